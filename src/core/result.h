@@ -1,0 +1,155 @@
+/* The result document: the contract between measuring and reporting.
+ * Measuring code fills the plain structs below; this module turns them into
+ * the versioned JSON document "gpuscale/result/v1" (docs/result-schema.md),
+ * writes it atomically, and reads documents back with validation. */
+#ifndef GS_RESULT_H
+#define GS_RESULT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/stats.h"
+#include "core/status.h"
+
+#define GS_RESULT_SCHEMA "gpuscale/result/v1"
+#define GS_TEXT_SHORT 64
+#define GS_TEXT_LONG 256
+#define GS_TEXT_ERROR 1024
+
+/* One GPU as the CUDA runtime describes it. */
+typedef struct {
+  int index;                      /* CUDA device ordinal in this process */
+  char name[GS_TEXT_LONG];
+  char uuid[GS_TEXT_SHORT];       /* "GPU-xxxxxxxx-xxxx-..." */
+  char pci_bus_id[GS_TEXT_SHORT]; /* "0000:18:00.0" */
+  uint64_t memory_bytes;
+  int sm_count;
+  int cc_major, cc_minor;
+  int clock_mhz;                  /* peak SM clock; 0 = unknown */
+  int memory_clock_mhz;           /* peak memory clock; 0 = unknown */
+  int memory_bus_width_bits;      /* 0 = unknown */
+  double peak_memory_bandwidth;   /* bytes/s from clock and bus width; 0 = unknown */
+} gs_gpu_desc;
+
+/* Where a measurement ran. Version numbers are encoded as the libraries do
+ * (CUDA 13000 = 13.0); 0 or "" means not present. */
+typedef struct {
+  char host[GS_TEXT_LONG];
+  char os[GS_TEXT_LONG];          /* "Linux 6.1.0 x86_64" */
+  char cpu_model[GS_TEXT_LONG];
+  int cpu_logical_cores;
+  uint64_t host_memory_bytes;
+  int cuda_driver_version;
+  int cuda_runtime_version;
+  char cuda_status[GS_TEXT_LONG]; /* "2 devices" or why there are none */
+  char nccl_version[GS_TEXT_SHORT];
+  char mpi_version[GS_TEXT_LONG];
+  size_t gpu_count;
+  gs_gpu_desc *gpus;              /* owned; gpu_count entries */
+} gs_environment;
+
+/* Cost of one step of the whole measurement (all ranks together). */
+typedef struct {
+  uint64_t items;                 /* e.g. points */
+  const char *item_unit;          /* static string, e.g. "points" */
+  uint64_t bytes;                 /* minimum device-memory traffic */
+  uint64_t flops;
+} gs_cost;
+
+typedef enum { GS_VERIFY_SKIPPED = 0, GS_VERIFY_PASSED, GS_VERIFY_FAILED } gs_verify_status;
+
+typedef struct {
+  gs_verify_status status;
+  double max_abs_error;           /* largest |device - reference| seen */
+  double tolerance;               /* what was allowed */
+  uint64_t mismatches;            /* elements outside the tolerance */
+  char detail[GS_TEXT_ERROR];     /* what was compared, or why skipped/failed */
+} gs_verification;
+
+/* One rank's part of one run. Samples exclude warmup and the first timed
+ * iteration, which is kept apart as the cold-start sample. */
+typedef struct {
+  int rank;
+  int device;                     /* CUDA ordinal, -1 on the CPU backend */
+  char host[GS_TEXT_LONG];
+  gs_status status;
+  char error[GS_TEXT_ERROR];      /* "" when ok */
+  uint64_t items_per_step;        /* this rank's share of the work */
+  double first_iteration_seconds; /* cold start; < 0 when not measured */
+  size_t n_samples;
+  double *device_seconds;         /* per iteration from CUDA events; NULL on CPU */
+  double *wall_seconds;           /* per iteration from the monotonic clock */
+  gs_verification verification;
+} gs_rank_record;
+
+typedef struct {
+  size_t n_steps;
+  double *step_seconds;           /* per iteration: slowest rank's time */
+  size_t n_ranks;
+  gs_rank_record *ranks;          /* owned */
+} gs_run_record;
+
+/* Summary over all runs of one measurement. */
+typedef struct {
+  gs_stats step;                  /* over the step times of all runs */
+  double throughput;              /* items per second: cost.items / step.mean */
+  double cold_start_ratio;        /* slowest first iteration / step median */
+  double speedup;                 /* vs the 1-rank measurement of the same file; 0 = n/a */
+  double efficiency;              /* speedup / world_size (strong) or throughput ratio / world_size (weak); 0 = n/a */
+} gs_aggregate;
+
+/* One configuration measured: a workload at one world size. */
+typedef struct {
+  char workload[GS_TEXT_SHORT];
+  char backend[GS_TEXT_SHORT];    /* "cuda" or "cpu" */
+  char scaling[GS_TEXT_SHORT];    /* "strong", "weak" or "none" */
+  int world_size;
+  int devices[64];                /* CUDA ordinals (world_size entries), -1 on CPU */
+  gs_status status;
+  char error[GS_TEXT_ERROR];
+  gs_cost cost;
+  gs_verification verification;   /* combined over ranks */
+  size_t n_runs;
+  gs_run_record *runs;            /* owned */
+  gs_aggregate aggregate;
+} gs_measurement;
+
+/* Frees the arrays owned by these records (not the records themselves). */
+void gs_environment_free(gs_environment *env);
+void gs_measurement_free(gs_measurement *m);
+
+/* Fills host, OS, CPU and memory fields of `env` (GPU fields untouched). */
+void gs_environment_collect_host(gs_environment *env);
+
+/* A new document with schema, tool (name, version, git revision), creation
+ * time, the command and its argv. The caller owns it (cJSON_Delete). */
+cJSON *gs_result_new(const char *command, int argc, char **argv);
+
+/* Adds the "config", "environment" and one entry of "measurements". The
+ * config object is taken over by the document. */
+gs_status gs_result_set_config(cJSON *doc, cJSON *config);
+gs_status gs_result_set_environment(cJSON *doc, const gs_environment *env);
+gs_status gs_result_add_measurement(cJSON *doc, const gs_measurement *m);
+
+/* Sets the document's overall "status" ("ok", "partial" or "failed"). */
+gs_status gs_result_set_status(cJSON *doc, const char *status);
+
+/* Writes `doc` to `path` atomically: a temp file in the same directory,
+ * flushed and fsync'ed, then renamed over `path`. Creates missing parent
+ * directories. On error the old file (if any) is left untouched. */
+gs_status gs_result_write(const cJSON *doc, const char *path);
+
+/* Reads and validates a result document. Rejects unreadable files, invalid
+ * JSON (with the byte offset), a missing or foreign "schema", and required
+ * members missing or of the wrong type, naming `path` in the error. */
+gs_status gs_result_read(const char *path, cJSON **doc_out);
+
+/* Validates an already parsed document; `source` names it in errors. */
+gs_status gs_result_validate(const cJSON *doc, const char *source);
+
+/* Adds a number member, writing null for NaN or infinity. */
+cJSON *gs_json_add_number(cJSON *object, const char *name, double value);
+
+#endif

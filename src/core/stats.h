@@ -1,0 +1,60 @@
+/* Descriptive statistics of timing samples. Every formula is written down in
+ * docs/statistics.md; the names here match that page. */
+#ifndef GS_STATS_H
+#define GS_STATS_H
+
+#include <stddef.h>
+
+#include "core/status.h"
+
+/* Warning flags set by gs_stats_compute (bitwise OR). */
+enum {
+  GS_STATS_WARN_FEW_SAMPLES = 1 << 0, /* n < GS_STATS_MIN_SAMPLES */
+  GS_STATS_WARN_NOISY = 1 << 1,       /* cv > GS_STATS_NOISY_CV */
+  GS_STATS_WARN_SHORT = 1 << 2,       /* sum of samples < GS_STATS_MIN_TOTAL_SECONDS */
+  GS_STATS_WARN_OUTLIERS = 1 << 3     /* more than GS_STATS_MAX_OUTLIER_SHARE outliers */
+};
+
+#define GS_STATS_MIN_SAMPLES 10
+#define GS_STATS_NOISY_CV 0.05
+#define GS_STATS_MIN_TOTAL_SECONDS 0.01
+#define GS_STATS_MAX_OUTLIER_SHARE 0.05
+#define GS_STATS_OUTLIER_Z 3.5 /* modified z-score threshold (Iglewicz-Hoaglin) */
+
+typedef struct {
+  size_t n;
+  double mean;
+  double median;
+  double stddev;      /* sample standard deviation (n - 1); 0 when n < 2 */
+  double cv;          /* stddev / mean; 0 when mean == 0 */
+  double min, max;
+  double p50, p90, p95, p99; /* linear interpolation between order statistics (Hyndman-Fan 7) */
+  double ci95_low, ci95_high; /* mean +- t(0.975, n-1) * stddev / sqrt(n); = mean when n < 2 */
+  double mad;         /* median absolute deviation from the median (unscaled) */
+  size_t outliers;    /* samples with modified z-score |0.6745 (x - median) / mad| > 3.5 */
+  double sum;
+  unsigned warnings;  /* GS_STATS_WARN_* */
+} gs_stats;
+
+/* Computes all fields from `samples` (n >= 1, all finite; not modified).
+ * Returns GS_ERR_USAGE for n == 0 or a non-finite sample, GS_ERR_NOMEM when
+ * the scratch copy cannot be allocated. Thread-safe. */
+gs_status gs_stats_compute(const double *samples, size_t n, gs_stats *out);
+
+/* Percentile p in [0, 100] of ascending-sorted data (Hyndman-Fan type 7:
+ * h = (n - 1) p / 100, linear between the order statistics around h). */
+double gs_stats_percentile_sorted(const double *sorted, size_t n, double p);
+
+/* Two-sided 97.5% quantile of Student's t with `dof` degrees of freedom
+ * (dof >= 1): exact table up to 30, then a series in 1/dof. */
+double gs_stats_t975(size_t dof);
+
+/* Cold-start penalty: first-iteration time divided by the median of the
+ * timed samples (1.0 = no penalty). Returns 0 when median <= 0. */
+double gs_stats_cold_start_ratio(double first_seconds, double median_seconds);
+
+/* Human-readable text of the warning flags, e.g. "noisy (cv 7.2% > 5%)";
+ * writes "" when none. */
+void gs_stats_describe_warnings(const gs_stats *s, char *buf, size_t size);
+
+#endif

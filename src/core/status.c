@@ -1,0 +1,115 @@
+/* Status names, exit codes and the per-thread error record behind gs_error. */
+#include "core/status.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define GS_ERROR_TEXT_MAX 1024
+
+static _Thread_local char thread_error[GS_ERROR_TEXT_MAX];
+static _Thread_local int thread_rank = -1;
+static int quiet_notes;
+
+const char *gs_status_name(gs_status status) {
+  switch (status) {
+    case GS_OK: return "ok";
+    case GS_ERR_USAGE: return "usage";
+    case GS_ERR_IO: return "io";
+    case GS_ERR_FORMAT: return "format";
+    case GS_ERR_NOMEM: return "out-of-memory";
+    case GS_ERR_CUDA: return "cuda";
+    case GS_ERR_NCCL: return "nccl";
+    case GS_ERR_MPI: return "mpi";
+    case GS_ERR_NVML: return "nvml";
+    case GS_ERR_VERIFY: return "verification";
+    case GS_ERR_TIMEOUT: return "timeout";
+    case GS_ERR_UNSUPPORTED: return "unsupported";
+    case GS_ERR_INTERNAL: return "internal";
+  }
+  return "unknown";
+}
+
+int gs_status_exit_code(gs_status status) {
+  if (status == GS_OK) return 0;
+  if (status == GS_ERR_USAGE) return 2;
+  return 1;
+}
+
+static char host_name[256];
+
+/* pthread_once needs a plain function; it fills the cached host name. */
+static void fill_host_name(void) {
+  if (gethostname(host_name, sizeof host_name - 1) != 0 || host_name[0] == '\0')
+    strcpy(host_name, "unknown-host");
+}
+
+const char *gs_hostname(void) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, fill_host_name);
+  return host_name;
+}
+
+static void print_prefixed(const char *kind, const char *text) {
+  if (thread_rank >= 0)
+    fprintf(stderr, "gpuscale: %s: [rank %d @ %s] %s\n", kind, thread_rank, gs_hostname(), text);
+  else
+    fprintf(stderr, "gpuscale: %s: %s\n", kind, text);
+}
+
+static void record(const char *fmt, va_list ap) {
+  vsnprintf(thread_error, sizeof thread_error, fmt, ap);
+}
+
+gs_status gs_error(gs_status status, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  record(fmt, ap);
+  va_end(ap);
+  print_prefixed("error", thread_error);
+  return status;
+}
+
+gs_status gs_error_quiet(gs_status status, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  record(fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+gs_status gs_error_call(gs_status status, const char *library, const char *expr,
+                        const char *file, int line, const char *message) {
+  return gs_error(status, "%s:%d: %s call `%s` failed: %s", file, line, library, expr,
+                  message ? message : "(no message)");
+}
+
+const char *gs_last_error(void) { return thread_error; }
+
+void gs_clear_error(void) { thread_error[0] = '\0'; }
+
+void gs_set_thread_rank(int rank) { thread_rank = rank; }
+
+void gs_warn(const char *fmt, ...) {
+  char text[GS_ERROR_TEXT_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  print_prefixed("warning", text);
+}
+
+void gs_note(const char *fmt, ...) {
+  if (quiet_notes) return;
+  char text[GS_ERROR_TEXT_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  print_prefixed("note", text);
+}
+
+void gs_set_quiet(int quiet) { quiet_notes = quiet; }
+
+int gs_is_quiet(void) { return quiet_notes; }

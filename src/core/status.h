@@ -1,0 +1,65 @@
+/* Status codes passed up through every layer, and the error reporting that
+ * goes with them. Library code never exits: it returns a gs_status, and main
+ * maps the status to the process exit code (see docs/cli.md). */
+#ifndef GS_STATUS_H
+#define GS_STATUS_H
+
+#include <stdarg.h>
+
+typedef enum {
+  GS_OK = 0,
+  GS_ERR_USAGE,       /* bad, unknown or conflicting option (exit 2) */
+  GS_ERR_IO,          /* file could not be read or written */
+  GS_ERR_FORMAT,      /* malformed or foreign input document */
+  GS_ERR_NOMEM,       /* host or device allocation failed */
+  GS_ERR_CUDA,        /* CUDA runtime call failed */
+  GS_ERR_NCCL,        /* NCCL call failed */
+  GS_ERR_MPI,         /* MPI call failed */
+  GS_ERR_NVML,        /* NVML call failed */
+  GS_ERR_VERIFY,      /* result differs from the CPU reference */
+  GS_ERR_TIMEOUT,     /* a rank did not finish in time */
+  GS_ERR_UNSUPPORTED, /* the request cannot run here (e.g. no GPU) */
+  GS_ERR_INTERNAL     /* a bug in gpuscale */
+} gs_status;
+
+/* Stable lower-case name of a status, e.g. "verify" (used in result files). */
+const char *gs_status_name(gs_status status);
+
+/* Process exit code for a status: 0 ok, 2 usage, 1 anything else. */
+int gs_status_exit_code(gs_status status);
+
+/* Records an error for the calling thread and prints it to stderr as
+ * "gpuscale: error: [rank R @ host] message". Returns `status` so callers can
+ * write `return gs_error(GS_ERR_IO, "cannot open %s", path);`. */
+gs_status gs_error(gs_status status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Like gs_error but prints nothing: for errors the caller reports itself. */
+gs_status gs_error_quiet(gs_status status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Used by the GS_CHECK_* macros: a failed library call with its expression,
+ * location and the library's own message. */
+gs_status gs_error_call(gs_status status, const char *library, const char *expr,
+                        const char *file, int line, const char *message);
+
+/* The calling thread's most recent error message ("" when none). The pointer
+ * stays valid until the thread's next error. */
+const char *gs_last_error(void);
+
+/* Clears the calling thread's recorded error. */
+void gs_clear_error(void);
+
+/* Sets the rank printed with this thread's errors (-1: none, the default). */
+void gs_set_thread_rank(int rank);
+
+/* Warnings and notes go to stderr; gs_set_quiet(1) silences notes only. */
+void gs_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void gs_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void gs_set_quiet(int quiet);
+int gs_is_quiet(void);
+
+/* This machine's host name (cached; never NULL). */
+const char *gs_hostname(void);
+
+#endif

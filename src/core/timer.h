@@ -1,0 +1,16 @@
+/* Monotonic wall-clock time for host-side timing. */
+#ifndef GS_TIMER_H
+#define GS_TIMER_H
+
+#include <stdint.h>
+
+/* Nanoseconds from CLOCK_MONOTONIC (arbitrary origin, never goes back). */
+uint64_t gs_time_ns(void);
+
+/* Seconds from CLOCK_MONOTONIC as a double. */
+double gs_time_seconds(void);
+
+/* Current UTC time as ISO 8601 "YYYY-MM-DDTHH:MM:SSZ" into buf (>= 21 bytes). */
+void gs_time_utc_iso8601(char *buf, unsigned long size);
+
+#endif

@@ -1,0 +1,20 @@
+/* The table of workloads, by stable key. Add a workload here once. */
+#include <string.h>
+
+#include "workloads/voxelize/voxelize.h"
+#include "workloads/workload.h"
+
+static const gs_workload *const registry[] = {
+    &gs_workload_voxelize,
+};
+
+const gs_workload *gs_workload_find(const char *key) {
+  for (size_t i = 0; i < sizeof registry / sizeof registry[0]; i++)
+    if (strcmp(registry[i]->key, key) == 0) return registry[i];
+  return NULL;
+}
+
+const gs_workload *const *gs_workload_list(size_t *count) {
+  *count = sizeof registry / sizeof registry[0];
+  return registry;
+}

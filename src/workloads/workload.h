@@ -1,0 +1,73 @@
+/* The workload interface: a small table of functions that every workload
+ * fills. The runner owns timing, repetition and the split of work over
+ * ranks; a workload only parses its options, sets up one rank, enqueues one
+ * step, verifies against its CPU reference, describes its cost and tears
+ * down. Workloads are registered by key in workloads/registry.c. */
+#ifndef GS_WORKLOAD_H
+#define GS_WORKLOAD_H
+
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+#include <cuda_runtime_api.h>
+
+#include "core/options.h"
+#include "core/result.h"
+#include "core/status.h"
+
+typedef enum { GS_BACKEND_CPU = 0, GS_BACKEND_CUDA = 1 } gs_backend;
+
+/* What one rank is asked to do. The rank owns work units
+ * [unit_begin, unit_begin + unit_count) of the step (e.g. clouds); data for
+ * a unit must depend only on the seed and the unit's index, so that any
+ * split over ranks computes the same thing. */
+typedef struct {
+  int rank;
+  int world_size;
+  gs_backend backend;
+  int device;                 /* CUDA ordinal (current on the calling thread), -1 on CPU */
+  cudaStream_t stream;        /* the rank's stream on CUDA, NULL on CPU */
+  uint64_t seed;
+  uint64_t unit_begin;
+  uint64_t unit_count;        /* >= 1 */
+} gs_rank_context;
+
+typedef struct gs_workload {
+  const char *key;            /* stable name on the command line and in results */
+  const char *summary;        /* one line for help */
+  const char *unit_name;      /* what is split over ranks, e.g. "clouds" */
+  const char *item_unit;      /* what throughput counts, e.g. "points" */
+
+  /* Default options; the caller frees them with options_free. */
+  void *(*options_new)(void);
+  void (*options_free)(void *opts);
+  /* The option table bound to `opts` (lives as long as opts). */
+  const gs_option *(*options_table)(void *opts);
+  /* Cross-option checks after parsing; GS_ERR_USAGE naming the option. */
+  gs_status (*options_check)(void *opts);
+  /* Every option value, for the result document's config. */
+  cJSON *(*options_to_json)(const void *opts);
+
+  /* Work units in one step of the configured problem (before any split). */
+  uint64_t (*work_units)(const void *opts);
+  /* Cost of one step over `units` work units. */
+  void (*cost)(const void *opts, uint64_t units, gs_cost *out);
+
+  /* Allocates and fills one rank's inputs (untimed). On CUDA the caller has
+   * made ctx->device current. *state is owned by the workload. */
+  gs_status (*setup)(const void *opts, const gs_rank_context *ctx, void **state);
+  /* One step: enqueued on ctx->stream (CUDA, asynchronous) or run (CPU). */
+  gs_status (*step)(void *state);
+  /* Compares the last step's output with the CPU reference (untimed). */
+  gs_status (*verify)(void *state, gs_verification *out);
+  /* Frees everything setup allocated; accepts NULL. */
+  void (*teardown)(void *state);
+} gs_workload;
+
+/* The workload registered under `key`, or NULL. */
+const gs_workload *gs_workload_find(const char *key);
+
+/* All registered workloads in registration order; *count receives the number. */
+const gs_workload *const *gs_workload_list(size_t *count);
+
+#endif
