@@ -26,6 +26,7 @@ const char *gs_status_name(gs_status status) {
     case GS_ERR_VERIFY: return "verification";
     case GS_ERR_TIMEOUT: return "timeout";
     case GS_ERR_UNSUPPORTED: return "unsupported";
+    case GS_ERR_ABORTED: return "aborted";
     case GS_ERR_INTERNAL: return "internal";
   }
   return "unknown";

@@ -19,6 +19,7 @@ typedef enum {
   GS_ERR_VERIFY,      /* result differs from the CPU reference */
   GS_ERR_TIMEOUT,     /* a rank did not finish in time */
   GS_ERR_UNSUPPORTED, /* the request cannot run here (e.g. no GPU) */
+  GS_ERR_ABORTED,     /* stopped because another rank failed */
   GS_ERR_INTERNAL     /* a bug in gpuscale */
 } gs_status;
 

@@ -1,0 +1,441 @@
+/* The runner: one host thread per rank, iterations in lockstep behind an
+ * abortable barrier, CUDA-event timing per iteration on GPUs and monotonic
+ * wall time everywhere, raw samples kept, verification after each run. */
+#include "bench/runner.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench/barrier.h"
+#include "core/check.h"
+#include "core/stats.h"
+#include "core/timer.h"
+
+typedef struct {
+  const gs_workload *workload;
+  const void *opts;
+  const gs_run_config *config;
+  gs_measurement *m;
+  gs_barrier barrier;
+  int stop;                      /* written by rank 0 between barriers only */
+  uint64_t unit_begin[GS_MAX_RANKS];
+  uint64_t unit_count[GS_MAX_RANKS];
+} runner_shared;
+
+typedef struct {
+  runner_shared *shared;
+  int rank;
+  gs_status status;
+  char error[GS_TEXT_ERROR];
+  /* Per-rank resources. */
+  gs_rank_context ctx;
+  void *state;
+  cudaEvent_t start, stop;
+  double timed_wall_sum;         /* rank 0: wall seconds of this run's timed steps */
+  double last_progress;
+} rank_job;
+
+const char *gs_scaling_name(gs_scaling scaling) {
+  switch (scaling) {
+    case GS_SCALING_STRONG: return "strong";
+    case GS_SCALING_WEAK: return "weak";
+    case GS_SCALING_NONE: break;
+  }
+  return "none";
+}
+
+static int is_cuda(const rank_job *job) { return job->ctx.backend == GS_BACKEND_CUDA; }
+
+/* Runs one step and waits for it. device_seconds is from CUDA events (0 on
+ * the CPU backend), wall_seconds from the monotonic clock around it. */
+static gs_status timed_step(rank_job *job, double *device_seconds, double *wall_seconds) {
+  const gs_workload *w = job->shared->workload;
+  double t0 = gs_time_seconds();
+  if (is_cuda(job)) GS_CHECK_CUDA(cudaEventRecord(job->start, job->ctx.stream));
+  GS_TRY(w->step(job->state));
+  if (is_cuda(job)) {
+    GS_CHECK_CUDA(cudaEventRecord(job->stop, job->ctx.stream));
+    GS_CHECK_CUDA(cudaEventSynchronize(job->stop));
+  }
+  double t1 = gs_time_seconds();
+  *wall_seconds = t1 - t0;
+  *device_seconds = 0.0;
+  if (is_cuda(job)) {
+    float ms = 0.0f;
+    GS_CHECK_CUDA(cudaEventElapsedTime(&ms, job->start, job->stop));
+    *device_seconds = (double)ms * 1e-3;
+  }
+  return GS_OK;
+}
+
+static gs_status append_sample(gs_rank_record *rec, size_t *capacity, double device_seconds,
+                               double wall_seconds, int with_device) {
+  if (rec->n_samples == *capacity) {
+    size_t grown = *capacity ? *capacity * 2 : 256;
+    double *wall = realloc(rec->wall_seconds, grown * sizeof *wall);
+    if (!wall) return gs_error(GS_ERR_NOMEM, "cannot grow the sample buffer to %zu", grown);
+    rec->wall_seconds = wall;
+    if (with_device) {
+      double *dev = realloc(rec->device_seconds, grown * sizeof *dev);
+      if (!dev) return gs_error(GS_ERR_NOMEM, "cannot grow the sample buffer to %zu", grown);
+      rec->device_seconds = dev;
+    }
+    *capacity = grown;
+  }
+  rec->wall_seconds[rec->n_samples] = wall_seconds;
+  if (with_device) rec->device_seconds[rec->n_samples] = device_seconds;
+  rec->n_samples++;
+  return GS_OK;
+}
+
+static int timed_enough(const gs_run_config *c, uint64_t done, double wall_sum) {
+  if (c->iters > 0) return done >= c->iters;
+  if (done >= c->max_iters) return 1;
+  return done >= c->min_iters && wall_sum >= c->min_time;
+}
+
+static void show_progress(rank_job *job, uint64_t run, uint64_t done, int final) {
+  const gs_run_config *c = job->shared->config;
+  if (job->rank != 0 || !c->show_progress || gs_is_quiet() || !isatty(STDERR_FILENO)) return;
+  double now = gs_time_seconds();
+  if (!final && now - job->last_progress < 0.25) return;
+  job->last_progress = now;
+  if (final) {
+    fprintf(stderr, "\r\033[K");
+  } else if (c->iters > 0) {
+    fprintf(stderr, "\r\033[K  %s: run %llu/%llu, iteration %llu/%llu", c->label ? c->label : "",
+            (unsigned long long)run + 1, (unsigned long long)c->runs, (unsigned long long)done,
+            (unsigned long long)c->iters);
+  } else {
+    fprintf(stderr, "\r\033[K  %s: run %llu/%llu, iteration %llu, %.1f/%.1f s",
+            c->label ? c->label : "", (unsigned long long)run + 1, (unsigned long long)c->runs,
+            (unsigned long long)done, job->timed_wall_sum, c->min_time);
+  }
+  fflush(stderr);
+}
+
+#define BARRIER_OR_ABORT(job)                                                  \
+  do {                                                                         \
+    if (gs_barrier_wait(&(job)->shared->barrier) != 0)                         \
+      return gs_error_quiet(GS_ERR_ABORTED, "stopped because another rank failed"); \
+  } while (0)
+
+/* One run: warmup, the cold-start step (first run only), timed steps in
+ * lockstep, then verification. Samples go straight into the rank's record. */
+static gs_status one_run(rank_job *job, uint64_t run) {
+  runner_shared *sh = job->shared;
+  const gs_run_config *c = sh->config;
+  gs_rank_record *rec = &sh->m->runs[run].ranks[job->rank];
+  size_t capacity = 0;
+  double dev = 0.0, wall = 0.0;
+
+  BARRIER_OR_ABORT(job);
+  if (job->rank == 0) sh->stop = 0;
+  if (run == 0) {
+    GS_TRY(timed_step(job, &dev, &wall));
+    rec->first_iteration_seconds = is_cuda(job) ? dev : wall;
+  }
+  for (uint64_t i = 0; i < c->warmup; i++) {
+    BARRIER_OR_ABORT(job);
+    GS_TRY(timed_step(job, &dev, &wall));
+  }
+  job->timed_wall_sum = 0.0;
+  for (uint64_t done = 0;; done++) {
+    BARRIER_OR_ABORT(job); /* rank 0's decision below is visible after this */
+    if (sh->stop) break;
+    GS_TRY(timed_step(job, &dev, &wall));
+    GS_TRY(append_sample(rec, &capacity, dev, wall, is_cuda(job)));
+    BARRIER_OR_ABORT(job); /* nobody reads `stop` between here and the next wait */
+    if (job->rank == 0) {
+      job->timed_wall_sum += wall;
+      sh->stop = timed_enough(c, done + 1, job->timed_wall_sum);
+      show_progress(job, run, done + 1, 0);
+    }
+  }
+  show_progress(job, run, 0, 1);
+  GS_TRY(sh->workload->verify(job->state, &rec->verification));
+  if (rec->verification.status == GS_VERIFY_FAILED)
+    return gs_error(GS_ERR_VERIFY, "result differs from the CPU reference: %s",
+                    rec->verification.detail);
+  return GS_OK;
+}
+
+static gs_status rank_setup(rank_job *job) {
+  runner_shared *sh = job->shared;
+  const gs_run_config *c = sh->config;
+  gs_rank_context *ctx = &job->ctx;
+  ctx->rank = job->rank;
+  ctx->world_size = c->world_size;
+  ctx->backend = c->backend;
+  ctx->device = c->backend == GS_BACKEND_CUDA ? c->devices[job->rank] : -1;
+  ctx->stream = NULL;
+  ctx->seed = c->seed;
+  ctx->unit_begin = sh->unit_begin[job->rank];
+  ctx->unit_count = sh->unit_count[job->rank];
+  if (is_cuda(job)) {
+    GS_CHECK_CUDA(cudaSetDevice(ctx->device));
+    GS_CHECK_CUDA(cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking));
+    GS_CHECK_CUDA(cudaEventCreate(&job->start));
+    GS_CHECK_CUDA(cudaEventCreate(&job->stop));
+  }
+  return sh->workload->setup(sh->opts, ctx, &job->state);
+}
+
+static void rank_teardown(rank_job *job) {
+  job->shared->workload->teardown(job->state);
+  job->state = NULL;
+  if (is_cuda(job)) {
+    if (job->start) cudaEventDestroy(job->start);
+    if (job->stop) cudaEventDestroy(job->stop);
+    if (job->ctx.stream) cudaStreamDestroy(job->ctx.stream);
+  }
+}
+
+static void *rank_main(void *arg) {
+  rank_job *job = arg;
+  runner_shared *sh = job->shared;
+  gs_set_thread_rank(job->rank);
+  gs_clear_error();
+  uint64_t run = 0;
+  gs_status status = rank_setup(job);
+  for (; status == GS_OK && run < sh->config->runs; run++) status = one_run(job, run);
+  if (status != GS_OK) {
+    snprintf(job->error, sizeof job->error, "%s", gs_last_error());
+    gs_barrier_abort(&sh->barrier);
+    // The run that failed and every later one carry the failure.
+    for (uint64_t r = run; r < sh->config->runs; r++) {
+      gs_rank_record *rec = &sh->m->runs[r].ranks[job->rank];
+      rec->status = status;
+      snprintf(rec->error, sizeof rec->error, "%s", job->error);
+    }
+  }
+  job->status = status;
+  rank_teardown(job);
+  gs_set_thread_rank(-1);
+  return NULL;
+}
+
+static gs_status split_work(const gs_workload *w, const void *opts, const gs_run_config *c,
+                            runner_shared *sh, uint64_t *total_units) {
+  uint64_t units = w->work_units(opts);
+  uint64_t n = (uint64_t)c->world_size;
+  if (c->scaling == GS_SCALING_WEAK) {
+    for (uint64_t r = 0; r < n; r++) {
+      sh->unit_begin[r] = r * units;
+      sh->unit_count[r] = units;
+    }
+    *total_units = units * n;
+    return GS_OK;
+  }
+  if (units < n)
+    return gs_error(GS_ERR_USAGE,
+                    "cannot split %llu %s over %d ranks: give the workload more %s or use "
+                    "weak scaling",
+                    (unsigned long long)units, w->unit_name, c->world_size, w->unit_name);
+  uint64_t begin = 0;
+  for (uint64_t r = 0; r < n; r++) {
+    sh->unit_begin[r] = begin;
+    sh->unit_count[r] = units / n + (r < units % n ? 1 : 0);
+    begin += sh->unit_count[r];
+  }
+  *total_units = units;
+  return GS_OK;
+}
+
+static gs_status allocate_records(gs_measurement *m, const runner_shared *sh,
+                                  const gs_run_config *c) {
+  m->runs = calloc(c->runs, sizeof *m->runs);
+  if (!m->runs) return gs_error(GS_ERR_NOMEM, "cannot allocate %llu runs", (unsigned long long)c->runs);
+  m->n_runs = c->runs;
+  for (uint64_t r = 0; r < c->runs; r++) {
+    gs_run_record *run = &m->runs[r];
+    run->ranks = calloc((size_t)c->world_size, sizeof *run->ranks);
+    if (!run->ranks) return gs_error(GS_ERR_NOMEM, "cannot allocate rank records");
+    run->n_ranks = (size_t)c->world_size;
+    for (int k = 0; k < c->world_size; k++) {
+      gs_rank_record *rec = &run->ranks[k];
+      rec->rank = k;
+      rec->device = c->backend == GS_BACKEND_CUDA ? c->devices[k] : -1;
+      snprintf(rec->host, sizeof rec->host, "%s", gs_hostname());
+      rec->first_iteration_seconds = -1.0;
+      gs_cost share;
+      sh->workload->cost(sh->opts, sh->unit_count[k], &share);
+      rec->items_per_step = share.items;
+    }
+  }
+  return GS_OK;
+}
+
+/* Step time of each iteration = the slowest rank's time for it, over the
+ * iterations that every rank completed. */
+static gs_status derive_steps(gs_run_record *run, int use_device) {
+  size_t n = SIZE_MAX;
+  for (size_t k = 0; k < run->n_ranks; k++)
+    if (run->ranks[k].n_samples < n) n = run->ranks[k].n_samples;
+  if (n == SIZE_MAX || n == 0) return GS_OK;
+  run->step_seconds = malloc(n * sizeof *run->step_seconds);
+  if (!run->step_seconds) return gs_error(GS_ERR_NOMEM, "cannot allocate step times");
+  for (size_t i = 0; i < n; i++) {
+    double slowest = 0.0;
+    for (size_t k = 0; k < run->n_ranks; k++) {
+      const gs_rank_record *rec = &run->ranks[k];
+      double t = use_device ? rec->device_seconds[i] : rec->wall_seconds[i];
+      if (t > slowest) slowest = t;
+    }
+    run->step_seconds[i] = slowest;
+  }
+  run->n_steps = n;
+  return GS_OK;
+}
+
+static void combine_verification(gs_measurement *m) {
+  gs_verification *v = &m->verification;
+  memset(v, 0, sizeof *v);
+  v->status = GS_VERIFY_SKIPPED;
+  snprintf(v->detail, sizeof v->detail, "no rank verified a result");
+  size_t passed = 0, total = 0;
+  for (size_t r = 0; r < m->n_runs; r++) {
+    for (size_t k = 0; k < m->runs[r].n_ranks; k++) {
+      const gs_verification *rv = &m->runs[r].ranks[k].verification;
+      if (rv->max_abs_error > v->max_abs_error) v->max_abs_error = rv->max_abs_error;
+      if (rv->tolerance > v->tolerance) v->tolerance = rv->tolerance;
+      v->mismatches += rv->mismatches;
+      if (rv->status == GS_VERIFY_SKIPPED) continue;
+      total++;
+      if (rv->status == GS_VERIFY_PASSED) {
+        passed++;
+      } else if (v->status != GS_VERIFY_FAILED) {
+        v->status = GS_VERIFY_FAILED;
+        snprintf(v->detail, sizeof v->detail, "run %zu rank %zu: %s", r, k, rv->detail);
+      }
+    }
+  }
+  if (v->status != GS_VERIFY_FAILED && total > 0) {
+    v->status = GS_VERIFY_PASSED;
+    snprintf(v->detail, sizeof v->detail, "%zu of %zu rank results verified; rank 0: %s",
+             passed, total, m->runs[0].ranks[0].verification.detail);
+  }
+}
+
+static gs_status aggregate(gs_measurement *m) {
+  size_t total = 0;
+  for (size_t r = 0; r < m->n_runs; r++) total += m->runs[r].n_steps;
+  if (total == 0) return GS_OK;
+  double *all = malloc(total * sizeof *all);
+  if (!all) return gs_error(GS_ERR_NOMEM, "cannot allocate %zu step times", total);
+  size_t at = 0;
+  for (size_t r = 0; r < m->n_runs; r++) {
+    memcpy(all + at, m->runs[r].step_seconds, m->runs[r].n_steps * sizeof *all);
+    at += m->runs[r].n_steps;
+  }
+  gs_status status = gs_stats_compute(all, total, &m->aggregate.step);
+  free(all);
+  GS_TRY(status);
+  gs_aggregate *a = &m->aggregate;
+  a->throughput = a->step.mean > 0.0 ? (double)m->cost.items / a->step.mean : 0.0;
+  double slowest_first = -1.0;
+  for (size_t k = 0; k < m->runs[0].n_ranks; k++)
+    if (m->runs[0].ranks[k].first_iteration_seconds > slowest_first)
+      slowest_first = m->runs[0].ranks[k].first_iteration_seconds;
+  a->cold_start_ratio = slowest_first > 0.0 ? gs_stats_cold_start_ratio(slowest_first, a->step.median) : 0.0;
+  return GS_OK;
+}
+
+gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
+                            const gs_run_config *config, gs_measurement *out) {
+  memset(out, 0, sizeof *out);
+  snprintf(out->workload, sizeof out->workload, "%s", workload->key);
+  snprintf(out->backend, sizeof out->backend, "%s",
+           config->backend == GS_BACKEND_CUDA ? "cuda" : "cpu");
+  snprintf(out->scaling, sizeof out->scaling, "%s", gs_scaling_name(config->scaling));
+  out->world_size = config->world_size;
+  if (config->world_size < 1 || config->world_size > GS_MAX_RANKS || config->runs < 1)
+    return gs_error(GS_ERR_INTERNAL, "runner called with %d ranks and %llu runs",
+                    config->world_size, (unsigned long long)config->runs);
+  for (int k = 0; k < config->world_size; k++)
+    out->devices[k] = config->backend == GS_BACKEND_CUDA ? config->devices[k] : -1;
+
+  runner_shared *sh = calloc(1, sizeof *sh);
+  rank_job *jobs = calloc((size_t)config->world_size, sizeof *jobs);
+  pthread_t *threads = calloc((size_t)config->world_size, sizeof *threads);
+  gs_status status = GS_OK;
+  if (!sh || !jobs || !threads) {
+    status = gs_error(GS_ERR_NOMEM, "cannot allocate the runner's rank state");
+    goto done;
+  }
+  sh->workload = workload;
+  sh->opts = opts;
+  sh->config = config;
+  sh->m = out;
+  uint64_t total_units = 0;
+  status = split_work(workload, opts, config, sh, &total_units);
+  if (status != GS_OK) goto done;
+  workload->cost(opts, total_units, &out->cost);
+  status = allocate_records(out, sh, config);
+  if (status != GS_OK) goto done;
+  if (gs_barrier_init(&sh->barrier, config->world_size) != 0) {
+    status = gs_error(GS_ERR_INTERNAL, "cannot create the rank barrier");
+    goto done;
+  }
+
+  int started = 0;
+  for (; started < config->world_size; started++) {
+    jobs[started].shared = sh;
+    jobs[started].rank = started;
+    if (pthread_create(&threads[started], NULL, rank_main, &jobs[started]) != 0) {
+      gs_barrier_abort(&sh->barrier);
+      status = gs_error(GS_ERR_INTERNAL, "cannot start the thread of rank %d", started);
+      break;
+    }
+  }
+  for (int k = 0; k < started; k++) pthread_join(threads[k], NULL);
+  gs_barrier_destroy(&sh->barrier);
+
+  // The first real failure wins over ranks that only stopped because of it.
+  for (int k = 0; k < started && status == GS_OK; k++) {
+    if (jobs[k].status != GS_OK && jobs[k].status != GS_ERR_ABORTED) {
+      status = jobs[k].status;
+      snprintf(out->error, sizeof out->error, "rank %d: %s", k, jobs[k].error);
+    }
+  }
+  for (size_t r = 0; r < out->n_runs; r++) {
+    gs_status s = derive_steps(&out->runs[r], config->backend == GS_BACKEND_CUDA);
+    if (s != GS_OK && status == GS_OK) status = s;
+  }
+  combine_verification(out);
+  {
+    gs_status s = aggregate(out);
+    if (s != GS_OK && status == GS_OK) status = s;
+  }
+
+done:
+  out->status = status;
+  if (status != GS_OK && out->error[0] == '\0')
+    snprintf(out->error, sizeof out->error, "%s", gs_last_error());
+  free(threads);
+  free(jobs);
+  free(sh);
+  return status;
+}
+
+void gs_runner_relate(gs_measurement *measurements, size_t count) {
+  for (size_t i = 0; i < count; i++) {
+    gs_measurement *m = &measurements[i];
+    m->aggregate.speedup = 0.0;
+    m->aggregate.efficiency = 0.0;
+    for (size_t j = 0; j < count; j++) {
+      const gs_measurement *base = &measurements[j];
+      if (base->world_size != 1 || strcmp(base->workload, m->workload) != 0) continue;
+      if (base->aggregate.throughput <= 0.0 || m->aggregate.throughput <= 0.0) break;
+      // Throughput ratio: for strong scaling it equals the time ratio; for
+      // weak scaling it is the scaled speedup. Either way divide by N.
+      m->aggregate.speedup = m->aggregate.throughput / base->aggregate.throughput;
+      m->aggregate.efficiency = m->aggregate.speedup / (double)m->world_size;
+      break;
+    }
+  }
+}

@@ -1,0 +1,49 @@
+/* The runner: measures one workload at one world size. It splits the work
+ * units over the ranks (one host thread per rank, each driving one GPU on the
+ * CUDA backend or computing on the CPU), runs warmup and timed iterations in
+ * lockstep, keeps every raw sample, verifies each rank after timing and
+ * fills a gs_measurement. */
+#ifndef GS_RUNNER_H
+#define GS_RUNNER_H
+
+#include <stdint.h>
+
+#include "core/result.h"
+#include "workloads/workload.h"
+
+#define GS_MAX_RANKS 64
+
+typedef enum { GS_SCALING_NONE = 0, GS_SCALING_STRONG, GS_SCALING_WEAK } gs_scaling;
+
+typedef struct {
+  gs_backend backend;
+  int world_size;                /* ranks, 1..GS_MAX_RANKS */
+  int devices[GS_MAX_RANKS];     /* CUDA ordinal per rank (CUDA backend) */
+  gs_scaling scaling;            /* NONE behaves as STRONG for the split */
+  uint64_t warmup;               /* untimed iterations per run */
+  uint64_t iters;                /* timed iterations per run; 0 = use min_time */
+  double min_time;               /* seconds of timed iterations per run when iters == 0 */
+  uint64_t min_iters;            /* lower bound with min_time */
+  uint64_t max_iters;            /* upper bound with min_time */
+  uint64_t runs;                 /* repeated runs, >= 1 */
+  uint64_t seed;
+  int show_progress;             /* progress line on stderr when it is a terminal */
+  const char *label;             /* shown in the progress line */
+} gs_run_config;
+
+/* Name of a scaling mode: "none", "strong" or "weak". */
+const char *gs_scaling_name(gs_scaling scaling);
+
+/* Measures `workload` with parsed options `opts`. Fills *out (owned by the
+ * caller; free with gs_measurement_free) even when ranks fail: failed ranks
+ * carry their status and error, samples already taken are kept. Returns the
+ * measurement's status: GS_OK, the first rank error, or GS_ERR_VERIFY when a
+ * result differs from the CPU reference. Called from one thread. */
+gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
+                            const gs_run_config *config, gs_measurement *out);
+
+/* Fills speedup and efficiency of each measurement against the one with
+ * world_size 1 of the same workload (left 0 when there is none). */
+void gs_runner_relate(gs_measurement *measurements, size_t count);
+
+#endif

@@ -1,0 +1,61 @@
+/* `gpuscale run` and `gpuscale scale`: one workload at one rank count, or
+ * swept over rank counts, into one result document. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "cli/measure.h"
+#include "core/check.h"
+
+static gs_status measure_command(const char *command, unsigned features, int default_all,
+                                 int argc, char **argv, int full_argc, char **full_argv) {
+  gs_common_options common;
+  const gs_workload *w = NULL;
+  void *wopts = NULL;
+  int help_shown = 0;
+  GS_TRY(gs_measure_parse(command, features, argc, argv, &common, &w, &wopts, &help_shown));
+  if (help_shown) return GS_OK;
+
+  gs_run_config config;
+  gs_environment env = {0};
+  gs_status status = gs_common_resolve(&common, default_all, &config);
+  if (status == GS_OK && strcmp(command, "run") == 0) config.scaling = GS_SCALING_NONE;
+  gs_u64_list counts = {0};
+  if (status == GS_OK) {
+    if (common.given_counts) {
+      counts = common.counts;
+      for (size_t i = 0; i < counts.n && status == GS_OK; i++)
+        if (counts.v[i] > (uint64_t)config.world_size)
+          status = gs_error(GS_ERR_USAGE, "option --counts: %llu ranks asked for, %d selected",
+                            (unsigned long long)counts.v[i], config.world_size);
+    } else if (features & GS_COMMON_SCALE) {
+      gs_measure_default_counts(config.world_size, &counts);
+    } else {
+      counts.n = 1;
+      counts.v[0] = (uint64_t)config.world_size;
+    }
+  }
+  if (status == GS_OK) status = gs_common_environment(&env);
+  if (status == GS_OK) {
+    char path[GS_TEXT_LONG];
+    if (common.out)
+      snprintf(path, sizeof path, "%s", common.out);
+    else
+      snprintf(path, sizeof path, "results/%s-%s.json", command, w->key);
+    gs_sweep sweep = {.command = command, .argc = full_argc, .argv = full_argv, .workload = w,
+                      .workload_opts = wopts, .common = &common, .config = &config, .env = &env,
+                      .path = path, .summary_copy = NULL};
+    status = gs_measure_sweep(&sweep, &counts);
+  }
+  gs_environment_free(&env);
+  w->options_free(wopts);
+  return status;
+}
+
+gs_status gs_cmd_run(int argc, char **argv) {
+  return measure_command("run", 0, 0, argc, argv, argc, argv);
+}
+
+gs_status gs_cmd_scale(int argc, char **argv) {
+  return measure_command("scale", GS_COMMON_SCALE, 1, argc, argv, argc, argv);
+}

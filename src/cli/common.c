@@ -1,0 +1,246 @@
+/* Options shared by the measuring commands and their resolution into a
+ * backend and ranks; config/environment blocks of result documents. */
+#include "cli/common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/check.h"
+#include "platform/device.h"
+
+const char *const gs_backend_choices[] = {"auto", "cuda", "cpu", NULL};
+const char *const gs_scaling_choices[] = {"strong", "weak", NULL};
+
+enum { BACKEND_AUTO = 0, BACKEND_CUDA = 1, BACKEND_CPU = 2 };
+
+void gs_common_init(gs_common_options *o, unsigned features) {
+  memset(o, 0, sizeof *o);
+  o->ranks = 1;
+  o->warmup = 3;
+  o->min_time = 1.0;
+  o->runs = 3;
+  o->seed = 42;
+  gs_option *t = o->table;
+  size_t n = 0;
+  t[n++] = (gs_option){.name = "backend", .kind = GS_OPT_CHOICE, .target = &o->backend_choice,
+                       .choices = gs_backend_choices, .metavar = "B",
+                       .help = "where to run (auto: cuda when a GPU is present, else cpu)",
+                       .given = &o->given_backend};
+  t[n++] = (gs_option){.name = "gpus", .kind = GS_OPT_STRING, .target = &o->gpus_text,
+                       .metavar = "LIST|N",
+                       .help = "GPUs by CUDA ordinal (0,2 or 0-3) or the first N GPUs",
+                       .given = &o->given_gpus};
+  t[n++] = (gs_option){.name = "ranks", .kind = GS_OPT_COUNT, .target = &o->ranks, .min = 1,
+                       .max = GS_MAX_RANKS, .metavar = "N",
+                       .help = "CPU backend: worker threads (default 1 for run; the core count, at most 8, for scale and suite)",
+                       .given = &o->given_ranks};
+  t[n++] = (gs_option){.name = "warmup", .short_name = 'w', .kind = GS_OPT_COUNT,
+                       .target = &o->warmup, .min = 0, .max = 1000000, .metavar = "N",
+                       .help = "untimed iterations before each run"};
+  t[n++] = (gs_option){.name = "iters", .short_name = 'n', .kind = GS_OPT_COUNT,
+                       .target = &o->iters, .min = 1, .max = 100000000, .metavar = "N",
+                       .help = "timed iterations per run (default: as many as --min-time takes)",
+                       .given = &o->given_iters};
+  t[n++] = (gs_option){.name = "min-time", .kind = GS_OPT_DOUBLE, .target = &o->min_time,
+                       .dmin = 0.0, .dmax = 86400.0, .metavar = "SEC",
+                       .help = "timed seconds per run, at least 10 iterations",
+                       .given = &o->given_min_time};
+  t[n++] = (gs_option){.name = "runs", .kind = GS_OPT_COUNT, .target = &o->runs, .min = 1,
+                       .max = 1000, .metavar = "N", .help = "repeated runs"};
+  t[n++] = (gs_option){.name = "seed", .kind = GS_OPT_COUNT, .target = &o->seed, .min = 0,
+                       .max = UINT64_MAX, .metavar = "S",
+                       .help = "seed of the generated input data"};
+  t[n++] = (gs_option){.name = "out", .short_name = 'o', .kind = GS_OPT_STRING,
+                       .target = &o->out, .metavar = (features & GS_COMMON_OUT_DIR) ? "DIR" : "FILE",
+                       .help = (features & GS_COMMON_OUT_DIR)
+                                   ? "directory for result files (default results)"
+                                   : "result file (default results/<command>-<workload>.json)",
+                       .given = &o->given_out};
+  t[n++] = (gs_option){.name = "quiet", .short_name = 'q', .kind = GS_OPT_FLAG,
+                       .target = &o->quiet, .help = "no notes and no progress line"};
+  t[n++] = (gs_option){.name = "no-progress", .kind = GS_OPT_FLAG, .target = &o->no_progress,
+                       .help = "no progress line on a terminal"};
+  if (features & GS_COMMON_SCALE) {
+    t[n++] = (gs_option){.name = "scaling", .kind = GS_OPT_CHOICE, .target = &o->scaling_choice,
+                         .choices = gs_scaling_choices, .metavar = "MODE",
+                         .help = "strong: fixed total work split over ranks; weak: fixed work "
+                                 "per rank",
+                         .given = &o->given_scaling};
+    t[n++] = (gs_option){.name = "counts", .kind = GS_OPT_COUNT_LIST, .target = &o->counts,
+                         .min = 1, .max = GS_MAX_RANKS, .metavar = "LIST",
+                         .help = "rank counts to measure (default 1,2,4,... and the total)",
+                         .given = &o->given_counts};
+  }
+  t[n] = (gs_option){.kind = GS_OPT_END};
+}
+
+/* Parses --gpus: "N" is a count, "a,b" a list, "a-b" a range (mixable). */
+static gs_status parse_gpus(const char *text, int device_count, gs_run_config *config) {
+  if (strchr(text, ',') == NULL && strchr(text, '-') == NULL) {
+    uint64_t count = 0;
+    GS_TRY(gs_parse_count(text, "--gpus", 1, GS_MAX_RANKS, &count));
+    if ((int)count > device_count)
+      return gs_error(GS_ERR_USAGE, "option --gpus: %llu GPUs asked for, %d present",
+                      (unsigned long long)count, device_count);
+    config->world_size = (int)count;
+    for (int k = 0; k < config->world_size; k++) config->devices[k] = k;
+    return GS_OK;
+  }
+  char buf[256];
+  if (strlen(text) >= sizeof buf)
+    return gs_error(GS_ERR_USAGE, "option --gpus: list too long");
+  snprintf(buf, sizeof buf, "%s", text);
+  config->world_size = 0;
+  char *save = NULL;
+  for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+    uint64_t first = 0, last = 0;
+    char *dash = strchr(item, '-');
+    if (dash) {
+      *dash = '\0';
+      GS_TRY(gs_parse_count(item, "--gpus", 0, GS_MAX_RANKS - 1, &first));
+      GS_TRY(gs_parse_count(dash + 1, "--gpus", 0, GS_MAX_RANKS - 1, &last));
+      if (last < first)
+        return gs_error(GS_ERR_USAGE, "option --gpus: range %llu-%llu runs backwards",
+                        (unsigned long long)first, (unsigned long long)last);
+    } else {
+      GS_TRY(gs_parse_count(item, "--gpus", 0, GS_MAX_RANKS - 1, &first));
+      last = first;
+    }
+    for (uint64_t d = first; d <= last; d++) {
+      if ((int)d >= device_count)
+        return gs_error(GS_ERR_USAGE, "option --gpus: GPU %llu does not exist (%d present)",
+                        (unsigned long long)d, device_count);
+      for (int k = 0; k < config->world_size; k++)
+        if (config->devices[k] == (int)d)
+          return gs_error(GS_ERR_USAGE, "option --gpus: GPU %llu listed twice",
+                          (unsigned long long)d);
+      if (config->world_size == GS_MAX_RANKS)
+        return gs_error(GS_ERR_USAGE, "option --gpus: more than %d GPUs", GS_MAX_RANKS);
+      config->devices[config->world_size++] = (int)d;
+    }
+  }
+  if (config->world_size == 0) return gs_error(GS_ERR_USAGE, "option --gpus: no GPU listed");
+  return GS_OK;
+}
+
+static int cpu_default_ranks(void) {
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  if (cores < 1) cores = 1;
+  return cores > 8 ? 8 : (int)cores;
+}
+
+gs_status gs_common_resolve(const gs_common_options *o, int default_all, gs_run_config *config) {
+  memset(config, 0, sizeof *config);
+  if (o->given_iters && o->given_min_time)
+    return gs_error(GS_ERR_USAGE, "options --iters and --min-time conflict: give one");
+  if (o->given_gpus && o->given_ranks)
+    return gs_error(GS_ERR_USAGE,
+                    "options --gpus and --ranks conflict: --gpus is for the cuda backend, "
+                    "--ranks for the cpu backend");
+
+  char why[GS_TEXT_LONG] = "";
+  int device_count = gs_device_count(why, sizeof why);
+  int backend = o->backend_choice;
+  if (backend == BACKEND_AUTO) {
+    if (o->given_ranks) {
+      backend = BACKEND_CPU;
+    } else if (device_count > 0) {
+      backend = BACKEND_CUDA;
+    } else {
+      if (o->given_gpus)
+        return gs_error(GS_ERR_UNSUPPORTED, "option --gpus: %s", why);
+      backend = BACKEND_CPU;
+      gs_note("%s: running the CPU backend", why);
+    }
+  }
+  if (backend == BACKEND_CUDA) {
+    if (o->given_ranks)
+      return gs_error(GS_ERR_USAGE,
+                      "option --ranks applies to the cpu backend; select GPUs with --gpus");
+    if (device_count == 0) return gs_error(GS_ERR_UNSUPPORTED, "--backend cuda: %s", why);
+    config->backend = GS_BACKEND_CUDA;
+    if (o->gpus_text) {
+      GS_TRY(parse_gpus(o->gpus_text, device_count, config));
+    } else {
+      config->world_size = default_all ? device_count : 1;
+      if (config->world_size > GS_MAX_RANKS) config->world_size = GS_MAX_RANKS;
+      for (int k = 0; k < config->world_size; k++) config->devices[k] = k;
+    }
+  } else {
+    if (o->given_gpus)
+      return gs_error(GS_ERR_USAGE,
+                      "option --gpus applies to the cuda backend; the cpu backend takes --ranks");
+    config->backend = GS_BACKEND_CPU;
+    config->world_size = o->given_ranks ? (int)o->ranks : (default_all ? cpu_default_ranks() : 1);
+    for (int k = 0; k < config->world_size; k++) config->devices[k] = -1;
+  }
+  config->scaling = o->scaling_choice == 1 ? GS_SCALING_WEAK : GS_SCALING_STRONG;
+  config->warmup = o->warmup;
+  config->iters = o->given_iters ? o->iters : 0;
+  config->min_time = o->min_time;
+  config->min_iters = 10;
+  config->max_iters = 10000000;
+  config->runs = o->runs;
+  config->seed = o->seed;
+  config->show_progress = !o->no_progress && !o->quiet;
+  return GS_OK;
+}
+
+cJSON *gs_common_config_json(const gs_common_options *o, const gs_run_config *config,
+                             const gs_workload *workload, const void *workload_opts) {
+  cJSON *c = cJSON_CreateObject();
+  cJSON_AddStringToObject(c, "backend", config->backend == GS_BACKEND_CUDA ? "cuda" : "cpu");
+  cJSON *devices = cJSON_AddArrayToObject(c, "devices");
+  for (int k = 0; k < config->world_size; k++)
+    cJSON_AddItemToArray(devices, config->backend == GS_BACKEND_CUDA
+                                      ? cJSON_CreateNumber(config->devices[k])
+                                      : cJSON_CreateNull());
+  cJSON_AddNumberToObject(c, "ranks", config->world_size);
+  cJSON_AddStringToObject(c, "scaling", gs_scaling_name(config->scaling));
+  if (o->given_counts) {
+    cJSON *counts = cJSON_AddArrayToObject(c, "counts");
+    for (size_t i = 0; i < o->counts.n; i++)
+      cJSON_AddItemToArray(counts, cJSON_CreateNumber((double)o->counts.v[i]));
+  }
+  cJSON_AddNumberToObject(c, "warmup", (double)config->warmup);
+  if (config->iters > 0) {
+    cJSON_AddNumberToObject(c, "iters", (double)config->iters);
+    cJSON_AddNullToObject(c, "min_time_seconds");
+  } else {
+    cJSON_AddNullToObject(c, "iters");
+    gs_json_add_number(c, "min_time_seconds", config->min_time);
+  }
+  cJSON_AddNumberToObject(c, "min_iters", (double)config->min_iters);
+  cJSON_AddNumberToObject(c, "max_iters", (double)config->max_iters);
+  cJSON_AddNumberToObject(c, "runs", (double)config->runs);
+  // Seeds are 64-bit: kept as a string so no digit is lost in a JSON double.
+  char seed[32];
+  snprintf(seed, sizeof seed, "%llu", (unsigned long long)config->seed);
+  cJSON_AddStringToObject(c, "seed", seed);
+  if (workload) {
+    cJSON_AddStringToObject(c, "workload", workload->key);
+    cJSON *wo = workload->options_to_json(workload_opts);
+    cJSON_AddItemToObject(c, "workload_options", wo ? wo : cJSON_CreateNull());
+  }
+  return c;
+}
+
+gs_status gs_common_environment(gs_environment *env) {
+  memset(env, 0, sizeof *env);
+  gs_environment_collect_host(env);
+  gs_device_collect_library_versions(env);
+  return gs_device_discover(env);
+}
+
+gs_status gs_common_write_result(cJSON *doc, const gs_measurement *ms, size_t count,
+                                 const char *path) {
+  size_t failed = 0;
+  for (size_t i = 0; i < count; i++)
+    if (ms[i].status != GS_OK) failed++;
+  GS_TRY(gs_result_set_status(doc, failed == 0 ? "ok" : (failed == count ? "failed" : "partial")));
+  GS_TRY(gs_result_write(doc, path));
+  gs_note("result written to %s", path);
+  return GS_OK;
+}

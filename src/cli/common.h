@@ -1,0 +1,63 @@
+/* Options shared by the measuring commands (run, scale, suite), how they
+ * resolve into a backend and a list of ranks, and the result document's
+ * config and environment blocks that every measuring command writes. */
+#ifndef GS_CLI_COMMON_H
+#define GS_CLI_COMMON_H
+
+#include <cjson/cJSON.h>
+
+#include "bench/runner.h"
+#include "core/options.h"
+#include "core/result.h"
+
+#define GS_COMMON_OPTION_COUNT 24
+
+typedef struct {
+  int backend_choice;          /* index into gs_backend_choices */
+  const char *gpus_text;       /* "--gpus 0,1" or "--gpus 2" (count); NULL = default */
+  uint64_t ranks;              /* CPU backend ranks */
+  uint64_t warmup;
+  uint64_t iters;
+  double min_time;
+  uint64_t runs;
+  uint64_t seed;
+  const char *out;             /* result file or directory */
+  int quiet;
+  int no_progress;
+  int scaling_choice;          /* index into gs_scaling_choices (scale, suite) */
+  gs_u64_list counts;          /* --counts for scale */
+  int given_gpus, given_ranks, given_iters, given_min_time, given_counts, given_scaling,
+      given_backend, given_out;
+  gs_option table[GS_COMMON_OPTION_COUNT];
+} gs_common_options;
+
+extern const char *const gs_backend_choices[]; /* auto, cuda, cpu */
+extern const char *const gs_scaling_choices[]; /* strong, weak */
+
+/* Which options a command accepts besides the basic ones. */
+enum { GS_COMMON_SCALE = 1 << 0, GS_COMMON_OUT_DIR = 1 << 1 };
+
+/* Fills defaults and the option table for a command with `features`. */
+void gs_common_init(gs_common_options *o, unsigned features);
+
+/* Resolves the backend (auto: CUDA when a device is present, else the CPU
+ * with a note saying so) and the ranks: CUDA ordinals from --gpus (list, or
+ * a count meaning the first N devices; default `default_all` ? all : GPU 0),
+ * or --ranks CPU workers. Checks the devices exist and options agree.
+ * Fills config->backend, world_size, devices and the timing fields. */
+gs_status gs_common_resolve(const gs_common_options *o, int default_all, gs_run_config *config);
+
+/* The "config" block of a result document: common options as resolved plus
+ * the workload's own options. */
+cJSON *gs_common_config_json(const gs_common_options *o, const gs_run_config *config,
+                             const gs_workload *workload, const void *workload_opts);
+
+/* Collects the environment (host, GPUs, library versions) into env. */
+gs_status gs_common_environment(gs_environment *env);
+
+/* Writes a result document with its status derived from the measurements,
+ * and says where it went (unless quiet). */
+gs_status gs_common_write_result(cJSON *doc, const gs_measurement *ms, size_t count,
+                                 const char *path);
+
+#endif

@@ -1,0 +1,39 @@
+/* The measuring driver shared by run, scale and suite: a workload measured
+ * at one or more rank counts into one result document, written after every
+ * measurement so that nothing already measured is lost, then summarized. */
+#ifndef GS_MEASURE_H
+#define GS_MEASURE_H
+
+#include <stdio.h>
+
+#include "cli/common.h"
+
+typedef struct {
+  const char *command;           /* "run", "scale" or "suite" */
+  int argc;                      /* the whole command line, for the document */
+  char **argv;
+  const gs_workload *workload;
+  const void *workload_opts;
+  const gs_common_options *common;
+  const gs_run_config *config;   /* ranks: the largest count's devices */
+  const gs_environment *env;
+  const char *path;              /* result document */
+  FILE *summary_copy;            /* also receives the summary; may be NULL */
+} gs_sweep;
+
+/* Default rank counts for a world of n: 1, 2, 4, ... below n, then n. */
+void gs_measure_default_counts(int n, gs_u64_list *counts);
+
+/* Measures at each count in `counts` (prefixes of config->devices).
+ * Returns GS_OK or the first failed measurement's status. */
+gs_status gs_measure_sweep(const gs_sweep *sweep, const gs_u64_list *counts);
+
+/* Parses "COMMAND WORKLOAD [options]" for run and scale: finds the workload
+ * (argv[0]), its options and the common ones. *wopts is allocated (free with
+ * workload->options_free). Returns GS_OK, GS_ERR_USAGE, or GS_OK with
+ * *help_shown = 1 when --help was asked for. */
+gs_status gs_measure_parse(const char *command, unsigned features, int argc, char **argv,
+                           gs_common_options *common, const gs_workload **workload,
+                           void **wopts, int *help_shown);
+
+#endif
