@@ -65,8 +65,10 @@ void gs_summary_print(FILE *out, const char *title, const gs_measurement *ms, si
   char devices[GS_TEXT_LONG];
   device_names(&ms[count - 1], env, devices, sizeof devices);
   fprintf(out, "\n%s\n", title);
-  fprintf(out, "  backend %s, %s scaling, %s; throughput in %s/s\n\n", first->backend,
-          first->scaling, devices, first->cost.item_unit ? first->cost.item_unit : "items");
+  char scaling[GS_TEXT_SHORT + 16] = "";
+  if (strcmp(first->scaling, "none") != 0) snprintf(scaling, sizeof scaling, ", %s scaling", first->scaling);
+  fprintf(out, "  backend %s%s, %s; throughput in %s/s\n\n", first->backend, scaling, devices,
+          first->cost.item_unit ? first->cost.item_unit : "items");
   fprintf(out, "  %5s  %11s  %11s  %11s  %6s  %10s  %8s  %6s  %7s  %-8s %s\n", "ranks", "median",
           "p95", "p99", "cv", "throughput", "speedup", "effic", "cold", "verify", "status");
   for (size_t i = 0; i < count; i++) {
