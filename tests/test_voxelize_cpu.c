@@ -149,8 +149,8 @@ static void test_mean_and_occupancy(void **state) {
     if (v != c) assert_true(out[2 * v] == 0.0f && out[2 * v + 1] == 0.0f);
 
   gs_voxelize_params q = grid357(GS_VOXELIZE_OCCUPANCY, 0);
-  uint8_t occ[105];
-  assert_int_equal(gs_voxelize_elem_size(&q), 1);
+  uint32_t occ[105];
+  assert_int_equal(gs_voxelize_elem_size(&q), 4);
   assert_int_equal(gs_voxelize_cpu(&q, pts, NULL, 4, occ, NULL, NULL, &d), GS_OK);
   for (size_t v = 0; v < 105; v++) assert_int_equal(occ[v], v == c || v == 0);
 }

@@ -175,7 +175,7 @@ static cJSON *voxelize_options_to_json(const void *opts) {
   cJSON_AddNumberToObject(j, "features", (double)o->features);
   cJSON_AddNumberToObject(j, "outside", o->outside);
   cJSON_AddNumberToObject(j, "nonfinite", o->nonfinite);
-  cJSON_AddStringToObject(j, "occupancy_type", "uint8");
+  cJSON_AddStringToObject(j, "occupancy_type", "uint32");
   return j;
 }
 
@@ -247,7 +247,7 @@ typedef struct {
   gs_voxelize_dropped *ref_dropped; /* CUDA: per cloud */
   void *out;                        /* host grids: the CPU step's, or copied back */
   gs_voxelize_dropped *dropped;     /* per cloud: the CPU step's, or copied back */
-  uint32_t *counts;                 /* CPU: clouds x cells points per voxel */
+  uint32_t *counts;                 /* points per voxel: CPU clouds x cells, CUDA one cloud */
   double *sums;                     /* mean workspace, one cloud */
   unsigned long long *dropped_raw;  /* CUDA: copy of the device's dropped array */
   gs_voxelize_cuda_buffers dev;
@@ -347,7 +347,9 @@ static gs_status voxelize_setup(const void *opts, const gs_rank_context *ctx, vo
   s->generated_nonfinite = alloc_array(s->clouds, sizeof(uint64_t));
   s->out = alloc_array(s->clouds, s->out_bytes);
   s->dropped = alloc_array(s->clouds, sizeof(gs_voxelize_dropped));
-  s->counts = alloc_array(s->clouds * s->cells, sizeof(uint32_t));
+  // The CPU step keeps every cloud's counts for verify; CUDA's reference
+  // needs one cloud's as a workspace.
+  s->counts = alloc_array((cuda ? 1 : s->clouds) * s->cells, sizeof(uint32_t));
   s->sums = s->params.mode == GS_VOXELIZE_MEAN ? alloc_array(s->cells * F, sizeof(double)) : NULL;
   if (cuda) {
     s->ref = alloc_array(s->clouds, s->out_bytes);
@@ -374,7 +376,7 @@ static gs_status voxelize_setup(const void *opts, const gs_rank_context *ctx, vo
     for (uint64_t c = 0; st == GS_OK && c < s->clouds; c++)
       st = gs_voxelize_cpu(&s->params, s->points + c * s->n * 3,
                            F > 0 ? s->features + c * s->n * F : NULL, s->n,
-                           (char *)s->ref + c * s->out_bytes, s->counts + c * s->cells, s->sums,
+                           (char *)s->ref + c * s->out_bytes, s->counts, s->sums,
                            &s->ref_dropped[c]);
     if (st == GS_OK) st = setup_device(s, ctx);
   }
@@ -438,11 +440,7 @@ static gs_status verify_device(gs_voxelize_state *s, gs_verification *v) {
       const uint64_t k = c * elems + e;
       double got, want;
       int bad;
-      if (mode == GS_VOXELIZE_OCCUPANCY) {
-        got = ((const uint8_t *)s->out)[k];
-        want = ((const uint8_t *)s->ref)[k];
-        bad = got != want;
-      } else if (mode == GS_VOXELIZE_COUNT) {
+      if (mode == GS_VOXELIZE_COUNT || mode == GS_VOXELIZE_OCCUPANCY) {
         got = ((const uint32_t *)s->out)[k];
         want = ((const uint32_t *)s->ref)[k];
         bad = got != want;
@@ -514,7 +512,7 @@ static gs_status verify_host(gs_voxelize_state *s, gs_verification *v) {
       if (mode == GS_VOXELIZE_COUNT) {
         bad = ((const uint32_t *)out)[cell] != counts[cell];
       } else if (mode == GS_VOXELIZE_OCCUPANCY) {
-        bad = ((const uint8_t *)out)[cell] != (counts[cell] > 0);
+        bad = ((const uint32_t *)out)[cell] != (counts[cell] > 0);
       } else {
         for (uint64_t f = 0; f < F; f++) {
           const float x = ((const float *)out)[cell * F + f];

