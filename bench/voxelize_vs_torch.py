@@ -34,6 +34,16 @@ def torch_voxelize_count(points, grid, voxel, origin):
     return torch.bincount(lin, minlength=grid ** 3)
 
 
+def torch_voxelize_count_syncfree(points, grid, voxel, origin):
+    """A tuned eager variant: no boolean indexing (which forces a host sync);
+    dropped points go to one extra bin that is cut off at the end."""
+    idx = torch.floor((points - origin) / voxel)
+    inside = torch.isfinite(points).all(dim=1) & ((idx >= 0) & (idx < grid)).all(dim=1)
+    lin = ((idx[:, 0] * grid + idx[:, 1]) * grid + idx[:, 2]).long()
+    lin = torch.where(inside, lin, grid ** 3)
+    return torch.bincount(lin, minlength=grid ** 3 + 1)[: grid ** 3]
+
+
 def time_torch(fn, iters, warmup):
     for _ in range(warmup):
         fn()
@@ -92,21 +102,30 @@ def main():
             origin = torch.zeros(3, device="cuda")
             ref = torch_voxelize_count(points, args.grid, 1.0, origin)
             assert int(ref.sum()) == n
-            t_torch = time_torch(lambda: torch_voxelize_count(points, args.grid, 1.0, origin),
+            assert torch.equal(ref, torch_voxelize_count_syncfree(points, args.grid, 1.0, origin))
+            t_naive = time_torch(lambda: torch_voxelize_count(points, args.grid, 1.0, origin),
                                  args.iters, 20)
+            t_tuned = time_torch(lambda: torch_voxelize_count_syncfree(points, args.grid, 1.0, origin),
+                                 args.iters, 20)
+            # The peer is the faster of the two eager versions.
+            t_torch = min(t_naive, t_tuned)
             t_ours, nbytes, gpu = run_gpuscale(args.binary, n, args.grid, args.iters, out_dir)
             peak = gpu.get("peak_memory_bandwidth_bytes_per_s") or 0
             rows.append({
-                "points": n, "grid": args.grid, "torch_seconds": t_torch, "gpuscale_seconds": t_ours,
+                "points": n, "grid": args.grid, "torch_seconds": t_torch,
+                "torch_masked_seconds": t_naive, "torch_syncfree_seconds": t_tuned, "gpuscale_seconds": t_ours,
                 "speedup": t_torch / t_ours, "bytes": nbytes, "gpuscale_bandwidth": nbytes / t_ours,
                 "peak_bandwidth": peak, "copy_bandwidth": copy_bw, "gpu": gpu["name"],
             })
     print(f"GPU: {rows[0]['gpu']}; theoretical memory bandwidth {rows[0]['peak_bandwidth'] / 1e9:.0f} GB/s, "
           f"measured device copy {copy_bw / 1e9:.0f} GB/s")
-    print(f"{'points':>10} {'torch eager':>12} {'gpuscale':>10} {'ratio':>7} {'GB/s':>8} {'% peak':>7} {'% copy':>7}")
+    print("torch eager: masked = boolean indexing (forces a host sync), sync-free = extra dump bin;"
+          " ratio is against the faster of the two")
+    print(f"{'points':>10} {'masked':>10} {'sync-free':>10} {'gpuscale':>10} {'ratio':>7} {'GB/s':>8} {'% peak':>7} {'% copy':>7}")
     for r in rows:
         bw = r["gpuscale_bandwidth"]
-        print(f"{r['points']:>10} {r['torch_seconds'] * 1e6:>10.1f}us {r['gpuscale_seconds'] * 1e6:>8.1f}us "
+        print(f"{r['points']:>10} {r['torch_masked_seconds'] * 1e6:>8.1f}us {r['torch_syncfree_seconds'] * 1e6:>8.1f}us "
+              f"{r['gpuscale_seconds'] * 1e6:>8.1f}us "
               f"{r['speedup']:>6.1f}x {bw / 1e9:>8.0f} {100 * bw / r['peak_bandwidth'] if r['peak_bandwidth'] else 0:>6.1f}% "
               f"{100 * bw / r['copy_bandwidth']:>6.1f}%")
     if args.json:
