@@ -1,0 +1,350 @@
+/* `gpuscale info`: what this machine is — host, CPU, GPUs, driver, CUDA,
+ * NCCL and MPI versions — and how its GPUs are linked (nvidia-smi's link
+ * matrix, CUDA peer access, theoretical NVLink bandwidth), as terminal text,
+ * a result document (JSON) or a Graphviz graph. No GPU is a normal state.
+ * See docs/info.md. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "core/check.h"
+#include "platform/nvml.h"
+#include "platform/topology.h"
+
+static const char *const format_choices[] = {"text", "json", "dot", NULL};
+enum { FORMAT_TEXT = 0, FORMAT_JSON = 1, FORMAT_DOT = 2 };
+
+/* Everything the command shows, collected once. */
+typedef struct {
+  gs_environment env;
+  char nvml_status[GS_TEXT_LONG];  /* "" when NVML loaded, else why not */
+  char driver[GS_TEXT_SHORT];      /* NVIDIA driver version from NVML; "" unknown */
+  gs_nvml_gpu_info *nvml_gpus;     /* env.gpu_count entries */
+  gs_topology topo;
+  char (*numa_text)[16];           /* per GPU, for the matrix columns */
+  const char **affinity;           /* per GPU, points into nvml_gpus */
+  const char **numa;               /* per GPU, points into numa_text */
+  const char **names;
+  const char **bus_ids;
+} info_data;
+
+static gs_status reject_positional(void *ctx, const char *arg) {
+  (void)ctx;
+  return gs_error(GS_ERR_USAGE, "gpuscale info: unexpected argument '%s'", arg);
+}
+
+static void info_free(info_data *d) {
+  gs_environment_free(&d->env);
+  gs_topology_free(&d->topo);
+  free(d->nvml_gpus);
+  free(d->numa_text);
+  free(d->affinity);
+  free(d->numa);
+  free(d->names);
+  free(d->bus_ids);
+}
+
+static gs_status info_collect(info_data *d) {
+  memset(d, 0, sizeof *d);
+  GS_TRY(gs_common_environment(&d->env));
+  gs_nvml *nvml = gs_nvml_open(d->nvml_status, sizeof d->nvml_status);
+  gs_nvml_driver_version(nvml, d->driver, sizeof d->driver);
+  size_t n = d->env.gpu_count;
+  gs_status st = GS_OK;
+  if (n > 0) {
+    d->nvml_gpus = calloc(n, sizeof *d->nvml_gpus);
+    d->numa_text = calloc(n, sizeof *d->numa_text);
+    d->affinity = calloc(n, sizeof *d->affinity);
+    d->numa = calloc(n, sizeof *d->numa);
+    d->names = calloc(n, sizeof *d->names);
+    d->bus_ids = calloc(n, sizeof *d->bus_ids);
+    if (!d->nvml_gpus || !d->numa_text || !d->affinity || !d->numa || !d->names || !d->bus_ids)
+      st = gs_error(GS_ERR_NOMEM, "cannot allocate the GPU inventory");
+    for (size_t i = 0; st == GS_OK && i < n; i++) {
+      const gs_gpu_desc *g = &d->env.gpus[i];
+      gs_nvml_gpu_info_get(nvml, g->pci_bus_id, &d->nvml_gpus[i]);
+      if (d->nvml_gpus[i].numa_node >= 0)
+        snprintf(d->numa_text[i], sizeof d->numa_text[i], "%d", d->nvml_gpus[i].numa_node);
+      d->affinity[i] = d->nvml_gpus[i].cpu_affinity;
+      d->numa[i] = d->numa_text[i];
+      d->names[i] = g->name;
+      d->bus_ids[i] = g->pci_bus_id;
+    }
+  }
+  if (st == GS_OK) st = gs_topology_collect(&d->topo, &d->env, nvml);
+  gs_nvml_close(nvml);
+  return st;
+}
+
+static void print_version(FILE *out, const char *label, int v) {
+  if (v > 0)
+    fprintf(out, "%s %d.%d", label, v / 1000, (v % 1000) / 10);
+  else
+    fprintf(out, "%s unknown", label);
+}
+
+static void print_text(FILE *out, const info_data *d) {
+  const gs_environment *e = &d->env;
+  fprintf(out, "Host       %s (%s)\n", e->host[0] ? e->host : "unknown",
+          e->os[0] ? e->os : "unknown OS");
+  fprintf(out, "CPU        %s", e->cpu_model[0] ? e->cpu_model : "unknown");
+  if (e->cpu_logical_cores > 0) fprintf(out, ", %d logical cores", e->cpu_logical_cores);
+  fprintf(out, "\n");
+  if (e->host_memory_bytes)
+    fprintf(out, "Memory     %.1f GiB\n", (double)e->host_memory_bytes / 1073741824.0);
+  else
+    fprintf(out, "Memory     unknown\n");
+  if (d->driver[0])
+    fprintf(out, "Driver     %s\n", d->driver);
+  else
+    fprintf(out, "Driver     unknown (%s)\n",
+            d->nvml_status[0] ? d->nvml_status : "NVML has no version");
+  fprintf(out, "CUDA       ");
+  print_version(out, "driver", e->cuda_driver_version);
+  print_version(out, ", runtime", e->cuda_runtime_version);
+  fprintf(out, "\n");
+  fprintf(out, "NCCL       %s\n",
+          e->nccl_version[0] ? e->nccl_version : "not found (libnccl.so.2)");
+  fprintf(out, "MPI        %s\n", e->mpi_version[0] ? e->mpi_version : "none");
+  if (e->gpu_count == 0) {
+    const char *prefix = "no usable CUDA device";
+    if (strncmp(e->cuda_status, prefix, strlen(prefix)) == 0)
+      fprintf(out, "GPUs       %s\n", e->cuda_status);
+    else
+      fprintf(out, "GPUs       %s: %s\n", prefix, e->cuda_status[0] ? e->cuda_status : "unknown");
+    return;
+  }
+  fprintf(out, "GPUs       %s\n", e->cuda_status);
+  if (d->nvml_status[0]) fprintf(out, "NVML       %s\n", d->nvml_status);
+  for (size_t i = 0; i < e->gpu_count; i++) {
+    const gs_gpu_desc *g = &e->gpus[i];
+    const gs_nvml_gpu_info *x = &d->nvml_gpus[i];
+    fprintf(out, "\nGPU%d  %s\n", g->index, g->name);
+    fprintf(out, "  UUID                %s\n", g->uuid);
+    fprintf(out, "  PCI bus id          %s\n", g->pci_bus_id);
+    fprintf(out, "  memory              %.1f GiB (%" PRIu64 " bytes)\n",
+            (double)g->memory_bytes / 1073741824.0, g->memory_bytes);
+    fprintf(out, "  SMs                 %d, compute capability %d.%d\n", g->sm_count,
+            g->cc_major, g->cc_minor);
+    fprintf(out, "  SM clock            ");
+    if (x->max_sm_clock_mhz)
+      fprintf(out, "max %u MHz", x->max_sm_clock_mhz);
+    else if (g->clock_mhz)
+      fprintf(out, "max %d MHz (CUDA)", g->clock_mhz);
+    else
+      fprintf(out, "unknown");
+    if (x->sm_clock_mhz) fprintf(out, ", now %u MHz", x->sm_clock_mhz);
+    fprintf(out, "\n  memory clock        ");
+    if (x->max_memory_clock_mhz)
+      fprintf(out, "max %u MHz", x->max_memory_clock_mhz);
+    else if (g->memory_clock_mhz)
+      fprintf(out, "max %d MHz (CUDA)", g->memory_clock_mhz);
+    else
+      fprintf(out, "unknown");
+    if (x->memory_clock_mhz) fprintf(out, ", now %u MHz", x->memory_clock_mhz);
+    fprintf(out, "\n");
+    if (g->peak_memory_bandwidth > 0)
+      fprintf(out, "  memory bandwidth    %.1f GB/s peak (%d-bit bus)\n",
+              g->peak_memory_bandwidth / 1e9, g->memory_bus_width_bits);
+    if (x->power_limit_mw)
+      fprintf(out, "  power limit         %.0f W\n", x->power_limit_mw / 1000.0);
+    else
+      fprintf(out, "  power limit         unknown\n");
+    fprintf(out, "  NUMA node           %s\n", d->numa_text[i][0] ? d->numa_text[i] : "unknown");
+    fprintf(out, "  CPU affinity        %s\n", x->cpu_affinity[0] ? x->cpu_affinity : "unknown");
+  }
+  fprintf(out, "\nLink matrix\n\n");
+  gs_topology_print_links(out, &d->topo, d->affinity, d->numa);
+  fprintf(out, "\nPeer access (cudaDeviceCanAccessPeer, row -> column)\n\n");
+  gs_topology_print_peer(out, &d->topo);
+  int any_bw = 0;
+  for (size_t c = 0; c < d->topo.n * d->topo.n; c++)
+    if (isfinite(d->topo.nvlink_bw[c]) && d->topo.nvlink_bw[c] > 0) any_bw = 1;
+  if (any_bw) {
+    fprintf(out, "\nNVLink bandwidth per direction, theoretical (GB/s)\n\n%-8s", "");
+    for (size_t j = 0; j < d->topo.n; j++) {
+      char head[32];
+      snprintf(head, sizeof head, "GPU%zu", j);
+      fprintf(out, "%-8s", head);
+    }
+    fprintf(out, "\n");
+    for (size_t i = 0; i < d->topo.n; i++) {
+      char head[32];
+      snprintf(head, sizeof head, "GPU%zu", i);
+      fprintf(out, "%-8s", head);
+      for (size_t j = 0; j < d->topo.n; j++) {
+        double v = d->topo.nvlink_bw[i * d->topo.n + j];
+        char cell[32];
+        if (i == j)
+          snprintf(cell, sizeof cell, "X");
+        else if (!isfinite(v))
+          snprintf(cell, sizeof cell, "?");
+        else
+          snprintf(cell, sizeof cell, "%.0f", v / 1e9);
+        fprintf(out, "%-8s", cell);
+      }
+      fprintf(out, "\n");
+    }
+  }
+}
+
+/* Adds a number, or null when `known` is 0. */
+static int add_opt_number(cJSON *o, const char *name, int known, double v) {
+  return known ? gs_json_add_number(o, name, v) != NULL : cJSON_AddNullToObject(o, name) != NULL;
+}
+
+static int add_opt_string(cJSON *o, const char *name, const char *s) {
+  return (s && *s) ? cJSON_AddStringToObject(o, name, s) != NULL
+                   : cJSON_AddNullToObject(o, name) != NULL;
+}
+
+/* The NVML and topology members added to the environment block. */
+static gs_status add_info_members(cJSON *doc, const info_data *d) {
+  cJSON *env = cJSON_GetObjectItemCaseSensitive(doc, "environment");
+  cJSON *gpus = env ? cJSON_GetObjectItemCaseSensitive(env, "gpus") : NULL;
+  if (!env || !gpus) return gs_error(GS_ERR_INTERNAL, "result document has no environment");
+  int ok = 1;
+  cJSON *nvml = cJSON_AddObjectToObject(env, "nvml");
+  ok = nvml != NULL;
+  ok = ok && cJSON_AddBoolToObject(nvml, "available", d->nvml_status[0] == '\0') != NULL;
+  ok = ok && add_opt_string(nvml, "status", d->nvml_status);
+  ok = ok && add_opt_string(nvml, "driver_version", d->driver);
+  size_t i = 0;
+  cJSON *g = NULL;
+  cJSON_ArrayForEach(g, gpus) {
+    if (!ok || i >= d->env.gpu_count) break;
+    const gs_nvml_gpu_info *x = &d->nvml_gpus[i++];
+    ok = ok && add_opt_number(g, "power_limit_watts", x->power_limit_mw != 0,
+                              x->power_limit_mw / 1000.0);
+    ok = ok && add_opt_number(g, "max_sm_clock_mhz", x->max_sm_clock_mhz != 0,
+                              x->max_sm_clock_mhz);
+    ok = ok && add_opt_number(g, "max_memory_clock_mhz", x->max_memory_clock_mhz != 0,
+                              x->max_memory_clock_mhz);
+    ok = ok && add_opt_number(g, "sm_clock_mhz", x->sm_clock_mhz != 0, x->sm_clock_mhz);
+    ok = ok && add_opt_number(g, "memory_clock_mhz", x->memory_clock_mhz != 0,
+                              x->memory_clock_mhz);
+    ok = ok && add_opt_number(g, "numa_node", x->numa_node >= 0, x->numa_node);
+    ok = ok && add_opt_string(g, "cpu_affinity", x->cpu_affinity);
+  }
+  cJSON *topo = gs_topology_to_json(&d->topo);
+  if (ok && topo && cJSON_AddItemToObject(env, "topology", topo)) return GS_OK;
+  cJSON_Delete(topo);
+  return gs_error(GS_ERR_NOMEM, "out of memory building the info document");
+}
+
+/* cJSON indents with tabs; result files use two spaces (docs/result-schema.md).
+ * Every tab cJSON prints is layout: tabs inside strings are escaped. */
+static int put_two_space_json(FILE *out, const char *text) {
+  int line_start = 1;
+  for (const char *p = text; *p; p++) {
+    if (*p == '\t') {
+      if (fputs(line_start ? "  " : " ", out) == EOF) return 0;
+      continue;
+    }
+    line_start = *p == '\n';
+    if (fputc(*p, out) == EOF) return 0;
+  }
+  return fputc('\n', out) != EOF;
+}
+
+static gs_status write_json(const info_data *d, const char *format_name, const char *out_path,
+                            int argc, char **argv) {
+  // argv as typed: "gpuscale info ..." (main passes the arguments after it).
+  char **full = calloc((size_t)argc + 2, sizeof *full);
+  if (!full) return gs_error(GS_ERR_NOMEM, "out of memory");
+  full[0] = "gpuscale";
+  full[1] = "info";
+  for (int k = 0; k < argc; k++) full[k + 2] = argv[k];
+  cJSON *doc = gs_result_new("info", argc + 2, full);
+  free(full);
+  if (!doc) return gs_error(GS_ERR_NOMEM, "out of memory building the info document");
+  cJSON *config = cJSON_CreateObject();
+  gs_status st = GS_OK;
+  if (!config || !cJSON_AddStringToObject(config, "format", format_name)) {
+    cJSON_Delete(config);
+    st = gs_error(GS_ERR_NOMEM, "out of memory building the info document");
+  }
+  if (st == GS_OK) st = gs_result_set_config(doc, config);
+  if (st == GS_OK) st = gs_result_set_environment(doc, &d->env);
+  if (st == GS_OK) st = add_info_members(doc, d);
+  if (st == GS_OK) st = gs_result_set_status(doc, "ok");
+  if (st == GS_OK) {
+    if (out_path) {
+      st = gs_result_write(doc, out_path);
+    } else {
+      char *text = cJSON_Print(doc);
+      if (!text) {
+        st = gs_error(GS_ERR_NOMEM, "out of memory printing the info document");
+      } else {
+        if (!put_two_space_json(stdout, text) || fflush(stdout) != 0)
+          st = gs_error(GS_ERR_IO, "cannot write to standard output: %s", strerror(errno));
+        cJSON_free(text);
+      }
+    }
+  }
+  cJSON_Delete(doc);
+  return st;
+}
+
+static void print_info_help(const gs_option *table) {
+  printf("usage: gpuscale info [options]\n\n"
+         "Shows the host, CPU, GPUs (memory, SMs, clocks, power limit, NUMA node), the\n"
+         "driver, CUDA, NCCL and MPI versions, and how the GPUs are linked: the link\n"
+         "matrix (X, NV#, PIX, PXB, PHB, NODE, SYS, as nvidia-smi topo -m), CUDA peer\n"
+         "access and the theoretical NVLink bandwidth. Works without any GPU.\n\n"
+         "Options:\n");
+  gs_options_help(stdout, table);
+}
+
+gs_status gs_cmd_info(int argc, char **argv) {
+  int format = FORMAT_TEXT;
+  const char *out_path = NULL;
+  const gs_option table[] = {
+      {.name = "format", .kind = GS_OPT_CHOICE, .target = &format, .choices = format_choices,
+       .metavar = "text|json|dot", .help = "output: terminal tables, a result document, Graphviz"},
+      {.name = "out", .short_name = 'o', .kind = GS_OPT_STRING, .target = &out_path,
+       .metavar = "FILE", .help = "write to FILE instead of standard output"},
+      {.kind = GS_OPT_END},
+  };
+  for (int i = 0; i < argc; i++) {
+    if (strcmp(argv[i], "--") == 0) break;
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      print_info_help(table);
+      return GS_OK;
+    }
+  }
+  const gs_option *tables[] = {table, NULL};
+  GS_TRY(gs_options_parse(tables, "gpuscale info", argc, argv, reject_positional, NULL));
+
+  info_data d;
+  gs_status st = info_collect(&d);
+  if (st == GS_OK && format == FORMAT_JSON) {
+    st = write_json(&d, format_choices[format], out_path, argc, argv);
+  } else if (st == GS_OK) {
+    FILE *out = stdout;
+    if (out_path) {
+      out = fopen(out_path, "w");
+      if (!out) st = gs_error(GS_ERR_IO, "cannot write %s: %s", out_path, strerror(errno));
+    }
+    if (st == GS_OK) {
+      if (format == FORMAT_DOT) {
+        if (d.env.gpu_count == 0) fprintf(out, "// %s\n", d.env.cuda_status);
+        gs_topology_write_dot(out, &d.topo, d.names, d.bus_ids);
+      }
+      else
+        print_text(out, &d);
+      int failed = ferror(out) != 0;
+      if (out_path) failed |= fclose(out) != 0;
+      else failed |= fflush(out) != 0;
+      if (failed)
+        st = gs_error(GS_ERR_IO, "cannot write %s", out_path ? out_path : "standard output");
+    }
+  }
+  info_free(&d);
+  return st;
+}

@@ -1,0 +1,114 @@
+/* `gpuscale report FILES...`: reads result documents (never a GPU), analyses
+ * scaling and rank symmetry (src/report/) and renders the analysis as text,
+ * Markdown, CSV or JSON. See docs/report.md. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "core/options.h"
+#include "report/render.h"
+#include "report/report.h"
+
+typedef struct {
+  size_t n, cap;
+  const char **paths;
+} file_list;
+
+static gs_status add_file(void *ctx, const char *arg) {
+  file_list *l = ctx;
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? 2 * l->cap : 8;
+    const char **grown = realloc(l->paths, cap * sizeof *grown);
+    if (!grown) return gs_error(GS_ERR_NOMEM, "out of memory");
+    l->paths = grown;
+    l->cap = cap;
+  }
+  l->paths[l->n++] = arg;
+  return GS_OK;
+}
+
+static void print_help(const gs_option *table) {
+  printf("usage: gpuscale report [options] FILE...\n\n"
+         "Reads gpuscale result documents and reports, per series (workload, backend,\n"
+         "scaling and workload options), the step-time statistics, throughput, speedup,\n"
+         "parallel efficiency and Karp-Flatt serial fraction against 1 rank, the symmetry\n"
+         "of the ranks (marks, straggler, cold start) and a recommendation. Every number\n"
+         "is recomputed from the raw samples; formulas in docs/report.md.\n\nOptions:\n");
+  gs_options_help(stdout, table);
+  printf("\nExit codes: 0 report written, 1 a file is unreadable or not a valid result\n"
+         "document (or the output cannot be written), 2 usage error.\n");
+}
+
+/* See commands.h. */
+gs_status gs_cmd_report(int argc, char **argv) {
+  int format = GS_REPORT_TEXT;
+  const char *out_path = NULL;
+  double moderate = 100.0 * GS_REPORT_MODERATE_DEFAULT;
+  double critical = 100.0 * GS_REPORT_CRITICAL_DEFAULT;
+  const gs_option table[] = {
+      {.name = "format", .short_name = 'f', .kind = GS_OPT_CHOICE, .target = &format,
+       .choices = gs_report_format_choices, .metavar = "FMT",
+       .help = "report format: aligned tables, GitHub tables, one CSV row per sample, or the analysis"},
+      {.name = "out", .short_name = 'o', .kind = GS_OPT_STRING, .target = &out_path,
+       .metavar = "FILE", .help = "write the report to FILE (default: standard output)"},
+      {.name = "moderate", .kind = GS_OPT_DOUBLE, .target = &moderate, .dmin = 0.0, .dmax = 1000.0,
+       .metavar = "PCT",
+       .help = "a rank whose throughput deviates from the median rank by more than PCT% is moderate"},
+      {.name = "critical", .kind = GS_OPT_DOUBLE, .target = &critical, .dmin = 0.0, .dmax = 1000.0,
+       .metavar = "PCT",
+       .help = "... and by more than PCT% critical (must exceed --moderate)"},
+      {.kind = GS_OPT_END}};
+  for (int i = 0; i < argc; i++) {
+    if (strcmp(argv[i], "--") == 0) break;
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      print_help(table);
+      return GS_OK;
+    }
+  }
+  file_list files = {0};
+  const gs_option *tables[] = {table, NULL};
+  gs_status st = gs_options_parse(tables, "gpuscale report", argc, argv, add_file, &files);
+  if (st == GS_OK && files.n == 0)
+    st = gs_error(GS_ERR_USAGE, "gpuscale report: missing FILE (a result document written by "
+                                "run, scale or suite)");
+  if (st == GS_OK && !(moderate > 0.0))
+    st = gs_error(GS_ERR_USAGE, "option --moderate: must be above 0 (percent), got %g", moderate);
+  if (st == GS_OK && !(critical > moderate))
+    st = gs_error(GS_ERR_USAGE,
+                  "options --moderate (%g) and --critical (%g) conflict: critical must exceed "
+                  "moderate", moderate, critical);
+  if (st != GS_OK) {
+    free(files.paths);
+    return st;
+  }
+
+  gs_report rep;
+  gs_report_thresholds th = {.moderate = moderate / 100.0, .critical = critical / 100.0};
+  st = gs_report_load(files.paths, files.n, &th, &rep);
+  free(files.paths);
+  if (st != GS_OK) return st;
+
+  FILE *out = stdout;
+  if (out_path) {
+    out = fopen(out_path, "w");
+    if (!out) {
+      st = gs_error(GS_ERR_IO, "cannot write the report to %s: %s", out_path, strerror(errno));
+      gs_report_free(&rep);
+      return st;
+    }
+  }
+  st = gs_report_render(out, &rep, (gs_report_format)format);
+  int flush_failed = fflush(out) != 0;
+  int close_failed = out != stdout && fclose(out) != 0;
+  if (st == GS_OK && (flush_failed || close_failed || (out == stdout && ferror(out))))
+    st = GS_ERR_IO;
+  if (st == GS_ERR_IO)
+    gs_error(st, "cannot write the report to %s: %s", out_path ? out_path : "standard output",
+             errno ? strerror(errno) : "write error");
+  else if (st != GS_OK)
+    gs_error(st, "cannot render the report: out of memory");
+  gs_report_free(&rep);
+  return st;
+}

@@ -1,0 +1,272 @@
+/* NVML loaded at run time. The typedefs below are written from the
+ * documented NVML C API (docs.nvidia.com/deploy/nvml-api), not copied from
+ * nvml.h, so the build needs no NVML header and the binary no driver. */
+#include "platform/nvml.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the documented C API, as much of it as we use ---------------------- */
+
+typedef int nvml_return;          /* nvmlReturn_t: 0 = NVML_SUCCESS */
+typedef struct nvml_device_st *nvml_device; /* nvmlDevice_t: opaque handle */
+
+enum { NVML_SUCCESS = 0 };
+enum { NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 };         /* nvmlClockType_t */
+enum { NVML_FEATURE_ENABLED = 1 };                      /* nvmlEnableState_t */
+/* nvmlIntNvLinkDeviceType_t */
+enum { NVML_NVLINK_DEVICE_TYPE_GPU = 0, NVML_NVLINK_DEVICE_TYPE_IBMNPU = 1,
+       NVML_NVLINK_DEVICE_TYPE_SWITCH = 2, NVML_NVLINK_DEVICE_TYPE_UNKNOWN = 255 };
+
+/* nvmlPciInfo_t: busIdLegacy[16], domain, bus, device, pciDeviceId,
+ * pciSubSystemId, busId[32]. */
+typedef struct {
+  char bus_id_legacy[16];
+  unsigned domain;
+  unsigned bus;
+  unsigned device;
+  unsigned pci_device_id;
+  unsigned pci_subsystem_id;
+  char bus_id[32];
+} nvml_pci_info;
+
+typedef nvml_return (*fn_void)(void);
+typedef const char *(*fn_error_string)(nvml_return);
+typedef nvml_return (*fn_string)(char *, unsigned);
+typedef nvml_return (*fn_handle_by_bus)(const char *, nvml_device *);
+typedef nvml_return (*fn_dev_string)(nvml_device, char *, unsigned);
+typedef nvml_return (*fn_dev_uint)(nvml_device, unsigned *);
+typedef nvml_return (*fn_dev_clock)(nvml_device, int, unsigned *);
+typedef nvml_return (*fn_dev_cpuset)(nvml_device, unsigned, unsigned long *);
+typedef nvml_return (*fn_dev_pair_level)(nvml_device, nvml_device, int *);
+typedef nvml_return (*fn_dev_link_state)(nvml_device, unsigned, int *);
+typedef nvml_return (*fn_dev_link_pci)(nvml_device, unsigned, nvml_pci_info *);
+typedef nvml_return (*fn_dev_link_uint)(nvml_device, unsigned, unsigned *);
+typedef nvml_return (*fn_dev_link_type)(nvml_device, unsigned, int *);
+
+struct gs_nvml {
+  void *lib;
+  fn_void init, shutdown;
+  fn_error_string error_string;
+  fn_string driver_version;
+  fn_handle_by_bus handle_by_bus;
+  fn_dev_string name, uuid;
+  fn_dev_uint power_limit;
+  fn_dev_clock max_clock, clock;
+  fn_dev_uint numa_node;          /* newer drivers only: may be NULL */
+  fn_dev_cpuset cpu_affinity;
+  fn_dev_pair_level common_ancestor;
+  fn_dev_link_state link_state;
+  fn_dev_link_pci link_remote_pci;
+  fn_dev_link_uint link_version;
+  fn_dev_link_type link_remote_type; /* may be NULL */
+};
+
+/* dlsym into a function pointer without the object/function pointer cast
+ * that ISO C leaves undefined. */
+static int load_symbol(void *lib, const char *name, void *fn_out) {
+  void *sym = dlsym(lib, name);
+  memcpy(fn_out, &sym, sizeof sym);
+  return sym != NULL;
+}
+
+static void set_why(char *why, size_t size, const char *reason) {
+  if (why && size) snprintf(why, size, "NVML unavailable: %s", reason);
+}
+
+gs_nvml *gs_nvml_open(char *why, size_t why_size) {
+  const char *path = getenv("GPUSCALE_NVML_LIBRARY");
+  if (!path || !*path) path = "libnvidia-ml.so.1";
+  void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    const char *err = dlerror();
+    set_why(why, why_size, err ? err : path);
+    return NULL;
+  }
+  gs_nvml *n = calloc(1, sizeof *n);
+  if (!n) {
+    dlclose(lib);
+    set_why(why, why_size, "out of memory");
+    return NULL;
+  }
+  n->lib = lib;
+  // Required: without these nothing useful can be asked.
+  static const char *const required[] = {"nvmlInit_v2", "nvmlShutdown", "nvmlErrorString",
+                                         "nvmlDeviceGetHandleByPciBusId_v2"};
+  int have[4];
+  have[0] = load_symbol(lib, required[0], &n->init);
+  have[1] = load_symbol(lib, required[1], &n->shutdown);
+  have[2] = load_symbol(lib, required[2], &n->error_string);
+  have[3] = load_symbol(lib, required[3], &n->handle_by_bus);
+  for (size_t i = 0; i < 4; i++) {
+    if (!have[i]) {
+      char reason[GS_TEXT_LONG];
+      snprintf(reason, sizeof reason, "%s: no symbol %s", path, required[i]);
+      set_why(why, why_size, reason);
+      dlclose(lib);
+      free(n);
+      return NULL;
+    }
+  }
+  // Optional: a missing entry point leaves its fields unknown.
+  load_symbol(lib, "nvmlSystemGetDriverVersion", &n->driver_version);
+  load_symbol(lib, "nvmlDeviceGetName", &n->name);
+  load_symbol(lib, "nvmlDeviceGetUUID", &n->uuid);
+  load_symbol(lib, "nvmlDeviceGetPowerManagementLimit", &n->power_limit);
+  load_symbol(lib, "nvmlDeviceGetMaxClockInfo", &n->max_clock);
+  load_symbol(lib, "nvmlDeviceGetClockInfo", &n->clock);
+  load_symbol(lib, "nvmlDeviceGetNumaNodeId", &n->numa_node);
+  load_symbol(lib, "nvmlDeviceGetCpuAffinity", &n->cpu_affinity);
+  load_symbol(lib, "nvmlDeviceGetTopologyCommonAncestor", &n->common_ancestor);
+  load_symbol(lib, "nvmlDeviceGetNvLinkState", &n->link_state);
+  load_symbol(lib, "nvmlDeviceGetNvLinkRemotePciInfo_v2", &n->link_remote_pci);
+  load_symbol(lib, "nvmlDeviceGetNvLinkVersion", &n->link_version);
+  load_symbol(lib, "nvmlDeviceGetNvLinkRemoteDeviceType", &n->link_remote_type);
+  (void)dlerror();
+
+  nvml_return rc = n->init();
+  if (rc != NVML_SUCCESS) {
+    char reason[GS_TEXT_LONG];
+    const char *text = n->error_string(rc);
+    snprintf(reason, sizeof reason, "nvmlInit_v2: %s", text ? text : "unknown error");
+    set_why(why, why_size, reason);
+    dlclose(lib);
+    free(n);
+    return NULL;
+  }
+  if (why && why_size) why[0] = '\0';
+  return n;
+}
+
+void gs_nvml_close(gs_nvml *nvml) {
+  if (!nvml) return;
+  (void)nvml->shutdown();
+  dlclose(nvml->lib);
+  free(nvml);
+}
+
+int gs_nvml_driver_version(gs_nvml *nvml, char *buf, size_t size) {
+  if (size) buf[0] = '\0';
+  if (!nvml || !nvml->driver_version || size == 0) return 0;
+  char text[96] = "";
+  if (nvml->driver_version(text, (unsigned)sizeof text) != NVML_SUCCESS) return 0;
+  text[sizeof text - 1] = '\0';
+  snprintf(buf, size, "%s", text);
+  return buf[0] != '\0';
+}
+
+/* NVML handle of the GPU at `bus_id`; 0 when there is none. */
+static int find_device(gs_nvml *nvml, const char *bus_id, nvml_device *dev) {
+  if (!nvml || !bus_id || !*bus_id) return 0;
+  *dev = NULL;
+  return nvml->handle_by_bus(bus_id, dev) == NVML_SUCCESS && *dev != NULL;
+}
+
+void gs_nvml_format_cpu_set(const unsigned long *set, size_t words, char *out, size_t size) {
+  if (size == 0) return;
+  out[0] = '\0';
+  const size_t bits = sizeof(unsigned long) * CHAR_BIT;
+  const size_t total = words * bits;
+  size_t used = 0;
+  for (size_t cpu = 0; cpu < total;) {
+    if (!((set[cpu / bits] >> (cpu % bits)) & 1ul)) {
+      cpu++;
+      continue;
+    }
+    size_t last = cpu;
+    while (last + 1 < total && ((set[(last + 1) / bits] >> ((last + 1) % bits)) & 1ul)) last++;
+    int n = last == cpu ? snprintf(out + used, size - used, "%s%zu", used ? "," : "", cpu)
+                        : snprintf(out + used, size - used, "%s%zu-%zu", used ? "," : "", cpu,
+                                   last);
+    if (n < 0 || (size_t)n >= size - used) {
+      // Cut: say so rather than leave a misleading partial list.
+      if (size > 4) snprintf(out + (size > 8 ? size - 4 : 0), 4, "...");
+      return;
+    }
+    used += (size_t)n;
+    cpu = last + 1;
+  }
+}
+
+void gs_nvml_gpu_info_get(gs_nvml *nvml, const char *pci_bus_id, gs_nvml_gpu_info *info) {
+  memset(info, 0, sizeof *info);
+  info->numa_node = -1;
+  nvml_device dev;
+  if (!find_device(nvml, pci_bus_id, &dev)) return;
+  info->found = 1;
+  char text[GS_TEXT_LONG];
+  if (nvml->name && nvml->name(dev, text, (unsigned)sizeof text) == NVML_SUCCESS) {
+    text[sizeof text - 1] = '\0';
+    snprintf(info->name, sizeof info->name, "%s", text);
+  }
+  if (nvml->uuid && nvml->uuid(dev, text, (unsigned)sizeof text) == NVML_SUCCESS) {
+    text[sizeof text - 1] = '\0';
+    snprintf(info->uuid, sizeof info->uuid, "%s", text);
+  }
+  unsigned v = 0;
+  if (nvml->power_limit && nvml->power_limit(dev, &v) == NVML_SUCCESS) info->power_limit_mw = v;
+  if (nvml->max_clock && nvml->max_clock(dev, NVML_CLOCK_SM, &v) == NVML_SUCCESS)
+    info->max_sm_clock_mhz = v;
+  if (nvml->max_clock && nvml->max_clock(dev, NVML_CLOCK_MEM, &v) == NVML_SUCCESS)
+    info->max_memory_clock_mhz = v;
+  if (nvml->clock && nvml->clock(dev, NVML_CLOCK_SM, &v) == NVML_SUCCESS) info->sm_clock_mhz = v;
+  if (nvml->clock && nvml->clock(dev, NVML_CLOCK_MEM, &v) == NVML_SUCCESS)
+    info->memory_clock_mhz = v;
+  if (nvml->numa_node && nvml->numa_node(dev, &v) == NVML_SUCCESS && v <= INT_MAX)
+    info->numa_node = (int)v;
+  if (nvml->cpu_affinity) {
+    unsigned long set[64];  // 4096 CPUs with 64-bit longs
+    memset(set, 0, sizeof set);
+    if (nvml->cpu_affinity(dev, (unsigned)(sizeof set / sizeof set[0]), set) == NVML_SUCCESS)
+      gs_nvml_format_cpu_set(set, sizeof set / sizeof set[0], info->cpu_affinity,
+                             sizeof info->cpu_affinity);
+  }
+}
+
+int gs_nvml_common_ancestor(gs_nvml *nvml, const char *bus_a, const char *bus_b, int *level) {
+  nvml_device a, b;
+  if (!nvml || !nvml->common_ancestor) return 0;
+  if (!find_device(nvml, bus_a, &a) || !find_device(nvml, bus_b, &b)) return 0;
+  int v = -1;
+  if (nvml->common_ancestor(a, b, &v) != NVML_SUCCESS) return 0;
+  *level = v;
+  return 1;
+}
+
+void gs_nvml_nvlink_ports_get(gs_nvml *nvml, const char *pci_bus_id, gs_nvlink_ports *ports) {
+  memset(ports, 0, sizeof *ports);
+  snprintf(ports->pci_bus_id, sizeof ports->pci_bus_id, "%s", pci_bus_id ? pci_bus_id : "");
+  nvml_device dev;
+  if (!find_device(nvml, pci_bus_id, &dev) || !nvml->link_state) return;
+  for (unsigned link = 0; link < GS_NVLINK_MAX_LINKS; link++) {
+    int state = 0;
+    nvml_return rc = nvml->link_state(dev, link, &state);
+    // Ports past the GPU's last one answer INVALID_ARGUMENT or NOT_SUPPORTED:
+    // they are simply absent, and later ones may still exist on some parts.
+    if (rc != NVML_SUCCESS) continue;
+    ports->port_count = (size_t)link + 1;
+    if (state != NVML_FEATURE_ENABLED) continue;
+    ports->active[link] = 1;
+    nvml_pci_info pci;
+    memset(&pci, 0, sizeof pci);
+    if (nvml->link_remote_pci && nvml->link_remote_pci(dev, link, &pci) == NVML_SUCCESS) {
+      pci.bus_id[sizeof pci.bus_id - 1] = '\0';
+      snprintf(ports->remote_bus_id[link], sizeof ports->remote_bus_id[link], "%s", pci.bus_id);
+    }
+    int type = -1;
+    if (nvml->link_remote_type && nvml->link_remote_type(dev, link, &type) == NVML_SUCCESS) {
+      ports->remote_type[link] = type == NVML_NVLINK_DEVICE_TYPE_GPU ? GS_NVLINK_REMOTE_GPU
+                                 : type == NVML_NVLINK_DEVICE_TYPE_SWITCH ? GS_NVLINK_REMOTE_SWITCH
+                                 : type == NVML_NVLINK_DEVICE_TYPE_UNKNOWN
+                                     ? GS_NVLINK_REMOTE_UNKNOWN
+                                     : GS_NVLINK_REMOTE_OTHER;
+    }
+    unsigned version = 0;
+    if (ports->version == 0 && nvml->link_version &&
+        nvml->link_version(dev, link, &version) == NVML_SUCCESS)
+      ports->version = version;
+  }
+}

@@ -1,0 +1,93 @@
+/* NVML (the NVIDIA Management Library), loaded at run time with dlopen so
+ * the binary runs where no driver is installed. A missing library, a missing
+ * symbol or a field the GPU does not support is a normal state: the field is
+ * simply unknown. GPUs are found by PCI bus id, never by index. */
+#ifndef GS_NVML_H
+#define GS_NVML_H
+
+#include <stddef.h>
+
+#include "core/result.h"
+
+/* Ports scanned per GPU: NVML_NVLINK_MAX_LINKS of current drivers. */
+#define GS_NVLINK_MAX_LINKS 18
+
+/* The loaded library and its entry points (opaque). */
+typedef struct gs_nvml gs_nvml;
+
+/* What NVML says about one GPU. Every numeric field is 0 when unknown,
+ * except numa_node (-1 when unknown); strings are "" when unknown. */
+typedef struct {
+  int found;                      /* NVML has a device with this bus id */
+  char name[GS_TEXT_LONG];
+  char uuid[GS_TEXT_SHORT];
+  unsigned power_limit_mw;        /* power management limit, milliwatts */
+  unsigned max_sm_clock_mhz;
+  unsigned max_memory_clock_mhz;
+  unsigned sm_clock_mhz;          /* current */
+  unsigned memory_clock_mhz;      /* current */
+  int numa_node;                  /* -1 = unknown */
+  char cpu_affinity[GS_TEXT_LONG]; /* CPU list as "0-31,64-95"; "" = unknown */
+} gs_nvml_gpu_info;
+
+/* Remote end of a link, as NVML classifies it. */
+typedef enum {
+  GS_NVLINK_REMOTE_UNKNOWN = 0,   /* no remote device type available */
+  GS_NVLINK_REMOTE_GPU,
+  GS_NVLINK_REMOTE_SWITCH,        /* NVSwitch: every GPU on the fabric is reachable */
+  GS_NVLINK_REMOTE_OTHER          /* e.g. an IBM NPU */
+} gs_nvlink_remote;
+
+/* The NVLink ports of one GPU as plain data (filled by NVML, or by hand in
+ * tests). Only active ports have their remote fields set. */
+typedef struct {
+  char pci_bus_id[GS_TEXT_SHORT];           /* this GPU */
+  size_t port_count;                        /* ports described below */
+  int active[GS_NVLINK_MAX_LINKS];          /* 1 = link up */
+  char remote_bus_id[GS_NVLINK_MAX_LINKS][GS_TEXT_SHORT]; /* "" = unknown */
+  gs_nvlink_remote remote_type[GS_NVLINK_MAX_LINKS];
+  unsigned version;                         /* NVML NVLink version value of an
+                                               active port; 0 = unknown */
+} gs_nvlink_ports;
+
+/* Loads the library (GPUSCALE_NVML_LIBRARY, else "libnvidia-ml.so.1") and
+ * initialises it. Returns NULL when NVML cannot be used; `why` (may be NULL)
+ * then receives "NVML unavailable: <reason>". The caller owns the handle and
+ * releases it with gs_nvml_close. Call from one thread. */
+gs_nvml *gs_nvml_open(char *why, size_t why_size);
+
+/* Shuts NVML down and unloads it. NULL is allowed. */
+void gs_nvml_close(gs_nvml *nvml);
+
+/* The driver version ("550.54.15") into buf; returns 1 when known, else 0
+ * and buf = "". `nvml` may be NULL. */
+int gs_nvml_driver_version(gs_nvml *nvml, char *buf, size_t size);
+
+/* Everything NVML says about the GPU at `pci_bus_id` (as CUDA writes it,
+ * "0000:18:00.0"). With `nvml` NULL, or no such device, every field is
+ * unknown and info->found is 0. Never fails. */
+void gs_nvml_gpu_info_get(gs_nvml *nvml, const char *pci_bus_id, gs_nvml_gpu_info *info);
+
+/* The NVML topology level of the closest common ancestor of two GPUs (one of
+ * the GS_NVML_TOPOLOGY_* values). Returns 1 when known, else 0. */
+int gs_nvml_common_ancestor(gs_nvml *nvml, const char *bus_a, const char *bus_b, int *level);
+
+/* The NVLink ports of the GPU at `pci_bus_id`. With no NVML, no device or no
+ * NVLink, `ports` is all zero apart from its bus id. Never fails. */
+void gs_nvml_nvlink_ports_get(gs_nvml *nvml, const char *pci_bus_id, gs_nvlink_ports *ports);
+
+/* NVML topology levels (nvmlGpuTopologyLevel_t as documented). */
+enum {
+  GS_NVML_TOPOLOGY_INTERNAL = 0,
+  GS_NVML_TOPOLOGY_SINGLE = 10,
+  GS_NVML_TOPOLOGY_MULTIPLE = 20,
+  GS_NVML_TOPOLOGY_HOSTBRIDGE = 30,
+  GS_NVML_TOPOLOGY_NODE = 40,
+  GS_NVML_TOPOLOGY_SYSTEM = 50
+};
+
+/* Formats a CPU bit set (`words` unsigned longs, bit k of word w = CPU
+ * w * bits(long) + k) as a list of ranges, "0-31,64-95". Empty set: "". */
+void gs_nvml_format_cpu_set(const unsigned long *set, size_t words, char *out, size_t size);
+
+#endif

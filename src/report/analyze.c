@@ -1,0 +1,571 @@
+/* Analysis of result documents: groups measurements into series, recomputes
+ * step-time statistics, throughput, speedup, efficiency and the Karp-Flatt
+ * serial fraction from the raw samples, checks per-rank symmetry and derives
+ * the recommendation. The formulas are those of docs/report.md. */
+#include "report/report.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/result.h"
+
+/* Largest world size accepted from a document; far above any real machine,
+ * it only bounds the allocation a corrupt file can ask for. */
+#define MAX_WORLD_SIZE 1048576
+
+typedef struct {
+  double *v;
+  size_t n, cap;
+} dvec;
+
+static int dvec_push(dvec *d, double x) {
+  if (d->n == d->cap) {
+    size_t cap = d->cap ? 2 * d->cap : 64;
+    double *v = realloc(d->v, cap * sizeof *v);
+    if (!v) return 0;
+    d->v = v;
+    d->cap = cap;
+  }
+  d->v[d->n++] = x;
+  return 1;
+}
+
+const char *gs_rank_mark_name(gs_rank_mark mark) {
+  switch (mark) {
+    case GS_MARK_GOOD: return "good";
+    case GS_MARK_MODERATE: return "moderate";
+    case GS_MARK_CRITICAL: return "critical";
+    default: return "n/a";
+  }
+}
+
+const char *gs_verdict_name(gs_verdict verdict) {
+  switch (verdict) {
+    case GS_VERDICT_BENEFICIAL: return "beneficial";
+    case GS_VERDICT_MARGINAL: return "marginal";
+    case GS_VERDICT_SINGLE: return "single GPU preferred";
+    default: return "none";
+  }
+}
+
+const char *gs_report_file_name(const gs_report *r, size_t file) {
+  const char *p = r->files[file];
+  const char *slash = strrchr(p, '/');
+  return slash ? slash + 1 : p;
+}
+
+static const char *json_string_or(const cJSON *obj, const char *name, const char *fallback) {
+  const cJSON *x = cJSON_GetObjectItemCaseSensitive(obj, name);
+  return cJSON_IsString(x) ? x->valuestring : fallback;
+}
+
+static void copy_text(char *dst, size_t size, const char *src) {
+  snprintf(dst, size, "%s", src ? src : "");
+}
+
+/* ---- canonical JSON of the workload options ------------------------------ */
+
+static int compare_items(const void *a, const void *b) {
+  const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+  return strcmp(x->string ? x->string : "", y->string ? y->string : "");
+}
+
+/* Sorts the members of every object under `item` by name, in place. */
+static int sort_members(cJSON *item) {
+  if (!item) return 1;
+  size_t n = 0;
+  for (cJSON *c = item->child; c; c = c->next) {
+    if (!sort_members(c)) return 0;
+    n++;
+  }
+  if (!cJSON_IsObject(item) || n < 2) return 1;
+  cJSON **all = malloc(n * sizeof *all);
+  if (!all) return 0;
+  size_t i = 0;
+  for (cJSON *c = item->child; c; c = c->next) all[i++] = c;
+  qsort(all, n, sizeof *all, compare_items);
+  for (i = 0; i < n; i++) {
+    all[i]->next = i + 1 < n ? all[i + 1] : NULL;
+    // cJSON keeps the last element in the first element's prev.
+    all[i]->prev = i > 0 ? all[i - 1] : all[n - 1];
+  }
+  item->child = all[0];
+  free(all);
+  return 1;
+}
+
+/* Canonical text (members sorted by name, no whitespace) of `options`;
+ * "null" when absent. Caller frees. */
+static char *canonical_json(const cJSON *options) {
+  if (!options) return strdup("null");
+  cJSON *copy = cJSON_Duplicate(options, 1);
+  if (!copy) return NULL;
+  char *text = sort_members(copy) ? cJSON_PrintUnformatted(copy) : NULL;
+  cJSON_Delete(copy);
+  if (!text) return NULL;
+  // cJSON's allocator is malloc unless changed; copy to be sure free() is right.
+  char *out = strdup(text);
+  cJSON_free(text);
+  return out;
+}
+
+/* ---- reading one measurement ---------------------------------------------- */
+
+/* Appends the finite numbers of array `arr` to `d`; nulls are counted in
+ * `*nulls`; any other element is a format error naming its path. */
+static gs_status read_samples(const cJSON *arr, dvec *d, size_t *nulls, const char *file,
+                              const char *path) {
+  size_t k = 0;
+  for (const cJSON *x = arr->child; x; x = x->next, k++) {
+    if (cJSON_IsNull(x)) {
+      if (nulls) (*nulls)++;
+    } else if (cJSON_IsNumber(x)) {
+      if (!isfinite(x->valuedouble)) {
+        if (nulls) (*nulls)++;
+      } else if (!dvec_push(d, x->valuedouble)) {
+        return gs_error(GS_ERR_NOMEM, "%s: out of memory reading %s", file, path);
+      }
+    } else {
+      return gs_error(GS_ERR_FORMAT, "%s: %s[%zu] must be a number or null", file, path, k);
+    }
+  }
+  return GS_OK;
+}
+
+/* Reads an integral member in [lo, hi]; `*out` untouched when absent. */
+static gs_status read_int(const cJSON *obj, const char *name, long lo, long hi, long *out,
+                          const char *file, const char *path) {
+  const cJSON *x = cJSON_GetObjectItemCaseSensitive(obj, name);
+  if (!x || cJSON_IsNull(x)) return GS_OK;
+  double v = cJSON_IsNumber(x) ? x->valuedouble : NAN;
+  if (!isfinite(v) || v != floor(v) || v < (double)lo || v > (double)hi)
+    return gs_error(GS_ERR_FORMAT, "%s: %s.%s must be an integer from %ld to %ld", file, path,
+                    name, lo, hi);
+  *out = (long)v;
+  return GS_OK;
+}
+
+static uint64_t read_u64(const cJSON *obj, const char *name) {
+  const cJSON *x = cJSON_GetObjectItemCaseSensitive(obj, name);
+  if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || x->valuedouble < 0 ||
+      x->valuedouble >= 18446744073709551616.0)
+    return 0;
+  return (uint64_t)x->valuedouble;
+}
+
+static double nan_value(void) { return NAN; }
+
+/* Per-rank statistics from its pooled samples. */
+static gs_status finish_rank(gs_report_rank *k, const dvec *d, const char *file,
+                             const char *path) {
+  k->n = d->n;
+  if (d->n == 0) return GS_OK;
+  gs_stats s;
+  gs_status st = gs_stats_compute(d->v, d->n, &s);
+  if (st != GS_OK) return gs_error(st, "%s: %s: %s", file, path, gs_last_error());
+  k->mean = s.mean;
+  k->min = s.min;
+  k->max = s.max;
+  k->stddev = s.stddev;
+  k->median = s.median;
+  size_t stable = 0;
+  for (size_t i = 0; i < d->n; i++)
+    if (fabs(d->v[i] - s.mean) <= GS_REPORT_STABLE_BAND * fabs(s.mean)) stable++;
+  k->stable_share = (double)stable / (double)d->n;
+  if (s.mean > 0 && k->items_per_step > 0) k->throughput = (double)k->items_per_step / s.mean;
+  if (isfinite(k->first_seconds) && s.median > 0) {
+    k->cold_ratio = k->first_seconds / s.median;
+    k->cold_flag = k->cold_ratio > GS_REPORT_COLD_FLAG;
+  }
+  return GS_OK;
+}
+
+/* Fills `row` from measurement `m` (index `mi` of `file`): raw samples
+ * pooled over runs, statistics, per-rank numbers. Cross-row numbers
+ * (speedup and the like) are filled later. */
+static gs_status read_measurement(const cJSON *m, size_t mi, const char *file, gs_report_row *row) {
+  char path[160];
+  snprintf(path, sizeof path, "measurements[%zu]", mi);
+  double dnan = nan_value();
+  row->throughput = row->speedup = row->efficiency = row->karp_flatt = dnan;
+  row->ideal_throughput = row->spread_ratio = row->spread_cv = row->rank_median = dnan;
+  row->straggler = -1;
+
+  long ws = 0;
+  gs_status st = read_int(m, "world_size", 1, MAX_WORLD_SIZE, &ws, file, path);
+  if (st != GS_OK) return st;
+  row->world_size = (int)ws;
+  copy_text(row->status, sizeof row->status, json_string_or(m, "status", "-"));
+  row->error = json_string_or(m, "error", NULL);
+  const cJSON *ver = cJSON_GetObjectItemCaseSensitive(m, "verification");
+  copy_text(row->verification, sizeof row->verification, json_string_or(ver, "status", "-"));
+  row->items_per_step = read_u64(cJSON_GetObjectItemCaseSensitive(m, "cost"), "items_per_step");
+
+  row->n_ranks = (size_t)ws;
+  row->ranks = calloc(row->n_ranks, sizeof *row->ranks);
+  dvec *rank_samples = calloc(row->n_ranks, sizeof *rank_samples);
+  unsigned char *clocks = calloc(row->n_ranks, 1);  // bit 1: device, bit 2: wall
+  unsigned char *seen = calloc(row->n_ranks, 1);
+  dvec steps = {0};
+  if (!row->ranks || !rank_samples || !clocks || !seen) {
+    st = gs_error(GS_ERR_NOMEM, "%s: out of memory for %ld ranks", file, ws);
+    goto done;
+  }
+  for (size_t r = 0; r < row->n_ranks; r++) {
+    gs_report_rank *k = &row->ranks[r];
+    k->rank = (int)r;
+    copy_text(k->status, sizeof k->status, "ok");
+    k->clock = "-";
+    k->mean = k->min = k->max = k->stddev = k->median = k->stable_share = dnan;
+    k->throughput = k->deviation = k->first_seconds = k->cold_ratio = dnan;
+    k->mark = GS_MARK_NONE;
+  }
+
+  const cJSON *runs = cJSON_GetObjectItemCaseSensitive(m, "runs");
+  size_t ri = 0;
+  for (const cJSON *run = runs ? runs->child : NULL; run; run = run->next, ri++) {
+    char rpath[200];
+    snprintf(rpath, sizeof rpath, "%s.runs[%zu]", path, ri);
+    const cJSON *ss = cJSON_GetObjectItemCaseSensitive(run, "step_seconds");
+    if (cJSON_IsArray(ss)) {
+      char spath[220];
+      snprintf(spath, sizeof spath, "%s.step_seconds", rpath);
+      if ((st = read_samples(ss, &steps, &row->step_nulls, file, spath)) != GS_OK) goto done;
+    } else if (ss && !cJSON_IsNull(ss)) {
+      st = gs_error(GS_ERR_FORMAT, "%s: %s.step_seconds must be an array or null", file, rpath);
+      goto done;
+    }
+    const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(run, "ranks");
+    size_t count = (size_t)cJSON_GetArraySize(ranks);
+    if (count != row->n_ranks) {
+      st = gs_error(GS_ERR_FORMAT, "%s: %s has %zu ranks but world_size is %ld", file, rpath,
+                    count, ws);
+      goto done;
+    }
+    memset(seen, 0, row->n_ranks);
+    size_t ki = 0;
+    for (const cJSON *rk = ranks->child; rk; rk = rk->next, ki++) {
+      char kpath[240];
+      snprintf(kpath, sizeof kpath, "%s.ranks[%zu]", rpath, ki);
+      long rn = -1;
+      if ((st = read_int(rk, "rank", 0, ws - 1, &rn, file, kpath)) != GS_OK) goto done;
+      if (seen[rn]) {
+        st = gs_error(GS_ERR_FORMAT, "%s: %s: rank %ld appears twice in the run", file, kpath, rn);
+        goto done;
+      }
+      seen[rn] = 1;
+      gs_report_rank *k = &row->ranks[rn];
+      const char *rs = json_string_or(rk, "status", "-");
+      if (strcmp(k->status, "ok") == 0 && strcmp(rs, "ok") != 0) {
+        copy_text(k->status, sizeof k->status, rs);
+        k->error = json_string_or(rk, "error", NULL);
+      }
+      if (ri == 0) k->items_per_step = read_u64(rk, "items_per_step");
+      const cJSON *first = cJSON_GetObjectItemCaseSensitive(rk, "first_iteration_seconds");
+      if (!isfinite(k->first_seconds) && cJSON_IsNumber(first) && isfinite(first->valuedouble))
+        k->first_seconds = first->valuedouble;
+      const cJSON *dev = cJSON_GetObjectItemCaseSensitive(rk, "device_seconds");
+      const cJSON *wall = cJSON_GetObjectItemCaseSensitive(rk, "wall_seconds");
+      if (cJSON_IsArray(dev) && cJSON_IsArray(wall) &&
+          cJSON_GetArraySize(dev) != cJSON_GetArraySize(wall)) {
+        st = gs_error(GS_ERR_FORMAT,
+                      "%s: %s: device_seconds has %d samples but wall_seconds has %d", file,
+                      kpath, cJSON_GetArraySize(dev), cJSON_GetArraySize(wall));
+        goto done;
+      }
+      const cJSON *use = cJSON_IsArray(dev) ? dev : wall;
+      if (cJSON_IsArray(use)) {
+        clocks[rn] |= use == dev ? 1 : 2;
+        char spath[260];
+        snprintf(spath, sizeof spath, "%s.%s", kpath, use == dev ? "device_seconds" : "wall_seconds");
+        if ((st = read_samples(use, &rank_samples[rn], NULL, file, spath)) != GS_OK) goto done;
+      }
+    }
+  }
+
+  if (steps.n > 0) {
+    st = gs_stats_compute(steps.v, steps.n, &row->step);
+    if (st != GS_OK) {
+      st = gs_error(st, "%s: %s step_seconds: %s", file, path, gs_last_error());
+      goto done;
+    }
+    row->has_step = 1;
+    if (row->step.mean > 0 && row->items_per_step > 0)
+      row->throughput = (double)row->items_per_step / row->step.mean;
+  }
+  for (size_t r = 0; r < row->n_ranks; r++) {
+    gs_report_rank *k = &row->ranks[r];
+    k->clock = clocks[r] == 1 ? "device" : clocks[r] == 2 ? "wall" : clocks[r] == 3 ? "mixed" : "-";
+    char kpath[200];
+    snprintf(kpath, sizeof kpath, "%s rank %zu", path, r);
+    if ((st = finish_rank(k, &rank_samples[r], file, kpath)) != GS_OK) goto done;
+  }
+
+done:
+  if (rank_samples)
+    for (size_t r = 0; r < row->n_ranks; r++) free(rank_samples[r].v);
+  free(rank_samples);
+  free(clocks);
+  free(seen);
+  free(steps.v);
+  return st;
+}
+
+/* ---- cross-rank and cross-row numbers --------------------------------------- */
+
+/* Median, deviation, marks, spread and straggler over the ranks of `row`. */
+static gs_status rank_symmetry(gs_report_row *row, const gs_report_thresholds *th) {
+  if (row->world_size < 2) return GS_OK;
+  double *t = malloc(row->n_ranks * sizeof *t);
+  if (!t) return gs_error(GS_ERR_NOMEM, "out of memory");
+  size_t n = 0;
+  for (size_t r = 0; r < row->n_ranks; r++)
+    if (isfinite(row->ranks[r].throughput)) t[n++] = row->ranks[r].throughput;
+  if (n >= 2) {
+    gs_stats s;
+    gs_status st = gs_stats_compute(t, n, &s);
+    if (st != GS_OK) {
+      free(t);
+      return st;
+    }
+    row->rank_median = s.median;
+    row->spread_ratio = s.min > 0 ? s.max / s.min : NAN;
+    row->spread_cv = s.cv;
+    int slowest = -1;
+    for (size_t r = 0; r < row->n_ranks; r++) {
+      gs_report_rank *k = &row->ranks[r];
+      if (!isfinite(k->throughput) || !(s.median > 0)) continue;
+      k->deviation = fabs(k->throughput - s.median) / s.median;
+      k->mark = k->deviation > th->critical   ? GS_MARK_CRITICAL
+                : k->deviation > th->moderate ? GS_MARK_MODERATE
+                                              : GS_MARK_GOOD;
+      if (slowest < 0 || k->throughput < row->ranks[slowest].throughput) slowest = (int)r;
+    }
+    if (slowest >= 0 && row->ranks[slowest].mark == GS_MARK_CRITICAL) row->straggler = slowest;
+  }
+  free(t);
+  return GS_OK;
+}
+
+static int compare_rows(const void *a, const void *b) {
+  const gs_report_row *x = a, *y = b;
+  if (x->world_size != y->world_size) return x->world_size < y->world_size ? -1 : 1;
+  if (x->file != y->file) return x->file < y->file ? -1 : 1;
+  return (x->measurement > y->measurement) - (x->measurement < y->measurement);
+}
+
+static void add_advice(gs_report_series *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void add_advice(gs_report_series *s, const char *fmt, ...) {
+  if (s->n_advice >= GS_REPORT_ADVICE_MAX) return;
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  char *copy = strdup(buf);
+  if (copy) s->advice[s->n_advice++] = copy;
+}
+
+static int row_usable(const gs_report_row *row) {
+  return strcmp(row->status, "ok") == 0 && isfinite(row->throughput);
+}
+
+/* Speedup and friends against the series' 1-rank row, then the verdict. */
+static void analyse_series(gs_report_series *s, const gs_report *r) {
+  qsort(s->rows, s->n_rows, sizeof *s->rows, compare_rows);
+  const gs_report_row *base = NULL;
+  for (size_t i = 0; i < s->n_rows && !base; i++)
+    if (s->rows[i].world_size == 1 && row_usable(&s->rows[i])) base = &s->rows[i];
+  for (size_t i = 0; i < s->n_rows && base; i++) {
+    gs_report_row *row = &s->rows[i];
+    double n = (double)row->world_size;
+    row->ideal_throughput = n * base->throughput;
+    // A failed measurement's timings are shown, but never compared.
+    if (!row_usable(row)) continue;
+    row->speedup = row->throughput / base->throughput;
+    row->efficiency = row->speedup / n;
+    if (row->world_size > 1 && row->speedup > 0)
+      row->karp_flatt = (1.0 / row->speedup - 1.0 / n) / (1.0 - 1.0 / n);
+  }
+
+  const char *gpu = strcmp(s->backend, "cpu") == 0 ? "rank" : "GPU";
+  int largest = s->n_rows ? s->rows[s->n_rows - 1].world_size : 0;
+  const gs_report_row *pick = NULL;
+  for (size_t i = s->n_rows; i-- > 0 && !pick;)
+    if (s->rows[i].world_size > 1 && row_usable(&s->rows[i]) && isfinite(s->rows[i].speedup))
+      pick = &s->rows[i];
+  if (largest < 2) {
+    add_advice(s, "no scaling verdict: only 1 rank was measured");
+  } else if (!base) {
+    add_advice(s, "no scaling verdict: no usable 1-rank measurement (status ok with step "
+                  "samples) to compute the speedup against");
+  } else if (!pick) {
+    add_advice(s, "no scaling verdict: no measurement with more than 1 rank has status ok and "
+                  "step samples");
+  } else {
+    s->verdict_world_size = pick->world_size;
+    double sp = pick->speedup;
+    s->verdict = sp >= GS_REPORT_BENEFICIAL_SPEEDUP ? GS_VERDICT_BENEFICIAL
+                 : sp >= GS_REPORT_MARGINAL_SPEEDUP ? GS_VERDICT_MARGINAL
+                                                    : GS_VERDICT_SINGLE;
+    if (pick->world_size != largest)
+      add_advice(s, "the largest world size (%d) has no usable measurement; the verdict uses %d",
+                 largest, pick->world_size);
+    const char *rule = s->verdict == GS_VERDICT_BENEFICIAL ? ">= 1.10"
+                       : s->verdict == GS_VERDICT_MARGINAL ? "in [0.95, 1.10)"
+                                                           : "< 0.95";
+    char what[64];
+    if (s->verdict == GS_VERDICT_SINGLE)
+      snprintf(what, sizeof what, "single %s preferred", gpu);
+    else
+      snprintf(what, sizeof what, "multi-%s %s", gpu, gs_verdict_name(s->verdict));
+    add_advice(s,
+               "%s: speedup %.2fx at %d ranks (%s), efficiency %.1f%%, Karp-Flatt serial "
+               "fraction %.3f, throughput %.4g of ideal %.4g %s/s",
+               what, sp, pick->world_size, rule, 100.0 * pick->efficiency, pick->karp_flatt,
+               pick->throughput, pick->ideal_throughput, s->item_unit ? s->item_unit : "items");
+  }
+
+  for (size_t i = 0; i < s->n_rows; i++) {
+    const gs_report_row *row = &s->rows[i];
+    const gs_report_rank *worst = NULL;
+    if (row->straggler >= 0) {
+      worst = &row->ranks[row->straggler];
+    } else {
+      for (size_t k = 0; k < row->n_ranks; k++)
+        if (row->ranks[k].mark == GS_MARK_CRITICAL &&
+            (!worst || row->ranks[k].deviation > worst->deviation))
+          worst = &row->ranks[k];
+    }
+    if (worst)
+      add_advice(s,
+                 "consider dynamic load balancing: at %d ranks rank %d %s %.4g %s/s, %.1f%% "
+                 "from the median rank throughput %.4g (critical > %.0f%%); ranks max/min %.2fx",
+                 row->world_size, worst->rank,
+                 row->straggler >= 0 ? "is the straggler at" : "runs at", worst->throughput,
+                 s->item_unit ? s->item_unit : "items", 100.0 * worst->deviation,
+                 row->rank_median, 100.0 * r->thresholds.critical, row->spread_ratio);
+    for (size_t k = 0; k < row->n_ranks; k++) {
+      const gs_report_rank *rk = &row->ranks[k];
+      if (strcmp(rk->status, "ok") == 0) continue;
+      add_advice(s, "investigate rank %d: status %s at %d ranks (%s)%s%s", rk->rank, rk->status,
+                 row->world_size, gs_report_file_name(r, row->file), rk->error ? ": " : "",
+                 rk->error ? rk->error : "");
+    }
+  }
+}
+
+/* ---- loading --------------------------------------------------------------- */
+
+static gs_report_series *find_series(gs_report *r, const char *workload, const char *backend,
+                                     const char *scaling, const char *options) {
+  for (size_t i = 0; i < r->n_series; i++) {
+    gs_report_series *s = &r->series[i];
+    if (strcmp(s->workload, workload) == 0 && strcmp(s->backend, backend) == 0 &&
+        strcmp(s->scaling, scaling) == 0 && strcmp(s->options, options) == 0)
+      return s;
+  }
+  return NULL;
+}
+
+/* Adds every measurement of document `fi` to its series. */
+static gs_status add_document(gs_report *r, size_t fi) {
+  const cJSON *doc = r->docs[fi];
+  const char *file = r->files[fi];
+  const cJSON *config = cJSON_GetObjectItemCaseSensitive(doc, "config");
+  const cJSON *doc_options = cJSON_GetObjectItemCaseSensitive(config, "workload_options");
+  const cJSON *ms = cJSON_GetObjectItemCaseSensitive(doc, "measurements");
+  size_t mi = 0;
+  for (const cJSON *m = ms->child; m; m = m->next, mi++) {
+    const char *workload = json_string_or(m, "workload", "");
+    const char *backend = json_string_or(m, "backend", "");
+    const char *scaling = json_string_or(m, "scaling", "");
+    // A measurement's own options (should a writer add them) win over the document's.
+    const cJSON *own = cJSON_GetObjectItemCaseSensitive(m, "workload_options");
+    char *options = canonical_json(own ? own : doc_options);
+    if (!options) return gs_error(GS_ERR_NOMEM, "%s: out of memory", file);
+    gs_report_series *s = find_series(r, workload, backend, scaling, options);
+    if (!s) {
+      gs_report_series *grown = realloc(r->series, (r->n_series + 1) * sizeof *grown);
+      if (!grown) {
+        free(options);
+        return gs_error(GS_ERR_NOMEM, "%s: out of memory", file);
+      }
+      r->series = grown;
+      s = &r->series[r->n_series++];
+      memset(s, 0, sizeof *s);
+      copy_text(s->workload, sizeof s->workload, workload);
+      copy_text(s->backend, sizeof s->backend, backend);
+      copy_text(s->scaling, sizeof s->scaling, scaling);
+      s->options = options;
+    } else {
+      free(options);
+    }
+    if (!s->item_unit)
+      s->item_unit = json_string_or(cJSON_GetObjectItemCaseSensitive(m, "cost"), "item_unit", NULL);
+    gs_report_row *rows = realloc(s->rows, (s->n_rows + 1) * sizeof *rows);
+    if (!rows) return gs_error(GS_ERR_NOMEM, "%s: out of memory", file);
+    s->rows = rows;
+    gs_report_row *row = &s->rows[s->n_rows++];
+    memset(row, 0, sizeof *row);
+    row->file = fi;
+    row->measurement = mi;
+    gs_status st = read_measurement(m, mi, file, row);
+    if (st != GS_OK) return st;
+    if ((st = rank_symmetry(row, &r->thresholds)) != GS_OK) return st;
+  }
+  return GS_OK;
+}
+
+/* See report.h. */
+gs_status gs_report_load(const char *const *paths, size_t n, const gs_report_thresholds *th,
+                         gs_report *out) {
+  memset(out, 0, sizeof *out);
+  if (n == 0) return gs_error(GS_ERR_USAGE, "gpuscale report: no result files given");
+  if (!(th->moderate > 0) || !(th->critical > th->moderate))
+    return gs_error(GS_ERR_USAGE,
+                    "gpuscale report: thresholds must satisfy 0 < moderate (%g%%) < critical "
+                    "(%g%%)", 100.0 * th->moderate, 100.0 * th->critical);
+  out->thresholds = *th;
+  out->files = calloc(n, sizeof *out->files);
+  out->docs = calloc(n, sizeof *out->docs);
+  if (!out->files || !out->docs) {
+    gs_report_free(out);
+    return gs_error(GS_ERR_NOMEM, "out of memory");
+  }
+  gs_status st = GS_OK;
+  for (size_t i = 0; i < n && st == GS_OK; i++) {
+    out->files[i] = strdup(paths[i]);
+    out->n_files = i + 1;
+    if (!out->files[i]) st = gs_error(GS_ERR_NOMEM, "out of memory");
+    if (st == GS_OK) st = gs_result_read(paths[i], &out->docs[i]);
+    if (st == GS_OK) st = add_document(out, i);
+  }
+  for (size_t i = 0; i < out->n_series && st == GS_OK; i++) analyse_series(&out->series[i], out);
+  if (st != GS_OK) gs_report_free(out);
+  return st;
+}
+
+/* See report.h. */
+void gs_report_free(gs_report *r) {
+  for (size_t i = 0; i < r->n_series; i++) {
+    gs_report_series *s = &r->series[i];
+    for (size_t j = 0; j < s->n_rows; j++) free(s->rows[j].ranks);
+    free(s->rows);
+    free(s->options);
+    for (size_t j = 0; j < s->n_advice; j++) free(s->advice[j]);
+  }
+  free(r->series);
+  for (size_t i = 0; i < r->n_files; i++) {
+    free(r->files ? r->files[i] : NULL);
+    if (r->docs) cJSON_Delete(r->docs[i]);
+  }
+  free(r->files);
+  free(r->docs);
+  memset(r, 0, sizeof *r);
+}

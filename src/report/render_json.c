@@ -1,0 +1,160 @@
+/* The computed analysis as one JSON object (`gpuscale report --format
+ * json`): every number of the text report with full precision, null where
+ * not available. Layout in docs/report.md. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "core/result.h"
+#include "report/render.h"
+
+static void add_stats(cJSON *obj, const char *name, const gs_report_row *row) {
+  if (!row->has_step) {
+    cJSON_AddNullToObject(obj, name);
+    return;
+  }
+  const gs_stats *s = &row->step;
+  cJSON *o = cJSON_AddObjectToObject(obj, name);
+  if (!o) return;
+  cJSON_AddNumberToObject(o, "n", (double)s->n);
+  gs_json_add_number(o, "mean", s->mean);
+  gs_json_add_number(o, "median", s->median);
+  gs_json_add_number(o, "stddev", s->stddev);
+  gs_json_add_number(o, "cv", s->cv);
+  gs_json_add_number(o, "min", s->min);
+  gs_json_add_number(o, "max", s->max);
+  gs_json_add_number(o, "p50", s->p50);
+  gs_json_add_number(o, "p90", s->p90);
+  gs_json_add_number(o, "p95", s->p95);
+  gs_json_add_number(o, "p99", s->p99);
+  gs_json_add_number(o, "ci95_low", s->ci95_low);
+  gs_json_add_number(o, "ci95_high", s->ci95_high);
+  gs_json_add_number(o, "mad", s->mad);
+  cJSON_AddNumberToObject(o, "outliers", (double)s->outliers);
+  gs_json_add_number(o, "sum", s->sum);
+  // The same warning names as the result document's aggregate.step.warnings.
+  cJSON *warn = cJSON_AddArrayToObject(o, "warnings");
+  static const struct { unsigned flag; const char *name; } names[] = {
+      {GS_STATS_WARN_FEW_SAMPLES, "few-samples"}, {GS_STATS_WARN_NOISY, "noisy"},
+      {GS_STATS_WARN_SHORT, "short"}, {GS_STATS_WARN_OUTLIERS, "outliers"}};
+  for (size_t i = 0; warn && i < sizeof names / sizeof names[0]; i++)
+    if (s->warnings & names[i].flag) cJSON_AddItemToArray(warn, cJSON_CreateString(names[i].name));
+}
+
+static void add_string_or_null(cJSON *obj, const char *name, const char *text) {
+  if (text && text[0])
+    cJSON_AddStringToObject(obj, name, text);
+  else
+    cJSON_AddNullToObject(obj, name);
+}
+
+static cJSON *rank_json(const gs_report_rank *k) {
+  cJSON *o = cJSON_CreateObject();
+  if (!o) return NULL;
+  cJSON_AddNumberToObject(o, "rank", k->rank);
+  cJSON_AddStringToObject(o, "status", k->status);
+  add_string_or_null(o, "error", k->error);
+  cJSON_AddStringToObject(o, "clock", k->clock);
+  cJSON_AddNumberToObject(o, "items_per_step", (double)k->items_per_step);
+  cJSON_AddNumberToObject(o, "n", (double)k->n);
+  gs_json_add_number(o, "mean", k->mean);
+  gs_json_add_number(o, "median", k->median);
+  gs_json_add_number(o, "min", k->min);
+  gs_json_add_number(o, "max", k->max);
+  gs_json_add_number(o, "stddev", k->stddev);
+  gs_json_add_number(o, "stable_share", k->stable_share);
+  gs_json_add_number(o, "throughput", k->throughput);
+  gs_json_add_number(o, "deviation", k->deviation);
+  if (k->mark == GS_MARK_NONE)
+    cJSON_AddNullToObject(o, "mark");
+  else
+    cJSON_AddStringToObject(o, "mark", gs_rank_mark_name(k->mark));
+  gs_json_add_number(o, "first_iteration_seconds", k->first_seconds);
+  gs_json_add_number(o, "cold_start_ratio", k->cold_ratio);
+  cJSON_AddBoolToObject(o, "cold_start_flagged", k->cold_flag);
+  return o;
+}
+
+static cJSON *row_json(const gs_report *r, const gs_report_row *row) {
+  cJSON *o = cJSON_CreateObject();
+  if (!o) return NULL;
+  cJSON_AddStringToObject(o, "file", r->files[row->file]);
+  cJSON_AddNumberToObject(o, "measurement", (double)row->measurement);
+  cJSON_AddNumberToObject(o, "world_size", row->world_size);
+  cJSON_AddStringToObject(o, "status", row->status);
+  add_string_or_null(o, "error", row->error);
+  cJSON_AddStringToObject(o, "verification", row->verification);
+  cJSON_AddNumberToObject(o, "items_per_step", (double)row->items_per_step);
+  add_stats(o, "step", row);
+  cJSON_AddNumberToObject(o, "step_nulls", (double)row->step_nulls);
+  gs_json_add_number(o, "throughput", row->throughput);
+  gs_json_add_number(o, "ideal_throughput", row->ideal_throughput);
+  gs_json_add_number(o, "speedup", row->speedup);
+  gs_json_add_number(o, "efficiency", row->efficiency);
+  gs_json_add_number(o, "karp_flatt", row->karp_flatt);
+  if (row->world_size > 1) {
+    cJSON *sym = cJSON_AddObjectToObject(o, "symmetry");
+    if (sym) {
+      gs_json_add_number(sym, "median_throughput", row->rank_median);
+      gs_json_add_number(sym, "max_min_ratio", row->spread_ratio);
+      gs_json_add_number(sym, "cv", row->spread_cv);
+      if (row->straggler >= 0)
+        cJSON_AddNumberToObject(sym, "straggler", row->straggler);
+      else
+        cJSON_AddNullToObject(sym, "straggler");
+    }
+  }
+  cJSON *ranks = cJSON_AddArrayToObject(o, "ranks");
+  for (size_t k = 0; ranks && k < row->n_ranks; k++) {
+    cJSON *x = rank_json(&row->ranks[k]);
+    if (x) cJSON_AddItemToArray(ranks, x);
+  }
+  return o;
+}
+
+/* See render.h. */
+cJSON *gs_report_to_json(const gs_report *r) {
+  cJSON *doc = cJSON_CreateObject();
+  if (!doc) return NULL;
+  cJSON_AddStringToObject(doc, "schema", "gpuscale/report/v1");
+  cJSON *files = cJSON_AddArrayToObject(doc, "files");
+  for (size_t i = 0; files && i < r->n_files; i++)
+    cJSON_AddItemToArray(files, cJSON_CreateString(r->files[i]));
+  cJSON *th = cJSON_AddObjectToObject(doc, "thresholds");
+  if (th) {
+    gs_json_add_number(th, "moderate", r->thresholds.moderate);
+    gs_json_add_number(th, "critical", r->thresholds.critical);
+  }
+  cJSON *series = cJSON_AddArrayToObject(doc, "series");
+  for (size_t i = 0; series && i < r->n_series; i++) {
+    const gs_report_series *s = &r->series[i];
+    cJSON *o = cJSON_CreateObject();
+    if (!o) break;
+    cJSON_AddItemToArray(series, o);
+    cJSON_AddStringToObject(o, "workload", s->workload);
+    add_string_or_null(o, "backend", s->backend);
+    add_string_or_null(o, "scaling", s->scaling);
+    cJSON *opts = cJSON_Parse(s->options);
+    cJSON_AddItemToObject(o, "workload_options", opts ? opts : cJSON_CreateNull());
+    add_string_or_null(o, "item_unit", s->item_unit);
+    cJSON *rows = cJSON_AddArrayToObject(o, "rows");
+    for (size_t j = 0; rows && j < s->n_rows; j++) {
+      cJSON *x = row_json(r, &s->rows[j]);
+      if (x) cJSON_AddItemToArray(rows, x);
+    }
+    cJSON *rec = cJSON_AddObjectToObject(o, "recommendation");
+    if (rec) {
+      if (s->verdict == GS_VERDICT_NONE)
+        cJSON_AddNullToObject(rec, "verdict");
+      else
+        cJSON_AddStringToObject(rec, "verdict", gs_verdict_name(s->verdict));
+      if (s->verdict_world_size > 0)
+        cJSON_AddNumberToObject(rec, "world_size", s->verdict_world_size);
+      else
+        cJSON_AddNullToObject(rec, "world_size");
+      cJSON *adv = cJSON_AddArrayToObject(rec, "advice");
+      for (size_t k = 0; adv && k < s->n_advice; k++)
+        cJSON_AddItemToArray(adv, cJSON_CreateString(s->advice[k]));
+    }
+  }
+  return doc;
+}

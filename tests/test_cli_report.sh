@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# End-to-end tests of `gpuscale report` on the fixtures in tests/data/report:
+# exit codes of bad input, key numbers in every format, the CSV row count,
+# --out and the mark thresholds. $1 is the gpuscale binary.
+set -u
+bin=$1
+data=$(cd "$(dirname "$0")/data/report" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# expect CODE PATTERN -- ARGS...: exit code and a pattern in stdout+stderr.
+expect() {
+  local code=$1 pattern=$2
+  shift 3
+  local out rc
+  out=$("$bin" "$@" 2>&1)
+  rc=$?
+  [ "$rc" = "$code" ] || fail "gpuscale $* exited $rc, expected $code: $out"
+  [ -z "$pattern" ] || grep -qE -- "$pattern" <<<"$out" || fail "gpuscale $*: output lacks /$pattern/: $out"
+}
+
+# has FILE PATTERN: a fixed string in a file.
+has() { grep -qF -- "$2" "$1" || fail "$1 lacks '$2'"; }
+lacks() { ! grep -qF -- "$2" "$1" || fail "$1 has '$2'"; }
+
+strong=$data/strong.json
+weak=$data/weak.json
+
+# usage errors: exit 2
+expect 0 "--moderate PCT" -- report --help
+expect 2 "missing FILE" -- report
+expect 2 "option --format" -- report --format html "$strong"
+expect 2 "unknown option '--critcal'" -- report --critcal 20 "$strong"
+expect 2 "critical must exceed" -- report --moderate 20 --critical 10 "$strong"
+expect 2 "option --moderate" -- report --moderate 5x "$strong"
+expect 2 "given twice" -- report --format csv --format json "$strong"
+# unreadable or invalid documents: exit 1, naming the file
+expect 1 "cannot read .*missing.json" -- report "$strong" "$work/missing.json"
+expect 1 "malformed.json: invalid JSON" -- report "$data/malformed.json"
+expect 1 "foreign.json: unsupported schema" -- report "$data/foreign.json"
+expect 1 "not_result.json: not a gpuscale result document" -- report "$data/not_result.json"
+expect 1 "mismatched.json: .*has 1 ranks but world_size is 2" -- report "$data/mismatched.json"
+expect 1 "cannot write the report to $work/no/such/dir/r.txt" -- report "$strong" -o "$work/no/such/dir/r.txt"
+
+# text (default)
+"$bin" report "$strong" >"$work/r.txt" 2>"$work/err" || fail "text report failed: $(cat "$work/err")"
+has "$work/r.txt" "strong scaling"
+has "$work/r.txt" "1.25x"
+has "$work/r.txt" "62.5%"
+has "$work/r.txt" "0.600"
+has "$work/r.txt" "160.000 M"
+has "$work/r.txt" "critical (straggler)"
+has "$work/r.txt" "straggler rank 1"
+has "$work/r.txt" "slow start"
+has "$work/r.txt" "beneficial: speedup 1.25x at 2 ranks"
+has "$work/r.txt" "consider dynamic load balancing"
+
+# thresholds: at --critical 20 the 17.6% deviation is only moderate
+"$bin" report --critical 20 "$strong" >"$work/r20.txt" || fail "report --critical 20 failed"
+has "$work/r20.txt" "moderate"
+lacks "$work/r20.txt" "straggler)"
+lacks "$work/r20.txt" "load balancing"
+
+# markdown, written with --out
+"$bin" report -f markdown --out "$work/r.md" "$strong" "$weak" || fail "markdown report failed"
+has "$work/r.md" "| ranks | file | status |"
+has "$work/r.md" "| 2 | strong.json | ok | passed | 8 | 10.000 |"
+has "$work/r.md" "weak scaling"
+has "$work/r.md" "marginal: speedup 1.00x at 2 ranks"
+
+# csv: header + strong (8 + 24 samples) + weak (8 + 12)
+"$bin" report --format csv "$strong" "$weak" >"$work/r.csv" || fail "csv report failed"
+lines=$(wc -l <"$work/r.csv")
+[ "$lines" = 53 ] || fail "csv has $lines lines, expected 53"
+has "$work/r.csv" "file,workload,backend,scaling,world_size,run,iteration,rank,seconds"
+has "$work/r.csv" "$strong,voxelize,cpu,strong,2,1,3,1,0.01"
+steps=$(grep -c ',step,' "$work/r.csv")
+[ "$steps" = 20 ] || fail "csv has $steps step rows, expected 20"
+
+# json: the analysis as one object
+"$bin" report --format=json "$strong" "$weak" "$data/failed.json" >"$work/r.json" || fail "json report failed"
+python3 - "$work/r.json" <<'PY' || failures=$((failures + 1))
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "gpuscale/report/v1", d["schema"]
+assert len(d["series"]) == 2, len(d["series"])
+s = d["series"][0]
+rows = {(r["world_size"], r["file"].rsplit("/", 1)[-1]): r for r in s["rows"]}
+two = rows[(2, "strong.json")]
+assert abs(two["speedup"] - 1.25) < 1e-12, two["speedup"]
+assert abs(two["efficiency"] - 0.625) < 1e-12
+assert abs(two["karp_flatt"] - 0.6) < 1e-12
+assert two["symmetry"]["straggler"] == 1
+assert [k["mark"] for k in two["ranks"]] == ["critical", "critical"]
+failed = rows[(2, "failed.json")]
+assert failed["status"] == "cuda" and failed["speedup"] is None
+assert s["recommendation"]["verdict"] == "beneficial"
+assert any("investigate rank 1" in a for a in s["recommendation"]["advice"])
+assert d["series"][1]["recommendation"]["verdict"] == "marginal"
+PY
+
+# a real document written by scale
+"$bin" scale voxelize --backend cpu --ranks 2 --points 20K --clouds 4 --grid 16 --voxel-size 1 \
+  --iters 5 --warmup 1 --runs 1 -q -o "$work/scale.json" >/dev/null 2>&1 || fail "scale failed"
+expect 0 "speedup" -- report "$work/scale.json"
+"$bin" report -f csv "$work/scale.json" >"$work/scale.csv" || fail "csv of a real document failed"
+lines=$(wc -l <"$work/scale.csv")
+# 1 rank: 5 x (step + 1); 2 ranks: 5 x (step + 2)
+[ "$lines" = 26 ] || fail "csv of scale.json has $lines lines, expected 26"
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures failure(s)"
+  exit 1
+fi
+echo "all report CLI tests passed"

@@ -1,0 +1,291 @@
+/* Tests of the report layer (src/report/): the analysis of the fixture
+ * documents in tests/data/report/ against hand-computed values, rejection of
+ * malformed, foreign and inconsistent documents, and the renderers. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/render.h"
+#include "report/report.h"
+
+#define EPS 1e-12
+
+/* tests/data/report/NAME, found from this file's own path. */
+static const char *fixture(const char *name) {
+  static char buf[4][1024];
+  static int next;
+  char *out = buf[next++ % 4];
+  const char *file = __FILE__;
+  const char *slash = strrchr(file, '/');
+  int dir_len = slash ? (int)(slash - file) : 1;
+  snprintf(out, sizeof buf[0], "%.*s/data/report/%s", dir_len, slash ? file : ".", name);
+  return out;
+}
+
+static const gs_report_thresholds default_th = {GS_REPORT_MODERATE_DEFAULT,
+                                                GS_REPORT_CRITICAL_DEFAULT};
+
+static void assert_near(double expected, double actual) {
+  if (fabs(expected - actual) > EPS * fmax(1.0, fabs(expected))) {
+    print_error("expected %.17g, got %.17g\n", expected, actual);
+    fail();
+  }
+}
+
+static gs_report load1(const char *name, const gs_report_thresholds *th) {
+  gs_report r;
+  const char *paths[] = {fixture(name)};
+  assert_int_equal(gs_report_load(paths, 1, th, &r), GS_OK);
+  return r;
+}
+
+static int has_advice(const gs_report_series *s, const char *needle) {
+  for (size_t i = 0; i < s->n_advice; i++)
+    if (strstr(s->advice[i], needle)) return 1;
+  return 0;
+}
+
+/* strong.json: 1 rank with steps {12, 13, 12.5, 12.5} ms and 1e6 points;
+ * 2 ranks (2 runs) with steps {9.5, 10.5, 10, 10} ms, rank 0 {5.6, 8.4, 7, 7}
+ * ms and rank 1 {9.5, 10.5, 10, 10} ms, 5e5 points each. */
+static void test_strong_scaling(void **state) {
+  (void)state;
+  gs_report r = load1("strong.json", &default_th);
+  assert_int_equal(r.n_series, 1);
+  const gs_report_series *s = &r.series[0];
+  assert_string_equal(s->workload, "voxelize");
+  assert_string_equal(s->backend, "cpu");
+  assert_string_equal(s->scaling, "strong");
+  assert_non_null(strstr(s->options, "\"points\":50000"));
+  assert_int_equal(s->n_rows, 2);
+
+  const gs_report_row *one = &s->rows[0], *two = &s->rows[1];
+  assert_int_equal(one->world_size, 1);
+  assert_int_equal(one->step.n, 4);
+  assert_near(0.0125, one->step.mean);
+  assert_near(8e7, one->throughput);  // 1e6 / 0.0125, not the stored aggregate
+  assert_near(1.0, one->speedup);
+  assert_true(isnan(one->karp_flatt));
+  assert_string_equal(one->status, "ok");
+  assert_string_equal(one->verification, "passed");
+
+  assert_int_equal(two->world_size, 2);
+  assert_int_equal(two->step.n, 8);  // both runs pooled
+  assert_near(0.010, two->step.mean);
+  assert_near(1e8, two->throughput);
+  assert_near(1.25, two->speedup);
+  assert_near(0.625, two->efficiency);
+  assert_near(0.6, two->karp_flatt);  // (1/1.25 - 1/2) / (1 - 1/2)
+  assert_near(1.6e8, two->ideal_throughput);
+
+  const gs_report_rank *r0 = &two->ranks[0], *r1 = &two->ranks[1];
+  assert_int_equal(r0->n, 8);
+  assert_string_equal(r0->clock, "wall");
+  assert_near(0.007, r0->mean);
+  assert_near(0.0056, r0->min);
+  assert_near(0.0084, r0->max);
+  assert_near(sqrt(4 * 0.0014 * 0.0014 / 7), r0->stddev);
+  assert_near(0.5, r0->stable_share);  // 5.6 and 8.4 are 20% from 7
+  assert_near(5e5 / 0.007, r0->throughput);
+  assert_near(5e7, r1->throughput);
+  assert_near(1.0, r1->stable_share);
+  double median = (5e5 / 0.007 + 5e7) / 2;
+  assert_near(median, two->rank_median);
+  assert_near(3.0 / 17.0, r0->deviation);  // 30% apart, each 15/85 from the median
+  assert_near(3.0 / 17.0, r1->deviation);
+  assert_int_equal(r0->mark, GS_MARK_CRITICAL);
+  assert_int_equal(r1->mark, GS_MARK_CRITICAL);
+  assert_int_equal(two->straggler, 1);
+  assert_near(10.0 / 7.0, two->spread_ratio);
+  assert_near(sqrt(2.0) * 3.0 / 17.0, two->spread_cv);
+  // Cold start uses the first run's first iteration (the second run's is 50 ms).
+  assert_near(0.010 / 0.007, r0->cold_ratio);
+  assert_false(r0->cold_flag);
+  assert_near(2.5, r1->cold_ratio);
+  assert_true(r1->cold_flag);
+
+  assert_int_equal(s->verdict, GS_VERDICT_BENEFICIAL);
+  assert_int_equal(s->verdict_world_size, 2);
+  assert_int_equal(s->n_advice, 2);
+  assert_non_null(strstr(s->advice[0], "beneficial: speedup 1.25x at 2 ranks"));
+  assert_non_null(strstr(s->advice[0], "efficiency 62.5%"));
+  assert_non_null(strstr(s->advice[0], "Karp-Flatt serial fraction 0.600"));
+  assert_non_null(strstr(s->advice[1], "consider dynamic load balancing"));
+  assert_non_null(strstr(s->advice[1], "rank 1 is the straggler"));
+  assert_non_null(strstr(s->advice[1], "17.6%"));
+  assert_false(has_advice(s, "investigate"));
+  gs_report_free(&r);
+}
+
+static void test_thresholds_configurable(void **state) {
+  (void)state;
+  gs_report_thresholds th = {0.05, 0.20};
+  gs_report r = load1("strong.json", &th);
+  const gs_report_row *two = &r.series[0].rows[1];
+  assert_int_equal(two->ranks[0].mark, GS_MARK_MODERATE);
+  assert_int_equal(two->ranks[1].mark, GS_MARK_MODERATE);
+  assert_int_equal(two->straggler, -1);
+  assert_int_equal(r.series[0].n_advice, 1);
+  assert_false(has_advice(&r.series[0], "load balancing"));
+  gs_report_free(&r);
+
+  th = (gs_report_thresholds){0.18, 0.20};
+  r = load1("strong.json", &th);
+  assert_int_equal(r.series[0].rows[1].ranks[1].mark, GS_MARK_GOOD);
+  gs_report_free(&r);
+
+  const char *paths[] = {fixture("strong.json")};
+  th = (gs_report_thresholds){0.20, 0.20};
+  assert_int_equal(gs_report_load(paths, 1, &th, &r), GS_ERR_USAGE);
+  th = (gs_report_thresholds){0.0, 0.20};
+  assert_int_equal(gs_report_load(paths, 1, &th, &r), GS_ERR_USAGE);
+}
+
+/* weak.json has other workload options and weak scaling: its own series. */
+static void test_series_never_mixed(void **state) {
+  (void)state;
+  gs_report r;
+  const char *paths[] = {fixture("strong.json"), fixture("weak.json")};
+  assert_int_equal(gs_report_load(paths, 2, &default_th, &r), GS_OK);
+  assert_int_equal(r.n_series, 2);
+  const gs_report_series *w = &r.series[1];
+  assert_string_equal(w->scaling, "weak");
+  assert_non_null(strstr(w->options, "\"points\":1000000"));
+  assert_int_equal(w->n_rows, 2);
+  assert_near(1e8, w->rows[1].throughput);  // 2e6 points / 0.02 s
+  assert_near(1.0, w->rows[1].speedup);
+  assert_near(0.5, w->rows[1].efficiency);
+  assert_near(1.0, w->rows[1].karp_flatt);
+  assert_near(2e8, w->rows[1].ideal_throughput);
+  assert_int_equal(w->rows[1].ranks[0].mark, GS_MARK_GOOD);
+  assert_int_equal(w->rows[1].straggler, -1);
+  assert_int_equal(w->verdict, GS_VERDICT_MARGINAL);
+  // The strong series is untouched by the weak file.
+  assert_int_equal(r.series[0].n_rows, 2);
+  assert_near(1.25, r.series[0].rows[1].speedup);
+  gs_report_free(&r);
+}
+
+static void test_failed_rank(void **state) {
+  (void)state;
+  gs_report r = load1("failed.json", &default_th);
+  const gs_report_series *s = &r.series[0];
+  const gs_report_row *two = &s->rows[1];
+  assert_string_equal(two->status, "cuda");
+  assert_int_equal(two->step.n, 1);
+  assert_int_equal(two->step_nulls, 1);
+  assert_true(isnan(two->speedup));  // failed rows are not compared
+  assert_string_equal(two->ranks[1].status, "cuda");
+  assert_int_equal(two->ranks[1].n, 1);
+  assert_int_equal(s->verdict, GS_VERDICT_NONE);
+  assert_true(has_advice(s, "no scaling verdict"));
+  assert_true(has_advice(s, "investigate rank 1: status cuda at 2 ranks"));
+  assert_true(has_advice(s, "illegal memory access"));
+  gs_report_free(&r);
+}
+
+/* Each bad input is refused with its status and an error naming the file. */
+static void test_rejects_bad_input(void **state) {
+  (void)state;
+  static const struct {
+    const char *name;
+    gs_status status;
+    const char *message;
+  } cases[] = {
+      {"malformed.json", GS_ERR_FORMAT, "invalid JSON"},
+      {"foreign.json", GS_ERR_FORMAT, "unsupported schema \"gpuscale/result/v2\""},
+      {"not_result.json", GS_ERR_FORMAT, "not a gpuscale result document"},
+      {"mismatched.json", GS_ERR_FORMAT, "has 1 ranks but world_size is 2"},
+      {"bad_sample.json", GS_ERR_FORMAT, "step_seconds[1] must be a number or null"},
+      {"no-such-file.json", GS_ERR_IO, "cannot read"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    gs_report r;
+    const char *paths[] = {fixture("strong.json"), fixture(cases[i].name)};
+    assert_int_equal(gs_report_load(paths, 2, &default_th, &r), cases[i].status);
+    assert_non_null(strstr(gs_last_error(), cases[i].name));
+    assert_non_null(strstr(gs_last_error(), cases[i].message));
+    assert_int_equal(r.n_series, 0);  // nothing left behind
+  }
+  gs_report r;
+  assert_int_equal(gs_report_load(NULL, 0, &default_th, &r), GS_ERR_USAGE);
+}
+
+/* Renders to a temp file and returns its contents (caller frees). */
+static char *render(const gs_report *r, gs_report_format f) {
+  FILE *tmp = tmpfile();
+  assert_non_null(tmp);
+  assert_int_equal(gs_report_render(tmp, r, f), GS_OK);
+  long size = ftell(tmp);
+  assert_true(size > 0);
+  rewind(tmp);
+  char *text = calloc((size_t)size + 1, 1);
+  assert_non_null(text);
+  assert_int_equal(fread(text, 1, (size_t)size, tmp), (size_t)size);
+  fclose(tmp);
+  return text;
+}
+
+static void test_renderers(void **state) {
+  (void)state;
+  gs_report r = load1("strong.json", &default_th);
+  char *text = render(&r, GS_REPORT_TEXT);
+  assert_non_null(strstr(text, "strong scaling"));
+  assert_non_null(strstr(text, "1.25x"));
+  assert_non_null(strstr(text, "62.5%"));
+  assert_non_null(strstr(text, "0.600"));
+  assert_non_null(strstr(text, "critical (straggler)"));
+  free(text);
+
+  text = render(&r, GS_REPORT_MARKDOWN);
+  assert_non_null(strstr(text, "| ranks | file |"));
+  assert_non_null(strstr(text, "|---:|"));
+  free(text);
+
+  // CSV: 1 rank x 4 iterations x (step + 1 rank) + 2 runs x 4 x (step + 2).
+  text = render(&r, GS_REPORT_CSV);
+  size_t lines = 0;
+  for (const char *p = text; *p; p++) lines += *p == '\n';
+  assert_int_equal(lines, 1 + 8 + 24);
+  assert_non_null(strstr(text, "file,workload,backend,scaling,world_size,run,iteration,rank,seconds\n"));
+  assert_non_null(strstr(text, "strong.json,voxelize,cpu,strong,2,1,3,step,0.01\n"));
+  assert_non_null(strstr(text, "strong.json,voxelize,cpu,strong,2,0,0,0,0.0056\n"));
+  free(text);
+
+  text = render(&r, GS_REPORT_JSON);
+  cJSON *doc = cJSON_Parse(text);
+  assert_non_null(doc);
+  const cJSON *row = cJSON_GetArrayItem(
+      cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "series"), 0), "rows"), 1);
+  assert_near(1.25, cJSON_GetObjectItem(row, "speedup")->valuedouble);
+  assert_near(0.6, cJSON_GetObjectItem(row, "karp_flatt")->valuedouble);
+  assert_int_equal(
+      cJSON_GetObjectItem(cJSON_GetObjectItem(row, "symmetry"), "straggler")->valueint, 1);
+  const cJSON *rec = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "series"), 0),
+                                         "recommendation");
+  assert_string_equal(cJSON_GetObjectItem(rec, "verdict")->valuestring, "beneficial");
+  // The 1-rank row has no Karp-Flatt value: null, never a made-up number.
+  const cJSON *first = cJSON_GetArrayItem(
+      cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "series"), 0), "rows"), 0);
+  assert_true(cJSON_IsNull(cJSON_GetObjectItem(first, "karp_flatt")));
+  cJSON_Delete(doc);
+  free(text);
+  gs_report_free(&r);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_strong_scaling),     cmocka_unit_test(test_thresholds_configurable),
+      cmocka_unit_test(test_series_never_mixed), cmocka_unit_test(test_failed_rank),
+      cmocka_unit_test(test_rejects_bad_input),  cmocka_unit_test(test_renderers),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
