@@ -3,22 +3,7 @@
 # exit codes of bad input, a run and a scale that write valid result files.
 set -u
 bin=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-
-# expect CODE PATTERN -- ARGS...: exit code and a pattern in stdout+stderr.
-expect() {
-  local code=$1 pattern=$2
-  shift 3
-  local out rc
-  out=$("$bin" "$@" 2>&1)
-  rc=$?
-  [ "$rc" = "$code" ] || fail "gpuscale $* exited $rc, expected $code: $out"
-  [ -z "$pattern" ] || grep -qE -- "$pattern" <<<"$out" || fail "gpuscale $*: output lacks /$pattern/: $out"
-}
+. "$(dirname "$0")/cli_lib.sh"
 
 expect 0 "usage: gpuscale" -- --help
 expect 0 "^gpuscale [0-9]+\.[0-9]+\.[0-9]+ \(git " -- --version

@@ -5,24 +5,9 @@
 # exit 2 naming the option.
 set -u
 bin=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
 export CUDA_VISIBLE_DEVICES=
 export GPUSCALE_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1
-
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-
-# expect CODE PATTERN -- ARGS...: exit code and a pattern in stdout+stderr.
-expect() {
-  local code=$1 pattern=$2
-  shift 3
-  local out rc
-  out=$("$bin" "$@" 2>&1)
-  rc=$?
-  [ "$rc" = "$code" ] || fail "gpuscale $* exited $rc, expected $code: $out"
-  [ -z "$pattern" ] || grep -qE -- "$pattern" <<<"$out" || fail "gpuscale $*: output lacks /$pattern/: $out"
-}
+. "$(dirname "$0")/cli_lib.sh"
 
 expect 0 "usage: gpuscale info" -- info --help
 expect 0 "info +show the GPUs" -- --help

@@ -5,22 +5,7 @@
 set -u
 bin=$1
 data=$(cd "$(dirname "$0")/data/report" && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-
-# expect CODE PATTERN -- ARGS...: exit code and a pattern in stdout+stderr.
-expect() {
-  local code=$1 pattern=$2
-  shift 3
-  local out rc
-  out=$("$bin" "$@" 2>&1)
-  rc=$?
-  [ "$rc" = "$code" ] || fail "gpuscale $* exited $rc, expected $code: $out"
-  [ -z "$pattern" ] || grep -qE -- "$pattern" <<<"$out" || fail "gpuscale $*: output lacks /$pattern/: $out"
-}
+. "$(dirname "$0")/cli_lib.sh"
 
 # has FILE PATTERN: a fixed string in a file.
 has() { grep -qF -- "$2" "$1" || fail "$1 lacks '$2'"; }
