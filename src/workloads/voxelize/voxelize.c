@@ -270,6 +270,7 @@ static void voxelize_teardown(void *state) {
     (void)free_device(s->dev.out);
     (void)free_device(s->dev.counts);
     (void)free_device(s->dev.dropped);
+    (void)free_device(s->dev.workspace);
   }
   free(s->points);
   free(s->features);
@@ -318,6 +319,13 @@ static gs_status setup_device(gs_voxelize_state *s, const gs_rank_context *ctx) 
         cudaMalloc((void **)&d->counts, (size_t)(s->clouds * s->cells * sizeof(uint32_t))));
   GS_CHECK_CUDA(
       cudaMalloc((void **)&d->dropped, (size_t)(s->clouds * 2 * sizeof(unsigned long long))));
+  // The binned path's scratch: allocated and zero-filled once here; each
+  // step leaves it zero-filled again where it needs zeros.
+  d->workspace_bytes = gs_voxelize_cuda_workspace_bytes(&s->params, s->n, s->clouds, 0);
+  if (d->workspace_bytes > 0) {
+    GS_CHECK_CUDA(cudaMalloc(&d->workspace, (size_t)d->workspace_bytes));
+    GS_CHECK_CUDA(cudaMemset(d->workspace, 0, (size_t)d->workspace_bytes));
+  }
   return GS_OK;
 }
 

@@ -10,6 +10,7 @@
  * gs_voxelize_classify in voxelize_cpu.c bit for bit. */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include <cuda_runtime.h>
 
@@ -22,6 +23,8 @@
 // Blocks per SM-wave for the global-atomics path: a few waves keep more
 // atomics in flight than one (measured ~2% faster on H100).
 #define GS_VOXELIZE_WAVES 4u
+// The binned path pays off from about this many points per step.
+#define GS_VOXELIZE_BIN_MIN_POINTS 2000000ull
 
 // Returns cudaError_t from the enclosing launcher on failure.
 #define GS_VOXELIZE_TRY_CUDA(expr)                                             \
@@ -182,6 +185,257 @@ __global__ void __launch_bounds__(GS_VOXELIZE_THREADS)
   }
 }
 
+// ---- binned path (count and occupancy on large grids) -----------------------
+//
+// Pass 1 (gs_voxelize_bin_kernel): each block takes a chunk of
+// GS_VOXELIZE_BIN_CHUNK points of one cloud, computes their cells, sorts
+// them by slab (cell >> shift) in shared memory, reserves room in each
+// slab's bucket with one global atomic per slab, and copies the 16-bit
+// in-slab ids out in slab runs. Pass 2 (gs_voxelize_slab_kernel): one block
+// per (slab, cloud) counts its bucket in shared memory and writes its part
+// of the grid once, so no memset and no scattered L2 atomics. A bucket that
+// fills up (clustered points) sends the rest of its ids to a per-cloud
+// overflow grid with global atomics, which the slab kernel adds and
+// re-zeroes: exact for any input, slow only for the overflowing part.
+
+// Points per binning block; its shared memory holds 2 words per point.
+#define GS_VOXELIZE_BIN_CHUNK 8192u
+#define GS_VOXELIZE_BIN_THREADS 256
+// At most this many slabs per cloud (one per binning thread), each of at
+// most 2^GS_VOXELIZE_SLAB_MAX_SHIFT cells (16-bit ids, shared counters).
+#define GS_VOXELIZE_MAX_SLABS 256u
+#define GS_VOXELIZE_SLAB_MAX_SHIFT 15u
+#define GS_VOXELIZE_SLAB_THREADS 512
+
+// Device view of the binned path's workspace. Everything but `ids` is kept
+// zero between steps: the slab kernel re-zeroes what the bin kernel set.
+struct gs_voxelize_bins {
+  uint32_t shift;                // slab = cell >> shift
+  uint32_t slabs;                // per cloud, <= GS_VOXELIZE_MAX_SLABS
+  uint32_t cap;                  // ids per bucket, a multiple of 8
+  unsigned long long *dropped;   // clouds x 2, like the buffers' dropped
+  uint32_t *cursor;              // clouds x slabs: ids reserved in each bucket
+  uint32_t *spilled;             // clouds x slabs: 1 when ids went to `overflow`
+  uint32_t *overflow;            // clouds x cells: counts that missed their bucket
+  uint16_t *ids;                 // clouds x slabs x cap in-slab cell ids
+};
+
+template <int MODE>
+__global__ void __launch_bounds__(GS_VOXELIZE_BIN_THREADS)
+    gs_voxelize_bin_kernel(gs_voxelize_params p, gs_voxelize_cuda_buffers b,
+                           gs_voxelize_bins w) {
+  extern __shared__ uint32_t gs_voxelize_bin_smem[];
+  uint32_t *cell_s = gs_voxelize_bin_smem;                  // chunk: cell or ~0u
+  uint32_t *sorted_s = cell_s + GS_VOXELIZE_BIN_CHUNK;      // slab << 16 | id
+  uint32_t *hist = sorted_s + GS_VOXELIZE_BIN_CHUNK;        // slabs
+  uint32_t *offs = hist + GS_VOXELIZE_MAX_SLABS;            // slabs + 1
+  uint32_t *cur = offs + GS_VOXELIZE_MAX_SLABS + 1;         // slabs
+  uint32_t *base = cur + GS_VOXELIZE_MAX_SLABS;             // slabs
+  uint32_t *scratch = base + GS_VOXELIZE_MAX_SLABS;         // warps x 2
+
+  const uint32_t cloud = blockIdx.y;
+  const uint32_t tid = threadIdx.x;
+  const uint32_t warp = tid / 32, lane = tid % 32;
+  const uint64_t first = (uint64_t)blockIdx.x * GS_VOXELIZE_BIN_CHUNK;
+  const uint32_t count =
+      (uint32_t)(b.n - first < GS_VOXELIZE_BIN_CHUNK ? b.n - first : GS_VOXELIZE_BIN_CHUNK);
+  const uint64_t cells = (uint64_t)p.dims[0] * p.dims[1] * p.dims[2];
+  const float *pts = b.points + (size_t)cloud * b.point_stride + 3 * first;
+  uint32_t nonfinite = 0, outside = 0;
+
+  if (tid < w.slabs) hist[tid] = 0;
+  __syncthreads();
+
+#define GS_VOXELIZE_BIN(i, x, y, z)                                             \
+  do {                                                                          \
+    uint32_t cell_ = 0;                                                         \
+    const gs_voxelize_class c_ = gs_voxelize_classify_device(p, x, y, z, &cell_); \
+    if (c_ == GS_VOXELIZE_INSIDE) {                                             \
+      atomicAdd(hist + (cell_ >> w.shift), 1u);                                 \
+    } else {                                                                    \
+      cell_ = ~0u;                                                              \
+      if (c_ == GS_VOXELIZE_NONFINITE)                                          \
+        nonfinite++;                                                            \
+      else                                                                      \
+        outside++;                                                              \
+    }                                                                           \
+    cell_s[i] = cell_;                                                          \
+  } while (0)
+
+  // The chunk starts at a multiple of 8192 points, 16-byte aligned. Four
+  // groups of four points per iteration: twelve 16-byte loads in flight per
+  // thread before the first use.
+  const float4 *pts4 = reinterpret_cast<const float4 *>(pts);
+  const uint32_t groups = count / 4;
+  uint32_t g = tid;
+  for (; g + 3 * GS_VOXELIZE_BIN_THREADS < groups; g += 4 * GS_VOXELIZE_BIN_THREADS) {
+    float4 v[4][3];
+#pragma unroll
+    for (int k = 0; k < 4; k++)
+#pragma unroll
+      for (int j = 0; j < 3; j++) v[k][j] = __ldcs(pts4 + 3 * (g + k * GS_VOXELIZE_BIN_THREADS) + j);
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+      const uint32_t i = 4 * (g + k * GS_VOXELIZE_BIN_THREADS);
+      GS_VOXELIZE_BIN(i, v[k][0].x, v[k][0].y, v[k][0].z);
+      GS_VOXELIZE_BIN(i + 1, v[k][0].w, v[k][1].x, v[k][1].y);
+      GS_VOXELIZE_BIN(i + 2, v[k][1].z, v[k][1].w, v[k][2].x);
+      GS_VOXELIZE_BIN(i + 3, v[k][2].y, v[k][2].z, v[k][2].w);
+    }
+  }
+  for (; g < groups; g += GS_VOXELIZE_BIN_THREADS) {
+    const float4 a = __ldcs(pts4 + 3 * g), m = __ldcs(pts4 + 3 * g + 1),
+                 c = __ldcs(pts4 + 3 * g + 2);
+    GS_VOXELIZE_BIN(4 * g, a.x, a.y, a.z);
+    GS_VOXELIZE_BIN(4 * g + 1, a.w, m.x, m.y);
+    GS_VOXELIZE_BIN(4 * g + 2, m.z, m.w, c.x);
+    GS_VOXELIZE_BIN(4 * g + 3, c.y, c.z, c.w);
+  }
+  for (uint32_t i = 4 * groups + tid; i < count; i += GS_VOXELIZE_BIN_THREADS)
+    GS_VOXELIZE_BIN(i, pts[3 * i], pts[3 * i + 1], pts[3 * i + 2]);
+#undef GS_VOXELIZE_BIN
+  __syncthreads();
+
+  // Exclusive scan of the slab histogram (one slab per thread), and one
+  // reservation per non-empty slab in its bucket.
+  const uint32_t mine = tid < w.slabs ? hist[tid] : 0;
+  uint32_t incl = mine;
+  for (int d = 1; d < 32; d <<= 1) {
+    const uint32_t v = __shfl_up_sync(0xffffffffu, incl, d);
+    if (lane >= (uint32_t)d) incl += v;
+  }
+  if (lane == 31) scratch[warp] = incl;
+  __syncthreads();
+  uint32_t before = 0;
+  for (uint32_t k = 0; k < warp; k++) before += scratch[k];
+  if (tid < w.slabs) {
+    offs[tid] = before + incl - mine;
+    cur[tid] = before + incl - mine;
+    if (mine) base[tid] = atomicAdd(w.cursor + (size_t)cloud * w.slabs + tid, mine);
+  }
+  if (tid == GS_VOXELIZE_BIN_THREADS - 1) offs[w.slabs] = before + incl;
+  __syncthreads();
+
+  // Counting sort by slab inside the chunk.
+  const uint32_t mask = (1u << w.shift) - 1;
+  for (uint32_t i = tid; i < count; i += GS_VOXELIZE_BIN_THREADS) {
+    const uint32_t cell = cell_s[i];
+    if (cell != ~0u) {
+      const uint32_t slab = cell >> w.shift;
+      sorted_s[atomicAdd(cur + slab, 1u)] = slab << 16 | (cell & mask);
+    }
+  }
+  __syncthreads();
+
+  // Slab runs to their buckets: consecutive threads write consecutive ids.
+  const uint32_t inside = offs[w.slabs];
+  for (uint32_t j = tid; j < inside; j += GS_VOXELIZE_BIN_THREADS) {
+    const uint32_t e = sorted_s[j];
+    const uint32_t slab = e >> 16;
+    const uint32_t dest = base[slab] + (j - offs[slab]);
+    const size_t bucket = (size_t)cloud * w.slabs + slab;
+    if (dest < w.cap) {
+      w.ids[bucket * w.cap + dest] = (uint16_t)(e & 0xffffu);
+    } else {
+      atomicAdd(w.overflow + (size_t)cloud * cells + ((size_t)slab << w.shift) + (e & 0xffffu), 1u);
+      w.spilled[bucket] = 1u;
+    }
+  }
+
+  // Dropped points: one atomic per block and reason, only when non-zero.
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    nonfinite += __shfl_xor_sync(0xffffffffu, nonfinite, offset);
+    outside += __shfl_xor_sync(0xffffffffu, outside, offset);
+  }
+  __syncthreads();  // scratch is reused
+  if (lane == 0) {
+    scratch[2 * warp] = nonfinite;
+    scratch[2 * warp + 1] = outside;
+  }
+  __syncthreads();
+  if (tid < 2) {
+    unsigned long long sum = 0;
+    for (uint32_t k = 0; k < GS_VOXELIZE_BIN_THREADS / 32; k++) sum += scratch[2 * k + tid];
+    if (sum) atomicAdd(w.dropped + 2 * (size_t)cloud + tid, sum);
+  }
+}
+
+// One block per (slab blockIdx.x, cloud blockIdx.y): counts the slab's
+// bucket in shared memory (2^shift counters, dynamic) and writes the slab's
+// part of the grid, adding any overflow. Re-zeroes the workspace words the
+// bin kernel set; block 0 of each cloud also moves the dropped counts.
+template <int MODE>
+__global__ void __launch_bounds__(GS_VOXELIZE_SLAB_THREADS)
+    gs_voxelize_slab_kernel(gs_voxelize_params p, gs_voxelize_cuda_buffers b,
+                            gs_voxelize_bins w) {
+  extern __shared__ uint32_t gs_voxelize_slab_counts[];
+  const uint32_t slab = blockIdx.x, cloud = blockIdx.y, tid = threadIdx.x;
+  const uint64_t cells = (uint64_t)p.dims[0] * p.dims[1] * p.dims[2];
+  const uint64_t start = (uint64_t)slab << w.shift;
+  const uint32_t len =
+      (uint32_t)(cells - start < (1ull << w.shift) ? cells - start : (1ull << w.shift));
+  const size_t bucket = (size_t)cloud * w.slabs + slab;
+  for (uint32_t j = tid; j < len; j += GS_VOXELIZE_SLAB_THREADS) gs_voxelize_slab_counts[j] = 0;
+  const uint32_t reserved = w.cursor[bucket];
+  const uint32_t n_ids = reserved < w.cap ? reserved : w.cap;
+  const bool spilled = w.spilled[bucket] != 0;
+  __syncthreads();  // everyone has read cursor and spilled
+  if (tid == 0) {
+    w.cursor[bucket] = 0;
+    w.spilled[bucket] = 0;
+  }
+  if (slab == 0 && tid < 2) {
+    b.dropped[2 * (size_t)cloud + tid] = w.dropped[2 * (size_t)cloud + tid];
+    w.dropped[2 * (size_t)cloud + tid] = 0;
+  }
+
+#define GS_VOXELIZE_TALLY(id)                                                   \
+  do {                                                                          \
+    if (MODE == GS_VOXELIZE_COUNT)                                              \
+      atomicAdd(gs_voxelize_slab_counts + (id), 1u);                            \
+    else                                                                        \
+      gs_voxelize_slab_counts[id] = 1u;                                         \
+  } while (0)
+#define GS_VOXELIZE_TALLY8(v)                                                   \
+  do {                                                                          \
+    GS_VOXELIZE_TALLY((v).x & 0xffffu); GS_VOXELIZE_TALLY((v).x >> 16);         \
+    GS_VOXELIZE_TALLY((v).y & 0xffffu); GS_VOXELIZE_TALLY((v).y >> 16);         \
+    GS_VOXELIZE_TALLY((v).z & 0xffffu); GS_VOXELIZE_TALLY((v).z >> 16);         \
+    GS_VOXELIZE_TALLY((v).w & 0xffffu); GS_VOXELIZE_TALLY((v).w >> 16);         \
+  } while (0)
+  // Buckets start 16-byte aligned (cap % 8 == 0): eight ids per load, two
+  // loads in flight per thread.
+  const uint16_t *ids = w.ids + bucket * w.cap;
+  const uint4 *ids8 = reinterpret_cast<const uint4 *>(ids);
+  const uint32_t octs = n_ids / 8;
+  uint32_t q = tid;
+  for (; q + GS_VOXELIZE_SLAB_THREADS < octs; q += 2 * GS_VOXELIZE_SLAB_THREADS) {
+    const uint4 v = __ldcs(ids8 + q), v2 = __ldcs(ids8 + q + GS_VOXELIZE_SLAB_THREADS);
+    GS_VOXELIZE_TALLY8(v);
+    GS_VOXELIZE_TALLY8(v2);
+  }
+  for (; q < octs; q += GS_VOXELIZE_SLAB_THREADS) {
+    const uint4 v = __ldcs(ids8 + q);
+    GS_VOXELIZE_TALLY8(v);
+  }
+  for (uint32_t j = 8 * octs + tid; j < n_ids; j += GS_VOXELIZE_SLAB_THREADS)
+    GS_VOXELIZE_TALLY(ids[j]);
+#undef GS_VOXELIZE_TALLY8
+#undef GS_VOXELIZE_TALLY
+  __syncthreads();
+
+  uint32_t *grid = static_cast<uint32_t *>(b.out) + (size_t)cloud * cells + start;
+  uint32_t *over = w.overflow + (size_t)cloud * cells + start;
+  for (uint32_t j = tid; j < len; j += GS_VOXELIZE_SLAB_THREADS) {
+    uint32_t v = gs_voxelize_slab_counts[j];
+    if (spilled) {
+      v += over[j];
+      over[j] = 0;
+    }
+    grid[j] = MODE == GS_VOXELIZE_COUNT ? v : (uint32_t)(v != 0);
+  }
+}
+
 // Turns per-voxel sums into means in place: out[e] /= counts[e / F]; empty
 // voxels (count 0, sum 0) stay 0. `total` = clouds * cells * F.
 __global__ void __launch_bounds__(GS_VOXELIZE_THREADS)
@@ -229,6 +483,90 @@ static cudaError_t gs_voxelize_launch_points(const gs_voxelize_params *p,
   return cudaGetLastError();
 }
 
+// Where the binned path keeps what in the workspace, for clouds x n points.
+struct gs_voxelize_bin_plan {
+  uint32_t shift, slabs, cap;
+  uint64_t dropped, cursor, spilled, overflow, ids, bytes;  // byte offsets, total
+};
+
+static uint64_t gs_voxelize_align256(uint64_t bytes) { return (bytes + 255) / 256 * 256; }
+
+// True when the step takes the binned path, with its workspace layout in
+// *plan. The rule (docs/workloads/voxelize.md): count or occupancy, a grid
+// larger than the shared-memory path's and of at most 256 slabs of 2^15
+// cells, and (unless `always`) at least GS_VOXELIZE_BIN_MIN_POINTS points
+// in the step.
+static bool gs_voxelize_plan_bins(const gs_voxelize_params *p, uint64_t n, uint64_t clouds,
+                                  bool always, gs_voxelize_bin_plan *plan) {
+  const uint64_t cells = (uint64_t)p->dims[0] * p->dims[1] * p->dims[2];
+  if (p->mode != GS_VOXELIZE_COUNT && p->mode != GS_VOXELIZE_OCCUPANCY) return false;
+  if (cells <= GS_VOXELIZE_SHARED_CELLS || n < 1 || clouds < 1) return false;
+  bool want = always || n * clouds >= GS_VOXELIZE_BIN_MIN_POINTS;
+  const char *force = getenv("GS_VOXELIZE_BINNED");  // measurement only
+  if (force != NULL) want = force[0] == '1';
+  if (!want) return false;
+  uint32_t log2 = 0;
+  while ((1ull << log2) < cells) log2++;
+  // At most 256 slabs: enough blocks for the slab kernel, few enough for
+  // one histogram entry per binning thread.
+  const uint32_t shift = log2 > 8 ? log2 - 8 : 0;
+  if (shift > GS_VOXELIZE_SLAB_MAX_SHIFT) return false;
+  plan->shift = shift;
+  plan->slabs = (uint32_t)((cells + (1ull << shift) - 1) >> shift);
+  // Twice the uniform share plus one full chunk; fuller buckets overflow.
+  const uint64_t cap = (2 * ((n + plan->slabs - 1) / plan->slabs) + GS_VOXELIZE_BIN_CHUNK + 7) / 8 * 8;
+  if (cap > UINT32_MAX) return false;
+  plan->cap = (uint32_t)cap;
+  const uint64_t buckets = clouds * plan->slabs;
+  plan->dropped = 0;
+  plan->cursor = gs_voxelize_align256(clouds * 2 * sizeof(unsigned long long));
+  plan->spilled = plan->cursor + gs_voxelize_align256(buckets * sizeof(uint32_t));
+  plan->overflow = plan->spilled + gs_voxelize_align256(buckets * sizeof(uint32_t));
+  plan->ids = plan->overflow + gs_voxelize_align256(clouds * cells * sizeof(uint32_t));
+  plan->bytes = plan->ids + gs_voxelize_align256(buckets * cap * sizeof(uint16_t));
+  return true;
+}
+
+extern "C" uint64_t gs_voxelize_cuda_workspace_bytes(const gs_voxelize_params *p, uint64_t n,
+                                                     uint64_t clouds, int always) {
+  gs_voxelize_bin_plan plan;
+  return gs_voxelize_plan_bins(p, n, clouds, always != 0, &plan) ? plan.bytes : 0;
+}
+
+// Enqueues the binning and slab kernels.
+template <int MODE>
+static cudaError_t gs_voxelize_launch_bins(const gs_voxelize_params *p,
+                                           const gs_voxelize_cuda_buffers *b,
+                                           const gs_voxelize_bin_plan *plan, cudaStream_t stream) {
+  char *ws = static_cast<char *>(b->workspace);
+  gs_voxelize_bins w;
+  w.shift = plan->shift;
+  w.slabs = plan->slabs;
+  w.cap = plan->cap;
+  w.dropped = reinterpret_cast<unsigned long long *>(ws + plan->dropped);
+  w.cursor = reinterpret_cast<uint32_t *>(ws + plan->cursor);
+  w.spilled = reinterpret_cast<uint32_t *>(ws + plan->spilled);
+  w.overflow = reinterpret_cast<uint32_t *>(ws + plan->overflow);
+  w.ids = reinterpret_cast<uint16_t *>(ws + plan->ids);
+  const size_t bin_smem =
+      (2 * GS_VOXELIZE_BIN_CHUNK + 4 * GS_VOXELIZE_MAX_SLABS + 1 + 2 * GS_VOXELIZE_BIN_THREADS / 32) *
+      sizeof(uint32_t);
+  const size_t slab_smem = ((size_t)1 << plan->shift) * sizeof(uint32_t);
+  GS_VOXELIZE_TRY_CUDA(cudaFuncSetAttribute(gs_voxelize_bin_kernel<MODE>,
+                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            (int)bin_smem));
+  GS_VOXELIZE_TRY_CUDA(cudaFuncSetAttribute(gs_voxelize_slab_kernel<MODE>,
+                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            (int)slab_smem));
+  const dim3 bin_grid((unsigned int)((b->n + GS_VOXELIZE_BIN_CHUNK - 1) / GS_VOXELIZE_BIN_CHUNK),
+                      b->clouds, 1);
+  gs_voxelize_bin_kernel<MODE><<<bin_grid, GS_VOXELIZE_BIN_THREADS, bin_smem, stream>>>(*p, *b, w);
+  GS_VOXELIZE_TRY_CUDA(cudaGetLastError());
+  const dim3 slab_grid(plan->slabs, b->clouds, 1);
+  gs_voxelize_slab_kernel<MODE><<<slab_grid, GS_VOXELIZE_SLAB_THREADS, slab_smem, stream>>>(*p, *b, w);
+  return cudaGetLastError();
+}
+
 extern "C" cudaError_t gs_voxelize_cuda_step(const gs_voxelize_params *p,
                                              const gs_voxelize_cuda_buffers *b,
                                              cudaStream_t stream) {
@@ -243,6 +581,14 @@ extern "C" cudaError_t gs_voxelize_cuda_step(const gs_voxelize_params *p,
       (p->mode == GS_VOXELIZE_MEAN && b->counts == NULL) || b->point_stride % 4 != 0 ||
       b->point_stride < 3 * b->n || b->sm_count < 1 || b->max_threads_per_sm < 1)
     return cudaErrorInvalidValue;
+
+  // The binned path writes every grid element and dropped count itself.
+  gs_voxelize_bin_plan plan;
+  if (b->workspace != NULL && gs_voxelize_plan_bins(p, b->n, b->clouds, true, &plan) &&
+      b->workspace_bytes >= plan.bytes)
+    return p->mode == GS_VOXELIZE_COUNT
+               ? gs_voxelize_launch_bins<GS_VOXELIZE_COUNT>(p, b, &plan, stream)
+               : gs_voxelize_launch_bins<GS_VOXELIZE_OCCUPANCY>(p, b, &plan, stream);
 
   const uint64_t total = (uint64_t)b->clouds * out_elems;
   const uint64_t blocks_per_sm = (uint64_t)b->max_threads_per_sm / GS_VOXELIZE_THREADS;
