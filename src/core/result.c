@@ -396,6 +396,20 @@ static void add_stats(json_build *b, cJSON *parent, const gs_stats *s) {
   }
 }
 
+cJSON *gs_result_stats_to_json(const gs_stats *stats) {
+  json_build b = {0};
+  cJSON *holder = cJSON_CreateObject();
+  if (!holder) return NULL;
+  add_stats(&b, holder, stats);
+  cJSON *step = cJSON_DetachItemFromObjectCaseSensitive(holder, "step");
+  cJSON_Delete(holder);
+  if (b.failed) {
+    cJSON_Delete(step);
+    return NULL;
+  }
+  return step;
+}
+
 gs_status gs_result_add_measurement(cJSON *doc, const gs_measurement *m) {
   if (!m) return gs_error(GS_ERR_INTERNAL, "gs_result_add_measurement: no measurement");
   cJSON *list = cJSON_GetObjectItemCaseSensitive(doc, "measurements");

@@ -149,6 +149,11 @@ gs_status gs_result_read(const char *path, cJSON **doc_out);
 /* Validates an already parsed document; `source` names it in errors. */
 gs_status gs_result_validate(const cJSON *doc, const char *source);
 
+/* Step statistics as they appear in a measurement's aggregate.step: an
+ * object with every gs_stats field and the warnings by name, or JSON null
+ * when stats->n == 0. NULL when memory runs out. The caller owns it. */
+cJSON *gs_result_stats_to_json(const gs_stats *stats);
+
 /* Adds a number member, writing null for NaN or infinity. */
 cJSON *gs_json_add_number(cJSON *object, const char *name, double value);
 

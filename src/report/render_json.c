@@ -7,37 +7,10 @@
 #include "core/result.h"
 #include "report/render.h"
 
+/* The row's step statistics in the result document's own shape. */
 static void add_stats(cJSON *obj, const char *name, const gs_report_row *row) {
-  if (!row->has_step) {
-    cJSON_AddNullToObject(obj, name);
-    return;
-  }
-  const gs_stats *s = &row->step;
-  cJSON *o = cJSON_AddObjectToObject(obj, name);
-  if (!o) return;
-  cJSON_AddNumberToObject(o, "n", (double)s->n);
-  gs_json_add_number(o, "mean", s->mean);
-  gs_json_add_number(o, "median", s->median);
-  gs_json_add_number(o, "stddev", s->stddev);
-  gs_json_add_number(o, "cv", s->cv);
-  gs_json_add_number(o, "min", s->min);
-  gs_json_add_number(o, "max", s->max);
-  gs_json_add_number(o, "p50", s->p50);
-  gs_json_add_number(o, "p90", s->p90);
-  gs_json_add_number(o, "p95", s->p95);
-  gs_json_add_number(o, "p99", s->p99);
-  gs_json_add_number(o, "ci95_low", s->ci95_low);
-  gs_json_add_number(o, "ci95_high", s->ci95_high);
-  gs_json_add_number(o, "mad", s->mad);
-  cJSON_AddNumberToObject(o, "outliers", (double)s->outliers);
-  gs_json_add_number(o, "sum", s->sum);
-  // The same warning names as the result document's aggregate.step.warnings.
-  cJSON *warn = cJSON_AddArrayToObject(o, "warnings");
-  static const struct { unsigned flag; const char *name; } names[] = {
-      {GS_STATS_WARN_FEW_SAMPLES, "few-samples"}, {GS_STATS_WARN_NOISY, "noisy"},
-      {GS_STATS_WARN_SHORT, "short"}, {GS_STATS_WARN_OUTLIERS, "outliers"}};
-  for (size_t i = 0; warn && i < sizeof names / sizeof names[0]; i++)
-    if (s->warnings & names[i].flag) cJSON_AddItemToArray(warn, cJSON_CreateString(names[i].name));
+  cJSON *stats = row->has_step ? gs_result_stats_to_json(&row->step) : NULL;
+  cJSON_AddItemToObject(obj, name, stats ? stats : cJSON_CreateNull());
 }
 
 static void add_string_or_null(cJSON *obj, const char *name, const char *text) {
