@@ -258,22 +258,28 @@ gs_status gs_topology_collect(gs_topology *t, const gs_environment *env, gs_nvml
   return GS_OK;
 }
 
+/* One "GPU<i>" cell of a matrix, padded to the column width. */
+static void print_gpu_cell(FILE *out, size_t i) {
+  char head[32];
+  snprintf(head, sizeof head, "GPU%zu", i);
+  fprintf(out, "%-8s", head);
+}
+
+/* The heading row of a GPU-by-GPU matrix (without its line end). */
+static void print_column_heads(FILE *out, size_t n) {
+  fprintf(out, "%-8s", "");
+  for (size_t j = 0; j < n; j++) print_gpu_cell(out, j);
+}
+
 void gs_topology_print_links(FILE *out, const gs_topology *t, const char *const *cpu_affinity,
                              const char *const *numa) {
   size_t n = t->n;
-  fprintf(out, "%-8s", "");
-  for (size_t j = 0; j < n; j++) {
-    char head[32];
-    snprintf(head, sizeof head, "GPU%zu", j);
-    fprintf(out, "%-8s", head);
-  }
+  print_column_heads(out, n);
   if (cpu_affinity) fprintf(out, "%-16s", "CPU Affinity");
   if (numa) fprintf(out, "%s", "NUMA Affinity");
   fprintf(out, "\n");
   for (size_t i = 0; i < n; i++) {
-    char head[32];
-    snprintf(head, sizeof head, "GPU%zu", i);
-    fprintf(out, "%-8s", head);
+    print_gpu_cell(out, i);
     for (size_t j = 0; j < n; j++) {
       char word[32];
       gs_link_word(t->links[i * n + j], word, sizeof word);
@@ -301,17 +307,10 @@ void gs_topology_print_links(FILE *out, const gs_topology *t, const char *const 
 
 void gs_topology_print_peer(FILE *out, const gs_topology *t) {
   size_t n = t->n;
-  fprintf(out, "%-8s", "");
-  for (size_t j = 0; j < n; j++) {
-    char head[32];
-    snprintf(head, sizeof head, "GPU%zu", j);
-    fprintf(out, "%-8s", head);
-  }
+  print_column_heads(out, n);
   fprintf(out, "\n");
   for (size_t i = 0; i < n; i++) {
-    char head[32];
-    snprintf(head, sizeof head, "GPU%zu", i);
-    fprintf(out, "%-8s", head);
+    print_gpu_cell(out, i);
     for (size_t j = 0; j < n; j++) {
       int p = t->peer_access[i * n + j];
       fprintf(out, "%-8s", i == j ? "X" : p == 1 ? "OK" : p == 0 ? "NS" : "?");
