@@ -22,6 +22,7 @@ void gs_common_init(gs_common_options *o, unsigned features) {
   o->min_time = 1.0;
   o->runs = 3;
   o->seed = 42;
+  o->telemetry_interval = 0.1;
   gs_option *t = o->table;
   size_t n = 0;
   t[n++] = (gs_option){.name = "backend", .kind = GS_OPT_CHOICE, .target = &o->backend_choice,
@@ -62,6 +63,13 @@ void gs_common_init(gs_common_options *o, unsigned features) {
                        .target = &o->quiet, .help = "no notes and no progress line"};
   t[n++] = (gs_option){.name = "no-progress", .kind = GS_OPT_FLAG, .target = &o->no_progress,
                        .help = "no progress line on a terminal"};
+  t[n++] = (gs_option){.name = "telemetry-interval", .kind = GS_OPT_DOUBLE,
+                       .target = &o->telemetry_interval, .dmin = 0.0, .dmax = 3600.0,
+                       .metavar = "SEC",
+                       .help = "GPU telemetry (NVML) every SEC seconds during measuring; 0 = off"};
+  t[n++] = (gs_option){.name = "telemetry-series", .kind = GS_OPT_FLAG,
+                       .target = &o->telemetry_series,
+                       .help = "keep every telemetry reading in the result, not only min/mean/max"};
   if (features & GS_COMMON_SCALE) {
     t[n++] = (gs_option){.name = "scaling", .kind = GS_OPT_CHOICE, .target = &o->scaling_choice,
                          .choices = gs_scaling_choices, .metavar = "MODE",
@@ -135,6 +143,11 @@ gs_status gs_common_resolve(const gs_common_options *o, int default_all, gs_run_
   memset(config, 0, sizeof *config);
   if (o->given_iters && o->given_min_time)
     return gs_error(GS_ERR_USAGE, "options --iters and --min-time conflict: give one");
+  if (o->telemetry_interval > 0.0 && o->telemetry_interval < GS_TELEMETRY_MIN_INTERVAL)
+    return gs_error(GS_ERR_USAGE,
+                    "option --telemetry-interval: %g s is below the shortest interval, %g s "
+                    "(0 turns telemetry off)",
+                    o->telemetry_interval, GS_TELEMETRY_MIN_INTERVAL);
   if (o->given_gpus && o->given_ranks)
     return gs_error(GS_ERR_USAGE,
                     "options --gpus and --ranks conflict: --gpus is for the cuda backend, "
@@ -215,6 +228,8 @@ cJSON *gs_common_config_json(const gs_common_options *o, const gs_run_config *co
   cJSON_AddNumberToObject(c, "min_iters", (double)config->min_iters);
   cJSON_AddNumberToObject(c, "max_iters", (double)config->max_iters);
   cJSON_AddNumberToObject(c, "runs", (double)config->runs);
+  gs_json_add_number(c, "telemetry_interval_seconds", o->telemetry_interval);
+  cJSON_AddBoolToObject(c, "telemetry_series", o->telemetry_series != 0);
   // Seeds are 64-bit: kept as a string so no digit is lost in a JSON double.
   char seed[32];
   snprintf(seed, sizeof seed, "%llu", (unsigned long long)config->seed);

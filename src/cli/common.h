@@ -12,6 +12,10 @@
 
 #define GS_COMMON_OPTION_COUNT 24
 
+/* Shortest telemetry interval accepted: NVML itself updates utilization no
+ * faster than every few tens of milliseconds. */
+#define GS_TELEMETRY_MIN_INTERVAL 0.01
+
 typedef struct {
   int backend_choice;          /* index into gs_backend_choices */
   const char *gpus_text;       /* "--gpus 0,1" or "--gpus 2" (count); NULL = default */
@@ -26,6 +30,8 @@ typedef struct {
   int no_progress;
   int scaling_choice;          /* index into gs_scaling_choices (scale, suite) */
   gs_u64_list counts;          /* --counts for scale */
+  double telemetry_interval;   /* seconds between NVML readings; 0 = off */
+  int telemetry_series;        /* keep every reading in the document */
   int given_gpus, given_ranks, given_iters, given_min_time, given_counts, given_scaling,
       given_backend, given_out;
   gs_option table[GS_COMMON_OPTION_COUNT];

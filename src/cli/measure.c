@@ -6,6 +6,7 @@
 
 #include "cli/summary.h"
 #include "core/check.h"
+#include "platform/telemetry.h"
 
 void gs_measure_default_counts(int n, gs_u64_list *counts) {
   counts->n = 0;
@@ -13,13 +14,31 @@ void gs_measure_default_counts(int n, gs_u64_list *counts) {
   counts->v[counts->n++] = (uint64_t)n;
 }
 
-static gs_status write_document(const gs_sweep *sw, const gs_measurement *ms, size_t count) {
+/* Adds each measurement's telemetry to its entry of "measurements". */
+static gs_status add_telemetry(cJSON *doc, const gs_telemetry *tm, size_t count) {
+  cJSON *list = cJSON_GetObjectItemCaseSensitive(doc, "measurements");
+  size_t i = 0;
+  cJSON *m = NULL;
+  cJSON_ArrayForEach(m, list) {
+    if (i >= count) break;
+    cJSON *item = gs_telemetry_to_json(&tm[i++]);
+    if (!item || !cJSON_AddItemToObject(m, "telemetry", item)) {
+      cJSON_Delete(item);
+      return gs_error(GS_ERR_NOMEM, "out of memory adding telemetry to the result document");
+    }
+  }
+  return GS_OK;
+}
+
+static gs_status write_document(const gs_sweep *sw, const gs_measurement *ms,
+                                const gs_telemetry *tm, size_t count) {
   cJSON *doc = gs_result_new(sw->command, sw->argc, sw->argv);
   if (!doc) return gs_error(GS_ERR_NOMEM, "cannot create the result document");
   gs_status status = gs_result_set_config(
       doc, gs_common_config_json(sw->common, sw->config, sw->workload, sw->workload_opts));
   if (status == GS_OK) status = gs_result_set_environment(doc, sw->env);
   for (size_t i = 0; i < count && status == GS_OK; i++) status = gs_result_add_measurement(doc, &ms[i]);
+  if (status == GS_OK) status = add_telemetry(doc, tm, count);
   if (status == GS_OK) status = gs_common_write_result(doc, ms, count, sw->path);
   cJSON_Delete(doc);
   return status;
@@ -33,9 +52,32 @@ static void summary_title(const gs_sweep *sw, char *buf, size_t size) {
   cJSON_Delete(opts);
 }
 
+/* Starts telemetry on the GPUs of `config` (none on the CPU backend). */
+static gs_status telemetry_begin(const gs_sweep *sw, const gs_run_config *config,
+                                 gs_telemetry *tm) {
+  int cuda = config->backend == GS_BACKEND_CUDA;
+  size_t n = cuda ? (size_t)config->world_size : 0;
+  GS_TRY(gs_telemetry_init(tm, n, sw->common->telemetry_interval, sw->common->telemetry_series));
+  if (!cuda) {
+    gs_telemetry_set_unavailable(tm, "CPU backend: no GPU to sample");
+    return GS_OK;
+  }
+  const char *bus_ids[GS_MAX_RANKS];
+  for (size_t k = 0; k < n; k++) {
+    int d = config->devices[k];
+    bus_ids[k] = d >= 0 && (size_t)d < sw->env->gpu_count ? sw->env->gpus[d].pci_bus_id : "";
+  }
+  return gs_telemetry_start(tm, config->devices, bus_ids);
+}
+
 gs_status gs_measure_sweep(const gs_sweep *sw, const gs_u64_list *counts) {
   gs_measurement *ms = calloc(counts->n, sizeof *ms);
-  if (!ms) return gs_error(GS_ERR_NOMEM, "cannot allocate %zu measurements", counts->n);
+  gs_telemetry *tm = calloc(counts->n, sizeof *tm);
+  if (!ms || !tm) {
+    free(ms);
+    free(tm);
+    return gs_error(GS_ERR_NOMEM, "cannot allocate %zu measurements", counts->n);
+  }
   gs_status first_failure = GS_OK;
   size_t done = 0;
   for (size_t i = 0; i < counts->n; i++) {
@@ -46,12 +88,17 @@ gs_status gs_measure_sweep(const gs_sweep *sw, const gs_u64_list *counts) {
              config.backend == GS_BACKEND_CUDA ? (config.world_size == 1 ? "GPU" : "GPUs")
                                                : (config.world_size == 1 ? "CPU rank" : "CPU ranks"));
     config.label = label;
+    // Sampling covers the whole measurement (setup, warmup, timing, checks).
+    // Telemetry that cannot start is recorded as unavailable, not a failure.
+    if (telemetry_begin(sw, &config, &tm[i]) != GS_OK)
+      gs_telemetry_set_unavailable(&tm[i], "sampler did not start: %s", gs_last_error());
     gs_status status = gs_runner_measure(sw->workload, sw->workload_opts, &config, &ms[i]);
+    gs_telemetry_stop(&tm[i]);
     done = i + 1;
     if (status != GS_OK && first_failure == GS_OK) first_failure = status;
     gs_runner_relate(ms, done);
     // Written after every measurement: a later crash keeps what was measured.
-    gs_status written = write_document(sw, ms, done);
+    gs_status written = write_document(sw, ms, tm, done);
     if (written != GS_OK) {
       if (first_failure == GS_OK) first_failure = written;
       break;
@@ -61,9 +108,17 @@ gs_status gs_measure_sweep(const gs_sweep *sw, const gs_u64_list *counts) {
   char title[2 * GS_TEXT_LONG];
   summary_title(sw, title, sizeof title);
   gs_summary_print(stdout, title, ms, done, sw->env);
-  if (sw->summary_copy) gs_summary_print(sw->summary_copy, title, ms, done, sw->env);
-  for (size_t i = 0; i < done; i++) gs_measurement_free(&ms[i]);
+  gs_summary_print_telemetry(stdout, ms, tm, done);
+  if (sw->summary_copy) {
+    gs_summary_print(sw->summary_copy, title, ms, done, sw->env);
+    gs_summary_print_telemetry(sw->summary_copy, ms, tm, done);
+  }
+  for (size_t i = 0; i < done; i++) {
+    gs_measurement_free(&ms[i]);
+    gs_telemetry_free(&tm[i]);
+  }
   free(ms);
+  free(tm);
   return first_failure;
 }
 

@@ -103,3 +103,57 @@ void gs_summary_print(FILE *out, const char *title, const gs_measurement *ms, si
               m->error);
   }
 }
+
+/* Throttle reason names seen, comma-separated; "-" when none, "?" unknown. */
+static void throttle_text(const gs_telemetry_rank *r, char *buf, size_t size) {
+  snprintf(buf, size, "%s", r->throttle_known ? "-" : "?");
+  size_t at = 0;
+  for (unsigned b = 0; r->throttle_known && b < 64; b++) {
+    unsigned long long bit = 1ull << b;
+    if (!(r->throttle_seen & bit) || at >= size) continue;
+    const char *name = gs_nvml_throttle_name(bit);
+    at += (size_t)snprintf(buf + at, size - at, "%s%s", at ? "," : "", name ? name : "other");
+  }
+}
+
+/* A mean (or max) with its unit, "-" when the field was never given. */
+static void format_field(const gs_telemetry_range *r, int peak, double scale, const char *unit,
+                         char *buf, size_t size) {
+  if (r->n == 0)
+    snprintf(buf, size, "-");
+  else
+    snprintf(buf, size, "%.1f %s", (peak ? r->max : gs_telemetry_range_mean(r)) * scale, unit);
+}
+
+void gs_summary_print_telemetry(FILE *out, const gs_measurement *ms, const gs_telemetry *tm,
+                                size_t count) {
+  if (count == 0) return;
+  int any = 0;
+  for (size_t i = 0; i < count; i++) any |= tm[i].available;
+  if (!any) {
+    fprintf(out, "  telemetry: unavailable: %s\n", tm[count - 1].reason);
+    return;
+  }
+  fprintf(out, "\n  GPU telemetry (NVML every %g s over the whole measurement)\n",
+          tm[count - 1].interval_seconds);
+  fprintf(out, "  %5s  %4s  %8s  %10s  %12s  %10s  %10s  %s\n", "ranks", "GPU", "samples",
+          "util mean", "memory peak", "power mean", "SM clock", "throttle reasons seen");
+  for (size_t i = 0; i < count; i++) {
+    if (!tm[i].available) {
+      fprintf(out, "  %5d  telemetry unavailable: %s\n", ms[i].world_size, tm[i].reason);
+      continue;
+    }
+    for (size_t k = 0; k < tm[i].n_ranks; k++) {
+      const gs_telemetry_rank *r = &tm[i].ranks[k];
+      char util[32], mem[32], power[32], clock[32], thr[GS_TEXT_LONG];
+      format_field(&r->range[GS_TELEMETRY_UTILIZATION], 0, 1.0, "%", util, sizeof util);
+      format_field(&r->range[GS_TELEMETRY_MEMORY_USED], 1, 1.0 / 1073741824.0, "GiB", mem,
+                   sizeof mem);
+      format_field(&r->range[GS_TELEMETRY_POWER], 0, 1.0, "W", power, sizeof power);
+      format_field(&r->range[GS_TELEMETRY_SM_CLOCK], 0, 1.0, "MHz", clock, sizeof clock);
+      throttle_text(r, thr, sizeof thr);
+      fprintf(out, "  %5d  %4d  %8zu  %10s  %12s  %10s  %10s  %s\n", ms[i].world_size, r->device,
+              r->samples, util, mem, power, clock, thr);
+    }
+  }
+}

@@ -46,6 +46,22 @@ typedef nvml_return (*fn_dev_link_state)(nvml_device, unsigned, int *);
 typedef nvml_return (*fn_dev_link_pci)(nvml_device, unsigned, nvml_pci_info *);
 typedef nvml_return (*fn_dev_link_uint)(nvml_device, unsigned, unsigned *);
 typedef nvml_return (*fn_dev_link_type)(nvml_device, unsigned, int *);
+/* nvmlUtilization_t: gpu, memory (percent). */
+typedef struct {
+  unsigned gpu;
+  unsigned memory;
+} nvml_utilization;
+/* nvmlMemory_t: total, free, used (bytes). */
+typedef struct {
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
+} nvml_memory;
+typedef nvml_return (*fn_dev_utilization)(nvml_device, nvml_utilization *);
+typedef nvml_return (*fn_dev_memory)(nvml_device, nvml_memory *);
+typedef nvml_return (*fn_dev_temperature)(nvml_device, int, unsigned *);
+typedef nvml_return (*fn_dev_ull)(nvml_device, unsigned long long *);
+enum { NVML_TEMPERATURE_GPU = 0 };                      /* nvmlTemperatureSensors_t */
 
 struct gs_nvml {
   void *lib;
@@ -63,6 +79,11 @@ struct gs_nvml {
   fn_dev_link_pci link_remote_pci;
   fn_dev_link_uint link_version;
   fn_dev_link_type link_remote_type; /* may be NULL */
+  fn_dev_utilization utilization;
+  fn_dev_memory memory;
+  fn_dev_uint power_usage;
+  fn_dev_temperature temperature;
+  fn_dev_ull throttle_reasons;    /* ClocksEventReasons, else ClocksThrottleReasons */
 };
 
 /* dlsym into a function pointer without the object/function pointer cast
@@ -125,6 +146,13 @@ gs_nvml *gs_nvml_open(char *why, size_t why_size) {
   load_symbol(lib, "nvmlDeviceGetNvLinkRemotePciInfo_v2", &n->link_remote_pci);
   load_symbol(lib, "nvmlDeviceGetNvLinkVersion", &n->link_version);
   load_symbol(lib, "nvmlDeviceGetNvLinkRemoteDeviceType", &n->link_remote_type);
+  load_symbol(lib, "nvmlDeviceGetUtilizationRates", &n->utilization);
+  load_symbol(lib, "nvmlDeviceGetMemoryInfo", &n->memory);
+  load_symbol(lib, "nvmlDeviceGetPowerUsage", &n->power_usage);
+  load_symbol(lib, "nvmlDeviceGetTemperature", &n->temperature);
+  // Renamed in newer drivers; the old name stays as an alias for a while.
+  if (!load_symbol(lib, "nvmlDeviceGetCurrentClocksEventReasons", &n->throttle_reasons))
+    load_symbol(lib, "nvmlDeviceGetCurrentClocksThrottleReasons", &n->throttle_reasons);
   (void)dlerror();
 
   nvml_return rc = n->init();
@@ -268,5 +296,60 @@ void gs_nvml_nvlink_ports_get(gs_nvml *nvml, const char *pci_bus_id, gs_nvlink_p
     if (ports->version == 0 && nvml->link_version &&
         nvml->link_version(dev, link, &version) == NVML_SUCCESS)
       ports->version = version;
+  }
+}
+
+const char *gs_nvml_throttle_name(unsigned long long bit) {
+  switch (bit) {
+    case GS_NVML_THROTTLE_GPU_IDLE: return "gpu_idle";
+    case GS_NVML_THROTTLE_APPLICATIONS_CLOCKS: return "applications_clocks_setting";
+    case GS_NVML_THROTTLE_SW_POWER_CAP: return "sw_power_cap";
+    case GS_NVML_THROTTLE_HW_SLOWDOWN: return "hw_slowdown";
+    case GS_NVML_THROTTLE_SYNC_BOOST: return "sync_boost";
+    case GS_NVML_THROTTLE_SW_THERMAL: return "sw_thermal_slowdown";
+    case GS_NVML_THROTTLE_HW_THERMAL: return "hw_thermal_slowdown";
+    case GS_NVML_THROTTLE_HW_POWER_BRAKE: return "hw_power_brake_slowdown";
+    case GS_NVML_THROTTLE_DISPLAY_CLOCKS: return "display_clock_setting";
+    default: return NULL;
+  }
+}
+
+void gs_nvml_sample_get(gs_nvml *nvml, const char *pci_bus_id, gs_nvml_sample *sample) {
+  memset(sample, 0, sizeof *sample);
+  nvml_device dev;
+  if (!find_device(nvml, pci_bus_id, &dev)) return;
+  sample->found = 1;
+  nvml_utilization util;
+  if (nvml->utilization && nvml->utilization(dev, &util) == NVML_SUCCESS) {
+    sample->has_utilization = 1;
+    sample->utilization_percent = util.gpu;
+  }
+  nvml_memory mem;
+  if (nvml->memory && nvml->memory(dev, &mem) == NVML_SUCCESS) {
+    sample->has_memory_used = 1;
+    sample->memory_used_bytes = mem.used;
+    sample->memory_total_bytes = mem.total;
+  }
+  unsigned v = 0;
+  if (nvml->power_usage && nvml->power_usage(dev, &v) == NVML_SUCCESS) {
+    sample->has_power = 1;
+    sample->power_mw = v;
+  }
+  if (nvml->clock && nvml->clock(dev, NVML_CLOCK_SM, &v) == NVML_SUCCESS) {
+    sample->has_sm_clock = 1;
+    sample->sm_clock_mhz = v;
+  }
+  if (nvml->clock && nvml->clock(dev, NVML_CLOCK_MEM, &v) == NVML_SUCCESS) {
+    sample->has_memory_clock = 1;
+    sample->memory_clock_mhz = v;
+  }
+  if (nvml->temperature && nvml->temperature(dev, NVML_TEMPERATURE_GPU, &v) == NVML_SUCCESS) {
+    sample->has_temperature = 1;
+    sample->temperature_c = v;
+  }
+  unsigned long long reasons = 0;
+  if (nvml->throttle_reasons && nvml->throttle_reasons(dev, &reasons) == NVML_SUCCESS) {
+    sample->has_throttle = 1;
+    sample->throttle_reasons = reasons;
   }
 }

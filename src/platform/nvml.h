@@ -76,6 +76,46 @@ int gs_nvml_common_ancestor(gs_nvml *nvml, const char *bus_a, const char *bus_b,
  * NVLink, `ports` is all zero apart from its bus id. Never fails. */
 void gs_nvml_nvlink_ports_get(gs_nvml *nvml, const char *pci_bus_id, gs_nvlink_ports *ports);
 
+/* One telemetry reading of one GPU. Each `has_*` says whether NVML gave the
+ * field (0: not supported on this GPU or driver; the value is then 0). */
+typedef struct {
+  int found;                      /* NVML has a device with this bus id */
+  int has_utilization, has_memory_used, has_power, has_sm_clock, has_memory_clock,
+      has_temperature, has_throttle;
+  unsigned utilization_percent;   /* GPU busy share over NVML's last period */
+  unsigned long long memory_used_bytes;
+  unsigned long long memory_total_bytes; /* with has_memory_used */
+  unsigned power_mw;              /* board power draw, milliwatts */
+  unsigned sm_clock_mhz;
+  unsigned memory_clock_mhz;
+  unsigned temperature_c;         /* GPU core sensor */
+  unsigned long long throttle_reasons; /* GS_NVML_THROTTLE_* bits */
+} gs_nvml_sample;
+
+/* Clock event ("throttle") reason bits as NVML documents them
+ * (nvmlClocksEventReason*). */
+enum {
+  GS_NVML_THROTTLE_GPU_IDLE = 0x1,
+  GS_NVML_THROTTLE_APPLICATIONS_CLOCKS = 0x2,
+  GS_NVML_THROTTLE_SW_POWER_CAP = 0x4,
+  GS_NVML_THROTTLE_HW_SLOWDOWN = 0x8,
+  GS_NVML_THROTTLE_SYNC_BOOST = 0x10,
+  GS_NVML_THROTTLE_SW_THERMAL = 0x20,
+  GS_NVML_THROTTLE_HW_THERMAL = 0x40,
+  GS_NVML_THROTTLE_HW_POWER_BRAKE = 0x80,
+  GS_NVML_THROTTLE_DISPLAY_CLOCKS = 0x100
+};
+
+/* Stable lower-case name of one throttle bit ("sw_power_cap"); NULL for a
+ * bit NVML does not document. */
+const char *gs_nvml_throttle_name(unsigned long long bit);
+
+/* Reads the current utilization, memory used, power, clocks, temperature and
+ * throttle reasons of the GPU at `pci_bus_id`. Unsupported fields are left
+ * unknown; with `nvml` NULL or no such device, sample->found is 0. NVML is
+ * thread-safe: any thread may call this once the handle is open. */
+void gs_nvml_sample_get(gs_nvml *nvml, const char *pci_bus_id, gs_nvml_sample *sample);
+
 /* NVML topology levels (nvmlGpuTopologyLevel_t as documented). */
 enum {
   GS_NVML_TOPOLOGY_INTERNAL = 0,
