@@ -166,30 +166,8 @@ static void print_text(FILE *out, const info_data *d) {
   for (size_t c = 0; c < d->topo.n * d->topo.n; c++)
     if (isfinite(d->topo.nvlink_bw[c]) && d->topo.nvlink_bw[c] > 0) any_bw = 1;
   if (any_bw) {
-    fprintf(out, "\nNVLink bandwidth per direction, theoretical (GB/s)\n\n%-8s", "");
-    for (size_t j = 0; j < d->topo.n; j++) {
-      char head[32];
-      snprintf(head, sizeof head, "GPU%zu", j);
-      fprintf(out, "%-8s", head);
-    }
-    fprintf(out, "\n");
-    for (size_t i = 0; i < d->topo.n; i++) {
-      char head[32];
-      snprintf(head, sizeof head, "GPU%zu", i);
-      fprintf(out, "%-8s", head);
-      for (size_t j = 0; j < d->topo.n; j++) {
-        double v = d->topo.nvlink_bw[i * d->topo.n + j];
-        char cell[32];
-        if (i == j)
-          snprintf(cell, sizeof cell, "X");
-        else if (!isfinite(v))
-          snprintf(cell, sizeof cell, "?");
-        else
-          snprintf(cell, sizeof cell, "%.0f", v / 1e9);
-        fprintf(out, "%-8s", cell);
-      }
-      fprintf(out, "\n");
-    }
+    fprintf(out, "\nNVLink bandwidth per direction, theoretical (GB/s)\n\n");
+    gs_topology_print_values(out, d->topo.n, d->topo.nvlink_bw, 1e-9, 0, "?");
   }
 }
 

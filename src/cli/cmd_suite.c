@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli/cmd_p2p.h"
 #include "cli/commands.h"
 #include "cli/measure.h"
 #include "core/check.h"
@@ -19,7 +20,9 @@ static void print_suite_help(gs_common_options *common) {
   printf("usage: gpuscale suite [options]\n\n"
          "Runs the standard set: every workload with its default options, swept over\n"
          "1, 2, 4, ... GPUs (or CPU ranks where there is no GPU). Writes one result file\n"
-         "per workload and summary.txt into the output directory.\n\nWorkloads:\n");
+         "per workload and summary.txt into the output directory; with 2 or more GPUs\n"
+         "also p2p.json, the link bandwidth and latency matrices of 'gpuscale p2p'.\n\n"
+         "Workloads:\n");
   size_t n = 0;
   const gs_workload *const *all = gs_workload_list(&n);
   for (size_t i = 0; i < n; i++) printf("  %-12s %s\n", all[i]->key, all[i]->summary);
@@ -83,6 +86,22 @@ gs_status gs_cmd_suite(int argc, char **argv) {
       status = gs_measure_sweep(&sweep, &counts);
       if (status != GS_OK && first_failure == GS_OK) first_failure = status;
       w->options_free(wopts);
+    }
+    if (config.backend == GS_BACKEND_CUDA && config.world_size >= 2) {
+      // The links between the selected GPUs: every ordered pair of them.
+      gs_p2p_options p2p;
+      gs_p2p_options_default(&p2p);
+      for (int a = 0; a < config.world_size; a++)
+        for (int b = 0; b < config.world_size; b++)
+          if (a != b && p2p.n_pairs < sizeof p2p.pairs / sizeof p2p.pairs[0]) {
+            p2p.pairs[p2p.n_pairs][0] = config.devices[a];
+            p2p.pairs[p2p.n_pairs][1] = config.devices[b];
+            p2p.n_pairs++;
+          }
+      char path[GS_TEXT_LONG];
+      snprintf(path, sizeof path, "%s/p2p.json", dir);
+      status = gs_p2p_run_and_write(&p2p, &env, path, summary, argc, argv);
+      if (status != GS_OK && first_failure == GS_OK) first_failure = status;
     }
   }
   gs_environment_free(&env);

@@ -16,6 +16,7 @@ typedef struct {
 
 static const command commands[] = {
     {"info", gs_cmd_info, "show the GPUs, versions and how the GPUs are linked"},
+    {"p2p", gs_cmd_p2p, "measure GPU-to-GPU and host-GPU bandwidth and latency"},
     {"run", gs_cmd_run, "measure one workload on the chosen GPUs"},
     {"scale", gs_cmd_scale, "measure one workload at 1, 2, 4, ... GPUs: speedup and efficiency"},
     {"suite", gs_cmd_suite, "run the standard set of measurements into results/"},

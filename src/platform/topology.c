@@ -305,6 +305,45 @@ void gs_topology_print_links(FILE *out, const gs_topology *t, const char *const 
           "  ?    = Unknown (no NVML data)\n");
 }
 
+/* One number cell: NaN as `missing`. */
+static void print_number_cell(FILE *out, double v, double scale, int decimals,
+                              const char *missing) {
+  char cell[32];
+  if (isnan(v))
+    snprintf(cell, sizeof cell, "%s", missing);
+  else
+    snprintf(cell, sizeof cell, "%.*f", decimals, v * scale);
+  fprintf(out, "%-8s", cell);
+}
+
+void gs_topology_print_values(FILE *out, size_t n, const double *values, double scale,
+                              int decimals, const char *missing) {
+  print_column_heads(out, n);
+  fprintf(out, "\n");
+  for (size_t i = 0; i < n; i++) {
+    print_gpu_cell(out, i);
+    for (size_t j = 0; j < n; j++) {
+      if (i == j)
+        fprintf(out, "%-8s", "X");
+      else
+        print_number_cell(out, values[i * n + j], scale, decimals, missing);
+    }
+    fprintf(out, "\n");
+  }
+}
+
+void gs_topology_print_row(FILE *out, int heads, const char *label, size_t n,
+                           const double *values, double scale, int decimals,
+                           const char *missing) {
+  if (heads) {
+    print_column_heads(out, n);
+    fprintf(out, "\n");
+  }
+  fprintf(out, "%-8s", label);
+  for (size_t j = 0; j < n; j++) print_number_cell(out, values[j], scale, decimals, missing);
+  fprintf(out, "\n");
+}
+
 void gs_topology_print_peer(FILE *out, const gs_topology *t) {
   size_t n = t->n;
   print_column_heads(out, n);

@@ -93,6 +93,18 @@ gs_status gs_topology_collect(gs_topology *t, const gs_environment *env, gs_nvml
 void gs_topology_print_links(FILE *out, const gs_topology *t, const char *const *cpu_affinity,
                              const char *const *numa);
 
+/* Prints an n x n matrix of numbers under GPU column heads, rows labelled
+ * GPU0..: value * scale with `decimals` decimals, "X" on the diagonal,
+ * `missing` where a value is NaN. */
+void gs_topology_print_values(FILE *out, size_t n, const double *values, double scale,
+                              int decimals, const char *missing);
+
+/* Prints one labelled row of n numbers (one per GPU) under GPU column heads
+ * (heads too when `heads` is 1); NaN prints as `missing`. */
+void gs_topology_print_row(FILE *out, int heads, const char *label, size_t n,
+                           const double *values, double scale, int decimals,
+                           const char *missing);
+
 /* Prints the peer-access matrix ("OK", "NS" not supported, "?" unknown). */
 void gs_topology_print_peer(FILE *out, const gs_topology *t);
 
