@@ -24,7 +24,7 @@ bin=$build/gpuscale
   echo "== gpuscale p2p (defaults: 1 GiB, 8 copies x 5 samples)"
   timeout 120 "$bin" p2p -o "$out/p2p.json" | tee "$out/p2p.txt"
   echo "== p2p vs PyTorch"
-  timeout 90 python3 bench/p2p_vs_torch.py "$bin" --json "$out/p2p_vs_torch.json"
+  timeout 90 python3 bench/p2p_vs_torch.py "$bin" --p2p-json "$out/p2p.json" --json "$out/p2p_vs_torch.json"
   echo "== NVML vs nvidia-smi"
   nvidia-smi -q -d POWER,CLOCK,MEMORY,TEMPERATURE,PERFORMANCE > "$out/nvidia-smi-q.txt"
   timeout 60 python3 bench/nvml_vs_smi.py "$bin" --json "$out/nvml_vs_smi.json"

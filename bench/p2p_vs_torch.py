@@ -4,7 +4,7 @@ over streams, SM copy kernel; one way and both ways) against PyTorch's
 tensor copy between the same two GPUs, side by side in one run.
 
 usage: bench/p2p_vs_torch.py GPUSCALE_BINARY [--size 1G] [--iters 8] [--samples 5]
-       [--src 0] [--dst 1] [--json FILE]
+       [--src 0] [--dst 1] [--json FILE] [--p2p-json FILE]
 PyTorch is timed with the host clock around `iters` copies after both GPUs
 are synchronized (launch overhead included: under 0.1% at 1 GiB); gpuscale
 reports its own medians (docs/p2p.md). Ratios are gpuscale / PyTorch.
@@ -53,7 +53,21 @@ def torch_copies(pairs, iters, samples):
     return statistics.median(rates), rates, ok
 
 
-def gpuscale_figures(binary, size, iters, samples, src, dst):
+def figures_of(doc, src, dst):
+    figures = {}
+    for test in doc["p2p"]["tests"]:
+        if test["status"] != "ran" or test["layout"] != "matrix":
+            continue
+        cell = test["cells"][src][dst]
+        if cell and cell.get("status") == "ok":
+            figures[test["name"]] = cell["median"]
+    return figures
+
+
+def gpuscale_figures(binary, size, iters, samples, src, dst, p2p_json):
+    if p2p_json:  # a full `gpuscale p2p` run made just before, same options
+        with open(p2p_json) as f:
+            return figures_of(json.load(f), src, dst)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "p2p.json")
         cmd = [binary, "p2p", "--size", str(size), "--iters", str(iters), "--samples",
@@ -62,13 +76,7 @@ def gpuscale_figures(binary, size, iters, samples, src, dst):
         for mode in ("ce", "sm"):
             subprocess.run(cmd + ["--mode", mode], check=True, stdout=subprocess.DEVNULL)
             with open(path) as f:
-                doc = json.load(f)
-            for test in doc["p2p"]["tests"]:
-                if test["status"] != "ran" or test["layout"] != "matrix":
-                    continue
-                cell = test["cells"][src][dst]
-                if cell and cell.get("status") == "ok":
-                    figures[test["name"]] = cell["median"]
+                figures.update(figures_of(json.load(f), src, dst))
         return figures
 
 
@@ -81,12 +89,16 @@ def main():
     ap.add_argument("--src", type=int, default=0)
     ap.add_argument("--dst", type=int, default=1)
     ap.add_argument("--json")
+    ap.add_argument("--p2p-json", help="take gpuscale's figures from this p2p result file "
+                    "(measured just before with the same size/iters/samples) instead of "
+                    "running gpuscale p2p --mode ce and --mode sm here")
     args = ap.parse_args()
     if torch.cuda.device_count() < 2:
         print("skipped: needs 2 GPUs, found", torch.cuda.device_count())
         return 77
     size = parse_size(args.size)
-    g = gpuscale_figures(args.binary, size, args.iters, args.samples, args.src, args.dst)
+    g = gpuscale_figures(args.binary, size, args.iters, args.samples, args.src, args.dst,
+                         args.p2p_json)
 
     n = size // 4
     a = torch.arange(n, dtype=torch.int32, device=f"cuda:{args.src}")
