@@ -30,6 +30,15 @@ bin=$build/gpuscale
   timeout 60 python3 bench/nvml_vs_smi.py "$bin" --json "$out/nvml_vs_smi.json"
   echo "== telemetry overhead"
   timeout 90 python3 bench/telemetry_overhead.py "$bin" --reps ${GS_REPS:-5} --json "$out/telemetry_overhead.json"
+  echo "== SM copy kernel: CTAs per SM (push and pull, GPU0 -> GPU1)"
+  for k in 1 2 8; do
+    echo "-- --sm-ctas $k"
+    timeout 30 "$bin" p2p --mode sm --pairs 0:1 --sm-ctas $k -q -o /tmp/p2p-sm.json | grep "GPU0 -> GPU1"
+    python3 -c "import json,sys; d=json.load(open('/tmp/p2p-sm.json')); print({t['name']: round(t['cells'][0][1]['median']/1e9,1) for t in d['p2p']['tests'] if t['status']=='ran' and t['cells'][0][1]})"
+  done
+  echo "== suite on 2 GPUs (summary with telemetry, p2p.json)"
+  timeout 60 "$bin" suite --out /tmp/suite --no-progress -q --min-time 0.2 --runs 1 >/dev/null
+  cat /tmp/suite/summary.txt
   echo "== GPU test"
   timeout 60 "$build/tests/test_gpu_p2p"
   date -u

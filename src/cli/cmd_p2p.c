@@ -120,6 +120,8 @@ gs_status gs_cmd_p2p(int argc, char **argv) {
        .metavar = "N", .help = "streams sharing one copy in the multi-stream test"},
       {.name = "latency-rounds", .kind = GS_OPT_COUNT, .target = &o.latency_rounds, .min = 1,
        .max = 1000000, .metavar = "N", .help = "ping-pong round trips per latency sample"},
+      {.name = "sm-ctas", .kind = GS_OPT_COUNT, .target = &o.sm_ctas, .min = 1, .max = 32,
+       .metavar = "N", .help = "SM copy kernel: CTAs of 512 threads per SM"},
       {.name = "pairs", .kind = GS_OPT_STRING, .target = &pairs, .metavar = "LIST",
        .help = "ordered GPU pairs SRC:DST,... (default: every pair)"},
       {.name = "mode", .kind = GS_OPT_CHOICE, .target = &o.mode, .choices = gs_p2p_mode_names,

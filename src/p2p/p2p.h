@@ -36,7 +36,8 @@ typedef struct {
   uint64_t iters;             /* copies per timed sample */
   uint64_t samples;           /* timed samples per cell (one more untimed warmup) */
   uint64_t streams;           /* streams for the multi-stream copy-engine test */
-  uint64_t latency_rounds;    /* ping-pong round trips / small copies per sample */
+  uint64_t latency_rounds;    /* ping-pong round trips per latency sample */
+  uint64_t sm_ctas;           /* SM copy kernel: CTAs of 512 threads per SM */
   int mode;                   /* gs_p2p_mode */
   size_t n_pairs;             /* 0 = every ordered pair */
   int pairs[GS_P2P_MAX_GPUS * 4][2];
@@ -78,7 +79,7 @@ typedef struct {
 } gs_p2p_result;
 
 /* Defaults: 1 GiB, 8 copies per sample, 5 samples, 4 streams, 2000 latency
- * rounds, every test, every pair. */
+ * rounds, 4 CTAs per SM, every test, every pair. */
 void gs_p2p_options_default(gs_p2p_options *o);
 
 /* Parses --pairs "0:1,1:0" (SRC:DST ordinals, SRC != DST, no repeats) into

@@ -18,6 +18,7 @@ void gs_p2p_options_default(gs_p2p_options *o) {
   o->samples = 5;
   o->streams = 4;
   o->latency_rounds = 2000;
+  o->sm_ctas = 4;
   o->mode = GS_P2P_MODE_ALL;
 }
 

@@ -3,6 +3,8 @@
  * loops that fill each test's cells. Host code calling the CUDA runtime and
  * the launchers of p2p_kernels.cu. */
 #include <math.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,33 +34,36 @@ typedef struct {
   int peer;           /* 1: P2P enabled, 0: disabled (staged by the driver through host memory) */
   int to_device;      /* host tests: 1 H2D, 0 D2H */
   int latency;        /* 1: SM ping-pong, 2: small CE copies */
+  int pull;           /* SM copy run by the destination GPU, reading the peer */
 } test_def;
 
 static const test_def registry[] = {
     {"ce_unidir_p2p", "Copy engine (cudaMemcpyPeerAsync), unidirectional, P2P enabled (GB/s)",
-     GS_P2P_UNIT_BANDWIDTH, 0, GS_P2P_MODE_CE, OP_CE, 0, 0, 1, 0, 0},
+     GS_P2P_UNIT_BANDWIDTH, 0, GS_P2P_MODE_CE, OP_CE, 0, 0, 1, 0, 0, 0},
     {"ce_bidir_p2p", "Copy engine, bidirectional total, P2P enabled (GB/s)",
-     GS_P2P_UNIT_BANDWIDTH, 0, GS_P2P_MODE_CE, OP_CE, 1, 0, 1, 0, 0},
+     GS_P2P_UNIT_BANDWIDTH, 0, GS_P2P_MODE_CE, OP_CE, 1, 0, 1, 0, 0, 0},
     {"ce_unidir_p2p_streams", "Copy engine, unidirectional, P2P enabled, split over --streams streams (GB/s)",
-     GS_P2P_UNIT_BANDWIDTH, 0, GS_P2P_MODE_CE, OP_CE, 0, 1, 1, 0, 0},
+     GS_P2P_UNIT_BANDWIDTH, 0, GS_P2P_MODE_CE, OP_CE, 0, 1, 1, 0, 0, 0},
     {"ce_unidir_nop2p", "Copy engine, unidirectional, P2P disabled: staged through host (GB/s)",
-     GS_P2P_UNIT_BANDWIDTH, 0, GS_P2P_MODE_CE, OP_CE, 0, 0, 0, 0, 0},
+     GS_P2P_UNIT_BANDWIDTH, 0, GS_P2P_MODE_CE, OP_CE, 0, 0, 0, 0, 0, 0},
     {"ce_bidir_nop2p", "Copy engine, bidirectional total, P2P disabled (GB/s)",
-     GS_P2P_UNIT_BANDWIDTH, 0, GS_P2P_MODE_CE, OP_CE, 1, 0, 0, 0, 0},
+     GS_P2P_UNIT_BANDWIDTH, 0, GS_P2P_MODE_CE, OP_CE, 1, 0, 0, 0, 0, 0},
     {"sm_unidir_p2p", "SM copy kernel (source GPU writes into the peer), unidirectional (GB/s)",
-     GS_P2P_UNIT_BANDWIDTH, 0, GS_P2P_MODE_SM, OP_SM, 0, 0, 1, 0, 0},
+     GS_P2P_UNIT_BANDWIDTH, 0, GS_P2P_MODE_SM, OP_SM, 0, 0, 1, 0, 0, 0},
+    {"sm_unidir_p2p_pull", "SM copy kernel (destination GPU reads the peer), unidirectional (GB/s)",
+     GS_P2P_UNIT_BANDWIDTH, 0, GS_P2P_MODE_SM, OP_SM, 0, 0, 1, 0, 0, 1},
     {"sm_bidir_p2p", "SM copy kernel, bidirectional total (GB/s)",
-     GS_P2P_UNIT_BANDWIDTH, 0, GS_P2P_MODE_SM, OP_SM, 1, 0, 1, 0, 0},
+     GS_P2P_UNIT_BANDWIDTH, 0, GS_P2P_MODE_SM, OP_SM, 1, 0, 1, 0, 0, 0},
     {"host_to_device", "Host to device, pinned memory (GB/s)",
-     GS_P2P_UNIT_BANDWIDTH, 1, GS_P2P_MODE_HOST, OP_CE, 0, 0, 0, 1, 0},
+     GS_P2P_UNIT_BANDWIDTH, 1, GS_P2P_MODE_HOST, OP_CE, 0, 0, 0, 1, 0, 0},
     {"device_to_host", "Device to host, pinned memory (GB/s)",
-     GS_P2P_UNIT_BANDWIDTH, 1, GS_P2P_MODE_HOST, OP_CE, 0, 0, 0, 0, 0},
+     GS_P2P_UNIT_BANDWIDTH, 1, GS_P2P_MODE_HOST, OP_CE, 0, 0, 0, 0, 0, 0},
     {"latency_sm_p2p", "Latency, SM path: one-way, GPU ping-pong through peer memory (us)",
-     GS_P2P_UNIT_LATENCY, 0, GS_P2P_MODE_LATENCY, OP_SM, 0, 0, 1, 0, 1},
+     GS_P2P_UNIT_LATENCY, 0, GS_P2P_MODE_LATENCY, OP_SM, 0, 0, 1, 0, 1, 0},
     {"latency_ce_p2p", "Latency, copy engine: 16-byte cudaMemcpyPeerAsync, P2P enabled (us)",
-     GS_P2P_UNIT_LATENCY, 0, GS_P2P_MODE_LATENCY, OP_CE, 0, 0, 1, 0, 2},
+     GS_P2P_UNIT_LATENCY, 0, GS_P2P_MODE_LATENCY, OP_CE, 0, 0, 1, 0, 2, 0},
     {"latency_ce_nop2p", "Latency, copy engine: 16-byte copies, P2P disabled (us)",
-     GS_P2P_UNIT_LATENCY, 0, GS_P2P_MODE_LATENCY, OP_CE, 0, 0, 0, 0, 2},
+     GS_P2P_UNIT_LATENCY, 0, GS_P2P_MODE_LATENCY, OP_CE, 0, 0, 0, 0, 2, 0},
 };
 #define TEST_COUNT (sizeof registry / sizeof registry[0])
 
@@ -88,6 +93,7 @@ typedef struct {
 /* One stream's share of a sample. */
 typedef struct {
   size_t gpu;                     /* whose stream runs it */
+  int src_gpu;                    /* index of the source GPU; -1 host */
   size_t stream;
   size_t group;                   /* direction: lanes of one group share a device */
   copy_op op;
@@ -204,7 +210,7 @@ static gs_status set_peer(p2p_ctx *c, size_t a, size_t b, int on) {
 
 static gs_status enqueue_copy(const p2p_ctx *c, const lane *l, cudaStream_t stream) {
   if (l->op == OP_SM) {
-    unsigned blocks = (unsigned)c->gpu[l->gpu].sm_count * 4u;
+    unsigned blocks = (unsigned)c->gpu[l->gpu].sm_count * (unsigned)c->o->sm_ctas;
     GS_CHECK_CUDA(gs_p2p_sm_copy(l->src, l->dst, l->bytes, blocks, stream));
   } else if (l->src_device >= 0 && l->dst_device >= 0) {
     GS_CHECK_CUDA(cudaMemcpyPeerAsync(l->dst, l->dst_device, l->src, l->src_device, l->bytes,
@@ -215,33 +221,81 @@ static gs_status enqueue_copy(const p2p_ctx *c, const lane *l, cudaStream_t stre
   return GS_OK;
 }
 
-/* Queues `copies` copies on every lane behind a spin kernel, releases them
- * together and returns each group's bandwidth (bytes/s) in group_bw and its
- * time span in group_seconds: from the first lane's start event to the
- * latest stop event of the group. */
+/* Queues one lane's sample on its stream: the spin kernel (when `spin`),
+ * the start event, `copies` copies, the stop event. */
+static gs_status enqueue_lane(p2p_ctx *c, const lane *l, uint64_t copies, int spin) {
+  gpu_res *g = &c->gpu[l->gpu];
+  cudaStream_t s = g->streams[l->stream];
+  GS_CHECK_CUDA(cudaSetDevice(g->device));
+  if (spin) GS_CHECK_CUDA(gs_p2p_spin(c->release, SPIN_TIMEOUT_NS, g->timed_out, s));
+  GS_CHECK_CUDA(cudaEventRecord(g->start[l->stream], s));
+  for (uint64_t it = 0; it < copies; it++) GS_TRY(enqueue_copy(c, l, s));
+  GS_CHECK_CUDA(cudaEventRecord(g->stop[l->stream], s));
+  return GS_OK;
+}
+
+typedef struct {
+  p2p_ctx *c;
+  const lane *l;
+  uint64_t copies;
+  gs_status status;
+  char error[GS_TEXT_ERROR];
+} lane_thread;
+
+static void *lane_thread_main(void *arg) {
+  lane_thread *t = arg;
+  t->status = enqueue_lane(t->c, t->l, t->copies, 0);
+  if (t->status != GS_OK) snprintf(t->error, sizeof t->error, "%s", gs_last_error());
+  return NULL;
+}
+
+/* Without peer access the driver stages large copies through host memory
+ * and the enqueueing call itself waits for them, so a spin kernel could not
+ * hold them back: each lane is queued by its own host thread instead, which
+ * still starts the directions together. */
+static gs_status enqueue_threaded(p2p_ctx *c, const lane *lanes, size_t n_lanes,
+                                  uint64_t copies) {
+  lane_thread threads[2 * MAX_STREAMS];
+  pthread_t ids[2 * MAX_STREAMS];
+  size_t started = 0;
+  gs_status st = GS_OK;
+  for (size_t k = 0; k < n_lanes; k++) {
+    threads[k] = (lane_thread){.c = c, .l = &lanes[k], .copies = copies};
+    if (pthread_create(&ids[k], NULL, lane_thread_main, &threads[k]) != 0) {
+      st = gs_error(GS_ERR_INTERNAL, "cannot start a thread to queue copies");
+      break;
+    }
+    started++;
+  }
+  for (size_t k = 0; k < started; k++) {
+    pthread_join(ids[k], NULL);
+    if (threads[k].status != GS_OK && st == GS_OK)
+      st = gs_error_quiet(threads[k].status, "%s", threads[k].error);
+  }
+  return st;
+}
+
+/* Queues `copies` copies on every lane (behind a spin kernel when `spin`),
+ * releases them together and returns each group's bandwidth (bytes/s) in
+ * group_bw and its time span in group_seconds: from the first lane's start
+ * event to the latest stop event of the group. */
 static gs_status run_sample(p2p_ctx *c, const lane *lanes, size_t n_lanes, size_t n_groups,
-                            uint64_t copies, double *group_bw, double *group_seconds) {
+                            uint64_t copies, int spin, double *group_bw,
+                            double *group_seconds) {
   gs_status st = GS_OK;
   for (size_t k = 0; k < n_lanes; k++) {
     gpu_res *g = &c->gpu[lanes[k].gpu];
     GS_CHECK_CUDA(cudaSetDevice(g->device));
     GS_CHECK_CUDA(cudaMemset(g->timed_out, 0, sizeof *g->timed_out));
   }
-  size_t queued = 0;
-  for (size_t k = 0; k < n_lanes && st == GS_OK; k++) {
-    const lane *l = &lanes[k];
-    gpu_res *g = &c->gpu[l->gpu];
-    cudaStream_t s = g->streams[l->stream];
-    if (cudaSetDevice(g->device) != cudaSuccess) break;
-    st = gs_p2p_spin(c->release, SPIN_TIMEOUT_NS, g->timed_out, s) == cudaSuccess
-             ? GS_OK
-             : gs_error(GS_ERR_CUDA, "GPU %d: cannot launch the spin kernel", g->device);
-    queued = k + 1;
-    if (st == GS_OK && cudaEventRecord(g->start[l->stream], s) != cudaSuccess)
-      st = gs_error(GS_ERR_CUDA, "GPU %d: cudaEventRecord failed", g->device);
-    for (uint64_t it = 0; it < copies && st == GS_OK; it++) st = enqueue_copy(c, l, s);
-    if (st == GS_OK && cudaEventRecord(g->stop[l->stream], s) != cudaSuccess)
-      st = gs_error(GS_ERR_CUDA, "GPU %d: cudaEventRecord failed", g->device);
+  size_t queued = n_lanes;
+  if (spin) {
+    for (size_t k = 0; k < n_lanes && st == GS_OK; k++) {
+      queued = k + 1;
+      st = enqueue_lane(c, &lanes[k], copies, 1);
+    }
+  } else {
+    st = enqueue_threaded(c, lanes, n_lanes, copies);
   }
   // Release even after an error, so no spin kernel is left waiting.
   __atomic_store_n(c->release, 1, __ATOMIC_SEQ_CST);
@@ -315,7 +369,9 @@ static size_t pair_lanes(const p2p_ctx *c, const test_def *t, size_t a, size_t b
     uint64_t chunk = bytes / streams / 16 * 16;
     for (size_t s = 0; s < streams; s++) {
       uint64_t off = chunk * s;
-      lanes[n] = (lane){.gpu = from, .stream = s, .group = dir, .op = t->op,
+      // Pull: the destination GPU's kernel reads the peer; else the source pushes.
+      lanes[n] = (lane){.gpu = t->pull ? to : from, .src_gpu = (int)from, .stream = s,
+                        .group = dir, .op = t->op,
                         .src = (const char *)c->gpu[from].send + off,
                         .dst = (char *)c->gpu[to].recv + off,
                         .src_device = c->gpu[from].device, .dst_device = c->gpu[to].device,
@@ -344,9 +400,11 @@ static gs_status measure_copies(p2p_ctx *c, const test_def *t, const lane *lanes
     GS_CHECK_CUDA(cudaDeviceSynchronize());
   }
   double bw[2], seconds[2];
-  GS_TRY(run_sample(c, lanes, n_lanes, n_groups, copies, bw, seconds));  // warmup
+  // Small copies queue without waiting even when staged (latency tests).
+  int spin = t->peer || t->per_gpu || t->latency;
+  GS_TRY(run_sample(c, lanes, n_lanes, n_groups, copies, spin, bw, seconds));  // warmup
   for (uint64_t s = 0; s < c->o->samples; s++) {
-    GS_TRY(run_sample(c, lanes, n_lanes, n_groups, copies, bw, seconds));
+    GS_TRY(run_sample(c, lanes, n_lanes, n_groups, copies, spin, bw, seconds));
     double value = 0.0;
     if (t->unit == GS_P2P_UNIT_LATENCY) {
       value = seconds[0] / (double)copies;
@@ -371,9 +429,9 @@ static gs_status measure_copies(p2p_ctx *c, const test_def *t, const lane *lanes
     // A lane's source is its GPU's send buffer (or the host's), chunk at an
     // offset. The check kernel numbers words from the pointer it is given,
     // so each destination is checked whole, once, by its first lane.
-    uint32_t seed = l->src_device < 0 ? HOST_SEED : seed_of(l->gpu);
-    const char *base = l->src_device < 0 ? (const char *)c->host_send
-                                         : (const char *)c->gpu[l->gpu].send;
+    uint32_t seed = l->src_gpu < 0 ? HOST_SEED : seed_of((size_t)l->src_gpu);
+    const char *base = l->src_gpu < 0 ? (const char *)c->host_send
+                                      : (const char *)c->gpu[l->src_gpu].send;
     if ((const char *)l->src != base) continue;
     uint64_t total = 0;
     for (size_t m = 0; m < n_lanes; m++)
@@ -444,7 +502,8 @@ static gs_status measure_pair(p2p_ctx *c, const test_def *t, size_t a, size_t b,
   if (t->latency == 1) return measure_pingpong(c, a, b, cell);
   lane lanes[2 * MAX_STREAMS];
   if (t->latency == 2) {
-    lanes[0] = (lane){.gpu = a, .stream = 0, .group = 0, .op = OP_CE, .src = c->gpu[a].send,
+    lanes[0] = (lane){.gpu = a, .src_gpu = (int)a, .stream = 0, .group = 0, .op = OP_CE,
+                      .src = c->gpu[a].send,
                       .dst = c->gpu[b].recv, .src_device = c->gpu[a].device,
                       .dst_device = c->gpu[b].device, .bytes = LATENCY_BYTES};
     return measure_copies(c, t, lanes, 1, 1, LATENCY_COPIES, cell);
@@ -455,7 +514,8 @@ static gs_status measure_pair(p2p_ctx *c, const test_def *t, size_t a, size_t b,
 
 /* Fills one host cell (GPU a, H2D or D2H). */
 static gs_status measure_host(p2p_ctx *c, const test_def *t, size_t a, gs_p2p_cell *cell) {
-  lane l = {.gpu = a, .stream = 0, .group = 0, .op = OP_CE, .bytes = c->o->size_bytes};
+  lane l = {.gpu = a, .src_gpu = t->to_device ? -1 : (int)a, .stream = 0, .group = 0,
+            .op = OP_CE, .bytes = c->o->size_bytes};
   if (t->to_device) {
     l.src = c->host_send;
     l.dst = c->gpu[a].recv;

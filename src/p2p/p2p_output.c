@@ -25,7 +25,8 @@ static const gs_p2p_test *find_test(const gs_p2p_result *r, const char *key) {
 /* The best unidirectional GPU-to-GPU figure of each measured pair against
  * the theoretical NVLink rate, and the SM-path latency. */
 static void print_pair_lines(FILE *out, const gs_p2p_result *r, const gs_topology *topo) {
-  static const char *const unidir[] = {"ce_unidir_p2p", "ce_unidir_p2p_streams", "sm_unidir_p2p"};
+  static const char *const unidir[] = {"ce_unidir_p2p", "ce_unidir_p2p_streams", "sm_unidir_p2p",
+                                       "sm_unidir_p2p_pull"};
   size_t n = r->n_gpus;
   int header = 0;
   for (size_t a = 0; a < n; a++) {
@@ -205,6 +206,7 @@ cJSON *gs_p2p_options_to_json(const gs_p2p_options *o) {
   ok = ok && cJSON_AddNumberToObject(c, "samples", (double)o->samples);
   ok = ok && cJSON_AddNumberToObject(c, "streams", (double)o->streams);
   ok = ok && cJSON_AddNumberToObject(c, "latency_rounds", (double)o->latency_rounds);
+  ok = ok && cJSON_AddNumberToObject(c, "sm_ctas_per_sm", (double)o->sm_ctas);
   ok = ok && cJSON_AddStringToObject(c, "mode", gs_p2p_mode_names[o->mode]);
   cJSON *pairs = NULL;
   if (ok && o->n_pairs == 0) {
