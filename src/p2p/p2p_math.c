@@ -26,6 +26,9 @@ gs_status gs_p2p_parse_pairs(const char *text, gs_p2p_options *o) {
   char buf[1024];
   if (strlen(text) >= sizeof buf) return gs_error(GS_ERR_USAGE, "option --pairs: list too long");
   snprintf(buf, sizeof buf, "%s", text);
+  size_t len = strlen(buf);
+  if (len && (buf[0] == ',' || buf[len - 1] == ',' || strstr(buf, ",,")))
+    return gs_error(GS_ERR_USAGE, "option --pairs: empty entry in '%s'", text);
   o->n_pairs = 0;
   char *save = NULL;
   for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
