@@ -29,6 +29,8 @@ typedef struct {
   uint64_t seed;
   int show_progress;             /* progress line on stderr when it is a terminal */
   const char *label;             /* shown in the progress line */
+  double comm_timeout_seconds;   /* communicating workloads: longest wait in a
+                                    communicator before it is aborted; 0 = none */
 } gs_run_config;
 
 /* Name of a scaling mode: "none", "strong" or "weak". */
