@@ -360,6 +360,17 @@ static gs_status aggregate(gs_measurement *m) {
   return GS_OK;
 }
 
+gs_status gs_runner_summarize(gs_measurement *m, int use_device) {
+  gs_status status = GS_OK;
+  for (size_t r = 0; r < m->n_runs; r++) {
+    gs_status s = derive_steps(&m->runs[r], use_device);
+    if (s != GS_OK && status == GS_OK) status = s;
+  }
+  combine_verification(m);
+  gs_status s = aggregate(m);
+  return status != GS_OK ? status : s;
+}
+
 gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
                             const gs_run_config *config, gs_measurement *out) {
   memset(out, 0, sizeof *out);
@@ -427,13 +438,8 @@ gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
       snprintf(out->error, sizeof out->error, "rank %d: %s", k, jobs[k].error);
     }
   }
-  for (size_t r = 0; r < out->n_runs; r++) {
-    gs_status s = derive_steps(&out->runs[r], config->backend == GS_BACKEND_CUDA);
-    if (s != GS_OK && status == GS_OK) status = s;
-  }
-  combine_verification(out);
   {
-    gs_status s = aggregate(out);
+    gs_status s = gs_runner_summarize(out, config->backend == GS_BACKEND_CUDA);
     if (s != GS_OK && status == GS_OK) status = s;
   }
 

@@ -44,6 +44,12 @@ const char *gs_scaling_name(gs_scaling scaling);
 gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
                             const gs_run_config *config, gs_measurement *out);
 
+/* Derives step times (slowest rank per iteration, from device_seconds when
+ * use_device, else wall_seconds), the combined verification and the
+ * aggregate of a measurement whose rank records are filled. Used by
+ * gs_runner_measure and by drivers with their own timing loop (coll). */
+gs_status gs_runner_summarize(gs_measurement *m, int use_device);
+
 /* Fills speedup and efficiency of each measurement against the one with
  * world_size 1 of the same workload (left 0 when there is none). */
 void gs_runner_relate(gs_measurement *measurements, size_t count);

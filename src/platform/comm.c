@@ -360,8 +360,9 @@ void comm_describe_laggards(const gs_comm *c, uint64_t mine, char *buf, size_t s
   for (int j = 0; j < w->progress_count && at < size; j++) {
     uint64_t theirs = atomic_load(&w->progress[j]);
     if (j == c->progress_index || theirs >= mine) continue;
-    at += (size_t)snprintf(buf + at, size - at, "%srank %d (at step %llu)", at ? ", " : "",
-                           w->progress_ranks[j], (unsigned long long)theirs);
+    at += (size_t)snprintf(buf + at, size - at, "%srank %d (%llu operations started, this rank %llu)",
+                           at ? ", " : "", w->progress_ranks[j], (unsigned long long)theirs,
+                           (unsigned long long)mine);
   }
   if (at == 0) {
     if (w->job.launch == GS_COMM_LAUNCH_MPI && w->job.process_count > w->progress_count)
@@ -374,6 +375,7 @@ void comm_describe_laggards(const gs_comm *c, uint64_t mine, char *buf, size_t s
 void gs_comm_abort(gs_comm *c) {
   if (c->aborted) return;
   c->aborted = 1;
+  atomic_store(&c->world->any_aborted, 1);
   if (c->nccl) ncclCommAbort(c->nccl), c->nccl = NULL;
   if (c->world->config.backend == GS_BACKEND_CPU && c->world->job.launch == GS_COMM_LAUNCH_THREADS)
     comm_exchange_abort(&c->world->exchange);
@@ -381,7 +383,11 @@ void gs_comm_abort(gs_comm *c) {
 
 static gs_status check_usable(gs_comm *c) {
   if (c->aborted)
-    return gs_error_quiet(GS_ERR_ABORTED, "rank %d: the communicator was aborted", c->rank);
+    return gs_error_quiet(GS_ERR_ABORTED, "the communicator was aborted");
+  if (atomic_load(&c->world->any_aborted)) {
+    gs_comm_abort(c);
+    return gs_error_quiet(GS_ERR_ABORTED, "stopped in %s because another rank failed", c->op_name);
+  }
   return GS_OK;
 }
 
@@ -392,8 +398,7 @@ gs_status gs_comm_check(gs_comm *c) {
   GS_CHECK_NCCL(ncclCommGetAsyncError(c->nccl, &async));
   if (async != ncclSuccess && async != ncclInProgress) {
     gs_comm_abort(c);
-    return gs_error(GS_ERR_NCCL, "rank %d: NCCL reported an asynchronous error in %s: %s",
-                    c->rank, c->op_name, ncclGetErrorString(async));
+    return gs_error(GS_ERR_NCCL, "NCCL reported an asynchronous error in %s: %s", c->op_name, ncclGetErrorString(async));
   }
   return GS_OK;
 }
@@ -414,9 +419,8 @@ gs_status gs_comm_wait(gs_comm *c, cudaStream_t stream) {
         comm_describe_laggards(c, mine, who, sizeof who);
         gs_comm_abort(c);
         return gs_error(GS_ERR_TIMEOUT,
-                        "rank %d: %s did not complete within %.3g s; stalled: %s; "
-                        "communicator aborted",
-                        c->rank, c->op_name, c->world->config.timeout_seconds, who);
+                        "%s did not complete within %.3g s; stalled: %s; "
+                        "communicator aborted", c->op_name, c->world->config.timeout_seconds, who);
       }
     }
     sched_yield();
@@ -448,7 +452,7 @@ static int is_host(const gs_comm *c) { return c->world->config.backend == GS_BAC
 
 static gs_status nccl_result(gs_comm *c, ncclResult_t rc, const char *what) {
   if (rc == ncclSuccess || rc == ncclInProgress) return GS_OK;
-  return gs_error(GS_ERR_NCCL, "rank %d: %s failed: %s%s%s", c->rank, what,
+  return gs_error(GS_ERR_NCCL, "%s failed: %s%s%s", what,
                   ncclGetErrorString(rc), ncclGetLastError(c->nccl)[0] ? ": " : "",
                   ncclGetLastError(c->nccl));
 }

@@ -74,8 +74,7 @@ gs_status comm_exchange_barrier(gs_comm *c) {
   if (x->aborted) {
     pthread_mutex_unlock(&x->mutex);
     c->aborted = 1;
-    return gs_error_quiet(GS_ERR_ABORTED, "rank %d: stopped in %s because another rank failed",
-                          c->rank, c->op_name);
+    return gs_error_quiet(GS_ERR_ABORTED, "stopped in %s because another rank failed", c->op_name);
   }
   unsigned long generation = x->generation;
   x->arrived[c->rank] = generation + 1;
@@ -100,8 +99,7 @@ gs_status comm_exchange_barrier(gs_comm *c) {
   if (x->aborted) {
     pthread_mutex_unlock(&x->mutex);
     c->aborted = 1;
-    return gs_error_quiet(GS_ERR_ABORTED, "rank %d: stopped in %s because another rank failed",
-                          c->rank, c->op_name);
+    return gs_error_quiet(GS_ERR_ABORTED, "stopped in %s because another rank failed", c->op_name);
   }
   char missing[GS_TEXT_LONG];
   describe_missing(x, missing, sizeof missing);
@@ -110,9 +108,8 @@ gs_status comm_exchange_barrier(gs_comm *c) {
   pthread_mutex_unlock(&x->mutex);
   c->aborted = 1;
   return gs_error(GS_ERR_TIMEOUT,
-                  "rank %d: %s did not complete within %.3g s; stalled: %s did not arrive; "
-                  "communicator aborted",
-                  c->rank, c->op_name, limit, missing);
+                  "%s did not complete within %.3g s; stalled: %s did not arrive; "
+                  "communicator aborted", c->op_name, limit, missing);
 }
 
 /* ---- element-wise reductions ---------------------------------------------- */
@@ -193,7 +190,7 @@ static size_t output_bytes(const comm_host_call *call, int size) {
 static gs_status scratch_reserve(gs_comm *c, size_t bytes) {
   if (bytes <= c->scratch_bytes) return GS_OK;
   void *grown = realloc(c->scratch, bytes);
-  if (!grown) return gs_error(GS_ERR_NOMEM, "rank %d: cannot allocate %zu bytes of scratch", c->rank, bytes);
+  if (!grown) return gs_error(GS_ERR_NOMEM, "cannot allocate %zu bytes of scratch", bytes);
   c->scratch = grown;
   c->scratch_bytes = bytes;
   return GS_OK;
@@ -298,8 +295,7 @@ gs_status comm_mpi_complete(gs_comm *c, MPI_Request *requests, int n) {
       char who[GS_TEXT_LONG];
       comm_describe_laggards(c, mine, who, sizeof who);
       c->aborted = 1;
-      return gs_error(GS_ERR_TIMEOUT, "rank %d: %s did not complete within %.3g s; stalled: %s",
-                      c->rank, c->op_name, c->world->config.timeout_seconds, who);
+      return gs_error(GS_ERR_TIMEOUT, "%s did not complete within %.3g s; stalled: %s", c->op_name, c->world->config.timeout_seconds, who);
     }
     sched_yield();
   }

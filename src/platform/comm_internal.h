@@ -56,6 +56,7 @@ struct gs_comm_world {
   int size;                    /* global ranks */
   int local_ranks;
   gs_comm *ranks;              /* local_ranks handles */
+  _Atomic int any_aborted;     /* a local rank aborted: the others stop too */
   /* Progress of every rank of this process (threads mode) or of the
    * processes on this host (mpi mode, in a shared window). */
   _Atomic uint64_t *progress;
