@@ -269,8 +269,7 @@ gs_status gs_comm_world_create(const gs_comm_job *job, const gs_comm_world_confi
   gs_comm_world *w = calloc(1, sizeof *w);
   if (!w) return gs_error(GS_ERR_NOMEM, "cannot allocate a communicator world");
   w->job = *job;
-  w->config = *config;
-  w->config.devices = NULL;
+  w->config = *config; /* devices: valid during creation only */
   w->local_ranks = config->local_ranks;
   w->size = mpi ? job->process_count : config->local_ranks;
   w->ranks = calloc((size_t)w->local_ranks, sizeof *w->ranks);
@@ -286,12 +285,11 @@ gs_status gs_comm_world_create(const gs_comm_job *job, const gs_comm_world_confi
     snprintf(c->op_name, sizeof c->op_name, "setup");
   }
   gs_status status = create_progress(w);
-  if (status == GS_OK && config->backend == GS_BACKEND_CUDA) {
-    w->config.devices = NULL;
-    status = create_nccl(w);
-  } else if (status == GS_OK && !mpi) {
-    status = comm_exchange_init(&w->exchange, w->local_ranks);
-  }
+  // The rank threads of one process meet at the exchange's barrier; on the
+  // cpu backend it also carries their data.
+  if (status == GS_OK && !mpi) status = comm_exchange_init(&w->exchange, w->local_ranks);
+  if (status == GS_OK && config->backend == GS_BACKEND_CUDA) status = create_nccl(w);
+  w->config.devices = NULL;
   if (status != GS_OK) {
     gs_comm_world_destroy(w);
     return status;
@@ -315,8 +313,7 @@ void gs_comm_world_destroy(gs_comm_world *w) {
     for (int e = 0; e < c->exposed_events_made; e++) cudaEventDestroy(c->exposed_events[e]);
     free(c->scratch);
   }
-  if (w->config.backend == GS_BACKEND_CPU && !mpi && w->exchange.parties > 0)
-    comm_exchange_destroy(&w->exchange);
+  if (!mpi && w->exchange.parties > 0) comm_exchange_destroy(&w->exchange);
 #ifdef GS_HAVE_MPI
   if (mpi) {
     if (w->progress) MPI_Win_free(&w->progress_window);
@@ -377,8 +374,7 @@ void gs_comm_abort(gs_comm *c) {
   c->aborted = 1;
   atomic_store(&c->world->any_aborted, 1);
   if (c->nccl) ncclCommAbort(c->nccl), c->nccl = NULL;
-  if (c->world->config.backend == GS_BACKEND_CPU && c->world->job.launch == GS_COMM_LAUNCH_THREADS)
-    comm_exchange_abort(&c->world->exchange);
+  if (c->world->job.launch == GS_COMM_LAUNCH_THREADS) comm_exchange_abort(&c->world->exchange);
 }
 
 static gs_status check_usable(gs_comm *c) {
