@@ -311,15 +311,19 @@ static void add_models(cJSON *doc, FILE *out, const gs_coll_sweep *s, const gs_c
 static void print_footer(FILE *out, const gs_coll_point *pts, size_t n) {
   uint64_t wrong = 0;
   double sum = 0.0;
-  size_t rows = 0;
+  size_t rows = 0, checked = 0;
   for (size_t i = 0; i < n; i++) {
     wrong += pts[i].wrong;
+    checked += pts[i].checked != 0;
     if (pts[i].m.aggregate.step.n > 0) {
       sum += pts[i].busbw;
       rows++;
     }
   }
-  fprintf(out, "# Wrong elements     : %llu %s\n", (unsigned long long)wrong, wrong ? "FAILED" : "OK");
+  if (checked == 0)
+    fprintf(out, "# Wrong elements     : N/A (not checked)\n");
+  else
+    fprintf(out, "# Wrong elements     : %llu %s\n", (unsigned long long)wrong, wrong ? "FAILED" : "OK");
   fprintf(out, "# Avg bus bandwidth  : %.4f GB/s\n", rows ? sum / (double)rows / 1e9 : 0.0);
 }
 
