@@ -135,8 +135,12 @@ static void test_expected_allreduce(void **state) {
     for (int r = 0; r < RANKS; r++) sum += (int32_t)gs_coll_input_value(GS_REDOP_SUM, r, i);
     out[i] = sum;
   }
-  gs_coll_case c = {.op = GS_COLL_ALLREDUCE, .dtype = GS_DTYPE_INT32, .redop = GS_REDOP_SUM,
-                    .rank = 1, .ranks = RANKS, .shape = &shape};
+  gs_coll_case c = {.op = GS_COLL_ALLREDUCE,
+                    .dtype = GS_DTYPE_INT32,
+                    .redop = GS_REDOP_SUM,
+                    .rank = 1,
+                    .ranks = RANKS,
+                    .shape = &shape};
   assert_int_equal(gs_coll_count_wrong(&c, out), 0);
   out[5] += 1;
   out[30] = -1;
@@ -152,11 +156,16 @@ static void test_expected_int8_wraps(void **state) {
   int8_t out[N];
   for (size_t i = 0; i < N; i++) {
     uint8_t acc = 0;
-    for (int r = 0; r < RANKS; r++) acc = (uint8_t)(acc + (uint8_t)gs_coll_input_value(GS_REDOP_SUM, r, i));
+    for (int r = 0; r < RANKS; r++)
+      acc = (uint8_t)(acc + (uint8_t)gs_coll_input_value(GS_REDOP_SUM, r, i));
     out[i] = (int8_t)acc;
   }
-  gs_coll_case c = {.op = GS_COLL_ALLREDUCE, .dtype = GS_DTYPE_INT8, .redop = GS_REDOP_SUM,
-                    .rank = 0, .ranks = RANKS, .shape = &shape};
+  gs_coll_case c = {.op = GS_COLL_ALLREDUCE,
+                    .dtype = GS_DTYPE_INT8,
+                    .redop = GS_REDOP_SUM,
+                    .rank = 0,
+                    .ranks = RANKS,
+                    .shape = &shape};
   assert_int_equal(gs_coll_count_wrong(&c, out), 0);
 }
 
@@ -167,9 +176,10 @@ static void test_expected_allgather_and_alltoall(void **state) {
   gs_coll_shape_for(GS_COLL_ALLGATHER, 64, 4, RANKS, &shape);
   float out[16];
   for (size_t i = 0; i < shape.recv_elements; i++)
-    out[i] = (float)gs_coll_input_value(GS_REDOP_SUM, (int)(i / shape.param_count), i % shape.param_count);
-  gs_coll_case c = {.op = GS_COLL_ALLGATHER, .dtype = GS_DTYPE_FLOAT, .rank = 1, .ranks = RANKS,
-                    .shape = &shape};
+    out[i] = (float)gs_coll_input_value(GS_REDOP_SUM, (int)(i / shape.param_count),
+                                        i % shape.param_count);
+  gs_coll_case c = {
+      .op = GS_COLL_ALLGATHER, .dtype = GS_DTYPE_FLOAT, .rank = 1, .ranks = RANKS, .shape = &shape};
   assert_int_equal(gs_coll_count_wrong(&c, out), 0);
   gs_coll_shape_for(GS_COLL_ALLTOALL, 64, 4, RANKS, &shape);
   for (size_t i = 0; i < shape.recv_elements; i++)
@@ -180,8 +190,12 @@ static void test_expected_allgather_and_alltoall(void **state) {
   c.rank = 0; /* rank 0 expects the other blocks */
   assert_true(gs_coll_count_wrong(&c, out) > 0);
   // Reduce: only the root is checked.
-  gs_coll_case r = {.op = GS_COLL_REDUCE, .dtype = GS_DTYPE_FLOAT, .rank = 1, .root = 0,
-                    .ranks = RANKS, .shape = &shape};
+  gs_coll_case r = {.op = GS_COLL_REDUCE,
+                    .dtype = GS_DTYPE_FLOAT,
+                    .rank = 1,
+                    .root = 0,
+                    .ranks = RANKS,
+                    .shape = &shape};
   assert_int_equal(gs_coll_count_wrong(&r, out), 0);
 }
 

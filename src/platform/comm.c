@@ -17,7 +17,7 @@
 
 extern char **environ;
 
-const char *const gs_dtype_names[] = {"int8", "uint8", "int32", "uint32", "int64", "uint64",
+const char *const gs_dtype_names[] = {"int8", "uint8",    "int32", "uint32", "int64", "uint64",
                                       "half", "bfloat16", "float", "double", NULL};
 const char *const gs_redop_names[] = {"sum", "prod", "max", "min", "avg", NULL};
 const char *const gs_transport_names[] = {"auto", "p2p", "shm", "net", NULL};
@@ -97,8 +97,10 @@ gs_status gs_comm_job_start(gs_comm_job *job) {
   GS_CHECK_MPI(MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided));
   job->mpi_started = 1;
   if (provided < MPI_THREAD_SERIALIZED)
-    return gs_error(GS_ERR_MPI, "the MPI library gives thread level %d; gpuscale needs "
-                    "MPI_THREAD_SERIALIZED (one rank thread at a time calls MPI)", provided);
+    return gs_error(GS_ERR_MPI,
+                    "the MPI library gives thread level %d; gpuscale needs "
+                    "MPI_THREAD_SERIALIZED (one rank thread at a time calls MPI)",
+                    provided);
   int rank = 0, size = 0;
   GS_CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   GS_CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size));
@@ -180,8 +182,8 @@ cJSON *gs_comm_nccl_environment_json(void) {
 /* ---- worlds ------------------------------------------------------------------ */
 
 static ncclDataType_t nccl_type(gs_dtype dtype) {
-  static const ncclDataType_t types[] = {ncclInt8,   ncclUint8,   ncclInt32,   ncclUint32,
-                                         ncclInt64,  ncclUint64,  ncclFloat16, ncclBfloat16,
+  static const ncclDataType_t types[] = {ncclInt8,    ncclUint8,  ncclInt32,   ncclUint32,
+                                         ncclInt64,   ncclUint64, ncclFloat16, ncclBfloat16,
                                          ncclFloat32, ncclFloat64};
   return types[dtype];
 }
@@ -196,15 +198,14 @@ static gs_status create_progress(gs_comm_world *w) {
   if (w->job.launch == GS_COMM_LAUNCH_MPI) {
     // The processes of one host share their progress counters, so that a
     // timed-out rank can name which neighbour fell behind without its help.
-    GS_CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
-                                     &w->node_comm));
+    GS_CHECK_MPI(
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &w->node_comm));
     int node_rank = 0, node_size = 0;
     GS_CHECK_MPI(MPI_Comm_rank(w->node_comm, &node_rank));
     GS_CHECK_MPI(MPI_Comm_size(w->node_comm, &node_size));
     void *mine = NULL;
     GS_CHECK_MPI(MPI_Win_allocate_shared((MPI_Aint)sizeof(uint64_t), (int)sizeof(uint64_t),
-                                         MPI_INFO_NULL, w->node_comm, &mine,
-                                         &w->progress_window));
+                                         MPI_INFO_NULL, w->node_comm, &mine, &w->progress_window));
     MPI_Aint bytes = 0;
     int unit = 0;
     void *base = NULL;
@@ -327,16 +328,24 @@ void gs_comm_world_destroy(gs_comm_world *w) {
   free(w);
 }
 
-int gs_comm_world_size(const gs_comm_world *w) { return w->size; }
+int gs_comm_world_size(const gs_comm_world *w) {
+  return w->size;
+}
 
 gs_comm *gs_comm_world_rank(gs_comm_world *w, int local_index) {
   if (local_index < 0 || local_index >= w->local_ranks) return NULL;
   return &w->ranks[local_index];
 }
 
-int gs_comm_rank(const gs_comm *c) { return c->rank; }
-int gs_comm_size(const gs_comm *c) { return c->world->size; }
-int gs_comm_device(const gs_comm *c) { return c->device; }
+int gs_comm_rank(const gs_comm *c) {
+  return c->rank;
+}
+int gs_comm_size(const gs_comm *c) {
+  return c->world->size;
+}
+int gs_comm_device(const gs_comm *c) {
+  return c->device;
+}
 
 /* ---- waiting, errors, abort ------------------------------------------------- */
 
@@ -357,9 +366,9 @@ void comm_describe_laggards(const gs_comm *c, uint64_t mine, char *buf, size_t s
   for (int j = 0; j < w->progress_count && at < size; j++) {
     uint64_t theirs = atomic_load(&w->progress[j]);
     if (j == c->progress_index || theirs >= mine) continue;
-    at += (size_t)snprintf(buf + at, size - at, "%srank %d (%llu operations started, this rank %llu)",
-                           at ? ", " : "", w->progress_ranks[j], (unsigned long long)theirs,
-                           (unsigned long long)mine);
+    at += (size_t)snprintf(
+        buf + at, size - at, "%srank %d (%llu operations started, this rank %llu)", at ? ", " : "",
+        w->progress_ranks[j], (unsigned long long)theirs, (unsigned long long)mine);
   }
   if (at == 0) {
     if (w->job.launch == GS_COMM_LAUNCH_MPI && w->job.process_count > w->progress_count)
@@ -378,8 +387,7 @@ void gs_comm_abort(gs_comm *c) {
 }
 
 static gs_status check_usable(gs_comm *c) {
-  if (c->aborted)
-    return gs_error_quiet(GS_ERR_ABORTED, "the communicator was aborted");
+  if (c->aborted) return gs_error_quiet(GS_ERR_ABORTED, "the communicator was aborted");
   if (atomic_load(&c->world->any_aborted)) {
     gs_comm_abort(c);
     return gs_error_quiet(GS_ERR_ABORTED, "stopped in %s because another rank failed", c->op_name);
@@ -394,7 +402,8 @@ gs_status gs_comm_check(gs_comm *c) {
   GS_CHECK_NCCL(ncclCommGetAsyncError(c->nccl, &async));
   if (async != ncclSuccess && async != ncclInProgress) {
     gs_comm_abort(c);
-    return gs_error(GS_ERR_NCCL, "NCCL reported an asynchronous error in %s: %s", c->op_name, ncclGetErrorString(async));
+    return gs_error(GS_ERR_NCCL, "NCCL reported an asynchronous error in %s: %s", c->op_name,
+                    ncclGetErrorString(async));
   }
   return GS_OK;
 }
@@ -416,7 +425,8 @@ gs_status gs_comm_wait(gs_comm *c, cudaStream_t stream) {
         gs_comm_abort(c);
         return gs_error(GS_ERR_TIMEOUT,
                         "%s did not complete within %.3g s; stalled: %s; "
-                        "communicator aborted", c->op_name, c->world->config.timeout_seconds, who);
+                        "communicator aborted",
+                        c->op_name, c->world->config.timeout_seconds, who);
       }
     }
     sched_yield();
@@ -444,31 +454,39 @@ static gs_status begin_op(gs_comm *c, const char *name) {
   return GS_OK;
 }
 
-static int is_host(const gs_comm *c) { return c->world->config.backend == GS_BACKEND_CPU; }
+static int is_host(const gs_comm *c) {
+  return c->world->config.backend == GS_BACKEND_CPU;
+}
 
 static gs_status nccl_result(gs_comm *c, ncclResult_t rc, const char *what) {
   if (rc == ncclSuccess || rc == ncclInProgress) return GS_OK;
-  return gs_error(GS_ERR_NCCL, "%s failed: %s%s%s", what,
-                  ncclGetErrorString(rc), ncclGetLastError(c->nccl)[0] ? ": " : "",
-                  ncclGetLastError(c->nccl));
+  return gs_error(GS_ERR_NCCL, "%s failed: %s%s%s", what, ncclGetErrorString(rc),
+                  ncclGetLastError(c->nccl)[0] ? ": " : "", ncclGetLastError(c->nccl));
 }
 
-gs_status gs_comm_allreduce(gs_comm *c, const void *send, void *recv, size_t count,
-                            gs_dtype dtype, gs_redop op, cudaStream_t stream) {
+gs_status gs_comm_allreduce(gs_comm *c, const void *send, void *recv, size_t count, gs_dtype dtype,
+                            gs_redop op, cudaStream_t stream) {
   GS_TRY(begin_op(c, "allreduce"));
   if (is_host(c))
-    return comm_host_run(c, &(comm_host_call){.op = COMM_OP_ALLREDUCE, .send = send, .recv = recv,
-                                              .count = count, .dtype = dtype, .redop = op});
-  return nccl_result(c, ncclAllReduce(send, recv, count, nccl_type(dtype), nccl_op(op), c->nccl,
-                                      stream), "ncclAllReduce");
+    return comm_host_run(c, &(comm_host_call){.op = COMM_OP_ALLREDUCE,
+                                              .send = send,
+                                              .recv = recv,
+                                              .count = count,
+                                              .dtype = dtype,
+                                              .redop = op});
+  return nccl_result(
+      c, ncclAllReduce(send, recv, count, nccl_type(dtype), nccl_op(op), c->nccl, stream),
+      "ncclAllReduce");
 }
 
-gs_status gs_comm_allgather(gs_comm *c, const void *send, void *recv, size_t count,
-                            gs_dtype dtype, cudaStream_t stream) {
+gs_status gs_comm_allgather(gs_comm *c, const void *send, void *recv, size_t count, gs_dtype dtype,
+                            cudaStream_t stream) {
   GS_TRY(begin_op(c, "allgather"));
   if (is_host(c))
-    return comm_host_run(c, &(comm_host_call){.op = COMM_OP_ALLGATHER, .send = send, .recv = recv,
-                                              .count = count, .dtype = dtype});
+    return comm_host_run(
+        c,
+        &(comm_host_call){
+            .op = COMM_OP_ALLGATHER, .send = send, .recv = recv, .count = count, .dtype = dtype});
   return nccl_result(c, ncclAllGather(send, recv, count, nccl_type(dtype), c->nccl, stream),
                      "ncclAllGather");
 }
@@ -477,19 +495,27 @@ gs_status gs_comm_reducescatter(gs_comm *c, const void *send, void *recv, size_t
                                 gs_dtype dtype, gs_redop op, cudaStream_t stream) {
   GS_TRY(begin_op(c, "reducescatter"));
   if (is_host(c))
-    return comm_host_run(c, &(comm_host_call){.op = COMM_OP_REDUCESCATTER, .send = send,
-                                              .recv = recv, .count = count, .dtype = dtype,
+    return comm_host_run(c, &(comm_host_call){.op = COMM_OP_REDUCESCATTER,
+                                              .send = send,
+                                              .recv = recv,
+                                              .count = count,
+                                              .dtype = dtype,
                                               .redop = op});
-  return nccl_result(c, ncclReduceScatter(send, recv, count, nccl_type(dtype), nccl_op(op),
-                                          c->nccl, stream), "ncclReduceScatter");
+  return nccl_result(
+      c, ncclReduceScatter(send, recv, count, nccl_type(dtype), nccl_op(op), c->nccl, stream),
+      "ncclReduceScatter");
 }
 
-gs_status gs_comm_broadcast(gs_comm *c, const void *send, void *recv, size_t count,
-                            gs_dtype dtype, int root, cudaStream_t stream) {
+gs_status gs_comm_broadcast(gs_comm *c, const void *send, void *recv, size_t count, gs_dtype dtype,
+                            int root, cudaStream_t stream) {
   GS_TRY(begin_op(c, "broadcast"));
   if (is_host(c))
-    return comm_host_run(c, &(comm_host_call){.op = COMM_OP_BROADCAST, .send = send, .recv = recv,
-                                              .count = count, .dtype = dtype, .root = root});
+    return comm_host_run(c, &(comm_host_call){.op = COMM_OP_BROADCAST,
+                                              .send = send,
+                                              .recv = recv,
+                                              .count = count,
+                                              .dtype = dtype,
+                                              .root = root});
   return nccl_result(c, ncclBroadcast(send, recv, count, nccl_type(dtype), root, c->nccl, stream),
                      "ncclBroadcast");
 }
@@ -498,25 +524,31 @@ gs_status gs_comm_reduce(gs_comm *c, const void *send, void *recv, size_t count,
                          gs_redop op, int root, cudaStream_t stream) {
   GS_TRY(begin_op(c, "reduce"));
   if (is_host(c))
-    return comm_host_run(c, &(comm_host_call){.op = COMM_OP_REDUCE, .send = send, .recv = recv,
-                                              .count = count, .dtype = dtype, .redop = op,
+    return comm_host_run(c, &(comm_host_call){.op = COMM_OP_REDUCE,
+                                              .send = send,
+                                              .recv = recv,
+                                              .count = count,
+                                              .dtype = dtype,
+                                              .redop = op,
                                               .root = root});
-  return nccl_result(c, ncclReduce(send, recv, count, nccl_type(dtype), nccl_op(op), root,
-                                   c->nccl, stream), "ncclReduce");
+  return nccl_result(
+      c, ncclReduce(send, recv, count, nccl_type(dtype), nccl_op(op), root, c->nccl, stream),
+      "ncclReduce");
 }
 
-gs_status gs_comm_alltoall(gs_comm *c, const void *send, void *recv, size_t count,
-                           gs_dtype dtype, cudaStream_t stream) {
+gs_status gs_comm_alltoall(gs_comm *c, const void *send, void *recv, size_t count, gs_dtype dtype,
+                           cudaStream_t stream) {
   GS_TRY(begin_op(c, "alltoall"));
   if (is_host(c))
-    return comm_host_run(c, &(comm_host_call){.op = COMM_OP_ALLTOALL, .send = send, .recv = recv,
-                                              .count = count, .dtype = dtype});
+    return comm_host_run(
+        c, &(comm_host_call){
+               .op = COMM_OP_ALLTOALL, .send = send, .recv = recv, .count = count, .dtype = dtype});
   // NCCL has no all-to-all call: one send and one receive per peer, grouped.
   size_t block = count * gs_dtype_size(dtype);
   ncclResult_t rc = ncclGroupStart();
   for (int peer = 0; peer < c->world->size && rc == ncclSuccess; peer++) {
-    rc = ncclSend((const char *)send + (size_t)peer * block, count, nccl_type(dtype), peer,
-                  c->nccl, stream);
+    rc = ncclSend((const char *)send + (size_t)peer * block, count, nccl_type(dtype), peer, c->nccl,
+                  stream);
     if (rc == ncclSuccess)
       rc = ncclRecv((char *)recv + (size_t)peer * block, count, nccl_type(dtype), peer, c->nccl,
                     stream);
@@ -525,16 +557,20 @@ gs_status gs_comm_alltoall(gs_comm *c, const void *send, void *recv, size_t coun
   return nccl_result(c, rc != ncclSuccess ? rc : end, "all-to-all ncclSend/ncclRecv group");
 }
 
-gs_status gs_comm_sendrecv(gs_comm *c, const void *send, int send_peer, void *recv,
-                           int recv_peer, size_t count, gs_dtype dtype, cudaStream_t stream) {
+gs_status gs_comm_sendrecv(gs_comm *c, const void *send, int send_peer, void *recv, int recv_peer,
+                           size_t count, gs_dtype dtype, cudaStream_t stream) {
   GS_TRY(begin_op(c, "sendrecv"));
   if (send_peer < 0 || send_peer >= c->world->size || recv_peer < 0 || recv_peer >= c->world->size)
     return gs_error(GS_ERR_INTERNAL, "sendrecv peers %d and %d outside a world of %d", send_peer,
                     recv_peer, c->world->size);
   if (is_host(c))
-    return comm_host_run(c, &(comm_host_call){.op = COMM_OP_SENDRECV, .send = send, .recv = recv,
-                                              .count = count, .dtype = dtype,
-                                              .send_peer = send_peer, .recv_peer = recv_peer});
+    return comm_host_run(c, &(comm_host_call){.op = COMM_OP_SENDRECV,
+                                              .send = send,
+                                              .recv = recv,
+                                              .count = count,
+                                              .dtype = dtype,
+                                              .send_peer = send_peer,
+                                              .recv_peer = recv_peer});
   ncclResult_t rc = ncclGroupStart();
   if (rc == ncclSuccess) rc = ncclSend(send, count, nccl_type(dtype), send_peer, c->nccl, stream);
   if (rc == ncclSuccess) rc = ncclRecv(recv, count, nccl_type(dtype), recv_peer, c->nccl, stream);
@@ -593,7 +629,8 @@ gs_status gs_comm_exposed_take(gs_comm *c, double *seconds) {
   } else {
     for (int b = 0; b < c->exposed_count; b++) {
       float ms = 0.0f;
-      GS_CHECK_CUDA(cudaEventElapsedTime(&ms, c->exposed_events[2 * b], c->exposed_events[2 * b + 1]));
+      GS_CHECK_CUDA(
+          cudaEventElapsedTime(&ms, c->exposed_events[2 * b], c->exposed_events[2 * b + 1]));
       sum += (double)ms * 1e-3;
     }
   }
