@@ -458,6 +458,15 @@ static int is_host(const gs_comm *c) {
   return c->world->config.backend == GS_BACKEND_CPU;
 }
 
+/* A collective on host buffers (comm_host.c); ops without a reduction or a
+ * root ignore those arguments. */
+static gs_status host_call(gs_comm *c, comm_op op, const void *send, void *recv, size_t count,
+                           gs_dtype dtype, gs_redop redop, int root) {
+  comm_host_call call = {.op = op, .send = send, .recv = recv, .count = count, .dtype = dtype,
+                         .redop = redop, .root = root};
+  return comm_host_run(c, &call);
+}
+
 static gs_status nccl_result(gs_comm *c, ncclResult_t rc, const char *what) {
   if (rc == ncclSuccess || rc == ncclInProgress) return GS_OK;
   return gs_error(GS_ERR_NCCL, "%s failed: %s%s%s", what, ncclGetErrorString(rc),
@@ -467,13 +476,7 @@ static gs_status nccl_result(gs_comm *c, ncclResult_t rc, const char *what) {
 gs_status gs_comm_allreduce(gs_comm *c, const void *send, void *recv, size_t count, gs_dtype dtype,
                             gs_redop op, cudaStream_t stream) {
   GS_TRY(begin_op(c, "allreduce"));
-  if (is_host(c))
-    return comm_host_run(c, &(comm_host_call){.op = COMM_OP_ALLREDUCE,
-                                              .send = send,
-                                              .recv = recv,
-                                              .count = count,
-                                              .dtype = dtype,
-                                              .redop = op});
+  if (is_host(c)) return host_call(c, COMM_OP_ALLREDUCE, send, recv, count, dtype, op, 0);
   return nccl_result(
       c, ncclAllReduce(send, recv, count, nccl_type(dtype), nccl_op(op), c->nccl, stream),
       "ncclAllReduce");
@@ -482,11 +485,7 @@ gs_status gs_comm_allreduce(gs_comm *c, const void *send, void *recv, size_t cou
 gs_status gs_comm_allgather(gs_comm *c, const void *send, void *recv, size_t count, gs_dtype dtype,
                             cudaStream_t stream) {
   GS_TRY(begin_op(c, "allgather"));
-  if (is_host(c))
-    return comm_host_run(
-        c,
-        &(comm_host_call){
-            .op = COMM_OP_ALLGATHER, .send = send, .recv = recv, .count = count, .dtype = dtype});
+  if (is_host(c)) return host_call(c, COMM_OP_ALLGATHER, send, recv, count, dtype, GS_REDOP_SUM, 0);
   return nccl_result(c, ncclAllGather(send, recv, count, nccl_type(dtype), c->nccl, stream),
                      "ncclAllGather");
 }
@@ -494,13 +493,7 @@ gs_status gs_comm_allgather(gs_comm *c, const void *send, void *recv, size_t cou
 gs_status gs_comm_reducescatter(gs_comm *c, const void *send, void *recv, size_t count,
                                 gs_dtype dtype, gs_redop op, cudaStream_t stream) {
   GS_TRY(begin_op(c, "reducescatter"));
-  if (is_host(c))
-    return comm_host_run(c, &(comm_host_call){.op = COMM_OP_REDUCESCATTER,
-                                              .send = send,
-                                              .recv = recv,
-                                              .count = count,
-                                              .dtype = dtype,
-                                              .redop = op});
+  if (is_host(c)) return host_call(c, COMM_OP_REDUCESCATTER, send, recv, count, dtype, op, 0);
   return nccl_result(
       c, ncclReduceScatter(send, recv, count, nccl_type(dtype), nccl_op(op), c->nccl, stream),
       "ncclReduceScatter");
@@ -510,12 +503,7 @@ gs_status gs_comm_broadcast(gs_comm *c, const void *send, void *recv, size_t cou
                             int root, cudaStream_t stream) {
   GS_TRY(begin_op(c, "broadcast"));
   if (is_host(c))
-    return comm_host_run(c, &(comm_host_call){.op = COMM_OP_BROADCAST,
-                                              .send = send,
-                                              .recv = recv,
-                                              .count = count,
-                                              .dtype = dtype,
-                                              .root = root});
+    return host_call(c, COMM_OP_BROADCAST, send, recv, count, dtype, GS_REDOP_SUM, root);
   return nccl_result(c, ncclBroadcast(send, recv, count, nccl_type(dtype), root, c->nccl, stream),
                      "ncclBroadcast");
 }
@@ -523,14 +511,7 @@ gs_status gs_comm_broadcast(gs_comm *c, const void *send, void *recv, size_t cou
 gs_status gs_comm_reduce(gs_comm *c, const void *send, void *recv, size_t count, gs_dtype dtype,
                          gs_redop op, int root, cudaStream_t stream) {
   GS_TRY(begin_op(c, "reduce"));
-  if (is_host(c))
-    return comm_host_run(c, &(comm_host_call){.op = COMM_OP_REDUCE,
-                                              .send = send,
-                                              .recv = recv,
-                                              .count = count,
-                                              .dtype = dtype,
-                                              .redop = op,
-                                              .root = root});
+  if (is_host(c)) return host_call(c, COMM_OP_REDUCE, send, recv, count, dtype, op, root);
   return nccl_result(
       c, ncclReduce(send, recv, count, nccl_type(dtype), nccl_op(op), root, c->nccl, stream),
       "ncclReduce");
@@ -539,10 +520,7 @@ gs_status gs_comm_reduce(gs_comm *c, const void *send, void *recv, size_t count,
 gs_status gs_comm_alltoall(gs_comm *c, const void *send, void *recv, size_t count, gs_dtype dtype,
                            cudaStream_t stream) {
   GS_TRY(begin_op(c, "alltoall"));
-  if (is_host(c))
-    return comm_host_run(
-        c, &(comm_host_call){
-               .op = COMM_OP_ALLTOALL, .send = send, .recv = recv, .count = count, .dtype = dtype});
+  if (is_host(c)) return host_call(c, COMM_OP_ALLTOALL, send, recv, count, dtype, GS_REDOP_SUM, 0);
   // NCCL has no all-to-all call: one send and one receive per peer, grouped.
   size_t block = count * gs_dtype_size(dtype);
   ncclResult_t rc = ncclGroupStart();
