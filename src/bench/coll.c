@@ -488,7 +488,7 @@ gs_status gs_coll_measure(const gs_coll_sweep *s, gs_coll_point **points_out, si
     ranks[started].local = started;
     if (pthread_create(&threads[started], NULL, rank_main, &ranks[started]) != 0) {
       status = gs_error(GS_ERR_INTERNAL, "cannot start the thread of rank %d", started);
-      gs_comm_abort(gs_comm_world_rank(s->world, started > 0 ? 0 : started));
+      gs_comm_abort(gs_comm_world_rank(s->world, started)); /* the others stop */
       break;
     }
   }
