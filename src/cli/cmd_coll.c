@@ -147,6 +147,12 @@ static void common_subset(const gs_common_options *common, gs_option *out) {
       if (strcmp(o->name, "out") == 0) {
         out[n].short_name = 0;
         out[n].help = "result file (default results/coll-<op>.json)";
+      } else if (strcmp(o->name, "iters") == 0) {
+        out[n].help = "timed iterations per size and form";
+      } else if (strcmp(o->name, "warmup") == 0) {
+        out[n].help = "untimed iterations before each size and form";
+      } else if (strcmp(o->name, "ranks") == 0) {
+        out[n].help = "CPU backend, one process: rank threads (default: the core count, at most 8)";
       }
       n++;
     }
