@@ -14,6 +14,7 @@
 #include "core/check.h"
 #include "core/stats.h"
 #include "core/timer.h"
+#include "platform/comm.h"
 
 typedef struct {
   const gs_workload *workload;
@@ -21,6 +22,7 @@ typedef struct {
   const gs_run_config *config;
   gs_measurement *m;
   gs_barrier barrier;
+  gs_comm_world *comm_world;     /* when the workload communicates */
   int stop;                      /* written by rank 0 between barriers only */
   uint64_t unit_begin[GS_MAX_RANKS];
   uint64_t unit_count[GS_MAX_RANKS];
@@ -51,8 +53,10 @@ const char *gs_scaling_name(gs_scaling scaling) {
 static int is_cuda(const rank_job *job) { return job->ctx.backend == GS_BACKEND_CUDA; }
 
 /* Runs one step and waits for it. device_seconds is from CUDA events (0 on
- * the CPU backend), wall_seconds from the monotonic clock around it. */
-static gs_status timed_step(rank_job *job, double *device_seconds, double *wall_seconds) {
+ * the CPU backend), wall_seconds from the monotonic clock around it,
+ * comm_seconds the step's exposed communication (0 without a communicator). */
+static gs_status timed_step(rank_job *job, double *device_seconds, double *wall_seconds,
+                            double *comm_seconds) {
   const gs_workload *w = job->shared->workload;
   double t0 = gs_time_seconds();
   if (is_cuda(job)) GS_CHECK_CUDA(cudaEventRecord(job->start, job->ctx.stream));
@@ -63,6 +67,8 @@ static gs_status timed_step(rank_job *job, double *device_seconds, double *wall_
   }
   double t1 = gs_time_seconds();
   *wall_seconds = t1 - t0;
+  *comm_seconds = 0.0;
+  if (job->ctx.comm) GS_TRY(gs_comm_exposed_take(job->ctx.comm, comm_seconds));
   *device_seconds = 0.0;
   if (is_cuda(job)) {
     float ms = 0.0f;
@@ -73,7 +79,8 @@ static gs_status timed_step(rank_job *job, double *device_seconds, double *wall_
 }
 
 static gs_status append_sample(gs_rank_record *rec, size_t *capacity, double device_seconds,
-                               double wall_seconds, int with_device) {
+                               double wall_seconds, int with_device, double comm_seconds,
+                               int with_comm) {
   if (rec->n_samples == *capacity) {
     size_t grown = *capacity ? *capacity * 2 : 256;
     double *wall = realloc(rec->wall_seconds, grown * sizeof *wall);
@@ -84,10 +91,16 @@ static gs_status append_sample(gs_rank_record *rec, size_t *capacity, double dev
       if (!dev) return gs_error(GS_ERR_NOMEM, "cannot grow the sample buffer to %zu", grown);
       rec->device_seconds = dev;
     }
+    if (with_comm) {
+      double *comm = realloc(rec->comm_seconds, grown * sizeof *comm);
+      if (!comm) return gs_error(GS_ERR_NOMEM, "cannot grow the sample buffer to %zu", grown);
+      rec->comm_seconds = comm;
+    }
     *capacity = grown;
   }
   rec->wall_seconds[rec->n_samples] = wall_seconds;
   if (with_device) rec->device_seconds[rec->n_samples] = device_seconds;
+  if (with_comm) rec->comm_seconds[rec->n_samples] = comm_seconds;
   rec->n_samples++;
   return GS_OK;
 }
@@ -131,24 +144,24 @@ static gs_status one_run(rank_job *job, uint64_t run) {
   const gs_run_config *c = sh->config;
   gs_rank_record *rec = &sh->m->runs[run].ranks[job->rank];
   size_t capacity = 0;
-  double dev = 0.0, wall = 0.0;
+  double dev = 0.0, wall = 0.0, comm = 0.0;
 
   BARRIER_OR_ABORT(job);
   if (job->rank == 0) sh->stop = 0;
   if (run == 0) {
-    GS_TRY(timed_step(job, &dev, &wall));
+    GS_TRY(timed_step(job, &dev, &wall, &comm));
     rec->first_iteration_seconds = is_cuda(job) ? dev : wall;
   }
   for (uint64_t i = 0; i < c->warmup; i++) {
     BARRIER_OR_ABORT(job);
-    GS_TRY(timed_step(job, &dev, &wall));
+    GS_TRY(timed_step(job, &dev, &wall, &comm));
   }
   job->timed_wall_sum = 0.0;
   for (uint64_t done = 0;; done++) {
     BARRIER_OR_ABORT(job); /* rank 0's decision below is visible after this */
     if (sh->stop) break;
-    GS_TRY(timed_step(job, &dev, &wall));
-    GS_TRY(append_sample(rec, &capacity, dev, wall, is_cuda(job)));
+    GS_TRY(timed_step(job, &dev, &wall, &comm));
+    GS_TRY(append_sample(rec, &capacity, dev, wall, is_cuda(job), comm, job->ctx.comm != NULL));
     BARRIER_OR_ABORT(job); /* nobody reads `stop` between here and the next wait */
     if (job->rank == 0) {
       job->timed_wall_sum += wall;
@@ -176,6 +189,7 @@ static gs_status rank_setup(rank_job *job) {
   ctx->seed = c->seed;
   ctx->unit_begin = sh->unit_begin[job->rank];
   ctx->unit_count = sh->unit_count[job->rank];
+  ctx->comm = sh->comm_world ? gs_comm_world_rank(sh->comm_world, job->rank) : NULL;
   if (is_cuda(job)) {
     GS_CHECK_CUDA(cudaSetDevice(ctx->device));
     GS_CHECK_CUDA(cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking));
@@ -206,6 +220,7 @@ static void *rank_main(void *arg) {
   if (status != GS_OK) {
     snprintf(job->error, sizeof job->error, "%s", gs_last_error());
     gs_barrier_abort(&sh->barrier);
+    if (job->ctx.comm) gs_comm_abort(job->ctx.comm);
     // The run that failed and every later one carry the failure.
     for (uint64_t r = run; r < sh->config->runs; r++) {
       gs_rank_record *rec = &sh->m->runs[r].ranks[job->rank];
@@ -345,6 +360,17 @@ static gs_status aggregate(gs_measurement *m) {
   return GS_OK;
 }
 
+gs_status gs_runner_summarize(gs_measurement *m, int use_device) {
+  gs_status status = GS_OK;
+  for (size_t r = 0; r < m->n_runs; r++) {
+    gs_status s = derive_steps(&m->runs[r], use_device);
+    if (s != GS_OK && status == GS_OK) status = s;
+  }
+  combine_verification(m);
+  gs_status s = aggregate(m);
+  return status != GS_OK ? status : s;
+}
+
 gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
                             const gs_run_config *config, gs_measurement *out) {
   memset(out, 0, sizeof *out);
@@ -377,6 +403,16 @@ gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
   workload->cost(opts, total_units, &out->cost);
   status = allocate_records(out, sh, config);
   if (status != GS_OK) goto done;
+  if (workload->communicates) {
+    // Communicators of all ranks are created together, before the threads.
+    gs_comm_job job;
+    gs_comm_job_detect(&job);
+    job.launch = GS_COMM_LAUNCH_THREADS;
+    gs_comm_world_config wc = {.backend = config->backend, .local_ranks = config->world_size,
+                               .devices = config->devices, .timeout_seconds = config->comm_timeout_seconds};
+    status = gs_comm_world_create(&job, &wc, &sh->comm_world);
+    if (status != GS_OK) goto done;
+  }
   if (gs_barrier_init(&sh->barrier, config->world_size) != 0) {
     status = gs_error(GS_ERR_INTERNAL, "cannot create the rank barrier");
     goto done;
@@ -402,13 +438,8 @@ gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
       snprintf(out->error, sizeof out->error, "rank %d: %s", k, jobs[k].error);
     }
   }
-  for (size_t r = 0; r < out->n_runs; r++) {
-    gs_status s = derive_steps(&out->runs[r], config->backend == GS_BACKEND_CUDA);
-    if (s != GS_OK && status == GS_OK) status = s;
-  }
-  combine_verification(out);
   {
-    gs_status s = aggregate(out);
+    gs_status s = gs_runner_summarize(out, config->backend == GS_BACKEND_CUDA);
     if (s != GS_OK && status == GS_OK) status = s;
   }
 
@@ -418,6 +449,7 @@ done:
     snprintf(out->error, sizeof out->error, "%s", gs_last_error());
   free(threads);
   free(jobs);
+  if (sh) gs_comm_world_destroy(sh->comm_world);
   free(sh);
   return status;
 }

@@ -29,6 +29,8 @@ typedef struct {
   uint64_t seed;
   int show_progress;             /* progress line on stderr when it is a terminal */
   const char *label;             /* shown in the progress line */
+  double comm_timeout_seconds;   /* communicating workloads: longest wait in a
+                                    communicator before it is aborted; 0 = none */
 } gs_run_config;
 
 /* Name of a scaling mode: "none", "strong" or "weak". */
@@ -41,6 +43,12 @@ const char *gs_scaling_name(gs_scaling scaling);
  * result differs from the CPU reference. Called from one thread. */
 gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
                             const gs_run_config *config, gs_measurement *out);
+
+/* Derives step times (slowest rank per iteration, from device_seconds when
+ * use_device, else wall_seconds), the combined verification and the
+ * aggregate of a measurement whose rank records are filled. Used by
+ * gs_runner_measure and by drivers with their own timing loop (coll). */
+gs_status gs_runner_summarize(gs_measurement *m, int use_device);
 
 /* Fills speedup and efficiency of each measurement against the one with
  * world_size 1 of the same workload (left 0 when there is none). */

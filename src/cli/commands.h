@@ -9,6 +9,7 @@ gs_status gs_cmd_info(int argc, char **argv);
 gs_status gs_cmd_run(int argc, char **argv);
 gs_status gs_cmd_scale(int argc, char **argv);
 gs_status gs_cmd_suite(int argc, char **argv);
+gs_status gs_cmd_coll(int argc, char **argv);
 gs_status gs_cmd_report(int argc, char **argv);
 gs_status gs_cmd_p2p(int argc, char **argv);
 

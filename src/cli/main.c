@@ -19,6 +19,7 @@ static const command commands[] = {
     {"p2p", gs_cmd_p2p, "measure GPU-to-GPU and host-GPU bandwidth and latency"},
     {"run", gs_cmd_run, "measure one workload on the chosen GPUs"},
     {"scale", gs_cmd_scale, "measure one workload at 1, 2, 4, ... GPUs: speedup and efficiency"},
+    {"coll", gs_cmd_coll, "collective sweeps (allreduce, allgather, ...): time, algbw, busbw"},
     {"suite", gs_cmd_suite, "run the standard set of measurements into results/"},
     {"report", gs_cmd_report, "analyse result files: speedup, efficiency, rank symmetry, advice"},
 };

@@ -40,6 +40,8 @@ void gs_measurement_free(gs_measurement *m) {
         for (size_t k = 0; k < run->n_ranks; k++) {
           free(run->ranks[k].device_seconds);
           free(run->ranks[k].wall_seconds);
+          free(run->ranks[k].comm_seconds);
+          run->ranks[k].comm_seconds = NULL;
           run->ranks[k].device_seconds = NULL;
           run->ranks[k].wall_seconds = NULL;
         }
@@ -334,6 +336,7 @@ static cJSON *rank_to_json(json_build *b, const gs_rank_record *r) {
   else
     built(b, cJSON_AddNullToObject(o, "device_seconds"));
   add_samples(b, o, "wall_seconds", r->wall_seconds, r->n_samples);
+  if (r->comm_seconds) add_samples(b, o, "comm_seconds", r->comm_seconds, r->n_samples);
   add_verification(b, o, &r->verification);
   return o;
 }

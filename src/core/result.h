@@ -81,6 +81,7 @@ typedef struct {
   size_t n_samples;
   double *device_seconds;         /* per iteration from CUDA events; NULL on CPU */
   double *wall_seconds;           /* per iteration from the monotonic clock */
+  double *comm_seconds;           /* per iteration: exposed communication (platform/comm.h); NULL when the workload does not communicate */
   gs_verification verification;
 } gs_rank_record;
 

@@ -30,6 +30,9 @@ typedef struct {
   uint64_t seed;
   uint64_t unit_begin;
   uint64_t unit_count;        /* >= 1 */
+  /* The rank's communicator (platform/comm.h) when the workload sets
+   * `communicates`, else NULL. Used only from this rank's thread. */
+  struct gs_comm *comm;
 } gs_rank_context;
 
 typedef struct gs_workload {
@@ -37,6 +40,10 @@ typedef struct gs_workload {
   const char *summary;        /* one line for help */
   const char *unit_name;      /* what is split over ranks, e.g. "clouds" */
   const char *item_unit;      /* what throughput counts, e.g. "points" */
+  /* Non-zero: the runner creates a communicator world before setup and
+   * gives each rank its handle in ctx->comm; after every timed step it
+   * records gs_comm_exposed_take into the rank record's comm_seconds. */
+  int communicates;
 
   /* Default options; the caller frees them with options_free. */
   void *(*options_new)(void);

@@ -1,0 +1,75 @@
+/* What a collective measurement means: the operations of `gpuscale coll`,
+ * how a requested size becomes element counts per rank, the bus-bandwidth
+ * factors of nccl-tests, and the latency-bandwidth (alpha-beta) model fitted
+ * to a sweep. Pure arithmetic; formulas in docs/collectives.md. */
+#ifndef GS_COLL_MODEL_H
+#define GS_COLL_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/status.h"
+
+typedef enum {
+  GS_COLL_ALLREDUCE = 0,
+  GS_COLL_ALLGATHER,
+  GS_COLL_REDUCESCATTER,
+  GS_COLL_BROADCAST,
+  GS_COLL_REDUCE,
+  GS_COLL_ALLTOALL,
+  GS_COLL_SENDRECV,
+  GS_COLL_COUNT
+} gs_coll_op;
+
+/* NULL-terminated names in enum order ("allreduce", ...). */
+extern const char *const gs_coll_op_names[];
+
+/* Whether the op takes a reduction operation / a root rank / an in-place form. */
+int gs_coll_has_redop(gs_coll_op op);
+int gs_coll_has_root(gs_coll_op op);
+int gs_coll_has_in_place(gs_coll_op op);
+
+/* One size of a sweep as each rank sees it. `bytes` and `count` are what
+ * the table prints (nccl-tests' convention: the whole buffer of the larger
+ * side); `param_count` is the count passed to the call (per peer for
+ * allgather, reducescatter, alltoall, sendrecv: see docs). */
+typedef struct {
+  uint64_t bytes;
+  uint64_t count;
+  size_t param_count;
+  size_t send_elements; /* elements in the send buffer */
+  size_t recv_elements; /* elements in the receive buffer */
+} gs_coll_shape;
+
+/* Shape of `op` for a requested size of `bytes` with elements of
+ * `element_size` bytes over `ranks` ranks. Sizes are rounded down to whole
+ * elements (and to whole per-rank blocks where the op splits the buffer);
+ * the shape's bytes are 0 when nothing remains. */
+void gs_coll_shape_for(gs_coll_op op, uint64_t bytes, size_t element_size, int ranks,
+                       gs_coll_shape *out);
+
+/* nccl-tests' bus-bandwidth factor of `op` at `ranks` ranks:
+ * allreduce 2(n-1)/n; allgather, reducescatter, alltoall (n-1)/n;
+ * broadcast, reduce, sendrecv 1. */
+double gs_coll_busbw_factor(gs_coll_op op, int ranks);
+
+/* t(x) = alpha + beta * x, x = bus bytes = bytes * busbw factor. */
+typedef struct {
+  double alpha_seconds;
+  double beta_seconds_per_byte;
+  double r_squared; /* of the weighted fit; NaN when undefined */
+  size_t points;
+} gs_coll_fit;
+
+/* Least-squares fit of t = alpha + beta * x minimising the squared
+ * *relative* error sum(((t_i - alpha - beta x_i) / t_i)^2), so that the
+ * latency-bound small sizes count as much as the bandwidth-bound large
+ * ones. Needs n >= 2 distinct x and positive times; GS_ERR_USAGE otherwise. */
+gs_status gs_coll_fit_alpha_beta(const double *bus_bytes, const double *seconds, size_t n,
+                                 gs_coll_fit *out);
+
+/* Predicted seconds of `op` for `bytes` at `ranks` ranks from a fit made
+ * at any rank count: alpha + beta * bytes * factor(op, ranks). */
+double gs_coll_predict_seconds(const gs_coll_fit *fit, gs_coll_op op, uint64_t bytes, int ranks);
+
+#endif

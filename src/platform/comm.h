@@ -1,0 +1,262 @@
+/* The communication layer: one interface for every multi-GPU part of
+ * gpuscale. GPU buffers go through NCCL, host buffers (the CPU backend)
+ * through MPI between processes or through shared memory between the rank
+ * threads of one process; MPI also bootstraps NCCL across processes.
+ *
+ * Two launch modes (docs/collectives.md, "Launch modes"):
+ *  - threads: one process drives every rank, one host thread per rank (the
+ *    runner's model); the NCCL communicators are created together by the
+ *    process before the rank threads start. No MPI is involved.
+ *  - mpi: one rank per process under mpirun/srun. The local rank comes from
+ *    the launcher's environment (OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID,
+ *    MPI_LOCALRANKID, PMI_LOCAL_RANK, ...), process 0 creates the NCCL unique
+ *    id and broadcasts it over MPI.
+ *
+ * Objects and threads:
+ *  - gs_comm_job: the process in its job (launcher, process rank, local
+ *    rank). One per process, created by main/cli code.
+ *  - gs_comm_world: the communicators of the ranks this process drives
+ *    (every rank in threads mode, exactly one under MPI). Created and
+ *    destroyed by one thread.
+ *  - gs_comm: one rank's handle, taken from the world with gs_comm_world_rank
+ *    and then used only from that rank's thread (e.g. through
+ *    gs_rank_context.comm in a workload).
+ *
+ * Failure handling: no call waits forever. Host-side waits (gs_comm_wait,
+ * gs_comm_barrier, every CPU-backend collective) poll with the world's
+ * timeout; NCCL's asynchronous errors are checked while polling. When a wait
+ * runs past the timeout the rank aborts its communicator (ncclCommAbort) and
+ * returns GS_ERR_TIMEOUT with a message naming the rank(s) that did not
+ * arrive; every later call on that handle returns GS_ERR_ABORTED. */
+#ifndef GS_COMM_H
+#define GS_COMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+#include <cuda_runtime_api.h>
+
+#include "core/status.h"
+#include "workloads/workload.h"
+
+/* ---- vocabulary ----------------------------------------------------------- */
+
+typedef enum { GS_COMM_LAUNCH_THREADS = 0, GS_COMM_LAUNCH_MPI } gs_comm_launch;
+
+/* Element types; names as on the command line: int8 uint8 int32 uint32
+ * int64 uint64 half bfloat16 float double. */
+typedef enum {
+  GS_DTYPE_INT8 = 0,
+  GS_DTYPE_UINT8,
+  GS_DTYPE_INT32,
+  GS_DTYPE_UINT32,
+  GS_DTYPE_INT64,
+  GS_DTYPE_UINT64,
+  GS_DTYPE_HALF,
+  GS_DTYPE_BFLOAT16,
+  GS_DTYPE_FLOAT,
+  GS_DTYPE_DOUBLE,
+  GS_DTYPE_COUNT
+} gs_dtype;
+
+/* Reduction operations: sum prod max min avg. */
+typedef enum {
+  GS_REDOP_SUM = 0,
+  GS_REDOP_PROD,
+  GS_REDOP_MAX,
+  GS_REDOP_MIN,
+  GS_REDOP_AVG,
+  GS_REDOP_COUNT
+} gs_redop;
+
+/* Which path NCCL may use between GPUs (docs/collectives.md, "Transports"):
+ * auto leaves NCCL's choice; p2p forbids the shared-memory and network
+ * paths; shm forbids peer-to-peer (staging through host shared memory); net
+ * forbids both (GPUs talk through the network plugin, e.g. sockets). */
+typedef enum {
+  GS_TRANSPORT_AUTO = 0,
+  GS_TRANSPORT_P2P,
+  GS_TRANSPORT_SHM,
+  GS_TRANSPORT_NET
+} gs_transport;
+
+/* NULL-terminated name tables in enum order, usable as GS_OPT_CHOICE lists. */
+extern const char *const gs_dtype_names[];
+extern const char *const gs_redop_names[];
+extern const char *const gs_transport_names[];
+
+/* Bytes of one element of `dtype`. */
+size_t gs_dtype_size(gs_dtype dtype);
+
+/* ---- the process in its job ------------------------------------------------ */
+
+typedef struct {
+  gs_comm_launch launch; /* mpi when a launcher started more than one process */
+  char launcher[32];     /* "none", "openmpi", "slurm", "mpich", "pmi" */
+  int process_rank;      /* this process in the job; 0 in threads mode */
+  int process_count;     /* processes in the job; 1 in threads mode */
+  int local_rank;        /* this process among those on its host; 0 in threads mode */
+  int local_count;       /* processes on this host; 1 in threads mode */
+  int mpi_started;       /* gs_comm_job_start called MPI_Init */
+} gs_comm_job;
+
+/* Reads the launcher's environment (no MPI call): OMPI_COMM_WORLD_*,
+ * SLURM_PROCID/NTASKS/LOCALID/NTASKS_PER_NODE... (only inside srun steps),
+ * PMI_RANK/PMI_SIZE/MPI_LOCALRANKID. A job of one process is threads mode. */
+void gs_comm_job_detect(gs_comm_job *job);
+
+/* Starts MPI for a job in mpi mode (MPI_Init_thread, thread level FUNNELED
+ * or better) and checks the launcher's rank and size against MPI's. Does
+ * nothing in threads mode: a world of one process never needs MPI.
+ * GS_ERR_UNSUPPORTED when launched with several processes but built without
+ * MPI. Called once, from the main thread. */
+gs_status gs_comm_job_start(gs_comm_job *job);
+
+/* MPI_Finalize when gs_comm_job_start started MPI. */
+void gs_comm_job_finish(gs_comm_job *job);
+
+/* Ends every process of the job after a fatal error that the other
+ * processes may not see (e.g. a timeout): MPI_Abort with `exit_code` in mpi
+ * mode. Returns only in threads mode (the caller then returns normally). */
+void gs_comm_job_abort(const gs_comm_job *job, int exit_code);
+
+/* ---- transport and environment ---------------------------------------------- */
+
+/* Sets NCCL's own switches for `transport` in this process's environment
+ * (NCCL_P2P_DISABLE, NCCL_SHM_DISABLE; see docs/collectives.md). Must run
+ * before any communicator is created. A switch the user already set to a
+ * different value is a usage error naming the variable. */
+gs_status gs_comm_transport_apply(gs_transport transport);
+
+/* Every NCCL_* variable of the environment as a JSON object name -> value
+ * (after gs_comm_transport_apply, so the switches it set are included).
+ * NULL when memory runs out. The caller owns it. */
+cJSON *gs_comm_nccl_environment_json(void);
+
+/* ---- worlds and rank handles ---------------------------------------------- */
+
+typedef struct gs_comm_world gs_comm_world;
+typedef struct gs_comm gs_comm;
+
+typedef struct {
+  gs_backend backend;     /* cuda: NCCL on device buffers; cpu: host buffers */
+  int local_ranks;        /* ranks this process drives: the world size in
+                             threads mode; must be 1 in mpi mode */
+  const int *devices;     /* CUDA ordinal per local rank (cuda backend) */
+  double timeout_seconds; /* longest host wait before aborting; 0 = no limit */
+} gs_comm_world_config;
+
+/* Creates the communicators of the ranks this process drives. Threads mode:
+ * all ranks' NCCL communicators at once (ncclCommInitAll), or a shared
+ * memory exchange on the CPU backend. Mpi mode: one rank per process, the
+ * rank is the process rank; the NCCL id is broadcast over MPI, or MPI_COMM_WORLD
+ * is used for host buffers. Called from one thread; *out owned by the caller. */
+gs_status gs_comm_world_create(const gs_comm_job *job, const gs_comm_world_config *config,
+                               gs_comm_world **out);
+
+/* Destroys the communicators (aborts those that failed); accepts NULL. */
+void gs_comm_world_destroy(gs_comm_world *world);
+
+/* Ranks in the whole world (all processes). */
+int gs_comm_world_size(const gs_comm_world *world);
+
+/* The handle of local rank `local_index` (0 .. local_ranks-1); the handle
+ * belongs to the world and must be used only from that rank's thread. */
+gs_comm *gs_comm_world_rank(gs_comm_world *world, int local_index);
+
+int gs_comm_rank(const gs_comm *comm);   /* global rank */
+int gs_comm_size(const gs_comm *comm);   /* global world size */
+int gs_comm_device(const gs_comm *comm); /* CUDA ordinal, -1 on the cpu backend */
+
+/* ---- collectives ---------------------------------------------------------- */
+/* Counts are elements. On the cuda backend buffers are device memory of the
+ * handle's device and the call only enqueues on `stream` (wait with
+ * gs_comm_wait); on the cpu backend buffers are host memory, `stream` is
+ * ignored and the call returns when the operation is complete (bounded by
+ * the timeout). send == recv (or recv at the rank's slot of it for
+ * allgather/reducescatter, as NCCL defines) is the in-place form. Every rank
+ * of the world must call the same sequence. */
+
+/* recv[i] = op over ranks of send[i], i < count. */
+gs_status gs_comm_allreduce(gs_comm *comm, const void *send, void *recv, size_t count,
+                            gs_dtype dtype, gs_redop op, cudaStream_t stream);
+/* recv (count * size elements) = concatenation of every rank's send (count). */
+gs_status gs_comm_allgather(gs_comm *comm, const void *send, void *recv, size_t count,
+                            gs_dtype dtype, cudaStream_t stream);
+/* recv (count) = op over ranks of send[rank * count .. ) (send has count * size). */
+gs_status gs_comm_reducescatter(gs_comm *comm, const void *send, void *recv, size_t count,
+                                gs_dtype dtype, gs_redop op, cudaStream_t stream);
+/* recv (count) on every rank = root's send. */
+gs_status gs_comm_broadcast(gs_comm *comm, const void *send, void *recv, size_t count,
+                            gs_dtype dtype, int root, cudaStream_t stream);
+/* recv (count) on root = op over ranks of send; other ranks' recv untouched. */
+gs_status gs_comm_reduce(gs_comm *comm, const void *send, void *recv, size_t count, gs_dtype dtype,
+                         gs_redop op, int root, cudaStream_t stream);
+/* Block j (count elements) of send goes to rank j, arriving as block `rank`
+ * of its recv; send and recv have count * size elements (not in place). */
+gs_status gs_comm_alltoall(gs_comm *comm, const void *send, void *recv, size_t count,
+                           gs_dtype dtype, cudaStream_t stream);
+/* Sends `count` elements to `send_peer` and receives `count` from
+ * `recv_peer` at the same time (a ring shift when the peers are rank+1 and
+ * rank-1). */
+gs_status gs_comm_sendrecv(gs_comm *comm, const void *send, int send_peer, void *recv,
+                           int recv_peer, size_t count, gs_dtype dtype, cudaStream_t stream);
+
+/* Brackets several NCCL calls of this rank into one group (ncclGroupStart /
+ * ncclGroupEnd), e.g. bucketed gradient allreduces. No-ops on the cpu
+ * backend, where each call completes on its own. */
+gs_status gs_comm_group_start(gs_comm *comm);
+gs_status gs_comm_group_end(gs_comm *comm);
+
+/* ---- waiting, errors, abort ------------------------------------------------- */
+
+/* Waits until `stream` has finished its work, without blocking in the
+ * driver: polls the stream and ncclCommGetAsyncError. Returns GS_ERR_NCCL
+ * on an asynchronous NCCL error and GS_ERR_TIMEOUT after the world's
+ * timeout; in both cases the communicator is aborted first. On the cpu
+ * backend returns GS_OK at once. */
+gs_status gs_comm_wait(gs_comm *comm, cudaStream_t stream);
+
+/* Non-blocking check for an asynchronous NCCL error (aborts on one). */
+gs_status gs_comm_check(gs_comm *comm);
+
+/* Aborts this rank's communicator (ncclCommAbort); idempotent. Other ranks
+ * blocked on it get an error or time out instead of hanging. */
+void gs_comm_abort(gs_comm *comm);
+
+/* A host barrier over every rank of the world (threads and processes),
+ * bounded by the timeout. Not for timed regions. */
+gs_status gs_comm_barrier(gs_comm *comm);
+
+/* Declares how far this rank has got (e.g. the iteration it is about to
+ * enqueue), so that a timeout can name the rank(s) that fell behind. */
+void gs_comm_progress(gs_comm *comm, uint64_t step);
+
+/* ---- exposed communication time ------------------------------------------ */
+/* A workload brackets the part of a step in which its compute stream waits
+ * for communication (the communication it could not overlap):
+ *   gs_comm_exposed_begin(comm, stream);
+ *   ... the collective on `stream`, or cudaStreamWaitEvent on a comm stream ...
+ *   gs_comm_exposed_end(comm, stream);
+ * On the cuda backend each bracket records a pair of CUDA events on
+ * `stream`; on the cpu backend it reads the monotonic clock. After the step
+ * has completed the runner calls gs_comm_exposed_take, which sums the
+ * brackets since the last take; that sum is the step's entry in the rank
+ * record's "comm_seconds". At most GS_COMM_EXPOSED_MAX brackets per step. */
+#define GS_COMM_EXPOSED_MAX 64
+
+gs_status gs_comm_exposed_begin(gs_comm *comm, cudaStream_t stream);
+gs_status gs_comm_exposed_end(gs_comm *comm, cudaStream_t stream);
+/* Seconds of exposed communication since the previous take (the step must
+ * be complete); resets the brackets. */
+gs_status gs_comm_exposed_take(gs_comm *comm, double *seconds);
+
+/* ---- host data between processes --------------------------------------------- */
+
+/* Gathers `bytes` from every process to process 0 (recv: process_count *
+ * bytes, used on process 0 only), bounded by the timeout. In threads mode
+ * copies send into recv. Called by one thread per process. */
+gs_status gs_comm_world_gather(gs_comm_world *world, const void *send, size_t bytes, void *recv);
+
+#endif

@@ -1,0 +1,374 @@
+/* Collectives on host buffers (the cpu backend). Between the rank threads
+ * of one process: a shared-memory exchange (publish the send buffers, meet
+ * at a barrier, every rank computes its own output from its peers' buffers
+ * into private scratch, meet again, copy out), deterministic because every
+ * reduction runs in rank order. Between processes: MPI's non-blocking
+ * collectives completed by polling, so that a timeout ends the wait. */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/check.h"
+#include "core/timer.h"
+#include "platform/comm_internal.h"
+
+/* ---- the exchange's barrier ---------------------------------------------- */
+
+gs_status comm_exchange_init(comm_exchange *x, int parties) {
+  memset(x, 0, sizeof *x);
+  x->arrived = calloc((size_t)parties, sizeof *x->arrived);
+  x->send = calloc((size_t)parties, sizeof *x->send);
+  if (!x->arrived || !x->send) {
+    free(x->arrived);
+    free(x->send);
+    return gs_error(GS_ERR_NOMEM, "cannot allocate the exchange of %d ranks", parties);
+  }
+  if (pthread_mutex_init(&x->mutex, NULL) != 0 || pthread_cond_init(&x->cond, NULL) != 0)
+    return gs_error(GS_ERR_INTERNAL, "cannot create the exchange's barrier");
+  x->parties = parties;
+  return GS_OK;
+}
+
+void comm_exchange_destroy(comm_exchange *x) {
+  pthread_cond_destroy(&x->cond);
+  pthread_mutex_destroy(&x->mutex);
+  free(x->arrived);
+  free(x->send);
+  x->parties = 0;
+}
+
+void comm_exchange_abort(comm_exchange *x) {
+  pthread_mutex_lock(&x->mutex);
+  x->aborted = 1;
+  pthread_cond_broadcast(&x->cond);
+  pthread_mutex_unlock(&x->mutex);
+}
+
+/* Names the ranks that have not arrived in the current generation. */
+static void describe_missing(const comm_exchange *x, char *buf, size_t size) {
+  size_t at = 0;
+  buf[0] = '\0';
+  for (int k = 0; k < x->parties && at < size; k++)
+    if (x->arrived[k] != x->generation + 1)
+      at += (size_t)snprintf(buf + at, size - at, "%srank %d", at ? ", " : "", k);
+}
+
+gs_status comm_exchange_barrier(gs_comm *c) {
+  comm_exchange *x = &c->world->exchange;
+  double limit = c->world->config.timeout_seconds;
+  struct timespec deadline;
+  clock_gettime(CLOCK_REALTIME, &deadline);
+  if (limit > 0.0) {
+    double whole = (double)(time_t)limit;
+    deadline.tv_sec += (time_t)limit;
+    deadline.tv_nsec += (long)((limit - whole) * 1e9);
+    if (deadline.tv_nsec >= 1000000000L) {
+      deadline.tv_sec++;
+      deadline.tv_nsec -= 1000000000L;
+    }
+  }
+  pthread_mutex_lock(&x->mutex);
+  if (x->aborted) {
+    pthread_mutex_unlock(&x->mutex);
+    c->aborted = 1;
+    return gs_error_quiet(GS_ERR_ABORTED, "stopped in %s because another rank failed", c->op_name);
+  }
+  unsigned long generation = x->generation;
+  x->arrived[c->rank] = generation + 1;
+  if (++x->waiting == x->parties) {
+    x->waiting = 0;
+    x->generation++;
+    pthread_cond_broadcast(&x->cond);
+    pthread_mutex_unlock(&x->mutex);
+    return GS_OK;
+  }
+  int timed_out = 0;
+  while (generation == x->generation && !x->aborted && !timed_out) {
+    if (limit > 0.0)
+      timed_out = pthread_cond_timedwait(&x->cond, &x->mutex, &deadline) == ETIMEDOUT;
+    else
+      pthread_cond_wait(&x->cond, &x->mutex);
+  }
+  if (generation != x->generation) {
+    pthread_mutex_unlock(&x->mutex);
+    return GS_OK;
+  }
+  if (x->aborted) {
+    pthread_mutex_unlock(&x->mutex);
+    c->aborted = 1;
+    return gs_error_quiet(GS_ERR_ABORTED, "stopped in %s because another rank failed", c->op_name);
+  }
+  char missing[GS_TEXT_LONG];
+  describe_missing(x, missing, sizeof missing);
+  x->aborted = 1;
+  pthread_cond_broadcast(&x->cond);
+  pthread_mutex_unlock(&x->mutex);
+  c->aborted = 1;
+  return gs_error(GS_ERR_TIMEOUT,
+                  "%s did not complete within %.3g s; stalled: %s did not arrive; "
+                  "communicator aborted",
+                  c->op_name, limit, missing);
+}
+
+/* ---- element-wise reductions ---------------------------------------------- */
+
+/* Integer sums and products wrap like the device's (done in unsigned
+ * arithmetic, so no signed overflow); floating-point ones round. */
+#define REDUCE_LOOP(T, WIDE)                                            \
+  do {                                                                  \
+    T *a = acc;                                                         \
+    const T *b = src;                                                   \
+    for (size_t i = 0; i < count; i++) {                                \
+      switch (op) {                                                     \
+        case GS_REDOP_SUM:                                              \
+        case GS_REDOP_AVG: a[i] = (T)((WIDE)a[i] + (WIDE)b[i]); break;  \
+        case GS_REDOP_PROD: a[i] = (T)((WIDE)a[i] * (WIDE)b[i]); break; \
+        case GS_REDOP_MAX:                                              \
+          if (b[i] > a[i]) a[i] = b[i];                                 \
+          break;                                                        \
+        case GS_REDOP_MIN:                                              \
+          if (b[i] < a[i]) a[i] = b[i];                                 \
+          break;                                                        \
+        case GS_REDOP_COUNT: break;                                     \
+      }                                                                 \
+    }                                                                   \
+  } while (0)
+
+static gs_status host_supported(gs_dtype dtype) {
+  if (dtype == GS_DTYPE_HALF || dtype == GS_DTYPE_BFLOAT16)
+    return gs_error(GS_ERR_UNSUPPORTED,
+                    "the cpu backend has no %s arithmetic: use int8..uint64, float or double",
+                    gs_dtype_names[dtype]);
+  return GS_OK;
+}
+
+static void reduce_into(void *acc, const void *src, size_t count, gs_dtype dtype, gs_redop op) {
+  switch (dtype) {
+    case GS_DTYPE_INT8: REDUCE_LOOP(int8_t, uint64_t); break;
+    case GS_DTYPE_UINT8: REDUCE_LOOP(uint8_t, uint64_t); break;
+    case GS_DTYPE_INT32: REDUCE_LOOP(int32_t, uint64_t); break;
+    case GS_DTYPE_UINT32: REDUCE_LOOP(uint32_t, uint64_t); break;
+    case GS_DTYPE_INT64: REDUCE_LOOP(int64_t, uint64_t); break;
+    case GS_DTYPE_UINT64: REDUCE_LOOP(uint64_t, uint64_t); break;
+    case GS_DTYPE_FLOAT: REDUCE_LOOP(float, float); break;
+    case GS_DTYPE_DOUBLE: REDUCE_LOOP(double, double); break;
+    case GS_DTYPE_HALF:
+    case GS_DTYPE_BFLOAT16:
+    case GS_DTYPE_COUNT: break;
+  }
+}
+
+#define DIVIDE_LOOP(T)                                          \
+  do {                                                          \
+    T *a = acc;                                                 \
+    for (size_t i = 0; i < count; i++) a[i] = (T)(a[i] / (T)n); \
+  } while (0)
+
+/* The last step of avg: integers divide the sum (truncating), as NCCL does. */
+static void divide_by(void *acc, size_t count, gs_dtype dtype, int n) {
+  switch (dtype) {
+    case GS_DTYPE_INT8: DIVIDE_LOOP(int8_t); break;
+    case GS_DTYPE_UINT8: DIVIDE_LOOP(uint8_t); break;
+    case GS_DTYPE_INT32: DIVIDE_LOOP(int32_t); break;
+    case GS_DTYPE_UINT32: DIVIDE_LOOP(uint32_t); break;
+    case GS_DTYPE_INT64: DIVIDE_LOOP(int64_t); break;
+    case GS_DTYPE_UINT64: DIVIDE_LOOP(uint64_t); break;
+    case GS_DTYPE_FLOAT: DIVIDE_LOOP(float); break;
+    case GS_DTYPE_DOUBLE: DIVIDE_LOOP(double); break;
+    case GS_DTYPE_HALF:
+    case GS_DTYPE_BFLOAT16:
+    case GS_DTYPE_COUNT: break;
+  }
+}
+
+/* ---- sizes of one call ------------------------------------------------------ */
+
+static size_t output_bytes(const comm_host_call *call, int size) {
+  size_t bytes = call->count * gs_dtype_size(call->dtype);
+  if (call->op == COMM_OP_ALLGATHER || call->op == COMM_OP_ALLTOALL) bytes *= (size_t)size;
+  return bytes;
+}
+
+static gs_status scratch_reserve(gs_comm *c, size_t bytes) {
+  if (bytes <= c->scratch_bytes) return GS_OK;
+  void *grown = realloc(c->scratch, bytes);
+  if (!grown) return gs_error(GS_ERR_NOMEM, "cannot allocate %zu bytes of scratch", bytes);
+  c->scratch = grown;
+  c->scratch_bytes = bytes;
+  return GS_OK;
+}
+
+/* ---- between threads ---------------------------------------------------------- */
+
+/* Computes this rank's output of `call` from the published send buffers
+ * into scratch. Returns the bytes written (0: this rank receives nothing). */
+static size_t compute_output(gs_comm *c, const comm_host_call *call) {
+  const comm_exchange *x = &c->world->exchange;
+  int n = x->parties;
+  size_t es = gs_dtype_size(call->dtype);
+  size_t block = call->count * es;
+  char *out = c->scratch;
+  switch (call->op) {
+    case COMM_OP_ALLREDUCE:
+    case COMM_OP_REDUCESCATTER:
+    case COMM_OP_REDUCE: {
+      if (call->op == COMM_OP_REDUCE && c->rank != call->root) return 0;
+      size_t offset = call->op == COMM_OP_REDUCESCATTER ? (size_t)c->rank * block : 0;
+      memcpy(out, (const char *)x->send[0] + offset, block);
+      for (int r = 1; r < n; r++)
+        reduce_into(out, (const char *)x->send[r] + offset, call->count, call->dtype, call->redop);
+      if (call->redop == GS_REDOP_AVG) divide_by(out, call->count, call->dtype, n);
+      return block;
+    }
+    case COMM_OP_ALLGATHER:
+      for (int r = 0; r < n; r++) memcpy(out + (size_t)r * block, x->send[r], block);
+      return block * (size_t)n;
+    case COMM_OP_BROADCAST: memcpy(out, x->send[call->root], block); return block;
+    case COMM_OP_ALLTOALL:
+      for (int r = 0; r < n; r++)
+        memcpy(out + (size_t)r * block, (const char *)x->send[r] + (size_t)c->rank * block, block);
+      return block * (size_t)n;
+    case COMM_OP_SENDRECV: memcpy(out, x->send[call->recv_peer], block); return block;
+  }
+  return 0;
+}
+
+static gs_status run_between_threads(gs_comm *c, const comm_host_call *call) {
+  comm_exchange *x = &c->world->exchange;
+  GS_TRY(scratch_reserve(c, output_bytes(call, x->parties)));
+  x->send[c->rank] = call->send;
+  GS_TRY(comm_exchange_barrier(c)); /* every send buffer published */
+  size_t bytes = compute_output(c, call);
+  GS_TRY(comm_exchange_barrier(c)); /* nobody reads a send buffer any more */
+  if (bytes > 0) memcpy(call->recv, c->scratch, bytes);
+  return GS_OK;
+}
+
+/* ---- between processes ----------------------------------------------------------- */
+
+#ifdef GS_HAVE_MPI
+static MPI_Datatype mpi_type(gs_dtype dtype) {
+  switch (dtype) {
+    case GS_DTYPE_INT8: return MPI_INT8_T;
+    case GS_DTYPE_UINT8: return MPI_UINT8_T;
+    case GS_DTYPE_INT32: return MPI_INT32_T;
+    case GS_DTYPE_UINT32: return MPI_UINT32_T;
+    case GS_DTYPE_INT64: return MPI_INT64_T;
+    case GS_DTYPE_UINT64: return MPI_UINT64_T;
+    case GS_DTYPE_FLOAT: return MPI_FLOAT;
+    case GS_DTYPE_DOUBLE: return MPI_DOUBLE;
+    case GS_DTYPE_HALF:
+    case GS_DTYPE_BFLOAT16:
+    case GS_DTYPE_COUNT: break;
+  }
+  return MPI_DATATYPE_NULL;
+}
+
+static size_t input_bytes(const comm_host_call *call, int size) {
+  size_t bytes = call->count * gs_dtype_size(call->dtype);
+  if (call->op == COMM_OP_REDUCESCATTER || call->op == COMM_OP_ALLTOALL) bytes *= (size_t)size;
+  return bytes;
+}
+
+static MPI_Op mpi_op(gs_redop op) {
+  switch (op) {
+    case GS_REDOP_PROD: return MPI_PROD;
+    case GS_REDOP_MAX: return MPI_MAX;
+    case GS_REDOP_MIN: return MPI_MIN;
+    case GS_REDOP_SUM:
+    case GS_REDOP_AVG:
+    case GS_REDOP_COUNT: break;
+  }
+  return MPI_SUM; /* avg: the sum, divided afterwards */
+}
+
+gs_status comm_mpi_complete(gs_comm *c, MPI_Request *requests, int n) {
+  double start = gs_time_seconds();
+  for (unsigned spins = 0;; spins++) {
+    int done = 0;
+    GS_CHECK_MPI(MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE));
+    if (done) return GS_OK;
+    if ((spins & 255) == 0 && comm_time_left(c, start) <= 0.0) {
+      uint64_t mine = atomic_load(&c->world->progress[c->progress_index]);
+      char who[GS_TEXT_LONG];
+      comm_describe_laggards(c, mine, who, sizeof who);
+      c->aborted = 1;
+      return gs_error(GS_ERR_TIMEOUT, "%s did not complete within %.3g s; stalled: %s", c->op_name,
+                      c->world->config.timeout_seconds, who);
+    }
+    sched_yield();
+  }
+}
+
+static gs_status run_between_processes(gs_comm *c, const comm_host_call *call) {
+  int n = c->world->size;
+  if (call->count > (size_t)INT32_MAX)
+    return gs_error(GS_ERR_UNSUPPORTED, "the cpu backend passes at most %d elements to MPI",
+                    INT32_MAX);
+  int count = (int)call->count;
+  MPI_Datatype type = mpi_type(call->dtype);
+  const void *send = call->send;
+  // In-place forms (send inside recv) go through a copy of the input.
+  size_t in = input_bytes(call, n), out = output_bytes(call, n);
+  const char *s = call->send, *r = call->recv;
+  if (s < r + out && r < s + in) {
+    GS_TRY(scratch_reserve(c, in));
+    memcpy(c->scratch, call->send, in);
+    send = c->scratch;
+  }
+  MPI_Request requests[2];
+  int pending = 1;
+  switch (call->op) {
+    case COMM_OP_ALLREDUCE:
+      GS_CHECK_MPI(MPI_Iallreduce(send, call->recv, count, type, mpi_op(call->redop),
+                                  MPI_COMM_WORLD, &requests[0]));
+      break;
+    case COMM_OP_ALLGATHER:
+      GS_CHECK_MPI(
+          MPI_Iallgather(send, count, type, call->recv, count, type, MPI_COMM_WORLD, &requests[0]));
+      break;
+    case COMM_OP_REDUCESCATTER:
+      GS_CHECK_MPI(MPI_Ireduce_scatter_block(send, call->recv, count, type, mpi_op(call->redop),
+                                             MPI_COMM_WORLD, &requests[0]));
+      break;
+    case COMM_OP_BROADCAST:
+      if (c->rank == call->root && send != call->recv) memcpy(call->recv, send, in);
+      GS_CHECK_MPI(MPI_Ibcast(call->recv, count, type, call->root, MPI_COMM_WORLD, &requests[0]));
+      break;
+    case COMM_OP_REDUCE:
+      GS_CHECK_MPI(MPI_Ireduce(send, call->recv, count, type, mpi_op(call->redop), call->root,
+                               MPI_COMM_WORLD, &requests[0]));
+      break;
+    case COMM_OP_ALLTOALL:
+      GS_CHECK_MPI(
+          MPI_Ialltoall(send, count, type, call->recv, count, type, MPI_COMM_WORLD, &requests[0]));
+      break;
+    case COMM_OP_SENDRECV:
+      GS_CHECK_MPI(
+          MPI_Irecv(call->recv, count, type, call->recv_peer, 0, MPI_COMM_WORLD, &requests[0]));
+      GS_CHECK_MPI(MPI_Isend(send, count, type, call->send_peer, 0, MPI_COMM_WORLD, &requests[1]));
+      pending = 2;
+      break;
+  }
+  GS_TRY(comm_mpi_complete(c, requests, pending));
+  int has_output = call->op != COMM_OP_REDUCE || c->rank == call->root;
+  if (call->redop == GS_REDOP_AVG && has_output &&
+      (call->op == COMM_OP_ALLREDUCE || call->op == COMM_OP_REDUCESCATTER ||
+       call->op == COMM_OP_REDUCE))
+    divide_by(call->recv, call->count, call->dtype, n);
+  return GS_OK;
+}
+#endif
+
+gs_status comm_host_run(gs_comm *c, const comm_host_call *call) {
+  GS_TRY(host_supported(call->dtype));
+  if (c->world->job.launch == GS_COMM_LAUNCH_THREADS) return run_between_threads(c, call);
+#ifdef GS_HAVE_MPI
+  return run_between_processes(c, call);
+#else
+  return gs_error(GS_ERR_INTERNAL, "mpi launch in a build without MPI");
+#endif
+}

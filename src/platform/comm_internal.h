@@ -1,0 +1,116 @@
+/* Private parts of the communication layer shared by comm.c (job, worlds,
+ * NCCL, waiting) and comm_host.c (collectives on host buffers). Nothing
+ * outside src/platform/comm*.c includes this header. */
+#ifndef GS_COMM_INTERNAL_H
+#define GS_COMM_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include <nccl.h>
+
+#include "platform/comm.h"
+
+#ifdef GS_HAVE_MPI
+#include <mpi.h>
+#endif
+
+/* The shared-memory exchange of the rank threads of one process (cpu
+ * backend, threads mode): every rank publishes its buffers, waits at a
+ * barrier that remembers who arrived, reads its peers' buffers, and waits
+ * again before anyone reuses them. */
+typedef struct {
+  pthread_mutex_t mutex;
+  pthread_cond_t cond;
+  int parties;
+  int waiting;
+  unsigned long generation;
+  int aborted;
+  unsigned long *arrived; /* per rank: generations passed + 1 while waiting */
+  const void **send;      /* per rank: published send buffer */
+  size_t *send_peer;      /* per rank: sendrecv destination */
+} comm_exchange;
+
+struct gs_comm {
+  gs_comm_world *world;
+  int rank;
+  int device;
+  int progress_index; /* this rank's slot in world->progress */
+  ncclComm_t nccl;    /* cuda backend */
+  int aborted;
+  char op_name[32]; /* the operation last started, for timeout messages */
+  /* Exposed-communication brackets. */
+  cudaEvent_t exposed_events[2 * GS_COMM_EXPOSED_MAX];
+  int exposed_events_made;
+  int exposed_count; /* brackets begun since the last take */
+  double exposed_host_begin;
+  double exposed_host_sum;
+  /* Host scratch for the cpu backend. */
+  void *scratch;
+  size_t scratch_bytes;
+};
+
+struct gs_comm_world {
+  gs_comm_job job;
+  gs_comm_world_config config;
+  int size; /* global ranks */
+  int local_ranks;
+  gs_comm *ranks;          /* local_ranks handles */
+  _Atomic int any_aborted; /* a local rank aborted: the others stop too */
+  /* Progress of every rank of this process (threads mode) or of the
+   * processes on this host (mpi mode, in a shared window). */
+  _Atomic uint64_t *progress;
+  int progress_count;
+  int *progress_ranks;    /* global rank of each progress slot */
+  comm_exchange exchange; /* cpu backend, threads mode */
+#ifdef GS_HAVE_MPI
+  MPI_Comm node_comm; /* processes on this host (mpi mode) */
+  MPI_Win progress_window;
+#endif
+};
+
+#ifdef GS_HAVE_MPI
+/* Completes `n` MPI requests by polling (MPI_Testall) within the world's
+ * timeout; on timeout names the laggards and returns GS_ERR_TIMEOUT (the
+ * requests cannot be cancelled: the caller ends the job). */
+gs_status comm_mpi_complete(gs_comm *comm, MPI_Request *requests, int n);
+#endif
+
+/* Names the ranks whose progress is below `mine` into buf ("rank 1, rank 3"
+ * or a sentence saying none was found). */
+void comm_describe_laggards(const gs_comm *comm, uint64_t mine, char *buf, size_t size);
+
+/* Seconds left before the world's timeout expires from `start`; a huge
+ * number when there is no timeout. */
+double comm_time_left(const gs_comm *comm, double start);
+
+/* Host collectives (comm_host.c). Each returns when the operation is done. */
+typedef enum {
+  COMM_OP_ALLREDUCE = 0,
+  COMM_OP_ALLGATHER,
+  COMM_OP_REDUCESCATTER,
+  COMM_OP_BROADCAST,
+  COMM_OP_REDUCE,
+  COMM_OP_ALLTOALL,
+  COMM_OP_SENDRECV
+} comm_op;
+
+typedef struct {
+  comm_op op;
+  const void *send;
+  void *recv;
+  size_t count;
+  gs_dtype dtype;
+  gs_redop redop;
+  int root;
+  int send_peer, recv_peer;
+} comm_host_call;
+
+gs_status comm_exchange_init(comm_exchange *x, int parties);
+void comm_exchange_destroy(comm_exchange *x);
+void comm_exchange_abort(comm_exchange *x);
+gs_status comm_exchange_barrier(gs_comm *comm);
+
+gs_status comm_host_run(gs_comm *comm, const comm_host_call *call);
+
+#endif
