@@ -88,8 +88,9 @@ void gs_common_init(gs_common_options *o, unsigned features) {
 }
 
 /* Parses --gpus: "N" is a count, "a,b" a list, "a-b" a range (mixable). */
-static gs_status parse_gpus(const char *text, int device_count, gs_run_config *config) {
-  if (strchr(text, ',') == NULL && strchr(text, '-') == NULL) {
+gs_status gs_common_parse_gpus(const char *text, int device_count, int single_is_count,
+                               gs_run_config *config) {
+  if (single_is_count && strchr(text, ',') == NULL && strchr(text, '-') == NULL) {
     uint64_t count = 0;
     GS_TRY(gs_parse_count(text, "--gpus", 1, GS_MAX_RANKS, &count));
     if ((int)count > device_count)
@@ -173,7 +174,7 @@ gs_status gs_common_resolve(const gs_common_options *o, int default_all, gs_run_
     if (device_count == 0) return gs_error(GS_ERR_UNSUPPORTED, "--backend cuda: %s", why);
     config->backend = GS_BACKEND_CUDA;
     if (o->gpus_text) {
-      GS_TRY(parse_gpus(o->gpus_text, device_count, config));
+      GS_TRY(gs_common_parse_gpus(o->gpus_text, device_count, 1, config));
     } else {
       config->world_size = default_all ? device_count : 1;
       if (config->world_size > GS_MAX_RANKS) config->world_size = GS_MAX_RANKS;

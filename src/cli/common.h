@@ -56,6 +56,13 @@ void gs_common_init(gs_common_options *o, unsigned features);
  * faults (checked against the ranks) and the split policy. */
 gs_status gs_common_resolve(const gs_common_options *o, int default_all, gs_run_config *config);
 
+/* Parses a --gpus value against `device_count` present devices: a list
+ * "0,2" or ranges "0-3", mixable, no device twice; a lone "N" means the
+ * first N devices when `single_is_count`, else device N. Fills
+ * config->world_size and devices. GS_ERR_USAGE naming --gpus. */
+gs_status gs_common_parse_gpus(const char *text, int device_count, int single_is_count,
+                               gs_run_config *config);
+
 /* The "config" block of a result document: common options as resolved plus
  * the workload's own options. */
 cJSON *gs_common_config_json(const gs_common_options *o, const gs_run_config *config,

@@ -18,6 +18,7 @@ static const command commands[] = {
     {"info", gs_cmd_info, "show the GPUs, versions and how the GPUs are linked"},
     {"run", gs_cmd_run, "measure one workload on the chosen GPUs"},
     {"scale", gs_cmd_scale, "measure one workload at 1, 2, 4, ... GPUs: speedup and efficiency"},
+    {"plan", gs_cmd_plan, "run different workloads on different GPUs at the same time"},
     {"suite", gs_cmd_suite, "run the standard set of measurements into results/"},
     {"report", gs_cmd_report, "analyse result files: speedup, efficiency, rank symmetry, advice"},
 };
