@@ -172,9 +172,11 @@ extern "C" cudaError_t gs_timeline_cuda_step(const gs_timeline_cuda_buffers *b,
   uint32_t rows = GS_TIMELINE_TILE_ITEMS / width_vecs;
   if (rows < 1) rows = 1;
   if (rows > GS_TIMELINE_MAX_ROWS) rows = GS_TIMELINE_MAX_ROWS;
-  // Fewer rows per block where that is what gives every SM two blocks.
+  // Fewer rows per block where that is what fills every SM with eight
+  // blocks (64 warps): the searches are chains of dependent loads, so many
+  // warps in flight hide their latency.
   const uint64_t all_rows = (uint64_t)b->batch * b->targets_count;
-  const uint64_t want_blocks = 2ull * (uint64_t)(b->sm_count > 0 ? b->sm_count : 1);
+  const uint64_t want_blocks = 8ull * (uint64_t)(b->sm_count > 0 ? b->sm_count : 1);
   if (all_rows / rows < want_blocks) {
     uint64_t fewer = (all_rows + want_blocks - 1) / want_blocks;
     rows = fewer < rows ? (uint32_t)(fewer > 0 ? fewer : 1) : rows;
