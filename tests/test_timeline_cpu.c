@@ -189,7 +189,17 @@ static void test_options(void **unused) {
       fail_msg("case %zu: '%s' lacks '%s'", i, gs_last_error(), bad[i].error);
     gs_workload_fuse.options_free(opts);
   }
+  // The defaults are usable as they come (suite measures them unparsed).
   void *opts = gs_workload_fuse.options_new();
+  gs_cost unparsed;
+  gs_workload_fuse.cost(opts, 4, &unparsed);
+  assert_int_equal(unparsed.items, 4 * 50 * 588);
+  gs_workload_fuse.options_free(opts);
+  opts = gs_workload_resample.options_new();
+  gs_workload_resample.cost(opts, 32, &unparsed);
+  assert_int_equal(unparsed.items, 32ull * 256 * 256);
+  gs_workload_resample.options_free(opts);
+  opts = gs_workload_fuse.options_new();
   const char *standard[] = {NULL};
   assert_int_equal(parse(&gs_workload_fuse, opts, standard), GS_OK);
   assert_int_equal(gs_workload_fuse.work_units(opts), 4);
