@@ -20,6 +20,7 @@ static const command commands[] = {
     {"scale", gs_cmd_scale, "measure one workload at 1, 2, 4, ... GPUs: speedup and efficiency"},
     {"suite", gs_cmd_suite, "run the standard set of measurements into results/"},
     {"report", gs_cmd_report, "analyse result files: speedup, efficiency, rank symmetry, advice"},
+    {"ingest", gs_cmd_ingest, "read MLPerf LoadGen or nccl-tests results into a result file"},
 };
 
 static void print_usage(FILE *out) {
