@@ -11,6 +11,7 @@
 
 #include "core/result.h"
 #include "core/stats.h"
+#include "ingest/text.h"
 
 static gs_status out_of_memory(void) {
   return gs_error_quiet(GS_ERR_NOMEM, "out of memory building the result document");
@@ -61,7 +62,7 @@ static int add_number(cJSON *o, const char *name, double v) {
 
 /* ---- MLPerf ----------------------------------------------------------------- */
 
-static double ns_to_s(double ns) { return isnan(ns) ? NAN : ns / 1e9; }
+static double ns_to_s(double ns) { return gs_scale_decimal(ns, -9); }
 
 /* {"min", "max", "mean", "p50", ..., "p99.9"} in seconds, or null. */
 static int add_latency(cJSON *o, const char *name, const gs_mlperf_latency *l) {
@@ -302,7 +303,7 @@ static gs_status add_collective(cJSON *doc, const gs_nccl_tests_output *out, con
       free(rr);
       return out_of_memory();
     }
-    for (size_t i = 0; i < h->n_iter_times; i++) steps[i] = h->iter_times_us[i] / 1e6;
+    for (size_t i = 0; i < h->n_iter_times; i++) steps[i] = gs_scale_decimal(h->iter_times_us[i], -6);
     run.n_steps = h->n_iter_times;
     run.step_seconds = steps;
     gs_status st = gs_stats_compute(steps, run.n_steps, &m.aggregate.step);
@@ -332,9 +333,9 @@ static gs_status add_collective(cJSON *doc, const gs_nccl_tests_output *out, con
   ok &= cJSON_AddBoolToObject(c, "in_place", in_place) != NULL;
   ok &= cJSON_AddNumberToObject(c, "bytes", (double)row->bytes) != NULL;
   ok &= cJSON_AddNumberToObject(c, "count", (double)row->count) != NULL;
-  ok &= add_number(c, out->cpu_time ? "cpu_time_seconds" : "time_seconds", h->time_us / 1e6);
-  ok &= add_number(c, "algbw_bytes_per_second", h->algbw_gbs * 1e9);
-  ok &= add_number(c, "busbw_bytes_per_second", h->busbw_gbs * 1e9);
+  ok &= add_number(c, out->cpu_time ? "cpu_time_seconds" : "time_seconds", gs_scale_decimal(h->time_us, -6));
+  ok &= add_number(c, "algbw_bytes_per_second", gs_scale_decimal(h->algbw_gbs, 9));
+  ok &= add_number(c, "busbw_bytes_per_second", gs_scale_decimal(h->busbw_gbs, 9));
   if (h->wrong < 0)
     ok &= cJSON_AddNullToObject(c, "wrong_elements") != NULL;
   else
@@ -353,7 +354,7 @@ static gs_status add_collective(cJSON *doc, const gs_nccl_tests_output *out, con
   ok &= add_text_or_null(s, "nccl_version", out->nccl_version);
   ok &= add_number(s, "iterations", out->iters < 0 ? NAN : out->iters);
   ok &= add_number(s, "warmup_iterations", out->warmup_iters < 0 ? NAN : out->warmup_iters);
-  ok &= add_number(s, "avg_busbw_bytes_per_second", out->avg_busbw_gbs * 1e9);
+  ok &= add_number(s, "avg_busbw_bytes_per_second", gs_scale_decimal(out->avg_busbw_gbs, 9));
   return ok ? GS_OK : out_of_memory();
 }
 

@@ -564,7 +564,9 @@ gs_status gs_mlperf_parse_detail(const char *data, size_t size, const char *sour
       size_t col = (end && end >= body.p && end <= body.p + body.n) ? (size_t)(end - body.p) : body.n;
       return gs_ingest_fail(source, c.line, "invalid JSON after ':::MLLOG' at column %zu%s",
                   (size_t)(body.p - lines.line.p) + col + 1,
-                  col >= body.n ? " (the line ends early: truncated?)" : "");
+                  (body.n == 0 || body.p[body.n - 1] != '}')
+                      ? " (the record does not end with '}': truncated?)"
+                      : "");
     }
     gs_status st = GS_OK;
     if (end && gs_span_trim((gs_span){end, body.n - (size_t)(end - body.p)}).n > 0)

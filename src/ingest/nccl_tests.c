@@ -628,8 +628,15 @@ static gs_status parse_json(const char *data, size_t size, const char *source,
     size_t off = (end && end >= data && end <= data + size) ? (size_t)(end - data) : size;
     size_t line, col;
     gs_text_position(data, size, off, &line, &col);
+    size_t last = size;
+    while (last > 0 && (data[last - 1] == ' ' || data[last - 1] == '\t' ||
+                        data[last - 1] == '\r' || data[last - 1] == '\n'))
+      last--;
     return gs_ingest_fail(source, line, "invalid JSON at column %zu%s", col,
-                off >= size ? ": the file ends early (truncated, or the run died)" : "");
+                          (last == 0 || data[last - 1] != '}')
+                              ? ": the document does not end with '}' (truncated, or the run "
+                                "died?)"
+                              : "");
   }
   gs_status st = GS_OK;
   size_t after = end ? (size_t)(end - data) : size;

@@ -192,3 +192,18 @@ void gs_text_position(const char *data, size_t size, size_t offset, size_t *line
     }
   *column = offset - start + 1;
 }
+
+double gs_scale_decimal(double v, int exp10) {
+  if (!isfinite(v) || v == 0) return v;
+  char buf[64];
+  for (int digits = 15; digits <= 17; digits++) {
+    snprintf(buf, sizeof buf, "%.*e", digits - 1, v);
+    if (strtod(buf, NULL) == v) break;
+  }
+  // "%e" always writes "MANTISSAe[+-]EXP": move the exponent.
+  char *e = strchr(buf, 'e');
+  if (!e) return v;
+  long exp = strtol(e + 1, NULL, 10) + exp10;
+  snprintf(e, sizeof buf - (size_t)(e - buf), "e%ld", exp);
+  return strtod(buf, NULL);
+}

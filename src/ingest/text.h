@@ -63,6 +63,11 @@ char *gs_span_copy(gs_span s, char *buf, size_t size, int quote);
 gs_status gs_ingest_fail(const char *source, size_t line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* v x 10^exp10 computed on v's shortest decimal text, so that a value read
+ * as "17.13" (GB/s) becomes exactly 17130000000 (bytes/s) and not
+ * 17129999999.999998 as 17.13 * 1e9 would. NaN and infinity pass through. */
+double gs_scale_decimal(double v, int exp10);
+
 /* Line (from 1) and column (from 1) of byte `offset` of `data`. */
 void gs_text_position(const char *data, size_t size, size_t offset, size_t *line, size_t *column);
 
