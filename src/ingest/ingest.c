@@ -244,6 +244,20 @@ gs_status gs_ingest_add_mlperf(cJSON *doc, const gs_ingest_mlperf_rank *ranks, s
 
 /* ---- nccl-tests ----------------------------------------------------------- */
 
+/* nccl-tests' bus-bandwidth factor of `op` at `ranks` ranks (the same rule
+ * as `gpuscale coll`, docs/collectives.md); NAN for the programs gpuscale
+ * does not run itself (gather, scatter, hypercube). */
+static double busbw_factor(const char *op, size_t ranks) {
+  double n = (double)ranks;
+  if (strcmp(op, "allreduce") == 0) return 2.0 * (n - 1.0) / n;
+  if (strcmp(op, "allgather") == 0 || strcmp(op, "reducescatter") == 0 ||
+      strcmp(op, "alltoall") == 0)
+    return (n - 1.0) / n;
+  if (strcmp(op, "broadcast") == 0 || strcmp(op, "reduce") == 0 || strcmp(op, "sendrecv") == 0)
+    return 1.0;
+  return NAN;
+}
+
 static gs_status add_collective(cJSON *doc, const gs_nccl_tests_output *out, const char *op,
                                 const char *source, const gs_nccl_tests_row *row,
                                 const gs_nccl_tests_half *h, int in_place) {
@@ -325,7 +339,8 @@ static gs_status add_collective(cJSON *doc, const gs_nccl_tests_output *out, con
   ok &= c != NULL;
   ok &= cJSON_AddStringToObject(c, "op", op) != NULL;
   ok &= cJSON_AddStringToObject(c, "dtype", row->type) != NULL;
-  ok &= cJSON_AddStringToObject(c, "redop", row->redop) != NULL;
+  // nccl-tests writes "none" where the collective has no reduction.
+  ok &= add_text_or_null(c, "redop", strcmp(row->redop, "none") == 0 ? NULL : row->redop);
   if (row->root < 0)
     ok &= cJSON_AddNullToObject(c, "root") != NULL;
   else
@@ -333,13 +348,20 @@ static gs_status add_collective(cJSON *doc, const gs_nccl_tests_output *out, con
   ok &= cJSON_AddBoolToObject(c, "in_place", in_place) != NULL;
   ok &= cJSON_AddNumberToObject(c, "bytes", (double)row->bytes) != NULL;
   ok &= cJSON_AddNumberToObject(c, "count", (double)row->count) != NULL;
-  ok &= add_number(c, out->cpu_time ? "cpu_time_seconds" : "time_seconds", gs_scale_decimal(h->time_us, -6));
+  ok &= add_number(c, "time_seconds", gs_scale_decimal(h->time_us, -6));
   ok &= add_number(c, "algbw_bytes_per_second", gs_scale_decimal(h->algbw_gbs, 9));
   ok &= add_number(c, "busbw_bytes_per_second", gs_scale_decimal(h->busbw_gbs, 9));
+  ok &= add_number(c, "busbw_factor", busbw_factor(op, ws));
   if (h->wrong < 0)
     ok &= cJSON_AddNullToObject(c, "wrong_elements") != NULL;
   else
     ok &= cJSON_AddNumberToObject(c, "wrong_elements", (double)h->wrong) != NULL;
+  // Several ranks per process (threads) or one process per rank (MPI).
+  size_t per_process = out->threads > 0 && out->gpus_per_thread > 0
+                           ? (size_t)out->threads * (size_t)out->gpus_per_thread
+                           : ws;
+  ok &= cJSON_AddStringToObject(c, "launch", ws > per_process ? "mpi" : "threads") != NULL;
+  ok &= cJSON_AddStringToObject(c, "transport", "auto") != NULL;
   cJSON *s = cJSON_AddObjectToObject(mj, "source");
   ok &= s != NULL;
   ok &= cJSON_AddStringToObject(s, "tool", "nccl-tests") != NULL;
@@ -352,6 +374,7 @@ static gs_status add_collective(cJSON *doc, const gs_nccl_tests_output *out, con
   ok &= add_text_or_null(s, "program", out->program);
   ok &= add_text_or_null(s, "nccl_tests_version", out->version);
   ok &= add_text_or_null(s, "nccl_version", out->nccl_version);
+  ok &= cJSON_AddStringToObject(s, "time_clock", out->cpu_time ? "host" : "device") != NULL;
   ok &= add_number(s, "iterations", out->iters < 0 ? NAN : out->iters);
   ok &= add_number(s, "warmup_iterations", out->warmup_iters < 0 ? NAN : out->warmup_iters);
   ok &= add_number(s, "avg_busbw_bytes_per_second", gs_scale_decimal(out->avg_busbw_gbs, 9));
