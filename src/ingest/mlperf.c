@@ -590,8 +590,9 @@ gs_status gs_mlperf_parse_detail(const char *data, size_t size, const char *sour
       if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(meta, "is_error"))) {
         if (out->n_errors++ == 0) {
           const char *text = cJSON_IsString(value) ? value->valuestring : "";
-          snprintf(out->first_error, sizeof out->first_error, "%s%s%s", key->valuestring,
-                   text[0] ? ": " : "", text);
+          char both[2 * GS_MLPERF_TEXT];
+          snprintf(both, sizeof both, "%s%s%s", key->valuestring, text[0] ? ": " : "", text);
+          gs_span_copy((gs_span){both, strlen(both)}, out->first_error, sizeof out->first_error, 0);
         }
       }
       st = detail_record(&c, key->valuestring, value);

@@ -568,8 +568,10 @@ static gs_status json_devices(const char *source, const cJSON *devices, gs_nccl_
     if (!r) return gs_error_quiet(GS_ERR_NOMEM, "out of memory reading %s", source);
     r->rank = (int)rank;
     r->device = (int)device;
-    snprintf(r->host, sizeof r->host, "%s", host->valuestring);
-    if (cJSON_IsString(info)) snprintf(r->device_name, sizeof r->device_name, "%s", info->valuestring);
+    gs_span_copy((gs_span){host->valuestring, strlen(host->valuestring)}, r->host, sizeof r->host, 0);
+    if (cJSON_IsString(info))
+      gs_span_copy((gs_span){info->valuestring, strlen(info->valuestring)}, r->device_name,
+                   sizeof r->device_name, 0);
   }
   return GS_OK;
 }
@@ -667,7 +669,8 @@ static gs_status parse_json(const char *data, size_t size, const char *source,
     const cJSON *arg0 = cJSON_IsArray(args) ? args->child : NULL;
     if (cJSON_IsString(arg0)) {
       const char *base = strrchr(arg0->valuestring, '/');
-      snprintf(out->program, sizeof out->program, "%s", base ? base + 1 : arg0->valuestring);
+      base = base ? base + 1 : arg0->valuestring;
+      gs_span_copy((gs_span){base, strlen(base)}, out->program, sizeof out->program, 0);
     }
     const cJSON *nv = cJSON_GetObjectItemCaseSensitive(doc, "nccl_version");
     uint64_t code;
