@@ -368,6 +368,8 @@ static void test_nccl_text_damaged(void **state) {
       {"busbw  #wrong     time", "busbw  error     time",
        "an 'error' column: output of nccl-tests before version 2.10"},
       {"algbw   busbw  #wrong     time", "algbw   busbw  #wrong     when", "has 'when' where"},
+      {"size         count      type", "size         cuont      type",
+       "t.txt:6: the table header has 'cuont' where nccl-tests writes 'count'"},
       {"#  Rank  1 Group  0 Pid  1 on  host-a device  3", "#  Rank  1 Group  0 Pid  1 on  host-a",
        "t.txt:5: a device line without 'on HOST device N'"},
       {"nThread 1", "nThread one", "t.txt:3: 'nThread' is not followed by a whole number"},

@@ -146,9 +146,10 @@ static gs_status table_header(text_ctx *c, gs_span rest) {
   gs_status st;
   if (c->header_seen)
     return gs_ingest_fail(c->source, c->line, "a second table header: one nccl-tests run per file");
-  gs_span tok;
-  for (int i = 0; i < 4; i++) gs_span_next_token(&rest, &tok);  // size count type redop
-  gs_span look = rest;
+  static const char *const leading[] = {"size", "count", "type", "redop"};
+  for (size_t i = 0; i < 4; i++)
+    if ((st = expect_column(c, &rest, leading[i], "header")) != GS_OK) return st;
+  gs_span tok, look = rest;
   c->has_root = gs_span_next_token(&look, &tok) && gs_span_eq(tok, "root");
   if (c->has_root) rest = look;
   for (int half = 0; half < 2; half++) {
