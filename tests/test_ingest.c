@@ -559,6 +559,10 @@ static void test_mlperf_mapping(void **state) {
   none.threads = none.gpus_per_thread = -1;
   assert_int_equal(gs_ingest_add_nccl_tests(doc, &none, "allreduce", "x.txt"), GS_ERR_FORMAT);
   assert_error_has("x.txt: cannot tell how many ranks ran");
+  none.threads = 64;
+  none.gpus_per_thread = 64;
+  assert_int_equal(gs_ingest_add_nccl_tests(doc, &none, "allreduce", "x.txt"), GS_ERR_FORMAT);
+  assert_error_has("x.txt: nThread 64 x nGpus 64 = 4096 ranks in one process is not plausible");
   cJSON_Delete(doc);
 }
 

@@ -13,6 +13,9 @@
 #include "core/stats.h"
 #include "ingest/text.h"
 
+/* More GPUs than one process of nccl-tests could drive. */
+#define GS_INGEST_MAX_PROCESS_RANKS 1024
+
 static gs_status out_of_memory(void) {
   return gs_error_quiet(GS_ERR_NOMEM, "out of memory building the result document");
 }
@@ -384,10 +387,16 @@ static gs_status add_collective(cJSON *doc, const gs_nccl_tests_output *out, con
 gs_status gs_ingest_add_nccl_tests(cJSON *doc, const gs_nccl_tests_output *out, const char *op,
                                    const char *source) {
   size_t ws = gs_nccl_tests_world_size(out);
-  if (ws == 0 || ws > 1000000)
+  if (ws == 0)
     return gs_error_quiet(GS_ERR_FORMAT,
                           "%s: cannot tell how many ranks ran: no device list and no "
                           "'nThread N nGpus M' settings", source);
+  // Without a device list the ranks are one process's threads x GPUs.
+  if (out->n_ranks == 0 && ws > GS_INGEST_MAX_PROCESS_RANKS)
+    return gs_error_quiet(GS_ERR_FORMAT,
+                          "%s: nThread %d x nGpus %d = %zu ranks in one process is not "
+                          "plausible (at most %d)", source, out->threads, out->gpus_per_thread,
+                          ws, GS_INGEST_MAX_PROCESS_RANKS);
   for (size_t i = 0; i < out->n_rows; i++) {
     const gs_nccl_tests_row *row = &out->rows[i];
     gs_status st = GS_OK;
