@@ -13,6 +13,13 @@
 #include "core/stats.h"
 #include "ingest/text.h"
 
+/* An ingested check has no error bound of ours: null, not a made-up 0. */
+static void verification_init(gs_verification *v, gs_verify_status status) {
+  v->status = status;
+  v->max_abs_error = NAN;
+  v->tolerance = NAN;
+}
+
 /* More GPUs than one process of nccl-tests could drive. */
 #define GS_INGEST_MAX_PROCESS_RANKS 1024
 
@@ -178,7 +185,7 @@ gs_status gs_ingest_add_mlperf(cJSON *doc, const gs_ingest_mlperf_rank *ranks, s
     r->device = -1;
     r->first_iteration_seconds = -1;
     snprintf(r->host, sizeof r->host, "%s", ranks[k].host ? ranks[k].host : "");
-    r->verification.status = log->valid == 1 ? GS_VERIFY_PASSED : GS_VERIFY_FAILED;
+    verification_init(&r->verification, log->valid == 1 ? GS_VERIFY_PASSED : GS_VERIFY_FAILED);
     if (log->valid != 1) {
       invalid++;
       r->status = GS_ERR_VERIFY;
@@ -192,7 +199,7 @@ gs_status gs_ingest_add_mlperf(cJSON *doc, const gs_ingest_mlperf_rank *ranks, s
     }
   }
   m.status = invalid ? GS_ERR_VERIFY : GS_OK;
-  m.verification.status = invalid ? GS_VERIFY_FAILED : GS_VERIFY_PASSED;
+  verification_init(&m.verification, invalid ? GS_VERIFY_FAILED : GS_VERIFY_PASSED);
   m.verification.mismatches = invalid;
   snprintf(m.verification.detail, sizeof m.verification.detail,
            "LoadGen validity: %zu of %zu ranks VALID", n_ranks - invalid, n_ranks);
@@ -282,11 +289,11 @@ static gs_status add_collective(cJSON *doc, const gs_nccl_tests_output *out, con
   m.cost.bytes = row->bytes;
   const char *placement = in_place ? "in-place" : "out-of-place";
   if (h->wrong < 0) {
-    m.verification.status = GS_VERIFY_SKIPPED;
+    verification_init(&m.verification, GS_VERIFY_SKIPPED);
     snprintf(m.verification.detail, sizeof m.verification.detail,
              "nccl-tests did not check the data (#wrong N/A: run with -c 1 to check)");
   } else {
-    m.verification.status = h->wrong == 0 ? GS_VERIFY_PASSED : GS_VERIFY_FAILED;
+    verification_init(&m.verification, h->wrong == 0 ? GS_VERIFY_PASSED : GS_VERIFY_FAILED);
     m.verification.mismatches = (uint64_t)h->wrong;
     snprintf(m.verification.detail, sizeof m.verification.detail,
              "nccl-tests data check: %lld wrong elements", (long long)h->wrong);
@@ -302,7 +309,7 @@ static gs_status add_collective(cJSON *doc, const gs_nccl_tests_output *out, con
     r->device = -1;
     r->first_iteration_seconds = -1;
     r->items_per_step = row->count;
-    r->verification.status = GS_VERIFY_SKIPPED;
+    verification_init(&r->verification, GS_VERIFY_SKIPPED);
     snprintf(r->verification.detail, sizeof r->verification.detail,
              "nccl-tests reports the check for all ranks together");
   }
