@@ -13,5 +13,6 @@ gs_status gs_cmd_coll(int argc, char **argv);
 gs_status gs_cmd_report(int argc, char **argv);
 gs_status gs_cmd_p2p(int argc, char **argv);
 gs_status gs_cmd_plan(int argc, char **argv);
+gs_status gs_cmd_ingest(int argc, char **argv);
 
 #endif

@@ -23,6 +23,7 @@ static const command commands[] = {
     {"plan", gs_cmd_plan, "run different workloads on different GPUs at the same time"},
     {"suite", gs_cmd_suite, "run the standard set of measurements into results/"},
     {"report", gs_cmd_report, "analyse result files: speedup, efficiency, rank symmetry, advice"},
+    {"ingest", gs_cmd_ingest, "read MLPerf LoadGen or nccl-tests results into a result file"},
 };
 
 static void print_usage(FILE *out) {

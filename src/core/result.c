@@ -696,7 +696,7 @@ gs_status gs_result_write(const cJSON *doc, const char *path) {
 
 /* ---- reading and validating --------------------------------------------- */
 
-static const char *json_type_name(const cJSON *item) {
+const char *gs_json_type_name(const cJSON *item) {
   if (!item) return "missing";
   if (cJSON_IsObject(item)) return "an object";
   if (cJSON_IsArray(item)) return "an array";
@@ -741,7 +741,7 @@ static const cJSON *require(const cJSON *object, const char *where, const char *
   }
   if (!has_type(item, want)) {
     gs_error(GS_ERR_FORMAT, "%s: member %s%s%s must be %s but is %s", source, where, dot, name,
-             want_name(want), json_type_name(item));
+             want_name(want), gs_json_type_name(item));
     return NULL;
   }
   return item;
@@ -751,7 +751,7 @@ static const cJSON *require(const cJSON *object, const char *where, const char *
 static int require_object_element(const cJSON *item, const char *where, const char *source) {
   if (cJSON_IsObject(item)) return 1;
   gs_error(GS_ERR_FORMAT, "%s: %s must be an object but is %s", source, where,
-           json_type_name(item));
+           gs_json_type_name(item));
   return 0;
 }
 
@@ -759,7 +759,7 @@ gs_status gs_result_validate(const cJSON *doc, const char *source) {
   if (!source) source = "result document";
   if (!cJSON_IsObject(doc))
     return gs_error(GS_ERR_FORMAT, "%s: not a gpuscale result document (top level is %s, not an object)",
-                    source, json_type_name(doc));
+                    source, gs_json_type_name(doc));
 
   const cJSON *schema = cJSON_GetObjectItemCaseSensitive(doc, "schema");
   if (!schema)
@@ -768,7 +768,7 @@ gs_status gs_result_validate(const cJSON *doc, const char *source) {
                     source, GS_RESULT_SCHEMA);
   if (!cJSON_IsString(schema))
     return gs_error(GS_ERR_FORMAT, "%s: member schema must be a string but is %s", source,
-                    json_type_name(schema));
+                    gs_json_type_name(schema));
   if (strcmp(schema->valuestring, GS_RESULT_SCHEMA) != 0)
     return gs_error(GS_ERR_FORMAT,
                     "%s: unsupported schema \"%s\"; this gpuscale (%s) reads only \"%s\"", source,
@@ -813,8 +813,9 @@ gs_status gs_result_validate(const cJSON *doc, const char *source) {
   return GS_OK;
 }
 
-/* Reads the whole file into a NUL-terminated buffer (caller frees). */
-static gs_status slurp(const char *path, char **data_out, size_t *size_out) {
+/* See result.h. */
+gs_status gs_file_read(const char *path, uint64_t max_bytes, const char *what, char **data_out,
+                       size_t *size_out) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return gs_error(GS_ERR_IO, "cannot read %s: %s", path, strerror(errno));
   struct stat sb;
@@ -828,12 +829,13 @@ static gs_status slurp(const char *path, char **data_out, size_t *size_out) {
     return gs_error(GS_ERR_IO, "cannot read %s: %s", path,
                     S_ISDIR(sb.st_mode) ? "is a directory" : "not a regular file");
   }
-  if ((uint64_t)sb.st_size > GS_RESULT_MAX_BYTES) {
+  if ((uint64_t)sb.st_size > max_bytes) {
     close(fd);
-    return gs_error(GS_ERR_FORMAT,
-                    "%s is %llu bytes; result documents larger than 1 GiB (%llu bytes) are "
-                    "refused", path, (unsigned long long)sb.st_size,
-                    (unsigned long long)GS_RESULT_MAX_BYTES);
+    int gib = max_bytes % ((uint64_t)1 << 30) == 0;
+    return gs_error(GS_ERR_FORMAT, "%s is %llu bytes; %s larger than %llu %s (%llu bytes) are refused",
+                    path, (unsigned long long)sb.st_size, what,
+                    (unsigned long long)(max_bytes >> (gib ? 30 : 20)), gib ? "GiB" : "MiB",
+                    (unsigned long long)max_bytes);
   }
   size_t size = (size_t)sb.st_size;
   char *data = malloc(size + 1);
@@ -865,7 +867,7 @@ gs_status gs_result_read(const char *path, cJSON **doc_out) {
   *doc_out = NULL;
   char *data = NULL;
   size_t size = 0;
-  gs_status st = slurp(path, &data, &size);
+  gs_status st = gs_file_read(path, GS_RESULT_MAX_BYTES, "result documents", &data, &size);
   if (st != GS_OK) return st;
 
   if (size == 0) {

@@ -149,6 +149,13 @@ gs_status gs_result_write(const cJSON *doc, const char *path);
  * members missing or of the wrong type, naming `path` in the error. */
 gs_status gs_result_read(const char *path, cJSON **doc_out);
 
+/* Reads the regular file `path` whole into a NUL-terminated buffer that
+ * the caller frees; `*size_out` excludes the terminator. Files larger than
+ * `max_bytes` are refused ("WHAT larger than N bytes are refused"). Every
+ * error names `path`. */
+gs_status gs_file_read(const char *path, uint64_t max_bytes, const char *what, char **data_out,
+                       size_t *size_out);
+
 /* Validates an already parsed document; `source` names it in errors. */
 gs_status gs_result_validate(const cJSON *doc, const char *source);
 
@@ -156,6 +163,10 @@ gs_status gs_result_validate(const cJSON *doc, const char *source);
  * object with every gs_stats field and the warnings by name, or JSON null
  * when stats->n == 0. NULL when memory runs out. The caller owns it. */
 cJSON *gs_result_stats_to_json(const gs_stats *stats);
+
+/* "an object", "a string", ..., "null", or "missing" for NULL: for errors
+ * that say what a JSON value is instead of what was expected. */
+const char *gs_json_type_name(const cJSON *item);
 
 /* Adds a number member, writing null for NaN or infinity. */
 cJSON *gs_json_add_number(cJSON *object, const char *name, double value);
