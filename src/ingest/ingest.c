@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/coll_model.h"
 #include "core/result.h"
 #include "core/stats.h"
 #include "ingest/text.h"
@@ -254,17 +255,12 @@ gs_status gs_ingest_add_mlperf(cJSON *doc, const gs_ingest_mlperf_rank *ranks, s
 
 /* ---- nccl-tests ----------------------------------------------------------- */
 
-/* nccl-tests' bus-bandwidth factor of `op` at `ranks` ranks (the same rule
- * as `gpuscale coll`, docs/collectives.md); NAN for the programs gpuscale
+/* nccl-tests' bus-bandwidth factor of `op` at `ranks` ranks, by the rule
+ * `gpuscale coll` uses (bench/coll_model.h); NAN for the programs gpuscale
  * does not run itself (gather, scatter, hypercube). */
 static double busbw_factor(const char *op, size_t ranks) {
-  double n = (double)ranks;
-  if (strcmp(op, "allreduce") == 0) return 2.0 * (n - 1.0) / n;
-  if (strcmp(op, "allgather") == 0 || strcmp(op, "reducescatter") == 0 ||
-      strcmp(op, "alltoall") == 0)
-    return (n - 1.0) / n;
-  if (strcmp(op, "broadcast") == 0 || strcmp(op, "reduce") == 0 || strcmp(op, "sendrecv") == 0)
-    return 1.0;
+  for (int k = 0; gs_coll_op_names[k]; k++)
+    if (strcmp(op, gs_coll_op_names[k]) == 0) return gs_coll_busbw_factor((gs_coll_op)k, (int)ranks);
   return NAN;
 }
 
