@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/result.h"
+#include "report/analyze_internal.h"
 
 /* Largest world size accepted from a document; far above any real machine,
  * it only bounds the allocation a corrupt file can ask for. */
@@ -176,6 +177,10 @@ static gs_status finish_rank(gs_report_rank *k, const dvec *d, const char *file,
     if (fabs(d->v[i] - s.mean) <= GS_REPORT_STABLE_BAND * fabs(s.mean)) stable++;
   k->stable_share = (double)stable / (double)d->n;
   if (s.mean > 0 && k->items_per_step > 0) k->throughput = (double)k->items_per_step / s.mean;
+  if (s.median > 0) {
+    k->first_sample_ratio = d->v[0] / s.median;
+    k->first_sample_flag = k->first_sample_ratio > GS_REPORT_COLD_FLAG;
+  }
   if (isfinite(k->first_seconds) && s.median > 0) {
     k->cold_ratio = k->first_seconds / s.median;
     k->cold_flag = k->cold_ratio > GS_REPORT_COLD_FLAG;
@@ -221,6 +226,7 @@ static gs_status read_measurement(const cJSON *m, size_t mi, const char *file, g
     k->clock = "-";
     k->mean = k->min = k->max = k->stddev = k->median = k->stable_share = dnan;
     k->throughput = k->deviation = k->first_seconds = k->cold_ratio = dnan;
+    k->first_sample_ratio = dnan;
     k->mark = GS_MARK_NONE;
   }
 
@@ -339,14 +345,14 @@ static gs_status rank_symmetry(gs_report_row *row, const gs_report_thresholds *t
       gs_report_rank *k = &row->ranks[r];
       if (!isfinite(k->throughput) || !(s.median > 0)) continue;
       k->deviation = fabs(k->throughput - s.median) / s.median;
-      k->mark = k->deviation > th->critical   ? GS_MARK_CRITICAL
-                : k->deviation > th->moderate ? GS_MARK_MODERATE
-                                              : GS_MARK_GOOD;
+      k->mark = gs_report_mark_of(k->deviation, th);
       if (slowest < 0 || k->throughput < row->ranks[slowest].throughput) slowest = (int)r;
     }
-    if (slowest >= 0 && row->ranks[slowest].mark == GS_MARK_CRITICAL) row->straggler = slowest;
+    if (slowest >= 0 && row->ranks[slowest].deviation > th->critical) row->straggler = slowest;
   }
   free(t);
+  for (size_t r = 0; r < row->n_ranks; r++)
+    row->ranks[r].mark = gs_report_mark_success(row->ranks[r].mark, row->ranks[r].success_rate);
   return GS_OK;
 }
 
@@ -375,6 +381,122 @@ static int row_usable(const gs_report_row *row) {
   return strcmp(row->status, "ok") == 0 && isfinite(row->throughput);
 }
 
+/* "Why not N x": the largest part lost against the ideal step of `row`. */
+static void why_not_advice(gs_report_series *s, const gs_report_row *row) {
+  const gs_report_breakdown *b = &row->breakdown;
+  if (!b->available || !isfinite(b->ideal_step)) return;
+  add_advice(s,
+             "why not %d.0x at %d ranks: the step is %.4g ms against an ideal %.4g ms; per rank "
+             "it splits into compute %.4g ms, exposed communication %.4g ms%s, load imbalance "
+             "%.4g ms and host overhead %.4g ms%s",
+             row->world_size, row->world_size, 1e3 * b->step, 1e3 * b->ideal_step,
+             1e3 * b->compute, 1e3 * b->comm, b->comm_measured ? "" : " (not recorded)",
+             1e3 * b->imbalance, 1e3 * b->host, b->device_clock ? "" : " (no device clock)");
+}
+
+/* "Consider a larger batch" from the telemetry of the largest row that has it. */
+static void batch_advice(gs_report_series *s) {
+  for (size_t i = s->n_rows; i-- > 0;) {
+    const gs_report_row *row = &s->rows[i];
+    double util = 0, mem = 0, total = 0;
+    size_t nu = 0, nm = 0;
+    for (size_t k = 0; k < row->n_ranks; k++) {
+      const gs_report_rank *rk = &row->ranks[k];
+      if (isfinite(rk->utilization)) util += rk->utilization, nu++;
+      if (isfinite(rk->memory_used_bytes) && rk->memory_total_bytes > 0)
+        mem += rk->memory_used_bytes, total += rk->memory_total_bytes, nm++;
+    }
+    if (nu == 0 && nm == 0) continue;
+    double u = nu ? util / (double)nu : NAN, share = nm ? mem / total : NAN;
+    if (u < GS_REPORT_LOW_USE || share < GS_REPORT_LOW_USE)
+      add_advice(s,
+                 "consider a larger batch size: at %d ranks mean GPU utilization is %.1f%% and "
+                 "memory use %.1f%% of %.4g GiB (below %.0f%%)",
+                 row->world_size, 100.0 * u, 100.0 * share,
+                 nm ? total / (double)nm / 1073741824.0 : NAN, 100.0 * GS_REPORT_LOW_USE);
+    return;
+  }
+}
+
+/* Transport: the best bus bandwidth of a collective series against the link. */
+static void collective_advice(gs_report_series *s) {
+  const gs_report_row *best = NULL;
+  for (size_t i = 0; i < s->n_rows; i++)
+    if (isfinite(s->rows[i].coll_busbw) && (!best || s->rows[i].coll_busbw > best->coll_busbw))
+      best = &s->rows[i];
+  if (!best) {
+    add_advice(s, "collective: no bus bandwidth recorded");
+    return;
+  }
+  if (!isfinite(best->link_bandwidth)) {
+    add_advice(s, "collective %s: best bus bandwidth %.4g GB/s at %.4g bytes; the link's "
+                  "theoretical bandwidth is not recorded (run gpuscale info for the topology)",
+               best->coll_op ? best->coll_op : "?", best->coll_busbw / 1e9, best->coll_bytes);
+    return;
+  }
+  double share = best->coll_busbw / best->link_bandwidth;
+  if (share < GS_REPORT_LOW_BUSBW)
+    add_advice(s,
+               "investigate the transport: collective %s reaches at best %.4g GB/s bus bandwidth "
+               "(at %.4g bytes), %.1f%% of the link's theoretical %.4g GB/s (below %.0f%%); check "
+               "that NCCL uses NVLink/P2P (NCCL_DEBUG=INFO) and not PCIe or the network",
+               best->coll_op ? best->coll_op : "?", best->coll_busbw / 1e9, best->coll_bytes,
+               100.0 * share, best->link_bandwidth / 1e9, 100.0 * GS_REPORT_LOW_BUSBW);
+  else
+    add_advice(s, "collective %s: best bus bandwidth %.4g GB/s is %.1f%% of the link's "
+                  "theoretical %.4g GB/s: the transport is fine",
+               best->coll_op ? best->coll_op : "?", best->coll_busbw / 1e9, 100.0 * share,
+               best->link_bandwidth / 1e9);
+}
+
+/* Load balancing, failed ranks, failed requests and cold starts, per row. */
+static void rank_advice(gs_report_series *s, const gs_report *r) {
+  for (size_t i = 0; i < s->n_rows; i++) {
+    const gs_report_row *row = &s->rows[i];
+    const gs_report_rank *worst = NULL;
+    if (row->straggler >= 0) {
+      worst = &row->ranks[row->straggler];
+    } else {
+      for (size_t k = 0; k < row->n_ranks; k++)
+        if (row->ranks[k].mark == GS_MARK_CRITICAL &&
+            (!worst || row->ranks[k].deviation > worst->deviation))
+          worst = &row->ranks[k];
+    }
+    if (worst)
+      add_advice(s,
+                 "consider dynamic load balancing: at %d ranks rank %d %s %.4g %s/s, %.1f%% "
+                 "from the median rank throughput %.4g (critical > %.0f%%); ranks max/min %.2fx",
+                 row->world_size, worst->rank,
+                 row->straggler >= 0 ? "is the straggler at" : "runs at", worst->throughput,
+                 s->item_unit ? s->item_unit : "items", 100.0 * worst->deviation,
+                 row->rank_median, 100.0 * r->thresholds.critical, row->spread_ratio);
+    for (size_t k = 0; k < row->n_ranks; k++) {
+      const gs_report_rank *rk = &row->ranks[k];
+      if (strcmp(rk->status, "ok") == 0) continue;
+      add_advice(s, "investigate rank %d: status %s at %d ranks (%s)%s%s", rk->rank, rk->status,
+                 row->world_size, gs_report_file_name(r, row->file), rk->error ? ": " : "",
+                 rk->error ? rk->error : "");
+    }
+    for (size_t k = 0; k < row->n_ranks; k++) {
+      const gs_report_rank *rk = &row->ranks[k];
+      if (rk->requests > rk->requests_ok)
+        add_advice(s,
+                   "investigate rank %d (host %s): %zu of %zu requests did not succeed at %d "
+                   "ranks (%zu failed, %zu timed out; success rate %.1f%%)",
+                   rk->rank, rk->host ? rk->host : "-", rk->requests - rk->requests_ok,
+                   rk->requests, row->world_size, rk->requests_failed, rk->requests_timed_out,
+                   100.0 * rk->success_rate);
+      if (rk->first_sample_flag || rk->cold_flag || rk->cold_outliers)
+        add_advice(s,
+                   "cold start on rank %d (host %s) at %d ranks: first timed sample %.2fx and "
+                   "first iteration %.2fx the median, %zu cold request(s) above %.0fx the median "
+                   "latency; warm up longer before timing",
+                   rk->rank, rk->host ? rk->host : "-", row->world_size, rk->first_sample_ratio,
+                   rk->cold_ratio, rk->cold_outliers, GS_REPORT_COLD_FLAG);
+    }
+  }
+}
+
 /* Speedup and friends against the series' 1-rank row, then the verdict. */
 static void analyse_series(gs_report_series *s, const gs_report *r) {
   qsort(s->rows, s->n_rows, sizeof *s->rows, compare_rows);
@@ -391,6 +513,19 @@ static void analyse_series(gs_report_series *s, const gs_report *r) {
     row->efficiency = row->speedup / n;
     if (row->world_size > 1 && row->speedup > 0)
       row->karp_flatt = (1.0 / row->speedup - 1.0 / n) / (1.0 - 1.0 / n);
+  }
+
+  for (size_t i = 0; i < s->n_rows && base; i++) {
+    gs_report_row *row = &s->rows[i];
+    if (!row->breakdown.available || !base->breakdown.available) continue;
+    row->breakdown.ideal_step = strcmp(s->scaling, "weak") == 0
+                                    ? base->breakdown.step
+                                    : base->breakdown.step / (double)row->world_size;
+  }
+  if (s->n_rows > 0 && s->rows[0].is_coll) {
+    collective_advice(s);
+    rank_advice(s, r);
+    return;
   }
 
   const char *gpu = strcmp(s->backend, "cpu") == 0 ? "rank" : "GPU";
@@ -429,35 +564,10 @@ static void analyse_series(gs_report_series *s, const gs_report *r) {
                "fraction %.3f, throughput %.4g of ideal %.4g %s/s",
                what, sp, pick->world_size, rule, 100.0 * pick->efficiency, pick->karp_flatt,
                pick->throughput, pick->ideal_throughput, s->item_unit ? s->item_unit : "items");
+    why_not_advice(s, pick);
   }
-
-  for (size_t i = 0; i < s->n_rows; i++) {
-    const gs_report_row *row = &s->rows[i];
-    const gs_report_rank *worst = NULL;
-    if (row->straggler >= 0) {
-      worst = &row->ranks[row->straggler];
-    } else {
-      for (size_t k = 0; k < row->n_ranks; k++)
-        if (row->ranks[k].mark == GS_MARK_CRITICAL &&
-            (!worst || row->ranks[k].deviation > worst->deviation))
-          worst = &row->ranks[k];
-    }
-    if (worst)
-      add_advice(s,
-                 "consider dynamic load balancing: at %d ranks rank %d %s %.4g %s/s, %.1f%% "
-                 "from the median rank throughput %.4g (critical > %.0f%%); ranks max/min %.2fx",
-                 row->world_size, worst->rank,
-                 row->straggler >= 0 ? "is the straggler at" : "runs at", worst->throughput,
-                 s->item_unit ? s->item_unit : "items", 100.0 * worst->deviation,
-                 row->rank_median, 100.0 * r->thresholds.critical, row->spread_ratio);
-    for (size_t k = 0; k < row->n_ranks; k++) {
-      const gs_report_rank *rk = &row->ranks[k];
-      if (strcmp(rk->status, "ok") == 0) continue;
-      add_advice(s, "investigate rank %d: status %s at %d ranks (%s)%s%s", rk->rank, rk->status,
-                 row->world_size, gs_report_file_name(r, row->file), rk->error ? ": " : "",
-                 rk->error ? rk->error : "");
-    }
-  }
+  batch_advice(s);
+  rank_advice(s, r);
 }
 
 /* ---- loading --------------------------------------------------------------- */
@@ -517,7 +627,10 @@ static gs_status add_document(gs_report *r, size_t fi) {
     row->measurement = mi;
     gs_status st = read_measurement(m, mi, file, row);
     if (st != GS_OK) return st;
+    if ((st = gs_report_breakdown_read(m, file, row)) != GS_OK) return st;
+    if ((st = gs_report_rank_extras(doc, m, file, &r->thresholds, row)) != GS_OK) return st;
     if ((st = rank_symmetry(row, &r->thresholds)) != GS_OK) return st;
+    gs_report_row_extras(doc, m, &r->prices, row);
   }
   return GS_OK;
 }
@@ -525,7 +638,15 @@ static gs_status add_document(gs_report *r, size_t fi) {
 /* See report.h. */
 gs_status gs_report_load(const char *const *paths, size_t n, const gs_report_thresholds *th,
                          gs_report *out) {
+  return gs_report_load_priced(paths, n, th, NULL, out);
+}
+
+/* See report.h. */
+gs_status gs_report_load_priced(const char *const *paths, size_t n,
+                                const gs_report_thresholds *th, const gs_report_prices *prices,
+                                gs_report *out) {
   memset(out, 0, sizeof *out);
+  if (prices) out->prices = *prices;
   if (n == 0) return gs_error(GS_ERR_USAGE, "gpuscale report: no result files given");
   if (!(th->moderate > 0) || !(th->critical > th->moderate))
     return gs_error(GS_ERR_USAGE,
@@ -555,7 +676,10 @@ gs_status gs_report_load(const char *const *paths, size_t n, const gs_report_thr
 void gs_report_free(gs_report *r) {
   for (size_t i = 0; i < r->n_series; i++) {
     gs_report_series *s = &r->series[i];
-    for (size_t j = 0; j < s->n_rows; j++) free(s->rows[j].ranks);
+    for (size_t j = 0; j < s->n_rows; j++) {
+      free(s->rows[j].ranks);
+      free(s->rows[j].hosts);
+    }
     free(s->rows);
     free(s->options);
     for (size_t j = 0; j < s->n_advice; j++) free(s->advice[j]);
