@@ -17,7 +17,7 @@ weak=$data/weak.json
 # usage errors: exit 2
 expect 0 "--moderate PCT" -- report --help
 expect 2 "missing FILE" -- report
-expect 2 "option --format" -- report --format html "$strong"
+expect 2 "option --format" -- report --format pdf "$strong"
 expect 2 "unknown option '--critcal'" -- report --critcal 20 "$strong"
 expect 2 "critical must exceed" -- report --moderate 20 --critical 10 "$strong"
 expect 2 "option --moderate" -- report --moderate 5x "$strong"
