@@ -10,5 +10,6 @@ gs_status gs_cmd_run(int argc, char **argv);
 gs_status gs_cmd_scale(int argc, char **argv);
 gs_status gs_cmd_suite(int argc, char **argv);
 gs_status gs_cmd_report(int argc, char **argv);
+gs_status gs_cmd_compare(int argc, char **argv);
 
 #endif

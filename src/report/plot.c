@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "report/analyze_internal.h"
 #include "report/render.h"
 
 /* Points per rank in a CDF: enough for a smooth curve at any sample count. */
@@ -165,39 +166,6 @@ static int busbw_plot(plotter *pl, const gs_report_series *s, size_t si, const c
   return 1;
 }
 
-/* The samples of rank `rank` in measurement `m` (device clock when recorded,
- * else wall), over all runs; caller frees. */
-static double *rank_samples(const cJSON *m, int rank, size_t *n_out) {
-  size_t n = 0, cap = 0;
-  double *v = NULL;
-  const cJSON *runs = cJSON_GetObjectItemCaseSensitive(m, "runs");
-  for (const cJSON *run = runs ? runs->child : NULL; run; run = run->next) {
-    const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(run, "ranks");
-    for (const cJSON *rk = ranks ? ranks->child : NULL; rk; rk = rk->next) {
-      const cJSON *num = cJSON_GetObjectItemCaseSensitive(rk, "rank");
-      if (!cJSON_IsNumber(num) || num->valuedouble != rank) continue;
-      const cJSON *use = cJSON_GetObjectItemCaseSensitive(rk, "device_seconds");
-      if (!cJSON_IsArray(use)) use = cJSON_GetObjectItemCaseSensitive(rk, "wall_seconds");
-      for (const cJSON *x = cJSON_IsArray(use) ? use->child : NULL; x; x = x->next) {
-        if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble)) continue;
-        if (n == cap) {
-          cap = cap ? 2 * cap : 256;
-          double *grown = realloc(v, cap * sizeof *v);
-          if (!grown) {
-            free(v);
-            return NULL;
-          }
-          v = grown;
-        }
-        v[n++] = x->valuedouble;
-      }
-    }
-  }
-  *n_out = n;
-  if (!v) v = malloc(sizeof *v);
-  return v;
-}
-
 /* Latency CDF and throughput of each rank of row `ri` (2+ ranks). */
 static int rank_plots(plotter *pl, const gs_report *r, const gs_report_series *s, size_t si,
                       size_t ri, const char *title) {
@@ -213,7 +181,7 @@ static int rank_plots(plotter *pl, const gs_report *r, const gs_report_series *s
   int blocks = 0;
   for (size_t k = 0; k < row->n_ranks; k++) {
     size_t n = 0;
-    double *v = rank_samples(m, (int)k, &n);
+    double *v = gs_report_rank_samples(m, (int)k, &n);
     if (!v) {
       fclose(f);
       return 0;
