@@ -415,7 +415,8 @@ static gs_status series_tables(writer *w, const gs_report *r, const gs_report_se
     w_block(w, 0, "  ", "Cost: $/hour = sum of the prices of the row's GPUs (--price); items/$ = "
                         "throughput x 3600 / ($/hour); $/M items = 10^6 / (items/$). '-' where "
                         "no price matched a GPU name (e.g. the CPU backend).");
-  st = breakdown_table(w, s);
+  int coll = s->n_rows > 0 && s->rows[0].is_coll;  // a sweep of sizes: no split, no rank tables
+  if (!coll) st = breakdown_table(w, s);
   if (st == GS_OK) st = collective_table(w, s);
   if (st != GS_OK) return st;
 
@@ -427,7 +428,7 @@ static gs_status series_tables(writer *w, const gs_report *r, const gs_report_se
   static const int rleft[] = {0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 1, 0, 0, 0};
   for (size_t i = 0; i < s->n_rows; i++) {
     const gs_report_row *row = &s->rows[i];
-    if (row->world_size < 2) continue;
+    if (row->world_size < 2 || coll) continue;
     char straggler[64] = "none";
     if (row->straggler >= 0) snprintf(straggler, sizeof straggler, "rank %d", row->straggler);
     char ratio[CELL], cv[CELL], med[CELL];
