@@ -14,18 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report_fixture.h"
 #include "report/compare.h"
-
-static const char *fixture(const char *name) {
-  static char buf[4][1024];
-  static int next;
-  char *out = buf[next++ % 4];
-  const char *file = __FILE__;
-  const char *slash = strrchr(file, '/');
-  int dir_len = slash ? (int)(slash - file) : 1;
-  snprintf(out, sizeof buf[0], "%.*s/data/report/%s", dir_len, slash ? file : ".", name);
-  return out;
-}
 
 static void test_identical(void **state) {
   (void)state;

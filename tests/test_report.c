@@ -13,22 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report_fixture.h"
 #include "report/render.h"
 #include "report/report.h"
 
 #define EPS 1e-12
-
-/* tests/data/report/NAME, found from this file's own path. */
-static const char *fixture(const char *name) {
-  static char buf[4][1024];
-  static int next;
-  char *out = buf[next++ % 4];
-  const char *file = __FILE__;
-  const char *slash = strrchr(file, '/');
-  int dir_len = slash ? (int)(slash - file) : 1;
-  snprintf(out, sizeof buf[0], "%.*s/data/report/%s", dir_len, slash ? file : ".", name);
-  return out;
-}
 
 static const gs_report_thresholds default_th = {GS_REPORT_MODERATE_DEFAULT,
                                                 GS_REPORT_CRITICAL_DEFAULT};
