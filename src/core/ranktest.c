@@ -84,7 +84,7 @@ gs_status gs_ranktest_mann_whitney(const double *a, size_t na, const double *b, 
   out->z = 0.0;
   out->exact = 0;
   if (tie_term == 0.0 && na <= GS_RANKTEST_EXACT_MAX && nb <= GS_RANKTEST_EXACT_MAX) {
-    double low, high;
+    double low = 1.0, high = 1.0;
     gs_status st = exact_tails(na, nb, out->u, &low, &high);
     if (st != GS_OK) return st;
     out->p = fmin(1.0, 2.0 * fmin(low, high));

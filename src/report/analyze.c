@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <unistd.h>
 
 #include "core/result.h"
 #include "report/analyze_internal.h"
@@ -583,56 +585,141 @@ static gs_report_series *find_series(gs_report *r, const char *workload, const c
   return NULL;
 }
 
-/* Adds every measurement of document `fi` to its series. */
-static gs_status add_document(gs_report *r, size_t fi) {
-  const cJSON *doc = r->docs[fi];
+/* One measurement read and analysed on its own, waiting for its series. */
+typedef struct {
+  char workload[64], backend[64], scaling[64];
+  char *options;              /* canonical JSON; owned until placed */
+  const char *item_unit;
+  gs_report_row row;          /* its ranks and hosts owned until placed */
+} prepared_row;
+
+/* The measurements of one document, prepared by a worker thread. */
+typedef struct {
+  size_t n;
+  prepared_row *rows;
+  gs_status status;
+  char error[1024];           /* the worker's error message when status != GS_OK */
+} prepared_doc;
+
+static void prepared_free(prepared_doc *d) {
+  for (size_t i = 0; i < d->n; i++) {
+    free(d->rows[i].options);
+    free(d->rows[i].row.ranks);
+    free(d->rows[i].row.hosts);
+  }
+  free(d->rows);
+  d->rows = NULL;
+  d->n = 0;
+}
+
+/* Reads document `fi` and analyses each of its measurements as a row
+ * (everything that does not need other rows). Thread-safe: it writes only
+ * r->docs[fi] and `out`. */
+static gs_status prepare_document(gs_report *r, size_t fi, prepared_doc *out) {
   const char *file = r->files[fi];
+  gs_status st = gs_result_read(file, &r->docs[fi]);
+  if (st != GS_OK) return st;
+  const cJSON *doc = r->docs[fi];
   const cJSON *config = cJSON_GetObjectItemCaseSensitive(doc, "config");
   const cJSON *doc_options = cJSON_GetObjectItemCaseSensitive(config, "workload_options");
   const cJSON *ms = cJSON_GetObjectItemCaseSensitive(doc, "measurements");
+  size_t count = (size_t)cJSON_GetArraySize(ms);
+  out->rows = calloc(count ? count : 1, sizeof *out->rows);
+  if (!out->rows) return gs_error(GS_ERR_NOMEM, "%s: out of memory", file);
   size_t mi = 0;
   for (const cJSON *m = ms->child; m; m = m->next, mi++) {
-    const char *workload = json_string_or(m, "workload", "");
-    const char *backend = json_string_or(m, "backend", "");
-    const char *scaling = json_string_or(m, "scaling", "");
+    prepared_row *p = &out->rows[out->n++];
+    copy_text(p->workload, sizeof p->workload, json_string_or(m, "workload", ""));
+    copy_text(p->backend, sizeof p->backend, json_string_or(m, "backend", ""));
+    copy_text(p->scaling, sizeof p->scaling, json_string_or(m, "scaling", ""));
     // A measurement's own options (should a writer add them) win over the document's.
     const cJSON *own = cJSON_GetObjectItemCaseSensitive(m, "workload_options");
-    char *options = canonical_json(own ? own : doc_options);
-    if (!options) return gs_error(GS_ERR_NOMEM, "%s: out of memory", file);
-    gs_report_series *s = find_series(r, workload, backend, scaling, options);
-    if (!s) {
-      gs_report_series *grown = realloc(r->series, (r->n_series + 1) * sizeof *grown);
-      if (!grown) {
-        free(options);
-        return gs_error(GS_ERR_NOMEM, "%s: out of memory", file);
-      }
-      r->series = grown;
-      s = &r->series[r->n_series++];
-      memset(s, 0, sizeof *s);
-      copy_text(s->workload, sizeof s->workload, workload);
-      copy_text(s->backend, sizeof s->backend, backend);
-      copy_text(s->scaling, sizeof s->scaling, scaling);
-      s->options = options;
-    } else {
-      free(options);
-    }
-    if (!s->item_unit)
-      s->item_unit = json_string_or(cJSON_GetObjectItemCaseSensitive(m, "cost"), "item_unit", NULL);
-    gs_report_row *rows = realloc(s->rows, (s->n_rows + 1) * sizeof *rows);
-    if (!rows) return gs_error(GS_ERR_NOMEM, "%s: out of memory", file);
-    s->rows = rows;
-    gs_report_row *row = &s->rows[s->n_rows++];
-    memset(row, 0, sizeof *row);
+    p->options = canonical_json(own ? own : doc_options);
+    if (!p->options) return gs_error(GS_ERR_NOMEM, "%s: out of memory", file);
+    p->item_unit = json_string_or(cJSON_GetObjectItemCaseSensitive(m, "cost"), "item_unit", NULL);
+    gs_report_row *row = &p->row;
     row->file = fi;
     row->measurement = mi;
-    gs_status st = read_measurement(m, mi, file, row);
-    if (st != GS_OK) return st;
+    if ((st = read_measurement(m, mi, file, row)) != GS_OK) return st;
     if ((st = gs_report_breakdown_read(m, file, row)) != GS_OK) return st;
     if ((st = gs_report_rank_extras(doc, m, file, &r->thresholds, row)) != GS_OK) return st;
     if ((st = rank_symmetry(row, &r->thresholds)) != GS_OK) return st;
     gs_report_row_extras(doc, m, &r->prices, row);
   }
   return GS_OK;
+}
+
+/* Moves the prepared rows of a document into their series (in order). */
+static gs_status place_document(gs_report *r, prepared_doc *d) {
+  for (size_t i = 0; i < d->n; i++) {
+    prepared_row *p = &d->rows[i];
+    gs_report_series *s = find_series(r, p->workload, p->backend, p->scaling, p->options);
+    if (!s) {
+      gs_report_series *grown = realloc(r->series, (r->n_series + 1) * sizeof *grown);
+      if (!grown) return gs_error(GS_ERR_NOMEM, "out of memory");
+      r->series = grown;
+      s = &r->series[r->n_series++];
+      memset(s, 0, sizeof *s);
+      copy_text(s->workload, sizeof s->workload, p->workload);
+      copy_text(s->backend, sizeof s->backend, p->backend);
+      copy_text(s->scaling, sizeof s->scaling, p->scaling);
+      s->options = p->options;
+    } else {
+      free(p->options);
+    }
+    p->options = NULL;
+    if (!s->item_unit) s->item_unit = p->item_unit;
+    gs_report_row *rows = realloc(s->rows, (s->n_rows + 1) * sizeof *rows);
+    if (!rows) return gs_error(GS_ERR_NOMEM, "out of memory");
+    s->rows = rows;
+    s->rows[s->n_rows++] = p->row;
+    memset(&p->row, 0, sizeof p->row);  // now owned by the series
+  }
+  return GS_OK;
+}
+
+typedef struct {
+  gs_report *r;
+  prepared_doc *docs;
+  size_t n;
+  size_t next;             /* next document to take; guarded by lock */
+  pthread_mutex_t lock;
+} prepare_pool;
+
+static void *prepare_worker(void *arg) {
+  prepare_pool *pool = arg;
+  for (;;) {
+    pthread_mutex_lock(&pool->lock);
+    size_t i = pool->next++;
+    pthread_mutex_unlock(&pool->lock);
+    if (i >= pool->n) return NULL;
+    prepared_doc *d = &pool->docs[i];
+    d->status = prepare_document(pool->r, i, d);
+    if (d->status != GS_OK) copy_text(d->error, sizeof d->error, gs_last_error());
+  }
+}
+
+/* Reads and prepares all documents, several at once on a multi-core host
+ * (parsing dominates the time of a large report). */
+static void prepare_all(gs_report *r, prepared_doc *docs, size_t n) {
+  prepare_pool pool = {.r = r, .docs = docs, .n = n};
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  size_t threads = cores > 1 ? (size_t)cores : 1;
+  if (threads > 8) threads = 8;
+  if (threads > n) threads = n;
+  pthread_t tid[8];
+  size_t started = 0;
+  if (threads > 1 && pthread_mutex_init(&pool.lock, NULL) == 0) {
+    for (; started < threads; started++)
+      if (pthread_create(&tid[started], NULL, prepare_worker, &pool) != 0) break;
+    for (size_t t = 0; t < started; t++) pthread_join(tid[t], NULL);
+    pthread_mutex_destroy(&pool.lock);
+  }
+  // Without threads (one core, or none could start) this thread does it all.
+  for (size_t i = started ? n : 0; i < n; i++) {
+    docs[i].status = prepare_document(r, i, &docs[i]);
+    if (docs[i].status != GS_OK) copy_text(docs[i].error, sizeof docs[i].error, gs_last_error());
+  }
 }
 
 /* See report.h. */
@@ -664,9 +751,22 @@ gs_status gs_report_load_priced(const char *const *paths, size_t n,
     out->files[i] = strdup(paths[i]);
     out->n_files = i + 1;
     if (!out->files[i]) st = gs_error(GS_ERR_NOMEM, "out of memory");
-    if (st == GS_OK) st = gs_result_read(paths[i], &out->docs[i]);
-    if (st == GS_OK) st = add_document(out, i);
   }
+  prepared_doc *docs = st == GS_OK ? calloc(n, sizeof *docs) : NULL;
+  if (st == GS_OK && !docs) st = gs_error(GS_ERR_NOMEM, "out of memory");
+  if (st == GS_OK) {
+    // Workers print their errors as they happen; the first in file order
+    // is the one recorded for the caller.
+    prepare_all(out, docs, n);
+    for (size_t i = 0; i < n && st == GS_OK; i++) {
+      if (docs[i].status != GS_OK)
+        st = gs_error_quiet(docs[i].status, "%s", docs[i].error);
+      else
+        st = place_document(out, &docs[i]);
+    }
+  }
+  for (size_t i = 0; docs && i < n; i++) prepared_free(&docs[i]);
+  free(docs);
   for (size_t i = 0; i < out->n_series && st == GS_OK; i++) analyse_series(&out->series[i], out);
   if (st != GS_OK) gs_report_free(out);
   return st;
