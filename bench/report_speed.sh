@@ -14,15 +14,18 @@ python3 "$(dirname "$0")/report_speed.py" "$dir" "$docs"
 echo "input: $docs documents, $(du -sh "$dir" | cut -f1) in all"
 # Warm the page cache so the figures measure gpuscale, not the disk.
 cat "$dir"/*.json >/dev/null
+# timed CMD...: runs it, prints "wall W s, cpu C s" (user + system of all threads).
+timed() {
+  /usr/bin/time -f '%e %U %S' -o "$dir/time" "$@"
+  awk '{printf "wall %6.3f s, cpu %6.3f s", $1, $2 + $3}' "$dir/time"
+}
+echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for fmt in text json csv; do
-  start=$(date +%s.%N)
-  "$bin" report -f "$fmt" "$dir"/doc*.json >"$dir/out.$fmt"
-  end=$(date +%s.%N)
-  printf '%-5s %6.3f s  (%s of output)\n' "$fmt" "$(echo "$end - $start" | bc)" \
-    "$(du -h "$dir/out.$fmt" | cut -f1)"
+  printf '%-5s ' "$fmt"
+  timed "$bin" report -f "$fmt" -o "$dir/out.$fmt" "$dir"/doc*.json
+  printf '  (%s of output)\n' "$(du -h "$dir/out.$fmt" | cut -f1)"
 done
-# The raw parse alone, for comparison: python's json module on the same files.
-start=$(date +%s.%N)
-python3 -c 'import json, sys; [json.load(open(f)) for f in sys.argv[1:]]' "$dir"/doc*.json
-end=$(date +%s.%N)
-printf 'peer: python3 json.load of the same files %6.3f s\n' "$(echo "$end - $start" | bc)"
+# The peer: Python's json module parsing the same files (no analysis at all).
+printf 'peer: python3 json.load of the same files: '
+timed python3 -c 'import json, sys; [json.load(open(f)) for f in sys.argv[1:]]' "$dir"/doc*.json
+echo

@@ -150,11 +150,12 @@ static int busbw_plot(plotter *pl, const gs_report_series *s, size_t si, const c
   }
   for (size_t i = 0; i < n; i++) fprintf(f, "%.17g %.17g\n", pts[i][0], pts[i][1]);
   fclose(f);
-  free(pts);
   const char *name = pl->plots->p[pl->plots->n - 1].name;
   fprintf(pl->script, "reset\nset title '%s: bus bandwidth'\nset xlabel 'message size (bytes)'\n"
-                      "set ylabel 'busbw (GB/s)'\nset logscale x 2\nset grid\nset key top left\n"
-                      "set yrange [0:*]\n", title);
+                      "set ylabel 'busbw (GB/s)'\nset logscale x 2\nset xtics 1, 16\n"
+                      "set format x '%%.0b %%BB'\nset grid\nset key bottom right\n"
+                      "set yrange [0:*]\nset offsets 0, 0, graph 0.1, 0\n"
+                      "set xrange [%.17g:%.17g]\n", title, pts[0][0] / 1.5, pts[n - 1][0] * 1.5);
   char cmd[512];
   if (isfinite(link))
     snprintf(cmd, sizeof cmd, "plot '%s.dat' using 1:2 with linespoints lw 2 pt 7 title 'busbw', "
@@ -163,6 +164,7 @@ static int busbw_plot(plotter *pl, const gs_report_series *s, size_t si, const c
     snprintf(cmd, sizeof cmd, "plot '%s.dat' using 1:2 with linespoints lw 2 pt 7 title 'busbw'",
              name);
   script_outputs(pl->script, name, cmd);
+  free(pts);
   return 1;
 }
 
@@ -205,7 +207,8 @@ static int rank_plots(plotter *pl, const gs_report *r, const gs_report_series *s
   if (blocks > 0) {
     fprintf(pl->script, "reset\nset title '%s: latency CDF at %d ranks'\nset xlabel 'time per "
                         "iteration (ms)'\nset ylabel 'share of samples'\nset yrange [0:1]\n"
-                        "set grid\nset key bottom right\n", title, row->world_size);
+                        "set grid\nset key bottom right\nset offsets graph 0.05, graph 0.05, 0, 0\n",
+            title, row->world_size);
     snprintf(cmd, sizeof cmd, "plot for [i=0:%d] '%s.dat' index i using 1:2 with steps lw 2 "
                               "title sprintf('rank %%d', i)", blocks - 1, name);
     script_outputs(pl->script, name, cmd);
@@ -410,10 +413,11 @@ gs_status gs_report_plots_make(const gs_report *r, const char *dir, gs_report_pl
     snprintf(out->note, sizeof out->note, "none: nothing to plot (no speedup, collective or "
                                           "multi-rank measurement)");
   else if (dir)
-    snprintf(out->note, sizeof out->note, "%zu plots drawn with gnuplot, as PNG and SVG in %s",
-             out->n, dir);
+    snprintf(out->note, sizeof out->note, "%zu plot%s drawn with gnuplot, as PNG and SVG in %s",
+             out->n, out->n == 1 ? "" : "s", dir);
   else
-    snprintf(out->note, sizeof out->note, "%zu plots drawn with gnuplot", out->n);
+    snprintf(out->note, sizeof out->note, "%zu plot%s drawn with gnuplot", out->n,
+             out->n == 1 ? "" : "s");
   return GS_OK;
 #endif
 }
