@@ -45,6 +45,10 @@ assert m["change_ci95_low"] < 0.3 < m["change_ci95_high"]
 assert m["verdict"] == "regression"
 PY
 
+# golden outputs (exit 3: the fixture regresses)
+golden compare.txt compare strong.json strong_slower.json
+golden compare.md compare -f markdown strong.json strong_slower.json
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures failure(s)"
   exit 1

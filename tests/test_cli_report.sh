@@ -116,6 +116,10 @@ cp "$two" "$odd"
 [ ! -e "$work/pwned" ] || fail "a file name was run as a command"
 has "$work/odd.html" "it's"
 
+# golden outputs: every section of the text and Markdown reports
+golden two_host_coll.txt report --price H100=7 two_host.json coll.json
+golden strong_two_host.md report -f markdown --price H100=7 strong.json two_host.json
+
 # a real document written by scale
 "$bin" scale voxelize --backend cpu --ranks 2 --points 20K --clouds 4 --grid 16 --voxel-size 1 \
   --iters 5 --warmup 1 --runs 1 -q -o "$work/scale.json" >/dev/null 2>&1 || fail "scale failed"
