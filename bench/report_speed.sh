@@ -14,10 +14,11 @@ python3 "$(dirname "$0")/report_speed.py" "$dir" "$docs"
 echo "input: $docs documents, $(du -sh "$dir" | cut -f1) in all"
 # Warm the page cache so the figures measure gpuscale, not the disk.
 cat "$dir"/*.json >/dev/null
-# timed CMD...: runs it, prints "wall W s, cpu C s" (user + system of all threads).
+# timed CMD...: runs it, prints wall time, CPU time (user + system of all
+# threads) and peak resident memory.
 timed() {
-  /usr/bin/time -f '%e %U %S' -o "$dir/time" "$@"
-  awk '{printf "wall %6.3f s, cpu %6.3f s", $1, $2 + $3}' "$dir/time"
+  /usr/bin/time -f '%e %U %S %M' -o "$dir/time" "$@"
+  awk '{printf "wall %6.3f s, cpu %6.3f s, max RSS %5.0f MB", $1, $2 + $3, $4 / 1024}' "$dir/time"
 }
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for fmt in text json csv; do

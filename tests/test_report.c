@@ -355,7 +355,7 @@ static void test_prices(void **state) {
   assert_int_equal(gs_report_parse_prices("H100=7", &p), GS_OK);
   gs_report r;
   const char *paths[] = {fixture("two_host.json")};
-  assert_int_equal(gs_report_load_priced(paths, 1, &default_th, &p, &r), GS_OK);
+  assert_int_equal(gs_report_load_with(paths, 1, &default_th, &p, 0, &r), GS_OK);
   const gs_report_row *two = &r.series[0].rows[1];
   assert_near(14.0, two->price_per_hour);
   assert_near(two->throughput * 3600.0 / 14.0, two->items_per_dollar);
@@ -363,7 +363,7 @@ static void test_prices(void **state) {
   assert_near(80.0 * 3600.0 / 7.0, r.series[0].rows[0].items_per_dollar);
   gs_report_free(&r);
   assert_int_equal(gs_report_parse_prices("A100=5", &p), GS_OK);
-  assert_int_equal(gs_report_load_priced(paths, 1, &default_th, &p, &r), GS_OK);
+  assert_int_equal(gs_report_load_with(paths, 1, &default_th, &p, 0, &r), GS_OK);
   assert_true(isnan(r.series[0].rows[1].price_per_hour));  // no H100 price: n/a
   assert_string_equal(r.series[0].rows[1].gpu_model, "NVIDIA H100 80GB HBM3");
   gs_report_free(&r);

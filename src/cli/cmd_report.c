@@ -110,13 +110,15 @@ gs_status gs_cmd_report(int argc, char **argv) {
 
   gs_report rep;
   gs_report_thresholds th = {.moderate = moderate / 100.0, .critical = critical / 100.0};
-  st = gs_report_load_priced(files.paths, files.n, &th, &prices, &rep);
+  int want_plots = plots_dir || format == GS_REPORT_HTML;
+  // Only CSV and the plots read the raw samples after the analysis.
+  unsigned flags = want_plots || format == GS_REPORT_CSV ? 0 : GS_REPORT_DROP_SAMPLES;
+  st = gs_report_load_with(files.paths, files.n, &th, &prices, flags, &rep);
   free(files.paths);
   if (st != GS_OK) return st;
   if (price_text) report_unpriced(&rep);
 
   gs_report_plots plots = {0};
-  int want_plots = plots_dir || format == GS_REPORT_HTML;
   if (want_plots && (st = gs_report_plots_make(&rep, plots_dir, &plots)) != GS_OK) {
     gs_report_free(&rep);
     return st;

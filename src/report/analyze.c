@@ -612,6 +612,23 @@ static void prepared_free(prepared_doc *d) {
   d->n = 0;
 }
 
+/* Frees the sample arrays of every run and rank of `doc`; nothing else (the
+ * rows keep pointers to strings elsewhere in the document). Freed memory is
+ * reused by the next document this thread parses. */
+static void drop_samples(cJSON *doc) {
+  static const char *const rank_arrays[] = {"device_seconds", "wall_seconds", "comm_seconds"};
+  const cJSON *ms = cJSON_GetObjectItemCaseSensitive(doc, "measurements");
+  for (const cJSON *m = ms ? ms->child : NULL; m; m = m->next) {
+    const cJSON *runs = cJSON_GetObjectItemCaseSensitive(m, "runs");
+    for (cJSON *run = runs ? runs->child : NULL; run; run = run->next) {
+      cJSON_DeleteItemFromObjectCaseSensitive(run, "step_seconds");
+      const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(run, "ranks");
+      for (cJSON *rk = ranks ? ranks->child : NULL; rk; rk = rk->next)
+        for (size_t i = 0; i < 3; i++) cJSON_DeleteItemFromObjectCaseSensitive(rk, rank_arrays[i]);
+    }
+  }
+}
+
 /* Reads document `fi` and analyses each of its measurements as a row
  * (everything that does not need other rows). Thread-safe: it writes only
  * r->docs[fi] and `out`. */
@@ -646,6 +663,7 @@ static gs_status prepare_document(gs_report *r, size_t fi, prepared_doc *out) {
     if ((st = rank_symmetry(row, &r->thresholds)) != GS_OK) return st;
     gs_report_row_extras(doc, m, &r->prices, row);
   }
+  if (r->flags & GS_REPORT_DROP_SAMPLES) drop_samples(r->docs[fi]);
   return GS_OK;
 }
 
@@ -725,14 +743,14 @@ static void prepare_all(gs_report *r, prepared_doc *docs, size_t n) {
 /* See report.h. */
 gs_status gs_report_load(const char *const *paths, size_t n, const gs_report_thresholds *th,
                          gs_report *out) {
-  return gs_report_load_priced(paths, n, th, NULL, out);
+  return gs_report_load_with(paths, n, th, NULL, 0, out);
 }
 
 /* See report.h. */
-gs_status gs_report_load_priced(const char *const *paths, size_t n,
-                                const gs_report_thresholds *th, const gs_report_prices *prices,
-                                gs_report *out) {
+gs_status gs_report_load_with(const char *const *paths, size_t n, const gs_report_thresholds *th,
+                              const gs_report_prices *prices, unsigned flags, gs_report *out) {
   memset(out, 0, sizeof *out);
+  out->flags = flags;
   if (prices) out->prices = *prices;
   if (n == 0) return gs_error(GS_ERR_USAGE, "gpuscale report: no result files given");
   if (!(th->moderate > 0) || !(th->critical > th->moderate))

@@ -207,6 +207,7 @@ typedef struct {
   cJSON **docs;              /* the documents; owned */
   gs_report_thresholds thresholds;
   gs_report_prices prices;   /* from --price; n == 0 when none */
+  unsigned flags;            /* GS_REPORT_* flags it was loaded with */
   size_t n_series;
   gs_report_series *series;  /* in order of first appearance; owned */
 } gs_report;
@@ -220,10 +221,16 @@ typedef struct {
 gs_status gs_report_load(const char *const *paths, size_t n, const gs_report_thresholds *th,
                          gs_report *out);
 
-/* Like gs_report_load, with prices for the cost columns (may be NULL). */
-gs_status gs_report_load_priced(const char *const *paths, size_t n,
-                                const gs_report_thresholds *th, const gs_report_prices *prices,
-                                gs_report *out);
+/* gs_report_load_with flag: free each document's sample arrays (step,
+ * device, wall and comm seconds) once it is analysed. Saves memory and time
+ * when only the analysis is rendered (text, Markdown, JSON without plots);
+ * the CSV renderer, plots and compare need the samples. */
+#define GS_REPORT_DROP_SAMPLES 1u
+
+/* Like gs_report_load, with prices for the cost columns (may be NULL) and
+ * GS_REPORT_* flags. */
+gs_status gs_report_load_with(const char *const *paths, size_t n, const gs_report_thresholds *th,
+                              const gs_report_prices *prices, unsigned flags, gs_report *out);
 
 /* Frees everything `r` owns and zeroes it. Safe on a zeroed report. */
 void gs_report_free(gs_report *r);
