@@ -107,6 +107,9 @@ has "$work/t.txt" "plots drawn with gnuplot, as PNG and SVG in $work/plots"
 for f in s0-speedup s0-efficiency s0-n2-m1-latency-cdf s0-n2-m1-throughput s1-busbw; do
   [ -s "$work/plots/$f.png" ] && [ -s "$work/plots/$f.svg" ] || fail "--plots did not write $f.png/.svg"
 done
+GPUSCALE_GNUPLOT=$work/no-gnuplot "$bin" report --plots "$work/p2" "$two" >"$work/nognuplot.txt" ||
+  fail "report without gnuplot failed"
+has "$work/nognuplot.txt" "Plots: none: gnuplot ($work/no-gnuplot) is not installed"
 expect 1 "option --plots: cannot create the directory $work/no/such" -- report --plots "$work/no/such" "$two"
 expect 1 "bad_comm.json: .*comm_seconds must be an array or null" -- report "$data/bad_comm.json"
 # a file name with shell and gnuplot metacharacters reaches neither

@@ -308,9 +308,20 @@ static void remove_temp(const char *dir) {
   rmdir(dir);
 }
 
+/* $GPUSCALE_GNUPLOT when set (a path, run without a shell), else the
+ * gnuplot found at configure time, else NULL. */
+static const char *gnuplot_program(void) {
+  const char *env = getenv("GPUSCALE_GNUPLOT");
+  if (env && env[0]) return env;
 #ifdef GS_GNUPLOT
-/* Runs gnuplot on plots.gp inside `dir`, output to gnuplot.log there. */
-static gs_status run_gnuplot(const char *dir) {
+  return GS_GNUPLOT;
+#else
+  return NULL;
+#endif
+}
+
+/* Runs `program` (gnuplot) on plots.gp inside `dir`, output to gnuplot.log there. */
+static gs_status run_gnuplot(const char *program, const char *dir) {
   pid_t pid = fork();
   if (pid < 0) return gs_error(GS_ERR_IO, "cannot start gnuplot: %s", strerror(errno));
   if (pid == 0) {
@@ -321,7 +332,7 @@ static gs_status run_gnuplot(const char *dir) {
       dup2(log, STDERR_FILENO);
       close(log);
     }
-    execl(GS_GNUPLOT, "gnuplot", "plots.gp", (char *)NULL);
+    execl(program, "gnuplot", "plots.gp", (char *)NULL);
     _exit(127);
   }
   int status = 0;
@@ -335,23 +346,21 @@ static gs_status run_gnuplot(const char *dir) {
   char first[300] = "";
   if (log) snprintf(first, sizeof first, "%.*s", (int)strcspn(log, "\n"), log);
   free(log);
-  return gs_error(GS_ERR_IO, "gnuplot (%s) failed (exit %d)%s%s", GS_GNUPLOT,
+  return gs_error(GS_ERR_IO, "gnuplot (%s) failed (exit %d)%s%s", program,
                   WIFEXITED(status) ? WEXITSTATUS(status) : -1, first[0] ? ": " : "", first);
 }
-#endif
 
 /* See render.h. */
 gs_status gs_report_plots_make(const gs_report *r, const char *dir, gs_report_plots *out) {
   memset(out, 0, sizeof *out);
-#ifndef GS_GNUPLOT
-  (void)r;
-  (void)dir;
-  snprintf(out->note, sizeof out->note, "none: gnuplot was not found when gpuscale was built "
-                                         "(install gnuplot and rebuild for plots)");
-  return GS_OK;
-#else
-  if (access(GS_GNUPLOT, X_OK) != 0) {
-    snprintf(out->note, sizeof out->note, "none: gnuplot (%s) is not installed", GS_GNUPLOT);
+  const char *program = gnuplot_program();
+  if (!program) {
+    snprintf(out->note, sizeof out->note, "none: gnuplot was not found when gpuscale was built "
+                                           "(install gnuplot and rebuild for plots)");
+    return GS_OK;
+  }
+  if (access(program, X_OK) != 0) {
+    snprintf(out->note, sizeof out->note, "none: gnuplot (%s) is not installed", program);
     return GS_OK;
   }
   if (dir && mkdir(dir, 0777) != 0 && errno != EEXIST)
@@ -380,7 +389,7 @@ gs_status gs_report_plots_make(const gs_report *r, const char *dir, gs_report_pl
   }
   if (pl.script && fclose(pl.script) != 0 && st == GS_OK)
     st = gs_error(GS_ERR_IO, "cannot write %s", path);
-  if (st == GS_OK && out->n > 0) st = run_gnuplot(pl.dir);
+  if (st == GS_OK && out->n > 0) st = run_gnuplot(program, pl.dir);
   for (size_t i = 0; i < out->n && st == GS_OK; i++) {
     gs_report_plot *p = &out->p[i];
     char file[512];
@@ -419,7 +428,6 @@ gs_status gs_report_plots_make(const gs_report *r, const char *dir, gs_report_pl
     snprintf(out->note, sizeof out->note, "%zu plot%s drawn with gnuplot", out->n,
              out->n == 1 ? "" : "s");
   return GS_OK;
-#endif
 }
 
 /* See render.h. */
