@@ -110,6 +110,7 @@ done
 GPUSCALE_GNUPLOT=$work/no-gnuplot "$bin" report --plots "$work/p2" "$two" >"$work/nognuplot.txt" ||
   fail "report without gnuplot failed"
 has "$work/nognuplot.txt" "Plots: none: gnuplot ($work/no-gnuplot) is not installed"
+GPUSCALE_GNUPLOT=/bin/false expect 1 "gnuplot \(/bin/false\) failed \(exit 1\)" -- report --plots "$work/p3" "$two"
 expect 1 "option --plots: cannot create the directory $work/no/such" -- report --plots "$work/no/such" "$two"
 expect 1 "bad_comm.json: .*comm_seconds must be an array or null" -- report "$data/bad_comm.json"
 # a file name with shell and gnuplot metacharacters reaches neither
