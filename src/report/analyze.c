@@ -488,13 +488,19 @@ static void rank_advice(gs_report_series *s, const gs_report *r) {
                    rk->rank, rk->host ? rk->host : "-", rk->requests - rk->requests_ok,
                    rk->requests, row->world_size, rk->requests_failed, rk->requests_timed_out,
                    100.0 * rk->success_rate);
-      if (rk->first_sample_flag || rk->cold_flag || rk->cold_outliers)
+      if (rk->first_sample_flag || rk->cold_flag || rk->cold_outliers) {
+        char first[64] = "", requests[96] = "";
+        if (isfinite(rk->cold_ratio))
+          snprintf(first, sizeof first, " and first iteration %.2fx", rk->cold_ratio);
+        if (rk->requests > 0)
+          snprintf(requests, sizeof requests, "; %zu of %zu cold request(s) above %.0fx the "
+                   "median latency", rk->cold_outliers, rk->cold_requests, GS_REPORT_COLD_FLAG);
         add_advice(s,
-                   "cold start on rank %d (host %s) at %d ranks: first timed sample %.2fx and "
-                   "first iteration %.2fx the median, %zu cold request(s) above %.0fx the median "
-                   "latency; warm up longer before timing",
+                   "cold start on rank %d (host %s) at %d ranks: first timed sample %.2fx%s the "
+                   "median%s; warm up longer before timing",
                    rk->rank, rk->host ? rk->host : "-", row->world_size, rk->first_sample_ratio,
-                   rk->cold_ratio, rk->cold_outliers, GS_REPORT_COLD_FLAG);
+                   first, requests);
+      }
     }
   }
 }
