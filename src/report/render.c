@@ -521,15 +521,21 @@ static void csv_field(FILE *out, const char *text) {
 }
 
 /* Sample `x` as seconds text: the shortest of 15..17 significant digits
- * that reads back exactly; "" for null or a non-finite value. */
+ * that reads back exactly; "" for null or a non-finite value. 16 digits are
+ * tried first: if they read back, 15 might too (fewer never fail where more
+ * succeed); if not, 17 always do. At most two conversions each way. */
 static void csv_sample(const cJSON *x, char *buf, size_t size) {
   buf[0] = '\0';
-  if (cJSON_IsNumber(x) && isfinite(x->valuedouble)) {
-    for (int digits = 15; digits <= 17; digits++) {
-      snprintf(buf, size, "%.*g", digits, x->valuedouble);
-      if (strtod(buf, NULL) == x->valuedouble) break;
-    }
+  if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble)) return;
+  double v = x->valuedouble;
+  snprintf(buf, size, "%.16g", v);
+  if (strtod(buf, NULL) != v) {
+    snprintf(buf, size, "%.17g", v);
+    return;
   }
+  char shorter[64];
+  snprintf(shorter, sizeof shorter, "%.15g", v);
+  if (strtod(shorter, NULL) == v) snprintf(buf, size, "%s", shorter);
 }
 
 /* The samples a rank's CSV rows use: device clock when recorded, else wall. */
@@ -539,20 +545,21 @@ static const cJSON *rank_samples(const cJSON *rk) {
   return cJSON_IsArray(use) ? use : NULL;
 }
 
-static void csv_prefix(FILE *out, const gs_report *r, size_t fi, const cJSON *m, size_t run,
-                       size_t iter) {
+/* The fields before "iteration" of every row of one run, with their commas:
+ * "file,workload,backend,scaling,world_size,run,". */
+static void csv_prefix(FILE *mem, const gs_report *r, size_t fi, const cJSON *m, size_t run) {
   const cJSON *ws = cJSON_GetObjectItemCaseSensitive(m, "world_size");
   const cJSON *wl = cJSON_GetObjectItemCaseSensitive(m, "workload");
   const cJSON *be = cJSON_GetObjectItemCaseSensitive(m, "backend");
   const cJSON *sc = cJSON_GetObjectItemCaseSensitive(m, "scaling");
-  csv_field(out, r->files[fi]);
-  fputc(',', out);
-  csv_field(out, cJSON_IsString(wl) ? wl->valuestring : "");
-  fputc(',', out);
-  csv_field(out, cJSON_IsString(be) ? be->valuestring : "");
-  fputc(',', out);
-  csv_field(out, cJSON_IsString(sc) ? sc->valuestring : "");
-  fprintf(out, ",%.0f,%zu,%zu,", cJSON_IsNumber(ws) ? ws->valuedouble : 0.0, run, iter);
+  csv_field(mem, r->files[fi]);
+  fputc(',', mem);
+  csv_field(mem, cJSON_IsString(wl) ? wl->valuestring : "");
+  fputc(',', mem);
+  csv_field(mem, cJSON_IsString(be) ? be->valuestring : "");
+  fputc(',', mem);
+  csv_field(mem, cJSON_IsString(sc) ? sc->valuestring : "");
+  fprintf(mem, ",%.0f,%zu,", cJSON_IsNumber(ws) ? ws->valuedouble : 0.0, run);
 }
 
 /* One row per sample: the step time of each iteration (rank "step"), then
@@ -580,14 +587,24 @@ static gs_status render_csv(FILE *out, const gs_report *r) {
           cur[k] = use ? use->child : NULL;
         }
         const cJSON *step = cJSON_IsArray(steps) ? steps->child : NULL;
+        char *prefix = NULL;
+        size_t prefix_len = 0;
+        FILE *mem = open_memstream(&prefix, &prefix_len);
+        if (mem) {
+          csv_prefix(mem, r, fi, m, ri);
+          if (fclose(mem) != 0) prefix = NULL;
+        }
+        if (!prefix) {
+          free(cur);
+          return GS_ERR_NOMEM;
+        }
         for (size_t iter = 0;; iter++) {
           int any = step != NULL;
           for (k = 0; k < nranks; k++) any |= cur[k] != NULL;
           if (!any) break;
           if (step) {
             csv_sample(step, buf, sizeof buf);
-            csv_prefix(out, r, fi, m, ri, iter);
-            fprintf(out, "step,%s\n", buf);
+            fprintf(out, "%s%zu,step,%s\n", prefix, iter, buf);
             step = step->next;
           }
           k = 0;
@@ -595,12 +612,13 @@ static gs_status render_csv(FILE *out, const gs_report *r) {
             if (!cur[k]) continue;
             const cJSON *num = cJSON_GetObjectItemCaseSensitive(rk, "rank");
             csv_sample(cur[k], buf, sizeof buf);
-            csv_prefix(out, r, fi, m, ri, iter);
-            fprintf(out, "%.0f,%s\n", cJSON_IsNumber(num) ? num->valuedouble : -1.0, buf);
+            fprintf(out, "%s%zu,%.0f,%s\n", prefix, iter,
+                    cJSON_IsNumber(num) ? num->valuedouble : -1.0, buf);
             cur[k] = cur[k]->next;
           }
         }
         free(cur);
+        free(prefix);
       }
     }
   }
