@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "core/options.h"
 #include "report/compare.h"
 
@@ -55,12 +56,9 @@ gs_status gs_cmd_compare(int argc, char **argv) {
        .dmax = 1000.0, .metavar = "PCT",
        .help = "smallest change in percent that counts as a regression (default 5)"},
       {.kind = GS_OPT_END}};
-  for (int i = 0; i < argc; i++) {
-    if (strcmp(argv[i], "--") == 0) break;
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      print_help(table);
-      return GS_OK;
-    }
+  if (gs_cli_wants_help(argc, argv)) {
+    print_help(table);
+    return GS_OK;
   }
   two_files files = {0};
   const gs_option *tables[] = {table, NULL};

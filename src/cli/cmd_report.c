@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "core/options.h"
 #include "report/render.h"
 #include "report/report.h"
@@ -82,12 +83,9 @@ gs_status gs_cmd_report(int argc, char **argv) {
       {.name = "plots", .kind = GS_OPT_STRING, .target = &plots_dir, .metavar = "DIR",
        .help = "draw the plots with gnuplot as PNG and SVG into DIR (html embeds them anyway)"},
       {.kind = GS_OPT_END}};
-  for (int i = 0; i < argc; i++) {
-    if (strcmp(argv[i], "--") == 0) break;
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      print_help(table);
-      return GS_OK;
-    }
+  if (gs_cli_wants_help(argc, argv)) {
+    print_help(table);
+    return GS_OK;
   }
   file_list files = {0};
   const gs_option *tables[] = {table, NULL};

@@ -11,6 +11,7 @@
 
 #include "core/result.h"
 #include "report/analyze_internal.h"
+#include "report/render.h"
 
 const char *const gs_compare_format_choices[] = {"text", "markdown", "json", NULL};
 
@@ -275,16 +276,7 @@ static void fmt_value(char *buf, size_t size, double v, const char *unit) {
 
 /* See compare.h. */
 gs_status gs_compare_render(FILE *out, const gs_compare *c, gs_compare_format format) {
-  if (format == GS_COMPARE_JSON) {
-    cJSON *doc = compare_json(c);
-    char *text = doc ? cJSON_Print(doc) : NULL;
-    cJSON_Delete(doc);
-    if (!text) return GS_ERR_NOMEM;
-    fputs(text, out);
-    fputs("\n", out);
-    cJSON_free(text);
-    return ferror(out) ? GS_ERR_IO : GS_OK;
-  }
+  if (format == GS_COMPARE_JSON) return gs_report_print_json(out, compare_json(c));
   int md = format == GS_COMPARE_MARKDOWN;
   fprintf(out, md ? "# gpuscale compare\n\nBASE `%s`, NEW `%s`; significance level %g, "
                     "threshold %g%%\n\n"

@@ -642,6 +642,17 @@ static gs_status render_html(writer *w, const gs_report *r) {
 }
 
 /* See render.h. */
+gs_status gs_report_print_json(FILE *out, cJSON *doc) {
+  char *text = doc ? cJSON_Print(doc) : NULL;
+  cJSON_Delete(doc);
+  if (!text) return GS_ERR_NOMEM;
+  fputs(text, out);
+  fputs("\n", out);
+  cJSON_free(text);
+  return ferror(out) ? GS_ERR_IO : GS_OK;
+}
+
+/* See render.h. */
 gs_status gs_report_render(FILE *out, const gs_report *r, gs_report_format format) {
   return gs_report_render_plots(out, r, format, NULL);
 }
@@ -662,16 +673,7 @@ gs_status gs_report_render_plots(FILE *out, const gs_report *r, gs_report_format
       st = render_html(&w, r);
       break;
     case GS_REPORT_CSV: st = render_csv(out, r); break;
-    case GS_REPORT_JSON: {
-      cJSON *doc = gs_report_to_json(r);
-      char *text = doc ? cJSON_Print(doc) : NULL;
-      cJSON_Delete(doc);
-      if (!text) return GS_ERR_NOMEM;
-      fputs(text, out);
-      fputs("\n", out);
-      cJSON_free(text);
-      break;
-    }
+    case GS_REPORT_JSON: st = gs_report_print_json(out, gs_report_to_json(r)); break;
   }
   if (st != GS_OK) return st;
   return ferror(out) ? GS_ERR_IO : GS_OK;

@@ -62,6 +62,10 @@ gs_status gs_report_render(FILE *out, const gs_report *r, gs_report_format forma
 gs_status gs_report_render_plots(FILE *out, const gs_report *r, gs_report_format format,
                                  const gs_report_plots *plots);
 
+/* Prints `doc` (indented) and a newline to `out`, then deletes `doc` (may
+ * be NULL: out of memory). GS_ERR_NOMEM, GS_ERR_IO when a write fails. */
+gs_status gs_report_print_json(FILE *out, cJSON *doc);
+
 /* The analysis as a JSON object ("schema": "gpuscale/report/v1"); NaN and
  * unavailable numbers are null. The caller owns it; NULL when out of memory. */
 cJSON *gs_report_to_json(const gs_report *r);
