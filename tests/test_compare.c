@@ -85,11 +85,31 @@ static void test_mismatched(void **state) {
   gs_compare_free(&c);
 }
 
+/* coll_slower.json: coll.json with the 16 MiB allreduce 40% slower. Rows
+ * pair by message size; only the step time is compared per size. */
+static void test_collective_sizes(void **state) {
+  (void)state;
+  gs_compare c;
+  assert_int_equal(gs_compare_load(fixture("coll.json"), fixture("coll_slower.json"), 0.05, 0.05, &c),
+                   GS_OK);
+  assert_int_equal(c.n_rows, 3);
+  assert_string_equal(c.rows[1].metric, "allreduce 16777216 B");
+  assert_true(fabs(c.rows[1].change - 0.4) < 1e-12);
+  // 3 against 3 samples, all equal within each side: ties, so the normal
+  // approximation: U = 9, var = 9/12 (7 - 48/30) = 4.05, z = 4/2.0125 = 1.9876.
+  assert_true(fabs(c.rows[1].test.p - erfc(4.0 / sqrt(4.05) / sqrt(2.0))) < 1e-12);
+  assert_int_equal(c.rows[1].verdict, GS_CHANGE_REGRESSION);
+  assert_int_equal(c.rows[0].verdict, GS_CHANGE_NOT_SIGNIFICANT);
+  assert_int_equal(c.regressions, 1);
+  gs_compare_free(&c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_identical),
       cmocka_unit_test(test_regression),
       cmocka_unit_test(test_mismatched),
+      cmocka_unit_test(test_collective_sizes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,6 +44,15 @@ static int same_series(const gs_report_series *a, const gs_report_series *b) {
          strcmp(a->scaling, b->scaling) == 0 && strcmp(a->options, b->options) == 0;
 }
 
+/* Rows measure the same thing: the same world size and, for collectives,
+ * the same operation and message size. */
+static int same_point(const gs_report_row *x, const gs_report_row *y) {
+  if (x->world_size != y->world_size || x->is_coll != y->is_coll) return 0;
+  if (!x->is_coll) return 1;
+  return x->coll_bytes == y->coll_bytes &&
+         strcmp(x->coll_op ? x->coll_op : "", y->coll_op ? y->coll_op : "") == 0;
+}
+
 static void mean_var(const double *v, size_t n, double *mean, double *var) {
   double s = 0;
   for (size_t i = 0; i < n; i++) s += v[i];
@@ -119,7 +128,9 @@ static gs_status compare_rows(gs_compare *c, size_t si, const gs_report_series *
   const cJSON *mx = measurement_of(&c->base, x), *my = measurement_of(&c->next, y);
   gs_status st = GS_OK;
   int ranks = x->world_size;
-  for (int k = -1; k < ranks && st == GS_OK; k++) {
+  // A collective's ranks all wait for each other: its step time says it all.
+  int last_rank = x->is_coll ? -1 : ranks - 1;
+  for (int k = -1; k <= last_rank && st == GS_OK; k++) {
     size_t na = 0, nb = 0;
     double *a = gs_report_rank_samples(mx, k, &na), *b = gs_report_rank_samples(my, k, &nb);
     if (!a || !b) {
@@ -127,7 +138,10 @@ static gs_status compare_rows(gs_compare *c, size_t si, const gs_report_series *
       return gs_error(GS_ERR_NOMEM, "out of memory");
     }
     if (k < 0) {
-      st = compare_metric(c, si, ranks, "step time", "s", 0, a, na, b, nb);
+      char step[64] = "step time";
+      if (x->is_coll)  // one row per message size: name it
+        snprintf(step, sizeof step, "%s %.0f B", x->coll_op ? x->coll_op : "coll", x->coll_bytes);
+      st = compare_metric(c, si, ranks, step, "s", 0, a, na, b, nb);
       // Throughput per step: items_per_step / step time, when both know the items.
       if (st == GS_OK && x->items_per_step > 0 && x->items_per_step == y->items_per_step) {
         for (size_t i = 0; i < na; i++) a[i] = (double)x->items_per_step / a[i];
@@ -180,9 +194,10 @@ gs_status gs_compare_load(const char *base_path, const char *new_path, double al
     for (size_t a = 0; a < s->n_rows && st == GS_OK; a++) {
       const gs_report_row *x = &s->rows[a], *y = NULL;
       for (size_t b = 0; b < t->n_rows && !y; b++)
-        if (t->rows[b].world_size == x->world_size) y = &t->rows[b];
+        if (same_point(x, &t->rows[b])) y = &t->rows[b];
       if (!y) {
-        if (!add_note(out, "only in BASE: %s at %d ranks", label, x->world_size))
+        if (!add_note(out, "only in BASE: %s at %d ranks%s", label, x->world_size,
+                      x->is_coll ? " (this message size)" : ""))
           st = gs_error(GS_ERR_NOMEM, "out of memory");
         continue;
       }
@@ -286,7 +301,7 @@ gs_status gs_compare_render(FILE *out, const gs_compare *c, gs_compare_format fo
     fputs("| workload | ranks | metric | base | new | change | 95% CI | U | p | verdict |\n"
           "|:---|---:|:---|---:|---:|---:|---:|---:|---:|:---|\n", out);
   else
-    fprintf(out, "%-12s %5s %-14s %18s %18s %8s %19s %9s %9s  %s\n", "workload", "ranks", "metric",
+    fprintf(out, "%-12s %5s %-20s %18s %18s %8s %19s %9s %9s  %s\n", "workload", "ranks", "metric",
             "base", "new", "change", "95% CI", "U", "p", "verdict");
   for (size_t i = 0; i < c->n_rows; i++) {
     const gs_compare_row *r = &c->rows[i];
@@ -301,7 +316,7 @@ gs_status gs_compare_render(FILE *out, const gs_compare *c, gs_compare_format fo
       fprintf(out, "| %s | %d | %s | %s | %s | %s | %s | %g | %s | %s |\n", wl, r->world_size,
               r->metric, base, next, change, ci, r->test.u, p, gs_change_verdict_name(r->verdict));
     else
-      fprintf(out, "%-12s %5d %-14s %18s %18s %8s %19s %9g %9s  %s\n", wl, r->world_size,
+      fprintf(out, "%-12s %5d %-20s %18s %18s %8s %19s %9g %9s  %s\n", wl, r->world_size,
               r->metric, base, next, change, ci, r->test.u, p, gs_change_verdict_name(r->verdict));
   }
   fprintf(out, "\n%sp: two-sided Mann-Whitney U test of NEW against BASE (* exact, else normal "
