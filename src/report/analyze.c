@@ -410,12 +410,16 @@ static void batch_advice(gs_report_series *s) {
     }
     if (nu == 0 && nm == 0) continue;
     double u = nu ? util / (double)nu : NAN, share = nm ? mem / total : NAN;
-    if (u < GS_REPORT_LOW_USE || share < GS_REPORT_LOW_USE)
-      add_advice(s,
-                 "consider a larger batch size: at %d ranks mean GPU utilization is %.1f%% and "
-                 "memory use %.1f%% of %.4g GiB (below %.0f%%)",
-                 row->world_size, 100.0 * u, 100.0 * share,
-                 nm ? total / (double)nm / 1073741824.0 : NAN, 100.0 * GS_REPORT_LOW_USE);
+    if (!(u < GS_REPORT_LOW_USE || share < GS_REPORT_LOW_USE)) return;
+    char used[96] = "not recorded", busy[64] = "not recorded";
+    if (nu) snprintf(busy, sizeof busy, "%.1f%%", 100.0 * u);
+    if (nm)
+      snprintf(used, sizeof used, "%.1f%% of %.4g GiB", 100.0 * share,
+               total / (double)nm / 1073741824.0);
+    add_advice(s,
+               "consider a larger batch size: at %d ranks mean GPU utilization is %s and memory "
+               "use %s (below %.0f%%)",
+               row->world_size, busy, used, 100.0 * GS_REPORT_LOW_USE);
     return;
   }
 }
