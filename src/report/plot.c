@@ -284,7 +284,11 @@ static gs_status copy_out(const char *from, const char *dir, const char *name) {
   char *data = read_whole(from, &len);
   if (!data) return gs_error(GS_ERR_IO, "gnuplot wrote no %s", from);
   char to[4096];
-  snprintf(to, sizeof to, "%s/%s", dir, name);
+  if ((size_t)snprintf(to, sizeof to, "%s/%s", dir, name) >= sizeof to) {
+    free(data);
+    return gs_error(GS_ERR_USAGE, "option --plots: the directory name is too long (%zu bytes)",
+                    strlen(dir));
+  }
   FILE *f = fopen(to, "wb");
   int ok = f && fwrite(data, 1, len, f) == len;
   if (f && fclose(f) != 0) ok = 0;
