@@ -17,3 +17,20 @@ expect() {
   [ "$rc" = "$code" ] || fail "gpuscale $* exited $rc, expected $code: $out"
   [ -z "$pattern" ] || grep -qE -- "$pattern" <<<"$out" || fail "gpuscale $*: output lacks /$pattern/: $out"
 }
+
+# golden NAME ARGS...: gpuscale ARGS run in tests/data/report (so that file
+# names are relative) must print exactly tests/data/report/golden/NAME.
+# GS_UPDATE_GOLDEN=1 rewrites the golden file instead (review the diff!).
+golden() {
+  local name=$1
+  shift
+  local dir
+  dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/data/report" && pwd)
+  (cd "$dir" && "$bin" "$@") >"$work/golden.out" 2>"$work/golden.err"
+  if [ "${GS_UPDATE_GOLDEN:-0}" = 1 ]; then
+    cp "$work/golden.out" "$dir/golden/$name"
+  elif ! diff -u "$dir/golden/$name" "$work/golden.out" >"$work/golden.diff"; then
+    fail "gpuscale $* differs from golden/$name:"
+    cat "$work/golden.diff"
+  fi
+}

@@ -17,7 +17,7 @@ weak=$data/weak.json
 # usage errors: exit 2
 expect 0 "--moderate PCT" -- report --help
 expect 2 "missing FILE" -- report
-expect 2 "option --format" -- report --format html "$strong"
+expect 2 "option --format" -- report --format pdf "$strong"
 expect 2 "unknown option '--critcal'" -- report --critcal 20 "$strong"
 expect 2 "critical must exceed" -- report --moderate 20 --critical 10 "$strong"
 expect 2 "option --moderate" -- report --moderate 5x "$strong"
@@ -86,6 +86,43 @@ assert s["recommendation"]["verdict"] == "beneficial"
 assert any("investigate rank 1" in a for a in s["recommendation"]["advice"])
 assert d["series"][1]["recommendation"]["verdict"] == "marginal"
 PY
+
+# 2 hosts, requests, telemetry, cost and plots
+two=$data/two_host.json
+expect 2 "option --price: 'H100' is not MODEL=DOLLARS_PER_GPU_HOUR" -- report --price H100 "$two"
+expect 2 "option --price" -- report --price H100=abc "$two"
+expect 0 "no price matches GPU 'NVIDIA H100 80GB HBM3'" -- report --price A100=5 "$two"
+"$bin" report --price H100=7 --plots "$work/plots" "$two" "$data/coll.json" >"$work/t.txt" 2>"$work/err" ||
+  fail "report with --price and --plots failed: $(cat "$work/err")"
+has "$work/t.txt" "Hosts (2)"
+has "$work/t.txt" "node-b"
+has "$work/t.txt" "50.0%"
+has "$work/t.txt" "slow first sample"
+has "$work/t.txt" "20.070 K    49.8264"
+has "$work/t.txt" "107.500    55.000   71.250 (66.3%)  10.000 (9.3%)  21.250 (19.8%)   5.000 (4.7%)"
+has "$work/t.txt" "consider a larger batch size"
+has "$work/t.txt" "investigate rank 1 (host node-b): 2 of 4 requests did not succeed"
+has "$work/t.txt" "investigate the transport"
+has "$work/t.txt" "plots drawn with gnuplot, as PNG and SVG in $work/plots"
+for f in s0-speedup s0-efficiency s0-n2-m1-latency-cdf s0-n2-m1-throughput s1-busbw; do
+  [ -s "$work/plots/$f.png" ] && [ -s "$work/plots/$f.svg" ] || fail "--plots did not write $f.png/.svg"
+done
+GPUSCALE_GNUPLOT=$work/no-gnuplot "$bin" report --plots "$work/p2" "$two" >"$work/nognuplot.txt" ||
+  fail "report without gnuplot failed"
+has "$work/nognuplot.txt" "Plots: none: gnuplot ($work/no-gnuplot) is not installed"
+GPUSCALE_GNUPLOT=/bin/false expect 1 "gnuplot \(/bin/false\) failed \(exit 1\)" -- report --plots "$work/p3" "$two"
+expect 1 "option --plots: cannot create the directory $work/no/such" -- report --plots "$work/no/such" "$two"
+expect 1 "bad_comm.json: .*comm_seconds must be an array or null" -- report "$data/bad_comm.json"
+# a file name with shell and gnuplot metacharacters reaches neither
+odd="$work/it's \$(touch pwned); 'x.json"
+cp "$two" "$odd"
+(cd "$work" && "$bin" report -f html -o "$work/odd.html" "$odd") || fail "report of an odd file name failed"
+[ ! -e "$work/pwned" ] || fail "a file name was run as a command"
+has "$work/odd.html" "it's"
+
+# golden outputs: every section of the text and Markdown reports
+golden two_host_coll.txt report --price H100=7 two_host.json coll.json
+golden strong_two_host.md report -f markdown --price H100=7 strong.json two_host.json
 
 # a real document written by scale
 "$bin" scale voxelize --backend cpu --ranks 2 --points 20K --clouds 4 --grid 16 --voxel-size 1 \

@@ -13,22 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report_fixture.h"
 #include "report/render.h"
 #include "report/report.h"
 
 #define EPS 1e-12
-
-/* tests/data/report/NAME, found from this file's own path. */
-static const char *fixture(const char *name) {
-  static char buf[4][1024];
-  static int next;
-  char *out = buf[next++ % 4];
-  const char *file = __FILE__;
-  const char *slash = strrchr(file, '/');
-  int dir_len = slash ? (int)(slash - file) : 1;
-  snprintf(out, sizeof buf[0], "%.*s/data/report/%s", dir_len, slash ? file : ".", name);
-  return out;
-}
 
 static const gs_report_thresholds default_th = {GS_REPORT_MODERATE_DEFAULT,
                                                 GS_REPORT_CRITICAL_DEFAULT};
@@ -114,13 +103,39 @@ static void test_strong_scaling(void **state) {
 
   assert_int_equal(s->verdict, GS_VERDICT_BENEFICIAL);
   assert_int_equal(s->verdict_world_size, 2);
-  assert_int_equal(s->n_advice, 2);
+  // Why not 2x (wall clock only): per iteration the slowest rank (rank 1)
+  // sets the step: mean 10 ms; compute is the mean of both ranks (7 and 10
+  // ms) = 8.5 ms, imbalance 10 - 8.5 = 1.5 ms; ideal 12.5 / 2 = 6.25 ms.
+  const gs_report_breakdown *b = &two->breakdown;
+  assert_true(b->available);
+  assert_false(b->comm_measured);
+  assert_false(b->device_clock);
+  assert_int_equal(b->samples, 16);
+  assert_near(0.010, b->step);
+  assert_near(0.0085, b->compute);
+  assert_near(0.0, b->comm);
+  assert_near(0.0015, b->imbalance);
+  assert_near(0.0, b->host);
+  assert_near(0.00625, b->ideal_step);
+  assert_near(0.0125, one->breakdown.ideal_step);
+  // One host ("fixture") holding both ranks.
+  assert_int_equal(two->n_hosts, 1);
+  assert_string_equal(two->hosts[0].name, "fixture");
+  assert_near(5e5 / 0.007 + 5e7, two->hosts[0].throughput);
+  assert_near(0.0085, two->hosts[0].mean);
+
+  assert_int_equal(s->n_advice, 4);
   assert_non_null(strstr(s->advice[0], "beneficial: speedup 1.25x at 2 ranks"));
   assert_non_null(strstr(s->advice[0], "efficiency 62.5%"));
   assert_non_null(strstr(s->advice[0], "Karp-Flatt serial fraction 0.600"));
-  assert_non_null(strstr(s->advice[1], "consider dynamic load balancing"));
-  assert_non_null(strstr(s->advice[1], "rank 1 is the straggler"));
-  assert_non_null(strstr(s->advice[1], "17.6%"));
+  assert_non_null(strstr(s->advice[1], "why not 2.0x at 2 ranks: the step is 10 ms against an "
+                                       "ideal 6.25 ms"));
+  assert_non_null(strstr(s->advice[1], "load imbalance 1.5 ms"));
+  assert_non_null(strstr(s->advice[2], "consider dynamic load balancing"));
+  assert_non_null(strstr(s->advice[2], "rank 1 is the straggler"));
+  assert_non_null(strstr(s->advice[2], "17.6%"));
+  assert_non_null(strstr(s->advice[3], "cold start on rank 1 (host fixture)"));
+  assert_non_null(strstr(s->advice[3], "first iteration 2.50x"));
   assert_false(has_advice(s, "investigate"));
   gs_report_free(&r);
 }
@@ -133,7 +148,7 @@ static void test_thresholds_configurable(void **state) {
   assert_int_equal(two->ranks[0].mark, GS_MARK_MODERATE);
   assert_int_equal(two->ranks[1].mark, GS_MARK_MODERATE);
   assert_int_equal(two->straggler, -1);
-  assert_int_equal(r.series[0].n_advice, 1);
+  assert_int_equal(r.series[0].n_advice, 3);  // verdict, why not 2x, cold start
   assert_false(has_advice(&r.series[0], "load balancing"));
   gs_report_free(&r);
 
@@ -219,6 +234,141 @@ static void test_rejects_bad_input(void **state) {
   assert_int_equal(gs_report_load(NULL, 0, &default_th, &r), GS_ERR_USAGE);
 }
 
+/* two_host.json: llm on 1 and 2 GPUs; at 2 ranks rank 0 runs on node-a
+ * (device 60 ms, wall 65 ms, comm 10 ms, 4 ok requests of 100 tokens) and
+ * rank 1 on node-b (device 200, 70, 70, 70 ms: a slow first sample; wall
+ * +5 ms; 2 of 4 requests ok, 1 failed, 1 timed out, the cold one 200 ms).
+ * Telemetry: 35% and 30% utilization, 20 and 18 GiB of 80 GiB. */
+static void test_two_hosts(void **state) {
+  (void)state;
+  gs_report r = load1("two_host.json", &default_th);
+  const gs_report_series *s = &r.series[0];
+  const gs_report_row *two = &s->rows[1];
+  // Step mean (200 + 3 x 70) / 4 = 102.5 ms; 8 requests per step.
+  assert_near(8.0 / 0.1025, two->throughput);
+  assert_near((8.0 / 0.1025) / 80.0, two->speedup);
+  assert_int_equal(s->verdict, GS_VERDICT_MARGINAL);  // 0.976 in [0.95, 1.1)
+  // Why not 2x, per (rank, iteration): the wall step is 205 ms in the first
+  // iteration and 75 ms after; mean over the 8 pairs (2 x 205 + 6 x 75) / 8.
+  const gs_report_breakdown *b = &two->breakdown;
+  assert_true(b->comm_measured);
+  assert_true(b->device_clock);
+  assert_near(0.1075, b->step);
+  assert_near((4 * 0.05 + 0.19 + 3 * 0.06) / 8, b->compute);  // device - comm
+  assert_near(0.01, b->comm);
+  assert_near(0.005, b->host);                                 // wall - device
+  assert_near((0.14 + 3 * 0.01) / 8, b->imbalance);            // rank 0 waits for rank 1
+  assert_near(b->step, b->compute + b->comm + b->host + b->imbalance);
+  assert_near(0.11 / 2, b->ideal_step);                        // 1-rank wall step / 2
+  // Ranks: requests, tokens, telemetry, cold start.
+  const gs_report_rank *r0 = &two->ranks[0], *r1 = &two->ranks[1];
+  assert_string_equal(r0->host, "node-a");
+  assert_string_equal(r1->host, "node-b");
+  assert_int_equal(r1->requests, 4);
+  assert_int_equal(r1->requests_ok, 2);
+  assert_int_equal(r1->requests_failed, 1);
+  assert_int_equal(r1->requests_timed_out, 1);
+  assert_near(0.5, r1->success_rate);
+  assert_near(1.0, r0->success_rate);
+  assert_near(400.0 / 0.24, r0->tokens_per_second);
+  assert_near(200.0 / 0.41, r1->tokens_per_second);
+  assert_near(0.20 / 0.07, r1->first_sample_ratio);
+  assert_true(r1->first_sample_flag);
+  assert_false(r0->first_sample_flag);
+  assert_int_equal(r1->cold_outliers, 1);  // 200 ms > 2 x 70 ms
+  assert_int_equal(r0->cold_outliers, 0);
+  assert_near(0.35, r0->utilization);
+  assert_near(20.0 * 1073741824.0, r0->memory_used_bytes);
+  assert_near(80.0 * 1073741824.0, r0->memory_total_bytes);
+  assert_int_equal(r1->mark, GS_MARK_CRITICAL);
+  assert_int_equal(two->straggler, 1);
+  // Hosts: one rank each, 66.7 and 39.0 requests/s, 26.2% from their median.
+  assert_int_equal(two->n_hosts, 2);
+  const gs_report_host *a = &two->hosts[0], *hb = &two->hosts[1];
+  assert_string_equal(a->name, "node-a");
+  assert_string_equal(hb->name, "node-b");
+  assert_near(4.0 / 0.06, a->throughput);
+  assert_near(4.0 / 0.1025, hb->throughput);
+  double median = (4.0 / 0.06 + 4.0 / 0.1025) / 2;
+  assert_near((4.0 / 0.06 - median) / median, a->deviation);
+  assert_near(0.5, hb->success_rate);
+  assert_near(0.1025, hb->mean);
+  assert_near(0.065, hb->stddev);  // samples 200, 70, 70, 70 ms
+  assert_near(0.07, hb->min);
+  assert_near(0.2, hb->max);
+  assert_int_equal(hb->cold_ranks, 1);
+  assert_int_equal(hb->mark, GS_MARK_CRITICAL);
+  assert_true(has_advice(s, "multi-GPU marginal: speedup 0.98x at 2 ranks"));
+  assert_true(has_advice(s, "why not 2.0x at 2 ranks: the step is 107.5 ms against an ideal 55 ms"));
+  assert_true(has_advice(s, "consider a larger batch size: at 2 ranks mean GPU utilization is "
+                            "32.5% and memory use 23.8% of 80 GiB"));
+  assert_true(has_advice(s, "rank 1 is the straggler"));
+  assert_true(has_advice(s, "investigate rank 1 (host node-b): 2 of 4 requests did not succeed "
+                            "at 2 ranks (1 failed, 1 timed out; success rate 50.0%)"));
+  assert_true(has_advice(s, "cold start on rank 1 (host node-b) at 2 ranks: first timed sample "
+                            "2.86x"));
+  gs_report_free(&r);
+
+  const char *bad[] = {fixture("bad_comm.json")};
+  assert_int_equal(gs_report_load(bad, 1, &default_th, &r), GS_ERR_FORMAT);
+  assert_non_null(strstr(gs_last_error(), "comm_seconds must be an array or null"));
+}
+
+/* coll.json: allreduce at 1 MiB, 16 MiB and 256 MiB with 50, 120 and 180
+ * GB/s bus bandwidth; the topology's NVLink figure is 450 GB/s. */
+static void test_collective(void **state) {
+  (void)state;
+  gs_report r = load1("coll.json", &default_th);
+  const gs_report_series *s = &r.series[0];
+  assert_int_equal(s->n_rows, 3);
+  assert_true(s->rows[2].is_coll);
+  assert_string_equal(s->rows[2].coll_op, "allreduce");
+  assert_near(268435456.0, s->rows[2].coll_bytes);
+  assert_near(180e9, s->rows[2].coll_busbw);
+  assert_near(450e9, s->rows[2].link_bandwidth);
+  assert_int_equal(s->verdict, GS_VERDICT_NONE);
+  assert_int_equal(s->n_advice, 1);
+  assert_non_null(strstr(s->advice[0], "investigate the transport: collective allreduce reaches "
+                                       "at best 180 GB/s"));
+  assert_non_null(strstr(s->advice[0], "40.0% of the link's theoretical 450 GB/s"));
+  gs_report_free(&r);
+}
+
+/* --price: parsing, the whole-word rule, and the cost columns. */
+static void test_prices(void **state) {
+  (void)state;
+  gs_report_prices p;
+  assert_int_equal(gs_report_parse_prices("H100=7,A100=5,H100 NVL=9", &p), GS_OK);
+  assert_int_equal(p.n, 3);
+  assert_near(7.0, gs_report_price_of(&p, "NVIDIA H100 80GB HBM3"));
+  assert_near(9.0, gs_report_price_of(&p, "NVIDIA H100 NVL"));  // the longest key wins
+  assert_near(5.0, gs_report_price_of(&p, "nvidia a100-sxm4-80gb"));
+  assert_true(isnan(gs_report_price_of(&p, "NVIDIA H1000")));  // not a whole word
+  assert_true(isnan(gs_report_price_of(&p, "NVIDIA H200")));
+  static const char *const bad[] = {"H100", "=7", "H100=", "H100=-1", "H100=x", "H100=7,",
+                                    "H100=7,h100=8", ""};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    assert_int_equal(gs_report_parse_prices(bad[i], &p), GS_ERR_USAGE);
+    assert_non_null(strstr(gs_last_error(), "--price"));
+  }
+
+  assert_int_equal(gs_report_parse_prices("H100=7", &p), GS_OK);
+  gs_report r;
+  const char *paths[] = {fixture("two_host.json")};
+  assert_int_equal(gs_report_load_with(paths, 1, &default_th, &p, 0, &r), GS_OK);
+  const gs_report_row *two = &r.series[0].rows[1];
+  assert_near(14.0, two->price_per_hour);
+  assert_near(two->throughput * 3600.0 / 14.0, two->items_per_dollar);
+  assert_near(1e6 * 14.0 / (two->throughput * 3600.0), two->dollars_per_million);
+  assert_near(80.0 * 3600.0 / 7.0, r.series[0].rows[0].items_per_dollar);
+  gs_report_free(&r);
+  assert_int_equal(gs_report_parse_prices("A100=5", &p), GS_OK);
+  assert_int_equal(gs_report_load_with(paths, 1, &default_th, &p, 0, &r), GS_OK);
+  assert_true(isnan(r.series[0].rows[1].price_per_hour));  // no H100 price: n/a
+  assert_string_equal(r.series[0].rows[1].gpu_model, "NVIDIA H100 80GB HBM3");
+  gs_report_free(&r);
+}
+
 /* Renders to a temp file and returns its contents (caller frees). */
 static char *render(const gs_report *r, gs_report_format f) {
   FILE *tmp = tmpfile();
@@ -281,11 +431,29 @@ static void test_renderers(void **state) {
   gs_report_free(&r);
 }
 
+/* HTML: one self-contained document, escaped text, no external resource. */
+static void test_html(void **state) {
+  (void)state;
+  gs_report r = load1("two_host.json", &default_th);
+  char *text = render(&r, GS_REPORT_HTML);
+  assert_non_null(strstr(text, "<!DOCTYPE html>"));
+  assert_non_null(strstr(text, "</html>"));
+  assert_non_null(strstr(text, "<td>node-b</td>"));
+  assert_non_null(strstr(text, "{&quot;batch&quot;:8,&quot;model&quot;:&quot;fixture&quot;}"));
+  assert_null(strstr(text, "<script"));
+  assert_null(strstr(text, "src="));
+  assert_null(strstr(text, "href="));
+  free(text);
+  gs_report_free(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_strong_scaling),     cmocka_unit_test(test_thresholds_configurable),
       cmocka_unit_test(test_series_never_mixed), cmocka_unit_test(test_failed_rank),
       cmocka_unit_test(test_rejects_bad_input),  cmocka_unit_test(test_renderers),
+      cmocka_unit_test(test_two_hosts),          cmocka_unit_test(test_collective),
+      cmocka_unit_test(test_prices),             cmocka_unit_test(test_html),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/stats.h"
@@ -230,6 +231,36 @@ static void test_cold_start_ratio(void **state) {
   assert_float_equal(gs_stats_cold_start_ratio(NAN, 1.0), 0.0, EPS);
 }
 
+static int ascending(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* gs_stats_sort against qsort: sizes below and above the insertion-sort
+ * cut-off, negative numbers, zeros, duplicates and wide magnitudes. */
+static void test_sort(void **state) {
+  (void)state;
+  static const size_t sizes[] = {0, 1, 2, 255, 256, 1000, 20001};
+  uint64_t seed = 12345;
+  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+    size_t n = sizes[s];
+    double *a = malloc((n + 1) * sizeof *a), *b = malloc((n + 1) * sizeof *b);
+    assert_non_null(a);
+    assert_non_null(b);
+    for (size_t i = 0; i < n; i++) {
+      seed = seed * 6364136223846793005u + 1442695040888963407u;
+      double u = (double)(seed >> 11) / 9007199254740992.0;
+      a[i] = i % 7 == 0 ? 0.0 : i % 5 == 0 ? a[i / 2] : (u - 0.3) * pow(10.0, (double)(i % 13) - 6);
+      b[i] = a[i];
+    }
+    gs_stats_sort(a, n);
+    qsort(b, n, sizeof *b, ascending);
+    for (size_t i = 0; i < n; i++) assert_true(a[i] == b[i]);
+    free(a);
+    free(b);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_basic_five),        cmocka_unit_test(test_even_count_median),
@@ -238,6 +269,7 @@ int main(void) {
       cmocka_unit_test(test_outlier_mad_zero),  cmocka_unit_test(test_single_sample),
       cmocka_unit_test(test_rejects_bad_input), cmocka_unit_test(test_variance_large_offset),
       cmocka_unit_test(test_warnings),          cmocka_unit_test(test_cold_start_ratio),
+      cmocka_unit_test(test_sort),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

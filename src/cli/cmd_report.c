@@ -1,12 +1,14 @@
 /* `gpuscale report FILES...`: reads result documents (never a GPU), analyses
  * scaling and rank symmetry (src/report/) and renders the analysis as text,
- * Markdown, CSV or JSON. See docs/report.md. */
+ * Markdown, HTML (with plots), CSV or JSON. See docs/report.md. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "core/options.h"
 #include "report/render.h"
 #include "report/report.h"
@@ -29,13 +31,28 @@ static gs_status add_file(void *ctx, const char *arg) {
   return GS_OK;
 }
 
+/* With --price: a note naming the GPU models no price matched. */
+static void report_unpriced(const gs_report *r) {
+  for (size_t i = 0; i < r->n_series; i++)
+    for (size_t j = 0; j < r->series[i].n_rows; j++) {
+      const gs_report_row *row = &r->series[i].rows[j];
+      if (row->gpu_model && !isfinite(row->price_per_hour)) {
+        gs_warn("--price: no price matches GPU '%s' (keys match whole words of the name, "
+                "case-insensitively); its cost columns are n/a", row->gpu_model);
+        return;
+      }
+    }
+}
+
 static void print_help(const gs_option *table) {
   printf("usage: gpuscale report [options] FILE...\n\n"
          "Reads gpuscale result documents and reports, per series (workload, backend,\n"
          "scaling and workload options), the step-time statistics, throughput, speedup,\n"
          "parallel efficiency and Karp-Flatt serial fraction against 1 rank, the symmetry\n"
-         "of the ranks (marks, straggler, cold start) and a recommendation. Every number\n"
-         "is recomputed from the raw samples; formulas in docs/report.md.\n\nOptions:\n");
+         "of the ranks and hosts (marks, straggler, cold start, requests), why the step is\n"
+         "not N times faster (compute, communication, imbalance, host overhead), cost,\n"
+         "plots (gnuplot) and recommendations. Every number is recomputed from the raw\n"
+         "samples; formulas in docs/report.md.\n\nOptions:\n");
   gs_options_help(stdout, table);
   printf("\nExit codes: 0 report written, 1 a file is unreadable or not a valid result\n"
          "document (or the output cannot be written), 2 usage error.\n");
@@ -47,10 +64,12 @@ gs_status gs_cmd_report(int argc, char **argv) {
   const char *out_path = NULL;
   double moderate = 100.0 * GS_REPORT_MODERATE_DEFAULT;
   double critical = 100.0 * GS_REPORT_CRITICAL_DEFAULT;
+  const char *price_text = NULL, *plots_dir = NULL;
   const gs_option table[] = {
       {.name = "format", .short_name = 'f', .kind = GS_OPT_CHOICE, .target = &format,
        .choices = gs_report_format_choices, .metavar = "FMT",
-       .help = "report format: aligned tables, GitHub tables, one CSV row per sample, or the analysis"},
+       .help = "report format: aligned tables, GitHub tables, one CSV row per sample, the "
+               "analysis as JSON, or one self-contained HTML page with the plots"},
       {.name = "out", .short_name = 'o', .kind = GS_OPT_STRING, .target = &out_path,
        .metavar = "FILE", .help = "write the report to FILE (default: standard output)"},
       {.name = "moderate", .kind = GS_OPT_DOUBLE, .target = &moderate, .dmin = 0.0, .dmax = 1000.0,
@@ -59,13 +78,14 @@ gs_status gs_cmd_report(int argc, char **argv) {
       {.name = "critical", .kind = GS_OPT_DOUBLE, .target = &critical, .dmin = 0.0, .dmax = 1000.0,
        .metavar = "PCT",
        .help = "... and by more than PCT% critical (must exceed --moderate)"},
+      {.name = "price", .kind = GS_OPT_STRING, .target = &price_text, .metavar = "MODEL=USD,...",
+       .help = "price per GPU-hour by GPU model, e.g. H100=7,A100=5: adds items/$ and $/M items"},
+      {.name = "plots", .kind = GS_OPT_STRING, .target = &plots_dir, .metavar = "DIR",
+       .help = "draw the plots with gnuplot as PNG and SVG into DIR (html embeds them anyway)"},
       {.kind = GS_OPT_END}};
-  for (int i = 0; i < argc; i++) {
-    if (strcmp(argv[i], "--") == 0) break;
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      print_help(table);
-      return GS_OK;
-    }
+  if (gs_cli_wants_help(argc, argv)) {
+    print_help(table);
+    return GS_OK;
   }
   file_list files = {0};
   const gs_option *tables[] = {table, NULL};
@@ -79,6 +99,8 @@ gs_status gs_cmd_report(int argc, char **argv) {
     st = gs_error(GS_ERR_USAGE,
                   "options --moderate (%g) and --critical (%g) conflict: critical must exceed "
                   "moderate", moderate, critical);
+  gs_report_prices prices = {0};
+  if (st == GS_OK && price_text) st = gs_report_parse_prices(price_text, &prices);
   if (st != GS_OK) {
     free(files.paths);
     return st;
@@ -86,9 +108,19 @@ gs_status gs_cmd_report(int argc, char **argv) {
 
   gs_report rep;
   gs_report_thresholds th = {.moderate = moderate / 100.0, .critical = critical / 100.0};
-  st = gs_report_load(files.paths, files.n, &th, &rep);
+  int want_plots = plots_dir || format == GS_REPORT_HTML;
+  // Only CSV and the plots read the raw samples after the analysis.
+  unsigned flags = want_plots || format == GS_REPORT_CSV ? 0 : GS_REPORT_DROP_SAMPLES;
+  st = gs_report_load_with(files.paths, files.n, &th, &prices, flags, &rep);
   free(files.paths);
   if (st != GS_OK) return st;
+  if (price_text) report_unpriced(&rep);
+
+  gs_report_plots plots = {0};
+  if (want_plots && (st = gs_report_plots_make(&rep, plots_dir, &plots)) != GS_OK) {
+    gs_report_free(&rep);
+    return st;
+  }
 
   FILE *out = stdout;
   if (out_path) {
@@ -96,10 +128,11 @@ gs_status gs_cmd_report(int argc, char **argv) {
     if (!out) {
       st = gs_error(GS_ERR_IO, "cannot write the report to %s: %s", out_path, strerror(errno));
       gs_report_free(&rep);
+      gs_report_plots_free(&plots);
       return st;
     }
   }
-  st = gs_report_render(out, &rep, (gs_report_format)format);
+  st = gs_report_render_plots(out, &rep, (gs_report_format)format, want_plots ? &plots : NULL);
   int flush_failed = fflush(out) != 0;
   int close_failed = out != stdout && fclose(out) != 0;
   if (st == GS_OK && (flush_failed || close_failed || (out == stdout && ferror(out))))
@@ -110,5 +143,6 @@ gs_status gs_cmd_report(int argc, char **argv) {
   else if (st != GS_OK)
     gs_error(st, "cannot render the report: out of memory");
   gs_report_free(&rep);
+  gs_report_plots_free(&plots);
   return st;
 }

@@ -14,5 +14,6 @@ gs_status gs_cmd_report(int argc, char **argv);
 gs_status gs_cmd_p2p(int argc, char **argv);
 gs_status gs_cmd_plan(int argc, char **argv);
 gs_status gs_cmd_ingest(int argc, char **argv);
+gs_status gs_cmd_compare(int argc, char **argv);
 
 #endif

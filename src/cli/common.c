@@ -276,3 +276,12 @@ gs_status gs_common_write_result(cJSON *doc, const gs_measurement *ms, size_t co
   gs_note("result written to %s", path);
   return GS_OK;
 }
+
+/* See common.h. */
+int gs_cli_wants_help(int argc, char **argv) {
+  for (int i = 0; i < argc; i++) {
+    if (strcmp(argv[i], "--") == 0) return 0;
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return 1;
+  }
+  return 0;
+}

@@ -1,7 +1,8 @@
 /* gpuscale: measures how GPU work scales across GPUs and nodes. This file
  * dispatches git-style subcommands and maps their status to the exit code:
  * 0 success, 1 the run failed (a rank error, a wrong result, I/O), 2 usage
- * error (bad, unknown or conflicting options). See docs/cli.md. */
+ * error (bad, unknown or conflicting options), 3 regression found by compare.
+ * See docs/cli.md. */
 #include <stdio.h>
 #include <string.h>
 
@@ -24,6 +25,7 @@ static const command commands[] = {
     {"suite", gs_cmd_suite, "run the standard set of measurements into results/"},
     {"report", gs_cmd_report, "analyse result files: speedup, efficiency, rank symmetry, advice"},
     {"ingest", gs_cmd_ingest, "read MLPerf LoadGen or nccl-tests results into a result file"},
+    {"compare", gs_cmd_compare, "compare two result files metric by metric; exit 3 on regression"},
 };
 
 static void print_usage(FILE *out) {
@@ -35,7 +37,7 @@ static void print_usage(FILE *out) {
     fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
   fprintf(out,
           "\n'gpuscale COMMAND --help' describes a command's options.\n"
-          "Exit codes: 0 success, 1 run failed, 2 usage error.\n");
+          "Exit codes: 0 success, 1 run failed, 2 usage error, 3 regression (compare).\n");
 }
 
 int main(int argc, char **argv) {

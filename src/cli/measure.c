@@ -235,14 +235,6 @@ static void print_measure_help(const char *command, unsigned features, const gs_
   }
 }
 
-static int wants_help(int argc, char **argv) {
-  for (int i = 0; i < argc; i++) {
-    if (strcmp(argv[i], "--") == 0) return 0;
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return 1;
-  }
-  return 0;
-}
-
 static gs_status reject_positional(void *ctx, const char *arg) {
   return gs_error(GS_ERR_USAGE, "gpuscale %s: unexpected argument '%s'", (const char *)ctx, arg);
 }
@@ -270,7 +262,7 @@ gs_status gs_measure_parse(const char *command, unsigned features, int argc, cha
   }
   void *opts = w ? w->options_new() : NULL;
   if (w && !opts) return gs_error(GS_ERR_NOMEM, "cannot allocate the options of %s", w->key);
-  if (wants_help(argc, argv)) {
+  if (gs_cli_wants_help(argc, argv)) {
     print_measure_help(command, features, w, opts, common);
     if (w) w->options_free(opts);
     *help_shown = 1;

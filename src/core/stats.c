@@ -4,6 +4,7 @@
 #include "core/stats.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,59 @@ static const double t975_table[31] = {
 static int compare_doubles(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
+}
+
+/* The bits of finite double x as an unsigned key in the same order:
+ * negative numbers have all bits flipped, others the sign bit set. */
+static uint64_t sort_key(double x) {
+  uint64_t u;
+  memcpy(&u, &x, sizeof u);
+  return (u >> 63) ? ~u : u | ((uint64_t)1 << 63);
+}
+
+/* See stats.h. Least-significant-digit radix sort on 8-bit digits, which
+ * skips digits that all keys share (the high ones of timing samples);
+ * several times faster than qsort at 10^4..10^6 samples. */
+void gs_stats_sort(double *v, size_t n) {
+  if (n < 256) {
+    for (size_t i = 1; i < n; i++) {  // insertion sort: small n
+      double x = v[i];
+      size_t j = i;
+      for (; j > 0 && v[j - 1] > x; j--) v[j] = v[j - 1];
+      v[j] = x;
+    }
+    return;
+  }
+  double *tmp = malloc(n * sizeof *tmp);
+  size_t (*count)[256] = calloc(8, sizeof *count);
+  if (!tmp || !count) {
+    free(tmp);
+    free(count);
+    qsort(v, n, sizeof *v, compare_doubles);
+    return;
+  }
+  for (size_t i = 0; i < n; i++) {
+    uint64_t k = sort_key(v[i]);
+    for (int d = 0; d < 8; d++) count[d][(k >> (8 * d)) & 0xff]++;
+  }
+  double *from = v, *to = tmp;
+  for (int d = 0; d < 8; d++) {
+    size_t *c = count[d];
+    if (c[(sort_key(from[0]) >> (8 * d)) & 0xff] == n) continue;  // one bucket: no-op pass
+    size_t at = 0;
+    for (int b = 0; b < 256; b++) {
+      size_t here = c[b];
+      c[b] = at;
+      at += here;
+    }
+    for (size_t i = 0; i < n; i++) to[c[(sort_key(from[i]) >> (8 * d)) & 0xff]++] = from[i];
+    double *swap = from;
+    from = to;
+    to = swap;
+  }
+  if (from != v) memcpy(v, from, n * sizeof *v);
+  free(tmp);
+  free(count);
 }
 
 /* See stats.h; returns NaN for dof == 0 (no spread estimate exists). */
@@ -124,7 +178,7 @@ gs_status gs_stats_compute(const double *samples, size_t n, gs_stats *out) {
   if (scratch == NULL)
     return gs_error(GS_ERR_NOMEM, "statistics: cannot allocate %zu samples", n);
   memcpy(scratch, samples, n * sizeof *scratch);
-  qsort(scratch, n, sizeof *scratch, compare_doubles);
+  gs_stats_sort(scratch, n);
 
   out->n = n;
   out->sum = sum;
@@ -148,7 +202,7 @@ gs_status gs_stats_compute(const double *samples, size_t n, gs_stats *out) {
 
   // The scratch copy is reused for the absolute deviations from the median.
   for (size_t i = 0; i < n; i++) scratch[i] = fabs(scratch[i] - out->median);
-  qsort(scratch, n, sizeof *scratch, compare_doubles);
+  gs_stats_sort(scratch, n);
   out->mad = gs_stats_percentile_sorted(scratch, n, 50.0);
   free(scratch);
   out->outliers = count_outliers(samples, n, out->median, out->mad);

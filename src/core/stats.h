@@ -41,6 +41,10 @@ typedef struct {
  * the scratch copy cannot be allocated. Thread-safe. */
 gs_status gs_stats_compute(const double *samples, size_t n, gs_stats *out);
 
+/* Sorts finite doubles ascending in place (radix sort; falls back to
+ * qsort when its scratch memory cannot be allocated). */
+void gs_stats_sort(double *v, size_t n);
+
 /* Percentile p in [0, 100] of ascending-sorted data (Hyndman-Fan type 7:
  * h = (n - 1) p / 100, linear between the order statistics around h). */
 double gs_stats_percentile_sorted(const double *sorted, size_t n, double p);

@@ -28,6 +28,7 @@ const char *gs_status_name(gs_status status) {
     case GS_ERR_UNSUPPORTED: return "unsupported";
     case GS_ERR_ABORTED: return "aborted";
     case GS_ERR_INTERNAL: return "internal";
+    case GS_REGRESSION: return "regression";
   }
   return "unknown";
 }
@@ -35,6 +36,7 @@ const char *gs_status_name(gs_status status) {
 int gs_status_exit_code(gs_status status) {
   if (status == GS_OK) return 0;
   if (status == GS_ERR_USAGE) return 2;
+  if (status == GS_REGRESSION) return 3;
   return 1;
 }
 

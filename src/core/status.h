@@ -20,13 +20,15 @@ typedef enum {
   GS_ERR_TIMEOUT,     /* a rank did not finish in time */
   GS_ERR_UNSUPPORTED, /* the request cannot run here (e.g. no GPU) */
   GS_ERR_ABORTED,     /* stopped because another rank failed */
-  GS_ERR_INTERNAL     /* a bug in gpuscale */
+  GS_ERR_INTERNAL,    /* a bug in gpuscale */
+  GS_REGRESSION       /* compare: a significant regression was found (exit 3) */
 } gs_status;
 
 /* Stable lower-case name of a status, e.g. "verify" (used in result files). */
 const char *gs_status_name(gs_status status);
 
-/* Process exit code for a status: 0 ok, 2 usage, 1 anything else. */
+/* Process exit code for a status: 0 ok, 2 usage, 3 regression (compare),
+ * 1 anything else. */
 int gs_status_exit_code(gs_status status);
 
 /* Records an error for the calling thread and prints it to stderr as

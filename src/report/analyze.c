@@ -9,8 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <unistd.h>
 
 #include "core/result.h"
+#include "report/analyze_internal.h"
 
 /* Largest world size accepted from a document; far above any real machine,
  * it only bounds the allocation a corrupt file can ask for. */
@@ -176,6 +179,10 @@ static gs_status finish_rank(gs_report_rank *k, const dvec *d, const char *file,
     if (fabs(d->v[i] - s.mean) <= GS_REPORT_STABLE_BAND * fabs(s.mean)) stable++;
   k->stable_share = (double)stable / (double)d->n;
   if (s.mean > 0 && k->items_per_step > 0) k->throughput = (double)k->items_per_step / s.mean;
+  if (s.median > 0) {
+    k->first_sample_ratio = d->v[0] / s.median;
+    k->first_sample_flag = k->first_sample_ratio > GS_REPORT_COLD_FLAG;
+  }
   if (isfinite(k->first_seconds) && s.median > 0) {
     k->cold_ratio = k->first_seconds / s.median;
     k->cold_flag = k->cold_ratio > GS_REPORT_COLD_FLAG;
@@ -221,6 +228,7 @@ static gs_status read_measurement(const cJSON *m, size_t mi, const char *file, g
     k->clock = "-";
     k->mean = k->min = k->max = k->stddev = k->median = k->stable_share = dnan;
     k->throughput = k->deviation = k->first_seconds = k->cold_ratio = dnan;
+    k->first_sample_ratio = dnan;
     k->mark = GS_MARK_NONE;
   }
 
@@ -339,14 +347,14 @@ static gs_status rank_symmetry(gs_report_row *row, const gs_report_thresholds *t
       gs_report_rank *k = &row->ranks[r];
       if (!isfinite(k->throughput) || !(s.median > 0)) continue;
       k->deviation = fabs(k->throughput - s.median) / s.median;
-      k->mark = k->deviation > th->critical   ? GS_MARK_CRITICAL
-                : k->deviation > th->moderate ? GS_MARK_MODERATE
-                                              : GS_MARK_GOOD;
+      k->mark = gs_report_mark_of(k->deviation, th);
       if (slowest < 0 || k->throughput < row->ranks[slowest].throughput) slowest = (int)r;
     }
-    if (slowest >= 0 && row->ranks[slowest].mark == GS_MARK_CRITICAL) row->straggler = slowest;
+    if (slowest >= 0 && row->ranks[slowest].deviation > th->critical) row->straggler = slowest;
   }
   free(t);
+  for (size_t r = 0; r < row->n_ranks; r++)
+    row->ranks[r].mark = gs_report_mark_success(row->ranks[r].mark, row->ranks[r].success_rate);
   return GS_OK;
 }
 
@@ -375,6 +383,132 @@ static int row_usable(const gs_report_row *row) {
   return strcmp(row->status, "ok") == 0 && isfinite(row->throughput);
 }
 
+/* "Why not N x": the largest part lost against the ideal step of `row`. */
+static void why_not_advice(gs_report_series *s, const gs_report_row *row) {
+  const gs_report_breakdown *b = &row->breakdown;
+  if (!b->available || !isfinite(b->ideal_step)) return;
+  add_advice(s,
+             "why not %d.0x at %d ranks: the step is %.4g ms against an ideal %.4g ms; per rank "
+             "it splits into compute %.4g ms, exposed communication %.4g ms%s, load imbalance "
+             "%.4g ms and host overhead %.4g ms%s",
+             row->world_size, row->world_size, 1e3 * b->step, 1e3 * b->ideal_step,
+             1e3 * b->compute, 1e3 * b->comm, b->comm_measured ? "" : " (not recorded)",
+             1e3 * b->imbalance, 1e3 * b->host, b->device_clock ? "" : " (no device clock)");
+}
+
+/* "Consider a larger batch" from the telemetry of the largest row that has it. */
+static void batch_advice(gs_report_series *s) {
+  for (size_t i = s->n_rows; i-- > 0;) {
+    const gs_report_row *row = &s->rows[i];
+    double util = 0, mem = 0, total = 0;
+    size_t nu = 0, nm = 0;
+    for (size_t k = 0; k < row->n_ranks; k++) {
+      const gs_report_rank *rk = &row->ranks[k];
+      if (isfinite(rk->utilization)) util += rk->utilization, nu++;
+      if (isfinite(rk->memory_used_bytes) && rk->memory_total_bytes > 0)
+        mem += rk->memory_used_bytes, total += rk->memory_total_bytes, nm++;
+    }
+    if (nu == 0 && nm == 0) continue;
+    double u = nu ? util / (double)nu : NAN, share = nm ? mem / total : NAN;
+    if (!(u < GS_REPORT_LOW_USE || share < GS_REPORT_LOW_USE)) return;
+    char used[96] = "not recorded", busy[64] = "not recorded";
+    if (nu) snprintf(busy, sizeof busy, "%.1f%%", 100.0 * u);
+    if (nm)
+      snprintf(used, sizeof used, "%.1f%% of %.4g GiB", 100.0 * share,
+               total / (double)nm / 1073741824.0);
+    add_advice(s,
+               "consider a larger batch size: at %d ranks mean GPU utilization is %s and memory "
+               "use %s (below %.0f%%)",
+               row->world_size, busy, used, 100.0 * GS_REPORT_LOW_USE);
+    return;
+  }
+}
+
+/* Transport: the best bus bandwidth of a collective series against the link. */
+static void collective_advice(gs_report_series *s) {
+  const gs_report_row *best = NULL;
+  for (size_t i = 0; i < s->n_rows; i++)
+    if (isfinite(s->rows[i].coll_busbw) && (!best || s->rows[i].coll_busbw > best->coll_busbw))
+      best = &s->rows[i];
+  if (!best) {
+    add_advice(s, "collective: no bus bandwidth recorded");
+    return;
+  }
+  if (!isfinite(best->link_bandwidth)) {
+    add_advice(s, "collective %s: best bus bandwidth %.4g GB/s at %.4g bytes; the link's "
+                  "theoretical bandwidth is not recorded (run gpuscale info for the topology)",
+               best->coll_op ? best->coll_op : "?", best->coll_busbw / 1e9, best->coll_bytes);
+    return;
+  }
+  double share = best->coll_busbw / best->link_bandwidth;
+  if (share < GS_REPORT_LOW_BUSBW)
+    add_advice(s,
+               "investigate the transport: collective %s reaches at best %.4g GB/s bus bandwidth "
+               "(at %.4g bytes), %.1f%% of the link's theoretical %.4g GB/s (below %.0f%%); check "
+               "that NCCL uses NVLink/P2P (NCCL_DEBUG=INFO) and not PCIe or the network",
+               best->coll_op ? best->coll_op : "?", best->coll_busbw / 1e9, best->coll_bytes,
+               100.0 * share, best->link_bandwidth / 1e9, 100.0 * GS_REPORT_LOW_BUSBW);
+  else
+    add_advice(s, "collective %s: best bus bandwidth %.4g GB/s is %.1f%% of the link's "
+                  "theoretical %.4g GB/s: the transport is fine",
+               best->coll_op ? best->coll_op : "?", best->coll_busbw / 1e9, 100.0 * share,
+               best->link_bandwidth / 1e9);
+}
+
+/* Load balancing, failed ranks, failed requests and cold starts, per row. */
+static void rank_advice(gs_report_series *s, const gs_report *r) {
+  for (size_t i = 0; i < s->n_rows; i++) {
+    const gs_report_row *row = &s->rows[i];
+    const gs_report_rank *worst = NULL;
+    if (row->straggler >= 0) {
+      worst = &row->ranks[row->straggler];
+    } else {
+      for (size_t k = 0; k < row->n_ranks; k++)
+        if (row->ranks[k].mark == GS_MARK_CRITICAL &&
+            (!worst || row->ranks[k].deviation > worst->deviation))
+          worst = &row->ranks[k];
+    }
+    if (worst)
+      add_advice(s,
+                 "consider dynamic load balancing: at %d ranks rank %d %s %.4g %s/s, %.1f%% "
+                 "from the median rank throughput %.4g (critical > %.0f%%); ranks max/min %.2fx",
+                 row->world_size, worst->rank,
+                 row->straggler >= 0 ? "is the straggler at" : "runs at", worst->throughput,
+                 s->item_unit ? s->item_unit : "items", 100.0 * worst->deviation,
+                 row->rank_median, 100.0 * r->thresholds.critical, row->spread_ratio);
+    for (size_t k = 0; k < row->n_ranks; k++) {
+      const gs_report_rank *rk = &row->ranks[k];
+      if (strcmp(rk->status, "ok") == 0) continue;
+      add_advice(s, "investigate rank %d: status %s at %d ranks (%s)%s%s", rk->rank, rk->status,
+                 row->world_size, gs_report_file_name(r, row->file), rk->error ? ": " : "",
+                 rk->error ? rk->error : "");
+    }
+    for (size_t k = 0; k < row->n_ranks; k++) {
+      const gs_report_rank *rk = &row->ranks[k];
+      if (rk->requests > rk->requests_ok)
+        add_advice(s,
+                   "investigate rank %d (host %s): %zu of %zu requests did not succeed at %d "
+                   "ranks (%zu failed, %zu timed out; success rate %.1f%%)",
+                   rk->rank, rk->host ? rk->host : "-", rk->requests - rk->requests_ok,
+                   rk->requests, row->world_size, rk->requests_failed, rk->requests_timed_out,
+                   100.0 * rk->success_rate);
+      if (rk->first_sample_flag || rk->cold_flag || rk->cold_outliers) {
+        char first[64] = "", requests[96] = "";
+        if (isfinite(rk->cold_ratio))
+          snprintf(first, sizeof first, " and first iteration %.2fx", rk->cold_ratio);
+        if (rk->requests > 0)
+          snprintf(requests, sizeof requests, "; %zu of %zu cold request(s) above %.0fx the "
+                   "median latency", rk->cold_outliers, rk->cold_requests, GS_REPORT_COLD_FLAG);
+        add_advice(s,
+                   "cold start on rank %d (host %s) at %d ranks: first timed sample %.2fx%s the "
+                   "median%s; warm up longer before timing",
+                   rk->rank, rk->host ? rk->host : "-", row->world_size, rk->first_sample_ratio,
+                   first, requests);
+      }
+    }
+  }
+}
+
 /* Speedup and friends against the series' 1-rank row, then the verdict. */
 static void analyse_series(gs_report_series *s, const gs_report *r) {
   qsort(s->rows, s->n_rows, sizeof *s->rows, compare_rows);
@@ -391,6 +525,19 @@ static void analyse_series(gs_report_series *s, const gs_report *r) {
     row->efficiency = row->speedup / n;
     if (row->world_size > 1 && row->speedup > 0)
       row->karp_flatt = (1.0 / row->speedup - 1.0 / n) / (1.0 - 1.0 / n);
+  }
+
+  for (size_t i = 0; i < s->n_rows && base; i++) {
+    gs_report_row *row = &s->rows[i];
+    if (!row->breakdown.available || !base->breakdown.available) continue;
+    row->breakdown.ideal_step = strcmp(s->scaling, "weak") == 0
+                                    ? base->breakdown.step
+                                    : base->breakdown.step / (double)row->world_size;
+  }
+  if (s->n_rows > 0 && s->rows[0].is_coll) {
+    collective_advice(s);
+    rank_advice(s, r);
+    return;
   }
 
   const char *gpu = strcmp(s->backend, "cpu") == 0 ? "rank" : "GPU";
@@ -429,35 +576,10 @@ static void analyse_series(gs_report_series *s, const gs_report *r) {
                "fraction %.3f, throughput %.4g of ideal %.4g %s/s",
                what, sp, pick->world_size, rule, 100.0 * pick->efficiency, pick->karp_flatt,
                pick->throughput, pick->ideal_throughput, s->item_unit ? s->item_unit : "items");
+    why_not_advice(s, pick);
   }
-
-  for (size_t i = 0; i < s->n_rows; i++) {
-    const gs_report_row *row = &s->rows[i];
-    const gs_report_rank *worst = NULL;
-    if (row->straggler >= 0) {
-      worst = &row->ranks[row->straggler];
-    } else {
-      for (size_t k = 0; k < row->n_ranks; k++)
-        if (row->ranks[k].mark == GS_MARK_CRITICAL &&
-            (!worst || row->ranks[k].deviation > worst->deviation))
-          worst = &row->ranks[k];
-    }
-    if (worst)
-      add_advice(s,
-                 "consider dynamic load balancing: at %d ranks rank %d %s %.4g %s/s, %.1f%% "
-                 "from the median rank throughput %.4g (critical > %.0f%%); ranks max/min %.2fx",
-                 row->world_size, worst->rank,
-                 row->straggler >= 0 ? "is the straggler at" : "runs at", worst->throughput,
-                 s->item_unit ? s->item_unit : "items", 100.0 * worst->deviation,
-                 row->rank_median, 100.0 * r->thresholds.critical, row->spread_ratio);
-    for (size_t k = 0; k < row->n_ranks; k++) {
-      const gs_report_rank *rk = &row->ranks[k];
-      if (strcmp(rk->status, "ok") == 0) continue;
-      add_advice(s, "investigate rank %d: status %s at %d ranks (%s)%s%s", rk->rank, rk->status,
-                 row->world_size, gs_report_file_name(r, row->file), rk->error ? ": " : "",
-                 rk->error ? rk->error : "");
-    }
-  }
+  batch_advice(s);
+  rank_advice(s, r);
 }
 
 /* ---- loading --------------------------------------------------------------- */
@@ -473,59 +595,173 @@ static gs_report_series *find_series(gs_report *r, const char *workload, const c
   return NULL;
 }
 
-/* Adds every measurement of document `fi` to its series. */
-static gs_status add_document(gs_report *r, size_t fi) {
-  const cJSON *doc = r->docs[fi];
+/* One measurement read and analysed on its own, waiting for its series. */
+typedef struct {
+  char workload[64], backend[64], scaling[64];
+  char *options;              /* canonical JSON; owned until placed */
+  const char *item_unit;
+  gs_report_row row;          /* its ranks and hosts owned until placed */
+} prepared_row;
+
+/* The measurements of one document, prepared by a worker thread. */
+typedef struct {
+  size_t n;
+  prepared_row *rows;
+  gs_status status;
+  char error[1024];           /* the worker's error message when status != GS_OK */
+} prepared_doc;
+
+static void prepared_free(prepared_doc *d) {
+  for (size_t i = 0; i < d->n; i++) {
+    free(d->rows[i].options);
+    free(d->rows[i].row.ranks);
+    free(d->rows[i].row.hosts);
+  }
+  free(d->rows);
+  d->rows = NULL;
+  d->n = 0;
+}
+
+/* Frees the sample arrays of every run and rank of `doc`; nothing else (the
+ * rows keep pointers to strings elsewhere in the document). Freed memory is
+ * reused by the next document this thread parses. */
+static void drop_samples(cJSON *doc) {
+  static const char *const rank_arrays[] = {"device_seconds", "wall_seconds", "comm_seconds"};
+  const cJSON *ms = cJSON_GetObjectItemCaseSensitive(doc, "measurements");
+  for (const cJSON *m = ms ? ms->child : NULL; m; m = m->next) {
+    const cJSON *runs = cJSON_GetObjectItemCaseSensitive(m, "runs");
+    for (cJSON *run = runs ? runs->child : NULL; run; run = run->next) {
+      cJSON_DeleteItemFromObjectCaseSensitive(run, "step_seconds");
+      const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(run, "ranks");
+      for (cJSON *rk = ranks ? ranks->child : NULL; rk; rk = rk->next)
+        for (size_t i = 0; i < 3; i++) cJSON_DeleteItemFromObjectCaseSensitive(rk, rank_arrays[i]);
+    }
+  }
+}
+
+/* Reads document `fi` and analyses each of its measurements as a row
+ * (everything that does not need other rows). Thread-safe: it writes only
+ * r->docs[fi] and `out`. */
+static gs_status prepare_document(gs_report *r, size_t fi, prepared_doc *out) {
   const char *file = r->files[fi];
+  gs_status st = gs_result_read(file, &r->docs[fi]);
+  if (st != GS_OK) return st;
+  const cJSON *doc = r->docs[fi];
   const cJSON *config = cJSON_GetObjectItemCaseSensitive(doc, "config");
   const cJSON *doc_options = cJSON_GetObjectItemCaseSensitive(config, "workload_options");
   const cJSON *ms = cJSON_GetObjectItemCaseSensitive(doc, "measurements");
+  size_t count = (size_t)cJSON_GetArraySize(ms);
+  out->rows = calloc(count ? count : 1, sizeof *out->rows);
+  if (!out->rows) return gs_error(GS_ERR_NOMEM, "%s: out of memory", file);
   size_t mi = 0;
   for (const cJSON *m = ms->child; m; m = m->next, mi++) {
-    const char *workload = json_string_or(m, "workload", "");
-    const char *backend = json_string_or(m, "backend", "");
-    const char *scaling = json_string_or(m, "scaling", "");
+    prepared_row *p = &out->rows[out->n++];
+    copy_text(p->workload, sizeof p->workload, json_string_or(m, "workload", ""));
+    copy_text(p->backend, sizeof p->backend, json_string_or(m, "backend", ""));
+    copy_text(p->scaling, sizeof p->scaling, json_string_or(m, "scaling", ""));
     // A measurement's own options (should a writer add them) win over the document's.
     const cJSON *own = cJSON_GetObjectItemCaseSensitive(m, "workload_options");
-    char *options = canonical_json(own ? own : doc_options);
-    if (!options) return gs_error(GS_ERR_NOMEM, "%s: out of memory", file);
-    gs_report_series *s = find_series(r, workload, backend, scaling, options);
+    p->options = canonical_json(own ? own : doc_options);
+    if (!p->options) return gs_error(GS_ERR_NOMEM, "%s: out of memory", file);
+    p->item_unit = json_string_or(cJSON_GetObjectItemCaseSensitive(m, "cost"), "item_unit", NULL);
+    gs_report_row *row = &p->row;
+    row->file = fi;
+    row->measurement = mi;
+    if ((st = read_measurement(m, mi, file, row)) != GS_OK) return st;
+    if ((st = gs_report_breakdown_read(m, file, row)) != GS_OK) return st;
+    if ((st = gs_report_rank_extras(doc, m, file, &r->thresholds, row)) != GS_OK) return st;
+    if ((st = rank_symmetry(row, &r->thresholds)) != GS_OK) return st;
+    gs_report_row_extras(doc, m, &r->prices, row);
+  }
+  if (r->flags & GS_REPORT_DROP_SAMPLES) drop_samples(r->docs[fi]);
+  return GS_OK;
+}
+
+/* Moves the prepared rows of a document into their series (in order). */
+static gs_status place_document(gs_report *r, prepared_doc *d) {
+  for (size_t i = 0; i < d->n; i++) {
+    prepared_row *p = &d->rows[i];
+    gs_report_series *s = find_series(r, p->workload, p->backend, p->scaling, p->options);
     if (!s) {
       gs_report_series *grown = realloc(r->series, (r->n_series + 1) * sizeof *grown);
-      if (!grown) {
-        free(options);
-        return gs_error(GS_ERR_NOMEM, "%s: out of memory", file);
-      }
+      if (!grown) return gs_error(GS_ERR_NOMEM, "out of memory");
       r->series = grown;
       s = &r->series[r->n_series++];
       memset(s, 0, sizeof *s);
-      copy_text(s->workload, sizeof s->workload, workload);
-      copy_text(s->backend, sizeof s->backend, backend);
-      copy_text(s->scaling, sizeof s->scaling, scaling);
-      s->options = options;
+      copy_text(s->workload, sizeof s->workload, p->workload);
+      copy_text(s->backend, sizeof s->backend, p->backend);
+      copy_text(s->scaling, sizeof s->scaling, p->scaling);
+      s->options = p->options;
     } else {
-      free(options);
+      free(p->options);
     }
-    if (!s->item_unit)
-      s->item_unit = json_string_or(cJSON_GetObjectItemCaseSensitive(m, "cost"), "item_unit", NULL);
+    p->options = NULL;
+    if (!s->item_unit) s->item_unit = p->item_unit;
     gs_report_row *rows = realloc(s->rows, (s->n_rows + 1) * sizeof *rows);
-    if (!rows) return gs_error(GS_ERR_NOMEM, "%s: out of memory", file);
+    if (!rows) return gs_error(GS_ERR_NOMEM, "out of memory");
     s->rows = rows;
-    gs_report_row *row = &s->rows[s->n_rows++];
-    memset(row, 0, sizeof *row);
-    row->file = fi;
-    row->measurement = mi;
-    gs_status st = read_measurement(m, mi, file, row);
-    if (st != GS_OK) return st;
-    if ((st = rank_symmetry(row, &r->thresholds)) != GS_OK) return st;
+    s->rows[s->n_rows++] = p->row;
+    memset(&p->row, 0, sizeof p->row);  // now owned by the series
   }
   return GS_OK;
+}
+
+typedef struct {
+  gs_report *r;
+  prepared_doc *docs;
+  size_t n;
+  size_t next;             /* next document to take; guarded by lock */
+  pthread_mutex_t lock;
+} prepare_pool;
+
+static void *prepare_worker(void *arg) {
+  prepare_pool *pool = arg;
+  for (;;) {
+    pthread_mutex_lock(&pool->lock);
+    size_t i = pool->next++;
+    pthread_mutex_unlock(&pool->lock);
+    if (i >= pool->n) return NULL;
+    prepared_doc *d = &pool->docs[i];
+    d->status = prepare_document(pool->r, i, d);
+    if (d->status != GS_OK) copy_text(d->error, sizeof d->error, gs_last_error());
+  }
+}
+
+/* Reads and prepares all documents, several at once on a multi-core host
+ * (parsing dominates the time of a large report). */
+static void prepare_all(gs_report *r, prepared_doc *docs, size_t n) {
+  prepare_pool pool = {.r = r, .docs = docs, .n = n};
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  size_t threads = cores > 1 ? (size_t)cores : 1;
+  if (threads > 8) threads = 8;
+  if (threads > n) threads = n;
+  pthread_t tid[8];
+  size_t started = 0;
+  if (threads > 1 && pthread_mutex_init(&pool.lock, NULL) == 0) {
+    for (; started < threads; started++)
+      if (pthread_create(&tid[started], NULL, prepare_worker, &pool) != 0) break;
+    for (size_t t = 0; t < started; t++) pthread_join(tid[t], NULL);
+    pthread_mutex_destroy(&pool.lock);
+  }
+  // Without threads (one core, or none could start) this thread does it all.
+  for (size_t i = started ? n : 0; i < n; i++) {
+    docs[i].status = prepare_document(r, i, &docs[i]);
+    if (docs[i].status != GS_OK) copy_text(docs[i].error, sizeof docs[i].error, gs_last_error());
+  }
 }
 
 /* See report.h. */
 gs_status gs_report_load(const char *const *paths, size_t n, const gs_report_thresholds *th,
                          gs_report *out) {
+  return gs_report_load_with(paths, n, th, NULL, 0, out);
+}
+
+/* See report.h. */
+gs_status gs_report_load_with(const char *const *paths, size_t n, const gs_report_thresholds *th,
+                              const gs_report_prices *prices, unsigned flags, gs_report *out) {
   memset(out, 0, sizeof *out);
+  out->flags = flags;
+  if (prices) out->prices = *prices;
   if (n == 0) return gs_error(GS_ERR_USAGE, "gpuscale report: no result files given");
   if (!(th->moderate > 0) || !(th->critical > th->moderate))
     return gs_error(GS_ERR_USAGE,
@@ -543,9 +779,22 @@ gs_status gs_report_load(const char *const *paths, size_t n, const gs_report_thr
     out->files[i] = strdup(paths[i]);
     out->n_files = i + 1;
     if (!out->files[i]) st = gs_error(GS_ERR_NOMEM, "out of memory");
-    if (st == GS_OK) st = gs_result_read(paths[i], &out->docs[i]);
-    if (st == GS_OK) st = add_document(out, i);
   }
+  prepared_doc *docs = st == GS_OK ? calloc(n, sizeof *docs) : NULL;
+  if (st == GS_OK && !docs) st = gs_error(GS_ERR_NOMEM, "out of memory");
+  if (st == GS_OK) {
+    // Workers print their errors as they happen; the first in file order
+    // is the one recorded for the caller.
+    prepare_all(out, docs, n);
+    for (size_t i = 0; i < n && st == GS_OK; i++) {
+      if (docs[i].status != GS_OK)
+        st = gs_error_quiet(docs[i].status, "%s", docs[i].error);
+      else
+        st = place_document(out, &docs[i]);
+    }
+  }
+  for (size_t i = 0; docs && i < n; i++) prepared_free(&docs[i]);
+  free(docs);
   for (size_t i = 0; i < out->n_series && st == GS_OK; i++) analyse_series(&out->series[i], out);
   if (st != GS_OK) gs_report_free(out);
   return st;
@@ -555,7 +804,10 @@ gs_status gs_report_load(const char *const *paths, size_t n, const gs_report_thr
 void gs_report_free(gs_report *r) {
   for (size_t i = 0; i < r->n_series; i++) {
     gs_report_series *s = &r->series[i];
-    for (size_t j = 0; j < s->n_rows; j++) free(s->rows[j].ranks);
+    for (size_t j = 0; j < s->n_rows; j++) {
+      free(s->rows[j].ranks);
+      free(s->rows[j].hosts);
+    }
     free(s->rows);
     free(s->options);
     for (size_t j = 0; j < s->n_advice; j++) free(s->advice[j]);

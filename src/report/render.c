@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const gs_report_format_choices[] = {"text", "markdown", "csv", "json", NULL};
+const char *const gs_report_format_choices[] = {"text", "markdown", "csv", "json", "html", NULL};
 
 #define CELL 64
-#define MAX_COLS 16
+#define MAX_COLS 20
 
 /* A table of text cells; numbers are right-aligned in text mode. */
 typedef struct {
@@ -19,6 +19,8 @@ typedef struct {
   const char *head[MAX_COLS];
   int left[MAX_COLS];  // 1: left-aligned column
   char (*cells)[MAX_COLS][CELL];
+  int failed;  /* a row could not be allocated: rows went to `scratch` */
+  char scratch[MAX_COLS][CELL];
 } table;
 
 static void table_init(table *t, size_t ncols, const char *const *head, const int *left) {
@@ -30,18 +32,105 @@ static void table_init(table *t, size_t ncols, const char *const *head, const in
   }
 }
 
-/* Adds a row; returns its cells or NULL when out of memory. */
+/* Adds a row and returns its cells; when out of memory the table is marked
+ * failed (table_done reports it) and a scratch row is returned. */
 static char (*table_row(table *t))[CELL] {
   if (t->nrows == t->cap) {
     size_t cap = t->cap ? 2 * t->cap : 8;
     void *grown = realloc(t->cells, cap * sizeof *t->cells);
-    if (!grown) return NULL;
+    if (!grown) {
+      t->failed = 1;
+      return t->scratch;
+    }
     t->cells = grown;
     t->cap = cap;
   }
   char(*row)[CELL] = t->cells[t->nrows++];
   for (size_t i = 0; i < MAX_COLS; i++) row[i][0] = '\0';
   return row;
+}
+
+/* Where a report goes: terminal text, Markdown or HTML (md is also set for
+ * HTML, whose wording follows Markdown's), with the plots HTML embeds. */
+typedef struct {
+  FILE *f;
+  int md, html;
+  const gs_report_plots *plots;
+  size_t series;  /* index of the series being written (for its plots) */
+} writer;
+
+/* `text` with &, <, > and " escaped for HTML. */
+static void html_text(FILE *out, const char *text) {
+  for (const char *p = text; *p; p++) {
+    switch (*p) {
+      case '&': fputs("&amp;", out); break;
+      case '<': fputs("&lt;", out); break;
+      case '>': fputs("&gt;", out); break;
+      case '"': fputs("&quot;", out); break;
+      default: fputc(*p, out);
+    }
+  }
+}
+
+/* A block of text: level 1-3 a heading, 0 a paragraph, -1 a caption
+ * (bold in Markdown/HTML, followed by ':' in text). Text mode indents it. */
+static void w_block(writer *w, int level, const char *indent, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void w_block(writer *w, int level, const char *indent, const char *fmt, ...) {
+  char text[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  if (w->html) {
+    if (level > 0)
+      fprintf(w->f, "<h%d>", level);
+    else
+      fputs(level < 0 ? "<p><b>" : "<p>", w->f);
+    html_text(w->f, text);
+    if (level > 0)
+      fprintf(w->f, "</h%d>\n", level);
+    else
+      fputs(level < 0 ? "</b></p>\n" : "</p>\n", w->f);
+  } else if (w->md) {
+    if (level > 0)
+      fprintf(w->f, "%.*s %s\n\n", level, "###", text);
+    else
+      fprintf(w->f, level < 0 ? "**%s**\n\n" : "%s\n\n", text);
+  } else {
+    fprintf(w->f, level < 0 ? "%s%s:\n" : level == 2 ? "%s%s\n" : "%s%s\n\n",
+            level == 2 || level == 1 ? "" : indent, text);
+  }
+}
+
+static void w_list(writer *w, const char *const *items, size_t n) {
+  if (w->html) fputs("<ul>\n", w->f);
+  for (size_t i = 0; i < n; i++) {
+    if (w->html) {
+      fputs("<li>", w->f);
+      html_text(w->f, items[i]);
+      fputs("</li>\n", w->f);
+    } else {
+      fprintf(w->f, w->md ? "- %s\n" : "  - %s\n", items[i]);
+    }
+  }
+  fputs(w->html ? "</ul>\n" : "\n", w->f);
+}
+
+/* HTML only: the plots of series w->series for row `row` (-1: series plots),
+ * inline SVG with their captions. */
+static void w_plots(writer *w, const gs_report_series *s, int row) {
+  (void)s;
+  if (!w->html || !w->plots) return;
+  for (size_t i = 0; i < w->plots->n; i++) {
+    const gs_report_plot *p = &w->plots->p[i];
+    if (p->series != w->series || p->row != row || !p->svg) continue;
+    fputs("<figure>\n", w->f);
+    fputs(p->svg, w->f);
+    fputs("<figcaption>", w->f);
+    html_text(w->f, p->caption);
+    fputs("</figcaption></figure>\n", w->f);
+  }
 }
 
 static void cellf(char *cell, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -52,8 +141,29 @@ static void cellf(char *cell, const char *fmt, ...) {
   va_end(ap);
 }
 
-static void table_print(FILE *out, const table *t, int markdown, const char *indent) {
-  if (markdown) {
+static void table_print(writer *wr, const table *t, const char *indent) {
+  FILE *out = wr->f;
+  if (wr->html) {
+    fputs("<table>\n<tr>", out);
+    for (size_t c = 0; c < t->ncols; c++) {
+      fputs("<th>", out);
+      html_text(out, t->head[c]);
+      fputs("</th>", out);
+    }
+    fputs("</tr>\n", out);
+    for (size_t r = 0; r < t->nrows; r++) {
+      fputs("<tr>", out);
+      for (size_t c = 0; c < t->ncols; c++) {
+        fputs(t->left[c] ? "<td>" : "<td class=\"n\">", out);
+        html_text(out, t->cells[r][c]);
+        fputs("</td>", out);
+      }
+      fputs("</tr>\n", out);
+    }
+    fputs("</table>\n", out);
+    return;
+  }
+  if (wr->md) {
     fputs("|", out);
     for (size_t c = 0; c < t->ncols; c++) fprintf(out, " %s |", t->head[c]);
     fputs("\n|", out);
@@ -64,6 +174,7 @@ static void table_print(FILE *out, const table *t, int markdown, const char *ind
       for (size_t c = 0; c < t->ncols; c++) fprintf(out, " %s |", t->cells[r][c]);
       fputs("\n", out);
     }
+    fputs("\n", out);
     return;
   }
   size_t width[MAX_COLS];
@@ -85,9 +196,16 @@ static void table_print(FILE *out, const table *t, int markdown, const char *ind
     }
     fputs("\n", out);
   }
+  fputs("\n", out);
 }
 
-static void table_free(table *t) { free(t->cells); }
+/* Prints and frees `t`; GS_ERR_NOMEM when a row could not be allocated. */
+static gs_status table_done(writer *w, table *t, const char *indent) {
+  if (!t->failed) table_print(w, t, indent);
+  free(t->cells);
+  return t->failed ? GS_ERR_NOMEM : GS_OK;
+}
+
 
 /* ---- number formats ----------------------------------------------------------- */
 
@@ -126,6 +244,17 @@ static void fmt_fixed(char *cell, double v, int digits, const char *suffix) {
     cellf(cell, "-");
 }
 
+/* n, mean, min, max, stddev (ms) and the share within 15% into c[0..5]. */
+static void latency_cells(char (*c)[CELL], size_t n, double mean, double min, double max,
+                          double stddev, double stable) {
+  cellf(c[0], "%zu", n);
+  fmt_ms(c[1], mean);
+  fmt_ms(c[2], min);
+  fmt_ms(c[3], max);
+  fmt_ms(c[4], stddev);
+  fmt_pct(c[5], stable);
+}
+
 static const char *scaling_text(const char *scaling) {
   if (strcmp(scaling, "strong") == 0)
     return "strong scaling (fixed total work; speedup = T(1) / T(N))";
@@ -135,20 +264,103 @@ static const char *scaling_text(const char *scaling) {
   return "scaling not recorded";
 }
 
+/* "Why not N x": the step of each row split into its parts (docs/report.md). */
+static gs_status breakdown_table(writer *w, const gs_report_series *s) {
+  size_t shown = 0;
+  for (size_t i = 0; i < s->n_rows; i++) shown += s->rows[i].breakdown.available;
+  if (shown == 0) return GS_OK;
+  w_block(w, -1, "  ", "Why not N x: the wall-clock step (slowest rank per iteration) split per "
+                      "rank and iteration into compute (device - comm), exposed communication "
+                      "(comm_seconds), load imbalance (step - the rank's wall time) and host "
+                      "overhead (wall - device); ms, share of the step in parentheses");
+  static const char *const head[] = {"ranks", "step ms", "ideal ms", "compute", "comm",
+                                     "imbalance", "host", "notes"};
+  static const int left[] = {0, 0, 0, 0, 0, 0, 0, 1};
+  table t;
+  table_init(&t, 8, head, left);
+  for (size_t i = 0; i < s->n_rows; i++) {
+    const gs_report_breakdown *b = &s->rows[i].breakdown;
+    if (!b->available) continue;
+    char(*c)[CELL] = table_row(&t);
+    cellf(c[0], "%d", s->rows[i].world_size);
+    fmt_ms(c[1], b->step);
+    fmt_ms(c[2], b->ideal_step);
+    const double parts[4] = {b->compute, b->comm, b->imbalance, b->host};
+    for (int p = 0; p < 4; p++)
+      cellf(c[3 + p], "%.3f (%.1f%%)", 1e3 * parts[p], b->step > 0 ? 100.0 * parts[p] / b->step : 0.0);
+    cellf(c[7], "%s%s%s", b->comm_measured ? "" : "comm not recorded",
+          !b->comm_measured && !b->device_clock ? "; " : "",
+          b->device_clock ? "" : "no device clock: host overhead 0");
+    if (!c[7][0]) cellf(c[7], "-");
+  }
+  return table_done(w, &t, "    ");
+}
+
+/* Bus bandwidth of collective rows against the link's theoretical figure. */
+static gs_status collective_table(writer *w, const gs_report_series *s) {
+  if (s->n_rows == 0 || !s->rows[0].is_coll) return GS_OK;
+  w_block(w, -1, "  ", "Collective bandwidth (GB/s = 10^9 bytes/s)");
+  static const char *const head[] = {"op", "ranks", "bytes", "algbw GB/s", "busbw GB/s",
+                                     "link GB/s", "busbw/link"};
+  static const int left[] = {1, 0, 0, 0, 0, 0, 0};
+  table t;
+  table_init(&t, 7, head, left);
+  for (size_t i = 0; i < s->n_rows; i++) {
+    const gs_report_row *row = &s->rows[i];
+    char(*c)[CELL] = table_row(&t);
+    cellf(c[0], "%s", row->coll_op ? row->coll_op : "-");
+    cellf(c[1], "%d", row->world_size);
+    fmt_fixed(c[2], row->coll_bytes, 0, "");
+    fmt_fixed(c[3], row->coll_algbw / 1e9, 2, "");
+    fmt_fixed(c[4], row->coll_busbw / 1e9, 2, "");
+    fmt_fixed(c[5], row->link_bandwidth / 1e9, 1, "");
+    fmt_pct(c[6], row->coll_busbw / row->link_bandwidth);
+  }
+  return table_done(w, &t, "    ");
+}
+
+/* Per-host symmetry of one row, shown when its ranks ran on 2+ hosts. */
+static gs_status host_table(writer *w, const gs_report_row *row) {
+  if (row->n_hosts < 2) return GS_OK;
+  char cv[CELL];
+  fmt_pct(cv, row->host_spread_cv);
+  w_block(w, -1, "    ", "Hosts (%zu): cv of throughput per rank between hosts %s", row->n_hosts,
+          cv);
+  static const char *const head[] = {"host",       "ranks",     "n",       "mean ms",
+                                     "min ms",     "max ms",    "stddev ms", "within 15%",
+                                     "throughput", "per rank",  "deviation", "success",
+                                     "tokens/s",   "mem GiB",   "cold ranks", "mark"};
+  static const int left[] = {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+  table t;
+  table_init(&t, 16, head, left);
+  for (size_t h = 0; h < row->n_hosts; h++) {
+    const gs_report_host *x = &row->hosts[h];
+    char(*c)[CELL] = table_row(&t);
+    cellf(c[0], "%s", x->name);
+    cellf(c[1], "%zu", x->n_ranks);
+    latency_cells(c + 2, x->n, x->mean, x->min, x->max, x->stddev, x->stable_share);
+    fmt_rate(c[8], x->throughput);
+    fmt_rate(c[9], x->per_rank);
+    fmt_pct(c[10], x->deviation);
+    fmt_pct(c[11], x->success_rate);
+    fmt_rate(c[12], x->tokens_per_second);
+    fmt_fixed(c[13], x->memory_used_bytes / 1073741824.0, 2, "");
+    cellf(c[14], "%zu", x->cold_ranks);
+    cellf(c[15], "%s", gs_rank_mark_name(x->mark));
+  }
+  return table_done(w, &t, "      ");
+}
+
 /* ---- text and Markdown ---------------------------------------------------------- */
 
-static gs_status series_tables(FILE *out, const gs_report *r, const gs_report_series *s, int md) {
+static gs_status series_tables(writer *w, const gs_report *r, const gs_report_series *s) {
   const char *unit = s->item_unit ? s->item_unit : "items";
-  if (md) {
-    fprintf(out, "## %s: backend %s, %s\n\n", s->workload, s->backend[0] ? s->backend : "-",
-            scaling_text(s->scaling));
-    fprintf(out, "Workload options: `%s`\n\n", s->options);
-  } else {
-    fprintf(out, "%s: backend %s, %s\n", s->workload, s->backend[0] ? s->backend : "-",
-            scaling_text(s->scaling));
-    fprintf(out, "  options %s\n", s->options);
-    fprintf(out, "  step time = slowest rank per iteration, in ms; throughput in %s/s\n\n", unit);
-  }
+  w_block(w, 2, "", "%s: backend %s, %s", s->workload, s->backend[0] ? s->backend : "-",
+          scaling_text(s->scaling));
+  w_block(w, 0, "  ", w->md && !w->html ? "Workload options: `%s`" : "Workload options: %s",
+          s->options);
+  w_block(w, 0, "  ", "Step time = slowest rank per iteration, in ms; throughput in %s/s", unit);
+  w_plots(w, s, -1);
 
   static const char *const head[] = {"ranks",   "file",    "status",     "verify",
                                      "n",       "mean ms", "median ms",  "cv",
@@ -156,13 +368,20 @@ static gs_status series_tables(FILE *out, const gs_report *r, const gs_report_se
                                      "karp-flatt", "warnings"};
   static const int left[] = {0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
   table t;
+  int priced = r->prices.n > 0;
+  static const char *const cost_head[] = {"$/hour", "items/$", "$/M items"};
   table_init(&t, 14, head, left);
+  if (priced) {
+    for (size_t c = 0; c < 3; c++) t.head[14 + c] = cost_head[c];
+    t.ncols = 17;
+  }
   for (size_t i = 0; i < s->n_rows; i++) {
     const gs_report_row *row = &s->rows[i];
     char(*c)[CELL] = table_row(&t);
-    if (!c) {
-      table_free(&t);
-      return GS_ERR_NOMEM;
+    if (priced) {
+      fmt_fixed(c[14], row->price_per_hour, 2, "");
+      fmt_rate(c[15], row->items_per_dollar);
+      fmt_fixed(c[16], row->dollars_per_million, 4, "");
     }
     cellf(c[0], "%d", row->world_size);
     cellf(c[1], "%s", gs_report_file_name(r, row->file));
@@ -179,89 +398,106 @@ static gs_status series_tables(FILE *out, const gs_report *r, const gs_report_se
     fmt_fixed(c[12], row->karp_flatt, 3, "");
     char warn[256] = "";
     if (row->has_step) {
-      unsigned w = row->step.warnings;
-      snprintf(warn, sizeof warn, "%s%s%s%s", (w & GS_STATS_WARN_FEW_SAMPLES) ? "few-samples " : "",
-               (w & GS_STATS_WARN_NOISY) ? "noisy " : "", (w & GS_STATS_WARN_SHORT) ? "short " : "",
-               (w & GS_STATS_WARN_OUTLIERS) ? "outliers " : "");
+      unsigned flags = row->step.warnings;
+      snprintf(warn, sizeof warn, "%s%s%s%s",
+               (flags & GS_STATS_WARN_FEW_SAMPLES) ? "few-samples " : "",
+               (flags & GS_STATS_WARN_NOISY) ? "noisy " : "",
+               (flags & GS_STATS_WARN_SHORT) ? "short " : "",
+               (flags & GS_STATS_WARN_OUTLIERS) ? "outliers " : "");
       size_t len = strlen(warn);
       if (len) warn[len - 1] = '\0';
     }
     cellf(c[13], "%s", warn[0] ? warn : "-");
   }
-  table_print(out, &t, md, "  ");
-  table_free(&t);
-  fputs("\n", out);
+  gs_status st = table_done(w, &t, "  ");
+  if (st != GS_OK) return st;
+  if (priced)
+    w_block(w, 0, "  ", "Cost: $/hour = sum of the prices of the row's GPUs (--price); items/$ = "
+                        "throughput x 3600 / ($/hour); $/M items = 10^6 / (items/$). '-' where "
+                        "no price matched a GPU name (e.g. the CPU backend).");
+  int coll = s->n_rows > 0 && s->rows[0].is_coll;  // a sweep of sizes: no split, no rank tables
+  if (!coll) st = breakdown_table(w, s);
+  if (st == GS_OK) st = collective_table(w, s);
+  if (st != GS_OK) return st;
 
   static const char *const rhead[] = {"rank",      "status",  "clock",     "n",
                                       "mean ms",   "min ms",  "max ms",    "stddev ms",
                                       "within 15%", "throughput", "deviation", "mark",
-                                      "cold",      "cold flag"};
-  static const int rleft[] = {0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1};
+                                      "cold",      "cold flag", "host",     "success",
+                                      "tokens/s",  "mem GiB"};
+  static const int rleft[] = {0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 1, 0, 0, 0};
   for (size_t i = 0; i < s->n_rows; i++) {
     const gs_report_row *row = &s->rows[i];
-    if (row->world_size < 2) continue;
+    if (row->world_size < 2 || coll) continue;
     char straggler[64] = "none";
     if (row->straggler >= 0) snprintf(straggler, sizeof straggler, "rank %d", row->straggler);
     char ratio[CELL], cv[CELL], med[CELL];
     fmt_fixed(ratio, row->spread_ratio, 2, "x");
     fmt_pct(cv, row->spread_cv);
     fmt_rate(med, row->rank_median);
-    fprintf(out,
-            "%s%d ranks (%s, measurement %zu): ranks max/min %s, cv %s, median %s %s/s, "
-            "straggler %s%s\n\n",
-            md ? "### " : "  ", row->world_size, gs_report_file_name(r, row->file),
-            row->measurement, ratio, cv, med, unit, straggler, md ? "" : ":");
-    table_init(&t, 14, rhead, rleft);
+    w_block(w, 3, "  ",
+            "%d ranks (%s, measurement %zu): ranks max/min %s, cv %s, median %s %s/s, "
+            "straggler %s",
+            row->world_size, gs_report_file_name(r, row->file), row->measurement, ratio, cv, med,
+            unit, straggler);
+    table_init(&t, 18, rhead, rleft);
     for (size_t k = 0; k < row->n_ranks; k++) {
       const gs_report_rank *rk = &row->ranks[k];
       char(*c)[CELL] = table_row(&t);
-      if (!c) {
-        table_free(&t);
-        return GS_ERR_NOMEM;
-      }
       cellf(c[0], "%d", rk->rank);
       cellf(c[1], "%s", rk->status);
       cellf(c[2], "%s", rk->clock);
-      cellf(c[3], "%zu", rk->n);
-      fmt_ms(c[4], rk->mean);
-      fmt_ms(c[5], rk->min);
-      fmt_ms(c[6], rk->max);
-      fmt_ms(c[7], rk->stddev);
-      fmt_pct(c[8], rk->stable_share);
+      latency_cells(c + 3, rk->n, rk->mean, rk->min, rk->max, rk->stddev, rk->stable_share);
       fmt_rate(c[9], rk->throughput);
       fmt_pct(c[10], rk->deviation);
       cellf(c[11], "%s%s", gs_rank_mark_name(rk->mark),
             (int)k == row->straggler ? " (straggler)" : "");
       fmt_fixed(c[12], rk->cold_ratio, 2, "x");
-      cellf(c[13], "%s", rk->cold_flag ? "slow start" : "-");
+      cellf(c[13], "%s%s%s", rk->cold_flag ? "slow start" : "",
+            rk->cold_flag && rk->first_sample_flag ? ", " : "",
+            rk->first_sample_flag ? "slow first sample" : "");
+      if (!c[13][0]) cellf(c[13], "-");
+      cellf(c[14], "%s", rk->host ? rk->host : "-");
+      fmt_pct(c[15], rk->success_rate);
+      fmt_rate(c[16], rk->tokens_per_second);
+      fmt_fixed(c[17], rk->memory_used_bytes / 1073741824.0, 2, "");
     }
-    table_print(out, &t, md, "    ");
-    table_free(&t);
-    fputs("\n", out);
+    if ((st = table_done(w, &t, "    ")) != GS_OK) return st;
+    if ((st = host_table(w, row)) != GS_OK) return st;
+    w_plots(w, s, (int)i);
   }
 
-  fprintf(out, md ? "**Recommendation**\n\n" : "  recommendation:\n");
-  for (size_t i = 0; i < s->n_advice; i++) fprintf(out, md ? "- %s\n" : "  - %s\n", s->advice[i]);
-  fputs("\n", out);
+  w_block(w, -1, "  ", "Recommendation");
+  w_list(w, (const char *const *)s->advice, s->n_advice);
   return GS_OK;
 }
 
-static gs_status render_tables(FILE *out, const gs_report *r, int md) {
-  if (md) {
-    fputs("# gpuscale report\n\nFiles:", out);
-    for (size_t i = 0; i < r->n_files; i++) fprintf(out, " `%s`", r->files[i]);
-    fprintf(out, "\n\nRank marks: good <= %g%% < moderate <= %g%% < critical (deviation from "
-                 "the median rank throughput).\n\n",
-            100.0 * r->thresholds.moderate, 100.0 * r->thresholds.critical);
+static gs_status render_tables(writer *w, const gs_report *r) {
+  if (w->md) {
+    w_block(w, 1, "", "gpuscale report");
+    char files[2048] = "";
+    for (size_t i = 0; i < r->n_files; i++) {
+      size_t len = strlen(files);
+      snprintf(files + len, sizeof files - len, w->html ? " %s" : " `%s`", r->files[i]);
+    }
+    w_block(w, 0, "", "Files:%s%s", files,
+            strlen(files) + 1 >= sizeof files ? " ..." : "");
+    w_block(w, 0, "", "Rank marks: good <= %g%% < moderate <= %g%% < critical (deviation from "
+                      "the median rank throughput); success rate below %g%% is moderate, below "
+                      "%g%% critical.",
+            100.0 * r->thresholds.moderate, 100.0 * r->thresholds.critical,
+            100.0 * GS_REPORT_SUCCESS_MODERATE, 100.0 * GS_REPORT_SUCCESS_CRITICAL);
   } else {
-    fprintf(out, "gpuscale report: %zu file%s, %zu series; rank marks: good <= %g%% < moderate "
-                 "<= %g%% < critical\n\n",
+    w_block(w, 0, "", "gpuscale report: %zu file%s, %zu series; rank marks: good <= %g%% < "
+                      "moderate <= %g%% < critical",
             r->n_files, r->n_files == 1 ? "" : "s", r->n_series, 100.0 * r->thresholds.moderate,
             100.0 * r->thresholds.critical);
   }
-  if (r->n_series == 0) fputs(md ? "No measurements.\n" : "  no measurements\n", out);
+  if (w->plots && w->plots->note[0]) w_block(w, 0, "", "Plots: %s", w->plots->note);
+  if (r->n_series == 0) w_block(w, 0, "  ", "No measurements.");
   for (size_t i = 0; i < r->n_series; i++) {
-    gs_status st = series_tables(out, r, &r->series[i], md);
+    w->series = i;
+    gs_status st = series_tables(w, r, &r->series[i]);
     if (st != GS_OK) return st;
   }
   return GS_OK;
@@ -285,15 +521,21 @@ static void csv_field(FILE *out, const char *text) {
 }
 
 /* Sample `x` as seconds text: the shortest of 15..17 significant digits
- * that reads back exactly; "" for null or a non-finite value. */
+ * that reads back exactly; "" for null or a non-finite value. 16 digits are
+ * tried first: if they read back, 15 might too (fewer never fail where more
+ * succeed); if not, 17 always do. At most two conversions each way. */
 static void csv_sample(const cJSON *x, char *buf, size_t size) {
   buf[0] = '\0';
-  if (cJSON_IsNumber(x) && isfinite(x->valuedouble)) {
-    for (int digits = 15; digits <= 17; digits++) {
-      snprintf(buf, size, "%.*g", digits, x->valuedouble);
-      if (strtod(buf, NULL) == x->valuedouble) break;
-    }
+  if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble)) return;
+  double v = x->valuedouble;
+  snprintf(buf, size, "%.16g", v);
+  if (strtod(buf, NULL) != v) {
+    snprintf(buf, size, "%.17g", v);
+    return;
   }
+  char shorter[64];
+  snprintf(shorter, sizeof shorter, "%.15g", v);
+  if (strtod(shorter, NULL) == v) snprintf(buf, size, "%s", shorter);
 }
 
 /* The samples a rank's CSV rows use: device clock when recorded, else wall. */
@@ -303,20 +545,21 @@ static const cJSON *rank_samples(const cJSON *rk) {
   return cJSON_IsArray(use) ? use : NULL;
 }
 
-static void csv_prefix(FILE *out, const gs_report *r, size_t fi, const cJSON *m, size_t run,
-                       size_t iter) {
+/* The fields before "iteration" of every row of one run, with their commas:
+ * "file,workload,backend,scaling,world_size,run,". */
+static void csv_prefix(FILE *mem, const gs_report *r, size_t fi, const cJSON *m, size_t run) {
   const cJSON *ws = cJSON_GetObjectItemCaseSensitive(m, "world_size");
   const cJSON *wl = cJSON_GetObjectItemCaseSensitive(m, "workload");
   const cJSON *be = cJSON_GetObjectItemCaseSensitive(m, "backend");
   const cJSON *sc = cJSON_GetObjectItemCaseSensitive(m, "scaling");
-  csv_field(out, r->files[fi]);
-  fputc(',', out);
-  csv_field(out, cJSON_IsString(wl) ? wl->valuestring : "");
-  fputc(',', out);
-  csv_field(out, cJSON_IsString(be) ? be->valuestring : "");
-  fputc(',', out);
-  csv_field(out, cJSON_IsString(sc) ? sc->valuestring : "");
-  fprintf(out, ",%.0f,%zu,%zu,", cJSON_IsNumber(ws) ? ws->valuedouble : 0.0, run, iter);
+  csv_field(mem, r->files[fi]);
+  fputc(',', mem);
+  csv_field(mem, cJSON_IsString(wl) ? wl->valuestring : "");
+  fputc(',', mem);
+  csv_field(mem, cJSON_IsString(be) ? be->valuestring : "");
+  fputc(',', mem);
+  csv_field(mem, cJSON_IsString(sc) ? sc->valuestring : "");
+  fprintf(mem, ",%.0f,%zu,", cJSON_IsNumber(ws) ? ws->valuedouble : 0.0, run);
 }
 
 /* One row per sample: the step time of each iteration (rank "step"), then
@@ -344,14 +587,24 @@ static gs_status render_csv(FILE *out, const gs_report *r) {
           cur[k] = use ? use->child : NULL;
         }
         const cJSON *step = cJSON_IsArray(steps) ? steps->child : NULL;
+        char *prefix = NULL;
+        size_t prefix_len = 0;
+        FILE *mem = open_memstream(&prefix, &prefix_len);
+        if (mem) {
+          csv_prefix(mem, r, fi, m, ri);
+          if (fclose(mem) != 0) prefix = NULL;
+        }
+        if (!prefix) {
+          free(cur);
+          return GS_ERR_NOMEM;
+        }
         for (size_t iter = 0;; iter++) {
           int any = step != NULL;
           for (k = 0; k < nranks; k++) any |= cur[k] != NULL;
           if (!any) break;
           if (step) {
             csv_sample(step, buf, sizeof buf);
-            csv_prefix(out, r, fi, m, ri, iter);
-            fprintf(out, "step,%s\n", buf);
+            fprintf(out, "%s%zu,step,%s\n", prefix, iter, buf);
             step = step->next;
           }
           k = 0;
@@ -359,35 +612,68 @@ static gs_status render_csv(FILE *out, const gs_report *r) {
             if (!cur[k]) continue;
             const cJSON *num = cJSON_GetObjectItemCaseSensitive(rk, "rank");
             csv_sample(cur[k], buf, sizeof buf);
-            csv_prefix(out, r, fi, m, ri, iter);
-            fprintf(out, "%.0f,%s\n", cJSON_IsNumber(num) ? num->valuedouble : -1.0, buf);
+            fprintf(out, "%s%zu,%.0f,%s\n", prefix, iter,
+                    cJSON_IsNumber(num) ? num->valuedouble : -1.0, buf);
             cur[k] = cur[k]->next;
           }
         }
         free(cur);
+        free(prefix);
       }
     }
   }
   return GS_OK;
 }
 
+/* A single self-contained HTML file: inline style, inline SVG plots, no
+ * script and no external resource. */
+static gs_status render_html(writer *w, const gs_report *r) {
+  fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        "<title>gpuscale report</title>\n<style>\n"
+        "body{font-family:sans-serif;margin:2em;max-width:110em}\n"
+        "table{border-collapse:collapse;margin:0.5em 0 1.5em 0;font-size:90%}\n"
+        "th,td{border:1px solid #bbb;padding:2px 6px}th{background:#eee}\n"
+        "td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
+        "figure{display:inline-block;margin:0.5em}figure svg{max-width:40em;height:auto}\n"
+        "</style>\n</head>\n<body>\n", w->f);
+  gs_status st = render_tables(w, r);
+  fputs("</body>\n</html>\n", w->f);
+  return st;
+}
+
+/* See render.h. */
+gs_status gs_report_print_json(FILE *out, cJSON *doc) {
+  char *text = doc ? cJSON_Print(doc) : NULL;
+  cJSON_Delete(doc);
+  if (!text) return GS_ERR_NOMEM;
+  fputs(text, out);
+  fputs("\n", out);
+  cJSON_free(text);
+  return ferror(out) ? GS_ERR_IO : GS_OK;
+}
+
 /* See render.h. */
 gs_status gs_report_render(FILE *out, const gs_report *r, gs_report_format format) {
+  return gs_report_render_plots(out, r, format, NULL);
+}
+
+/* See render.h. */
+gs_status gs_report_render_plots(FILE *out, const gs_report *r, gs_report_format format,
+                                 const gs_report_plots *plots) {
   gs_status st = GS_OK;
+  writer w = {.f = out, .plots = plots};
   switch (format) {
-    case GS_REPORT_TEXT: st = render_tables(out, r, 0); break;
-    case GS_REPORT_MARKDOWN: st = render_tables(out, r, 1); break;
-    case GS_REPORT_CSV: st = render_csv(out, r); break;
-    case GS_REPORT_JSON: {
-      cJSON *doc = gs_report_to_json(r);
-      char *text = doc ? cJSON_Print(doc) : NULL;
-      cJSON_Delete(doc);
-      if (!text) return GS_ERR_NOMEM;
-      fputs(text, out);
-      fputs("\n", out);
-      cJSON_free(text);
+    case GS_REPORT_TEXT: st = render_tables(&w, r); break;
+    case GS_REPORT_MARKDOWN:
+      w.md = 1;
+      st = render_tables(&w, r);
       break;
-    }
+    case GS_REPORT_HTML:
+      w.md = w.html = 1;
+      st = render_html(&w, r);
+      break;
+    case GS_REPORT_CSV: st = render_csv(out, r); break;
+    case GS_REPORT_JSON: st = gs_report_print_json(out, gs_report_to_json(r)); break;
   }
   if (st != GS_OK) return st;
   return ferror(out) ? GS_ERR_IO : GS_OK;

@@ -15,8 +15,40 @@ typedef enum {
   GS_REPORT_TEXT = 0,
   GS_REPORT_MARKDOWN,
   GS_REPORT_CSV,
-  GS_REPORT_JSON
+  GS_REPORT_JSON,
+  GS_REPORT_HTML
 } gs_report_format;
+
+/* One plot of a report: which series and row it belongs to (row -1: the
+ * series as a whole), its file name stem and caption, and the SVG text
+ * (from "<svg" on) that HTML embeds. */
+typedef struct {
+  size_t series;
+  int row;
+  char name[96];
+  char caption[256];
+  char *svg;  /* owned; NULL when gnuplot wrote none */
+} gs_report_plot;
+
+typedef struct {
+  size_t n;
+  gs_report_plot *p;  /* owned */
+  char note[512];     /* said in the report: where the plots are, or why there are none */
+} gs_report_plots;
+
+/* Draws the report's plots with gnuplot (speedup and efficiency against the
+ * GPU count with the ideal line, bus bandwidth against message size, latency
+ * CDF and throughput per rank). gnuplot runs without a shell, in a private
+ * temporary directory, on data and a script this function writes; no text
+ * from the documents reaches the script except sanitized titles. With `dir`
+ * the PNG and SVG files are copied there as NAME.png / NAME.svg. When
+ * gnuplot is not installed (built without GS_GNUPLOT or the program is
+ * missing) `out` is empty and its note says so; that is not an error.
+ * Errors: GS_ERR_IO naming the path (dir not writable, gnuplot failed),
+ * GS_ERR_NOMEM. */
+gs_status gs_report_plots_make(const gs_report *r, const char *dir, gs_report_plots *out);
+
+void gs_report_plots_free(gs_report_plots *plots);
 
 /* Choice names for --format, in gs_report_format order, NULL-terminated. */
 extern const char *const gs_report_format_choices[];
@@ -24,6 +56,15 @@ extern const char *const gs_report_format_choices[];
 /* Writes `r` to `out` in `format`. Returns GS_ERR_IO when a write fails
  * (the caller names the destination), GS_ERR_NOMEM on allocation failure. */
 gs_status gs_report_render(FILE *out, const gs_report *r, gs_report_format format);
+
+/* Like gs_report_render; `plots` (may be NULL) are embedded in HTML and
+ * their note is printed in text, Markdown and HTML. */
+gs_status gs_report_render_plots(FILE *out, const gs_report *r, gs_report_format format,
+                                 const gs_report_plots *plots);
+
+/* Prints `doc` (indented) and a newline to `out`, then deletes `doc` (may
+ * be NULL: out of memory). GS_ERR_NOMEM, GS_ERR_IO when a write fails. */
+gs_status gs_report_print_json(FILE *out, cJSON *doc);
 
 /* The analysis as a JSON object ("schema": "gpuscale/report/v1"); NaN and
  * unavailable numbers are null. The caller owns it; NULL when out of memory. */

@@ -44,7 +44,69 @@ static cJSON *rank_json(const gs_report_rank *k) {
   gs_json_add_number(o, "first_iteration_seconds", k->first_seconds);
   gs_json_add_number(o, "cold_start_ratio", k->cold_ratio);
   cJSON_AddBoolToObject(o, "cold_start_flagged", k->cold_flag);
+  gs_json_add_number(o, "first_sample_ratio", k->first_sample_ratio);
+  cJSON_AddBoolToObject(o, "first_sample_flagged", k->first_sample_flag);
+  add_string_or_null(o, "host", k->host);
+  cJSON *req = cJSON_AddObjectToObject(o, "requests");
+  if (req) {
+    cJSON_AddNumberToObject(req, "total", (double)k->requests);
+    cJSON_AddNumberToObject(req, "ok", (double)k->requests_ok);
+    cJSON_AddNumberToObject(req, "failed", (double)k->requests_failed);
+    cJSON_AddNumberToObject(req, "timed_out", (double)k->requests_timed_out);
+    cJSON_AddNumberToObject(req, "cold", (double)k->cold_requests);
+    cJSON_AddNumberToObject(req, "cold_outliers", (double)k->cold_outliers);
+    gs_json_add_number(req, "success_rate", k->success_rate);
+    gs_json_add_number(req, "tokens_per_second", k->tokens_per_second);
+  }
+  gs_json_add_number(o, "memory_used_bytes", k->memory_used_bytes);
+  gs_json_add_number(o, "memory_total_bytes", k->memory_total_bytes);
+  gs_json_add_number(o, "utilization", k->utilization);
   return o;
+}
+
+static cJSON *host_json(const gs_report_host *h) {
+  cJSON *o = cJSON_CreateObject();
+  if (!o) return NULL;
+  cJSON_AddStringToObject(o, "host", h->name);
+  cJSON_AddNumberToObject(o, "ranks", (double)h->n_ranks);
+  cJSON_AddNumberToObject(o, "n", (double)h->n);
+  gs_json_add_number(o, "mean", h->mean);
+  gs_json_add_number(o, "min", h->min);
+  gs_json_add_number(o, "max", h->max);
+  gs_json_add_number(o, "stddev", h->stddev);
+  gs_json_add_number(o, "stable_share", h->stable_share);
+  gs_json_add_number(o, "throughput", h->throughput);
+  gs_json_add_number(o, "throughput_per_rank", h->per_rank);
+  gs_json_add_number(o, "deviation", h->deviation);
+  cJSON_AddNumberToObject(o, "requests", (double)h->requests);
+  cJSON_AddNumberToObject(o, "requests_ok", (double)h->requests_ok);
+  gs_json_add_number(o, "success_rate", h->success_rate);
+  gs_json_add_number(o, "tokens_per_second", h->tokens_per_second);
+  gs_json_add_number(o, "memory_used_bytes", h->memory_used_bytes);
+  cJSON_AddNumberToObject(o, "cold_ranks", (double)h->cold_ranks);
+  if (h->mark == GS_MARK_NONE)
+    cJSON_AddNullToObject(o, "mark");
+  else
+    cJSON_AddStringToObject(o, "mark", gs_rank_mark_name(h->mark));
+  return o;
+}
+
+static void add_breakdown(cJSON *o, const gs_report_breakdown *b) {
+  if (!b->available) {
+    cJSON_AddNullToObject(o, "breakdown");
+    return;
+  }
+  cJSON *x = cJSON_AddObjectToObject(o, "breakdown");
+  if (!x) return;
+  gs_json_add_number(x, "step", b->step);
+  gs_json_add_number(x, "ideal_step", b->ideal_step);
+  gs_json_add_number(x, "compute", b->compute);
+  gs_json_add_number(x, "comm", b->comm);
+  gs_json_add_number(x, "imbalance", b->imbalance);
+  gs_json_add_number(x, "host", b->host);
+  cJSON_AddBoolToObject(x, "comm_measured", b->comm_measured);
+  cJSON_AddBoolToObject(x, "device_clock", b->device_clock);
+  cJSON_AddNumberToObject(x, "samples", (double)b->samples);
 }
 
 static cJSON *row_json(const gs_report *r, const gs_report_row *row) {
@@ -76,6 +138,27 @@ static cJSON *row_json(const gs_report *r, const gs_report_row *row) {
         cJSON_AddNullToObject(sym, "straggler");
     }
   }
+  add_breakdown(o, &row->breakdown);
+  add_string_or_null(o, "gpu_model", row->gpu_model);
+  gs_json_add_number(o, "price_per_hour", row->price_per_hour);
+  gs_json_add_number(o, "items_per_dollar", row->items_per_dollar);
+  gs_json_add_number(o, "dollars_per_million_items", row->dollars_per_million);
+  if (row->is_coll) {
+    cJSON *c = cJSON_AddObjectToObject(o, "collective");
+    if (c) {
+      add_string_or_null(c, "op", row->coll_op);
+      gs_json_add_number(c, "bytes", row->coll_bytes);
+      gs_json_add_number(c, "algbw_bytes_per_second", row->coll_algbw);
+      gs_json_add_number(c, "busbw_bytes_per_second", row->coll_busbw);
+      gs_json_add_number(c, "link_bytes_per_s", row->link_bandwidth);
+    }
+  }
+  cJSON *hosts = cJSON_AddArrayToObject(o, "hosts");
+  for (size_t h = 0; hosts && h < row->n_hosts; h++) {
+    cJSON *x = host_json(&row->hosts[h]);
+    if (x) cJSON_AddItemToArray(hosts, x);
+  }
+  gs_json_add_number(o, "host_cv", row->host_spread_cv);
   cJSON *ranks = cJSON_AddArrayToObject(o, "ranks");
   for (size_t k = 0; ranks && k < row->n_ranks; k++) {
     cJSON *x = rank_json(&row->ranks[k]);

@@ -21,6 +21,16 @@
 #define GS_REPORT_STABLE_BAND 0.15
 /* A rank's cold start is flagged when first iteration / median exceeds this. */
 #define GS_REPORT_COLD_FLAG 2.0
+/* A rank or host whose share of successful requests is below these is
+ * moderate / critical, whatever its throughput. */
+#define GS_REPORT_SUCCESS_MODERATE 0.99
+#define GS_REPORT_SUCCESS_CRITICAL 0.90
+/* "Consider a larger batch" when GPU utilization or memory use (mean over the
+ * ranks, from telemetry) is below this share. */
+#define GS_REPORT_LOW_USE 0.50
+/* "Transport issue" when the best measured bus bandwidth of a collective is
+ * below this share of the link's theoretical bandwidth. */
+#define GS_REPORT_LOW_BUSBW 0.50
 /* Speedup thresholds of the recommendation at the largest world size. */
 #define GS_REPORT_BENEFICIAL_SPEEDUP 1.1
 #define GS_REPORT_MARGINAL_SPEEDUP 0.95
@@ -57,7 +67,49 @@ typedef struct {
   double first_seconds;      /* first_iteration_seconds of the first run that has one */
   double cold_ratio;         /* first_seconds / median */
   int cold_flag;             /* cold_ratio > GS_REPORT_COLD_FLAG */
+  double first_sample_ratio; /* first timed sample of the first run / median */
+  int first_sample_flag;     /* first_sample_ratio > GS_REPORT_COLD_FLAG */
+  const char *host;          /* the rank's "host" (first run), or NULL; points into the document */
+  /* From the rank's "requests" (all runs); zero counts and NaN when absent. */
+  size_t requests, requests_ok, requests_failed, requests_timed_out, cold_requests;
+  size_t cold_outliers;      /* cold requests slower than GS_REPORT_COLD_FLAG x median ok latency */
+  double success_rate;       /* requests_ok / requests */
+  double tokens_per_second;  /* output tokens of ok requests / sum of the rank's samples */
+  /* From the measurement's "telemetry" entry of this rank; NaN when absent. */
+  double memory_used_bytes;  /* memory_used_bytes.mean */
+  double memory_total_bytes; /* environment.gpus[device].memory_bytes */
+  double utilization;        /* utilization_percent.mean / 100 */
 } gs_report_rank;
+
+/* The ranks of one host in one measurement, their samples pooled. */
+typedef struct {
+  char name[128];            /* "host" of its ranks ("-" when not recorded) */
+  size_t n_ranks;
+  size_t n;                  /* samples */
+  double mean, min, max, stddev, stable_share;
+  double throughput;         /* sum of its ranks' throughputs */
+  double per_rank;           /* throughput / n_ranks (compared between hosts) */
+  double deviation;          /* |per_rank - median per_rank| / median */
+  size_t requests, requests_ok;
+  double success_rate, tokens_per_second, memory_used_bytes;
+  gs_rank_mark mark;
+  size_t cold_ranks;         /* ranks with a cold flag or slow first sample */
+} gs_report_host;
+
+/* Why not N x: the mean step split into parts that add up to it (see
+ * docs/report.md). Each part is the mean over ranks and iterations. */
+typedef struct {
+  int available;             /* 0: no per-iteration rank samples */
+  int comm_measured;         /* 1: the ranks recorded comm_seconds */
+  int device_clock;          /* 1: device_seconds recorded (else host overhead is 0) */
+  size_t samples;            /* (rank, iteration) pairs used */
+  double step;               /* mean step time */
+  double compute;            /* device - comm */
+  double comm;               /* exposed communication */
+  double imbalance;          /* step - rank wall time (waiting for the slowest rank) */
+  double host;               /* wall - device */
+  double ideal_step;         /* T(1) / N (strong) or T(1) (weak); NaN without baseline */
+} gs_report_breakdown;
 
 /* One measurement (a workload at one world size) of a series. */
 typedef struct {
@@ -82,6 +134,22 @@ typedef struct {
   double spread_cv;          /* stddev (n - 1) / mean of rank throughputs */
   double rank_median;        /* median of rank throughputs */
   int straggler;             /* slowest rank when it is critical, else -1 */
+  gs_report_breakdown breakdown;
+  size_t n_hosts;
+  gs_report_host *hosts;     /* in order of first rank; owned */
+  double host_spread_cv;     /* cv of the hosts' per-rank throughputs (2+ hosts) */
+  /* Cost (with --price): NaN when no price matched. */
+  const char *gpu_model;     /* environment name of the row's first GPU, or NULL */
+  double price_per_hour;     /* sum over the row's GPUs of their price per GPU-hour */
+  double items_per_dollar;   /* throughput * 3600 / price_per_hour */
+  double dollars_per_million;/* 1e6 / items_per_dollar */
+  /* Collective measurements ("workload": "coll"). */
+  int is_coll;
+  const char *coll_op;       /* collective.op or NULL */
+  double coll_bytes;         /* collective.bytes */
+  double coll_busbw;         /* bytes/s */
+  double coll_algbw;         /* bytes/s */
+  double link_bandwidth;     /* theoretical bytes/s of the best GPU link (topology), NaN unknown */
 } gs_report_row;
 
 typedef enum {
@@ -111,11 +179,35 @@ typedef struct {
   char *advice[GS_REPORT_ADVICE_MAX]; /* recommendation sentences citing numbers; owned */
 } gs_report_series;
 
+/* One price of --price: GPU model key and dollars per GPU-hour. */
+typedef struct {
+  char model[64];
+  double per_hour;
+} gs_report_price;
+
+#define GS_REPORT_PRICES_MAX 16
+
+typedef struct {
+  size_t n;
+  gs_report_price p[GS_REPORT_PRICES_MAX];
+} gs_report_prices;
+
+/* Parses "H100=7,A100=5" (model=dollars per GPU-hour, dollars > 0) into
+ * `out`. GS_ERR_USAGE naming the bad part on error. */
+gs_status gs_report_parse_prices(const char *text, gs_report_prices *out);
+
+/* The price of GPU `name` (environment gpus[].name): the longest key that
+ * occurs in the name as a whole word, case-insensitively ("H100" matches
+ * "NVIDIA H100 80GB HBM3", not "H1000"); NaN when none matches. */
+double gs_report_price_of(const gs_report_prices *prices, const char *name);
+
 typedef struct {
   size_t n_files;
   char **files;              /* paths as given; owned */
   cJSON **docs;              /* the documents; owned */
   gs_report_thresholds thresholds;
+  gs_report_prices prices;   /* from --price; n == 0 when none */
+  unsigned flags;            /* GS_REPORT_* flags it was loaded with */
   size_t n_series;
   gs_report_series *series;  /* in order of first appearance; owned */
 } gs_report;
@@ -128,6 +220,17 @@ typedef struct {
  * match world_size), GS_ERR_USAGE (bad thresholds), GS_ERR_NOMEM. */
 gs_status gs_report_load(const char *const *paths, size_t n, const gs_report_thresholds *th,
                          gs_report *out);
+
+/* gs_report_load_with flag: free each document's sample arrays (step,
+ * device, wall and comm seconds) once it is analysed. Saves memory and time
+ * when only the analysis is rendered (text, Markdown, JSON without plots);
+ * the CSV renderer, plots and compare need the samples. */
+#define GS_REPORT_DROP_SAMPLES 1u
+
+/* Like gs_report_load, with prices for the cost columns (may be NULL) and
+ * GS_REPORT_* flags. */
+gs_status gs_report_load_with(const char *const *paths, size_t n, const gs_report_thresholds *th,
+                              const gs_report_prices *prices, unsigned flags, gs_report *out);
 
 /* Frees everything `r` owns and zeroes it. Safe on a zeroed report. */
 void gs_report_free(gs_report *r);

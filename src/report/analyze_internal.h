@@ -1,0 +1,40 @@
+/* Helpers shared by the files of the report analysis (analyze.c and
+ * analyze_parts.c); not part of the report layer's public interface. */
+#ifndef GS_REPORT_ANALYZE_INTERNAL_H
+#define GS_REPORT_ANALYZE_INTERNAL_H
+
+#include <cjson/cJSON.h>
+
+#include "report/report.h"
+
+/* Fills row->breakdown (not ideal_step) from measurement `m`'s runs: per
+ * rank and iteration, compute = device - comm, comm, host = wall - device
+ * and imbalance = slowest wall - wall, averaged. GS_ERR_FORMAT naming
+ * `file` when comm_seconds is not an array of numbers or nulls. */
+gs_status gs_report_breakdown_read(const cJSON *m, const char *file, gs_report_row *row);
+
+/* Fills each rank's host, requests and telemetry numbers of `row` from
+ * measurement `m` of document `doc`, then the row's hosts (needs the rank
+ * statistics already computed) with marks from `th`. */
+gs_status gs_report_rank_extras(const cJSON *doc, const cJSON *m, const char *file,
+                                const gs_report_thresholds *th, gs_report_row *row);
+
+/* Fills the collective numbers (is_coll, op, bytes, bus and algorithm
+ * bandwidth) and the theoretical link bandwidth of the environment's
+ * topology, and the cost columns from `prices`. */
+void gs_report_row_extras(const cJSON *doc, const cJSON *m, const gs_report_prices *prices,
+                          gs_report_row *row);
+
+/* The finite samples of rank `rank` in measurement `m` over all runs (its
+ * device_seconds when an array, else wall_seconds), or with rank < 0 the
+ * measurement's step_seconds. Caller frees; `*n_out` may be 0; NULL only
+ * when out of memory. */
+double *gs_report_rank_samples(const cJSON *m, int rank, size_t *n_out);
+
+/* Mark for a deviation under the thresholds. */
+gs_rank_mark gs_report_mark_of(double deviation, const gs_report_thresholds *th);
+
+/* The worse of a mark and the mark of a success rate (NaN: no change). */
+gs_rank_mark gs_report_mark_success(gs_rank_mark mark, double success_rate);
+
+#endif

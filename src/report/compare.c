@@ -1,0 +1,334 @@
+/* `gpuscale compare`: pairs the measurements of two result documents and
+ * tests each metric (step time, throughput, each rank's time) for a change:
+ * relative change of the means with a Welch 95% interval, and a two-sided
+ * Mann-Whitney U test on the raw samples. See docs/compare.md. */
+#include "report/compare.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/result.h"
+#include "report/analyze_internal.h"
+#include "report/render.h"
+
+const char *const gs_compare_format_choices[] = {"text", "markdown", "json", NULL};
+
+const char *gs_change_verdict_name(gs_change_verdict v) {
+  switch (v) {
+    case GS_CHANGE_WITHIN: return "within threshold";
+    case GS_CHANGE_IMPROVEMENT: return "improvement";
+    case GS_CHANGE_REGRESSION: return "regression";
+    default: return "not significant";
+  }
+}
+
+static int add_note(gs_compare *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int add_note(gs_compare *c, const char *fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  char **grown = realloc(c->notes, (c->n_notes + 1) * sizeof *grown);
+  if (!grown) return 0;
+  c->notes = grown;
+  if (!(c->notes[c->n_notes] = strdup(buf))) return 0;
+  c->n_notes++;
+  return 1;
+}
+
+static int same_series(const gs_report_series *a, const gs_report_series *b) {
+  return strcmp(a->workload, b->workload) == 0 && strcmp(a->backend, b->backend) == 0 &&
+         strcmp(a->scaling, b->scaling) == 0 && strcmp(a->options, b->options) == 0;
+}
+
+/* Rows measure the same thing: the same world size and, for collectives,
+ * the same operation and message size. */
+static int same_point(const gs_report_row *x, const gs_report_row *y) {
+  if (x->world_size != y->world_size || x->is_coll != y->is_coll) return 0;
+  if (!x->is_coll) return 1;
+  return x->coll_bytes == y->coll_bytes &&
+         strcmp(x->coll_op ? x->coll_op : "", y->coll_op ? y->coll_op : "") == 0;
+}
+
+static void mean_var(const double *v, size_t n, double *mean, double *var) {
+  double s = 0;
+  for (size_t i = 0; i < n; i++) s += v[i];
+  *mean = s / (double)n;
+  double ss = 0;
+  for (size_t i = 0; i < n; i++) ss += (v[i] - *mean) * (v[i] - *mean);
+  *var = n > 1 ? ss / (double)(n - 1) : 0.0;
+}
+
+/* One metric row from the raw samples of both sides. */
+static gs_status compare_metric(gs_compare *c, size_t series, int world_size, const char *metric,
+                                const char *unit, int higher_is_better, const double *a, size_t na,
+                                const double *b, size_t nb) {
+  if (na == 0 || nb == 0) {
+    return add_note(c, "%s at %d ranks: no samples in %s", metric, world_size,
+                    na == 0 ? "BASE" : "NEW")
+               ? GS_OK
+               : gs_error(GS_ERR_NOMEM, "out of memory");
+  }
+  gs_compare_row *grown = realloc(c->rows, (c->n_rows + 1) * sizeof *grown);
+  if (!grown) return gs_error(GS_ERR_NOMEM, "out of memory");
+  c->rows = grown;
+  gs_compare_row *row = &c->rows[c->n_rows];
+  memset(row, 0, sizeof *row);
+  row->series = series;
+  row->world_size = world_size;
+  snprintf(row->metric, sizeof row->metric, "%s", metric);
+  row->unit = unit;
+  row->higher_is_better = higher_is_better;
+  row->n_base = na;
+  row->n_new = nb;
+  double va, vb;
+  mean_var(a, na, &row->base_mean, &va);
+  mean_var(b, nb, &row->new_mean, &vb);
+  gs_status st = gs_ranktest_mann_whitney(b, nb, a, na, &row->test);
+  if (st != GS_OK) return st;
+  c->n_rows++;
+  row->change = row->ci_low = row->ci_high = NAN;
+  if (row->base_mean != 0) {
+    double diff = row->new_mean - row->base_mean;
+    double se2 = va / (double)na + vb / (double)nb;
+    double half = 0.0;
+    if (se2 > 0 && na > 1 && nb > 1) {
+      // Welch-Satterthwaite degrees of freedom, rounded down for the t table.
+      double dof = se2 * se2 / (va * va / ((double)na * na * (double)(na - 1)) +
+                                vb * vb / ((double)nb * nb * (double)(nb - 1)));
+      size_t idof = dof >= 1 ? (size_t)floor(dof) : 1;
+      half = gs_stats_t975(idof) * sqrt(se2);
+    }
+    row->change = diff / row->base_mean;
+    row->ci_low = (diff - half) / fabs(row->base_mean);
+    row->ci_high = (diff + half) / fabs(row->base_mean);
+  }
+  double worse = higher_is_better ? -row->change : row->change;
+  if (!(row->test.p < c->alpha))
+    row->verdict = GS_CHANGE_NOT_SIGNIFICANT;
+  else if (fabs(row->change) <= c->threshold)
+    row->verdict = GS_CHANGE_WITHIN;
+  else
+    row->verdict = worse > 0 ? GS_CHANGE_REGRESSION : GS_CHANGE_IMPROVEMENT;
+  if (row->verdict == GS_CHANGE_REGRESSION) c->regressions++;
+  return GS_OK;
+}
+
+static const cJSON *measurement_of(const gs_report *r, const gs_report_row *row) {
+  const cJSON *ms = cJSON_GetObjectItemCaseSensitive(r->docs[row->file], "measurements");
+  return cJSON_GetArrayItem(ms, (int)row->measurement);
+}
+
+/* Step time, throughput and each rank's time of a matched pair of rows. */
+static gs_status compare_rows(gs_compare *c, size_t si, const gs_report_series *s,
+                              const gs_report_row *x, const gs_report_row *y) {
+  const cJSON *mx = measurement_of(&c->base, x), *my = measurement_of(&c->next, y);
+  gs_status st = GS_OK;
+  int ranks = x->world_size;
+  // A collective's ranks all wait for each other: its step time says it all.
+  int last_rank = x->is_coll ? -1 : ranks - 1;
+  for (int k = -1; k <= last_rank && st == GS_OK; k++) {
+    size_t na = 0, nb = 0;
+    double *a = gs_report_rank_samples(mx, k, &na), *b = gs_report_rank_samples(my, k, &nb);
+    if (!a || !b) {
+      free(a), free(b);
+      return gs_error(GS_ERR_NOMEM, "out of memory");
+    }
+    if (k < 0) {
+      char step[64] = "step time";
+      if (x->is_coll)  // one row per message size: name it
+        snprintf(step, sizeof step, "%s %.0f B", x->coll_op ? x->coll_op : "coll", x->coll_bytes);
+      st = compare_metric(c, si, ranks, step, "s", 0, a, na, b, nb);
+      // Throughput per step: items_per_step / step time, when both know the items.
+      if (st == GS_OK && x->items_per_step > 0 && x->items_per_step == y->items_per_step) {
+        for (size_t i = 0; i < na; i++) a[i] = (double)x->items_per_step / a[i];
+        for (size_t i = 0; i < nb; i++) b[i] = (double)y->items_per_step / b[i];
+        st = compare_metric(c, si, ranks, "throughput", s->item_unit ? s->item_unit : "items", 1,
+                            a, na, b, nb);
+      } else if (st == GS_OK && x->items_per_step != y->items_per_step) {
+        if (!add_note(c, "%s at %d ranks: items per step differ (%llu in BASE, %llu in NEW): "
+                         "throughput not compared",
+                      s->workload, ranks, (unsigned long long)x->items_per_step,
+                      (unsigned long long)y->items_per_step))
+          st = gs_error(GS_ERR_NOMEM, "out of memory");
+      }
+    } else {
+      char metric[64];
+      snprintf(metric, sizeof metric, "rank %d time", k);
+      st = compare_metric(c, si, ranks, metric, "s", 0, a, na, b, nb);
+    }
+    free(a), free(b);
+  }
+  return st;
+}
+
+/* "voxelize (backend cpu, strong, options {...})" for messages. */
+static void series_label(char *buf, size_t size, const gs_report_series *s) {
+  snprintf(buf, size, "%s (backend %s, scaling %s, options %s)", s->workload,
+           s->backend[0] ? s->backend : "-", s->scaling[0] ? s->scaling : "-", s->options);
+}
+
+/* See compare.h. */
+gs_status gs_compare_load(const char *base_path, const char *new_path, double alpha,
+                          double threshold, gs_compare *out) {
+  memset(out, 0, sizeof *out);
+  out->alpha = alpha;
+  out->threshold = threshold;
+  gs_report_thresholds th = {GS_REPORT_MODERATE_DEFAULT, GS_REPORT_CRITICAL_DEFAULT};
+  gs_status st = gs_report_load(&base_path, 1, &th, &out->base);
+  if (st == GS_OK) st = gs_report_load(&new_path, 1, &th, &out->next);
+  for (size_t i = 0; i < out->base.n_series && st == GS_OK; i++) {
+    const gs_report_series *s = &out->base.series[i];
+    const gs_report_series *t = NULL;
+    for (size_t j = 0; j < out->next.n_series && !t; j++)
+      if (same_series(s, &out->next.series[j])) t = &out->next.series[j];
+    char label[512];
+    series_label(label, sizeof label, s);
+    if (!t) {
+      if (!add_note(out, "only in BASE: %s", label)) st = gs_error(GS_ERR_NOMEM, "out of memory");
+      continue;
+    }
+    for (size_t a = 0; a < s->n_rows && st == GS_OK; a++) {
+      const gs_report_row *x = &s->rows[a], *y = NULL;
+      for (size_t b = 0; b < t->n_rows && !y; b++)
+        if (same_point(x, &t->rows[b])) y = &t->rows[b];
+      if (!y) {
+        if (!add_note(out, "only in BASE: %s at %d ranks%s", label, x->world_size,
+                      x->is_coll ? " (this message size)" : ""))
+          st = gs_error(GS_ERR_NOMEM, "out of memory");
+        continue;
+      }
+      st = compare_rows(out, i, s, x, y);
+    }
+  }
+  for (size_t j = 0; j < out->next.n_series && st == GS_OK; j++) {
+    int found = 0;
+    for (size_t i = 0; i < out->base.n_series; i++)
+      found |= same_series(&out->base.series[i], &out->next.series[j]);
+    char label[512];
+    series_label(label, sizeof label, &out->next.series[j]);
+    if (!found && !add_note(out, "only in NEW: %s", label))
+      st = gs_error(GS_ERR_NOMEM, "out of memory");
+  }
+  if (st == GS_OK && out->n_rows == 0) {
+    char what[2048] = "";
+    for (size_t i = 0; i < out->n_notes; i++) {
+      size_t len = strlen(what);
+      snprintf(what + len, sizeof what - len, "%s%s", i ? "; " : "", out->notes[i]);
+    }
+    st = gs_error(GS_ERR_FORMAT,
+                  "%s and %s share no measurement to compare (workload, backend, scaling, "
+                  "workload options and rank count must match): %s",
+                  base_path, new_path, what[0] ? what : "no measurements");
+  }
+  if (st != GS_OK) gs_compare_free(out);
+  return st;
+}
+
+/* See compare.h. */
+void gs_compare_free(gs_compare *c) {
+  gs_report_free(&c->base);
+  gs_report_free(&c->next);
+  free(c->rows);
+  for (size_t i = 0; i < c->n_notes; i++) free(c->notes[i]);
+  free(c->notes);
+  memset(c, 0, sizeof *c);
+}
+
+/* ---- output ------------------------------------------------------------------- */
+
+static cJSON *compare_json(const gs_compare *c) {
+  cJSON *doc = cJSON_CreateObject();
+  if (!doc) return NULL;
+  cJSON_AddStringToObject(doc, "schema", "gpuscale/compare/v1");
+  cJSON_AddStringToObject(doc, "base", c->base.files[0]);
+  cJSON_AddStringToObject(doc, "new", c->next.files[0]);
+  gs_json_add_number(doc, "alpha", c->alpha);
+  gs_json_add_number(doc, "threshold", c->threshold);
+  cJSON_AddNumberToObject(doc, "regressions", (double)c->regressions);
+  cJSON *rows = cJSON_AddArrayToObject(doc, "metrics");
+  for (size_t i = 0; rows && i < c->n_rows; i++) {
+    const gs_compare_row *r = &c->rows[i];
+    const gs_report_series *s = &c->base.series[r->series];
+    cJSON *o = cJSON_CreateObject();
+    if (!o) break;
+    cJSON_AddItemToArray(rows, o);
+    cJSON_AddStringToObject(o, "workload", s->workload);
+    cJSON_AddStringToObject(o, "backend", s->backend);
+    cJSON_AddStringToObject(o, "scaling", s->scaling);
+    cJSON_AddNumberToObject(o, "world_size", r->world_size);
+    cJSON_AddStringToObject(o, "metric", r->metric);
+    cJSON_AddStringToObject(o, "unit", r->unit);
+    cJSON_AddBoolToObject(o, "higher_is_better", r->higher_is_better);
+    cJSON_AddNumberToObject(o, "n_base", (double)r->n_base);
+    cJSON_AddNumberToObject(o, "n_new", (double)r->n_new);
+    gs_json_add_number(o, "base_mean", r->base_mean);
+    gs_json_add_number(o, "new_mean", r->new_mean);
+    gs_json_add_number(o, "change", r->change);
+    gs_json_add_number(o, "change_ci95_low", r->ci_low);
+    gs_json_add_number(o, "change_ci95_high", r->ci_high);
+    gs_json_add_number(o, "u", r->test.u);
+    gs_json_add_number(o, "z", r->test.z);
+    gs_json_add_number(o, "p", r->test.p);
+    cJSON_AddBoolToObject(o, "exact", r->test.exact);
+    cJSON_AddStringToObject(o, "verdict", gs_change_verdict_name(r->verdict));
+  }
+  cJSON *notes = cJSON_AddArrayToObject(doc, "notes");
+  for (size_t i = 0; notes && i < c->n_notes; i++)
+    cJSON_AddItemToArray(notes, cJSON_CreateString(c->notes[i]));
+  return doc;
+}
+
+static void fmt_value(char *buf, size_t size, double v, const char *unit) {
+  if (strcmp(unit, "s") == 0)
+    snprintf(buf, size, "%.4f ms", 1e3 * v);
+  else
+    snprintf(buf, size, "%.6g %s/s", v, unit);
+}
+
+/* See compare.h. */
+gs_status gs_compare_render(FILE *out, const gs_compare *c, gs_compare_format format) {
+  if (format == GS_COMPARE_JSON) return gs_report_print_json(out, compare_json(c));
+  int md = format == GS_COMPARE_MARKDOWN;
+  fprintf(out, md ? "# gpuscale compare\n\nBASE `%s`, NEW `%s`; significance level %g, "
+                    "threshold %g%%\n\n"
+                  : "gpuscale compare: BASE %s, NEW %s; significance level %g, threshold %g%%\n\n",
+          c->base.files[0], c->next.files[0], c->alpha, 100.0 * c->threshold);
+  if (md)
+    fputs("| workload | ranks | metric | base | new | change | 95% CI | U | p | verdict |\n"
+          "|:---|---:|:---|---:|---:|---:|---:|---:|---:|:---|\n", out);
+  else
+    fprintf(out, "%-12s %5s %-20s %18s %18s %8s %19s %9s %9s  %s\n", "workload", "ranks", "metric",
+            "base", "new", "change", "95% CI", "U", "p", "verdict");
+  for (size_t i = 0; i < c->n_rows; i++) {
+    const gs_compare_row *r = &c->rows[i];
+    char base[64], next[64], change[32], ci[48], p[32];
+    fmt_value(base, sizeof base, r->base_mean, r->unit);
+    fmt_value(next, sizeof next, r->new_mean, r->unit);
+    snprintf(change, sizeof change, "%+.2f%%", 100.0 * r->change);
+    snprintf(ci, sizeof ci, "[%+.2f%%, %+.2f%%]", 100.0 * r->ci_low, 100.0 * r->ci_high);
+    snprintf(p, sizeof p, "%.3g%s", r->test.p, r->test.exact ? "*" : "");
+    const char *wl = c->base.series[r->series].workload;
+    if (md)
+      fprintf(out, "| %s | %d | %s | %s | %s | %s | %s | %g | %s | %s |\n", wl, r->world_size,
+              r->metric, base, next, change, ci, r->test.u, p, gs_change_verdict_name(r->verdict));
+    else
+      fprintf(out, "%-12s %5d %-20s %18s %18s %8s %19s %9g %9s  %s\n", wl, r->world_size,
+              r->metric, base, next, change, ci, r->test.u, p, gs_change_verdict_name(r->verdict));
+  }
+  fprintf(out, "\n%sp: two-sided Mann-Whitney U test of NEW against BASE (* exact, else normal "
+               "approximation with tie and continuity correction); change = NEW/BASE - 1 of the "
+               "means with a Welch 95%% interval.\n",
+          md ? "" : "");
+  for (size_t i = 0; i < c->n_notes; i++) fprintf(out, md ? "- note: %s\n" : "note: %s\n", c->notes[i]);
+  if (c->regressions)
+    fprintf(out, "\n%zu significant regression%s (p < %g and worse by more than %g%%)\n",
+            c->regressions, c->regressions == 1 ? "" : "s", c->alpha, 100.0 * c->threshold);
+  else
+    fprintf(out, "\nno significant regression (p < %g and worse by more than %g%%)\n", c->alpha,
+            100.0 * c->threshold);
+  return ferror(out) ? GS_ERR_IO : GS_OK;
+}

@@ -1,0 +1,64 @@
+/* `gpuscale compare BASE NEW`: the measurements two result documents share,
+ * metric by metric, with the change, its 95% confidence interval and a
+ * Mann-Whitney U test; regressions beyond a threshold are flagged. Formulas
+ * in docs/compare.md. */
+#ifndef GS_REPORT_COMPARE_H
+#define GS_REPORT_COMPARE_H
+
+#include <stdio.h>
+
+#include "core/ranktest.h"
+#include "report/report.h"
+
+typedef enum {
+  GS_CHANGE_NOT_SIGNIFICANT = 0, /* p >= alpha */
+  GS_CHANGE_WITHIN,              /* significant, but |change| <= threshold */
+  GS_CHANGE_IMPROVEMENT,         /* significant and better by more than the threshold */
+  GS_CHANGE_REGRESSION           /* significant and worse by more than the threshold */
+} gs_change_verdict;
+
+/* "not significant", "within threshold", "improvement", "regression". */
+const char *gs_change_verdict_name(gs_change_verdict v);
+
+typedef struct {
+  size_t series;             /* index into the BASE report's series */
+  int world_size;
+  char metric[64];           /* "step time", "throughput", "rank R time" */
+  const char *unit;          /* "s" or "<items>/s" */
+  int higher_is_better;
+  size_t n_base, n_new;
+  double base_mean, new_mean;
+  double change;             /* (new - base) / base */
+  double ci_low, ci_high;    /* 95% interval of the change (Welch), as fractions of base */
+  gs_ranktest test;
+  gs_change_verdict verdict;
+} gs_compare_row;
+
+typedef struct {
+  gs_report base, next;      /* both documents, analysed */
+  double alpha;              /* significance level */
+  double threshold;          /* fraction: smallest change that counts */
+  size_t n_rows;
+  gs_compare_row *rows;      /* owned */
+  size_t n_notes;
+  char **notes;              /* measurements only one side has; owned */
+  size_t regressions;
+} gs_compare;
+
+/* Reads and compares BASE and NEW. Measurements are paired by series
+ * (workload, backend, scaling, workload options) and world size, first
+ * match in file order. GS_ERR_FORMAT when the two share no measurement
+ * (the error lists what each holds), plus gs_report_load's errors. */
+gs_status gs_compare_load(const char *base_path, const char *new_path, double alpha,
+                          double threshold, gs_compare *out);
+
+void gs_compare_free(gs_compare *c);
+
+/* Output formats of compare. */
+typedef enum { GS_COMPARE_TEXT = 0, GS_COMPARE_MARKDOWN, GS_COMPARE_JSON } gs_compare_format;
+extern const char *const gs_compare_format_choices[];
+
+/* Writes the comparison; GS_ERR_IO when a write fails, GS_ERR_NOMEM. */
+gs_status gs_compare_render(FILE *out, const gs_compare *c, gs_compare_format format);
+
+#endif

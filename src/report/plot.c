@@ -1,0 +1,442 @@
+/* Plots of a report drawn with gnuplot: speedup and efficiency against the
+ * rank count with the ideal line, bus bandwidth against message size, and
+ * per measurement the latency CDF and the throughput of each rank. gnuplot
+ * runs without a shell (fork + exec) in a private temporary directory, on
+ * data files and one script written here with fixed file names; titles are
+ * reduced to safe characters, so no text from a document or a path can
+ * change the script. See docs/report.md. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "report/analyze_internal.h"
+#include "report/render.h"
+
+/* Points per rank in a CDF: enough for a smooth curve at any sample count. */
+#define CDF_POINTS 400
+
+typedef struct {
+  char dir[256];
+  FILE *script;
+  gs_report_plots *plots;
+} plotter;
+
+/* Copies `text` keeping letters, digits and " .,:_-+()/=" (never a quote or
+ * a backslash), so it can sit inside a gnuplot string. */
+static void safe_title(char *dst, size_t size, const char *text) {
+  size_t j = 0;
+  for (const char *p = text ? text : ""; *p && j + 1 < size; p++) {
+    unsigned char c = (unsigned char)*p;
+    int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+             strchr(" .,:_-+()/=", c) != NULL;
+    dst[j++] = ok ? (char)c : '_';
+  }
+  dst[j] = '\0';
+}
+
+/* Adds a plot record and opens its data file "NAME.dat" in the temp dir. */
+static FILE *plot_begin(plotter *pl, size_t series, int row, const char *caption, const char *fmt,
+                        ...) __attribute__((format(printf, 5, 6)));
+static FILE *plot_begin(plotter *pl, size_t series, int row, const char *caption, const char *fmt,
+                        ...) {
+  gs_report_plots *ps = pl->plots;
+  gs_report_plot *grown = realloc(ps->p, (ps->n + 1) * sizeof *grown);
+  if (!grown) return NULL;
+  ps->p = grown;
+  gs_report_plot *p = &ps->p[ps->n];
+  memset(p, 0, sizeof *p);
+  p->series = series;
+  p->row = row;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(p->name, sizeof p->name, fmt, ap);
+  va_end(ap);
+  snprintf(p->caption, sizeof p->caption, "%s", caption);
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s.dat", pl->dir, p->name);
+  FILE *f = fopen(path, "w");
+  if (f) ps->n++;
+  return f;
+}
+
+/* Script lines that draw the plot `name` into NAME.svg and NAME.png. */
+static void script_outputs(FILE *gp, const char *name, const char *plot_command) {
+  fprintf(gp, "set terminal svg size 640,400 fixed font 'sans,11'\nset output '%s.svg'\n%s\n",
+          name, plot_command);
+  fprintf(gp, "set terminal pngcairo size 640,400 font 'sans,10'\nset output '%s.png'\nreplot\n"
+              "unset output\n", name);
+}
+
+static int compare_doubles(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Speedup and efficiency against ranks, with the ideal lines. */
+static int series_plots(plotter *pl, const gs_report_series *s, size_t si, const char *title) {
+  size_t usable = 0;
+  for (size_t i = 0; i < s->n_rows; i++) usable += isfinite(s->rows[i].speedup);
+  if (usable < 2) return 1;
+  FILE *f = plot_begin(pl, si, -1, "speedup and efficiency against the rank count; dashed: ideal",
+                       "s%zu-speedup", si);
+  if (!f) return 0;
+  int max_n = 1;
+  for (size_t i = 0; i < s->n_rows; i++)
+    if (isfinite(s->rows[i].speedup)) {
+      fprintf(f, "%d %.17g %.17g\n", s->rows[i].world_size, s->rows[i].speedup,
+              s->rows[i].efficiency);
+      if (s->rows[i].world_size > max_n) max_n = s->rows[i].world_size;
+    }
+  fclose(f);
+  const char *name = pl->plots->p[pl->plots->n - 1].name;
+  FILE *gp = pl->script;
+  fprintf(gp, "reset\nset title '%s: speedup'\nset xlabel 'ranks (GPUs)'\nset ylabel 'speedup'\n"
+              "set key top left\nset grid\nset xrange [0.5:%d.5]\nset yrange [0:*]\n",
+          title, max_n);
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "plot '%s.dat' using 1:2 with linespoints lw 2 pt 7 title 'measured', "
+                            "x with lines dt 2 lc rgb 'gray40' title 'ideal'", name);
+  script_outputs(gp, name, cmd);
+
+  f = plot_begin(pl, si, -1, "parallel efficiency against the rank count; dashed: ideal (100%)",
+                 "s%zu-efficiency", si);
+  if (!f) return 0;
+  for (size_t i = 0; i < s->n_rows; i++)
+    if (isfinite(s->rows[i].speedup))
+      fprintf(f, "%d %.17g\n", s->rows[i].world_size, 100.0 * s->rows[i].efficiency);
+  fclose(f);
+  name = pl->plots->p[pl->plots->n - 1].name;
+  fprintf(gp, "reset\nset title '%s: efficiency'\nset xlabel 'ranks (GPUs)'\n"
+              "set ylabel 'efficiency (%%)'\nset grid\nset xrange [0.5:%d.5]\nset yrange [0:*]\n",
+          title, max_n);
+  snprintf(cmd, sizeof cmd, "plot '%s.dat' using 1:2 with linespoints lw 2 pt 7 title 'measured', "
+                            "100 with lines dt 2 lc rgb 'gray40' title 'ideal'", name);
+  script_outputs(gp, name, cmd);
+  return 1;
+}
+
+/* Bus bandwidth against message size for a collective series. */
+static int busbw_plot(plotter *pl, const gs_report_series *s, size_t si, const char *title) {
+  size_t n = 0;
+  double link = NAN;
+  for (size_t i = 0; i < s->n_rows; i++) {
+    n += isfinite(s->rows[i].coll_busbw) && s->rows[i].coll_bytes > 0;
+    if (isfinite(s->rows[i].link_bandwidth)) link = s->rows[i].link_bandwidth;
+  }
+  if (n == 0) return 1;
+  double (*pts)[2] = malloc(n * sizeof *pts);
+  if (!pts) return 0;
+  n = 0;
+  for (size_t i = 0; i < s->n_rows; i++)
+    if (isfinite(s->rows[i].coll_busbw) && s->rows[i].coll_bytes > 0) {
+      pts[n][0] = s->rows[i].coll_bytes;
+      pts[n++][1] = s->rows[i].coll_busbw / 1e9;
+    }
+  qsort(pts, n, sizeof *pts, compare_doubles);  // the first member is the key
+  FILE *f = plot_begin(pl, si, -1, "bus bandwidth against message size; dashed: the link's "
+                                   "theoretical bandwidth", "s%zu-busbw", si);
+  if (!f) {
+    free(pts);
+    return 0;
+  }
+  for (size_t i = 0; i < n; i++) fprintf(f, "%.17g %.17g\n", pts[i][0], pts[i][1]);
+  fclose(f);
+  const char *name = pl->plots->p[pl->plots->n - 1].name;
+  fprintf(pl->script, "reset\nset title '%s: bus bandwidth'\nset xlabel 'message size (bytes)'\n"
+                      "set ylabel 'busbw (GB/s)'\nset logscale x 2\nset xtics 1, 16\n"
+                      "set format x '%%.0b %%BB'\nset grid\nset key bottom right\n"
+                      "set yrange [0:*]\nset offsets 0, 0, graph 0.1, 0\n"
+                      "set xrange [%.17g:%.17g]\n", title, pts[0][0] / 1.5, pts[n - 1][0] * 1.5);
+  char cmd[512];
+  if (isfinite(link))
+    snprintf(cmd, sizeof cmd, "plot '%s.dat' using 1:2 with linespoints lw 2 pt 7 title 'busbw', "
+                              "%.17g with lines dt 2 lc rgb 'gray40' title 'link'", name, link / 1e9);
+  else
+    snprintf(cmd, sizeof cmd, "plot '%s.dat' using 1:2 with linespoints lw 2 pt 7 title 'busbw'",
+             name);
+  script_outputs(pl->script, name, cmd);
+  free(pts);
+  return 1;
+}
+
+/* Latency CDF and throughput of each rank of row `ri` (2+ ranks). */
+static int rank_plots(plotter *pl, const gs_report *r, const gs_report_series *s, size_t si,
+                      size_t ri, const char *title) {
+  const gs_report_row *row = &s->rows[ri];
+  const cJSON *ms = cJSON_GetObjectItemCaseSensitive(r->docs[row->file], "measurements");
+  const cJSON *m = cJSON_GetArrayItem(ms, (int)row->measurement);
+  char caption[256];
+  snprintf(caption, sizeof caption, "%d ranks: latency CDF per rank (at most %d points per rank)",
+           row->world_size, CDF_POINTS);
+  FILE *f = plot_begin(pl, si, (int)ri, caption, "s%zu-n%d-m%zu-latency-cdf", si, row->world_size,
+                       ri);
+  if (!f) return 0;
+  int blocks = 0;
+  for (size_t k = 0; k < row->n_ranks; k++) {
+    size_t n = 0;
+    double *v = gs_report_rank_samples(m, (int)k, &n);
+    if (!v) {
+      fclose(f);
+      return 0;
+    }
+    if (n > 0) {
+      qsort(v, n, sizeof *v, compare_doubles);
+      size_t points = n < CDF_POINTS ? n : CDF_POINTS;
+      fprintf(f, "# rank %zu\n", k);
+      for (size_t j = 0; j < points; j++) {
+        size_t idx = points == 1 ? 0 : j * (n - 1) / (points - 1);
+        fprintf(f, "%.17g %.17g\n", 1e3 * v[idx], (double)(idx + 1) / (double)n);
+      }
+      fputs("\n\n", f);
+      blocks++;
+    }
+    free(v);
+  }
+  fclose(f);
+  const char *name = pl->plots->p[pl->plots->n - 1].name;
+  char cmd[512];
+  if (blocks > 0) {
+    fprintf(pl->script, "reset\nset title '%s: latency CDF at %d ranks'\nset xlabel 'time per "
+                        "iteration (ms)'\nset ylabel 'share of samples'\nset yrange [0:1]\n"
+                        "set grid\nset key bottom right\nset offsets graph 0.05, graph 0.05, 0, 0\n",
+            title, row->world_size);
+    snprintf(cmd, sizeof cmd, "plot for [i=0:%d] '%s.dat' index i using 1:2 with steps lw 2 "
+                              "title sprintf('rank %%d', i)", blocks - 1, name);
+    script_outputs(pl->script, name, cmd);
+  } else {
+    pl->plots->n--;
+  }
+
+  snprintf(caption, sizeof caption, "%d ranks: throughput per rank; dashed: median rank",
+           row->world_size);
+  f = plot_begin(pl, si, (int)ri, caption, "s%zu-n%d-m%zu-throughput", si, row->world_size, ri);
+  if (!f) return 0;
+  size_t n = 0;
+  for (size_t k = 0; k < row->n_ranks; k++)
+    if (isfinite(row->ranks[k].throughput)) {
+      fprintf(f, "%zu %.17g\n", k, row->ranks[k].throughput);
+      n++;
+    }
+  fclose(f);
+  name = pl->plots->p[pl->plots->n - 1].name;
+  if (n == 0) {
+    pl->plots->n--;
+    return 1;
+  }
+  char unit[64];
+  safe_title(unit, sizeof unit, s->item_unit ? s->item_unit : "items");
+  fprintf(pl->script, "reset\nset title '%s: throughput per rank at %d ranks'\nset xlabel 'rank'\n"
+                      "set ylabel '%s/s'\nset style fill solid 0.6\nset boxwidth 0.6\n"
+                      "set yrange [0:*]\nset xrange [-0.5:%zu.5]\nset xtics 1\nset grid y\n",
+          title, row->world_size, unit, row->n_ranks - 1);
+  if (isfinite(row->rank_median))
+    snprintf(cmd, sizeof cmd, "plot '%s.dat' using 1:2 with boxes title 'rank', %.17g with lines "
+                              "dt 2 lc rgb 'gray40' title 'median'", name, row->rank_median);
+  else
+    snprintf(cmd, sizeof cmd, "plot '%s.dat' using 1:2 with boxes title 'rank'", name);
+  script_outputs(pl->script, name, cmd);
+  return 1;
+}
+
+/* Reads file `path` whole; caller frees; NULL on failure. */
+static char *read_whole(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *buf = NULL;
+  size_t n = 0, cap = 0;
+  for (;;) {
+    if (n + 4096 + 1 > cap) {
+      cap = cap ? 2 * cap : 65536;
+      char *grown = realloc(buf, cap);
+      if (!grown) {
+        free(buf);
+        fclose(f);
+        return NULL;
+      }
+      buf = grown;
+    }
+    size_t got = fread(buf + n, 1, cap - n - 1, f);
+    n += got;
+    if (got == 0) break;
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (bad) {
+    free(buf);
+    return NULL;
+  }
+  buf[n] = '\0';
+  *len = n;
+  return buf;
+}
+
+static gs_status copy_out(const char *from, const char *dir, const char *name) {
+  size_t len = 0;
+  char *data = read_whole(from, &len);
+  if (!data) return gs_error(GS_ERR_IO, "gnuplot wrote no %s", from);
+  char to[4096];
+  if ((size_t)snprintf(to, sizeof to, "%s/%s", dir, name) >= sizeof to) {
+    free(data);
+    return gs_error(GS_ERR_USAGE, "option --plots: the directory name is too long (%zu bytes)",
+                    strlen(dir));
+  }
+  FILE *f = fopen(to, "wb");
+  int ok = f && fwrite(data, 1, len, f) == len;
+  if (f && fclose(f) != 0) ok = 0;
+  free(data);
+  if (!ok) return gs_error(GS_ERR_IO, "cannot write the plot %s: %s", to, strerror(errno));
+  return GS_OK;
+}
+
+/* Removes the private temporary directory and what is in it. */
+static void remove_temp(const char *dir) {
+  DIR *d = opendir(dir);
+  if (d) {
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+      char path[512];
+      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+      unlink(path);
+    }
+    closedir(d);
+  }
+  rmdir(dir);
+}
+
+/* $GPUSCALE_GNUPLOT when set (a path, run without a shell), else the
+ * gnuplot found at configure time, else NULL. */
+static const char *gnuplot_program(void) {
+  const char *env = getenv("GPUSCALE_GNUPLOT");
+  if (env && env[0]) return env;
+#ifdef GS_GNUPLOT
+  return GS_GNUPLOT;
+#else
+  return NULL;
+#endif
+}
+
+/* Runs `program` (gnuplot) on plots.gp inside `dir`, output to gnuplot.log there. */
+static gs_status run_gnuplot(const char *program, const char *dir) {
+  pid_t pid = fork();
+  if (pid < 0) return gs_error(GS_ERR_IO, "cannot start gnuplot: %s", strerror(errno));
+  if (pid == 0) {
+    int log = -1;
+    if (chdir(dir) == 0) log = open("gnuplot.log", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (log >= 0) {
+      dup2(log, STDOUT_FILENO);
+      dup2(log, STDERR_FILENO);
+      close(log);
+    }
+    execl(program, "gnuplot", "plots.gp", (char *)NULL);
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return gs_error(GS_ERR_IO, "waiting for gnuplot: %s", strerror(errno));
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return GS_OK;
+  char path[512];
+  snprintf(path, sizeof path, "%s/gnuplot.log", dir);
+  size_t len = 0;
+  char *log = read_whole(path, &len);
+  char first[300] = "";
+  if (log) snprintf(first, sizeof first, "%.*s", (int)strcspn(log, "\n"), log);
+  free(log);
+  return gs_error(GS_ERR_IO, "gnuplot (%s) failed (exit %d)%s%s", program,
+                  WIFEXITED(status) ? WEXITSTATUS(status) : -1, first[0] ? ": " : "", first);
+}
+
+/* See render.h. */
+gs_status gs_report_plots_make(const gs_report *r, const char *dir, gs_report_plots *out) {
+  memset(out, 0, sizeof *out);
+  const char *program = gnuplot_program();
+  if (!program) {
+    snprintf(out->note, sizeof out->note, "none: gnuplot was not found when gpuscale was built "
+                                           "(install gnuplot and rebuild for plots)");
+    return GS_OK;
+  }
+  if (access(program, X_OK) != 0) {
+    snprintf(out->note, sizeof out->note, "none: gnuplot (%s) is not installed", program);
+    return GS_OK;
+  }
+  if (dir && mkdir(dir, 0777) != 0 && errno != EEXIST)
+    return gs_error(GS_ERR_IO, "option --plots: cannot create the directory %s: %s", dir,
+                    strerror(errno));
+  plotter pl = {.plots = out};
+  const char *tmp = getenv("TMPDIR");
+  snprintf(pl.dir, sizeof pl.dir, "%s/gpuscale-plots-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+  if (!mkdtemp(pl.dir))
+    return gs_error(GS_ERR_IO, "cannot create a temporary directory for the plots (%s): %s",
+                    pl.dir, strerror(errno));
+  char path[512];
+  snprintf(path, sizeof path, "%s/plots.gp", pl.dir);
+  pl.script = fopen(path, "w");
+  gs_status st = pl.script ? GS_OK : gs_error(GS_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+  for (size_t si = 0; si < r->n_series && st == GS_OK; si++) {
+    const gs_report_series *s = &r->series[si];
+    char title[96];
+    safe_title(title, sizeof title, s->workload);
+    int ok = s->n_rows && s->rows[0].is_coll ? busbw_plot(&pl, s, si, title)
+                                             : series_plots(&pl, s, si, title);
+    for (size_t ri = 0; ok && ri < s->n_rows; ri++)
+      if (s->rows[ri].world_size > 1 && !s->rows[ri].is_coll)
+        ok = rank_plots(&pl, r, s, si, ri, title);
+    if (!ok) st = gs_error(GS_ERR_IO, "cannot write the plot data in %s: %s", pl.dir, strerror(errno));
+  }
+  if (pl.script && fclose(pl.script) != 0 && st == GS_OK)
+    st = gs_error(GS_ERR_IO, "cannot write %s", path);
+  if (st == GS_OK && out->n > 0) st = run_gnuplot(program, pl.dir);
+  for (size_t i = 0; i < out->n && st == GS_OK; i++) {
+    gs_report_plot *p = &out->p[i];
+    char file[512];
+    snprintf(file, sizeof file, "%s/%s.svg", pl.dir, p->name);
+    size_t len = 0;
+    char *svg = read_whole(file, &len);
+    if (!svg) {
+      st = gs_error(GS_ERR_IO, "gnuplot wrote no %s", file);
+      break;
+    }
+    // Embedded inline: the XML prolog and doctype before "<svg" are dropped.
+    char *start = strstr(svg, "<svg");
+    p->svg = start ? strdup(start) : NULL;
+    free(svg);
+    if (dir) {
+      char name[128];
+      snprintf(name, sizeof name, "%s.svg", p->name);
+      st = copy_out(file, dir, name);
+      snprintf(file, sizeof file, "%s/%s.png", pl.dir, p->name);
+      snprintf(name, sizeof name, "%s.png", p->name);
+      if (st == GS_OK) st = copy_out(file, dir, name);
+    }
+  }
+  remove_temp(pl.dir);
+  if (st != GS_OK) {
+    gs_report_plots_free(out);
+    return st;
+  }
+  if (out->n == 0)
+    snprintf(out->note, sizeof out->note, "none: nothing to plot (no speedup, collective or "
+                                          "multi-rank measurement)");
+  else if (dir)
+    snprintf(out->note, sizeof out->note, "%zu plot%s drawn with gnuplot, as PNG and SVG in %s",
+             out->n, out->n == 1 ? "" : "s", dir);
+  else
+    snprintf(out->note, sizeof out->note, "%zu plot%s drawn with gnuplot", out->n,
+             out->n == 1 ? "" : "s");
+  return GS_OK;
+}
+
+/* See render.h. */
+void gs_report_plots_free(gs_report_plots *plots) {
+  for (size_t i = 0; i < plots->n; i++) free(plots->p[i].svg);
+  free(plots->p);
+  memset(plots, 0, sizeof *plots);
+}

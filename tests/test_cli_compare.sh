@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# End-to-end tests of `gpuscale compare`: exit codes (0 no regression, 3
+# significant regression, 1 bad or mismatched input, 2 usage), the options
+# and every output format. $1 is the gpuscale binary.
+set -u
+bin=$1
+data=$(cd "$(dirname "$0")/data/report" && pwd)
+. "$(dirname "$0")/cli_lib.sh"
+
+base=$data/strong.json
+slow=$data/strong_slower.json
+
+expect 0 "Exit codes: 0 no significant regression, 3" -- compare --help
+expect 2 "give two result documents" -- compare "$base"
+expect 2 "too many files" -- compare "$base" "$base" "$base"
+expect 2 "option --alpha" -- compare --alpha 2 "$base" "$slow"
+expect 2 "option --threshold" -- compare --threshold x "$base" "$slow"
+expect 1 "cannot read .*missing.json" -- compare "$base" "$work/missing.json"
+expect 1 "malformed.json: invalid JSON" -- compare "$base" "$data/malformed.json"
+expect 1 "share no measurement to compare" -- compare "$base" "$data/weak.json"
+
+expect 0 "no significant regression" -- compare "$base" "$base"
+expect 3 "7 significant regressions" -- compare "$base" "$slow"
+expect 3 "step time .* \\+30.00% .* 0.0284  regression" -- compare "$base" "$slow"
+expect 0 "improvement" -- compare "$slow" "$base"
+expect 0 "within threshold" -- compare --threshold 40 "$base" "$slow"
+expect 0 "no significant regression" -- compare --alpha 0.0001 "$base" "$slow"
+
+"$bin" compare -f markdown "$base" "$slow" >"$work/c.md"
+[ $? = 3 ] || fail "markdown compare did not exit 3"
+grep -qF "| voxelize | 1 | step time | 12.5000 ms | 16.2500 ms | +30.00% |" "$work/c.md" ||
+  fail "markdown compare lacks the step row: $(cat "$work/c.md")"
+
+"$bin" compare -f json -o "$work/c.json" "$base" "$slow"
+[ $? = 3 ] || fail "json compare did not exit 3"
+python3 - "$work/c.json" <<'PY' || failures=$((failures + 1))
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "gpuscale/compare/v1"
+assert d["regressions"] == 7
+m = d["metrics"][0]
+assert m["metric"] == "step time" and m["world_size"] == 1
+assert abs(m["change"] - 0.3) < 1e-12 and abs(m["p"] - 0.028430) < 1e-6 and not m["exact"]
+assert m["change_ci95_low"] < 0.3 < m["change_ci95_high"]
+assert m["verdict"] == "regression"
+PY
+
+# golden outputs (exit 3: the fixture regresses)
+golden compare.txt compare strong.json strong_slower.json
+golden compare.md compare -f markdown strong.json strong_slower.json
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures failure(s)"
+  exit 1
+fi
+echo "all compare CLI tests passed"

@@ -1,0 +1,115 @@
+/* Tests of `gpuscale compare`'s analysis (src/report/compare.c) on the
+ * fixtures: a document against itself, against a copy 30% slower
+ * (strong_slower.json: every sample x 1.3), and against a document with
+ * nothing in common. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_fixture.h"
+#include "report/compare.h"
+
+static void test_identical(void **state) {
+  (void)state;
+  gs_compare c;
+  assert_int_equal(gs_compare_load(fixture("strong.json"), fixture("strong.json"), 0.05, 0.05, &c),
+                   GS_OK);
+  // 1 rank: step, throughput, rank 0; 2 ranks: step, throughput, rank 0, rank 1.
+  assert_int_equal(c.n_rows, 7);
+  assert_int_equal(c.regressions, 0);
+  for (size_t i = 0; i < c.n_rows; i++) {
+    assert_true(c.rows[i].change == 0.0);
+    assert_true(c.rows[i].test.p == 1.0);
+    assert_int_equal(c.rows[i].verdict, GS_CHANGE_NOT_SIGNIFICANT);
+  }
+  gs_compare_free(&c);
+}
+
+static void test_regression(void **state) {
+  (void)state;
+  gs_compare c;
+  assert_int_equal(
+      gs_compare_load(fixture("strong.json"), fixture("strong_slower.json"), 0.05, 0.05, &c), GS_OK);
+  assert_int_equal(c.n_rows, 7);
+  assert_int_equal(c.regressions, 7);
+  const gs_compare_row *step1 = &c.rows[0];
+  assert_string_equal(step1->metric, "step time");
+  assert_int_equal(step1->world_size, 1);
+  assert_true(fabs(step1->change - 0.3) < 1e-12);
+  // U = 16 of 16 with ties: p = 0.028430 (worked out in test_ranktest.c).
+  assert_true(fabs(step1->test.p - 0.028430) < 1e-6);
+  assert_true(step1->ci_low > 0 && step1->ci_high > step1->ci_low);
+  const gs_compare_row *thr = &c.rows[1];
+  assert_string_equal(thr->metric, "throughput");
+  assert_true(thr->higher_is_better);
+  assert_true(fabs(thr->change - (1 / 1.3 - 1)) < 0.01);
+  assert_int_equal(thr->verdict, GS_CHANGE_REGRESSION);
+  gs_compare_free(&c);
+
+  // The other way round it is an improvement; with a 40% threshold neither.
+  assert_int_equal(
+      gs_compare_load(fixture("strong_slower.json"), fixture("strong.json"), 0.05, 0.05, &c), GS_OK);
+  assert_int_equal(c.regressions, 0);
+  assert_int_equal(c.rows[0].verdict, GS_CHANGE_IMPROVEMENT);
+  gs_compare_free(&c);
+  assert_int_equal(
+      gs_compare_load(fixture("strong.json"), fixture("strong_slower.json"), 0.05, 0.40, &c), GS_OK);
+  assert_int_equal(c.regressions, 0);
+  assert_int_equal(c.rows[0].verdict, GS_CHANGE_WITHIN);
+  gs_compare_free(&c);
+}
+
+static void test_mismatched(void **state) {
+  (void)state;
+  gs_compare c;
+  assert_int_equal(gs_compare_load(fixture("strong.json"), fixture("weak.json"), 0.05, 0.05, &c),
+                   GS_ERR_FORMAT);
+  assert_non_null(strstr(gs_last_error(), "share no measurement"));
+  assert_non_null(strstr(gs_last_error(), "only in BASE: voxelize (backend cpu, scaling strong"));
+  assert_non_null(strstr(gs_last_error(), "only in NEW: voxelize (backend cpu, scaling weak"));
+  assert_int_equal(gs_compare_load(fixture("strong.json"), fixture("foreign.json"), 0.05, 0.05, &c),
+                   GS_ERR_FORMAT);
+  assert_non_null(strstr(gs_last_error(), "foreign.json: unsupported schema"));
+  // Partly shared: the shared part is compared and the rest noted.
+  assert_int_equal(gs_compare_load(fixture("strong.json"), fixture("failed.json"), 0.05, 0.05, &c),
+                   GS_OK);
+  assert_true(c.n_rows > 0);
+  gs_compare_free(&c);
+}
+
+/* coll_slower.json: coll.json with the 16 MiB allreduce 40% slower. Rows
+ * pair by message size; only the step time is compared per size. */
+static void test_collective_sizes(void **state) {
+  (void)state;
+  gs_compare c;
+  assert_int_equal(gs_compare_load(fixture("coll.json"), fixture("coll_slower.json"), 0.05, 0.05, &c),
+                   GS_OK);
+  assert_int_equal(c.n_rows, 3);
+  assert_string_equal(c.rows[1].metric, "allreduce 16777216 B");
+  assert_true(fabs(c.rows[1].change - 0.4) < 1e-12);
+  // 3 against 3 samples, all equal within each side: ties, so the normal
+  // approximation: U = 9, var = 9/12 (7 - 48/30) = 4.05, z = 4/2.0125 = 1.9876.
+  assert_true(fabs(c.rows[1].test.p - erfc(4.0 / sqrt(4.05) / sqrt(2.0))) < 1e-12);
+  assert_int_equal(c.rows[1].verdict, GS_CHANGE_REGRESSION);
+  assert_int_equal(c.rows[0].verdict, GS_CHANGE_NOT_SIGNIFICANT);
+  assert_int_equal(c.regressions, 1);
+  gs_compare_free(&c);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_identical),
+      cmocka_unit_test(test_regression),
+      cmocka_unit_test(test_mismatched),
+      cmocka_unit_test(test_collective_sizes),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
