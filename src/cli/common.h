@@ -26,6 +26,8 @@ typedef struct {
   int no_progress;
   int scaling_choice;          /* index into gs_scaling_choices (scale, suite) */
   gs_u64_list counts;          /* --counts for scale */
+  int gpu_mode_choice;         /* index into gs_gpu_mode_choices (run) */
+  int given_gpu_mode;
   int given_gpus, given_ranks, given_iters, given_min_time, given_counts, given_scaling,
       given_backend, given_out;
   gs_option table[GS_COMMON_OPTION_COUNT];
@@ -33,9 +35,11 @@ typedef struct {
 
 extern const char *const gs_backend_choices[]; /* auto, cuda, cpu */
 extern const char *const gs_scaling_choices[]; /* strong, weak */
+extern const char *const gs_gpu_mode_choices[]; /* single, multi, auto */
+enum { GS_GPU_MODE_SINGLE = 0, GS_GPU_MODE_MULTI = 1, GS_GPU_MODE_AUTO = 2 };
 
 /* Which options a command accepts besides the basic ones. */
-enum { GS_COMMON_SCALE = 1 << 0, GS_COMMON_OUT_DIR = 1 << 1 };
+enum { GS_COMMON_SCALE = 1 << 0, GS_COMMON_OUT_DIR = 1 << 1, GS_COMMON_GPU_MODE = 1 << 2 };
 
 /* Fills defaults and the option table for a command with `features`. */
 void gs_common_init(gs_common_options *o, unsigned features);

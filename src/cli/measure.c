@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/decide.h"
 #include "cli/summary.h"
 #include "core/check.h"
 
@@ -33,35 +34,61 @@ static void summary_title(const gs_sweep *sw, char *buf, size_t size) {
   cJSON_Delete(opts);
 }
 
+/* Variants of the workload's options (1 when it has none). */
+static size_t variant_total(const gs_sweep *sw) {
+  const gs_workload *w = sw->workload;
+  size_t n = w->variant_count ? w->variant_count(sw->workload_opts) : 0;
+  return n > 0 ? n : 1;
+}
+
 gs_status gs_measure_sweep(const gs_sweep *sw, const gs_u64_list *counts) {
-  gs_measurement *ms = calloc(counts->n, sizeof *ms);
-  if (!ms) return gs_error(GS_ERR_NOMEM, "cannot allocate %zu measurements", counts->n);
+  const size_t variants = variant_total(sw);
+  const size_t total = variants * counts->n;
+  gs_measurement *ms = calloc(total, sizeof *ms);
+  if (!ms) return gs_error(GS_ERR_NOMEM, "cannot allocate %zu measurements", total);
   gs_status first_failure = GS_OK;
   size_t done = 0;
-  for (size_t i = 0; i < counts->n; i++) {
-    gs_run_config config = *sw->config;
-    config.world_size = (int)counts->v[i];
-    char label[GS_TEXT_LONG];
-    snprintf(label, sizeof label, "%s on %d %s", sw->workload->key, config.world_size,
-             config.backend == GS_BACKEND_CUDA ? (config.world_size == 1 ? "GPU" : "GPUs")
-                                               : (config.world_size == 1 ? "CPU rank" : "CPU ranks"));
-    config.label = label;
-    gs_status status = gs_runner_measure(sw->workload, sw->workload_opts, &config, &ms[i]);
-    done = i + 1;
-    if (status != GS_OK && first_failure == GS_OK) first_failure = status;
-    gs_runner_relate(ms, done);
-    // Written after every measurement: a later crash keeps what was measured.
-    gs_status written = write_document(sw, ms, done);
-    if (written != GS_OK) {
-      if (first_failure == GS_OK) first_failure = written;
-      break;
+  int stop = 0;
+  for (size_t v = 0; v < variants && !stop; v++) {
+    char variant[GS_TEXT_SHORT] = "";
+    // The options are the caller's; selecting a variant rewrites them in place.
+    if (sw->workload->variant_select)
+      sw->workload->variant_select((void *)sw->workload_opts, v, variant, sizeof variant);
+    const size_t group = done;
+    for (size_t i = 0; i < counts->n; i++) {
+      gs_run_config config = *sw->config;
+      config.world_size = (int)counts->v[i];
+      char label[GS_TEXT_LONG];
+      snprintf(label, sizeof label, "%s%s%s on %d %s", sw->workload->key, variant[0] ? " " : "",
+               variant, config.world_size,
+               config.backend == GS_BACKEND_CUDA
+                   ? (config.world_size == 1 ? "GPU" : "GPUs")
+                   : (config.world_size == 1 ? "CPU rank" : "CPU ranks"));
+      config.label = label;
+      gs_status status = gs_runner_measure(sw->workload, sw->workload_opts, &config, &ms[done]);
+      snprintf(ms[done].variant, sizeof ms[done].variant, "%s", variant);
+      done++;
+      if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+      gs_runner_relate(ms + group, done - group);
+      // Written after every measurement: a later crash keeps what was measured.
+      gs_status written = write_document(sw, ms, done);
+      if (written != GS_OK) {
+        if (first_failure == GS_OK) first_failure = written;
+        stop = 1;
+        break;
+      }
+      if (status == GS_ERR_USAGE) {
+        stop = 1;
+        break;
+      }
     }
-    if (status == GS_ERR_USAGE) break;
+    char title[2 * GS_TEXT_LONG];
+    summary_title(sw, title, sizeof title);
+    gs_summary_print(stdout, title, ms + group, done - group, sw->env);
+    if (sw->summary_copy) gs_summary_print(sw->summary_copy, title, ms + group, done - group, sw->env);
   }
-  char title[2 * GS_TEXT_LONG];
-  summary_title(sw, title, sizeof title);
-  gs_summary_print(stdout, title, ms, done, sw->env);
-  if (sw->summary_copy) gs_summary_print(sw->summary_copy, title, ms, done, sw->env);
+  gs_decision_table_print(stdout, ms, done);
+  if (sw->summary_copy) gs_decision_table_print(sw->summary_copy, ms, done);
   for (size_t i = 0; i < done; i++) gs_measurement_free(&ms[i]);
   free(ms);
   return first_failure;

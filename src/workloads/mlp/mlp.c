@@ -36,14 +36,15 @@ typedef struct {
   gs_u64_list layers;
   double dropout;
   uint64_t batch;
+  gs_u64_list batch_sizes;
   uint64_t samples;
   int precision;
   double lr;
   uint64_t bucket_kb;
   uint64_t verify_rows;
   int no_graph;
-  int given_layers, given_dropout;
-  gs_option table[12];
+  int given_layers, given_dropout, given_batch, given_batch_sizes;
+  gs_option table[13];
 } gs_mlp_options;
 
 /* ---- options ------------------------------------------------------------------ */
@@ -69,7 +70,12 @@ static void *mlp_options_new(void) {
        .given = &o->given_dropout},
       {.name = "batch", .kind = GS_OPT_COUNT, .target = &o->batch, .min = 1,
        .max = GS_MLP_MAX_BATCH, .metavar = "B",
-       .help = "samples per step: global batch (strong scaling) or per rank (weak)"},
+       .help = "samples per step: global batch (strong scaling) or per rank (weak)",
+       .given = &o->given_batch},
+      {.name = "batch-sizes", .kind = GS_OPT_COUNT_LIST, .target = &o->batch_sizes, .min = 1,
+       .max = GS_MLP_MAX_BATCH, .metavar = "B1,B2,...",
+       .help = "measure each batch size in turn (instead of --batch); scale adds a single vs "
+               "multi table", .given = &o->given_batch_sizes},
       {.name = "samples", .kind = GS_OPT_COUNT, .target = &o->samples, .min = 1,
        .max = GS_MLP_MAX_SAMPLES, .metavar = "N", .help = "samples of the synthetic dataset"},
       {.name = "precision", .kind = GS_OPT_CHOICE, .target = &o->precision,
@@ -113,6 +119,9 @@ static void model_from_options(const gs_mlp_options *o, gs_mlp_model *m) {
 
 static gs_status mlp_options_check(void *opts) {
   gs_mlp_options *o = opts;
+  if (o->given_batch && o->given_batch_sizes)
+    return gs_error(GS_ERR_USAGE, "--batch and --batch-sizes conflict: give one of them");
+  if (o->given_batch_sizes) o->batch = o->batch_sizes.v[0];
   if (o->given_layers && (o->layers.n < 2 || o->layers.n > GS_MLP_MAX_LAYERS + 1))
     return gs_error(GS_ERR_USAGE,
                     "--layers takes 2 to %d widths (inputs, hidden..., outputs), got %zu",
@@ -133,6 +142,11 @@ static cJSON *mlp_options_to_json(const void *opts) {
   cJSON_AddNumberToObject(j, "parameters", (double)gs_mlp_param_count(&m));
   cJSON_AddNumberToObject(j, "dropout", o->given_dropout ? o->dropout : preset_dropout[o->preset]);
   cJSON_AddNumberToObject(j, "batch", (double)o->batch);
+  if (o->given_batch_sizes) {
+    cJSON *sizes = cJSON_AddArrayToObject(j, "batch_sizes");
+    for (size_t i = 0; sizes && i < o->batch_sizes.n; i++)
+      cJSON_AddItemToArray(sizes, cJSON_CreateNumber((double)o->batch_sizes.v[i]));
+  }
   cJSON_AddNumberToObject(j, "samples", (double)o->samples);
   cJSON_AddStringToObject(j, "precision", precision_choices[o->precision]);
   cJSON_AddStringToObject(j, "optimizer", "adam");
@@ -142,6 +156,18 @@ static cJSON *mlp_options_to_json(const void *opts) {
   cJSON_AddNumberToObject(j, "verify_rows", (double)o->verify_rows);
   cJSON_AddBoolToObject(j, "cuda_graph", !o->no_graph);
   return j;
+}
+
+static size_t mlp_variant_count(const void *opts) {
+  const gs_mlp_options *o = opts;
+  return o->given_batch_sizes ? o->batch_sizes.n : 0;
+}
+
+static void mlp_variant_select(void *opts, size_t index, char *name, size_t name_size) {
+  gs_mlp_options *o = opts;
+  if (!o->given_batch_sizes || index >= o->batch_sizes.n) return;
+  o->batch = o->batch_sizes.v[index];
+  snprintf(name, name_size, "batch=%llu", (unsigned long long)o->batch);
 }
 
 static uint64_t mlp_work_units(const void *opts) { return ((const gs_mlp_options *)opts)->batch; }
@@ -574,6 +600,15 @@ static gs_status mlp_verify(void *state, gs_verification *out) {
   return s->backend == GS_BACKEND_CPU ? verify_cpu(s, out) : verify_cuda(s, out);
 }
 
+gs_status gs_mlp_state_params(void *state, float *out) {
+  gs_mlp_state *s = state;
+  if (s->backend == GS_BACKEND_CPU) {
+    memcpy(out, s->params, (size_t)s->count * sizeof(float));
+    return GS_OK;
+  }
+  return gs_mlp_cuda_get_state(s->dev, out, NULL, NULL, NULL, NULL, NULL);
+}
+
 const gs_workload gs_workload_mlp = {
     .key = "mlp",
     .summary = "MLP training step (Adam, MSE), data parallel with bucketed gradient all-reduce",
@@ -591,4 +626,6 @@ const gs_workload gs_workload_mlp = {
     .step = mlp_step,
     .verify = mlp_verify,
     .teardown = mlp_teardown,
+    .variant_count = mlp_variant_count,
+    .variant_select = mlp_variant_select,
 };

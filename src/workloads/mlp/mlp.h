@@ -85,4 +85,9 @@ gs_status gs_mlp_cpu_gradients(const gs_mlp_model *m, const float *params, const
 void gs_mlp_cpu_adam(const gs_mlp_adam *a, uint64_t t, uint64_t count, const float *grads,
                      float *params, float *mom1, float *mom2);
 
+/* Copies one rank's current parameters (gs_mlp_param_count floats) from a
+ * state made by gs_workload_mlp.setup to `out` (host), after its stream is
+ * idle. For tests and tools that compare replicas or runs. */
+gs_status gs_mlp_state_params(void *state, float *out);
+
 #endif
