@@ -159,6 +159,7 @@ def main():
     presets = a.presets.split(",")
     sizes = [int(s) for s in a.batch_sizes.split(",")] if a.batch_sizes else []
     common = ["--precision", a.precision, "--min-time", str(a.min_time), "--runs", "1",
+              "--verify-rows", "16",
               "--warmup", "10"]
     results = {"precision": a.precision, "one_gpu": [], "two_gpus": []}
 

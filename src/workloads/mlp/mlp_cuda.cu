@@ -79,36 +79,70 @@ __global__ void bias_relu_dropout_kernel(const float *z, const float *bias, uint
   act[i] = from_float<T>(v);
 }
 
-/* Output layer and MSE: y = z + bias, dz = 2 (y - t) / (G * T), and this
- * batch's share of the loss added to *loss. */
+/* Column tiles for the kernels that also sum a gradient over the batch
+ * rows (the bias gradient): a block is 32 columns x 8 row lanes, each lane
+ * walks rows with the grid's stride, partial sums meet in shared memory and
+ * one atomicAdd per column and block lands in db (zeroed before). */
+#define GS_MLP_TILE_COLS 32
+#define GS_MLP_TILE_ROWS 8
+
+__device__ __forceinline__ void add_column_sums(float sum, uint32_t c, uint32_t cols, float *db) {
+  __shared__ float part[GS_MLP_TILE_ROWS][GS_MLP_TILE_COLS + 1];
+  part[threadIdx.y][threadIdx.x] = sum;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < cols) {
+    float total = 0.0f;
+    for (int k = 0; k < GS_MLP_TILE_ROWS; k++) total += part[k][threadIdx.x];
+    if (total != 0.0f) atomicAdd(&db[c], total);
+  }
+}
+
+/* Output layer and MSE: y = z + bias, dz = 2 (y - t) / (G * T), the bias
+ * gradient (column sums of dz) into db, and this batch's share of the loss
+ * added to *loss. */
 template <typename T>
 __global__ void loss_kernel(const float *z, const float *bias, const float *targets, uint64_t n,
                             uint32_t Tn, const uint64_t *steps, uint64_t G, uint64_t offset,
-                            uint64_t rows, T *dz, float *loss) {
-  const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  float part = 0.0f;
-  if (i < rows * Tn) {
-    const uint64_t r = i / Tn;
-    const uint32_t t = (uint32_t)(i % Tn);
-    const uint64_t sample = (*steps * G + offset + r) % n;
-    const float norm = 1.0f / ((float)G * (float)Tn);
-    const float diff = z[i] + bias[t] - targets[sample * Tn + t];
-    dz[i] = from_float<T>(2.0f * diff * norm);
-    part = diff * diff * norm;
+                            uint64_t rows, T *dz, float *db, float *loss) {
+  const uint32_t c = blockIdx.x * GS_MLP_TILE_COLS + threadIdx.x;
+  const float norm = 1.0f / ((float)G * (float)Tn);
+  const uint64_t base = *steps * G + offset;
+  float sum = 0.0f, part = 0.0f;
+  if (c < Tn) {
+    for (uint64_t r = (uint64_t)blockIdx.y * GS_MLP_TILE_ROWS + threadIdx.y; r < rows;
+         r += (uint64_t)gridDim.y * GS_MLP_TILE_ROWS) {
+      const uint64_t i = r * Tn + c, sample = (base + r) % n;
+      const float diff = z[i] + bias[c] - targets[sample * Tn + c];
+      const T g = from_float<T>(2.0f * diff * norm);
+      dz[i] = g;
+      sum += to_float(g);
+      part += diff * diff * norm;
+    }
   }
+  add_column_sums(sum, c, Tn, db);
   for (int d = 16; d > 0; d >>= 1) part += __shfl_down_sync(0xffffffffu, part, d);
-  if ((threadIdx.x & 31) == 0 && part != 0.0f) atomicAdd(loss, part);
+  if (threadIdx.x == 0 && part != 0.0f) atomicAdd(loss, part);
 }
 
-/* Gradient through the previous hidden layer's ReLU and dropout: its
- * output act is > 0 exactly where both let the value through (scaled by
- * 1 / (1 - p)). */
+/* Gradient through the previous hidden layer's ReLU and dropout, da
+ * [rows][cols] -> dz: that layer's output act is > 0 exactly where both let
+ * the value through (scaled by 1 / (1 - p)). Its bias gradient (column sums
+ * of dz) goes to db. */
 template <typename T>
-__global__ void relu_dropout_grad_kernel(const float *da, const T *act, uint64_t count, float scale,
-                                         T *dz) {
-  const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= count) return;
-  dz[i] = from_float<T>(to_float(act[i]) > 0.0f ? da[i] * scale : 0.0f);
+__global__ void relu_dropout_grad_kernel(const float *da, const T *act, uint64_t rows, uint32_t cols,
+                                         float scale, T *dz, float *db) {
+  const uint32_t c = blockIdx.x * GS_MLP_TILE_COLS + threadIdx.x;
+  float sum = 0.0f;
+  if (c < cols) {
+    for (uint64_t r = (uint64_t)blockIdx.y * GS_MLP_TILE_ROWS + threadIdx.y; r < rows;
+         r += (uint64_t)gridDim.y * GS_MLP_TILE_ROWS) {
+      const uint64_t i = r * cols + c;
+      const T g = from_float<T>(to_float(act[i]) > 0.0f ? da[i] * scale : 0.0f);
+      dz[i] = g;
+      sum += to_float(g);
+    }
+  }
+  add_column_sums(sum, c, cols, db);
 }
 
 /* Adam update t = steps + 1 over all parameters; also refreshes the bf16
@@ -138,11 +172,6 @@ __global__ void to_bf16_kernel(const float *in, uint64_t count, __nv_bfloat16 *o
   if (i < count) out[i] = __float2bfloat16_rn(in[i]);
 }
 
-template <typename T> __global__ void fill_one_kernel(T *v, uint64_t count) {
-  const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < count) v[i] = from_float<T>(1.0f);
-}
-
 /* ---- the rank's model ------------------------------------------------------------ */
 
 struct gs_mlp_cuda {
@@ -159,7 +188,7 @@ struct gs_mlp_cuda {
   void *act[GS_MLP_MAX_LAYERS + 1];     /* T [rows][widths[l]]; act[L] unused */
   float *z;                             /* [rows][widest] GEMM output */
   void *dz, *dz_prev;                   /* T [rows][widest] */
-  void *ones;                           /* T [rows] */
+  int sm_count;
   float *loss;
   uint64_t *steps;
   uint64_t bytes;
@@ -183,11 +212,22 @@ static unsigned blocks_for(uint64_t n) {
   return (unsigned)((n + GS_MLP_THREADS - 1) / GS_MLP_THREADS);
 }
 
+/* Grid of the column-sum kernels for rows x cols: every column tile, and
+ * enough row lanes for about 4 blocks per multiprocessor. */
+static dim3 tile_grid(const gs_mlp_cuda *g, uint64_t rows, uint32_t cols) {
+  const uint64_t x = (cols + GS_MLP_TILE_COLS - 1) / GS_MLP_TILE_COLS;
+  uint64_t y = (rows + GS_MLP_TILE_ROWS - 1) / GS_MLP_TILE_ROWS;
+  const uint64_t want = 4ull * (uint64_t)g->sm_count / x + 1;
+  if (y > want) y = want;
+  if (y > 65535) y = 65535;
+  return dim3((unsigned)x, (unsigned)y);
+}
+
 extern "C" void gs_mlp_cuda_destroy(gs_mlp_cuda *g) {
   if (!g) return;
   if (g->blas) cublasDestroy(g->blas);
   void *ptrs[] = {g->blas_workspace, g->params, g->mom1, g->mom2, g->grads, g->low, g->x, g->y,
-                  g->z, g->dz, g->dz_prev, g->ones, g->loss, g->steps};
+                  g->z, g->dz, g->dz_prev, g->loss, g->steps};
   for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
     if (ptrs[i]) cudaFree(ptrs[i]);
   for (int l = 0; l <= GS_MLP_MAX_LAYERS; l++)
@@ -213,7 +253,6 @@ static gs_status create_buffers(gs_mlp_cuda *g) {
   GS_TRY(device_alloc(g, (void **)&g->z, rows * widest * sizeof(float)));
   GS_TRY(device_alloc(g, &g->dz, rows * widest * g->elem));
   GS_TRY(device_alloc(g, &g->dz_prev, rows * widest * g->elem));
-  GS_TRY(device_alloc(g, &g->ones, rows * g->elem));
   GS_TRY(device_alloc(g, (void **)&g->loss, sizeof(float)));
   GS_TRY(device_alloc(g, (void **)&g->steps, sizeof(uint64_t)));
   GS_TRY(device_alloc(g, &g->blas_workspace, GS_MLP_CUBLAS_WORKSPACE));
@@ -223,12 +262,6 @@ static gs_status create_buffers(gs_mlp_cuda *g) {
   GS_CHECK_CUDA(cudaMemset(g->grads, 0, (size_t)pbytes));
   GS_CHECK_CUDA(cudaMemset(g->steps, 0, sizeof(uint64_t)));
   GS_CHECK_CUDA(cudaMemset(g->loss, 0, sizeof(float)));
-  if (g->bf16)
-    fill_one_kernel<__nv_bfloat16><<<blocks_for(rows), GS_MLP_THREADS, 0, g->stream>>>(
-        (__nv_bfloat16 *)g->ones, rows);
-  else
-    fill_one_kernel<float><<<blocks_for(rows), GS_MLP_THREADS, 0, g->stream>>>((float *)g->ones, rows);
-  GS_CHECK_CUDA(cudaGetLastError());
   const uint64_t values = g->c.data_n * ((uint64_t)m->widths[0] + m->widths[L]);
   generate_kernel<<<blocks_for(values), GS_MLP_THREADS, 0, g->stream>>>(
       g->c.data_seed, g->c.data_n, m->widths[0], m->widths[L], g->x, g->y);
@@ -248,8 +281,12 @@ extern "C" gs_status gs_mlp_cuda_create(const gs_mlp_cuda_config *config, cudaSt
   g->elem = g->bf16 ? sizeof(__nv_bfloat16) : sizeof(float);
   g->count = gs_mlp_param_count(&config->model);
   gs_status st = GS_OK;
-  cublasStatus_t rc = cublasCreate(&g->blas);
-  if (rc != CUBLAS_STATUS_SUCCESS) {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&g->sm_count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+    st = gs_error(GS_ERR_CUDA, "mlp: cannot read the multiprocessor count of the current device");
+  cublasStatus_t rc = st == GS_OK ? cublasCreate(&g->blas) : CUBLAS_STATUS_NOT_INITIALIZED;
+  if (st == GS_OK && rc != CUBLAS_STATUS_SUCCESS) {
     g->blas = NULL;
     st = gs_error(GS_ERR_CUDA, "mlp: cublasCreate failed: %s", cublasGetStatusString(rc));
   }
@@ -369,8 +406,9 @@ template <typename T> static gs_status forward_t(gs_mlp_cuda *g, uint64_t rows) 
           g->z, bias, rows, out, g->steps, g->G, g->offset, g->c.dropout_seed, (uint32_t)l,
           m->dropout, (T *)g->act[l + 1]);
     } else {
-      loss_kernel<T><<<blocks_for(rows * out), GS_MLP_THREADS, 0, g->stream>>>(
-          g->z, bias, g->y, g->c.data_n, out, g->steps, g->G, g->offset, rows, (T *)g->dz, g->loss);
+      loss_kernel<T><<<tile_grid(g, rows, out), dim3(GS_MLP_TILE_COLS, GS_MLP_TILE_ROWS), 0,
+                       g->stream>>>(g->z, bias, g->y, g->c.data_n, out, g->steps, g->G, g->offset,
+                                    rows, (T *)g->dz, g->grads + gs_mlp_bias_offset(m, l), g->loss);
     }
     GS_CHECK_CUDA(cudaGetLastError());
   }
@@ -385,23 +423,33 @@ extern "C" gs_status gs_mlp_cuda_forward(gs_mlp_cuda *g, uint64_t global_batch, 
   g->G = global_batch;
   g->offset = offset;
   GS_CHECK_CUDA(cudaMemsetAsync(g->loss, 0, sizeof(float), g->stream));
+  // Bias gradients are sums over the batch, accumulated by the backward kernels.
+  const gs_mlp_model *m = &g->c.model;
+  for (int l = 0; l < m->n_layers; l++)
+    GS_CHECK_CUDA(cudaMemsetAsync(g->grads + gs_mlp_bias_offset(m, l), 0,
+                                  (size_t)m->widths[l + 1] * sizeof(float), g->stream));
   return g->bf16 ? forward_t<__nv_bfloat16>(g, rows) : forward_t<float>(g, rows);
 }
 
-template <typename T> static gs_status backward_t(gs_mlp_cuda *g, int l, uint64_t rows) {
+extern "C" gs_status gs_mlp_cuda_weight_grads(gs_mlp_cuda *g, int layer, uint64_t rows) {
+  const gs_mlp_model *m = &g->c.model;
+  const uint32_t in = m->widths[layer], out = m->widths[layer + 1];
+  // dW^T (in x out) = X^T (in x rows) * dZ (rows x out); the bias gradient
+  // was summed by the kernel that made dZ.
+  return gemm(g, CUBLAS_OP_N, CUBLAS_OP_T, in, out, rows, g->act[layer], in, g->dz, out,
+              g->grads + gs_mlp_weight_offset(m, layer), in);
+}
+
+template <typename T> static gs_status input_grad_t(gs_mlp_cuda *g, int l, uint64_t rows) {
   const gs_mlp_model *m = &g->c.model;
   const uint32_t in = m->widths[l], out = m->widths[l + 1];
-  float *gw = g->grads + gs_mlp_weight_offset(m, l), *gb = g->grads + gs_mlp_bias_offset(m, l);
-  // dW^T (in x out) = X^T (in x rows) * dZ (rows x out).
-  GS_TRY(gemm(g, CUBLAS_OP_N, CUBLAS_OP_T, in, out, rows, g->act[l], in, g->dz, out, gw, in));
-  // db (out x 1) = dZ^T (out x rows) * ones.
-  GS_TRY(gemm(g, CUBLAS_OP_N, CUBLAS_OP_N, out, 1, rows, g->dz, out, g->ones, rows, gb, out));
-  if (l == 0) return GS_OK;
   // dA^T (in x rows) = W^T (in x out) * dZ^T (out x rows), into z as scratch.
   GS_TRY(gemm(g, CUBLAS_OP_N, CUBLAS_OP_N, in, rows, out, weights(g, l), in, g->dz, out, g->z, in));
   const float scale = m->dropout > 0.0f ? 1.0f / (1.0f - m->dropout) : 1.0f;
-  relu_dropout_grad_kernel<T><<<blocks_for(rows * in), GS_MLP_THREADS, 0, g->stream>>>(
-      g->z, (const T *)g->act[l], rows * in, scale, (T *)g->dz_prev);
+  relu_dropout_grad_kernel<T><<<tile_grid(g, rows, in), dim3(GS_MLP_TILE_COLS, GS_MLP_TILE_ROWS), 0,
+                                g->stream>>>(g->z, (const T *)g->act[l], rows, in, scale,
+                                             (T *)g->dz_prev,
+                                             g->grads + gs_mlp_bias_offset(m, l - 1));
   GS_CHECK_CUDA(cudaGetLastError());
   void *t = g->dz;
   g->dz = g->dz_prev;
@@ -409,8 +457,9 @@ template <typename T> static gs_status backward_t(gs_mlp_cuda *g, int l, uint64_
   return GS_OK;
 }
 
-extern "C" gs_status gs_mlp_cuda_backward_layer(gs_mlp_cuda *g, int layer, uint64_t rows) {
-  return g->bf16 ? backward_t<__nv_bfloat16>(g, layer, rows) : backward_t<float>(g, layer, rows);
+extern "C" gs_status gs_mlp_cuda_input_grad(gs_mlp_cuda *g, int layer, uint64_t rows) {
+  if (layer < 1) return gs_error(GS_ERR_INTERNAL, "mlp: no input gradient below layer 1");
+  return g->bf16 ? input_grad_t<__nv_bfloat16>(g, layer, rows) : input_grad_t<float>(g, layer, rows);
 }
 
 extern "C" gs_status gs_mlp_cuda_adam(gs_mlp_cuda *g) {

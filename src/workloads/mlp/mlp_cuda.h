@@ -63,9 +63,14 @@ gs_status gs_mlp_cuda_get_data(gs_mlp_cuda *g, float *x, float *y);
  * device so that the enqueued work can be replayed from a CUDA graph. */
 gs_status gs_mlp_cuda_forward(gs_mlp_cuda *g, uint64_t global_batch, uint64_t offset,
                               uint64_t rows);
-/* Backward of layer `layer` (call from the last layer down): its weight and
- * bias gradients, and the gradient of its input unless it is layer 0. */
-gs_status gs_mlp_cuda_backward_layer(gs_mlp_cuda *g, int layer, uint64_t rows);
+/* Backward, from the last layer down: for each layer first its weight
+ * gradients (its bias gradient is already summed: by the loss kernel for
+ * the last layer, by the layer above's input gradient otherwise), then,
+ * unless it is layer 0, the gradient of its input through the ReLU and
+ * dropout below it, which also sums layer-1's bias gradient. After the
+ * weight gradients of layer l, every gradient of layer l is final. */
+gs_status gs_mlp_cuda_weight_grads(gs_mlp_cuda *g, int layer, uint64_t rows);
+gs_status gs_mlp_cuda_input_grad(gs_mlp_cuda *g, int layer, uint64_t rows);
 /* Adam over all parameters with the gradients as they are, then steps += 1. */
 gs_status gs_mlp_cuda_adam(gs_mlp_cuda *g);
 
