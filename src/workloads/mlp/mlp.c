@@ -94,7 +94,7 @@ static void *mlp_options_new(void) {
        .max = 4096, .metavar = "R",
        .help = "samples per rank in the step checked against the CPU reference"},
       {.name = "no-graph", .kind = GS_OPT_FLAG, .target = &o->no_graph,
-       .help = "launch every kernel of a one-GPU step instead of replaying a CUDA graph"},
+       .help = "launch every kernel instead of replaying CUDA graphs of the step"},
       {.name = NULL, .kind = GS_OPT_END},
       {.name = NULL, .kind = GS_OPT_END},
   };
@@ -221,13 +221,14 @@ typedef struct {
   int n_buckets;
   grad_bucket buckets[GS_MLP_MAX_LAYERS];
   int use_graph;
-  cudaGraphExec_t graph;
+  cudaGraphExec_t graphs[GS_MLP_MAX_LAYERS + 1]; /* the step, or its parts */
 } gs_mlp_state;
 
 static void mlp_teardown(void *state) {
   gs_mlp_state *s = state;
   if (s == NULL) return;
-  if (s->graph) cudaGraphExecDestroy(s->graph);
+  for (int k = 0; k <= GS_MLP_MAX_LAYERS; k++)
+    if (s->graphs[k]) cudaGraphExecDestroy(s->graphs[k]);
   for (int b = 0; b < s->n_buckets; b++) {
     if (s->buckets[b].ready) cudaEventDestroy(s->buckets[b].ready);
     if (s->buckets[b].done) cudaEventDestroy(s->buckets[b].done);
@@ -340,7 +341,7 @@ static gs_status mlp_setup(const void *opts, const gs_rank_context *ctx, void **
   s->rows = ctx->unit_count;
   s->verify_rows = o->verify_rows;
   s->count = gs_mlp_param_count(&s->model);
-  s->use_graph = ctx->backend == GS_BACKEND_CUDA && s->world == 1 && !o->no_graph;
+  s->use_graph = ctx->backend == GS_BACKEND_CUDA && !o->no_graph;
   plan_buckets(s, o->bucket_kb * 1024);
   const size_t pbytes = (size_t)s->count * sizeof(float);
   s->params = malloc(pbytes);
@@ -374,51 +375,93 @@ static gs_status mlp_setup(const void *opts, const gs_rank_context *ctx, void **
 
 /* ---- the step --------------------------------------------------------------------- */
 
-/* Forward, backward with bucketed all-reduces overlapping it, the wait for
- * the buckets (bracketed as exposed communication), Adam. */
-static gs_status enqueue_step(gs_mlp_state *s, uint64_t global_batch, uint64_t offset,
+/* A CUDA step is cut at the bucket boundaries: compute part k (k <
+ * n_buckets) runs up to and including the weight gradients of layer
+ * buckets[k].lo, after which bucket k's all-reduce is launched on the
+ * communication stream; the last part (k == n_buckets) is Adam, after the
+ * compute stream has waited for every bucket. Part 0 starts with the
+ * forward pass, part k > 0 with the input gradient of the previous
+ * bucket's lowest layer. */
+static gs_status enqueue_part(gs_mlp_state *s, int k, uint64_t global_batch, uint64_t offset,
                               uint64_t rows) {
-  GS_TRY(gs_mlp_cuda_forward(s->dev, global_batch, offset, rows));
-  const int reduce = s->world > 1;
-  float *grads = gs_mlp_cuda_grads(s->dev);
-  int b = 0;
-  for (int l = s->model.n_layers - 1; l >= 0; l--) {
+  if (k == s->n_buckets) return gs_mlp_cuda_adam(s->dev);
+  const grad_bucket *bk = &s->buckets[k];
+  if (k == 0)
+    GS_TRY(gs_mlp_cuda_forward(s->dev, global_batch, offset, rows));
+  else
+    GS_TRY(gs_mlp_cuda_input_grad(s->dev, s->buckets[k - 1].lo, rows));
+  for (int l = bk->hi; l >= bk->lo; l--) {
     GS_TRY(gs_mlp_cuda_weight_grads(s->dev, l, rows));
-    // Layer l's gradients are final: a bucket closing here starts reducing
-    // while the input gradient and the layers below are computed.
-    if (reduce && l == s->buckets[b].lo) {
-      grad_bucket *bk = &s->buckets[b++];
-      GS_CHECK_CUDA(cudaEventRecord(bk->ready, s->stream));
-      GS_CHECK_CUDA(cudaStreamWaitEvent(s->comm_stream, bk->ready, 0));
-      GS_TRY(gs_comm_allreduce(s->comm, grads + bk->begin, grads + bk->begin, (size_t)bk->count,
-                               GS_DTYPE_FLOAT, GS_REDOP_SUM, s->comm_stream));
-      GS_CHECK_CUDA(cudaEventRecord(bk->done, s->comm_stream));
-    }
-    if (l > 0) GS_TRY(gs_mlp_cuda_input_grad(s->dev, l, rows));
+    if (l > bk->lo) GS_TRY(gs_mlp_cuda_input_grad(s->dev, l, rows));
   }
-  if (reduce) {
-    GS_TRY(gs_comm_exposed_begin(s->comm, s->stream));
-    for (int k = 0; k < s->n_buckets; k++)
-      GS_CHECK_CUDA(cudaStreamWaitEvent(s->stream, s->buckets[k].done, 0));
-    GS_TRY(gs_comm_exposed_end(s->comm, s->stream));
-  }
-  return gs_mlp_cuda_adam(s->dev);
+  return GS_OK;
 }
 
-/* One-GPU steps replay a CUDA graph captured on the first step. */
-static gs_status step_graph(gs_mlp_state *s) {
-  if (!s->graph) {
-    cudaGraph_t graph = NULL;
-    GS_CHECK_CUDA(cudaStreamBeginCapture(s->stream, cudaStreamCaptureModeThreadLocal));
-    gs_status st = enqueue_step(s, s->global_batch, s->offset, s->rows);
-    cudaError_t end = cudaStreamEndCapture(s->stream, &graph);
-    GS_TRY(st);
-    GS_CHECK_CUDA(end);
-    cudaError_t made = cudaGraphInstantiate(&s->graph, graph, 0);
-    cudaGraphDestroy(graph);
-    GS_CHECK_CUDA(made);
+/* Bucket k's gradients are final on the compute stream: average them over
+ * the ranks on the communication stream while the compute goes on. */
+static gs_status enqueue_reduce(gs_mlp_state *s, int k) {
+  grad_bucket *bk = &s->buckets[k];
+  float *grads = gs_mlp_cuda_grads(s->dev);
+  GS_CHECK_CUDA(cudaEventRecord(bk->ready, s->stream));
+  GS_CHECK_CUDA(cudaStreamWaitEvent(s->comm_stream, bk->ready, 0));
+  GS_TRY(gs_comm_allreduce(s->comm, grads + bk->begin, grads + bk->begin, (size_t)bk->count,
+                           GS_DTYPE_FLOAT, GS_REDOP_SUM, s->comm_stream));
+  GS_CHECK_CUDA(cudaEventRecord(bk->done, s->comm_stream));
+  return GS_OK;
+}
+
+/* The compute stream waits for every bucket: the exposed communication. */
+static gs_status enqueue_wait_for_buckets(gs_mlp_state *s) {
+  GS_TRY(gs_comm_exposed_begin(s->comm, s->stream));
+  for (int k = 0; k < s->n_buckets; k++)
+    GS_CHECK_CUDA(cudaStreamWaitEvent(s->stream, s->buckets[k].done, 0));
+  return gs_comm_exposed_end(s->comm, s->stream);
+}
+
+/* Every part enqueued directly (no graph): the verification step, --no-graph. */
+static gs_status enqueue_step(gs_mlp_state *s, uint64_t global_batch, uint64_t offset,
+                              uint64_t rows) {
+  const int reduce = s->world > 1;
+  for (int k = 0; k <= s->n_buckets; k++) {
+    if (reduce && k == s->n_buckets) GS_TRY(enqueue_wait_for_buckets(s));
+    GS_TRY(enqueue_part(s, k, global_batch, offset, rows));
+    if (reduce && k < s->n_buckets) GS_TRY(enqueue_reduce(s, k));
   }
-  GS_CHECK_CUDA(cudaGraphLaunch(s->graph, s->stream));
+  return GS_OK;
+}
+
+/* Captures what `part` enqueues (part < 0: the whole one-rank step) on the
+ * compute stream into *exec. */
+static gs_status capture(gs_mlp_state *s, int part, cudaGraphExec_t *exec) {
+  cudaGraph_t graph = NULL;
+  GS_CHECK_CUDA(cudaStreamBeginCapture(s->stream, cudaStreamCaptureModeThreadLocal));
+  gs_status st = part < 0 ? enqueue_step(s, s->global_batch, s->offset, s->rows)
+                          : enqueue_part(s, part, s->global_batch, s->offset, s->rows);
+  cudaError_t end = cudaStreamEndCapture(s->stream, &graph);
+  GS_TRY(st);
+  GS_CHECK_CUDA(end);
+  cudaError_t made = cudaGraphInstantiate(exec, graph, 0);
+  cudaGraphDestroy(graph);
+  GS_CHECK_CUDA(made);
+  return GS_OK;
+}
+
+/* Steps from CUDA graphs captured on the first step: one graph for a
+ * single rank; with communication, one graph per compute part, and the
+ * all-reduces and the wait for them launched between the graphs (a
+ * captured wait could not be timed as exposed communication). */
+static gs_status step_graphs(gs_mlp_state *s) {
+  if (s->world == 1) {
+    if (!s->graphs[0]) GS_TRY(capture(s, -1, &s->graphs[0]));
+    GS_CHECK_CUDA(cudaGraphLaunch(s->graphs[0], s->stream));
+    return GS_OK;
+  }
+  for (int k = 0; k <= s->n_buckets; k++) {
+    if (!s->graphs[k]) GS_TRY(capture(s, k, &s->graphs[k]));
+    if (k == s->n_buckets) GS_TRY(enqueue_wait_for_buckets(s));
+    GS_CHECK_CUDA(cudaGraphLaunch(s->graphs[k], s->stream));
+    if (k < s->n_buckets) GS_TRY(enqueue_reduce(s, k));
+  }
   return GS_OK;
 }
 
@@ -442,7 +485,7 @@ static gs_status step_cpu(gs_mlp_state *s) {
 static gs_status mlp_step(void *state) {
   gs_mlp_state *s = state;
   if (s->backend == GS_BACKEND_CPU) return step_cpu(s);
-  if (s->use_graph) return step_graph(s);
+  if (s->use_graph) return step_graphs(s);
   return enqueue_step(s, s->global_batch, s->offset, s->rows);
 }
 
