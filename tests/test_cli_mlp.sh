@@ -23,6 +23,20 @@ expect 0 "recommendation" -- scale mlp "${small[@]}" --ranks 2 --scaling weak --
 expect 0 "gpu-mode auto: calibration .* on 1 rank, .* on 2 ranks" -- run mlp "${small[@]}" --ranks 2 --gpu-mode auto --out "$work/auto.json"
 expect 0 "ranks" -- run mlp --backend cpu --layers 50,8,3 --dropout 0 --samples 512 --iters 3 --runs 1 --no-progress --ranks 2 --gpu-mode multi --out "$work/multi.json"
 
+# A CSV dataset: header, comment, 200 samples of 4 inputs and 2 targets.
+awk 'BEGIN { print "a,b,c,d,t1,t2"; print "# generated"; srand(3);
+             for (i = 0; i < 200; i++) { a = rand(); b = rand(); c = rand(); d = rand();
+               printf "%g,%g,%g,%g,%g,%g\n", a, b, c, d, a + b * c, d - a } }' >"$work/data.csv"
+printf '1,2,3,4,5\n' >"$work/short.csv"
+printf 'x,y\n1,2,3,4,5,6\n1,2,3,nan,5,6\n' >"$work/nan.csv"
+csv=(--backend cpu --layers 4,16,2 --iters 30 --warmup 1 --runs 1 --no-progress)
+expect 0 '"data":"[^"]*data.csv"' -- run mlp "${csv[@]}" --data "$work/data.csv" --batch 32 --out "$work/csv.json"
+expect 0 "ranks" -- run mlp "${csv[@]}" --data "$work/data.csv" --batch 32 --ranks 2 --gpu-mode multi --out "$work/csv2.json"
+expect 2 "short.csv line 1: 5 values, the model needs 4 inputs \+ 2 targets = 6" -- run mlp "${csv[@]}" --data "$work/short.csv"
+expect 2 "nan.csv line 3: 'nan' is not a finite number" -- run mlp "${csv[@]}" --data "$work/nan.csv"
+expect 2 "--data and --samples conflict" -- run mlp "${csv[@]}" --data "$work/data.csv" --samples 10
+expect 1 "cannot open" -- run mlp "${csv[@]}" --data "$work/missing.csv"
+
 python3 - "$work" <<'PY' || failures=$((failures + 1))
 import json, sys, os
 work = sys.argv[1]
@@ -47,6 +61,10 @@ multi = load("multi.json")
 assert multi["measurements"][0]["world_size"] == 2
 assert multi["config"]["gpu_mode"] == "multi"
 assert multi["config"]["workload_options"]["dropout"] == 0
+csv = load("csv.json")
+assert csv["config"]["workload_options"]["samples"] == 200, csv["config"]["workload_options"]
+assert csv["measurements"][0]["verification"]["status"] == "passed"
+assert load("csv2.json")["measurements"][0]["verification"]["status"] == "passed"
 PY
 [ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "all mlp CLI tests passed"

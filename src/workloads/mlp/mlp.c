@@ -49,8 +49,11 @@ typedef struct {
   uint64_t bucket_kb;
   uint64_t verify_rows;
   int no_graph;
-  int given_layers, given_dropout, given_batch, given_batch_sizes;
-  gs_option table[13];
+  const char *data_path;
+  int given_layers, given_dropout, given_batch, given_batch_sizes, given_samples, given_data;
+  float *file_x, *file_y;          /* the --data file, loaded by options_check */
+  uint64_t file_n;
+  gs_option table[14];
 } gs_mlp_options;
 
 /* ---- options ------------------------------------------------------------------ */
@@ -83,7 +86,11 @@ static void *mlp_options_new(void) {
        .help = "measure each batch size in turn (instead of --batch); scale adds a single vs "
                "multi table", .given = &o->given_batch_sizes},
       {.name = "samples", .kind = GS_OPT_COUNT, .target = &o->samples, .min = 1,
-       .max = GS_MLP_MAX_SAMPLES, .metavar = "N", .help = "samples of the synthetic dataset"},
+       .max = GS_MLP_MAX_SAMPLES, .metavar = "N", .help = "samples of the synthetic dataset",
+       .given = &o->given_samples},
+      {.name = "data", .kind = GS_OPT_STRING, .target = &o->data_path, .metavar = "FILE.csv",
+       .help = "train on a CSV file instead (per line: the inputs, then the targets)",
+       .given = &o->given_data},
       {.name = "precision", .kind = GS_OPT_CHOICE, .target = &o->precision,
        .choices = precision_choices, .metavar = "P",
        .help = "fp32, tf32 (tensor cores) or bf16 (fp32 master weights); CUDA only"},
@@ -105,7 +112,14 @@ static void *mlp_options_new(void) {
   return o;
 }
 
-static void mlp_options_free(void *opts) { free(opts); }
+static void mlp_options_free(void *opts) {
+  gs_mlp_options *o = opts;
+  if (o) {
+    free(o->file_x);
+    free(o->file_y);
+  }
+  free(o);
+}
 
 static const gs_option *mlp_options_table(void *opts) { return ((gs_mlp_options *)opts)->table; }
 
@@ -128,6 +142,15 @@ static gs_status mlp_options_check(void *opts) {
   if (o->given_batch && o->given_batch_sizes)
     return gs_error(GS_ERR_USAGE, "--batch and --batch-sizes conflict: give one of them");
   if (o->given_batch_sizes) o->batch = o->batch_sizes.v[0];
+  if (o->given_data && o->given_samples)
+    return gs_error(GS_ERR_USAGE, "--data and --samples conflict: the file's lines are the samples");
+  if (o->given_data && !o->file_x) {
+    gs_mlp_model m;
+    model_from_options(o, &m);
+    GS_TRY(gs_mlp_data_load_csv(o->data_path, m.widths[0], m.widths[m.n_layers], &o->file_x,
+                                &o->file_y, &o->file_n));
+    o->samples = o->file_n;
+  }
   if (o->given_layers && (o->layers.n < 2 || o->layers.n > GS_MLP_MAX_LAYERS + 1))
     return gs_error(GS_ERR_USAGE,
                     "--layers takes 2 to %d widths (inputs, hidden..., outputs), got %zu",
@@ -154,6 +177,7 @@ static cJSON *mlp_options_to_json(const void *opts) {
       cJSON_AddItemToArray(sizes, cJSON_CreateNumber((double)o->batch_sizes.v[i]));
   }
   cJSON_AddNumberToObject(j, "samples", (double)o->samples);
+  cJSON_AddStringToObject(j, "data", o->given_data ? o->data_path : "synthetic");
   cJSON_AddStringToObject(j, "precision", precision_choices[o->precision]);
   cJSON_AddStringToObject(j, "optimizer", "adam");
   cJSON_AddNumberToObject(j, "lr", o->lr);
@@ -216,7 +240,8 @@ typedef struct {
   uint64_t verify_rows;
   uint64_t count;                          /* parameters */
   float *params, *mom1, *mom2, *grads;     /* host */
-  float *x, *y;                            /* host dataset (CPU backend) */
+  float *x, *y;                            /* generated host dataset (CPU backend) */
+  const float *data_x, *data_y;            /* the host dataset: x/y or the --data file */
   uint64_t steps;                          /* CPU backend */
   double loss;                             /* CPU backend: this rank's share, last step */
   gs_mlp_cuda *dev;
@@ -304,6 +329,7 @@ static gs_status setup_device(gs_mlp_state *s, const gs_mlp_options *o) {
   gs_mlp_cuda_config c = {.model = s->model, .adam = s->adam, .precision = s->precision,
                           .rows = s->rows > o->verify_rows ? s->rows : o->verify_rows,
                           .data_n = s->samples, .data_seed = s->data_seed,
+                          .host_x = o->file_x, .host_y = o->file_y,
                           .dropout_seed = s->dropout_seed};
   GS_TRY(gs_mlp_cuda_create(&c, s->stream, &s->dev));
   GS_TRY(gs_mlp_cuda_set_state(s->dev, s->params, NULL, NULL, 0));
@@ -352,18 +378,21 @@ static gs_status mlp_setup(const void *opts, const gs_rank_context *ctx, void **
   s->mom2 = calloc((size_t)s->count, sizeof(float));
   const int cpu = ctx->backend == GS_BACKEND_CPU;
   const uint32_t F = s->model.widths[0], T = s->model.widths[s->model.n_layers];
-  if (cpu) {
+  const int generate = cpu && !o->file_x;
+  if (generate) {
     s->x = malloc((size_t)(s->samples * F) * sizeof(float));
     s->y = malloc((size_t)(s->samples * T) * sizeof(float));
   }
+  s->data_x = o->file_x ? o->file_x : s->x;
+  s->data_y = o->file_y ? o->file_y : s->y;
   gs_status st = GS_OK;
-  if (!s->params || !s->grads || !s->mom1 || !s->mom2 || (cpu && (!s->x || !s->y)))
+  if (!s->params || !s->grads || !s->mom1 || !s->mom2 || (generate && (!s->x || !s->y)))
     st = gs_error(GS_ERR_NOMEM, "mlp: cannot allocate host buffers for %llu parameters",
                   (unsigned long long)s->count);
   if (st == GS_OK) {
     // Same seed on every rank: identical initial replicas without a broadcast.
     gs_mlp_init_params(&s->model, s->seed, s->params);
-    if (cpu) gs_mlp_generate(s->data_seed, s->samples, F, T, s->x, s->y);
+    if (generate) gs_mlp_generate(s->data_seed, s->samples, F, T, s->x, s->y);
     st = gather_shares(s, ctx);
   }
   if (st == GS_OK && !cpu) st = setup_device(s, o);
@@ -469,7 +498,8 @@ static gs_status step_graphs(gs_mlp_state *s) {
 
 static gs_status step_cpu(gs_mlp_state *s) {
   const gs_mlp_data d = {.n = s->samples, .features = s->model.widths[0],
-                         .targets = s->model.widths[s->model.n_layers], .x = s->x, .y = s->y};
+                         .targets = s->model.widths[s->model.n_layers], .x = s->data_x,
+                         .y = s->data_y};
   const gs_mlp_batch b = {.step = s->steps, .global_batch = s->global_batch, .offset = s->offset,
                           .rows = s->rows, .seed = s->dropout_seed};
   GS_TRY(gs_mlp_cpu_gradients(&s->model, s->params, &d, &b, s->grads, &s->loss));
@@ -562,6 +592,11 @@ static void gather_verify_data(const gs_mlp_state *s, uint64_t steps, uint64_t G
   const uint32_t F = s->model.widths[0], T = s->model.widths[s->model.n_layers];
   for (uint64_t i = 0; i < G; i++) {
     const uint64_t sample = (steps * G + i) % s->samples;
+    if (s->data_x) {
+      memcpy(x + i * F, s->data_x + sample * F, (size_t)F * sizeof(float));
+      memcpy(y + i * T, s->data_y + sample * T, (size_t)T * sizeof(float));
+      continue;
+    }
     for (uint32_t f = 0; f < F; f++) x[i * F + f] = gs_mlp_feature(s->data_seed, sample, f, F);
     for (uint32_t t = 0; t < T; t++) y[i * T + t] = gs_mlp_target(s->data_seed, sample, t, F);
   }

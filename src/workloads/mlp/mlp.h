@@ -52,6 +52,14 @@ void gs_mlp_init_params(const gs_mlp_model *m, uint64_t seed, float *params);
 void gs_mlp_generate(uint64_t seed, uint64_t n, uint32_t features, uint32_t targets, float *x,
                      float *y);
 
+/* Reads a CSV dataset (docs/workloads/mlp.md, "Data"): each sample a line
+ * of `features` inputs then `targets` outputs, comma-separated. *x, *y
+ * (n * features, n * targets floats) are allocated for the caller.
+ * GS_ERR_USAGE naming the file and line on a malformed line, GS_ERR_IO when
+ * it cannot be read. */
+gs_status gs_mlp_data_load_csv(const char *path, uint32_t features, uint32_t targets, float **x,
+                               float **y, uint64_t *n);
+
 /* A dataset in host memory. */
 typedef struct {
   uint64_t n;

@@ -262,10 +262,17 @@ static gs_status create_buffers(gs_mlp_cuda *g) {
   GS_CHECK_CUDA(cudaMemset(g->grads, 0, (size_t)pbytes));
   GS_CHECK_CUDA(cudaMemset(g->steps, 0, sizeof(uint64_t)));
   GS_CHECK_CUDA(cudaMemset(g->loss, 0, sizeof(float)));
-  const uint64_t values = g->c.data_n * ((uint64_t)m->widths[0] + m->widths[L]);
-  generate_kernel<<<blocks_for(values), GS_MLP_THREADS, 0, g->stream>>>(
-      g->c.data_seed, g->c.data_n, m->widths[0], m->widths[L], g->x, g->y);
-  GS_CHECK_CUDA(cudaGetLastError());
+  if (g->c.host_x) {
+    GS_CHECK_CUDA(cudaMemcpy(g->x, g->c.host_x, (size_t)(g->c.data_n * m->widths[0] * sizeof(float)),
+                             cudaMemcpyHostToDevice));
+    GS_CHECK_CUDA(cudaMemcpy(g->y, g->c.host_y, (size_t)(g->c.data_n * m->widths[L] * sizeof(float)),
+                             cudaMemcpyHostToDevice));
+  } else {
+    const uint64_t values = g->c.data_n * ((uint64_t)m->widths[0] + m->widths[L]);
+    generate_kernel<<<blocks_for(values), GS_MLP_THREADS, 0, g->stream>>>(
+        g->c.data_seed, g->c.data_n, m->widths[0], m->widths[L], g->x, g->y);
+    GS_CHECK_CUDA(cudaGetLastError());
+  }
   GS_CHECK_CUDA(cudaStreamSynchronize(g->stream));
   return GS_OK;
 }

@@ -30,11 +30,14 @@ typedef struct {
   uint64_t data_n;       /* samples of the dataset */
   uint64_t data_seed;    /* dataset */
   uint64_t dropout_seed; /* dropout masks */
+  const float *host_x;   /* a host dataset to copy (data_n x inputs), or NULL: generate */
+  const float *host_y;   /* its targets (data_n x outputs) */
 } gs_mlp_cuda_config;
 
 typedef struct gs_mlp_cuda gs_mlp_cuda;
 
 /* Allocates everything on the current device, generates the dataset there
+ * (or copies config->host_x/host_y)
  * and binds a cuBLAS handle to `stream` (every launcher below enqueues on
  * it). Parameters are zero until gs_mlp_cuda_set_state. */
 gs_status gs_mlp_cuda_create(const gs_mlp_cuda_config *config, cudaStream_t stream,
