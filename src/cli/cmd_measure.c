@@ -4,8 +4,26 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/decide.h"
 #include "cli/measure.h"
 #include "core/check.h"
+
+/* run --gpu-mode: single keeps the first selected device, multi all of
+ * them, auto decides from a short calibration and says why. */
+static gs_status apply_gpu_mode(const gs_common_options *common, const gs_workload *w,
+                                const void *wopts, gs_run_config *config, gs_u64_list *counts) {
+  int chosen = config->world_size;
+  if (common->gpu_mode_choice == GS_GPU_MODE_SINGLE) chosen = 1;
+  if (common->gpu_mode_choice == GS_GPU_MODE_AUTO) {
+    char why[GS_TEXT_ERROR];
+    GS_TRY(gs_decide_calibrate(w, wopts, config, &chosen, why, sizeof why));
+    if (!common->quiet) fprintf(stderr, "gpuscale: --gpu-mode auto: %s\n", why);
+  }
+  config->world_size = chosen;
+  counts->n = 1;
+  counts->v[0] = (uint64_t)chosen;
+  return GS_OK;
+}
 
 static gs_status measure_command(const char *command, unsigned features, int default_all,
                                  int argc, char **argv, int full_argc, char **full_argv) {
@@ -18,7 +36,9 @@ static gs_status measure_command(const char *command, unsigned features, int def
 
   gs_run_config config;
   gs_environment env = {0};
-  gs_status status = gs_common_resolve(&common, default_all, &config);
+  // --gpu-mode multi or auto means every GPU unless --gpus narrows it.
+  const int all = default_all || (common.given_gpu_mode && common.gpu_mode_choice != GS_GPU_MODE_SINGLE);
+  gs_status status = gs_common_resolve(&common, all, &config);
   if (status == GS_OK && strcmp(command, "run") == 0) config.scaling = GS_SCALING_NONE;
   gs_u64_list counts = {0};
   if (status == GS_OK) {
@@ -35,6 +55,7 @@ static gs_status measure_command(const char *command, unsigned features, int def
       counts.v[0] = (uint64_t)config.world_size;
     }
   }
+  if (status == GS_OK && common.given_gpu_mode) status = apply_gpu_mode(&common, w, wopts, &config, &counts);
   if (status == GS_OK) status = gs_common_environment(&env);
   if (status == GS_OK) {
     char path[GS_TEXT_LONG];
@@ -53,7 +74,8 @@ static gs_status measure_command(const char *command, unsigned features, int def
 }
 
 gs_status gs_cmd_run(int argc, char **argv) {
-  return measure_command("run", GS_COMMON_FAULTS | GS_COMMON_SPLIT, 0, argc, argv, argc, argv);
+  return measure_command("run", GS_COMMON_FAULTS | GS_COMMON_SPLIT | GS_COMMON_GPU_MODE, 0, argc, argv,
+                         argc, argv);
 }
 
 gs_status gs_cmd_scale(int argc, char **argv) {

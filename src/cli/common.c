@@ -13,6 +13,7 @@
 const char *const gs_backend_choices[] = {"auto", "cuda", "cpu", NULL};
 const char *const gs_scaling_choices[] = {"strong", "weak", NULL};
 const char *const gs_split_choices[] = {"even", "proportional", NULL};
+const char *const gs_gpu_mode_choices[] = {"single", "multi", "auto", NULL};
 
 enum { BACKEND_AUTO = 0, BACKEND_CUDA = 1, BACKEND_CPU = 2 };
 
@@ -92,6 +93,12 @@ void gs_common_init(gs_common_options *o, unsigned features) {
                          .choices = gs_split_choices, .metavar = "POLICY",
                          .help = "work units per rank: even, or proportional to each rank's "
                                  "calibrated speed (measured next to even, with the gain)"};
+  if (features & GS_COMMON_GPU_MODE)
+    t[n++] = (gs_option){.name = "gpu-mode", .kind = GS_OPT_CHOICE, .target = &o->gpu_mode_choice,
+                         .choices = gs_gpu_mode_choices, .metavar = "MODE",
+                         .help = "single: the first selected GPU; multi: all selected; auto: "
+                                 "measure both briefly and use multi only at >= 1.1x",
+                         .given = &o->given_gpu_mode};
   t[n] = (gs_option){.kind = GS_OPT_END};
 }
 
@@ -225,6 +232,7 @@ cJSON *gs_common_config_json(const gs_common_options *o, const gs_run_config *co
                                       ? cJSON_CreateNumber(config->devices[k])
                                       : cJSON_CreateNull());
   cJSON_AddNumberToObject(c, "ranks", config->world_size);
+  if (o->given_gpu_mode) cJSON_AddStringToObject(c, "gpu_mode", gs_gpu_mode_choices[o->gpu_mode_choice]);
   cJSON_AddStringToObject(c, "scaling", gs_scaling_name(config->scaling));
   if (o->given_counts) {
     cJSON *counts = cJSON_AddArrayToObject(c, "counts");

@@ -34,6 +34,8 @@ typedef struct {
   int telemetry_series;        /* keep every reading in the document */
   gs_string_list inject;       /* --inject faults (run, scale, plan) */
   int split_choice;            /* index into gs_split_choices (run, scale) */
+  int gpu_mode_choice;         /* index into gs_gpu_mode_choices (run) */
+  int given_gpu_mode;
   int given_gpus, given_ranks, given_iters, given_min_time, given_counts, given_scaling,
       given_backend, given_out;
   gs_option table[GS_COMMON_OPTION_COUNT];
@@ -42,13 +44,16 @@ typedef struct {
 extern const char *const gs_backend_choices[]; /* auto, cuda, cpu */
 extern const char *const gs_scaling_choices[]; /* strong, weak */
 extern const char *const gs_split_choices[];   /* even, proportional */
+extern const char *const gs_gpu_mode_choices[]; /* single, multi, auto */
+enum { GS_GPU_MODE_SINGLE = 0, GS_GPU_MODE_MULTI = 1, GS_GPU_MODE_AUTO = 2 };
 
 /* Which options a command accepts besides the basic ones. */
 enum {
   GS_COMMON_SCALE = 1 << 0,
   GS_COMMON_OUT_DIR = 1 << 1,
-  GS_COMMON_FAULTS = 1 << 2, /* --inject */
-  GS_COMMON_SPLIT = 1 << 3   /* --split */
+  GS_COMMON_FAULTS = 1 << 2,  /* --inject */
+  GS_COMMON_SPLIT = 1 << 3,   /* --split */
+  GS_COMMON_GPU_MODE = 1 << 4 /* --gpu-mode */
 };
 
 /* Fills defaults and the option table for a command with `features`. */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bench/split.h"
+#include "cli/decide.h"
 #include "cli/summary.h"
 #include "core/check.h"
 #include "platform/telemetry.h"
@@ -155,54 +156,77 @@ static void print_split_gains(FILE *out, const gs_measurement *ms, size_t count)
   }
 }
 
+/* Variants of the workload's options (1 when it has none). */
+static size_t variant_total(const gs_sweep *sw) {
+  const gs_workload *w = sw->workload;
+  size_t n = w->variant_count ? w->variant_count(sw->workload_opts) : 0;
+  return n > 0 ? n : 1;
+}
+
+/* Summary, telemetry and split lines of one variant's measurements. */
+static void print_group(FILE *out, const gs_sweep *sw, const gs_measurement *ms,
+                        const gs_telemetry *tm, size_t count) {
+  char title[2 * GS_TEXT_LONG];
+  summary_title(sw, title, sizeof title);
+  gs_summary_print(out, title, ms, count, sw->env);
+  gs_summary_print_telemetry(out, ms, tm, count);
+  print_split_gains(out, ms, count);
+}
+
 gs_status gs_measure_sweep(const gs_sweep *sw, const gs_u64_list *counts) {
+  const size_t variants = variant_total(sw);
   // A proportional split measures two splits per rank count.
-  gs_measurement *ms = calloc(2 * counts->n, sizeof *ms);
-  gs_telemetry *tm = calloc(2 * counts->n, sizeof *tm);
+  const size_t total = 2 * variants * counts->n;
+  gs_measurement *ms = calloc(total, sizeof *ms);
+  gs_telemetry *tm = calloc(total, sizeof *tm);
   if (!ms || !tm) {
     free(ms);
     free(tm);
-    return gs_error(GS_ERR_NOMEM, "cannot allocate %zu measurements", counts->n);
+    return gs_error(GS_ERR_NOMEM, "cannot allocate %zu measurements", total);
   }
   gs_status first_failure = GS_OK;
   size_t done = 0;
-  for (size_t i = 0; i < counts->n; i++) {
-    gs_run_config config = *sw->config;
-    config.world_size = (int)counts->v[i];
-    char label[GS_TEXT_LONG];
-    snprintf(label, sizeof label, "%s on %d %s", sw->workload->key, config.world_size,
-             config.backend == GS_BACKEND_CUDA ? (config.world_size == 1 ? "GPU" : "GPUs")
-                                               : (config.world_size == 1 ? "CPU rank" : "CPU ranks"));
-    config.label = label;
-    gs_status status;
-    if (config.split_proportional && config.world_size > 1) {
-      size_t measured = 0;
-      status = measure_split(sw, &config, &ms[done], &tm[done], &measured);
-      done += measured;
-    } else {
-      status = measure_one(sw, &config, &ms[done], &tm[done]);
-      done++;
+  int stop = 0;
+  for (size_t v = 0; v < variants && !stop; v++) {
+    char variant[GS_TEXT_SHORT] = "";
+    // The options are the caller's; selecting a variant rewrites them in place.
+    if (sw->workload->variant_select)
+      sw->workload->variant_select((void *)sw->workload_opts, v, variant, sizeof variant);
+    const size_t group = done;
+    for (size_t i = 0; i < counts->n && !stop; i++) {
+      gs_run_config config = *sw->config;
+      config.world_size = (int)counts->v[i];
+      char label[GS_TEXT_LONG];
+      snprintf(label, sizeof label, "%s%s%s on %d %s", sw->workload->key, variant[0] ? " " : "",
+               variant, config.world_size,
+               config.backend == GS_BACKEND_CUDA
+                   ? (config.world_size == 1 ? "GPU" : "GPUs")
+                   : (config.world_size == 1 ? "CPU rank" : "CPU ranks"));
+      config.label = label;
+      const size_t first = done;
+      gs_status status;
+      if (config.split_proportional && config.world_size > 1) {
+        size_t measured = 0;
+        status = measure_split(sw, &config, &ms[done], &tm[done], &measured);
+        done += measured;
+      } else {
+        status = measure_one(sw, &config, &ms[done], &tm[done]);
+        done++;
+      }
+      for (size_t k = first; k < done; k++)
+        snprintf(ms[k].variant, sizeof ms[k].variant, "%s", variant);
+      if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+      gs_runner_relate(ms + group, done - group);
+      // Written after every measurement: a later crash keeps what was measured.
+      gs_status written = write_document(sw, ms, tm, done);
+      if (written != GS_OK && first_failure == GS_OK) first_failure = written;
+      if (written != GS_OK || status == GS_ERR_USAGE) stop = 1;
     }
-    if (status != GS_OK && first_failure == GS_OK) first_failure = status;
-    gs_runner_relate(ms, done);
-    // Written after every measurement: a later crash keeps what was measured.
-    gs_status written = write_document(sw, ms, tm, done);
-    if (written != GS_OK) {
-      if (first_failure == GS_OK) first_failure = written;
-      break;
-    }
-    if (status == GS_ERR_USAGE) break;
+    print_group(stdout, sw, ms + group, tm + group, done - group);
+    if (sw->summary_copy) print_group(sw->summary_copy, sw, ms + group, tm + group, done - group);
   }
-  char title[2 * GS_TEXT_LONG];
-  summary_title(sw, title, sizeof title);
-  gs_summary_print(stdout, title, ms, done, sw->env);
-  gs_summary_print_telemetry(stdout, ms, tm, done);
-  print_split_gains(stdout, ms, done);
-  if (sw->summary_copy) {
-    gs_summary_print(sw->summary_copy, title, ms, done, sw->env);
-    gs_summary_print_telemetry(sw->summary_copy, ms, tm, done);
-    print_split_gains(sw->summary_copy, ms, done);
-  }
+  gs_decision_table_print(stdout, ms, done);
+  if (sw->summary_copy) gs_decision_table_print(sw->summary_copy, ms, done);
   for (size_t i = 0; i < done; i++) {
     gs_measurement_free(&ms[i]);
     gs_telemetry_free(&tm[i]);

@@ -431,6 +431,7 @@ gs_status gs_result_add_measurement(cJSON *doc, const gs_measurement *m) {
   add_string(&b, o, "workload", m->workload);
   add_string_or_null(&b, o, "backend", m->backend);
   add_string_or_null(&b, o, "scaling", m->scaling);
+  if (m->variant[0]) add_string(&b, o, "variant", m->variant);
   add_number(&b, o, "world_size", m->world_size);
   cJSON *devices = built(&b, cJSON_AddArrayToObject(o, "devices"));
   size_t n_dev = m->world_size > 0 ? (size_t)m->world_size : 0;

@@ -106,6 +106,7 @@ typedef struct {
   char workload[GS_TEXT_SHORT];
   char backend[GS_TEXT_SHORT];    /* "cuda" or "cpu" */
   char scaling[GS_TEXT_SHORT];    /* "strong", "weak" or "none" */
+  char variant[GS_TEXT_SHORT];    /* problem variant, e.g. "batch=512"; "" when the workload has one */
   int world_size;
   int devices[64];                /* CUDA ordinals (world_size entries), -1 on CPU */
   gs_status status;

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "workloads/timeline/resample.h"
+#include "workloads/mlp/mlp.h"
 #include "workloads/voxelize/voxelize.h"
 #include "workloads/workload.h"
 
@@ -9,6 +10,7 @@ static const gs_workload *const registry[] = {
     &gs_workload_voxelize,
     &gs_workload_resample,
     &gs_workload_fuse,
+    &gs_workload_mlp,
 };
 
 const gs_workload *gs_workload_find(const char *key) {

@@ -6,6 +6,7 @@
 #ifndef GS_WORKLOAD_H
 #define GS_WORKLOAD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
@@ -69,6 +70,13 @@ typedef struct gs_workload {
   gs_status (*verify)(void *state, gs_verification *out);
   /* Frees everything setup allocated; accepts NULL. */
   void (*teardown)(void *state);
+
+  /* Optional (NULL: one problem). How many problem variants the options
+   * ask for (e.g. mlp's --batch-sizes; 0 or 1: just the options as given),
+   * and a call that sets the options to variant `index` and names it in
+   * `name` (e.g. "batch=512"). run and scale measure each variant in turn. */
+  size_t (*variant_count)(const void *opts);
+  void (*variant_select)(void *opts, size_t index, char *name, size_t name_size);
 } gs_workload;
 
 /* The workload registered under `key`, or NULL. */

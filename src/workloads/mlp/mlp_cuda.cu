@@ -1,0 +1,483 @@
+/* CUDA side of mlp: kernels first (dataset, fused bias + ReLU + dropout,
+ * loss, activation gradient, Adam), then the cuBLAS GEMMs and the
+ * launchers declared in mlp_cuda.h. Activations are of type T (float, or
+ * __nv_bfloat16 in bf16 mode); GEMM outputs, gradients and the optimizer
+ * state are float. Layouts: docs/workloads/mlp.md. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+extern "C" {
+#include "core/check.h"
+#include "workloads/mlp/mlp.h"
+}
+#include "workloads/mlp/mlp_cuda.h"
+#include "workloads/mlp/mlp_hash.h"
+
+#define GS_MLP_THREADS 256
+#define GS_MLP_CUBLAS_WORKSPACE (32u << 20)
+
+/* ---- kernels ---------------------------------------------------------------- */
+
+__device__ __forceinline__ float to_float(float v) { return v; }
+__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename T> __device__ __forceinline__ T from_float(float v);
+template <> __device__ __forceinline__ float from_float<float>(float v) { return v; }
+template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+
+/* One thread per dataset value: features then targets of each sample. */
+__global__ void generate_kernel(uint64_t seed, uint64_t n, uint32_t F, uint32_t T, float *x,
+                                float *y) {
+  const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const uint64_t per = (uint64_t)F + T;
+  if (i >= n * per) return;
+  const uint64_t s = i / per;
+  const uint32_t c = (uint32_t)(i % per);
+  if (c < F)
+    x[s * F + c] = gs_mlp_feature(seed, s, c, F);
+  else
+    y[s * T + (c - F)] = gs_mlp_target(seed, s, c - F, F);
+}
+
+/* The batch's input rows, converted to T: row r is dataset sample
+ * (steps * G + offset + r) mod n. */
+template <typename T>
+__global__ void gather_kernel(const float *x, uint64_t n, uint32_t F, const uint64_t *steps,
+                              uint64_t G, uint64_t offset, uint64_t rows, T *act0) {
+  const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= rows * F) return;
+  const uint64_t r = i / F, f = i % F;
+  const uint64_t sample = (*steps * G + offset + r) % n;
+  act0[i] = from_float<T>(x[sample * F + f]);
+}
+
+/* Hidden layer output: act = dropout(relu(z + bias)), z [rows][out]. */
+template <typename T>
+__global__ void bias_relu_dropout_kernel(const float *z, const float *bias, uint64_t rows,
+                                         uint32_t out, const uint64_t *steps, uint64_t G,
+                                         uint64_t offset, uint64_t seed, uint32_t layer,
+                                         float dropout, T *act) {
+  const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= rows * out) return;
+  const uint64_t r = i / out;
+  const uint32_t o = (uint32_t)(i % out);
+  float v = z[i] + bias[o];
+  v = v > 0.0f ? v : 0.0f;
+  if (dropout > 0.0f) {
+    const uint64_t step = *steps;
+    v = gs_mlp_keep(seed, step, layer, step * G + offset + r, o, dropout) ? v / (1.0f - dropout)
+                                                                          : 0.0f;
+  }
+  act[i] = from_float<T>(v);
+}
+
+/* Column tiles for the kernels that also sum a gradient over the batch
+ * rows (the bias gradient): a block is 32 columns x 8 row lanes, each lane
+ * walks rows with the grid's stride, partial sums meet in shared memory and
+ * one atomicAdd per column and block lands in db (zeroed before). */
+#define GS_MLP_TILE_COLS 32
+#define GS_MLP_TILE_ROWS 8
+
+__device__ __forceinline__ void add_column_sums(float sum, uint32_t c, uint32_t cols, float *db) {
+  __shared__ float part[GS_MLP_TILE_ROWS][GS_MLP_TILE_COLS + 1];
+  part[threadIdx.y][threadIdx.x] = sum;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < cols) {
+    float total = 0.0f;
+    for (int k = 0; k < GS_MLP_TILE_ROWS; k++) total += part[k][threadIdx.x];
+    if (total != 0.0f) atomicAdd(&db[c], total);
+  }
+}
+
+/* Output layer and MSE: y = z + bias, dz = 2 (y - t) / (G * T), the bias
+ * gradient (column sums of dz) into db, and this batch's share of the loss
+ * added to *loss. */
+template <typename T>
+__global__ void loss_kernel(const float *z, const float *bias, const float *targets, uint64_t n,
+                            uint32_t Tn, const uint64_t *steps, uint64_t G, uint64_t offset,
+                            uint64_t rows, T *dz, float *db, float *loss) {
+  const uint32_t c = blockIdx.x * GS_MLP_TILE_COLS + threadIdx.x;
+  const float norm = 1.0f / ((float)G * (float)Tn);
+  const uint64_t base = *steps * G + offset;
+  float sum = 0.0f, part = 0.0f;
+  if (c < Tn) {
+    for (uint64_t r = (uint64_t)blockIdx.y * GS_MLP_TILE_ROWS + threadIdx.y; r < rows;
+         r += (uint64_t)gridDim.y * GS_MLP_TILE_ROWS) {
+      const uint64_t i = r * Tn + c, sample = (base + r) % n;
+      const float diff = z[i] + bias[c] - targets[sample * Tn + c];
+      const T g = from_float<T>(2.0f * diff * norm);
+      dz[i] = g;
+      sum += to_float(g);
+      part += diff * diff * norm;
+    }
+  }
+  add_column_sums(sum, c, Tn, db);
+  for (int d = 16; d > 0; d >>= 1) part += __shfl_down_sync(0xffffffffu, part, d);
+  if (threadIdx.x == 0 && part != 0.0f) atomicAdd(loss, part);
+}
+
+/* Gradient through the previous hidden layer's ReLU and dropout, da
+ * [rows][cols] -> dz: that layer's output act is > 0 exactly where both let
+ * the value through (scaled by 1 / (1 - p)). Its bias gradient (column sums
+ * of dz) goes to db. */
+template <typename T>
+__global__ void relu_dropout_grad_kernel(const float *da, const T *act, uint64_t rows, uint32_t cols,
+                                         float scale, T *dz, float *db) {
+  const uint32_t c = blockIdx.x * GS_MLP_TILE_COLS + threadIdx.x;
+  float sum = 0.0f;
+  if (c < cols) {
+    for (uint64_t r = (uint64_t)blockIdx.y * GS_MLP_TILE_ROWS + threadIdx.y; r < rows;
+         r += (uint64_t)gridDim.y * GS_MLP_TILE_ROWS) {
+      const uint64_t i = r * cols + c;
+      const T g = from_float<T>(to_float(act[i]) > 0.0f ? da[i] * scale : 0.0f);
+      dz[i] = g;
+      sum += to_float(g);
+    }
+  }
+  add_column_sums(sum, c, cols, db);
+}
+
+/* Adam update t = steps + 1 over all parameters; also refreshes the bf16
+ * copy of the weights when there is one. */
+__global__ void adam_kernel(float *params, float *mom1, float *mom2, const float *grads,
+                            uint64_t count, const uint64_t *steps, float lr, float beta1,
+                            float beta2, float eps, __nv_bfloat16 *low) {
+  const float t = (float)(*steps + 1);
+  const float c1 = 1.0f - powf(beta1, t), c2 = 1.0f - powf(beta2, t);
+  for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < count;
+       i += (uint64_t)gridDim.x * blockDim.x) {
+    const float g = grads[i];
+    const float m = beta1 * mom1[i] + (1.0f - beta1) * g;
+    const float v = beta2 * mom2[i] + (1.0f - beta2) * g * g;
+    mom1[i] = m;
+    mom2[i] = v;
+    const float w = params[i] - lr * (m / c1) / (sqrtf(v / c2) + eps);
+    params[i] = w;
+    if (low) low[i] = __float2bfloat16_rn(w);
+  }
+}
+
+__global__ void advance_step_kernel(uint64_t *steps) { *steps += 1; }
+
+__global__ void to_bf16_kernel(const float *in, uint64_t count, __nv_bfloat16 *out) {
+  const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < count) out[i] = __float2bfloat16_rn(in[i]);
+}
+
+/* ---- the rank's model ------------------------------------------------------------ */
+
+struct gs_mlp_cuda {
+  gs_mlp_cuda_config c;
+  cudaStream_t stream;
+  cublasHandle_t blas;
+  void *blas_workspace;
+  int bf16;
+  size_t elem;                          /* bytes of T */
+  uint64_t count;                       /* parameters */
+  float *params, *mom1, *mom2, *grads;  /* count each */
+  __nv_bfloat16 *low;                   /* bf16 copy of params (bf16 mode) */
+  float *x, *y;                         /* dataset */
+  void *act[GS_MLP_MAX_LAYERS + 1];     /* T [rows][widths[l]]; act[L] unused */
+  float *z;                             /* [rows][widest] GEMM output */
+  void *dz, *dz_prev;                   /* T [rows][widest] */
+  int sm_count;
+  float *loss;
+  uint64_t *steps;
+  uint64_t bytes;
+  /* The batch of the last forward, for the backward kernels. */
+  uint64_t G, offset;
+};
+
+static gs_status blas_check(cublasStatus_t rc, const char *expr, const char *file, int line) {
+  if (rc == CUBLAS_STATUS_SUCCESS) return GS_OK;
+  return gs_error_call(GS_ERR_CUDA, "cuBLAS", expr, file, line, cublasGetStatusString(rc));
+}
+#define GS_CHECK_CUBLAS(expr) GS_TRY(blas_check((expr), #expr, __FILE__, __LINE__))
+
+static gs_status device_alloc(gs_mlp_cuda *g, void **ptr, uint64_t bytes) {
+  GS_CHECK_CUDA(cudaMalloc(ptr, (size_t)(bytes ? bytes : 1)));
+  g->bytes += bytes;
+  return GS_OK;
+}
+
+static unsigned blocks_for(uint64_t n) {
+  return (unsigned)((n + GS_MLP_THREADS - 1) / GS_MLP_THREADS);
+}
+
+/* Grid of the column-sum kernels for rows x cols: every column tile, and
+ * enough row lanes for about 4 blocks per multiprocessor. */
+static dim3 tile_grid(const gs_mlp_cuda *g, uint64_t rows, uint32_t cols) {
+  const uint64_t x = (cols + GS_MLP_TILE_COLS - 1) / GS_MLP_TILE_COLS;
+  uint64_t y = (rows + GS_MLP_TILE_ROWS - 1) / GS_MLP_TILE_ROWS;
+  const uint64_t want = 4ull * (uint64_t)g->sm_count / x + 1;
+  if (y > want) y = want;
+  if (y > 65535) y = 65535;
+  return dim3((unsigned)x, (unsigned)y);
+}
+
+extern "C" void gs_mlp_cuda_destroy(gs_mlp_cuda *g) {
+  if (!g) return;
+  if (g->blas) cublasDestroy(g->blas);
+  void *ptrs[] = {g->blas_workspace, g->params, g->mom1, g->mom2, g->grads, g->low, g->x, g->y,
+                  g->z, g->dz, g->dz_prev, g->loss, g->steps};
+  for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
+    if (ptrs[i]) cudaFree(ptrs[i]);
+  for (int l = 0; l <= GS_MLP_MAX_LAYERS; l++)
+    if (g->act[l]) cudaFree(g->act[l]);
+  free(g);
+}
+
+static gs_status create_buffers(gs_mlp_cuda *g) {
+  const gs_mlp_model *m = &g->c.model;
+  const uint64_t rows = g->c.rows, L = (uint64_t)m->n_layers;
+  uint64_t widest = 0;
+  for (uint64_t l = 0; l <= L; l++)
+    if (m->widths[l] > widest) widest = m->widths[l];
+  const uint64_t pbytes = g->count * sizeof(float);
+  GS_TRY(device_alloc(g, (void **)&g->params, pbytes));
+  GS_TRY(device_alloc(g, (void **)&g->mom1, pbytes));
+  GS_TRY(device_alloc(g, (void **)&g->mom2, pbytes));
+  GS_TRY(device_alloc(g, (void **)&g->grads, pbytes));
+  if (g->bf16) GS_TRY(device_alloc(g, (void **)&g->low, g->count * sizeof(__nv_bfloat16)));
+  GS_TRY(device_alloc(g, (void **)&g->x, g->c.data_n * m->widths[0] * sizeof(float)));
+  GS_TRY(device_alloc(g, (void **)&g->y, g->c.data_n * m->widths[L] * sizeof(float)));
+  for (uint64_t l = 0; l < L; l++) GS_TRY(device_alloc(g, &g->act[l], rows * m->widths[l] * g->elem));
+  GS_TRY(device_alloc(g, (void **)&g->z, rows * widest * sizeof(float)));
+  GS_TRY(device_alloc(g, &g->dz, rows * widest * g->elem));
+  GS_TRY(device_alloc(g, &g->dz_prev, rows * widest * g->elem));
+  GS_TRY(device_alloc(g, (void **)&g->loss, sizeof(float)));
+  GS_TRY(device_alloc(g, (void **)&g->steps, sizeof(uint64_t)));
+  GS_TRY(device_alloc(g, &g->blas_workspace, GS_MLP_CUBLAS_WORKSPACE));
+  GS_CHECK_CUDA(cudaMemset(g->params, 0, (size_t)pbytes));
+  GS_CHECK_CUDA(cudaMemset(g->mom1, 0, (size_t)pbytes));
+  GS_CHECK_CUDA(cudaMemset(g->mom2, 0, (size_t)pbytes));
+  GS_CHECK_CUDA(cudaMemset(g->grads, 0, (size_t)pbytes));
+  GS_CHECK_CUDA(cudaMemset(g->steps, 0, sizeof(uint64_t)));
+  GS_CHECK_CUDA(cudaMemset(g->loss, 0, sizeof(float)));
+  if (g->c.host_x) {
+    GS_CHECK_CUDA(cudaMemcpy(g->x, g->c.host_x, (size_t)(g->c.data_n * m->widths[0] * sizeof(float)),
+                             cudaMemcpyHostToDevice));
+    GS_CHECK_CUDA(cudaMemcpy(g->y, g->c.host_y, (size_t)(g->c.data_n * m->widths[L] * sizeof(float)),
+                             cudaMemcpyHostToDevice));
+  } else {
+    const uint64_t values = g->c.data_n * ((uint64_t)m->widths[0] + m->widths[L]);
+    generate_kernel<<<blocks_for(values), GS_MLP_THREADS, 0, g->stream>>>(
+        g->c.data_seed, g->c.data_n, m->widths[0], m->widths[L], g->x, g->y);
+    GS_CHECK_CUDA(cudaGetLastError());
+  }
+  GS_CHECK_CUDA(cudaStreamSynchronize(g->stream));
+  return GS_OK;
+}
+
+extern "C" gs_status gs_mlp_cuda_create(const gs_mlp_cuda_config *config, cudaStream_t stream,
+                                        gs_mlp_cuda **out) {
+  *out = NULL;
+  gs_mlp_cuda *g = (gs_mlp_cuda *)calloc(1, sizeof *g);
+  if (!g) return gs_error(GS_ERR_NOMEM, "mlp: cannot allocate the CUDA state");
+  g->c = *config;
+  g->stream = stream;
+  g->bf16 = config->precision == GS_MLP_BF16;
+  g->elem = g->bf16 ? sizeof(__nv_bfloat16) : sizeof(float);
+  g->count = gs_mlp_param_count(&config->model);
+  gs_status st = GS_OK;
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&g->sm_count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+    st = gs_error(GS_ERR_CUDA, "mlp: cannot read the multiprocessor count of the current device");
+  cublasStatus_t rc = st == GS_OK ? cublasCreate(&g->blas) : CUBLAS_STATUS_NOT_INITIALIZED;
+  if (st == GS_OK && rc != CUBLAS_STATUS_SUCCESS) {
+    g->blas = NULL;
+    st = gs_error(GS_ERR_CUDA, "mlp: cublasCreate failed: %s", cublasGetStatusString(rc));
+  }
+  if (st == GS_OK) st = create_buffers(g);
+  if (st == GS_OK) st = blas_check(cublasSetStream(g->blas, stream), "cublasSetStream", __FILE__, __LINE__);
+  // A fixed workspace lets the GEMMs be captured into a CUDA graph.
+  if (st == GS_OK)
+    st = blas_check(cublasSetWorkspace(g->blas, g->blas_workspace, GS_MLP_CUBLAS_WORKSPACE),
+                    "cublasSetWorkspace", __FILE__, __LINE__);
+  if (st == GS_OK)
+    st = blas_check(cublasSetMathMode(g->blas, config->precision == GS_MLP_TF32
+                                                   ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                   : CUBLAS_DEFAULT_MATH),
+                    "cublasSetMathMode", __FILE__, __LINE__);
+  if (st != GS_OK) {
+    gs_mlp_cuda_destroy(g);
+    return st;
+  }
+  *out = g;
+  return GS_OK;
+}
+
+extern "C" float *gs_mlp_cuda_grads(gs_mlp_cuda *g) { return g->grads; }
+extern "C" float *gs_mlp_cuda_params(gs_mlp_cuda *g) { return g->params; }
+extern "C" uint64_t gs_mlp_cuda_device_bytes(const gs_mlp_cuda *g) { return g->bytes; }
+
+extern "C" gs_status gs_mlp_cuda_set_state(gs_mlp_cuda *g, const float *params, const float *mom1,
+                                           const float *mom2, uint64_t steps) {
+  const size_t bytes = (size_t)(g->count * sizeof(float));
+  GS_CHECK_CUDA(cudaStreamSynchronize(g->stream));
+  GS_CHECK_CUDA(cudaMemcpy(g->params, params, bytes, cudaMemcpyHostToDevice));
+  if (mom1)
+    GS_CHECK_CUDA(cudaMemcpy(g->mom1, mom1, bytes, cudaMemcpyHostToDevice));
+  else
+    GS_CHECK_CUDA(cudaMemset(g->mom1, 0, bytes));
+  if (mom2)
+    GS_CHECK_CUDA(cudaMemcpy(g->mom2, mom2, bytes, cudaMemcpyHostToDevice));
+  else
+    GS_CHECK_CUDA(cudaMemset(g->mom2, 0, bytes));
+  GS_CHECK_CUDA(cudaMemcpy(g->steps, &steps, sizeof steps, cudaMemcpyHostToDevice));
+  if (g->low) {
+    to_bf16_kernel<<<blocks_for(g->count), GS_MLP_THREADS, 0, g->stream>>>(g->params, g->count,
+                                                                          g->low);
+    GS_CHECK_CUDA(cudaGetLastError());
+    GS_CHECK_CUDA(cudaStreamSynchronize(g->stream));
+  }
+  return GS_OK;
+}
+
+extern "C" gs_status gs_mlp_cuda_get_state(gs_mlp_cuda *g, float *params, float *mom1, float *mom2,
+                                           float *grads, uint64_t *steps, double *loss) {
+  const size_t bytes = (size_t)(g->count * sizeof(float));
+  GS_CHECK_CUDA(cudaStreamSynchronize(g->stream));
+  if (params) GS_CHECK_CUDA(cudaMemcpy(params, g->params, bytes, cudaMemcpyDeviceToHost));
+  if (mom1) GS_CHECK_CUDA(cudaMemcpy(mom1, g->mom1, bytes, cudaMemcpyDeviceToHost));
+  if (mom2) GS_CHECK_CUDA(cudaMemcpy(mom2, g->mom2, bytes, cudaMemcpyDeviceToHost));
+  if (grads) GS_CHECK_CUDA(cudaMemcpy(grads, g->grads, bytes, cudaMemcpyDeviceToHost));
+  if (steps) GS_CHECK_CUDA(cudaMemcpy(steps, g->steps, sizeof *steps, cudaMemcpyDeviceToHost));
+  if (loss) {
+    float v = 0.0f;
+    GS_CHECK_CUDA(cudaMemcpy(&v, g->loss, sizeof v, cudaMemcpyDeviceToHost));
+    *loss = v;
+  }
+  return GS_OK;
+}
+
+extern "C" gs_status gs_mlp_cuda_get_data(gs_mlp_cuda *g, float *x, float *y) {
+  const gs_mlp_model *m = &g->c.model;
+  GS_CHECK_CUDA(cudaStreamSynchronize(g->stream));
+  GS_CHECK_CUDA(cudaMemcpy(x, g->x, (size_t)(g->c.data_n * m->widths[0] * sizeof(float)),
+                           cudaMemcpyDeviceToHost));
+  GS_CHECK_CUDA(cudaMemcpy(y, g->y, (size_t)(g->c.data_n * m->widths[m->n_layers] * sizeof(float)),
+                           cudaMemcpyDeviceToHost));
+  return GS_OK;
+}
+
+/* ---- GEMMs (column-major cuBLAS on row-major arrays) ------------------------------ */
+
+static cudaDataType_t act_type(const gs_mlp_cuda *g) { return g->bf16 ? CUDA_R_16BF : CUDA_R_32F; }
+
+static cublasComputeType_t compute_type(const gs_mlp_cuda *g) {
+  return g->c.precision == GS_MLP_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+}
+
+/* Layer l's weights as GEMM input: the fp32 master or the bf16 copy. */
+static const void *weights(const gs_mlp_cuda *g, int l) {
+  const uint64_t off = gs_mlp_weight_offset(&g->c.model, l);
+  return g->bf16 ? (const void *)(g->low + off) : (const void *)(g->params + off);
+}
+
+/* C (m x n, fp32, ldc) = op(A) op(B) with A, B of the activation type. */
+static gs_status gemm(gs_mlp_cuda *g, cublasOperation_t ta, cublasOperation_t tb, uint64_t m,
+                      uint64_t n, uint64_t k, const void *A, uint64_t lda, const void *B,
+                      uint64_t ldb, float *C, uint64_t ldc) {
+  const float one = 1.0f, zero = 0.0f;
+  GS_CHECK_CUBLAS(cublasGemmEx(g->blas, ta, tb, (int)m, (int)n, (int)k, &one, A, act_type(g),
+                               (int)lda, B, act_type(g), (int)ldb, &zero, C, CUDA_R_32F, (int)ldc,
+                               compute_type(g), CUBLAS_GEMM_DEFAULT));
+  return GS_OK;
+}
+
+template <typename T> static gs_status forward_t(gs_mlp_cuda *g, uint64_t rows) {
+  const gs_mlp_model *m = &g->c.model;
+  const int L = m->n_layers;
+  const uint32_t F = m->widths[0];
+  gather_kernel<T><<<blocks_for(rows * F), GS_MLP_THREADS, 0, g->stream>>>(
+      g->x, g->c.data_n, F, g->steps, g->G, g->offset, rows, (T *)g->act[0]);
+  GS_CHECK_CUDA(cudaGetLastError());
+  for (int l = 0; l < L; l++) {
+    const uint32_t in = m->widths[l], out = m->widths[l + 1];
+    // Z^T (out x rows) = W (out x in) * X^T: W is stored as its transpose.
+    GS_TRY(gemm(g, CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, weights(g, l), in, g->act[l], in, g->z,
+                out));
+    const float *bias = g->params + gs_mlp_bias_offset(m, l);
+    if (l < L - 1) {
+      bias_relu_dropout_kernel<T><<<blocks_for(rows * out), GS_MLP_THREADS, 0, g->stream>>>(
+          g->z, bias, rows, out, g->steps, g->G, g->offset, g->c.dropout_seed, (uint32_t)l,
+          m->dropout, (T *)g->act[l + 1]);
+    } else {
+      loss_kernel<T><<<tile_grid(g, rows, out), dim3(GS_MLP_TILE_COLS, GS_MLP_TILE_ROWS), 0,
+                       g->stream>>>(g->z, bias, g->y, g->c.data_n, out, g->steps, g->G, g->offset,
+                                    rows, (T *)g->dz, g->grads + gs_mlp_bias_offset(m, l), g->loss);
+    }
+    GS_CHECK_CUDA(cudaGetLastError());
+  }
+  return GS_OK;
+}
+
+extern "C" gs_status gs_mlp_cuda_forward(gs_mlp_cuda *g, uint64_t global_batch, uint64_t offset,
+                                         uint64_t rows) {
+  if (rows < 1 || rows > g->c.rows)
+    return gs_error(GS_ERR_INTERNAL, "mlp: %llu rows asked of a model sized for %llu",
+                    (unsigned long long)rows, (unsigned long long)g->c.rows);
+  g->G = global_batch;
+  g->offset = offset;
+  GS_CHECK_CUDA(cudaMemsetAsync(g->loss, 0, sizeof(float), g->stream));
+  // Bias gradients are sums over the batch, accumulated by the backward kernels.
+  const gs_mlp_model *m = &g->c.model;
+  for (int l = 0; l < m->n_layers; l++)
+    GS_CHECK_CUDA(cudaMemsetAsync(g->grads + gs_mlp_bias_offset(m, l), 0,
+                                  (size_t)m->widths[l + 1] * sizeof(float), g->stream));
+  return g->bf16 ? forward_t<__nv_bfloat16>(g, rows) : forward_t<float>(g, rows);
+}
+
+extern "C" gs_status gs_mlp_cuda_weight_grads(gs_mlp_cuda *g, int layer, uint64_t rows) {
+  const gs_mlp_model *m = &g->c.model;
+  const uint32_t in = m->widths[layer], out = m->widths[layer + 1];
+  // dW^T (in x out) = X^T (in x rows) * dZ (rows x out); the bias gradient
+  // was summed by the kernel that made dZ.
+  return gemm(g, CUBLAS_OP_N, CUBLAS_OP_T, in, out, rows, g->act[layer], in, g->dz, out,
+              g->grads + gs_mlp_weight_offset(m, layer), in);
+}
+
+template <typename T> static gs_status input_grad_t(gs_mlp_cuda *g, int l, uint64_t rows) {
+  const gs_mlp_model *m = &g->c.model;
+  const uint32_t in = m->widths[l], out = m->widths[l + 1];
+  // dA^T (in x rows) = W^T (in x out) * dZ^T (out x rows), into z as scratch.
+  GS_TRY(gemm(g, CUBLAS_OP_N, CUBLAS_OP_N, in, rows, out, weights(g, l), in, g->dz, out, g->z, in));
+  const float scale = m->dropout > 0.0f ? 1.0f / (1.0f - m->dropout) : 1.0f;
+  relu_dropout_grad_kernel<T><<<tile_grid(g, rows, in), dim3(GS_MLP_TILE_COLS, GS_MLP_TILE_ROWS), 0,
+                                g->stream>>>(g->z, (const T *)g->act[l], rows, in, scale,
+                                             (T *)g->dz_prev,
+                                             g->grads + gs_mlp_bias_offset(m, l - 1));
+  GS_CHECK_CUDA(cudaGetLastError());
+  void *t = g->dz;
+  g->dz = g->dz_prev;
+  g->dz_prev = t;
+  return GS_OK;
+}
+
+extern "C" gs_status gs_mlp_cuda_input_grad(gs_mlp_cuda *g, int layer, uint64_t rows) {
+  if (layer < 1) return gs_error(GS_ERR_INTERNAL, "mlp: no input gradient below layer 1");
+  return g->bf16 ? input_grad_t<__nv_bfloat16>(g, layer, rows) : input_grad_t<float>(g, layer, rows);
+}
+
+extern "C" gs_status gs_mlp_cuda_adam(gs_mlp_cuda *g) {
+  const gs_mlp_adam *a = &g->c.adam;
+  unsigned blocks = blocks_for(g->count);
+  if (blocks > 4096) blocks = 4096;
+  adam_kernel<<<blocks, GS_MLP_THREADS, 0, g->stream>>>(g->params, g->mom1, g->mom2, g->grads,
+                                                        g->count, g->steps, a->lr, a->beta1,
+                                                        a->beta2, a->eps, g->low);
+  GS_CHECK_CUDA(cudaGetLastError());
+  advance_step_kernel<<<1, 1, 0, g->stream>>>(g->steps);
+  GS_CHECK_CUDA(cudaGetLastError());
+  return GS_OK;
+}
