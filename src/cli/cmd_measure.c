@@ -5,7 +5,20 @@
 
 #include "cli/commands.h"
 #include "cli/measure.h"
+#include "cli/llm_driver.h"
 #include "core/check.h"
+
+/* The llm runs a request stream per measurement, not timed iterations:
+ * --iters and --min-time do not apply, and one run with one warm-up batch
+ * is the default (docs/workloads/llm.md). */
+static gs_status llm_adjust_common(const gs_common_options *common, gs_run_config *config) {
+  if (common->given_iters || common->given_min_time)
+    return gs_error(GS_ERR_USAGE, "options --iters and --min-time do not apply to llm: it runs "
+                    "--samples requests per measurement");
+  if (!common->given_runs) config->runs = 1;
+  if (!common->given_warmup) config->warmup = 1;
+  return GS_OK;
+}
 
 static gs_status measure_command(const char *command, unsigned features, int default_all,
                                  int argc, char **argv, int full_argc, char **full_argv) {
@@ -20,6 +33,8 @@ static gs_status measure_command(const char *command, unsigned features, int def
   gs_environment env = {0};
   gs_status status = gs_common_resolve(&common, default_all, &config);
   if (status == GS_OK && strcmp(command, "run") == 0) config.scaling = GS_SCALING_NONE;
+  int is_llm = w == &gs_workload_llm;
+  if (status == GS_OK && is_llm) status = llm_adjust_common(&common, &config);
   gs_u64_list counts = {0};
   if (status == GS_OK) {
     if (common.given_counts) {
@@ -45,7 +60,13 @@ static gs_status measure_command(const char *command, unsigned features, int def
     gs_sweep sweep = {.command = command, .argc = full_argc, .argv = full_argv, .workload = w,
                       .workload_opts = wopts, .common = &common, .config = &config, .env = &env,
                       .path = path, .summary_copy = NULL};
-    status = gs_measure_sweep(&sweep, &counts);
+    llm_driver driver;
+    if (is_llm) {
+      status = llm_driver_init(&driver, wopts, &env, counts.n);
+      sweep.driver = &driver.hooks;
+    }
+    if (status == GS_OK) status = gs_measure_sweep(&sweep, &counts);
+    if (is_llm) llm_driver_free(&driver);
   }
   gs_environment_free(&env);
   w->options_free(wopts);

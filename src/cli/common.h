@@ -27,7 +27,7 @@ typedef struct {
   int scaling_choice;          /* index into gs_scaling_choices (scale, suite) */
   gs_u64_list counts;          /* --counts for scale */
   int given_gpus, given_ranks, given_iters, given_min_time, given_counts, given_scaling,
-      given_backend, given_out;
+      given_backend, given_out, given_warmup, given_runs;
   gs_option table[GS_COMMON_OPTION_COUNT];
 } gs_common_options;
 

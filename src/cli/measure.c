@@ -6,6 +6,7 @@
 
 #include "cli/summary.h"
 #include "core/check.h"
+#include "workloads/llm/llm_options.h"
 
 void gs_measure_default_counts(int n, gs_u64_list *counts) {
   counts->n = 0;
@@ -19,7 +20,13 @@ static gs_status write_document(const gs_sweep *sw, const gs_measurement *ms, si
   gs_status status = gs_result_set_config(
       doc, gs_common_config_json(sw->common, sw->config, sw->workload, sw->workload_opts));
   if (status == GS_OK) status = gs_result_set_environment(doc, sw->env);
-  for (size_t i = 0; i < count && status == GS_OK; i++) status = gs_result_add_measurement(doc, &ms[i]);
+  for (size_t i = 0; i < count && status == GS_OK; i++) {
+    status = gs_result_add_measurement(doc, &ms[i]);
+    if (status == GS_OK && sw->driver && sw->driver->annotate) {
+      cJSON *all = cJSON_GetObjectItemCaseSensitive(doc, "measurements");
+      status = sw->driver->annotate(sw->driver->ctx, cJSON_GetArrayItem(all, cJSON_GetArraySize(all) - 1), i);
+    }
+  }
   if (status == GS_OK) status = gs_common_write_result(doc, ms, count, sw->path);
   cJSON_Delete(doc);
   return status;
@@ -46,7 +53,9 @@ gs_status gs_measure_sweep(const gs_sweep *sw, const gs_u64_list *counts) {
              config.backend == GS_BACKEND_CUDA ? (config.world_size == 1 ? "GPU" : "GPUs")
                                                : (config.world_size == 1 ? "CPU rank" : "CPU ranks"));
     config.label = label;
-    gs_status status = gs_runner_measure(sw->workload, sw->workload_opts, &config, &ms[i]);
+    gs_status status = sw->driver
+                           ? sw->driver->measure(sw->driver->ctx, &config, i, &ms[i])
+                           : gs_runner_measure(sw->workload, sw->workload_opts, &config, &ms[i]);
     done = i + 1;
     if (status != GS_OK && first_failure == GS_OK) first_failure = status;
     gs_runner_relate(ms, done);
@@ -61,6 +70,7 @@ gs_status gs_measure_sweep(const gs_sweep *sw, const gs_u64_list *counts) {
   char title[2 * GS_TEXT_LONG];
   summary_title(sw, title, sizeof title);
   gs_summary_print(stdout, title, ms, done, sw->env);
+  if (sw->driver && sw->driver->print) sw->driver->print(sw->driver->ctx, stdout, done);
   if (sw->summary_copy) gs_summary_print(sw->summary_copy, title, ms, done, sw->env);
   for (size_t i = 0; i < done; i++) gs_measurement_free(&ms[i]);
   free(ms);
@@ -79,6 +89,7 @@ static void print_measure_help(const char *command, unsigned features, const gs_
   size_t n = 0;
   const gs_workload *const *all = gs_workload_list(&n);
   for (size_t i = 0; i < n; i++) printf("  %-12s %s\n", all[i]->key, all[i]->summary);
+  printf("  %-12s %s\n", gs_workload_llm.key, gs_workload_llm.summary);
   printf("\nCommon options:\n");
   gs_common_init(common, features);
   gs_options_help(stdout, common->table);
@@ -112,6 +123,7 @@ gs_status gs_measure_parse(const char *command, unsigned features, int argc, cha
   const gs_workload *w = NULL;
   if (argc > 0 && argv[0][0] != '-') {
     w = gs_workload_find(argv[0]);
+    if (!w && strcmp(argv[0], gs_workload_llm.key) == 0) w = &gs_workload_llm;
     if (!w) {
       size_t n = 0;
       const gs_workload *const *all = gs_workload_list(&n);

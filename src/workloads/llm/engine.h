@@ -1,0 +1,50 @@
+/* One model replica: the llm model on one backend (CPU reference or one
+ * GPU) with a KV cache of `max_batch` sequence slots. The scenario driver
+ * talks only to this interface: prefill a batch of prompts, then decode one
+ * token per sequence per step. Sequence i of a batch lives in slot i. Every
+ * call is synchronous and made from the thread that owns the replica. */
+#ifndef GS_LLM_ENGINE_H
+#define GS_LLM_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/status.h"
+#include "workloads/llm/model.h"
+#include "workloads/workload.h"
+
+typedef struct {
+  llm_shape shape;
+  uint64_t seed;           /* weights */
+  uint32_t max_batch;      /* sequences decoded together, >= 1 */
+  uint32_t max_seq;        /* positions per sequence (input + output), >= 2 */
+  uint32_t max_input;      /* longest prompt */
+  int decode_graphs;       /* CUDA: capture each decode step size in a CUDA graph */
+  int gemv_max_batch;      /* CUDA: decode rows up to this use the GEMV kernels (0..8) */
+} llm_engine_config;
+
+typedef struct llm_engine llm_engine;
+
+/* Builds a replica: weights from the seed (on the GPU by a kernel), cache and
+ * buffers. `device` is the CUDA ordinal (ignored on the CPU backend); the
+ * caller has made it current. */
+gs_status llm_engine_create(const llm_engine_config *config, gs_backend backend, int device,
+                            llm_engine **out);
+
+/* Prefills sequences 0..n-1 (n <= max_batch) with prompts[i][0..lengths[i])
+ * and writes each sequence's first generated token to first_tokens[i]. */
+gs_status llm_engine_prefill(llm_engine *e, size_t n, const int32_t *const *prompts,
+                             const uint32_t *lengths, int32_t *first_tokens);
+
+/* Feeds each of sequences 0..n-1 its last token and writes the next one to
+ * tokens[i]. n must not exceed the last prefill's n; no sequence may pass
+ * max_seq positions. */
+gs_status llm_engine_decode(llm_engine *e, size_t n, int32_t *tokens);
+
+/* The logits (n x vocab floats) behind the last call's tokens. */
+gs_status llm_engine_logits(llm_engine *e, size_t n, float *logits);
+
+/* Frees everything; accepts NULL. */
+void llm_engine_destroy(llm_engine *e);
+
+#endif
