@@ -23,4 +23,10 @@ fi
   "$build/tests/test_gpu_llm"
   echo "== llm vs transformers"
   python3 bench/llm_vs_transformers.py "$build/gpuscale" --out "$out/results" --json "$out/llm_vs_transformers.json"
+  echo "== other scenarios on llama-8b"
+  "$build/gpuscale" run llm --scenario single-stream --samples 8 --no-progress -o "$out/results/single-stream.json"
+  "$build/gpuscale" run llm --scenario server --rate 20 --batch 8 --samples 96 --no-progress -o "$out/results/server.json"
+  "$build/gpuscale" run llm --scenario server --rate 20 --batch 8 --samples 96 --sample-timeout 1 --gpus 2 --dispatch dynamic --no-progress -o "$out/results/server-2gpu.json"
 } 2>&1 | tee "$out/llm-gpu.log"
+# The result documents travel as one file.
+tar -C "$out" -czf "$out/results.tar.gz" results && rm -rf "$out/results"

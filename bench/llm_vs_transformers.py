@@ -21,6 +21,9 @@ PRESETS = {
     "llama-8b": dict(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
                      num_attention_heads=32, num_key_value_heads=8, vocab_size=128256,
                      rope_theta=500000.0),
+    "tiny": dict(hidden_size=64, intermediate_size=176, num_hidden_layers=2,
+                 num_attention_heads=4, num_key_value_heads=2, vocab_size=512,
+                 rope_theta=10000.0),
     "llama-1b": dict(hidden_size=2048, intermediate_size=8192, num_hidden_layers=16,
                      num_attention_heads=32, num_key_value_heads=8, vocab_size=128256,
                      rope_theta=500000.0),
@@ -45,7 +48,8 @@ def llm_member(doc, world=1):
     raise KeyError(f"no measurement at world size {world}")
 
 
-def transformers_tokens_per_second(model_name, batch, inp, out, attn, reps):
+def transformers_figures(model_name, batches, inp, out, attn, reps):
+    """tokens/s of `generate` per batch size, one model for all of them."""
     import torch
     import transformers
     from transformers import LlamaConfig, LlamaForCausalLM
@@ -58,27 +62,30 @@ def transformers_tokens_per_second(model_name, batch, inp, out, attn, reps):
         model = LlamaForCausalLM(cfg)
     model.eval()
     setup = time.time() - t0
-    ids = torch.randint(0, cfg.vocab_size, (batch, inp), device="cuda")
-    mask = torch.ones_like(ids)
-    kw = dict(max_new_tokens=out, min_new_tokens=out, do_sample=False, attention_mask=mask,
-              pad_token_id=0)
-    with torch.no_grad():
-        model.generate(ids, **kw)  # warm-up
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(reps):
-            t = time.time()
-            res = model.generate(ids, **kw)
+    figures = {}
+    for batch in batches:
+        ids = torch.randint(0, cfg.vocab_size, (batch, inp), device="cuda")
+        kw = dict(max_new_tokens=out, min_new_tokens=out, do_sample=False,
+                  attention_mask=torch.ones_like(ids), pad_token_id=0)
+        with torch.no_grad():
+            model.generate(ids, **kw)  # warm-up
             torch.cuda.synchronize()
-            times.append(time.time() - t)
-    assert res.shape[1] == inp + out, res.shape
-    times.sort()
-    median = times[len(times) // 2]
+            times = []
+            for _ in range(reps):
+                t = time.time()
+                res = model.generate(ids, **kw)
+                torch.cuda.synchronize()
+                times.append(time.time() - t)
+        assert res.shape[1] == inp + out, res.shape
+        times.sort()
+        median = times[len(times) // 2]
+        figures[batch] = dict(tokens_per_second=batch * out / median, median_seconds=median,
+                              setup_seconds=setup, transformers=transformers.__version__,
+                              torch=torch.__version__, attn=attn)
+        print(f"transformers batch {batch}: {figures[batch]}", flush=True)
     del model
     torch.cuda.empty_cache()
-    return dict(tokens_per_second=batch * out / median, median_seconds=median,
-                setup_seconds=setup, transformers=transformers.__version__,
-                torch=torch.__version__, attn=attn)
+    return figures
 
 
 def main():
@@ -92,41 +99,50 @@ def main():
     ap.add_argument("--attn", default="eager")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--gpus", type=int, default=2)
+    ap.add_argument("--skip-transformers", action="store_true",
+                    help="gpuscale side only (e.g. to check the script without torch)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     shape = ["--model", a.model, "--input-min", str(a.input), "--input-max", str(a.input),
              "--output-min", str(a.output), "--output-max", str(a.output)]
     res = {"model": a.model, "input": a.input, "output": a.output}
 
-    b1 = llm_member(gpuscale(a.gpuscale, a.out, "b1",
-                             ["run", "llm", *shape, "--batch", "1", "--samples", "8"]))
-    b1_cublas = llm_member(gpuscale(a.gpuscale, a.out, "b1-cublas",
-                                    ["run", "llm", *shape, "--batch", "1", "--samples", "4",
-                                     "--gemv-max-batch", "0"]))
-    b8 = llm_member(gpuscale(a.gpuscale, a.out, "b8",
-                             ["run", "llm", *shape, "--batch", "8", "--samples", "32"]))
-    res["gpuscale_b1"] = dict(tokens_per_second=b1["aggregate"]["throughput"],
-                              tpot_median=b1["llm"]["tpot_seconds"]["median"],
-                              roofline_fraction=b1["llm"].get("roofline_fraction"),
-                              weight_bytes_per_second=b1["llm"].get("weight_bytes_per_second"),
-                              verification=b1["verification"]["status"])
-    res["gpuscale_b1_cublas_decode"] = dict(tokens_per_second=b1_cublas["aggregate"]["throughput"],
-                                            roofline_fraction=b1_cublas["llm"].get("roofline_fraction"))
-    res["gpuscale_b8"] = dict(tokens_per_second=b8["aggregate"]["throughput"])
+    def measure(name, args):
+        m = llm_member(gpuscale(a.gpuscale, a.out, name, ["run", "llm", *shape, *args]))
+        l = m["llm"]
+        r = dict(tokens_per_second=m["aggregate"]["throughput_items_per_second"],
+                 tpot_median=(l["tpot_seconds"] or {}).get("median"),
+                 roofline_fraction=l.get("roofline_fraction"),
+                 weight_bytes_per_second=l.get("weight_bytes_per_second"),
+                 verification=m["verification"]["status"], status=m["status"])
+        res["gpuscale_" + name] = r
+        print(name, r, flush=True)
+        return r
+
+    measure("b1", ["--batch", "1", "--samples", "8"])
+    for kernel in ("simt", "mma", "cublas"):
+        measure("b1-" + kernel, ["--batch", "1", "--samples", "4", "--decode-gemm", kernel])
+    measure("b1-nographs", ["--batch", "1", "--samples", "4", "--no-graphs"])
+    measure("b8", ["--batch", "8", "--samples", "32"])
+    for kernel in ("simt", "mma", "cublas"):
+        measure("b8-" + kernel, ["--batch", "8", "--samples", "16", "--decode-gemm", kernel])
     if a.gpus >= 2:
-        dp = gpuscale(a.gpuscale, a.out, "dp",
-                      ["scale", "llm", "--model", a.model, "--gpus", str(a.gpus), "--batch", "8",
-                       "--samples", "96"])
-        one, two = llm_member(dp, 1), llm_member(dp, a.gpus)
-        res["gpuscale_dp"] = dict(one_gpu=one["aggregate"]["throughput"],
-                                  gpus=a.gpus, all_gpus=two["aggregate"]["throughput"],
-                                  speedup=two["aggregate"]["speedup"])
+        for dispatch in ("static", "dynamic"):
+            dp = gpuscale(a.gpuscale, a.out, "dp-" + dispatch,
+                          ["scale", "llm", "--model", a.model, "--gpus", str(a.gpus), "--batch",
+                           "8", "--samples", "128", "--dispatch", dispatch])
+            one, two = llm_member(dp, 1), llm_member(dp, a.gpus)
+            res["gpuscale_dp_" + dispatch] = dict(
+                one_gpu=one["aggregate"]["throughput_items_per_second"], gpus=a.gpus,
+                all_gpus=two["aggregate"]["throughput_items_per_second"],
+                speedup=two["aggregate"]["speedup"])
     print(json.dumps(res, indent=1), flush=True)
 
-    for batch in (1, 8):
-        r = transformers_tokens_per_second(a.model, batch, a.input, a.output, a.attn, a.reps)
+    if a.skip_transformers:
+        return
+    for batch, r in transformers_figures(a.model, (1, 8), a.input, a.output, a.attn,
+                                         a.reps).items():
         res[f"transformers_b{batch}"] = r
-        print(f"transformers batch {batch}: {r}", flush=True)
 
     g1, g8 = res["gpuscale_b1"]["tokens_per_second"], res["gpuscale_b8"]["tokens_per_second"]
     t1 = res["transformers_b1"]["tokens_per_second"]
@@ -138,10 +154,11 @@ def main():
           f"{g1 / t1:.2f}x; weight stream at median TPOT = "
           f"{100 * (res['gpuscale_b1']['roofline_fraction'] or 0):.1f}% of peak bandwidth")
     print(f"batch 8: gpuscale {g8:.1f} tokens/s, transformers {t8:.1f} tokens/s: {g8 / t8:.2f}x")
-    if "gpuscale_dp" in res:
-        d = res["gpuscale_dp"]
-        print(f"offline data parallel: 1 GPU {d['one_gpu']:.1f} tokens/s, {d['gpus']} GPUs "
-              f"{d['all_gpus']:.1f} tokens/s: {d['speedup']:.2f}x")
+    for dispatch in ("static", "dynamic"):
+        d = res.get("gpuscale_dp_" + dispatch)
+        if d:
+            print(f"offline data parallel ({dispatch}): 1 GPU {d['one_gpu']:.1f} tokens/s, "
+                  f"{d['gpus']} GPUs {d['all_gpus']:.1f} tokens/s: {d['speedup']:.2f}x")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(res, f, indent=1)

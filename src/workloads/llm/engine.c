@@ -10,6 +10,8 @@
 #include "workloads/llm/llm_cpu.h"
 #include "workloads/llm/llm_gpu.h"
 
+const char *const llm_decode_gemm_names[] = {"auto", "simt", "mma", "cublas", NULL};
+
 struct llm_engine {
   gs_backend backend;
   llm_engine_config config;

@@ -13,6 +13,12 @@
 #include "workloads/llm/model.h"
 #include "workloads/workload.h"
 
+/* How linear layers of 1..8 rows (decode) run on the GPU; more rows always
+ * use cuBLAS. auto: the SIMT GEMV for one row, the tensor-core GEMV for 2..8. */
+typedef enum { LLM_GEMM_AUTO = 0, LLM_GEMM_SIMT, LLM_GEMM_MMA, LLM_GEMM_CUBLAS } llm_decode_gemm;
+
+extern const char *const llm_decode_gemm_names[]; /* auto, simt, mma, cublas */
+
 typedef struct {
   llm_shape shape;
   uint64_t seed;           /* weights */
@@ -20,7 +26,7 @@ typedef struct {
   uint32_t max_seq;        /* positions per sequence (input + output), >= 2 */
   uint32_t max_input;      /* longest prompt */
   int decode_graphs;       /* CUDA: capture each decode step size in a CUDA graph */
-  int gemv_max_batch;      /* CUDA: decode rows up to this use the GEMV kernels (0..8) */
+  int decode_gemm;         /* CUDA: llm_decode_gemm, how linear layers of <= 8 rows run */
 } llm_engine_config;
 
 typedef struct llm_engine llm_engine;

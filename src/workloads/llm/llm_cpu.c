@@ -123,15 +123,29 @@ void llm_cpu_rmsnorm(const float *x, const float *w, size_t n, double eps, float
   for (size_t i = 0; i < n; i++) out[i] = x[i] * inv * w[i];
 }
 
+static void rope_angle(size_t head_dim, uint32_t position, size_t i, double theta, float *c,
+                       float *s) {
+  double angle = (double)position * pow(theta, -2.0 * (double)i / (double)head_dim);
+  *c = (float)cos(angle);
+  *s = (float)sin(angle);
+}
+
 void llm_cpu_rope(float *v, size_t head_dim, uint32_t position, double theta) {
   size_t half = head_dim / 2;
   for (size_t i = 0; i < half; i++) {
-    double angle = (double)position * pow(theta, -2.0 * (double)i / (double)head_dim);
-    float c = (float)cos(angle), s = (float)sin(angle);
+    float c, s;
+    rope_angle(head_dim, position, i, theta, &c, &s);
     float a = v[i], b = v[i + half];
     v[i] = a * c - b * s;
     v[i + half] = b * c + a * s;
   }
+}
+
+void llm_rope_table(const llm_shape *s, uint32_t positions, float *table) {
+  size_t hd = llm_head_dim(s), half = hd / 2;
+  for (uint32_t p = 0; p < positions; p++)
+    for (size_t i = 0; i < half; i++)
+      rope_angle(hd, p, i, s->rope_theta, &table[(p * half + i) * 2], &table[(p * half + i) * 2 + 1]);
 }
 
 void llm_cpu_attention(const float *q, const float *keys, const float *values, size_t stride,

@@ -32,6 +32,11 @@ void llm_cpu_rmsnorm(const float *x, const float *w, size_t n, double eps, float
  * with i + head_dim/2, angle position * theta^(-2i/head_dim)). */
 void llm_cpu_rope(float *v, size_t head_dim, uint32_t position, double theta);
 
+/* The rotation llm_cpu_rope applies, as a table: (cos, sin) of position p
+ * and pair i at table[(p * head_dim / 2 + i) * 2], p < positions. The GPU
+ * uses it, so both sides rotate by the same floats. */
+void llm_rope_table(const llm_shape *s, uint32_t positions, float *table);
+
 /* Attention of one query head over `len` cached positions: keys and values
  * at keys + j * stride, values + j * stride (head_dim floats each);
  * out = softmax(q.k_j / sqrt(head_dim)) weighted sum of v_j. `score` is

@@ -19,7 +19,6 @@ extern "C" {
 typedef struct {
   int heads, kv_heads, head_dim;
   int max_seq;            /* positions per slot in the cache */
-  double rope_theta;
 } llm_cuda_attn_shape;
 
 /* w[i] = llm_weight_value(seed, tensor, i, scale, offset), i < n. */
@@ -36,9 +35,11 @@ cudaError_t llm_cuda_rmsnorm(const float *h, const uint32_t *row_map, const uint
 
 /* Rotates q and k of each row of qkv (rows x (heads + 2 kv) head_dim) in
  * place and stores k and v as bfloat16 in the layer's cache
- * ([slot][position][kv_heads * head_dim]). */
+ * ([slot][position][kv_heads * head_dim]). rope holds (cos, sin) of
+ * position p and pair i at [(p * head_dim / 2 + i) * 2] (llm_rope_table). */
 cudaError_t llm_cuda_rope_cache(float *qkv, const uint32_t *slots, const uint32_t *positions,
-                                int rows, llm_cuda_attn_shape shape, uint16_t *k_cache,
+                                const float *rope, int rows, llm_cuda_attn_shape shape,
+                                uint16_t *k_cache,
                                 uint16_t *v_cache, cudaStream_t stream);
 
 /* out[r] (rows x heads head_dim, bfloat16) = attention of the rotated
@@ -62,6 +63,11 @@ cudaError_t llm_cuda_advance(uint32_t *positions, int n, cudaStream_t stream);
  * ins must be a multiple of 8 and the pointers 16-byte aligned. */
 cudaError_t llm_cuda_gemv(const uint16_t *w, const uint16_t *x, float *y, int rows, int outs,
                           int ins, int accumulate, cudaStream_t stream);
+
+/* The same product on tensor cores (mma m16n8k16, fp32 accumulate): 16
+ * outputs per block, K split over its warps. rows 1..8, ins % 64 == 0. */
+cudaError_t llm_cuda_gemv_mma(const uint16_t *w, const uint16_t *x, float *y, int rows, int outs,
+                              int ins, int accumulate, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

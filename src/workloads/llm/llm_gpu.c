@@ -8,6 +8,7 @@
 #include <cuda_runtime_api.h>
 
 #include "core/check.h"
+#include "workloads/llm/llm_cpu.h"
 #include "workloads/llm/llm_cuda.h"
 
 #define LLM_CHECK_CUBLAS(expr)                                                 \
@@ -34,6 +35,7 @@ struct llm_gpu_model {
   uint16_t *embed, *final_norm, *lm_head;
   gpu_layer *layers;
   uint16_t *k_cache, *v_cache;    /* [layer][slot][position][kv_heads * head_dim] */
+  float *rope;                    /* (cos, sin) per position and pair: llm_rope_table */
   size_t max_rows;                /* prefill rows the buffers hold */
   /* Per-row buffers. */
   float *h, *qkv, *gu, *logits;
@@ -122,6 +124,14 @@ static gs_status make_buffers(llm_gpu_model *m) {
   GS_TRY(alloc_device((void **)&m->tokens, (size_t)c->max_batch * 4, "tokens"));
   GS_TRY(alloc_device((void **)&m->decode_slots, (size_t)c->max_batch * 4, "decode slots"));
   GS_TRY(alloc_device((void **)&m->decode_positions, (size_t)c->max_batch * 4, "decode positions"));
+  size_t rope_floats = (size_t)c->max_seq * hd;
+  GS_TRY(alloc_device((void **)&m->rope, rope_floats * sizeof(float), "rotary table"));
+  float *table = malloc(rope_floats * sizeof *table);
+  if (!table) return gs_error(GS_ERR_NOMEM, "cannot allocate the rotary table");
+  llm_rope_table(s, c->max_seq, table);
+  cudaError_t rc = cudaMemcpy(m->rope, table, rope_floats * sizeof *table, cudaMemcpyHostToDevice);
+  free(table);
+  GS_CHECK_CUDA(rc);
   GS_CHECK_CUDA(cudaMallocHost((void **)&m->host_rows, (3 * rows + c->max_batch) * 4));
   for (uint32_t i = 0; i < c->max_batch; i++) m->host_rows[i] = i;
   GS_CHECK_CUDA(cudaMemcpy(m->decode_slots, m->host_rows, (size_t)c->max_batch * 4,
@@ -167,7 +177,7 @@ void llm_gpu_destroy(llm_gpu_model *m) {
     for (uint32_t i = 0; i <= m->config.max_batch; i++)
       if (m->graphs[i]) cudaGraphExecDestroy(m->graphs[i]);
   free(m->graphs);
-  void *device_buffers[] = {m->weights, m->k_cache, m->v_cache, m->h, m->qkv, m->gu, m->logits,
+  void *device_buffers[] = {m->weights, m->k_cache, m->v_cache, m->rope, m->h, m->qkv, m->gu, m->logits,
                             m->x, m->att, m->row_tokens, m->row_slots, m->row_positions,
                             m->last_rows, m->tokens, m->decode_slots, m->decode_positions,
                             m->cublas_workspace};
@@ -180,12 +190,17 @@ void llm_gpu_destroy(llm_gpu_model *m) {
   free(m);
 }
 
-/* y (rows x outs, float) (+)= x (rows x ins, bf16) w^T: the GEMV kernel for
- * few rows, cuBLAS otherwise. */
+/* y (rows x outs, float) (+)= x (rows x ins, bf16) w^T: a GEMV kernel for
+ * up to 8 rows (as config.decode_gemm says), cuBLAS otherwise. */
 static gs_status linear(llm_gpu_model *m, const uint16_t *w, const uint16_t *x, float *y,
                         size_t rows, uint64_t outs, uint64_t ins, int accumulate) {
-  if (rows <= (size_t)m->config.gemv_max_batch) {
-    GS_CHECK_CUDA(llm_cuda_gemv(w, x, y, (int)rows, (int)outs, (int)ins, accumulate, m->stream));
+  int mode = m->config.decode_gemm;
+  if (rows <= 8 && mode != LLM_GEMM_CUBLAS) {
+    int mma = mode == LLM_GEMM_MMA || (mode == LLM_GEMM_AUTO && rows >= 2);
+    if (mma && ins % 64 == 0)
+      GS_CHECK_CUDA(llm_cuda_gemv_mma(w, x, y, (int)rows, (int)outs, (int)ins, accumulate, m->stream));
+    else
+      GS_CHECK_CUDA(llm_cuda_gemv(w, x, y, (int)rows, (int)outs, (int)ins, accumulate, m->stream));
     return GS_OK;
   }
   const float one = 1.0f, zero = 0.0f;
@@ -210,7 +225,7 @@ static gs_status enqueue_forward(llm_gpu_model *m, size_t rows, const int32_t *t
   int r = (int)rows, hidden = (int)s->hidden;
   float eps = (float)s->norm_eps;
   llm_cuda_attn_shape as = {(int)s->heads, (int)s->kv_heads, (int)llm_head_dim(s),
-                            (int)c->max_seq, s->rope_theta};
+                            (int)c->max_seq};
   size_t layer_cache = (size_t)c->max_batch * c->max_seq * s->kv_heads * llm_head_dim(s);
   GS_CHECK_CUDA(llm_cuda_embed(tokens, m->embed, r, hidden, m->h, st));
   for (uint64_t l = 0; l < s->layers; l++) {
@@ -218,7 +233,7 @@ static gs_status enqueue_forward(llm_gpu_model *m, size_t rows, const int32_t *t
     uint16_t *kc = m->k_cache + l * layer_cache, *vc = m->v_cache + l * layer_cache;
     GS_CHECK_CUDA(llm_cuda_rmsnorm(m->h, NULL, w[LLM_K_ATTN_NORM], r, hidden, eps, m->x, st));
     GS_TRY(linear(m, w[LLM_K_QKV], m->x, m->qkv, rows, llm_qkv_rows(s), s->hidden, 0));
-    GS_CHECK_CUDA(llm_cuda_rope_cache(m->qkv, slots, positions, r, as, kc, vc, st));
+    GS_CHECK_CUDA(llm_cuda_rope_cache(m->qkv, slots, positions, m->rope, r, as, kc, vc, st));
     GS_CHECK_CUDA(llm_cuda_attention(m->qkv, slots, positions, r, as, kc, vc, m->att, st));
     GS_TRY(linear(m, w[LLM_K_WO], m->att, m->h, rows, s->hidden, s->heads * llm_head_dim(s), 1));
     GS_CHECK_CUDA(llm_cuda_rmsnorm(m->h, NULL, w[LLM_K_MLP_NORM], r, hidden, eps, m->x, st));

@@ -33,7 +33,7 @@ static void *llm_options_new(void) {
   o->rate = 4.0;
   o->ttft_bound = 2.0;
   o->tpot_bound = 0.2;
-  o->gemv_max_batch = 8;
+  o->decode_gemm = LLM_GEMM_AUTO;
   const gs_option table[] = {
       {.name = "model", .kind = GS_OPT_CHOICE, .target = &o->preset, .choices = preset_choices,
        .metavar = "PRESET", .help = "model shape: llama-8b, llama-1b or tiny (CPU, tests)"},
@@ -87,9 +87,9 @@ static void *llm_options_new(void) {
        .help = "a sample not done this long after arrival is timed out (0: none)"},
       {.name = "no-graphs", .kind = GS_OPT_FLAG, .target = &o->no_graphs,
        .help = "CUDA: launch decode kernels one by one instead of replaying a CUDA graph"},
-      {.name = "gemv-max-batch", .kind = GS_OPT_COUNT, .target = &o->gemv_max_batch, .min = 0,
-       .max = 8, .metavar = "N",
-       .help = "CUDA: up to this many rows use the GEMV kernel, more use cuBLAS (0: cuBLAS only)"},
+      {.name = "decode-gemm", .kind = GS_OPT_CHOICE, .target = &o->decode_gemm,
+       .choices = llm_decode_gemm_names, .metavar = "K",
+       .help = "CUDA: linear layers of <= 8 rows: auto (SIMT GEMV for 1, tensor cores for 2-8), simt, mma or cublas"},
       {.name = NULL, .kind = GS_OPT_END},
   };
   _Static_assert(sizeof table <= sizeof o->table, "option table size");
@@ -171,7 +171,7 @@ static cJSON *llm_options_to_json(const void *opts) {
   cJSON_AddNumberToObject(j, "tpot_bound", o->tpot_bound);
   cJSON_AddNumberToObject(j, "sample_timeout", o->timeout);
   cJSON_AddBoolToObject(j, "graphs", !o->no_graphs);
-  cJSON_AddNumberToObject(j, "gemv_max_batch", (double)o->gemv_max_batch);
+  cJSON_AddStringToObject(j, "decode_gemm", llm_decode_gemm_names[o->decode_gemm]);
   return j;
 }
 
@@ -215,7 +215,7 @@ void llm_options_scenario(const llm_options *o, const gs_run_config *run,
   e->max_input = (uint32_t)o->input_max;
   e->max_seq = (uint32_t)(o->input_max + o->output_max);
   e->decode_graphs = !o->no_graphs;
-  e->gemv_max_batch = (int)o->gemv_max_batch;
+  e->decode_gemm = o->decode_gemm;
   out->scenario = (llm_scenario_kind)o->scenario;
   out->dispatch = (llm_dispatch)o->dispatch;
   uint64_t per = run->scaling == GS_SCALING_WEAK ? (uint64_t)run->world_size : 1;

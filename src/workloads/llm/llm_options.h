@@ -27,7 +27,7 @@ typedef struct {
   double ttft_bound, tpot_bound;    /* server: p99 bounds in seconds */
   double timeout;                   /* per sample, seconds; 0 = none */
   int no_graphs;
-  uint64_t gemv_max_batch;
+  int decode_gemm;                  /* llm_decode_gemm */
   int given_batch, given_rate, given_ttft_bound, given_tpot_bound;
   gs_option table[LLM_OPTION_COUNT];
 } llm_options;

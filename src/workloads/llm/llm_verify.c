@@ -89,13 +89,13 @@ gs_status llm_verify_gpu(const llm_shape *shape, uint64_t seed, int device, gs_v
   memset(out, 0, sizeof *out);
   GS_CHECK_CUDA(cudaSetDevice(device));
   llm_engine_config cfg = {.shape = *shape, .seed = seed, .max_batch = VERIFY_SEQS,
-                           .max_seq = 16, .max_input = 8, .decode_graphs = 1, .gemv_max_batch = 8};
+                           .max_seq = 16, .max_input = 8, .decode_graphs = 1, .decode_gemm = LLM_GEMM_AUTO};
   compare_state st = {0};
   gs_status status = GS_OK;
-  // Decode through the GEMV kernel, then through cuBLAS only.
-  for (int pass = 0; pass < 2 && status == GS_OK; pass++) {
+  // Every way of running small linear layers: auto, SIMT, tensor cores, cuBLAS.
+  for (int pass = LLM_GEMM_AUTO; pass <= LLM_GEMM_CUBLAS && status == GS_OK; pass++) {
     llm_engine_config gc = cfg;
-    gc.gemv_max_batch = pass == 0 ? 8 : 0;
+    gc.decode_gemm = pass;
     llm_engine *gpu = NULL, *ref = NULL;
     status = llm_engine_create(&gc, GS_BACKEND_CUDA, device, &gpu);
     // A fresh reference per pass: each starts from empty caches.
@@ -111,7 +111,7 @@ gs_status llm_verify_gpu(const llm_shape *shape, uint64_t seed, int device, gs_v
   out->status = st.mismatches == 0 ? GS_VERIFY_PASSED : GS_VERIFY_FAILED;
   snprintf(out->detail, sizeof out->detail,
            "GPU %d vs CPU reference, hidden %llu x %llu layers, vocab %llu: logits of %llu "
-           "token positions (prefill and decode, GEMV and cuBLAS paths), max |diff| %.3g "
+           "token positions (prefill and decode; SIMT, tensor-core and cuBLAS paths), max |diff| %.3g "
            "(tolerance %.3g = %.0e x max |logit|), %llu mismatches%s",
            device, (unsigned long long)shape->hidden, (unsigned long long)shape->layers,
            (unsigned long long)shape->vocab, (unsigned long long)st.tokens, st.max_err,
