@@ -14,7 +14,9 @@
 #include "workloads/workload.h"
 
 /* How linear layers of 1..8 rows (decode) run on the GPU; more rows always
- * use cuBLAS. auto: the SIMT GEMV for one row, the tensor-core GEMV for 2..8. */
+ * use cuBLAS. auto: the tensor-core GEMV (the SIMT one where K is not a
+ * multiple of 64); on an H200 it beat SIMT and cuBLAS at 1 and 8 rows
+ * (docs/workloads/llm.md, "Speed"). */
 typedef enum { LLM_GEMM_AUTO = 0, LLM_GEMM_SIMT, LLM_GEMM_MMA, LLM_GEMM_CUBLAS } llm_decode_gemm;
 
 extern const char *const llm_decode_gemm_names[]; /* auto, simt, mma, cublas */

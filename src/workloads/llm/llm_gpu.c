@@ -196,7 +196,7 @@ static gs_status linear(llm_gpu_model *m, const uint16_t *w, const uint16_t *x, 
                         size_t rows, uint64_t outs, uint64_t ins, int accumulate) {
   int mode = m->config.decode_gemm;
   if (rows <= 8 && mode != LLM_GEMM_CUBLAS) {
-    int mma = mode == LLM_GEMM_MMA || (mode == LLM_GEMM_AUTO && rows >= 2);
+    int mma = mode == LLM_GEMM_MMA || mode == LLM_GEMM_AUTO;
     if (mma && ins % 64 == 0)
       GS_CHECK_CUDA(llm_cuda_gemv_mma(w, x, y, (int)rows, (int)outs, (int)ins, accumulate, m->stream));
     else

@@ -296,19 +296,33 @@ static double member(const cJSON *o, const char *a, const char *b) {
   return cJSON_IsNumber(x) ? x->valuedouble : NAN;
 }
 
+/* Milliseconds with `digits` decimals, or "-" when there is no value. */
+static const char *ms_text(double seconds, int digits, char *buf, size_t size) {
+  if (isfinite(seconds))
+    snprintf(buf, size, "%.*f ms", digits, 1e3 * seconds);
+  else
+    snprintf(buf, size, "-");
+  return buf;
+}
+
 void llm_measurement_print(FILE *out, const cJSON *mjson) {
   const cJSON *l = cJSON_GetObjectItemCaseSensitive(mjson, "llm");
   const cJSON *sc = cJSON_GetObjectItemCaseSensitive(mjson, "scenario");
   if (!l) return;
-  fprintf(out, "  llm %s on %g rank(s): %.1f tokens/s; samples %g ok, %g timed out, %g failed\n",
+  fprintf(out, "  llm %s on %g rank(s) (the table's median/p95/p99 are per-sample latencies): "
+               "%.1f tokens/s; samples %g ok, %g timed out, %g failed\n",
           cJSON_IsString(sc) ? sc->valuestring : "?", member(mjson, "world_size", NULL),
           member(l, "tokens_per_second", NULL), member(l, "ok", NULL), member(l, "timed_out", NULL),
           member(l, "failed", NULL));
-  fprintf(out, "    TTFT p50 %.2f ms p99 %.2f ms; TPOT p50 %.3f ms p99 %.3f ms; latency p50 %.1f ms p90 %.1f ms p99 %.1f ms\n",
-          1e3 * member(l, "ttft_seconds", "p50"), 1e3 * member(l, "ttft_seconds", "p99"),
-          1e3 * member(l, "tpot_seconds", "p50"), 1e3 * member(l, "tpot_seconds", "p99"),
-          1e3 * member(l, "latency_seconds", "p50"), 1e3 * member(l, "latency_seconds", "p90"),
-          1e3 * member(l, "latency_seconds", "p99"));
+  char t[7][32];
+  fprintf(out, "    TTFT p50 %s p99 %s; TPOT p50 %s p99 %s; latency p50 %s p90 %s p99 %s\n",
+          ms_text(member(l, "ttft_seconds", "p50"), 2, t[0], sizeof t[0]),
+          ms_text(member(l, "ttft_seconds", "p99"), 2, t[1], sizeof t[1]),
+          ms_text(member(l, "tpot_seconds", "p50"), 3, t[2], sizeof t[2]),
+          ms_text(member(l, "tpot_seconds", "p99"), 3, t[3], sizeof t[3]),
+          ms_text(member(l, "latency_seconds", "p50"), 1, t[4], sizeof t[4]),
+          ms_text(member(l, "latency_seconds", "p90"), 1, t[5], sizeof t[5]),
+          ms_text(member(l, "latency_seconds", "p99"), 1, t[6], sizeof t[6]));
   double frac = member(l, "roofline_fraction", NULL);
   if (isfinite(frac))
     fprintf(out, "    weight stream %.0f GB/s per replica at the median TPOT = %.1f%% of peak memory bandwidth\n",
@@ -322,8 +336,9 @@ void llm_measurement_print(FILE *out, const cJSON *mjson) {
   const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(l, "ranks");
   if (cJSON_GetArraySize(ranks) > 1)
     for (const cJSON *r = ranks->child; r; r = r->next)
-      fprintf(out, "    rank %g (device %g): %.1f tokens/s busy, %g/%g ok, latency p90 %.1f ms\n",
+      fprintf(out, "    rank %g (device %g): %.1f tokens/s busy, %g/%g ok, latency p90 %s\n",
               member(r, "rank", NULL), member(r, "device", NULL), member(r, "tokens_per_second", NULL),
-              member(r, "ok", NULL), member(r, "samples", NULL), 1e3 * member(r, "latency_seconds", "p90"));
+              member(r, "ok", NULL), member(r, "samples", NULL),
+              ms_text(member(r, "latency_seconds", "p90"), 1, t[1], sizeof t[1]));
   fprintf(out, "    note: %s\n", LLM_NOTE);
 }

@@ -89,7 +89,7 @@ static void *llm_options_new(void) {
        .help = "CUDA: launch decode kernels one by one instead of replaying a CUDA graph"},
       {.name = "decode-gemm", .kind = GS_OPT_CHOICE, .target = &o->decode_gemm,
        .choices = llm_decode_gemm_names, .metavar = "K",
-       .help = "CUDA: linear layers of <= 8 rows: auto (SIMT GEMV for 1, tensor cores for 2-8), simt, mma or cublas"},
+       .help = "CUDA: linear layers of <= 8 rows: auto (= mma where K is a multiple of 64, else simt), simt, mma or cublas"},
       {.name = NULL, .kind = GS_OPT_END},
   };
   _Static_assert(sizeof table <= sizeof o->table, "option table size");
