@@ -175,21 +175,6 @@ static cJSON *llm_options_to_json(const void *opts) {
   return j;
 }
 
-static uint64_t llm_work_units(const void *opts) { return ((const llm_options *)opts)->samples; }
-
-static void llm_cost(const void *opts, uint64_t units, gs_cost *out) {
-  const llm_options *o = opts;
-  llm_shape s = llm_options_shape(o);
-  // Mean lengths of the uniform ranges; the driver replaces these with the
-  // stream's exact totals once it has run.
-  uint64_t out_tokens = units * (o->output_min + o->output_max) / 2;
-  uint64_t in_tokens = units * (o->input_min + o->input_max) / 2;
-  out->items = out_tokens;
-  out->item_unit = "tokens";
-  out->bytes = 0;
-  out->flops = llm_token_flops(&s) * (in_tokens + out_tokens);
-}
-
 const gs_workload gs_workload_llm = {
     .key = "llm",
     .summary = "Llama-family decoder inference (random weights): offline, server, single-stream",
@@ -200,8 +185,6 @@ const gs_workload gs_workload_llm = {
     .options_table = llm_options_table,
     .options_check = llm_options_check,
     .options_to_json = llm_options_to_json,
-    .work_units = llm_work_units,
-    .cost = llm_cost,
 };
 
 void llm_options_scenario(const llm_options *o, const gs_run_config *run,

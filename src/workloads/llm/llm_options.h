@@ -32,8 +32,9 @@ typedef struct {
   gs_option table[LLM_OPTION_COUNT];
 } llm_options;
 
-/* The llm entry of the workload interface: options only (setup/step are
- * NULL; see the header comment). Not in the runner's registry. */
+/* The llm entry of the workload interface: key, texts and the option
+ * functions only (work_units, cost, setup, step, verify and teardown are
+ * NULL: the scenario driver measures it). Not in the runner's registry. */
 extern const gs_workload gs_workload_llm;
 
 /* The model shape the options describe (preset plus overrides). */

@@ -295,7 +295,7 @@ static void *replica_main(void *arg) {
   } else if (status == GS_OK) {
     status = gs_error_quiet(GS_ERR_ABORTED, "stopped because another replica failed");
   }
-  sh->end[r->rank] = now_since(sh);
+  sh->end[r->rank] = sh->t0 > 0.0 ? now_since(sh) : 0.0; /* 0: the clock never started */
   if (status != GS_OK) {
     snprintf(r->result->error, sizeof r->result->error, "%s", gs_last_error());
     fail_leftovers(r);
@@ -340,15 +340,18 @@ gs_status llm_scenario_run(const llm_scenario_config *config, const gs_run_confi
   sh->samples = samples;
   sh->out = out;
   sh->alive = world;
-  if (llm_queue_init(&sh->shared_queue, samples, 0, spec.count) != 0 ||
-      gs_barrier_init(&sh->barrier, world) != 0) {
-    status = gs_error(GS_ERR_INTERNAL, "cannot create the scenario's queue and barrier");
+  int queues_ready = llm_queue_init(&sh->shared_queue, samples, 0, spec.count) == 0;
+  for (int k = 0; k < world && queues_ready; k++) {
+    uint64_t begin, n;
+    llm_dispatch_static(spec.count, world, k, &begin, &n);
+    queues_ready = llm_queue_init(&sh->rank_queue[k], samples, begin, begin + n) == 0;
+  }
+  if (!queues_ready || gs_barrier_init(&sh->barrier, world) != 0) {
+    // Process-wide limits only (mutexes, condition variables); nothing ran.
+    status = gs_error(GS_ERR_INTERNAL, "cannot create the scenario's queues and barrier");
     goto done;
   }
   for (int k = 0; k < world; k++) {
-    uint64_t begin, n;
-    llm_dispatch_static(spec.count, world, k, &begin, &n);
-    llm_queue_init(&sh->rank_queue[k], samples, begin, begin + n);
     out->replicas[k].rank = k;
     out->replicas[k].device = run->backend == GS_BACKEND_CUDA ? run->devices[k] : -1;
     out->replicas[k].cold_seconds = -1.0;
