@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "core/dvec.h"
 #include "core/timer.h"
 
 #define LLM_NOTE \
@@ -14,23 +15,6 @@
 
 /* Ok samples outside the cold batch: the ones the statistics describe. */
 static int counted(const llm_request_record *q) { return q->status == LLM_REQ_OK && !q->cold; }
-
-typedef struct {
-  double *v;
-  size_t n, cap;
-} value_list;
-
-static gs_status list_push(value_list *l, double x) {
-  if (l->n == l->cap) {
-    size_t grown = l->cap ? 2 * l->cap : 64;
-    double *p = realloc(l->v, grown * sizeof *p);
-    if (!p) return gs_error(GS_ERR_NOMEM, "cannot grow a list of %zu values", grown);
-    l->v = p;
-    l->cap = grown;
-  }
-  l->v[l->n++] = x;
-  return GS_OK;
-}
 
 gs_status llm_measurement_fill(const llm_options *o, const gs_run_config *config,
                                const llm_run_result *runs, size_t n_runs,
@@ -64,7 +48,7 @@ gs_status llm_measurement_fill(const llm_options *o, const gs_run_config *config
   m->runs = calloc(n_runs, sizeof *m->runs);
   if (!m->runs) return gs_error(GS_ERR_NOMEM, "cannot allocate %zu run records", n_runs);
   m->n_runs = n_runs;
-  value_list all = {0};
+  gs_dvec all = {0};
   double seconds = 0.0, tokens = 0.0, slowest_cold = -1.0;
   gs_status status = GS_OK;
   for (size_t r = 0; r < n_runs && status == GS_OK; r++) {
@@ -76,7 +60,7 @@ gs_status llm_measurement_fill(const llm_options *o, const gs_run_config *config
       break;
     }
     rr->n_ranks = (size_t)run->world_size;
-    value_list steps = {0};
+    gs_dvec steps = {0};
     seconds += run->seconds;
     for (int k = 0; k < run->world_size && status == GS_OK; k++) {
       const llm_replica_result *rep = &run->replicas[k];
@@ -95,13 +79,13 @@ gs_status llm_measurement_fill(const llm_options *o, const gs_run_config *config
       if (rep->cold_seconds > slowest_cold) slowest_cold = rep->cold_seconds;
       tokens += (double)rep->generated_tokens;
       if (verification) rec->verification = verification[k];
-      value_list lat = {0};
+      gs_dvec lat = {0};
       for (size_t i = 0; i < rep->n_requests && status == GS_OK; i++) {
         const llm_request_record *q = &rep->requests[i];
         if (!counted(q)) continue;
-        status = list_push(&lat, q->latency);
-        if (status == GS_OK) status = list_push(&steps, q->latency);
-        if (status == GS_OK) status = list_push(&all, q->latency);
+        status = gs_dvec_push(&lat, q->latency);
+        if (status == GS_OK) status = gs_dvec_push(&steps, q->latency);
+        if (status == GS_OK) status = gs_dvec_push(&all, q->latency);
       }
       rec->wall_seconds = lat.v;
       rec->n_samples = lat.n;
@@ -110,7 +94,7 @@ gs_status llm_measurement_fill(const llm_options *o, const gs_run_config *config
     rr->n_steps = steps.n;
   }
   if (status == GS_OK && all.n > 0) status = gs_stats_compute(all.v, all.n, &m->aggregate.step);
-  free(all.v);
+  gs_dvec_free(&all);
   m->aggregate.throughput = seconds > 0.0 ? tokens / seconds : 0.0;
   if (slowest_cold > 0.0 && m->aggregate.step.n)
     m->aggregate.cold_start_ratio = gs_stats_cold_start_ratio(slowest_cold, m->aggregate.step.median);
@@ -164,7 +148,7 @@ static cJSON *requests_json(const llm_replica_result *rep) {
 }
 
 typedef struct {
-  value_list ttft, tpot, latency;
+  gs_dvec ttft, tpot, latency;
   uint64_t ok, timed_out, failed, tokens;
 } outcome;
 
@@ -176,20 +160,20 @@ static gs_status collect(const llm_replica_result *rep, outcome *oc) {
     else oc->failed++;
     if (q->status == LLM_REQ_OK) oc->tokens += q->output_tokens;
     if (!counted(q)) continue;
-    GS_TRY(list_push(&oc->latency, q->latency));
-    GS_TRY(list_push(&oc->ttft, q->ttft));
-    if (isfinite(q->tpot)) GS_TRY(list_push(&oc->tpot, q->tpot));
+    GS_TRY(gs_dvec_push(&oc->latency, q->latency));
+    GS_TRY(gs_dvec_push(&oc->ttft, q->ttft));
+    if (isfinite(q->tpot)) GS_TRY(gs_dvec_push(&oc->tpot, q->tpot));
   }
   return GS_OK;
 }
 
 static void outcome_free(outcome *oc) {
-  free(oc->ttft.v);
-  free(oc->tpot.v);
-  free(oc->latency.v);
+  gs_dvec_free(&oc->ttft);
+  gs_dvec_free(&oc->tpot);
+  gs_dvec_free(&oc->latency);
 }
 
-static cJSON *stats_json(const value_list *l, gs_stats *s) {
+static cJSON *stats_json(const gs_dvec *l, gs_stats *s) {
   memset(s, 0, sizeof *s);
   if (l->n == 0 || gs_stats_compute(l->v, l->n, s) != GS_OK) {
     memset(s, 0, sizeof *s);
