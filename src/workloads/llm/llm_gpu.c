@@ -48,6 +48,7 @@ struct llm_gpu_model {
   uint32_t *decode_slots, *decode_positions;
   uint32_t *host_rows;            /* pinned staging for row descriptions */
   size_t active;                  /* sequences of the last prefill */
+  uint32_t *next_position;        /* host copy of decode_positions, to refuse a full cache */
   size_t last_rows_logits;        /* rows of `logits` valid */
   cudaGraphExec_t *graphs;        /* per decode size 1..max_batch, NULL until first use */
 };
@@ -137,7 +138,8 @@ static gs_status make_buffers(llm_gpu_model *m) {
   GS_CHECK_CUDA(cudaMemcpy(m->decode_slots, m->host_rows, (size_t)c->max_batch * 4,
                            cudaMemcpyHostToDevice));
   m->graphs = calloc(c->max_batch + 1, sizeof *m->graphs);
-  if (!m->graphs) return gs_error(GS_ERR_NOMEM, "cannot allocate the graph table");
+  m->next_position = calloc(c->max_batch, sizeof *m->next_position);
+  if (!m->graphs || !m->next_position) return gs_error(GS_ERR_NOMEM, "cannot allocate the graph table");
   return GS_OK;
 }
 
@@ -177,6 +179,7 @@ void llm_gpu_destroy(llm_gpu_model *m) {
     for (uint32_t i = 0; i <= m->config.max_batch; i++)
       if (m->graphs[i]) cudaGraphExecDestroy(m->graphs[i]);
   free(m->graphs);
+  free(m->next_position);
   void *device_buffers[] = {m->weights, m->k_cache, m->v_cache, m->rope, m->h, m->qkv, m->gu, m->logits,
                             m->x, m->att, m->row_tokens, m->row_slots, m->row_positions,
                             m->last_rows, m->tokens, m->decode_slots, m->decode_positions,
@@ -283,7 +286,7 @@ gs_status llm_gpu_prefill(llm_gpu_model *m, size_t n, const int32_t *const *prom
   GS_TRY(enqueue_forward(m, rows, m->row_tokens, m->row_slots, m->row_positions, n, m->last_rows));
   // The first generated token of sequence i sits at position lengths[i].
   GS_CHECK_CUDA(cudaStreamSynchronize(m->stream));
-  for (size_t i = 0; i < n; i++) pos[i] = lengths[i];
+  for (size_t i = 0; i < n; i++) pos[i] = m->next_position[i] = lengths[i];
   GS_CHECK_CUDA(cudaMemcpyAsync(m->decode_positions, pos, n * 4, cudaMemcpyHostToDevice, m->stream));
   m->active = n;
   return fetch_tokens(m, n, first_tokens);
@@ -323,6 +326,10 @@ static gs_status decode_graph(llm_gpu_model *m, size_t n, cudaGraphExec_t *out) 
 gs_status llm_gpu_decode(llm_gpu_model *m, size_t n, int32_t *tokens) {
   if (n == 0 || n > m->active)
     return gs_error(GS_ERR_INTERNAL, "llm decode of %zu sequences after a prefill of %zu", n, m->active);
+  for (size_t i = 0; i < n; i++)
+    if (m->next_position[i] >= m->config.max_seq)
+      return gs_error(GS_ERR_INTERNAL, "llm decode: sequence %zu is full (%u positions)", i, m->config.max_seq);
+  for (size_t i = 0; i < n; i++) m->next_position[i]++;
   if (m->config.decode_graphs) {
     cudaGraphExec_t exec = NULL;
     GS_TRY(decode_graph(m, n, &exec));
