@@ -16,6 +16,8 @@ expect 2 "option --kv-heads" -- run llm "${cpu[@]}" --kv-heads 3
 expect 2 "option --input-min" -- run llm "${cpu[@]}" --input-min 20
 expect 2 "single-stream" -- run llm "${cpu[@]}" --scenario single-stream --batch 4
 expect 2 "option --sample-timeout" -- run llm "${cpu[@]}" --sample-timeout -1
+expect 2 "option --model: llama-8b has 8030261248 parameters" -- run llm --backend cpu --model llama-8b
+expect 0 "the model is the tiny preset" -- run llm --backend cpu --samples 2 --no-progress -o "$work/default.json"
 
 expect 0 "tokens are meaningless" -- run llm "${cpu[@]}" --samples 12 --batch 4 -o "$work/offline.json"
 expect 0 "bounds" -- run llm "${cpu[@]}" --scenario server --rate 100 --samples 8 -o "$work/server.json"

@@ -11,10 +11,12 @@
 /* The llm runs a request stream per measurement, not timed iterations:
  * --iters and --min-time do not apply, and one run with one warm-up batch
  * is the default (docs/workloads/llm.md). */
-static gs_status llm_adjust_common(const gs_common_options *common, gs_run_config *config) {
+static gs_status llm_adjust_common(const gs_common_options *common, gs_run_config *config,
+                                   void *wopts) {
   if (common->given_iters || common->given_min_time)
     return gs_error(GS_ERR_USAGE, "options --iters and --min-time do not apply to llm: it runs "
                     "--samples requests per measurement");
+  GS_TRY(llm_options_for_backend(wopts, config->backend));
   if (!common->given_runs) config->runs = 1;
   if (!common->given_warmup) config->warmup = 1;
   return GS_OK;
@@ -34,7 +36,7 @@ static gs_status measure_command(const char *command, unsigned features, int def
   gs_status status = gs_common_resolve(&common, default_all, &config);
   if (status == GS_OK && strcmp(command, "run") == 0) config.scaling = GS_SCALING_NONE;
   int is_llm = w == &gs_workload_llm;
-  if (status == GS_OK && is_llm) status = llm_adjust_common(&common, &config);
+  if (status == GS_OK && is_llm) status = llm_adjust_common(&common, &config, wopts);
   gs_u64_list counts = {0};
   if (status == GS_OK) {
     if (common.given_counts) {

@@ -36,7 +36,9 @@ static void *llm_options_new(void) {
   o->decode_gemm = LLM_GEMM_AUTO;
   const gs_option table[] = {
       {.name = "model", .kind = GS_OPT_CHOICE, .target = &o->preset, .choices = preset_choices,
-       .metavar = "PRESET", .help = "model shape: llama-8b, llama-1b or tiny (CPU, tests)"},
+       .metavar = "PRESET",
+       .help = "model shape: llama-8b, llama-1b or tiny (the CPU backend's default)",
+       .given = &o->given_model},
       {.name = "hidden", .kind = GS_OPT_COUNT, .target = &o->hidden, .min = 8, .max = 65536,
        .metavar = "N", .help = "model width, a multiple of 8 (default: the --model preset's)", .given = &o->given_hidden},
       {.name = "layers", .kind = GS_OPT_COUNT, .target = &o->layers, .min = 1, .max = 1024,
@@ -143,6 +145,24 @@ static gs_status llm_options_check(void *opts) {
     return gs_error(GS_ERR_USAGE, "option --batch: single-stream issues one sample at a time (batch 1), got %llu",
                     (unsigned long long)o->batch);
   return GS_OK;
+}
+
+gs_status llm_options_for_backend(llm_options *o, gs_backend backend) {
+  if (backend != GS_BACKEND_CPU) return GS_OK;
+  if (!o->given_model) {
+    o->preset = 2;
+    llm_shape s = llm_options_shape(o);
+    gs_note("llm on the CPU backend: the model is the tiny preset (%llu parameters); "
+            "--model chooses another", (unsigned long long)llm_parameter_count(&s));
+  }
+  llm_shape s = llm_options_shape(o);
+  if (llm_parameter_count(&s) > LLM_CPU_MAX_PARAMETERS)
+    return gs_error(GS_ERR_USAGE,
+                    "option --model: %s has %llu parameters; the CPU backend runs at most %llu "
+                    "(use --model tiny or smaller dimensions)",
+                    preset_choices[o->preset], (unsigned long long)llm_parameter_count(&s),
+                    (unsigned long long)LLM_CPU_MAX_PARAMETERS);
+  return llm_options_check(o);
 }
 
 static cJSON *llm_options_to_json(const void *opts) {

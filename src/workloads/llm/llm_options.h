@@ -28,7 +28,7 @@ typedef struct {
   double timeout;                   /* per sample, seconds; 0 = none */
   int no_graphs;
   int decode_gemm;                  /* llm_decode_gemm */
-  int given_batch, given_rate, given_ttft_bound, given_tpot_bound;
+  int given_model, given_batch, given_rate, given_ttft_bound, given_tpot_bound;
   gs_option table[LLM_OPTION_COUNT];
 } llm_options;
 
@@ -36,6 +36,14 @@ typedef struct {
  * functions only (work_units, cost, setup, step, verify and teardown are
  * NULL: the scenario driver measures it). Not in the runner's registry. */
 extern const gs_workload gs_workload_llm;
+
+/* Largest model the CPU backend accepts (its reference is plain loops). */
+#define LLM_CPU_MAX_PARAMETERS UINT64_C(200000000)
+
+/* Fits the options to the backend: on the CPU the default model becomes
+ * the tiny preset (with a note); a model given explicitly that is larger
+ * than LLM_CPU_MAX_PARAMETERS is a usage error naming --model. */
+gs_status llm_options_for_backend(llm_options *o, gs_backend backend);
 
 /* The model shape the options describe (preset plus overrides). */
 llm_shape llm_options_shape(const llm_options *o);
