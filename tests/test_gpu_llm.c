@@ -14,9 +14,9 @@
 
 #include "workloads/llm/llm_verify.h"
 
-static void expect_verified(const llm_shape *shape) {
+static void expect_verified(const gs_llm_shape *shape) {
   gs_verification v;
-  assert_int_equal(llm_verify_gpu(shape, 7, 0, &v), GS_OK);
+  assert_int_equal(gs_llm_verify_gpu(shape, 7, 0, &v), GS_OK);
   printf("  %s\n", v.detail);
   assert_int_equal(v.status, GS_VERIFY_PASSED);
   assert_int_equal(v.mismatches, 0);
@@ -25,12 +25,12 @@ static void expect_verified(const llm_shape *shape) {
 
 static void test_tiny_matches_cpu(void **state) {
   (void)state;
-  expect_verified(&llm_presets[2].shape);
+  expect_verified(&gs_llm_presets[2].shape);
 }
 
 static void test_odd_shape_matches_cpu(void **state) {
   (void)state;
-  llm_shape s = {.hidden = 128, .layers = 3, .heads = 2, .kv_heads = 1, .ffn = 264,
+  gs_llm_shape s = {.hidden = 128, .layers = 3, .heads = 2, .kv_heads = 1, .ffn = 264,
                  .vocab = 1000, .rope_theta = 500000.0, .norm_eps = 1e-5};
   expect_verified(&s);
 }

@@ -14,11 +14,11 @@
 
 static void test_lengths_in_range_and_seeded(void **state) {
   (void)state;
-  llm_stream_spec spec = {.count = 4000, .input_min = 59, .input_max = 71, .output_min = 27,
+  gs_llm_stream_spec spec = {.count = 4000, .input_min = 59, .input_max = 71, .output_min = 27,
                           .output_max = 32, .seed = 5};
-  llm_sample *a = NULL, *b = NULL;
-  assert_int_equal(llm_stream_make(&spec, &a), GS_OK);
-  assert_int_equal(llm_stream_make(&spec, &b), GS_OK);
+  gs_llm_sample *a = NULL, *b = NULL;
+  assert_int_equal(gs_llm_stream_make(&spec, &a), GS_OK);
+  assert_int_equal(gs_llm_stream_make(&spec, &b), GS_OK);
   uint32_t lo = UINT32_MAX, hi = 0, olo = UINT32_MAX, ohi = 0;
   for (uint64_t i = 0; i < spec.count; i++) {
     assert_int_equal(a[i].id, i);
@@ -37,17 +37,17 @@ static void test_lengths_in_range_and_seeded(void **state) {
   free(a);
   free(b);
   spec.input_min = 80; /* above input_max */
-  assert_int_equal(llm_stream_make(&spec, &a), GS_ERR_INTERNAL);
+  assert_int_equal(gs_llm_stream_make(&spec, &a), GS_ERR_INTERNAL);
 }
 
 /* Gaps of a Poisson process are exponential: mean 1/rate, and standard
  * deviation equal to the mean. With 20000 gaps both are within 3%. */
 static void test_poisson_arrivals(void **state) {
   (void)state;
-  llm_stream_spec spec = {.count = 20000, .input_min = 1, .input_max = 1, .output_min = 1,
+  gs_llm_stream_spec spec = {.count = 20000, .input_min = 1, .input_max = 1, .output_min = 1,
                           .output_max = 1, .rate = 10.0, .seed = 9};
-  llm_sample *s = NULL;
-  assert_int_equal(llm_stream_make(&spec, &s), GS_OK);
+  gs_llm_sample *s = NULL;
+  assert_int_equal(gs_llm_stream_make(&spec, &s), GS_OK);
   double sum = 0.0, sq = 0.0, prev = 0.0;
   size_t below_mean = 0;
   for (uint64_t i = 0; i < spec.count; i++) {
@@ -72,41 +72,41 @@ static void test_static_split(void **state) {
   uint64_t begin, n, next = 0;
   const uint64_t expect[3] = {4, 3, 3};
   for (int r = 0; r < 3; r++) {
-    llm_dispatch_static(10, 3, r, &begin, &n);
+    gs_llm_dispatch_static(10, 3, r, &begin, &n);
     assert_int_equal(begin, next);
     assert_int_equal(n, expect[r]);
     next += n;
   }
-  llm_dispatch_static(1, 2, 1, &begin, &n);
+  gs_llm_dispatch_static(1, 2, 1, &begin, &n);
   assert_int_equal(n, 0);
 }
 
 static void test_queue_takes_arrived_samples(void **state) {
   (void)state;
-  llm_sample s[4] = {{0, 1, 1, 0.1}, {1, 1, 1, 0.2}, {2, 1, 1, 0.3}, {3, 1, 1, 0.4}};
-  llm_queue q;
-  assert_int_equal(llm_queue_init(&q, s, 0, 3), 0); /* the fourth is outside the range */
+  gs_llm_sample s[4] = {{0, 1, 1, 0.1}, {1, 1, 1, 0.2}, {2, 1, 1, 0.3}, {3, 1, 1, 0.4}};
+  gs_llm_queue q;
+  assert_int_equal(gs_llm_queue_init(&q, s, 0, 3), 0); /* the fourth is outside the range */
   uint32_t ids[8];
   double next = 0.0;
-  assert_int_equal(llm_queue_take(&q, 0.05, 8, ids, &next), 0);
+  assert_int_equal(gs_llm_queue_take(&q, 0.05, 8, ids, &next), 0);
   assert_true(next == 0.1);
-  assert_int_equal(llm_queue_take(&q, 0.25, 8, ids, &next), 2);
+  assert_int_equal(gs_llm_queue_take(&q, 0.25, 8, ids, &next), 2);
   assert_int_equal(ids[0], 0);
   assert_int_equal(ids[1], 1);
   assert_true(next == 0.3);
-  assert_int_equal(llm_queue_take(&q, 10.0, 8, ids, &next), 1);
+  assert_int_equal(gs_llm_queue_take(&q, 10.0, 8, ids, &next), 1);
   assert_int_equal(ids[0], 2);
-  assert_int_equal(llm_queue_take(&q, 10.0, 8, ids, &next), 0);
+  assert_int_equal(gs_llm_queue_take(&q, 10.0, 8, ids, &next), 0);
   assert_true(next < 0.0);
-  llm_queue_destroy(&q);
+  gs_llm_queue_destroy(&q);
 }
 
 static void test_prompts_seeded(void **state) {
   (void)state;
   int32_t a[50], b[50], c[50];
-  llm_prompt_tokens(1, 3, 50, 100, a);
-  llm_prompt_tokens(1, 3, 50, 100, b);
-  llm_prompt_tokens(1, 4, 50, 100, c);
+  gs_llm_prompt_tokens(1, 3, 50, 100, a);
+  gs_llm_prompt_tokens(1, 3, 50, 100, b);
+  gs_llm_prompt_tokens(1, 4, 50, 100, c);
   assert_memory_equal(a, b, sizeof a);
   int differ = 0;
   for (int i = 0; i < 50; i++) {

@@ -14,13 +14,13 @@
 
 #include "workloads/llm/scenario.h"
 
-static llm_scenario_config tiny(llm_scenario_kind kind, uint64_t samples, uint32_t batch) {
-  llm_scenario_config c;
+static gs_llm_scenario_config tiny(gs_llm_scenario_kind kind, uint64_t samples, uint32_t batch) {
+  gs_llm_scenario_config c;
   memset(&c, 0, sizeof c);
-  c.engine = (llm_engine_config){.shape = llm_presets[2].shape, .seed = 3, .max_batch = batch,
+  c.engine = (gs_llm_engine_config){.shape = gs_llm_presets[2].shape, .seed = 3, .max_batch = batch,
                                  .max_input = 12, .max_seq = 12 + 6};
   c.scenario = kind;
-  c.stream = (llm_stream_spec){.count = samples, .input_min = 4, .input_max = 12,
+  c.stream = (gs_llm_stream_spec){.count = samples, .input_min = 4, .input_max = 12,
                                .output_min = 2, .output_max = 6, .rate = 200.0, .seed = 3};
   c.warmup = 1;
   return c;
@@ -37,18 +37,18 @@ static gs_run_config cpu_ranks(int n) {
 }
 
 /* Checks each sample appears once over all replicas; returns ok samples. */
-static size_t check_records(const llm_run_result *res, uint64_t samples) {
+static size_t check_records(const gs_llm_run_result *res, uint64_t samples) {
   char *seen = calloc(samples, 1);
   size_t ok = 0;
   for (int k = 0; k < res->world_size; k++) {
-    const llm_replica_result *rep = &res->replicas[k];
+    const gs_llm_replica_result *rep = &res->replicas[k];
     for (size_t i = 0; i < rep->n_requests; i++) {
-      const llm_request_record *q = &rep->requests[i];
+      const gs_llm_request_record *q = &rep->requests[i];
       assert_true(q->id < samples);
       assert_false(seen[q->id]);
       seen[q->id] = 1;
       assert_int_equal(q->rank, k);
-      if (q->status != LLM_REQ_OK) continue;
+      if (q->status != GS_LLM_REQ_OK) continue;
       ok++;
       assert_true(q->output_tokens >= 2 && q->output_tokens <= 6);
       assert_true(q->ttft >= 0.0 && q->ttft <= q->latency);
@@ -63,43 +63,43 @@ static size_t check_records(const llm_run_result *res, uint64_t samples) {
 
 static void test_offline_all_ok(void **state) {
   (void)state;
-  llm_scenario_config c = tiny(LLM_OFFLINE, 10, 4);
+  gs_llm_scenario_config c = tiny(GS_LLM_OFFLINE, 10, 4);
   gs_run_config r = cpu_ranks(1);
-  llm_run_result res;
-  assert_int_equal(llm_scenario_run(&c, &r, &res), GS_OK);
+  gs_llm_run_result res;
+  assert_int_equal(gs_llm_scenario_run(&c, &r, &res), GS_OK);
   assert_int_equal(check_records(&res, 10), 10);
-  const llm_replica_result *rep = &res.replicas[0];
+  const gs_llm_replica_result *rep = &res.replicas[0];
   assert_true(rep->cold_seconds > 0.0);
   for (size_t i = 0; i < rep->n_requests; i++) assert_false(rep->requests[i].cold);
   // Three batches (4 + 4 + 2): three prefills and one decode step per
   // token after the first of each batch's longest sample.
   assert_true(rep->forward_passes >= 3 + 3 && rep->forward_passes <= 3 + 3 * 5);
   assert_true(res.seconds > 0.0);
-  llm_run_result_free(&res);
+  gs_llm_run_result_free(&res);
 }
 
 static void test_cold_batch_without_warmup(void **state) {
   (void)state;
-  llm_scenario_config c = tiny(LLM_OFFLINE, 6, 4);
+  gs_llm_scenario_config c = tiny(GS_LLM_OFFLINE, 6, 4);
   c.warmup = 0;
   gs_run_config r = cpu_ranks(1);
-  llm_run_result res;
-  assert_int_equal(llm_scenario_run(&c, &r, &res), GS_OK);
+  gs_llm_run_result res;
+  assert_int_equal(gs_llm_scenario_run(&c, &r, &res), GS_OK);
   size_t cold = 0;
   for (size_t i = 0; i < res.replicas[0].n_requests; i++) cold += (size_t)res.replicas[0].requests[i].cold;
   assert_int_equal(cold, 4); /* the first batch */
   assert_true(res.replicas[0].cold_seconds < 0.0);
-  llm_run_result_free(&res);
+  gs_llm_run_result_free(&res);
 }
 
 static void test_static_and_dynamic_dispatch(void **state) {
   (void)state;
   for (int d = 0; d < 2; d++) {
-    llm_scenario_config c = tiny(LLM_OFFLINE, 11, 2);
-    c.dispatch = d ? LLM_DISPATCH_DYNAMIC : LLM_DISPATCH_STATIC;
+    gs_llm_scenario_config c = tiny(GS_LLM_OFFLINE, 11, 2);
+    c.dispatch = d ? GS_LLM_DISPATCH_DYNAMIC : GS_LLM_DISPATCH_STATIC;
     gs_run_config r = cpu_ranks(3);
-    llm_run_result res;
-    assert_int_equal(llm_scenario_run(&c, &r, &res), GS_OK);
+    gs_llm_run_result res;
+    assert_int_equal(gs_llm_scenario_run(&c, &r, &res), GS_OK);
     assert_int_equal(check_records(&res, 11), 11);
     if (!d) {
       // Static: the even split, 4 + 4 + 3 samples.
@@ -109,48 +109,48 @@ static void test_static_and_dynamic_dispatch(void **state) {
       for (size_t i = 0; i < res.replicas[1].n_requests; i++)
         assert_true(res.replicas[1].requests[i].id >= 4 && res.replicas[1].requests[i].id < 8);
     }
-    llm_run_result_free(&res);
+    gs_llm_run_result_free(&res);
   }
 }
 
 static void test_server_and_single_stream(void **state) {
   (void)state;
-  llm_scenario_config c = tiny(LLM_SERVER, 8, 4);
+  gs_llm_scenario_config c = tiny(GS_LLM_SERVER, 8, 4);
   gs_run_config r = cpu_ranks(1);
-  llm_run_result res;
-  assert_int_equal(llm_scenario_run(&c, &r, &res), GS_OK);
+  gs_llm_run_result res;
+  assert_int_equal(gs_llm_scenario_run(&c, &r, &res), GS_OK);
   assert_int_equal(check_records(&res, 8), 8);
   // Nothing starts before it arrives.
   for (size_t i = 0; i < res.replicas[0].n_requests; i++)
     assert_true(res.replicas[0].requests[i].arrival > 0.0);
-  llm_run_result_free(&res);
+  gs_llm_run_result_free(&res);
 
-  c = tiny(LLM_SINGLE_STREAM, 5, 1);
-  assert_int_equal(llm_scenario_run(&c, &r, &res), GS_OK);
+  c = tiny(GS_LLM_SINGLE_STREAM, 5, 1);
+  assert_int_equal(gs_llm_scenario_run(&c, &r, &res), GS_OK);
   assert_int_equal(check_records(&res, 5), 5);
   // One at a time: each is issued after the previous finished.
-  const llm_replica_result *rep = &res.replicas[0];
+  const gs_llm_replica_result *rep = &res.replicas[0];
   for (size_t i = 1; i < rep->n_requests; i++)
     assert_true(rep->requests[i].arrival >= rep->requests[i - 1].arrival + rep->requests[i - 1].latency);
-  llm_run_result_free(&res);
+  gs_llm_run_result_free(&res);
 }
 
 static void test_timeouts_are_not_successes(void **state) {
   (void)state;
-  llm_scenario_config c = tiny(LLM_OFFLINE, 6, 2);
+  gs_llm_scenario_config c = tiny(GS_LLM_OFFLINE, 6, 2);
   c.timeout = 1e-9;
   gs_run_config r = cpu_ranks(1);
-  llm_run_result res;
-  assert_int_equal(llm_scenario_run(&c, &r, &res), GS_OK);
+  gs_llm_run_result res;
+  assert_int_equal(gs_llm_scenario_run(&c, &r, &res), GS_OK);
   assert_int_equal(check_records(&res, 6), 0);
-  const llm_replica_result *rep = &res.replicas[0];
+  const gs_llm_replica_result *rep = &res.replicas[0];
   assert_int_equal(rep->n_requests, 6);
   assert_int_equal(rep->generated_tokens, 0);
   for (size_t i = 0; i < rep->n_requests; i++) {
-    assert_int_equal(rep->requests[i].status, LLM_REQ_TIMED_OUT);
+    assert_int_equal(rep->requests[i].status, GS_LLM_REQ_TIMED_OUT);
     assert_true(isnan(rep->requests[i].latency));
   }
-  llm_run_result_free(&res);
+  gs_llm_run_result_free(&res);
 }
 
 int main(void) {

@@ -11,12 +11,12 @@
 /* The llm runs a request stream per measurement, not timed iterations:
  * --iters and --min-time do not apply, and one run with one warm-up batch
  * is the default (docs/workloads/llm.md). */
-static gs_status llm_adjust_common(const gs_common_options *common, gs_run_config *config,
+static gs_status gs_llm_adjust_common(const gs_common_options *common, gs_run_config *config,
                                    void *wopts) {
   if (common->given_iters || common->given_min_time)
     return gs_error(GS_ERR_USAGE, "options --iters and --min-time do not apply to llm: it runs "
                     "--samples requests per measurement");
-  GS_TRY(llm_options_for_backend(wopts, config->backend));
+  GS_TRY(gs_llm_options_for_backend(wopts, config->backend));
   if (!common->given_runs) config->runs = 1;
   if (!common->given_warmup) config->warmup = 1;
   return GS_OK;
@@ -36,7 +36,7 @@ static gs_status measure_command(const char *command, unsigned features, int def
   gs_status status = gs_common_resolve(&common, default_all, &config);
   if (status == GS_OK && strcmp(command, "run") == 0) config.scaling = GS_SCALING_NONE;
   int is_llm = w == &gs_workload_llm;
-  if (status == GS_OK && is_llm) status = llm_adjust_common(&common, &config, wopts);
+  if (status == GS_OK && is_llm) status = gs_llm_adjust_common(&common, &config, wopts);
   gs_u64_list counts = {0};
   if (status == GS_OK) {
     if (common.given_counts) {
@@ -62,13 +62,13 @@ static gs_status measure_command(const char *command, unsigned features, int def
     gs_sweep sweep = {.command = command, .argc = full_argc, .argv = full_argv, .workload = w,
                       .workload_opts = wopts, .common = &common, .config = &config, .env = &env,
                       .path = path, .summary_copy = NULL};
-    llm_driver driver;
+    gs_llm_driver driver;
     if (is_llm) {
-      status = llm_driver_init(&driver, wopts, &env, counts.n);
+      status = gs_llm_driver_init(&driver, wopts, &env, counts.n);
       sweep.driver = &driver.hooks;
     }
     if (status == GS_OK) status = gs_measure_sweep(&sweep, &counts);
-    if (is_llm) llm_driver_free(&driver);
+    if (is_llm) gs_llm_driver_free(&driver);
   }
   gs_environment_free(&env);
   w->options_free(wopts);

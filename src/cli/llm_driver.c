@@ -9,23 +9,23 @@
 
 /* Shapes up to this many parameters are verified as they are; larger ones
  * through the tiny preset (the CPU reference would take minutes). */
-#define LLM_VERIFY_MAX_PARAMETERS UINT64_C(20000000)
+#define GS_LLM_VERIFY_MAX_PARAMETERS UINT64_C(20000000)
 
 static gs_status driver_measure(void *ctx, const gs_run_config *config, size_t index,
                                 gs_measurement *out) {
-  llm_driver *d = ctx;
+  gs_llm_driver *d = ctx;
   memset(out, 0, sizeof *out);
   if (index >= d->capacity) return gs_error(GS_ERR_INTERNAL, "llm measurement %zu of %zu", index, d->capacity);
-  llm_scenario_config sc;
-  llm_options_scenario(d->opts, config, &sc);
+  gs_llm_scenario_config sc;
+  gs_llm_options_scenario(d->opts, config, &sc);
   gs_verification verify[GS_MAX_RANKS];
   memset(verify, 0, sizeof verify);
   gs_status status = GS_OK;
   if (config->backend == GS_BACKEND_CUDA) {
-    llm_shape shape = sc.engine.shape;
-    if (llm_parameter_count(&shape) > LLM_VERIFY_MAX_PARAMETERS) shape = llm_presets[2].shape;
+    gs_llm_shape shape = sc.engine.shape;
+    if (gs_llm_parameter_count(&shape) > GS_LLM_VERIFY_MAX_PARAMETERS) shape = gs_llm_presets[2].shape;
     for (int k = 0; k < config->world_size && status == GS_OK; k++)
-      status = llm_verify_gpu(&shape, config->seed, config->devices[k], &verify[k]);
+      status = gs_llm_verify_gpu(&shape, config->seed, config->devices[k], &verify[k]);
   }
   d->runs[index] = calloc(config->runs, sizeof *d->runs[index]);
   if (!d->runs[index]) return gs_error(GS_ERR_NOMEM, "cannot allocate %llu scenario runs", (unsigned long long)config->runs);
@@ -33,11 +33,11 @@ static gs_status driver_measure(void *ctx, const gs_run_config *config, size_t i
   for (uint64_t r = 0; r < config->runs && status == GS_OK; r++) {
     if (config->show_progress && !gs_is_quiet())
       gs_note("%s: %s scenario, run %llu of %llu", config->label ? config->label : "llm",
-              llm_scenario_names[sc.scenario], (unsigned long long)r + 1, (unsigned long long)config->runs);
-    status = llm_scenario_run(&sc, config, &d->runs[index][r]);
+              gs_llm_scenario_names[sc.scenario], (unsigned long long)r + 1, (unsigned long long)config->runs);
+    status = gs_llm_scenario_run(&sc, config, &d->runs[index][r]);
     if (status != GS_OK) d->n_runs[index] = r + 1;
   }
-  gs_status filled = llm_measurement_fill(d->opts, config, d->runs[index], d->n_runs[index],
+  gs_status filled = gs_llm_measurement_fill(d->opts, config, d->runs[index], d->n_runs[index],
                                           config->backend == GS_BACKEND_CUDA ? verify : NULL, out);
   if (status != GS_OK) {
     out->status = status;
@@ -48,7 +48,7 @@ static gs_status driver_measure(void *ctx, const gs_run_config *config, size_t i
 }
 
 static gs_status driver_annotate(void *ctx, cJSON *measurement, size_t index) {
-  llm_driver *d = ctx;
+  gs_llm_driver *d = ctx;
   if (!measurement || index >= d->capacity || !d->runs[index])
     return gs_error(GS_ERR_INTERNAL, "llm annotation of measurement %zu without results", index);
   gs_measurement shell;
@@ -61,19 +61,19 @@ static gs_status driver_annotate(void *ctx, cJSON *measurement, size_t index) {
   if (cJSON_IsNumber(first))
     for (size_t g = 0; g < d->env->gpu_count; g++)
       if (d->env->gpus[g].index == first->valueint) peak = d->env->gpus[g].peak_memory_bandwidth;
-  GS_TRY(llm_measurement_annotate(measurement, d->opts, d->runs[index], d->n_runs[index], &shell, peak));
+  GS_TRY(gs_llm_measurement_annotate(measurement, d->opts, d->runs[index], d->n_runs[index], &shell, peak));
   cJSON_Delete(d->annotated[index]);
   d->annotated[index] = cJSON_Duplicate(measurement, 1);
   return GS_OK;
 }
 
 static void driver_print(void *ctx, FILE *out, size_t count) {
-  llm_driver *d = ctx;
+  gs_llm_driver *d = ctx;
   for (size_t i = 0; i < count && i < d->capacity; i++)
-    if (d->annotated[i]) llm_measurement_print(out, d->annotated[i]);
+    if (d->annotated[i]) gs_llm_measurement_print(out, d->annotated[i]);
 }
 
-gs_status llm_driver_init(llm_driver *d, const llm_options *opts, const gs_environment *env,
+gs_status gs_llm_driver_init(gs_llm_driver *d, const gs_llm_options *opts, const gs_environment *env,
                           size_t count) {
   memset(d, 0, sizeof *d);
   d->opts = opts;
@@ -83,7 +83,7 @@ gs_status llm_driver_init(llm_driver *d, const llm_options *opts, const gs_envir
   d->n_runs = calloc(count, sizeof *d->n_runs);
   d->annotated = calloc(count, sizeof *d->annotated);
   if (!d->runs || !d->n_runs || !d->annotated) {
-    llm_driver_free(d);
+    gs_llm_driver_free(d);
     return gs_error(GS_ERR_NOMEM, "cannot allocate the llm driver");
   }
   d->hooks = (gs_sweep_driver){.ctx = d, .measure = driver_measure, .annotate = driver_annotate,
@@ -91,9 +91,9 @@ gs_status llm_driver_init(llm_driver *d, const llm_options *opts, const gs_envir
   return GS_OK;
 }
 
-void llm_driver_free(llm_driver *d) {
+void gs_llm_driver_free(gs_llm_driver *d) {
   for (size_t i = 0; d->runs && i < d->capacity; i++) {
-    for (size_t r = 0; d->runs[i] && r < d->n_runs[i]; r++) llm_run_result_free(&d->runs[i][r]);
+    for (size_t r = 0; d->runs[i] && r < d->n_runs[i]; r++) gs_llm_run_result_free(&d->runs[i][r]);
     free(d->runs[i]);
   }
   for (size_t i = 0; d->annotated && i < d->capacity; i++) cJSON_Delete(d->annotated[i]);

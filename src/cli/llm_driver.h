@@ -10,18 +10,18 @@
 #include "workloads/llm/llm_measure.h"
 
 typedef struct {
-  const llm_options *opts;
+  const gs_llm_options *opts;
   const gs_environment *env;
   size_t capacity;             /* measurements */
-  llm_run_result **runs;       /* per measurement: n_runs[i] scenario runs */
+  gs_llm_run_result **runs;       /* per measurement: n_runs[i] scenario runs */
   size_t *n_runs;
   cJSON **annotated;           /* per measurement: the llm members as last written */
   gs_sweep_driver hooks;
-} llm_driver;
+} gs_llm_driver;
 
 /* Prepares a driver for up to `count` measurements; hooks filled. */
-gs_status llm_driver_init(llm_driver *d, const llm_options *opts, const gs_environment *env,
+gs_status gs_llm_driver_init(gs_llm_driver *d, const gs_llm_options *opts, const gs_environment *env,
                           size_t count);
-void llm_driver_free(llm_driver *d);
+void gs_llm_driver_free(gs_llm_driver *d);
 
 #endif

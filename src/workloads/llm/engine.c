@@ -10,13 +10,13 @@
 #include "workloads/llm/llm_cpu.h"
 #include "workloads/llm/llm_gpu.h"
 
-const char *const llm_decode_gemm_names[] = {"auto", "simt", "mma", "cublas", NULL};
+const char *const gs_llm_decode_gemm_names[] = {"auto", "simt", "mma", "cublas", NULL};
 
-struct llm_engine {
+struct gs_llm_engine {
   gs_backend backend;
-  llm_engine_config config;
-  llm_gpu_model *gpu;
-  llm_cpu_model *cpu;
+  gs_llm_engine_config config;
+  gs_llm_gpu_model *gpu;
+  gs_llm_cpu_model *cpu;
   /* CPU backend state. */
   size_t active;
   int32_t *last_token;     /* per slot */
@@ -27,18 +27,18 @@ struct llm_engine {
   size_t logits_rows;
 };
 
-gs_status llm_engine_create(const llm_engine_config *config, gs_backend backend, int device,
-                            llm_engine **out) {
+gs_status gs_llm_engine_create(const gs_llm_engine_config *config, gs_backend backend, int device,
+                            gs_llm_engine **out) {
   *out = NULL;
-  llm_engine *e = calloc(1, sizeof *e);
+  gs_llm_engine *e = calloc(1, sizeof *e);
   if (!e) return gs_error(GS_ERR_NOMEM, "cannot allocate an llm replica");
   e->backend = backend;
   e->config = *config;
   gs_status status;
   if (backend == GS_BACKEND_CUDA) {
-    status = llm_gpu_create(config, device, &e->gpu);
+    status = gs_llm_gpu_create(config, device, &e->gpu);
   } else {
-    status = llm_cpu_create(config, &e->cpu);
+    status = gs_llm_cpu_create(config, &e->cpu);
     size_t rows = (size_t)config->max_batch * config->max_input;
     if (rows < config->max_batch) rows = config->max_batch;
     e->last_token = calloc(config->max_batch, sizeof *e->last_token);
@@ -50,17 +50,17 @@ gs_status llm_engine_create(const llm_engine_config *config, gs_backend backend,
       status = gs_error(GS_ERR_NOMEM, "cannot allocate the CPU replica's buffers");
   }
   if (status != GS_OK) {
-    llm_engine_destroy(e);
+    gs_llm_engine_destroy(e);
     return status;
   }
   *out = e;
   return GS_OK;
 }
 
-void llm_engine_destroy(llm_engine *e) {
+void gs_llm_engine_destroy(gs_llm_engine *e) {
   if (!e) return;
-  llm_gpu_destroy(e->gpu);
-  llm_cpu_destroy(e->cpu);
+  gs_llm_gpu_destroy(e->gpu);
+  gs_llm_cpu_destroy(e->cpu);
   free(e->last_token);
   free(e->length);
   free(e->rows);
@@ -69,16 +69,16 @@ void llm_engine_destroy(llm_engine *e) {
   free(e);
 }
 
-static void argmax_rows(llm_engine *e, size_t n, int32_t *tokens) {
+static void argmax_rows(gs_llm_engine *e, size_t n, int32_t *tokens) {
   for (size_t i = 0; i < n; i++)
-    tokens[i] = (int32_t)llm_cpu_argmax(e->logits + i * e->config.shape.vocab, e->config.shape.vocab);
+    tokens[i] = (int32_t)gs_llm_cpu_argmax(e->logits + i * e->config.shape.vocab, e->config.shape.vocab);
   e->logits_rows = n;
 }
 
-gs_status llm_engine_prefill(llm_engine *e, size_t n, const int32_t *const *prompts,
+gs_status gs_llm_engine_prefill(gs_llm_engine *e, size_t n, const int32_t *const *prompts,
                              const uint32_t *lengths, int32_t *first_tokens) {
-  if (e->gpu) return llm_gpu_prefill(e->gpu, n, prompts, lengths, first_tokens);
-  const llm_engine_config *c = &e->config;
+  if (e->gpu) return gs_llm_gpu_prefill(e->gpu, n, prompts, lengths, first_tokens);
+  const gs_llm_engine_config *c = &e->config;
   size_t rows = 0;
   for (size_t i = 0; i < n; i++) {
     if (lengths[i] == 0 || lengths[i] >= c->max_seq || lengths[i] > c->max_input)
@@ -98,15 +98,15 @@ gs_status llm_engine_prefill(llm_engine *e, size_t n, const int32_t *const *prom
     outs[i] = (uint32_t)(at - 1);
     e->length[i] = lengths[i];
   }
-  GS_TRY(llm_cpu_forward(e->cpu, rows, e->row_tokens, slots, positions, n, outs, e->logits));
+  GS_TRY(gs_llm_cpu_forward(e->cpu, rows, e->row_tokens, slots, positions, n, outs, e->logits));
   argmax_rows(e, n, first_tokens);
   for (size_t i = 0; i < n; i++) e->last_token[i] = first_tokens[i];
   e->active = n;
   return GS_OK;
 }
 
-gs_status llm_engine_decode(llm_engine *e, size_t n, int32_t *tokens) {
-  if (e->gpu) return llm_gpu_decode(e->gpu, n, tokens);
+gs_status gs_llm_engine_decode(gs_llm_engine *e, size_t n, int32_t *tokens) {
+  if (e->gpu) return gs_llm_gpu_decode(e->gpu, n, tokens);
   if (n == 0 || n > e->active)
     return gs_error(GS_ERR_INTERNAL, "llm decode of %zu sequences after a prefill of %zu", n, e->active);
   uint32_t *slots = e->rows, *positions = slots + n, *outs = positions + n;
@@ -117,7 +117,7 @@ gs_status llm_engine_decode(llm_engine *e, size_t n, int32_t *tokens) {
     positions[i] = e->length[i];
     outs[i] = (uint32_t)i;
   }
-  GS_TRY(llm_cpu_forward(e->cpu, n, e->last_token, slots, positions, n, outs, e->logits));
+  GS_TRY(gs_llm_cpu_forward(e->cpu, n, e->last_token, slots, positions, n, outs, e->logits));
   argmax_rows(e, n, tokens);
   for (size_t i = 0; i < n; i++) {
     e->last_token[i] = tokens[i];
@@ -126,8 +126,8 @@ gs_status llm_engine_decode(llm_engine *e, size_t n, int32_t *tokens) {
   return GS_OK;
 }
 
-gs_status llm_engine_logits(llm_engine *e, size_t n, float *logits) {
-  if (e->gpu) return llm_gpu_logits(e->gpu, n, logits);
+gs_status gs_llm_engine_logits(gs_llm_engine *e, size_t n, float *logits) {
+  if (e->gpu) return gs_llm_gpu_logits(e->gpu, n, logits);
   if (n > e->logits_rows)
     return gs_error(GS_ERR_INTERNAL, "llm logits of %zu rows, %zu available", n, e->logits_rows);
   memcpy(logits, e->logits, n * e->config.shape.vocab * sizeof *logits);

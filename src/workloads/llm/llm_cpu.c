@@ -8,11 +8,11 @@
 #include "core/check.h"
 
 typedef struct {
-  float *w[LLM_LAYER_KINDS];
+  float *w[GS_LLM_LAYER_KINDS];
 } cpu_layer;
 
-struct llm_cpu_model {
-  llm_engine_config config;
+struct gs_llm_cpu_model {
+  gs_llm_engine_config config;
   float *embed, *final_norm, *lm_head;
   cpu_layer *layers;
   float *k_cache, *v_cache;   /* [layer][slot][position][kv_heads * head_dim] */
@@ -22,30 +22,30 @@ struct llm_cpu_model {
   float *scores;              /* max_seq attention scores */
 };
 
-static float *make_tensor(const llm_shape *s, uint64_t seed, uint32_t tensor, uint64_t n) {
+static float *make_tensor(const gs_llm_shape *s, uint64_t seed, uint32_t tensor, uint64_t n) {
   float *t = malloc(n * sizeof *t);
   if (!t) return NULL;
   float scale, offset;
-  llm_tensor_init(s, tensor, &scale, &offset);
+  gs_llm_tensor_init(s, tensor, &scale, &offset);
   for (uint64_t i = 0; i < n; i++)
-    t[i] = llm_float_from_bf16(llm_weight_value(seed, tensor, i, scale, offset));
+    t[i] = gs_llm_float_from_bf16(gs_llm_weight_value(seed, tensor, i, scale, offset));
   return t;
 }
 
-static size_t cache_floats(const llm_engine_config *c) {
+static size_t cache_floats(const gs_llm_engine_config *c) {
   return (size_t)c->shape.layers * c->max_batch * c->max_seq * c->shape.kv_heads *
-         llm_head_dim(&c->shape);
+         gs_llm_head_dim(&c->shape);
 }
 
-gs_status llm_cpu_create(const llm_engine_config *config, llm_cpu_model **out) {
+gs_status gs_llm_cpu_create(const gs_llm_engine_config *config, gs_llm_cpu_model **out) {
   *out = NULL;
-  llm_cpu_model *m = calloc(1, sizeof *m);
+  gs_llm_cpu_model *m = calloc(1, sizeof *m);
   if (!m) return gs_error(GS_ERR_NOMEM, "cannot allocate the CPU model");
   m->config = *config;
-  const llm_shape *s = &config->shape;
-  m->embed = make_tensor(s, config->seed, LLM_T_EMBED, s->vocab * s->hidden);
-  m->final_norm = make_tensor(s, config->seed, LLM_T_FINAL_NORM, s->hidden);
-  m->lm_head = make_tensor(s, config->seed, LLM_T_LM_HEAD, s->vocab * s->hidden);
+  const gs_llm_shape *s = &config->shape;
+  m->embed = make_tensor(s, config->seed, GS_LLM_T_EMBED, s->vocab * s->hidden);
+  m->final_norm = make_tensor(s, config->seed, GS_LLM_T_FINAL_NORM, s->hidden);
+  m->lm_head = make_tensor(s, config->seed, GS_LLM_T_LM_HEAD, s->vocab * s->hidden);
   m->layers = calloc(s->layers, sizeof *m->layers);
   m->k_cache = calloc(cache_floats(config), sizeof *m->k_cache);
   m->v_cache = calloc(cache_floats(config), sizeof *m->v_cache);
@@ -53,24 +53,24 @@ gs_status llm_cpu_create(const llm_engine_config *config, llm_cpu_model **out) {
   int ok = m->embed && m->final_norm && m->lm_head && m->layers && m->k_cache && m->v_cache &&
            m->scores;
   for (uint64_t l = 0; ok && l < s->layers; l++) {
-    for (int k = 0; ok && k < LLM_LAYER_KINDS; k++) {
+    for (int k = 0; ok && k < GS_LLM_LAYER_KINDS; k++) {
       uint64_t rows, cols;
-      llm_layer_tensor_dims(s, k, &rows, &cols);
+      gs_llm_layer_tensor_dims(s, k, &rows, &cols);
       m->layers[l].w[k] =
-          make_tensor(s, config->seed, (uint32_t)(LLM_T_LAYER0 + 8 * l + (uint64_t)k), rows * cols);
+          make_tensor(s, config->seed, (uint32_t)(GS_LLM_T_LAYER0 + 8 * l + (uint64_t)k), rows * cols);
       ok = m->layers[l].w[k] != NULL;
     }
   }
   if (!ok) {
-    llm_cpu_destroy(m);
+    gs_llm_cpu_destroy(m);
     return gs_error(GS_ERR_NOMEM, "cannot allocate the CPU model's weights (%llu parameters)",
-                    (unsigned long long)llm_parameter_count(s));
+                    (unsigned long long)gs_llm_parameter_count(s));
   }
   *out = m;
   return GS_OK;
 }
 
-static void free_scratch(llm_cpu_model *m) {
+static void free_scratch(gs_llm_cpu_model *m) {
   free(m->h);
   free(m->x);
   free(m->qkv);
@@ -81,11 +81,11 @@ static void free_scratch(llm_cpu_model *m) {
   m->scratch_rows = 0;
 }
 
-void llm_cpu_destroy(llm_cpu_model *m) {
+void gs_llm_cpu_destroy(gs_llm_cpu_model *m) {
   if (!m) return;
   if (m->layers)
     for (uint64_t l = 0; l < m->config.shape.layers; l++)
-      for (int k = 0; k < LLM_LAYER_KINDS; k++) free(m->layers[l].w[k]);
+      for (int k = 0; k < GS_LLM_LAYER_KINDS; k++) free(m->layers[l].w[k]);
   free(m->layers);
   free(m->embed);
   free(m->final_norm);
@@ -97,15 +97,15 @@ void llm_cpu_destroy(llm_cpu_model *m) {
   free(m);
 }
 
-static gs_status ensure_scratch(llm_cpu_model *m, size_t rows) {
+static gs_status ensure_scratch(gs_llm_cpu_model *m, size_t rows) {
   if (rows <= m->scratch_rows) return GS_OK;
   free_scratch(m);
-  const llm_shape *s = &m->config.shape;
+  const gs_llm_shape *s = &m->config.shape;
   size_t width = s->hidden > s->ffn ? s->hidden : s->ffn;
   m->h = malloc(rows * s->hidden * sizeof(float));
   m->x = malloc(rows * width * sizeof(float));
-  m->qkv = malloc(rows * llm_qkv_rows(s) * sizeof(float));
-  m->att = malloc(rows * s->heads * llm_head_dim(s) * sizeof(float));
+  m->qkv = malloc(rows * gs_llm_qkv_rows(s) * sizeof(float));
+  m->att = malloc(rows * s->heads * gs_llm_head_dim(s) * sizeof(float));
   m->gu = malloc(rows * 2 * s->ffn * sizeof(float));
   m->act = malloc(rows * s->ffn * sizeof(float));
   if (!m->h || !m->x || !m->qkv || !m->att || !m->gu || !m->act) {
@@ -116,7 +116,7 @@ static gs_status ensure_scratch(llm_cpu_model *m, size_t rows) {
   return GS_OK;
 }
 
-void llm_cpu_rmsnorm(const float *x, const float *w, size_t n, double eps, float *out) {
+void gs_llm_cpu_rmsnorm(const float *x, const float *w, size_t n, double eps, float *out) {
   double sum = 0.0;
   for (size_t i = 0; i < n; i++) sum += (double)x[i] * x[i];
   float inv = (float)(1.0 / sqrt(sum / (double)n + eps));
@@ -130,7 +130,7 @@ static void rope_angle(size_t head_dim, uint32_t position, size_t i, double thet
   *s = (float)sin(angle);
 }
 
-void llm_cpu_rope(float *v, size_t head_dim, uint32_t position, double theta) {
+void gs_llm_cpu_rope(float *v, size_t head_dim, uint32_t position, double theta) {
   size_t half = head_dim / 2;
   for (size_t i = 0; i < half; i++) {
     float c, s;
@@ -141,14 +141,14 @@ void llm_cpu_rope(float *v, size_t head_dim, uint32_t position, double theta) {
   }
 }
 
-void llm_rope_table(const llm_shape *s, uint32_t positions, float *table) {
-  size_t hd = llm_head_dim(s), half = hd / 2;
+void gs_llm_rope_table(const gs_llm_shape *s, uint32_t positions, float *table) {
+  size_t hd = gs_llm_head_dim(s), half = hd / 2;
   for (uint32_t p = 0; p < positions; p++)
     for (size_t i = 0; i < half; i++)
       rope_angle(hd, p, i, s->rope_theta, &table[(p * half + i) * 2], &table[(p * half + i) * 2 + 1]);
 }
 
-void llm_cpu_attention(const float *q, const float *keys, const float *values, size_t stride,
+void gs_llm_cpu_attention(const float *q, const float *keys, const float *values, size_t stride,
                        size_t len, size_t head_dim, float *score, float *out) {
   float scale = 1.0f / sqrtf((float)head_dim);
   float top = -INFINITY;
@@ -170,9 +170,9 @@ void llm_cpu_attention(const float *q, const float *keys, const float *values, s
   }
 }
 
-float llm_cpu_swiglu(float gate, float up) { return gate / (1.0f + expf(-gate)) * up; }
+float gs_llm_cpu_swiglu(float gate, float up) { return gate / (1.0f + expf(-gate)) * up; }
 
-uint32_t llm_cpu_argmax(const float *x, size_t n) {
+uint32_t gs_llm_cpu_argmax(const float *x, size_t n) {
   size_t best = 0;
   for (size_t i = 1; i < n; i++)
     if (x[i] > x[best]) best = i;
@@ -194,29 +194,29 @@ static void linear(const float *w, const float *x, size_t rows, size_t outs, siz
 }
 
 static void round_bf16_all(float *x, size_t n) {
-  for (size_t i = 0; i < n; i++) x[i] = llm_round_bf16(x[i]);
+  for (size_t i = 0; i < n; i++) x[i] = gs_llm_round_bf16(x[i]);
 }
 
-static void norm_rows(const llm_shape *s, const float *h, const float *w, size_t rows, float *x) {
-  for (size_t r = 0; r < rows; r++) llm_cpu_rmsnorm(h + r * s->hidden, w, s->hidden, s->norm_eps, x + r * s->hidden);
+static void norm_rows(const gs_llm_shape *s, const float *h, const float *w, size_t rows, float *x) {
+  for (size_t r = 0; r < rows; r++) gs_llm_cpu_rmsnorm(h + r * s->hidden, w, s->hidden, s->norm_eps, x + r * s->hidden);
   round_bf16_all(x, rows * s->hidden);
 }
 
-static void attention_block(llm_cpu_model *m, uint64_t layer, size_t rows,
+static void attention_block(gs_llm_cpu_model *m, uint64_t layer, size_t rows,
                             const uint32_t *slots, const uint32_t *positions) {
-  const llm_engine_config *c = &m->config;
-  const llm_shape *s = &c->shape;
-  size_t hd = llm_head_dim(s), kvw = s->kv_heads * hd, qw = s->heads * hd;
+  const gs_llm_engine_config *c = &m->config;
+  const gs_llm_shape *s = &c->shape;
+  size_t hd = gs_llm_head_dim(s), kvw = s->kv_heads * hd, qw = s->heads * hd;
   size_t layer_base = (size_t)layer * c->max_batch * c->max_seq * kvw;
   // All rows enter the cache first: rows of one sequence see each other.
   for (size_t r = 0; r < rows; r++) {
-    float *qkv = m->qkv + r * llm_qkv_rows(s);
-    for (size_t h = 0; h < s->heads; h++) llm_cpu_rope(qkv + h * hd, hd, positions[r], s->rope_theta);
-    for (size_t h = 0; h < s->kv_heads; h++) llm_cpu_rope(qkv + qw + h * hd, hd, positions[r], s->rope_theta);
+    float *qkv = m->qkv + r * gs_llm_qkv_rows(s);
+    for (size_t h = 0; h < s->heads; h++) gs_llm_cpu_rope(qkv + h * hd, hd, positions[r], s->rope_theta);
+    for (size_t h = 0; h < s->kv_heads; h++) gs_llm_cpu_rope(qkv + qw + h * hd, hd, positions[r], s->rope_theta);
     size_t at = layer_base + ((size_t)slots[r] * c->max_seq + positions[r]) * kvw;
     for (size_t i = 0; i < kvw; i++) {
-      m->k_cache[at + i] = llm_round_bf16(qkv[qw + i]);
-      m->v_cache[at + i] = llm_round_bf16(qkv[qw + kvw + i]);
+      m->k_cache[at + i] = gs_llm_round_bf16(qkv[qw + i]);
+      m->v_cache[at + i] = gs_llm_round_bf16(qkv[qw + kvw + i]);
     }
   }
   size_t group = s->heads / s->kv_heads;
@@ -224,7 +224,7 @@ static void attention_block(llm_cpu_model *m, uint64_t layer, size_t rows,
     size_t base = layer_base + (size_t)slots[r] * c->max_seq * kvw;
     for (size_t h = 0; h < s->heads; h++) {
       size_t kvh = h / group;
-      llm_cpu_attention(m->qkv + r * llm_qkv_rows(s) + h * hd, m->k_cache + base + kvh * hd,
+      gs_llm_cpu_attention(m->qkv + r * gs_llm_qkv_rows(s) + h * hd, m->k_cache + base + kvh * hd,
                         m->v_cache + base + kvh * hd, kvw, (size_t)positions[r] + 1, hd, m->scores,
                         m->att + r * qw + h * hd);
     }
@@ -232,11 +232,11 @@ static void attention_block(llm_cpu_model *m, uint64_t layer, size_t rows,
   round_bf16_all(m->att, rows * qw);
 }
 
-gs_status llm_cpu_forward(llm_cpu_model *m, size_t rows, const int32_t *tokens,
+gs_status gs_llm_cpu_forward(gs_llm_cpu_model *m, size_t rows, const int32_t *tokens,
                           const uint32_t *slots, const uint32_t *positions, size_t n_out,
                           const uint32_t *out_rows, float *logits) {
-  const llm_engine_config *c = &m->config;
-  const llm_shape *s = &c->shape;
+  const gs_llm_engine_config *c = &m->config;
+  const gs_llm_shape *s = &c->shape;
   for (size_t r = 0; r < rows; r++) {
     if (tokens[r] < 0 || (uint64_t)tokens[r] >= s->vocab || slots[r] >= c->max_batch ||
         positions[r] >= c->max_seq)
@@ -244,22 +244,22 @@ gs_status llm_cpu_forward(llm_cpu_model *m, size_t rows, const int32_t *tokens,
                       r, tokens[r], slots[r], positions[r]);
   }
   GS_TRY(ensure_scratch(m, rows));
-  size_t hd = llm_head_dim(s);
+  size_t hd = gs_llm_head_dim(s);
   for (size_t r = 0; r < rows; r++)
     memcpy(m->h + r * s->hidden, m->embed + (size_t)tokens[r] * s->hidden, s->hidden * sizeof(float));
   for (uint64_t l = 0; l < s->layers; l++) {
     float *const *w = m->layers[l].w;
-    norm_rows(s, m->h, w[LLM_K_ATTN_NORM], rows, m->x);
-    linear(w[LLM_K_QKV], m->x, rows, llm_qkv_rows(s), s->hidden, m->qkv, 0);
+    norm_rows(s, m->h, w[GS_LLM_K_ATTN_NORM], rows, m->x);
+    linear(w[GS_LLM_K_QKV], m->x, rows, gs_llm_qkv_rows(s), s->hidden, m->qkv, 0);
     attention_block(m, l, rows, slots, positions);
-    linear(w[LLM_K_WO], m->att, rows, s->hidden, s->heads * hd, m->h, 1);
-    norm_rows(s, m->h, w[LLM_K_MLP_NORM], rows, m->x);
-    linear(w[LLM_K_GATE_UP], m->x, rows, 2 * s->ffn, s->hidden, m->gu, 0);
+    linear(w[GS_LLM_K_WO], m->att, rows, s->hidden, s->heads * hd, m->h, 1);
+    norm_rows(s, m->h, w[GS_LLM_K_MLP_NORM], rows, m->x);
+    linear(w[GS_LLM_K_GATE_UP], m->x, rows, 2 * s->ffn, s->hidden, m->gu, 0);
     for (size_t r = 0; r < rows; r++)
       for (size_t i = 0; i < s->ffn; i++)
-        m->act[r * s->ffn + i] = llm_round_bf16(
-            llm_cpu_swiglu(m->gu[r * 2 * s->ffn + i], m->gu[r * 2 * s->ffn + s->ffn + i]));
-    linear(w[LLM_K_DOWN], m->act, rows, s->hidden, s->ffn, m->h, 1);
+        m->act[r * s->ffn + i] = gs_llm_round_bf16(
+            gs_llm_cpu_swiglu(m->gu[r * 2 * s->ffn + i], m->gu[r * 2 * s->ffn + s->ffn + i]));
+    linear(w[GS_LLM_K_DOWN], m->act, rows, s->hidden, s->ffn, m->h, 1);
   }
   for (size_t i = 0; i < n_out; i++) {
     if (out_rows[i] >= rows)

@@ -11,43 +11,43 @@
 #include "core/status.h"
 #include "workloads/llm/engine.h"
 
-typedef struct llm_cpu_model llm_cpu_model;
+typedef struct gs_llm_cpu_model gs_llm_cpu_model;
 
-gs_status llm_cpu_create(const llm_engine_config *config, llm_cpu_model **out);
-void llm_cpu_destroy(llm_cpu_model *m);
+gs_status gs_llm_cpu_create(const gs_llm_engine_config *config, gs_llm_cpu_model **out);
+void gs_llm_cpu_destroy(gs_llm_cpu_model *m);
 
 /* Runs `rows` tokens through the model: row r is token tokens[r] of the
  * sequence in slot slots[r] at position positions[r]. Each row's key and
  * value enter the cache before attention, so rows of one sequence attend
  * causally to each other. Logits of rows out_rows[0..n_out) go to
  * logits (n_out x vocab). */
-gs_status llm_cpu_forward(llm_cpu_model *m, size_t rows, const int32_t *tokens,
+gs_status gs_llm_cpu_forward(gs_llm_cpu_model *m, size_t rows, const int32_t *tokens,
                           const uint32_t *slots, const uint32_t *positions, size_t n_out,
                           const uint32_t *out_rows, float *logits);
 
 /* out[i] = x[i] / sqrt(mean(x^2) + eps) * w[i], i < n. */
-void llm_cpu_rmsnorm(const float *x, const float *w, size_t n, double eps, float *out);
+void gs_llm_cpu_rmsnorm(const float *x, const float *w, size_t n, double eps, float *out);
 
 /* Rotates one head vector in place (Llama "rotate half" pairing: element i
  * with i + head_dim/2, angle position * theta^(-2i/head_dim)). */
-void llm_cpu_rope(float *v, size_t head_dim, uint32_t position, double theta);
+void gs_llm_cpu_rope(float *v, size_t head_dim, uint32_t position, double theta);
 
-/* The rotation llm_cpu_rope applies, as a table: (cos, sin) of position p
+/* The rotation gs_llm_cpu_rope applies, as a table: (cos, sin) of position p
  * and pair i at table[(p * head_dim / 2 + i) * 2], p < positions. The GPU
  * uses it, so both sides rotate by the same floats. */
-void llm_rope_table(const llm_shape *s, uint32_t positions, float *table);
+void gs_llm_rope_table(const gs_llm_shape *s, uint32_t positions, float *table);
 
 /* Attention of one query head over `len` cached positions: keys and values
  * at keys + j * stride, values + j * stride (head_dim floats each);
  * out = softmax(q.k_j / sqrt(head_dim)) weighted sum of v_j. `score` is
  * scratch for len floats. */
-void llm_cpu_attention(const float *q, const float *keys, const float *values, size_t stride,
+void gs_llm_cpu_attention(const float *q, const float *keys, const float *values, size_t stride,
                        size_t len, size_t head_dim, float *score, float *out);
 
 /* silu(gate) * up. */
-float llm_cpu_swiglu(float gate, float up);
+float gs_llm_cpu_swiglu(float gate, float up);
 
 /* Index of the largest value (the first one on ties). */
-uint32_t llm_cpu_argmax(const float *x, size_t n);
+uint32_t gs_llm_cpu_argmax(const float *x, size_t n);
 
 #endif

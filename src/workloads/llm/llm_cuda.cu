@@ -13,10 +13,10 @@
 #include "workloads/llm/llm_cuda.h"
 #include "workloads/llm/model.h"
 
-#define LLM_THREADS 256
-#define LLM_GEMV_WARPS 8   /* rows of the output per GEMV block */
-#define LLM_ATTN_THREADS 256
-#define LLM_MMA_WARPS 8    /* warps of a tensor-core GEMV block; they split K */
+#define GS_LLM_THREADS 256
+#define GS_LLM_GEMV_WARPS 8   /* rows of the output per GEMV block */
+#define GS_LLM_ATTN_THREADS 256
+#define GS_LLM_MMA_WARPS 8    /* warps of a tensor-core GEMV block; they split K */
 
 static __device__ __forceinline__ float bf16_to_float(uint16_t b) {
   return __uint_as_float((uint32_t)b << 16);
@@ -49,21 +49,21 @@ static __device__ float block_reduce(float v, float *scratch, bool is_max) {
   return v;
 }
 
-__global__ void llm_init_weights_kernel(uint16_t *w, uint64_t n, uint64_t seed, uint32_t tensor,
+__global__ void gs_llm_init_weights_kernel(uint16_t *w, uint64_t n, uint64_t seed, uint32_t tensor,
                                         float scale, float offset) {
   for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
        i += (uint64_t)gridDim.x * blockDim.x)
-    w[i] = llm_weight_value(seed, tensor, i, scale, offset);
+    w[i] = gs_llm_weight_value(seed, tensor, i, scale, offset);
 }
 
-__global__ void llm_embed_kernel(const int32_t *tokens, const uint16_t *table, int hidden,
+__global__ void gs_llm_embed_kernel(const int32_t *tokens, const uint16_t *table, int hidden,
                                  float *h) {
   const uint16_t *row = table + (uint64_t)tokens[blockIdx.x] * hidden;
   for (int i = threadIdx.x; i < hidden; i += blockDim.x)
     h[(uint64_t)blockIdx.x * hidden + i] = bf16_to_float(row[i]);
 }
 
-__global__ void llm_rmsnorm_kernel(const float *h, const uint32_t *row_map, const uint16_t *w,
+__global__ void gs_llm_rmsnorm_kernel(const float *h, const uint32_t *row_map, const uint16_t *w,
                                    int hidden, float eps, uint16_t *out) {
   __shared__ float scratch[32];
   uint64_t src = row_map ? row_map[blockIdx.x] : blockIdx.x;
@@ -76,9 +76,9 @@ __global__ void llm_rmsnorm_kernel(const float *h, const uint32_t *row_map, cons
     out[(uint64_t)blockIdx.x * hidden + i] = float_to_bf16(x[i] * inv * bf16_to_float(w[i]));
 }
 
-__global__ void llm_rope_cache_kernel(float *qkv, const uint32_t *slots,
+__global__ void gs_llm_rope_cache_kernel(float *qkv, const uint32_t *slots,
                                       const uint32_t *positions, const float *rope,
-                                      llm_cuda_attn_shape s, uint16_t *k_cache,
+                                      gs_llm_cuda_attn_shape s, uint16_t *k_cache,
                                       uint16_t *v_cache) {
   int half = s.head_dim / 2, qw = s.heads * s.head_dim, kvw = s.kv_heads * s.head_dim;
   float *row = qkv + (uint64_t)blockIdx.x * (qw + 2 * kvw);
@@ -104,16 +104,16 @@ __global__ void llm_rope_cache_kernel(float *qkv, const uint32_t *slots,
   for (int i = threadIdx.x; i < kvw; i += blockDim.x) v_cache[at + i] = float_to_bf16(row[qw + kvw + i]);
 }
 
-/* One block per (row, head), LLM_ATTN_THREADS threads. Shared memory: the
+/* One block per (row, head), GS_LLM_ATTN_THREADS threads. Shared memory: the
  * query (head_dim floats), the scores (max_seq floats) and the partial
  * outputs of the position groups (2 x blockDim floats). Scores: one cached
  * position per thread, its key read with 16-byte loads when head_dim is a
  * multiple of 8, so all positions' loads are in flight at once. Output: each
  * thread owns a pair of dimensions and every G-th position, G = threads /
  * (head_dim / 2); the G partial sums are added at the end. */
-__global__ void __launch_bounds__(LLM_ATTN_THREADS)
-    llm_attention_kernel(const float *qkv, const uint32_t *slots, const uint32_t *positions,
-                         llm_cuda_attn_shape s, const uint16_t *k_cache,
+__global__ void __launch_bounds__(GS_LLM_ATTN_THREADS)
+    gs_llm_attention_kernel(const float *qkv, const uint32_t *slots, const uint32_t *positions,
+                         gs_llm_cuda_attn_shape s, const uint16_t *k_cache,
                          const uint16_t *v_cache, uint16_t *out) {
   extern __shared__ float shared[];
   __shared__ float scratch[32];
@@ -190,7 +190,7 @@ __global__ void __launch_bounds__(LLM_ATTN_THREADS)
   }
 }
 
-__global__ void llm_swiglu_kernel(const float *gu, int rows, int ffn, uint16_t *out) {
+__global__ void gs_llm_swiglu_kernel(const float *gu, int rows, int ffn, uint16_t *out) {
   uint64_t n = (uint64_t)rows * ffn;
   for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
        i += (uint64_t)gridDim.x * blockDim.x) {
@@ -200,7 +200,7 @@ __global__ void llm_swiglu_kernel(const float *gu, int rows, int ffn, uint16_t *
   }
 }
 
-__global__ void llm_argmax_kernel(const float *logits, int vocab, int32_t *tokens) {
+__global__ void gs_llm_argmax_kernel(const float *logits, int vocab, int32_t *tokens) {
   __shared__ float best_value[32];
   __shared__ int best_index[32];
   const float *x = logits + (uint64_t)blockIdx.x * vocab;
@@ -236,7 +236,7 @@ __global__ void llm_argmax_kernel(const float *logits, int vocab, int32_t *token
   }
 }
 
-__global__ void llm_advance_kernel(uint32_t *positions, int n) {
+__global__ void gs_llm_advance_kernel(uint32_t *positions, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) positions[i] += 1;
 }
@@ -258,13 +258,13 @@ static __device__ __forceinline__ float dot8(uint4 a, uint4 b) {
  * several of them in flight, and applies each to all ROWS inputs
  * (which stay in L1/L2: they are a few KiB). */
 template <int ROWS>
-__global__ void __launch_bounds__(LLM_GEMV_WARPS * 32)
-    llm_gemv_kernel(const uint16_t *w, const uint16_t *x, float *y, int outs, int ins,
+__global__ void __launch_bounds__(GS_LLM_GEMV_WARPS * 32)
+    gs_llm_gemv_kernel(const uint16_t *w, const uint16_t *x, float *y, int outs, int ins,
                     int accumulate) {
   // 16-byte weight loads in flight per lane: more where each feeds less math.
-  constexpr int LLM_GEMV_UNROLL = ROWS == 1 ? 8 : 4;
+  constexpr int GS_LLM_GEMV_UNROLL = ROWS == 1 ? 8 : 4;
   int lane = threadIdx.x & 31;
-  int o = blockIdx.x * LLM_GEMV_WARPS + (threadIdx.x >> 5);
+  int o = blockIdx.x * GS_LLM_GEMV_WARPS + (threadIdx.x >> 5);
   if (o >= outs) return;
   int chunks = ins / 8;
   const uint4 *wrow = reinterpret_cast<const uint4 *>(w + (uint64_t)o * ins);
@@ -272,15 +272,15 @@ __global__ void __launch_bounds__(LLM_GEMV_WARPS * 32)
   float acc[ROWS];
 #pragma unroll
   for (int r = 0; r < ROWS; r++) acc[r] = 0.0f;
-  for (int base = lane; base < chunks; base += 32 * LLM_GEMV_UNROLL) {
-    uint4 wv[LLM_GEMV_UNROLL];
+  for (int base = lane; base < chunks; base += 32 * GS_LLM_GEMV_UNROLL) {
+    uint4 wv[GS_LLM_GEMV_UNROLL];
 #pragma unroll
-    for (int u = 0; u < LLM_GEMV_UNROLL; u++) {
+    for (int u = 0; u < GS_LLM_GEMV_UNROLL; u++) {
       int c = base + u * 32;
       wv[u] = c < chunks ? __ldcs(wrow + c) : make_uint4(0, 0, 0, 0);
     }
 #pragma unroll
-    for (int u = 0; u < LLM_GEMV_UNROLL; u++) {
+    for (int u = 0; u < GS_LLM_GEMV_UNROLL; u++) {
       int c = base + u * 32;
       if (c < chunks) {
 #pragma unroll
@@ -343,10 +343,10 @@ static __device__ __forceinline__ void mma_block(float *acc, const mma_operands 
  * streams 32 bytes of weight rows g and g + 8 per k-block, so the four
  * lanes of a row read one full 128-byte line; the next block's loads are
  * issued before the current block's products. Requires ins % 64 == 0. */
-__global__ void __launch_bounds__(LLM_MMA_WARPS * 32)
-    llm_gemv_mma_kernel(const uint16_t *w, const uint16_t *x, float *y, int rows, int outs,
+__global__ void __launch_bounds__(GS_LLM_MMA_WARPS * 32)
+    gs_llm_gemv_mma_kernel(const uint16_t *w, const uint16_t *x, float *y, int rows, int outs,
                         int ins, int accumulate) {
-  __shared__ float partial[LLM_MMA_WARPS][16][8];
+  __shared__ float partial[GS_LLM_MMA_WARPS][16][8];
   int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   int g = lane >> 2, c = lane & 3;
   int o0 = blockIdx.x * 16;
@@ -357,7 +357,7 @@ __global__ void __launch_bounds__(LLM_MMA_WARPS * 32)
   bool has_x = g < rows;
   const uint16_t *xn = x + (uint64_t)(has_x ? g : 0) * ins + 16 * c;
   int kblocks = ins / 64;
-  int per = (kblocks + LLM_MMA_WARPS - 1) / LLM_MMA_WARPS;
+  int per = (kblocks + GS_LLM_MMA_WARPS - 1) / GS_LLM_MMA_WARPS;
   int kb = warp * per, kend = min(kblocks, kb + per);
   float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   if (kb < kend) {
@@ -379,7 +379,7 @@ __global__ void __launch_bounds__(LLM_MMA_WARPS * 32)
     if (col < rows && o0 + orow < outs) {
       float sum = 0.0f;
 #pragma unroll
-      for (int i = 0; i < LLM_MMA_WARPS; i++) sum += partial[i][orow][col];
+      for (int i = 0; i < GS_LLM_MMA_WARPS; i++) sum += partial[i][orow][col];
       float *dst = y + (uint64_t)col * outs + o0 + orow;
       *dst = accumulate ? *dst + sum : sum;
     }
@@ -387,94 +387,94 @@ __global__ void __launch_bounds__(LLM_MMA_WARPS * 32)
 }
 
 static unsigned blocks_for(uint64_t n) {
-  uint64_t b = (n + LLM_THREADS - 1) / LLM_THREADS;
+  uint64_t b = (n + GS_LLM_THREADS - 1) / GS_LLM_THREADS;
   return (unsigned)(b > 65535u * 16u ? 65535u * 16u : (b ? b : 1));
 }
 
-extern "C" cudaError_t llm_cuda_init_weights(uint16_t *w, uint64_t n, uint64_t seed,
+extern "C" cudaError_t gs_llm_cuda_init_weights(uint16_t *w, uint64_t n, uint64_t seed,
                                              uint32_t tensor, float scale, float offset,
                                              cudaStream_t stream) {
-  llm_init_weights_kernel<<<blocks_for(n), LLM_THREADS, 0, stream>>>(w, n, seed, tensor, scale, offset);
+  gs_llm_init_weights_kernel<<<blocks_for(n), GS_LLM_THREADS, 0, stream>>>(w, n, seed, tensor, scale, offset);
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t llm_cuda_embed(const int32_t *tokens, const uint16_t *table, int rows,
+extern "C" cudaError_t gs_llm_cuda_embed(const int32_t *tokens, const uint16_t *table, int rows,
                                       int hidden, float *h, cudaStream_t stream) {
-  llm_embed_kernel<<<rows, LLM_THREADS, 0, stream>>>(tokens, table, hidden, h);
+  gs_llm_embed_kernel<<<rows, GS_LLM_THREADS, 0, stream>>>(tokens, table, hidden, h);
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t llm_cuda_rmsnorm(const float *h, const uint32_t *row_map, const uint16_t *w,
+extern "C" cudaError_t gs_llm_cuda_rmsnorm(const float *h, const uint32_t *row_map, const uint16_t *w,
                                         int rows, int hidden, float eps, uint16_t *out,
                                         cudaStream_t stream) {
-  llm_rmsnorm_kernel<<<rows, 512, 0, stream>>>(h, row_map, w, hidden, eps, out);
+  gs_llm_rmsnorm_kernel<<<rows, 512, 0, stream>>>(h, row_map, w, hidden, eps, out);
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t llm_cuda_rope_cache(float *qkv, const uint32_t *slots,
+extern "C" cudaError_t gs_llm_cuda_rope_cache(float *qkv, const uint32_t *slots,
                                            const uint32_t *positions, const float *rope,
-                                           int rows, llm_cuda_attn_shape shape,
+                                           int rows, gs_llm_cuda_attn_shape shape,
                                            uint16_t *k_cache, uint16_t *v_cache,
                                            cudaStream_t stream) {
-  llm_rope_cache_kernel<<<rows, LLM_THREADS, 0, stream>>>(qkv, slots, positions, rope, shape,
+  gs_llm_rope_cache_kernel<<<rows, GS_LLM_THREADS, 0, stream>>>(qkv, slots, positions, rope, shape,
                                                           k_cache, v_cache);
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t llm_cuda_attention(const float *qkv, const uint32_t *slots,
+extern "C" cudaError_t gs_llm_cuda_attention(const float *qkv, const uint32_t *slots,
                                           const uint32_t *positions, int rows,
-                                          llm_cuda_attn_shape shape, const uint16_t *k_cache,
+                                          gs_llm_cuda_attn_shape shape, const uint16_t *k_cache,
                                           const uint16_t *v_cache, uint16_t *out,
                                           cudaStream_t stream) {
-  size_t shared = (size_t)(shape.head_dim + shape.max_seq + 2 * LLM_ATTN_THREADS) * sizeof(float);
+  size_t shared = (size_t)(shape.head_dim + shape.max_seq + 2 * GS_LLM_ATTN_THREADS) * sizeof(float);
   if (shared > 48 * 1024) {
-    cudaError_t e = cudaFuncSetAttribute(llm_attention_kernel,
+    cudaError_t e = cudaFuncSetAttribute(gs_llm_attention_kernel,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared);
     if (e != cudaSuccess) return e;
   }
   dim3 grid((unsigned)rows, (unsigned)shape.heads);
-  llm_attention_kernel<<<grid, LLM_ATTN_THREADS, shared, stream>>>(qkv, slots, positions, shape, k_cache, v_cache, out);
+  gs_llm_attention_kernel<<<grid, GS_LLM_ATTN_THREADS, shared, stream>>>(qkv, slots, positions, shape, k_cache, v_cache, out);
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t llm_cuda_swiglu(const float *gu, int rows, int ffn, uint16_t *out,
+extern "C" cudaError_t gs_llm_cuda_swiglu(const float *gu, int rows, int ffn, uint16_t *out,
                                        cudaStream_t stream) {
-  llm_swiglu_kernel<<<blocks_for((uint64_t)rows * ffn), LLM_THREADS, 0, stream>>>(gu, rows, ffn, out);
+  gs_llm_swiglu_kernel<<<blocks_for((uint64_t)rows * ffn), GS_LLM_THREADS, 0, stream>>>(gu, rows, ffn, out);
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t llm_cuda_argmax(const float *logits, int rows, int vocab, int32_t *tokens,
+extern "C" cudaError_t gs_llm_cuda_argmax(const float *logits, int rows, int vocab, int32_t *tokens,
                                        cudaStream_t stream) {
-  llm_argmax_kernel<<<rows, 1024, 0, stream>>>(logits, vocab, tokens);
+  gs_llm_argmax_kernel<<<rows, 1024, 0, stream>>>(logits, vocab, tokens);
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t llm_cuda_advance(uint32_t *positions, int n, cudaStream_t stream) {
-  llm_advance_kernel<<<(n + 255) / 256, 256, 0, stream>>>(positions, n);
+extern "C" cudaError_t gs_llm_cuda_advance(uint32_t *positions, int n, cudaStream_t stream) {
+  gs_llm_advance_kernel<<<(n + 255) / 256, 256, 0, stream>>>(positions, n);
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t llm_cuda_gemv_mma(const uint16_t *w, const uint16_t *x, float *y, int rows,
+extern "C" cudaError_t gs_llm_cuda_gemv_mma(const uint16_t *w, const uint16_t *x, float *y, int rows,
                                          int outs, int ins, int accumulate, cudaStream_t stream) {
   if (rows < 1 || rows > 8 || ins % 64 != 0) return cudaErrorInvalidValue;
   unsigned grid = (unsigned)((outs + 15) / 16);
-  llm_gemv_mma_kernel<<<grid, LLM_MMA_WARPS * 32, 0, stream>>>(w, x, y, rows, outs, ins, accumulate);
+  gs_llm_gemv_mma_kernel<<<grid, GS_LLM_MMA_WARPS * 32, 0, stream>>>(w, x, y, rows, outs, ins, accumulate);
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t llm_cuda_gemv(const uint16_t *w, const uint16_t *x, float *y, int rows,
+extern "C" cudaError_t gs_llm_cuda_gemv(const uint16_t *w, const uint16_t *x, float *y, int rows,
                                      int outs, int ins, int accumulate, cudaStream_t stream) {
-  unsigned grid = (unsigned)((outs + LLM_GEMV_WARPS - 1) / LLM_GEMV_WARPS);
-  unsigned threads = LLM_GEMV_WARPS * 32;
+  unsigned grid = (unsigned)((outs + GS_LLM_GEMV_WARPS - 1) / GS_LLM_GEMV_WARPS);
+  unsigned threads = GS_LLM_GEMV_WARPS * 32;
   switch (rows) {
-    case 1: llm_gemv_kernel<1><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate); break;
-    case 2: llm_gemv_kernel<2><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate); break;
-    case 3: llm_gemv_kernel<3><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate); break;
-    case 4: llm_gemv_kernel<4><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate); break;
-    case 5: llm_gemv_kernel<5><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate); break;
-    case 6: llm_gemv_kernel<6><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate); break;
-    case 7: llm_gemv_kernel<7><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate); break;
-    case 8: llm_gemv_kernel<8><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate); break;
+    case 1: gs_llm_gemv_kernel<1><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate); break;
+    case 2: gs_llm_gemv_kernel<2><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate); break;
+    case 3: gs_llm_gemv_kernel<3><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate); break;
+    case 4: gs_llm_gemv_kernel<4><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate); break;
+    case 5: gs_llm_gemv_kernel<5><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate); break;
+    case 6: gs_llm_gemv_kernel<6><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate); break;
+    case 7: gs_llm_gemv_kernel<7><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate); break;
+    case 8: gs_llm_gemv_kernel<8><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate); break;
     default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();

@@ -11,22 +11,22 @@
 #include "workloads/llm/llm_cpu.h"
 #include "workloads/llm/llm_cuda.h"
 
-#define LLM_CHECK_CUBLAS(expr)                                                 \
+#define GS_LLM_CHECK_CUBLAS(expr)                                                 \
   do {                                                                         \
-    cublasStatus_t llm_cublas_rc_ = (expr);                                    \
-    if (llm_cublas_rc_ != CUBLAS_STATUS_SUCCESS)                               \
+    cublasStatus_t gs_llm_cublas_rc_ = (expr);                                    \
+    if (gs_llm_cublas_rc_ != CUBLAS_STATUS_SUCCESS)                               \
       return gs_error_call(GS_ERR_CUDA, "cuBLAS", #expr, __FILE__, __LINE__,   \
-                           cublasGetStatusString(llm_cublas_rc_));             \
+                           cublasGetStatusString(gs_llm_cublas_rc_));             \
   } while (0)
 
-#define LLM_CUBLAS_WORKSPACE (32u << 20)
+#define GS_LLM_CUBLAS_WORKSPACE (32u << 20)
 
 typedef struct {
-  uint16_t *w[LLM_LAYER_KINDS];
+  uint16_t *w[GS_LLM_LAYER_KINDS];
 } gpu_layer;
 
-struct llm_gpu_model {
-  llm_engine_config config;
+struct gs_llm_gpu_model {
+  gs_llm_engine_config config;
   int device;
   cudaStream_t stream;
   cublasHandle_t cublas;
@@ -35,7 +35,7 @@ struct llm_gpu_model {
   uint16_t *embed, *final_norm, *lm_head;
   gpu_layer *layers;
   uint16_t *k_cache, *v_cache;    /* [layer][slot][position][kv_heads * head_dim] */
-  float *rope;                    /* (cos, sin) per position and pair: llm_rope_table */
+  float *rope;                    /* (cos, sin) per position and pair: gs_llm_rope_table */
   size_t max_rows;                /* prefill rows the buffers hold */
   /* Per-row buffers. */
   float *h, *qkv, *gu, *logits;
@@ -53,9 +53,9 @@ struct llm_gpu_model {
   cudaGraphExec_t *graphs;        /* per decode size 1..max_batch, NULL until first use */
 };
 
-static size_t cache_elems(const llm_engine_config *c) {
+static size_t cache_elems(const gs_llm_engine_config *c) {
   return (size_t)c->shape.layers * c->max_batch * c->max_seq * c->shape.kv_heads *
-         llm_head_dim(&c->shape);
+         gs_llm_head_dim(&c->shape);
 }
 
 static gs_status alloc_device(void **p, size_t bytes, const char *what) {
@@ -68,51 +68,51 @@ static gs_status alloc_device(void **p, size_t bytes, const char *what) {
   return GS_OK;
 }
 
-static gs_status init_tensor(llm_gpu_model *m, uint16_t *at, uint32_t tensor, uint64_t n) {
+static gs_status init_tensor(gs_llm_gpu_model *m, uint16_t *at, uint32_t tensor, uint64_t n) {
   float scale, offset;
-  llm_tensor_init(&m->config.shape, tensor, &scale, &offset);
-  GS_CHECK_CUDA(llm_cuda_init_weights(at, n, m->config.seed, tensor, scale, offset, m->stream));
+  gs_llm_tensor_init(&m->config.shape, tensor, &scale, &offset);
+  GS_CHECK_CUDA(gs_llm_cuda_init_weights(at, n, m->config.seed, tensor, scale, offset, m->stream));
   return GS_OK;
 }
 
-static gs_status make_weights(llm_gpu_model *m) {
-  const llm_shape *s = &m->config.shape;
-  uint64_t total = llm_parameter_count(s);
+static gs_status make_weights(gs_llm_gpu_model *m) {
+  const gs_llm_shape *s = &m->config.shape;
+  uint64_t total = gs_llm_parameter_count(s);
   GS_TRY(alloc_device((void **)&m->weights, total * sizeof(uint16_t), "weights"));
   uint16_t *at = m->weights;
   // Every tensor starts 16-byte aligned: all dimensions are multiples of 8
   // except the final norm, which is placed last.
   m->embed = at; at += s->vocab * s->hidden;
   m->lm_head = at; at += s->vocab * s->hidden;
-  GS_TRY(init_tensor(m, m->embed, LLM_T_EMBED, s->vocab * s->hidden));
-  GS_TRY(init_tensor(m, m->lm_head, LLM_T_LM_HEAD, s->vocab * s->hidden));
+  GS_TRY(init_tensor(m, m->embed, GS_LLM_T_EMBED, s->vocab * s->hidden));
+  GS_TRY(init_tensor(m, m->lm_head, GS_LLM_T_LM_HEAD, s->vocab * s->hidden));
   m->layers = calloc(s->layers, sizeof *m->layers);
   if (!m->layers) return gs_error(GS_ERR_NOMEM, "cannot allocate %llu layer records", (unsigned long long)s->layers);
   for (uint64_t l = 0; l < s->layers; l++) {
-    for (int k = 0; k < LLM_LAYER_KINDS; k++) {
+    for (int k = 0; k < GS_LLM_LAYER_KINDS; k++) {
       uint64_t rows, cols;
-      llm_layer_tensor_dims(s, k, &rows, &cols);
+      gs_llm_layer_tensor_dims(s, k, &rows, &cols);
       m->layers[l].w[k] = at;
-      GS_TRY(init_tensor(m, at, (uint32_t)(LLM_T_LAYER0 + 8 * l + (uint64_t)k), rows * cols));
+      GS_TRY(init_tensor(m, at, (uint32_t)(GS_LLM_T_LAYER0 + 8 * l + (uint64_t)k), rows * cols));
       at += rows * cols;
     }
   }
   m->final_norm = at;
-  GS_TRY(init_tensor(m, m->final_norm, LLM_T_FINAL_NORM, s->hidden));
+  GS_TRY(init_tensor(m, m->final_norm, GS_LLM_T_FINAL_NORM, s->hidden));
   return GS_OK;
 }
 
-static gs_status make_buffers(llm_gpu_model *m) {
-  const llm_engine_config *c = &m->config;
-  const llm_shape *s = &c->shape;
+static gs_status make_buffers(gs_llm_gpu_model *m) {
+  const gs_llm_engine_config *c = &m->config;
+  const gs_llm_shape *s = &c->shape;
   size_t rows = (size_t)c->max_batch * c->max_input;
   if (rows < c->max_batch) rows = c->max_batch;
   m->max_rows = rows;
-  size_t hd = llm_head_dim(s);
+  size_t hd = gs_llm_head_dim(s);
   GS_TRY(alloc_device((void **)&m->k_cache, cache_elems(c) * 2, "key cache"));
   GS_TRY(alloc_device((void **)&m->v_cache, cache_elems(c) * 2, "value cache"));
   GS_TRY(alloc_device((void **)&m->h, rows * s->hidden * 4, "residual stream"));
-  GS_TRY(alloc_device((void **)&m->qkv, rows * llm_qkv_rows(s) * 4, "qkv buffer"));
+  GS_TRY(alloc_device((void **)&m->qkv, rows * gs_llm_qkv_rows(s) * 4, "qkv buffer"));
   GS_TRY(alloc_device((void **)&m->gu, rows * 2 * s->ffn * 4, "MLP buffer"));
   GS_TRY(alloc_device((void **)&m->logits, (size_t)c->max_batch * s->vocab * 4, "logits"));
   size_t xw = s->hidden > s->ffn ? s->hidden : s->ffn;
@@ -129,7 +129,7 @@ static gs_status make_buffers(llm_gpu_model *m) {
   GS_TRY(alloc_device((void **)&m->rope, rope_floats * sizeof(float), "rotary table"));
   float *table = malloc(rope_floats * sizeof *table);
   if (!table) return gs_error(GS_ERR_NOMEM, "cannot allocate the rotary table");
-  llm_rope_table(s, c->max_seq, table);
+  gs_llm_rope_table(s, c->max_seq, table);
   cudaError_t rc = cudaMemcpy(m->rope, table, rope_floats * sizeof *table, cudaMemcpyHostToDevice);
   free(table);
   GS_CHECK_CUDA(rc);
@@ -143,9 +143,9 @@ static gs_status make_buffers(llm_gpu_model *m) {
   return GS_OK;
 }
 
-gs_status llm_gpu_create(const llm_engine_config *config, int device, llm_gpu_model **out) {
+gs_status gs_llm_gpu_create(const gs_llm_engine_config *config, int device, gs_llm_gpu_model **out) {
   *out = NULL;
-  llm_gpu_model *m = calloc(1, sizeof *m);
+  gs_llm_gpu_model *m = calloc(1, sizeof *m);
   if (!m) return gs_error(GS_ERR_NOMEM, "cannot allocate the GPU model");
   m->config = *config;
   m->device = device;
@@ -154,9 +154,9 @@ gs_status llm_gpu_create(const llm_engine_config *config, int device, llm_gpu_mo
   if (rc != cudaSuccess) status = gs_error(GS_ERR_CUDA, "GPU %d: cannot create a stream: %s", device, cudaGetErrorString(rc));
   if (status == GS_OK && cublasCreate(&m->cublas) != CUBLAS_STATUS_SUCCESS)
     status = gs_error(GS_ERR_CUDA, "GPU %d: cannot create a cuBLAS handle", device);
-  if (status == GS_OK) status = alloc_device(&m->cublas_workspace, LLM_CUBLAS_WORKSPACE, "cuBLAS workspace");
+  if (status == GS_OK) status = alloc_device(&m->cublas_workspace, GS_LLM_CUBLAS_WORKSPACE, "cuBLAS workspace");
   if (status == GS_OK && (cublasSetStream(m->cublas, m->stream) != CUBLAS_STATUS_SUCCESS ||
-                          cublasSetWorkspace(m->cublas, m->cublas_workspace, LLM_CUBLAS_WORKSPACE) !=
+                          cublasSetWorkspace(m->cublas, m->cublas_workspace, GS_LLM_CUBLAS_WORKSPACE) !=
                               CUBLAS_STATUS_SUCCESS))
     status = gs_error(GS_ERR_CUDA, "GPU %d: cannot configure cuBLAS", device);
   if (status == GS_OK) status = make_weights(m);
@@ -166,14 +166,14 @@ gs_status llm_gpu_create(const llm_engine_config *config, int device, llm_gpu_mo
     if (rc != cudaSuccess) status = gs_error(GS_ERR_CUDA, "GPU %d: weight initialization failed: %s", device, cudaGetErrorString(rc));
   }
   if (status != GS_OK) {
-    llm_gpu_destroy(m);
+    gs_llm_gpu_destroy(m);
     return status;
   }
   *out = m;
   return GS_OK;
 }
 
-void llm_gpu_destroy(llm_gpu_model *m) {
+void gs_llm_gpu_destroy(gs_llm_gpu_model *m) {
   if (!m) return;
   if (m->graphs)
     for (uint32_t i = 0; i <= m->config.max_batch; i++)
@@ -195,21 +195,21 @@ void llm_gpu_destroy(llm_gpu_model *m) {
 
 /* y (rows x outs, float) (+)= x (rows x ins, bf16) w^T: a GEMV kernel for
  * up to 8 rows (as config.decode_gemm says), cuBLAS otherwise. */
-static gs_status linear(llm_gpu_model *m, const uint16_t *w, const uint16_t *x, float *y,
+static gs_status linear(gs_llm_gpu_model *m, const uint16_t *w, const uint16_t *x, float *y,
                         size_t rows, uint64_t outs, uint64_t ins, int accumulate) {
   int mode = m->config.decode_gemm;
-  if (rows <= 8 && mode != LLM_GEMM_CUBLAS) {
-    int mma = mode == LLM_GEMM_MMA || mode == LLM_GEMM_AUTO;
+  if (rows <= 8 && mode != GS_LLM_GEMM_CUBLAS) {
+    int mma = mode == GS_LLM_GEMM_MMA || mode == GS_LLM_GEMM_AUTO;
     if (mma && ins % 64 == 0)
-      GS_CHECK_CUDA(llm_cuda_gemv_mma(w, x, y, (int)rows, (int)outs, (int)ins, accumulate, m->stream));
+      GS_CHECK_CUDA(gs_llm_cuda_gemv_mma(w, x, y, (int)rows, (int)outs, (int)ins, accumulate, m->stream));
     else
-      GS_CHECK_CUDA(llm_cuda_gemv(w, x, y, (int)rows, (int)outs, (int)ins, accumulate, m->stream));
+      GS_CHECK_CUDA(gs_llm_cuda_gemv(w, x, y, (int)rows, (int)outs, (int)ins, accumulate, m->stream));
     return GS_OK;
   }
   const float one = 1.0f, zero = 0.0f;
   // Column-major view: y^T (outs x rows) = W (ins x outs, stored row-major as
   // outs x ins)^T x^T (ins x rows).
-  LLM_CHECK_CUBLAS(cublasGemmEx(m->cublas, CUBLAS_OP_T, CUBLAS_OP_N, (int)outs, (int)rows,
+  GS_LLM_CHECK_CUBLAS(cublasGemmEx(m->cublas, CUBLAS_OP_T, CUBLAS_OP_N, (int)outs, (int)rows,
                                 (int)ins, &one, w, CUDA_R_16BF, (int)ins, x, CUDA_R_16BF,
                                 (int)ins, accumulate ? &one : &zero, y, CUDA_R_32F, (int)outs,
                                 CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
@@ -219,38 +219,38 @@ static gs_status linear(llm_gpu_model *m, const uint16_t *w, const uint16_t *x, 
 /* Enqueues the model over `rows` rows described by tokens/slots/positions
  * (device arrays), then the final norm and output projection of rows
  * out_rows[0..n_out) (NULL: rows 0..n_out-1) and argmax into m->tokens. */
-static gs_status enqueue_forward(llm_gpu_model *m, size_t rows, const int32_t *tokens,
+static gs_status enqueue_forward(gs_llm_gpu_model *m, size_t rows, const int32_t *tokens,
                                  const uint32_t *slots, const uint32_t *positions, size_t n_out,
                                  const uint32_t *out_rows) {
-  const llm_engine_config *c = &m->config;
-  const llm_shape *s = &c->shape;
+  const gs_llm_engine_config *c = &m->config;
+  const gs_llm_shape *s = &c->shape;
   cudaStream_t st = m->stream;
   int r = (int)rows, hidden = (int)s->hidden;
   float eps = (float)s->norm_eps;
-  llm_cuda_attn_shape as = {(int)s->heads, (int)s->kv_heads, (int)llm_head_dim(s),
+  gs_llm_cuda_attn_shape as = {(int)s->heads, (int)s->kv_heads, (int)gs_llm_head_dim(s),
                             (int)c->max_seq};
-  size_t layer_cache = (size_t)c->max_batch * c->max_seq * s->kv_heads * llm_head_dim(s);
-  GS_CHECK_CUDA(llm_cuda_embed(tokens, m->embed, r, hidden, m->h, st));
+  size_t layer_cache = (size_t)c->max_batch * c->max_seq * s->kv_heads * gs_llm_head_dim(s);
+  GS_CHECK_CUDA(gs_llm_cuda_embed(tokens, m->embed, r, hidden, m->h, st));
   for (uint64_t l = 0; l < s->layers; l++) {
     uint16_t *const *w = m->layers[l].w;
     uint16_t *kc = m->k_cache + l * layer_cache, *vc = m->v_cache + l * layer_cache;
-    GS_CHECK_CUDA(llm_cuda_rmsnorm(m->h, NULL, w[LLM_K_ATTN_NORM], r, hidden, eps, m->x, st));
-    GS_TRY(linear(m, w[LLM_K_QKV], m->x, m->qkv, rows, llm_qkv_rows(s), s->hidden, 0));
-    GS_CHECK_CUDA(llm_cuda_rope_cache(m->qkv, slots, positions, m->rope, r, as, kc, vc, st));
-    GS_CHECK_CUDA(llm_cuda_attention(m->qkv, slots, positions, r, as, kc, vc, m->att, st));
-    GS_TRY(linear(m, w[LLM_K_WO], m->att, m->h, rows, s->hidden, s->heads * llm_head_dim(s), 1));
-    GS_CHECK_CUDA(llm_cuda_rmsnorm(m->h, NULL, w[LLM_K_MLP_NORM], r, hidden, eps, m->x, st));
-    GS_TRY(linear(m, w[LLM_K_GATE_UP], m->x, m->gu, rows, 2 * s->ffn, s->hidden, 0));
-    GS_CHECK_CUDA(llm_cuda_swiglu(m->gu, r, (int)s->ffn, m->x, st));
-    GS_TRY(linear(m, w[LLM_K_DOWN], m->x, m->h, rows, s->hidden, s->ffn, 1));
+    GS_CHECK_CUDA(gs_llm_cuda_rmsnorm(m->h, NULL, w[GS_LLM_K_ATTN_NORM], r, hidden, eps, m->x, st));
+    GS_TRY(linear(m, w[GS_LLM_K_QKV], m->x, m->qkv, rows, gs_llm_qkv_rows(s), s->hidden, 0));
+    GS_CHECK_CUDA(gs_llm_cuda_rope_cache(m->qkv, slots, positions, m->rope, r, as, kc, vc, st));
+    GS_CHECK_CUDA(gs_llm_cuda_attention(m->qkv, slots, positions, r, as, kc, vc, m->att, st));
+    GS_TRY(linear(m, w[GS_LLM_K_WO], m->att, m->h, rows, s->hidden, s->heads * gs_llm_head_dim(s), 1));
+    GS_CHECK_CUDA(gs_llm_cuda_rmsnorm(m->h, NULL, w[GS_LLM_K_MLP_NORM], r, hidden, eps, m->x, st));
+    GS_TRY(linear(m, w[GS_LLM_K_GATE_UP], m->x, m->gu, rows, 2 * s->ffn, s->hidden, 0));
+    GS_CHECK_CUDA(gs_llm_cuda_swiglu(m->gu, r, (int)s->ffn, m->x, st));
+    GS_TRY(linear(m, w[GS_LLM_K_DOWN], m->x, m->h, rows, s->hidden, s->ffn, 1));
   }
-  GS_CHECK_CUDA(llm_cuda_rmsnorm(m->h, out_rows, m->final_norm, (int)n_out, hidden, eps, m->x, st));
+  GS_CHECK_CUDA(gs_llm_cuda_rmsnorm(m->h, out_rows, m->final_norm, (int)n_out, hidden, eps, m->x, st));
   GS_TRY(linear(m, m->lm_head, m->x, m->logits, n_out, s->vocab, s->hidden, 0));
-  GS_CHECK_CUDA(llm_cuda_argmax(m->logits, (int)n_out, (int)s->vocab, m->tokens, st));
+  GS_CHECK_CUDA(gs_llm_cuda_argmax(m->logits, (int)n_out, (int)s->vocab, m->tokens, st));
   return GS_OK;
 }
 
-static gs_status fetch_tokens(llm_gpu_model *m, size_t n, int32_t *tokens) {
+static gs_status fetch_tokens(gs_llm_gpu_model *m, size_t n, int32_t *tokens) {
   GS_CHECK_CUDA(cudaMemcpyAsync(m->host_rows, m->tokens, n * 4, cudaMemcpyDeviceToHost, m->stream));
   GS_CHECK_CUDA(cudaStreamSynchronize(m->stream));
   memcpy(tokens, m->host_rows, n * 4);
@@ -258,9 +258,9 @@ static gs_status fetch_tokens(llm_gpu_model *m, size_t n, int32_t *tokens) {
   return GS_OK;
 }
 
-gs_status llm_gpu_prefill(llm_gpu_model *m, size_t n, const int32_t *const *prompts,
+gs_status gs_llm_gpu_prefill(gs_llm_gpu_model *m, size_t n, const int32_t *const *prompts,
                           const uint32_t *lengths, int32_t *first_tokens) {
-  const llm_engine_config *c = &m->config;
+  const gs_llm_engine_config *c = &m->config;
   size_t rows = 0;
   for (size_t i = 0; i < n; i++) rows += lengths[i];
   if (n == 0 || n > c->max_batch || rows > m->max_rows)
@@ -292,14 +292,14 @@ gs_status llm_gpu_prefill(llm_gpu_model *m, size_t n, const int32_t *const *prom
   return fetch_tokens(m, n, first_tokens);
 }
 
-static gs_status enqueue_decode(llm_gpu_model *m, size_t n) {
+static gs_status enqueue_decode(gs_llm_gpu_model *m, size_t n) {
   GS_TRY(enqueue_forward(m, n, m->tokens, m->decode_slots, m->decode_positions, n, NULL));
-  GS_CHECK_CUDA(llm_cuda_advance(m->decode_positions, (int)n, m->stream));
+  GS_CHECK_CUDA(gs_llm_cuda_advance(m->decode_positions, (int)n, m->stream));
   return GS_OK;
 }
 
 /* Captures the decode step for n sequences into a graph (once per n). */
-static gs_status decode_graph(llm_gpu_model *m, size_t n, cudaGraphExec_t *out) {
+static gs_status decode_graph(gs_llm_gpu_model *m, size_t n, cudaGraphExec_t *out) {
   if (m->graphs[n]) {
     *out = m->graphs[n];
     return GS_OK;
@@ -323,7 +323,7 @@ static gs_status decode_graph(llm_gpu_model *m, size_t n, cudaGraphExec_t *out) 
   return GS_OK;
 }
 
-gs_status llm_gpu_decode(llm_gpu_model *m, size_t n, int32_t *tokens) {
+gs_status gs_llm_gpu_decode(gs_llm_gpu_model *m, size_t n, int32_t *tokens) {
   if (n == 0 || n > m->active)
     return gs_error(GS_ERR_INTERNAL, "llm decode of %zu sequences after a prefill of %zu", n, m->active);
   for (size_t i = 0; i < n; i++)
@@ -340,7 +340,7 @@ gs_status llm_gpu_decode(llm_gpu_model *m, size_t n, int32_t *tokens) {
   return fetch_tokens(m, n, tokens);
 }
 
-gs_status llm_gpu_logits(llm_gpu_model *m, size_t n, float *logits) {
+gs_status gs_llm_gpu_logits(gs_llm_gpu_model *m, size_t n, float *logits) {
   if (n > m->last_rows_logits)
     return gs_error(GS_ERR_INTERNAL, "llm logits of %zu rows, %zu available", n, m->last_rows_logits);
   GS_CHECK_CUDA(cudaMemcpy(logits, m->logits, n * m->config.shape.vocab * sizeof(float),

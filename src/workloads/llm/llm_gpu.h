@@ -12,15 +12,15 @@
 #include "core/status.h"
 #include "workloads/llm/engine.h"
 
-typedef struct llm_gpu_model llm_gpu_model;
+typedef struct gs_llm_gpu_model gs_llm_gpu_model;
 
-gs_status llm_gpu_create(const llm_engine_config *config, int device, llm_gpu_model **out);
-void llm_gpu_destroy(llm_gpu_model *m);
+gs_status gs_llm_gpu_create(const gs_llm_engine_config *config, int device, gs_llm_gpu_model **out);
+void gs_llm_gpu_destroy(gs_llm_gpu_model *m);
 
-/* As llm_engine_prefill / llm_engine_decode / llm_engine_logits. */
-gs_status llm_gpu_prefill(llm_gpu_model *m, size_t n, const int32_t *const *prompts,
+/* As gs_llm_engine_prefill / gs_llm_engine_decode / gs_llm_engine_logits. */
+gs_status gs_llm_gpu_prefill(gs_llm_gpu_model *m, size_t n, const int32_t *const *prompts,
                           const uint32_t *lengths, int32_t *first_tokens);
-gs_status llm_gpu_decode(llm_gpu_model *m, size_t n, int32_t *tokens);
-gs_status llm_gpu_logits(llm_gpu_model *m, size_t n, float *logits);
+gs_status gs_llm_gpu_decode(gs_llm_gpu_model *m, size_t n, int32_t *tokens);
+gs_status gs_llm_gpu_logits(gs_llm_gpu_model *m, size_t n, float *logits);
 
 #endif

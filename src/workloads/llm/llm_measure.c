@@ -10,14 +10,14 @@
 #include "core/dvec.h"
 #include "core/timer.h"
 
-#define LLM_NOTE \
+#define GS_LLM_NOTE \
   "random weights: the generated tokens are meaningless; timing is faithful to the model's shapes"
 
 /* Ok samples outside the cold batch: the ones the statistics describe. */
-static int counted(const llm_request_record *q) { return q->status == LLM_REQ_OK && !q->cold; }
+static int counted(const gs_llm_request_record *q) { return q->status == GS_LLM_REQ_OK && !q->cold; }
 
-gs_status llm_measurement_fill(const llm_options *o, const gs_run_config *config,
-                               const llm_run_result *runs, size_t n_runs,
+gs_status gs_llm_measurement_fill(const gs_llm_options *o, const gs_run_config *config,
+                               const gs_llm_run_result *runs, size_t n_runs,
                                const gs_verification *verification, gs_measurement *m) {
   memset(m, 0, sizeof *m);
   snprintf(m->workload, sizeof m->workload, "llm");
@@ -28,10 +28,10 @@ gs_status llm_measurement_fill(const llm_options *o, const gs_run_config *config
     m->devices[k] = config->backend == GS_BACKEND_CUDA ? config->devices[k] : -1;
   m->status = GS_OK;
 
-  llm_scenario_config sc;
-  llm_options_scenario(o, config, &sc);
-  llm_sample *samples = NULL;
-  GS_TRY(llm_stream_make(&sc.stream, &samples));
+  gs_llm_scenario_config sc;
+  gs_llm_options_scenario(o, config, &sc);
+  gs_llm_sample *samples = NULL;
+  GS_TRY(gs_llm_stream_make(&sc.stream, &samples));
   uint64_t in_tokens = 0, out_tokens = 0;
   for (uint64_t i = 0; i < sc.stream.count; i++) {
     in_tokens += samples[i].input_tokens;
@@ -40,10 +40,10 @@ gs_status llm_measurement_fill(const llm_options *o, const gs_run_config *config
   free(samples);
   m->cost.items = out_tokens;
   m->cost.item_unit = "tokens";
-  m->cost.flops = llm_token_flops(&sc.engine.shape) * (in_tokens + out_tokens);
+  m->cost.flops = gs_llm_token_flops(&sc.engine.shape) * (in_tokens + out_tokens);
   uint64_t passes = 0;
   for (int k = 0; n_runs && k < runs[0].world_size; k++) passes += runs[0].replicas[k].forward_passes;
-  m->cost.bytes = llm_decode_weight_bytes(&sc.engine.shape) * passes;
+  m->cost.bytes = gs_llm_decode_weight_bytes(&sc.engine.shape) * passes;
 
   m->runs = calloc(n_runs, sizeof *m->runs);
   if (!m->runs) return gs_error(GS_ERR_NOMEM, "cannot allocate %zu run records", n_runs);
@@ -52,7 +52,7 @@ gs_status llm_measurement_fill(const llm_options *o, const gs_run_config *config
   double seconds = 0.0, tokens = 0.0, slowest_cold = -1.0;
   gs_status status = GS_OK;
   for (size_t r = 0; r < n_runs && status == GS_OK; r++) {
-    const llm_run_result *run = &runs[r];
+    const gs_llm_run_result *run = &runs[r];
     gs_run_record *rr = &m->runs[r];
     rr->ranks = calloc((size_t)run->world_size, sizeof *rr->ranks);
     if (!rr->ranks) {
@@ -63,7 +63,7 @@ gs_status llm_measurement_fill(const llm_options *o, const gs_run_config *config
     gs_dvec steps = {0};
     seconds += run->seconds;
     for (int k = 0; k < run->world_size && status == GS_OK; k++) {
-      const llm_replica_result *rep = &run->replicas[k];
+      const gs_llm_replica_result *rep = &run->replicas[k];
       gs_rank_record *rec = &rr->ranks[k];
       rec->rank = k;
       rec->device = rep->device;
@@ -81,7 +81,7 @@ gs_status llm_measurement_fill(const llm_options *o, const gs_run_config *config
       if (verification) rec->verification = verification[k];
       gs_dvec lat = {0};
       for (size_t i = 0; i < rep->n_requests && status == GS_OK; i++) {
-        const llm_request_record *q = &rep->requests[i];
+        const gs_llm_request_record *q = &rep->requests[i];
         if (!counted(q)) continue;
         status = gs_dvec_push(&lat, q->latency);
         if (status == GS_OK) status = gs_dvec_push(&steps, q->latency);
@@ -127,10 +127,10 @@ gs_status llm_measurement_fill(const llm_options *o, const gs_run_config *config
 
 static cJSON *number_or_null(double x) { return isfinite(x) ? cJSON_CreateNumber(x) : cJSON_CreateNull(); }
 
-static cJSON *requests_json(const llm_replica_result *rep) {
+static cJSON *requests_json(const gs_llm_replica_result *rep) {
   cJSON *arr = cJSON_CreateArray();
   for (size_t i = 0; arr && i < rep->n_requests; i++) {
-    const llm_request_record *q = &rep->requests[i];
+    const gs_llm_request_record *q = &rep->requests[i];
     cJSON *o = cJSON_CreateObject();
     if (!o) break;
     cJSON_AddNumberToObject(o, "id", q->id);
@@ -139,7 +139,7 @@ static cJSON *requests_json(const llm_replica_result *rep) {
     cJSON_AddItemToObject(o, "ttft_seconds", number_or_null(q->ttft));
     cJSON_AddItemToObject(o, "tpot_seconds", number_or_null(q->tpot));
     cJSON_AddItemToObject(o, "latency_seconds", number_or_null(q->latency));
-    cJSON_AddStringToObject(o, "status", llm_request_status_name(q->status));
+    cJSON_AddStringToObject(o, "status", gs_llm_request_status_name(q->status));
     cJSON_AddBoolToObject(o, "cold", q->cold);
     cJSON_AddItemToObject(o, "arrival_seconds", number_or_null(q->arrival));
     cJSON_AddItemToArray(arr, o);
@@ -152,13 +152,13 @@ typedef struct {
   uint64_t ok, timed_out, failed, tokens;
 } outcome;
 
-static gs_status collect(const llm_replica_result *rep, outcome *oc) {
+static gs_status collect(const gs_llm_replica_result *rep, outcome *oc) {
   for (size_t i = 0; i < rep->n_requests; i++) {
-    const llm_request_record *q = &rep->requests[i];
-    if (q->status == LLM_REQ_OK) oc->ok++;
-    else if (q->status == LLM_REQ_TIMED_OUT) oc->timed_out++;
+    const gs_llm_request_record *q = &rep->requests[i];
+    if (q->status == GS_LLM_REQ_OK) oc->ok++;
+    else if (q->status == GS_LLM_REQ_TIMED_OUT) oc->timed_out++;
     else oc->failed++;
-    if (q->status == LLM_REQ_OK) oc->tokens += q->output_tokens;
+    if (q->status == GS_LLM_REQ_OK) oc->tokens += q->output_tokens;
     if (!counted(q)) continue;
     GS_TRY(gs_dvec_push(&oc->latency, q->latency));
     GS_TRY(gs_dvec_push(&oc->ttft, q->ttft));
@@ -197,18 +197,18 @@ static void add_outcome(cJSON *o, const outcome *oc, double seconds, gs_stats *t
   cJSON_AddItemToObject(o, "latency_seconds", stats_json(&oc->latency, lat));
 }
 
-gs_status llm_measurement_annotate(cJSON *mjson, const llm_options *o, const llm_run_result *runs,
+gs_status gs_llm_measurement_annotate(cJSON *mjson, const gs_llm_options *o, const gs_llm_run_result *runs,
                                    size_t n_runs, const gs_measurement *m, double peak_bandwidth) {
-  llm_shape s = llm_options_shape(o);
-  cJSON_AddStringToObject(mjson, "scenario", llm_scenario_names[o->scenario]);
+  gs_llm_shape s = gs_llm_options_shape(o);
+  cJSON_AddStringToObject(mjson, "scenario", gs_llm_scenario_names[o->scenario]);
   cJSON *l = cJSON_AddObjectToObject(mjson, "llm");
   if (!l) return gs_error(GS_ERR_NOMEM, "cannot build the llm member");
-  cJSON_AddStringToObject(l, "note", LLM_NOTE);
-  cJSON_AddNumberToObject(l, "parameters", (double)llm_parameter_count(&s));
-  cJSON_AddNumberToObject(l, "weight_bytes", 2.0 * (double)llm_parameter_count(&s));
-  cJSON_AddNumberToObject(l, "decode_weight_bytes", (double)llm_decode_weight_bytes(&s));
-  cJSON_AddStringToObject(l, "dispatch", llm_dispatch_names[o->dispatch]);
-  cJSON_AddNumberToObject(l, "batch", o->scenario == LLM_SINGLE_STREAM ? 1.0 : (double)o->batch);
+  cJSON_AddStringToObject(l, "note", GS_LLM_NOTE);
+  cJSON_AddNumberToObject(l, "parameters", (double)gs_llm_parameter_count(&s));
+  cJSON_AddNumberToObject(l, "weight_bytes", 2.0 * (double)gs_llm_parameter_count(&s));
+  cJSON_AddNumberToObject(l, "decode_weight_bytes", (double)gs_llm_decode_weight_bytes(&s));
+  cJSON_AddStringToObject(l, "dispatch", gs_llm_dispatch_names[o->dispatch]);
+  cJSON_AddNumberToObject(l, "batch", o->scenario == GS_LLM_SINGLE_STREAM ? 1.0 : (double)o->batch);
   cJSON *secs = cJSON_AddArrayToObject(l, "run_seconds");
   double seconds = 0.0;
   outcome total = {0};
@@ -226,11 +226,11 @@ gs_status llm_measurement_annotate(cJSON *mjson, const llm_options *o, const llm
   // Decode streams every weight once per step: at batch 1 the weight bytes
   // over the time per output token is the achieved weight bandwidth.
   if (tpot.n > 0 && tpot.median > 0) {
-    double bw = (double)llm_decode_weight_bytes(&s) / tpot.median;
+    double bw = (double)gs_llm_decode_weight_bytes(&s) / tpot.median;
     cJSON_AddNumberToObject(l, "weight_bytes_per_second", bw);
     cJSON_AddItemToObject(l, "roofline_fraction", number_or_null(peak_bandwidth > 0 ? bw / peak_bandwidth : NAN));
   }
-  if (o->scenario == LLM_SERVER) {
+  if (o->scenario == GS_LLM_SERVER) {
     cJSON *sv = cJSON_AddObjectToObject(l, "server");
     cJSON_AddNumberToObject(sv, "target_rate", o->rate);
     cJSON_AddItemToObject(sv, "achieved_rate", number_or_null(seconds > 0 ? (double)(lat.n) / seconds : NAN));
@@ -242,7 +242,7 @@ gs_status llm_measurement_annotate(cJSON *mjson, const llm_options *o, const llm
                                                 (tpot.n == 0 || tpot.p99 <= o->tpot_bound) &&
                                                 m->status == GS_OK);
   }
-  if (o->scenario == LLM_SINGLE_STREAM)
+  if (o->scenario == GS_LLM_SINGLE_STREAM)
     cJSON_AddItemToObject(l, "latency_p90", number_or_null(lat.n ? lat.p90 : NAN));
   // Per rank over all runs, and the requests into each rank record.
   cJSON *ranks = cJSON_AddArrayToObject(l, "ranks");
@@ -289,7 +289,7 @@ static const char *ms_text(double seconds, int digits, char *buf, size_t size) {
   return buf;
 }
 
-void llm_measurement_print(FILE *out, const cJSON *mjson) {
+void gs_llm_measurement_print(FILE *out, const cJSON *mjson) {
   const cJSON *l = cJSON_GetObjectItemCaseSensitive(mjson, "llm");
   const cJSON *sc = cJSON_GetObjectItemCaseSensitive(mjson, "scenario");
   if (!l) return;
@@ -324,5 +324,5 @@ void llm_measurement_print(FILE *out, const cJSON *mjson) {
               member(r, "rank", NULL), member(r, "device", NULL), member(r, "tokens_per_second", NULL),
               member(r, "ok", NULL), member(r, "samples", NULL),
               ms_text(member(r, "latency_seconds", "p90"), 1, t[1], sizeof t[1]));
-  fprintf(out, "    note: %s\n", LLM_NOTE);
+  fprintf(out, "    note: %s\n", GS_LLM_NOTE);
 }

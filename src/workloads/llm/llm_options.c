@@ -8,13 +8,13 @@
 
 static const char *const preset_choices[] = {"llama-8b", "llama-1b", "tiny", NULL};
 
-static void *llm_options_new(void) {
-  llm_options *o = calloc(1, sizeof *o);
+static void *gs_llm_options_new(void) {
+  gs_llm_options *o = calloc(1, sizeof *o);
   if (!o) return NULL;
   o->preset = 0;
   // The first preset's values, shown by --help; the chosen preset's apply
-  // to every dimension not given (llm_options_shape).
-  const llm_shape *p = &llm_presets[0].shape;
+  // to every dimension not given (gs_llm_options_shape).
+  const gs_llm_shape *p = &gs_llm_presets[0].shape;
   o->hidden = p->hidden;
   o->layers = p->layers;
   o->heads = p->heads;
@@ -22,8 +22,8 @@ static void *llm_options_new(void) {
   o->ffn = p->ffn;
   o->vocab = p->vocab;
   o->rope_theta = p->rope_theta;
-  o->scenario = LLM_OFFLINE;
-  o->dispatch = LLM_DISPATCH_STATIC;
+  o->scenario = GS_LLM_OFFLINE;
+  o->dispatch = GS_LLM_DISPATCH_STATIC;
   o->batch = 8;
   o->samples = 64;
   o->input_min = 59;
@@ -33,7 +33,7 @@ static void *llm_options_new(void) {
   o->rate = 4.0;
   o->ttft_bound = 2.0;
   o->tpot_bound = 0.2;
-  o->decode_gemm = LLM_GEMM_AUTO;
+  o->decode_gemm = GS_LLM_GEMM_AUTO;
   const gs_option table[] = {
       {.name = "model", .kind = GS_OPT_CHOICE, .target = &o->preset, .choices = preset_choices,
        .metavar = "PRESET",
@@ -57,10 +57,10 @@ static void *llm_options_new(void) {
        .dmax = 1e12, .metavar = "T", .help = "rotary embedding base (default: the --model preset's)",
        .given = &o->given_rope_theta},
       {.name = "scenario", .kind = GS_OPT_CHOICE, .target = &o->scenario,
-       .choices = llm_scenario_names, .metavar = "S",
+       .choices = gs_llm_scenario_names, .metavar = "S",
        .help = "offline (throughput), server (Poisson arrivals) or single-stream"},
       {.name = "dispatch", .kind = GS_OPT_CHOICE, .target = &o->dispatch,
-       .choices = llm_dispatch_names, .metavar = "D",
+       .choices = gs_llm_dispatch_names, .metavar = "D",
        .help = "static: even split of the samples over replicas; dynamic: shared queue"},
       {.name = "batch", .short_name = 'b', .kind = GS_OPT_COUNT, .target = &o->batch, .min = 1,
        .max = 256, .metavar = "N", .help = "sequences per batch (single-stream: 1)",
@@ -90,7 +90,7 @@ static void *llm_options_new(void) {
       {.name = "no-graphs", .kind = GS_OPT_FLAG, .target = &o->no_graphs,
        .help = "CUDA: launch decode kernels one by one instead of replaying a CUDA graph"},
       {.name = "decode-gemm", .kind = GS_OPT_CHOICE, .target = &o->decode_gemm,
-       .choices = llm_decode_gemm_names, .metavar = "K",
+       .choices = gs_llm_decode_gemm_names, .metavar = "K",
        .help = "CUDA: linear layers of <= 8 rows: auto (= mma where K is a multiple of 64, else simt), simt, mma or cublas"},
       {.name = NULL, .kind = GS_OPT_END},
   };
@@ -99,12 +99,12 @@ static void *llm_options_new(void) {
   return o;
 }
 
-static void llm_options_free(void *opts) { free(opts); }
+static void gs_llm_options_free(void *opts) { free(opts); }
 
-static const gs_option *llm_options_table(void *opts) { return ((llm_options *)opts)->table; }
+static const gs_option *gs_llm_options_table(void *opts) { return ((gs_llm_options *)opts)->table; }
 
-llm_shape llm_options_shape(const llm_options *o) {
-  llm_shape s = llm_presets[o->preset].shape;
+gs_llm_shape gs_llm_options_shape(const gs_llm_options *o) {
+  gs_llm_shape s = gs_llm_presets[o->preset].shape;
   if (o->given_hidden) s.hidden = o->hidden;
   if (o->given_layers) s.layers = o->layers;
   if (o->given_heads) s.heads = o->heads;
@@ -115,9 +115,9 @@ llm_shape llm_options_shape(const llm_options *o) {
   return s;
 }
 
-static gs_status llm_options_check(void *opts) {
-  llm_options *o = opts;
-  llm_shape s = llm_options_shape(o);
+static gs_status gs_llm_options_check(void *opts) {
+  gs_llm_options *o = opts;
+  gs_llm_shape s = gs_llm_options_shape(o);
   if (s.hidden % 8 != 0)
     return gs_error(GS_ERR_USAGE, "option --hidden: %llu is not a multiple of 8", (unsigned long long)s.hidden);
   if (s.ffn % 8 != 0)
@@ -128,7 +128,7 @@ static gs_status llm_options_check(void *opts) {
   if (s.heads % s.kv_heads != 0)
     return gs_error(GS_ERR_USAGE, "option --kv-heads: %llu does not divide --heads %llu",
                     (unsigned long long)s.kv_heads, (unsigned long long)s.heads);
-  if (s.vocab > INT32_MAX || llm_qkv_rows(&s) > INT32_MAX || 2 * s.ffn > INT32_MAX)
+  if (s.vocab > INT32_MAX || gs_llm_qkv_rows(&s) > INT32_MAX || 2 * s.ffn > INT32_MAX)
     return gs_error(GS_ERR_USAGE, "option --vocab/--ffn: model dimensions beyond 2^31");
   if (o->input_min > o->input_max)
     return gs_error(GS_ERR_USAGE, "option --input-min: %llu is above --input-max %llu",
@@ -139,35 +139,35 @@ static gs_status llm_options_check(void *opts) {
   if (o->input_max + o->output_max > 65536)
     return gs_error(GS_ERR_USAGE, "options --input-max + --output-max: %llu positions, at most 65536",
                     (unsigned long long)(o->input_max + o->output_max));
-  if (o->scenario != LLM_SERVER && (o->given_rate || o->given_ttft_bound || o->given_tpot_bound))
+  if (o->scenario != GS_LLM_SERVER && (o->given_rate || o->given_ttft_bound || o->given_tpot_bound))
     return gs_error(GS_ERR_USAGE, "options --rate, --ttft-bound and --tpot-bound belong to --scenario server");
-  if (o->scenario == LLM_SINGLE_STREAM && o->given_batch && o->batch != 1)
+  if (o->scenario == GS_LLM_SINGLE_STREAM && o->given_batch && o->batch != 1)
     return gs_error(GS_ERR_USAGE, "option --batch: single-stream issues one sample at a time (batch 1), got %llu",
                     (unsigned long long)o->batch);
   return GS_OK;
 }
 
-gs_status llm_options_for_backend(llm_options *o, gs_backend backend) {
+gs_status gs_llm_options_for_backend(gs_llm_options *o, gs_backend backend) {
   if (backend != GS_BACKEND_CPU) return GS_OK;
   if (!o->given_model) {
     o->preset = 2;
-    llm_shape s = llm_options_shape(o);
+    gs_llm_shape s = gs_llm_options_shape(o);
     gs_note("llm on the CPU backend: the model is the tiny preset (%llu parameters); "
-            "--model chooses another", (unsigned long long)llm_parameter_count(&s));
+            "--model chooses another", (unsigned long long)gs_llm_parameter_count(&s));
   }
-  llm_shape s = llm_options_shape(o);
-  if (llm_parameter_count(&s) > LLM_CPU_MAX_PARAMETERS)
+  gs_llm_shape s = gs_llm_options_shape(o);
+  if (gs_llm_parameter_count(&s) > GS_LLM_CPU_MAX_PARAMETERS)
     return gs_error(GS_ERR_USAGE,
                     "option --model: %s has %llu parameters; the CPU backend runs at most %llu "
                     "(use --model tiny or smaller dimensions)",
-                    preset_choices[o->preset], (unsigned long long)llm_parameter_count(&s),
-                    (unsigned long long)LLM_CPU_MAX_PARAMETERS);
-  return llm_options_check(o);
+                    preset_choices[o->preset], (unsigned long long)gs_llm_parameter_count(&s),
+                    (unsigned long long)GS_LLM_CPU_MAX_PARAMETERS);
+  return gs_llm_options_check(o);
 }
 
-static cJSON *llm_options_to_json(const void *opts) {
-  const llm_options *o = opts;
-  llm_shape s = llm_options_shape(o);
+static cJSON *gs_llm_options_to_json(const void *opts) {
+  const gs_llm_options *o = opts;
+  gs_llm_shape s = gs_llm_options_shape(o);
   cJSON *j = cJSON_CreateObject();
   if (!j) return NULL;
   cJSON_AddStringToObject(j, "model", preset_choices[o->preset]);
@@ -178,9 +178,9 @@ static cJSON *llm_options_to_json(const void *opts) {
   cJSON_AddNumberToObject(j, "ffn", (double)s.ffn);
   cJSON_AddNumberToObject(j, "vocab", (double)s.vocab);
   cJSON_AddNumberToObject(j, "rope_theta", s.rope_theta);
-  cJSON_AddStringToObject(j, "scenario", llm_scenario_names[o->scenario]);
-  cJSON_AddStringToObject(j, "dispatch", llm_dispatch_names[o->dispatch]);
-  cJSON_AddNumberToObject(j, "batch", o->scenario == LLM_SINGLE_STREAM ? 1.0 : (double)o->batch);
+  cJSON_AddStringToObject(j, "scenario", gs_llm_scenario_names[o->scenario]);
+  cJSON_AddStringToObject(j, "dispatch", gs_llm_dispatch_names[o->dispatch]);
+  cJSON_AddNumberToObject(j, "batch", o->scenario == GS_LLM_SINGLE_STREAM ? 1.0 : (double)o->batch);
   cJSON_AddNumberToObject(j, "samples", (double)o->samples);
   cJSON_AddNumberToObject(j, "input_min", (double)o->input_min);
   cJSON_AddNumberToObject(j, "input_max", (double)o->input_max);
@@ -191,7 +191,7 @@ static cJSON *llm_options_to_json(const void *opts) {
   cJSON_AddNumberToObject(j, "tpot_bound", o->tpot_bound);
   cJSON_AddNumberToObject(j, "sample_timeout", o->timeout);
   cJSON_AddBoolToObject(j, "graphs", !o->no_graphs);
-  cJSON_AddStringToObject(j, "decode_gemm", llm_decode_gemm_names[o->decode_gemm]);
+  cJSON_AddStringToObject(j, "decode_gemm", gs_llm_decode_gemm_names[o->decode_gemm]);
   return j;
 }
 
@@ -200,29 +200,29 @@ const gs_workload gs_workload_llm = {
     .summary = "Llama-family decoder inference (random weights): offline, server, single-stream",
     .unit_name = "samples",
     .item_unit = "tokens",
-    .options_new = llm_options_new,
-    .options_free = llm_options_free,
-    .options_table = llm_options_table,
-    .options_check = llm_options_check,
-    .options_to_json = llm_options_to_json,
+    .options_new = gs_llm_options_new,
+    .options_free = gs_llm_options_free,
+    .options_table = gs_llm_options_table,
+    .options_check = gs_llm_options_check,
+    .options_to_json = gs_llm_options_to_json,
 };
 
-void llm_options_scenario(const llm_options *o, const gs_run_config *run,
-                          llm_scenario_config *out) {
+void gs_llm_options_scenario(const gs_llm_options *o, const gs_run_config *run,
+                          gs_llm_scenario_config *out) {
   uint64_t seed = run->seed;
   memset(out, 0, sizeof *out);
-  llm_engine_config *e = &out->engine;
-  e->shape = llm_options_shape(o);
+  gs_llm_engine_config *e = &out->engine;
+  e->shape = gs_llm_options_shape(o);
   e->seed = seed;
-  e->max_batch = o->scenario == LLM_SINGLE_STREAM ? 1u : (uint32_t)o->batch;
+  e->max_batch = o->scenario == GS_LLM_SINGLE_STREAM ? 1u : (uint32_t)o->batch;
   e->max_input = (uint32_t)o->input_max;
   e->max_seq = (uint32_t)(o->input_max + o->output_max);
   e->decode_graphs = !o->no_graphs;
   e->decode_gemm = o->decode_gemm;
-  out->scenario = (llm_scenario_kind)o->scenario;
-  out->dispatch = (llm_dispatch)o->dispatch;
+  out->scenario = (gs_llm_scenario_kind)o->scenario;
+  out->dispatch = (gs_llm_dispatch)o->dispatch;
   uint64_t per = run->scaling == GS_SCALING_WEAK ? (uint64_t)run->world_size : 1;
-  out->stream = (llm_stream_spec){.count = o->samples * per, .input_min = (uint32_t)o->input_min,
+  out->stream = (gs_llm_stream_spec){.count = o->samples * per, .input_min = (uint32_t)o->input_min,
                                   .input_max = (uint32_t)o->input_max,
                                   .output_min = (uint32_t)o->output_min,
                                   .output_max = (uint32_t)o->output_max, .rate = o->rate,

@@ -12,10 +12,10 @@
 #include "workloads/llm/scenario.h"
 #include "workloads/workload.h"
 
-#define LLM_OPTION_COUNT 26
+#define GS_LLM_OPTION_COUNT 26
 
 typedef struct {
-  int preset;                       /* index into llm_presets */
+  int preset;                       /* index into gs_llm_presets */
   uint64_t hidden, layers, heads, kv_heads, ffn, vocab;
   double rope_theta;
   int given_hidden, given_layers, given_heads, given_kv_heads, given_ffn, given_vocab,
@@ -27,10 +27,10 @@ typedef struct {
   double ttft_bound, tpot_bound;    /* server: p99 bounds in seconds */
   double timeout;                   /* per sample, seconds; 0 = none */
   int no_graphs;
-  int decode_gemm;                  /* llm_decode_gemm */
+  int decode_gemm;                  /* gs_llm_decode_gemm */
   int given_model, given_batch, given_rate, given_ttft_bound, given_tpot_bound;
-  gs_option table[LLM_OPTION_COUNT];
-} llm_options;
+  gs_option table[GS_LLM_OPTION_COUNT];
+} gs_llm_options;
 
 /* The llm entry of the workload interface: key, texts and the option
  * functions only (work_units, cost, setup, step, verify and teardown are
@@ -38,20 +38,20 @@ typedef struct {
 extern const gs_workload gs_workload_llm;
 
 /* Largest model the CPU backend accepts (its reference is plain loops). */
-#define LLM_CPU_MAX_PARAMETERS UINT64_C(200000000)
+#define GS_LLM_CPU_MAX_PARAMETERS UINT64_C(200000000)
 
 /* Fits the options to the backend: on the CPU the default model becomes
  * the tiny preset (with a note); a model given explicitly that is larger
- * than LLM_CPU_MAX_PARAMETERS is a usage error naming --model. */
-gs_status llm_options_for_backend(llm_options *o, gs_backend backend);
+ * than GS_LLM_CPU_MAX_PARAMETERS is a usage error naming --model. */
+gs_status gs_llm_options_for_backend(gs_llm_options *o, gs_backend backend);
 
 /* The model shape the options describe (preset plus overrides). */
-llm_shape llm_options_shape(const llm_options *o);
+gs_llm_shape gs_llm_options_shape(const gs_llm_options *o);
 
 /* The scenario configuration for one measurement at run->world_size
  * ranks: seed and warm-up batches from `run`; with weak scaling the stream
  * has --samples per rank. */
-void llm_options_scenario(const llm_options *o, const gs_run_config *run,
-                          llm_scenario_config *out);
+void gs_llm_options_scenario(const gs_llm_options *o, const gs_run_config *run,
+                          gs_llm_scenario_config *out);
 
 #endif

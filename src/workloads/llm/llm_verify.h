@@ -7,13 +7,13 @@
 #include "core/result.h"
 #include "workloads/llm/model.h"
 
-/* Relative logit tolerance: |gpu - cpu| <= LLM_VERIFY_RTOL * max(1, max |cpu|). */
-#define LLM_VERIFY_RTOL 2e-2
+/* Relative logit tolerance: |gpu - cpu| <= GS_LLM_VERIFY_RTOL * max(1, max |cpu|). */
+#define GS_LLM_VERIFY_RTOL 2e-2
 
 /* Compares GPU `device` (made current here) with the CPU reference on
  * `shape`, with the GEMV kernel for decode and with cuBLAS only, both
  * through CUDA graphs. Fills *out (passed or failed with details); returns
  * an error status only when something could not run. */
-gs_status llm_verify_gpu(const llm_shape *shape, uint64_t seed, int device, gs_verification *out);
+gs_status gs_llm_verify_gpu(const gs_llm_shape *shape, uint64_t seed, int device, gs_verification *out);
 
 #endif

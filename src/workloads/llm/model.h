@@ -11,9 +11,9 @@
 #include <string.h>
 
 #ifdef __CUDACC__
-#define LLM_HD __host__ __device__
+#define GS_LLM_HD __host__ __device__
 #else
-#define LLM_HD
+#define GS_LLM_HD
 #endif
 
 typedef struct {
@@ -25,57 +25,57 @@ typedef struct {
   uint64_t vocab;
   double rope_theta;
   double norm_eps;      /* RMSNorm epsilon */
-} llm_shape;
+} gs_llm_shape;
 
 /* Named shapes: "llama-8b", "llama-1b", "tiny". */
 typedef struct {
   const char *name;
-  llm_shape shape;
-} llm_preset;
+  gs_llm_shape shape;
+} gs_llm_preset;
 
-extern const llm_preset llm_presets[];
-extern const unsigned llm_preset_count;
+extern const gs_llm_preset gs_llm_presets[];
+extern const unsigned gs_llm_preset_count;
 
-/* Tensor ids that seed the weights (see llm_weight_value). */
+/* Tensor ids that seed the weights (see gs_llm_weight_value). */
 enum {
-  LLM_T_EMBED = 0,
-  LLM_T_FINAL_NORM = 1,
-  LLM_T_LM_HEAD = 2,
-  LLM_T_LAYER0 = 16,    /* layer l, kind k: LLM_T_LAYER0 + 8 l + k */
-  LLM_K_ATTN_NORM = 0,
-  LLM_K_QKV = 1,        /* [(heads + 2 kv_heads) head_dim, hidden]: q, then k, then v rows */
-  LLM_K_WO = 2,         /* [hidden, heads head_dim] */
-  LLM_K_MLP_NORM = 3,
-  LLM_K_GATE_UP = 4,    /* [2 ffn, hidden]: gate rows, then up rows */
-  LLM_K_DOWN = 5,       /* [hidden, ffn] */
-  LLM_LAYER_KINDS = 6
+  GS_LLM_T_EMBED = 0,
+  GS_LLM_T_FINAL_NORM = 1,
+  GS_LLM_T_LM_HEAD = 2,
+  GS_LLM_T_LAYER0 = 16,    /* layer l, kind k: GS_LLM_T_LAYER0 + 8 l + k */
+  GS_LLM_K_ATTN_NORM = 0,
+  GS_LLM_K_QKV = 1,        /* [(heads + 2 kv_heads) head_dim, hidden]: q, then k, then v rows */
+  GS_LLM_K_WO = 2,         /* [hidden, heads head_dim] */
+  GS_LLM_K_MLP_NORM = 3,
+  GS_LLM_K_GATE_UP = 4,    /* [2 ffn, hidden]: gate rows, then up rows */
+  GS_LLM_K_DOWN = 5,       /* [hidden, ffn] */
+  GS_LLM_LAYER_KINDS = 6
 };
 
-static inline uint64_t llm_head_dim(const llm_shape *s) { return s->hidden / s->heads; }
-static inline uint64_t llm_qkv_rows(const llm_shape *s) {
-  return (s->heads + 2 * s->kv_heads) * llm_head_dim(s);
+static inline uint64_t gs_llm_head_dim(const gs_llm_shape *s) { return s->hidden / s->heads; }
+static inline uint64_t gs_llm_qkv_rows(const gs_llm_shape *s) {
+  return (s->heads + 2 * s->kv_heads) * gs_llm_head_dim(s);
 }
 
 /* Rows and columns of a layer tensor of kind k (columns = 1 for norms). */
-void llm_layer_tensor_dims(const llm_shape *s, int kind, uint64_t *rows, uint64_t *cols);
+void gs_llm_layer_tensor_dims(const gs_llm_shape *s, int kind, uint64_t *rows, uint64_t *cols);
 
 /* Parameters of the whole model (embedding and output projection untied). */
-uint64_t llm_parameter_count(const llm_shape *s);
+uint64_t gs_llm_parameter_count(const gs_llm_shape *s);
 
 /* Bytes of bfloat16 weights one decode step reads: every parameter except
  * the embedding table (of which it reads one row per sequence). */
-uint64_t llm_decode_weight_bytes(const llm_shape *s);
+uint64_t gs_llm_decode_weight_bytes(const gs_llm_shape *s);
 
 /* Multiply-add FLOPs (2 per MAC) of one token through the weights, without
  * attention over the cache. */
-uint64_t llm_token_flops(const llm_shape *s);
+uint64_t gs_llm_token_flops(const gs_llm_shape *s);
 
 /* Scale and offset of a tensor's uniform init: value = offset + scale * u,
  * u in [-1, 1). Linear weights get variance 1/cols, norms 1 +- 0.1. */
-void llm_tensor_init(const llm_shape *s, uint32_t tensor, float *scale, float *offset);
+void gs_llm_tensor_init(const gs_llm_shape *s, uint32_t tensor, float *scale, float *offset);
 
 /* Round-to-nearest-even float -> bfloat16 bits, and back. */
-static inline LLM_HD uint16_t llm_bf16_from_float(float f) {
+static inline GS_LLM_HD uint16_t gs_llm_bf16_from_float(float f) {
   uint32_t u;
   memcpy(&u, &f, sizeof u);
   if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu)) return 0x7fc0;
@@ -83,7 +83,7 @@ static inline LLM_HD uint16_t llm_bf16_from_float(float f) {
   return (uint16_t)(u >> 16);
 }
 
-static inline LLM_HD float llm_float_from_bf16(uint16_t b) {
+static inline GS_LLM_HD float gs_llm_float_from_bf16(uint16_t b) {
   uint32_t u = (uint32_t)b << 16;
   float f;
   memcpy(&f, &u, sizeof f);
@@ -91,12 +91,12 @@ static inline LLM_HD float llm_float_from_bf16(uint16_t b) {
 }
 
 /* Rounds a float to the nearest bfloat16 value (kept as float). */
-static inline LLM_HD float llm_round_bf16(float f) { return llm_float_from_bf16(llm_bf16_from_float(f)); }
+static inline GS_LLM_HD float gs_llm_round_bf16(float f) { return gs_llm_float_from_bf16(gs_llm_bf16_from_float(f)); }
 
 /* Element `index` of tensor `tensor` as bfloat16 bits: a counter-based
  * hash (splitmix64 finalizer) of (seed, tensor, index) mapped to [-1, 1),
  * scaled and rounded. */
-static inline LLM_HD uint16_t llm_weight_value(uint64_t seed, uint32_t tensor, uint64_t index,
+static inline GS_LLM_HD uint16_t gs_llm_weight_value(uint64_t seed, uint32_t tensor, uint64_t index,
                                                float scale, float offset) {
   uint64_t z = index + ((uint64_t)tensor + 1u) * 0xD1B54A32D192ED03ull +
                seed * 0x9E3779B97F4A7C15ull;
@@ -104,7 +104,7 @@ static inline LLM_HD uint16_t llm_weight_value(uint64_t seed, uint32_t tensor, u
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   z ^= z >> 31;
   float u = (float)(z >> 40) * (1.0f / 8388608.0f) - 1.0f; /* 24 bits -> [-1, 1) */
-  return llm_bf16_from_float(offset + scale * u);
+  return gs_llm_bf16_from_float(offset + scale * u);
 }
 
 #endif

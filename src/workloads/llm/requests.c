@@ -7,9 +7,9 @@
 #include "core/rng.h"
 
 /* Streams of gs_rng: 2 id for lengths, 2 id + 1 for prompts, one for gaps. */
-#define LLM_GAP_STREAM UINT64_C(0xA77A1)
+#define GS_LLM_GAP_STREAM UINT64_C(0xA77A1)
 
-gs_status llm_stream_make(const llm_stream_spec *spec, llm_sample **out) {
+gs_status gs_llm_stream_make(const gs_llm_stream_spec *spec, gs_llm_sample **out) {
   *out = NULL;
   if (spec->count == 0 || spec->count > UINT32_MAX || spec->input_min < 1 ||
       spec->input_min > spec->input_max || spec->output_min < 1 ||
@@ -17,10 +17,10 @@ gs_status llm_stream_make(const llm_stream_spec *spec, llm_sample **out) {
     return gs_error(GS_ERR_INTERNAL, "bad llm stream: %llu samples, input %u-%u, output %u-%u",
                     (unsigned long long)spec->count, spec->input_min, spec->input_max,
                     spec->output_min, spec->output_max);
-  llm_sample *s = calloc(spec->count, sizeof *s);
+  gs_llm_sample *s = calloc(spec->count, sizeof *s);
   if (!s) return gs_error(GS_ERR_NOMEM, "cannot allocate %llu samples", (unsigned long long)spec->count);
   gs_rng gaps;
-  gs_rng_seed(&gaps, spec->seed, LLM_GAP_STREAM);
+  gs_rng_seed(&gaps, spec->seed, GS_LLM_GAP_STREAM);
   double t = 0.0;
   for (uint64_t i = 0; i < spec->count; i++) {
     gs_rng r;
@@ -39,29 +39,29 @@ gs_status llm_stream_make(const llm_stream_spec *spec, llm_sample **out) {
   return GS_OK;
 }
 
-void llm_prompt_tokens(uint64_t seed, uint32_t id, uint32_t len, uint64_t vocab, int32_t *out) {
+void gs_llm_prompt_tokens(uint64_t seed, uint32_t id, uint32_t len, uint64_t vocab, int32_t *out) {
   gs_rng r;
   gs_rng_seed(&r, seed, 2 * (uint64_t)id + 1);
   for (uint32_t i = 0; i < len; i++) out[i] = (int32_t)gs_rng_below(&r, vocab);
 }
 
-void llm_dispatch_static(uint64_t count, int world, int rank, uint64_t *begin, uint64_t *n) {
+void gs_llm_dispatch_static(uint64_t count, int world, int rank, uint64_t *begin, uint64_t *n) {
   uint64_t w = (uint64_t)world, k = (uint64_t)rank;
   uint64_t base = count / w, extra = count % w;
   *begin = k * base + (k < extra ? k : extra);
   *n = base + (k < extra ? 1 : 0);
 }
 
-int llm_queue_init(llm_queue *q, const llm_sample *samples, uint64_t begin, uint64_t end) {
+int gs_llm_queue_init(gs_llm_queue *q, const gs_llm_sample *samples, uint64_t begin, uint64_t end) {
   q->samples = samples;
   q->next = begin;
   q->end = end;
   return pthread_mutex_init(&q->mutex, NULL);
 }
 
-void llm_queue_destroy(llm_queue *q) { pthread_mutex_destroy(&q->mutex); }
+void gs_llm_queue_destroy(gs_llm_queue *q) { pthread_mutex_destroy(&q->mutex); }
 
-size_t llm_queue_take(llm_queue *q, double now, size_t max, uint32_t *ids, double *next_arrival) {
+size_t gs_llm_queue_take(gs_llm_queue *q, double now, size_t max, uint32_t *ids, double *next_arrival) {
   size_t n = 0;
   pthread_mutex_lock(&q->mutex);
   while (n < max && q->next < q->end && q->samples[q->next].arrival <= now)

@@ -17,7 +17,7 @@ typedef struct {
   uint32_t input_tokens;
   uint32_t output_tokens;    /* tokens to generate, >= 1 */
   double arrival;            /* seconds after the scenario starts */
-} llm_sample;
+} gs_llm_sample;
 
 typedef struct {
   uint64_t count;
@@ -25,34 +25,34 @@ typedef struct {
   uint32_t output_min, output_max;
   double rate;               /* samples per second (Poisson); 0 = all arrive at 0 */
   uint64_t seed;
-} llm_stream_spec;
+} gs_llm_stream_spec;
 
 /* The samples of a stream in id order (= arrival order); *out is allocated
  * (free()). Lengths and gaps depend only on (seed, id). */
-gs_status llm_stream_make(const llm_stream_spec *spec, llm_sample **out);
+gs_status gs_llm_stream_make(const gs_llm_stream_spec *spec, gs_llm_sample **out);
 
 /* The prompt of sample `id`: len tokens uniform in [0, vocab). */
-void llm_prompt_tokens(uint64_t seed, uint32_t id, uint32_t len, uint64_t vocab, int32_t *out);
+void gs_llm_prompt_tokens(uint64_t seed, uint32_t id, uint32_t len, uint64_t vocab, int32_t *out);
 
 /* Even split of `count` samples over `world` ranks: rank r gets the
  * contiguous block [*begin, *begin + *n), sizes differing by at most one. */
-void llm_dispatch_static(uint64_t count, int world, int rank, uint64_t *begin, uint64_t *n);
+void gs_llm_dispatch_static(uint64_t count, int world, int rank, uint64_t *begin, uint64_t *n);
 
 /* Samples [begin, end) of a stream handed out in arrival order. A queue
  * shared by several replicas is used under its mutex. */
 typedef struct {
   pthread_mutex_t mutex;
-  const llm_sample *samples;
+  const gs_llm_sample *samples;
   uint64_t next, end;
-} llm_queue;
+} gs_llm_queue;
 
-int llm_queue_init(llm_queue *q, const llm_sample *samples, uint64_t begin, uint64_t end);
-void llm_queue_destroy(llm_queue *q);
+int gs_llm_queue_init(gs_llm_queue *q, const gs_llm_sample *samples, uint64_t begin, uint64_t end);
+void gs_llm_queue_destroy(gs_llm_queue *q);
 
 /* Takes up to `max` samples that have arrived by `now` (seconds after the
  * start) into ids[] and returns how many. When none has arrived, returns 0
  * and sets *next_arrival to the earliest pending arrival, or to a negative
  * value when the queue is empty. */
-size_t llm_queue_take(llm_queue *q, double now, size_t max, uint32_t *ids, double *next_arrival);
+size_t gs_llm_queue_take(gs_llm_queue *q, double now, size_t max, uint32_t *ids, double *next_arrival);
 
 #endif

@@ -14,45 +14,45 @@
 #include "core/check.h"
 #include "core/timer.h"
 
-const char *const llm_scenario_names[] = {"offline", "server", "single-stream", NULL};
-const char *const llm_dispatch_names[] = {"static", "dynamic", NULL};
+const char *const gs_llm_scenario_names[] = {"offline", "server", "single-stream", NULL};
+const char *const gs_llm_dispatch_names[] = {"static", "dynamic", NULL};
 
 /* Warm-up prompts use their own token stream, apart from the samples'. */
-#define LLM_WARMUP_SEED_MIX UINT64_C(0x5741524D5550)
+#define GS_LLM_WARMUP_SEED_MIX UINT64_C(0x5741524D5550)
 
-const char *llm_request_status_name(llm_request_status s) {
+const char *gs_llm_request_status_name(gs_llm_request_status s) {
   switch (s) {
-    case LLM_REQ_OK: return "ok";
-    case LLM_REQ_TIMED_OUT: return "timed_out";
-    case LLM_REQ_FAILED: break;
+    case GS_LLM_REQ_OK: return "ok";
+    case GS_LLM_REQ_TIMED_OUT: return "timed_out";
+    case GS_LLM_REQ_FAILED: break;
   }
   return "failed";
 }
 
 typedef struct {
-  const llm_scenario_config *config;
+  const gs_llm_scenario_config *config;
   const gs_run_config *run;
-  const llm_sample *samples;
-  llm_queue shared_queue;
-  llm_queue rank_queue[GS_MAX_RANKS];
+  const gs_llm_sample *samples;
+  gs_llm_queue shared_queue;
+  gs_llm_queue rank_queue[GS_MAX_RANKS];
   int alive;                  /* replicas still pulling (dynamic), under shared_queue.mutex */
   gs_barrier barrier;
   double t0;                  /* scenario start, monotonic seconds; set by rank 0 */
   double end[GS_MAX_RANKS];   /* when each replica stopped, since t0 */
-  llm_run_result *out;
+  gs_llm_run_result *out;
 } scenario_shared;
 
 typedef struct {
   scenario_shared *sh;
   int rank;
-  llm_engine *engine;
-  llm_replica_result *result;
+  gs_llm_engine *engine;
+  gs_llm_replica_result *result;
   size_t capacity;
   int32_t *prompt_storage;    /* max_batch x max_input */
   const int32_t **prompts;
   uint32_t *lengths;
   int32_t *tokens;
-  llm_request_record *batch;  /* max_batch records being processed */
+  gs_llm_request_record *batch;  /* max_batch records being processed */
   uint32_t *ids;
   int cold_pending;           /* the next batch is the cold one (no warmup) */
   int warming;                /* in warm-up: the clock has not started, nothing times out */
@@ -66,44 +66,44 @@ static void sleep_seconds(double s) {
   nanosleep(&ts, NULL);
 }
 
-static gs_status append_record(replica *r, const llm_request_record *rec) {
-  llm_replica_result *res = r->result;
+static gs_status append_record(replica *r, const gs_llm_request_record *rec) {
+  gs_llm_replica_result *res = r->result;
   if (res->n_requests == r->capacity) {
     size_t grown = r->capacity ? 2 * r->capacity : 64;
-    llm_request_record *p = realloc(res->requests, grown * sizeof *p);
+    gs_llm_request_record *p = realloc(res->requests, grown * sizeof *p);
     if (!p) return gs_error(GS_ERR_NOMEM, "cannot grow the request records to %zu", grown);
     res->requests = p;
     r->capacity = grown;
   }
   res->requests[res->n_requests++] = *rec;
-  if (rec->status == LLM_REQ_OK) res->generated_tokens += rec->output_tokens;
+  if (rec->status == GS_LLM_REQ_OK) res->generated_tokens += rec->output_tokens;
   return GS_OK;
 }
 
-static void finish_record(llm_request_record *rec) {
+static void finish_record(gs_llm_request_record *rec) {
   rec->ttft = isnan(rec->first_token) ? NAN : rec->first_token - rec->arrival;
-  rec->latency = rec->status == LLM_REQ_OK ? rec->finish - rec->arrival : NAN;
-  rec->tpot = rec->status == LLM_REQ_OK && rec->output_tokens > 1
+  rec->latency = rec->status == GS_LLM_REQ_OK ? rec->finish - rec->arrival : NAN;
+  rec->tpot = rec->status == GS_LLM_REQ_OK && rec->output_tokens > 1
                   ? (rec->finish - rec->first_token) / (double)(rec->output_tokens - 1)
                   : NAN;
 }
 
-static llm_request_record new_record(const llm_sample *s, int rank, double arrival) {
-  llm_request_record rec = {.id = s->id, .input_tokens = s->input_tokens, .output_tokens = 0,
+static gs_llm_request_record new_record(const gs_llm_sample *s, int rank, double arrival) {
+  gs_llm_request_record rec = {.id = s->id, .input_tokens = s->input_tokens, .output_tokens = 0,
                             .rank = rank, .arrival = arrival, .start = NAN,
-                            .first_token = NAN, .finish = NAN, .status = LLM_REQ_FAILED};
+                            .first_token = NAN, .finish = NAN, .status = GS_LLM_REQ_FAILED};
   return rec;
 }
 
 /* Longest target first. While a batch runs, `latency` holds the sample's
  * target output length (finish_record replaces it). */
 static int by_output_desc(const void *a, const void *b) {
-  const llm_request_record *x = a, *y = b;
+  const gs_llm_request_record *x = a, *y = b;
   if (x->latency != y->latency) return x->latency > y->latency ? -1 : 1;
   return x->id < y->id ? -1 : (x->id > y->id);
 }
 
-static int timed_out(const replica *r, const llm_request_record *rec, double t) {
+static int timed_out(const replica *r, const gs_llm_request_record *rec, double t) {
   return !r->warming && r->sh->config->timeout > 0.0 && t - rec->arrival > r->sh->config->timeout;
 }
 
@@ -111,24 +111,24 @@ static int timed_out(const replica *r, const llm_request_record *rec, double t) 
  * `latency`, see by_output_desc); fills their times and statuses. */
 static gs_status generate(replica *r, size_t n, uint64_t prompt_seed) {
   scenario_shared *sh = r->sh;
-  llm_request_record *b = r->batch;
+  gs_llm_request_record *b = r->batch;
   size_t max_input = sh->config->engine.max_input;
   qsort(b, n, sizeof *b, by_output_desc);
   for (size_t i = 0; i < n; i++) {
     int32_t *p = r->prompt_storage + i * max_input;
-    llm_prompt_tokens(prompt_seed, b[i].id, b[i].input_tokens, sh->config->engine.shape.vocab, p);
+    gs_llm_prompt_tokens(prompt_seed, b[i].id, b[i].input_tokens, sh->config->engine.shape.vocab, p);
     r->prompts[i] = p;
     r->lengths[i] = b[i].input_tokens;
     b[i].start = now_since(sh);
   }
-  GS_TRY(llm_engine_prefill(r->engine, n, r->prompts, r->lengths, r->tokens));
+  GS_TRY(gs_llm_engine_prefill(r->engine, n, r->prompts, r->lengths, r->tokens));
   r->result->forward_passes++;
   double t = now_since(sh);
   size_t running = 0;
   for (size_t i = 0; i < n; i++) {
     b[i].first_token = t;
     b[i].output_tokens = 1;
-    b[i].status = LLM_REQ_OK; /* provisional while running */
+    b[i].status = GS_LLM_REQ_OK; /* provisional while running */
   }
   for (;;) {
     // Rows [0, active) are decoded: the last still-running sequence and
@@ -136,41 +136,41 @@ static gs_status generate(replica *r, size_t n, uint64_t prompt_seed) {
     size_t active = 0;
     running = 0;
     for (size_t i = 0; i < n; i++) {
-      if (b[i].status != LLM_REQ_OK || !isnan(b[i].finish)) continue;
+      if (b[i].status != GS_LLM_REQ_OK || !isnan(b[i].finish)) continue;
       if ((double)b[i].output_tokens >= b[i].latency) {
         b[i].finish = t;
       } else if (timed_out(r, &b[i], t)) {
-        b[i].status = LLM_REQ_TIMED_OUT;
+        b[i].status = GS_LLM_REQ_TIMED_OUT;
       } else {
         active = i + 1;
         running++;
       }
     }
     if (running == 0) break;
-    GS_TRY(llm_engine_decode(r->engine, active, r->tokens));
+    GS_TRY(gs_llm_engine_decode(r->engine, active, r->tokens));
     r->result->forward_passes++;
     t = now_since(sh);
     for (size_t i = 0; i < active; i++)
-      if (b[i].status == LLM_REQ_OK && isnan(b[i].finish)) b[i].output_tokens++;
+      if (b[i].status == GS_LLM_REQ_OK && isnan(b[i].finish)) b[i].output_tokens++;
   }
   for (size_t i = 0; i < n; i++)
-    if (b[i].status == LLM_REQ_OK && timed_out(r, &b[i], b[i].finish)) b[i].status = LLM_REQ_TIMED_OUT;
+    if (b[i].status == GS_LLM_REQ_OK && timed_out(r, &b[i], b[i].finish)) b[i].status = GS_LLM_REQ_TIMED_OUT;
   return GS_OK;
 }
 
 /* Runs the samples ids[0..n) as one batch and records them. */
 static gs_status run_batch(replica *r, const uint32_t *ids, size_t n, double issued) {
   scenario_shared *sh = r->sh;
-  int single = sh->config->scenario == LLM_SINGLE_STREAM;
+  int single = sh->config->scenario == GS_LLM_SINGLE_STREAM;
   size_t kept = 0;
   double t = now_since(sh);
   for (size_t i = 0; i < n; i++) {
-    const llm_sample *s = &sh->samples[ids[i]];
-    llm_request_record rec = new_record(s, r->rank, single ? issued : s->arrival);
+    const gs_llm_sample *s = &sh->samples[ids[i]];
+    gs_llm_request_record rec = new_record(s, r->rank, single ? issued : s->arrival);
     rec.cold = r->cold_pending;
     if (timed_out(r, &rec, t)) {
       // Waited in the queue past its timeout: never started.
-      rec.status = LLM_REQ_TIMED_OUT;
+      rec.status = GS_LLM_REQ_TIMED_OUT;
       finish_record(&rec);
       GS_TRY(append_record(r, &rec));
       continue;
@@ -182,9 +182,9 @@ static gs_status run_batch(replica *r, const uint32_t *ids, size_t n, double iss
   if (kept == 0) return GS_OK;
   gs_status status = generate(r, kept, sh->config->stream.seed);
   for (size_t i = 0; i < kept; i++) {
-    llm_request_record *rec = &r->batch[i];
-    if (status != GS_OK && (rec->status != LLM_REQ_OK || isnan(rec->finish))) {
-      rec->status = LLM_REQ_FAILED;
+    gs_llm_request_record *rec = &r->batch[i];
+    if (status != GS_OK && (rec->status != GS_LLM_REQ_OK || isnan(rec->finish))) {
+      rec->status = GS_LLM_REQ_FAILED;
     }
     finish_record(rec);
     gs_status appended = append_record(r, rec);
@@ -195,19 +195,19 @@ static gs_status run_batch(replica *r, const uint32_t *ids, size_t n, double iss
 
 static gs_status warm_up(replica *r) {
   scenario_shared *sh = r->sh;
-  const llm_scenario_config *c = sh->config;
+  const gs_llm_scenario_config *c = sh->config;
   r->result->cold_seconds = -1.0;
   for (uint64_t w = 0; w < c->warmup; w++) {
     size_t n = c->engine.max_batch;
     for (size_t i = 0; i < n; i++) {
-      llm_request_record rec = {.id = (uint32_t)(w * n + i), .input_tokens = c->stream.input_max,
+      gs_llm_request_record rec = {.id = (uint32_t)(w * n + i), .input_tokens = c->stream.input_max,
                                 .latency = (double)c->stream.output_max, .arrival = 0.0,
                                 .first_token = NAN, .finish = NAN, .start = NAN};
       r->batch[i] = rec;
     }
     double t0 = gs_time_seconds();
     r->warming = 1;
-    gs_status status = generate(r, n, c->stream.seed ^ LLM_WARMUP_SEED_MIX);
+    gs_status status = generate(r, n, c->stream.seed ^ GS_LLM_WARMUP_SEED_MIX);
     r->warming = 0;
     GS_TRY(status);
     if (w == 0) r->result->cold_seconds = gs_time_seconds() - t0;
@@ -218,7 +218,7 @@ static gs_status warm_up(replica *r) {
 
 static gs_status replica_setup(replica *r) {
   scenario_shared *sh = r->sh;
-  const llm_scenario_config *c = sh->config;
+  const gs_llm_scenario_config *c = sh->config;
   size_t b = c->engine.max_batch;
   r->prompt_storage = calloc(b * c->engine.max_input, sizeof *r->prompt_storage);
   r->prompts = calloc(b, sizeof *r->prompts);
@@ -230,21 +230,21 @@ static gs_status replica_setup(replica *r) {
     return gs_error(GS_ERR_NOMEM, "cannot allocate the replica's batch buffers");
   int device = sh->run->backend == GS_BACKEND_CUDA ? sh->run->devices[r->rank] : -1;
   if (device >= 0) GS_CHECK_CUDA(cudaSetDevice(device));
-  return llm_engine_create(&c->engine, sh->run->backend, device, &r->engine);
+  return gs_llm_engine_create(&c->engine, sh->run->backend, device, &r->engine);
 }
 
 /* Pulls and runs batches until the rank's queue is empty. */
 static gs_status serve(replica *r) {
   scenario_shared *sh = r->sh;
-  const llm_scenario_config *c = sh->config;
-  llm_queue *q = c->dispatch == LLM_DISPATCH_DYNAMIC ? &sh->shared_queue : &sh->rank_queue[r->rank];
-  int single = c->scenario == LLM_SINGLE_STREAM;
+  const gs_llm_scenario_config *c = sh->config;
+  gs_llm_queue *q = c->dispatch == GS_LLM_DISPATCH_DYNAMIC ? &sh->shared_queue : &sh->rank_queue[r->rank];
+  int single = c->scenario == GS_LLM_SINGLE_STREAM;
   size_t max = c->engine.max_batch;
   double first = NAN;
   for (;;) {
     double now = now_since(sh), next = 0.0;
     // Single-stream issues the next sample the moment the previous is done.
-    size_t n = llm_queue_take(q, single ? INFINITY : now, max, r->ids, &next);
+    size_t n = gs_llm_queue_take(q, single ? INFINITY : now, max, r->ids, &next);
     if (n == 0) {
       if (next < 0.0) break;
       sleep_seconds(next - now);
@@ -262,8 +262,8 @@ static gs_status serve(replica *r) {
  * the last one pulling. */
 static void fail_leftovers(replica *r) {
   scenario_shared *sh = r->sh;
-  llm_queue *q = &sh->rank_queue[r->rank];
-  if (sh->config->dispatch == LLM_DISPATCH_DYNAMIC) {
+  gs_llm_queue *q = &sh->rank_queue[r->rank];
+  if (sh->config->dispatch == GS_LLM_DISPATCH_DYNAMIC) {
     pthread_mutex_lock(&sh->shared_queue.mutex);
     int last = --sh->alive == 0;
     pthread_mutex_unlock(&sh->shared_queue.mutex);
@@ -272,8 +272,8 @@ static void fail_leftovers(replica *r) {
   }
   double next = 0.0;
   uint32_t id;
-  while (llm_queue_take(q, INFINITY, 1, &id, &next) == 1) {
-    llm_request_record rec = new_record(&sh->samples[id], r->rank, sh->samples[id].arrival);
+  while (gs_llm_queue_take(q, INFINITY, 1, &id, &next) == 1) {
+    gs_llm_request_record rec = new_record(&sh->samples[id], r->rank, sh->samples[id].arrival);
     finish_record(&rec);
     if (append_record(r, &rec) != GS_OK) break;
   }
@@ -301,7 +301,7 @@ static void *replica_main(void *arg) {
     fail_leftovers(r);
   }
   r->result->status = status;
-  llm_engine_destroy(r->engine);
+  gs_llm_engine_destroy(r->engine);
   r->engine = NULL;
   gs_set_thread_rank(-1);
   return NULL;
@@ -316,8 +316,8 @@ static void replica_free(replica *r) {
   free(r->ids);
 }
 
-gs_status llm_scenario_run(const llm_scenario_config *config, const gs_run_config *run,
-                           llm_run_result *out) {
+gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run_config *run,
+                           gs_llm_run_result *out) {
   memset(out, 0, sizeof *out);
   int world = run->world_size;
   out->world_size = world;
@@ -325,26 +325,26 @@ gs_status llm_scenario_run(const llm_scenario_config *config, const gs_run_confi
   scenario_shared *sh = calloc(1, sizeof *sh);
   replica *reps = calloc((size_t)world, sizeof *reps);
   pthread_t *threads = calloc((size_t)world, sizeof *threads);
-  llm_sample *samples = NULL;
+  gs_llm_sample *samples = NULL;
   gs_status status = GS_OK;
   if (!out->replicas || !sh || !reps || !threads) {
     status = gs_error(GS_ERR_NOMEM, "cannot allocate the scenario's replica state");
     goto done;
   }
-  llm_stream_spec spec = config->stream;
-  if (config->scenario != LLM_SERVER) spec.rate = 0.0;
-  status = llm_stream_make(&spec, &samples);
+  gs_llm_stream_spec spec = config->stream;
+  if (config->scenario != GS_LLM_SERVER) spec.rate = 0.0;
+  status = gs_llm_stream_make(&spec, &samples);
   if (status != GS_OK) goto done;
   sh->config = config;
   sh->run = run;
   sh->samples = samples;
   sh->out = out;
   sh->alive = world;
-  int queues_ready = llm_queue_init(&sh->shared_queue, samples, 0, spec.count) == 0;
+  int queues_ready = gs_llm_queue_init(&sh->shared_queue, samples, 0, spec.count) == 0;
   for (int k = 0; k < world && queues_ready; k++) {
     uint64_t begin, n;
-    llm_dispatch_static(spec.count, world, k, &begin, &n);
-    queues_ready = llm_queue_init(&sh->rank_queue[k], samples, begin, begin + n) == 0;
+    gs_llm_dispatch_static(spec.count, world, k, &begin, &n);
+    queues_ready = gs_llm_queue_init(&sh->rank_queue[k], samples, begin, begin + n) == 0;
   }
   if (!queues_ready || gs_barrier_init(&sh->barrier, world) != 0) {
     // Process-wide limits only (mutexes, condition variables); nothing ran.
@@ -376,10 +376,10 @@ gs_status llm_scenario_run(const llm_scenario_config *config, const gs_run_confi
   for (int k = 0; k < started && status == GS_OK; k++)
     if (out->replicas[k].status != GS_OK) status = out->replicas[k].status;
   for (int k = 0; k < world; k++) {
-    llm_queue_destroy(&sh->rank_queue[k]);
+    gs_llm_queue_destroy(&sh->rank_queue[k]);
     replica_free(&reps[k]);
   }
-  llm_queue_destroy(&sh->shared_queue);
+  gs_llm_queue_destroy(&sh->shared_queue);
   gs_barrier_destroy(&sh->barrier);
 done:
   free(samples);
@@ -389,7 +389,7 @@ done:
   return status;
 }
 
-void llm_run_result_free(llm_run_result *r) {
+void gs_llm_run_result_free(gs_llm_run_result *r) {
   if (!r->replicas) return;
   for (int k = 0; k < r->world_size; k++) free(r->replicas[k].requests);
   free(r->replicas);

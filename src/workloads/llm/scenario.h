@@ -21,22 +21,22 @@
 #include "workloads/llm/engine.h"
 #include "workloads/llm/requests.h"
 
-typedef enum { LLM_OFFLINE = 0, LLM_SERVER, LLM_SINGLE_STREAM } llm_scenario_kind;
-typedef enum { LLM_DISPATCH_STATIC = 0, LLM_DISPATCH_DYNAMIC } llm_dispatch;
-typedef enum { LLM_REQ_OK = 0, LLM_REQ_TIMED_OUT, LLM_REQ_FAILED } llm_request_status;
+typedef enum { GS_LLM_OFFLINE = 0, GS_LLM_SERVER, GS_LLM_SINGLE_STREAM } gs_llm_scenario_kind;
+typedef enum { GS_LLM_DISPATCH_STATIC = 0, GS_LLM_DISPATCH_DYNAMIC } gs_llm_dispatch;
+typedef enum { GS_LLM_REQ_OK = 0, GS_LLM_REQ_TIMED_OUT, GS_LLM_REQ_FAILED } gs_llm_request_status;
 
-extern const char *const llm_scenario_names[]; /* offline, server, single-stream */
-extern const char *const llm_dispatch_names[]; /* static, dynamic */
-const char *llm_request_status_name(llm_request_status s);
+extern const char *const gs_llm_scenario_names[]; /* offline, server, single-stream */
+extern const char *const gs_llm_dispatch_names[]; /* static, dynamic */
+const char *gs_llm_request_status_name(gs_llm_request_status s);
 
 typedef struct {
-  llm_engine_config engine;   /* max_batch = batch (1 for single-stream) */
-  llm_scenario_kind scenario;
-  llm_dispatch dispatch;
-  llm_stream_spec stream;     /* rate is used by the server scenario only */
+  gs_llm_engine_config engine;   /* max_batch = batch (1 for single-stream) */
+  gs_llm_scenario_kind scenario;
+  gs_llm_dispatch dispatch;
+  gs_llm_stream_spec stream;     /* rate is used by the server scenario only */
   double timeout;             /* seconds per sample from arrival; 0 = none */
   uint64_t warmup;            /* untimed batches per replica before the clock */
-} llm_scenario_config;
+} gs_llm_scenario_config;
 
 /* What happened to one sample. Times are seconds; NaN = not reached. */
 typedef struct {
@@ -46,9 +46,9 @@ typedef struct {
   int rank;
   double arrival, start, first_token, finish; /* since the scenario start */
   double ttft, tpot, latency;
-  llm_request_status status;
+  gs_llm_request_status status;
   int cold;                   /* processed in the replica's cold batch */
-} llm_request_record;
+} gs_llm_request_record;
 
 /* One replica's part of one scenario run. */
 typedef struct {
@@ -58,24 +58,24 @@ typedef struct {
   char error[1024];
   double cold_seconds;        /* first warmup batch end to end; < 0 = none */
   size_t n_requests;
-  llm_request_record *requests; /* in completion order; owned */
+  gs_llm_request_record *requests; /* in completion order; owned */
   uint64_t forward_passes;    /* prefills + decode steps */
   uint64_t generated_tokens;  /* by ok samples */
   double busy_seconds;        /* first batch start to last batch end */
-} llm_replica_result;
+} gs_llm_replica_result;
 
 typedef struct {
   double seconds;             /* scenario start to the last sample's end */
   int world_size;
-  llm_replica_result *replicas; /* world_size; owned */
-} llm_run_result;
+  gs_llm_replica_result *replicas; /* world_size; owned */
+} gs_llm_run_result;
 
 /* Runs one scenario over the ranks of `run` (backend, world_size, devices).
  * Fills *out even when replicas fail (their samples are "failed"). Returns
  * GS_OK or the first replica error. */
-gs_status llm_scenario_run(const llm_scenario_config *config, const gs_run_config *run,
-                           llm_run_result *out);
+gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run_config *run,
+                           gs_llm_run_result *out);
 
-void llm_run_result_free(llm_run_result *r);
+void gs_llm_run_result_free(gs_llm_run_result *r);
 
 #endif
