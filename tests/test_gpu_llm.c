@@ -30,8 +30,14 @@ static void test_tiny_matches_cpu(void **state) {
 
 static void test_odd_shape_matches_cpu(void **state) {
   (void)state;
-  gs_llm_shape s = {.hidden = 128, .layers = 3, .heads = 2, .kv_heads = 1, .ffn = 264,
-                 .vocab = 1000, .rope_theta = 500000.0, .norm_eps = 1e-5};
+  gs_llm_shape s = {.hidden = 128,
+                    .layers = 3,
+                    .heads = 2,
+                    .kv_heads = 1,
+                    .ffn = 264,
+                    .vocab = 1000,
+                    .rope_theta = 500000.0,
+                    .norm_eps = 1e-5};
   expect_verified(&s);
 }
 

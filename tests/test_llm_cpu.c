@@ -48,7 +48,8 @@ static void test_parameter_counts(void **state) {
   assert_int_equal(gs_llm_parameter_count(&gs_llm_presets[0].shape), UINT64_C(8030261248));
   assert_int_equal(gs_llm_parameter_count(&gs_llm_presets[1].shape), UINT64_C(1498482688));
   const gs_llm_shape *s = &gs_llm_presets[0].shape;
-  assert_int_equal(gs_llm_decode_weight_bytes(s), 2 * (UINT64_C(8030261248) - s->vocab * s->hidden));
+  assert_int_equal(gs_llm_decode_weight_bytes(s),
+                   2 * (UINT64_C(8030261248) - s->vocab * s->hidden));
 }
 
 static void test_rmsnorm(void **state) {
@@ -100,8 +101,8 @@ static void test_swiglu_argmax(void **state) {
 }
 
 static gs_llm_engine_config tiny_config(void) {
-  gs_llm_engine_config c = {.shape = gs_llm_presets[2].shape, .seed = 11, .max_batch = 2,
-                         .max_seq = 16, .max_input = 8};
+  gs_llm_engine_config c = {
+      .shape = gs_llm_presets[2].shape, .seed = 11, .max_batch = 2, .max_seq = 16, .max_input = 8};
   return c;
 }
 
@@ -166,20 +167,27 @@ static void test_engine_deterministic(void **state) {
     assert_int_equal(gs_llm_engine_prefill(e, 2, prompts, lengths, run[r][0]), GS_OK);
     assert_int_equal(gs_llm_engine_decode(e, 2, run[r][1]), GS_OK);
     assert_int_equal(gs_llm_engine_decode(e, 1, run[r][1] + 2), GS_OK);
-    assert_int_equal(gs_llm_engine_decode(e, 3, run[r][1]), GS_ERR_INTERNAL); /* more than prefilled */
+    assert_int_equal(gs_llm_engine_decode(e, 3, run[r][1]),
+                     GS_ERR_INTERNAL); /* more than prefilled */
     gs_llm_engine_destroy(e);
   }
   assert_memory_equal(run[0], run[1], sizeof run[0]);
-  for (int i = 0; i < 2; i++) assert_true(run[0][0][i] >= 0 && (uint64_t)run[0][0][i] < c.shape.vocab);
+  for (int i = 0; i < 2; i++)
+    assert_true(run[0][0][i] >= 0 && (uint64_t)run[0][0][i] < c.shape.vocab);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_bf16_rounding),       cmocka_unit_test(test_weights_deterministic),
-      cmocka_unit_test(test_parameter_counts),    cmocka_unit_test(test_rmsnorm),
-      cmocka_unit_test(test_rope),                cmocka_unit_test(test_attention),
-      cmocka_unit_test(test_swiglu_argmax),       cmocka_unit_test(test_cache_matches_full_prompt),
-      cmocka_unit_test(test_batch_rows_independent), cmocka_unit_test(test_engine_deterministic),
+      cmocka_unit_test(test_bf16_rounding),
+      cmocka_unit_test(test_weights_deterministic),
+      cmocka_unit_test(test_parameter_counts),
+      cmocka_unit_test(test_rmsnorm),
+      cmocka_unit_test(test_rope),
+      cmocka_unit_test(test_attention),
+      cmocka_unit_test(test_swiglu_argmax),
+      cmocka_unit_test(test_cache_matches_full_prompt),
+      cmocka_unit_test(test_batch_rows_independent),
+      cmocka_unit_test(test_engine_deterministic),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,8 +14,12 @@
 
 static void test_lengths_in_range_and_seeded(void **state) {
   (void)state;
-  gs_llm_stream_spec spec = {.count = 4000, .input_min = 59, .input_max = 71, .output_min = 27,
-                          .output_max = 32, .seed = 5};
+  gs_llm_stream_spec spec = {.count = 4000,
+                             .input_min = 59,
+                             .input_max = 71,
+                             .output_min = 27,
+                             .output_max = 32,
+                             .seed = 5};
   gs_llm_sample *a = NULL, *b = NULL;
   assert_int_equal(gs_llm_stream_make(&spec, &a), GS_OK);
   assert_int_equal(gs_llm_stream_make(&spec, &b), GS_OK);
@@ -44,8 +48,13 @@ static void test_lengths_in_range_and_seeded(void **state) {
  * deviation equal to the mean. With 20000 gaps both are within 3%. */
 static void test_poisson_arrivals(void **state) {
   (void)state;
-  gs_llm_stream_spec spec = {.count = 20000, .input_min = 1, .input_max = 1, .output_min = 1,
-                          .output_max = 1, .rate = 10.0, .seed = 9};
+  gs_llm_stream_spec spec = {.count = 20000,
+                             .input_min = 1,
+                             .input_max = 1,
+                             .output_min = 1,
+                             .output_max = 1,
+                             .rate = 10.0,
+                             .seed = 9};
   gs_llm_sample *s = NULL;
   assert_int_equal(gs_llm_stream_make(&spec, &s), GS_OK);
   double sum = 0.0, sq = 0.0, prev = 0.0;
@@ -118,8 +127,10 @@ static void test_prompts_seeded(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_lengths_in_range_and_seeded), cmocka_unit_test(test_poisson_arrivals),
-      cmocka_unit_test(test_static_split), cmocka_unit_test(test_queue_takes_arrived_samples),
+      cmocka_unit_test(test_lengths_in_range_and_seeded),
+      cmocka_unit_test(test_poisson_arrivals),
+      cmocka_unit_test(test_static_split),
+      cmocka_unit_test(test_queue_takes_arrived_samples),
       cmocka_unit_test(test_prompts_seeded),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

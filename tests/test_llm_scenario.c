@@ -17,11 +17,19 @@
 static gs_llm_scenario_config tiny(gs_llm_scenario_kind kind, uint64_t samples, uint32_t batch) {
   gs_llm_scenario_config c;
   memset(&c, 0, sizeof c);
-  c.engine = (gs_llm_engine_config){.shape = gs_llm_presets[2].shape, .seed = 3, .max_batch = batch,
-                                 .max_input = 12, .max_seq = 12 + 6};
+  c.engine = (gs_llm_engine_config){.shape = gs_llm_presets[2].shape,
+                                    .seed = 3,
+                                    .max_batch = batch,
+                                    .max_input = 12,
+                                    .max_seq = 12 + 6};
   c.scenario = kind;
-  c.stream = (gs_llm_stream_spec){.count = samples, .input_min = 4, .input_max = 12,
-                               .output_min = 2, .output_max = 6, .rate = 200.0, .seed = 3};
+  c.stream = (gs_llm_stream_spec){.count = samples,
+                                  .input_min = 4,
+                                  .input_max = 12,
+                                  .output_min = 2,
+                                  .output_max = 6,
+                                  .rate = 200.0,
+                                  .seed = 3};
   c.warmup = 1;
   return c;
 }
@@ -86,7 +94,8 @@ static void test_cold_batch_without_warmup(void **state) {
   gs_llm_run_result res;
   assert_int_equal(gs_llm_scenario_run(&c, &r, &res), GS_OK);
   size_t cold = 0;
-  for (size_t i = 0; i < res.replicas[0].n_requests; i++) cold += (size_t)res.replicas[0].requests[i].cold;
+  for (size_t i = 0; i < res.replicas[0].n_requests; i++)
+    cold += (size_t)res.replicas[0].requests[i].cold;
   assert_int_equal(cold, 4); /* the first batch */
   assert_true(res.replicas[0].cold_seconds < 0.0);
   gs_llm_run_result_free(&res);
@@ -131,7 +140,8 @@ static void test_server_and_single_stream(void **state) {
   // One at a time: each is issued after the previous finished.
   const gs_llm_replica_result *rep = &res.replicas[0];
   for (size_t i = 1; i < rep->n_requests; i++)
-    assert_true(rep->requests[i].arrival >= rep->requests[i - 1].arrival + rep->requests[i - 1].latency);
+    assert_true(rep->requests[i].arrival >=
+                rep->requests[i - 1].arrival + rep->requests[i - 1].latency);
   gs_llm_run_result_free(&res);
 }
 
@@ -155,7 +165,8 @@ static void test_timeouts_are_not_successes(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_offline_all_ok), cmocka_unit_test(test_cold_batch_without_warmup),
+      cmocka_unit_test(test_offline_all_ok),
+      cmocka_unit_test(test_cold_batch_without_warmup),
       cmocka_unit_test(test_static_and_dynamic_dispatch),
       cmocka_unit_test(test_server_and_single_stream),
       cmocka_unit_test(test_timeouts_are_not_successes),

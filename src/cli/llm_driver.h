@@ -12,16 +12,16 @@
 typedef struct {
   const gs_llm_options *opts;
   const gs_environment *env;
-  size_t capacity;             /* measurements */
-  gs_llm_run_result **runs;       /* per measurement: n_runs[i] scenario runs */
+  size_t capacity;          /* measurements */
+  gs_llm_run_result **runs; /* per measurement: n_runs[i] scenario runs */
   size_t *n_runs;
-  cJSON **annotated;           /* per measurement: the llm members as last written */
+  cJSON **annotated; /* per measurement: the llm members as last written */
   gs_sweep_driver hooks;
 } gs_llm_driver;
 
 /* Prepares a driver for up to `count` measurements; hooks filled. */
-gs_status gs_llm_driver_init(gs_llm_driver *d, const gs_llm_options *opts, const gs_environment *env,
-                          size_t count);
+gs_status gs_llm_driver_init(gs_llm_driver *d, const gs_llm_options *opts,
+                             const gs_environment *env, size_t count);
 void gs_llm_driver_free(gs_llm_driver *d);
 
 #endif

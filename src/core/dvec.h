@@ -8,7 +8,7 @@
 #include "core/status.h"
 
 typedef struct {
-  double *v;     /* owned; NULL while empty */
+  double *v; /* owned; NULL while empty */
   size_t n, cap;
 } gs_dvec;
 

@@ -19,16 +19,16 @@ struct gs_llm_engine {
   gs_llm_cpu_model *cpu;
   /* CPU backend state. */
   size_t active;
-  int32_t *last_token;     /* per slot */
-  uint32_t *length;        /* per slot: tokens in the cache */
-  uint32_t *rows;          /* scratch: slots, positions, output rows */
+  int32_t *last_token; /* per slot */
+  uint32_t *length;    /* per slot: tokens in the cache */
+  uint32_t *rows;      /* scratch: slots, positions, output rows */
   int32_t *row_tokens;
-  float *logits;           /* max_batch x vocab */
+  float *logits; /* max_batch x vocab */
   size_t logits_rows;
 };
 
 gs_status gs_llm_engine_create(const gs_llm_engine_config *config, gs_backend backend, int device,
-                            gs_llm_engine **out) {
+                               gs_llm_engine **out) {
   *out = NULL;
   gs_llm_engine *e = calloc(1, sizeof *e);
   if (!e) return gs_error(GS_ERR_NOMEM, "cannot allocate an llm replica");
@@ -46,7 +46,8 @@ gs_status gs_llm_engine_create(const gs_llm_engine_config *config, gs_backend ba
     e->rows = calloc(3 * rows, sizeof *e->rows);
     e->row_tokens = calloc(rows, sizeof *e->row_tokens);
     e->logits = calloc((size_t)config->max_batch * config->shape.vocab, sizeof *e->logits);
-    if (status == GS_OK && (!e->last_token || !e->length || !e->rows || !e->row_tokens || !e->logits))
+    if (status == GS_OK &&
+        (!e->last_token || !e->length || !e->rows || !e->row_tokens || !e->logits))
       status = gs_error(GS_ERR_NOMEM, "cannot allocate the CPU replica's buffers");
   }
   if (status != GS_OK) {
@@ -71,12 +72,13 @@ void gs_llm_engine_destroy(gs_llm_engine *e) {
 
 static void argmax_rows(gs_llm_engine *e, size_t n, int32_t *tokens) {
   for (size_t i = 0; i < n; i++)
-    tokens[i] = (int32_t)gs_llm_cpu_argmax(e->logits + i * e->config.shape.vocab, e->config.shape.vocab);
+    tokens[i] =
+        (int32_t)gs_llm_cpu_argmax(e->logits + i * e->config.shape.vocab, e->config.shape.vocab);
   e->logits_rows = n;
 }
 
 gs_status gs_llm_engine_prefill(gs_llm_engine *e, size_t n, const int32_t *const *prompts,
-                             const uint32_t *lengths, int32_t *first_tokens) {
+                                const uint32_t *lengths, int32_t *first_tokens) {
   if (e->gpu) return gs_llm_gpu_prefill(e->gpu, n, prompts, lengths, first_tokens);
   const gs_llm_engine_config *c = &e->config;
   size_t rows = 0;
@@ -108,11 +110,13 @@ gs_status gs_llm_engine_prefill(gs_llm_engine *e, size_t n, const int32_t *const
 gs_status gs_llm_engine_decode(gs_llm_engine *e, size_t n, int32_t *tokens) {
   if (e->gpu) return gs_llm_gpu_decode(e->gpu, n, tokens);
   if (n == 0 || n > e->active)
-    return gs_error(GS_ERR_INTERNAL, "llm decode of %zu sequences after a prefill of %zu", n, e->active);
+    return gs_error(GS_ERR_INTERNAL, "llm decode of %zu sequences after a prefill of %zu", n,
+                    e->active);
   uint32_t *slots = e->rows, *positions = slots + n, *outs = positions + n;
   for (size_t i = 0; i < n; i++) {
     if (e->length[i] >= e->config.max_seq)
-      return gs_error(GS_ERR_INTERNAL, "llm decode: sequence %zu is full (%u positions)", i, e->length[i]);
+      return gs_error(GS_ERR_INTERNAL, "llm decode: sequence %zu is full (%u positions)", i,
+                      e->length[i]);
     slots[i] = (uint32_t)i;
     positions[i] = e->length[i];
     outs[i] = (uint32_t)i;

@@ -15,11 +15,11 @@ struct gs_llm_cpu_model {
   gs_llm_engine_config config;
   float *embed, *final_norm, *lm_head;
   cpu_layer *layers;
-  float *k_cache, *v_cache;   /* [layer][slot][position][kv_heads * head_dim] */
+  float *k_cache, *v_cache; /* [layer][slot][position][kv_heads * head_dim] */
   /* Scratch for `rows` rows. */
   size_t scratch_rows;
   float *h, *x, *qkv, *att, *gu, *act;
-  float *scores;              /* max_seq attention scores */
+  float *scores; /* max_seq attention scores */
 };
 
 static float *make_tensor(const gs_llm_shape *s, uint64_t seed, uint32_t tensor, uint64_t n) {
@@ -50,14 +50,14 @@ gs_status gs_llm_cpu_create(const gs_llm_engine_config *config, gs_llm_cpu_model
   m->k_cache = calloc(cache_floats(config), sizeof *m->k_cache);
   m->v_cache = calloc(cache_floats(config), sizeof *m->v_cache);
   m->scores = calloc(config->max_seq, sizeof *m->scores);
-  int ok = m->embed && m->final_norm && m->lm_head && m->layers && m->k_cache && m->v_cache &&
-           m->scores;
+  int ok =
+      m->embed && m->final_norm && m->lm_head && m->layers && m->k_cache && m->v_cache && m->scores;
   for (uint64_t l = 0; ok && l < s->layers; l++) {
     for (int k = 0; ok && k < GS_LLM_LAYER_KINDS; k++) {
       uint64_t rows, cols;
       gs_llm_layer_tensor_dims(s, k, &rows, &cols);
-      m->layers[l].w[k] =
-          make_tensor(s, config->seed, (uint32_t)(GS_LLM_T_LAYER0 + 8 * l + (uint64_t)k), rows * cols);
+      m->layers[l].w[k] = make_tensor(
+          s, config->seed, (uint32_t)(GS_LLM_T_LAYER0 + 8 * l + (uint64_t)k), rows * cols);
       ok = m->layers[l].w[k] != NULL;
     }
   }
@@ -145,11 +145,12 @@ void gs_llm_rope_table(const gs_llm_shape *s, uint32_t positions, float *table) 
   size_t hd = gs_llm_head_dim(s), half = hd / 2;
   for (uint32_t p = 0; p < positions; p++)
     for (size_t i = 0; i < half; i++)
-      rope_angle(hd, p, i, s->rope_theta, &table[(p * half + i) * 2], &table[(p * half + i) * 2 + 1]);
+      rope_angle(hd, p, i, s->rope_theta, &table[(p * half + i) * 2],
+                 &table[(p * half + i) * 2 + 1]);
 }
 
 void gs_llm_cpu_attention(const float *q, const float *keys, const float *values, size_t stride,
-                       size_t len, size_t head_dim, float *score, float *out) {
+                          size_t len, size_t head_dim, float *score, float *out) {
   float scale = 1.0f / sqrtf((float)head_dim);
   float top = -INFINITY;
   for (size_t j = 0; j < len; j++) {
@@ -170,7 +171,9 @@ void gs_llm_cpu_attention(const float *q, const float *keys, const float *values
   }
 }
 
-float gs_llm_cpu_swiglu(float gate, float up) { return gate / (1.0f + expf(-gate)) * up; }
+float gs_llm_cpu_swiglu(float gate, float up) {
+  return gate / (1.0f + expf(-gate)) * up;
+}
 
 uint32_t gs_llm_cpu_argmax(const float *x, size_t n) {
   size_t best = 0;
@@ -180,8 +183,8 @@ uint32_t gs_llm_cpu_argmax(const float *x, size_t n) {
 }
 
 /* y[r][o] (+)= sum_k w[o][k] x[r][k] for rows r < rows, o < outs. */
-static void linear(const float *w, const float *x, size_t rows, size_t outs, size_t ins,
-                   float *y, int accumulate) {
+static void linear(const float *w, const float *x, size_t rows, size_t outs, size_t ins, float *y,
+                   int accumulate) {
   for (size_t r = 0; r < rows; r++) {
     const float *xr = x + r * ins;
     for (size_t o = 0; o < outs; o++) {
@@ -197,13 +200,15 @@ static void round_bf16_all(float *x, size_t n) {
   for (size_t i = 0; i < n; i++) x[i] = gs_llm_round_bf16(x[i]);
 }
 
-static void norm_rows(const gs_llm_shape *s, const float *h, const float *w, size_t rows, float *x) {
-  for (size_t r = 0; r < rows; r++) gs_llm_cpu_rmsnorm(h + r * s->hidden, w, s->hidden, s->norm_eps, x + r * s->hidden);
+static void norm_rows(const gs_llm_shape *s, const float *h, const float *w, size_t rows,
+                      float *x) {
+  for (size_t r = 0; r < rows; r++)
+    gs_llm_cpu_rmsnorm(h + r * s->hidden, w, s->hidden, s->norm_eps, x + r * s->hidden);
   round_bf16_all(x, rows * s->hidden);
 }
 
-static void attention_block(gs_llm_cpu_model *m, uint64_t layer, size_t rows,
-                            const uint32_t *slots, const uint32_t *positions) {
+static void attention_block(gs_llm_cpu_model *m, uint64_t layer, size_t rows, const uint32_t *slots,
+                            const uint32_t *positions) {
   const gs_llm_engine_config *c = &m->config;
   const gs_llm_shape *s = &c->shape;
   size_t hd = gs_llm_head_dim(s), kvw = s->kv_heads * hd, qw = s->heads * hd;
@@ -211,8 +216,10 @@ static void attention_block(gs_llm_cpu_model *m, uint64_t layer, size_t rows,
   // All rows enter the cache first: rows of one sequence see each other.
   for (size_t r = 0; r < rows; r++) {
     float *qkv = m->qkv + r * gs_llm_qkv_rows(s);
-    for (size_t h = 0; h < s->heads; h++) gs_llm_cpu_rope(qkv + h * hd, hd, positions[r], s->rope_theta);
-    for (size_t h = 0; h < s->kv_heads; h++) gs_llm_cpu_rope(qkv + qw + h * hd, hd, positions[r], s->rope_theta);
+    for (size_t h = 0; h < s->heads; h++)
+      gs_llm_cpu_rope(qkv + h * hd, hd, positions[r], s->rope_theta);
+    for (size_t h = 0; h < s->kv_heads; h++)
+      gs_llm_cpu_rope(qkv + qw + h * hd, hd, positions[r], s->rope_theta);
     size_t at = layer_base + ((size_t)slots[r] * c->max_seq + positions[r]) * kvw;
     for (size_t i = 0; i < kvw; i++) {
       m->k_cache[at + i] = gs_llm_round_bf16(qkv[qw + i]);
@@ -225,28 +232,30 @@ static void attention_block(gs_llm_cpu_model *m, uint64_t layer, size_t rows,
     for (size_t h = 0; h < s->heads; h++) {
       size_t kvh = h / group;
       gs_llm_cpu_attention(m->qkv + r * gs_llm_qkv_rows(s) + h * hd, m->k_cache + base + kvh * hd,
-                        m->v_cache + base + kvh * hd, kvw, (size_t)positions[r] + 1, hd, m->scores,
-                        m->att + r * qw + h * hd);
+                           m->v_cache + base + kvh * hd, kvw, (size_t)positions[r] + 1, hd,
+                           m->scores, m->att + r * qw + h * hd);
     }
   }
   round_bf16_all(m->att, rows * qw);
 }
 
 gs_status gs_llm_cpu_forward(gs_llm_cpu_model *m, size_t rows, const int32_t *tokens,
-                          const uint32_t *slots, const uint32_t *positions, size_t n_out,
-                          const uint32_t *out_rows, float *logits) {
+                             const uint32_t *slots, const uint32_t *positions, size_t n_out,
+                             const uint32_t *out_rows, float *logits) {
   const gs_llm_engine_config *c = &m->config;
   const gs_llm_shape *s = &c->shape;
   for (size_t r = 0; r < rows; r++) {
     if (tokens[r] < 0 || (uint64_t)tokens[r] >= s->vocab || slots[r] >= c->max_batch ||
         positions[r] >= c->max_seq)
-      return gs_error(GS_ERR_INTERNAL, "llm CPU forward: row %zu has token %d, slot %u, position %u",
-                      r, tokens[r], slots[r], positions[r]);
+      return gs_error(GS_ERR_INTERNAL,
+                      "llm CPU forward: row %zu has token %d, slot %u, position %u", r, tokens[r],
+                      slots[r], positions[r]);
   }
   GS_TRY(ensure_scratch(m, rows));
   size_t hd = gs_llm_head_dim(s);
   for (size_t r = 0; r < rows; r++)
-    memcpy(m->h + r * s->hidden, m->embed + (size_t)tokens[r] * s->hidden, s->hidden * sizeof(float));
+    memcpy(m->h + r * s->hidden, m->embed + (size_t)tokens[r] * s->hidden,
+           s->hidden * sizeof(float));
   for (uint64_t l = 0; l < s->layers; l++) {
     float *const *w = m->layers[l].w;
     norm_rows(s, m->h, w[GS_LLM_K_ATTN_NORM], rows, m->x);

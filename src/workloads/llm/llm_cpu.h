@@ -22,8 +22,8 @@ void gs_llm_cpu_destroy(gs_llm_cpu_model *m);
  * causally to each other. Logits of rows out_rows[0..n_out) go to
  * logits (n_out x vocab). */
 gs_status gs_llm_cpu_forward(gs_llm_cpu_model *m, size_t rows, const int32_t *tokens,
-                          const uint32_t *slots, const uint32_t *positions, size_t n_out,
-                          const uint32_t *out_rows, float *logits);
+                             const uint32_t *slots, const uint32_t *positions, size_t n_out,
+                             const uint32_t *out_rows, float *logits);
 
 /* out[i] = x[i] / sqrt(mean(x^2) + eps) * w[i], i < n. */
 void gs_llm_cpu_rmsnorm(const float *x, const float *w, size_t n, double eps, float *out);
@@ -42,7 +42,7 @@ void gs_llm_rope_table(const gs_llm_shape *s, uint32_t positions, float *table);
  * out = softmax(q.k_j / sqrt(head_dim)) weighted sum of v_j. `score` is
  * scratch for len floats. */
 void gs_llm_cpu_attention(const float *q, const float *keys, const float *values, size_t stride,
-                       size_t len, size_t head_dim, float *score, float *out);
+                          size_t len, size_t head_dim, float *score, float *out);
 
 /* silu(gate) * up. */
 float gs_llm_cpu_swiglu(float gate, float up);

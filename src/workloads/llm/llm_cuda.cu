@@ -14,9 +14,9 @@
 #include "workloads/llm/model.h"
 
 #define GS_LLM_THREADS 256
-#define GS_LLM_GEMV_WARPS 8   /* rows of the output per GEMV block */
+#define GS_LLM_GEMV_WARPS 8 /* rows of the output per GEMV block */
 #define GS_LLM_ATTN_THREADS 256
-#define GS_LLM_MMA_WARPS 8    /* warps of a tensor-core GEMV block; they split K */
+#define GS_LLM_MMA_WARPS 8 /* warps of a tensor-core GEMV block; they split K */
 
 static __device__ __forceinline__ float bf16_to_float(uint16_t b) {
   return __uint_as_float((uint32_t)b << 16);
@@ -50,21 +50,21 @@ static __device__ float block_reduce(float v, float *scratch, bool is_max) {
 }
 
 __global__ void gs_llm_init_weights_kernel(uint16_t *w, uint64_t n, uint64_t seed, uint32_t tensor,
-                                        float scale, float offset) {
+                                           float scale, float offset) {
   for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
        i += (uint64_t)gridDim.x * blockDim.x)
     w[i] = gs_llm_weight_value(seed, tensor, i, scale, offset);
 }
 
 __global__ void gs_llm_embed_kernel(const int32_t *tokens, const uint16_t *table, int hidden,
-                                 float *h) {
+                                    float *h) {
   const uint16_t *row = table + (uint64_t)tokens[blockIdx.x] * hidden;
   for (int i = threadIdx.x; i < hidden; i += blockDim.x)
     h[(uint64_t)blockIdx.x * hidden + i] = bf16_to_float(row[i]);
 }
 
 __global__ void gs_llm_rmsnorm_kernel(const float *h, const uint32_t *row_map, const uint16_t *w,
-                                   int hidden, float eps, uint16_t *out) {
+                                      int hidden, float eps, uint16_t *out) {
   __shared__ float scratch[32];
   uint64_t src = row_map ? row_map[blockIdx.x] : blockIdx.x;
   const float *x = h + src * hidden;
@@ -77,9 +77,9 @@ __global__ void gs_llm_rmsnorm_kernel(const float *h, const uint32_t *row_map, c
 }
 
 __global__ void gs_llm_rope_cache_kernel(float *qkv, const uint32_t *slots,
-                                      const uint32_t *positions, const float *rope,
-                                      gs_llm_cuda_attn_shape s, uint16_t *k_cache,
-                                      uint16_t *v_cache) {
+                                         const uint32_t *positions, const float *rope,
+                                         gs_llm_cuda_attn_shape s, uint16_t *k_cache,
+                                         uint16_t *v_cache) {
   int half = s.head_dim / 2, qw = s.heads * s.head_dim, kvw = s.kv_heads * s.head_dim;
   float *row = qkv + (uint64_t)blockIdx.x * (qw + 2 * kvw);
   uint32_t pos = positions[blockIdx.x];
@@ -101,7 +101,8 @@ __global__ void gs_llm_rope_cache_kernel(float *qkv, const uint32_t *slots,
       k_cache[at + k + i + half] = float_to_bf16(rb);
     }
   }
-  for (int i = threadIdx.x; i < kvw; i += blockDim.x) v_cache[at + i] = float_to_bf16(row[qw + kvw + i]);
+  for (int i = threadIdx.x; i < kvw; i += blockDim.x)
+    v_cache[at + i] = float_to_bf16(row[qw + kvw + i]);
 }
 
 /* One block per (row, head), GS_LLM_ATTN_THREADS threads. Shared memory: the
@@ -113,8 +114,8 @@ __global__ void gs_llm_rope_cache_kernel(float *qkv, const uint32_t *slots,
  * (head_dim / 2); the G partial sums are added at the end. */
 __global__ void __launch_bounds__(GS_LLM_ATTN_THREADS)
     gs_llm_attention_kernel(const float *qkv, const uint32_t *slots, const uint32_t *positions,
-                         gs_llm_cuda_attn_shape s, const uint16_t *k_cache,
-                         const uint16_t *v_cache, uint16_t *out) {
+                            gs_llm_cuda_attn_shape s, const uint16_t *k_cache,
+                            const uint16_t *v_cache, uint16_t *out) {
   extern __shared__ float shared[];
   __shared__ float scratch[32];
   float *q = shared, *score = shared + s.head_dim, *partial = score + s.max_seq;
@@ -260,7 +261,7 @@ static __device__ __forceinline__ float dot8(uint4 a, uint4 b) {
 template <int ROWS>
 __global__ void __launch_bounds__(GS_LLM_GEMV_WARPS * 32)
     gs_llm_gemv_kernel(const uint16_t *w, const uint16_t *x, float *y, int outs, int ins,
-                    int accumulate) {
+                       int accumulate) {
   // 16-byte weight loads in flight per lane: more where each feeds less math.
   constexpr int GS_LLM_GEMV_UNROLL = ROWS == 1 ? 8 : 4;
   int lane = threadIdx.x & 31;
@@ -345,7 +346,7 @@ static __device__ __forceinline__ void mma_block(float *acc, const mma_operands 
  * issued before the current block's products. Requires ins % 64 == 0. */
 __global__ void __launch_bounds__(GS_LLM_MMA_WARPS * 32)
     gs_llm_gemv_mma_kernel(const uint16_t *w, const uint16_t *x, float *y, int rows, int outs,
-                        int ins, int accumulate) {
+                           int ins, int accumulate) {
   __shared__ float partial[GS_LLM_MMA_WARPS][16][8];
   int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   int g = lane >> 2, c = lane & 3;
@@ -392,59 +393,63 @@ static unsigned blocks_for(uint64_t n) {
 }
 
 extern "C" cudaError_t gs_llm_cuda_init_weights(uint16_t *w, uint64_t n, uint64_t seed,
-                                             uint32_t tensor, float scale, float offset,
-                                             cudaStream_t stream) {
-  gs_llm_init_weights_kernel<<<blocks_for(n), GS_LLM_THREADS, 0, stream>>>(w, n, seed, tensor, scale, offset);
+                                                uint32_t tensor, float scale, float offset,
+                                                cudaStream_t stream) {
+  gs_llm_init_weights_kernel<<<blocks_for(n), GS_LLM_THREADS, 0, stream>>>(w, n, seed, tensor,
+                                                                           scale, offset);
   return cudaGetLastError();
 }
 
 extern "C" cudaError_t gs_llm_cuda_embed(const int32_t *tokens, const uint16_t *table, int rows,
-                                      int hidden, float *h, cudaStream_t stream) {
+                                         int hidden, float *h, cudaStream_t stream) {
   gs_llm_embed_kernel<<<rows, GS_LLM_THREADS, 0, stream>>>(tokens, table, hidden, h);
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t gs_llm_cuda_rmsnorm(const float *h, const uint32_t *row_map, const uint16_t *w,
-                                        int rows, int hidden, float eps, uint16_t *out,
-                                        cudaStream_t stream) {
+extern "C" cudaError_t gs_llm_cuda_rmsnorm(const float *h, const uint32_t *row_map,
+                                           const uint16_t *w, int rows, int hidden, float eps,
+                                           uint16_t *out, cudaStream_t stream) {
   gs_llm_rmsnorm_kernel<<<rows, 512, 0, stream>>>(h, row_map, w, hidden, eps, out);
   return cudaGetLastError();
 }
 
 extern "C" cudaError_t gs_llm_cuda_rope_cache(float *qkv, const uint32_t *slots,
-                                           const uint32_t *positions, const float *rope,
-                                           int rows, gs_llm_cuda_attn_shape shape,
-                                           uint16_t *k_cache, uint16_t *v_cache,
-                                           cudaStream_t stream) {
+                                              const uint32_t *positions, const float *rope,
+                                              int rows, gs_llm_cuda_attn_shape shape,
+                                              uint16_t *k_cache, uint16_t *v_cache,
+                                              cudaStream_t stream) {
   gs_llm_rope_cache_kernel<<<rows, GS_LLM_THREADS, 0, stream>>>(qkv, slots, positions, rope, shape,
-                                                          k_cache, v_cache);
+                                                                k_cache, v_cache);
   return cudaGetLastError();
 }
 
 extern "C" cudaError_t gs_llm_cuda_attention(const float *qkv, const uint32_t *slots,
-                                          const uint32_t *positions, int rows,
-                                          gs_llm_cuda_attn_shape shape, const uint16_t *k_cache,
-                                          const uint16_t *v_cache, uint16_t *out,
-                                          cudaStream_t stream) {
-  size_t shared = (size_t)(shape.head_dim + shape.max_seq + 2 * GS_LLM_ATTN_THREADS) * sizeof(float);
+                                             const uint32_t *positions, int rows,
+                                             gs_llm_cuda_attn_shape shape, const uint16_t *k_cache,
+                                             const uint16_t *v_cache, uint16_t *out,
+                                             cudaStream_t stream) {
+  size_t shared =
+      (size_t)(shape.head_dim + shape.max_seq + 2 * GS_LLM_ATTN_THREADS) * sizeof(float);
   if (shared > 48 * 1024) {
     cudaError_t e = cudaFuncSetAttribute(gs_llm_attention_kernel,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared);
     if (e != cudaSuccess) return e;
   }
   dim3 grid((unsigned)rows, (unsigned)shape.heads);
-  gs_llm_attention_kernel<<<grid, GS_LLM_ATTN_THREADS, shared, stream>>>(qkv, slots, positions, shape, k_cache, v_cache, out);
+  gs_llm_attention_kernel<<<grid, GS_LLM_ATTN_THREADS, shared, stream>>>(
+      qkv, slots, positions, shape, k_cache, v_cache, out);
   return cudaGetLastError();
 }
 
 extern "C" cudaError_t gs_llm_cuda_swiglu(const float *gu, int rows, int ffn, uint16_t *out,
-                                       cudaStream_t stream) {
-  gs_llm_swiglu_kernel<<<blocks_for((uint64_t)rows * ffn), GS_LLM_THREADS, 0, stream>>>(gu, rows, ffn, out);
+                                          cudaStream_t stream) {
+  gs_llm_swiglu_kernel<<<blocks_for((uint64_t)rows * ffn), GS_LLM_THREADS, 0, stream>>>(gu, rows,
+                                                                                        ffn, out);
   return cudaGetLastError();
 }
 
 extern "C" cudaError_t gs_llm_cuda_argmax(const float *logits, int rows, int vocab, int32_t *tokens,
-                                       cudaStream_t stream) {
+                                          cudaStream_t stream) {
   gs_llm_argmax_kernel<<<rows, 1024, 0, stream>>>(logits, vocab, tokens);
   return cudaGetLastError();
 }
@@ -454,28 +459,47 @@ extern "C" cudaError_t gs_llm_cuda_advance(uint32_t *positions, int n, cudaStrea
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t gs_llm_cuda_gemv_mma(const uint16_t *w, const uint16_t *x, float *y, int rows,
-                                         int outs, int ins, int accumulate, cudaStream_t stream) {
+extern "C" cudaError_t gs_llm_cuda_gemv_mma(const uint16_t *w, const uint16_t *x, float *y,
+                                            int rows, int outs, int ins, int accumulate,
+                                            cudaStream_t stream) {
   if (rows < 1 || rows > 8 || ins % 64 != 0) return cudaErrorInvalidValue;
   unsigned grid = (unsigned)((outs + 15) / 16);
-  gs_llm_gemv_mma_kernel<<<grid, GS_LLM_MMA_WARPS * 32, 0, stream>>>(w, x, y, rows, outs, ins, accumulate);
+  gs_llm_gemv_mma_kernel<<<grid, GS_LLM_MMA_WARPS * 32, 0, stream>>>(w, x, y, rows, outs, ins,
+                                                                     accumulate);
   return cudaGetLastError();
 }
 
 extern "C" cudaError_t gs_llm_cuda_gemv(const uint16_t *w, const uint16_t *x, float *y, int rows,
-                                     int outs, int ins, int accumulate, cudaStream_t stream) {
+                                        int outs, int ins, int accumulate, cudaStream_t stream) {
   unsigned grid = (unsigned)((outs + GS_LLM_GEMV_WARPS - 1) / GS_LLM_GEMV_WARPS);
   unsigned threads = GS_LLM_GEMV_WARPS * 32;
   switch (rows) {
-    case 1: gs_llm_gemv_kernel<1><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate); break;
-    case 2: gs_llm_gemv_kernel<2><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate); break;
-    case 3: gs_llm_gemv_kernel<3><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate); break;
-    case 4: gs_llm_gemv_kernel<4><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate); break;
-    case 5: gs_llm_gemv_kernel<5><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate); break;
-    case 6: gs_llm_gemv_kernel<6><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate); break;
-    case 7: gs_llm_gemv_kernel<7><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate); break;
-    case 8: gs_llm_gemv_kernel<8><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate); break;
-    default: return cudaErrorInvalidValue;
+    case 1:
+      gs_llm_gemv_kernel<1><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate);
+      break;
+    case 2:
+      gs_llm_gemv_kernel<2><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate);
+      break;
+    case 3:
+      gs_llm_gemv_kernel<3><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate);
+      break;
+    case 4:
+      gs_llm_gemv_kernel<4><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate);
+      break;
+    case 5:
+      gs_llm_gemv_kernel<5><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate);
+      break;
+    case 6:
+      gs_llm_gemv_kernel<6><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate);
+      break;
+    case 7:
+      gs_llm_gemv_kernel<7><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate);
+      break;
+    case 8:
+      gs_llm_gemv_kernel<8><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate);
+      break;
+    default:
+      return cudaErrorInvalidValue;
   }
   return cudaGetLastError();
 }

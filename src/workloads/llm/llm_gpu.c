@@ -11,12 +11,12 @@
 #include "workloads/llm/llm_cpu.h"
 #include "workloads/llm/llm_cuda.h"
 
-#define GS_LLM_CHECK_CUBLAS(expr)                                                 \
-  do {                                                                         \
-    cublasStatus_t gs_llm_cublas_rc_ = (expr);                                    \
-    if (gs_llm_cublas_rc_ != CUBLAS_STATUS_SUCCESS)                               \
-      return gs_error_call(GS_ERR_CUDA, "cuBLAS", #expr, __FILE__, __LINE__,   \
-                           cublasGetStatusString(gs_llm_cublas_rc_));             \
+#define GS_LLM_CHECK_CUBLAS(expr)                                            \
+  do {                                                                       \
+    cublasStatus_t gs_llm_cublas_rc_ = (expr);                               \
+    if (gs_llm_cublas_rc_ != CUBLAS_STATUS_SUCCESS)                          \
+      return gs_error_call(GS_ERR_CUDA, "cuBLAS", #expr, __FILE__, __LINE__, \
+                           cublasGetStatusString(gs_llm_cublas_rc_));        \
   } while (0)
 
 #define GS_LLM_CUBLAS_WORKSPACE (32u << 20)
@@ -31,12 +31,12 @@ struct gs_llm_gpu_model {
   cudaStream_t stream;
   cublasHandle_t cublas;
   void *cublas_workspace;
-  uint16_t *weights;              /* one allocation for every tensor */
+  uint16_t *weights; /* one allocation for every tensor */
   uint16_t *embed, *final_norm, *lm_head;
   gpu_layer *layers;
-  uint16_t *k_cache, *v_cache;    /* [layer][slot][position][kv_heads * head_dim] */
-  float *rope;                    /* (cos, sin) per position and pair: gs_llm_rope_table */
-  size_t max_rows;                /* prefill rows the buffers hold */
+  uint16_t *k_cache, *v_cache; /* [layer][slot][position][kv_heads * head_dim] */
+  float *rope;                 /* (cos, sin) per position and pair: gs_llm_rope_table */
+  size_t max_rows;             /* prefill rows the buffers hold */
   /* Per-row buffers. */
   float *h, *qkv, *gu, *logits;
   uint16_t *x, *att;
@@ -46,11 +46,11 @@ struct gs_llm_gpu_model {
   /* Decode state: tokens in/out, slots 0..max_batch-1, positions. */
   int32_t *tokens;
   uint32_t *decode_slots, *decode_positions;
-  uint32_t *host_rows;            /* pinned staging for row descriptions */
-  size_t active;                  /* sequences of the last prefill */
-  uint32_t *next_position;        /* host copy of decode_positions, to refuse a full cache */
-  size_t last_rows_logits;        /* rows of `logits` valid */
-  cudaGraphExec_t *graphs;        /* per decode size 1..max_batch, NULL until first use */
+  uint32_t *host_rows;     /* pinned staging for row descriptions */
+  size_t active;           /* sequences of the last prefill */
+  uint32_t *next_position; /* host copy of decode_positions, to refuse a full cache */
+  size_t last_rows_logits; /* rows of `logits` valid */
+  cudaGraphExec_t *graphs; /* per decode size 1..max_batch, NULL until first use */
 };
 
 static size_t cache_elems(const gs_llm_engine_config *c) {
@@ -82,12 +82,16 @@ static gs_status make_weights(gs_llm_gpu_model *m) {
   uint16_t *at = m->weights;
   // Every tensor starts 16-byte aligned: all dimensions are multiples of 8
   // except the final norm, which is placed last.
-  m->embed = at; at += s->vocab * s->hidden;
-  m->lm_head = at; at += s->vocab * s->hidden;
+  m->embed = at;
+  at += s->vocab * s->hidden;
+  m->lm_head = at;
+  at += s->vocab * s->hidden;
   GS_TRY(init_tensor(m, m->embed, GS_LLM_T_EMBED, s->vocab * s->hidden));
   GS_TRY(init_tensor(m, m->lm_head, GS_LLM_T_LM_HEAD, s->vocab * s->hidden));
   m->layers = calloc(s->layers, sizeof *m->layers);
-  if (!m->layers) return gs_error(GS_ERR_NOMEM, "cannot allocate %llu layer records", (unsigned long long)s->layers);
+  if (!m->layers)
+    return gs_error(GS_ERR_NOMEM, "cannot allocate %llu layer records",
+                    (unsigned long long)s->layers);
   for (uint64_t l = 0; l < s->layers; l++) {
     for (int k = 0; k < GS_LLM_LAYER_KINDS; k++) {
       uint64_t rows, cols;
@@ -135,15 +139,17 @@ static gs_status make_buffers(gs_llm_gpu_model *m) {
   GS_CHECK_CUDA(rc);
   GS_CHECK_CUDA(cudaMallocHost((void **)&m->host_rows, (3 * rows + c->max_batch) * 4));
   for (uint32_t i = 0; i < c->max_batch; i++) m->host_rows[i] = i;
-  GS_CHECK_CUDA(cudaMemcpy(m->decode_slots, m->host_rows, (size_t)c->max_batch * 4,
-                           cudaMemcpyHostToDevice));
+  GS_CHECK_CUDA(
+      cudaMemcpy(m->decode_slots, m->host_rows, (size_t)c->max_batch * 4, cudaMemcpyHostToDevice));
   m->graphs = calloc(c->max_batch + 1, sizeof *m->graphs);
   m->next_position = calloc(c->max_batch, sizeof *m->next_position);
-  if (!m->graphs || !m->next_position) return gs_error(GS_ERR_NOMEM, "cannot allocate the graph table");
+  if (!m->graphs || !m->next_position)
+    return gs_error(GS_ERR_NOMEM, "cannot allocate the graph table");
   return GS_OK;
 }
 
-gs_status gs_llm_gpu_create(const gs_llm_engine_config *config, int device, gs_llm_gpu_model **out) {
+gs_status gs_llm_gpu_create(const gs_llm_engine_config *config, int device,
+                            gs_llm_gpu_model **out) {
   *out = NULL;
   gs_llm_gpu_model *m = calloc(1, sizeof *m);
   if (!m) return gs_error(GS_ERR_NOMEM, "cannot allocate the GPU model");
@@ -151,19 +157,24 @@ gs_status gs_llm_gpu_create(const gs_llm_engine_config *config, int device, gs_l
   m->device = device;
   gs_status status = GS_OK;
   cudaError_t rc = cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking);
-  if (rc != cudaSuccess) status = gs_error(GS_ERR_CUDA, "GPU %d: cannot create a stream: %s", device, cudaGetErrorString(rc));
+  if (rc != cudaSuccess)
+    status =
+        gs_error(GS_ERR_CUDA, "GPU %d: cannot create a stream: %s", device, cudaGetErrorString(rc));
   if (status == GS_OK && cublasCreate(&m->cublas) != CUBLAS_STATUS_SUCCESS)
     status = gs_error(GS_ERR_CUDA, "GPU %d: cannot create a cuBLAS handle", device);
-  if (status == GS_OK) status = alloc_device(&m->cublas_workspace, GS_LLM_CUBLAS_WORKSPACE, "cuBLAS workspace");
+  if (status == GS_OK)
+    status = alloc_device(&m->cublas_workspace, GS_LLM_CUBLAS_WORKSPACE, "cuBLAS workspace");
   if (status == GS_OK && (cublasSetStream(m->cublas, m->stream) != CUBLAS_STATUS_SUCCESS ||
-                          cublasSetWorkspace(m->cublas, m->cublas_workspace, GS_LLM_CUBLAS_WORKSPACE) !=
-                              CUBLAS_STATUS_SUCCESS))
+                          cublasSetWorkspace(m->cublas, m->cublas_workspace,
+                                             GS_LLM_CUBLAS_WORKSPACE) != CUBLAS_STATUS_SUCCESS))
     status = gs_error(GS_ERR_CUDA, "GPU %d: cannot configure cuBLAS", device);
   if (status == GS_OK) status = make_weights(m);
   if (status == GS_OK) status = make_buffers(m);
   if (status == GS_OK) {
     rc = cudaStreamSynchronize(m->stream);
-    if (rc != cudaSuccess) status = gs_error(GS_ERR_CUDA, "GPU %d: weight initialization failed: %s", device, cudaGetErrorString(rc));
+    if (rc != cudaSuccess)
+      status = gs_error(GS_ERR_CUDA, "GPU %d: weight initialization failed: %s", device,
+                        cudaGetErrorString(rc));
   }
   if (status != GS_OK) {
     gs_llm_gpu_destroy(m);
@@ -180,9 +191,23 @@ void gs_llm_gpu_destroy(gs_llm_gpu_model *m) {
       if (m->graphs[i]) cudaGraphExecDestroy(m->graphs[i]);
   free(m->graphs);
   free(m->next_position);
-  void *device_buffers[] = {m->weights, m->k_cache, m->v_cache, m->rope, m->h, m->qkv, m->gu, m->logits,
-                            m->x, m->att, m->row_tokens, m->row_slots, m->row_positions,
-                            m->last_rows, m->tokens, m->decode_slots, m->decode_positions,
+  void *device_buffers[] = {m->weights,
+                            m->k_cache,
+                            m->v_cache,
+                            m->rope,
+                            m->h,
+                            m->qkv,
+                            m->gu,
+                            m->logits,
+                            m->x,
+                            m->att,
+                            m->row_tokens,
+                            m->row_slots,
+                            m->row_positions,
+                            m->last_rows,
+                            m->tokens,
+                            m->decode_slots,
+                            m->decode_positions,
                             m->cublas_workspace};
   for (size_t i = 0; i < sizeof device_buffers / sizeof device_buffers[0]; i++)
     if (device_buffers[i]) cudaFree(device_buffers[i]);
@@ -201,18 +226,20 @@ static gs_status linear(gs_llm_gpu_model *m, const uint16_t *w, const uint16_t *
   if (rows <= 8 && mode != GS_LLM_GEMM_CUBLAS) {
     int mma = mode == GS_LLM_GEMM_MMA || mode == GS_LLM_GEMM_AUTO;
     if (mma && ins % 64 == 0)
-      GS_CHECK_CUDA(gs_llm_cuda_gemv_mma(w, x, y, (int)rows, (int)outs, (int)ins, accumulate, m->stream));
+      GS_CHECK_CUDA(
+          gs_llm_cuda_gemv_mma(w, x, y, (int)rows, (int)outs, (int)ins, accumulate, m->stream));
     else
-      GS_CHECK_CUDA(gs_llm_cuda_gemv(w, x, y, (int)rows, (int)outs, (int)ins, accumulate, m->stream));
+      GS_CHECK_CUDA(
+          gs_llm_cuda_gemv(w, x, y, (int)rows, (int)outs, (int)ins, accumulate, m->stream));
     return GS_OK;
   }
   const float one = 1.0f, zero = 0.0f;
   // Column-major view: y^T (outs x rows) = W (ins x outs, stored row-major as
   // outs x ins)^T x^T (ins x rows).
   GS_LLM_CHECK_CUBLAS(cublasGemmEx(m->cublas, CUBLAS_OP_T, CUBLAS_OP_N, (int)outs, (int)rows,
-                                (int)ins, &one, w, CUDA_R_16BF, (int)ins, x, CUDA_R_16BF,
-                                (int)ins, accumulate ? &one : &zero, y, CUDA_R_32F, (int)outs,
-                                CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+                                   (int)ins, &one, w, CUDA_R_16BF, (int)ins, x, CUDA_R_16BF,
+                                   (int)ins, accumulate ? &one : &zero, y, CUDA_R_32F, (int)outs,
+                                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   return GS_OK;
 }
 
@@ -228,7 +255,7 @@ static gs_status enqueue_forward(gs_llm_gpu_model *m, size_t rows, const int32_t
   int r = (int)rows, hidden = (int)s->hidden;
   float eps = (float)s->norm_eps;
   gs_llm_cuda_attn_shape as = {(int)s->heads, (int)s->kv_heads, (int)gs_llm_head_dim(s),
-                            (int)c->max_seq};
+                               (int)c->max_seq};
   size_t layer_cache = (size_t)c->max_batch * c->max_seq * s->kv_heads * gs_llm_head_dim(s);
   GS_CHECK_CUDA(gs_llm_cuda_embed(tokens, m->embed, r, hidden, m->h, st));
   for (uint64_t l = 0; l < s->layers; l++) {
@@ -238,13 +265,15 @@ static gs_status enqueue_forward(gs_llm_gpu_model *m, size_t rows, const int32_t
     GS_TRY(linear(m, w[GS_LLM_K_QKV], m->x, m->qkv, rows, gs_llm_qkv_rows(s), s->hidden, 0));
     GS_CHECK_CUDA(gs_llm_cuda_rope_cache(m->qkv, slots, positions, m->rope, r, as, kc, vc, st));
     GS_CHECK_CUDA(gs_llm_cuda_attention(m->qkv, slots, positions, r, as, kc, vc, m->att, st));
-    GS_TRY(linear(m, w[GS_LLM_K_WO], m->att, m->h, rows, s->hidden, s->heads * gs_llm_head_dim(s), 1));
+    GS_TRY(
+        linear(m, w[GS_LLM_K_WO], m->att, m->h, rows, s->hidden, s->heads * gs_llm_head_dim(s), 1));
     GS_CHECK_CUDA(gs_llm_cuda_rmsnorm(m->h, NULL, w[GS_LLM_K_MLP_NORM], r, hidden, eps, m->x, st));
     GS_TRY(linear(m, w[GS_LLM_K_GATE_UP], m->x, m->gu, rows, 2 * s->ffn, s->hidden, 0));
     GS_CHECK_CUDA(gs_llm_cuda_swiglu(m->gu, r, (int)s->ffn, m->x, st));
     GS_TRY(linear(m, w[GS_LLM_K_DOWN], m->x, m->h, rows, s->hidden, s->ffn, 1));
   }
-  GS_CHECK_CUDA(gs_llm_cuda_rmsnorm(m->h, out_rows, m->final_norm, (int)n_out, hidden, eps, m->x, st));
+  GS_CHECK_CUDA(
+      gs_llm_cuda_rmsnorm(m->h, out_rows, m->final_norm, (int)n_out, hidden, eps, m->x, st));
   GS_TRY(linear(m, m->lm_head, m->x, m->logits, n_out, s->vocab, s->hidden, 0));
   GS_CHECK_CUDA(gs_llm_cuda_argmax(m->logits, (int)n_out, (int)s->vocab, m->tokens, st));
   return GS_OK;
@@ -259,19 +288,20 @@ static gs_status fetch_tokens(gs_llm_gpu_model *m, size_t n, int32_t *tokens) {
 }
 
 gs_status gs_llm_gpu_prefill(gs_llm_gpu_model *m, size_t n, const int32_t *const *prompts,
-                          const uint32_t *lengths, int32_t *first_tokens) {
+                             const uint32_t *lengths, int32_t *first_tokens) {
   const gs_llm_engine_config *c = &m->config;
   size_t rows = 0;
   for (size_t i = 0; i < n; i++) rows += lengths[i];
   if (n == 0 || n > c->max_batch || rows > m->max_rows)
-    return gs_error(GS_ERR_INTERNAL, "llm prefill of %zu sequences, %zu tokens (limits %u, %zu)",
-                    n, rows, c->max_batch, m->max_rows);
+    return gs_error(GS_ERR_INTERNAL, "llm prefill of %zu sequences, %zu tokens (limits %u, %zu)", n,
+                    rows, c->max_batch, m->max_rows);
   // Staging: tokens | slots | positions | last rows, copied in one go.
   uint32_t *tok = m->host_rows, *slot = tok + rows, *pos = slot + rows, *last = pos + rows;
   size_t at = 0;
   for (size_t i = 0; i < n; i++) {
     if (lengths[i] == 0 || lengths[i] >= c->max_seq)
-      return gs_error(GS_ERR_INTERNAL, "llm prefill: prompt %zu has %u tokens (max %u)", i, lengths[i], c->max_seq - 1);
+      return gs_error(GS_ERR_INTERNAL, "llm prefill: prompt %zu has %u tokens (max %u)", i,
+                      lengths[i], c->max_seq - 1);
     for (uint32_t p = 0; p < lengths[i]; p++, at++) {
       tok[at] = (uint32_t)prompts[i][p];
       slot[at] = (uint32_t)i;
@@ -281,13 +311,15 @@ gs_status gs_llm_gpu_prefill(gs_llm_gpu_model *m, size_t n, const int32_t *const
   }
   GS_CHECK_CUDA(cudaMemcpyAsync(m->row_tokens, tok, rows * 4, cudaMemcpyHostToDevice, m->stream));
   GS_CHECK_CUDA(cudaMemcpyAsync(m->row_slots, slot, rows * 4, cudaMemcpyHostToDevice, m->stream));
-  GS_CHECK_CUDA(cudaMemcpyAsync(m->row_positions, pos, rows * 4, cudaMemcpyHostToDevice, m->stream));
+  GS_CHECK_CUDA(
+      cudaMemcpyAsync(m->row_positions, pos, rows * 4, cudaMemcpyHostToDevice, m->stream));
   GS_CHECK_CUDA(cudaMemcpyAsync(m->last_rows, last, n * 4, cudaMemcpyHostToDevice, m->stream));
   GS_TRY(enqueue_forward(m, rows, m->row_tokens, m->row_slots, m->row_positions, n, m->last_rows));
   // The first generated token of sequence i sits at position lengths[i].
   GS_CHECK_CUDA(cudaStreamSynchronize(m->stream));
   for (size_t i = 0; i < n; i++) pos[i] = m->next_position[i] = lengths[i];
-  GS_CHECK_CUDA(cudaMemcpyAsync(m->decode_positions, pos, n * 4, cudaMemcpyHostToDevice, m->stream));
+  GS_CHECK_CUDA(
+      cudaMemcpyAsync(m->decode_positions, pos, n * 4, cudaMemcpyHostToDevice, m->stream));
   m->active = n;
   return fetch_tokens(m, n, first_tokens);
 }
@@ -312,12 +344,14 @@ static gs_status decode_graph(gs_llm_gpu_model *m, size_t n, cudaGraphExec_t *ou
     if (graph) cudaGraphDestroy(graph);
     return status;
   }
-  if (rc != cudaSuccess) return gs_error(GS_ERR_CUDA, "capturing the decode step failed: %s", cudaGetErrorString(rc));
+  if (rc != cudaSuccess)
+    return gs_error(GS_ERR_CUDA, "capturing the decode step failed: %s", cudaGetErrorString(rc));
   rc = cudaGraphInstantiate(&m->graphs[n], graph, 0);
   cudaGraphDestroy(graph);
   if (rc != cudaSuccess) {
     m->graphs[n] = NULL;
-    return gs_error(GS_ERR_CUDA, "instantiating the decode graph failed: %s", cudaGetErrorString(rc));
+    return gs_error(GS_ERR_CUDA, "instantiating the decode graph failed: %s",
+                    cudaGetErrorString(rc));
   }
   *out = m->graphs[n];
   return GS_OK;
@@ -325,10 +359,12 @@ static gs_status decode_graph(gs_llm_gpu_model *m, size_t n, cudaGraphExec_t *ou
 
 gs_status gs_llm_gpu_decode(gs_llm_gpu_model *m, size_t n, int32_t *tokens) {
   if (n == 0 || n > m->active)
-    return gs_error(GS_ERR_INTERNAL, "llm decode of %zu sequences after a prefill of %zu", n, m->active);
+    return gs_error(GS_ERR_INTERNAL, "llm decode of %zu sequences after a prefill of %zu", n,
+                    m->active);
   for (size_t i = 0; i < n; i++)
     if (m->next_position[i] >= m->config.max_seq)
-      return gs_error(GS_ERR_INTERNAL, "llm decode: sequence %zu is full (%u positions)", i, m->config.max_seq);
+      return gs_error(GS_ERR_INTERNAL, "llm decode: sequence %zu is full (%u positions)", i,
+                      m->config.max_seq);
   for (size_t i = 0; i < n; i++) m->next_position[i]++;
   if (m->config.decode_graphs) {
     cudaGraphExec_t exec = NULL;
@@ -342,7 +378,8 @@ gs_status gs_llm_gpu_decode(gs_llm_gpu_model *m, size_t n, int32_t *tokens) {
 
 gs_status gs_llm_gpu_logits(gs_llm_gpu_model *m, size_t n, float *logits) {
   if (n > m->last_rows_logits)
-    return gs_error(GS_ERR_INTERNAL, "llm logits of %zu rows, %zu available", n, m->last_rows_logits);
+    return gs_error(GS_ERR_INTERNAL, "llm logits of %zu rows, %zu available", n,
+                    m->last_rows_logits);
   GS_CHECK_CUDA(cudaMemcpy(logits, m->logits, n * m->config.shape.vocab * sizeof(float),
                            cudaMemcpyDeviceToHost));
   return GS_OK;

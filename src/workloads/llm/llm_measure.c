@@ -14,14 +14,17 @@
   "random weights: the generated tokens are meaningless; timing is faithful to the model's shapes"
 
 /* Ok samples outside the cold batch: the ones the statistics describe. */
-static int counted(const gs_llm_request_record *q) { return q->status == GS_LLM_REQ_OK && !q->cold; }
+static int counted(const gs_llm_request_record *q) {
+  return q->status == GS_LLM_REQ_OK && !q->cold;
+}
 
 gs_status gs_llm_measurement_fill(const gs_llm_options *o, const gs_run_config *config,
-                               const gs_llm_run_result *runs, size_t n_runs,
-                               const gs_verification *verification, gs_measurement *m) {
+                                  const gs_llm_run_result *runs, size_t n_runs,
+                                  const gs_verification *verification, gs_measurement *m) {
   memset(m, 0, sizeof *m);
   snprintf(m->workload, sizeof m->workload, "llm");
-  snprintf(m->backend, sizeof m->backend, "%s", config->backend == GS_BACKEND_CUDA ? "cuda" : "cpu");
+  snprintf(m->backend, sizeof m->backend, "%s",
+           config->backend == GS_BACKEND_CUDA ? "cuda" : "cpu");
   snprintf(m->scaling, sizeof m->scaling, "%s", gs_scaling_name(config->scaling));
   m->world_size = config->world_size;
   for (int k = 0; k < config->world_size; k++)
@@ -42,7 +45,8 @@ gs_status gs_llm_measurement_fill(const gs_llm_options *o, const gs_run_config *
   m->cost.item_unit = "tokens";
   m->cost.flops = gs_llm_token_flops(&sc.engine.shape) * (in_tokens + out_tokens);
   uint64_t passes = 0;
-  for (int k = 0; n_runs && k < runs[0].world_size; k++) passes += runs[0].replicas[k].forward_passes;
+  for (int k = 0; n_runs && k < runs[0].world_size; k++)
+    passes += runs[0].replicas[k].forward_passes;
   m->cost.bytes = gs_llm_decode_weight_bytes(&sc.engine.shape) * passes;
 
   m->runs = calloc(n_runs, sizeof *m->runs);
@@ -97,35 +101,40 @@ gs_status gs_llm_measurement_fill(const gs_llm_options *o, const gs_run_config *
   gs_dvec_free(&all);
   m->aggregate.throughput = seconds > 0.0 ? tokens / seconds : 0.0;
   if (slowest_cold > 0.0 && m->aggregate.step.n)
-    m->aggregate.cold_start_ratio = gs_stats_cold_start_ratio(slowest_cold, m->aggregate.step.median);
+    m->aggregate.cold_start_ratio =
+        gs_stats_cold_start_ratio(slowest_cold, m->aggregate.step.median);
   // Combined verification: failed if any rank failed, passed if all passed.
   m->verification.status = GS_VERIFY_SKIPPED;
   snprintf(m->verification.detail, sizeof m->verification.detail, "%s",
-           config->backend == GS_BACKEND_CPU ? "the CPU backend is the reference"
-                                             : "not verified");
+           config->backend == GS_BACKEND_CPU ? "the CPU backend is the reference" : "not verified");
   for (int k = 0; verification && k < config->world_size; k++) {
     const gs_verification *v = &verification[k];
-    if (v->max_abs_error > m->verification.max_abs_error) m->verification.max_abs_error = v->max_abs_error;
+    if (v->max_abs_error > m->verification.max_abs_error)
+      m->verification.max_abs_error = v->max_abs_error;
     if (v->tolerance > m->verification.tolerance) m->verification.tolerance = v->tolerance;
     m->verification.mismatches += v->mismatches;
     if (v->status == GS_VERIFY_FAILED || m->verification.status == GS_VERIFY_SKIPPED) {
       if (m->verification.status != GS_VERIFY_FAILED) {
         m->verification.status = v->status;
-        snprintf(m->verification.detail, sizeof m->verification.detail, "rank %d: %s", k, v->detail);
+        snprintf(m->verification.detail, sizeof m->verification.detail, "rank %d: %s", k,
+                 v->detail);
       }
     }
   }
   if (status != GS_OK) m->status = status;
   if (m->status == GS_OK && m->verification.status == GS_VERIFY_FAILED) {
     m->status = GS_ERR_VERIFY;
-    snprintf(m->error, sizeof m->error, "GPU logits differ from the CPU reference: %s", m->verification.detail);
+    snprintf(m->error, sizeof m->error, "GPU logits differ from the CPU reference: %s",
+             m->verification.detail);
   }
   return status;
 }
 
 /* ---- JSON members --------------------------------------------------------- */
 
-static cJSON *number_or_null(double x) { return isfinite(x) ? cJSON_CreateNumber(x) : cJSON_CreateNull(); }
+static cJSON *number_or_null(double x) {
+  return isfinite(x) ? cJSON_CreateNumber(x) : cJSON_CreateNull();
+}
 
 static cJSON *requests_json(const gs_llm_replica_result *rep) {
   cJSON *arr = cJSON_CreateArray();
@@ -155,9 +164,12 @@ typedef struct {
 static gs_status collect(const gs_llm_replica_result *rep, outcome *oc) {
   for (size_t i = 0; i < rep->n_requests; i++) {
     const gs_llm_request_record *q = &rep->requests[i];
-    if (q->status == GS_LLM_REQ_OK) oc->ok++;
-    else if (q->status == GS_LLM_REQ_TIMED_OUT) oc->timed_out++;
-    else oc->failed++;
+    if (q->status == GS_LLM_REQ_OK)
+      oc->ok++;
+    else if (q->status == GS_LLM_REQ_TIMED_OUT)
+      oc->timed_out++;
+    else
+      oc->failed++;
     if (q->status == GS_LLM_REQ_OK) oc->tokens += q->output_tokens;
     if (!counted(q)) continue;
     GS_TRY(gs_dvec_push(&oc->latency, q->latency));
@@ -182,23 +194,26 @@ static cJSON *stats_json(const gs_dvec *l, gs_stats *s) {
   return gs_result_stats_to_json(s);
 }
 
-static void add_outcome(cJSON *o, const outcome *oc, double seconds, gs_stats *ttft,
-                        gs_stats *tpot, gs_stats *lat) {
+static void add_outcome(cJSON *o, const outcome *oc, double seconds, gs_stats *ttft, gs_stats *tpot,
+                        gs_stats *lat) {
   uint64_t total = oc->ok + oc->timed_out + oc->failed;
   cJSON_AddNumberToObject(o, "samples", (double)total);
   cJSON_AddNumberToObject(o, "ok", (double)oc->ok);
   cJSON_AddNumberToObject(o, "timed_out", (double)oc->timed_out);
   cJSON_AddNumberToObject(o, "failed", (double)oc->failed);
-  cJSON_AddItemToObject(o, "success_rate", number_or_null(total ? (double)oc->ok / (double)total : NAN));
+  cJSON_AddItemToObject(o, "success_rate",
+                        number_or_null(total ? (double)oc->ok / (double)total : NAN));
   cJSON_AddNumberToObject(o, "generated_tokens", (double)oc->tokens);
-  cJSON_AddItemToObject(o, "tokens_per_second", number_or_null(seconds > 0 ? (double)oc->tokens / seconds : NAN));
+  cJSON_AddItemToObject(o, "tokens_per_second",
+                        number_or_null(seconds > 0 ? (double)oc->tokens / seconds : NAN));
   cJSON_AddItemToObject(o, "ttft_seconds", stats_json(&oc->ttft, ttft));
   cJSON_AddItemToObject(o, "tpot_seconds", stats_json(&oc->tpot, tpot));
   cJSON_AddItemToObject(o, "latency_seconds", stats_json(&oc->latency, lat));
 }
 
-gs_status gs_llm_measurement_annotate(cJSON *mjson, const gs_llm_options *o, const gs_llm_run_result *runs,
-                                   size_t n_runs, const gs_measurement *m, double peak_bandwidth) {
+gs_status gs_llm_measurement_annotate(cJSON *mjson, const gs_llm_options *o,
+                                      const gs_llm_run_result *runs, size_t n_runs,
+                                      const gs_measurement *m, double peak_bandwidth) {
   gs_llm_shape s = gs_llm_options_shape(o);
   cJSON_AddStringToObject(mjson, "scenario", gs_llm_scenario_names[o->scenario]);
   cJSON *l = cJSON_AddObjectToObject(mjson, "llm");
@@ -228,19 +243,21 @@ gs_status gs_llm_measurement_annotate(cJSON *mjson, const gs_llm_options *o, con
   if (tpot.n > 0 && tpot.median > 0) {
     double bw = (double)gs_llm_decode_weight_bytes(&s) / tpot.median;
     cJSON_AddNumberToObject(l, "weight_bytes_per_second", bw);
-    cJSON_AddItemToObject(l, "roofline_fraction", number_or_null(peak_bandwidth > 0 ? bw / peak_bandwidth : NAN));
+    cJSON_AddItemToObject(l, "roofline_fraction",
+                          number_or_null(peak_bandwidth > 0 ? bw / peak_bandwidth : NAN));
   }
   if (o->scenario == GS_LLM_SERVER) {
     cJSON *sv = cJSON_AddObjectToObject(l, "server");
     cJSON_AddNumberToObject(sv, "target_rate", o->rate);
-    cJSON_AddItemToObject(sv, "achieved_rate", number_or_null(seconds > 0 ? (double)(lat.n) / seconds : NAN));
+    cJSON_AddItemToObject(sv, "achieved_rate",
+                          number_or_null(seconds > 0 ? (double)(lat.n) / seconds : NAN));
     cJSON_AddNumberToObject(sv, "ttft_bound", o->ttft_bound);
     cJSON_AddNumberToObject(sv, "tpot_bound", o->tpot_bound);
     cJSON_AddItemToObject(sv, "ttft_p99", number_or_null(ttft.n ? ttft.p99 : NAN));
     cJSON_AddItemToObject(sv, "tpot_p99", number_or_null(tpot.n ? tpot.p99 : NAN));
-    cJSON_AddBoolToObject(sv, "bounds_met", ttft.n && ttft.p99 <= o->ttft_bound &&
-                                                (tpot.n == 0 || tpot.p99 <= o->tpot_bound) &&
-                                                m->status == GS_OK);
+    cJSON_AddBoolToObject(sv, "bounds_met",
+                          ttft.n && ttft.p99 <= o->ttft_bound &&
+                              (tpot.n == 0 || tpot.p99 <= o->tpot_bound) && m->status == GS_OK);
   }
   if (o->scenario == GS_LLM_SINGLE_STREAM)
     cJSON_AddItemToObject(l, "latency_p90", number_or_null(lat.n ? lat.p90 : NAN));
@@ -268,7 +285,8 @@ gs_status gs_llm_measurement_annotate(cJSON *mjson, const gs_llm_options *o, con
   for (cJSON *jr = jruns ? jruns->child : NULL; jr && r < n_runs; jr = jr->next, r++) {
     cJSON *jranks = cJSON_GetObjectItemCaseSensitive(jr, "ranks");
     int k = 0;
-    for (cJSON *jk = jranks ? jranks->child : NULL; jk && k < runs[r].world_size; jk = jk->next, k++)
+    for (cJSON *jk = jranks ? jranks->child : NULL; jk && k < runs[r].world_size;
+         jk = jk->next, k++)
       cJSON_AddItemToObject(jk, "requests", requests_json(&runs[r].replicas[k]));
   }
   return status;
@@ -293,8 +311,9 @@ void gs_llm_measurement_print(FILE *out, const cJSON *mjson) {
   const cJSON *l = cJSON_GetObjectItemCaseSensitive(mjson, "llm");
   const cJSON *sc = cJSON_GetObjectItemCaseSensitive(mjson, "scenario");
   if (!l) return;
-  fprintf(out, "  llm %s on %g rank(s) (the table's median/p95/p99 are per-sample latencies): "
-               "%.1f tokens/s; samples %g ok, %g timed out, %g failed\n",
+  fprintf(out,
+          "  llm %s on %g rank(s) (the table's median/p95/p99 are per-sample latencies): "
+          "%.1f tokens/s; samples %g ok, %g timed out, %g failed\n",
           cJSON_IsString(sc) ? sc->valuestring : "?", member(mjson, "world_size", NULL),
           member(l, "tokens_per_second", NULL), member(l, "ok", NULL), member(l, "timed_out", NULL),
           member(l, "failed", NULL));
@@ -309,20 +328,27 @@ void gs_llm_measurement_print(FILE *out, const cJSON *mjson) {
           ms_text(member(l, "latency_seconds", "p99"), 1, t[6], sizeof t[6]));
   double frac = member(l, "roofline_fraction", NULL);
   if (isfinite(frac))
-    fprintf(out, "    weight stream %.0f GB/s per replica at the median TPOT = %.1f%% of peak memory bandwidth\n",
+    fprintf(out,
+            "    weight stream %.0f GB/s per replica at the median TPOT = %.1f%% of peak memory "
+            "bandwidth\n",
             member(l, "weight_bytes_per_second", NULL) / 1e9, 100.0 * frac);
   const cJSON *sv = cJSON_GetObjectItemCaseSensitive(l, "server");
   if (sv)
-    fprintf(out, "    server: target %.3g/s, achieved %.3g/s; p99 TTFT %.3f s (bound %.3g), p99 TPOT %.4f s (bound %.3g): %s\n",
-            member(sv, "target_rate", NULL), member(sv, "achieved_rate", NULL), member(sv, "ttft_p99", NULL),
-            member(sv, "ttft_bound", NULL), member(sv, "tpot_p99", NULL), member(sv, "tpot_bound", NULL),
-            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sv, "bounds_met")) ? "bounds met" : "BOUNDS MISSED");
+    fprintf(out,
+            "    server: target %.3g/s, achieved %.3g/s; p99 TTFT %.3f s (bound %.3g), p99 TPOT "
+            "%.4f s (bound %.3g): %s\n",
+            member(sv, "target_rate", NULL), member(sv, "achieved_rate", NULL),
+            member(sv, "ttft_p99", NULL), member(sv, "ttft_bound", NULL),
+            member(sv, "tpot_p99", NULL), member(sv, "tpot_bound", NULL),
+            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sv, "bounds_met")) ? "bounds met"
+                                                                             : "BOUNDS MISSED");
   const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(l, "ranks");
   if (cJSON_GetArraySize(ranks) > 1)
     for (const cJSON *r = ranks->child; r; r = r->next)
       fprintf(out, "    rank %g (device %g): %.1f tokens/s busy, %g/%g ok, latency p90 %s\n",
-              member(r, "rank", NULL), member(r, "device", NULL), member(r, "tokens_per_second", NULL),
-              member(r, "ok", NULL), member(r, "samples", NULL),
+              member(r, "rank", NULL), member(r, "device", NULL),
+              member(r, "tokens_per_second", NULL), member(r, "ok", NULL),
+              member(r, "samples", NULL),
               ms_text(member(r, "latency_seconds", "p90"), 1, t[1], sizeof t[1]));
   fprintf(out, "    note: %s\n", GS_LLM_NOTE);
 }

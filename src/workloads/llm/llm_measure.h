@@ -17,15 +17,16 @@
  * configuration. `verification` has world_size entries (one per rank) or is
  * NULL when nothing was verified. */
 gs_status gs_llm_measurement_fill(const gs_llm_options *o, const gs_run_config *config,
-                               const gs_llm_run_result *runs, size_t n_runs,
-                               const gs_verification *verification, gs_measurement *m);
+                                  const gs_llm_run_result *runs, size_t n_runs,
+                                  const gs_verification *verification, gs_measurement *m);
 
 /* Adds "scenario", "llm" and the rank records' "requests" to `mjson`, the
  * measurement object that gs_result_add_measurement wrote for *m.
  * `peak_bandwidth` (bytes/s of the first GPU, 0 = unknown) gives the
  * roofline fraction. */
-gs_status gs_llm_measurement_annotate(cJSON *mjson, const gs_llm_options *o, const gs_llm_run_result *runs,
-                                   size_t n_runs, const gs_measurement *m, double peak_bandwidth);
+gs_status gs_llm_measurement_annotate(cJSON *mjson, const gs_llm_options *o,
+                                      const gs_llm_run_result *runs, size_t n_runs,
+                                      const gs_measurement *m, double peak_bandwidth);
 
 /* One paragraph per measurement for the terminal: tokens/s, sample
  * outcomes, TTFT, TPOT and latency percentiles, bounds, and the reminder

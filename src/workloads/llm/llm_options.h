@@ -15,7 +15,7 @@
 #define GS_LLM_OPTION_COUNT 26
 
 typedef struct {
-  int preset;                       /* index into gs_llm_presets */
+  int preset; /* index into gs_llm_presets */
   uint64_t hidden, layers, heads, kv_heads, ffn, vocab;
   double rope_theta;
   int given_hidden, given_layers, given_heads, given_kv_heads, given_ffn, given_vocab,
@@ -23,11 +23,11 @@ typedef struct {
   int scenario, dispatch;
   uint64_t batch, samples;
   uint64_t input_min, input_max, output_min, output_max;
-  double rate;                      /* server: samples per second, all replicas together */
-  double ttft_bound, tpot_bound;    /* server: p99 bounds in seconds */
-  double timeout;                   /* per sample, seconds; 0 = none */
+  double rate;                   /* server: samples per second, all replicas together */
+  double ttft_bound, tpot_bound; /* server: p99 bounds in seconds */
+  double timeout;                /* per sample, seconds; 0 = none */
   int no_graphs;
-  int decode_gemm;                  /* gs_llm_decode_gemm */
+  int decode_gemm; /* gs_llm_decode_gemm */
   int given_model, given_batch, given_rate, given_ttft_bound, given_tpot_bound;
   gs_option table[GS_LLM_OPTION_COUNT];
 } gs_llm_options;
@@ -52,6 +52,6 @@ gs_llm_shape gs_llm_options_shape(const gs_llm_options *o);
  * ranks: seed and warm-up batches from `run`; with weak scaling the stream
  * has --samples per rank. */
 void gs_llm_options_scenario(const gs_llm_options *o, const gs_run_config *run,
-                          gs_llm_scenario_config *out);
+                             gs_llm_scenario_config *out);
 
 #endif

@@ -18,7 +18,7 @@
 typedef struct {
   double max_err, tolerance;
   uint64_t mismatches, tokens, ties;
-  int diverged;               /* a near-tie picked another token: later steps not comparable */
+  int diverged; /* a near-tie picked another token: later steps not comparable */
 } compare_state;
 
 static void compare_rows(const float *cpu, const float *gpu, const int32_t *cpu_tok,
@@ -58,7 +58,8 @@ static gs_status run_pair(gs_llm_engine *cpu, gs_llm_engine *gpu, const gs_llm_e
     gs_llm_prompt_tokens(seed, (uint32_t)i, lengths[i], vocab, prompt_storage[i]);
     prompts[i] = prompt_storage[i];
   }
-  float *lc = malloc(VERIFY_SEQS * vocab * sizeof *lc), *lg = malloc(VERIFY_SEQS * vocab * sizeof *lg);
+  float *lc = malloc(VERIFY_SEQS * vocab * sizeof *lc),
+        *lg = malloc(VERIFY_SEQS * vocab * sizeof *lg);
   if (!lc || !lg) {
     free(lc);
     free(lg);
@@ -85,11 +86,17 @@ static gs_status run_pair(gs_llm_engine *cpu, gs_llm_engine *gpu, const gs_llm_e
   return status;
 }
 
-gs_status gs_llm_verify_gpu(const gs_llm_shape *shape, uint64_t seed, int device, gs_verification *out) {
+gs_status gs_llm_verify_gpu(const gs_llm_shape *shape, uint64_t seed, int device,
+                            gs_verification *out) {
   memset(out, 0, sizeof *out);
   GS_CHECK_CUDA(cudaSetDevice(device));
-  gs_llm_engine_config cfg = {.shape = *shape, .seed = seed, .max_batch = VERIFY_SEQS,
-                           .max_seq = 16, .max_input = 8, .decode_graphs = 1, .decode_gemm = GS_LLM_GEMM_AUTO};
+  gs_llm_engine_config cfg = {.shape = *shape,
+                              .seed = seed,
+                              .max_batch = VERIFY_SEQS,
+                              .max_seq = 16,
+                              .max_input = 8,
+                              .decode_graphs = 1,
+                              .decode_gemm = GS_LLM_GEMM_AUTO};
   compare_state st = {0};
   gs_status status = GS_OK;
   // Every way of running small linear layers: auto, SIMT, tensor cores, cuBLAS.
@@ -109,13 +116,14 @@ gs_status gs_llm_verify_gpu(const gs_llm_shape *shape, uint64_t seed, int device
   out->tolerance = st.tolerance;
   out->mismatches = st.mismatches;
   out->status = st.mismatches == 0 ? GS_VERIFY_PASSED : GS_VERIFY_FAILED;
-  snprintf(out->detail, sizeof out->detail,
-           "GPU %d vs CPU reference, hidden %llu x %llu layers, vocab %llu: logits of %llu "
-           "token positions (prefill and decode; SIMT, tensor-core and cuBLAS paths), max |diff| %.3g "
-           "(tolerance %.3g = %.0e x max |logit|), %llu mismatches%s",
-           device, (unsigned long long)shape->hidden, (unsigned long long)shape->layers,
-           (unsigned long long)shape->vocab, (unsigned long long)st.tokens, st.max_err,
-           st.tolerance, GS_LLM_VERIFY_RTOL, (unsigned long long)st.mismatches,
-           st.ties ? ", a near-tie picked another token (later steps not compared)" : "");
+  snprintf(
+      out->detail, sizeof out->detail,
+      "GPU %d vs CPU reference, hidden %llu x %llu layers, vocab %llu: logits of %llu "
+      "token positions (prefill and decode; SIMT, tensor-core and cuBLAS paths), max |diff| %.3g "
+      "(tolerance %.3g = %.0e x max |logit|), %llu mismatches%s",
+      device, (unsigned long long)shape->hidden, (unsigned long long)shape->layers,
+      (unsigned long long)shape->vocab, (unsigned long long)st.tokens, st.max_err, st.tolerance,
+      GS_LLM_VERIFY_RTOL, (unsigned long long)st.mismatches,
+      st.ties ? ", a near-tie picked another token (later steps not compared)" : "");
   return GS_OK;
 }

@@ -14,6 +14,7 @@
  * `shape`, with the GEMV kernel for decode and with cuBLAS only, both
  * through CUDA graphs. Fills *out (passed or failed with details); returns
  * an error status only when something could not run. */
-gs_status gs_llm_verify_gpu(const gs_llm_shape *shape, uint64_t seed, int device, gs_verification *out);
+gs_status gs_llm_verify_gpu(const gs_llm_shape *shape, uint64_t seed, int device,
+                            gs_verification *out);
 
 #endif

@@ -15,11 +15,24 @@ void gs_llm_layer_tensor_dims(const gs_llm_shape *s, int kind, uint64_t *rows, u
   *rows = s->hidden;
   *cols = 1;
   switch (kind) {
-    case GS_LLM_K_QKV: *rows = gs_llm_qkv_rows(s); *cols = s->hidden; break;
-    case GS_LLM_K_WO: *rows = s->hidden; *cols = s->heads * hd; break;
-    case GS_LLM_K_GATE_UP: *rows = 2 * s->ffn; *cols = s->hidden; break;
-    case GS_LLM_K_DOWN: *rows = s->hidden; *cols = s->ffn; break;
-    default: break; /* the two norms: hidden x 1 */
+    case GS_LLM_K_QKV:
+      *rows = gs_llm_qkv_rows(s);
+      *cols = s->hidden;
+      break;
+    case GS_LLM_K_WO:
+      *rows = s->hidden;
+      *cols = s->heads * hd;
+      break;
+    case GS_LLM_K_GATE_UP:
+      *rows = 2 * s->ffn;
+      *cols = s->hidden;
+      break;
+    case GS_LLM_K_DOWN:
+      *rows = s->hidden;
+      *cols = s->ffn;
+      break;
+    default:
+      break; /* the two norms: hidden x 1 */
   }
 }
 

@@ -17,14 +17,14 @@
 #endif
 
 typedef struct {
-  uint64_t hidden;      /* model width */
+  uint64_t hidden; /* model width */
   uint64_t layers;
-  uint64_t heads;       /* query heads; head_dim = hidden / heads */
-  uint64_t kv_heads;    /* key/value heads (grouped-query attention) */
-  uint64_t ffn;         /* SwiGLU inner width */
+  uint64_t heads;    /* query heads; head_dim = hidden / heads */
+  uint64_t kv_heads; /* key/value heads (grouped-query attention) */
+  uint64_t ffn;      /* SwiGLU inner width */
   uint64_t vocab;
   double rope_theta;
-  double norm_eps;      /* RMSNorm epsilon */
+  double norm_eps; /* RMSNorm epsilon */
 } gs_llm_shape;
 
 /* Named shapes: "llama-8b", "llama-1b", "tiny". */
@@ -41,17 +41,19 @@ enum {
   GS_LLM_T_EMBED = 0,
   GS_LLM_T_FINAL_NORM = 1,
   GS_LLM_T_LM_HEAD = 2,
-  GS_LLM_T_LAYER0 = 16,    /* layer l, kind k: GS_LLM_T_LAYER0 + 8 l + k */
+  GS_LLM_T_LAYER0 = 16, /* layer l, kind k: GS_LLM_T_LAYER0 + 8 l + k */
   GS_LLM_K_ATTN_NORM = 0,
-  GS_LLM_K_QKV = 1,        /* [(heads + 2 kv_heads) head_dim, hidden]: q, then k, then v rows */
-  GS_LLM_K_WO = 2,         /* [hidden, heads head_dim] */
+  GS_LLM_K_QKV = 1, /* [(heads + 2 kv_heads) head_dim, hidden]: q, then k, then v rows */
+  GS_LLM_K_WO = 2,  /* [hidden, heads head_dim] */
   GS_LLM_K_MLP_NORM = 3,
-  GS_LLM_K_GATE_UP = 4,    /* [2 ffn, hidden]: gate rows, then up rows */
-  GS_LLM_K_DOWN = 5,       /* [hidden, ffn] */
+  GS_LLM_K_GATE_UP = 4, /* [2 ffn, hidden]: gate rows, then up rows */
+  GS_LLM_K_DOWN = 5,    /* [hidden, ffn] */
   GS_LLM_LAYER_KINDS = 6
 };
 
-static inline uint64_t gs_llm_head_dim(const gs_llm_shape *s) { return s->hidden / s->heads; }
+static inline uint64_t gs_llm_head_dim(const gs_llm_shape *s) {
+  return s->hidden / s->heads;
+}
 static inline uint64_t gs_llm_qkv_rows(const gs_llm_shape *s) {
   return (s->heads + 2 * s->kv_heads) * gs_llm_head_dim(s);
 }
@@ -91,15 +93,17 @@ static inline GS_LLM_HD float gs_llm_float_from_bf16(uint16_t b) {
 }
 
 /* Rounds a float to the nearest bfloat16 value (kept as float). */
-static inline GS_LLM_HD float gs_llm_round_bf16(float f) { return gs_llm_float_from_bf16(gs_llm_bf16_from_float(f)); }
+static inline GS_LLM_HD float gs_llm_round_bf16(float f) {
+  return gs_llm_float_from_bf16(gs_llm_bf16_from_float(f));
+}
 
 /* Element `index` of tensor `tensor` as bfloat16 bits: a counter-based
  * hash (splitmix64 finalizer) of (seed, tensor, index) mapped to [-1, 1),
  * scaled and rounded. */
 static inline GS_LLM_HD uint16_t gs_llm_weight_value(uint64_t seed, uint32_t tensor, uint64_t index,
-                                               float scale, float offset) {
-  uint64_t z = index + ((uint64_t)tensor + 1u) * 0xD1B54A32D192ED03ull +
-               seed * 0x9E3779B97F4A7C15ull;
+                                                     float scale, float offset) {
+  uint64_t z =
+      index + ((uint64_t)tensor + 1u) * 0xD1B54A32D192ED03ull + seed * 0x9E3779B97F4A7C15ull;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   z ^= z >> 31;

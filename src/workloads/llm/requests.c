@@ -18,7 +18,8 @@ gs_status gs_llm_stream_make(const gs_llm_stream_spec *spec, gs_llm_sample **out
                     (unsigned long long)spec->count, spec->input_min, spec->input_max,
                     spec->output_min, spec->output_max);
   gs_llm_sample *s = calloc(spec->count, sizeof *s);
-  if (!s) return gs_error(GS_ERR_NOMEM, "cannot allocate %llu samples", (unsigned long long)spec->count);
+  if (!s)
+    return gs_error(GS_ERR_NOMEM, "cannot allocate %llu samples", (unsigned long long)spec->count);
   gs_rng gaps;
   gs_rng_seed(&gaps, spec->seed, GS_LLM_GAP_STREAM);
   double t = 0.0;
@@ -26,8 +27,10 @@ gs_status gs_llm_stream_make(const gs_llm_stream_spec *spec, gs_llm_sample **out
     gs_rng r;
     gs_rng_seed(&r, spec->seed, 2 * i);
     s[i].id = (uint32_t)i;
-    s[i].input_tokens = spec->input_min + (uint32_t)gs_rng_below(&r, spec->input_max - spec->input_min + 1u);
-    s[i].output_tokens = spec->output_min + (uint32_t)gs_rng_below(&r, spec->output_max - spec->output_min + 1u);
+    s[i].input_tokens =
+        spec->input_min + (uint32_t)gs_rng_below(&r, spec->input_max - spec->input_min + 1u);
+    s[i].output_tokens =
+        spec->output_min + (uint32_t)gs_rng_below(&r, spec->output_max - spec->output_min + 1u);
     if (spec->rate > 0.0) {
       // Exponential gaps with mean 1/rate make a Poisson process; the first
       // sample also waits one gap, as LoadGen's schedule does.
@@ -59,9 +62,12 @@ int gs_llm_queue_init(gs_llm_queue *q, const gs_llm_sample *samples, uint64_t be
   return pthread_mutex_init(&q->mutex, NULL);
 }
 
-void gs_llm_queue_destroy(gs_llm_queue *q) { pthread_mutex_destroy(&q->mutex); }
+void gs_llm_queue_destroy(gs_llm_queue *q) {
+  pthread_mutex_destroy(&q->mutex);
+}
 
-size_t gs_llm_queue_take(gs_llm_queue *q, double now, size_t max, uint32_t *ids, double *next_arrival) {
+size_t gs_llm_queue_take(gs_llm_queue *q, double now, size_t max, uint32_t *ids,
+                         double *next_arrival) {
   size_t n = 0;
   pthread_mutex_lock(&q->mutex);
   while (n < max && q->next < q->end && q->samples[q->next].arrival <= now)

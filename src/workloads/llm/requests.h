@@ -15,15 +15,15 @@
 typedef struct {
   uint32_t id;
   uint32_t input_tokens;
-  uint32_t output_tokens;    /* tokens to generate, >= 1 */
-  double arrival;            /* seconds after the scenario starts */
+  uint32_t output_tokens; /* tokens to generate, >= 1 */
+  double arrival;         /* seconds after the scenario starts */
 } gs_llm_sample;
 
 typedef struct {
   uint64_t count;
   uint32_t input_min, input_max;
   uint32_t output_min, output_max;
-  double rate;               /* samples per second (Poisson); 0 = all arrive at 0 */
+  double rate; /* samples per second (Poisson); 0 = all arrive at 0 */
   uint64_t seed;
 } gs_llm_stream_spec;
 
@@ -53,6 +53,7 @@ void gs_llm_queue_destroy(gs_llm_queue *q);
  * start) into ids[] and returns how many. When none has arrived, returns 0
  * and sets *next_arrival to the earliest pending arrival, or to a negative
  * value when the queue is empty. */
-size_t gs_llm_queue_take(gs_llm_queue *q, double now, size_t max, uint32_t *ids, double *next_arrival);
+size_t gs_llm_queue_take(gs_llm_queue *q, double now, size_t max, uint32_t *ids,
+                         double *next_arrival);
 
 #endif

@@ -22,9 +22,12 @@ const char *const gs_llm_dispatch_names[] = {"static", "dynamic", NULL};
 
 const char *gs_llm_request_status_name(gs_llm_request_status s) {
   switch (s) {
-    case GS_LLM_REQ_OK: return "ok";
-    case GS_LLM_REQ_TIMED_OUT: return "timed_out";
-    case GS_LLM_REQ_FAILED: break;
+    case GS_LLM_REQ_OK:
+      return "ok";
+    case GS_LLM_REQ_TIMED_OUT:
+      return "timed_out";
+    case GS_LLM_REQ_FAILED:
+      break;
   }
   return "failed";
 }
@@ -35,10 +38,10 @@ typedef struct {
   const gs_llm_sample *samples;
   gs_llm_queue shared_queue;
   gs_llm_queue rank_queue[GS_MAX_RANKS];
-  int alive;                  /* replicas still pulling (dynamic), under shared_queue.mutex */
+  int alive; /* replicas still pulling (dynamic), under shared_queue.mutex */
   gs_barrier barrier;
-  double t0;                  /* scenario start, monotonic seconds; set by rank 0 */
-  double end[GS_MAX_RANKS];   /* when each replica stopped, since t0 */
+  double t0;                /* scenario start, monotonic seconds; set by rank 0 */
+  double end[GS_MAX_RANKS]; /* when each replica stopped, since t0 */
   gs_llm_run_result *out;
 } scenario_shared;
 
@@ -48,17 +51,19 @@ typedef struct {
   gs_llm_engine *engine;
   gs_llm_replica_result *result;
   size_t capacity;
-  int32_t *prompt_storage;    /* max_batch x max_input */
+  int32_t *prompt_storage; /* max_batch x max_input */
   const int32_t **prompts;
   uint32_t *lengths;
   int32_t *tokens;
-  gs_llm_request_record *batch;  /* max_batch records being processed */
+  gs_llm_request_record *batch; /* max_batch records being processed */
   uint32_t *ids;
-  int cold_pending;           /* the next batch is the cold one (no warmup) */
-  int warming;                /* in warm-up: the clock has not started, nothing times out */
+  int cold_pending; /* the next batch is the cold one (no warmup) */
+  int warming;      /* in warm-up: the clock has not started, nothing times out */
 } replica;
 
-static double now_since(const scenario_shared *sh) { return gs_time_seconds() - sh->t0; }
+static double now_since(const scenario_shared *sh) {
+  return gs_time_seconds() - sh->t0;
+}
 
 static void sleep_seconds(double s) {
   if (s <= 0.0) return;
@@ -89,9 +94,15 @@ static void finish_record(gs_llm_request_record *rec) {
 }
 
 static gs_llm_request_record new_record(const gs_llm_sample *s, int rank, double arrival) {
-  gs_llm_request_record rec = {.id = s->id, .input_tokens = s->input_tokens, .output_tokens = 0,
-                            .rank = rank, .arrival = arrival, .start = NAN,
-                            .first_token = NAN, .finish = NAN, .status = GS_LLM_REQ_FAILED};
+  gs_llm_request_record rec = {.id = s->id,
+                               .input_tokens = s->input_tokens,
+                               .output_tokens = 0,
+                               .rank = rank,
+                               .arrival = arrival,
+                               .start = NAN,
+                               .first_token = NAN,
+                               .finish = NAN,
+                               .status = GS_LLM_REQ_FAILED};
   return rec;
 }
 
@@ -116,7 +127,8 @@ static gs_status generate(replica *r, size_t n, uint64_t prompt_seed) {
   qsort(b, n, sizeof *b, by_output_desc);
   for (size_t i = 0; i < n; i++) {
     int32_t *p = r->prompt_storage + i * max_input;
-    gs_llm_prompt_tokens(prompt_seed, b[i].id, b[i].input_tokens, sh->config->engine.shape.vocab, p);
+    gs_llm_prompt_tokens(prompt_seed, b[i].id, b[i].input_tokens, sh->config->engine.shape.vocab,
+                         p);
     r->prompts[i] = p;
     r->lengths[i] = b[i].input_tokens;
     b[i].start = now_since(sh);
@@ -154,7 +166,8 @@ static gs_status generate(replica *r, size_t n, uint64_t prompt_seed) {
       if (b[i].status == GS_LLM_REQ_OK && isnan(b[i].finish)) b[i].output_tokens++;
   }
   for (size_t i = 0; i < n; i++)
-    if (b[i].status == GS_LLM_REQ_OK && timed_out(r, &b[i], b[i].finish)) b[i].status = GS_LLM_REQ_TIMED_OUT;
+    if (b[i].status == GS_LLM_REQ_OK && timed_out(r, &b[i], b[i].finish))
+      b[i].status = GS_LLM_REQ_TIMED_OUT;
   return GS_OK;
 }
 
@@ -200,9 +213,13 @@ static gs_status warm_up(replica *r) {
   for (uint64_t w = 0; w < c->warmup; w++) {
     size_t n = c->engine.max_batch;
     for (size_t i = 0; i < n; i++) {
-      gs_llm_request_record rec = {.id = (uint32_t)(w * n + i), .input_tokens = c->stream.input_max,
-                                .latency = (double)c->stream.output_max, .arrival = 0.0,
-                                .first_token = NAN, .finish = NAN, .start = NAN};
+      gs_llm_request_record rec = {.id = (uint32_t)(w * n + i),
+                                   .input_tokens = c->stream.input_max,
+                                   .latency = (double)c->stream.output_max,
+                                   .arrival = 0.0,
+                                   .first_token = NAN,
+                                   .finish = NAN,
+                                   .start = NAN};
       r->batch[i] = rec;
     }
     double t0 = gs_time_seconds();
@@ -237,7 +254,8 @@ static gs_status replica_setup(replica *r) {
 static gs_status serve(replica *r) {
   scenario_shared *sh = r->sh;
   const gs_llm_scenario_config *c = sh->config;
-  gs_llm_queue *q = c->dispatch == GS_LLM_DISPATCH_DYNAMIC ? &sh->shared_queue : &sh->rank_queue[r->rank];
+  gs_llm_queue *q =
+      c->dispatch == GS_LLM_DISPATCH_DYNAMIC ? &sh->shared_queue : &sh->rank_queue[r->rank];
   int single = c->scenario == GS_LLM_SINGLE_STREAM;
   size_t max = c->engine.max_batch;
   double first = NAN;
@@ -317,7 +335,7 @@ static void replica_free(replica *r) {
 }
 
 gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run_config *run,
-                           gs_llm_run_result *out) {
+                              gs_llm_run_result *out) {
   memset(out, 0, sizeof *out);
   int world = run->world_size;
   out->world_size = world;

@@ -30,24 +30,24 @@ extern const char *const gs_llm_dispatch_names[]; /* static, dynamic */
 const char *gs_llm_request_status_name(gs_llm_request_status s);
 
 typedef struct {
-  gs_llm_engine_config engine;   /* max_batch = batch (1 for single-stream) */
+  gs_llm_engine_config engine; /* max_batch = batch (1 for single-stream) */
   gs_llm_scenario_kind scenario;
   gs_llm_dispatch dispatch;
-  gs_llm_stream_spec stream;     /* rate is used by the server scenario only */
-  double timeout;             /* seconds per sample from arrival; 0 = none */
-  uint64_t warmup;            /* untimed batches per replica before the clock */
+  gs_llm_stream_spec stream; /* rate is used by the server scenario only */
+  double timeout;            /* seconds per sample from arrival; 0 = none */
+  uint64_t warmup;           /* untimed batches per replica before the clock */
 } gs_llm_scenario_config;
 
 /* What happened to one sample. Times are seconds; NaN = not reached. */
 typedef struct {
   uint32_t id;
   uint32_t input_tokens;
-  uint32_t output_tokens;     /* generated (the target when ok) */
+  uint32_t output_tokens; /* generated (the target when ok) */
   int rank;
   double arrival, start, first_token, finish; /* since the scenario start */
   double ttft, tpot, latency;
   gs_llm_request_status status;
-  int cold;                   /* processed in the replica's cold batch */
+  int cold; /* processed in the replica's cold batch */
 } gs_llm_request_record;
 
 /* One replica's part of one scenario run. */
@@ -56,16 +56,16 @@ typedef struct {
   int device;
   gs_status status;
   char error[1024];
-  double cold_seconds;        /* first warmup batch end to end; < 0 = none */
+  double cold_seconds; /* first warmup batch end to end; < 0 = none */
   size_t n_requests;
   gs_llm_request_record *requests; /* in completion order; owned */
-  uint64_t forward_passes;    /* prefills + decode steps */
-  uint64_t generated_tokens;  /* by ok samples */
-  double busy_seconds;        /* first batch start to last batch end */
+  uint64_t forward_passes;         /* prefills + decode steps */
+  uint64_t generated_tokens;       /* by ok samples */
+  double busy_seconds;             /* first batch start to last batch end */
 } gs_llm_replica_result;
 
 typedef struct {
-  double seconds;             /* scenario start to the last sample's end */
+  double seconds; /* scenario start to the last sample's end */
   int world_size;
   gs_llm_replica_result *replicas; /* world_size; owned */
 } gs_llm_run_result;
@@ -74,7 +74,7 @@ typedef struct {
  * Fills *out even when replicas fail (their samples are "failed"). Returns
  * GS_OK or the first replica error. */
 gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run_config *run,
-                           gs_llm_run_result *out);
+                              gs_llm_run_result *out);
 
 void gs_llm_run_result_free(gs_llm_run_result *r);
 
