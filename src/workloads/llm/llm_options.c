@@ -40,21 +40,27 @@ static void *gs_llm_options_new(void) {
        .help = "model shape: llama-8b, llama-1b or tiny (the CPU backend's default)",
        .given = &o->given_model},
       {.name = "hidden", .kind = GS_OPT_COUNT, .target = &o->hidden, .min = 8, .max = 65536,
-       .metavar = "N", .help = "model width, a multiple of 8 (default: the --model preset's)", .given = &o->given_hidden},
+       .metavar = "N", .help = "model width, a multiple of 8 (default: the --model preset's)",
+       .given = &o->given_hidden},
       {.name = "layers", .kind = GS_OPT_COUNT, .target = &o->layers, .min = 1, .max = 1024,
-       .metavar = "N", .help = "decoder layers (default: the --model preset's)", .given = &o->given_layers},
+       .metavar = "N", .help = "decoder layers (default: the --model preset's)",
+       .given = &o->given_layers},
       {.name = "heads", .kind = GS_OPT_COUNT, .target = &o->heads, .min = 1, .max = 1024,
-       .metavar = "N", .help = "query heads (default: the --model preset's)", .given = &o->given_heads},
+       .metavar = "N", .help = "query heads (default: the --model preset's)",
+       .given = &o->given_heads},
       {.name = "kv-heads", .kind = GS_OPT_COUNT, .target = &o->kv_heads, .min = 1, .max = 1024,
        .metavar = "N", .help = "key/value heads, divides --heads (default: the --model preset's)",
        .given = &o->given_kv_heads},
       {.name = "ffn", .kind = GS_OPT_COUNT, .target = &o->ffn, .min = 8, .max = 1048576,
-       .metavar = "N", .help = "SwiGLU inner width, a multiple of 8 (default: the --model preset's)",
+       .metavar = "N",
+       .help = "SwiGLU inner width, a multiple of 8 (default: the --model preset's)",
        .given = &o->given_ffn},
       {.name = "vocab", .kind = GS_OPT_COUNT, .target = &o->vocab, .min = 2, .max = 1048576,
-       .metavar = "N", .help = "vocabulary size (default: the --model preset's)", .given = &o->given_vocab},
+       .metavar = "N", .help = "vocabulary size (default: the --model preset's)",
+       .given = &o->given_vocab},
       {.name = "rope-theta", .kind = GS_OPT_DOUBLE, .target = &o->rope_theta, .dmin = 1.0,
-       .dmax = 1e12, .metavar = "T", .help = "rotary embedding base (default: the --model preset's)",
+       .dmax = 1e12, .metavar = "T",
+       .help = "rotary embedding base (default: the --model preset's)",
        .given = &o->given_rope_theta},
       {.name = "scenario", .kind = GS_OPT_CHOICE, .target = &o->scenario,
        .choices = gs_llm_scenario_names, .metavar = "S",
@@ -91,7 +97,8 @@ static void *gs_llm_options_new(void) {
        .help = "CUDA: launch decode kernels one by one instead of replaying a CUDA graph"},
       {.name = "decode-gemm", .kind = GS_OPT_CHOICE, .target = &o->decode_gemm,
        .choices = gs_llm_decode_gemm_names, .metavar = "K",
-       .help = "CUDA: linear layers of <= 8 rows: auto (= mma where K is a multiple of 64, else simt), simt, mma or cublas"},
+       .help = "CUDA: linear layers of <= 8 rows: auto (mma where K is a multiple of 64, "
+               "else simt), simt, mma or cublas"},
       {.name = NULL, .kind = GS_OPT_END},
   };
   _Static_assert(sizeof table <= sizeof o->table, "option table size");
@@ -119,11 +126,14 @@ static gs_status gs_llm_options_check(void *opts) {
   gs_llm_options *o = opts;
   gs_llm_shape s = gs_llm_options_shape(o);
   if (s.hidden % 8 != 0)
-    return gs_error(GS_ERR_USAGE, "option --hidden: %llu is not a multiple of 8", (unsigned long long)s.hidden);
+    return gs_error(GS_ERR_USAGE, "option --hidden: %llu is not a multiple of 8",
+                    (unsigned long long)s.hidden);
   if (s.ffn % 8 != 0)
-    return gs_error(GS_ERR_USAGE, "option --ffn: %llu is not a multiple of 8", (unsigned long long)s.ffn);
+    return gs_error(GS_ERR_USAGE, "option --ffn: %llu is not a multiple of 8",
+                    (unsigned long long)s.ffn);
   if (s.hidden % s.heads != 0 || (s.hidden / s.heads) % 2 != 0)
-    return gs_error(GS_ERR_USAGE, "option --heads: %llu heads must divide --hidden %llu into an even head size",
+    return gs_error(GS_ERR_USAGE,
+                    "option --heads: %llu heads must divide --hidden %llu into an even head size",
                     (unsigned long long)s.heads, (unsigned long long)s.hidden);
   if (s.heads % s.kv_heads != 0)
     return gs_error(GS_ERR_USAGE, "option --kv-heads: %llu does not divide --heads %llu",
@@ -137,12 +147,15 @@ static gs_status gs_llm_options_check(void *opts) {
     return gs_error(GS_ERR_USAGE, "option --output-min: %llu is above --output-max %llu",
                     (unsigned long long)o->output_min, (unsigned long long)o->output_max);
   if (o->input_max + o->output_max > 65536)
-    return gs_error(GS_ERR_USAGE, "options --input-max + --output-max: %llu positions, at most 65536",
+    return gs_error(GS_ERR_USAGE,
+                    "options --input-max + --output-max: %llu positions, at most 65536",
                     (unsigned long long)(o->input_max + o->output_max));
   if (o->scenario != GS_LLM_SERVER && (o->given_rate || o->given_ttft_bound || o->given_tpot_bound))
-    return gs_error(GS_ERR_USAGE, "options --rate, --ttft-bound and --tpot-bound belong to --scenario server");
+    return gs_error(GS_ERR_USAGE,
+                    "options --rate, --ttft-bound and --tpot-bound belong to --scenario server");
   if (o->scenario == GS_LLM_SINGLE_STREAM && o->given_batch && o->batch != 1)
-    return gs_error(GS_ERR_USAGE, "option --batch: single-stream issues one sample at a time (batch 1), got %llu",
+    return gs_error(GS_ERR_USAGE,
+                    "option --batch: single-stream issues one sample at a time (batch 1), got %llu",
                     (unsigned long long)o->batch);
   return GS_OK;
 }
