@@ -163,6 +163,33 @@ static void test_timeouts_are_not_successes(void **state) {
   gs_llm_run_result_free(&res);
 }
 
+/* A replica that fails (here: a cache shorter than every prompt, which the
+ * options never allow) fails its batch and, with static dispatch, the rest
+ * of its share; with dynamic dispatch the last failing replica fails what
+ * is left in the queue. Every sample is still recorded exactly once. */
+static void test_failed_replicas_fail_their_samples(void **state) {
+  (void)state;
+  for (int d = 0; d < 2; d++) {
+    gs_llm_scenario_config c = tiny(GS_LLM_OFFLINE, 9, 2);
+    c.engine.max_seq = 4; /* prompts have 4 to 12 tokens: every prefill fails */
+    c.dispatch = d ? GS_LLM_DISPATCH_DYNAMIC : GS_LLM_DISPATCH_STATIC;
+    c.warmup = 0;
+    gs_run_config r = cpu_ranks(2);
+    gs_llm_run_result res;
+    assert_int_equal(gs_llm_scenario_run(&c, &r, &res), GS_ERR_INTERNAL);
+    assert_int_equal(check_records(&res, 9), 0);
+    size_t failed = 0;
+    for (int k = 0; k < 2; k++) {
+      assert_int_equal(res.replicas[k].status, GS_ERR_INTERNAL);
+      assert_non_null(strstr(res.replicas[k].error, "prompt"));
+      for (size_t i = 0; i < res.replicas[k].n_requests; i++)
+        failed += res.replicas[k].requests[i].status == GS_LLM_REQ_FAILED;
+    }
+    assert_int_equal(failed, 9);
+    gs_llm_run_result_free(&res);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_offline_all_ok),
@@ -170,6 +197,7 @@ int main(void) {
       cmocka_unit_test(test_static_and_dynamic_dispatch),
       cmocka_unit_test(test_server_and_single_stream),
       cmocka_unit_test(test_timeouts_are_not_successes),
+      cmocka_unit_test(test_failed_replicas_fail_their_samples),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

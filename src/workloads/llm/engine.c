@@ -84,7 +84,10 @@ gs_status gs_llm_engine_prefill(gs_llm_engine *e, size_t n, const int32_t *const
   size_t rows = 0;
   for (size_t i = 0; i < n; i++) {
     if (lengths[i] == 0 || lengths[i] >= c->max_seq || lengths[i] > c->max_input)
-      return gs_error(GS_ERR_INTERNAL, "llm prefill: prompt %zu has %u tokens", i, lengths[i]);
+      return gs_error(GS_ERR_INTERNAL,
+                      "llm prefill: prompt %zu has %u tokens (at most %u, and fewer than the "
+                      "cache's %u positions)",
+                      i, lengths[i], c->max_input, c->max_seq);
     rows += lengths[i];
   }
   if (n == 0 || n > c->max_batch)
