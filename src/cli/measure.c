@@ -92,6 +92,11 @@ static void print_measure_help(const char *command, unsigned features, const gs_
   printf("  %-12s %s\n", gs_workload_llm.key, gs_workload_llm.summary);
   printf("\nCommon options:\n");
   gs_common_init(common, features);
+  if (w == &gs_workload_llm) {
+    // The llm's own defaults (cmd_measure.c): one run, one warm-up batch.
+    common->runs = 1;
+    common->warmup = 1;
+  }
   gs_options_help(stdout, common->table);
   if (w) {
     printf("\nOptions of %s:\n", w->key);
