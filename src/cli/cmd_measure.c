@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/decide.h"
 #include "cli/measure.h"
+#include "cli/llm_driver.h"
 #include "core/check.h"
 
 /* run --gpu-mode: single keeps the first selected device, multi all of
@@ -25,6 +26,28 @@ static gs_status apply_gpu_mode(const gs_common_options *common, const gs_worklo
   return GS_OK;
 }
 
+/* The llm runs a request stream per measurement, not timed iterations:
+ * --iters and --min-time do not apply, and one run with one warm-up batch
+ * is the default (docs/workloads/llm.md). */
+static gs_status llm_adjust_common(const gs_common_options *common, gs_run_config *config,
+                                   void *wopts) {
+  if (common->given_iters || common->given_min_time)
+    return gs_error(GS_ERR_USAGE, "options --iters and --min-time do not apply to llm: it runs "
+                    "--samples requests per measurement");
+  // Requests are dispatched by --dispatch, not split in fixed units per rank.
+  if (config->split_proportional)
+    return gs_error(GS_ERR_USAGE, "option --split proportional does not apply to llm: use "
+                    "--dispatch dynamic to balance requests over unequal GPUs");
+  if (config->faults.n > 0)
+    return gs_error(GS_ERR_USAGE, "option --inject is not supported by llm yet");
+  if (common->given_gpu_mode)
+    return gs_error(GS_ERR_USAGE, "option --gpu-mode does not apply to llm");
+  GS_TRY(gs_llm_options_for_backend(wopts, config->backend));
+  if (!common->given_runs) config->runs = 1;
+  if (!common->given_warmup) config->warmup = 1;
+  return GS_OK;
+}
+
 static gs_status measure_command(const char *command, unsigned features, int default_all,
                                  int argc, char **argv, int full_argc, char **full_argv) {
   gs_common_options common;
@@ -40,6 +63,8 @@ static gs_status measure_command(const char *command, unsigned features, int def
   const int all = default_all || (common.given_gpu_mode && common.gpu_mode_choice != GS_GPU_MODE_SINGLE);
   gs_status status = gs_common_resolve(&common, all, &config);
   if (status == GS_OK && strcmp(command, "run") == 0) config.scaling = GS_SCALING_NONE;
+  int is_llm = w == &gs_workload_llm;
+  if (status == GS_OK && is_llm) status = llm_adjust_common(&common, &config, wopts);
   gs_u64_list counts = {0};
   if (status == GS_OK) {
     if (common.given_counts) {
@@ -66,7 +91,13 @@ static gs_status measure_command(const char *command, unsigned features, int def
     gs_sweep sweep = {.command = command, .argc = full_argc, .argv = full_argv, .workload = w,
                       .workload_opts = wopts, .common = &common, .config = &config, .env = &env,
                       .path = path, .summary_copy = NULL};
-    status = gs_measure_sweep(&sweep, &counts);
+    gs_llm_driver driver;
+    if (is_llm) {
+      status = gs_llm_driver_init(&driver, wopts, &env, counts.n);
+      sweep.driver = &driver.hooks;
+    }
+    if (status == GS_OK) status = gs_measure_sweep(&sweep, &counts);
+    if (is_llm) gs_llm_driver_free(&driver);
   }
   gs_environment_free(&env);
   w->options_free(wopts);

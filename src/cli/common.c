@@ -41,7 +41,7 @@ void gs_common_init(gs_common_options *o, unsigned features) {
                        .given = &o->given_ranks};
   t[n++] = (gs_option){.name = "warmup", .short_name = 'w', .kind = GS_OPT_COUNT,
                        .target = &o->warmup, .min = 0, .max = 1000000, .metavar = "N",
-                       .help = "untimed iterations before each run"};
+                       .help = "untimed iterations before each run", .given = &o->given_warmup};
   t[n++] = (gs_option){.name = "iters", .short_name = 'n', .kind = GS_OPT_COUNT,
                        .target = &o->iters, .min = 1, .max = 100000000, .metavar = "N",
                        .help = "timed iterations per run (default: as many as --min-time takes)",
@@ -51,7 +51,8 @@ void gs_common_init(gs_common_options *o, unsigned features) {
                        .help = "timed seconds per run, at least 10 iterations",
                        .given = &o->given_min_time};
   t[n++] = (gs_option){.name = "runs", .kind = GS_OPT_COUNT, .target = &o->runs, .min = 1,
-                       .max = 1000, .metavar = "N", .help = "repeated runs"};
+                       .max = 1000, .metavar = "N", .help = "repeated runs",
+                       .given = &o->given_runs};
   t[n++] = (gs_option){.name = "seed", .kind = GS_OPT_COUNT, .target = &o->seed, .min = 0,
                        .max = UINT64_MAX, .metavar = "S",
                        .help = "seed of the generated input data"};

@@ -37,7 +37,7 @@ typedef struct {
   int gpu_mode_choice;         /* index into gs_gpu_mode_choices (run) */
   int given_gpu_mode;
   int given_gpus, given_ranks, given_iters, given_min_time, given_counts, given_scaling,
-      given_backend, given_out;
+      given_backend, given_out, given_warmup, given_runs;
   gs_option table[GS_COMMON_OPTION_COUNT];
 } gs_common_options;
 

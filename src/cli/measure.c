@@ -9,6 +9,7 @@
 #include "cli/summary.h"
 #include "core/check.h"
 #include "platform/telemetry.h"
+#include "workloads/llm/llm_options.h"
 
 /* Timed iterations of the calibration run of a proportional split. */
 #define GS_SPLIT_CALIBRATION_ITERS 20
@@ -42,7 +43,14 @@ static gs_status write_document(const gs_sweep *sw, const gs_measurement *ms,
   gs_status status = gs_result_set_config(
       doc, gs_common_config_json(sw->common, sw->config, sw->workload, sw->workload_opts));
   if (status == GS_OK) status = gs_result_set_environment(doc, sw->env);
-  for (size_t i = 0; i < count && status == GS_OK; i++) status = gs_result_add_measurement(doc, &ms[i]);
+  for (size_t i = 0; i < count && status == GS_OK; i++) {
+    status = gs_result_add_measurement(doc, &ms[i]);
+    if (status == GS_OK && sw->driver && sw->driver->annotate) {
+      cJSON *all = cJSON_GetObjectItemCaseSensitive(doc, "measurements");
+      status = sw->driver->annotate(sw->driver->ctx,
+                                    cJSON_GetArrayItem(all, cJSON_GetArraySize(all) - 1), i);
+    }
+  }
   if (status == GS_OK) status = add_telemetry(doc, tm, count);
   if (status == GS_OK) status = gs_common_write_result(doc, ms, count, sw->path);
   cJSON_Delete(doc);
@@ -75,14 +83,16 @@ static gs_status telemetry_begin(const gs_sweep *sw, const gs_run_config *config
   return gs_telemetry_start(tm, config->devices, bus_ids);
 }
 
-/* One measurement with telemetry around it. Sampling covers the whole
- * measurement (setup, warmup, timing, checks); telemetry that cannot start
- * is recorded as unavailable, not a failure. */
-static gs_status measure_one(const gs_sweep *sw, const gs_run_config *config, gs_measurement *m,
-                             gs_telemetry *tm) {
+/* Measurement `index` of the sweep, by the runner or the workload's own
+ * driver, with telemetry around it. Sampling covers the whole measurement
+ * (setup, warmup, timing, checks); telemetry that cannot start is recorded
+ * as unavailable, not a failure. */
+static gs_status measure_one(const gs_sweep *sw, const gs_run_config *config, size_t index,
+                             gs_measurement *m, gs_telemetry *tm) {
   if (telemetry_begin(sw, config, tm) != GS_OK)
     gs_telemetry_set_unavailable(tm, "sampler did not start: %s", gs_last_error());
-  gs_status status = gs_runner_measure(sw->workload, sw->workload_opts, config, m);
+  gs_status status = sw->driver ? sw->driver->measure(sw->driver->ctx, config, index, m)
+                                : gs_runner_measure(sw->workload, sw->workload_opts, config, m);
   gs_telemetry_stop(tm);
   return status;
 }
@@ -106,9 +116,9 @@ static gs_status record_split(gs_measurement *m, const char *policy, const uint6
 
 /* Proportional split at config->world_size ranks: calibrates each rank,
  * then measures the even split and the proportional one into ms[0], ms[1]
- * with their telemetry in tm[0], tm[1] (*measured receives how many were
- * filled). */
-static gs_status measure_split(const gs_sweep *sw, const gs_run_config *config,
+ * (measurements `index` and `index` + 1 of the sweep) with their telemetry
+ * in tm[0], tm[1] (*measured receives how many were filled). */
+static gs_status measure_split(const gs_sweep *sw, const gs_run_config *config, size_t index,
                                gs_measurement *ms, gs_telemetry *tm, size_t *measured) {
   *measured = 0;
   const int n = config->world_size;
@@ -123,7 +133,7 @@ static gs_status measure_split(const gs_sweep *sw, const gs_run_config *config,
   for (int p = 0; p < 2; p++) {
     gs_run_config c = *config;
     c.unit_counts = p == 0 ? even : proportional;
-    gs_status status = measure_one(sw, &c, &ms[p], &tm[p]);
+    gs_status status = measure_one(sw, &c, index + (size_t)p, &ms[p], &tm[p]);
     *measured = (size_t)p + 1;
     gs_status recorded = record_split(&ms[p], p == 0 ? "even" : "proportional", c.unit_counts,
                                       rates, n);
@@ -207,10 +217,10 @@ gs_status gs_measure_sweep(const gs_sweep *sw, const gs_u64_list *counts) {
       gs_status status;
       if (config.split_proportional && config.world_size > 1) {
         size_t measured = 0;
-        status = measure_split(sw, &config, &ms[done], &tm[done], &measured);
+        status = measure_split(sw, &config, done, &ms[done], &tm[done], &measured);
         done += measured;
       } else {
-        status = measure_one(sw, &config, &ms[done], &tm[done]);
+        status = measure_one(sw, &config, done, &ms[done], &tm[done]);
         done++;
       }
       for (size_t k = first; k < done; k++)
@@ -225,6 +235,7 @@ gs_status gs_measure_sweep(const gs_sweep *sw, const gs_u64_list *counts) {
     print_group(stdout, sw, ms + group, tm + group, done - group);
     if (sw->summary_copy) print_group(sw->summary_copy, sw, ms + group, tm + group, done - group);
   }
+  if (sw->driver && sw->driver->print) sw->driver->print(sw->driver->ctx, stdout, done);
   gs_decision_table_print(stdout, ms, done);
   if (sw->summary_copy) gs_decision_table_print(sw->summary_copy, ms, done);
   for (size_t i = 0; i < done; i++) {
@@ -248,8 +259,14 @@ static void print_measure_help(const char *command, unsigned features, const gs_
   size_t n = 0;
   const gs_workload *const *all = gs_workload_list(&n);
   for (size_t i = 0; i < n; i++) printf("  %-12s %s\n", all[i]->key, all[i]->summary);
+  printf("  %-12s %s\n", gs_workload_llm.key, gs_workload_llm.summary);
   printf("\nCommon options:\n");
   gs_common_init(common, features);
+  if (w == &gs_workload_llm) {
+    // The llm's own defaults (cmd_measure.c): one run, one warm-up batch.
+    common->runs = 1;
+    common->warmup = 1;
+  }
   gs_options_help(stdout, common->table);
   if (w) {
     printf("\nOptions of %s:\n", w->key);
@@ -273,6 +290,7 @@ gs_status gs_measure_parse(const char *command, unsigned features, int argc, cha
   const gs_workload *w = NULL;
   if (argc > 0 && argv[0][0] != '-') {
     w = gs_workload_find(argv[0]);
+    if (!w && strcmp(argv[0], gs_workload_llm.key) == 0) w = &gs_workload_llm;
     if (!w) {
       size_t n = 0;
       const gs_workload *const *all = gs_workload_list(&n);

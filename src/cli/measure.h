@@ -8,6 +8,20 @@
 
 #include "cli/common.h"
 
+/* A workload measured by its own driver instead of the runner (llm's
+ * scenarios): it fills the measurement, adds its own members to the
+ * measurement's JSON and prints lines after the summary table. */
+typedef struct {
+  void *ctx;
+  /* Measures measurement `index` at config->world_size ranks (as
+   * gs_runner_measure does). */
+  gs_status (*measure)(void *ctx, const gs_run_config *config, size_t index, gs_measurement *out);
+  /* Adds the driver's members to measurement `index`'s JSON object. */
+  gs_status (*annotate)(void *ctx, cJSON *measurement, size_t index);
+  /* Prints the driver's lines for measurements 0..count-1. */
+  void (*print)(void *ctx, FILE *out, size_t count);
+} gs_sweep_driver;
+
 typedef struct {
   const char *command;           /* "run", "scale" or "suite" */
   int argc;                      /* the whole command line, for the document */
@@ -19,6 +33,7 @@ typedef struct {
   const gs_environment *env;
   const char *path;              /* result document */
   FILE *summary_copy;            /* also receives the summary; may be NULL */
+  const gs_sweep_driver *driver; /* NULL: the runner measures */
 } gs_sweep;
 
 /* Default rank counts for a world of n: 1, 2, 4, ... below n, then n. */

@@ -91,7 +91,10 @@ void gs_summary_print(FILE *out, const char *title, const gs_measurement *ms, si
   }
   fprintf(out, "\n  median/p95/p99: step time (slowest rank per iteration, %s); cold: first "
                "iteration / median step\n",
-          strcmp(first->backend, "cuda") == 0 ? "CUDA events" : "monotonic clock");
+          // Workloads that time whole requests (llm) keep no CUDA-event samples.
+          first->n_runs && first->runs[0].n_ranks && first->runs[0].ranks[0].device_seconds
+              ? "CUDA events"
+              : "monotonic clock");
   for (size_t i = 0; i < count; i++) {
     const gs_measurement *m = &ms[i];
     char text[GS_TEXT_LONG];

@@ -1,0 +1,63 @@
+/* One model replica: the llm model on one backend (CPU reference or one
+ * GPU) with a KV cache of `max_batch` sequence slots. The scenario driver
+ * talks only to this interface: prefill a batch of prompts, then decode one
+ * token per sequence per step. Sequence i of a batch lives in slot i. Every
+ * call is synchronous and made from the thread that owns the replica. */
+#ifndef GS_LLM_ENGINE_H
+#define GS_LLM_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/status.h"
+#include "workloads/llm/model.h"
+#include "workloads/workload.h"
+
+/* How linear layers of 1..8 rows (decode) run on the GPU; more rows always
+ * use cuBLAS. auto: the tensor-core GEMV (the SIMT one where K is not a
+ * multiple of 64); on an H200 it beat SIMT and cuBLAS at 1 and 8 rows
+ * (docs/workloads/llm.md, "Speed"). */
+typedef enum {
+  GS_LLM_GEMM_AUTO = 0,
+  GS_LLM_GEMM_SIMT,
+  GS_LLM_GEMM_MMA,
+  GS_LLM_GEMM_CUBLAS
+} gs_llm_decode_gemm;
+
+extern const char *const gs_llm_decode_gemm_names[]; /* auto, simt, mma, cublas */
+
+typedef struct {
+  gs_llm_shape shape;
+  uint64_t seed;      /* weights */
+  uint32_t max_batch; /* sequences decoded together, >= 1 */
+  uint32_t max_seq;   /* positions per sequence (input + output), >= 2 */
+  uint32_t max_input; /* longest prompt */
+  int decode_graphs;  /* CUDA: capture each decode step size in a CUDA graph */
+  int decode_gemm;    /* CUDA: gs_llm_decode_gemm, how linear layers of <= 8 rows run */
+} gs_llm_engine_config;
+
+typedef struct gs_llm_engine gs_llm_engine;
+
+/* Builds a replica: weights from the seed (on the GPU by a kernel), cache and
+ * buffers. `device` is the CUDA ordinal (ignored on the CPU backend); the
+ * caller has made it current. */
+gs_status gs_llm_engine_create(const gs_llm_engine_config *config, gs_backend backend, int device,
+                               gs_llm_engine **out);
+
+/* Prefills sequences 0..n-1 (n <= max_batch) with prompts[i][0..lengths[i])
+ * and writes each sequence's first generated token to first_tokens[i]. */
+gs_status gs_llm_engine_prefill(gs_llm_engine *e, size_t n, const int32_t *const *prompts,
+                                const uint32_t *lengths, int32_t *first_tokens);
+
+/* Feeds each of sequences 0..n-1 its last token and writes the next one to
+ * tokens[i]. n must not exceed the last prefill's n; no sequence may pass
+ * max_seq positions. */
+gs_status gs_llm_engine_decode(gs_llm_engine *e, size_t n, int32_t *tokens);
+
+/* The logits (n x vocab floats) behind the last call's tokens. */
+gs_status gs_llm_engine_logits(gs_llm_engine *e, size_t n, float *logits);
+
+/* Frees everything; accepts NULL. */
+void gs_llm_engine_destroy(gs_llm_engine *e);
+
+#endif

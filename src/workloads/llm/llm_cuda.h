@@ -1,0 +1,78 @@
+/* CUDA kernels of the llm model and their launchers. Host code (llm_gpu.c)
+ * owns the buffers and the order of calls; each launcher enqueues one kernel
+ * on `stream` and returns cudaGetLastError(). Weights and the KV cache are
+ * bfloat16 (as raw uint16_t bits), the residual stream and GEMM outputs are
+ * float. Row r of a batch is token r of sequence slots[r] at position
+ * positions[r]. */
+#ifndef GS_LLM_CUDA_H
+#define GS_LLM_CUDA_H
+
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Shape of one attention layer as the kernels see it. */
+typedef struct {
+  int heads, kv_heads, head_dim;
+  int max_seq; /* positions per slot in the cache */
+} gs_llm_cuda_attn_shape;
+
+/* w[i] = gs_llm_weight_value(seed, tensor, i, scale, offset), i < n. */
+cudaError_t gs_llm_cuda_init_weights(uint16_t *w, uint64_t n, uint64_t seed, uint32_t tensor,
+                                     float scale, float offset, cudaStream_t stream);
+
+/* h[r] = table[tokens[r]] as float, r < rows. */
+cudaError_t gs_llm_cuda_embed(const int32_t *tokens, const uint16_t *table, int rows, int hidden,
+                              float *h, cudaStream_t stream);
+
+/* out[r] = bf16(rmsnorm(h[row_map ? row_map[r] : r]) * w), r < rows. */
+cudaError_t gs_llm_cuda_rmsnorm(const float *h, const uint32_t *row_map, const uint16_t *w,
+                                int rows, int hidden, float eps, uint16_t *out,
+                                cudaStream_t stream);
+
+/* Rotates q and k of each row of qkv (rows x (heads + 2 kv) head_dim) in
+ * place and stores k and v as bfloat16 in the layer's cache
+ * ([slot][position][kv_heads * head_dim]). rope holds (cos, sin) of
+ * position p and pair i at [(p * head_dim / 2 + i) * 2] (gs_llm_rope_table). */
+cudaError_t gs_llm_cuda_rope_cache(float *qkv, const uint32_t *slots, const uint32_t *positions,
+                                   const float *rope, int rows, gs_llm_cuda_attn_shape shape,
+                                   uint16_t *k_cache, uint16_t *v_cache, cudaStream_t stream);
+
+/* out[r] (rows x heads head_dim, bfloat16) = attention of the rotated
+ * queries in qkv over cache positions 0..positions[r] of slots[r]. */
+cudaError_t gs_llm_cuda_attention(const float *qkv, const uint32_t *slots,
+                                  const uint32_t *positions, int rows, gs_llm_cuda_attn_shape shape,
+                                  const uint16_t *k_cache, const uint16_t *v_cache, uint16_t *out,
+                                  cudaStream_t stream);
+
+/* out[r][i] = bf16(silu(gu[r][i]) * gu[r][ffn + i]). */
+cudaError_t gs_llm_cuda_swiglu(const float *gu, int rows, int ffn, uint16_t *out,
+                               cudaStream_t stream);
+
+/* tokens[r] = argmax of logits[r] (first index on ties), r < rows. */
+cudaError_t gs_llm_cuda_argmax(const float *logits, int rows, int vocab, int32_t *tokens,
+                               cudaStream_t stream);
+
+/* positions[i] += 1, i < n. */
+cudaError_t gs_llm_cuda_advance(uint32_t *positions, int n, cudaStream_t stream);
+
+/* y[r][o] (+)= sum_k w[o][k] x[r][k] for r < rows (1..8), o < outs: a
+ * weight-streaming GEMV that reads each weight once for all rows.
+ * ins must be a multiple of 8 and the pointers 16-byte aligned. */
+cudaError_t gs_llm_cuda_gemv(const uint16_t *w, const uint16_t *x, float *y, int rows, int outs,
+                             int ins, int accumulate, cudaStream_t stream);
+
+/* The same product on tensor cores (mma m16n8k16, fp32 accumulate): 16
+ * outputs per block, K split over its warps. rows 1..8, ins % 64 == 0. */
+cudaError_t gs_llm_cuda_gemv_mma(const uint16_t *w, const uint16_t *x, float *y, int rows, int outs,
+                                 int ins, int accumulate, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,386 @@
+/* The GPU implementation of the llm model (see llm_gpu.h). */
+#include "workloads/llm/llm_gpu.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include "core/check.h"
+#include "workloads/llm/llm_cpu.h"
+#include "workloads/llm/llm_cuda.h"
+
+#define GS_LLM_CHECK_CUBLAS(expr)                                            \
+  do {                                                                       \
+    cublasStatus_t gs_llm_cublas_rc_ = (expr);                               \
+    if (gs_llm_cublas_rc_ != CUBLAS_STATUS_SUCCESS)                          \
+      return gs_error_call(GS_ERR_CUDA, "cuBLAS", #expr, __FILE__, __LINE__, \
+                           cublasGetStatusString(gs_llm_cublas_rc_));        \
+  } while (0)
+
+#define GS_LLM_CUBLAS_WORKSPACE (32u << 20)
+
+typedef struct {
+  uint16_t *w[GS_LLM_LAYER_KINDS];
+} gpu_layer;
+
+struct gs_llm_gpu_model {
+  gs_llm_engine_config config;
+  int device;
+  cudaStream_t stream;
+  cublasHandle_t cublas;
+  void *cublas_workspace;
+  uint16_t *weights; /* one allocation for every tensor */
+  uint16_t *embed, *final_norm, *lm_head;
+  gpu_layer *layers;
+  uint16_t *k_cache, *v_cache; /* [layer][slot][position][kv_heads * head_dim] */
+  float *rope;                 /* (cos, sin) per position and pair: gs_llm_rope_table */
+  size_t max_rows;             /* prefill rows the buffers hold */
+  /* Per-row buffers. */
+  float *h, *qkv, *gu, *logits;
+  uint16_t *x, *att;
+  /* Prefill row description. */
+  int32_t *row_tokens;
+  uint32_t *row_slots, *row_positions, *last_rows;
+  /* Decode state: tokens in/out, slots 0..max_batch-1, positions. */
+  int32_t *tokens;
+  uint32_t *decode_slots, *decode_positions;
+  uint32_t *host_rows;     /* pinned staging for row descriptions */
+  size_t active;           /* sequences of the last prefill */
+  uint32_t *next_position; /* host copy of decode_positions, to refuse a full cache */
+  size_t last_rows_logits; /* rows of `logits` valid */
+  cudaGraphExec_t *graphs; /* per decode size 1..max_batch, NULL until first use */
+};
+
+static size_t cache_elems(const gs_llm_engine_config *c) {
+  return (size_t)c->shape.layers * c->max_batch * c->max_seq * c->shape.kv_heads *
+         gs_llm_head_dim(&c->shape);
+}
+
+static gs_status alloc_device(void **p, size_t bytes, const char *what) {
+  cudaError_t rc = cudaMalloc(p, bytes ? bytes : 1);
+  if (rc != cudaSuccess) {
+    *p = NULL;
+    return gs_error(GS_ERR_NOMEM, "cannot allocate %zu bytes of GPU memory for the llm %s: %s",
+                    bytes, what, cudaGetErrorString(rc));
+  }
+  return GS_OK;
+}
+
+static gs_status init_tensor(gs_llm_gpu_model *m, uint16_t *at, uint32_t tensor, uint64_t n) {
+  float scale, offset;
+  gs_llm_tensor_init(&m->config.shape, tensor, &scale, &offset);
+  GS_CHECK_CUDA(gs_llm_cuda_init_weights(at, n, m->config.seed, tensor, scale, offset, m->stream));
+  return GS_OK;
+}
+
+static gs_status make_weights(gs_llm_gpu_model *m) {
+  const gs_llm_shape *s = &m->config.shape;
+  uint64_t total = gs_llm_parameter_count(s);
+  GS_TRY(alloc_device((void **)&m->weights, total * sizeof(uint16_t), "weights"));
+  uint16_t *at = m->weights;
+  // Every tensor starts 16-byte aligned: all dimensions are multiples of 8
+  // except the final norm, which is placed last.
+  m->embed = at;
+  at += s->vocab * s->hidden;
+  m->lm_head = at;
+  at += s->vocab * s->hidden;
+  GS_TRY(init_tensor(m, m->embed, GS_LLM_T_EMBED, s->vocab * s->hidden));
+  GS_TRY(init_tensor(m, m->lm_head, GS_LLM_T_LM_HEAD, s->vocab * s->hidden));
+  m->layers = calloc(s->layers, sizeof *m->layers);
+  if (!m->layers)
+    return gs_error(GS_ERR_NOMEM, "cannot allocate %llu layer records",
+                    (unsigned long long)s->layers);
+  for (uint64_t l = 0; l < s->layers; l++) {
+    for (int k = 0; k < GS_LLM_LAYER_KINDS; k++) {
+      uint64_t rows, cols;
+      gs_llm_layer_tensor_dims(s, k, &rows, &cols);
+      m->layers[l].w[k] = at;
+      GS_TRY(init_tensor(m, at, (uint32_t)(GS_LLM_T_LAYER0 + 8 * l + (uint64_t)k), rows * cols));
+      at += rows * cols;
+    }
+  }
+  m->final_norm = at;
+  GS_TRY(init_tensor(m, m->final_norm, GS_LLM_T_FINAL_NORM, s->hidden));
+  return GS_OK;
+}
+
+static gs_status make_buffers(gs_llm_gpu_model *m) {
+  const gs_llm_engine_config *c = &m->config;
+  const gs_llm_shape *s = &c->shape;
+  size_t rows = (size_t)c->max_batch * c->max_input;
+  if (rows < c->max_batch) rows = c->max_batch;
+  m->max_rows = rows;
+  size_t hd = gs_llm_head_dim(s);
+  GS_TRY(alloc_device((void **)&m->k_cache, cache_elems(c) * 2, "key cache"));
+  GS_TRY(alloc_device((void **)&m->v_cache, cache_elems(c) * 2, "value cache"));
+  GS_TRY(alloc_device((void **)&m->h, rows * s->hidden * 4, "residual stream"));
+  GS_TRY(alloc_device((void **)&m->qkv, rows * gs_llm_qkv_rows(s) * 4, "qkv buffer"));
+  GS_TRY(alloc_device((void **)&m->gu, rows * 2 * s->ffn * 4, "MLP buffer"));
+  GS_TRY(alloc_device((void **)&m->logits, (size_t)c->max_batch * s->vocab * 4, "logits"));
+  size_t xw = s->hidden > s->ffn ? s->hidden : s->ffn;
+  GS_TRY(alloc_device((void **)&m->x, rows * xw * 2, "activation buffer"));
+  GS_TRY(alloc_device((void **)&m->att, rows * s->heads * hd * 2, "attention output"));
+  GS_TRY(alloc_device((void **)&m->row_tokens, rows * 4, "row tokens"));
+  GS_TRY(alloc_device((void **)&m->row_slots, rows * 4, "row slots"));
+  GS_TRY(alloc_device((void **)&m->row_positions, rows * 4, "row positions"));
+  GS_TRY(alloc_device((void **)&m->last_rows, (size_t)c->max_batch * 4, "last rows"));
+  GS_TRY(alloc_device((void **)&m->tokens, (size_t)c->max_batch * 4, "tokens"));
+  GS_TRY(alloc_device((void **)&m->decode_slots, (size_t)c->max_batch * 4, "decode slots"));
+  GS_TRY(alloc_device((void **)&m->decode_positions, (size_t)c->max_batch * 4, "decode positions"));
+  size_t rope_floats = (size_t)c->max_seq * hd;
+  GS_TRY(alloc_device((void **)&m->rope, rope_floats * sizeof(float), "rotary table"));
+  float *table = malloc(rope_floats * sizeof *table);
+  if (!table) return gs_error(GS_ERR_NOMEM, "cannot allocate the rotary table");
+  gs_llm_rope_table(s, c->max_seq, table);
+  cudaError_t rc = cudaMemcpy(m->rope, table, rope_floats * sizeof *table, cudaMemcpyHostToDevice);
+  free(table);
+  GS_CHECK_CUDA(rc);
+  GS_CHECK_CUDA(cudaMallocHost((void **)&m->host_rows, (3 * rows + c->max_batch) * 4));
+  for (uint32_t i = 0; i < c->max_batch; i++) m->host_rows[i] = i;
+  GS_CHECK_CUDA(
+      cudaMemcpy(m->decode_slots, m->host_rows, (size_t)c->max_batch * 4, cudaMemcpyHostToDevice));
+  m->graphs = calloc(c->max_batch + 1, sizeof *m->graphs);
+  m->next_position = calloc(c->max_batch, sizeof *m->next_position);
+  if (!m->graphs || !m->next_position)
+    return gs_error(GS_ERR_NOMEM, "cannot allocate the graph table");
+  return GS_OK;
+}
+
+gs_status gs_llm_gpu_create(const gs_llm_engine_config *config, int device,
+                            gs_llm_gpu_model **out) {
+  *out = NULL;
+  gs_llm_gpu_model *m = calloc(1, sizeof *m);
+  if (!m) return gs_error(GS_ERR_NOMEM, "cannot allocate the GPU model");
+  m->config = *config;
+  m->device = device;
+  gs_status status = GS_OK;
+  cudaError_t rc = cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking);
+  if (rc != cudaSuccess)
+    status =
+        gs_error(GS_ERR_CUDA, "GPU %d: cannot create a stream: %s", device, cudaGetErrorString(rc));
+  if (status == GS_OK && cublasCreate(&m->cublas) != CUBLAS_STATUS_SUCCESS)
+    status = gs_error(GS_ERR_CUDA, "GPU %d: cannot create a cuBLAS handle", device);
+  if (status == GS_OK)
+    status = alloc_device(&m->cublas_workspace, GS_LLM_CUBLAS_WORKSPACE, "cuBLAS workspace");
+  if (status == GS_OK && (cublasSetStream(m->cublas, m->stream) != CUBLAS_STATUS_SUCCESS ||
+                          cublasSetWorkspace(m->cublas, m->cublas_workspace,
+                                             GS_LLM_CUBLAS_WORKSPACE) != CUBLAS_STATUS_SUCCESS))
+    status = gs_error(GS_ERR_CUDA, "GPU %d: cannot configure cuBLAS", device);
+  if (status == GS_OK) status = make_weights(m);
+  if (status == GS_OK) status = make_buffers(m);
+  if (status == GS_OK) {
+    rc = cudaStreamSynchronize(m->stream);
+    if (rc != cudaSuccess)
+      status = gs_error(GS_ERR_CUDA, "GPU %d: weight initialization failed: %s", device,
+                        cudaGetErrorString(rc));
+  }
+  if (status != GS_OK) {
+    gs_llm_gpu_destroy(m);
+    return status;
+  }
+  *out = m;
+  return GS_OK;
+}
+
+void gs_llm_gpu_destroy(gs_llm_gpu_model *m) {
+  if (!m) return;
+  if (m->graphs)
+    for (uint32_t i = 0; i <= m->config.max_batch; i++)
+      if (m->graphs[i]) cudaGraphExecDestroy(m->graphs[i]);
+  free(m->graphs);
+  free(m->next_position);
+  void *device_buffers[] = {m->weights,
+                            m->k_cache,
+                            m->v_cache,
+                            m->rope,
+                            m->h,
+                            m->qkv,
+                            m->gu,
+                            m->logits,
+                            m->x,
+                            m->att,
+                            m->row_tokens,
+                            m->row_slots,
+                            m->row_positions,
+                            m->last_rows,
+                            m->tokens,
+                            m->decode_slots,
+                            m->decode_positions,
+                            m->cublas_workspace};
+  for (size_t i = 0; i < sizeof device_buffers / sizeof device_buffers[0]; i++)
+    if (device_buffers[i]) cudaFree(device_buffers[i]);
+  if (m->host_rows) cudaFreeHost(m->host_rows);
+  if (m->cublas) cublasDestroy(m->cublas);
+  if (m->stream) cudaStreamDestroy(m->stream);
+  free(m->layers);
+  free(m);
+}
+
+/* y (rows x outs, float) (+)= x (rows x ins, bf16) w^T: a GEMV kernel for
+ * up to 8 rows (as config.decode_gemm says), cuBLAS otherwise. */
+static gs_status linear(gs_llm_gpu_model *m, const uint16_t *w, const uint16_t *x, float *y,
+                        size_t rows, uint64_t outs, uint64_t ins, int accumulate) {
+  int mode = m->config.decode_gemm;
+  if (rows <= 8 && mode != GS_LLM_GEMM_CUBLAS) {
+    int mma = mode == GS_LLM_GEMM_MMA || mode == GS_LLM_GEMM_AUTO;
+    if (mma && ins % 64 == 0)
+      GS_CHECK_CUDA(
+          gs_llm_cuda_gemv_mma(w, x, y, (int)rows, (int)outs, (int)ins, accumulate, m->stream));
+    else
+      GS_CHECK_CUDA(
+          gs_llm_cuda_gemv(w, x, y, (int)rows, (int)outs, (int)ins, accumulate, m->stream));
+    return GS_OK;
+  }
+  const float one = 1.0f, zero = 0.0f;
+  // Column-major view: y^T (outs x rows) = W (ins x outs, stored row-major as
+  // outs x ins)^T x^T (ins x rows).
+  GS_LLM_CHECK_CUBLAS(cublasGemmEx(m->cublas, CUBLAS_OP_T, CUBLAS_OP_N, (int)outs, (int)rows,
+                                   (int)ins, &one, w, CUDA_R_16BF, (int)ins, x, CUDA_R_16BF,
+                                   (int)ins, accumulate ? &one : &zero, y, CUDA_R_32F, (int)outs,
+                                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  return GS_OK;
+}
+
+/* Enqueues the model over `rows` rows described by tokens/slots/positions
+ * (device arrays), then the final norm and output projection of rows
+ * out_rows[0..n_out) (NULL: rows 0..n_out-1) and argmax into m->tokens. */
+static gs_status enqueue_forward(gs_llm_gpu_model *m, size_t rows, const int32_t *tokens,
+                                 const uint32_t *slots, const uint32_t *positions, size_t n_out,
+                                 const uint32_t *out_rows) {
+  const gs_llm_engine_config *c = &m->config;
+  const gs_llm_shape *s = &c->shape;
+  cudaStream_t st = m->stream;
+  int r = (int)rows, hidden = (int)s->hidden;
+  float eps = (float)s->norm_eps;
+  gs_llm_cuda_attn_shape as = {(int)s->heads, (int)s->kv_heads, (int)gs_llm_head_dim(s),
+                               (int)c->max_seq};
+  size_t layer_cache = (size_t)c->max_batch * c->max_seq * s->kv_heads * gs_llm_head_dim(s);
+  GS_CHECK_CUDA(gs_llm_cuda_embed(tokens, m->embed, r, hidden, m->h, st));
+  for (uint64_t l = 0; l < s->layers; l++) {
+    uint16_t *const *w = m->layers[l].w;
+    uint16_t *kc = m->k_cache + l * layer_cache, *vc = m->v_cache + l * layer_cache;
+    GS_CHECK_CUDA(gs_llm_cuda_rmsnorm(m->h, NULL, w[GS_LLM_K_ATTN_NORM], r, hidden, eps, m->x, st));
+    GS_TRY(linear(m, w[GS_LLM_K_QKV], m->x, m->qkv, rows, gs_llm_qkv_rows(s), s->hidden, 0));
+    GS_CHECK_CUDA(gs_llm_cuda_rope_cache(m->qkv, slots, positions, m->rope, r, as, kc, vc, st));
+    GS_CHECK_CUDA(gs_llm_cuda_attention(m->qkv, slots, positions, r, as, kc, vc, m->att, st));
+    GS_TRY(
+        linear(m, w[GS_LLM_K_WO], m->att, m->h, rows, s->hidden, s->heads * gs_llm_head_dim(s), 1));
+    GS_CHECK_CUDA(gs_llm_cuda_rmsnorm(m->h, NULL, w[GS_LLM_K_MLP_NORM], r, hidden, eps, m->x, st));
+    GS_TRY(linear(m, w[GS_LLM_K_GATE_UP], m->x, m->gu, rows, 2 * s->ffn, s->hidden, 0));
+    GS_CHECK_CUDA(gs_llm_cuda_swiglu(m->gu, r, (int)s->ffn, m->x, st));
+    GS_TRY(linear(m, w[GS_LLM_K_DOWN], m->x, m->h, rows, s->hidden, s->ffn, 1));
+  }
+  GS_CHECK_CUDA(
+      gs_llm_cuda_rmsnorm(m->h, out_rows, m->final_norm, (int)n_out, hidden, eps, m->x, st));
+  GS_TRY(linear(m, m->lm_head, m->x, m->logits, n_out, s->vocab, s->hidden, 0));
+  GS_CHECK_CUDA(gs_llm_cuda_argmax(m->logits, (int)n_out, (int)s->vocab, m->tokens, st));
+  return GS_OK;
+}
+
+static gs_status fetch_tokens(gs_llm_gpu_model *m, size_t n, int32_t *tokens) {
+  GS_CHECK_CUDA(cudaMemcpyAsync(m->host_rows, m->tokens, n * 4, cudaMemcpyDeviceToHost, m->stream));
+  GS_CHECK_CUDA(cudaStreamSynchronize(m->stream));
+  memcpy(tokens, m->host_rows, n * 4);
+  m->last_rows_logits = n;
+  return GS_OK;
+}
+
+gs_status gs_llm_gpu_prefill(gs_llm_gpu_model *m, size_t n, const int32_t *const *prompts,
+                             const uint32_t *lengths, int32_t *first_tokens) {
+  const gs_llm_engine_config *c = &m->config;
+  size_t rows = 0;
+  for (size_t i = 0; i < n; i++) rows += lengths[i];
+  if (n == 0 || n > c->max_batch || rows > m->max_rows)
+    return gs_error(GS_ERR_INTERNAL, "llm prefill of %zu sequences, %zu tokens (limits %u, %zu)", n,
+                    rows, c->max_batch, m->max_rows);
+  // Staging: tokens | slots | positions | last rows, copied in one go.
+  uint32_t *tok = m->host_rows, *slot = tok + rows, *pos = slot + rows, *last = pos + rows;
+  size_t at = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (lengths[i] == 0 || lengths[i] >= c->max_seq)
+      return gs_error(GS_ERR_INTERNAL, "llm prefill: prompt %zu has %u tokens (max %u)", i,
+                      lengths[i], c->max_seq - 1);
+    for (uint32_t p = 0; p < lengths[i]; p++, at++) {
+      tok[at] = (uint32_t)prompts[i][p];
+      slot[at] = (uint32_t)i;
+      pos[at] = p;
+    }
+    last[i] = (uint32_t)(at - 1);
+  }
+  GS_CHECK_CUDA(cudaMemcpyAsync(m->row_tokens, tok, rows * 4, cudaMemcpyHostToDevice, m->stream));
+  GS_CHECK_CUDA(cudaMemcpyAsync(m->row_slots, slot, rows * 4, cudaMemcpyHostToDevice, m->stream));
+  GS_CHECK_CUDA(
+      cudaMemcpyAsync(m->row_positions, pos, rows * 4, cudaMemcpyHostToDevice, m->stream));
+  GS_CHECK_CUDA(cudaMemcpyAsync(m->last_rows, last, n * 4, cudaMemcpyHostToDevice, m->stream));
+  GS_TRY(enqueue_forward(m, rows, m->row_tokens, m->row_slots, m->row_positions, n, m->last_rows));
+  // The first generated token of sequence i sits at position lengths[i].
+  GS_CHECK_CUDA(cudaStreamSynchronize(m->stream));
+  for (size_t i = 0; i < n; i++) pos[i] = m->next_position[i] = lengths[i];
+  GS_CHECK_CUDA(
+      cudaMemcpyAsync(m->decode_positions, pos, n * 4, cudaMemcpyHostToDevice, m->stream));
+  m->active = n;
+  return fetch_tokens(m, n, first_tokens);
+}
+
+static gs_status enqueue_decode(gs_llm_gpu_model *m, size_t n) {
+  GS_TRY(enqueue_forward(m, n, m->tokens, m->decode_slots, m->decode_positions, n, NULL));
+  GS_CHECK_CUDA(gs_llm_cuda_advance(m->decode_positions, (int)n, m->stream));
+  return GS_OK;
+}
+
+/* Captures the decode step for n sequences into a graph (once per n). */
+static gs_status decode_graph(gs_llm_gpu_model *m, size_t n, cudaGraphExec_t *out) {
+  if (m->graphs[n]) {
+    *out = m->graphs[n];
+    return GS_OK;
+  }
+  cudaGraph_t graph = NULL;
+  GS_CHECK_CUDA(cudaStreamBeginCapture(m->stream, cudaStreamCaptureModeThreadLocal));
+  gs_status status = enqueue_decode(m, n);
+  cudaError_t rc = cudaStreamEndCapture(m->stream, &graph);
+  if (status != GS_OK) {
+    if (graph) cudaGraphDestroy(graph);
+    return status;
+  }
+  if (rc != cudaSuccess)
+    return gs_error(GS_ERR_CUDA, "capturing the decode step failed: %s", cudaGetErrorString(rc));
+  rc = cudaGraphInstantiate(&m->graphs[n], graph, 0);
+  cudaGraphDestroy(graph);
+  if (rc != cudaSuccess) {
+    m->graphs[n] = NULL;
+    return gs_error(GS_ERR_CUDA, "instantiating the decode graph failed: %s",
+                    cudaGetErrorString(rc));
+  }
+  *out = m->graphs[n];
+  return GS_OK;
+}
+
+gs_status gs_llm_gpu_decode(gs_llm_gpu_model *m, size_t n, int32_t *tokens) {
+  if (n == 0 || n > m->active)
+    return gs_error(GS_ERR_INTERNAL, "llm decode of %zu sequences after a prefill of %zu", n,
+                    m->active);
+  for (size_t i = 0; i < n; i++)
+    if (m->next_position[i] >= m->config.max_seq)
+      return gs_error(GS_ERR_INTERNAL, "llm decode: sequence %zu is full (%u positions)", i,
+                      m->config.max_seq);
+  for (size_t i = 0; i < n; i++) m->next_position[i]++;
+  if (m->config.decode_graphs) {
+    cudaGraphExec_t exec = NULL;
+    GS_TRY(decode_graph(m, n, &exec));
+    GS_CHECK_CUDA(cudaGraphLaunch(exec, m->stream));
+  } else {
+    GS_TRY(enqueue_decode(m, n));
+  }
+  return fetch_tokens(m, n, tokens);
+}
+
+gs_status gs_llm_gpu_logits(gs_llm_gpu_model *m, size_t n, float *logits) {
+  if (n > m->last_rows_logits)
+    return gs_error(GS_ERR_INTERNAL, "llm logits of %zu rows, %zu available", n,
+                    m->last_rows_logits);
+  GS_CHECK_CUDA(cudaMemcpy(logits, m->logits, n * m->config.shape.vocab * sizeof(float),
+                           cudaMemcpyDeviceToHost));
+  return GS_OK;
+}

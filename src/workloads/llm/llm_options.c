@@ -1,0 +1,245 @@
+/* Options of the llm workload (see llm_options.h). */
+#include "workloads/llm/llm_options.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/check.h"
+
+static const char *const preset_choices[] = {"llama-8b", "llama-1b", "tiny", NULL};
+
+static void *gs_llm_options_new(void) {
+  gs_llm_options *o = calloc(1, sizeof *o);
+  if (!o) return NULL;
+  o->preset = 0;
+  // The first preset's values, shown by --help; the chosen preset's apply
+  // to every dimension not given (gs_llm_options_shape).
+  const gs_llm_shape *p = &gs_llm_presets[0].shape;
+  o->hidden = p->hidden;
+  o->layers = p->layers;
+  o->heads = p->heads;
+  o->kv_heads = p->kv_heads;
+  o->ffn = p->ffn;
+  o->vocab = p->vocab;
+  o->rope_theta = p->rope_theta;
+  o->scenario = GS_LLM_OFFLINE;
+  o->dispatch = GS_LLM_DISPATCH_STATIC;
+  o->batch = 8;
+  o->samples = 64;
+  o->input_min = 59;
+  o->input_max = 71;
+  o->output_min = 27;
+  o->output_max = 32;
+  o->rate = 4.0;
+  o->ttft_bound = 2.0;
+  o->tpot_bound = 0.2;
+  o->decode_gemm = GS_LLM_GEMM_AUTO;
+  const gs_option table[] = {
+      {.name = "model", .kind = GS_OPT_CHOICE, .target = &o->preset, .choices = preset_choices,
+       .metavar = "PRESET",
+       .help = "model shape: llama-8b, llama-1b or tiny (the CPU backend's default)",
+       .given = &o->given_model},
+      {.name = "hidden", .kind = GS_OPT_COUNT, .target = &o->hidden, .min = 8, .max = 65536,
+       .metavar = "N", .help = "model width, a multiple of 8 (default: the --model preset's)",
+       .given = &o->given_hidden},
+      {.name = "layers", .kind = GS_OPT_COUNT, .target = &o->layers, .min = 1, .max = 1024,
+       .metavar = "N", .help = "decoder layers (default: the --model preset's)",
+       .given = &o->given_layers},
+      {.name = "heads", .kind = GS_OPT_COUNT, .target = &o->heads, .min = 1, .max = 1024,
+       .metavar = "N", .help = "query heads (default: the --model preset's)",
+       .given = &o->given_heads},
+      {.name = "kv-heads", .kind = GS_OPT_COUNT, .target = &o->kv_heads, .min = 1, .max = 1024,
+       .metavar = "N", .help = "key/value heads, divides --heads (default: the --model preset's)",
+       .given = &o->given_kv_heads},
+      {.name = "ffn", .kind = GS_OPT_COUNT, .target = &o->ffn, .min = 8, .max = 1048576,
+       .metavar = "N",
+       .help = "SwiGLU inner width, a multiple of 8 (default: the --model preset's)",
+       .given = &o->given_ffn},
+      {.name = "vocab", .kind = GS_OPT_COUNT, .target = &o->vocab, .min = 2, .max = 1048576,
+       .metavar = "N", .help = "vocabulary size (default: the --model preset's)",
+       .given = &o->given_vocab},
+      {.name = "rope-theta", .kind = GS_OPT_DOUBLE, .target = &o->rope_theta, .dmin = 1.0,
+       .dmax = 1e12, .metavar = "T",
+       .help = "rotary embedding base (default: the --model preset's)",
+       .given = &o->given_rope_theta},
+      {.name = "scenario", .kind = GS_OPT_CHOICE, .target = &o->scenario,
+       .choices = gs_llm_scenario_names, .metavar = "S",
+       .help = "offline (throughput), server (Poisson arrivals) or single-stream"},
+      {.name = "dispatch", .kind = GS_OPT_CHOICE, .target = &o->dispatch,
+       .choices = gs_llm_dispatch_names, .metavar = "D",
+       .help = "static: even split of the samples over replicas; dynamic: shared queue"},
+      {.name = "batch", .short_name = 'b', .kind = GS_OPT_COUNT, .target = &o->batch, .min = 1,
+       .max = 256, .metavar = "N", .help = "sequences per batch (single-stream: 1)",
+       .given = &o->given_batch},
+      {.name = "samples", .kind = GS_OPT_COUNT, .target = &o->samples, .min = 1,
+       .max = 10000000, .metavar = "N", .help = "samples in the stream (all replicas together)"},
+      {.name = "input-min", .kind = GS_OPT_COUNT, .target = &o->input_min, .min = 1, .max = 1 << 20,
+       .metavar = "N", .help = "shortest prompt in tokens"},
+      {.name = "input-max", .kind = GS_OPT_COUNT, .target = &o->input_max, .min = 1, .max = 1 << 20,
+       .metavar = "N", .help = "longest prompt in tokens"},
+      {.name = "output-min", .kind = GS_OPT_COUNT, .target = &o->output_min, .min = 1,
+       .max = 1 << 20, .metavar = "N", .help = "fewest generated tokens"},
+      {.name = "output-max", .kind = GS_OPT_COUNT, .target = &o->output_max, .min = 1,
+       .max = 1 << 20, .metavar = "N", .help = "most generated tokens"},
+      {.name = "rate", .kind = GS_OPT_DOUBLE, .target = &o->rate, .dmin = 1e-6, .dmax = 1e9,
+       .metavar = "R", .help = "server: target arrivals per second (all replicas)",
+       .given = &o->given_rate},
+      {.name = "ttft-bound", .kind = GS_OPT_DOUBLE, .target = &o->ttft_bound, .dmin = 1e-9,
+       .dmax = 1e9, .metavar = "SEC", .help = "server: bound on the p99 time to first token",
+       .given = &o->given_ttft_bound},
+      {.name = "tpot-bound", .kind = GS_OPT_DOUBLE, .target = &o->tpot_bound, .dmin = 1e-9,
+       .dmax = 1e9, .metavar = "SEC", .help = "server: bound on the p99 time per output token",
+       .given = &o->given_tpot_bound},
+      {.name = "sample-timeout", .kind = GS_OPT_DOUBLE, .target = &o->timeout, .dmin = 0.0,
+       .dmax = 1e9, .metavar = "SEC",
+       .help = "a sample not done this long after arrival is timed out (0: none)"},
+      {.name = "no-graphs", .kind = GS_OPT_FLAG, .target = &o->no_graphs,
+       .help = "CUDA: launch decode kernels one by one instead of replaying a CUDA graph"},
+      {.name = "decode-gemm", .kind = GS_OPT_CHOICE, .target = &o->decode_gemm,
+       .choices = gs_llm_decode_gemm_names, .metavar = "K",
+       .help = "CUDA: linear layers of <= 8 rows: auto (mma where K is a multiple of 64, "
+               "else simt), simt, mma or cublas"},
+      {.name = NULL, .kind = GS_OPT_END},
+  };
+  _Static_assert(sizeof table <= sizeof o->table, "option table size");
+  memcpy(o->table, table, sizeof table);
+  return o;
+}
+
+static void gs_llm_options_free(void *opts) { free(opts); }
+
+static const gs_option *gs_llm_options_table(void *opts) { return ((gs_llm_options *)opts)->table; }
+
+gs_llm_shape gs_llm_options_shape(const gs_llm_options *o) {
+  gs_llm_shape s = gs_llm_presets[o->preset].shape;
+  if (o->given_hidden) s.hidden = o->hidden;
+  if (o->given_layers) s.layers = o->layers;
+  if (o->given_heads) s.heads = o->heads;
+  if (o->given_kv_heads) s.kv_heads = o->kv_heads;
+  if (o->given_ffn) s.ffn = o->ffn;
+  if (o->given_vocab) s.vocab = o->vocab;
+  if (o->given_rope_theta) s.rope_theta = o->rope_theta;
+  return s;
+}
+
+static gs_status gs_llm_options_check(void *opts) {
+  gs_llm_options *o = opts;
+  gs_llm_shape s = gs_llm_options_shape(o);
+  if (s.hidden % 8 != 0)
+    return gs_error(GS_ERR_USAGE, "option --hidden: %llu is not a multiple of 8",
+                    (unsigned long long)s.hidden);
+  if (s.ffn % 8 != 0)
+    return gs_error(GS_ERR_USAGE, "option --ffn: %llu is not a multiple of 8",
+                    (unsigned long long)s.ffn);
+  if (s.hidden % s.heads != 0 || (s.hidden / s.heads) % 2 != 0)
+    return gs_error(GS_ERR_USAGE,
+                    "option --heads: %llu heads must divide --hidden %llu into an even head size",
+                    (unsigned long long)s.heads, (unsigned long long)s.hidden);
+  if (s.heads % s.kv_heads != 0)
+    return gs_error(GS_ERR_USAGE, "option --kv-heads: %llu does not divide --heads %llu",
+                    (unsigned long long)s.kv_heads, (unsigned long long)s.heads);
+  if (s.vocab > INT32_MAX || gs_llm_qkv_rows(&s) > INT32_MAX || 2 * s.ffn > INT32_MAX)
+    return gs_error(GS_ERR_USAGE, "option --vocab/--ffn: model dimensions beyond 2^31");
+  if (o->input_min > o->input_max)
+    return gs_error(GS_ERR_USAGE, "option --input-min: %llu is above --input-max %llu",
+                    (unsigned long long)o->input_min, (unsigned long long)o->input_max);
+  if (o->output_min > o->output_max)
+    return gs_error(GS_ERR_USAGE, "option --output-min: %llu is above --output-max %llu",
+                    (unsigned long long)o->output_min, (unsigned long long)o->output_max);
+  if (o->input_max + o->output_max > 65536)
+    return gs_error(GS_ERR_USAGE,
+                    "options --input-max + --output-max: %llu positions, at most 65536",
+                    (unsigned long long)(o->input_max + o->output_max));
+  if (o->scenario != GS_LLM_SERVER && (o->given_rate || o->given_ttft_bound || o->given_tpot_bound))
+    return gs_error(GS_ERR_USAGE,
+                    "options --rate, --ttft-bound and --tpot-bound belong to --scenario server");
+  if (o->scenario == GS_LLM_SINGLE_STREAM && o->given_batch && o->batch != 1)
+    return gs_error(GS_ERR_USAGE,
+                    "option --batch: single-stream issues one sample at a time (batch 1), got %llu",
+                    (unsigned long long)o->batch);
+  return GS_OK;
+}
+
+gs_status gs_llm_options_for_backend(gs_llm_options *o, gs_backend backend) {
+  if (backend != GS_BACKEND_CPU) return GS_OK;
+  if (!o->given_model) {
+    o->preset = 2;
+    gs_llm_shape s = gs_llm_options_shape(o);
+    gs_note("llm on the CPU backend: the model is the tiny preset (%llu parameters); "
+            "--model chooses another", (unsigned long long)gs_llm_parameter_count(&s));
+  }
+  gs_llm_shape s = gs_llm_options_shape(o);
+  if (gs_llm_parameter_count(&s) > GS_LLM_CPU_MAX_PARAMETERS)
+    return gs_error(GS_ERR_USAGE,
+                    "option --model: %s has %llu parameters; the CPU backend runs at most %llu "
+                    "(use --model tiny or smaller dimensions)",
+                    preset_choices[o->preset], (unsigned long long)gs_llm_parameter_count(&s),
+                    (unsigned long long)GS_LLM_CPU_MAX_PARAMETERS);
+  return gs_llm_options_check(o);
+}
+
+static cJSON *gs_llm_options_to_json(const void *opts) {
+  const gs_llm_options *o = opts;
+  gs_llm_shape s = gs_llm_options_shape(o);
+  cJSON *j = cJSON_CreateObject();
+  if (!j) return NULL;
+  cJSON_AddStringToObject(j, "model", preset_choices[o->preset]);
+  cJSON_AddNumberToObject(j, "hidden", (double)s.hidden);
+  cJSON_AddNumberToObject(j, "layers", (double)s.layers);
+  cJSON_AddNumberToObject(j, "heads", (double)s.heads);
+  cJSON_AddNumberToObject(j, "kv_heads", (double)s.kv_heads);
+  cJSON_AddNumberToObject(j, "ffn", (double)s.ffn);
+  cJSON_AddNumberToObject(j, "vocab", (double)s.vocab);
+  cJSON_AddNumberToObject(j, "rope_theta", s.rope_theta);
+  cJSON_AddStringToObject(j, "scenario", gs_llm_scenario_names[o->scenario]);
+  cJSON_AddStringToObject(j, "dispatch", gs_llm_dispatch_names[o->dispatch]);
+  cJSON_AddNumberToObject(j, "batch", o->scenario == GS_LLM_SINGLE_STREAM ? 1.0 : (double)o->batch);
+  cJSON_AddNumberToObject(j, "samples", (double)o->samples);
+  cJSON_AddNumberToObject(j, "input_min", (double)o->input_min);
+  cJSON_AddNumberToObject(j, "input_max", (double)o->input_max);
+  cJSON_AddNumberToObject(j, "output_min", (double)o->output_min);
+  cJSON_AddNumberToObject(j, "output_max", (double)o->output_max);
+  cJSON_AddNumberToObject(j, "rate", o->rate);
+  cJSON_AddNumberToObject(j, "ttft_bound", o->ttft_bound);
+  cJSON_AddNumberToObject(j, "tpot_bound", o->tpot_bound);
+  cJSON_AddNumberToObject(j, "sample_timeout", o->timeout);
+  cJSON_AddBoolToObject(j, "graphs", !o->no_graphs);
+  cJSON_AddStringToObject(j, "decode_gemm", gs_llm_decode_gemm_names[o->decode_gemm]);
+  return j;
+}
+
+const gs_workload gs_workload_llm = {
+    .key = "llm",
+    .summary = "Llama-family decoder inference (random weights): offline, server, single-stream",
+    .unit_name = "samples",
+    .item_unit = "tokens",
+    .options_new = gs_llm_options_new,
+    .options_free = gs_llm_options_free,
+    .options_table = gs_llm_options_table,
+    .options_check = gs_llm_options_check,
+    .options_to_json = gs_llm_options_to_json,
+};
+
+void gs_llm_options_scenario(const gs_llm_options *o, const gs_run_config *run,
+                          gs_llm_scenario_config *out) {
+  uint64_t seed = run->seed;
+  memset(out, 0, sizeof *out);
+  gs_llm_engine_config *e = &out->engine;
+  e->shape = gs_llm_options_shape(o);
+  e->seed = seed;
+  e->max_batch = o->scenario == GS_LLM_SINGLE_STREAM ? 1u : (uint32_t)o->batch;
+  e->max_input = (uint32_t)o->input_max;
+  e->max_seq = (uint32_t)(o->input_max + o->output_max);
+  e->decode_graphs = !o->no_graphs;
+  e->decode_gemm = o->decode_gemm;
+  out->scenario = (gs_llm_scenario_kind)o->scenario;
+  out->dispatch = (gs_llm_dispatch)o->dispatch;
+  uint64_t per = run->scaling == GS_SCALING_WEAK ? (uint64_t)run->world_size : 1;
+  out->stream = (gs_llm_stream_spec){.count = o->samples * per, .input_min = (uint32_t)o->input_min,
+                                  .input_max = (uint32_t)o->input_max,
+                                  .output_min = (uint32_t)o->output_min,
+                                  .output_max = (uint32_t)o->output_max, .rate = o->rate,
+                                  .seed = seed};
+  out->timeout = o->timeout;
+  out->warmup = run->warmup;
+}

@@ -1,0 +1,57 @@
+/* Options of the llm workload: the model (a preset, every dimension
+ * overridable), the request stream, the scenario and dispatch, and the
+ * engine's knobs. gs_workload_llm exposes them through the workload
+ * interface's option functions (for the result document's config); the
+ * llm is measured by its own scenario driver, not by the fixed-step runner
+ * (docs/workloads/llm.md). */
+#ifndef GS_LLM_OPTIONS_H
+#define GS_LLM_OPTIONS_H
+
+#include "bench/runner.h"
+#include "core/options.h"
+#include "workloads/llm/scenario.h"
+#include "workloads/workload.h"
+
+#define GS_LLM_OPTION_COUNT 26
+
+typedef struct {
+  int preset; /* index into gs_llm_presets */
+  uint64_t hidden, layers, heads, kv_heads, ffn, vocab;
+  double rope_theta;
+  int given_hidden, given_layers, given_heads, given_kv_heads, given_ffn, given_vocab,
+      given_rope_theta;
+  int scenario, dispatch;
+  uint64_t batch, samples;
+  uint64_t input_min, input_max, output_min, output_max;
+  double rate;                   /* server: samples per second, all replicas together */
+  double ttft_bound, tpot_bound; /* server: p99 bounds in seconds */
+  double timeout;                /* per sample, seconds; 0 = none */
+  int no_graphs;
+  int decode_gemm; /* gs_llm_decode_gemm */
+  int given_model, given_batch, given_rate, given_ttft_bound, given_tpot_bound;
+  gs_option table[GS_LLM_OPTION_COUNT];
+} gs_llm_options;
+
+/* The llm entry of the workload interface: key, texts and the option
+ * functions only (work_units, cost, setup, step, verify and teardown are
+ * NULL: the scenario driver measures it). Not in the runner's registry. */
+extern const gs_workload gs_workload_llm;
+
+/* Largest model the CPU backend accepts (its reference is plain loops). */
+#define GS_LLM_CPU_MAX_PARAMETERS UINT64_C(200000000)
+
+/* Fits the options to the backend: on the CPU the default model becomes
+ * the tiny preset (with a note); a model given explicitly that is larger
+ * than GS_LLM_CPU_MAX_PARAMETERS is a usage error naming --model. */
+gs_status gs_llm_options_for_backend(gs_llm_options *o, gs_backend backend);
+
+/* The model shape the options describe (preset plus overrides). */
+gs_llm_shape gs_llm_options_shape(const gs_llm_options *o);
+
+/* The scenario configuration for one measurement at run->world_size
+ * ranks: seed and warm-up batches from `run`; with weak scaling the stream
+ * has --samples per rank. */
+void gs_llm_options_scenario(const gs_llm_options *o, const gs_run_config *run,
+                             gs_llm_scenario_config *out);
+
+#endif

@@ -1,0 +1,129 @@
+/* GPU against CPU reference for the llm model (see llm_verify.h). */
+#include "workloads/llm/llm_verify.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "core/check.h"
+#include "workloads/llm/engine.h"
+#include "workloads/llm/requests.h"
+
+#define VERIFY_SEQS 2
+#define VERIFY_STEPS 4
+
+typedef struct {
+  double max_err, tolerance;
+  uint64_t mismatches, tokens, ties;
+  int diverged; /* a near-tie picked another token: later steps not comparable */
+} compare_state;
+
+static void compare_rows(const float *cpu, const float *gpu, const int32_t *cpu_tok,
+                         const int32_t *gpu_tok, size_t rows, uint64_t vocab, compare_state *st) {
+  for (size_t r = 0; r < rows; r++) {
+    const float *c = cpu + r * vocab, *g = gpu + r * vocab;
+    double top = 0.0;
+    for (uint64_t i = 0; i < vocab; i++) top = fmax(top, fabs(c[i]));
+    double tol = GS_LLM_VERIFY_RTOL * fmax(1.0, top);
+    if (tol > st->tolerance) st->tolerance = tol;
+    for (uint64_t i = 0; i < vocab; i++) {
+      double e = fabs((double)c[i] - g[i]);
+      if (!(e <= tol)) st->mismatches++;
+      if (e > st->max_err || isnan(e)) st->max_err = isnan(e) ? INFINITY : e;
+    }
+    st->tokens++;
+    if (cpu_tok[r] != gpu_tok[r]) {
+      // A different pick is wrong unless the two candidates are within the
+      // tolerance of each other in the reference.
+      if (fabs((double)c[cpu_tok[r]] - c[gpu_tok[r]]) <= 2.0 * tol) {
+        st->ties++;
+        st->diverged = 1;
+      } else {
+        st->mismatches++;
+      }
+    }
+  }
+}
+
+static gs_status run_pair(gs_llm_engine *cpu, gs_llm_engine *gpu, const gs_llm_engine_config *cfg,
+                          uint64_t seed, compare_state *st) {
+  size_t vocab = cfg->shape.vocab;
+  int32_t prompt_storage[VERIFY_SEQS][16];
+  const int32_t *prompts[VERIFY_SEQS];
+  uint32_t lengths[VERIFY_SEQS] = {7, 5};
+  for (size_t i = 0; i < VERIFY_SEQS; i++) {
+    gs_llm_prompt_tokens(seed, (uint32_t)i, lengths[i], vocab, prompt_storage[i]);
+    prompts[i] = prompt_storage[i];
+  }
+  float *lc = malloc(VERIFY_SEQS * vocab * sizeof *lc),
+        *lg = malloc(VERIFY_SEQS * vocab * sizeof *lg);
+  if (!lc || !lg) {
+    free(lc);
+    free(lg);
+    return gs_error(GS_ERR_NOMEM, "cannot allocate logits for verification");
+  }
+  int32_t tc[VERIFY_SEQS], tg[VERIFY_SEQS];
+  gs_status status = gs_llm_engine_prefill(cpu, VERIFY_SEQS, prompts, lengths, tc);
+  if (status == GS_OK) status = gs_llm_engine_prefill(gpu, VERIFY_SEQS, prompts, lengths, tg);
+  size_t n = VERIFY_SEQS;
+  for (int step = 0; status == GS_OK; step++) {
+    status = gs_llm_engine_logits(cpu, n, lc);
+    if (status == GS_OK) status = gs_llm_engine_logits(gpu, n, lg);
+    if (status != GS_OK) break;
+    compare_rows(lc, lg, tc, tg, n, vocab, st);
+    if (st->diverged || step == VERIFY_STEPS) break;
+    // The batch shrinks to one sequence halfway, as batches do when the
+    // shorter outputs finish.
+    n = step < VERIFY_STEPS / 2 ? VERIFY_SEQS : 1;
+    status = gs_llm_engine_decode(cpu, n, tc);
+    if (status == GS_OK) status = gs_llm_engine_decode(gpu, n, tg);
+  }
+  free(lc);
+  free(lg);
+  return status;
+}
+
+gs_status gs_llm_verify_gpu(const gs_llm_shape *shape, uint64_t seed, int device,
+                            gs_verification *out) {
+  memset(out, 0, sizeof *out);
+  GS_CHECK_CUDA(cudaSetDevice(device));
+  gs_llm_engine_config cfg = {.shape = *shape,
+                              .seed = seed,
+                              .max_batch = VERIFY_SEQS,
+                              .max_seq = 16,
+                              .max_input = 8,
+                              .decode_graphs = 1,
+                              .decode_gemm = GS_LLM_GEMM_AUTO};
+  compare_state st = {0};
+  gs_status status = GS_OK;
+  // Every way of running small linear layers: auto, SIMT, tensor cores, cuBLAS.
+  for (int pass = GS_LLM_GEMM_AUTO; pass <= GS_LLM_GEMM_CUBLAS && status == GS_OK; pass++) {
+    gs_llm_engine_config gc = cfg;
+    gc.decode_gemm = pass;
+    gs_llm_engine *gpu = NULL, *ref = NULL;
+    status = gs_llm_engine_create(&gc, GS_BACKEND_CUDA, device, &gpu);
+    // A fresh reference per pass: each starts from empty caches.
+    if (status == GS_OK) status = gs_llm_engine_create(&cfg, GS_BACKEND_CPU, -1, &ref);
+    if (status == GS_OK) status = run_pair(ref, gpu, &cfg, seed, &st);
+    gs_llm_engine_destroy(gpu);
+    gs_llm_engine_destroy(ref);
+  }
+  GS_TRY(status);
+  out->max_abs_error = st.max_err;
+  out->tolerance = st.tolerance;
+  out->mismatches = st.mismatches;
+  out->status = st.mismatches == 0 ? GS_VERIFY_PASSED : GS_VERIFY_FAILED;
+  snprintf(
+      out->detail, sizeof out->detail,
+      "GPU %d vs CPU reference, hidden %llu x %llu layers, vocab %llu: logits of %llu "
+      "token positions (prefill and decode; SIMT, tensor-core and cuBLAS paths), max |diff| %.3g "
+      "(tolerance %.3g = %.0e x max |logit|), %llu mismatches%s",
+      device, (unsigned long long)shape->hidden, (unsigned long long)shape->layers,
+      (unsigned long long)shape->vocab, (unsigned long long)st.tokens, st.max_err, st.tolerance,
+      GS_LLM_VERIFY_RTOL, (unsigned long long)st.mismatches,
+      st.ties ? ", a near-tie picked another token (later steps not compared)" : "");
+  return GS_OK;
+}

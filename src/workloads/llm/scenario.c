@@ -1,0 +1,415 @@
+/* The llm scenario driver (see scenario.h). */
+#include "workloads/llm/scenario.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda_runtime_api.h>
+
+#include "bench/barrier.h"
+#include "core/check.h"
+#include "core/timer.h"
+
+const char *const gs_llm_scenario_names[] = {"offline", "server", "single-stream", NULL};
+const char *const gs_llm_dispatch_names[] = {"static", "dynamic", NULL};
+
+/* Warm-up prompts use their own token stream, apart from the samples'. */
+#define GS_LLM_WARMUP_SEED_MIX UINT64_C(0x5741524D5550)
+
+const char *gs_llm_request_status_name(gs_llm_request_status s) {
+  switch (s) {
+    case GS_LLM_REQ_OK:
+      return "ok";
+    case GS_LLM_REQ_TIMED_OUT:
+      return "timed_out";
+    case GS_LLM_REQ_FAILED:
+      break;
+  }
+  return "failed";
+}
+
+typedef struct {
+  const gs_llm_scenario_config *config;
+  const gs_run_config *run;
+  const gs_llm_sample *samples;
+  gs_llm_queue shared_queue;
+  gs_llm_queue rank_queue[GS_MAX_RANKS];
+  int alive; /* replicas still pulling (dynamic), under shared_queue.mutex */
+  gs_barrier barrier;
+  double t0;                /* scenario start, monotonic seconds; set by rank 0 */
+  double end[GS_MAX_RANKS]; /* when each replica stopped, since t0 */
+  gs_llm_run_result *out;
+} scenario_shared;
+
+typedef struct {
+  scenario_shared *sh;
+  int rank;
+  gs_llm_engine *engine;
+  gs_llm_replica_result *result;
+  size_t capacity;
+  int32_t *prompt_storage; /* max_batch x max_input */
+  const int32_t **prompts;
+  uint32_t *lengths;
+  int32_t *tokens;
+  gs_llm_request_record *batch; /* max_batch records being processed */
+  uint32_t *ids;
+  int cold_pending; /* the next batch is the cold one (no warmup) */
+  int warming;      /* in warm-up: the clock has not started, nothing times out */
+} replica;
+
+static double now_since(const scenario_shared *sh) {
+  return gs_time_seconds() - sh->t0;
+}
+
+static void sleep_seconds(double s) {
+  if (s <= 0.0) return;
+  struct timespec ts = {(time_t)s, (long)((s - floor(s)) * 1e9)};
+  nanosleep(&ts, NULL);
+}
+
+static gs_status append_record(replica *r, const gs_llm_request_record *rec) {
+  gs_llm_replica_result *res = r->result;
+  if (res->n_requests == r->capacity) {
+    size_t grown = r->capacity ? 2 * r->capacity : 64;
+    gs_llm_request_record *p = realloc(res->requests, grown * sizeof *p);
+    if (!p) return gs_error(GS_ERR_NOMEM, "cannot grow the request records to %zu", grown);
+    res->requests = p;
+    r->capacity = grown;
+  }
+  res->requests[res->n_requests++] = *rec;
+  if (rec->status == GS_LLM_REQ_OK) res->generated_tokens += rec->output_tokens;
+  return GS_OK;
+}
+
+static void finish_record(gs_llm_request_record *rec) {
+  rec->ttft = isnan(rec->first_token) ? NAN : rec->first_token - rec->arrival;
+  rec->latency = rec->status == GS_LLM_REQ_OK ? rec->finish - rec->arrival : NAN;
+  rec->tpot = rec->status == GS_LLM_REQ_OK && rec->output_tokens > 1
+                  ? (rec->finish - rec->first_token) / (double)(rec->output_tokens - 1)
+                  : NAN;
+}
+
+static gs_llm_request_record new_record(const gs_llm_sample *s, int rank, double arrival) {
+  gs_llm_request_record rec = {.id = s->id,
+                               .input_tokens = s->input_tokens,
+                               .output_tokens = 0,
+                               .rank = rank,
+                               .arrival = arrival,
+                               .start = NAN,
+                               .first_token = NAN,
+                               .finish = NAN,
+                               .status = GS_LLM_REQ_FAILED};
+  return rec;
+}
+
+/* Longest target first. While a batch runs, `latency` holds the sample's
+ * target output length (finish_record replaces it). */
+static int by_output_desc(const void *a, const void *b) {
+  const gs_llm_request_record *x = a, *y = b;
+  if (x->latency != y->latency) return x->latency > y->latency ? -1 : 1;
+  return x->id < y->id ? -1 : (x->id > y->id);
+}
+
+static int timed_out(const replica *r, const gs_llm_request_record *rec, double t) {
+  return !r->warming && r->sh->config->timeout > 0.0 && t - rec->arrival > r->sh->config->timeout;
+}
+
+/* Prefills and decodes the n records in r->batch (their targets in
+ * `latency`, see by_output_desc); fills their times and statuses. */
+static gs_status generate(replica *r, size_t n, uint64_t prompt_seed) {
+  scenario_shared *sh = r->sh;
+  gs_llm_request_record *b = r->batch;
+  size_t max_input = sh->config->engine.max_input;
+  qsort(b, n, sizeof *b, by_output_desc);
+  for (size_t i = 0; i < n; i++) {
+    int32_t *p = r->prompt_storage + i * max_input;
+    gs_llm_prompt_tokens(prompt_seed, b[i].id, b[i].input_tokens, sh->config->engine.shape.vocab,
+                         p);
+    r->prompts[i] = p;
+    r->lengths[i] = b[i].input_tokens;
+    b[i].start = now_since(sh);
+  }
+  GS_TRY(gs_llm_engine_prefill(r->engine, n, r->prompts, r->lengths, r->tokens));
+  r->result->forward_passes++;
+  double t = now_since(sh);
+  size_t running = 0;
+  for (size_t i = 0; i < n; i++) {
+    b[i].first_token = t;
+    b[i].output_tokens = 1;
+    b[i].status = GS_LLM_REQ_OK; /* provisional while running */
+  }
+  for (;;) {
+    // Rows [0, active) are decoded: the last still-running sequence and
+    // every one before it (finished ones in between ride along, ignored).
+    size_t active = 0;
+    running = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (b[i].status != GS_LLM_REQ_OK || !isnan(b[i].finish)) continue;
+      if ((double)b[i].output_tokens >= b[i].latency) {
+        b[i].finish = t;
+      } else if (timed_out(r, &b[i], t)) {
+        b[i].status = GS_LLM_REQ_TIMED_OUT;
+      } else {
+        active = i + 1;
+        running++;
+      }
+    }
+    if (running == 0) break;
+    GS_TRY(gs_llm_engine_decode(r->engine, active, r->tokens));
+    r->result->forward_passes++;
+    t = now_since(sh);
+    for (size_t i = 0; i < active; i++)
+      if (b[i].status == GS_LLM_REQ_OK && isnan(b[i].finish)) b[i].output_tokens++;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (b[i].status == GS_LLM_REQ_OK && timed_out(r, &b[i], b[i].finish))
+      b[i].status = GS_LLM_REQ_TIMED_OUT;
+  return GS_OK;
+}
+
+/* Runs the samples ids[0..n) as one batch and records them. */
+static gs_status run_batch(replica *r, const uint32_t *ids, size_t n, double issued) {
+  scenario_shared *sh = r->sh;
+  int single = sh->config->scenario == GS_LLM_SINGLE_STREAM;
+  size_t kept = 0;
+  double t = now_since(sh);
+  for (size_t i = 0; i < n; i++) {
+    const gs_llm_sample *s = &sh->samples[ids[i]];
+    gs_llm_request_record rec = new_record(s, r->rank, single ? issued : s->arrival);
+    rec.cold = r->cold_pending;
+    if (timed_out(r, &rec, t)) {
+      // Waited in the queue past its timeout: never started.
+      rec.status = GS_LLM_REQ_TIMED_OUT;
+      finish_record(&rec);
+      GS_TRY(append_record(r, &rec));
+      continue;
+    }
+    rec.latency = (double)s->output_tokens; /* target, until generate() is done */
+    r->batch[kept++] = rec;
+  }
+  r->cold_pending = 0;
+  if (kept == 0) return GS_OK;
+  gs_status status = generate(r, kept, sh->config->stream.seed);
+  for (size_t i = 0; i < kept; i++) {
+    gs_llm_request_record *rec = &r->batch[i];
+    if (status != GS_OK && (rec->status != GS_LLM_REQ_OK || isnan(rec->finish))) {
+      rec->status = GS_LLM_REQ_FAILED;
+    }
+    finish_record(rec);
+    gs_status appended = append_record(r, rec);
+    if (status == GS_OK) status = appended;
+  }
+  return status;
+}
+
+static gs_status warm_up(replica *r) {
+  scenario_shared *sh = r->sh;
+  const gs_llm_scenario_config *c = sh->config;
+  r->result->cold_seconds = -1.0;
+  for (uint64_t w = 0; w < c->warmup; w++) {
+    size_t n = c->engine.max_batch;
+    for (size_t i = 0; i < n; i++) {
+      gs_llm_request_record rec = {.id = (uint32_t)(w * n + i),
+                                   .input_tokens = c->stream.input_max,
+                                   .latency = (double)c->stream.output_max,
+                                   .arrival = 0.0,
+                                   .first_token = NAN,
+                                   .finish = NAN,
+                                   .start = NAN};
+      r->batch[i] = rec;
+    }
+    double t0 = gs_time_seconds();
+    r->warming = 1;
+    gs_status status = generate(r, n, c->stream.seed ^ GS_LLM_WARMUP_SEED_MIX);
+    r->warming = 0;
+    GS_TRY(status);
+    if (w == 0) r->result->cold_seconds = gs_time_seconds() - t0;
+  }
+  r->result->forward_passes = 0;
+  return GS_OK;
+}
+
+static gs_status replica_setup(replica *r) {
+  scenario_shared *sh = r->sh;
+  const gs_llm_scenario_config *c = sh->config;
+  size_t b = c->engine.max_batch;
+  r->prompt_storage = calloc(b * c->engine.max_input, sizeof *r->prompt_storage);
+  r->prompts = calloc(b, sizeof *r->prompts);
+  r->lengths = calloc(b, sizeof *r->lengths);
+  r->tokens = calloc(b, sizeof *r->tokens);
+  r->batch = calloc(b, sizeof *r->batch);
+  r->ids = calloc(b, sizeof *r->ids);
+  if (!r->prompt_storage || !r->prompts || !r->lengths || !r->tokens || !r->batch || !r->ids)
+    return gs_error(GS_ERR_NOMEM, "cannot allocate the replica's batch buffers");
+  int device = sh->run->backend == GS_BACKEND_CUDA ? sh->run->devices[r->rank] : -1;
+  if (device >= 0) GS_CHECK_CUDA(cudaSetDevice(device));
+  return gs_llm_engine_create(&c->engine, sh->run->backend, device, &r->engine);
+}
+
+/* Pulls and runs batches until the rank's queue is empty. */
+static gs_status serve(replica *r) {
+  scenario_shared *sh = r->sh;
+  const gs_llm_scenario_config *c = sh->config;
+  gs_llm_queue *q =
+      c->dispatch == GS_LLM_DISPATCH_DYNAMIC ? &sh->shared_queue : &sh->rank_queue[r->rank];
+  int single = c->scenario == GS_LLM_SINGLE_STREAM;
+  size_t max = c->engine.max_batch;
+  double first = NAN;
+  for (;;) {
+    double now = now_since(sh), next = 0.0;
+    // Single-stream issues the next sample the moment the previous is done.
+    size_t n = gs_llm_queue_take(q, single ? INFINITY : now, max, r->ids, &next);
+    if (n == 0) {
+      if (next < 0.0) break;
+      sleep_seconds(next - now);
+      continue;
+    }
+    if (isnan(first)) first = now;
+    GS_TRY(run_batch(r, r->ids, n, now));
+    r->result->busy_seconds = now_since(sh) - first;
+  }
+  return GS_OK;
+}
+
+/* A replica that stops early: with static dispatch its remaining samples
+ * fail with it; with dynamic dispatch the others take them, unless it was
+ * the last one pulling. */
+static void fail_leftovers(replica *r) {
+  scenario_shared *sh = r->sh;
+  gs_llm_queue *q = &sh->rank_queue[r->rank];
+  if (sh->config->dispatch == GS_LLM_DISPATCH_DYNAMIC) {
+    pthread_mutex_lock(&sh->shared_queue.mutex);
+    int last = --sh->alive == 0;
+    pthread_mutex_unlock(&sh->shared_queue.mutex);
+    if (!last) return;
+    q = &sh->shared_queue;
+  }
+  double next = 0.0;
+  uint32_t id;
+  while (gs_llm_queue_take(q, INFINITY, 1, &id, &next) == 1) {
+    gs_llm_request_record rec = new_record(&sh->samples[id], r->rank, sh->samples[id].arrival);
+    finish_record(&rec);
+    if (append_record(r, &rec) != GS_OK) break;
+  }
+}
+
+static void *replica_main(void *arg) {
+  replica *r = arg;
+  scenario_shared *sh = r->sh;
+  gs_set_thread_rank(r->rank);
+  gs_clear_error();
+  r->cold_pending = sh->config->warmup == 0;
+  gs_status status = replica_setup(r);
+  if (status == GS_OK) status = warm_up(r);
+  if (status != GS_OK) gs_barrier_abort(&sh->barrier);
+  // Every replica is ready before the clock starts.
+  if (gs_barrier_wait(&sh->barrier) == 0) {
+    if (r->rank == 0) sh->t0 = gs_time_seconds();
+    if (gs_barrier_wait(&sh->barrier) == 0 && status == GS_OK) status = serve(r);
+  } else if (status == GS_OK) {
+    status = gs_error_quiet(GS_ERR_ABORTED, "stopped because another replica failed");
+  }
+  sh->end[r->rank] = sh->t0 > 0.0 ? now_since(sh) : 0.0; /* 0: the clock never started */
+  if (status != GS_OK) {
+    snprintf(r->result->error, sizeof r->result->error, "%s", gs_last_error());
+    fail_leftovers(r);
+  }
+  r->result->status = status;
+  gs_llm_engine_destroy(r->engine);
+  r->engine = NULL;
+  gs_set_thread_rank(-1);
+  return NULL;
+}
+
+static void replica_free(replica *r) {
+  free(r->prompt_storage);
+  free(r->prompts);
+  free(r->lengths);
+  free(r->tokens);
+  free(r->batch);
+  free(r->ids);
+}
+
+gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run_config *run,
+                              gs_llm_run_result *out) {
+  memset(out, 0, sizeof *out);
+  int world = run->world_size;
+  out->world_size = world;
+  out->replicas = calloc((size_t)world, sizeof *out->replicas);
+  scenario_shared *sh = calloc(1, sizeof *sh);
+  replica *reps = calloc((size_t)world, sizeof *reps);
+  pthread_t *threads = calloc((size_t)world, sizeof *threads);
+  gs_llm_sample *samples = NULL;
+  gs_status status = GS_OK;
+  if (!out->replicas || !sh || !reps || !threads) {
+    status = gs_error(GS_ERR_NOMEM, "cannot allocate the scenario's replica state");
+    goto done;
+  }
+  gs_llm_stream_spec spec = config->stream;
+  if (config->scenario != GS_LLM_SERVER) spec.rate = 0.0;
+  status = gs_llm_stream_make(&spec, &samples);
+  if (status != GS_OK) goto done;
+  sh->config = config;
+  sh->run = run;
+  sh->samples = samples;
+  sh->out = out;
+  sh->alive = world;
+  int queues_ready = gs_llm_queue_init(&sh->shared_queue, samples, 0, spec.count) == 0;
+  for (int k = 0; k < world && queues_ready; k++) {
+    uint64_t begin, n;
+    gs_llm_dispatch_static(spec.count, world, k, &begin, &n);
+    queues_ready = gs_llm_queue_init(&sh->rank_queue[k], samples, begin, begin + n) == 0;
+  }
+  if (!queues_ready || gs_barrier_init(&sh->barrier, world) != 0) {
+    // Process-wide limits only (mutexes, condition variables); nothing ran.
+    status = gs_error(GS_ERR_INTERNAL, "cannot create the scenario's queues and barrier");
+    goto done;
+  }
+  for (int k = 0; k < world; k++) {
+    out->replicas[k].rank = k;
+    out->replicas[k].device = run->backend == GS_BACKEND_CUDA ? run->devices[k] : -1;
+    out->replicas[k].cold_seconds = -1.0;
+    reps[k].sh = sh;
+    reps[k].rank = k;
+    reps[k].result = &out->replicas[k];
+  }
+  int started = 0;
+  for (; started < world; started++) {
+    if (pthread_create(&threads[started], NULL, replica_main, &reps[started]) != 0) {
+      gs_barrier_abort(&sh->barrier);
+      status = gs_error(GS_ERR_INTERNAL, "cannot start the thread of replica %d", started);
+      break;
+    }
+  }
+  for (int k = 0; k < started; k++) pthread_join(threads[k], NULL);
+  for (int k = 0; k < started; k++) {
+    if (sh->end[k] > out->seconds) out->seconds = sh->end[k];
+    gs_status s = out->replicas[k].status;
+    if (status == GS_OK && s != GS_OK && s != GS_ERR_ABORTED) status = s;
+  }
+  for (int k = 0; k < started && status == GS_OK; k++)
+    if (out->replicas[k].status != GS_OK) status = out->replicas[k].status;
+  for (int k = 0; k < world; k++) {
+    gs_llm_queue_destroy(&sh->rank_queue[k]);
+    replica_free(&reps[k]);
+  }
+  gs_llm_queue_destroy(&sh->shared_queue);
+  gs_barrier_destroy(&sh->barrier);
+done:
+  free(samples);
+  free(threads);
+  free(reps);
+  free(sh);
+  return status;
+}
+
+void gs_llm_run_result_free(gs_llm_run_result *r) {
+  if (!r->replicas) return;
+  for (int k = 0; k < r->world_size; k++) free(r->replicas[k].requests);
+  free(r->replicas);
+  r->replicas = NULL;
+}

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# End-to-end tests of `gpuscale run/scale llm` on the CPU backend with the
+# tiny model: bad options exit 2 naming the option, scenarios write result
+# documents with the llm members and per-sample requests.
+set -u
+bin=$1
+. "$(dirname "$0")/cli_lib.sh"
+
+cpu=(--backend cpu --model tiny --input-min 4 --input-max 10 --output-min 2 --output-max 5 --no-progress)
+expect 0 "Options of llm" -- run llm --help
+expect 2 "option --scenario" -- run llm "${cpu[@]}" --scenario batch
+expect 2 "belong to --scenario server" -- run llm "${cpu[@]}" --rate 3
+expect 2 "--iters and --min-time do not apply to llm" -- run llm "${cpu[@]}" --iters 5
+expect 2 "option --hidden" -- run llm "${cpu[@]}" --hidden 60
+expect 2 "option --kv-heads" -- run llm "${cpu[@]}" --kv-heads 3
+expect 2 "option --input-min" -- run llm "${cpu[@]}" --input-min 20
+expect 2 "single-stream" -- run llm "${cpu[@]}" --scenario single-stream --batch 4
+expect 2 "option --sample-timeout" -- run llm "${cpu[@]}" --sample-timeout -1
+expect 2 "option --model: llama-8b has 8030261248 parameters" -- run llm --backend cpu --model llama-8b
+expect 0 "the model is the tiny preset" -- run llm --backend cpu --samples 2 --no-progress -o "$work/default.json"
+
+expect 0 "tokens are meaningless" -- run llm "${cpu[@]}" --samples 12 --batch 4 -o "$work/offline.json"
+expect 0 "bounds" -- run llm "${cpu[@]}" --scenario server --rate 100 --samples 8 -o "$work/server.json"
+expect 0 "single-stream" -- run llm "${cpu[@]}" --scenario single-stream --samples 4 -o "$work/single.json"
+expect 0 "rank 1" -- scale llm "${cpu[@]}" --ranks 2 --dispatch dynamic --samples 10 -o "$work/scale.json"
+expect 0 "4 timed out" -- run llm "${cpu[@]}" --samples 4 --sample-timeout 0.000001 -o "$work/timeout.json"
+
+python3 - "$work" <<'PY' || failures=$((failures + 1))
+import json, os, sys
+work = sys.argv[1]
+def load(name):
+    with open(os.path.join(work, name)) as f:
+        return json.load(f)
+for name, scenario in [("offline.json", "offline"), ("server.json", "server"),
+                       ("single.json", "single-stream")]:
+    d = load(name)
+    assert d["status"] == "ok", d["status"]
+    m = d["measurements"][0]
+    assert m["workload"] == "llm" and m["scenario"] == scenario, m["scenario"]
+    assert "meaningless" in m["llm"]["note"]
+    reqs = m["runs"][0]["ranks"][0]["requests"]
+    assert len(reqs) == d["config"]["workload_options"]["samples"]
+    keys = {"id", "input_tokens", "output_tokens", "ttft_seconds", "tpot_seconds",
+            "latency_seconds", "status", "cold"}
+    for q in reqs:
+        assert keys <= set(q), q
+        assert q["status"] == "ok" and q["cold"] is False
+        assert 4 <= q["input_tokens"] <= 10 and 2 <= q["output_tokens"] <= 5
+    # Step statistics describe the per-sample latencies.
+    lat = sorted(q["latency_seconds"] for q in reqs)
+    assert m["aggregate"]["step"]["n"] == len(lat)
+    assert abs(m["aggregate"]["step"]["max"] - lat[-1]) < 1e-12
+    assert m["llm"]["success_rate"] == 1.0
+server = load("server.json")["measurements"][0]["llm"]["server"]
+assert server["target_rate"] == 100 and "bounds_met" in server
+scale = load("scale.json")
+assert [m["world_size"] for m in scale["measurements"]] == [1, 2]
+two = scale["measurements"][1]
+ids = sorted(q["id"] for r in two["runs"][0]["ranks"] for q in r["requests"])
+assert ids == list(range(10)), ids
+assert len(two["llm"]["ranks"]) == 2 and two["aggregate"]["speedup"] > 0
+t = load("timeout.json")["measurements"][0]
+assert t["llm"]["timed_out"] == 4 and t["llm"]["success_rate"] == 0.0
+assert all(q["status"] == "timed_out" and q["latency_seconds"] is None
+           for q in t["runs"][0]["ranks"][0]["requests"])
+PY
+
+[ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
+echo "all llm CLI tests passed"
