@@ -6,8 +6,8 @@
 #include "cli/commands.h"
 #include "cli/decide.h"
 #include "cli/measure.h"
-#include "cli/llm_driver.h"
 #include "core/check.h"
+#include "workloads/llm/llm_options.h"
 
 /* run --gpu-mode: single keeps the first selected device, multi all of
  * them, auto decides from a short calibration and says why. */
@@ -42,10 +42,7 @@ static gs_status llm_adjust_common(const gs_common_options *common, gs_run_confi
     return gs_error(GS_ERR_USAGE, "option --inject is not supported by llm yet");
   if (common->given_gpu_mode)
     return gs_error(GS_ERR_USAGE, "option --gpu-mode does not apply to llm");
-  GS_TRY(gs_llm_options_for_backend(wopts, config->backend));
-  if (!common->given_runs) config->runs = 1;
-  if (!common->given_warmup) config->warmup = 1;
-  return GS_OK;
+  return gs_measure_llm_defaults(common, config, wopts);
 }
 
 static gs_status measure_command(const char *command, unsigned features, int default_all,
@@ -91,13 +88,7 @@ static gs_status measure_command(const char *command, unsigned features, int def
     gs_sweep sweep = {.command = command, .argc = full_argc, .argv = full_argv, .workload = w,
                       .workload_opts = wopts, .common = &common, .config = &config, .env = &env,
                       .path = path, .summary_copy = NULL};
-    gs_llm_driver driver;
-    if (is_llm) {
-      status = gs_llm_driver_init(&driver, wopts, &env, counts.n);
-      sweep.driver = &driver.hooks;
-    }
-    if (status == GS_OK) status = gs_measure_sweep(&sweep, &counts);
-    if (is_llm) gs_llm_driver_free(&driver);
+    status = gs_measure_sweep(&sweep, &counts);
   }
   gs_environment_free(&env);
   w->options_free(wopts);

@@ -1,15 +1,19 @@
-/* `gpuscale suite`: the standard set — every registered workload swept
- * over rank counts with its default options — into a results directory with
- * one result file per workload and summary.txt. */
+/* `gpuscale suite`: the standard set into one results directory — info.json
+ * (the machine), every workload swept over rank counts with its default
+ * options (one result file each), p2p.json with 2 or more GPUs, coll.json
+ * (every collective), summary.txt, and report.md, the report over all of
+ * them. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/cmd_p2p.h"
 #include "cli/commands.h"
 #include "cli/measure.h"
 #include "core/check.h"
+#include "workloads/llm/llm_options.h"
 
 static gs_status reject_positional(void *ctx, const char *arg) {
   (void)ctx;
@@ -19,15 +23,71 @@ static gs_status reject_positional(void *ctx, const char *arg) {
 static void print_suite_help(gs_common_options *common) {
   printf("usage: gpuscale suite [options]\n\n"
          "Runs the standard set: every workload with its default options, swept over\n"
-         "1, 2, 4, ... GPUs (or CPU ranks where there is no GPU). Writes one result file\n"
-         "per workload and summary.txt into the output directory; with 2 or more GPUs\n"
-         "also p2p.json, the link bandwidth and latency matrices of 'gpuscale p2p'.\n\n"
+         "1, 2, 4, ... GPUs (or CPU ranks where there is no GPU). Writes into the output\n"
+         "directory info.json (the machine, as 'gpuscale info'), one result file per\n"
+         "workload, with 2 or more GPUs p2p.json (link bandwidth and latency, as\n"
+         "'gpuscale p2p'), with 2 or more ranks coll.json (every collective, as\n"
+         "'gpuscale coll all'), summary.txt, and report.md ('gpuscale report' over the\n"
+         "result files).\n\n"
          "Workloads:\n");
   size_t n = 0;
   const gs_workload *const *all = gs_workload_list(&n);
   for (size_t i = 0; i < n; i++) printf("  %-12s %s\n", all[i]->key, all[i]->summary);
+  printf("  %-12s %s\n", gs_workload_llm.key, gs_workload_llm.summary);
   printf("\nOptions:\n");
   gs_options_help(stdout, common->table);
+}
+
+/* Runs another command of the tool with `args` (at most 15). */
+static gs_status run_command(gs_status (*command)(int, char **), const char *const *args,
+                             size_t n) {
+  char *argv[16];
+  if (n > 15) return gs_error(GS_ERR_INTERNAL, "suite: %zu arguments for a command", n);
+  for (size_t i = 0; i < n; i++) argv[i] = (char *)args[i];
+  argv[n] = NULL;
+  return command((int)n, argv);
+}
+
+/* The selected ranks as command-line options: "--gpus 0,1,..." on CUDA,
+ * "--ranks N" on the CPU backend. */
+static void rank_args(const gs_run_config *config, char *gpus, size_t size, const char **args,
+                      size_t *n) {
+  args[(*n)++] = "--backend";
+  args[(*n)++] = config->backend == GS_BACKEND_CUDA ? "cuda" : "cpu";
+  size_t at = 0;
+  gpus[0] = '\0';
+  if (config->backend == GS_BACKEND_CUDA) {
+    for (int k = 0; k < config->world_size && at < size; k++)
+      at += (size_t)snprintf(gpus + at, size - at, "%s%d", k ? "," : "", config->devices[k]);
+    args[(*n)++] = "--gpus";
+  } else {
+    snprintf(gpus, size, "%d", config->world_size);
+    args[(*n)++] = "--ranks";
+  }
+  args[(*n)++] = gpus;
+}
+
+/* Every collective over the selected ranks into coll.json: 8 B to 1 GiB on
+ * GPUs, to 64 KiB on the CPU backend (a smoke test of the host path). */
+static gs_status suite_collectives(const gs_run_config *config, const char *dir, int quiet) {
+  char path[GS_TEXT_LONG], gpus[GS_TEXT_LONG];
+  snprintf(path, sizeof path, "%s/coll.json", dir);
+  const char *args[16] = {"all", "-b", "8", "-e", config->backend == GS_BACKEND_CUDA ? "1G" : "64K",
+                          "-f", "4", "--out", path, "--no-progress"};
+  size_t n = 10;
+  rank_args(config, gpus, sizeof gpus, args, &n);
+  if (quiet) args[n++] = "-q";
+  return run_command(gs_cmd_coll, args, n);
+}
+
+/* report.md over every result file the suite wrote. */
+static gs_status suite_report(const char *dir, const char *const *files, size_t n_files) {
+  char out[GS_TEXT_LONG];
+  snprintf(out, sizeof out, "%s/report.md", dir);
+  const char *args[16] = {"--format", "markdown", "--out", out};
+  size_t n = 4;
+  for (size_t i = 0; i < n_files && n < 15; i++) args[n++] = files[i];
+  return run_command(gs_cmd_report, args, n);
 }
 
 gs_status gs_cmd_suite(int argc, char **argv) {
@@ -66,25 +126,38 @@ gs_status gs_cmd_suite(int argc, char **argv) {
   gs_environment env;
   gs_status status = gs_common_environment(&env);
   gs_status first_failure = status;
+  // Result files for the report: every workload's, then coll.json.
+  enum { MAX_FILES = 12 };
+  char files[MAX_FILES][GS_TEXT_LONG];
+  const char *file_list[MAX_FILES];
+  size_t n_files = 0;
   if (status == GS_OK) {
     fprintf(summary, "gpuscale suite on %s: %s backend, %s\n", env.host,
             config.backend == GS_BACKEND_CUDA ? "cuda" : "cpu", env.cuda_status);
+    char info_path[GS_TEXT_LONG];
+    snprintf(info_path, sizeof info_path, "%s/info.json", dir);
+    const char *info_args[] = {"--format", "json", "--out", info_path};
+    status = run_command(gs_cmd_info, info_args, 4);
+    if (status != GS_OK && first_failure == GS_OK) first_failure = status;
     size_t n = 0;
-    const gs_workload *const *all = gs_workload_list(&n);
-    for (size_t i = 0; i < n; i++) {
-      const gs_workload *w = all[i];
+    const gs_workload *const *registered = gs_workload_list(&n);
+    for (size_t i = 0; i <= n; i++) {
+      const gs_workload *w = i < n ? registered[i] : &gs_workload_llm;
       void *wopts = w->options_new();
       if (!wopts) {
         first_failure = gs_error(GS_ERR_NOMEM, "cannot allocate the options of %s", w->key);
         break;
       }
-      char path[GS_TEXT_LONG];
-      snprintf(path, sizeof path, "%s/%s.json", dir, w->key);
+      gs_run_config wconfig = config;
+      status = w == &gs_workload_llm ? gs_measure_llm_defaults(&common, &wconfig, wopts) : GS_OK;
+      char *path = files[n_files];
+      snprintf(path, GS_TEXT_LONG, "%s/%s.json", dir, w->key);
       gs_sweep sweep = {.command = "suite", .argc = argc, .argv = argv, .workload = w,
-                        .workload_opts = wopts, .common = &common, .config = &config,
+                        .workload_opts = wopts, .common = &common, .config = &wconfig,
                         .env = &env, .path = path, .summary_copy = summary};
-      status = gs_measure_sweep(&sweep, &counts);
+      if (status == GS_OK) status = gs_measure_sweep(&sweep, &counts);
       if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+      if (access(path, F_OK) == 0 && n_files < MAX_FILES - 1) file_list[n_files++] = path;
       w->options_free(wopts);
     }
     if (config.backend == GS_BACKEND_CUDA && config.world_size >= 2) {
@@ -103,6 +176,17 @@ gs_status gs_cmd_suite(int argc, char **argv) {
       status = gs_p2p_run_and_write(&p2p, &env, path, summary, argc, argv);
       if (status != GS_OK && first_failure == GS_OK) first_failure = status;
     }
+    if (config.world_size >= 2) {
+      status = suite_collectives(&config, dir, common.quiet);
+      if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+      char *path = files[n_files];
+      snprintf(path, GS_TEXT_LONG, "%s/coll.json", dir);
+      if (access(path, F_OK) == 0) file_list[n_files++] = path;
+    }
+  }
+  if (n_files > 0) {
+    status = suite_report(dir, file_list, n_files);
+    if (status != GS_OK && first_failure == GS_OK) first_failure = status;
   }
   gs_environment_free(&env);
   if (fclose(summary) != 0 && first_failure == GS_OK)

@@ -6,6 +6,7 @@
 
 #include "bench/split.h"
 #include "cli/decide.h"
+#include "cli/llm_driver.h"
 #include "cli/summary.h"
 #include "core/check.h"
 #include "platform/telemetry.h"
@@ -183,7 +184,7 @@ static void print_group(FILE *out, const gs_sweep *sw, const gs_measurement *ms,
   print_split_gains(out, ms, count);
 }
 
-gs_status gs_measure_sweep(const gs_sweep *sw, const gs_u64_list *counts) {
+static gs_status sweep_counts(const gs_sweep *sw, const gs_u64_list *counts) {
   const size_t variants = variant_total(sw);
   // A proportional split measures two splits per rank count.
   const size_t total = 2 * variants * counts->n;
@@ -245,6 +246,26 @@ gs_status gs_measure_sweep(const gs_sweep *sw, const gs_u64_list *counts) {
   free(ms);
   free(tm);
   return first_failure;
+}
+
+gs_status gs_measure_llm_defaults(const gs_common_options *common, gs_run_config *config,
+                                  void *wopts) {
+  GS_TRY(gs_llm_options_for_backend(wopts, config->backend));
+  if (!common->given_runs) config->runs = 1;
+  if (!common->given_warmup) config->warmup = 1;
+  return GS_OK;
+}
+
+gs_status gs_measure_sweep(const gs_sweep *sw, const gs_u64_list *counts) {
+  if (sw->workload != &gs_workload_llm || sw->driver) return sweep_counts(sw, counts);
+  // The llm runs request streams through its own driver (cli/llm_driver.c).
+  gs_llm_driver llm;
+  GS_TRY(gs_llm_driver_init(&llm, sw->workload_opts, sw->env, counts->n));
+  gs_sweep with_driver = *sw;
+  with_driver.driver = &llm.hooks;
+  gs_status status = sweep_counts(&with_driver, counts);
+  gs_llm_driver_free(&llm);
+  return status;
 }
 
 static void print_measure_help(const char *command, unsigned features, const gs_workload *w,

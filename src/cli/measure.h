@@ -33,11 +33,18 @@ typedef struct {
   const gs_environment *env;
   const char *path;              /* result document */
   FILE *summary_copy;            /* also receives the summary; may be NULL */
-  const gs_sweep_driver *driver; /* NULL: the runner measures */
+  const gs_sweep_driver *driver; /* NULL: gs_measure_sweep chooses (llm's own
+                                    driver for llm, else the runner) */
 } gs_sweep;
 
 /* Default rank counts for a world of n: 1, 2, 4, ... below n, then n. */
 void gs_measure_default_counts(int n, gs_u64_list *counts);
+
+/* The llm's measuring defaults on `config` (docs/workloads/llm.md): the
+ * model fitted to the backend, one run and one warm-up batch unless
+ * --runs/--warmup were given. */
+gs_status gs_measure_llm_defaults(const gs_common_options *common, gs_run_config *config,
+                                  void *wopts);
 
 /* Measures at each count in `counts` (prefixes of config->devices).
  * Returns GS_OK or the first failed measurement's status. */
