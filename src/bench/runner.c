@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "bench/barrier.h"
+#include "bench/fault_cuda.h"
+#include "bench/split.h"
 #include "core/check.h"
 #include "core/stats.h"
 #include "core/timer.h"
@@ -39,6 +41,9 @@ typedef struct {
   cudaEvent_t start, stop;
   double timed_wall_sum;         /* rank 0: wall seconds of this run's timed steps */
   double last_progress;
+  double slow_factor;            /* slow fault on this rank; 1 = none */
+  unsigned long long *fault_slot; /* CUDA slow fault: the step's start stamp (device memory) */
+  int gate_passed;               /* rank 0: has met the config's start gate */
 } rank_job;
 
 const char *gs_scaling_name(gs_scaling scaling) {
@@ -54,13 +59,24 @@ static int is_cuda(const rank_job *job) { return job->ctx.backend == GS_BACKEND_
 
 /* Runs one step and waits for it. device_seconds is from CUDA events (0 on
  * the CPU backend), wall_seconds from the monotonic clock around it,
- * comm_seconds the step's exposed communication (0 without a communicator). */
+ * comm_seconds the step's exposed communication (0 without a communicator).
+ * A slow fault stretches the step to slow_factor times its own work: on
+ * CUDA by kernels around it on the stream, on the CPU by a busy wait. */
 static gs_status timed_step(rank_job *job, double *device_seconds, double *wall_seconds,
                             double *comm_seconds) {
   const gs_workload *w = job->shared->workload;
+  const int slow = job->slow_factor > 1.0;
   double t0 = gs_time_seconds();
   if (is_cuda(job)) GS_CHECK_CUDA(cudaEventRecord(job->start, job->ctx.stream));
+  if (slow && is_cuda(job)) GS_CHECK_CUDA(gs_fault_cuda_stamp(job->fault_slot, job->ctx.stream));
   GS_TRY(w->step(job->state));
+  if (slow && is_cuda(job))
+    GS_CHECK_CUDA(gs_fault_cuda_stretch(job->fault_slot, job->slow_factor, job->ctx.stream));
+  if (slow && !is_cuda(job)) {
+    const double until = t0 + job->slow_factor * (gs_time_seconds() - t0);
+    while (gs_time_seconds() < until) {
+    }
+  }
   if (is_cuda(job)) {
     GS_CHECK_CUDA(cudaEventRecord(job->stop, job->ctx.stream));
     GS_CHECK_CUDA(cudaEventSynchronize(job->stop));
@@ -148,6 +164,14 @@ static gs_status one_run(rank_job *job, uint64_t run) {
 
   BARRIER_OR_ABORT(job);
   if (job->rank == 0) sh->stop = 0;
+  if (run == 0 && c->start_gate) {
+    // Every rank is set up: wait for the other measurements of a plan.
+    if (job->rank == 0) {
+      job->gate_passed = 1;
+      (void)gs_barrier_wait(c->start_gate);
+    }
+    BARRIER_OR_ABORT(job);
+  }
   if (run == 0) {
     GS_TRY(timed_step(job, &dev, &wall, &comm));
     rec->first_iteration_seconds = is_cuda(job) ? dev : wall;
@@ -190,11 +214,14 @@ static gs_status rank_setup(rank_job *job) {
   ctx->unit_begin = sh->unit_begin[job->rank];
   ctx->unit_count = sh->unit_count[job->rank];
   ctx->comm = sh->comm_world ? gs_comm_world_rank(sh->comm_world, job->rank) : NULL;
+  job->slow_factor = gs_fault_slow_factor(&c->faults, job->rank);
   if (is_cuda(job)) {
     GS_CHECK_CUDA(cudaSetDevice(ctx->device));
     GS_CHECK_CUDA(cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking));
     GS_CHECK_CUDA(cudaEventCreate(&job->start));
     GS_CHECK_CUDA(cudaEventCreate(&job->stop));
+    if (job->slow_factor > 1.0)
+      GS_CHECK_CUDA(cudaMalloc((void **)&job->fault_slot, sizeof *job->fault_slot));
   }
   return sh->workload->setup(sh->opts, ctx, &job->state);
 }
@@ -206,6 +233,7 @@ static void rank_teardown(rank_job *job) {
     if (job->start) cudaEventDestroy(job->start);
     if (job->stop) cudaEventDestroy(job->stop);
     if (job->ctx.stream) cudaStreamDestroy(job->ctx.stream);
+    if (job->fault_slot) cudaFree(job->fault_slot);
   }
 }
 
@@ -228,6 +256,9 @@ static void *rank_main(void *arg) {
       snprintf(rec->error, sizeof rec->error, "%s", job->error);
     }
   }
+  // A plan's other measurements wait at the gate for this one's rank 0.
+  if (job->rank == 0 && sh->config->start_gate && !job->gate_passed)
+    (void)gs_barrier_wait(sh->config->start_gate);
   job->status = status;
   rank_teardown(job);
   gs_set_thread_rank(-1);
@@ -238,6 +269,8 @@ static gs_status split_work(const gs_workload *w, const void *opts, const gs_run
                             runner_shared *sh, uint64_t *total_units) {
   uint64_t units = w->work_units(opts);
   uint64_t n = (uint64_t)c->world_size;
+  if (c->scaling == GS_SCALING_WEAK && c->unit_counts)
+    return gs_error(GS_ERR_USAGE, "a proportional split applies to strong scaling only");
   if (c->scaling == GS_SCALING_WEAK) {
     for (uint64_t r = 0; r < n; r++) {
       sh->unit_begin[r] = r * units;
@@ -251,10 +284,25 @@ static gs_status split_work(const gs_workload *w, const void *opts, const gs_run
                     "cannot split %llu %s over %d ranks: give the workload more %s or use "
                     "weak scaling",
                     (unsigned long long)units, w->unit_name, c->world_size, w->unit_name);
+  if (c->unit_counts) {
+    uint64_t sum = 0;
+    for (uint64_t r = 0; r < n; r++) {
+      if (c->unit_counts[r] < 1 || c->unit_counts[r] > units)
+        return gs_error(GS_ERR_INTERNAL, "rank %llu is given %llu of %llu %s",
+                        (unsigned long long)r, (unsigned long long)c->unit_counts[r],
+                        (unsigned long long)units, w->unit_name);
+      sh->unit_count[r] = c->unit_counts[r];
+      sum += c->unit_counts[r];
+    }
+    if (sum != units)
+      return gs_error(GS_ERR_INTERNAL, "the ranks' %s add up to %llu, not %llu", w->unit_name,
+                      (unsigned long long)sum, (unsigned long long)units);
+  } else {
+    gs_split_even(units, c->world_size, sh->unit_count);
+  }
   uint64_t begin = 0;
   for (uint64_t r = 0; r < n; r++) {
     sh->unit_begin[r] = begin;
-    sh->unit_count[r] = units / n + (r < units % n ? 1 : 0);
     begin += sh->unit_count[r];
   }
   *total_units = units;
@@ -387,6 +435,7 @@ gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
 
   runner_shared *sh = calloc(1, sizeof *sh);
   rank_job *jobs = calloc((size_t)config->world_size, sizeof *jobs);
+  int started = 0;
   pthread_t *threads = calloc((size_t)config->world_size, sizeof *threads);
   gs_status status = GS_OK;
   if (!sh || !jobs || !threads) {
@@ -397,6 +446,15 @@ gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
   sh->opts = opts;
   sh->config = config;
   sh->m = out;
+  if (config->faults.n > 0) {
+    cJSON *faults = gs_fault_list_to_json(&config->faults, config->world_size);
+    out->extra = cJSON_CreateObject();
+    if (!faults || !out->extra || !cJSON_AddItemToObject(out->extra, "faults", faults)) {
+      cJSON_Delete(faults);
+      status = gs_error(GS_ERR_NOMEM, "cannot describe the injected faults");
+      goto done;
+    }
+  }
   uint64_t total_units = 0;
   status = split_work(workload, opts, config, sh, &total_units);
   if (status != GS_OK) goto done;
@@ -418,7 +476,6 @@ gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
     goto done;
   }
 
-  int started = 0;
   for (; started < config->world_size; started++) {
     jobs[started].shared = sh;
     jobs[started].rank = started;
@@ -444,6 +501,8 @@ gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
   }
 
 done:
+  // Nothing started: still meet the plan's other measurements at the gate.
+  if (started == 0 && config->start_gate) (void)gs_barrier_wait(config->start_gate);
   out->status = status;
   if (status != GS_OK && out->error[0] == '\0')
     snprintf(out->error, sizeof out->error, "%s", gs_last_error());

@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 
+#include "bench/barrier.h"
+#include "bench/fault.h"
 #include "core/result.h"
 #include "workloads/workload.h"
 
@@ -31,12 +33,25 @@ typedef struct {
   const char *label;             /* shown in the progress line */
   double comm_timeout_seconds;   /* communicating workloads: longest wait in a
                                     communicator before it is aborted; 0 = none */
+  /* Work units per rank (world_size entries, each >= 1, summing to the
+   * workload's units; strong scaling only); NULL = even split. */
+  const uint64_t *unit_counts;
+  int split_proportional;        /* measuring commands: also calibrate and measure a
+                                    proportional split next to the even one */
+  gs_fault_list faults;          /* injected faults; those on ranks >= world_size are ignored */
+  /* When set, rank 0 waits here once every rank is set up, so that several
+   * measurements running at once (a plan) start their steps together. Each
+   * measurement arrives exactly once, also when its setup failed. */
+  gs_barrier *start_gate;
 } gs_run_config;
 
 /* Name of a scaling mode: "none", "strong" or "weak". */
 const char *gs_scaling_name(gs_scaling scaling);
 
-/* Measures `workload` with parsed options `opts`. Fills *out (owned by the
+/* Measures `workload` with parsed options `opts`. A rank slowed by a slow
+ * fault takes `factor` times its own measured work per step (a spin after
+ * the step on its stream on CUDA, a busy wait on the CPU); the measurement
+ * then carries a "faults" member (out->extra). Fills *out (owned by the
  * caller; free with gs_measurement_free) even when ranks fail: failed ranks
  * carry their status and error, samples already taken are kept. Returns the
  * measurement's status: GS_OK, the first rank error, or GS_ERR_VERIFY when a

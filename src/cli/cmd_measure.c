@@ -53,9 +53,10 @@ static gs_status measure_command(const char *command, unsigned features, int def
 }
 
 gs_status gs_cmd_run(int argc, char **argv) {
-  return measure_command("run", 0, 0, argc, argv, argc, argv);
+  return measure_command("run", GS_COMMON_FAULTS | GS_COMMON_SPLIT, 0, argc, argv, argc, argv);
 }
 
 gs_status gs_cmd_scale(int argc, char **argv) {
-  return measure_command("scale", GS_COMMON_SCALE, 1, argc, argv, argc, argv);
+  return measure_command("scale", GS_COMMON_SCALE | GS_COMMON_FAULTS | GS_COMMON_SPLIT, 1, argc,
+                         argv, argc, argv);
 }

@@ -11,5 +11,6 @@ gs_status gs_cmd_scale(int argc, char **argv);
 gs_status gs_cmd_suite(int argc, char **argv);
 gs_status gs_cmd_coll(int argc, char **argv);
 gs_status gs_cmd_report(int argc, char **argv);
+gs_status gs_cmd_plan(int argc, char **argv);
 
 #endif

@@ -12,6 +12,7 @@
 
 const char *const gs_backend_choices[] = {"auto", "cuda", "cpu", NULL};
 const char *const gs_scaling_choices[] = {"strong", "weak", NULL};
+const char *const gs_split_choices[] = {"even", "proportional", NULL};
 
 enum { BACKEND_AUTO = 0, BACKEND_CUDA = 1, BACKEND_CPU = 2 };
 
@@ -73,12 +74,23 @@ void gs_common_init(gs_common_options *o, unsigned features) {
                          .help = "rank counts to measure (default 1,2,4,... and the total)",
                          .given = &o->given_counts};
   }
+  if (features & GS_COMMON_FAULTS)
+    t[n++] = (gs_option){.name = "inject", .kind = GS_OPT_STRING_LIST, .target = &o->inject,
+                         .metavar = "KIND:rank=R,...",
+                         .help = "inject a fault, repeatable; slow:rank=R,factor=F makes rank R's "
+                                 "steps take F times its own work"};
+  if (features & GS_COMMON_SPLIT)
+    t[n++] = (gs_option){.name = "split", .kind = GS_OPT_CHOICE, .target = &o->split_choice,
+                         .choices = gs_split_choices, .metavar = "POLICY",
+                         .help = "work units per rank: even, or proportional to each rank's "
+                                 "calibrated speed (measured next to even, with the gain)"};
   t[n] = (gs_option){.kind = GS_OPT_END};
 }
 
 /* Parses --gpus: "N" is a count, "a,b" a list, "a-b" a range (mixable). */
-static gs_status parse_gpus(const char *text, int device_count, gs_run_config *config) {
-  if (strchr(text, ',') == NULL && strchr(text, '-') == NULL) {
+gs_status gs_common_parse_gpus(const char *text, int device_count, int single_is_count,
+                               gs_run_config *config) {
+  if (single_is_count && strchr(text, ',') == NULL && strchr(text, '-') == NULL) {
     uint64_t count = 0;
     GS_TRY(gs_parse_count(text, "--gpus", 1, GS_MAX_RANKS, &count));
     if ((int)count > device_count)
@@ -162,7 +174,7 @@ gs_status gs_common_resolve(const gs_common_options *o, int default_all, gs_run_
     if (device_count == 0) return gs_error(GS_ERR_UNSUPPORTED, "--backend cuda: %s", why);
     config->backend = GS_BACKEND_CUDA;
     if (o->gpus_text) {
-      GS_TRY(parse_gpus(o->gpus_text, device_count, config));
+      GS_TRY(gs_common_parse_gpus(o->gpus_text, device_count, 1, config));
     } else {
       config->world_size = default_all ? device_count : 1;
       if (config->world_size > GS_MAX_RANKS) config->world_size = GS_MAX_RANKS;
@@ -185,7 +197,9 @@ gs_status gs_common_resolve(const gs_common_options *o, int default_all, gs_run_
   config->runs = o->runs;
   config->seed = o->seed;
   config->show_progress = !o->no_progress && !o->quiet;
-  return GS_OK;
+  config->split_proportional = o->split_choice == 1;
+  for (size_t i = 0; i < o->inject.n; i++) GS_TRY(gs_fault_parse(o->inject.v[i], &config->faults));
+  return gs_fault_check_ranks(&config->faults, config->world_size);
 }
 
 cJSON *gs_common_config_json(const gs_common_options *o, const gs_run_config *config,
@@ -219,6 +233,9 @@ cJSON *gs_common_config_json(const gs_common_options *o, const gs_run_config *co
   char seed[32];
   snprintf(seed, sizeof seed, "%llu", (unsigned long long)config->seed);
   cJSON_AddStringToObject(c, "seed", seed);
+  if (config->split_proportional) cJSON_AddStringToObject(c, "split", "proportional");
+  if (config->faults.n > 0)
+    cJSON_AddItemToObject(c, "inject", gs_fault_list_to_json(&config->faults, GS_MAX_RANKS));
   if (workload) {
     cJSON_AddStringToObject(c, "workload", workload->key);
     cJSON *wo = workload->options_to_json(workload_opts);

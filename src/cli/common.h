@@ -26,6 +26,8 @@ typedef struct {
   int no_progress;
   int scaling_choice;          /* index into gs_scaling_choices (scale, suite) */
   gs_u64_list counts;          /* --counts for scale */
+  gs_string_list inject;       /* --inject faults (run, scale, plan) */
+  int split_choice;            /* index into gs_split_choices (run, scale) */
   int given_gpus, given_ranks, given_iters, given_min_time, given_counts, given_scaling,
       given_backend, given_out;
   gs_option table[GS_COMMON_OPTION_COUNT];
@@ -33,9 +35,15 @@ typedef struct {
 
 extern const char *const gs_backend_choices[]; /* auto, cuda, cpu */
 extern const char *const gs_scaling_choices[]; /* strong, weak */
+extern const char *const gs_split_choices[];   /* even, proportional */
 
 /* Which options a command accepts besides the basic ones. */
-enum { GS_COMMON_SCALE = 1 << 0, GS_COMMON_OUT_DIR = 1 << 1 };
+enum {
+  GS_COMMON_SCALE = 1 << 0,
+  GS_COMMON_OUT_DIR = 1 << 1,
+  GS_COMMON_FAULTS = 1 << 2, /* --inject */
+  GS_COMMON_SPLIT = 1 << 3   /* --split */
+};
 
 /* Fills defaults and the option table for a command with `features`. */
 void gs_common_init(gs_common_options *o, unsigned features);
@@ -44,8 +52,16 @@ void gs_common_init(gs_common_options *o, unsigned features);
  * with a note saying so) and the ranks: CUDA ordinals from --gpus (list, or
  * a count meaning the first N devices; default `default_all` ? all : GPU 0),
  * or --ranks CPU workers. Checks the devices exist and options agree.
- * Fills config->backend, world_size, devices and the timing fields. */
+ * Fills config->backend, world_size, devices, the timing fields, the
+ * faults (checked against the ranks) and the split policy. */
 gs_status gs_common_resolve(const gs_common_options *o, int default_all, gs_run_config *config);
+
+/* Parses a --gpus value against `device_count` present devices: a list
+ * "0,2" or ranges "0-3", mixable, no device twice; a lone "N" means the
+ * first N devices when `single_is_count`, else device N. Fills
+ * config->world_size and devices. GS_ERR_USAGE naming --gpus. */
+gs_status gs_common_parse_gpus(const char *text, int device_count, int single_is_count,
+                               gs_run_config *config);
 
 /* The "config" block of a result document: common options as resolved plus
  * the workload's own options. */

@@ -19,6 +19,7 @@ static const command commands[] = {
     {"run", gs_cmd_run, "measure one workload on the chosen GPUs"},
     {"scale", gs_cmd_scale, "measure one workload at 1, 2, 4, ... GPUs: speedup and efficiency"},
     {"coll", gs_cmd_coll, "collective sweeps (allreduce, allgather, ...): time, algbw, busbw"},
+    {"plan", gs_cmd_plan, "run different workloads on different GPUs at the same time"},
     {"suite", gs_cmd_suite, "run the standard set of measurements into results/"},
     {"report", gs_cmd_report, "analyse result files: speedup, efficiency, rank symmetry, advice"},
 };

@@ -4,8 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/split.h"
 #include "cli/summary.h"
 #include "core/check.h"
+
+/* Timed iterations of the calibration run of a proportional split. */
+#define GS_SPLIT_CALIBRATION_ITERS 20
 
 void gs_measure_default_counts(int n, gs_u64_list *counts) {
   counts->n = 0;
@@ -33,8 +37,76 @@ static void summary_title(const gs_sweep *sw, char *buf, size_t size) {
   cJSON_Delete(opts);
 }
 
+/* Records the split of a measurement as its "split" member. */
+static gs_status record_split(gs_measurement *m, const char *policy, const uint64_t *units,
+                              const double *rates, int ranks) {
+  if (!m->extra && !(m->extra = cJSON_CreateObject()))
+    return gs_error(GS_ERR_NOMEM, "cannot record the split");
+  cJSON *split = cJSON_AddObjectToObject(m->extra, "split");
+  cJSON *u = split ? cJSON_AddArrayToObject(split, "units") : NULL;
+  cJSON *r = split ? cJSON_AddArrayToObject(split, "calibration_items_per_second") : NULL;
+  if (!split || !u || !r || !cJSON_AddStringToObject(split, "policy", policy))
+    return gs_error(GS_ERR_NOMEM, "cannot record the split");
+  for (int k = 0; k < ranks; k++) {
+    cJSON_AddItemToArray(u, cJSON_CreateNumber((double)units[k]));
+    cJSON_AddItemToArray(r, cJSON_CreateNumber(rates[k]));
+  }
+  return GS_OK;
+}
+
+/* Proportional split at config->world_size ranks: calibrates each rank,
+ * then measures the even split and the proportional one into ms[0], ms[1]
+ * (*measured receives how many were filled). */
+static gs_status measure_split(const gs_sweep *sw, const gs_run_config *config,
+                               gs_measurement *ms, size_t *measured) {
+  *measured = 0;
+  const int n = config->world_size;
+  double rates[GS_MAX_RANKS];
+  uint64_t even[GS_MAX_RANKS], proportional[GS_MAX_RANKS];
+  GS_TRY(gs_split_calibrate(sw->workload, sw->workload_opts, config, GS_SPLIT_CALIBRATION_ITERS,
+                            rates));
+  const uint64_t units = sw->workload->work_units(sw->workload_opts);
+  gs_split_even(units, n, even);
+  GS_TRY(gs_split_proportional(units, n, rates, proportional));
+  gs_status first_failure = GS_OK;
+  for (int p = 0; p < 2; p++) {
+    gs_run_config c = *config;
+    c.unit_counts = p == 0 ? even : proportional;
+    gs_status status = gs_runner_measure(sw->workload, sw->workload_opts, &c, &ms[p]);
+    *measured = (size_t)p + 1;
+    gs_status recorded = record_split(&ms[p], p == 0 ? "even" : "proportional", c.unit_counts,
+                                      rates, n);
+    if (status == GS_OK) status = recorded;
+    if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+  }
+  return first_failure;
+}
+
+/* One line per proportional measurement: both splits' throughput and the
+ * gain of proportional over even. */
+static void print_split_gains(FILE *out, const gs_measurement *ms, size_t count) {
+  for (size_t i = 0; i + 1 < count; i++) {
+    const cJSON *even = cJSON_GetObjectItemCaseSensitive(ms[i].extra, "split");
+    const cJSON *prop = cJSON_GetObjectItemCaseSensitive(ms[i + 1].extra, "split");
+    const cJSON *units = cJSON_GetObjectItemCaseSensitive(prop, "units");
+    if (!even || !prop || !cJSON_IsArray(units)) continue;
+    char rate_even[32], rate_prop[32], list[GS_TEXT_LONG] = "";
+    gs_format_rate(ms[i].aggregate.throughput, rate_even, sizeof rate_even);
+    gs_format_rate(ms[i + 1].aggregate.throughput, rate_prop, sizeof rate_prop);
+    size_t at = 0;
+    for (const cJSON *u = units->child; u && at < sizeof list; u = u->next)
+      at += (size_t)snprintf(list + at, sizeof list - at, "%s%.0f", u == units->child ? "" : ",",
+                             u->valuedouble);
+    const double gain = ms[i].aggregate.throughput > 0.0
+                            ? ms[i + 1].aggregate.throughput / ms[i].aggregate.throughput
+                            : 0.0;
+    fprintf(out, "  split at %d ranks: even %s/s, proportional (units %s) %s/s: gain %.2fx\n",
+            ms[i].world_size, rate_even, list, rate_prop, gain);
+  }
+}
+
 gs_status gs_measure_sweep(const gs_sweep *sw, const gs_u64_list *counts) {
-  gs_measurement *ms = calloc(counts->n, sizeof *ms);
+  gs_measurement *ms = calloc(2 * counts->n, sizeof *ms);
   if (!ms) return gs_error(GS_ERR_NOMEM, "cannot allocate %zu measurements", counts->n);
   gs_status first_failure = GS_OK;
   size_t done = 0;
@@ -46,8 +118,15 @@ gs_status gs_measure_sweep(const gs_sweep *sw, const gs_u64_list *counts) {
              config.backend == GS_BACKEND_CUDA ? (config.world_size == 1 ? "GPU" : "GPUs")
                                                : (config.world_size == 1 ? "CPU rank" : "CPU ranks"));
     config.label = label;
-    gs_status status = gs_runner_measure(sw->workload, sw->workload_opts, &config, &ms[i]);
-    done = i + 1;
+    gs_status status;
+    if (config.split_proportional && config.world_size > 1) {
+      size_t measured = 0;
+      status = measure_split(sw, &config, &ms[done], &measured);
+      done += measured;
+    } else {
+      status = gs_runner_measure(sw->workload, sw->workload_opts, &config, &ms[done]);
+      done++;
+    }
     if (status != GS_OK && first_failure == GS_OK) first_failure = status;
     gs_runner_relate(ms, done);
     // Written after every measurement: a later crash keeps what was measured.
@@ -61,7 +140,11 @@ gs_status gs_measure_sweep(const gs_sweep *sw, const gs_u64_list *counts) {
   char title[2 * GS_TEXT_LONG];
   summary_title(sw, title, sizeof title);
   gs_summary_print(stdout, title, ms, done, sw->env);
-  if (sw->summary_copy) gs_summary_print(sw->summary_copy, title, ms, done, sw->env);
+  print_split_gains(stdout, ms, done);
+  if (sw->summary_copy) {
+    gs_summary_print(sw->summary_copy, title, ms, done, sw->env);
+    print_split_gains(sw->summary_copy, ms, done);
+  }
   for (size_t i = 0; i < done; i++) gs_measurement_free(&ms[i]);
   free(ms);
   return first_failure;

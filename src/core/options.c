@@ -135,6 +135,7 @@ static const char *default_metavar(gs_option_kind kind) {
     case GS_OPT_CHOICE: return "NAME";
     case GS_OPT_COUNT_LIST: return "N,...";
     case GS_OPT_DOUBLE_LIST: return "X,...";
+    case GS_OPT_STRING_LIST: return "TEXT";
     case GS_OPT_END:
     case GS_OPT_FLAG: break;
   }
@@ -187,6 +188,17 @@ static gs_status store_value(const gs_option *o, const char *command, const char
       if (st == GS_OK && o->target != NULL) *(gs_double_list *)o->target = v;
       return st;
     }
+    case GS_OPT_STRING_LIST: {
+      gs_string_list *list = o->target;
+      if (value[0] == '\0')
+        return gs_error(GS_ERR_USAGE, "%s: option %s: empty value", command_label(command), label);
+      if (list == NULL) return GS_OK;
+      if (list->n == GS_LIST_MAX)
+        return gs_error(GS_ERR_USAGE, "%s: option %s given more than %d times",
+                        command_label(command), label, GS_LIST_MAX);
+      list->v[list->n++] = value;
+      return GS_OK;
+    }
     case GS_OPT_FLAG:
     case GS_OPT_END: break;
   }
@@ -204,7 +216,7 @@ static gs_status apply_option(const gs_option_match *m, const char *command, con
                               const char *inline_value, int argc, char **argv, int *i,
                               unsigned char *seen) {
   const gs_option *o = m->opt;
-  if (seen[m->index])
+  if (seen[m->index] && o->kind != GS_OPT_STRING_LIST)
     return gs_error(GS_ERR_USAGE, "%s: option --%s given twice", command_label(command), o->name);
   seen[m->index] = 1;
   if (o->kind == GS_OPT_FLAG) {
@@ -340,6 +352,7 @@ static void format_default(const gs_option *o, char *buf, size_t size) {
     }
     case GS_OPT_COUNT_LIST:
     case GS_OPT_DOUBLE_LIST: format_list(o, buf, size); break;
+    case GS_OPT_STRING_LIST:
     case GS_OPT_FLAG:
     case GS_OPT_END: break;
   }

@@ -18,8 +18,16 @@ typedef enum {
   GS_OPT_STRING,   /* const char * pointing into argv */
   GS_OPT_CHOICE,   /* int index into `choices` */
   GS_OPT_COUNT_LIST, /* gs_u64_list via gs_parse_count_list within [min, max] */
-  GS_OPT_DOUBLE_LIST /* gs_double_list via gs_parse_double_list within [dmin, dmax] */
+  GS_OPT_DOUBLE_LIST, /* gs_double_list via gs_parse_double_list within [dmin, dmax] */
+  GS_OPT_STRING_LIST /* gs_string_list: repeatable, each use appends one value */
 } gs_option_kind;
+
+/* Values of a repeatable option, e.g. "--inject a --inject b"; the strings
+ * point into argv. */
+typedef struct {
+  size_t n;
+  const char *v[GS_LIST_MAX];
+} gs_string_list;
 
 typedef struct {
   const char *name;        /* long name without "--", e.g. "points" */

@@ -53,6 +53,8 @@ void gs_measurement_free(gs_measurement *m) {
   free(m->runs);
   m->runs = NULL;
   m->n_runs = 0;
+  cJSON_Delete(m->extra);
+  m->extra = NULL;
 }
 
 /* ---- host description --------------------------------------------------- */
@@ -467,6 +469,13 @@ gs_status gs_result_add_measurement(cJSON *doc, const gs_measurement *m) {
   add_number_or_null(&b, agg, "cold_start_ratio", m->aggregate.cold_start_ratio);
   add_number_or_null(&b, agg, "speedup", m->aggregate.speedup);
   add_number_or_null(&b, agg, "efficiency", m->aggregate.efficiency);
+  for (const cJSON *item = m->extra ? m->extra->child : NULL; item; item = item->next) {
+    cJSON *copy = cJSON_Duplicate(item, 1);
+    if (!copy || !item->string || !cJSON_AddItemToObject(o, item->string, copy)) {
+      cJSON_Delete(copy);
+      b.failed = 1;
+    }
+  }
 
   if (b.failed || !cJSON_AddItemToArray(list, o)) {
     cJSON_Delete(o);

@@ -115,6 +115,8 @@ typedef struct {
   size_t n_runs;
   gs_run_record *runs;            /* owned */
   gs_aggregate aggregate;
+  cJSON *extra;                   /* optional members copied into the measurement object
+                                     as they are (e.g. "split", "faults"); owned, may be NULL */
 } gs_measurement;
 
 /* Frees the arrays owned by these records (not the records themselves). */

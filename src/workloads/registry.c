@@ -1,11 +1,14 @@
 /* The table of workloads, by stable key. Add a workload here once. */
 #include <string.h>
 
+#include "workloads/timeline/resample.h"
 #include "workloads/voxelize/voxelize.h"
 #include "workloads/workload.h"
 
 static const gs_workload *const registry[] = {
     &gs_workload_voxelize,
+    &gs_workload_resample,
+    &gs_workload_fuse,
 };
 
 const gs_workload *gs_workload_find(const char *key) {

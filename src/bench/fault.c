@@ -1,0 +1,124 @@
+/* Parsing and description of injected faults; the runner applies them. */
+#include "bench/fault.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "bench/runner.h"
+#include "core/check.h"
+#include "core/parse.h"
+
+typedef struct {
+  const char *name;
+  double min, max;
+} param_spec;
+
+/* Every kind: its name and its parameters besides "rank" (all required).
+ * A new kind is one more row here and its effect in the runner. */
+static const struct {
+  gs_fault_kind kind;
+  const char *name;
+  size_t n_params;
+  param_spec params[GS_FAULT_MAX_PARAMS];
+} kinds[] = {
+    {GS_FAULT_SLOW, "slow", 1, {{"factor", 1.0, 1000.0}}},
+};
+
+const char *gs_fault_kind_name(gs_fault_kind kind) {
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+    if (kinds[k].kind == kind) return kinds[k].name;
+  return "unknown";
+}
+
+gs_status gs_fault_parse(const char *text, gs_fault_list *list) {
+  char buf[256];
+  if (strlen(text) >= sizeof buf) return gs_error(GS_ERR_USAGE, "option --inject: value too long");
+  snprintf(buf, sizeof buf, "%s", text);
+  char *colon = strchr(buf, ':');
+  if (colon == NULL)
+    return gs_error(GS_ERR_USAGE,
+                    "option --inject '%s': expected KIND:rank=R,NAME=VALUE (e.g. "
+                    "slow:rank=1,factor=2)",
+                    text);
+  *colon = '\0';
+  size_t k = 0;
+  while (k < sizeof kinds / sizeof kinds[0] && strcmp(kinds[k].name, buf) != 0) k++;
+  if (k == sizeof kinds / sizeof kinds[0])
+    return gs_error(GS_ERR_USAGE, "option --inject: unknown fault kind '%s' (known: slow)", buf);
+  if (list->n == GS_FAULT_MAX)
+    return gs_error(GS_ERR_USAGE, "option --inject: more than %d faults", GS_FAULT_MAX);
+  gs_fault f = {.kind = kinds[k].kind, .rank = -1};
+  int seen[GS_FAULT_MAX_PARAMS] = {0};
+  char *save = NULL;
+  for (char *item = strtok_r(colon + 1, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(item, '=');
+    if (eq == NULL)
+      return gs_error(GS_ERR_USAGE, "option --inject %s: '%s' is not NAME=VALUE", kinds[k].name,
+                      item);
+    *eq = '\0';
+    char label[96];
+    snprintf(label, sizeof label, "--inject %s %s", kinds[k].name, item);
+    if (strcmp(item, "rank") == 0) {
+      uint64_t rank = 0;
+      if (f.rank >= 0) return gs_error(GS_ERR_USAGE, "option %s: given twice", label);
+      GS_TRY(gs_parse_count(eq + 1, label, 0, GS_MAX_RANKS - 1, &rank));
+      f.rank = (int)rank;
+      continue;
+    }
+    size_t p = 0;
+    while (p < kinds[k].n_params && strcmp(kinds[k].params[p].name, item) != 0) p++;
+    if (p == kinds[k].n_params)
+      return gs_error(GS_ERR_USAGE, "option --inject %s: unknown parameter '%s'", kinds[k].name,
+                      item);
+    if (seen[p]) return gs_error(GS_ERR_USAGE, "option %s: given twice", label);
+    seen[p] = 1;
+    GS_TRY(gs_parse_double(eq + 1, label, kinds[k].params[p].min, kinds[k].params[p].max,
+                           &f.params[p]));
+  }
+  if (f.rank < 0)
+    return gs_error(GS_ERR_USAGE, "option --inject %s: missing rank=R", kinds[k].name);
+  for (size_t p = 0; p < kinds[k].n_params; p++)
+    if (!seen[p])
+      return gs_error(GS_ERR_USAGE, "option --inject %s: missing %s=VALUE", kinds[k].name,
+                      kinds[k].params[p].name);
+  list->items[list->n++] = f;
+  return GS_OK;
+}
+
+gs_status gs_fault_check_ranks(const gs_fault_list *list, int world_size) {
+  for (size_t i = 0; i < list->n; i++)
+    if (list->items[i].rank >= world_size)
+      return gs_error(GS_ERR_USAGE, "option --inject %s: rank %d does not exist (%d rank%s)",
+                      gs_fault_kind_name(list->items[i].kind), list->items[i].rank, world_size,
+                      world_size == 1 ? "" : "s");
+  return GS_OK;
+}
+
+double gs_fault_slow_factor(const gs_fault_list *list, int rank) {
+  double factor = 1.0;
+  for (size_t i = 0; list != NULL && i < list->n; i++)
+    if (list->items[i].kind == GS_FAULT_SLOW && list->items[i].rank == rank)
+      factor *= list->items[i].params[0];
+  return factor;
+}
+
+cJSON *gs_fault_list_to_json(const gs_fault_list *list, int world_size) {
+  cJSON *array = cJSON_CreateArray();
+  for (size_t i = 0; array != NULL && i < list->n; i++) {
+    const gs_fault *f = &list->items[i];
+    if (f->rank >= world_size) continue;
+    size_t k = 0;
+    while (kinds[k].kind != f->kind) k++;
+    cJSON *o = cJSON_CreateObject();
+    if (o == NULL || !cJSON_AddItemToArray(array, o)) {
+      cJSON_Delete(o);
+      cJSON_Delete(array);
+      return NULL;
+    }
+    cJSON_AddStringToObject(o, "kind", kinds[k].name);
+    cJSON_AddNumberToObject(o, "rank", f->rank);
+    for (size_t p = 0; p < kinds[k].n_params; p++)
+      gs_json_add_number(o, kinds[k].params[p].name, f->params[p]);
+  }
+  return array;
+}

@@ -1,0 +1,31 @@
+/* Kernels of the slow fault: a clock stamp before the step and a spin after
+ * it, both one thread, reading the GPU's global nanosecond timer. */
+#include "bench/fault_cuda.h"
+
+__device__ __forceinline__ unsigned long long gs_fault_now(void) {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void gs_fault_stamp_kernel(unsigned long long *slot) { *slot = gs_fault_now(); }
+
+__global__ void gs_fault_stretch_kernel(const unsigned long long *slot, double factor) {
+  const unsigned long long start = *slot;
+  const unsigned long long now = gs_fault_now();
+  const unsigned long long until =
+      start + (unsigned long long)((double)(now - start) * factor);
+  while (gs_fault_now() < until) {
+  }
+}
+
+extern "C" cudaError_t gs_fault_cuda_stamp(unsigned long long *slot, cudaStream_t stream) {
+  gs_fault_stamp_kernel<<<1, 1, 0, stream>>>(slot);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t gs_fault_cuda_stretch(const unsigned long long *slot, double factor,
+                                             cudaStream_t stream) {
+  gs_fault_stretch_kernel<<<1, 1, 0, stream>>>(slot, factor);
+  return cudaGetLastError();
+}

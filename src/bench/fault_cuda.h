@@ -1,0 +1,27 @@
+/* CUDA side of the slow fault: two tiny kernels around a step on the
+ * rank's stream. The first stamps the GPU clock when the step starts, the
+ * second, after the step, spins until factor x the elapsed time has passed
+ * since the stamp, so the stream really takes `factor` times as long as the
+ * step's own work (whatever that was on this iteration). */
+#ifndef GS_FAULT_CUDA_H
+#define GS_FAULT_CUDA_H
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Enqueues the start stamp into *slot (8 bytes of device memory). */
+cudaError_t gs_fault_cuda_stamp(unsigned long long *slot, cudaStream_t stream);
+
+/* Enqueues the spin that stretches the time since the stamp to `factor`
+ * times (factor >= 1). */
+cudaError_t gs_fault_cuda_stretch(const unsigned long long *slot, double factor,
+                                  cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
