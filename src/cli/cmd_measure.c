@@ -1,6 +1,7 @@
 /* `gpuscale run` and `gpuscale scale`: one workload at one rank count, or
  * swept over rank counts, into one result document. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/commands.h"
@@ -18,8 +19,16 @@ static gs_status measure_command(const char *command, unsigned features, int def
 
   gs_run_config config;
   gs_environment env = {0};
-  gs_status status = gs_common_resolve(&common, default_all, &config);
+  gs_measure_job *job = calloc(1, sizeof *job);
+  if (!job) {
+    w->options_free(wopts);
+    return gs_error(GS_ERR_NOMEM, "cannot allocate the job");
+  }
+  gs_status status = gs_measure_job_start(job, &common, default_all, &config);
   if (status == GS_OK && strcmp(command, "run") == 0) config.scaling = GS_SCALING_NONE;
+  if (status == GS_OK && config.control && config.split_proportional)
+    status = gs_error(GS_ERR_USAGE, "option --split proportional: not available under a "
+                      "launcher yet (one process per rank); run it in one process");
   gs_u64_list counts = {0};
   if (status == GS_OK) {
     if (common.given_counts) {
@@ -44,9 +53,11 @@ static gs_status measure_command(const char *command, unsigned features, int def
       snprintf(path, sizeof path, "results/%s-%s.json", command, w->key);
     gs_sweep sweep = {.command = command, .argc = full_argc, .argv = full_argv, .workload = w,
                       .workload_opts = wopts, .common = &common, .config = &config, .env = &env,
-                      .path = path, .summary_copy = NULL};
+                      .path = path, .summary_copy = NULL, .job = job};
     status = gs_measure_sweep(&sweep, &counts);
   }
+  status = gs_measure_job_finish(job, status);
+  free(job);
   gs_environment_free(&env);
   w->options_free(wopts);
   return status;

@@ -3,6 +3,7 @@
  * one result file per workload and summary.txt. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -40,31 +41,40 @@ gs_status gs_cmd_suite(int argc, char **argv) {
   GS_TRY(gs_options_parse(tables, "gpuscale suite", argc, argv, reject_positional, NULL));
   gs_set_quiet(common.quiet);
   gs_run_config config;
-  GS_TRY(gs_common_resolve(&common, 1, &config));
-  gs_u64_list counts;
-  if (common.given_counts) {
+  gs_measure_job *job = calloc(1, sizeof *job);
+  if (!job) return gs_error(GS_ERR_NOMEM, "cannot allocate the job");
+  gs_status status = gs_measure_job_start(job, &common, 1, &config);
+  gs_u64_list counts = {0};
+  if (status == GS_OK && common.given_counts) {
     counts = common.counts;
-    for (size_t i = 0; i < counts.n; i++)
+    for (size_t i = 0; i < counts.n && status == GS_OK; i++)
       if (counts.v[i] > (uint64_t)config.world_size)
-        return gs_error(GS_ERR_USAGE, "option --counts: %llu ranks asked for, %d selected",
-                        (unsigned long long)counts.v[i], config.world_size);
-  } else {
+        status = gs_error(GS_ERR_USAGE, "option --counts: %llu ranks asked for, %d selected",
+                          (unsigned long long)counts.v[i], config.world_size);
+  } else if (status == GS_OK) {
     gs_measure_default_counts(config.world_size, &counts);
   }
-
+  const int writes = gs_measure_job_writes(job);
   const char *dir = common.out ? common.out : "results";
-  if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-    return gs_error(GS_ERR_IO, "cannot create the directory %s: %s", dir, strerror(errno));
+  if (status == GS_OK && writes && mkdir(dir, 0777) != 0 && errno != EEXIST)
+    status = gs_error(GS_ERR_IO, "cannot create the directory %s: %s", dir, strerror(errno));
   char summary_path[GS_TEXT_LONG];
   snprintf(summary_path, sizeof summary_path, "%s/summary.txt", dir);
-  FILE *summary = fopen(summary_path, "w");
-  if (!summary) return gs_error(GS_ERR_IO, "cannot write %s: %s", summary_path, strerror(errno));
+  FILE *summary = NULL;
+  if (status == GS_OK && writes && !(summary = fopen(summary_path, "w")))
+    status = gs_error(GS_ERR_IO, "cannot write %s: %s", summary_path, strerror(errno));
+  if (status != GS_OK) {
+    status = gs_measure_job_finish(job, status);
+    free(job);
+    return status;
+  }
 
   gs_environment env;
-  gs_status status = gs_common_environment(&env);
+  status = gs_common_environment(&env);
   gs_status first_failure = status;
   if (status == GS_OK) {
-    fprintf(summary, "gpuscale suite on %s: %s backend, %s\n", env.host,
+    if (summary)
+      fprintf(summary, "gpuscale suite on %s: %s backend, %s\n", env.host,
             config.backend == GS_BACKEND_CUDA ? "cuda" : "cpu", env.cuda_status);
     size_t n = 0;
     const gs_workload *const *all = gs_workload_list(&n);
@@ -79,16 +89,19 @@ gs_status gs_cmd_suite(int argc, char **argv) {
       snprintf(path, sizeof path, "%s/%s.json", dir, w->key);
       gs_sweep sweep = {.command = "suite", .argc = argc, .argv = argv, .workload = w,
                         .workload_opts = wopts, .common = &common, .config = &config,
-                        .env = &env, .path = path, .summary_copy = summary};
+                        .env = &env, .path = path, .summary_copy = summary, .job = job};
       status = gs_measure_sweep(&sweep, &counts);
       if (status != GS_OK && first_failure == GS_OK) first_failure = status;
       w->options_free(wopts);
+      if (job->broken || status == GS_ERR_PARTIAL) break;
     }
   }
   gs_environment_free(&env);
-  if (fclose(summary) != 0 && first_failure == GS_OK)
+  if (summary && fclose(summary) != 0 && first_failure == GS_OK)
     first_failure = gs_error(GS_ERR_IO, "cannot write %s: %s", summary_path, strerror(errno));
-  else
+  else if (summary)
     gs_note("summary written to %s", summary_path);
+  first_failure = gs_measure_job_finish(job, first_failure);
+  free(job);
   return first_failure;
 }

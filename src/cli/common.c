@@ -23,6 +23,7 @@ void gs_common_init(gs_common_options *o, unsigned features) {
   o->min_time = 1.0;
   o->runs = 3;
   o->seed = 42;
+  o->timeout = 120.0;
   gs_option *t = o->table;
   size_t n = 0;
   t[n++] = (gs_option){.name = "backend", .kind = GS_OPT_CHOICE, .target = &o->backend_choice,
@@ -63,6 +64,10 @@ void gs_common_init(gs_common_options *o, unsigned features) {
                        .target = &o->quiet, .help = "no notes and no progress line"};
   t[n++] = (gs_option){.name = "no-progress", .kind = GS_OPT_FLAG, .target = &o->no_progress,
                        .help = "no progress line on a terminal"};
+  t[n++] = (gs_option){.name = "timeout", .kind = GS_OPT_DOUBLE, .target = &o->timeout,
+                       .dmin = 0.0, .dmax = 86400.0, .metavar = "SEC",
+                       .help = "longest wait of a rank for the others before the run ends as "
+                               "partial (0: no limit; docs/multinode.md)"};
   if (features & GS_COMMON_SCALE) {
     t[n++] = (gs_option){.name = "scaling", .kind = GS_OPT_CHOICE, .target = &o->scaling_choice,
                          .choices = gs_scaling_choices, .metavar = "MODE",
@@ -186,6 +191,7 @@ gs_status gs_common_resolve(const gs_common_options *o, int default_all, gs_run_
                       "option --gpus applies to the cuda backend; the cpu backend takes --ranks");
     config->backend = GS_BACKEND_CPU;
     config->world_size = o->given_ranks ? (int)o->ranks : (default_all ? cpu_default_ranks() : 1);
+    if (o->mpi_processes > 0) config->world_size = o->mpi_processes;
     for (int k = 0; k < config->world_size; k++) config->devices[k] = -1;
   }
   config->scaling = o->scaling_choice == 1 ? GS_SCALING_WEAK : GS_SCALING_STRONG;
@@ -198,8 +204,41 @@ gs_status gs_common_resolve(const gs_common_options *o, int default_all, gs_run_
   config->seed = o->seed;
   config->show_progress = !o->no_progress && !o->quiet;
   config->split_proportional = o->split_choice == 1;
+  config->comm_timeout_seconds = o->timeout;
   for (size_t i = 0; i < o->inject.n; i++) GS_TRY(gs_fault_parse(o->inject.v[i], &config->faults));
-  return gs_fault_check_ranks(&config->faults, config->world_size);
+  GS_TRY(gs_fault_check_launch(&config->faults, o->mpi_processes > 0));
+  return gs_fault_check_ranks(&config->faults,
+                              o->mpi_processes > 0 ? o->mpi_processes : config->world_size);
+}
+
+gs_status gs_common_choose_ranks(gs_common_options *o, int default_all, const gs_comm_job *job,
+                                 gs_run_config *config, int *local_ranks, int *local_devices) {
+  int mpi = job->launch == GS_COMM_LAUNCH_MPI;
+  if (mpi && o->given_ranks)
+    return gs_error(GS_ERR_USAGE, "option --ranks: under %s every process is one rank; set the "
+                    "number of processes with the launcher", job->launcher);
+  if (mpi && job->process_count > GS_MAX_RANKS)
+    return gs_error(GS_ERR_UNSUPPORTED, "%d processes: gpuscale measures at most %d ranks",
+                    job->process_count, GS_MAX_RANKS);
+  o->mpi_processes = mpi ? job->process_count : 0;
+  GS_TRY(gs_common_resolve(o, default_all, config));
+  if (!mpi) {
+    *local_ranks = config->world_size;
+    for (int k = 0; k < config->world_size; k++) local_devices[k] = config->devices[k];
+    return GS_OK;
+  }
+  *local_ranks = 1;
+  local_devices[0] = -1;
+  if (config->backend == GS_BACKEND_CUDA) {
+    // The GPUs this process may use: the --gpus list, or all it sees.
+    local_devices[0] = config->devices[job->local_rank % config->world_size];
+    if (!o->given_gpus) {
+      int n = gs_device_count(NULL, 0);
+      local_devices[0] = job->local_rank % (n > 0 ? n : 1);
+    }
+  }
+  config->world_size = job->process_count;
+  return GS_OK;
 }
 
 cJSON *gs_common_config_json(const gs_common_options *o, const gs_run_config *config,

@@ -3,13 +3,77 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench/split.h"
 #include "cli/summary.h"
 #include "core/check.h"
+#include "core/interrupt.h"
 
 /* Timed iterations of the calibration run of a proportional split. */
 #define GS_SPLIT_CALIBRATION_ITERS 20
+
+gs_status gs_measure_job_start(gs_measure_job *mj, gs_common_options *common, int default_all,
+                               gs_run_config *config) {
+  memset(mj, 0, sizeof *mj);
+  gs_comm_job_detect(&mj->job);
+  gs_interrupt_install();
+  GS_TRY(gs_comm_job_start(&mj->job));
+  int local_ranks = 0, local_devices[GS_MAX_RANKS];
+  GS_TRY(gs_common_choose_ranks(common, default_all, &mj->job, config, &local_ranks, local_devices));
+  if (mj->job.launch != GS_COMM_LAUNCH_MPI) return GS_OK;
+  gs_comm_world_config wc = {.backend = GS_BACKEND_CPU, .local_ranks = 1,
+                             .timeout_seconds = config->comm_timeout_seconds};
+  GS_TRY(gs_comm_world_create(&mj->job, &wc, &mj->control));
+  gs_rank_place mine;
+  memset(&mine, 0, sizeof mine);
+  snprintf(mine.host, sizeof mine.host, "%s", gs_hostname());
+  mine.device = local_devices[0];
+  mine.pid = (int)getpid();
+  const int me = mj->job.process_rank;
+  GS_TRY(gs_comm_world_gather(mj->control, &mine, sizeof mine, mj->places));
+  mj->places[me] = mine;
+  for (int k = 0; k < config->world_size; k++)
+    config->devices[k] = me == 0 || k == me ? mj->places[k].device : -1;
+  config->control = mj->control;
+  config->process_rank = me;
+  config->places = mj->places;
+  if (me == 0)
+    gs_note("%s launched %d processes: one rank each (mpi mode)", mj->job.launcher,
+            mj->job.process_count);
+  return GS_OK;
+}
+
+int gs_measure_job_writes(const gs_measure_job *mj) {
+  return mj == NULL || mj->job.process_rank == 0;
+}
+
+gs_status gs_measure_job_finish(gs_measure_job *mj, gs_status status) {
+  fflush(stdout);
+  if (mj->broken && mj->job.mpi_started) {
+    // The lost rank cannot take part in an orderly shutdown: end the job.
+    // Process 0 has written its document; the others wait for it briefly.
+    if (mj->job.process_rank != 0) sleep(2);
+    gs_comm_job_abort(&mj->job, gs_status_exit_code(status));
+  }
+  gs_comm_world_destroy(mj->control);
+  mj->control = NULL;
+  gs_comm_job_finish(&mj->job);
+  return status;
+}
+
+/* Failures after which the processes of a job cannot go on together. */
+static int loses_the_job(gs_status status) {
+  return status == GS_ERR_RANK_LOST || status == GS_ERR_TIMEOUT ||
+         status == GS_ERR_INTERRUPTED || status == GS_ERR_MPI;
+}
+
+/* Failures of a rank (not of the request): what was measured is kept and
+ * the run is reported as partial. */
+static int is_rank_failure(gs_status status) {
+  return loses_the_job(status) || status == GS_ERR_ABORTED || status == GS_ERR_CUDA ||
+         status == GS_ERR_NCCL;
+}
 
 void gs_measure_default_counts(int n, gs_u64_list *counts) {
   counts->n = 0;
@@ -128,6 +192,13 @@ gs_status gs_measure_sweep(const gs_sweep *sw, const gs_u64_list *counts) {
       done++;
     }
     if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+    if (!gs_measure_job_writes(sw->job)) {
+      if (sw->job && sw->job->control && loses_the_job(status)) {
+        sw->job->broken = 1;
+        break;
+      }
+      continue;
+    }
     gs_runner_relate(ms, done);
     // Written after every measurement: a later crash keeps what was measured.
     gs_status written = write_document(sw, ms, done);
@@ -135,7 +206,18 @@ gs_status gs_measure_sweep(const gs_sweep *sw, const gs_u64_list *counts) {
       if (first_failure == GS_OK) first_failure = written;
       break;
     }
-    if (status == GS_ERR_USAGE) break;
+    if (status == GS_ERR_USAGE || status == GS_ERR_INTERRUPTED) break;
+    if (sw->job && sw->job->control && loses_the_job(status)) {
+      sw->job->broken = 1;
+      break;
+    }
+  }
+  if (is_rank_failure(first_failure) && done > 0 && gs_measure_job_writes(sw->job))
+    first_failure = GS_ERR_PARTIAL;
+  if (!gs_measure_job_writes(sw->job)) {
+    for (size_t i = 0; i < done; i++) gs_measurement_free(&ms[i]);
+    free(ms);
+    return first_failure;
   }
   char title[2 * GS_TEXT_LONG];
   summary_title(sw, title, sizeof title);

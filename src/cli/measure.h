@@ -8,6 +8,33 @@
 
 #include "cli/common.h"
 
+/* The process in its job for the measuring commands (docs/multinode.md):
+ * threads mode (one process drives every rank) or mpi mode (one rank per
+ * process under mpirun/srun), the control world over all processes, and
+ * where each process runs. */
+typedef struct {
+  gs_comm_job job;
+  gs_comm_world *control;        /* mpi mode only */
+  gs_rank_place places[GS_MAX_RANKS]; /* process 0: every process; others: their own */
+  int broken;                    /* a rank was lost: the job cannot go on */
+} gs_measure_job;
+
+/* Detects the launcher, starts MPI under one, installs the SIGINT/SIGTERM
+ * handlers and resolves the common options into *config (this process's
+ * rank and device in mpi mode, the world = the processes). Called once per
+ * command from the main thread. */
+gs_status gs_measure_job_start(gs_measure_job *mj, gs_common_options *common, int default_all,
+                               gs_run_config *config);
+
+/* Whether this process writes documents and prints summaries (process 0). */
+int gs_measure_job_writes(const gs_measure_job *mj);
+
+/* Ends the job: after a lost rank, process 0 (which has written its
+ * document) aborts the whole job so that no process waits for the dead
+ * one; otherwise the control world and MPI are shut down in order. Returns
+ * `status`. */
+gs_status gs_measure_job_finish(gs_measure_job *mj, gs_status status);
+
 typedef struct {
   const char *command;           /* "run", "scale" or "suite" */
   int argc;                      /* the whole command line, for the document */
@@ -19,13 +46,16 @@ typedef struct {
   const gs_environment *env;
   const char *path;              /* result document */
   FILE *summary_copy;            /* also receives the summary; may be NULL */
+  gs_measure_job *job;           /* the process in its job */
 } gs_sweep;
 
 /* Default rank counts for a world of n: 1, 2, 4, ... below n, then n. */
 void gs_measure_default_counts(int n, gs_u64_list *counts);
 
-/* Measures at each count in `counts` (prefixes of config->devices).
- * Returns GS_OK or the first failed measurement's status. */
+/* Measures at each count in `counts` (prefixes of config->devices; in mpi
+ * mode the first N processes, the others idle in lockstep). Returns GS_OK,
+ * GS_ERR_PARTIAL when a rank was lost or the run was interrupted after
+ * something was measured and written, or the first failure's status. */
 gs_status gs_measure_sweep(const gs_sweep *sweep, const gs_u64_list *counts);
 
 /* Parses "COMMAND WORKLOAD [options]" for run and scale: finds the workload

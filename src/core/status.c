@@ -28,6 +28,9 @@ const char *gs_status_name(gs_status status) {
     case GS_ERR_UNSUPPORTED: return "unsupported";
     case GS_ERR_ABORTED: return "aborted";
     case GS_ERR_INTERNAL: return "internal";
+    case GS_ERR_INTERRUPTED: return "interrupted";
+    case GS_ERR_RANK_LOST: return "rank-lost";
+    case GS_ERR_PARTIAL: return "partial";
   }
   return "unknown";
 }
@@ -35,6 +38,7 @@ const char *gs_status_name(gs_status status) {
 int gs_status_exit_code(gs_status status) {
   if (status == GS_OK) return 0;
   if (status == GS_ERR_USAGE) return 2;
+  if (status == GS_ERR_PARTIAL) return 4;
   return 1;
 }
 
