@@ -541,6 +541,13 @@ static int name_lost_rank(runner_shared *sh, gs_status status, uint64_t run) {
       if (behind[i] < c->world_size) lost = behind[i], how = "it stopped answering";
   }
   for (uint64_t r = run; r < c->runs; r++) {
+    gs_rank_record *own = &sh->m->runs[r].ranks[0];
+    if (lost >= 0 && own->status != GS_OK) {
+      // This rank's timeout or signal was the lost rank's doing.
+      own->status = GS_ERR_ABORTED;
+      snprintf(own->error, sizeof own->error, "stopped after step %llu because rank %d was lost",
+               (unsigned long long)own->steps_completed, lost);
+    }
     for (int k = 1; k < c->world_size; k++) {
       gs_rank_record *rec = &sh->m->runs[r].ranks[k];
       if (rec->status != GS_OK) continue;

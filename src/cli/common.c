@@ -292,10 +292,21 @@ gs_status gs_common_environment(gs_environment *env) {
 
 gs_status gs_common_write_result(cJSON *doc, const gs_measurement *ms, size_t count,
                                  const char *path) {
-  size_t failed = 0;
-  for (size_t i = 0; i < count; i++)
+  size_t failed = 0, with_samples = 0;
+  for (size_t i = 0; i < count; i++) {
     if (ms[i].status != GS_OK) failed++;
-  GS_TRY(gs_result_set_status(doc, failed == 0 ? "ok" : (failed == count ? "failed" : "partial")));
+    for (size_t r = 0; r < ms[i].n_runs && ms[i].status != GS_OK; r++)
+      for (size_t k = 0; k < ms[i].runs[r].n_ranks; k++)
+        if (ms[i].runs[r].ranks[k].n_samples > 0) {
+          with_samples++;
+          r = ms[i].n_runs - 1;
+          break;
+        }
+  }
+  // A failed measurement that kept samples (a lost rank, an interrupt) makes
+  // the document partial, not failed: what it holds is real.
+  GS_TRY(gs_result_set_status(doc, failed == 0 ? "ok"
+                                   : (failed == count && with_samples == 0 ? "failed" : "partial")));
   GS_TRY(gs_result_write(doc, path));
   gs_note("result written to %s", path);
   return GS_OK;
