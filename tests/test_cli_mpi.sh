@@ -46,6 +46,9 @@ for m in ms:
         assert r["first_iteration_seconds"] is not None
     assert m["aggregate"]["step"]["n"] == 12
 assert ms[2]["aggregate"]["speedup"] > 0
+procs = d["environment"]["processes"]
+assert [p["rank"] for p in procs] == [0, 1, 2] and all(p["host"] and p["pid"] > 0 for p in procs), procs
+assert d["environment"]["launch"] == {"mode": "mpi", "launcher": "openmpi", "processes": 3}
 PY
 
 # A slowed rank, a failing one and a delayed one show in the rank records.

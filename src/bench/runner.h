@@ -24,6 +24,11 @@ typedef struct {
   char host[GS_TEXT_LONG];
   int device;                    /* CUDA ordinal, -1 on the cpu backend */
   int pid;
+  int local_rank;                /* among the processes of its host */
+  char gpu_name[GS_TEXT_LONG];   /* "" on the cpu backend */
+  char gpu_uuid[GS_TEXT_SHORT];
+  int cuda_driver_version, cuda_runtime_version; /* 13000 = 13.0; 0 = none */
+  char nccl_version[GS_TEXT_SHORT];
 } gs_rank_place;
 
 typedef struct {

@@ -13,6 +13,65 @@
 /* Timed iterations of the calibration run of a proportional split. */
 #define GS_SPLIT_CALIBRATION_ITERS 20
 
+/* Where this process runs: host, device and its library versions. */
+static gs_status describe_place(gs_rank_place *place, int local_rank, int device) {
+  memset(place, 0, sizeof *place);
+  gs_environment env;
+  GS_TRY(gs_common_environment(&env));
+  snprintf(place->host, sizeof place->host, "%s", gs_hostname());
+  place->device = device;
+  place->pid = (int)getpid();
+  place->local_rank = local_rank;
+  place->cuda_driver_version = env.cuda_driver_version;
+  place->cuda_runtime_version = env.cuda_runtime_version;
+  snprintf(place->nccl_version, sizeof place->nccl_version, "%s", env.nccl_version);
+  for (size_t i = 0; i < env.gpu_count; i++) {
+    if (env.gpus[i].index != device) continue;
+    snprintf(place->gpu_name, sizeof place->gpu_name, "%s", env.gpus[i].name);
+    snprintf(place->gpu_uuid, sizeof place->gpu_uuid, "%s", env.gpus[i].uuid);
+  }
+  gs_environment_free(&env);
+  return GS_OK;
+}
+
+/* The environment member "processes" (mpi mode): where every process ran. */
+static gs_status add_processes(cJSON *doc, const gs_measure_job *mj) {
+  cJSON *env = cJSON_GetObjectItemCaseSensitive(doc, "environment");
+  cJSON *list = env ? cJSON_AddArrayToObject(env, "processes") : NULL;
+  if (!list) return gs_error(GS_ERR_NOMEM, "cannot describe the processes");
+  for (int k = 0; k < mj->job.process_count; k++) {
+    const gs_rank_place *p = &mj->places[k];
+    cJSON *o = cJSON_CreateObject();
+    if (!o || !cJSON_AddItemToArray(list, o)) {
+      cJSON_Delete(o);
+      return gs_error(GS_ERR_NOMEM, "cannot describe the processes");
+    }
+    cJSON_AddNumberToObject(o, "rank", k);
+    cJSON_AddStringToObject(o, "host", p->host);
+    cJSON_AddNumberToObject(o, "local_rank", p->local_rank);
+    cJSON_AddNumberToObject(o, "pid", p->pid);
+    if (p->device >= 0) {
+      cJSON_AddNumberToObject(o, "device", p->device);
+      cJSON_AddStringToObject(o, "gpu_name", p->gpu_name);
+      cJSON_AddStringToObject(o, "gpu_uuid", p->gpu_uuid);
+    } else {
+      cJSON_AddNullToObject(o, "device");
+    }
+    cJSON_AddNumberToObject(o, "cuda_driver_version", p->cuda_driver_version);
+    cJSON_AddNumberToObject(o, "cuda_runtime_version", p->cuda_runtime_version);
+    if (p->nccl_version[0])
+      cJSON_AddStringToObject(o, "nccl_version", p->nccl_version);
+    else
+      cJSON_AddNullToObject(o, "nccl_version");
+  }
+  cJSON *launch = cJSON_AddObjectToObject(env, "launch");
+  if (!launch || !cJSON_AddStringToObject(launch, "mode", "mpi") ||
+      !cJSON_AddStringToObject(launch, "launcher", mj->job.launcher) ||
+      !cJSON_AddNumberToObject(launch, "processes", mj->job.process_count))
+    return gs_error(GS_ERR_NOMEM, "cannot describe the launch");
+  return GS_OK;
+}
+
 gs_status gs_measure_job_start(gs_measure_job *mj, gs_common_options *common, int default_all,
                                gs_run_config *config) {
   memset(mj, 0, sizeof *mj);
@@ -26,10 +85,7 @@ gs_status gs_measure_job_start(gs_measure_job *mj, gs_common_options *common, in
                              .timeout_seconds = config->comm_timeout_seconds};
   GS_TRY(gs_comm_world_create(&mj->job, &wc, &mj->control));
   gs_rank_place mine;
-  memset(&mine, 0, sizeof mine);
-  snprintf(mine.host, sizeof mine.host, "%s", gs_hostname());
-  mine.device = local_devices[0];
-  mine.pid = (int)getpid();
+  GS_TRY(describe_place(&mine, mj->job.local_rank, local_devices[0]));
   const int me = mj->job.process_rank;
   GS_TRY(gs_comm_world_gather(mj->control, &mine, sizeof mine, mj->places));
   mj->places[me] = mine;
@@ -87,6 +143,7 @@ static gs_status write_document(const gs_sweep *sw, const gs_measurement *ms, si
   gs_status status = gs_result_set_config(
       doc, gs_common_config_json(sw->common, sw->config, sw->workload, sw->workload_opts));
   if (status == GS_OK) status = gs_result_set_environment(doc, sw->env);
+  if (status == GS_OK && sw->job && sw->job->control) status = add_processes(doc, sw->job);
   for (size_t i = 0; i < count && status == GS_OK; i++) status = gs_result_add_measurement(doc, &ms[i]);
   if (status == GS_OK) status = gs_common_write_result(doc, ms, count, sw->path);
   cJSON_Delete(doc);
