@@ -14,19 +14,19 @@
 typedef struct {
   gs_coll_op op;
   gs_dtype dtype;
-  gs_redop redop;              /* ops with a reduction */
-  int root;                    /* broadcast, reduce */
-  const uint64_t *sizes;       /* requested bytes, ascending */
+  gs_redop redop;        /* ops with a reduction */
+  int root;              /* broadcast, reduce */
+  const uint64_t *sizes; /* requested bytes, ascending */
   size_t n_sizes;
-  int out_of_place, in_place;  /* forms to measure (in place only where defined) */
-  uint64_t warmup, iters;      /* iters >= 1 */
-  int check;                   /* verify each size after timing */
+  int out_of_place, in_place; /* forms to measure (in place only where defined) */
+  uint64_t warmup, iters;     /* iters >= 1 */
+  int check;                  /* verify each size after timing */
   gs_backend backend;
   const gs_comm_job *job;
   gs_comm_world *world;
   int local_ranks;
-  const int *devices;          /* CUDA ordinal per local rank */
-  int delay_rank;              /* --inject delay: rank to hold back, -1 none */
+  const int *devices; /* CUDA ordinal per local rank */
+  int delay_rank;     /* --inject delay: rank to hold back, -1 none */
   double delay_seconds;
 } gs_coll_sweep;
 
@@ -37,10 +37,10 @@ typedef struct {
   gs_coll_shape shape;
   int in_place;
   int checked;
-  uint64_t wrong;              /* over all ranks */
-  double factor;               /* bus-bandwidth factor */
-  double time_seconds;         /* mean of the per-iteration slowest rank */
-  double algbw, busbw;         /* bytes per second */
+  uint64_t wrong;      /* over all ranks */
+  double factor;       /* bus-bandwidth factor */
+  double time_seconds; /* mean of the per-iteration slowest rank */
+  double algbw, busbw; /* bytes per second */
   gs_measurement m;
 } gs_coll_point;
 

@@ -91,7 +91,9 @@ void gs_coll_fill(void *buf, size_t count, gs_dtype dtype, gs_redop redop, int r
     gs_coll_store(buf, i, dtype, gs_coll_input_value(redop, rank, first + i));
 }
 
-static int is_integer(gs_dtype dtype) { return dtype <= GS_DTYPE_UINT64; }
+static int is_integer(gs_dtype dtype) {
+  return dtype <= GS_DTYPE_UINT64;
+}
 
 /* An integer result wrapped to the width and signedness of dtype. */
 static double wrap_integer(uint64_t v, gs_dtype dtype) {

@@ -14,8 +14,8 @@
 typedef struct {
   gs_coll_op op;
   gs_dtype dtype;
-  gs_redop redop;            /* ops with a reduction */
-  int root;                  /* broadcast, reduce */
+  gs_redop redop; /* ops with a reduction */
+  int root;       /* broadcast, reduce */
   int rank, ranks;
   const gs_coll_shape *shape;
 } gs_coll_case;

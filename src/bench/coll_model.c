@@ -12,7 +12,9 @@ int gs_coll_has_redop(gs_coll_op op) {
   return op == GS_COLL_ALLREDUCE || op == GS_COLL_REDUCESCATTER || op == GS_COLL_REDUCE;
 }
 
-int gs_coll_has_root(gs_coll_op op) { return op == GS_COLL_BROADCAST || op == GS_COLL_REDUCE; }
+int gs_coll_has_root(gs_coll_op op) {
+  return op == GS_COLL_BROADCAST || op == GS_COLL_REDUCE;
+}
 
 int gs_coll_has_in_place(gs_coll_op op) {
   // Grouped sends and receives cannot share one buffer.

@@ -37,8 +37,8 @@ typedef struct {
   uint64_t bytes;
   uint64_t count;
   size_t param_count;
-  size_t send_elements;     /* elements in the send buffer */
-  size_t recv_elements;     /* elements in the receive buffer */
+  size_t send_elements; /* elements in the send buffer */
+  size_t recv_elements; /* elements in the receive buffer */
 } gs_coll_shape;
 
 /* Shape of `op` for a requested size of `bytes` with elements of
@@ -57,7 +57,7 @@ double gs_coll_busbw_factor(gs_coll_op op, int ranks);
 typedef struct {
   double alpha_seconds;
   double beta_seconds_per_byte;
-  double r_squared;         /* of the weighted fit; NaN when undefined */
+  double r_squared; /* of the weighted fit; NaN when undefined */
   size_t points;
 } gs_coll_fit;
 

@@ -39,54 +39,106 @@ static void coll_options_init(coll_options *o) {
   o->timeout = 300.0;
   gs_option *t = o->table;
   size_t n = 0;
-  t[n++] = (gs_option){.name = "minbytes", .short_name = 'b', .kind = GS_OPT_SIZE,
-                       .target = &o->min_bytes, .min = 1, .max = 1ull << 40, .metavar = "SIZE",
+  t[n++] = (gs_option){.name = "minbytes",
+                       .short_name = 'b',
+                       .kind = GS_OPT_SIZE,
+                       .target = &o->min_bytes,
+                       .min = 1,
+                       .max = 1ull << 40,
+                       .metavar = "SIZE",
                        .help = "smallest message size (K, M, G accepted)"};
-  t[n++] = (gs_option){.name = "maxbytes", .short_name = 'e', .kind = GS_OPT_SIZE,
-                       .target = &o->max_bytes, .min = 1, .max = 1ull << 40, .metavar = "SIZE",
+  t[n++] = (gs_option){.name = "maxbytes",
+                       .short_name = 'e',
+                       .kind = GS_OPT_SIZE,
+                       .target = &o->max_bytes,
+                       .min = 1,
+                       .max = 1ull << 40,
+                       .metavar = "SIZE",
                        .help = "largest message size"};
-  t[n++] = (gs_option){.name = "stepfactor", .short_name = 'f', .kind = GS_OPT_COUNT,
-                       .target = &o->step_factor, .min = 2, .max = 1024, .metavar = "F",
+  t[n++] = (gs_option){.name = "stepfactor",
+                       .short_name = 'f',
+                       .kind = GS_OPT_COUNT,
+                       .target = &o->step_factor,
+                       .min = 2,
+                       .max = 1024,
+                       .metavar = "F",
                        .help = "multiply the size by F between steps",
                        .given = &o->given_step_factor};
-  t[n++] = (gs_option){.name = "stepbytes", .short_name = 'i', .kind = GS_OPT_SIZE,
-                       .target = &o->step_bytes, .min = 1, .max = 1ull << 40, .metavar = "SIZE",
+  t[n++] = (gs_option){.name = "stepbytes",
+                       .short_name = 'i',
+                       .kind = GS_OPT_SIZE,
+                       .target = &o->step_bytes,
+                       .min = 1,
+                       .max = 1ull << 40,
+                       .metavar = "SIZE",
                        .help = "add SIZE between steps instead of multiplying",
                        .given = &o->given_step_bytes};
-  t[n++] = (gs_option){.name = "check", .short_name = 'c', .kind = GS_OPT_COUNT,
-                       .target = &o->check, .min = 0, .max = 1, .metavar = "0|1",
+  t[n++] = (gs_option){.name = "check",
+                       .short_name = 'c',
+                       .kind = GS_OPT_COUNT,
+                       .target = &o->check,
+                       .min = 0,
+                       .max = 1,
+                       .metavar = "0|1",
                        .help = "check every result after timing (a wrong element fails the run)"};
-  t[n++] = (gs_option){.name = "datatype", .short_name = 'd', .kind = GS_OPT_CHOICE,
-                       .target = &o->dtype, .choices = gs_dtype_names, .metavar = "TYPE",
+  t[n++] = (gs_option){.name = "datatype",
+                       .short_name = 'd',
+                       .kind = GS_OPT_CHOICE,
+                       .target = &o->dtype,
+                       .choices = gs_dtype_names,
+                       .metavar = "TYPE",
                        .help = "element type"};
-  t[n++] = (gs_option){.name = "op", .short_name = 'o', .kind = GS_OPT_CHOICE,
-                       .target = &o->redop, .choices = gs_redop_names, .metavar = "REDOP",
+  t[n++] = (gs_option){.name = "op",
+                       .short_name = 'o',
+                       .kind = GS_OPT_CHOICE,
+                       .target = &o->redop,
+                       .choices = gs_redop_names,
+                       .metavar = "REDOP",
                        .help = "reduction of allreduce, reducescatter and reduce",
                        .given = &o->given_redop};
-  t[n++] = (gs_option){.name = "root", .short_name = 'r', .kind = GS_OPT_COUNT,
-                       .target = &o->root, .min = 0, .max = 1 << 20, .metavar = "RANK",
-                       .help = "root of broadcast and reduce", .given = &o->given_root};
-  t[n++] = (gs_option){.name = "place", .kind = GS_OPT_CHOICE, .target = &o->place,
-                       .choices = place_choices, .metavar = "FORM",
+  t[n++] = (gs_option){.name = "root",
+                       .short_name = 'r',
+                       .kind = GS_OPT_COUNT,
+                       .target = &o->root,
+                       .min = 0,
+                       .max = 1 << 20,
+                       .metavar = "RANK",
+                       .help = "root of broadcast and reduce",
+                       .given = &o->given_root};
+  t[n++] = (gs_option){.name = "place",
+                       .kind = GS_OPT_CHOICE,
+                       .target = &o->place,
+                       .choices = place_choices,
+                       .metavar = "FORM",
                        .help = "out-of-place, in-place or both forms"};
-  t[n++] = (gs_option){.name = "transport", .kind = GS_OPT_CHOICE, .target = &o->transport,
-                       .choices = gs_transport_names, .metavar = "T",
+  t[n++] = (gs_option){.name = "transport",
+                       .kind = GS_OPT_CHOICE,
+                       .target = &o->transport,
+                       .choices = gs_transport_names,
+                       .metavar = "T",
                        .help = "NCCL path between GPUs: auto, p2p, shm (via host memory), net"};
-  t[n++] = (gs_option){.name = "timeout", .kind = GS_OPT_DOUBLE, .target = &o->timeout,
-                       .dmin = 0.0, .dmax = 86400.0, .metavar = "SEC",
+  t[n++] = (gs_option){.name = "timeout",
+                       .kind = GS_OPT_DOUBLE,
+                       .target = &o->timeout,
+                       .dmin = 0.0,
+                       .dmax = 86400.0,
+                       .metavar = "SEC",
                        .help = "abort the communicators when a wait lasts longer (0: never)"};
-  t[n++] = (gs_option){.name = "inject", .kind = GS_OPT_STRING, .target = &o->inject,
-                       .metavar = "FAULT",
-                       .help = "delay:rank=R,seconds=S holds rank R back before its first timed batch",
-                       .given = &o->given_inject};
+  t[n++] =
+      (gs_option){.name = "inject",
+                  .kind = GS_OPT_STRING,
+                  .target = &o->inject,
+                  .metavar = "FAULT",
+                  .help = "delay:rank=R,seconds=S holds rank R back before its first timed batch",
+                  .given = &o->given_inject};
   t[n] = (gs_option){.kind = GS_OPT_END};
 }
 
 /* The common options that make sense for collectives, -o freed for the
  * reduction operation as in nccl-tests (the result file stays --out). */
 static void common_subset(const gs_common_options *common, gs_option *out) {
-  static const char *const keep[] = {"backend", "gpus", "ranks", "warmup", "iters",
-                                     "out", "quiet", "no-progress", NULL};
+  static const char *const keep[] = {"backend", "gpus",  "ranks",       "warmup", "iters",
+                                     "out",     "quiet", "no-progress", NULL};
   size_t n = 0;
   for (const gs_option *o = common->table; o->kind != GS_OPT_END; o++) {
     for (size_t k = 0; keep[k]; k++) {
@@ -95,6 +147,12 @@ static void common_subset(const gs_common_options *common, gs_option *out) {
       if (strcmp(o->name, "out") == 0) {
         out[n].short_name = 0;
         out[n].help = "result file (default results/coll-<op>.json)";
+      } else if (strcmp(o->name, "iters") == 0) {
+        out[n].help = "timed iterations per size and form";
+      } else if (strcmp(o->name, "warmup") == 0) {
+        out[n].help = "untimed iterations before each size and form";
+      } else if (strcmp(o->name, "ranks") == 0) {
+        out[n].help = "CPU backend, one process: rank threads (default: the core count, at most 8)";
       }
       n++;
     }
@@ -220,8 +278,8 @@ static void print_cells(FILE *out, const gs_coll_point *p) {
   else
     snprintf(wrong, sizeof wrong, "N/A");
   double us = p->time_seconds * 1e6;
-  fprintf(out, "  %7.*f  %6.2f  %6.2f  %6s", us < 1e4 ? 2 : 1, us, p->algbw / 1e9,
-          p->busbw / 1e9, wrong);
+  fprintf(out, "  %7.*f  %6.2f  %6.2f  %6s", us < 1e4 ? 2 : 1, us, p->algbw / 1e9, p->busbw / 1e9,
+          wrong);
 }
 
 static void print_rows(FILE *out, const gs_coll_sweep *s, const gs_coll_point *pts, size_t n) {
@@ -311,22 +369,27 @@ static void add_models(cJSON *doc, FILE *out, const gs_coll_sweep *s, const gs_c
 static void print_footer(FILE *out, const gs_coll_point *pts, size_t n) {
   uint64_t wrong = 0;
   double sum = 0.0;
-  size_t rows = 0;
+  size_t rows = 0, checked = 0;
   for (size_t i = 0; i < n; i++) {
     wrong += pts[i].wrong;
+    checked += pts[i].checked != 0;
     if (pts[i].m.aggregate.step.n > 0) {
       sum += pts[i].busbw;
       rows++;
     }
   }
-  fprintf(out, "# Wrong elements     : %llu %s\n", (unsigned long long)wrong, wrong ? "FAILED" : "OK");
+  if (checked == 0)
+    fprintf(out, "# Wrong elements     : N/A (not checked)\n");
+  else
+    fprintf(out, "# Wrong elements     : %llu %s\n", (unsigned long long)wrong,
+            wrong ? "FAILED" : "OK");
   fprintf(out, "# Avg bus bandwidth  : %.4f GB/s\n", rows ? sum / (double)rows / 1e9 : 0.0);
 }
 
 /* ---- the document ------------------------------------------------------------------- */
 
-static gs_status add_points(cJSON *doc, const gs_coll_sweep *s, const gs_coll_point *pts,
-                            size_t n, const char *launch, const char *transport) {
+static gs_status add_points(cJSON *doc, const gs_coll_sweep *s, const gs_coll_point *pts, size_t n,
+                            const char *launch, const char *transport) {
   for (size_t i = 0; i < n; i++) {
     const gs_coll_point *p = &pts[i];
     if (p->shape.bytes == 0) continue;
@@ -363,7 +426,8 @@ static gs_status add_points(cJSON *doc, const gs_coll_sweep *s, const gs_coll_po
   return GS_OK;
 }
 
-static cJSON *coll_config_json(const coll_options *o, const coll_target *t, const gs_comm_job *job) {
+static cJSON *coll_config_json(const coll_options *o, const coll_target *t,
+                               const gs_comm_job *job) {
   cJSON *c = cJSON_CreateObject();
   if (!c) return NULL;
   cJSON_AddStringToObject(c, "op", t->all ? "all" : gs_coll_op_names[t->op]);
@@ -382,20 +446,20 @@ static cJSON *coll_config_json(const coll_options *o, const coll_target *t, cons
   gs_json_add_number(c, "timeout_seconds", o->timeout);
   cJSON_AddStringToObject(c, "launch", job->launch == GS_COMM_LAUNCH_MPI ? "mpi" : "threads");
   cJSON_AddStringToObject(c, "launcher", job->launcher);
-  if (o->inject)
-    cJSON_AddStringToObject(c, "inject", o->inject);
+  if (o->inject) cJSON_AddStringToObject(c, "inject", o->inject);
   return c;
 }
 
 /* ---- the command ---------------------------------------------------------------------- */
 
 static void print_help(const gs_option *common_table, const coll_options *co) {
-  printf("usage: gpuscale coll OP [options]\n\n"
-         "Measures collective operations over message sizes, like nccl-tests: time,\n"
-         "algorithm and bus bandwidth, wrong elements; OP is one of allreduce, allgather,\n"
-         "reducescatter, broadcast, reduce, alltoall, sendrecv, or all.\n"
-         "One process drives every selected GPU (one thread each); under mpirun or srun\n"
-         "each process is one rank (see docs/collectives.md).\n\nCommon options:\n");
+  printf(
+      "usage: gpuscale coll OP [options]\n\n"
+      "Measures collective operations over message sizes, like nccl-tests: time,\n"
+      "algorithm and bus bandwidth, wrong elements; OP is one of allreduce, allgather,\n"
+      "reducescatter, broadcast, reduce, alltoall, sendrecv, or all.\n"
+      "One process drives every selected GPU (one thread each); under mpirun or srun\n"
+      "each process is one rank (see docs/collectives.md).\n\nCommon options:\n");
   gs_options_help(stdout, common_table);
   printf("\nCollective options:\n");
   gs_options_help(stdout, co->table);
@@ -438,14 +502,16 @@ static gs_status parse(coll_session *cs, int argc, char **argv, int *help) {
   const gs_option *tables[] = {cs->co.table, cs->common_table, NULL};
   GS_TRY(gs_options_parse(tables, "gpuscale coll", argc, argv, take_op, &cs->target));
   if (!cs->target.given)
-    return gs_error(GS_ERR_USAGE, "gpuscale coll: missing OP (one of allreduce, allgather, "
+    return gs_error(GS_ERR_USAGE,
+                    "gpuscale coll: missing OP (one of allreduce, allgather, "
                     "reducescatter, broadcast, reduce, alltoall, sendrecv, all)");
   gs_set_quiet(cs->common.quiet);
   if (cs->co.given_redop && !cs->target.all && !gs_coll_has_redop(cs->target.op))
     return gs_error(GS_ERR_USAGE, "option -o/--op: %s has no reduction",
                     gs_coll_op_names[cs->target.op]);
   if (cs->co.given_root && !cs->target.all && !gs_coll_has_root(cs->target.op))
-    return gs_error(GS_ERR_USAGE, "option -r/--root: %s has no root", gs_coll_op_names[cs->target.op]);
+    return gs_error(GS_ERR_USAGE, "option -r/--root: %s has no root",
+                    gs_coll_op_names[cs->target.op]);
   return make_sizes(&cs->co, &cs->sizes, &cs->n_sizes);
 }
 
@@ -465,8 +531,10 @@ static gs_status prepare(coll_session *cs) {
     return gs_error(GS_ERR_USAGE, "option --transport applies to NCCL on the cuda backend");
   GS_TRY(gs_comm_transport_apply((gs_transport)cs->co.transport));
   GS_TRY(gs_common_environment(&cs->env));
-  gs_comm_world_config wc = {.backend = cs->config.backend, .local_ranks = cs->local_ranks,
-                             .devices = cs->local_devices, .timeout_seconds = cs->co.timeout};
+  gs_comm_world_config wc = {.backend = cs->config.backend,
+                             .local_ranks = cs->local_ranks,
+                             .devices = cs->local_devices,
+                             .timeout_seconds = cs->co.timeout};
   GS_TRY(gs_comm_world_create(&cs->job, &wc, &cs->world));
   if (cs->common.out)
     snprintf(cs->path, sizeof cs->path, "%s", cs->common.out);
@@ -493,14 +561,24 @@ static gs_status sweep_op(coll_session *cs, gs_coll_op op, int delay_rank, doubl
                           int *failed_measurements, int *measurements) {
   const char *launch = cs->job.launch == GS_COMM_LAUNCH_MPI ? "mpi" : "threads";
   const char *transport = gs_transport_names[cs->co.transport];
-  gs_coll_sweep s = {.op = op, .dtype = (gs_dtype)cs->co.dtype, .redop = (gs_redop)cs->co.redop,
-                     .root = (int)cs->co.root, .sizes = cs->sizes, .n_sizes = cs->n_sizes,
+  gs_coll_sweep s = {.op = op,
+                     .dtype = (gs_dtype)cs->co.dtype,
+                     .redop = (gs_redop)cs->co.redop,
+                     .root = (int)cs->co.root,
+                     .sizes = cs->sizes,
+                     .n_sizes = cs->n_sizes,
                      .out_of_place = cs->co.place != PLACE_IN,
-                     .in_place = cs->co.place != PLACE_OUT, .warmup = cs->common.warmup,
-                     .iters = cs->common.iters, .check = cs->co.check != 0,
-                     .backend = cs->config.backend, .job = &cs->job, .world = cs->world,
-                     .local_ranks = cs->local_ranks, .devices = cs->local_devices,
-                     .delay_rank = delay_rank, .delay_seconds = delay_seconds};
+                     .in_place = cs->co.place != PLACE_OUT,
+                     .warmup = cs->common.warmup,
+                     .iters = cs->common.iters,
+                     .check = cs->co.check != 0,
+                     .backend = cs->config.backend,
+                     .job = &cs->job,
+                     .world = cs->world,
+                     .local_ranks = cs->local_ranks,
+                     .devices = cs->local_devices,
+                     .delay_rank = delay_rank,
+                     .delay_seconds = delay_seconds};
   gs_coll_point *pts = NULL;
   size_t n = 0;
   gs_status status = gs_coll_measure(&s, &pts, &n);
@@ -522,8 +600,9 @@ static gs_status sweep_op(coll_session *cs, gs_coll_op op, int delay_rank, doubl
       if (pts[i].m.status != GS_OK) (*failed_measurements)++;
     }
     if (added == GS_OK) {
-      GS_TRY(gs_result_set_status(cs->doc, *failed_measurements == 0 ? "ok"
-                                  : *failed_measurements == *measurements ? "failed" : "partial"));
+      GS_TRY(gs_result_set_status(cs->doc, *failed_measurements == 0               ? "ok"
+                                           : *failed_measurements == *measurements ? "failed"
+                                                                                   : "partial"));
       added = gs_result_write(cs->doc, cs->path);
     }
     if (added != GS_OK && status == GS_OK) status = added;
@@ -544,7 +623,8 @@ gs_status gs_cmd_coll(int argc, char **argv) {
   if (status == GS_OK && !help && cs->co.inject)
     status = parse_inject(cs->co.inject, &delay_rank, &delay_seconds);
   if (status == GS_OK && !help) status = prepare(cs);
-  if (status == GS_OK && !help && cs->job.process_rank == 0) status = start_document(cs, argc, argv);
+  if (status == GS_OK && !help && cs->job.process_rank == 0)
+    status = start_document(cs, argc, argv);
   int failed = 0, measured = 0;
   gs_status first_failure = GS_OK;
   for (int op = 0; status == GS_OK && !help && op < GS_COLL_COUNT; op++) {

@@ -18,7 +18,7 @@
 
 extern char **environ;
 
-const char *const gs_dtype_names[] = {"int8", "uint8", "int32", "uint32", "int64", "uint64",
+const char *const gs_dtype_names[] = {"int8", "uint8",    "int32", "uint32", "int64", "uint64",
                                       "half", "bfloat16", "float", "double", NULL};
 const char *const gs_redop_names[] = {"sum", "prod", "max", "min", "avg", NULL};
 const char *const gs_transport_names[] = {"auto", "p2p", "shm", "net", NULL};
@@ -101,8 +101,10 @@ gs_status gs_comm_job_start(gs_comm_job *job) {
   // peer's death ends in a status and a partial document, not an abort here.
   GS_CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
   if (provided < MPI_THREAD_SERIALIZED)
-    return gs_error(GS_ERR_MPI, "the MPI library gives thread level %d; gpuscale needs "
-                    "MPI_THREAD_SERIALIZED (one rank thread at a time calls MPI)", provided);
+    return gs_error(GS_ERR_MPI,
+                    "the MPI library gives thread level %d; gpuscale needs "
+                    "MPI_THREAD_SERIALIZED (one rank thread at a time calls MPI)",
+                    provided);
   int rank = 0, size = 0;
   GS_CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   GS_CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size));
@@ -184,8 +186,8 @@ cJSON *gs_comm_nccl_environment_json(void) {
 /* ---- worlds ------------------------------------------------------------------ */
 
 static ncclDataType_t nccl_type(gs_dtype dtype) {
-  static const ncclDataType_t types[] = {ncclInt8,   ncclUint8,   ncclInt32,   ncclUint32,
-                                         ncclInt64,  ncclUint64,  ncclFloat16, ncclBfloat16,
+  static const ncclDataType_t types[] = {ncclInt8,    ncclUint8,  ncclInt32,   ncclUint32,
+                                         ncclInt64,   ncclUint64, ncclFloat16, ncclBfloat16,
                                          ncclFloat32, ncclFloat64};
   return types[dtype];
 }
@@ -200,15 +202,14 @@ static gs_status create_progress(gs_comm_world *w) {
   if (w->job.launch == GS_COMM_LAUNCH_MPI) {
     // The processes of one host share their progress counters, so that a
     // timed-out rank can name which neighbour fell behind without its help.
-    GS_CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
-                                     &w->node_comm));
+    GS_CHECK_MPI(
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &w->node_comm));
     int node_rank = 0, node_size = 0;
     GS_CHECK_MPI(MPI_Comm_rank(w->node_comm, &node_rank));
     GS_CHECK_MPI(MPI_Comm_size(w->node_comm, &node_size));
     void *mine = NULL;
     GS_CHECK_MPI(MPI_Win_allocate_shared((MPI_Aint)sizeof(uint64_t), (int)sizeof(uint64_t),
-                                         MPI_INFO_NULL, w->node_comm, &mine,
-                                         &w->progress_window));
+                                         MPI_INFO_NULL, w->node_comm, &mine, &w->progress_window));
     MPI_Aint bytes = 0;
     int unit = 0;
     void *base = NULL;
@@ -273,8 +274,7 @@ gs_status gs_comm_world_create(const gs_comm_job *job, const gs_comm_world_confi
   gs_comm_world *w = calloc(1, sizeof *w);
   if (!w) return gs_error(GS_ERR_NOMEM, "cannot allocate a communicator world");
   w->job = *job;
-  w->config = *config;
-  w->config.devices = NULL;
+  w->config = *config; /* devices: valid during creation only */
   w->local_ranks = config->local_ranks;
   w->size = mpi ? job->process_count : config->local_ranks;
   w->ranks = calloc((size_t)w->local_ranks, sizeof *w->ranks);
@@ -290,12 +290,11 @@ gs_status gs_comm_world_create(const gs_comm_job *job, const gs_comm_world_confi
     snprintf(c->op_name, sizeof c->op_name, "setup");
   }
   gs_status status = create_progress(w);
-  if (status == GS_OK && config->backend == GS_BACKEND_CUDA) {
-    w->config.devices = NULL;
-    status = create_nccl(w);
-  } else if (status == GS_OK && !mpi) {
-    status = comm_exchange_init(&w->exchange, w->local_ranks);
-  }
+  // The rank threads of one process meet at the exchange's barrier; on the
+  // cpu backend it also carries their data.
+  if (status == GS_OK && !mpi) status = comm_exchange_init(&w->exchange, w->local_ranks);
+  if (status == GS_OK && config->backend == GS_BACKEND_CUDA) status = create_nccl(w);
+  w->config.devices = NULL;
   if (status != GS_OK) {
     gs_comm_world_destroy(w);
     return status;
@@ -319,8 +318,7 @@ void gs_comm_world_destroy(gs_comm_world *w) {
     for (int e = 0; e < c->exposed_events_made; e++) cudaEventDestroy(c->exposed_events[e]);
     free(c->scratch);
   }
-  if (w->config.backend == GS_BACKEND_CPU && !mpi && w->exchange.parties > 0)
-    comm_exchange_destroy(&w->exchange);
+  if (!mpi && w->exchange.parties > 0) comm_exchange_destroy(&w->exchange);
 #ifdef GS_HAVE_MPI
   if (mpi) {
     if (w->progress) MPI_Win_free(&w->progress_window);
@@ -334,16 +332,24 @@ void gs_comm_world_destroy(gs_comm_world *w) {
   free(w);
 }
 
-int gs_comm_world_size(const gs_comm_world *w) { return w->size; }
+int gs_comm_world_size(const gs_comm_world *w) {
+  return w->size;
+}
 
 gs_comm *gs_comm_world_rank(gs_comm_world *w, int local_index) {
   if (local_index < 0 || local_index >= w->local_ranks) return NULL;
   return &w->ranks[local_index];
 }
 
-int gs_comm_rank(const gs_comm *c) { return c->rank; }
-int gs_comm_size(const gs_comm *c) { return c->world->size; }
-int gs_comm_device(const gs_comm *c) { return c->device; }
+int gs_comm_rank(const gs_comm *c) {
+  return c->rank;
+}
+int gs_comm_size(const gs_comm *c) {
+  return c->world->size;
+}
+int gs_comm_device(const gs_comm *c) {
+  return c->device;
+}
 
 /* ---- waiting, errors, abort ------------------------------------------------- */
 
@@ -364,9 +370,9 @@ void comm_describe_laggards(const gs_comm *c, uint64_t mine, char *buf, size_t s
   for (int j = 0; j < w->progress_count && at < size; j++) {
     uint64_t theirs = atomic_load(&w->progress[j]);
     if (j == c->progress_index || theirs >= mine) continue;
-    at += (size_t)snprintf(buf + at, size - at, "%srank %d (%llu operations started, this rank %llu)",
-                           at ? ", " : "", w->progress_ranks[j], (unsigned long long)theirs,
-                           (unsigned long long)mine);
+    at += (size_t)snprintf(
+        buf + at, size - at, "%srank %d (%llu operations started, this rank %llu)", at ? ", " : "",
+        w->progress_ranks[j], (unsigned long long)theirs, (unsigned long long)mine);
   }
   if (at == 0) {
     if (w->job.launch == GS_COMM_LAUNCH_MPI && w->job.process_count > w->progress_count)
@@ -391,13 +397,11 @@ void gs_comm_abort(gs_comm *c) {
   c->aborted = 1;
   atomic_store(&c->world->any_aborted, 1);
   if (c->nccl) ncclCommAbort(c->nccl), c->nccl = NULL;
-  if (c->world->config.backend == GS_BACKEND_CPU && c->world->job.launch == GS_COMM_LAUNCH_THREADS)
-    comm_exchange_abort(&c->world->exchange);
+  if (c->world->job.launch == GS_COMM_LAUNCH_THREADS) comm_exchange_abort(&c->world->exchange);
 }
 
 static gs_status check_usable(gs_comm *c) {
-  if (c->aborted)
-    return gs_error_quiet(GS_ERR_ABORTED, "the communicator was aborted");
+  if (c->aborted) return gs_error_quiet(GS_ERR_ABORTED, "the communicator was aborted");
   if (atomic_load(&c->world->any_aborted)) {
     gs_comm_abort(c);
     return gs_error_quiet(GS_ERR_ABORTED, "stopped in %s because another rank failed", c->op_name);
@@ -412,7 +416,8 @@ gs_status gs_comm_check(gs_comm *c) {
   GS_CHECK_NCCL(ncclCommGetAsyncError(c->nccl, &async));
   if (async != ncclSuccess && async != ncclInProgress) {
     gs_comm_abort(c);
-    return gs_error(GS_ERR_NCCL, "NCCL reported an asynchronous error in %s: %s", c->op_name, ncclGetErrorString(async));
+    return gs_error(GS_ERR_NCCL, "NCCL reported an asynchronous error in %s: %s", c->op_name,
+                    ncclGetErrorString(async));
   }
   return GS_OK;
 }
@@ -439,7 +444,8 @@ gs_status gs_comm_wait(gs_comm *c, cudaStream_t stream) {
         gs_comm_abort(c);
         return gs_error(GS_ERR_TIMEOUT,
                         "%s did not complete within %.3g s; stalled: %s; "
-                        "communicator aborted", c->op_name, c->world->config.timeout_seconds, who);
+                        "communicator aborted",
+                        c->op_name, c->world->config.timeout_seconds, who);
       }
     }
     sched_yield();
@@ -467,31 +473,38 @@ static gs_status begin_op(gs_comm *c, const char *name) {
   return GS_OK;
 }
 
-static int is_host(const gs_comm *c) { return c->world->config.backend == GS_BACKEND_CPU; }
+static int is_host(const gs_comm *c) {
+  return c->world->config.backend == GS_BACKEND_CPU;
+}
+
+/* A collective on host buffers (comm_host.c); ops without a reduction or a
+ * root ignore those arguments. */
+static gs_status host_call(gs_comm *c, comm_op op, const void *send, void *recv, size_t count,
+                           gs_dtype dtype, gs_redop redop, int root) {
+  comm_host_call call = {.op = op, .send = send, .recv = recv, .count = count, .dtype = dtype,
+                         .redop = redop, .root = root};
+  return comm_host_run(c, &call);
+}
 
 static gs_status nccl_result(gs_comm *c, ncclResult_t rc, const char *what) {
   if (rc == ncclSuccess || rc == ncclInProgress) return GS_OK;
-  return gs_error(GS_ERR_NCCL, "%s failed: %s%s%s", what,
-                  ncclGetErrorString(rc), ncclGetLastError(c->nccl)[0] ? ": " : "",
-                  ncclGetLastError(c->nccl));
+  return gs_error(GS_ERR_NCCL, "%s failed: %s%s%s", what, ncclGetErrorString(rc),
+                  ncclGetLastError(c->nccl)[0] ? ": " : "", ncclGetLastError(c->nccl));
 }
 
-gs_status gs_comm_allreduce(gs_comm *c, const void *send, void *recv, size_t count,
-                            gs_dtype dtype, gs_redop op, cudaStream_t stream) {
+gs_status gs_comm_allreduce(gs_comm *c, const void *send, void *recv, size_t count, gs_dtype dtype,
+                            gs_redop op, cudaStream_t stream) {
   GS_TRY(begin_op(c, "allreduce"));
-  if (is_host(c))
-    return comm_host_run(c, &(comm_host_call){.op = COMM_OP_ALLREDUCE, .send = send, .recv = recv,
-                                              .count = count, .dtype = dtype, .redop = op});
-  return nccl_result(c, ncclAllReduce(send, recv, count, nccl_type(dtype), nccl_op(op), c->nccl,
-                                      stream), "ncclAllReduce");
+  if (is_host(c)) return host_call(c, COMM_OP_ALLREDUCE, send, recv, count, dtype, op, 0);
+  return nccl_result(
+      c, ncclAllReduce(send, recv, count, nccl_type(dtype), nccl_op(op), c->nccl, stream),
+      "ncclAllReduce");
 }
 
-gs_status gs_comm_allgather(gs_comm *c, const void *send, void *recv, size_t count,
-                            gs_dtype dtype, cudaStream_t stream) {
+gs_status gs_comm_allgather(gs_comm *c, const void *send, void *recv, size_t count, gs_dtype dtype,
+                            cudaStream_t stream) {
   GS_TRY(begin_op(c, "allgather"));
-  if (is_host(c))
-    return comm_host_run(c, &(comm_host_call){.op = COMM_OP_ALLGATHER, .send = send, .recv = recv,
-                                              .count = count, .dtype = dtype});
+  if (is_host(c)) return host_call(c, COMM_OP_ALLGATHER, send, recv, count, dtype, GS_REDOP_SUM, 0);
   return nccl_result(c, ncclAllGather(send, recv, count, nccl_type(dtype), c->nccl, stream),
                      "ncclAllGather");
 }
@@ -499,20 +512,17 @@ gs_status gs_comm_allgather(gs_comm *c, const void *send, void *recv, size_t cou
 gs_status gs_comm_reducescatter(gs_comm *c, const void *send, void *recv, size_t count,
                                 gs_dtype dtype, gs_redop op, cudaStream_t stream) {
   GS_TRY(begin_op(c, "reducescatter"));
-  if (is_host(c))
-    return comm_host_run(c, &(comm_host_call){.op = COMM_OP_REDUCESCATTER, .send = send,
-                                              .recv = recv, .count = count, .dtype = dtype,
-                                              .redop = op});
-  return nccl_result(c, ncclReduceScatter(send, recv, count, nccl_type(dtype), nccl_op(op),
-                                          c->nccl, stream), "ncclReduceScatter");
+  if (is_host(c)) return host_call(c, COMM_OP_REDUCESCATTER, send, recv, count, dtype, op, 0);
+  return nccl_result(
+      c, ncclReduceScatter(send, recv, count, nccl_type(dtype), nccl_op(op), c->nccl, stream),
+      "ncclReduceScatter");
 }
 
-gs_status gs_comm_broadcast(gs_comm *c, const void *send, void *recv, size_t count,
-                            gs_dtype dtype, int root, cudaStream_t stream) {
+gs_status gs_comm_broadcast(gs_comm *c, const void *send, void *recv, size_t count, gs_dtype dtype,
+                            int root, cudaStream_t stream) {
   GS_TRY(begin_op(c, "broadcast"));
   if (is_host(c))
-    return comm_host_run(c, &(comm_host_call){.op = COMM_OP_BROADCAST, .send = send, .recv = recv,
-                                              .count = count, .dtype = dtype, .root = root});
+    return host_call(c, COMM_OP_BROADCAST, send, recv, count, dtype, GS_REDOP_SUM, root);
   return nccl_result(c, ncclBroadcast(send, recv, count, nccl_type(dtype), root, c->nccl, stream),
                      "ncclBroadcast");
 }
@@ -520,26 +530,22 @@ gs_status gs_comm_broadcast(gs_comm *c, const void *send, void *recv, size_t cou
 gs_status gs_comm_reduce(gs_comm *c, const void *send, void *recv, size_t count, gs_dtype dtype,
                          gs_redop op, int root, cudaStream_t stream) {
   GS_TRY(begin_op(c, "reduce"));
-  if (is_host(c))
-    return comm_host_run(c, &(comm_host_call){.op = COMM_OP_REDUCE, .send = send, .recv = recv,
-                                              .count = count, .dtype = dtype, .redop = op,
-                                              .root = root});
-  return nccl_result(c, ncclReduce(send, recv, count, nccl_type(dtype), nccl_op(op), root,
-                                   c->nccl, stream), "ncclReduce");
+  if (is_host(c)) return host_call(c, COMM_OP_REDUCE, send, recv, count, dtype, op, root);
+  return nccl_result(
+      c, ncclReduce(send, recv, count, nccl_type(dtype), nccl_op(op), root, c->nccl, stream),
+      "ncclReduce");
 }
 
-gs_status gs_comm_alltoall(gs_comm *c, const void *send, void *recv, size_t count,
-                           gs_dtype dtype, cudaStream_t stream) {
+gs_status gs_comm_alltoall(gs_comm *c, const void *send, void *recv, size_t count, gs_dtype dtype,
+                           cudaStream_t stream) {
   GS_TRY(begin_op(c, "alltoall"));
-  if (is_host(c))
-    return comm_host_run(c, &(comm_host_call){.op = COMM_OP_ALLTOALL, .send = send, .recv = recv,
-                                              .count = count, .dtype = dtype});
+  if (is_host(c)) return host_call(c, COMM_OP_ALLTOALL, send, recv, count, dtype, GS_REDOP_SUM, 0);
   // NCCL has no all-to-all call: one send and one receive per peer, grouped.
   size_t block = count * gs_dtype_size(dtype);
   ncclResult_t rc = ncclGroupStart();
   for (int peer = 0; peer < c->world->size && rc == ncclSuccess; peer++) {
-    rc = ncclSend((const char *)send + (size_t)peer * block, count, nccl_type(dtype), peer,
-                  c->nccl, stream);
+    rc = ncclSend((const char *)send + (size_t)peer * block, count, nccl_type(dtype), peer, c->nccl,
+                  stream);
     if (rc == ncclSuccess)
       rc = ncclRecv((char *)recv + (size_t)peer * block, count, nccl_type(dtype), peer, c->nccl,
                     stream);
@@ -548,16 +554,20 @@ gs_status gs_comm_alltoall(gs_comm *c, const void *send, void *recv, size_t coun
   return nccl_result(c, rc != ncclSuccess ? rc : end, "all-to-all ncclSend/ncclRecv group");
 }
 
-gs_status gs_comm_sendrecv(gs_comm *c, const void *send, int send_peer, void *recv,
-                           int recv_peer, size_t count, gs_dtype dtype, cudaStream_t stream) {
+gs_status gs_comm_sendrecv(gs_comm *c, const void *send, int send_peer, void *recv, int recv_peer,
+                           size_t count, gs_dtype dtype, cudaStream_t stream) {
   GS_TRY(begin_op(c, "sendrecv"));
   if (send_peer < 0 || send_peer >= c->world->size || recv_peer < 0 || recv_peer >= c->world->size)
     return gs_error(GS_ERR_INTERNAL, "sendrecv peers %d and %d outside a world of %d", send_peer,
                     recv_peer, c->world->size);
   if (is_host(c))
-    return comm_host_run(c, &(comm_host_call){.op = COMM_OP_SENDRECV, .send = send, .recv = recv,
-                                              .count = count, .dtype = dtype,
-                                              .send_peer = send_peer, .recv_peer = recv_peer});
+    return comm_host_run(c, &(comm_host_call){.op = COMM_OP_SENDRECV,
+                                              .send = send,
+                                              .recv = recv,
+                                              .count = count,
+                                              .dtype = dtype,
+                                              .send_peer = send_peer,
+                                              .recv_peer = recv_peer});
   ncclResult_t rc = ncclGroupStart();
   if (rc == ncclSuccess) rc = ncclSend(send, count, nccl_type(dtype), send_peer, c->nccl, stream);
   if (rc == ncclSuccess) rc = ncclRecv(recv, count, nccl_type(dtype), recv_peer, c->nccl, stream);
@@ -616,7 +626,8 @@ gs_status gs_comm_exposed_take(gs_comm *c, double *seconds) {
   } else {
     for (int b = 0; b < c->exposed_count; b++) {
       float ms = 0.0f;
-      GS_CHECK_CUDA(cudaEventElapsedTime(&ms, c->exposed_events[2 * b], c->exposed_events[2 * b + 1]));
+      GS_CHECK_CUDA(
+          cudaEventElapsedTime(&ms, c->exposed_events[2 * b], c->exposed_events[2 * b + 1]));
       sum += (double)ms * 1e-3;
     }
   }

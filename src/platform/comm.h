@@ -93,13 +93,13 @@ size_t gs_dtype_size(gs_dtype dtype);
 /* ---- the process in its job ------------------------------------------------ */
 
 typedef struct {
-  gs_comm_launch launch;     /* mpi when a launcher started more than one process */
-  char launcher[32];         /* "none", "openmpi", "slurm", "mpich", "pmi" */
-  int process_rank;          /* this process in the job; 0 in threads mode */
-  int process_count;         /* processes in the job; 1 in threads mode */
-  int local_rank;            /* this process among those on its host; 0 in threads mode */
-  int local_count;           /* processes on this host; 1 in threads mode */
-  int mpi_started;           /* gs_comm_job_start called MPI_Init */
+  gs_comm_launch launch; /* mpi when a launcher started more than one process */
+  char launcher[32];     /* "none", "openmpi", "slurm", "mpich", "pmi" */
+  int process_rank;      /* this process in the job; 0 in threads mode */
+  int process_count;     /* processes in the job; 1 in threads mode */
+  int local_rank;        /* this process among those on its host; 0 in threads mode */
+  int local_count;       /* processes on this host; 1 in threads mode */
+  int mpi_started;       /* gs_comm_job_start called MPI_Init */
 } gs_comm_job;
 
 /* Reads the launcher's environment (no MPI call): OMPI_COMM_WORLD_*,
@@ -141,11 +141,11 @@ typedef struct gs_comm_world gs_comm_world;
 typedef struct gs_comm gs_comm;
 
 typedef struct {
-  gs_backend backend;        /* cuda: NCCL on device buffers; cpu: host buffers */
-  int local_ranks;           /* ranks this process drives: the world size in
-                                threads mode; must be 1 in mpi mode */
-  const int *devices;        /* CUDA ordinal per local rank (cuda backend) */
-  double timeout_seconds;    /* longest host wait before aborting; 0 = no limit */
+  gs_backend backend;     /* cuda: NCCL on device buffers; cpu: host buffers */
+  int local_ranks;        /* ranks this process drives: the world size in
+                             threads mode; must be 1 in mpi mode */
+  const int *devices;     /* CUDA ordinal per local rank (cuda backend) */
+  double timeout_seconds; /* longest host wait before aborting; 0 = no limit */
 } gs_comm_world_config;
 
 /* Creates the communicators of the ranks this process drives. Threads mode:
@@ -192,8 +192,8 @@ gs_status gs_comm_reducescatter(gs_comm *comm, const void *send, void *recv, siz
 gs_status gs_comm_broadcast(gs_comm *comm, const void *send, void *recv, size_t count,
                             gs_dtype dtype, int root, cudaStream_t stream);
 /* recv (count) on root = op over ranks of send; other ranks' recv untouched. */
-gs_status gs_comm_reduce(gs_comm *comm, const void *send, void *recv, size_t count,
-                         gs_dtype dtype, gs_redop op, int root, cudaStream_t stream);
+gs_status gs_comm_reduce(gs_comm *comm, const void *send, void *recv, size_t count, gs_dtype dtype,
+                         gs_redop op, int root, cudaStream_t stream);
 /* Block j (count elements) of send goes to rank j, arriving as block `rank`
  * of its recv; send and recv have count * size elements (not in place). */
 gs_status gs_comm_alltoall(gs_comm *comm, const void *send, void *recv, size_t count,

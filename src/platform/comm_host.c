@@ -110,27 +110,32 @@ gs_status comm_exchange_barrier(gs_comm *c) {
   c->aborted = 1;
   return gs_error(GS_ERR_TIMEOUT,
                   "%s did not complete within %.3g s; stalled: %s did not arrive; "
-                  "communicator aborted", c->op_name, limit, missing);
+                  "communicator aborted",
+                  c->op_name, limit, missing);
 }
 
 /* ---- element-wise reductions ---------------------------------------------- */
 
 /* Integer sums and products wrap like the device's (done in unsigned
  * arithmetic, so no signed overflow); floating-point ones round. */
-#define REDUCE_LOOP(T, WIDE)                                                   \
-  do {                                                                         \
-    T *a = acc;                                                                \
-    const T *b = src;                                                          \
-    for (size_t i = 0; i < count; i++) {                                       \
-      switch (op) {                                                            \
-        case GS_REDOP_SUM:                                                     \
-        case GS_REDOP_AVG: a[i] = (T)((WIDE)a[i] + (WIDE)b[i]); break;         \
-        case GS_REDOP_PROD: a[i] = (T)((WIDE)a[i] * (WIDE)b[i]); break;        \
-        case GS_REDOP_MAX: if (b[i] > a[i]) a[i] = b[i]; break;                \
-        case GS_REDOP_MIN: if (b[i] < a[i]) a[i] = b[i]; break;                \
-        case GS_REDOP_COUNT: break;                                            \
-      }                                                                        \
-    }                                                                          \
+#define REDUCE_LOOP(T, WIDE)                                            \
+  do {                                                                  \
+    T *a = acc;                                                         \
+    const T *b = src;                                                   \
+    for (size_t i = 0; i < count; i++) {                                \
+      switch (op) {                                                     \
+        case GS_REDOP_SUM:                                              \
+        case GS_REDOP_AVG: a[i] = (T)((WIDE)a[i] + (WIDE)b[i]); break;  \
+        case GS_REDOP_PROD: a[i] = (T)((WIDE)a[i] * (WIDE)b[i]); break; \
+        case GS_REDOP_MAX:                                              \
+          if (b[i] > a[i]) a[i] = b[i];                                 \
+          break;                                                        \
+        case GS_REDOP_MIN:                                              \
+          if (b[i] < a[i]) a[i] = b[i];                                 \
+          break;                                                        \
+        case GS_REDOP_COUNT: break;                                     \
+      }                                                                 \
+    }                                                                   \
   } while (0)
 
 static gs_status host_supported(gs_dtype dtype) {
@@ -157,10 +162,10 @@ static void reduce_into(void *acc, const void *src, size_t count, gs_dtype dtype
   }
 }
 
-#define DIVIDE_LOOP(T)                                                         \
-  do {                                                                         \
-    T *a = acc;                                                                \
-    for (size_t i = 0; i < count; i++) a[i] = (T)(a[i] / (T)n);                \
+#define DIVIDE_LOOP(T)                                          \
+  do {                                                          \
+    T *a = acc;                                                 \
+    for (size_t i = 0; i < count; i++) a[i] = (T)(a[i] / (T)n); \
   } while (0)
 
 /* The last step of avg: integers divide the sum (truncating), as NCCL does. */
@@ -222,16 +227,12 @@ static size_t compute_output(gs_comm *c, const comm_host_call *call) {
     case COMM_OP_ALLGATHER:
       for (int r = 0; r < n; r++) memcpy(out + (size_t)r * block, x->send[r], block);
       return block * (size_t)n;
-    case COMM_OP_BROADCAST:
-      memcpy(out, x->send[call->root], block);
-      return block;
+    case COMM_OP_BROADCAST: memcpy(out, x->send[call->root], block); return block;
     case COMM_OP_ALLTOALL:
       for (int r = 0; r < n; r++)
         memcpy(out + (size_t)r * block, (const char *)x->send[r] + (size_t)c->rank * block, block);
       return block * (size_t)n;
-    case COMM_OP_SENDRECV:
-      memcpy(out, x->send[call->recv_peer], block);
-      return block;
+    case COMM_OP_SENDRECV: memcpy(out, x->send[call->recv_peer], block); return block;
   }
   return 0;
 }
@@ -301,7 +302,8 @@ gs_status comm_mpi_complete(gs_comm *c, MPI_Request *requests, int n) {
       char who[GS_TEXT_LONG];
       comm_describe_laggards(c, mine, who, sizeof who);
       c->aborted = 1;
-      return gs_error(GS_ERR_TIMEOUT, "%s did not complete within %.3g s; stalled: %s", c->op_name, c->world->config.timeout_seconds, who);
+      return gs_error(GS_ERR_TIMEOUT, "%s did not complete within %.3g s; stalled: %s", c->op_name,
+                      c->world->config.timeout_seconds, who);
     }
     sched_yield();
   }
@@ -331,8 +333,8 @@ static gs_status run_between_processes(gs_comm *c, const comm_host_call *call) {
                                   MPI_COMM_WORLD, &requests[0]));
       break;
     case COMM_OP_ALLGATHER:
-      GS_CHECK_MPI(MPI_Iallgather(send, count, type, call->recv, count, type, MPI_COMM_WORLD,
-                                  &requests[0]));
+      GS_CHECK_MPI(
+          MPI_Iallgather(send, count, type, call->recv, count, type, MPI_COMM_WORLD, &requests[0]));
       break;
     case COMM_OP_REDUCESCATTER:
       GS_CHECK_MPI(MPI_Ireduce_scatter_block(send, call->recv, count, type, mpi_op(call->redop),
@@ -347,14 +349,13 @@ static gs_status run_between_processes(gs_comm *c, const comm_host_call *call) {
                                MPI_COMM_WORLD, &requests[0]));
       break;
     case COMM_OP_ALLTOALL:
-      GS_CHECK_MPI(MPI_Ialltoall(send, count, type, call->recv, count, type, MPI_COMM_WORLD,
-                                 &requests[0]));
+      GS_CHECK_MPI(
+          MPI_Ialltoall(send, count, type, call->recv, count, type, MPI_COMM_WORLD, &requests[0]));
       break;
     case COMM_OP_SENDRECV:
-      GS_CHECK_MPI(MPI_Irecv(call->recv, count, type, call->recv_peer, 0, MPI_COMM_WORLD,
-                             &requests[0]));
-      GS_CHECK_MPI(MPI_Isend(send, count, type, call->send_peer, 0, MPI_COMM_WORLD,
-                             &requests[1]));
+      GS_CHECK_MPI(
+          MPI_Irecv(call->recv, count, type, call->recv_peer, 0, MPI_COMM_WORLD, &requests[0]));
+      GS_CHECK_MPI(MPI_Isend(send, count, type, call->send_peer, 0, MPI_COMM_WORLD, &requests[1]));
       pending = 2;
       break;
   }

@@ -26,23 +26,23 @@ typedef struct {
   int waiting;
   unsigned long generation;
   int aborted;
-  unsigned long *arrived;      /* per rank: generations passed + 1 while waiting */
-  const void **send;           /* per rank: published send buffer */
-  size_t *send_peer;           /* per rank: sendrecv destination */
+  unsigned long *arrived; /* per rank: generations passed + 1 while waiting */
+  const void **send;      /* per rank: published send buffer */
+  size_t *send_peer;      /* per rank: sendrecv destination */
 } comm_exchange;
 
 struct gs_comm {
   gs_comm_world *world;
   int rank;
   int device;
-  int progress_index;          /* this rank's slot in world->progress */
-  ncclComm_t nccl;             /* cuda backend */
+  int progress_index; /* this rank's slot in world->progress */
+  ncclComm_t nccl;    /* cuda backend */
   int aborted;
-  char op_name[32];            /* the operation last started, for timeout messages */
+  char op_name[32]; /* the operation last started, for timeout messages */
   /* Exposed-communication brackets. */
   cudaEvent_t exposed_events[2 * GS_COMM_EXPOSED_MAX];
   int exposed_events_made;
-  int exposed_count;           /* brackets begun since the last take */
+  int exposed_count; /* brackets begun since the last take */
   double exposed_host_begin;
   double exposed_host_sum;
   /* Host scratch for the cpu backend. */
@@ -53,18 +53,18 @@ struct gs_comm {
 struct gs_comm_world {
   gs_comm_job job;
   gs_comm_world_config config;
-  int size;                    /* global ranks */
+  int size; /* global ranks */
   int local_ranks;
-  gs_comm *ranks;              /* local_ranks handles */
-  _Atomic int any_aborted;     /* a local rank aborted: the others stop too */
+  gs_comm *ranks;          /* local_ranks handles */
+  _Atomic int any_aborted; /* a local rank aborted: the others stop too */
   /* Progress of every rank of this process (threads mode) or of the
    * processes on this host (mpi mode, in a shared window). */
   _Atomic uint64_t *progress;
   int progress_count;
-  int *progress_ranks;         /* global rank of each progress slot */
-  comm_exchange exchange;      /* cpu backend, threads mode */
+  int *progress_ranks;    /* global rank of each progress slot */
+  comm_exchange exchange; /* cpu backend, threads mode */
 #ifdef GS_HAVE_MPI
-  MPI_Comm node_comm;          /* processes on this host (mpi mode) */
+  MPI_Comm node_comm; /* processes on this host (mpi mode) */
   MPI_Win progress_window;
 #endif
 };

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# `gpuscale coll` end to end on the CPU backend (rank threads): usage errors,
+# every op with checking, the result document's collective members and
+# models, and a stalled rank that must time out with its name, not hang.
+set -u
+bin=$1
+. "$(dirname "$0")/cli_lib.sh"
+
+cpu=(--backend cpu --no-progress -q)
+expect 0 "reducescatter" -- coll --help
+expect 2 "missing OP" -- coll "${cpu[@]}"
+expect 2 "option OP" -- coll allreduse "${cpu[@]}"
+expect 2 "minbytes.*larger than" -- coll allreduce "${cpu[@]}" -b 1M -e 1K
+expect 2 "option --minbytes" -- coll allreduce "${cpu[@]}" -b 12Q
+expect 2 "conflict" -- coll allreduce "${cpu[@]}" -f 2 -i 1K
+expect 2 "has no reduction" -- coll allgather "${cpu[@]}" -o max
+expect 2 "has no root" -- coll allreduce "${cpu[@]}" -r 1
+expect 2 "rank 5 of a world of 2" -- coll broadcast "${cpu[@]}" --ranks 2 -r 5
+expect 2 "needs the cuda backend" -- coll allreduce "${cpu[@]}" -d half
+expect 2 "--transport applies to NCCL" -- coll allreduce "${cpu[@]}" --transport p2p
+expect 2 "--inject" -- coll allreduce "${cpu[@]}" --inject slow:rank=1
+expect 2 "unknown option '--min-time'" -- coll allreduce "${cpu[@]}" --min-time 1
+
+# Every op, several types and reductions, 3 ranks: nothing wrong.
+for args in "-d float -o sum" "-d int8 -o prod" "-d uint64 -o max" "-d double -o avg" "-d int32 -o min -r 2"; do
+  # shellcheck disable=SC2086
+  expect 0 "Wrong elements     : 0 OK" -- coll all "${cpu[@]}" --ranks 3 -b 8 -e 64K -f 32 -n 3 -w 1 $args --out "$work/all.json"
+done
+expect 0 "alpha-beta fit \(out-of-place\)" -- coll allreduce "${cpu[@]}" --ranks 2 -b 1K -e 1M -f 4 -n 5 --out "$work/ar.json"
+python3 - "$work/ar.json" <<'PY' || fail "collective members of the result document"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["status"] == "ok", d["status"]
+ms = d["measurements"]
+assert len(ms) == 12, len(ms)                 # 6 sizes x 2 forms
+c = ms[0]["collective"]
+assert c["op"] == "allreduce" and c["bytes"] == 1024 and c["count"] == 256, c
+assert c["busbw_factor"] == 1.0 and c["wrong_elements"] == 0 and c["launch"] == "threads", c
+assert abs(c["algbw_bytes_per_second"] - c["bytes"] / c["time_seconds"]) < 1e-6 * c["algbw_bytes_per_second"]
+assert ms[1]["collective"]["in_place"] is True
+assert len(ms[0]["runs"][0]["ranks"][1]["wall_seconds"]) == 5
+models = d["collective_models"]
+assert len(models) == 2 and models[0]["points"] == 6 and models[0]["beta_seconds_per_byte"] > 0, models
+assert "nccl_environment" in d["config"] and d["config"]["coll"]["op"] == "allreduce"
+PY
+
+# A rank held back beyond the timeout: exit 1 within bounds, rank named, document kept.
+start=$(date +%s)
+expect 1 "stalled: rank 1 did not arrive" -- coll allreduce "${cpu[@]}" --ranks 2 -b 8 -e 64 -n 3 --timeout 0.5 --inject delay:rank=1,seconds=2 --out "$work/stall.json"
+[ $(( $(date +%s) - start )) -le 20 ] || fail "the stalled run took too long"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['status']=='failed'; assert d['measurements'][0]['status']=='timeout'" "$work/stall.json" || fail "stalled run's document"
+
+exit $((failures > 0))
