@@ -357,6 +357,30 @@ static void test_help_defaults(void **state) {
   assert_non_null(strstr(text, "output file\n"));
 }
 
+/* A repeatable option collects every value in order; its help shows no
+ * default; an empty value and too many values are usage errors. */
+static void test_string_list(void **state) {
+  (void)state;
+  gs_string_list faults = {0};
+  const gs_option table[] = {
+      {.name = "inject", .kind = GS_OPT_STRING_LIST, .target = &faults, .help = "repeatable"},
+      {.name = NULL, .kind = GS_OPT_END},
+  };
+  const gs_option *tables[] = {table, NULL};
+  char *argv[] = {"--inject", "a:rank=1", "--inject=b", "--inject", "c"};
+  assert_int_equal(gs_options_parse(tables, COMMAND, 5, argv, NULL, NULL), GS_OK);
+  assert_int_equal(faults.n, 3);
+  assert_string_equal(faults.v[0], "a:rank=1");
+  assert_string_equal(faults.v[1], "b");
+  assert_string_equal(faults.v[2], "c");
+  char *empty[] = {"--inject="};
+  assert_int_equal(gs_options_parse(tables, COMMAND, 1, empty, NULL, NULL), GS_ERR_USAGE);
+  assert_non_null(strstr(gs_last_error(), "empty value"));
+  faults.n = GS_LIST_MAX;
+  assert_int_equal(gs_options_parse(tables, COMMAND, 2, argv, NULL, NULL), GS_ERR_USAGE);
+  assert_non_null(strstr(gs_last_error(), "more than 64 times"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_all_forms),
@@ -371,6 +395,7 @@ int main(void) {
       cmocka_unit_test(test_several_tables),
       cmocka_unit_test(test_help),
       cmocka_unit_test(test_help_defaults),
+      cmocka_unit_test(test_string_list),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

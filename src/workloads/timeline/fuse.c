@@ -17,6 +17,8 @@ typedef struct {
   gs_option table[GS_TIMELINE_COMMON_OPTIONS + 2];
 } gs_fuse_options;
 
+static gs_status fuse_options_check(void *opts);
+
 static void *fuse_options_new(void) {
   gs_fuse_options *o = calloc(1, sizeof *o);
   if (o == NULL) return NULL;
@@ -28,6 +30,12 @@ static void *fuse_options_new(void) {
       .name = "streams", .kind = GS_OPT_STRING, .target = &o->streams, .metavar = "SxD,...",
       .help = "streams as samples x dims per batch element, comma-separated (at most 16)"};
   o->table[GS_TIMELINE_COMMON_OPTIONS + 1] = (gs_option){.kind = GS_OPT_END};
+  // The shape follows from the options; fill it for the defaults too, since
+  // suite measures them without parsing anything.
+  if (fuse_options_check(o) != GS_OK) {
+    free(o);
+    return NULL;
+  }
   return o;
 }
 

@@ -15,6 +15,8 @@ typedef struct {
   gs_option table[GS_TIMELINE_COMMON_OPTIONS + 3];
 } gs_resample_options;
 
+static gs_status resample_options_check(void *opts);
+
 static void *resample_options_new(void) {
   gs_resample_options *o = calloc(1, sizeof *o);
   if (o == NULL) return NULL;
@@ -32,6 +34,12 @@ static void *resample_options_new(void) {
       .name = "dims", .kind = GS_OPT_COUNT, .target = &o->dims, .min = 1,
       .max = GS_TIMELINE_MAX_DIMS, .metavar = "D", .help = "values per sample"};
   o->table[GS_TIMELINE_COMMON_OPTIONS + 2] = (gs_option){.kind = GS_OPT_END};
+  // The shape follows from the options; fill it for the defaults too, since
+  // suite measures them without parsing anything.
+  if (resample_options_check(o) != GS_OK) {
+    free(o);
+    return NULL;
+  }
   return o;
 }
 

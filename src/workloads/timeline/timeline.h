@@ -98,9 +98,9 @@ gs_status gs_timeline_cpu(const gs_timeline_shape *shape, const gs_timeline_inpu
  * split of the batch over ranks sees the same data. Stream s gets S times
  * over about [0, 1) with steps of 0.5/S..1.5/S, a fraction `duplicates` of
  * them equal to the one before; values uniform in [-1, 1) (rounded to
- * bfloat16 for that dtype). Targets are a sorted grid over the sources'
- * span with a fraction `outside` moved before the first or after the last
- * source time. Buffers as in gs_timeline_inputs, writable. */
+ * bfloat16 for that dtype). Targets are the sorted grid (i + 0.5) / T over
+ * [0, 1) with a fraction `outside` moved below 0 or to 1.5 and above,
+ * outside every stream's span. Buffers as in gs_timeline_inputs, writable. */
 void gs_timeline_generate(const gs_timeline_shape *shape, double duplicates, double outside,
                           uint64_t seed, uint64_t unit, void *const *data, float *const *times,
                           float *targets);
