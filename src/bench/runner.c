@@ -145,6 +145,14 @@ static gs_status timed_step(rank_job *job, double *device_seconds, double *wall_
   return GS_OK;
 }
 
+/* Wall-clock seconds since the epoch: printed with an injected death so
+ * that a script can time how long the others take to end. */
+static double epoch_seconds(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
+}
+
 /* Before each step: a kill or hang fault due now, or a stop request. A kill
  * in mpi mode is a real abrupt death (SIGKILL); in threads mode the rank's
  * thread stops with a fatal error. A hang (mpi mode only) never returns. */
@@ -152,8 +160,8 @@ static gs_status fault_before_step(rank_job *job) {
   const uint64_t done = job->steps_completed;
   if (job->kill && done == (uint64_t)job->kill->params[0]) {
     if (job->shared->mpi) {
-      fprintf(stderr, "gpuscale: rank %d: killed by fault injection after step %llu\n", job->rank,
-              (unsigned long long)done);
+      fprintf(stderr, "gpuscale: rank %d: killed by fault injection after step %llu at %.3f s "
+              "(epoch)\n", job->rank, (unsigned long long)done, epoch_seconds());
       fflush(stderr);
       raise(SIGKILL);
     }
@@ -162,8 +170,8 @@ static gs_status fault_before_step(rank_job *job) {
                     (unsigned long long)done);
   }
   if (job->hang && done == (uint64_t)job->hang->params[0]) {
-    fprintf(stderr, "gpuscale: rank %d: hangs by fault injection after step %llu\n", job->rank,
-            (unsigned long long)done);
+    fprintf(stderr, "gpuscale: rank %d: hangs by fault injection after step %llu at %.3f s "
+            "(epoch)\n", job->rank, (unsigned long long)done, epoch_seconds());
     fflush(stderr);
     for (;;) sleep(1); /* ends when the job is aborted */
   }
@@ -441,6 +449,7 @@ static void *rank_main(void *arg) {
     for (uint64_t r = job->current_run; r < sh->config->runs; r++) {
       gs_rank_record *rec = &sh->m->runs[r].ranks[job->rank];
       rec->status = status;
+      rec->steps_completed = job->steps_completed;
       snprintf(rec->error, sizeof rec->error, "%s", job->error);
     }
   }
@@ -542,6 +551,7 @@ static int name_lost_rank(runner_shared *sh, gs_status status, uint64_t run) {
   }
   for (uint64_t r = run; r < c->runs; r++) {
     gs_rank_record *own = &sh->m->runs[r].ranks[0];
+    if (r > run) own->steps_completed = sh->m->runs[run].ranks[0].steps_completed;
     if (lost >= 0 && own->status != GS_OK) {
       // This rank's timeout or signal was the lost rank's doing.
       own->status = GS_ERR_ABORTED;
@@ -550,6 +560,7 @@ static int name_lost_rank(runner_shared *sh, gs_status status, uint64_t run) {
     }
     for (int k = 1; k < c->world_size; k++) {
       gs_rank_record *rec = &sh->m->runs[r].ranks[k];
+      if (r > run) rec->steps_completed = sh->m->runs[run].ranks[k].steps_completed;
       if (rec->status != GS_OK) continue;
       if (k == lost) {
         rec->status = GS_ERR_RANK_LOST;
@@ -862,10 +873,10 @@ gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
             snprintf(out->error, sizeof out->error, "rank %zu on %s: %s", k, rec->host, rec->error);
           }
         }
-      if (status == GS_ERR_RANK_LOST && out->error[0] == '\0')
-        for (size_t k = 0; k < out->runs[0].n_ranks && out->error[0] == '\0'; k++)
-          if (out->runs[out->n_runs - 1].ranks[k].status == GS_ERR_RANK_LOST)
-            snprintf(out->error, sizeof out->error, "%s", out->runs[out->n_runs - 1].ranks[k].error);
+      for (size_t r = 0; status == GS_ERR_RANK_LOST && r < out->n_runs && !out->error[0]; r++)
+        for (size_t k = 0; k < out->runs[r].n_ranks && out->error[0] == '\0'; k++)
+          if (out->runs[r].ranks[k].status == GS_ERR_RANK_LOST)
+            snprintf(out->error, sizeof out->error, "%s", out->runs[r].ranks[k].error);
       gs_status s = gs_runner_summarize(out, config->backend == GS_BACKEND_CUDA);
       if (s != GS_OK && status == GS_OK) status = s;
     }
