@@ -656,19 +656,21 @@ static gs_status measure_mpi(runner_shared *sh) {
   return status;
 }
 
-/* The measurement member "failure": the first rank that really failed
- * (not one only stopped because of it), with its host and last completed
- * step; for a stop request, the signal and no rank. */
+/* The measurement member "failure" of a failed measurement: the first rank
+ * that really failed (not one only stopped, timed out or interrupted
+ * because of it), with its host and last completed step; when no rank can
+ * be named (a stop request, a rank lost on another host), rank, host and
+ * step are null and the reason is the measurement's error. */
 static gs_status add_failure_member(gs_measurement *m) {
   const gs_rank_record *failed = NULL;
   for (size_t r = 0; r < m->n_runs && !failed; r++)
     for (size_t k = 0; k < m->runs[r].n_ranks && !failed; k++) {
       const gs_rank_record *rec = &m->runs[r].ranks[k];
+      // A timeout or a signal is what a waiting rank sees, not its fault.
       if (rec->status != GS_OK && rec->status != GS_ERR_ABORTED &&
-          rec->status != GS_ERR_INTERRUPTED)
+          rec->status != GS_ERR_INTERRUPTED && rec->status != GS_ERR_TIMEOUT)
         failed = rec;
     }
-  if (!failed && m->status != GS_ERR_INTERRUPTED) return GS_OK;
   if (!m->extra && !(m->extra = cJSON_CreateObject()))
     return gs_error(GS_ERR_NOMEM, "cannot describe the failure");
   cJSON *f = cJSON_AddObjectToObject(m->extra, "failure");
