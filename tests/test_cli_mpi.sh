@@ -56,6 +56,20 @@ assert [p["rank"] for p in procs] == [0, 1, 2] and all(p["host"] and p["pid"] > 
 assert d["environment"]["launch"] == {"mode": "mpi", "launcher": "openmpi", "processes": 3}
 PY
 
+# suite: every workload at 1 and 2 processes, one document each from process 0.
+mpi 2 180 suite suite --iters 2 --runs 1 --warmup 0 -q --out "$work/suite"
+[ "$rc" = 0 ] || fail "mpirun suite exited $rc: $(cat "$work/suite.out")"
+python3 - "$work/suite" <<'PY' || failures=$((failures + 1))
+import glob, json, sys
+files = sorted(glob.glob(sys.argv[1] + "/*.json"))
+assert len(files) >= 3, files
+for f in files:
+    d = json.load(open(f))
+    assert d["status"] == "ok", (f, d["status"])
+    assert [m["world_size"] for m in d["measurements"]] == [1, 2], f
+    assert all(len(r["wall_seconds"]) == 2 for m in d["measurements"] for r in m["runs"][0]["ranks"])
+PY
+
 # A slowed rank, a failing one and a delayed one show in the rank records.
 mpi 3 120 sfd run "${small[@]}" --iters 12 -o "$work/sfd.json" --inject slow:rank=1,factor=4 \
   --inject fail:rank=2,rate=0.5 --inject delay:rank=0,seconds=0.3
