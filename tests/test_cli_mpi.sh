@@ -104,6 +104,20 @@ assert len(ranks[0]["wall_seconds"]) >= 3
 assert 3 not in ms  # the job ended with the lost rank
 PY
 
+# Process 0 itself killed: the lowest live process of its host writes.
+mpi 3 60 kill0 scale "${small[@]}" --iters 20 --timeout 10 -o "$work/kill0.json" --inject kill:rank=0,after=5
+[ "$rc" != 0 ] || fail "mpirun with process 0 killed exited 0"
+[ "$took" -le 15 ] || fail "process 0's death took $took s to end the job (timeout 10 + 5)"
+python3 - "$work/kill0.json" <<'PY' || failures=$((failures + 1))
+import json, sys
+d = json.load(open(sys.argv[1]))
+m = d["measurements"][0]
+assert d["status"] == "partial" and m["world_size"] == 1 and m["status"] == "rank-lost", d
+f = m["failure"]
+assert f["rank"] == 0 and f["last_completed_step"] == 5 and "died" in f["reason"], f
+assert len(m["runs"][0]["ranks"][0]["wall_seconds"]) == 3
+PY
+
 # A hung rank: the others time out, process 0 writes and aborts the job (exit 4).
 mpi 4 60 hang run "${small[@]}" --iters 20 --timeout 3 -o "$work/hang.json" --inject hang:rank=2,after=4
 [ "$rc" = 4 ] || fail "mpirun with a hung rank exited $rc, expected 4: $(cat "$work/hang.out")"

@@ -3,7 +3,7 @@
  * wall time everywhere, raw samples kept, verification after each run.
  * In mpi mode (config->control) each process drives its one rank and the
  * lockstep is an allgather over the control world that also carries every
- * rank's latest sample to process 0 (docs/multinode.md). */
+ * rank's latest sample to every process (docs/multinode.md). */
 #include "bench/runner.h"
 
 #include <math.h>
@@ -20,6 +20,7 @@
 #include "bench/split.h"
 #include "core/check.h"
 #include "core/interrupt.h"
+#include "core/process.h"
 #include "core/rng.h"
 #include "core/stats.h"
 #include "core/timer.h"
@@ -59,7 +60,7 @@ typedef struct {
   int finished;                  /* a FINISHED message arrived */
   int failed_rank;               /* a rank that sent FAILED, -1 none */
   int control_broken;            /* the control world timed out or was interrupted */
-  size_t capacity[GS_MAX_RANKS]; /* process 0: sample capacity of rank k's record */
+  size_t capacity[GS_MAX_RANKS]; /* sample capacity of rank k's record */
   uint64_t capacity_run[GS_MAX_RANKS]; /* ... in this run + 1 (0: none yet) */
 } runner_shared;
 
@@ -245,11 +246,13 @@ static void show_progress(rank_job *job, uint64_t run, uint64_t done, int final)
       return gs_error_quiet(GS_ERR_ABORTED, "stopped because another rank failed"); \
   } while (0)
 
-/* Process 0 (mpi mode): files the samples the other ranks carried into
- * their records. */
+/* mpi mode: files the samples the other ranks carried into their records.
+ * Every process keeps every rank's records, so that any survivor can write
+ * the document when process 0 is the rank that was lost. */
 static gs_status absorb(runner_shared *sh) {
   const gs_run_config *c = sh->config;
-  for (int k = 1; k < c->world_size; k++) {
+  for (int k = 0; k < c->world_size; k++) {
+    if (k == c->process_rank) continue;
     const lockstep_msg *msg = &sh->inbox[k];
     if (msg->run >= c->runs) continue;
     gs_rank_record *rec = &sh->m->runs[msg->run].ranks[k];
@@ -290,7 +293,7 @@ static gs_status lockstep_mpi(rank_job *job, uint32_t flags) {
     sh->control_broken = 1;
     return status;
   }
-  if (sh->config->process_rank == 0) GS_TRY(absorb(sh));
+  GS_TRY(absorb(sh));
   const int procs = gs_comm_world_size(sh->config->control);
   for (int k = 0; k < procs; k++) {
     if (sh->inbox[k].flags & LOCKSTEP_FINISHED) sh->finished = 1;
@@ -508,7 +511,7 @@ static gs_status split_work(const gs_workload *w, const void *opts, const gs_run
 
 /* ---- mpi mode ---------------------------------------------------------------- */
 
-/* What each process tells process 0 about its rank's runs once the
+/* What each process tells the others about its rank's runs once the
  * measurement is over (the samples came with the lockstep already). */
 typedef struct {
   int32_t status;
@@ -519,29 +522,18 @@ typedef struct {
   char error[GS_TEXT_ERROR];
 } rank_outcome;
 
-/* Whether process `pid` of this host still runs (not gone, not a zombie). */
-static int process_alive(int pid) {
-  char path[64], text[512];
-  snprintf(path, sizeof path, "/proc/%d/stat", pid);
-  FILE *f = fopen(path, "r");
-  if (!f) return 0;
-  size_t n = fread(text, 1, sizeof text - 1, f);
-  fclose(f);
-  text[n] = '\0';
-  const char *paren = strrchr(text, ')');
-  return !(paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X'));
-}
-
-/* Process 0 after the control world broke (a timeout, or mpirun's SIGTERM
- * after a rank died): finds the lost rank — a process of this host that is
- * gone, else the rank the timeout found behind — and marks the records of
- * the ranks whose outcome cannot be gathered. Returns the lost rank or -1. */
+/* After the control world broke (a timeout, or mpirun's SIGTERM after a
+ * rank died): finds the lost rank — a process of this host that is gone,
+ * else the rank the timeout found behind — and marks the records of the
+ * ranks whose outcome cannot be gathered. Returns the lost rank or -1. */
 static int name_lost_rank(runner_shared *sh, gs_status status, uint64_t run) {
   const gs_run_config *c = sh->config;
+  const int me = c->process_rank;
   int lost = -1;
   const char *how = "";
-  for (int k = 1; k < c->world_size && lost < 0; k++)
-    if (strcmp(c->places[k].host, c->places[0].host) == 0 && !process_alive(c->places[k].pid))
+  for (int k = 0; k < c->world_size && lost < 0; k++)
+    if (k != me && strcmp(c->places[k].host, c->places[me].host) == 0 &&
+        !gs_process_alive(c->places[k].pid))
       lost = k, how = "its process died (crash, kill or lost GPU)";
   if (lost < 0 && status == GS_ERR_TIMEOUT) {
     int behind[GS_MAX_RANKS];
@@ -550,15 +542,16 @@ static int name_lost_rank(runner_shared *sh, gs_status status, uint64_t run) {
       if (behind[i] < c->world_size) lost = behind[i], how = "it stopped answering";
   }
   for (uint64_t r = run; r < c->runs; r++) {
-    gs_rank_record *own = &sh->m->runs[r].ranks[0];
-    if (r > run) own->steps_completed = sh->m->runs[run].ranks[0].steps_completed;
-    if (lost >= 0 && own->status != GS_OK) {
+    gs_rank_record *own = me < c->world_size ? &sh->m->runs[r].ranks[me] : NULL;
+    if (own && r > run) own->steps_completed = sh->m->runs[run].ranks[me].steps_completed;
+    if (own && lost >= 0 && own->status != GS_OK) {
       // This rank's timeout or signal was the lost rank's doing.
       own->status = GS_ERR_ABORTED;
       snprintf(own->error, sizeof own->error, "stopped after step %llu because rank %d was lost",
                (unsigned long long)own->steps_completed, lost);
     }
-    for (int k = 1; k < c->world_size; k++) {
+    for (int k = 0; k < c->world_size; k++) {
+      if (k == me) continue;
       gs_rank_record *rec = &sh->m->runs[r].ranks[k];
       if (r > run) rec->steps_completed = sh->m->runs[run].ranks[k].steps_completed;
       if (rec->status != GS_OK) continue;
@@ -569,7 +562,7 @@ static int name_lost_rank(runner_shared *sh, gs_status status, uint64_t run) {
       } else {
         rec->status = status == GS_ERR_INTERRUPTED ? GS_ERR_INTERRUPTED : GS_ERR_ABORTED;
         snprintf(rec->error, sizeof rec->error,
-                 "the job ended before this rank's outcome reached process 0 (%s); its samples "
+                 "the job ended before this rank's outcome was gathered (%s); its samples "
                  "up to step %llu are kept", gs_status_name(status),
                  (unsigned long long)rec->steps_completed);
       }
@@ -578,16 +571,16 @@ static int name_lost_rank(runner_shared *sh, gs_status status, uint64_t run) {
   return lost;
 }
 
-/* Gathers every rank's outcome to process 0 and files it into the records
- * of ranks 1..world_size-1. */
+/* Brings every rank's outcome to every process and files it into the
+ * records of the other ranks. */
 static gs_status gather_outcomes(runner_shared *sh, const rank_job *job) {
   const gs_run_config *c = sh->config;
   const int procs = gs_comm_world_size(c->control);
   const size_t bytes = c->runs * sizeof(rank_outcome);
   rank_outcome *mine = calloc(c->runs, sizeof *mine);
-  rank_outcome *all = c->process_rank == 0 ? calloc((size_t)procs * c->runs, sizeof *all) : NULL;
+  rank_outcome *all = calloc((size_t)procs * c->runs, sizeof *all);
   gs_status status = GS_OK;
-  if (!mine || (c->process_rank == 0 && !all)) {
+  if (!mine || !all) {
     status = gs_error(GS_ERR_NOMEM, "cannot allocate the rank outcomes");
   } else {
     for (uint64_t r = 0; r < c->runs && job->rank < c->world_size; r++) {
@@ -599,10 +592,11 @@ static gs_status gather_outcomes(runner_shared *sh, const rank_job *job) {
       mine[r].verification = rec->verification;
       snprintf(mine[r].error, sizeof mine[r].error, "%s", rec->error);
     }
-    status = gs_comm_world_gather(c->control, mine, bytes, all);
+    gs_comm *control = gs_comm_world_rank(c->control, 0);
+    status = gs_comm_allgather(control, mine, all, bytes, GS_DTYPE_UINT8, NULL);
   }
-  for (int k = 1; status == GS_OK && c->process_rank == 0 && k < c->world_size; k++) {
-    for (uint64_t r = 0; r < c->runs; r++) {
+  for (int k = 0; status == GS_OK && k < c->world_size; k++) {
+    for (uint64_t r = 0; r < c->runs && k != c->process_rank; r++) {
       const rank_outcome *o = &all[(size_t)k * c->runs + r];
       gs_rank_record *rec = &sh->m->runs[r].ranks[k];
       rec->status = (gs_status)o->status;
@@ -620,7 +614,7 @@ static gs_status gather_outcomes(runner_shared *sh, const rank_job *job) {
 
 /* This process's part of an mpi-mode measurement: its rank's runs (or
  * lockstep without measuring when it has no rank at this count), then the
- * outcome gather; process 0 names a lost rank. Returns this process's view
+ * outcome exchange; after a broken lockstep it names the lost rank. Returns this process's view
  * of the measurement's status. */
 static gs_status measure_mpi(runner_shared *sh) {
   const gs_run_config *c = sh->config;
@@ -648,7 +642,7 @@ static gs_status measure_mpi(runner_shared *sh) {
       if (status == GS_OK || status == GS_ERR_ABORTED) status = g;
     }
   }
-  if (c->process_rank == 0 && sh->control_broken) {
+  if (sh->control_broken) {
     int lost = name_lost_rank(sh, status, job->current_run);
     if (lost >= 0) status = GS_ERR_RANK_LOST;
   }
@@ -865,7 +859,7 @@ gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
   }
   if (sh->mpi) {
     status = measure_mpi(sh);
-    if (config->process_rank == 0) {
+    {
       // The first real failure wins over ranks that only stopped because of it.
       for (size_t k = 0; k < out->runs[0].n_ranks && status != GS_ERR_RANK_LOST; k++)
         for (size_t r = 0; r < out->n_runs; r++) {

@@ -59,8 +59,8 @@ typedef struct {
   gs_barrier *start_gate;
   /* One rank per process (mpi mode, docs/multinode.md). `control` is a
    * host-buffer world over every process of the job: lockstep points and
-   * the ranks' samples travel through it to process 0, which alone fills
-   * the other ranks' records. Processes with process_rank >= world_size
+   * the ranks' samples travel through it to every process, so each one
+   * holds every rank's records (process 0 writes them). Processes with process_rank >= world_size
    * take part in the lockstep without measuring (a sweep's smaller counts).
    * NULL = threads mode (one process, one thread per rank). */
   gs_comm_world *control;
@@ -72,7 +72,7 @@ typedef struct {
 const char *gs_scaling_name(gs_scaling scaling);
 
 /* Measures `workload` with parsed options `opts`. Faults (bench/fault.h)
- * are applied to the ranks they name; in mpi mode only process 0's *out
+ * are applied to the ranks they name; in mpi mode every process's *out
  * holds every rank's record, and a failed rank is named in the measurement
  * member "failure" (rank, host, last completed step, reason). A rank slowed by a slow
  * fault takes `factor` times its own measured work per step (a spin after

@@ -9,6 +9,7 @@
 #include "cli/summary.h"
 #include "core/check.h"
 #include "core/interrupt.h"
+#include "core/process.h"
 
 /* Timed iterations of the calibration run of a proportional split. */
 #define GS_SPLIT_CALIBRATION_ITERS 20
@@ -87,10 +88,9 @@ gs_status gs_measure_job_start(gs_measure_job *mj, gs_common_options *common, in
   gs_rank_place mine;
   GS_TRY(describe_place(&mine, mj->job.local_rank, local_devices[0]));
   const int me = mj->job.process_rank;
-  GS_TRY(gs_comm_world_gather(mj->control, &mine, sizeof mine, mj->places));
-  mj->places[me] = mine;
-  for (int k = 0; k < config->world_size; k++)
-    config->devices[k] = me == 0 || k == me ? mj->places[k].device : -1;
+  GS_TRY(gs_comm_allgather(gs_comm_world_rank(mj->control, 0), &mine, mj->places, sizeof mine,
+                           GS_DTYPE_UINT8, NULL));
+  for (int k = 0; k < config->world_size; k++) config->devices[k] = mj->places[k].device;
   config->control = mj->control;
   config->process_rank = me;
   config->places = mj->places;
@@ -101,15 +101,26 @@ gs_status gs_measure_job_start(gs_measure_job *mj, gs_common_options *common, in
 }
 
 int gs_measure_job_writes(const gs_measure_job *mj) {
-  return mj == NULL || mj->job.process_rank == 0;
+  if (mj == NULL || mj->control == NULL) return 1;
+  const int me = mj->job.process_rank;
+  if (!mj->broken) return me == 0;
+  // Process 0 may be the rank that was lost: then the lowest live process
+  // of its host writes (every process holds every rank's records).
+  const gs_rank_place *first = &mj->places[0];
+  for (int k = 0; k < mj->job.process_count; k++) {
+    if (strcmp(mj->places[k].host, first->host) != 0) continue;
+    if (k == me) return 1;
+    if (gs_process_alive(mj->places[k].pid)) return 0;
+  }
+  return 0;
 }
 
 gs_status gs_measure_job_finish(gs_measure_job *mj, gs_status status) {
   fflush(stdout);
   if (mj->broken && mj->job.mpi_started) {
     // The lost rank cannot take part in an orderly shutdown: end the job.
-    // Process 0 has written its document; the others wait for it briefly.
-    if (mj->job.process_rank != 0) sleep(2);
+    // The writer has written its document; the others wait for it briefly.
+    if (!gs_measure_job_writes(mj)) sleep(2);
     gs_comm_job_abort(&mj->job, gs_status_exit_code(status));
   }
   gs_comm_world_destroy(mj->control);
@@ -249,11 +260,10 @@ gs_status gs_measure_sweep(const gs_sweep *sw, const gs_u64_list *counts) {
       done++;
     }
     if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+    const int lost = sw->job && sw->job->control && loses_the_job(status);
+    if (lost) sw->job->broken = 1;
     if (!gs_measure_job_writes(sw->job)) {
-      if (sw->job && sw->job->control && loses_the_job(status)) {
-        sw->job->broken = 1;
-        break;
-      }
+      if (lost) break;
       continue;
     }
     gs_runner_relate(ms, done);
@@ -263,11 +273,7 @@ gs_status gs_measure_sweep(const gs_sweep *sw, const gs_u64_list *counts) {
       if (first_failure == GS_OK) first_failure = written;
       break;
     }
-    if (status == GS_ERR_USAGE || status == GS_ERR_INTERRUPTED) break;
-    if (sw->job && sw->job->control && loses_the_job(status)) {
-      sw->job->broken = 1;
-      break;
-    }
+    if (status == GS_ERR_USAGE || status == GS_ERR_INTERRUPTED || lost) break;
   }
   if (is_rank_failure(first_failure) && done > 0 && gs_measure_job_writes(sw->job))
     first_failure = GS_ERR_PARTIAL;

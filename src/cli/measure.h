@@ -15,7 +15,7 @@
 typedef struct {
   gs_comm_job job;
   gs_comm_world *control;        /* mpi mode only */
-  gs_rank_place places[GS_MAX_RANKS]; /* process 0: every process; others: their own */
+  gs_rank_place places[GS_MAX_RANKS]; /* every process (on every process) */
   int broken;                    /* a rank was lost: the job cannot go on */
 } gs_measure_job;
 
@@ -26,7 +26,9 @@ typedef struct {
 gs_status gs_measure_job_start(gs_measure_job *mj, gs_common_options *common, int default_all,
                                gs_run_config *config);
 
-/* Whether this process writes documents and prints summaries (process 0). */
+/* Whether this process writes documents and prints summaries: process 0,
+ * or, once a rank was lost and process 0 is dead, the lowest live process
+ * of process 0's host. */
 int gs_measure_job_writes(const gs_measure_job *mj);
 
 /* Ends the job: after a lost rank, process 0 (which has written its
