@@ -614,8 +614,8 @@ static gs_status gather_outcomes(runner_shared *sh, const rank_job *job) {
 
 /* This process's part of an mpi-mode measurement: its rank's runs (or
  * lockstep without measuring when it has no rank at this count), then the
- * outcome exchange; after a broken lockstep it names the lost rank. Returns this process's view
- * of the measurement's status. */
+ * outcome exchange; after a broken lockstep it names the lost rank.
+ * Returns this process's view of the measurement's status. */
 static gs_status measure_mpi(runner_shared *sh) {
   const gs_run_config *c = sh->config;
   const int procs = gs_comm_world_size(c->control);
