@@ -113,8 +113,9 @@ static gs_status timed_step(rank_job *job, double *device_seconds, double *wall_
   if (job->delay_pending) {
     // Between the start event and the step: device and wall time both grow.
     job->delay_pending = 0;
-    struct timespec pause = {.tv_sec = (time_t)job->delay_seconds,
-                             .tv_nsec = (long)((job->delay_seconds - (double)(time_t)job->delay_seconds) * 1e9)};
+    const double whole = (double)(time_t)job->delay_seconds;
+    struct timespec pause = {.tv_sec = (time_t)whole,
+                             .tv_nsec = (long)((job->delay_seconds - whole) * 1e9)};
     while (nanosleep(&pause, &pause) != 0 && gs_interrupt_signal() == 0) {
     }
   }
