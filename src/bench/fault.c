@@ -22,6 +22,10 @@ static const struct {
   param_spec params[GS_FAULT_MAX_PARAMS];
 } kinds[] = {
     {GS_FAULT_SLOW, "slow", 1, {{"factor", 1.0, 1000.0}}},
+    {GS_FAULT_FAIL, "fail", 1, {{"rate", 0.0, 1.0}}},
+    {GS_FAULT_KILL, "kill", 1, {{"after", 0.0, 1e12}}},
+    {GS_FAULT_DELAY, "delay", 1, {{"seconds", 0.0, 3600.0}}},
+    {GS_FAULT_HANG, "hang", 1, {{"after", 0.0, 1e12}}},
 };
 
 const char *gs_fault_kind_name(gs_fault_kind kind) {
@@ -44,7 +48,8 @@ gs_status gs_fault_parse(const char *text, gs_fault_list *list) {
   size_t k = 0;
   while (k < sizeof kinds / sizeof kinds[0] && strcmp(kinds[k].name, buf) != 0) k++;
   if (k == sizeof kinds / sizeof kinds[0])
-    return gs_error(GS_ERR_USAGE, "option --inject: unknown fault kind '%s' (known: slow)", buf);
+    return gs_error(GS_ERR_USAGE, "option --inject: unknown fault kind '%s' (known: slow, fail, kill, delay, "
+                    "hang)", buf);
   if (list->n == GS_FAULT_MAX)
     return gs_error(GS_ERR_USAGE, "option --inject: more than %d faults", GS_FAULT_MAX);
   gs_fault f = {.kind = kinds[k].kind, .rank = -1};
@@ -75,6 +80,9 @@ gs_status gs_fault_parse(const char *text, gs_fault_list *list) {
     GS_TRY(gs_parse_double(eq + 1, label, kinds[k].params[p].min, kinds[k].params[p].max,
                            &f.params[p]));
   }
+  if ((f.kind == GS_FAULT_KILL || f.kind == GS_FAULT_HANG) && f.params[0] != (double)(uint64_t)f.params[0])
+    return gs_error(GS_ERR_USAGE, "option --inject %s after=%g: a whole number of steps",
+                    kinds[k].name, f.params[0]);
   if (f.rank < 0)
     return gs_error(GS_ERR_USAGE, "option --inject %s: missing rank=R", kinds[k].name);
   for (size_t p = 0; p < kinds[k].n_params; p++)
@@ -91,6 +99,21 @@ gs_status gs_fault_check_ranks(const gs_fault_list *list, int world_size) {
       return gs_error(GS_ERR_USAGE, "option --inject %s: rank %d does not exist (%d rank%s)",
                       gs_fault_kind_name(list->items[i].kind), list->items[i].rank, world_size,
                       world_size == 1 ? "" : "s");
+  return GS_OK;
+}
+
+const gs_fault *gs_fault_find(const gs_fault_list *list, gs_fault_kind kind, int rank) {
+  for (size_t i = 0; list != NULL && i < list->n; i++)
+    if (list->items[i].kind == kind && list->items[i].rank == rank) return &list->items[i];
+  return NULL;
+}
+
+gs_status gs_fault_check_launch(const gs_fault_list *list, int mpi_mode) {
+  for (size_t i = 0; !mpi_mode && i < list->n; i++)
+    if (list->items[i].kind == GS_FAULT_HANG)
+      return gs_error(GS_ERR_USAGE,
+                      "option --inject hang: needs one process per rank (mpirun/srun); the rank "
+                      "threads of one process have no timeout to recover from a hung thread");
   return GS_OK;
 }
 

@@ -1,10 +1,16 @@
 /* Fault injection: faults given on the command line as
  * "KIND:rank=R,NAME=VALUE,..." (option --inject, repeatable), parsed
  * against a table of kinds and their parameters, and applied by the runner
- * to the rank they name. Implemented: slow (the rank's every step takes
- * `factor` times its own measured work). The syntax and the table leave
- * room for fail:rank=R,rate=P, kill:rank=R,after=N and
- * delay:rank=R,seconds=S. Design: docs/workloads/placement.md. */
+ * to the rank they name:
+ *   slow:rank=R,factor=F    every step of R takes F times its own work
+ *   fail:rank=R,rate=P      each timed sample of R fails with probability P
+ *                           (seeded by --seed and the rank: reproducible)
+ *   kill:rank=R,after=N     R dies abruptly after completing N steps
+ *   delay:rank=R,seconds=S  R's first step (cold start) starts S s late
+ *   hang:rank=R,after=N     (tests) R stops answering after N steps
+ * Steps count every step the runner runs in one measurement: the cold-start
+ * step, warmup and timed steps, from 1. What each launch mode can simulate:
+ * docs/multinode.md, "Fault injection". Design: docs/workloads/placement.md. */
 #ifndef GS_FAULT_H
 #define GS_FAULT_H
 
@@ -17,10 +23,16 @@
 #define GS_FAULT_MAX 16
 #define GS_FAULT_MAX_PARAMS 4
 
-typedef enum { GS_FAULT_SLOW = 0 } gs_fault_kind;
+typedef enum {
+  GS_FAULT_SLOW = 0,
+  GS_FAULT_FAIL,
+  GS_FAULT_KILL,
+  GS_FAULT_DELAY,
+  GS_FAULT_HANG
+} gs_fault_kind;
 
 /* One injected fault. params[] follow the kind's table order after "rank"
- * (slow: params[0] = factor). */
+ * (slow: factor; fail: rate; kill, hang: after; delay: seconds). */
 typedef struct {
   gs_fault_kind kind;
   int rank;
@@ -42,6 +54,14 @@ gs_status gs_fault_check_ranks(const gs_fault_list *list, int world_size);
 /* The factor by which `rank` is slowed: the product of its slow faults'
  * factors, 1 when none. */
 double gs_fault_slow_factor(const gs_fault_list *list, int rank);
+
+/* The first fault of `kind` on `rank`, or NULL when there is none. */
+const gs_fault *gs_fault_find(const gs_fault_list *list, gs_fault_kind kind, int rank);
+
+/* GS_ERR_USAGE when a fault cannot be simulated in this launch mode: hang
+ * needs mpi mode (the rank threads of one process meet at a barrier that
+ * has no timeout, so a hung thread would hang its process). */
+gs_status gs_fault_check_launch(const gs_fault_list *list, int mpi_mode);
 
 /* Name of a kind ("slow"). */
 const char *gs_fault_kind_name(gs_fault_kind kind);

@@ -11,11 +11,25 @@
 #include "bench/barrier.h"
 #include "bench/fault.h"
 #include "core/result.h"
+#include "platform/comm.h"
 #include "workloads/workload.h"
 
 #define GS_MAX_RANKS 64
 
 typedef enum { GS_SCALING_NONE = 0, GS_SCALING_STRONG, GS_SCALING_WEAK } gs_scaling;
+
+/* Where one process of an mpi-mode job runs (gathered once by the
+ * measuring commands, cli/measure.h). */
+typedef struct {
+  char host[GS_TEXT_LONG];
+  int device;                    /* CUDA ordinal, -1 on the cpu backend */
+  int pid;
+  int local_rank;                /* among the processes of its host */
+  char gpu_name[GS_TEXT_LONG];   /* "" on the cpu backend */
+  char gpu_uuid[GS_TEXT_SHORT];
+  int cuda_driver_version, cuda_runtime_version; /* 13000 = 13.0; 0 = none */
+  char nccl_version[GS_TEXT_SHORT];
+} gs_rank_place;
 
 typedef struct {
   gs_backend backend;
@@ -43,12 +57,24 @@ typedef struct {
    * measurements running at once (a plan) start their steps together. Each
    * measurement arrives exactly once, also when its setup failed. */
   gs_barrier *start_gate;
+  /* One rank per process (mpi mode, docs/multinode.md). `control` is a
+   * host-buffer world over every process of the job: lockstep points and
+   * the ranks' samples travel through it to every process, so each one
+   * holds every rank's records (process 0 writes them). Processes with process_rank >= world_size
+   * take part in the lockstep without measuring (a sweep's smaller counts).
+   * NULL = threads mode (one process, one thread per rank). */
+  gs_comm_world *control;
+  int process_rank;
+  const gs_rank_place *places;   /* process_count entries (mpi mode) */
 } gs_run_config;
 
 /* Name of a scaling mode: "none", "strong" or "weak". */
 const char *gs_scaling_name(gs_scaling scaling);
 
-/* Measures `workload` with parsed options `opts`. A rank slowed by a slow
+/* Measures `workload` with parsed options `opts`. Faults (bench/fault.h)
+ * are applied to the ranks they name; in mpi mode every process's *out
+ * holds every rank's record, and a failed rank is named in the measurement
+ * member "failure" (rank, host, last completed step, reason). A rank slowed by a slow
  * fault takes `factor` times its own measured work per step (a spin after
  * the step on its stream on CUDA, a busy wait on the CPU); the measurement
  * then carries a "faults" member (out->extra). Fills *out (owned by the

@@ -471,36 +471,6 @@ static int wants_help(int argc, char **argv) {
   return 0;
 }
 
-/* Picks this process's ranks and devices: every selected GPU (or --ranks
- * CPU ranks) in threads mode; one rank per process under a launcher, the
- * GPU chosen by the local rank. */
-static gs_status choose_ranks(const gs_common_options *common, const gs_comm_job *job,
-                              gs_run_config *config, int *local_ranks, int *local_devices) {
-  GS_TRY(gs_common_resolve(common, 1, config));
-  if (job->launch == GS_COMM_LAUNCH_THREADS) {
-    *local_ranks = config->world_size;
-    for (int k = 0; k < config->world_size; k++) local_devices[k] = config->devices[k];
-    return GS_OK;
-  }
-  if (common->given_ranks)
-    return gs_error(GS_ERR_USAGE,
-                    "option --ranks: under %s every process is one rank; set the "
-                    "number of processes with the launcher",
-                    job->launcher);
-  *local_ranks = 1;
-  local_devices[0] = -1;
-  if (config->backend == GS_BACKEND_CUDA) {
-    // The GPUs this process may use: the --gpus list, or all it sees.
-    local_devices[0] = config->devices[job->local_rank % config->world_size];
-    if (!common->given_gpus) {
-      int n = gs_device_count(NULL, 0);
-      local_devices[0] = job->local_rank % (n > 0 ? n : 1);
-    }
-  }
-  config->world_size = job->process_count;
-  return GS_OK;
-}
-
 typedef struct {
   gs_common_options common;
   gs_option common_table[GS_COMMON_OPTION_COUNT];
@@ -546,7 +516,8 @@ static gs_status parse(coll_session *cs, int argc, char **argv, int *help) {
 }
 
 static gs_status prepare(coll_session *cs) {
-  GS_TRY(choose_ranks(&cs->common, &cs->job, &cs->config, &cs->local_ranks, cs->local_devices));
+  GS_TRY(gs_common_choose_ranks(&cs->common, 1, &cs->job, &cs->config, &cs->local_ranks,
+                                cs->local_devices));
   cs->config.iters = cs->common.iters; /* always a fixed count here */
   cs->config.runs = 1;
   if (cs->co.root >= (uint64_t)cs->config.world_size)

@@ -1,6 +1,7 @@
 /* `gpuscale run` and `gpuscale scale`: one workload at one rank count, or
  * swept over rank counts, into one result document. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/commands.h"
@@ -42,6 +43,9 @@ static gs_status llm_adjust_common(const gs_common_options *common, gs_run_confi
     return gs_error(GS_ERR_USAGE, "option --inject is not supported by llm yet");
   if (common->given_gpu_mode)
     return gs_error(GS_ERR_USAGE, "option --gpu-mode does not apply to llm");
+  if (config->control)
+    return gs_error(GS_ERR_UNSUPPORTED, "llm under a launcher (one process per rank) is not "
+                    "supported yet: run it in one process, one replica thread per GPU");
   return gs_measure_llm_defaults(common, config, wopts);
 }
 
@@ -56,12 +60,19 @@ static gs_status measure_command(const char *command, unsigned features, int def
 
   gs_run_config config;
   gs_environment env = {0};
+  gs_measure_job *job = calloc(1, sizeof *job);
+  if (!job) {
+    w->options_free(wopts);
+    return gs_error(GS_ERR_NOMEM, "cannot allocate the job");
+  }
   // --gpu-mode multi or auto means every GPU unless --gpus narrows it.
   const int all = default_all || (common.given_gpu_mode && common.gpu_mode_choice != GS_GPU_MODE_SINGLE);
-  gs_status status = gs_common_resolve(&common, all, &config);
+  gs_status status = gs_measure_job_start(job, &common, all, &config);
   if (status == GS_OK && strcmp(command, "run") == 0) config.scaling = GS_SCALING_NONE;
-  int is_llm = w == &gs_workload_llm;
-  if (status == GS_OK && is_llm) status = llm_adjust_common(&common, &config, wopts);
+  if (status == GS_OK && config.control && config.split_proportional)
+    status = gs_error(GS_ERR_USAGE, "option --split proportional: not available under a "
+                      "launcher yet (one process per rank); run it in one process");
+  if (status == GS_OK && w == &gs_workload_llm) status = llm_adjust_common(&common, &config, wopts);
   gs_u64_list counts = {0};
   if (status == GS_OK) {
     if (common.given_counts) {
@@ -87,9 +98,11 @@ static gs_status measure_command(const char *command, unsigned features, int def
       snprintf(path, sizeof path, "results/%s-%s.json", command, w->key);
     gs_sweep sweep = {.command = command, .argc = full_argc, .argv = full_argv, .workload = w,
                       .workload_opts = wopts, .common = &common, .config = &config, .env = &env,
-                      .path = path, .summary_copy = NULL};
+                      .path = path, .summary_copy = NULL, .job = job};
     status = gs_measure_sweep(&sweep, &counts);
   }
+  status = gs_measure_job_finish(job, status);
+  free(job);
   gs_environment_free(&env);
   w->options_free(wopts);
   return status;

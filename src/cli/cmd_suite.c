@@ -5,6 +5,7 @@
  * them. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -103,28 +104,36 @@ gs_status gs_cmd_suite(int argc, char **argv) {
   GS_TRY(gs_options_parse(tables, "gpuscale suite", argc, argv, reject_positional, NULL));
   gs_set_quiet(common.quiet);
   gs_run_config config;
-  GS_TRY(gs_common_resolve(&common, 1, &config));
-  gs_u64_list counts;
-  if (common.given_counts) {
+  gs_measure_job *job = calloc(1, sizeof *job);
+  if (!job) return gs_error(GS_ERR_NOMEM, "cannot allocate the job");
+  gs_status status = gs_measure_job_start(job, &common, 1, &config);
+  gs_u64_list counts = {0};
+  if (status == GS_OK && common.given_counts) {
     counts = common.counts;
-    for (size_t i = 0; i < counts.n; i++)
+    for (size_t i = 0; i < counts.n && status == GS_OK; i++)
       if (counts.v[i] > (uint64_t)config.world_size)
-        return gs_error(GS_ERR_USAGE, "option --counts: %llu ranks asked for, %d selected",
-                        (unsigned long long)counts.v[i], config.world_size);
-  } else {
+        status = gs_error(GS_ERR_USAGE, "option --counts: %llu ranks asked for, %d selected",
+                          (unsigned long long)counts.v[i], config.world_size);
+  } else if (status == GS_OK) {
     gs_measure_default_counts(config.world_size, &counts);
   }
-
+  const int writes = gs_measure_job_writes(job);
   const char *dir = common.out ? common.out : "results";
-  if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-    return gs_error(GS_ERR_IO, "cannot create the directory %s: %s", dir, strerror(errno));
+  if (status == GS_OK && writes && mkdir(dir, 0777) != 0 && errno != EEXIST)
+    status = gs_error(GS_ERR_IO, "cannot create the directory %s: %s", dir, strerror(errno));
   char summary_path[GS_TEXT_LONG];
   snprintf(summary_path, sizeof summary_path, "%s/summary.txt", dir);
-  FILE *summary = fopen(summary_path, "w");
-  if (!summary) return gs_error(GS_ERR_IO, "cannot write %s: %s", summary_path, strerror(errno));
+  FILE *summary = NULL;
+  if (status == GS_OK && writes && !(summary = fopen(summary_path, "w")))
+    status = gs_error(GS_ERR_IO, "cannot write %s: %s", summary_path, strerror(errno));
+  if (status != GS_OK) {
+    status = gs_measure_job_finish(job, status);
+    free(job);
+    return status;
+  }
 
   gs_environment env;
-  gs_status status = gs_common_environment(&env);
+  status = gs_common_environment(&env);
   gs_status first_failure = status;
   // Result files for the report: every workload's, then coll.json.
   enum { MAX_FILES = 12 };
@@ -132,17 +141,24 @@ gs_status gs_cmd_suite(int argc, char **argv) {
   const char *file_list[MAX_FILES];
   size_t n_files = 0;
   if (status == GS_OK) {
-    fprintf(summary, "gpuscale suite on %s: %s backend, %s\n", env.host,
+    if (summary)
+      fprintf(summary, "gpuscale suite on %s: %s backend, %s\n", env.host,
             config.backend == GS_BACKEND_CUDA ? "cuda" : "cpu", env.cuda_status);
-    char info_path[GS_TEXT_LONG];
-    snprintf(info_path, sizeof info_path, "%s/info.json", dir);
-    const char *info_args[] = {"--format", "json", "--out", info_path};
-    status = run_command(gs_cmd_info, info_args, 4);
-    if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+    if (writes) {
+      char info_path[GS_TEXT_LONG];
+      snprintf(info_path, sizeof info_path, "%s/info.json", dir);
+      const char *info_args[] = {"--format", "json", "--out", info_path};
+      status = run_command(gs_cmd_info, info_args, 4);
+      if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+    }
     size_t n = 0;
     const gs_workload *const *registered = gs_workload_list(&n);
     for (size_t i = 0; i <= n; i++) {
       const gs_workload *w = i < n ? registered[i] : &gs_workload_llm;
+      if (w == &gs_workload_llm && config.control) {
+        if (writes) gs_note("suite: llm is not measured under a launcher yet; run 'gpuscale scale llm' in one process");
+        continue;
+      }
       void *wopts = w->options_new();
       if (!wopts) {
         first_failure = gs_error(GS_ERR_NOMEM, "cannot allocate the options of %s", w->key);
@@ -154,13 +170,25 @@ gs_status gs_cmd_suite(int argc, char **argv) {
       snprintf(path, GS_TEXT_LONG, "%s/%s.json", dir, w->key);
       gs_sweep sweep = {.command = "suite", .argc = argc, .argv = argv, .workload = w,
                         .workload_opts = wopts, .common = &common, .config = &wconfig,
-                        .env = &env, .path = path, .summary_copy = summary};
-      if (status == GS_OK) status = gs_measure_sweep(&sweep, &counts);
+                        .env = &env, .path = path, .summary_copy = summary, .job = job};
+      // Under a launcher a workload that communicates runs at the full job only.
+      gs_u64_list wcounts = counts;
+      if (w->communicates && config.control) {
+        wcounts.n = 1;
+        wcounts.v[0] = (uint64_t)config.world_size;
+      }
+      if (status == GS_OK) status = gs_measure_sweep(&sweep, &wcounts);
       if (status != GS_OK && first_failure == GS_OK) first_failure = status;
       if (access(path, F_OK) == 0 && n_files < MAX_FILES - 1) file_list[n_files++] = path;
       w->options_free(wopts);
+      if (job->broken || status == GS_ERR_PARTIAL) break;
     }
-    if (config.backend == GS_BACKEND_CUDA && config.world_size >= 2) {
+    // p2p and coll drive every GPU from one process (coll has its own MPI
+    // mode: 'mpirun ... gpuscale coll all'); under a launcher they are left out.
+    if (config.control && writes && config.world_size >= 2)
+      gs_note("suite: p2p and coll are not run under a launcher; run 'gpuscale p2p' and "
+              "'mpirun ... gpuscale coll all'");
+    if (!config.control && config.backend == GS_BACKEND_CUDA && config.world_size >= 2) {
       // The links between the selected GPUs: every ordered pair of them.
       gs_p2p_options p2p;
       gs_p2p_options_default(&p2p);
@@ -176,7 +204,7 @@ gs_status gs_cmd_suite(int argc, char **argv) {
       status = gs_p2p_run_and_write(&p2p, &env, path, summary, argc, argv);
       if (status != GS_OK && first_failure == GS_OK) first_failure = status;
     }
-    if (config.world_size >= 2) {
+    if (!config.control && config.world_size >= 2) {
       status = suite_collectives(&config, dir, common.quiet);
       if (status != GS_OK && first_failure == GS_OK) first_failure = status;
       char *path = files[n_files];
@@ -184,14 +212,16 @@ gs_status gs_cmd_suite(int argc, char **argv) {
       if (access(path, F_OK) == 0) file_list[n_files++] = path;
     }
   }
-  if (n_files > 0) {
+  if (n_files > 0 && gs_measure_job_writes(job)) {
     status = suite_report(dir, file_list, n_files);
     if (status != GS_OK && first_failure == GS_OK) first_failure = status;
   }
   gs_environment_free(&env);
-  if (fclose(summary) != 0 && first_failure == GS_OK)
+  if (summary && fclose(summary) != 0 && first_failure == GS_OK)
     first_failure = gs_error(GS_ERR_IO, "cannot write %s: %s", summary_path, strerror(errno));
-  else
+  else if (summary)
     gs_note("summary written to %s", summary_path);
+  first_failure = gs_measure_job_finish(job, first_failure);
+  free(job);
   return first_failure;
 }

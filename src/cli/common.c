@@ -25,6 +25,7 @@ void gs_common_init(gs_common_options *o, unsigned features) {
   o->runs = 3;
   o->seed = 42;
   o->telemetry_interval = 0.1;
+  o->timeout = 120.0;
   gs_option *t = o->table;
   size_t n = 0;
   t[n++] = (gs_option){.name = "backend", .kind = GS_OPT_CHOICE, .target = &o->backend_choice,
@@ -73,6 +74,10 @@ void gs_common_init(gs_common_options *o, unsigned features) {
   t[n++] = (gs_option){.name = "telemetry-series", .kind = GS_OPT_FLAG,
                        .target = &o->telemetry_series,
                        .help = "keep every telemetry reading in the result, not only min/mean/max"};
+  t[n++] = (gs_option){.name = "timeout", .kind = GS_OPT_DOUBLE, .target = &o->timeout,
+                       .dmin = 0.0, .dmax = 86400.0, .metavar = "SEC",
+                       .help = "longest wait of a rank for the others before the run ends as "
+                               "partial (0: no limit; docs/multinode.md)"};
   if (features & GS_COMMON_SCALE) {
     t[n++] = (gs_option){.name = "scaling", .kind = GS_OPT_CHOICE, .target = &o->scaling_choice,
                          .choices = gs_scaling_choices, .metavar = "MODE",
@@ -207,6 +212,7 @@ gs_status gs_common_resolve(const gs_common_options *o, int default_all, gs_run_
                       "option --gpus applies to the cuda backend; the cpu backend takes --ranks");
     config->backend = GS_BACKEND_CPU;
     config->world_size = o->given_ranks ? (int)o->ranks : (default_all ? cpu_default_ranks() : 1);
+    if (o->mpi_processes > 0) config->world_size = o->mpi_processes;
     for (int k = 0; k < config->world_size; k++) config->devices[k] = -1;
   }
   config->scaling = o->scaling_choice == 1 ? GS_SCALING_WEAK : GS_SCALING_STRONG;
@@ -219,8 +225,41 @@ gs_status gs_common_resolve(const gs_common_options *o, int default_all, gs_run_
   config->seed = o->seed;
   config->show_progress = !o->no_progress && !o->quiet;
   config->split_proportional = o->split_choice == 1;
+  config->comm_timeout_seconds = o->timeout;
   for (size_t i = 0; i < o->inject.n; i++) GS_TRY(gs_fault_parse(o->inject.v[i], &config->faults));
-  return gs_fault_check_ranks(&config->faults, config->world_size);
+  GS_TRY(gs_fault_check_launch(&config->faults, o->mpi_processes > 0));
+  return gs_fault_check_ranks(&config->faults,
+                              o->mpi_processes > 0 ? o->mpi_processes : config->world_size);
+}
+
+gs_status gs_common_choose_ranks(gs_common_options *o, int default_all, const gs_comm_job *job,
+                                 gs_run_config *config, int *local_ranks, int *local_devices) {
+  int mpi = job->launch == GS_COMM_LAUNCH_MPI;
+  if (mpi && o->given_ranks)
+    return gs_error(GS_ERR_USAGE, "option --ranks: under %s every process is one rank; set the "
+                    "number of processes with the launcher", job->launcher);
+  if (mpi && job->process_count > GS_MAX_RANKS)
+    return gs_error(GS_ERR_UNSUPPORTED, "%d processes: gpuscale measures at most %d ranks",
+                    job->process_count, GS_MAX_RANKS);
+  o->mpi_processes = mpi ? job->process_count : 0;
+  GS_TRY(gs_common_resolve(o, default_all, config));
+  if (!mpi) {
+    *local_ranks = config->world_size;
+    for (int k = 0; k < config->world_size; k++) local_devices[k] = config->devices[k];
+    return GS_OK;
+  }
+  *local_ranks = 1;
+  local_devices[0] = -1;
+  if (config->backend == GS_BACKEND_CUDA) {
+    // The GPUs this process may use: the --gpus list, or all it sees.
+    local_devices[0] = config->devices[job->local_rank % config->world_size];
+    if (!o->given_gpus) {
+      int n = gs_device_count(NULL, 0);
+      local_devices[0] = job->local_rank % (n > 0 ? n : 1);
+    }
+  }
+  config->world_size = job->process_count;
+  return GS_OK;
 }
 
 cJSON *gs_common_config_json(const gs_common_options *o, const gs_run_config *config,
@@ -277,10 +316,21 @@ gs_status gs_common_environment(gs_environment *env) {
 
 gs_status gs_common_write_result(cJSON *doc, const gs_measurement *ms, size_t count,
                                  const char *path) {
-  size_t failed = 0;
-  for (size_t i = 0; i < count; i++)
+  size_t failed = 0, with_samples = 0;
+  for (size_t i = 0; i < count; i++) {
     if (ms[i].status != GS_OK) failed++;
-  GS_TRY(gs_result_set_status(doc, failed == 0 ? "ok" : (failed == count ? "failed" : "partial")));
+    for (size_t r = 0; r < ms[i].n_runs && ms[i].status != GS_OK; r++)
+      for (size_t k = 0; k < ms[i].runs[r].n_ranks; k++)
+        if (ms[i].runs[r].ranks[k].n_samples > 0) {
+          with_samples++;
+          r = ms[i].n_runs - 1;
+          break;
+        }
+  }
+  // A failed measurement that kept samples (a lost rank, an interrupt) makes
+  // the document partial, not failed: what it holds is real.
+  GS_TRY(gs_result_set_status(doc, failed == 0 ? "ok"
+                                   : (failed == count && with_samples == 0 ? "failed" : "partial")));
   GS_TRY(gs_result_write(doc, path));
   gs_note("result written to %s", path);
   return GS_OK;

@@ -9,6 +9,7 @@
 #include "bench/runner.h"
 #include "core/options.h"
 #include "core/result.h"
+#include "platform/comm.h"
 
 #define GS_COMMON_OPTION_COUNT 24
 
@@ -36,6 +37,10 @@ typedef struct {
   int split_choice;            /* index into gs_split_choices (run, scale) */
   int gpu_mode_choice;         /* index into gs_gpu_mode_choices (run) */
   int given_gpu_mode;
+  double timeout;              /* seconds any rank waits for the others (lockstep,
+                                  communicators) before the run ends as partial */
+  int mpi_processes;           /* set by the caller under mpirun/srun (before
+                                  gs_common_resolve): the world is this many processes */
   int given_gpus, given_ranks, given_iters, given_min_time, given_counts, given_scaling,
       given_backend, given_out, given_warmup, given_runs;
   gs_option table[GS_COMMON_OPTION_COUNT];
@@ -69,6 +74,14 @@ int gs_cli_wants_help(int argc, char **argv);
  * Fills config->backend, world_size, devices, the timing fields, the
  * faults (checked against the ranks) and the split policy. */
 gs_status gs_common_resolve(const gs_common_options *o, int default_all, gs_run_config *config);
+
+/* Picks this process's ranks and devices for a job (platform/comm.h):
+ * threads mode: every selected GPU (or --ranks CPU ranks), one thread each;
+ * mpi mode: one rank per process, the GPU chosen by the local rank among the
+ * --gpus list (or all GPUs the process sees), world_size = the process
+ * count. Resolves the options first (gs_common_resolve with default_all). */
+gs_status gs_common_choose_ranks(gs_common_options *o, int default_all, const gs_comm_job *job,
+                                 gs_run_config *config, int *local_ranks, int *local_devices);
 
 /* Parses a --gpus value against `device_count` present devices: a list
  * "0,2" or ranges "0-3", mixable, no device twice; a lone "N" means the

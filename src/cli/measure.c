@@ -3,17 +3,148 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench/split.h"
 #include "cli/decide.h"
 #include "cli/llm_driver.h"
 #include "cli/summary.h"
 #include "core/check.h"
+#include "core/interrupt.h"
+#include "core/process.h"
 #include "platform/telemetry.h"
 #include "workloads/llm/llm_options.h"
 
 /* Timed iterations of the calibration run of a proportional split. */
 #define GS_SPLIT_CALIBRATION_ITERS 20
+
+/* Where this process runs: host, device and its library versions. */
+static gs_status describe_place(gs_rank_place *place, int local_rank, int device) {
+  memset(place, 0, sizeof *place);
+  gs_environment env;
+  GS_TRY(gs_common_environment(&env));
+  snprintf(place->host, sizeof place->host, "%s", gs_hostname());
+  place->device = device;
+  place->pid = (int)getpid();
+  place->local_rank = local_rank;
+  place->cuda_driver_version = env.cuda_driver_version;
+  place->cuda_runtime_version = env.cuda_runtime_version;
+  snprintf(place->nccl_version, sizeof place->nccl_version, "%s", env.nccl_version);
+  for (size_t i = 0; i < env.gpu_count; i++) {
+    if (env.gpus[i].index != device) continue;
+    snprintf(place->gpu_name, sizeof place->gpu_name, "%s", env.gpus[i].name);
+    snprintf(place->gpu_uuid, sizeof place->gpu_uuid, "%s", env.gpus[i].uuid);
+  }
+  gs_environment_free(&env);
+  return GS_OK;
+}
+
+/* The environment member "processes" (mpi mode): where every process ran. */
+static gs_status add_processes(cJSON *doc, const gs_measure_job *mj) {
+  cJSON *env = cJSON_GetObjectItemCaseSensitive(doc, "environment");
+  cJSON *list = env ? cJSON_AddArrayToObject(env, "processes") : NULL;
+  if (!list) return gs_error(GS_ERR_NOMEM, "cannot describe the processes");
+  for (int k = 0; k < mj->job.process_count; k++) {
+    const gs_rank_place *p = &mj->places[k];
+    cJSON *o = cJSON_CreateObject();
+    if (!o || !cJSON_AddItemToArray(list, o)) {
+      cJSON_Delete(o);
+      return gs_error(GS_ERR_NOMEM, "cannot describe the processes");
+    }
+    cJSON_AddNumberToObject(o, "rank", k);
+    cJSON_AddStringToObject(o, "host", p->host);
+    cJSON_AddNumberToObject(o, "local_rank", p->local_rank);
+    cJSON_AddNumberToObject(o, "pid", p->pid);
+    if (p->device >= 0) {
+      cJSON_AddNumberToObject(o, "device", p->device);
+      cJSON_AddStringToObject(o, "gpu_name", p->gpu_name);
+      cJSON_AddStringToObject(o, "gpu_uuid", p->gpu_uuid);
+    } else {
+      cJSON_AddNullToObject(o, "device");
+    }
+    cJSON_AddNumberToObject(o, "cuda_driver_version", p->cuda_driver_version);
+    cJSON_AddNumberToObject(o, "cuda_runtime_version", p->cuda_runtime_version);
+    if (p->nccl_version[0])
+      cJSON_AddStringToObject(o, "nccl_version", p->nccl_version);
+    else
+      cJSON_AddNullToObject(o, "nccl_version");
+  }
+  cJSON *launch = cJSON_AddObjectToObject(env, "launch");
+  if (!launch || !cJSON_AddStringToObject(launch, "mode", "mpi") ||
+      !cJSON_AddStringToObject(launch, "launcher", mj->job.launcher) ||
+      !cJSON_AddNumberToObject(launch, "processes", mj->job.process_count))
+    return gs_error(GS_ERR_NOMEM, "cannot describe the launch");
+  return GS_OK;
+}
+
+gs_status gs_measure_job_start(gs_measure_job *mj, gs_common_options *common, int default_all,
+                               gs_run_config *config) {
+  memset(mj, 0, sizeof *mj);
+  gs_comm_job_detect(&mj->job);
+  gs_interrupt_install();
+  GS_TRY(gs_comm_job_start(&mj->job));
+  int local_ranks = 0, local_devices[GS_MAX_RANKS];
+  GS_TRY(gs_common_choose_ranks(common, default_all, &mj->job, config, &local_ranks, local_devices));
+  if (mj->job.launch != GS_COMM_LAUNCH_MPI) return GS_OK;
+  gs_comm_world_config wc = {.backend = GS_BACKEND_CPU, .local_ranks = 1,
+                             .timeout_seconds = config->comm_timeout_seconds};
+  GS_TRY(gs_comm_world_create(&mj->job, &wc, &mj->control));
+  gs_rank_place mine;
+  GS_TRY(describe_place(&mine, mj->job.local_rank, local_devices[0]));
+  const int me = mj->job.process_rank;
+  GS_TRY(gs_comm_allgather(gs_comm_world_rank(mj->control, 0), &mine, mj->places, sizeof mine,
+                           GS_DTYPE_UINT8, NULL));
+  for (int k = 0; k < config->world_size; k++) config->devices[k] = mj->places[k].device;
+  config->control = mj->control;
+  config->process_rank = me;
+  config->places = mj->places;
+  if (me == 0)
+    gs_note("%s launched %d processes: one rank each (mpi mode)", mj->job.launcher,
+            mj->job.process_count);
+  return GS_OK;
+}
+
+int gs_measure_job_writes(const gs_measure_job *mj) {
+  if (mj == NULL || mj->control == NULL) return 1;
+  const int me = mj->job.process_rank;
+  if (!mj->broken) return me == 0;
+  // Process 0 may be the rank that was lost: then the lowest live process
+  // of its host writes (every process holds every rank's records).
+  const gs_rank_place *first = &mj->places[0];
+  for (int k = 0; k < mj->job.process_count; k++) {
+    if (strcmp(mj->places[k].host, first->host) != 0) continue;
+    if (k == me) return 1;
+    if (gs_process_alive(mj->places[k].pid)) return 0;
+  }
+  return 0;
+}
+
+gs_status gs_measure_job_finish(gs_measure_job *mj, gs_status status) {
+  fflush(stdout);
+  if (mj->broken && mj->job.mpi_started) {
+    // The lost rank cannot take part in an orderly shutdown: end the job.
+    // The writer has written its document; the others wait for it briefly.
+    if (!gs_measure_job_writes(mj)) sleep(2);
+    gs_comm_job_abort(&mj->job, gs_status_exit_code(status));
+  }
+  gs_comm_world_destroy(mj->control);
+  mj->control = NULL;
+  gs_comm_job_finish(&mj->job);
+  return status;
+}
+
+/* Failures after which the processes of a job cannot go on together. */
+static int loses_the_job(gs_status status) {
+  return status == GS_ERR_RANK_LOST || status == GS_ERR_TIMEOUT ||
+         status == GS_ERR_INTERRUPTED || status == GS_ERR_MPI;
+}
+
+/* Failures of a rank (not of the request): what was measured is kept and
+ * the run is reported as partial. */
+static int is_rank_failure(gs_status status) {
+  return loses_the_job(status) || status == GS_ERR_ABORTED || status == GS_ERR_CUDA ||
+         status == GS_ERR_NCCL;
+}
 
 void gs_measure_default_counts(int n, gs_u64_list *counts) {
   counts->n = 0;
@@ -44,6 +175,7 @@ static gs_status write_document(const gs_sweep *sw, const gs_measurement *ms,
   gs_status status = gs_result_set_config(
       doc, gs_common_config_json(sw->common, sw->config, sw->workload, sw->workload_opts));
   if (status == GS_OK) status = gs_result_set_environment(doc, sw->env);
+  if (status == GS_OK && sw->job && sw->job->control) status = add_processes(doc, sw->job);
   for (size_t i = 0; i < count && status == GS_OK; i++) {
     status = gs_result_add_measurement(doc, &ms[i]);
     if (status == GS_OK && sw->driver && sw->driver->annotate) {
@@ -74,6 +206,10 @@ static gs_status telemetry_begin(const gs_sweep *sw, const gs_run_config *config
   GS_TRY(gs_telemetry_init(tm, n, sw->common->telemetry_interval, sw->common->telemetry_series));
   if (!cuda) {
     gs_telemetry_set_unavailable(tm, "CPU backend: no GPU to sample");
+    return GS_OK;
+  }
+  if (config->control) {
+    gs_telemetry_set_unavailable(tm, "not sampled under a launcher (one process per rank) yet");
     return GS_OK;
   }
   const char *bus_ids[GS_MAX_RANKS];
@@ -227,18 +363,31 @@ static gs_status sweep_counts(const gs_sweep *sw, const gs_u64_list *counts) {
       for (size_t k = first; k < done; k++)
         snprintf(ms[k].variant, sizeof ms[k].variant, "%s", variant);
       if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+      // A lost rank ends the job: no later measurement can run in lockstep.
+      const int lost = sw->job && sw->job->control && loses_the_job(status);
+      if (lost) sw->job->broken = 1;
+      if (status == GS_ERR_USAGE || status == GS_ERR_INTERRUPTED || lost) stop = 1;
+      // Under a launcher only one process writes documents and prints
+      // (process 0, or its stand-in once it is lost); every process measures.
+      if (!gs_measure_job_writes(sw->job)) continue;
       gs_runner_relate(ms + group, done - group);
       // Written after every measurement: a later crash keeps what was measured.
       gs_status written = write_document(sw, ms, tm, done);
       if (written != GS_OK && first_failure == GS_OK) first_failure = written;
-      if (written != GS_OK || status == GS_ERR_USAGE) stop = 1;
+      if (written != GS_OK) stop = 1;
     }
-    print_group(stdout, sw, ms + group, tm + group, done - group);
-    if (sw->summary_copy) print_group(sw->summary_copy, sw, ms + group, tm + group, done - group);
+    if (gs_measure_job_writes(sw->job)) {
+      print_group(stdout, sw, ms + group, tm + group, done - group);
+      if (sw->summary_copy) print_group(sw->summary_copy, sw, ms + group, tm + group, done - group);
+    }
   }
-  if (sw->driver && sw->driver->print) sw->driver->print(sw->driver->ctx, stdout, done);
-  gs_decision_table_print(stdout, ms, done);
-  if (sw->summary_copy) gs_decision_table_print(sw->summary_copy, ms, done);
+  const int writes = gs_measure_job_writes(sw->job);
+  if (is_rank_failure(first_failure) && done > 0 && writes) first_failure = GS_ERR_PARTIAL;
+  if (writes) {
+    if (sw->driver && sw->driver->print) sw->driver->print(sw->driver->ctx, stdout, done);
+    gs_decision_table_print(stdout, ms, done);
+    if (sw->summary_copy) gs_decision_table_print(sw->summary_copy, ms, done);
+  }
   for (size_t i = 0; i < done; i++) {
     gs_measurement_free(&ms[i]);
     gs_telemetry_free(&tm[i]);

@@ -21,6 +21,34 @@ typedef struct {
   /* Prints the driver's lines for measurements 0..count-1. */
   void (*print)(void *ctx, FILE *out, size_t count);
 } gs_sweep_driver;
+/* The process in its job for the measuring commands (docs/multinode.md):
+ * threads mode (one process drives every rank) or mpi mode (one rank per
+ * process under mpirun/srun), the control world over all processes, and
+ * where each process runs. */
+typedef struct {
+  gs_comm_job job;
+  gs_comm_world *control;        /* mpi mode only */
+  gs_rank_place places[GS_MAX_RANKS]; /* every process (on every process) */
+  int broken;                    /* a rank was lost: the job cannot go on */
+} gs_measure_job;
+
+/* Detects the launcher, starts MPI under one, installs the SIGINT/SIGTERM
+ * handlers and resolves the common options into *config (this process's
+ * rank and device in mpi mode, the world = the processes). Called once per
+ * command from the main thread. */
+gs_status gs_measure_job_start(gs_measure_job *mj, gs_common_options *common, int default_all,
+                               gs_run_config *config);
+
+/* Whether this process writes documents and prints summaries: process 0,
+ * or, once a rank was lost and process 0 is dead, the lowest live process
+ * of process 0's host. */
+int gs_measure_job_writes(const gs_measure_job *mj);
+
+/* Ends the job: after a lost rank, process 0 (which has written its
+ * document) aborts the whole job so that no process waits for the dead
+ * one; otherwise the control world and MPI are shut down in order. Returns
+ * `status`. */
+gs_status gs_measure_job_finish(gs_measure_job *mj, gs_status status);
 
 typedef struct {
   const char *command;           /* "run", "scale" or "suite" */
@@ -35,6 +63,7 @@ typedef struct {
   FILE *summary_copy;            /* also receives the summary; may be NULL */
   const gs_sweep_driver *driver; /* NULL: gs_measure_sweep chooses (llm's own
                                     driver for llm, else the runner) */
+  gs_measure_job *job;           /* the process in its job */
 } gs_sweep;
 
 /* Default rank counts for a world of n: 1, 2, 4, ... below n, then n. */
@@ -48,6 +77,10 @@ gs_status gs_measure_llm_defaults(const gs_common_options *common, gs_run_config
 
 /* Measures at each count in `counts` (prefixes of config->devices).
  * Returns GS_OK or the first failed measurement's status. */
+/* Measures at each count in `counts` (prefixes of config->devices; in mpi
+ * mode the first N processes, the others idle in lockstep). Returns GS_OK,
+ * GS_ERR_PARTIAL when a rank was lost or the run was interrupted after
+ * something was measured and written, or the first failure's status. */
 gs_status gs_measure_sweep(const gs_sweep *sweep, const gs_u64_list *counts);
 
 /* Parses "COMMAND WORKLOAD [options]" for run and scale: finds the workload

@@ -340,6 +340,10 @@ static cJSON *rank_to_json(json_build *b, const gs_rank_record *r) {
   add_samples(b, o, "wall_seconds", r->wall_seconds, r->n_samples);
   if (r->comm_seconds) add_samples(b, o, "comm_seconds", r->comm_seconds, r->n_samples);
   add_verification(b, o, &r->verification);
+  if (r->failed_samples > 0) add_u64(b, o, "failed_samples", r->failed_samples);
+  // A failed verification ran every step; any other failure stopped early.
+  if (r->status != GS_OK && r->status != GS_ERR_VERIFY)
+    add_u64(b, o, "last_completed_step", r->steps_completed);
   return o;
 }
 

@@ -83,6 +83,10 @@ typedef struct {
   double *wall_seconds;           /* per iteration from the monotonic clock */
   double *comm_seconds;           /* per iteration: exposed communication (platform/comm.h); NULL when the workload does not communicate */
   gs_verification verification;
+  uint64_t failed_samples;        /* timed samples declared failed (fail fault); "failed_samples" when > 0 */
+  uint64_t steps_completed;       /* steps this rank finished in the measurement (cold start,
+                                     warmup, timed); "last_completed_step" when the rank
+                                     stopped early (status neither ok nor verification) */
 } gs_rank_record;
 
 typedef struct {

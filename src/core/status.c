@@ -29,6 +29,9 @@ const char *gs_status_name(gs_status status) {
     case GS_ERR_ABORTED: return "aborted";
     case GS_ERR_INTERNAL: return "internal";
     case GS_REGRESSION: return "regression";
+    case GS_ERR_INTERRUPTED: return "interrupted";
+    case GS_ERR_RANK_LOST: return "rank-lost";
+    case GS_ERR_PARTIAL: return "partial";
   }
   return "unknown";
 }
@@ -37,6 +40,7 @@ int gs_status_exit_code(gs_status status) {
   if (status == GS_OK) return 0;
   if (status == GS_ERR_USAGE) return 2;
   if (status == GS_REGRESSION) return 3;
+  if (status == GS_ERR_PARTIAL) return 4;
   return 1;
 }
 

@@ -21,13 +21,17 @@ typedef enum {
   GS_ERR_UNSUPPORTED, /* the request cannot run here (e.g. no GPU) */
   GS_ERR_ABORTED,     /* stopped because another rank failed */
   GS_ERR_INTERNAL,    /* a bug in gpuscale */
-  GS_REGRESSION       /* compare: a significant regression was found (exit 3) */
+  GS_REGRESSION,      /* compare: a significant regression was found (exit 3) */
+  GS_ERR_INTERRUPTED, /* SIGINT/SIGTERM arrived; what was measured is kept */
+  GS_ERR_RANK_LOST,   /* a rank died, hung or was killed (docs/multinode.md) */
+  GS_ERR_PARTIAL      /* the run ended early; the document holds what was measured (exit 4) */
 } gs_status;
 
 /* Stable lower-case name of a status, e.g. "verify" (used in result files). */
 const char *gs_status_name(gs_status status);
 
 /* Process exit code for a status: 0 ok, 2 usage, 3 regression (compare),
+ * 4 partial (docs/cli.md),
  * 1 anything else. */
 int gs_status_exit_code(gs_status status);
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "core/interrupt.h"
 #include "core/timer.h"
 #include "platform/comm_internal.h"
 
@@ -96,6 +97,9 @@ gs_status gs_comm_job_start(gs_comm_job *job) {
   int provided = 0;
   GS_CHECK_MPI(MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided));
   job->mpi_started = 1;
+  // Errors come back as return codes (checked by GS_CHECK_MPI), so that a
+  // peer's death ends in a status and a partial document, not an abort here.
+  GS_CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
   if (provided < MPI_THREAD_SERIALIZED)
     return gs_error(GS_ERR_MPI,
                     "the MPI library gives thread level %d; gpuscale needs "
@@ -378,6 +382,16 @@ void comm_describe_laggards(const gs_comm *c, uint64_t mine, char *buf, size_t s
   }
 }
 
+int gs_comm_behind(const gs_comm *c, int *ranks, int max) {
+  const gs_comm_world *w = c->world;
+  uint64_t mine = atomic_load(&w->progress[c->progress_index]);
+  int n = 0;
+  for (int j = 0; j < w->progress_count && n < max; j++)
+    if (j != c->progress_index && atomic_load(&w->progress[j]) < mine)
+      ranks[n++] = w->progress_ranks[j];
+  return n;
+}
+
 void gs_comm_abort(gs_comm *c) {
   if (c->aborted) return;
   c->aborted = 1;
@@ -418,6 +432,11 @@ gs_status gs_comm_wait(gs_comm *c, cudaStream_t stream) {
     if (rc != cudaErrorNotReady) GS_CHECK_CUDA(rc);
     if ((spins & 63) == 0) {
       GS_TRY(gs_comm_check(c));
+      if (gs_interrupt_signal() != 0) {
+        gs_comm_abort(c);
+        return gs_error_quiet(GS_ERR_INTERRUPTED, "%s interrupted by signal %d", c->op_name,
+                              gs_interrupt_signal());
+      }
       if (comm_time_left(c, start) <= 0.0) {
         uint64_t mine = atomic_load(&c->world->progress[c->progress_index]);
         char who[GS_TEXT_LONG];

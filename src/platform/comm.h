@@ -27,7 +27,8 @@
  * timeout; NCCL's asynchronous errors are checked while polling. When a wait
  * runs past the timeout the rank aborts its communicator (ncclCommAbort) and
  * returns GS_ERR_TIMEOUT with a message naming the rank(s) that did not
- * arrive; every later call on that handle returns GS_ERR_ABORTED. */
+ * arrive; every later call on that handle returns GS_ERR_ABORTED. A SIGINT or
+ * SIGTERM (core/interrupt.h) ends a polling wait with GS_ERR_INTERRUPTED. */
 #ifndef GS_COMM_H
 #define GS_COMM_H
 
@@ -232,6 +233,12 @@ gs_status gs_comm_barrier(gs_comm *comm);
 /* Declares how far this rank has got (e.g. the iteration it is about to
  * enqueue), so that a timeout can name the rank(s) that fell behind. */
 void gs_comm_progress(gs_comm *comm, uint64_t step);
+
+/* The global ranks whose declared progress (gs_comm_progress) is behind
+ * this rank's, as far as this process can see them (every rank in threads
+ * mode, the processes of this host in mpi mode): up to `max` into ranks[].
+ * Returns how many. Used after a timeout to name the rank that stalled. */
+int gs_comm_behind(const gs_comm *comm, int *ranks, int max);
 
 /* ---- exposed communication time ------------------------------------------ */
 /* A workload brackets the part of a step in which its compute stream waits

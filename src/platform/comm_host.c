@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "core/check.h"
+#include "core/interrupt.h"
 #include "core/timer.h"
 #include "platform/comm_internal.h"
 
@@ -291,6 +292,11 @@ gs_status comm_mpi_complete(gs_comm *c, MPI_Request *requests, int n) {
     int done = 0;
     GS_CHECK_MPI(MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE));
     if (done) return GS_OK;
+    if ((spins & 255) == 0 && gs_interrupt_signal() != 0) {
+      c->aborted = 1;
+      return gs_error_quiet(GS_ERR_INTERRUPTED, "%s interrupted by signal %d", c->op_name,
+                            gs_interrupt_signal());
+    }
     if ((spins & 255) == 0 && comm_time_left(c, start) <= 0.0) {
       uint64_t mine = atomic_load(&c->world->progress[c->progress_index]);
       char who[GS_TEXT_LONG];
