@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "bench/coll.h"
+#include "bench/fault.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "core/check.h"
@@ -180,33 +181,16 @@ static gs_status take_op(void *ctx, const char *arg) {
   return GS_OK;
 }
 
+/* The one fault coll can inject, a delay of a rank's first timed batch,
+ * parsed by the common fault syntax (bench/fault.h). */
 static gs_status parse_inject(const char *text, int *rank, double *seconds) {
-  const char *prefix = "delay:";
-  if (strncmp(text, prefix, strlen(prefix)) != 0)
+  gs_fault_list faults = {0};
+  GS_TRY(gs_fault_parse(text, &faults));
+  if (faults.items[0].kind != GS_FAULT_DELAY)
     return gs_error(GS_ERR_USAGE, "option --inject: '%s': coll supports delay:rank=R,seconds=S",
                     text);
-  char buf[GS_TEXT_LONG];
-  snprintf(buf, sizeof buf, "%s", text + strlen(prefix));
-  int have_rank = 0, have_seconds = 0;
-  char *save = NULL;
-  for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-    char *eq = strchr(item, '=');
-    if (!eq) return gs_error(GS_ERR_USAGE, "option --inject: '%s' is not NAME=VALUE", item);
-    *eq = '\0';
-    if (strcmp(item, "rank") == 0) {
-      uint64_t r = 0;
-      GS_TRY(gs_parse_count(eq + 1, "--inject rank", 0, GS_MAX_RANKS * 1024, &r));
-      *rank = (int)r;
-      have_rank = 1;
-    } else if (strcmp(item, "seconds") == 0) {
-      GS_TRY(gs_parse_double(eq + 1, "--inject seconds", 0.0, 86400.0, seconds));
-      have_seconds = 1;
-    } else {
-      return gs_error(GS_ERR_USAGE, "option --inject: unknown parameter '%s' of delay", item);
-    }
-  }
-  if (!have_rank || !have_seconds)
-    return gs_error(GS_ERR_USAGE, "option --inject: delay needs rank=R and seconds=S");
+  *rank = faults.items[0].rank;
+  *seconds = faults.items[0].params[0];
   return GS_OK;
 }
 
