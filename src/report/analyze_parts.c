@@ -153,6 +153,7 @@ static void read_requests(const cJSON *reqs, gs_report_rank *k, double *lat, siz
     const char *s = cJSON_IsString(status) ? status->valuestring : "";
     double latency = number_or_nan(member(q, "latency_seconds"));
     int is_cold = cJSON_IsTrue(member(q, "cold"));
+    if (is_cold) k->cold_requests++;
     k->requests++;
     if (strcmp(s, "ok") == 0) {
       k->requests_ok++;
