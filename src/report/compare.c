@@ -41,7 +41,8 @@ static int add_note(gs_compare *c, const char *fmt, ...) {
 
 static int same_series(const gs_report_series *a, const gs_report_series *b) {
   return strcmp(a->workload, b->workload) == 0 && strcmp(a->backend, b->backend) == 0 &&
-         strcmp(a->scaling, b->scaling) == 0 && strcmp(a->options, b->options) == 0;
+         strcmp(a->scaling, b->scaling) == 0 && strcmp(a->options, b->options) == 0 &&
+         strcmp(a->label, b->label) == 0 && strcmp(a->split, b->split) == 0;
 }
 
 /* Rows measure the same thing: the same world size and, for collectives,
@@ -167,8 +168,9 @@ static gs_status compare_rows(gs_compare *c, size_t si, const gs_report_series *
 
 /* "voxelize (backend cpu, strong, options {...})" for messages. */
 static void series_label(char *buf, size_t size, const gs_report_series *s) {
-  snprintf(buf, size, "%s (backend %s, scaling %s, options %s)", s->workload,
-           s->backend[0] ? s->backend : "-", s->scaling[0] ? s->scaling : "-", s->options);
+  snprintf(buf, size, "%s (backend %s, scaling %s%s%s%s%s, options %s)", s->workload,
+           s->backend[0] ? s->backend : "-", s->scaling[0] ? s->scaling : "-",
+           s->label[0] ? ", " : "", s->label, s->split[0] ? ", split " : "", s->split, s->options);
 }
 
 /* See compare.h. */
@@ -221,7 +223,8 @@ gs_status gs_compare_load(const char *base_path, const char *new_path, double al
     }
     st = gs_error(GS_ERR_FORMAT,
                   "%s and %s share no measurement to compare (workload, backend, scaling, "
-                  "workload options and rank count must match): %s",
+                  "workload options, variant/scenario/task/split and rank count must "
+                  "match): %s",
                   base_path, new_path, what[0] ? what : "no measurements");
   }
   if (st != GS_OK) gs_compare_free(out);
