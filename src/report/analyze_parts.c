@@ -414,7 +414,10 @@ void gs_report_placement_read(const cJSON *doc, const cJSON *m, gs_report_row *r
     for (const cJSON *p = f->child; p; p = p->next) {
       if (!p->string || strcmp(p->string, "kind") == 0 || strcmp(p->string, "rank") == 0)
         continue;
-      snprintf(one, sizeof one, " %s=%.6g", p->string, number_or_nan(p));
+      if (cJSON_IsString(p))
+        snprintf(one, sizeof one, " %s=%s", p->string, p->valuestring);
+      else
+        snprintf(one, sizeof one, " %s=%.6g", p->string, number_or_nan(p));
       append_text(row->faults, sizeof row->faults, one);
     }
     if (rank >= 0 && rank < (double)row->n_ranks && rank == floor(rank))
