@@ -143,8 +143,16 @@ static gs_status compare_rows(gs_compare *c, size_t si, const gs_report_series *
       if (x->is_coll)  // one row per message size: name it
         snprintf(step, sizeof step, "%s %.0f B", x->coll_op ? x->coll_op : "coll", x->coll_bytes);
       st = compare_metric(c, si, ranks, step, "s", 0, a, na, b, nb);
-      // Throughput per step: items_per_step / step time, when both know the items.
-      if (st == GS_OK && x->items_per_step > 0 && x->items_per_step == y->items_per_step) {
+      // Throughput per step: items_per_step / step time, when both know the
+      // items. Request-based samples are latencies of overlapping requests:
+      // items over one of them is no throughput.
+      if (st == GS_OK && (x->request_based || y->request_based)) {
+        if (!add_note(c, "%s at %d ranks: request-based (per-request latencies): throughput "
+                         "not compared per sample (BASE %.6g, NEW %.6g %s/s over the run time)",
+                      s->workload, ranks, x->throughput, y->throughput,
+                      s->item_unit ? s->item_unit : "items"))
+          st = gs_error(GS_ERR_NOMEM, "out of memory");
+      } else if (st == GS_OK && x->items_per_step > 0 && x->items_per_step == y->items_per_step) {
         for (size_t i = 0; i < na; i++) a[i] = (double)x->items_per_step / a[i];
         for (size_t i = 0; i < nb; i++) b[i] = (double)y->items_per_step / b[i];
         st = compare_metric(c, si, ranks, "throughput", s->item_unit ? s->item_unit : "items", 1,
@@ -314,7 +322,11 @@ gs_status gs_compare_render(FILE *out, const gs_compare *c, gs_compare_format fo
     snprintf(change, sizeof change, "%+.2f%%", 100.0 * r->change);
     snprintf(ci, sizeof ci, "[%+.2f%%, %+.2f%%]", 100.0 * r->ci_low, 100.0 * r->ci_high);
     snprintf(p, sizeof p, "%.3g%s", r->test.p, r->test.exact ? "*" : "");
-    const char *wl = c->base.series[r->series].workload;
+    const gs_report_series *s = &c->base.series[r->series];
+    char wl[256];
+    snprintf(wl, sizeof wl, "%s%s%s%s%s%s", s->workload, s->label[0] ? " (" : "", s->label,
+             s->split[0] ? (s->label[0] ? ", split " : " (split ") : "", s->split,
+             s->label[0] || s->split[0] ? ")" : "");
     if (md)
       fprintf(out, "| %s | %d | %s | %s | %s | %s | %s | %g | %s | %s |\n", wl, r->world_size,
               r->metric, base, next, change, ci, r->test.u, p, gs_change_verdict_name(r->verdict));
