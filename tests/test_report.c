@@ -492,6 +492,26 @@ static void test_llm_requests(void **state) {
   gs_report_free(&r);
 }
 
+/* llm_server_cpu.json (gpuscale run llm --backend cpu --ranks 2 --model
+ * tiny --samples 8 --scenario server): arrivals pace the ranks, so their
+ * busy tokens/s (shown) are not compared: no speed marks, no straggler. */
+static void test_llm_server(void **state) {
+  (void)state;
+  gs_report r = load1("llm_server_cpu.json", &default_th);
+  assert_int_equal(r.n_series, 1);
+  assert_string_equal(r.series[0].label, "scenario server");
+  const gs_report_row *row = &r.series[0].rows[0];
+  const cJSON *llm = cJSON_GetObjectItem(measurement_of(&r, row), "llm");
+  assert_close(cJSON_GetObjectItem(llm, "tokens_per_second")->valuedouble, row->throughput);
+  assert_int_equal(row->straggler, -1);
+  for (size_t k = 0; k < row->n_ranks; k++) {
+    assert_true(isnan(row->ranks[k].throughput));
+    assert_true(row->ranks[k].tokens_per_second > 0);
+    assert_int_equal(row->ranks[k].mark, GS_MARK_GOOD);  // from the success rate alone
+  }
+  gs_report_free(&r);
+}
+
 /* split_cpu.json (gpuscale run resample --backend cpu --ranks 2 --split
  * proportional --inject slow:rank=1,factor=3): the even and the
  * proportional measurement at 2 ranks are two series, never one; the gain
@@ -595,6 +615,7 @@ int main(void) {
       cmocka_unit_test(test_prices),             cmocka_unit_test(test_html),
       cmocka_unit_test(test_llm_requests),       cmocka_unit_test(test_split_and_faults),
       cmocka_unit_test(test_variants),           cmocka_unit_test(test_plan),
+      cmocka_unit_test(test_llm_server),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -340,6 +340,7 @@ gs_status gs_report_rank_extras(const cJSON *doc, const cJSON *m, const char *fi
   }
   const cJSON *scenario = member(m, "scenario");
   row->scenario = cJSON_IsString(scenario) ? scenario->valuestring : NULL;
+  int server = row->scenario && strcmp(row->scenario, "server") == 0;
   row->generated_tokens = 0.0;
   row->run_seconds = run_seconds_of(m);
   for (size_t r = 0; r < row->n_ranks; r++) {
@@ -366,8 +367,10 @@ gs_status gs_report_rank_extras(const cJSON *doc, const cJSON *m, const char *fi
     if (!isfinite(busy)) busy = k->n ? k->mean * (double)k->n : 0.0;
     if (busy > 0) k->tokens_per_second = tokens / busy;
     // A rank's speed for the symmetry marks is its tokens/s, not its
-    // tokens over one mean latency.
-    if (row->request_based) k->throughput = k->tokens_per_second;
+    // tokens over one mean latency. In the server scenario arrivals pace
+    // every rank (its busy time includes waiting for them): no speed to
+    // compare, only the success rate marks.
+    if (row->request_based) k->throughput = server ? NAN : k->tokens_per_second;
     if (n_lat > 0) {
       qsort(lat, n_lat, sizeof *lat, compare_doubles);
       double median = gs_stats_percentile_sorted(lat, n_lat, 50.0);

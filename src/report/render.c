@@ -397,7 +397,11 @@ static gs_status series_tables(writer *w, const gs_report *r, const gs_report_se
           s->split[0] ? "; split " : "", s->split);
   w_block(w, 0, "  ", w->md && !w->html ? "Workload options: `%s`" : "Workload options: %s",
           s->options);
-  w_block(w, 0, "  ", "Step time = slowest rank per iteration, in ms; throughput in %s/s", unit);
+  if (s->n_rows > 0 && s->rows[0].request_based)
+    w_block(w, 0, "  ", "n, mean and median: per-request latency, in ms; throughput in %s/s over "
+                        "the run time", unit);
+  else
+    w_block(w, 0, "  ", "Step time = slowest rank per iteration, in ms; throughput in %s/s", unit);
   w_plots(w, s, -1);
 
   static const char *const head[] = {"ranks",   "file",    "status",     "verify",
