@@ -60,6 +60,13 @@ const char *gs_report_file_name(const gs_report *r, size_t file) {
   return slash ? slash + 1 : p;
 }
 
+/* See report.h. */
+void gs_report_series_name(const gs_report_series *s, char *out, size_t size) {
+  snprintf(out, size, "%s%s%s%s%s%s", s->workload, s->label[0] ? " (" : "", s->label,
+           s->split[0] ? (s->label[0] ? ", split " : " (split ") : "", s->split,
+           s->label[0] || s->split[0] ? ")" : "");
+}
+
 static const char *json_string_or(const cJSON *obj, const char *name, const char *fallback) {
   const cJSON *x = cJSON_GetObjectItemCaseSensitive(obj, name);
   return cJSON_IsString(x) ? x->valuestring : fallback;

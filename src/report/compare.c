@@ -324,9 +324,7 @@ gs_status gs_compare_render(FILE *out, const gs_compare *c, gs_compare_format fo
     snprintf(p, sizeof p, "%.3g%s", r->test.p, r->test.exact ? "*" : "");
     const gs_report_series *s = &c->base.series[r->series];
     char wl[256];
-    snprintf(wl, sizeof wl, "%s%s%s%s%s%s", s->workload, s->label[0] ? " (" : "", s->label,
-             s->split[0] ? (s->label[0] ? ", split " : " (split ") : "", s->split,
-             s->label[0] || s->split[0] ? ")" : "");
+    gs_report_series_name(s, wl, sizeof wl);
     if (md)
       fprintf(out, "| %s | %d | %s | %s | %s | %s | %s | %g | %s | %s |\n", wl, r->world_size,
               r->metric, base, next, change, ci, r->test.u, p, gs_change_verdict_name(r->verdict));

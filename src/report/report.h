@@ -252,6 +252,10 @@ gs_status gs_report_load_with(const char *const *paths, size_t n, const gs_repor
 /* Frees everything `r` owns and zeroes it. Safe on a zeroed report. */
 void gs_report_free(gs_report *r);
 
+/* "WORKLOAD (LABEL, split POLICY)" of series `s` (only the parts it has,
+ * e.g. "mlp (variant batch=8)" or plain "voxelize") into `out`. */
+void gs_report_series_name(const gs_report_series *s, char *out, size_t size);
+
 /* The base name of report file i (for display). */
 const char *gs_report_file_name(const gs_report *r, size_t file);
 
