@@ -23,6 +23,11 @@ expect 0 "no significant regression" -- compare "$base" "$base"
 expect 3 "7 significant regressions" -- compare "$base" "$slow"
 expect 3 "step time .* \\+30.00% .* 0.0284  regression" -- compare "$base" "$slow"
 expect 0 "improvement" -- compare "$slow" "$base"
+# series keyed by variant and split are paired as such and named
+expect 0 "mlp \\(variant batch=32\\) +2 throughput" -- compare "$data/mlp_variants.json" "$data/mlp_variants.json"
+expect 0 "resample \\(split proportional\\) +2 step time" -- compare "$data/split_cpu.json" "$data/split_cpu.json"
+# request-based rows: latencies compared, no throughput per latency sample
+expect 0 "llm at 2 ranks: request-based" -- compare "$data/llm_cpu.json" "$data/llm_cpu.json"
 expect 0 "within threshold" -- compare --threshold 40 "$base" "$slow"
 expect 0 "no significant regression" -- compare --alpha 0.0001 "$base" "$slow"
 

@@ -123,6 +123,17 @@ has "$work/odd.html" "it's"
 # golden outputs: every section of the text and Markdown reports
 golden two_host_coll.txt report --price H100=7 two_host.json coll.json
 golden strong_two_host.md report -f markdown --price H100=7 strong.json two_host.json
+# documents of the newer workloads, written on the CPU backend and trimmed
+# (aggregate.step, telemetry and per-rank llm statistics dropped):
+#   llm_cpu.json      scale llm --ranks 2 --model tiny --samples 6 --batch 2
+#   llm_server_cpu.json run llm --ranks 2 --model tiny --samples 8 --scenario server
+#   split_cpu.json    run resample --ranks 2 --split proportional
+#                     --inject slow:rank=1,factor=3 --samples 100 --iters 6
+#   mlp_variants.json scale mlp --ranks 2 --batch-sizes 8,32 --iters 4
+#   plan_cpu.json     plan --task '0:resample --samples 100' --task 1:fuse --iters 4
+golden workloads.txt report llm_cpu.json llm_server_cpu.json split_cpu.json mlp_variants.json \
+  plan_cpu.json
+golden plan.md report -f markdown plan_cpu.json
 
 # a real document written by scale
 "$bin" scale voxelize --backend cpu --ranks 2 --points 20K --clouds 4 --grid 16 --voxel-size 1 \

@@ -431,6 +431,165 @@ static void test_renderers(void **state) {
   gs_report_free(&r);
 }
 
+/* Relative closeness for numbers a writer rounded differently (1e-9). */
+static void assert_close(double expected, double actual) {
+  if (!(fabs(expected - actual) <= 1e-9 * fmax(1.0, fabs(expected)))) {
+    print_error("expected %.17g, got %.17g\n", expected, actual);
+    fail();
+  }
+}
+
+static const cJSON *measurement_of(const gs_report *r, const gs_report_row *row) {
+  return cJSON_GetArrayItem(cJSON_GetObjectItem(r->docs[row->file], "measurements"),
+                            (int)row->measurement);
+}
+
+/* llm_cpu.json (gpuscale scale llm --backend cpu --ranks 2 --model tiny
+ * --samples 6 --batch 2): request-based rows. Throughput is the run's
+ * tokens over its run time (what the run printed: llm.tokens_per_second),
+ * never tokens over one mean latency; per rank likewise over its busy time. */
+static void test_llm_requests(void **state) {
+  (void)state;
+  gs_report r = load1("llm_cpu.json", &default_th);
+  assert_int_equal(r.n_series, 1);
+  const gs_report_series *s = &r.series[0];
+  assert_string_equal(s->label, "scenario offline");
+  assert_int_equal(s->n_rows, 2);
+  for (size_t i = 0; i < s->n_rows; i++) {
+    const gs_report_row *row = &s->rows[i];
+    const cJSON *llm = cJSON_GetObjectItem(measurement_of(&r, row), "llm");
+    assert_true(row->request_based);
+    assert_string_equal(row->scenario, "offline");
+    assert_close(cJSON_GetObjectItem(llm, "generated_tokens")->valuedouble, row->generated_tokens);
+    assert_close(cJSON_GetObjectItem(llm, "tokens_per_second")->valuedouble, row->throughput);
+    // The old formula (tokens of the stream / mean latency) is far off.
+    assert_true(fabs((double)row->items_per_step / row->step.mean - row->throughput) >
+                0.05 * row->throughput);
+    assert_false(row->breakdown.available);
+    const cJSON *ranks = cJSON_GetObjectItem(llm, "ranks");
+    for (size_t k = 0; k < row->n_ranks; k++) {
+      double recorded = cJSON_GetObjectItem(cJSON_GetArrayItem(ranks, (int)k),
+                                            "tokens_per_second")->valuedouble;
+      assert_close(recorded, row->ranks[k].throughput);
+      assert_close(recorded, row->ranks[k].tokens_per_second);
+    }
+    // TTFT and TPOT from the requests match the run's own statistics.
+    const cJSON *ttft = cJSON_GetObjectItem(llm, "ttft_seconds");
+    const cJSON *tpot = cJSON_GetObjectItem(llm, "tpot_seconds");
+    assert_int_equal(row->ttft.n, cJSON_GetObjectItem(ttft, "n")->valueint);
+    assert_close(cJSON_GetObjectItem(ttft, "p50")->valuedouble, row->ttft.p50);
+    assert_close(cJSON_GetObjectItem(ttft, "p99")->valuedouble, row->ttft.p99);
+    assert_close(cJSON_GetObjectItem(tpot, "p50")->valuedouble, row->tpot.p50);
+    assert_close(cJSON_GetObjectItem(tpot, "p99")->valuedouble, row->tpot.p99);
+  }
+  assert_close(s->rows[1].throughput / s->rows[0].throughput, s->rows[1].speedup);
+  assert_true(has_advice(s, "does not apply to request-based measurements"));
+  assert_false(has_advice(s, "exposed communication"));
+  char *text = render(&r, GS_REPORT_TEXT);
+  assert_non_null(strstr(text, "TTFT p50"));
+  assert_non_null(strstr(text, "scenario offline"));
+  free(text);
+  gs_report_free(&r);
+}
+
+/* llm_server_cpu.json (gpuscale run llm --backend cpu --ranks 2 --model
+ * tiny --samples 8 --scenario server): arrivals pace the ranks, so their
+ * busy tokens/s (shown) are not compared: no speed marks, no straggler. */
+static void test_llm_server(void **state) {
+  (void)state;
+  gs_report r = load1("llm_server_cpu.json", &default_th);
+  assert_int_equal(r.n_series, 1);
+  assert_string_equal(r.series[0].label, "scenario server");
+  const gs_report_row *row = &r.series[0].rows[0];
+  const cJSON *llm = cJSON_GetObjectItem(measurement_of(&r, row), "llm");
+  assert_close(cJSON_GetObjectItem(llm, "tokens_per_second")->valuedouble, row->throughput);
+  assert_int_equal(row->straggler, -1);
+  for (size_t k = 0; k < row->n_ranks; k++) {
+    assert_true(isnan(row->ranks[k].throughput));
+    assert_true(row->ranks[k].tokens_per_second > 0);
+    assert_int_equal(row->ranks[k].mark, GS_MARK_GOOD);  // from the success rate alone
+  }
+  gs_report_free(&r);
+}
+
+/* split_cpu.json (gpuscale run resample --backend cpu --ranks 2 --split
+ * proportional --inject slow:rank=1,factor=3): the even and the
+ * proportional measurement at 2 ranks are two series, never one; the gain
+ * is named; rank 1's slowdown is named as injected. */
+static void test_split_and_faults(void **state) {
+  (void)state;
+  gs_report r = load1("split_cpu.json", &default_th);
+  assert_int_equal(r.n_series, 2);
+  const gs_report_series *even = &r.series[0], *prop = &r.series[1];
+  assert_string_equal(even->split, "even");
+  assert_string_equal(prop->split, "proportional");
+  assert_int_equal(even->n_rows, 1);
+  assert_int_equal(prop->n_rows, 1);
+  const gs_report_row *e = &even->rows[0], *p = &prop->rows[0];
+  assert_string_equal(e->split_units, "16,16");
+  assert_string_not_equal(p->split_units, "16,16");
+  char gain[128];
+  snprintf(gain, sizeof gain, "gain %.2fx", p->throughput / e->throughput);
+  assert_true(has_advice(prop, gain));
+  assert_true(has_advice(prop, "split at 2 ranks: even"));
+  for (const gs_report_row *row = e; row; row = row == e ? p : NULL) {
+    assert_string_equal(row->faults, "slow rank 1 factor=3");
+    assert_false(row->ranks[0].injected);
+    assert_true(row->ranks[1].injected);
+    assert_int_equal(row->straggler, 1);
+  }
+  assert_true(has_advice(even, "injected straggler: at 2 ranks rank 1"));
+  assert_false(has_advice(even, "consider dynamic load balancing"));
+  char *text = render(&r, GS_REPORT_TEXT);
+  assert_non_null(strstr(text, "straggler rank 1 (injected)"));
+  assert_non_null(strstr(text, "critical (straggler, injected)"));
+  assert_non_null(strstr(text, "injected: slow rank 1 factor=3"));
+  free(text);
+  gs_report_free(&r);
+}
+
+/* mlp_variants.json (gpuscale scale mlp --backend cpu --ranks 2
+ * --batch-sizes 8,32): one series per batch size, each scaled against its
+ * own 1-rank row. */
+static void test_variants(void **state) {
+  (void)state;
+  gs_report r = load1("mlp_variants.json", &default_th);
+  assert_int_equal(r.n_series, 2);
+  assert_string_equal(r.series[0].label, "variant batch=8");
+  assert_string_equal(r.series[1].label, "variant batch=32");
+  for (size_t i = 0; i < 2; i++) {
+    const gs_report_series *s = &r.series[i];
+    assert_int_equal(s->n_rows, 2);
+    assert_int_equal(s->rows[0].world_size, 1);
+    assert_int_equal(s->rows[1].world_size, 2);
+    assert_close(s->rows[1].throughput / s->rows[0].throughput, s->rows[1].speedup);
+  }
+  gs_report_free(&r);
+}
+
+/* plan_cpu.json (gpuscale plan --backend cpu --task '0:resample --samples
+ * 100' --task 1:fuse): one series per task with the task's own options,
+ * and the system total of the tasks. */
+static void test_plan(void **state) {
+  (void)state;
+  gs_report r = load1("plan_cpu.json", &default_th);
+  assert_int_equal(r.n_series, 2);
+  assert_string_equal(r.series[0].label, "task 0 (0:resample --samples 100)");
+  assert_string_equal(r.series[1].label, "task 1 (1:fuse)");
+  assert_non_null(strstr(r.series[0].options, "\"samples\":100"));
+  assert_int_equal(r.series[0].rows[0].task, 0);
+  assert_int_equal(r.series[1].rows[0].task, 1);
+  char *text = render(&r, GS_REPORT_TEXT);
+  assert_non_null(strstr(text, "Plan plan_cpu.json"));
+  char total[96], rate[32];
+  double sum = r.series[0].rows[0].throughput + r.series[1].rows[0].throughput;
+  snprintf(rate, sizeof rate, "%.3f M", sum / 1e6);
+  snprintf(total, sizeof total, "System total: %s values/s", rate);
+  assert_non_null(strstr(text, total));
+  free(text);
+  gs_report_free(&r);
+}
+
 /* HTML: one self-contained document, escaped text, no external resource. */
 static void test_html(void **state) {
   (void)state;
@@ -454,6 +613,9 @@ int main(void) {
       cmocka_unit_test(test_rejects_bad_input),  cmocka_unit_test(test_renderers),
       cmocka_unit_test(test_two_hosts),          cmocka_unit_test(test_collective),
       cmocka_unit_test(test_prices),             cmocka_unit_test(test_html),
+      cmocka_unit_test(test_llm_requests),       cmocka_unit_test(test_split_and_faults),
+      cmocka_unit_test(test_variants),           cmocka_unit_test(test_plan),
+      cmocka_unit_test(test_llm_server),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

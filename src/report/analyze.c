@@ -60,6 +60,13 @@ const char *gs_report_file_name(const gs_report *r, size_t file) {
   return slash ? slash + 1 : p;
 }
 
+/* See report.h. */
+void gs_report_series_name(const gs_report_series *s, char *out, size_t size) {
+  snprintf(out, size, "%s%s%s%s%s%s", s->workload, s->label[0] ? " (" : "", s->label,
+           s->split[0] ? (s->label[0] ? ", split " : " (split ") : "", s->split,
+           s->label[0] || s->split[0] ? ")" : "");
+}
+
 static const char *json_string_or(const cJSON *obj, const char *name, const char *fallback) {
   const cJSON *x = cJSON_GetObjectItemCaseSensitive(obj, name);
   return cJSON_IsString(x) ? x->valuestring : fallback;
@@ -386,6 +393,12 @@ static int row_usable(const gs_report_row *row) {
 /* "Why not N x": the largest part lost against the ideal step of `row`. */
 static void why_not_advice(gs_report_series *s, const gs_report_row *row) {
   const gs_report_breakdown *b = &row->breakdown;
+  if (row->request_based) {
+    add_advice(s, "why not %d.0x: the compute/communication/imbalance/host split does not apply "
+                  "to request-based measurements (overlapping requests, not lockstep steps)",
+               row->world_size);
+    return;
+  }
   if (!b->available || !isfinite(b->ideal_step)) return;
   add_advice(s,
              "why not %d.0x at %d ranks: the step is %.4g ms against an ideal %.4g ms; per rank "
@@ -455,6 +468,12 @@ static void collective_advice(gs_report_series *s) {
                best->link_bandwidth / 1e9);
 }
 
+/* The unit of a rank's throughput in `row`: tokens for request-based rows. */
+static const char *rank_unit(const gs_report_series *s, const gs_report_row *row) {
+  if (row->request_based) return "tokens";
+  return s->item_unit ? s->item_unit : "items";
+}
+
 /* Load balancing, failed ranks, failed requests and cold starts, per row. */
 static void rank_advice(gs_report_series *s, const gs_report *r) {
   for (size_t i = 0; i < s->n_rows; i++) {
@@ -470,12 +489,15 @@ static void rank_advice(gs_report_series *s, const gs_report *r) {
     }
     if (worst)
       add_advice(s,
-                 "consider dynamic load balancing: at %d ranks rank %d %s %.4g %s/s, %.1f%% "
-                 "from the median rank throughput %.4g (critical > %.0f%%); ranks max/min %.2fx",
+                 "%s: at %d ranks rank %d %s %.4g %s/s, %.1f%% from the median rank "
+                 "throughput %.4g (critical > %.0f%%); ranks max/min %.2fx%s%s%s",
+                 worst->injected ? "injected straggler" : "consider dynamic load balancing",
                  row->world_size, worst->rank,
                  row->straggler >= 0 ? "is the straggler at" : "runs at", worst->throughput,
-                 s->item_unit ? s->item_unit : "items", 100.0 * worst->deviation,
-                 row->rank_median, 100.0 * r->thresholds.critical, row->spread_ratio);
+                 rank_unit(s, row), 100.0 * worst->deviation, row->rank_median,
+                 100.0 * r->thresholds.critical, row->spread_ratio,
+                 worst->injected ? " (injected: " : "", worst->injected ? row->faults : "",
+                 worst->injected ? ")" : "");
     for (size_t k = 0; k < row->n_ranks; k++) {
       const gs_report_rank *rk = &row->ranks[k];
       if (strcmp(rk->status, "ok") == 0) continue;
@@ -509,12 +531,42 @@ static void rank_advice(gs_report_series *s, const gs_report *r) {
   }
 }
 
+static const gs_report_series *split_sibling(const gs_report *r, const gs_report_series *s,
+                                             const char *split);
+
+/* The usable 1-rank row of `s`, or NULL. */
+static const gs_report_row *one_rank_row(const gs_report_series *s) {
+  for (size_t i = 0; s && i < s->n_rows; i++)
+    if (s->rows[i].world_size == 1 && row_usable(&s->rows[i])) return &s->rows[i];
+  return NULL;
+}
+
+/* "split at N ranks: even X, proportional (units ...) Y: gain Zx" for each
+ * proportional row of `s` with an even row of the same world size. */
+static void split_advice(gs_report_series *s, const gs_report *r) {
+  const gs_report_series *even = split_sibling(r, s, "even");
+  for (size_t i = 0; even && i < s->n_rows; i++) {
+    const gs_report_row *p = &s->rows[i];
+    for (size_t j = 0; j < even->n_rows; j++) {
+      const gs_report_row *e = &even->rows[j];
+      if (e->world_size != p->world_size || !row_usable(e) || !row_usable(p)) continue;
+      add_advice(s, "split at %d ranks: even %.4g %s/s, proportional (units %s) %.4g %s/s: gain "
+                    "%.2fx", p->world_size, e->throughput, s->item_unit ? s->item_unit : "items",
+                 p->split_units, p->throughput, s->item_unit ? s->item_unit : "items",
+                 p->throughput / e->throughput);
+      break;
+    }
+  }
+}
+
 /* Speedup and friends against the series' 1-rank row, then the verdict. */
 static void analyse_series(gs_report_series *s, const gs_report *r) {
   qsort(s->rows, s->n_rows, sizeof *s->rows, compare_rows);
-  const gs_report_row *base = NULL;
-  for (size_t i = 0; i < s->n_rows && !base; i++)
-    if (s->rows[i].world_size == 1 && row_usable(&s->rows[i])) base = &s->rows[i];
+  // With one rank there is nothing to split: a split series without its own
+  // 1-rank row compares against that of its sibling (or the unsplit series).
+  const gs_report_row *base = one_rank_row(s);
+  if (!base && s->split[0]) base = one_rank_row(split_sibling(r, s, ""));
+  if (!base && s->split[0]) base = one_rank_row(split_sibling(r, s, "even"));
   for (size_t i = 0; i < s->n_rows && base; i++) {
     gs_report_row *row = &s->rows[i];
     double n = (double)row->world_size;
@@ -578,19 +630,41 @@ static void analyse_series(gs_report_series *s, const gs_report *r) {
                pick->throughput, pick->ideal_throughput, s->item_unit ? s->item_unit : "items");
     why_not_advice(s, pick);
   }
+  if (strcmp(s->split, "proportional") == 0) split_advice(s, r);
   batch_advice(s);
   rank_advice(s, r);
 }
 
 /* ---- loading --------------------------------------------------------------- */
 
+/* 1 when `a` and `b` have the same key apart from the split policy. */
+static int same_but_split(const gs_report_series *a, const char *workload, const char *backend,
+                          const char *scaling, const char *options, const char *label) {
+  return strcmp(a->workload, workload) == 0 && strcmp(a->backend, backend) == 0 &&
+         strcmp(a->scaling, scaling) == 0 && strcmp(a->options, options) == 0 &&
+         strcmp(a->label, label) == 0;
+}
+
 static gs_report_series *find_series(gs_report *r, const char *workload, const char *backend,
-                                     const char *scaling, const char *options) {
+                                     const char *scaling, const char *options, const char *label,
+                                     const char *split) {
   for (size_t i = 0; i < r->n_series; i++) {
     gs_report_series *s = &r->series[i];
-    if (strcmp(s->workload, workload) == 0 && strcmp(s->backend, backend) == 0 &&
-        strcmp(s->scaling, scaling) == 0 && strcmp(s->options, options) == 0)
+    if (same_but_split(s, workload, backend, scaling, options, label) &&
+        strcmp(s->split, split) == 0)
       return s;
+  }
+  return NULL;
+}
+
+/* The series that differs from `s` only in its split policy `split`, or NULL. */
+static const gs_report_series *split_sibling(const gs_report *r, const gs_report_series *s,
+                                             const char *split) {
+  for (size_t i = 0; i < r->n_series; i++) {
+    const gs_report_series *o = &r->series[i];
+    if (o != s && strcmp(o->split, split) == 0 &&
+        same_but_split(o, s->workload, s->backend, s->scaling, s->options, s->label))
+      return o;
   }
   return NULL;
 }
@@ -598,6 +672,7 @@ static gs_report_series *find_series(gs_report *r, const char *workload, const c
 /* One measurement read and analysed on its own, waiting for its series. */
 typedef struct {
   char workload[64], backend[64], scaling[64];
+  char label[192], split[16]; /* the rest of the series key (gs_report_series) */
   char *options;              /* canonical JSON; owned until placed */
   const char *item_unit;
   gs_report_row row;          /* its ranks and hosts owned until placed */
@@ -639,6 +714,21 @@ static void drop_samples(cJSON *doc) {
   }
 }
 
+/* The part of the series key beyond workload, backend, scaling, options and
+ * split: variant, scenario and plan task, e.g. "variant batch=8" or
+ * "task 0 (0:resample)"; "" when the measurement has none of them. */
+static void series_label(const cJSON *m, const gs_report_row *row, char *out, size_t size) {
+  const char *variant = json_string_or(m, "variant", NULL);
+  const char *scenario = json_string_or(m, "scenario", NULL);
+  char task[96] = "";
+  if (row->task >= 0)
+    snprintf(task, sizeof task, "task %d%s%s%s", row->task, row->task_spec ? " (" : "",
+             row->task_spec ? row->task_spec : "", row->task_spec ? ")" : "");
+  snprintf(out, size, "%s%s%s%s%s%s%s", variant ? "variant " : "", variant ? variant : "",
+           variant && (scenario || task[0]) ? ", " : "", scenario ? "scenario " : "",
+           scenario ? scenario : "", scenario && task[0] ? ", " : "", task);
+}
+
 /* Reads document `fi` and analyses each of its measurements as a row
  * (everything that does not need other rows). Thread-safe: it writes only
  * r->docs[fi] and `out`. */
@@ -659,17 +749,28 @@ static gs_status prepare_document(gs_report *r, size_t fi, prepared_doc *out) {
     copy_text(p->workload, sizeof p->workload, json_string_or(m, "workload", ""));
     copy_text(p->backend, sizeof p->backend, json_string_or(m, "backend", ""));
     copy_text(p->scaling, sizeof p->scaling, json_string_or(m, "scaling", ""));
-    // A measurement's own options (should a writer add them) win over the document's.
-    const cJSON *own = cJSON_GetObjectItemCaseSensitive(m, "workload_options");
-    p->options = canonical_json(own ? own : doc_options);
-    if (!p->options) return gs_error(GS_ERR_NOMEM, "%s: out of memory", file);
-    p->item_unit = json_string_or(cJSON_GetObjectItemCaseSensitive(m, "cost"), "item_unit", NULL);
     gs_report_row *row = &p->row;
     row->file = fi;
     row->measurement = mi;
     if ((st = read_measurement(m, mi, file, row)) != GS_OK) return st;
+    gs_report_placement_read(doc, m, row);
+    // A measurement's own options (should a writer add them) win over the
+    // document's; a plan task's are those of its entry in config.tasks.
+    const cJSON *own = cJSON_GetObjectItemCaseSensitive(m, "workload_options");
+    if (!own && row->task >= 0)
+      own = cJSON_GetObjectItemCaseSensitive(
+          cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(config, "tasks"), row->task),
+          "workload_options");
+    p->options = canonical_json(own ? own : doc_options);
+    if (!p->options) return gs_error(GS_ERR_NOMEM, "%s: out of memory", file);
+    series_label(m, row, p->label, sizeof p->label);
+    copy_text(p->split, sizeof p->split,
+              json_string_or(cJSON_GetObjectItemCaseSensitive(m, "split"), "policy", ""));
+    p->item_unit = json_string_or(cJSON_GetObjectItemCaseSensitive(m, "cost"), "item_unit", NULL);
     if ((st = gs_report_breakdown_read(m, file, row)) != GS_OK) return st;
     if ((st = gs_report_rank_extras(doc, m, file, &r->thresholds, row)) != GS_OK) return st;
+    // Requests overlap and are not steps in lockstep: no split of a step.
+    if (row->request_based) row->breakdown.available = 0;
     if ((st = rank_symmetry(row, &r->thresholds)) != GS_OK) return st;
     gs_report_row_extras(doc, m, &r->prices, row);
   }
@@ -681,7 +782,8 @@ static gs_status prepare_document(gs_report *r, size_t fi, prepared_doc *out) {
 static gs_status place_document(gs_report *r, prepared_doc *d) {
   for (size_t i = 0; i < d->n; i++) {
     prepared_row *p = &d->rows[i];
-    gs_report_series *s = find_series(r, p->workload, p->backend, p->scaling, p->options);
+    gs_report_series *s =
+        find_series(r, p->workload, p->backend, p->scaling, p->options, p->label, p->split);
     if (!s) {
       gs_report_series *grown = realloc(r->series, (r->n_series + 1) * sizeof *grown);
       if (!grown) return gs_error(GS_ERR_NOMEM, "out of memory");
@@ -691,6 +793,8 @@ static gs_status place_document(gs_report *r, prepared_doc *d) {
       copy_text(s->workload, sizeof s->workload, p->workload);
       copy_text(s->backend, sizeof s->backend, p->backend);
       copy_text(s->scaling, sizeof s->scaling, p->scaling);
+      copy_text(s->label, sizeof s->label, p->label);
+      copy_text(s->split, sizeof s->split, p->split);
       s->options = p->options;
     } else {
       free(p->options);

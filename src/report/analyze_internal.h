@@ -15,9 +15,17 @@ gs_status gs_report_breakdown_read(const cJSON *m, const char *file, gs_report_r
 
 /* Fills each rank's host, requests and telemetry numbers of `row` from
  * measurement `m` of document `doc`, then the row's hosts (needs the rank
- * statistics already computed) with marks from `th`. */
+ * statistics already computed) with marks from `th`. For a request-based
+ * measurement (one with an "llm" object) it also sets the row's
+ * throughput (ok tokens / llm.run_seconds), each rank's throughput (its
+ * tokens/s), the scenario and the TTFT/TPOT statistics. */
 gs_status gs_report_rank_extras(const cJSON *doc, const cJSON *m, const char *file,
                                 const gs_report_thresholds *th, gs_report_row *row);
+
+/* Fills the split units, the injected faults (and each named rank's
+ * `injected` flag) and the plan task of `row` from measurement `m` of
+ * document `doc`; members that are absent leave them empty (task -1). */
+void gs_report_placement_read(const cJSON *doc, const cJSON *m, gs_report_row *row);
 
 /* Fills the collective numbers (is_coll, op, bytes, bus and algorithm
  * bandwidth) and the theoretical link bandwidth of the environment's

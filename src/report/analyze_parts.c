@@ -135,27 +135,39 @@ static int compare_doubles(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* Per-request times of a row's ok, not-cold requests (TTFT and TPOT), each
+ * sized for all requests of the measurement. */
+typedef struct {
+  double *ttft, *tpot;
+  size_t n_ttft, n_tpot;
+} request_times;
+
 /* Counts one rank record's requests into `k`; appends ok latencies to `lat`
- * and cold latencies to `cold` (each sized for all requests); adds output
- * tokens of ok requests to `*tokens`. */
+ * and cold latencies to `cold` (each sized for all requests), and the TTFT
+ * and TPOT of ok, not-cold requests to `times`; adds output tokens of ok
+ * requests to `*tokens`. */
 static void read_requests(const cJSON *reqs, gs_report_rank *k, double *lat, size_t *n_lat,
-                          double *cold, size_t *n_cold, double *tokens) {
+                          double *cold, size_t *n_cold, request_times *times, double *tokens) {
   for (const cJSON *q = reqs->child; q; q = q->next) {
     const cJSON *status = member(q, "status");
     const char *s = cJSON_IsString(status) ? status->valuestring : "";
     double latency = number_or_nan(member(q, "latency_seconds"));
+    int is_cold = cJSON_IsTrue(member(q, "cold"));
+    if (is_cold) k->cold_requests++;
     k->requests++;
     if (strcmp(s, "ok") == 0) {
       k->requests_ok++;
       double out = number_or_nan(member(q, "output_tokens"));
       if (isfinite(out)) *tokens += out;
+      double ttft = number_or_nan(member(q, "ttft_seconds"));
+      double tpot = number_or_nan(member(q, "tpot_seconds"));
+      if (!is_cold && isfinite(ttft)) times->ttft[times->n_ttft++] = ttft;
+      if (!is_cold && isfinite(tpot)) times->tpot[times->n_tpot++] = tpot;
     } else if (strcmp(s, "timed_out") == 0) {
       k->requests_timed_out++;
     } else {
       k->requests_failed++;
     }
-    int is_cold = cJSON_IsTrue(member(q, "cold"));
-    if (is_cold) k->cold_requests++;
     if (!isfinite(latency)) continue;
     if (is_cold)
       cold[(*n_cold)++] = latency;
@@ -278,10 +290,40 @@ static gs_status group_hosts(gs_report_row *row, const gs_report_thresholds *th)
   return GS_OK;
 }
 
+/* The sum of llm.run_seconds of a request-based measurement; NaN when it is
+ * not recorded (or not all numbers). */
+static double run_seconds_of(const cJSON *m) {
+  const cJSON *secs = member(member(m, "llm"), "run_seconds");
+  if (!cJSON_IsArray(secs) || !secs->child) return NAN;
+  double sum = 0.0;
+  for (const cJSON *x = secs->child; x; x = x->next) sum += number_or_nan(x);
+  return sum;
+}
+
+/* llm.ranks[].busy_seconds of rank `r`; NaN when not recorded. */
+static double busy_seconds_of(const cJSON *m, size_t r) {
+  const cJSON *ranks = member(member(m, "llm"), "ranks");
+  for (const cJSON *x = cJSON_IsArray(ranks) ? ranks->child : NULL; x; x = x->next)
+    if (number_or_nan(member(x, "rank")) == (double)r)
+      return number_or_nan(member(x, "busy_seconds"));
+  return NAN;
+}
+
+/* Statistics of `n` request times into `out` (n == 0 leaves it zeroed). */
+static gs_status request_stats(const double *v, size_t n, gs_stats *out, const char *file,
+                               const char *what) {
+  memset(out, 0, sizeof *out);
+  if (n == 0) return GS_OK;
+  gs_status st = gs_stats_compute(v, n, out);
+  return st == GS_OK ? GS_OK : gs_error(st, "%s: %s: %s", file, what, gs_last_error());
+}
+
 /* See analyze_internal.h. */
 gs_status gs_report_rank_extras(const cJSON *doc, const cJSON *m, const char *file,
                                 const gs_report_thresholds *th, gs_report_row *row) {
   size_t total = 0;
+  // Request-based: what the llm workload writes (docs/result-schema.md).
+  row->request_based = cJSON_IsObject(member(m, "llm"));
   for (const cJSON *run = member(m, "runs") ? member(m, "runs")->child : NULL; run; run = run->next)
     for (const cJSON *rk = member(run, "ranks")->child; rk; rk = rk->next) {
       const cJSON *reqs = member(rk, "requests");
@@ -290,10 +332,17 @@ gs_status gs_report_rank_extras(const cJSON *doc, const cJSON *m, const char *fi
       total += (size_t)cJSON_GetArraySize(reqs);
     }
   double *lat = malloc((total + 1) * sizeof *lat), *cold = malloc((total + 1) * sizeof *cold);
-  if (!lat || !cold) {
-    free(lat), free(cold);
+  request_times times = {malloc((total + 1) * sizeof *times.ttft),
+                         malloc((total + 1) * sizeof *times.tpot), 0, 0};
+  if (!lat || !cold || !times.ttft || !times.tpot) {
+    free(lat), free(cold), free(times.ttft), free(times.tpot);
     return gs_error(GS_ERR_NOMEM, "%s: out of memory", file);
   }
+  const cJSON *scenario = member(m, "scenario");
+  row->scenario = cJSON_IsString(scenario) ? scenario->valuestring : NULL;
+  int server = row->scenario && strcmp(row->scenario, "server") == 0;
+  row->generated_tokens = 0.0;
+  row->run_seconds = run_seconds_of(m);
   for (size_t r = 0; r < row->n_ranks; r++) {
     gs_report_rank *k = &row->ranks[r];
     k->success_rate = k->tokens_per_second = NAN;
@@ -306,12 +355,22 @@ gs_status gs_report_rank_extras(const cJSON *doc, const cJSON *m, const char *fi
         const cJSON *host = member(rk, "host");
         if (!k->host && cJSON_IsString(host)) k->host = host->valuestring;
         const cJSON *reqs = member(rk, "requests");
-        if (cJSON_IsArray(reqs)) read_requests(reqs, k, lat, &n_lat, cold, &n_cold, &tokens);
+        if (cJSON_IsArray(reqs))
+          read_requests(reqs, k, lat, &n_lat, cold, &n_cold, &times, &tokens);
       }
     if (k->requests == 0) continue;
+    row->generated_tokens += tokens;
     k->success_rate = (double)k->requests_ok / (double)k->requests;
-    double busy = k->n ? k->mean * (double)k->n : 0.0;
+    // The samples are latencies of overlapping requests: their sum is not
+    // the time the rank was busy. The run records that time per rank.
+    double busy = busy_seconds_of(m, r);
+    if (!isfinite(busy)) busy = k->n ? k->mean * (double)k->n : 0.0;
     if (busy > 0) k->tokens_per_second = tokens / busy;
+    // A rank's speed for the symmetry marks is its tokens/s, not its
+    // tokens over one mean latency. In the server scenario arrivals pace
+    // every rank (its busy time includes waiting for them): no speed to
+    // compare, only the success rate marks.
+    if (row->request_based) k->throughput = server ? NAN : k->tokens_per_second;
     if (n_lat > 0) {
       qsort(lat, n_lat, sizeof *lat, compare_doubles);
       double median = gs_stats_percentile_sorted(lat, n_lat, 50.0);
@@ -319,9 +378,63 @@ gs_status gs_report_rank_extras(const cJSON *doc, const cJSON *m, const char *fi
         if (cold[i] > GS_REPORT_COLD_FLAG * median) k->cold_outliers++;
     }
   }
-  free(lat), free(cold);
+  gs_status st = request_stats(times.ttft, times.n_ttft, &row->ttft, file, "ttft_seconds");
+  if (st == GS_OK) st = request_stats(times.tpot, times.n_tpot, &row->tpot, file, "tpot_seconds");
+  free(lat), free(cold), free(times.ttft), free(times.tpot);
+  if (st != GS_OK) return st;
+  if (row->request_based)
+    row->throughput = row->run_seconds > 0 ? row->generated_tokens / row->run_seconds : NAN;
   read_telemetry(doc, m, row);
   return group_hosts(row, th);
+}
+
+/* ---- placement, faults and plan tasks ------------------------------------------- */
+
+/* Appends `text` to `dst` (size `size`), truncating. */
+static void append_text(char *dst, size_t size, const char *text) {
+  size_t len = strlen(dst);
+  if (len + 1 < size) snprintf(dst + len, size - len, "%s", text);
+}
+
+/* See analyze_internal.h. */
+void gs_report_placement_read(const cJSON *doc, const cJSON *m, gs_report_row *row) {
+  row->split_units[0] = row->faults[0] = '\0';
+  const cJSON *units = member(member(m, "split"), "units");
+  for (const cJSON *u = cJSON_IsArray(units) ? units->child : NULL; u; u = u->next) {
+    char one[32];
+    snprintf(one, sizeof one, "%s%.0f", u == units->child ? "" : ",", number_or_nan(u));
+    append_text(row->split_units, sizeof row->split_units, one);
+  }
+  const cJSON *faults = member(m, "faults");
+  for (const cJSON *f = cJSON_IsArray(faults) ? faults->child : NULL; f; f = f->next) {
+    const cJSON *kind = member(f, "kind");
+    double rank = number_or_nan(member(f, "rank"));
+    char one[96];
+    snprintf(one, sizeof one, "%s%s rank %.0f", f == faults->child ? "" : "; ",
+             cJSON_IsString(kind) ? kind->valuestring : "?", rank);
+    append_text(row->faults, sizeof row->faults, one);
+    // The kind's parameters, whatever they are (factor, rate, after, seconds).
+    for (const cJSON *p = f->child; p; p = p->next) {
+      if (!p->string || strcmp(p->string, "kind") == 0 || strcmp(p->string, "rank") == 0)
+        continue;
+      if (cJSON_IsString(p))
+        snprintf(one, sizeof one, " %s=%s", p->string, p->valuestring);
+      else
+        snprintf(one, sizeof one, " %s=%.6g", p->string, number_or_nan(p));
+      append_text(row->faults, sizeof row->faults, one);
+    }
+    if (rank >= 0 && rank < (double)row->n_ranks && rank == floor(rank))
+      row->ranks[(size_t)rank].injected = 1;
+  }
+  row->task = -1;
+  row->task_spec = NULL;
+  double task = number_or_nan(member(m, "task"));
+  if (task >= 0 && task == floor(task) && task < 1e6) {
+    row->task = (int)task;
+    const cJSON *spec =
+        member(cJSON_GetArrayItem(member(member(doc, "config"), "tasks"), row->task), "spec");
+    if (cJSON_IsString(spec)) row->task_spec = spec->valuestring;
+  }
 }
 
 /* ---- collectives and cost ------------------------------------------------------ */

@@ -41,7 +41,8 @@ static int add_note(gs_compare *c, const char *fmt, ...) {
 
 static int same_series(const gs_report_series *a, const gs_report_series *b) {
   return strcmp(a->workload, b->workload) == 0 && strcmp(a->backend, b->backend) == 0 &&
-         strcmp(a->scaling, b->scaling) == 0 && strcmp(a->options, b->options) == 0;
+         strcmp(a->scaling, b->scaling) == 0 && strcmp(a->options, b->options) == 0 &&
+         strcmp(a->label, b->label) == 0 && strcmp(a->split, b->split) == 0;
 }
 
 /* Rows measure the same thing: the same world size and, for collectives,
@@ -142,8 +143,16 @@ static gs_status compare_rows(gs_compare *c, size_t si, const gs_report_series *
       if (x->is_coll)  // one row per message size: name it
         snprintf(step, sizeof step, "%s %.0f B", x->coll_op ? x->coll_op : "coll", x->coll_bytes);
       st = compare_metric(c, si, ranks, step, "s", 0, a, na, b, nb);
-      // Throughput per step: items_per_step / step time, when both know the items.
-      if (st == GS_OK && x->items_per_step > 0 && x->items_per_step == y->items_per_step) {
+      // Throughput per step: items_per_step / step time, when both know the
+      // items. Request-based samples are latencies of overlapping requests:
+      // items over one of them is no throughput.
+      if (st == GS_OK && (x->request_based || y->request_based)) {
+        if (!add_note(c, "%s at %d ranks: request-based (per-request latencies): throughput "
+                         "not compared per sample (BASE %.6g, NEW %.6g %s/s over the run time)",
+                      s->workload, ranks, x->throughput, y->throughput,
+                      s->item_unit ? s->item_unit : "items"))
+          st = gs_error(GS_ERR_NOMEM, "out of memory");
+      } else if (st == GS_OK && x->items_per_step > 0 && x->items_per_step == y->items_per_step) {
         for (size_t i = 0; i < na; i++) a[i] = (double)x->items_per_step / a[i];
         for (size_t i = 0; i < nb; i++) b[i] = (double)y->items_per_step / b[i];
         st = compare_metric(c, si, ranks, "throughput", s->item_unit ? s->item_unit : "items", 1,
@@ -167,8 +176,9 @@ static gs_status compare_rows(gs_compare *c, size_t si, const gs_report_series *
 
 /* "voxelize (backend cpu, strong, options {...})" for messages. */
 static void series_label(char *buf, size_t size, const gs_report_series *s) {
-  snprintf(buf, size, "%s (backend %s, scaling %s, options %s)", s->workload,
-           s->backend[0] ? s->backend : "-", s->scaling[0] ? s->scaling : "-", s->options);
+  snprintf(buf, size, "%s (backend %s, scaling %s%s%s%s%s, options %s)", s->workload,
+           s->backend[0] ? s->backend : "-", s->scaling[0] ? s->scaling : "-",
+           s->label[0] ? ", " : "", s->label, s->split[0] ? ", split " : "", s->split, s->options);
 }
 
 /* See compare.h. */
@@ -221,7 +231,8 @@ gs_status gs_compare_load(const char *base_path, const char *new_path, double al
     }
     st = gs_error(GS_ERR_FORMAT,
                   "%s and %s share no measurement to compare (workload, backend, scaling, "
-                  "workload options and rank count must match): %s",
+                  "workload options, variant/scenario/task/split and rank count must "
+                  "match): %s",
                   base_path, new_path, what[0] ? what : "no measurements");
   }
   if (st != GS_OK) gs_compare_free(out);
@@ -311,7 +322,9 @@ gs_status gs_compare_render(FILE *out, const gs_compare *c, gs_compare_format fo
     snprintf(change, sizeof change, "%+.2f%%", 100.0 * r->change);
     snprintf(ci, sizeof ci, "[%+.2f%%, %+.2f%%]", 100.0 * r->ci_low, 100.0 * r->ci_high);
     snprintf(p, sizeof p, "%.3g%s", r->test.p, r->test.exact ? "*" : "");
-    const char *wl = c->base.series[r->series].workload;
+    const gs_report_series *s = &c->base.series[r->series];
+    char wl[256];
+    gs_report_series_name(s, wl, sizeof wl);
     if (md)
       fprintf(out, "| %s | %d | %s | %s | %s | %s | %s | %g | %s | %s |\n", wl, r->world_size,
               r->metric, base, next, change, ci, r->test.u, p, gs_change_verdict_name(r->verdict));

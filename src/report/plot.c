@@ -382,8 +382,10 @@ gs_status gs_report_plots_make(const gs_report *r, const char *dir, gs_report_pl
   gs_status st = pl.script ? GS_OK : gs_error(GS_ERR_IO, "cannot write %s: %s", path, strerror(errno));
   for (size_t si = 0; si < r->n_series && st == GS_OK; si++) {
     const gs_report_series *s = &r->series[si];
-    char title[96];
-    safe_title(title, sizeof title, s->workload);
+    // Series of one workload differ by variant, scenario, task or split.
+    char name[256], title[160];
+    gs_report_series_name(s, name, sizeof name);
+    safe_title(title, sizeof title, name);
     int ok = s->n_rows && s->rows[0].is_coll ? busbw_plot(&pl, s, si, title)
                                              : series_plots(&pl, s, si, title);
     for (size_t ri = 0; ok && ri < s->n_rows; ri++)

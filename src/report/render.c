@@ -296,6 +296,43 @@ static gs_status breakdown_table(writer *w, const gs_report_series *s) {
   return table_done(w, &t, "    ");
 }
 
+/* Request-based rows (llm): throughput from the run time, TTFT and TPOT. */
+static gs_status request_table(writer *w, const gs_report_series *s) {
+  size_t shown = 0;
+  for (size_t i = 0; i < s->n_rows; i++) shown += s->rows[i].request_based;
+  if (shown == 0) return GS_OK;
+  w_block(w, -1, "  ", "Requests: throughput = tokens of ok requests / run seconds (the table's "
+                      "n, mean and median are per-request latencies); TTFT and TPOT over ok "
+                      "requests that are not cold, in ms. Why not N x: the compute/"
+                      "communication/imbalance/host split does not apply to requests");
+  static const char *const head[] = {"ranks",     "scenario",  "requests",  "ok",
+                                     "tokens",    "run s",     "tokens/s",  "TTFT p50",
+                                     "TTFT p99",  "TPOT p50",  "TPOT p99"};
+  static const int left[] = {0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  table t;
+  table_init(&t, 11, head, left);
+  for (size_t i = 0; i < s->n_rows; i++) {
+    const gs_report_row *row = &s->rows[i];
+    if (!row->request_based) continue;
+    size_t requests = 0, ok = 0;
+    for (size_t k = 0; k < row->n_ranks; k++)
+      requests += row->ranks[k].requests, ok += row->ranks[k].requests_ok;
+    char(*c)[CELL] = table_row(&t);
+    cellf(c[0], "%d", row->world_size);
+    cellf(c[1], "%s", row->scenario ? row->scenario : "-");
+    cellf(c[2], "%zu", requests);
+    cellf(c[3], "%zu", ok);
+    fmt_fixed(c[4], row->generated_tokens, 0, "");
+    fmt_fixed(c[5], row->run_seconds, 3, "");
+    fmt_rate(c[6], row->throughput);
+    fmt_ms(c[7], row->ttft.n ? row->ttft.p50 : NAN);
+    fmt_ms(c[8], row->ttft.n ? row->ttft.p99 : NAN);
+    fmt_ms(c[9], row->tpot.n ? row->tpot.p50 : NAN);
+    fmt_ms(c[10], row->tpot.n ? row->tpot.p99 : NAN);
+  }
+  return table_done(w, &t, "    ");
+}
+
 /* Bus bandwidth of collective rows against the link's theoretical figure. */
 static gs_status collective_table(writer *w, const gs_report_series *s) {
   if (s->n_rows == 0 || !s->rows[0].is_coll) return GS_OK;
@@ -355,11 +392,16 @@ static gs_status host_table(writer *w, const gs_report_row *row) {
 
 static gs_status series_tables(writer *w, const gs_report *r, const gs_report_series *s) {
   const char *unit = s->item_unit ? s->item_unit : "items";
-  w_block(w, 2, "", "%s: backend %s, %s", s->workload, s->backend[0] ? s->backend : "-",
-          scaling_text(s->scaling));
+  w_block(w, 2, "", "%s: backend %s, %s%s%s%s%s", s->workload, s->backend[0] ? s->backend : "-",
+          scaling_text(s->scaling), s->label[0] ? "; " : "", s->label,
+          s->split[0] ? "; split " : "", s->split);
   w_block(w, 0, "  ", w->md && !w->html ? "Workload options: `%s`" : "Workload options: %s",
           s->options);
-  w_block(w, 0, "  ", "Step time = slowest rank per iteration, in ms; throughput in %s/s", unit);
+  if (s->n_rows > 0 && s->rows[0].request_based)
+    w_block(w, 0, "  ", "n, mean and median: per-request latency, in ms; throughput in %s/s over "
+                        "the run time", unit);
+  else
+    w_block(w, 0, "  ", "Step time = slowest rank per iteration, in ms; throughput in %s/s", unit);
   w_plots(w, s, -1);
 
   static const char *const head[] = {"ranks",   "file",    "status",     "verify",
@@ -417,6 +459,7 @@ static gs_status series_tables(writer *w, const gs_report *r, const gs_report_se
                         "no price matched a GPU name (e.g. the CPU backend).");
   int coll = s->n_rows > 0 && s->rows[0].is_coll;  // a sweep of sizes: no split, no rank tables
   if (!coll) st = breakdown_table(w, s);
+  if (st == GS_OK) st = request_table(w, s);
   if (st == GS_OK) st = collective_table(w, s);
   if (st != GS_OK) return st;
 
@@ -430,16 +473,19 @@ static gs_status series_tables(writer *w, const gs_report *r, const gs_report_se
     const gs_report_row *row = &s->rows[i];
     if (row->world_size < 2 || coll) continue;
     char straggler[64] = "none";
-    if (row->straggler >= 0) snprintf(straggler, sizeof straggler, "rank %d", row->straggler);
+    if (row->straggler >= 0)
+      snprintf(straggler, sizeof straggler, "rank %d%s", row->straggler,
+               row->ranks[row->straggler].injected ? " (injected)" : "");
     char ratio[CELL], cv[CELL], med[CELL];
     fmt_fixed(ratio, row->spread_ratio, 2, "x");
     fmt_pct(cv, row->spread_cv);
     fmt_rate(med, row->rank_median);
     w_block(w, 3, "  ",
             "%d ranks (%s, measurement %zu): ranks max/min %s, cv %s, median %s %s/s, "
-            "straggler %s",
+            "straggler %s%s%s%s%s",
             row->world_size, gs_report_file_name(r, row->file), row->measurement, ratio, cv, med,
-            unit, straggler);
+            row->request_based ? "tokens" : unit, straggler, row->split_units[0] ? "; units " : "",
+            row->split_units, row->faults[0] ? "; injected: " : "", row->faults);
     table_init(&t, 18, rhead, rleft);
     for (size_t k = 0; k < row->n_ranks; k++) {
       const gs_report_rank *rk = &row->ranks[k];
@@ -450,8 +496,11 @@ static gs_status series_tables(writer *w, const gs_report *r, const gs_report_se
       latency_cells(c + 3, rk->n, rk->mean, rk->min, rk->max, rk->stddev, rk->stable_share);
       fmt_rate(c[9], rk->throughput);
       fmt_pct(c[10], rk->deviation);
-      cellf(c[11], "%s%s", gs_rank_mark_name(rk->mark),
-            (int)k == row->straggler ? " (straggler)" : "");
+      int straggler_rank = (int)k == row->straggler;
+      cellf(c[11], "%s%s%s%s%s", gs_rank_mark_name(rk->mark),
+            straggler_rank || rk->injected ? " (" : "", straggler_rank ? "straggler" : "",
+            straggler_rank && rk->injected ? ", " : "",
+            rk->injected ? "injected)" : straggler_rank ? ")" : "");
       fmt_fixed(c[12], rk->cold_ratio, 2, "x");
       cellf(c[13], "%s%s%s", rk->cold_flag ? "slow start" : "",
             rk->cold_flag && rk->first_sample_flag ? ", " : "",
@@ -469,6 +518,75 @@ static gs_status series_tables(writer *w, const gs_report *r, const gs_report_se
 
   w_block(w, -1, "  ", "Recommendation");
   w_list(w, (const char *const *)s->advice, s->n_advice);
+  return GS_OK;
+}
+
+/* ---- plans -------------------------------------------------------------------------- */
+
+/* The row of task `task` of file `fi` and its series, or NULL. */
+static const gs_report_row *task_row(const gs_report *r, size_t fi, int task,
+                                     const gs_report_series **series) {
+  for (size_t i = 0; i < r->n_series; i++)
+    for (size_t j = 0; j < r->series[i].n_rows; j++) {
+      const gs_report_row *row = &r->series[i].rows[j];
+      if (row->file == fi && row->task == task) {
+        *series = &r->series[i];
+        return row;
+      }
+    }
+  return NULL;
+}
+
+/* For each `gpuscale plan` document (top-level "plan"): each task's
+ * throughput as recomputed here next to the one the plan recorded, and the
+ * system total summed per item unit. */
+static gs_status plan_tables(writer *w, const gs_report *r) {
+  for (size_t fi = 0; fi < r->n_files; fi++) {
+    const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(r->docs[fi], "plan"), "tasks");
+    if (!cJSON_IsArray(tasks)) continue;
+    w_block(w, 2, "", "Plan %s: tasks measured at the same time", gs_report_file_name(r, fi));
+    w_block(w, 0, "  ", "throughput = items per step / mean step (as in the series above); "
+                        "recorded = the figure the plan document holds");
+    static const char *const head[] = {"task", "spec", "workload", "ranks", "status",
+                                       "throughput", "recorded", "unit"};
+    static const int left[] = {0, 1, 1, 0, 1, 0, 0, 1};
+    table t;
+    table_init(&t, 8, head, left);
+    const char *units[16];
+    double totals[16];
+    size_t n_units = 0;
+    for (const cJSON *x = tasks->child; x; x = x->next) {
+      const cJSON *task = cJSON_GetObjectItemCaseSensitive(x, "task");
+      int index = cJSON_IsNumber(task) ? task->valueint : -1;
+      const gs_report_series *s = NULL;
+      const gs_report_row *row = task_row(r, fi, index, &s);
+      const cJSON *spec = cJSON_GetObjectItemCaseSensitive(x, "spec");
+      const cJSON *recorded = cJSON_GetObjectItemCaseSensitive(x, "throughput_items_per_second");
+      const char *unit = s && s->item_unit ? s->item_unit : "items";
+      char(*c)[CELL] = table_row(&t);
+      cellf(c[0], "%d", index);
+      cellf(c[1], "%s", cJSON_IsString(spec) ? spec->valuestring : "-");
+      cellf(c[2], "%s", s ? s->workload : "-");
+      cellf(c[3], "%d", row ? row->world_size : 0);
+      cellf(c[4], "%s", row ? row->status : "not measured");
+      fmt_rate(c[5], row ? row->throughput : NAN);
+      fmt_rate(c[6], cJSON_IsNumber(recorded) ? recorded->valuedouble : NAN);
+      cellf(c[7], "%s", unit);
+      if (!row || strcmp(row->status, "ok") != 0 || !isfinite(row->throughput)) continue;
+      size_t u = 0;
+      while (u < n_units && strcmp(units[u], unit) != 0) u++;
+      if (u == n_units && n_units < 16) units[n_units] = unit, totals[n_units++] = 0.0;
+      if (u < n_units) totals[u] += row->throughput;
+    }
+    gs_status st = table_done(w, &t, "  ");
+    if (st != GS_OK) return st;
+    for (size_t u = 0; u < n_units; u++) {
+      char rate[CELL];
+      fmt_rate(rate, totals[u]);
+      w_block(w, 0, "  ", "System total: %s %s/s (tasks with status ok)", rate, units[u]);
+    }
+  }
   return GS_OK;
 }
 
@@ -500,7 +618,7 @@ static gs_status render_tables(writer *w, const gs_report *r) {
     gs_status st = series_tables(w, r, &r->series[i]);
     if (st != GS_OK) return st;
   }
-  return GS_OK;
+  return plan_tables(w, r);
 }
 
 /* ---- CSV ---------------------------------------------------------------------------- */

@@ -58,6 +58,7 @@ static cJSON *rank_json(const gs_report_rank *k) {
     gs_json_add_number(req, "success_rate", k->success_rate);
     gs_json_add_number(req, "tokens_per_second", k->tokens_per_second);
   }
+  cJSON_AddBoolToObject(o, "injected", k->injected);
   gs_json_add_number(o, "memory_used_bytes", k->memory_used_bytes);
   gs_json_add_number(o, "memory_total_bytes", k->memory_total_bytes);
   gs_json_add_number(o, "utilization", k->utilization);
@@ -139,6 +140,26 @@ static cJSON *row_json(const gs_report *r, const gs_report_row *row) {
     }
   }
   add_breakdown(o, &row->breakdown);
+  if (row->request_based) {
+    cJSON *q = cJSON_AddObjectToObject(o, "requests");
+    if (q) {
+      add_string_or_null(q, "scenario", row->scenario);
+      gs_json_add_number(q, "generated_tokens", row->generated_tokens);
+      gs_json_add_number(q, "run_seconds", row->run_seconds);
+      cJSON *ttft = row->ttft.n ? gs_result_stats_to_json(&row->ttft) : NULL;
+      cJSON *tpot = row->tpot.n ? gs_result_stats_to_json(&row->tpot) : NULL;
+      cJSON_AddItemToObject(q, "ttft_seconds", ttft ? ttft : cJSON_CreateNull());
+      cJSON_AddItemToObject(q, "tpot_seconds", tpot ? tpot : cJSON_CreateNull());
+    }
+  } else {
+    cJSON_AddNullToObject(o, "requests");
+  }
+  add_string_or_null(o, "split_units", row->split_units);
+  add_string_or_null(o, "faults", row->faults);
+  if (row->task >= 0)
+    cJSON_AddNumberToObject(o, "task", row->task);
+  else
+    cJSON_AddNullToObject(o, "task");
   add_string_or_null(o, "gpu_model", row->gpu_model);
   gs_json_add_number(o, "price_per_hour", row->price_per_hour);
   gs_json_add_number(o, "items_per_dollar", row->items_per_dollar);
@@ -192,6 +213,8 @@ cJSON *gs_report_to_json(const gs_report *r) {
     cJSON *opts = cJSON_Parse(s->options);
     cJSON_AddItemToObject(o, "workload_options", opts ? opts : cJSON_CreateNull());
     add_string_or_null(o, "item_unit", s->item_unit);
+    add_string_or_null(o, "label", s->label);
+    add_string_or_null(o, "split", s->split);
     cJSON *rows = cJSON_AddArrayToObject(o, "rows");
     for (size_t j = 0; rows && j < s->n_rows; j++) {
       cJSON *x = row_json(r, &s->rows[j]);

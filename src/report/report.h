@@ -74,7 +74,9 @@ typedef struct {
   size_t requests, requests_ok, requests_failed, requests_timed_out, cold_requests;
   size_t cold_outliers;      /* cold requests slower than GS_REPORT_COLD_FLAG x median ok latency */
   double success_rate;       /* requests_ok / requests */
-  double tokens_per_second;  /* output tokens of ok requests / sum of the rank's samples */
+  double tokens_per_second;  /* output tokens of ok requests / the rank's busy seconds
+                                (llm.ranks[].busy_seconds; else the sum of its samples) */
+  int injected;              /* 1: the measurement's "faults" name this rank */
   /* From the measurement's "telemetry" entry of this rank; NaN when absent. */
   double memory_used_bytes;  /* memory_used_bytes.mean */
   double memory_total_bytes; /* environment.gpus[device].memory_bytes */
@@ -150,6 +152,18 @@ typedef struct {
   double coll_busbw;         /* bytes/s */
   double coll_algbw;         /* bytes/s */
   double link_bandwidth;     /* theoretical bytes/s of the best GPU link (topology), NaN unknown */
+  /* Request-based measurements (those with an "llm" object):
+   * throughput = generated_tokens / run_seconds, no "why not N x" split. */
+  int request_based;
+  const char *scenario;      /* measurement "scenario" or NULL; points into the document */
+  double generated_tokens;   /* output tokens of ok requests over all runs and ranks */
+  double run_seconds;        /* sum of llm.run_seconds; NaN when not recorded */
+  gs_stats ttft, tpot;       /* over ok requests that are not cold; n == 0 when none */
+  /* Placement and faults (docs/workloads/placement.md). */
+  char split_units[64];      /* split.units as "21,11" ("" without split) */
+  char faults[256];          /* the injected faults, e.g. "slow rank 1 factor=3" ("" none) */
+  int task;                  /* plan task index, -1 when not part of a plan */
+  const char *task_spec;     /* config.tasks[task].spec or NULL; points into the document */
 } gs_report_row;
 
 typedef enum {
@@ -170,6 +184,9 @@ typedef struct {
   char backend[64];          /* "" when null */
   char scaling[64];          /* "strong", "weak", "none" or "" */
   char *options;             /* canonical JSON of the workload options; owned */
+  char label[192];           /* variant, scenario and plan task that also key the series
+                                (e.g. "variant batch=8"); "" when none */
+  char split[16];            /* split.policy ("even", "proportional") or "" */
   const char *item_unit;     /* e.g. "points", or NULL; points into a document */
   size_t n_rows;
   gs_report_row *rows;       /* sorted by world size, then file order; owned */
@@ -234,6 +251,10 @@ gs_status gs_report_load_with(const char *const *paths, size_t n, const gs_repor
 
 /* Frees everything `r` owns and zeroes it. Safe on a zeroed report. */
 void gs_report_free(gs_report *r);
+
+/* "WORKLOAD (LABEL, split POLICY)" of series `s` (only the parts it has,
+ * e.g. "mlp (variant batch=8)" or plain "voxelize") into `out`. */
+void gs_report_series_name(const gs_report_series *s, char *out, size_t size);
 
 /* The base name of report file i (for display). */
 const char *gs_report_file_name(const gs_report *r, size_t file);
