@@ -98,7 +98,7 @@ static void put_percentile(gs_mlperf_latency *l, double percentile, double ns) {
 }
 
 static int percentile_from(gs_span s, double *out) {
-  double p;
+  double p = 0.0;
   if (!gs_span_to_double(s, &p) || !(p > 0.0 && p < 100.0)) return 0;
   *out = p;
   return 1;
@@ -121,7 +121,7 @@ static gs_status bad_value(const summary_ctx *c, gs_span key, gs_span value, con
 }
 
 static gs_status number_value(const summary_ctx *c, gs_span key, gs_span value, double *out) {
-  double v;
+  double v = 0.0;
   if (!gs_span_to_double(value, &v) || v < 0)
     return bad_value(c, key, value, "a non-negative number");
   *out = v;
@@ -474,7 +474,7 @@ static gs_status detail_record(detail_ctx *c, const char *key, const cJSON *v) {
       return GS_OK;
     }
   if (strcmp(key, "result_query_count") == 0) {
-    double q;
+    double q = 0.0;
     gs_status st = detail_number(c, key, v, &q);
     if (st != GS_OK) return st;
     if (q != floor(q) || q > 9007199254740992.0)
@@ -530,9 +530,9 @@ static gs_status detail_record(detail_ctx *c, const char *key, const cJSON *v) {
       {"result_", "_percentile_latency_ns", offsetof(gs_mlperf_log, latency)},
   };
   for (size_t i = 0; i < sizeof percentiles / sizeof percentiles[0]; i++) {
-    double p;
+    double p = 0.0;
     if (!key_percentile(key, percentiles[i].prefix, percentiles[i].suffix, &p)) continue;
-    double ns;
+    double ns = 0.0;
     gs_status st = detail_number(c, key, v, &ns);
     if (st != GS_OK) return st;
     gs_mlperf_latency *dist = percentiles[i].offset == (size_t)-1

@@ -333,7 +333,7 @@ static gs_status row_half(const text_ctx *c, gs_span *tokens, gs_nccl_tests_half
       (st = row_number(c, tokens[1], "algbw", "a bandwidth in GB/s", &h->algbw_gbs)) != GS_OK ||
       (st = row_number(c, tokens[2], "busbw", "a bandwidth in GB/s", &h->busbw_gbs)) != GS_OK)
     return st;
-  double wrong;
+  double wrong = 0.0;
   if (gs_span_eq(tokens[3], "N/A")) {
     h->wrong = -1;
   } else if (row_number(c, tokens[3], "#wrong", "a count of wrong elements or N/A", &wrong) !=
@@ -347,7 +347,7 @@ static gs_status row_half(const text_ctx *c, gs_span *tokens, gs_nccl_tests_half
   }
   if (c->per_iter)
     for (size_t i = 0; i < 4; i++) {
-      double ignored;
+      double ignored = 0.0;
       if ((st = row_number(c, tokens[4 + i], per_iter_columns[i], "a number", &ignored)) != GS_OK)
         return st;
     }
