@@ -14,6 +14,7 @@
 #include "cli/common.h"
 #include "core/check.h"
 #include "platform/device.h"
+#include "platform/topology.h"
 
 static const char *const place_choices[] = {"both", "out", "in", NULL};
 enum { PLACE_BOTH = 0, PLACE_OUT = 1, PLACE_IN = 2 };
@@ -537,7 +538,9 @@ static gs_status start_document(coll_session *cs, int argc, char **argv) {
   cJSON *nccl_env = gs_comm_nccl_environment_json();
   cJSON_AddItemToObject(config, "nccl_environment", nccl_env ? nccl_env : cJSON_CreateNull());
   GS_TRY(gs_result_set_config(cs->doc, config));
-  return gs_result_set_environment(cs->doc, &cs->env);
+  GS_TRY(gs_result_set_environment(cs->doc, &cs->env));
+  // The links, so that reports set bus bandwidth against them.
+  return cs->config.backend == GS_BACKEND_CUDA ? gs_topology_attach(cs->doc, &cs->env) : GS_OK;
 }
 
 /* Measures one op; process 0 prints its table and rewrites the document. */

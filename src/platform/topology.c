@@ -435,3 +435,20 @@ void gs_topology_write_dot(FILE *out, const gs_topology *t, const char *const *n
   }
   fprintf(out, "}\n");
 }
+
+gs_status gs_topology_attach(cJSON *doc, const gs_environment *env) {
+  cJSON *block = cJSON_GetObjectItemCaseSensitive(doc, "environment");
+  if (!cJSON_IsObject(block)) return gs_error(GS_ERR_INTERNAL, "result document has no environment");
+  if (env->gpu_count == 0) return GS_OK;
+  char why[GS_TEXT_ERROR];
+  gs_nvml *nvml = gs_nvml_open(why, sizeof why);
+  gs_topology t;
+  gs_status st = gs_topology_collect(&t, env, nvml);
+  gs_nvml_close(nvml);
+  if (st != GS_OK) return st;
+  cJSON *json = gs_topology_to_json(&t);
+  gs_topology_free(&t);
+  if (json && cJSON_AddItemToObject(block, "topology", json)) return GS_OK;
+  cJSON_Delete(json);
+  return gs_error(GS_ERR_NOMEM, "cannot add the topology to the result document");
+}

@@ -114,6 +114,12 @@ void gs_topology_print_peer(FILE *out, const gs_topology *t);
  * unknown). NULL on allocation failure. */
 cJSON *gs_topology_to_json(const gs_topology *t);
 
+/* Collects the topology of env's GPUs (NVML opened and closed here; without
+ * NVML only peer access is known) and adds it as "topology" to the
+ * document's "environment" block, so that analysis of the document can set
+ * measured bandwidth against the links. Nothing is added without GPUs. */
+gs_status gs_topology_attach(cJSON *doc, const gs_environment *env);
+
 /* Graphviz: one node per GPU labelled with name and bus id (names, bus_ids:
  * n strings each), one undirected edge per pair labelled with its word;
  * NVLink edges drawn bold. */

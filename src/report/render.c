@@ -337,21 +337,24 @@ static gs_status request_table(writer *w, const gs_report_series *s) {
 static gs_status collective_table(writer *w, const gs_report_series *s) {
   if (s->n_rows == 0 || !s->rows[0].is_coll) return GS_OK;
   w_block(w, -1, "  ", "Collective bandwidth (GB/s = 10^9 bytes/s)");
-  static const char *const head[] = {"op", "ranks", "bytes", "algbw GB/s", "busbw GB/s",
-                                     "link GB/s", "busbw/link"};
-  static const int left[] = {1, 0, 0, 0, 0, 0, 0};
+  static const char *const head[] = {"op",         "ranks",      "bytes",     "time us",
+                                     "algbw GB/s", "busbw GB/s", "link GB/s", "busbw/link",
+                                     "status"};
+  static const int left[] = {1, 0, 0, 0, 0, 0, 0, 0, 1};
   table t;
-  table_init(&t, 7, head, left);
+  table_init(&t, 9, head, left);
   for (size_t i = 0; i < s->n_rows; i++) {
     const gs_report_row *row = &s->rows[i];
     char(*c)[CELL] = table_row(&t);
     cellf(c[0], "%s", row->coll_op ? row->coll_op : "-");
     cellf(c[1], "%d", row->world_size);
     fmt_fixed(c[2], row->coll_bytes, 0, "");
-    fmt_fixed(c[3], row->coll_algbw / 1e9, 2, "");
-    fmt_fixed(c[4], row->coll_busbw / 1e9, 2, "");
-    fmt_fixed(c[5], row->link_bandwidth / 1e9, 1, "");
-    fmt_pct(c[6], row->coll_busbw / row->link_bandwidth);
+    fmt_fixed(c[3], row->has_step ? 1e6 * row->step.mean : NAN, 2, "");
+    fmt_fixed(c[4], row->coll_algbw / 1e9, 2, "");
+    fmt_fixed(c[5], row->coll_busbw / 1e9, 2, "");
+    fmt_fixed(c[6], row->link_bandwidth / 1e9, 1, "");
+    fmt_pct(c[7], row->coll_busbw / row->link_bandwidth);
+    cellf(c[8], "%s", row->status);
   }
   return table_done(w, &t, "    ");
 }
@@ -397,7 +400,11 @@ static gs_status series_tables(writer *w, const gs_report *r, const gs_report_se
           s->split[0] ? "; split " : "", s->split);
   w_block(w, 0, "  ", w->md && !w->html ? "Workload options: `%s`" : "Workload options: %s",
           s->options);
-  if (s->n_rows > 0 && s->rows[0].request_based)
+  // A sweep of message sizes: its own table below, no scaling, split or rank tables.
+  const int coll = s->n_rows > 0 && s->rows[0].is_coll;
+  if (coll)
+    w_block(w, 0, "  ", "A collective sweep: one row per operation, message size and form");
+  else if (s->n_rows > 0 && s->rows[0].request_based)
     w_block(w, 0, "  ", "n, mean and median: per-request latency, in ms; throughput in %s/s over "
                         "the run time", unit);
   else
@@ -417,7 +424,7 @@ static gs_status series_tables(writer *w, const gs_report *r, const gs_report_se
     for (size_t c = 0; c < 3; c++) t.head[14 + c] = cost_head[c];
     t.ncols = 17;
   }
-  for (size_t i = 0; i < s->n_rows; i++) {
+  for (size_t i = 0; i < s->n_rows && !coll; i++) {
     const gs_report_row *row = &s->rows[i];
     char(*c)[CELL] = table_row(&t);
     if (priced) {
@@ -451,13 +458,12 @@ static gs_status series_tables(writer *w, const gs_report *r, const gs_report_se
     }
     cellf(c[13], "%s", warn[0] ? warn : "-");
   }
-  gs_status st = table_done(w, &t, "  ");
+  gs_status st = coll ? GS_OK : table_done(w, &t, "  ");
   if (st != GS_OK) return st;
-  if (priced)
+  if (priced && !coll)
     w_block(w, 0, "  ", "Cost: $/hour = sum of the prices of the row's GPUs (--price); items/$ = "
                         "throughput x 3600 / ($/hour); $/M items = 10^6 / (items/$). '-' where "
                         "no price matched a GPU name (e.g. the CPU backend).");
-  int coll = s->n_rows > 0 && s->rows[0].is_coll;  // a sweep of sizes: no split, no rank tables
   if (!coll) st = breakdown_table(w, s);
   if (st == GS_OK) st = request_table(w, s);
   if (st == GS_OK) st = collective_table(w, s);
