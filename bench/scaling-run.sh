@@ -7,7 +7,8 @@
 # document.
 # GS_DEPS_PREFIX names a folder with cJSON/cmocka unpacked (usr/include,
 # usr/lib/...) where they are not installed system-wide.
-# GS_SCALING_MODES ("threads mpi"), GS_MIN_TIME (1 s per run), GS_SUITE_TIMEOUT
+# GS_SCALING_MODES ("threads mpi"), GS_MIN_TIME (1 s per run) or GS_ITERS
+# (timed iterations per run), GS_SUITE_TIMEOUT
 # (900 s per suite), GS_BUILD_DIR and GS_WORK_DIR (where the suites write)
 # let a run be split over several calls.
 set -uo pipefail
@@ -30,6 +31,9 @@ gpus=$(nvidia-smi -L | wc -l)
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
     "${prefix_args[@]}" >/dev/null &&
     cmake --build "$build" -j "$(nproc)" --target gpuscale 2>&1 | grep -E "error|warning"
+  # Fixed iterations keep the documents small; else a minimum time per run.
+  timing=(--min-time "${GS_MIN_TIME:-1}")
+  [ -n "${GS_ITERS:-}" ] && timing=(--iters "$GS_ITERS")
   # GS_SCALING_MODES: which launch modes to run (default both).
   for mode in ${GS_SCALING_MODES:-threads mpi}; do
     echo "== $mode mode: gpuscale suite on $gpus GPUs"
@@ -37,7 +41,7 @@ gpus=$(nvidia-smi -L | wc -l)
     [ "$mode" = mpi ] && launch=(mpirun --allow-run-as-root --oversubscribe -np "$gpus"
                                  -x NCCL_NVLS_ENABLE -x LD_LIBRARY_PATH)
     timeout "${GS_SUITE_TIMEOUT:-900}" "${launch[@]}" "$build/gpuscale" suite \
-      --out "$work/$mode" --no-progress --min-time "${GS_MIN_TIME:-1}"
+      --out "$work/$mode" --no-progress "${timing[@]}"
     echo "suite ($mode) exited $?"
   done
   for mode in ${GS_SCALING_MODES:-threads mpi}; do
