@@ -208,14 +208,24 @@ static gs_status telemetry_begin(const gs_sweep *sw, const gs_run_config *config
     gs_telemetry_set_unavailable(tm, "CPU backend: no GPU to sample");
     return GS_OK;
   }
-  if (config->control) {
-    gs_telemetry_set_unavailable(tm, "not sampled under a launcher (one process per rank) yet");
-    return GS_OK;
-  }
   const char *bus_ids[GS_MAX_RANKS];
   for (size_t k = 0; k < n; k++) {
     int d = config->devices[k];
     bus_ids[k] = d >= 0 && (size_t)d < sw->env->gpu_count ? sw->env->gpus[d].pci_bus_id : "";
+  }
+  if (config->control) {
+    // One rank per process: the writing process samples the GPUs of the
+    // ranks on its own host (found by UUID); other hosts' ranks get none.
+    if (!gs_measure_job_writes(sw->job)) {
+      gs_telemetry_set_unavailable(tm, "sampled by the process that writes the document");
+      return GS_OK;
+    }
+    for (size_t k = 0; k < n; k++) {
+      const gs_rank_place *p = &config->places[k];
+      bus_ids[k] = "";
+      for (size_t g = 0; g < sw->env->gpu_count && strcmp(p->host, sw->env->host) == 0; g++)
+        if (strcmp(sw->env->gpus[g].uuid, p->gpu_uuid) == 0) bus_ids[k] = sw->env->gpus[g].pci_bus_id;
+    }
   }
   return gs_telemetry_start(tm, config->devices, bus_ids);
 }
