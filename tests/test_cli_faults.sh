@@ -45,6 +45,14 @@ assert ranks3[2]["first_iteration_seconds"] >= 0.3, ranks3[2]["first_iteration_s
 assert ranks3[0]["first_iteration_seconds"] < 0.3
 PY
 
+# The report names every injected fault and what it did.
+expect 0 "killed by fault injection \(kill:rank=1,after=5\)" -- report "$work/faults.json"
+expect 0 "rank 0 \(host [^)]*\): [0-9]+ of 20 timed samples failed at 1 ranks .*injected by --inject fail" \
+  -- report "$work/faults.json"
+expect 0 "cold start on rank 2 .* at 3 ranks: .*injected by --inject delay" -- report "$work/faults.json"
+expect 0 "injected: kill rank 1 after=5; fail rank 0 rate=0.5; delay rank 2 seconds=0.3" \
+  -- report "$work/faults.json"
+
 # Ctrl-C: the interrupted measurement's samples are written, exit 4.
 "$bin" run "${small[@]}" --ranks 2 --iters 100000000 -o "$work/int.json" >"$work/int.out" 2>&1 &
 pid=$!

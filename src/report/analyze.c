@@ -482,8 +482,9 @@ static void rank_advice(gs_report_series *s, const gs_report *r) {
     if (row->straggler >= 0) {
       worst = &row->ranks[row->straggler];
     } else {
+      // Throughput asymmetry only: a mark made critical by failures has its own advice.
       for (size_t k = 0; k < row->n_ranks; k++)
-        if (row->ranks[k].mark == GS_MARK_CRITICAL &&
+        if (row->ranks[k].deviation > r->thresholds.critical &&
             (!worst || row->ranks[k].deviation > worst->deviation))
           worst = &row->ranks[k];
     }
@@ -514,6 +515,13 @@ static void rank_advice(gs_report_series *s, const gs_report *r) {
                    rk->rank, rk->host ? rk->host : "-", rk->requests - rk->requests_ok,
                    rk->requests, row->world_size, rk->requests_failed, rk->requests_timed_out,
                    100.0 * rk->success_rate);
+      if (rk->requests == 0 && rk->failed_samples > 0)
+        add_advice(s,
+                   "investigate rank %d (host %s): %llu of %llu timed samples failed at %d ranks "
+                   "(success rate %.1f%%)%s",
+                   rk->rank, rk->host ? rk->host : "-", (unsigned long long)rk->failed_samples,
+                   (unsigned long long)rk->samples_taken, row->world_size,
+                   100.0 * rk->success_rate, rk->injected ? "; injected by --inject fail" : "");
       if (rk->first_sample_flag || rk->cold_flag || rk->cold_outliers) {
         char first[64] = "", requests[96] = "";
         if (isfinite(rk->cold_ratio))
@@ -523,9 +531,11 @@ static void rank_advice(gs_report_series *s, const gs_report *r) {
                    "median latency", rk->cold_outliers, rk->cold_requests, GS_REPORT_COLD_FLAG);
         add_advice(s,
                    "cold start on rank %d (host %s) at %d ranks: first timed sample %.2fx%s the "
-                   "median%s; warm up longer before timing",
+                   "median%s; %s",
                    rk->rank, rk->host ? rk->host : "-", row->world_size, rk->first_sample_ratio,
-                   first, requests);
+                   first, requests,
+                   rk->injected_delay ? "injected by --inject delay, as planned"
+                                      : "warm up longer before timing");
       }
     }
   }

@@ -357,7 +357,13 @@ gs_status gs_report_rank_extras(const cJSON *doc, const cJSON *m, const char *fi
         const cJSON *reqs = member(rk, "requests");
         if (cJSON_IsArray(reqs))
           read_requests(reqs, k, lat, &n_lat, cold, &n_cold, &times, &tokens);
+        double failed = number_or_nan(member(rk, "failed_samples"));
+        if (failed > 0) k->failed_samples += (uint64_t)failed;
+        k->samples_taken += (uint64_t)cJSON_GetArraySize(member(rk, "wall_seconds"));
       }
+    // Samples declared failed (fail fault): the success rate of a step-based rank.
+    if (k->requests == 0 && k->failed_samples > 0 && k->samples_taken > 0)
+      k->success_rate = 1.0 - (double)k->failed_samples / (double)k->samples_taken;
     if (k->requests == 0) continue;
     row->generated_tokens += tokens;
     k->success_rate = (double)k->requests_ok / (double)k->requests;
@@ -423,8 +429,11 @@ void gs_report_placement_read(const cJSON *doc, const cJSON *m, gs_report_row *r
         snprintf(one, sizeof one, " %s=%.6g", p->string, number_or_nan(p));
       append_text(row->faults, sizeof row->faults, one);
     }
-    if (rank >= 0 && rank < (double)row->n_ranks && rank == floor(rank))
+    if (rank >= 0 && rank < (double)row->n_ranks && rank == floor(rank)) {
       row->ranks[(size_t)rank].injected = 1;
+      if (cJSON_IsString(kind) && strcmp(kind->valuestring, "delay") == 0)
+        row->ranks[(size_t)rank].injected_delay = 1;
+    }
   }
   row->task = -1;
   row->task_spec = NULL;

@@ -73,10 +73,14 @@ typedef struct {
   /* From the rank's "requests" (all runs); zero counts and NaN when absent. */
   size_t requests, requests_ok, requests_failed, requests_timed_out, cold_requests;
   size_t cold_outliers;      /* cold requests slower than GS_REPORT_COLD_FLAG x median ok latency */
-  double success_rate;       /* requests_ok / requests */
+  double success_rate;       /* requests_ok / requests; else 1 - failed_samples / samples
+                                when the rank recorded failed samples (fail fault) */
+  uint64_t failed_samples;   /* the rank's "failed_samples" over all runs */
+  uint64_t samples_taken;    /* its timed samples over all runs (failed ones included) */
   double tokens_per_second;  /* output tokens of ok requests / the rank's busy seconds
                                 (llm.ranks[].busy_seconds; else the sum of its samples) */
   int injected;              /* 1: the measurement's "faults" name this rank */
+  int injected_delay;        /* 1: one of them delays its first step (a planned cold start) */
   /* From the measurement's "telemetry" entry of this rank; NaN when absent. */
   double memory_used_bytes;  /* memory_used_bytes.mean */
   double memory_total_bytes; /* environment.gpus[device].memory_bytes */
