@@ -69,8 +69,29 @@ for f in files:
     # A workload that communicates runs at the full job only under a launcher.
     expected = [2] if f.endswith("/mlp.json") else [1, 2]
     assert [m["world_size"] for m in d["measurements"]] == expected, f
-    assert all(len(r["wall_seconds"]) == 2 for m in d["measurements"] for r in m["runs"][0]["ranks"])
+    # llm runs request streams: its samples are per-request latencies.
+    if not f.endswith("/llm.json"):
+        assert all(len(r["wall_seconds"]) == 2 for m in d["measurements"] for r in m["runs"][0]["ranks"])
 PY
+
+# llm: one replica per process, requests split statically, every rank's
+# samples in the document of process 0; a shared queue is refused.
+mpi 2 120 llm run llm --backend cpu --samples 12 -q -o "$work/llm.json"
+[ "$rc" = 0 ] || fail "mpirun run llm exited $rc: $(cat "$work/llm.out")"
+python3 - "$work/llm.json" <<'PY' || failures=$((failures + 1))
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["status"] == "ok" and d["environment"]["launch"]["mode"] == "mpi", d["status"]
+m = d["measurements"][0]
+ranks = m["runs"][0]["ranks"]
+assert [r["rank"] for r in ranks] == [0, 1], ranks
+assert [len(r["requests"]) for r in ranks] == [6, 6], [len(r["requests"]) for r in ranks]
+assert all(q["status"] == "ok" for r in ranks for q in r["requests"])
+assert m["llm"]["samples"] == 12 and m["llm"]["ok"] == 12, m["llm"]
+PY
+mpi 2 60 llmdyn run llm --backend cpu --dispatch dynamic -q
+[ "$rc" != 0 ] && grep -q "dispatch dynamic: not available under a launcher" "$work/llmdyn.out" ||
+  fail "mpirun run llm --dispatch dynamic exited $rc: $(cat "$work/llmdyn.out")"
 
 # A slowed rank, a failing one and a delayed one show in the rank records.
 mpi 3 120 sfd run "${small[@]}" --iters 12 -o "$work/sfd.json" --inject slow:rank=1,factor=4 \

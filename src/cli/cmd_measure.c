@@ -43,9 +43,10 @@ static gs_status llm_adjust_common(const gs_common_options *common, gs_run_confi
     return gs_error(GS_ERR_USAGE, "option --inject is not supported by llm yet");
   if (common->given_gpu_mode)
     return gs_error(GS_ERR_USAGE, "option --gpu-mode does not apply to llm");
-  if (config->control)
-    return gs_error(GS_ERR_UNSUPPORTED, "llm under a launcher (one process per rank) is not "
-                    "supported yet: run it in one process, one replica thread per GPU");
+  // A shared queue lives in one process; between processes requests are split.
+  if (config->control && ((const gs_llm_options *)wopts)->dispatch == GS_LLM_DISPATCH_DYNAMIC)
+    return gs_error(GS_ERR_USAGE, "option --dispatch dynamic: not available under a launcher "
+                    "(one process per rank); use --dispatch static, or one process");
   return gs_measure_llm_defaults(common, config, wopts);
 }
 

@@ -155,10 +155,6 @@ gs_status gs_cmd_suite(int argc, char **argv) {
     const gs_workload *const *registered = gs_workload_list(&n);
     for (size_t i = 0; i <= n; i++) {
       const gs_workload *w = i < n ? registered[i] : &gs_workload_llm;
-      if (w == &gs_workload_llm && config.control) {
-        if (writes) gs_note("suite: llm is not measured under a launcher yet; run 'gpuscale scale llm' in one process");
-        continue;
-      }
       void *wopts = w->options_new();
       if (!wopts) {
         first_failure = gs_error(GS_ERR_NOMEM, "cannot allocate the options of %s", w->key);

@@ -5,11 +5,28 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "platform/comm.h"
 #include "workloads/llm/llm_verify.h"
 
 /* Shapes up to this many parameters are verified as they are; larger ones
  * through the tiny preset (the CPU reference would take minutes). */
 #define GS_LLM_VERIFY_MAX_PARAMETERS UINT64_C(20000000)
+
+/* Under a launcher: every rank's GPU check to every process (processes
+ * beyond the world contribute an empty one). */
+static gs_status share_verifications(const gs_run_config *config, gs_verification *verify) {
+  const int procs = gs_comm_world_size(config->control);
+  gs_verification mine;
+  memset(&mine, 0, sizeof mine);
+  if (config->process_rank < config->world_size) mine = verify[config->process_rank];
+  gs_verification *all = calloc((size_t)procs, sizeof *all);
+  if (!all) return gs_error(GS_ERR_NOMEM, "cannot gather %d GPU checks", procs);
+  gs_status status = gs_comm_allgather(gs_comm_world_rank(config->control, 0), &mine, all,
+                                       sizeof mine, GS_DTYPE_UINT8, NULL);
+  for (int k = 0; status == GS_OK && k < config->world_size; k++) verify[k] = all[k];
+  free(all);
+  return status;
+}
 
 static gs_status driver_measure(void *ctx, const gs_run_config *config, size_t index,
                                 gs_measurement *out) {
@@ -26,8 +43,12 @@ static gs_status driver_measure(void *ctx, const gs_run_config *config, size_t i
     gs_llm_shape shape = sc.engine.shape;
     if (gs_llm_parameter_count(&shape) > GS_LLM_VERIFY_MAX_PARAMETERS)
       shape = gs_llm_presets[2].shape;
+    // Under a launcher each process checks its own GPU and the results are
+    // shared, so that every process holds every rank's verification.
     for (int k = 0; k < config->world_size && status == GS_OK; k++)
-      status = gs_llm_verify_gpu(&shape, config->seed, config->devices[k], &verify[k]);
+      if (!config->control || k == config->process_rank)
+        status = gs_llm_verify_gpu(&shape, config->seed, config->devices[k], &verify[k]);
+    if (config->control && status == GS_OK) status = share_verifications(config, verify);
   }
   d->runs[index] = calloc(config->runs, sizeof *d->runs[index]);
   if (!d->runs[index])

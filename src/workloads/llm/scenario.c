@@ -13,6 +13,7 @@
 #include "bench/barrier.h"
 #include "core/check.h"
 #include "core/timer.h"
+#include "platform/comm.h"
 
 const char *const gs_llm_scenario_names[] = {"offline", "server", "single-stream", NULL};
 const char *const gs_llm_dispatch_names[] = {"static", "dynamic", NULL};
@@ -40,7 +41,8 @@ typedef struct {
   gs_llm_queue rank_queue[GS_MAX_RANKS];
   int alive; /* replicas still pulling (dynamic), under shared_queue.mutex */
   gs_barrier barrier;
-  double t0;                /* scenario start, monotonic seconds; set by rank 0 */
+  double t0;                /* scenario start, monotonic seconds; set by rank 0 (threads
+                               mode) or the process's main thread (mpi mode) */
   double end[GS_MAX_RANKS]; /* when each replica stopped, since t0 */
   gs_llm_run_result *out;
 } scenario_shared;
@@ -308,7 +310,7 @@ static void *replica_main(void *arg) {
   if (status != GS_OK) gs_barrier_abort(&sh->barrier);
   // Every replica is ready before the clock starts.
   if (gs_barrier_wait(&sh->barrier) == 0) {
-    if (r->rank == 0) sh->t0 = gs_time_seconds();
+    if (r->rank == 0 && !sh->run->control) sh->t0 = gs_time_seconds();
     if (gs_barrier_wait(&sh->barrier) == 0 && status == GS_OK) status = serve(r);
   } else if (status == GS_OK) {
     status = gs_error_quiet(GS_ERR_ABORTED, "stopped because another replica failed");
@@ -334,11 +336,112 @@ static void replica_free(replica *r) {
   free(r->ids);
 }
 
+/* Under a launcher: every process's replica outcome, fixed size, for the
+ * allgather over the control world. */
+typedef struct {
+  int32_t status;
+  int32_t device;
+  double cold_seconds, busy_seconds, end_seconds;
+  uint64_t n_requests, forward_passes, generated_tokens;
+  char error[1024];
+} replica_header;
+
+/* Under a launcher: the clock starts for every process together. The main
+ * thread meets its replica (when it runs one) at the in-process barrier,
+ * then every process at the control world's barrier, then releases the
+ * replica. A replica that failed its setup aborted the barrier; its process
+ * still meets the others, so nobody waits for it. */
+static gs_status start_clock_with_processes(scenario_shared *sh, int local) {
+  int ready = local == 0 || gs_barrier_wait(&sh->barrier) == 0;
+  gs_status status = gs_comm_barrier(gs_comm_world_rank(sh->run->control, 0));
+  sh->t0 = gs_time_seconds();
+  if (status != GS_OK) {
+    gs_barrier_abort(&sh->barrier);
+    return status;
+  }
+  if (local && ready) (void)gs_barrier_wait(&sh->barrier);
+  return GS_OK;
+}
+
+/* Under a launcher: brings every replica's result to every process, so that
+ * out->replicas holds all world_size ranks (samples included) wherever the
+ * document is written. Processes beyond the world contribute nothing. */
+static gs_status gather_replicas(const gs_run_config *run, gs_llm_run_result *out) {
+  gs_comm *control = gs_comm_world_rank(run->control, 0);
+  const int procs = gs_comm_world_size(run->control);
+  const int me = run->process_rank, world = run->world_size;
+  replica_header mine;
+  memset(&mine, 0, sizeof mine);
+  if (me < world) {
+    const gs_llm_replica_result *r = &out->replicas[me];
+    mine.status = (int32_t)r->status;
+    mine.device = r->device;
+    mine.cold_seconds = r->cold_seconds;
+    mine.busy_seconds = r->busy_seconds;
+    mine.end_seconds = out->seconds;
+    mine.n_requests = r->n_requests;
+    mine.forward_passes = r->forward_passes;
+    mine.generated_tokens = r->generated_tokens;
+    snprintf(mine.error, sizeof mine.error, "%s", r->error);
+  }
+  replica_header *all = calloc((size_t)procs, sizeof *all);
+  if (!all) return gs_error(GS_ERR_NOMEM, "cannot gather %d replica results", procs);
+  gs_status status = gs_comm_allgather(control, &mine, all, sizeof mine, GS_DTYPE_UINT8, NULL);
+  uint64_t most = 0;
+  for (int k = 0; status == GS_OK && k < procs; k++)
+    if (all[k].n_requests > most) most = all[k].n_requests;
+  const size_t bytes = (size_t)most * sizeof(gs_llm_request_record);
+  gs_llm_request_record *send = most ? calloc(most, sizeof *send) : NULL;
+  gs_llm_request_record *recv = most ? calloc((size_t)procs * most, sizeof *recv) : NULL;
+  if (status == GS_OK && most && (!send || !recv))
+    status = gs_error(GS_ERR_NOMEM, "cannot gather %llu samples per replica",
+                      (unsigned long long)most);
+  if (status == GS_OK && most) {
+    if (me < world && out->replicas[me].n_requests)
+      memcpy(send, out->replicas[me].requests,
+             out->replicas[me].n_requests * sizeof(gs_llm_request_record));
+    status = gs_comm_allgather(control, send, recv, bytes, GS_DTYPE_UINT8, NULL);
+  }
+  for (int k = 0; status == GS_OK && k < world; k++) {
+    gs_llm_replica_result *r = &out->replicas[k];
+    const replica_header *h = &all[k];
+    if (out->seconds < h->end_seconds) out->seconds = h->end_seconds;
+    if (k == me) continue;
+    r->rank = k;
+    r->status = (gs_status)h->status;
+    r->device = h->device;
+    r->cold_seconds = h->cold_seconds;
+    r->busy_seconds = h->busy_seconds;
+    r->forward_passes = h->forward_passes;
+    r->generated_tokens = h->generated_tokens;
+    snprintf(r->error, sizeof r->error, "%s", h->error);
+    r->n_requests = (size_t)h->n_requests;
+    if (r->n_requests) {
+      r->requests = malloc(r->n_requests * sizeof *r->requests);
+      if (!r->requests) {
+        status = gs_error(GS_ERR_NOMEM, "cannot hold the samples of replica %d", k);
+        break;
+      }
+      memcpy(r->requests, recv + (size_t)k * most, r->n_requests * sizeof *r->requests);
+    }
+  }
+  free(all);
+  free(send);
+  free(recv);
+  return status;
+}
+
 gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run_config *run,
                               gs_llm_run_result *out) {
   memset(out, 0, sizeof *out);
   int world = run->world_size;
   out->world_size = world;
+  // Threads mode runs every replica here; under a launcher (run->control)
+  // this process runs the replica of its own rank, or none when the world
+  // is smaller than the job, and the others' results are gathered after.
+  const int mpi = run->control != NULL;
+  const int first = mpi ? run->process_rank : 0;
+  const int local = mpi ? (run->process_rank < world ? 1 : 0) : world;
   out->replicas = calloc((size_t)world, sizeof *out->replicas);
   scenario_shared *sh = calloc(1, sizeof *sh);
   replica *reps = calloc((size_t)world, sizeof *reps);
@@ -364,7 +467,8 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
     gs_llm_dispatch_static(spec.count, world, k, &begin, &n);
     queues_ready = gs_llm_queue_init(&sh->rank_queue[k], samples, begin, begin + n) == 0;
   }
-  if (!queues_ready || gs_barrier_init(&sh->barrier, world) != 0) {
+  // Under a launcher the main thread meets its replica at the barrier too.
+  if (!queues_ready || gs_barrier_init(&sh->barrier, mpi ? local + 1 : world) != 0) {
     // Process-wide limits only (mutexes, condition variables); nothing ran.
     status = gs_error(GS_ERR_INTERNAL, "cannot create the scenario's queues and barrier");
     goto done;
@@ -378,21 +482,26 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
     reps[k].result = &out->replicas[k];
   }
   int started = 0;
-  for (; started < world; started++) {
-    if (pthread_create(&threads[started], NULL, replica_main, &reps[started]) != 0) {
+  for (; started < local; started++) {
+    if (pthread_create(&threads[started], NULL, replica_main, &reps[first + started]) != 0) {
       gs_barrier_abort(&sh->barrier);
-      status = gs_error(GS_ERR_INTERNAL, "cannot start the thread of replica %d", started);
+      status = gs_error(GS_ERR_INTERNAL, "cannot start the thread of replica %d",
+                        first + started);
       break;
     }
   }
+  gs_status clock = mpi ? start_clock_with_processes(sh, started) : GS_OK;
   for (int k = 0; k < started; k++) pthread_join(threads[k], NULL);
-  for (int k = 0; k < started; k++) {
+  for (int k = first; k < first + started; k++)
     if (sh->end[k] > out->seconds) out->seconds = sh->end[k];
+  gs_status gathered = mpi ? gather_replicas(run, out) : GS_OK;
+  for (int k = 0; k < world; k++) {
     gs_status s = out->replicas[k].status;
     if (status == GS_OK && s != GS_OK && s != GS_ERR_ABORTED) status = s;
   }
-  for (int k = 0; k < started && status == GS_OK; k++)
+  for (int k = 0; k < world && status == GS_OK; k++)
     if (out->replicas[k].status != GS_OK) status = out->replicas[k].status;
+  if (status == GS_OK) status = clock != GS_OK ? clock : gathered;
   for (int k = 0; k < world; k++) {
     gs_llm_queue_destroy(&sh->rank_queue[k]);
     replica_free(&reps[k]);
