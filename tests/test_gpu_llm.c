@@ -12,6 +12,7 @@
 #include <cmocka.h>
 #include <cuda_runtime_api.h>
 
+#include "platform/device.h"
 #include "workloads/llm/llm_verify.h"
 
 static void expect_verified(const gs_llm_shape *shape) {
@@ -42,9 +43,9 @@ static void test_odd_shape_matches_cpu(void **state) {
 }
 
 int main(void) {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-    printf("skipped: no CUDA device\n");
+  char why[256] = "";
+  if (gs_device_count(why, sizeof why) == 0) {
+    printf("skipped: %s\n", why);
     return 77;
   }
   const struct CMUnitTest tests[] = {

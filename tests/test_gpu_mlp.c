@@ -18,6 +18,7 @@
 #include <cuda_runtime_api.h>
 
 #include "platform/comm.h"
+#include "platform/device.h"
 #include "workloads/mlp/mlp.h"
 #include "workloads/mlp/mlp_cuda.h"
 
@@ -175,10 +176,10 @@ static void test_two_gpus_equal_one_gpu_with_double_batch(void **state) {
 }
 
 int main(void) {
-  cudaError_t rc = cudaGetDeviceCount(&device_count);
-  if (rc != cudaSuccess || device_count == 0) {
-    printf("SKIP: no CUDA device: %s\n",
-           rc != cudaSuccess ? cudaGetErrorString(rc) : "cudaGetDeviceCount returned 0");
+  char why[256] = "";
+  device_count = gs_device_count(why, sizeof why);
+  if (device_count == 0) {
+    printf("skipped: %s\n", why);
     return 77;
   }
   const struct CMUnitTest tests[] = {

@@ -18,6 +18,7 @@
 #include <cuda_runtime_api.h>
 
 #include "core/rng.h"
+#include "platform/device.h"
 #include "workloads/voxelize/voxelize.h"
 #include "workloads/voxelize/voxelize_cuda.h"
 
@@ -295,11 +296,9 @@ static void test_binned_paths(void **state) {
 }
 
 int main(void) {
-  int devices = 0;
-  cudaError_t rc = cudaGetDeviceCount(&devices);
-  if (rc != cudaSuccess || devices == 0) {
-    printf("SKIP: no CUDA device: %s\n",
-           rc != cudaSuccess ? cudaGetErrorString(rc) : "cudaGetDeviceCount returned 0");
+  char why[256] = "";
+  if (gs_device_count(why, sizeof why) == 0) {
+    printf("skipped: %s\n", why);
     return 77;
   }
   if (cudaSetDevice(0) != cudaSuccess || cudaStreamCreate(&test_stream) != cudaSuccess) {
