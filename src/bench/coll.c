@@ -201,12 +201,6 @@ static gs_status check_point(coll_rank *r, gs_coll_point *p, const coll_buffers 
   return GS_OK;
 }
 
-static void hold_back(double seconds) {
-  struct timespec t = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
-  while (nanosleep(&t, &t) != 0) {
-  }
-}
-
 /* Warmup, the timed batch and the check of one point, into `rec`. */
 static gs_status measure_point(coll_rank *r, gs_coll_point *p, gs_rank_record *rec, int first) {
   const gs_coll_sweep *s = r->shared->sweep;
@@ -218,7 +212,7 @@ static gs_status measure_point(coll_rank *r, gs_coll_point *p, gs_rank_record *r
   for (uint64_t i = 0; i < s->warmup; i++) GS_TRY(issue(r, p, &b));
   GS_TRY(gs_comm_wait(r->comm, r->stream));
   GS_TRY(gs_comm_barrier(r->comm));
-  if (first && r->rank == s->delay_rank) hold_back(s->delay_seconds);
+  if (first && r->rank == s->delay_rank) gs_sleep_seconds(s->delay_seconds);
 
   rec->wall_seconds = calloc(s->iters, sizeof *rec->wall_seconds);
   if (!rec->wall_seconds)

@@ -103,7 +103,8 @@ static int is_cuda(const rank_job *job) { return job->ctx.backend == GS_BACKEND_
  * the CPU backend), wall_seconds from the monotonic clock around it,
  * comm_seconds the step's exposed communication (0 without a communicator).
  * A slow fault stretches the step to slow_factor times its own work: on
- * CUDA by kernels around it on the stream, on the CPU by a busy wait. */
+ * CUDA by kernels around it on the stream, on the CPU by a sleep (a busy
+ * wait would take a core from the other ranks and slow them too). */
 static gs_status timed_step(rank_job *job, double *device_seconds, double *wall_seconds,
                             double *comm_seconds) {
   const gs_workload *w = job->shared->workload;
@@ -113,21 +114,13 @@ static gs_status timed_step(rank_job *job, double *device_seconds, double *wall_
   if (job->delay_pending) {
     // Between the start event and the step: device and wall time both grow.
     job->delay_pending = 0;
-    const double whole = (double)(time_t)job->delay_seconds;
-    struct timespec pause = {.tv_sec = (time_t)whole,
-                             .tv_nsec = (long)((job->delay_seconds - whole) * 1e9)};
-    while (nanosleep(&pause, &pause) != 0 && gs_interrupt_signal() == 0) {
-    }
+    gs_sleep_seconds(job->delay_seconds);
   }
   if (slow && is_cuda(job)) GS_CHECK_CUDA(gs_fault_cuda_stamp(job->fault_slot, job->ctx.stream));
   GS_TRY(w->step(job->state));
   if (slow && is_cuda(job))
     GS_CHECK_CUDA(gs_fault_cuda_stretch(job->fault_slot, job->slow_factor, job->ctx.stream));
-  if (slow && !is_cuda(job)) {
-    const double until = t0 + job->slow_factor * (gs_time_seconds() - t0);
-    while (gs_time_seconds() < until) {
-    }
-  }
+  if (slow && !is_cuda(job)) gs_sleep_seconds((job->slow_factor - 1.0) * (gs_time_seconds() - t0));
   if (is_cuda(job)) {
     GS_CHECK_CUDA(cudaEventRecord(job->stop, job->ctx.stream));
     GS_CHECK_CUDA(cudaEventSynchronize(job->stop));

@@ -76,7 +76,7 @@ const char *gs_scaling_name(gs_scaling scaling);
  * holds every rank's record, and a failed rank is named in the measurement
  * member "failure" (rank, host, last completed step, reason). A rank slowed by a slow
  * fault takes `factor` times its own measured work per step (a spin after
- * the step on its stream on CUDA, a busy wait on the CPU); the measurement
+ * the step on its stream on CUDA, a sleep on the CPU); the measurement
  * then carries a "faults" member (out->extra). Fills *out (owned by the
  * caller; free with gs_measurement_free) even when ranks fail: failed ranks
  * carry their status and error, samples already taken are kept. Returns the

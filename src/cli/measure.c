@@ -12,6 +12,7 @@
 #include "core/check.h"
 #include "core/interrupt.h"
 #include "core/process.h"
+#include "core/timer.h"
 #include "platform/telemetry.h"
 #include "workloads/llm/llm_options.h"
 
@@ -104,27 +105,55 @@ gs_status gs_measure_job_start(gs_measure_job *mj, gs_common_options *common, in
   return GS_OK;
 }
 
+/* After a broken job: the process that writes the document, the lowest
+ * live process on process 0's host (process 0 may be the rank that was
+ * lost; every process holds every rank's records), or -1 when none is. */
+static int writer_process(const gs_measure_job *mj) {
+  const gs_rank_place *first = &mj->places[0];
+  const int me = mj->job.process_rank;
+  for (int k = 0; k < mj->job.process_count; k++) {
+    if (strcmp(mj->places[k].host, first->host) != 0) continue;
+    if (k == me || gs_process_alive(mj->places[k].pid)) return k;
+  }
+  return -1;
+}
+
 int gs_measure_job_writes(const gs_measure_job *mj) {
   if (mj == NULL || mj->control == NULL) return 1;
   const int me = mj->job.process_rank;
   if (!mj->broken) return me == 0;
-  // Process 0 may be the rank that was lost: then the lowest live process
-  // of its host writes (every process holds every rank's records).
-  const gs_rank_place *first = &mj->places[0];
-  for (int k = 0; k < mj->job.process_count; k++) {
-    if (strcmp(mj->places[k].host, first->host) != 0) continue;
-    if (k == me) return 1;
-    if (gs_process_alive(mj->places[k].pid)) return 0;
-  }
-  return 0;
+  // The claim settles it for good: the writer may end the job and die
+  // before a slower process gets here, finds it gone and thinks itself next.
+  return writer_process(mj) == me && gs_comm_claim_writer(mj->control);
+}
+
+/* Seconds a process that does not write waits for the writer to end the
+ * job, and how long when the writer is on another host (its pid cannot be
+ * watched from here). */
+#define GS_WRITER_WAIT_SECONDS 60.0
+#define GS_REMOTE_WRITER_WAIT_SECONDS 5.0
+
+/* A process that does not write waits while the writer is alive: the
+ * writer ends the job once its document is on disk. Ending the job on a
+ * fixed delay instead would kill a writer that a busy machine slowed. */
+static void wait_for_writer(const gs_measure_job *mj) {
+  const int claimed = gs_comm_writer_claimed(mj->control);
+  const int writer = claimed >= 0 ? claimed : writer_process(mj);
+  if (writer < 0 || writer == mj->job.process_rank) return;
+  const gs_rank_place *mine = &mj->places[mj->job.process_rank];
+  const int watched = strcmp(mj->places[writer].host, mine->host) == 0;
+  const double until =
+      gs_time_seconds() + (watched ? GS_WRITER_WAIT_SECONDS : GS_REMOTE_WRITER_WAIT_SECONDS);
+  while (gs_time_seconds() < until && (!watched || gs_process_alive(mj->places[writer].pid)))
+    gs_sleep_seconds(0.05);
 }
 
 gs_status gs_measure_job_finish(gs_measure_job *mj, gs_status status) {
   fflush(stdout);
   if (mj->broken && mj->job.mpi_started) {
-    // The lost rank cannot take part in an orderly shutdown: end the job.
-    // The writer has written its document; the others wait for it briefly.
-    if (!gs_measure_job_writes(mj)) sleep(2);
+    // The lost rank cannot take part in an orderly shutdown: the writer
+    // ends the job once its document is written; the others wait for it.
+    if (!gs_measure_job_writes(mj)) wait_for_writer(mj);
     gs_comm_job_abort(&mj->job, gs_status_exit_code(status));
   }
   gs_comm_world_destroy(mj->control);

@@ -40,8 +40,8 @@ gs_status gs_measure_job_start(gs_measure_job *mj, gs_common_options *common, in
                                gs_run_config *config);
 
 /* Whether this process writes documents and prints summaries: process 0,
- * or, once a rank was lost and process 0 is dead, the lowest live process
- * of process 0's host. */
+ * or, once a rank was lost, the first process of process 0's host to
+ * claim it among those alive (process 0 itself unless it died). */
 int gs_measure_job_writes(const gs_measure_job *mj);
 
 /* Ends the job: after a lost rank, process 0 (which has written its

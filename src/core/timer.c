@@ -1,7 +1,10 @@
 /* Monotonic timer and UTC timestamps. */
 #include "core/timer.h"
 
+#include <errno.h>
 #include <time.h>
+
+#include "core/interrupt.h"
 
 uint64_t gs_time_ns(void) {
   struct timespec ts;
@@ -10,6 +13,14 @@ uint64_t gs_time_ns(void) {
 }
 
 double gs_time_seconds(void) { return (double)gs_time_ns() * 1e-9; }
+
+void gs_sleep_seconds(double seconds) {
+  if (!(seconds > 0.0)) return;
+  const double whole = (double)(time_t)seconds;
+  struct timespec left = {(time_t)whole, (long)((seconds - whole) * 1e9)};
+  while (nanosleep(&left, &left) != 0 && errno == EINTR && gs_interrupt_signal() == 0) {
+  }
+}
 
 void gs_time_utc_iso8601(char *buf, unsigned long size) {
   time_t now = time(NULL);

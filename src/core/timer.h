@@ -10,6 +10,11 @@ uint64_t gs_time_ns(void);
 /* Seconds from CLOCK_MONOTONIC as a double. */
 double gs_time_seconds(void);
 
+/* Sleeps `seconds` (nothing when <= 0), resuming after a signal
+ * interrupts it, unless that signal is a request to stop (core/interrupt.h):
+ * then it returns early. */
+void gs_sleep_seconds(double seconds);
+
 /* Current UTC time as ISO 8601 "YYYY-MM-DDTHH:MM:SSZ" into buf (>= 21 bytes). */
 void gs_time_utc_iso8601(char *buf, unsigned long size);
 

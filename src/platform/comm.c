@@ -207,15 +207,21 @@ static gs_status create_progress(gs_comm_world *w) {
     int node_rank = 0, node_size = 0;
     GS_CHECK_MPI(MPI_Comm_rank(w->node_comm, &node_rank));
     GS_CHECK_MPI(MPI_Comm_size(w->node_comm, &node_size));
+    // One progress slot per process; the last one also holds the writer
+    // claim, so that it follows the progress slots in the window.
+    const int slots = node_rank == node_size - 1 ? 2 : 1;
     void *mine = NULL;
-    GS_CHECK_MPI(MPI_Win_allocate_shared((MPI_Aint)sizeof(uint64_t), (int)sizeof(uint64_t),
-                                         MPI_INFO_NULL, w->node_comm, &mine, &w->progress_window));
+    GS_CHECK_MPI(MPI_Win_allocate_shared((MPI_Aint)(slots * sizeof(uint64_t)),
+                                         (int)sizeof(uint64_t), MPI_INFO_NULL, w->node_comm, &mine,
+                                         &w->progress_window));
     MPI_Aint bytes = 0;
     int unit = 0;
     void *base = NULL;
     GS_CHECK_MPI(MPI_Win_shared_query(w->progress_window, 0, &bytes, &unit, &base));
     w->progress = base;
     atomic_store(&w->progress[node_rank], 0);
+    w->writer_claim = &w->progress[node_size];
+    if (slots == 2) atomic_store(w->writer_claim, 0);
     w->progress_count = node_size;
     w->progress_ranks = calloc((size_t)node_size, sizeof *w->progress_ranks);
     if (!w->progress_ranks) return gs_error(GS_ERR_NOMEM, "cannot allocate the rank table");
@@ -324,6 +330,7 @@ void gs_comm_world_destroy(gs_comm_world *w) {
     if (w->progress) MPI_Win_free(&w->progress_window);
     if (w->node_comm != MPI_COMM_NULL && w->node_comm) MPI_Comm_free(&w->node_comm);
     w->progress = NULL;
+    w->writer_claim = NULL;
   }
 #endif
   if (!mpi) free((void *)w->progress);
@@ -361,6 +368,17 @@ double comm_time_left(const gs_comm *c, double start) {
 
 void gs_comm_progress(gs_comm *c, uint64_t step) {
   atomic_store(&c->world->progress[c->progress_index], step + 1);
+}
+
+int gs_comm_claim_writer(gs_comm_world *w) {
+  if (w->writer_claim == NULL) return 1;
+  uint64_t none = 0;
+  const uint64_t me = (uint64_t)w->job.process_rank + 1;
+  return atomic_compare_exchange_strong(w->writer_claim, &none, me) || none == me;
+}
+
+int gs_comm_writer_claimed(const gs_comm_world *w) {
+  return w->writer_claim ? (int)atomic_load(w->writer_claim) - 1 : -1;
 }
 
 void comm_describe_laggards(const gs_comm *c, uint64_t mine, char *buf, size_t size) {

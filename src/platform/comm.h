@@ -240,6 +240,16 @@ void gs_comm_progress(gs_comm *comm, uint64_t step);
  * Returns how many. Used after a timeout to name the rank that stalled. */
 int gs_comm_behind(const gs_comm *comm, int *ranks, int max);
 
+/* After a job broke (a rank lost), the processes of one host that may
+ * write its document settle who does: the first to claim gets the right
+ * for good; returns 1 to it on every call, 0 to the others. A process that
+ * died after writing then cannot make a slower one overwrite the document
+ * with its own death as the cause. Without a launcher: 1. */
+int gs_comm_claim_writer(gs_comm_world *world);
+
+/* The process rank that claimed the writing on this host, or -1. */
+int gs_comm_writer_claimed(const gs_comm_world *world);
+
 /* ---- exposed communication time ------------------------------------------ */
 /* A workload brackets the part of a step in which its compute stream waits
  * for communication (the communication it could not overlap):

@@ -62,6 +62,10 @@ struct gs_comm_world {
   _Atomic uint64_t *progress;
   int progress_count;
   int *progress_ranks;    /* global rank of each progress slot */
+  /* mpi mode: process rank + 1 of the process of this host that claimed
+   * the writing of a broken job's document (gs_comm_claim_writer); 0 while
+   * none has. In the shared window, after the progress slots. */
+  _Atomic uint64_t *writer_claim;
   comm_exchange exchange; /* cpu backend, threads mode */
 #ifdef GS_HAVE_MPI
   MPI_Comm node_comm; /* processes on this host (mpi mode) */

@@ -67,12 +67,6 @@ static double now_since(const scenario_shared *sh) {
   return gs_time_seconds() - sh->t0;
 }
 
-static void sleep_seconds(double s) {
-  if (s <= 0.0) return;
-  struct timespec ts = {(time_t)s, (long)((s - floor(s)) * 1e9)};
-  nanosleep(&ts, NULL);
-}
-
 static gs_status append_record(replica *r, const gs_llm_request_record *rec) {
   gs_llm_replica_result *res = r->result;
   if (res->n_requests == r->capacity) {
@@ -267,7 +261,7 @@ static gs_status serve(replica *r) {
     size_t n = gs_llm_queue_take(q, single ? INFINITY : now, max, r->ids, &next);
     if (n == 0) {
       if (next < 0.0) break;
-      sleep_seconds(next - now);
+      gs_sleep_seconds(next - now);
       continue;
     }
     if (isnan(first)) first = now;
