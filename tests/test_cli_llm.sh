@@ -24,6 +24,14 @@ expect 0 "bounds" -- run llm "${cpu[@]}" --scenario server --rate 100 --samples 
 expect 0 "single-stream" -- run llm "${cpu[@]}" --scenario single-stream --samples 4 -o "$work/single.json"
 expect 0 "rank 1" -- scale llm "${cpu[@]}" --ranks 2 --dispatch dynamic --samples 10 -o "$work/scale.json"
 expect 0 "4 timed out" -- run llm "${cpu[@]}" --samples 4 --sample-timeout 0.000001 -o "$work/timeout.json"
+# Tensor parallelism: a replica over 2 CPU ranks; splits the model does not
+# allow and runs that are not whole replicas are refused by name.
+expect 2 "option --tp 3: the model's 4 query heads do not split evenly over 3 shards" -- \
+  run llm "${cpu[@]}" --ranks 3 --tp 3
+expect 2 "option --tp 2: a replica needs 2 ranks, and no measured size \(largest 3\)" -- \
+  run llm "${cpu[@]}" --ranks 3 --tp 2
+expect 0 "measuring only the sizes that are whole replicas" -- \
+  scale llm "${cpu[@]}" --ranks 4 --tp 2 --samples 8 -o "$work/tp.json"
 
 python3 - "$work" <<'PY' || failures=$((failures + 1))
 import json, os, sys
@@ -63,6 +71,16 @@ t = load("timeout.json")["measurements"][0]
 assert t["llm"]["timed_out"] == 4 and t["llm"]["success_rate"] == 0.0
 assert all(q["status"] == "timed_out" and q["latency_seconds"] is None
            for q in t["runs"][0]["ranks"][0]["requests"])
+tp = load("tp.json")
+assert tp["status"] == "ok", tp["status"]
+assert [m["world_size"] for m in tp["measurements"]] == [2, 4]
+for m in tp["measurements"]:
+    replicas = m["world_size"] // 2
+    assert m["llm"]["tensor_parallel"] == 2 and len(m["llm"]["ranks"]) == replicas
+    assert len(m["runs"][0]["ranks"]) == replicas
+    assert all(len(r["devices"]) == 2 for r in m["llm"]["ranks"])
+    assert m["llm"]["ok"] == 8, m["llm"]["ok"]
+assert tp["config"]["workload_options"]["tp"] == 2
 PY
 
 [ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }

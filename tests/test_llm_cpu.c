@@ -163,7 +163,7 @@ static void test_engine_deterministic(void **state) {
   memset(run, 0, sizeof run);
   for (int r = 0; r < 2; r++) {
     gs_llm_engine *e = NULL;
-    assert_int_equal(gs_llm_engine_create(&c, GS_BACKEND_CPU, -1, &e), GS_OK);
+    assert_int_equal(gs_llm_engine_create(&c, GS_BACKEND_CPU, NULL, &e), GS_OK);
     assert_int_equal(gs_llm_engine_prefill(e, 2, prompts, lengths, run[r][0]), GS_OK);
     assert_int_equal(gs_llm_engine_decode(e, 2, run[r][1]), GS_OK);
     assert_int_equal(gs_llm_engine_decode(e, 1, run[r][1] + 2), GS_OK);
@@ -174,6 +174,77 @@ static void test_engine_deterministic(void **state) {
   assert_memory_equal(run[0], run[1], sizeof run[0]);
   for (int i = 0; i < 2; i++)
     assert_true(run[0][0][i] >= 0 && (uint64_t)run[0][0][i] < c.shape.vocab);
+}
+
+/* Shards hold disjoint parts of each split tensor that together cover it,
+ * and a whole copy of the others. */
+static void test_shard_slices_cover(void **state) {
+  (void)state;
+  const gs_llm_shape *s = &gs_llm_presets[2].shape; /* tiny */
+  char why[160];
+  assert_true(gs_llm_shard_fits(s, 2, why, sizeof why));
+  assert_false(gs_llm_shard_fits(s, 3, why, sizeof why));
+  assert_non_null(strstr(why, "4 query heads do not split evenly over 3 shards"));
+  const uint32_t tensors[] = {GS_LLM_T_EMBED,         GS_LLM_T_LM_HEAD,       GS_LLM_T_FINAL_NORM,
+                              GS_LLM_T_LAYER0 + 8 + 0, GS_LLM_T_LAYER0 + 8 + 1, GS_LLM_T_LAYER0 + 8 + 2,
+                              GS_LLM_T_LAYER0 + 8 + 4, GS_LLM_T_LAYER0 + 8 + 5};
+  for (size_t t = 0; t < sizeof tensors / sizeof tensors[0]; t++) {
+    gs_llm_slice whole;
+    gs_llm_shard_slice(s, tensors[t], (gs_llm_shard){0, 1}, &whole);
+    const uint64_t n = whole.rows * whole.cols;
+    unsigned char *seen = calloc(n, 1);
+    uint64_t held = 0;
+    for (uint32_t k = 0; k < 2; k++) {
+      gs_llm_slice sl;
+      gs_llm_shard_slice(s, tensors[t], (gs_llm_shard){k, 2}, &sl);
+      held += sl.rows * sl.cols;
+      for (uint64_t i = 0; i < sl.rows * sl.cols; i++) {
+        uint64_t g = gs_llm_slice_index(&sl, i);
+        assert_true(g < n);
+        seen[g]++;
+      }
+    }
+    const int split = tensors[t] != GS_LLM_T_EMBED && tensors[t] != GS_LLM_T_FINAL_NORM &&
+                      tensors[t] != GS_LLM_T_LAYER0 + 8 + 0;
+    assert_int_equal(held, split ? n : 2 * n);
+    for (uint64_t i = 0; i < n; i++) assert_int_equal(seen[i], split ? 1 : 2);
+    free(seen);
+  }
+}
+
+/* A replica split over 2 shards (threads, host all-reduce) gives the tokens
+ * of the whole model and its logits up to the order of the sums. */
+static void test_tensor_parallel_matches_whole(void **state) {
+  (void)state;
+  gs_llm_engine_config c = tiny_config();
+  int32_t p0[5] = {10, 20, 30, 40, 50}, p1[3] = {7, 7, 7};
+  const int32_t *prompts[2] = {p0, p1};
+  uint32_t lengths[2] = {5, 3};
+  const size_t vocab = c.shape.vocab;
+  int32_t tokens[2][6][2];
+  float *logits[2];
+  for (int r = 0; r < 2; r++) {
+    c.tp = r == 0 ? 1 : 2;
+    gs_llm_engine *e = NULL;
+    assert_int_equal(gs_llm_engine_create(&c, GS_BACKEND_CPU, NULL, &e), GS_OK);
+    assert_int_equal(gs_llm_engine_prefill(e, 2, prompts, lengths, tokens[r][0]), GS_OK);
+    for (int step = 1; step < 6; step++)
+      assert_int_equal(gs_llm_engine_decode(e, 2, tokens[r][step]), GS_OK);
+    logits[r] = malloc(2 * vocab * sizeof *logits[r]);
+    assert_int_equal(gs_llm_engine_logits(e, 2, logits[r]), GS_OK);
+    gs_llm_engine_destroy(e);
+  }
+  assert_memory_equal(tokens[0], tokens[1], sizeof tokens[0]);
+  float top = 0.0f;
+  for (size_t i = 0; i < 2 * vocab; i++) top = fmaxf(top, fabsf(logits[0][i]));
+  for (size_t i = 0; i < 2 * vocab; i++) assert_float_equal(logits[0][i], logits[1][i], 1e-4 * top);
+  free(logits[0]);
+  free(logits[1]);
+  // A split the shape does not allow is refused by name.
+  c.tp = 3;
+  gs_llm_engine *e = NULL;
+  assert_int_equal(gs_llm_engine_create(&c, GS_BACKEND_CPU, NULL, &e), GS_ERR_USAGE);
+  assert_null(e);
 }
 
 int main(void) {
@@ -188,6 +259,8 @@ int main(void) {
       cmocka_unit_test(test_cache_matches_full_prompt),
       cmocka_unit_test(test_batch_rows_independent),
       cmocka_unit_test(test_engine_deterministic),
+      cmocka_unit_test(test_shard_slices_cover),
+      cmocka_unit_test(test_tensor_parallel_matches_whole),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

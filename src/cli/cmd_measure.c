@@ -47,6 +47,9 @@ static gs_status llm_adjust_common(const gs_common_options *common, gs_run_confi
   if (config->control && ((const gs_llm_options *)wopts)->dispatch == GS_LLM_DISPATCH_DYNAMIC)
     return gs_error(GS_ERR_USAGE, "option --dispatch dynamic: not available under a launcher "
                     "(one process per rank); use --dispatch static, or one process");
+  if (config->control && ((const gs_llm_options *)wopts)->tp > 1)
+    return gs_error(GS_ERR_USAGE, "option --tp: tensor parallelism needs a replica's GPUs in one "
+                    "process; under a launcher each process has one (run without the launcher)");
   return gs_measure_llm_defaults(common, config, wopts);
 }
 

@@ -28,6 +28,23 @@ static gs_status share_verifications(const gs_run_config *config, gs_verificatio
   return status;
 }
 
+/* The shape the GPUs are verified on: the measured one, or where the CPU
+ * reference would take too long the tiny preset, widened where needed so
+ * that it splits over tp shards. */
+static gs_llm_shape verification_shape(const gs_llm_shape *measured, uint32_t tp) {
+  if (gs_llm_parameter_count(measured) <= GS_LLM_VERIFY_MAX_PARAMETERS) return *measured;
+  gs_llm_shape s = gs_llm_presets[2].shape;
+  char why[160];
+  if (!gs_llm_shard_fits(&s, tp, why, sizeof why)) {
+    s.kv_heads = tp;
+    s.heads = 2 * (uint64_t)tp;
+    s.hidden = 16 * s.heads;
+    s.ffn = 88 * (uint64_t)tp;
+    s.vocab = 256 * (uint64_t)tp;
+  }
+  return s;
+}
+
 static gs_status driver_measure(void *ctx, const gs_run_config *config, size_t index,
                                 gs_measurement *out) {
   gs_llm_driver *d = ctx;
@@ -40,14 +57,15 @@ static gs_status driver_measure(void *ctx, const gs_run_config *config, size_t i
   memset(verify, 0, sizeof verify);
   gs_status status = GS_OK;
   if (config->backend == GS_BACKEND_CUDA) {
-    gs_llm_shape shape = sc.engine.shape;
-    if (gs_llm_parameter_count(&shape) > GS_LLM_VERIFY_MAX_PARAMETERS)
-      shape = gs_llm_presets[2].shape;
-    // Under a launcher each process checks its own GPU and the results are
-    // shared, so that every process holds every rank's verification.
-    for (int k = 0; k < config->world_size && status == GS_OK; k++)
+    const uint32_t tp = sc.engine.tp ? sc.engine.tp : 1;
+    gs_llm_shape shape = verification_shape(&sc.engine.shape, tp);
+    // Each replica (tp GPUs) is checked. Under a launcher each process
+    // checks its own GPU and the results are shared, so that every process
+    // holds every rank's verification.
+    for (int k = 0; k < config->world_size / (int)tp && status == GS_OK; k++)
       if (!config->control || k == config->process_rank)
-        status = gs_llm_verify_gpu(&shape, config->seed, config->devices[k], &verify[k]);
+        status = gs_llm_verify_gpu(&shape, config->seed, config->devices + (size_t)k * tp, tp,
+                                   &verify[k]);
     if (config->control && status == GS_OK) status = share_verifications(config, verify);
   }
   d->runs[index] = calloc(config->runs, sizeof *d->runs[index]);

@@ -446,12 +446,27 @@ gs_status gs_measure_llm_defaults(const gs_common_options *common, gs_run_config
 
 gs_status gs_measure_sweep(const gs_sweep *sw, const gs_u64_list *counts) {
   if (sw->workload != &gs_workload_llm || sw->driver) return sweep_counts(sw, counts);
+  // A tensor-parallel replica needs --tp GPUs: only whole replicas are measured.
+  const uint64_t tp = ((const gs_llm_options *)sw->workload_opts)->tp;
+  gs_u64_list whole = {0};
+  for (size_t i = 0; i < counts->n; i++)
+    if (counts->v[i] % tp == 0) whole.v[whole.n++] = counts->v[i];
+  if (whole.n == 0)
+    return gs_error(GS_ERR_USAGE,
+                    "option --tp %llu: a replica needs %llu %s, and no measured size (largest "
+                    "%llu) is a multiple of that",
+                    (unsigned long long)tp, (unsigned long long)tp,
+                    sw->config->backend == GS_BACKEND_CUDA ? "GPUs" : "ranks",
+                    (unsigned long long)counts->v[counts->n - 1]);
+  if (whole.n < counts->n)
+    gs_note("llm --tp %llu: measuring only the sizes that are whole replicas (multiples of %llu)",
+            (unsigned long long)tp, (unsigned long long)tp);
   // The llm runs request streams through its own driver (cli/llm_driver.c).
   gs_llm_driver llm;
-  GS_TRY(gs_llm_driver_init(&llm, sw->workload_opts, sw->env, counts->n));
+  GS_TRY(gs_llm_driver_init(&llm, sw->workload_opts, sw->env, whole.n));
   gs_sweep with_driver = *sw;
   with_driver.driver = &llm.hooks;
-  gs_status status = sweep_counts(&with_driver, counts);
+  gs_status status = sweep_counts(&with_driver, &whole);
   gs_llm_driver_free(&llm);
   return status;
 }

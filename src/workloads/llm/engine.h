@@ -34,15 +34,19 @@ typedef struct {
   uint32_t max_input; /* longest prompt */
   int decode_graphs;  /* CUDA: capture each decode step size in a CUDA graph */
   int decode_gemm;    /* CUDA: gs_llm_decode_gemm, how linear layers of <= 8 rows run */
+  uint32_t tp;        /* tensor-parallel shards of the replica (0 or 1: none) */
 } gs_llm_engine_config;
 
 typedef struct gs_llm_engine gs_llm_engine;
 
 /* Builds a replica: weights from the seed (on the GPU by a kernel), cache and
- * buffers. `device` is the CUDA ordinal (ignored on the CPU backend); the
- * caller has made it current. */
-gs_status gs_llm_engine_create(const gs_llm_engine_config *config, gs_backend backend, int device,
-                               gs_llm_engine **out);
+ * buffers. `devices` holds the CUDA ordinal of each of config->tp shards
+ * (unused on the CPU backend); the caller has made the first current. With
+ * tp > 1 the replica splits heads, FFN columns and vocabulary over its
+ * shards (model.h, gs_llm_shard), one thread each, and adds their partial
+ * sums with an all-reduce (NCCL on the GPUs) after attention and MLP. */
+gs_status gs_llm_engine_create(const gs_llm_engine_config *config, gs_backend backend,
+                               const int *devices, gs_llm_engine **out);
 
 /* Prefills sequences 0..n-1 (n <= max_batch) with prompts[i][0..lengths[i])
  * and writes each sequence's first generated token to first_tokens[i]. */

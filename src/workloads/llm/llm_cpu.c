@@ -13,51 +13,66 @@ typedef struct {
 
 struct gs_llm_cpu_model {
   gs_llm_engine_config config;
+  gs_llm_shard shard;
+  gs_llm_shard_dims dims; /* what this shard holds */
+  gs_comm *comm;          /* the other shards; NULL for the whole model */
   float *embed, *final_norm, *lm_head;
   cpu_layer *layers;
-  float *k_cache, *v_cache; /* [layer][slot][position][kv_heads * head_dim] */
+  float *k_cache, *v_cache; /* [layer][slot][position][shard kv_heads * head_dim] */
   /* Scratch for `rows` rows. */
   size_t scratch_rows;
-  float *h, *x, *qkv, *att, *gu, *act;
+  float *h, *x, *qkv, *att, *gu, *act, *part;
   float *scores; /* max_seq attention scores */
 };
 
-static float *make_tensor(const gs_llm_shape *s, uint64_t seed, uint32_t tensor, uint64_t n) {
+/* The shard's slice of a tensor, as floats. */
+static float *make_tensor(const gs_llm_cpu_model *m, uint32_t tensor) {
+  const gs_llm_shape *s = &m->config.shape;
+  gs_llm_slice slice;
+  gs_llm_shard_slice(s, tensor, m->shard, &slice);
+  uint64_t n = slice.rows * slice.cols;
   float *t = malloc(n * sizeof *t);
   if (!t) return NULL;
   float scale, offset;
   gs_llm_tensor_init(s, tensor, &scale, &offset);
   for (uint64_t i = 0; i < n; i++)
-    t[i] = gs_llm_float_from_bf16(gs_llm_weight_value(seed, tensor, i, scale, offset));
+    t[i] = gs_llm_float_from_bf16(
+        gs_llm_weight_value(m->config.seed, tensor, gs_llm_slice_index(&slice, i), scale, offset));
   return t;
 }
 
-static size_t cache_floats(const gs_llm_engine_config *c) {
-  return (size_t)c->shape.layers * c->max_batch * c->max_seq * c->shape.kv_heads *
+static size_t cache_floats(const gs_llm_cpu_model *m) {
+  const gs_llm_engine_config *c = &m->config;
+  return (size_t)c->shape.layers * c->max_batch * c->max_seq * m->dims.kv_heads *
          gs_llm_head_dim(&c->shape);
 }
 
 gs_status gs_llm_cpu_create(const gs_llm_engine_config *config, gs_llm_cpu_model **out) {
+  return gs_llm_cpu_create_shard(config, (gs_llm_shard){0, 1}, NULL, out);
+}
+
+gs_status gs_llm_cpu_create_shard(const gs_llm_engine_config *config, gs_llm_shard shard,
+                                  gs_comm *comm, gs_llm_cpu_model **out) {
   *out = NULL;
   gs_llm_cpu_model *m = calloc(1, sizeof *m);
   if (!m) return gs_error(GS_ERR_NOMEM, "cannot allocate the CPU model");
   m->config = *config;
+  m->shard = shard;
+  m->comm = comm;
   const gs_llm_shape *s = &config->shape;
-  m->embed = make_tensor(s, config->seed, GS_LLM_T_EMBED, s->vocab * s->hidden);
-  m->final_norm = make_tensor(s, config->seed, GS_LLM_T_FINAL_NORM, s->hidden);
-  m->lm_head = make_tensor(s, config->seed, GS_LLM_T_LM_HEAD, s->vocab * s->hidden);
+  gs_llm_shard_sizes(s, shard, &m->dims);
+  m->embed = make_tensor(m, GS_LLM_T_EMBED);
+  m->final_norm = make_tensor(m, GS_LLM_T_FINAL_NORM);
+  m->lm_head = make_tensor(m, GS_LLM_T_LM_HEAD);
   m->layers = calloc(s->layers, sizeof *m->layers);
-  m->k_cache = calloc(cache_floats(config), sizeof *m->k_cache);
-  m->v_cache = calloc(cache_floats(config), sizeof *m->v_cache);
+  m->k_cache = calloc(cache_floats(m), sizeof *m->k_cache);
+  m->v_cache = calloc(cache_floats(m), sizeof *m->v_cache);
   m->scores = calloc(config->max_seq, sizeof *m->scores);
   int ok =
       m->embed && m->final_norm && m->lm_head && m->layers && m->k_cache && m->v_cache && m->scores;
   for (uint64_t l = 0; ok && l < s->layers; l++) {
     for (int k = 0; ok && k < GS_LLM_LAYER_KINDS; k++) {
-      uint64_t rows, cols;
-      gs_llm_layer_tensor_dims(s, k, &rows, &cols);
-      m->layers[l].w[k] = make_tensor(
-          s, config->seed, (uint32_t)(GS_LLM_T_LAYER0 + 8 * l + (uint64_t)k), rows * cols);
+      m->layers[l].w[k] = make_tensor(m, (uint32_t)(GS_LLM_T_LAYER0 + 8 * l + (uint64_t)k));
       ok = m->layers[l].w[k] != NULL;
     }
   }
@@ -77,7 +92,8 @@ static void free_scratch(gs_llm_cpu_model *m) {
   free(m->att);
   free(m->gu);
   free(m->act);
-  m->h = m->x = m->qkv = m->att = m->gu = m->act = NULL;
+  free(m->part);
+  m->h = m->x = m->qkv = m->att = m->gu = m->act = m->part = NULL;
   m->scratch_rows = 0;
 }
 
@@ -101,14 +117,16 @@ static gs_status ensure_scratch(gs_llm_cpu_model *m, size_t rows) {
   if (rows <= m->scratch_rows) return GS_OK;
   free_scratch(m);
   const gs_llm_shape *s = &m->config.shape;
-  size_t width = s->hidden > s->ffn ? s->hidden : s->ffn;
+  const gs_llm_shard_dims *d = &m->dims;
+  size_t hd = gs_llm_head_dim(s);
   m->h = malloc(rows * s->hidden * sizeof(float));
-  m->x = malloc(rows * width * sizeof(float));
-  m->qkv = malloc(rows * gs_llm_qkv_rows(s) * sizeof(float));
-  m->att = malloc(rows * s->heads * gs_llm_head_dim(s) * sizeof(float));
-  m->gu = malloc(rows * 2 * s->ffn * sizeof(float));
-  m->act = malloc(rows * s->ffn * sizeof(float));
-  if (!m->h || !m->x || !m->qkv || !m->att || !m->gu || !m->act) {
+  m->x = malloc(rows * s->hidden * sizeof(float));
+  m->qkv = malloc(rows * (d->heads + 2 * d->kv_heads) * hd * sizeof(float));
+  m->att = malloc(rows * d->heads * hd * sizeof(float));
+  m->gu = malloc(rows * 2 * d->ffn * sizeof(float));
+  m->act = malloc(rows * d->ffn * sizeof(float));
+  m->part = malloc(rows * s->hidden * sizeof(float));
+  if (!m->h || !m->x || !m->qkv || !m->att || !m->gu || !m->act || !m->part) {
     free_scratch(m);
     return gs_error(GS_ERR_NOMEM, "cannot allocate CPU scratch for %zu rows", rows);
   }
@@ -211,14 +229,14 @@ static void attention_block(gs_llm_cpu_model *m, uint64_t layer, size_t rows, co
                             const uint32_t *positions) {
   const gs_llm_engine_config *c = &m->config;
   const gs_llm_shape *s = &c->shape;
-  size_t hd = gs_llm_head_dim(s), kvw = s->kv_heads * hd, qw = s->heads * hd;
+  const size_t heads = m->dims.heads, kv_heads = m->dims.kv_heads;
+  size_t hd = gs_llm_head_dim(s), kvw = kv_heads * hd, qw = heads * hd, row_w = qw + 2 * kvw;
   size_t layer_base = (size_t)layer * c->max_batch * c->max_seq * kvw;
   // All rows enter the cache first: rows of one sequence see each other.
   for (size_t r = 0; r < rows; r++) {
-    float *qkv = m->qkv + r * gs_llm_qkv_rows(s);
-    for (size_t h = 0; h < s->heads; h++)
-      gs_llm_cpu_rope(qkv + h * hd, hd, positions[r], s->rope_theta);
-    for (size_t h = 0; h < s->kv_heads; h++)
+    float *qkv = m->qkv + r * row_w;
+    for (size_t h = 0; h < heads; h++) gs_llm_cpu_rope(qkv + h * hd, hd, positions[r], s->rope_theta);
+    for (size_t h = 0; h < kv_heads; h++)
       gs_llm_cpu_rope(qkv + qw + h * hd, hd, positions[r], s->rope_theta);
     size_t at = layer_base + ((size_t)slots[r] * c->max_seq + positions[r]) * kvw;
     for (size_t i = 0; i < kvw; i++) {
@@ -229,9 +247,9 @@ static void attention_block(gs_llm_cpu_model *m, uint64_t layer, size_t rows, co
   size_t group = s->heads / s->kv_heads;
   for (size_t r = 0; r < rows; r++) {
     size_t base = layer_base + (size_t)slots[r] * c->max_seq * kvw;
-    for (size_t h = 0; h < s->heads; h++) {
+    for (size_t h = 0; h < heads; h++) {
       size_t kvh = h / group;
-      gs_llm_cpu_attention(m->qkv + r * gs_llm_qkv_rows(s) + h * hd, m->k_cache + base + kvh * hd,
+      gs_llm_cpu_attention(m->qkv + r * row_w + h * hd, m->k_cache + base + kvh * hd,
                            m->v_cache + base + kvh * hd, kvw, (size_t)positions[r] + 1, hd,
                            m->scores, m->att + r * qw + h * hd);
     }
@@ -239,11 +257,24 @@ static void attention_block(gs_llm_cpu_model *m, uint64_t layer, size_t rows, co
   round_bf16_all(m->att, rows * qw);
 }
 
+/* h += the sum over the shards of y = w x (rows x hidden): the shard's own
+ * product, all-reduced when the model is split, then added. */
+static gs_status add_projection(gs_llm_cpu_model *m, const float *w, const float *x, size_t rows,
+                                size_t ins) {
+  const size_t hidden = m->config.shape.hidden, n = rows * hidden;
+  linear(w, x, rows, hidden, ins, m->part, 0);
+  if (m->comm)
+    GS_TRY(gs_comm_allreduce(m->comm, m->part, m->part, n, GS_DTYPE_FLOAT, GS_REDOP_SUM, NULL));
+  for (size_t i = 0; i < n; i++) m->h[i] += m->part[i];
+  return GS_OK;
+}
+
 gs_status gs_llm_cpu_forward(gs_llm_cpu_model *m, size_t rows, const int32_t *tokens,
                              const uint32_t *slots, const uint32_t *positions, size_t n_out,
                              const uint32_t *out_rows, float *logits) {
   const gs_llm_engine_config *c = &m->config;
   const gs_llm_shape *s = &c->shape;
+  const gs_llm_shard_dims *d = &m->dims;
   for (size_t r = 0; r < rows; r++) {
     if (tokens[r] < 0 || (uint64_t)tokens[r] >= s->vocab || slots[r] >= c->max_batch ||
         positions[r] >= c->max_seq)
@@ -251,6 +282,9 @@ gs_status gs_llm_cpu_forward(gs_llm_cpu_model *m, size_t rows, const int32_t *to
                       "llm CPU forward: row %zu has token %d, slot %u, position %u", r, tokens[r],
                       slots[r], positions[r]);
   }
+  for (size_t i = 0; i < n_out; i++)
+    if (out_rows[i] >= rows)
+      return gs_error(GS_ERR_INTERNAL, "llm CPU forward: output row %u of %zu", out_rows[i], rows);
   GS_TRY(ensure_scratch(m, rows));
   size_t hd = gs_llm_head_dim(s);
   for (size_t r = 0; r < rows; r++)
@@ -259,22 +293,20 @@ gs_status gs_llm_cpu_forward(gs_llm_cpu_model *m, size_t rows, const int32_t *to
   for (uint64_t l = 0; l < s->layers; l++) {
     float *const *w = m->layers[l].w;
     norm_rows(s, m->h, w[GS_LLM_K_ATTN_NORM], rows, m->x);
-    linear(w[GS_LLM_K_QKV], m->x, rows, gs_llm_qkv_rows(s), s->hidden, m->qkv, 0);
+    linear(w[GS_LLM_K_QKV], m->x, rows, (d->heads + 2 * d->kv_heads) * hd, s->hidden, m->qkv, 0);
     attention_block(m, l, rows, slots, positions);
-    linear(w[GS_LLM_K_WO], m->att, rows, s->hidden, s->heads * hd, m->h, 1);
+    GS_TRY(add_projection(m, w[GS_LLM_K_WO], m->att, rows, d->heads * hd));
     norm_rows(s, m->h, w[GS_LLM_K_MLP_NORM], rows, m->x);
-    linear(w[GS_LLM_K_GATE_UP], m->x, rows, 2 * s->ffn, s->hidden, m->gu, 0);
+    linear(w[GS_LLM_K_GATE_UP], m->x, rows, 2 * d->ffn, s->hidden, m->gu, 0);
     for (size_t r = 0; r < rows; r++)
-      for (size_t i = 0; i < s->ffn; i++)
-        m->act[r * s->ffn + i] = gs_llm_round_bf16(
-            gs_llm_cpu_swiglu(m->gu[r * 2 * s->ffn + i], m->gu[r * 2 * s->ffn + s->ffn + i]));
-    linear(w[GS_LLM_K_DOWN], m->act, rows, s->hidden, s->ffn, m->h, 1);
+      for (size_t i = 0; i < d->ffn; i++)
+        m->act[r * d->ffn + i] = gs_llm_round_bf16(
+            gs_llm_cpu_swiglu(m->gu[r * 2 * d->ffn + i], m->gu[r * 2 * d->ffn + d->ffn + i]));
+    GS_TRY(add_projection(m, w[GS_LLM_K_DOWN], m->act, rows, d->ffn));
   }
   for (size_t i = 0; i < n_out; i++) {
-    if (out_rows[i] >= rows)
-      return gs_error(GS_ERR_INTERNAL, "llm CPU forward: output row %u of %zu", out_rows[i], rows);
     norm_rows(s, m->h + (size_t)out_rows[i] * s->hidden, m->final_norm, 1, m->x);
-    linear(m->lm_head, m->x, 1, s->vocab, s->hidden, logits + i * s->vocab, 0);
+    linear(m->lm_head, m->x, 1, d->vocab, s->hidden, logits + i * d->vocab, 0);
   }
   return GS_OK;
 }

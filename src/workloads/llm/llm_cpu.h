@@ -9,18 +9,27 @@
 #include <stdint.h>
 
 #include "core/status.h"
+#include "platform/comm.h"
 #include "workloads/llm/engine.h"
 
 typedef struct gs_llm_cpu_model gs_llm_cpu_model;
 
+/* The whole model. */
 gs_status gs_llm_cpu_create(const gs_llm_engine_config *config, gs_llm_cpu_model **out);
+
+/* Shard `shard` of a tensor-parallel replica (model.h, gs_llm_shard): the
+ * partial sums of the attention output and MLP projections are added over
+ * `comm` (a host all-reduce over the shards, whose threads call forward
+ * together), and its logits are those of its vocabulary rows. */
+gs_status gs_llm_cpu_create_shard(const gs_llm_engine_config *config, gs_llm_shard shard,
+                                  gs_comm *comm, gs_llm_cpu_model **out);
 void gs_llm_cpu_destroy(gs_llm_cpu_model *m);
 
 /* Runs `rows` tokens through the model: row r is token tokens[r] of the
  * sequence in slot slots[r] at position positions[r]. Each row's key and
  * value enter the cache before attention, so rows of one sequence attend
  * causally to each other. Logits of rows out_rows[0..n_out) go to
- * logits (n_out x vocab). */
+ * logits (n_out x the shard's vocabulary rows). */
 gs_status gs_llm_cpu_forward(gs_llm_cpu_model *m, size_t rows, const int32_t *tokens,
                              const uint32_t *slots, const uint32_t *positions, size_t n_out,
                              const uint32_t *out_rows, float *logits);

@@ -49,11 +49,12 @@ static __device__ float block_reduce(float v, float *scratch, bool is_max) {
   return v;
 }
 
-__global__ void gs_llm_init_weights_kernel(uint16_t *w, uint64_t n, uint64_t seed, uint32_t tensor,
-                                           float scale, float offset) {
+__global__ void gs_llm_init_weights_kernel(uint16_t *w, gs_llm_slice slice, uint64_t seed,
+                                           uint32_t tensor, float scale, float offset) {
+  const uint64_t n = slice.rows * slice.cols;
   for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
        i += (uint64_t)gridDim.x * blockDim.x)
-    w[i] = gs_llm_weight_value(seed, tensor, i, scale, offset);
+    w[i] = gs_llm_weight_value(seed, tensor, gs_llm_slice_index(&slice, i), scale, offset);
 }
 
 __global__ void gs_llm_embed_kernel(const int32_t *tokens, const uint16_t *table, int hidden,
@@ -201,7 +202,10 @@ __global__ void gs_llm_swiglu_kernel(const float *gu, int rows, int ffn, uint16_
   }
 }
 
-__global__ void gs_llm_argmax_kernel(const float *logits, int vocab, int32_t *tokens) {
+/* One block per row; writes the token, or with `offers` the (value, index
+ * + vocab_offset) pair. */
+__global__ void gs_llm_argmax_kernel(const float *logits, int vocab, int32_t *tokens,
+                                     uint32_t vocab_offset, float *offers) {
   __shared__ float best_value[32];
   __shared__ int best_index[32];
   const float *x = logits + (uint64_t)blockIdx.x * vocab;
@@ -233,8 +237,34 @@ __global__ void gs_llm_argmax_kernel(const float *logits, int vocab, int32_t *to
         value = best_value[w];
         index = best_index[w];
       }
-    tokens[blockIdx.x] = index < vocab ? index : 0;
+    if (index >= vocab) index = 0;
+    if (offers) {
+      offers[2 * blockIdx.x] = value;
+      offers[2 * blockIdx.x + 1] = (float)(vocab_offset + (uint32_t)index);
+    } else {
+      tokens[blockIdx.x] = index;
+    }
   }
+}
+
+__global__ void gs_llm_pick_offer_kernel(const float *all, int shards, int rows, int32_t *tokens) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= rows) return;
+  float value = -INFINITY, index = 0.0f;
+  for (int k = 0; k < shards; k++) {
+    const float *o = all + 2 * ((uint64_t)k * rows + r);
+    if (o[0] > value || (o[0] == value && o[1] < index)) {
+      value = o[0];
+      index = o[1];
+    }
+  }
+  tokens[r] = (int32_t)index;
+}
+
+__global__ void gs_llm_add_kernel(float *h, const float *part, uint64_t n) {
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
+       i += (uint64_t)gridDim.x * blockDim.x)
+    h[i] += part[i];
 }
 
 __global__ void gs_llm_advance_kernel(uint32_t *positions, int n) {
@@ -392,11 +422,11 @@ static unsigned blocks_for(uint64_t n) {
   return (unsigned)(b > 65535u * 16u ? 65535u * 16u : (b ? b : 1));
 }
 
-extern "C" cudaError_t gs_llm_cuda_init_weights(uint16_t *w, uint64_t n, uint64_t seed,
-                                                uint32_t tensor, float scale, float offset,
-                                                cudaStream_t stream) {
-  gs_llm_init_weights_kernel<<<blocks_for(n), GS_LLM_THREADS, 0, stream>>>(w, n, seed, tensor,
-                                                                           scale, offset);
+extern "C" cudaError_t gs_llm_cuda_init_weights(uint16_t *w, const gs_llm_slice *slice,
+                                                uint64_t seed, uint32_t tensor, float scale,
+                                                float offset, cudaStream_t stream) {
+  gs_llm_init_weights_kernel<<<blocks_for(slice->rows * slice->cols), GS_LLM_THREADS, 0, stream>>>(
+      w, *slice, seed, tensor, scale, offset);
   return cudaGetLastError();
 }
 
@@ -450,7 +480,26 @@ extern "C" cudaError_t gs_llm_cuda_swiglu(const float *gu, int rows, int ffn, ui
 
 extern "C" cudaError_t gs_llm_cuda_argmax(const float *logits, int rows, int vocab, int32_t *tokens,
                                           cudaStream_t stream) {
-  gs_llm_argmax_kernel<<<rows, 1024, 0, stream>>>(logits, vocab, tokens);
+  gs_llm_argmax_kernel<<<rows, 1024, 0, stream>>>(logits, vocab, tokens, 0, NULL);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t gs_llm_cuda_argmax_offer(const float *logits, int rows, int vocab,
+                                                uint32_t vocab_offset, float *offers,
+                                                cudaStream_t stream) {
+  gs_llm_argmax_kernel<<<rows, 1024, 0, stream>>>(logits, vocab, NULL, vocab_offset, offers);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t gs_llm_cuda_pick_offer(const float *all, int shards, int rows,
+                                              int32_t *tokens, cudaStream_t stream) {
+  gs_llm_pick_offer_kernel<<<(rows + 255) / 256, 256, 0, stream>>>(all, shards, rows, tokens);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t gs_llm_cuda_add(float *h, const float *part, uint64_t n,
+                                       cudaStream_t stream) {
+  gs_llm_add_kernel<<<blocks_for(n), GS_LLM_THREADS, 0, stream>>>(h, part, n);
   return cudaGetLastError();
 }
 

@@ -11,6 +11,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "workloads/llm/model.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -21,9 +23,11 @@ typedef struct {
   int max_seq; /* positions per slot in the cache */
 } gs_llm_cuda_attn_shape;
 
-/* w[i] = gs_llm_weight_value(seed, tensor, i, scale, offset), i < n. */
-cudaError_t gs_llm_cuda_init_weights(uint16_t *w, uint64_t n, uint64_t seed, uint32_t tensor,
-                                     float scale, float offset, cudaStream_t stream);
+/* w[i] = gs_llm_weight_value(seed, tensor, whole index of i, scale,
+ * offset) for the i < rows x cols elements of `slice` (model.h). */
+cudaError_t gs_llm_cuda_init_weights(uint16_t *w, const gs_llm_slice *slice, uint64_t seed,
+                                     uint32_t tensor, float scale, float offset,
+                                     cudaStream_t stream);
 
 /* h[r] = table[tokens[r]] as float, r < rows. */
 cudaError_t gs_llm_cuda_embed(const int32_t *tokens, const uint16_t *table, int rows, int hidden,
@@ -56,6 +60,21 @@ cudaError_t gs_llm_cuda_swiglu(const float *gu, int rows, int ffn, uint16_t *out
 /* tokens[r] = argmax of logits[r] (first index on ties), r < rows. */
 cudaError_t gs_llm_cuda_argmax(const float *logits, int rows, int vocab, int32_t *tokens,
                                cudaStream_t stream);
+
+/* A tensor-parallel shard's offer for each row's token: offers[2r] = the
+ * largest of its logits[r] (vocab of them), offers[2r + 1] = its index
+ * plus vocab_offset (as a float; exact below 2^24), first index on ties. */
+cudaError_t gs_llm_cuda_argmax_offer(const float *logits, int rows, int vocab,
+                                     uint32_t vocab_offset, float *offers, cudaStream_t stream);
+
+/* tokens[r] = the index of the best of the shards' offers for row r
+ * (all = shards x rows offers as gs_llm_cuda_argmax_offer writes them):
+ * the larger value, the lower index on ties. */
+cudaError_t gs_llm_cuda_pick_offer(const float *all, int shards, int rows, int32_t *tokens,
+                                   cudaStream_t stream);
+
+/* h[i] += part[i], i < n. */
+cudaError_t gs_llm_cuda_add(float *h, const float *part, uint64_t n, cudaStream_t stream);
 
 /* positions[i] += 1, i < n. */
 cudaError_t gs_llm_cuda_advance(uint32_t *positions, int n, cudaStream_t stream);

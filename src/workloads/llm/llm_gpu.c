@@ -27,6 +27,9 @@ typedef struct {
 
 struct gs_llm_gpu_model {
   gs_llm_engine_config config;
+  gs_llm_shard shard;
+  gs_llm_shard_dims dims; /* what this shard holds */
+  gs_comm *comm;          /* the other shards; NULL for the whole model */
   int device;
   cudaStream_t stream;
   cublasHandle_t cublas;
@@ -39,6 +42,8 @@ struct gs_llm_gpu_model {
   size_t max_rows;             /* prefill rows the buffers hold */
   /* Per-row buffers. */
   float *h, *qkv, *gu, *logits;
+  float *part;   /* tp: this shard's share of a projection, then their sum */
+  float *offers; /* tp: (value, index) token offers of every shard */
   uint16_t *x, *att;
   /* Prefill row description. */
   int32_t *row_tokens;
@@ -53,9 +58,17 @@ struct gs_llm_gpu_model {
   cudaGraphExec_t *graphs; /* per decode size 1..max_batch, NULL until first use */
 };
 
-static size_t cache_elems(const gs_llm_engine_config *c) {
-  return (size_t)c->shape.layers * c->max_batch * c->max_seq * c->shape.kv_heads *
+static size_t cache_elems(const gs_llm_gpu_model *m) {
+  const gs_llm_engine_config *c = &m->config;
+  return (size_t)c->shape.layers * c->max_batch * c->max_seq * m->dims.kv_heads *
          gs_llm_head_dim(&c->shape);
+}
+
+/* Elements of the shard's slice of a tensor. */
+static uint64_t slice_elems(const gs_llm_gpu_model *m, uint32_t tensor) {
+  gs_llm_slice slice;
+  gs_llm_shard_slice(&m->config.shape, tensor, m->shard, &slice);
+  return slice.rows * slice.cols;
 }
 
 static gs_status alloc_device(void **p, size_t bytes, const char *what) {
@@ -68,60 +81,73 @@ static gs_status alloc_device(void **p, size_t bytes, const char *what) {
   return GS_OK;
 }
 
-static gs_status init_tensor(gs_llm_gpu_model *m, uint16_t *at, uint32_t tensor, uint64_t n) {
+/* Makes the shard's slice of tensor `tensor` at *at and moves *at past it. */
+static gs_status init_tensor(gs_llm_gpu_model *m, uint16_t **at, uint32_t tensor) {
+  gs_llm_slice slice;
+  gs_llm_shard_slice(&m->config.shape, tensor, m->shard, &slice);
   float scale, offset;
   gs_llm_tensor_init(&m->config.shape, tensor, &scale, &offset);
-  GS_CHECK_CUDA(gs_llm_cuda_init_weights(at, n, m->config.seed, tensor, scale, offset, m->stream));
+  GS_CHECK_CUDA(
+      gs_llm_cuda_init_weights(*at, &slice, m->config.seed, tensor, scale, offset, m->stream));
+  *at += slice.rows * slice.cols;
   return GS_OK;
+}
+
+static uint32_t layer_tensor(uint64_t layer, int kind) {
+  return (uint32_t)(GS_LLM_T_LAYER0 + 8 * layer + (uint64_t)kind);
 }
 
 static gs_status make_weights(gs_llm_gpu_model *m) {
   const gs_llm_shape *s = &m->config.shape;
-  uint64_t total = gs_llm_parameter_count(s);
+  uint64_t total = slice_elems(m, GS_LLM_T_EMBED) + slice_elems(m, GS_LLM_T_LM_HEAD) +
+                   slice_elems(m, GS_LLM_T_FINAL_NORM);
+  for (uint64_t l = 0; l < s->layers; l++)
+    for (int k = 0; k < GS_LLM_LAYER_KINDS; k++) total += slice_elems(m, layer_tensor(l, k));
   GS_TRY(alloc_device((void **)&m->weights, total * sizeof(uint16_t), "weights"));
   uint16_t *at = m->weights;
-  // Every tensor starts 16-byte aligned: all dimensions are multiples of 8
-  // except the final norm, which is placed last.
+  // Every tensor starts 16-byte aligned: all dimensions (and their shards)
+  // are multiples of 8 except the final norm, which is placed last.
   m->embed = at;
-  at += s->vocab * s->hidden;
+  GS_TRY(init_tensor(m, &at, GS_LLM_T_EMBED));
   m->lm_head = at;
-  at += s->vocab * s->hidden;
-  GS_TRY(init_tensor(m, m->embed, GS_LLM_T_EMBED, s->vocab * s->hidden));
-  GS_TRY(init_tensor(m, m->lm_head, GS_LLM_T_LM_HEAD, s->vocab * s->hidden));
+  GS_TRY(init_tensor(m, &at, GS_LLM_T_LM_HEAD));
   m->layers = calloc(s->layers, sizeof *m->layers);
   if (!m->layers)
     return gs_error(GS_ERR_NOMEM, "cannot allocate %llu layer records",
                     (unsigned long long)s->layers);
   for (uint64_t l = 0; l < s->layers; l++) {
     for (int k = 0; k < GS_LLM_LAYER_KINDS; k++) {
-      uint64_t rows, cols;
-      gs_llm_layer_tensor_dims(s, k, &rows, &cols);
       m->layers[l].w[k] = at;
-      GS_TRY(init_tensor(m, at, (uint32_t)(GS_LLM_T_LAYER0 + 8 * l + (uint64_t)k), rows * cols));
-      at += rows * cols;
+      GS_TRY(init_tensor(m, &at, layer_tensor(l, k)));
     }
   }
   m->final_norm = at;
-  GS_TRY(init_tensor(m, m->final_norm, GS_LLM_T_FINAL_NORM, s->hidden));
+  GS_TRY(init_tensor(m, &at, GS_LLM_T_FINAL_NORM));
   return GS_OK;
 }
 
 static gs_status make_buffers(gs_llm_gpu_model *m) {
   const gs_llm_engine_config *c = &m->config;
   const gs_llm_shape *s = &c->shape;
+  const gs_llm_shard_dims *d = &m->dims;
   size_t rows = (size_t)c->max_batch * c->max_input;
   if (rows < c->max_batch) rows = c->max_batch;
   m->max_rows = rows;
   size_t hd = gs_llm_head_dim(s);
-  GS_TRY(alloc_device((void **)&m->k_cache, cache_elems(c) * 2, "key cache"));
-  GS_TRY(alloc_device((void **)&m->v_cache, cache_elems(c) * 2, "value cache"));
+  GS_TRY(alloc_device((void **)&m->k_cache, cache_elems(m) * 2, "key cache"));
+  GS_TRY(alloc_device((void **)&m->v_cache, cache_elems(m) * 2, "value cache"));
   GS_TRY(alloc_device((void **)&m->h, rows * s->hidden * 4, "residual stream"));
-  GS_TRY(alloc_device((void **)&m->qkv, rows * gs_llm_qkv_rows(s) * 4, "qkv buffer"));
-  GS_TRY(alloc_device((void **)&m->gu, rows * 2 * s->ffn * 4, "MLP buffer"));
-  GS_TRY(alloc_device((void **)&m->logits, (size_t)c->max_batch * s->vocab * 4, "logits"));
-  size_t xw = s->hidden > s->ffn ? s->hidden : s->ffn;
+  GS_TRY(alloc_device((void **)&m->qkv, rows * (d->heads + 2 * d->kv_heads) * hd * 4, "qkv buffer"));
+  GS_TRY(alloc_device((void **)&m->gu, rows * 2 * d->ffn * 4, "MLP buffer"));
+  GS_TRY(alloc_device((void **)&m->logits, (size_t)c->max_batch * d->vocab * 4, "logits"));
+  size_t xw = s->hidden > d->ffn ? s->hidden : d->ffn;
   GS_TRY(alloc_device((void **)&m->x, rows * xw * 2, "activation buffer"));
-  GS_TRY(alloc_device((void **)&m->att, rows * s->heads * hd * 2, "attention output"));
+  GS_TRY(alloc_device((void **)&m->att, rows * d->heads * hd * 2, "attention output"));
+  if (m->comm) {
+    GS_TRY(alloc_device((void **)&m->part, rows * s->hidden * 4, "projection sums"));
+    GS_TRY(alloc_device((void **)&m->offers, (size_t)c->max_batch * 2 * m->shard.count * 4,
+                        "token offers"));
+  }
   GS_TRY(alloc_device((void **)&m->row_tokens, rows * 4, "row tokens"));
   GS_TRY(alloc_device((void **)&m->row_slots, rows * 4, "row slots"));
   GS_TRY(alloc_device((void **)&m->row_positions, rows * 4, "row positions"));
@@ -150,10 +176,18 @@ static gs_status make_buffers(gs_llm_gpu_model *m) {
 
 gs_status gs_llm_gpu_create(const gs_llm_engine_config *config, int device,
                             gs_llm_gpu_model **out) {
+  return gs_llm_gpu_create_shard(config, (gs_llm_shard){0, 1}, NULL, device, out);
+}
+
+gs_status gs_llm_gpu_create_shard(const gs_llm_engine_config *config, gs_llm_shard shard,
+                                  gs_comm *comm, int device, gs_llm_gpu_model **out) {
   *out = NULL;
   gs_llm_gpu_model *m = calloc(1, sizeof *m);
   if (!m) return gs_error(GS_ERR_NOMEM, "cannot allocate the GPU model");
   m->config = *config;
+  m->shard = shard;
+  m->comm = comm;
+  gs_llm_shard_sizes(&config->shape, shard, &m->dims);
   m->device = device;
   gs_status status = GS_OK;
   cudaError_t rc = cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking);
@@ -201,6 +235,8 @@ void gs_llm_gpu_destroy(gs_llm_gpu_model *m) {
                             m->logits,
                             m->x,
                             m->att,
+                            m->part,
+                            m->offers,
                             m->row_tokens,
                             m->row_slots,
                             m->row_positions,
@@ -243,45 +279,78 @@ static gs_status linear(gs_llm_gpu_model *m, const uint16_t *w, const uint16_t *
   return GS_OK;
 }
 
+/* h += the sum over the shards of w x (rows x hidden): accumulated in
+ * place for the whole model; a shard's own product all-reduced first. */
+static gs_status add_projection(gs_llm_gpu_model *m, const uint16_t *w, const uint16_t *x,
+                                size_t rows, uint64_t ins) {
+  const uint64_t hidden = m->config.shape.hidden;
+  if (!m->comm) return linear(m, w, x, m->h, rows, hidden, ins, 1);
+  GS_TRY(linear(m, w, x, m->part, rows, hidden, ins, 0));
+  GS_TRY(gs_comm_allreduce(m->comm, m->part, m->part, rows * hidden, GS_DTYPE_FLOAT, GS_REDOP_SUM,
+                           m->stream));
+  GS_CHECK_CUDA(gs_llm_cuda_add(m->h, m->part, rows * hidden, m->stream));
+  return GS_OK;
+}
+
 /* Enqueues the model over `rows` rows described by tokens/slots/positions
  * (device arrays), then the final norm and output projection of rows
- * out_rows[0..n_out) (NULL: rows 0..n_out-1) and argmax into m->tokens. */
+ * out_rows[0..n_out) (NULL: rows 0..n_out-1) and the greedy token of each
+ * into m->tokens (over every shard's vocabulary rows). */
 static gs_status enqueue_forward(gs_llm_gpu_model *m, size_t rows, const int32_t *tokens,
                                  const uint32_t *slots, const uint32_t *positions, size_t n_out,
                                  const uint32_t *out_rows) {
   const gs_llm_engine_config *c = &m->config;
   const gs_llm_shape *s = &c->shape;
+  const gs_llm_shard_dims *d = &m->dims;
   cudaStream_t st = m->stream;
   int r = (int)rows, hidden = (int)s->hidden;
   float eps = (float)s->norm_eps;
-  gs_llm_cuda_attn_shape as = {(int)s->heads, (int)s->kv_heads, (int)gs_llm_head_dim(s),
-                               (int)c->max_seq};
-  size_t layer_cache = (size_t)c->max_batch * c->max_seq * s->kv_heads * gs_llm_head_dim(s);
+  const uint64_t hd = gs_llm_head_dim(s);
+  gs_llm_cuda_attn_shape as = {(int)d->heads, (int)d->kv_heads, (int)hd, (int)c->max_seq};
+  size_t layer_cache = (size_t)c->max_batch * c->max_seq * d->kv_heads * hd;
   GS_CHECK_CUDA(gs_llm_cuda_embed(tokens, m->embed, r, hidden, m->h, st));
   for (uint64_t l = 0; l < s->layers; l++) {
     uint16_t *const *w = m->layers[l].w;
     uint16_t *kc = m->k_cache + l * layer_cache, *vc = m->v_cache + l * layer_cache;
     GS_CHECK_CUDA(gs_llm_cuda_rmsnorm(m->h, NULL, w[GS_LLM_K_ATTN_NORM], r, hidden, eps, m->x, st));
-    GS_TRY(linear(m, w[GS_LLM_K_QKV], m->x, m->qkv, rows, gs_llm_qkv_rows(s), s->hidden, 0));
+    GS_TRY(linear(m, w[GS_LLM_K_QKV], m->x, m->qkv, rows, (d->heads + 2 * d->kv_heads) * hd,
+                  s->hidden, 0));
     GS_CHECK_CUDA(gs_llm_cuda_rope_cache(m->qkv, slots, positions, m->rope, r, as, kc, vc, st));
     GS_CHECK_CUDA(gs_llm_cuda_attention(m->qkv, slots, positions, r, as, kc, vc, m->att, st));
-    GS_TRY(
-        linear(m, w[GS_LLM_K_WO], m->att, m->h, rows, s->hidden, s->heads * gs_llm_head_dim(s), 1));
+    GS_TRY(add_projection(m, w[GS_LLM_K_WO], m->att, rows, d->heads * hd));
     GS_CHECK_CUDA(gs_llm_cuda_rmsnorm(m->h, NULL, w[GS_LLM_K_MLP_NORM], r, hidden, eps, m->x, st));
-    GS_TRY(linear(m, w[GS_LLM_K_GATE_UP], m->x, m->gu, rows, 2 * s->ffn, s->hidden, 0));
-    GS_CHECK_CUDA(gs_llm_cuda_swiglu(m->gu, r, (int)s->ffn, m->x, st));
-    GS_TRY(linear(m, w[GS_LLM_K_DOWN], m->x, m->h, rows, s->hidden, s->ffn, 1));
+    GS_TRY(linear(m, w[GS_LLM_K_GATE_UP], m->x, m->gu, rows, 2 * d->ffn, s->hidden, 0));
+    GS_CHECK_CUDA(gs_llm_cuda_swiglu(m->gu, r, (int)d->ffn, m->x, st));
+    GS_TRY(add_projection(m, w[GS_LLM_K_DOWN], m->x, rows, d->ffn));
   }
   GS_CHECK_CUDA(
       gs_llm_cuda_rmsnorm(m->h, out_rows, m->final_norm, (int)n_out, hidden, eps, m->x, st));
-  GS_TRY(linear(m, m->lm_head, m->x, m->logits, n_out, s->vocab, s->hidden, 0));
-  GS_CHECK_CUDA(gs_llm_cuda_argmax(m->logits, (int)n_out, (int)s->vocab, m->tokens, st));
+  GS_TRY(linear(m, m->lm_head, m->x, m->logits, n_out, d->vocab, s->hidden, 0));
+  if (!m->comm) {
+    GS_CHECK_CUDA(gs_llm_cuda_argmax(m->logits, (int)n_out, (int)d->vocab, m->tokens, st));
+    return GS_OK;
+  }
+  // Each shard offers its best token; all agree on the best offer.
+  float *mine = m->offers + 2 * n_out * m->shard.index;
+  GS_CHECK_CUDA(gs_llm_cuda_argmax_offer(m->logits, (int)n_out, (int)d->vocab,
+                                         (uint32_t)d->vocab_offset, mine, st));
+  GS_TRY(gs_comm_allgather(m->comm, mine, m->offers, 2 * n_out, GS_DTYPE_FLOAT, st));
+  GS_CHECK_CUDA(
+      gs_llm_cuda_pick_offer(m->offers, (int)m->shard.count, (int)n_out, m->tokens, st));
+  return GS_OK;
+}
+
+/* Waits for the stream. A shard waits with a bound (gs_comm_wait): a failed
+ * peer must not leave it in an NCCL collective forever. */
+static gs_status wait_stream(gs_llm_gpu_model *m) {
+  if (m->comm) return gs_comm_wait(m->comm, m->stream);
+  GS_CHECK_CUDA(cudaStreamSynchronize(m->stream));
   return GS_OK;
 }
 
 static gs_status fetch_tokens(gs_llm_gpu_model *m, size_t n, int32_t *tokens) {
   GS_CHECK_CUDA(cudaMemcpyAsync(m->host_rows, m->tokens, n * 4, cudaMemcpyDeviceToHost, m->stream));
-  GS_CHECK_CUDA(cudaStreamSynchronize(m->stream));
+  GS_TRY(wait_stream(m));
   memcpy(tokens, m->host_rows, n * 4);
   m->last_rows_logits = n;
   return GS_OK;
@@ -316,7 +385,7 @@ gs_status gs_llm_gpu_prefill(gs_llm_gpu_model *m, size_t n, const int32_t *const
   GS_CHECK_CUDA(cudaMemcpyAsync(m->last_rows, last, n * 4, cudaMemcpyHostToDevice, m->stream));
   GS_TRY(enqueue_forward(m, rows, m->row_tokens, m->row_slots, m->row_positions, n, m->last_rows));
   // The first generated token of sequence i sits at position lengths[i].
-  GS_CHECK_CUDA(cudaStreamSynchronize(m->stream));
+  GS_TRY(wait_stream(m));
   for (size_t i = 0; i < n; i++) pos[i] = m->next_position[i] = lengths[i];
   GS_CHECK_CUDA(
       cudaMemcpyAsync(m->decode_positions, pos, n * 4, cudaMemcpyHostToDevice, m->stream));
@@ -380,7 +449,31 @@ gs_status gs_llm_gpu_logits(gs_llm_gpu_model *m, size_t n, float *logits) {
   if (n > m->last_rows_logits)
     return gs_error(GS_ERR_INTERNAL, "llm logits of %zu rows, %zu available", n,
                     m->last_rows_logits);
-  GS_CHECK_CUDA(cudaMemcpy(logits, m->logits, n * m->config.shape.vocab * sizeof(float),
-                           cudaMemcpyDeviceToHost));
-  return GS_OK;
+  const uint64_t vocab = m->config.shape.vocab, part = m->dims.vocab;
+  if (!m->comm) {
+    GS_CHECK_CUDA(cudaMemcpy(logits, m->logits, n * vocab * sizeof(float), cudaMemcpyDeviceToHost));
+    return GS_OK;
+  }
+  // Every shard's rows gathered (shard after shard) on each GPU; the
+  // caller's copy (shard 0's) is put in whole-vocabulary order.
+  float *all = NULL;
+  GS_TRY(alloc_device((void **)&all, n * vocab * sizeof(float), "gathered logits"));
+  float *host = logits ? malloc(n * vocab * sizeof *host) : NULL;
+  gs_status status = logits && !host ? gs_error(GS_ERR_NOMEM, "cannot allocate %zu logits", n * vocab)
+                                     : GS_OK;
+  if (status == GS_OK)
+    status = gs_comm_allgather(m->comm, m->logits, all, n * part, GS_DTYPE_FLOAT, m->stream);
+  if (status == GS_OK) status = wait_stream(m);
+  if (status == GS_OK && host) {
+    cudaError_t rc = cudaMemcpy(host, all, n * vocab * sizeof(float), cudaMemcpyDeviceToHost);
+    if (rc != cudaSuccess)
+      status = gs_error(GS_ERR_CUDA, "copying the gathered logits failed: %s",
+                        cudaGetErrorString(rc));
+    for (uint64_t k = 0; status == GS_OK && k < m->shard.count; k++)
+      for (size_t i = 0; i < n; i++)
+        memcpy(logits + i * vocab + k * part, host + (k * n + i) * part, part * sizeof(float));
+  }
+  free(host);
+  cudaFree(all);
+  return status;
 }

@@ -107,7 +107,8 @@ gs_status gs_llm_measurement_fill(const gs_llm_options *o, const gs_run_config *
   m->verification.status = GS_VERIFY_SKIPPED;
   snprintf(m->verification.detail, sizeof m->verification.detail, "%s",
            config->backend == GS_BACKEND_CPU ? "the CPU backend is the reference" : "not verified");
-  for (int k = 0; verification && k < config->world_size; k++) {
+  const int replicas = config->world_size / (int)(o->tp ? o->tp : 1);
+  for (int k = 0; verification && k < replicas; k++) {
     const gs_verification *v = &verification[k];
     if (v->max_abs_error > m->verification.max_abs_error)
       m->verification.max_abs_error = v->max_abs_error;
@@ -239,12 +240,13 @@ gs_status gs_llm_measurement_annotate(cJSON *mjson, const gs_llm_options *o,
   outcome_free(&total);
   GS_TRY(status);
   // Decode streams every weight once per step: at batch 1 the weight bytes
-  // over the time per output token is the achieved weight bandwidth.
+  // over the time per output token is the achieved weight bandwidth, of a
+  // replica's GPUs together (tensor parallelism: tp of them).
   if (tpot.n > 0 && tpot.median > 0) {
     double bw = (double)gs_llm_decode_weight_bytes(&s) / tpot.median;
+    double peak = peak_bandwidth * (double)o->tp;
     cJSON_AddNumberToObject(l, "weight_bytes_per_second", bw);
-    cJSON_AddItemToObject(l, "roofline_fraction",
-                          number_or_null(peak_bandwidth > 0 ? bw / peak_bandwidth : NAN));
+    cJSON_AddItemToObject(l, "roofline_fraction", number_or_null(peak > 0 ? bw / peak : NAN));
   }
   if (o->scenario == GS_LLM_SERVER) {
     cJSON *sv = cJSON_AddObjectToObject(l, "server");
@@ -261,7 +263,11 @@ gs_status gs_llm_measurement_annotate(cJSON *mjson, const gs_llm_options *o,
   }
   if (o->scenario == GS_LLM_SINGLE_STREAM)
     cJSON_AddItemToObject(l, "latency_p90", number_or_null(lat.n ? lat.p90 : NAN));
-  // Per rank over all runs, and the requests into each rank record.
+  // Per rank (replica) over all runs, and the requests into each rank
+  // record. A tensor-parallel replica names all its GPUs.
+  const int tp = (int)o->tp;
+  cJSON_AddNumberToObject(l, "tensor_parallel", tp);
+  const cJSON *all_devices = cJSON_GetObjectItemCaseSensitive(mjson, "devices");
   cJSON *ranks = cJSON_AddArrayToObject(l, "ranks");
   int world = n_runs ? runs[0].world_size : 0;
   for (int k = 0; k < world && status == GS_OK; k++) {
@@ -274,6 +280,13 @@ gs_status gs_llm_measurement_annotate(cJSON *mjson, const gs_llm_options *o,
     cJSON *ro = cJSON_CreateObject();
     cJSON_AddNumberToObject(ro, "rank", k);
     cJSON_AddNumberToObject(ro, "device", runs[0].replicas[k].device);
+    if (tp > 1) {
+      cJSON *devs = cJSON_AddArrayToObject(ro, "devices");
+      for (int j = 0; j < tp; j++) {
+        const cJSON *dev = cJSON_GetArrayItem(all_devices, k * tp + j);
+        cJSON_AddItemToArray(devs, cJSON_CreateNumber(cJSON_IsNumber(dev) ? dev->valuedouble : -1));
+      }
+    }
     gs_stats a, b, c;
     add_outcome(ro, &oc, busy, &a, &b, &c);
     cJSON_AddNumberToObject(ro, "busy_seconds", busy);

@@ -34,6 +34,7 @@ static void *gs_llm_options_new(void) {
   o->ttft_bound = 2.0;
   o->tpot_bound = 0.2;
   o->decode_gemm = GS_LLM_GEMM_AUTO;
+  o->tp = 1;
   const gs_option table[] = {
       {.name = "model", .kind = GS_OPT_CHOICE, .target = &o->preset, .choices = preset_choices,
        .metavar = "PRESET",
@@ -99,6 +100,10 @@ static void *gs_llm_options_new(void) {
        .choices = gs_llm_decode_gemm_names, .metavar = "K",
        .help = "CUDA: linear layers of <= 8 rows: auto (mma where K is a multiple of 64, "
                "else simt), simt, mma or cublas"},
+      {.name = "tp", .kind = GS_OPT_COUNT, .target = &o->tp, .min = 1, .max = 64,
+       .metavar = "N",
+       .help = "tensor parallelism: each replica splits heads, FFN and vocabulary over N GPUs "
+               "(all-reduce after attention and MLP); replicas = GPUs / N"},
       {.name = NULL, .kind = GS_OPT_END},
   };
   _Static_assert(sizeof table <= sizeof o->table, "option table size");
@@ -153,6 +158,9 @@ static gs_status gs_llm_options_check(void *opts) {
   if (o->scenario != GS_LLM_SERVER && (o->given_rate || o->given_ttft_bound || o->given_tpot_bound))
     return gs_error(GS_ERR_USAGE,
                     "options --rate, --ttft-bound and --tpot-bound belong to --scenario server");
+  char why[160];
+  if (!gs_llm_shard_fits(&s, (uint32_t)o->tp, why, sizeof why))
+    return gs_error(GS_ERR_USAGE, "option --tp %llu: %s", (unsigned long long)o->tp, why);
   if (o->scenario == GS_LLM_SINGLE_STREAM && o->given_batch && o->batch != 1)
     return gs_error(GS_ERR_USAGE,
                     "option --batch: single-stream issues one sample at a time (batch 1), got %llu",
@@ -205,6 +213,7 @@ static cJSON *gs_llm_options_to_json(const void *opts) {
   cJSON_AddNumberToObject(j, "sample_timeout", o->timeout);
   cJSON_AddBoolToObject(j, "graphs", !o->no_graphs);
   cJSON_AddStringToObject(j, "decode_gemm", gs_llm_decode_gemm_names[o->decode_gemm]);
+  cJSON_AddNumberToObject(j, "tp", (double)o->tp);
   return j;
 }
 
@@ -232,6 +241,7 @@ void gs_llm_options_scenario(const gs_llm_options *o, const gs_run_config *run,
   e->max_seq = (uint32_t)(o->input_max + o->output_max);
   e->decode_graphs = !o->no_graphs;
   e->decode_gemm = o->decode_gemm;
+  e->tp = (uint32_t)o->tp;
   out->scenario = (gs_llm_scenario_kind)o->scenario;
   out->dispatch = (gs_llm_dispatch)o->dispatch;
   uint64_t per = run->scaling == GS_SCALING_WEAK ? (uint64_t)run->world_size : 1;

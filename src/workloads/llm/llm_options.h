@@ -12,7 +12,7 @@
 #include "workloads/llm/scenario.h"
 #include "workloads/workload.h"
 
-#define GS_LLM_OPTION_COUNT 26
+#define GS_LLM_OPTION_COUNT 27
 
 typedef struct {
   int preset; /* index into gs_llm_presets */
@@ -28,6 +28,7 @@ typedef struct {
   double timeout;                /* per sample, seconds; 0 = none */
   int no_graphs;
   int decode_gemm; /* gs_llm_decode_gemm */
+  uint64_t tp;     /* GPUs (or CPU ranks) per replica: tensor parallelism */
   int given_model, given_batch, given_rate, given_ttft_bound, given_tpot_bound;
   gs_option table[GS_LLM_OPTION_COUNT];
 } gs_llm_options;

@@ -86,9 +86,10 @@ static gs_status run_pair(gs_llm_engine *cpu, gs_llm_engine *gpu, const gs_llm_e
   return status;
 }
 
-gs_status gs_llm_verify_gpu(const gs_llm_shape *shape, uint64_t seed, int device,
-                            gs_verification *out) {
+gs_status gs_llm_verify_gpu(const gs_llm_shape *shape, uint64_t seed, const int *devices,
+                            uint32_t tp, gs_verification *out) {
   memset(out, 0, sizeof *out);
+  const int device = devices[0];
   GS_CHECK_CUDA(cudaSetDevice(device));
   gs_llm_engine_config cfg = {.shape = *shape,
                               .seed = seed,
@@ -103,10 +104,11 @@ gs_status gs_llm_verify_gpu(const gs_llm_shape *shape, uint64_t seed, int device
   for (int pass = GS_LLM_GEMM_AUTO; pass <= GS_LLM_GEMM_CUBLAS && status == GS_OK; pass++) {
     gs_llm_engine_config gc = cfg;
     gc.decode_gemm = pass;
+    gc.tp = tp;
     gs_llm_engine *gpu = NULL, *ref = NULL;
-    status = gs_llm_engine_create(&gc, GS_BACKEND_CUDA, device, &gpu);
+    status = gs_llm_engine_create(&gc, GS_BACKEND_CUDA, devices, &gpu);
     // A fresh reference per pass: each starts from empty caches.
-    if (status == GS_OK) status = gs_llm_engine_create(&cfg, GS_BACKEND_CPU, -1, &ref);
+    if (status == GS_OK) status = gs_llm_engine_create(&cfg, GS_BACKEND_CPU, NULL, &ref);
     if (status == GS_OK) status = run_pair(ref, gpu, &cfg, seed, &st);
     gs_llm_engine_destroy(gpu);
     gs_llm_engine_destroy(ref);
@@ -118,10 +120,10 @@ gs_status gs_llm_verify_gpu(const gs_llm_shape *shape, uint64_t seed, int device
   out->status = st.mismatches == 0 ? GS_VERIFY_PASSED : GS_VERIFY_FAILED;
   snprintf(
       out->detail, sizeof out->detail,
-      "GPU %d vs CPU reference, hidden %llu x %llu layers, vocab %llu: logits of %llu "
+      "GPU %d%s vs CPU reference, hidden %llu x %llu layers, vocab %llu: logits of %llu "
       "token positions (prefill and decode; SIMT, tensor-core and cuBLAS paths), max |diff| %.3g "
       "(tolerance %.3g = %.0e x max |logit|), %llu mismatches%s",
-      device, (unsigned long long)shape->hidden, (unsigned long long)shape->layers,
+      device, tp > 1 ? " (first of a tensor-parallel replica)" : "", (unsigned long long)shape->hidden, (unsigned long long)shape->layers,
       (unsigned long long)shape->vocab, (unsigned long long)st.tokens, st.max_err, st.tolerance,
       GS_LLM_VERIFY_RTOL, (unsigned long long)st.mismatches,
       st.ties ? ", a near-tie picked another token (later steps not compared)" : "");

@@ -10,11 +10,13 @@
 /* Relative logit tolerance: |gpu - cpu| <= GS_LLM_VERIFY_RTOL * max(1, max |cpu|). */
 #define GS_LLM_VERIFY_RTOL 2e-2
 
-/* Compares GPU `device` (made current here) with the CPU reference on
- * `shape`, with the GEMV kernel for decode and with cuBLAS only, both
- * through CUDA graphs. Fills *out (passed or failed with details); returns
- * an error status only when something could not run. */
-gs_status gs_llm_verify_gpu(const gs_llm_shape *shape, uint64_t seed, int device,
-                            gs_verification *out);
+/* Compares a replica on GPUs devices[0..tp) (tp > 1: tensor-parallel
+ * shards, engine.h) with the CPU reference of the whole model on `shape`,
+ * through every way of running decode's small linear layers (auto, SIMT,
+ * tensor cores, cuBLAS) and CUDA graphs. The first GPU is made current
+ * here. Fills *out (passed or failed with details); returns an error
+ * status only when something could not run. */
+gs_status gs_llm_verify_gpu(const gs_llm_shape *shape, uint64_t seed, const int *devices,
+                            uint32_t tp, gs_verification *out);
 
 #endif

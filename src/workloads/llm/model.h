@@ -7,6 +7,7 @@
 #ifndef GS_LLM_MODEL_H
 #define GS_LLM_MODEL_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -75,6 +76,54 @@ uint64_t gs_llm_token_flops(const gs_llm_shape *s);
 /* Scale and offset of a tensor's uniform init: value = offset + scale * u,
  * u in [-1, 1). Linear weights get variance 1/cols, norms 1 +- 0.1. */
 void gs_llm_tensor_init(const gs_llm_shape *s, uint32_t tensor, float *scale, float *offset);
+
+/* ---- tensor parallelism ------------------------------------------------------ */
+/* Shard `index` of `count` of a tensor-parallel replica. It holds query
+ * heads, key/value heads, FFN columns and vocabulary rows [index * n / count,
+ * (index + 1) * n / count) of each, and whole copies of the embedding and
+ * the norms. {0, 1} is the whole model. */
+typedef struct {
+  uint32_t index, count;
+} gs_llm_shard;
+
+/* The sizes a shard holds. */
+typedef struct {
+  uint64_t heads, kv_heads, ffn, vocab;
+  uint64_t vocab_offset; /* first vocabulary row of the shard */
+} gs_llm_shard_dims;
+
+void gs_llm_shard_sizes(const gs_llm_shape *s, gs_llm_shard shard, gs_llm_shard_dims *out);
+
+/* Whether `count` shards split the shape evenly (heads, key/value heads,
+ * FFN width and vocabulary): 1, or 0 with `why` naming the first that does
+ * not. */
+int gs_llm_shard_fits(const gs_llm_shape *s, uint32_t count, char *why, size_t why_size);
+
+/* Where a shard's local tensor sits in the whole one. Local row r of
+ * segment k (local_row[k] <= r < local_row[k + 1]) is whole row
+ * whole_row[k] + r - local_row[k]; local column c is whole column
+ * col_offset + c. The QKV tensor has three segments (q, k, v rows), the
+ * gate/up tensor two, the others one. */
+typedef struct {
+  uint64_t rows, cols;   /* the local tensor */
+  uint64_t whole_cols;   /* columns of the whole tensor */
+  uint64_t col_offset;
+  uint32_t segments;     /* 1 to 3 */
+  uint64_t local_row[3], whole_row[3];
+} gs_llm_slice;
+
+/* The slice of tensor `tensor` (GS_LLM_T_*, layer tensors included) that
+ * `shard` holds. */
+void gs_llm_shard_slice(const gs_llm_shape *s, uint32_t tensor, gs_llm_shard shard,
+                        gs_llm_slice *out);
+
+/* The whole tensor's element index of local element `local` of a slice. */
+static inline GS_LLM_HD uint64_t gs_llm_slice_index(const gs_llm_slice *sl, uint64_t local) {
+  uint64_t r = local / sl->cols, c = local % sl->cols;
+  uint32_t k = 0;
+  while (k + 1 < sl->segments && r >= sl->local_row[k + 1]) k++;
+  return (sl->whole_row[k] + r - sl->local_row[k]) * sl->whole_cols + sl->col_offset + c;
+}
 
 /* Round-to-nearest-even float -> bfloat16 bits, and back. */
 static inline GS_LLM_HD uint16_t gs_llm_bf16_from_float(float f) {

@@ -241,9 +241,11 @@ static gs_status replica_setup(replica *r) {
   r->ids = calloc(b, sizeof *r->ids);
   if (!r->prompt_storage || !r->prompts || !r->lengths || !r->tokens || !r->batch || !r->ids)
     return gs_error(GS_ERR_NOMEM, "cannot allocate the replica's batch buffers");
-  int device = sh->run->backend == GS_BACKEND_CUDA ? sh->run->devices[r->rank] : -1;
-  if (device >= 0) GS_CHECK_CUDA(cudaSetDevice(device));
-  return gs_llm_engine_create(&c->engine, sh->run->backend, device, &r->engine);
+  // Replica k drives GPUs k tp .. k tp + tp - 1 (tensor parallelism), or GPU k.
+  const uint32_t tp = c->engine.tp ? c->engine.tp : 1;
+  const int *devices = sh->run->devices + (size_t)r->rank * tp;
+  if (sh->run->backend == GS_BACKEND_CUDA) GS_CHECK_CUDA(cudaSetDevice(devices[0]));
+  return gs_llm_engine_create(&c->engine, sh->run->backend, devices, &r->engine);
 }
 
 /* Pulls and runs batches until the rank's queue is empty. */
@@ -428,7 +430,16 @@ static gs_status gather_replicas(const gs_run_config *run, gs_llm_run_result *ou
 gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run_config *run,
                               gs_llm_run_result *out) {
   memset(out, 0, sizeof *out);
-  int world = run->world_size;
+  const int tp = config->engine.tp ? (int)config->engine.tp : 1;
+  if (run->world_size % tp != 0)
+    return gs_error(GS_ERR_USAGE,
+                    "option --tp: %d GPUs per replica do not divide the %d %s of the run", tp,
+                    run->world_size, run->backend == GS_BACKEND_CUDA ? "GPUs" : "ranks");
+  if (tp > 1 && run->control != NULL)
+    return gs_error(GS_ERR_USAGE,
+                    "option --tp: tensor parallelism needs the GPUs of a replica in one process; "
+                    "under a launcher each process has one (run without mpirun/srun)");
+  int world = run->world_size / tp; /* replicas */
   out->world_size = world;
   // Threads mode runs every replica here; under a launcher (run->control)
   // this process runs the replica of its own rank, or none when the world
@@ -469,7 +480,7 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
   }
   for (int k = 0; k < world; k++) {
     out->replicas[k].rank = k;
-    out->replicas[k].device = run->backend == GS_BACKEND_CUDA ? run->devices[k] : -1;
+    out->replicas[k].device = run->backend == GS_BACKEND_CUDA ? run->devices[k * tp] : -1;
     out->replicas[k].cold_seconds = -1.0;
     reps[k].sh = sh;
     reps[k].rank = k;
