@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On a machine with NVIDIA GPUs: builds gpuscale (Release), runs the llm GPU
 # test and the llm comparison with transformers (bench/llm_vs_transformers.py),
-# writing logs and result documents to $OUT (default ./llm-gpu).
+# the other scenarios, and tensor against data parallelism on 2 GPUs, writing
+# logs and result documents to $OUT (default ./llm-gpu).
 # GS_DEPS_PREFIX names a folder with cJSON/cmocka unpacked (usr/include, usr/lib/...).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +28,11 @@ fi
   "$build/gpuscale" run llm --scenario single-stream --samples 8 --no-progress -o "$out/results/single-stream.json"
   "$build/gpuscale" run llm --scenario server --rate 20 --batch 8 --samples 96 --no-progress -o "$out/results/server.json"
   "$build/gpuscale" run llm --scenario server --rate 20 --batch 8 --samples 96 --sample-timeout 1 --gpus 2 --dispatch dynamic --no-progress -o "$out/results/server-2gpu.json"
+  echo "== tensor against data parallelism on 2 GPUs (offline and single-stream)"
+  "$build/gpuscale" run llm --gpus 2 --samples 64 --batch 8 --no-progress -o "$out/results/dp-2gpu.json"
+  "$build/gpuscale" run llm --gpus 2 --tp 2 --samples 64 --batch 8 --no-progress -o "$out/results/tp-2gpu.json"
+  "$build/gpuscale" run llm --gpus 2 --tp 2 --scenario single-stream --samples 8 --no-progress -o "$out/results/tp-2gpu-single.json"
+  "$build/gpuscale" report "$out/results/dp-2gpu.json" "$out/results/tp-2gpu.json" "$out/results/tp-2gpu-single.json"
 } 2>&1 | tee "$out/llm-gpu.log"
 # The result documents travel as one file.
 tar -C "$out" -czf "$out/results.tar.gz" results && rm -rf "$out/results"

@@ -32,6 +32,11 @@ expect 2 "option --tp 2: a replica needs 2 ranks, and no measured size \(largest
   run llm "${cpu[@]}" --ranks 3 --tp 2
 expect 0 "measuring only the sizes that are whole replicas" -- \
   scale llm "${cpu[@]}" --ranks 4 --tp 2 --samples 8 -o "$work/tp.json"
+expect 0 "" -- scale llm "${cpu[@]}" --ranks 4 --samples 8 -o "$work/dp.json"
+expect 0 "tensor against data parallelism at 4 ranks: tp 2 \(2 replicas\) .* data parallel \(4 replicas\)" -- \
+  report "$work/dp.json" "$work/tp.json"
+expect 0 "tensor against data parallelism at 2 ranks: tp 2 \(1 replica\)" -- \
+  report "$work/dp.json" "$work/tp.json"
 
 python3 - "$work" <<'PY' || failures=$((failures + 1))
 import json, os, sys

@@ -218,7 +218,18 @@ static gs_status read_measurement(const cJSON *m, size_t mi, const char *file, g
   copy_text(row->verification, sizeof row->verification, json_string_or(ver, "status", "-"));
   row->items_per_step = read_u64(cJSON_GetObjectItemCaseSensitive(m, "cost"), "items_per_step");
 
-  row->n_ranks = (size_t)ws;
+  // A tensor-parallel llm replica spans GPUs: one rank record per replica.
+  long tp = 1;
+  const cJSON *llm = cJSON_GetObjectItemCaseSensitive(m, "llm");
+  if (cJSON_GetObjectItemCaseSensitive(llm, "tensor_parallel")) {
+    char lpath[180];
+    snprintf(lpath, sizeof lpath, "%s.llm", path);
+    if ((st = read_int(llm, "tensor_parallel", 1, ws, &tp, file, lpath)) != GS_OK) return st;
+    if (ws % tp != 0)
+      return gs_error(GS_ERR_FORMAT, "%s: %s: world_size %ld is not a multiple of "
+                      "llm.tensor_parallel %ld", file, path, ws, tp);
+  }
+  row->n_ranks = (size_t)(ws / tp);
   row->ranks = calloc(row->n_ranks, sizeof *row->ranks);
   dvec *rank_samples = calloc(row->n_ranks, sizeof *rank_samples);
   unsigned char *clocks = calloc(row->n_ranks, 1);  // bit 1: device, bit 2: wall
@@ -256,8 +267,8 @@ static gs_status read_measurement(const cJSON *m, size_t mi, const char *file, g
     const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(run, "ranks");
     size_t count = (size_t)cJSON_GetArraySize(ranks);
     if (count != row->n_ranks) {
-      st = gs_error(GS_ERR_FORMAT, "%s: %s has %zu ranks but world_size is %ld", file, rpath,
-                    count, ws);
+      st = gs_error(GS_ERR_FORMAT, "%s: %s has %zu ranks but world_size is %ld%s", file, rpath,
+                    count, ws, tp > 1 ? " (over llm.tensor_parallel GPUs per rank)" : "");
       goto done;
     }
     memset(seen, 0, row->n_ranks);
@@ -266,7 +277,8 @@ static gs_status read_measurement(const cJSON *m, size_t mi, const char *file, g
       char kpath[240];
       snprintf(kpath, sizeof kpath, "%s.ranks[%zu]", rpath, ki);
       long rn = -1;
-      if ((st = read_int(rk, "rank", 0, ws - 1, &rn, file, kpath)) != GS_OK) goto done;
+      if ((st = read_int(rk, "rank", 0, (long)row->n_ranks - 1, &rn, file, kpath)) != GS_OK)
+        goto done;
       if (seen[rn]) {
         st = gs_error(GS_ERR_FORMAT, "%s: %s: rank %ld appears twice in the run", file, kpath, rn);
         goto done;
@@ -569,6 +581,64 @@ static void split_advice(gs_report_series *s, const gs_report *r) {
   }
 }
 
+/* The "tp" of an llm series' options (1 when absent), and the options with
+ * it set to 1 into `out`: the key of the data-parallel twin. */
+static long tensor_parallel_of(const char *options, char *out, size_t size) {
+  snprintf(out, size, "%s", options);
+  char *at = strstr(out, "\"tp\":");
+  if (!at) return 1;
+  char *digits = at + 5, *end = NULL;
+  long tp = strtol(digits, &end, 10);
+  if (end == digits || tp < 1) return 1;
+  // Rewrite the value as 1 in place: the rest of the text shifts left.
+  digits[0] = '1';
+  memmove(digits + 1, end, strlen(end) + 1);
+  return tp;
+}
+
+/* The series that differs from tensor-parallel `s` only in --tp 1 (data
+ * parallelism on the same GPUs), or NULL; *tp gets s's --tp (1: not
+ * tensor-parallel). */
+static const gs_report_series *data_parallel_twin(const gs_report_series *s, const gs_report *r,
+                                                  long *tp) {
+  char dp_options[4096];
+  *tp = 1;
+  if (strlen(s->options) >= sizeof dp_options) return NULL;
+  *tp = tensor_parallel_of(s->options, dp_options, sizeof dp_options);
+  for (size_t i = 0; *tp > 1 && i < r->n_series; i++) {
+    const gs_report_series *o = &r->series[i];
+    if (o != s && strcmp(o->workload, s->workload) == 0 && strcmp(o->backend, s->backend) == 0 &&
+        strcmp(o->label, s->label) == 0 && strcmp(o->split, s->split) == 0 &&
+        strcmp(o->options, dp_options) == 0)
+      return o;
+  }
+  return NULL;
+}
+
+/* For a tensor-parallel llm series: each world size against its data
+ * parallel twin's. */
+static void tensor_parallel_advice(gs_report_series *s, const gs_report *r) {
+  long tp;
+  const gs_report_series *o = data_parallel_twin(s, r, &tp);
+  const char *unit = s->item_unit ? s->item_unit : "items";
+  for (size_t a = 0; o && a < s->n_rows; a++) {
+    const gs_report_row *t = &s->rows[a];
+    for (size_t b = 0; b < o->n_rows; b++) {
+      const gs_report_row *d = &o->rows[b];
+      if (d->world_size != t->world_size || !row_usable(t) || !row_usable(d)) continue;
+      add_advice(s,
+                 "tensor against data parallelism at %d %s: tp %ld (%d replica%s) %.4g %s/s, "
+                 "TPOT p50 %.3g ms; data parallel (%d replicas) %.4g %s/s, TPOT p50 %.3g ms: "
+                 "throughput %.2fx, time per token %.2fx",
+                 t->world_size, strcmp(s->backend, "cpu") == 0 ? "ranks" : "GPUs", tp,
+                 t->world_size / (int)tp, t->world_size / tp == 1 ? "" : "s", t->throughput, unit,
+                 1e3 * t->tpot.median, d->world_size, d->throughput, unit, 1e3 * d->tpot.median,
+                 t->throughput / d->throughput, t->tpot.median / d->tpot.median);
+      break;
+    }
+  }
+}
+
 /* Speedup and friends against the series' 1-rank row, then the verdict. */
 static void analyse_series(gs_report_series *s, const gs_report *r) {
   qsort(s->rows, s->n_rows, sizeof *s->rows, compare_rows);
@@ -577,6 +647,10 @@ static void analyse_series(gs_report_series *s, const gs_report *r) {
   const gs_report_row *base = one_rank_row(s);
   if (!base && s->split[0]) base = one_rank_row(split_sibling(r, s, ""));
   if (!base && s->split[0]) base = one_rank_row(split_sibling(r, s, "even"));
+  // A tensor-parallel series has no 1-GPU row: it compares against the
+  // whole model on one GPU, its data-parallel twin's.
+  long tp;
+  if (!base) base = one_rank_row(data_parallel_twin(s, r, &tp));
   for (size_t i = 0; i < s->n_rows && base; i++) {
     gs_report_row *row = &s->rows[i];
     double n = (double)row->world_size;
@@ -641,6 +715,7 @@ static void analyse_series(gs_report_series *s, const gs_report *r) {
     why_not_advice(s, pick);
   }
   if (strcmp(s->split, "proportional") == 0) split_advice(s, r);
+  tensor_parallel_advice(s, r);
   batch_advice(s);
   rank_advice(s, r);
 }
