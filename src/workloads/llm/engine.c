@@ -68,13 +68,18 @@ struct gs_llm_engine {
 
 /* ---- the CPU backend's calls (one shard) ------------------------------------ */
 
-/* The greedy token of each of n rows from the shards' logits: each shard
- * offers its best (value, whole-vocabulary index); the larger value wins,
- * the lower index on ties, as gs_llm_cpu_argmax on the whole row. */
+/* The greedy token of each of n rows. Split over shards, each shard offers
+ * its best (value, whole-vocabulary index); the larger value wins, the
+ * lower index on ties, as gs_llm_cpu_argmax on the whole row. */
 static gs_status cpu_pick_tokens(engine_shard *sh, size_t n) {
   const gs_llm_engine *e = sh->engine;
   gs_llm_shard_dims d;
   gs_llm_shard_sizes(&e->config.shape, sh->shard, &d);
+  if (!sh->comm) {
+    for (size_t i = 0; i < n; i++)
+      sh->tokens[i] = (int32_t)gs_llm_cpu_argmax(sh->logits + i * d.vocab, d.vocab);
+    return GS_OK;
+  }
   const uint32_t tp = e->config.tp;
   float *offers = calloc(2 * n * (tp + 1), sizeof *offers);
   if (!offers) return gs_error(GS_ERR_NOMEM, "cannot allocate the token offers of %zu rows", n);
@@ -82,13 +87,9 @@ static gs_status cpu_pick_tokens(engine_shard *sh, size_t n) {
   for (size_t i = 0; i < n; i++) {
     uint32_t best = gs_llm_cpu_argmax(sh->logits + i * d.vocab, d.vocab);
     mine[2 * i] = sh->logits[i * d.vocab + best];
-    mine[2 * i + 1] = (float)(d.vocab_offset + best); /* exact: vocabularies < 2^24 */
+    mine[2 * i + 1] = (float)(d.vocab_offset + best); /* exact: make_shards caps vocab at 2^24 */
   }
-  gs_status status = GS_OK;
-  if (sh->comm)
-    status = gs_comm_allgather(sh->comm, mine, all, 2 * n, GS_DTYPE_FLOAT, NULL);
-  else
-    memcpy(all, mine, 2 * n * sizeof *all);
+  gs_status status = gs_comm_allgather(sh->comm, mine, all, 2 * n, GS_DTYPE_FLOAT, NULL);
   for (size_t i = 0; status == GS_OK && i < n; i++) {
     float value = -INFINITY, index = 0.0f;
     for (uint32_t k = 0; k < tp; k++) {
@@ -237,9 +238,13 @@ static gs_status make_shards(gs_llm_engine *e, const int *devices) {
   const gs_llm_engine_config *c = &e->config;
   const uint32_t tp = c->tp;
   char why[160];
-  if (tp == 0 || !gs_llm_shard_fits(&c->shape, tp, why, sizeof why))
-    return gs_error(GS_ERR_USAGE, "llm tensor parallelism over %u shards: %s", tp,
-                    tp == 0 ? "needs at least one" : why);
+  if (!gs_llm_shard_fits(&c->shape, tp, why, sizeof why))
+    return gs_error(GS_ERR_USAGE, "llm tensor parallelism over %u shards: %s", tp, why);
+  // Shards exchange token indices as floats, exact up to 2^24 (--vocab
+  // stops at 2^20).
+  if (tp > 1 && c->shape.vocab > (UINT64_C(1) << 24))
+    return gs_error(GS_ERR_USAGE, "llm tensor parallelism: a vocabulary of %llu is above 2^24",
+                    (unsigned long long)c->shape.vocab);
   e->shards = calloc(tp, sizeof *e->shards);
   if (!e->shards) return gs_error(GS_ERR_NOMEM, "cannot allocate %u llm shards", tp);
   for (uint32_t k = 0; k < tp; k++) {
