@@ -101,7 +101,11 @@ python3 - "$work/sfd.json" <<'PY' || failures=$((failures + 1))
 import json, sys, statistics as st
 m = json.load(open(sys.argv[1]))["measurements"][0]
 r = m["runs"][0]["ranks"]
-assert st.median(r[1]["wall_seconds"]) > 2.5 * st.median(r[0]["wall_seconds"]), (r[0]["wall_seconds"], r[1]["wall_seconds"])
+# Rank 1's steps take 4x its own work. Three processes share two cores
+# here: the sleeping rank 1 wins a core on waking while ranks 0 and 2 (MPI
+# polls) share the other, so its own work runs up to 2x faster and the gap
+# can shrink to half the factor.
+assert st.median(r[1]["wall_seconds"]) > 1.5 * st.median(r[0]["wall_seconds"]), (r[0]["wall_seconds"], r[1]["wall_seconds"])
 assert 0 < r[2]["failed_samples"] < 12, r[2].get("failed_samples")
 assert "failed_samples" not in r[0]
 assert r[0]["first_iteration_seconds"] >= 0.3 > r[1]["first_iteration_seconds"]
