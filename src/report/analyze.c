@@ -601,18 +601,19 @@ static long tensor_parallel_of(const char *options, char *out, size_t size) {
  * tensor-parallel). */
 static const gs_report_series *data_parallel_twin(const gs_report_series *s, const gs_report *r,
                                                   long *tp) {
-  char dp_options[4096];
-  *tp = 1;
-  if (strlen(s->options) >= sizeof dp_options) return NULL;
-  *tp = tensor_parallel_of(s->options, dp_options, sizeof dp_options);
-  for (size_t i = 0; *tp > 1 && i < r->n_series; i++) {
+  const size_t size = strlen(s->options) + 1;
+  char *dp_options = malloc(size);
+  *tp = dp_options ? tensor_parallel_of(s->options, dp_options, size) : 1;
+  const gs_report_series *twin = NULL;
+  for (size_t i = 0; *tp > 1 && !twin && i < r->n_series; i++) {
     const gs_report_series *o = &r->series[i];
     if (o != s && strcmp(o->workload, s->workload) == 0 && strcmp(o->backend, s->backend) == 0 &&
         strcmp(o->label, s->label) == 0 && strcmp(o->split, s->split) == 0 &&
         strcmp(o->options, dp_options) == 0)
-      return o;
+      twin = o;
   }
-  return NULL;
+  free(dp_options);
+  return twin;
 }
 
 /* For a tensor-parallel llm series: each world size against its data

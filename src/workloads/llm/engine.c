@@ -94,7 +94,7 @@ static gs_status cpu_pick_tokens(engine_shard *sh, size_t n) {
     float value = -INFINITY, index = 0.0f;
     for (uint32_t k = 0; k < tp; k++) {
       const float *o = all + 2 * ((size_t)k * n + i);
-      if (o[0] > value || (o[0] == value && o[1] < index)) value = o[0], index = o[1];
+      if (gs_llm_offer_beats(o[0], o[1], value, index)) value = o[0], index = o[1];
     }
     sh->tokens[i] = (int32_t)index;
   }

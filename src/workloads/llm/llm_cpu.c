@@ -72,7 +72,7 @@ gs_status gs_llm_cpu_create_shard(const gs_llm_engine_config *config, gs_llm_sha
       m->embed && m->final_norm && m->lm_head && m->layers && m->k_cache && m->v_cache && m->scores;
   for (uint64_t l = 0; ok && l < s->layers; l++) {
     for (int k = 0; ok && k < GS_LLM_LAYER_KINDS; k++) {
-      m->layers[l].w[k] = make_tensor(m, (uint32_t)(GS_LLM_T_LAYER0 + 8 * l + (uint64_t)k));
+      m->layers[l].w[k] = make_tensor(m, gs_llm_layer_tensor(l, k));
       ok = m->layers[l].w[k] != NULL;
     }
   }

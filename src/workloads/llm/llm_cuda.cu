@@ -253,7 +253,7 @@ __global__ void gs_llm_pick_offer_kernel(const float *all, int shards, int rows,
   float value = -INFINITY, index = 0.0f;
   for (int k = 0; k < shards; k++) {
     const float *o = all + 2 * ((uint64_t)k * rows + r);
-    if (o[0] > value || (o[0] == value && o[1] < index)) {
+    if (gs_llm_offer_beats(o[0], o[1], value, index)) {
       value = o[0];
       index = o[1];
     }

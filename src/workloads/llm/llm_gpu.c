@@ -93,16 +93,13 @@ static gs_status init_tensor(gs_llm_gpu_model *m, uint16_t **at, uint32_t tensor
   return GS_OK;
 }
 
-static uint32_t layer_tensor(uint64_t layer, int kind) {
-  return (uint32_t)(GS_LLM_T_LAYER0 + 8 * layer + (uint64_t)kind);
-}
-
 static gs_status make_weights(gs_llm_gpu_model *m) {
   const gs_llm_shape *s = &m->config.shape;
   uint64_t total = slice_elems(m, GS_LLM_T_EMBED) + slice_elems(m, GS_LLM_T_LM_HEAD) +
                    slice_elems(m, GS_LLM_T_FINAL_NORM);
   for (uint64_t l = 0; l < s->layers; l++)
-    for (int k = 0; k < GS_LLM_LAYER_KINDS; k++) total += slice_elems(m, layer_tensor(l, k));
+    for (int k = 0; k < GS_LLM_LAYER_KINDS; k++)
+      total += slice_elems(m, gs_llm_layer_tensor(l, k));
   GS_TRY(alloc_device((void **)&m->weights, total * sizeof(uint16_t), "weights"));
   uint16_t *at = m->weights;
   // Every tensor starts 16-byte aligned: all dimensions (and their shards)
@@ -118,7 +115,7 @@ static gs_status make_weights(gs_llm_gpu_model *m) {
   for (uint64_t l = 0; l < s->layers; l++) {
     for (int k = 0; k < GS_LLM_LAYER_KINDS; k++) {
       m->layers[l].w[k] = at;
-      GS_TRY(init_tensor(m, &at, layer_tensor(l, k)));
+      GS_TRY(init_tensor(m, &at, gs_llm_layer_tensor(l, k)));
     }
   }
   m->final_norm = at;

@@ -71,7 +71,7 @@ void gs_llm_tensor_init(const gs_llm_shape *s, uint32_t tensor, float *scale, fl
   }
   uint64_t cols = s->hidden;
   if (tensor >= GS_LLM_T_LAYER0) {
-    int kind = (int)((tensor - GS_LLM_T_LAYER0) % 8);
+    int kind = gs_llm_layer_kind(tensor);
     uint64_t rows;
     gs_llm_layer_tensor_dims(s, kind, &rows, &cols);
     if (kind == GS_LLM_K_ATTN_NORM || kind == GS_LLM_K_MLP_NORM) {
@@ -116,7 +116,7 @@ void gs_llm_shard_slice(const gs_llm_shape *s, uint32_t tensor, gs_llm_shard sha
   const uint64_t hd = gs_llm_head_dim(s), r = shard.index;
   memset(out, 0, sizeof *out);
   out->segments = 1;
-  int kind = tensor >= GS_LLM_T_LAYER0 ? (int)((tensor - GS_LLM_T_LAYER0) % 8) : -1;
+  int kind = gs_llm_layer_kind(tensor);
   uint64_t rows = s->hidden, cols = 1;
   if (kind >= 0) gs_llm_layer_tensor_dims(s, kind, &rows, &cols);
   if (tensor == GS_LLM_T_EMBED || tensor == GS_LLM_T_LM_HEAD) rows = s->vocab, cols = s->hidden;

@@ -52,6 +52,15 @@ enum {
   GS_LLM_LAYER_KINDS = 6
 };
 
+/* The tensor id of layer `layer`'s tensor of kind `kind`, and the kind of a
+ * layer tensor id (-1 for the embedding, final norm and output projection). */
+static inline uint32_t gs_llm_layer_tensor(uint64_t layer, int kind) {
+  return (uint32_t)(GS_LLM_T_LAYER0 + 8 * layer + (uint64_t)kind);
+}
+static inline int gs_llm_layer_kind(uint32_t tensor) {
+  return tensor >= GS_LLM_T_LAYER0 ? (int)((tensor - GS_LLM_T_LAYER0) % 8) : -1;
+}
+
 static inline uint64_t gs_llm_head_dim(const gs_llm_shape *s) {
   return s->hidden / s->heads;
 }
@@ -116,6 +125,14 @@ typedef struct {
  * `shard` holds. */
 void gs_llm_shard_slice(const gs_llm_shape *s, uint32_t tensor, gs_llm_shard shard,
                         gs_llm_slice *out);
+
+/* Whether a shard's token offer (value, whole-vocabulary index) beats the
+ * best so far: the larger value, the lower index on ties, as the argmax of
+ * the whole row. Host (CPU shards) and device (GPU shards) use it. */
+static inline GS_LLM_HD int gs_llm_offer_beats(float value, float index, float best_value,
+                                               float best_index) {
+  return value > best_value || (value == best_value && index < best_index);
+}
 
 /* The whole tensor's element index of local element `local` of a slice. */
 static inline GS_LLM_HD uint64_t gs_llm_slice_index(const gs_llm_slice *sl, uint64_t local) {

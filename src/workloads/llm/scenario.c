@@ -431,14 +431,10 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
                               gs_llm_run_result *out) {
   memset(out, 0, sizeof *out);
   const int tp = config->engine.tp ? (int)config->engine.tp : 1;
-  if (run->world_size % tp != 0)
-    return gs_error(GS_ERR_USAGE,
-                    "option --tp: %d GPUs per replica do not divide the %d %s of the run", tp,
-                    run->world_size, run->backend == GS_BACKEND_CUDA ? "GPUs" : "ranks");
-  if (tp > 1 && run->control != NULL)
-    return gs_error(GS_ERR_USAGE,
-                    "option --tp: tensor parallelism needs the GPUs of a replica in one process; "
-                    "under a launcher each process has one (run without mpirun/srun)");
+  // The CLI measures whole replicas only and refuses --tp under a launcher.
+  if (run->world_size % tp != 0 || (tp > 1 && run->control != NULL))
+    return gs_error(GS_ERR_INTERNAL, "llm scenario: %d ranks%s are not whole replicas of %d",
+                    run->world_size, run->control ? " under a launcher" : "", tp);
   int world = run->world_size / tp; /* replicas */
   out->world_size = world;
   // Threads mode runs every replica here; under a launcher (run->control)
