@@ -123,7 +123,9 @@ def main():
     for kernel in ("simt", "mma", "cublas"):
         measure("b1-" + kernel, ["--batch", "1", "--samples", "4", "--decode-gemm", kernel])
     measure("b1-nographs", ["--batch", "1", "--samples", "4", "--no-graphs"])
+    measure("b1-nooverlap", ["--batch", "1", "--samples", "8", "--no-overlap"])
     measure("b8", ["--batch", "8", "--samples", "32"])
+    measure("b8-nooverlap", ["--batch", "8", "--samples", "32", "--no-overlap"])
     for kernel in ("simt", "mma", "cublas"):
         measure("b8-" + kernel, ["--batch", "8", "--samples", "16", "--decode-gemm", kernel])
     if a.gpus >= 2:

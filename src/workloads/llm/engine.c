@@ -159,6 +159,9 @@ static gs_status create_shard(engine_shard *sh) {
 
 static gs_status run_op(engine_shard *sh) {
   gs_llm_engine *e = sh->engine;
+  // Shard 0 runs on the caller's thread, whose current GPU may have changed
+  // since the last call (creating the shards' NCCL communicators does).
+  if (sh->device >= 0 && e->op != OP_QUIT) GS_CHECK_CUDA(cudaSetDevice(sh->device));
   switch (e->op) {
     case OP_CREATE:
       return create_shard(sh);
@@ -179,16 +182,19 @@ static gs_status run_op(engine_shard *sh) {
   return GS_OK;
 }
 
+/* Runs the posted call on one shard. A failed shard aborts its
+ * communicator, so the others stop waiting for it in their collectives
+ * (gs_comm_wait notices within a few polls) instead of timing out. */
 static void run_shard_op(engine_shard *sh) {
   gs_clear_error();
   sh->status = run_op(sh);
   snprintf(sh->error, sizeof sh->error, "%s", sh->status == GS_OK ? "" : gs_last_error());
+  if (sh->status != GS_OK && sh->comm) gs_comm_abort(sh->comm);
 }
 
 static void *shard_thread(void *arg) {
   engine_shard *sh = arg;
   gs_llm_engine *e = sh->engine;
-  if (sh->device >= 0) cudaSetDevice(sh->device);
   for (;;) {
     if (gs_barrier_wait(&e->start) != 0) break;
     if (e->op == OP_QUIT) break;

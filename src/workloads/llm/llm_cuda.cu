@@ -17,6 +17,7 @@
 #define GS_LLM_GEMV_WARPS 8 /* rows of the output per GEMV block */
 #define GS_LLM_ATTN_THREADS 256
 #define GS_LLM_MMA_WARPS 8 /* warps of a tensor-core GEMV block; they split K */
+#define GS_LLM_MMA_PREFETCH 4 /* k-blocks per warp asked for before the predecessor ends */
 
 static __device__ __forceinline__ float bf16_to_float(uint16_t b) {
   return __uint_as_float((uint32_t)b << 16);
@@ -36,6 +37,36 @@ static __device__ __forceinline__ float warp_max(float v) {
   return v;
 }
 
+/* Programmatic dependent launch (sm_90 and later). A kernel launched with
+ * the overlap attribute (gs_llm_cuda_queue.overlap) may start while its
+ * predecessor on the stream still runs: before wait_for_predecessor() it
+ * may only read what no kernel writes (weights, the rotary table); after
+ * it, everything the predecessor wrote is visible. allow_successor() lets
+ * the next kernel start its blocks; every kernel here calls it right after
+ * waiting, so at most one kernel runs ahead. Both are no-ops for a kernel
+ * launched without the attribute and on older GPUs. */
+static __device__ __forceinline__ void wait_for_predecessor() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+static __device__ __forceinline__ void allow_successor() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
+
+static __device__ __forceinline__ void start_after_predecessor() {
+  wait_for_predecessor();
+  allow_successor();
+}
+
+/* Asks L2 for the 128-byte line holding p (no register is written). */
+static __device__ __forceinline__ void prefetch_l2(const void *p) {
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
+
 /* Sum (or max) over the block; every thread gets the result. `scratch` holds
  * 32 floats. */
 static __device__ float block_reduce(float v, float *scratch, bool is_max) {
@@ -51,6 +82,7 @@ static __device__ float block_reduce(float v, float *scratch, bool is_max) {
 
 __global__ void gs_llm_init_weights_kernel(uint16_t *w, gs_llm_slice slice, uint64_t seed,
                                            uint32_t tensor, float scale, float offset) {
+  start_after_predecessor();
   const uint64_t n = slice.rows * slice.cols;
   for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
        i += (uint64_t)gridDim.x * blockDim.x)
@@ -59,6 +91,7 @@ __global__ void gs_llm_init_weights_kernel(uint16_t *w, gs_llm_slice slice, uint
 
 __global__ void gs_llm_embed_kernel(const int32_t *tokens, const uint16_t *table, int hidden,
                                     float *h) {
+  start_after_predecessor();
   const uint16_t *row = table + (uint64_t)tokens[blockIdx.x] * hidden;
   for (int i = threadIdx.x; i < hidden; i += blockDim.x)
     h[(uint64_t)blockIdx.x * hidden + i] = bf16_to_float(row[i]);
@@ -66,6 +99,7 @@ __global__ void gs_llm_embed_kernel(const int32_t *tokens, const uint16_t *table
 
 __global__ void gs_llm_rmsnorm_kernel(const float *h, const uint32_t *row_map, const uint16_t *w,
                                       int hidden, float eps, uint16_t *out) {
+  start_after_predecessor();
   __shared__ float scratch[32];
   uint64_t src = row_map ? row_map[blockIdx.x] : blockIdx.x;
   const float *x = h + src * hidden;
@@ -77,10 +111,24 @@ __global__ void gs_llm_rmsnorm_kernel(const float *h, const uint32_t *row_map, c
     out[(uint64_t)blockIdx.x * hidden + i] = float_to_bf16(x[i] * inv * bf16_to_float(w[i]));
 }
 
+/* The rotary embedding of pair (x[i], x[i + half]) at position pos. */
+static __device__ __forceinline__ void rotate_pair(const float *rope, uint32_t pos, int half, int i,
+                                                   float a, float b, float *ra, float *rb) {
+  const float *cs = rope + ((uint64_t)pos * half + i) * 2;
+  float c = cs[0], sn = cs[1];
+  *ra = a * c - b * sn;
+  *rb = b * c + a * sn;
+}
+
+static __device__ __forceinline__ float round_bf16(float f) {
+  return bf16_to_float(float_to_bf16(f));
+}
+
 __global__ void gs_llm_rope_cache_kernel(float *qkv, const uint32_t *slots,
                                          const uint32_t *positions, const float *rope,
                                          gs_llm_cuda_attn_shape s, uint16_t *k_cache,
                                          uint16_t *v_cache) {
+  start_after_predecessor();
   int half = s.head_dim / 2, qw = s.heads * s.head_dim, kvw = s.kv_heads * s.head_dim;
   float *row = qkv + (uint64_t)blockIdx.x * (qw + 2 * kvw);
   uint32_t pos = positions[blockIdx.x];
@@ -88,11 +136,9 @@ __global__ void gs_llm_rope_cache_kernel(float *qkv, const uint32_t *slots,
   int pairs = (s.heads + s.kv_heads) * half;
   for (int p = threadIdx.x; p < pairs; p += blockDim.x) {
     int head = p / half, i = p % half;
-    const float *cs = rope + ((uint64_t)pos * half + i) * 2;
-    float c = cs[0], sn = cs[1];
     float *v = row + head * s.head_dim;
-    float a = v[i], b = v[i + half];
-    float ra = a * c - b * sn, rb = b * c + a * sn;
+    float ra, rb;
+    rotate_pair(rope, pos, half, i, v[i], v[i + half], &ra, &rb);
     if (head < s.heads) {
       v[i] = ra;
       v[i + half] = rb;
@@ -106,46 +152,90 @@ __global__ void gs_llm_rope_cache_kernel(float *qkv, const uint32_t *slots,
     v_cache[at + i] = float_to_bf16(row[qw + kvw + i]);
 }
 
+/* The dot product of q (head_dim floats, shared) with the bfloat16 key at
+ * k, in increasing order of dimension; 16-byte loads when head_dim is a
+ * multiple of 8. */
+static __device__ __forceinline__ float key_dot(const float *q, const uint16_t *k, int head_dim) {
+  float dot = 0.0f;
+  if ((head_dim & 7) == 0) {
+#pragma unroll 4
+    for (int d = 0; d < head_dim; d += 8) {
+      uint4 kv = *reinterpret_cast<const uint4 *>(k + d);
+      const uint32_t parts[4] = {kv.x, kv.y, kv.z, kv.w};
+#pragma unroll
+      for (int i = 0; i < 4; i++) {
+        dot = fmaf(q[d + 2 * i], bf16_to_float((uint16_t)(parts[i] & 0xffffu)), dot);
+        dot = fmaf(q[d + 2 * i + 1], bf16_to_float((uint16_t)(parts[i] >> 16)), dot);
+      }
+    }
+  } else {
+    for (int d = 0; d < head_dim; d++) dot = fmaf(q[d], bf16_to_float(k[d]), dot);
+  }
+  return dot;
+}
+
 /* One block per (row, head), GS_LLM_ATTN_THREADS threads. Shared memory: the
- * query (head_dim floats), the scores (max_seq floats) and the partial
- * outputs of the position groups (2 x blockDim floats). Scores: one cached
- * position per thread, its key read with 16-byte loads when head_dim is a
- * multiple of 8, so all positions' loads are in flight at once. Output: each
- * thread owns a pair of dimensions and every G-th position, G = threads /
- * (head_dim / 2); the G partial sums are added at the end. */
+ * query, the row's own key and value (head_dim floats each), the scores
+ * (max_seq floats) and the partial outputs of the position groups (2 x
+ * blockDim floats). Scores: one cached position per thread, so all
+ * positions' loads are in flight at once. Output: each thread owns a pair of
+ * dimensions and every G-th position, G = threads / (head_dim / 2); the G
+ * partial sums are added at the end.
+ * ROTATE (decode, one row per sequence): the block rotates its query and
+ * the row's key itself and takes the row's own position (the last) from
+ * shared memory; the first query head of each KV head writes that key and
+ * value to the cache. The arithmetic is the same as rotating first
+ * (gs_llm_rope_cache_kernel) and reading every position from the cache. */
+template <bool ROTATE>
 __global__ void __launch_bounds__(GS_LLM_ATTN_THREADS)
     gs_llm_attention_kernel(const float *qkv, const uint32_t *slots, const uint32_t *positions,
-                            gs_llm_cuda_attn_shape s, const uint16_t *k_cache,
-                            const uint16_t *v_cache, uint16_t *out) {
+                            const float *rope, gs_llm_cuda_attn_shape s, uint16_t *k_cache,
+                            uint16_t *v_cache, uint16_t *out) {
+  start_after_predecessor();
   extern __shared__ float shared[];
   __shared__ float scratch[32];
-  float *q = shared, *score = shared + s.head_dim, *partial = score + s.max_seq;
-  int row = blockIdx.x, head = blockIdx.y;
+  float *q = shared, *own_k = q + s.head_dim, *own_v = own_k + s.head_dim;
+  float *score = own_v + s.head_dim, *partial = score + s.max_seq;
+  int row = blockIdx.x, head = blockIdx.y, half = s.head_dim / 2;
   int qw = s.heads * s.head_dim, kvw = s.kv_heads * s.head_dim;
-  int kvh = head / (s.heads / s.kv_heads);
-  const float *qsrc = qkv + (uint64_t)row * (qw + 2 * kvw) + head * s.head_dim;
-  for (int d = threadIdx.x; d < s.head_dim; d += blockDim.x) q[d] = qsrc[d];
-  __syncthreads();
-  int len = (int)positions[row] + 1;
+  int group_size = s.heads / s.kv_heads, kvh = head / group_size;
+  const float *src = qkv + (uint64_t)row * (qw + 2 * kvw);
+  const float *qsrc = src + head * s.head_dim;
+  uint32_t pos = positions[row];
+  int len = (int)pos + 1;
   uint64_t base = (uint64_t)slots[row] * s.max_seq * kvw + (uint64_t)kvh * s.head_dim;
-  float scale = rsqrtf((float)s.head_dim);
-  bool vec = (s.head_dim & 7) == 0;
-  for (int j = threadIdx.x; j < len; j += blockDim.x) {
-    const uint16_t *k = k_cache + base + (uint64_t)j * kvw;
-    float dot = 0.0f;
-    if (vec) {
-#pragma unroll 4
-      for (int d = 0; d < s.head_dim; d += 8) {
-        uint4 kv = *reinterpret_cast<const uint4 *>(k + d);
-        const uint32_t parts[4] = {kv.x, kv.y, kv.z, kv.w};
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-          dot = fmaf(q[d + 2 * i], bf16_to_float((uint16_t)(parts[i] & 0xffffu)), dot);
-          dot = fmaf(q[d + 2 * i + 1], bf16_to_float((uint16_t)(parts[i] >> 16)), dot);
-        }
+  if (ROTATE) {
+    const float *ksrc = src + qw + kvh * s.head_dim, *vsrc = ksrc + kvw;
+    for (int i = threadIdx.x; i < half; i += blockDim.x) {
+      rotate_pair(rope, pos, half, i, qsrc[i], qsrc[i + half], &q[i], &q[i + half]);
+      float ka, kb;
+      rotate_pair(rope, pos, half, i, ksrc[i], ksrc[i + half], &ka, &kb);
+      own_k[i] = round_bf16(ka);
+      own_k[i + half] = round_bf16(kb);
+    }
+    for (int d = threadIdx.x; d < s.head_dim; d += blockDim.x) own_v[d] = round_bf16(vsrc[d]);
+    __syncthreads();
+    if (head % group_size == 0) {
+      uint64_t at = base + (uint64_t)pos * kvw;
+      for (int d = threadIdx.x; d < s.head_dim; d += blockDim.x) {
+        k_cache[at + d] = float_to_bf16(own_k[d]);
+        v_cache[at + d] = float_to_bf16(own_v[d]);
       }
+    }
+  } else {
+    for (int d = threadIdx.x; d < s.head_dim; d += blockDim.x) q[d] = qsrc[d];
+    __syncthreads();
+  }
+  // Positions read from the cache; with ROTATE the last is the block's own.
+  const int cached = ROTATE ? len - 1 : len;
+  float scale = rsqrtf((float)s.head_dim);
+  for (int j = threadIdx.x; j < len; j += blockDim.x) {
+    float dot;
+    if (j < cached) {
+      dot = key_dot(q, k_cache + base + (uint64_t)j * kvw, s.head_dim);
     } else {
-      for (int d = 0; d < s.head_dim; d++) dot = fmaf(q[d], bf16_to_float(k[d]), dot);
+      dot = 0.0f;
+      for (int d = 0; d < s.head_dim; d++) dot = fmaf(q[d], own_k[d], dot);
     }
     score[j] = dot * scale;
   }
@@ -161,7 +251,7 @@ __global__ void __launch_bounds__(GS_LLM_ATTN_THREADS)
   }
   total = block_reduce(total, scratch, false);
   __syncthreads();
-  int pairs = s.head_dim / 2;
+  int pairs = half;
   int groups = pairs < (int)blockDim.x ? (int)blockDim.x / pairs : 1;
   int group = threadIdx.x / pairs;
   if (group < groups) {
@@ -169,10 +259,15 @@ __global__ void __launch_bounds__(GS_LLM_ATTN_THREADS)
       float a0 = 0.0f, a1 = 0.0f;
       const uint32_t *v = reinterpret_cast<const uint32_t *>(v_cache + base) + p;
 #pragma unroll 4
-      for (int j = group; j < len; j += groups) {
+      for (int j = group; j < cached; j += groups) {
         uint32_t pv = v[(uint64_t)j * (kvw / 2)];
         a0 = fmaf(score[j], bf16_to_float((uint16_t)(pv & 0xffffu)), a0);
         a1 = fmaf(score[j], bf16_to_float((uint16_t)(pv >> 16)), a1);
+      }
+      // The own position is the last this group would have read.
+      if (cached < len && (len - 1) % groups == group) {
+        a0 = fmaf(score[len - 1], own_v[2 * p], a0);
+        a1 = fmaf(score[len - 1], own_v[2 * p + 1], a1);
       }
       if (groups > 1) {
         partial[group * s.head_dim + 2 * p] = a0;
@@ -193,6 +288,7 @@ __global__ void __launch_bounds__(GS_LLM_ATTN_THREADS)
 }
 
 __global__ void gs_llm_swiglu_kernel(const float *gu, int rows, int ffn, uint16_t *out) {
+  start_after_predecessor();
   uint64_t n = (uint64_t)rows * ffn;
   for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
        i += (uint64_t)gridDim.x * blockDim.x) {
@@ -206,6 +302,7 @@ __global__ void gs_llm_swiglu_kernel(const float *gu, int rows, int ffn, uint16_
  * + vocab_offset) pair. */
 __global__ void gs_llm_argmax_kernel(const float *logits, int vocab, int32_t *tokens,
                                      uint32_t vocab_offset, float *offers) {
+  start_after_predecessor();
   __shared__ float best_value[32];
   __shared__ int best_index[32];
   const float *x = logits + (uint64_t)blockIdx.x * vocab;
@@ -248,6 +345,7 @@ __global__ void gs_llm_argmax_kernel(const float *logits, int vocab, int32_t *to
 }
 
 __global__ void gs_llm_pick_offer_kernel(const float *all, int shards, int rows, int32_t *tokens) {
+  start_after_predecessor();
   int r = blockIdx.x * blockDim.x + threadIdx.x;
   if (r >= rows) return;
   float value = -INFINITY, index = 0.0f;
@@ -262,12 +360,14 @@ __global__ void gs_llm_pick_offer_kernel(const float *all, int shards, int rows,
 }
 
 __global__ void gs_llm_add_kernel(float *h, const float *part, uint64_t n) {
+  start_after_predecessor();
   for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
        i += (uint64_t)gridDim.x * blockDim.x)
     h[i] += part[i];
 }
 
 __global__ void gs_llm_advance_kernel(uint32_t *positions, int n) {
+  start_after_predecessor();
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) positions[i] += 1;
 }
@@ -296,9 +396,13 @@ __global__ void __launch_bounds__(GS_LLM_GEMV_WARPS * 32)
   constexpr int GS_LLM_GEMV_UNROLL = ROWS == 1 ? 8 : 4;
   int lane = threadIdx.x & 31;
   int o = blockIdx.x * GS_LLM_GEMV_WARPS + (threadIdx.x >> 5);
-  if (o >= outs) return;
   int chunks = ins / 8;
-  const uint4 *wrow = reinterpret_cast<const uint4 *>(w + (uint64_t)o * ins);
+  const uint4 *wrow = reinterpret_cast<const uint4 *>(w + (uint64_t)(o < outs ? o : 0) * ins);
+  // The weights do not depend on the predecessor: the first 4 KiB of the
+  // row are on their way while it finishes.
+  if (o < outs && lane * 8 < chunks) prefetch_l2(wrow + lane * 8);
+  start_after_predecessor();
+  if (o >= outs) return;
   const uint4 *xv = reinterpret_cast<const uint4 *>(x);
   float acc[ROWS];
 #pragma unroll
@@ -390,6 +494,14 @@ __global__ void __launch_bounds__(GS_LLM_MMA_WARPS * 32)
   int kblocks = ins / 64;
   int per = (kblocks + GS_LLM_MMA_WARPS - 1) / GS_LLM_MMA_WARPS;
   int kb = warp * per, kend = min(kblocks, kb + per);
+  // The weights do not depend on the predecessor: the warp's first
+  // GS_LLM_MMA_PREFETCH k-blocks of its 16 rows are on their way while it
+  // finishes (one 128-byte line per row and k-block).
+  for (int i = lane; i < 16 * GS_LLM_MMA_PREFETCH; i += 32) {
+    int row = o0 + (i & 15), k = kb + (i >> 4);
+    if (row < outs && k < kend) prefetch_l2(w + (uint64_t)row * ins + (uint64_t)k * 64);
+  }
+  start_after_predecessor();
   float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   if (kb < kend) {
     mma_operands cur, next = {};
@@ -422,133 +534,120 @@ static unsigned blocks_for(uint64_t n) {
   return (unsigned)(b > 65535u * 16u ? 65535u * 16u : (b ? b : 1));
 }
 
+/* Enqueues kernel<<<grid, block, shared>>>(args) on q.stream, allowed to
+ * overlap its predecessor when q.overlap is set. */
+template <typename... Params, typename... Args>
+static cudaError_t launch(gs_llm_cuda_queue q, void (*kernel)(Params...), dim3 grid, dim3 block,
+                          size_t shared, Args... args) {
+  cudaLaunchAttribute overlap = {};
+  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  overlap.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = shared;
+  config.stream = q.stream;
+  config.attrs = &overlap;
+  config.numAttrs = q.overlap ? 1 : 0;
+  cudaError_t rc = cudaLaunchKernelEx(&config, kernel, (Params)args...);
+  return rc != cudaSuccess ? rc : cudaGetLastError();
+}
+
 extern "C" cudaError_t gs_llm_cuda_init_weights(uint16_t *w, const gs_llm_slice *slice,
                                                 uint64_t seed, uint32_t tensor, float scale,
-                                                float offset, cudaStream_t stream) {
-  gs_llm_init_weights_kernel<<<blocks_for(slice->rows * slice->cols), GS_LLM_THREADS, 0, stream>>>(
-      w, *slice, seed, tensor, scale, offset);
-  return cudaGetLastError();
+                                                float offset, gs_llm_cuda_queue q) {
+  return launch(q, gs_llm_init_weights_kernel, blocks_for(slice->rows * slice->cols),
+                GS_LLM_THREADS, 0, w, *slice, seed, tensor, scale, offset);
 }
 
 extern "C" cudaError_t gs_llm_cuda_embed(const int32_t *tokens, const uint16_t *table, int rows,
-                                         int hidden, float *h, cudaStream_t stream) {
-  gs_llm_embed_kernel<<<rows, GS_LLM_THREADS, 0, stream>>>(tokens, table, hidden, h);
-  return cudaGetLastError();
+                                         int hidden, float *h, gs_llm_cuda_queue q) {
+  return launch(q, gs_llm_embed_kernel, rows, GS_LLM_THREADS, 0, tokens, table, hidden, h);
 }
 
 extern "C" cudaError_t gs_llm_cuda_rmsnorm(const float *h, const uint32_t *row_map,
                                            const uint16_t *w, int rows, int hidden, float eps,
-                                           uint16_t *out, cudaStream_t stream) {
-  gs_llm_rmsnorm_kernel<<<rows, 512, 0, stream>>>(h, row_map, w, hidden, eps, out);
-  return cudaGetLastError();
+                                           uint16_t *out, gs_llm_cuda_queue q) {
+  return launch(q, gs_llm_rmsnorm_kernel, rows, 512, 0, h, row_map, w, hidden, eps, out);
 }
 
 extern "C" cudaError_t gs_llm_cuda_rope_cache(float *qkv, const uint32_t *slots,
                                               const uint32_t *positions, const float *rope,
                                               int rows, gs_llm_cuda_attn_shape shape,
                                               uint16_t *k_cache, uint16_t *v_cache,
-                                              cudaStream_t stream) {
-  gs_llm_rope_cache_kernel<<<rows, GS_LLM_THREADS, 0, stream>>>(qkv, slots, positions, rope, shape,
-                                                                k_cache, v_cache);
-  return cudaGetLastError();
+                                              gs_llm_cuda_queue q) {
+  return launch(q, gs_llm_rope_cache_kernel, rows, GS_LLM_THREADS, 0, qkv, slots, positions, rope,
+                shape, k_cache, v_cache);
 }
 
 extern "C" cudaError_t gs_llm_cuda_attention(const float *qkv, const uint32_t *slots,
-                                             const uint32_t *positions, int rows,
-                                             gs_llm_cuda_attn_shape shape, const uint16_t *k_cache,
-                                             const uint16_t *v_cache, uint16_t *out,
-                                             cudaStream_t stream) {
+                                             const uint32_t *positions, const float *rope,
+                                             int rows, gs_llm_cuda_attn_shape shape,
+                                             uint16_t *k_cache, uint16_t *v_cache, uint16_t *out,
+                                             gs_llm_cuda_queue q) {
+  void (*kernel)(const float *, const uint32_t *, const uint32_t *, const float *,
+                 gs_llm_cuda_attn_shape, uint16_t *, uint16_t *, uint16_t *) =
+      rope ? gs_llm_attention_kernel<true> : gs_llm_attention_kernel<false>;
   size_t shared =
-      (size_t)(shape.head_dim + shape.max_seq + 2 * GS_LLM_ATTN_THREADS) * sizeof(float);
+      (size_t)(3 * shape.head_dim + shape.max_seq + 2 * GS_LLM_ATTN_THREADS) * sizeof(float);
   if (shared > 48 * 1024) {
-    cudaError_t e = cudaFuncSetAttribute(gs_llm_attention_kernel,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared);
+    cudaError_t e =
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared);
     if (e != cudaSuccess) return e;
   }
   dim3 grid((unsigned)rows, (unsigned)shape.heads);
-  gs_llm_attention_kernel<<<grid, GS_LLM_ATTN_THREADS, shared, stream>>>(
-      qkv, slots, positions, shape, k_cache, v_cache, out);
-  return cudaGetLastError();
+  return launch(q, kernel, grid, GS_LLM_ATTN_THREADS, shared, qkv, slots, positions, rope, shape,
+                k_cache, v_cache, out);
 }
 
 extern "C" cudaError_t gs_llm_cuda_swiglu(const float *gu, int rows, int ffn, uint16_t *out,
-                                          cudaStream_t stream) {
-  gs_llm_swiglu_kernel<<<blocks_for((uint64_t)rows * ffn), GS_LLM_THREADS, 0, stream>>>(gu, rows,
-                                                                                        ffn, out);
-  return cudaGetLastError();
+                                          gs_llm_cuda_queue q) {
+  return launch(q, gs_llm_swiglu_kernel, blocks_for((uint64_t)rows * ffn), GS_LLM_THREADS, 0, gu,
+                rows, ffn, out);
 }
 
 extern "C" cudaError_t gs_llm_cuda_argmax(const float *logits, int rows, int vocab, int32_t *tokens,
-                                          cudaStream_t stream) {
-  gs_llm_argmax_kernel<<<rows, 1024, 0, stream>>>(logits, vocab, tokens, 0, NULL);
-  return cudaGetLastError();
+                                          gs_llm_cuda_queue q) {
+  return launch(q, gs_llm_argmax_kernel, rows, 1024, 0, logits, vocab, tokens, 0u,
+                (float *)NULL);
 }
 
 extern "C" cudaError_t gs_llm_cuda_argmax_offer(const float *logits, int rows, int vocab,
                                                 uint32_t vocab_offset, float *offers,
-                                                cudaStream_t stream) {
-  gs_llm_argmax_kernel<<<rows, 1024, 0, stream>>>(logits, vocab, NULL, vocab_offset, offers);
-  return cudaGetLastError();
+                                                gs_llm_cuda_queue q) {
+  return launch(q, gs_llm_argmax_kernel, rows, 1024, 0, logits, vocab, (int32_t *)NULL,
+                vocab_offset, offers);
 }
 
 extern "C" cudaError_t gs_llm_cuda_pick_offer(const float *all, int shards, int rows,
-                                              int32_t *tokens, cudaStream_t stream) {
-  gs_llm_pick_offer_kernel<<<(rows + 255) / 256, 256, 0, stream>>>(all, shards, rows, tokens);
-  return cudaGetLastError();
+                                              int32_t *tokens, gs_llm_cuda_queue q) {
+  return launch(q, gs_llm_pick_offer_kernel, (rows + 255) / 256, 256, 0, all, shards, rows,
+                tokens);
 }
 
 extern "C" cudaError_t gs_llm_cuda_add(float *h, const float *part, uint64_t n,
-                                       cudaStream_t stream) {
-  gs_llm_add_kernel<<<blocks_for(n), GS_LLM_THREADS, 0, stream>>>(h, part, n);
-  return cudaGetLastError();
+                                       gs_llm_cuda_queue q) {
+  return launch(q, gs_llm_add_kernel, blocks_for(n), GS_LLM_THREADS, 0, h, part, n);
 }
 
-extern "C" cudaError_t gs_llm_cuda_advance(uint32_t *positions, int n, cudaStream_t stream) {
-  gs_llm_advance_kernel<<<(n + 255) / 256, 256, 0, stream>>>(positions, n);
-  return cudaGetLastError();
+extern "C" cudaError_t gs_llm_cuda_advance(uint32_t *positions, int n, gs_llm_cuda_queue q) {
+  return launch(q, gs_llm_advance_kernel, (n + 255) / 256, 256, 0, positions, n);
 }
 
 extern "C" cudaError_t gs_llm_cuda_gemv_mma(const uint16_t *w, const uint16_t *x, float *y,
                                             int rows, int outs, int ins, int accumulate,
-                                            cudaStream_t stream) {
+                                            gs_llm_cuda_queue q) {
   if (rows < 1 || rows > 8 || ins % 64 != 0) return cudaErrorInvalidValue;
-  unsigned grid = (unsigned)((outs + 15) / 16);
-  gs_llm_gemv_mma_kernel<<<grid, GS_LLM_MMA_WARPS * 32, 0, stream>>>(w, x, y, rows, outs, ins,
-                                                                     accumulate);
-  return cudaGetLastError();
+  return launch(q, gs_llm_gemv_mma_kernel, (outs + 15) / 16, GS_LLM_MMA_WARPS * 32, 0, w, x, y,
+                rows, outs, ins, accumulate);
 }
 
 extern "C" cudaError_t gs_llm_cuda_gemv(const uint16_t *w, const uint16_t *x, float *y, int rows,
-                                        int outs, int ins, int accumulate, cudaStream_t stream) {
-  unsigned grid = (unsigned)((outs + GS_LLM_GEMV_WARPS - 1) / GS_LLM_GEMV_WARPS);
-  unsigned threads = GS_LLM_GEMV_WARPS * 32;
-  switch (rows) {
-    case 1:
-      gs_llm_gemv_kernel<1><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate);
-      break;
-    case 2:
-      gs_llm_gemv_kernel<2><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate);
-      break;
-    case 3:
-      gs_llm_gemv_kernel<3><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate);
-      break;
-    case 4:
-      gs_llm_gemv_kernel<4><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate);
-      break;
-    case 5:
-      gs_llm_gemv_kernel<5><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate);
-      break;
-    case 6:
-      gs_llm_gemv_kernel<6><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate);
-      break;
-    case 7:
-      gs_llm_gemv_kernel<7><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate);
-      break;
-    case 8:
-      gs_llm_gemv_kernel<8><<<grid, threads, 0, stream>>>(w, x, y, outs, ins, accumulate);
-      break;
-    default:
-      return cudaErrorInvalidValue;
-  }
-  return cudaGetLastError();
+                                        int outs, int ins, int accumulate, gs_llm_cuda_queue q) {
+  static void (*const kernels[])(const uint16_t *, const uint16_t *, float *, int, int, int) = {
+      gs_llm_gemv_kernel<1>, gs_llm_gemv_kernel<2>, gs_llm_gemv_kernel<3>, gs_llm_gemv_kernel<4>,
+      gs_llm_gemv_kernel<5>, gs_llm_gemv_kernel<6>, gs_llm_gemv_kernel<7>, gs_llm_gemv_kernel<8>};
+  if (rows < 1 || rows > 8) return cudaErrorInvalidValue;
+  return launch(q, kernels[rows - 1], (outs + GS_LLM_GEMV_WARPS - 1) / GS_LLM_GEMV_WARPS,
+                GS_LLM_GEMV_WARPS * 32, 0, w, x, y, outs, ins, accumulate);
 }

@@ -1,6 +1,6 @@
 /* CUDA kernels of the llm model and their launchers. Host code (llm_gpu.c)
  * owns the buffers and the order of calls; each launcher enqueues one kernel
- * on `stream` and returns cudaGetLastError(). Weights and the KV cache are
+ * on its queue and returns the launch error, if any. Weights and the KV cache are
  * bfloat16 (as raw uint16_t bits), the residual stream and GEMM outputs are
  * float. Row r of a batch is token r of sequence slots[r] at position
  * positions[r]. */
@@ -17,6 +17,16 @@
 extern "C" {
 #endif
 
+/* Where a launcher enqueues its kernel. With `overlap` (GPUs of compute
+ * capability 9.0 and later) the kernel is launched as a programmatic
+ * dependent of the previous one: it may start while that one finishes,
+ * streams its first weights meanwhile and waits for the data it needs
+ * (inside CUDA graphs too). Without, kernels run strictly one after another. */
+typedef struct {
+  cudaStream_t stream;
+  int overlap;
+} gs_llm_cuda_queue;
+
 /* Shape of one attention layer as the kernels see it. */
 typedef struct {
   int heads, kv_heads, head_dim;
@@ -27,16 +37,16 @@ typedef struct {
  * offset) for the i < rows x cols elements of `slice` (model.h). */
 cudaError_t gs_llm_cuda_init_weights(uint16_t *w, const gs_llm_slice *slice, uint64_t seed,
                                      uint32_t tensor, float scale, float offset,
-                                     cudaStream_t stream);
+                                     gs_llm_cuda_queue q);
 
 /* h[r] = table[tokens[r]] as float, r < rows. */
 cudaError_t gs_llm_cuda_embed(const int32_t *tokens, const uint16_t *table, int rows, int hidden,
-                              float *h, cudaStream_t stream);
+                              float *h, gs_llm_cuda_queue q);
 
 /* out[r] = bf16(rmsnorm(h[row_map ? row_map[r] : r]) * w), r < rows. */
 cudaError_t gs_llm_cuda_rmsnorm(const float *h, const uint32_t *row_map, const uint16_t *w,
                                 int rows, int hidden, float eps, uint16_t *out,
-                                cudaStream_t stream);
+                                gs_llm_cuda_queue q);
 
 /* Rotates q and k of each row of qkv (rows x (heads + 2 kv) head_dim) in
  * place and stores k and v as bfloat16 in the layer's cache
@@ -44,51 +54,56 @@ cudaError_t gs_llm_cuda_rmsnorm(const float *h, const uint32_t *row_map, const u
  * position p and pair i at [(p * head_dim / 2 + i) * 2] (gs_llm_rope_table). */
 cudaError_t gs_llm_cuda_rope_cache(float *qkv, const uint32_t *slots, const uint32_t *positions,
                                    const float *rope, int rows, gs_llm_cuda_attn_shape shape,
-                                   uint16_t *k_cache, uint16_t *v_cache, cudaStream_t stream);
+                                   uint16_t *k_cache, uint16_t *v_cache, gs_llm_cuda_queue q);
 
-/* out[r] (rows x heads head_dim, bfloat16) = attention of the rotated
- * queries in qkv over cache positions 0..positions[r] of slots[r]. */
+/* out[r] (rows x heads head_dim, bfloat16) = attention of row r's query
+ * over cache positions 0..positions[r] of slots[r]. Without `rope`
+ * (prefill) the queries in qkv are rotated and every position is in the
+ * cache (gs_llm_cuda_rope_cache). With `rope` (decode: one row per
+ * sequence) the kernel rotates the query and the row's key itself and
+ * writes the row's key and value to the cache: the same results as
+ * gs_llm_cuda_rope_cache followed by this without `rope`, one kernel fewer. */
 cudaError_t gs_llm_cuda_attention(const float *qkv, const uint32_t *slots,
-                                  const uint32_t *positions, int rows, gs_llm_cuda_attn_shape shape,
-                                  const uint16_t *k_cache, const uint16_t *v_cache, uint16_t *out,
-                                  cudaStream_t stream);
+                                  const uint32_t *positions, const float *rope, int rows,
+                                  gs_llm_cuda_attn_shape shape, uint16_t *k_cache,
+                                  uint16_t *v_cache, uint16_t *out, gs_llm_cuda_queue q);
 
 /* out[r][i] = bf16(silu(gu[r][i]) * gu[r][ffn + i]). */
 cudaError_t gs_llm_cuda_swiglu(const float *gu, int rows, int ffn, uint16_t *out,
-                               cudaStream_t stream);
+                               gs_llm_cuda_queue q);
 
 /* tokens[r] = argmax of logits[r] (first index on ties), r < rows. */
 cudaError_t gs_llm_cuda_argmax(const float *logits, int rows, int vocab, int32_t *tokens,
-                               cudaStream_t stream);
+                               gs_llm_cuda_queue q);
 
 /* A tensor-parallel shard's offer for each row's token: offers[2r] = the
  * largest of its logits[r] (vocab of them), offers[2r + 1] = its index
  * plus vocab_offset (as a float; exact below 2^24), first index on ties. */
 cudaError_t gs_llm_cuda_argmax_offer(const float *logits, int rows, int vocab,
-                                     uint32_t vocab_offset, float *offers, cudaStream_t stream);
+                                     uint32_t vocab_offset, float *offers, gs_llm_cuda_queue q);
 
 /* tokens[r] = the index of the best of the shards' offers for row r
  * (all = shards x rows offers as gs_llm_cuda_argmax_offer writes them):
  * the larger value, the lower index on ties. */
 cudaError_t gs_llm_cuda_pick_offer(const float *all, int shards, int rows, int32_t *tokens,
-                                   cudaStream_t stream);
+                                   gs_llm_cuda_queue q);
 
 /* h[i] += part[i], i < n. */
-cudaError_t gs_llm_cuda_add(float *h, const float *part, uint64_t n, cudaStream_t stream);
+cudaError_t gs_llm_cuda_add(float *h, const float *part, uint64_t n, gs_llm_cuda_queue q);
 
 /* positions[i] += 1, i < n. */
-cudaError_t gs_llm_cuda_advance(uint32_t *positions, int n, cudaStream_t stream);
+cudaError_t gs_llm_cuda_advance(uint32_t *positions, int n, gs_llm_cuda_queue q);
 
 /* y[r][o] (+)= sum_k w[o][k] x[r][k] for r < rows (1..8), o < outs: a
  * weight-streaming GEMV that reads each weight once for all rows.
  * ins must be a multiple of 8 and the pointers 16-byte aligned. */
 cudaError_t gs_llm_cuda_gemv(const uint16_t *w, const uint16_t *x, float *y, int rows, int outs,
-                             int ins, int accumulate, cudaStream_t stream);
+                             int ins, int accumulate, gs_llm_cuda_queue q);
 
 /* The same product on tensor cores (mma m16n8k16, fp32 accumulate): 16
  * outputs per block, K split over its warps. rows 1..8, ins % 64 == 0. */
 cudaError_t gs_llm_cuda_gemv_mma(const uint16_t *w, const uint16_t *x, float *y, int rows, int outs,
-                                 int ins, int accumulate, cudaStream_t stream);
+                                 int ins, int accumulate, gs_llm_cuda_queue q);
 
 #ifdef __cplusplus
 }

@@ -32,6 +32,7 @@ struct gs_llm_gpu_model {
   gs_comm *comm;          /* the other shards; NULL for the whole model */
   int device;
   cudaStream_t stream;
+  gs_llm_cuda_queue queue; /* the stream, and whether kernels overlap (config.overlap_launches) */
   cublasHandle_t cublas;
   void *cublas_workspace;
   uint16_t *weights; /* one allocation for every tensor */
@@ -88,7 +89,7 @@ static gs_status init_tensor(gs_llm_gpu_model *m, uint16_t **at, uint32_t tensor
   float scale, offset;
   gs_llm_tensor_init(&m->config.shape, tensor, &scale, &offset);
   GS_CHECK_CUDA(
-      gs_llm_cuda_init_weights(*at, &slice, m->config.seed, tensor, scale, offset, m->stream));
+      gs_llm_cuda_init_weights(*at, &slice, m->config.seed, tensor, scale, offset, m->queue));
   *at += slice.rows * slice.cols;
   return GS_OK;
 }
@@ -171,6 +172,15 @@ static gs_status make_buffers(gs_llm_gpu_model *m) {
   return GS_OK;
 }
 
+/* Kernels overlap their predecessors where asked and the GPU can
+ * (programmatic dependent launch needs compute capability 9.0). */
+static gs_status choose_overlap(gs_llm_gpu_model *m) {
+  int major = 0;
+  GS_CHECK_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, m->device));
+  m->queue = (gs_llm_cuda_queue){m->stream, m->config.overlap_launches && major >= 9};
+  return GS_OK;
+}
+
 gs_status gs_llm_gpu_create(const gs_llm_engine_config *config, int device,
                             gs_llm_gpu_model **out) {
   return gs_llm_gpu_create_shard(config, (gs_llm_shard){0, 1}, NULL, device, out);
@@ -191,6 +201,7 @@ gs_status gs_llm_gpu_create_shard(const gs_llm_engine_config *config, gs_llm_sha
   if (rc != cudaSuccess)
     status =
         gs_error(GS_ERR_CUDA, "GPU %d: cannot create a stream: %s", device, cudaGetErrorString(rc));
+  if (status == GS_OK) status = choose_overlap(m);
   if (status == GS_OK && cublasCreate(&m->cublas) != CUBLAS_STATUS_SUCCESS)
     status = gs_error(GS_ERR_CUDA, "GPU %d: cannot create a cuBLAS handle", device);
   if (status == GS_OK)
@@ -260,10 +271,10 @@ static gs_status linear(gs_llm_gpu_model *m, const uint16_t *w, const uint16_t *
     int mma = mode == GS_LLM_GEMM_MMA || mode == GS_LLM_GEMM_AUTO;
     if (mma && ins % 64 == 0)
       GS_CHECK_CUDA(
-          gs_llm_cuda_gemv_mma(w, x, y, (int)rows, (int)outs, (int)ins, accumulate, m->stream));
+          gs_llm_cuda_gemv_mma(w, x, y, (int)rows, (int)outs, (int)ins, accumulate, m->queue));
     else
       GS_CHECK_CUDA(
-          gs_llm_cuda_gemv(w, x, y, (int)rows, (int)outs, (int)ins, accumulate, m->stream));
+          gs_llm_cuda_gemv(w, x, y, (int)rows, (int)outs, (int)ins, accumulate, m->queue));
     return GS_OK;
   }
   const float one = 1.0f, zero = 0.0f;
@@ -285,55 +296,59 @@ static gs_status add_projection(gs_llm_gpu_model *m, const uint16_t *w, const ui
   GS_TRY(linear(m, w, x, m->part, rows, hidden, ins, 0));
   GS_TRY(gs_comm_allreduce(m->comm, m->part, m->part, rows * hidden, GS_DTYPE_FLOAT, GS_REDOP_SUM,
                            m->stream));
-  GS_CHECK_CUDA(gs_llm_cuda_add(m->h, m->part, rows * hidden, m->stream));
+  GS_CHECK_CUDA(gs_llm_cuda_add(m->h, m->part, rows * hidden, m->queue));
   return GS_OK;
 }
 
 /* Enqueues the model over `rows` rows described by tokens/slots/positions
  * (device arrays), then the final norm and output projection of rows
  * out_rows[0..n_out) (NULL: rows 0..n_out-1) and the greedy token of each
- * into m->tokens (over every shard's vocabulary rows). */
+ * into m->tokens (over every shard's vocabulary rows). `decode`: one row
+ * per sequence, so attention rotates and caches each row's key itself
+ * (gs_llm_cuda_attention with the rotary table); prefill rows of one
+ * sequence attend to each other, so all keys are cached first. */
 static gs_status enqueue_forward(gs_llm_gpu_model *m, size_t rows, const int32_t *tokens,
                                  const uint32_t *slots, const uint32_t *positions, size_t n_out,
-                                 const uint32_t *out_rows) {
+                                 const uint32_t *out_rows, int decode) {
   const gs_llm_engine_config *c = &m->config;
   const gs_llm_shape *s = &c->shape;
   const gs_llm_shard_dims *d = &m->dims;
-  cudaStream_t st = m->stream;
+  gs_llm_cuda_queue q = m->queue;
   int r = (int)rows, hidden = (int)s->hidden;
   float eps = (float)s->norm_eps;
   const uint64_t hd = gs_llm_head_dim(s);
   gs_llm_cuda_attn_shape as = {(int)d->heads, (int)d->kv_heads, (int)hd, (int)c->max_seq};
   size_t layer_cache = (size_t)c->max_batch * c->max_seq * d->kv_heads * hd;
-  GS_CHECK_CUDA(gs_llm_cuda_embed(tokens, m->embed, r, hidden, m->h, st));
+  GS_CHECK_CUDA(gs_llm_cuda_embed(tokens, m->embed, r, hidden, m->h, q));
   for (uint64_t l = 0; l < s->layers; l++) {
     uint16_t *const *w = m->layers[l].w;
     uint16_t *kc = m->k_cache + l * layer_cache, *vc = m->v_cache + l * layer_cache;
-    GS_CHECK_CUDA(gs_llm_cuda_rmsnorm(m->h, NULL, w[GS_LLM_K_ATTN_NORM], r, hidden, eps, m->x, st));
+    GS_CHECK_CUDA(gs_llm_cuda_rmsnorm(m->h, NULL, w[GS_LLM_K_ATTN_NORM], r, hidden, eps, m->x, q));
     GS_TRY(linear(m, w[GS_LLM_K_QKV], m->x, m->qkv, rows, (d->heads + 2 * d->kv_heads) * hd,
                   s->hidden, 0));
-    GS_CHECK_CUDA(gs_llm_cuda_rope_cache(m->qkv, slots, positions, m->rope, r, as, kc, vc, st));
-    GS_CHECK_CUDA(gs_llm_cuda_attention(m->qkv, slots, positions, r, as, kc, vc, m->att, st));
+    if (!decode)
+      GS_CHECK_CUDA(gs_llm_cuda_rope_cache(m->qkv, slots, positions, m->rope, r, as, kc, vc, q));
+    GS_CHECK_CUDA(gs_llm_cuda_attention(m->qkv, slots, positions, decode ? m->rope : NULL, r, as,
+                                        kc, vc, m->att, q));
     GS_TRY(add_projection(m, w[GS_LLM_K_WO], m->att, rows, d->heads * hd));
-    GS_CHECK_CUDA(gs_llm_cuda_rmsnorm(m->h, NULL, w[GS_LLM_K_MLP_NORM], r, hidden, eps, m->x, st));
+    GS_CHECK_CUDA(gs_llm_cuda_rmsnorm(m->h, NULL, w[GS_LLM_K_MLP_NORM], r, hidden, eps, m->x, q));
     GS_TRY(linear(m, w[GS_LLM_K_GATE_UP], m->x, m->gu, rows, 2 * d->ffn, s->hidden, 0));
-    GS_CHECK_CUDA(gs_llm_cuda_swiglu(m->gu, r, (int)d->ffn, m->x, st));
+    GS_CHECK_CUDA(gs_llm_cuda_swiglu(m->gu, r, (int)d->ffn, m->x, q));
     GS_TRY(add_projection(m, w[GS_LLM_K_DOWN], m->x, rows, d->ffn));
   }
   GS_CHECK_CUDA(
-      gs_llm_cuda_rmsnorm(m->h, out_rows, m->final_norm, (int)n_out, hidden, eps, m->x, st));
+      gs_llm_cuda_rmsnorm(m->h, out_rows, m->final_norm, (int)n_out, hidden, eps, m->x, q));
   GS_TRY(linear(m, m->lm_head, m->x, m->logits, n_out, d->vocab, s->hidden, 0));
   if (!m->comm) {
-    GS_CHECK_CUDA(gs_llm_cuda_argmax(m->logits, (int)n_out, (int)d->vocab, m->tokens, st));
+    GS_CHECK_CUDA(gs_llm_cuda_argmax(m->logits, (int)n_out, (int)d->vocab, m->tokens, q));
     return GS_OK;
   }
   // Each shard offers its best token; all agree on the best offer.
   float *mine = m->offers + 2 * n_out * m->shard.index;
   GS_CHECK_CUDA(gs_llm_cuda_argmax_offer(m->logits, (int)n_out, (int)d->vocab,
-                                         (uint32_t)d->vocab_offset, mine, st));
-  GS_TRY(gs_comm_allgather(m->comm, mine, m->offers, 2 * n_out, GS_DTYPE_FLOAT, st));
-  GS_CHECK_CUDA(
-      gs_llm_cuda_pick_offer(m->offers, (int)m->shard.count, (int)n_out, m->tokens, st));
+                                         (uint32_t)d->vocab_offset, mine, q));
+  GS_TRY(gs_comm_allgather(m->comm, mine, m->offers, 2 * n_out, GS_DTYPE_FLOAT, m->stream));
+  GS_CHECK_CUDA(gs_llm_cuda_pick_offer(m->offers, (int)m->shard.count, (int)n_out, m->tokens, q));
   return GS_OK;
 }
 
@@ -380,7 +395,8 @@ gs_status gs_llm_gpu_prefill(gs_llm_gpu_model *m, size_t n, const int32_t *const
   GS_CHECK_CUDA(
       cudaMemcpyAsync(m->row_positions, pos, rows * 4, cudaMemcpyHostToDevice, m->stream));
   GS_CHECK_CUDA(cudaMemcpyAsync(m->last_rows, last, n * 4, cudaMemcpyHostToDevice, m->stream));
-  GS_TRY(enqueue_forward(m, rows, m->row_tokens, m->row_slots, m->row_positions, n, m->last_rows));
+  GS_TRY(enqueue_forward(m, rows, m->row_tokens, m->row_slots, m->row_positions, n, m->last_rows,
+                         0));
   // The first generated token of sequence i sits at position lengths[i].
   GS_TRY(wait_stream(m));
   for (size_t i = 0; i < n; i++) pos[i] = m->next_position[i] = lengths[i];
@@ -391,8 +407,8 @@ gs_status gs_llm_gpu_prefill(gs_llm_gpu_model *m, size_t n, const int32_t *const
 }
 
 static gs_status enqueue_decode(gs_llm_gpu_model *m, size_t n) {
-  GS_TRY(enqueue_forward(m, n, m->tokens, m->decode_slots, m->decode_positions, n, NULL));
-  GS_CHECK_CUDA(gs_llm_cuda_advance(m->decode_positions, (int)n, m->stream));
+  GS_TRY(enqueue_forward(m, n, m->tokens, m->decode_slots, m->decode_positions, n, NULL, 1));
+  GS_CHECK_CUDA(gs_llm_cuda_advance(m->decode_positions, (int)n, m->queue));
   return GS_OK;
 }
 

@@ -96,6 +96,9 @@ static void *gs_llm_options_new(void) {
        .help = "a sample not done this long after arrival is timed out (0: none)"},
       {.name = "no-graphs", .kind = GS_OPT_FLAG, .target = &o->no_graphs,
        .help = "CUDA: launch decode kernels one by one instead of replaying a CUDA graph"},
+      {.name = "no-overlap", .kind = GS_OPT_FLAG, .target = &o->no_overlap,
+       .help = "CUDA: start each kernel only when the previous one has ended (default on "
+               "sm_90+: the next one starts early and streams its weights meanwhile)"},
       {.name = "decode-gemm", .kind = GS_OPT_CHOICE, .target = &o->decode_gemm,
        .choices = gs_llm_decode_gemm_names, .metavar = "K",
        .help = "CUDA: linear layers of <= 8 rows: auto (mma where K is a multiple of 64, "
@@ -212,6 +215,7 @@ static cJSON *gs_llm_options_to_json(const void *opts) {
   cJSON_AddNumberToObject(j, "tpot_bound", o->tpot_bound);
   cJSON_AddNumberToObject(j, "sample_timeout", o->timeout);
   cJSON_AddBoolToObject(j, "graphs", !o->no_graphs);
+  cJSON_AddBoolToObject(j, "overlap", !o->no_overlap);
   cJSON_AddStringToObject(j, "decode_gemm", gs_llm_decode_gemm_names[o->decode_gemm]);
   cJSON_AddNumberToObject(j, "tp", (double)o->tp);
   return j;
@@ -240,6 +244,7 @@ void gs_llm_options_scenario(const gs_llm_options *o, const gs_run_config *run,
   e->max_input = (uint32_t)o->input_max;
   e->max_seq = (uint32_t)(o->input_max + o->output_max);
   e->decode_graphs = !o->no_graphs;
+  e->overlap_launches = !o->no_overlap;
   e->decode_gemm = o->decode_gemm;
   e->tp = (uint32_t)o->tp;
   out->scenario = (gs_llm_scenario_kind)o->scenario;

@@ -27,6 +27,7 @@ typedef struct {
   double ttft_bound, tpot_bound; /* server: p99 bounds in seconds */
   double timeout;                /* per sample, seconds; 0 = none */
   int no_graphs;
+  int no_overlap;
   int decode_gemm; /* gs_llm_decode_gemm */
   uint64_t tp;     /* GPUs (or CPU ranks) per replica: tensor parallelism */
   int given_model, given_batch, given_rate, given_ttft_bound, given_tpot_bound;

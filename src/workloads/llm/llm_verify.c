@@ -97,6 +97,7 @@ gs_status gs_llm_verify_gpu(const gs_llm_shape *shape, uint64_t seed, const int 
                               .max_seq = 16,
                               .max_input = 8,
                               .decode_graphs = 1,
+                              .overlap_launches = 1,
                               .decode_gemm = GS_LLM_GEMM_AUTO};
   compare_state st = {0};
   gs_status status = GS_OK;
