@@ -287,6 +287,10 @@ __global__ void __launch_bounds__(GS_LLM_ATTN_THREADS)
   }
 }
 
+static __device__ __forceinline__ uint16_t swiglu_value(float g, float u) {
+  return float_to_bf16(g / (1.0f + __expf(-g)) * u);
+}
+
 __global__ void gs_llm_swiglu_kernel(const float *gu, int rows, int ffn, uint16_t *out) {
   start_after_predecessor();
   uint64_t n = (uint64_t)rows * ffn;
@@ -294,7 +298,7 @@ __global__ void gs_llm_swiglu_kernel(const float *gu, int rows, int ffn, uint16_
        i += (uint64_t)gridDim.x * blockDim.x) {
     uint64_t r = i / ffn, c = i % ffn;
     float g = gu[r * 2 * ffn + c], u = gu[r * 2 * ffn + ffn + c];
-    out[i] = float_to_bf16(g / (1.0f + __expf(-g)) * u);
+    out[i] = swiglu_value(g, u);
   }
 }
 
@@ -471,24 +475,44 @@ static __device__ __forceinline__ void mma_block(float *acc, const mma_operands 
   mma_bf16_16816(acc, o->a_hi.z, o->b_hi.z, o->a_hi.w, o->b_hi.w, o->x_hi.z, o->x_hi.w);
 }
 
+/* The weight row behind local row r (0..15) of GEMV block `block`, or -1
+ * past the end. Plain: rows 16 block + r. SWIGLU (outs = 2 ffn rows, gate
+ * then up): r < 8 is gate row 8 block + r, r >= 8 the up row of the same
+ * FFN column, so a block holds both halves of 8 SwiGLU inputs. */
+template <bool SWIGLU>
+static __device__ __forceinline__ int mma_weight_row(int block, int r, int outs) {
+  if (!SWIGLU) {
+    int row = block * 16 + r;
+    return row < outs ? row : -1;
+  }
+  int ffn = outs / 2, j = block * 8 + (r & 7);
+  if (j >= ffn) return -1;
+  return r < 8 ? j : ffn + j;
+}
+
 /* Tensor-core GEMV for 1..8 rows: a block computes 16 outputs for all rows
  * (the 8 columns of an m16n8k16 product; columns past `rows` read zeros);
  * its warps split K into contiguous ranges of 64-blocks and add their
  * partial sums through shared memory. Lane (g = lane / 4, c = lane % 4)
  * streams 32 bytes of weight rows g and g + 8 per k-block, so the four
  * lanes of a row read one full 128-byte line; the next block's loads are
- * issued before the current block's products. Requires ins % 64 == 0. */
+ * issued before the current block's products. Requires ins % 64 == 0.
+ * Plain: y (rows x outs floats) (+)= the products. SWIGLU: the block's
+ * rows are gate and up of 8 FFN columns (mma_weight_row) and it writes
+ * act[r][j] = bf16(silu(gate) * up) (rows x outs / 2) instead, the same
+ * values as the products followed by gs_llm_swiglu_kernel. */
+template <bool SWIGLU>
 __global__ void __launch_bounds__(GS_LLM_MMA_WARPS * 32)
-    gs_llm_gemv_mma_kernel(const uint16_t *w, const uint16_t *x, float *y, int rows, int outs,
-                           int ins, int accumulate) {
+    gs_llm_gemv_mma_kernel(const uint16_t *w, const uint16_t *x, float *y, uint16_t *act,
+                           int rows, int outs, int ins, int accumulate) {
   __shared__ float partial[GS_LLM_MMA_WARPS][16][8];
   int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   int g = lane >> 2, c = lane & 3;
-  int o0 = blockIdx.x * 16;
-  int ra = o0 + g, rb = o0 + g + 8;
+  int ra = mma_weight_row<SWIGLU>(blockIdx.x, g, outs);
+  int rb = mma_weight_row<SWIGLU>(blockIdx.x, g + 8, outs);
   // Rows past the end read row 0 (valid memory); their sums are dropped.
-  const uint16_t *wa = w + (uint64_t)(ra < outs ? ra : 0) * ins + 16 * c;
-  const uint16_t *wb = w + (uint64_t)(rb < outs ? rb : 0) * ins + 16 * c;
+  const uint16_t *wa = w + (uint64_t)(ra >= 0 ? ra : 0) * ins + 16 * c;
+  const uint16_t *wb = w + (uint64_t)(rb >= 0 ? rb : 0) * ins + 16 * c;
   bool has_x = g < rows;
   const uint16_t *xn = x + (uint64_t)(has_x ? g : 0) * ins + 16 * c;
   int kblocks = ins / 64;
@@ -498,8 +522,8 @@ __global__ void __launch_bounds__(GS_LLM_MMA_WARPS * 32)
   // GS_LLM_MMA_PREFETCH k-blocks of its 16 rows are on their way while it
   // finishes (one 128-byte line per row and k-block).
   for (int i = lane; i < 16 * GS_LLM_MMA_PREFETCH; i += 32) {
-    int row = o0 + (i & 15), k = kb + (i >> 4);
-    if (row < outs && k < kend) prefetch_l2(w + (uint64_t)row * ins + (uint64_t)k * 64);
+    int row = mma_weight_row<SWIGLU>(blockIdx.x, i & 15, outs), k = kb + (i >> 4);
+    if (row >= 0 && k < kend) prefetch_l2(w + (uint64_t)row * ins + (uint64_t)k * 64);
   }
   start_after_predecessor();
   float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -517,13 +541,27 @@ __global__ void __launch_bounds__(GS_LLM_MMA_WARPS * 32)
   partial[warp][g + 8][2 * c] = acc[2];
   partial[warp][g + 8][2 * c + 1] = acc[3];
   __syncthreads();
+  if (SWIGLU) {
+    if (threadIdx.x >= 64) return;
+    int orow = threadIdx.x >> 3, col = threadIdx.x & 7, ffn = outs / 2;
+    int j = blockIdx.x * 8 + orow;
+    if (col >= rows || j >= ffn) return;
+    float gate = 0.0f, up = 0.0f;
+#pragma unroll
+    for (int i = 0; i < GS_LLM_MMA_WARPS; i++) {
+      gate += partial[i][orow][col];
+      up += partial[i][orow + 8][col];
+    }
+    act[(uint64_t)col * ffn + j] = swiglu_value(gate, up);
+    return;
+  }
   if (threadIdx.x < 128) {
-    int orow = threadIdx.x >> 3, col = threadIdx.x & 7;
-    if (col < rows && o0 + orow < outs) {
+    int orow = threadIdx.x >> 3, col = threadIdx.x & 7, o = blockIdx.x * 16 + orow;
+    if (col < rows && o < outs) {
       float sum = 0.0f;
 #pragma unroll
       for (int i = 0; i < GS_LLM_MMA_WARPS; i++) sum += partial[i][orow][col];
-      float *dst = y + (uint64_t)col * outs + o0 + orow;
+      float *dst = y + (uint64_t)col * outs + o;
       *dst = accumulate ? *dst + sum : sum;
     }
   }
@@ -638,8 +676,16 @@ extern "C" cudaError_t gs_llm_cuda_gemv_mma(const uint16_t *w, const uint16_t *x
                                             int rows, int outs, int ins, int accumulate,
                                             gs_llm_cuda_queue q) {
   if (rows < 1 || rows > 8 || ins % 64 != 0) return cudaErrorInvalidValue;
-  return launch(q, gs_llm_gemv_mma_kernel, (outs + 15) / 16, GS_LLM_MMA_WARPS * 32, 0, w, x, y,
-                rows, outs, ins, accumulate);
+  return launch(q, gs_llm_gemv_mma_kernel<false>, (outs + 15) / 16, GS_LLM_MMA_WARPS * 32, 0, w, x,
+                y, (uint16_t *)NULL, rows, outs, ins, accumulate);
+}
+
+extern "C" cudaError_t gs_llm_cuda_gemv_mma_swiglu(const uint16_t *w, const uint16_t *x,
+                                                   uint16_t *out, int rows, int ffn, int ins,
+                                                   gs_llm_cuda_queue q) {
+  if (rows < 1 || rows > 8 || ins % 64 != 0) return cudaErrorInvalidValue;
+  return launch(q, gs_llm_gemv_mma_kernel<true>, (ffn + 7) / 8, GS_LLM_MMA_WARPS * 32, 0, w, x,
+                (float *)NULL, out, rows, 2 * ffn, ins, 0);
 }
 
 extern "C" cudaError_t gs_llm_cuda_gemv(const uint16_t *w, const uint16_t *x, float *y, int rows,

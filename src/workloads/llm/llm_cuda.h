@@ -105,6 +105,13 @@ cudaError_t gs_llm_cuda_gemv(const uint16_t *w, const uint16_t *x, float *y, int
 cudaError_t gs_llm_cuda_gemv_mma(const uint16_t *w, const uint16_t *x, float *y, int rows, int outs,
                                  int ins, int accumulate, gs_llm_cuda_queue q);
 
+/* The MLP's gate/up projection and SwiGLU in one tensor-core GEMV: with w
+ * the 2 ffn x ins gate-then-up matrix, out[r][i] = bf16(silu(g) * u) for
+ * g, u = rows i and ffn + i of w times x[r] (the values of gs_llm_cuda_gemv_mma
+ * followed by gs_llm_cuda_swiglu). rows 1..8, ins % 64 == 0. */
+cudaError_t gs_llm_cuda_gemv_mma_swiglu(const uint16_t *w, const uint16_t *x, uint16_t *out,
+                                        int rows, int ffn, int ins, gs_llm_cuda_queue q);
+
 #ifdef __cplusplus
 }
 #endif

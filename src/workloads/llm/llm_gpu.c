@@ -46,6 +46,7 @@ struct gs_llm_gpu_model {
   float *part;   /* tp: this shard's share of a projection, then their sum */
   float *offers; /* tp: (value, index) token offers of every shard */
   uint16_t *x, *att;
+  uint16_t *act; /* SwiGLU output of the one-kernel MLP input (<= 8 rows) */
   /* Prefill row description. */
   int32_t *row_tokens;
   uint32_t *row_slots, *row_positions, *last_rows;
@@ -141,6 +142,7 @@ static gs_status make_buffers(gs_llm_gpu_model *m) {
   size_t xw = s->hidden > d->ffn ? s->hidden : d->ffn;
   GS_TRY(alloc_device((void **)&m->x, rows * xw * 2, "activation buffer"));
   GS_TRY(alloc_device((void **)&m->att, rows * d->heads * hd * 2, "attention output"));
+  GS_TRY(alloc_device((void **)&m->act, (rows < 8 ? rows : 8) * d->ffn * 2, "MLP activations"));
   if (m->comm) {
     GS_TRY(alloc_device((void **)&m->part, rows * s->hidden * 4, "projection sums"));
     GS_TRY(alloc_device((void **)&m->offers, (size_t)c->max_batch * 2 * m->shard.count * 4,
@@ -243,6 +245,7 @@ void gs_llm_gpu_destroy(gs_llm_gpu_model *m) {
                             m->logits,
                             m->x,
                             m->att,
+                            m->act,
                             m->part,
                             m->offers,
                             m->row_tokens,
@@ -262,20 +265,29 @@ void gs_llm_gpu_destroy(gs_llm_gpu_model *m) {
   free(m);
 }
 
-/* y (rows x outs, float) (+)= x (rows x ins, bf16) w^T: a GEMV kernel for
- * up to 8 rows (as config.decode_gemm says), cuBLAS otherwise. */
+/* Which kernel runs a linear layer of `rows` rows and `ins` inputs: a GEMV
+ * for up to 8 rows (as config.decode_gemm says), cuBLAS otherwise. */
+static gs_llm_decode_gemm linear_kernel(const gs_llm_gpu_model *m, size_t rows, uint64_t ins) {
+  int mode = m->config.decode_gemm;
+  if (rows > 8 || mode == GS_LLM_GEMM_CUBLAS) return GS_LLM_GEMM_CUBLAS;
+  int mma = mode == GS_LLM_GEMM_MMA || mode == GS_LLM_GEMM_AUTO;
+  return mma && ins % 64 == 0 ? GS_LLM_GEMM_MMA : GS_LLM_GEMM_SIMT;
+}
+
+/* y (rows x outs, float) (+)= x (rows x ins, bf16) w^T. */
 static gs_status linear(gs_llm_gpu_model *m, const uint16_t *w, const uint16_t *x, float *y,
                         size_t rows, uint64_t outs, uint64_t ins, int accumulate) {
-  int mode = m->config.decode_gemm;
-  if (rows <= 8 && mode != GS_LLM_GEMM_CUBLAS) {
-    int mma = mode == GS_LLM_GEMM_MMA || mode == GS_LLM_GEMM_AUTO;
-    if (mma && ins % 64 == 0)
+  switch (linear_kernel(m, rows, ins)) {
+    case GS_LLM_GEMM_MMA:
       GS_CHECK_CUDA(
           gs_llm_cuda_gemv_mma(w, x, y, (int)rows, (int)outs, (int)ins, accumulate, m->queue));
-    else
+      return GS_OK;
+    case GS_LLM_GEMM_SIMT:
       GS_CHECK_CUDA(
           gs_llm_cuda_gemv(w, x, y, (int)rows, (int)outs, (int)ins, accumulate, m->queue));
-    return GS_OK;
+      return GS_OK;
+    default:
+      break;
   }
   const float one = 1.0f, zero = 0.0f;
   // Column-major view: y^T (outs x rows) = W (ins x outs, stored row-major as
@@ -284,6 +296,24 @@ static gs_status linear(gs_llm_gpu_model *m, const uint16_t *w, const uint16_t *
                                    (int)ins, &one, w, CUDA_R_16BF, (int)ins, x, CUDA_R_16BF,
                                    (int)ins, accumulate ? &one : &zero, y, CUDA_R_32F, (int)outs,
                                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  return GS_OK;
+}
+
+/* *out (rows x ffn, bf16) = SwiGLU of the gate/up projection of m->x
+ * (rows x hidden): one kernel into m->act where the tensor-core GEMV runs,
+ * else the projection into m->gu and the SwiGLU kernel into m->x. */
+static gs_status mlp_input(gs_llm_gpu_model *m, const uint16_t *w, size_t rows,
+                           const uint16_t **out) {
+  const uint64_t ffn = m->dims.ffn, hidden = m->config.shape.hidden;
+  if (linear_kernel(m, rows, hidden) == GS_LLM_GEMM_MMA) {
+    GS_CHECK_CUDA(gs_llm_cuda_gemv_mma_swiglu(w, m->x, m->act, (int)rows, (int)ffn, (int)hidden,
+                                              m->queue));
+    *out = m->act;
+    return GS_OK;
+  }
+  GS_TRY(linear(m, w, m->x, m->gu, rows, 2 * ffn, hidden, 0));
+  GS_CHECK_CUDA(gs_llm_cuda_swiglu(m->gu, (int)rows, (int)ffn, m->x, m->queue));
+  *out = m->x;
   return GS_OK;
 }
 
@@ -332,9 +362,9 @@ static gs_status enqueue_forward(gs_llm_gpu_model *m, size_t rows, const int32_t
                                         kc, vc, m->att, q));
     GS_TRY(add_projection(m, w[GS_LLM_K_WO], m->att, rows, d->heads * hd));
     GS_CHECK_CUDA(gs_llm_cuda_rmsnorm(m->h, NULL, w[GS_LLM_K_MLP_NORM], r, hidden, eps, m->x, q));
-    GS_TRY(linear(m, w[GS_LLM_K_GATE_UP], m->x, m->gu, rows, 2 * d->ffn, s->hidden, 0));
-    GS_CHECK_CUDA(gs_llm_cuda_swiglu(m->gu, r, (int)d->ffn, m->x, q));
-    GS_TRY(add_projection(m, w[GS_LLM_K_DOWN], m->x, rows, d->ffn));
+    const uint16_t *act = NULL;
+    GS_TRY(mlp_input(m, w[GS_LLM_K_GATE_UP], rows, &act));
+    GS_TRY(add_projection(m, w[GS_LLM_K_DOWN], act, rows, d->ffn));
   }
   GS_CHECK_CUDA(
       gs_llm_cuda_rmsnorm(m->h, out_rows, m->final_norm, (int)n_out, hidden, eps, m->x, q));
