@@ -21,7 +21,9 @@ expect 0 "the model is the tiny preset" -- run llm --backend cpu --samples 2 --n
 
 expect 0 "tokens are meaningless" -- run llm "${cpu[@]}" --samples 12 --batch 4 -o "$work/offline.json"
 expect 0 "bounds" -- run llm "${cpu[@]}" --scenario server --rate 100 --samples 8 -o "$work/server.json"
-expect 0 "single-stream" -- run llm "${cpu[@]}" --scenario single-stream --samples 4 -o "$work/single.json"
+# The CUDA launch switches are accepted (and recorded) on the CPU backend.
+expect 0 "single-stream" -- run llm "${cpu[@]}" --scenario single-stream --samples 4 \
+  --no-overlap --no-graphs -o "$work/single.json"
 expect 0 "rank 1" -- scale llm "${cpu[@]}" --ranks 2 --dispatch dynamic --samples 10 -o "$work/scale.json"
 expect 0 "4 timed out" -- run llm "${cpu[@]}" --samples 4 --sample-timeout 0.000001 -o "$work/timeout.json"
 # Tensor parallelism: a replica over 2 CPU ranks; splits the model does not
@@ -64,6 +66,10 @@ for name, scenario in [("offline.json", "offline"), ("server.json", "server"),
     assert m["aggregate"]["step"]["n"] == len(lat)
     assert abs(m["aggregate"]["step"]["max"] - lat[-1]) < 1e-12
     assert m["llm"]["success_rate"] == 1.0
+launch = {name: {k: load(name)["config"]["workload_options"][k] for k in ("overlap", "graphs")}
+          for name in ("offline.json", "single.json")}
+assert launch == {"offline.json": {"overlap": True, "graphs": True},
+                  "single.json": {"overlap": False, "graphs": False}}, launch
 server = load("server.json")["measurements"][0]["llm"]["server"]
 assert server["target_rate"] == 100 and "bounds_met" in server
 scale = load("scale.json")
