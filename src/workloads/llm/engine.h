@@ -32,21 +32,22 @@ typedef struct {
   uint32_t max_batch; /* sequences decoded together, >= 1 */
   uint32_t max_seq;   /* positions per sequence (input + output), >= 2 */
   uint32_t max_input; /* longest prompt */
-  int decode_graphs;  /* CUDA: capture each decode step size in a CUDA graph */
+  int decode_graphs;    /* CUDA: capture each decode step size in a CUDA graph */
   int overlap_launches; /* CUDA: each kernel may start while its predecessor ends (sm_90+) */
-  int decode_gemm;    /* CUDA: gs_llm_decode_gemm, how linear layers of <= 8 rows run */
-  uint32_t tp;        /* tensor-parallel shards of the replica (0 or 1: none) */
+  int decode_gemm;      /* CUDA: gs_llm_decode_gemm, how linear layers of <= 8 rows run */
+  uint32_t tp;          /* tensor-parallel shards of the replica (0 or 1: none) */
 } gs_llm_engine_config;
 
 typedef struct gs_llm_engine gs_llm_engine;
 
 /* Builds a replica: weights from the seed (on the GPU by a kernel), cache and
  * buffers. `devices` holds the CUDA ordinal of each of config->tp shards
- * (unused on the CPU backend); each call makes a shard's GPU current on its
- * thread (shard 0 runs on the caller's, which keeps the first GPU current). With
- * tp > 1 the replica splits heads, FFN columns and vocabulary over its
- * shards (model.h, gs_llm_shard), one thread each, and adds their partial
- * sums with an all-reduce (NCCL on the GPUs) after attention and MLP. */
+ * (unused on the CPU backend); every call makes a shard's GPU current on
+ * the thread that runs it (shard 0 runs on the caller's, which is left with
+ * the first GPU current). With tp > 1 the replica splits heads, FFN columns
+ * and vocabulary over its shards (model.h, gs_llm_shard), one thread each,
+ * and adds their partial sums with an all-reduce (NCCL on the GPUs) after
+ * attention and MLP. */
 gs_status gs_llm_engine_create(const gs_llm_engine_config *config, gs_backend backend,
                                const int *devices, gs_llm_engine **out);
 

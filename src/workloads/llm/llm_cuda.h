@@ -1,9 +1,9 @@
 /* CUDA kernels of the llm model and their launchers. Host code (llm_gpu.c)
  * owns the buffers and the order of calls; each launcher enqueues one kernel
- * on its queue and returns the launch error, if any. Weights and the KV cache are
- * bfloat16 (as raw uint16_t bits), the residual stream and GEMM outputs are
- * float. Row r of a batch is token r of sequence slots[r] at position
- * positions[r]. */
+ * on its queue and returns the launch error, if any. Weights and the KV
+ * cache are bfloat16 (as raw uint16_t bits), the residual stream and GEMM
+ * outputs are float. Row r of a batch is token r of sequence slots[r] at
+ * position positions[r]. */
 #ifndef GS_LLM_CUDA_H
 #define GS_LLM_CUDA_H
 
