@@ -14,7 +14,7 @@
 #include "workloads/workload.h"
 
 /* How linear layers of 1..8 rows (decode) run on the GPU; more rows always
- * use cuBLAS. auto: the tensor-core GEMV (the SIMT one where K is not a
+ * use cuBLASLt (llm_gemm.h). auto: the tensor-core GEMV (the SIMT one where K is not a
  * multiple of 64); on an H200 it beat SIMT and cuBLAS at 1 and 8 rows
  * (docs/workloads/llm.md, "Speed"). */
 typedef enum {

@@ -4,22 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
 #include "core/check.h"
 #include "workloads/llm/llm_cpu.h"
 #include "workloads/llm/llm_cuda.h"
+#include "workloads/llm/llm_gemm.h"
 
-#define GS_LLM_CHECK_CUBLAS(expr)                                            \
-  do {                                                                       \
-    cublasStatus_t gs_llm_cublas_rc_ = (expr);                               \
-    if (gs_llm_cublas_rc_ != CUBLAS_STATUS_SUCCESS)                          \
-      return gs_error_call(GS_ERR_CUDA, "cuBLAS", #expr, __FILE__, __LINE__, \
-                           cublasGetStatusString(gs_llm_cublas_rc_));        \
-  } while (0)
-
-#define GS_LLM_CUBLAS_WORKSPACE (32u << 20)
+#define GS_LLM_GEMM_WORKSPACE (32u << 20)
 
 typedef struct {
   uint16_t *w[GS_LLM_LAYER_KINDS];
@@ -33,8 +25,8 @@ struct gs_llm_gpu_model {
   int device;
   cudaStream_t stream;
   gs_llm_cuda_queue queue; /* the stream, and whether kernels overlap (config.overlap_launches) */
-  cublasHandle_t cublas;
-  void *cublas_workspace;
+  gs_llm_gemm *gemm; /* cuBLASLt, for linear layers the GEMV kernels do not take */
+  void *gemm_workspace;
   uint16_t *weights; /* one allocation for every tensor */
   uint16_t *embed, *final_norm, *lm_head;
   gpu_layer *layers;
@@ -204,14 +196,10 @@ gs_status gs_llm_gpu_create_shard(const gs_llm_engine_config *config, gs_llm_sha
     status =
         gs_error(GS_ERR_CUDA, "GPU %d: cannot create a stream: %s", device, cudaGetErrorString(rc));
   if (status == GS_OK) status = choose_overlap(m);
-  if (status == GS_OK && cublasCreate(&m->cublas) != CUBLAS_STATUS_SUCCESS)
-    status = gs_error(GS_ERR_CUDA, "GPU %d: cannot create a cuBLAS handle", device);
   if (status == GS_OK)
-    status = alloc_device(&m->cublas_workspace, GS_LLM_CUBLAS_WORKSPACE, "cuBLAS workspace");
-  if (status == GS_OK && (cublasSetStream(m->cublas, m->stream) != CUBLAS_STATUS_SUCCESS ||
-                          cublasSetWorkspace(m->cublas, m->cublas_workspace,
-                                             GS_LLM_CUBLAS_WORKSPACE) != CUBLAS_STATUS_SUCCESS))
-    status = gs_error(GS_ERR_CUDA, "GPU %d: cannot configure cuBLAS", device);
+    status = alloc_device(&m->gemm_workspace, GS_LLM_GEMM_WORKSPACE, "cuBLASLt workspace");
+  if (status == GS_OK)
+    status = gs_llm_gemm_create(m->gemm_workspace, GS_LLM_GEMM_WORKSPACE, &m->gemm);
   if (status == GS_OK) status = make_weights(m);
   if (status == GS_OK) status = make_buffers(m);
   if (status == GS_OK) {
@@ -235,6 +223,7 @@ void gs_llm_gpu_destroy(gs_llm_gpu_model *m) {
       if (m->graphs[i]) cudaGraphExecDestroy(m->graphs[i]);
   free(m->graphs);
   free(m->next_position);
+  gs_llm_gemm_destroy(m->gemm);
   void *device_buffers[] = {m->weights,
                             m->k_cache,
                             m->v_cache,
@@ -255,11 +244,10 @@ void gs_llm_gpu_destroy(gs_llm_gpu_model *m) {
                             m->tokens,
                             m->decode_slots,
                             m->decode_positions,
-                            m->cublas_workspace};
+                            m->gemm_workspace};
   for (size_t i = 0; i < sizeof device_buffers / sizeof device_buffers[0]; i++)
     if (device_buffers[i]) cudaFree(device_buffers[i]);
   if (m->host_rows) cudaFreeHost(m->host_rows);
-  if (m->cublas) cublasDestroy(m->cublas);
   if (m->stream) cudaStreamDestroy(m->stream);
   free(m->layers);
   free(m);
@@ -289,14 +277,7 @@ static gs_status linear(gs_llm_gpu_model *m, const uint16_t *w, const uint16_t *
     default:
       break;
   }
-  const float one = 1.0f, zero = 0.0f;
-  // Column-major view: y^T (outs x rows) = W (ins x outs, stored row-major as
-  // outs x ins)^T x^T (ins x rows).
-  GS_LLM_CHECK_CUBLAS(cublasGemmEx(m->cublas, CUBLAS_OP_T, CUBLAS_OP_N, (int)outs, (int)rows,
-                                   (int)ins, &one, w, CUDA_R_16BF, (int)ins, x, CUDA_R_16BF,
-                                   (int)ins, accumulate ? &one : &zero, y, CUDA_R_32F, (int)outs,
-                                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-  return GS_OK;
+  return gs_llm_gemm_run(m->gemm, w, x, y, rows, outs, ins, accumulate, m->stream);
 }
 
 /* *out (rows x ffn, bf16) = SwiGLU of the gate/up projection of m->x

@@ -1,5 +1,5 @@
 /* The GPU implementation of the llm model on one device: weights made on
- * the device by a kernel, KV cache, prefill as batched cuBLAS GEMMs, decode
+ * the device by a kernel, KV cache, prefill as batched cuBLASLt GEMMs, decode
  * with the custom GEMV and per-row kernels, each decode batch size captured
  * once in a CUDA graph and replayed. Called from the thread that owns the
  * device (made current by the caller). */

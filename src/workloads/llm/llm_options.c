@@ -102,7 +102,7 @@ static void *gs_llm_options_new(void) {
       {.name = "decode-gemm", .kind = GS_OPT_CHOICE, .target = &o->decode_gemm,
        .choices = gs_llm_decode_gemm_names, .metavar = "K",
        .help = "CUDA: linear layers of <= 8 rows: auto (mma where K is a multiple of 64, "
-               "else simt), simt, mma or cublas"},
+               "else simt), simt, mma or cublas (cuBLASLt)"},
       {.name = "tp", .kind = GS_OPT_COUNT, .target = &o->tp, .min = 1, .max = 64,
        .metavar = "N",
        .help = "tensor parallelism: each replica splits heads, FFN and vocabulary over N GPUs "
