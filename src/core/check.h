@@ -36,6 +36,15 @@
     }                                                                          \
   } while (0)
 
+/* cuBLAS and cuBLASLt (they share cublasStatus_t). */
+#define GS_CHECK_CUBLAS(expr)                                                  \
+  do {                                                                         \
+    cublasStatus_t gs_check_rc_ = (expr);                                      \
+    if (gs_check_rc_ != CUBLAS_STATUS_SUCCESS)                                 \
+      return gs_error_call(GS_ERR_CUDA, "cuBLAS", #expr, __FILE__, __LINE__,   \
+                           cublasGetStatusString(gs_check_rc_));               \
+  } while (0)
+
 /* NVML is loaded at run time: `errstr` is the loaded nvmlErrorString. */
 #define GS_CHECK_NVML(expr, errstr)                                            \
   do {                                                                         \

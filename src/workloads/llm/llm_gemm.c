@@ -11,14 +11,6 @@
 
 #include "core/check.h"
 
-#define GS_LLM_GEMM_CHECK(expr)                                                \
-  do {                                                                         \
-    cublasStatus_t gs_llm_gemm_rc_ = (expr);                                   \
-    if (gs_llm_gemm_rc_ != CUBLAS_STATUS_SUCCESS)                              \
-      return gs_error_call(GS_ERR_CUDA, "cuBLASLt", #expr, __FILE__, __LINE__, \
-                           cublasGetStatusString(gs_llm_gemm_rc_));            \
-  } while (0)
-
 /* Shapes kept at once: a prefill uses 5 (QKV, attention output, gate/up,
  * down, output projection), a decode step up to 5 more. */
 #define GS_LLM_GEMM_PLANS 16
@@ -53,13 +45,13 @@ gs_status gs_llm_gemm_create(void *workspace, size_t workspace_bytes, gs_llm_gem
   g->workspace = workspace;
   g->workspace_bytes = workspace_bytes;
   *out = g;
-  GS_LLM_GEMM_CHECK(cublasLtCreate(&g->lt));
-  GS_LLM_GEMM_CHECK(cublasLtMatmulDescCreate(&g->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  GS_CHECK_CUBLAS(cublasLtCreate(&g->lt));
+  GS_CHECK_CUBLAS(cublasLtMatmulDescCreate(&g->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   const cublasOperation_t transposed = CUBLAS_OP_T;
-  GS_LLM_GEMM_CHECK(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_TRANSA,
-                                                   &transposed, sizeof transposed));
-  GS_LLM_GEMM_CHECK(cublasLtMatmulPreferenceCreate(&g->preference));
-  GS_LLM_GEMM_CHECK(cublasLtMatmulPreferenceSetAttribute(
+  GS_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_TRANSA,
+                                                 &transposed, sizeof transposed));
+  GS_CHECK_CUBLAS(cublasLtMatmulPreferenceCreate(&g->preference));
+  GS_CHECK_CUBLAS(cublasLtMatmulPreferenceSetAttribute(
       g->preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &g->workspace_bytes,
       sizeof g->workspace_bytes));
   return GS_OK;
@@ -79,13 +71,13 @@ void gs_llm_gemm_destroy(gs_llm_gemm *g) {
  * taken transposed, and x^T is ins x rows. */
 static gs_status plan_make(gs_llm_gemm *g, gemm_plan *p, uint64_t rows, uint64_t outs,
                            uint64_t ins) {
-  GS_LLM_GEMM_CHECK(cublasLtMatrixLayoutCreate(&p->w, CUDA_R_16BF, ins, outs, (int64_t)ins));
-  GS_LLM_GEMM_CHECK(cublasLtMatrixLayoutCreate(&p->x, CUDA_R_16BF, ins, rows, (int64_t)ins));
-  GS_LLM_GEMM_CHECK(cublasLtMatrixLayoutCreate(&p->y, CUDA_R_32F, outs, rows, (int64_t)outs));
+  GS_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&p->w, CUDA_R_16BF, ins, outs, (int64_t)ins));
+  GS_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&p->x, CUDA_R_16BF, ins, rows, (int64_t)ins));
+  GS_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&p->y, CUDA_R_32F, outs, rows, (int64_t)outs));
   cublasLtMatmulHeuristicResult_t best;
   int found = 0;
-  GS_LLM_GEMM_CHECK(cublasLtMatmulAlgoGetHeuristic(g->lt, g->desc, p->w, p->x, p->y, p->y,
-                                                   g->preference, 1, &best, &found));
+  GS_CHECK_CUBLAS(cublasLtMatmulAlgoGetHeuristic(g->lt, g->desc, p->w, p->x, p->y, p->y,
+                                                 g->preference, 1, &best, &found));
   if (found < 1)
     return gs_error(GS_ERR_CUDA,
                     "cuBLASLt has no algorithm for a bf16 GEMM of %llu rows, %llu outputs and "
@@ -125,8 +117,8 @@ gs_status gs_llm_gemm_run(gs_llm_gemm *g, const uint16_t *w, const uint16_t *x, 
   const gemm_plan *p = NULL;
   GS_TRY(plan_for(g, rows, outs, ins, &p));
   const float one = 1.0f, zero = 0.0f;
-  GS_LLM_GEMM_CHECK(cublasLtMatmul(g->lt, g->desc, &one, w, p->w, x, p->x,
-                                   accumulate ? &one : &zero, y, p->y, y, p->y, &p->algo,
-                                   g->workspace, g->workspace_bytes, stream));
+  GS_CHECK_CUBLAS(cublasLtMatmul(g->lt, g->desc, &one, w, p->w, x, p->x, accumulate ? &one : &zero,
+                                 y, p->y, y, p->y, &p->algo, g->workspace, g->workspace_bytes,
+                                 stream));
   return GS_OK;
 }

@@ -200,7 +200,6 @@ static gs_status blas_check(cublasStatus_t rc, const char *expr, const char *fil
   if (rc == CUBLAS_STATUS_SUCCESS) return GS_OK;
   return gs_error_call(GS_ERR_CUDA, "cuBLAS", expr, file, line, cublasGetStatusString(rc));
 }
-#define GS_CHECK_CUBLAS(expr) GS_TRY(blas_check((expr), #expr, __FILE__, __LINE__))
 
 static gs_status device_alloc(gs_mlp_cuda *g, void **ptr, uint64_t bytes) {
   GS_CHECK_CUDA(cudaMalloc(ptr, (size_t)(bytes ? bytes : 1)));
