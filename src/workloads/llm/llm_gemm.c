@@ -38,13 +38,7 @@ static void plan_clear(gemm_plan *p) {
   memset(p, 0, sizeof *p);
 }
 
-gs_status gs_llm_gemm_create(void *workspace, size_t workspace_bytes, gs_llm_gemm **out) {
-  *out = NULL;
-  gs_llm_gemm *g = calloc(1, sizeof *g);
-  if (!g) return gs_error(GS_ERR_NOMEM, "cannot allocate the cuBLASLt context");
-  g->workspace = workspace;
-  g->workspace_bytes = workspace_bytes;
-  *out = g;
+static gs_status gemm_setup(gs_llm_gemm *g) {
   GS_CHECK_CUBLAS(cublasLtCreate(&g->lt));
   GS_CHECK_CUBLAS(cublasLtMatmulDescCreate(&g->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   const cublasOperation_t transposed = CUBLAS_OP_T;
@@ -54,6 +48,21 @@ gs_status gs_llm_gemm_create(void *workspace, size_t workspace_bytes, gs_llm_gem
   GS_CHECK_CUBLAS(cublasLtMatmulPreferenceSetAttribute(
       g->preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &g->workspace_bytes,
       sizeof g->workspace_bytes));
+  return GS_OK;
+}
+
+gs_status gs_llm_gemm_create(void *workspace, size_t workspace_bytes, gs_llm_gemm **out) {
+  *out = NULL;
+  gs_llm_gemm *g = calloc(1, sizeof *g);
+  if (!g) return gs_error(GS_ERR_NOMEM, "cannot allocate the cuBLASLt context");
+  g->workspace = workspace;
+  g->workspace_bytes = workspace_bytes;
+  gs_status status = gemm_setup(g);
+  if (status != GS_OK) {
+    gs_llm_gemm_destroy(g);
+    return status;
+  }
+  *out = g;
   return GS_OK;
 }
 
