@@ -354,9 +354,6 @@ int gs_comm_rank(const gs_comm *c) {
 int gs_comm_size(const gs_comm *c) {
   return c->world->size;
 }
-int gs_comm_device(const gs_comm *c) {
-  return c->device;
-}
 
 /* ---- waiting, errors, abort ------------------------------------------------- */
 
@@ -591,19 +588,6 @@ gs_status gs_comm_sendrecv(gs_comm *c, const void *send, int send_peer, void *re
   if (rc == ncclSuccess) rc = ncclRecv(recv, count, nccl_type(dtype), recv_peer, c->nccl, stream);
   ncclResult_t end = ncclGroupEnd();
   return nccl_result(c, rc != ncclSuccess ? rc : end, "ncclSend/ncclRecv group");
-}
-
-gs_status gs_comm_group_start(gs_comm *c) {
-  GS_TRY(check_usable(c));
-  if (is_host(c)) return GS_OK;
-  GS_CHECK_NCCL(ncclGroupStart());
-  return GS_OK;
-}
-
-gs_status gs_comm_group_end(gs_comm *c) {
-  GS_TRY(check_usable(c));
-  if (is_host(c)) return GS_OK;
-  return nccl_result(c, ncclGroupEnd(), "ncclGroupEnd");
 }
 
 /* ---- exposed communication time ------------------------------------------ */

@@ -168,7 +168,6 @@ gs_comm *gs_comm_world_rank(gs_comm_world *world, int local_index);
 
 int gs_comm_rank(const gs_comm *comm);   /* global rank */
 int gs_comm_size(const gs_comm *comm);   /* global world size */
-int gs_comm_device(const gs_comm *comm); /* CUDA ordinal, -1 on the cpu backend */
 
 /* ---- collectives ---------------------------------------------------------- */
 /* Counts are elements. On the cuda backend buffers are device memory of the
@@ -204,11 +203,6 @@ gs_status gs_comm_alltoall(gs_comm *comm, const void *send, void *recv, size_t c
 gs_status gs_comm_sendrecv(gs_comm *comm, const void *send, int send_peer, void *recv,
                            int recv_peer, size_t count, gs_dtype dtype, cudaStream_t stream);
 
-/* Brackets several NCCL calls of this rank into one group (ncclGroupStart /
- * ncclGroupEnd), e.g. bucketed gradient allreduces. No-ops on the cpu
- * backend, where each call completes on its own. */
-gs_status gs_comm_group_start(gs_comm *comm);
-gs_status gs_comm_group_end(gs_comm *comm);
 
 /* ---- waiting, errors, abort ------------------------------------------------- */
 

@@ -4,7 +4,7 @@
  * sequences at once; and a step is a chain of ~230 dependent kernels, so
  * each kernel may start while its predecessor ends (programmatic dependent
  * launch) and some are fused (RoPE and the cache write into decode
- * attention; SwiGLU into the gate/up GEMV, 1% faster on an H200). The small
+ * attention; SwiGLU into the gate/up GEMV, ~1% faster on an H200). The small
  * per-row kernels (norm, rotary embedding, attention over the cache,
  * SwiGLU, argmax) mirror llm_cpu.c operation for operation; rounding to
  * bfloat16 happens at the same places. */

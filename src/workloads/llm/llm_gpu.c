@@ -175,11 +175,6 @@ static gs_status choose_overlap(gs_llm_gpu_model *m) {
   return GS_OK;
 }
 
-gs_status gs_llm_gpu_create(const gs_llm_engine_config *config, int device,
-                            gs_llm_gpu_model **out) {
-  return gs_llm_gpu_create_shard(config, (gs_llm_shard){0, 1}, NULL, device, out);
-}
-
 gs_status gs_llm_gpu_create_shard(const gs_llm_engine_config *config, gs_llm_shard shard,
                                   gs_comm *comm, int device, gs_llm_gpu_model **out) {
   *out = NULL;

@@ -15,13 +15,11 @@
 
 typedef struct gs_llm_gpu_model gs_llm_gpu_model;
 
-/* The whole model on `device`. */
-gs_status gs_llm_gpu_create(const gs_llm_engine_config *config, int device, gs_llm_gpu_model **out);
-
-/* Shard `shard` of a tensor-parallel replica on `device` (model.h,
- * gs_llm_shard): the partial sums after attention and MLP are all-reduced
- * over `comm` (NCCL, on the model's stream, inside the decode graphs), and
- * the shards agree on each greedy token from their vocabulary rows. */
+/* Shard `shard` of a replica on `device` (model.h, gs_llm_shard; the whole
+ * model is shard {0, 1} with no `comm`): the partial sums after attention
+ * and MLP are all-reduced over `comm` (NCCL, on the model's stream, inside
+ * the decode graphs), and the shards agree on each greedy token from their
+ * vocabulary rows. */
 gs_status gs_llm_gpu_create_shard(const gs_llm_engine_config *config, gs_llm_shard shard,
                                   gs_comm *comm, int device, gs_llm_gpu_model **out);
 void gs_llm_gpu_destroy(gs_llm_gpu_model *m);
