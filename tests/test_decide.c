@@ -1,4 +1,4 @@
-/* Tests of the single-vs-multi rule and its table (cli/decide.c): the
+/* Tests of the single-vs-multi rule and its table (measure/decide.c, cli/summary.c): the
  * thresholds at their edges, one line per variant with a 1-rank and a
  * multi-rank measurement, variants without both left out. */
 #include <setjmp.h>
@@ -11,7 +11,8 @@
 
 #include <cmocka.h>
 
-#include "cli/decide.h"
+#include "cli/summary.h"
+#include "measure/decide.h"
 
 static void test_thresholds(void **state) {
   (void)state;

@@ -16,7 +16,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "cli/common.h"
+#include "measure/common.h"
 #include "p2p/p2p.h"
 #include "p2p/p2p_kernels.h"
 #include "platform/device.h"

@@ -11,7 +11,7 @@
 #include "bench/coll.h"
 #include "bench/fault.h"
 #include "cli/commands.h"
-#include "cli/common.h"
+#include "measure/common.h"
 #include "core/check.h"
 #include "platform/device.h"
 #include "platform/topology.h"

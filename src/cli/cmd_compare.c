@@ -6,8 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/args.h"
 #include "cli/commands.h"
-#include "cli/common.h"
+#include "measure/common.h"
 #include "core/options.h"
 #include "report/compare.h"
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "cli/common.h"
+#include "measure/common.h"
 #include "core/check.h"
 #include "platform/nvml.h"
 #include "platform/topology.h"

@@ -4,11 +4,100 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/args.h"
 #include "cli/commands.h"
-#include "cli/decide.h"
-#include "cli/measure.h"
+#include "cli/summary.h"
+#include "measure/decide.h"
+#include "measure/sweep.h"
 #include "core/check.h"
 #include "workloads/llm/llm_options.h"
+
+/* Parses "COMMAND WORKLOAD [options]" for run and scale: finds the workload
+ * (argv[0]), its options and the common ones. *wopts is allocated (free with
+ * workload->options_free). Returns GS_OK, GS_ERR_USAGE, or GS_OK with
+ * *help_shown = 1 when --help was asked for. */
+static void print_measure_help(const char *command, unsigned features, const gs_workload *w,
+                               void *wopts, gs_common_options *common) {
+  printf("usage: gpuscale %s WORKLOAD [options]\n\n", command);
+  if (strcmp(command, "run") == 0)
+    printf("Measures one workload on the chosen GPUs (or CPU ranks) and writes a result file.\n");
+  else
+    printf("Measures one workload at 1, 2, 4, ... ranks (strong or weak scaling) into one\n"
+           "result file and prints speedup and parallel efficiency against 1 rank.\n");
+  printf("\nWorkloads:\n");
+  size_t n = 0;
+  const gs_workload *const *all = gs_workload_list(&n);
+  for (size_t i = 0; i < n; i++) printf("  %-12s %s\n", all[i]->key, all[i]->summary);
+  printf("  %-12s %s\n", gs_workload_llm.key, gs_workload_llm.summary);
+  printf("\nCommon options:\n");
+  gs_common_init(common, features);
+  if (w == &gs_workload_llm) {
+    // The llm's own defaults (cmd_measure.c): one run, one warm-up batch.
+    common->runs = 1;
+    common->warmup = 1;
+  }
+  gs_options_help(stdout, common->table);
+  if (w) {
+    printf("\nOptions of %s:\n", w->key);
+    gs_options_help(stdout, w->options_table(wopts));
+  } else {
+    printf("\n'gpuscale %s WORKLOAD --help' lists the workload's own options.\n", command);
+  }
+}
+
+static gs_status reject_positional(void *ctx, const char *arg) {
+  return gs_error(GS_ERR_USAGE, "gpuscale %s: unexpected argument '%s'", (const char *)ctx, arg);
+}
+
+static gs_status parse_measure_command(const char *command, unsigned features, int argc, char **argv,
+                           gs_common_options *common, const gs_workload **workload,
+                           void **wopts, int *help_shown) {
+  *workload = NULL;
+  *wopts = NULL;
+  *help_shown = 0;
+  gs_common_init(common, features);
+  const gs_workload *w = NULL;
+  if (argc > 0 && argv[0][0] != '-') {
+    w = gs_workload_find(argv[0]);
+    if (!w && strcmp(argv[0], gs_workload_llm.key) == 0) w = &gs_workload_llm;
+    if (!w) {
+      size_t n = 0;
+      const gs_workload *const *all = gs_workload_list(&n);
+      char names[GS_TEXT_LONG] = "";
+      size_t at = 0;
+      for (size_t i = 0; i < n && at < sizeof names; i++)
+        at += (size_t)snprintf(names + at, sizeof names - at, "%s%s", i ? ", " : "", all[i]->key);
+      return gs_error(GS_ERR_USAGE, "gpuscale %s: unknown workload '%s' (one of: %s)", command,
+                      argv[0], names);
+    }
+  }
+  void *opts = w ? w->options_new() : NULL;
+  if (w && !opts) return gs_error(GS_ERR_NOMEM, "cannot allocate the options of %s", w->key);
+  if (gs_cli_wants_help(argc, argv)) {
+    print_measure_help(command, features, w, opts, common);
+    if (w) w->options_free(opts);
+    *help_shown = 1;
+    return GS_OK;
+  }
+  if (!w) {
+    return gs_error(GS_ERR_USAGE, "gpuscale %s: missing WORKLOAD (see 'gpuscale %s --help')",
+                    command, command);
+  }
+  char name[GS_TEXT_SHORT * 2];
+  snprintf(name, sizeof name, "gpuscale %s %s", command, w->key);
+  const gs_option *tables[] = {common->table, w->options_table(opts), NULL};
+  gs_status status = gs_options_parse(tables, name, argc - 1, argv + 1, reject_positional,
+                                      (void *)command);
+  if (status == GS_OK) status = w->options_check(opts);
+  if (status != GS_OK) {
+    w->options_free(opts);
+    return status;
+  }
+  gs_set_quiet(common->quiet);
+  *workload = w;
+  *wopts = opts;
+  return GS_OK;
+}
 
 /* run --gpu-mode: single keeps the first selected device, multi all of
  * them, auto decides from a short calibration and says why. */
@@ -59,7 +148,7 @@ static gs_status measure_command(const char *command, unsigned features, int def
   const gs_workload *w = NULL;
   void *wopts = NULL;
   int help_shown = 0;
-  GS_TRY(gs_measure_parse(command, features, argc, argv, &common, &w, &wopts, &help_shown));
+  GS_TRY(parse_measure_command(command, features, argc, argv, &common, &w, &wopts, &help_shown));
   if (help_shown) return GS_OK;
 
   gs_run_config config;
@@ -100,9 +189,10 @@ static gs_status measure_command(const char *command, unsigned features, int def
       snprintf(path, sizeof path, "%s", common.out);
     else
       snprintf(path, sizeof path, "results/%s-%s.json", command, w->key);
+    const gs_sweep_observer printer = gs_summary_observer(NULL);
     gs_sweep sweep = {.command = command, .argc = full_argc, .argv = full_argv, .workload = w,
                       .workload_opts = wopts, .common = &common, .config = &config, .env = &env,
-                      .path = path, .summary_copy = NULL, .job = job};
+                      .path = path, .job = job, .observer = &printer};
     status = gs_measure_sweep(&sweep, &counts);
   }
   status = gs_measure_job_finish(job, status);

@@ -6,7 +6,7 @@
 
 #include "cli/cmd_p2p.h"
 #include "cli/commands.h"
-#include "cli/common.h"
+#include "measure/common.h"
 #include "core/check.h"
 #include "platform/nvml.h"
 #include "platform/topology.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "cli/common.h"
+#include "measure/common.h"
 #include "cli/summary.h"
 #include "core/check.h"
 #include "platform/device.h"

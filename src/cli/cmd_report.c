@@ -7,8 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/args.h"
 #include "cli/commands.h"
-#include "cli/common.h"
+#include "measure/common.h"
 #include "core/options.h"
 #include "report/render.h"
 #include "report/report.h"

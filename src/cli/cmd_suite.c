@@ -12,7 +12,8 @@
 
 #include "cli/cmd_p2p.h"
 #include "cli/commands.h"
-#include "cli/measure.h"
+#include "cli/summary.h"
+#include "measure/sweep.h"
 #include "core/check.h"
 #include "workloads/llm/llm_options.h"
 
@@ -140,6 +141,7 @@ gs_status gs_cmd_suite(int argc, char **argv) {
   char files[MAX_FILES][GS_TEXT_LONG];
   const char *file_list[MAX_FILES];
   size_t n_files = 0;
+  const gs_sweep_observer printer = gs_summary_observer(summary);
   if (status == GS_OK) {
     if (summary)
       fprintf(summary, "gpuscale suite on %s: %s backend, %s\n", env.host,
@@ -166,7 +168,7 @@ gs_status gs_cmd_suite(int argc, char **argv) {
       snprintf(path, GS_TEXT_LONG, "%s/%s.json", dir, w->key);
       gs_sweep sweep = {.command = "suite", .argc = argc, .argv = argv, .workload = w,
                         .workload_opts = wopts, .common = &common, .config = &wconfig,
-                        .env = &env, .path = path, .summary_copy = summary, .job = job};
+                        .env = &env, .path = path, .job = job, .observer = &printer};
       // Under a launcher a workload that communicates runs at the full job only.
       gs_u64_list wcounts = counts;
       if (w->communicates && config.control) {

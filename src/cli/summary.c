@@ -2,35 +2,11 @@
 #include "cli/summary.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
-void gs_format_seconds(double seconds, char *buf, size_t size) {
-  if (!(seconds >= 0.0) || !isfinite(seconds)) {
-    snprintf(buf, size, "-");
-  } else if (seconds < 1e-6) {
-    snprintf(buf, size, "%.1f ns", seconds * 1e9);
-  } else if (seconds < 1e-3) {
-    snprintf(buf, size, "%.2f us", seconds * 1e6);
-  } else if (seconds < 1.0) {
-    snprintf(buf, size, "%.3f ms", seconds * 1e3);
-  } else {
-    snprintf(buf, size, "%.3f s", seconds);
-  }
-}
-
-void gs_format_rate(double per_second, char *buf, size_t size) {
-  static const char *const prefixes[] = {"", "K", "M", "G", "T", "P"};
-  if (!(per_second > 0.0) || !isfinite(per_second)) {
-    snprintf(buf, size, "-");
-    return;
-  }
-  size_t p = 0;
-  while (per_second >= 1000.0 && p + 1 < sizeof prefixes / sizeof prefixes[0]) {
-    per_second /= 1000.0;
-    p++;
-  }
-  snprintf(buf, size, "%.3g %s", per_second, prefixes[p]);
-}
+#include "measure/decide.h"
+#include "measure/sweep.h"
 
 static const char *verify_word(gs_verify_status s) {
   switch (s) {
@@ -159,4 +135,97 @@ void gs_summary_print_telemetry(FILE *out, const gs_measurement *ms, const gs_te
               r->samples, util, mem, power, clock, thr);
     }
   }
+}
+
+void gs_decision_table_print(FILE *out, const gs_measurement *ms, size_t count) {
+  int header = 0;
+  for (size_t i = 0; i < count;) {
+    size_t end = i + 1;
+    while (end < count && strcmp(ms[end].variant, ms[i].variant) == 0) end++;
+    const gs_measurement *single = NULL, *multi = NULL;
+    for (size_t k = i; k < end; k++) {
+      if (ms[k].world_size == 1 && ms[k].status == GS_OK) single = &ms[k];
+      if (ms[k].world_size > 1 && ms[k].status == GS_OK &&
+          (!multi || ms[k].world_size > multi->world_size))
+        multi = &ms[k];
+    }
+    i = end;
+    if (!single || !multi) continue;
+    if (!header) {
+      const char *unit = single->cost.item_unit ? single->cost.item_unit : "items";
+      fprintf(out, "\n  single vs multi (%s/s; beneficial at >= %.2fx, marginal from %.2fx)\n",
+              unit, GS_DECIDE_BENEFICIAL, GS_DECIDE_MARGINAL);
+      fprintf(out, "  %-16s %5s %10s %10s %8s %7s  %s\n", "variant", "ranks", "single", "multi",
+              "speedup", "effic", "recommendation");
+      header = 1;
+    }
+    char one[32], many[32];
+    gs_format_rate(single->aggregate.throughput, one, sizeof one);
+    gs_format_rate(multi->aggregate.throughput, many, sizeof many);
+    const double speedup = multi->aggregate.speedup;
+    fprintf(out, "  %-16s %5d %10s %10s %7.2fx %6.1f%%  %s\n",
+            multi->variant[0] ? multi->variant : "-", multi->world_size, one, many, speedup,
+            100.0 * multi->aggregate.efficiency, gs_decision_text(gs_decide(speedup)));
+  }
+}
+
+/* One line per proportional measurement: both splits' throughput and the
+ * gain of proportional over even. */
+static void print_split_gains(FILE *out, const gs_measurement *ms, size_t count) {
+  for (size_t i = 0; i + 1 < count; i++) {
+    const cJSON *even = cJSON_GetObjectItemCaseSensitive(ms[i].extra, "split");
+    const cJSON *prop = cJSON_GetObjectItemCaseSensitive(ms[i + 1].extra, "split");
+    const cJSON *units = cJSON_GetObjectItemCaseSensitive(prop, "units");
+    if (!even || !prop || !cJSON_IsArray(units)) continue;
+    char rate_even[32], rate_prop[32], list[GS_TEXT_LONG] = "";
+    gs_format_rate(ms[i].aggregate.throughput, rate_even, sizeof rate_even);
+    gs_format_rate(ms[i + 1].aggregate.throughput, rate_prop, sizeof rate_prop);
+    size_t at = 0;
+    for (const cJSON *u = units->child; u && at < sizeof list; u = u->next)
+      at += (size_t)snprintf(list + at, sizeof list - at, "%s%.0f", u == units->child ? "" : ",",
+                             u->valuedouble);
+    const double gain = ms[i].aggregate.throughput > 0.0
+                            ? ms[i + 1].aggregate.throughput / ms[i].aggregate.throughput
+                            : 0.0;
+    fprintf(out, "  split at %d ranks: even %s/s, proportional (units %s) %s/s: gain %.2fx\n",
+            ms[i].world_size, rate_even, list, rate_prop, gain);
+  }
+}
+
+static void summary_title(const gs_sweep *sw, char *buf, size_t size) {
+  cJSON *opts = sw->workload->options_to_json(sw->workload_opts);
+  char *text = opts ? cJSON_PrintUnformatted(opts) : NULL;
+  snprintf(buf, size, "%s %s", sw->workload->key, text ? text : "");
+  free(text);
+  cJSON_Delete(opts);
+}
+
+/* Summary, telemetry and split lines of one variant's measurements. */
+static void print_group(FILE *out, const gs_sweep *sw, const gs_measurement *ms,
+                        const gs_telemetry *tm, size_t count) {
+  char title[2 * GS_TEXT_LONG];
+  summary_title(sw, title, sizeof title);
+  gs_summary_print(out, title, ms, count, sw->env);
+  gs_summary_print_telemetry(out, ms, tm, count);
+  print_split_gains(out, ms, count);
+}
+
+static void print_variant(void *ctx, const gs_sweep *sw, const gs_measurement *ms,
+                          const gs_telemetry *tm, size_t count) {
+  FILE *copy = ctx;
+  print_group(stdout, sw, ms, tm, count);
+  if (copy) print_group(copy, sw, ms, tm, count);
+}
+
+static void print_sweep_end(void *ctx, const gs_sweep *sw, const gs_measurement *ms,
+                            size_t count) {
+  FILE *copy = ctx;
+  if (sw->driver && sw->driver->print) sw->driver->print(sw->driver->ctx, stdout, count);
+  gs_decision_table_print(stdout, ms, count);
+  if (copy) gs_decision_table_print(copy, ms, count);
+}
+
+gs_sweep_observer gs_summary_observer(FILE *copy) {
+  return (gs_sweep_observer){.ctx = copy, .variant_done = print_variant,
+                             .sweep_done = print_sweep_end};
 }

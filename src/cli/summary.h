@@ -7,6 +7,8 @@
 #include <stdio.h>
 
 #include "core/result.h"
+#include "core/format.h"
+#include "measure/sweep.h"
 #include "platform/telemetry.h"
 
 /* Prints the table for `count` measurements of one workload. `env` names
@@ -20,10 +22,15 @@ void gs_summary_print(FILE *out, const char *title, const gs_measurement *ms, si
 void gs_summary_print_telemetry(FILE *out, const gs_measurement *ms, const gs_telemetry *tm,
                                 size_t count);
 
-/* Formats seconds with a unit chosen for 3-4 significant digits ("1.23 ms"). */
-void gs_format_seconds(double seconds, char *buf, size_t size);
+/* Per variant among `ms` (measurements in variant order, rank counts
+ * within), one line: single (1 rank) and multi (largest count) throughput,
+ * speedup, efficiency and the recommendation. Prints nothing when no
+ * variant has both a 1-rank and a multi-rank measurement. */
+void gs_decision_table_print(FILE *out, const gs_measurement *ms, size_t count);
 
-/* Formats a rate with an SI prefix ("6.48 G"). */
-void gs_format_rate(double per_second, char *buf, size_t size);
+/* The observer of a sweep that prints each variant's table, telemetry and
+ * split gains, then the workload driver's lines and the single-vs-multi
+ * table, to stdout and, when `copy` is not NULL, to `copy` too. */
+gs_sweep_observer gs_summary_observer(FILE *copy);
 
 #endif

@@ -1,5 +1,5 @@
 /* The llm workload's sweep driver (see llm_driver.h). */
-#include "cli/llm_driver.h"
+#include "measure/llm_driver.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -26,12 +26,6 @@ gs_decision gs_decide(double speedup);
 /* "multi-GPU beneficial", "marginal", "single GPU preferred" or "unknown". */
 const char *gs_decision_text(gs_decision d);
 
-/* For each variant among `ms` (measurements in variant order, rank counts
- * within), one line: single (1 rank) and multi (largest count) throughput,
- * speedup, efficiency and the recommendation. Prints nothing when no
- * variant has both a 1-rank and a multi-rank measurement. */
-void gs_decision_table_print(FILE *out, const gs_measurement *ms, size_t count);
-
 /* `run --gpu-mode auto`: measures `workload` briefly (1 run, 3 warmup
  * steps, 0.3 s) on 1 rank and on config->world_size ranks, and sets
  * *chosen to the rank count to use: the multi count when it is beneficial,

@@ -64,9 +64,6 @@ enum {
 /* Fills defaults and the option table for a command with `features`. */
 void gs_common_init(gs_common_options *o, unsigned features);
 
-/* 1 when argv[0..argc) asks for help (--help or -h before any "--"). */
-int gs_cli_wants_help(int argc, char **argv);
-
 /* Resolves the backend (auto: CUDA when a device is present, else the CPU
  * with a note saying so) and the ranks: CUDA ordinals from --gpus (list, or
  * a count meaning the first N devices; default `default_all` ? all : GPU 0),

@@ -1,9 +1,9 @@
 /* Single or multi GPU from measured throughput (see decide.h). */
-#include "cli/decide.h"
+#include "measure/decide.h"
 
 #include <string.h>
 
-#include "cli/summary.h"
+#include "core/format.h"
 #include "core/check.h"
 
 gs_decision gs_decide(double speedup) {
@@ -21,38 +21,6 @@ const char *gs_decision_text(gs_decision d) {
     case GS_DECISION_UNKNOWN: break;
   }
   return "unknown";
-}
-
-void gs_decision_table_print(FILE *out, const gs_measurement *ms, size_t count) {
-  int header = 0;
-  for (size_t i = 0; i < count;) {
-    size_t end = i + 1;
-    while (end < count && strcmp(ms[end].variant, ms[i].variant) == 0) end++;
-    const gs_measurement *single = NULL, *multi = NULL;
-    for (size_t k = i; k < end; k++) {
-      if (ms[k].world_size == 1 && ms[k].status == GS_OK) single = &ms[k];
-      if (ms[k].world_size > 1 && ms[k].status == GS_OK &&
-          (!multi || ms[k].world_size > multi->world_size))
-        multi = &ms[k];
-    }
-    i = end;
-    if (!single || !multi) continue;
-    if (!header) {
-      const char *unit = single->cost.item_unit ? single->cost.item_unit : "items";
-      fprintf(out, "\n  single vs multi (%s/s; beneficial at >= %.2fx, marginal from %.2fx)\n",
-              unit, GS_DECIDE_BENEFICIAL, GS_DECIDE_MARGINAL);
-      fprintf(out, "  %-16s %5s %10s %10s %8s %7s  %s\n", "variant", "ranks", "single", "multi",
-              "speedup", "effic", "recommendation");
-      header = 1;
-    }
-    char one[32], many[32];
-    gs_format_rate(single->aggregate.throughput, one, sizeof one);
-    gs_format_rate(multi->aggregate.throughput, many, sizeof many);
-    const double speedup = multi->aggregate.speedup;
-    fprintf(out, "  %-16s %5d %10s %10s %7.2fx %6.1f%%  %s\n",
-            multi->variant[0] ? multi->variant : "-", multi->world_size, one, many, speedup,
-            100.0 * multi->aggregate.efficiency, gs_decision_text(gs_decide(speedup)));
-  }
 }
 
 gs_status gs_decide_calibrate(const gs_workload *workload, const void *opts,

@@ -6,7 +6,7 @@
 #ifndef GS_LLM_DRIVER_H
 #define GS_LLM_DRIVER_H
 
-#include "cli/measure.h"
+#include "measure/sweep.h"
 #include "workloads/llm/llm_measure.h"
 
 typedef struct {

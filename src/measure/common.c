@@ -1,6 +1,6 @@
 /* Options shared by the measuring commands and their resolution into a
  * backend and ranks; config/environment blocks of result documents. */
-#include "cli/common.h"
+#include "measure/common.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -334,13 +334,4 @@ gs_status gs_common_write_result(cJSON *doc, const gs_measurement *ms, size_t co
   GS_TRY(gs_result_write(doc, path));
   gs_note("result written to %s", path);
   return GS_OK;
-}
-
-/* See common.h. */
-int gs_cli_wants_help(int argc, char **argv) {
-  for (int i = 0; i < argc; i++) {
-    if (strcmp(argv[i], "--") == 0) return 0;
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return 1;
-  }
-  return 0;
 }

@@ -1,0 +1,154 @@
+/* The job lifecycle of the measuring commands: launch, control world,
+ * writer election and the end of a broken job (see job.h). */
+#include "measure/job.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/check.h"
+#include "core/interrupt.h"
+#include "core/process.h"
+#include "core/timer.h"
+
+/* Where this process runs: host, device and its library versions. */
+static gs_status describe_place(gs_rank_place *place, int local_rank, int device) {
+  memset(place, 0, sizeof *place);
+  gs_environment env;
+  GS_TRY(gs_common_environment(&env));
+  snprintf(place->host, sizeof place->host, "%s", gs_hostname());
+  place->device = device;
+  place->pid = (int)getpid();
+  place->local_rank = local_rank;
+  place->cuda_driver_version = env.cuda_driver_version;
+  place->cuda_runtime_version = env.cuda_runtime_version;
+  snprintf(place->nccl_version, sizeof place->nccl_version, "%s", env.nccl_version);
+  for (size_t i = 0; i < env.gpu_count; i++) {
+    if (env.gpus[i].index != device) continue;
+    snprintf(place->gpu_name, sizeof place->gpu_name, "%s", env.gpus[i].name);
+    snprintf(place->gpu_uuid, sizeof place->gpu_uuid, "%s", env.gpus[i].uuid);
+  }
+  gs_environment_free(&env);
+  return GS_OK;
+}
+
+gs_status gs_measure_job_add_processes(cJSON *doc, const gs_measure_job *mj) {
+  cJSON *env = cJSON_GetObjectItemCaseSensitive(doc, "environment");
+  cJSON *list = env ? cJSON_AddArrayToObject(env, "processes") : NULL;
+  if (!list) return gs_error(GS_ERR_NOMEM, "cannot describe the processes");
+  for (int k = 0; k < mj->job.process_count; k++) {
+    const gs_rank_place *p = &mj->places[k];
+    cJSON *o = cJSON_CreateObject();
+    if (!o || !cJSON_AddItemToArray(list, o)) {
+      cJSON_Delete(o);
+      return gs_error(GS_ERR_NOMEM, "cannot describe the processes");
+    }
+    cJSON_AddNumberToObject(o, "rank", k);
+    cJSON_AddStringToObject(o, "host", p->host);
+    cJSON_AddNumberToObject(o, "local_rank", p->local_rank);
+    cJSON_AddNumberToObject(o, "pid", p->pid);
+    if (p->device >= 0) {
+      cJSON_AddNumberToObject(o, "device", p->device);
+      cJSON_AddStringToObject(o, "gpu_name", p->gpu_name);
+      cJSON_AddStringToObject(o, "gpu_uuid", p->gpu_uuid);
+    } else {
+      cJSON_AddNullToObject(o, "device");
+    }
+    cJSON_AddNumberToObject(o, "cuda_driver_version", p->cuda_driver_version);
+    cJSON_AddNumberToObject(o, "cuda_runtime_version", p->cuda_runtime_version);
+    if (p->nccl_version[0])
+      cJSON_AddStringToObject(o, "nccl_version", p->nccl_version);
+    else
+      cJSON_AddNullToObject(o, "nccl_version");
+  }
+  cJSON *launch = cJSON_AddObjectToObject(env, "launch");
+  if (!launch || !cJSON_AddStringToObject(launch, "mode", "mpi") ||
+      !cJSON_AddStringToObject(launch, "launcher", mj->job.launcher) ||
+      !cJSON_AddNumberToObject(launch, "processes", mj->job.process_count))
+    return gs_error(GS_ERR_NOMEM, "cannot describe the launch");
+  return GS_OK;
+}
+
+gs_status gs_measure_job_start(gs_measure_job *mj, gs_common_options *common, int default_all,
+                               gs_run_config *config) {
+  memset(mj, 0, sizeof *mj);
+  gs_comm_job_detect(&mj->job);
+  gs_interrupt_install();
+  GS_TRY(gs_comm_job_start(&mj->job));
+  int local_ranks = 0, local_devices[GS_MAX_RANKS];
+  GS_TRY(gs_common_choose_ranks(common, default_all, &mj->job, config, &local_ranks, local_devices));
+  if (mj->job.launch != GS_COMM_LAUNCH_MPI) return GS_OK;
+  gs_comm_world_config wc = {.backend = GS_BACKEND_CPU, .local_ranks = 1,
+                             .timeout_seconds = config->comm_timeout_seconds};
+  GS_TRY(gs_comm_world_create(&mj->job, &wc, &mj->control));
+  gs_rank_place mine;
+  GS_TRY(describe_place(&mine, mj->job.local_rank, local_devices[0]));
+  const int me = mj->job.process_rank;
+  GS_TRY(gs_comm_allgather(gs_comm_world_rank(mj->control, 0), &mine, mj->places, sizeof mine,
+                           GS_DTYPE_UINT8, NULL));
+  for (int k = 0; k < config->world_size; k++) config->devices[k] = mj->places[k].device;
+  config->control = mj->control;
+  config->process_rank = me;
+  config->places = mj->places;
+  if (me == 0)
+    gs_note("%s launched %d processes: one rank each (mpi mode)", mj->job.launcher,
+            mj->job.process_count);
+  return GS_OK;
+}
+
+/* After a broken job: the process that writes the document, the lowest
+ * live process on process 0's host (process 0 may be the rank that was
+ * lost; every process holds every rank's records), or -1 when none is. */
+static int writer_process(const gs_measure_job *mj) {
+  const gs_rank_place *first = &mj->places[0];
+  const int me = mj->job.process_rank;
+  for (int k = 0; k < mj->job.process_count; k++) {
+    if (strcmp(mj->places[k].host, first->host) != 0) continue;
+    if (k == me || gs_process_alive(mj->places[k].pid)) return k;
+  }
+  return -1;
+}
+
+int gs_measure_job_writes(const gs_measure_job *mj) {
+  if (mj == NULL || mj->control == NULL) return 1;
+  const int me = mj->job.process_rank;
+  if (!mj->broken) return me == 0;
+  // The claim settles it for good: the writer may end the job and die
+  // before a slower process gets here, finds it gone and thinks itself next.
+  return writer_process(mj) == me && gs_comm_claim_writer(mj->control);
+}
+
+/* Seconds a process that does not write waits for the writer to end the
+ * job, and how long when the writer is on another host (its pid cannot be
+ * watched from here). */
+#define GS_WRITER_WAIT_SECONDS 60.0
+#define GS_REMOTE_WRITER_WAIT_SECONDS 5.0
+
+/* A process that does not write waits while the writer is alive: the
+ * writer ends the job once its document is on disk. Ending the job on a
+ * fixed delay instead would kill a writer that a busy machine slowed. */
+static void wait_for_writer(const gs_measure_job *mj) {
+  const int claimed = gs_comm_writer_claimed(mj->control);
+  const int writer = claimed >= 0 ? claimed : writer_process(mj);
+  if (writer < 0 || writer == mj->job.process_rank) return;
+  const gs_rank_place *mine = &mj->places[mj->job.process_rank];
+  const int watched = strcmp(mj->places[writer].host, mine->host) == 0;
+  const double until =
+      gs_time_seconds() + (watched ? GS_WRITER_WAIT_SECONDS : GS_REMOTE_WRITER_WAIT_SECONDS);
+  while (gs_time_seconds() < until && (!watched || gs_process_alive(mj->places[writer].pid)))
+    gs_sleep_seconds(0.05);
+}
+
+gs_status gs_measure_job_finish(gs_measure_job *mj, gs_status status) {
+  fflush(stdout);
+  if (mj->broken && mj->job.mpi_started) {
+    // The lost rank cannot take part in an orderly shutdown: the writer
+    // ends the job once its document is written; the others wait for it.
+    if (!gs_measure_job_writes(mj)) wait_for_writer(mj);
+    gs_comm_job_abort(&mj->job, gs_status_exit_code(status));
+  }
+  gs_comm_world_destroy(mj->control);
+  mj->control = NULL;
+  gs_comm_job_finish(&mj->job);
+  return status;
+}

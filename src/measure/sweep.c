@@ -1,0 +1,279 @@
+/* The sweep shared by run, scale and suite: a workload measured at each
+ * rank count (and each of its variants) into one document. */
+#include "measure/sweep.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench/split.h"
+#include "core/check.h"
+#include "measure/llm_driver.h"
+#include "workloads/llm/llm_options.h"
+
+/* Timed iterations of the calibration run of a proportional split. */
+#define GS_SPLIT_CALIBRATION_ITERS 20
+
+/* Failures after which the processes of a job cannot go on together. */
+static int loses_the_job(gs_status status) {
+  return status == GS_ERR_RANK_LOST || status == GS_ERR_TIMEOUT ||
+         status == GS_ERR_INTERRUPTED || status == GS_ERR_MPI;
+}
+
+/* Failures of a rank (not of the request): what was measured is kept and
+ * the run is reported as partial. */
+static int is_rank_failure(gs_status status) {
+  return loses_the_job(status) || status == GS_ERR_ABORTED || status == GS_ERR_CUDA ||
+         status == GS_ERR_NCCL;
+}
+
+void gs_measure_default_counts(int n, gs_u64_list *counts) {
+  counts->n = 0;
+  for (int c = 1; c < n && counts->n < GS_LIST_MAX - 1; c *= 2) counts->v[counts->n++] = (uint64_t)c;
+  counts->v[counts->n++] = (uint64_t)n;
+}
+
+/* Adds each measurement's telemetry to its entry of "measurements". */
+static gs_status add_telemetry(cJSON *doc, const gs_telemetry *tm, size_t count) {
+  cJSON *list = cJSON_GetObjectItemCaseSensitive(doc, "measurements");
+  size_t i = 0;
+  cJSON *m = NULL;
+  cJSON_ArrayForEach(m, list) {
+    if (i >= count) break;
+    cJSON *item = gs_telemetry_to_json(&tm[i++]);
+    if (!item || !cJSON_AddItemToObject(m, "telemetry", item)) {
+      cJSON_Delete(item);
+      return gs_error(GS_ERR_NOMEM, "out of memory adding telemetry to the result document");
+    }
+  }
+  return GS_OK;
+}
+
+static gs_status write_document(const gs_sweep *sw, const gs_measurement *ms,
+                                const gs_telemetry *tm, size_t count) {
+  cJSON *doc = gs_result_new(sw->command, sw->argc, sw->argv);
+  if (!doc) return gs_error(GS_ERR_NOMEM, "cannot create the result document");
+  gs_status status = gs_result_set_config(
+      doc, gs_common_config_json(sw->common, sw->config, sw->workload, sw->workload_opts));
+  if (status == GS_OK) status = gs_result_set_environment(doc, sw->env);
+  if (status == GS_OK && sw->job && sw->job->control) status = gs_measure_job_add_processes(doc, sw->job);
+  for (size_t i = 0; i < count && status == GS_OK; i++) {
+    status = gs_result_add_measurement(doc, &ms[i]);
+    if (status == GS_OK && sw->driver && sw->driver->annotate) {
+      cJSON *all = cJSON_GetObjectItemCaseSensitive(doc, "measurements");
+      status = sw->driver->annotate(sw->driver->ctx,
+                                    cJSON_GetArrayItem(all, cJSON_GetArraySize(all) - 1), i);
+    }
+  }
+  if (status == GS_OK) status = add_telemetry(doc, tm, count);
+  if (status == GS_OK) status = gs_common_write_result(doc, ms, count, sw->path);
+  cJSON_Delete(doc);
+  return status;
+}
+
+/* Starts telemetry on the GPUs of `config` (none on the CPU backend). */
+static gs_status telemetry_begin(const gs_sweep *sw, const gs_run_config *config,
+                                 gs_telemetry *tm) {
+  int cuda = config->backend == GS_BACKEND_CUDA;
+  size_t n = cuda ? (size_t)config->world_size : 0;
+  GS_TRY(gs_telemetry_init(tm, n, sw->common->telemetry_interval, sw->common->telemetry_series));
+  if (!cuda) {
+    gs_telemetry_set_unavailable(tm, "CPU backend: no GPU to sample");
+    return GS_OK;
+  }
+  const char *bus_ids[GS_MAX_RANKS];
+  for (size_t k = 0; k < n; k++) {
+    int d = config->devices[k];
+    bus_ids[k] = d >= 0 && (size_t)d < sw->env->gpu_count ? sw->env->gpus[d].pci_bus_id : "";
+  }
+  if (config->control) {
+    // One rank per process: the writing process samples the GPUs of the
+    // ranks on its own host (found by UUID); other hosts' ranks get none.
+    if (!gs_measure_job_writes(sw->job)) {
+      gs_telemetry_set_unavailable(tm, "sampled by the process that writes the document");
+      return GS_OK;
+    }
+    for (size_t k = 0; k < n; k++) {
+      const gs_rank_place *p = &config->places[k];
+      bus_ids[k] = "";
+      for (size_t g = 0; g < sw->env->gpu_count && strcmp(p->host, sw->env->host) == 0; g++)
+        if (strcmp(sw->env->gpus[g].uuid, p->gpu_uuid) == 0) bus_ids[k] = sw->env->gpus[g].pci_bus_id;
+    }
+  }
+  return gs_telemetry_start(tm, config->devices, bus_ids);
+}
+
+/* Measurement `index` of the sweep, by the runner or the workload's own
+ * driver, with telemetry around it. Sampling covers the whole measurement
+ * (setup, warmup, timing, checks); telemetry that cannot start is recorded
+ * as unavailable, not a failure. */
+static gs_status measure_one(const gs_sweep *sw, const gs_run_config *config, size_t index,
+                             gs_measurement *m, gs_telemetry *tm) {
+  if (telemetry_begin(sw, config, tm) != GS_OK)
+    gs_telemetry_set_unavailable(tm, "sampler did not start: %s", gs_last_error());
+  gs_status status = sw->driver ? sw->driver->measure(sw->driver->ctx, config, index, m)
+                                : gs_runner_measure(sw->workload, sw->workload_opts, config, m);
+  gs_telemetry_stop(tm);
+  return status;
+}
+
+/* Records the split of a measurement as its "split" member. */
+static gs_status record_split(gs_measurement *m, const char *policy, const uint64_t *units,
+                              const double *rates, int ranks) {
+  if (!m->extra && !(m->extra = cJSON_CreateObject()))
+    return gs_error(GS_ERR_NOMEM, "cannot record the split");
+  cJSON *split = cJSON_AddObjectToObject(m->extra, "split");
+  cJSON *u = split ? cJSON_AddArrayToObject(split, "units") : NULL;
+  cJSON *r = split ? cJSON_AddArrayToObject(split, "calibration_items_per_second") : NULL;
+  if (!split || !u || !r || !cJSON_AddStringToObject(split, "policy", policy))
+    return gs_error(GS_ERR_NOMEM, "cannot record the split");
+  for (int k = 0; k < ranks; k++) {
+    cJSON_AddItemToArray(u, cJSON_CreateNumber((double)units[k]));
+    cJSON_AddItemToArray(r, cJSON_CreateNumber(rates[k]));
+  }
+  return GS_OK;
+}
+
+/* Proportional split at config->world_size ranks: calibrates each rank,
+ * then measures the even split and the proportional one into ms[0], ms[1]
+ * (measurements `index` and `index` + 1 of the sweep) with their telemetry
+ * in tm[0], tm[1] (*measured receives how many were filled). */
+static gs_status measure_split(const gs_sweep *sw, const gs_run_config *config, size_t index,
+                               gs_measurement *ms, gs_telemetry *tm, size_t *measured) {
+  *measured = 0;
+  const int n = config->world_size;
+  double rates[GS_MAX_RANKS];
+  uint64_t even[GS_MAX_RANKS], proportional[GS_MAX_RANKS];
+  GS_TRY(gs_split_calibrate(sw->workload, sw->workload_opts, config, GS_SPLIT_CALIBRATION_ITERS,
+                            rates));
+  const uint64_t units = sw->workload->work_units(sw->workload_opts);
+  gs_split_even(units, n, even);
+  GS_TRY(gs_split_proportional(units, n, rates, proportional));
+  gs_status first_failure = GS_OK;
+  for (int p = 0; p < 2; p++) {
+    gs_run_config c = *config;
+    c.unit_counts = p == 0 ? even : proportional;
+    gs_status status = measure_one(sw, &c, index + (size_t)p, &ms[p], &tm[p]);
+    *measured = (size_t)p + 1;
+    gs_status recorded = record_split(&ms[p], p == 0 ? "even" : "proportional", c.unit_counts,
+                                      rates, n);
+    if (status == GS_OK) status = recorded;
+    if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+  }
+  return first_failure;
+}
+
+/* Variants of the workload's options (1 when it has none). */
+static size_t variant_total(const gs_sweep *sw) {
+  const gs_workload *w = sw->workload;
+  size_t n = w->variant_count ? w->variant_count(sw->workload_opts) : 0;
+  return n > 0 ? n : 1;
+}
+
+static gs_status sweep_counts(const gs_sweep *sw, const gs_u64_list *counts) {
+  const size_t variants = variant_total(sw);
+  // A proportional split measures two splits per rank count.
+  const size_t total = 2 * variants * counts->n;
+  gs_measurement *ms = calloc(total, sizeof *ms);
+  gs_telemetry *tm = calloc(total, sizeof *tm);
+  if (!ms || !tm) {
+    free(ms);
+    free(tm);
+    return gs_error(GS_ERR_NOMEM, "cannot allocate %zu measurements", total);
+  }
+  gs_status first_failure = GS_OK;
+  size_t done = 0;
+  int stop = 0;
+  for (size_t v = 0; v < variants && !stop; v++) {
+    char variant[GS_TEXT_SHORT] = "";
+    // The options are the caller's; selecting a variant rewrites them in place.
+    if (sw->workload->variant_select)
+      sw->workload->variant_select((void *)sw->workload_opts, v, variant, sizeof variant);
+    const size_t group = done;
+    for (size_t i = 0; i < counts->n && !stop; i++) {
+      gs_run_config config = *sw->config;
+      config.world_size = (int)counts->v[i];
+      char label[GS_TEXT_LONG];
+      snprintf(label, sizeof label, "%s%s%s on %d %s", sw->workload->key, variant[0] ? " " : "",
+               variant, config.world_size,
+               config.backend == GS_BACKEND_CUDA
+                   ? (config.world_size == 1 ? "GPU" : "GPUs")
+                   : (config.world_size == 1 ? "CPU rank" : "CPU ranks"));
+      config.label = label;
+      const size_t first = done;
+      gs_status status;
+      if (config.split_proportional && config.world_size > 1) {
+        size_t measured = 0;
+        status = measure_split(sw, &config, done, &ms[done], &tm[done], &measured);
+        done += measured;
+      } else {
+        status = measure_one(sw, &config, done, &ms[done], &tm[done]);
+        done++;
+      }
+      for (size_t k = first; k < done; k++)
+        snprintf(ms[k].variant, sizeof ms[k].variant, "%s", variant);
+      if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+      // A lost rank ends the job: no later measurement can run in lockstep.
+      const int lost = sw->job && sw->job->control && loses_the_job(status);
+      if (lost) sw->job->broken = 1;
+      if (status == GS_ERR_USAGE || status == GS_ERR_INTERRUPTED || lost) stop = 1;
+      // Under a launcher only one process writes documents and prints
+      // (process 0, or its stand-in once it is lost); every process measures.
+      if (!gs_measure_job_writes(sw->job)) continue;
+      gs_runner_relate(ms + group, done - group);
+      // Written after every measurement: a later crash keeps what was measured.
+      gs_status written = write_document(sw, ms, tm, done);
+      if (written != GS_OK && first_failure == GS_OK) first_failure = written;
+      if (written != GS_OK) stop = 1;
+    }
+    if (gs_measure_job_writes(sw->job) && sw->observer && sw->observer->variant_done)
+      sw->observer->variant_done(sw->observer->ctx, sw, ms + group, tm + group, done - group);
+  }
+  const int writes = gs_measure_job_writes(sw->job);
+  if (is_rank_failure(first_failure) && done > 0 && writes) first_failure = GS_ERR_PARTIAL;
+  if (writes && sw->observer && sw->observer->sweep_done)
+    sw->observer->sweep_done(sw->observer->ctx, sw, ms, done);
+  for (size_t i = 0; i < done; i++) {
+    gs_measurement_free(&ms[i]);
+    gs_telemetry_free(&tm[i]);
+  }
+  free(ms);
+  free(tm);
+  return first_failure;
+}
+
+gs_status gs_measure_llm_defaults(const gs_common_options *common, gs_run_config *config,
+                                  void *wopts) {
+  GS_TRY(gs_llm_options_for_backend(wopts, config->backend));
+  if (!common->given_runs) config->runs = 1;
+  if (!common->given_warmup) config->warmup = 1;
+  return GS_OK;
+}
+
+gs_status gs_measure_sweep(const gs_sweep *sw, const gs_u64_list *counts) {
+  if (sw->workload != &gs_workload_llm || sw->driver) return sweep_counts(sw, counts);
+  // A tensor-parallel replica needs --tp GPUs: only whole replicas are measured.
+  const uint64_t tp = ((const gs_llm_options *)sw->workload_opts)->tp;
+  gs_u64_list whole = {0};
+  for (size_t i = 0; i < counts->n; i++)
+    if (counts->v[i] % tp == 0) whole.v[whole.n++] = counts->v[i];
+  if (whole.n == 0)
+    return gs_error(GS_ERR_USAGE,
+                    "option --tp %llu: a replica needs %llu %s, and no measured size (largest "
+                    "%llu) is a multiple of that",
+                    (unsigned long long)tp, (unsigned long long)tp,
+                    sw->config->backend == GS_BACKEND_CUDA ? "GPUs" : "ranks",
+                    (unsigned long long)counts->v[counts->n - 1]);
+  if (whole.n < counts->n)
+    gs_note("llm --tp %llu: measuring only the sizes that are whole replicas (multiples of %llu)",
+            (unsigned long long)tp, (unsigned long long)tp);
+  // The llm runs request streams through its own driver (cli/llm_driver.c).
+  gs_llm_driver llm;
+  GS_TRY(gs_llm_driver_init(&llm, sw->workload_opts, sw->env, whole.n));
+  gs_sweep with_driver = *sw;
+  with_driver.driver = &llm.hooks;
+  gs_status status = sweep_counts(&with_driver, &whole);
+  gs_llm_driver_free(&llm);
+  return status;
+}
+
