@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "bench/coll_data.h"
-#include "bench/coll_model.h"
+#include "core/coll_model.h"
 
 static void test_busbw_factors(void **state) {
   (void)state;

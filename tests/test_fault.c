@@ -1,4 +1,4 @@
-/* Unit tests of bench/fault: every kind parses with its parameter, bad
+/* Unit tests of core/fault: every kind parses with its parameter, bad
  * kinds, parameters and values are usage errors naming what was wrong, the
  * lookups find the right fault, hang is refused in threads mode, and the
  * "faults" member lists the kinds with their parameters. */
@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-#include "bench/fault.h"
+#include "core/fault.h"
 
 static void assert_error_has(const char *needle) {
   if (strstr(gs_last_error(), needle) == NULL)

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "bench/fault.h"
+#include "core/fault.h"
 #include "bench/split.h"
 #include "workloads/timeline/resample.h"
 

@@ -7,7 +7,7 @@
 #ifndef GS_COLL_H
 #define GS_COLL_H
 
-#include "bench/coll_model.h"
+#include "core/coll_model.h"
 #include "core/result.h"
 #include "platform/comm.h"
 

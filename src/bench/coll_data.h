@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bench/coll_model.h"
+#include "core/coll_model.h"
 #include "platform/comm.h"
 
 typedef struct {

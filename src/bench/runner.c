@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench/barrier.h"
+#include "core/barrier.h"
 #include "bench/fault_cuda.h"
 #include "bench/split.h"
 #include "core/check.h"
@@ -87,15 +87,6 @@ typedef struct {
   gs_rng fail_rng;
   lockstep_msg outbox;           /* mpi mode: sent at the next lockstep point */
 } rank_job;
-
-const char *gs_scaling_name(gs_scaling scaling) {
-  switch (scaling) {
-    case GS_SCALING_STRONG: return "strong";
-    case GS_SCALING_WEAK: return "weak";
-    case GS_SCALING_NONE: break;
-  }
-  return "none";
-}
 
 static int is_cuda(const rank_job *job) { return job->ctx.backend == GS_BACKEND_CUDA; }
 
@@ -797,6 +788,9 @@ gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
            config->backend == GS_BACKEND_CUDA ? "cuda" : "cpu");
   snprintf(out->scaling, sizeof out->scaling, "%s", gs_scaling_name(config->scaling));
   out->world_size = config->world_size;
+  if (!workload->step)
+    return gs_error(GS_ERR_USAGE, "%s measures itself (its own timing loop): it cannot run in "
+                    "the runner's fixed steps (a plan, a calibration)", workload->key);
   if (config->world_size < 1 || config->world_size > GS_MAX_RANKS || config->runs < 1)
     return gs_error(GS_ERR_INTERNAL, "runner called with %d ranks and %llu runs",
                     config->world_size, (unsigned long long)config->runs);

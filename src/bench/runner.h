@@ -8,70 +8,11 @@
 
 #include <stdint.h>
 
-#include "bench/barrier.h"
-#include "bench/fault.h"
 #include "core/result.h"
-#include "platform/comm.h"
+#include "workloads/run_config.h"
 #include "workloads/workload.h"
 
-#define GS_MAX_RANKS 64
-
-typedef enum { GS_SCALING_NONE = 0, GS_SCALING_STRONG, GS_SCALING_WEAK } gs_scaling;
-
-/* Where one process of an mpi-mode job runs (gathered once by the
- * measuring commands, cli/measure.h). */
-typedef struct {
-  char host[GS_TEXT_LONG];
-  int device;                    /* CUDA ordinal, -1 on the cpu backend */
-  int pid;
-  int local_rank;                /* among the processes of its host */
-  char gpu_name[GS_TEXT_LONG];   /* "" on the cpu backend */
-  char gpu_uuid[GS_TEXT_SHORT];
-  int cuda_driver_version, cuda_runtime_version; /* 13000 = 13.0; 0 = none */
-  char nccl_version[GS_TEXT_SHORT];
-} gs_rank_place;
-
-typedef struct {
-  gs_backend backend;
-  int world_size;                /* ranks, 1..GS_MAX_RANKS */
-  int devices[GS_MAX_RANKS];     /* CUDA ordinal per rank (CUDA backend) */
-  gs_scaling scaling;            /* NONE behaves as STRONG for the split */
-  uint64_t warmup;               /* untimed iterations per run */
-  uint64_t iters;                /* timed iterations per run; 0 = use min_time */
-  double min_time;               /* seconds of timed iterations per run when iters == 0 */
-  uint64_t min_iters;            /* lower bound with min_time */
-  uint64_t max_iters;            /* upper bound with min_time */
-  uint64_t runs;                 /* repeated runs, >= 1 */
-  uint64_t seed;
-  int show_progress;             /* progress line on stderr when it is a terminal */
-  const char *label;             /* shown in the progress line */
-  double comm_timeout_seconds;   /* communicating workloads: longest wait in a
-                                    communicator before it is aborted; 0 = none */
-  /* Work units per rank (world_size entries, each >= 1, summing to the
-   * workload's units; strong scaling only); NULL = even split. */
-  const uint64_t *unit_counts;
-  int split_proportional;        /* measuring commands: also calibrate and measure a
-                                    proportional split next to the even one */
-  gs_fault_list faults;          /* injected faults; those on ranks >= world_size are ignored */
-  /* When set, rank 0 waits here once every rank is set up, so that several
-   * measurements running at once (a plan) start their steps together. Each
-   * measurement arrives exactly once, also when its setup failed. */
-  gs_barrier *start_gate;
-  /* One rank per process (mpi mode, docs/multinode.md). `control` is a
-   * host-buffer world over every process of the job: lockstep points and
-   * the ranks' samples travel through it to every process, so each one
-   * holds every rank's records (process 0 writes them). Processes with process_rank >= world_size
-   * take part in the lockstep without measuring (a sweep's smaller counts).
-   * NULL = threads mode (one process, one thread per rank). */
-  gs_comm_world *control;
-  int process_rank;
-  const gs_rank_place *places;   /* process_count entries (mpi mode) */
-} gs_run_config;
-
-/* Name of a scaling mode: "none", "strong" or "weak". */
-const char *gs_scaling_name(gs_scaling scaling);
-
-/* Measures `workload` with parsed options `opts`. Faults (bench/fault.h)
+/* Measures `workload` with parsed options `opts`. Faults (core/fault.h)
  * are applied to the ranks they name; in mpi mode every process's *out
  * holds every rank's record, and a failed rank is named in the measurement
  * member "failure" (rank, host, last completed step, reason). A rank slowed by a slow

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "bench/coll.h"
-#include "bench/fault.h"
+#include "core/fault.h"
 #include "cli/commands.h"
 #include "measure/common.h"
 #include "core/check.h"
@@ -183,7 +183,7 @@ static gs_status take_op(void *ctx, const char *arg) {
 }
 
 /* The one fault coll can inject, a delay of a rank's first timed batch,
- * parsed by the common fault syntax (bench/fault.h). */
+ * parsed by the common fault syntax (core/fault.h). */
 static gs_status parse_inject(const char *text, int *rank, double *seconds) {
   gs_fault_list faults = {0};
   GS_TRY(gs_fault_parse(text, &faults));

@@ -10,7 +10,6 @@
 #include "measure/decide.h"
 #include "measure/sweep.h"
 #include "core/check.h"
-#include "workloads/llm/llm_options.h"
 
 /* Parses "COMMAND WORKLOAD [options]" for run and scale: finds the workload
  * (argv[0]), its options and the common ones. *wopts is allocated (free with
@@ -28,14 +27,11 @@ static void print_measure_help(const char *command, unsigned features, const gs_
   size_t n = 0;
   const gs_workload *const *all = gs_workload_list(&n);
   for (size_t i = 0; i < n; i++) printf("  %-12s %s\n", all[i]->key, all[i]->summary);
-  printf("  %-12s %s\n", gs_workload_llm.key, gs_workload_llm.summary);
   printf("\nCommon options:\n");
   gs_common_init(common, features);
-  if (w == &gs_workload_llm) {
-    // The llm's own defaults (cmd_measure.c): one run, one warm-up batch.
-    common->runs = 1;
-    common->warmup = 1;
-  }
+  // A workload with its own timing loop may have its own defaults.
+  if (w && w->driver && w->driver->default_runs) common->runs = w->driver->default_runs;
+  if (w && w->driver && w->driver->default_warmup) common->warmup = w->driver->default_warmup;
   gs_options_help(stdout, common->table);
   if (w) {
     printf("\nOptions of %s:\n", w->key);
@@ -59,7 +55,6 @@ static gs_status parse_measure_command(const char *command, unsigned features, i
   const gs_workload *w = NULL;
   if (argc > 0 && argv[0][0] != '-') {
     w = gs_workload_find(argv[0]);
-    if (!w && strcmp(argv[0], gs_workload_llm.key) == 0) w = &gs_workload_llm;
     if (!w) {
       size_t n = 0;
       const gs_workload *const *all = gs_workload_list(&n);
@@ -116,32 +111,6 @@ static gs_status apply_gpu_mode(const gs_common_options *common, const gs_worklo
   return GS_OK;
 }
 
-/* The llm runs a request stream per measurement, not timed iterations:
- * --iters and --min-time do not apply, and one run with one warm-up batch
- * is the default (docs/workloads/llm.md). */
-static gs_status llm_adjust_common(const gs_common_options *common, gs_run_config *config,
-                                   void *wopts) {
-  if (common->given_iters || common->given_min_time)
-    return gs_error(GS_ERR_USAGE, "options --iters and --min-time do not apply to llm: it runs "
-                    "--samples requests per measurement");
-  // Requests are dispatched by --dispatch, not split in fixed units per rank.
-  if (config->split_proportional)
-    return gs_error(GS_ERR_USAGE, "option --split proportional does not apply to llm: use "
-                    "--dispatch dynamic to balance requests over unequal GPUs");
-  if (config->faults.n > 0)
-    return gs_error(GS_ERR_USAGE, "option --inject is not supported by llm yet");
-  if (common->given_gpu_mode)
-    return gs_error(GS_ERR_USAGE, "option --gpu-mode does not apply to llm");
-  // A shared queue lives in one process; between processes requests are split.
-  if (config->control && ((const gs_llm_options *)wopts)->dispatch == GS_LLM_DISPATCH_DYNAMIC)
-    return gs_error(GS_ERR_USAGE, "option --dispatch dynamic: not available under a launcher "
-                    "(one process per rank); use --dispatch static, or one process");
-  if (config->control && ((const gs_llm_options *)wopts)->tp > 1)
-    return gs_error(GS_ERR_USAGE, "option --tp: tensor parallelism needs a replica's GPUs in one "
-                    "process; under a launcher each process has one (run without the launcher)");
-  return gs_measure_llm_defaults(common, config, wopts);
-}
-
 static gs_status measure_command(const char *command, unsigned features, int default_all,
                                  int argc, char **argv, int full_argc, char **full_argv) {
   gs_common_options common;
@@ -165,7 +134,7 @@ static gs_status measure_command(const char *command, unsigned features, int def
   if (status == GS_OK && config.control && config.split_proportional)
     status = gs_error(GS_ERR_USAGE, "option --split proportional: not available under a "
                       "launcher yet (one process per rank); run it in one process");
-  if (status == GS_OK && w == &gs_workload_llm) status = llm_adjust_common(&common, &config, wopts);
+  if (status == GS_OK) status = gs_common_configure(&common, w, wopts, &config);
   gs_u64_list counts = {0};
   if (status == GS_OK) {
     if (common.given_counts) {

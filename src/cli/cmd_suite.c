@@ -15,7 +15,6 @@
 #include "cli/summary.h"
 #include "measure/sweep.h"
 #include "core/check.h"
-#include "workloads/llm/llm_options.h"
 
 static gs_status reject_positional(void *ctx, const char *arg) {
   (void)ctx;
@@ -35,7 +34,6 @@ static void print_suite_help(gs_common_options *common) {
   size_t n = 0;
   const gs_workload *const *all = gs_workload_list(&n);
   for (size_t i = 0; i < n; i++) printf("  %-12s %s\n", all[i]->key, all[i]->summary);
-  printf("  %-12s %s\n", gs_workload_llm.key, gs_workload_llm.summary);
   printf("\nOptions:\n");
   gs_options_help(stdout, common->table);
 }
@@ -155,15 +153,19 @@ gs_status gs_cmd_suite(int argc, char **argv) {
     }
     size_t n = 0;
     const gs_workload *const *registered = gs_workload_list(&n);
-    for (size_t i = 0; i <= n; i++) {
-      const gs_workload *w = i < n ? registered[i] : &gs_workload_llm;
+    for (size_t i = 0; i < n; i++) {
+      const gs_workload *w = registered[i];
       void *wopts = w->options_new();
       if (!wopts) {
         first_failure = gs_error(GS_ERR_NOMEM, "cannot allocate the options of %s", w->key);
         break;
       }
       gs_run_config wconfig = config;
-      status = w == &gs_workload_llm ? gs_measure_llm_defaults(&common, &wconfig, wopts) : GS_OK;
+      // --iters and --min-time set the steps of the fixed-step workloads; a
+      // workload with its own timing loop measures as it would without them.
+      gs_common_options wcommon = common;
+      wcommon.given_iters = wcommon.given_min_time = 0;
+      status = gs_common_configure(&wcommon, w, wopts, &wconfig);
       char *path = files[n_files];
       snprintf(path, GS_TEXT_LONG, "%s/%s.json", dir, w->key);
       gs_sweep sweep = {.command = "suite", .argc = argc, .argv = argv, .workload = w,

@@ -217,10 +217,14 @@ static void print_variant(void *ctx, const gs_sweep *sw, const gs_measurement *m
   if (copy) print_group(copy, sw, ms, tm, count);
 }
 
-static void print_sweep_end(void *ctx, const gs_sweep *sw, const gs_measurement *ms,
-                            size_t count) {
+static void print_sweep_end(void *ctx, const gs_sweep *sw, void *driver_ctx,
+                            const gs_measurement *ms, size_t count) {
   FILE *copy = ctx;
-  if (sw->driver && sw->driver->print) sw->driver->print(sw->driver->ctx, stdout, count);
+  const gs_workload_driver *driver = sw->workload->driver;
+  if (driver && driver->print) {
+    driver->print(driver_ctx, stdout, count);
+    if (copy) driver->print(driver_ctx, copy, count);
+  }
   gs_decision_table_print(stdout, ms, count);
   if (copy) gs_decision_table_print(copy, ms, count);
 }

@@ -12,11 +12,9 @@
 
 #include "core/stats.h"
 #include "core/status.h"
+#include "core/types.h"
 
 #define GS_RESULT_SCHEMA "gpuscale/result/v1"
-#define GS_TEXT_SHORT 64
-#define GS_TEXT_LONG 256
-#define GS_TEXT_ERROR 1024
 
 /* One GPU as the CUDA runtime describes it. */
 typedef struct {
@@ -112,7 +110,7 @@ typedef struct {
   char scaling[GS_TEXT_SHORT];    /* "strong", "weak" or "none" */
   char variant[GS_TEXT_SHORT];    /* problem variant, e.g. "batch=512"; "" when the workload has one */
   int world_size;
-  int devices[64];                /* CUDA ordinals (world_size entries), -1 on CPU */
+  int devices[GS_MAX_RANKS];      /* CUDA ordinals (world_size entries), -1 on CPU */
   gs_status status;
   char error[GS_TEXT_ERROR];
   gs_cost cost;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/coll_model.h"
+#include "core/coll_model.h"
 #include "core/result.h"
 #include "core/stats.h"
 #include "ingest/text.h"
@@ -256,7 +256,7 @@ gs_status gs_ingest_add_mlperf(cJSON *doc, const gs_ingest_mlperf_rank *ranks, s
 /* ---- nccl-tests ----------------------------------------------------------- */
 
 /* nccl-tests' bus-bandwidth factor of `op` at `ranks` ranks, by the rule
- * `gpuscale coll` uses (bench/coll_model.h); NAN for the programs gpuscale
+ * `gpuscale coll` uses (core/coll_model.h); NAN for the programs gpuscale
  * does not run itself (gather, scatter, hypercube). */
 static double busbw_factor(const char *op, size_t ranks) {
   for (int k = 0; gs_coll_op_names[k]; k++)

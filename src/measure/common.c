@@ -307,6 +307,23 @@ cJSON *gs_common_config_json(const gs_common_options *o, const gs_run_config *co
   return c;
 }
 
+gs_status gs_common_configure(const gs_common_options *o, const gs_workload *workload, void *wopts,
+                              gs_run_config *config) {
+  const gs_workload_driver *driver = workload->driver;
+  if (!driver) return GS_OK;
+  if (!o->given_runs && driver->default_runs) config->runs = driver->default_runs;
+  if (!o->given_warmup && driver->default_warmup) config->warmup = driver->default_warmup;
+  const gs_given_options given = {.iters = o->given_iters, .min_time = o->given_min_time,
+                                  .runs = o->given_runs, .warmup = o->given_warmup,
+                                  .gpu_mode = o->given_gpu_mode};
+  if (driver->configure) GS_TRY(driver->configure(wopts, &given, config));
+  // The split is calibrated and measured in the runner's fixed steps.
+  if (config->split_proportional)
+    return gs_error(GS_ERR_USAGE, "option --split proportional does not apply to %s: it has its "
+                    "own timing loop", workload->key);
+  return GS_OK;
+}
+
 gs_status gs_common_environment(gs_environment *env) {
   memset(env, 0, sizeof *env);
   gs_environment_collect_host(env);

@@ -92,6 +92,12 @@ gs_status gs_common_parse_gpus(const char *text, int device_count, int single_is
 cJSON *gs_common_config_json(const gs_common_options *o, const gs_run_config *config,
                              const gs_workload *workload, const void *workload_opts);
 
+/* Lets `workload` check the resolved configuration and apply its own
+ * measuring defaults (its driver's configure hook, given which common
+ * options the user set); GS_OK for a workload without one. */
+gs_status gs_common_configure(const gs_common_options *o, const gs_workload *workload, void *wopts,
+                              gs_run_config *config);
+
 /* Collects the environment (host, GPUs, library versions) into env. */
 gs_status gs_common_environment(gs_environment *env);
 

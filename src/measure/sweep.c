@@ -8,8 +8,6 @@
 
 #include "bench/split.h"
 #include "core/check.h"
-#include "measure/llm_driver.h"
-#include "workloads/llm/llm_options.h"
 
 /* Timed iterations of the calibration run of a proportional split. */
 #define GS_SPLIT_CALIBRATION_ITERS 20
@@ -49,8 +47,9 @@ static gs_status add_telemetry(cJSON *doc, const gs_telemetry *tm, size_t count)
   return GS_OK;
 }
 
-static gs_status write_document(const gs_sweep *sw, const gs_measurement *ms,
+static gs_status write_document(const gs_sweep *sw, void *driver_ctx, const gs_measurement *ms,
                                 const gs_telemetry *tm, size_t count) {
+  const gs_workload_driver *driver = sw->workload->driver;
   cJSON *doc = gs_result_new(sw->command, sw->argc, sw->argv);
   if (!doc) return gs_error(GS_ERR_NOMEM, "cannot create the result document");
   gs_status status = gs_result_set_config(
@@ -59,10 +58,10 @@ static gs_status write_document(const gs_sweep *sw, const gs_measurement *ms,
   if (status == GS_OK && sw->job && sw->job->control) status = gs_measure_job_add_processes(doc, sw->job);
   for (size_t i = 0; i < count && status == GS_OK; i++) {
     status = gs_result_add_measurement(doc, &ms[i]);
-    if (status == GS_OK && sw->driver && sw->driver->annotate) {
+    if (status == GS_OK && driver && driver->annotate) {
       cJSON *all = cJSON_GetObjectItemCaseSensitive(doc, "measurements");
-      status = sw->driver->annotate(sw->driver->ctx,
-                                    cJSON_GetArrayItem(all, cJSON_GetArraySize(all) - 1), i);
+      status = driver->annotate(driver_ctx, &ms[i],
+                                cJSON_GetArrayItem(all, cJSON_GetArraySize(all) - 1), i);
     }
   }
   if (status == GS_OK) status = add_telemetry(doc, tm, count);
@@ -107,11 +106,12 @@ static gs_status telemetry_begin(const gs_sweep *sw, const gs_run_config *config
  * driver, with telemetry around it. Sampling covers the whole measurement
  * (setup, warmup, timing, checks); telemetry that cannot start is recorded
  * as unavailable, not a failure. */
-static gs_status measure_one(const gs_sweep *sw, const gs_run_config *config, size_t index,
-                             gs_measurement *m, gs_telemetry *tm) {
+static gs_status measure_one(const gs_sweep *sw, void *driver_ctx, const gs_run_config *config,
+                             size_t index, gs_measurement *m, gs_telemetry *tm) {
   if (telemetry_begin(sw, config, tm) != GS_OK)
     gs_telemetry_set_unavailable(tm, "sampler did not start: %s", gs_last_error());
-  gs_status status = sw->driver ? sw->driver->measure(sw->driver->ctx, config, index, m)
+  const gs_workload_driver *driver = sw->workload->driver;
+  gs_status status = driver ? driver->measure(driver_ctx, config, index, m)
                                 : gs_runner_measure(sw->workload, sw->workload_opts, config, m);
   gs_telemetry_stop(tm);
   return status;
@@ -138,7 +138,8 @@ static gs_status record_split(gs_measurement *m, const char *policy, const uint6
  * then measures the even split and the proportional one into ms[0], ms[1]
  * (measurements `index` and `index` + 1 of the sweep) with their telemetry
  * in tm[0], tm[1] (*measured receives how many were filled). */
-static gs_status measure_split(const gs_sweep *sw, const gs_run_config *config, size_t index,
+static gs_status measure_split(const gs_sweep *sw, void *driver_ctx, const gs_run_config *config,
+                               size_t index,
                                gs_measurement *ms, gs_telemetry *tm, size_t *measured) {
   *measured = 0;
   const int n = config->world_size;
@@ -153,7 +154,7 @@ static gs_status measure_split(const gs_sweep *sw, const gs_run_config *config, 
   for (int p = 0; p < 2; p++) {
     gs_run_config c = *config;
     c.unit_counts = p == 0 ? even : proportional;
-    gs_status status = measure_one(sw, &c, index + (size_t)p, &ms[p], &tm[p]);
+    gs_status status = measure_one(sw, driver_ctx, &c, index + (size_t)p, &ms[p], &tm[p]);
     *measured = (size_t)p + 1;
     gs_status recorded = record_split(&ms[p], p == 0 ? "even" : "proportional", c.unit_counts,
                                       rates, n);
@@ -170,7 +171,7 @@ static size_t variant_total(const gs_sweep *sw) {
   return n > 0 ? n : 1;
 }
 
-static gs_status sweep_counts(const gs_sweep *sw, const gs_u64_list *counts) {
+static gs_status sweep_counts(const gs_sweep *sw, void *driver_ctx, const gs_u64_list *counts) {
   const size_t variants = variant_total(sw);
   // A proportional split measures two splits per rank count.
   const size_t total = 2 * variants * counts->n;
@@ -204,10 +205,10 @@ static gs_status sweep_counts(const gs_sweep *sw, const gs_u64_list *counts) {
       gs_status status;
       if (config.split_proportional && config.world_size > 1) {
         size_t measured = 0;
-        status = measure_split(sw, &config, done, &ms[done], &tm[done], &measured);
+        status = measure_split(sw, driver_ctx, &config, done, &ms[done], &tm[done], &measured);
         done += measured;
       } else {
-        status = measure_one(sw, &config, done, &ms[done], &tm[done]);
+        status = measure_one(sw, driver_ctx, &config, done, &ms[done], &tm[done]);
         done++;
       }
       for (size_t k = first; k < done; k++)
@@ -222,7 +223,7 @@ static gs_status sweep_counts(const gs_sweep *sw, const gs_u64_list *counts) {
       if (!gs_measure_job_writes(sw->job)) continue;
       gs_runner_relate(ms + group, done - group);
       // Written after every measurement: a later crash keeps what was measured.
-      gs_status written = write_document(sw, ms, tm, done);
+      gs_status written = write_document(sw, driver_ctx, ms, tm, done);
       if (written != GS_OK && first_failure == GS_OK) first_failure = written;
       if (written != GS_OK) stop = 1;
     }
@@ -232,7 +233,7 @@ static gs_status sweep_counts(const gs_sweep *sw, const gs_u64_list *counts) {
   const int writes = gs_measure_job_writes(sw->job);
   if (is_rank_failure(first_failure) && done > 0 && writes) first_failure = GS_ERR_PARTIAL;
   if (writes && sw->observer && sw->observer->sweep_done)
-    sw->observer->sweep_done(sw->observer->ctx, sw, ms, done);
+    sw->observer->sweep_done(sw->observer->ctx, sw, driver_ctx, ms, done);
   for (size_t i = 0; i < done; i++) {
     gs_measurement_free(&ms[i]);
     gs_telemetry_free(&tm[i]);
@@ -242,38 +243,16 @@ static gs_status sweep_counts(const gs_sweep *sw, const gs_u64_list *counts) {
   return first_failure;
 }
 
-gs_status gs_measure_llm_defaults(const gs_common_options *common, gs_run_config *config,
-                                  void *wopts) {
-  GS_TRY(gs_llm_options_for_backend(wopts, config->backend));
-  if (!common->given_runs) config->runs = 1;
-  if (!common->given_warmup) config->warmup = 1;
-  return GS_OK;
-}
-
 gs_status gs_measure_sweep(const gs_sweep *sw, const gs_u64_list *counts) {
-  if (sw->workload != &gs_workload_llm || sw->driver) return sweep_counts(sw, counts);
-  // A tensor-parallel replica needs --tp GPUs: only whole replicas are measured.
-  const uint64_t tp = ((const gs_llm_options *)sw->workload_opts)->tp;
-  gs_u64_list whole = {0};
-  for (size_t i = 0; i < counts->n; i++)
-    if (counts->v[i] % tp == 0) whole.v[whole.n++] = counts->v[i];
-  if (whole.n == 0)
-    return gs_error(GS_ERR_USAGE,
-                    "option --tp %llu: a replica needs %llu %s, and no measured size (largest "
-                    "%llu) is a multiple of that",
-                    (unsigned long long)tp, (unsigned long long)tp,
-                    sw->config->backend == GS_BACKEND_CUDA ? "GPUs" : "ranks",
-                    (unsigned long long)counts->v[counts->n - 1]);
-  if (whole.n < counts->n)
-    gs_note("llm --tp %llu: measuring only the sizes that are whole replicas (multiples of %llu)",
-            (unsigned long long)tp, (unsigned long long)tp);
-  // The llm runs request streams through its own driver (cli/llm_driver.c).
-  gs_llm_driver llm;
-  GS_TRY(gs_llm_driver_init(&llm, sw->workload_opts, sw->env, whole.n));
-  gs_sweep with_driver = *sw;
-  with_driver.driver = &llm.hooks;
-  gs_status status = sweep_counts(&with_driver, &whole);
-  gs_llm_driver_free(&llm);
+  const gs_workload_driver *driver = sw->workload->driver;
+  if (!driver) return sweep_counts(sw, NULL, counts);
+  gs_u64_list selected = *counts;
+  if (driver->select_counts) GS_TRY(driver->select_counts(sw->workload_opts, sw->config, &selected));
+  // A proportional split measures two splits per rank count.
+  void *ctx = NULL;
+  gs_status status = driver->open(sw->workload_opts, sw->env, 2 * selected.n * variant_total(sw),
+                                  &ctx);
+  if (status == GS_OK) status = sweep_counts(sw, ctx, &selected);
+  driver->close(ctx);
   return status;
 }
-

@@ -2,26 +2,13 @@
  * more rank counts (and each of its variants) into one result document,
  * written after every measurement so that nothing already measured is
  * lost; the command hears of each finished variant to print it. */
-#ifndef GS_MEASURE_H
-#define GS_MEASURE_H
+#ifndef GS_MEASURE_SWEEP_H
+#define GS_MEASURE_SWEEP_H
 
 #include "measure/common.h"
 #include "measure/job.h"
 #include "platform/telemetry.h"
 
-/* A workload measured by its own driver instead of the runner (llm's
- * scenarios): it fills the measurement, adds its own members to the
- * measurement's JSON and prints lines after the summary table. */
-typedef struct {
-  void *ctx;
-  /* Measures measurement `index` at config->world_size ranks (as
-   * gs_runner_measure does). */
-  gs_status (*measure)(void *ctx, const gs_run_config *config, size_t index, gs_measurement *out);
-  /* Adds the driver's members to measurement `index`'s JSON object. */
-  gs_status (*annotate)(void *ctx, cJSON *measurement, size_t index);
-  /* Prints the driver's lines for measurements 0..count-1. */
-  void (*print)(void *ctx, FILE *out, size_t count);
-} gs_sweep_driver;
 typedef struct gs_sweep gs_sweep;
 
 /* Who hears of a sweep's progress (the command, which prints). Called only
@@ -31,8 +18,10 @@ typedef struct {
   /* One variant's measurements (every rank count) are done and written. */
   void (*variant_done)(void *ctx, const gs_sweep *sw, const gs_measurement *ms,
                        const gs_telemetry *tm, size_t count);
-  /* Every measurement of the sweep is done. */
-  void (*sweep_done)(void *ctx, const gs_sweep *sw, const gs_measurement *ms, size_t count);
+  /* Every measurement of the sweep is done; `driver_ctx` is the context of
+   * the workload's driver hooks (NULL when the runner measured it). */
+  void (*sweep_done)(void *ctx, const gs_sweep *sw, void *driver_ctx, const gs_measurement *ms,
+                     size_t count);
 } gs_sweep_observer;
 
 struct gs_sweep {
@@ -45,20 +34,12 @@ struct gs_sweep {
   const gs_run_config *config;   /* ranks: the largest count's devices */
   const gs_environment *env;
   const char *path;              /* result document */
-  const gs_sweep_driver *driver; /* NULL: gs_measure_sweep chooses (llm's own
-                                    driver for llm, else the runner) */
   gs_measure_job *job;           /* the process in its job */
   const gs_sweep_observer *observer; /* may be NULL */
 };
 
 /* Default rank counts for a world of n: 1, 2, 4, ... below n, then n. */
 void gs_measure_default_counts(int n, gs_u64_list *counts);
-
-/* The llm's measuring defaults on `config` (docs/workloads/llm.md): the
- * model fitted to the backend, one run and one warm-up batch unless
- * --runs/--warmup were given. */
-gs_status gs_measure_llm_defaults(const gs_common_options *common, gs_run_config *config,
-                                  void *wopts);
 
 /* Measures at each count in `counts` (prefixes of config->devices; in mpi
  * mode the first N processes, the others idle in lockstep). Returns GS_OK,

@@ -39,7 +39,7 @@
 #include <cuda_runtime_api.h>
 
 #include "core/status.h"
-#include "workloads/workload.h"
+#include "core/types.h"
 
 /* ---- vocabulary ----------------------------------------------------------- */
 

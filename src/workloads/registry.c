@@ -1,8 +1,9 @@
 /* The table of workloads, by stable key. Add a workload here once. */
 #include <string.h>
 
-#include "workloads/timeline/resample.h"
+#include "workloads/llm/llm_options.h"
 #include "workloads/mlp/mlp.h"
+#include "workloads/timeline/resample.h"
 #include "workloads/voxelize/voxelize.h"
 #include "workloads/workload.h"
 
@@ -11,6 +12,7 @@ static const gs_workload *const registry[] = {
     &gs_workload_resample,
     &gs_workload_fuse,
     &gs_workload_mlp,
+    &gs_workload_llm,
 };
 
 const gs_workload *gs_workload_find(const char *key) {

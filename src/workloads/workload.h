@@ -2,12 +2,15 @@
  * fills. The runner owns timing, repetition and the split of work over
  * ranks; a workload only parses its options, sets up one rank, enqueues one
  * step, verifies against its CPU reference, describes its cost and tears
- * down. Workloads are registered by key in workloads/registry.c. */
+ * down. A workload that owns its timing loop fills driver hooks instead of
+ * the step functions. Workloads are registered by key in
+ * workloads/registry.c; nothing above this layer knows their names. */
 #ifndef GS_WORKLOAD_H
 #define GS_WORKLOAD_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <cjson/cJSON.h>
 #include <cuda_runtime_api.h>
@@ -15,8 +18,8 @@
 #include "core/options.h"
 #include "core/result.h"
 #include "core/status.h"
-
-typedef enum { GS_BACKEND_CPU = 0, GS_BACKEND_CUDA = 1 } gs_backend;
+#include "core/types.h"
+#include "workloads/run_config.h"
 
 /* What one rank is asked to do. The rank owns work units
  * [unit_begin, unit_begin + unit_count) of the step (e.g. clouds); data for
@@ -35,6 +38,43 @@ typedef struct {
    * `communicates`, else NULL. Used only from this rank's thread. */
   struct gs_comm *comm;
 } gs_rank_context;
+
+/* Which measuring options the user gave on the command line (the others
+ * hold their defaults), for a driver that has defaults of its own or
+ * refuses options that do not apply to it. */
+typedef struct {
+  int iters, min_time, runs, warmup, gpu_mode;
+} gs_given_options;
+
+/* Hooks of a workload that owns its timing loop (llm's request streams):
+ * the measuring layer calls them instead of the runner's fixed steps. A
+ * sweep calls configure once, select_counts once, then open, measure and
+ * annotate per measurement, print when it is done, and close. */
+typedef struct {
+  /* The workload's own defaults of --runs and --warmup (0: the common
+   * ones), applied where the user gave none. */
+  uint64_t default_runs, default_warmup;
+  /* Checks the measuring configuration against the workload (GS_ERR_USAGE
+   * naming the option that does not apply) and fits the configuration to
+   * the workload. Called before anything is measured, from the main
+   * thread; may be NULL. */
+  gs_status (*configure)(void *opts, const gs_given_options *given, gs_run_config *config);
+  /* Keeps in `counts` the rank counts the workload can be measured at
+   * (e.g. whole tensor-parallel replicas), noting any it leaves out;
+   * GS_ERR_USAGE when none is left. May be NULL (every count). */
+  gs_status (*select_counts)(const void *opts, const gs_run_config *config, gs_u64_list *counts);
+  /* A context for a sweep of up to `count` measurements (freed by close). */
+  gs_status (*open)(const void *opts, const gs_environment *env, size_t count, void **ctx);
+  /* Measures measurement `index` at config->world_size ranks into *out
+   * (as gs_runner_measure does: filled even when ranks fail). */
+  gs_status (*measure)(void *ctx, const gs_run_config *config, size_t index, gs_measurement *out);
+  /* Adds the workload's own members to measurement `index`'s JSON object,
+   * written from *m. */
+  gs_status (*annotate)(void *ctx, const gs_measurement *m, cJSON *measurement, size_t index);
+  /* Prints the workload's lines for measurements 0..count-1 (may be NULL). */
+  void (*print)(void *ctx, FILE *out, size_t count);
+  void (*close)(void *ctx);
+} gs_workload_driver;
 
 typedef struct gs_workload {
   const char *key;            /* stable name on the command line and in results */
@@ -55,6 +95,10 @@ typedef struct gs_workload {
   gs_status (*options_check)(void *opts);
   /* Every option value, for the result document's config. */
   cJSON *(*options_to_json)(const void *opts);
+
+  /* Optional: the workload measures itself through these hooks; then
+   * work_units, cost, setup, step, verify and teardown are NULL. */
+  const gs_workload_driver *driver;
 
   /* Work units in one step of the configured problem (before any split). */
   uint64_t (*work_units)(const void *opts);

@@ -15,7 +15,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "bench/barrier.h"
+#include "core/barrier.h"
 #include "core/check.h"
 #include "workloads/llm/llm_cpu.h"
 #include "workloads/llm/llm_gpu.h"

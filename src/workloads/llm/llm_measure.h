@@ -8,7 +8,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "bench/runner.h"
+#include "workloads/run_config.h"
 #include "core/result.h"
 #include "workloads/llm/llm_options.h"
 #include "workloads/llm/scenario.h"

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "workloads/llm/llm_driver.h"
 
 static const char *const preset_choices[] = {"llama-8b", "llama-1b", "tiny", NULL};
 
@@ -231,6 +232,7 @@ const gs_workload gs_workload_llm = {
     .options_table = gs_llm_options_table,
     .options_check = gs_llm_options_check,
     .options_to_json = gs_llm_options_to_json,
+    .driver = &gs_llm_driver,
 };
 
 void gs_llm_options_scenario(const gs_llm_options *o, const gs_run_config *run,

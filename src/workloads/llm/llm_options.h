@@ -2,12 +2,11 @@
  * overridable), the request stream, the scenario and dispatch, and the
  * engine's knobs. gs_workload_llm exposes them through the workload
  * interface's option functions (for the result document's config); the
- * llm is measured by its own scenario driver, not by the fixed-step runner
+ * llm is measured through its driver hooks, not by the fixed-step runner
  * (docs/workloads/llm.md). */
 #ifndef GS_LLM_OPTIONS_H
 #define GS_LLM_OPTIONS_H
 
-#include "bench/runner.h"
 #include "core/options.h"
 #include "workloads/llm/scenario.h"
 #include "workloads/workload.h"
@@ -34,9 +33,9 @@ typedef struct {
   gs_option table[GS_LLM_OPTION_COUNT];
 } gs_llm_options;
 
-/* The llm entry of the workload interface: key, texts and the option
- * functions only (work_units, cost, setup, step, verify and teardown are
- * NULL: the scenario driver measures it). Not in the runner's registry. */
+/* The llm entry of the workload interface: key, texts, the option
+ * functions and the driver hooks (llm_driver.h); work_units, cost, setup,
+ * step, verify and teardown are NULL: the scenario driver measures it. */
 extern const gs_workload gs_workload_llm;
 
 /* Largest model the CPU backend accepts (its reference is plain loops). */

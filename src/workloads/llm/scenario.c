@@ -10,7 +10,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "bench/barrier.h"
+#include "core/barrier.h"
 #include "core/check.h"
 #include "core/timer.h"
 #include "platform/comm.h"

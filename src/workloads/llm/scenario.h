@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bench/runner.h"
+#include "workloads/run_config.h"
 #include "workloads/llm/engine.h"
 #include "workloads/llm/requests.h"
 

@@ -1,5 +1,5 @@
 /* An abortable thread barrier (generation counter + condition variable). */
-#include "bench/barrier.h"
+#include "core/barrier.h"
 
 int gs_barrier_init(gs_barrier *b, int parties) {
   b->parties = parties;

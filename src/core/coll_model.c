@@ -1,6 +1,6 @@
 /* Collective operations' sizes, bus-bandwidth factors and the alpha-beta
  * fit (docs/collectives.md). */
-#include "bench/coll_model.h"
+#include "core/coll_model.h"
 
 #include <math.h>
 #include <string.h>

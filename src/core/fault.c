@@ -1,12 +1,13 @@
 /* Parsing and description of injected faults; the runner applies them. */
-#include "bench/fault.h"
+#include "core/fault.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "bench/runner.h"
 #include "core/check.h"
 #include "core/parse.h"
+#include "core/result.h"
+#include "core/types.h"
 
 typedef struct {
   const char *name;
