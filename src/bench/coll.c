@@ -491,10 +491,15 @@ gs_status gs_coll_measure(const gs_coll_sweep *s, gs_coll_point **points_out, si
     for (size_t p = 0; p < n_points; p++)
       points[p].m.runs[0].ranks[ranks[k].rank].device = ranks[k].device;
 
+  // The first real failure wins over ranks that only stopped because of it,
+  // and is recorded on the calling thread for the command to print.
   gs_status local = GS_OK;
   for (int k = 0; k < started && local == GS_OK; k++)
-    if (ranks[k].status != GS_OK && ranks[k].status != GS_ERR_ABORTED) local = ranks[k].status;
-  for (int k = 0; k < started && local == GS_OK; k++) local = ranks[k].status;
+    if (ranks[k].status != GS_OK && ranks[k].status != GS_ERR_ABORTED)
+      local = gs_error(ranks[k].status, "rank %d: %s", ranks[k].rank, ranks[k].error);
+  for (int k = 0; k < started && local == GS_OK; k++)
+    if (ranks[k].status != GS_OK)
+      local = gs_error(ranks[k].status, "rank %d: %s", ranks[k].rank, ranks[k].error);
   if (s->job->launch == GS_COMM_LAUNCH_MPI && started == 1) {
     // A rank whose communication timed out cannot take part in the gather.
     if (local == GS_OK || local == GS_ERR_VERIFY) {

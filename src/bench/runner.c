@@ -162,7 +162,7 @@ static gs_status fault_before_step(rank_job *job) {
     for (;;) sleep(1); /* ends when the job is aborted */
   }
   if (gs_interrupt_signal() != 0)
-    return gs_error_quiet(GS_ERR_INTERRUPTED, "interrupted by signal %d after step %llu",
+    return gs_error(GS_ERR_INTERRUPTED, "interrupted by signal %d after step %llu",
                           gs_interrupt_signal(), (unsigned long long)done);
   return GS_OK;
 }
@@ -228,7 +228,7 @@ static void show_progress(rank_job *job, uint64_t run, uint64_t done, int final)
 #define BARRIER_OR_ABORT(job)                                                  \
   do {                                                                         \
     if (gs_barrier_wait(&(job)->shared->barrier) != 0)                         \
-      return gs_error_quiet(GS_ERR_ABORTED, "stopped because another rank failed"); \
+      return gs_error(GS_ERR_ABORTED, "stopped because another rank failed"); \
   } while (0)
 
 /* mpi mode: files the samples the other ranks carried into their records.
@@ -265,7 +265,7 @@ static gs_status absorb(runner_shared *sh) {
 static gs_status lockstep_mpi(rank_job *job, uint32_t flags) {
   runner_shared *sh = job->shared;
   if (sh->control_broken)
-    return gs_error_quiet(GS_ERR_ABORTED, "the job's communication already failed");
+    return gs_error(GS_ERR_ABORTED, "the job's communication already failed");
   gs_comm *c = gs_comm_world_rank(sh->config->control, 0);
   job->outbox.flags |= flags;
   job->outbox.run = (uint32_t)job->current_run;
@@ -285,7 +285,7 @@ static gs_status lockstep_mpi(rank_job *job, uint32_t flags) {
     if ((sh->inbox[k].flags & LOCKSTEP_FAILED) && sh->failed_rank < 0) sh->failed_rank = k;
   }
   if (sh->failed_rank >= 0)
-    return gs_error_quiet(GS_ERR_ABORTED, "stopped because rank %d failed", sh->failed_rank);
+    return gs_error(GS_ERR_ABORTED, "stopped because rank %d failed", sh->failed_rank);
   sh->stop = (sh->inbox[0].flags & LOCKSTEP_STOP) != 0;
   return GS_OK;
 }
@@ -911,6 +911,8 @@ done:
   out->status = status;
   if (status != GS_OK && out->error[0] == '\0')
     snprintf(out->error, sizeof out->error, "%s", gs_last_error());
+  // A rank thread's error is recorded on the calling thread too.
+  if (status != GS_OK) gs_error(status, "%s", out->error);
   if (status != GS_OK) (void)add_failure_member(out);
   free(threads);
   free(jobs);

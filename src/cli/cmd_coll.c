@@ -569,6 +569,10 @@ static gs_status sweep_op(coll_session *cs, gs_coll_op op, int delay_rank, doubl
   gs_coll_point *pts = NULL;
   size_t n = 0;
   gs_status status = gs_coll_measure(&s, &pts, &n);
+  // Writing what was measured may record errors it tolerates; the failure
+  // of the measurement is what the command reports.
+  char failure[GS_TEXT_ERROR];
+  snprintf(failure, sizeof failure, "%s", status != GS_OK ? gs_last_error() : "");
   if (cs->job.process_rank == 0 && pts) {
     int world_size = gs_comm_world_size(cs->world);
     print_header(stdout, &s, world_size, launch, transport, pts, n);
@@ -595,6 +599,7 @@ static gs_status sweep_op(coll_session *cs, gs_coll_op op, int delay_rank, doubl
     if (added != GS_OK && status == GS_OK) status = added;
   }
   gs_coll_points_free(pts, n);
+  if (status != GS_OK && failure[0]) gs_error(status, "%s", failure);
   return status;
 }
 

@@ -87,7 +87,7 @@ gs_status gs_cmd_compare(int argc, char **argv) {
   else if (st != GS_OK)
     gs_error(st, "cannot render the comparison: out of memory");
   if (st == GS_OK && cmp.regressions > 0) {
-    gs_error_quiet(GS_REGRESSION, "%zu significant regression(s)", cmp.regressions);
+    gs_error(GS_REGRESSION, "%zu significant regression(s)", cmp.regressions);
     st = GS_REGRESSION;
   }
   gs_compare_free(&cmp);

@@ -1,8 +1,9 @@
 /* gpuscale: measures how GPU work scales across GPUs and nodes. This file
  * dispatches git-style subcommands and maps their status to the exit code:
  * 0 success, 1 the run failed (a rank error, a wrong result, I/O), 2 usage
- * error (bad, unknown or conflicting options), 3 regression found by compare.
- * See docs/cli.md. */
+ * error (bad, unknown or conflicting options), 3 regression found by compare,
+ * 4 partial (the run ended early; what was measured is written), 70 a bug
+ * in gpuscale (a broken internal invariant). See docs/cli.md. */
 #include <stdio.h>
 #include <string.h>
 
@@ -37,7 +38,8 @@ static void print_usage(FILE *out) {
     fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
   fprintf(out,
           "\n'gpuscale COMMAND --help' describes a command's options.\n"
-          "Exit codes: 0 success, 1 run failed, 2 usage error, 3 regression (compare).\n");
+          "Exit codes: 0 success, 1 run failed, 2 usage error, 3 regression (compare),\n"
+          "4 partial (what was measured is written), 70 internal error (a bug).\n");
 }
 
 int main(int argc, char **argv) {
@@ -55,8 +57,13 @@ int main(int argc, char **argv) {
     return 0;
   }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
-    if (strcmp(name, commands[i].name) == 0)
-      return gs_status_exit_code(commands[i].run(argc - 2, argv + 2));
+    if (strcmp(name, commands[i].name) == 0) {
+      const gs_status status = commands[i].run(argc - 2, argv + 2);
+      // Library code records errors; they are printed here, once. compare's
+      // regressions are its findings, already printed, not an error.
+      if (status != GS_OK && status != GS_REGRESSION) gs_error_print();
+      return gs_status_exit_code(status);
+    }
   }
   fprintf(stderr, "gpuscale: error: unknown command '%s' (see 'gpuscale --help')\n", name);
   return 2;

@@ -74,16 +74,22 @@ gs_status gs_error(gs_status status, const char *fmt, ...) {
   va_start(ap, fmt);
   record(fmt, ap);
   va_end(ap);
-  print_prefixed("error", thread_error);
   return status;
 }
 
-gs_status gs_error_quiet(gs_status status, const char *fmt, ...) {
+void gs_error_print(void) {
+  if (thread_error[0]) print_prefixed("error", thread_error);
+}
+
+void gs_bug(const char *file, int line, const char *fmt, ...) {
+  char text[GS_ERROR_TEXT_MAX];
   va_list ap;
   va_start(ap, fmt);
-  record(fmt, ap);
+  vsnprintf(text, sizeof text, fmt, ap);
   va_end(ap);
-  return status;
+  fprintf(stderr, "gpuscale: BUG: %s:%d: %s (please report it)\n", file, line, text);
+  fflush(stderr);
+  _exit(GS_EXIT_BUG);
 }
 
 gs_status gs_error_call(gs_status status, const char *library, const char *expr,

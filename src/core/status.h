@@ -1,6 +1,9 @@
 /* Status codes passed up through every layer, and the error reporting that
- * goes with them. Library code never exits: it returns a gs_status, and main
- * maps the status to the process exit code (see docs/cli.md). */
+ * goes with them. Library code never exits and never prints an error: it
+ * records the error (gs_error) and returns a gs_status; the command prints
+ * the error once and main maps the status to the process exit code (see
+ * docs/cli.md). A broken internal invariant is a bug: GS_BUG names its
+ * place and ends the process with its own exit code. */
 #ifndef GS_STATUS_H
 #define GS_STATUS_H
 
@@ -30,20 +33,31 @@ typedef enum {
 /* Stable lower-case name of a status, e.g. "verify" (used in result files). */
 const char *gs_status_name(gs_status status);
 
+/* Exit code of a bug in gpuscale (a broken internal invariant), as
+ * sysexits' EX_SOFTWARE. */
+#define GS_EXIT_BUG 70
+
 /* Process exit code for a status: 0 ok, 2 usage, 3 regression (compare),
- * 4 partial (docs/cli.md),
- * 1 anything else. */
+ * 4 partial, 70 internal error (a bug; docs/cli.md), 1 anything else. */
 int gs_status_exit_code(gs_status status);
 
-/* Records an error for the calling thread and prints it to stderr as
- * "gpuscale: error: [rank R @ host] message". Returns `status` so callers can
- * write `return gs_error(GS_ERR_IO, "cannot open %s", path);`. */
+/* Records an error for the calling thread, replacing the one before, and
+ * returns `status`, so that callers can write
+ * `return gs_error(GS_ERR_IO, "cannot open %s", path);`. Prints nothing:
+ * the command prints the error once (gs_error_print). */
 gs_status gs_error(gs_status status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* Like gs_error but prints nothing: for errors the caller reports itself. */
-gs_status gs_error_quiet(gs_status status, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+/* Prints the calling thread's recorded error to stderr as
+ * "gpuscale: error: message" (nothing when none is recorded). Called once
+ * by main for a command that failed. */
+void gs_error_print(void);
+
+/* A broken internal invariant: prints "gpuscale: BUG: file:line: message"
+ * and ends the process with GS_EXIT_BUG. Use through GS_BUG. */
+void gs_bug(const char *file, int line, const char *fmt, ...)
+    __attribute__((noreturn, format(printf, 3, 4)));
+#define GS_BUG(...) gs_bug(__FILE__, __LINE__, __VA_ARGS__)
 
 /* Used by the GS_CHECK_* macros: a failed library call with its expression,
  * location and the library's own message. */

@@ -25,7 +25,7 @@ static void verification_init(gs_verification *v, gs_verify_status status) {
 #define GS_INGEST_MAX_PROCESS_RANKS 1024
 
 static gs_status out_of_memory(void) {
-  return gs_error_quiet(GS_ERR_NOMEM, "out of memory building the result document");
+  return gs_error(GS_ERR_NOMEM, "out of memory building the result document");
 }
 
 /* The measurement gs_result_add_measurement appended last. */
@@ -160,10 +160,10 @@ static double rank_sum(const gs_ingest_mlperf_rank *ranks, size_t n, int tokens)
 }
 
 gs_status gs_ingest_add_mlperf(cJSON *doc, const gs_ingest_mlperf_rank *ranks, size_t n_ranks) {
-  if (n_ranks == 0) return gs_error_quiet(GS_ERR_INTERNAL, "gs_ingest_add_mlperf: no ranks");
+  if (n_ranks == 0) return gs_error(GS_ERR_INTERNAL, "gs_ingest_add_mlperf: no ranks");
   for (size_t i = 1; i < n_ranks; i++)
     if (ranks[i].log.scenario != ranks[0].log.scenario)
-      return gs_error_quiet(GS_ERR_FORMAT,
+      return gs_error(GS_ERR_FORMAT,
                             "%s ran the %s scenario but %s ran %s: ingest one scenario at a time",
                             ranks[0].dir, gs_mlperf_scenario_loadgen_name(ranks[0].log.scenario),
                             ranks[i].dir, gs_mlperf_scenario_loadgen_name(ranks[i].log.scenario));
@@ -391,12 +391,12 @@ gs_status gs_ingest_add_nccl_tests(cJSON *doc, const gs_nccl_tests_output *out, 
                                    const char *source) {
   size_t ws = gs_nccl_tests_world_size(out);
   if (ws == 0)
-    return gs_error_quiet(GS_ERR_FORMAT,
+    return gs_error(GS_ERR_FORMAT,
                           "%s: cannot tell how many ranks ran: no device list and no "
                           "'nThread N nGpus M' settings", source);
   // Without a device list the ranks are one process's threads x GPUs.
   if (out->n_ranks == 0 && ws > GS_INGEST_MAX_PROCESS_RANKS)
-    return gs_error_quiet(GS_ERR_FORMAT,
+    return gs_error(GS_ERR_FORMAT,
                           "%s: nThread %d x nGpus %d = %zu ranks in one process is not "
                           "plausible (at most %d)", source, out->threads, out->gpus_per_thread,
                           ws, GS_INGEST_MAX_PROCESS_RANKS);

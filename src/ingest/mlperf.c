@@ -637,14 +637,14 @@ gs_status gs_mlperf_merge(gs_mlperf_log *into, const gs_mlperf_log *from, const 
                           const char *from_source) {
   if (into->scenario != GS_MLPERF_SCENARIO_UNKNOWN && from->scenario != GS_MLPERF_SCENARIO_UNKNOWN &&
       into->scenario != from->scenario)
-    return gs_error_quiet(GS_ERR_FORMAT, "%s says scenario %s but %s says %s", into_source,
+    return gs_error(GS_ERR_FORMAT, "%s says scenario %s but %s says %s", into_source,
                           gs_mlperf_scenario_loadgen_name(into->scenario), from_source,
                           gs_mlperf_scenario_loadgen_name(from->scenario));
   if (into->mode[0] && from->mode[0] && strcmp(into->mode, from->mode) != 0)
-    return gs_error_quiet(GS_ERR_FORMAT, "%s says mode %s but %s says %s", into_source,
+    return gs_error(GS_ERR_FORMAT, "%s says mode %s but %s says %s", into_source,
                           into->mode, from_source, from->mode);
   if (into->valid >= 0 && from->valid >= 0 && into->valid != from->valid)
-    return gs_error_quiet(GS_ERR_FORMAT, "%s says the result is %s but %s says %s", into_source,
+    return gs_error(GS_ERR_FORMAT, "%s says the result is %s but %s says %s", into_source,
                           into->valid ? "VALID" : "INVALID", from_source,
                           from->valid ? "VALID" : "INVALID");
   if (from->scenario != GS_MLPERF_SCENARIO_UNKNOWN) into->scenario = from->scenario;

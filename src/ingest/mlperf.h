@@ -62,7 +62,7 @@ typedef struct {
 void gs_mlperf_log_init(gs_mlperf_log *log);
 
 /* Parses a summary (`size` bytes, need not be NUL-terminated). `source`
- * names the file in errors, which are recorded (gs_error_quiet, not
+ * names the file in errors, which are recorded (gs_error, not
  * printed) as "SOURCE:LINE: what was wrong (what was expected)".
  * Returns GS_OK or GS_ERR_FORMAT. */
 gs_status gs_mlperf_parse_summary(const char *data, size_t size, const char *source,

@@ -233,7 +233,7 @@ static gs_status rank_line(text_ctx *c, gs_span rest) {
                 "a device line without 'on HOST device N' (expected '#  Rank N ... on HOST "
                 "device N [bus id] NAME')");
   gs_nccl_tests_rank *r = new_rank(c->out, &c->rank_cap);
-  if (!r) return gs_error_quiet(GS_ERR_NOMEM, "out of memory reading %s", c->source);
+  if (!r) return gs_error(GS_ERR_NOMEM, "out of memory reading %s", c->source);
   r->rank = (int)rank;
   r->device = (int)device;
   gs_span_copy(host, r->host, sizeof r->host, 0);
@@ -385,7 +385,7 @@ static gs_status table_row(text_ctx *c, gs_span line) {
                 n, both, c->has_root ? " root" : "", c->out->cpu_time ? "cputime" : "time",
                 c->per_iter ? " i_min i_max i_p99 i_cv%" : "", c->timestamp ? ", timestamp" : "");
   gs_nccl_tests_row *row = new_row(c->out, &c->row_cap);
-  if (!row) return gs_error_quiet(GS_ERR_NOMEM, "out of memory reading %s", c->source);
+  if (!row) return gs_error(GS_ERR_NOMEM, "out of memory reading %s", c->source);
   row->line = c->line;
   row->root = -1;
   if (!gs_span_to_u64(tokens[0], &row->bytes))
@@ -540,7 +540,7 @@ static gs_status json_half(const char *source, const char *row_path, const cJSON
   size_t n = (size_t)cJSON_GetArraySize(times);
   if (n == 0) return GS_OK;
   h->iter_times_us = malloc(n * sizeof *h->iter_times_us);
-  if (!h->iter_times_us) return gs_error_quiet(GS_ERR_NOMEM, "out of memory reading %s", source);
+  if (!h->iter_times_us) return gs_error(GS_ERR_NOMEM, "out of memory reading %s", source);
   size_t i = 0;
   for (const cJSON *t = times->child; t; t = t->next, i++) {
     snprintf(p, sizeof p, "%s.%s.times_us[%zu]", row_path, per_iter_name, i);
@@ -566,7 +566,7 @@ static gs_status json_devices(const char *source, const cJSON *devices, gs_nccl_
       return gs_ingest_fail(source, 0, "%s.device is not a device number", path);
     if (!cJSON_IsString(host)) return gs_ingest_fail(source, 0, "%s.hostname is not a string", path);
     gs_nccl_tests_rank *r = new_rank(out, &cap);
-    if (!r) return gs_error_quiet(GS_ERR_NOMEM, "out of memory reading %s", source);
+    if (!r) return gs_error(GS_ERR_NOMEM, "out of memory reading %s", source);
     r->rank = (int)rank;
     r->device = (int)device;
     gs_span_copy((gs_span){host->valuestring, strlen(host->valuestring)}, r->host, sizeof r->host, 0);
@@ -585,7 +585,7 @@ static gs_status json_rows(const char *source, const cJSON *results, gs_nccl_tes
     snprintf(path, sizeof path, "results[%zu]", i);
     if (!cJSON_IsObject(r)) return json_wrong(source, path, r, "an object");
     gs_nccl_tests_row *row = new_row(out, &cap);
-    if (!row) return gs_error_quiet(GS_ERR_NOMEM, "out of memory reading %s", source);
+    if (!row) return gs_error(GS_ERR_NOMEM, "out of memory reading %s", source);
     row->root = -1;
     const cJSON *type = cJSON_GetObjectItemCaseSensitive(r, "type");
     const cJSON *redop = cJSON_GetObjectItemCaseSensitive(r, "redop");

@@ -61,7 +61,7 @@ typedef struct {
 } gs_nccl_tests_output;
 
 /* Parses nccl-tests output (text or JSON, told apart by a leading '{').
- * `source` names the file in errors, recorded with gs_error_quiet as
+ * `source` names the file in errors, recorded with gs_error as
  * "SOURCE:LINE: what was wrong (what was expected)" for text and
  * "SOURCE: results[3].in_place.time: ..." for JSON. On error `out` holds
  * nothing (freed). */

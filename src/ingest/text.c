@@ -175,8 +175,8 @@ gs_status gs_ingest_fail(const char *source, size_t line, const char *fmt, ...) 
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  if (line > 0) return gs_error_quiet(GS_ERR_FORMAT, "%s:%zu: %s", source, line, msg);
-  return gs_error_quiet(GS_ERR_FORMAT, "%s: %s", source, msg);
+  if (line > 0) return gs_error(GS_ERR_FORMAT, "%s:%zu: %s", source, line, msg);
+  return gs_error(GS_ERR_FORMAT, "%s: %s", source, msg);
 }
 
 void gs_text_position(const char *data, size_t size, size_t offset, size_t *line, size_t *column) {

@@ -57,7 +57,7 @@ int gs_span_to_i64(gs_span s, int64_t *out);
  * that are not printable ASCII become '?'. Returns buf. */
 char *gs_span_copy(gs_span s, char *buf, size_t size, int quote);
 
-/* Records (gs_error_quiet, not printed) a GS_ERR_FORMAT error about an
+/* Records (gs_error, not printed) a GS_ERR_FORMAT error about an
  * input as "SOURCE:LINE: message", or "SOURCE: message" for line 0, and
  * returns GS_ERR_FORMAT. */
 gs_status gs_ingest_fail(const char *source, size_t line, const char *fmt, ...)

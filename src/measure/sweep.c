@@ -214,10 +214,21 @@ static gs_status sweep_counts(const gs_sweep *sw, void *driver_ctx, const gs_u64
       for (size_t k = first; k < done; k++)
         snprintf(ms[k].variant, sizeof ms[k].variant, "%s", variant);
       if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+      if (status == GS_ERR_USAGE) {
+        // A request that cannot be measured is not a measurement: nothing of
+        // it is written, and a document from an earlier run stays as it was.
+        for (size_t k = first; k < done; k++) {
+          gs_measurement_free(&ms[k]);
+          gs_telemetry_free(&tm[k]);
+        }
+        done = first;
+        stop = 1;
+        continue;
+      }
       // A lost rank ends the job: no later measurement can run in lockstep.
       const int lost = sw->job && sw->job->control && loses_the_job(status);
       if (lost) sw->job->broken = 1;
-      if (status == GS_ERR_USAGE || status == GS_ERR_INTERRUPTED || lost) stop = 1;
+      if (status == GS_ERR_INTERRUPTED || lost) stop = 1;
       // Under a launcher only one process writes documents and prints
       // (process 0, or its stand-in once it is lost); every process measures.
       if (!gs_measure_job_writes(sw->job)) continue;

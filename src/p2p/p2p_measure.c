@@ -270,7 +270,7 @@ static gs_status enqueue_threaded(p2p_ctx *c, const lane *lanes, size_t n_lanes,
   for (size_t k = 0; k < started; k++) {
     pthread_join(ids[k], NULL);
     if (threads[k].status != GS_OK && st == GS_OK)
-      st = gs_error_quiet(threads[k].status, "%s", threads[k].error);
+      st = gs_error(threads[k].status, "%s", threads[k].error);
   }
   return st;
 }

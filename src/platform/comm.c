@@ -129,7 +129,12 @@ void gs_comm_job_finish(gs_comm_job *job) {
 
 void gs_comm_job_abort(const gs_comm_job *job, int exit_code) {
 #ifdef GS_HAVE_MPI
-  if (job->mpi_started) MPI_Abort(MPI_COMM_WORLD, exit_code);
+  // The process ends here, before main could print the command's error.
+  if (job->mpi_started) {
+    gs_error_print();
+    fflush(stdout);
+    MPI_Abort(MPI_COMM_WORLD, exit_code);
+  }
 #else
   (void)job;
   (void)exit_code;
@@ -416,10 +421,10 @@ void gs_comm_abort(gs_comm *c) {
 }
 
 static gs_status check_usable(gs_comm *c) {
-  if (c->aborted) return gs_error_quiet(GS_ERR_ABORTED, "the communicator was aborted");
+  if (c->aborted) return gs_error(GS_ERR_ABORTED, "the communicator was aborted");
   if (atomic_load(&c->world->any_aborted)) {
     gs_comm_abort(c);
-    return gs_error_quiet(GS_ERR_ABORTED, "stopped in %s because another rank failed", c->op_name);
+    return gs_error(GS_ERR_ABORTED, "stopped in %s because another rank failed", c->op_name);
   }
   return GS_OK;
 }
@@ -449,7 +454,7 @@ gs_status gs_comm_wait(gs_comm *c, cudaStream_t stream) {
       GS_TRY(gs_comm_check(c));
       if (gs_interrupt_signal() != 0) {
         gs_comm_abort(c);
-        return gs_error_quiet(GS_ERR_INTERRUPTED, "%s interrupted by signal %d", c->op_name,
+        return gs_error(GS_ERR_INTERRUPTED, "%s interrupted by signal %d", c->op_name,
                               gs_interrupt_signal());
       }
       if (comm_time_left(c, start) <= 0.0) {

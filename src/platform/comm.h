@@ -118,8 +118,10 @@ gs_status gs_comm_job_start(gs_comm_job *job);
 void gs_comm_job_finish(gs_comm_job *job);
 
 /* Ends every process of the job after a fatal error that the other
- * processes may not see (e.g. a timeout): MPI_Abort with `exit_code` in mpi
- * mode. Returns only in threads mode (the caller then returns normally). */
+ * processes may not see (e.g. a timeout): prints the calling thread's
+ * recorded error (main will not get to) and calls MPI_Abort with
+ * `exit_code` in mpi mode. Returns only in threads mode (the caller then
+ * returns normally). */
 void gs_comm_job_abort(const gs_comm_job *job, int exit_code);
 
 /* ---- transport and environment ---------------------------------------------- */

@@ -75,7 +75,7 @@ gs_status comm_exchange_barrier(gs_comm *c) {
   if (x->aborted) {
     pthread_mutex_unlock(&x->mutex);
     c->aborted = 1;
-    return gs_error_quiet(GS_ERR_ABORTED, "stopped in %s because another rank failed", c->op_name);
+    return gs_error(GS_ERR_ABORTED, "stopped in %s because another rank failed", c->op_name);
   }
   unsigned long generation = x->generation;
   x->arrived[c->rank] = generation + 1;
@@ -100,7 +100,7 @@ gs_status comm_exchange_barrier(gs_comm *c) {
   if (x->aborted) {
     pthread_mutex_unlock(&x->mutex);
     c->aborted = 1;
-    return gs_error_quiet(GS_ERR_ABORTED, "stopped in %s because another rank failed", c->op_name);
+    return gs_error(GS_ERR_ABORTED, "stopped in %s because another rank failed", c->op_name);
   }
   char missing[GS_TEXT_LONG];
   describe_missing(x, missing, sizeof missing);
@@ -294,7 +294,7 @@ gs_status comm_mpi_complete(gs_comm *c, MPI_Request *requests, int n) {
     if (done) return GS_OK;
     if ((spins & 255) == 0 && gs_interrupt_signal() != 0) {
       c->aborted = 1;
-      return gs_error_quiet(GS_ERR_INTERRUPTED, "%s interrupted by signal %d", c->op_name,
+      return gs_error(GS_ERR_INTERRUPTED, "%s interrupted by signal %d", c->op_name,
                             gs_interrupt_signal());
     }
     if ((spins & 255) == 0 && comm_time_left(c, start) <= 0.0) {

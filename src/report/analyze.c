@@ -978,7 +978,7 @@ gs_status gs_report_load_with(const char *const *paths, size_t n, const gs_repor
     prepare_all(out, docs, n);
     for (size_t i = 0; i < n && st == GS_OK; i++) {
       if (docs[i].status != GS_OK)
-        st = gs_error_quiet(docs[i].status, "%s", docs[i].error);
+        st = gs_error(docs[i].status, "%s", docs[i].error);
       else
         st = place_document(out, &docs[i]);
     }

@@ -218,7 +218,7 @@ static gs_status run_call(gs_llm_engine *e, engine_op op) {
     const engine_shard *sh = &e->shards[k];
     if (sh->status == GS_OK) continue;
     if (tp == 1) return sh->status;
-    return gs_error_quiet(sh->status, "tensor-parallel shard %u (%s %d): %s", k,
+    return gs_error(sh->status, "tensor-parallel shard %u (%s %d): %s", k,
                           e->backend == GS_BACKEND_CUDA ? "GPU" : "CPU rank",
                           e->backend == GS_BACKEND_CUDA ? sh->device : (int)k, sh->error);
   }

@@ -65,8 +65,7 @@ static gs_status driver_measure(void *ctx, const gs_run_config *config, size_t i
                                 gs_measurement *out) {
   llm_sweep *d = ctx;
   memset(out, 0, sizeof *out);
-  if (index >= d->capacity)
-    return gs_error(GS_ERR_INTERNAL, "llm measurement %zu of %zu", index, d->capacity);
+  if (index >= d->capacity) GS_BUG("llm measurement %zu of %zu", index, d->capacity);
   gs_llm_scenario_config sc;
   gs_llm_options_scenario(d->opts, config, &sc);
   gs_verification verify[GS_MAX_RANKS];
@@ -112,7 +111,7 @@ static gs_status driver_annotate(void *ctx, const gs_measurement *m, cJSON *meas
                                  size_t index) {
   llm_sweep *d = ctx;
   if (!measurement || index >= d->capacity || !d->runs[index])
-    return gs_error(GS_ERR_INTERNAL, "llm annotation of measurement %zu without results", index);
+    GS_BUG("llm annotation of measurement %zu without results", index);
   double peak = 0.0;
   if (strcmp(m->backend, "cuda") == 0 && m->world_size > 0)
     for (size_t g = 0; g < d->env->gpu_count; g++)

@@ -309,7 +309,7 @@ static void *replica_main(void *arg) {
     if (r->rank == 0 && !sh->run->control) sh->t0 = gs_time_seconds();
     if (gs_barrier_wait(&sh->barrier) == 0 && status == GS_OK) status = serve(r);
   } else if (status == GS_OK) {
-    status = gs_error_quiet(GS_ERR_ABORTED, "stopped because another replica failed");
+    status = gs_error(GS_ERR_ABORTED, "stopped because another replica failed");
   }
   sh->end[r->rank] = sh->t0 > 0.0 ? now_since(sh) : 0.0; /* 0: the clock never started */
   if (status != GS_OK) {
