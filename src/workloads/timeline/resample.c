@@ -53,7 +53,7 @@ static gs_status resample_options_check(void *opts) {
   gs_resample_options *o = opts;
   o->problem.shape.n_streams = 1;
   o->problem.shape.streams[0] = (gs_timeline_stream){(uint32_t)o->samples, (uint32_t)o->dims};
-  return gs_timeline_problem_check(&o->problem);
+  return gs_timeline_problem_check(&o->problem, "--samples/--dims");
 }
 
 static cJSON *resample_options_to_json(const void *opts) {
