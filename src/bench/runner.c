@@ -1,6 +1,6 @@
-/* The runner: measures one workload at one world size. This file splits
- * the work units over the ranks, allocates the rank records and runs the
- * measurement: one host thread per rank (runner_rank.c) in threads mode,
+/* The runner: measures one workload at one world size. This file plans
+ * the split of work units (bench/split.c), allocates the rank records and
+ * runs the measurement: one host thread per rank (runner_rank.c) in threads mode,
  * or this process's one rank in mpi mode (runner_mpi.c); the step times,
  * verification and statistics come from runner_summary.c. */
 #include "bench/runner.h"
@@ -24,47 +24,23 @@ const char *gs_scaling_name(gs_scaling scaling) {
   return "none";
 }
 
-static gs_status split_work(const gs_workload *w, const void *opts, const gs_run_config *c,
-                            gs_runner_shared *sh, uint64_t *total_units) {
-  uint64_t units = w->work_units(opts);
-  uint64_t n = (uint64_t)c->world_size;
-  if (c->scaling == GS_SCALING_WEAK && c->unit_counts)
-    return gs_error(GS_ERR_USAGE, "a proportional split applies to strong scaling only");
-  if (c->scaling == GS_SCALING_WEAK) {
-    for (uint64_t r = 0; r < n; r++) {
-      sh->unit_begin[r] = r * units;
-      sh->unit_count[r] = units;
-    }
-    *total_units = units * n;
-    return GS_OK;
+/* The measurement member "work_units": the unit, the step's total and each
+ * rank's share [begin, begin + count), so that a document shows which
+ * units every rank owned (under weak scaling: distinct units of its own). */
+static gs_status add_work_units(gs_measurement *m, const gs_workload *w,
+                                const gs_runner_shared *sh, int ranks) {
+  if (!m->extra && !(m->extra = cJSON_CreateObject()))
+    return gs_error(GS_ERR_NOMEM, "cannot record the work units");
+  cJSON *units = cJSON_AddObjectToObject(m->extra, "work_units");
+  cJSON *begin = units ? cJSON_AddArrayToObject(units, "begin") : NULL;
+  cJSON *count = units ? cJSON_AddArrayToObject(units, "count") : NULL;
+  if (!begin || !count || !cJSON_AddStringToObject(units, "unit", w->unit_name) ||
+      !cJSON_AddNumberToObject(units, "total", (double)sh->unit_total))
+    return gs_error(GS_ERR_NOMEM, "cannot record the work units");
+  for (int k = 0; k < ranks; k++) {
+    cJSON_AddItemToArray(begin, cJSON_CreateNumber((double)sh->unit_begin[k]));
+    cJSON_AddItemToArray(count, cJSON_CreateNumber((double)sh->unit_count[k]));
   }
-  if (units < n)
-    return gs_error(GS_ERR_USAGE,
-                    "cannot split %llu %s over %d ranks: give the workload more %s or use "
-                    "weak scaling",
-                    (unsigned long long)units, w->unit_name, c->world_size, w->unit_name);
-  if (c->unit_counts) {
-    uint64_t sum = 0;
-    for (uint64_t r = 0; r < n; r++) {
-      if (c->unit_counts[r] < 1 || c->unit_counts[r] > units)
-        return gs_error(GS_ERR_INTERNAL, "rank %llu is given %llu of %llu %s",
-                        (unsigned long long)r, (unsigned long long)c->unit_counts[r],
-                        (unsigned long long)units, w->unit_name);
-      sh->unit_count[r] = c->unit_counts[r];
-      sum += c->unit_counts[r];
-    }
-    if (sum != units)
-      return gs_error(GS_ERR_INTERNAL, "the ranks' %s add up to %llu, not %llu", w->unit_name,
-                      (unsigned long long)sum, (unsigned long long)units);
-  } else {
-    gs_split_even(units, c->world_size, sh->unit_count);
-  }
-  uint64_t begin = 0;
-  for (uint64_t r = 0; r < n; r++) {
-    sh->unit_begin[r] = begin;
-    begin += sh->unit_count[r];
-  }
-  *total_units = units;
   return GS_OK;
 }
 
@@ -128,10 +104,12 @@ gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
       goto done;
     }
   }
-  uint64_t total_units = 0;
-  status = split_work(workload, opts, config, sh, &total_units);
+  status = gs_split_plan(workload, opts, config, sh->unit_begin, sh->unit_count, &sh->unit_total);
   if (status != GS_OK) goto done;
-  workload->cost(opts, total_units, &out->cost);
+  // The whole problem of every rank: under weak scaling N times the units.
+  workload->cost(opts, sh->unit_total, &out->cost);
+  status = add_work_units(out, workload, sh, config->world_size);
+  if (status != GS_OK) goto done;
   status = allocate_records(out, sh, config);
   if (status != GS_OK) goto done;
   sh->mpi = config->control != NULL;

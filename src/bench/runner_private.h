@@ -39,6 +39,7 @@ typedef struct {
   int stop;                      /* written by rank 0 between barriers only */
   uint64_t unit_begin[GS_MAX_RANKS];
   uint64_t unit_count[GS_MAX_RANKS];
+  uint64_t unit_total;           /* units of the whole step (weak: world_size x the units) */
   /* mpi mode (one process, one rank; see lockstep_mpi). */
   int mpi;
   gs_lockstep_msg *inbox;           /* one message per process */

@@ -253,6 +253,7 @@ static gs_status rank_setup(gs_rank_job *job) {
   ctx->seed = c->seed;
   ctx->unit_begin = sh->unit_begin[job->rank];
   ctx->unit_count = sh->unit_count[job->rank];
+  ctx->unit_total = sh->unit_total;
   ctx->comm = sh->comm_world ? gs_comm_world_rank(sh->comm_world, sh->mpi ? 0 : job->rank) : NULL;
   job->slow_factor = gs_fault_slow_factor(&c->faults, job->rank);
   job->fail = gs_fault_find(&c->faults, GS_FAULT_FAIL, job->rank);

@@ -394,6 +394,7 @@ static gs_status mlp_setup(const void *opts, const gs_rank_context *ctx, void **
   if (ctx->backend == GS_BACKEND_CPU && o->precision != GS_MLP_FP32)
     return gs_error(GS_ERR_USAGE, "mlp: --precision %s needs the CUDA backend (the CPU runs fp32)",
                     precision_choices[o->precision]);
+  GS_TRY(gs_workload_check_share(ctx, gs_workload_mlp.key, gs_workload_mlp.unit_name));
   gs_mlp_state *s = calloc(1, sizeof *s);
   if (s == NULL) return gs_error(GS_ERR_NOMEM, "mlp: cannot allocate state");
   model_from_options(o, &s->model);
@@ -751,6 +752,7 @@ const gs_workload gs_workload_mlp = {
     .key = "mlp",
     .summary = "MLP training step (Adam, MSE), data parallel with bucketed gradient all-reduce",
     .unit_name = "samples",
+    .unit_option = "--batch",
     .item_unit = "samples",
     .communicates = 1,
     .options_new = mlp_options_new,

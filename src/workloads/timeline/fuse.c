@@ -94,6 +94,7 @@ const gs_workload gs_workload_fuse = {
     .key = "fuse",
     .summary = "several streams at different rates onto one timeline, concatenated (one kernel)",
     .unit_name = "batch elements",
+    .unit_option = "--batch",
     .item_unit = "values",
     .options_new = fuse_options_new,
     .options_free = fuse_options_free,

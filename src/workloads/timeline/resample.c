@@ -70,6 +70,7 @@ const gs_workload gs_workload_resample = {
     .key = "resample",
     .summary = "time series [B,S,D] onto target times [B,T]: search + linear interpolation",
     .unit_name = "batch elements",
+    .unit_option = "--batch",
     .item_unit = "values",
     .options_new = resample_options_new,
     .options_free = resample_options_free,

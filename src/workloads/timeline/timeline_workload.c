@@ -206,11 +206,7 @@ static gs_status setup_device(gs_timeline_state *s, const gs_rank_context *ctx) 
 gs_status gs_timeline_setup(const void *opts, const gs_rank_context *ctx, void **state) {
   const gs_timeline_problem *p = opts;
   *state = NULL;
-  if (ctx->unit_count < 1 || ctx->unit_begin > p->batch ||
-      ctx->unit_count > p->batch - ctx->unit_begin)
-    return gs_error(GS_ERR_INTERNAL, "timeline: batch elements [%llu, +%llu) outside the %llu",
-                    (unsigned long long)ctx->unit_begin, (unsigned long long)ctx->unit_count,
-                    (unsigned long long)p->batch);
+  GS_TRY(gs_workload_check_share(ctx, "timeline", "batch elements"));
   gs_timeline_state *s = calloc(1, sizeof *s);
   if (s == NULL) return gs_error(GS_ERR_NOMEM, "timeline: cannot allocate state");
   s->shape = p->shape;

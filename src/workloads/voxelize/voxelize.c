@@ -344,11 +344,7 @@ static gs_status setup_device(gs_voxelize_state *s, const gs_rank_context *ctx) 
 static gs_status voxelize_setup(const void *opts, const gs_rank_context *ctx, void **state) {
   const gs_voxelize_options *o = opts;
   *state = NULL;
-  if (ctx->unit_count < 1 || ctx->unit_begin > o->clouds ||
-      ctx->unit_count > o->clouds - ctx->unit_begin)
-    return gs_error(GS_ERR_INTERNAL, "voxelize: clouds [%llu, +%llu) outside the %llu clouds",
-                    (unsigned long long)ctx->unit_begin, (unsigned long long)ctx->unit_count,
-                    (unsigned long long)o->clouds);
+  GS_TRY(gs_workload_check_share(ctx, gs_workload_voxelize.key, gs_workload_voxelize.unit_name));
   gs_voxelize_state *s = calloc(1, sizeof *s);
   if (s == NULL) return gs_error(GS_ERR_NOMEM, "voxelize: cannot allocate state");
   params_from_options(o, &s->params);
@@ -599,6 +595,7 @@ const gs_workload gs_workload_voxelize = {
     .key = "voxelize",
     .summary = "point clouds to voxel grids: count, occupancy, per-voxel feature mean or max",
     .unit_name = "clouds",
+    .unit_option = "--clouds",
     .item_unit = "points",
     .options_new = voxelize_options_new,
     .options_free = voxelize_options_free,
