@@ -77,7 +77,8 @@ static void run_ranks(const void *opts, int ranks, uint64_t per_rank, uint64_t s
     runs[k] = (rank_run){.opts = opts, .steps = steps, .params = malloc(count * sizeof(float))};
     runs[k].ctx = (gs_rank_context){.rank = k, .world_size = ranks, .backend = GS_BACKEND_CUDA,
                                     .device = k, .seed = 5, .unit_begin = (uint64_t)k * per_rank,
-                                    .unit_count = per_rank, .comm = gs_comm_world_rank(world, k)};
+                                    .unit_count = per_rank,
+                                    .unit_total = (uint64_t)ranks * per_rank, .comm = gs_comm_world_rank(world, k)};
     assert_int_equal(pthread_create(&threads[k], NULL, rank_main, &runs[k]), 0);
   }
   for (int k = 0; k < ranks; k++) pthread_join(threads[k], NULL);

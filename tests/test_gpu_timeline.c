@@ -41,7 +41,7 @@ static void run_case(const gs_workload *w, const char *const *args, uint64_t beg
   assert_int_equal(w->options_check(opts), GS_OK);
   gs_rank_context ctx = {.rank = 0, .world_size = 1, .backend = GS_BACKEND_CUDA, .device = 0,
                          .stream = test_stream, .seed = 99, .unit_begin = begin,
-                         .unit_count = count};
+                         .unit_count = count, .unit_total = begin + count};
   void *state = NULL;
   assert_int_equal(w->setup(opts, &ctx, &state), GS_OK);
   assert_int_equal(w->step(state), GS_OK);

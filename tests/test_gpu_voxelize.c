@@ -52,7 +52,8 @@ static void run_case(void *opts, uint64_t begin, uint64_t count, const char *lab
                          .stream = test_stream,
                          .seed = 1234,
                          .unit_begin = begin,
-                         .unit_count = count};
+                         .unit_count = count,
+                         .unit_total = begin + count};
   void *state = NULL;
   assert_int_equal(w->setup(opts, &ctx, &state), GS_OK);
   assert_int_equal(w->step(state), GS_OK);

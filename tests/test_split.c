@@ -103,6 +103,57 @@ static gs_run_config cpu_config(int ranks) {
   return c;
 }
 
+/* gs_split_check: strong needs a unit per rank (usage error naming the
+ * options), weak takes any count but no proportional split; gs_split_plan
+ * gives weak rank k the units [k*U, (k+1)*U) of N*U. */
+static void test_split_check(void **unused) {
+  (void)unused;
+  void *opts = resample_options("8");
+  gs_run_config c = cpu_config(8);
+  assert_int_equal(gs_split_check(&gs_workload_resample, opts, &c), GS_OK);
+  c.world_size = 16;
+  assert_int_equal(gs_split_check(&gs_workload_resample, opts, &c), GS_ERR_USAGE);
+  assert_non_null(strstr(gs_last_error(), "cannot split 8 batch elements over 16 ranks"));
+  assert_non_null(strstr(gs_last_error(), "--batch 16 or more"));
+  assert_non_null(strstr(gs_last_error(), "--ranks/--gpus"));
+  c.split_proportional = 1;
+  c.world_size = 2;
+  assert_int_equal(gs_split_check(&gs_workload_resample, opts, &c), GS_OK);
+  c.scaling = GS_SCALING_WEAK;
+  assert_int_equal(gs_split_check(&gs_workload_resample, opts, &c), GS_ERR_USAGE);
+  assert_non_null(strstr(gs_last_error(), "--split proportional"));
+  c.split_proportional = 0;
+  c.world_size = 16;
+  assert_int_equal(gs_split_check(&gs_workload_resample, opts, &c), GS_OK);
+  uint64_t begin[GS_MAX_RANKS], count[GS_MAX_RANKS], total = 0;
+  assert_int_equal(gs_split_plan(&gs_workload_resample, opts, &c, begin, count, &total), GS_OK);
+  assert_true(total == 16 * 8);
+  for (int k = 0; k < 16; k++) assert_true(begin[k] == 8 * (uint64_t)k && count[k] == 8);
+  c.scaling = GS_SCALING_STRONG;
+  c.world_size = 3;
+  assert_int_equal(gs_split_plan(&gs_workload_resample, opts, &c, begin, count, &total), GS_OK);
+  assert_true(total == 8 && begin[0] == 0 && count[0] == 3 && begin[1] == 3 && count[1] == 3 &&
+              begin[2] == 6 && count[2] == 2);
+  gs_workload_resample.options_free(opts);
+}
+
+/* Weak scaling through the runner: rank 1 owns elements past --batch,
+ * verifies them, and the cost is that of both ranks' elements. */
+static void test_runner_weak(void **unused) {
+  (void)unused;
+  void *opts = resample_options("3");
+  gs_run_config c = cpu_config(2);
+  c.scaling = GS_SCALING_WEAK;
+  gs_measurement m;
+  assert_int_equal(gs_runner_measure(&gs_workload_resample, opts, &c, &m), GS_OK);
+  assert_int_equal(m.cost.items, 2 * 3 * 1024 * 64);
+  assert_int_equal(m.runs[0].ranks[1].items_per_step, 3 * 1024 * 64);
+  assert_int_equal(m.runs[0].ranks[1].verification.status, GS_VERIFY_PASSED);
+  assert_non_null(strstr(m.runs[0].ranks[1].verification.detail, "[3,6)"));
+  gs_measurement_free(&m);
+  gs_workload_resample.options_free(opts);
+}
+
 static void test_runner_unit_counts(void **unused) {
   (void)unused;
   void *opts = resample_options("6");
@@ -113,7 +164,12 @@ static void test_runner_unit_counts(void **unused) {
   assert_int_equal(gs_runner_measure(&gs_workload_resample, opts, &c, &m), GS_OK);
   assert_int_equal(m.runs[0].ranks[0].items_per_step, 5 * 1024 * 64);
   assert_int_equal(m.runs[0].ranks[1].items_per_step, 1 * 1024 * 64);
-  assert_null(m.extra);  // no faults given
+  // No faults given; the work units name each rank's share.
+  assert_null(cJSON_GetObjectItemCaseSensitive(m.extra, "faults"));
+  char *units = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(m.extra, "work_units"));
+  assert_string_equal(units, "{\"begin\":[0,5],\"count\":[5,1],\"unit\":\"batch elements\","
+                             "\"total\":6}");
+  free(units);
   gs_measurement_free(&m);
   const uint64_t wrong[] = {5, 2};
   c.unit_counts = wrong;
@@ -167,6 +223,8 @@ int main(void) {
       cmocka_unit_test(test_even),
       cmocka_unit_test(test_proportional),
       cmocka_unit_test(test_fault_parse),
+      cmocka_unit_test(test_split_check),
+      cmocka_unit_test(test_runner_weak),
       cmocka_unit_test(test_runner_unit_counts),
       cmocka_unit_test(test_proportional_beats_even),
   };

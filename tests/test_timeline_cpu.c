@@ -223,9 +223,13 @@ static void test_cpu_backend(void **unused) {
   const char *args[] = {"--streams", "9x5,1x2,40x3", "--targets", "33", "--outside", "0.3",
                         "--duplicates", "0.3", "--batch", "6", NULL};
   assert_int_equal(parse(w, opts, args), GS_OK);
-  for (uint64_t begin = 0; begin < 6; begin += 3) {
+  // Two ranks of a strong split of the 6 elements, then rank 1 of a weak
+  // split of 12 over 2 ranks (elements past --batch, generated from their index).
+  const uint64_t shares[][2] = {{0, 6}, {3, 6}, {6, 12}};
+  for (size_t k = 0; k < 3; k++) {
     gs_rank_context ctx = {.backend = GS_BACKEND_CPU, .device = -1, .seed = 3,
-                           .unit_begin = begin, .unit_count = 3, .world_size = 2};
+                           .unit_begin = shares[k][0], .unit_count = 3,
+                           .unit_total = shares[k][1], .world_size = 2};
     void *state = NULL;
     assert_int_equal(w->setup(opts, &ctx, &state), GS_OK);
     gs_verification v;
@@ -236,9 +240,11 @@ static void test_cpu_backend(void **unused) {
     assert_non_null(strstr(v.detail, "held"));
     w->teardown(state);
   }
-  gs_rank_context outside = {.backend = GS_BACKEND_CPU, .unit_begin = 5, .unit_count = 2};
+  gs_rank_context outside = {.backend = GS_BACKEND_CPU, .unit_begin = 5, .unit_count = 2,
+                             .unit_total = 6};
   void *state = NULL;
   assert_int_equal(w->setup(opts, &outside, &state), GS_ERR_INTERNAL);
+  assert_non_null(strstr(gs_last_error(), "[5, +2) outside the step's 6"));
   w->options_free(opts);
 }
 

@@ -351,11 +351,14 @@ static void test_cpu_backend_through_vtable(void **state) {
                           modes[m][2], modes[m][3], NULL};
     void *opts = NULL;
     assert_int_equal(parse_args(args, &opts), GS_OK);
-    const uint64_t splits[][2] = {{0, 3}, {1, 2}, {2, 1}};
-    for (size_t k = 0; k < 3; k++) {
+    // {begin, count, total}: strong shares of the 3 clouds, and rank 1 of a
+    // weak split over 2 ranks (clouds 3..5, past --clouds).
+    const uint64_t splits[][3] = {{0, 3, 3}, {1, 2, 3}, {2, 1, 3}, {3, 3, 6}};
+    for (size_t k = 0; k < 4; k++) {
       gs_rank_context ctx = {.rank = 0, .world_size = 1, .backend = GS_BACKEND_CPU,
                              .device = -1, .stream = NULL, .seed = 7,
-                             .unit_begin = splits[k][0], .unit_count = splits[k][1]};
+                             .unit_begin = splits[k][0], .unit_count = splits[k][1],
+                             .unit_total = splits[k][2]};
       void *st = NULL;
       assert_int_equal(w->setup(opts, &ctx, &st), GS_OK);
       assert_int_equal(w->step(st), GS_OK);
@@ -369,7 +372,7 @@ static void test_cpu_backend_through_vtable(void **state) {
     }
     void *st = NULL;
     gs_rank_context bad = {.backend = GS_BACKEND_CPU, .device = -1, .seed = 7,
-                           .unit_begin = 2, .unit_count = 2};
+                           .unit_begin = 2, .unit_count = 2, .unit_total = 3};
     assert_int_not_equal(w->setup(opts, &bad, &st), GS_OK);
     assert_null(st);
     w->options_free(opts);

@@ -171,8 +171,26 @@ static size_t variant_total(const gs_sweep *sw) {
   return n > 0 ? n : 1;
 }
 
+/* The split of every variant at every rank count, before anything is
+ * measured or written: a split that cannot work is a usage error. */
+static gs_status check_splits(const gs_sweep *sw, const gs_u64_list *counts, size_t variants) {
+  for (size_t v = 0; v < variants; v++) {
+    char name[GS_TEXT_SHORT] = "";
+    if (sw->workload->variant_select)
+      sw->workload->variant_select((void *)sw->workload_opts, v, name, sizeof name);
+    for (size_t i = 0; i < counts->n; i++) {
+      gs_run_config config = *sw->config;
+      config.world_size = (int)counts->v[i];
+      GS_TRY(gs_split_check(sw->workload, sw->workload_opts, &config));
+    }
+  }
+  return GS_OK;
+}
+
 static gs_status sweep_counts(const gs_sweep *sw, void *driver_ctx, const gs_u64_list *counts) {
   const size_t variants = variant_total(sw);
+  // A workload with its own timing loop splits nothing into fixed units.
+  if (!sw->workload->driver) GS_TRY(check_splits(sw, counts, variants));
   // A proportional split measures two splits per rank count.
   const size_t total = 2 * variants * counts->n;
   gs_measurement *ms = calloc(total, sizeof *ms);

@@ -22,9 +22,11 @@
 #include "workloads/run_config.h"
 
 /* What one rank is asked to do. The rank owns work units
- * [unit_begin, unit_begin + unit_count) of the step (e.g. clouds); data for
- * a unit must depend only on the seed and the unit's index, so that any
- * split over ranks computes the same thing. */
+ * [unit_begin, unit_begin + unit_count) of the step's unit_total (e.g.
+ * clouds); data for a unit must depend only on the seed and the unit's
+ * index, so that any split over ranks computes the same thing and, under
+ * weak scaling (unit_total = world_size times the workload's units, rank k
+ * owning [k*U, (k+1)*U)), every rank has units of its own. */
 typedef struct {
   int rank;
   int world_size;
@@ -34,6 +36,7 @@ typedef struct {
   uint64_t seed;
   uint64_t unit_begin;
   uint64_t unit_count;        /* >= 1 */
+  uint64_t unit_total;        /* units of the whole step over every rank */
   /* The rank's communicator (platform/comm.h) when the workload sets
    * `communicates`, else NULL. Used only from this rank's thread. */
   struct gs_comm *comm;
@@ -80,6 +83,7 @@ typedef struct gs_workload {
   const char *key;            /* stable name on the command line and in results */
   const char *summary;        /* one line for help */
   const char *unit_name;      /* what is split over ranks, e.g. "clouds" */
+  const char *unit_option;    /* the option that sets work_units, e.g. "--clouds" */
   const char *item_unit;      /* what throughput counts, e.g. "points" */
   /* Non-zero: the runner creates a communicator world before setup and
    * gives each rank its handle in ctx->comm; after every timed step it
@@ -122,6 +126,13 @@ typedef struct gs_workload {
   size_t (*variant_count)(const void *opts);
   void (*variant_select)(void *opts, size_t index, char *name, size_t name_size);
 } gs_workload;
+
+/* Checks that a rank's share lies in the step: unit_count >= 1 and
+ * unit_begin + unit_count <= unit_total. A workload's setup calls it before
+ * anything else; GS_ERR_INTERNAL (the runner's split is wrong) naming the
+ * workload `key` and its `unit_name`. Any thread. */
+gs_status gs_workload_check_share(const gs_rank_context *ctx, const char *key,
+                                  const char *unit_name);
 
 /* The workload registered under `key`, or NULL. */
 const gs_workload *gs_workload_find(const char *key);

@@ -226,6 +226,7 @@ const gs_workload gs_workload_llm = {
     .key = "llm",
     .summary = "Llama-family decoder inference (random weights): offline, server, single-stream",
     .unit_name = "samples",
+    .unit_option = "--samples",
     .item_unit = "tokens",
     .options_new = gs_llm_options_new,
     .options_free = gs_llm_options_free,

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "core/checked.h"
 #include "platform/comm.h"
 #include "workloads/mlp/mlp.h"
 #include "workloads/mlp/mlp_cuda.h"
@@ -19,6 +20,7 @@
 #define GS_MLP_MAX_BATCH (1ull << 22)
 #define GS_MLP_MAX_SAMPLES (1ull << 26)
 #define GS_MLP_MAX_RANKS 64
+#define GS_MLP_MAX_BYTES (64ull << 30) /* per host buffer group, see check_sizes */
 /* Gradient tolerances per precision (fp32, tf32, bf16): each element
  * |gpu - cpu| <= tolerance x max |cpu|, and over all parameters
  * ||gpu - cpu|| <= norm tolerance x ||cpu||. tf32 keeps 10 mantissa bits in
@@ -137,6 +139,46 @@ static void model_from_options(const gs_mlp_options *o, gs_mlp_model *m) {
   m->dropout = (float)(o->given_dropout ? o->dropout : preset_dropout[o->preset]);
 }
 
+/* The host buffers the options ask for, each checked against
+ * GS_MLP_MAX_BYTES with checked products: the parameters (weights,
+ * gradients and Adam's two moments, 16 bytes each), one rank's activations
+ * at the largest batch (every layer's outputs and two gradient buffers of
+ * the widest layer, 4 bytes each) and the synthetic dataset. */
+static gs_status check_sizes(const gs_mlp_options *o) {
+  gs_mlp_model m;
+  model_from_options(o, &m);
+  uint64_t width_sum = 0, widest = 0, product = 0;
+  for (int l = 0; l <= m.n_layers; l++) {
+    width_sum += m.widths[l];
+    if (m.widths[l] > widest) widest = m.widths[l];
+  }
+  const uint64_t params[] = {gs_mlp_param_count(&m), 16};
+  if (gs_product_u64_exceeds(params, 2, GS_MLP_MAX_BYTES, &product))
+    return gs_error(GS_ERR_USAGE,
+                    "--layers: %llu parameters need more than the limit of %llu GiB for weights, "
+                    "gradients and Adam moments",
+                    (unsigned long long)gs_mlp_param_count(&m),
+                    (unsigned long long)(GS_MLP_MAX_BYTES >> 30));
+  uint64_t batch = o->batch;
+  for (size_t i = 0; o->given_batch_sizes && i < o->batch_sizes.n; i++)
+    if (o->batch_sizes.v[i] > batch) batch = o->batch_sizes.v[i];
+  const uint64_t activations[] = {batch, width_sum + 2 * widest, 4};
+  if (gs_product_u64_exceeds(activations, 3, GS_MLP_MAX_BYTES, &product))
+    return gs_error(GS_ERR_USAGE,
+                    "--batch %llu x --layers (%llu values per sample): activations over the "
+                    "limit of %llu GiB",
+                    (unsigned long long)batch, (unsigned long long)(width_sum + 2 * widest),
+                    (unsigned long long)(GS_MLP_MAX_BYTES >> 30));
+  const uint64_t dataset[] = {o->samples, (uint64_t)m.widths[0] + m.widths[m.n_layers], 4};
+  if (gs_product_u64_exceeds(dataset, 3, GS_MLP_MAX_BYTES, &product))
+    return gs_error(GS_ERR_USAGE,
+                    "--samples %llu x --layers (%u inputs + %u outputs): the dataset is over the "
+                    "limit of %llu GiB",
+                    (unsigned long long)o->samples, m.widths[0], m.widths[m.n_layers],
+                    (unsigned long long)(GS_MLP_MAX_BYTES >> 30));
+  return GS_OK;
+}
+
 static gs_status mlp_options_check(void *opts) {
   gs_mlp_options *o = opts;
   if (o->given_batch && o->given_batch_sizes)
@@ -155,7 +197,7 @@ static gs_status mlp_options_check(void *opts) {
     return gs_error(GS_ERR_USAGE,
                     "--layers takes 2 to %d widths (inputs, hidden..., outputs), got %zu",
                     GS_MLP_MAX_LAYERS + 1, o->layers.n);
-  return GS_OK;
+  return check_sizes(o);
 }
 
 static cJSON *mlp_options_to_json(const void *opts) {
@@ -352,6 +394,7 @@ static gs_status mlp_setup(const void *opts, const gs_rank_context *ctx, void **
   if (ctx->backend == GS_BACKEND_CPU && o->precision != GS_MLP_FP32)
     return gs_error(GS_ERR_USAGE, "mlp: --precision %s needs the CUDA backend (the CPU runs fp32)",
                     precision_choices[o->precision]);
+  GS_TRY(gs_workload_check_share(ctx, gs_workload_mlp.key, gs_workload_mlp.unit_name));
   gs_mlp_state *s = calloc(1, sizeof *s);
   if (s == NULL) return gs_error(GS_ERR_NOMEM, "mlp: cannot allocate state");
   model_from_options(o, &s->model);
@@ -709,6 +752,7 @@ const gs_workload gs_workload_mlp = {
     .key = "mlp",
     .summary = "MLP training step (Adam, MSE), data parallel with bucketed gradient all-reduce",
     .unit_name = "samples",
+    .unit_option = "--batch",
     .item_unit = "samples",
     .communicates = 1,
     .options_new = mlp_options_new,

@@ -71,7 +71,7 @@ static gs_status parse_streams(const char *text, gs_timeline_shape *shape) {
 static gs_status fuse_options_check(void *opts) {
   gs_fuse_options *o = opts;
   GS_TRY(parse_streams(o->streams, &o->problem.shape));
-  return gs_timeline_problem_check(&o->problem);
+  return gs_timeline_problem_check(&o->problem, "--streams");
 }
 
 static cJSON *fuse_options_to_json(const void *opts) {
@@ -94,6 +94,7 @@ const gs_workload gs_workload_fuse = {
     .key = "fuse",
     .summary = "several streams at different rates onto one timeline, concatenated (one kernel)",
     .unit_name = "batch elements",
+    .unit_option = "--batch",
     .item_unit = "values",
     .options_new = fuse_options_new,
     .options_free = fuse_options_free,

@@ -53,7 +53,7 @@ static gs_status resample_options_check(void *opts) {
   gs_resample_options *o = opts;
   o->problem.shape.n_streams = 1;
   o->problem.shape.streams[0] = (gs_timeline_stream){(uint32_t)o->samples, (uint32_t)o->dims};
-  return gs_timeline_problem_check(&o->problem);
+  return gs_timeline_problem_check(&o->problem, "--samples/--dims");
 }
 
 static cJSON *resample_options_to_json(const void *opts) {
@@ -70,6 +70,7 @@ const gs_workload gs_workload_resample = {
     .key = "resample",
     .summary = "time series [B,S,D] onto target times [B,T]: search + linear interpolation",
     .unit_name = "batch elements",
+    .unit_option = "--batch",
     .item_unit = "values",
     .options_new = resample_options_new,
     .options_free = resample_options_free,

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "core/checked.h"
 #include "workloads/timeline/timeline_cuda.h"
 
 #define GS_TIMELINE_MAX_UNIT_BYTES (16ull << 30)
@@ -45,7 +46,7 @@ void gs_timeline_problem_init(gs_timeline_problem *p, gs_option *table) {
   memcpy(table, common, sizeof common);
 }
 
-gs_status gs_timeline_problem_check(gs_timeline_problem *p) {
+gs_status gs_timeline_problem_check(gs_timeline_problem *p, const char *stream_options) {
   gs_timeline_shape *sh = &p->shape;
   sh->targets = (uint32_t)p->targets;
   sh->dtype = (gs_timeline_dtype)p->dtype;
@@ -54,13 +55,22 @@ gs_status gs_timeline_problem_check(gs_timeline_problem *p) {
   if (width > UINT32_MAX / 2)
     return gs_error(GS_ERR_USAGE, "the output has %llu values per target, over 2^31",
                     (unsigned long long)width);
-  uint64_t bytes = p->targets * width * elem + p->targets * 4;
-  for (size_t s = 0; s < sh->n_streams; s++)
-    bytes += (uint64_t)sh->streams[s].samples * (sh->streams[s].dims * elem + 4);
-  if (bytes > GS_TIMELINE_MAX_UNIT_BYTES)
+  // Each term is checked against the limit before it is added, so neither a
+  // product nor the sum of at most 2 + GS_TIMELINE_MAX_STREAMS terms wraps.
+  const uint64_t output[] = {p->targets, width * elem + 4};
+  uint64_t bytes = 0, term = 0;
+  int over = gs_product_u64_exceeds(output, 2, GS_TIMELINE_MAX_UNIT_BYTES, &term);
+  bytes += over ? 0 : term;
+  for (size_t s = 0; s < sh->n_streams && !over; s++) {
+    const uint64_t input[] = {sh->streams[s].samples, sh->streams[s].dims * elem + 4};
+    over = gs_product_u64_exceeds(input, 2, GS_TIMELINE_MAX_UNIT_BYTES, &term);
+    bytes += over ? 0 : term;
+  }
+  if (over || bytes > GS_TIMELINE_MAX_UNIT_BYTES)
     return gs_error(GS_ERR_USAGE,
-                    "one batch element needs %.1f GiB of inputs and output, over the 16 GiB limit",
-                    (double)bytes / (double)(1ull << 30));
+                    "--targets/%s: one batch element needs more than the limit of 16 GiB of "
+                    "inputs and output",
+                    stream_options);
   return GS_OK;
 }
 
@@ -196,11 +206,7 @@ static gs_status setup_device(gs_timeline_state *s, const gs_rank_context *ctx) 
 gs_status gs_timeline_setup(const void *opts, const gs_rank_context *ctx, void **state) {
   const gs_timeline_problem *p = opts;
   *state = NULL;
-  if (ctx->unit_count < 1 || ctx->unit_begin > p->batch ||
-      ctx->unit_count > p->batch - ctx->unit_begin)
-    return gs_error(GS_ERR_INTERNAL, "timeline: batch elements [%llu, +%llu) outside the %llu",
-                    (unsigned long long)ctx->unit_begin, (unsigned long long)ctx->unit_count,
-                    (unsigned long long)p->batch);
+  GS_TRY(gs_workload_check_share(ctx, "timeline", "batch elements"));
   gs_timeline_state *s = calloc(1, sizeof *s);
   if (s == NULL) return gs_error(GS_ERR_NOMEM, "timeline: cannot allocate state");
   s->shape = p->shape;

@@ -30,9 +30,10 @@ extern const char *const gs_timeline_dtype_choices[]; /* "float32", "bfloat16" *
 void gs_timeline_problem_init(gs_timeline_problem *p, gs_option *table);
 
 /* After the workload set p->shape.streams: fills the rest of the shape and
- * checks sizes (limits of timeline.h, 16 GiB per batch element).
- * GS_ERR_USAGE naming the option. */
-gs_status gs_timeline_problem_check(gs_timeline_problem *p);
+ * checks sizes (limits of timeline.h, 16 GiB per batch element, products
+ * checked for overflow). GS_ERR_USAGE naming the option; `stream_options`
+ * names the workload's options that set the streams (e.g. "--streams"). */
+gs_status gs_timeline_problem_check(gs_timeline_problem *p, const char *stream_options);
 
 /* Adds the common options' values to a workload's options JSON. */
 void gs_timeline_problem_to_json(const gs_timeline_problem *p, cJSON *json);

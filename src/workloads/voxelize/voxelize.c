@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "core/checked.h"
 #include "core/rng.h"
 #include "workloads/voxelize/voxelize.h"
 #include "workloads/voxelize/voxelize_cuda.h"
@@ -17,6 +18,7 @@
 #define GS_VOXELIZE_MAX_CLOUDS 65535ull       /* one CUDA grid row per cloud */
 #define GS_VOXELIZE_MAX_FEATURES 1024ull
 #define GS_VOXELIZE_MAX_GRID_BYTES (16ull << 30) /* per cloud, at 4 bytes per value */
+#define GS_VOXELIZE_MAX_CLOUD_BYTES (64ull << 30) /* a cloud's points and features */
 #define GS_VOXELIZE_MEAN_RTOL 1e-5
 
 static const char *const mode_choices[] = {"count", "occupancy", "mean", "max", NULL};
@@ -139,15 +141,25 @@ static gs_status voxelize_options_check(void *opts) {
   if (o->outside + o->nonfinite > 1.0)
     return gs_error(GS_ERR_USAGE, "--outside %g plus --nonfinite %g is over 1", o->outside,
                     o->nonfinite);
-  const uint64_t cells = gs_voxelize_cells(&p);
-  const uint64_t values = cells * (o->features > 0 ? o->features : 1);
-  if (values > GS_VOXELIZE_MAX_GRID_BYTES / 4)
+  // Checked: three axes of up to 2^24 voxels overflow 64 bits (2^72).
+  const uint64_t per_voxel = o->features > 0 ? o->features : 1;
+  const uint64_t grid_values[] = {p.dims[0], p.dims[1], p.dims[2], per_voxel};
+  uint64_t values = 0;
+  if (gs_product_u64_exceeds(grid_values, 4, GS_VOXELIZE_MAX_GRID_BYTES / 4, &values))
     return gs_error(GS_ERR_USAGE,
-                    "--grid %ux%ux%u with %llu value(s) per voxel needs %.1f GiB per cloud, over "
-                    "the 16 GiB limit",
-                    p.dims[0], p.dims[1], p.dims[2],
-                    (unsigned long long)(o->features > 0 ? o->features : 1),
-                    (double)values * 4.0 / (double)(1ull << 30));
+                    "--grid %ux%ux%u with %llu value(s) per voxel is over the limit of %llu "
+                    "values (16 GiB) per cloud",
+                    p.dims[0], p.dims[1], p.dims[2], (unsigned long long)per_voxel,
+                    (unsigned long long)(GS_VOXELIZE_MAX_GRID_BYTES / 4));
+  // A cloud's inputs: 3 coordinates and F features per point, 4 bytes each.
+  const uint64_t cloud_input[] = {o->points, 3 + o->features, 4};
+  uint64_t input_bytes = 0;
+  if (gs_product_u64_exceeds(cloud_input, 3, GS_VOXELIZE_MAX_CLOUD_BYTES, &input_bytes))
+    return gs_error(GS_ERR_USAGE,
+                    "--points %llu x (3 + --features %llu) x 4 bytes is over the limit of %llu "
+                    "GiB of inputs per cloud",
+                    (unsigned long long)o->points, (unsigned long long)o->features,
+                    (unsigned long long)(GS_VOXELIZE_MAX_CLOUD_BYTES >> 30));
   return GS_OK;
 }
 
@@ -332,11 +344,7 @@ static gs_status setup_device(gs_voxelize_state *s, const gs_rank_context *ctx) 
 static gs_status voxelize_setup(const void *opts, const gs_rank_context *ctx, void **state) {
   const gs_voxelize_options *o = opts;
   *state = NULL;
-  if (ctx->unit_count < 1 || ctx->unit_begin > o->clouds ||
-      ctx->unit_count > o->clouds - ctx->unit_begin)
-    return gs_error(GS_ERR_INTERNAL, "voxelize: clouds [%llu, +%llu) outside the %llu clouds",
-                    (unsigned long long)ctx->unit_begin, (unsigned long long)ctx->unit_count,
-                    (unsigned long long)o->clouds);
+  GS_TRY(gs_workload_check_share(ctx, gs_workload_voxelize.key, gs_workload_voxelize.unit_name));
   gs_voxelize_state *s = calloc(1, sizeof *s);
   if (s == NULL) return gs_error(GS_ERR_NOMEM, "voxelize: cannot allocate state");
   params_from_options(o, &s->params);
@@ -587,6 +595,7 @@ const gs_workload gs_workload_voxelize = {
     .key = "voxelize",
     .summary = "point clouds to voxel grids: count, occupancy, per-voxel feature mean or max",
     .unit_name = "clouds",
+    .unit_option = "--clouds",
     .item_unit = "points",
     .options_new = voxelize_options_new,
     .options_free = voxelize_options_free,

@@ -1,0 +1,152 @@
+/* What a measurement says once its rank records are filled: the
+ * "failure" member of a failed one, step times (slowest rank per
+ * iteration), the combined verification, the aggregate statistics, and
+ * speedup/efficiency against the 1-rank measurement. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/runner_private.h"
+#include "core/check.h"
+#include "core/stats.h"
+
+
+/* The measurement member "failure" of a failed measurement: the first rank
+ * that really failed (not one only stopped, timed out or interrupted
+ * because of it), with its host and last completed step; when no rank can
+ * be named (a stop request, a rank lost on another host), rank, host and
+ * step are null and the reason is the measurement's error. */
+gs_status gs_runner_add_failure(gs_measurement *m) {
+  const gs_rank_record *failed = NULL;
+  for (size_t r = 0; r < m->n_runs && !failed; r++)
+    for (size_t k = 0; k < m->runs[r].n_ranks && !failed; k++) {
+      const gs_rank_record *rec = &m->runs[r].ranks[k];
+      // A timeout or a signal is what a waiting rank sees, not its fault.
+      if (rec->status != GS_OK && rec->status != GS_ERR_ABORTED &&
+          rec->status != GS_ERR_INTERRUPTED && rec->status != GS_ERR_TIMEOUT)
+        failed = rec;
+    }
+  if (!m->extra && !(m->extra = cJSON_CreateObject()))
+    return gs_error(GS_ERR_NOMEM, "cannot describe the failure");
+  cJSON *f = cJSON_AddObjectToObject(m->extra, "failure");
+  if (!f) return gs_error(GS_ERR_NOMEM, "cannot describe the failure");
+  if (failed) {
+    cJSON_AddNumberToObject(f, "rank", failed->rank);
+    cJSON_AddStringToObject(f, "host", failed->host);
+    cJSON_AddNumberToObject(f, "last_completed_step", (double)failed->steps_completed);
+    cJSON_AddStringToObject(f, "status", gs_status_name(failed->status));
+    cJSON_AddStringToObject(f, "reason", failed->error);
+  } else {
+    cJSON_AddNullToObject(f, "rank");
+    cJSON_AddNullToObject(f, "host");
+    cJSON_AddNullToObject(f, "last_completed_step");
+    cJSON_AddStringToObject(f, "status", gs_status_name(m->status));
+    cJSON_AddStringToObject(f, "reason", m->error);
+  }
+  return GS_OK;
+}
+
+/* Step time of each iteration = the slowest rank's time for it, over the
+ * iterations that every rank completed. */
+static gs_status derive_steps(gs_run_record *run, int use_device) {
+  size_t n = SIZE_MAX;
+  for (size_t k = 0; k < run->n_ranks; k++)
+    if (run->ranks[k].n_samples < n) n = run->ranks[k].n_samples;
+  if (n == SIZE_MAX || n == 0) return GS_OK;
+  run->step_seconds = malloc(n * sizeof *run->step_seconds);
+  if (!run->step_seconds) return gs_error(GS_ERR_NOMEM, "cannot allocate step times");
+  for (size_t i = 0; i < n; i++) {
+    double slowest = 0.0;
+    for (size_t k = 0; k < run->n_ranks; k++) {
+      const gs_rank_record *rec = &run->ranks[k];
+      double t = use_device ? rec->device_seconds[i] : rec->wall_seconds[i];
+      if (t > slowest) slowest = t;
+    }
+    run->step_seconds[i] = slowest;
+  }
+  run->n_steps = n;
+  return GS_OK;
+}
+
+static void combine_verification(gs_measurement *m) {
+  gs_verification *v = &m->verification;
+  memset(v, 0, sizeof *v);
+  v->status = GS_VERIFY_SKIPPED;
+  snprintf(v->detail, sizeof v->detail, "no rank verified a result");
+  size_t passed = 0, total = 0;
+  for (size_t r = 0; r < m->n_runs; r++) {
+    for (size_t k = 0; k < m->runs[r].n_ranks; k++) {
+      const gs_verification *rv = &m->runs[r].ranks[k].verification;
+      if (rv->max_abs_error > v->max_abs_error) v->max_abs_error = rv->max_abs_error;
+      if (rv->tolerance > v->tolerance) v->tolerance = rv->tolerance;
+      v->mismatches += rv->mismatches;
+      if (rv->status == GS_VERIFY_SKIPPED) continue;
+      total++;
+      if (rv->status == GS_VERIFY_PASSED) {
+        passed++;
+      } else if (v->status != GS_VERIFY_FAILED) {
+        v->status = GS_VERIFY_FAILED;
+        snprintf(v->detail, sizeof v->detail, "run %zu rank %zu: %s", r, k, rv->detail);
+      }
+    }
+  }
+  if (v->status != GS_VERIFY_FAILED && total > 0) {
+    v->status = GS_VERIFY_PASSED;
+    snprintf(v->detail, sizeof v->detail, "%zu of %zu rank results verified; rank 0: %s",
+             passed, total, m->runs[0].ranks[0].verification.detail);
+  }
+}
+
+static gs_status aggregate(gs_measurement *m) {
+  size_t total = 0;
+  for (size_t r = 0; r < m->n_runs; r++) total += m->runs[r].n_steps;
+  if (total == 0) return GS_OK;
+  double *all = malloc(total * sizeof *all);
+  if (!all) return gs_error(GS_ERR_NOMEM, "cannot allocate %zu step times", total);
+  size_t at = 0;
+  for (size_t r = 0; r < m->n_runs; r++) {
+    memcpy(all + at, m->runs[r].step_seconds, m->runs[r].n_steps * sizeof *all);
+    at += m->runs[r].n_steps;
+  }
+  gs_status status = gs_stats_compute(all, total, &m->aggregate.step);
+  free(all);
+  GS_TRY(status);
+  gs_aggregate *a = &m->aggregate;
+  a->throughput = a->step.mean > 0.0 ? (double)m->cost.items / a->step.mean : 0.0;
+  double slowest_first = -1.0;
+  for (size_t k = 0; k < m->runs[0].n_ranks; k++)
+    if (m->runs[0].ranks[k].first_iteration_seconds > slowest_first)
+      slowest_first = m->runs[0].ranks[k].first_iteration_seconds;
+  a->cold_start_ratio = slowest_first > 0.0 ? gs_stats_cold_start_ratio(slowest_first, a->step.median) : 0.0;
+  return GS_OK;
+}
+
+gs_status gs_runner_summarize(gs_measurement *m, int use_device) {
+  gs_status status = GS_OK;
+  for (size_t r = 0; r < m->n_runs; r++) {
+    gs_status s = derive_steps(&m->runs[r], use_device);
+    if (s != GS_OK && status == GS_OK) status = s;
+  }
+  combine_verification(m);
+  gs_status s = aggregate(m);
+  return status != GS_OK ? status : s;
+}
+
+void gs_runner_relate(gs_measurement *measurements, size_t count) {
+  for (size_t i = 0; i < count; i++) {
+    gs_measurement *m = &measurements[i];
+    m->aggregate.speedup = 0.0;
+    m->aggregate.efficiency = 0.0;
+    for (size_t j = 0; j < count; j++) {
+      const gs_measurement *base = &measurements[j];
+      if (base->world_size != 1 || strcmp(base->workload, m->workload) != 0) continue;
+      if (base->aggregate.throughput <= 0.0 || m->aggregate.throughput <= 0.0) break;
+      // Throughput ratio: for strong scaling it equals the time ratio; for
+      // weak scaling it is the scaled speedup. Either way divide by N.
+      m->aggregate.speedup = m->aggregate.throughput / base->aggregate.throughput;
+      m->aggregate.efficiency = m->aggregate.speedup / (double)m->world_size;
+      break;
+    }
+  }
+}
