@@ -27,6 +27,7 @@ static char *dir_of(const char *path) {
 /* "cannot write WHAT to PATH" or "cannot write PATH" into buf, the start of
  * every write error of an output handle. */
 static const char *write_subject(char *buf, size_t size, const char *what, const char *path) {
+  if (!path) path = "standard output";
   if (what)
     snprintf(buf, size, "cannot write %s to %s", what, path);
   else
@@ -226,7 +227,11 @@ static gs_status open_special(gs_file_out *out) {
 gs_status gs_file_out_open(gs_file_out *out, const char *path, const char *what) {
   memset(out, 0, sizeof *out);
   out->what = what;
-  if (!path || !path[0]) return gs_error(GS_ERR_INTERNAL, "gs_file_out_open: no path");
+  if (!path) {
+    out->f = stdout;
+    return GS_OK;
+  }
+  if (!path[0]) return gs_error(GS_ERR_INTERNAL, "gs_file_out_open: empty path");
   char subject[512];
   write_subject(subject, sizeof subject, what, path);
 
@@ -291,7 +296,7 @@ gs_status gs_file_out_commit(gs_file_out *out) {
     err = -1;
   else if (out->tmp && fsync(fileno(out->f)) != 0)
     err = errno;
-  if (fclose(out->f) != 0 && !err) err = errno ? errno : EIO;
+  if (out->f != stdout && fclose(out->f) != 0 && !err) err = errno ? errno : EIO;
   out->f = NULL;
   if (!err && out->tmp && rename(out->tmp, out->path) != 0) err = errno;
   gs_status st = GS_OK;
@@ -307,11 +312,25 @@ gs_status gs_file_out_commit(gs_file_out *out) {
 
 /* See file.h. */
 void gs_file_out_abort(gs_file_out *out) {
-  if (out->f) {
+  if (out->f && out->f != stdout) {
     fclose(out->f);
     if (out->tmp) unlink(out->tmp);
   }
   out_release(out);
+}
+
+/* See file.h. */
+gs_status gs_file_out_finish(gs_file_out *out, gs_status st) {
+  // A renderer's write error is in the stream: commit reports it (and
+  // removes the temp file) with the reason a flush gives.
+  if (st == GS_OK || (st == GS_ERR_IO && out->f && ferror(out->f)))
+    return gs_file_out_commit(out);
+  if (st == GS_ERR_IO) {
+    char subject[512];
+    gs_error(st, "%s: write error", write_subject(subject, sizeof subject, out->what, out->path));
+  }
+  gs_file_out_abort(out);
+  return st;
 }
 
 /* See file.h. */

@@ -44,13 +44,15 @@ gs_status gs_file_make_dirs(const char *dir, const char *what);
  * Write through `f` only; the other members are private. */
 typedef struct {
   FILE *f;
-  char *path;        /* the file replaced on commit (a symlink's target) */
+  char *path;        /* the file replaced on commit (a symlink's target);
+                        NULL for standard output */
   char *tmp;         /* the temp file beside it; NULL when writing straight
                         to a device or FIFO */
   const char *what;  /* for messages; not owned */
 } gs_file_out;
 
-/* Opens `path` for writing: creates missing parent directories and a new
+/* Opens `path` for writing, or standard output when `path` is NULL (then
+ * commit only flushes and checks it). For a file: creates missing parent directories and a new
  * temp file "PATH.tmp.PID.N" in the same directory, with the mode of the
  * file it replaces (0666 less the umask for a new file). A symlink is
  * followed: the file it points to is replaced. A device or FIFO is opened
@@ -73,6 +75,13 @@ gs_status gs_file_out_commit(gs_file_out *out);
  * file. For a caller whose content failed (e.g. out of memory rendering).
  * Safe on a zeroed, failed-open or already committed handle. */
 void gs_file_out_abort(gs_file_out *out);
+
+/* Ends an output that a renderer wrote into `out->f` and that returned
+ * `st`: commits it when st is GS_OK; when st is GS_ERR_IO (a write failed)
+ * records "cannot write WHAT to PATH: reason" and removes the temp file;
+ * with any other status only aborts (the caller reports that status).
+ * Returns the final status; `out` is always released. */
+gs_status gs_file_out_finish(gs_file_out *out, gs_status st);
 
 /* Writes `size` bytes of `data` to `path` atomically (gs_file_out_open +
  * commit); `what` as there. On error the old file is untouched. */
