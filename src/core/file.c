@@ -281,6 +281,17 @@ gs_status gs_file_out_open(gs_file_out *out, const char *path, const char *what)
   return st;
 }
 
+/* Why an earlier write to the temp file `fd` failed, when stdio kept only
+ * its error flag: one more byte written at the end fails the same way (a
+ * full disk, a file-size limit). The temp file is removed anyway. -1 when
+ * the write now succeeds (the reason passed). */
+static int write_error_reason(int fd) {
+  off_t end = lseek(fd, 0, SEEK_END);
+  const char byte = 0;
+  if (end < 0) return errno;
+  return pwrite(fd, &byte, 1, end) < 0 ? errno : -1;
+}
+
 /* See file.h. */
 gs_status gs_file_out_commit(gs_file_out *out) {
   if (!out->f) return gs_error(GS_ERR_INTERNAL, "gs_file_out_commit: the file is not open");
@@ -293,7 +304,7 @@ gs_status gs_file_out_commit(gs_file_out *out) {
   if (fflush(out->f) != 0)
     err = errno ? errno : EIO;
   else if (ferror(out->f))
-    err = -1;
+    err = out->tmp ? write_error_reason(fileno(out->f)) : -1;
   else if (out->tmp && fsync(fileno(out->f)) != 0)
     err = errno;
   if (out->f != stdout && fclose(out->f) != 0 && !err) err = errno ? errno : EIO;
