@@ -32,7 +32,8 @@ expect 0 "" -- info --format dot -o "$work/info.dot"
 expect 0 "" -- info --out "$work/info.txt"
 grep -q "no usable CUDA device" "$work/info.txt" || fail "info --out: file lacks the device status"
 grep -q "^graph gpuscale_topology" "$work/info.dot" || fail "info --format dot --out: no graph"
-expect 1 "cannot write" -- info --out "$work/no/such/dir/x.txt"
+touch "$work/plain"
+expect 1 "option --out: cannot write $work/plain/x.txt" -- info --out "$work/plain/x.txt"
 
 python3 - "$work" <<'PY' || failures=$((failures + 1))
 import json, sys, os

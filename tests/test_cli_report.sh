@@ -28,7 +28,8 @@ expect 1 "malformed.json: invalid JSON" -- report "$data/malformed.json"
 expect 1 "foreign.json: unsupported schema" -- report "$data/foreign.json"
 expect 1 "not_result.json: not a gpuscale result document" -- report "$data/not_result.json"
 expect 1 "mismatched.json: .*has 1 ranks but world_size is 2" -- report "$data/mismatched.json"
-expect 1 "cannot write the report to $work/no/such/dir/r.txt" -- report "$strong" -o "$work/no/such/dir/r.txt"
+touch "$work/plain"
+expect 1 "option --out: cannot write $work/plain/r.txt: $work/plain is not a directory" -- report "$strong" -o "$work/plain/r.txt"
 
 # text (default)
 "$bin" report "$strong" >"$work/r.txt" 2>"$work/err" || fail "text report failed: $(cat "$work/err")"
@@ -111,7 +112,7 @@ GPUSCALE_GNUPLOT=$work/no-gnuplot "$bin" report --plots "$work/p2" "$two" >"$wor
   fail "report without gnuplot failed"
 has "$work/nognuplot.txt" "Plots: none: gnuplot ($work/no-gnuplot) is not installed"
 GPUSCALE_GNUPLOT=/bin/false expect 1 "gnuplot \(/bin/false\) failed \(exit 1\)" -- report --plots "$work/p3" "$two"
-expect 1 "option --plots: cannot create the directory $work/no/such" -- report --plots "$work/no/such" "$two"
+expect 1 "option --plots: cannot write $work/plain/such" -- report --plots "$work/plain/such" "$two"
 expect 1 "bad_comm.json: .*comm_seconds must be an array or null" -- report "$data/bad_comm.json"
 # a file name with shell and gnuplot metacharacters reaches neither
 odd="$work/it's \$(touch pwned); 'x.json"

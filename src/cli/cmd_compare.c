@@ -2,13 +2,13 @@
  * documents with a confidence interval and a Mann-Whitney U test; exit 3
  * on a significant regression so that CI pipelines can gate on it. See
  * docs/compare.md. */
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "measure/common.h"
+#include "core/file.h"
 #include "core/options.h"
 #include "report/compare.h"
 
@@ -67,25 +67,20 @@ gs_status gs_cmd_compare(int argc, char **argv) {
   if (st == GS_OK && files.n != 2)
     st = gs_error(GS_ERR_USAGE, "gpuscale compare: give two result documents, BASE and NEW "
                                 "(got %d)", files.n);
+  if (st == GS_OK && out_path) st = gs_file_check_output(out_path, "option --out");
   if (st != GS_OK) return st;
 
   gs_compare cmp;
   st = gs_compare_load(files.paths[0], files.paths[1], alpha, threshold / 100.0, &cmp);
   if (st != GS_OK) return st;
-  FILE *out = out_path ? fopen(out_path, "w") : stdout;
-  if (!out) {
-    st = gs_error(GS_ERR_IO, "cannot write the comparison to %s: %s", out_path, strerror(errno));
-    gs_compare_free(&cmp);
-    return st;
+  // Written atomically: a failed write leaves an existing file as it was.
+  gs_file_out out;
+  st = gs_file_out_open(&out, out_path, "the comparison");
+  if (st == GS_OK) {
+    st = gs_compare_render(out.f, &cmp, (gs_compare_format)format);
+    if (st == GS_ERR_NOMEM) gs_error(st, "cannot render the comparison: out of memory");
+    st = gs_file_out_finish(&out, st);
   }
-  st = gs_compare_render(out, &cmp, (gs_compare_format)format);
-  int flush_failed = fflush(out) != 0;
-  int close_failed = out != stdout && fclose(out) != 0;
-  if (st == GS_OK && (flush_failed || close_failed)) st = GS_ERR_IO;
-  if (st == GS_ERR_IO)
-    gs_error(st, "cannot write the comparison to %s", out_path ? out_path : "standard output");
-  else if (st != GS_OK)
-    gs_error(st, "cannot render the comparison: out of memory");
   if (st == GS_OK && cmp.regressions > 0) {
     gs_error(GS_REGRESSION, "%zu significant regression(s)", cmp.regressions);
     st = GS_REGRESSION;

@@ -298,29 +298,24 @@ gs_status gs_cmd_info(int argc, char **argv) {
   }
   const gs_option *tables[] = {table, NULL};
   GS_TRY(gs_options_parse(tables, "gpuscale info", argc, argv, reject_positional, NULL));
+  if (out_path) GS_TRY(gs_file_check_output(out_path, "option --out"));
 
   info_data d;
   gs_status st = info_collect(&d);
   if (st == GS_OK && format == FORMAT_JSON) {
     st = write_json(&d, format_choices[format], out_path, argc, argv);
   } else if (st == GS_OK) {
-    FILE *out = stdout;
-    if (out_path) {
-      out = fopen(out_path, "w");
-      if (!out) st = gs_error(GS_ERR_IO, "cannot write %s: %s", out_path, strerror(errno));
-    }
+    // Written atomically: a failed write leaves an existing file as it was.
+    gs_file_out out;
+    st = gs_file_out_open(&out, out_path, NULL);
     if (st == GS_OK) {
       if (format == FORMAT_DOT) {
-        if (d.env.gpu_count == 0) fprintf(out, "// %s\n", d.env.cuda_status);
-        gs_topology_write_dot(out, &d.topo, d.names, d.bus_ids);
+        if (d.env.gpu_count == 0) fprintf(out.f, "// %s\n", d.env.cuda_status);
+        gs_topology_write_dot(out.f, &d.topo, d.names, d.bus_ids);
+      } else {
+        print_text(out.f, &d);
       }
-      else
-        print_text(out, &d);
-      int failed = ferror(out) != 0;
-      if (out_path) failed |= fclose(out) != 0;
-      else failed |= fflush(out) != 0;
-      if (failed)
-        st = gs_error(GS_ERR_IO, "cannot write %s", out_path ? out_path : "standard output");
+      st = gs_file_out_commit(&out);
     }
   }
   info_free(&d);

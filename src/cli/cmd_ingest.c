@@ -273,6 +273,10 @@ gs_status gs_cmd_ingest(int argc, char **argv) {
   if (st == GS_OK && inputs.n == 0)
     st = gs_error(GS_ERR_USAGE, "gpuscale ingest %s: missing %s", kinds[kind],
                   mlperf ? "DIR (a LoadGen output directory)" : "FILE (nccl-tests output)");
+  // The output is checked before any input is read.
+  if (st == GS_OK)
+    st = gs_file_check_output(out_path ? out_path : default_out,
+                              out_path ? "option --out" : "the default output (--out)");
   if (st != GS_OK) {
     free(inputs.items);
     return st;

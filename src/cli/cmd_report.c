@@ -1,7 +1,6 @@
 /* `gpuscale report FILES...`: reads result documents (never a GPU), analyses
  * scaling and rank symmetry (src/report/) and renders the analysis as text,
  * Markdown, HTML (with plots), CSV or JSON. See docs/report.md. */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +9,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "measure/common.h"
+#include "core/file.h"
 #include "core/options.h"
 #include "report/render.h"
 #include "report/report.h"
@@ -100,6 +100,9 @@ gs_status gs_cmd_report(int argc, char **argv) {
     st = gs_error(GS_ERR_USAGE,
                   "options --moderate (%g) and --critical (%g) conflict: critical must exceed "
                   "moderate", moderate, critical);
+  // Outputs are checked before any document is read: a bad --out costs no time.
+  if (st == GS_OK && out_path) st = gs_file_check_output(out_path, "option --out");
+  if (st == GS_OK && plots_dir) st = gs_file_check_output_dir(plots_dir, "option --plots");
   gs_report_prices prices = {0};
   if (st == GS_OK && price_text) st = gs_report_parse_prices(price_text, &prices);
   if (st != GS_OK) {
@@ -123,26 +126,15 @@ gs_status gs_cmd_report(int argc, char **argv) {
     return st;
   }
 
-  FILE *out = stdout;
-  if (out_path) {
-    out = fopen(out_path, "w");
-    if (!out) {
-      st = gs_error(GS_ERR_IO, "cannot write the report to %s: %s", out_path, strerror(errno));
-      gs_report_free(&rep);
-      gs_report_plots_free(&plots);
-      return st;
-    }
+  // Written atomically: a failed write leaves an existing report as it was.
+  gs_file_out out;
+  st = gs_file_out_open(&out, out_path, "the report");
+  if (st == GS_OK) {
+    st = gs_report_render_plots(out.f, &rep, (gs_report_format)format,
+                                want_plots ? &plots : NULL);
+    if (st == GS_ERR_NOMEM) gs_error(st, "cannot render the report: out of memory");
+    st = gs_file_out_finish(&out, st);
   }
-  st = gs_report_render_plots(out, &rep, (gs_report_format)format, want_plots ? &plots : NULL);
-  int flush_failed = fflush(out) != 0;
-  int close_failed = out != stdout && fclose(out) != 0;
-  if (st == GS_OK && (flush_failed || close_failed || (out == stdout && ferror(out))))
-    st = GS_ERR_IO;
-  if (st == GS_ERR_IO)
-    gs_error(st, "cannot write the report to %s: %s", out_path ? out_path : "standard output",
-             errno ? strerror(errno) : "write error");
-  else if (st != GS_OK)
-    gs_error(st, "cannot render the report: out of memory");
   gs_report_free(&rep);
   gs_report_plots_free(&plots);
   return st;

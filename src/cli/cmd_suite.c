@@ -122,9 +122,14 @@ gs_status gs_cmd_suite(int argc, char **argv) {
     status = gs_error(GS_ERR_IO, "cannot create the directory %s: %s", dir, strerror(errno));
   char summary_path[GS_TEXT_LONG];
   snprintf(summary_path, sizeof summary_path, "%s/summary.txt", dir);
+  // summary.txt goes to a temp file beside it and replaces an older one
+  // only when the suite is over and every line of it was written.
+  gs_file_out summary_out = {0};
   FILE *summary = NULL;
-  if (status == GS_OK && writes && !(summary = fopen(summary_path, "w")))
-    status = gs_error(GS_ERR_IO, "cannot write %s: %s", summary_path, strerror(errno));
+  if (status == GS_OK && writes) {
+    status = gs_file_out_open(&summary_out, summary_path, NULL);
+    summary = summary_out.f;
+  }
   if (status != GS_OK) {
     status = gs_measure_job_finish(job, status);
     free(job);
@@ -217,10 +222,13 @@ gs_status gs_cmd_suite(int argc, char **argv) {
     if (status != GS_OK && first_failure == GS_OK) first_failure = status;
   }
   gs_environment_free(&env);
-  if (summary && fclose(summary) != 0 && first_failure == GS_OK)
-    first_failure = gs_error(GS_ERR_IO, "cannot write %s: %s", summary_path, strerror(errno));
-  else if (summary)
-    gs_note("summary written to %s", summary_path);
+  if (summary) {
+    gs_status written = gs_file_out_commit(&summary_out);
+    if (written == GS_OK)
+      gs_note("summary written to %s", summary_path);
+    else if (first_failure == GS_OK)
+      first_failure = written;
+  }
   first_failure = gs_measure_job_finish(job, first_failure);
   free(job);
   return first_failure;

@@ -1,7 +1,10 @@
 /* The result document: the contract between measuring and reporting.
  * Measuring code fills the plain structs below; this module turns them into
  * the versioned JSON document "gpuscale/result/v1" (docs/result-schema.md),
- * writes it atomically, and reads documents back with validation. */
+ * writes it atomically, and reads documents back with validation. The one
+ * include for the model: its implementation is split into result.c
+ * (building), result_write.c, result_read.c and environment.c; the file
+ * I/O it uses (core/file.h) comes with it. */
 #ifndef GS_RESULT_H
 #define GS_RESULT_H
 
@@ -10,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/file.h"
 #include "core/stats.h"
 #include "core/status.h"
 #include "core/types.h"
@@ -142,22 +146,16 @@ gs_status gs_result_add_measurement(cJSON *doc, const gs_measurement *m);
 /* Sets the document's overall "status" ("ok", "partial" or "failed"). */
 gs_status gs_result_set_status(cJSON *doc, const char *status);
 
-/* Writes `doc` to `path` atomically: a temp file in the same directory,
- * flushed and fsync'ed, then renamed over `path`. Creates missing parent
- * directories. On error the old file (if any) is left untouched. */
+/* Writes `doc` to `path` atomically (gs_file_out_open/commit): a temp file
+ * in the same directory, checked, fsync'ed, then renamed over `path`.
+ * Creates missing parent directories. On error (GS_ERR_IO naming `path`)
+ * the old file, if any, is left untouched and no temp file remains. */
 gs_status gs_result_write(const cJSON *doc, const char *path);
 
 /* Reads and validates a result document. Rejects unreadable files, invalid
  * JSON (with the byte offset), a missing or foreign "schema", and required
  * members missing or of the wrong type, naming `path` in the error. */
 gs_status gs_result_read(const char *path, cJSON **doc_out);
-
-/* Reads the regular file `path` whole into a NUL-terminated buffer that
- * the caller frees; `*size_out` excludes the terminator. Files larger than
- * `max_bytes` are refused ("WHAT larger than N bytes are refused"). Every
- * error names `path`. */
-gs_status gs_file_read(const char *path, uint64_t max_bytes, const char *what, char **data_out,
-                       size_t *size_out);
 
 /* Validates an already parsed document; `source` names it in errors. */
 gs_status gs_result_validate(const cJSON *doc, const char *source);

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/file.h"
 #include "report/analyze_internal.h"
 #include "report/render.h"
 
@@ -68,6 +69,12 @@ static FILE *plot_begin(plotter *pl, size_t series, int row, const char *caption
   return f;
 }
 
+/* Closes a data file; 0 when any write to it failed (e.g. a full disk). */
+static int plot_end(FILE *f) {
+  int failed = ferror(f) != 0;
+  return fclose(f) == 0 && !failed;
+}
+
 /* Script lines that draw the plot `name` into NAME.svg and NAME.png. */
 static void script_outputs(FILE *gp, const char *name, const char *plot_command) {
   fprintf(gp, "set terminal svg size 640,400 fixed font 'sans,11'\nset output '%s.svg'\n%s\n",
@@ -96,7 +103,7 @@ static int series_plots(plotter *pl, const gs_report_series *s, size_t si, const
               s->rows[i].efficiency);
       if (s->rows[i].world_size > max_n) max_n = s->rows[i].world_size;
     }
-  fclose(f);
+  if (!plot_end(f)) return 0;
   const char *name = pl->plots->p[pl->plots->n - 1].name;
   FILE *gp = pl->script;
   fprintf(gp, "reset\nset title '%s: speedup'\nset xlabel 'ranks (GPUs)'\nset ylabel 'speedup'\n"
@@ -113,7 +120,7 @@ static int series_plots(plotter *pl, const gs_report_series *s, size_t si, const
   for (size_t i = 0; i < s->n_rows; i++)
     if (isfinite(s->rows[i].speedup))
       fprintf(f, "%d %.17g\n", s->rows[i].world_size, 100.0 * s->rows[i].efficiency);
-  fclose(f);
+  if (!plot_end(f)) return 0;
   name = pl->plots->p[pl->plots->n - 1].name;
   fprintf(gp, "reset\nset title '%s: efficiency'\nset xlabel 'ranks (GPUs)'\n"
               "set ylabel 'efficiency (%%)'\nset grid\nset xrange [0.5:%d.5]\nset yrange [0:*]\n",
@@ -149,7 +156,10 @@ static int busbw_plot(plotter *pl, const gs_report_series *s, size_t si, const c
     return 0;
   }
   for (size_t i = 0; i < n; i++) fprintf(f, "%.17g %.17g\n", pts[i][0], pts[i][1]);
-  fclose(f);
+  if (!plot_end(f)) {
+    free(pts);
+    return 0;
+  }
   const char *name = pl->plots->p[pl->plots->n - 1].name;
   fprintf(pl->script, "reset\nset title '%s: bus bandwidth'\nset xlabel 'message size (bytes)'\n"
                       "set ylabel 'busbw (GB/s)'\nset logscale x 2\nset xtics 1, 16\n"
@@ -185,7 +195,7 @@ static int rank_plots(plotter *pl, const gs_report *r, const gs_report_series *s
     size_t n = 0;
     double *v = gs_report_rank_samples(m, (int)k, &n);
     if (!v) {
-      fclose(f);
+      plot_end(f);
       return 0;
     }
     if (n > 0) {
@@ -201,7 +211,7 @@ static int rank_plots(plotter *pl, const gs_report *r, const gs_report_series *s
     }
     free(v);
   }
-  fclose(f);
+  if (!plot_end(f)) return 0;
   const char *name = pl->plots->p[pl->plots->n - 1].name;
   char cmd[512];
   if (blocks > 0) {
@@ -226,7 +236,7 @@ static int rank_plots(plotter *pl, const gs_report *r, const gs_report_series *s
       fprintf(f, "%zu %.17g\n", k, row->ranks[k].throughput);
       n++;
     }
-  fclose(f);
+  if (!plot_end(f)) return 0;
   name = pl->plots->p[pl->plots->n - 1].name;
   if (n == 0) {
     pl->plots->n--;
@@ -279,22 +289,41 @@ static char *read_whole(const char *path, size_t *len) {
   return buf;
 }
 
-static gs_status copy_out(const char *from, const char *dir, const char *name) {
-  size_t len = 0;
-  char *data = read_whole(from, &len);
-  if (!data) return gs_error(GS_ERR_IO, "gnuplot wrote no %s", from);
+/* Whether gnuplot's output `data` is whole: an SVG ends with "</svg>", a
+ * PNG with its IEND chunk. gnuplot does not always fail when a write of
+ * its own fails (a full disk), and a cut plot must not replace a good one. */
+static int plot_complete(const char *data, size_t len, int png) {
+  static const unsigned char iend[] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xae, 0x42, 0x60, 0x82};
+  if (png) return len >= sizeof iend && memcmp(data + len - sizeof iend, iend, sizeof iend) == 0;
+  const char *end = strstr(data, "</svg>");
+  return end != NULL;
+}
+
+/* gnuplot's file NAME.EXT ("svg" or "png") from the temp dir `tmp`, read
+ * whole (caller frees), or NULL after recording that it is missing or cut. */
+static char *read_plot(const char *tmp, const char *name, const char *ext, size_t *len) {
+  char file[512];
+  snprintf(file, sizeof file, "%s/%s.%s", tmp, name, ext);
+  char *data = read_whole(file, len);
+  if (data && plot_complete(data, *len, strcmp(ext, "png") == 0)) return data;
+  gs_error(GS_ERR_IO, "gnuplot wrote %s %s%s", data ? "an incomplete" : "no", file,
+           data ? " (is the disk full?); the plots are left as they were" : "");
+  free(data);
+  return NULL;
+}
+
+/* Copies gnuplot's NAME.EXT from `tmp` to DIR/NAME.EXT atomically. */
+static gs_status copy_out(const char *tmp, const char *dir, const char *name, const char *ext) {
   char to[4096];
-  if ((size_t)snprintf(to, sizeof to, "%s/%s", dir, name) >= sizeof to) {
-    free(data);
+  if ((size_t)snprintf(to, sizeof to, "%s/%s.%s", dir, name, ext) >= sizeof to)
     return gs_error(GS_ERR_USAGE, "option --plots: the directory name is too long (%zu bytes)",
                     strlen(dir));
-  }
-  FILE *f = fopen(to, "wb");
-  int ok = f && fwrite(data, 1, len, f) == len;
-  if (f && fclose(f) != 0) ok = 0;
+  size_t len = 0;
+  char *data = read_plot(tmp, name, ext, &len);
+  if (!data) return GS_ERR_IO;
+  gs_status st = gs_file_write_atomic(to, data, len, "the plot");
   free(data);
-  if (!ok) return gs_error(GS_ERR_IO, "cannot write the plot %s: %s", to, strerror(errno));
-  return GS_OK;
+  return st;
 }
 
 /* Removes the private temporary directory and what is in it. */
@@ -367,9 +396,8 @@ gs_status gs_report_plots_make(const gs_report *r, const char *dir, gs_report_pl
     snprintf(out->note, sizeof out->note, "none: gnuplot (%s) is not installed", program);
     return GS_OK;
   }
-  if (dir && mkdir(dir, 0777) != 0 && errno != EEXIST)
-    return gs_error(GS_ERR_IO, "option --plots: cannot create the directory %s: %s", dir,
-                    strerror(errno));
+  gs_status st = dir ? gs_file_make_dirs(dir, "option --plots") : GS_OK;
+  if (st != GS_OK) return st;
   plotter pl = {.plots = out};
   const char *tmp = getenv("TMPDIR");
   snprintf(pl.dir, sizeof pl.dir, "%s/gpuscale-plots-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
@@ -379,7 +407,7 @@ gs_status gs_report_plots_make(const gs_report *r, const char *dir, gs_report_pl
   char path[512];
   snprintf(path, sizeof path, "%s/plots.gp", pl.dir);
   pl.script = fopen(path, "w");
-  gs_status st = pl.script ? GS_OK : gs_error(GS_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+  st = pl.script ? GS_OK : gs_error(GS_ERR_IO, "cannot write %s: %s", path, strerror(errno));
   for (size_t si = 0; si < r->n_series && st == GS_OK; si++) {
     const gs_report_series *s = &r->series[si];
     // Series of one workload differ by variant, scenario, task or split.
@@ -393,31 +421,26 @@ gs_status gs_report_plots_make(const gs_report *r, const char *dir, gs_report_pl
         ok = rank_plots(&pl, r, s, si, ri, title);
     if (!ok) st = gs_error(GS_ERR_IO, "cannot write the plot data in %s: %s", pl.dir, strerror(errno));
   }
-  if (pl.script && fclose(pl.script) != 0 && st == GS_OK)
-    st = gs_error(GS_ERR_IO, "cannot write %s", path);
+  errno = 0;
+  if (pl.script && !plot_end(pl.script) && st == GS_OK)
+    st = gs_error(GS_ERR_IO, "cannot write %s: %s", path, errno ? strerror(errno) : "write error");
   if (st == GS_OK && out->n > 0) st = run_gnuplot(program, pl.dir);
+  // Every plot is checked whole before the first one replaces a file in dir.
   for (size_t i = 0; i < out->n && st == GS_OK; i++) {
     gs_report_plot *p = &out->p[i];
-    char file[512];
-    snprintf(file, sizeof file, "%s/%s.svg", pl.dir, p->name);
     size_t len = 0;
-    char *svg = read_whole(file, &len);
-    if (!svg) {
-      st = gs_error(GS_ERR_IO, "gnuplot wrote no %s", file);
-      break;
-    }
+    char *svg = read_plot(pl.dir, p->name, "svg", &len);
+    char *png = svg && dir ? read_plot(pl.dir, p->name, "png", &len) : NULL;
+    if (!svg || (dir && !png)) st = GS_ERR_IO;
     // Embedded inline: the XML prolog and doctype before "<svg" are dropped.
-    char *start = strstr(svg, "<svg");
+    char *start = svg ? strstr(svg, "<svg") : NULL;
     p->svg = start ? strdup(start) : NULL;
     free(svg);
-    if (dir) {
-      char name[128];
-      snprintf(name, sizeof name, "%s.svg", p->name);
-      st = copy_out(file, dir, name);
-      snprintf(file, sizeof file, "%s/%s.png", pl.dir, p->name);
-      snprintf(name, sizeof name, "%s.png", p->name);
-      if (st == GS_OK) st = copy_out(file, dir, name);
-    }
+    free(png);
+  }
+  for (size_t i = 0; dir && i < out->n && st == GS_OK; i++) {
+    st = copy_out(pl.dir, dir, out->p[i].name, "svg");
+    if (st == GS_OK) st = copy_out(pl.dir, dir, out->p[i].name, "png");
   }
   remove_temp(pl.dir);
   if (st != GS_OK) {

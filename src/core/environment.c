@@ -1,0 +1,63 @@
+/* The environment of a measurement: freeing it, and the host's part of it
+ * (host name, OS, CPU model, cores and memory) read from the system. The
+ * GPU part is filled by platform/device.c. */
+#include "core/result.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+void gs_environment_free(gs_environment *env) {
+  if (!env) return;
+  free(env->gpus);
+  env->gpus = NULL;
+  env->gpu_count = 0;
+}
+
+/* Copies the value of the first "model name" line of /proc/cpuinfo into buf;
+ * returns 0 when there is none (e.g. on most Arm kernels). */
+static int read_cpu_model(char *buf, size_t size) {
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (!f) return 0;
+  char line[1024];
+  int found = 0;
+  while (!found && fgets(line, sizeof line, f)) {
+    if (strncmp(line, "model name", 10) != 0) continue;
+    const char *colon = strchr(line, ':');
+    if (!colon) continue;
+    const char *v = colon + 1;
+    while (*v == ' ' || *v == '\t') v++;
+    size_t len = strcspn(v, "\r\n");
+    while (len > 0 && (v[len - 1] == ' ' || v[len - 1] == '\t')) len--;
+    if (len == 0) continue;
+    if (len >= size) len = size - 1;
+    memcpy(buf, v, len);
+    buf[len] = '\0';
+    found = 1;
+  }
+  fclose(f);
+  return found;
+}
+
+void gs_environment_collect_host(gs_environment *env) {
+  snprintf(env->host, sizeof env->host, "%s", gs_hostname());
+
+  struct utsname u;
+  if (uname(&u) == 0)
+    snprintf(env->os, sizeof env->os, "%s %s %s", u.sysname, u.release, u.machine);
+  else
+    snprintf(env->os, sizeof env->os, "unknown");
+
+  if (!read_cpu_model(env->cpu_model, sizeof env->cpu_model))
+    snprintf(env->cpu_model, sizeof env->cpu_model, "unknown");
+
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  env->cpu_logical_cores = cores > 0 ? (int)cores : 0;
+
+  long pages = sysconf(_SC_PHYS_PAGES);
+  long page_size = sysconf(_SC_PAGESIZE);
+  env->host_memory_bytes =
+      (pages > 0 && page_size > 0) ? (uint64_t)pages * (uint64_t)page_size : 0;
+}
