@@ -10,6 +10,7 @@
 #include "measure/decide.h"
 #include "measure/sweep.h"
 #include "core/check.h"
+#include "core/file.h"
 
 /* Parses "COMMAND WORKLOAD [options]" for run and scale: finds the workload
  * (argv[0]), its options and the common ones. *wopts is allocated (free with
@@ -119,6 +120,18 @@ static gs_status measure_command(const char *command, unsigned features, int def
   int help_shown = 0;
   GS_TRY(parse_measure_command(command, features, argc, argv, &common, &w, &wopts, &help_shown));
   if (help_shown) return GS_OK;
+  // The output is checked before anything is measured: a bad --out costs
+  // no time and writes nothing.
+  char path[GS_TEXT_LONG];
+  if (common.out)
+    snprintf(path, sizeof path, "%s", common.out);
+  else
+    snprintf(path, sizeof path, "results/%s-%s.json", command, w->key);
+  gs_status checked = gs_file_check_output(path, "option --out");
+  if (checked != GS_OK) {
+    w->options_free(wopts);
+    return checked;
+  }
 
   gs_run_config config;
   gs_environment env = {0};
@@ -136,28 +149,10 @@ static gs_status measure_command(const char *command, unsigned features, int def
                       "launcher yet (one process per rank); run it in one process");
   if (status == GS_OK) status = gs_common_configure(&common, w, wopts, &config);
   gs_u64_list counts = {0};
-  if (status == GS_OK) {
-    if (common.given_counts) {
-      counts = common.counts;
-      for (size_t i = 0; i < counts.n && status == GS_OK; i++)
-        if (counts.v[i] > (uint64_t)config.world_size)
-          status = gs_error(GS_ERR_USAGE, "option --counts: %llu ranks asked for, %d selected",
-                            (unsigned long long)counts.v[i], config.world_size);
-    } else if (features & GS_COMMON_SCALE) {
-      gs_measure_default_counts(config.world_size, &counts);
-    } else {
-      counts.n = 1;
-      counts.v[0] = (uint64_t)config.world_size;
-    }
-  }
+  if (status == GS_OK) status = gs_common_counts(&common, &config, features & GS_COMMON_SCALE, &counts);
   if (status == GS_OK && common.given_gpu_mode) status = apply_gpu_mode(&common, w, wopts, &config, &counts);
   if (status == GS_OK) status = gs_common_environment(&env);
   if (status == GS_OK) {
-    char path[GS_TEXT_LONG];
-    if (common.out)
-      snprintf(path, sizeof path, "%s", common.out);
-    else
-      snprintf(path, sizeof path, "results/%s-%s.json", command, w->key);
     const gs_sweep_observer printer = gs_summary_observer(NULL);
     gs_sweep sweep = {.command = command, .argc = full_argc, .argv = full_argv, .workload = w,
                       .workload_opts = wopts, .common = &common, .config = &config, .env = &env,

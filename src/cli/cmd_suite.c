@@ -15,6 +15,7 @@
 #include "cli/summary.h"
 #include "measure/sweep.h"
 #include "core/check.h"
+#include "core/file.h"
 
 static gs_status reject_positional(void *ctx, const char *arg) {
   (void)ctx;
@@ -102,22 +103,15 @@ gs_status gs_cmd_suite(int argc, char **argv) {
   const gs_option *tables[] = {common.table, NULL};
   GS_TRY(gs_options_parse(tables, "gpuscale suite", argc, argv, reject_positional, NULL));
   gs_set_quiet(common.quiet);
+  const char *dir = common.out ? common.out : "results";
+  GS_TRY(gs_file_check_output_dir(dir, "option --out"));
   gs_run_config config;
   gs_measure_job *job = calloc(1, sizeof *job);
   if (!job) return gs_error(GS_ERR_NOMEM, "cannot allocate the job");
   gs_status status = gs_measure_job_start(job, &common, 1, &config);
   gs_u64_list counts = {0};
-  if (status == GS_OK && common.given_counts) {
-    counts = common.counts;
-    for (size_t i = 0; i < counts.n && status == GS_OK; i++)
-      if (counts.v[i] > (uint64_t)config.world_size)
-        status = gs_error(GS_ERR_USAGE, "option --counts: %llu ranks asked for, %d selected",
-                          (unsigned long long)counts.v[i], config.world_size);
-  } else if (status == GS_OK) {
-    gs_measure_default_counts(config.world_size, &counts);
-  }
+  if (status == GS_OK) status = gs_common_counts(&common, &config, 1, &counts);
   const int writes = gs_measure_job_writes(job);
-  const char *dir = common.out ? common.out : "results";
   if (status == GS_OK && writes && mkdir(dir, 0777) != 0 && errno != EEXIST)
     status = gs_error(GS_ERR_IO, "cannot create the directory %s: %s", dir, strerror(errno));
   char summary_path[GS_TEXT_LONG];

@@ -24,7 +24,7 @@
  * Returns GS_OK; GS_ERR_USAGE when `path` is empty or is a directory;
  * GS_ERR_IO when the file system refuses (a component is not a directory,
  * no permission, read-only, no space for a file). Records the error with
- * gs_error (printed). Takes a few system calls: call it right after
+ * gs_error. Takes a few system calls: call it right after
  * parsing the options. Any thread; no shared state. */
 gs_status gs_file_check_output(const char *path, const char *option);
 

@@ -307,6 +307,26 @@ cJSON *gs_common_config_json(const gs_common_options *o, const gs_run_config *co
   return c;
 }
 
+gs_status gs_common_counts(const gs_common_options *o, const gs_run_config *config, int sweep,
+                           gs_u64_list *counts) {
+  memset(counts, 0, sizeof *counts);
+  if (o->given_counts) {
+    for (size_t i = 0; i < o->counts.n; i++)
+      if (o->counts.v[i] > (uint64_t)config->world_size)
+        return gs_error(GS_ERR_USAGE, "option --counts: %llu ranks asked for, %d selected",
+                        (unsigned long long)o->counts.v[i], config->world_size);
+    *counts = o->counts;
+  } else if (sweep) {
+    for (int c = 1; c < config->world_size && counts->n < GS_LIST_MAX - 1; c *= 2)
+      counts->v[counts->n++] = (uint64_t)c;
+    counts->v[counts->n++] = (uint64_t)config->world_size;
+  } else {
+    counts->n = 1;
+    counts->v[0] = (uint64_t)config->world_size;
+  }
+  return GS_OK;
+}
+
 gs_status gs_common_configure(const gs_common_options *o, const gs_workload *workload, void *wopts,
                               gs_run_config *config) {
   const gs_workload_driver *driver = workload->driver;

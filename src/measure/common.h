@@ -92,6 +92,12 @@ gs_status gs_common_parse_gpus(const char *text, int device_count, int single_is
 cJSON *gs_common_config_json(const gs_common_options *o, const gs_run_config *config,
                              const gs_workload *workload, const void *workload_opts);
 
+/* The rank counts to measure: --counts (each at most config->world_size,
+ * else GS_ERR_USAGE naming the option), or by default 1, 2, 4, ... and the
+ * whole world when `sweep`, else the whole world only. */
+gs_status gs_common_counts(const gs_common_options *o, const gs_run_config *config, int sweep,
+                           gs_u64_list *counts);
+
 /* Lets `workload` check the resolved configuration and apply its own
  * measuring defaults (its driver's configure hook, given which common
  * options the user set); GS_OK for a workload without one. */

@@ -25,12 +25,6 @@ static int is_rank_failure(gs_status status) {
          status == GS_ERR_NCCL;
 }
 
-void gs_measure_default_counts(int n, gs_u64_list *counts) {
-  counts->n = 0;
-  for (int c = 1; c < n && counts->n < GS_LIST_MAX - 1; c *= 2) counts->v[counts->n++] = (uint64_t)c;
-  counts->v[counts->n++] = (uint64_t)n;
-}
-
 /* Adds each measurement's telemetry to its entry of "measurements". */
 static gs_status add_telemetry(cJSON *doc, const gs_telemetry *tm, size_t count) {
   cJSON *list = cJSON_GetObjectItemCaseSensitive(doc, "measurements");

@@ -38,9 +38,6 @@ struct gs_sweep {
   const gs_sweep_observer *observer; /* may be NULL */
 };
 
-/* Default rank counts for a world of n: 1, 2, 4, ... below n, then n. */
-void gs_measure_default_counts(int n, gs_u64_list *counts);
-
 /* Measures at each count in `counts` (prefixes of config->devices; in mpi
  * mode the first N processes, the others idle in lockstep). Returns GS_OK,
  * GS_ERR_PARTIAL when a rank was lost or the run was interrupted after
