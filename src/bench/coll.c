@@ -79,6 +79,7 @@ static gs_status rank_setup(coll_rank *r) {
   r->rank = gs_comm_rank(r->comm);
   r->cuda = s->backend == GS_BACKEND_CUDA;
   r->device = r->cuda ? s->devices[r->local] : -1;
+  r->step = s->first_step;
   gs_set_thread_rank(r->rank);
   if (r->cuda) {
     GS_CHECK_CUDA(cudaSetDevice(r->device));

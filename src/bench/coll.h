@@ -28,6 +28,8 @@ typedef struct {
   const int *devices; /* CUDA ordinal per local rank */
   int delay_rank;     /* --inject delay: rank to hold back, -1 none */
   double delay_seconds;
+  uint64_t first_step; /* progress count of the first timed iteration: a sweep
+                          measured one size per call keeps counting (platform/comm.h) */
 } gs_coll_sweep;
 
 /* One size in one form: the measurement (workload "coll", one run) and what
