@@ -362,7 +362,8 @@ static int stops_the_sweep(gs_status status) {
 }
 
 /* Under a launcher, after a failure: the rank that was lost (a process of
- * this host that is gone, else the one a timeout found behind) is named in
+ * this host that is gone, or after a timeout one that is stopped, else the
+ * one whose progress is behind) is named in
  * the points' records and their measurement; this process's own record
  * says it was stopped by that. */
 static void name_lost_rank(coll_state *st, gs_coll_point *pts, size_t n, gs_status status) {
@@ -374,6 +375,11 @@ static void name_lost_rank(coll_state *st, gs_coll_point *pts, size_t n, gs_stat
   for (int k = 0; k < procs && lost < 0; k++)
     if (k != me && strcmp(places[k].host, places[me].host) == 0 && !gs_process_alive(places[k].pid))
       lost = k, how = "its process died (crash, kill or lost GPU)";
+  // A process frozen inside a collective it entered has the same progress
+  // count as the ranks waiting for it: only its state tells.
+  for (int k = 0; k < procs && lost < 0 && status == GS_ERR_TIMEOUT; k++)
+    if (k != me && strcmp(places[k].host, places[me].host) == 0 && gs_process_stopped(places[k].pid))
+      lost = k, how = "its process is stopped (SIGSTOP or a debugger); it stopped answering";
   if (lost < 0 && status == GS_ERR_TIMEOUT) {
     int behind[GS_MAX_RANKS];
     int count = gs_comm_behind(gs_comm_world_rank(st->world, 0), behind, GS_MAX_RANKS);
@@ -428,14 +434,13 @@ static gs_status sweep_op(coll_state *st, coll_op_sweep *op, uint64_t *step, int
     gs_coll_sweep one = op->sweep;
     one.sizes = &st->sizes[i];
     one.n_sizes = 1;
-    one.first_step = *step;
+    one.progress = step;
     one.delay_rank = *delay_rank;
     one.delay_seconds = delay_seconds;
     gs_coll_point *pts = NULL;
     size_t n = 0;
     gs_status status = gs_coll_measure(&one, &pts, &n);
     *delay_rank = -1; /* only before the first timed batch of the command */
-    *step += one.iters;
     if (stops_the_sweep(status)) name_lost_rank(st, pts, n, status);
     gs_status kept = append_points(op, pts, n);
     if (kept != GS_OK) status = kept;
