@@ -165,7 +165,7 @@ typedef struct {
   size_t n_ops;
   const char *launch, *transport;
   char path[GS_TEXT_LONG];
-  int stopped; /* the sweep ended before its last size */
+  size_t sizes_total, sizes_done; /* over every requested operation */
 } coll_state;
 
 /* ---- the alpha-beta models ------------------------------------------------------ */
@@ -299,8 +299,9 @@ static cJSON *coll_config_json(const coll_state *st) {
   return c;
 }
 
-/* The document's status from its measurements: ok, failed (every one), or
- * partial. */
+/* The document's status from its measurements: ok (every size of every
+ * operation measured and correct), failed (every measurement failed), or
+ * partial (a crash now would leave what is measured so far). */
 static const char *document_status(const coll_state *st, size_t *measured, size_t *failed) {
   *measured = *failed = 0;
   for (size_t k = 0; k < st->n_ops; k++)
@@ -310,7 +311,7 @@ static const char *document_status(const coll_state *st, size_t *measured, size_
       (*measured)++;
       if (p->m.status != GS_OK) (*failed)++;
     }
-  if (*failed == 0) return st->stopped ? "partial" : "ok";
+  if (*failed == 0) return st->sizes_done < st->sizes_total ? "partial" : "ok";
   return *failed == *measured ? "failed" : "partial";
 }
 
@@ -445,6 +446,7 @@ static gs_status sweep_op(coll_state *st, coll_op_sweep *op, uint64_t *step, int
     gs_status kept = append_points(op, pts, n);
     if (kept != GS_OK) status = kept;
     op->sweep.n_sizes = i + 1;
+    st->sizes_done++;
     if (status != GS_OK && first_failure == GS_OK) first_failure = status;
     // Only process 0 holds every rank's records (they are gathered there).
     if (gs_measure_job_writes(&st->mj) && st->mj.job.process_rank == 0) {
@@ -516,6 +518,7 @@ static gs_status measure_all(coll_state *st) {
   GS_TRY(parse_inject(o->inject, &delay_rank, &delay_seconds));
   uint64_t step = 0;
   gs_status first_failure = GS_OK;
+  st->sizes_total = (o->all ? GS_COLL_COUNT : 1) * st->n_sizes;
   for (int k = 0; k < GS_COLL_COUNT; k++) {
     if (!o->all && k != (int)o->op) continue;
     coll_op_sweep *op = &st->ops[st->n_ops++];
@@ -556,12 +559,6 @@ gs_status gs_measure_coll(const gs_coll_request *rq) {
   size_t measured = 0, failed = 0;
   document_status(st, &measured, &failed);
   const int stopped = stops_the_sweep(status) && status != GS_ERR_USAGE;
-  if (stopped && writer && measured > 0) {
-    // Stopped between sizes (a signal): the document says the sweep is not whole.
-    st->stopped = 1;
-    gs_status written = write_document(st);
-    if (written != GS_OK) status = written;
-  }
   if (writer && measured > 0) gs_note("result written to %s", st->path);
   if (stopped && writer && failed < measured)
     status = gs_error_quiet(GS_ERR_PARTIAL, "coll stopped (%s) after %zu completed measurements; "
