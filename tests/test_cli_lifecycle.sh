@@ -37,6 +37,10 @@ refused_fast run run voxelize "${cpu[@]}" --points 1M --clouds 8 --min-time 30 -
 refused_fast scale scale voxelize "${cpu[@]}" --ranks 2 --min-time 30 --out "$bad"
 refused_fast "scale llm" scale llm "${cpu[@]}" --ranks 2 --samples 1000 --out "$bad"
 refused_fast suite suite "${cpu[@]}" --ranks 2 --min-time 30 --out "$work/plain/dir"
+refused_fast coll coll all "${cpu[@]}" --ranks 2 -e 64M --out "$bad"
+refused_fast plan plan "${cpu[@]}" --task '0:voxelize --points 1M --clouds 8' --min-time 30 \
+  --out "$bad"
+refused_fast p2p p2p -q --out "$bad"
 
 # A usage error found after the options were parsed (the counts, an llm
 # option that does not apply) leaves a good document untouched.

@@ -79,6 +79,7 @@ static gs_status rank_setup(coll_rank *r) {
   r->rank = gs_comm_rank(r->comm);
   r->cuda = s->backend == GS_BACKEND_CUDA;
   r->device = r->cuda ? s->devices[r->local] : -1;
+  r->step = s->progress ? *s->progress : 0;
   gs_set_thread_rank(r->rank);
   if (r->cuda) {
     GS_CHECK_CUDA(cudaSetDevice(r->device));
@@ -178,7 +179,9 @@ static gs_status check_point(coll_rank *r, gs_coll_point *p, const coll_buffers 
       memset(b->recv, 0xff, recv_bytes);
   }
   GS_TRY(fill_input(r, b));
+  gs_comm_progress(r->comm, r->step++);
   GS_TRY(gs_comm_barrier(r->comm));
+  gs_comm_progress(r->comm, r->step++);
   GS_TRY(issue(r, p, b));
   GS_TRY(gs_comm_wait(r->comm, r->stream));
   if (r->cuda)
@@ -208,9 +211,16 @@ static gs_status measure_point(coll_rank *r, gs_coll_point *p, gs_rank_record *r
   // Timing does not depend on the values: without checks the buffers keep
   // what they hold (zeros from allocation) and no host time goes to fills.
   if (s->check) GS_TRY(fill_input(r, &b));
+  // Every synchronization advances the progress count: a rank that stops
+  // anywhere falls behind the others, which a timeout reports.
+  gs_comm_progress(r->comm, r->step++);
   GS_TRY(gs_comm_barrier(r->comm));
-  for (uint64_t i = 0; i < s->warmup; i++) GS_TRY(issue(r, p, &b));
+  for (uint64_t i = 0; i < s->warmup; i++) {
+    gs_comm_progress(r->comm, r->step++);
+    GS_TRY(issue(r, p, &b));
+  }
   GS_TRY(gs_comm_wait(r->comm, r->stream));
+  gs_comm_progress(r->comm, r->step++);
   GS_TRY(gs_comm_barrier(r->comm));
   if (first && r->rank == s->delay_rank) gs_sleep_seconds(s->delay_seconds);
 
@@ -503,10 +513,12 @@ gs_status gs_coll_measure(const gs_coll_sweep *s, gs_coll_point **points_out, si
   if (s->job->launch == GS_COMM_LAUNCH_MPI && started == 1) {
     // A rank whose communication timed out cannot take part in the gather.
     if (local == GS_OK || local == GS_ERR_VERIFY) {
+      gs_comm_progress(gs_comm_world_rank(s->world, 0), ranks[0].step++);
       gs_status g = gather_records(s, points, n_points, &ranks[0]);
       if (g != GS_OK) local = g;
     }
   }
+  if (s->progress && started > 0) *s->progress = ranks[0].step;
   gs_status verdict = summarize(s, points, n_points);
   free(ranks);
   free(threads);

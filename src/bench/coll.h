@@ -28,6 +28,10 @@ typedef struct {
   const int *devices; /* CUDA ordinal per local rank */
   int delay_rank;     /* --inject delay: rank to hold back, -1 none */
   double delay_seconds;
+  uint64_t *progress;  /* the progress count (gs_comm_progress), read at the start and
+                          advanced past every synchronization: a sweep measured one size
+                          per call keeps counting, so that a timeout can name the rank
+                          that fell behind. NULL: count from 0 */
 } gs_coll_sweep;
 
 /* One size in one form: the measurement (workload "coll", one run) and what

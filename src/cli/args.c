@@ -10,3 +10,17 @@ int gs_cli_wants_help(int argc, char **argv) {
   }
   return 0;
 }
+
+void gs_cli_refuse_options(gs_option *table, gs_cli_refusal *refusals) {
+  for (gs_cli_refusal *r = refusals; r->name; r++)
+    for (gs_option *o = table; o->kind != GS_OPT_END; o++)
+      if (strcmp(o->name, r->name) == 0) o->given = &r->given;
+}
+
+gs_status gs_cli_refused(const char *command, const gs_cli_refusal *refusals) {
+  for (const gs_cli_refusal *r = refusals; r->name; r++)
+    if (r->given)
+      return gs_error(GS_ERR_USAGE, "option --%s does not apply to gpuscale %s: %s", r->name,
+                      command, r->why);
+  return GS_OK;
+}

@@ -2,7 +2,27 @@
 #ifndef GS_CLI_ARGS_H
 #define GS_CLI_ARGS_H
 
+#include "core/options.h"
+
 /* 1 when argv[0..argc) asks for help (--help or -h before any "--"). */
 int gs_cli_wants_help(int argc, char **argv);
+
+/* A common option that a command cannot apply, and why (a sentence that
+ * follows "option --NAME does not apply to gpuscale CMD: "). A list of them
+ * ends with a NULL name. */
+typedef struct {
+  const char *name;
+  const char *why;
+  int given;
+} gs_cli_refusal;
+
+/* Marks the refused options in `table` (they stay in the table, so that
+ * they parse, and are shown by help) so that gs_cli_refused can say why
+ * they were refused rather than calling them unknown. */
+void gs_cli_refuse_options(gs_option *table, gs_cli_refusal *refusals);
+
+/* GS_ERR_USAGE naming the first refused option that was given, with why;
+ * GS_OK when none was. */
+gs_status gs_cli_refused(const char *command, const gs_cli_refusal *refusals);
 
 #endif

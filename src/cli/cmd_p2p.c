@@ -1,113 +1,93 @@
-/* `gpuscale p2p`: GPU-to-GPU and host-to-GPU bandwidth and latency matrices
- * (see docs/p2p.md). Exit codes: 0 measured, 1 no CUDA device (nothing to
- * measure) or a cell failed, 2 usage error. */
+/* `gpuscale p2p`: parses the options, measures the links between GPUs and
+ * between host and GPU (measure/p2p.h) and prints the matrices (see
+ * docs/p2p.md). Exit codes: 0 measured, 1 no CUDA device (nothing to
+ * measure) or a cell failed, 2 usage error, 4 interrupted (the document
+ * holds the cells measured before). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/args.h"
 #include "cli/cmd_p2p.h"
 #include "cli/commands.h"
-#include "measure/common.h"
 #include "core/check.h"
-#include "platform/nvml.h"
-#include "platform/topology.h"
+#include "measure/common.h"
+#include "measure/p2p.h"
 
 static gs_status reject_positional(void *ctx, const char *arg) {
   (void)ctx;
   return gs_error(GS_ERR_USAGE, "gpuscale p2p: unexpected argument '%s'", arg);
 }
 
-/* The first failed cell's status, for the exit code. */
-static gs_status first_cell_failure(const gs_p2p_result *r) {
-  for (size_t ti = 0; ti < r->n_tests; ti++) {
-    const gs_p2p_test *t = &r->tests[ti];
-    size_t cells = t->per_gpu ? r->n_gpus : r->n_gpus * r->n_gpus;
-    for (size_t k = 0; k < cells; k++)
-      if (t->cells[k].measured && t->cells[k].status != GS_OK) return t->cells[k].status;
-  }
-  return GS_OK;
-}
-
-static gs_status write_document(const gs_p2p_options *o, const gs_environment *env,
-                                const gs_topology *topo, const gs_p2p_result *r,
-                                const char *path, int argc, char **argv) {
-  cJSON *doc = gs_result_new("p2p", argc, argv);
-  if (!doc) return gs_error(GS_ERR_NOMEM, "cannot create the result document");
-  gs_status st = gs_result_set_config(doc, gs_p2p_options_to_json(o));
-  if (st == GS_OK) st = gs_result_set_environment(doc, env);
-  cJSON *envj = cJSON_GetObjectItemCaseSensitive(doc, "environment");
-  cJSON *topoj = gs_topology_to_json(topo);
-  cJSON *p2p = gs_p2p_to_json(r);
-  if (st == GS_OK && (!envj || !topoj || !cJSON_AddItemToObject(envj, "topology", topoj))) {
-    cJSON_Delete(topoj);
-    st = gs_error(GS_ERR_NOMEM, "out of memory building the p2p document");
-  } else if (st != GS_OK) {
-    cJSON_Delete(topoj);
-  }
-  if (st == GS_OK && (!p2p || !cJSON_AddItemToObject(doc, "p2p", p2p))) {
-    cJSON_Delete(p2p);
-    p2p = NULL;
-    st = gs_error(GS_ERR_NOMEM, "out of memory building the p2p document");
-  } else if (st != GS_OK) {
-    cJSON_Delete(p2p);
-  }
-  if (st == GS_OK) st = gs_result_set_status(doc, gs_p2p_any_failed(r) ? "partial" : "ok");
-  if (st == GS_OK) st = gs_result_write(doc, path);
-  if (st == GS_OK) gs_note("result written to %s", path);
-  cJSON_Delete(doc);
-  return st;
+static void print_outcome(FILE *out, const gs_p2p_options *o, const gs_p2p_outcome *r) {
+  fprintf(out, "gpuscale p2p: %zu GPU%s, %llu bytes per copy, median of %llu samples of %llu "
+          "copies\n",
+          r->result.n_gpus, r->result.n_gpus == 1 ? "" : "s", (unsigned long long)o->size_bytes,
+          (unsigned long long)o->samples, (unsigned long long)o->iters);
+  gs_p2p_print(out, &r->result, &r->topology);
 }
 
 gs_status gs_p2p_run_and_write(const gs_p2p_options *o, const gs_environment *env,
                                const char *path, FILE *copy, int argc, char **argv) {
-  for (size_t k = 0; k < o->n_pairs; k++)
-    for (int e = 0; e < 2; e++)
-      if ((size_t)o->pairs[k][e] >= env->gpu_count && env->gpu_count > 0)
-        return gs_error(GS_ERR_USAGE, "option --pairs: GPU %d does not exist (%zu present)",
-                        o->pairs[k][e], env->gpu_count);
-  gs_p2p_result r;
-  gs_status st = gs_p2p_measure(o, env, &r);
-  if (st != GS_OK) {
-    gs_p2p_result_free(&r);
-    return st;
-  }
-  gs_topology topo;
-  gs_nvml *nvml = gs_nvml_open(NULL, 0);
-  st = gs_topology_collect(&topo, env, nvml);
-  gs_nvml_close(nvml);
-  if (st == GS_OK) {
-    printf("gpuscale p2p: %zu GPU%s, %llu bytes per copy, median of %llu samples of %llu "
-           "copies\n",
-           r.n_gpus, r.n_gpus == 1 ? "" : "s", (unsigned long long)o->size_bytes,
-           (unsigned long long)o->samples, (unsigned long long)o->iters);
-    gs_p2p_print(stdout, &r, &topo);
+  gs_p2p_outcome r;
+  gs_status st = gs_measure_p2p(o, env, path, argc, argv, &r);
+  if (r.have_topology) {
+    print_outcome(stdout, o, &r);
     if (copy) {
       fprintf(copy, "\ngpuscale p2p (%llu bytes per copy)\n", (unsigned long long)o->size_bytes);
-      gs_p2p_print(copy, &r, &topo);
+      gs_p2p_print(copy, &r.result, &r.topology);
     }
-    st = write_document(o, env, &topo, &r, path, argc, argv);
-    gs_topology_free(&topo);
   }
-  if (st == GS_OK) st = first_cell_failure(&r);
-  gs_p2p_result_free(&r);
+  gs_p2p_outcome_free(&r);
   return st;
 }
 
-static void print_p2p_help(const gs_option *table) {
+/* Common options p2p cannot apply, and why. */
+static gs_cli_refusal refusals[] = {
+    {"backend", "p2p measures copies between GPUs and host; there is no cpu backend", 0},
+    {"gpus", "p2p measures every GPU; choose ordered pairs with --pairs", 0},
+    {"ranks", "p2p measures GPUs, not CPU ranks", 0},
+    {"warmup", "every cell takes one untimed warm-up sample", 0},
+    {"min-time", "a cell is timed by --samples samples of -n/--iters copies", 0},
+    {"runs", "a cell is timed by --samples samples of -n/--iters copies", 0},
+    {"seed", "the copies move a fixed pattern", 0},
+    {"telemetry-interval", "p2p records no GPU telemetry", 0},
+    {"telemetry-series", "p2p records no GPU telemetry", 0},
+    {"timeout", "one process drives every GPU: no rank waits for another", 0},
+    {NULL, NULL, 0}};
+
+/* The common options without those p2p defines itself (-n/--iters: copies
+ * per sample). */
+static void common_subset(gs_common_options *common, gs_option *out) {
+  size_t n = 0;
+  for (const gs_option *o = common->table; o->kind != GS_OPT_END; o++)
+    if (strcmp(o->name, "iters") != 0) out[n++] = *o;
+  out[n] = (gs_option){.kind = GS_OPT_END};
+  for (gs_option *o = out; o->kind != GS_OPT_END; o++)
+    if (strcmp(o->name, "out") == 0) o->help = "result file (default results/p2p.json)";
+  gs_cli_refuse_options(out, refusals);
+}
+
+static void print_p2p_help(const gs_option *table, const gs_option *common) {
   printf("usage: gpuscale p2p [options]\n\n"
          "Measures bandwidth between every ordered pair of GPUs (copy engines and an SM copy\n"
          "kernel, P2P enabled and disabled, one way and both ways at once), between host\n"
          "and each GPU (pinned memory), and the GPU-to-GPU latency. Prints the matrices and\n"
          "writes a result document. With one GPU only host transfers run; with no GPU it\n"
-         "exits 1 saying why.\n\nOptions:\n");
+         "exits 1 saying why. Ctrl-C or SIGTERM stop it between cells: the document keeps\n"
+         "the cells measured (exit 4).\n\nOptions:\n");
   gs_options_help(stdout, table);
+  printf("\nCommon options:\n");
+  gs_options_help(stdout, common);
 }
 
 gs_status gs_cmd_p2p(int argc, char **argv) {
   gs_p2p_options o;
   gs_p2p_options_default(&o);
   const char *pairs = NULL;
-  const char *out = "results/p2p.json";
-  int quiet = 0;
+  gs_common_options common;
+  gs_common_init(&common, 0);
+  gs_option common_table[GS_COMMON_OPTION_COUNT + 1];
+  common_subset(&common, common_table);
   const gs_option table[] = {
       {.name = "size", .short_name = 's', .kind = GS_OPT_SIZE, .target = &o.size_bytes,
        .min = 16, .max = 1ull << 40, .metavar = "BYTES",
@@ -126,26 +106,20 @@ gs_status gs_cmd_p2p(int argc, char **argv) {
        .help = "ordered GPU pairs SRC:DST,... (default: every pair)"},
       {.name = "mode", .kind = GS_OPT_CHOICE, .target = &o.mode, .choices = gs_p2p_mode_names,
        .metavar = "M", .help = "what to measure: all, ce, sm, host or latency"},
-      {.name = "out", .short_name = 'o', .kind = GS_OPT_STRING, .target = &out,
-       .metavar = "FILE", .help = "result file"},
-      {.name = "quiet", .short_name = 'q', .kind = GS_OPT_FLAG, .target = &quiet,
-       .help = "no notes"},
       {.kind = GS_OPT_END},
   };
-  for (int i = 0; i < argc; i++) {
-    if (strcmp(argv[i], "--") == 0) break;
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      print_p2p_help(table);
-      return GS_OK;
-    }
+  if (gs_cli_wants_help(argc, argv)) {
+    print_p2p_help(table, common_table);
+    return GS_OK;
   }
-  const gs_option *tables[] = {table, NULL};
+  const gs_option *tables[] = {table, common_table, NULL};
   GS_TRY(gs_options_parse(tables, "gpuscale p2p", argc, argv, reject_positional, NULL));
+  GS_TRY(gs_cli_refused("p2p", refusals));
   if (o.size_bytes % 16 != 0)
     return gs_error(GS_ERR_USAGE, "option --size: %llu bytes is not a multiple of 16",
                     (unsigned long long)o.size_bytes);
   if (pairs) GS_TRY(gs_p2p_parse_pairs(pairs, &o));
-  gs_set_quiet(quiet);
+  gs_set_quiet(common.quiet);
 
   gs_environment env;
   gs_status st = gs_common_environment(&env);
@@ -156,7 +130,8 @@ gs_status gs_cmd_p2p(int argc, char **argv) {
     full[0] = "gpuscale";
     full[1] = "p2p";
     for (int k = 0; k < argc; k++) full[k + 2] = argv[k];
-    st = gs_p2p_run_and_write(&o, &env, out, NULL, argc + 2, full);
+    st = gs_p2p_run_and_write(&o, &env, common.out ? common.out : "results/p2p.json", NULL,
+                              argc + 2, full);
   }
   free(full);
   gs_environment_free(&env);

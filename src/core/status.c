@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define GS_ERROR_TEXT_MAX 1024
+#define GS_ERROR_TEXT_MAX sizeof(((gs_error_kept *)0)->text)
 
 static _Thread_local char thread_error[GS_ERROR_TEXT_MAX];
 static _Thread_local int thread_rank = -1;
@@ -101,6 +101,14 @@ gs_status gs_error_call(gs_status status, const char *library, const char *expr,
 const char *gs_last_error(void) { return thread_error; }
 
 void gs_clear_error(void) { thread_error[0] = '\0'; }
+
+void gs_error_keep(gs_error_kept *kept) {
+  snprintf(kept->text, sizeof kept->text, "%s", thread_error);
+}
+
+void gs_error_restore(const gs_error_kept *kept) {
+  snprintf(thread_error, sizeof thread_error, "%s", kept->text);
+}
 
 void gs_set_thread_rank(int rank) { thread_rank = rank; }
 

@@ -68,6 +68,15 @@ gs_status gs_error_call(gs_status status, const char *library, const char *expr,
  * stays valid until the thread's next error. */
 const char *gs_last_error(void);
 
+/* The calling thread's recorded error, kept across a call whose failure
+ * is tolerated (a fit with too few points, telemetry that cannot start),
+ * so that the failure the command reports is not replaced by it. */
+typedef struct {
+  char text[1024];
+} gs_error_kept;
+void gs_error_keep(gs_error_kept *kept);
+void gs_error_restore(const gs_error_kept *kept);
+
 /* Clears the calling thread's recorded error. */
 void gs_clear_error(void);
 

@@ -351,8 +351,7 @@ gs_status gs_common_environment(gs_environment *env) {
   return gs_device_discover(env);
 }
 
-gs_status gs_common_write_result(cJSON *doc, const gs_measurement *ms, size_t count,
-                                 const char *path) {
+const char *gs_common_result_status(const gs_measurement *ms, size_t count) {
   size_t failed = 0, with_samples = 0;
   for (size_t i = 0; i < count; i++) {
     if (ms[i].status != GS_OK) failed++;
@@ -366,8 +365,12 @@ gs_status gs_common_write_result(cJSON *doc, const gs_measurement *ms, size_t co
   }
   // A failed measurement that kept samples (a lost rank, an interrupt) makes
   // the document partial, not failed: what it holds is real.
-  GS_TRY(gs_result_set_status(doc, failed == 0 ? "ok"
-                                   : (failed == count && with_samples == 0 ? "failed" : "partial")));
+  return failed == 0 ? "ok" : (failed == count && with_samples == 0 ? "failed" : "partial");
+}
+
+gs_status gs_common_write_result(cJSON *doc, const gs_measurement *ms, size_t count,
+                                 const char *path) {
+  GS_TRY(gs_result_set_status(doc, gs_common_result_status(ms, count)));
   GS_TRY(gs_result_write(doc, path));
   gs_note("result written to %s", path);
   return GS_OK;

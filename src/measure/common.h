@@ -107,6 +107,11 @@ gs_status gs_common_configure(const gs_common_options *o, const gs_workload *wor
 /* Collects the environment (host, GPUs, library versions) into env. */
 gs_status gs_common_environment(gs_environment *env);
 
+/* The status of a document holding measurements ms[0..count): "ok" when
+ * none failed, "failed" when every one failed and none kept a sample, else
+ * "partial". */
+const char *gs_common_result_status(const gs_measurement *ms, size_t count);
+
 /* Writes a result document with its status derived from the measurements,
  * and says where it went (unless quiet). */
 gs_status gs_common_write_result(cJSON *doc, const gs_measurement *ms, size_t count,

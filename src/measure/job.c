@@ -75,14 +75,14 @@ gs_status gs_measure_job_start(gs_measure_job *mj, gs_common_options *common, in
   gs_comm_job_detect(&mj->job);
   gs_interrupt_install();
   GS_TRY(gs_comm_job_start(&mj->job));
-  int local_ranks = 0, local_devices[GS_MAX_RANKS];
-  GS_TRY(gs_common_choose_ranks(common, default_all, &mj->job, config, &local_ranks, local_devices));
+  GS_TRY(gs_common_choose_ranks(common, default_all, &mj->job, config, &mj->local_ranks,
+                                mj->local_devices));
   if (mj->job.launch != GS_COMM_LAUNCH_MPI) return GS_OK;
   gs_comm_world_config wc = {.backend = GS_BACKEND_CPU, .local_ranks = 1,
                              .timeout_seconds = config->comm_timeout_seconds};
   GS_TRY(gs_comm_world_create(&mj->job, &wc, &mj->control));
   gs_rank_place mine;
-  GS_TRY(describe_place(&mine, mj->job.local_rank, local_devices[0]));
+  GS_TRY(describe_place(&mine, mj->job.local_rank, mj->local_devices[0]));
   const int me = mj->job.process_rank;
   GS_TRY(gs_comm_allgather(gs_comm_world_rank(mj->control, 0), &mine, mj->places, sizeof mine,
                            GS_DTYPE_UINT8, NULL));
@@ -93,6 +93,17 @@ gs_status gs_measure_job_start(gs_measure_job *mj, gs_common_options *common, in
   if (me == 0)
     gs_note("%s launched %d processes: one rank each (mpi mode)", mj->job.launcher,
             mj->job.process_count);
+  return GS_OK;
+}
+
+gs_status gs_measure_job_start_local(gs_measure_job *mj, const char *command) {
+  memset(mj, 0, sizeof *mj);
+  gs_comm_job_detect(&mj->job);
+  if (mj->job.launch == GS_COMM_LAUNCH_MPI)
+    return gs_error(GS_ERR_USAGE,
+                    "gpuscale %s drives every device from one process: start it without %s",
+                    command, mj->job.launcher);
+  gs_interrupt_install();
   return GS_OK;
 }
 

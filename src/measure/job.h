@@ -14,6 +14,8 @@ typedef struct {
   gs_comm_world *control;        /* mpi mode only */
   gs_rank_place places[GS_MAX_RANKS]; /* every process (on every process) */
   int broken;                    /* a rank was lost: the job cannot go on */
+  int local_ranks;               /* ranks this process drives (threads mode: all) */
+  int local_devices[GS_MAX_RANKS]; /* their CUDA ordinals (-1 on the cpu backend) */
 } gs_measure_job;
 
 /* Detects the launcher, starts MPI under one, installs the SIGINT/SIGTERM
@@ -22,6 +24,14 @@ typedef struct {
  * command from the main thread. */
 gs_status gs_measure_job_start(gs_measure_job *mj, gs_common_options *common, int default_all,
                                gs_run_config *config);
+
+/* The job of a command that drives every device from one process (plan,
+ * p2p): detects the launcher and installs the SIGINT/SIGTERM handlers;
+ * under mpirun/srun it refuses (GS_ERR_USAGE naming `command`), since
+ * every process would measure the same devices and write the same file.
+ * Called once per command from the main thread; end it with
+ * gs_measure_job_finish. */
+gs_status gs_measure_job_start_local(gs_measure_job *mj, const char *command);
 
 /* Whether this process writes documents and prints summaries: process 0,
  * or, once a rank was lost, the first process of process 0's host to

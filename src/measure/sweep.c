@@ -102,8 +102,11 @@ static gs_status telemetry_begin(const gs_sweep *sw, const gs_run_config *config
  * as unavailable, not a failure. */
 static gs_status measure_one(const gs_sweep *sw, void *driver_ctx, const gs_run_config *config,
                              size_t index, gs_measurement *m, gs_telemetry *tm) {
+  gs_error_kept kept;
+  gs_error_keep(&kept);
   if (telemetry_begin(sw, config, tm) != GS_OK)
     gs_telemetry_set_unavailable(tm, "sampler did not start: %s", gs_last_error());
+  gs_error_restore(&kept);
   const gs_workload_driver *driver = sw->workload->driver;
   gs_status status = driver ? driver->measure(driver_ctx, config, index, m)
                                 : gs_runner_measure(sw->workload, sw->workload_opts, config, m);

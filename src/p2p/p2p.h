@@ -98,7 +98,10 @@ gs_status gs_p2p_cell_summarize(gs_p2p_cell *cell);
 
 /* Measures every test of the registry allowed by o->mode on env's GPUs.
  * Per-cell failures are recorded in the cells (the rest still runs); the
- * return is GS_OK, GS_ERR_UNSUPPORTED with no GPU, or a setup error. Fills
+ * return is GS_OK, GS_ERR_UNSUPPORTED with no GPU, GS_ERR_INTERRUPTED after
+ * SIGINT/SIGTERM (core/interrupt.h: no further cell is begun, the tests not
+ * begun are marked skipped with the reason, the measured cells are kept),
+ * or a setup error. Fills
  * `result` (free with gs_p2p_result_free). */
 gs_status gs_p2p_measure(const gs_p2p_options *o, const gs_environment *env,
                          gs_p2p_result *result);

@@ -11,6 +11,7 @@
 #include <cuda_runtime_api.h>
 
 #include "core/check.h"
+#include "core/interrupt.h"
 #include "p2p/p2p.h"
 #include "p2p/p2p_kernels.h"
 
@@ -556,6 +557,13 @@ static gs_status run_tests(p2p_ctx *c, gs_p2p_result *r) {
   for (size_t ti = 0; ti < TEST_COUNT; ti++) {
     const test_def *t = &registry[ti];
     gs_p2p_test *out = &r->tests[ti];
+    if (gs_interrupt_signal() != 0) {
+      // A stop request: the tests not begun say why they have no cells.
+      out->skipped = 1;
+      snprintf(out->reason, sizeof out->reason, "not measured: interrupted by signal %d",
+               gs_interrupt_signal());
+      continue;
+    }
     if (!mode_runs(c->o->mode, t)) {
       out->skipped = 1;
       snprintf(out->reason, sizeof out->reason, "not selected by --mode %s",
@@ -563,7 +571,8 @@ static gs_status run_tests(p2p_ctx *c, gs_p2p_result *r) {
       continue;
     }
     if (t->per_gpu) {
-      for (size_t a = 0; a < n; a++) record(measure_host(c, t, a, &out->cells[a]), &out->cells[a]);
+      for (size_t a = 0; a < n && gs_interrupt_signal() == 0; a++)
+        record(measure_host(c, t, a, &out->cells[a]), &out->cells[a]);
       continue;
     }
     if (n < 2) {
@@ -571,8 +580,8 @@ static gs_status run_tests(p2p_ctx *c, gs_p2p_result *r) {
       snprintf(out->reason, sizeof out->reason, "needs at least 2 GPUs; %zu present", n);
       continue;
     }
-    for (size_t a = 0; a < n; a++) {
-      for (size_t b = 0; b < n; b++) {
+    for (size_t a = 0; a < n && gs_interrupt_signal() == 0; a++) {
+      for (size_t b = 0; b < n && gs_interrupt_signal() == 0; b++) {
         gs_p2p_cell *cell = &out->cells[a * n + b];
         int da = c->gpu[a].device, db = c->gpu[b].device;
         if (!gs_p2p_pair_wanted(c->o, da, db)) continue;
@@ -592,6 +601,9 @@ static gs_status run_tests(p2p_ctx *c, gs_p2p_result *r) {
       }
     }
   }
+  if (gs_interrupt_signal() != 0)
+    return gs_error(GS_ERR_INTERRUPTED, "p2p interrupted by signal %d; the cells measured "
+                          "before are kept", gs_interrupt_signal());
   return GS_OK;
 }
 

@@ -12,6 +12,7 @@
 
 #include "core/barrier.h"
 #include "core/check.h"
+#include "core/interrupt.h"
 #include "core/timer.h"
 #include "platform/comm.h"
 
@@ -207,6 +208,9 @@ static gs_status warm_up(replica *r) {
   const gs_llm_scenario_config *c = sh->config;
   r->result->cold_seconds = -1.0;
   for (uint64_t w = 0; w < c->warmup; w++) {
+    if (gs_interrupt_signal() != 0)
+      return gs_error(GS_ERR_INTERRUPTED, "interrupted by signal %d during warm-up",
+                            gs_interrupt_signal());
     size_t n = c->engine.max_batch;
     for (size_t i = 0; i < n; i++) {
       gs_llm_request_record rec = {.id = (uint32_t)(w * n + i),
@@ -248,7 +252,9 @@ static gs_status replica_setup(replica *r) {
   return gs_llm_engine_create(&c->engine, sh->run->backend, devices, &r->engine);
 }
 
-/* Pulls and runs batches until the rank's queue is empty. */
+/* Pulls and runs batches until the rank's queue is empty, or until SIGINT
+ * or SIGTERM (core/interrupt.h): then no further request is issued and the
+ * completed ones are kept. */
 static gs_status serve(replica *r) {
   scenario_shared *sh = r->sh;
   const gs_llm_scenario_config *c = sh->config;
@@ -258,12 +264,16 @@ static gs_status serve(replica *r) {
   size_t max = c->engine.max_batch;
   double first = NAN;
   for (;;) {
+    if (gs_interrupt_signal() != 0)
+      return gs_error(GS_ERR_INTERRUPTED, "interrupted by signal %d: no further request "
+                            "issued", gs_interrupt_signal());
     double now = now_since(sh), next = 0.0;
     // Single-stream issues the next sample the moment the previous is done.
     size_t n = gs_llm_queue_take(q, single ? INFINITY : now, max, r->ids, &next);
     if (n == 0) {
       if (next < 0.0) break;
-      gs_sleep_seconds(next - now);
+      // In short naps, so that a stop request is seen between arrivals.
+      gs_sleep_seconds(fmin(next - now, 0.05));
       continue;
     }
     if (isnan(first)) first = now;
@@ -314,7 +324,8 @@ static void *replica_main(void *arg) {
   sh->end[r->rank] = sh->t0 > 0.0 ? now_since(sh) : 0.0; /* 0: the clock never started */
   if (status != GS_OK) {
     snprintf(r->result->error, sizeof r->result->error, "%s", gs_last_error());
-    fail_leftovers(r);
+    // Requests never issued because of a stop request did not fail.
+    if (status != GS_ERR_INTERRUPTED) fail_leftovers(r);
   }
   r->result->status = status;
   gs_llm_engine_destroy(r->engine);

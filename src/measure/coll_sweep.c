@@ -1,0 +1,580 @@
+/* The collective sweep of `gpuscale coll` (see coll_sweep.h): options, the
+ * size list, the size-by-size measurement through the job lifecycle, the
+ * naming of a lost rank, and the result document with its models. */
+#include "measure/coll_sweep.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/fault.h"
+#include "core/check.h"
+#include "core/file.h"
+#include "core/interrupt.h"
+#include "core/process.h"
+#include "measure/job.h"
+#include "platform/topology.h"
+
+const char *const gs_coll_place_names[] = {"both", "out", "in", NULL};
+
+void gs_coll_options_init(gs_coll_options *o) {
+  memset(o, 0, sizeof *o);
+  o->min_bytes = 8;
+  o->max_bytes = 128ull << 20;
+  o->step_factor = 2;
+  o->check = 1;
+  o->dtype = GS_DTYPE_FLOAT;
+  o->redop = GS_REDOP_SUM;
+  gs_option *t = o->table;
+  size_t n = 0;
+  t[n++] = (gs_option){.name = "minbytes", .short_name = 'b', .kind = GS_OPT_SIZE,
+                       .target = &o->min_bytes, .min = 1, .max = 1ull << 40, .metavar = "SIZE",
+                       .help = "smallest message size (K, M, G accepted)"};
+  t[n++] = (gs_option){.name = "maxbytes", .short_name = 'e', .kind = GS_OPT_SIZE,
+                       .target = &o->max_bytes, .min = 1, .max = 1ull << 40, .metavar = "SIZE",
+                       .help = "largest message size"};
+  t[n++] = (gs_option){.name = "stepfactor", .short_name = 'f', .kind = GS_OPT_COUNT,
+                       .target = &o->step_factor, .min = 2, .max = 1024, .metavar = "F",
+                       .help = "multiply the size by F between steps",
+                       .given = &o->given_step_factor};
+  t[n++] = (gs_option){.name = "stepbytes", .short_name = 'i', .kind = GS_OPT_SIZE,
+                       .target = &o->step_bytes, .min = 1, .max = 1ull << 40, .metavar = "SIZE",
+                       .help = "add SIZE between steps instead of multiplying",
+                       .given = &o->given_step_bytes};
+  t[n++] = (gs_option){.name = "check", .short_name = 'c', .kind = GS_OPT_COUNT,
+                       .target = &o->check, .min = 0, .max = 1, .metavar = "0|1",
+                       .help = "check every result after timing (a wrong element fails the run)"};
+  t[n++] = (gs_option){.name = "datatype", .short_name = 'd', .kind = GS_OPT_CHOICE,
+                       .target = &o->dtype, .choices = gs_dtype_names, .metavar = "TYPE",
+                       .help = "element type"};
+  t[n++] = (gs_option){.name = "op", .short_name = 'o', .kind = GS_OPT_CHOICE,
+                       .target = &o->redop, .choices = gs_redop_names, .metavar = "REDOP",
+                       .help = "reduction of allreduce, reducescatter and reduce",
+                       .given = &o->given_redop};
+  t[n++] = (gs_option){.name = "root", .short_name = 'r', .kind = GS_OPT_COUNT,
+                       .target = &o->root, .min = 0, .max = 1 << 20, .metavar = "RANK",
+                       .help = "root of broadcast and reduce", .given = &o->given_root};
+  t[n++] = (gs_option){.name = "place", .kind = GS_OPT_CHOICE, .target = &o->place,
+                       .choices = gs_coll_place_names, .metavar = "FORM",
+                       .help = "out-of-place, in-place or both forms"};
+  t[n++] = (gs_option){.name = "transport", .kind = GS_OPT_CHOICE, .target = &o->transport,
+                       .choices = gs_transport_names, .metavar = "T",
+                       .help = "NCCL path between GPUs: auto, p2p, shm (via host memory), net"};
+  t[n++] = (gs_option){.name = "inject", .kind = GS_OPT_STRING, .target = &o->inject,
+                       .metavar = "FAULT",
+                       .help = "delay:rank=R,seconds=S holds rank R back before its first timed "
+                               "batch"};
+  t[n] = (gs_option){.kind = GS_OPT_END};
+}
+
+gs_status gs_coll_options_take_op(gs_coll_options *o, const char *arg) {
+  if (o->given_op) return gs_error(GS_ERR_USAGE, "gpuscale coll: unexpected argument '%s'", arg);
+  o->given_op = 1;
+  if (strcmp(arg, "all") == 0) {
+    o->all = 1;
+    return GS_OK;
+  }
+  int index = 0;
+  GS_TRY(gs_parse_choice(arg, "OP", gs_coll_op_names, &index));
+  o->op = (gs_coll_op)index;
+  return GS_OK;
+}
+
+/* The one fault coll can inject, a delay of a rank's first timed batch,
+ * parsed by the common fault syntax (core/fault.h). */
+static gs_status parse_inject(const char *text, int *rank, double *seconds) {
+  *rank = -1;
+  *seconds = 0.0;
+  if (!text) return GS_OK;
+  gs_fault_list faults = {0};
+  GS_TRY(gs_fault_parse(text, &faults));
+  if (faults.items[0].kind != GS_FAULT_DELAY)
+    return gs_error(GS_ERR_USAGE, "option --inject: '%s': coll supports delay:rank=R,seconds=S",
+                    text);
+  *rank = faults.items[0].rank;
+  *seconds = faults.items[0].params[0];
+  return GS_OK;
+}
+
+/* The requested sizes, ascending: *sizes is allocated (free it). */
+static gs_status make_sizes(const gs_coll_options *o, uint64_t **sizes, size_t *n) {
+  *sizes = NULL;
+  *n = 0;
+  if (o->min_bytes > o->max_bytes)
+    return gs_error(GS_ERR_USAGE, "option -b/--minbytes (%llu) is larger than -e/--maxbytes (%llu)",
+                    (unsigned long long)o->min_bytes, (unsigned long long)o->max_bytes);
+  if (o->given_step_factor && o->given_step_bytes)
+    return gs_error(GS_ERR_USAGE, "options -f/--stepfactor and -i/--stepbytes conflict: give one");
+  uint64_t *v = malloc(GS_COLL_MAX_SIZES * sizeof *v);
+  if (!v) return gs_error(GS_ERR_NOMEM, "cannot allocate the size list");
+  size_t count = 0;
+  for (uint64_t s = o->min_bytes; s <= o->max_bytes;) {
+    if (count == GS_COLL_MAX_SIZES) {
+      free(v);
+      return gs_error(GS_ERR_USAGE, "options -b/-e/-i: more than %d sizes", GS_COLL_MAX_SIZES);
+    }
+    v[count++] = s;
+    uint64_t next = o->given_step_bytes ? s + o->step_bytes : s * o->step_factor;
+    if (next <= s) break; /* overflow */
+    s = next;
+  }
+  *sizes = v;
+  *n = count;
+  return GS_OK;
+}
+
+gs_status gs_coll_options_check(const gs_coll_options *o) {
+  if (!o->given_op)
+    return gs_error(GS_ERR_USAGE,
+                    "gpuscale coll: missing OP (one of allreduce, allgather, "
+                    "reducescatter, broadcast, reduce, alltoall, sendrecv, all)");
+  if (o->given_redop && !o->all && !gs_coll_has_redop(o->op))
+    return gs_error(GS_ERR_USAGE, "option -o/--op: %s has no reduction", gs_coll_op_names[o->op]);
+  if (o->given_root && !o->all && !gs_coll_has_root(o->op))
+    return gs_error(GS_ERR_USAGE, "option -r/--root: %s has no root", gs_coll_op_names[o->op]);
+  uint64_t *sizes = NULL;
+  size_t n = 0;
+  GS_TRY(make_sizes(o, &sizes, &n));
+  free(sizes);
+  int rank = -1;
+  double seconds = 0.0;
+  return parse_inject(o->inject, &rank, &seconds);
+}
+
+/* ---- the state of one command ------------------------------------------------ */
+
+/* One operation's sweep: its points so far and its models. */
+typedef struct {
+  gs_coll_sweep sweep;          /* n_sizes: the sizes measured so far */
+  gs_coll_point *points;
+  size_t n_points;
+  int fitted[2];
+  gs_coll_fit fits[2];
+  uint64_t fit_min[2], fit_max[2];
+} coll_op_sweep;
+
+typedef struct {
+  const gs_coll_request *rq;
+  gs_measure_job mj;
+  gs_run_config config;
+  gs_environment env;
+  gs_comm_world *world;
+  uint64_t *sizes;
+  size_t n_sizes;
+  coll_op_sweep ops[GS_COLL_COUNT];
+  size_t n_ops;
+  const char *launch, *transport;
+  char path[GS_TEXT_LONG];
+  size_t sizes_total, sizes_done; /* over every requested operation */
+} coll_state;
+
+/* ---- the alpha-beta models ------------------------------------------------------ */
+
+static gs_status fit_form(const gs_coll_point *pts, size_t n, int in_place, gs_coll_fit *fit,
+                          uint64_t *min_bytes, uint64_t *max_bytes) {
+  double *x = malloc((n ? n : 1) * sizeof *x), *t = malloc((n ? n : 1) * sizeof *t);
+  if (!x || !t) {
+    free(x);
+    free(t);
+    return gs_error(GS_ERR_NOMEM, "cannot allocate the fit");
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    const gs_coll_point *p = &pts[i];
+    if (p->in_place != in_place || p->shape.bytes == 0 || !(p->time_seconds > 0.0)) continue;
+    if (k == 0 || p->shape.bytes < *min_bytes) *min_bytes = p->shape.bytes;
+    if (k == 0 || p->shape.bytes > *max_bytes) *max_bytes = p->shape.bytes;
+    x[k] = (double)p->shape.bytes * p->factor;
+    t[k] = p->time_seconds;
+    k++;
+  }
+  gs_status status = k >= 2 ? gs_coll_fit_alpha_beta(x, t, k, fit) : GS_ERR_USAGE;
+  free(x);
+  free(t);
+  return status;
+}
+
+/* Fits both forms of an operation's points measured so far (a form with
+ * fewer than two timed sizes has no model). */
+static void fit_models(coll_op_sweep *op) {
+  gs_error_kept kept;
+  gs_error_keep(&kept);
+  for (int in_place = 0; in_place < 2; in_place++)
+    op->fitted[in_place] = fit_form(op->points, op->n_points, in_place, &op->fits[in_place],
+                                    &op->fit_min[in_place], &op->fit_max[in_place]) == GS_OK;
+  gs_error_restore(&kept);
+}
+
+/* ---- the document ----------------------------------------------------------------- */
+
+static gs_status add_models(cJSON *models, const coll_op_sweep *op, int world_size) {
+  const gs_coll_sweep *s = &op->sweep;
+  for (int in_place = 0; in_place < 2; in_place++) {
+    if (!op->fitted[in_place]) continue;
+    const gs_coll_fit *fit = &op->fits[in_place];
+    cJSON *m = cJSON_CreateObject();
+    if (!m || !cJSON_AddItemToArray(models, m)) {
+      cJSON_Delete(m);
+      return gs_error(GS_ERR_NOMEM, "cannot add a collective model");
+    }
+    cJSON_AddStringToObject(m, "op", gs_coll_op_names[s->op]);
+    cJSON_AddStringToObject(m, "dtype", gs_dtype_names[s->dtype]);
+    if (gs_coll_has_redop(s->op))
+      cJSON_AddStringToObject(m, "redop", gs_redop_names[s->redop]);
+    else
+      cJSON_AddNullToObject(m, "redop");
+    cJSON_AddBoolToObject(m, "in_place", in_place);
+    cJSON_AddNumberToObject(m, "world_size", world_size);
+    gs_json_add_number(m, "alpha_seconds", fit->alpha_seconds);
+    gs_json_add_number(m, "beta_seconds_per_byte", fit->beta_seconds_per_byte);
+    double bw = fit->beta_seconds_per_byte > 0.0 ? 1.0 / fit->beta_seconds_per_byte : NAN;
+    gs_json_add_number(m, "bus_bandwidth_bytes_per_second", bw);
+    gs_json_add_number(m, "r_squared", fit->r_squared);
+    cJSON_AddNumberToObject(m, "points", (double)fit->points);
+    cJSON_AddNumberToObject(m, "min_bytes", (double)op->fit_min[in_place]);
+    cJSON_AddNumberToObject(m, "max_bytes", (double)op->fit_max[in_place]);
+  }
+  return GS_OK;
+}
+
+static gs_status add_points(cJSON *doc, const coll_op_sweep *op, const char *launch,
+                            const char *transport) {
+  const gs_coll_sweep *s = &op->sweep;
+  for (size_t i = 0; i < op->n_points; i++) {
+    const gs_coll_point *p = &op->points[i];
+    if (p->shape.bytes == 0) continue;
+    GS_TRY(gs_result_add_measurement(doc, &p->m));
+    cJSON *list = cJSON_GetObjectItemCaseSensitive(doc, "measurements");
+    cJSON *m = cJSON_GetArrayItem(list, cJSON_GetArraySize(list) - 1);
+    cJSON *c = cJSON_AddObjectToObject(m, "collective");
+    if (!c) return gs_error(GS_ERR_NOMEM, "out of memory building the result document");
+    cJSON_AddStringToObject(c, "op", gs_coll_op_names[s->op]);
+    cJSON_AddStringToObject(c, "dtype", gs_dtype_names[s->dtype]);
+    if (gs_coll_has_redop(s->op))
+      cJSON_AddStringToObject(c, "redop", gs_redop_names[s->redop]);
+    else
+      cJSON_AddNullToObject(c, "redop");
+    if (gs_coll_has_root(s->op))
+      cJSON_AddNumberToObject(c, "root", s->root);
+    else
+      cJSON_AddNullToObject(c, "root");
+    cJSON_AddBoolToObject(c, "in_place", p->in_place);
+    cJSON_AddNumberToObject(c, "bytes", (double)p->shape.bytes);
+    cJSON_AddNumberToObject(c, "count", (double)p->shape.count);
+    int measured = p->m.aggregate.step.n > 0;
+    gs_json_add_number(c, "time_seconds", measured ? p->time_seconds : NAN);
+    gs_json_add_number(c, "algbw_bytes_per_second", measured ? p->algbw : NAN);
+    gs_json_add_number(c, "busbw_bytes_per_second", measured ? p->busbw : NAN);
+    gs_json_add_number(c, "busbw_factor", p->factor);
+    if (p->checked)
+      cJSON_AddNumberToObject(c, "wrong_elements", (double)p->wrong);
+    else
+      cJSON_AddNullToObject(c, "wrong_elements");
+    cJSON_AddStringToObject(c, "launch", launch);
+    cJSON_AddStringToObject(c, "transport", transport);
+  }
+  return GS_OK;
+}
+
+static cJSON *coll_config_json(const coll_state *st) {
+  const gs_coll_options *o = st->rq->coll;
+  cJSON *c = cJSON_CreateObject();
+  if (!c) return NULL;
+  cJSON_AddStringToObject(c, "op", o->all ? "all" : gs_coll_op_names[o->op]);
+  cJSON_AddNumberToObject(c, "min_bytes", (double)o->min_bytes);
+  cJSON_AddNumberToObject(c, "max_bytes", (double)o->max_bytes);
+  if (o->given_step_bytes)
+    cJSON_AddNumberToObject(c, "step_bytes", (double)o->step_bytes);
+  else
+    cJSON_AddNumberToObject(c, "step_factor", (double)o->step_factor);
+  cJSON_AddBoolToObject(c, "check", o->check != 0);
+  cJSON_AddStringToObject(c, "dtype", gs_dtype_names[o->dtype]);
+  cJSON_AddStringToObject(c, "redop", gs_redop_names[o->redop]);
+  cJSON_AddNumberToObject(c, "root", (double)o->root);
+  cJSON_AddStringToObject(c, "place", gs_coll_place_names[o->place]);
+  cJSON_AddStringToObject(c, "transport", gs_transport_names[o->transport]);
+  gs_json_add_number(c, "timeout_seconds", st->rq->common->timeout);
+  cJSON_AddStringToObject(c, "launch", st->launch);
+  cJSON_AddStringToObject(c, "launcher", st->mj.job.launcher);
+  if (o->inject) cJSON_AddStringToObject(c, "inject", o->inject);
+  return c;
+}
+
+/* The document's status from its measurements: ok (every size of every
+ * operation measured and correct), failed (every measurement failed), or
+ * partial (a crash now would leave what is measured so far). */
+static const char *document_status(const coll_state *st, size_t *measured, size_t *failed) {
+  *measured = *failed = 0;
+  for (size_t k = 0; k < st->n_ops; k++)
+    for (size_t i = 0; i < st->ops[k].n_points; i++) {
+      const gs_coll_point *p = &st->ops[k].points[i];
+      if (p->shape.bytes == 0) continue;
+      (*measured)++;
+      if (p->m.status != GS_OK) (*failed)++;
+    }
+  if (*failed == 0) return st->sizes_done < st->sizes_total ? "partial" : "ok";
+  return *failed == *measured ? "failed" : "partial";
+}
+
+/* Builds the whole document from every point so far and writes it
+ * atomically over the previous one. */
+static gs_status write_document(const coll_state *st) {
+  cJSON *doc = gs_result_new("coll", st->rq->argc, st->rq->argv);
+  if (!doc) return gs_error(GS_ERR_NOMEM, "cannot create the result document");
+  gs_status status = GS_OK;
+  cJSON *config = gs_common_config_json(st->rq->common, &st->config, NULL, NULL);
+  cJSON *coll = coll_config_json(st);
+  cJSON *nccl_env = gs_comm_nccl_environment_json();
+  if (!config || !coll || !cJSON_AddItemToObject(config, "coll", coll)) {
+    cJSON_Delete(coll);
+    cJSON_Delete(nccl_env);
+    status = gs_error(GS_ERR_NOMEM, "cannot build the config block");
+  } else {
+    cJSON_AddItemToObject(config, "nccl_environment", nccl_env ? nccl_env : cJSON_CreateNull());
+  }
+  if (status == GS_OK) {
+    status = gs_result_set_config(doc, config);
+    config = NULL;
+  }
+  cJSON_Delete(config);
+  if (status == GS_OK) status = gs_result_set_environment(doc, &st->env);
+  // The links, so that reports set bus bandwidth against them.
+  if (status == GS_OK && st->config.backend == GS_BACKEND_CUDA)
+    status = gs_topology_attach(doc, &st->env);
+  if (status == GS_OK && st->mj.control) status = gs_measure_job_add_processes(doc, &st->mj);
+  cJSON *models = status == GS_OK ? cJSON_AddArrayToObject(doc, "collective_models") : NULL;
+  if (status == GS_OK && !models) status = gs_error(GS_ERR_NOMEM, "cannot add the models");
+  const int world_size = gs_comm_world_size(st->world);
+  for (size_t k = 0; k < st->n_ops && status == GS_OK; k++) {
+    status = add_models(models, &st->ops[k], world_size);
+    if (status == GS_OK) status = add_points(doc, &st->ops[k], st->launch, st->transport);
+  }
+  size_t measured = 0, failed = 0;
+  if (status == GS_OK) status = gs_result_set_status(doc, document_status(st, &measured, &failed));
+  if (status == GS_OK) status = gs_result_write(doc, st->path);
+  cJSON_Delete(doc);
+  return status;
+}
+
+/* ---- measuring ---------------------------------------------------------------------- */
+
+/* Failures after which the ranks cannot go on together. */
+static int stops_the_sweep(gs_status status) {
+  return status != GS_OK && status != GS_ERR_VERIFY;
+}
+
+/* Under a launcher, after a failure: the rank that was lost (a process of
+ * this host that is gone, or after a timeout one that is stopped, else the
+ * one whose progress is behind) is named in
+ * the points' records and their measurement; this process's own record
+ * says it was stopped by that. */
+static void name_lost_rank(coll_state *st, gs_coll_point *pts, size_t n, gs_status status) {
+  if (!st->mj.control) return;
+  const int me = st->mj.job.process_rank, procs = st->mj.job.process_count;
+  const gs_rank_place *places = st->mj.places;
+  int lost = -1;
+  const char *how = "";
+  for (int k = 0; k < procs && lost < 0; k++)
+    if (k != me && strcmp(places[k].host, places[me].host) == 0 && !gs_process_alive(places[k].pid))
+      lost = k, how = "its process died (crash, kill or lost GPU)";
+  // A process frozen inside a collective it entered has the same progress
+  // count as the ranks waiting for it: only its state tells.
+  for (int k = 0; k < procs && lost < 0 && status == GS_ERR_TIMEOUT; k++)
+    if (k != me && strcmp(places[k].host, places[me].host) == 0 && gs_process_stopped(places[k].pid))
+      lost = k, how = "its process is stopped (SIGSTOP or a debugger); it stopped answering";
+  if (lost < 0 && status == GS_ERR_TIMEOUT) {
+    int behind[GS_MAX_RANKS];
+    int count = gs_comm_behind(gs_comm_world_rank(st->world, 0), behind, GS_MAX_RANKS);
+    if (count > 0) lost = behind[0], how = "it stopped answering";
+  }
+  if (lost < 0) return;
+  for (size_t i = 0; i < n; i++) {
+    gs_measurement *m = &pts[i].m;
+    if (m->n_runs == 0 || (size_t)lost >= m->runs[0].n_ranks) continue;
+    gs_rank_record *rec = &m->runs[0].ranks[lost];
+    snprintf(rec->host, sizeof rec->host, "%s", places[lost].host);
+    rec->status = GS_ERR_RANK_LOST;
+    snprintf(rec->error, sizeof rec->error, "rank %d on %s lost: %s", lost, places[lost].host,
+             how);
+    gs_rank_record *own = (size_t)me < m->runs[0].n_ranks ? &m->runs[0].ranks[me] : NULL;
+    if (own && own->status != GS_OK) {
+      own->status = GS_ERR_ABORTED;
+      snprintf(own->error, sizeof own->error, "stopped because rank %d was lost", lost);
+    }
+    m->status = GS_ERR_RANK_LOST;
+    snprintf(m->error, sizeof m->error, "%s", rec->error);
+  }
+}
+
+/* Appends the points of one size to the operation's sweep (taking their
+ * measurements over). */
+static gs_status append_points(coll_op_sweep *op, gs_coll_point *pts, size_t n) {
+  gs_coll_point *grown = realloc(op->points, (op->n_points + n) * sizeof *grown);
+  if (!grown) {
+    gs_coll_points_free(pts, n);
+    return gs_error(GS_ERR_NOMEM, "cannot keep %zu collective points", op->n_points + n);
+  }
+  memcpy(grown + op->n_points, pts, n * sizeof *pts);
+  op->points = grown;
+  op->n_points += n;
+  free(pts); /* the measurements now belong to op->points */
+  return GS_OK;
+}
+
+/* Measures operation `op` size by size, rewriting the document after each
+ * on the process that writes. *step carries the progress count. */
+static gs_status sweep_op(coll_state *st, coll_op_sweep *op, uint64_t *step, int *delay_rank,
+                          double delay_seconds) {
+  gs_status first_failure = GS_OK;
+  for (size_t i = 0; i < st->n_sizes; i++) {
+    if (gs_interrupt_signal() != 0) {
+      first_failure = gs_error(GS_ERR_INTERRUPTED, "interrupted by signal %d after %zu of "
+                                     "%zu sizes of %s", gs_interrupt_signal(), i, st->n_sizes,
+                                     gs_coll_op_names[op->sweep.op]);
+      break;
+    }
+    gs_coll_sweep one = op->sweep;
+    one.sizes = &st->sizes[i];
+    one.n_sizes = 1;
+    one.progress = step;
+    one.delay_rank = *delay_rank;
+    one.delay_seconds = delay_seconds;
+    gs_coll_point *pts = NULL;
+    size_t n = 0;
+    gs_status status = gs_coll_measure(&one, &pts, &n);
+    *delay_rank = -1; /* only before the first timed batch of the command */
+    if (stops_the_sweep(status)) name_lost_rank(st, pts, n, status);
+    gs_status kept = append_points(op, pts, n);
+    if (kept != GS_OK) status = kept;
+    op->sweep.n_sizes = i + 1;
+    st->sizes_done++;
+    if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+    // Only process 0 holds every rank's records (they are gathered there).
+    if (gs_measure_job_writes(&st->mj) && st->mj.job.process_rank == 0) {
+      fit_models(op);
+      gs_status written = write_document(st);
+      if (written != GS_OK) return written;
+    }
+    if (stops_the_sweep(status)) break;
+  }
+  return first_failure;
+}
+
+static void report_op(const coll_state *st, const coll_op_sweep *op) {
+  const gs_coll_observer *obs = st->rq->observer;
+  if (!obs || !obs->op_done || !gs_measure_job_writes(&st->mj) || st->mj.job.process_rank != 0)
+    return;
+  gs_coll_op_result r = {.sweep = &op->sweep,
+                         .points = op->points,
+                         .n_points = op->n_points,
+                         .world_size = gs_comm_world_size(st->world),
+                         .launch = st->launch,
+                         .transport = st->transport};
+  for (int f = 0; f < 2; f++) {
+    r.fitted[f] = op->fitted[f];
+    r.fits[f] = op->fits[f];
+  }
+  obs->op_done(obs->ctx, &r);
+}
+
+/* Resolves the ranks and checks what depends on them; creates the world. */
+static gs_status prepare(coll_state *st) {
+  const gs_coll_options *o = st->rq->coll;
+  gs_common_options *common = st->rq->common;
+  if (common->out)
+    snprintf(st->path, sizeof st->path, "%s", common->out);
+  else
+    snprintf(st->path, sizeof st->path, "results/coll-%s.json",
+             o->all ? "all" : gs_coll_op_names[o->op]);
+  GS_TRY(gs_file_check_output(st->path, "option --out"));
+  GS_TRY(gs_measure_job_start(&st->mj, common, 1, &st->config));
+  st->config.iters = common->iters; /* always a fixed count here */
+  st->config.runs = 1;
+  st->launch = st->mj.job.launch == GS_COMM_LAUNCH_MPI ? "mpi" : "threads";
+  st->transport = gs_transport_names[o->transport];
+  if (o->root >= (uint64_t)st->config.world_size)
+    return gs_error(GS_ERR_USAGE, "option -r/--root: rank %llu of a world of %d ranks",
+                    (unsigned long long)o->root, st->config.world_size);
+  if (st->config.backend == GS_BACKEND_CPU &&
+      (o->dtype == GS_DTYPE_HALF || o->dtype == GS_DTYPE_BFLOAT16))
+    return gs_error(GS_ERR_USAGE, "option -d/--datatype %s needs the cuda backend",
+                    gs_dtype_names[o->dtype]);
+  if (o->transport != GS_TRANSPORT_AUTO && st->config.backend != GS_BACKEND_CUDA)
+    return gs_error(GS_ERR_USAGE, "option --transport applies to NCCL on the cuda backend");
+  GS_TRY(make_sizes(o, &st->sizes, &st->n_sizes));
+  GS_TRY(gs_comm_transport_apply((gs_transport)o->transport));
+  GS_TRY(gs_common_environment(&st->env));
+  gs_comm_world_config wc = {.backend = st->config.backend,
+                             .local_ranks = st->mj.local_ranks,
+                             .devices = st->mj.local_devices,
+                             .timeout_seconds = common->timeout};
+  return gs_comm_world_create(&st->mj.job, &wc, &st->world);
+}
+
+static gs_status measure_all(coll_state *st) {
+  const gs_coll_options *o = st->rq->coll;
+  const gs_common_options *common = st->rq->common;
+  int delay_rank = -1;
+  double delay_seconds = 0.0;
+  GS_TRY(parse_inject(o->inject, &delay_rank, &delay_seconds));
+  uint64_t step = 0;
+  gs_status first_failure = GS_OK;
+  st->sizes_total = (o->all ? GS_COLL_COUNT : 1) * st->n_sizes;
+  for (int k = 0; k < GS_COLL_COUNT; k++) {
+    if (!o->all && k != (int)o->op) continue;
+    coll_op_sweep *op = &st->ops[st->n_ops++];
+    op->sweep = (gs_coll_sweep){.op = (gs_coll_op)k,
+                                .dtype = (gs_dtype)o->dtype,
+                                .redop = (gs_redop)o->redop,
+                                .root = (int)o->root,
+                                .sizes = st->sizes,
+                                .out_of_place = o->place != GS_COLL_PLACE_IN,
+                                .in_place = o->place != GS_COLL_PLACE_OUT,
+                                .warmup = common->warmup,
+                                .iters = common->iters,
+                                .check = o->check != 0,
+                                .backend = st->config.backend,
+                                .job = &st->mj.job,
+                                .world = st->world,
+                                .local_ranks = st->mj.local_ranks,
+                                .devices = st->mj.local_devices,
+                                .delay_rank = -1};
+    gs_status status = sweep_op(st, op, &step, &delay_rank, delay_seconds);
+    if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+    fit_models(op);
+    report_op(st, op);
+    // A wrong result is reported and the sweep goes on; anything else stops it.
+    if (stops_the_sweep(status)) break;
+  }
+  return first_failure;
+}
+
+gs_status gs_measure_coll(const gs_coll_request *rq) {
+  GS_TRY(gs_coll_options_check(rq->coll));
+  coll_state *st = calloc(1, sizeof *st);
+  if (!st) return gs_error(GS_ERR_NOMEM, "cannot allocate the coll state");
+  st->rq = rq;
+  gs_status status = prepare(st);
+  if (status == GS_OK) status = measure_all(st);
+  const int writer = gs_measure_job_writes(&st->mj) && st->mj.job.process_rank == 0;
+  size_t measured = 0, failed = 0;
+  document_status(st, &measured, &failed);
+  const int stopped = stops_the_sweep(status) && status != GS_ERR_USAGE;
+  if (writer && measured > 0) gs_note("result written to %s", st->path);
+  if (stopped && writer && failed < measured)
+    status = gs_error(GS_ERR_PARTIAL, "coll stopped (%s) after %zu completed measurements; "
+                            "the document holds them", gs_status_name(status), measured - failed);
+  // Under a launcher a process that cannot go on may leave the others
+  // blocked in communication: the job ends (aborted) once the document is
+  // written; otherwise the world goes before MPI does.
+  if (st->mj.control && stopped) st->mj.broken = 1;
+  if (st->mj.broken) status = gs_measure_job_finish(&st->mj, status);
+  gs_comm_world_destroy(st->world);
+  if (!st->mj.broken) status = gs_measure_job_finish(&st->mj, status);
+  gs_environment_free(&st->env);
+  for (size_t k = 0; k < st->n_ops; k++) gs_coll_points_free(st->ops[k].points, st->ops[k].n_points);
+  free(st->sizes);
+  free(st);
+  return status;
+}
