@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/result.h"
+#include "core/scaling.h"
 #include "report/analyze_internal.h"
 
 /* Largest world size accepted from a document; far above any real machine,
@@ -45,15 +46,6 @@ const char *gs_rank_mark_name(gs_rank_mark mark) {
   }
 }
 
-const char *gs_verdict_name(gs_verdict verdict) {
-  switch (verdict) {
-    case GS_VERDICT_BENEFICIAL: return "beneficial";
-    case GS_VERDICT_MARGINAL: return "marginal";
-    case GS_VERDICT_SINGLE: return "single GPU preferred";
-    default: return "none";
-  }
-}
-
 const char *gs_report_file_name(const gs_report *r, size_t file) {
   const char *p = r->files[file];
   const char *slash = strrchr(p, '/');
@@ -62,9 +54,7 @@ const char *gs_report_file_name(const gs_report *r, size_t file) {
 
 /* See report.h. */
 void gs_report_series_name(const gs_report_series *s, char *out, size_t size) {
-  snprintf(out, size, "%s%s%s%s%s%s", s->workload, s->label[0] ? " (" : "", s->label,
-           s->split[0] ? (s->label[0] ? ", split " : " (split ") : "", s->split,
-           s->label[0] || s->split[0] ? ")" : "");
+  gs_scaling_series_name(s->workload, s->label, s->split, out, size);
 }
 
 static const char *json_string_or(const cJSON *obj, const char *name, const char *fallback) {
@@ -641,7 +631,7 @@ static void tensor_parallel_advice(gs_report_series *s, const gs_report *r) {
 }
 
 /* Speedup and friends against the series' 1-rank row, then the verdict. */
-static void analyse_series(gs_report_series *s, const gs_report *r) {
+static gs_status analyse_series(gs_report_series *s, const gs_report *r) {
   qsort(s->rows, s->n_rows, sizeof *s->rows, compare_rows);
   // With one rank there is nothing to split: a split series without its own
   // 1-rank row compares against that of its sibling (or the unsplit series).
@@ -652,73 +642,54 @@ static void analyse_series(gs_report_series *s, const gs_report *r) {
   // whole model on one GPU, its data-parallel twin's.
   long tp;
   if (!base) base = one_rank_row(data_parallel_twin(s, r, &tp));
+  const gs_scaling kind = gs_scaling_of(s->scaling);
   for (size_t i = 0; i < s->n_rows && base; i++) {
     gs_report_row *row = &s->rows[i];
-    double n = (double)row->world_size;
-    row->ideal_throughput = n * base->throughput;
+    row->ideal_throughput = (double)row->world_size * base->throughput;
+    if (row->breakdown.available && base->breakdown.available)
+      row->breakdown.ideal_step =
+          gs_scaling_ideal_step(kind, base->breakdown.step, row->world_size);
     // A failed measurement's timings are shown, but never compared.
     if (!row_usable(row)) continue;
-    row->speedup = row->throughput / base->throughput;
-    row->efficiency = row->speedup / n;
-    if (row->world_size > 1 && row->speedup > 0)
-      row->karp_flatt = (1.0 / row->speedup - 1.0 / n) / (1.0 - 1.0 / n);
-  }
-
-  for (size_t i = 0; i < s->n_rows && base; i++) {
-    gs_report_row *row = &s->rows[i];
-    if (!row->breakdown.available || !base->breakdown.available) continue;
-    row->breakdown.ideal_step = strcmp(s->scaling, "weak") == 0
-                                    ? base->breakdown.step
-                                    : base->breakdown.step / (double)row->world_size;
+    row->speedup = gs_scaling_speedup(base->throughput, row->throughput);
+    row->efficiency = gs_scaling_efficiency(row->speedup, row->world_size);
+    row->karp_flatt = gs_scaling_karp_flatt(row->speedup, row->world_size);
   }
   if (s->n_rows > 0 && s->rows[0].is_coll) {
     collective_advice(s);
     rank_advice(s, r);
-    return;
+    return GS_OK;
   }
 
-  const char *gpu = strcmp(s->backend, "cpu") == 0 ? "rank" : "GPU";
-  int largest = s->n_rows ? s->rows[s->n_rows - 1].world_size : 0;
-  const gs_report_row *pick = NULL;
-  for (size_t i = s->n_rows; i-- > 0 && !pick;)
-    if (s->rows[i].world_size > 1 && row_usable(&s->rows[i]) && isfinite(s->rows[i].speedup))
-      pick = &s->rows[i];
-  if (largest < 2) {
-    add_advice(s, "no scaling verdict: only 1 rank was measured");
-  } else if (!base) {
-    add_advice(s, "no scaling verdict: no usable 1-rank measurement (status ok with step "
-                  "samples) to compute the speedup against");
-  } else if (!pick) {
-    add_advice(s, "no scaling verdict: no measurement with more than 1 rank has status ok and "
-                  "step samples");
+  gs_scaling_point *points = malloc((s->n_rows ? s->n_rows : 1) * sizeof *points);
+  if (!points) return gs_error(GS_ERR_NOMEM, "out of memory");
+  for (size_t i = 0; i < s->n_rows; i++)
+    points[i] = (gs_scaling_point){.world_size = s->rows[i].world_size,
+                                   .ok = strcmp(s->rows[i].status, "ok") == 0,
+                                   .throughput = s->rows[i].throughput};
+  gs_scaling_assessment a;
+  gs_scaling_assess(points, s->n_rows, base ? base->throughput : NAN, &a);
+  free(points);
+  if (a.verdict == GS_VERDICT_NONE) {
+    add_advice(s, "%s", a.none_reason);
   } else {
-    s->verdict_world_size = pick->world_size;
-    double sp = pick->speedup;
-    s->verdict = sp >= GS_REPORT_BENEFICIAL_SPEEDUP ? GS_VERDICT_BENEFICIAL
-                 : sp >= GS_REPORT_MARGINAL_SPEEDUP ? GS_VERDICT_MARGINAL
-                                                    : GS_VERDICT_SINGLE;
-    if (pick->world_size != largest)
+    const gs_report_row *pick = &s->rows[a.point];
+    s->verdict = a.verdict;
+    s->verdict_world_size = a.world_size;
+    if (a.world_size != a.largest)
       add_advice(s, "the largest world size (%d) has no usable measurement; the verdict uses %d",
-                 largest, pick->world_size);
-    const char *rule = s->verdict == GS_VERDICT_BENEFICIAL ? ">= 1.10"
-                       : s->verdict == GS_VERDICT_MARGINAL ? "in [0.95, 1.10)"
-                                                           : "< 0.95";
-    char what[64];
-    if (s->verdict == GS_VERDICT_SINGLE)
-      snprintf(what, sizeof what, "single %s preferred", gpu);
-    else
-      snprintf(what, sizeof what, "multi-%s %s", gpu, gs_verdict_name(s->verdict));
-    add_advice(s,
-               "%s: speedup %.2fx at %d ranks (%s), efficiency %.1f%%, Karp-Flatt serial "
-               "fraction %.3f, throughput %.4g of ideal %.4g %s/s",
-               what, sp, pick->world_size, rule, 100.0 * pick->efficiency, pick->karp_flatt,
-               pick->throughput, pick->ideal_throughput, s->item_unit ? s->item_unit : "items");
+                 a.largest, a.world_size);
+    char name[512], sentence[1024];
+    gs_report_series_name(s, name, sizeof name);
+    gs_scaling_verdict_sentence(&a, name, s->backend, s->item_unit, sentence, sizeof sentence);
+    add_advice(s, "%s", sentence);
     why_not_advice(s, pick);
   }
   if (strcmp(s->split, "proportional") == 0) split_advice(s, r);
   tensor_parallel_advice(s, r);
   batch_advice(s);
   rank_advice(s, r);
+  return GS_OK;
 }
 
 /* ---- loading --------------------------------------------------------------- */
@@ -804,15 +775,8 @@ static void drop_samples(cJSON *doc) {
  * split: variant, scenario and plan task, e.g. "variant batch=8" or
  * "task 0 (0:resample)"; "" when the measurement has none of them. */
 static void series_label(const cJSON *m, const gs_report_row *row, char *out, size_t size) {
-  const char *variant = json_string_or(m, "variant", NULL);
-  const char *scenario = json_string_or(m, "scenario", NULL);
-  char task[96] = "";
-  if (row->task >= 0)
-    snprintf(task, sizeof task, "task %d%s%s%s", row->task, row->task_spec ? " (" : "",
-             row->task_spec ? row->task_spec : "", row->task_spec ? ")" : "");
-  snprintf(out, size, "%s%s%s%s%s%s%s", variant ? "variant " : "", variant ? variant : "",
-           variant && (scenario || task[0]) ? ", " : "", scenario ? "scenario " : "",
-           scenario ? scenario : "", scenario && task[0] ? ", " : "", task);
+  gs_scaling_series_label(json_string_or(m, "variant", NULL), json_string_or(m, "scenario", NULL),
+                          row->task, row->task_spec, out, size);
 }
 
 /* Reads document `fi` and analyses each of its measurements as a row
@@ -985,7 +949,7 @@ gs_status gs_report_load_with(const char *const *paths, size_t n, const gs_repor
   }
   for (size_t i = 0; docs && i < n; i++) prepared_free(&docs[i]);
   free(docs);
-  for (size_t i = 0; i < out->n_series && st == GS_OK; i++) analyse_series(&out->series[i], out);
+  for (size_t i = 0; i < out->n_series && st == GS_OK; i++) st = analyse_series(&out->series[i], out);
   if (st != GS_OK) gs_report_free(out);
   return st;
 }
