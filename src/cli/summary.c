@@ -142,8 +142,8 @@ void gs_summary_print_telemetry(FILE *out, const gs_measurement *ms, const gs_te
 
 /* The split policy of measurement `m` ("even", "proportional"; "" unsplit). */
 static const char *split_policy(const gs_measurement *m) {
-  const cJSON *policy =
-      cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m->extra, "split"), "policy");
+  const cJSON *split = cJSON_GetObjectItemCaseSensitive(m->extra, "split");
+  const cJSON *policy = cJSON_GetObjectItemCaseSensitive(split, "policy");
   return cJSON_IsString(policy) ? policy->valuestring : "";
 }
 
