@@ -32,8 +32,10 @@ gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
  * gs_runner_measure and by drivers with their own timing loop (coll). */
 gs_status gs_runner_summarize(gs_measurement *m, int use_device);
 
-/* Fills speedup and efficiency of each measurement against the one with
- * world_size 1 of the same workload (left 0 when there is none). */
+/* Fills speedup and efficiency (core/scaling) of each measurement whose
+ * status is ok against the baseline of the same workload: the first
+ * measurement with world_size 1, status ok and a throughput. Left 0 when
+ * there is none or the measurement failed. */
 void gs_runner_relate(gs_measurement *measurements, size_t count);
 
 #endif

@@ -2,6 +2,7 @@
  * "failure" member of a failed one, step times (slowest rank per
  * iteration), the combined verification, the aggregate statistics, and
  * speedup/efficiency against the 1-rank measurement. */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,15 +139,18 @@ void gs_runner_relate(gs_measurement *measurements, size_t count) {
     gs_measurement *m = &measurements[i];
     m->aggregate.speedup = 0.0;
     m->aggregate.efficiency = 0.0;
-    for (size_t j = 0; j < count; j++) {
-      const gs_measurement *base = &measurements[j];
-      if (base->world_size != 1 || strcmp(base->workload, m->workload) != 0) continue;
-      if (base->aggregate.throughput <= 0.0 || m->aggregate.throughput <= 0.0) break;
-      // Throughput ratio: for strong scaling it equals the time ratio; for
-      // weak scaling it is the scaled speedup. Either way divide by N.
-      m->aggregate.speedup = m->aggregate.throughput / base->aggregate.throughput;
-      m->aggregate.efficiency = m->aggregate.speedup / (double)m->world_size;
-      break;
+    // A failed measurement's timings are kept, but never compared.
+    if (m->status != GS_OK) continue;
+    double base = NAN;
+    for (size_t j = 0; j < count && isnan(base); j++) {
+      const gs_measurement *b = &measurements[j];
+      const gs_scaling_point p = gs_scaling_point_of(b);
+      if (strcmp(b->workload, m->workload) == 0 && gs_scaling_baseline(&p, 1) == 0)
+        base = p.throughput;
     }
+    const double speedup = gs_scaling_speedup(base, m->aggregate.throughput);
+    if (!isfinite(speedup)) continue;
+    m->aggregate.speedup = speedup;
+    m->aggregate.efficiency = gs_scaling_efficiency(speedup, m->world_size);
   }
 }

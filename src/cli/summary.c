@@ -5,8 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "measure/decide.h"
+#include "core/scaling.h"
 #include "measure/sweep.h"
+
+/* Measurements of one series a verdict looks at (rank counts x splits). */
+#define GS_SUMMARY_MAX_SERIES_POINTS 256
 
 static const char *verify_word(gs_verify_status s) {
   switch (s) {
@@ -137,35 +140,92 @@ void gs_summary_print_telemetry(FILE *out, const gs_measurement *ms, const gs_te
   }
 }
 
+/* The split policy of measurement `m` ("even", "proportional"; "" unsplit). */
+static const char *split_policy(const gs_measurement *m) {
+  const cJSON *split = cJSON_GetObjectItemCaseSensitive(m->extra, "split");
+  const cJSON *policy = cJSON_GetObjectItemCaseSensitive(split, "policy");
+  return cJSON_IsString(policy) ? policy->valuestring : "";
+}
+
+/* 1 when `a` and `b` belong to one series (docs/report.md: in one sweep the
+ * workload, backend, scaling and options agree; variant and split policy
+ * tell series apart), ignoring the split when `any_split`. */
+static int same_series(const gs_measurement *a, const gs_measurement *b, int any_split) {
+  return strcmp(a->workload, b->workload) == 0 && strcmp(a->backend, b->backend) == 0 &&
+         strcmp(a->scaling, b->scaling) == 0 && strcmp(a->variant, b->variant) == 0 &&
+         (any_split || strcmp(split_policy(a), split_policy(b)) == 0);
+}
+
+/* X(1) of the series of ms[first]: its own baseline, else (a split series
+ * has no 1-rank row: one rank has nothing to split) that of the unsplit
+ * series, else of the even one, as the report does. NaN when none. */
+static double series_baseline(const gs_measurement *ms, size_t count, size_t first) {
+  const char *order[3] = {split_policy(&ms[first]), "", "even"};
+  for (size_t o = 0; o < 3; o++) {
+    for (size_t k = 0; k < count; k++) {
+      if (!same_series(&ms[k], &ms[first], 1) || strcmp(split_policy(&ms[k]), order[o]) != 0)
+        continue;
+      const gs_scaling_point p = gs_scaling_point_of(&ms[k]);
+      if (gs_scaling_baseline(&p, 1) == 0) return p.throughput;
+    }
+  }
+  return NAN;
+}
+
+/* The verdict of the series that starts at ms[first] (see scaling.h), its
+ * name into `name`; 0 when it has none. */
+static int series_verdict(const gs_measurement *ms, size_t count, size_t first,
+                          gs_scaling_assessment *a, char *name, size_t name_size) {
+  gs_scaling_point points[GS_SUMMARY_MAX_SERIES_POINTS];
+  size_t n = 0;
+  for (size_t k = first; k < count && n < GS_SUMMARY_MAX_SERIES_POINTS; k++)
+    if (same_series(&ms[k], &ms[first], 0)) points[n++] = gs_scaling_point_of(&ms[k]);
+  gs_scaling_assess(points, n, series_baseline(ms, count, first), a);
+  if (a->verdict == GS_VERDICT_NONE) return 0;
+  char label[GS_TEXT_LONG];
+  gs_scaling_series_label(ms[first].variant, NULL, -1, NULL, label, sizeof label);
+  gs_scaling_series_name(ms[first].workload, label, split_policy(&ms[first]), name, name_size);
+  return 1;
+}
+
+/* 1 when ms[i] is the first measurement of its series. */
+static int series_start(const gs_measurement *ms, size_t i) {
+  for (size_t k = 0; k < i; k++)
+    if (same_series(&ms[k], &ms[i], 0)) return 0;
+  return 1;
+}
+
 void gs_decision_table_print(FILE *out, const gs_measurement *ms, size_t count) {
-  int header = 0;
-  for (size_t i = 0; i < count;) {
-    size_t end = i + 1;
-    while (end < count && strcmp(ms[end].variant, ms[i].variant) == 0) end++;
-    const gs_measurement *single = NULL, *multi = NULL;
-    for (size_t k = i; k < end; k++) {
-      if (ms[k].world_size == 1 && ms[k].status == GS_OK) single = &ms[k];
-      if (ms[k].world_size > 1 && ms[k].status == GS_OK &&
-          (!multi || ms[k].world_size > multi->world_size))
-        multi = &ms[k];
-    }
-    i = end;
-    if (!single || !multi) continue;
-    if (!header) {
-      const char *unit = single->cost.item_unit ? single->cost.item_unit : "items";
-      fprintf(out, "\n  single vs multi (%s/s; beneficial at >= %.2fx, marginal from %.2fx)\n",
-              unit, GS_DECIDE_BENEFICIAL, GS_DECIDE_MARGINAL);
-      fprintf(out, "  %-16s %5s %10s %10s %8s %7s  %s\n", "variant", "ranks", "single", "multi",
-              "speedup", "effic", "recommendation");
-      header = 1;
-    }
-    char one[32], many[32];
-    gs_format_rate(single->aggregate.throughput, one, sizeof one);
-    gs_format_rate(multi->aggregate.throughput, many, sizeof many);
-    const double speedup = multi->aggregate.speedup;
-    fprintf(out, "  %-16s %5d %10s %10s %7.2fx %6.1f%%  %s\n",
-            multi->variant[0] ? multi->variant : "-", multi->world_size, one, many, speedup,
-            100.0 * multi->aggregate.efficiency, gs_decision_text(gs_decide(speedup)));
+  int width = 6, any = 0;
+  char name[GS_TEXT_LONG];
+  gs_scaling_assessment a;
+  for (size_t i = 0; i < count; i++) {
+    if (!series_start(ms, i) || !series_verdict(ms, count, i, &a, name, sizeof name)) continue;
+    if ((int)strlen(name) > width) width = (int)strlen(name);
+    any = 1;
+  }
+  if (!any) return;
+  const char *unit = ms[0].cost.item_unit ? ms[0].cost.item_unit : "items";
+  fprintf(out, "\n  single vs multi (%s/s; beneficial at >= %.2fx, marginal from %.2fx)\n", unit,
+          GS_SCALING_BENEFICIAL, GS_SCALING_MARGINAL);
+  fprintf(out, "  %-*s %5s %10s %10s %8s %7s  %s\n", width, "series", "ranks", "single", "multi",
+          "speedup", "effic", "recommendation");
+  for (size_t i = 0; i < count; i++) {
+    if (!series_start(ms, i) || !series_verdict(ms, count, i, &a, name, sizeof name)) continue;
+    char one[32], many[32], words[64];
+    gs_format_rate(a.base_throughput, one, sizeof one);
+    gs_format_rate(a.throughput, many, sizeof many);
+    gs_scaling_verdict_words(a.verdict, ms[i].backend, words, sizeof words);
+    fprintf(out, "  %-*s %5d %10s %10s %7.2fx %6.1f%%  %s\n", width, name, a.world_size, one, many,
+            a.speedup, 100.0 * a.efficiency, words);
+  }
+  fprintf(out, "\n  Verdict (as `gpuscale report` gives it for the result file):\n");
+  for (size_t i = 0; i < count; i++) {
+    if (!series_start(ms, i) || !series_verdict(ms, count, i, &a, name, sizeof name)) continue;
+    char sentence[2 * GS_TEXT_LONG];
+    gs_scaling_verdict_sentence(&a, name, ms[i].backend, ms[i].cost.item_unit, sentence,
+                                sizeof sentence);
+    fprintf(out, "  - %s\n", sentence);
   }
 }
 

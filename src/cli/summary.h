@@ -22,10 +22,12 @@ void gs_summary_print(FILE *out, const char *title, const gs_measurement *ms, si
 void gs_summary_print_telemetry(FILE *out, const gs_measurement *ms, const gs_telemetry *tm,
                                 size_t count);
 
-/* Per variant among `ms` (measurements in variant order, rank counts
- * within), one line: single (1 rank) and multi (largest count) throughput,
- * speedup, efficiency and the recommendation. Prints nothing when no
- * variant has both a 1-rank and a multi-rank measurement. */
+/* The verdict of each series among `ms` (one sweep's measurements: a
+ * series per variant and split policy, docs/report.md), by core/scaling's
+ * rule: a table with one line per series (1-rank and verdict throughput,
+ * speedup, efficiency, the verdict in words), then the verdict sentences,
+ * word for word what `gpuscale report` says of the same file. Series
+ * without a verdict are left out; prints nothing when none has one. */
 void gs_decision_table_print(FILE *out, const gs_measurement *ms, size_t count);
 
 /* The observer of a sweep that prints each variant's table, telemetry and

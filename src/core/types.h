@@ -1,5 +1,5 @@
-/* Basic types shared by every layer: text sizes, where a rank runs (backend, the rank
- * limit, a process's place in a multi-process job) and how work scales. */
+/* Basic types shared by every layer: text sizes, where a rank runs
+ * (backend, the rank limit, a process's place in a multi-process job). */
 #ifndef GS_TYPES_H
 #define GS_TYPES_H
 
@@ -12,11 +12,6 @@
 #define GS_MAX_RANKS 64
 
 typedef enum { GS_BACKEND_CPU = 0, GS_BACKEND_CUDA = 1 } gs_backend;
-
-typedef enum { GS_SCALING_NONE = 0, GS_SCALING_STRONG, GS_SCALING_WEAK } gs_scaling;
-
-/* Name of a scaling mode: "none", "strong" or "weak". */
-const char *gs_scaling_name(gs_scaling scaling);
 
 /* Where one process of an mpi-mode job runs (gathered once by the job
  * lifecycle, measure/job.h). */

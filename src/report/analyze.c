@@ -1,11 +1,11 @@
-/* Analysis of result documents: groups measurements into series, recomputes
- * step-time statistics, throughput, speedup, efficiency and the Karp-Flatt
- * serial fraction from the raw samples, checks per-rank symmetry and derives
- * the recommendation. The formulas are those of docs/report.md. */
+/* Loading result documents for a report: reads and analyses them on all
+ * cores (each measurement through analyze_read.c and analyze_parts.c),
+ * keys the rows into series (workload, backend, scaling, canonical options,
+ * label, split policy) in file order, then has each series analysed
+ * (analyze_advice.c). The formulas are those of docs/report.md. */
 #include "report/report.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,28 +13,8 @@
 #include <unistd.h>
 
 #include "core/result.h"
+#include "core/scaling.h"
 #include "report/analyze_internal.h"
-
-/* Largest world size accepted from a document; far above any real machine,
- * it only bounds the allocation a corrupt file can ask for. */
-#define MAX_WORLD_SIZE 1048576
-
-typedef struct {
-  double *v;
-  size_t n, cap;
-} dvec;
-
-static int dvec_push(dvec *d, double x) {
-  if (d->n == d->cap) {
-    size_t cap = d->cap ? 2 * d->cap : 64;
-    double *v = realloc(d->v, cap * sizeof *v);
-    if (!v) return 0;
-    d->v = v;
-    d->cap = cap;
-  }
-  d->v[d->n++] = x;
-  return 1;
-}
 
 const char *gs_rank_mark_name(gs_rank_mark mark) {
   switch (mark) {
@@ -42,15 +22,6 @@ const char *gs_rank_mark_name(gs_rank_mark mark) {
     case GS_MARK_MODERATE: return "moderate";
     case GS_MARK_CRITICAL: return "critical";
     default: return "n/a";
-  }
-}
-
-const char *gs_verdict_name(gs_verdict verdict) {
-  switch (verdict) {
-    case GS_VERDICT_BENEFICIAL: return "beneficial";
-    case GS_VERDICT_MARGINAL: return "marginal";
-    case GS_VERDICT_SINGLE: return "single GPU preferred";
-    default: return "none";
   }
 }
 
@@ -62,12 +33,11 @@ const char *gs_report_file_name(const gs_report *r, size_t file) {
 
 /* See report.h. */
 void gs_report_series_name(const gs_report_series *s, char *out, size_t size) {
-  snprintf(out, size, "%s%s%s%s%s%s", s->workload, s->label[0] ? " (" : "", s->label,
-           s->split[0] ? (s->label[0] ? ", split " : " (split ") : "", s->split,
-           s->label[0] || s->split[0] ? ")" : "");
+  gs_scaling_series_name(s->workload, s->label, s->split, out, size);
 }
 
-static const char *json_string_or(const cJSON *obj, const char *name, const char *fallback) {
+/* See analyze_internal.h. */
+const char *gs_report_string_of(const cJSON *obj, const char *name, const char *fallback) {
   const cJSON *x = cJSON_GetObjectItemCaseSensitive(obj, name);
   return cJSON_IsString(x) ? x->valuestring : fallback;
 }
@@ -122,605 +92,6 @@ static char *canonical_json(const cJSON *options) {
   return out;
 }
 
-/* ---- reading one measurement ---------------------------------------------- */
-
-/* Appends the finite numbers of array `arr` to `d`; nulls are counted in
- * `*nulls`; any other element is a format error naming its path. */
-static gs_status read_samples(const cJSON *arr, dvec *d, size_t *nulls, const char *file,
-                              const char *path) {
-  size_t k = 0;
-  for (const cJSON *x = arr->child; x; x = x->next, k++) {
-    if (cJSON_IsNull(x)) {
-      if (nulls) (*nulls)++;
-    } else if (cJSON_IsNumber(x)) {
-      if (!isfinite(x->valuedouble)) {
-        if (nulls) (*nulls)++;
-      } else if (!dvec_push(d, x->valuedouble)) {
-        return gs_error(GS_ERR_NOMEM, "%s: out of memory reading %s", file, path);
-      }
-    } else {
-      return gs_error(GS_ERR_FORMAT, "%s: %s[%zu] must be a number or null", file, path, k);
-    }
-  }
-  return GS_OK;
-}
-
-/* Reads an integral member in [lo, hi]; `*out` untouched when absent. */
-static gs_status read_int(const cJSON *obj, const char *name, long lo, long hi, long *out,
-                          const char *file, const char *path) {
-  const cJSON *x = cJSON_GetObjectItemCaseSensitive(obj, name);
-  if (!x || cJSON_IsNull(x)) return GS_OK;
-  double v = cJSON_IsNumber(x) ? x->valuedouble : NAN;
-  if (!isfinite(v) || v != floor(v) || v < (double)lo || v > (double)hi)
-    return gs_error(GS_ERR_FORMAT, "%s: %s.%s must be an integer from %ld to %ld", file, path,
-                    name, lo, hi);
-  *out = (long)v;
-  return GS_OK;
-}
-
-static uint64_t read_u64(const cJSON *obj, const char *name) {
-  const cJSON *x = cJSON_GetObjectItemCaseSensitive(obj, name);
-  if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || x->valuedouble < 0 ||
-      x->valuedouble >= 18446744073709551616.0)
-    return 0;
-  return (uint64_t)x->valuedouble;
-}
-
-static double nan_value(void) { return NAN; }
-
-/* Per-rank statistics from its pooled samples. */
-static gs_status finish_rank(gs_report_rank *k, const dvec *d, const char *file,
-                             const char *path) {
-  k->n = d->n;
-  if (d->n == 0) return GS_OK;
-  gs_stats s;
-  gs_status st = gs_stats_compute(d->v, d->n, &s);
-  if (st != GS_OK) return gs_error(st, "%s: %s: %s", file, path, gs_last_error());
-  k->mean = s.mean;
-  k->min = s.min;
-  k->max = s.max;
-  k->stddev = s.stddev;
-  k->median = s.median;
-  size_t stable = 0;
-  for (size_t i = 0; i < d->n; i++)
-    if (fabs(d->v[i] - s.mean) <= GS_REPORT_STABLE_BAND * fabs(s.mean)) stable++;
-  k->stable_share = (double)stable / (double)d->n;
-  if (s.mean > 0 && k->items_per_step > 0) k->throughput = (double)k->items_per_step / s.mean;
-  if (s.median > 0) {
-    k->first_sample_ratio = d->v[0] / s.median;
-    k->first_sample_flag = k->first_sample_ratio > GS_REPORT_COLD_FLAG;
-  }
-  if (isfinite(k->first_seconds) && s.median > 0) {
-    k->cold_ratio = k->first_seconds / s.median;
-    k->cold_flag = k->cold_ratio > GS_REPORT_COLD_FLAG;
-  }
-  return GS_OK;
-}
-
-/* Fills `row` from measurement `m` (index `mi` of `file`): raw samples
- * pooled over runs, statistics, per-rank numbers. Cross-row numbers
- * (speedup and the like) are filled later. */
-static gs_status read_measurement(const cJSON *m, size_t mi, const char *file, gs_report_row *row) {
-  char path[160];
-  snprintf(path, sizeof path, "measurements[%zu]", mi);
-  double dnan = nan_value();
-  row->throughput = row->speedup = row->efficiency = row->karp_flatt = dnan;
-  row->ideal_throughput = row->spread_ratio = row->spread_cv = row->rank_median = dnan;
-  row->straggler = -1;
-
-  long ws = 0;
-  gs_status st = read_int(m, "world_size", 1, MAX_WORLD_SIZE, &ws, file, path);
-  if (st != GS_OK) return st;
-  row->world_size = (int)ws;
-  copy_text(row->status, sizeof row->status, json_string_or(m, "status", "-"));
-  row->error = json_string_or(m, "error", NULL);
-  const cJSON *ver = cJSON_GetObjectItemCaseSensitive(m, "verification");
-  copy_text(row->verification, sizeof row->verification, json_string_or(ver, "status", "-"));
-  row->items_per_step = read_u64(cJSON_GetObjectItemCaseSensitive(m, "cost"), "items_per_step");
-
-  // A tensor-parallel llm replica spans GPUs: one rank record per replica.
-  long tp = 1;
-  const cJSON *llm = cJSON_GetObjectItemCaseSensitive(m, "llm");
-  if (cJSON_GetObjectItemCaseSensitive(llm, "tensor_parallel")) {
-    char lpath[180];
-    snprintf(lpath, sizeof lpath, "%s.llm", path);
-    if ((st = read_int(llm, "tensor_parallel", 1, ws, &tp, file, lpath)) != GS_OK) return st;
-    if (ws % tp != 0)
-      return gs_error(GS_ERR_FORMAT, "%s: %s: world_size %ld is not a multiple of "
-                      "llm.tensor_parallel %ld", file, path, ws, tp);
-  }
-  row->n_ranks = (size_t)(ws / tp);
-  row->ranks = calloc(row->n_ranks, sizeof *row->ranks);
-  dvec *rank_samples = calloc(row->n_ranks, sizeof *rank_samples);
-  unsigned char *clocks = calloc(row->n_ranks, 1);  // bit 1: device, bit 2: wall
-  unsigned char *seen = calloc(row->n_ranks, 1);
-  dvec steps = {0};
-  if (!row->ranks || !rank_samples || !clocks || !seen) {
-    st = gs_error(GS_ERR_NOMEM, "%s: out of memory for %ld ranks", file, ws);
-    goto done;
-  }
-  for (size_t r = 0; r < row->n_ranks; r++) {
-    gs_report_rank *k = &row->ranks[r];
-    k->rank = (int)r;
-    copy_text(k->status, sizeof k->status, "ok");
-    k->clock = "-";
-    k->mean = k->min = k->max = k->stddev = k->median = k->stable_share = dnan;
-    k->throughput = k->deviation = k->first_seconds = k->cold_ratio = dnan;
-    k->first_sample_ratio = dnan;
-    k->mark = GS_MARK_NONE;
-  }
-
-  const cJSON *runs = cJSON_GetObjectItemCaseSensitive(m, "runs");
-  size_t ri = 0;
-  for (const cJSON *run = runs ? runs->child : NULL; run; run = run->next, ri++) {
-    char rpath[200];
-    snprintf(rpath, sizeof rpath, "%s.runs[%zu]", path, ri);
-    const cJSON *ss = cJSON_GetObjectItemCaseSensitive(run, "step_seconds");
-    if (cJSON_IsArray(ss)) {
-      char spath[220];
-      snprintf(spath, sizeof spath, "%s.step_seconds", rpath);
-      if ((st = read_samples(ss, &steps, &row->step_nulls, file, spath)) != GS_OK) goto done;
-    } else if (ss && !cJSON_IsNull(ss)) {
-      st = gs_error(GS_ERR_FORMAT, "%s: %s.step_seconds must be an array or null", file, rpath);
-      goto done;
-    }
-    const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(run, "ranks");
-    size_t count = (size_t)cJSON_GetArraySize(ranks);
-    if (count != row->n_ranks) {
-      st = gs_error(GS_ERR_FORMAT, "%s: %s has %zu ranks but world_size is %ld%s", file, rpath,
-                    count, ws, tp > 1 ? " (over llm.tensor_parallel GPUs per rank)" : "");
-      goto done;
-    }
-    memset(seen, 0, row->n_ranks);
-    size_t ki = 0;
-    for (const cJSON *rk = ranks->child; rk; rk = rk->next, ki++) {
-      char kpath[240];
-      snprintf(kpath, sizeof kpath, "%s.ranks[%zu]", rpath, ki);
-      long rn = -1;
-      if ((st = read_int(rk, "rank", 0, (long)row->n_ranks - 1, &rn, file, kpath)) != GS_OK)
-        goto done;
-      if (seen[rn]) {
-        st = gs_error(GS_ERR_FORMAT, "%s: %s: rank %ld appears twice in the run", file, kpath, rn);
-        goto done;
-      }
-      seen[rn] = 1;
-      gs_report_rank *k = &row->ranks[rn];
-      const char *rs = json_string_or(rk, "status", "-");
-      if (strcmp(k->status, "ok") == 0 && strcmp(rs, "ok") != 0) {
-        copy_text(k->status, sizeof k->status, rs);
-        k->error = json_string_or(rk, "error", NULL);
-      }
-      if (ri == 0) k->items_per_step = read_u64(rk, "items_per_step");
-      const cJSON *first = cJSON_GetObjectItemCaseSensitive(rk, "first_iteration_seconds");
-      if (!isfinite(k->first_seconds) && cJSON_IsNumber(first) && isfinite(first->valuedouble))
-        k->first_seconds = first->valuedouble;
-      const cJSON *dev = cJSON_GetObjectItemCaseSensitive(rk, "device_seconds");
-      const cJSON *wall = cJSON_GetObjectItemCaseSensitive(rk, "wall_seconds");
-      if (cJSON_IsArray(dev) && cJSON_IsArray(wall) &&
-          cJSON_GetArraySize(dev) != cJSON_GetArraySize(wall)) {
-        st = gs_error(GS_ERR_FORMAT,
-                      "%s: %s: device_seconds has %d samples but wall_seconds has %d", file,
-                      kpath, cJSON_GetArraySize(dev), cJSON_GetArraySize(wall));
-        goto done;
-      }
-      const cJSON *use = cJSON_IsArray(dev) ? dev : wall;
-      if (cJSON_IsArray(use)) {
-        clocks[rn] |= use == dev ? 1 : 2;
-        char spath[260];
-        snprintf(spath, sizeof spath, "%s.%s", kpath, use == dev ? "device_seconds" : "wall_seconds");
-        if ((st = read_samples(use, &rank_samples[rn], NULL, file, spath)) != GS_OK) goto done;
-      }
-    }
-  }
-
-  if (steps.n > 0) {
-    st = gs_stats_compute(steps.v, steps.n, &row->step);
-    if (st != GS_OK) {
-      st = gs_error(st, "%s: %s step_seconds: %s", file, path, gs_last_error());
-      goto done;
-    }
-    row->has_step = 1;
-    if (row->step.mean > 0 && row->items_per_step > 0)
-      row->throughput = (double)row->items_per_step / row->step.mean;
-  }
-  for (size_t r = 0; r < row->n_ranks; r++) {
-    gs_report_rank *k = &row->ranks[r];
-    k->clock = clocks[r] == 1 ? "device" : clocks[r] == 2 ? "wall" : clocks[r] == 3 ? "mixed" : "-";
-    char kpath[200];
-    snprintf(kpath, sizeof kpath, "%s rank %zu", path, r);
-    if ((st = finish_rank(k, &rank_samples[r], file, kpath)) != GS_OK) goto done;
-  }
-
-done:
-  if (rank_samples)
-    for (size_t r = 0; r < row->n_ranks; r++) free(rank_samples[r].v);
-  free(rank_samples);
-  free(clocks);
-  free(seen);
-  free(steps.v);
-  return st;
-}
-
-/* ---- cross-rank and cross-row numbers --------------------------------------- */
-
-/* Median, deviation, marks, spread and straggler over the ranks of `row`. */
-static gs_status rank_symmetry(gs_report_row *row, const gs_report_thresholds *th) {
-  if (row->world_size < 2) return GS_OK;
-  double *t = malloc(row->n_ranks * sizeof *t);
-  if (!t) return gs_error(GS_ERR_NOMEM, "out of memory");
-  size_t n = 0;
-  for (size_t r = 0; r < row->n_ranks; r++)
-    if (isfinite(row->ranks[r].throughput)) t[n++] = row->ranks[r].throughput;
-  if (n >= 2) {
-    gs_stats s;
-    gs_status st = gs_stats_compute(t, n, &s);
-    if (st != GS_OK) {
-      free(t);
-      return st;
-    }
-    row->rank_median = s.median;
-    row->spread_ratio = s.min > 0 ? s.max / s.min : NAN;
-    row->spread_cv = s.cv;
-    int slowest = -1;
-    for (size_t r = 0; r < row->n_ranks; r++) {
-      gs_report_rank *k = &row->ranks[r];
-      if (!isfinite(k->throughput) || !(s.median > 0)) continue;
-      k->deviation = fabs(k->throughput - s.median) / s.median;
-      k->mark = gs_report_mark_of(k->deviation, th);
-      if (slowest < 0 || k->throughput < row->ranks[slowest].throughput) slowest = (int)r;
-    }
-    if (slowest >= 0 && row->ranks[slowest].deviation > th->critical) row->straggler = slowest;
-  }
-  free(t);
-  for (size_t r = 0; r < row->n_ranks; r++)
-    row->ranks[r].mark = gs_report_mark_success(row->ranks[r].mark, row->ranks[r].success_rate);
-  return GS_OK;
-}
-
-static int compare_rows(const void *a, const void *b) {
-  const gs_report_row *x = a, *y = b;
-  if (x->world_size != y->world_size) return x->world_size < y->world_size ? -1 : 1;
-  if (x->file != y->file) return x->file < y->file ? -1 : 1;
-  return (x->measurement > y->measurement) - (x->measurement < y->measurement);
-}
-
-static void add_advice(gs_report_series *s, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void add_advice(gs_report_series *s, const char *fmt, ...) {
-  if (s->n_advice >= GS_REPORT_ADVICE_MAX) return;
-  char buf[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  char *copy = strdup(buf);
-  if (copy) s->advice[s->n_advice++] = copy;
-}
-
-static int row_usable(const gs_report_row *row) {
-  return strcmp(row->status, "ok") == 0 && isfinite(row->throughput);
-}
-
-/* "Why not N x": the largest part lost against the ideal step of `row`. */
-static void why_not_advice(gs_report_series *s, const gs_report_row *row) {
-  const gs_report_breakdown *b = &row->breakdown;
-  if (row->request_based) {
-    add_advice(s, "why not %d.0x: the compute/communication/imbalance/host split does not apply "
-                  "to request-based measurements (overlapping requests, not lockstep steps)",
-               row->world_size);
-    return;
-  }
-  if (!b->available || !isfinite(b->ideal_step)) return;
-  add_advice(s,
-             "why not %d.0x at %d ranks: the step is %.4g ms against an ideal %.4g ms; per rank "
-             "it splits into compute %.4g ms, exposed communication %.4g ms%s, load imbalance "
-             "%.4g ms and host overhead %.4g ms%s",
-             row->world_size, row->world_size, 1e3 * b->step, 1e3 * b->ideal_step,
-             1e3 * b->compute, 1e3 * b->comm, b->comm_measured ? "" : " (not recorded)",
-             1e3 * b->imbalance, 1e3 * b->host, b->device_clock ? "" : " (no device clock)");
-}
-
-/* "Consider a larger batch" from the telemetry of the largest row that has it. */
-static void batch_advice(gs_report_series *s) {
-  for (size_t i = s->n_rows; i-- > 0;) {
-    const gs_report_row *row = &s->rows[i];
-    double util = 0, mem = 0, total = 0;
-    size_t nu = 0, nm = 0;
-    for (size_t k = 0; k < row->n_ranks; k++) {
-      const gs_report_rank *rk = &row->ranks[k];
-      if (isfinite(rk->utilization)) util += rk->utilization, nu++;
-      if (isfinite(rk->memory_used_bytes) && rk->memory_total_bytes > 0)
-        mem += rk->memory_used_bytes, total += rk->memory_total_bytes, nm++;
-    }
-    if (nu == 0 && nm == 0) continue;
-    double u = nu ? util / (double)nu : NAN, share = nm ? mem / total : NAN;
-    if (!(u < GS_REPORT_LOW_USE || share < GS_REPORT_LOW_USE)) return;
-    char used[96] = "not recorded", busy[64] = "not recorded";
-    if (nu) snprintf(busy, sizeof busy, "%.1f%%", 100.0 * u);
-    if (nm)
-      snprintf(used, sizeof used, "%.1f%% of %.4g GiB", 100.0 * share,
-               total / (double)nm / 1073741824.0);
-    add_advice(s,
-               "consider a larger batch size: at %d ranks mean GPU utilization is %s and memory "
-               "use %s (below %.0f%%)",
-               row->world_size, busy, used, 100.0 * GS_REPORT_LOW_USE);
-    return;
-  }
-}
-
-/* Transport: the best bus bandwidth of a collective series against the link. */
-static void collective_advice(gs_report_series *s) {
-  const gs_report_row *best = NULL;
-  for (size_t i = 0; i < s->n_rows; i++)
-    if (isfinite(s->rows[i].coll_busbw) && (!best || s->rows[i].coll_busbw > best->coll_busbw))
-      best = &s->rows[i];
-  if (!best) {
-    add_advice(s, "collective: no bus bandwidth recorded");
-    return;
-  }
-  if (!isfinite(best->link_bandwidth)) {
-    add_advice(s, "collective %s: best bus bandwidth %.4g GB/s at %.4g bytes; the link's "
-                  "theoretical bandwidth is not recorded (run gpuscale info for the topology)",
-               best->coll_op ? best->coll_op : "?", best->coll_busbw / 1e9, best->coll_bytes);
-    return;
-  }
-  double share = best->coll_busbw / best->link_bandwidth;
-  if (share < GS_REPORT_LOW_BUSBW)
-    add_advice(s,
-               "investigate the transport: collective %s reaches at best %.4g GB/s bus bandwidth "
-               "(at %.4g bytes), %.1f%% of the link's theoretical %.4g GB/s (below %.0f%%); check "
-               "that NCCL uses NVLink/P2P (NCCL_DEBUG=INFO) and not PCIe or the network",
-               best->coll_op ? best->coll_op : "?", best->coll_busbw / 1e9, best->coll_bytes,
-               100.0 * share, best->link_bandwidth / 1e9, 100.0 * GS_REPORT_LOW_BUSBW);
-  else
-    add_advice(s, "collective %s: best bus bandwidth %.4g GB/s is %.1f%% of the link's "
-                  "theoretical %.4g GB/s: the transport is fine",
-               best->coll_op ? best->coll_op : "?", best->coll_busbw / 1e9, 100.0 * share,
-               best->link_bandwidth / 1e9);
-}
-
-/* The unit of a rank's throughput in `row`: tokens for request-based rows. */
-static const char *rank_unit(const gs_report_series *s, const gs_report_row *row) {
-  if (row->request_based) return "tokens";
-  return s->item_unit ? s->item_unit : "items";
-}
-
-/* Load balancing, failed ranks, failed requests and cold starts, per row. */
-static void rank_advice(gs_report_series *s, const gs_report *r) {
-  for (size_t i = 0; i < s->n_rows; i++) {
-    const gs_report_row *row = &s->rows[i];
-    const gs_report_rank *worst = NULL;
-    if (row->straggler >= 0) {
-      worst = &row->ranks[row->straggler];
-    } else {
-      // Throughput asymmetry only: a mark made critical by failures has its own advice.
-      for (size_t k = 0; k < row->n_ranks; k++)
-        if (row->ranks[k].deviation > r->thresholds.critical &&
-            (!worst || row->ranks[k].deviation > worst->deviation))
-          worst = &row->ranks[k];
-    }
-    if (worst)
-      add_advice(s,
-                 "%s: at %d ranks rank %d %s %.4g %s/s, %.1f%% from the median rank "
-                 "throughput %.4g (critical > %.0f%%); ranks max/min %.2fx%s%s%s",
-                 worst->injected ? "injected straggler" : "consider dynamic load balancing",
-                 row->world_size, worst->rank,
-                 row->straggler >= 0 ? "is the straggler at" : "runs at", worst->throughput,
-                 rank_unit(s, row), 100.0 * worst->deviation, row->rank_median,
-                 100.0 * r->thresholds.critical, row->spread_ratio,
-                 worst->injected ? " (injected: " : "", worst->injected ? row->faults : "",
-                 worst->injected ? ")" : "");
-    for (size_t k = 0; k < row->n_ranks; k++) {
-      const gs_report_rank *rk = &row->ranks[k];
-      if (strcmp(rk->status, "ok") == 0) continue;
-      add_advice(s, "investigate rank %d: status %s at %d ranks (%s)%s%s", rk->rank, rk->status,
-                 row->world_size, gs_report_file_name(r, row->file), rk->error ? ": " : "",
-                 rk->error ? rk->error : "");
-    }
-    for (size_t k = 0; k < row->n_ranks; k++) {
-      const gs_report_rank *rk = &row->ranks[k];
-      if (rk->requests > rk->requests_ok)
-        add_advice(s,
-                   "investigate rank %d (host %s): %zu of %zu requests did not succeed at %d "
-                   "ranks (%zu failed, %zu timed out; success rate %.1f%%)",
-                   rk->rank, rk->host ? rk->host : "-", rk->requests - rk->requests_ok,
-                   rk->requests, row->world_size, rk->requests_failed, rk->requests_timed_out,
-                   100.0 * rk->success_rate);
-      if (rk->requests == 0 && rk->failed_samples > 0)
-        add_advice(s,
-                   "investigate rank %d (host %s): %llu of %llu timed samples failed at %d ranks "
-                   "(success rate %.1f%%)%s",
-                   rk->rank, rk->host ? rk->host : "-", (unsigned long long)rk->failed_samples,
-                   (unsigned long long)rk->samples_taken, row->world_size,
-                   100.0 * rk->success_rate, rk->injected ? "; injected by --inject fail" : "");
-      if (rk->first_sample_flag || rk->cold_flag || rk->cold_outliers) {
-        char first[64] = "", requests[96] = "";
-        if (isfinite(rk->cold_ratio))
-          snprintf(first, sizeof first, " and first iteration %.2fx", rk->cold_ratio);
-        if (rk->requests > 0)
-          snprintf(requests, sizeof requests, "; %zu of %zu cold request(s) above %.0fx the "
-                   "median latency", rk->cold_outliers, rk->cold_requests, GS_REPORT_COLD_FLAG);
-        add_advice(s,
-                   "cold start on rank %d (host %s) at %d ranks: first timed sample %.2fx%s the "
-                   "median%s; %s",
-                   rk->rank, rk->host ? rk->host : "-", row->world_size, rk->first_sample_ratio,
-                   first, requests,
-                   rk->injected_delay ? "injected by --inject delay, as planned"
-                                      : "warm up longer before timing");
-      }
-    }
-  }
-}
-
-static const gs_report_series *split_sibling(const gs_report *r, const gs_report_series *s,
-                                             const char *split);
-
-/* The usable 1-rank row of `s`, or NULL. */
-static const gs_report_row *one_rank_row(const gs_report_series *s) {
-  for (size_t i = 0; s && i < s->n_rows; i++)
-    if (s->rows[i].world_size == 1 && row_usable(&s->rows[i])) return &s->rows[i];
-  return NULL;
-}
-
-/* "split at N ranks: even X, proportional (units ...) Y: gain Zx" for each
- * proportional row of `s` with an even row of the same world size. */
-static void split_advice(gs_report_series *s, const gs_report *r) {
-  const gs_report_series *even = split_sibling(r, s, "even");
-  for (size_t i = 0; even && i < s->n_rows; i++) {
-    const gs_report_row *p = &s->rows[i];
-    for (size_t j = 0; j < even->n_rows; j++) {
-      const gs_report_row *e = &even->rows[j];
-      if (e->world_size != p->world_size || !row_usable(e) || !row_usable(p)) continue;
-      add_advice(s, "split at %d ranks: even %.4g %s/s, proportional (units %s) %.4g %s/s: gain "
-                    "%.2fx", p->world_size, e->throughput, s->item_unit ? s->item_unit : "items",
-                 p->split_units, p->throughput, s->item_unit ? s->item_unit : "items",
-                 p->throughput / e->throughput);
-      break;
-    }
-  }
-}
-
-/* The "tp" of an llm series' options (1 when absent), and the options with
- * it set to 1 into `out`: the key of the data-parallel twin. */
-static long tensor_parallel_of(const char *options, char *out, size_t size) {
-  snprintf(out, size, "%s", options);
-  char *at = strstr(out, "\"tp\":");
-  if (!at) return 1;
-  char *digits = at + 5, *end = NULL;
-  long tp = strtol(digits, &end, 10);
-  if (end == digits || tp < 1) return 1;
-  // Rewrite the value as 1 in place: the rest of the text shifts left.
-  digits[0] = '1';
-  memmove(digits + 1, end, strlen(end) + 1);
-  return tp;
-}
-
-/* The series that differs from tensor-parallel `s` only in --tp 1 (data
- * parallelism on the same GPUs), or NULL; *tp gets s's --tp (1: not
- * tensor-parallel). */
-static const gs_report_series *data_parallel_twin(const gs_report_series *s, const gs_report *r,
-                                                  long *tp) {
-  const size_t size = strlen(s->options) + 1;
-  char *dp_options = malloc(size);
-  *tp = dp_options ? tensor_parallel_of(s->options, dp_options, size) : 1;
-  const gs_report_series *twin = NULL;
-  for (size_t i = 0; *tp > 1 && !twin && i < r->n_series; i++) {
-    const gs_report_series *o = &r->series[i];
-    if (o != s && strcmp(o->workload, s->workload) == 0 && strcmp(o->backend, s->backend) == 0 &&
-        strcmp(o->label, s->label) == 0 && strcmp(o->split, s->split) == 0 &&
-        strcmp(o->options, dp_options) == 0)
-      twin = o;
-  }
-  free(dp_options);
-  return twin;
-}
-
-/* For a tensor-parallel llm series: each world size against its data
- * parallel twin's. */
-static void tensor_parallel_advice(gs_report_series *s, const gs_report *r) {
-  long tp;
-  const gs_report_series *o = data_parallel_twin(s, r, &tp);
-  const char *unit = s->item_unit ? s->item_unit : "items";
-  for (size_t a = 0; o && a < s->n_rows; a++) {
-    const gs_report_row *t = &s->rows[a];
-    for (size_t b = 0; b < o->n_rows; b++) {
-      const gs_report_row *d = &o->rows[b];
-      if (d->world_size != t->world_size || !row_usable(t) || !row_usable(d)) continue;
-      add_advice(s,
-                 "tensor against data parallelism at %d %s: tp %ld (%d replica%s) %.4g %s/s, "
-                 "TPOT p50 %.3g ms; data parallel (%d replicas) %.4g %s/s, TPOT p50 %.3g ms: "
-                 "throughput %.2fx, time per token %.2fx",
-                 t->world_size, strcmp(s->backend, "cpu") == 0 ? "ranks" : "GPUs", tp,
-                 t->world_size / (int)tp, t->world_size / tp == 1 ? "" : "s", t->throughput, unit,
-                 1e3 * t->tpot.median, d->world_size, d->throughput, unit, 1e3 * d->tpot.median,
-                 t->throughput / d->throughput, t->tpot.median / d->tpot.median);
-      break;
-    }
-  }
-}
-
-/* Speedup and friends against the series' 1-rank row, then the verdict. */
-static void analyse_series(gs_report_series *s, const gs_report *r) {
-  qsort(s->rows, s->n_rows, sizeof *s->rows, compare_rows);
-  // With one rank there is nothing to split: a split series without its own
-  // 1-rank row compares against that of its sibling (or the unsplit series).
-  const gs_report_row *base = one_rank_row(s);
-  if (!base && s->split[0]) base = one_rank_row(split_sibling(r, s, ""));
-  if (!base && s->split[0]) base = one_rank_row(split_sibling(r, s, "even"));
-  // A tensor-parallel series has no 1-GPU row: it compares against the
-  // whole model on one GPU, its data-parallel twin's.
-  long tp;
-  if (!base) base = one_rank_row(data_parallel_twin(s, r, &tp));
-  for (size_t i = 0; i < s->n_rows && base; i++) {
-    gs_report_row *row = &s->rows[i];
-    double n = (double)row->world_size;
-    row->ideal_throughput = n * base->throughput;
-    // A failed measurement's timings are shown, but never compared.
-    if (!row_usable(row)) continue;
-    row->speedup = row->throughput / base->throughput;
-    row->efficiency = row->speedup / n;
-    if (row->world_size > 1 && row->speedup > 0)
-      row->karp_flatt = (1.0 / row->speedup - 1.0 / n) / (1.0 - 1.0 / n);
-  }
-
-  for (size_t i = 0; i < s->n_rows && base; i++) {
-    gs_report_row *row = &s->rows[i];
-    if (!row->breakdown.available || !base->breakdown.available) continue;
-    row->breakdown.ideal_step = strcmp(s->scaling, "weak") == 0
-                                    ? base->breakdown.step
-                                    : base->breakdown.step / (double)row->world_size;
-  }
-  if (s->n_rows > 0 && s->rows[0].is_coll) {
-    collective_advice(s);
-    rank_advice(s, r);
-    return;
-  }
-
-  const char *gpu = strcmp(s->backend, "cpu") == 0 ? "rank" : "GPU";
-  int largest = s->n_rows ? s->rows[s->n_rows - 1].world_size : 0;
-  const gs_report_row *pick = NULL;
-  for (size_t i = s->n_rows; i-- > 0 && !pick;)
-    if (s->rows[i].world_size > 1 && row_usable(&s->rows[i]) && isfinite(s->rows[i].speedup))
-      pick = &s->rows[i];
-  if (largest < 2) {
-    add_advice(s, "no scaling verdict: only 1 rank was measured");
-  } else if (!base) {
-    add_advice(s, "no scaling verdict: no usable 1-rank measurement (status ok with step "
-                  "samples) to compute the speedup against");
-  } else if (!pick) {
-    add_advice(s, "no scaling verdict: no measurement with more than 1 rank has status ok and "
-                  "step samples");
-  } else {
-    s->verdict_world_size = pick->world_size;
-    double sp = pick->speedup;
-    s->verdict = sp >= GS_REPORT_BENEFICIAL_SPEEDUP ? GS_VERDICT_BENEFICIAL
-                 : sp >= GS_REPORT_MARGINAL_SPEEDUP ? GS_VERDICT_MARGINAL
-                                                    : GS_VERDICT_SINGLE;
-    if (pick->world_size != largest)
-      add_advice(s, "the largest world size (%d) has no usable measurement; the verdict uses %d",
-                 largest, pick->world_size);
-    const char *rule = s->verdict == GS_VERDICT_BENEFICIAL ? ">= 1.10"
-                       : s->verdict == GS_VERDICT_MARGINAL ? "in [0.95, 1.10)"
-                                                           : "< 0.95";
-    char what[64];
-    if (s->verdict == GS_VERDICT_SINGLE)
-      snprintf(what, sizeof what, "single %s preferred", gpu);
-    else
-      snprintf(what, sizeof what, "multi-%s %s", gpu, gs_verdict_name(s->verdict));
-    add_advice(s,
-               "%s: speedup %.2fx at %d ranks (%s), efficiency %.1f%%, Karp-Flatt serial "
-               "fraction %.3f, throughput %.4g of ideal %.4g %s/s",
-               what, sp, pick->world_size, rule, 100.0 * pick->efficiency, pick->karp_flatt,
-               pick->throughput, pick->ideal_throughput, s->item_unit ? s->item_unit : "items");
-    why_not_advice(s, pick);
-  }
-  if (strcmp(s->split, "proportional") == 0) split_advice(s, r);
-  tensor_parallel_advice(s, r);
-  batch_advice(s);
-  rank_advice(s, r);
-}
-
 /* ---- loading --------------------------------------------------------------- */
 
 /* 1 when `a` and `b` have the same key apart from the split policy. */
@@ -743,8 +114,8 @@ static gs_report_series *find_series(gs_report *r, const char *workload, const c
   return NULL;
 }
 
-/* The series that differs from `s` only in its split policy `split`, or NULL. */
-static const gs_report_series *split_sibling(const gs_report *r, const gs_report_series *s,
+/* See analyze_internal.h. */
+const gs_report_series *gs_report_split_sibling(const gs_report *r, const gs_report_series *s,
                                              const char *split) {
   for (size_t i = 0; i < r->n_series; i++) {
     const gs_report_series *o = &r->series[i];
@@ -804,15 +175,9 @@ static void drop_samples(cJSON *doc) {
  * split: variant, scenario and plan task, e.g. "variant batch=8" or
  * "task 0 (0:resample)"; "" when the measurement has none of them. */
 static void series_label(const cJSON *m, const gs_report_row *row, char *out, size_t size) {
-  const char *variant = json_string_or(m, "variant", NULL);
-  const char *scenario = json_string_or(m, "scenario", NULL);
-  char task[96] = "";
-  if (row->task >= 0)
-    snprintf(task, sizeof task, "task %d%s%s%s", row->task, row->task_spec ? " (" : "",
-             row->task_spec ? row->task_spec : "", row->task_spec ? ")" : "");
-  snprintf(out, size, "%s%s%s%s%s%s%s", variant ? "variant " : "", variant ? variant : "",
-           variant && (scenario || task[0]) ? ", " : "", scenario ? "scenario " : "",
-           scenario ? scenario : "", scenario && task[0] ? ", " : "", task);
+  gs_scaling_series_label(gs_report_string_of(m, "variant", NULL),
+                          gs_report_string_of(m, "scenario", NULL), row->task, row->task_spec, out,
+                          size);
 }
 
 /* Reads document `fi` and analyses each of its measurements as a row
@@ -832,13 +197,13 @@ static gs_status prepare_document(gs_report *r, size_t fi, prepared_doc *out) {
   size_t mi = 0;
   for (const cJSON *m = ms->child; m; m = m->next, mi++) {
     prepared_row *p = &out->rows[out->n++];
-    copy_text(p->workload, sizeof p->workload, json_string_or(m, "workload", ""));
-    copy_text(p->backend, sizeof p->backend, json_string_or(m, "backend", ""));
-    copy_text(p->scaling, sizeof p->scaling, json_string_or(m, "scaling", ""));
+    copy_text(p->workload, sizeof p->workload, gs_report_string_of(m, "workload", ""));
+    copy_text(p->backend, sizeof p->backend, gs_report_string_of(m, "backend", ""));
+    copy_text(p->scaling, sizeof p->scaling, gs_report_string_of(m, "scaling", ""));
     gs_report_row *row = &p->row;
     row->file = fi;
     row->measurement = mi;
-    if ((st = read_measurement(m, mi, file, row)) != GS_OK) return st;
+    if ((st = gs_report_measurement_read(m, mi, file, row)) != GS_OK) return st;
     gs_report_placement_read(doc, m, row);
     // A measurement's own options (should a writer add them) win over the
     // document's; a plan task's are those of its entry in config.tasks.
@@ -851,13 +216,13 @@ static gs_status prepare_document(gs_report *r, size_t fi, prepared_doc *out) {
     if (!p->options) return gs_error(GS_ERR_NOMEM, "%s: out of memory", file);
     series_label(m, row, p->label, sizeof p->label);
     copy_text(p->split, sizeof p->split,
-              json_string_or(cJSON_GetObjectItemCaseSensitive(m, "split"), "policy", ""));
-    p->item_unit = json_string_or(cJSON_GetObjectItemCaseSensitive(m, "cost"), "item_unit", NULL);
+              gs_report_string_of(cJSON_GetObjectItemCaseSensitive(m, "split"), "policy", ""));
+    p->item_unit = gs_report_string_of(cJSON_GetObjectItemCaseSensitive(m, "cost"), "item_unit", NULL);
     if ((st = gs_report_breakdown_read(m, file, row)) != GS_OK) return st;
     if ((st = gs_report_rank_extras(doc, m, file, &r->thresholds, row)) != GS_OK) return st;
     // Requests overlap and are not steps in lockstep: no split of a step.
     if (row->request_based) row->breakdown.available = 0;
-    if ((st = rank_symmetry(row, &r->thresholds)) != GS_OK) return st;
+    if ((st = gs_report_rank_symmetry(row, &r->thresholds)) != GS_OK) return st;
     gs_report_row_extras(doc, m, &r->prices, row);
   }
   if (r->flags & GS_REPORT_DROP_SAMPLES) drop_samples(r->docs[fi]);
@@ -985,7 +350,7 @@ gs_status gs_report_load_with(const char *const *paths, size_t n, const gs_repor
   }
   for (size_t i = 0; docs && i < n; i++) prepared_free(&docs[i]);
   free(docs);
-  for (size_t i = 0; i < out->n_series && st == GS_OK; i++) analyse_series(&out->series[i], out);
+  for (size_t i = 0; i < out->n_series && st == GS_OK; i++) st = gs_report_series_analyse(&out->series[i], out);
   if (st != GS_OK) gs_report_free(out);
   return st;
 }

@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/scaling.h"
 #include "core/stats.h"
 #include "core/status.h"
 
@@ -31,9 +32,6 @@
 /* "Transport issue" when the best measured bus bandwidth of a collective is
  * below this share of the link's theoretical bandwidth. */
 #define GS_REPORT_LOW_BUSBW 0.50
-/* Speedup thresholds of the recommendation at the largest world size. */
-#define GS_REPORT_BENEFICIAL_SPEEDUP 1.1
-#define GS_REPORT_MARGINAL_SPEEDUP 0.95
 
 typedef struct {
   double moderate; /* fraction; deviation above it is "moderate" */
@@ -169,16 +167,6 @@ typedef struct {
   int task;                  /* plan task index, -1 when not part of a plan */
   const char *task_spec;     /* config.tasks[task].spec or NULL; points into the document */
 } gs_report_row;
-
-typedef enum {
-  GS_VERDICT_NONE = 0,       /* no speedup at N > 1 is available */
-  GS_VERDICT_BENEFICIAL,     /* speedup >= 1.1 */
-  GS_VERDICT_MARGINAL,       /* 0.95 <= speedup < 1.1 */
-  GS_VERDICT_SINGLE          /* speedup < 0.95 */
-} gs_verdict;
-
-/* "beneficial", "marginal", "single GPU preferred" or "none". */
-const char *gs_verdict_name(gs_verdict verdict);
 
 #define GS_REPORT_ADVICE_MAX 16
 

@@ -10,6 +10,7 @@
 
 #include "core/barrier.h"
 #include "core/fault.h"
+#include "core/scaling.h"
 #include "core/types.h"
 #include "platform/comm.h"
 

@@ -1,0 +1,134 @@
+/* Scaling maths and the single-vs-multi verdict, in one place: speedup,
+ * parallel efficiency, the Karp-Flatt serial fraction, the ideal step, the
+ * thresholds that turn a speedup into a verdict, the wording of that verdict
+ * per backend, and the rule for which measurement of a series it speaks of.
+ * The runner (speedup fields), `run --gpu-mode auto`, the terminal summary
+ * of run/scale/suite and `gpuscale report` all use it, so one document
+ * never gets two verdicts. The definitions are written down in
+ * docs/report.md ("Scaling numbers", "Recommendation"). */
+#ifndef GS_SCALING_H
+#define GS_SCALING_H
+
+#include <stddef.h>
+
+#include "core/result.h"
+
+/* Speedup at or above which more GPUs are beneficial, and below which one
+ * GPU is preferred; in between the verdict is marginal. */
+#define GS_SCALING_BENEFICIAL 1.1
+#define GS_SCALING_MARGINAL 0.95
+
+typedef enum {
+  GS_SCALING_NONE = 0, /* not a scaling measurement ("none", or unknown) */
+  GS_SCALING_STRONG,   /* fixed total work: speedup = T(1) / T(N) */
+  GS_SCALING_WEAK      /* fixed work per rank: speedup is the scaled speedup */
+} gs_scaling;
+
+/* Name of a scaling mode: "none", "strong" or "weak". */
+const char *gs_scaling_name(gs_scaling scaling);
+
+/* The kind named by a document's "scaling" member ("strong", "weak");
+ * GS_SCALING_NONE for anything else, NULL included. */
+gs_scaling gs_scaling_of(const char *name);
+
+/* Speedup S(N) = X(N) / X(1) of throughputs (items per second). Under
+ * strong scaling this equals T(1) / T(N); under weak scaling it is the
+ * scaled speedup. NaN unless both throughputs are finite and > 0. */
+double gs_scaling_speedup(double base_throughput, double throughput);
+
+/* Parallel efficiency E(N) = S(N) / N with S the throughput ratio: under
+ * strong scaling T(1) / (N T(N)), under weak scaling T(1) / T(N) (each
+ * rank does the 1-rank work, so the ideal step stays T(1)). NaN unless S
+ * is finite and > 0 and N >= 1. */
+double gs_scaling_efficiency(double speedup, int world_size);
+
+/* Karp-Flatt experimentally determined serial fraction
+ * e(N) = (1/S - 1/N) / (1 - 1/N); NaN for N < 2 or S not finite and > 0. */
+double gs_scaling_karp_flatt(double speedup, int world_size);
+
+/* The ideal step time at N ranks given the 1-rank step `base_step`:
+ * T(1) / N under strong scaling, T(1) under weak scaling (and for
+ * GS_SCALING_NONE, where the work is not known to be divided). NaN when
+ * base_step is not finite or N < 1. */
+double gs_scaling_ideal_step(gs_scaling kind, double base_step, int world_size);
+
+typedef enum {
+  GS_VERDICT_NONE = 0,   /* no usable speedup at N > 1 */
+  GS_VERDICT_BENEFICIAL, /* speedup >= GS_SCALING_BENEFICIAL */
+  GS_VERDICT_MARGINAL,   /* GS_SCALING_MARGINAL <= speedup < GS_SCALING_BENEFICIAL */
+  GS_VERDICT_SINGLE      /* speedup < GS_SCALING_MARGINAL */
+} gs_verdict;
+
+/* The verdict of a speedup; GS_VERDICT_NONE when it is not finite and > 0. */
+gs_verdict gs_scaling_verdict(double speedup);
+
+/* The verdict's JSON name, the same on every backend: "beneficial",
+ * "marginal", "single GPU preferred" or "none". */
+const char *gs_verdict_name(gs_verdict verdict);
+
+/* The verdict in words for people, into `out`: "multi-GPU beneficial",
+ * "multi-GPU marginal", "single GPU preferred" on the cuda backend;
+ * "multi-rank ...", "single rank preferred" on any other (CPU ranks);
+ * "no verdict" for GS_VERDICT_NONE. */
+void gs_scaling_verdict_words(gs_verdict verdict, const char *backend, char *out, size_t size);
+
+/* One measurement of a series as the verdict rule sees it. */
+typedef struct {
+  int world_size;
+  int ok;             /* 1: the measurement's status is ok */
+  double throughput;  /* items per second; NaN or <= 0 when there is none */
+} gs_scaling_point;
+
+/* A measurement as a point: its world size, status ok and aggregate
+ * throughput (what the runner measured). */
+gs_scaling_point gs_scaling_point_of(const gs_measurement *m);
+
+/* Index of the series' 1-rank baseline among `points[0..n)`: the first
+ * with world size 1, status ok and a throughput; -1 when there is none. */
+int gs_scaling_baseline(const gs_scaling_point *points, size_t n);
+
+/* Which measurement a series' verdict speaks of, and what it says. */
+typedef struct {
+  gs_verdict verdict;      /* GS_VERDICT_NONE: see `none_reason` */
+  int point;               /* index of the measurement it speaks of; -1 none */
+  int largest;             /* the series' largest world size (0 when empty) */
+  int world_size;          /* N of that measurement (0 none) */
+  double speedup, efficiency, karp_flatt;
+  double base_throughput;  /* X(1), the baseline's */
+  double throughput;       /* X(N) */
+  double ideal_throughput; /* N X(1) */
+  const char *none_reason; /* why there is no verdict (static text); NULL with one */
+} gs_scaling_assessment;
+
+/* The verdict of one series (the series key is in docs/report.md: workload,
+ * backend, scaling, options, variant/scenario/task and split policy; each
+ * split policy has its own verdict). `points[0..n)` are its measurements
+ * in order of world size (ties: later ones win); `base_throughput` is X(1)
+ * of its baseline (gs_scaling_baseline, or that of the series it borrows
+ * it from; NaN when none). The verdict speaks of the largest world size
+ * N > 1 whose measurement is ok and has a throughput (the last such in
+ * order), compared with that baseline. */
+void gs_scaling_assess(const gs_scaling_point *points, size_t n, double base_throughput,
+                       gs_scaling_assessment *out);
+
+/* The one verdict sentence, for the terminal and the report alike:
+ * "SERIES: VERDICT WORDS: speedup S.SSx at N ranks (RULE), efficiency E%,
+ * Karp-Flatt serial fraction K, throughput X of ideal I UNIT/s", where
+ * SERIES is gs_scaling_series_name's text. `a` must hold a verdict. */
+void gs_scaling_verdict_sentence(const gs_scaling_assessment *a, const char *series,
+                                 const char *backend, const char *item_unit, char *out,
+                                 size_t size);
+
+/* The series label beyond workload and split: "variant V", "scenario S"
+ * and "task T (SPEC)", comma-separated, for those given (NULL or "" are
+ * left out; task < 0 is none). "" when none is given. */
+void gs_scaling_series_label(const char *variant, const char *scenario, int task,
+                             const char *task_spec, char *out, size_t size);
+
+/* The series as named in verdicts and report headers: "WORKLOAD (LABEL,
+ * split POLICY)" with only the parts it has, e.g. "voxelize (split even)",
+ * "mlp (variant batch=8)" or plain "voxelize". */
+void gs_scaling_series_name(const char *workload, const char *label, const char *split,
+                            char *out, size_t size);
+
+#endif

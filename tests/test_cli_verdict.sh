@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The terminal and the report give one file one verdict: the verdict lines
+# that `scale` prints equal, word for word (series, verdict, speedup and
+# every figure), those of `report` in text and in JSON for the same file;
+# with --split proportional each split policy has its own (docs/report.md,
+# "Recommendation"). On the CPU backend the words say "rank", never "GPU".
+set -u
+bin=$1
+. "$(dirname "$0")/cli_lib.sh"
+
+# The cases of the brief, with a smaller problem so that the test is quick.
+small=(--backend cpu --points 100000 --grid 64,64,64)
+verdict_re='^(.*): (multi-(GPU|rank) (beneficial|marginal)|single (GPU|rank) preferred): speedup '
+
+# check NAME EXPECTED_LINES SCALE_ARGS...: runs scale, then report on its
+# file, and compares the verdict lines of the three outputs.
+check() {
+  local name=$1 lines=$2
+  shift 2
+  local json="$work/$name.json"
+  if ! timeout 300 "$bin" scale voxelize "${small[@]}" "$@" --out "$json" >"$work/$name.scale" \
+    2>"$work/$name.err"; then
+    fail "scale $* failed: $(cat "$work/$name.err")"
+    return
+  fi
+  # scale: the lines under its "Verdict" heading.
+  sed -n '/^  Verdict (/,/^$/p' "$work/$name.scale" | sed -n 's/^  - //p' | sort >"$work/$name.t"
+  "$bin" report "$json" | sed -n 's/^  - //p' | grep -E "$verdict_re" | sort >"$work/$name.r"
+  "$bin" report --format json "$json" >"$work/$name.rj" || fail "report --format json $name"
+  python3 - "$work/$name.rj" "$verdict_re" >"$work/$name.j" <<'PY' || fail "$name: report JSON"
+import json, re, sys
+doc = json.load(open(sys.argv[1]))
+pattern = re.compile(sys.argv[2])
+lines = []
+for s in doc["series"]:
+    rec = s["recommendation"]
+    found = [a for a in rec["advice"] if pattern.match(a)]
+    # A verdict sentence exactly when the series has a verdict, naming it.
+    assert len(found) == (rec["verdict"] is not None), (s["label"], s["split"], rec)
+    for a in found:
+        name = s["workload"]
+        extra = [p for p in (s["label"], "split " + s["split"] if s["split"] else "") if p]
+        if extra:
+            name += " (" + ", ".join(extra) + ")"
+        assert a.startswith(name + ": "), (name, a)
+        assert ("at %d ranks" % rec["world_size"]) in a, (rec["world_size"], a)
+        lines.append(a)
+print("\n".join(sorted(lines)))
+PY
+  [ "$(wc -l <"$work/$name.t")" = "$lines" ] ||
+    fail "$name: scale printed $(wc -l <"$work/$name.t") verdict line(s), expected $lines: $(cat "$work/$name.scale")"
+  diff -u "$work/$name.t" "$work/$name.r" >/dev/null ||
+    fail "$name: scale and report text differ: $(diff -u "$work/$name.t" "$work/$name.r")"
+  diff -u "$work/$name.t" "$work/$name.j" >/dev/null ||
+    fail "$name: scale and report JSON differ: $(diff -u "$work/$name.t" "$work/$name.j")"
+  if grep -q "GPU" "$work/$name.t"; then fail "$name: CPU ranks called GPUs: $(cat "$work/$name.t")"; fi
+}
+
+# Even and proportional split, rank 1 slowed 3x: one verdict per policy.
+check split 2 --ranks 2 --split proportional --inject slow:rank=1,factor=3 --min-time 0.2
+grep -q '^voxelize (split even): ' "$work/split.t" || fail "split: no verdict of the even split"
+grep -q '^voxelize (split proportional): ' "$work/split.t" ||
+  fail "split: no verdict of the proportional split"
+# The plain sweep: one series, one verdict.
+check plain 1 --ranks 2 --min-time 0.2
+grep -q '^voxelize: ' "$work/plain.t" || fail "plain: the verdict does not name the series"
+
+[ "$failures" = 0 ] || exit 1
+echo "ok"
