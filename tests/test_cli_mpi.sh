@@ -136,6 +136,23 @@ assert len(ranks[0]["wall_seconds"]) >= len(ranks[1]["wall_seconds"])
 assert 3 not in ms  # the job ended with the lost rank
 PY
 
+# A killed rank of a workload that communicates (mlp's gradient
+# all-reduce): the survivor leaves the collective and process 0 writes.
+mpi 2 60 killmlp run mlp --backend cpu --iters 400 --runs 1 -q --timeout 10 \
+  -o "$work/killmlp.json" --inject kill:rank=1,after=50
+[ "$rc" != 0 ] || fail "mpirun mlp with a killed rank exited 0"
+[ "$took" -le 15 ] || fail "the killed mlp rank's job took $took s (timeout 10 + 5)"
+python3 - "$work/killmlp.json" <<'PY' || failures=$((failures + 1))
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["status"] == "partial", d["status"]
+m = d["measurements"][0]
+f = m["failure"]
+assert m["workload"] == "mlp" and f["rank"] == 1 and f["status"] == "rank-lost", f
+assert f["last_completed_step"] in (49, 50), f
+assert len(m["runs"][0]["ranks"][0]["wall_seconds"]) > 0
+PY
+
 # Process 0 itself killed: the lowest live process of its host writes.
 mpi 3 60 kill0 scale "${small[@]}" --iters 20 --timeout 10 -o "$work/kill0.json" --inject kill:rank=0,after=5
 [ "$rc" != 0 ] || fail "mpirun with process 0 killed exited 0"

@@ -43,6 +43,12 @@ static gs_status timed_step(gs_rank_job *job, double *device_seconds, double *wa
   if (slow && !is_cuda(job)) gs_sleep_seconds((job->slow_factor - 1.0) * (gs_time_seconds() - t0));
   if (is_cuda(job)) {
     GS_CHECK_CUDA(cudaEventRecord(job->stop, job->ctx.stream));
+    // A step whose collectives wait on its peers must not block this thread
+    // in the CUDA runtime: the communicator's wait polls, so a signal, a
+    // failed peer or --timeout aborts the collective and the samples taken
+    // so far are written (a blocking synchronize would hang until the
+    // launcher kills the process, and the document would be lost).
+    if (job->ctx.comm) GS_TRY(gs_comm_wait(job->ctx.comm, job->ctx.stream));
     GS_CHECK_CUDA(cudaEventSynchronize(job->stop));
   }
   double t1 = gs_time_seconds();
