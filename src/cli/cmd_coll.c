@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/args.h"
+#include "cli/cmd_coll.h"
 #include "cli/commands.h"
 #include "core/check.h"
 #include "measure/coll_sweep.h"
@@ -123,6 +124,10 @@ static void print_op(void *ctx, const gs_coll_op_result *r) {
   fflush(stdout);
 }
 
+gs_coll_observer gs_coll_printer(void) {
+  return (gs_coll_observer){.ctx = NULL, .op_done = print_op};
+}
+
 /* ---- the command ---------------------------------------------------------------------- */
 
 /* Common options coll cannot apply, and why. */
@@ -137,9 +142,7 @@ static gs_cli_refusal refusals[] = {
 /* The common options as coll shows them: -o freed for the reduction as in
  * nccl-tests (the result file stays --out), nccl-tests' defaults. */
 static void adapt_common(gs_common_options *common) {
-  common->warmup = 5;
-  common->iters = 20;
-  common->timeout = 300.0;
+  gs_coll_common_defaults(common);
   for (gs_option *o = common->table; o->kind != GS_OPT_END; o++) {
     if (strcmp(o->name, "out") == 0) {
       o->short_name = 0;
@@ -191,10 +194,9 @@ gs_status gs_cmd_coll(int argc, char **argv) {
   GS_TRY(gs_options_parse(tables, "gpuscale coll", argc, argv, take_op, &co));
   GS_TRY(gs_cli_refused("coll", refusals));
   gs_set_quiet(common.quiet);
-  const gs_coll_observer observer = {.ctx = NULL, .op_done = print_op};
+  const gs_coll_observer observer = gs_coll_printer();
   const gs_coll_request request = {
       .argc = argc, .argv = argv, .coll = &co, .common = &common, .observer = &observer};
   gs_status status = gs_measure_coll(&request);
-  if (status == GS_ERR_PARTIAL) gs_warn("%s", gs_last_error());
   return status;
 }

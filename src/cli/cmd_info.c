@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/args.h"
 #include "cli/commands.h"
-#include "measure/common.h"
+#include "core/options.h"
+#include "measure/info.h"
 #include "core/check.h"
 #include "platform/nvml.h"
 #include "platform/topology.h"
@@ -19,66 +21,9 @@
 static const char *const format_choices[] = {"text", "json", "dot", NULL};
 enum { FORMAT_TEXT = 0, FORMAT_JSON = 1, FORMAT_DOT = 2 };
 
-/* Everything the command shows, collected once. */
-typedef struct {
-  gs_environment env;
-  char nvml_status[GS_TEXT_LONG];  /* "" when NVML loaded, else why not */
-  char driver[GS_TEXT_SHORT];      /* NVIDIA driver version from NVML; "" unknown */
-  gs_nvml_gpu_info *nvml_gpus;     /* env.gpu_count entries */
-  gs_topology topo;
-  char (*numa_text)[16];           /* per GPU, for the matrix columns */
-  const char **affinity;           /* per GPU, points into nvml_gpus */
-  const char **numa;               /* per GPU, points into numa_text */
-  const char **names;
-  const char **bus_ids;
-} info_data;
-
 static gs_status reject_positional(void *ctx, const char *arg) {
   (void)ctx;
   return gs_error(GS_ERR_USAGE, "gpuscale info: unexpected argument '%s'", arg);
-}
-
-static void info_free(info_data *d) {
-  gs_environment_free(&d->env);
-  gs_topology_free(&d->topo);
-  free(d->nvml_gpus);
-  free(d->numa_text);
-  free(d->affinity);
-  free(d->numa);
-  free(d->names);
-  free(d->bus_ids);
-}
-
-static gs_status info_collect(info_data *d) {
-  memset(d, 0, sizeof *d);
-  GS_TRY(gs_common_environment(&d->env));
-  gs_nvml *nvml = gs_nvml_open(d->nvml_status, sizeof d->nvml_status);
-  gs_nvml_driver_version(nvml, d->driver, sizeof d->driver);
-  size_t n = d->env.gpu_count;
-  gs_status st = GS_OK;
-  if (n > 0) {
-    d->nvml_gpus = calloc(n, sizeof *d->nvml_gpus);
-    d->numa_text = calloc(n, sizeof *d->numa_text);
-    d->affinity = calloc(n, sizeof *d->affinity);
-    d->numa = calloc(n, sizeof *d->numa);
-    d->names = calloc(n, sizeof *d->names);
-    d->bus_ids = calloc(n, sizeof *d->bus_ids);
-    if (!d->nvml_gpus || !d->numa_text || !d->affinity || !d->numa || !d->names || !d->bus_ids)
-      st = gs_error(GS_ERR_NOMEM, "cannot allocate the GPU inventory");
-    for (size_t i = 0; st == GS_OK && i < n; i++) {
-      const gs_gpu_desc *g = &d->env.gpus[i];
-      gs_nvml_gpu_info_get(nvml, g->pci_bus_id, &d->nvml_gpus[i]);
-      if (d->nvml_gpus[i].numa_node >= 0)
-        snprintf(d->numa_text[i], sizeof d->numa_text[i], "%d", d->nvml_gpus[i].numa_node);
-      d->affinity[i] = d->nvml_gpus[i].cpu_affinity;
-      d->numa[i] = d->numa_text[i];
-      d->names[i] = g->name;
-      d->bus_ids[i] = g->pci_bus_id;
-    }
-  }
-  if (st == GS_OK) st = gs_topology_collect(&d->topo, &d->env, nvml);
-  gs_nvml_close(nvml);
-  return st;
 }
 
 static void print_version(FILE *out, const char *label, int v) {
@@ -88,7 +33,7 @@ static void print_version(FILE *out, const char *label, int v) {
     fprintf(out, "%s unknown", label);
 }
 
-static void print_text(FILE *out, const info_data *d) {
+static void print_text(FILE *out, const gs_machine_info *d) {
   const gs_environment *e = &d->env;
   fprintf(out, "Host       %s (%s)\n", e->host[0] ? e->host : "unknown",
           e->os[0] ? e->os : "unknown OS");
@@ -171,50 +116,6 @@ static void print_text(FILE *out, const info_data *d) {
   }
 }
 
-/* Adds a number, or null when `known` is 0. */
-static int add_opt_number(cJSON *o, const char *name, int known, double v) {
-  return known ? gs_json_add_number(o, name, v) != NULL : cJSON_AddNullToObject(o, name) != NULL;
-}
-
-static int add_opt_string(cJSON *o, const char *name, const char *s) {
-  return (s && *s) ? cJSON_AddStringToObject(o, name, s) != NULL
-                   : cJSON_AddNullToObject(o, name) != NULL;
-}
-
-/* The NVML and topology members added to the environment block. */
-static gs_status add_info_members(cJSON *doc, const info_data *d) {
-  cJSON *env = cJSON_GetObjectItemCaseSensitive(doc, "environment");
-  cJSON *gpus = env ? cJSON_GetObjectItemCaseSensitive(env, "gpus") : NULL;
-  if (!env || !gpus) return gs_error(GS_ERR_INTERNAL, "result document has no environment");
-  int ok = 1;
-  cJSON *nvml = cJSON_AddObjectToObject(env, "nvml");
-  ok = nvml != NULL;
-  ok = ok && cJSON_AddBoolToObject(nvml, "available", d->nvml_status[0] == '\0') != NULL;
-  ok = ok && add_opt_string(nvml, "status", d->nvml_status);
-  ok = ok && add_opt_string(nvml, "driver_version", d->driver);
-  size_t i = 0;
-  cJSON *g = NULL;
-  cJSON_ArrayForEach(g, gpus) {
-    if (!ok || i >= d->env.gpu_count) break;
-    const gs_nvml_gpu_info *x = &d->nvml_gpus[i++];
-    ok = ok && add_opt_number(g, "power_limit_watts", x->power_limit_mw != 0,
-                              x->power_limit_mw / 1000.0);
-    ok = ok && add_opt_number(g, "max_sm_clock_mhz", x->max_sm_clock_mhz != 0,
-                              x->max_sm_clock_mhz);
-    ok = ok && add_opt_number(g, "max_memory_clock_mhz", x->max_memory_clock_mhz != 0,
-                              x->max_memory_clock_mhz);
-    ok = ok && add_opt_number(g, "sm_clock_mhz", x->sm_clock_mhz != 0, x->sm_clock_mhz);
-    ok = ok && add_opt_number(g, "memory_clock_mhz", x->memory_clock_mhz != 0,
-                              x->memory_clock_mhz);
-    ok = ok && add_opt_number(g, "numa_node", x->numa_node >= 0, x->numa_node);
-    ok = ok && add_opt_string(g, "cpu_affinity", x->cpu_affinity);
-  }
-  cJSON *topo = gs_topology_to_json(&d->topo);
-  if (ok && topo && cJSON_AddItemToObject(env, "topology", topo)) return GS_OK;
-  cJSON_Delete(topo);
-  return gs_error(GS_ERR_NOMEM, "out of memory building the info document");
-}
-
 /* cJSON indents with tabs; result files use two spaces (docs/result-schema.md).
  * Every tab cJSON prints is layout: tabs inside strings are escaped. */
 static int put_two_space_json(FILE *out, const char *text) {
@@ -230,39 +131,22 @@ static int put_two_space_json(FILE *out, const char *text) {
   return fputc('\n', out) != EOF;
 }
 
-static gs_status write_json(const info_data *d, const char *format_name, const char *out_path,
+/* The info document on standard output, or atomically into `out_path`. */
+static gs_status write_json(const gs_machine_info *d, const char *format_name, const char *out_path,
                             int argc, char **argv) {
-  // argv as typed: "gpuscale info ..." (main passes the arguments after it).
-  char **full = calloc((size_t)argc + 2, sizeof *full);
-  if (!full) return gs_error(GS_ERR_NOMEM, "out of memory");
-  full[0] = "gpuscale";
-  full[1] = "info";
-  for (int k = 0; k < argc; k++) full[k + 2] = argv[k];
-  cJSON *doc = gs_result_new("info", argc + 2, full);
-  free(full);
-  if (!doc) return gs_error(GS_ERR_NOMEM, "out of memory building the info document");
-  cJSON *config = cJSON_CreateObject();
+  cJSON *doc = NULL;
+  GS_TRY(gs_machine_info_document(d, format_name, "gpuscale", argc, argv, &doc));
   gs_status st = GS_OK;
-  if (!config || !cJSON_AddStringToObject(config, "format", format_name)) {
-    cJSON_Delete(config);
-    st = gs_error(GS_ERR_NOMEM, "out of memory building the info document");
-  }
-  if (st == GS_OK) st = gs_result_set_config(doc, config);
-  if (st == GS_OK) st = gs_result_set_environment(doc, &d->env);
-  if (st == GS_OK) st = add_info_members(doc, d);
-  if (st == GS_OK) st = gs_result_set_status(doc, "ok");
-  if (st == GS_OK) {
-    if (out_path) {
-      st = gs_result_write(doc, out_path);
+  if (out_path) {
+    st = gs_result_write(doc, out_path);
+  } else {
+    char *text = cJSON_Print(doc);
+    if (!text) {
+      st = gs_error(GS_ERR_NOMEM, "out of memory printing the info document");
     } else {
-      char *text = cJSON_Print(doc);
-      if (!text) {
-        st = gs_error(GS_ERR_NOMEM, "out of memory printing the info document");
-      } else {
-        if (!put_two_space_json(stdout, text) || fflush(stdout) != 0)
-          st = gs_error(GS_ERR_IO, "cannot write to standard output: %s", strerror(errno));
-        cJSON_free(text);
-      }
+      if (!put_two_space_json(stdout, text) || fflush(stdout) != 0)
+        st = gs_error(GS_ERR_IO, "cannot write to standard output: %s", strerror(errno));
+      cJSON_free(text);
     }
   }
   cJSON_Delete(doc);
@@ -289,19 +173,16 @@ gs_status gs_cmd_info(int argc, char **argv) {
        .metavar = "FILE", .help = "write to FILE instead of standard output"},
       {.kind = GS_OPT_END},
   };
-  for (int i = 0; i < argc; i++) {
-    if (strcmp(argv[i], "--") == 0) break;
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      print_info_help(table);
-      return GS_OK;
-    }
+  if (gs_cli_wants_help(argc, argv)) {
+    print_info_help(table);
+    return GS_OK;
   }
   const gs_option *tables[] = {table, NULL};
   GS_TRY(gs_options_parse(tables, "gpuscale info", argc, argv, reject_positional, NULL));
   if (out_path) GS_TRY(gs_file_check_output(out_path, "option --out"));
 
-  info_data d;
-  gs_status st = info_collect(&d);
+  gs_machine_info d;
+  gs_status st = gs_machine_info_collect(&d);
   if (st == GS_OK && format == FORMAT_JSON) {
     st = write_json(&d, format_choices[format], out_path, argc, argv);
   } else if (st == GS_OK) {
@@ -318,6 +199,6 @@ gs_status gs_cmd_info(int argc, char **argv) {
       st = gs_file_out_commit(&out);
     }
   }
-  info_free(&d);
+  gs_machine_info_free(&d);
   return st;
 }

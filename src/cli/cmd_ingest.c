@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "core/options.h"
 #include "core/result.h"
@@ -259,12 +260,9 @@ gs_status gs_cmd_ingest(int argc, char **argv) {
        .help = "no notes"},
       {.kind = GS_OPT_END}};
   const gs_option *table = mlperf ? mlperf_table : nccl_table;
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--") == 0) break;
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      print_help(kinds[kind], table);
-      return GS_OK;
-    }
+  if (gs_cli_wants_help(argc - 1, argv + 1)) {
+    print_help(kinds[kind], table);
+    return GS_OK;
   }
   path_list inputs = {0};
   const gs_option *tables[] = {table, NULL};

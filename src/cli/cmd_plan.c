@@ -113,7 +113,6 @@ gs_status gs_cmd_plan(int argc, char **argv) {
                                    .tasks = &task_texts};
   gs_status status = gs_measure_plan(&request, plan);
   print_plan(stdout, plan);
-  if (status == GS_ERR_PARTIAL) gs_warn("%s", gs_last_error());
   gs_plan_free(plan);
   free(plan);
   return status;

@@ -10,12 +10,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/args.h"
+#include "cli/cmd_coll.h"
 #include "cli/cmd_p2p.h"
 #include "cli/commands.h"
 #include "cli/summary.h"
-#include "measure/sweep.h"
 #include "core/check.h"
 #include "core/file.h"
+#include "measure/info.h"
+#include "measure/sweep.h"
+#include "report/render.h"
 
 static gs_status reject_positional(void *ctx, const char *arg) {
   (void)ctx;
@@ -39,66 +43,83 @@ static void print_suite_help(gs_common_options *common) {
   gs_options_help(stdout, common->table);
 }
 
-/* Runs another command of the tool with `args` (at most 15). */
-static gs_status run_command(gs_status (*command)(int, char **), const char *const *args,
-                             size_t n) {
-  char *argv[16];
-  if (n > 15) return gs_error(GS_ERR_INTERNAL, "suite: %zu arguments for a command", n);
-  for (size_t i = 0; i < n; i++) argv[i] = (char *)args[i];
-  argv[n] = NULL;
-  return command((int)n, argv);
-}
-
-/* The selected ranks as command-line options: "--gpus 0,1,..." on CUDA,
- * "--ranks N" on the CPU backend. */
-static void rank_args(const gs_run_config *config, char *gpus, size_t size, const char **args,
-                      size_t *n) {
-  args[(*n)++] = "--backend";
-  args[(*n)++] = config->backend == GS_BACKEND_CUDA ? "cuda" : "cpu";
-  size_t at = 0;
-  gpus[0] = '\0';
-  if (config->backend == GS_BACKEND_CUDA) {
-    for (int k = 0; k < config->world_size && at < size; k++)
-      at += (size_t)snprintf(gpus + at, size - at, "%s%d", k ? "," : "", config->devices[k]);
-    args[(*n)++] = "--gpus";
-  } else {
-    snprintf(gpus, size, "%d", config->world_size);
-    args[(*n)++] = "--ranks";
-  }
-  args[(*n)++] = gpus;
-}
-
-/* Every collective over the selected ranks into coll.json: 8 B to 1 GiB on
- * GPUs, to 64 KiB on the CPU backend (a smoke test of the host path). */
-static gs_status suite_collectives(const gs_run_config *config, const char *dir, int quiet) {
-  char path[GS_TEXT_LONG], gpus[GS_TEXT_LONG];
+/* Every collective over the selected ranks into coll.json, 8 B to 1 GiB on
+ * GPUs, to 64 KiB on the CPU backend (a smoke test of the host path), with
+ * coll's own defaults and tables. */
+static gs_status suite_collectives(const gs_run_config *config, const char *dir, int quiet,
+                                   int argc, char **argv) {
+  char path[GS_TEXT_LONG], gpus[GS_TEXT_LONG] = "";
   snprintf(path, sizeof path, "%s/coll.json", dir);
-  const char *args[16] = {"all", "-b", "8", "-e", config->backend == GS_BACKEND_CUDA ? "1G" : "64K",
-                          "-f", "4", "--out", path, "--no-progress"};
-  size_t n = 10;
-  rank_args(config, gpus, sizeof gpus, args, &n);
-  if (quiet) args[n++] = "-q";
-  return run_command(gs_cmd_coll, args, n);
+  gs_common_options common;
+  gs_common_init(&common, 0);
+  gs_coll_common_defaults(&common);
+  common.out = path;
+  common.given_out = 1;
+  common.no_progress = 1;
+  common.quiet = quiet;
+  if (config->backend == GS_BACKEND_CUDA) {
+    size_t at = 0;
+    for (int k = 0; k < config->world_size && at < sizeof gpus; k++)
+      at += (size_t)snprintf(gpus + at, sizeof gpus - at, "%s%d", k ? "," : "", config->devices[k]);
+    common.backend_choice = GS_BACKEND_CHOICE_CUDA;
+    common.gpus_text = gpus;
+    common.given_gpus = 1;
+  } else {
+    common.backend_choice = GS_BACKEND_CHOICE_CPU;
+    common.ranks = (uint64_t)config->world_size;
+    common.given_ranks = 1;
+  }
+  common.given_backend = 1;
+  gs_coll_options co;
+  gs_coll_options_init(&co);
+  GS_TRY(gs_coll_options_take_op(&co, "all"));
+  co.min_bytes = 8;
+  co.max_bytes = config->backend == GS_BACKEND_CUDA ? UINT64_C(1) << 30 : UINT64_C(64) << 10;
+  co.step_factor = 4;
+  co.given_step_factor = 1;
+  const gs_coll_observer printer = gs_coll_printer();
+  const gs_coll_request request = {
+      .argc = argc, .argv = argv, .coll = &co, .common = &common, .observer = &printer};
+  return gs_measure_coll(&request);
 }
 
-/* report.md over every result file the suite wrote. */
+/* info.json: the machine, as 'gpuscale info --format json'. */
+static gs_status suite_info(const char *dir, int argc, char **argv) {
+  char path[GS_TEXT_LONG];
+  snprintf(path, sizeof path, "%s/info.json", dir);
+  gs_machine_info info;
+  cJSON *doc = NULL;
+  gs_status status = gs_machine_info_collect(&info);
+  if (status == GS_OK) status = gs_machine_info_document(&info, "json", "gpuscale", argc, argv, &doc);
+  if (status == GS_OK) status = gs_result_write(doc, path);
+  cJSON_Delete(doc);
+  gs_machine_info_free(&info);
+  return status;
+}
+
+/* report.md: the report over every result file the suite wrote. */
 static gs_status suite_report(const char *dir, const char *const *files, size_t n_files) {
-  char out[GS_TEXT_LONG];
-  snprintf(out, sizeof out, "%s/report.md", dir);
-  const char *args[16] = {"--format", "markdown", "--out", out};
-  size_t n = 4;
-  for (size_t i = 0; i < n_files && n < 15; i++) args[n++] = files[i];
-  return run_command(gs_cmd_report, args, n);
+  char path[GS_TEXT_LONG];
+  snprintf(path, sizeof path, "%s/report.md", dir);
+  const gs_report_thresholds th = {.moderate = GS_REPORT_MODERATE_DEFAULT,
+                                   .critical = GS_REPORT_CRITICAL_DEFAULT};
+  gs_report rep;
+  GS_TRY(gs_report_load_with(files, n_files, &th, NULL, GS_REPORT_DROP_SAMPLES, &rep));
+  gs_file_out out;
+  gs_status status = gs_file_out_open(&out, path, "the report");
+  if (status == GS_OK)
+    status = gs_file_out_finish(&out, gs_report_render(out.f, &rep, GS_REPORT_MARKDOWN));
+  gs_report_free(&rep);
+  if (status == GS_OK) gs_note("report written to %s", path);
+  return status;
 }
 
 gs_status gs_cmd_suite(int argc, char **argv) {
   gs_common_options common;
   gs_common_init(&common, GS_COMMON_SCALE | GS_COMMON_OUT_DIR);
-  for (int i = 0; i < argc; i++) {
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      print_suite_help(&common);
-      return GS_OK;
-    }
+  if (gs_cli_wants_help(argc, argv)) {
+    print_suite_help(&common);
+    return GS_OK;
   }
   const gs_option *tables[] = {common.table, NULL};
   GS_TRY(gs_options_parse(tables, "gpuscale suite", argc, argv, reject_positional, NULL));
@@ -144,10 +165,7 @@ gs_status gs_cmd_suite(int argc, char **argv) {
       fprintf(summary, "gpuscale suite on %s: %s backend, %s\n", env.host,
             config.backend == GS_BACKEND_CUDA ? "cuda" : "cpu", env.cuda_status);
     if (writes) {
-      char info_path[GS_TEXT_LONG];
-      snprintf(info_path, sizeof info_path, "%s/info.json", dir);
-      const char *info_args[] = {"--format", "json", "--out", info_path};
-      status = run_command(gs_cmd_info, info_args, 4);
+      status = suite_info(dir, argc, argv);
       if (status != GS_OK && first_failure == GS_OK) first_failure = status;
     }
     size_t n = 0;
@@ -204,7 +222,7 @@ gs_status gs_cmd_suite(int argc, char **argv) {
       if (status != GS_OK && first_failure == GS_OK) first_failure = status;
     }
     if (!config.control && config.world_size >= 2) {
-      status = suite_collectives(&config, dir, common.quiet);
+      status = suite_collectives(&config, dir, common.quiet, argc, argv);
       if (status != GS_OK && first_failure == GS_OK) first_failure = status;
       char *path = files[n_files];
       snprintf(path, GS_TEXT_LONG, "%s/coll.json", dir);

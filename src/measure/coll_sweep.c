@@ -18,6 +18,12 @@
 
 const char *const gs_coll_place_names[] = {"both", "out", "in", NULL};
 
+void gs_coll_common_defaults(gs_common_options *common) {
+  common->warmup = 5;
+  common->iters = 20;
+  common->timeout = 300.0;
+}
+
 void gs_coll_options_init(gs_coll_options *o) {
   memset(o, 0, sizeof *o);
   o->min_bytes = 8;

@@ -31,6 +31,10 @@ typedef struct {
  * the option table of coll's own options. */
 void gs_coll_options_init(gs_coll_options *o);
 
+/* coll's defaults of the common options, as nccl-tests times: 5 warm-up
+ * and 20 timed iterations per size and form, a 300 s wait bound. */
+void gs_coll_common_defaults(gs_common_options *common);
+
 /* Sets the operation from the positional OP ("all" or a collective);
  * GS_ERR_USAGE naming OP when it is unknown or given twice. */
 gs_status gs_coll_options_take_op(gs_coll_options *o, const char *arg);

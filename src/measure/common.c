@@ -15,8 +15,6 @@ const char *const gs_scaling_choices[] = {"strong", "weak", NULL};
 const char *const gs_split_choices[] = {"even", "proportional", NULL};
 const char *const gs_gpu_mode_choices[] = {"single", "multi", "auto", NULL};
 
-enum { BACKEND_AUTO = 0, BACKEND_CUDA = 1, BACKEND_CPU = 2 };
-
 void gs_common_init(gs_common_options *o, unsigned features) {
   memset(o, 0, sizeof *o);
   o->ranks = 1;
@@ -181,19 +179,19 @@ gs_status gs_common_resolve(const gs_common_options *o, int default_all, gs_run_
   char why[GS_TEXT_LONG] = "";
   int device_count = gs_device_count(why, sizeof why);
   int backend = o->backend_choice;
-  if (backend == BACKEND_AUTO) {
+  if (backend == GS_BACKEND_CHOICE_AUTO) {
     if (o->given_ranks) {
-      backend = BACKEND_CPU;
+      backend = GS_BACKEND_CHOICE_CPU;
     } else if (device_count > 0) {
-      backend = BACKEND_CUDA;
+      backend = GS_BACKEND_CHOICE_CUDA;
     } else {
       if (o->given_gpus)
         return gs_error(GS_ERR_UNSUPPORTED, "option --gpus: %s", why);
-      backend = BACKEND_CPU;
+      backend = GS_BACKEND_CHOICE_CPU;
       gs_note("%s: running the CPU backend", why);
     }
   }
-  if (backend == BACKEND_CUDA) {
+  if (backend == GS_BACKEND_CHOICE_CUDA) {
     if (o->given_ranks)
       return gs_error(GS_ERR_USAGE,
                       "option --ranks applies to the cpu backend; select GPUs with --gpus");
@@ -215,7 +213,7 @@ gs_status gs_common_resolve(const gs_common_options *o, int default_all, gs_run_
     if (o->mpi_processes > 0) config->world_size = o->mpi_processes;
     for (int k = 0; k < config->world_size; k++) config->devices[k] = -1;
   }
-  config->scaling = o->scaling_choice == 1 ? GS_SCALING_WEAK : GS_SCALING_STRONG;
+  config->scaling = o->scaling_choice == GS_SCALING_CHOICE_WEAK ? GS_SCALING_WEAK : GS_SCALING_STRONG;
   config->warmup = o->warmup;
   config->iters = o->given_iters ? o->iters : 0;
   config->min_time = o->min_time;
@@ -224,7 +222,7 @@ gs_status gs_common_resolve(const gs_common_options *o, int default_all, gs_run_
   config->runs = o->runs;
   config->seed = o->seed;
   config->show_progress = !o->no_progress && !o->quiet;
-  config->split_proportional = o->split_choice == 1;
+  config->split_proportional = o->split_choice == GS_SPLIT_CHOICE_PROPORTIONAL;
   config->comm_timeout_seconds = o->timeout;
   for (size_t i = 0; i < o->inject.n; i++) GS_TRY(gs_fault_parse(o->inject.v[i], &config->faults));
   GS_TRY(gs_fault_check_launch(&config->faults, o->mpi_processes > 0));

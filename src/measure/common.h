@@ -46,9 +46,14 @@ typedef struct {
   gs_option table[GS_COMMON_OPTION_COUNT];
 } gs_common_options;
 
+/* The choices of --backend, --scaling, --split and --gpu-mode, each named
+ * by the enum of its indices. */
 extern const char *const gs_backend_choices[]; /* auto, cuda, cpu */
+enum { GS_BACKEND_CHOICE_AUTO = 0, GS_BACKEND_CHOICE_CUDA = 1, GS_BACKEND_CHOICE_CPU = 2 };
 extern const char *const gs_scaling_choices[]; /* strong, weak */
+enum { GS_SCALING_CHOICE_STRONG = 0, GS_SCALING_CHOICE_WEAK = 1 };
 extern const char *const gs_split_choices[];   /* even, proportional */
+enum { GS_SPLIT_CHOICE_EVEN = 0, GS_SPLIT_CHOICE_PROPORTIONAL = 1 };
 extern const char *const gs_gpu_mode_choices[]; /* single, multi, auto */
 enum { GS_GPU_MODE_SINGLE = 0, GS_GPU_MODE_MULTI = 1, GS_GPU_MODE_AUTO = 2 };
 

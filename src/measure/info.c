@@ -1,0 +1,126 @@
+/* The machine as `gpuscale info` describes it, and its result document
+ * (see info.h). */
+#include "measure/info.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/check.h"
+#include "measure/common.h"
+
+void gs_machine_info_free(gs_machine_info *d) {
+  gs_environment_free(&d->env);
+  gs_topology_free(&d->topo);
+  free(d->nvml_gpus);
+  free(d->numa_text);
+  free(d->affinity);
+  free(d->numa);
+  free(d->names);
+  free(d->bus_ids);
+}
+
+gs_status gs_machine_info_collect(gs_machine_info *d) {
+  memset(d, 0, sizeof *d);
+  GS_TRY(gs_common_environment(&d->env));
+  gs_nvml *nvml = gs_nvml_open(d->nvml_status, sizeof d->nvml_status);
+  gs_nvml_driver_version(nvml, d->driver, sizeof d->driver);
+  size_t n = d->env.gpu_count;
+  gs_status st = GS_OK;
+  if (n > 0) {
+    d->nvml_gpus = calloc(n, sizeof *d->nvml_gpus);
+    d->numa_text = calloc(n, sizeof *d->numa_text);
+    d->affinity = calloc(n, sizeof *d->affinity);
+    d->numa = calloc(n, sizeof *d->numa);
+    d->names = calloc(n, sizeof *d->names);
+    d->bus_ids = calloc(n, sizeof *d->bus_ids);
+    if (!d->nvml_gpus || !d->numa_text || !d->affinity || !d->numa || !d->names || !d->bus_ids)
+      st = gs_error(GS_ERR_NOMEM, "cannot allocate the GPU inventory");
+    for (size_t i = 0; st == GS_OK && i < n; i++) {
+      const gs_gpu_desc *g = &d->env.gpus[i];
+      gs_nvml_gpu_info_get(nvml, g->pci_bus_id, &d->nvml_gpus[i]);
+      if (d->nvml_gpus[i].numa_node >= 0)
+        snprintf(d->numa_text[i], sizeof d->numa_text[i], "%d", d->nvml_gpus[i].numa_node);
+      d->affinity[i] = d->nvml_gpus[i].cpu_affinity;
+      d->numa[i] = d->numa_text[i];
+      d->names[i] = g->name;
+      d->bus_ids[i] = g->pci_bus_id;
+    }
+  }
+  if (st == GS_OK) st = gs_topology_collect(&d->topo, &d->env, nvml);
+  gs_nvml_close(nvml);
+  return st;
+}
+
+/* Adds a number, or null when `known` is 0. */
+static int add_opt_number(cJSON *o, const char *name, int known, double v) {
+  return known ? gs_json_add_number(o, name, v) != NULL : cJSON_AddNullToObject(o, name) != NULL;
+}
+
+static int add_opt_string(cJSON *o, const char *name, const char *s) {
+  return (s && *s) ? cJSON_AddStringToObject(o, name, s) != NULL
+                   : cJSON_AddNullToObject(o, name) != NULL;
+}
+
+/* The NVML and topology members added to the environment block. */
+static gs_status add_info_members(cJSON *doc, const gs_machine_info *d) {
+  cJSON *env = cJSON_GetObjectItemCaseSensitive(doc, "environment");
+  cJSON *gpus = env ? cJSON_GetObjectItemCaseSensitive(env, "gpus") : NULL;
+  if (!env || !gpus) return gs_error(GS_ERR_INTERNAL, "result document has no environment");
+  int ok = 1;
+  cJSON *nvml = cJSON_AddObjectToObject(env, "nvml");
+  ok = nvml != NULL;
+  ok = ok && cJSON_AddBoolToObject(nvml, "available", d->nvml_status[0] == '\0') != NULL;
+  ok = ok && add_opt_string(nvml, "status", d->nvml_status);
+  ok = ok && add_opt_string(nvml, "driver_version", d->driver);
+  size_t i = 0;
+  cJSON *g = NULL;
+  cJSON_ArrayForEach(g, gpus) {
+    if (!ok || i >= d->env.gpu_count) break;
+    const gs_nvml_gpu_info *x = &d->nvml_gpus[i++];
+    ok = ok && add_opt_number(g, "power_limit_watts", x->power_limit_mw != 0,
+                              x->power_limit_mw / 1000.0);
+    ok = ok && add_opt_number(g, "max_sm_clock_mhz", x->max_sm_clock_mhz != 0,
+                              x->max_sm_clock_mhz);
+    ok = ok && add_opt_number(g, "max_memory_clock_mhz", x->max_memory_clock_mhz != 0,
+                              x->max_memory_clock_mhz);
+    ok = ok && add_opt_number(g, "sm_clock_mhz", x->sm_clock_mhz != 0, x->sm_clock_mhz);
+    ok = ok && add_opt_number(g, "memory_clock_mhz", x->memory_clock_mhz != 0,
+                              x->memory_clock_mhz);
+    ok = ok && add_opt_number(g, "numa_node", x->numa_node >= 0, x->numa_node);
+    ok = ok && add_opt_string(g, "cpu_affinity", x->cpu_affinity);
+  }
+  cJSON *topo = gs_topology_to_json(&d->topo);
+  if (ok && topo && cJSON_AddItemToObject(env, "topology", topo)) return GS_OK;
+  cJSON_Delete(topo);
+  return gs_error(GS_ERR_NOMEM, "out of memory building the info document");
+}
+
+gs_status gs_machine_info_document(const gs_machine_info *d, const char *format_name,
+                                   const char *argv0, int argc, char **argv, cJSON **doc) {
+  *doc = NULL;
+  // argv as typed: "gpuscale info ..." (main passes the arguments after it).
+  char **full = calloc((size_t)argc + 2, sizeof *full);
+  if (!full) return gs_error(GS_ERR_NOMEM, "out of memory");
+  full[0] = (char *)argv0;
+  full[1] = "info";
+  for (int k = 0; k < argc; k++) full[k + 2] = argv[k];
+  cJSON *made = gs_result_new("info", argc + 2, full);
+  free(full);
+  if (!made) return gs_error(GS_ERR_NOMEM, "out of memory building the info document");
+  cJSON *config = cJSON_CreateObject();
+  gs_status st = GS_OK;
+  if (!config || !cJSON_AddStringToObject(config, "format", format_name)) {
+    cJSON_Delete(config);
+    st = gs_error(GS_ERR_NOMEM, "out of memory building the info document");
+  }
+  if (st == GS_OK) st = gs_result_set_config(made, config);
+  if (st == GS_OK) st = gs_result_set_environment(made, &d->env);
+  if (st == GS_OK) st = add_info_members(made, d);
+  if (st == GS_OK) st = gs_result_set_status(made, "ok");
+  if (st != GS_OK) {
+    cJSON_Delete(made);
+    return st;
+  }
+  *doc = made;
+  return GS_OK;
+}
