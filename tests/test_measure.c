@@ -1,0 +1,280 @@
+/* Tests of the measuring layer without a GPU (measure/common.c, job.c,
+ * sweep.c): --gpus lists, ranges and duplicates; the resolution of the
+ * common options into ranks; the rank counts of a sweep; a workload's own
+ * measuring defaults and refusals; the document status rule; and a sweep
+ * on CPU rank threads that writes its document, tells its observer, and
+ * writes nothing for a request that cannot be measured. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "core/result.h"
+#include "measure/sweep.h"
+#include "tmpdir_fixture.h"
+
+static void test_gpus_lists_and_ranges(void **unused) {
+  (void)unused;
+  gs_run_config c;
+  memset(&c, 0, sizeof c);
+  assert_int_equal(gs_common_parse_gpus("0,2", 4, 1, &c), GS_OK);
+  assert_int_equal(c.world_size, 2);
+  assert_true(c.devices[0] == 0 && c.devices[1] == 2);
+  assert_int_equal(gs_common_parse_gpus("1-3,0", 4, 1, &c), GS_OK);
+  assert_int_equal(c.world_size, 4);
+  assert_true(c.devices[0] == 1 && c.devices[2] == 3 && c.devices[3] == 0);
+  // A lone number is a count (run, scale) or an ordinal (a plan's task).
+  assert_int_equal(gs_common_parse_gpus("3", 4, 1, &c), GS_OK);
+  assert_true(c.world_size == 3 && c.devices[2] == 2);
+  assert_int_equal(gs_common_parse_gpus("3", 4, 0, &c), GS_OK);
+  assert_true(c.world_size == 1 && c.devices[0] == 3);
+}
+
+static void test_gpus_refused(void **unused) {
+  (void)unused;
+  gs_run_config c;
+  static const char *const bad[] = {"0,0", "0-2,1", "2-1", "6", "0,4", "5", "", ",", "x", "1-",
+                                    "-1", "0-99"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    memset(&c, 0, sizeof c);
+    gs_status st = gs_common_parse_gpus(bad[i], 4, 1, &c);
+    if (st != GS_ERR_USAGE)
+      fail_msg("--gpus '%s' gave %s, not a usage error", bad[i], gs_status_name(st));
+    assert_error_mentions("--gpus");
+  }
+  assert_int_equal(gs_common_parse_gpus("0,0", 4, 1, &c), GS_ERR_USAGE);
+  assert_error_mentions("twice");
+}
+
+static void test_resolve_cpu_ranks(void **unused) {
+  (void)unused;
+  gs_common_options o;
+  gs_run_config c;
+  gs_common_init(&o, GS_COMMON_SCALE);
+  o.backend_choice = GS_BACKEND_CHOICE_CPU;
+  o.given_backend = 1;
+  o.ranks = 3;
+  o.given_ranks = 1;
+  assert_int_equal(gs_common_resolve(&o, 1, &c), GS_OK);
+  assert_int_equal(c.backend, GS_BACKEND_CPU);
+  assert_int_equal(c.world_size, 3);
+  for (int k = 0; k < 3; k++) assert_int_equal(c.devices[k], -1);
+  assert_int_equal(c.scaling, GS_SCALING_STRONG);
+  o.scaling_choice = GS_SCALING_CHOICE_WEAK;
+  assert_int_equal(gs_common_resolve(&o, 1, &c), GS_OK);
+  assert_int_equal(c.scaling, GS_SCALING_WEAK);
+  // Conflicts name their options.
+  o.given_gpus = 1;
+  o.gpus_text = "0";
+  assert_int_equal(gs_common_resolve(&o, 1, &c), GS_ERR_USAGE);
+  assert_error_mentions("--gpus");
+  o.given_gpus = 0;
+  o.given_iters = o.given_min_time = 1;
+  assert_int_equal(gs_common_resolve(&o, 1, &c), GS_ERR_USAGE);
+  assert_error_mentions("--iters and --min-time");
+  o.given_iters = o.given_min_time = 0;
+  o.telemetry_interval = 0.001;
+  assert_int_equal(gs_common_resolve(&o, 1, &c), GS_ERR_USAGE);
+  assert_error_mentions("--telemetry-interval");
+}
+
+static void test_counts(void **unused) {
+  (void)unused;
+  gs_common_options o;
+  gs_run_config c;
+  gs_u64_list counts;
+  gs_common_init(&o, GS_COMMON_SCALE);
+  memset(&c, 0, sizeof c);
+  c.world_size = 6;
+  assert_int_equal(gs_common_counts(&o, &c, 1, &counts), GS_OK);
+  assert_int_equal(counts.n, 4);
+  assert_true(counts.v[0] == 1 && counts.v[1] == 2 && counts.v[2] == 4 && counts.v[3] == 6);
+  assert_int_equal(gs_common_counts(&o, &c, 0, &counts), GS_OK);
+  assert_true(counts.n == 1 && counts.v[0] == 6);
+  o.given_counts = 1;
+  o.counts.n = 2;
+  o.counts.v[0] = 1;
+  o.counts.v[1] = 8;
+  assert_int_equal(gs_common_counts(&o, &c, 1, &counts), GS_ERR_USAGE);
+  assert_error_mentions("--counts");
+  o.counts.v[1] = 3;
+  assert_int_equal(gs_common_counts(&o, &c, 1, &counts), GS_OK);
+  assert_true(counts.n == 2 && counts.v[1] == 3);
+}
+
+/* A workload with its own timing loop applies its defaults where the user
+ * gave none and refuses what does not apply; one without changes nothing. */
+static void test_configure(void **unused) {
+  (void)unused;
+  const gs_workload *llm = gs_workload_find("llm");
+  const gs_workload *vox = gs_workload_find("voxelize");
+  assert_non_null(llm);
+  assert_non_null(vox);
+  assert_non_null(llm->driver);
+  assert_null(vox->driver);
+  gs_common_options o;
+  gs_run_config c;
+  gs_common_init(&o, GS_COMMON_SCALE | GS_COMMON_SPLIT);
+  o.backend_choice = GS_BACKEND_CHOICE_CPU;
+  void *lopts = llm->options_new();
+  void *vopts = vox->options_new();
+  assert_int_equal(gs_common_resolve(&o, 0, &c), GS_OK);
+  assert_int_equal(gs_common_configure(&o, vox, vopts, &c), GS_OK);
+  assert_int_equal(c.runs, 3);
+  assert_int_equal(gs_common_configure(&o, llm, lopts, &c), GS_OK);
+  assert_int_equal(c.runs, llm->driver->default_runs);
+  assert_int_equal(c.warmup, llm->driver->default_warmup);
+  o.runs = 5;
+  o.given_runs = 1;
+  assert_int_equal(gs_common_resolve(&o, 0, &c), GS_OK);
+  assert_int_equal(gs_common_configure(&o, llm, lopts, &c), GS_OK);
+  assert_int_equal(c.runs, 5);
+  o.given_iters = 1;
+  assert_int_equal(gs_common_configure(&o, llm, lopts, &c), GS_ERR_USAGE);
+  assert_error_mentions("--iters");
+  o.given_iters = 0;
+  c.split_proportional = 1;
+  assert_int_equal(gs_common_configure(&o, llm, lopts, &c), GS_ERR_USAGE);
+  assert_error_mentions("--split");
+  llm->options_free(lopts);
+  vox->options_free(vopts);
+}
+
+static void test_result_status(void **unused) {
+  (void)unused;
+  gs_measurement ms[2];
+  memset(ms, 0, sizeof ms);
+  assert_string_equal(gs_common_result_status(ms, 2), "ok");
+  ms[1].status = GS_ERR_VERIFY;
+  assert_string_equal(gs_common_result_status(ms, 2), "partial");
+  ms[0].status = GS_ERR_CUDA;
+  assert_string_equal(gs_common_result_status(ms, 2), "failed");
+  // A failed measurement that kept samples (a lost rank) is partial.
+  double wall[1] = {1.0};
+  gs_rank_record rank = {.n_samples = 1, .wall_seconds = wall};
+  gs_run_record run = {.n_ranks = 1, .ranks = &rank};
+  ms[0].n_runs = 1;
+  ms[0].runs = &run;
+  assert_string_equal(gs_common_result_status(ms, 2), "partial");
+}
+
+typedef struct {
+  size_t variants, measured, done_calls, done_count;
+} seen;
+
+static void variant_done(void *ctx, const gs_sweep *sw, const gs_measurement *ms,
+                         const gs_telemetry *tm, size_t count) {
+  (void)sw;
+  (void)ms;
+  (void)tm;
+  seen *s = ctx;
+  s->variants++;
+  s->measured += count;
+}
+
+static void sweep_done(void *ctx, const gs_sweep *sw, void *driver_ctx, const gs_measurement *ms,
+                       size_t count) {
+  (void)sw;
+  (void)driver_ctx;
+  (void)ms;
+  seen *s = ctx;
+  s->done_calls++;
+  s->done_count = count;
+}
+
+/* Runs a strong-scaling sweep of voxelize on `ranks` CPU threads into
+ * `path` at `counts`; the observer's record in *s. */
+static gs_status sweep_voxelize(const char *path, const char *clouds, int ranks,
+                                const gs_u64_list *counts, seen *s) {
+  const gs_workload *w = gs_workload_find("voxelize");
+  void *opts = w->options_new();
+  char *args[] = {"--points", "2000", "--clouds", (char *)clouds, "--grid", "16"};
+  const gs_option *tables[] = {w->options_table(opts), NULL};
+  assert_int_equal(gs_options_parse(tables, "test", 6, args, NULL, NULL), GS_OK);
+  gs_common_options o;
+  gs_run_config c;
+  gs_common_init(&o, GS_COMMON_SCALE);
+  o.backend_choice = GS_BACKEND_CHOICE_CPU;
+  o.ranks = (uint64_t)ranks;
+  o.given_ranks = 1;
+  o.iters = 3;
+  o.given_iters = 1;
+  o.runs = 1;
+  o.warmup = 0;
+  o.no_progress = 1;
+  o.quiet = 1;
+  assert_int_equal(gs_common_resolve(&o, 1, &c), GS_OK);
+  gs_environment env;
+  assert_int_equal(gs_common_environment(&env), GS_OK);
+  memset(s, 0, sizeof *s);
+  const gs_sweep_observer observer = {.ctx = s, .variant_done = variant_done,
+                                      .sweep_done = sweep_done};
+  char *argv[] = {"scale", "voxelize"};
+  const gs_sweep sw = {.command = "scale", .argc = 2, .argv = argv, .workload = w,
+                       .workload_opts = opts, .common = &o, .config = &c, .env = &env,
+                       .path = path, .job = NULL, .observer = &observer};
+  gs_status st = gs_measure_sweep(&sw, counts);
+  gs_environment_free(&env);
+  w->options_free(opts);
+  return st;
+}
+
+static void test_sweep_writes_and_tells(void **state) {
+  char path[512];
+  path_in(*state, "sweep.json", path, sizeof path);
+  gs_u64_list counts = {.n = 2, .v = {1, 2}};
+  seen s;
+  assert_int_equal(sweep_voxelize(path, "4", 2, &counts, &s), GS_OK);
+  assert_int_equal(s.variants, 1);
+  assert_int_equal(s.measured, 2);
+  assert_true(s.done_calls == 1 && s.done_count == 2);
+  cJSON *doc = NULL;
+  assert_int_equal(gs_result_read(path, &doc), GS_OK);
+  const cJSON *ms = cJSON_GetObjectItemCaseSensitive(doc, "measurements");
+  assert_int_equal(cJSON_GetArraySize(ms), 2);
+  assert_string_equal(cJSON_GetObjectItemCaseSensitive(doc, "status")->valuestring, "ok");
+  cJSON_Delete(doc);
+}
+
+/* More ranks than work units: refused before anything is measured, and a
+ * document already at the path stays byte for byte. */
+static void test_sweep_usage_error_writes_nothing(void **state) {
+  char path[512];
+  path_in(*state, "kept.json", path, sizeof path);
+  static const char old[] = "{\"an\": \"earlier document\"}\n";
+  write_text(path, old);
+  gs_u64_list counts = {.n = 2, .v = {1, 4}};
+  seen s;
+  assert_int_equal(sweep_voxelize(path, "2", 4, &counts, &s), GS_ERR_USAGE);
+  assert_int_equal(s.measured, 0);
+  char buf[128] = "";
+  FILE *f = fopen(path, "r");
+  assert_non_null(f);
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  assert_string_equal(buf, old);
+  assert_int_equal(count_entries(((fixture *)*state)->dir, ".tmp"), 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_gpus_lists_and_ranges),
+      cmocka_unit_test(test_gpus_refused),
+      cmocka_unit_test(test_resolve_cpu_ranks),
+      cmocka_unit_test(test_counts),
+      cmocka_unit_test(test_configure),
+      cmocka_unit_test(test_result_status),
+      cmocka_unit_test_setup_teardown(test_sweep_writes_and_tells, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_sweep_usage_error_writes_nothing,
+                                      setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
