@@ -150,18 +150,20 @@ static void test_result_status(void **unused) {
   (void)unused;
   gs_measurement ms[2];
   memset(ms, 0, sizeof ms);
-  assert_string_equal(gs_common_result_status(ms, 2), "ok");
+  assert_string_equal(gs_common_result_status(ms, 2, 1), "ok");
+  // A sweep still under way says partial: a crash now keeps what it holds.
+  assert_string_equal(gs_common_result_status(ms, 2, 0), "partial");
   ms[1].status = GS_ERR_VERIFY;
-  assert_string_equal(gs_common_result_status(ms, 2), "partial");
+  assert_string_equal(gs_common_result_status(ms, 2, 1), "partial");
   ms[0].status = GS_ERR_CUDA;
-  assert_string_equal(gs_common_result_status(ms, 2), "failed");
+  assert_string_equal(gs_common_result_status(ms, 2, 1), "failed");
   // A failed measurement that kept samples (a lost rank) is partial.
   double wall[1] = {1.0};
   gs_rank_record rank = {.n_samples = 1, .wall_seconds = wall};
   gs_run_record run = {.n_ranks = 1, .ranks = &rank};
   ms[0].n_runs = 1;
   ms[0].runs = &run;
-  assert_string_equal(gs_common_result_status(ms, 2), "partial");
+  assert_string_equal(gs_common_result_status(ms, 2, 1), "partial");
 }
 
 typedef struct {

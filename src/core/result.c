@@ -432,3 +432,10 @@ gs_status gs_result_set_status(cJSON *doc, const char *status) {
                     status ? status : "(null)");
   return put_member(doc, "status", cJSON_CreateString(status));
 }
+
+const char *gs_result_status_rule(size_t measurements, size_t failed, size_t failed_with_samples,
+                                  int complete) {
+  if (failed == 0) return complete ? "ok" : "partial";
+  if (failed == measurements && failed_with_samples == 0) return "failed";
+  return "partial";
+}

@@ -146,6 +146,15 @@ gs_status gs_result_add_measurement(cJSON *doc, const gs_measurement *m);
 /* Sets the document's overall "status" ("ok", "partial" or "failed"). */
 gs_status gs_result_set_status(cJSON *doc, const char *status);
 
+/* The document status, one rule for every writer: "ok" when the document
+ * is complete (nothing more is to be measured) and none of its
+ * `measurements` failed; "failed" when every one failed and none of the
+ * failed ones kept a sample (`failed_with_samples`); else "partial": a
+ * sweep still under way (a crash now leaves what it holds), or what was
+ * measured before a failure, a lost rank or a signal. */
+const char *gs_result_status_rule(size_t measurements, size_t failed, size_t failed_with_samples,
+                                  int complete);
+
 /* Writes `doc` to `path` atomically (gs_file_out_open/commit): a temp file
  * in the same directory, checked, fsync'ed, then renamed over `path`.
  * Creates missing parent directories. On error (GS_ERR_IO naming `path`)

@@ -419,5 +419,5 @@ gs_status gs_ingest_set_document_status(cJSON *doc) {
     const cJSON *st = cJSON_GetObjectItemCaseSensitive(m, "status");
     if (cJSON_IsString(st) && strcmp(st->valuestring, "ok") == 0) ok++;
   }
-  return gs_result_set_status(doc, ok == total ? "ok" : ok == 0 ? "failed" : "partial");
+  return gs_result_set_status(doc, gs_result_status_rule(total, total - ok, 0, 1));
 }

@@ -312,15 +312,18 @@ static cJSON *coll_config_json(const coll_state *st) {
  * partial (a crash now would leave what is measured so far). */
 static const char *document_status(const coll_state *st, size_t *measured, size_t *failed) {
   *measured = *failed = 0;
+  size_t with_samples = 0;
   for (size_t k = 0; k < st->n_ops; k++)
     for (size_t i = 0; i < st->ops[k].n_points; i++) {
       const gs_coll_point *p = &st->ops[k].points[i];
       if (p->shape.bytes == 0) continue;
       (*measured)++;
-      if (p->m.status != GS_OK) (*failed)++;
+      if (p->m.status == GS_OK) continue;
+      (*failed)++;
+      if (strcmp(gs_common_result_status(&p->m, 1, 1), "partial") == 0) with_samples++;
     }
-  if (*failed == 0) return st->sizes_done < st->sizes_total ? "partial" : "ok";
-  return *failed == *measured ? "failed" : "partial";
+  return gs_result_status_rule(*measured, *failed, with_samples,
+                               st->sizes_done == st->sizes_total);
 }
 
 /* Builds the whole document from every point so far and writes it

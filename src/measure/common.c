@@ -349,26 +349,23 @@ gs_status gs_common_environment(gs_environment *env) {
   return gs_device_discover(env);
 }
 
-const char *gs_common_result_status(const gs_measurement *ms, size_t count) {
+const char *gs_common_result_status(const gs_measurement *ms, size_t count, int complete) {
   size_t failed = 0, with_samples = 0;
   for (size_t i = 0; i < count; i++) {
-    if (ms[i].status != GS_OK) failed++;
-    for (size_t r = 0; r < ms[i].n_runs && ms[i].status != GS_OK; r++)
-      for (size_t k = 0; k < ms[i].runs[r].n_ranks; k++)
-        if (ms[i].runs[r].ranks[k].n_samples > 0) {
-          with_samples++;
-          r = ms[i].n_runs - 1;
-          break;
-        }
+    if (ms[i].status == GS_OK) continue;
+    failed++;
+    int kept = 0;
+    for (size_t r = 0; r < ms[i].n_runs && !kept; r++)
+      for (size_t k = 0; k < ms[i].runs[r].n_ranks && !kept; k++)
+        kept = ms[i].runs[r].ranks[k].n_samples > 0;
+    with_samples += (size_t)kept;
   }
-  // A failed measurement that kept samples (a lost rank, an interrupt) makes
-  // the document partial, not failed: what it holds is real.
-  return failed == 0 ? "ok" : (failed == count && with_samples == 0 ? "failed" : "partial");
+  return gs_result_status_rule(count, failed, with_samples, complete);
 }
 
 gs_status gs_common_write_result(cJSON *doc, const gs_measurement *ms, size_t count,
-                                 const char *path) {
-  GS_TRY(gs_result_set_status(doc, gs_common_result_status(ms, count)));
+                                 int complete, const char *path) {
+  GS_TRY(gs_result_set_status(doc, gs_common_result_status(ms, count, complete)));
   GS_TRY(gs_result_write(doc, path));
   gs_note("result written to %s", path);
   return GS_OK;

@@ -112,14 +112,14 @@ gs_status gs_common_configure(const gs_common_options *o, const gs_workload *wor
 /* Collects the environment (host, GPUs, library versions) into env. */
 gs_status gs_common_environment(gs_environment *env);
 
-/* The status of a document holding measurements ms[0..count): "ok" when
- * none failed, "failed" when every one failed and none kept a sample, else
- * "partial". */
-const char *gs_common_result_status(const gs_measurement *ms, size_t count);
+/* The status of a document holding measurements ms[0..count) by the one
+ * rule of core/result (gs_result_status_rule); `complete` is 0 while more
+ * measurements are to come. */
+const char *gs_common_result_status(const gs_measurement *ms, size_t count, int complete);
 
-/* Writes a result document with its status derived from the measurements,
- * and says where it went (unless quiet). */
+/* Writes a result document with its status derived from the measurements
+ * (`complete` as above), and says where it went (unless quiet). */
 gs_status gs_common_write_result(cJSON *doc, const gs_measurement *ms, size_t count,
-                                 const char *path);
+                                 int complete, const char *path);
 
 #endif

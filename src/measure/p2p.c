@@ -38,8 +38,9 @@ static gs_status write_document(const gs_p2p_options *o, const gs_environment *e
     cJSON_Delete(p2p);
     st = gs_error(GS_ERR_NOMEM, "out of memory building the p2p document");
   }
-  const int partial = interrupted || gs_p2p_any_failed(&out->result);
-  if (st == GS_OK) st = gs_result_set_status(doc, partial ? "partial" : "ok");
+  // The cells as one measurement: a failed cell keeps the others' figures.
+  const size_t failed = gs_p2p_any_failed(&out->result) ? 1 : 0;
+  if (st == GS_OK) st = gs_result_set_status(doc, gs_result_status_rule(1, failed, failed, !interrupted));
   if (st == GS_OK) st = gs_result_write(doc, path);
   if (st == GS_OK) gs_note("result written to %s", path);
   cJSON_Delete(doc);

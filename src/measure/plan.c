@@ -186,9 +186,8 @@ static gs_status write_plan(const gs_plan_request *rq, const gs_run_config *base
     cJSON_Delete(summary);
     status = gs_error(GS_ERR_NOMEM, "cannot add the plan to the result document");
   }
-  const char *verdict = gs_common_result_status(ms, n);
-  if (n < plan->n_tasks && strcmp(verdict, "ok") == 0) verdict = "partial";
-  if (status == GS_OK) status = gs_result_set_status(doc, verdict);
+  if (status == GS_OK)
+    status = gs_result_set_status(doc, gs_common_result_status(ms, n, n == plan->n_tasks));
   if (status == GS_OK) status = gs_result_write(doc, path);
   cJSON_Delete(doc);
   return status;
@@ -318,7 +317,7 @@ gs_status gs_measure_plan(const gs_plan_request *rq, gs_plan *plan) {
     const gs_plan_task *t = &plan->tasks[i];
     if (!t->done) continue;
     stopped |= is_rank_failure(t->status);
-    kept |= t->status == GS_OK || strcmp(gs_common_result_status(&t->m, 1), "partial") == 0;
+    kept |= t->status == GS_OK || strcmp(gs_common_result_status(&t->m, 1, 1), "partial") == 0;
   }
   if (status == GS_OK && stopped && kept)
     status = gs_error(GS_ERR_PARTIAL, "plan stopped early; the document holds what each "

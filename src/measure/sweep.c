@@ -42,7 +42,7 @@ static gs_status add_telemetry(cJSON *doc, const gs_telemetry *tm, size_t count)
 }
 
 static gs_status write_document(const gs_sweep *sw, void *driver_ctx, const gs_measurement *ms,
-                                const gs_telemetry *tm, size_t count) {
+                                const gs_telemetry *tm, size_t count, int complete) {
   const gs_workload_driver *driver = sw->workload->driver;
   cJSON *doc = gs_result_new(sw->command, sw->argc, sw->argv);
   if (!doc) return gs_error(GS_ERR_NOMEM, "cannot create the result document");
@@ -59,7 +59,7 @@ static gs_status write_document(const gs_sweep *sw, void *driver_ctx, const gs_m
     }
   }
   if (status == GS_OK) status = add_telemetry(doc, tm, count);
-  if (status == GS_OK) status = gs_common_write_result(doc, ms, count, sw->path);
+  if (status == GS_OK) status = gs_common_write_result(doc, ms, count, complete, sw->path);
   cJSON_Delete(doc);
   return status;
 }
@@ -198,6 +198,12 @@ static gs_status sweep_counts(const gs_sweep *sw, void *driver_ctx, const gs_u64
     return gs_error(GS_ERR_NOMEM, "cannot allocate %zu measurements", total);
   }
   gs_status first_failure = GS_OK;
+  // Measurements the sweep will have when nothing stops it: until then every
+  // document it writes says partial.
+  size_t expected = 0;
+  for (size_t i = 0; i < counts->n; i++)
+    expected += sw->config->split_proportional && counts->v[i] > 1 ? 2 : 1;
+  expected *= variants;
   size_t done = 0;
   int stop = 0;
   for (size_t v = 0; v < variants && !stop; v++) {
@@ -249,7 +255,7 @@ static gs_status sweep_counts(const gs_sweep *sw, void *driver_ctx, const gs_u64
       if (!gs_measure_job_writes(sw->job)) continue;
       gs_runner_relate(ms + group, done - group);
       // Written after every measurement: a later crash keeps what was measured.
-      gs_status written = write_document(sw, driver_ctx, ms, tm, done);
+      gs_status written = write_document(sw, driver_ctx, ms, tm, done, done == expected);
       if (written != GS_OK && first_failure == GS_OK) first_failure = written;
       if (written != GS_OK) stop = 1;
     }
