@@ -597,6 +597,120 @@ static void test_free_zeroed_and_filled(void **state) {
   assert_int_equal(env.gpu_count, 0);
 }
 
+/* The measurement object `m` became, as compact JSON text of member `name`
+ * (NULL when it is absent). The caller frees it. */
+static char *member_text(const gs_measurement *m, const char *name) {
+  cJSON *doc = make_doc(0);
+  assert_int_equal(gs_result_add_measurement(doc, m), GS_OK);
+  const cJSON *o = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "measurements"), 0);
+  const cJSON *item = cJSON_GetObjectItemCaseSensitive(o, name);
+  char *text = item ? cJSON_PrintUnformatted(item) : NULL;
+  cJSON_Delete(doc);
+  return text;
+}
+
+static void assert_member(const gs_measurement *m, const char *name, const char *want) {
+  char *got = member_text(m, name);
+  if (!got) fail_msg("member \"%s\" missing", name);
+  if (strcmp(got, want) != 0) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "member \"%s\": got %s, want %s", name, got, want);
+    free(got);
+    fail_msg("%s", msg);
+  }
+  free(got);
+}
+
+/* The typed optional members serialize to exactly the members the
+ * measuring code built as JSON before they were typed, in the same order,
+ * ahead of the untyped `extra` ones. */
+static void test_typed_members_exact(void **state) {
+  (void)state;
+  gs_measurement m;
+  fill_measurement(&m);
+  m.split.policy = GS_SPLIT_PROPORTIONAL;
+  m.split.ranks = 2;
+  m.split.units[0] = 16;
+  m.split.units[1] = 8;
+  m.split.calibration_items_per_second[0] = 0.1;
+  m.split.calibration_items_per_second[1] = 2.5e9;
+  m.failure.present = 1;
+  m.failure.rank = 1;
+  snprintf(m.failure.host, sizeof m.failure.host, "node1");
+  m.failure.last_completed_step = 5;
+  m.failure.status = GS_ERR_RANK_LOST;
+  snprintf(m.failure.reason, sizeof m.failure.reason, "rank 1 on node1 lost after step 5");
+  m.work_units.unit = "clouds";
+  m.work_units.total = 24;
+  m.work_units.ranks = 2;
+  m.work_units.begin[1] = 16;
+  m.work_units.count[0] = 16;
+  m.work_units.count[1] = 8;
+  assert_int_equal(gs_fault_parse("slow:rank=1,factor=3", &m.faults), GS_OK);
+  assert_int_equal(gs_fault_parse("kill:rank=5,after=2", &m.faults), GS_OK); /* not in 2 ranks */
+  m.extra = cJSON_Parse("{\"task\": 3}");
+  assert_non_null(m.extra);
+
+  assert_member(&m, "split",
+                "{\"units\":[16,8],\"calibration_items_per_second\":[0.1,2500000000],"
+                "\"policy\":\"proportional\"}");
+  assert_member(&m, "failure",
+                "{\"rank\":1,\"host\":\"node1\",\"last_completed_step\":5,\"status\":"
+                "\"rank-lost\",\"reason\":\"rank 1 on node1 lost after step 5\"}");
+  assert_member(&m, "work_units",
+                "{\"begin\":[0,16],\"count\":[16,8],\"unit\":\"clouds\",\"total\":24}");
+  assert_member(&m, "faults", "[{\"kind\":\"slow\",\"rank\":1,\"factor\":3}]");
+  assert_member(&m, "task", "3");
+
+  cJSON *doc = make_doc(0);
+  assert_int_equal(gs_result_add_measurement(doc, &m), GS_OK);
+  const cJSON *o = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "measurements"), 0);
+  const char *order[] = {"aggregate", "faults", "work_units", "failure", "split", "task"};
+  const cJSON *item = cJSON_GetObjectItemCaseSensitive(o, "aggregate");
+  for (size_t i = 0; i < sizeof order / sizeof order[0]; i++, item = item ? item->next : NULL) {
+    if (!item || strcmp(item->string, order[i]) != 0)
+      fail_msg("member %zu after \"runs\": got \"%s\", want \"%s\"", i,
+               item ? item->string : "(end)", order[i]);
+  }
+  assert_null(item);
+  assert_int_equal(gs_result_validate(doc, "typed"), GS_OK);
+  cJSON_Delete(doc);
+
+  // A failure that names no rank: rank, host and step are null.
+  m.failure.rank = -1;
+  m.failure.status = GS_ERR_INTERRUPTED;
+  snprintf(m.failure.reason, sizeof m.failure.reason, "interrupted by signal 2");
+  assert_member(&m, "failure",
+                "{\"rank\":null,\"host\":null,\"last_completed_step\":null,\"status\":"
+                "\"interrupted\",\"reason\":\"interrupted by signal 2\"}");
+  m.split.policy = GS_SPLIT_EVEN;
+  m.split.ranks = 1;
+  assert_member(&m, "split",
+                "{\"units\":[16],\"calibration_items_per_second\":[0.1],\"policy\":\"even\"}");
+  gs_measurement_free(&m);
+  assert_null(m.extra);
+}
+
+/* A measurement without split, failure, work units or faults writes none
+ * of those members. */
+static void test_typed_members_absent(void **state) {
+  (void)state;
+  gs_measurement m;
+  fill_measurement(&m);
+  const char *names[] = {"split", "failure", "work_units", "faults", "task"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    char *text = member_text(&m, names[i]);
+    if (text) {
+      char msg[512];
+      snprintf(msg, sizeof msg, "member \"%s\" written: %s", names[i], text);
+      free(text);
+      fail_msg("%s", msg);
+    }
+  }
+  assert_string_equal(gs_split_policy_name(GS_SPLIT_NONE), "");
+  gs_measurement_free(&m);
+}
+
 static void test_collect_host(void **state) {
   (void)state;
   gs_environment env;
@@ -629,6 +743,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_missing_nested_member, setup, teardown),
       cmocka_unit_test(test_free_zeroed_and_filled),
       cmocka_unit_test(test_collect_host),
+      cmocka_unit_test(test_typed_members_exact),
+      cmocka_unit_test(test_typed_members_absent),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

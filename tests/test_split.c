@@ -165,15 +165,24 @@ static void test_runner_unit_counts(void **unused) {
   assert_int_equal(m.runs[0].ranks[0].items_per_step, 5 * 1024 * 64);
   assert_int_equal(m.runs[0].ranks[1].items_per_step, 1 * 1024 * 64);
   // No faults given; the work units name each rank's share.
-  assert_null(cJSON_GetObjectItemCaseSensitive(m.extra, "faults"));
-  char *units = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(m.extra, "work_units"));
-  assert_string_equal(units, "{\"begin\":[0,5],\"count\":[5,1],\"unit\":\"batch elements\","
-                             "\"total\":6}");
-  free(units);
+  assert_int_equal(m.faults.n, 0);
+  assert_string_equal(m.work_units.unit, "batch elements");
+  assert_int_equal(m.work_units.total, 6);
+  assert_int_equal(m.work_units.ranks, 2);
+  assert_int_equal(m.work_units.begin[0], 0);
+  assert_int_equal(m.work_units.begin[1], 5);
+  assert_int_equal(m.work_units.count[0], 5);
+  assert_int_equal(m.work_units.count[1], 1);
+  assert_int_equal(m.failure.present, 0);
   gs_measurement_free(&m);
   const uint64_t wrong[] = {5, 2};
   c.unit_counts = wrong;
   assert_int_equal(gs_runner_measure(&gs_workload_resample, opts, &c, &m), GS_ERR_INTERNAL);
+  // No rank ran: the failure names none and gives the measurement's error.
+  assert_int_equal(m.failure.present, 1);
+  assert_int_equal(m.failure.rank, -1);
+  assert_int_equal(m.failure.status, GS_ERR_INTERNAL);
+  assert_string_equal(m.failure.reason, m.error);
   gs_measurement_free(&m);
   gs_workload_resample.options_free(opts);
 }
@@ -210,8 +219,8 @@ static void test_proportional_beats_even(void **unused) {
                 "measured %.2fx\n", rates[0], rates[1], (unsigned long long)prop[0],
                 (unsigned long long)prop[1], even_step / prop_step, gain);
   assert_true(gain > 0.0);
-  const cJSON *faults = cJSON_GetObjectItemCaseSensitive(m_prop.extra, "faults");
-  assert_int_equal(cJSON_GetArraySize(faults), 1);
+  assert_int_equal(m_prop.faults.n, 1);
+  assert_int_equal(m_prop.faults.items[0].rank, 1);
   gs_measurement_free(&m_even);
   gs_measurement_free(&m_prop);
   gs_workload_resample.options_free(opts);

@@ -70,16 +70,14 @@ static void test_table_per_split_policy(void **state) {
   measured(&ms[1], "", 2, 500.0);
   measured(&ms[2], "", 2, 1000.0);
   for (int k = 0; k < 3; k++) snprintf(ms[k].backend, sizeof ms[k].backend, "cpu");
-  ms[1].extra = cJSON_Parse("{\"split\":{\"policy\":\"even\"}}");
-  ms[2].extra = cJSON_Parse("{\"split\":{\"policy\":\"proportional\"}}");
+  ms[1].split.policy = GS_SPLIT_EVEN;
+  ms[2].split.policy = GS_SPLIT_PROPORTIONAL;
   size_t size = 0;
   char *text;
   table_of(ms, 3, &text, &size);
   assert_non_null(strstr(text, "  - mlp (split even): single rank preferred: speedup 0.50x"));
   assert_non_null(strstr(text, "  - mlp (split proportional): multi-rank marginal: speedup 1.00x"));
   assert_null(strstr(text, "GPU"));
-  cJSON_Delete(ms[1].extra);
-  cJSON_Delete(ms[2].extra);
   free(text);
 }
 

@@ -18,21 +18,16 @@
 /* The measurement member "work_units": the unit, the step's total and each
  * rank's share [begin, begin + count), so that a document shows which
  * units every rank owned (under weak scaling: distinct units of its own). */
-static gs_status add_work_units(gs_measurement *m, const gs_workload *w,
-                                const gs_runner_shared *sh, int ranks) {
-  if (!m->extra && !(m->extra = cJSON_CreateObject()))
-    return gs_error(GS_ERR_NOMEM, "cannot record the work units");
-  cJSON *units = cJSON_AddObjectToObject(m->extra, "work_units");
-  cJSON *begin = units ? cJSON_AddArrayToObject(units, "begin") : NULL;
-  cJSON *count = units ? cJSON_AddArrayToObject(units, "count") : NULL;
-  if (!begin || !count || !cJSON_AddStringToObject(units, "unit", w->unit_name) ||
-      !cJSON_AddNumberToObject(units, "total", (double)sh->unit_total))
-    return gs_error(GS_ERR_NOMEM, "cannot record the work units");
+static void record_work_units(gs_measurement *m, const gs_workload *w,
+                              const gs_runner_shared *sh, int ranks) {
+  gs_work_units_record *u = &m->work_units;
+  u->unit = w->unit_name;
+  u->total = sh->unit_total;
+  u->ranks = ranks;
   for (int k = 0; k < ranks; k++) {
-    cJSON_AddItemToArray(begin, cJSON_CreateNumber((double)sh->unit_begin[k]));
-    cJSON_AddItemToArray(count, cJSON_CreateNumber((double)sh->unit_count[k]));
+    u->begin[k] = sh->unit_begin[k];
+    u->count[k] = sh->unit_count[k];
   }
-  return GS_OK;
 }
 
 static gs_status allocate_records(gs_measurement *m, const gs_runner_shared *sh,
@@ -89,21 +84,12 @@ gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
   sh->opts = opts;
   sh->config = config;
   sh->m = out;
-  if (config->faults.n > 0) {
-    cJSON *faults = gs_fault_list_to_json(&config->faults, config->world_size);
-    out->extra = cJSON_CreateObject();
-    if (!faults || !out->extra || !cJSON_AddItemToObject(out->extra, "faults", faults)) {
-      cJSON_Delete(faults);
-      status = gs_error(GS_ERR_NOMEM, "cannot describe the injected faults");
-      goto done;
-    }
-  }
+  out->faults = config->faults;
   status = gs_split_plan(workload, opts, config, sh->unit_begin, sh->unit_count, &sh->unit_total);
   if (status != GS_OK) goto done;
   // The whole problem of every rank: under weak scaling N times the units.
   workload->cost(opts, sh->unit_total, &out->cost);
-  status = add_work_units(out, workload, sh, config->world_size);
-  if (status != GS_OK) goto done;
+  record_work_units(out, workload, sh, config->world_size);
   status = allocate_records(out, sh, config);
   if (status != GS_OK) goto done;
   sh->mpi = config->control != NULL;
@@ -177,7 +163,7 @@ done:
     snprintf(out->error, sizeof out->error, "%s", gs_last_error());
   // A rank thread's error is recorded on the calling thread too.
   if (status != GS_OK) gs_error(status, "%s", out->error);
-  if (status != GS_OK) (void)gs_runner_add_failure(out);
+  if (status != GS_OK) gs_runner_name_failure(out);
   free(threads);
   free(jobs);
   if (sh) {

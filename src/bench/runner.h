@@ -15,10 +15,10 @@
 /* Measures `workload` with parsed options `opts`. Faults (core/fault.h)
  * are applied to the ranks they name; in mpi mode every process's *out
  * holds every rank's record, and a failed rank is named in the measurement
- * member "failure" (rank, host, last completed step, reason). A rank slowed by a slow
+ * failure (out->failure: rank, host, last completed step, reason). A rank slowed by a slow
  * fault takes `factor` times its own measured work per step (a spin after
  * the step on its stream on CUDA, a sleep on the CPU); the measurement
- * then carries a "faults" member (out->extra). Fills *out (owned by the
+ * then carries its faults (out->faults, the member "faults"). Fills *out (owned by the
  * caller; free with gs_measurement_free) even when ranks fail: failed ranks
  * carry their status and error, samples already taken are kept. Returns the
  * measurement's status: GS_OK, the first rank error, or GS_ERR_VERIFY when a
@@ -31,6 +31,15 @@ gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
  * aggregate of a measurement whose rank records are filled. Used by
  * gs_runner_measure and by drivers with their own timing loop (coll). */
 gs_status gs_runner_summarize(gs_measurement *m, int use_device);
+
+/* Fills m->failure (the measurement member "failure") of a failed
+ * measurement from its rank records: the first rank that really failed
+ * (not one that only stopped, timed out or was interrupted because of it)
+ * with its host, last completed step, status and error; when no rank can
+ * be named (a stop request, a rank lost on another host), rank -1 with the
+ * measurement's own status and error. Call once m->status and m->error are
+ * final. Used by gs_runner_measure and by the coll sweep. */
+void gs_runner_name_failure(gs_measurement *m);
 
 /* Fills speedup and efficiency (core/scaling) of each measurement whose
  * status is ok against the baseline of the same workload: the first

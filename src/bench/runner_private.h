@@ -100,8 +100,4 @@ gs_status gs_runner_lockstep_mpi(gs_rank_job *job, uint32_t flags);
  * and the summary. Returns the measurement's status. (runner_mpi.c) */
 gs_status gs_runner_measure_mpi(gs_runner_shared *sh);
 
-/* Adds the measurement member "failure" to a failed measurement (see
- * runner_summary.c). GS_ERR_NOMEM when it cannot. */
-gs_status gs_runner_add_failure(gs_measurement *m);
-
 #endif

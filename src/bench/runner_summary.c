@@ -1,5 +1,5 @@
 /* What a measurement says once its rank records are filled: the
- * "failure" member of a failed one, step times (slowest rank per
+ * failure of a failed one (its "failure" member), step times (slowest rank per
  * iteration), the combined verification, the aggregate statistics, and
  * speedup/efficiency against the 1-rank measurement. */
 #include <math.h>
@@ -13,12 +13,7 @@
 #include "core/stats.h"
 
 
-/* The measurement member "failure" of a failed measurement: the first rank
- * that really failed (not one only stopped, timed out or interrupted
- * because of it), with its host and last completed step; when no rank can
- * be named (a stop request, a rank lost on another host), rank, host and
- * step are null and the reason is the measurement's error. */
-gs_status gs_runner_add_failure(gs_measurement *m) {
+void gs_runner_name_failure(gs_measurement *m) {
   const gs_rank_record *failed = NULL;
   for (size_t r = 0; r < m->n_runs && !failed; r++)
     for (size_t k = 0; k < m->runs[r].n_ranks && !failed; k++) {
@@ -28,24 +23,16 @@ gs_status gs_runner_add_failure(gs_measurement *m) {
           rec->status != GS_ERR_INTERRUPTED && rec->status != GS_ERR_TIMEOUT)
         failed = rec;
     }
-  if (!m->extra && !(m->extra = cJSON_CreateObject()))
-    return gs_error(GS_ERR_NOMEM, "cannot describe the failure");
-  cJSON *f = cJSON_AddObjectToObject(m->extra, "failure");
-  if (!f) return gs_error(GS_ERR_NOMEM, "cannot describe the failure");
+  gs_failure_record *f = &m->failure;
+  memset(f, 0, sizeof *f);
+  f->present = 1;
+  f->rank = failed ? failed->rank : -1;
   if (failed) {
-    cJSON_AddNumberToObject(f, "rank", failed->rank);
-    cJSON_AddStringToObject(f, "host", failed->host);
-    cJSON_AddNumberToObject(f, "last_completed_step", (double)failed->steps_completed);
-    cJSON_AddStringToObject(f, "status", gs_status_name(failed->status));
-    cJSON_AddStringToObject(f, "reason", failed->error);
-  } else {
-    cJSON_AddNullToObject(f, "rank");
-    cJSON_AddNullToObject(f, "host");
-    cJSON_AddNullToObject(f, "last_completed_step");
-    cJSON_AddStringToObject(f, "status", gs_status_name(m->status));
-    cJSON_AddStringToObject(f, "reason", m->error);
+    snprintf(f->host, sizeof f->host, "%s", failed->host);
+    f->last_completed_step = failed->steps_completed;
   }
-  return GS_OK;
+  f->status = failed ? failed->status : m->status;
+  snprintf(f->reason, sizeof f->reason, "%s", failed ? failed->error : m->error);
 }
 
 /* Step time of each iteration = the slowest rank's time for it, over the

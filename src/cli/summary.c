@@ -142,9 +142,7 @@ void gs_summary_print_telemetry(FILE *out, const gs_measurement *ms, const gs_te
 
 /* The split policy of measurement `m` ("even", "proportional"; "" unsplit). */
 static const char *split_policy(const gs_measurement *m) {
-  const cJSON *split = cJSON_GetObjectItemCaseSensitive(m->extra, "split");
-  const cJSON *policy = cJSON_GetObjectItemCaseSensitive(split, "policy");
-  return cJSON_IsString(policy) ? policy->valuestring : "";
+  return gs_split_policy_name(m->split.policy);
 }
 
 /* 1 when `a` and `b` belong to one series (docs/report.md: in one sweep the
@@ -233,17 +231,15 @@ void gs_decision_table_print(FILE *out, const gs_measurement *ms, size_t count) 
  * gain of proportional over even. */
 static void print_split_gains(FILE *out, const gs_measurement *ms, size_t count) {
   for (size_t i = 0; i + 1 < count; i++) {
-    const cJSON *even = cJSON_GetObjectItemCaseSensitive(ms[i].extra, "split");
-    const cJSON *prop = cJSON_GetObjectItemCaseSensitive(ms[i + 1].extra, "split");
-    const cJSON *units = cJSON_GetObjectItemCaseSensitive(prop, "units");
-    if (!even || !prop || !cJSON_IsArray(units)) continue;
+    const gs_split_record *prop = &ms[i + 1].split;
+    if (ms[i].split.policy == GS_SPLIT_NONE || prop->policy == GS_SPLIT_NONE) continue;
     char rate_even[32], rate_prop[32], list[GS_TEXT_LONG] = "";
     gs_format_rate(ms[i].aggregate.throughput, rate_even, sizeof rate_even);
     gs_format_rate(ms[i + 1].aggregate.throughput, rate_prop, sizeof rate_prop);
     size_t at = 0;
-    for (const cJSON *u = units->child; u && at < sizeof list; u = u->next)
-      at += (size_t)snprintf(list + at, sizeof list - at, "%s%.0f", u == units->child ? "" : ",",
-                             u->valuedouble);
+    for (int k = 0; k < prop->ranks && at < sizeof list; k++)
+      at += (size_t)snprintf(list + at, sizeof list - at, "%s%llu", k ? "," : "",
+                             (unsigned long long)prop->units[k]);
     const double gain = ms[i].aggregate.throughput > 0.0
                             ? ms[i + 1].aggregate.throughput / ms[i].aggregate.throughput
                             : 0.0;

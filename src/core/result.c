@@ -355,6 +355,76 @@ cJSON *gs_result_stats_to_json(const gs_stats *stats) {
   return step;
 }
 
+const char *gs_split_policy_name(gs_split_policy policy) {
+  switch (policy) {
+    case GS_SPLIT_EVEN: return "even";
+    case GS_SPLIT_PROPORTIONAL: return "proportional";
+    case GS_SPLIT_NONE: break;
+  }
+  return "";
+}
+
+/* An array of the first `n` (at most GS_MAX_RANKS) counts. */
+static void add_u64_array(json_build *b, cJSON *o, const char *name, const uint64_t *v, int n) {
+  cJSON *arr = built(b, cJSON_AddArrayToObject(o, name));
+  for (int k = 0; arr && k < n && k < GS_MAX_RANKS; k++) {
+    cJSON *item = cJSON_CreateNumber((double)v[k]);
+    if (!item || !cJSON_AddItemToArray(arr, item)) {
+      cJSON_Delete(item);
+      b->failed = 1;
+    }
+  }
+}
+
+/* The optional members of the typed model, in the order the measuring code
+ * has always produced them: "faults", "work_units", "failure", "split". */
+static void add_typed_members(json_build *b, cJSON *o, const gs_measurement *m) {
+  if (m->faults.n > 0) {
+    cJSON *faults = gs_fault_list_to_json(&m->faults, m->world_size);
+    if (!faults || !cJSON_AddItemToObject(o, "faults", faults)) {
+      cJSON_Delete(faults);
+      b->failed = 1;
+    }
+  }
+  const gs_work_units_record *w = &m->work_units;
+  if (w->unit) {
+    cJSON *u = built(b, cJSON_AddObjectToObject(o, "work_units"));
+    add_u64_array(b, u, "begin", w->begin, w->ranks);
+    add_u64_array(b, u, "count", w->count, w->ranks);
+    add_string(b, u, "unit", w->unit);
+    add_u64(b, u, "total", w->total);
+  }
+  const gs_failure_record *f = &m->failure;
+  if (f->present) {
+    cJSON *fo = built(b, cJSON_AddObjectToObject(o, "failure"));
+    if (f->rank >= 0) {
+      add_number(b, fo, "rank", f->rank);
+      add_string(b, fo, "host", f->host);
+      add_u64(b, fo, "last_completed_step", f->last_completed_step);
+    } else {
+      built(b, cJSON_AddNullToObject(fo, "rank"));
+      built(b, cJSON_AddNullToObject(fo, "host"));
+      built(b, cJSON_AddNullToObject(fo, "last_completed_step"));
+    }
+    add_string(b, fo, "status", gs_status_name(f->status));
+    add_string(b, fo, "reason", f->reason);
+  }
+  const gs_split_record *sp = &m->split;
+  if (sp->policy != GS_SPLIT_NONE) {
+    cJSON *so = built(b, cJSON_AddObjectToObject(o, "split"));
+    add_u64_array(b, so, "units", sp->units, sp->ranks);
+    cJSON *rates = built(b, cJSON_AddArrayToObject(so, "calibration_items_per_second"));
+    for (int k = 0; rates && k < sp->ranks && k < GS_MAX_RANKS; k++) {
+      cJSON *item = cJSON_CreateNumber(sp->calibration_items_per_second[k]);
+      if (!item || !cJSON_AddItemToArray(rates, item)) {
+        cJSON_Delete(item);
+        b->failed = 1;
+      }
+    }
+    add_string(b, so, "policy", gs_split_policy_name(sp->policy));
+  }
+}
+
 gs_status gs_result_add_measurement(cJSON *doc, const gs_measurement *m) {
   if (!m) return gs_error(GS_ERR_INTERNAL, "gs_result_add_measurement: no measurement");
   cJSON *list = cJSON_GetObjectItemCaseSensitive(doc, "measurements");
@@ -410,6 +480,7 @@ gs_status gs_result_add_measurement(cJSON *doc, const gs_measurement *m) {
   add_number_or_null(&b, agg, "cold_start_ratio", m->aggregate.cold_start_ratio);
   add_number_or_null(&b, agg, "speedup", m->aggregate.speedup);
   add_number_or_null(&b, agg, "efficiency", m->aggregate.efficiency);
+  add_typed_members(&b, o, m);
   for (const cJSON *item = m->extra ? m->extra->child : NULL; item; item = item->next) {
     cJSON *copy = cJSON_Duplicate(item, 1);
     if (!copy || !item->string || !cJSON_AddItemToObject(o, item->string, copy)) {

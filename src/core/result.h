@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/fault.h"
 #include "core/file.h"
 #include "core/stats.h"
 #include "core/status.h"
@@ -107,6 +108,44 @@ typedef struct {
   double efficiency;              /* speedup / world_size (strong) or throughput ratio / world_size (weak); 0 = n/a */
 } gs_aggregate;
 
+/* How the work units of a measurement were split over its ranks (the
+ * member "split", measured under --split proportional: the even split and
+ * the proportional one from the same calibration). */
+typedef enum {
+  GS_SPLIT_NONE = 0,              /* not a split measurement: no "split" member */
+  GS_SPLIT_EVEN,
+  GS_SPLIT_PROPORTIONAL
+} gs_split_policy;
+
+typedef struct {
+  gs_split_policy policy;
+  int ranks;                      /* entries of the arrays below */
+  uint64_t units[GS_MAX_RANKS];   /* work units of each rank */
+  double calibration_items_per_second[GS_MAX_RANKS]; /* each rank's calibrated speed */
+} gs_split_record;
+
+/* Which units each rank owned (the member "work_units"): rank k owns
+ * [begin[k], begin[k] + count[k]) of the step's `total`. */
+typedef struct {
+  const char *unit;               /* static string (the workload's unit name); NULL: no member */
+  uint64_t total;
+  int ranks;
+  uint64_t begin[GS_MAX_RANKS];
+  uint64_t count[GS_MAX_RANKS];
+} gs_work_units_record;
+
+/* Why a failed measurement failed (the member "failure"): the first rank
+ * that really failed, or, when none can be named (a stop request, a rank
+ * lost on another host), rank -1 with the measurement's status and error. */
+typedef struct {
+  int present;                    /* 0: no "failure" member */
+  int rank;                       /* -1: none named (rank, host and step are null) */
+  char host[GS_TEXT_LONG];
+  uint64_t last_completed_step;
+  gs_status status;
+  char reason[GS_TEXT_ERROR];
+} gs_failure_record;
+
 /* One configuration measured: a workload at one world size. */
 typedef struct {
   char workload[GS_TEXT_SHORT];
@@ -122,9 +161,17 @@ typedef struct {
   size_t n_runs;
   gs_run_record *runs;            /* owned */
   gs_aggregate aggregate;
-  cJSON *extra;                   /* optional members copied into the measurement object
-                                     as they are (e.g. "split", "faults"); owned, may be NULL */
+  gs_fault_list faults;           /* injected faults; "faults" when n > 0 */
+  gs_work_units_record work_units;
+  gs_failure_record failure;
+  gs_split_record split;
+  cJSON *extra;                   /* other optional members, copied into the measurement
+                                     object as they are after the typed ones (e.g. a plan's
+                                     "task"); owned, may be NULL */
 } gs_measurement;
+
+/* "even", "proportional", or "" for GS_SPLIT_NONE. */
+const char *gs_split_policy_name(gs_split_policy policy);
 
 /* Frees the arrays owned by these records (not the records themselves). */
 void gs_environment_free(gs_environment *env);

@@ -8,8 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/fault.h"
+#include "bench/runner.h"
 #include "core/check.h"
+#include "core/fault.h"
 #include "core/file.h"
 #include "core/interrupt.h"
 #include "core/process.h"
@@ -454,6 +455,9 @@ static gs_status sweep_op(coll_state *st, coll_op_sweep *op, uint64_t *step, int
     gs_status status = gs_coll_measure(&one, &pts, &n);
     *delay_rank = -1; /* only before the first timed batch of the command */
     if (stops_the_sweep(status)) name_lost_rank(st, pts, n, status);
+    // The same "failure" member as the runner's, once the statuses are final.
+    for (size_t k = 0; k < n; k++)
+      if (pts[k].m.status != GS_OK) gs_runner_name_failure(&pts[k].m);
     gs_status kept = append_points(op, pts, n);
     if (kept != GS_OK) status = kept;
     op->sweep.n_sizes = i + 1;

@@ -114,21 +114,16 @@ static gs_status measure_one(const gs_sweep *sw, void *driver_ctx, const gs_run_
   return status;
 }
 
-/* Records the split of a measurement as its "split" member. */
-static gs_status record_split(gs_measurement *m, const char *policy, const uint64_t *units,
-                              const double *rates, int ranks) {
-  if (!m->extra && !(m->extra = cJSON_CreateObject()))
-    return gs_error(GS_ERR_NOMEM, "cannot record the split");
-  cJSON *split = cJSON_AddObjectToObject(m->extra, "split");
-  cJSON *u = split ? cJSON_AddArrayToObject(split, "units") : NULL;
-  cJSON *r = split ? cJSON_AddArrayToObject(split, "calibration_items_per_second") : NULL;
-  if (!split || !u || !r || !cJSON_AddStringToObject(split, "policy", policy))
-    return gs_error(GS_ERR_NOMEM, "cannot record the split");
-  for (int k = 0; k < ranks; k++) {
-    cJSON_AddItemToArray(u, cJSON_CreateNumber((double)units[k]));
-    cJSON_AddItemToArray(r, cJSON_CreateNumber(rates[k]));
+/* Records the split of a measurement (its "split" member). */
+static void record_split(gs_measurement *m, gs_split_policy policy, const uint64_t *units,
+                         const double *rates, int ranks) {
+  gs_split_record *split = &m->split;
+  split->policy = policy;
+  split->ranks = ranks < GS_MAX_RANKS ? ranks : GS_MAX_RANKS;
+  for (int k = 0; k < split->ranks; k++) {
+    split->units[k] = units[k];
+    split->calibration_items_per_second[k] = rates[k];
   }
-  return GS_OK;
 }
 
 /* Proportional split at config->world_size ranks: calibrates each rank,
@@ -153,9 +148,7 @@ static gs_status measure_split(const gs_sweep *sw, void *driver_ctx, const gs_ru
     c.unit_counts = p == 0 ? even : proportional;
     gs_status status = measure_one(sw, driver_ctx, &c, index + (size_t)p, &ms[p], &tm[p]);
     *measured = (size_t)p + 1;
-    gs_status recorded = record_split(&ms[p], p == 0 ? "even" : "proportional", c.unit_counts,
-                                      rates, n);
-    if (status == GS_OK) status = recorded;
+    record_split(&ms[p], p == 0 ? GS_SPLIT_EVEN : GS_SPLIT_PROPORTIONAL, c.unit_counts, rates, n);
     if (status != GS_OK && first_failure == GS_OK) first_failure = status;
   }
   return first_failure;

@@ -21,7 +21,8 @@ typedef struct {
   size_t capacity;          /* measurements */
   gs_llm_run_result **runs; /* per measurement: n_runs[i] scenario runs */
   size_t *n_runs;
-  cJSON **annotated; /* per measurement: the llm members as last written */
+  gs_llm_summary *summaries; /* per measurement: its "llm" member as last written */
+  int *summarized;           /* per measurement: 1 once summaries[i] is filled */
 } llm_sweep;
 
 /* Shapes up to this many parameters are verified as they are; larger ones
@@ -116,17 +117,18 @@ static gs_status driver_annotate(void *ctx, const gs_measurement *m, cJSON *meas
   if (strcmp(m->backend, "cuda") == 0 && m->world_size > 0)
     for (size_t g = 0; g < d->env->gpu_count; g++)
       if (d->env->gpus[g].index == m->devices[0]) peak = d->env->gpus[g].peak_memory_bandwidth;
-  GS_TRY(gs_llm_measurement_annotate(measurement, d->opts, d->runs[index], d->n_runs[index], m,
-                                     peak));
-  cJSON_Delete(d->annotated[index]);
-  d->annotated[index] = cJSON_Duplicate(measurement, 1);
-  return GS_OK;
+  d->summarized[index] = 0;
+  GS_TRY(gs_llm_summary_compute(d->opts, d->runs[index], d->n_runs[index], m, peak,
+                                &d->summaries[index]));
+  d->summarized[index] = 1;
+  return gs_llm_measurement_annotate(measurement, &d->summaries[index], d->runs[index],
+                                     d->n_runs[index]);
 }
 
 static void driver_print(void *ctx, FILE *out, size_t count) {
   llm_sweep *d = ctx;
   for (size_t i = 0; i < count && i < d->capacity; i++)
-    if (d->annotated[i]) gs_llm_measurement_print(out, d->annotated[i]);
+    if (d->summarized[i]) gs_llm_measurement_print(out, &d->summaries[i]);
 }
 
 static void driver_close(void *ctx) {
@@ -136,10 +138,10 @@ static void driver_close(void *ctx) {
     for (size_t r = 0; d->runs[i] && r < d->n_runs[i]; r++) gs_llm_run_result_free(&d->runs[i][r]);
     free(d->runs[i]);
   }
-  for (size_t i = 0; d->annotated && i < d->capacity; i++) cJSON_Delete(d->annotated[i]);
   free(d->runs);
   free(d->n_runs);
-  free(d->annotated);
+  free(d->summaries);
+  free(d->summarized);
   free(d);
 }
 
@@ -153,8 +155,9 @@ static gs_status driver_open(const void *opts, const gs_environment *env, size_t
   d->capacity = count;
   d->runs = calloc(count, sizeof *d->runs);
   d->n_runs = calloc(count, sizeof *d->n_runs);
-  d->annotated = calloc(count, sizeof *d->annotated);
-  if (!d->runs || !d->n_runs || !d->annotated) {
+  d->summaries = calloc(count, sizeof *d->summaries);
+  d->summarized = calloc(count, sizeof *d->summarized);
+  if (!d->runs || !d->n_runs || !d->summaries || !d->summarized) {
     driver_close(d);
     *ctx = NULL;
     return gs_error(GS_ERR_NOMEM, "cannot allocate the llm driver");
