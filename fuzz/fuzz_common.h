@@ -11,7 +11,7 @@
 
 static inline void gs_fuzz_map_mlperf(const gs_mlperf_log *log) {
   gs_ingest_mlperf_rank rank = {.dir = "fuzz", .host = "fuzz", .log = *log};
-  cJSON *doc = gs_result_new("ingest", 0, NULL);
+  cJSON *doc = gs_result_new("ingest");
   if (!doc) return;
   if (gs_ingest_add_mlperf(doc, &rank, 1) == GS_OK) gs_ingest_set_document_status(doc);
   cJSON_Delete(doc);

@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // exercise the mapping as well as millions would, without the fuzzer
   // spending its time (and memory limit) on one huge document.
   cJSON *doc = gs_nccl_tests_world_size(&out) * out.n_rows <= 4096
-                   ? gs_result_new("ingest", 0, NULL)
+                   ? gs_result_new("ingest")
                    : NULL;
   if (doc) {
     const char *op = gs_nccl_tests_op_from_program(out.program);

@@ -454,7 +454,7 @@ static void test_nccl_json(void **state) {
   assert_true(out.avg_busbw_gbs == 0.5);
 
   // The mapping: one measurement, per-iteration steps, collective members.
-  cJSON *doc = gs_result_new("ingest", 0, NULL);
+  cJSON *doc = gs_result_new("ingest");
   assert_non_null(doc);
   assert_int_equal(gs_ingest_add_nccl_tests(doc, &out, "allreduce", "t.json"), GS_OK);
   assert_int_equal(gs_result_validate(doc, "doc"), GS_OK);
@@ -531,7 +531,7 @@ static void test_mlperf_mapping(void **state) {
   ranks[0].host = "node-a";
   ranks[1].host = "node-b";
   ranks[1].log.valid = 0;
-  cJSON *doc = gs_result_new("ingest", 0, NULL);
+  cJSON *doc = gs_result_new("ingest");
   assert_int_equal(gs_ingest_add_mlperf(doc, ranks, 2), GS_OK);
   assert_int_equal(gs_result_validate(doc, "doc"), GS_OK);
   cJSON *m = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "measurements"), 0);

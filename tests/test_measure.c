@@ -217,8 +217,7 @@ static gs_status sweep_voxelize(const char *path, const char *clouds, int ranks,
   memset(s, 0, sizeof *s);
   const gs_sweep_observer observer = {.ctx = s, .variant_done = variant_done,
                                       .sweep_done = sweep_done};
-  char *argv[] = {"scale", "voxelize"};
-  const gs_sweep sw = {.command = "scale", .argc = 2, .argv = argv, .workload = w,
+  const gs_sweep sw = {.command = "scale", .workload = w,
                        .workload_opts = opts, .common = &o, .config = &c, .env = &env,
                        .path = path, .job = NULL, .observer = &observer};
   gs_status st = gs_measure_sweep(&sw, counts);

@@ -146,8 +146,9 @@ static void fill_environment(gs_environment *env) {
 
 /* A complete valid document: environment and `n` measurements. */
 static cJSON *make_doc(size_t n) {
-  char *argv[] = {"gpuscale", "scale", "voxelize", "--gpus", "2"};
-  cJSON *doc = gs_result_new("scale", 5, argv);
+  static char *argv[] = {"gpuscale", "scale", "voxelize", "--gpus", "2"};
+  gs_result_set_command_line(5, argv);
+  cJSON *doc = gs_result_new("scale");
   assert_non_null(doc);
   cJSON *config = cJSON_CreateObject();
   cJSON_AddNumberToObject(config, "runs", 2);
@@ -178,8 +179,9 @@ static cJSON *rank_of(cJSON *doc, int measurement, int run, int rank) {
 
 static void test_new_document_is_valid(void **state) {
   (void)state;
-  char *argv[] = {"gpuscale", "info"};
-  cJSON *doc = gs_result_new("info", 2, argv);
+  static char *argv[] = {"gpuscale", "info"};
+  gs_result_set_command_line(2, argv);
+  cJSON *doc = gs_result_new("info");
   assert_non_null(doc);
   assert_string_equal(str(doc, "schema"), GS_RESULT_SCHEMA);
   assert_string_equal(str(at(doc, "tool"), "name"), "gpuscale");
@@ -376,8 +378,9 @@ static void test_atomic_replace(void **state) {
   cJSON *doc = make_doc(1);
   assert_int_equal(gs_result_write(doc, path), GS_OK);
   cJSON_Delete(doc);
-  char *argv[] = {"gpuscale", "info"};
-  doc = gs_result_new("info", 2, argv);
+  static char *argv[] = {"gpuscale", "info"};
+  gs_result_set_command_line(2, argv);
+  doc = gs_result_new("info");
   assert_int_equal(gs_result_write(doc, path), GS_OK);
   cJSON_Delete(doc);
 

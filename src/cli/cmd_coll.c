@@ -196,7 +196,7 @@ gs_status gs_cmd_coll(int argc, char **argv) {
   gs_set_quiet(common.quiet);
   const gs_coll_observer observer = gs_coll_printer();
   const gs_coll_request request = {
-      .argc = argc, .argv = argv, .coll = &co, .common = &common, .observer = &observer};
+      .coll = &co, .common = &common, .observer = &observer};
   gs_status status = gs_measure_coll(&request);
   return status;
 }

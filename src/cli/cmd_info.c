@@ -132,10 +132,10 @@ static int put_two_space_json(FILE *out, const char *text) {
 }
 
 /* The info document on standard output, or atomically into `out_path`. */
-static gs_status write_json(const gs_machine_info *d, const char *format_name, const char *out_path,
-                            int argc, char **argv) {
+static gs_status write_json(const gs_machine_info *d, const char *format_name,
+                            const char *out_path) {
   cJSON *doc = NULL;
-  GS_TRY(gs_machine_info_document(d, format_name, "gpuscale", argc, argv, &doc));
+  GS_TRY(gs_machine_info_document(d, format_name, &doc));
   gs_status st = GS_OK;
   if (out_path) {
     st = gs_result_write(doc, out_path);
@@ -184,7 +184,7 @@ gs_status gs_cmd_info(int argc, char **argv) {
   gs_machine_info d;
   gs_status st = gs_machine_info_collect(&d);
   if (st == GS_OK && format == FORMAT_JSON) {
-    st = write_json(&d, format_choices[format], out_path, argc, argv);
+    st = write_json(&d, format_choices[format], out_path);
   } else if (st == GS_OK) {
     // Written atomically: a failed write leaves an existing file as it was.
     gs_file_out out;

@@ -282,16 +282,7 @@ gs_status gs_cmd_ingest(int argc, char **argv) {
   gs_set_quiet(quiet);
   if (!out_path) out_path = default_out;
 
-  // The document records the command line as typed.
-  char **full = calloc((size_t)argc + 2, sizeof *full);
-  cJSON *doc = NULL, *config = cJSON_CreateObject();
-  if (full) {
-    full[0] = "gpuscale";
-    full[1] = "ingest";
-    for (int k = 0; k < argc; k++) full[k + 2] = argv[k];
-    doc = gs_result_new("ingest", argc + 2, full);
-  }
-  free(full);
+  cJSON *doc = gs_result_new("ingest"), *config = cJSON_CreateObject();
   int kind_added = config && cJSON_AddStringToObject(config, "kind", kinds[kind]);
   cJSON *input_list = config ? cJSON_AddArrayToObject(config, "inputs") : NULL;
   if (!doc || !kind_added || !input_list)

@@ -113,7 +113,7 @@ static gs_status apply_gpu_mode(const gs_common_options *common, const gs_worklo
 }
 
 static gs_status measure_command(const char *command, unsigned features, int default_all,
-                                 int argc, char **argv, int full_argc, char **full_argv) {
+                                 int argc, char **argv) {
   gs_common_options common;
   const gs_workload *w = NULL;
   void *wopts = NULL;
@@ -154,7 +154,7 @@ static gs_status measure_command(const char *command, unsigned features, int def
   if (status == GS_OK) status = gs_common_environment(&env);
   if (status == GS_OK) {
     const gs_sweep_observer printer = gs_summary_observer(NULL);
-    gs_sweep sweep = {.command = command, .argc = full_argc, .argv = full_argv, .workload = w,
+    gs_sweep sweep = {.command = command, .workload = w,
                       .workload_opts = wopts, .common = &common, .config = &config, .env = &env,
                       .path = path, .job = job, .observer = &printer};
     status = gs_measure_sweep(&sweep, &counts);
@@ -167,11 +167,10 @@ static gs_status measure_command(const char *command, unsigned features, int def
 }
 
 gs_status gs_cmd_run(int argc, char **argv) {
-  return measure_command("run", GS_COMMON_FAULTS | GS_COMMON_SPLIT | GS_COMMON_GPU_MODE, 0, argc, argv,
-                         argc, argv);
+  return measure_command("run", GS_COMMON_FAULTS | GS_COMMON_SPLIT | GS_COMMON_GPU_MODE, 0, argc, argv);
 }
 
 gs_status gs_cmd_scale(int argc, char **argv) {
   return measure_command("scale", GS_COMMON_SCALE | GS_COMMON_FAULTS | GS_COMMON_SPLIT, 1, argc,
-                         argv, argc, argv);
+                         argv);
 }

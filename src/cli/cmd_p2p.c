@@ -27,9 +27,9 @@ static void print_outcome(FILE *out, const gs_p2p_options *o, const gs_p2p_outco
 }
 
 gs_status gs_p2p_run_and_write(const gs_p2p_options *o, const gs_environment *env,
-                               const char *path, FILE *copy, int argc, char **argv) {
+                               const char *path, FILE *copy) {
   gs_p2p_outcome r;
-  gs_status st = gs_measure_p2p(o, env, path, argc, argv, &r);
+  gs_status st = gs_measure_p2p(o, env, path, &r);
   if (r.have_topology) {
     print_outcome(stdout, o, &r);
     if (copy) {
@@ -123,17 +123,8 @@ gs_status gs_cmd_p2p(int argc, char **argv) {
 
   gs_environment env;
   gs_status st = gs_common_environment(&env);
-  // argv as typed: "gpuscale p2p ..." (main passes the arguments after it).
-  char **full = calloc((size_t)argc + 2, sizeof *full);
-  if (st == GS_OK && !full) st = gs_error(GS_ERR_NOMEM, "out of memory");
-  if (st == GS_OK) {
-    full[0] = "gpuscale";
-    full[1] = "p2p";
-    for (int k = 0; k < argc; k++) full[k + 2] = argv[k];
-    st = gs_p2p_run_and_write(&o, &env, common.out ? common.out : "results/p2p.json", NULL,
-                              argc + 2, full);
-  }
-  free(full);
+  if (st == GS_OK)
+    st = gs_p2p_run_and_write(&o, &env, common.out ? common.out : "results/p2p.json", NULL);
   gs_environment_free(&env);
   return st;
 }

@@ -11,12 +11,11 @@
 
 /* Measures with `o` on env's GPUs (gs_measure_p2p), writes the result
  * document to `path` and prints the matrices to stdout (and to `copy` when
- * not NULL). argv (argc entries) is the full command line recorded in the
- * document. Returns gs_measure_p2p's status: GS_OK, GS_ERR_UNSUPPORTED
+ * not NULL). Returns gs_measure_p2p's status: GS_OK, GS_ERR_UNSUPPORTED
  * without a GPU, GS_ERR_PARTIAL after a signal, or the first failure
  * (cells that failed make it GS_ERR_CUDA/.. after everything else was
  * measured and written). */
 gs_status gs_p2p_run_and_write(const gs_p2p_options *o, const gs_environment *env,
-                               const char *path, FILE *copy, int argc, char **argv);
+                               const char *path, FILE *copy);
 
 #endif

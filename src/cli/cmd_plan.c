@@ -109,7 +109,7 @@ gs_status gs_cmd_plan(int argc, char **argv) {
   gs_set_quiet(common.quiet);
   gs_plan *plan = calloc(1, sizeof *plan);
   if (!plan) return gs_error(GS_ERR_NOMEM, "cannot allocate the plan");
-  const gs_plan_request request = {.argc = argc, .argv = argv, .common = &common,
+  const gs_plan_request request = {.common = &common,
                                    .tasks = &task_texts};
   gs_status status = gs_measure_plan(&request, plan);
   print_plan(stdout, plan);

@@ -46,8 +46,7 @@ static void print_suite_help(gs_common_options *common) {
 /* Every collective over the selected ranks into coll.json, 8 B to 1 GiB on
  * GPUs, to 64 KiB on the CPU backend (a smoke test of the host path), with
  * coll's own defaults and tables. */
-static gs_status suite_collectives(const gs_run_config *config, const char *dir, int quiet,
-                                   int argc, char **argv) {
+static gs_status suite_collectives(const gs_run_config *config, const char *dir, int quiet) {
   char path[GS_TEXT_LONG], gpus[GS_TEXT_LONG] = "";
   snprintf(path, sizeof path, "%s/coll.json", dir);
   gs_common_options common;
@@ -79,18 +78,18 @@ static gs_status suite_collectives(const gs_run_config *config, const char *dir,
   co.given_step_factor = 1;
   const gs_coll_observer printer = gs_coll_printer();
   const gs_coll_request request = {
-      .argc = argc, .argv = argv, .coll = &co, .common = &common, .observer = &printer};
+      .coll = &co, .common = &common, .observer = &printer};
   return gs_measure_coll(&request);
 }
 
 /* info.json: the machine, as 'gpuscale info --format json'. */
-static gs_status suite_info(const char *dir, int argc, char **argv) {
+static gs_status suite_info(const char *dir) {
   char path[GS_TEXT_LONG];
   snprintf(path, sizeof path, "%s/info.json", dir);
   gs_machine_info info;
   cJSON *doc = NULL;
   gs_status status = gs_machine_info_collect(&info);
-  if (status == GS_OK) status = gs_machine_info_document(&info, "json", "gpuscale", argc, argv, &doc);
+  if (status == GS_OK) status = gs_machine_info_document(&info, "json", &doc);
   if (status == GS_OK) status = gs_result_write(doc, path);
   cJSON_Delete(doc);
   gs_machine_info_free(&info);
@@ -165,7 +164,7 @@ gs_status gs_cmd_suite(int argc, char **argv) {
       fprintf(summary, "gpuscale suite on %s: %s backend, %s\n", env.host,
             config.backend == GS_BACKEND_CUDA ? "cuda" : "cpu", env.cuda_status);
     if (writes) {
-      status = suite_info(dir, argc, argv);
+      status = suite_info(dir);
       if (status != GS_OK && first_failure == GS_OK) first_failure = status;
     }
     size_t n = 0;
@@ -185,7 +184,7 @@ gs_status gs_cmd_suite(int argc, char **argv) {
       status = gs_common_configure(&wcommon, w, wopts, &wconfig);
       char *path = files[n_files];
       snprintf(path, GS_TEXT_LONG, "%s/%s.json", dir, w->key);
-      gs_sweep sweep = {.command = "suite", .argc = argc, .argv = argv, .workload = w,
+      gs_sweep sweep = {.command = "suite", .workload = w,
                         .workload_opts = wopts, .common = &common, .config = &wconfig,
                         .env = &env, .path = path, .job = job, .observer = &printer};
       // Under a launcher a workload that communicates runs at the full job only.
@@ -218,11 +217,11 @@ gs_status gs_cmd_suite(int argc, char **argv) {
           }
       char path[GS_TEXT_LONG];
       snprintf(path, sizeof path, "%s/p2p.json", dir);
-      status = gs_p2p_run_and_write(&p2p, &env, path, summary, argc, argv);
+      status = gs_p2p_run_and_write(&p2p, &env, path, summary);
       if (status != GS_OK && first_failure == GS_OK) first_failure = status;
     }
     if (!config.control && config.world_size >= 2) {
-      status = suite_collectives(&config, dir, common.quiet, argc, argv);
+      status = suite_collectives(&config, dir, common.quiet);
       if (status != GS_OK && first_failure == GS_OK) first_failure = status;
       char *path = files[n_files];
       snprintf(path, GS_TEXT_LONG, "%s/coll.json", dir);

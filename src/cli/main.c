@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "core/result.h"
 #include "gs_version.h"
 
 typedef struct {
@@ -48,6 +49,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *name = argv[1];
+  // Every result document records the command line as given.
+  gs_result_set_command_line(argc, argv);
   if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
     print_usage(stdout);
     return 0;

@@ -138,7 +138,18 @@ static gs_status put_member(cJSON *doc, const char *name, cJSON *item) {
   return GS_OK;
 }
 
-cJSON *gs_result_new(const char *command, int argc, char **argv) {
+/* The process's command line as main received it (gs_result_set_command_line). */
+static int command_line_argc;
+static char **command_line_argv;
+
+void gs_result_set_command_line(int argc, char **argv) {
+  command_line_argc = argc;
+  command_line_argv = argv;
+}
+
+cJSON *gs_result_new(const char *command) {
+  const int argc = command_line_argc;
+  char **argv = command_line_argv;
   json_build b = {0};
   cJSON *doc = cJSON_CreateObject();
   if (!doc) return NULL;

@@ -180,9 +180,14 @@ void gs_measurement_free(gs_measurement *m);
 /* Fills host, OS, CPU and memory fields of `env` (GPU fields untouched). */
 void gs_environment_collect_host(gs_environment *env);
 
+/* Records the command line as main received it ("gpuscale", the command,
+ * its arguments): every document's "argv". Called once, by main. */
+void gs_result_set_command_line(int argc, char **argv);
+
 /* A new document with schema, tool (name, version, git revision), creation
- * time, the command and its argv. The caller owns it (cJSON_Delete). */
-cJSON *gs_result_new(const char *command, int argc, char **argv);
+ * time, `command` and the command line (gs_result_set_command_line; empty
+ * when none was recorded). The caller owns it (cJSON_Delete). */
+cJSON *gs_result_new(const char *command);
 
 /* Adds the "config", "environment" and one entry of "measurements". The
  * config object is taken over by the document. */

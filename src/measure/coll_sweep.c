@@ -330,7 +330,7 @@ static const char *document_status(const coll_state *st, size_t *measured, size_
 /* Builds the whole document from every point so far and writes it
  * atomically over the previous one. */
 static gs_status write_document(const coll_state *st) {
-  cJSON *doc = gs_result_new("coll", st->rq->argc, st->rq->argv);
+  cJSON *doc = gs_result_new("coll");
   if (!doc) return gs_error(GS_ERR_NOMEM, "cannot create the result document");
   gs_status status = GS_OK;
   cJSON *config = gs_common_config_json(st->rq->common, &st->config, NULL, NULL);

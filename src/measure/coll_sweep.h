@@ -64,8 +64,6 @@ typedef struct {
 } gs_coll_observer;
 
 typedef struct {
-  int argc;                     /* the whole command line, for the document */
-  char **argv;
   const gs_coll_options *coll;
   gs_common_options *common;    /* parsed; resolved here */
   const gs_coll_observer *observer; /* may be NULL */

@@ -96,16 +96,9 @@ static gs_status add_info_members(cJSON *doc, const gs_machine_info *d) {
 }
 
 gs_status gs_machine_info_document(const gs_machine_info *d, const char *format_name,
-                                   const char *argv0, int argc, char **argv, cJSON **doc) {
+                                   cJSON **doc) {
   *doc = NULL;
-  // argv as typed: "gpuscale info ..." (main passes the arguments after it).
-  char **full = calloc((size_t)argc + 2, sizeof *full);
-  if (!full) return gs_error(GS_ERR_NOMEM, "out of memory");
-  full[0] = (char *)argv0;
-  full[1] = "info";
-  for (int k = 0; k < argc; k++) full[k + 2] = argv[k];
-  cJSON *made = gs_result_new("info", argc + 2, full);
-  free(full);
+  cJSON *made = gs_result_new("info");
   if (!made) return gs_error(GS_ERR_NOMEM, "out of memory building the info document");
   cJSON *config = cJSON_CreateObject();
   gs_status st = GS_OK;

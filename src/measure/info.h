@@ -32,10 +32,9 @@ gs_status gs_machine_info_collect(gs_machine_info *d);
 void gs_machine_info_free(gs_machine_info *d);
 
 /* The info result document ("command": "info"; config {"format": NAME};
- * the environment with the NVML and topology members). `argv0` and
- * argv[0..argc) are the command line as typed after the program name
- * (e.g. "gpuscale" and "info --format json"). *doc is the caller's. */
+ * the environment with the NVML and topology members). *doc is the
+ * caller's. */
 gs_status gs_machine_info_document(const gs_machine_info *d, const char *format_name,
-                                   const char *argv0, int argc, char **argv, cJSON **doc);
+                                   cJSON **doc);
 
 #endif

@@ -21,9 +21,8 @@ static gs_status first_cell_failure(const gs_p2p_result *r) {
 }
 
 static gs_status write_document(const gs_p2p_options *o, const gs_environment *env,
-                                const gs_p2p_outcome *out, int interrupted, const char *path,
-                                int argc, char **argv) {
-  cJSON *doc = gs_result_new("p2p", argc, argv);
+                                const gs_p2p_outcome *out, int interrupted, const char *path) {
+  cJSON *doc = gs_result_new("p2p");
   if (!doc) return gs_error(GS_ERR_NOMEM, "cannot create the result document");
   gs_status st = gs_result_set_config(doc, gs_p2p_options_to_json(o));
   if (st == GS_OK) st = gs_result_set_environment(doc, env);
@@ -49,7 +48,7 @@ static gs_status write_document(const gs_p2p_options *o, const gs_environment *e
 
 /* Measures and writes, within a job already started. */
 static gs_status measure(const gs_p2p_options *o, const gs_environment *env, const char *path,
-                         int argc, char **argv, gs_p2p_outcome *out) {
+                         gs_p2p_outcome *out) {
   for (size_t k = 0; k < o->n_pairs; k++)
     for (int e = 0; e < 2; e++)
       if ((size_t)o->pairs[k][e] >= env->gpu_count && env->gpu_count > 0)
@@ -63,7 +62,7 @@ static gs_status measure(const gs_p2p_options *o, const gs_environment *env, con
   gs_nvml_close(nvml);
   if (topo != GS_OK) return topo;
   out->have_topology = 1;
-  GS_TRY(write_document(o, env, out, interrupted, path, argc, argv));
+  GS_TRY(write_document(o, env, out, interrupted, path));
   if (interrupted)
     return gs_error(GS_ERR_PARTIAL, "p2p stopped by a signal; the document holds the "
                           "cells measured before");
@@ -71,12 +70,12 @@ static gs_status measure(const gs_p2p_options *o, const gs_environment *env, con
 }
 
 gs_status gs_measure_p2p(const gs_p2p_options *o, const gs_environment *env, const char *path,
-                         int argc, char **argv, gs_p2p_outcome *out) {
+                         gs_p2p_outcome *out) {
   memset(out, 0, sizeof *out);
   GS_TRY(gs_file_check_output(path, "option --out"));
   gs_measure_job mj;
   gs_status st = gs_measure_job_start_local(&mj, "p2p");
-  if (st == GS_OK) st = measure(o, env, path, argc, argv, out);
+  if (st == GS_OK) st = measure(o, env, path, out);
   return gs_measure_job_finish(&mj, st);
 }
 

@@ -16,7 +16,7 @@ typedef struct {
 } gs_p2p_outcome;
 
 /* Measures with `o` on env's GPUs and writes the result document to `path`
- * (argv, argc entries: the full command line it records). Refuses under
+ * (with the command line main recorded). Refuses under
  * mpirun/srun (GS_ERR_USAGE: one process drives every GPU). Fills *out (free
  * it with gs_p2p_outcome_free, also after a failure; a failure before any
  * cell leaves it empty). Returns GS_OK; GS_ERR_UNSUPPORTED without a GPU;
@@ -25,7 +25,7 @@ typedef struct {
  * everything else was measured and written; or a setup error. Called from
  * the main thread. */
 gs_status gs_measure_p2p(const gs_p2p_options *o, const gs_environment *env, const char *path,
-                         int argc, char **argv, gs_p2p_outcome *out);
+                         gs_p2p_outcome *out);
 
 void gs_p2p_outcome_free(gs_p2p_outcome *out);
 

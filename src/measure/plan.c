@@ -160,7 +160,7 @@ static cJSON *plan_json(const gs_plan *plan) {
  * has not finished (a crash now would leave only these). */
 static gs_status write_plan(const gs_plan_request *rq, const gs_run_config *base,
                             const gs_plan *plan, const gs_environment *env, const char *path) {
-  cJSON *doc = gs_result_new("plan", rq->argc, rq->argv);
+  cJSON *doc = gs_result_new("plan");
   if (!doc) return gs_error(GS_ERR_NOMEM, "cannot create the result document");
   gs_run_config shown = *base;
   shown.world_size = 0;

@@ -42,8 +42,6 @@ typedef struct {
 } gs_plan;
 
 typedef struct {
-  int argc;                      /* the command's arguments, for the document */
-  char **argv;
   gs_common_options *common;     /* parsed; --gpus/--ranks do not apply */
   const gs_string_list *tasks;   /* the --task values */
 } gs_plan_request;

@@ -44,7 +44,7 @@ static gs_status add_telemetry(cJSON *doc, const gs_telemetry *tm, size_t count)
 static gs_status write_document(const gs_sweep *sw, void *driver_ctx, const gs_measurement *ms,
                                 const gs_telemetry *tm, size_t count, int complete) {
   const gs_workload_driver *driver = sw->workload->driver;
-  cJSON *doc = gs_result_new(sw->command, sw->argc, sw->argv);
+  cJSON *doc = gs_result_new(sw->command);
   if (!doc) return gs_error(GS_ERR_NOMEM, "cannot create the result document");
   gs_status status = gs_result_set_config(
       doc, gs_common_config_json(sw->common, sw->config, sw->workload, sw->workload_opts));

@@ -26,8 +26,6 @@ typedef struct {
 
 struct gs_sweep {
   const char *command;           /* "run", "scale" or "suite" */
-  int argc;                      /* the whole command line, for the document */
-  char **argv;
   const gs_workload *workload;
   const void *workload_opts;
   const gs_common_options *common;
