@@ -273,7 +273,8 @@ gs_status gs_measure_sweep(const gs_sweep *sw, const gs_u64_list *counts) {
   if (!driver) return sweep_counts(sw, NULL, counts);
   gs_u64_list selected = *counts;
   if (driver->select_counts) GS_TRY(driver->select_counts(sw->workload_opts, sw->config, &selected));
-  // A proportional split measures two splits per rank count.
+  // Room for as many measurements as sweep_counts has (two per count when
+  // a split is measured beside the even one).
   void *ctx = NULL;
   gs_status status = driver->open(sw->workload_opts, sw->env, 2 * selected.n * variant_total(sw),
                                   &ctx);
