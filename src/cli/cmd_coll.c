@@ -9,6 +9,7 @@
 #include "cli/args.h"
 #include "cli/cmd_coll.h"
 #include "cli/commands.h"
+#include "cli/help.h"
 #include "core/check.h"
 #include "measure/coll_sweep.h"
 
@@ -162,18 +163,17 @@ static void adapt_common(gs_common_options *common) {
 }
 
 static void print_help(const gs_common_options *common, const gs_coll_options *co) {
-  printf(
-      "usage: gpuscale coll OP [options]\n\n"
+  gs_help_usage("gpuscale coll OP [options]");
+  gs_help_para(
       "Measures collective operations over message sizes, like nccl-tests: time,\n"
       "algorithm and bus bandwidth, wrong elements; OP is one of allreduce, allgather,\n"
       "reducescatter, broadcast, reduce, alltoall, sendrecv, or all.\n"
       "One process drives every selected GPU (one thread each); under mpirun or srun\n"
       "each process is one rank (see docs/collectives.md). The result document is\n"
       "rewritten after every size: Ctrl-C, SIGTERM, a lost rank or a timeout keep the\n"
-      "sizes measured before (exit 4).\n\nCommon options:\n");
-  gs_options_help(stdout, common->table);
-  printf("\nCollective options:\n");
-  gs_options_help(stdout, co->table);
+      "sizes measured before (exit 4).");
+  gs_help_options("Common options", common->table);
+  gs_help_options("Collective options", co->table);
 }
 
 static gs_status take_op(void *ctx, const char *arg) {

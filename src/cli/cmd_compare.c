@@ -7,6 +7,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/help.h"
 #include "measure/common.h"
 #include "core/file.h"
 #include "core/options.h"
@@ -27,17 +28,16 @@ static gs_status add_file(void *ctx, const char *arg) {
 }
 
 static void print_help(const gs_option *table) {
-  printf("usage: gpuscale compare [options] BASE NEW\n\n"
-         "Compares two gpuscale result documents measurement by measurement (same workload,\n"
+  gs_help_usage("gpuscale compare [options] BASE NEW");
+  gs_help_para("Compares two gpuscale result documents measurement by measurement (same workload,\n"
          "backend, scaling, workload options and rank count): for the step time, the\n"
          "throughput and each rank's time, the change of the mean with a 95%% interval and\n"
          "a two-sided Mann-Whitney U test on the raw samples. A change is a regression when\n"
-         "p < --alpha and it is worse by more than --threshold percent. See docs/compare.md.\n\n"
-         "Options:\n");
-  gs_options_help(stdout, table);
-  printf("\nExit codes: 0 no significant regression, 3 at least one significant regression,\n"
-         "1 a file is unreadable, invalid, or shares no measurement with the other,\n"
-         "2 usage error.\n");
+         "p < --alpha and it is worse by more than --threshold percent. See docs/compare.md.");
+  gs_help_options("Options", table);
+  gs_help_para("Exit codes: 0 no significant regression, 3 at least one significant regression,\n"
+               "1 a file is unreadable, invalid, or shares no measurement with the other,\n"
+               "2 usage error.");
 }
 
 /* See commands.h. */

@@ -12,6 +12,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/help.h"
 #include "core/options.h"
 #include "measure/info.h"
 #include "core/check.h"
@@ -154,13 +155,12 @@ static gs_status write_json(const gs_machine_info *d, const char *format_name,
 }
 
 static void print_info_help(const gs_option *table) {
-  printf("usage: gpuscale info [options]\n\n"
-         "Shows the host, CPU, GPUs (memory, SMs, clocks, power limit, NUMA node), the\n"
+  gs_help_usage("gpuscale info [options]");
+  gs_help_para("Shows the host, CPU, GPUs (memory, SMs, clocks, power limit, NUMA node), the\n"
          "driver, CUDA, NCCL and MPI versions, and how the GPUs are linked: the link\n"
          "matrix (X, NV#, PIX, PXB, PHB, NODE, SYS, as nvidia-smi topo -m), CUDA peer\n"
-         "access and the theoretical NVLink bandwidth. Works without any GPU.\n\n"
-         "Options:\n");
-  gs_options_help(stdout, table);
+         "access and the theoretical NVLink bandwidth. Works without any GPU.");
+  gs_help_options("Options", table);
 }
 
 gs_status gs_cmd_info(int argc, char **argv) {

@@ -11,6 +11,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/help.h"
 #include "core/options.h"
 #include "core/result.h"
 #include "ingest/ingest.h"
@@ -47,27 +48,32 @@ static gs_status report_recorded(gs_status st) {
 
 static void print_help(const char *kind, const gs_option *table) {
   if (!kind) {
-    printf("usage: gpuscale ingest mlperf [options] DIR...\n"
-           "       gpuscale ingest nccl-tests [options] FILE...\n\n"
-           "Reads the results of other tools into one gpuscale result document, so that\n"
-           "'gpuscale report' covers runs made with them:\n"
-           "  mlperf      MLPerf LoadGen output directories (mlperf_log_summary.txt and\n"
-           "              mlperf_log_detail.txt), one per node or rank\n"
-           "  nccl-tests  nccl-tests output: the text table or its JSON (--output_file)\n\n"
-           "'gpuscale ingest KIND --help' lists the options. Mapping: docs/ingest.md.\n");
+    gs_help_usage("gpuscale ingest mlperf [options] DIR...");
+    gs_help_usage("gpuscale ingest nccl-tests [options] FILE...");
+    gs_help_para("Reads the results of other tools into one gpuscale result document, so that\n"
+                 "'gpuscale report' covers runs made with them:");
+    gs_help_list("Kinds");
+    gs_help_item("mlperf", "MLPerf LoadGen output directories (mlperf_log_summary.txt and\n"
+                           "mlperf_log_detail.txt), one per node or rank");
+    gs_help_item("nccl-tests", "nccl-tests output: the text table or its JSON (--output_file)");
+    gs_help_para("'gpuscale ingest KIND --help' lists the options. Mapping: docs/ingest.md.");
   } else if (strcmp(kind, "mlperf") == 0) {
-    printf("usage: gpuscale ingest mlperf [options] DIR...\n\n"
-           "Each DIR holds one LoadGen run (one node or rank): mlperf_log_summary.txt\n"
-           "and/or mlperf_log_detail.txt. The DIRs become the ranks 0, 1, ... of one\n"
-           "measurement, in the order given.\n\nOptions:\n");
+    gs_help_usage("gpuscale ingest mlperf [options] DIR...");
+    gs_help_para("Each DIR holds one LoadGen run (one node or rank): mlperf_log_summary.txt\n"
+                 "and/or mlperf_log_detail.txt. The DIRs become the ranks 0, 1, ... of one\n"
+                 "measurement, in the order given.");
   } else {
-    printf("usage: gpuscale ingest nccl-tests [options] FILE...\n\n"
-           "Each FILE is the output of one nccl-tests run (text table or JSON); every\n"
-           "size and placement (out-of-place, in-place) becomes one measurement.\n\nOptions:\n");
+    gs_help_usage("gpuscale ingest nccl-tests [options] FILE...");
+    gs_help_para("Each FILE is the output of one nccl-tests run (text table or JSON); every\n"
+                 "size and placement (out-of-place, in-place) becomes one measurement.");
   }
-  if (table) gs_options_help(stdout, table);
-  printf("\nExit codes: 0 document written, 1 an input is unreadable or damaged (nothing is\n"
-         "written), 2 usage error.\n");
+  if (table) {
+    char title[64];
+    snprintf(title, sizeof title, "Options of %s", kind);
+    gs_help_options(title, table);
+  }
+  gs_help_para("Exit codes: 0 document written, 1 an input is unreadable or damaged (nothing is\n"
+               "written), 2 usage error.");
 }
 
 /* The last path component of `dir` without trailing slashes. */
@@ -224,6 +230,14 @@ static gs_status ingest_nccl_tests(const path_list *files, const char *op_option
 }
 
 static const char *const kinds[] = {"mlperf", "nccl-tests", NULL};
+
+/* See commands.h. */
+size_t gs_cmd_ingest_kinds(const char **names, size_t max) {
+  size_t n = 0;
+  for (; kinds[n] != NULL; n++)
+    if (n < max) names[n] = kinds[n];
+  return n;
+}
 static const char *const ops[] = {"allreduce", "allgather", "reducescatter", "broadcast", "reduce",
                                   "alltoall", "sendrecv", "gather", "scatter", "hypercube", NULL};
 

@@ -6,6 +6,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/help.h"
 #include "cli/summary.h"
 #include "measure/decide.h"
 #include "measure/sweep.h"
@@ -18,27 +19,27 @@
  * *help_shown = 1 when --help was asked for. */
 static void print_measure_help(const char *command, unsigned features, const gs_workload *w,
                                void *wopts, gs_common_options *common) {
-  printf("usage: gpuscale %s WORKLOAD [options]\n\n", command);
+  gs_help_usage("gpuscale %s WORKLOAD [options]", command);
   if (strcmp(command, "run") == 0)
-    printf("Measures one workload on the chosen GPUs (or CPU ranks) and writes a result file.\n");
+    gs_help_para("Measures one workload on the chosen GPUs (or CPU ranks) and writes a result file.");
   else
-    printf("Measures one workload at 1, 2, 4, ... ranks (strong or weak scaling) into one\n"
-           "result file and prints speedup and parallel efficiency against 1 rank.\n");
-  printf("\nWorkloads:\n");
+    gs_help_para("Measures one workload at 1, 2, 4, ... ranks (strong or weak scaling) into one\n"
+                 "result file and prints speedup and parallel efficiency against 1 rank.");
+  gs_help_list("Workloads");
   size_t n = 0;
   const gs_workload *const *all = gs_workload_list(&n);
-  for (size_t i = 0; i < n; i++) printf("  %-12s %s\n", all[i]->key, all[i]->summary);
-  printf("\nCommon options:\n");
+  for (size_t i = 0; i < n; i++) gs_help_item(all[i]->key, all[i]->summary);
   gs_common_init(common, features);
   // A workload with its own timing loop may have its own defaults.
   if (w && w->driver && w->driver->default_runs) common->runs = w->driver->default_runs;
   if (w && w->driver && w->driver->default_warmup) common->warmup = w->driver->default_warmup;
-  gs_options_help(stdout, common->table);
+  gs_help_options("Common options", common->table);
   if (w) {
-    printf("\nOptions of %s:\n", w->key);
-    gs_options_help(stdout, w->options_table(wopts));
+    char title[GS_TEXT_SHORT * 2];
+    snprintf(title, sizeof title, "Options of %s", w->key);
+    gs_help_options(title, w->options_table(wopts));
   } else {
-    printf("\n'gpuscale %s WORKLOAD --help' lists the workload's own options.\n", command);
+    gs_help_para("'gpuscale %s WORKLOAD --help' lists the workload's own options.", command);
   }
 }
 

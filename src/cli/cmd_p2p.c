@@ -9,6 +9,7 @@
 #include "cli/args.h"
 #include "cli/cmd_p2p.h"
 #include "cli/commands.h"
+#include "cli/help.h"
 #include "core/check.h"
 #include "measure/common.h"
 #include "measure/p2p.h"
@@ -68,16 +69,15 @@ static void common_subset(gs_common_options *common, gs_option *out) {
 }
 
 static void print_p2p_help(const gs_option *table, const gs_option *common) {
-  printf("usage: gpuscale p2p [options]\n\n"
-         "Measures bandwidth between every ordered pair of GPUs (copy engines and an SM copy\n"
+  gs_help_usage("gpuscale p2p [options]");
+  gs_help_para("Measures bandwidth between every ordered pair of GPUs (copy engines and an SM copy\n"
          "kernel, P2P enabled and disabled, one way and both ways at once), between host\n"
          "and each GPU (pinned memory), and the GPU-to-GPU latency. Prints the matrices and\n"
          "writes a result document. With one GPU only host transfers run; with no GPU it\n"
          "exits 1 saying why. Ctrl-C or SIGTERM stop it between cells: the document keeps\n"
-         "the cells measured (exit 4).\n\nOptions:\n");
-  gs_options_help(stdout, table);
-  printf("\nCommon options:\n");
-  gs_options_help(stdout, common);
+         "the cells measured (exit 4).");
+  gs_help_options("Options", table);
+  gs_help_options("Common options", common);
 }
 
 gs_status gs_cmd_p2p(int argc, char **argv) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/args.h"
+#include "cli/help.h"
 #include "cli/commands.h"
 #include "core/check.h"
 #include "core/format.h"
@@ -19,20 +20,19 @@ static gs_status reject_positional(void *ctx, const char *arg) {
 }
 
 static void print_plan_help(gs_common_options *common) {
-  printf("usage: gpuscale plan --task 'DEVICES:WORKLOAD [options]' --task ... [options]\n\n"
-         "Runs different workloads on different GPUs at the same time (task placement) and\n"
+  gs_help_usage("gpuscale plan --task 'DEVICES:WORKLOAD [options]' --task ... [options]");
+  gs_help_para("Runs different workloads on different GPUs at the same time (task placement) and\n"
          "reports each GPU's throughput and the system total. DEVICES lists CUDA ordinals\n"
          "(0, 0,1 or 2-3; on the cpu backend the list only counts CPU ranks); no device may\n"
          "serve two tasks. The result document is rewritten as each task ends; Ctrl-C,\n"
-         "SIGTERM or a stalled rank keep what every task completed (exit 4). Example:\n\n"
-         "  gpuscale plan --task '0:voxelize --points 2M' --task '1:fuse --batch 64'\n\n"
-         "Workloads:\n");
+         "SIGTERM or a stalled rank keep what every task completed (exit 4). Example:");
+  gs_help_example("gpuscale plan --task '0:voxelize --points 2M' --task '1:fuse --batch 64'");
+  gs_help_list("Workloads");
   size_t n = 0;
   const gs_workload *const *all = gs_workload_list(&n);
-  for (size_t i = 0; i < n; i++) printf("  %-12s %s\n", all[i]->key, all[i]->summary);
-  printf("\nOptions:\n");
-  gs_options_help(stdout, common->table);
-  printf("\n'gpuscale run WORKLOAD --help' lists a workload's own options.\n");
+  for (size_t i = 0; i < n; i++) gs_help_item(all[i]->key, all[i]->summary);
+  gs_help_options("Options", common->table);
+  gs_help_para("'gpuscale run WORKLOAD --help' lists a workload's own options.");
 }
 
 static void print_plan(FILE *out, const gs_plan *plan) {

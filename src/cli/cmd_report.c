@@ -8,6 +8,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/help.h"
 #include "measure/common.h"
 #include "core/file.h"
 #include "core/options.h"
@@ -46,17 +47,17 @@ static void report_unpriced(const gs_report *r) {
 }
 
 static void print_help(const gs_option *table) {
-  printf("usage: gpuscale report [options] FILE...\n\n"
-         "Reads gpuscale result documents and reports, per series (workload, backend,\n"
+  gs_help_usage("gpuscale report [options] FILE...");
+  gs_help_para("Reads gpuscale result documents and reports, per series (workload, backend,\n"
          "scaling and workload options), the step-time statistics, throughput, speedup,\n"
          "parallel efficiency and Karp-Flatt serial fraction against 1 rank, the symmetry\n"
          "of the ranks and hosts (marks, straggler, cold start, requests), why the step is\n"
          "not N times faster (compute, communication, imbalance, host overhead), cost,\n"
          "plots (gnuplot) and recommendations. Every number is recomputed from the raw\n"
-         "samples; formulas in docs/report.md.\n\nOptions:\n");
-  gs_options_help(stdout, table);
-  printf("\nExit codes: 0 report written, 1 a file is unreadable or not a valid result\n"
-         "document (or the output cannot be written), 2 usage error.\n");
+         "samples; formulas in docs/report.md.");
+  gs_help_options("Options", table);
+  gs_help_para("Exit codes: 0 report written, 1 a file is unreadable or not a valid result\n"
+               "document (or the output cannot be written), 2 usage error.");
 }
 
 /* See commands.h. */

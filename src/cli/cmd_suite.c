@@ -14,6 +14,7 @@
 #include "cli/cmd_coll.h"
 #include "cli/cmd_p2p.h"
 #include "cli/commands.h"
+#include "cli/help.h"
 #include "cli/summary.h"
 #include "core/check.h"
 #include "core/file.h"
@@ -27,20 +28,19 @@ static gs_status reject_positional(void *ctx, const char *arg) {
 }
 
 static void print_suite_help(gs_common_options *common) {
-  printf("usage: gpuscale suite [options]\n\n"
-         "Runs the standard set: every workload with its default options, swept over\n"
+  gs_help_usage("gpuscale suite [options]");
+  gs_help_para("Runs the standard set: every workload with its default options, swept over\n"
          "1, 2, 4, ... GPUs (or CPU ranks where there is no GPU). Writes into the output\n"
          "directory info.json (the machine, as 'gpuscale info'), one result file per\n"
          "workload, with 2 or more GPUs p2p.json (link bandwidth and latency, as\n"
          "'gpuscale p2p'), with 2 or more ranks coll.json (every collective, as\n"
          "'gpuscale coll all'), summary.txt, and report.md ('gpuscale report' over the\n"
-         "result files).\n\n"
-         "Workloads:\n");
+         "result files).");
+  gs_help_list("Workloads");
   size_t n = 0;
   const gs_workload *const *all = gs_workload_list(&n);
-  for (size_t i = 0; i < n; i++) printf("  %-12s %s\n", all[i]->key, all[i]->summary);
-  printf("\nOptions:\n");
-  gs_options_help(stdout, common->table);
+  for (size_t i = 0; i < n; i++) gs_help_item(all[i]->key, all[i]->summary);
+  gs_help_options("Options", common->table);
 }
 
 /* Every collective over the selected ranks into coll.json, 8 B to 1 GiB on

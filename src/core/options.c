@@ -358,8 +358,8 @@ static void format_default(const gs_option *o, char *buf, size_t size) {
   }
 }
 
-/* The left column of o: "-n, --iters N" or "    --iters N". */
-static void format_left(const gs_option *o, char *buf, size_t size) {
+/* See options.h. */
+void gs_option_label(const gs_option *o, char *buf, size_t size) {
   const char *mv = o->kind == GS_OPT_FLAG ? "" : metavar_of(o);
   if (o->short_name != 0)
     snprintf(buf, size, "-%c, --%s%s%s", o->short_name, o->name, mv[0] ? " " : "", mv);
@@ -367,33 +367,43 @@ static void format_left(const gs_option *o, char *buf, size_t size) {
     snprintf(buf, size, "    --%s%s%s", o->name, mv[0] ? " " : "", mv);
 }
 
-/* See options.h. The "(default ...)" is the target's current value, so call
- * it before parsing; flags, unset strings and empty lists show none. */
+/* See options.h. The "(default ...)" is the target's current value; a help
+ * text that states its own default (e.g. "as many as --min-time takes")
+ * says it better than the target's placeholder value. */
+void gs_option_help_text(const gs_option *o, char *buf, size_t size) {
+  if (size == 0) return;
+  size_t used = 0;
+  int w = snprintf(buf, size, "%s", o->help != NULL ? o->help : "");
+  if (w > 0) used = (size_t)w < size ? (size_t)w : size - 1;
+  if (o->kind == GS_OPT_CHOICE && o->choices != NULL) {
+    for (int k = 0; o->choices[k] != NULL && used + 1 < size; k++) {
+      w = snprintf(buf + used, size - used, "%s%s", k > 0 ? ", " : " (one of: ", o->choices[k]);
+      if (w < 0) break;
+      used += (size_t)w < size - used ? (size_t)w : size - used - 1;
+    }
+    if (used + 1 < size) buf[used++] = ')', buf[used] = '\0';
+  }
+  char def[256] = "";
+  if (o->help == NULL || strstr(o->help, "(default") == NULL) format_default(o, def, sizeof def);
+  if (def[0] != '\0' && used + 1 < size) snprintf(buf + used, size - used, " (default %s)", def);
+}
+
+/* See options.h. Call it before parsing: the defaults shown are the
+ * targets' current values. */
 void gs_options_help(FILE *out, const gs_option *table) {
   if (out == NULL || table == NULL) return;
-  char left[160];
+  char left[GS_OPTION_LABEL_MAX], text[GS_OPTION_HELP_MAX];
   int width = 0;
   for (const gs_option *o = table; o->kind != GS_OPT_END; o++) {
     if (o->name == NULL) continue;
-    format_left(o, left, sizeof left);
+    gs_option_label(o, left, sizeof left);
     int len = (int)strlen(left);
     if (len > width && len <= HELP_COLUMN_MAX) width = len;
   }
   for (const gs_option *o = table; o->kind != GS_OPT_END; o++) {
     if (o->name == NULL) continue;
-    format_left(o, left, sizeof left);
-    fprintf(out, "  %-*s  %s", width, left, o->help != NULL ? o->help : "");
-    if (o->kind == GS_OPT_CHOICE && o->choices != NULL) {
-      fputs(" (one of: ", out);
-      for (int k = 0; o->choices[k] != NULL; k++)
-        fprintf(out, "%s%s", k > 0 ? ", " : "", o->choices[k]);
-      fputc(')', out);
-    }
-    // A help text that states its own default (e.g. "as many as --min-time
-    // takes") says it better than the target's placeholder value.
-    char def[256] = "";
-    if (o->help == NULL || strstr(o->help, "(default") == NULL) format_default(o, def, sizeof def);
-    if (def[0] != '\0') fprintf(out, " (default %s)", def);
-    fputc('\n', out);
+    gs_option_label(o, left, sizeof left);
+    gs_option_help_text(o, text, sizeof text);
+    fprintf(out, "  %-*s  %s\n", width, left, text);
   }
 }

@@ -55,4 +55,19 @@ gs_status gs_options_parse(const gs_option *const *tables, const char *command, 
 /* Prints one line per option: "  -n, --iters N   help (default ...)". */
 void gs_options_help(FILE *out, const gs_option *table);
 
+/* Long enough for any label and help text gs_option_label and
+ * gs_option_help_text write (longer ones are cut). */
+#define GS_OPTION_LABEL_MAX 160
+#define GS_OPTION_HELP_MAX 1024
+
+/* o's left column in help into buf: "-n, --iters N", or "    --iters N"
+ * (four spaces where the short name would be) for an option without one. */
+void gs_option_label(const gs_option *o, char *buf, size_t size);
+
+/* o's help text into buf as --help shows it: the help line, the choices of
+ * a CHOICE option ("(one of: a, b)") and the default, the target's current
+ * value ("(default 3)"), unless the help line states its own. Man pages
+ * and --help both use it, so they cannot disagree. */
+void gs_option_help_text(const gs_option *o, char *buf, size_t size);
+
 #endif
