@@ -117,39 +117,12 @@ static void print_text(FILE *out, const gs_machine_info *d) {
   }
 }
 
-/* cJSON indents with tabs; result files use two spaces (docs/result-schema.md).
- * Every tab cJSON prints is layout: tabs inside strings are escaped. */
-static int put_two_space_json(FILE *out, const char *text) {
-  int line_start = 1;
-  for (const char *p = text; *p; p++) {
-    if (*p == '\t') {
-      if (fputs(line_start ? "  " : " ", out) == EOF) return 0;
-      continue;
-    }
-    line_start = *p == '\n';
-    if (fputc(*p, out) == EOF) return 0;
-  }
-  return fputc('\n', out) != EOF;
-}
-
 /* The info document on standard output, or atomically into `out_path`. */
 static gs_status write_json(const gs_machine_info *d, const char *format_name,
                             const char *out_path) {
   cJSON *doc = NULL;
   GS_TRY(gs_machine_info_document(d, format_name, &doc));
-  gs_status st = GS_OK;
-  if (out_path) {
-    st = gs_result_write(doc, out_path);
-  } else {
-    char *text = cJSON_Print(doc);
-    if (!text) {
-      st = gs_error(GS_ERR_NOMEM, "out of memory printing the info document");
-    } else {
-      if (!put_two_space_json(stdout, text) || fflush(stdout) != 0)
-        st = gs_error(GS_ERR_IO, "cannot write to standard output: %s", strerror(errno));
-      cJSON_free(text);
-    }
-  }
+  const gs_status st = out_path ? gs_result_write(doc, out_path) : gs_json_print(stdout, doc);
   cJSON_Delete(doc);
   return st;
 }

@@ -104,10 +104,8 @@ gs_status gs_cmd_version(int argc, char **argv) {
     return GS_OK;
   }
   cJSON *doc = version_json();
-  char *text = doc ? cJSON_Print(doc) : NULL;
+  if (!doc) return gs_error(GS_ERR_NOMEM, "out of memory describing the version");
+  gs_status st = gs_json_print(stdout, doc);
   cJSON_Delete(doc);
-  if (!text) return gs_error(GS_ERR_NOMEM, "out of memory printing the version");
-  printf("%s\n", text);
-  cJSON_free(text);
-  return GS_OK;
+  return st;
 }

@@ -213,6 +213,11 @@ const char *gs_result_status_rule(size_t measurements, size_t failed, size_t fai
  * the old file, if any, is left untouched and no temp file remains. */
 gs_status gs_result_write(const cJSON *doc, const char *path);
 
+/* Prints `doc` to `out` as result files are written (two-space indent,
+ * arrays of scalars on one line, doubles in full, NaN/Inf as null) and a
+ * newline; GS_ERR_IO when the stream fails. */
+gs_status gs_json_print(FILE *out, const cJSON *doc);
+
 /* Reads and validates a result document. Rejects unreadable files, invalid
  * JSON (with the byte offset), a missing or foreign "schema", and required
  * members missing or of the wrong type, naming `path` in the error. */

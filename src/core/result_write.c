@@ -3,6 +3,7 @@
  * atomic file path of core/file.h. */
 #include "core/result.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,6 +103,15 @@ static void print_value(FILE *f, const cJSON *item, int depth) {
   } else {
     fputs("null", f);
   }
+}
+
+/* See result.h. */
+gs_status gs_json_print(FILE *out, const cJSON *doc) {
+  print_value(out, doc, 0);
+  fputc('\n', out);
+  if (fflush(out) != 0 || ferror(out))
+    return gs_error(GS_ERR_IO, "cannot write the JSON document: %s", strerror(errno));
+  return GS_OK;
 }
 
 /* See result.h. */
