@@ -93,7 +93,7 @@ static void test_collective_sizes(void **state) {
   assert_int_equal(gs_compare_load(fixture("coll.json"), fixture("coll_slower.json"), 0.05, 0.05, &c),
                    GS_OK);
   assert_int_equal(c.n_rows, 3);
-  assert_string_equal(c.rows[1].metric, "allreduce 16777216 B");
+  assert_string_equal(c.rows[1].metric, "allreduce 16777216 B float sum out-of-place");
   assert_true(fabs(c.rows[1].change - 0.4) < 1e-12);
   // 3 against 3 samples, all equal within each side: ties, so the normal
   // approximation: U = 9, var = 9/12 (7 - 48/30) = 4.05, z = 4/2.0125 = 1.9876.
@@ -104,12 +104,54 @@ static void test_collective_sizes(void **state) {
   gs_compare_free(&c);
 }
 
+/* coll_forms.json: coll.json with each size also measured in place, 3x
+ * faster; coll_forms_reordered.json: the same, in-place rows first. Every
+ * row pairs with its own form: no change. */
+static void test_collective_forms(void **state) {
+  (void)state;
+  gs_compare c;
+  assert_int_equal(
+      gs_compare_load(fixture("coll_forms.json"), fixture("coll_forms.json"), 0.05, 0.05, &c),
+      GS_OK);
+  assert_int_equal(c.n_rows, 6);
+  assert_int_equal(c.regressions, 0);
+  for (size_t i = 0; i < c.n_rows; i++) {
+    assert_true(c.rows[i].change == 0.0);
+    assert_int_equal(c.rows[i].verdict, GS_CHANGE_NOT_SIGNIFICANT);
+  }
+  assert_string_equal(c.rows[0].metric, "allreduce 1048576 B float sum out-of-place");
+  assert_string_equal(c.rows[1].metric, "allreduce 1048576 B float sum in-place");
+  assert_int_equal(c.n_notes, 0);
+  gs_compare_free(&c);
+
+  // The same measurements in another order (in-place ones first) pair by
+  // form, not by position.
+  assert_int_equal(gs_compare_load(fixture("coll_forms.json"), fixture("coll_forms_reordered.json"),
+                                   0.05, 0.05, &c),
+                   GS_OK);
+  assert_int_equal(c.n_rows, 6);
+  assert_int_equal(c.regressions, 0);
+  for (size_t i = 0; i < c.n_rows; i++) assert_true(c.rows[i].change == 0.0);
+  gs_compare_free(&c);
+
+  // Against the out-of-place-only sweep the in-place rows are NEW's alone.
+  assert_int_equal(gs_compare_load(fixture("coll.json"), fixture("coll_forms.json"), 0.05, 0.05, &c),
+                   GS_OK);
+  assert_int_equal(c.n_rows, 3);
+  assert_int_equal(c.regressions, 0);
+  assert_int_equal(c.n_notes, 3);
+  assert_non_null(strstr(c.notes[0], "only in NEW"));
+  assert_non_null(strstr(c.notes[0], "in-place"));
+  gs_compare_free(&c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_identical),
       cmocka_unit_test(test_regression),
       cmocka_unit_test(test_mismatched),
       cmocka_unit_test(test_collective_sizes),
+      cmocka_unit_test(test_collective_forms),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

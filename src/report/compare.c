@@ -39,19 +39,21 @@ static int add_note(gs_compare *c, const char *fmt, ...) {
   return 1;
 }
 
-static int same_series(const gs_report_series *a, const gs_report_series *b) {
-  return strcmp(a->workload, b->workload) == 0 && strcmp(a->backend, b->backend) == 0 &&
-         strcmp(a->scaling, b->scaling) == 0 && strcmp(a->options, b->options) == 0 &&
-         strcmp(a->label, b->label) == 0 && strcmp(a->split, b->split) == 0;
+/* The index among the rows of `s` before `row` with the same point: repeats
+ * of one measurement pair in order (the k-th of BASE with the k-th of NEW). */
+static size_t repeat_index(const gs_report_series *s, size_t row) {
+  size_t k = 0;
+  for (size_t i = 0; i < row; i++) k += gs_report_point_same(&s->rows[i], &s->rows[row]);
+  return k;
 }
 
-/* Rows measure the same thing: the same world size and, for collectives,
- * the same operation and message size. */
-static int same_point(const gs_report_row *x, const gs_report_row *y) {
-  if (x->world_size != y->world_size || x->is_coll != y->is_coll) return 0;
-  if (!x->is_coll) return 1;
-  return x->coll_bytes == y->coll_bytes &&
-         strcmp(x->coll_op ? x->coll_op : "", y->coll_op ? y->coll_op : "") == 0;
+/* The row of `t` at the same point as `x` and with the same repeat index,
+ * or NULL. */
+static const gs_report_row *paired_row(const gs_report_series *t, const gs_report_row *x,
+                                       size_t repeat) {
+  for (size_t b = 0; b < t->n_rows; b++)
+    if (gs_report_point_same(x, &t->rows[b]) && repeat-- == 0) return &t->rows[b];
+  return NULL;
 }
 
 static void mean_var(const double *v, size_t n, double *mean, double *var) {
@@ -140,8 +142,8 @@ static gs_status compare_rows(gs_compare *c, size_t si, const gs_report_series *
     }
     if (k < 0) {
       char step[64] = "step time";
-      if (x->is_coll)  // one row per message size: name it
-        snprintf(step, sizeof step, "%s %.0f B", x->coll_op ? x->coll_op : "coll", x->coll_bytes);
+      if (x->is_coll)  // one row per op, message size and form: name it
+        gs_report_point_name(x, step, sizeof step);
       st = compare_metric(c, si, ranks, step, "s", 0, a, na, b, nb);
       // Throughput per step: items_per_step / step time, when both know the
       // items. Request-based samples are latencies of overlapping requests:
@@ -194,7 +196,7 @@ gs_status gs_compare_load(const char *base_path, const char *new_path, double al
     const gs_report_series *s = &out->base.series[i];
     const gs_report_series *t = NULL;
     for (size_t j = 0; j < out->next.n_series && !t; j++)
-      if (same_series(s, &out->next.series[j])) t = &out->next.series[j];
+      if (gs_report_series_same(s, &out->next.series[j], 0)) t = &out->next.series[j];
     char label[512];
     series_label(label, sizeof label, s);
     if (!t) {
@@ -202,22 +204,32 @@ gs_status gs_compare_load(const char *base_path, const char *new_path, double al
       continue;
     }
     for (size_t a = 0; a < s->n_rows && st == GS_OK; a++) {
-      const gs_report_row *x = &s->rows[a], *y = NULL;
-      for (size_t b = 0; b < t->n_rows && !y; b++)
-        if (same_point(x, &t->rows[b])) y = &t->rows[b];
+      const gs_report_row *x = &s->rows[a];
+      const gs_report_row *y = paired_row(t, x, repeat_index(s, a));
       if (!y) {
-        if (!add_note(out, "only in BASE: %s at %d ranks%s", label, x->world_size,
-                      x->is_coll ? " (this message size)" : ""))
+        char point[128];
+        gs_report_point_name(x, point, sizeof point);
+        if (!add_note(out, "only in BASE: %s at %d ranks%s%s", label, x->world_size,
+                      point[0] ? ", " : "", point))
           st = gs_error(GS_ERR_NOMEM, "out of memory");
         continue;
       }
       st = compare_rows(out, i, s, x, y);
     }
+    for (size_t b = 0; b < t->n_rows && st == GS_OK; b++) {
+      const gs_report_row *y = &t->rows[b];
+      if (paired_row(s, y, repeat_index(t, b))) continue;
+      char point[128];
+      gs_report_point_name(y, point, sizeof point);
+      if (!add_note(out, "only in NEW: %s at %d ranks%s%s", label, y->world_size,
+                    point[0] ? ", " : "", point))
+        st = gs_error(GS_ERR_NOMEM, "out of memory");
+    }
   }
   for (size_t j = 0; j < out->next.n_series && st == GS_OK; j++) {
     int found = 0;
     for (size_t i = 0; i < out->base.n_series; i++)
-      found |= same_series(&out->base.series[i], &out->next.series[j]);
+      found |= gs_report_series_same(&out->base.series[i], &out->next.series[j], 0);
     char label[512];
     series_label(label, sizeof label, &out->next.series[j]);
     if (!found && !add_note(out, "only in NEW: %s", label))
