@@ -196,7 +196,7 @@ static int busbw_plot(plotter *pl, const gs_report_series *s, size_t si, const c
     const char *name = pl->plots->p[pl->plots->n - 1].name;
     fprintf(pl->script, "reset\nset title '%s: bus bandwidth'\nset xlabel 'message size (bytes)'\n"
                         "set ylabel 'busbw (GB/s)'\nset logscale x 2\nset xtics 1, 16\n"
-                        "set format x '%%.0b %%BB'\nset grid\nset key bottom right\n"
+                        "set format x '%%.0b %%BB'\nset grid\nset key top left reverse Left\n"
                         "set yrange [0:*]\nset offsets 0, 0, graph 0.1, 0\n"
                         "set xrange [%.17g:%.17g]\n", title, lo / 1.5, hi * 1.5);
     size_t at = (size_t)snprintf(cmd, cmd_size, "plot");
