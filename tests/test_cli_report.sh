@@ -61,8 +61,8 @@ has "$work/r.md" "marginal: speedup 1.00x at 2 ranks"
 "$bin" report --format csv "$strong" "$weak" >"$work/r.csv" || fail "csv report failed"
 lines=$(wc -l <"$work/r.csv")
 [ "$lines" = 53 ] || fail "csv has $lines lines, expected 53"
-has "$work/r.csv" "file,workload,backend,scaling,world_size,run,iteration,rank,seconds"
-has "$work/r.csv" "$strong,voxelize,cpu,strong,2,1,3,1,0.01"
+has "$work/r.csv" "file,workload,backend,scaling,world_size,op,bytes,dtype,form,run,iteration,rank,seconds"
+has "$work/r.csv" "$strong,voxelize,cpu,strong,2,,,,,1,3,1,0.01"
 steps=$(grep -c ',step,' "$work/r.csv")
 [ "$steps" = 20 ] || fail "csv has $steps step rows, expected 20"
 

@@ -20,7 +20,7 @@
 static void test_identical(void **state) {
   (void)state;
   gs_compare c;
-  assert_int_equal(gs_compare_load(fixture("strong.json"), fixture("strong.json"), 0.05, 0.05, &c),
+  assert_int_equal(gs_compare_load(fixture("strong.json"), fixture("strong.json"), 0.05, 0.05, 0.05, &c),
                    GS_OK);
   // 1 rank: step, throughput, rank 0; 2 ranks: step, throughput, rank 0, rank 1.
   assert_int_equal(c.n_rows, 7);
@@ -37,7 +37,7 @@ static void test_regression(void **state) {
   (void)state;
   gs_compare c;
   assert_int_equal(
-      gs_compare_load(fixture("strong.json"), fixture("strong_slower.json"), 0.05, 0.05, &c), GS_OK);
+      gs_compare_load(fixture("strong.json"), fixture("strong_slower.json"), 0.05, 0.05, 0.05, &c), GS_OK);
   assert_int_equal(c.n_rows, 7);
   assert_int_equal(c.regressions, 7);
   const gs_compare_row *step1 = &c.rows[0];
@@ -56,12 +56,12 @@ static void test_regression(void **state) {
 
   // The other way round it is an improvement; with a 40% threshold neither.
   assert_int_equal(
-      gs_compare_load(fixture("strong_slower.json"), fixture("strong.json"), 0.05, 0.05, &c), GS_OK);
+      gs_compare_load(fixture("strong_slower.json"), fixture("strong.json"), 0.05, 0.05, 0.05, &c), GS_OK);
   assert_int_equal(c.regressions, 0);
   assert_int_equal(c.rows[0].verdict, GS_CHANGE_IMPROVEMENT);
   gs_compare_free(&c);
   assert_int_equal(
-      gs_compare_load(fixture("strong.json"), fixture("strong_slower.json"), 0.05, 0.40, &c), GS_OK);
+      gs_compare_load(fixture("strong.json"), fixture("strong_slower.json"), 0.05, 0.40, 0.05, &c), GS_OK);
   assert_int_equal(c.regressions, 0);
   assert_int_equal(c.rows[0].verdict, GS_CHANGE_WITHIN);
   gs_compare_free(&c);
@@ -70,16 +70,16 @@ static void test_regression(void **state) {
 static void test_mismatched(void **state) {
   (void)state;
   gs_compare c;
-  assert_int_equal(gs_compare_load(fixture("strong.json"), fixture("weak.json"), 0.05, 0.05, &c),
+  assert_int_equal(gs_compare_load(fixture("strong.json"), fixture("weak.json"), 0.05, 0.05, 0.05, &c),
                    GS_ERR_FORMAT);
   assert_non_null(strstr(gs_last_error(), "share no measurement"));
   assert_non_null(strstr(gs_last_error(), "only in BASE: voxelize (backend cpu, scaling strong"));
   assert_non_null(strstr(gs_last_error(), "only in NEW: voxelize (backend cpu, scaling weak"));
-  assert_int_equal(gs_compare_load(fixture("strong.json"), fixture("foreign.json"), 0.05, 0.05, &c),
+  assert_int_equal(gs_compare_load(fixture("strong.json"), fixture("foreign.json"), 0.05, 0.05, 0.05, &c),
                    GS_ERR_FORMAT);
   assert_non_null(strstr(gs_last_error(), "foreign.json: unsupported schema"));
   // Partly shared: the shared part is compared and the rest noted.
-  assert_int_equal(gs_compare_load(fixture("strong.json"), fixture("failed.json"), 0.05, 0.05, &c),
+  assert_int_equal(gs_compare_load(fixture("strong.json"), fixture("failed.json"), 0.05, 0.05, 0.05, &c),
                    GS_OK);
   assert_true(c.n_rows > 0);
   gs_compare_free(&c);
@@ -90,10 +90,10 @@ static void test_mismatched(void **state) {
 static void test_collective_sizes(void **state) {
   (void)state;
   gs_compare c;
-  assert_int_equal(gs_compare_load(fixture("coll.json"), fixture("coll_slower.json"), 0.05, 0.05, &c),
+  assert_int_equal(gs_compare_load(fixture("coll.json"), fixture("coll_slower.json"), 0.05, 0.05, 0.05, &c),
                    GS_OK);
   assert_int_equal(c.n_rows, 3);
-  assert_string_equal(c.rows[1].metric, "allreduce 16777216 B");
+  assert_string_equal(c.rows[1].metric, "allreduce 16777216 B float sum out-of-place");
   assert_true(fabs(c.rows[1].change - 0.4) < 1e-12);
   // 3 against 3 samples, all equal within each side: ties, so the normal
   // approximation: U = 9, var = 9/12 (7 - 48/30) = 4.05, z = 4/2.0125 = 1.9876.
@@ -104,12 +104,85 @@ static void test_collective_sizes(void **state) {
   gs_compare_free(&c);
 }
 
+/* coll_forms.json: coll.json with each size also measured in place, 3x
+ * faster; coll_forms_reordered.json: the same, in-place rows first. Every
+ * row pairs with its own form: no change. */
+static void test_collective_forms(void **state) {
+  (void)state;
+  gs_compare c;
+  assert_int_equal(
+      gs_compare_load(fixture("coll_forms.json"), fixture("coll_forms.json"), 0.05, 0.05, 0.05, &c),
+      GS_OK);
+  assert_int_equal(c.n_rows, 6);
+  assert_int_equal(c.regressions, 0);
+  for (size_t i = 0; i < c.n_rows; i++) {
+    assert_true(c.rows[i].change == 0.0);
+    assert_int_equal(c.rows[i].verdict, GS_CHANGE_NOT_SIGNIFICANT);
+  }
+  assert_string_equal(c.rows[0].metric, "allreduce 1048576 B float sum out-of-place");
+  assert_string_equal(c.rows[1].metric, "allreduce 1048576 B float sum in-place");
+  assert_int_equal(c.n_notes, 0);
+  gs_compare_free(&c);
+
+  // The same measurements in another order (in-place ones first) pair by
+  // form, not by position.
+  assert_int_equal(gs_compare_load(fixture("coll_forms.json"), fixture("coll_forms_reordered.json"),
+                                   0.05, 0.05, 0.05, &c),
+                   GS_OK);
+  assert_int_equal(c.n_rows, 6);
+  assert_int_equal(c.regressions, 0);
+  for (size_t i = 0; i < c.n_rows; i++) assert_true(c.rows[i].change == 0.0);
+  gs_compare_free(&c);
+
+  // Against the out-of-place-only sweep the in-place rows are NEW's alone.
+  assert_int_equal(gs_compare_load(fixture("coll.json"), fixture("coll_forms.json"), 0.05, 0.05, 0.05, &c),
+                   GS_OK);
+  assert_int_equal(c.n_rows, 3);
+  assert_int_equal(c.regressions, 0);
+  assert_int_equal(c.n_notes, 3);
+  assert_non_null(strstr(c.notes[0], "only in NEW"));
+  assert_non_null(strstr(c.notes[0], "in-place"));
+  gs_compare_free(&c);
+}
+
+/* outlier_new.json: 19 of outlier_base.json's 20 step times 1 ms faster,
+ * one a 1.2 s stall: the mean is +548%, yet the U test says NEW is faster
+ * (U = 58.5 of 400). The verdict follows the test: an improvement by the
+ * medians (-9.1%), never a regression. */
+static void test_direction_from_test(void **state) {
+  (void)state;
+  gs_compare c;
+  assert_int_equal(gs_compare_load(fixture("outlier_base.json"), fixture("outlier_new.json"), 0.05,
+                                   0.05, 0.05, &c),
+                   GS_OK);
+  assert_int_equal(c.n_rows, 3);
+  const gs_compare_row *step = &c.rows[0];
+  assert_string_equal(step->metric, "step time");
+  assert_true(fabs(step->change - 5.48) < 0.001);
+  assert_true(step->test.p < 0.05);
+  assert_int_equal(step->test.direction, -1);
+  assert_true(step->median_change < -0.05);
+  assert_int_equal(step->verdict, GS_CHANGE_IMPROVEMENT);
+  assert_int_equal(c.rows[2].verdict, GS_CHANGE_IMPROVEMENT);  // rank 0 time
+  assert_int_equal(c.regressions, 0);
+  gs_compare_free(&c);
+  // The other way round the test says NEW is slower: a regression.
+  assert_int_equal(gs_compare_load(fixture("outlier_new.json"), fixture("outlier_base.json"), 0.05,
+                                   0.05, 0.05, &c),
+                   GS_OK);
+  assert_int_equal(c.rows[0].verdict, GS_CHANGE_REGRESSION);
+  assert_int_equal(c.regressions, 3);
+  gs_compare_free(&c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_identical),
       cmocka_unit_test(test_regression),
       cmocka_unit_test(test_mismatched),
       cmocka_unit_test(test_collective_sizes),
+      cmocka_unit_test(test_collective_forms),
+      cmocka_unit_test(test_direction_from_test),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -405,9 +405,9 @@ static void test_renderers(void **state) {
   size_t lines = 0;
   for (const char *p = text; *p; p++) lines += *p == '\n';
   assert_int_equal(lines, 1 + 8 + 24);
-  assert_non_null(strstr(text, "file,workload,backend,scaling,world_size,run,iteration,rank,seconds\n"));
-  assert_non_null(strstr(text, "strong.json,voxelize,cpu,strong,2,1,3,step,0.01\n"));
-  assert_non_null(strstr(text, "strong.json,voxelize,cpu,strong,2,0,0,0,0.0056\n"));
+  assert_non_null(strstr(text, "file,workload,backend,scaling,world_size,op,bytes,dtype,form,run,iteration,rank,seconds\n"));
+  assert_non_null(strstr(text, "strong.json,voxelize,cpu,strong,2,,,,,1,3,step,0.01\n"));
+  assert_non_null(strstr(text, "strong.json,voxelize,cpu,strong,2,,,,,0,0,0,0.0056\n"));
   free(text);
 
   text = render(&r, GS_REPORT_JSON);

@@ -33,7 +33,10 @@ static void print_help(const gs_option *table) {
          "backend, scaling, workload options and rank count): for the step time, the\n"
          "throughput and each rank's time, the change of the mean with a 95%% interval and\n"
          "a two-sided Mann-Whitney U test on the raw samples. A change is a regression when\n"
-         "p < --alpha and it is worse by more than --threshold percent. See docs/compare.md.");
+         "p < --alpha, the test says NEW is worse and the medians differ by more than\n"
+         "--threshold percent. Documents without raw samples (ingested results) are compared\n"
+         "by their figures (bus bandwidth, throughput): worse by more than --figure-threshold\n"
+         "percent is a regression. See docs/compare.md.");
   gs_help_options("Options", table);
   gs_help_para("Exit codes: 0 no significant regression, 3 at least one significant regression,\n"
                "1 a file is unreadable, invalid, or shares no measurement with the other,\n"
@@ -44,7 +47,7 @@ static void print_help(const gs_option *table) {
 gs_status gs_cmd_compare(int argc, char **argv) {
   int format = GS_COMPARE_TEXT;
   const char *out_path = NULL;
-  double alpha = 0.05, threshold = 5.0;
+  double alpha = 0.05, threshold = 5.0, figure_threshold = 5.0;
   const gs_option table[] = {
       {.name = "format", .short_name = 'f', .kind = GS_OPT_CHOICE, .target = &format,
        .choices = gs_compare_format_choices, .metavar = "FMT",
@@ -56,6 +59,9 @@ gs_status gs_cmd_compare(int argc, char **argv) {
       {.name = "threshold", .kind = GS_OPT_DOUBLE, .target = &threshold, .dmin = 0.0,
        .dmax = 1000.0, .metavar = "PCT",
        .help = "smallest change in percent that counts as a regression (default 5)"},
+      {.name = "figure-threshold", .kind = GS_OPT_DOUBLE, .target = &figure_threshold,
+       .dmin = 0.0, .dmax = 1000.0, .metavar = "PCT",
+       .help = "the same for figures compared without raw samples (default 5)"},
       {.kind = GS_OPT_END}};
   if (gs_cli_wants_help(argc, argv)) {
     print_help(table);
@@ -71,7 +77,8 @@ gs_status gs_cmd_compare(int argc, char **argv) {
   if (st != GS_OK) return st;
 
   gs_compare cmp;
-  st = gs_compare_load(files.paths[0], files.paths[1], alpha, threshold / 100.0, &cmp);
+  st = gs_compare_load(files.paths[0], files.paths[1], alpha, threshold / 100.0,
+                       figure_threshold / 100.0, &cmp);
   if (st != GS_OK) return st;
   // Written atomically: a failed write leaves an existing file as it was.
   gs_file_out out;

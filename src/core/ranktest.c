@@ -81,6 +81,9 @@ gs_status gs_ranktest_mann_whitney(const double *a, size_t na, const double *b, 
   free(all);
   double n1 = (double)na, n2 = (double)nb, total = (double)n;
   out->u = rank_sum - n1 * (n1 + 1.0) / 2.0;
+  // The side the test leans to: U above its null mean n1 n2 / 2 means the
+  // first sample's values tend to be the larger ones.
+  out->direction = out->u > n1 * n2 / 2.0 ? 1 : out->u < n1 * n2 / 2.0 ? -1 : 0;
   out->z = 0.0;
   out->exact = 0;
   if (tie_term == 0.0 && na <= GS_RANKTEST_EXACT_MAX && nb <= GS_RANKTEST_EXACT_MAX) {

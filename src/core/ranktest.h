@@ -16,6 +16,8 @@ typedef struct {
   double z;       /* normal approximation's z (continuity corrected, signed as U - mean); 0 when exact */
   double p;       /* two-sided p-value */
   int exact;      /* 1: p from the exact distribution */
+  int direction;  /* +1: the first sample tends to be larger (U > na nb / 2), -1 smaller
+                     (U < na nb / 2), 0 neither; a change's direction is this sign */
 } gs_ranktest;
 
 /* Tests a[0..na) against b[0..nb) (na, nb >= 1, all finite; not modified).

@@ -94,23 +94,48 @@ static char *canonical_json(const cJSON *options) {
 
 /* ---- loading --------------------------------------------------------------- */
 
-/* 1 when `a` and `b` have the same key apart from the split policy. */
-static int same_but_split(const gs_report_series *a, const char *workload, const char *backend,
-                          const char *scaling, const char *options, const char *label) {
-  return strcmp(a->workload, workload) == 0 && strcmp(a->backend, backend) == 0 &&
-         strcmp(a->scaling, scaling) == 0 && strcmp(a->options, options) == 0 &&
-         strcmp(a->label, label) == 0;
+static int same_text(const char *a, const char *b) {
+  return strcmp(a ? a : "", b ? b : "") == 0;
 }
 
-static gs_report_series *find_series(gs_report *r, const char *workload, const char *backend,
-                                     const char *scaling, const char *options, const char *label,
-                                     const char *split) {
-  for (size_t i = 0; i < r->n_series; i++) {
-    gs_report_series *s = &r->series[i];
-    if (same_but_split(s, workload, backend, scaling, options, label) &&
-        strcmp(s->split, split) == 0)
-      return s;
-  }
+/* See report.h. */
+int gs_report_series_same(const gs_report_series *a, const gs_report_series *b, int ignore_split) {
+  return same_text(a->workload, b->workload) && same_text(a->backend, b->backend) &&
+         same_text(a->scaling, b->scaling) && same_text(a->options, b->options) &&
+         same_text(a->label, b->label) && (ignore_split || same_text(a->split, b->split));
+}
+
+/* See report.h. */
+int gs_report_point_same(const gs_report_row *x, const gs_report_row *y) {
+  if (x->world_size != y->world_size || x->is_coll != y->is_coll) return 0;
+  if (!x->is_coll) return 1;
+  // NaN == NaN is false: an unrecorded size or root matches only itself.
+  int same_bytes = x->coll_bytes == y->coll_bytes || (isnan(x->coll_bytes) && isnan(y->coll_bytes));
+  int same_root = x->coll_root == y->coll_root || (isnan(x->coll_root) && isnan(y->coll_root));
+  return same_bytes && same_root && x->coll_in_place == y->coll_in_place &&
+         same_text(x->coll_op, y->coll_op) && same_text(x->coll_dtype, y->coll_dtype) &&
+         same_text(x->coll_redop, y->coll_redop);
+}
+
+/* See report.h. */
+const char *gs_report_coll_form(int in_place) {
+  return in_place == 1 ? "in-place" : in_place == 0 ? "out-of-place" : "-";
+}
+
+/* See report.h. */
+void gs_report_point_name(const gs_report_row *row, char *out, size_t size) {
+  out[0] = '\0';
+  if (!row->is_coll || size == 0) return;
+  char root[32] = "";
+  if (isfinite(row->coll_root)) snprintf(root, sizeof root, " root %.0f", row->coll_root);
+  snprintf(out, size, "%s %.0f B %s%s%s%s %s", row->coll_op ? row->coll_op : "coll",
+           row->coll_bytes, row->coll_dtype ? row->coll_dtype : "-", row->coll_redop ? " " : "",
+           row->coll_redop ? row->coll_redop : "", root, gs_report_coll_form(row->coll_in_place));
+}
+
+static gs_report_series *find_series(gs_report *r, const gs_report_series *key) {
+  for (size_t i = 0; i < r->n_series; i++)
+    if (gs_report_series_same(&r->series[i], key, 0)) return &r->series[i];
   return NULL;
 }
 
@@ -119,19 +144,15 @@ const gs_report_series *gs_report_split_sibling(const gs_report *r, const gs_rep
                                              const char *split) {
   for (size_t i = 0; i < r->n_series; i++) {
     const gs_report_series *o = &r->series[i];
-    if (o != s && strcmp(o->split, split) == 0 &&
-        same_but_split(o, s->workload, s->backend, s->scaling, s->options, s->label))
-      return o;
+    if (o != s && strcmp(o->split, split) == 0 && gs_report_series_same(o, s, 1)) return o;
   }
   return NULL;
 }
 
 /* One measurement read and analysed on its own, waiting for its series. */
 typedef struct {
-  char workload[64], backend[64], scaling[64];
-  char label[192], split[16]; /* the rest of the series key (gs_report_series) */
-  char *options;              /* canonical JSON; owned until placed */
-  const char *item_unit;
+  gs_report_series key;       /* only the identity members and item_unit; options
+                                 owned until placed */
   gs_report_row row;          /* its ranks and hosts owned until placed */
 } prepared_row;
 
@@ -145,7 +166,7 @@ typedef struct {
 
 static void prepared_free(prepared_doc *d) {
   for (size_t i = 0; i < d->n; i++) {
-    free(d->rows[i].options);
+    free(d->rows[i].key.options);
     free(d->rows[i].row.ranks);
     free(d->rows[i].row.hosts);
   }
@@ -197,9 +218,10 @@ static gs_status prepare_document(gs_report *r, size_t fi, prepared_doc *out) {
   size_t mi = 0;
   for (const cJSON *m = ms->child; m; m = m->next, mi++) {
     prepared_row *p = &out->rows[out->n++];
-    copy_text(p->workload, sizeof p->workload, gs_report_string_of(m, "workload", ""));
-    copy_text(p->backend, sizeof p->backend, gs_report_string_of(m, "backend", ""));
-    copy_text(p->scaling, sizeof p->scaling, gs_report_string_of(m, "scaling", ""));
+    gs_report_series *key = &p->key;
+    copy_text(key->workload, sizeof key->workload, gs_report_string_of(m, "workload", ""));
+    copy_text(key->backend, sizeof key->backend, gs_report_string_of(m, "backend", ""));
+    copy_text(key->scaling, sizeof key->scaling, gs_report_string_of(m, "scaling", ""));
     gs_report_row *row = &p->row;
     row->file = fi;
     row->measurement = mi;
@@ -212,12 +234,12 @@ static gs_status prepare_document(gs_report *r, size_t fi, prepared_doc *out) {
       own = cJSON_GetObjectItemCaseSensitive(
           cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(config, "tasks"), row->task),
           "workload_options");
-    p->options = canonical_json(own ? own : doc_options);
-    if (!p->options) return gs_error(GS_ERR_NOMEM, "%s: out of memory", file);
-    series_label(m, row, p->label, sizeof p->label);
-    copy_text(p->split, sizeof p->split,
+    key->options = canonical_json(own ? own : doc_options);
+    if (!key->options) return gs_error(GS_ERR_NOMEM, "%s: out of memory", file);
+    series_label(m, row, key->label, sizeof key->label);
+    copy_text(key->split, sizeof key->split,
               gs_report_string_of(cJSON_GetObjectItemCaseSensitive(m, "split"), "policy", ""));
-    p->item_unit = gs_report_string_of(cJSON_GetObjectItemCaseSensitive(m, "cost"), "item_unit", NULL);
+    key->item_unit = gs_report_string_of(cJSON_GetObjectItemCaseSensitive(m, "cost"), "item_unit", NULL);
     if ((st = gs_report_breakdown_read(m, file, row)) != GS_OK) return st;
     if ((st = gs_report_rank_extras(doc, m, file, &r->thresholds, row)) != GS_OK) return st;
     // Requests overlap and are not steps in lockstep: no split of a step.
@@ -233,25 +255,18 @@ static gs_status prepare_document(gs_report *r, size_t fi, prepared_doc *out) {
 static gs_status place_document(gs_report *r, prepared_doc *d) {
   for (size_t i = 0; i < d->n; i++) {
     prepared_row *p = &d->rows[i];
-    gs_report_series *s =
-        find_series(r, p->workload, p->backend, p->scaling, p->options, p->label, p->split);
+    gs_report_series *s = find_series(r, &p->key);
     if (!s) {
       gs_report_series *grown = realloc(r->series, (r->n_series + 1) * sizeof *grown);
       if (!grown) return gs_error(GS_ERR_NOMEM, "out of memory");
       r->series = grown;
       s = &r->series[r->n_series++];
-      memset(s, 0, sizeof *s);
-      copy_text(s->workload, sizeof s->workload, p->workload);
-      copy_text(s->backend, sizeof s->backend, p->backend);
-      copy_text(s->scaling, sizeof s->scaling, p->scaling);
-      copy_text(s->label, sizeof s->label, p->label);
-      copy_text(s->split, sizeof s->split, p->split);
-      s->options = p->options;
+      *s = p->key;  // the identity members; rows, verdict and advice start empty
     } else {
-      free(p->options);
+      free(p->key.options);
+      if (!s->item_unit) s->item_unit = p->key.item_unit;
     }
-    p->options = NULL;
-    if (!s->item_unit) s->item_unit = p->item_unit;
+    p->key.options = NULL;
     gs_report_row *rows = realloc(s->rows, (s->n_rows + 1) * sizeof *rows);
     if (!rows) return gs_error(GS_ERR_NOMEM, "out of memory");
     s->rows = rows;

@@ -59,9 +59,10 @@ gs_status gs_report_rank_extras(const cJSON *doc, const cJSON *m, const char *fi
  * document `doc`; members that are absent leave them empty (task -1). */
 void gs_report_placement_read(const cJSON *doc, const cJSON *m, gs_report_row *row);
 
-/* Fills the collective numbers (is_coll, op, bytes, bus and algorithm
- * bandwidth) and the theoretical link bandwidth of the environment's
- * topology, and the cost columns from `prices`. */
+/* Fills the collective numbers (is_coll, op, bytes, data type, reduction,
+ * root, in-place form, bus and algorithm bandwidth) and the theoretical
+ * link bandwidth of the environment's topology, and the cost columns from
+ * `prices`. */
 void gs_report_row_extras(const cJSON *doc, const cJSON *m, const gs_report_prices *prices,
                           gs_report_row *row);
 

@@ -485,6 +485,8 @@ static const char *gpu_name(const cJSON *doc, double device) {
 void gs_report_row_extras(const cJSON *doc, const cJSON *m, const gs_report_prices *prices,
                           gs_report_row *row) {
   row->coll_bytes = row->coll_busbw = row->coll_algbw = row->link_bandwidth = NAN;
+  row->coll_root = NAN;
+  row->coll_in_place = -1;
   row->price_per_hour = row->items_per_dollar = row->dollars_per_million = NAN;
   const cJSON *coll = member(m, "collective");
   const cJSON *wl = member(m, "workload");
@@ -493,6 +495,12 @@ void gs_report_row_extras(const cJSON *doc, const cJSON *m, const gs_report_pric
     const cJSON *op = member(coll, "op");
     row->coll_op = cJSON_IsString(op) ? op->valuestring : NULL;
     row->coll_bytes = number_or_nan(member(coll, "bytes"));
+    const cJSON *dtype = member(coll, "dtype"), *redop = member(coll, "redop");
+    row->coll_dtype = cJSON_IsString(dtype) ? dtype->valuestring : NULL;
+    row->coll_redop = cJSON_IsString(redop) ? redop->valuestring : NULL;
+    row->coll_root = number_or_nan(member(coll, "root"));
+    const cJSON *in_place = member(coll, "in_place");
+    row->coll_in_place = cJSON_IsBool(in_place) ? cJSON_IsTrue(in_place) : -1;
     row->coll_busbw = coll_bandwidth(coll, "busbw");
     row->coll_algbw = coll_bandwidth(coll, "algbw");
     row->link_bandwidth = link_bandwidth(doc);

@@ -39,19 +39,21 @@ static int add_note(gs_compare *c, const char *fmt, ...) {
   return 1;
 }
 
-static int same_series(const gs_report_series *a, const gs_report_series *b) {
-  return strcmp(a->workload, b->workload) == 0 && strcmp(a->backend, b->backend) == 0 &&
-         strcmp(a->scaling, b->scaling) == 0 && strcmp(a->options, b->options) == 0 &&
-         strcmp(a->label, b->label) == 0 && strcmp(a->split, b->split) == 0;
+/* The index among the rows of `s` before `row` with the same point: repeats
+ * of one measurement pair in order (the k-th of BASE with the k-th of NEW). */
+static size_t repeat_index(const gs_report_series *s, size_t row) {
+  size_t k = 0;
+  for (size_t i = 0; i < row; i++) k += gs_report_point_same(&s->rows[i], &s->rows[row]);
+  return k;
 }
 
-/* Rows measure the same thing: the same world size and, for collectives,
- * the same operation and message size. */
-static int same_point(const gs_report_row *x, const gs_report_row *y) {
-  if (x->world_size != y->world_size || x->is_coll != y->is_coll) return 0;
-  if (!x->is_coll) return 1;
-  return x->coll_bytes == y->coll_bytes &&
-         strcmp(x->coll_op ? x->coll_op : "", y->coll_op ? y->coll_op : "") == 0;
+/* The row of `t` at the same point as `x` and with the same repeat index,
+ * or NULL. */
+static const gs_report_row *paired_row(const gs_report_series *t, const gs_report_row *x,
+                                       size_t repeat) {
+  for (size_t b = 0; b < t->n_rows; b++)
+    if (gs_report_point_same(x, &t->rows[b]) && repeat-- == 0) return &t->rows[b];
+  return NULL;
 }
 
 static void mean_var(const double *v, size_t n, double *mean, double *var) {
@@ -61,6 +63,23 @@ static void mean_var(const double *v, size_t n, double *mean, double *var) {
   double ss = 0;
   for (size_t i = 0; i < n; i++) ss += (v[i] - *mean) * (v[i] - *mean);
   *var = n > 1 ? ss / (double)(n - 1) : 0.0;
+}
+
+/* A zeroed row at the end of c->rows (not yet counted in n_rows) with its
+ * names filled in; NULL when out of memory. */
+static gs_compare_row *row_slot(gs_compare *c, size_t series, int world_size, const char *metric,
+                                const char *unit, int higher_is_better) {
+  gs_compare_row *grown = realloc(c->rows, (c->n_rows + 1) * sizeof *grown);
+  if (!grown) return NULL;
+  c->rows = grown;
+  gs_compare_row *row = &c->rows[c->n_rows];
+  memset(row, 0, sizeof *row);
+  row->series = series;
+  row->world_size = world_size;
+  snprintf(row->metric, sizeof row->metric, "%s", metric);
+  row->unit = unit;
+  row->higher_is_better = higher_is_better;
+  return row;
 }
 
 /* One metric row from the raw samples of both sides. */
@@ -73,16 +92,8 @@ static gs_status compare_metric(gs_compare *c, size_t series, int world_size, co
                ? GS_OK
                : gs_error(GS_ERR_NOMEM, "out of memory");
   }
-  gs_compare_row *grown = realloc(c->rows, (c->n_rows + 1) * sizeof *grown);
-  if (!grown) return gs_error(GS_ERR_NOMEM, "out of memory");
-  c->rows = grown;
-  gs_compare_row *row = &c->rows[c->n_rows];
-  memset(row, 0, sizeof *row);
-  row->series = series;
-  row->world_size = world_size;
-  snprintf(row->metric, sizeof row->metric, "%s", metric);
-  row->unit = unit;
-  row->higher_is_better = higher_is_better;
+  gs_compare_row *row = row_slot(c, series, world_size, metric, unit, higher_is_better);
+  if (!row) return gs_error(GS_ERR_NOMEM, "out of memory");
   row->n_base = na;
   row->n_new = nb;
   double va, vb;
@@ -107,15 +118,89 @@ static gs_status compare_metric(gs_compare *c, size_t series, int world_size, co
     row->ci_low = (diff - half) / fabs(row->base_mean);
     row->ci_high = (diff + half) / fabs(row->base_mean);
   }
-  double worse = higher_is_better ? -row->change : row->change;
+  gs_stats sa, sb;
+  if ((st = gs_stats_compute(a, na, &sa)) != GS_OK || (st = gs_stats_compute(b, nb, &sb)) != GS_OK)
+    return st;
+  row->median_change = sa.median != 0 ? sb.median / sa.median - 1.0 : NAN;
+  // The test decides: its p whether there is a change, its direction which
+  // way (never the means, which one outlier can turn around), the change of
+  // the medians whether the change is large enough.
+  int dir = row->test.direction;
+  int agrees = (dir > 0 && row->median_change > 0) || (dir < 0 && row->median_change < 0);
   if (!(row->test.p < c->alpha))
     row->verdict = GS_CHANGE_NOT_SIGNIFICANT;
-  else if (fabs(row->change) <= c->threshold)
+  else if (!agrees || !(fabs(row->median_change) > c->threshold))
+    row->verdict = GS_CHANGE_WITHIN;
+  else
+    row->verdict = (higher_is_better ? dir < 0 : dir > 0) ? GS_CHANGE_REGRESSION
+                                                          : GS_CHANGE_IMPROVEMENT;
+  if (row->verdict == GS_CHANGE_REGRESSION) c->regressions++;
+  return GS_OK;
+}
+
+/* One metric row from a figure each side recorded (no samples): the relative
+ * change against the figure threshold, no significance test. A figure
+ * missing on either side gives a note. */
+static gs_status compare_figure(gs_compare *c, size_t series, int world_size, const char *metric,
+                                const char *unit, int higher_is_better, double x, double y) {
+  if (!isfinite(x) || !isfinite(y) || x == 0) {
+    return add_note(c, "%s at %d ranks: no samples and no figure in %s", metric, world_size,
+                    !isfinite(x) || x == 0 ? "BASE" : "NEW")
+               ? GS_OK
+               : gs_error(GS_ERR_NOMEM, "out of memory");
+  }
+  gs_compare_row *row = row_slot(c, series, world_size, metric, unit, higher_is_better);
+  if (!row) return gs_error(GS_ERR_NOMEM, "out of memory");
+  c->n_rows++;
+  row->figure = 1;
+  row->n_base = row->n_new = 1;
+  row->base_mean = x;
+  row->new_mean = y;
+  row->change = row->median_change = y / x - 1.0;
+  row->ci_low = row->ci_high = NAN;
+  row->test.u = row->test.z = row->test.p = NAN;
+  double worse = higher_is_better ? -row->change : row->change;
+  if (!(fabs(row->change) > c->figure_threshold))
     row->verdict = GS_CHANGE_WITHIN;
   else
     row->verdict = worse > 0 ? GS_CHANGE_REGRESSION : GS_CHANGE_IMPROVEMENT;
   if (row->verdict == GS_CHANGE_REGRESSION) c->regressions++;
   return GS_OK;
+}
+
+static double number_at(const cJSON *obj, const char *name) {
+  const cJSON *x = cJSON_GetObjectItemCaseSensitive(obj, name);
+  return cJSON_IsNumber(x) ? x->valuedouble : NAN;
+}
+
+/* A pair of measurements without raw samples on a side (ingested nccl-tests
+ * or LoadGen results): their recorded figures, higher is better. A
+ * collective's bus bandwidth (algorithm bandwidth where busbw is 0: one
+ * rank); else the throughput (aggregate) and, where
+ * both record it, LoadGen's tokens per second. */
+static gs_status compare_figures(gs_compare *c, size_t si, const gs_report_series *s,
+                                 const gs_report_row *x, const gs_report_row *y,
+                                 const cJSON *mx, const cJSON *my) {
+  int ranks = x->world_size;
+  if (x->is_coll) {
+    char metric[64], point[64];
+    gs_report_point_name(x, point, sizeof point);
+    // On one rank bus bandwidth is 0 by its formula: the algorithm's then.
+    int bus = x->coll_busbw > 0 || y->coll_busbw > 0;
+    snprintf(metric, sizeof metric, "%s %s", point, bus ? "busbw" : "algbw");
+    return compare_figure(c, si, ranks, metric, "B", 1, bus ? x->coll_busbw : x->coll_algbw,
+                          bus ? y->coll_busbw : y->coll_algbw);
+  }
+  const cJSON *ax = cJSON_GetObjectItemCaseSensitive(mx, "aggregate");
+  const cJSON *ay = cJSON_GetObjectItemCaseSensitive(my, "aggregate");
+  gs_status st = compare_figure(c, si, ranks, "throughput", s->item_unit ? s->item_unit : "items",
+                                1, number_at(ax, "throughput_items_per_second"),
+                                number_at(ay, "throughput_items_per_second"));
+  double tx = number_at(cJSON_GetObjectItemCaseSensitive(mx, "mlperf"), "tokens_per_second");
+  double ty = number_at(cJSON_GetObjectItemCaseSensitive(my, "mlperf"), "tokens_per_second");
+  if (st == GS_OK && isfinite(tx) && isfinite(ty))
+    st = compare_figure(c, si, ranks, "tokens/s", "tokens", 1, tx, ty);
+  return st;
 }
 
 static const cJSON *measurement_of(const gs_report *r, const gs_report_row *row) {
@@ -127,6 +212,7 @@ static const cJSON *measurement_of(const gs_report *r, const gs_report_row *row)
 static gs_status compare_rows(gs_compare *c, size_t si, const gs_report_series *s,
                               const gs_report_row *x, const gs_report_row *y) {
   const cJSON *mx = measurement_of(&c->base, x), *my = measurement_of(&c->next, y);
+  if (!x->has_step || !y->has_step) return compare_figures(c, si, s, x, y, mx, my);
   gs_status st = GS_OK;
   int ranks = x->world_size;
   // A collective's ranks all wait for each other: its step time says it all.
@@ -140,8 +226,8 @@ static gs_status compare_rows(gs_compare *c, size_t si, const gs_report_series *
     }
     if (k < 0) {
       char step[64] = "step time";
-      if (x->is_coll)  // one row per message size: name it
-        snprintf(step, sizeof step, "%s %.0f B", x->coll_op ? x->coll_op : "coll", x->coll_bytes);
+      if (x->is_coll)  // one row per op, message size and form: name it
+        gs_report_point_name(x, step, sizeof step);
       st = compare_metric(c, si, ranks, step, "s", 0, a, na, b, nb);
       // Throughput per step: items_per_step / step time, when both know the
       // items. Request-based samples are latencies of overlapping requests:
@@ -183,10 +269,11 @@ static void series_label(char *buf, size_t size, const gs_report_series *s) {
 
 /* See compare.h. */
 gs_status gs_compare_load(const char *base_path, const char *new_path, double alpha,
-                          double threshold, gs_compare *out) {
+                          double threshold, double figure_threshold, gs_compare *out) {
   memset(out, 0, sizeof *out);
   out->alpha = alpha;
   out->threshold = threshold;
+  out->figure_threshold = figure_threshold;
   gs_report_thresholds th = {GS_REPORT_MODERATE_DEFAULT, GS_REPORT_CRITICAL_DEFAULT};
   gs_status st = gs_report_load(&base_path, 1, &th, &out->base);
   if (st == GS_OK) st = gs_report_load(&new_path, 1, &th, &out->next);
@@ -194,7 +281,7 @@ gs_status gs_compare_load(const char *base_path, const char *new_path, double al
     const gs_report_series *s = &out->base.series[i];
     const gs_report_series *t = NULL;
     for (size_t j = 0; j < out->next.n_series && !t; j++)
-      if (same_series(s, &out->next.series[j])) t = &out->next.series[j];
+      if (gs_report_series_same(s, &out->next.series[j], 0)) t = &out->next.series[j];
     char label[512];
     series_label(label, sizeof label, s);
     if (!t) {
@@ -202,28 +289,43 @@ gs_status gs_compare_load(const char *base_path, const char *new_path, double al
       continue;
     }
     for (size_t a = 0; a < s->n_rows && st == GS_OK; a++) {
-      const gs_report_row *x = &s->rows[a], *y = NULL;
-      for (size_t b = 0; b < t->n_rows && !y; b++)
-        if (same_point(x, &t->rows[b])) y = &t->rows[b];
+      const gs_report_row *x = &s->rows[a];
+      const gs_report_row *y = paired_row(t, x, repeat_index(s, a));
       if (!y) {
-        if (!add_note(out, "only in BASE: %s at %d ranks%s", label, x->world_size,
-                      x->is_coll ? " (this message size)" : ""))
+        char point[128];
+        gs_report_point_name(x, point, sizeof point);
+        if (!add_note(out, "only in BASE: %s at %d ranks%s%s", label, x->world_size,
+                      point[0] ? ", " : "", point))
           st = gs_error(GS_ERR_NOMEM, "out of memory");
         continue;
       }
       st = compare_rows(out, i, s, x, y);
     }
+    for (size_t b = 0; b < t->n_rows && st == GS_OK; b++) {
+      const gs_report_row *y = &t->rows[b];
+      if (paired_row(s, y, repeat_index(t, b))) continue;
+      char point[128];
+      gs_report_point_name(y, point, sizeof point);
+      if (!add_note(out, "only in NEW: %s at %d ranks%s%s", label, y->world_size,
+                    point[0] ? ", " : "", point))
+        st = gs_error(GS_ERR_NOMEM, "out of memory");
+    }
   }
   for (size_t j = 0; j < out->next.n_series && st == GS_OK; j++) {
     int found = 0;
     for (size_t i = 0; i < out->base.n_series; i++)
-      found |= same_series(&out->base.series[i], &out->next.series[j]);
+      found |= gs_report_series_same(&out->base.series[i], &out->next.series[j], 0);
     char label[512];
     series_label(label, sizeof label, &out->next.series[j]);
     if (!found && !add_note(out, "only in NEW: %s", label))
       st = gs_error(GS_ERR_NOMEM, "out of memory");
   }
-  if (st == GS_OK && out->n_rows == 0) {
+  if (st == GS_OK && out->base.n_series == 0 && out->next.n_series == 0) {
+    // An info or p2p document: nothing measured per series, nothing changed.
+    if (!add_note(out, "neither document holds a measurement (e.g. gpuscale info or p2p): "
+                       "nothing to compare"))
+      st = gs_error(GS_ERR_NOMEM, "out of memory");
+  } else if (st == GS_OK && out->n_rows == 0) {
     char what[2048] = "";
     for (size_t i = 0; i < out->n_notes; i++) {
       size_t len = strlen(what);
@@ -259,6 +361,7 @@ static cJSON *compare_json(const gs_compare *c) {
   cJSON_AddStringToObject(doc, "new", c->next.files[0]);
   gs_json_add_number(doc, "alpha", c->alpha);
   gs_json_add_number(doc, "threshold", c->threshold);
+  gs_json_add_number(doc, "figure_threshold", c->figure_threshold);
   cJSON_AddNumberToObject(doc, "regressions", (double)c->regressions);
   cJSON *rows = cJSON_AddArrayToObject(doc, "metrics");
   for (size_t i = 0; rows && i < c->n_rows; i++) {
@@ -268,6 +371,8 @@ static cJSON *compare_json(const gs_compare *c) {
     if (!o) break;
     cJSON_AddItemToArray(rows, o);
     cJSON_AddStringToObject(o, "workload", s->workload);
+    cJSON_AddStringToObject(o, "label", s->label);
+    cJSON_AddStringToObject(o, "split", s->split);
     cJSON_AddStringToObject(o, "backend", s->backend);
     cJSON_AddStringToObject(o, "scaling", s->scaling);
     cJSON_AddNumberToObject(o, "world_size", r->world_size);
@@ -281,6 +386,8 @@ static cJSON *compare_json(const gs_compare *c) {
     gs_json_add_number(o, "change", r->change);
     gs_json_add_number(o, "change_ci95_low", r->ci_low);
     gs_json_add_number(o, "change_ci95_high", r->ci_high);
+    gs_json_add_number(o, "median_change", r->median_change);
+    cJSON_AddBoolToObject(o, "figure", r->figure);
     gs_json_add_number(o, "u", r->test.u);
     gs_json_add_number(o, "z", r->test.z);
     gs_json_add_number(o, "p", r->test.p);
@@ -308,40 +415,66 @@ gs_status gs_compare_render(FILE *out, const gs_compare *c, gs_compare_format fo
                     "threshold %g%%\n\n"
                   : "gpuscale compare: BASE %s, NEW %s; significance level %g, threshold %g%%\n\n",
           c->base.files[0], c->next.files[0], c->alpha, 100.0 * c->threshold);
+  int metric_width = 20, figures = 0;
+  for (size_t i = 0; i < c->n_rows; i++) {
+    int len = (int)strlen(c->rows[i].metric);
+    if (len > metric_width) metric_width = len;
+    figures |= c->rows[i].figure;
+  }
   if (md)
-    fputs("| workload | ranks | metric | base | new | change | 95% CI | U | p | verdict |\n"
-          "|:---|---:|:---|---:|---:|---:|---:|---:|---:|:---|\n", out);
+    fputs("| workload | ranks | metric | base | new | change | 95% CI | median | U | p | verdict |\n"
+          "|:---|---:|:---|---:|---:|---:|---:|---:|---:|---:|:---|\n", out);
   else
-    fprintf(out, "%-12s %5s %-20s %18s %18s %8s %19s %9s %9s  %s\n", "workload", "ranks", "metric",
-            "base", "new", "change", "95% CI", "U", "p", "verdict");
+    fprintf(out, "%-12s %5s %-*s %18s %18s %8s %19s %8s %9s %9s  %s\n", "workload", "ranks",
+            metric_width, "metric", "base", "new", "change", "95% CI", "median", "U", "p",
+            "verdict");
   for (size_t i = 0; i < c->n_rows; i++) {
     const gs_compare_row *r = &c->rows[i];
-    char base[64], next[64], change[32], ci[48], p[32];
+    char base[64], next[64], change[32], ci[48], median[32], u[32], p[32];
     fmt_value(base, sizeof base, r->base_mean, r->unit);
     fmt_value(next, sizeof next, r->new_mean, r->unit);
     snprintf(change, sizeof change, "%+.2f%%", 100.0 * r->change);
-    snprintf(ci, sizeof ci, "[%+.2f%%, %+.2f%%]", 100.0 * r->ci_low, 100.0 * r->ci_high);
-    snprintf(p, sizeof p, "%.3g%s", r->test.p, r->test.exact ? "*" : "");
+    snprintf(median, sizeof median, "%+.2f%%", 100.0 * r->median_change);
+    if (r->figure) {  // one figure a side: no interval, no test
+      snprintf(ci, sizeof ci, "-");
+      snprintf(u, sizeof u, "-");
+      snprintf(p, sizeof p, "-");
+    } else {
+      snprintf(ci, sizeof ci, "[%+.2f%%, %+.2f%%]", 100.0 * r->ci_low, 100.0 * r->ci_high);
+      snprintf(u, sizeof u, "%g", r->test.u);
+      snprintf(p, sizeof p, "%.3g%s", r->test.p, r->test.exact ? "*" : "");
+    }
     const gs_report_series *s = &c->base.series[r->series];
     char wl[256];
     gs_report_series_name(s, wl, sizeof wl);
     if (md)
-      fprintf(out, "| %s | %d | %s | %s | %s | %s | %s | %g | %s | %s |\n", wl, r->world_size,
-              r->metric, base, next, change, ci, r->test.u, p, gs_change_verdict_name(r->verdict));
+      fprintf(out, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", wl, r->world_size,
+              r->metric, base, next, change, ci, median, u, p, gs_change_verdict_name(r->verdict));
     else
-      fprintf(out, "%-12s %5d %-20s %18s %18s %8s %19s %9g %9s  %s\n", wl, r->world_size,
-              r->metric, base, next, change, ci, r->test.u, p, gs_change_verdict_name(r->verdict));
+      fprintf(out, "%-12s %5d %-*s %18s %18s %8s %19s %8s %9s %9s  %s\n", wl, r->world_size,
+              metric_width, r->metric, base, next, change, ci, median, u, p,
+              gs_change_verdict_name(r->verdict));
   }
-  fprintf(out, "\n%sp: two-sided Mann-Whitney U test of NEW against BASE (* exact, else normal "
+  fprintf(out, "\np: two-sided Mann-Whitney U test of NEW against BASE (* exact, else normal "
                "approximation with tie and continuity correction); change = NEW/BASE - 1 of the "
-               "means with a Welch 95%% interval.\n",
-          md ? "" : "");
+               "means with a Welch 95%% interval; the verdict takes its direction from the U "
+               "test and its size from the change of the medians.\n");
+  if (figures)
+    fprintf(out, "Rows with p '-' have no raw samples (ingested results): their recorded "
+                 "figures are compared, no significance test was possible; a change beyond "
+                 "%g%% (--figure-threshold) counts.\n", 100.0 * c->figure_threshold);
   for (size_t i = 0; i < c->n_notes; i++) fprintf(out, md ? "- note: %s\n" : "note: %s\n", c->notes[i]);
+  char rule[160];
+  snprintf(rule, sizeof rule, "p < %g and worse by more than %g%%%s", c->alpha,
+           100.0 * c->threshold, figures ? "; figures worse by more than " : "");
+  if (figures) {
+    size_t len = strlen(rule);
+    snprintf(rule + len, sizeof rule - len, "%g%%", 100.0 * c->figure_threshold);
+  }
   if (c->regressions)
-    fprintf(out, "\n%zu significant regression%s (p < %g and worse by more than %g%%)\n",
-            c->regressions, c->regressions == 1 ? "" : "s", c->alpha, 100.0 * c->threshold);
+    fprintf(out, "\n%zu significant regression%s (%s)\n", c->regressions,
+            c->regressions == 1 ? "" : "s", rule);
   else
-    fprintf(out, "\nno significant regression (p < %g and worse by more than %g%%)\n", c->alpha,
-            100.0 * c->threshold);
+    fprintf(out, "\nno significant regression (%s)\n", rule);
   return ferror(out) ? GS_ERR_IO : GS_OK;
 }

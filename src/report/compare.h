@@ -10,9 +10,14 @@
 #include "core/ranktest.h"
 #include "report/report.h"
 
+/* The verdict of one metric. With samples: significance from the U test,
+ * the direction from the test (gs_ranktest.direction), the size from the
+ * change of the medians. Without samples (figures of ingested documents):
+ * the change of the figures against the figure threshold alone. */
 typedef enum {
   GS_CHANGE_NOT_SIGNIFICANT = 0, /* p >= alpha */
-  GS_CHANGE_WITHIN,              /* significant, but |change| <= threshold */
+  GS_CHANGE_WITHIN,              /* significant (or a figure), but not by more than the threshold
+                                    in the test's direction */
   GS_CHANGE_IMPROVEMENT,         /* significant and better by more than the threshold */
   GS_CHANGE_REGRESSION           /* significant and worse by more than the threshold */
 } gs_change_verdict;
@@ -28,8 +33,11 @@ typedef struct {
   int higher_is_better;
   size_t n_base, n_new;
   double base_mean, new_mean;
-  double change;             /* (new - base) / base */
+  double change;             /* (new - base) / base of the means */
   double ci_low, ci_high;    /* 95% interval of the change (Welch), as fractions of base */
+  double median_change;      /* median(new) / median(base) - 1: the size the verdict uses */
+  int figure;                /* 1: compared by recorded figures (no samples): no test, the
+                                test members are NaN and change == median_change */
   gs_ranktest test;
   gs_change_verdict verdict;
 } gs_compare_row;
@@ -38,6 +46,7 @@ typedef struct {
   gs_report base, next;      /* both documents, analysed */
   double alpha;              /* significance level */
   double threshold;          /* fraction: smallest change that counts */
+  double figure_threshold;   /* fraction: the same for figures compared without samples */
   size_t n_rows;
   gs_compare_row *rows;      /* owned */
   size_t n_notes;
@@ -45,12 +54,16 @@ typedef struct {
   size_t regressions;
 } gs_compare;
 
-/* Reads and compares BASE and NEW. Measurements are paired by series
- * (workload, backend, scaling, workload options) and world size, first
- * match in file order. GS_ERR_FORMAT when the two share no measurement
- * (the error lists what each holds), plus gs_report_load's errors. */
+/* Reads and compares BASE and NEW. Measurements are paired by the series
+ * identity (gs_report_series_same) and point (gs_report_point_same), the
+ * k-th repeat of a point with the k-th. Pairs with raw samples are tested
+ * (alpha, threshold: fractions); pairs where a side has none are compared
+ * by their recorded figures against `figure_threshold` (a fraction).
+ * GS_ERR_FORMAT when the two share no measurement (the error lists what
+ * each holds) unless neither has any measurement (then no rows and a
+ * note), plus gs_report_load's errors. */
 gs_status gs_compare_load(const char *base_path, const char *new_path, double alpha,
-                          double threshold, gs_compare *out);
+                          double threshold, double figure_threshold, gs_compare *out);
 
 void gs_compare_free(gs_compare *c);
 

@@ -131,51 +131,93 @@ static int series_plots(plotter *pl, const gs_report_series *s, size_t si, const
   return 1;
 }
 
-/* Bus bandwidth against message size for a collective series. */
+/* 1 when collective rows x and y belong on one busbw line: the same point
+ * (gs_report_point_same) but for the message size. */
+static int same_line(const gs_report_row *x, const gs_report_row *y) {
+  gs_report_row sized = *y;
+  sized.coll_bytes = x->coll_bytes;
+  return gs_report_point_same(x, &sized);
+}
+
+static int plottable(const gs_report_row *row) {
+  return isfinite(row->coll_busbw) && row->coll_bytes > 0;
+}
+
+/* Bus bandwidth against message size for a collective series: one line
+ * per op and in-place form (and data type, reduction, root and rank count
+ * where they differ), one data block per line in the .dat file. */
 static int busbw_plot(plotter *pl, const gs_report_series *s, size_t si, const char *title) {
   size_t n = 0;
-  double link = NAN;
+  double link = NAN, lo = INFINITY, hi = 0;
+  int multi_ws = 0;
   for (size_t i = 0; i < s->n_rows; i++) {
-    n += isfinite(s->rows[i].coll_busbw) && s->rows[i].coll_bytes > 0;
-    if (isfinite(s->rows[i].link_bandwidth)) link = s->rows[i].link_bandwidth;
+    const gs_report_row *row = &s->rows[i];
+    if (plottable(row)) {
+      n++;
+      lo = fmin(lo, row->coll_bytes);
+      hi = fmax(hi, row->coll_bytes);
+    }
+    if (isfinite(row->link_bandwidth)) link = row->link_bandwidth;
+    multi_ws |= row->world_size != s->rows[0].world_size;
   }
   if (n == 0) return 1;
+  // first[k]: the first row of line k; pts: a line's (bytes, GB/s), sorted.
+  size_t *first = malloc(n * sizeof *first);
   double (*pts)[2] = malloc(n * sizeof *pts);
-  if (!pts) return 0;
-  n = 0;
-  for (size_t i = 0; i < s->n_rows; i++)
-    if (isfinite(s->rows[i].coll_busbw) && s->rows[i].coll_bytes > 0) {
-      pts[n][0] = s->rows[i].coll_bytes;
-      pts[n++][1] = s->rows[i].coll_busbw / 1e9;
+  size_t cmd_size = 512 + 256 * n;
+  char *cmd = malloc(cmd_size);
+  FILE *f = first && pts && cmd
+                ? plot_begin(pl, si, -1, "bus bandwidth against message size, one line per "
+                                         "operation and in-place form; dashed: the link's "
+                                         "theoretical bandwidth", "s%zu-busbw", si)
+                : NULL;
+  int ok = f != NULL;
+  size_t lines = 0;
+  for (size_t i = 0; ok && i < s->n_rows; i++) {
+    const gs_report_row *row = &s->rows[i];
+    int seen = 0;
+    for (size_t k = 0; k < lines && !seen; k++) seen = same_line(&s->rows[first[k]], row);
+    if (!plottable(row) || seen) continue;
+    size_t np = 0;
+    for (size_t j = i; j < s->n_rows; j++)
+      if (plottable(&s->rows[j]) && same_line(row, &s->rows[j])) {
+        pts[np][0] = s->rows[j].coll_bytes;
+        pts[np++][1] = s->rows[j].coll_busbw / 1e9;
+      }
+    qsort(pts, np, sizeof *pts, compare_doubles);  // the first member is the key
+    // gnuplot data blocks are separated by two blank lines ("index k").
+    fprintf(f, "%s# %s %s\n", lines ? "\n\n" : "", row->coll_op ? row->coll_op : "coll",
+            gs_report_coll_form(row->coll_in_place));
+    for (size_t j = 0; j < np; j++) fprintf(f, "%.17g %.17g\n", pts[j][0], pts[j][1]);
+    first[lines++] = i;
+  }
+  if (f) ok = plot_end(f) && ok;
+  if (ok) {
+    const char *name = pl->plots->p[pl->plots->n - 1].name;
+    fprintf(pl->script, "reset\nset title '%s: bus bandwidth'\nset xlabel 'message size (bytes)'\n"
+                        "set ylabel 'busbw (GB/s)'\nset logscale x 2\nset xtics 1, 16\n"
+                        "set format x '%%.0b %%BB'\nset grid\nset key top left reverse Left\n"
+                        "set yrange [0:*]\nset offsets 0, 0, graph 0.1, 0\n"
+                        "set xrange [%.17g:%.17g]\n", title, lo / 1.5, hi * 1.5);
+    size_t at = (size_t)snprintf(cmd, cmd_size, "plot");
+    for (size_t k = 0; k < lines && at < cmd_size; k++) {
+      const gs_report_row *row = &s->rows[first[k]];
+      char ranks[32] = "";
+      if (multi_ws) snprintf(ranks, sizeof ranks, ", %d ranks", row->world_size);
+      at += (size_t)snprintf(cmd + at, cmd_size - at,
+                             "%s '%s.dat' index %zu using 1:2 with linespoints lw 2 pt 7 "
+                             "title '%s %s%s'", k ? "," : "", name, k,
+                             row->coll_op ? row->coll_op : "coll", gs_report_coll_form(row->coll_in_place), ranks);
     }
-  qsort(pts, n, sizeof *pts, compare_doubles);  // the first member is the key
-  FILE *f = plot_begin(pl, si, -1, "bus bandwidth against message size; dashed: the link's "
-                                   "theoretical bandwidth", "s%zu-busbw", si);
-  if (!f) {
-    free(pts);
-    return 0;
+    if (isfinite(link) && at < cmd_size)
+      snprintf(cmd + at, cmd_size - at, ", %.17g with lines dt 2 lc rgb 'gray40' title 'link'",
+               link / 1e9);
+    script_outputs(pl->script, name, cmd);
   }
-  for (size_t i = 0; i < n; i++) fprintf(f, "%.17g %.17g\n", pts[i][0], pts[i][1]);
-  if (!plot_end(f)) {
-    free(pts);
-    return 0;
-  }
-  const char *name = pl->plots->p[pl->plots->n - 1].name;
-  fprintf(pl->script, "reset\nset title '%s: bus bandwidth'\nset xlabel 'message size (bytes)'\n"
-                      "set ylabel 'busbw (GB/s)'\nset logscale x 2\nset xtics 1, 16\n"
-                      "set format x '%%.0b %%BB'\nset grid\nset key bottom right\n"
-                      "set yrange [0:*]\nset offsets 0, 0, graph 0.1, 0\n"
-                      "set xrange [%.17g:%.17g]\n", title, pts[0][0] / 1.5, pts[n - 1][0] * 1.5);
-  char cmd[512];
-  if (isfinite(link))
-    snprintf(cmd, sizeof cmd, "plot '%s.dat' using 1:2 with linespoints lw 2 pt 7 title 'busbw', "
-                              "%.17g with lines dt 2 lc rgb 'gray40' title 'link'", name, link / 1e9);
-  else
-    snprintf(cmd, sizeof cmd, "plot '%s.dat' using 1:2 with linespoints lw 2 pt 7 title 'busbw'",
-             name);
-  script_outputs(pl->script, name, cmd);
+  free(first);
   free(pts);
-  return 1;
+  free(cmd);
+  return ok;
 }
 
 /* Latency CDF and throughput of each rank of row `ri` (2+ ranks). */

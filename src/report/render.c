@@ -98,24 +98,28 @@ static gs_status request_table(gs_render_writer *w, const gs_report_series *s) {
 static gs_status collective_table(gs_render_writer *w, const gs_report_series *s) {
   if (s->n_rows == 0 || !s->rows[0].is_coll) return GS_OK;
   gs_render_block(w, -1, "  ", "Collective bandwidth (GB/s = 10^9 bytes/s)");
-  static const char *const head[] = {"op",         "ranks",      "bytes",     "time us",
-                                     "algbw GB/s", "busbw GB/s", "link GB/s", "busbw/link",
-                                     "status"};
-  static const int left[] = {1, 0, 0, 0, 0, 0, 0, 0, 1};
+  // One line per op, size and form: the form and data type are named, so a
+  // size measured in place and out of place reads as two different rows.
+  static const char *const head[] = {"op",      "ranks",      "bytes",      "type",
+                                     "form",    "time us",    "algbw GB/s", "busbw GB/s",
+                                     "link GB/s", "busbw/link", "status"};
+  static const int left[] = {1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1};
   gs_render_table t;
-  gs_render_table_init(&t, 9, head, left);
+  gs_render_table_init(&t, 11, head, left);
   for (size_t i = 0; i < s->n_rows; i++) {
     const gs_report_row *row = &s->rows[i];
     char(*c)[GS_RENDER_CELL] = gs_render_table_row(&t);
     gs_render_cellf(c[0], "%s", row->coll_op ? row->coll_op : "-");
     gs_render_cellf(c[1], "%d", row->world_size);
     gs_render_fixed(c[2], row->coll_bytes, 0, "");
-    gs_render_fixed(c[3], row->has_step ? 1e6 * row->step.mean : NAN, 2, "");
-    gs_render_fixed(c[4], row->coll_algbw / 1e9, 2, "");
-    gs_render_fixed(c[5], row->coll_busbw / 1e9, 2, "");
-    gs_render_fixed(c[6], row->link_bandwidth / 1e9, 1, "");
-    gs_render_pct(c[7], row->coll_busbw / row->link_bandwidth);
-    gs_render_cellf(c[8], "%s", row->status);
+    gs_render_cellf(c[3], "%s", row->coll_dtype ? row->coll_dtype : "-");
+    gs_render_cellf(c[4], "%s", gs_report_coll_form(row->coll_in_place));
+    gs_render_fixed(c[5], row->has_step ? 1e6 * row->step.mean : NAN, 2, "");
+    gs_render_fixed(c[6], row->coll_algbw / 1e9, 2, "");
+    gs_render_fixed(c[7], row->coll_busbw / 1e9, 2, "");
+    gs_render_fixed(c[8], row->link_bandwidth / 1e9, 1, "");
+    gs_render_pct(c[9], row->coll_busbw / row->link_bandwidth);
+    gs_render_cellf(c[10], "%s", row->status);
   }
   return gs_render_table_done(w, &t, "    ");
 }

@@ -49,7 +49,9 @@ static const cJSON *rank_samples(const cJSON *rk) {
 }
 
 /* The fields before "iteration" of every row of one run, with their commas:
- * "file,workload,backend,scaling,world_size,run,". */
+ * "file,workload,backend,scaling,world_size,op,bytes,dtype,form,run,"; the
+ * collective's op, message size, data type and in-place form are empty for
+ * a workload's measurement. */
 static void csv_prefix(FILE *mem, const gs_report *r, size_t fi, const cJSON *m, size_t run) {
   const cJSON *ws = cJSON_GetObjectItemCaseSensitive(m, "world_size");
   const cJSON *wl = cJSON_GetObjectItemCaseSensitive(m, "workload");
@@ -62,7 +64,19 @@ static void csv_prefix(FILE *mem, const gs_report *r, size_t fi, const cJSON *m,
   csv_field(mem, cJSON_IsString(be) ? be->valuestring : "");
   fputc(',', mem);
   csv_field(mem, cJSON_IsString(sc) ? sc->valuestring : "");
-  fprintf(mem, ",%.0f,%zu,", cJSON_IsNumber(ws) ? ws->valuedouble : 0.0, run);
+  fprintf(mem, ",%.0f,", cJSON_IsNumber(ws) ? ws->valuedouble : 0.0);
+  const cJSON *coll = cJSON_GetObjectItemCaseSensitive(m, "collective");
+  const cJSON *op = cJSON_GetObjectItemCaseSensitive(coll, "op");
+  const cJSON *bytes = cJSON_GetObjectItemCaseSensitive(coll, "bytes");
+  const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(coll, "dtype");
+  const cJSON *in_place = cJSON_GetObjectItemCaseSensitive(coll, "in_place");
+  csv_field(mem, cJSON_IsString(op) ? op->valuestring : "");
+  fputc(',', mem);
+  if (cJSON_IsNumber(bytes)) fprintf(mem, "%.0f", bytes->valuedouble);
+  fputc(',', mem);
+  csv_field(mem, cJSON_IsString(dtype) ? dtype->valuestring : "");
+  int form = cJSON_IsBool(in_place) ? cJSON_IsTrue(in_place) : -1;
+  fprintf(mem, ",%s,%zu,", coll ? gs_report_coll_form(form) : "", run);
 }
 
 /* See render_internal.h. One row per sample: the step time of each
@@ -70,7 +84,8 @@ static void csv_prefix(FILE *mem, const gs_report *r, size_t fi, const cJSON *m,
  * clock when recorded, else wall); the analysis has already validated the
  * structure. */
 gs_status gs_report_render_csv(FILE *out, const gs_report *r) {
-  fputs("file,workload,backend,scaling,world_size,run,iteration,rank,seconds\n", out);
+  fputs("file,workload,backend,scaling,world_size,op,bytes,dtype,form,run,iteration,rank,seconds\n",
+        out);
   char buf[64];
   for (size_t fi = 0; fi < r->n_files; fi++) {
     const cJSON *ms = cJSON_GetObjectItemCaseSensitive(r->docs[fi], "measurements");

@@ -169,6 +169,14 @@ static cJSON *row_json(const gs_report *r, const gs_report_row *row) {
     if (c) {
       add_string_or_null(c, "op", row->coll_op);
       gs_json_add_number(c, "bytes", row->coll_bytes);
+      add_string_or_null(c, "dtype", row->coll_dtype);
+      add_string_or_null(c, "redop", row->coll_redop);
+      gs_json_add_number(c, "root", row->coll_root);
+      if (row->coll_in_place >= 0)
+        cJSON_AddBoolToObject(c, "in_place", row->coll_in_place);
+      else
+        cJSON_AddNullToObject(c, "in_place");
+      cJSON_AddStringToObject(c, "form", gs_report_coll_form(row->coll_in_place));
       gs_json_add_number(c, "algbw_bytes_per_second", row->coll_algbw);
       gs_json_add_number(c, "busbw_bytes_per_second", row->coll_busbw);
       gs_json_add_number(c, "link_bytes_per_s", row->link_bandwidth);

@@ -151,6 +151,10 @@ typedef struct {
   int is_coll;
   const char *coll_op;       /* collective.op or NULL */
   double coll_bytes;         /* collective.bytes */
+  const char *coll_dtype;    /* collective.dtype or NULL */
+  const char *coll_redop;    /* collective.redop or NULL (no reduction) */
+  double coll_root;          /* collective.root, NaN when null (no root) */
+  int coll_in_place;         /* collective.in_place: 1 in place, 0 out of place, -1 not recorded */
   double coll_busbw;         /* bytes/s */
   double coll_algbw;         /* bytes/s */
   double link_bandwidth;     /* theoretical bytes/s of the best GPU link (topology), NaN unknown */
@@ -243,6 +247,31 @@ gs_status gs_report_load_with(const char *const *paths, size_t n, const gs_repor
 
 /* Frees everything `r` owns and zeroes it. Safe on a zeroed report. */
 void gs_report_free(gs_report *r);
+
+/* The one series identity (docs/report.md#series), used by the analysis to
+ * gather rows into series, by compare to pair series and by the plots:
+ * 1 when `a` and `b` have the same workload, backend, scaling, canonical
+ * workload options (they hold e.g. an llm's --tp and a coll sweep's
+ * options), label (variant, scenario, plan task) and, unless
+ * `ignore_split`, split policy. Only those members of `a` and `b` are
+ * read. */
+int gs_report_series_same(const gs_report_series *a, const gs_report_series *b, int ignore_split);
+
+/* The point of a row within its series: 1 when `x` and `y` have the same
+ * world size and, for collectives, the same op, message size, data type,
+ * reduction, root and in-place form. Rows of one series with the same
+ * point are repeats of one measurement. */
+int gs_report_point_same(const gs_report_row *x, const gs_report_row *y);
+
+/* The in-place form of a collective in words: "in-place" (in_place 1),
+ * "out-of-place" (0) or "-" (not recorded, -1), as gs_report_row's
+ * coll_in_place holds it. */
+const char *gs_report_coll_form(int in_place);
+
+/* The point of `row` in words into `out`: "" for a workload row (its world
+ * size is a column of its own), "allreduce 1048576 B float sum in-place"
+ * (with "root R" where there is one) for a collective row. */
+void gs_report_point_name(const gs_report_row *row, char *out, size_t size);
 
 /* "WORKLOAD (LABEL, split POLICY)" of series `s` (only the parts it has,
  * e.g. "mlp (variant batch=8)" or plain "voxelize") into `out`. */
