@@ -2,6 +2,8 @@
  * and docs/report.md). */
 #include "core/scaling.h"
 
+#include "core/format.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -147,15 +149,17 @@ void gs_scaling_assess(const gs_scaling_point *points, size_t n, double base_thr
 void gs_scaling_verdict_sentence(const gs_scaling_assessment *a, const char *series,
                                  const char *backend, const char *item_unit, char *out,
                                  size_t size) {
-  char words[64], rule[32];
+  char words[64], rule[32], rate[32], ideal[32];
   gs_scaling_verdict_words(a->verdict, backend, words, sizeof words);
   verdict_rule(a->verdict, rule, sizeof rule);
+  // Rates with an SI prefix ("12.9 G"), never e-notation.
+  gs_format_rate(a->throughput, rate, sizeof rate);
+  gs_format_rate(a->ideal_throughput, ideal, sizeof ideal);
   snprintf(out, size,
            "%s: %s: speedup %.2fx at %d ranks (%s), efficiency %.1f%%, Karp-Flatt serial "
-           "fraction %.3f, throughput %.4g of ideal %.4g %s/s",
-           series, words, a->speedup, a->world_size, rule,
-           100.0 * a->efficiency, a->karp_flatt, a->throughput, a->ideal_throughput,
-           item_unit ? item_unit : "items");
+           "fraction %.3f, throughput %s%s/s of ideal %s%s/s",
+           series, words, a->speedup, a->world_size, rule, 100.0 * a->efficiency, a->karp_flatt,
+           rate, item_unit ? item_unit : "items", ideal, item_unit ? item_unit : "items");
 }
 
 /* See scaling.h. */
