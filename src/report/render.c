@@ -417,13 +417,11 @@ static gs_status render_html(gs_render_writer *w, const gs_report *r) {
 
 /* See render.h. */
 gs_status gs_report_print_json(FILE *out, cJSON *doc) {
-  char *text = doc ? cJSON_Print(doc) : NULL;
+  if (!doc) return GS_ERR_NOMEM;
+  // As result files are written: two-space indent, doubles in full.
+  gs_status st = gs_json_print(out, doc);
   cJSON_Delete(doc);
-  if (!text) return GS_ERR_NOMEM;
-  fputs(text, out);
-  fputs("\n", out);
-  cJSON_free(text);
-  return ferror(out) ? GS_ERR_IO : GS_OK;
+  return st;
 }
 
 /* See render.h. */
