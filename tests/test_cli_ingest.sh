@@ -41,6 +41,56 @@ expect 0 "mlperf: backend -" -- report "$work/mlperf-offline.json"
 expect 0 "coll: backend cuda" -- report "$work/nccl-all-gather-json.json"
 expect 0 "INVALID; recorded as a failed verification" -- ingest mlperf mlperf/server-invalid/rank0 -o "$work/note.json"
 
+# Genuine LoadGen logs (tests/data/ingest/loadgen/README.md): the report of
+# each ingested run shows the summary file's figures. summary KEY DIR: the
+# value of "KEY : V" in DIR's summary.
+summary() { sed -n "s/^$1 *: *//p" "$2/mlperf_log_summary.txt" | head -n 1; }
+# ms NS: nanoseconds as the report's milliseconds (3 decimals)
+ms() { awk -v ns="$1" 'BEGIN { printf "%.3f", ns / 1e6 }'; }
+for run in offline-valid offline-invalid server-valid server-invalid singlestream-valid singlestream-invalid; do
+  dir=loadgen/$run/node0
+  "$bin" ingest mlperf -q -o "$work/$run.json" "$dir" >"$work/log" 2>&1 || { fail "ingest $dir: $(cat "$work/log")"; continue; }
+  "$bin" report "$work/$run.json" >"$work/$run.txt" 2>&1 || { fail "report $run: $(cat "$work/$run.txt")"; continue; }
+  line=$(grep -E '^ +1 +0 +(Offline|Server|SingleStream) ' "$work/$run.txt")
+  [ -n "$line" ] || { fail "report $run: no LoadGen row"; continue; }
+  set -- $line
+  scen=$(summary Scenario "$dir"); result=$(summary "Result is" "$dir")
+  [ "$3" = "$scen" ] || fail "$run: scenario '$3', summary says '$scen'"
+  [ "$4" = "$result" ] || fail "$run: result '$4', summary says '$result'"
+  case $scen in
+    Offline) rate=$(summary "Samples per second" "$dir") ;;
+    Server) rate=$(summary "Completed samples per second" "$dir") ;;
+    *) rate=$(summary "QPS w\/ loadgen overhead" "$dir") ;;
+  esac
+  # the summary rounds to 2 decimals (Offline: 6 digits); the report shows the detail log's
+  awk -v a="$5" -v b="$rate" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.01 * (b > 100 ? b / 100 : 1)) }' ||
+    fail "$run: samples/s $5, summary says $rate"
+  [ "$8" = "$(ms "$(summary 'Mean latency (ns)' "$dir")")" ] || fail "$run: mean ms $8, summary $(summary 'Mean latency (ns)' "$dir") ns"
+  [ "$9" = "$(ms "$(summary '50.00 percentile latency (ns)' "$dir")")" ] || fail "$run: p50 ms $9"
+  [ "${10}" = "$(ms "$(summary '90.00 percentile latency (ns)' "$dir")")" ] || fail "$run: p90 ms ${10}"
+  [ "${11}" = "$(ms "$(summary '99.00 percentile latency (ns)' "$dir")")" ] || fail "$run: p99 ms ${11}"
+  [ "${12}" = "$(ms "$(summary 'Max latency (ns)' "$dir")")" ] || fail "$run: max ms ${12}"
+  # each criterion the summary says NO to is named in our words
+  for crit in "Min duration:min duration not satisfied" "Min queries:min query count not satisfied" \
+              "Early stopping:early stopping not satisfied" "Performance constraints:latency constraint not satisfied"; do
+    key=${crit%%:*}; words=${crit#*:}
+    if grep -q "^ *$key satisfied *: *NO" "$dir/mlperf_log_summary.txt"; then
+      grep -q "$words" "$work/$run.txt" || fail "$run: summary says '$key satisfied : NO' but the report lacks '$words'"
+    else
+      ! grep -q "$words" "$work/$run.txt" || fail "$run: the report says '$words' but the summary does not"
+    fi
+  done
+  case $result in INVALID) grep -q "Increase the\|Decrease the" "$work/$run.txt" && fail "$run: the report quotes LoadGen's advice" ;; esac
+  for fmt in markdown html; do
+    "$bin" report --format "$fmt" "$work/$run.json" >"$work/$run.$fmt" 2>&1 || fail "report --format $fmt $run"
+    grep -q "$5" "$work/$run.$fmt" || fail "$run: --format $fmt lacks samples/s $5"
+  done
+done
+
+# nccl-tests: the time per op and the NCCL version from the header
+expect 0 "NCCL 2.28.3" -- report "$work/nccl-all-reduce-text.json"
+expect 0 "NCCL 2.28.3" -- report "$work/nccl-all-gather-json.json"
+
 # usage errors: exit 2
 expect 0 "gpuscale ingest mlperf \[options\] DIR" -- ingest --help
 expect 0 "--hosts LIST" -- ingest mlperf --help

@@ -543,7 +543,7 @@ static void test_mlperf_mapping(void **state) {
   cJSON *r1 = cJSON_GetArrayItem(ranks_json, 1);
   assert_string_equal(cJSON_GetObjectItem(r1, "host")->valuestring, "node-b");
   assert_string_equal(cJSON_GetObjectItem(r1, "error")->valuestring,
-                      "LoadGen result INVALID; early stopping not satisfied");
+                      "LoadGen result INVALID: early stopping not satisfied");
   cJSON *lat = cJSON_GetObjectItem(cJSON_GetObjectItem(r1, "mlperf"), "latency_seconds");
   assert_true(cJSON_GetObjectItem(lat, "p99.9")->valuedouble == 8.9e-06);
   assert_true(cJSON_IsNull(cJSON_GetObjectItem(r1, "wall_seconds")));

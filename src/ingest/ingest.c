@@ -92,17 +92,30 @@ static int add_latency(cJSON *o, const char *name, const gs_mlperf_latency *l) {
   return ok;
 }
 
-/* Why LoadGen called the run INVALID, in its own words when it gave them. */
+/* The LoadGen criteria that failed, in our words ("min duration not
+ * satisfied, min query count not satisfied"), or "" when none is recorded
+ * as failed. */
+static void failed_criteria(const gs_mlperf_log *log, char *buf, size_t size) {
+  snprintf(buf, size, "%s%s%s%s",
+           log->perf_constraints_met == 0 ? ", latency constraint not satisfied" : "",
+           log->min_duration_met == 0 ? ", min duration not satisfied" : "",
+           log->min_queries_met == 0 ? ", min query count not satisfied" : "",
+           log->early_stopping_met == 0 ? ", early stopping not satisfied" : "");
+  if (buf[0]) memmove(buf, buf + 2, strlen(buf + 2) + 1);
+}
+
+/* Why LoadGen called the run INVALID: the criteria that failed, in our
+ * words; LoadGen's own reason (advice on the settings) only when no
+ * criterion is recorded as failed. */
 static void invalid_text(const gs_mlperf_log *log, char *buf, size_t size) {
-  if (log->invalid_reason[0]) {
+  char failed[160];
+  failed_criteria(log, failed, sizeof failed);
+  if (failed[0])
+    snprintf(buf, size, "LoadGen result INVALID: %s", failed);
+  else if (log->invalid_reason[0])
     snprintf(buf, size, "LoadGen result INVALID: %s", log->invalid_reason);
-    return;
-  }
-  snprintf(buf, size, "LoadGen result INVALID%s%s%s%s",
-           log->perf_constraints_met == 0 ? "; performance constraints not satisfied" : "",
-           log->min_duration_met == 0 ? "; min duration not satisfied" : "",
-           log->min_queries_met == 0 ? "; min queries not satisfied" : "",
-           log->early_stopping_met == 0 ? "; early stopping not satisfied" : "");
+  else
+    snprintf(buf, size, "LoadGen result INVALID");
 }
 
 static cJSON *mlperf_rank_json(const gs_ingest_mlperf_rank *r) {
@@ -124,6 +137,9 @@ static cJSON *mlperf_rank_json(const gs_ingest_mlperf_rank *r) {
   ok &= add_flag(o, "min_queries_met", log->min_queries_met);
   ok &= add_flag(o, "early_stopping_met", log->early_stopping_met);
   ok &= add_text_or_null(o, "invalid_reason", log->invalid_reason);
+  char failed[160];
+  failed_criteria(log, failed, sizeof failed);
+  ok &= add_text_or_null(o, "failed_criteria", failed);
   ok &= add_number(o, "throughput_samples_per_second", gs_mlperf_throughput(log));
   ok &= add_number(o, "samples_per_second", log->samples_per_second);
   ok &= add_number(o, "completed_samples_per_second", log->completed_samples_per_second);

@@ -286,6 +286,14 @@ static gs_status comment_line(text_ctx *c, gs_span body) {
   if (gs_span_starts(body, "nccl-tests version ")) {
     gs_span rest = gs_span_from(body, strlen("nccl-tests version ")), tok;
     if (gs_span_next_token(&rest, &tok)) gs_span_copy(tok, c->out->version, sizeof c->out->version, 0);
+    // "nccl-library=22803": the NCCL that ran, until a "NCCL version" line says more.
+    while (gs_span_next_token(&rest, &tok)) {
+      int64_t code = 0;
+      if (gs_span_starts(tok, "nccl-library=") &&
+          gs_span_to_i64(gs_span_from(tok, strlen("nccl-library=")), &code) && code > 0 &&
+          code < 1000000)
+        nccl_version_text((long)code, c->out->nccl_version, sizeof c->out->nccl_version);
+    }
     return GS_OK;
   }
   if (gs_span_starts(body, "Collective test starting:")) {

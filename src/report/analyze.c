@@ -244,6 +244,7 @@ static gs_status prepare_document(gs_report *r, size_t fi, prepared_doc *out) {
     if ((st = gs_report_rank_extras(doc, m, file, &r->thresholds, row)) != GS_OK) return st;
     // Requests overlap and are not steps in lockstep: no split of a step.
     if (row->request_based) row->breakdown.available = 0;
+    gs_report_ingest_read(doc, m, row);
     if ((st = gs_report_rank_symmetry(row, &r->thresholds)) != GS_OK) return st;
     gs_report_row_extras(doc, m, &r->prices, row);
   }

@@ -66,6 +66,15 @@ void gs_report_placement_read(const cJSON *doc, const cJSON *m, gs_report_row *r
 void gs_report_row_extras(const cJSON *doc, const cJSON *m, const gs_report_prices *prices,
                           gs_report_row *row);
 
+/* Fills what an ingested document's tool measured (docs/report.md,
+ * "Ingested documents") into `row`, read from measurement `m`: for a
+ * LoadGen measurement ("mlperf" object) each rank's loadgen figures, its
+ * throughput (LoadGen's samples/s) and the row's (their sum, from
+ * aggregate.throughput_items_per_second); for a collective its time per op
+ * and, from source or the environment, the NCCL version. Members that are
+ * absent leave NaN / NULL. */
+void gs_report_ingest_read(const cJSON *doc, const cJSON *m, gs_report_row *row);
+
 /* The finite samples of rank `rank` in measurement `m` over all runs (its
  * device_seconds when an array, else wall_seconds), or with rank < 0 the
  * measurement's step_seconds. Caller frees; `*n_out` may be 0; NULL only

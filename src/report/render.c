@@ -94,10 +94,52 @@ static gs_status request_table(gs_render_writer *w, const gs_report_series *s) {
   return gs_render_table_done(w, &t, "    ");
 }
 
+/* Ingested LoadGen rows: per rank what its log says (docs/report.md,
+ * "Ingested documents"). */
+static gs_status loadgen_table(gs_render_writer *w, const gs_report_series *s) {
+  size_t shown = 0;
+  for (size_t i = 0; i < s->n_rows; i++) shown += s->rows[i].loadgen;
+  if (shown == 0) return GS_OK;
+  gs_render_block(w, -1, "  ",
+                  "LoadGen (ingested): throughput as LoadGen reports it (Offline samples/s, "
+                  "Server completed samples/s, SingleStream queries/s); latency, TTFT and "
+                  "TPOT in ms; failed = the LoadGen criteria not satisfied");
+  static const char *const head[] = {"ranks",   "rank",    "scenario", "result",  "samples/s",
+                                     "tokens/s", "queries", "mean ms",  "p50 ms",  "p90 ms",
+                                     "p99 ms",  "max ms",  "TTFT p50", "TTFT p99", "TPOT p50",
+                                     "TPOT p99", "failed"};
+  static const int left[] = {0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+  gs_render_table t;
+  gs_render_table_init(&t, 17, head, left);
+  for (size_t i = 0; i < s->n_rows; i++) {
+    const gs_report_row *row = &s->rows[i];
+    for (size_t k = 0; row->loadgen && k < row->n_ranks; k++) {
+      const gs_report_loadgen *lg = &row->ranks[k].loadgen;
+      if (!lg->present) continue;
+      char(*c)[GS_RENDER_CELL] = gs_render_table_row(&t);
+      gs_render_cellf(c[0], "%d", row->world_size);
+      gs_render_cellf(c[1], "%zu", k);
+      gs_render_cellf(c[2], "%s", lg->scenario ? lg->scenario : "-");
+      gs_render_cellf(c[3], "%s", lg->valid == 1 ? "VALID" : lg->valid == 0 ? "INVALID" : "-");
+      gs_render_fixed(c[4], lg->samples_per_second, 2, "");
+      gs_render_fixed(c[5], lg->tokens_per_second, 2, "");
+      gs_render_fixed(c[6], lg->query_count, 0, "");
+      const double ms[] = {lg->lat_mean, lg->lat_p50, lg->lat_p90, lg->lat_p99, lg->lat_max,
+                           lg->ttft_p50, lg->ttft_p99, lg->tpot_p50, lg->tpot_p99};
+      for (size_t j = 0; j < sizeof ms / sizeof ms[0]; j++) gs_render_ms(c[7 + j], ms[j]);
+      gs_render_cellf(c[16], "%s", lg->failed ? lg->failed : "-");
+    }
+  }
+  return gs_render_table_done(w, &t, "    ");
+}
+
 /* Bus bandwidth of collective rows against the link's theoretical figure. */
 static gs_status collective_table(gs_render_writer *w, const gs_report_series *s) {
   if (s->n_rows == 0 || !s->rows[0].is_coll) return GS_OK;
-  gs_render_block(w, -1, "  ", "Collective bandwidth (GB/s = 10^9 bytes/s)");
+  const char *nccl = NULL;
+  for (size_t i = 0; i < s->n_rows && !nccl; i++) nccl = s->rows[i].nccl_version;
+  gs_render_block(w, -1, "  ", "Collective bandwidth (GB/s = 10^9 bytes/s)%s%s",
+                  nccl ? "; NCCL " : "", nccl ? nccl : "");
   // One line per op, size and form: the form and data type are named, so a
   // size measured in place and out of place reads as two different rows.
   static const char *const head[] = {"op",      "ranks",      "bytes",      "type",
@@ -114,7 +156,8 @@ static gs_status collective_table(gs_render_writer *w, const gs_report_series *s
     gs_render_fixed(c[2], row->coll_bytes, 0, "");
     gs_render_cellf(c[3], "%s", row->coll_dtype ? row->coll_dtype : "-");
     gs_render_cellf(c[4], "%s", gs_report_coll_form(row->coll_in_place));
-    gs_render_fixed(c[5], row->has_step ? 1e6 * row->step.mean : NAN, 2, "");
+    // Ingested nccl-tests rows have no samples: their time per op instead.
+    gs_render_fixed(c[5], 1e6 * (row->has_step ? row->step.mean : row->coll_time), 2, "");
     gs_render_fixed(c[6], row->coll_algbw / 1e9, 2, "");
     gs_render_fixed(c[7], row->coll_busbw / 1e9, 2, "");
     gs_render_fixed(c[8], row->link_bandwidth / 1e9, 1, "");
@@ -235,6 +278,7 @@ static gs_status series_tables(gs_render_writer *w, const gs_report *r, const gs
                     "no price matched a GPU name (e.g. the CPU backend).");
   if (!coll) st = breakdown_table(w, s);
   if (st == GS_OK) st = request_table(w, s);
+  if (st == GS_OK) st = loadgen_table(w, s);
   if (st == GS_OK) st = collective_table(w, s);
   if (st != GS_OK) return st;
 

@@ -9,7 +9,7 @@
 
 #include "report/render.h"
 
-#define GS_RENDER_CELL 64
+#define GS_RENDER_CELL 128
 #define GS_RENDER_MAX_COLS 20
 
 /* A table of text cells; numbers are right-aligned in text mode. */

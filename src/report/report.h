@@ -48,6 +48,22 @@ typedef enum {
 /* "good", "moderate", "critical" or "n/a". */
 const char *gs_rank_mark_name(gs_rank_mark mark);
 
+/* One rank of an ingested LoadGen measurement, from its "mlperf" object
+ * (docs/ingest.md); seconds and per-second figures, NaN where the log has
+ * none. */
+typedef struct {
+  int present;               /* 1: the rank has an "mlperf" object */
+  int valid;                 /* 1 VALID, 0 INVALID, -1 not recorded */
+  const char *scenario;      /* LoadGen's spelling ("Offline"), or NULL; points into the document */
+  const char *failed;        /* failed_criteria ("min duration not satisfied"), or NULL */
+  double samples_per_second; /* throughput_samples_per_second */
+  double tokens_per_second;
+  double query_count;
+  double lat_mean, lat_p50, lat_p90, lat_p99, lat_max; /* latency_seconds */
+  double ttft_p50, ttft_p99; /* first_token_latency_seconds */
+  double tpot_p50, tpot_p99; /* time_per_output_token_seconds */
+} gs_report_loadgen;
+
 /* One rank of one measurement, pooled over the measurement's runs. Doubles
  * that are not available are NaN. */
 typedef struct {
@@ -83,6 +99,7 @@ typedef struct {
   double memory_used_bytes;  /* memory_used_bytes.mean */
   double memory_total_bytes; /* environment.gpus[device].memory_bytes */
   double utilization;        /* utilization_percent.mean / 100 */
+  gs_report_loadgen loadgen; /* ingested LoadGen figures (present 0 otherwise) */
 } gs_report_rank;
 
 /* The ranks of one host in one measurement, their samples pooled. */
@@ -158,6 +175,11 @@ typedef struct {
   double coll_busbw;         /* bytes/s */
   double coll_algbw;         /* bytes/s */
   double link_bandwidth;     /* theoretical bytes/s of the best GPU link (topology), NaN unknown */
+  double coll_time;          /* collective.time_seconds (one op), NaN when not recorded */
+  const char *nccl_version;  /* source.nccl_version (ingested nccl-tests), or NULL */
+  /* Ingested LoadGen measurements ("workload": "mlperf"): throughput is the
+   * ranks' summed LoadGen throughput, each rank's figures in its loadgen. */
+  int loadgen;
   /* Request-based measurements (those with an "llm" object):
    * throughput = generated_tokens / run_seconds, no "why not N x" split. */
   int request_based;
