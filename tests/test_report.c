@@ -124,19 +124,45 @@ static void test_strong_scaling(void **state) {
   assert_near(5e5 / 0.007 + 5e7, two->hosts[0].throughput);
   assert_near(0.0085, two->hosts[0].mean);
 
-  assert_int_equal(s->n_advice, 4);
+  // Rank 1's first iteration is 2.50x its median but its first timed sample
+  // 0.95x: the slow iteration was absorbed by warmup, so no warmup advice.
+  assert_int_equal(s->n_advice, 3);
   assert_non_null(strstr(s->advice[0], "beneficial: speedup 1.25x at 2 ranks"));
   assert_non_null(strstr(s->advice[0], "efficiency 62.5%"));
   assert_non_null(strstr(s->advice[0], "Karp-Flatt serial fraction 0.600"));
-  assert_non_null(strstr(s->advice[1], "why not 2.0x at 2 ranks: the step is 10 ms against an "
-                                       "ideal 6.25 ms"));
-  assert_non_null(strstr(s->advice[1], "load imbalance 1.5 ms"));
+  assert_non_null(strstr(s->advice[1], "why not 2.0x at 2 ranks: the step is 10.000 ms against "
+                                       "an ideal 6.250 ms"));
+  assert_non_null(strstr(s->advice[1], "load imbalance 1.500 ms"));
   assert_non_null(strstr(s->advice[2], "consider dynamic load balancing"));
   assert_non_null(strstr(s->advice[2], "rank 1 is the straggler"));
   assert_non_null(strstr(s->advice[2], "17.6%"));
-  assert_non_null(strstr(s->advice[3], "cold start on rank 1 (host fixture)"));
-  assert_non_null(strstr(s->advice[3], "first iteration 2.50x"));
+  assert_non_null(strstr(s->advice[2], "at 50 Mpoints/s"));  // SI prefix, never 5e+07
+  assert_true(two->ranks[1].cold_flag);
+  assert_false(gs_report_needs_warmup(&two->ranks[1]));
+  assert_false(has_advice(s, "warm up"));
   assert_false(has_advice(s, "investigate"));
+  gs_report_free(&r);
+}
+
+/* cold_ranks.json: strong.json with the first timed sample of the first run
+ * at 2 ranks slow on both ranks: rank 0 21 ms (median 7 ms: 3.00x), rank 1
+ * 25 ms (median 10 ms: 2.50x). One sentence names both ranks and the range. */
+static void test_cold_start_grouped(void **state) {
+  (void)state;
+  gs_report r = load1("cold_ranks.json", &default_th);
+  const gs_report_series *s = &r.series[0];
+  const gs_report_row *two = &s->rows[1];
+  assert_near(3.0, two->ranks[0].first_sample_ratio);
+  assert_near(2.5, two->ranks[1].first_sample_ratio);
+  assert_true(gs_report_needs_warmup(&two->ranks[0]));
+  assert_true(gs_report_needs_warmup(&two->ranks[1]));
+  assert_false(gs_report_needs_warmup(&s->rows[0].ranks[0]));
+  size_t lines = 0;
+  for (size_t i = 0; i < s->n_advice; i++) lines += strstr(s->advice[i], "warm up") != NULL;
+  assert_int_equal(lines, 1);
+  assert_true(has_advice(s, "warm up longer before timing: the first timed sample is "
+                            "2.50x-3.00x the median (slow above 2x) on ranks 0, 1 at 2 ranks "
+                            "(2 of 3 rank measurements)"));
   gs_report_free(&r);
 }
 
@@ -148,7 +174,7 @@ static void test_thresholds_configurable(void **state) {
   assert_int_equal(two->ranks[0].mark, GS_MARK_MODERATE);
   assert_int_equal(two->ranks[1].mark, GS_MARK_MODERATE);
   assert_int_equal(two->straggler, -1);
-  assert_int_equal(r.series[0].n_advice, 3);  // verdict, why not 2x, cold start
+  assert_int_equal(r.series[0].n_advice, 2);  // verdict, why not 2x
   assert_false(has_advice(&r.series[0], "load balancing"));
   gs_report_free(&r);
 
@@ -299,14 +325,20 @@ static void test_two_hosts(void **state) {
   assert_int_equal(hb->cold_ranks, 1);
   assert_int_equal(hb->mark, GS_MARK_CRITICAL);
   assert_true(has_advice(s, "multi-GPU marginal: speedup 0.98x at 2 ranks"));
-  assert_true(has_advice(s, "why not 2.0x at 2 ranks: the step is 107.5 ms against an ideal 55 ms"));
+  assert_true(has_advice(s, "why not 2.0x at 2 ranks: the step is 107.500 ms against an ideal "
+                            "55.000 ms"));
   assert_true(has_advice(s, "consider a larger batch size: at 2 ranks mean GPU utilization is "
                             "32.5% and memory use 23.8% of 80 GiB"));
   assert_true(has_advice(s, "rank 1 is the straggler"));
   assert_true(has_advice(s, "investigate rank 1 (host node-b): 2 of 4 requests did not succeed "
-                            "at 2 ranks (1 failed, 1 timed out; success rate 50.0%)"));
-  assert_true(has_advice(s, "cold start on rank 1 (host node-b) at 2 ranks: first timed sample "
-                            "2.86x"));
+                            "at 2 GPUs (1 failed, 1 timed out; success rate 50.0%)"));
+  // The first timed sample (200 ms) is 2.86x the median (70 ms): warm up longer.
+  assert_true(gs_report_needs_warmup(r1));
+  assert_false(gs_report_needs_warmup(r0));
+  assert_true(has_advice(s, "warm up longer before timing: the first timed sample is 2.86x the "
+                            "median (slow above 2x) on rank 1 at 2 GPUs (1 of 3 rank "
+                            "measurements)"));
+  assert_true(has_advice(s, "cold requests: 1 of 1 above 2x the median latency on rank 1 at 2 GPUs"));
   gs_report_free(&r);
 
   const char *bad[] = {fixture("bad_comm.json")};
@@ -608,7 +640,8 @@ static void test_html(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_strong_scaling),     cmocka_unit_test(test_thresholds_configurable),
+      cmocka_unit_test(test_strong_scaling),     cmocka_unit_test(test_cold_start_grouped),
+      cmocka_unit_test(test_thresholds_configurable),
       cmocka_unit_test(test_series_never_mixed), cmocka_unit_test(test_failed_rank),
       cmocka_unit_test(test_rejects_bad_input),  cmocka_unit_test(test_renderers),
       cmocka_unit_test(test_two_hosts),          cmocka_unit_test(test_collective),

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/format.h"
 #include "core/scaling.h"
 #include "report/analyze_internal.h"
 
@@ -38,6 +39,35 @@ static int row_usable(const gs_report_row *row) {
   return strcmp(row->status, "ok") == 0 && isfinite(row->throughput);
 }
 
+/* Seconds with a unit chosen per value ("8.13 us", "16.350 ms"). */
+typedef struct {
+  char text[32];
+} time_text;
+
+static time_text seconds_text(double seconds) {
+  time_text t;
+  // An absent part (no communication recorded) reads "0", not "0.0 ns".
+  if (seconds == 0.0)
+    snprintf(t.text, sizeof t.text, "0");
+  else
+    gs_format_seconds(seconds, t.text, sizeof t.text);
+  return t;
+}
+
+/* A rate with an SI prefix and its unit ("20.3 Mpoints/s"); `unit` may end
+ * without "/s" (bytes: "268 MB"). */
+typedef struct {
+  char text[96];
+} rate_text;
+
+static rate_text rate_of(double value, const char *unit) {
+  rate_text t;
+  char number[32];
+  gs_format_rate(value, number, sizeof number);
+  snprintf(t.text, sizeof t.text, "%s%s", number, unit);
+  return t;
+}
+
 /* "Why not N x": the largest part lost against the ideal step of `row`. */
 static void why_not_advice(gs_report_series *s, const gs_report_row *row) {
   const gs_report_breakdown *b = &row->breakdown;
@@ -49,12 +79,14 @@ static void why_not_advice(gs_report_series *s, const gs_report_row *row) {
   }
   if (!b->available || !isfinite(b->ideal_step)) return;
   add_advice(s,
-             "why not %d.0x at %d ranks: the step is %.4g ms against an ideal %.4g ms; per rank "
-             "it splits into compute %.4g ms, exposed communication %.4g ms%s, load imbalance "
-             "%.4g ms and host overhead %.4g ms%s",
-             row->world_size, row->world_size, 1e3 * b->step, 1e3 * b->ideal_step,
-             1e3 * b->compute, 1e3 * b->comm, b->comm_measured ? "" : " (not recorded)",
-             1e3 * b->imbalance, 1e3 * b->host, b->device_clock ? "" : " (no device clock)");
+             "why not %d.0x at %d ranks: the step is %s against an ideal %s; per rank it splits "
+             "into compute %s, exposed communication %s%s, load imbalance %s and host overhead "
+             "%s%s",
+             row->world_size, row->world_size, seconds_text(b->step).text,
+             seconds_text(b->ideal_step).text, seconds_text(b->compute).text,
+             seconds_text(b->comm).text, b->comm_measured ? "" : " (not recorded)",
+             seconds_text(b->imbalance).text, seconds_text(b->host).text,
+             b->device_clock ? "" : " (no device clock)");
 }
 
 /* "Consider a larger batch" from the telemetry of the largest row that has it. */
@@ -95,34 +127,43 @@ static void collective_advice(gs_report_series *s) {
     add_advice(s, "collective: no bus bandwidth recorded");
     return;
   }
+  const char *op = best->coll_op ? best->coll_op : "?";
+  rate_text busbw = rate_of(best->coll_busbw, "B/s"), bytes = rate_of(best->coll_bytes, "B");
   if (!isfinite(best->link_bandwidth)) {
-    add_advice(s, "collective %s: best bus bandwidth %.4g GB/s at %.4g bytes; the link's "
-                  "theoretical bandwidth is not recorded (run gpuscale info for the topology)",
-               best->coll_op ? best->coll_op : "?", best->coll_busbw / 1e9, best->coll_bytes);
+    add_advice(s, "collective %s: best bus bandwidth %s at %s; the link's theoretical bandwidth "
+                  "is not recorded (run gpuscale info for the topology)",
+               op, busbw.text, bytes.text);
     return;
   }
   double share = best->coll_busbw / best->link_bandwidth;
+  rate_text link = rate_of(best->link_bandwidth, "B/s");
   if (share < GS_REPORT_LOW_BUSBW)
     add_advice(s,
-               "investigate the transport: collective %s reaches at best %.4g GB/s bus bandwidth "
-               "(at %.4g bytes), %.1f%% of the link's theoretical %.4g GB/s (below %.0f%%); check "
-               "that NCCL uses NVLink/P2P (NCCL_DEBUG=INFO) and not PCIe or the network",
-               best->coll_op ? best->coll_op : "?", best->coll_busbw / 1e9, best->coll_bytes,
-               100.0 * share, best->link_bandwidth / 1e9, 100.0 * GS_REPORT_LOW_BUSBW);
+               "investigate the transport: collective %s reaches at best %s bus bandwidth (at "
+               "%s), %.1f%% of the link's theoretical %s (below %.0f%%); check that NCCL uses "
+               "NVLink/P2P (NCCL_DEBUG=INFO) and not PCIe or the network",
+               op, busbw.text, bytes.text, 100.0 * share, link.text, 100.0 * GS_REPORT_LOW_BUSBW);
   else
-    add_advice(s, "collective %s: best bus bandwidth %.4g GB/s is %.1f%% of the link's "
-                  "theoretical %.4g GB/s: the transport is fine",
-               best->coll_op ? best->coll_op : "?", best->coll_busbw / 1e9, 100.0 * share,
-               best->link_bandwidth / 1e9);
+    add_advice(s, "collective %s: best bus bandwidth %s is %.1f%% of the link's theoretical %s: "
+                  "the transport is fine",
+               op, busbw.text, 100.0 * share, link.text);
 }
 
-/* The unit of a rank's throughput in `row`: tokens for request-based rows. */
-static const char *rank_unit(const gs_report_series *s, const gs_report_row *row) {
-  if (row->request_based) return "tokens";
-  return s->item_unit ? s->item_unit : "items";
+/* The unit of a rank's throughput in `row`, per second: tokens for
+ * request-based rows. */
+static rate_text rank_rate(const gs_report_series *s, const gs_report_row *row, double value) {
+  char unit[64];
+  snprintf(unit, sizeof unit, "%s/s",
+           row->request_based ? "tokens" : s->item_unit ? s->item_unit : "items");
+  return rate_of(value, unit);
 }
 
-/* Load balancing, failed ranks, failed requests and cold starts, per row. */
+/* "ranks" on the CPU backend, "GPUs" on cuda: what a world size counts. */
+static const char *workers(const gs_report_series *s) {
+  return strcmp(s->backend, "cuda") == 0 ? "GPUs" : "ranks";
+}
+
+/* Load balancing, failed ranks and failed requests, per row. */
 static void rank_advice(gs_report_series *s, const gs_report *r) {
   for (size_t i = 0; i < s->n_rows; i++) {
     const gs_report_row *row = &s->rows[i];
@@ -138,54 +179,161 @@ static void rank_advice(gs_report_series *s, const gs_report *r) {
     }
     if (worst)
       add_advice(s,
-                 "%s: at %d ranks rank %d %s %.4g %s/s, %.1f%% from the median rank "
-                 "throughput %.4g (critical > %.0f%%); ranks max/min %.2fx%s%s%s",
+                 "%s: at %d %s rank %d %s %s, %.1f%% from the median rank throughput %s "
+                 "(critical > %.0f%%); ranks max/min %.2fx%s%s%s",
                  worst->injected ? "injected straggler" : "consider dynamic load balancing",
-                 row->world_size, worst->rank,
-                 row->straggler >= 0 ? "is the straggler at" : "runs at", worst->throughput,
-                 rank_unit(s, row), 100.0 * worst->deviation, row->rank_median,
-                 100.0 * r->thresholds.critical, row->spread_ratio,
-                 worst->injected ? " (injected: " : "", worst->injected ? row->faults : "",
-                 worst->injected ? ")" : "");
+                 row->world_size, workers(s), worst->rank,
+                 row->straggler >= 0 ? "is the straggler at" : "runs at",
+                 rank_rate(s, row, worst->throughput).text, 100.0 * worst->deviation,
+                 rank_rate(s, row, row->rank_median).text, 100.0 * r->thresholds.critical,
+                 row->spread_ratio, worst->injected ? " (injected: " : "",
+                 worst->injected ? row->faults : "", worst->injected ? ")" : "");
     for (size_t k = 0; k < row->n_ranks; k++) {
       const gs_report_rank *rk = &row->ranks[k];
       if (strcmp(rk->status, "ok") == 0) continue;
-      add_advice(s, "investigate rank %d: status %s at %d ranks (%s)%s%s", rk->rank, rk->status,
-                 row->world_size, gs_report_file_name(r, row->file), rk->error ? ": " : "",
-                 rk->error ? rk->error : "");
+      add_advice(s, "investigate rank %d: status %s at %d %s (%s)%s%s", rk->rank, rk->status,
+                 row->world_size, workers(s), gs_report_file_name(r, row->file),
+                 rk->error ? ": " : "", rk->error ? rk->error : "");
     }
     for (size_t k = 0; k < row->n_ranks; k++) {
       const gs_report_rank *rk = &row->ranks[k];
       if (rk->requests > rk->requests_ok)
         add_advice(s,
                    "investigate rank %d (host %s): %zu of %zu requests did not succeed at %d "
-                   "ranks (%zu failed, %zu timed out; success rate %.1f%%)",
+                   "%s (%zu failed, %zu timed out; success rate %.1f%%)",
                    rk->rank, rk->host ? rk->host : "-", rk->requests - rk->requests_ok,
-                   rk->requests, row->world_size, rk->requests_failed, rk->requests_timed_out,
-                   100.0 * rk->success_rate);
+                   rk->requests, row->world_size, workers(s), rk->requests_failed,
+                   rk->requests_timed_out, 100.0 * rk->success_rate);
       if (rk->requests == 0 && rk->failed_samples > 0)
         add_advice(s,
-                   "investigate rank %d (host %s): %llu of %llu timed samples failed at %d ranks "
+                   "investigate rank %d (host %s): %llu of %llu timed samples failed at %d %s "
                    "(success rate %.1f%%)%s",
                    rk->rank, rk->host ? rk->host : "-", (unsigned long long)rk->failed_samples,
-                   (unsigned long long)rk->samples_taken, row->world_size,
+                   (unsigned long long)rk->samples_taken, row->world_size, workers(s),
                    100.0 * rk->success_rate, rk->injected ? "; injected by --inject fail" : "");
-      if (rk->first_sample_flag || rk->cold_flag || rk->cold_outliers) {
-        char first[64] = "", requests[96] = "";
+    }
+  }
+}
+
+/* See report.h. */
+int gs_report_needs_warmup(const gs_report_rank *rk) {
+  return isfinite(rk->first_sample_ratio) && rk->first_sample_ratio > GS_REPORT_WARMUP_FLAG;
+}
+
+/* Which ranks a cold-start sentence speaks of. */
+typedef enum {
+  COLD_WARMUP,   /* first timed sample slow (not injected): warm up longer */
+  COLD_REQUESTS, /* cold requests above GS_REPORT_COLD_FLAG x the median latency */
+  COLD_INJECTED  /* a planned delay (--inject delay) showed as a slow start */
+} cold_kind;
+
+static int cold_selects(cold_kind kind, const gs_report_rank *rk) {
+  switch (kind) {
+    case COLD_WARMUP: return !rk->injected_delay && gs_report_needs_warmup(rk);
+    case COLD_REQUESTS: return !rk->injected_delay && rk->cold_outliers > 0;
+    case COLD_INJECTED:
+      return rk->injected_delay &&
+             (rk->first_sample_flag || rk->cold_flag || rk->cold_outliers > 0);
+  }
+  return 0;
+}
+
+/* A growing text; silently truncated at its size. */
+typedef struct {
+  char text[768];
+  size_t len;
+} text_buf;
+
+static void text_add(text_buf *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void text_add(text_buf *t, const char *fmt, ...) {
+  if (t->len >= sizeof t->text - 1) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(t->text + t->len, sizeof t->text - t->len, fmt, ap);
+  va_end(ap);
+  if (n > 0) t->len = t->len + (size_t)n < sizeof t->text ? t->len + (size_t)n : sizeof t->text - 1;
+}
+
+/* Appends "rank 3 at 4 GPUs" or "ranks 0-2, 5 at 8 GPUs" for the marked
+ * ranks of one world size ("; " between world sizes). */
+static void text_add_ranks(text_buf *t, const gs_report_series *s, const unsigned char *marked,
+                           int world_size) {
+  int count = 0;
+  for (int k = 0; k < world_size; k++) count += marked[k];
+  if (count == 0) return;
+  text_add(t, "%s%s ", t->len ? "; " : "", count == 1 ? "rank" : "ranks");
+  int first = 1;
+  for (int k = 0; k < world_size; k++) {
+    if (!marked[k]) continue;
+    int end = k;
+    while (end + 1 < world_size && marked[end + 1]) end++;
+    text_add(t, "%s%d", first ? "" : ", ", k);
+    if (end > k) text_add(t, "%s%d", end == k + 1 ? ", " : "-", end);
+    first = 0;
+    k = end;
+  }
+  const int gpus = strcmp(s->backend, "cuda") == 0;
+  text_add(t, " at %d %s", world_size,
+           world_size == 1 ? (gpus ? "GPU" : "rank") : workers(s));
+}
+
+/* One sentence for all ranks of the series that `kind` selects: which
+ * ranks at which world sizes, in how many (measurement, rank) pairs, and
+ * the range of their factors (see docs/report.md, Recommendation). */
+static void cold_advice(gs_report_series *s, cold_kind kind) {
+  text_buf where = {.len = 0};
+  where.text[0] = '\0';
+  size_t hits = 0, pairs = 0, cold = 0, outliers = 0;
+  double lo = INFINITY, hi = -INFINITY, first_lo = INFINITY, first_hi = -INFINITY;
+  // Rows are sorted by world size: ranks are marked per world size, then named.
+  for (size_t i = 0; i < s->n_rows;) {
+    const int ws = s->rows[i].world_size;
+    unsigned char *marked = calloc(ws > 0 ? (size_t)ws : 1, 1);
+    if (!marked) return;
+    for (; i < s->n_rows && s->rows[i].world_size == ws; i++) {
+      const gs_report_row *row = &s->rows[i];
+      for (size_t k = 0; k < row->n_ranks; k++) {
+        const gs_report_rank *rk = &row->ranks[k];
+        pairs++;
+        if (!cold_selects(kind, rk)) continue;
+        hits++;
+        if (rk->rank >= 0 && rk->rank < ws) marked[rk->rank] = 1;
+        cold += rk->cold_requests, outliers += rk->cold_outliers;
+        if (isfinite(rk->first_sample_ratio))
+          lo = fmin(lo, rk->first_sample_ratio), hi = fmax(hi, rk->first_sample_ratio);
         if (isfinite(rk->cold_ratio))
-          snprintf(first, sizeof first, " and first iteration %.2fx", rk->cold_ratio);
-        if (rk->requests > 0)
-          snprintf(requests, sizeof requests, "; %zu of %zu cold request(s) above %.0fx the "
-                   "median latency", rk->cold_outliers, rk->cold_requests, GS_REPORT_COLD_FLAG);
-        add_advice(s,
-                   "cold start on rank %d (host %s) at %d ranks: first timed sample %.2fx%s the "
-                   "median%s; %s",
-                   rk->rank, rk->host ? rk->host : "-", row->world_size, rk->first_sample_ratio,
-                   first, requests,
-                   rk->injected_delay ? "injected by --inject delay, as planned"
-                                      : "warm up longer before timing");
+          first_lo = fmin(first_lo, rk->cold_ratio), first_hi = fmax(first_hi, rk->cold_ratio);
       }
     }
+    text_add_ranks(&where, s, marked, ws);
+    free(marked);
+  }
+  if (hits == 0) return;
+  char range[64] = "-", first_range[64] = "-";
+  if (isfinite(lo)) snprintf(range, sizeof range, lo == hi ? "%.2fx" : "%.2fx-%.2fx", lo, hi);
+  if (isfinite(first_lo))
+    snprintf(first_range, sizeof first_range, first_lo == first_hi ? "%.2fx" : "%.2fx-%.2fx",
+             first_lo, first_hi);
+  switch (kind) {
+    case COLD_WARMUP:
+      add_advice(s,
+                 "warm up longer before timing: the first timed sample is %s the median (slow "
+                 "above %.0fx) on %s (%zu of %zu rank measurements)",
+                 range, GS_REPORT_WARMUP_FLAG, where.text, hits, pairs);
+      return;
+    case COLD_REQUESTS:
+      add_advice(s,
+                 "cold requests: %zu of %zu above %.0fx the median latency on %s; they are left "
+                 "out of TTFT and TPOT",
+                 outliers, cold, GS_REPORT_COLD_FLAG, where.text);
+      return;
+    case COLD_INJECTED:
+      add_advice(s,
+                 "injected cold start on %s: first iteration %s and first timed sample %s the "
+                 "median; injected by --inject delay, as planned",
+                 where.text, first_range, range);
+      return;
   }
 }
 
@@ -205,10 +353,9 @@ static void split_advice(gs_report_series *s, const gs_report *r) {
     for (size_t j = 0; j < even->n_rows; j++) {
       const gs_report_row *e = &even->rows[j];
       if (e->world_size != p->world_size || !row_usable(e) || !row_usable(p)) continue;
-      add_advice(s, "split at %d ranks: even %.4g %s/s, proportional (units %s) %.4g %s/s: gain "
-                    "%.2fx", p->world_size, e->throughput, s->item_unit ? s->item_unit : "items",
-                 p->split_units, p->throughput, s->item_unit ? s->item_unit : "items",
-                 p->throughput / e->throughput);
+      add_advice(s, "split at %d %s: even %s, proportional (units %s) %s: gain %.2fx",
+                 p->world_size, workers(s), rank_rate(s, e, e->throughput).text, p->split_units,
+                 rank_rate(s, p, p->throughput).text, p->throughput / e->throughput);
       break;
     }
   }
@@ -254,19 +401,21 @@ static const gs_report_series *data_parallel_twin(const gs_report_series *s, con
 static void tensor_parallel_advice(gs_report_series *s, const gs_report *r) {
   long tp;
   const gs_report_series *o = data_parallel_twin(s, r, &tp);
-  const char *unit = s->item_unit ? s->item_unit : "items";
+  char unit[64];
+  snprintf(unit, sizeof unit, "%s/s", s->item_unit ? s->item_unit : "items");
   for (size_t a = 0; o && a < s->n_rows; a++) {
     const gs_report_row *t = &s->rows[a];
     for (size_t b = 0; b < o->n_rows; b++) {
       const gs_report_row *d = &o->rows[b];
       if (d->world_size != t->world_size || !row_usable(t) || !row_usable(d)) continue;
       add_advice(s,
-                 "tensor against data parallelism at %d %s: tp %ld (%d replica%s) %.4g %s/s, "
-                 "TPOT p50 %.3g ms; data parallel (%d replicas) %.4g %s/s, TPOT p50 %.3g ms: "
-                 "throughput %.2fx, time per token %.2fx",
-                 t->world_size, strcmp(s->backend, "cpu") == 0 ? "ranks" : "GPUs", tp,
-                 t->world_size / (int)tp, t->world_size / tp == 1 ? "" : "s", t->throughput, unit,
-                 1e3 * t->tpot.median, d->world_size, d->throughput, unit, 1e3 * d->tpot.median,
+                 "tensor against data parallelism at %d %s: tp %ld (%d replica%s) %s, TPOT p50 "
+                 "%s; data parallel (%d replicas) %s, TPOT p50 %s: throughput %.2fx, time per "
+                 "token %.2fx",
+                 t->world_size, workers(s), tp, t->world_size / (int)tp,
+                 t->world_size / tp == 1 ? "" : "s", rate_of(t->throughput, unit).text,
+                 seconds_text(t->tpot.median).text, d->world_size,
+                 rate_of(d->throughput, unit).text, seconds_text(d->tpot.median).text,
                  t->throughput / d->throughput, t->tpot.median / d->tpot.median);
       break;
     }
@@ -301,6 +450,8 @@ gs_status gs_report_series_analyse(gs_report_series *s, const gs_report *r) {
   if (s->n_rows > 0 && s->rows[0].is_coll) {
     collective_advice(s);
     rank_advice(s, r);
+    cold_advice(s, COLD_WARMUP);
+    cold_advice(s, COLD_INJECTED);
     return GS_OK;
   }
 
@@ -332,5 +483,8 @@ gs_status gs_report_series_analyse(gs_report_series *s, const gs_report *r) {
   tensor_parallel_advice(s, r);
   batch_advice(s);
   rank_advice(s, r);
+  cold_advice(s, COLD_WARMUP);
+  cold_advice(s, COLD_REQUESTS);
+  cold_advice(s, COLD_INJECTED);
   return GS_OK;
 }

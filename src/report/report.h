@@ -22,6 +22,9 @@
 #define GS_REPORT_STABLE_BAND 0.15
 /* A rank's cold start is flagged when first iteration / median exceeds this. */
 #define GS_REPORT_COLD_FLAG 2.0
+/* "Warm up longer" when a rank's first timed sample is above this many
+ * times its median (gs_report_needs_warmup; docs/report.md). */
+#define GS_REPORT_WARMUP_FLAG GS_REPORT_COLD_FLAG
 /* A rank or host whose share of successful requests is below these is
  * moderate / critical, whatever its throughput. */
 #define GS_REPORT_SUCCESS_MODERATE 0.99
@@ -194,7 +197,7 @@ typedef struct {
   const char *task_spec;     /* config.tasks[task].spec or NULL; points into the document */
 } gs_report_row;
 
-#define GS_REPORT_ADVICE_MAX 16
+#define GS_REPORT_ADVICE_MAX 32
 
 /* Measurements sharing workload, backend, scaling and workload options. */
 typedef struct {
@@ -298,6 +301,12 @@ void gs_report_point_name(const gs_report_row *row, char *out, size_t size);
 /* "WORKLOAD (LABEL, split POLICY)" of series `s` (only the parts it has,
  * e.g. "mlp (variant batch=8)" or plain "voxelize") into `out`. */
 void gs_report_series_name(const gs_report_series *s, char *out, size_t size);
+
+/* The warmup rule of the recommendations: 1 when rank `rk`'s first timed
+ * sample (of its first run) is above GS_REPORT_WARMUP_FLAG x its median,
+ * i.e. warmup ended before the rank was warm. A slow first iteration alone
+ * (before warmup: graph capture, allocation) gives 0. */
+int gs_report_needs_warmup(const gs_report_rank *rk);
 
 /* The base name of report file i (for display). */
 const char *gs_report_file_name(const gs_report *r, size_t file);
