@@ -19,16 +19,22 @@ refused_fast() {
   shift
   local before after start end out rc
   before=$(find "$work" | sort)
-  start=$(date +%s%N)
-  out=$("$bin" "$@" 2>&1)
-  rc=$?
-  end=$(date +%s%N)
+  # The fastest of three tries: a loaded machine (CI, the sanitizer build)
+  # may stall one; a command that measured first would take 30 s each time.
+  local best=999999 try
+  for try in 1 2 3; do
+    start=$(date +%s%N)
+    out=$("$bin" "$@" 2>&1)
+    rc=$?
+    end=$(date +%s%N)
+    [ $(((end - start) / 1000000)) -lt "$best" ] && best=$(((end - start) / 1000000))
+    [ "$best" -lt 1000 ] && break
+  done
   after=$(find "$work" | sort)
   [ "$rc" != 0 ] || fail "$name: an unwritable output was accepted: $out"
   grep -q -- "--out" <<<"$out" || fail "$name: the error does not name --out: $out"
   grep -qF -- "$work/plain" <<<"$out" || fail "$name: the error does not name the path: $out"
-  [ $(((end - start) / 1000000)) -lt 1000 ] ||
-    fail "$name: took $(((end - start) / 1000000)) ms to refuse an unwritable output"
+  [ "$best" -lt 1000 ] || fail "$name: took $best ms (fastest of 3) to refuse an unwritable output"
   [ "$before" = "$after" ] || fail "$name: created files: $(diff <(echo "$before") <(echo "$after"))"
 }
 

@@ -38,7 +38,7 @@ static void device_names(const gs_measurement *m, const gs_environment *env, cha
 }
 
 void gs_summary_print(FILE *out, const char *title, const gs_measurement *ms, size_t count,
-                      const gs_environment *env) {
+                      const gs_environment *env, int per_request) {
   if (count == 0) return;
   const gs_measurement *first = &ms[0];
   char devices[GS_TEXT_LONG];
@@ -68,12 +68,15 @@ void gs_summary_print(FILE *out, const char *title, const gs_measurement *ms, si
             median, p95, p99, s->n ? 100.0 * s->cv : 0.0, rate, speedup, eff, cold,
             verify_word(m->verification.status), m->status == GS_OK ? "ok" : gs_status_name(m->status));
   }
-  fprintf(out, "\n  median/p95/p99: step time (slowest rank per iteration, %s); cold: first "
-               "iteration / median step\n",
-          // Workloads that time whole requests (llm) keep no CUDA-event samples.
-          first->n_runs && first->runs[0].n_ranks && first->runs[0].ranks[0].device_seconds
-              ? "CUDA events"
-              : "monotonic clock");
+  if (per_request)
+    fprintf(out, "\n  median/p95/p99: per-request latency (every request of every rank, "
+                 "monotonic clock); cold: first warm-up batch / median request\n");
+  else
+    fprintf(out, "\n  median/p95/p99: step time (slowest rank per iteration, %s); cold: first "
+                 "iteration / median step\n",
+            first->n_runs && first->runs[0].n_ranks && first->runs[0].ranks[0].device_seconds
+                ? "CUDA events"
+                : "monotonic clock");
   for (size_t i = 0; i < count; i++) {
     const gs_measurement *m = &ms[i];
     char text[GS_TEXT_LONG];
@@ -261,7 +264,7 @@ static void print_group(FILE *out, const gs_sweep *sw, const gs_measurement *ms,
                         const gs_telemetry *tm, size_t count) {
   char title[2 * GS_TEXT_LONG];
   summary_title(sw, title, sizeof title);
-  gs_summary_print(out, title, ms, count, sw->env);
+  gs_summary_print(out, title, ms, count, sw->env, sw->workload->driver != NULL);
   gs_summary_print_telemetry(out, ms, tm, count);
   print_split_gains(out, ms, count);
 }

@@ -12,9 +12,11 @@
 #include "platform/telemetry.h"
 
 /* Prints the table for `count` measurements of one workload. `env` names
- * the devices; `title` heads the table (e.g. the workload's options). */
+ * the devices; `title` heads the table (e.g. the workload's options);
+ * `per_request` says the samples are per-request latencies (a workload
+ * with its own timing loop, llm), not steps in lockstep. */
 void gs_summary_print(FILE *out, const char *title, const gs_measurement *ms, size_t count,
-                      const gs_environment *env);
+                      const gs_environment *env, int per_request);
 
 /* Prints the GPU telemetry of the same measurements (tm: `count` entries,
  * parallel to ms): mean utilization, peak memory, mean power, SM clock and
