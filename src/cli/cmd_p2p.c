@@ -121,10 +121,5 @@ gs_status gs_cmd_p2p(int argc, char **argv) {
   if (pairs) GS_TRY(gs_p2p_parse_pairs(pairs, &o));
   gs_set_quiet(common.quiet);
 
-  gs_environment env;
-  gs_status st = gs_common_environment(&env);
-  if (st == GS_OK)
-    st = gs_p2p_run_and_write(&o, &env, common.out ? common.out : "results/p2p.json", NULL);
-  gs_environment_free(&env);
-  return st;
+  return gs_p2p_run_and_write(&o, NULL, common.out ? common.out : "results/p2p.json", NULL);
 }

@@ -9,7 +9,7 @@
 #include "core/result.h"
 #include "p2p/p2p.h"
 
-/* Measures with `o` on env's GPUs (gs_measure_p2p), writes the result
+/* Measures with `o` on env's GPUs (NULL: collected; gs_measure_p2p), writes the result
  * document to `path` and prints the matrices to stdout (and to `copy` when
  * not NULL). Returns gs_measure_p2p's status: GS_OK, GS_ERR_UNSUPPORTED
  * without a GPU, GS_ERR_PARTIAL after a signal, or the first failure

@@ -73,9 +73,17 @@ gs_status gs_measure_p2p(const gs_p2p_options *o, const gs_environment *env, con
                          gs_p2p_outcome *out) {
   memset(out, 0, sizeof *out);
   GS_TRY(gs_file_check_output(path, "option --out"));
+  gs_environment collected = {0};
   gs_measure_job mj;
   gs_status st = gs_measure_job_start_local(&mj, "p2p");
+  // The environment is collected after the output was checked (CUDA's
+  // start takes time) unless the caller has it already.
+  if (st == GS_OK && !env) {
+    st = gs_common_environment(&collected);
+    env = &collected;
+  }
   if (st == GS_OK) st = measure(o, env, path, out);
+  gs_environment_free(&collected);
   return gs_measure_job_finish(&mj, st);
 }
 

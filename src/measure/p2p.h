@@ -15,7 +15,8 @@ typedef struct {
   int have_topology;
 } gs_p2p_outcome;
 
-/* Measures with `o` on env's GPUs and writes the result document to `path`
+/* Measures with `o` on env's GPUs (NULL: collected here, after `path` was
+ * checked) and writes the result document to `path`
  * (with the command line main recorded). Refuses under
  * mpirun/srun (GS_ERR_USAGE: one process drives every GPU). Fills *out (free
  * it with gs_p2p_outcome_free, also after a failure; a failure before any
