@@ -12,6 +12,12 @@ expect 0 "--task" -- plan --help
 expect 2 "no --task given" -- plan --backend cpu
 expect 2 "expected DEVICES:WORKLOAD" -- plan --backend cpu --task fuse
 expect 2 "unknown workload 'fusion'" -- plan --backend cpu --task '0:fusion'
+# A workload with its own timing loop cannot share the plan's start gate: it
+# is refused before anything runs (it once left the other task waiting at the
+# gate forever), and nothing is written.
+expect 2 "llm measures itself" -- plan --backend cpu --task '0:llm' \
+  --task '1:voxelize --points 2K --clouds 2' --out "$work/llm-plan.json"
+[ ! -e "$work/llm-plan.json" ] || fail "a refused plan wrote $work/llm-plan.json"
 expect 2 "device 0 already serves another task" -- plan --backend cpu --task '0:fuse' --task '0-1:resample'
 expect 2 "unknown option '--pionts'" -- plan --backend cpu --task '0:voxelize --pionts 5'
 expect 2 "--gpus and --ranks do not apply" -- plan --backend cpu --ranks 2 --task '0:fuse'

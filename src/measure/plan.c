@@ -58,6 +58,11 @@ static gs_status parse_task(gs_plan_task *t, const gs_run_config *base, int devi
   if (t->workload == NULL)
     return gs_error(GS_ERR_USAGE, "option --task '%s': unknown workload '%s'", t->text,
                     t->words[0]);
+  // A plan's tasks run the runner's fixed steps behind one start gate.
+  if (t->workload->driver)
+    return gs_error(GS_ERR_USAGE, "option --task '%s': %s measures itself (its own timing "
+                    "loop) and cannot share a plan's start gate; run it with 'gpuscale run %s'",
+                    t->text, t->workload->key, t->workload->key);
   t->opts = t->workload->options_new();
   if (t->opts == NULL) return gs_error(GS_ERR_NOMEM, "cannot allocate the options of %s", t->words[0]);
   char name[GS_TEXT_LONG];
