@@ -3,7 +3,6 @@
  * matrix, CUDA peer access, theoretical NVLink bandwidth), as terminal text,
  * a result document (JSON) or a Graphviz graph. No GPU is a normal state.
  * See docs/info.md. */
-#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>

@@ -3,7 +3,6 @@
 #ifndef GS_DECIDE_H
 #define GS_DECIDE_H
 
-#include <stdio.h>
 
 #include "bench/runner.h"
 #include "core/result.h"

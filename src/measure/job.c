@@ -32,6 +32,16 @@ static gs_status describe_place(gs_rank_place *place, int local_rank, int device
   return GS_OK;
 }
 
+int gs_measure_loses_job(gs_status status) {
+  return status == GS_ERR_RANK_LOST || status == GS_ERR_TIMEOUT ||
+         status == GS_ERR_INTERRUPTED || status == GS_ERR_MPI;
+}
+
+int gs_measure_rank_failure(gs_status status) {
+  return gs_measure_loses_job(status) || status == GS_ERR_ABORTED || status == GS_ERR_CUDA ||
+         status == GS_ERR_NCCL;
+}
+
 gs_status gs_measure_job_add_processes(cJSON *doc, const gs_measure_job *mj) {
   cJSON *env = cJSON_GetObjectItemCaseSensitive(doc, "environment");
   cJSON *list = env ? cJSON_AddArrayToObject(env, "processes") : NULL;

@@ -48,4 +48,13 @@ gs_status gs_measure_job_finish(gs_measure_job *mj, gs_status status);
  * "launch" to `doc` (mpi mode only). */
 gs_status gs_measure_job_add_processes(cJSON *doc, const gs_measure_job *mj);
 
+/* Failures after which the processes of a job cannot go on together (a
+ * lost or stalled rank, a signal, MPI itself). */
+int gs_measure_loses_job(gs_status status);
+
+/* Failures of a rank rather than of the request (the above, a rank stopped
+ * because another failed, a CUDA or NCCL error): what was measured before
+ * is kept and the command ends partial (exit 4). */
+int gs_measure_rank_failure(gs_status status);
+
 #endif

@@ -222,12 +222,6 @@ static void *task_main(void *arg) {
   return NULL;
 }
 
-/* Failures of a rank, not of the request: what the task measured stays. */
-static int is_rank_failure(gs_status status) {
-  return status == GS_ERR_INTERRUPTED || status == GS_ERR_TIMEOUT ||
-         status == GS_ERR_RANK_LOST || status == GS_ERR_ABORTED;
-}
-
 /* Starts every task behind the gate and writes the document each time one
  * finishes. */
 static gs_status run_tasks(const gs_plan_request *rq, const gs_run_config *base, gs_plan *plan,
@@ -321,7 +315,7 @@ gs_status gs_measure_plan(const gs_plan_request *rq, gs_plan *plan) {
   for (size_t i = 0; i < plan->n_tasks; i++) {
     const gs_plan_task *t = &plan->tasks[i];
     if (!t->done) continue;
-    stopped |= is_rank_failure(t->status);
+    stopped |= gs_measure_rank_failure(t->status);
     kept |= t->status == GS_OK || strcmp(gs_common_result_status(&t->m, 1, 1), "partial") == 0;
   }
   if (status == GS_OK && stopped && kept)

@@ -12,19 +12,6 @@
 /* Timed iterations of the calibration run of a proportional split. */
 #define GS_SPLIT_CALIBRATION_ITERS 20
 
-/* Failures after which the processes of a job cannot go on together. */
-static int loses_the_job(gs_status status) {
-  return status == GS_ERR_RANK_LOST || status == GS_ERR_TIMEOUT ||
-         status == GS_ERR_INTERRUPTED || status == GS_ERR_MPI;
-}
-
-/* Failures of a rank (not of the request): what was measured is kept and
- * the run is reported as partial. */
-static int is_rank_failure(gs_status status) {
-  return loses_the_job(status) || status == GS_ERR_ABORTED || status == GS_ERR_CUDA ||
-         status == GS_ERR_NCCL;
-}
-
 /* Adds each measurement's telemetry to its entry of "measurements". */
 static gs_status add_telemetry(cJSON *doc, const gs_telemetry *tm, size_t count) {
   cJSON *list = cJSON_GetObjectItemCaseSensitive(doc, "measurements");
@@ -240,7 +227,7 @@ static gs_status sweep_counts(const gs_sweep *sw, void *driver_ctx, const gs_u64
         continue;
       }
       // A lost rank ends the job: no later measurement can run in lockstep.
-      const int lost = sw->job && sw->job->control && loses_the_job(status);
+      const int lost = sw->job && sw->job->control && gs_measure_loses_job(status);
       if (lost) sw->job->broken = 1;
       if (status == GS_ERR_INTERRUPTED || lost) stop = 1;
       // Under a launcher only one process writes documents and prints
@@ -256,7 +243,7 @@ static gs_status sweep_counts(const gs_sweep *sw, void *driver_ctx, const gs_u64
       sw->observer->variant_done(sw->observer->ctx, sw, ms + group, tm + group, done - group);
   }
   const int writes = gs_measure_job_writes(sw->job);
-  if (is_rank_failure(first_failure) && done > 0 && writes) first_failure = GS_ERR_PARTIAL;
+  if (gs_measure_rank_failure(first_failure) && done > 0 && writes) first_failure = GS_ERR_PARTIAL;
   if (writes && sw->observer && sw->observer->sweep_done)
     sw->observer->sweep_done(sw->observer->ctx, sw, driver_ctx, ms, done);
   for (size_t i = 0; i < done; i++) {
