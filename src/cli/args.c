@@ -1,6 +1,7 @@
 /* Argument helpers shared by the commands (see args.h). */
 #include "cli/args.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 int gs_cli_wants_help(int argc, char **argv) {
@@ -22,5 +23,19 @@ gs_status gs_cli_refused(const char *command, const gs_cli_refusal *refusals) {
     if (r->given)
       return gs_error(GS_ERR_USAGE, "option --%s does not apply to gpuscale %s: %s", r->name,
                       command, r->why);
+  return GS_OK;
+}
+
+/* See args.h. */
+gs_status gs_cli_add_file(void *ctx, const char *arg) {
+  gs_cli_file_list *l = ctx;
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? 2 * l->cap : 8;
+    const char **grown = realloc(l->paths, cap * sizeof *grown);
+    if (!grown) return gs_error(GS_ERR_NOMEM, "out of memory");
+    l->paths = grown;
+    l->cap = cap;
+  }
+  l->paths[l->n++] = arg;
   return GS_OK;
 }

@@ -2,6 +2,8 @@
 #ifndef GS_CLI_ARGS_H
 #define GS_CLI_ARGS_H
 
+#include <stddef.h>
+
 #include "core/options.h"
 
 /* 1 when argv[0..argc) asks for help (--help or -h before any "--"). */
@@ -24,5 +26,15 @@ void gs_cli_refuse_options(gs_option *table, gs_cli_refusal *refusals);
 /* GS_ERR_USAGE naming the first refused option that was given, with why;
  * GS_OK when none was. */
 gs_status gs_cli_refused(const char *command, const gs_cli_refusal *refusals);
+
+/* The FILE operands of a command, gathered by gs_cli_add_file (the
+ * positional callback of gs_options_parse); free `paths` when done. */
+typedef struct {
+  size_t n, cap;
+  const char **paths;
+} gs_cli_file_list;
+
+/* Appends `arg` to the gs_cli_file_list `ctx`; GS_ERR_NOMEM when it cannot. */
+gs_status gs_cli_add_file(void *ctx, const char *arg);
 
 #endif

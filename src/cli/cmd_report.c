@@ -15,24 +15,6 @@
 #include "report/render.h"
 #include "report/report.h"
 
-typedef struct {
-  size_t n, cap;
-  const char **paths;
-} file_list;
-
-static gs_status add_file(void *ctx, const char *arg) {
-  file_list *l = ctx;
-  if (l->n == l->cap) {
-    size_t cap = l->cap ? 2 * l->cap : 8;
-    const char **grown = realloc(l->paths, cap * sizeof *grown);
-    if (!grown) return gs_error(GS_ERR_NOMEM, "out of memory");
-    l->paths = grown;
-    l->cap = cap;
-  }
-  l->paths[l->n++] = arg;
-  return GS_OK;
-}
-
 /* With --price: a note naming the GPU models no price matched. */
 static void report_unpriced(const gs_report *r) {
   for (size_t i = 0; i < r->n_series; i++)
@@ -89,9 +71,9 @@ gs_status gs_cmd_report(int argc, char **argv) {
     print_help(table);
     return GS_OK;
   }
-  file_list files = {0};
+  gs_cli_file_list files = {0};
   const gs_option *tables[] = {table, NULL};
-  gs_status st = gs_options_parse(tables, "gpuscale report", argc, argv, add_file, &files);
+  gs_status st = gs_options_parse(tables, "gpuscale report", argc, argv, gs_cli_add_file, &files);
   if (st == GS_OK && files.n == 0)
     st = gs_error(GS_ERR_USAGE, "gpuscale report: missing FILE (a result document written by "
                                 "run, scale or suite)");

@@ -54,6 +54,8 @@ static const gs_cli_command commands[] = {
      gs_cmd_ingest_kinds, 1},
     {"compare", gs_cmd_compare, "compare two result files metric by metric; exit 3 on regression",
      NULL, 0},
+    {"predict", gs_cmd_predict,
+     "predict speedup, efficiency and cost past the machine from measurements", NULL, 0},
     {"help", gs_cmd_help, "a command's help, or its manual page (--man)", command_names, 0},
     {"completion", gs_cmd_completion, "the bash or zsh completion script", shell_names, 0},
     {"version", gs_cmd_version, "the version and the optional parts built in (--format json)",

@@ -20,6 +20,7 @@ gs_status gs_cmd_p2p(int argc, char **argv);
 gs_status gs_cmd_plan(int argc, char **argv);
 gs_status gs_cmd_ingest(int argc, char **argv);
 gs_status gs_cmd_compare(int argc, char **argv);
+gs_status gs_cmd_predict(int argc, char **argv);
 gs_status gs_cmd_help(int argc, char **argv);
 gs_status gs_cmd_completion(int argc, char **argv);
 gs_status gs_cmd_version(int argc, char **argv);

@@ -108,3 +108,30 @@ double gs_coll_predict_seconds(const gs_coll_fit *fit, gs_coll_op op, uint64_t b
   return fit->alpha_seconds +
          fit->beta_seconds_per_byte * (double)bytes * gs_coll_busbw_factor(op, ranks);
 }
+
+double gs_coll_allreduce_cost(gs_coll_algorithm alg, const gs_coll_link *link, double bytes,
+                              int ranks) {
+  if (ranks <= 1) return 0.0;
+  double p = (double)ranks;
+  if (alg == GS_COLL_TREE) {
+    double depth = ceil(log2(p));
+    return 2.0 * depth * link->alpha_seconds + 2.0 * bytes * link->beta_seconds_per_byte;
+  }
+  return 2.0 * (p - 1.0) * link->alpha_seconds +
+         2.0 * (p - 1.0) / p * bytes * link->beta_seconds_per_byte;
+}
+
+double gs_coll_allreduce_best(const gs_coll_link *link, double bytes, int ranks,
+                              gs_coll_algorithm *alg) {
+  double ring = gs_coll_allreduce_cost(GS_COLL_RING, link, bytes, ranks);
+  double tree = gs_coll_allreduce_cost(GS_COLL_TREE, link, bytes, ranks);
+  if (alg) *alg = tree < ring ? GS_COLL_TREE : GS_COLL_RING;
+  return tree < ring ? tree : ring;
+}
+
+double gs_coll_allreduce_hierarchical(double intra_seconds, const gs_coll_link *network,
+                                      double bytes, int per_node, int nodes,
+                                      gs_coll_algorithm *alg) {
+  double share = per_node > 1 ? bytes / (double)per_node : bytes;
+  return (per_node > 1 ? intra_seconds : 0.0) + gs_coll_allreduce_best(network, share, nodes, alg);
+}

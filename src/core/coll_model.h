@@ -72,4 +72,37 @@ gs_status gs_coll_fit_alpha_beta(const double *bus_bytes, const double *seconds,
  * at any rank count: alpha + beta * bytes * factor(op, ranks). */
 double gs_coll_predict_seconds(const gs_coll_fit *fit, gs_coll_op op, uint64_t bytes, int ranks);
 
+/* ---- collective algorithms' costs (docs/predict.md) ---------------------- */
+
+typedef enum {
+  GS_COLL_RING = 0, /* 2(p-1) steps, each moving S/p bytes per rank */
+  GS_COLL_TREE      /* reduce up and broadcast down a binary tree, pipelined */
+} gs_coll_algorithm;
+
+/* One level of links as the cost formulas see it: the latency of one step
+ * (seconds) and the time of one byte over one rank's link (seconds/byte). */
+typedef struct {
+  double alpha_seconds;
+  double beta_seconds_per_byte;
+} gs_coll_link;
+
+/* Seconds of an allreduce of `bytes` over `ranks` ranks by `alg` on `link`:
+ * ring 2(p-1) a + 2(p-1)/p S b; tree 2 ceil(log2 p) a + 2 S b; 0 for p <= 1. */
+double gs_coll_allreduce_cost(gs_coll_algorithm alg, const gs_coll_link *link, double bytes,
+                              int ranks);
+
+/* The cheaper of ring and tree for that allreduce; `*alg` (may be NULL)
+ * receives the one chosen (ring on a tie). */
+double gs_coll_allreduce_best(const gs_coll_link *link, double bytes, int ranks,
+                              gs_coll_algorithm *alg);
+
+/* Hierarchical allreduce of `bytes` over `nodes` x `per_node` ranks: the
+ * node's reduce-scatter and all-gather, which together cost the node's own
+ * allreduce `intra_seconds` (measured or fitted at `per_node` ranks), plus
+ * the allreduce of each rank's 1/per_node share across the nodes on
+ * `network`, ring or tree, whichever is cheaper (`*alg`, may be NULL). */
+double gs_coll_allreduce_hierarchical(double intra_seconds, const gs_coll_link *network,
+                                      double bytes, int per_node, int nodes,
+                                      gs_coll_algorithm *alg);
+
 #endif

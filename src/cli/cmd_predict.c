@@ -1,0 +1,135 @@
+/* `gpuscale predict FILES...`: fits models of compute and communication to
+ * workload result documents and a coll document of the same machine, and
+ * predicts step time (tokens/s for llm), speedup, efficiency and cost at
+ * GPU counts past the machine; --holdout checks the models on measurements
+ * they were not fitted to. Models in src/report/predict*.c; docs/predict.md. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/help.h"
+#include "core/file.h"
+#include "core/options.h"
+#include "report/predict.h"
+#include "report/report.h"
+
+static void print_help(const gs_option *table) {
+  gs_help_usage("gpuscale predict [options] FILE... --gpus 8,16,64,1024");
+  gs_help_para("Predicts how measured workloads scale on GPU counts that were not measured,\n"
+               "one node or many. From workload result documents (run or scale; voxelize,\n"
+               "resample, fuse, mlp, llm offline) and a coll document of the same machine it\n"
+               "fits per workload its compute (the part that divides over the GPUs and the\n"
+               "fixed per-step overhead), the noise that makes the slowest rank late, the\n"
+               "gradient all-reduce that does not overlap (alpha-beta per collective; ring,\n"
+               "tree and intra-node then inter-node) or the batch rounds of llm replicas, and\n"
+               "prints per GPU count the step (or tokens/s), speedup, efficiency and the terms\n"
+               "that make it up. --holdout N fits below N GPUs and shows the error at N and\n"
+               "above. Models and their assumptions: docs/predict.md.");
+  gs_help_example("gpuscale predict voxelize.json mlp.json llm.json coll.json --gpus 8,16,64,1024 \\\n"
+                  "    --gpus-per-node 8 --inter-node 50 --inter-node-latency 5\n"
+                  "gpuscale predict voxelize.json mlp.json llm.json coll.json --holdout 4");
+  gs_help_options("Options", table);
+  gs_help_para("Exit codes: 0 prediction written, 1 a file is unreadable or not a valid result\n"
+               "document (or the output cannot be written), 2 usage error (including inputs\n"
+               "that cannot be predicted: a coll document of another machine, a collective\n"
+               "measured at one size, a workload without a model).");
+}
+
+/* See commands.h. */
+gs_status gs_cmd_predict(int argc, char **argv) {
+  int format = GS_PREDICT_TEXT;
+  const char *out_path = NULL, *gpus_text = NULL, *price_text = NULL;
+  uint64_t per_node = 0, holdout = 0, tp = 0;
+  double gbps = GS_PREDICT_INTER_NODE_GBPS, latency_us = GS_PREDICT_INTER_NODE_LATENCY_US;
+  double target = 0.0;
+  const gs_option table[] = {
+      {.name = "gpus", .kind = GS_OPT_STRING, .target = &gpus_text, .metavar = "LIST",
+       .help = "GPU counts to predict: 8,16,64,1024 or ranges like 1-1000"},
+      {.name = "gpus-per-node", .kind = GS_OPT_COUNT, .target = &per_node, .min = 1,
+       .max = 1048576, .metavar = "N",
+       .help = "GPUs of one node (default: the GPUs of the measured machine)"},
+      {.name = "inter-node", .kind = GS_OPT_DOUBLE, .target = &gbps, .dmin = 1e-3, .dmax = 1e6,
+       .metavar = "GBPS", .help = "network bandwidth between nodes per GPU in GB/s (default 50)"},
+      {.name = "inter-node-latency", .kind = GS_OPT_DOUBLE, .target = &latency_us, .dmin = 0.0,
+       .dmax = 1e6, .metavar = "US",
+       .help = "network latency of one message step in microseconds (default 5)"},
+      {.name = "holdout", .kind = GS_OPT_COUNT, .target = &holdout, .min = 2, .max = 1048576,
+       .metavar = "N",
+       .help = "fit on the measurements below N GPUs; show predicted vs measured at N and above"},
+      {.name = "tp", .kind = GS_OPT_COUNT, .target = &tp, .min = 1, .max = 1048576,
+       .metavar = "N", .help = "llm: replicas of N tensor-parallel GPUs (default: as measured)"},
+      {.name = "price", .kind = GS_OPT_STRING, .target = &price_text, .metavar = "MODEL=USD,...",
+       .help = "price per GPU-hour by GPU model, e.g. H100=7: cost per million items, cheapest "
+               "count"},
+      {.name = "target", .kind = GS_OPT_DOUBLE, .target = &target, .dmin = 1.0, .dmax = 1e30,
+       .metavar = "ITEMS", .help = "time (and cost, with --price) to process ITEMS items"},
+      {.name = "format", .short_name = 'f', .kind = GS_OPT_CHOICE, .target = &format,
+       .choices = gs_predict_format_choices, .metavar = "FMT",
+       .help = "aligned text, GitHub Markdown, or JSON (gpuscale/predict/v1)"},
+      {.name = "out", .short_name = 'o', .kind = GS_OPT_STRING, .target = &out_path,
+       .metavar = "FILE", .help = "write the prediction to FILE (default: standard output)"},
+      {.kind = GS_OPT_END}};
+  if (gs_cli_wants_help(argc, argv)) {
+    print_help(table);
+    return GS_OK;
+  }
+  gs_cli_file_list files = {0};
+  const gs_option *tables[] = {table, NULL};
+  int *counts = NULL;
+  size_t n_counts = 0;
+  gs_report_prices prices = {0};
+  gs_status st = gs_options_parse(tables, "gpuscale predict", argc, argv, gs_cli_add_file, &files);
+  if (st == GS_OK && files.n == 0)
+    st = gs_error(GS_ERR_USAGE, "gpuscale predict: missing FILE (workload result documents and "
+                                "a coll document of the same machine)");
+  if (st == GS_OK && gpus_text) st = gs_predict_parse_counts(gpus_text, "--gpus", &counts, &n_counts);
+  if (st == GS_OK && !gpus_text && holdout == 0)
+    st = gs_error(GS_ERR_USAGE, "gpuscale predict: give --gpus LIST (the counts to predict) or "
+                                "--holdout N (check the models on measured counts)");
+  if (st == GS_OK && target > 0.0 && !isfinite(target))
+    st = gs_error(GS_ERR_USAGE, "option --target: must be finite");
+  if (st == GS_OK && out_path) st = gs_file_check_output(out_path, "option --out");
+  if (st == GS_OK && price_text) st = gs_report_parse_prices(price_text, &prices);
+  if (st != GS_OK) {
+    free(files.paths);
+    free(counts);
+    return st;
+  }
+
+  gs_report rep;
+  gs_report_thresholds th = {.moderate = GS_REPORT_MODERATE_DEFAULT,
+                             .critical = GS_REPORT_CRITICAL_DEFAULT};
+  st = gs_report_load_with(files.paths, files.n, &th, &prices, GS_REPORT_DROP_SAMPLES, &rep);
+  free(files.paths);
+  if (st != GS_OK) {
+    free(counts);
+    return st;
+  }
+  gs_predict_options opt = {.counts = counts,
+                            .n_counts = n_counts,
+                            .gpus_per_node = (int)per_node,
+                            .inter_node_bytes_per_second = gbps * 1e9,
+                            .inter_node_latency_seconds = latency_us * 1e-6,
+                            .holdout = (int)holdout,
+                            .tensor_parallel = (int)tp,
+                            .target_items = target};
+  gs_predict pred;
+  st = gs_predict_build(&rep, &opt, &pred);
+  if (st == GS_OK) {
+    for (size_t i = 0; i < pred.n_workloads && price_text; i++)
+      if (!isfinite(pred.workloads[i].price_per_gpu_hour))
+        gs_warn("--price: no price matches the GPU of %s; its cost columns are left out",
+                pred.workloads[i].name);
+    // Written atomically: a failed write leaves an existing file as it was.
+    gs_file_out out;
+    st = gs_file_out_open(&out, out_path, "the prediction");
+    if (st == GS_OK) st = gs_file_out_finish(&out, gs_predict_render(out.f, &pred,
+                                                                     (gs_predict_format)format));
+    gs_predict_free(&pred);
+  }
+  gs_report_free(&rep);
+  free(counts);
+  return st;
+}

@@ -1,0 +1,515 @@
+/* A prediction from result documents: the machine's collective fits from
+ * its coll documents (checked to be of the machine the workloads ran on),
+ * one model per workload series fitted to its measurements (all of them,
+ * or those below --holdout), evaluated at the requested GPU counts with
+ * speedup, efficiency, cost and, for held-out counts, the error against
+ * what was measured. Models in predict_model.c; docs/predict.md. */
+#include "report/predict.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/parse.h"
+#include "core/scaling.h"
+
+static const cJSON *member(const cJSON *obj, const char *name) {
+  return cJSON_GetObjectItemCaseSensitive(obj, name);
+}
+
+static double number_of(const cJSON *obj, const char *name) {
+  const cJSON *x = member(obj, name);
+  return cJSON_IsNumber(x) && isfinite(x->valuedouble) ? x->valuedouble : NAN;
+}
+
+/* ---- GPU counts ------------------------------------------------------------------ */
+
+/* See predict.h. */
+gs_status gs_predict_parse_counts(const char *text, const char *option, int **counts, size_t *n) {
+  *counts = NULL;
+  *n = 0;
+  size_t cap = 0;
+  const char *p = text;
+  for (;;) {
+    const char *comma = strchr(p, ',');
+    size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    char part[64];
+    if (len == 0 || len >= sizeof part) {
+      free(*counts);
+      *counts = NULL;
+      return gs_error(GS_ERR_USAGE, "option %s: '%s' must be counts or ranges like 8,16,64 or "
+                      "1-1000", option, text);
+    }
+    memcpy(part, p, len);
+    part[len] = '\0';
+    uint64_t lo = 0, hi = 0;
+    char *dash = strchr(part, '-');
+    gs_status st;
+    if (dash) {
+      *dash = '\0';
+      st = gs_parse_count(part, option, 1, GS_PREDICT_COUNTS_MAX, &lo);
+      if (st == GS_OK) st = gs_parse_count(dash + 1, option, 1, GS_PREDICT_COUNTS_MAX, &hi);
+      if (st == GS_OK && hi < lo)
+        st = gs_error(GS_ERR_USAGE, "option %s: range %s-%s ends below its start", option, part,
+                      dash + 1);
+    } else {
+      st = gs_parse_count(part, option, 1, GS_PREDICT_COUNTS_MAX, &lo);
+      hi = lo;
+    }
+    if (st == GS_OK && *n + (hi - lo + 1) > GS_PREDICT_COUNTS_MAX)
+      st = gs_error(GS_ERR_USAGE, "option %s: more than %d GPU counts", option,
+                    GS_PREDICT_COUNTS_MAX);
+    if (st == GS_OK && *n + (hi - lo + 1) > cap) {
+      size_t want = *n + (size_t)(hi - lo + 1);
+      cap = want > 2 * cap ? want : 2 * cap;
+      int *grown = realloc(*counts, cap * sizeof *grown);
+      if (!grown) st = gs_error(GS_ERR_NOMEM, "out of memory for option %s", option);
+      else *counts = grown;
+    }
+    if (st != GS_OK) {
+      free(*counts);
+      *counts = NULL;
+      *n = 0;
+      return st;
+    }
+    for (uint64_t v = lo; v <= hi; v++) (*counts)[(*n)++] = (int)v;
+    if (!comma) return GS_OK;
+    p = comma + 1;
+  }
+}
+
+/* ---- the machine ----------------------------------------------------------------- */
+
+/* "HOST, N x GPU MODEL" (or "HOST, CPU MODEL" without GPUs) of a document:
+ * what must agree between a coll document and the workloads it serves. */
+static void machine_of(const cJSON *doc, char *out, size_t size) {
+  const cJSON *env = member(doc, "environment");
+  const cJSON *host = member(env, "host");
+  const cJSON *gpus = member(env, "gpus");
+  const cJSON *first = cJSON_IsArray(gpus) ? gpus->child : NULL;
+  const cJSON *name = member(first, "name");
+  const char *h = cJSON_IsString(host) ? host->valuestring : "unknown host";
+  if (cJSON_IsString(name)) {
+    snprintf(out, size, "%s, %d x %s", h, cJSON_GetArraySize(gpus), name->valuestring);
+  } else {
+    const cJSON *cpu = member(member(env, "cpu"), "model");
+    snprintf(out, size, "%s, %s", h, cJSON_IsString(cpu) ? cpu->valuestring : "no GPU");
+  }
+}
+
+static int is_ok(const gs_report_row *row) { return strcmp(row->status, "ok") == 0; }
+
+/* Fits every collective op of the coll rows of `r` (pooled over sizes and
+ * world sizes by bus bytes) into p->coll, allreduce into p->machine. */
+static gs_status fit_collectives(const gs_report *r, gs_predict *p, const char *machine,
+                                 int *machine_set, char *machine_text, size_t machine_size) {
+  for (int op = 0; op < GS_COLL_COUNT; op++) {
+    size_t n = 0, distinct = 0, cap = 0;
+    double *x = NULL, *t = NULL, last = NAN;
+    const char *file = NULL;
+    for (size_t i = 0; i < r->n_series; i++) {
+      const gs_report_series *s = &r->series[i];
+      for (size_t j = 0; j < s->n_rows; j++) {
+        const gs_report_row *row = &s->rows[j];
+        if (!row->is_coll || !row->coll_op || strcmp(row->coll_op, gs_coll_op_names[op]) != 0 ||
+            !is_ok(row))
+          continue;
+        char here[256];
+        machine_of(r->docs[row->file], here, sizeof here);
+        if (!*machine_set) {
+          snprintf(machine_text, machine_size, "%s", here);
+          *machine_set = 1;
+        } else if (strcmp(here, machine) != 0) {
+          free(x);
+          free(t);
+          return gs_error(GS_ERR_USAGE, "%s: the coll document was measured on another machine "
+                          "(%s) than the workloads (%s): predict needs the collectives of the "
+                          "machine the workloads ran on", gs_report_file_name(r, row->file),
+                          here, machine);
+        }
+        double secs = isfinite(row->coll_time) ? row->coll_time : row->step.mean;
+        if (!(secs > 0.0) || !(row->coll_bytes > 0.0)) continue;
+        if (n == cap) {
+          cap = cap ? 2 * cap : 32;
+          double *gx = realloc(x, cap * sizeof *gx), *gt = gx ? realloc(t, cap * sizeof *gt) : NULL;
+          if (gx) x = gx;
+          if (!gx || !gt) {
+            free(x);
+            free(t);
+            return gs_error(GS_ERR_NOMEM, "out of memory fitting the collectives");
+          }
+          t = gt;
+        }
+        x[n] = row->coll_bytes * gs_coll_busbw_factor((gs_coll_op)op, row->world_size);
+        t[n] = secs;
+        if (x[n] != last) distinct++;
+        last = x[n];
+        file = gs_report_file_name(r, row->file);
+        n++;
+      }
+    }
+    gs_status st = GS_OK;
+    if (n > 0 && distinct < 2) {
+      st = gs_error(GS_ERR_USAGE, "%s: %s was measured at one size only; an alpha-beta fit "
+                    "needs at least two sizes (e.g. gpuscale coll %s -b 8 -e 1G)", file,
+                    gs_coll_op_names[op], gs_coll_op_names[op]);
+    } else if (n > 0) {
+      gs_predict_coll *c = &p->coll[p->n_coll];
+      c->op = gs_coll_op_names[op];
+      st = gs_coll_fit_alpha_beta(x, t, n, &c->fit);
+      if (st != GS_OK) {
+        st = gs_error(st, "%s: %s: %s", file, c->op, gs_last_error());
+      } else {
+        p->n_coll++;
+        p->coll_file = file;
+        if (op == GS_COLL_ALLREDUCE) {
+          p->machine.have_allreduce = 1;
+          p->machine.allreduce = c->fit;
+        }
+      }
+    }
+    free(x);
+    free(t);
+    if (st != GS_OK) return st;
+  }
+  return GS_OK;
+}
+
+/* ---- one series ------------------------------------------------------------------ */
+
+static const cJSON *options_of(const gs_report *r, const gs_report_row *row) {
+  return member(member(r->docs[row->file], "config"), "workload_options");
+}
+
+static const cJSON *measurement_of(const gs_report *r, const gs_report_row *row) {
+  const cJSON *ms = member(r->docs[row->file], "measurements");
+  return cJSON_GetArrayItem(ms, (int)row->measurement);
+}
+
+/* Which model fits series `s` (from what its documents hold), or -1 with
+ * the reason in `why`. */
+static int kind_of(const gs_report *r, const gs_report_row *row, const char **why) {
+  if (row->is_coll) {
+    *why = "collectives describe the machine; they are not a workload to predict";
+    return -1;
+  }
+  if (row->request_based) {
+    if (!row->scenario || strcmp(row->scenario, "offline") != 0) {
+      *why = "only the offline scenario has a model (server and single-stream are bound by "
+             "their arrivals, not by the GPUs)";
+      return -1;
+    }
+    return GS_PREDICT_REQUESTS;
+  }
+  if (row->loadgen || !row->breakdown.available) {
+    *why = "its measurements have no per-rank step samples to split into compute and "
+           "communication";
+    return -1;
+  }
+  if (row->breakdown.comm_measured) {
+    const cJSON *o = options_of(r, row);
+    if (cJSON_IsNumber(member(o, "parameters")) && cJSON_IsNumber(member(o, "bucket_kb")))
+      return GS_PREDICT_DATA_PARALLEL;
+    *why = "it communicates, but its document gives no gradient size (parameters, bucket_kb)";
+    return -1;
+  }
+  return GS_PREDICT_FIXED_STEP;
+}
+
+/* The request stream and model shape of an llm measurement into `md`. */
+static gs_status request_shape(const gs_report *r, const gs_report_row *row, gs_predict_model *md) {
+  const cJSON *o = options_of(r, row);
+  const cJSON *llm = member(measurement_of(r, row), "llm");
+  double samples = number_of(o, "samples"), batch = number_of(o, "batch");
+  double layers = number_of(o, "layers"), hidden = number_of(o, "hidden");
+  double out_max = number_of(o, "output_max");
+  double in_min = number_of(o, "input_min"), in_max = number_of(o, "input_max");
+  double params = number_of(llm, "parameters"), weights = number_of(llm, "weight_bytes");
+  double tp = number_of(llm, "tensor_parallel");
+  if (!(samples >= 1) || !(batch >= 1) || !(layers >= 1) || !(hidden >= 1) || !(out_max >= 1) ||
+      !(in_max >= 1) || !(params > 0) || !(weights > 0))
+    return gs_error(GS_ERR_USAGE, "%s: the llm measurement lacks its model shape or request "
+                    "stream (workload_options samples, batch, layers, hidden, input/output "
+                    "lengths; llm.parameters, llm.weight_bytes)", gs_report_file_name(r, row->file));
+  md->samples = (int)samples;
+  md->batch = (int)batch;
+  md->layers = (int)layers;
+  md->hidden = hidden;
+  md->decode_steps = out_max;
+  md->prefill_tokens = isfinite(in_min) ? 0.5 * (in_min + in_max) : in_max;
+  md->element_bytes = weights / params;
+  md->measured_tp = tp >= 1 ? (int)tp : 1;
+  return GS_OK;
+}
+
+/* Mean seconds of one run and tokens of one run of an llm measurement. */
+static void request_run(const gs_report *r, const gs_report_row *row, gs_predict_request_obs *o) {
+  const cJSON *runs = member(member(measurement_of(r, row), "llm"), "run_seconds");
+  int n = cJSON_GetArraySize(runs);
+  o->gpus = row->world_size;
+  o->run_seconds = n > 0 ? row->run_seconds / n : NAN;
+  o->tokens_per_run = n > 0 ? row->generated_tokens / n : NAN;
+}
+
+static int fitted_row(const gs_predict_options *opt, const gs_report_row *row) {
+  return is_ok(row) && (opt->holdout <= 1 || row->world_size < opt->holdout);
+}
+
+static int compare_ints(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+/* The counts to predict for `s`: the options' counts and, with a holdout,
+ * the measured counts at or above it; sorted, without repeats. */
+static gs_status counts_of(const gs_predict_options *opt, const gs_report_series *s, int **out,
+                           size_t *n) {
+  *out = malloc((opt->n_counts + s->n_rows + 1) * sizeof **out);
+  if (!*out) return gs_error(GS_ERR_NOMEM, "out of memory");
+  size_t k = 0;
+  for (size_t i = 0; i < opt->n_counts; i++) (*out)[k++] = opt->counts[i];
+  if (opt->holdout > 1)
+    for (size_t j = 0; j < s->n_rows; j++)
+      if (is_ok(&s->rows[j]) && s->rows[j].world_size >= opt->holdout)
+        (*out)[k++] = s->rows[j].world_size;
+  qsort(*out, k, sizeof **out, compare_ints);
+  size_t u = 0;
+  for (size_t i = 0; i < k; i++)
+    if (u == 0 || (*out)[u - 1] != (*out)[i]) (*out)[u++] = (*out)[i];
+  *n = u;
+  return GS_OK;
+}
+
+/* The measured figure at `gpus` (mean over repeats): step seconds, or
+ * tokens/s for requests; NaN when not measured among the checked rows. */
+static double measured_at(const gs_predict_options *opt, const gs_report_series *s,
+                          gs_predict_kind kind, int gpus) {
+  if (opt->holdout <= 1) return NAN;
+  double sum = 0.0;
+  int n = 0;
+  for (size_t j = 0; j < s->n_rows; j++) {
+    const gs_report_row *row = &s->rows[j];
+    if (!is_ok(row) || row->world_size != gpus || row->world_size < opt->holdout) continue;
+    double v = kind == GS_PREDICT_REQUESTS ? row->throughput : row->step.mean;
+    if (isfinite(v)) {
+      sum += v;
+      n++;
+    }
+  }
+  return n ? sum / n : NAN;
+}
+
+/* Fits and predicts series `s` into `w`. */
+static gs_status predict_series(const gs_report *r, const gs_report_series *s, gs_predict_kind kind,
+                                const gs_predict *p, gs_predict_workload *w) {
+  const gs_predict_options *opt = &p->opt;
+  gs_report_series_name(s, w->name, sizeof w->name);
+  w->item_unit = s->item_unit;
+  w->model.kind = kind;
+  w->model.scaling = gs_scaling_of(s->scaling);
+  w->price_per_gpu_hour = NAN;
+  w->worst_error = NAN;
+  w->cheapest = w->fastest = -1;
+  w->items_per_step = NAN;
+  const gs_report_row *first = NULL;
+  size_t n_fit = 0;
+  for (size_t j = 0; j < s->n_rows; j++)
+    if (fitted_row(opt, &s->rows[j])) {
+      if (!first) first = &s->rows[j];
+      n_fit++;
+    }
+  if (!first)
+    return gs_error(GS_ERR_USAGE, "%s: no ok measurement %s to fit", w->name,
+                    opt->holdout > 1 ? "below the --holdout count" : "");
+  if (opt->holdout > 1 && isnan(measured_at(opt, s, kind, s->rows[s->n_rows - 1].world_size)))
+    return gs_error(GS_ERR_USAGE, "%s: nothing measured at %d GPUs or more to check the "
+                    "prediction against (--holdout)", w->name, opt->holdout);
+  const char *file = gs_report_file_name(r, first->file);
+  if (kind == GS_PREDICT_DATA_PARALLEL && !p->machine.have_allreduce)
+    return gs_error(GS_ERR_USAGE, "%s (%s) communicates: give a coll document of the same "
+                    "machine with allreduce (gpuscale coll allreduce -b 8 -e 1G --out coll.json)",
+                    w->name, file);
+  if (first->gpu_model) w->price_per_gpu_hour = gs_report_price_of(&r->prices, first->gpu_model);
+
+  gs_status st = GS_OK;
+  if (kind == GS_PREDICT_REQUESTS) {
+    gs_predict_request_obs *obs = calloc(n_fit, sizeof *obs);
+    if (!obs) return gs_error(GS_ERR_NOMEM, "out of memory");
+    st = request_shape(r, first, &w->model);
+    size_t k = 0;
+    for (size_t j = 0; j < s->n_rows && st == GS_OK; j++)
+      if (fitted_row(opt, &s->rows[j])) request_run(r, &s->rows[j], &obs[k++]);
+    if (st == GS_OK) {
+      st = gs_predict_fit_requests(obs, k, &p->machine, &w->model);
+      if (st != GS_OK) st = gs_error(st, "%s (%s): %s", w->name, file, gs_last_error());
+    }
+    for (size_t i = 0; i < k && i < 8; i++) w->fitted[w->n_fitted++] = obs[i].gpus;
+    free(obs);
+  } else {
+    gs_predict_step_obs *obs = calloc(n_fit, sizeof *obs);
+    if (!obs) return gs_error(GS_ERR_NOMEM, "out of memory");
+    size_t k = 0;
+    for (size_t j = 0; j < s->n_rows; j++) {
+      const gs_report_row *row = &s->rows[j];
+      if (!fitted_row(opt, row) || !row->breakdown.available || !row->has_step) continue;
+      obs[k].gpus = row->world_size;
+      obs[k].step = row->step.mean;
+      obs[k].compute = row->breakdown.compute;
+      obs[k].comm = row->breakdown.comm;
+      if (k < 8) w->fitted[w->n_fitted++] = row->world_size;
+      k++;
+    }
+    st = gs_predict_fit_step(obs, k, &w->model);
+    free(obs);
+    if (st != GS_OK) st = gs_error(st, "%s (%s): %s", w->name, file, gs_last_error());
+    w->items_per_step = (double)first->items_per_step;
+    if (w->model.scaling == GS_SCALING_WEAK) w->items_per_step /= first->world_size;
+    if (kind == GS_PREDICT_DATA_PARALLEL) {
+      const cJSON *o = options_of(r, first);
+      w->model.gradient_bytes = 4.0 * number_of(o, "parameters");
+      w->model.bucket_bytes = 1024.0 * number_of(o, "bucket_kb");
+    }
+  }
+  if (st != GS_OK) return st;
+
+  // X(1): the measured 1-GPU throughput when it was fitted, else the model's.
+  w->base_throughput = NAN;
+  for (size_t j = 0; j < s->n_rows; j++)
+    if (fitted_row(opt, &s->rows[j]) && s->rows[j].world_size == 1 &&
+        isfinite(s->rows[j].throughput)) {
+      w->base_throughput = s->rows[j].throughput;
+      break;
+    }
+  if (isnan(w->base_throughput)) {
+    gs_predict_point one;
+    gs_predict_machine alone = p->machine;
+    if (gs_predict_point_at(&w->model, &alone, w->items_per_step, 1, 1, &one) == GS_OK)
+      w->base_throughput = one.throughput;
+  }
+
+  int *counts = NULL;
+  size_t n_counts = 0;
+  if ((st = counts_of(opt, s, &counts, &n_counts)) != GS_OK) return st;
+  w->points = calloc(n_counts ? n_counts : 1, sizeof *w->points);
+  if (!w->points) {
+    free(counts);
+    return gs_error(GS_ERR_NOMEM, "out of memory");
+  }
+  for (size_t i = 0; i < n_counts && st == GS_OK; i++) {
+    gs_predict_point *pt = &w->points[i];
+    int tp = kind == GS_PREDICT_REQUESTS ? opt->tensor_parallel : 0;
+    st = gs_predict_point_at(&w->model, &p->machine, w->items_per_step, counts[i], tp, pt);
+    if (st != GS_OK) {
+      st = gs_error(st, "%s: %s", w->name, gs_last_error());
+      break;
+    }
+    w->n_points++;
+    pt->speedup = gs_scaling_speedup(w->base_throughput, pt->throughput);
+    pt->efficiency = gs_scaling_efficiency(pt->speedup, pt->gpus);
+    pt->measured = measured_at(opt, s, kind, pt->gpus);
+    double predicted = kind == GS_PREDICT_REQUESTS ? pt->throughput : pt->step_seconds;
+    if (isfinite(pt->measured) && pt->measured > 0.0) {
+      pt->error = (predicted - pt->measured) / pt->measured;
+      if (isnan(w->worst_error) || fabs(pt->error) > fabs(w->worst_error)) w->worst_error = pt->error;
+    }
+    if (isfinite(w->price_per_gpu_hour) && pt->throughput > 0.0) {
+      double per_second = w->price_per_gpu_hour * pt->gpus / 3600.0;
+      pt->dollars_per_million = per_second / pt->throughput * 1e6;
+      if (w->cheapest < 0 || pt->dollars_per_million < w->points[w->cheapest].dollars_per_million)
+        w->cheapest = (int)i;
+      if (opt->target_items > 0.0) {
+        pt->seconds_to_target = opt->target_items / pt->throughput;
+        pt->dollars_to_target = per_second * pt->seconds_to_target;
+      }
+    } else if (opt->target_items > 0.0 && pt->throughput > 0.0) {
+      pt->seconds_to_target = opt->target_items / pt->throughput;
+    }
+    if (pt->throughput > 0.0 &&
+        (w->fastest < 0 || pt->throughput > w->points[w->fastest].throughput))
+      w->fastest = (int)i;
+  }
+  free(counts);
+  return st;
+}
+
+/* ---- the whole prediction ---------------------------------------------------------- */
+
+/* See predict.h. */
+gs_status gs_predict_build(const gs_report *r, const gs_predict_options *opt, gs_predict *out) {
+  memset(out, 0, sizeof *out);
+  out->opt = *opt;
+  out->machine.network.alpha_seconds = opt->inter_node_latency_seconds;
+  out->machine.network.beta_seconds_per_byte =
+      opt->inter_node_bytes_per_second > 0.0 ? 1.0 / opt->inter_node_bytes_per_second : 0.0;
+
+  // The machine of the workloads: the first workload row's document.
+  char machine[256] = "", coll_machine[256] = "";
+  int machine_gpus = 0, have_machine = 0, coll_set = 0;
+  for (size_t i = 0; i < r->n_series && !have_machine; i++)
+    for (size_t j = 0; j < r->series[i].n_rows; j++) {
+      const gs_report_row *row = &r->series[i].rows[j];
+      if (row->is_coll) continue;
+      machine_of(r->docs[row->file], machine, sizeof machine);
+      const cJSON *gpus = member(member(r->docs[row->file], "environment"), "gpus");
+      machine_gpus = cJSON_IsArray(gpus) ? cJSON_GetArraySize(gpus) : 0;
+      have_machine = 1;
+      break;
+    }
+  if (!have_machine)
+    return gs_error(GS_ERR_USAGE, "no workload measurements to predict: give a workload's "
+                    "result document (run or scale) beside the coll document");
+  gs_status st = fit_collectives(r, out, machine, &coll_set, coll_machine, sizeof coll_machine);
+  if (st == GS_OK && coll_set && strcmp(coll_machine, machine) != 0)
+    st = gs_error(GS_ERR_USAGE, "%s: the coll document was measured on another machine (%s) "
+                  "than the workloads (%s): predict needs the collectives of the machine the "
+                  "workloads ran on", out->coll_file ? out->coll_file : "coll", coll_machine,
+                  machine);
+  if (st != GS_OK) return st;
+
+  int largest = 1;
+  for (size_t i = 0; i < r->n_series; i++)
+    for (size_t j = 0; j < r->series[i].n_rows; j++)
+      if (r->series[i].rows[j].world_size > largest) largest = r->series[i].rows[j].world_size;
+  out->machine.gpus_per_node = opt->gpus_per_node > 0 ? opt->gpus_per_node
+                               : machine_gpus > 0     ? machine_gpus
+                                                      : largest;
+
+  out->workloads = calloc(r->n_series ? r->n_series : 1, sizeof *out->workloads);
+  if (!out->workloads) return gs_error(GS_ERR_NOMEM, "out of memory");
+  for (size_t i = 0; i < r->n_series && st == GS_OK; i++) {
+    const gs_report_series *s = &r->series[i];
+    if (s->n_rows == 0 || s->rows[0].is_coll) continue;
+    const char *why = NULL;
+    int kind = kind_of(r, &s->rows[0], &why);
+    char name[256];
+    gs_report_series_name(s, name, sizeof name);
+    char here[256];
+    machine_of(r->docs[s->rows[0].file], here, sizeof here);
+    if (strcmp(here, machine) != 0) {
+      st = gs_error(GS_ERR_USAGE, "%s: %s was measured on another machine (%s) than %s: predict "
+                    "one machine at a time", gs_report_file_name(r, s->rows[0].file), name, here,
+                    machine);
+      break;
+    }
+    if (kind < 0) {
+      if (opt->skip_unmodelled) continue;
+      st = gs_error(GS_ERR_USAGE, "%s: no prediction model for %s: %s",
+                    gs_report_file_name(r, s->rows[0].file), name, why);
+      break;
+    }
+    st = predict_series(r, s, (gs_predict_kind)kind, out, &out->workloads[out->n_workloads]);
+    out->n_workloads++;
+  }
+  if (st == GS_OK && out->n_workloads == 0 && !opt->skip_unmodelled)
+    st = gs_error(GS_ERR_USAGE, "no workload series to predict");
+  if (st != GS_OK) gs_predict_free(out);
+  return st;
+}
+
+/* See predict.h. */
+void gs_predict_free(gs_predict *p) {
+  for (size_t i = 0; i < p->n_workloads; i++) free(p->workloads[i].points);
+  free(p->workloads);
+  memset(p, 0, sizeof *p);
+}
