@@ -12,6 +12,7 @@
 #include "measure/common.h"
 #include "core/file.h"
 #include "core/options.h"
+#include "report/predict.h"
 #include "report/render.h"
 #include "report/report.h"
 
@@ -48,7 +49,7 @@ gs_status gs_cmd_report(int argc, char **argv) {
   const char *out_path = NULL;
   double moderate = 100.0 * GS_REPORT_MODERATE_DEFAULT;
   double critical = 100.0 * GS_REPORT_CRITICAL_DEFAULT;
-  const char *price_text = NULL, *plots_dir = NULL;
+  const char *price_text = NULL, *plots_dir = NULL, *predict_text = NULL;
   const gs_option table[] = {
       {.name = "format", .short_name = 'f', .kind = GS_OPT_CHOICE, .target = &format,
        .choices = gs_report_format_choices, .metavar = "FMT",
@@ -66,6 +67,9 @@ gs_status gs_cmd_report(int argc, char **argv) {
        .help = "price per GPU-hour by GPU model, e.g. H100=7,A100=5: adds items/$ and $/M items"},
       {.name = "plots", .kind = GS_OPT_STRING, .target = &plots_dir, .metavar = "DIR",
        .help = "draw the plots with gnuplot as PNG and SVG into DIR (html embeds them anyway)"},
+      {.name = "predict", .kind = GS_OPT_STRING, .target = &predict_text, .metavar = "LIST",
+       .help = "predict these GPU counts (8,16,...; give a coll document for communicating "
+               "workloads): dashed in the speedup plot, a table after text and markdown"},
       {.kind = GS_OPT_END}};
   if (gs_cli_wants_help(argc, argv)) {
     print_help(table);
@@ -88,6 +92,10 @@ gs_status gs_cmd_report(int argc, char **argv) {
   if (st == GS_OK && plots_dir) st = gs_file_check_output_dir(plots_dir, "option --plots");
   gs_report_prices prices = {0};
   if (st == GS_OK && price_text) st = gs_report_parse_prices(price_text, &prices);
+  int *counts = NULL;
+  size_t n_counts = 0;
+  if (st == GS_OK && predict_text)
+    st = gs_predict_parse_counts(predict_text, "--predict", &counts, &n_counts);
   if (st != GS_OK) {
     free(files.paths);
     return st;
@@ -100,12 +108,32 @@ gs_status gs_cmd_report(int argc, char **argv) {
   unsigned flags = want_plots || format == GS_REPORT_CSV ? 0 : GS_REPORT_DROP_SAMPLES;
   st = gs_report_load_with(files.paths, files.n, &th, &prices, flags, &rep);
   free(files.paths);
-  if (st != GS_OK) return st;
+  if (st != GS_OK) {
+    free(counts);
+    return st;
+  }
   if (price_text) report_unpriced(&rep);
 
-  gs_report_plots plots = {0};
-  if (want_plots && (st = gs_report_plots_make(&rep, plots_dir, &plots)) != GS_OK) {
+  // The prediction of every series that has a model (docs/predict.md).
+  gs_predict pred = {0};
+  gs_predict_options popt = {.counts = counts,
+                             .n_counts = n_counts,
+                             .inter_node_bytes_per_second = GS_PREDICT_INTER_NODE_GBPS * 1e9,
+                             .inter_node_latency_seconds = GS_PREDICT_INTER_NODE_LATENCY_US * 1e-6,
+                             .skip_unmodelled = 1};
+  if (predict_text && (st = gs_predict_build(&rep, &popt, &pred)) != GS_OK) {
     gs_report_free(&rep);
+    free(counts);
+    return st;
+  }
+
+  gs_report_plots plots = {0};
+  if (want_plots &&
+      (st = gs_report_plots_make_predicted(&rep, plots_dir, predict_text ? &pred : NULL, &plots)) !=
+          GS_OK) {
+    gs_predict_free(&pred);
+    gs_report_free(&rep);
+    free(counts);
     return st;
   }
 
@@ -116,8 +144,16 @@ gs_status gs_cmd_report(int argc, char **argv) {
     st = gs_report_render_plots(out.f, &rep, (gs_report_format)format,
                                 want_plots ? &plots : NULL);
     if (st == GS_ERR_NOMEM) gs_error(st, "cannot render the report: out of memory");
+    if (st == GS_OK && predict_text &&
+        (format == GS_REPORT_TEXT || format == GS_REPORT_MARKDOWN)) {
+      fputc('\n', out.f);
+      st = gs_predict_render(out.f, &pred, format == GS_REPORT_MARKDOWN ? GS_PREDICT_MARKDOWN
+                                                                       : GS_PREDICT_TEXT);
+    }
     st = gs_file_out_finish(&out, st);
   }
+  gs_predict_free(&pred);
+  free(counts);
   gs_report_free(&rep);
   gs_report_plots_free(&plots);
   return st;

@@ -20,6 +20,7 @@
 
 #include "core/file.h"
 #include "report/analyze_internal.h"
+#include "report/predict.h"
 #include "report/render.h"
 
 /* Points per rank in a CDF: enough for a smooth curve at any sample count. */
@@ -88,8 +89,11 @@ static int compare_doubles(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Speedup and efficiency against ranks, with the ideal lines. */
-static int series_plots(plotter *pl, const gs_report_series *s, size_t si, const char *title) {
+/* Speedup and efficiency against ranks, with the ideal lines; with a
+ * prediction `pw` (may be NULL) its speedup continues the measured curve,
+ * dashed, from the largest measured count (a second data block). */
+static int series_plots(plotter *pl, const gs_report_series *s, size_t si, const char *title,
+                        const gs_predict_workload *pw) {
   size_t usable = 0;
   for (size_t i = 0; i < s->n_rows; i++) usable += isfinite(s->rows[i].speedup);
   if (usable < 2) return 1;
@@ -103,15 +107,32 @@ static int series_plots(plotter *pl, const gs_report_series *s, size_t si, const
               s->rows[i].efficiency);
       if (s->rows[i].world_size > max_n) max_n = s->rows[i].world_size;
     }
+  int measured_max = max_n;
+  if (pw) {
+    fprintf(f, "\n\n");
+    for (size_t i = s->n_rows; i-- > 0;)
+      if (isfinite(s->rows[i].speedup) && s->rows[i].world_size == measured_max) {
+        fprintf(f, "%d %.17g\n", measured_max, s->rows[i].speedup);
+        break;
+      }
+    for (size_t i = 0; i < pw->n_points; i++)
+      if (pw->points[i].gpus > measured_max && isfinite(pw->points[i].speedup)) {
+        fprintf(f, "%d %.17g\n", pw->points[i].gpus, pw->points[i].speedup);
+        if (pw->points[i].gpus > max_n) max_n = pw->points[i].gpus;
+      }
+  }
   if (!plot_end(f)) return 0;
   const char *name = pl->plots->p[pl->plots->n - 1].name;
   FILE *gp = pl->script;
   fprintf(gp, "reset\nset title '%s: speedup'\nset xlabel 'ranks (GPUs)'\nset ylabel 'speedup'\n"
-              "set key top left\nset grid\nset xrange [0.5:%d.5]\nset yrange [0:*]\n",
-          title, max_n);
-  char cmd[512];
-  snprintf(cmd, sizeof cmd, "plot '%s.dat' using 1:2 with linespoints lw 2 pt 7 title 'measured', "
-                            "x with lines dt 2 lc rgb 'gray40' title 'ideal'", name);
+              "set key top left\nset grid\nset yrange [0:*]\n", title);
+  if (max_n > measured_max) fprintf(gp, "set logscale x 2\nset xrange [0.8:%d]\n", 2 * max_n);
+  else fprintf(gp, "set xrange [0.5:%d.5]\n", max_n);
+  char cmd[640];
+  snprintf(cmd, sizeof cmd, "plot '%s.dat' index 0 using 1:2 with linespoints lw 2 pt 7 title "
+                            "'measured', x with lines dt 2 lc rgb 'gray40' title 'ideal'%s", name,
+           max_n > measured_max ? ", '' index 1 using 1:2 with linespoints dt 2 lw 2 pt 6 "
+                                  "lc rgb 'dark-orange' title 'predicted'" : "");
   script_outputs(gp, name, cmd);
 
   f = plot_begin(pl, si, -1, "parallel efficiency against the rank count; dashed: ideal (100%)",
@@ -124,7 +145,7 @@ static int series_plots(plotter *pl, const gs_report_series *s, size_t si, const
   name = pl->plots->p[pl->plots->n - 1].name;
   fprintf(gp, "reset\nset title '%s: efficiency'\nset xlabel 'ranks (GPUs)'\n"
               "set ylabel 'efficiency (%%)'\nset grid\nset xrange [0.5:%d.5]\nset yrange [0:*]\n",
-          title, max_n);
+          title, measured_max);
   snprintf(cmd, sizeof cmd, "plot '%s.dat' using 1:2 with linespoints lw 2 pt 7 title 'measured', "
                             "100 with lines dt 2 lc rgb 'gray40' title 'ideal'", name);
   script_outputs(gp, name, cmd);
@@ -427,6 +448,19 @@ static gs_status run_gnuplot(const char *program, const char *dir) {
 
 /* See render.h. */
 gs_status gs_report_plots_make(const gs_report *r, const char *dir, gs_report_plots *out) {
+  return gs_report_plots_make_predicted(r, dir, NULL, out);
+}
+
+/* The prediction of series `si`, or NULL. */
+static const gs_predict_workload *prediction_of(const gs_predict *prediction, size_t si) {
+  for (size_t i = 0; prediction && i < prediction->n_workloads; i++)
+    if (prediction->workloads[i].series == si) return &prediction->workloads[i];
+  return NULL;
+}
+
+/* See render.h. */
+gs_status gs_report_plots_make_predicted(const gs_report *r, const char *dir,
+                                         const gs_predict *prediction, gs_report_plots *out) {
   memset(out, 0, sizeof *out);
   const char *program = gnuplot_program();
   if (!program) {
@@ -457,7 +491,7 @@ gs_status gs_report_plots_make(const gs_report *r, const char *dir, gs_report_pl
     gs_report_series_name(s, name, sizeof name);
     safe_title(title, sizeof title, name);
     int ok = s->n_rows && s->rows[0].is_coll ? busbw_plot(&pl, s, si, title)
-                                             : series_plots(&pl, s, si, title);
+                                             : series_plots(&pl, s, si, title, prediction_of(prediction, si));
     for (size_t ri = 0; ok && ri < s->n_rows; ri++)
       if (s->rows[ri].world_size > 1 && !s->rows[ri].is_coll)
         ok = rank_plots(&pl, r, s, si, ri, title);

@@ -498,6 +498,7 @@ gs_status gs_predict_build(const gs_report *r, const gs_predict_options *opt, gs
                     gs_report_file_name(r, s->rows[0].file), name, why);
       break;
     }
+    out->workloads[out->n_workloads].series = i;
     st = predict_series(r, s, (gs_predict_kind)kind, out, &out->workloads[out->n_workloads]);
     out->n_workloads++;
   }

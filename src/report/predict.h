@@ -148,6 +148,7 @@ typedef struct {
 } gs_predict_coll;
 
 typedef struct {
+  size_t series;           /* index of its series in the report */
   char name[256];          /* the series' name (gs_report_series_name) */
   const char *item_unit;   /* points into the report */
   gs_predict_model model;
@@ -162,7 +163,7 @@ typedef struct {
   double worst_error;      /* largest |error| over the holdout points; NaN none */
 } gs_predict_workload;
 
-typedef struct {
+typedef struct gs_predict {
   gs_predict_options opt;  /* its counts point into the caller's array */
   gs_predict_machine machine;
   const char *coll_file;   /* the coll document used, or NULL */

@@ -48,6 +48,14 @@ typedef struct {
  * GS_ERR_NOMEM. */
 gs_status gs_report_plots_make(const gs_report *r, const char *dir, gs_report_plots *out);
 
+/* Like gs_report_plots_make; each series that `prediction` (may be NULL)
+ * predicts gets its predicted speedup as a dashed continuation of the
+ * measured one (`report --predict`, docs/predict.md). */
+struct gs_predict;
+gs_status gs_report_plots_make_predicted(const gs_report *r, const char *dir,
+                                         const struct gs_predict *prediction,
+                                         gs_report_plots *out);
+
 void gs_report_plots_free(gs_report_plots *plots);
 
 /* Choice names for --format, in gs_report_format order, NULL-terminated. */
