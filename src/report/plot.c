@@ -108,6 +108,9 @@ static int series_plots(plotter *pl, const gs_report_series *s, size_t si, const
       if (s->rows[i].world_size > max_n) max_n = s->rows[i].world_size;
     }
   int measured_max = max_n;
+  double top = 1.0;  // the largest speedup drawn: the ideal line must not hide the curves
+  for (size_t i = 0; i < s->n_rows; i++)
+    if (isfinite(s->rows[i].speedup) && s->rows[i].speedup > top) top = s->rows[i].speedup;
   if (pw) {
     fprintf(f, "\n\n");
     for (size_t i = s->n_rows; i-- > 0;)
@@ -119,6 +122,7 @@ static int series_plots(plotter *pl, const gs_report_series *s, size_t si, const
       if (pw->points[i].gpus > measured_max && isfinite(pw->points[i].speedup)) {
         fprintf(f, "%d %.17g\n", pw->points[i].gpus, pw->points[i].speedup);
         if (pw->points[i].gpus > max_n) max_n = pw->points[i].gpus;
+        if (pw->points[i].speedup > top) top = pw->points[i].speedup;
       }
   }
   if (!plot_end(f)) return 0;
@@ -126,7 +130,9 @@ static int series_plots(plotter *pl, const gs_report_series *s, size_t si, const
   FILE *gp = pl->script;
   fprintf(gp, "reset\nset title '%s: speedup'\nset xlabel 'ranks (GPUs)'\nset ylabel 'speedup'\n"
               "set key top left\nset grid\nset yrange [0:*]\n", title);
-  if (max_n > measured_max) fprintf(gp, "set logscale x 2\nset xrange [0.8:%d]\n", 2 * max_n);
+  if (max_n > measured_max)
+    fprintf(gp, "set logscale x 2\nset xrange [0.8:%d]\nset yrange [0:%.6g]\n", 2 * max_n,
+            1.3 * top);
   else fprintf(gp, "set xrange [0.5:%d.5]\n", max_n);
   char cmd[640];
   snprintf(cmd, sizeof cmd, "plot '%s.dat' index 0 using 1:2 with linespoints lw 2 pt 7 title "
