@@ -178,6 +178,14 @@ static void test_parse_counts(void **state) {
   assert_int_equal(gs_predict_parse_counts("1-1000", "--gpus", &c, &n), GS_OK);
   assert_int_equal(n, 1000);
   free(c);
+  assert_int_equal(gs_predict_parse_counts("8-8000:8,3", "--gpus", &c, &n), GS_OK);
+  assert_int_equal(n, 1001);
+  assert_int_equal(c[1], 16);
+  assert_int_equal(c[999], 8000);
+  assert_int_equal(c[1000], 3);
+  free(c);
+  assert_int_equal(gs_predict_parse_counts("8:2", "--gpus", &c, &n), GS_ERR_USAGE);
+  assert_error_mentions("follows a range");
   assert_int_equal(gs_predict_parse_counts("8,,16", "--gpus", &c, &n), GS_ERR_USAGE);
   assert_error_mentions("--gpus");
   assert_int_equal(gs_predict_parse_counts("0", "--gpus", &c, &n), GS_ERR_USAGE);

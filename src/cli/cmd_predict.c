@@ -46,7 +46,7 @@ gs_status gs_cmd_predict(int argc, char **argv) {
   double target = 0.0;
   const gs_option table[] = {
       {.name = "gpus", .kind = GS_OPT_STRING, .target = &gpus_text, .metavar = "LIST",
-       .help = "GPU counts to predict: 8,16,64,1024 or ranges like 1-1000"},
+       .help = "GPU counts to predict: 8,16,64,1024, ranges 1-8, ranges with a step 8-8192:8"},
       {.name = "gpus-per-node", .kind = GS_OPT_COUNT, .target = &per_node, .min = 1,
        .max = 1048576, .metavar = "N",
        .help = "GPUs of one node (default: the GPUs of the measured machine)"},

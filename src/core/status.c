@@ -65,8 +65,12 @@ static void print_prefixed(const char *kind, const char *text) {
     fprintf(stderr, "gpuscale: %s: %s\n", kind, text);
 }
 
+/* Formatted apart first: a caller may pass gs_last_error() itself as an
+ * argument, to add context to an error recorded below it. */
 static void record(const char *fmt, va_list ap) {
-  vsnprintf(thread_error, sizeof thread_error, fmt, ap);
+  char text[GS_ERROR_TEXT_MAX];
+  vsnprintf(text, sizeof text, fmt, ap);
+  memcpy(thread_error, text, sizeof thread_error);
 }
 
 gs_status gs_error(gs_status status, const char *fmt, ...) {

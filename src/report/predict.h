@@ -124,8 +124,9 @@ gs_status gs_predict_point_at(const gs_predict_model *model, const gs_predict_ma
 
 /* ---- from documents ------------------------------------------------------------ */
 
-/* A list of GPU counts from text: "8,16,64" and ranges "1-1000" (every
- * count), each >= 1; ascending order is not required. GS_ERR_USAGE naming
+/* A list of GPU counts from text: "8,16,64", ranges "1-1000" (every
+ * count) and ranges with a step "8-8000:8", each >= 1; ascending order is
+ * not required. GS_ERR_USAGE naming
  * `option` on a bad part. `*counts` is owned by the caller (free). */
 gs_status gs_predict_parse_counts(const char *text, const char *option, int **counts, size_t *n);
 

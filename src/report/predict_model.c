@@ -37,17 +37,22 @@ double gs_predict_allreduce(const gs_predict_machine *m, double bytes, int gpus,
 }
 
 /* See predict.h. Simpson's rule on E = int x n phi(x) Phi(x)^(n-1) dx over
- * [-9, 9 + sqrt(2 ln n)]: the density of the maximum is negligible outside. */
+ * [m - 6, m + 5], m = sqrt(2 ln n) (where the maximum lies): the density of
+ * the maximum is negligible outside; 160 intervals keep the relative error
+ * below 1e-6 from n = 2 to 10^6. */
 double gs_predict_expected_max(int n) {
   if (n <= 1) return 0.0;
-  const int intervals = 480;
-  double lo = -9.0, hi = 9.0 + sqrt(2.0 * log((double)n));
+  const int intervals = 160;
+  double middle = sqrt(2.0 * log((double)n));
+  double lo = middle - 6.0, hi = middle + 5.0;
   double h = (hi - lo) / intervals, sum = 0.0;
   for (int i = 0; i <= intervals; i++) {
     double x = lo + h * i;
-    double cdf = 0.5 * erfc(-x / sqrt(2.0));
-    double pdf = exp(-0.5 * x * x) * 0.3989422804014327;  // 1 / sqrt(2 pi)
-    double f = cdf > 0.0 ? x * (double)n * pdf * exp((double)(n - 1) * log(cdf)) : 0.0;
+    double cdf = 0.5 * erfc(-x * 0.7071067811865476);  // Phi(x) = erfc(-x / sqrt 2) / 2
+    // n phi(x) Phi(x)^(n-1) in one exponential: phi(x) = exp(-x^2/2) / sqrt(2 pi).
+    double f = cdf > 0.0 ? x * (double)n * 0.3989422804014327 *
+                               exp(-0.5 * x * x + (double)(n - 1) * log(cdf))
+                         : 0.0;
     double w = i == 0 || i == intervals ? 1.0 : (i % 2 ? 4.0 : 2.0);
     sum += w * f;
   }

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# End-to-end tests of `gpuscale predict` and `report --predict`: the holdout
+# on the committed 4-GPU results (every error within 15%), the output
+# formats and --out, cost, and inputs that cannot be predicted (exit 2 with
+# the reason). CPU only: it reads documents. $1 is the gpuscale binary.
+set -u
+bin=$1
+data=$(cd "$(dirname "$0")/data/report" && pwd)
+results=$(cd "$(dirname "$0")/../docs/results/2026-11-21-h200x4/threads" && pwd)
+. "$(dirname "$0")/cli_lib.sh"
+
+all=("$results/voxelize.json" "$results/mlp.json" "$results/llm.json" "$results/coll.json")
+
+expect 0 "Exit codes: 0 prediction written" -- predict --help
+expect 2 "missing FILE" -- predict --gpus 8
+expect 2 "give --gpus LIST" -- predict "${all[@]}"
+expect 2 "option --gpus" -- predict --gpus 8,x "${all[@]}"
+expect 2 "option --holdout" -- predict --holdout 1 "${all[@]}"
+expect 1 "cannot read .*missing.json" -- predict --gpus 8 "$work/missing.json"
+# a count beyond one node must fill whole nodes
+expect 2 "do not fill whole nodes of 4 GPUs" -- predict --gpus 6 "${all[@]}"
+# mlp communicates: without a coll document there is no model of its all-reduce
+expect 2 "give a coll document of the same machine" -- predict --gpus 8 "$results/mlp.json"
+# collectives of another machine (the CPU fixture's host), one size only, no model
+expect 2 "measured on another machine" -- predict --gpus 8 "$results/mlp.json" "$data/coll.json"
+expect 2 "no prediction model for llm" -- predict --gpus 8 "$data/llm_server_cpu.json"
+expect 2 "nothing measured at 8 GPUs or more" -- predict --holdout 8 "${all[@]}"
+
+# The holdout on the committed results: every error within 15%.
+"$bin" predict --holdout 4 --format json -o "$work/h.json" "${all[@]}" || fail "holdout exited $?"
+python3 - "$work/h.json" <<'PY' || fail "holdout document: see above"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "gpuscale/predict/v1" and d["holdout"] == 4, d.get("schema")
+names = [w["series"] for w in d["workloads"]]
+assert names == ["voxelize", "mlp", "llm (scenario offline)"], names
+for w in d["workloads"]:
+    (p,) = w["predictions"]
+    assert p["gpus"] == 4, p
+    key = "tokens_per_second" if "tokens_per_second" in p else "step_seconds"
+    assert p[key] > 0 and abs(p["relative_error"]) < 0.15, (w["series"], p)
+    t = p["terms"]
+    if key == "step_seconds":
+        total = t["work_seconds"] + t["overhead_seconds"] + t["comm_seconds"] + t["imbalance_seconds"]
+        assert abs(total - p["step_seconds"]) < 1e-12, (w["series"], total, p["step_seconds"])
+mlp = d["workloads"][1]["predictions"][0]
+assert mlp["terms"]["comm_seconds"] > 0 and mlp["terms"]["collective"] == "intra-node", mlp
+PY
+
+# Past the machine: nodes, tree across nodes, cost and the cheapest count.
+expect 0 "1024 +128 .* tree" -- predict --gpus 8,1024 --gpus-per-node 8 "${all[@]}"
+expect 0 "Cheapest: 1 GPUs, .* per million points at \\\$4 per GPU-hour" -- \
+  predict --gpus 1,2,8 --price H200=4 "${all[@]}"
+expect 0 "to 1e\\+09 samples" -- predict --gpus 1,8 --target 1e9 "${all[@]}"
+expect 0 "^\\| 16 \\| 2 \\| " -- predict --gpus 16 --gpus-per-node 8 --format markdown "${all[@]}"
+# llm as tensor-parallel replicas of 2 GPUs: two all-reduces per layer cost time
+expect 0 "  8 +1 +4 +2 " -- predict --gpus 8 --gpus-per-node 8 --tp 2 "$results/llm.json" "$results/coll.json"
+expect 2 "whole tensor-parallel replicas of 4" -- predict --gpus 2 --tp 4 "$results/llm.json" "$results/coll.json"
+
+# --out goes through the atomic path: a failed prediction leaves the file alone.
+echo keep >"$work/keep.txt"
+"$bin" predict --gpus 6 -o "$work/keep.txt" "${all[@]}" 2>/dev/null
+[ "$(cat "$work/keep.txt")" = keep ] || fail "a failed predict replaced its --out file"
+touch "$work/file"
+expect 1 "option --out" -- predict --gpus 8 -o "$work/file/p.txt" "${all[@]}"
+
+# report --predict: the table after the report, and the dashed continuation.
+expect 0 "^    16 +4 +21.56 us" -- report --predict 8,16 "${all[@]}"
+if "$bin" version --format json | python3 -c 'import json, sys
+sys.exit(0 if json.load(sys.stdin).get("gnuplot", {}).get("built_in") else 1)' &&
+   command -v gnuplot >/dev/null; then
+  "$bin" report --predict 8,16,64 --plots "$work/plots" -o "$work/r.txt" "${all[@]}" ||
+    fail "report --predict --plots exited $?"
+  grep -q "predicted" "$work/plots/s0-speedup.svg" ||
+    fail "the speedup plot lacks the predicted curve"
+fi
+
+[ "$failures" = 0 ] || exit 1
+echo "test_cli_predict: all passed"
