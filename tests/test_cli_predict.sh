@@ -47,6 +47,18 @@ mlp = d["workloads"][1]["predictions"][0]
 assert mlp["terms"]["comm_seconds"] > 0 and mlp["terms"]["collective"] == "intra-node", mlp
 PY
 
+# Without a coll document the p2p document's links give an optimistic bound.
+expect 0 "ring over the links of p2p.json.*|4 +1 .* intra-node .* -11\.[0-9]%" -- \
+  predict --holdout 4 "$results/mlp.json" "$results/p2p.json"
+# One measured count: the overhead cannot be fitted and the note says so.
+python3 - "$data/strong.json" "$work/one.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["measurements"] = [m for m in d["measurements"] if m["world_size"] == 1]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+expect 0 "one GPU count measured" -- predict --gpus 2 "$work/one.json"
+
 # Past the machine: nodes, tree across nodes, cost and the cheapest count.
 expect 0 "1024 +128 .* tree" -- predict --gpus 8,1024 --gpus-per-node 8 "${all[@]}"
 expect 0 "Cheapest: 1 GPUs, .* per million points at \\\$4 per GPU-hour" -- \

@@ -1,5 +1,6 @@
 /* A prediction from result documents: the machine's collective fits from
- * its coll documents (checked to be of the machine the workloads ran on),
+ * its coll documents (or its links from a p2p document), checked to be of
+ * the machine the workloads ran on,
  * one model per workload series fitted to its measurements (all of them,
  * or those below --holdout), evaluated at the requested GPU counts with
  * speedup, efficiency, cost and, for held-out counts, the error against
@@ -185,6 +186,51 @@ static gs_status fit_collectives(const gs_report *r, gs_predict *p, const char *
   return GS_OK;
 }
 
+/* The median of test `name` of a p2p document over its GPU pairs: the
+ * smallest (`want_max` 0) or the largest; NaN when it did not run. */
+static double p2p_extreme(const cJSON *p2p, const char *name, int want_max) {
+  double best = NAN;
+  const cJSON *tests = member(p2p, "tests");
+  for (const cJSON *t = tests ? tests->child : NULL; t; t = t->next) {
+    const cJSON *tn = member(t, "name");
+    if (!cJSON_IsString(tn) || strcmp(tn->valuestring, name) != 0) continue;
+    const cJSON *rows = member(t, "cells");
+    for (const cJSON *row = rows ? rows->child : NULL; row; row = row->next)
+      for (const cJSON *c = row->child; c; c = c->next) {
+        double v = number_of(c, "median");
+        if (isfinite(v) && (isnan(best) || (want_max ? v > best : v < best))) best = v;
+      }
+  }
+  return best;
+}
+
+/* Without a coll document: the node's allreduce from a p2p document of the
+ * machine, as a ring over its links: alpha = 2(g-1) link latencies (the
+ * slowest pair's SM-path latency), beta = 1 / the slowest pair's one-way
+ * copy-engine bandwidth. An optimistic bound: it leaves out NCCL's launch
+ * and synchronisation (docs/predict.md). */
+static gs_status links_from_p2p(const gs_report *r, gs_predict *p, const char *machine) {
+  for (size_t i = 0; i < r->n_files && !p->machine.have_allreduce; i++) {
+    const cJSON *p2p = member(r->docs[i], "p2p");
+    if (!cJSON_IsObject(p2p)) continue;
+    char here[256];
+    machine_of(r->docs[i], here, sizeof here);
+    if (strcmp(here, machine) != 0)
+      return gs_error(GS_ERR_USAGE, "%s: the p2p document was measured on another machine (%s) "
+                      "than the workloads (%s)", gs_report_file_name(r, i), here, machine);
+    double bw = p2p_extreme(p2p, "ce_unidir_p2p", 0);
+    double latency = p2p_extreme(p2p, "latency_sm_p2p", 1);
+    if (!(bw > 0.0) || !(latency > 0.0)) continue;
+    int g = p->machine.gpus_per_node > 1 ? p->machine.gpus_per_node : 2;
+    p->machine.have_allreduce = 1;
+    p->machine.allreduce.alpha_seconds = 2.0 * (g - 1) * latency;
+    p->machine.allreduce.beta_seconds_per_byte = 1.0 / bw;
+    p->machine.allreduce.r_squared = NAN;
+    p->links_file = gs_report_file_name(r, i);
+  }
+  return GS_OK;
+}
+
 /* ---- one series ------------------------------------------------------------------ */
 
 static const cJSON *options_of(const gs_report *r, const gs_report_row *row) {
@@ -337,8 +383,8 @@ static gs_status predict_series(const gs_report *r, const gs_report_series *s, g
   const char *file = gs_report_file_name(r, first->file);
   if (kind == GS_PREDICT_DATA_PARALLEL && !p->machine.have_allreduce)
     return gs_error(GS_ERR_USAGE, "%s (%s) communicates: give a coll document of the same "
-                    "machine with allreduce (gpuscale coll allreduce -b 8 -e 1G --out coll.json)",
-                    w->name, file);
+                    "machine with allreduce (gpuscale coll allreduce -b 8 -e 1G --out coll.json), "
+                    "or its p2p document for an optimistic bound", w->name, file);
   if (first->gpu_model) w->price_per_gpu_hour = gs_report_price_of(&r->prices, first->gpu_model);
 
   gs_status st = GS_OK;
@@ -483,6 +529,7 @@ gs_status gs_predict_build(const gs_report *r, const gs_predict_options *opt, gs
   out->machine.gpus_per_node = opt->gpus_per_node > 0 ? opt->gpus_per_node
                                : machine_gpus > 0     ? machine_gpus
                                                       : largest;
+  if (!out->machine.have_allreduce && (st = links_from_p2p(r, out, machine)) != GS_OK) return st;
 
   out->workloads = calloc(r->n_series ? r->n_series : 1, sizeof *out->workloads);
   if (!out->workloads) return gs_error(GS_ERR_NOMEM, "out of memory");

@@ -168,6 +168,7 @@ typedef struct gs_predict {
   gs_predict_options opt;  /* its counts point into the caller's array */
   gs_predict_machine machine;
   const char *coll_file;   /* the coll document used, or NULL */
+  const char *links_file;  /* without one: the p2p document the allreduce came from, or NULL */
   size_t n_coll;
   gs_predict_coll coll[GS_COLL_COUNT];
   size_t n_workloads;
@@ -176,8 +177,9 @@ typedef struct gs_predict {
 
 /* Fits a model per workload series of `r` (loaded with the prices wanted)
  * and predicts it at the options' counts. The coll series of `r` give the
- * machine's collective fits; they must come from the machine the workloads
- * were measured on (same host and GPU model). GS_ERR_USAGE for inputs that
+ * machine's collective fits (without them, a p2p document its links); they
+ * must come from the machine the workloads were measured on (same host and
+ * GPU model). GS_ERR_USAGE for inputs that
  * cannot be predicted, naming the file and what is missing: a coll document
  * of another machine, a collective with fewer than two sizes, a series
  * without a model (unless skip_unmodelled), a data-parallel series without

@@ -77,8 +77,14 @@ static void model_sentence(const gs_predict_workload *w, char *out, size_t size)
                    gs_scaling_name(m->scaling), fitted, a,
                    m->scaling == GS_SCALING_WEAK ? " per rank" : " / N", b, c);
   if (m->kind == GS_PREDICT_DATA_PARALLEL && n > 0 && (size_t)n < size)
-    snprintf(out + n, size - (size_t)n, "; gradients %.0f B in buckets of %.0f B",
-             m->gradient_bytes, m->bucket_bytes);
+    n += snprintf(out + n, size - (size_t)n, "; gradients %.0f B in buckets of %.0f B",
+                  m->gradient_bytes, m->bucket_bytes);
+  int several = 0;
+  for (size_t i = 1; i < w->n_fitted; i++) several |= w->fitted[i] != w->fitted[0];
+  if (!several && n > 0 && (size_t)n < size)
+    snprintf(out + n, size - (size_t)n, " (one GPU count measured: the fixed overhead and the "
+             "rank noise cannot be told apart from the work and are taken as 0, so the speedup "
+             "is an upper bound)");
 }
 
 static void render_workload_table(const sink *k, const gs_predict *p, const gs_predict_workload *w) {
@@ -197,8 +203,15 @@ static void render_text(FILE *f, const gs_predict *p, int markdown) {
       fprintf(f, "%s%s: alpha %s, bus bandwidth %sB/s, %zu points\n", markdown ? "- " : "  ",
               p->coll[i].op, a, bw, p->coll[i].fit.points);
     }
+  } else if (p->links_file) {
+    char a[32], bw[32];
+    gs_format_seconds(m->allreduce.alpha_seconds, a, sizeof a);
+    gs_format_rate(1.0 / m->allreduce.beta_seconds_per_byte, bw, sizeof bw);
+    fprintf(f, "No coll document: the node's allreduce as a ring over the links of %s (alpha %s, "
+            "%sB/s per bus byte), an optimistic bound without NCCL's own costs.\n",
+            p->links_file, a, bw);
   } else {
-    fprintf(f, "No coll document: no communication can be predicted.\n");
+    fprintf(f, "No coll or p2p document: no communication can be predicted.\n");
   }
   for (size_t i = 0; i < p->n_workloads; i++) {
     const gs_predict_workload *w = &p->workloads[i];
@@ -299,6 +312,12 @@ static cJSON *prediction_json(const gs_predict *p) {
                          ? 1.0 / p->machine.network.beta_seconds_per_byte : NAN);
   gs_json_add_number(mach, "inter_node_latency_seconds", p->machine.network.alpha_seconds);
   if (p->coll_file) cJSON_AddStringToObject(mach, "coll_file", p->coll_file);
+  if (p->links_file) {
+    cJSON_AddStringToObject(mach, "p2p_file", p->links_file);
+    gs_json_add_number(mach, "allreduce_alpha_seconds", p->machine.allreduce.alpha_seconds);
+    gs_json_add_number(mach, "allreduce_beta_seconds_per_byte",
+                       p->machine.allreduce.beta_seconds_per_byte);
+  }
   cJSON *colls = cJSON_AddArrayToObject(mach, "collectives");
   if (!colls) goto fail;
   for (size_t i = 0; i < p->n_coll; i++) {
