@@ -381,7 +381,9 @@ static gs_status predict_series(const gs_report *r, const gs_report_series *s, g
     return gs_error(GS_ERR_USAGE, "%s: nothing measured at %d GPUs or more to check the "
                     "prediction against (--holdout)", w->name, opt->holdout);
   const char *file = gs_report_file_name(r, first->file);
-  if (kind == GS_PREDICT_DATA_PARALLEL && !p->machine.have_allreduce)
+  // One GPU per node: every all-reduce crosses the network, which the options describe.
+  if (kind == GS_PREDICT_DATA_PARALLEL && !p->machine.have_allreduce &&
+      p->machine.gpus_per_node > 1)
     return gs_error(GS_ERR_USAGE, "%s (%s) communicates: give a coll document of the same "
                     "machine with allreduce (gpuscale coll allreduce -b 8 -e 1G --out coll.json), "
                     "or its p2p document for an optimistic bound", w->name, file);

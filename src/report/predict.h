@@ -46,7 +46,8 @@ typedef struct {
  * GPU; within a node the fitted alpha + beta x 2(p-1)/p x bytes; across
  * nodes (gpus a multiple of gpus_per_node) the hierarchical form. `*how`
  * (may be NULL) receives "none", "intra-node", "ring" or "tree" (the
- * inter-node algorithm). Needs m->have_allreduce for gpus > 1. */
+ * inter-node algorithm). Needs m->have_allreduce where a node holds more
+ * than one of the GPUs. */
 double gs_predict_allreduce(const gs_predict_machine *m, double bytes, int gpus,
                             const char **how);
 

@@ -203,7 +203,7 @@ gs_status gs_predict_point_at(const gs_predict_model *model, const gs_predict_ma
     if (gpus % tp != 0)
       return gs_error(GS_ERR_USAGE, "%d GPUs do not hold whole tensor-parallel replicas of %d "
                       "GPUs", gpus, tp);
-    if (tp > 1 && !m->have_allreduce)
+    if (tp > 1 && per_node > 1 && !m->have_allreduce)
       return gs_error(GS_ERR_USAGE, "tensor parallelism %d needs a coll document with allreduce",
                       tp);
     int size = 0;
@@ -222,9 +222,9 @@ gs_status gs_predict_point_at(const gs_predict_model *model, const gs_predict_ma
   out->work = model->work_seconds * work_share(model->scaling, gpus);
   out->overhead = model->overhead_seconds;
   if (model->kind == GS_PREDICT_DATA_PARALLEL) {
-    if (gpus > 1 && !m->have_allreduce)
-      return gs_error(GS_ERR_USAGE, "a data-parallel prediction needs a coll document with "
-                      "allreduce");
+    if (gpus > 1 && per_node > 1 && !m->have_allreduce)
+      return gs_error(GS_ERR_USAGE, "a data-parallel prediction within a node needs a coll "
+                      "document with allreduce");
     out->comm = exposed_gradient_comm(model, m, out->work + out->overhead, gpus, &out->comm_how);
   }
   out->imbalance = model->noise_seconds * gs_predict_expected_max(gpus);
