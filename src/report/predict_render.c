@@ -211,7 +211,8 @@ static void render_text(FILE *f, const gs_predict *p, int markdown) {
             "%sB/s per bus byte), an optimistic bound without NCCL's own costs.\n",
             p->links_file, a, bw);
   } else {
-    fprintf(f, "No coll or p2p document: only communication between nodes (of one GPU each) can be predicted.\n");
+    fprintf(f, "No coll or p2p document: only communication between nodes (of one GPU each) "
+               "can be predicted.\n");
   }
   for (size_t i = 0; i < p->n_workloads; i++) {
     const gs_predict_workload *w = &p->workloads[i];
