@@ -15,6 +15,7 @@
 #include "core/coll_model.h"
 #include "report/predict.h"
 #include "report/report.h"
+#include "source_path.h"
 #include "tmpdir_fixture.h"
 
 #define NEAR(a, b, rel) assert_true(fabs((a) - (b)) <= (rel) * fabs(b) + 1e-15)
@@ -383,18 +384,6 @@ static void test_documents_recover_model(void **state) {
   gs_report_free(&rep);
 }
 
-/* A file of the source tree, from this file's own path: `rel` under tests/. */
-static const char *tree_file(const char *rel) {
-  static char buf[4][1024];
-  static int next;
-  char *out = buf[next++ % 4];
-  const char *file = __FILE__;
-  const char *slash = strrchr(file, '/');
-  int dir_len = slash ? (int)(slash - file) : 1;
-  snprintf(out, sizeof buf[0], "%.*s/%s", dir_len, slash ? file : ".", rel);
-  return out;
-}
-
 #define COMMITTED "../docs/results/2026-11-21-h200x4/threads/"
 
 /* ---- inputs that cannot be predicted ---------------------------------------------- */
@@ -439,7 +428,7 @@ static void test_rejects(void **state) {
   assert_int_equal(predict_files(only_coll, 1, &opt, &rep, &pred), GS_ERR_USAGE);
   assert_error_mentions("no workload");
   gs_report_free(&rep);
-  const char *server[] = {tree_file("data/report/llm_server_cpu.json")};
+  const char *server[] = {source_path("data/report/llm_server_cpu.json")};
   assert_int_equal(predict_files(server, 1, &opt, &rep, &pred), GS_ERR_USAGE);
   assert_error_mentions("no prediction model");
   gs_report_free(&rep);
@@ -462,8 +451,8 @@ static void test_rejects(void **state) {
 
 static void test_holdout_committed(void **state) {
   (void)state;
-  const char *paths[] = {tree_file(COMMITTED "voxelize.json"), tree_file(COMMITTED "mlp.json"),
-                         tree_file(COMMITTED "llm.json"), tree_file(COMMITTED "coll.json")};
+  const char *paths[] = {source_path(COMMITTED "voxelize.json"), source_path(COMMITTED "mlp.json"),
+                         source_path(COMMITTED "llm.json"), source_path(COMMITTED "coll.json")};
   gs_predict_options opt = {.holdout = 4, .inter_node_latency_seconds = 5e-6,
                             .inter_node_bytes_per_second = 50e9};
   gs_report rep;

@@ -39,3 +39,13 @@ gs_status gs_cli_add_file(void *ctx, const char *arg) {
   l->paths[l->n++] = arg;
   return GS_OK;
 }
+
+/* See args.h. */
+gs_status gs_cli_parse_files(const gs_option *table, const char *command, const char *what,
+                             int argc, char **argv, gs_cli_file_list *files) {
+  const gs_option *tables[] = {table, NULL};
+  gs_status st = gs_options_parse(tables, command, argc, argv, gs_cli_add_file, files);
+  if (st == GS_OK && files->n == 0)
+    st = gs_error(GS_ERR_USAGE, "%s: missing FILE (%s)", command, what);
+  return st;
+}

@@ -37,4 +37,11 @@ typedef struct {
 /* Appends `arg` to the gs_cli_file_list `ctx`; GS_ERR_NOMEM when it cannot. */
 gs_status gs_cli_add_file(void *ctx, const char *arg);
 
+/* Parses argv[0..argc) against `table` for `command` (e.g. "gpuscale
+ * report"), gathering the FILE operands into `files`; GS_ERR_USAGE
+ * "COMMAND: missing FILE (WHAT)" when there is none. The caller frees
+ * files->paths whatever the result. */
+gs_status gs_cli_parse_files(const gs_option *table, const char *command, const char *what,
+                             int argc, char **argv, gs_cli_file_list *files);
+
 #endif

@@ -20,24 +20,6 @@
  * output comes near it, and each is read whole into memory. */
 #define INGEST_MAX_BYTES ((uint64_t)1 << 30)
 
-typedef struct {
-  size_t n, cap;
-  const char **items;
-} path_list;
-
-static gs_status add_path(void *ctx, const char *arg) {
-  path_list *l = ctx;
-  if (l->n == l->cap) {
-    size_t cap = l->cap ? 2 * l->cap : 8;
-    const char **grown = realloc(l->items, cap * sizeof *grown);
-    if (!grown) return gs_error(GS_ERR_NOMEM, "out of memory");
-    l->items = grown;
-    l->cap = cap;
-  }
-  l->items[l->n++] = arg;
-  return GS_OK;
-}
-
 /* Prints the error a parser recorded quietly (gs_error would format from
  * the buffer it writes into, hence the copy). */
 static gs_status report_recorded(gs_status st) {
@@ -167,7 +149,7 @@ static gs_status split_hosts(char *text, size_t want, const char **hosts) {
   return GS_OK;
 }
 
-static gs_status ingest_mlperf(const path_list *dirs, const char *hosts_text, cJSON *doc,
+static gs_status ingest_mlperf(const gs_cli_file_list *dirs, const char *hosts_text, cJSON *doc,
                                cJSON *config) {
   gs_ingest_mlperf_rank *ranks = calloc(dirs->n, sizeof *ranks);
   mlperf_paths *paths = calloc(dirs->n, sizeof *paths);
@@ -178,7 +160,7 @@ static gs_status ingest_mlperf(const path_list *dirs, const char *hosts_text, cJ
     st = gs_error(GS_ERR_NOMEM, "out of memory");
   if (st == GS_OK && hosts_copy) st = split_hosts(hosts_copy, dirs->n, hosts);
   for (size_t i = 0; st == GS_OK && i < dirs->n; i++)
-    st = read_mlperf_dir(dirs->items[i], hosts[i], &paths[i], &ranks[i]);
+    st = read_mlperf_dir(dirs->paths[i], hosts[i], &paths[i], &ranks[i]);
   if (st == GS_OK) {
     st = gs_ingest_add_mlperf(doc, ranks, dirs->n);
     if (st != GS_OK) st = report_recorded(st);
@@ -190,7 +172,7 @@ static gs_status ingest_mlperf(const path_list *dirs, const char *hosts_text, cJ
   for (size_t i = 0; st == GS_OK && i < dirs->n; i++)
     if (ranks[i].log.valid != 1)
       gs_note("%s: LoadGen reported the result INVALID; recorded as a failed verification",
-              dirs->items[i]);
+              dirs->paths[i]);
   free(hosts_copy);
   free(hosts);
   free(paths);
@@ -198,10 +180,10 @@ static gs_status ingest_mlperf(const path_list *dirs, const char *hosts_text, cJ
   return st;
 }
 
-static gs_status ingest_nccl_tests(const path_list *files, const char *op_option, cJSON *doc) {
+static gs_status ingest_nccl_tests(const gs_cli_file_list *files, const char *op_option, cJSON *doc) {
   gs_status st = GS_OK;
   for (size_t i = 0; st == GS_OK && i < files->n; i++) {
-    const char *path = files->items[i];
+    const char *path = files->paths[i];
     char *data = NULL;
     size_t size = 0;
     st = gs_file_read(path, INGEST_MAX_BYTES, "nccl-tests outputs", &data, &size);
@@ -278,10 +260,10 @@ gs_status gs_cmd_ingest(int argc, char **argv) {
     print_help(kinds[kind], table);
     return GS_OK;
   }
-  path_list inputs = {0};
+  gs_cli_file_list inputs = {0};
   const gs_option *tables[] = {table, NULL};
   st = gs_options_parse(tables, mlperf ? "gpuscale ingest mlperf" : "gpuscale ingest nccl-tests",
-                                  argc - 1, argv + 1, add_path, &inputs);
+                                  argc - 1, argv + 1, gs_cli_add_file, &inputs);
   if (st == GS_OK && inputs.n == 0)
     st = gs_error(GS_ERR_USAGE, "gpuscale ingest %s: missing %s", kinds[kind],
                   mlperf ? "DIR (a LoadGen output directory)" : "FILE (nccl-tests output)");
@@ -290,7 +272,7 @@ gs_status gs_cmd_ingest(int argc, char **argv) {
     st = gs_file_check_output(out_path ? out_path : default_out,
                               out_path ? "option --out" : "the default output (--out)");
   if (st != GS_OK) {
-    free(inputs.items);
+    free(inputs.paths);
     return st;
   }
   gs_set_quiet(quiet);
@@ -302,7 +284,7 @@ gs_status gs_cmd_ingest(int argc, char **argv) {
   if (!doc || !kind_added || !input_list)
     st = gs_error(GS_ERR_NOMEM, "out of memory");
   for (size_t i = 0; st == GS_OK && i < inputs.n; i++)
-    if (!cJSON_AddItemToArray(input_list, cJSON_CreateString(inputs.items[i])))
+    if (!cJSON_AddItemToArray(input_list, cJSON_CreateString(inputs.paths[i])))
       st = gs_error(GS_ERR_NOMEM, "out of memory");
   if (st == GS_OK && !mlperf && op_index >= 0 && !cJSON_AddStringToObject(config, "op", ops[op_index]))
     st = gs_error(GS_ERR_NOMEM, "out of memory");
@@ -326,6 +308,6 @@ gs_status gs_cmd_ingest(int argc, char **argv) {
   }
   cJSON_Delete(config);
   cJSON_Delete(doc);
-  free(inputs.items);
+  free(inputs.paths);
   return st;
 }

@@ -76,14 +76,12 @@ gs_status gs_cmd_predict(int argc, char **argv) {
     return GS_OK;
   }
   gs_cli_file_list files = {0};
-  const gs_option *tables[] = {table, NULL};
   int *counts = NULL;
   size_t n_counts = 0;
   gs_report_prices prices = {0};
-  gs_status st = gs_options_parse(tables, "gpuscale predict", argc, argv, gs_cli_add_file, &files);
-  if (st == GS_OK && files.n == 0)
-    st = gs_error(GS_ERR_USAGE, "gpuscale predict: missing FILE (workload result documents and "
-                                "a coll document of the same machine)");
+  gs_status st = gs_cli_parse_files(table, "gpuscale predict",
+                                    "workload result documents and a coll document of the same "
+                                    "machine", argc, argv, &files);
   if (st == GS_OK && gpus_text) st = gs_predict_parse_counts(gpus_text, "--gpus", &counts, &n_counts);
   if (st == GS_OK && !gpus_text && holdout == 0)
     st = gs_error(GS_ERR_USAGE, "gpuscale predict: give --gpus LIST (the counts to predict) or "

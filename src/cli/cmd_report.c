@@ -76,11 +76,9 @@ gs_status gs_cmd_report(int argc, char **argv) {
     return GS_OK;
   }
   gs_cli_file_list files = {0};
-  const gs_option *tables[] = {table, NULL};
-  gs_status st = gs_options_parse(tables, "gpuscale report", argc, argv, gs_cli_add_file, &files);
-  if (st == GS_OK && files.n == 0)
-    st = gs_error(GS_ERR_USAGE, "gpuscale report: missing FILE (a result document written by "
-                                "run, scale or suite)");
+  gs_status st = gs_cli_parse_files(table, "gpuscale report",
+                                    "a result document written by run, scale or suite", argc, argv,
+                                    &files);
   if (st == GS_OK && !(moderate > 0.0))
     st = gs_error(GS_ERR_USAGE, "option --moderate: must be above 0 (percent), got %g", moderate);
   if (st == GS_OK && !(critical > moderate))
