@@ -61,7 +61,7 @@ expect 0 "one GPU count measured" -- predict --gpus 2 "$work/one.json"
 
 # Past the machine: nodes, tree across nodes, cost and the cheapest count.
 expect 0 "1024 +128 .* tree" -- predict --gpus 8,1024 --gpus-per-node 8 "${all[@]}"
-expect 0 "Cheapest: 1 GPUs, .* per million points at \\\$4 per GPU-hour" -- \
+expect 0 "Cheapest: 1 GPU, .* per million points at \\\$4 per GPU-hour" -- \
   predict --gpus 1,2,8 --price H200=4 "${all[@]}"
 expect 0 "to 1e\\+09 samples" -- predict --gpus 1,8 --target 1e9 "${all[@]}"
 expect 0 "^\\| 16 \\| 2 \\| " -- predict --gpus 16 --gpus-per-node 8 --format markdown "${all[@]}"
@@ -78,6 +78,7 @@ expect 1 "option --out" -- predict --gpus 8 -o "$work/file/p.txt" "${all[@]}"
 
 # report --predict: the table after the report, and the dashed continuation.
 expect 0 "^    16 +4 +21.56 us" -- report --predict 8,16 "${all[@]}"
+expect 2 "option --predict: .* not in json" -- report --predict 8 --format json "${all[@]}"
 if "$bin" version --format json | python3 -c 'import json, sys
 sys.exit(0 if json.load(sys.stdin).get("gnuplot", {}).get("built_in") else 1)' &&
    command -v gnuplot >/dev/null; then

@@ -92,6 +92,10 @@ gs_status gs_cmd_report(int argc, char **argv) {
   if (st == GS_OK && price_text) st = gs_report_parse_prices(price_text, &prices);
   int *counts = NULL;
   size_t n_counts = 0;
+  if (st == GS_OK && predict_text && (format == GS_REPORT_CSV || format == GS_REPORT_JSON))
+    st = gs_error(GS_ERR_USAGE, "option --predict: drawn in the plots and shown after text and "
+                  "markdown reports, not in %s (gpuscale predict --format json writes it as JSON)",
+                  gs_report_format_choices[format]);
   if (st == GS_OK && predict_text)
     st = gs_predict_parse_counts(predict_text, "--predict", &counts, &n_counts);
   if (st != GS_OK) {

@@ -112,8 +112,7 @@ static int is_ok(const gs_report_row *row) { return strcmp(row->status, "ok") ==
 
 /* Fits every collective op of the coll rows of `r` (pooled over sizes and
  * world sizes by bus bytes) into p->coll, allreduce into p->machine. */
-static gs_status fit_collectives(const gs_report *r, gs_predict *p, const char *machine,
-                                 int *machine_set, char *machine_text, size_t machine_size) {
+static gs_status fit_collectives(const gs_report *r, gs_predict *p, const char *machine) {
   for (int op = 0; op < GS_COLL_COUNT; op++) {
     size_t n = 0, distinct = 0, cap = 0;
     double *x = NULL, *t = NULL, last = NAN;
@@ -127,10 +126,7 @@ static gs_status fit_collectives(const gs_report *r, gs_predict *p, const char *
           continue;
         char here[256];
         machine_of(r->docs[row->file], here, sizeof here);
-        if (!*machine_set) {
-          snprintf(machine_text, machine_size, "%s", here);
-          *machine_set = 1;
-        } else if (strcmp(here, machine) != 0) {
+        if (strcmp(here, machine) != 0) {
           free(x);
           free(t);
           return gs_error(GS_ERR_USAGE, "%s: the coll document was measured on another machine "
@@ -377,7 +373,11 @@ static gs_status predict_series(const gs_report *r, const gs_report_series *s, g
   if (!first)
     return gs_error(GS_ERR_USAGE, "%s: no ok measurement %s to fit", w->name,
                     opt->holdout > 1 ? "below the --holdout count" : "");
-  if (opt->holdout > 1 && isnan(measured_at(opt, s, kind, s->rows[s->n_rows - 1].world_size)))
+  int checkable = 0;
+  for (size_t j = 0; j < s->n_rows; j++)
+    checkable |= opt->holdout > 1 && s->rows[j].world_size >= opt->holdout &&
+                 !isnan(measured_at(opt, s, kind, s->rows[j].world_size));
+  if (opt->holdout > 1 && !checkable)
     return gs_error(GS_ERR_USAGE, "%s: nothing measured at %d GPUs or more to check the "
                     "prediction against (--holdout)", w->name, opt->holdout);
   const char *file = gs_report_file_name(r, first->file);
@@ -501,8 +501,8 @@ gs_status gs_predict_build(const gs_report *r, const gs_predict_options *opt, gs
       opt->inter_node_bytes_per_second > 0.0 ? 1.0 / opt->inter_node_bytes_per_second : 0.0;
 
   // The machine of the workloads: the first workload row's document.
-  char machine[256] = "", coll_machine[256] = "";
-  int machine_gpus = 0, have_machine = 0, coll_set = 0;
+  char machine[256] = "";
+  int machine_gpus = 0, have_machine = 0;
   for (size_t i = 0; i < r->n_series && !have_machine; i++)
     for (size_t j = 0; j < r->series[i].n_rows; j++) {
       const gs_report_row *row = &r->series[i].rows[j];
@@ -516,12 +516,7 @@ gs_status gs_predict_build(const gs_report *r, const gs_predict_options *opt, gs
   if (!have_machine)
     return gs_error(GS_ERR_USAGE, "no workload measurements to predict: give a workload's "
                     "result document (run or scale) beside the coll document");
-  gs_status st = fit_collectives(r, out, machine, &coll_set, coll_machine, sizeof coll_machine);
-  if (st == GS_OK && coll_set && strcmp(coll_machine, machine) != 0)
-    st = gs_error(GS_ERR_USAGE, "%s: the coll document was measured on another machine (%s) "
-                  "than the workloads (%s): predict needs the collectives of the machine the "
-                  "workloads ran on", out->coll_file ? out->coll_file : "coll", coll_machine,
-                  machine);
+  gs_status st = fit_collectives(r, out, machine);
   if (st != GS_OK) return st;
 
   int largest = 1;

@@ -161,7 +161,8 @@ static void render_choice(const sink *k, const gs_predict *p, const gs_predict_w
     const gs_predict_point *f = &w->points[w->fastest];
     char rate[32], t[32];
     gs_format_rate(f->throughput, rate, sizeof rate);
-    fprintf(k->f, "%sFastest: %d GPUs, %s %s/s", k->markdown ? "- " : "", f->gpus, rate, unit);
+    fprintf(k->f, "%sFastest: %d GPU%s, %s %s/s", k->markdown ? "- " : "", f->gpus,
+            f->gpus == 1 ? "" : "s", rate, unit);
     if (has_target(p)) {
       gs_format_seconds(f->seconds_to_target, t, sizeof t);
       fprintf(k->f, ", %s to %.4g %s", t, p->opt.target_items, unit);
@@ -171,9 +172,9 @@ static void render_choice(const sink *k, const gs_predict *p, const gs_predict_w
   }
   if (w->cheapest >= 0) {
     const gs_predict_point *c = &w->points[w->cheapest];
-    fprintf(k->f, "%sCheapest: %d GPUs, $%.4g per million %s at $%.4g per GPU-hour",
-            k->markdown ? "- " : "", c->gpus, c->dollars_per_million, unit,
-            w->price_per_gpu_hour);
+    fprintf(k->f, "%sCheapest: %d GPU%s, $%.4g per million %s at $%.4g per GPU-hour",
+            k->markdown ? "- " : "", c->gpus, c->gpus == 1 ? "" : "s", c->dollars_per_million,
+            unit, w->price_per_gpu_hour);
     if (isfinite(c->dollars_to_target))
       fprintf(k->f, " ($%.4g to the target)", c->dollars_to_target);
     fputs(".\n", k->f);
