@@ -351,9 +351,10 @@ static double measured_at(const gs_predict_options *opt, const gs_report_series 
   return n ? sum / n : NAN;
 }
 
-/* Fits and predicts series `s` into `w`. */
-static gs_status predict_series(const gs_report *r, const gs_report_series *s, gs_predict_kind kind,
-                                const gs_predict *p, gs_predict_workload *w) {
+/* Fits the model of series `s` (its name, kind, parameters, fitted counts,
+ * items per step and price) into `w`. */
+static gs_status fit_series(const gs_report *r, const gs_report_series *s, gs_predict_kind kind,
+                            const gs_predict *p, gs_predict_workload *w) {
   const gs_predict_options *opt = &p->opt;
   gs_report_series_name(s, w->name, sizeof w->name);
   w->item_unit = s->item_unit;
@@ -371,8 +372,8 @@ static gs_status predict_series(const gs_report *r, const gs_report_series *s, g
       n_fit++;
     }
   if (!first)
-    return gs_error(GS_ERR_USAGE, "%s: no ok measurement %s to fit", w->name,
-                    opt->holdout > 1 ? "below the --holdout count" : "");
+    return gs_error(GS_ERR_USAGE, "%s: no ok measurement%s to fit", w->name,
+                    opt->holdout > 1 ? " below the --holdout count" : "");
   int checkable = 0;
   for (size_t j = 0; j < s->n_rows; j++)
     checkable |= opt->holdout > 1 && s->rows[j].world_size >= opt->holdout &&
@@ -438,13 +439,45 @@ static gs_status predict_series(const gs_report *r, const gs_report_series *s, g
       w->base_throughput = s->rows[j].throughput;
       break;
     }
-  if (isnan(w->base_throughput)) {
-    gs_predict_point one;
-    gs_predict_machine alone = p->machine;
-    if (gs_predict_point_at(&w->model, &alone, w->items_per_step, 1, 1, &one) == GS_OK)
-      w->base_throughput = one.throughput;
-  }
+  gs_predict_point one;
+  if (isnan(w->base_throughput) &&
+      gs_predict_point_at(&w->model, &p->machine, w->items_per_step, 1, 1, &one) == GS_OK)
+    w->base_throughput = one.throughput;
+  return GS_OK;
+}
 
+/* Speedup, efficiency, the holdout error and the cost of point `i` of `w`,
+ * and whether it is the fastest or cheapest so far. */
+static void finish_point(const gs_predict_options *opt, const gs_report_series *s,
+                         gs_predict_workload *w, size_t i) {
+  gs_predict_point *pt = &w->points[i];
+  gs_predict_kind kind = w->model.kind;
+  pt->speedup = gs_scaling_speedup(w->base_throughput, pt->throughput);
+  pt->efficiency = gs_scaling_efficiency(pt->speedup, pt->gpus);
+  pt->measured = measured_at(opt, s, kind, pt->gpus);
+  double predicted = kind == GS_PREDICT_REQUESTS ? pt->throughput : pt->step_seconds;
+  if (isfinite(pt->measured) && pt->measured > 0.0) {
+    pt->error = (predicted - pt->measured) / pt->measured;
+    if (isnan(w->worst_error) || fabs(pt->error) > fabs(w->worst_error)) w->worst_error = pt->error;
+  }
+  if (!(pt->throughput > 0.0)) return;
+  if (opt->target_items > 0.0) pt->seconds_to_target = opt->target_items / pt->throughput;
+  if (isfinite(w->price_per_gpu_hour)) {
+    double per_second = w->price_per_gpu_hour * pt->gpus / 3600.0;
+    pt->dollars_per_million = per_second / pt->throughput * 1e6;
+    if (opt->target_items > 0.0) pt->dollars_to_target = per_second * pt->seconds_to_target;
+    if (w->cheapest < 0 || pt->dollars_per_million < w->points[w->cheapest].dollars_per_million)
+      w->cheapest = (int)i;
+  }
+  if (w->fastest < 0 || pt->throughput > w->points[w->fastest].throughput) w->fastest = (int)i;
+}
+
+/* Fits series `s` and predicts it at the options' counts into `w`. */
+static gs_status predict_series(const gs_report *r, const gs_report_series *s, gs_predict_kind kind,
+                                const gs_predict *p, gs_predict_workload *w) {
+  const gs_predict_options *opt = &p->opt;
+  gs_status st = fit_series(r, s, kind, p, w);
+  if (st != GS_OK) return st;
   int *counts = NULL;
   size_t n_counts = 0;
   if ((st = counts_of(opt, s, &counts, &n_counts)) != GS_OK) return st;
@@ -453,38 +486,16 @@ static gs_status predict_series(const gs_report *r, const gs_report_series *s, g
     free(counts);
     return gs_error(GS_ERR_NOMEM, "out of memory");
   }
-  for (size_t i = 0; i < n_counts && st == GS_OK; i++) {
-    gs_predict_point *pt = &w->points[i];
-    int tp = kind == GS_PREDICT_REQUESTS ? opt->tensor_parallel : 0;
-    st = gs_predict_point_at(&w->model, &p->machine, w->items_per_step, counts[i], tp, pt);
+  int tp = kind == GS_PREDICT_REQUESTS ? opt->tensor_parallel : 0;
+  for (size_t i = 0; i < n_counts; i++) {
+    st = gs_predict_point_at(&w->model, &p->machine, w->items_per_step, counts[i], tp,
+                             &w->points[i]);
     if (st != GS_OK) {
       st = gs_error(st, "%s: %s", w->name, gs_last_error());
       break;
     }
     w->n_points++;
-    pt->speedup = gs_scaling_speedup(w->base_throughput, pt->throughput);
-    pt->efficiency = gs_scaling_efficiency(pt->speedup, pt->gpus);
-    pt->measured = measured_at(opt, s, kind, pt->gpus);
-    double predicted = kind == GS_PREDICT_REQUESTS ? pt->throughput : pt->step_seconds;
-    if (isfinite(pt->measured) && pt->measured > 0.0) {
-      pt->error = (predicted - pt->measured) / pt->measured;
-      if (isnan(w->worst_error) || fabs(pt->error) > fabs(w->worst_error)) w->worst_error = pt->error;
-    }
-    if (isfinite(w->price_per_gpu_hour) && pt->throughput > 0.0) {
-      double per_second = w->price_per_gpu_hour * pt->gpus / 3600.0;
-      pt->dollars_per_million = per_second / pt->throughput * 1e6;
-      if (w->cheapest < 0 || pt->dollars_per_million < w->points[w->cheapest].dollars_per_million)
-        w->cheapest = (int)i;
-      if (opt->target_items > 0.0) {
-        pt->seconds_to_target = opt->target_items / pt->throughput;
-        pt->dollars_to_target = per_second * pt->seconds_to_target;
-      }
-    } else if (opt->target_items > 0.0 && pt->throughput > 0.0) {
-      pt->seconds_to_target = opt->target_items / pt->throughput;
-    }
-    if (pt->throughput > 0.0 &&
-        (w->fastest < 0 || pt->throughput > w->points[w->fastest].throughput))
-      w->fastest = (int)i;
+    finish_point(opt, s, w, i);
   }
   free(counts);
   return st;
