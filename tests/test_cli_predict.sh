@@ -78,6 +78,11 @@ expect 1 "option --out" -- predict --gpus 8 -o "$work/file/p.txt" "${all[@]}"
 
 # report --predict: the table after the report, and the dashed continuation.
 expect 0 "^    16 +4 +21.56 us" -- report --predict 8,16 "${all[@]}"
+# report --predict leaves out, and names, what it cannot predict.
+expect 0 "Not predicted: llm \(scenario server\): only the offline scenario" -- \
+  report --predict 4 "$data/llm_server_cpu.json" "$data/llm_cpu.json"
+expect 0 "voxelize: measured on another machine \(fixture, fixture\)" -- \
+  report --predict 4 "$data/llm_cpu.json" "$data/strong.json"
 expect 2 "option --predict: .* not in json" -- report --predict 8 --format json "${all[@]}"
 if "$bin" version --format json | python3 -c 'import json, sys
 sys.exit(0 if json.load(sys.stdin).get("gnuplot", {}).get("built_in") else 1)' &&

@@ -551,13 +551,25 @@ gs_status gs_predict_build(const gs_report *r, const gs_predict_options *opt, gs
     char here[256];
     machine_of(r->docs[s->rows[0].file], here, sizeof here);
     if (strcmp(here, machine) != 0) {
+      if (opt->skip_unmodelled) {
+        size_t used = strlen(out->skipped);
+        snprintf(out->skipped + used, sizeof out->skipped - used, "%s%s: measured on another "
+                 "machine (%s) than the first series (%s)", used ? "; " : "", name, here,
+                 machine);
+        continue;
+      }
       st = gs_error(GS_ERR_USAGE, "%s: %s was measured on another machine (%s) than %s: predict "
                     "one machine at a time", gs_report_file_name(r, s->rows[0].file), name, here,
                     machine);
       break;
     }
     if (kind < 0) {
-      if (opt->skip_unmodelled) continue;
+      if (opt->skip_unmodelled) {
+        size_t used = strlen(out->skipped);
+        snprintf(out->skipped + used, sizeof out->skipped - used, "%s%s: %s", used ? "; " : "",
+                 name, why);
+        continue;
+      }
       st = gs_error(GS_ERR_USAGE, "%s: no prediction model for %s: %s",
                     gs_report_file_name(r, s->rows[0].file), name, why);
       break;

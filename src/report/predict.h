@@ -140,7 +140,8 @@ typedef struct {
   int holdout;             /* > 1: fit below this count, check at it and above; 0 none */
   int tensor_parallel;     /* llm replicas of this many GPUs; 0 as measured */
   double target_items;     /* > 0: time and cost to process this many items */
-  int skip_unmodelled;     /* 1: leave out series without a model instead of failing */
+  int skip_unmodelled;     /* 1: leave out (and name in `skipped`) the series without a
+                              model or of another machine than the first, instead of failing */
 } gs_predict_options;
 
 /* One fitted collective of the coll document (shown, and allreduce used). */
@@ -174,6 +175,7 @@ typedef struct gs_predict {
   gs_predict_coll coll[GS_COLL_COUNT];
   size_t n_workloads;
   gs_predict_workload *workloads; /* owned */
+  char skipped[1024];      /* with skip_unmodelled: "SERIES: why; ..." of those left out */
 } gs_predict;
 
 /* Fits a model per workload series of `r` (loaded with the prices wanted)

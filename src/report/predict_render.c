@@ -226,6 +226,7 @@ static void render_text(FILE *f, const gs_predict *p, int markdown) {
     fputc('\n', f);
     render_choice(&k, p, w);
   }
+  if (p->skipped[0]) fprintf(f, "\nNot predicted: %s.\n", p->skipped);
 }
 
 /* ---- JSON ------------------------------------------------------------------------ */
@@ -333,6 +334,7 @@ static cJSON *prediction_json(const gs_predict *p) {
     cJSON_AddNumberToObject(c, "points", (double)p->coll[i].fit.points);
   }
   if (p->opt.holdout > 1) cJSON_AddNumberToObject(doc, "holdout", p->opt.holdout);
+  if (p->skipped[0]) cJSON_AddStringToObject(doc, "not_predicted", p->skipped);
   if (has_target(p)) gs_json_add_number(doc, "target_items", p->opt.target_items);
   cJSON *ws = cJSON_AddArrayToObject(doc, "workloads");
   if (!ws) goto fail;
