@@ -106,8 +106,18 @@ static void test_fit_step_recovers(void **state) {
   assert_int_equal(gs_predict_fit_step(weak, 2, &wf), GS_OK);
   NEAR(wf.work_seconds, 50e-6, 1e-9);
   assert_true(wf.overhead_seconds == 0.0);
+  assert_true(wf.growth_seconds == 0.0);
   assert_int_equal(gs_predict_point_at(&wf, &m, 1000, 4, 0, &at8), GS_OK);
   NEAR(at8.throughput, 4 * 1000 / 50e-6, 1e-9);
+  // A weak-scaling compute that grows with the ranks (contention): 10 ms + 10 ms per added rank.
+  gs_predict_step_obs grows[3] = {{1, 10e-3, 10e-3, 0.0}, {2, 20e-3, 20e-3, 0.0},
+                                  {3, 30e-3, 30e-3, 0.0}};
+  assert_int_equal(gs_predict_fit_step(grows, 3, &wf), GS_OK);
+  NEAR(wf.work_seconds, 10e-3, 1e-9);
+  NEAR(wf.growth_seconds, 10e-3, 1e-9);
+  assert_int_equal(gs_predict_point_at(&wf, &m, 1000, 4, 0, &at8), GS_OK);
+  NEAR(at8.overhead, 30e-3, 1e-9);
+  NEAR(at8.throughput, 4 * 1000 / 40e-3, 1e-9);
 
   assert_int_equal(gs_predict_fit_step(obs, 0, &fit), GS_ERR_USAGE);
 }

@@ -469,7 +469,9 @@ static void finish_point(const gs_predict_options *opt, const gs_report_series *
     if (w->cheapest < 0 || pt->dollars_per_million < w->points[w->cheapest].dollars_per_million)
       w->cheapest = (int)i;
   }
-  if (w->fastest < 0 || pt->throughput > w->points[w->fastest].throughput) w->fastest = (int)i;
+  // Ties (within rounding) go to the fewer GPUs.
+  if (w->fastest < 0 || pt->throughput > w->points[w->fastest].throughput * (1.0 + 1e-9))
+    w->fastest = (int)i;
 }
 
 /* Fits series `s` and predicts it at the options' counts into `w`. */

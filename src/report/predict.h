@@ -73,9 +73,11 @@ typedef struct {
 typedef struct {
   gs_predict_kind kind;
   gs_scaling scaling;
-  /* Step-based: compute(N) = overhead + work x share(N), share 1/N strong, 1 weak;
-   * imbalance(N) = noise x gs_predict_expected_max(N). */
-  double work_seconds, overhead_seconds, noise_seconds;
+  /* Step-based: compute(N) = overhead + work x share(N) + growth x (N - 1),
+   * share 1/N strong (growth 0), 1 weak (overhead 0: under weak scaling the
+   * fixed part is part of each rank's work, and growth is what each added
+   * rank adds: contention); imbalance(N) = noise x gs_predict_expected_max(N). */
+  double work_seconds, overhead_seconds, growth_seconds, noise_seconds;
   /* Data parallel: fp32 gradient bytes of the model and the bucket size. */
   double gradient_bytes, bucket_bytes;
   /* Requests: compute seconds of one batch round of a replica at the
@@ -85,11 +87,12 @@ typedef struct {
   double hidden, element_bytes, decode_steps, prefill_tokens;
 } gs_predict_model;
 
-/* Fits overhead, work and noise of a step-based model (kind and scaling
- * set by the caller) to `obs[0..n)`, n >= 1: compute by least squares in
- * share(N) (overhead 0 when every share is the same, both kept >= 0),
- * noise as the mean over N > 1 of (step - compute - comm) / e(N) (0
- * without such counts). GS_ERR_USAGE when n is 0 or a number is not finite. */
+/* Fits work, overhead (strong) or growth (weak) and noise of a step-based
+ * model (kind and scaling set by the caller) to `obs[0..n)`, n >= 1:
+ * compute by least squares in 1/N (strong; overhead 0 from one count, both
+ * kept >= 0) or in N - 1 (weak; growth 0 from one count, kept >= 0); noise
+ * as the mean over N > 1 of (step - compute - comm) / e(N) (0 without such
+ * counts). GS_ERR_USAGE when n is 0 or a number is not finite. */
 gs_status gs_predict_fit_step(const gs_predict_step_obs *obs, size_t n, gs_predict_model *model);
 
 /* Fits round_seconds of a request model (samples, batch, measured_tp,

@@ -5,6 +5,7 @@
 #include "report/predict.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *gs_predict_kind_name(gs_predict_kind kind) {
@@ -64,35 +65,61 @@ static double work_share(gs_scaling scaling, int gpus) {
   return scaling == GS_SCALING_WEAK ? 1.0 : 1.0 / (double)gpus;
 }
 
+/* Least squares of y = a + b x over n points; 0 (a, b untouched) when the
+ * x are all the same. */
+static int fit_line(const double *x, const double *y, size_t n, double *a, double *b) {
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (size_t i = 0; i < n; i++) {
+    sx += x[i];
+    sy += y[i];
+    sxx += x[i] * x[i];
+    sxy += x[i] * y[i];
+  }
+  double dn = (double)n, det = dn * sxx - sx * sx;
+  if (!(det > 1e-12 * (dn * sxx > 0.0 ? dn * sxx : 1.0))) return 0;
+  *b = (dn * sxy - sx * sy) / det;
+  *a = (sy - *b * sx) / dn;
+  return 1;
+}
+
 /* See predict.h. */
 gs_status gs_predict_fit_step(const gs_predict_step_obs *obs, size_t n, gs_predict_model *model) {
   if (n == 0) return gs_error(GS_ERR_USAGE, "a step model needs at least one measured GPU count");
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  double *x = malloc(2 * n * sizeof *x);
+  if (!x) return gs_error(GS_ERR_NOMEM, "out of memory");
+  double *y = x + n, mean = 0.0, mean_ratio = 0.0;
+  int weak = model->scaling == GS_SCALING_WEAK;
   for (size_t i = 0; i < n; i++) {
     if (obs[i].gpus < 1 || !isfinite(obs[i].step) || !isfinite(obs[i].compute) ||
-        !isfinite(obs[i].comm))
+        !isfinite(obs[i].comm)) {
+      free(x);
       return gs_error(GS_ERR_USAGE, "a step model needs finite step, compute and communication "
                       "times (at %d GPUs)", obs[i].gpus);
-    double x = work_share(model->scaling, obs[i].gpus);
-    sx += x;
-    sy += obs[i].compute;
-    sxx += x * x;
-    sxy += x * obs[i].compute;
+    }
+    // Strong: compute = overhead + work / N. Weak: compute = work + growth (N - 1).
+    x[i] = weak ? (double)(obs[i].gpus - 1) : work_share(model->scaling, obs[i].gpus);
+    y[i] = obs[i].compute;
+    mean += y[i] / (double)n;
+    mean_ratio += y[i] / (weak ? 1.0 : x[i]) / (double)n;
   }
-  double dn = (double)n, det = dn * sxx - sx * sx;
-  double work = NAN, overhead = NAN;
-  if (det > 1e-12 * dn * sxx) {
-    work = (dn * sxy - sx * sy) / det;
-    overhead = (sy - work * sx) / dn;
-  }
-  // One share only (one count, or weak scaling): nothing tells the fixed part
-  // from the divided one, so all of it is work. A negative part is noise.
-  if (!isfinite(work) || overhead < 0.0) {
-    overhead = 0.0;
-    work = sxy / sxx;
-  } else if (work < 0.0) {
+  double a = NAN, b = NAN;
+  int fitted = fit_line(x, y, n, &a, &b);
+  free(x);
+  double work, overhead = 0.0, growth = 0.0;
+  if (weak) {
+    // One count, or a compute that falls with N (noise): the 1-rank work alone.
+    work = fitted && b > 0.0 ? a : mean;
+    growth = fitted && b > 0.0 ? b : 0.0;
+  } else if (!fitted || a < 0.0) {
+    // One count: nothing tells the fixed part from the divided one, so all
+    // of it is work. A negative part is noise.
+    work = mean_ratio;
+  } else if (b < 0.0) {
     work = 0.0;
-    overhead = sy / dn;
+    overhead = mean;
+  } else {
+    work = b;
+    overhead = a;
   }
   double noise = 0.0;
   size_t noisy = 0;
@@ -104,6 +131,7 @@ gs_status gs_predict_fit_step(const gs_predict_step_obs *obs, size_t n, gs_predi
   }
   model->work_seconds = work;
   model->overhead_seconds = overhead;
+  model->growth_seconds = growth;
   model->noise_seconds = noisy ? noise / (double)noisy : 0.0;
   return GS_OK;
 }
@@ -220,7 +248,7 @@ gs_status gs_predict_point_at(const gs_predict_model *model, const gs_predict_ma
   }
 
   out->work = model->work_seconds * work_share(model->scaling, gpus);
-  out->overhead = model->overhead_seconds;
+  out->overhead = model->overhead_seconds + model->growth_seconds * (gpus - 1);
   if (model->kind == GS_PREDICT_DATA_PARALLEL) {
     if (gpus > 1 && per_node > 1 && !m->have_allreduce)
       return gs_error(GS_ERR_USAGE, "a data-parallel prediction within a node needs a coll "

@@ -72,19 +72,26 @@ static void model_sentence(const gs_predict_workload *w, char *out, size_t size)
   seconds_cell(m->work_seconds, a, sizeof a);
   seconds_cell(m->overhead_seconds, b, sizeof b);
   seconds_cell(m->noise_seconds, c, sizeof c);
-  int n = snprintf(out, size, "%s model (%s scaling) fitted at %s GPUs: work %s%s, fixed "
-                   "overhead %s per step, rank noise %s", gs_predict_kind_name(m->kind),
-                   gs_scaling_name(m->scaling), fitted, a,
-                   m->scaling == GS_SCALING_WEAK ? " per rank" : " / N", b, c);
+  int n;
+  if (m->scaling == GS_SCALING_WEAK) {
+    seconds_cell(m->growth_seconds, b, sizeof b);
+    n = snprintf(out, size, "%s model (weak scaling) fitted at %s GPUs: work %s per rank, "
+                 "growth %s per added rank, rank noise %s", gs_predict_kind_name(m->kind), fitted,
+                 a, b, c);
+  } else {
+    n = snprintf(out, size, "%s model (%s scaling) fitted at %s GPUs: work %s / N, fixed "
+                 "overhead %s per step, rank noise %s", gs_predict_kind_name(m->kind),
+                 gs_scaling_name(m->scaling), fitted, a, b, c);
+  }
   if (m->kind == GS_PREDICT_DATA_PARALLEL && n > 0 && (size_t)n < size)
     n += snprintf(out + n, size - (size_t)n, "; gradients %.0f B in buckets of %.0f B",
                   m->gradient_bytes, m->bucket_bytes);
   int several = 0;
   for (size_t i = 1; i < w->n_fitted; i++) several |= w->fitted[i] != w->fitted[0];
   if (!several && n > 0 && (size_t)n < size)
-    snprintf(out + n, size - (size_t)n, " (one GPU count measured: the fixed overhead and the "
-             "rank noise cannot be told apart from the work and are taken as 0, so the speedup "
-             "is an upper bound)");
+    snprintf(out + n, size - (size_t)n, " (one GPU count measured: the compute that does not "
+             "divide or that grows with the GPUs and the rank noise cannot be fitted and are "
+             "taken as 0, so the speedup is an upper bound)");
 }
 
 static void render_workload_table(const sink *k, const gs_predict *p, const gs_predict_workload *w) {
@@ -293,6 +300,7 @@ static cJSON *model_json(const gs_predict_workload *w) {
   } else {
     gs_json_add_number(o, "work_seconds", m->work_seconds);
     gs_json_add_number(o, "overhead_seconds", m->overhead_seconds);
+    gs_json_add_number(o, "growth_seconds", m->growth_seconds);
     gs_json_add_number(o, "noise_seconds", m->noise_seconds);
     gs_json_add_number(o, "items_per_step", w->items_per_step);
     if (m->kind == GS_PREDICT_DATA_PARALLEL) {
