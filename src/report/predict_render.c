@@ -3,6 +3,7 @@
  * workload its fitted model and one row per GPU count with the terms that
  * add up to the predicted step (or run), the measured value and error of
  * held-out counts, and cost. Layout in docs/predict.md, "Output". */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -226,6 +227,7 @@ static void render_text(FILE *f, const gs_predict *p, int markdown) {
     const gs_predict_workload *w = &p->workloads[i];
     char sentence[512];
     model_sentence(w, sentence, sizeof sentence);
+    sentence[0] = (char)toupper((unsigned char)sentence[0]);
     fprintf(f, "\n%s%s\n", markdown ? "## " : "", w->name);
     if (markdown) fputc('\n', f);
     fprintf(f, "%s.\n\n", sentence);
