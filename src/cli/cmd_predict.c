@@ -57,14 +57,16 @@ gs_status gs_cmd_predict(int argc, char **argv) {
        .help = "network latency of one message step in microseconds (default 5)"},
       {.name = "holdout", .kind = GS_OPT_COUNT, .target = &holdout, .min = 2, .max = 1048576,
        .metavar = "N",
-       .help = "fit on the measurements below N GPUs; show predicted vs measured at N and above"},
+       .help = "fit on the measurements below N GPUs; show predicted vs measured at N and above "
+               "(default: fit on all)"},
       {.name = "tp", .kind = GS_OPT_COUNT, .target = &tp, .min = 1, .max = 1048576,
        .metavar = "N", .help = "llm: replicas of N tensor-parallel GPUs (default: as measured)"},
       {.name = "price", .kind = GS_OPT_STRING, .target = &price_text, .metavar = "MODEL=USD,...",
        .help = "price per GPU-hour by GPU model, e.g. H100=7: cost per million items, cheapest "
                "count"},
       {.name = "target", .kind = GS_OPT_DOUBLE, .target = &target, .dmin = 1.0, .dmax = 1e30,
-       .metavar = "ITEMS", .help = "time (and cost, with --price) to process ITEMS items"},
+       .metavar = "ITEMS",
+       .help = "time (and cost, with --price) to process ITEMS items (default: none)"},
       {.name = "format", .short_name = 'f', .kind = GS_OPT_CHOICE, .target = &format,
        .choices = gs_predict_format_choices, .metavar = "FMT",
        .help = "aligned text, GitHub Markdown, or JSON (gpuscale/predict/v1)"},
