@@ -22,29 +22,26 @@ static gs_cli_refusal refusals[] = {
     {"seed", "the command makes its own data", 0},
     {NULL, NULL, 0}};
 
+/* The common options in exec's words. */
+static const gs_cli_wording wording[] = {
+    {"warmup", "untimed runs of the command before the timed ones, at each count"},
+    {"runs", "timed runs of the command at each count"},
+    {"timeout", "longest a run may take: then its process group is stopped and the run fails "
+                "(0: no limit)"},
+    {"counts", "GPU counts to run at, {n} (default 1,2,4,... and every selected GPU; 1 on a "
+               "machine without GPUs)"},
+    {"out", "result file (default results/exec-<program>.json); the runs' output goes to FILE "
+            "without .json, plus .logs/"},
+    {"scaling", "strong: the command does the same total work at every count; weak: the same "
+                "work per GPU"},
+    {NULL, NULL}};
+
 /* The common options with exec's defaults and wording. */
 static void init_common(gs_common_options *common) {
   gs_common_init(common, GS_COMMON_SCALE);
   common->warmup = 1;
   common->timeout = 0.0;
-  for (gs_option *o = common->table; o->kind != GS_OPT_END; o++) {
-    if (strcmp(o->name, "warmup") == 0)
-      o->help = "untimed runs of the command before the timed ones, at each count";
-    else if (strcmp(o->name, "runs") == 0)
-      o->help = "timed runs of the command at each count";
-    else if (strcmp(o->name, "timeout") == 0)
-      o->help = "longest a run may take: then its process group is stopped and the run fails "
-                "(0: no limit)";
-    else if (strcmp(o->name, "counts") == 0)
-      o->help = "GPU counts to run at, {n} (default 1,2,4,... and every selected GPU; 1 on a "
-                "machine without GPUs)";
-    else if (strcmp(o->name, "out") == 0)
-      o->help = "result file (default results/exec-<program>.json); the runs' output goes to "
-                "FILE without .json, plus .logs/";
-    else if (strcmp(o->name, "scaling") == 0)
-      o->help = "strong: the command does the same total work at every count; weak: the same "
-                "work per GPU";
-  }
+  gs_cli_reword_options(common->table, wording);
   gs_cli_refuse_options(common->table, refusals);
 }
 
