@@ -242,6 +242,7 @@ static cJSON *note_json(const gs_exec_run_note *note) {
     cJSON_AddNullToObject(o, "signal");
   gs_json_add_number(o, "wall_seconds", note->child.wall_seconds);
   cJSON_AddNumberToObject(o, "values", (double)note->values);
+  gs_json_add_number(o, "read_seconds", note->read_seconds);
   if (note->status != GS_OK) {
     cJSON_AddStringToObject(o, "reason", note->reason);
     cJSON_AddStringToObject(o, "stderr_tail", note->stderr_tail);

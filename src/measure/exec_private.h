@@ -18,6 +18,7 @@ typedef struct {
   gs_status status;              /* the run's outcome: the child's, or a missing metric */
   char reason[GS_TEXT_ERROR];
   size_t values;                 /* samples of the figure it gave */
+  double read_seconds;           /* gpuscale's time reading its output (after it exited) */
   char stdout_log[GS_TEXT_LONG]; /* "" with --no-logs */
   char stderr_log[GS_TEXT_LONG];
   char stderr_tail[GS_EXEC_TAIL_BYTES]; /* failed runs only */

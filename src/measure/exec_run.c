@@ -12,6 +12,7 @@
 #include "bench/runner.h"
 #include "core/check.h"
 #include "core/interrupt.h"
+#include "core/timer.h"
 #include "measure/exec_private.h"
 
 extern char **environ;
@@ -218,6 +219,7 @@ static gs_status run_once(gs_exec_ctx *ctx, gs_exec_record *r, int world_size, u
     note->status = note->child.status;
     snprintf(note->reason, sizeof note->reason, "%s", note->child.reason);
   }
+  const double read_start = gs_time_seconds();
   if (status == GS_OK && note->status == GS_OK) {
     status = gs_exec_scan_fd(&scan, out_fd, "stdout");
     if (status == GS_OK) status = gs_exec_scan_fd(&scan, err_fd, "stderr");
@@ -230,6 +232,7 @@ static gs_status run_once(gs_exec_ctx *ctx, gs_exec_record *r, int world_size, u
     gs_exec_tail(err_fd, GS_EXEC_TAIL_LINES, note->stderr_tail, sizeof note->stderr_tail);
   note->values = samples->n;
   gs_exec_scan_free(&scan);
+  note->read_seconds = gs_time_seconds() - read_start;
   if (out_fd >= 0) close(out_fd);
   if (err_fd >= 0) close(err_fd);
   return status;
