@@ -10,13 +10,16 @@ DistributedDataParallel. Start it with torchrun, one process per GPU:
     gpuscale exec --counts 1,2,4 -- \
         torchrun --standalone --nproc_per_node={n} examples/ddp_mlp.py
 
-Rank 0 prints gpuscale's protocol, one JSON object per line: per timed
-step the global throughput ("samples_per_s", the figure gpuscale takes
-since it comes first) and the step time ("step_time"), then, once, the
-model's parameter count and the final loss. A step is timed on rank 0 from
-its start to the end of its optimizer update on the GPU (a CUDA
-synchronize); DDP's gradient all-reduce makes every rank wait for the
-slowest, so rank 0's step is the job's step.
+Every rank prints gpuscale's protocol, one JSON object per line: per
+timed step its own throughput ("samples_per_s" over its share of the
+batch, with its "rank": the figure gpuscale takes since it comes first)
+and step time ("step_time"); rank 0 then prints, once, the model's
+parameter count and the final loss. gpuscale takes the slowest rank's
+time as the job's step, and the report compares the ranks. A step is
+timed from its start to the end of its optimizer update on the GPU (a
+CUDA synchronize); DDP's gradient all-reduce makes every rank wait for
+the slowest, so the ranks' steps differ by what each did apart from
+waiting.
 
 --scaling strong (default) splits --batch, the global batch, over the
 processes; --scaling weak gives every process --batch samples (say the
@@ -51,11 +54,15 @@ def build_model(preset):
     return nn.Sequential(*layers)
 
 
-def emit(metric, value, unit, step=None):
+def emit(metric, value, unit, step=None, rank=None):
     line = {"metric": metric, "value": value, "unit": unit}
     if step is not None:
         line["step"] = step
-    print(json.dumps(line), flush=True)
+    if rank is not None:
+        line["rank"] = rank
+    # One write per line: the ranks share the output file, lines stay whole.
+    sys.stdout.write(json.dumps(line) + "\n")
+    sys.stdout.flush()
 
 
 def main():
@@ -119,9 +126,8 @@ def main():
         loss = train_step(step)
         sync()
         seconds = time.perf_counter() - start
-        if rank == 0:
-            emit("samples_per_s", global_batch / seconds, "samples/s", step)
-            emit("step_time", seconds * 1e3, "ms", step)
+        emit("samples_per_s", local_batch / seconds, "samples/s", step, rank)
+        emit("step_time", seconds * 1e3, "ms", step, rank)
     final = loss.detach().clone()
     dist.all_reduce(final)
     if rank == 0:

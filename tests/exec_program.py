@@ -8,6 +8,9 @@ placeholder) so that speedups are known exactly:
   rate        per step: samples_per_s = 1000 N samples/s (and a loss)
   weak-time   per step: step_time = 20 ms at every N (weak scaling: ideal)
   strong-time per step: step_time = 40 / N ms
+  ranks       per step and rank k < N: samples_per_s = 1000 (rank N-1: 500
+              when N > 1), each rank's own rate; "ranks-1" prints ranks 0
+              and 1 only, "ranks+1" ranks 0 to N
   once        one value without a step: tput = 500 N img/s
   regex       free text: "iter K: 250 N img/s, loss 0.5"
   env         prints N, CUDA_VISIBLE_DEVICES and the rest of argv, then a rate
@@ -25,12 +28,14 @@ import sys
 import time
 
 
-def line(metric, value, unit=None, step=None):
+def line(metric, value, unit=None, step=None, rank=None):
     obj = {"metric": metric, "value": value}
     if unit is not None:
         obj["unit"] = unit
     if step is not None:
         obj["step"] = step
+    if rank is not None:
+        obj["rank"] = rank
     print(json.dumps(obj), flush=True)
 
 
@@ -45,6 +50,11 @@ def main():
         for s in range(steps):
             line("samples_per_s", 1000.0 * n, "samples/s", s)
             line("loss", 1.0 / (s + 1), step=s)
+    elif mode.startswith("ranks"):
+        ranks = {"ranks": n, "ranks-1": 2, "ranks+1": n + 1}[mode]
+        for s in range(steps):
+            for k in range(ranks):
+                line("samples_per_s", 500.0 if n > 1 and k == n - 1 else 1000.0, "samples/s", s, k)
     elif mode == "weak-time":
         for s in range(steps):
             line("step_time", 20.0, "ms", s)

@@ -70,6 +70,18 @@ expect 0 "figure: samples_per_s \(samples/s, higher is better, protocol lines, v
   fail "the other protocol metrics (loss) are not recorded"
 expect 0 "exec \(variant python3 .*\): multi-rank beneficial: speedup 4.00x at 4 ranks" -- report "$work/rate.json"
 
+# ---- values per rank: each rank's record holds its own; the step is the slowest
+expect 0 "figure: samples_per_s \(samples/s, higher is better, protocol lines, values per step, per rank\)" -- \
+  exec "${quick[@]}" --counts 1,2 --out "$work/ranks.json" -- python3 "$prog" ranks '{n}' 3
+[ "$(json "$work/ranks.json" "[r['wall_seconds'] for r in d['measurements'][1]['runs'][0]['ranks']]")" = "[[0.0005, 0.0005, 0.0005], [0.001, 0.001, 0.001]]" ] ||
+  fail "the ranks' own rates (1000 and 500 samples/s, half a sample each) are not their samples"
+[ "$(json "$work/ranks.json" "float(round(d['measurements'][1]['aggregate']['throughput_items_per_second'], 6))")" = 1000.0 ] ||
+  fail "the step at 2 is not the slow rank's: throughput is not 1000 samples/s"
+expect 4 "metric samples_per_s: rank 2 printed no value" -- exec "${quick[@]}" --counts 3 \
+  --out "$work/ranks-1.json" -- python3 "$prog" ranks-1 '{n}'
+expect 4 "metric samples_per_s: rank 2 printed a value, the step has ranks 0 to 1" -- \
+  exec "${quick[@]}" --counts 2 --out "$work/ranks+1.json" -- python3 "$prog" ranks+1 '{n}'
+
 # ---- a time per step, weak and strong ----------------------------------------
 expect 0 "" -- exec "${quick[@]}" --counts 1,2 --scaling weak --out "$work/weak.json" \
   -- python3 "$prog" weak-time '{n}'

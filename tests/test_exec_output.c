@@ -97,6 +97,26 @@ static void test_protocol_per_step_and_auto_figure(void **state) {
   gs_exec_scan_free(&scan);
 }
 
+static void test_values_per_rank(void **state) {
+  (void)state;
+  gs_exec_scan scan = {.figure = "t"};
+  scan_text(&scan,
+            "{\"metric\": \"t\", \"value\": 1, \"step\": 0, \"rank\": 1}\n"
+            "{\"metric\": \"t\", \"value\": 2, \"step\": 0, \"rank\": 0}\n"
+            "{\"metric\": \"t\", \"value\": 3, \"step\": 1, \"rank\": 1}\n"
+            "{\"metric\": \"u\", \"value\": 3, \"rank\": 5}\n");
+  const gs_exec_metric *t = gs_exec_scan_metric(&scan, "t");
+  assert_non_null(t);
+  assert_non_null(t->ranks);
+  assert_int_equal(t->ranks_seen, 2);
+  assert_int_equal(t->ranks[0].n, 1);
+  assert_int_equal(t->ranks[1].n, 2);
+  assert_true(t->ranks[1].v[0] == 1 && t->ranks[1].v[1] == 3);
+  assert_int_equal(t->steps.n, 0);
+  assert_null(gs_exec_scan_metric(&scan, "u")->ranks); /* not the figure */
+  gs_exec_scan_free(&scan);
+}
+
 static void test_run_value_without_step(void **state) {
   (void)state;
   gs_exec_scan scan = {.figure = "tput"};
@@ -121,6 +141,7 @@ static void test_malformed_protocol_lines(void **state) {
       {"{\"metric\": 3, \"value\": 1}\n", "\"metric\" must be a name"},
       {"{\"metric\": \"a\", \"value\": 1, \"unit\": 5}\n", "\"unit\" of a must be a short string"},
       {"{\"metric\": \"a\", \"value\": 1, \"higher_is_better\": 1}\n", "must be true or false"},
+      {"{\"metric\": \"a\", \"value\": 1, \"rank\": 64}\n", "\"rank\" of a must be a whole number from 0 to 63"},
       {"{\"metric\": \"a\", \"value\": 1, \"unit\": \"s\"}\n{\"metric\": \"a\", \"value\": 1, \"unit\": \"ms\"}\n",
        "line 2: protocol: a changed its \"unit\""},
   };
@@ -219,6 +240,7 @@ int main(void) {
       cmocka_unit_test(test_patterns),
       cmocka_unit_test(test_protocol_per_step_and_auto_figure),
       cmocka_unit_test(test_run_value_without_step),
+      cmocka_unit_test(test_values_per_rank),
       cmocka_unit_test(test_malformed_protocol_lines),
       cmocka_unit_test(test_patterns_in_a_scan),
       cmocka_unit_test(test_long_lines),

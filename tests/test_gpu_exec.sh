@@ -16,7 +16,7 @@ command -v torchrun >/dev/null || { echo "skipped: needs torchrun"; exit 77; }
 
 counts=1
 [ "$count" -ge 2 ] && counts=1,2
-expect 0 "figure: samples_per_s \(samples/s, higher is better, protocol lines, values per step\)" -- \
+expect 0 "figure: samples_per_s \(samples/s, higher is better, protocol lines, values per step, per rank\)" -- \
   exec --counts "$counts" --warmup 1 --runs 2 --no-progress --out "$work/ddp.json" \
   -- torchrun --standalone --nproc_per_node='{n}' "$root/examples/ddp_mlp.py" --steps 50 --warmup-steps 10
 json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }

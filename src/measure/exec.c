@@ -307,6 +307,7 @@ static gs_status exec_annotate(void *vctx, const gs_measurement *m, cJSON *measu
   cJSON_AddStringToObject(figure, "unit", f->known ? f->unit : "");
   cJSON_AddBoolToObject(figure, "higher_is_better", f->known && f->kind == GS_EXEC_UNIT_RATE);
   cJSON_AddBoolToObject(figure, "per_step", f->per_step);
+  cJSON_AddBoolToObject(figure, "per_rank", f->per_rank);
   gs_json_add_number(e, "timeout_seconds", ctx->o->timeout_seconds);
   cJSON *runs = cJSON_AddArrayToObject(e, "runs");
   for (size_t i = 0; runs && i < r->n_notes; i++) cJSON_AddItemToArray(runs, note_json(&r->notes[i]));
@@ -322,12 +323,12 @@ static void exec_print(void *vctx, FILE *out, size_t count) {
   gs_exec_ctx *ctx = vctx;
   const gs_exec_figure *f = &ctx->figure;
   if (f->known)
-    fprintf(out, "\n  figure: %s (%s, %s is better, %s%s)\n", f->name, f->unit,
+    fprintf(out, "\n  figure: %s (%s, %s is better, %s%s%s)\n", f->name, f->unit,
             f->kind == GS_EXEC_UNIT_RATE ? "higher" : "lower",
             f->source == GS_EXEC_FIGURE_WALL     ? "the wall time of each run"
             : f->source == GS_EXEC_FIGURE_PATTERN ? "read by --metric"
                                                   : "protocol lines",
-            f->per_step ? ", values per step" : "");
+            f->per_step ? ", values per step" : "", f->per_rank ? ", per rank" : "");
   if (ctx->o->log_dir[0]) fprintf(out, "  output of every run: %s/\n", ctx->o->log_dir);
   for (size_t i = 0; i < count && i < ctx->count; i++) {
     const gs_exec_record *r = &ctx->records[i];

@@ -119,14 +119,22 @@ static void scan_fail(gs_exec_scan *scan, const char *stream, uint64_t line, con
            what);
 }
 
-/* One value of metric `m`; `step` < 0 when the line gave none. */
-static gs_status add_value(gs_exec_scan *scan, gs_exec_metric *m, double value, int has_step) {
+/* One value of metric `m`: of a step when `has_step`, of rank `rank` when
+ * it is >= 0 (then step or not, in the order printed). */
+static gs_status add_value(gs_exec_scan *scan, gs_exec_metric *m, double value, int has_step,
+                           int rank) {
   if (m->count == 0 || value < m->min) m->min = value;
   if (m->count == 0 || value > m->max) m->max = value;
   m->count++;
   m->sum += value;
   m->last = value;
   if (strcmp(m->name, scan->figure) != 0) return GS_OK;
+  if (rank >= 0) {
+    if (!m->ranks && !(m->ranks = calloc(GS_MAX_RANKS, sizeof *m->ranks)))
+      return gs_error(GS_ERR_NOMEM, "cannot allocate the values of %s per rank", m->name);
+    if (rank + 1 > m->ranks_seen) m->ranks_seen = rank + 1;
+    return gs_dvec_push(&m->ranks[rank], value);
+  }
   if (has_step) return gs_dvec_push(&m->steps, value);
   m->has_run_value = 1;
   m->run_value = value;
@@ -150,6 +158,7 @@ static gs_status protocol_line(gs_exec_scan *scan, const char *line, size_t len,
   const cJSON *unit = cJSON_GetObjectItemCaseSensitive(o, "unit");
   const cJSON *step = cJSON_GetObjectItemCaseSensitive(o, "step");
   const cJSON *hib = cJSON_GetObjectItemCaseSensitive(o, "higher_is_better");
+  const cJSON *rank = cJSON_GetObjectItemCaseSensitive(o, "rank");
   gs_status status = GS_OK;
   if (!cJSON_IsString(metric) || metric->valuestring[0] == '\0' ||
       strlen(metric->valuestring) >= GS_TEXT_SHORT)
@@ -164,6 +173,11 @@ static gs_status protocol_line(gs_exec_scan *scan, const char *line, size_t len,
                     step->valuedouble != floor(step->valuedouble)))
     scan_fail(scan, stream, number, "protocol: \"step\" of %s must be a whole number >= 0",
               metric->valuestring);
+  else if (rank && (!cJSON_IsNumber(rank) || rank->valuedouble < 0 ||
+                    rank->valuedouble >= GS_MAX_RANKS ||
+                    rank->valuedouble != floor(rank->valuedouble)))
+    scan_fail(scan, stream, number, "protocol: \"rank\" of %s must be a whole number from 0 to %d",
+              metric->valuestring, GS_MAX_RANKS - 1);
   else if (hib && !cJSON_IsBool(hib))
     scan_fail(scan, stream, number, "protocol: \"higher_is_better\" of %s must be true or false",
               metric->valuestring);
@@ -183,7 +197,8 @@ static gs_status protocol_line(gs_exec_scan *scan, const char *line, size_t len,
       scan_fail(scan, stream, number, "protocol: %s changed its \"unit\" or \"higher_is_better\"",
                 m->name);
     else if (m)
-      status = add_value(scan, m, value->valuedouble, step != NULL);
+      status = add_value(scan, m, value->valuedouble, step != NULL,
+                         rank ? (int)rank->valuedouble : -1);
   }
   cJSON_Delete(o);
   return status;
@@ -213,7 +228,7 @@ static gs_status pattern_line(gs_exec_scan *scan, const char *line, const char *
     if (!m) continue;
     m->from_pattern = 1;
     // Every match is one value of the run, in the order printed.
-    GS_TRY(add_value(scan, m, value, 1));
+    GS_TRY(add_value(scan, m, value, 1, -1));
   }
   return GS_OK;
 }
@@ -277,7 +292,13 @@ gs_status gs_exec_scan_fd(gs_exec_scan *scan, int fd, const char *stream) {
 }
 
 void gs_exec_scan_free(gs_exec_scan *scan) {
-  for (size_t i = 0; i < scan->n_metrics; i++) gs_dvec_free(&scan->metrics[i].steps);
+  for (size_t i = 0; i < scan->n_metrics; i++) {
+    gs_exec_metric *m = &scan->metrics[i];
+    gs_dvec_free(&m->steps);
+    for (int k = 0; m->ranks && k < GS_MAX_RANKS; k++) gs_dvec_free(&m->ranks[k]);
+    free(m->ranks);
+    m->ranks = NULL;
+  }
   scan->n_metrics = 0;
 }
 

@@ -56,6 +56,10 @@ typedef struct {
   gs_dvec steps;                  /* the figure only: values printed per step */
   int has_run_value;              /* the figure only: a value printed without a step */
   double run_value;               /* the last such */
+  gs_dvec *ranks;                 /* the figure only: values printed with "rank" k in
+                                     ranks[k] (GS_MAX_RANKS entries), in the order printed;
+                                     NULL when none had a rank */
+  int ranks_seen;                 /* 1 + the largest rank printed */
 } gs_exec_metric;
 
 /* The scan of one run's output. Set `patterns`/`n_patterns` and `figure`

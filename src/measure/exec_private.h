@@ -48,6 +48,7 @@ typedef struct {
   double seconds_per_unit;       /* kind TIME */
   char item_unit[GS_TEXT_SHORT]; /* what the throughput counts */
   int per_step;                  /* some run printed values per step */
+  int per_rank;                  /* some run printed values per rank */
 } gs_exec_figure;
 
 typedef struct {

@@ -123,6 +123,7 @@ static void merge_metrics(gs_exec_record *r, const gs_exec_scan *scan) {
       t = &r->metrics[r->n_metrics++];
       *t = *s;
       memset(&t->steps, 0, sizeof t->steps);
+      t->ranks = NULL;
       continue;
     }
     if (!t || s->count == 0) continue;
@@ -134,10 +135,41 @@ static void merge_metrics(gs_exec_record *r, const gs_exec_scan *scan) {
   }
 }
 
-/* The figure's samples of one run, as seconds of a step, into *samples;
- * why the run failed in note->reason when it gave none or a bad one. */
-static gs_status take_samples(gs_exec_ctx *ctx, const gs_exec_scan *scan, double wall, uint64_t items, gs_exec_run_note *note,
-                              gs_dvec *samples) {
+/* A run's samples of the figure as seconds of a step: the job's in v[0],
+ * or, when the command printed them per rank, rank k's in v[k]. */
+typedef struct {
+  int per_rank;
+  gs_dvec v[GS_MAX_RANKS];
+} gs_exec_samples;
+
+static void samples_free(gs_exec_samples *s) {
+  for (int k = 0; k < GS_MAX_RANKS; k++) gs_dvec_free(&s->v[k]);
+}
+
+/* Appends values v[0..n) of the figure as seconds to `out`: a time as it
+ * is, a rate as the time of `share` items. Why not in note->reason when a
+ * value is not positive. */
+static gs_status convert(const gs_exec_figure *f, const double *v, size_t n, double share,
+                         gs_exec_run_note *note, gs_dvec *out) {
+  for (size_t i = 0; i < n; i++) {
+    if (!(v[i] > 0.0)) {
+      snprintf(note->reason, sizeof note->reason, "metric %s: value %g is not positive", f->name,
+               v[i]);
+      return GS_OK;
+    }
+    // A rate becomes the time of its items, so that the throughput is the
+    // rate again (docs/exec.md).
+    GS_TRY(gs_dvec_push(out, f->kind == GS_EXEC_UNIT_RATE ? share / v[i] : v[i] * f->seconds_per_unit));
+  }
+  return GS_OK;
+}
+
+/* The figure's samples of one run into *out; why the run failed in
+ * note->reason when it gave none or a bad one. A step's work is `items`
+ * (one per GPU under weak scaling); a rank's share of it is items / N. */
+static gs_status take_samples(gs_exec_ctx *ctx, const gs_exec_scan *scan, double wall,
+                              uint64_t items, int world_size, gs_exec_run_note *note,
+                              gs_exec_samples *out) {
   const gs_exec_options *o = ctx->o;
   gs_exec_figure *f = &ctx->figure;
   if (scan->error[0]) {
@@ -159,7 +191,7 @@ static gs_status take_samples(gs_exec_ctx *ctx, const gs_exec_scan *scan, double
     f->seconds_per_unit = 1.0;
     snprintf(f->item_unit, sizeof f->item_unit, "runs");
   }
-  if (f->known && f->source == GS_EXEC_FIGURE_WALL) return gs_dvec_push(samples, wall);
+  if (f->known && f->source == GS_EXEC_FIGURE_WALL) return gs_dvec_push(&out->v[0], wall);
   const gs_exec_metric *m = gs_exec_scan_metric(scan, f->known ? f->name : scan->figure);
   if (!m) {
     snprintf(note->reason, sizeof note->reason, "metric %s was not printed", f->name);
@@ -174,21 +206,25 @@ static gs_status take_samples(gs_exec_ctx *ctx, const gs_exec_scan *scan, double
              m->name, m->unit, f->unit);
     return GS_OK;
   }
-  const double *v = m->steps.n ? m->steps.v : &m->run_value;
-  const size_t n = m->steps.n ? m->steps.n : 1;
-  if (m->steps.n) f->per_step = 1;
-  for (size_t i = 0; i < n; i++) {
-    if (!(v[i] > 0.0)) {
-      snprintf(note->reason, sizeof note->reason, "metric %s: value %g is not positive", m->name,
-               v[i]);
-      samples->n = 0;
+  if (!m->ranks) {
+    if (m->steps.n) f->per_step = 1;
+    const double *v = m->steps.n ? m->steps.v : &m->run_value;
+    return convert(f, v, m->steps.n ? m->steps.n : 1, (double)items, note, &out->v[0]);
+  }
+  if (m->ranks_seen > world_size) {
+    snprintf(note->reason, sizeof note->reason, "metric %s: rank %d printed a value, the step "
+             "has ranks 0 to %d", m->name, m->ranks_seen - 1, world_size - 1);
+    return GS_OK;
+  }
+  f->per_rank = 1;
+  out->per_rank = 1;
+  for (int k = 0; k < world_size && !note->reason[0]; k++) {
+    if (m->ranks[k].n == 0) {
+      snprintf(note->reason, sizeof note->reason, "metric %s: rank %d printed no value", m->name, k);
       return GS_OK;
     }
-    // A rate becomes the time of a step of `items` (one per GPU under weak
-    // scaling), so that the throughput is the rate again (docs/exec.md).
-    const double seconds =
-        f->kind == GS_EXEC_UNIT_RATE ? (double)items / v[i] : v[i] * f->seconds_per_unit;
-    GS_TRY(gs_dvec_push(samples, seconds));
+    if (m->ranks[k].n > 1) f->per_step = 1;
+    GS_TRY(convert(f, m->ranks[k].v, m->ranks[k].n, (double)items / world_size, note, &out->v[k]));
   }
   return GS_OK;
 }
@@ -196,7 +232,7 @@ static gs_status take_samples(gs_exec_ctx *ctx, const gs_exec_scan *scan, double
 /* One run: its files, the command, its output read. Fills `note` and, for
  * a run that gave its figure, `samples`. */
 static gs_status run_once(gs_exec_ctx *ctx, gs_exec_record *r, int world_size, uint64_t items,
-                          gs_exec_run_note *note, gs_dvec *samples) {
+                          gs_exec_run_note *note, gs_exec_samples *samples) {
   const gs_exec_options *o = ctx->o;
   if (o->log_dir[0]) {
     snprintf(note->stdout_log, sizeof note->stdout_log, "%s/n%d-%s%zu.stdout", o->log_dir,
@@ -224,13 +260,13 @@ static gs_status run_once(gs_exec_ctx *ctx, gs_exec_record *r, int world_size, u
     status = gs_exec_scan_fd(&scan, out_fd, "stdout");
     if (status == GS_OK) status = gs_exec_scan_fd(&scan, err_fd, "stderr");
     if (status == GS_OK)
-      status = take_samples(ctx, &scan, note->child.wall_seconds, items, note, samples);
+      status = take_samples(ctx, &scan, note->child.wall_seconds, items, world_size, note, samples);
     if (status == GS_OK && note->reason[0]) note->status = GS_ERR_COMMAND;
     if (status == GS_OK && note->timed && note->status == GS_OK) merge_metrics(r, &scan);
   }
   if (status == GS_OK && note->status != GS_OK && err_fd >= 0)
     gs_exec_tail(err_fd, GS_EXEC_TAIL_LINES, note->stderr_tail, sizeof note->stderr_tail);
-  note->values = samples->n;
+  note->values = samples->v[0].n;
   gs_exec_scan_free(&scan);
   note->read_seconds = gs_time_seconds() - read_start;
   if (out_fd >= 0) close(out_fd);
@@ -238,17 +274,19 @@ static gs_status run_once(gs_exec_ctx *ctx, gs_exec_record *r, int world_size, u
   return status;
 }
 
-/* The rank records of a timed run, one per GPU of the step: the command
- * runs as one job, so each holds the job's samples (seconds of a step) as
- * its wall-clock samples, and the step is theirs. */
+/* The rank records of a timed run, one per GPU of the step: each rank's
+ * own samples when the command printed them per rank; otherwise the
+ * command runs as one job, so each holds the job's samples. The step is
+ * the slowest rank's (gs_runner_summarize). */
 static gs_status fill_run(gs_run_record *run, const gs_run_config *config,
-                          const gs_exec_run_note *note, const gs_dvec *samples) {
+                          const gs_exec_run_note *note, const gs_exec_samples *samples) {
   const size_t n = (size_t)config->world_size;
   run->ranks = calloc(n, sizeof *run->ranks);
   if (!run->ranks) return gs_error(GS_ERR_NOMEM, "cannot allocate a run record");
   run->n_ranks = n;
   for (size_t k = 0; k < n; k++) {
     gs_rank_record *rec = &run->ranks[k];
+    const gs_dvec *own = &samples->v[samples->per_rank ? k : 0];
     rec->rank = (int)k;
     rec->device = config->backend == GS_BACKEND_CUDA ? config->devices[k] : -1;
     snprintf(rec->host, sizeof rec->host, "%s", gs_hostname());
@@ -258,12 +296,12 @@ static gs_status fill_run(gs_run_record *run, const gs_run_config *config,
     rec->verification.status = GS_VERIFY_SKIPPED;
     snprintf(rec->verification.detail, sizeof rec->verification.detail,
              "the command's own output is not verified");
-    if (note->status != GS_OK || samples->n == 0) continue;
-    rec->wall_seconds = malloc(samples->n * sizeof *rec->wall_seconds);
-    if (!rec->wall_seconds) return gs_error(GS_ERR_NOMEM, "cannot allocate %zu samples", samples->n);
-    memcpy(rec->wall_seconds, samples->v, samples->n * sizeof *rec->wall_seconds);
-    rec->n_samples = samples->n;
-    rec->steps_completed = samples->n;
+    if (note->status != GS_OK || own->n == 0) continue;
+    rec->wall_seconds = malloc(own->n * sizeof *rec->wall_seconds);
+    if (!rec->wall_seconds) return gs_error(GS_ERR_NOMEM, "cannot allocate %zu samples", own->n);
+    memcpy(rec->wall_seconds, own->v, own->n * sizeof *rec->wall_seconds);
+    rec->n_samples = own->n;
+    rec->steps_completed = own->n;
   }
   return GS_OK;
 }
@@ -297,18 +335,24 @@ gs_status gs_exec_measure(void *vctx, const gs_run_config *config, size_t index,
     gs_exec_run_note *note = &r->notes[r->n_notes++];
     note->timed = i >= config->warmup;
     note->index = note->timed ? i - config->warmup : i;
-    gs_dvec samples = {0};
+    gs_exec_samples *samples = calloc(1, sizeof *samples);
+    if (!samples) {
+      status = gs_error(GS_ERR_NOMEM, "cannot allocate a run's samples");
+      break;
+    }
     if (gs_interrupt_signal()) {
       // Asked to stop between two runs: the next one is not started.
       note->status = GS_ERR_INTERRUPTED;
       snprintf(note->reason, sizeof note->reason, "stopped before it started");
       failed = note->status;
       snprintf(reason, sizeof reason, "interrupted at %d", config->world_size);
+      free(samples);
       break;
     }
-    status = run_once(ctx, r, config->world_size, items, note, &samples);
-    if (status == GS_OK && note->timed) status = fill_run(&m->runs[m->n_runs++], config, note, &samples);
-    gs_dvec_free(&samples);
+    status = run_once(ctx, r, config->world_size, items, note, samples);
+    if (status == GS_OK && note->timed) status = fill_run(&m->runs[m->n_runs++], config, note, samples);
+    samples_free(samples);
+    free(samples);
     // A failed run fails its GPU count: the runs after it are not started.
     if (status == GS_OK && note->status != GS_OK) {
       failed = note->status;
