@@ -76,6 +76,8 @@ def main():
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--seed", type=int, default=42)
     args = p.parse_args()
+    if args.steps < 1 or args.warmup_steps < 0 or args.batch < 1:
+        p.error("--steps and --batch must be at least 1, --warmup-steps at least 0")
 
     cuda = torch.cuda.is_available()
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
