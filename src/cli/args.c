@@ -18,6 +18,12 @@ void gs_cli_refuse_options(gs_option *table, gs_cli_refusal *refusals) {
       if (strcmp(o->name, r->name) == 0) o->given = &r->given;
 }
 
+void gs_cli_reword_options(gs_option *table, const gs_cli_wording *words) {
+  for (const gs_cli_wording *w = words; w->name; w++)
+    for (gs_option *o = table; o->kind != GS_OPT_END; o++)
+      if (strcmp(o->name, w->name) == 0) o->help = w->help;
+}
+
 gs_status gs_cli_refused(const char *command, const gs_cli_refusal *refusals) {
   for (const gs_cli_refusal *r = refusals; r->name; r++)
     if (r->given)

@@ -23,6 +23,16 @@ typedef struct {
  * they were refused rather than calling them unknown. */
 void gs_cli_refuse_options(gs_option *table, gs_cli_refusal *refusals);
 
+/* A common option's help in a command's own words. A list of them ends
+ * with a NULL name. */
+typedef struct {
+  const char *name;
+  const char *help;
+} gs_cli_wording;
+
+/* Replaces the help line of each option of `table` named in `words`. */
+void gs_cli_reword_options(gs_option *table, const gs_cli_wording *words);
+
 /* GS_ERR_USAGE naming the first refused option that was given, with why;
  * GS_OK when none was. */
 gs_status gs_cli_refused(const char *command, const gs_cli_refusal *refusals);

@@ -47,6 +47,8 @@ static const gs_cli_command commands[] = {
     {"coll", gs_cmd_coll, "collective sweeps (allreduce, allgather, ...): time, algbw, busbw",
      coll_names, 0},
     {"plan", gs_cmd_plan, "run different workloads on different GPUs at the same time", NULL, 0},
+    {"exec", gs_cmd_exec, "measure your own command at 1, 2, 4, ... GPUs: its figure, speedup, "
+     "telemetry", NULL, 0},
     {"suite", gs_cmd_suite, "run the standard set of measurements into results/", NULL, 0},
     {"report", gs_cmd_report, "analyse result files: speedup, efficiency, rank symmetry, advice",
      NULL, 0},

@@ -18,6 +18,7 @@ gs_status gs_cmd_coll(int argc, char **argv);
 gs_status gs_cmd_report(int argc, char **argv);
 gs_status gs_cmd_p2p(int argc, char **argv);
 gs_status gs_cmd_plan(int argc, char **argv);
+gs_status gs_cmd_exec(int argc, char **argv);
 gs_status gs_cmd_ingest(int argc, char **argv);
 gs_status gs_cmd_compare(int argc, char **argv);
 gs_status gs_cmd_predict(int argc, char **argv);

@@ -38,7 +38,7 @@ static void device_names(const gs_measurement *m, const gs_environment *env, cha
 }
 
 void gs_summary_print(FILE *out, const char *title, const gs_measurement *ms, size_t count,
-                      const gs_environment *env, int per_request) {
+                      const gs_environment *env, const char *samples_note) {
   if (count == 0) return;
   const gs_measurement *first = &ms[0];
   char devices[GS_TEXT_LONG];
@@ -68,9 +68,8 @@ void gs_summary_print(FILE *out, const char *title, const gs_measurement *ms, si
             median, p95, p99, s->n ? 100.0 * s->cv : 0.0, rate, speedup, eff, cold,
             verify_word(m->verification.status), m->status == GS_OK ? "ok" : gs_status_name(m->status));
   }
-  if (per_request)
-    fprintf(out, "\n  median/p95/p99: per-request latency (every request of every rank, "
-                 "monotonic clock); cold: first warm-up batch / median request\n");
+  if (samples_note)
+    fprintf(out, "\n  median/p95/p99: %s\n", samples_note);
   else
     fprintf(out, "\n  median/p95/p99: step time (slowest rank per iteration, %s); cold: first "
                  "iteration / median step\n",
@@ -264,7 +263,8 @@ static void print_group(FILE *out, const gs_sweep *sw, const gs_measurement *ms,
                         const gs_telemetry *tm, size_t count) {
   char title[2 * GS_TEXT_LONG];
   summary_title(sw, title, sizeof title);
-  gs_summary_print(out, title, ms, count, sw->env, sw->workload->driver != NULL);
+  gs_summary_print(out, title, ms, count, sw->env,
+                   sw->workload->driver ? sw->workload->driver->samples_note : NULL);
   gs_summary_print_telemetry(out, ms, tm, count);
   print_split_gains(out, ms, count);
 }

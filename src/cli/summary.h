@@ -13,10 +13,11 @@
 
 /* Prints the table for `count` measurements of one workload. `env` names
  * the devices; `title` heads the table (e.g. the workload's options);
- * `per_request` says the samples are per-request latencies (a workload
- * with its own timing loop, llm), not steps in lockstep. */
+ * `samples_note` says what the samples are when they are not steps in
+ * lockstep (a workload with its own timing loop: its driver's
+ * samples_note), NULL for steps. */
 void gs_summary_print(FILE *out, const char *title, const gs_measurement *ms, size_t count,
-                      const gs_environment *env, int per_request);
+                      const gs_environment *env, const char *samples_note);
 
 /* Prints the GPU telemetry of the same measurements (tm: `count` entries,
  * parallel to ms): mean utilization, peak memory, mean power, SM clock and

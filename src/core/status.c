@@ -32,6 +32,7 @@ const char *gs_status_name(gs_status status) {
     case GS_ERR_INTERRUPTED: return "interrupted";
     case GS_ERR_RANK_LOST: return "rank-lost";
     case GS_ERR_PARTIAL: return "partial";
+    case GS_ERR_COMMAND: return "command-failed";
   }
   return "unknown";
 }

@@ -27,7 +27,8 @@ typedef enum {
   GS_REGRESSION,      /* compare: a significant regression was found (exit 3) */
   GS_ERR_INTERRUPTED, /* SIGINT/SIGTERM arrived; what was measured is kept */
   GS_ERR_RANK_LOST,   /* a rank died, hung or was killed (docs/multinode.md) */
-  GS_ERR_PARTIAL      /* the run ended early; the document holds what was measured (exit 4) */
+  GS_ERR_PARTIAL,     /* the run ended early; the document holds what was measured (exit 4) */
+  GS_ERR_COMMAND      /* exec: the user's command failed (exit code, signal, missing metric) */
 } gs_status;
 
 /* Stable lower-case name of a status, e.g. "verify" (used in result files). */

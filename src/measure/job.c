@@ -39,7 +39,7 @@ int gs_measure_loses_job(gs_status status) {
 
 int gs_measure_rank_failure(gs_status status) {
   return gs_measure_loses_job(status) || status == GS_ERR_ABORTED || status == GS_ERR_CUDA ||
-         status == GS_ERR_NCCL;
+         status == GS_ERR_NCCL || status == GS_ERR_COMMAND;
 }
 
 gs_status gs_measure_job_add_processes(cJSON *doc, const gs_measure_job *mj) {

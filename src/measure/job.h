@@ -53,7 +53,7 @@ gs_status gs_measure_job_add_processes(cJSON *doc, const gs_measure_job *mj);
 int gs_measure_loses_job(gs_status status);
 
 /* Failures of a rank rather than of the request (the above, a rank stopped
- * because another failed, a CUDA or NCCL error): what was measured before
+ * because another failed, a CUDA or NCCL error, a run of exec's command): what was measured before
  * is kept and the command ends partial (exit 4). */
 int gs_measure_rank_failure(gs_status status);
 

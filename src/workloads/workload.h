@@ -57,6 +57,9 @@ typedef struct {
   /* The workload's own defaults of --runs and --warmup (0: the common
    * ones), applied where the user gave none. */
   uint64_t default_runs, default_warmup;
+  /* What the median/p95/p99 of its samples are, for the summary table
+   * under the measurements (e.g. "per-request latency (...)"). */
+  const char *samples_note;
   /* Checks the measuring configuration against the workload (GS_ERR_USAGE
    * naming the option that does not apply) and fits the configuration to
    * the workload. Called before anything is measured, from the main

@@ -216,6 +216,8 @@ static gs_status driver_select_counts(const void *opts, const gs_run_config *con
 const gs_workload_driver gs_llm_driver = {
     .default_runs = 1,
     .default_warmup = 1,
+    .samples_note = "per-request latency (every request of every rank, monotonic clock); cold: "
+                    "first warm-up batch / median request",
     .configure = driver_configure,
     .select_counts = driver_select_counts,
     .open = driver_open,

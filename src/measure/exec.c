@@ -1,0 +1,405 @@
+/* `gpuscale exec` as a workload with its own timing loop: its options,
+ * their resolution into GPU counts, and the driver hooks that open the
+ * sweep, describe each measurement's runs in the document ("exec") and
+ * print them (exec.h; the runs themselves are in exec_run.c). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/check.h"
+#include "measure/exec_private.h"
+#include "platform/device.h"
+
+const char *const gs_exec_better_choices[] = {"higher", "lower", NULL};
+
+/* Variables of the command's environment recorded in the document: those
+ * that change how GPU programs run. Others (which may hold secrets) are not. */
+static const char *const recorded_prefixes[] = {
+    "CUDA_", "NCCL_", "NVIDIA_", "OMP_", "MKL_", "TORCH", "PYTORCH_", "TF_", "XLA_", "UCX_",
+    "MASTER_ADDR=", "MASTER_PORT=", "WORLD_SIZE=", "LOCAL_WORLD_SIZE=", "RANK=", "LOCAL_RANK=",
+    "PATH=", "LD_LIBRARY_PATH=", "PYTHONPATH=", "VIRTUAL_ENV=", "CONDA_PREFIX=", NULL};
+
+/* A variable whose name says it may hold a secret (TF_TOKEN_..., *_KEY). */
+static int secret_name(const char *name, size_t n) {
+  static const char *const words[] = {"TOKEN", "SECRET", "KEY", "PASSWORD", "PASSWD",
+                                      "CREDENTIAL", "AUTH", NULL};
+  char upper[GS_TEXT_LONG];
+  size_t k = 0;
+  for (; k < n && k + 1 < sizeof upper; k++)
+    upper[k] = (char)(name[k] >= 'a' && name[k] <= 'z' ? name[k] - 'a' + 'A' : name[k]);
+  upper[k] = '\0';
+  for (size_t w = 0; words[w]; w++)
+    if (strstr(upper, words[w])) return 1;
+  return 0;
+}
+
+void gs_exec_options_init(gs_exec_options *o) {
+  memset(o, 0, sizeof *o);
+  gs_option *t = o->table;
+  size_t n = 0;
+  t[n++] = (gs_option){.name = "metric", .kind = GS_OPT_STRING_LIST, .target = &o->metric_texts,
+                       .metavar = "NAME[=REGEX]",
+                       .help = "a figure every run must print: a protocol metric NAME, or "
+                               "NAME=REGEX read from its output (first group); the first one "
+                               "is the figure of speedup (repeatable)"};
+  t[n++] = (gs_option){.name = "unit", .kind = GS_OPT_STRING, .target = &o->unit,
+                       .metavar = "UNIT",
+                       .help = "unit of a NAME=REGEX figure: a time (s, ms, us, ns) or a rate "
+                               "(THING/s)"};
+  t[n++] = (gs_option){.name = "better", .kind = GS_OPT_CHOICE, .target = &o->better_choice,
+                       .choices = gs_exec_better_choices, .metavar = "WHICH",
+                       .help = "whether a higher or lower figure is better (default: from the "
+                               "unit: lower for a time, higher for a rate)",
+                       .given = &o->given_better};
+  t[n++] = (gs_option){.name = "no-visible-devices", .kind = GS_OPT_FLAG,
+                       .target = &o->no_visible_devices,
+                       .help = "leave CUDA_VISIBLE_DEVICES as it is (default: the step's GPUs)"};
+  t[n++] = (gs_option){.name = "no-logs", .kind = GS_OPT_FLAG, .target = &o->no_logs,
+                       .help = "discard the command's output once read (default: kept beside "
+                               "the result, one file per run and stream)"};
+  t[n] = (gs_option){.kind = GS_OPT_END};
+}
+
+void gs_exec_options_free(gs_exec_options *o) {
+  for (size_t i = 0; i < o->n_metrics; i++)
+    if (o->is_pattern[i]) regfree(&o->metrics[i].regex);
+  o->n_metrics = 0;
+  o->n_patterns = 0;
+}
+
+/* Checks the figure's --unit and --better (a NAME=REGEX figure only). */
+static gs_status check_figure_unit(const gs_exec_options *o) {
+  const int pattern = o->n_metrics > 0 && o->is_pattern[0];
+  if (!pattern) {
+    const char *which = o->unit ? "--unit" : "--better";
+    if (!o->unit && !o->given_better) return GS_OK;
+    return gs_error(GS_ERR_USAGE, "option %s: applies to a figure read by --metric NAME=REGEX "
+                    "(a protocol line carries its own unit)", which);
+  }
+  if (!o->unit)
+    return gs_error(GS_ERR_USAGE, "option --metric %s: give the figure's --unit (a time such as "
+                    "s or ms, or a rate such as samples/s)", o->metric_texts.v[0]);
+  char item[GS_TEXT_SHORT];
+  gs_exec_unit_kind kind = gs_exec_unit_classify(o->unit, NULL, item, sizeof item);
+  if (kind == GS_EXEC_UNIT_OTHER || strlen(o->unit) >= GS_TEXT_SHORT)
+    return gs_error(GS_ERR_USAGE, "option --unit '%s': neither a time (s, ms, us, ns, min, h) "
+                    "nor a rate (THING/s, e.g. samples/s)", o->unit);
+  if (kind == GS_EXEC_UNIT_RATE && item[0] == '\0')
+    return gs_error(GS_ERR_USAGE, "option --unit '%s': name what the rate counts, e.g. "
+                    "samples/s", o->unit);
+  const int higher = kind == GS_EXEC_UNIT_RATE;
+  if (o->given_better && (o->better_choice == GS_EXEC_BETTER_HIGHER) != higher)
+    return gs_error(GS_ERR_USAGE, "options --unit %s and --better %s conflict: a %s is better "
+                    "when %s", o->unit, gs_exec_better_choices[o->better_choice],
+                    higher ? "rate" : "time", higher ? "higher" : "lower");
+  return GS_OK;
+}
+
+gs_status gs_exec_options_check(gs_exec_options *o) {
+  if (o->argc < 1 || o->argv[0][0] == '\0')
+    return gs_error(GS_ERR_USAGE, "gpuscale exec: missing the command: gpuscale exec [options] -- "
+                    "COMMAND [ARGS...]");
+  for (size_t i = 0; i < o->metric_texts.n; i++) {
+    GS_TRY(gs_exec_pattern_parse(o->metric_texts.v[i], &o->metrics[i], &o->is_pattern[i]));
+    o->n_metrics = i + 1;
+    for (size_t k = 0; k < i; k++)
+      if (strcmp(o->metrics[k].name, o->metrics[i].name) == 0)
+        return gs_error(GS_ERR_USAGE, "option --metric: %s named twice", o->metrics[i].name);
+    if (o->is_pattern[i]) o->patterns[o->n_patterns++] = o->metrics[i];
+  }
+  GS_TRY(check_figure_unit(o));
+  o->figure_source = o->n_metrics == 0   ? GS_EXEC_FIGURE_AUTO
+                     : o->is_pattern[0] ? GS_EXEC_FIGURE_PATTERN
+                                        : GS_EXEC_FIGURE_PROTOCOL;
+  if (!gs_exec_child_findable(o->argv[0]))
+    return gs_error(GS_ERR_USAGE, "gpuscale exec: command '%s' not found%s", o->argv[0],
+                    strchr(o->argv[0], '/') ? " or not executable" : " in PATH");
+  return GS_OK;
+}
+
+void gs_exec_default_out(const gs_exec_options *o, char *path, size_t size) {
+  const char *program = o->argc > 0 ? o->argv[0] : "command";
+  const char *slash = strrchr(program, '/');
+  if (slash) program = slash + 1;
+  char name[GS_TEXT_SHORT];
+  size_t k = 0;
+  for (; program[k] && k + 1 < sizeof name; k++) {
+    const char c = program[k];
+    name[k] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '.' || c == '_' || c == '-'
+                  ? c
+                  : '_';
+  }
+  name[k] = '\0';
+  snprintf(path, size, "results/exec-%s.json", k ? name : "command");
+}
+
+gs_status gs_exec_prepare(const gs_common_options *common, gs_exec_options *o,
+                          gs_run_config *config, gs_u64_list *counts, const char *path) {
+  GS_TRY(gs_common_resolve(common, 1, config));
+  if (config->backend == GS_BACKEND_CPU) {
+    // No GPU to select: the counts are taken as they are, so that CPU
+    // programs (and the tests) get their placeholders filled.
+    uint64_t largest = 1;
+    for (size_t i = 0; common->given_counts && i < common->counts.n; i++)
+      if (common->counts.v[i] > largest) largest = common->counts.v[i];
+    config->world_size = (int)largest;
+    for (int k = 0; k < config->world_size; k++) config->devices[k] = -1;
+  }
+  if (config->backend == GS_BACKEND_CPU && !common->given_counts) {
+    memset(counts, 0, sizeof *counts);
+    counts->n = 1;
+    counts->v[0] = 1;
+  } else {
+    GS_TRY(gs_common_counts(common, config, 1, counts));
+  }
+  o->timeout_seconds = common->timeout;
+  o->log_dir[0] = '\0';
+  if (o->no_logs) return GS_OK;
+  size_t n = strlen(path);
+  if (n > 5 && strcmp(path + n - 5, ".json") == 0) n -= 5;
+  if (n + 6 >= sizeof o->log_dir)
+    return gs_error(GS_ERR_USAGE, "option --out: path too long for the log directory");
+  snprintf(o->log_dir, sizeof o->log_dir, "%.*s.logs", (int)n, path);
+  return gs_file_check_output_dir(o->log_dir, "the log directory");
+}
+
+void gs_exec_record_free(gs_exec_record *r) {
+  for (int i = 0; r->argv && i < r->argc; i++) free(r->argv[i]);
+  for (size_t i = 0; r->envp && r->envp[i]; i++) free(r->envp[i]);
+  free(r->argv);
+  free(r->envp);
+  free(r->notes);
+  memset(r, 0, sizeof *r);
+}
+
+/* ---- the driver hooks ---------------------------------------------------- */
+
+static gs_status exec_open(const void *opts, const gs_environment *env, size_t count, void **out) {
+  const gs_exec_options *o = opts;
+  gs_exec_ctx *ctx = calloc(1, sizeof *ctx);
+  gs_exec_record *records = calloc(count ? count : 1, sizeof *records);
+  if (!ctx || !records) {
+    free(ctx);
+    free(records);
+    return gs_error(GS_ERR_NOMEM, "cannot allocate %zu exec records", count);
+  }
+  ctx->o = o;
+  ctx->env = env;
+  ctx->count = count;
+  ctx->records = records;
+  if (o->figure_source == GS_EXEC_FIGURE_PATTERN) {
+    gs_exec_figure *f = &ctx->figure;
+    f->known = 1;
+    f->source = GS_EXEC_FIGURE_PATTERN;
+    snprintf(f->name, sizeof f->name, "%s", o->metrics[0].name);
+    snprintf(f->unit, sizeof f->unit, "%s", o->unit);
+    f->kind = gs_exec_unit_classify(o->unit, &f->seconds_per_unit, f->item_unit, sizeof f->item_unit);
+    if (f->kind == GS_EXEC_UNIT_TIME) snprintf(f->item_unit, sizeof f->item_unit, "steps");
+  }
+  *out = ctx;
+  if (o->log_dir[0]) return gs_file_make_dirs(o->log_dir, "the log directory");
+  return GS_OK;
+}
+
+static void exec_close(void *vctx) {
+  gs_exec_ctx *ctx = vctx;
+  if (!ctx) return;
+  for (size_t i = 0; i < ctx->count; i++) gs_exec_record_free(&ctx->records[i]);
+  free(ctx->records);
+  free(ctx);
+}
+
+static const char *figure_source_name(gs_exec_figure_source source) {
+  switch (source) {
+    case GS_EXEC_FIGURE_PROTOCOL: return "protocol";
+    case GS_EXEC_FIGURE_PATTERN: return "pattern";
+    case GS_EXEC_FIGURE_WALL: return "wall_time";
+    case GS_EXEC_FIGURE_AUTO: break;
+  }
+  return "none";
+}
+
+static cJSON *string_array(char *const *v, size_t n) {
+  cJSON *a = cJSON_CreateArray();
+  for (size_t i = 0; a && i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateString(v[i]));
+  return a;
+}
+
+static cJSON *note_json(const gs_exec_run_note *note) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "kind", note->timed ? "timed" : "warmup");
+  cJSON_AddNumberToObject(o, "index", (double)note->index);
+  cJSON_AddStringToObject(o, "status", gs_status_name(note->status));
+  if (note->child.exit_code >= 0)
+    cJSON_AddNumberToObject(o, "exit_code", note->child.exit_code);
+  else
+    cJSON_AddNullToObject(o, "exit_code");
+  if (note->child.signal)
+    cJSON_AddNumberToObject(o, "signal", note->child.signal);
+  else
+    cJSON_AddNullToObject(o, "signal");
+  gs_json_add_number(o, "wall_seconds", note->child.wall_seconds);
+  cJSON_AddNumberToObject(o, "values", (double)note->values);
+  gs_json_add_number(o, "read_seconds", note->read_seconds);
+  if (note->status != GS_OK) {
+    cJSON_AddStringToObject(o, "reason", note->reason);
+    cJSON_AddStringToObject(o, "stderr_tail", note->stderr_tail);
+  }
+  if (note->stdout_log[0]) {
+    cJSON_AddStringToObject(o, "stdout_log", note->stdout_log);
+    cJSON_AddStringToObject(o, "stderr_log", note->stderr_log);
+  }
+  return o;
+}
+
+static cJSON *metrics_json(const gs_exec_record *r) {
+  cJSON *list = cJSON_CreateArray();
+  for (size_t i = 0; list && i < r->n_metrics; i++) {
+    const gs_exec_metric *m = &r->metrics[i];
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", m->name);
+    cJSON_AddStringToObject(o, "source", m->from_pattern ? "pattern" : "protocol");
+    cJSON_AddStringToObject(o, "unit", m->unit);
+    cJSON_AddNumberToObject(o, "count", (double)m->count);
+    gs_json_add_number(o, "mean", m->count ? m->sum / (double)m->count : 0.0);
+    gs_json_add_number(o, "min", m->min);
+    gs_json_add_number(o, "max", m->max);
+    gs_json_add_number(o, "last", m->last);
+    cJSON_AddItemToArray(list, o);
+  }
+  return list;
+}
+
+/* The measurement's "exec" member: the command as run, its environment,
+ * the figure and every run (docs/exec.md, "What is recorded"). */
+static gs_status exec_annotate(void *vctx, const gs_measurement *m, cJSON *measurement,
+                               size_t index) {
+  (void)m;
+  gs_exec_ctx *ctx = vctx;
+  const gs_exec_record *r = &ctx->records[index];
+  const gs_exec_figure *f = &ctx->figure;
+  cJSON *e = cJSON_AddObjectToObject(measurement, "exec");
+  if (!e) return gs_error(GS_ERR_NOMEM, "cannot describe the command's runs");
+  cJSON_AddItemToObject(e, "command", string_array(r->argv, r->argv ? (size_t)r->argc : 0));
+  cJSON_AddStringToObject(e, "gpus", r->gpus);
+  if (r->visible[0])
+    cJSON_AddStringToObject(e, "cuda_visible_devices", r->visible);
+  else
+    cJSON_AddNullToObject(e, "cuda_visible_devices");
+  char cwd[GS_TEXT_LONG * 4];
+  cJSON_AddStringToObject(e, "working_directory", getcwd(cwd, sizeof cwd) ? cwd : "");
+  cJSON *environment = cJSON_AddObjectToObject(e, "environment");
+  for (size_t i = 0; r->envp && r->envp[i]; i++) {
+    int keep = 0;
+    for (size_t p = 0; recorded_prefixes[p] && !keep; p++)
+      keep = strncmp(r->envp[i], recorded_prefixes[p], strlen(recorded_prefixes[p])) == 0;
+    const char *eq = strchr(r->envp[i], '=');
+    if (!keep || !eq || secret_name(r->envp[i], (size_t)(eq - r->envp[i]))) continue;
+    char name[GS_TEXT_LONG];
+    snprintf(name, sizeof name, "%.*s", (int)(eq - r->envp[i]), r->envp[i]);
+    cJSON_AddStringToObject(environment, name, eq + 1);
+  }
+  cJSON *figure = cJSON_AddObjectToObject(e, "figure");
+  cJSON_AddStringToObject(figure, "name", f->known ? f->name : "");
+  cJSON_AddStringToObject(figure, "source", figure_source_name(f->known ? f->source : GS_EXEC_FIGURE_AUTO));
+  cJSON_AddStringToObject(figure, "unit", f->known ? f->unit : "");
+  cJSON_AddBoolToObject(figure, "higher_is_better", f->known && f->kind == GS_EXEC_UNIT_RATE);
+  cJSON_AddBoolToObject(figure, "per_step", f->per_step);
+  cJSON_AddBoolToObject(figure, "per_rank", f->per_rank);
+  gs_json_add_number(e, "timeout_seconds", ctx->o->timeout_seconds);
+  cJSON *runs = cJSON_AddArrayToObject(e, "runs");
+  for (size_t i = 0; runs && i < r->n_notes; i++) cJSON_AddItemToArray(runs, note_json(&r->notes[i]));
+  cJSON_AddItemToObject(e, "metrics", metrics_json(r));
+  if (!runs || !cJSON_GetObjectItemCaseSensitive(e, "metrics"))
+    return gs_error(GS_ERR_NOMEM, "cannot describe the command's runs");
+  return GS_OK;
+}
+
+/* After the tables: what the figure was and why each failed run failed,
+ * with the end of its stderr. */
+static void exec_print(void *vctx, FILE *out, size_t count) {
+  gs_exec_ctx *ctx = vctx;
+  const gs_exec_figure *f = &ctx->figure;
+  if (f->known)
+    fprintf(out, "\n  figure: %s (%s, %s is better, %s%s%s)\n", f->name, f->unit,
+            f->kind == GS_EXEC_UNIT_RATE ? "higher" : "lower",
+            f->source == GS_EXEC_FIGURE_WALL     ? "the wall time of each run"
+            : f->source == GS_EXEC_FIGURE_PATTERN ? "read by --metric"
+                                                  : "protocol lines",
+            f->per_step ? ", values per step" : "", f->per_rank ? ", per rank" : "");
+  if (ctx->o->log_dir[0]) fprintf(out, "  output of every run: %s/\n", ctx->o->log_dir);
+  for (size_t i = 0; i < count && i < ctx->count; i++) {
+    const gs_exec_record *r = &ctx->records[i];
+    for (size_t k = 0; k < r->n_notes; k++) {
+      const gs_exec_run_note *note = &r->notes[k];
+      if (note->status == GS_OK) continue;
+      fprintf(out, "  %s run %zu with {n}=%d failed: %s\n", note->timed ? "timed" : "warmup",
+              note->index + 1, r->world_size, note->reason);
+      if (note->stderr_tail[0]) {
+        fprintf(out, "    stderr ends with:\n");
+        for (const char *line = note->stderr_tail; *line;) {
+          const char *nl = strchr(line, '\n');
+          const int n = nl ? (int)(nl - line) : (int)strlen(line);
+          fprintf(out, "      | %.*s\n", n, line);
+          line += n + (nl ? 1 : 0);
+        }
+      }
+    }
+  }
+}
+
+static size_t exec_variant_count(const void *opts) {
+  (void)opts;
+  return 1;
+}
+
+/* Names the series by its command, so that two commands are two series. */
+static void exec_variant_select(void *opts, size_t index, char *name, size_t size) {
+  (void)index;
+  const gs_exec_options *o = opts;
+  size_t at = 0;
+  name[0] = '\0';
+  for (int i = 0; i < o->argc && at + 1 < size; i++)
+    at += (size_t)snprintf(name + at, size - at, "%s%s", i ? " " : "", o->argv[i]);
+  if (at >= size && size > 4) memcpy(name + size - 4, "...", 4);
+}
+
+static cJSON *exec_options_to_json(const void *opts) {
+  const gs_exec_options *o = opts;
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddItemToObject(j, "command", string_array(o->argv, (size_t)o->argc));
+  cJSON *metrics = cJSON_AddArrayToObject(j, "metrics");
+  for (size_t i = 0; metrics && i < o->metric_texts.n; i++)
+    cJSON_AddItemToArray(metrics, cJSON_CreateString(o->metric_texts.v[i]));
+  if (o->unit)
+    cJSON_AddStringToObject(j, "unit", o->unit);
+  else
+    cJSON_AddNullToObject(j, "unit");
+  cJSON_AddBoolToObject(j, "visible_devices", !o->no_visible_devices);
+  cJSON_AddBoolToObject(j, "logs", !o->no_logs);
+  return j;
+}
+
+static const gs_workload_driver exec_driver = {
+    .samples_note = "the command's figure as the seconds of a step (its values per step, else "
+                    "one per run; a rate as the time of its items: docs/exec.md)",
+    .open = exec_open,
+    .measure = gs_exec_measure,
+    .annotate = exec_annotate,
+    .print = exec_print,
+    .close = exec_close,
+};
+
+static const gs_workload exec_workload = {
+    .key = "exec",
+    .summary = "the user's own command (gpuscale exec)",
+    .item_unit = "runs",
+    .options_to_json = exec_options_to_json,
+    .driver = &exec_driver,
+    .variant_count = exec_variant_count,
+    .variant_select = exec_variant_select,
+};
+
+const gs_workload *gs_exec_workload(void) { return &exec_workload; }

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""A stand-in for a user's program, run by `gpuscale exec` in the CLI tests
+(tests/test_cli_exec.sh). Its figures are computed from N (the {n}
+placeholder) so that speedups are known exactly:
+
+  exec_program.py MODE N [STEPS]
+
+  rate        per step: samples_per_s = 1000 N samples/s (and a loss)
+  weak-time   per step: step_time = 20 ms at every N (weak scaling: ideal)
+  strong-time per step: step_time = 40 / N ms
+  ranks       per step and rank k < N: samples_per_s = 1000 (rank N-1: 500
+              when N > 1), each rank's own rate; "ranks-1" prints ranks 0
+              and 1 only, "ranks+1" ranks 0 to N
+  once        one value without a step: tput = 500 N img/s
+  regex       free text: "iter K: 250 N img/s, loss 0.5"
+  env         prints N, CUDA_VISIBLE_DEVICES and the rest of argv, then a rate
+  fail        four lines on stderr, then exit 3
+  signal      kills itself with SIGKILL
+  hang        writes its pid to the file STEPS names, then sleeps
+  hang-at-2   like hang at N = 2, else like rate
+  silent      prints nothing
+  bad         a protocol line whose value is not a number
+"""
+import json
+import os
+import signal
+import sys
+import time
+
+
+def line(metric, value, unit=None, step=None, rank=None):
+    obj = {"metric": metric, "value": value}
+    if unit is not None:
+        obj["unit"] = unit
+    if step is not None:
+        obj["step"] = step
+    if rank is not None:
+        obj["rank"] = rank
+    print(json.dumps(obj), flush=True)
+
+
+def main():
+    mode, n = sys.argv[1], int(sys.argv[2])
+    steps = int(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[3].isdigit() else 5
+    if mode == "hang-at-2":
+        mode = "hang" if n == 2 else "rate"
+    if mode == "rate":
+        print("starting: not a protocol line", flush=True)
+        print('{"other": "JSON that is not a metric"}', flush=True)
+        for s in range(steps):
+            line("samples_per_s", 1000.0 * n, "samples/s", s)
+            line("loss", 1.0 / (s + 1), step=s)
+    elif mode.startswith("ranks"):
+        ranks = {"ranks": n, "ranks-1": 2, "ranks+1": n + 1}[mode]
+        for s in range(steps):
+            for k in range(ranks):
+                line("samples_per_s", 500.0 if n > 1 and k == n - 1 else 1000.0, "samples/s", s, k)
+    elif mode == "weak-time":
+        for s in range(steps):
+            line("step_time", 20.0, "ms", s)
+    elif mode == "strong-time":
+        for s in range(steps):
+            line("step_time", 40.0 / n, "ms", s)
+    elif mode == "once":
+        line("tput", 500.0 * n, "img/s")
+    elif mode == "regex":
+        for s in range(steps):
+            print(f"iter {s}: {250 * n} img/s, loss 0.5", flush=True)
+    elif mode == "env":
+        print(f"n={n} visible={os.environ.get('CUDA_VISIBLE_DEVICES', '<unset>')} "
+              f"args={' '.join(sys.argv[3:])}", flush=True)
+        line("samples_per_s", 100.0 * n, "samples/s")
+    elif mode == "fail":
+        for k in range(4):
+            print(f"error line {k}", file=sys.stderr, flush=True)
+        sys.exit(3)
+    elif mode == "signal":
+        os.kill(os.getpid(), signal.SIGKILL)
+    elif mode == "hang":
+        with open(sys.argv[3], "w") as f:
+            f.write(str(os.getpid()))
+        time.sleep(600)
+    elif mode == "silent":
+        pass
+    elif mode == "bad":
+        print('{"metric": "samples_per_s", "value": "fast", "unit": "samples/s"}', flush=True)
+    else:
+        sys.exit(f"unknown mode {mode}")
+
+
+if __name__ == "__main__":
+    main()
