@@ -122,12 +122,8 @@ static gs_status suite_report(const char *dir, const char *const *files, size_t 
   if (status == GS_OK)
     status = gs_file_out_finish(&out, gs_report_render(out.f, &rep, GS_REPORT_MARKDOWN));
   if (status == GS_OK) gs_note("report written to %s", path);
-  fputc('\n', stdout);
   gs_report_render_node_verdict(stdout, &rep, GS_REPORT_TEXT);
-  if (summary) {
-    fputc('\n', summary);
-    gs_report_render_node_verdict(summary, &rep, GS_REPORT_TEXT);
-  }
+  if (summary) gs_report_render_node_verdict(summary, &rep, GS_REPORT_TEXT);
   gs_node_verdict v;
   gs_report_node_verdict(&rep, &v);
   // The error of an earlier failure is the one main prints: it decides the exit code.

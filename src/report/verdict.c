@@ -347,6 +347,7 @@ static void check_p2p(gs_node_verdict *v, const gs_report *r, const gs_machine *
   }
   const cJSON *devices = member(member(r->docs[f], "p2p"), "devices");
   size_t rows = (size_t)cJSON_GetArraySize(devices), pairs = 0;
+  int pcie = 0;  // the pair named is held against its peers, not a figure
   gs_check_state worst = GS_CHECK_NA;
   double worst_share = INFINITY;
   char why[300] = "";
@@ -388,6 +389,7 @@ static void check_p2p(gs_node_verdict *v, const gs_report *r, const gs_machine *
       }
       if (share < worst_share) {
         worst_share = share;
+        pcie = !isfinite(figure);
         if (st > worst) worst = st;
         snprintf(why, sizeof why, "GPU %d -> GPU %d: %s, %.0f%% of %s", da, db, bw,
                  100.0 * share, ref);
@@ -401,9 +403,10 @@ static void check_p2p(gs_node_verdict *v, const gs_report *r, const gs_machine *
     return;
   }
   add_check(v, name, worst, "slowest copy-engine copy (ce_unidir_p2p, %zu pairs) %s; pass >= "
-            "%.0f%% of NVLink, fail < %.0f%% (PCIe: of the median pair, %.0f%%/%.0f%%)", pairs,
-            why, 100.0 * GS_VERDICT_P2P_PASS, 100.0 * GS_VERDICT_P2P_FAIL,
-            100.0 * GS_VERDICT_PEER_PASS, 100.0 * GS_VERDICT_PEER_FAIL);
+            "%.0f%%, fail < %.0f%% of %s", pairs, why,
+            100.0 * (pcie ? GS_VERDICT_PEER_PASS : GS_VERDICT_P2P_PASS),
+            100.0 * (pcie ? GS_VERDICT_PEER_FAIL : GS_VERDICT_P2P_FAIL),
+            pcie ? "the median pair of the same PCIe path" : "the NVLink figure");
 }
 
 static void check_allreduce(gs_node_verdict *v, const gs_report *r, const gs_machine *m) {
@@ -536,12 +539,54 @@ static gs_check_state throttle_state(const char *reason) {
   return GS_CHECK_WARN;  // sw_power_cap and bits NVML does not name
 }
 
-static void check_throttling(gs_node_verdict *v, const gs_report *r) {
-  const char *name = "throttling";
-  size_t readings = 0;
-  const char *unavailable = NULL;
-  gs_check_state worst = GS_CHECK_PASS;
-  char why[300] = "";
+/* What the telemetry of every measurement saw, for the throttling and ECC
+ * checks. */
+typedef struct {
+  size_t readings, ecc_ranks;      /* NVML readings; rank summaries with ECC counts */
+  const char *unavailable;         /* the first reason telemetry was not available */
+  gs_check_state throttle, ecc;    /* worst state of each */
+  char throttle_why[300], ecc_why[300];
+} telemetry_seen;
+
+/* "mlp at 4 GPUs: GPU 2" for telemetry rank `rk` of measurement `x`. */
+static void telemetry_place(const cJSON *x, const cJSON *rk, char *buf, size_t size) {
+  const cJSON *dev = member(rk, "device"), *world = member(x, "world_size");
+  snprintf(buf, size, "%s at %d GPUs: GPU %d", gs_report_string_of(x, "workload", "?"),
+           cJSON_IsNumber(world) ? world->valueint : 0, cJSON_IsNumber(dev) ? dev->valueint : -1);
+}
+
+static void telemetry_rank(telemetry_seen *seen, const cJSON *x, const cJSON *rk) {
+  const cJSON *n = member(rk, "samples");
+  seen->readings += cJSON_IsNumber(n) ? (size_t)n->valuedouble : 0;
+  char place[128];
+  const cJSON *reasons = member(rk, "throttle_reasons");
+  for (const cJSON *why = reasons ? reasons->child : NULL; why; why = why->next) {
+    gs_check_state st = cJSON_IsString(why) ? throttle_state(why->valuestring) : GS_CHECK_PASS;
+    if (st <= seen->throttle) continue;
+    seen->throttle = st;
+    telemetry_place(x, rk, place, sizeof place);
+    snprintf(seen->throttle_why, sizeof seen->throttle_why, "%s reported %s", place,
+             why->valuestring);
+  }
+  const cJSON *ecc = member(rk, "ecc_errors");
+  const cJSON *corrected = member(ecc, "corrected"), *uncorrected = member(ecc, "uncorrected");
+  if (!cJSON_IsNumber(corrected) || !cJSON_IsNumber(uncorrected)) return;
+  seen->ecc_ranks++;
+  // Uncorrected errors lose data; corrected ones are memory starting to wear.
+  gs_check_state st = uncorrected->valuedouble > 0 ? GS_CHECK_FAIL
+                      : corrected->valuedouble > 0 ? GS_CHECK_WARN
+                                                   : GS_CHECK_PASS;
+  if (st <= seen->ecc) return;
+  seen->ecc = st;
+  telemetry_place(x, rk, place, sizeof place);
+  snprintf(seen->ecc_why, sizeof seen->ecc_why, "%s: %.0f uncorrected, %.0f corrected "
+           "(volatile counts since the driver loaded)", place, uncorrected->valuedouble,
+           corrected->valuedouble);
+}
+
+/* The throttling and the ECC check, from every measurement's telemetry. */
+static void check_telemetry(gs_node_verdict *v, const gs_report *r) {
+  telemetry_seen seen = {.throttle = GS_CHECK_PASS, .ecc = GS_CHECK_PASS};
   for (size_t f = 0; f < r->n_files; f++) {
     if (gs_machine_is_ingested(r, f)) continue;
     const cJSON *ms = member(r->docs[f], "measurements");
@@ -549,38 +594,34 @@ static void check_throttling(gs_node_verdict *v, const gs_report *r) {
       const cJSON *t = member(x, "telemetry");
       if (!t) continue;
       if (!cJSON_IsTrue(member(t, "available"))) {
-        if (!unavailable) unavailable = gs_report_string_of(t, "reason", "not available");
+        if (!seen.unavailable) seen.unavailable = gs_report_string_of(t, "reason", "not available");
         continue;
       }
       const cJSON *ranks = member(t, "ranks");
-      for (const cJSON *rk = ranks ? ranks->child : NULL; rk; rk = rk->next) {
-        const cJSON *n = member(rk, "samples");
-        readings += cJSON_IsNumber(n) ? (size_t)n->valuedouble : 0;
-        const cJSON *reasons = member(rk, "throttle_reasons");
-        for (const cJSON *why_item = reasons ? reasons->child : NULL; why_item;
-             why_item = why_item->next) {
-          if (!cJSON_IsString(why_item)) continue;
-          gs_check_state st = throttle_state(why_item->valuestring);
-          if (st <= worst) continue;
-          worst = st;
-          const cJSON *dev = member(rk, "device"), *world = member(x, "world_size");
-          snprintf(why, sizeof why, "%s at %d GPUs: GPU %d reported %s",
-                   gs_report_string_of(x, "workload", "?"),
-                   cJSON_IsNumber(world) ? world->valueint : 0,
-                   cJSON_IsNumber(dev) ? dev->valueint : -1, why_item->valuestring);
-        }
-      }
+      for (const cJSON *rk = ranks ? ranks->child : NULL; rk; rk = rk->next)
+        telemetry_rank(&seen, x, rk);
     }
   }
-  if (readings == 0) {
-    add_check(v, name, GS_CHECK_NA, "no telemetry readings (%s)",
-              unavailable ? unavailable : "no measurement recorded telemetry");
+  if (seen.readings == 0) {
+    const char *why = seen.unavailable ? seen.unavailable : "no measurement recorded telemetry";
+    add_check(v, "throttling", GS_CHECK_NA, "no telemetry readings (%s)", why);
+    add_check(v, "ECC errors", GS_CHECK_NA, "no telemetry readings (%s)", why);
     return;
   }
-  if (worst == GS_CHECK_PASS)
-    snprintf(why, sizeof why, "no slowdown or power cap in %zu NVML readings", readings);
-  add_check(v, name, worst, "%s (fail: hardware, thermal or power-brake slowdown; warn: "
-            "software power cap)", why);
+  if (seen.throttle == GS_CHECK_PASS)
+    snprintf(seen.throttle_why, sizeof seen.throttle_why,
+             "no slowdown or power cap in %zu NVML readings", seen.readings);
+  add_check(v, "throttling", seen.throttle, "%s (fail: hardware, thermal or power-brake "
+            "slowdown; warn: software power cap)", seen.throttle_why);
+  if (seen.ecc_ranks == 0)
+    add_check(v, "ECC errors", GS_CHECK_NA, "NVML gave no ECC counts (ECC off or not "
+              "supported, or documents written before gpuscale sampled them)");
+  else if (seen.ecc == GS_CHECK_PASS)
+    add_check(v, "ECC errors", GS_CHECK_PASS, "no ECC error in %zu GPU summaries (volatile "
+              "counts since the driver loaded)", seen.ecc_ranks);
+  else
+    add_check(v, "ECC errors", seen.ecc, "%s (fail: uncorrected; warn: corrected)",
+              seen.ecc_why);
 }
 
 /* Every measurement of the machine's documents ok and verified. */
@@ -607,8 +648,12 @@ static void check_measurements(gs_node_verdict *v, const gs_report *r) {
       }
     }
   }
-  add_check(v, name, GS_CHECK_PASS, "%zu measurements in %zu documents ok, none failed "
-            "verification", n, docs);
+  if (n == 0)
+    add_check(v, name, GS_CHECK_NA, "no workload or collective measurement among the %zu "
+              "document%s (their status is ok)", docs, docs == 1 ? "" : "s");
+  else
+    add_check(v, name, GS_CHECK_PASS, "%zu measurement%s in %zu document%s ok, none failed "
+              "verification", n, n == 1 ? "" : "s", docs, docs == 1 ? "" : "s");
 }
 
 /* See machine.h. */
@@ -627,9 +672,7 @@ void gs_report_node_verdict(const gs_report *r, gs_node_verdict *out) {
     check_p2p(out, r, m);
     check_allreduce(out, r, m);
     check_throughput(out, r);
-    check_throttling(out, r);
-    add_check(out, "ECC errors", GS_CHECK_NA, "not recorded: the telemetry samples no ECC "
-              "counters (docs/telemetry.md)");
+    check_telemetry(out, r);
     check_measurements(out, r);
     for (size_t i = 0; i < out->n; i++)
       if (out->checks[i].state > out->overall) out->overall = out->checks[i].state;
