@@ -91,7 +91,8 @@ gs_status gs_cmd_report(int argc, char **argv) {
        .help = "draw the plots with gnuplot as PNG and SVG into DIR (html embeds them anyway)"},
       {.name = "expect-gpus", .kind = GS_OPT_COUNT, .target = &expect_gpus, .min = 1,
        .max = 4096, .metavar = "N",
-       .help = "node verdict: the machine must have N GPUs (docs/verdict.md)"},
+       .help = "node verdict: the machine must have N GPUs (default: the count is not "
+               "checked; docs/verdict.md)"},
       {.kind = GS_OPT_END}};
   if (gs_cli_wants_help(argc, argv)) {
     print_help(table);

@@ -142,7 +142,8 @@ gs_status gs_cmd_suite(int argc, char **argv) {
   const gs_option verdict_table[] = {
       {.name = "expect-gpus", .kind = GS_OPT_COUNT, .target = &expect_gpus, .min = 1,
        .max = 4096, .metavar = "N",
-       .help = "node verdict: the machine must have N GPUs (docs/verdict.md)"},
+       .help = "node verdict: the machine must have N GPUs (default: the count is not "
+               "checked; docs/verdict.md)"},
       {.kind = GS_OPT_END}};
   if (gs_cli_wants_help(argc, argv)) {
     print_suite_help(&common, verdict_table);
