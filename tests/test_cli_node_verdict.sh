@@ -11,23 +11,16 @@ bin=$1
 . "$(dirname "$0")/cli_lib.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
 suite="$root/docs/results/2026-11-21-h200x4/threads"
-golden_dir="$root/tests/data/report/golden"
 
 # verdict_golden NAME CODE DIR ARGS...: `gpuscale ARGS` run in DIR (file
 # names relative) exits CODE and prints golden/NAME exactly.
 verdict_golden() {
   local name=$1 code=$2 dir=$3
   shift 3
-  local rc
   (cd "$dir" && "$bin" "$@") >"$work/out" 2>"$work/err"
-  rc=$?
+  local rc=$?
   [ "$rc" = "$code" ] || fail "gpuscale $* exited $rc, expected $code: $(cat "$work/err")"
-  if [ "${GS_UPDATE_GOLDEN:-0}" = 1 ]; then
-    cp "$work/out" "$golden_dir/$name"
-  elif ! diff -u "$golden_dir/$name" "$work/out" >"$work/diff"; then
-    fail "gpuscale $* differs from golden/$name:"
-    cat "$work/diff"
-  fi
+  golden_file "$name" "$work/out" "gpuscale $*"
 }
 
 # The verdict section of a text report on standard input: from its heading
@@ -45,12 +38,7 @@ verdict_golden verdict_machine.md 0 "$work/real" report --format markdown info.j
   resample.json voxelize.json) >"$work/real.txt" 2>"$work/err" ||
   fail "report of the real suite exited $?: $(cat "$work/err")"
 verdict_section <"$work/real.txt" >"$work/real.verdict"
-cp "$work/real.verdict" "$work/out"
-if [ "${GS_UPDATE_GOLDEN:-0}" = 1 ]; then
-  cp "$work/out" "$golden_dir/verdict_pass.txt"
-elif ! diff -u "$golden_dir/verdict_pass.txt" "$work/out"; then
-  fail "the verdict of the real suite differs from golden/verdict_pass.txt"
-fi
+golden_file verdict_pass.txt "$work/real.verdict" "the verdict of the real suite"
 grep -q "^Node verdict of vm: warn$" "$work/real.verdict" ||
   fail "the real suite's verdict is not warn (fuse's GPU 3 is 6.8% off): $(head -1 "$work/real.verdict")"
 # --expect-gpus: the count is checked; a wrong one fails, exit 5, and the
@@ -107,12 +95,8 @@ rc=$?
 [ "$rc" = 5 ] || fail "report of the doctored suite exited $rc, expected 5"
 grep -q "node verdict: fail (links, p2p bandwidth, throughput mlp, throttling, ECC errors)" "$work/bad.err" ||
   fail "the error does not name the failed checks: $(cat "$work/bad.err")"
-verdict_section <"$work/bad.txt" >"$work/out"
-if [ "${GS_UPDATE_GOLDEN:-0}" = 1 ]; then
-  cp "$work/out" "$golden_dir/verdict_fail.txt"
-elif ! diff -u "$golden_dir/verdict_fail.txt" "$work/out"; then
-  fail "the verdict of the doctored suite differs from golden/verdict_fail.txt"
-fi
+verdict_section <"$work/bad.txt" >"$work/bad.verdict"
+golden_file verdict_fail.txt "$work/bad.verdict" "the verdict of the doctored suite"
 # The same verdict in JSON, with the same thresholds.
 (cd "$work/bad" && "$bin" report --format json info.json p2p.json coll.json mlp.json) \
   >"$work/bad.json" 2>/dev/null
@@ -147,12 +131,8 @@ json.dump(mlp, open(f"{dst}/mlp.json", "w"), indent=1)
 PY
 (cd "$work/one" && "$bin" report info.json mlp.json) >"$work/one.txt" 2>"$work/one.err" ||
   fail "report of one GPU exited $?: $(cat "$work/one.err")"
-verdict_section <"$work/one.txt" >"$work/out"
-if [ "${GS_UPDATE_GOLDEN:-0}" = 1 ]; then
-  cp "$work/out" "$golden_dir/verdict_one_gpu.txt"
-elif ! diff -u "$golden_dir/verdict_one_gpu.txt" "$work/out"; then
-  fail "the one-GPU verdict differs from golden/verdict_one_gpu.txt"
-fi
+verdict_section <"$work/one.txt" >"$work/one.verdict"
+golden_file verdict_one_gpu.txt "$work/one.verdict" "the one-GPU verdict"
 
 # No info document: no verdict, and the report says nothing of one.
 (cd "$work/real" && "$bin" report mlp.json) >"$work/plain.txt" 2>&1 || fail "report mlp.json"

@@ -57,15 +57,7 @@ render() {
   [ "$rc" = 0 ] || fail "html report $name exited $rc: $(cat "$work/$name.err")"
   grep -qE "<script|<link|url\(|(src|href)=['\"][^#]" "$work/$name.html" &&
     fail "$name: the HTML refers to something outside itself"
-  # --enable-logging=stderr --v=0 prints the page's console messages as CONSOLE lines.
-  timeout 120 "$browser" --headless --no-sandbox --disable-gpu --no-first-run \
-    --user-data-dir="$work/profile-$name" --enable-logging=stderr --v=0 \
-    --dump-dom "file://$work/$name.html" >"$work/$name.dom" 2>"$work/$name.log"
-  rc=$?
-  [ "$rc" = 0 ] || fail "chromium exited $rc on $name: $(tail -5 "$work/$name.log")"
-  if grep -E 'CONSOLE|Uncaught|SyntaxError|Failed to load' "$work/$name.log" >"$work/console"; then
-    fail "$name: console errors while rendering: $(cat "$work/console")"
-  fi
+  browser_dom "$browser" "$work/$name.html" "$work/$name.dom"
 }
 has() { grep -qF -- "$2" "$1" || fail "the rendered page $1 lacks '$2'"; }
 
