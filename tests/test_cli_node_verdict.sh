@@ -3,8 +3,9 @@
 # (docs/verdict.md), on the committed documents of a real 4 x H200 suite
 # (docs/results/2026-11-21-h200x4/threads) and on copies doctored into the
 # cases a health check must catch: a link at half its figure, a GPU 20%
-# below the median, a pair with fewer NVLinks, a thermal slowdown; and a
-# machine with one GPU; uncorrected ECC errors. Golden files in tests/data/report/golden/verdict_*
+# below the median, a pair with fewer NVLinks, a thermal slowdown,
+# uncorrected ECC errors, a PCIe pair well below its peers; and a machine
+# with one GPU. Golden files in tests/data/report/golden/verdict_*
 # (GS_UPDATE_GOLDEN=1 rewrites them; review the diff). $1 is the binary.
 set -u
 bin=$1
@@ -113,6 +114,46 @@ detail = {c["check"]: c["detail"] for c in v["checks"]}
 assert "GPU 1 -> GPU 2: 198.3 GB/s, 44% of 450.0 GB/s NV18" in detail["p2p bandwidth"], detail
 assert "GPU 3 (rank 3) is -19.5%" in detail["throughput mlp"], detail
 PY
+
+# ---- PCIe: no theoretical figure, pairs held against their peers -----------
+mkdir -p "$work/pcie"
+cp "$suite"/{info,p2p,coll}.json "$work/pcie/"
+python3 - "$work/pcie" <<'PY' || fail "making the PCIe documents failed"
+import json, sys
+d = sys.argv[1]
+# The same four GPUs over PCIe: GPUs 0-1 and 2-3 behind one switch (PIX),
+# the others across the sockets (SYS); copies at 50 GB/s (PIX) and 40 GB/s
+# (SYS), GPU 3 -> GPU 0 at 28 GB/s; no NVLink figure anywhere.
+info = json.load(open(f"{d}/info.json"))
+p2p = json.load(open(f"{d}/p2p.json"))
+coll = json.load(open(f"{d}/coll.json"))
+test = next(t for t in p2p["p2p"]["tests"] if t["name"] == "ce_unidir_p2p")
+for doc in (info, p2p, coll):
+    topo = doc["environment"]["topology"]
+    for a in range(4):
+        for b in range(4):
+            if a == b:
+                continue
+            topo["links"][a][b] = "PIX" if a // 2 == b // 2 else "SYS"
+            topo["nvlink_bandwidth_bytes_per_s"][a][b] = 0
+for a in range(4):
+    for b in range(4):
+        if a == b:
+            continue
+        rate = 28e9 if (a, b) == (3, 0) else 50e9 if a // 2 == b // 2 else 40e9
+        cell = test["cells"][a][b]
+        cell["median"] = cell["min"] = cell["max"] = rate
+        cell["samples"] = [rate]
+for m in coll["measurements"]:
+    m["collective"]["busbw_bytes_per_second"] /= 10
+for name, doc in (("info", info), ("p2p", p2p), ("coll", coll)):
+    json.dump(doc, open(f"{d}/{name}.json", "w"), indent=1)
+PY
+(cd "$work/pcie" && "$bin" report info.json p2p.json coll.json) >"$work/pcie.txt" 2>"$work/pcie.err"
+rc=$?
+[ "$rc" = 5 ] || fail "report of the PCIe machine exited $rc, expected 5"
+verdict_section <"$work/pcie.txt" >"$work/pcie.verdict"
+golden_file verdict_pcie.txt "$work/pcie.verdict" "the PCIe verdict"
 
 # ---- one GPU: the checks between GPUs say why they do not apply ------------
 mkdir -p "$work/one"

@@ -307,9 +307,11 @@ static double word_median(const gs_machine *m, const cJSON *devices, const cJSON
   return median_of(values, n);
 }
 
-/* The slowest measured copy-engine pair of the p2p document, or NaN. */
-static double slowest_pair(const gs_report *r) {
-  double slowest = NAN;
+/* The median copy-engine figure over every measured pair of the first p2p
+ * document, or NaN: the link's figure where info has no NVLink rate. */
+static double median_pair(const gs_report *r) {
+  double values[GS_MACHINE_GPUS_MAX * GS_MACHINE_GPUS_MAX];
+  size_t n = 0;
   for (size_t f = 0; f < r->n_files; f++) {
     if (!gs_machine_is_p2p(r, f)) continue;
     const cJSON *test = gs_machine_p2p_test(r->docs[f], "ce_unidir_p2p");
@@ -319,10 +321,13 @@ static double slowest_pair(const gs_report *r) {
         double median;
         const char *state;
         gs_machine_p2p_cell(test, i, j, &median, &state);
-        if (state && strcmp(state, "ok") == 0 && !(median >= slowest)) slowest = median;
+        if (state && strcmp(state, "ok") == 0 && isfinite(median) &&
+            n < sizeof values / sizeof *values)
+          values[n++] = median;
       }
+    break;
   }
-  return slowest;
+  return median_of(values, n);
 }
 
 static void check_p2p(gs_node_verdict *v, const gs_report *r, const gs_machine *m) {
@@ -435,7 +440,7 @@ static void check_allreduce(gs_node_verdict *v, const gs_report *r, const gs_mac
   }
   double figure = best->link_bandwidth;
   const char *whose = "theoretical NVLink";
-  if (!isfinite(figure)) figure = slowest_pair(r), whose = "slowest measured p2p pair";
+  if (!isfinite(figure)) figure = median_pair(r), whose = "median measured p2p pair";
   char bw[32], ref[32], size[32];
   gbps(best->coll_busbw, bw, sizeof bw);
   bytes_text(best->coll_bytes, size, sizeof size);
