@@ -392,22 +392,21 @@ static void check_p2p(gs_node_verdict *v, const gs_report *r, const gs_machine *
         gbps(mid, ref, sizeof ref);
         snprintf(ref + strlen(ref), sizeof ref - strlen(ref), " (median %s pair)", word);
       }
-      if (share < worst_share) {
+      // The pair named is the worst: by state, then by its share.
+      if (worst_share > -1 && (st > worst || (st == worst && share < worst_share))) {
         worst_share = share;
         pcie = !isfinite(figure);
-        if (st > worst) worst = st;
         snprintf(why, sizeof why, "GPU %d -> GPU %d: %s, %.0f%% of %s", da, db, bw,
                  100.0 * share, ref);
-      } else if (st > worst) {
-        worst = st;
       }
+      if (st > worst) worst = st;
     }
   if (worst == GS_CHECK_NA) {
     add_check(v, name, GS_CHECK_NA, "no pair has a link figure (no NVLink rate in the "
               "inventory and no other pair of the same link)");
     return;
   }
-  add_check(v, name, worst, "slowest copy-engine copy (ce_unidir_p2p, %zu pairs) %s; pass >= "
+  add_check(v, name, worst, "worst copy-engine copy (ce_unidir_p2p, %zu pairs) %s; pass >= "
             "%.0f%%, fail < %.0f%% of %s", pairs, why,
             100.0 * (pcie ? GS_VERDICT_PEER_PASS : GS_VERDICT_P2P_PASS),
             100.0 * (pcie ? GS_VERDICT_PEER_FAIL : GS_VERDICT_P2P_FAIL),
