@@ -457,6 +457,7 @@ static gs_status render_html(gs_render_writer *w, const gs_report *r) {
         "td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
         "figure{display:inline-block;margin:0.5em}figure svg{max-width:40em;height:auto}\n"
         "td.pass{background:#d4edda}td.warn{background:#fff3cd}td.fail{background:#f8d7da}\n"
+        "div.matrix{display:inline-block;vertical-align:top;max-width:36em;margin-right:2em}\n"
         "</style>\n</head>\n<body>\n", w->f);
   gs_status st = render_tables(w, r);
   fputs("</body>\n</html>\n", w->f);

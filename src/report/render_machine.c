@@ -83,6 +83,15 @@ gs_status gs_report_render_node_verdict(FILE *out, const gs_report *r, gs_report
   return ferror(out) ? GS_ERR_IO : GS_OK;
 }
 
+/* HTML: matrices side by side, each with its caption (a block of its own). */
+static void html_open(gs_render_writer *w, const char *cls) {
+  if (w->html) fprintf(w->f, "<div class=\"%s\">\n", cls);
+}
+
+static void html_close(gs_render_writer *w) {
+  if (w->html) fputs("</div>\n", w->f);
+}
+
 /* ---- the inventory and topology ------------------------------------------------- */
 
 /* Column heads "GPU0".."GPUn" of the inventory's GPUs into `names`. */
@@ -140,7 +149,9 @@ static gs_status inventory_tables(gs_render_writer *w, const gs_report *r, const
       "topo -m, ?: unknown)",
       "Peer access (cudaDeviceCanAccessPeer: OK supported, NS not supported, ?: unknown)",
       "Theoretical NVLink bandwidth per direction (GB/s = 10^9 bytes/s; 0: no NVLink)"};
+  html_open(w, "matrices");
   for (int which = 0; which < 3; which++) {
+    html_open(w, "matrix");
     gs_render_block(w, -1, "  ", "%s", captions[which]);
     size_t extra = which == 0 ? 2 : 0;
     mhead[m->n_shown + 1] = "NUMA";
@@ -168,7 +179,9 @@ static gs_status inventory_tables(gs_render_writer *w, const gs_report *r, const
       }
     }
     if ((st = gs_render_table_done(w, &t, "    ")) != GS_OK) return st;
+    html_close(w);
   }
+  html_close(w);
   return GS_OK;
 }
 
@@ -215,13 +228,17 @@ static gs_status p2p_tables(gs_render_writer *w, const gs_report *r, size_t file
     head[i + 1] = names[i];
   }
   const cJSON *tests = cJSON_GetObjectItemCaseSensitive(p2p, "tests");
-  for (const cJSON *t = cJSON_IsArray(tests) ? tests->child : NULL; t; t = t->next) {
+  gs_status st = GS_OK;
+  html_open(w, "matrices");
+  for (const cJSON *t = cJSON_IsArray(tests) ? tests->child : NULL; t && st == GS_OK;
+       t = t->next) {
     const char *title = gs_report_string_of(t, "title", gs_report_string_of(t, "name", "?"));
     if (strcmp(gs_report_string_of(t, "status", ""), "ran") != 0) {
       gs_render_block(w, 0, "  ", "%s: not measured: %s", title,
                       gs_report_string_of(t, "reason", "-"));
       continue;
     }
+    html_open(w, "matrix");
     gs_render_block(w, -1, "  ", "%s", title);
     int matrix = strcmp(gs_report_string_of(t, "layout", ""), "matrix") == 0;
     static const char *const per_gpu_head[] = {"GPU", "value"};
@@ -237,10 +254,11 @@ static gs_status p2p_tables(gs_render_writer *w, const gs_report *r, size_t file
           p2p_cell_text(t, i, j, c[j + 1]);
       }
     }
-    gs_status st = gs_render_table_done(w, &tab, "    ");
-    if (st != GS_OK) return st;
+    st = gs_render_table_done(w, &tab, "    ");
+    html_close(w);
   }
-  return GS_OK;
+  html_close(w);
+  return st;
 }
 
 /* See render_internal.h. */
