@@ -27,10 +27,34 @@ golden() {
   local dir
   dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/data/report" && pwd)
   (cd "$dir" && "$bin" "$@") >"$work/golden.out" 2>"$work/golden.err"
+  golden_file "$name" "$work/golden.out" "gpuscale $*"
+}
+
+# golden_file NAME FILE WHAT: FILE must equal tests/data/report/golden/NAME
+# (WHAT names its source in the failure); GS_UPDATE_GOLDEN=1 rewrites it.
+golden_file() {
+  local name=$1 file=$2 what=$3
+  local dir
+  dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/data/report" && pwd)
   if [ "${GS_UPDATE_GOLDEN:-0}" = 1 ]; then
-    cp "$work/golden.out" "$dir/golden/$name"
-  elif ! diff -u "$dir/golden/$name" "$work/golden.out" >"$work/golden.diff"; then
-    fail "gpuscale $* differs from golden/$name:"
+    cp "$file" "$dir/golden/$name"
+  elif ! diff -u "$dir/golden/$name" "$file" >"$work/golden.diff"; then
+    fail "$what differs from golden/$name:"
     cat "$work/golden.diff"
+  fi
+}
+
+# browser_dom BROWSER HTML DOM: the page HTML loaded in headless chromium,
+# its rendered DOM into DOM; fails on a browser error or a console message
+# (--enable-logging=stderr --v=0 prints them as CONSOLE lines).
+browser_dom() {
+  local browser=$1 html=$2 dom=$3
+  timeout 120 "$browser" --headless --no-sandbox --disable-gpu --no-first-run \
+    --user-data-dir="$dom.profile" --enable-logging=stderr --v=0 \
+    --dump-dom "file://$html" >"$dom" 2>"$dom.log"
+  local rc=$?
+  [ "$rc" = 0 ] || fail "chromium exited $rc on $html: $(tail -5 "$dom.log")"
+  if grep -E 'CONSOLE|Uncaught|SyntaxError|Failed to load' "$dom.log" >"$dom.console"; then
+    fail "console errors while rendering $html: $(cat "$dom.console")"
   fi
 }

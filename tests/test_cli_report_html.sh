@@ -23,15 +23,7 @@ fi
 grep -qE "<script|<link|url\(|(src|href)=['\"][^#]" "$work/r.html" &&
   fail "the HTML refers to something outside itself"
 
-# --enable-logging=stderr --v=0 prints the page's console messages as CONSOLE lines.
-timeout 120 "$browser" --headless --no-sandbox --disable-gpu --no-first-run \
-  --user-data-dir="$work/profile" --enable-logging=stderr --v=0 \
-  --dump-dom "file://$work/r.html" >"$work/dom.html" 2>"$work/browser.log"
-rc=$?
-[ "$rc" = 0 ] || fail "chromium exited $rc: $(tail -5 "$work/browser.log")"
-if grep -E 'CONSOLE|Uncaught|SyntaxError|Failed to load' "$work/browser.log" >"$work/console"; then
-  fail "console errors while rendering: $(cat "$work/console")"
-fi
+browser_dom "$browser" "$work/r.html" "$work/dom.html"
 
 has() { grep -qF -- "$2" "$1" || fail "the rendered page lacks '$2'"; }
 has "$work/dom.html" "<h1>gpuscale report</h1>"

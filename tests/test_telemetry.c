@@ -59,6 +59,11 @@ static void test_summary_with_unsupported_fields(void **state) {
   gs_nvml_sample b = full_sample(30, 3000, 350000);
   b.has_throttle = 1;
   b.throttle_reasons = GS_NVML_THROTTLE_GPU_IDLE | (1ull << 40);
+  // Volatile ECC counts only grow: the summary keeps the largest.
+  a.has_ecc = b.has_ecc = 1;
+  a.ecc_corrected = 3;
+  b.ecc_corrected = 5;
+  b.ecc_uncorrected = 1;
   assert_int_equal(gs_telemetry_record(&t, 0, &a, 0.0), GS_OK);
   assert_int_equal(gs_telemetry_record(&t, 0, &b, 0.1), GS_OK);
   gs_nvml_sample missing;
@@ -89,7 +94,10 @@ static void test_summary_with_unsupported_fields(void **state) {
   assert_string_equal(cJSON_GetArrayItem(thr, 0)->valuestring, "gpu_idle");
   assert_string_equal(cJSON_GetArrayItem(thr, 1)->valuestring, "sw_power_cap");
   assert_string_equal(cJSON_GetArrayItem(thr, 2)->valuestring, "bit_40");
+  assert_true(member(r0, "ecc_errors", "corrected") == 5.0);
+  assert_true(member(r0, "ecc_errors", "uncorrected") == 1.0);
   const cJSON *r1 = cJSON_GetArrayItem(ranks, 1);
+  assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(r1, "ecc_errors")));
   assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(r1, "utilization_percent")));
   assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(r1, "throttle_reasons")));
   cJSON_Delete(j);

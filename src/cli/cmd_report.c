@@ -12,6 +12,7 @@
 #include "measure/common.h"
 #include "core/file.h"
 #include "core/options.h"
+#include "report/machine.h"
 #include "report/predict.h"
 #include "report/render.h"
 #include "report/report.h"
@@ -39,8 +40,11 @@ static void print_help(const gs_option *table) {
          "plots (gnuplot) and recommendations. Every number is recomputed from the raw\n"
          "samples; formulas in docs/report.md.");
   gs_help_options("Options", table);
+  gs_help_para("With an info document (info.json of a suite) the report starts with the node\n"
+               "verdict, a pass/warn/fail table of the machine (docs/verdict.md).");
   gs_help_para("Exit codes: 0 report written, 1 a file is unreadable or not a valid result\n"
-               "document (or the output cannot be written), 2 usage error.");
+               "document (or the output cannot be written), 2 usage error, 5 the report was\n"
+               "written and its node verdict is fail.");
 }
 
 /* See commands.h. */
@@ -50,6 +54,7 @@ gs_status gs_cmd_report(int argc, char **argv) {
   double moderate = 100.0 * GS_REPORT_MODERATE_DEFAULT;
   double critical = 100.0 * GS_REPORT_CRITICAL_DEFAULT;
   const char *price_text = NULL, *plots_dir = NULL, *predict_text = NULL;
+  uint64_t expect_gpus = 0;
   const gs_option table[] = {
       {.name = "format", .short_name = 'f', .kind = GS_OPT_CHOICE, .target = &format,
        .choices = gs_report_format_choices, .metavar = "FMT",
@@ -70,6 +75,10 @@ gs_status gs_cmd_report(int argc, char **argv) {
       {.name = "predict", .kind = GS_OPT_STRING, .target = &predict_text, .metavar = "LIST",
        .help = "predict these GPU counts (8,16,...; give a coll document for communicating "
                "workloads): dashed in the speedup plot, a table after text and markdown"},
+      {.name = "expect-gpus", .kind = GS_OPT_COUNT, .target = &expect_gpus, .min = 1,
+       .max = 4096, .metavar = "N",
+       .help = "node verdict: the machine must have N GPUs (default: the count is not "
+               "checked; docs/verdict.md)"},
       {.kind = GS_OPT_END}};
   if (gs_cli_wants_help(argc, argv)) {
     print_help(table);
@@ -114,6 +123,7 @@ gs_status gs_cmd_report(int argc, char **argv) {
     free(counts);
     return st;
   }
+  rep.expect_gpus = (int)expect_gpus;
   if (price_text) report_unpriced(&rep);
 
   // The prediction of every series that has a model (docs/predict.md).
@@ -156,6 +166,13 @@ gs_status gs_cmd_report(int argc, char **argv) {
   }
   gs_predict_free(&pred);
   free(counts);
+  // With an info document the report holds the node verdict: a fail is
+  // the exit code, as for suite, once the report is written.
+  if (st == GS_OK) {
+    gs_node_verdict verdict;
+    gs_report_node_verdict(&rep, &verdict);
+    st = gs_node_verdict_status(&verdict);
+  }
   gs_report_free(&rep);
   gs_report_plots_free(&plots);
   return st;

@@ -2,7 +2,7 @@
  * (the machine), every workload swept over rank counts with its default
  * options (one result file each), p2p.json with 2 or more GPUs, coll.json
  * (every collective), summary.txt, and report.md, the report over all of
- * them. */
+ * them; it ends with the node verdict of the machine (exit 5 on fail). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +20,7 @@
 #include "core/file.h"
 #include "measure/info.h"
 #include "measure/sweep.h"
+#include "report/machine.h"
 #include "report/render.h"
 
 static gs_status reject_positional(void *ctx, const char *arg) {
@@ -27,7 +28,7 @@ static gs_status reject_positional(void *ctx, const char *arg) {
   return gs_error(GS_ERR_USAGE, "gpuscale suite: unexpected argument '%s'", arg);
 }
 
-static void print_suite_help(gs_common_options *common) {
+static void print_suite_help(gs_common_options *common, const gs_option *verdict_table) {
   gs_help_usage("gpuscale suite [options]");
   gs_help_para("Runs the standard set: every workload with its default options, swept over\n"
          "1, 2, 4, ... GPUs (or CPU ranks where there is no GPU). Writes into the output\n"
@@ -41,6 +42,11 @@ static void print_suite_help(gs_common_options *common) {
   const gs_workload *const *all = gs_workload_list(&n);
   for (size_t i = 0; i < n; i++) gs_help_item(all[i]->key, all[i]->summary);
   gs_help_options("Options", common->table);
+  gs_help_para("The suite ends with the node verdict, a pass/warn/fail table of the machine\n"
+               "(GPUs present and identical, links, p2p and allreduce bandwidth against the\n"
+               "link's figure, per-GPU throughput, throttling; docs/verdict.md), also in\n"
+               "summary.txt and report.md. Exit 5 when it is fail.");
+  gs_help_options("Node verdict", verdict_table);
 }
 
 /* Every collective over the selected ranks into coll.json, 8 B to 1 GiB on
@@ -96,31 +102,54 @@ static gs_status suite_info(const char *dir) {
   return status;
 }
 
-/* report.md: the report over every result file the suite wrote. */
-static gs_status suite_report(const char *dir, const char *const *files, size_t n_files) {
+/* report.md: the report over every document the suite wrote; then the node
+ * verdict of the same documents (report/verdict.c, docs/verdict.md) on
+ * standard output and in summary.txt. Sets `*verdict` to GS_NODE_FAIL when
+ * the verdict is fail (with the failed checks recorded as the error unless
+ * `failed_before` says an earlier failure's error stands). */
+static gs_status suite_report(const char *dir, const char *const *files, size_t n_files,
+                              int expect_gpus, FILE *summary, gs_status failed_before,
+                              gs_status *verdict) {
   char path[GS_TEXT_LONG];
   snprintf(path, sizeof path, "%s/report.md", dir);
   const gs_report_thresholds th = {.moderate = GS_REPORT_MODERATE_DEFAULT,
                                    .critical = GS_REPORT_CRITICAL_DEFAULT};
   gs_report rep;
   GS_TRY(gs_report_load_with(files, n_files, &th, NULL, GS_REPORT_DROP_SAMPLES, &rep));
+  rep.expect_gpus = expect_gpus;
   gs_file_out out;
   gs_status status = gs_file_out_open(&out, path, "the report");
   if (status == GS_OK)
     status = gs_file_out_finish(&out, gs_report_render(out.f, &rep, GS_REPORT_MARKDOWN));
-  gs_report_free(&rep);
   if (status == GS_OK) gs_note("report written to %s", path);
+  gs_report_render_node_verdict(stdout, &rep, GS_REPORT_TEXT);
+  if (summary) gs_report_render_node_verdict(summary, &rep, GS_REPORT_TEXT);
+  gs_node_verdict v;
+  gs_report_node_verdict(&rep, &v);
+  // The error of an earlier failure is the one main prints: it decides the exit code.
+  gs_error_kept kept;
+  gs_error_keep(&kept);
+  *verdict = gs_node_verdict_status(&v);
+  if (failed_before != GS_OK) gs_error_restore(&kept);
+  gs_report_free(&rep);
   return status;
 }
 
 gs_status gs_cmd_suite(int argc, char **argv) {
   gs_common_options common;
   gs_common_init(&common, GS_COMMON_SCALE | GS_COMMON_OUT_DIR);
+  uint64_t expect_gpus = 0;
+  const gs_option verdict_table[] = {
+      {.name = "expect-gpus", .kind = GS_OPT_COUNT, .target = &expect_gpus, .min = 1,
+       .max = 4096, .metavar = "N",
+       .help = "node verdict: the machine must have N GPUs (default: the count is not "
+               "checked; docs/verdict.md)"},
+      {.kind = GS_OPT_END}};
   if (gs_cli_wants_help(argc, argv)) {
-    print_suite_help(&common);
+    print_suite_help(&common, verdict_table);
     return GS_OK;
   }
-  const gs_option *tables[] = {common.table, NULL};
+  const gs_option *tables[] = {common.table, verdict_table, NULL};
   GS_TRY(gs_options_parse(tables, "gpuscale suite", argc, argv, reject_positional, NULL));
   gs_set_quiet(common.quiet);
   const char *dir = common.out ? common.out : "results";
@@ -166,6 +195,9 @@ gs_status gs_cmd_suite(int argc, char **argv) {
     if (writes) {
       status = suite_info(dir);
       if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+      char *path = files[n_files];
+      snprintf(path, GS_TEXT_LONG, "%s/info.json", dir);
+      if (status == GS_OK) file_list[n_files++] = path;
     }
     size_t n = 0;
     const gs_workload *const *registered = gs_workload_list(&n);
@@ -215,10 +247,11 @@ gs_status gs_cmd_suite(int argc, char **argv) {
             p2p.pairs[p2p.n_pairs][1] = config.devices[b];
             p2p.n_pairs++;
           }
-      char path[GS_TEXT_LONG];
-      snprintf(path, sizeof path, "%s/p2p.json", dir);
+      char *path = files[n_files];
+      snprintf(path, GS_TEXT_LONG, "%s/p2p.json", dir);
       status = gs_p2p_run_and_write(&p2p, &env, path, summary);
       if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+      if (access(path, F_OK) == 0 && n_files < MAX_FILES - 1) file_list[n_files++] = path;
     }
     if (!config.control && config.world_size >= 2) {
       status = suite_collectives(&config, dir, common.quiet);
@@ -228,8 +261,10 @@ gs_status gs_cmd_suite(int argc, char **argv) {
       if (access(path, F_OK) == 0) file_list[n_files++] = path;
     }
   }
+  gs_status verdict = GS_OK;
   if (n_files > 0 && gs_measure_job_writes(job)) {
-    status = suite_report(dir, file_list, n_files);
+    status = suite_report(dir, file_list, n_files, (int)expect_gpus, summary, first_failure,
+                          &verdict);
     if (status != GS_OK && first_failure == GS_OK) first_failure = status;
   }
   gs_environment_free(&env);
@@ -242,5 +277,7 @@ gs_status gs_cmd_suite(int argc, char **argv) {
   }
   first_failure = gs_measure_job_finish(job, first_failure);
   free(job);
-  return first_failure;
+  // A failed or partial run says so first; a run that worked on a machine
+  // that fails its verdict exits GS_NODE_FAIL (docs/verdict.md).
+  return first_failure != GS_OK ? first_failure : verdict;
 }

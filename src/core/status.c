@@ -33,6 +33,7 @@ const char *gs_status_name(gs_status status) {
     case GS_ERR_RANK_LOST: return "rank-lost";
     case GS_ERR_PARTIAL: return "partial";
     case GS_ERR_COMMAND: return "command-failed";
+    case GS_NODE_FAIL: return "node-fail";
   }
   return "unknown";
 }
@@ -42,6 +43,7 @@ int gs_status_exit_code(gs_status status) {
   if (status == GS_ERR_USAGE) return 2;
   if (status == GS_REGRESSION) return 3;
   if (status == GS_ERR_PARTIAL) return 4;
+  if (status == GS_NODE_FAIL) return 5;
   return 1;
 }
 

@@ -61,6 +61,9 @@ typedef nvml_return (*fn_dev_utilization)(nvml_device, nvml_utilization *);
 typedef nvml_return (*fn_dev_memory)(nvml_device, nvml_memory *);
 typedef nvml_return (*fn_dev_temperature)(nvml_device, int, unsigned *);
 typedef nvml_return (*fn_dev_ull)(nvml_device, unsigned long long *);
+typedef nvml_return (*fn_dev_ecc)(nvml_device, int, int, unsigned long long *);
+enum { NVML_ECC_CORRECTED = 0, NVML_ECC_UNCORRECTED = 1 }; /* nvmlMemoryErrorType_t */
+enum { NVML_ECC_VOLATILE = 0 };                          /* nvmlEccCounterType_t */
 enum { NVML_TEMPERATURE_GPU = 0 };                      /* nvmlTemperatureSensors_t */
 
 struct gs_nvml {
@@ -84,6 +87,7 @@ struct gs_nvml {
   fn_dev_uint power_usage;
   fn_dev_temperature temperature;
   fn_dev_ull throttle_reasons;    /* ClocksEventReasons, else ClocksThrottleReasons */
+  fn_dev_ecc ecc_errors;          /* nvmlDeviceGetTotalEccErrors */
 };
 
 /* dlsym into a function pointer without the object/function pointer cast
@@ -150,6 +154,7 @@ gs_nvml *gs_nvml_open(char *why, size_t why_size) {
   load_symbol(lib, "nvmlDeviceGetMemoryInfo", &n->memory);
   load_symbol(lib, "nvmlDeviceGetPowerUsage", &n->power_usage);
   load_symbol(lib, "nvmlDeviceGetTemperature", &n->temperature);
+  load_symbol(lib, "nvmlDeviceGetTotalEccErrors", &n->ecc_errors);
   // Renamed in newer drivers; the old name stays as an alias for a while.
   if (!load_symbol(lib, "nvmlDeviceGetCurrentClocksEventReasons", &n->throttle_reasons))
     load_symbol(lib, "nvmlDeviceGetCurrentClocksThrottleReasons", &n->throttle_reasons);
@@ -351,5 +356,15 @@ void gs_nvml_sample_get(gs_nvml *nvml, const char *pci_bus_id, gs_nvml_sample *s
   if (nvml->throttle_reasons && nvml->throttle_reasons(dev, &reasons) == NVML_SUCCESS) {
     sample->has_throttle = 1;
     sample->throttle_reasons = reasons;
+  }
+  // NVML answers NOT_SUPPORTED when ECC is off: the counts stay unknown.
+  unsigned long long corrected = 0, uncorrected = 0;
+  if (nvml->ecc_errors &&
+      nvml->ecc_errors(dev, NVML_ECC_CORRECTED, NVML_ECC_VOLATILE, &corrected) == NVML_SUCCESS &&
+      nvml->ecc_errors(dev, NVML_ECC_UNCORRECTED, NVML_ECC_VOLATILE, &uncorrected) ==
+          NVML_SUCCESS) {
+    sample->has_ecc = 1;
+    sample->ecc_corrected = corrected;
+    sample->ecc_uncorrected = uncorrected;
   }
 }

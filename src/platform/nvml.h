@@ -81,7 +81,7 @@ void gs_nvml_nvlink_ports_get(gs_nvml *nvml, const char *pci_bus_id, gs_nvlink_p
 typedef struct {
   int found;                      /* NVML has a device with this bus id */
   int has_utilization, has_memory_used, has_power, has_sm_clock, has_memory_clock,
-      has_temperature, has_throttle;
+      has_temperature, has_throttle, has_ecc;
   unsigned utilization_percent;   /* GPU busy share over NVML's last period */
   unsigned long long memory_used_bytes;
   unsigned long long memory_total_bytes; /* with has_memory_used */
@@ -90,6 +90,9 @@ typedef struct {
   unsigned memory_clock_mhz;
   unsigned temperature_c;         /* GPU core sensor */
   unsigned long long throttle_reasons; /* GS_NVML_THROTTLE_* bits */
+  /* Volatile ECC error counts (since the driver loaded), device memory and
+   * caches together; has_ecc 0 when ECC is off or not supported. */
+  unsigned long long ecc_corrected, ecc_uncorrected;
 } gs_nvml_sample;
 
 /* Clock event ("throttle") reason bits as NVML documents them

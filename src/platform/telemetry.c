@@ -91,6 +91,11 @@ gs_status gs_telemetry_record(gs_telemetry *t, size_t rank, const gs_nvml_sample
     r->throttle_known = 1;
     r->throttle_seen |= s->throttle_reasons;
   }
+  if (s->has_ecc) {
+    r->ecc_known = 1;
+    if (s->ecc_corrected > r->ecc_corrected) r->ecc_corrected = s->ecc_corrected;
+    if (s->ecc_uncorrected > r->ecc_uncorrected) r->ecc_uncorrected = s->ecc_uncorrected;
+  }
   if (!t->keep_series) return GS_OK;
   if (!series_reserve(r))
     return gs_error(GS_ERR_NOMEM, "cannot grow the telemetry series of rank %zu", rank);
@@ -269,6 +274,14 @@ static cJSON *rank_summary_json(const gs_telemetry_rank *r) {
     ok = put(o, field_names[f], range_to_json(&r->range[f]));
   ok = ok && put(o, "throttle_reasons",
                  r->throttle_known ? throttle_to_json(r->throttle_seen) : cJSON_CreateNull());
+  cJSON *ecc = r->ecc_known ? cJSON_CreateObject() : cJSON_CreateNull();
+  if (ecc && r->ecc_known &&
+      (!cJSON_AddNumberToObject(ecc, "corrected", (double)r->ecc_corrected) ||
+       !cJSON_AddNumberToObject(ecc, "uncorrected", (double)r->ecc_uncorrected))) {
+    cJSON_Delete(ecc);
+    ecc = NULL;
+  }
+  ok = ok && put(o, "ecc_errors", ecc);
   if (ok) return o;
   cJSON_Delete(o);
   return NULL;

@@ -41,6 +41,8 @@ typedef struct {
   gs_telemetry_range range[GS_TELEMETRY_FIELD_COUNT];
   int throttle_known;                  /* NVML reported throttle reasons at least once */
   unsigned long long throttle_seen;    /* union of GS_NVML_THROTTLE_* bits seen */
+  int ecc_known;                       /* NVML gave ECC counts at least once */
+  unsigned long long ecc_corrected, ecc_uncorrected; /* largest volatile counts read */
   /* The series, kept only on request: series_n readings, values row-major
    * [reading][field] with NaN for a field NVML did not give. */
   size_t series_n, series_cap;

@@ -4,6 +4,7 @@
  * table builder serves all three: render_table.c); and the dispatch of
  * gs_report_render to them, to CSV (render_csv.c) and to JSON
  * (render_json.c). Columns are described in docs/report.md. */
+#include "report/machine.h"
 #include "report/render_internal.h"
 
 #include <math.h>
@@ -434,13 +435,15 @@ static gs_status render_tables(gs_render_writer *w, const gs_report *r) {
             100.0 * r->thresholds.critical);
   }
   if (w->plots && w->plots->note[0]) gs_render_block(w, 0, "", "Plots: %s", w->plots->note);
-  if (r->n_series == 0) gs_render_block(w, 0, "  ", "No measurements.");
+  gs_render_node_verdict(w, r);
+  if (r->n_series == 0 && !gs_machine_any(r)) gs_render_block(w, 0, "  ", "No measurements.");
   for (size_t i = 0; i < r->n_series; i++) {
     w->series = i;
     gs_status st = series_tables(w, r, &r->series[i]);
     if (st != GS_OK) return st;
   }
-  return plan_tables(w, r);
+  gs_status st = plan_tables(w, r);
+  return st == GS_OK ? gs_render_machine_sections(w, r) : st;
 }
 
 /* A single self-contained HTML file: inline style, inline SVG plots, no
@@ -453,6 +456,8 @@ static gs_status render_html(gs_render_writer *w, const gs_report *r) {
         "th,td{border:1px solid #bbb;padding:2px 6px}th{background:#eee}\n"
         "td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
         "figure{display:inline-block;margin:0.5em}figure svg{max-width:40em;height:auto}\n"
+        "td.pass{background:#d4edda}td.warn{background:#fff3cd}td.fail{background:#f8d7da}\n"
+        "div.matrix{display:inline-block;vertical-align:top;max-width:36em;margin-right:2em}\n"
         "</style>\n</head>\n<body>\n", w->f);
   gs_status st = render_tables(w, r);
   fputs("</body>\n</html>\n", w->f);

@@ -75,6 +75,12 @@ void gs_render_fixed(char *cell, double v, int digits, const char *suffix);
 void gs_render_latency_cells(char (*c)[GS_RENDER_CELL], size_t n, double mean, double min,
                              double max, double stddev, double stable);
 
+/* The node verdict section of `r` (nothing without an info document) and
+ * the machine sections: inventory, topology and p2p matrices
+ * (render_machine.c). */
+void gs_render_node_verdict(gs_render_writer *w, const gs_report *r);
+gs_status gs_render_machine_sections(gs_render_writer *w, const gs_report *r);
+
 /* The CSV of `r` (docs/report.md, "Output formats"): one row per raw
  * sample, in file, measurement, run, iteration order. Needs the documents'
  * samples (not GS_REPORT_DROP_SAMPLES). GS_ERR_NOMEM when memory runs out. */

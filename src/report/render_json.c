@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "core/result.h"
+#include "report/machine.h"
 #include "report/render.h"
 
 /* The row's step statistics in the result document's own shape. */
@@ -243,5 +244,6 @@ cJSON *gs_report_to_json(const gs_report *r) {
         cJSON_AddItemToArray(adv, cJSON_CreateString(s->advice[k]));
     }
   }
+  gs_report_machine_json(r, doc);
   return doc;
 }

@@ -246,6 +246,7 @@ typedef struct {
   gs_report_thresholds thresholds;
   gs_report_prices prices;   /* from --price; n == 0 when none */
   unsigned flags;            /* GS_REPORT_* flags it was loaded with */
+  int expect_gpus;           /* GPUs the node verdict expects (0: not given; machine.h) */
   size_t n_series;
   gs_report_series *series;  /* in order of first appearance; owned */
 } gs_report;
