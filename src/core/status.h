@@ -28,7 +28,7 @@ typedef enum {
   GS_ERR_INTERRUPTED, /* SIGINT/SIGTERM arrived; what was measured is kept */
   GS_ERR_RANK_LOST,   /* a rank died, hung or was killed (docs/multinode.md) */
   GS_ERR_PARTIAL,     /* the run ended early; the document holds what was measured (exit 4) */
-  GS_ERR_COMMAND      /* exec: the user's command failed (exit code, signal, missing metric) */
+  GS_ERR_COMMAND,     /* exec: the user's command failed (exit code, signal, missing metric) */
   GS_NODE_FAIL        /* suite, report: the node verdict is fail (exit 5, docs/verdict.md) */
 } gs_status;
 
