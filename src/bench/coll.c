@@ -89,7 +89,7 @@ static gs_status rank_setup(coll_rank *r) {
     for (; r->events_made < s->iters + 1; r->events_made++)
       GS_CHECK_CUDA(cudaEventCreate(&r->events[r->events_made]));
   }
-  GS_TRY(gs_trace_attach(s->trace, r->rank, r->device, r->stream));
+  GS_TRY(gs_trace_attach(s->trace, s->trace_measurement, r->rank, r->device, r->stream));
   return rank_allocate(r);
 }
 

@@ -34,6 +34,7 @@ typedef struct {
                           per call keeps counting, so that a timeout can name the rank
                           that fell behind. NULL: count from 0 */
   gs_trace *trace;     /* --trace's recorder (its measurement started), or NULL */
+  int trace_measurement; /* the trace's measurement of this call */
 } gs_coll_sweep;
 
 /* One size in one form: the measurement (workload "coll", one run) and what

@@ -316,7 +316,7 @@ static gs_status rank_setup(gs_rank_job *job) {
     if (job->slow_factor > 1.0)
       GS_CHECK_CUDA(cudaMalloc((void **)&job->fault_slot, sizeof *job->fault_slot));
   }
-  GS_TRY(gs_trace_attach(c->trace, job->rank, ctx->device, ctx->stream));
+  GS_TRY(gs_trace_attach(c->trace, c->trace_measurement, job->rank, ctx->device, ctx->stream));
   gs_trace_begin(GS_TRACE_RUN, "setup", -1, NULL);
   gs_status status = sh->workload->setup(sh->opts, ctx, &job->state);
   gs_trace_end();

@@ -113,15 +113,23 @@ static gs_status suite_report(const char *dir, const char *const *files, size_t 
   return status;
 }
 
+/* Common options a suite cannot apply, and why. */
+static gs_cli_refusal refusals[] = {
+    {"trace", "a suite writes one document per workload; trace one with run or scale", 0},
+    {"trace-steps", "a suite writes one document per workload; trace one with run or scale", 0},
+    {NULL, NULL, 0}};
+
 gs_status gs_cmd_suite(int argc, char **argv) {
   gs_common_options common;
   gs_common_init(&common, GS_COMMON_SCALE | GS_COMMON_OUT_DIR);
+  gs_cli_refuse_options(common.table, refusals);
   if (gs_cli_wants_help(argc, argv)) {
     print_suite_help(&common);
     return GS_OK;
   }
   const gs_option *tables[] = {common.table, NULL};
   GS_TRY(gs_options_parse(tables, "gpuscale suite", argc, argv, reject_positional, NULL));
+  GS_TRY(gs_cli_refused("suite", refusals));
   gs_set_quiet(common.quiet);
   const char *dir = common.out ? common.out : "results";
   GS_TRY(gs_file_check_output_dir(dir, "option --out"));
@@ -217,7 +225,7 @@ gs_status gs_cmd_suite(int argc, char **argv) {
           }
       char path[GS_TEXT_LONG];
       snprintf(path, sizeof path, "%s/p2p.json", dir);
-      status = gs_p2p_run_and_write(&p2p, &env, path, summary);
+      status = gs_p2p_run_and_write(&p2p, &env, NULL, path, summary);
       if (status != GS_OK && first_failure == GS_OK) first_failure = status;
     }
     if (!config.control && config.world_size >= 2) {

@@ -28,7 +28,6 @@ struct gs_trace {
   size_t n_ranks, cap_ranks;
   trace_measurement *measurements;
   size_t n_measurements, cap_measurements;
-  int measurement;            /* the current one */
 };
 
 static const char *const kind_names[GS_TRACE_KIND_COUNT] = {
@@ -61,7 +60,6 @@ gs_status gs_trace_new(const char *path, uint64_t steps, gs_trace **out) {
   t->steps = steps;
   t->origin = gs_time_seconds();
   snprintf(t->source, sizeof t->source, "none");
-  t->measurement = -1;
   pthread_mutex_init(&t->lock, NULL);
   *out = t;
   return GS_OK;
@@ -121,13 +119,12 @@ gs_status gs_trace_measurement_begin(gs_trace *t, int index, const char *label) 
     trace_measurement *m = &t->measurements[t->n_measurements++];
     m->index = index;
     snprintf(m->label, sizeof m->label, "%s", label ? label : "");
-    t->measurement = index;
   }
   pthread_mutex_unlock(&t->lock);
   return st;
 }
 
-gs_trace_rank *gs_trace_rank_add(gs_trace *t, int rank, int device) {
+gs_trace_rank *gs_trace_rank_add(gs_trace *t, int measurement, int rank, int device) {
   gs_trace_rank *r = calloc(1, sizeof *r);
   if (!r) return NULL;
   r->trace = t;
@@ -137,7 +134,7 @@ gs_trace_rank *gs_trace_rank_add(gs_trace *t, int rank, int device) {
   snprintf(r->lanes[GS_TRACE_HOST_LANE].name, sizeof r->lanes[0].name, "host");
   r->n_lanes = 1;
   pthread_mutex_lock(&t->lock);
-  r->measurement = t->measurement < 0 ? 0 : t->measurement;
+  r->measurement = measurement;
   if (t->n_ranks == t->cap_ranks) {
     size_t cap = t->cap_ranks ? 2 * t->cap_ranks : 16;
     gs_trace_rank **grown = realloc(t->ranks, cap * sizeof *grown);

@@ -100,17 +100,17 @@ uint64_t gs_trace_steps(const gs_trace *t);
 void gs_trace_set_source(gs_trace *t, const char *source);
 const char *gs_trace_source(const gs_trace *t);
 
-/* Starts measurement `index` of the document (its position in
- * "measurements"), labelled e.g. "mlp on 2 CPU ranks": ranks added from
- * now on belong to it. Spans of an earlier measurement with an index >=
- * `index` are dropped (a measurement that was not written). Main thread,
- * before the ranks start. */
+/* Names measurement `index` of the document (its position in
+ * "measurements"), e.g. "mlp on 2 CPU ranks". Ranks of an earlier
+ * measurement with an index >= `index` are dropped (a measurement that
+ * was not written, or is measured again). Main thread, before its ranks
+ * start. */
 gs_status gs_trace_measurement_begin(gs_trace *t, int index, const char *label);
 
-/* Adds rank `rank` (on CUDA device `device`, -1 on the CPU) to the current
- * measurement; the rank's thread then binds it. NULL when out of memory
- * (the rank is then not traced). Any thread (locks). */
-gs_trace_rank *gs_trace_rank_add(gs_trace *t, int rank, int device);
+/* Adds rank `rank` (on CUDA device `device`, -1 on the CPU) to
+ * measurement `measurement`; the rank's thread then binds it. NULL when
+ * out of memory (the rank is then not traced). Any thread (locks). */
+gs_trace_rank *gs_trace_rank_add(gs_trace *t, int measurement, int rank, int device);
 
 /* The rank bound to the calling thread (NULL: nothing is traced here). */
 void gs_trace_bind(gs_trace_rank *r);

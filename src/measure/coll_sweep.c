@@ -451,10 +451,11 @@ static gs_status sweep_op(coll_state *st, coll_op_sweep *op, uint64_t *step, int
     one.progress = step;
     one.delay_rank = *delay_rank;
     one.delay_seconds = delay_seconds;
-    one.trace = st->mj.trace;
     // The size's points are the document's next measurements.
     size_t index = op->n_points;
     for (const coll_op_sweep *before = st->ops; before != op; before++) index += before->n_points;
+    one.trace = st->mj.trace;
+    one.trace_measurement = (int)index;
     char label[GS_TEXT_LONG];
     snprintf(label, sizeof label, "%s %llu B on %d ranks", gs_coll_op_names[one.op],
              (unsigned long long)st->sizes[i], gs_comm_world_size(st->world));

@@ -96,11 +96,13 @@ static gs_status measure_one(const gs_sweep *sw, void *driver_ctx, const gs_run_
     gs_telemetry_set_unavailable(tm, "sampler did not start: %s", gs_last_error());
   gs_error_restore(&kept);
   const gs_workload_driver *driver = sw->workload->driver;
+  gs_run_config traced = *config;
+  traced.trace_measurement = (int)index;
   gs_status status = gs_trace_measurement_start(config->trace, (int)index, config->label,
                                                 config->backend);
   if (status == GS_OK)
-    status = driver ? driver->measure(driver_ctx, config, index, m)
-                    : gs_runner_measure(sw->workload, sw->workload_opts, config, m);
+    status = driver ? driver->measure(driver_ctx, &traced, index, m)
+                    : gs_runner_measure(sw->workload, sw->workload_opts, &traced, m);
   gs_trace_measurement_stop(config->trace);
   gs_telemetry_stop(tm);
   return status;

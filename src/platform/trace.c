@@ -229,12 +229,13 @@ void gs_trace_abandon(int depth) {
   gs_trace_rank_step_close(r);
 }
 
-gs_status gs_trace_attach(gs_trace *t, int rank, int device, cudaStream_t stream) {
+gs_status gs_trace_attach(gs_trace *t, int measurement, int rank, int device,
+                          cudaStream_t stream) {
   thread_category = rank + 1;
   if (nvtx_listening()) nvtx_name_rank(rank, device);
   gs_trace_bind(NULL);
   if (!t) return GS_OK;
-  gs_trace_rank *r = gs_trace_rank_add(t, rank, device);
+  gs_trace_rank *r = gs_trace_rank_add(t, measurement, rank, device);
   if (!r) return GS_OK;
   if (device >= 0 && stream) {
     device_state *ds = calloc(1, sizeof *ds);

@@ -34,8 +34,9 @@ static inline void gs_trace_begin_text(gs_trace_kind kind, cudaStream_t stream, 
 static inline void gs_trace_end(void) {}
 static inline int gs_trace_depth(void) { return 0; }
 static inline void gs_trace_abandon(int depth) { (void)depth; }
-static inline gs_status gs_trace_attach(gs_trace *t, int rank, int device, cudaStream_t stream) {
-  (void)t, (void)rank, (void)device, (void)stream;
+static inline gs_status gs_trace_attach(gs_trace *t, int measurement, int rank, int device,
+                                        cudaStream_t stream) {
+  (void)t, (void)measurement, (void)rank, (void)device, (void)stream;
   return GS_OK;
 }
 static inline void gs_trace_detach(void) {}
@@ -77,10 +78,11 @@ int gs_trace_depth(void);
 void gs_trace_abandon(int depth);
 
 /* Attaches the calling thread as rank `rank` (CUDA device `device` and its
- * stream, or -1 and NULL on the CPU) of the current measurement of `t`;
+ * stream, or -1 and NULL on the CPU) of measurement `measurement` of `t`;
  * with t NULL the thread is traced by NVTX only. CUDA: the device must be
  * current. GS_OK also when the rank cannot be traced (then it is not). */
-gs_status gs_trace_attach(gs_trace *t, int rank, int device, cudaStream_t stream);
+gs_status gs_trace_attach(gs_trace *t, int measurement, int rank, int device,
+                          cudaStream_t stream);
 
 /* Detaches the calling thread (frees its CUDA events). Before the
  * stream is destroyed. */

@@ -45,6 +45,8 @@ typedef struct {
    * each rank's thread attaches to it and records its first timed steps
    * of every run. */
   gs_trace *trace;
+  int trace_measurement;         /* the trace's measurement the ranks belong to
+                                    (the document's index of this measurement) */
   /* One rank per process (mpi mode, docs/multinode.md). `control` is a
    * host-buffer world over every process of the job: lockstep points and
    * the ranks' samples travel through it to every process, so each one

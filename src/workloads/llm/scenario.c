@@ -256,7 +256,7 @@ static gs_status replica_setup(replica *r) {
   const int *devices = sh->run->devices + (size_t)r->rank * tp;
   if (sh->run->backend == GS_BACKEND_CUDA) GS_CHECK_CUDA(cudaSetDevice(devices[0]));
   // Host lane only: the replica's kernels come from CUPTI where it loads.
-  GS_TRY(gs_trace_attach(sh->run->trace, r->rank,
+  GS_TRY(gs_trace_attach(sh->run->trace, sh->run->trace_measurement, r->rank,
                          sh->run->backend == GS_BACKEND_CUDA ? devices[0] : -1, NULL));
   return gs_llm_engine_create(&c->engine, sh->run->backend, devices, &r->engine);
 }
