@@ -21,7 +21,7 @@
 #include "core/file.h"
 #include "report/analyze_internal.h"
 #include "report/render.h"
-#include "report/timeline.h"
+#include "report/trace_timeline.h"
 
 /* Points per rank in a CDF: enough for a smooth curve at any sample count. */
 #define CDF_POINTS 400

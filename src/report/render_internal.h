@@ -81,7 +81,7 @@ void gs_render_latency_cells(char (*c)[GS_RENDER_CELL], size_t n, double mean, d
 gs_status gs_report_render_csv(FILE *out, const gs_report *r);
 
 /* The timeline summary of multi-rank `row` when its document names a
- * trace (render_timeline.c; docs/timeline.md): per rank the shares of the
+ * trace (render_trace.c; docs/timeline.md): per rank the shares of the
  * traced steps spent computing, communicating, copying, waiting and idle,
  * or a line saying why the trace could not be read. */
 gs_status gs_render_timeline(gs_render_writer *w, const gs_report *r, const gs_report_row *row);

@@ -1,8 +1,8 @@
-/* The timeline of a measurement from its trace file (report/timeline.h):
+/* The timeline of a measurement from its trace file (report/trace_timeline.h):
  * finds the file the document names, reads the measurement's spans and
  * measures per rank the union of its leaf spans of each kind over the
  * window of the first traced run's recorded steps. */
-#include "report/timeline.h"
+#include "report/trace_timeline.h"
 
 #include <math.h>
 #include <stdio.h>

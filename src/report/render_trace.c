@@ -5,7 +5,7 @@
 
 #include "core/check.h"
 #include "report/render_internal.h"
-#include "report/timeline.h"
+#include "report/trace_timeline.h"
 
 gs_status gs_render_timeline(gs_render_writer *w, const gs_report *r, const gs_report_row *row) {
   gs_report_timeline t;

@@ -3,8 +3,8 @@
  * first traced run per rank and lane, and per rank the share of that
  * window spent computing, communicating, copying, waiting and idle. The
  * report's text table and its timeline picture are drawn from it. */
-#ifndef GS_REPORT_TIMELINE_H
-#define GS_REPORT_TIMELINE_H
+#ifndef GS_REPORT_TRACE_TIMELINE_H
+#define GS_REPORT_TRACE_TIMELINE_H
 
 #include "core/trace.h"
 #include "report/report.h"
