@@ -195,17 +195,35 @@ void gs_cupti_window(gs_trace_rank *r, double host_seconds, int open) {
   pthread_mutex_unlock(&cupti.lock);
 }
 
+/* Records by rank, stream and start: each lane's spans in order. */
+static int record_order(const void *a, const void *b) {
+  const record *x = a, *y = b;
+  if (x->rank != y->rank) return (uintptr_t)x->rank < (uintptr_t)y->rank ? -1 : 1;
+  if (x->stream != y->stream) return x->stream < y->stream ? -1 : 1;
+  return (x->start > y->start) - (x->start < y->start);
+}
+
 void gs_cupti_collect(gs_trace *t) {
   if (!gs_cupti_start(NULL, 0)) return;
   (void)cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   pthread_mutex_lock(&cupti.lock);
   gs_trace_lock(t);
+  qsort(cupti.records, cupti.n_records, sizeof *cupti.records, record_order);
+  uint64_t lane_end = 0;  /* end of the last span of the stream's lane */
   for (size_t i = 0; i < cupti.n_records; i++) {
     const record *rec = &cupti.records[i];
     gs_trace_rank *r = rec->rank;
     if (r->trace != t) continue;
+    const int first = i == 0 || rec->rank != cupti.records[i - 1].rank ||
+                      rec->stream != cupti.records[i - 1].stream;
+    if (first) lane_end = 0;
+    // A kernel launched as a programmatic dependent may start before its
+    // predecessor ends: it goes to a lane of its own, so lanes stay nested.
+    const int overlaps = rec->start < lane_end;
     char lane_name[GS_TRACE_NAME];
-    snprintf(lane_name, sizeof lane_name, "GPU %d: stream %u (CUPTI)", rec->device, rec->stream);
+    snprintf(lane_name, sizeof lane_name, "GPU %d: stream %u%s (CUPTI)", rec->device, rec->stream,
+             overlaps ? " overlapping" : "");
+    if (!overlaps) lane_end = rec->end;
     gs_trace_span span = {.begin = host_seconds_of(rec->start), .end = host_seconds_of(rec->end),
                           .index = -1, .run = rec->run, .step = rec->step,
                           .kind = (uint8_t)rec->kind};
