@@ -50,14 +50,21 @@ static size_t count_named(const gs_trace_lane *lane, const char *name) {
   return n;
 }
 
-static void test_bound_and_round_trip(void **state) {
-  fixture *fx = *state;
-  char path[512];
-  path_in(fx, "t.json", path, sizeof path);
+/* A recorder writing `name` in the scratch directory (its path in `path`)
+ * with measurement 0 begun and this thread attached as its rank 0. */
+static gs_trace *attached_trace(const fixture *fx, const char *name, uint64_t steps, char *path,
+                                size_t size) {
+  path_in(fx, name, path, size);
   gs_trace *t = NULL;
-  assert_int_equal(gs_trace_new(path, 2, &t), GS_OK);
-  assert_int_equal(gs_trace_measurement_begin(t, 0, "one rank"), GS_OK);
+  assert_int_equal(gs_trace_new(path, steps, &t), GS_OK);
+  assert_int_equal(gs_trace_measurement_begin(t, 0, name), GS_OK);
   assert_int_equal(gs_trace_attach(t, 0, 0, -1, NULL), GS_OK);
+  return t;
+}
+
+static void test_bound_and_round_trip(void **state) {
+  char path[512];
+  gs_trace *t = attached_trace(*state, "t.json", 2, path, sizeof path);
   record_steps(0, 5);
   gs_trace_detach();
   assert_int_equal(gs_trace_measurement_begin(t, 1, "two ranks \"quoted\""), GS_OK);
@@ -112,13 +119,8 @@ static void test_unattached_thread_records_nothing(void **state) {
 }
 
 static void test_abandon_closes_open_ranges(void **state) {
-  fixture *fx = *state;
   char path[512];
-  path_in(fx, "a.json", path, sizeof path);
-  gs_trace *t = NULL;
-  assert_int_equal(gs_trace_new(path, 3, &t), GS_OK);
-  assert_int_equal(gs_trace_measurement_begin(t, 0, "failed"), GS_OK);
-  assert_int_equal(gs_trace_attach(t, 0, 0, -1, NULL), GS_OK);
+  gs_trace *t = attached_trace(*state, "a.json", 3, path, sizeof path);
   gs_trace_begin(GS_TRACE_RUN, "run", 0, NULL);
   gs_trace_step_open(0, 0);
   gs_trace_begin(GS_TRACE_STEP, "step", -1, NULL);

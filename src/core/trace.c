@@ -201,18 +201,21 @@ int gs_trace_rank_lane(gs_trace_rank *r, const char *name) {
   return r->n_lanes++;
 }
 
+gs_status gs_trace_lane_push(gs_trace_lane *lane, const gs_trace_span *span) {
+  if (lane->n == lane->cap) {
+    size_t cap = lane->cap ? 2 * lane->cap : 64;
+    gs_trace_span *grown = realloc(lane->spans, cap * sizeof *grown);
+    if (!grown) return gs_error(GS_ERR_NOMEM, "cannot grow a trace lane to %zu spans", cap);
+    lane->spans = grown;
+    lane->cap = cap;
+  }
+  lane->spans[lane->n++] = *span;
+  return GS_OK;
+}
+
 gs_status gs_trace_rank_add_span(gs_trace_rank *r, int lane, const gs_trace_span *span) {
   if (lane < 0 || lane >= r->n_lanes) return GS_OK;
-  gs_trace_lane *l = &r->lanes[lane];
-  if (l->n == l->cap) {
-    size_t cap = l->cap ? 2 * l->cap : 64;
-    gs_trace_span *grown = realloc(l->spans, cap * sizeof *grown);
-    if (!grown) return gs_error(GS_ERR_NOMEM, "cannot grow a trace lane to %zu spans", cap);
-    l->spans = grown;
-    l->cap = cap;
-  }
-  l->spans[l->n++] = *span;
-  return GS_OK;
+  return gs_trace_lane_push(&r->lanes[lane], span);
 }
 
 void gs_trace_lock(gs_trace *t) { pthread_mutex_lock(&t->lock); }

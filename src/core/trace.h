@@ -133,6 +133,9 @@ gs_trace_open *gs_trace_rank_begin(gs_trace_rank *r, gs_trace_kind kind, const c
  * push), or NULL when none was open. */
 gs_trace_open *gs_trace_rank_end(gs_trace_rank *r);
 
+/* Appends `span` to `lane`, growing it; GS_ERR_NOMEM. */
+gs_status gs_trace_lane_push(gs_trace_lane *lane, const gs_trace_span *span);
+
 /* The lane named `name` of rank `r`, created when new; -1 when all
  * GS_TRACE_LANES are taken. */
 int gs_trace_rank_lane(gs_trace_rank *r, const char *name);

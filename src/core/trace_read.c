@@ -77,24 +77,12 @@ static gs_status add_event(gs_trace_view *v, const cJSON *e, int m, const char *
   if (!r) return gs_error(GS_ERR_NOMEM, "cannot allocate the timeline of %s", path);
   r->device = (int)number_of(args, "device", -1);
   if (tid >= r->n_lanes) r->n_lanes = tid + 1;
-  gs_trace_lane *lane = &r->lanes[tid];
-  if (lane->n == lane->cap) {
-    size_t cap = lane->cap ? 2 * lane->cap : 64;
-    gs_trace_span *grown = realloc(lane->spans, cap * sizeof *grown);
-    if (!grown) return gs_error(GS_ERR_NOMEM, "cannot allocate the timeline of %s", path);
-    lane->spans = grown;
-    lane->cap = cap;
-  }
-  gs_trace_span *s = &lane->spans[lane->n++];
-  memset(s, 0, sizeof *s);
-  s->begin = ts * 1e-6;
-  s->end = (ts + dur) * 1e-6;
-  snprintf(s->name, sizeof s->name, "%s", name->valuestring);
-  s->kind = (uint8_t)kind;
-  s->run = (int32_t)number_of(args, "run", -1);
-  s->step = (int32_t)number_of(args, "step", -1);
-  s->index = (int64_t)number_of(args, "index", -1);
-  return GS_OK;
+  gs_trace_span s = {.begin = ts * 1e-6, .end = (ts + dur) * 1e-6, .kind = (uint8_t)kind,
+                     .run = (int32_t)number_of(args, "run", -1),
+                     .step = (int32_t)number_of(args, "step", -1),
+                     .index = (int64_t)number_of(args, "index", -1)};
+  snprintf(s.name, sizeof s.name, "%s", name->valuestring);
+  return gs_trace_lane_push(&r->lanes[tid], &s);
 }
 
 gs_status gs_trace_read(const char *path, int measurement, gs_trace_view *out) {
