@@ -193,7 +193,10 @@ static gs_status write_plan(const gs_plan_request *rq, const gs_run_config *base
   }
   if (status == GS_OK)
     status = gs_result_set_status(doc, gs_common_result_status(ms, n, n == plan->n_tasks));
-  if (status == GS_OK) status = gs_common_add_trace(doc, base->trace, path);
+  // The trace only once every task has ended: other tasks' ranks still
+  // record while an early one is written.
+  if (status == GS_OK && n == plan->n_tasks)
+    status = gs_common_add_trace(doc, base->trace, path);
   if (status == GS_OK) status = gs_result_write(doc, path);
   cJSON_Delete(doc);
   return status;
