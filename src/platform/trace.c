@@ -98,27 +98,35 @@ static void nvtx_name_rank(int rank, int device) {
 
 static device_state *device_of(gs_trace_rank *r) { return r ? r->device_state : NULL; }
 
-/* Starts the device span of the open entry `o` on `stream`. */
-static void device_begin(gs_trace_rank *r, gs_trace_open *o, cudaStream_t stream) {
-  device_state *ds = device_of(r);
-  if (!ds || !stream || !r->recording || !ds->anchored || ds->n_slots == DEVICE_SLOTS) return;
+/* Records the begin event of the open entry `o`'s device span on
+ * `stream`; 0 when it cannot (the span is then left out). */
+static int device_record_begin(device_state *ds, gs_trace_open *o, cudaStream_t stream) {
   enum cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
   if (cudaStreamIsCapturing(stream, &capturing) != cudaSuccess ||
       capturing != cudaStreamCaptureStatusNone)
-    return;
+    return 0;
   const int i = ds->n_slots;
   if (i == ds->n_events) {
-    if (cudaEventCreate(&ds->begin[i]) != cudaSuccess) return;
+    if (cudaEventCreate(&ds->begin[i]) != cudaSuccess) return 0;
     if (cudaEventCreate(&ds->end[i]) != cudaSuccess) {
       cudaEventDestroy(ds->begin[i]);
-      return;
+      return 0;
     }
     ds->n_events++;
   }
-  if (cudaEventRecord(ds->begin[i], stream) != cudaSuccess) return;
+  if (cudaEventRecord(ds->begin[i], stream) != cudaSuccess) return 0;
   ds->slots[i].stream = stream;
   ds->n_slots++;
   o->slot = i;
+  return 1;
+}
+
+/* Starts the device span of the open entry `o` on `stream`. A failed CUDA
+ * call here is the trace's, not the workload's: its error is cleared. */
+static void device_begin(gs_trace_rank *r, gs_trace_open *o, cudaStream_t stream) {
+  device_state *ds = device_of(r);
+  if (!ds || !stream || !r->recording || !ds->anchored || ds->n_slots == DEVICE_SLOTS) return;
+  if (!device_record_begin(ds, o, stream)) (void)cudaGetLastError();
 }
 
 static void device_end(gs_trace_rank *r, const gs_trace_open *o) {
@@ -127,6 +135,7 @@ static void device_end(gs_trace_rank *r, const gs_trace_open *o) {
   device_slot *s = &ds->slots[o->slot];
   if (cudaEventRecord(ds->end[o->slot], s->stream) != cudaSuccess) {
     s->stream = NULL; /* left out when the step closes */
+    (void)cudaGetLastError();
     return;
   }
   memset(&s->span, 0, sizeof s->span);
