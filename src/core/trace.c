@@ -171,13 +171,15 @@ gs_trace_open *gs_trace_rank_begin(gs_trace_rank *r, gs_trace_kind kind, const c
                                    const char *text, int64_t index) {
   if (r->depth >= GS_TRACE_DEPTH) return NULL;
   gs_trace_open *o = &r->open[r->depth++];
+  o->recorded = kind == GS_TRACE_RUN || r->recording;
+  o->slot = -1;
+  // A span left out costs no clock reading and no copy.
+  if (!o->recorded) return o;
   o->begin = gs_time_seconds();
   o->name = name;
   if (!name) snprintf(o->text, sizeof o->text, "%s", text ? text : "");
   o->index = index;
   o->kind = (uint8_t)kind;
-  o->recorded = kind == GS_TRACE_RUN || r->recording;
-  o->slot = -1;
   return o;
 }
 
