@@ -27,6 +27,7 @@
 typedef CUptiResult (*fn_register)(CUpti_BuffersCallbackRequestFunc,
                                    CUpti_BuffersCallbackCompleteFunc);
 typedef CUptiResult (*fn_kind)(CUpti_ActivityKind);
+typedef CUptiResult (*fn_disable)(CUpti_ActivityKind);
 typedef CUptiResult (*fn_flush)(uint32_t);
 typedef CUptiResult (*fn_next)(uint8_t *, size_t, CUpti_Activity **);
 typedef CUptiResult (*fn_timestamp)(uint64_t *);
@@ -53,6 +54,7 @@ static struct {
   char why[GS_TEXT_LONG];
   fn_register register_callbacks;
   fn_kind enable;
+  fn_disable disable;
   fn_flush flush_all;
   fn_next next_record;
   fn_timestamp timestamp;
@@ -61,6 +63,7 @@ static struct {
   size_t n_records, cap_records, dropped;
   window windows[MAX_WINDOWS];
   size_t n_windows;
+  int open_windows;     /* activity is enabled while any window is open */
 } cupti = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static double host_seconds_of(uint64_t ns) { return cupti.offset + 1e-9 * (double)ns; }
@@ -134,6 +137,14 @@ static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_
   free(buffer);
 }
 
+/* Turns the kinds we record on or off. */
+static CUptiResult set_activity(int on) {
+  fn_kind change = on ? cupti.enable : cupti.disable;
+  CUptiResult r = change(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  if (r == CUPTI_SUCCESS) r = change(CUPTI_ACTIVITY_KIND_MEMCPY);
+  return r;
+}
+
 static void *load(void) {
   static const char *const names[] = {"libcupti.so", "libcupti.so.13", "libcupti.so.12",
                                       "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
@@ -155,15 +166,18 @@ int gs_cupti_start(char *why, size_t why_size) {
     } else {
       cupti.register_callbacks = (fn_register)dlsym(lib, "cuptiActivityRegisterCallbacks");
       cupti.enable = (fn_kind)dlsym(lib, "cuptiActivityEnable");
+      cupti.disable = (fn_disable)dlsym(lib, "cuptiActivityDisable");
       cupti.flush_all = (fn_flush)dlsym(lib, "cuptiActivityFlushAll");
       cupti.next_record = (fn_next)dlsym(lib, "cuptiActivityGetNextRecord");
       cupti.timestamp = (fn_timestamp)dlsym(lib, "cuptiGetTimestamp");
       CUptiResult r = CUPTI_ERROR_UNKNOWN;
-      if (cupti.register_callbacks && cupti.enable && cupti.flush_all && cupti.next_record &&
-          cupti.timestamp)
+      if (cupti.register_callbacks && cupti.enable && cupti.disable && cupti.flush_all &&
+          cupti.next_record && cupti.timestamp)
         r = cupti.register_callbacks(buffer_requested, buffer_completed);
-      if (r == CUPTI_SUCCESS) r = cupti.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-      if (r == CUPTI_SUCCESS) r = cupti.enable(CUPTI_ACTIVITY_KIND_MEMCPY);
+      // Tried once here so that a refusal is known before measuring; then
+      // off until a recorded step opens (activity records slow every launch).
+      if (r == CUPTI_SUCCESS) r = set_activity(1);
+      if (r == CUPTI_SUCCESS) r = set_activity(0);
       uint64_t now = 0;
       if (r == CUPTI_SUCCESS) r = cupti.timestamp(&now);
       if (r == CUPTI_SUCCESS) {
@@ -185,10 +199,12 @@ void gs_cupti_window(gs_trace_rank *r, double host_seconds, int open) {
   if (cupti.active && open && cupti.n_windows < MAX_WINDOWS) {
     cupti.windows[cupti.n_windows++] = (window){.rank = r, .run = r->run, .step = r->step,
                                                 .begin = host_seconds, .end = INFINITY};
+    if (cupti.open_windows++ == 0) (void)set_activity(1);
   } else if (cupti.active && !open) {
     for (size_t i = cupti.n_windows; i-- > 0;)
       if (cupti.windows[i].rank == r && isinf(cupti.windows[i].end)) {
         cupti.windows[i].end = host_seconds;
+        if (--cupti.open_windows == 0) (void)set_activity(0);
         break;
       }
   }
@@ -233,6 +249,8 @@ void gs_cupti_collect(gs_trace *t) {
   gs_trace_unlock(t);
   cupti.n_records = 0;
   cupti.n_windows = 0;
+  if (cupti.open_windows > 0) (void)set_activity(0);
+  cupti.open_windows = 0;
   pthread_mutex_unlock(&cupti.lock);
 }
 
