@@ -66,6 +66,12 @@ expect 0 "" -- plan --backend cpu --task '0,1:mlp' --task "2:voxelize ${small[*]
   --trace "$work/p.json" --out "$work/pl.json" -q
 validate "$work/p.json" --steps 5 --expect "voxelize,forward,lockstep"
 
+# A trace that cannot be written costs the measurements nothing.
+expect 0 "the trace was not written: .*No space left" -- run voxelize "${small[@]}" --ranks 2 \
+  --iters 4 --runs 1 --trace /dev/full --out "$work/full.json"
+python3 -c 'import json,sys; sys.exit("trace" in json.load(open(sys.argv[1])))' "$work/full.json" ||
+  fail "a document names a trace that was not written"
+
 # Usage: nothing measured, nothing written.
 expect 2 "option --trace-steps applies only with --trace" -- run voxelize --ranks 2 --trace-steps 3 \
   --out "$work/u.json"

@@ -386,7 +386,15 @@ static void directory_of(const char *path, char *dir, size_t size) {
 
 gs_status gs_common_add_trace(cJSON *doc, const gs_trace *trace, const char *doc_path) {
   if (!trace) return GS_OK;
-  GS_TRY(gs_trace_write(trace));
+  // The measurements matter more than their timeline: a trace that cannot
+  // be written is a note, and the document is written without naming it.
+  gs_error_kept kept;
+  gs_error_keep(&kept);
+  if (gs_trace_write(trace) != GS_OK) {
+    gs_note("the trace was not written: %s", gs_last_error());
+    gs_error_restore(&kept);
+    return GS_OK;
+  }
   // Relative to the document when both lie in one directory, so the pair
   // can be moved together; else the path as given.
   const char *path = gs_trace_path(trace);

@@ -129,7 +129,9 @@ gs_status gs_common_trace_open(const gs_common_options *o, const char *result_pa
  * (docs/result-schema.md) with the file's path relative to the
  * document's directory when it lies there, else as given, the step bound
  * and the device lanes' source. Called just before the document is
- * written, so the document never names a trace that is not on disk. */
+ * written, so the document never names a trace that is not on disk; a
+ * trace that cannot be written is a note, and the document is written
+ * without it. GS_ERR_NOMEM. */
 gs_status gs_common_add_trace(cJSON *doc, const gs_trace *trace, const char *doc_path);
 
 /* Collects the environment (host, GPUs, library versions) into env. */
