@@ -16,6 +16,7 @@ A confidence interval that contains 0 means no measurable effect
 import argparse
 import json
 import os
+import pathlib
 import statistics
 import subprocess
 import sys
@@ -76,8 +77,7 @@ def main():
                       f"{100 * hi:+.2f}%): {verdict}")
             result["workloads"][name] = entry
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=2)
+        pathlib.Path(args.json).write_text(json.dumps(result, indent=2), encoding="utf-8")
     return 0
 
 
