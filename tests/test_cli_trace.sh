@@ -66,6 +66,11 @@ expect 0 "" -- plan --backend cpu --task '0,1:mlp' --task "2:voxelize ${small[*]
   --trace "$work/p.json" --out "$work/pl.json" -q
 validate "$work/p.json" --steps 5 --expect "voxelize,forward,lockstep"
 
+# llm: its batches are the steps; a tensor-parallel replica's all-reduces.
+expect 0 "" -- run llm --backend cpu --model tiny --input-min 4 --input-max 10 --output-min 2 \
+  --output-max 5 --ranks 2 --tp 2 --samples 8 --trace "$work/l.json" -o "$work/l-doc.json" -q
+validate "$work/l.json" --steps 5 --expect "batch,prefill,decode step,tp allreduce"
+
 # A trace that cannot be written costs the measurements nothing.
 expect 0 "the trace was not written: .*No space left" -- run voxelize "${small[@]}" --ranks 2 \
   --iters 4 --runs 1 --trace /dev/full --out "$work/full.json"
