@@ -80,6 +80,7 @@ static const window *window_of(int device, uint64_t start) {
 
 static void keep(int device, uint32_t stream, uint64_t start, uint64_t end, gs_trace_kind kind,
                  const char *name) {
+  if (start == 0 || end < start) return; /* CUPTI could not time it */
   const window *w = window_of(device, start);
   if (!w) return;
   if (cupti.n_records == cupti.cap_records) {
@@ -194,6 +195,12 @@ int gs_cupti_start(char *why, size_t why_size) {
   return active;
 }
 
+void gs_cupti_arm(void) {
+  pthread_mutex_lock(&cupti.lock);
+  if (cupti.active) (void)set_activity(1);
+  pthread_mutex_unlock(&cupti.lock);
+}
+
 void gs_cupti_window(gs_trace_rank *r, double host_seconds, int open) {
   pthread_mutex_lock(&cupti.lock);
   if (cupti.active && open && cupti.n_windows < MAX_WINDOWS) {
@@ -249,7 +256,7 @@ void gs_cupti_collect(gs_trace *t) {
   gs_trace_unlock(t);
   cupti.n_records = 0;
   cupti.n_windows = 0;
-  if (cupti.open_windows > 0) (void)set_activity(0);
+  (void)set_activity(0);
   cupti.open_windows = 0;
   pthread_mutex_unlock(&cupti.lock);
 }

@@ -306,6 +306,7 @@ gs_status gs_trace_measurement_start(gs_trace *t, int index, const char *label,
   }
   char why[GS_TEXT_LONG] = "";
   if (gs_cupti_start(why, sizeof why)) {
+    gs_cupti_arm();
     gs_trace_set_source(t, "cupti");
   } else {
     char source[GS_TEXT_LONG];
