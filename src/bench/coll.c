@@ -89,10 +89,12 @@ static gs_status rank_setup(coll_rank *r) {
     for (; r->events_made < s->iters + 1; r->events_made++)
       GS_CHECK_CUDA(cudaEventCreate(&r->events[r->events_made]));
   }
+  GS_TRY(gs_trace_attach(s->trace, s->trace_measurement, r->rank, r->device, r->stream));
   return rank_allocate(r);
 }
 
 static void rank_teardown(coll_rank *r) {
+  gs_trace_detach();
   if (r->cuda) {
     for (size_t e = 0; e < r->events_made; e++) cudaEventDestroy(r->events[e]);
     if (r->send) cudaFree(r->send);
@@ -232,11 +234,17 @@ static gs_status measure_point(coll_rank *r, gs_coll_point *p, gs_rank_record *r
     if (!rec->device_seconds)
       return gs_error(GS_ERR_NOMEM, "rank %d: cannot allocate samples", r->rank);
   }
+  // The timed batch is one step of the trace; its first operations are
+  // its spans (an event between them is what the timing records anyway).
+  const uint64_t traced = s->trace ? gs_trace_steps(s->trace) : 0;
+  gs_trace_step_open(0, 0);
   double t0 = gs_time_seconds(), previous = t0;
   if (r->cuda) GS_CHECK_CUDA(cudaEventRecord(r->events[0], r->stream));
   for (uint64_t i = 0; i < s->iters; i++) {
     gs_comm_progress(r->comm, r->step++);
+    if (i < traced) gs_trace_begin(GS_TRACE_COMM, gs_coll_op_names[s->op], (int64_t)i, r->stream);
     GS_TRY(issue(r, p, &b));
+    if (i < traced) gs_trace_end();
     if (r->cuda) {
       GS_CHECK_CUDA(cudaEventRecord(r->events[i + 1], r->stream));
     } else {
@@ -246,6 +254,7 @@ static gs_status measure_point(coll_rank *r, gs_coll_point *p, gs_rank_record *r
     }
   }
   GS_TRY(gs_comm_wait(r->comm, r->stream));
+  gs_trace_step_close();
   if (r->cuda) {
     // Iterations overlap on the host, so their wall time is only known as
     // a batch: each sample gets its even share (docs/collectives.md).
@@ -272,7 +281,16 @@ static void *rank_main(void *arg) {
   while (status == GS_OK && p < sh->n_points) {
     gs_coll_point *point = &sh->points[p];
     if (point->shape.bytes > 0) {
+      char name[GS_TRACE_NAME];
+      snprintf(name, sizeof name, "%s %llu B%s", gs_coll_op_names[sh->sweep->op],
+               (unsigned long long)point->shape.bytes, point->in_place ? " in place" : "");
+      const int depth = gs_trace_depth();
+      gs_trace_begin_text(GS_TRACE_RUN, NULL, name);
       status = measure_point(r, point, &point->m.runs[0].ranks[r->rank], first);
+      if (status == GS_OK)
+        gs_trace_end();
+      else
+        gs_trace_abandon(depth);
       first = 0;
     }
     if (status == GS_OK) p++;

@@ -10,6 +10,7 @@
 #include "core/coll_model.h"
 #include "core/result.h"
 #include "platform/comm.h"
+#include "platform/trace.h"
 
 typedef struct {
   gs_coll_op op;
@@ -32,6 +33,8 @@ typedef struct {
                           advanced past every synchronization: a sweep measured one size
                           per call keeps counting, so that a timeout can name the rank
                           that fell behind. NULL: count from 0 */
+  gs_trace *trace;     /* --trace's recorder (its measurement started), or NULL */
+  int trace_measurement; /* the trace's measurement of this call */
 } gs_coll_sweep;
 
 /* One size in one form: the measurement (workload "coll", one run) and what

@@ -16,6 +16,7 @@
 #include "core/check.h"
 #include "core/interrupt.h"
 #include "core/timer.h"
+#include "platform/trace.h"
 
 static int is_cuda(const gs_rank_job *job) { return job->ctx.backend == GS_BACKEND_CUDA; }
 
@@ -30,6 +31,9 @@ static gs_status timed_step(gs_rank_job *job, double *device_seconds, double *wa
   const gs_workload *w = job->shared->workload;
   const int slow = job->slow_factor > 1.0;
   double t0 = gs_time_seconds();
+  // The step's range: its host span is the enqueue (on CUDA; the work on
+  // the CPU), its device span the stream's work between the events.
+  gs_trace_begin(GS_TRACE_STEP, "step", -1, job->ctx.stream);
   if (is_cuda(job)) GS_CHECK_CUDA(cudaEventRecord(job->start, job->ctx.stream));
   if (job->delay_pending) {
     // Between the start event and the step: device and wall time both grow.
@@ -43,6 +47,8 @@ static gs_status timed_step(gs_rank_job *job, double *device_seconds, double *wa
   if (slow && !is_cuda(job)) gs_sleep_seconds((job->slow_factor - 1.0) * (gs_time_seconds() - t0));
   if (is_cuda(job)) {
     GS_CHECK_CUDA(cudaEventRecord(job->stop, job->ctx.stream));
+    gs_trace_end();
+    gs_trace_begin(GS_TRACE_WAIT, "device sync", -1, NULL);
     // A step whose collectives wait on its peers must not block this thread
     // in the CUDA runtime: the communicator's wait polls, so a signal, a
     // failed peer or --timeout aborts the collective and the samples taken
@@ -51,6 +57,7 @@ static gs_status timed_step(gs_rank_job *job, double *device_seconds, double *wa
     if (job->ctx.comm) GS_TRY(gs_comm_wait(job->ctx.comm, job->ctx.stream));
     GS_CHECK_CUDA(cudaEventSynchronize(job->stop));
   }
+  gs_trace_end();
   double t1 = gs_time_seconds();
   *wall_seconds = t1 - t0;
   *comm_seconds = 0.0;
@@ -189,9 +196,17 @@ static void note_step(gs_rank_job *job, gs_rank_record *rec, uint32_t kind, doub
   }
 }
 
+/* A lockstep point inside a recorded step: a wait of the trace. */
+#define TRACED_LOCKSTEP(job)                                                   \
+  do {                                                                         \
+    gs_trace_begin(GS_TRACE_WAIT, "lockstep", -1, NULL);                       \
+    LOCKSTEP(job);                                                             \
+    gs_trace_end();                                                            \
+  } while (0)
+
 /* One run: warmup, the cold-start step (first run only), timed steps in
  * lockstep, then verification. Samples go straight into the rank's record. */
-static gs_status one_run(gs_rank_job *job, uint64_t run) {
+static gs_status run_steps(gs_rank_job *job, uint64_t run) {
   gs_runner_shared *sh = job->shared;
   const gs_run_config *c = sh->config;
   gs_rank_record *rec = &sh->m->runs[run].ranks[job->rank];
@@ -212,25 +227,35 @@ static gs_status one_run(gs_rank_job *job, uint64_t run) {
   }
   if (run == 0) {
     GS_TRY(fault_before_step(job));
+    gs_trace_begin(GS_TRACE_RUN, "cold start", -1, NULL);
     GS_TRY(timed_step(job, &dev, &wall, &comm));
+    gs_trace_end();
     rec->first_iteration_seconds = is_cuda(job) ? dev : wall;
     note_step(job, rec, GS_LOCKSTEP_FIRST, dev, wall, comm);
   }
+  gs_trace_begin(GS_TRACE_RUN, "warmup", (int64_t)c->warmup, NULL);
   for (uint64_t i = 0; i < c->warmup; i++) {
     LOCKSTEP(job);
     GS_TRY(fault_before_step(job));
     GS_TRY(timed_step(job, &dev, &wall, &comm));
   }
+  gs_trace_end();
   job->timed_wall_sum = 0.0;
   for (uint64_t done = 0;; done++) {
-    LOCKSTEP(job); /* threads: rank 0's decision below is visible after this;
-                      mpi: carries the last sample and rank 0's decision */
-    if (sh->stop) break;
+    gs_trace_step_open((int64_t)run, (int64_t)done);
+    TRACED_LOCKSTEP(job); /* threads: rank 0's decision below is visible after this;
+                             mpi: carries the last sample and rank 0's decision */
+    if (sh->stop) {
+      gs_trace_step_close();
+      break;
+    }
     GS_TRY(fault_before_step(job));
     GS_TRY(timed_step(job, &dev, &wall, &comm));
     GS_TRY(gs_runner_append_sample(rec, &capacity, dev, wall, is_cuda(job), comm, job->ctx.comm != NULL));
     note_step(job, rec, GS_LOCKSTEP_SAMPLE, dev, wall, comm);
-    if (!sh->mpi) BARRIER_OR_ABORT(job); /* nobody reads `stop` between here and the next wait */
+    /* nobody reads `stop` between here and the next wait */
+    if (!sh->mpi) TRACED_LOCKSTEP(job);
+    gs_trace_step_close();
     if (job->rank == 0) {
       job->timed_wall_sum += wall;
       const int enough = timed_enough(c, done + 1, job->timed_wall_sum);
@@ -240,11 +265,25 @@ static gs_status one_run(gs_rank_job *job, uint64_t run) {
     }
   }
   show_progress(job, run, 0, 1);
+  gs_trace_begin(GS_TRACE_RUN, "verify", -1, NULL);
   GS_TRY(sh->workload->verify(job->state, &rec->verification));
+  gs_trace_end();
   if (rec->verification.status == GS_VERIFY_FAILED)
     return gs_error(GS_ERR_VERIFY, "result differs from the CPU reference: %s",
                     rec->verification.detail);
   return GS_OK;
+}
+
+/* One run inside its trace range; a failure closes whatever it left open. */
+static gs_status one_run(gs_rank_job *job, uint64_t run) {
+  const int depth = gs_trace_depth();
+  gs_trace_begin(GS_TRACE_RUN, "run", (int64_t)run, NULL);
+  gs_status status = run_steps(job, run);
+  if (status == GS_OK)
+    gs_trace_end();
+  else
+    gs_trace_abandon(depth);
+  return status;
 }
 
 static gs_status rank_setup(gs_rank_job *job) {
@@ -277,10 +316,15 @@ static gs_status rank_setup(gs_rank_job *job) {
     if (job->slow_factor > 1.0)
       GS_CHECK_CUDA(cudaMalloc((void **)&job->fault_slot, sizeof *job->fault_slot));
   }
-  return sh->workload->setup(sh->opts, ctx, &job->state);
+  GS_TRY(gs_trace_attach(c->trace, c->trace_measurement, job->rank, ctx->device, ctx->stream));
+  gs_trace_begin(GS_TRACE_RUN, "setup", -1, NULL);
+  gs_status status = sh->workload->setup(sh->opts, ctx, &job->state);
+  gs_trace_end();
+  return status;
 }
 
 static void rank_teardown(gs_rank_job *job) {
+  gs_trace_detach();
   job->shared->workload->teardown(job->state);
   job->state = NULL;
   if (is_cuda(job)) {

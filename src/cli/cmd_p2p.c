@@ -28,9 +28,9 @@ static void print_outcome(FILE *out, const gs_p2p_options *o, const gs_p2p_outco
 }
 
 gs_status gs_p2p_run_and_write(const gs_p2p_options *o, const gs_environment *env,
-                               const char *path, FILE *copy) {
+                               const gs_common_options *common, const char *path, FILE *copy) {
   gs_p2p_outcome r;
-  gs_status st = gs_measure_p2p(o, env, path, &r);
+  gs_status st = gs_measure_p2p(o, env, common, path, &r);
   if (r.have_topology) {
     print_outcome(stdout, o, &r);
     if (copy) {
@@ -121,5 +121,6 @@ gs_status gs_cmd_p2p(int argc, char **argv) {
   if (pairs) GS_TRY(gs_p2p_parse_pairs(pairs, &o));
   gs_set_quiet(common.quiet);
 
-  return gs_p2p_run_and_write(&o, NULL, common.out ? common.out : "results/p2p.json", NULL);
+  return gs_p2p_run_and_write(&o, NULL, &common, common.out ? common.out : "results/p2p.json",
+                              NULL);
 }

@@ -135,6 +135,12 @@ static gs_status suite_report(const char *dir, const char *const *files, size_t 
   return status;
 }
 
+/* Common options a suite cannot apply, and why. */
+static gs_cli_refusal refusals[] = {
+    {"trace", "a suite writes one document per workload; trace one with run or scale", 0},
+    {"trace-steps", "a suite writes one document per workload; trace one with run or scale", 0},
+    {NULL, NULL, 0}};
+
 gs_status gs_cmd_suite(int argc, char **argv) {
   gs_common_options common;
   gs_common_init(&common, GS_COMMON_SCALE | GS_COMMON_OUT_DIR);
@@ -145,12 +151,14 @@ gs_status gs_cmd_suite(int argc, char **argv) {
        .help = "node verdict: the machine must have N GPUs (default: the count is not "
                "checked; docs/verdict.md)"},
       {.kind = GS_OPT_END}};
+  gs_cli_refuse_options(common.table, refusals);
   if (gs_cli_wants_help(argc, argv)) {
     print_suite_help(&common, verdict_table);
     return GS_OK;
   }
   const gs_option *tables[] = {common.table, verdict_table, NULL};
   GS_TRY(gs_options_parse(tables, "gpuscale suite", argc, argv, reject_positional, NULL));
+  GS_TRY(gs_cli_refused("suite", refusals));
   gs_set_quiet(common.quiet);
   const char *dir = common.out ? common.out : "results";
   GS_TRY(gs_file_check_output_dir(dir, "option --out"));
@@ -249,7 +257,7 @@ gs_status gs_cmd_suite(int argc, char **argv) {
           }
       char *path = files[n_files];
       snprintf(path, GS_TEXT_LONG, "%s/p2p.json", dir);
-      status = gs_p2p_run_and_write(&p2p, &env, path, summary);
+      status = gs_p2p_run_and_write(&p2p, &env, NULL, path, summary);
       if (status != GS_OK && first_failure == GS_OK) first_failure = status;
       if (access(path, F_OK) == 0 && n_files < MAX_FILES - 1) file_list[n_files++] = path;
     }

@@ -362,6 +362,7 @@ static gs_status write_document(const coll_state *st) {
   }
   size_t measured = 0, failed = 0;
   if (status == GS_OK) status = gs_result_set_status(doc, document_status(st, &measured, &failed));
+  if (status == GS_OK) status = gs_common_add_trace(doc, st->mj.trace, st->path);
   if (status == GS_OK) status = gs_result_write(doc, st->path);
   cJSON_Delete(doc);
   return status;
@@ -450,9 +451,19 @@ static gs_status sweep_op(coll_state *st, coll_op_sweep *op, uint64_t *step, int
     one.progress = step;
     one.delay_rank = *delay_rank;
     one.delay_seconds = delay_seconds;
+    // The size's points are the document's next measurements.
+    size_t index = op->n_points;
+    for (const coll_op_sweep *before = st->ops; before != op; before++) index += before->n_points;
+    one.trace = st->mj.trace;
+    one.trace_measurement = (int)index;
+    char label[GS_TEXT_LONG];
+    snprintf(label, sizeof label, "%s %llu B on %d ranks", gs_coll_op_names[one.op],
+             (unsigned long long)st->sizes[i], gs_comm_world_size(st->world));
     gs_coll_point *pts = NULL;
     size_t n = 0;
-    gs_status status = gs_coll_measure(&one, &pts, &n);
+    gs_status status = gs_trace_measurement_start(one.trace, (int)index, label, one.backend);
+    if (status == GS_OK) status = gs_coll_measure(&one, &pts, &n);
+    gs_trace_measurement_stop(one.trace);
     *delay_rank = -1; /* only before the first timed batch of the command */
     if (stops_the_sweep(status)) name_lost_rank(st, pts, n, status);
     // The same "failure" member as the runner's, once the statuses are final.

@@ -5,7 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "core/file.h"
 
 #include "core/check.h"
 #include "platform/device.h"
@@ -24,6 +27,7 @@ void gs_common_init(gs_common_options *o, unsigned features) {
   o->seed = 42;
   o->telemetry_interval = 0.1;
   o->timeout = 120.0;
+  o->trace_steps = GS_TRACE_STEPS_DEFAULT;
   gs_option *t = o->table;
   size_t n = 0;
   t[n++] = (gs_option){.name = "backend", .kind = GS_OPT_CHOICE, .target = &o->backend_choice,
@@ -76,6 +80,14 @@ void gs_common_init(gs_common_options *o, unsigned features) {
                        .dmin = 0.0, .dmax = 86400.0, .metavar = "SEC",
                        .help = "longest wait of a rank for the others before the run ends as "
                                "partial (0: no limit; docs/multinode.md)"};
+  t[n++] = (gs_option){.name = "trace", .kind = GS_OPT_STRING, .target = &o->trace,
+                       .metavar = "FILE",
+                       .help = "write a timeline of the first steps of every run per rank "
+                               "(Chrome trace JSON for Perfetto; docs/timeline.md)"};
+  t[n++] = (gs_option){.name = "trace-steps", .kind = GS_OPT_COUNT, .target = &o->trace_steps,
+                       .min = 1, .max = 1000000, .metavar = "N",
+                       .help = "timed steps per run in the --trace file (default 5)",
+                       .given = &o->given_trace_steps};
   if (features & GS_COMMON_SCALE) {
     t[n++] = (gs_option){.name = "scaling", .kind = GS_OPT_CHOICE, .target = &o->scaling_choice,
                          .choices = gs_scaling_choices, .metavar = "MODE",
@@ -339,6 +351,70 @@ gs_status gs_common_configure(const gs_common_options *o, const gs_workload *wor
   if (config->split_proportional)
     return gs_error(GS_ERR_USAGE, "option --split proportional does not apply to %s: it has its "
                     "own timing loop", workload->key);
+  return GS_OK;
+}
+
+gs_status gs_common_trace_open(const gs_common_options *o, const char *result_path,
+                               gs_trace **out) {
+  *out = NULL;
+  if (!o->trace) {
+    if (o->given_trace_steps)
+      return gs_error(GS_ERR_USAGE, "option --trace-steps applies only with --trace FILE");
+    return GS_OK;
+  }
+  if (!GS_TRACE_BUILT)
+    return gs_error(GS_ERR_UNSUPPORTED, "option --trace: this gpuscale was built without trace "
+                    "ranges (GPUSCALE_TRACE=OFF)");
+  if (!o->trace[0]) return gs_error(GS_ERR_USAGE, "option --trace: empty file name");
+  if (result_path && strcmp(o->trace, result_path) == 0)
+    return gs_error(GS_ERR_USAGE, "option --trace: %s is the result file too; give the trace "
+                    "its own file", o->trace);
+  GS_TRY(gs_file_check_output(o->trace, "option --trace"));
+  return gs_trace_new(o->trace, o->trace_steps, out);
+}
+
+/* The directory part of `path` ("." when it has none) into `dir`. */
+static void directory_of(const char *path, char *dir, size_t size) {
+  const char *slash = strrchr(path, '/');
+  if (!slash)
+    snprintf(dir, size, ".");
+  else if (slash == path)
+    snprintf(dir, size, "/");
+  else
+    snprintf(dir, size, "%.*s", (int)(slash - path), path);
+}
+
+gs_status gs_common_add_trace(cJSON *doc, const gs_trace *trace, const char *doc_path) {
+  if (!trace) return GS_OK;
+  // The measurements matter more than their timeline: a trace that cannot
+  // be written is a note, and the document is written without naming it.
+  gs_error_kept kept;
+  gs_error_keep(&kept);
+  if (gs_trace_write(trace) != GS_OK) {
+    gs_note("the trace was not written: %s", gs_last_error());
+    gs_error_restore(&kept);
+    return GS_OK;
+  }
+  // Relative to the document when both lie in one directory, so the pair
+  // can be moved together; else the path as given.
+  const char *path = gs_trace_path(trace);
+  char trace_dir[GS_TEXT_LONG], doc_dir[GS_TEXT_LONG];
+  directory_of(path, trace_dir, sizeof trace_dir);
+  directory_of(doc_path, doc_dir, sizeof doc_dir);
+  struct stat a, b;
+  const char *slash = strrchr(path, '/');
+  const char *named = path;
+  if (stat(trace_dir, &a) == 0 && stat(doc_dir, &b) == 0 && a.st_dev == b.st_dev &&
+      a.st_ino == b.st_ino)
+    named = slash ? slash + 1 : path;
+  cJSON *t = cJSON_CreateObject();
+  if (!t || !cJSON_AddStringToObject(t, "file", named) ||
+      !cJSON_AddNumberToObject(t, "steps_per_run", (double)gs_trace_steps(trace)) ||
+      !cJSON_AddStringToObject(t, "device_source", gs_trace_source(trace)) ||
+      !cJSON_AddItemToObject(doc, "trace", t)) {
+    cJSON_Delete(t);
+    return gs_error(GS_ERR_NOMEM, "out of memory naming the trace in the result document");
+  }
   return GS_OK;
 }
 

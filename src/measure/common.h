@@ -10,6 +10,7 @@
 #include "core/options.h"
 #include "core/result.h"
 #include "platform/comm.h"
+#include "platform/trace.h"
 
 #define GS_COMMON_OPTION_COUNT 24
 
@@ -39,6 +40,9 @@ typedef struct {
   int given_gpu_mode;
   double timeout;              /* seconds any rank waits for the others (lockstep,
                                   communicators) before the run ends as partial */
+  const char *trace;           /* --trace FILE: the timeline file (docs/timeline.md) */
+  uint64_t trace_steps;        /* timed steps traced per run */
+  int given_trace_steps;
   int mpi_processes;           /* set by the caller under mpirun/srun (before
                                   gs_common_resolve): the world is this many processes */
   int given_gpus, given_ranks, given_iters, given_min_time, given_counts, given_scaling,
@@ -108,6 +112,27 @@ gs_status gs_common_counts(const gs_common_options *o, const gs_run_config *conf
  * options the user set); GS_OK for a workload without one. */
 gs_status gs_common_configure(const gs_common_options *o, const gs_workload *workload, void *wopts,
                               gs_run_config *config);
+
+/* Default of --trace-steps: timed steps traced per run. */
+#define GS_TRACE_STEPS_DEFAULT 5
+
+/* The trace recorder of --trace (NULL in *out without it), after checking
+ * that its file can be written and differs from `result_path` (the
+ * result document). GS_ERR_USAGE naming --trace or --trace-steps; with a
+ * build without trace ranges, GS_ERR_UNSUPPORTED. Free with
+ * gs_trace_free. */
+gs_status gs_common_trace_open(const gs_common_options *o, const char *result_path,
+                               gs_trace **out);
+
+/* Writes the trace file of `trace` (none when NULL) and names it in the
+ * result document `doc` being written to `doc_path`: the member "trace"
+ * (docs/result-schema.md) with the file's path relative to the
+ * document's directory when it lies there, else as given, the step bound
+ * and the device lanes' source. Called just before the document is
+ * written, so the document never names a trace that is not on disk; a
+ * trace that cannot be written is a note, and the document is written
+ * without it. GS_ERR_NOMEM. */
+gs_status gs_common_add_trace(cJSON *doc, const gs_trace *trace, const char *doc_path);
 
 /* Collects the environment (host, GPUs, library versions) into env. */
 gs_status gs_common_environment(gs_environment *env);

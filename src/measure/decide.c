@@ -18,6 +18,7 @@ gs_status gs_decide_calibrate(const gs_workload *workload, const void *opts,
     return GS_OK;
   }
   gs_run_config c = *config;
+  c.trace = NULL; /* a calibration is no measurement of the document */
   c.warmup = 3;
   c.iters = 0;
   c.min_time = 0.3;

@@ -87,6 +87,8 @@ gs_status gs_measure_job_start(gs_measure_job *mj, gs_common_options *common, in
   GS_TRY(gs_comm_job_start(&mj->job));
   GS_TRY(gs_common_choose_ranks(common, default_all, &mj->job, config, &mj->local_ranks,
                                 mj->local_devices));
+  GS_TRY(gs_measure_job_trace(mj, common, common->out));
+  config->trace = mj->trace;
   if (mj->job.launch != GS_COMM_LAUNCH_MPI) return GS_OK;
   gs_comm_world_config wc = {.backend = GS_BACKEND_CPU, .local_ranks = 1,
                              .timeout_seconds = config->comm_timeout_seconds};
@@ -115,6 +117,13 @@ gs_status gs_measure_job_start_local(gs_measure_job *mj, const char *command) {
                     command, mj->job.launcher);
   gs_interrupt_install();
   return GS_OK;
+}
+
+gs_status gs_measure_job_trace(gs_measure_job *mj, const gs_common_options *common,
+                               const char *result_path) {
+  gs_trace_free(mj->trace);
+  mj->trace = NULL;
+  return gs_common_trace_open(common, result_path, &mj->trace);
 }
 
 /* After a broken job: the process that writes the document, the lowest
@@ -170,6 +179,8 @@ gs_status gs_measure_job_finish(gs_measure_job *mj, gs_status status) {
   }
   gs_comm_world_destroy(mj->control);
   mj->control = NULL;
+  gs_trace_free(mj->trace);
+  mj->trace = NULL;
   gs_comm_job_finish(&mj->job);
   return status;
 }

@@ -16,11 +16,13 @@ typedef struct {
   int broken;                    /* a rank was lost: the job cannot go on */
   int local_ranks;               /* ranks this process drives (threads mode: all) */
   int local_devices[GS_MAX_RANKS]; /* their CUDA ordinals (-1 on the cpu backend) */
+  gs_trace *trace;               /* --trace's recorder, or NULL (freed by finish) */
 } gs_measure_job;
 
 /* Detects the launcher, starts MPI under one, installs the SIGINT/SIGTERM
  * handlers and resolves the common options into *config (this process's
- * rank and device in mpi mode, the world = the processes). Called once per
+ * rank and device in mpi mode, the world = the processes), and opens the
+ * --trace recorder (mj->trace, also config->trace). Called once per
  * command from the main thread. */
 gs_status gs_measure_job_start(gs_measure_job *mj, gs_common_options *common, int default_all,
                                gs_run_config *config);
@@ -32,6 +34,11 @@ gs_status gs_measure_job_start(gs_measure_job *mj, gs_common_options *common, in
  * Called once per command from the main thread; end it with
  * gs_measure_job_finish. */
 gs_status gs_measure_job_start_local(gs_measure_job *mj, const char *command);
+
+/* Opens the --trace recorder of a local job (plan, p2p) into mj->trace,
+ * checking its file against the result file `result_path`. */
+gs_status gs_measure_job_trace(gs_measure_job *mj, const gs_common_options *common,
+                               const char *result_path);
 
 /* Whether this process writes documents and prints summaries: process 0,
  * or, once a rank was lost, the first process of process 0's host to

@@ -40,6 +40,7 @@ static gs_status write_document(const gs_p2p_options *o, const gs_environment *e
   // The cells as one measurement: a failed cell keeps the others' figures.
   const size_t failed = gs_p2p_any_failed(&out->result) ? 1 : 0;
   if (st == GS_OK) st = gs_result_set_status(doc, gs_result_status_rule(1, failed, failed, !interrupted));
+  if (st == GS_OK) st = gs_common_add_trace(doc, o->trace, path);
   if (st == GS_OK) st = gs_result_write(doc, path);
   if (st == GS_OK) gs_note("result written to %s", path);
   cJSON_Delete(doc);
@@ -69,13 +70,17 @@ static gs_status measure(const gs_p2p_options *o, const gs_environment *env, con
   return first_cell_failure(&out->result);
 }
 
-gs_status gs_measure_p2p(const gs_p2p_options *o, const gs_environment *env, const char *path,
-                         gs_p2p_outcome *out) {
+gs_status gs_measure_p2p(const gs_p2p_options *options, const gs_environment *env,
+                         const gs_common_options *common, const char *path, gs_p2p_outcome *out) {
   memset(out, 0, sizeof *out);
   GS_TRY(gs_file_check_output(path, "option --out"));
   gs_environment collected = {0};
   gs_measure_job mj;
   gs_status st = gs_measure_job_start_local(&mj, "p2p");
+  if (st == GS_OK && common) st = gs_measure_job_trace(&mj, common, path);
+  gs_p2p_options traced = *options;
+  traced.trace = mj.trace;
+  const gs_p2p_options *o = &traced;
   // The environment is collected after the output was checked (CUDA's
   // start takes time) unless the caller has it already.
   if (st == GS_OK && !env) {

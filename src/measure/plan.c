@@ -193,6 +193,10 @@ static gs_status write_plan(const gs_plan_request *rq, const gs_run_config *base
   }
   if (status == GS_OK)
     status = gs_result_set_status(doc, gs_common_result_status(ms, n, n == plan->n_tasks));
+  // The trace only once every task has ended: other tasks' ranks still
+  // record while an early one is written.
+  if (status == GS_OK && n == plan->n_tasks)
+    status = gs_common_add_trace(doc, base->trace, path);
   if (status == GS_OK) status = gs_result_write(doc, path);
   cJSON_Delete(doc);
   return status;
@@ -236,13 +240,18 @@ static gs_status run_tasks(const gs_plan_request *rq, const gs_run_config *base,
   pthread_t threads[GS_PLAN_MAX_TASKS];
   task_thread tt[GS_PLAN_MAX_TASKS];
   size_t started = 0;
-  for (; started < n; started++) {
+  gs_status status = GS_OK;
+  for (size_t i = 0; i < n && status == GS_OK; i++) {
+    // Task i is measurement i of the document once every task is done.
+    plan->tasks[i].config.trace_measurement = (int)i;
+    status = gs_trace_measurement_start(base->trace, (int)i, plan->tasks[i].text, base->backend);
+  }
+  for (; started < n && status == GS_OK; started++) {
     plan->tasks[started].config.start_gate = &gate;
     tt[started] = (task_thread){.run = &run, .task = &plan->tasks[started]};
     if (pthread_create(&threads[started], NULL, task_main, &tt[started]) != 0) break;
   }
-  gs_status status = GS_OK;
-  if (started < n) {
+  if (status == GS_OK && started < n) {
     gs_barrier_abort(&gate);
     status = gs_error(GS_ERR_INTERNAL, "cannot start the thread of task %zu", started);
   }
@@ -271,6 +280,11 @@ static gs_status run_tasks(const gs_plan_request *rq, const gs_run_config *base,
     status = write_plan(rq, base, plan, env, path);
   }
   for (size_t i = 0; i < started; i++) pthread_join(threads[i], NULL);
+  if (base->trace) {
+    // CUPTI's records go to the ranks once every task has ended.
+    gs_trace_measurement_stop(base->trace);
+    if (status == GS_OK) status = write_plan(rq, base, plan, env, path);
+  }
   gs_barrier_destroy(&gate);
   pthread_cond_destroy(&run.finished);
   pthread_mutex_destroy(&run.lock);
@@ -294,7 +308,9 @@ gs_status gs_measure_plan(const gs_plan_request *rq, gs_plan *plan) {
   gs_status status = gs_measure_job_start_local(&mj, "plan");
   gs_run_config base;
   if (status == GS_OK) status = gs_common_resolve(common, 0, &base);
+  if (status == GS_OK) status = gs_measure_job_trace(&mj, common, path);
   if (status != GS_OK) return gs_measure_job_finish(&mj, status);
+  base.trace = mj.trace;
   base.show_progress = 0;
   plan->backend = base.backend;
   char why[GS_TEXT_LONG] = "";

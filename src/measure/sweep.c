@@ -46,6 +46,7 @@ static gs_status write_document(const gs_sweep *sw, void *driver_ctx, const gs_m
     }
   }
   if (status == GS_OK) status = add_telemetry(doc, tm, count);
+  if (status == GS_OK) status = gs_common_add_trace(doc, sw->config->trace, sw->path);
   if (status == GS_OK) status = gs_common_write_result(doc, ms, count, complete, sw->path);
   cJSON_Delete(doc);
   return status;
@@ -95,8 +96,14 @@ static gs_status measure_one(const gs_sweep *sw, void *driver_ctx, const gs_run_
     gs_telemetry_set_unavailable(tm, "sampler did not start: %s", gs_last_error());
   gs_error_restore(&kept);
   const gs_workload_driver *driver = sw->workload->driver;
-  gs_status status = driver ? driver->measure(driver_ctx, config, index, m)
-                                : gs_runner_measure(sw->workload, sw->workload_opts, config, m);
+  gs_run_config traced = *config;
+  traced.trace_measurement = (int)index;
+  gs_status status = gs_trace_measurement_start(config->trace, (int)index, config->label,
+                                                config->backend);
+  if (status == GS_OK)
+    status = driver ? driver->measure(driver_ctx, &traced, index, m)
+                    : gs_runner_measure(sw->workload, sw->workload_opts, &traced, m);
+  gs_trace_measurement_stop(config->trace);
   gs_telemetry_stop(tm);
   return status;
 }
@@ -124,7 +131,9 @@ static gs_status measure_split(const gs_sweep *sw, void *driver_ctx, const gs_ru
   const int n = config->world_size;
   double rates[GS_MAX_RANKS];
   uint64_t even[GS_MAX_RANKS], proportional[GS_MAX_RANKS];
-  GS_TRY(gs_split_calibrate(sw->workload, sw->workload_opts, config, GS_SPLIT_CALIBRATION_ITERS,
+  gs_run_config untraced = *config;  /* the calibration is no measurement of the document */
+  untraced.trace = NULL;
+  GS_TRY(gs_split_calibrate(sw->workload, sw->workload_opts, &untraced, GS_SPLIT_CALIBRATION_ITERS,
                             rates));
   const uint64_t units = sw->workload->work_units(sw->workload_opts);
   gs_split_even(units, n, even);

@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/result.h"
+#include "core/trace.h"
 #include "platform/topology.h"
 
 #define GS_P2P_MAX_SAMPLES 1000
@@ -41,6 +42,7 @@ typedef struct {
   int mode;                   /* gs_p2p_mode */
   size_t n_pairs;             /* 0 = every ordered pair */
   int pairs[GS_P2P_MAX_GPUS * 4][2];
+  gs_trace *trace;            /* --trace's recorder (set by the measuring layer), or NULL */
 } gs_p2p_options;
 
 /* One measured cell: a GPU pair (or one GPU for host tests). Bandwidths in

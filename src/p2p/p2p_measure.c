@@ -12,6 +12,7 @@
 
 #include "core/check.h"
 #include "core/interrupt.h"
+#include "platform/trace.h"
 #include "p2p/p2p.h"
 #include "p2p/p2p_kernels.h"
 
@@ -533,6 +534,25 @@ static gs_status measure_host(p2p_ctx *c, const test_def *t, size_t a, gs_p2p_ce
 
 /* ---- the whole command ------------------------------------------------------------ */
 
+/* One cell inside its trace range (a step of the test's run in the
+ * trace): test `t` between GPUs a and b, or of GPU a and the host when b
+ * is negative; `seq` counts the test's cells. */
+static gs_status measure_cell(p2p_ctx *c, size_t ti, const test_def *t, size_t a, long b,
+                              uint64_t seq, gs_p2p_cell *cell) {
+  char name[GS_TRACE_NAME];
+  if (b < 0)
+    snprintf(name, sizeof name, "%s GPU %d", t->key, c->gpu[a].device);
+  else
+    snprintf(name, sizeof name, "%s GPU %d -> GPU %d", t->key, c->gpu[a].device,
+             c->gpu[b].device);
+  gs_trace_step_open((int64_t)ti, (int64_t)seq);
+  gs_trace_begin_text(GS_TRACE_COPY, NULL, name);
+  gs_status st = b < 0 ? measure_host(c, t, a, cell) : measure_pair(c, t, a, (size_t)b, cell);
+  gs_trace_end();
+  gs_trace_step_close();
+  return st;
+}
+
 static int mode_runs(int mode, const test_def *t) {
   return mode == GS_P2P_MODE_ALL || mode == (int)t->mode;
 }
@@ -570,9 +590,10 @@ static gs_status run_tests(p2p_ctx *c, gs_p2p_result *r) {
                gs_p2p_mode_names[c->o->mode]);
       continue;
     }
+    uint64_t seq = 0;
     if (t->per_gpu) {
       for (size_t a = 0; a < n && gs_interrupt_signal() == 0; a++)
-        record(measure_host(c, t, a, &out->cells[a]), &out->cells[a]);
+        record(measure_cell(c, ti, t, a, -1, seq++, &out->cells[a]), &out->cells[a]);
       continue;
     }
     if (n < 2) {
@@ -597,7 +618,7 @@ static gs_status run_tests(p2p_ctx *c, gs_p2p_result *r) {
           cell->direction_median[1] = first;
           continue;
         }
-        record(measure_pair(c, t, a, b, cell), cell);
+        record(measure_cell(c, ti, t, a, (long)b, seq++, cell), cell);
       }
     }
   }
@@ -631,7 +652,12 @@ gs_status gs_p2p_measure(const gs_p2p_options *o, const gs_environment *env,
   }
   p2p_ctx c;
   gs_status st = ctx_setup(&c, o, env);
+  // The trace's one measurement: this thread, on the host lane, one span per cell.
+  if (st == GS_OK) st = gs_trace_measurement_start(o->trace, 0, "p2p", GS_BACKEND_CPU);
+  if (st == GS_OK) st = gs_trace_attach(o->trace, 0, 0, -1, NULL);
   if (st == GS_OK) st = run_tests(&c, r);
+  gs_trace_abandon(0);
+  gs_trace_detach();
   ctx_free(&c);
   return st;
 }

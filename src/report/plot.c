@@ -22,6 +22,7 @@
 #include "report/analyze_internal.h"
 #include "report/predict.h"
 #include "report/render.h"
+#include "report/trace_timeline.h"
 
 /* Points per rank in a CDF: enough for a smooth curve at any sample count. */
 #define CDF_POINTS 400
@@ -326,6 +327,84 @@ static int rank_plots(plotter *pl, const gs_report *r, const gs_report_series *s
   return 1;
 }
 
+/* The timeline of a multi-rank measurement whose document names a trace:
+ * one row per rank and lane, the leaf spans of the traced steps coloured
+ * by kind as in docs/timeline.md. Nothing when there is no readable trace. */
+static int timeline_plot(plotter *pl, const gs_report *r, const gs_report_series *s, size_t si,
+                         size_t ri, const char *title) {
+  const gs_report_row *row = &s->rows[ri];
+  gs_report_timeline t;
+  if (gs_report_timeline_load(r, row, &t) != GS_OK) return 0;
+  if (!t.present || t.problem[0]) {
+    gs_report_timeline_free(&t);
+    return 1;
+  }
+  char caption[256];
+  snprintf(caption, sizeof caption, "%d ranks: timeline of steps %d-%d of run %d per rank and "
+           "lane (docs/timeline.md)", row->world_size, t.first_step, t.last_step, t.run);
+  FILE *f = plot_begin(pl, si, (int)ri, caption, "s%zu-n%d-m%zu-timeline", si, row->world_size, ri);
+  if (!f) {
+    gs_report_timeline_free(&t);
+    return 0;
+  }
+  char tics[4096] = "";
+  size_t at = 0;
+  int rows = 0;
+  const double window_ms = 1e3 * (t.end - t.begin);
+  for (int k = 0; k < t.n_ranks; k++) {
+    const gs_trace_view_rank *vr = &t.view.ranks[k];
+    for (int l = 0; l < vr->n_lanes; l++) {
+      const gs_trace_lane *lane = &vr->lanes[l];
+      size_t drawn = 0;
+      for (size_t i = 0; i < lane->n; i++) {
+        const gs_trace_span *sp = &lane->spans[i];
+        if (!gs_report_timeline_in_window(&t, sp) || !gs_report_timeline_leaf(lane, i)) continue;
+        fprintf(f, "%.9g %.9g %d %u\n", 1e3 * (sp->begin - t.begin), 1e3 * (sp->end - t.begin),
+                rows, (unsigned)gs_trace_kind_rgb((gs_trace_kind)sp->kind));
+        drawn++;
+      }
+      if (drawn == 0) continue;
+      char label[96];
+      char name[GS_TRACE_NAME + 16];
+      snprintf(name, sizeof name, "rank %d %s", vr->rank, lane->name);
+      safe_title(label, sizeof label, name);
+      if (at < sizeof tics)
+        at += (size_t)snprintf(tics + at, sizeof tics - at, "%s'%s' %d", rows ? ", " : "", label,
+                               rows);
+      rows++;
+    }
+  }
+  gs_report_timeline_free(&t);
+  if (!plot_end(f)) return 0;
+  const char *name = pl->plots->p[pl->plots->n - 1].name;
+  if (rows == 0 || at >= sizeof tics) {
+    pl->plots->n--;
+    return 1;
+  }
+  const int height = 170 + 26 * rows;
+  fprintf(pl->script, "reset\nset title '%s: timeline at %d ranks'\nset xlabel 'ms since the "
+                      "first traced step'\nset xrange [0:%.9g]\nset yrange [%d.5:-0.5]\nset ytics (%s)\n"
+                      "set grid x\n"
+                      "set key outside bottom center horizontal\nset bmargin 6\nset style fill "
+                      "solid 1.0 border rgb 'white'\n",
+          title, row->world_size, window_ms, rows - 1, tics);
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd,
+           "plot '%s.dat' using (($1+$2)/2):3:(($2-$1)/2):(0.38):4 with boxxyerror lc rgb "
+           "variable notitle, NaN with boxes lc rgb '#%06x' title 'compute', NaN with boxes lc "
+           "rgb '#%06x' title 'communication', NaN with boxes lc rgb '#%06x' title 'waiting', "
+           "NaN with boxes lc rgb '#%06x' title 'copy', NaN with boxes lc rgb '#%06x' title "
+           "'host'",
+           name, (unsigned)gs_trace_kind_rgb(GS_TRACE_COMPUTE),
+           (unsigned)gs_trace_kind_rgb(GS_TRACE_COMM), (unsigned)gs_trace_kind_rgb(GS_TRACE_WAIT),
+           (unsigned)gs_trace_kind_rgb(GS_TRACE_COPY), (unsigned)gs_trace_kind_rgb(GS_TRACE_HOST));
+  fprintf(pl->script, "set terminal svg size 640,%d fixed font 'sans,11'\nset output '%s.svg'\n"
+                      "%s\nset terminal pngcairo size 640,%d font 'sans,10'\nset output "
+                      "'%s.png'\nreplot\nunset output\n",
+          height, name, cmd, height, name);
+  return 1;
+}
+
 /* Reads file `path` whole; caller frees; NULL on failure. */
 static char *read_whole(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");
@@ -500,7 +579,7 @@ gs_status gs_report_plots_make_predicted(const gs_report *r, const char *dir,
                                              : series_plots(&pl, s, si, title, prediction_of(prediction, si));
     for (size_t ri = 0; ok && ri < s->n_rows; ri++)
       if (s->rows[ri].world_size > 1 && !s->rows[ri].is_coll)
-        ok = rank_plots(&pl, r, s, si, ri, title);
+        ok = rank_plots(&pl, r, s, si, ri, title) && timeline_plot(&pl, r, s, si, ri, title);
     if (!ok) st = gs_error(GS_ERR_IO, "cannot write the plot data in %s: %s", pl.dir, strerror(errno));
   }
   errno = 0;

@@ -334,6 +334,7 @@ static gs_status series_tables(gs_render_writer *w, const gs_report *r, const gs
     }
     if ((st = gs_render_table_done(w, &t, "    ")) != GS_OK) return st;
     if ((st = host_table(w, row)) != GS_OK) return st;
+    if ((st = gs_render_timeline(w, r, row)) != GS_OK) return st;
     gs_render_plots_of(w, s, (int)i);
   }
 

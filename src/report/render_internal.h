@@ -86,4 +86,10 @@ gs_status gs_render_machine_sections(gs_render_writer *w, const gs_report *r);
  * samples (not GS_REPORT_DROP_SAMPLES). GS_ERR_NOMEM when memory runs out. */
 gs_status gs_report_render_csv(FILE *out, const gs_report *r);
 
+/* The timeline summary of multi-rank `row` when its document names a
+ * trace (render_trace.c; docs/timeline.md): per rank the shares of the
+ * traced steps spent computing, communicating, copying, waiting and idle,
+ * or a line saying why the trace could not be read. */
+gs_status gs_render_timeline(gs_render_writer *w, const gs_report *r, const gs_report_row *row);
+
 #endif

@@ -11,6 +11,7 @@
 #include "core/barrier.h"
 #include "core/fault.h"
 #include "core/scaling.h"
+#include "core/trace.h"
 #include "core/types.h"
 #include "platform/comm.h"
 
@@ -40,6 +41,12 @@ typedef struct {
    * measurements running at once (a plan) start their steps together. Each
    * measurement arrives exactly once, also when its setup failed. */
   gs_barrier *start_gate;
+  /* The command's trace recorder (--trace, docs/timeline.md), or NULL:
+   * each rank's thread attaches to it and records its first timed steps
+   * of every run. */
+  gs_trace *trace;
+  int trace_measurement;         /* the trace's measurement the ranks belong to
+                                    (the document's index of this measurement) */
   /* One rank per process (mpi mode, docs/multinode.md). `control` is a
    * host-buffer world over every process of the job: lockstep points and
    * the ranks' samples travel through it to every process, so each one

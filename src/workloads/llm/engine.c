@@ -17,6 +17,7 @@
 
 #include "core/barrier.h"
 #include "core/check.h"
+#include "platform/trace.h"
 #include "workloads/llm/llm_cpu.h"
 #include "workloads/llm/llm_gpu.h"
 
@@ -204,9 +205,24 @@ static void *shard_thread(void *arg) {
   return NULL;
 }
 
+static gs_status run_call_shards(gs_llm_engine *e, engine_op op);
+
+/* Runs call `op` on every shard inside its trace range (prefill, decode
+ * step, logits: the replica's phases; a tensor-parallel decode step holds
+ * its all-reduces, whose NCCL kernels CUPTI shows). */
+static gs_status run_call(gs_llm_engine *e, engine_op op) {
+  static const char *const names[] = {[OP_PREFILL] = "prefill", [OP_DECODE] = "decode step",
+                                      [OP_LOGITS] = "logits"};
+  const int traced = op == OP_PREFILL || op == OP_DECODE || op == OP_LOGITS;
+  if (traced) gs_trace_begin(GS_TRACE_COMPUTE, names[op], (int64_t)e->n, NULL);
+  gs_status status = run_call_shards(e, op);
+  if (traced) gs_trace_end();
+  return status;
+}
+
 /* Runs the posted call on every shard and waits for all of them; the first
  * failing shard's error is the call's. */
-static gs_status run_call(gs_llm_engine *e, engine_op op) {
+static gs_status run_call_shards(gs_llm_engine *e, engine_op op) {
   e->op = op;
   const uint32_t tp = e->config.tp;
   if (tp > 1 && gs_barrier_wait(&e->start) != 0)

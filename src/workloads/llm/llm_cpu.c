@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "platform/trace.h"
 
 typedef struct {
   float *w[GS_LLM_LAYER_KINDS];
@@ -263,8 +264,13 @@ static gs_status add_projection(gs_llm_cpu_model *m, const float *w, const float
                                 size_t ins) {
   const size_t hidden = m->config.shape.hidden, n = rows * hidden;
   linear(w, x, rows, hidden, ins, m->part, 0);
-  if (m->comm)
-    GS_TRY(gs_comm_allreduce(m->comm, m->part, m->part, n, GS_DTYPE_FLOAT, GS_REDOP_SUM, NULL));
+  if (m->comm) {
+    gs_trace_begin(GS_TRACE_COMM, "tp allreduce", -1, NULL);
+    gs_status st = gs_comm_allreduce(m->comm, m->part, m->part, n, GS_DTYPE_FLOAT, GS_REDOP_SUM,
+                                     NULL);
+    gs_trace_end();
+    GS_TRY(st);
+  }
   for (size_t i = 0; i < n; i++) m->h[i] += m->part[i];
   return GS_OK;
 }

@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include "core/check.h"
+#include "platform/trace.h"
 #include "workloads/llm/llm_cpu.h"
 #include "workloads/llm/llm_cuda.h"
 #include "workloads/llm/llm_gemm.h"
@@ -300,8 +301,13 @@ static gs_status add_projection(gs_llm_gpu_model *m, const uint16_t *w, const ui
   const uint64_t hidden = m->config.shape.hidden;
   if (!m->comm) return linear(m, w, x, m->h, rows, hidden, ins, 1);
   GS_TRY(linear(m, w, x, m->part, rows, hidden, ins, 0));
-  GS_TRY(gs_comm_allreduce(m->comm, m->part, m->part, rows * hidden, GS_DTYPE_FLOAT, GS_REDOP_SUM,
-                           m->stream));
+  // Inside a captured decode graph the range marks the capture only; the
+  // replayed all-reduce shows as NCCL kernels (docs/timeline.md).
+  gs_trace_begin(GS_TRACE_COMM, "tp allreduce", -1, m->stream);
+  gs_status st = gs_comm_allreduce(m->comm, m->part, m->part, rows * hidden, GS_DTYPE_FLOAT,
+                                   GS_REDOP_SUM, m->stream);
+  gs_trace_end();
+  GS_TRY(st);
   GS_CHECK_CUDA(gs_llm_cuda_add(m->h, m->part, rows * hidden, m->queue));
   return GS_OK;
 }

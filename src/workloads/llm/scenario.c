@@ -15,6 +15,7 @@
 #include "core/interrupt.h"
 #include "core/timer.h"
 #include "platform/comm.h"
+#include "platform/trace.h"
 
 const char *const gs_llm_scenario_names[] = {"offline", "server", "single-stream", NULL};
 const char *const gs_llm_dispatch_names[] = {"static", "dynamic", NULL};
@@ -61,6 +62,7 @@ typedef struct {
   gs_llm_request_record *batch; /* max_batch records being processed */
   uint32_t *ids;
   int cold_pending; /* the next batch is the cold one (no warmup) */
+  uint64_t batches; /* batches served: the steps of its trace */
   int warming;      /* in warm-up: the clock has not started, nothing times out */
 } replica;
 
@@ -190,7 +192,11 @@ static gs_status run_batch(replica *r, const uint32_t *ids, size_t n, double iss
   }
   r->cold_pending = 0;
   if (kept == 0) return GS_OK;
+  gs_trace_step_open(0, (int64_t)r->batches++);
+  gs_trace_begin(GS_TRACE_STEP, "batch", (int64_t)kept, NULL);
   gs_status status = generate(r, kept, sh->config->stream.seed);
+  gs_trace_end();
+  gs_trace_step_close();
   for (size_t i = 0; i < kept; i++) {
     gs_llm_request_record *rec = &r->batch[i];
     if (status != GS_OK && (rec->status != GS_LLM_REQ_OK || isnan(rec->finish))) {
@@ -249,6 +255,9 @@ static gs_status replica_setup(replica *r) {
   const uint32_t tp = c->engine.tp ? c->engine.tp : 1;
   const int *devices = sh->run->devices + (size_t)r->rank * tp;
   if (sh->run->backend == GS_BACKEND_CUDA) GS_CHECK_CUDA(cudaSetDevice(devices[0]));
+  // Host lane only: the replica's kernels come from CUPTI where it loads.
+  GS_TRY(gs_trace_attach(sh->run->trace, sh->run->trace_measurement, r->rank,
+                         sh->run->backend == GS_BACKEND_CUDA ? devices[0] : -1, NULL));
   return gs_llm_engine_create(&c->engine, sh->run->backend, devices, &r->engine);
 }
 
@@ -328,6 +337,8 @@ static void *replica_main(void *arg) {
     if (status != GS_ERR_INTERRUPTED) fail_leftovers(r);
   }
   r->result->status = status;
+  gs_trace_abandon(0);
+  gs_trace_detach();
   gs_llm_engine_destroy(r->engine);
   r->engine = NULL;
   gs_set_thread_rank(-1);

@@ -13,6 +13,7 @@
 #include "core/check.h"
 #include "core/checked.h"
 #include "platform/comm.h"
+#include "platform/trace.h"
 #include "workloads/mlp/mlp.h"
 #include "workloads/mlp/mlp_cuda.h"
 #include "workloads/mlp/mlp_hash.h"
@@ -478,8 +479,11 @@ static gs_status enqueue_reduce(gs_mlp_state *s, int k) {
   float *grads = gs_mlp_cuda_grads(s->dev);
   GS_CHECK_CUDA(cudaEventRecord(bk->ready, s->stream));
   GS_CHECK_CUDA(cudaStreamWaitEvent(s->comm_stream, bk->ready, 0));
-  GS_TRY(gs_comm_allreduce(s->comm, grads + bk->begin, grads + bk->begin, (size_t)bk->count,
-                           GS_DTYPE_FLOAT, GS_REDOP_SUM, s->comm_stream));
+  gs_trace_begin(GS_TRACE_COMM, "allreduce bucket", k, s->comm_stream);
+  gs_status st = gs_comm_allreduce(s->comm, grads + bk->begin, grads + bk->begin,
+                                   (size_t)bk->count, GS_DTYPE_FLOAT, GS_REDOP_SUM, s->comm_stream);
+  gs_trace_end();
+  GS_TRY(st);
   GS_CHECK_CUDA(cudaEventRecord(bk->done, s->comm_stream));
   return GS_OK;
 }
@@ -487,9 +491,19 @@ static gs_status enqueue_reduce(gs_mlp_state *s, int k) {
 /* The compute stream waits for every bucket: the exposed communication. */
 static gs_status enqueue_wait_for_buckets(gs_mlp_state *s) {
   GS_TRY(gs_comm_exposed_begin(s->comm, s->stream));
+  gs_trace_begin(GS_TRACE_WAIT, "wait for gradients", -1, s->stream);
   for (int k = 0; k < s->n_buckets; k++)
     GS_CHECK_CUDA(cudaStreamWaitEvent(s->stream, s->buckets[k].done, 0));
+  gs_trace_end();
   return gs_comm_exposed_end(s->comm, s->stream);
+}
+
+/* Opens the trace range of compute part k (platform/trace.h). */
+static void trace_part(const gs_mlp_state *s, int k) {
+  if (k == s->n_buckets)
+    gs_trace_begin(GS_TRACE_COMPUTE, "optimizer", -1, s->stream);
+  else
+    gs_trace_begin(GS_TRACE_COMPUTE, k == 0 ? "forward + backward" : "backward", k, s->stream);
 }
 
 /* Every part enqueued directly (no graph): the verification step, --no-graph. */
@@ -498,7 +512,10 @@ static gs_status enqueue_step(gs_mlp_state *s, uint64_t global_batch, uint64_t o
   const int reduce = s->world > 1;
   for (int k = 0; k <= s->n_buckets; k++) {
     if (reduce && k == s->n_buckets) GS_TRY(enqueue_wait_for_buckets(s));
-    GS_TRY(enqueue_part(s, k, global_batch, offset, rows));
+    trace_part(s, k);
+    gs_status st = enqueue_part(s, k, global_batch, offset, rows);
+    gs_trace_end();
+    GS_TRY(st);
     if (reduce && k < s->n_buckets) GS_TRY(enqueue_reduce(s, k));
   }
   return GS_OK;
@@ -533,7 +550,9 @@ static gs_status step_graphs(gs_mlp_state *s) {
   for (int k = 0; k <= s->n_buckets; k++) {
     if (!s->graphs[k]) GS_TRY(capture(s, k, &s->graphs[k]));
     if (k == s->n_buckets) GS_TRY(enqueue_wait_for_buckets(s));
+    trace_part(s, k);
     GS_CHECK_CUDA(cudaGraphLaunch(s->graphs[k], s->stream));
+    gs_trace_end();
     if (k < s->n_buckets) GS_TRY(enqueue_reduce(s, k));
   }
   return GS_OK;
@@ -548,12 +567,17 @@ static gs_status step_cpu(gs_mlp_state *s) {
   GS_TRY(gs_mlp_cpu_gradients(&s->model, s->params, &d, &b, s->grads, &s->loss));
   if (s->world > 1) {
     GS_TRY(gs_comm_exposed_begin(s->comm, NULL));
-    GS_TRY(gs_comm_allreduce(s->comm, s->grads, s->grads, (size_t)s->count, GS_DTYPE_FLOAT,
-                             GS_REDOP_SUM, NULL));
+    gs_trace_begin(GS_TRACE_COMM, "allreduce gradients", -1, NULL);
+    gs_status st = gs_comm_allreduce(s->comm, s->grads, s->grads, (size_t)s->count,
+                                     GS_DTYPE_FLOAT, GS_REDOP_SUM, NULL);
+    gs_trace_end();
+    GS_TRY(st);
     GS_TRY(gs_comm_exposed_end(s->comm, NULL));
   }
   s->steps++;
+  gs_trace_begin(GS_TRACE_COMPUTE, "optimizer", -1, NULL);
   gs_mlp_cpu_adam(&s->adam, s->steps, s->count, s->grads, s->params, s->mom1, s->mom2);
+  gs_trace_end();
   return GS_OK;
 }
 

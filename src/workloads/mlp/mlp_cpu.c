@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "platform/trace.h"
 #include "workloads/mlp/mlp.h"
 #include "workloads/mlp/mlp_hash.h"
 
@@ -91,6 +92,7 @@ gs_status gs_mlp_cpu_gradients(const gs_mlp_model *m, const float *params, const
   const uint64_t rows = b->rows;
   cpu_scratch s;
   GS_TRY(scratch_alloc(&s, m, rows));
+  gs_trace_begin(GS_TRACE_COMPUTE, "forward", -1, NULL);
   for (uint64_t r = 0; r < rows; r++) {
     const uint64_t sample = (b->step * b->global_batch + b->offset + r) % d->n;
     memcpy(s.act[0] + r * m->widths[0], d->x + sample * d->features,
@@ -130,6 +132,8 @@ gs_status gs_mlp_cpu_gradients(const gs_mlp_model *m, const float *params, const
     }
   }
   *loss = sum * norm;
+  gs_trace_end();
+  gs_trace_begin(GS_TRACE_COMPUTE, "backward", -1, NULL);
   for (int l = L - 1; l >= 0; l--) {
     const uint32_t in = m->widths[l], out = m->widths[l + 1];
     const float *w = params + gs_mlp_weight_offset(m, l);
@@ -161,6 +165,7 @@ gs_status gs_mlp_cpu_gradients(const gs_mlp_model *m, const float *params, const
     s.dz = s.dz_prev;
     s.dz_prev = t;
   }
+  gs_trace_end();
   const uint64_t count = gs_mlp_param_count(m);
   for (uint64_t i = 0; i < count; i++) grads[i] = (float)s.grad_acc[i];
   scratch_free(&s, L);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "platform/trace.h"
 #include "core/checked.h"
 #include "core/rng.h"
 #include "workloads/voxelize/voxelize.h"
@@ -404,18 +405,27 @@ static gs_status voxelize_setup(const void *opts, const gs_rank_context *ctx, vo
   return GS_OK;
 }
 
-static gs_status voxelize_step(void *state) {
-  gs_voxelize_state *s = state;
+/* The step's work: the kernels enqueued on CUDA, the reference on the CPU. */
+static gs_status voxelize_compute(gs_voxelize_state *s) {
   const uint64_t F = s->params.features;
   if (s->backend == GS_BACKEND_CUDA) {
     GS_CHECK_CUDA(gs_voxelize_cuda_step(&s->params, &s->dev, s->stream));
-  } else {
-    for (uint64_t c = 0; c < s->clouds; c++)
-      GS_TRY(gs_voxelize_cpu(&s->params, s->points + c * s->n * 3,
-                             F > 0 ? s->features + c * s->n * F : NULL, s->n,
-                             (char *)s->out + c * s->out_bytes, s->counts + c * s->cells, s->sums,
-                             &s->dropped[c]));
+    return GS_OK;
   }
+  for (uint64_t c = 0; c < s->clouds; c++)
+    GS_TRY(gs_voxelize_cpu(&s->params, s->points + c * s->n * 3,
+                           F > 0 ? s->features + c * s->n * F : NULL, s->n,
+                           (char *)s->out + c * s->out_bytes, s->counts + c * s->cells, s->sums,
+                           &s->dropped[c]));
+  return GS_OK;
+}
+
+static gs_status voxelize_step(void *state) {
+  gs_voxelize_state *s = state;
+  gs_trace_begin(GS_TRACE_COMPUTE, "voxelize", -1, s->stream);
+  gs_status st = voxelize_compute(s);
+  gs_trace_end();
+  GS_TRY(st);
   s->stepped = 1;
   return GS_OK;
 }
