@@ -167,5 +167,13 @@ expect 0 "telemetry: unavailable" -- exec "${quick[@]}" --out "$work/plain.json"
 expect 0 "exec: backend cpu" -- report "$work/plain.json" "$work/rate.json"
 expect 0 "" -- report --format json --out "$work/r.json" "$work/strong.json"
 
+# ---- --trace: each run a span of the host lane, named in the document ---------
+expect 0 "" -- exec --runs 2 --no-progress --warmup 1 --trace "$work/exec-trace.json" \
+  --out "$work/traced.json" -- sh -c 'exit 0'
+python3 "$(dirname "$prog")/trace_validate.py" "$work/exec-trace.json" --ranks 1 \
+  --expect "command run,command warmup" >/dev/null || fail "exec's trace is not valid"
+[ "$(json "$work/traced.json" "d['trace']['device_source'].split(':')[0]")" = none ] ||
+  fail "exec's document does not say that the command's GPU work is not traced"
+
 [ "$failures" = 0 ] || exit 1
 echo "all exec tests passed"

@@ -100,7 +100,9 @@ static gs_status measure(gs_common_options *common, gs_exec_options *eo, const c
   gs_u64_list counts = {0};
   gs_environment env = {0};
   gs_status status = gs_measure_job_start_local(job, "exec");
+  if (status == GS_OK) status = gs_measure_job_trace(job, common, path);
   if (status == GS_OK) status = gs_exec_prepare(common, eo, &config, &counts, path);
+  config.trace = job->trace;
   if (status == GS_OK) status = gs_common_environment(&env);
   if (status == GS_OK) {
     const gs_sweep_observer printer = gs_summary_observer(NULL);

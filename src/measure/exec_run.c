@@ -14,6 +14,7 @@
 #include "core/interrupt.h"
 #include "core/timer.h"
 #include "measure/exec_private.h"
+#include "platform/trace.h"
 
 extern char **environ;
 
@@ -331,6 +332,12 @@ gs_status gs_exec_measure(void *vctx, const gs_run_config *config, size_t index,
     status = gs_error(GS_ERR_NOMEM, "cannot allocate %zu runs", total);
   gs_status failed = GS_OK;
   char reason[GS_TEXT_ERROR] = "";
+  if (config->trace) {
+    gs_trace_set_source(config->trace, "none: exec sees the command's runs from outside; its "
+                                       "GPU work is in processes of its own (docs/timeline.md)");
+    if (status == GS_OK)
+      status = gs_trace_attach(config->trace, config->trace_measurement, 0, -1, NULL);
+  }
   for (size_t i = 0; i < total && status == GS_OK && failed == GS_OK; i++) {
     gs_exec_run_note *note = &r->notes[r->n_notes++];
     note->timed = i >= config->warmup;
@@ -349,7 +356,18 @@ gs_status gs_exec_measure(void *vctx, const gs_run_config *config, size_t index,
       free(samples);
       break;
     }
+    // In a --trace file each run is a span of the host lane: warmup runs as
+    // frames, timed runs as steps (one per run, so --trace-steps bounds
+    // nothing here); the command's own processes are not traced.
+    if (note->timed) {
+      gs_trace_step_open((int64_t)note->index, 0);
+      gs_trace_begin(GS_TRACE_STEP, "command run", (int64_t)note->index, NULL);
+    } else {
+      gs_trace_begin(GS_TRACE_RUN, "command warmup", (int64_t)note->index, NULL);
+    }
     status = run_once(ctx, r, config->world_size, items, note, samples);
+    gs_trace_end();
+    if (note->timed) gs_trace_step_close();
     if (status == GS_OK && note->timed) status = fill_run(&m->runs[m->n_runs++], config, note, samples);
     samples_free(samples);
     free(samples);
@@ -360,6 +378,7 @@ gs_status gs_exec_measure(void *vctx, const gs_run_config *config, size_t index,
                note->index + 1, config->world_size, note->reason);
     }
   }
+  gs_trace_detach();
   m->cost.item_unit = ctx->figure.known ? ctx->figure.item_unit : "runs";
   if (status == GS_OK) status = gs_runner_summarize(m, 0);
   if (status != GS_OK) {
