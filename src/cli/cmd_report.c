@@ -136,6 +136,21 @@ gs_status gs_cmd_report(int argc, char **argv) {
     if (st == GS_ERR_NOMEM) gs_error(st, "cannot render the report: out of memory");
     st = gs_file_out_finish(&out, st);
   }
+  // The report is written and says where; the command still fails, so a
+  // pipeline notices a document whose busbw cannot be trusted.
+  const gs_report_series *bad_series = NULL;
+  const gs_report_row *bad_row = NULL;
+  size_t mismatches = gs_report_busbw_mismatches(&rep, &bad_series, &bad_row);
+  if (st == GS_OK && mismatches > 0) {
+    char point[192];
+    gs_report_point_name(bad_row, point, sizeof point);
+    st = gs_error(GS_ERR_FORMAT,
+                  "%s: %zu collective row%s with a busbw that is not algbw x the op's bus "
+                  "factor (first: %s at %d ranks); the report was written and names them",
+                  rep.files[bad_row->file], mismatches, mismatches == 1 ? "" : "s", point,
+                  bad_row->world_size);
+  }
+  (void)bad_series;
   gs_report_free(&rep);
   gs_report_plots_free(&plots);
   return st;

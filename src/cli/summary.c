@@ -50,14 +50,27 @@ void gs_summary_print(FILE *out, const char *title, const gs_measurement *ms, si
           first->cost.item_unit ? first->cost.item_unit : "items");
   fprintf(out, "  %5s  %11s  %11s  %11s  %6s  %10s  %8s  %6s  %7s  %-8s %s\n", "ranks", "median",
           "p95", "p99", "cv", "throughput", "speedup", "effic", "cold", "verify", "status");
+  // One unit per column (core/format's rule), as in the report's tables.
+  double *column = malloc(count * sizeof *column);
+  gs_unit unit[4];
+  for (size_t c = 0; c < 4; c++) {
+    for (size_t i = 0; column && i < count; i++) {
+      const gs_stats *s = &ms[i].aggregate.step;
+      const double v[4] = {s->median, s->p95, s->p99, ms[i].aggregate.throughput};
+      column[i] = (c < 3 && s->n == 0) || !(v[c] > 0.0) ? NAN : v[c];
+    }
+    unit[c] = gs_unit_for(c < 3 ? GS_UNIT_SECONDS : GS_UNIT_RATE, column, column ? count : 0);
+  }
+  free(column);
   for (size_t i = 0; i < count; i++) {
     const gs_measurement *m = &ms[i];
     const gs_stats *s = &m->aggregate.step;
     char median[32], p95[32], p99[32], rate[32], speedup[32] = "-", eff[32] = "-", cold[32] = "-";
-    gs_format_seconds(s->n ? s->median : -1.0, median, sizeof median);
-    gs_format_seconds(s->n ? s->p95 : -1.0, p95, sizeof p95);
-    gs_format_seconds(s->n ? s->p99 : -1.0, p99, sizeof p99);
-    gs_format_rate(m->aggregate.throughput, rate, sizeof rate);
+    gs_unit_format(&unit[0], s->n ? s->median : NAN, median, sizeof median);
+    gs_unit_format(&unit[1], s->n ? s->p95 : NAN, p95, sizeof p95);
+    gs_unit_format(&unit[2], s->n ? s->p99 : NAN, p99, sizeof p99);
+    gs_unit_format(&unit[3], m->aggregate.throughput > 0.0 ? m->aggregate.throughput : NAN, rate,
+                   sizeof rate);
     if (m->aggregate.speedup > 0.0) {
       snprintf(speedup, sizeof speedup, "%.2fx", m->aggregate.speedup);
       snprintf(eff, sizeof eff, "%.1f%%", 100.0 * m->aggregate.efficiency);

@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include "core/format.h"
 #include "core/result.h"
 #include "core/scaling.h"
 #include "report/analyze_internal.h"
@@ -128,8 +129,10 @@ void gs_report_point_name(const gs_report_row *row, char *out, size_t size) {
   if (!row->is_coll || size == 0) return;
   char root[32] = "";
   if (isfinite(row->coll_root)) snprintf(root, sizeof root, " root %.0f", row->coll_root);
-  snprintf(out, size, "%s %.0f B %s%s%s%s %s", row->coll_op ? row->coll_op : "coll",
-           row->coll_bytes, row->coll_dtype ? row->coll_dtype : "-", row->coll_redop ? " " : "",
+  char bytes[32];
+  gs_format_value(GS_UNIT_BYTES, row->coll_bytes, bytes, sizeof bytes);
+  snprintf(out, size, "%s %s %s%s%s%s %s", row->coll_op ? row->coll_op : "coll",
+           bytes, row->coll_dtype ? row->coll_dtype : "-", row->coll_redop ? " " : "",
            row->coll_redop ? row->coll_redop : "", root, gs_report_coll_form(row->coll_in_place));
 }
 

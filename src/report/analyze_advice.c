@@ -54,8 +54,7 @@ static time_text seconds_text(double seconds) {
   return t;
 }
 
-/* A rate with an SI prefix and its unit ("20.3 Mpoints/s"); `unit` may end
- * without "/s" (bytes: "268 MB"). */
+/* A rate with an SI prefix and its unit ("20.3 Mpoints/s"). */
 typedef struct {
   char text[96];
 } rate_text;
@@ -106,9 +105,11 @@ static void batch_advice(gs_report_series *s) {
     if (!(u < GS_REPORT_LOW_USE || share < GS_REPORT_LOW_USE)) return;
     char used[96] = "not recorded", busy[64] = "not recorded";
     if (nu) snprintf(busy, sizeof busy, "%.1f%%", 100.0 * u);
-    if (nm)
-      snprintf(used, sizeof used, "%.1f%% of %.4g GiB", 100.0 * share,
-               total / (double)nm / 1073741824.0);
+    if (nm) {
+      char size[32];
+      gs_format_value(GS_UNIT_BYTES, total / (double)nm, size, sizeof size);
+      snprintf(used, sizeof used, "%.1f%% of %s", 100.0 * share, size);
+    }
     add_advice(s,
                "consider a larger batch size: at %d ranks mean GPU utilization is %s and memory "
                "use %s (below %.0f%%)",
@@ -128,7 +129,8 @@ static void collective_advice(gs_report_series *s) {
     return;
   }
   const char *op = best->coll_op ? best->coll_op : "?";
-  rate_text busbw = rate_of(best->coll_busbw, "B/s"), bytes = rate_of(best->coll_bytes, "B");
+  rate_text busbw = rate_of(best->coll_busbw, "B/s"), bytes;
+  gs_format_value(GS_UNIT_BYTES, best->coll_bytes, bytes.text, sizeof bytes.text);
   if (!isfinite(best->link_bandwidth)) {
     add_advice(s, "collective %s: best bus bandwidth %s at %s; the link's theoretical bandwidth "
                   "is not recorded (run gpuscale info for the topology)",
@@ -147,6 +149,29 @@ static void collective_advice(gs_report_series *s) {
     add_advice(s, "collective %s: best bus bandwidth %s is %.1f%% of the link's theoretical %s: "
                   "the transport is fine",
                op, busbw.text, 100.0 * share, link.text);
+}
+
+/* Rows whose busbw disagrees with algbw x the op's bus factor: one sentence
+ * with their count and the first of them (docs/report.md, "Collectives"). */
+static void busbw_advice(gs_report_series *s) {
+  size_t n = 0, checked = 0;
+  const gs_report_row *first = NULL;
+  for (size_t i = 0; i < s->n_rows; i++) {
+    checked += isfinite(s->rows[i].busbw_expected) && isfinite(s->rows[i].coll_busbw);
+    if (s->rows[i].busbw_mismatch && n++ == 0) first = &s->rows[i];
+  }
+  if (!first) return;
+  char point[192];
+  gs_report_point_name(first, point, sizeof point);
+  rate_text busbw = rate_of(first->coll_busbw, "B/s"), algbw = rate_of(first->coll_algbw, "B/s"),
+            expected = rate_of(first->busbw_expected, "B/s");
+  add_advice(s,
+             "inconsistent bus bandwidth: %zu of %zu rows have a busbw that is not algbw x the "
+             "op's bus factor (more than %.0f%% off); first %s at %d ranks: busbw %s, but "
+             "algbw %s x %.2f = %s. The document was edited or its rank count is not the one "
+             "its figures were computed for: do not trust its busbw",
+             n, checked, 100.0 * GS_REPORT_BUSBW_TOLERANCE, point, first->world_size,
+             busbw.text, algbw.text, first->busbw_factor, expected.text);
 }
 
 /* The unit of a rank's throughput in `row`, per second: tokens for
@@ -448,6 +473,7 @@ gs_status gs_report_series_analyse(gs_report_series *s, const gs_report *r) {
     row->karp_flatt = gs_scaling_karp_flatt(row->speedup, row->world_size);
   }
   if (s->n_rows > 0 && s->rows[0].is_coll) {
+    busbw_advice(s);
     collective_advice(s);
     rank_advice(s, r);
     cold_advice(s, COLD_WARMUP);

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "core/parse.h"
+#include "core/coll_model.h"
 #include "report/analyze_internal.h"
 
 static const cJSON *member(const cJSON *obj, const char *name) {
@@ -481,12 +482,38 @@ static const char *gpu_name(const cJSON *doc, double device) {
   return NULL;
 }
 
+/* Checks the row's busbw against algbw x its op's bus factor, nccl-tests'
+ * own formula (docs/collectives.md): a document whose busbw was edited, or
+ * whose rank count is not the one the figures were computed for, fails. */
+static void busbw_check(gs_report_row *row) {
+  row->busbw_factor = gs_coll_busbw_factor_of(row->coll_op, row->world_size);
+  row->busbw_expected = row->coll_algbw * row->busbw_factor;
+  if (!isfinite(row->busbw_expected) || !isfinite(row->coll_busbw)) return;
+  const double off = fabs(row->coll_busbw - row->busbw_expected);
+  const double rounding = GS_REPORT_BUSBW_ROUNDING * (1.0 + row->busbw_factor);
+  row->busbw_mismatch = off > GS_REPORT_BUSBW_TOLERANCE * row->busbw_expected && off > rounding;
+}
+
+/* See report.h. */
+size_t gs_report_busbw_mismatches(const gs_report *r, const gs_report_series **series,
+                                  const gs_report_row **row) {
+  size_t n = 0;
+  for (size_t i = 0; i < r->n_series; i++)
+    for (size_t j = 0; j < r->series[i].n_rows; j++) {
+      if (!r->series[i].rows[j].busbw_mismatch) continue;
+      if (n++ == 0 && series) *series = &r->series[i];
+      if (n == 1 && row) *row = &r->series[i].rows[j];
+    }
+  return n;
+}
+
 /* See analyze_internal.h. */
 void gs_report_row_extras(const cJSON *doc, const cJSON *m, const gs_report_prices *prices,
                           gs_report_row *row) {
   row->coll_bytes = row->coll_busbw = row->coll_algbw = row->link_bandwidth = NAN;
   row->coll_root = NAN;
   row->coll_in_place = -1;
+  row->busbw_factor = row->busbw_expected = NAN;
   row->price_per_hour = row->items_per_dollar = row->dollars_per_million = NAN;
   const cJSON *coll = member(m, "collective");
   const cJSON *wl = member(m, "workload");
@@ -504,6 +531,7 @@ void gs_report_row_extras(const cJSON *doc, const cJSON *m, const gs_report_pric
     row->coll_busbw = coll_bandwidth(coll, "busbw");
     row->coll_algbw = coll_bandwidth(coll, "algbw");
     row->link_bandwidth = link_bandwidth(doc);
+    busbw_check(row);
   }
   const cJSON *devices = member(m, "devices");
   double price = 0.0;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/format.h"
 #include "core/result.h"
 #include "report/analyze_internal.h"
 #include "report/render.h"
@@ -233,10 +234,13 @@ static gs_status compare_rows(gs_compare *c, size_t si, const gs_report_series *
       // items. Request-based samples are latencies of overlapping requests:
       // items over one of them is no throughput.
       if (st == GS_OK && (x->request_based || y->request_based)) {
+        char base_rate[32], new_rate[32];
+        gs_format_rate(x->throughput, base_rate, sizeof base_rate);
+        gs_format_rate(y->throughput, new_rate, sizeof new_rate);
         if (!add_note(c, "%s at %d ranks: request-based (per-request latencies): throughput "
-                         "not compared per sample (BASE %.6g, NEW %.6g %s/s over the run time)",
-                      s->workload, ranks, x->throughput, y->throughput,
-                      s->item_unit ? s->item_unit : "items"))
+                         "not compared per sample (BASE %s%s/s, NEW %s%s/s over the run time)",
+                      s->workload, ranks, base_rate, s->item_unit ? s->item_unit : "items",
+                      new_rate, s->item_unit ? s->item_unit : "items"))
           st = gs_error(GS_ERR_NOMEM, "out of memory");
       } else if (st == GS_OK && x->items_per_step > 0 && x->items_per_step == y->items_per_step) {
         for (size_t i = 0; i < na; i++) a[i] = (double)x->items_per_step / a[i];
@@ -400,11 +404,16 @@ static cJSON *compare_json(const gs_compare *c) {
   return doc;
 }
 
+/* A mean with its unit by core/format's rule ("8.13 us", "20.3 Mpoints/s");
+ * rows mix metrics, so each value is scaled on its own. */
 static void fmt_value(char *buf, size_t size, double v, const char *unit) {
-  if (strcmp(unit, "s") == 0)
-    snprintf(buf, size, "%.4f ms", 1e3 * v);
-  else
-    snprintf(buf, size, "%.6g %s/s", v, unit);
+  char number[32];
+  if (strcmp(unit, "s") == 0) {
+    gs_format_seconds(v, buf, size);
+    return;
+  }
+  gs_format_rate(v, number, sizeof number);
+  snprintf(buf, size, "%s%s/s", number, unit);
 }
 
 /* See compare.h. */
@@ -441,8 +450,12 @@ gs_status gs_compare_render(FILE *out, const gs_compare *c, gs_compare_format fo
       snprintf(p, sizeof p, "-");
     } else {
       snprintf(ci, sizeof ci, "[%+.2f%%, %+.2f%%]", 100.0 * r->ci_low, 100.0 * r->ci_high);
-      snprintf(u, sizeof u, "%g", r->test.u);
-      snprintf(p, sizeof p, "%.3g%s", r->test.p, r->test.exact ? "*" : "");
+      snprintf(u, sizeof u, "%.1f", r->test.u);
+      // %g is fixed notation from 0.001 up; below, the digits say nothing more.
+      if (r->test.p < 0.001)
+        snprintf(p, sizeof p, "<0.001%s", r->test.exact ? "*" : "");
+      else
+        snprintf(p, sizeof p, "%.3g%s", r->test.p, r->test.exact ? "*" : "");
     }
     const gs_report_series *s = &c->base.series[r->series];
     char wl[256];

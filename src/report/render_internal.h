@@ -63,15 +63,22 @@ void gs_render_plots_of(gs_render_writer *w, const gs_report_series *s, int row)
 /* printf into one cell (GS_RENDER_CELL bytes, truncated). */
 void gs_render_cellf(char *cell, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Number cells, "-" for a value that is not finite: seconds as ms with 3
- * decimals; a rate with K/M/G (10^3, 10^6, 10^9) and 3 decimals; a
- * fraction as a percentage with 1 decimal; `digits` decimals and `suffix`. */
-void gs_render_ms(char *cell, double seconds);
+/* Number cells. Times, rates, bandwidths and sizes are kept as numbers
+ * until the table is printed, and then each column gets one unit by
+ * core/format's rule (gs_unit_for over the column's values: "8.13 us", not
+ * "0.008 ms"); "-" for a value that is not finite. A fraction is printed as
+ * a percentage with 1 decimal; gs_render_fixed gives `digits` decimals and
+ * `suffix`. */
+void gs_render_time(char *cell, double seconds);
+/* A time followed by `note` (" (40.0%)"), at most 100 bytes. */
+void gs_render_time_noted(char *cell, double seconds, const char *note);
 void gs_render_rate(char *cell, double v);
+void gs_render_bandwidth(char *cell, double bytes_per_second);
+void gs_render_bytes(char *cell, double bytes);
 void gs_render_pct(char *cell, double fraction);
 void gs_render_fixed(char *cell, double v, int digits, const char *suffix);
 
-/* n, mean, min, max, stddev (ms) and the share within 15% into c[0..5]. */
+/* n, mean, min, max, stddev (times) and the share within 15% into c[0..5]. */
 void gs_render_latency_cells(char (*c)[GS_RENDER_CELL], size_t n, double mean, double min,
                              double max, double stddev, double stable);
 

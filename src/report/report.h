@@ -35,6 +35,13 @@
 /* "Transport issue" when the best measured bus bandwidth of a collective is
  * below this share of the link's theoretical bandwidth. */
 #define GS_REPORT_LOW_BUSBW 0.50
+/* An ingested (or measured) bus bandwidth disagrees with algbw x the op's
+ * bus factor (core/coll_model) when it is off by more than this share of
+ * the expected figure and by more than the rounding of nccl-tests' two
+ * decimals in GB/s (GS_REPORT_BUSBW_ROUNDING bytes/s on each of algbw and
+ * busbw). docs/report.md, "Collectives". */
+#define GS_REPORT_BUSBW_TOLERANCE 0.01
+#define GS_REPORT_BUSBW_ROUNDING 5e6
 
 typedef struct {
   double moderate; /* fraction; deviation above it is "moderate" */
@@ -179,6 +186,9 @@ typedef struct {
   double coll_algbw;         /* bytes/s */
   double link_bandwidth;     /* theoretical bytes/s of the best GPU link (topology), NaN unknown */
   double coll_time;          /* collective.time_seconds (one op), NaN when not recorded */
+  double busbw_factor;       /* the op's bus factor at world_size (core/coll_model), NaN unknown */
+  double busbw_expected;     /* coll_algbw x busbw_factor; NaN when either is unknown */
+  int busbw_mismatch;        /* 1: coll_busbw is off busbw_expected (GS_REPORT_BUSBW_TOLERANCE) */
   const char *nccl_version;  /* source.nccl_version (ingested nccl-tests), or NULL */
   /* Ingested LoadGen measurements ("workload": "mlperf"): throughput is the
    * ranks' summed LoadGen throughput, each rank's figures in its loadgen. */
@@ -294,7 +304,7 @@ int gs_report_point_same(const gs_report_row *x, const gs_report_row *y);
 const char *gs_report_coll_form(int in_place);
 
 /* The point of `row` in words into `out`: "" for a workload row (its world
- * size is a column of its own), "allreduce 1048576 B float sum in-place"
+ * size is a column of its own), "allreduce 1 MiB float sum in-place"
  * (with "root R" where there is one) for a collective row. */
 void gs_report_point_name(const gs_report_row *row, char *out, size_t size);
 
@@ -307,6 +317,12 @@ void gs_report_series_name(const gs_report_series *s, char *out, size_t size);
  * i.e. warmup ended before the rank was warm. A slow first iteration alone
  * (before warmup: graph capture, allocation) gives 0. */
 int gs_report_needs_warmup(const gs_report_rank *rk);
+
+/* How many collective rows of `r` have a bus bandwidth that disagrees with
+ * algbw x the op's factor (busbw_mismatch); the first such row's series
+ * and row into *series / *row when not NULL. */
+size_t gs_report_busbw_mismatches(const gs_report *r, const gs_report_series **series,
+                                  const gs_report_row **row);
 
 /* The base name of report file i (for display). */
 const char *gs_report_file_name(const gs_report *r, size_t file);
