@@ -67,6 +67,7 @@ gs_status gs_cmd_report(int argc, char **argv) {
   double moderate = 100.0 * GS_REPORT_MODERATE_DEFAULT;
   double critical = 100.0 * GS_REPORT_CRITICAL_DEFAULT;
   const char *price_text = NULL, *plots_dir = NULL;
+  int per_sample = 0;
   const gs_option table[] = {
       {.name = "format", .short_name = 'f', .kind = GS_OPT_CHOICE, .target = &format,
        .choices = gs_report_format_choices, .metavar = "FMT",
@@ -84,6 +85,8 @@ gs_status gs_cmd_report(int argc, char **argv) {
        .help = "price per GPU-hour by GPU model, e.g. H100=7,A100=5: adds items/$ and $/M items"},
       {.name = "plots", .kind = GS_OPT_STRING, .target = &plots_dir, .metavar = "DIR",
        .help = "draw the plots with gnuplot as PNG and SVG into DIR (html embeds them anyway)"},
+      {.name = "samples", .kind = GS_OPT_FLAG, .target = &per_sample,
+       .help = "with --format csv: one row per raw sample instead of one per measurement"},
       {.kind = GS_OPT_END}};
   if (gs_cli_wants_help(argc, argv)) {
     print_help(table);
@@ -101,6 +104,9 @@ gs_status gs_cmd_report(int argc, char **argv) {
     st = gs_error(GS_ERR_USAGE,
                   "options --moderate (%g) and --critical (%g) conflict: critical must exceed "
                   "moderate", moderate, critical);
+  if (st == GS_OK && per_sample && format != GS_REPORT_CSV)
+    st = gs_error(GS_ERR_USAGE, "option --samples: only with --format csv (got --format %s)",
+                  gs_report_format_choices[format]);
   // Outputs are checked before any document is read: a bad --out costs no time.
   if (st == GS_OK && out_path) st = gs_file_check_output(out_path, "option --out");
   if (st == GS_OK && plots_dir) st = gs_file_check_output_dir(plots_dir, "option --plots");
@@ -114,8 +120,8 @@ gs_status gs_cmd_report(int argc, char **argv) {
   gs_report rep;
   gs_report_thresholds th = {.moderate = moderate / 100.0, .critical = critical / 100.0};
   int want_plots = plots_dir || format == GS_REPORT_HTML;
-  // Only CSV and the plots read the raw samples after the analysis.
-  unsigned flags = want_plots || format == GS_REPORT_CSV ? 0 : GS_REPORT_DROP_SAMPLES;
+  // Only the per-sample CSV and the plots read the raw samples after the analysis.
+  unsigned flags = want_plots || per_sample ? 0 : GS_REPORT_DROP_SAMPLES;
   st = gs_report_load_with(files.paths, files.n, &th, &prices, flags, &rep);
   free(files.paths);
   if (st != GS_OK) return st;
@@ -131,8 +137,8 @@ gs_status gs_cmd_report(int argc, char **argv) {
   gs_file_out out;
   st = gs_file_out_open(&out, out_path, "the report");
   if (st == GS_OK) {
-    st = gs_report_render_plots(out.f, &rep, (gs_report_format)format,
-                                want_plots ? &plots : NULL);
+    st = gs_report_render_with(out.f, &rep, (gs_report_format)format,
+                               want_plots ? &plots : NULL, per_sample ? GS_REPORT_CSV_SAMPLES : 0);
     if (st == GS_ERR_NOMEM) gs_error(st, "cannot render the report: out of memory");
     st = gs_file_out_finish(&out, st);
   }

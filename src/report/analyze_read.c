@@ -123,6 +123,8 @@ gs_status gs_report_measurement_read(const cJSON *m, size_t mi, const char *file
                       "llm.tensor_parallel %ld", file, path, ws, tp);
   }
   row->n_ranks = (size_t)(ws / tp);
+  row->tensor_parallel = (int)tp;
+  row->variant = gs_report_string_of(m, "variant", NULL);
   row->ranks = calloc(row->n_ranks, sizeof *row->ranks);
   gs_dvec *rank_samples = calloc(row->n_ranks, sizeof *rank_samples);
   unsigned char *clocks = calloc(row->n_ranks, 1);  // bit 1: device, bit 2: wall

@@ -353,6 +353,117 @@ static gs_status series_tables(gs_render_writer *w, const gs_report *r, const gs
   return GS_OK;
 }
 
+/* ---- overview ------------------------------------------------------------------------ */
+
+/* The row the overview speaks of: the verdict's, else the largest usable
+ * world size, else the last row. */
+static const gs_report_row *overview_row(const gs_report_series *s) {
+  const gs_report_row *pick = NULL;
+  for (size_t i = 0; i < s->n_rows; i++) {
+    const gs_report_row *row = &s->rows[i];
+    int usable = strcmp(row->status, "ok") == 0 && isfinite(row->throughput);
+    if (s->verdict != GS_VERDICT_NONE ? usable && row->world_size == s->verdict_world_size
+                                      : usable)
+      pick = row;
+  }
+  return pick ? pick : s->n_rows ? &s->rows[s->n_rows - 1] : NULL;
+}
+
+/* The row of a collective series with the best bus bandwidth, or NULL. */
+static const gs_report_row *best_busbw(const gs_report_series *s) {
+  const gs_report_row *best = NULL;
+  for (size_t i = 0; i < s->n_rows; i++)
+    if (isfinite(s->rows[i].coll_busbw) && (!best || s->rows[i].coll_busbw > best->coll_busbw))
+      best = &s->rows[i];
+  return best;
+}
+
+/* See render_internal.h. */
+void gs_render_overview_cells(const gs_report_series *s, gs_render_overview *o) {
+  memset(o, 0, sizeof *o);
+  o->speedup = o->efficiency = o->throughput = NAN;
+  size_t at = 0;
+  for (size_t i = 0; i < s->n_rows && at < sizeof o->ranks; i++)
+    if (i == 0 || s->rows[i].world_size != s->rows[i - 1].world_size)
+      at += (size_t)snprintf(o->ranks + at, sizeof o->ranks - at, "%s%d", i ? "," : "",
+                             s->rows[i].world_size);
+  const int coll = s->n_rows > 0 && s->rows[0].is_coll;
+  const gs_report_row *row = coll ? best_busbw(s) : overview_row(s);
+  if (!row) {
+    snprintf(o->figure, sizeof o->figure, "-");
+    snprintf(o->verdict, sizeof o->verdict, "no measurement");
+    return;
+  }
+  o->world_size = row->world_size;
+  char rate[32];
+  if (coll) {
+    o->throughput = row->coll_busbw;
+    gs_format_value(GS_UNIT_BANDWIDTH, row->coll_busbw, rate, sizeof rate);
+    snprintf(o->figure, sizeof o->figure, "busbw %s (best, %s)", rate,
+             row->coll_op ? row->coll_op : "-");
+    size_t bad = 0;
+    for (size_t i = 0; i < s->n_rows; i++) bad += s->rows[i].busbw_mismatch != 0;
+    if (bad)
+      snprintf(o->verdict, sizeof o->verdict, "busbw inconsistent (%zu rows)", bad);
+    else if (isfinite(row->link_bandwidth))
+      snprintf(o->verdict, sizeof o->verdict, "transport %s (%.0f%% of link)",
+               row->coll_busbw < GS_REPORT_LOW_BUSBW * row->link_bandwidth ? "slow" : "fine",
+               100.0 * row->coll_busbw / row->link_bandwidth);
+    else
+      snprintf(o->verdict, sizeof o->verdict, "-");
+    return;
+  }
+  o->throughput = row->throughput;
+  o->speedup = row->speedup;
+  o->efficiency = row->efficiency;
+  gs_format_rate(row->throughput, rate, sizeof rate);
+  snprintf(o->figure, sizeof o->figure, "%s%s/s", rate,
+           row->request_based ? "tokens" : s->item_unit ? s->item_unit : "items");
+  if (!isfinite(row->throughput)) snprintf(o->figure, sizeof o->figure, "-");
+  if (row->loadgen) {
+    int valid = 1;
+    for (size_t k = 0; k < row->n_ranks; k++) valid &= row->ranks[k].loadgen.valid == 1;
+    snprintf(o->verdict, sizeof o->verdict, "LoadGen %s", valid ? "VALID" : "INVALID");
+  } else if (s->verdict != GS_VERDICT_NONE) {
+    gs_scaling_verdict_words(s->verdict, s->backend, o->verdict, sizeof o->verdict);
+  } else {
+    snprintf(o->verdict, sizeof o->verdict, "%s", strcmp(row->status, "ok") != 0
+                                                      ? row->status
+                                                      : "no verdict");
+  }
+}
+
+/* One line per series, before the detail: what was measured and what it
+ * came to (docs/report.md, "Overview"). */
+static gs_status overview_table(gs_render_writer *w, const gs_report *r) {
+  if (r->n_series == 0) return GS_OK;
+  gs_render_block(w, w->md ? 2 : -1, "", "Overview (one line per series; the figures are those "
+                                         "of the rank count N the verdict speaks of)");
+  static const char *const head[] = {"series", "backend", "ranks", "N",
+                                     "throughput", "speedup", "efficiency", "verdict"};
+  static const int left[] = {1, 1, 1, 0, 0, 0, 0, 1};
+  gs_render_table t;
+  gs_render_table_init(&t, 8, head, left);
+  for (size_t i = 0; i < r->n_series; i++) {
+    const gs_report_series *s = &r->series[i];
+    gs_render_overview o;
+    gs_render_overview_cells(s, &o);
+    char(*c)[GS_RENDER_CELL] = gs_render_table_row(&t);
+    gs_render_cellf(c[0], "%s", s->title);
+    gs_render_cellf(c[1], "%s", s->backend[0] ? s->backend : "-");
+    gs_render_cellf(c[2], "%s", o.ranks);
+    if (o.world_size > 0)
+      gs_render_cellf(c[3], "%d", o.world_size);
+    else
+      gs_render_cellf(c[3], "-");
+    gs_render_cellf(c[4], "%s", o.figure);
+    gs_render_fixed(c[5], o.speedup, 2, "x");
+    gs_render_pct(c[6], o.efficiency);
+    gs_render_cellf(c[7], "%s", o.verdict);
+  }
+  return gs_render_table_done(w, &t, "  ");
+}
+
 /* ---- plans -------------------------------------------------------------------------- */
 
 /* The row of task `task` of file `fi` and its series, or NULL. */
@@ -447,6 +558,8 @@ static gs_status render_tables(gs_render_writer *w, const gs_report *r) {
   }
   if (w->plots && w->plots->note[0]) gs_render_block(w, 0, "", "Plots: %s", w->plots->note);
   if (r->n_series == 0) gs_render_block(w, 0, "  ", "No measurements.");
+  gs_status overview = overview_table(w, r);
+  if (overview != GS_OK) return overview;
   for (size_t i = 0; i < r->n_series; i++) {
     w->series = i;
     gs_status st = series_tables(w, r, &r->series[i]);
@@ -488,6 +601,12 @@ gs_status gs_report_render(FILE *out, const gs_report *r, gs_report_format forma
 /* See render.h. */
 gs_status gs_report_render_plots(FILE *out, const gs_report *r, gs_report_format format,
                                  const gs_report_plots *plots) {
+  return gs_report_render_with(out, r, format, plots, 0);
+}
+
+/* See render.h. */
+gs_status gs_report_render_with(FILE *out, const gs_report *r, gs_report_format format,
+                                const gs_report_plots *plots, unsigned options) {
   gs_status st = GS_OK;
   gs_render_writer w = {.f = out, .plots = plots};
   switch (format) {
@@ -500,7 +619,7 @@ gs_status gs_report_render_plots(FILE *out, const gs_report *r, gs_report_format
       w.md = w.html = 1;
       st = render_html(&w, r);
       break;
-    case GS_REPORT_CSV: st = gs_report_render_csv(out, r); break;
+    case GS_REPORT_CSV: st = gs_report_render_csv(out, r, options); break;
     case GS_REPORT_JSON: st = gs_report_print_json(out, gs_report_to_json(r)); break;
   }
   if (st != GS_OK) return st;

@@ -62,6 +62,15 @@ gs_status gs_report_render(FILE *out, const gs_report *r, gs_report_format forma
 gs_status gs_report_render_plots(FILE *out, const gs_report *r, gs_report_format format,
                                  const gs_report_plots *plots);
 
+/* gs_report_render_with option: CSV with one row per raw sample instead of
+ * one per measurement (the report must keep its samples: loaded without
+ * GS_REPORT_DROP_SAMPLES). */
+#define GS_REPORT_CSV_SAMPLES 1u
+
+/* Like gs_report_render_plots, with GS_REPORT_CSV_* `options`. */
+gs_status gs_report_render_with(FILE *out, const gs_report *r, gs_report_format format,
+                                const gs_report_plots *plots, unsigned options);
+
 /* Prints `doc` (indented) and a newline to `out`, then deletes `doc` (may
  * be NULL: out of memory). GS_ERR_NOMEM, GS_ERR_IO when a write fails. */
 gs_status gs_report_print_json(FILE *out, cJSON *doc);

@@ -82,9 +82,25 @@ void gs_render_fixed(char *cell, double v, int digits, const char *suffix);
 void gs_render_latency_cells(char (*c)[GS_RENDER_CELL], size_t n, double mean, double min,
                              double max, double stddev, double stable);
 
-/* The CSV of `r` (docs/report.md, "Output formats"): one row per raw
- * sample, in file, measurement, run, iteration order. Needs the documents'
- * samples (not GS_REPORT_DROP_SAMPLES). GS_ERR_NOMEM when memory runs out. */
-gs_status gs_report_render_csv(FILE *out, const gs_report *r);
+/* What the overview says of one series (docs/report.md, "Overview"): the
+ * rank counts measured, the N its figures are of (0: none), the figure
+ * with its unit ("100 Mpoints/s", "busbw 180 GB/s (best, allreduce)"), its
+ * number, speedup and efficiency (NaN where none) and the verdict in words. */
+typedef struct {
+  char ranks[64];
+  int world_size;
+  char figure[96];
+  double throughput, speedup, efficiency;
+  char verdict[96];
+} gs_render_overview;
+
+void gs_render_overview_cells(const gs_report_series *s, gs_render_overview *o);
+
+/* The CSV of `r` (docs/report.md, "Output formats"): one row per
+ * measurement, or with GS_REPORT_CSV_SAMPLES in `options` one row per raw
+ * sample in file, measurement, run, iteration order (that needs the
+ * documents' samples: not GS_REPORT_DROP_SAMPLES). GS_ERR_NOMEM when memory
+ * runs out. */
+gs_status gs_report_render_csv(FILE *out, const gs_report *r, unsigned options);
 
 #endif

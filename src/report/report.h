@@ -200,6 +200,8 @@ typedef struct {
   double generated_tokens;   /* output tokens of ok requests over all runs and ranks */
   double run_seconds;        /* sum of llm.run_seconds; NaN when not recorded */
   gs_stats ttft, tpot;       /* over ok requests that are not cold; n == 0 when none */
+  const char *variant;        /* measurement "variant" or NULL; points into the document */
+  int tensor_parallel;       /* llm.tensor_parallel (GPUs per rank record), 1 when absent */
   /* Placement and faults (docs/workloads/placement.md). */
   char split_units[64];      /* split.units as "21,11" ("" without split) */
   char faults[256];          /* the injected faults, e.g. "slow rank 1 factor=3" ("" none) */
@@ -218,6 +220,9 @@ typedef struct {
   char label[192];           /* variant, scenario and plan task that also key the series
                                 (e.g. "variant batch=8"); "" when none */
   char split[16];            /* split.policy ("even", "proportional") or "" */
+  char title[256];           /* the series named by what tells it from the other series of
+                                the report: "voxelize (cuda, grid=[256,256,256])";
+                                unique within the report (gs_report_load sets it) */
   const char *item_unit;     /* e.g. "points", or NULL; points into a document */
   size_t n_rows;
   gs_report_row *rows;       /* sorted by world size, then file order; owned */
