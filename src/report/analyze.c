@@ -209,7 +209,15 @@ static void set_titles(gs_report *r) {
     }
     snprintf(s->title, sizeof s->title, "%s", s->workload);
     if (backend) title_add(s->title, sizeof s->title, &parts, "%s", s->backend[0] ? s->backend : "-");
-    if (scaling) title_add(s->title, sizeof s->title, &parts, "%s scaling", s->scaling);
+    if (scaling)
+      title_add(s->title, sizeof s->title, &parts, "%s",
+                strcmp(s->scaling, "none") == 0 ? "single run"
+                : s->scaling[0]                 ? s->scaling
+                                                : "scaling not recorded");
+    if (scaling && (strcmp(s->scaling, "strong") == 0 || strcmp(s->scaling, "weak") == 0)) {
+      size_t len = strlen(s->title);
+      snprintf(s->title + len, sizeof s->title - len, " scaling");
+    }
     if (options) title_add_options(r, s, s->title, sizeof s->title, &parts);
     if (s->label[0]) title_add(s->title, sizeof s->title, &parts, "%s", s->label);
     if (s->split[0]) title_add(s->title, sizeof s->title, &parts, "split %s", s->split);

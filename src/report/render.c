@@ -215,6 +215,8 @@ static gs_status host_table(gs_render_writer *w, const gs_report_row *row) {
 
 static gs_status series_tables(gs_render_writer *w, const gs_report *r, const gs_report_series *s) {
   const char *unit = s->item_unit ? s->item_unit : "items";
+  char unit_rate[80];
+  snprintf(unit_rate, sizeof unit_rate, "%s/s", unit);
   gs_render_block(w, 2, "", "%s: backend %s, %s%s%s%s%s", s->workload,
                   s->backend[0] ? s->backend : "-", scaling_text(s->scaling),
                   s->label[0] ? "; " : "", s->label, s->split[0] ? "; split " : "", s->split);
@@ -312,10 +314,10 @@ static gs_status series_tables(gs_render_writer *w, const gs_report *r, const gs
     gs_render_pct(cv, row->spread_cv);
     gs_format_rate(row->rank_median, med, sizeof med);
     gs_render_block(w, 3, "  ",
-            "%d ranks (%s, measurement %zu): ranks max/min %s, cv %s, median %s%s/s, "
+            "%d ranks (%s, measurement %zu): ranks max/min %s, cv %s, median %s%s, "
             "straggler %s%s%s%s%s",
             row->world_size, gs_report_file_name(r, row->file), row->measurement, ratio, cv, med,
-            row->request_based ? "tokens" : unit, straggler, row->split_units[0] ? "; units " : "",
+            !isfinite(row->rank_median) ? "" : row->request_based ? "tokens/s" : unit_rate, straggler, row->split_units[0] ? "; units " : "",
             row->split_units, row->faults[0] ? "; injected: " : "", row->faults);
     gs_render_table_init(&t, 18, rhead, rleft);
     for (size_t k = 0; k < row->n_ranks; k++) {

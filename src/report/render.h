@@ -20,12 +20,15 @@ typedef enum {
 } gs_report_format;
 
 /* One plot of a report: which series and row it belongs to (row -1: the
- * series as a whole), its file name stem and caption, and the SVG text
+ * series as a whole), its file name stem and caption (both name what
+ * varies: the series' title, the rank count, the file where a rank count
+ * repeats), and the SVG text
  * (from "<svg" on) that HTML embeds. */
 typedef struct {
   size_t series;
   int row;
-  char name[96];
+  char name[160];  /* file name stem: the series' title and the plot ("voxelize-strong-
+                      scaling-speedup"), unique within the report */
   char caption[256];
   char *svg;  /* owned; NULL when gnuplot wrote none */
 } gs_report_plot;
