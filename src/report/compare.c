@@ -450,10 +450,11 @@ gs_status gs_compare_render(FILE *out, const gs_compare *c, gs_compare_format fo
       snprintf(p, sizeof p, "-");
     } else {
       snprintf(ci, sizeof ci, "[%+.2f%%, %+.2f%%]", 100.0 * r->ci_low, 100.0 * r->ci_high);
-      snprintf(u, sizeof u, "%.1f", r->test.u);
-      // %g is fixed notation from 0.001 up; below, the digits say nothing more.
-      if (r->test.p < 0.001)
-        snprintf(p, sizeof p, "<0.001%s", r->test.exact ? "*" : "");
+      // U is a whole or half number; never e-notation.
+      snprintf(u, sizeof u, r->test.u == floor(r->test.u) ? "%.0f" : "%.1f", r->test.u);
+      // %.3g is fixed notation from 0.0001 up; below, the digits say nothing more.
+      if (r->test.p < 0.0001)
+        snprintf(p, sizeof p, "<0.0001%s", r->test.exact ? "*" : "");
       else
         snprintf(p, sizeof p, "%.3g%s", r->test.p, r->test.exact ? "*" : "");
     }
