@@ -153,6 +153,12 @@ golden workloads.txt report llm_cpu.json llm_server_cpu.json split_cpu.json mlp_
   plan_cpu.json
 golden plan.md report -f markdown plan_cpu.json
 
+# report and compare start without cuBLAS: it is opened by the workloads
+# that call it (platform/blas.c), so its start-up cost is not every command's
+if command -v ldd >/dev/null && ldd "$bin" | grep -q cublas; then
+  fail "gpuscale loads cuBLAS at start: $(ldd "$bin" | grep cublas)"
+fi
+
 # a real document written by scale
 "$bin" scale voxelize --backend cpu --ranks 2 --points 20K --clouds 4 --grid 16 --voxel-size 1 \
   --iters 5 --warmup 1 --runs 1 -q -o "$work/scale.json" >/dev/null 2>&1 || fail "scale failed"
