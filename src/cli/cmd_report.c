@@ -53,11 +53,13 @@ static void print_help(const gs_option *table) {
          "parallel efficiency and Karp-Flatt serial fraction against 1 rank, the symmetry\n"
          "of the ranks and hosts (marks, straggler, cold start, requests), why the step is\n"
          "not N times faster (compute, communication, imbalance, host overhead), cost,\n"
-         "plots (gnuplot) and recommendations. Every number is recomputed from the raw\n"
-         "samples; formulas in docs/report.md.");
+         "plots (gnuplot) and recommendations, after an overview of every series. Every\n"
+         "number is recomputed from the raw samples; formulas in docs/report.md.");
   gs_help_options("Options", table);
   gs_help_para("Exit codes: 0 report written, 1 a file is unreadable or not a valid result\n"
-               "document (or the output cannot be written), 2 usage error.");
+               "document (or the output cannot be written), or a collective's busbw is not its\n"
+               "algbw x the op's bus factor (the report is written and names the rows), 2 usage\n"
+               "error.");
 }
 
 /* See commands.h. */
@@ -71,7 +73,7 @@ gs_status gs_cmd_report(int argc, char **argv) {
   const gs_option table[] = {
       {.name = "format", .short_name = 'f', .kind = GS_OPT_CHOICE, .target = &format,
        .choices = gs_report_format_choices, .metavar = "FMT",
-       .help = "report format: aligned tables, GitHub tables, one CSV row per sample, the "
+       .help = "report format: aligned tables, GitHub tables, one CSV row per measurement, the "
                "analysis as JSON, or one self-contained HTML page with the plots"},
       {.name = "out", .short_name = 'o', .kind = GS_OPT_STRING, .target = &out_path,
        .metavar = "FILE", .help = "write the report to FILE (default: standard output)"},
