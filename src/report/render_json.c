@@ -20,6 +20,14 @@ static void add_string_or_null(cJSON *obj, const char *name, const char *text) {
     cJSON_AddNullToObject(obj, name);
 }
 
+/* true, false, or null for a flag that is not known (< 0). */
+static void add_bool_or_null(cJSON *obj, const char *name, int flag) {
+  if (flag >= 0)
+    cJSON_AddBoolToObject(obj, name, flag);
+  else
+    cJSON_AddNullToObject(obj, name);
+}
+
 static cJSON *rank_json(const gs_report_rank *k) {
   cJSON *o = cJSON_CreateObject();
   if (!o) return NULL;
@@ -64,10 +72,7 @@ static cJSON *rank_json(const gs_report_rank *k) {
     cJSON *x = cJSON_AddObjectToObject(o, "loadgen");
     if (x) {
       add_string_or_null(x, "scenario", lg->scenario);
-      if (lg->valid >= 0)
-        cJSON_AddBoolToObject(x, "valid", lg->valid);
-      else
-        cJSON_AddNullToObject(x, "valid");
+      add_bool_or_null(x, "valid", lg->valid);
       add_string_or_null(x, "failed_criteria", lg->failed);
       gs_json_add_number(x, "samples_per_second", lg->samples_per_second);
       gs_json_add_number(x, "tokens_per_second", lg->tokens_per_second);
@@ -200,10 +205,7 @@ static cJSON *row_json(const gs_report *r, const gs_report_row *row) {
       add_string_or_null(c, "dtype", row->coll_dtype);
       add_string_or_null(c, "redop", row->coll_redop);
       gs_json_add_number(c, "root", row->coll_root);
-      if (row->coll_in_place >= 0)
-        cJSON_AddBoolToObject(c, "in_place", row->coll_in_place);
-      else
-        cJSON_AddNullToObject(c, "in_place");
+      add_bool_or_null(c, "in_place", row->coll_in_place);
       cJSON_AddStringToObject(c, "form", gs_report_coll_form(row->coll_in_place));
       gs_json_add_number(c, "algbw_bytes_per_second", row->coll_algbw);
       gs_json_add_number(c, "busbw_bytes_per_second", row->coll_busbw);
@@ -212,10 +214,10 @@ static cJSON *row_json(const gs_report *r, const gs_report_row *row) {
       add_string_or_null(c, "nccl_version", row->nccl_version);
       gs_json_add_number(c, "busbw_factor", row->busbw_factor);
       gs_json_add_number(c, "busbw_expected_bytes_per_second", row->busbw_expected);
-      if (isfinite(row->busbw_expected) && isfinite(row->coll_busbw))
-        cJSON_AddBoolToObject(c, "busbw_consistent", !row->busbw_mismatch);
-      else
-        cJSON_AddNullToObject(c, "busbw_consistent");
+      add_bool_or_null(c, "busbw_consistent",
+                       isfinite(row->busbw_expected) && isfinite(row->coll_busbw)
+                           ? !row->busbw_mismatch
+                           : -1);
     }
   }
   cJSON *hosts = cJSON_AddArrayToObject(o, "hosts");
