@@ -74,13 +74,13 @@ static cJSON *rank_json(const gs_report_rank *k) {
       add_string_or_null(x, "scenario", lg->scenario);
       add_bool_or_null(x, "valid", lg->valid);
       add_string_or_null(x, "failed_criteria", lg->failed);
-      gs_json_add_number(x, "samples_per_second", lg->samples_per_second);
-      gs_json_add_number(x, "tokens_per_second", lg->tokens_per_second);
-      gs_json_add_number(x, "query_count", lg->query_count);
       const struct {
         const char *name;
         double v;
-      } seconds[] = {{"latency_mean_seconds", lg->lat_mean}, {"latency_p50_seconds", lg->lat_p50},
+      } seconds[] = {{"samples_per_second", lg->samples_per_second},
+                     {"tokens_per_second", lg->tokens_per_second},
+                     {"query_count", lg->query_count},
+                     {"latency_mean_seconds", lg->lat_mean}, {"latency_p50_seconds", lg->lat_p50},
                      {"latency_p90_seconds", lg->lat_p90},   {"latency_p99_seconds", lg->lat_p99},
                      {"latency_max_seconds", lg->lat_max},   {"ttft_p50_seconds", lg->ttft_p50},
                      {"ttft_p99_seconds", lg->ttft_p99},     {"tpot_p50_seconds", lg->tpot_p50},
