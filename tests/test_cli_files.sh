@@ -144,7 +144,7 @@ after=$(find "$work" | sort)
 ln -s sub/r.txt "$work/new/link.txt"
 "$bin" report -f csv --out "$work/new/link.txt" "$strong" || fail "report through a symlink failed"
 [ -L "$work/new/link.txt" ] || fail "report --out replaced the symlink by a file"
-grep -q "^file,workload" "$work/new/sub/r.txt" || fail "report --out did not write the symlink's target"
+grep -q "^file,measurement,workload" "$work/new/sub/r.txt" || fail "report --out did not write the symlink's target"
 "$bin" report --out /dev/null "$strong" || fail "report --out /dev/null failed"
 no_temp "report --out" "$work/new/sub"
 

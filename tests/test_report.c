@@ -433,14 +433,36 @@ static void test_renderers(void **state) {
   assert_non_null(strstr(text, "|---:|"));
   free(text);
 
-  // CSV: 1 rank x 4 iterations x (step + 1 rank) + 2 runs x 4 x (step + 2).
+  // CSV: one row per measurement (1 and 2 ranks), the identity first.
   text = render(&r, GS_REPORT_CSV);
   size_t lines = 0;
   for (const char *p = text; *p; p++) lines += *p == '\n';
+  assert_int_equal(lines, 1 + 2);
+  assert_non_null(strstr(text, "file,measurement,workload,backend,scaling,variant,scenario,task,"
+                               "split_policy,tensor_parallel,world_size,op,size_bytes,dtype,redop,"
+                               "root,form,workload_options,status,"));
+  assert_non_null(strstr(text, ",ok,passed,8,0.01,0.01,"));
+  assert_non_null(strstr(text, ",1000000,points,100000000,160000000,1.25,0.625,"));
+  free(text);
+
+  // With GS_REPORT_CSV_SAMPLES: 1 rank x 4 iterations x (step + 1 rank) +
+  // 2 runs x 4 x (step + 2).
+  FILE *tmp = tmpfile();
+  assert_non_null(tmp);
+  assert_int_equal(gs_report_render_with(tmp, &r, GS_REPORT_CSV, NULL, GS_REPORT_CSV_SAMPLES),
+                   GS_OK);
+  long size = ftell(tmp);
+  rewind(tmp);
+  text = calloc((size_t)size + 1, 1);
+  assert_non_null(text);
+  assert_int_equal(fread(text, 1, (size_t)size, tmp), (size_t)size);
+  fclose(tmp);
+  lines = 0;
+  for (const char *p = text; *p; p++) lines += *p == '\n';
   assert_int_equal(lines, 1 + 8 + 24);
-  assert_non_null(strstr(text, "file,workload,backend,scaling,world_size,op,bytes,dtype,form,run,iteration,rank,seconds\n"));
-  assert_non_null(strstr(text, "strong.json,voxelize,cpu,strong,2,,,,,1,3,step,0.01\n"));
-  assert_non_null(strstr(text, "strong.json,voxelize,cpu,strong,2,,,,,0,0,0,0.0056\n"));
+  assert_non_null(strstr(text, ",workload_options,run,iteration,rank,clock,time_s\n"));
+  assert_non_null(strstr(text, ",1,3,step,,0.01\n"));
+  assert_non_null(strstr(text, ",0,0,0,wall,0.0056\n"));
   free(text);
 
   text = render(&r, GS_REPORT_JSON);
