@@ -62,6 +62,8 @@ gs_status gs_ranktest_mann_whitney(const double *a, size_t na, const double *b, 
   double *sa = all, *sb = all + na;
   gs_stats_sort(sa, na);
   gs_stats_sort(sb, nb);
+  out->median_a = na % 2 ? sa[na / 2] : 0.5 * (sa[na / 2 - 1] + sa[na / 2]);
+  out->median_b = nb % 2 ? sb[nb / 2] : 0.5 * (sb[nb / 2 - 1] + sb[nb / 2]);
   double rank_sum = 0.0, tie_term = 0.0;
   size_t i = 0, j = 0;
   while (i < na || j < nb) {

@@ -119,10 +119,9 @@ static gs_status compare_metric(gs_compare *c, size_t series, int world_size, co
     row->ci_low = (diff - half) / fabs(row->base_mean);
     row->ci_high = (diff + half) / fabs(row->base_mean);
   }
-  gs_stats sa, sb;
-  if ((st = gs_stats_compute(a, na, &sa)) != GS_OK || (st = gs_stats_compute(b, nb, &sb)) != GS_OK)
-    return st;
-  row->median_change = sa.median != 0 ? sb.median / sa.median - 1.0 : NAN;
+  // The test ran NEW (its first sample) against BASE and sorted both.
+  const double base_median = row->test.median_b, new_median = row->test.median_a;
+  row->median_change = base_median != 0 ? new_median / base_median - 1.0 : NAN;
   // The test decides: its p whether there is a change, its direction which
   // way (never the means, which one outlier can turn around), the change of
   // the medians whether the change is large enough.
@@ -274,13 +273,24 @@ static void series_label(char *buf, size_t size, const gs_report_series *s) {
 /* See compare.h. */
 gs_status gs_compare_load(const char *base_path, const char *new_path, double alpha,
                           double threshold, double figure_threshold, gs_compare *out) {
+  return gs_compare_load_sets(&base_path, 1, &new_path, 1, base_path, new_path, alpha, threshold,
+                              figure_threshold, out);
+}
+
+/* See compare.h. */
+gs_status gs_compare_load_sets(const char *const *base, size_t n_base, const char *const *next,
+                               size_t n_next, const char *base_name, const char *new_name,
+                               double alpha, double threshold, double figure_threshold,
+                               gs_compare *out) {
   memset(out, 0, sizeof *out);
+  snprintf(out->base_name, sizeof out->base_name, "%s", base_name);
+  snprintf(out->new_name, sizeof out->new_name, "%s", new_name);
   out->alpha = alpha;
   out->threshold = threshold;
   out->figure_threshold = figure_threshold;
   gs_report_thresholds th = {GS_REPORT_MODERATE_DEFAULT, GS_REPORT_CRITICAL_DEFAULT};
-  gs_status st = gs_report_load(&base_path, 1, &th, &out->base);
-  if (st == GS_OK) st = gs_report_load(&new_path, 1, &th, &out->next);
+  gs_status st = gs_report_load(base, n_base, &th, &out->base);
+  if (st == GS_OK) st = gs_report_load(next, n_next, &th, &out->next);
   for (size_t i = 0; i < out->base.n_series && st == GS_OK; i++) {
     const gs_report_series *s = &out->base.series[i];
     const gs_report_series *t = NULL;
@@ -339,7 +349,7 @@ gs_status gs_compare_load(const char *base_path, const char *new_path, double al
                   "%s and %s share no measurement to compare (workload, backend, scaling, "
                   "workload options, variant/scenario/task/split and rank count must "
                   "match): %s",
-                  base_path, new_path, what[0] ? what : "no measurements");
+                  base_name, new_name, what[0] ? what : "no measurements");
   }
   if (st != GS_OK) gs_compare_free(out);
   return st;
@@ -361,8 +371,8 @@ static cJSON *compare_json(const gs_compare *c) {
   cJSON *doc = cJSON_CreateObject();
   if (!doc) return NULL;
   cJSON_AddStringToObject(doc, "schema", "gpuscale/compare/v1");
-  cJSON_AddStringToObject(doc, "base", c->base.files[0]);
-  cJSON_AddStringToObject(doc, "new", c->next.files[0]);
+  cJSON_AddStringToObject(doc, "base", c->base_name);
+  cJSON_AddStringToObject(doc, "new", c->new_name);
   gs_json_add_number(doc, "alpha", c->alpha);
   gs_json_add_number(doc, "threshold", c->threshold);
   gs_json_add_number(doc, "figure_threshold", c->figure_threshold);
@@ -423,7 +433,7 @@ gs_status gs_compare_render(FILE *out, const gs_compare *c, gs_compare_format fo
   fprintf(out, md ? "# gpuscale compare\n\nBASE `%s`, NEW `%s`; significance level %g, "
                     "threshold %g%%\n\n"
                   : "gpuscale compare: BASE %s, NEW %s; significance level %g, threshold %g%%\n\n",
-          c->base.files[0], c->next.files[0], c->alpha, 100.0 * c->threshold);
+          c->base_name, c->new_name, c->alpha, 100.0 * c->threshold);
   int metric_width = 20, figures = 0;
   for (size_t i = 0; i < c->n_rows; i++) {
     int len = (int)strlen(c->rows[i].metric);
