@@ -50,6 +50,19 @@ assert m["change_ci95_low"] < 0.3 < m["change_ci95_high"]
 assert m["verdict"] == "regression"
 PY
 
+# directories: each side's .json documents together, in name order
+mkdir -p "$work/dir-base" "$work/dir-new" "$work/dir-empty"
+cp "$base" "$work/dir-base/a.json"
+cp "$data/weak.json" "$work/dir-base/b.json"
+cp "$slow" "$work/dir-new/a.json"
+cp "$data/weak.json" "$work/dir-new/b.json"
+echo "not a document" >"$work/dir-new/notes.txt"
+expect 3 "BASE $work/dir-base, NEW $work/dir-new" -- compare "$work/dir-base" "$work/dir-new"
+expect 3 "7 significant regressions" -- compare "$work/dir-base" "$work/dir-new"
+expect 0 "no significant regression" -- compare "$work/dir-base" "$work/dir-base"
+expect 1 "NEW directory $work/dir-empty holds no .json result document" -- \
+  compare "$work/dir-base" "$work/dir-empty"
+
 # golden outputs (exit 3: the fixture regresses)
 golden compare.txt compare strong.json strong_slower.json
 golden compare.md compare -f markdown strong.json strong_slower.json
