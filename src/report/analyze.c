@@ -272,8 +272,7 @@ typedef struct {
 static void prepared_free(prepared_doc *d) {
   for (size_t i = 0; i < d->n; i++) {
     free(d->rows[i].key.options);
-    free(d->rows[i].row.ranks);
-    free(d->rows[i].row.hosts);
+    gs_report_row_free(&d->rows[i].row);
   }
   free(d->rows);
   d->rows = NULL;
@@ -330,7 +329,8 @@ static gs_status prepare_document(gs_report *r, size_t fi, prepared_doc *out) {
     gs_report_row *row = &p->row;
     row->file = fi;
     row->measurement = mi;
-    if ((st = gs_report_measurement_read(m, mi, file, row)) != GS_OK) return st;
+    st = gs_report_measurement_read(m, mi, file, (r->flags & GS_REPORT_ROW_SAMPLES) != 0, row);
+    if (st != GS_OK) return st;
     gs_report_placement_read(doc, m, row);
     // A measurement's own options (should a writer add them) win over the
     // document's; a plan task's are those of its entry in config.tasks.
@@ -482,8 +482,7 @@ void gs_report_free(gs_report *r) {
   for (size_t i = 0; i < r->n_series; i++) {
     gs_report_series *s = &r->series[i];
     for (size_t j = 0; j < s->n_rows; j++) {
-      free(s->rows[j].ranks);
-      free(s->rows[j].hosts);
+      gs_report_row_free(&s->rows[j]);
     }
     free(s->rows);
     free(s->options);

@@ -16,11 +16,16 @@ const char *gs_report_string_of(const cJSON *obj, const char *name, const char *
 
 /* Fills `row` from measurement `m` (index `mi` of `file`): raw samples
  * pooled over runs, step and per-rank statistics, throughput, cold starts.
- * Cross-row numbers (speedup and the like) are filled later. GS_ERR_FORMAT
+ * With `keep_samples` the row keeps the step and rank samples
+ * (GS_REPORT_ROW_SAMPLES). Cross-row numbers (speedup and the like) are
+ * filled later. GS_ERR_FORMAT
  * naming `file` and the JSON path for an inconsistent measurement,
  * GS_ERR_NOMEM. The row owns its ranks even on error. */
 gs_status gs_report_measurement_read(const cJSON *m, size_t mi, const char *file,
-                                     gs_report_row *row);
+                                     int keep_samples, gs_report_row *row);
+
+/* Frees what `row` owns (its ranks with their samples, hosts, step samples). */
+void gs_report_row_free(gs_report_row *row);
 
 /* Median, deviation, marks (with `th`, worsened by success rates), spread
  * and straggler over the ranks of `row` (world size >= 2). */

@@ -208,6 +208,25 @@ static const cJSON *measurement_of(const gs_report *r, const gs_report_row *row)
   return cJSON_GetArrayItem(ms, (int)row->measurement);
 }
 
+/* A copy of the step samples (rank < 0) or rank `rank`'s samples that the
+ * analysis kept in `row` (GS_REPORT_ROW_SAMPLES), into *n; NULL only when
+ * out of memory. */
+static double *row_samples(const gs_report_row *row, int rank, size_t *n) {
+  const double *from = NULL;
+  *n = 0;
+  if (rank < 0 && row->has_step) {
+    from = row->step_samples;
+    *n = row->step.n;
+  } else if (rank >= 0 && (size_t)rank < row->n_ranks) {
+    from = row->ranks[rank].samples;
+    *n = row->ranks[rank].n;
+  }
+  if (!from) *n = 0;
+  double *copy = malloc((*n ? *n : 1) * sizeof *copy);
+  if (copy && *n) memcpy(copy, from, *n * sizeof *copy);
+  return copy;
+}
+
 /* Step time, throughput and each rank's time of a matched pair of rows. */
 static gs_status compare_rows(gs_compare *c, size_t si, const gs_report_series *s,
                               const gs_report_row *x, const gs_report_row *y) {
@@ -219,7 +238,7 @@ static gs_status compare_rows(gs_compare *c, size_t si, const gs_report_series *
   int last_rank = x->is_coll ? -1 : ranks - 1;
   for (int k = -1; k <= last_rank && st == GS_OK; k++) {
     size_t na = 0, nb = 0;
-    double *a = gs_report_rank_samples(mx, k, &na), *b = gs_report_rank_samples(my, k, &nb);
+    double *a = row_samples(x, k, &na), *b = row_samples(y, k, &nb);
     if (!a || !b) {
       free(a), free(b);
       return gs_error(GS_ERR_NOMEM, "out of memory");
@@ -289,8 +308,11 @@ gs_status gs_compare_load_sets(const char *const *base, size_t n_base, const cha
   out->threshold = threshold;
   out->figure_threshold = figure_threshold;
   gs_report_thresholds th = {GS_REPORT_MODERATE_DEFAULT, GS_REPORT_CRITICAL_DEFAULT};
-  gs_status st = gs_report_load(base, n_base, &th, &out->base);
-  if (st == GS_OK) st = gs_report_load(next, n_next, &th, &out->next);
+  // The rows keep the samples the tests need; the documents' sample arrays
+  // are dropped as each is analysed, as for a text report.
+  const unsigned flags = GS_REPORT_DROP_SAMPLES | GS_REPORT_ROW_SAMPLES;
+  gs_status st = gs_report_load_with(base, n_base, &th, NULL, flags, &out->base);
+  if (st == GS_OK) st = gs_report_load_with(next, n_next, &th, NULL, flags, &out->next);
   for (size_t i = 0; i < out->base.n_series && st == GS_OK; i++) {
     const gs_report_series *s = &out->base.series[i];
     const gs_report_series *t = NULL;

@@ -110,6 +110,8 @@ typedef struct {
   double memory_total_bytes; /* environment.gpus[device].memory_bytes */
   double utilization;        /* utilization_percent.mean / 100 */
   gs_report_loadgen loadgen; /* ingested LoadGen figures (present 0 otherwise) */
+  double *samples;           /* with GS_REPORT_ROW_SAMPLES: the n samples above (any order);
+                                owned; else NULL */
 } gs_report_rank;
 
 /* The ranks of one host in one measurement, their samples pooled. */
@@ -153,6 +155,8 @@ typedef struct {
   int has_step;              /* 1 when step_seconds held at least one number */
   gs_stats step;             /* over all runs' step_seconds (nulls skipped) */
   size_t step_nulls;         /* null elements of step_seconds skipped */
+  double *step_samples;      /* with GS_REPORT_ROW_SAMPLES: the step.n samples (any order);
+                                owned; else NULL */
   uint64_t items_per_step;   /* cost.items_per_step; 0 when absent */
   double throughput;         /* items_per_step / step.mean */
   double speedup;            /* throughput / throughput of the series' 1-rank row */
@@ -279,6 +283,13 @@ gs_status gs_report_load(const char *const *paths, size_t n, const gs_report_thr
  * when only the analysis is rendered (text, Markdown, JSON without plots);
  * the CSV renderer, plots and compare need the samples. */
 #define GS_REPORT_DROP_SAMPLES 1u
+
+/* gs_report_load_with flag: keep each row's step samples and each rank's
+ * samples as arrays of doubles (gs_report_row.step_samples,
+ * gs_report_rank.samples), the analysis' own copies. With
+ * GS_REPORT_DROP_SAMPLES too, a caller that needs the samples (compare) holds
+ * 8 bytes a sample instead of the documents' JSON nodes. */
+#define GS_REPORT_ROW_SAMPLES 2u
 
 /* Like gs_report_load, with prices for the cost columns (may be NULL) and
  * GS_REPORT_* flags. */
