@@ -122,8 +122,10 @@ gs_status gs_cmd_report(int argc, char **argv) {
   gs_report rep;
   gs_report_thresholds th = {.moderate = moderate / 100.0, .critical = critical / 100.0};
   int want_plots = plots_dir || format == GS_REPORT_HTML;
-  // Only the per-sample CSV and the plots read the raw samples after the analysis.
-  unsigned flags = want_plots || per_sample ? 0 : GS_REPORT_DROP_SAMPLES;
+  // Only the per-sample CSV reads the documents' samples after the analysis;
+  // the plots draw from the analysis' own copies.
+  unsigned flags = per_sample ? 0 : GS_REPORT_DROP_SAMPLES;
+  if (want_plots) flags |= GS_REPORT_ROW_SAMPLES;
   st = gs_report_load_with(files.paths, files.n, &th, &prices, flags, &rep);
   free(files.paths);
   if (st != GS_OK) return st;

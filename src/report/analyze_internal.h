@@ -80,12 +80,6 @@ void gs_report_row_extras(const cJSON *doc, const cJSON *m, const gs_report_pric
  * absent leave NaN / NULL. */
 void gs_report_ingest_read(const cJSON *doc, const cJSON *m, gs_report_row *row);
 
-/* The finite samples of rank `rank` in measurement `m` over all runs (its
- * device_seconds when an array, else wall_seconds), or with rank < 0 the
- * measurement's step_seconds. Caller frees; `*n_out` may be 0; NULL only
- * when out of memory. */
-double *gs_report_rank_samples(const cJSON *m, int rank, size_t *n_out);
-
 /* Mark for a deviation under the thresholds. */
 gs_rank_mark gs_report_mark_of(double deviation, const gs_report_thresholds *th);
 

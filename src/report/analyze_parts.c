@@ -611,39 +611,3 @@ double gs_report_price_of(const gs_report_prices *prices, const char *name) {
   return best ? best->per_hour : NAN;
 }
 
-/* See analyze_internal.h. */
-double *gs_report_rank_samples(const cJSON *m, int rank, size_t *n_out) {
-  size_t n = 0, cap = 0;
-  double *v = NULL;
-  const cJSON *runs = cJSON_GetObjectItemCaseSensitive(m, "runs");
-  for (const cJSON *run = runs ? runs->child : NULL; run; run = run->next) {
-    const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(run, "ranks");
-    // rank < 0: the run itself stands in for a rank, to read its step_seconds.
-    for (const cJSON *rk = rank < 0 ? run : ranks ? ranks->child : NULL; rk;
-         rk = rank < 0 ? NULL : rk->next) {
-      const cJSON *num = cJSON_GetObjectItemCaseSensitive(rk, "rank");
-      if (rank >= 0 && (!cJSON_IsNumber(num) || num->valuedouble != rank)) continue;
-      const cJSON *use = cJSON_GetObjectItemCaseSensitive(rk, rank < 0 ? "step_seconds"
-                                                                        : "device_seconds");
-      if (rank >= 0 && !cJSON_IsArray(use))
-        use = cJSON_GetObjectItemCaseSensitive(rk, "wall_seconds");
-      for (const cJSON *x = cJSON_IsArray(use) ? use->child : NULL; x; x = x->next) {
-        if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble)) continue;
-        if (n == cap) {
-          cap = cap ? 2 * cap : 256;
-          double *grown = realloc(v, cap * sizeof *v);
-          if (!grown) {
-            free(v);
-            return NULL;
-          }
-          v = grown;
-        }
-        v[n++] = x->valuedouble;
-      }
-    }
-  }
-  *n_out = n;
-  if (!v) v = malloc(sizeof *v);
-  return v;
-}
-

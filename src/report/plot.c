@@ -272,8 +272,6 @@ static int rank_plots(plotter *pl, const gs_report *r, const gs_report_series *s
     snprintf(where, sizeof where, "%s-n%d", stem, row->world_size);
     snprintf(title, sizeof title, "%s", series_title);
   }
-  const cJSON *ms = cJSON_GetObjectItemCaseSensitive(r->docs[row->file], "measurements");
-  const cJSON *m = cJSON_GetArrayItem(ms, (int)row->measurement);
   char caption[256];
   snprintf(caption, sizeof caption, "%d ranks: latency CDF per rank (at most %d points per rank)",
            row->world_size, CDF_POINTS);
@@ -281,12 +279,14 @@ static int rank_plots(plotter *pl, const gs_report *r, const gs_report_series *s
   if (!f) return 0;
   int blocks = 0;
   for (size_t k = 0; k < row->n_ranks; k++) {
-    size_t n = 0;
-    double *v = gs_report_rank_samples(m, (int)k, &n);
+    // The analysis' copy of the rank's samples (GS_REPORT_ROW_SAMPLES).
+    size_t n = row->ranks[k].samples ? row->ranks[k].n : 0;
+    double *v = malloc((n ? n : 1) * sizeof *v);
     if (!v) {
       plot_end(f);
       return 0;
     }
+    if (n) memcpy(v, row->ranks[k].samples, n * sizeof *v);
     if (n > 0) {
       qsort(v, n, sizeof *v, compare_doubles);
       size_t points = n < CDF_POINTS ? n : CDF_POINTS;

@@ -47,6 +47,8 @@ typedef struct {
  * the PNG and SVG files are copied there as NAME.png / NAME.svg. When
  * gnuplot is not installed (built without GS_GNUPLOT or the program is
  * missing) `out` is empty and its note says so; that is not an error.
+ * The latency CDFs draw the rows' own samples: load `r` with
+ * GS_REPORT_ROW_SAMPLES (a rank without them gets no CDF line).
  * Errors: GS_ERR_IO naming the path (dir not writable, gnuplot failed),
  * GS_ERR_NOMEM. */
 gs_status gs_report_plots_make(const gs_report *r, const char *dir, gs_report_plots *out);
