@@ -153,6 +153,25 @@ golden workloads.txt report llm_cpu.json llm_server_cpu.json split_cpu.json mlp_
   plan_cpu.json
 golden plan.md report -f markdown plan_cpu.json
 
+# two series that differ only in an option: the overview, the plot titles
+# and the plot files name the option, never the same twice
+python3 - "$strong" "$work/other_points.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["config"]["workload_options"]["points"] = 99
+json.dump(d, open(sys.argv[2], "w"))
+PY
+"$bin" report --plots "$work/vary" "$strong" "$work/other_points.json" >"$work/vary.txt" ||
+  fail "report of two option variants failed"
+has "$work/vary.txt" "voxelize (points=50000)"
+has "$work/vary.txt" "voxelize (points=99)"
+for f in voxelize-points-50000-speedup voxelize-points-99-speedup voxelize-points-99-n2-latency-cdf; do
+  [ -s "$work/vary/$f.svg" ] || fail "--plots did not write $f.svg: $(ls "$work/vary")"
+done
+grep -q "voxelize (points=99): speedup" "$work/vary/voxelize-points-99-speedup.svg" ||
+  fail "the plot's title does not name the option"
+[ "$(ls "$work/vary" | wc -l)" = 16 ] || fail "expected 16 plot files: $(ls "$work/vary")"
+
 # report and compare start without cuBLAS: it is opened by the workloads
 # that call it (platform/blas.c), so its start-up cost is not every command's
 if command -v ldd >/dev/null && ldd "$bin" | grep -q cublas; then
