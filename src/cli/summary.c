@@ -224,11 +224,23 @@ void gs_decision_table_print(FILE *out, const gs_measurement *ms, size_t count) 
           GS_SCALING_BENEFICIAL, GS_SCALING_MARGINAL);
   fprintf(out, "  %-*s %5s %10s %10s %8s %7s  %s\n", width, "series", "ranks", "single", "multi",
           "speedup", "effic", "recommendation");
+  // One unit per column (core/format's rule), as in the report's tables.
+  double *column = malloc(2 * count * sizeof *column);
+  size_t rows = 0;
+  for (size_t i = 0; column && i < count; i++) {
+    if (!series_start(ms, i) || !series_verdict(ms, count, i, &a, name, sizeof name)) continue;
+    column[rows] = a.base_throughput;
+    column[count + rows++] = a.throughput;
+  }
+  const gs_unit single_unit = gs_unit_for(GS_UNIT_RATE, column, column ? rows : 0);
+  const gs_unit multi_unit = gs_unit_for(GS_UNIT_RATE, column ? column + count : NULL,
+                                         column ? rows : 0);
+  free(column);
   for (size_t i = 0; i < count; i++) {
     if (!series_start(ms, i) || !series_verdict(ms, count, i, &a, name, sizeof name)) continue;
     char one[32], many[32], words[64];
-    gs_format_rate(a.base_throughput, one, sizeof one);
-    gs_format_rate(a.throughput, many, sizeof many);
+    gs_unit_format(&single_unit, a.base_throughput, one, sizeof one);
+    gs_unit_format(&multi_unit, a.throughput, many, sizeof many);
     gs_scaling_verdict_words(a.verdict, ms[i].backend, words, sizeof words);
     fprintf(out, "  %-*s %5d %10s %10s %7.2fx %6.1f%%  %s\n", width, name, a.world_size, one, many,
             a.speedup, 100.0 * a.efficiency, words);
