@@ -280,15 +280,16 @@ gs_status gs_report_load(const char *const *paths, size_t n, const gs_report_thr
 
 /* gs_report_load_with flag: free each document's sample arrays (step,
  * device, wall and comm seconds) once it is analysed. Saves memory and time
- * when only the analysis is rendered (text, Markdown, JSON without plots);
- * the CSV renderer, plots and compare need the samples. */
+ * when only the analysis is rendered; only the per-sample CSV
+ * (GS_REPORT_CSV_SAMPLES) reads the documents' samples afterwards (plots and
+ * compare use GS_REPORT_ROW_SAMPLES). */
 #define GS_REPORT_DROP_SAMPLES 1u
 
 /* gs_report_load_with flag: keep each row's step samples and each rank's
  * samples as arrays of doubles (gs_report_row.step_samples,
  * gs_report_rank.samples), the analysis' own copies. With
- * GS_REPORT_DROP_SAMPLES too, a caller that needs the samples (compare) holds
- * 8 bytes a sample instead of the documents' JSON nodes. */
+ * GS_REPORT_DROP_SAMPLES too, a caller that needs the samples (compare,
+ * plots) holds 8 bytes a sample instead of the documents' JSON nodes. */
 #define GS_REPORT_ROW_SAMPLES 2u
 
 /* Like gs_report_load, with prices for the cost columns (may be NULL) and
