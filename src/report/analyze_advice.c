@@ -188,6 +188,12 @@ static const char *workers(const gs_report_series *s) {
   return strcmp(s->backend, "cuda") == 0 ? "GPUs" : "ranks";
 }
 
+/* The same for a count of `n`: "GPU" or "rank" when it is one. */
+static const char *workers_of(const gs_report_series *s, int n) {
+  if (n != 1) return workers(s);
+  return strcmp(s->backend, "cuda") == 0 ? "GPU" : "rank";
+}
+
 /* Load balancing, failed ranks and failed requests, per row. */
 static void rank_advice(gs_report_series *s, const gs_report *r) {
   for (size_t i = 0; i < s->n_rows; i++) {
@@ -217,7 +223,7 @@ static void rank_advice(gs_report_series *s, const gs_report *r) {
       const gs_report_rank *rk = &row->ranks[k];
       if (strcmp(rk->status, "ok") == 0) continue;
       add_advice(s, "investigate rank %d: status %s at %d %s (%s)%s%s", rk->rank, rk->status,
-                 row->world_size, workers(s), gs_report_file_name(r, row->file),
+                 row->world_size, workers_of(s, row->world_size), gs_report_file_name(r, row->file),
                  rk->error ? ": " : "", rk->error ? rk->error : "");
     }
     for (size_t k = 0; k < row->n_ranks; k++) {
@@ -227,14 +233,15 @@ static void rank_advice(gs_report_series *s, const gs_report *r) {
                    "investigate rank %d (host %s): %zu of %zu requests did not succeed at %d "
                    "%s (%zu failed, %zu timed out; success rate %.1f%%)",
                    rk->rank, rk->host ? rk->host : "-", rk->requests - rk->requests_ok,
-                   rk->requests, row->world_size, workers(s), rk->requests_failed,
+                   rk->requests, row->world_size, workers_of(s, row->world_size), rk->requests_failed,
                    rk->requests_timed_out, 100.0 * rk->success_rate);
       if (rk->requests == 0 && rk->failed_samples > 0)
         add_advice(s,
                    "investigate rank %d (host %s): %llu of %llu timed samples failed at %d %s "
                    "(success rate %.1f%%)%s",
                    rk->rank, rk->host ? rk->host : "-", (unsigned long long)rk->failed_samples,
-                   (unsigned long long)rk->samples_taken, row->world_size, workers(s),
+                   (unsigned long long)rk->samples_taken, row->world_size,
+                   workers_of(s, row->world_size),
                    100.0 * rk->success_rate, rk->injected ? "; injected by --inject fail" : "");
     }
   }
@@ -298,9 +305,7 @@ static void text_add_ranks(text_buf *t, const gs_report_series *s, const unsigne
     first = 0;
     k = end;
   }
-  const int gpus = strcmp(s->backend, "cuda") == 0;
-  text_add(t, " at %d %s", world_size,
-           world_size == 1 ? (gpus ? "GPU" : "rank") : workers(s));
+  text_add(t, " at %d %s", world_size, workers_of(s, world_size));
 }
 
 /* One sentence for all ranks of the series that `kind` selects: which

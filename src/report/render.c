@@ -226,6 +226,11 @@ static gs_status series_tables(gs_render_writer *w, const gs_report *r, const gs
   const int coll = s->n_rows > 0 && s->rows[0].is_coll;
   if (coll)
     gs_render_block(w, 0, "  ", "A collective sweep: one row per operation, message size and form");
+  else if (s->n_rows > 0 && s->rows[0].loadgen)
+    gs_render_block(w, 0, "  ",
+                    "Ingested LoadGen results: no step samples; throughput in %s/s as LoadGen "
+                    "reports it",
+                    unit);
   else if (s->n_rows > 0 && s->rows[0].request_based)
     gs_render_block(w, 0, "  ",
                     "n, mean and median: per-request latency; throughput in %s/s over "
