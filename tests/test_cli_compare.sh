@@ -33,7 +33,7 @@ expect 0 "no significant regression" -- compare --alpha 0.0001 "$base" "$slow"
 
 "$bin" compare -f markdown "$base" "$slow" >"$work/c.md"
 [ $? = 3 ] || fail "markdown compare did not exit 3"
-grep -qF "| voxelize | 1 | step time | 12.5000 ms | 16.2500 ms | +30.00% |" "$work/c.md" ||
+grep -qF "| voxelize | 1 | step time | 12.5 ms | 16.2 ms | +30.00% |" "$work/c.md" ||
   fail "markdown compare lacks the step row: $(cat "$work/c.md")"
 
 "$bin" compare -f json -o "$work/c.json" "$base" "$slow"
@@ -49,6 +49,19 @@ assert abs(m["change"] - 0.3) < 1e-12 and abs(m["p"] - 0.028430) < 1e-6 and not 
 assert m["change_ci95_low"] < 0.3 < m["change_ci95_high"]
 assert m["verdict"] == "regression"
 PY
+
+# directories: each side's .json documents together, in name order
+mkdir -p "$work/dir-base" "$work/dir-new" "$work/dir-empty"
+cp "$base" "$work/dir-base/a.json"
+cp "$data/weak.json" "$work/dir-base/b.json"
+cp "$slow" "$work/dir-new/a.json"
+cp "$data/weak.json" "$work/dir-new/b.json"
+echo "not a document" >"$work/dir-new/notes.txt"
+expect 3 "BASE $work/dir-base, NEW $work/dir-new" -- compare "$work/dir-base" "$work/dir-new"
+expect 3 "7 significant regressions" -- compare "$work/dir-base" "$work/dir-new"
+expect 0 "no significant regression" -- compare "$work/dir-base" "$work/dir-base"
+expect 1 "NEW directory $work/dir-empty holds no .json result document" -- \
+  compare "$work/dir-base" "$work/dir-empty"
 
 # golden outputs (exit 3: the fixture regresses)
 golden compare.txt compare strong.json strong_slower.json

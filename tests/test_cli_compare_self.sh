@@ -47,7 +47,7 @@ echo "compared $compared documents with themselves"
 # Figures without samples: relative threshold, no significance test.
 ing=$root/tests/data/ingest
 rep=$root/tests/data/report
-expect 3 "16777216 B float sum in-place busbw .* -50.00% .* regression" -- \
+expect 3 "16 MiB float sum in-place busbw .* -50.00% .* regression" -- \
   compare "$ing/expected/nccl-all-reduce-text.json" "$rep/nccl_busbw_half.json"
 expect 3 "no significance test was possible" -- \
   compare "$ing/expected/nccl-all-reduce-text.json" "$rep/nccl_busbw_half.json"

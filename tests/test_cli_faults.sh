@@ -47,7 +47,7 @@ PY
 
 # The report names every injected fault and what it did.
 expect 0 "killed by fault injection \(kill:rank=1,after=5\)" -- report "$work/faults.json"
-expect 0 "rank 0 \(host [^)]*\): [0-9]+ of 20 timed samples failed at 1 ranks .*injected by --inject fail" \
+expect 0 "rank 0 \(host [^)]*\): [0-9]+ of 20 timed samples failed at 1 rank .*injected by --inject fail" \
   -- report "$work/faults.json"
 expect 0 "injected cold start on rank 2 at 3 ranks: first iteration .*injected by --inject delay" -- report "$work/faults.json"
 expect 0 "injected: kill rank 1 after=5; fail rank 0 rate=0.5; delay rank 2 seconds=0.3" \

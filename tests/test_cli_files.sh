@@ -103,7 +103,7 @@ if "$bin" report --plots "$work/plots" "$two" 2>&1 | grep -q 'as PNG and SVG'; t
   printf '#!/bin/sh\nsed -n "s/^set output .\\(.*\\).$/\\1/p" plots.gp | while read -r f; do\n'\
 '  case "$f" in *.svg) printf "<svg><path" >"$f";; *) printf "PNG" >"$f";; esac\ndone\n' >"$work/cut-gnuplot"
   chmod +x "$work/cut-gnuplot"
-  GPUSCALE_GNUPLOT=$work/cut-gnuplot expect 1 "gnuplot wrote an incomplete .*s0-speedup.svg" -- \
+  GPUSCALE_GNUPLOT=$work/cut-gnuplot expect 1 "gnuplot wrote an incomplete .*-speedup.svg" -- \
     report --plots "$work/plots" "$two"
   diff -r "$work/plots" "$work/plots.saved" >/dev/null || fail "cut gnuplot output replaced the plots"
   # A cut PNG alone is caught too, before any SVG is copied.
@@ -144,7 +144,7 @@ after=$(find "$work" | sort)
 ln -s sub/r.txt "$work/new/link.txt"
 "$bin" report -f csv --out "$work/new/link.txt" "$strong" || fail "report through a symlink failed"
 [ -L "$work/new/link.txt" ] || fail "report --out replaced the symlink by a file"
-grep -q "^file,workload" "$work/new/sub/r.txt" || fail "report --out did not write the symlink's target"
+grep -q "^file,measurement,workload" "$work/new/sub/r.txt" || fail "report --out did not write the symlink's target"
 "$bin" report --out /dev/null "$strong" || fail "report --out /dev/null failed"
 no_temp "report --out" "$work/new/sub"
 

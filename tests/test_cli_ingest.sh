@@ -42,48 +42,80 @@ expect 0 "coll: backend cuda" -- report "$work/nccl-all-gather-json.json"
 expect 0 "INVALID; recorded as a failed verification" -- ingest mlperf mlperf/server-invalid/rank0 -o "$work/note.json"
 
 # Genuine LoadGen logs (tests/data/ingest/loadgen/README.md): the report of
-# each ingested run shows the summary file's figures. summary KEY DIR: the
-# value of "KEY : V" in DIR's summary.
+# each ingested run shows the summary file's figures, in every format: the
+# JSON and CSV reports exactly (seconds), the text table scaled (one unit per
+# column). summary KEY DIR: the value of "KEY : V" in DIR's summary.
 summary() { sed -n "s/^$1 *: *//p" "$2/mlperf_log_summary.txt" | head -n 1; }
-# ms NS: nanoseconds as the report's milliseconds (3 decimals)
-ms() { awk -v ns="$1" 'BEGIN { printf "%.3f", ns / 1e6 }'; }
 for run in offline-valid offline-invalid server-valid server-invalid singlestream-valid singlestream-invalid; do
   dir=loadgen/$run/node0
   "$bin" ingest mlperf -q -o "$work/$run.json" "$dir" >"$work/log" 2>&1 || { fail "ingest $dir: $(cat "$work/log")"; continue; }
   "$bin" report "$work/$run.json" >"$work/$run.txt" 2>&1 || { fail "report $run: $(cat "$work/$run.txt")"; continue; }
+  "$bin" report -f json -o "$work/$run.report.json" "$work/$run.json" || fail "report -f json $run"
+  "$bin" report -f csv -o "$work/$run.csv" "$work/$run.json" || fail "report -f csv $run"
   line=$(grep -E '^ +1 +0 +(Offline|Server|SingleStream) ' "$work/$run.txt")
   [ -n "$line" ] || { fail "report $run: no LoadGen row"; continue; }
-  set -- $line
   scen=$(summary Scenario "$dir"); result=$(summary "Result is" "$dir")
-  [ "$3" = "$scen" ] || fail "$run: scenario '$3', summary says '$scen'"
-  [ "$4" = "$result" ] || fail "$run: result '$4', summary says '$result'"
   case $scen in
     Offline) rate=$(summary "Samples per second" "$dir") ;;
     Server) rate=$(summary "Completed samples per second" "$dir") ;;
     *) rate=$(summary "QPS w\/ loadgen overhead" "$dir") ;;
   esac
-  # the summary rounds to 2 decimals (Offline: 6 digits); the report shows the detail log's
-  awk -v a="$5" -v b="$rate" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.01 * (b > 100 ? b / 100 : 1)) }' ||
-    fail "$run: samples/s $5, summary says $rate"
-  [ "$8" = "$(ms "$(summary 'Mean latency (ns)' "$dir")")" ] || fail "$run: mean ms $8, summary $(summary 'Mean latency (ns)' "$dir") ns"
-  [ "$9" = "$(ms "$(summary '50.00 percentile latency (ns)' "$dir")")" ] || fail "$run: p50 ms $9"
-  [ "${10}" = "$(ms "$(summary '90.00 percentile latency (ns)' "$dir")")" ] || fail "$run: p90 ms ${10}"
-  [ "${11}" = "$(ms "$(summary '99.00 percentile latency (ns)' "$dir")")" ] || fail "$run: p99 ms ${11}"
-  [ "${12}" = "$(ms "$(summary 'Max latency (ns)' "$dir")")" ] || fail "$run: max ms ${12}"
+  python3 - "$work/$run.report.json" "$work/$run.csv" "$line" "$scen" "$result" "$rate" \
+    "$(summary 'Mean latency (ns)' "$dir")" "$(summary '50.00 percentile latency (ns)' "$dir")" \
+    "$(summary '90.00 percentile latency (ns)' "$dir")" "$(summary '99.00 percentile latency (ns)' "$dir")" \
+    "$(summary 'Max latency (ns)' "$dir")" <<'PY' || fail "$run: the report's figures differ from the summary"
+import csv, json, sys
+report, table, line, scen, result, rate = sys.argv[1:7]
+ns = [float(x) for x in sys.argv[7:12]]
+names = ["latency_mean", "latency_p50", "latency_p90", "latency_p99", "latency_max"]
+lg = json.load(open(report))["series"][0]["rows"][0]["ranks"][0]["loadgen"]
+assert lg["scenario"] == scen and lg["valid"] == (result == "VALID"), lg
+# the summary rounds samples/s to 2 decimals (Offline: 6 digits); the report has the detail log's
+assert abs(lg["samples_per_second"] - float(rate)) <= 0.01 * max(1, float(rate) / 100), (lg, rate)
+for name, v in zip(names, ns):
+    assert lg[name + "_seconds"] == v / 1e9, (name, lg[name + "_seconds"], v)
+row = list(csv.DictReader(open(table)))[0]
+# the identity column holds the measurement's scenario in gpuscale's words
+assert row["scenario"].replace("-", "") == scen.lower() and row["loadgen_valid"] == ("true" if result == "VALID" else "false"), row
+assert float(row["samples_per_s"]) == lg["samples_per_second"], row
+for name, v in zip(names, ns):
+    assert float(row[name + "_s"]) == v / 1e9, (name, row)
+# the text table: scenario, result, samples/s, then the latencies with one
+# unit per column (3 significant digits of the value)
+cells = line.split()
+assert cells[2] == scen and cells[3] == result, cells
+unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "K": 1e3, "M": 1e6, "G": 1e9}
+values, rest = [], cells[cells.index(result) + 1:]
+while rest and len(values) < 8:  # samples/s, tokens/s, queries, mean, p50, p90, p99, max
+    if rest[0] == "-":
+        values.append(None)
+        rest = rest[1:]
+    elif len(rest) > 1 and rest[1] in unit:
+        values.append(float(rest[0]) * unit[rest[1]])
+        rest = rest[2:]
+    else:
+        values.append(float(rest[0]))
+        rest = rest[1:]
+assert abs(values[0] - float(rate)) <= 0.005 * float(rate), (values, rate)
+for name, v, shown in zip(names, ns, values[3:]):
+    assert abs(shown - v / 1e9) <= 0.005 * v / 1e9, (name, shown, v)
+PY
   # each criterion the summary says NO to is named in our words
   for crit in "Min duration:min duration not satisfied" "Min queries:min query count not satisfied" \
               "Early stopping:early stopping not satisfied" "Performance constraints:latency constraint not satisfied"; do
     key=${crit%%:*}; words=${crit#*:}
     if grep -q "^ *$key satisfied *: *NO" "$dir/mlperf_log_summary.txt"; then
       grep -q "$words" "$work/$run.txt" || fail "$run: summary says '$key satisfied : NO' but the report lacks '$words'"
+      grep -q "$words" "$work/$run.csv" || fail "$run: the CSV report lacks '$words'"
     else
       ! grep -q "$words" "$work/$run.txt" || fail "$run: the report says '$words' but the summary does not"
     fi
   done
   case $result in INVALID) grep -q "Increase the\|Decrease the" "$work/$run.txt" && fail "$run: the report quotes LoadGen's advice" ;; esac
+  samples=$(set -- $line; echo "$5")
   for fmt in markdown html; do
     "$bin" report --format "$fmt" "$work/$run.json" >"$work/$run.$fmt" 2>&1 || fail "report --format $fmt $run"
-    grep -q "$5" "$work/$run.$fmt" || fail "$run: --format $fmt lacks samples/s $5"
+    grep -q "$samples" "$work/$run.$fmt" || fail "$run: --format $fmt lacks samples/s $samples"
   done
 done
 
@@ -165,8 +197,8 @@ sed 's/all_reduce_perf/bisection_perf/' "$text" >"$work/nprog.txt"
 damaged "nprog.txt: cannot tell which collective ran: unknown nccl-tests program 'bisection_perf'" nccl-tests "$work/nprog.txt"
 head -c 900 nccl-tests/all_gather_1gpu.json >"$work/jtrunc.json"
 damaged "jtrunc.json:1: invalid JSON at column [0-9]+: the document does not end with '}' \(truncated" nccl-tests "$work/jtrunc.json"
-sed 's/"version":2/"version":3/' nccl-tests/all_gather_1gpu.json >"$work/jver.json"
-damaged "jver.json: nccl-tests JSON version 3; gpuscale reads version 2" nccl-tests "$work/jver.json"
+sed 's/"version":2/"version":4/' nccl-tests/all_gather_1gpu.json >"$work/jver.json"
+damaged "jver.json: nccl-tests JSON version 4; gpuscale reads versions 2 and 3" nccl-tests "$work/jver.json"
 sed 's/"time":42.300000/"time":"fast"/' nccl-tests/all_gather_1gpu.json >"$work/jtime.json"
 damaged "jtime.json: results\[0\].out_of_place.time is a string; expected a time in microseconds" nccl-tests "$work/jtime.json"
 # the second file is damaged: nothing at all is written, not even the first

@@ -77,7 +77,7 @@ touch "$work/file"
 expect 1 "option --out" -- predict --gpus 8 -o "$work/file/p.txt" "${all[@]}"
 
 # report --predict: the table after the report, and the dashed continuation.
-expect 0 "^    16 +4 +21.56 us" -- report --predict 8,16 "${all[@]}"
+expect 0 "^    16 +4 +21.6 us" -- report --predict 8,16 "${all[@]}"
 # report --predict leaves out, and names, what it cannot predict.
 expect 0 "Not predicted: llm \(scenario server\): only the offline scenario" -- \
   report --predict 4 "$data/llm_server_cpu.json" "$data/llm_cpu.json"
@@ -89,7 +89,7 @@ sys.exit(0 if json.load(sys.stdin).get("gnuplot", {}).get("built_in") else 1)' &
    command -v gnuplot >/dev/null; then
   "$bin" report --predict 8,16,64 --plots "$work/plots" -o "$work/r.txt" "${all[@]}" ||
     fail "report --predict --plots exited $?"
-  grep -q "predicted" "$work/plots/s0-speedup.svg" ||
+  grep -q "predicted" "$work/plots/voxelize-speedup.svg" ||
     fail "the speedup plot lacks the predicted curve"
 fi
 

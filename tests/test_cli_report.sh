@@ -37,7 +37,7 @@ has "$work/r.txt" "strong scaling"
 has "$work/r.txt" "1.25x"
 has "$work/r.txt" "62.5%"
 has "$work/r.txt" "0.600"
-has "$work/r.txt" "160.000 M"
+has "$work/r.txt" "160.0 M"
 has "$work/r.txt" "critical (straggler)"
 has "$work/r.txt" "straggler rank 1"
 has "$work/r.txt" "slow start"
@@ -53,18 +53,33 @@ lacks "$work/r20.txt" "load balancing"
 # markdown, written with --out
 "$bin" report -f markdown --out "$work/r.md" "$strong" "$weak" || fail "markdown report failed"
 has "$work/r.md" "| ranks | file | status |"
-has "$work/r.md" "| 2 | strong.json | ok | passed | 8 | 10.000 |"
+has "$work/r.md" "| 2 | strong.json | ok | passed | 8 | 10.0 ms |"
 has "$work/r.md" "weak scaling"
 has "$work/r.md" "marginal: speedup 1.00x at 2 ranks"
 
-# csv: header + strong (8 + 24 samples) + weak (8 + 12)
-"$bin" report --format csv "$strong" "$weak" >"$work/r.csv" || fail "csv report failed"
+# csv --samples: header + strong (8 + 24 samples) + weak (8 + 12)
+"$bin" report --format csv --samples "$strong" "$weak" >"$work/r.csv" || fail "csv report failed"
 lines=$(wc -l <"$work/r.csv")
 [ "$lines" = 53 ] || fail "csv has $lines lines, expected 53"
-has "$work/r.csv" "file,workload,backend,scaling,world_size,op,bytes,dtype,form,run,iteration,rank,seconds"
-has "$work/r.csv" "$strong,voxelize,cpu,strong,2,,,,,1,3,1,0.01"
-steps=$(grep -c ',step,' "$work/r.csv")
+ident="file,measurement,workload,backend,scaling,variant,scenario,task,split_policy,tensor_parallel,world_size,op,size_bytes,dtype,redop,root,form,workload_options"
+has "$work/r.csv" "$ident,run,iteration,rank,clock,time_s"
+grep -q "^$strong,1,voxelize,cpu,strong,,,,,1,2,,,,,,,\".*\",1,3,1,wall,0.01\$" "$work/r.csv" ||
+  fail "r.csv lacks rank 1's sample 3 of run 1 at 2 ranks"
+steps=$(grep -c ',step,,' "$work/r.csv")
 [ "$steps" = 20 ] || fail "csv has $steps step rows, expected 20"
+expect 2 "option --samples: only with --format csv" -- report --samples "$strong"
+# csv: one row per measurement (header + 2 + 2), with the figures of the analysis
+"$bin" report --format csv "$strong" "$weak" >"$work/m.csv" || fail "csv report failed"
+python3 - "$work/m.csv" "$strong" <<'PY' || failures=$((failures + 1))
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 4, len(rows)
+two = [r for r in rows if r["file"] == sys.argv[2] and r["world_size"] == "2"][0]
+assert two["workload"] == "voxelize" and two["scaling"] == "strong", two
+assert float(two["throughput_items_per_s"]) == 1e8 and float(two["speedup"]) == 1.25, two
+assert two["verdict"] == "beneficial" and two["item_unit"] == "points", two
+assert float(two["step_mean_s"]) == 0.01 and two["step_samples"] == "8", two
+PY
 
 # json: the analysis as one object
 "$bin" report --format=json "$strong" "$weak" "$data/failed.json" >"$work/r.json" || fail "json report failed"
@@ -99,13 +114,15 @@ has "$work/t.txt" "Hosts (2)"
 has "$work/t.txt" "node-b"
 has "$work/t.txt" "50.0%"
 has "$work/t.txt" "slow first sample"
-has "$work/t.txt" "20.070 K    49.8264"
-has "$work/t.txt" "107.500    55.000   71.250 (66.3%)  10.000 (9.3%)  21.250 (19.8%)   5.000 (4.7%)"
+has "$work/t.txt" "20.1 K    49.8264"
+has "$work/t.txt" "107 ms   55.0 ms   71.2 ms (66.3%)  10.0 ms (9.3%)  21.2 ms (19.8%)   5.00 ms (4.7%)"
 has "$work/t.txt" "consider a larger batch size"
 has "$work/t.txt" "investigate rank 1 (host node-b): 2 of 4 requests did not succeed"
 has "$work/t.txt" "investigate the transport"
 has "$work/t.txt" "plots drawn with gnuplot, as PNG and SVG in $work/plots"
-for f in s0-speedup s0-efficiency s0-n2-m1-latency-cdf s0-n2-m1-throughput s1-busbw; do
+# file names name the series (its title) and the rank count
+for f in llm-scenario-offline-speedup llm-scenario-offline-efficiency \
+         llm-scenario-offline-n2-latency-cdf llm-scenario-offline-n2-throughput coll-busbw; do
   [ -s "$work/plots/$f.png" ] && [ -s "$work/plots/$f.svg" ] || fail "--plots did not write $f.png/.svg"
 done
 GPUSCALE_GNUPLOT=$work/no-gnuplot "$bin" report --plots "$work/p2" "$two" >"$work/nognuplot.txt" ||
@@ -136,14 +153,43 @@ golden workloads.txt report llm_cpu.json llm_server_cpu.json split_cpu.json mlp_
   plan_cpu.json
 golden plan.md report -f markdown plan_cpu.json
 
+# two series that differ only in an option: the overview, the plot titles
+# and the plot files name the option, never the same twice
+python3 - "$strong" "$work/other_points.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["config"]["workload_options"]["points"] = 99
+json.dump(d, open(sys.argv[2], "w"))
+PY
+"$bin" report --plots "$work/vary" "$strong" "$work/other_points.json" >"$work/vary.txt" ||
+  fail "report of two option variants failed"
+has "$work/vary.txt" "voxelize (points=50000)"
+has "$work/vary.txt" "voxelize (points=99)"
+for f in voxelize-points-50000-speedup voxelize-points-99-speedup voxelize-points-99-n2-latency-cdf; do
+  [ -s "$work/vary/$f.svg" ] || fail "--plots did not write $f.svg: $(ls "$work/vary")"
+done
+grep -q "voxelize (points=99): speedup" "$work/vary/voxelize-points-99-speedup.svg" ||
+  fail "the plot's title does not name the option"
+[ "$(ls "$work/vary" | wc -l)" = 16 ] || fail "expected 16 plot files: $(ls "$work/vary")"
+
+# report and compare start without cuBLAS: it is opened by the workloads
+# that call it (platform/blas.c), so its start-up cost is not every command's
+if command -v ldd >/dev/null && ldd "$bin" | grep -q cublas; then
+  fail "gpuscale loads cuBLAS at start: $(ldd "$bin" | grep cublas)"
+fi
+
 # a real document written by scale
 "$bin" scale voxelize --backend cpu --ranks 2 --points 20K --clouds 4 --grid 16 --voxel-size 1 \
   --iters 5 --warmup 1 --runs 1 -q -o "$work/scale.json" >/dev/null 2>&1 || fail "scale failed"
 expect 0 "speedup" -- report "$work/scale.json"
 "$bin" report -f csv "$work/scale.json" >"$work/scale.csv" || fail "csv of a real document failed"
 lines=$(wc -l <"$work/scale.csv")
+# one row per measurement: 1 and 2 ranks
+[ "$lines" = 3 ] || fail "csv of scale.json has $lines lines, expected 3"
+"$bin" report -f csv --samples "$work/scale.json" >"$work/scale-samples.csv" || fail "per-sample csv of a real document failed"
+lines=$(wc -l <"$work/scale-samples.csv")
 # 1 rank: 5 x (step + 1); 2 ranks: 5 x (step + 2)
-[ "$lines" = 26 ] || fail "csv of scale.json has $lines lines, expected 26"
+[ "$lines" = 26 ] || fail "per-sample csv of scale.json has $lines lines, expected 26"
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures failure(s)"

@@ -32,7 +32,7 @@ expect 0 "Timeline of steps 0-2 of run 0" -- report "$work/r.json"
 expect 0 "rank +lanes +compute +communication +copy +waiting +idle" -- report "$work/r.json"
 if command -v gnuplot >/dev/null; then
   expect 0 "" -- report "$work/r.json" --format html --out "$work/r.html" --plots "$work/plots"
-  [ -s "$work/plots/s0-n2-m0-timeline.svg" ] && [ -s "$work/plots/s0-n2-m0-timeline.png" ] ||
+  [ -s "$work/plots/mlp-n2-timeline.svg" ] && [ -s "$work/plots/mlp-n2-timeline.png" ] ||
     fail "no timeline picture in $work/plots: $(ls "$work/plots")"
   grep -q "timeline at 2 ranks" "$work/r.html" || fail "the HTML report has no timeline picture"
 fi

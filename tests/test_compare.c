@@ -93,7 +93,7 @@ static void test_collective_sizes(void **state) {
   assert_int_equal(gs_compare_load(fixture("coll.json"), fixture("coll_slower.json"), 0.05, 0.05, 0.05, &c),
                    GS_OK);
   assert_int_equal(c.n_rows, 3);
-  assert_string_equal(c.rows[1].metric, "allreduce 16777216 B float sum out-of-place");
+  assert_string_equal(c.rows[1].metric, "allreduce 16 MiB float sum out-of-place");
   assert_true(fabs(c.rows[1].change - 0.4) < 1e-12);
   // 3 against 3 samples, all equal within each side: ties, so the normal
   // approximation: U = 9, var = 9/12 (7 - 48/30) = 4.05, z = 4/2.0125 = 1.9876.
@@ -119,8 +119,8 @@ static void test_collective_forms(void **state) {
     assert_true(c.rows[i].change == 0.0);
     assert_int_equal(c.rows[i].verdict, GS_CHANGE_NOT_SIGNIFICANT);
   }
-  assert_string_equal(c.rows[0].metric, "allreduce 1048576 B float sum out-of-place");
-  assert_string_equal(c.rows[1].metric, "allreduce 1048576 B float sum in-place");
+  assert_string_equal(c.rows[0].metric, "allreduce 1 MiB float sum out-of-place");
+  assert_string_equal(c.rows[1].metric, "allreduce 1 MiB float sum in-place");
   assert_int_equal(c.n_notes, 0);
   gs_compare_free(&c);
 

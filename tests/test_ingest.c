@@ -481,7 +481,7 @@ static void test_nccl_json_damaged(void **state) {
   static const struct {
     const char *from, *to, *error;
   } cases[] = {
-      {"\"version\":2", "\"version\":1", "t.json: nccl-tests JSON version 1; gpuscale reads version 2"},
+      {"\"version\":2", "\"version\":1", "t.json: nccl-tests JSON version 1; gpuscale reads versions 2 and 3"},
       {"\"version\":2,", "", "no numeric \"version\""},
       {"\"results\":[", "\"results\":{\"x\":[", "t.json:1: invalid JSON"},
       {"\"size\":8", "\"size\":-8", "results[0].size is not a byte count"},

@@ -70,6 +70,13 @@ static void test_normal_with_ties(void **state) {
   assert_near(7.5 / sqrt(16.0 / 12.0 * (9.0 - 12.0 / 56.0)), t.z, 1e-12);
   assert_near(2.1913, t.z, 1e-4);
   assert_near(0.028430, t.p, 1e-6);
+  // The medians come with the test: the mean of the two middle values.
+  assert_near(16.25, t.median_a, 0);
+  assert_near(12.5, t.median_b, 0);
+  const double odd[] = {3, 1, 2};
+  assert_int_equal(gs_ranktest_mann_whitney(odd, 3, b, 4, &t), GS_OK);
+  assert_near(2.0, t.median_a, 0);
+  assert_near(12.5, t.median_b, 0);
 }
 
 /* Large samples without ties also use the normal approximation: 25 values

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/format.h"
 #include "report_fixture.h"
 #include "report/render.h"
 #include "report/report.h"
@@ -130,13 +131,13 @@ static void test_strong_scaling(void **state) {
   assert_non_null(strstr(s->advice[0], "beneficial: speedup 1.25x at 2 ranks"));
   assert_non_null(strstr(s->advice[0], "efficiency 62.5%"));
   assert_non_null(strstr(s->advice[0], "Karp-Flatt serial fraction 0.600"));
-  assert_non_null(strstr(s->advice[1], "why not 2.0x at 2 ranks: the step is 10.000 ms against "
-                                       "an ideal 6.250 ms"));
-  assert_non_null(strstr(s->advice[1], "load imbalance 1.500 ms"));
+  assert_non_null(strstr(s->advice[1], "why not 2.0x at 2 ranks: the step is 10.0 ms against "
+                                       "an ideal 6.25 ms"));
+  assert_non_null(strstr(s->advice[1], "load imbalance 1.50 ms"));
   assert_non_null(strstr(s->advice[2], "consider dynamic load balancing"));
   assert_non_null(strstr(s->advice[2], "rank 1 is the straggler"));
   assert_non_null(strstr(s->advice[2], "17.6%"));
-  assert_non_null(strstr(s->advice[2], "at 50 Mpoints/s"));  // SI prefix, never 5e+07
+  assert_non_null(strstr(s->advice[2], "at 50.0 Mpoints/s"));  // SI prefix, never 5e+07
   assert_true(two->ranks[1].cold_flag);
   assert_false(gs_report_needs_warmup(&two->ranks[1]));
   assert_false(has_advice(s, "warm up"));
@@ -325,8 +326,8 @@ static void test_two_hosts(void **state) {
   assert_int_equal(hb->cold_ranks, 1);
   assert_int_equal(hb->mark, GS_MARK_CRITICAL);
   assert_true(has_advice(s, "multi-GPU marginal: speedup 0.98x at 2 ranks"));
-  assert_true(has_advice(s, "why not 2.0x at 2 ranks: the step is 107.500 ms against an ideal "
-                            "55.000 ms"));
+  assert_true(has_advice(s, "why not 2.0x at 2 ranks: the step is 107 ms against an ideal "
+                            "55.0 ms"));
   assert_true(has_advice(s, "consider a larger batch size: at 2 ranks mean GPU utilization is "
                             "32.5% and memory use 23.8% of 80 GiB"));
   assert_true(has_advice(s, "rank 1 is the straggler"));
@@ -432,14 +433,36 @@ static void test_renderers(void **state) {
   assert_non_null(strstr(text, "|---:|"));
   free(text);
 
-  // CSV: 1 rank x 4 iterations x (step + 1 rank) + 2 runs x 4 x (step + 2).
+  // CSV: one row per measurement (1 and 2 ranks), the identity first.
   text = render(&r, GS_REPORT_CSV);
   size_t lines = 0;
   for (const char *p = text; *p; p++) lines += *p == '\n';
+  assert_int_equal(lines, 1 + 2);
+  assert_non_null(strstr(text, "file,measurement,workload,backend,scaling,variant,scenario,task,"
+                               "split_policy,tensor_parallel,world_size,op,size_bytes,dtype,redop,"
+                               "root,form,workload_options,status,"));
+  assert_non_null(strstr(text, ",ok,passed,8,0.01,0.01,"));
+  assert_non_null(strstr(text, ",1000000,points,100000000,160000000,1.25,0.625,"));
+  free(text);
+
+  // With GS_REPORT_CSV_SAMPLES: 1 rank x 4 iterations x (step + 1 rank) +
+  // 2 runs x 4 x (step + 2).
+  FILE *tmp = tmpfile();
+  assert_non_null(tmp);
+  assert_int_equal(gs_report_render_with(tmp, &r, GS_REPORT_CSV, NULL, GS_REPORT_CSV_SAMPLES),
+                   GS_OK);
+  long size = ftell(tmp);
+  rewind(tmp);
+  text = calloc((size_t)size + 1, 1);
+  assert_non_null(text);
+  assert_int_equal(fread(text, 1, (size_t)size, tmp), (size_t)size);
+  fclose(tmp);
+  lines = 0;
+  for (const char *p = text; *p; p++) lines += *p == '\n';
   assert_int_equal(lines, 1 + 8 + 24);
-  assert_non_null(strstr(text, "file,workload,backend,scaling,world_size,op,bytes,dtype,form,run,iteration,rank,seconds\n"));
-  assert_non_null(strstr(text, "strong.json,voxelize,cpu,strong,2,,,,,1,3,step,0.01\n"));
-  assert_non_null(strstr(text, "strong.json,voxelize,cpu,strong,2,,,,,0,0,0,0.0056\n"));
+  assert_non_null(strstr(text, ",workload_options,run,iteration,rank,clock,time_s\n"));
+  assert_non_null(strstr(text, ",1,3,step,,0.01\n"));
+  assert_non_null(strstr(text, ",0,0,0,wall,0.0056\n"));
   free(text);
 
   text = render(&r, GS_REPORT_JSON);
@@ -615,8 +638,8 @@ static void test_plan(void **state) {
   assert_non_null(strstr(text, "Plan plan_cpu.json"));
   char total[96], rate[32];
   double sum = r.series[0].rows[0].throughput + r.series[1].rows[0].throughput;
-  snprintf(rate, sizeof rate, "%.3f M", sum / 1e6);
-  snprintf(total, sizeof total, "System total: %s values/s", rate);
+  gs_format_rate(sum, rate, sizeof rate);
+  snprintf(total, sizeof total, "System total: %svalues/s", rate);
   assert_non_null(strstr(text, total));
   free(text);
   gs_report_free(&r);

@@ -128,7 +128,7 @@ static void test_which_measurement(void **state) {
                               sizeof text);
   assert_string_equal(text, "fuse (variant v, split even): single GPU preferred: speedup 0.90x at "
                             "4 ranks (< 0.95), efficiency 22.5%, Karp-Flatt serial fraction "
-                            "1.148, throughput 90 values/s of ideal 400 values/s");
+                            "1.148, throughput 90.0 values/s of ideal 400 values/s");
 }
 
 static void test_no_verdict(void **state) {

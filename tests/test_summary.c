@@ -58,7 +58,7 @@ static void test_table_one_line_per_variant(void **state) {
   assert_null(strstr(text, "batch=99"));
   assert_non_null(strstr(text, "  - mlp (variant batch=16): single GPU preferred: speedup 0.80x at 2 "
                                "ranks (< 0.95), efficiency 40.0%, Karp-Flatt serial fraction "
-                               "1.500, throughput 800 samples/s of ideal 2 Ksamples/s\n"));
+                               "1.500, throughput 800 samples/s of ideal 2.00 Ksamples/s\n"));
   assert_non_null(strstr(text, "  - mlp (variant batch=8192): multi-GPU beneficial: speedup 1.90x"));
   free(text);
 }

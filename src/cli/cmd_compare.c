@@ -1,9 +1,13 @@
 /* `gpuscale compare BASE NEW`: per metric the change between two result
- * documents with a confidence interval and a Mann-Whitney U test; exit 3
- * on a significant regression so that CI pipelines can gate on it. See
- * docs/compare.md. */
+ * documents (or two directories of them) with a confidence interval and a
+ * Mann-Whitney U test; exit 3 on a significant regression so that CI
+ * pipelines can gate on it. See docs/compare.md. */
+#include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -27,8 +31,75 @@ static gs_status add_file(void *ctx, const char *arg) {
   return GS_OK;
 }
 
+/* The documents of one side: `arg` itself, or for a directory every
+ * regular file in it whose name ends in ".json", sorted by name. *paths
+ * (and its strings) are the caller's to free with free_documents. */
+typedef struct {
+  size_t n;
+  char **paths;
+} document_list;
+
+static void free_documents(document_list *l) {
+  for (size_t i = 0; i < l->n; i++) free(l->paths[i]);
+  free(l->paths);
+  l->paths = NULL;
+  l->n = 0;
+}
+
+static int compare_names(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static gs_status list_documents(const char *arg, const char *side, document_list *out) {
+  memset(out, 0, sizeof *out);
+  struct stat info;
+  if (stat(arg, &info) != 0 || !S_ISDIR(info.st_mode)) {
+    out->paths = malloc(sizeof *out->paths);
+    if (out->paths && (out->paths[0] = strdup(arg)) != NULL) out->n = 1;
+    return out->n ? GS_OK : gs_error(GS_ERR_NOMEM, "out of memory");
+  }
+  DIR *dir = opendir(arg);
+  if (!dir) return gs_error(GS_ERR_IO, "cannot read %s directory %s: %s", side, arg, strerror(errno));
+  gs_status st = GS_OK;
+  size_t cap = 0;
+  for (struct dirent *e; st == GS_OK && (e = readdir(dir)) != NULL;) {
+    size_t len = strlen(e->d_name);
+    if (len < 6 || strcmp(e->d_name + len - 5, ".json") != 0) continue;
+    char *path = malloc(strlen(arg) + len + 2);
+    if (!path) {
+      st = gs_error(GS_ERR_NOMEM, "out of memory");
+      break;
+    }
+    sprintf(path, "%s/%s", arg, e->d_name);
+    if (stat(path, &info) != 0 || !S_ISREG(info.st_mode)) {
+      free(path);
+      continue;
+    }
+    if (out->n == cap) {
+      cap = cap ? 2 * cap : 16;
+      char **grown = realloc(out->paths, cap * sizeof *grown);
+      if (!grown) {
+        free(path);
+        st = gs_error(GS_ERR_NOMEM, "out of memory");
+        break;
+      }
+      out->paths = grown;
+    }
+    out->paths[out->n++] = path;
+  }
+  closedir(dir);
+  if (st == GS_OK && out->n == 0)
+    st = gs_error(GS_ERR_IO, "%s directory %s holds no .json result document", side, arg);
+  if (st != GS_OK) free_documents(out);
+  else qsort(out->paths, out->n, sizeof *out->paths, compare_names);
+  return st;
+}
+
 static void print_help(const gs_option *table) {
   gs_help_usage("gpuscale compare [options] BASE NEW");
+  gs_help_para("BASE and NEW are result documents, or directories whose .json documents are\n"
+               "read as one side each (a point measured in k documents has k repeats, paired\n"
+               "in file-name order).");
   gs_help_para("Compares two gpuscale result documents measurement by measurement (same workload,\n"
          "backend, scaling, workload options and rank count): for the step time, the\n"
          "throughput and each rank's time, the change of the mean with a 95%% interval and\n"
@@ -76,9 +147,17 @@ gs_status gs_cmd_compare(int argc, char **argv) {
   if (st == GS_OK && out_path) st = gs_file_check_output(out_path, "option --out");
   if (st != GS_OK) return st;
 
+  document_list base = {0}, next = {0};
+  st = list_documents(files.paths[0], "BASE", &base);
+  if (st == GS_OK) st = list_documents(files.paths[1], "NEW", &next);
   gs_compare cmp;
-  st = gs_compare_load(files.paths[0], files.paths[1], alpha, threshold / 100.0,
-                       figure_threshold / 100.0, &cmp);
+  if (st == GS_OK)
+    st = gs_compare_load_sets((const char *const *)base.paths, base.n,
+                              (const char *const *)next.paths, next.n, files.paths[0],
+                              files.paths[1], alpha, threshold / 100.0, figure_threshold / 100.0,
+                              &cmp);
+  free_documents(&base);
+  free_documents(&next);
   if (st != GS_OK) return st;
   // Written atomically: a failed write leaves an existing file as it was.
   gs_file_out out;

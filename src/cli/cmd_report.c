@@ -37,14 +37,15 @@ static void print_help(const gs_option *table) {
          "parallel efficiency and Karp-Flatt serial fraction against 1 rank, the symmetry\n"
          "of the ranks and hosts (marks, straggler, cold start, requests), why the step is\n"
          "not N times faster (compute, communication, imbalance, host overhead), cost,\n"
-         "plots (gnuplot) and recommendations. Every number is recomputed from the raw\n"
-         "samples; formulas in docs/report.md.");
+         "plots (gnuplot) and recommendations, after an overview of every series. Every\n"
+         "number is recomputed from the raw samples; formulas in docs/report.md.");
   gs_help_options("Options", table);
   gs_help_para("With an info document (info.json of a suite) the report starts with the node\n"
                "verdict, a pass/warn/fail table of the machine (docs/verdict.md).");
   gs_help_para("Exit codes: 0 report written, 1 a file is unreadable or not a valid result\n"
-               "document (or the output cannot be written), 2 usage error, 5 the report was\n"
-               "written and its node verdict is fail.");
+               "document (or the output cannot be written), or a collective's busbw is not its\n"
+               "algbw x the op's bus factor (the report is written and names the rows), 2 usage\n"
+               "error, 5 the report was written and its node verdict is fail.");
 }
 
 /* See commands.h. */
@@ -55,10 +56,11 @@ gs_status gs_cmd_report(int argc, char **argv) {
   double critical = 100.0 * GS_REPORT_CRITICAL_DEFAULT;
   const char *price_text = NULL, *plots_dir = NULL, *predict_text = NULL;
   uint64_t expect_gpus = 0;
+  int per_sample = 0;
   const gs_option table[] = {
       {.name = "format", .short_name = 'f', .kind = GS_OPT_CHOICE, .target = &format,
        .choices = gs_report_format_choices, .metavar = "FMT",
-       .help = "report format: aligned tables, GitHub tables, one CSV row per sample, the "
+       .help = "report format: aligned tables, GitHub tables, one CSV row per measurement, the "
                "analysis as JSON, or one self-contained HTML page with the plots"},
       {.name = "out", .short_name = 'o', .kind = GS_OPT_STRING, .target = &out_path,
        .metavar = "FILE", .help = "write the report to FILE (default: standard output)"},
@@ -79,6 +81,8 @@ gs_status gs_cmd_report(int argc, char **argv) {
        .max = 4096, .metavar = "N",
        .help = "node verdict: the machine must have N GPUs (default: the count is not "
                "checked; docs/verdict.md)"},
+      {.name = "samples", .kind = GS_OPT_FLAG, .target = &per_sample,
+       .help = "with --format csv: one row per raw sample instead of one per measurement"},
       {.kind = GS_OPT_END}};
   if (gs_cli_wants_help(argc, argv)) {
     print_help(table);
@@ -94,6 +98,9 @@ gs_status gs_cmd_report(int argc, char **argv) {
     st = gs_error(GS_ERR_USAGE,
                   "options --moderate (%g) and --critical (%g) conflict: critical must exceed "
                   "moderate", moderate, critical);
+  if (st == GS_OK && per_sample && format != GS_REPORT_CSV)
+    st = gs_error(GS_ERR_USAGE, "option --samples: only with --format csv (got --format %s)",
+                  gs_report_format_choices[format]);
   // Outputs are checked before any document is read: a bad --out costs no time.
   if (st == GS_OK && out_path) st = gs_file_check_output(out_path, "option --out");
   if (st == GS_OK && plots_dir) st = gs_file_check_output_dir(plots_dir, "option --plots");
@@ -115,8 +122,10 @@ gs_status gs_cmd_report(int argc, char **argv) {
   gs_report rep;
   gs_report_thresholds th = {.moderate = moderate / 100.0, .critical = critical / 100.0};
   int want_plots = plots_dir || format == GS_REPORT_HTML;
-  // Only CSV and the plots read the raw samples after the analysis.
-  unsigned flags = want_plots || format == GS_REPORT_CSV ? 0 : GS_REPORT_DROP_SAMPLES;
+  // Only the per-sample CSV reads the documents' samples after the analysis;
+  // the plots draw from the analysis' own copies.
+  unsigned flags = per_sample ? 0 : GS_REPORT_DROP_SAMPLES;
+  if (want_plots) flags |= GS_REPORT_ROW_SAMPLES;
   st = gs_report_load_with(files.paths, files.n, &th, &prices, flags, &rep);
   free(files.paths);
   if (st != GS_OK) {
@@ -153,8 +162,8 @@ gs_status gs_cmd_report(int argc, char **argv) {
   gs_file_out out;
   st = gs_file_out_open(&out, out_path, "the report");
   if (st == GS_OK) {
-    st = gs_report_render_plots(out.f, &rep, (gs_report_format)format,
-                                want_plots ? &plots : NULL);
+    st = gs_report_render_with(out.f, &rep, (gs_report_format)format,
+                               want_plots ? &plots : NULL, per_sample ? GS_REPORT_CSV_SAMPLES : 0);
     if (st == GS_ERR_NOMEM) gs_error(st, "cannot render the report: out of memory");
     if (st == GS_OK && predict_text &&
         (format == GS_REPORT_TEXT || format == GS_REPORT_MARKDOWN)) {
@@ -166,6 +175,21 @@ gs_status gs_cmd_report(int argc, char **argv) {
   }
   gs_predict_free(&pred);
   free(counts);
+  // The report is written and says where; the command still fails, so a
+  // pipeline notices a document whose busbw cannot be trusted.
+  const gs_report_series *bad_series = NULL;
+  const gs_report_row *bad_row = NULL;
+  size_t mismatches = gs_report_busbw_mismatches(&rep, &bad_series, &bad_row);
+  if (st == GS_OK && mismatches > 0) {
+    char point[192];
+    gs_report_point_name(bad_row, point, sizeof point);
+    st = gs_error(GS_ERR_FORMAT,
+                  "%s: %zu collective row%s with a busbw that is not algbw x the op's bus "
+                  "factor (first: %s at %d ranks); the report was written and names them",
+                  rep.files[bad_row->file], mismatches, mismatches == 1 ? "" : "s", point,
+                  bad_row->world_size);
+  }
+  (void)bad_series;
   // With an info document the report holds the node verdict: a fail is
   // the exit code, as for suite, once the report is written.
   if (st == GS_OK) {

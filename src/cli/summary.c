@@ -50,14 +50,27 @@ void gs_summary_print(FILE *out, const char *title, const gs_measurement *ms, si
           first->cost.item_unit ? first->cost.item_unit : "items");
   fprintf(out, "  %5s  %11s  %11s  %11s  %6s  %10s  %8s  %6s  %7s  %-8s %s\n", "ranks", "median",
           "p95", "p99", "cv", "throughput", "speedup", "effic", "cold", "verify", "status");
+  // One unit per column (core/format's rule), as in the report's tables.
+  double *column = malloc(count * sizeof *column);
+  gs_unit unit[4];
+  for (size_t c = 0; c < 4; c++) {
+    for (size_t i = 0; column && i < count; i++) {
+      const gs_stats *s = &ms[i].aggregate.step;
+      const double v[4] = {s->median, s->p95, s->p99, ms[i].aggregate.throughput};
+      column[i] = (c < 3 && s->n == 0) || !(v[c] > 0.0) ? NAN : v[c];
+    }
+    unit[c] = gs_unit_for(c < 3 ? GS_UNIT_SECONDS : GS_UNIT_RATE, column, column ? count : 0);
+  }
+  free(column);
   for (size_t i = 0; i < count; i++) {
     const gs_measurement *m = &ms[i];
     const gs_stats *s = &m->aggregate.step;
     char median[32], p95[32], p99[32], rate[32], speedup[32] = "-", eff[32] = "-", cold[32] = "-";
-    gs_format_seconds(s->n ? s->median : -1.0, median, sizeof median);
-    gs_format_seconds(s->n ? s->p95 : -1.0, p95, sizeof p95);
-    gs_format_seconds(s->n ? s->p99 : -1.0, p99, sizeof p99);
-    gs_format_rate(m->aggregate.throughput, rate, sizeof rate);
+    gs_unit_format(&unit[0], s->n ? s->median : NAN, median, sizeof median);
+    gs_unit_format(&unit[1], s->n ? s->p95 : NAN, p95, sizeof p95);
+    gs_unit_format(&unit[2], s->n ? s->p99 : NAN, p99, sizeof p99);
+    gs_unit_format(&unit[3], m->aggregate.throughput > 0.0 ? m->aggregate.throughput : NAN, rate,
+                   sizeof rate);
     if (m->aggregate.speedup > 0.0) {
       snprintf(speedup, sizeof speedup, "%.2fx", m->aggregate.speedup);
       snprintf(eff, sizeof eff, "%.1f%%", 100.0 * m->aggregate.efficiency);
@@ -210,11 +223,23 @@ void gs_decision_table_print(FILE *out, const gs_measurement *ms, size_t count) 
           GS_SCALING_BENEFICIAL, GS_SCALING_MARGINAL);
   fprintf(out, "  %-*s %5s %10s %10s %8s %7s  %s\n", width, "series", "ranks", "single", "multi",
           "speedup", "effic", "recommendation");
+  // One unit per column (core/format's rule), as in the report's tables.
+  double *column = malloc(2 * count * sizeof *column);
+  size_t rows = 0;
+  for (size_t i = 0; column && i < count; i++) {
+    if (!series_start(ms, i) || !series_verdict(ms, count, i, &a, name, sizeof name)) continue;
+    column[rows] = a.base_throughput;
+    column[count + rows++] = a.throughput;
+  }
+  const gs_unit single_unit = gs_unit_for(GS_UNIT_RATE, column, column ? rows : 0);
+  const gs_unit multi_unit = gs_unit_for(GS_UNIT_RATE, column ? column + count : NULL,
+                                         column ? rows : 0);
+  free(column);
   for (size_t i = 0; i < count; i++) {
     if (!series_start(ms, i) || !series_verdict(ms, count, i, &a, name, sizeof name)) continue;
     char one[32], many[32], words[64];
-    gs_format_rate(a.base_throughput, one, sizeof one);
-    gs_format_rate(a.throughput, many, sizeof many);
+    gs_unit_format(&single_unit, a.base_throughput, one, sizeof one);
+    gs_unit_format(&multi_unit, a.throughput, many, sizeof many);
     gs_scaling_verdict_words(a.verdict, ms[i].backend, words, sizeof words);
     fprintf(out, "  %-*s %5d %10s %10s %7.2fx %6.1f%%  %s\n", width, name, a.world_size, one, many,
             a.speedup, 100.0 * a.efficiency, words);

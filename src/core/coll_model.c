@@ -68,6 +68,12 @@ double gs_coll_busbw_factor(gs_coll_op op, int ranks) {
   return 1.0;
 }
 
+double gs_coll_busbw_factor_of(const char *op, int ranks) {
+  for (int k = 0; op && gs_coll_op_names[k]; k++)
+    if (strcmp(op, gs_coll_op_names[k]) == 0) return gs_coll_busbw_factor((gs_coll_op)k, ranks);
+  return NAN;
+}
+
 gs_status gs_coll_fit_alpha_beta(const double *x, const double *t, size_t n, gs_coll_fit *out) {
   memset(out, 0, sizeof *out);
   out->r_squared = NAN;

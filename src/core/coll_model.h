@@ -53,6 +53,10 @@ void gs_coll_shape_for(gs_coll_op op, uint64_t bytes, size_t element_size, int r
  * broadcast, reduce, sendrecv 1. */
 double gs_coll_busbw_factor(gs_coll_op op, int ranks);
 
+/* The same factor for an op named as gs_coll_op_names names it; NaN for an
+ * op gpuscale does not know (nccl-tests' gather, scatter, hypercube). */
+double gs_coll_busbw_factor_of(const char *op, int ranks);
+
 /* t(x) = alpha + beta * x, x = bus bytes = bytes * busbw factor. */
 typedef struct {
   double alpha_seconds;

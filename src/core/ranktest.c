@@ -7,15 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-typedef struct {
-  double value;
-  int first;  /* 1: from the first sample */
-} tagged;
-
-static int compare_tagged(const void *x, const void *y) {
-  double a = ((const tagged *)x)->value, b = ((const tagged *)y)->value;
-  return (a > b) - (a < b);
-}
+#include "core/stats.h"
 
 /* P(U <= u) and P(U >= u) under the null hypothesis for sizes m, n, from
  * counts f(m, n, k) = f(m - 1, n, k - n) + f(m, n - 1, k). */
@@ -56,27 +48,34 @@ gs_status gs_ranktest_mann_whitney(const double *a, size_t na, const double *b, 
     return gs_error(GS_ERR_USAGE, "Mann-Whitney test: a sample is empty (%zu and %zu values)", na,
                     nb);
   size_t n = na + nb;
-  tagged *all = malloc(n * sizeof *all);
+  // Each sample sorted on its own (radix sort, gs_stats_sort), then merged:
+  // every run of equal values, from either side, shares the mean of its ranks.
+  double *all = malloc(n * sizeof *all);
   if (!all) return gs_error(GS_ERR_NOMEM, "Mann-Whitney test: out of memory");
   for (size_t i = 0; i < n; i++) {
-    all[i].value = i < na ? a[i] : b[i - na];
-    all[i].first = i < na;
-    if (!isfinite(all[i].value)) {
+    all[i] = i < na ? a[i] : b[i - na];
+    if (!isfinite(all[i])) {
       free(all);
       return gs_error(GS_ERR_USAGE, "Mann-Whitney test: a value is not finite");
     }
   }
-  qsort(all, n, sizeof *all, compare_tagged);
+  double *sa = all, *sb = all + na;
+  gs_stats_sort(sa, na);
+  gs_stats_sort(sb, nb);
+  out->median_a = na % 2 ? sa[na / 2] : 0.5 * (sa[na / 2 - 1] + sa[na / 2]);
+  out->median_b = nb % 2 ? sb[nb / 2] : 0.5 * (sb[nb / 2 - 1] + sb[nb / 2]);
   double rank_sum = 0.0, tie_term = 0.0;
-  for (size_t i = 0; i < n;) {
-    size_t j = i;
-    while (j < n && all[j].value == all[i].value) j++;
-    double mid = 0.5 * (double)(i + 1 + j);  // ranks i+1 .. j share their mean
-    for (size_t k = i; k < j; k++)
-      if (all[k].first) rank_sum += mid;
-    double t = (double)(j - i);
+  size_t i = 0, j = 0;
+  while (i < na || j < nb) {
+    double v = j == nb || (i < na && sa[i] <= sb[j]) ? sa[i] : sb[j];
+    size_t ia = i, jb = j;
+    while (i < na && sa[i] == v) i++;
+    while (j < nb && sb[j] == v) j++;
+    const size_t before = ia + jb, run = (i - ia) + (j - jb);
+    double mid = 0.5 * (double)(before + 1 + before + run);  // ranks before+1 .. before+run
+    rank_sum += (double)(i - ia) * mid;
+    double t = (double)run;
     tie_term += t * t * t - t;
-    i = j;
   }
   free(all);
   double n1 = (double)na, n2 = (double)nb, total = (double)n;

@@ -18,6 +18,9 @@ typedef struct {
   int exact;      /* 1: p from the exact distribution */
   int direction;  /* +1: the first sample tends to be larger (U > na nb / 2), -1 smaller
                      (U < na nb / 2), 0 neither; a change's direction is this sign */
+  double median_a, median_b; /* the samples' medians (the mean of the two middle values
+                                of an even count, as gs_stats_compute's), from the sort
+                                the ranks need anyway */
 } gs_ranktest;
 
 /* Tests a[0..na) against b[0..nb) (na, nb >= 1, all finite; not modified).

@@ -271,15 +271,6 @@ gs_status gs_ingest_add_mlperf(cJSON *doc, const gs_ingest_mlperf_rank *ranks, s
 
 /* ---- nccl-tests ----------------------------------------------------------- */
 
-/* nccl-tests' bus-bandwidth factor of `op` at `ranks` ranks, by the rule
- * `gpuscale coll` uses (core/coll_model.h); NAN for the programs gpuscale
- * does not run itself (gather, scatter, hypercube). */
-static double busbw_factor(const char *op, size_t ranks) {
-  for (int k = 0; gs_coll_op_names[k]; k++)
-    if (strcmp(op, gs_coll_op_names[k]) == 0) return gs_coll_busbw_factor((gs_coll_op)k, (int)ranks);
-  return NAN;
-}
-
 static gs_status add_collective(cJSON *doc, const gs_nccl_tests_output *out, const char *op,
                                 const char *source, const gs_nccl_tests_row *row,
                                 const gs_nccl_tests_half *h, int in_place) {
@@ -373,7 +364,7 @@ static gs_status add_collective(cJSON *doc, const gs_nccl_tests_output *out, con
   ok &= add_number(c, "time_seconds", gs_scale_decimal(h->time_us, -6));
   ok &= add_number(c, "algbw_bytes_per_second", gs_scale_decimal(h->algbw_gbs, 9));
   ok &= add_number(c, "busbw_bytes_per_second", gs_scale_decimal(h->busbw_gbs, 9));
-  ok &= add_number(c, "busbw_factor", busbw_factor(op, ws));
+  ok &= add_number(c, "busbw_factor", gs_coll_busbw_factor_of(op, (int)ws));
   if (h->wrong < 0)
     ok &= cJSON_AddNullToObject(c, "wrong_elements") != NULL;
   else

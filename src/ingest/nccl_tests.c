@@ -667,8 +667,11 @@ static gs_status parse_json(const char *data, size_t size, const char *source,
               gs_json_type_name(doc));
   else if (st == GS_OK && !cJSON_IsNumber(version))
     st = gs_ingest_fail(source, 0, "no numeric \"version\": not nccl-tests JSON output (--output_file)");
-  else if (st == GS_OK && version->valuedouble != 2)
-    st = gs_ingest_fail(source, 0, "nccl-tests JSON version %g; gpuscale reads version 2", version->valuedouble);
+  // Version 3 (nccl-tests 2.19.6) only adds per_iter_skip and
+  // skipped_iterations, which are not read.
+  else if (st == GS_OK && version->valuedouble != 2 && version->valuedouble != 3)
+    st = gs_ingest_fail(source, 0, "nccl-tests JSON version %g; gpuscale reads versions 2 and 3",
+                        version->valuedouble);
   else if (st == GS_OK && !cJSON_IsArray(results))
     st = json_wrong(source, "results", results, "an array (truncated, or the run died?)");
   else if (st == GS_OK && cJSON_GetArraySize(results) == 0)

@@ -2,7 +2,7 @@
  * nccl-tests binary prints (header lines starting with '#', one row per
  * size with out-of-place and in-place columns, "# Avg bus bandwidth"
  * footer) and the JSON file recent versions write with --output_file
- * (format "version": 2). Parsers work on a buffer (fuzzed); the mapping
+ * (format "version": 2 or 3). Parsers work on a buffer (fuzzed); the mapping
  * of every column is documented in docs/ingest.md. */
 #ifndef GS_INGEST_NCCL_TESTS_H
 #define GS_INGEST_NCCL_TESTS_H

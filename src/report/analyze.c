@@ -6,12 +6,14 @@
 #include "report/report.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
 #include <unistd.h>
 
+#include "core/format.h"
 #include "core/result.h"
 #include "core/scaling.h"
 #include "report/analyze_internal.h"
@@ -128,9 +130,112 @@ void gs_report_point_name(const gs_report_row *row, char *out, size_t size) {
   if (!row->is_coll || size == 0) return;
   char root[32] = "";
   if (isfinite(row->coll_root)) snprintf(root, sizeof root, " root %.0f", row->coll_root);
-  snprintf(out, size, "%s %.0f B %s%s%s%s %s", row->coll_op ? row->coll_op : "coll",
-           row->coll_bytes, row->coll_dtype ? row->coll_dtype : "-", row->coll_redop ? " " : "",
+  char bytes[32];
+  gs_format_value(GS_UNIT_BYTES, row->coll_bytes, bytes, sizeof bytes);
+  snprintf(out, size, "%s %s %s%s%s%s %s", row->coll_op ? row->coll_op : "coll",
+           bytes, row->coll_dtype ? row->coll_dtype : "-", row->coll_redop ? " " : "",
            row->coll_redop ? row->coll_redop : "", root, gs_report_coll_form(row->coll_in_place));
+}
+
+/* ---- titles: what tells a series from the others ------------------------- */
+
+/* A growing title; silently cut at its size. */
+static void title_add(char *title, size_t size, int *parts, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void title_add(char *title, size_t size, int *parts, const char *fmt, ...) {
+  size_t len = strlen(title);
+  if (len + 2 >= size) return;
+  snprintf(title + len, size - len, "%s", (*parts)++ ? ", " : " (");
+  len = strlen(title);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(title + len, size - len, fmt, ap);
+  va_end(ap);
+}
+
+/* 1 when `o` differs from `s` only in its workload options. */
+static int only_options_differ(const gs_report_series *s, const gs_report_series *o) {
+  return o != s && strcmp(o->workload, s->workload) == 0 && strcmp(o->backend, s->backend) == 0 &&
+         strcmp(o->scaling, s->scaling) == 0 && strcmp(o->label, s->label) == 0 &&
+         strcmp(o->split, s->split) == 0 && strcmp(o->options, s->options) != 0;
+}
+
+/* Adds "key=value" for each top-level workload option of `s` whose value
+ * differs in (or is missing from) another series that differs from `s`
+ * only in its options: what the rest of the title cannot tell apart. */
+static void title_add_options(const gs_report *r, const gs_report_series *s, char *title,
+                              size_t size, int *parts) {
+  cJSON *mine = cJSON_Parse(s->options);
+  if (!cJSON_IsObject(mine)) {
+    cJSON_Delete(mine);
+    return;
+  }
+  for (const cJSON *opt = mine->child; opt; opt = opt->next) {
+    int differs = 0;
+    for (size_t i = 0; i < r->n_series && !differs; i++) {
+      const gs_report_series *o = &r->series[i];
+      if (!only_options_differ(s, o)) continue;
+      cJSON *theirs = cJSON_Parse(o->options);
+      differs = !cJSON_Compare(opt, cJSON_GetObjectItemCaseSensitive(theirs, opt->string), 1);
+      cJSON_Delete(theirs);
+    }
+    if (!differs) continue;
+    char *value = cJSON_PrintUnformatted(opt);
+    if (value && value[0] == '"') {  // a string reads better without its quotes
+      size_t n = strlen(value);
+      memmove(value, value + 1, n);
+      if (n >= 2) value[n - 2] = '\0';
+    }
+    title_add(title, size, parts, "%s=%.48s", opt->string, value ? value : "?");
+    cJSON_free(value);
+  }
+  cJSON_Delete(mine);
+}
+
+/* Sets each series' title: the workload, then what tells it from the other
+ * series of that workload (backend, scaling, differing options), its label
+ * and split policy; a number where two would still read the same. */
+static void set_titles(gs_report *r) {
+  for (size_t i = 0; i < r->n_series; i++) {
+    gs_report_series *s = &r->series[i];
+    int backend = 0, scaling = 0, options = 0, parts = 0;
+    for (size_t j = 0; j < r->n_series; j++) {
+      const gs_report_series *o = &r->series[j];
+      if (j == i || strcmp(o->workload, s->workload) != 0) continue;
+      backend |= strcmp(o->backend, s->backend) != 0;
+      scaling |= strcmp(o->scaling, s->scaling) != 0;
+      options |= only_options_differ(s, o);
+    }
+    snprintf(s->title, sizeof s->title, "%s", s->workload);
+    if (backend) title_add(s->title, sizeof s->title, &parts, "%s", s->backend[0] ? s->backend : "-");
+    if (scaling)
+      title_add(s->title, sizeof s->title, &parts, "%s",
+                strcmp(s->scaling, "none") == 0 ? "single run"
+                : s->scaling[0]                 ? s->scaling
+                                                : "scaling not recorded");
+    if (scaling && (strcmp(s->scaling, "strong") == 0 || strcmp(s->scaling, "weak") == 0)) {
+      size_t len = strlen(s->title);
+      snprintf(s->title + len, sizeof s->title - len, " scaling");
+    }
+    if (options) title_add_options(r, s, s->title, sizeof s->title, &parts);
+    if (s->label[0]) title_add(s->title, sizeof s->title, &parts, "%s", s->label);
+    if (s->split[0]) title_add(s->title, sizeof s->title, &parts, "split %s", s->split);
+    if (parts) {
+      size_t len = strlen(s->title);
+      if (len + 1 < sizeof s->title) snprintf(s->title + len, sizeof s->title - len, ")");
+    }
+  }
+  // Titles cut short (or options that differ only deeper down) can still
+  // meet: the later series gets its number.
+  for (size_t i = 0; i < r->n_series; i++)
+    for (size_t j = 0; j < i; j++)
+      if (strcmp(r->series[i].title, r->series[j].title) == 0) {
+        size_t len = strlen(r->series[i].title);
+        if (len + 12 >= sizeof r->series[i].title) len = sizeof r->series[i].title - 13;
+        snprintf(r->series[i].title + len, sizeof r->series[i].title - len, " #%zu", i + 1);
+        break;
+      }
 }
 
 static gs_report_series *find_series(gs_report *r, const gs_report_series *key) {
@@ -167,8 +272,7 @@ typedef struct {
 static void prepared_free(prepared_doc *d) {
   for (size_t i = 0; i < d->n; i++) {
     free(d->rows[i].key.options);
-    free(d->rows[i].row.ranks);
-    free(d->rows[i].row.hosts);
+    gs_report_row_free(&d->rows[i].row);
   }
   free(d->rows);
   d->rows = NULL;
@@ -225,7 +329,8 @@ static gs_status prepare_document(gs_report *r, size_t fi, prepared_doc *out) {
     gs_report_row *row = &p->row;
     row->file = fi;
     row->measurement = mi;
-    if ((st = gs_report_measurement_read(m, mi, file, row)) != GS_OK) return st;
+    st = gs_report_measurement_read(m, mi, file, (r->flags & GS_REPORT_ROW_SAMPLES) != 0, row);
+    if (st != GS_OK) return st;
     gs_report_placement_read(doc, m, row);
     // A measurement's own options (should a writer add them) win over the
     // document's; a plan task's are those of its entry in config.tasks.
@@ -367,6 +472,7 @@ gs_status gs_report_load_with(const char *const *paths, size_t n, const gs_repor
   for (size_t i = 0; docs && i < n; i++) prepared_free(&docs[i]);
   free(docs);
   for (size_t i = 0; i < out->n_series && st == GS_OK; i++) st = gs_report_series_analyse(&out->series[i], out);
+  if (st == GS_OK) set_titles(out);
   if (st != GS_OK) gs_report_free(out);
   return st;
 }
@@ -376,8 +482,7 @@ void gs_report_free(gs_report *r) {
   for (size_t i = 0; i < r->n_series; i++) {
     gs_report_series *s = &r->series[i];
     for (size_t j = 0; j < s->n_rows; j++) {
-      free(s->rows[j].ranks);
-      free(s->rows[j].hosts);
+      gs_report_row_free(&s->rows[j]);
     }
     free(s->rows);
     free(s->options);

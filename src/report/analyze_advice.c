@@ -54,8 +54,7 @@ static time_text seconds_text(double seconds) {
   return t;
 }
 
-/* A rate with an SI prefix and its unit ("20.3 Mpoints/s"); `unit` may end
- * without "/s" (bytes: "268 MB"). */
+/* A rate with an SI prefix and its unit ("20.3 Mpoints/s"). */
 typedef struct {
   char text[96];
 } rate_text;
@@ -106,9 +105,11 @@ static void batch_advice(gs_report_series *s) {
     if (!(u < GS_REPORT_LOW_USE || share < GS_REPORT_LOW_USE)) return;
     char used[96] = "not recorded", busy[64] = "not recorded";
     if (nu) snprintf(busy, sizeof busy, "%.1f%%", 100.0 * u);
-    if (nm)
-      snprintf(used, sizeof used, "%.1f%% of %.4g GiB", 100.0 * share,
-               total / (double)nm / 1073741824.0);
+    if (nm) {
+      char size[32];
+      gs_format_value(GS_UNIT_BYTES, total / (double)nm, size, sizeof size);
+      snprintf(used, sizeof used, "%.1f%% of %s", 100.0 * share, size);
+    }
     add_advice(s,
                "consider a larger batch size: at %d ranks mean GPU utilization is %s and memory "
                "use %s (below %.0f%%)",
@@ -128,7 +129,8 @@ static void collective_advice(gs_report_series *s) {
     return;
   }
   const char *op = best->coll_op ? best->coll_op : "?";
-  rate_text busbw = rate_of(best->coll_busbw, "B/s"), bytes = rate_of(best->coll_bytes, "B");
+  rate_text busbw = rate_of(best->coll_busbw, "B/s"), bytes;
+  gs_format_value(GS_UNIT_BYTES, best->coll_bytes, bytes.text, sizeof bytes.text);
   if (!isfinite(best->link_bandwidth)) {
     add_advice(s, "collective %s: best bus bandwidth %s at %s; the link's theoretical bandwidth "
                   "is not recorded (run gpuscale info for the topology)",
@@ -149,6 +151,29 @@ static void collective_advice(gs_report_series *s) {
                op, busbw.text, 100.0 * share, link.text);
 }
 
+/* Rows whose busbw disagrees with algbw x the op's bus factor: one sentence
+ * with their count and the first of them (docs/report.md, "Collectives"). */
+static void busbw_advice(gs_report_series *s) {
+  size_t n = 0, checked = 0;
+  const gs_report_row *first = NULL;
+  for (size_t i = 0; i < s->n_rows; i++) {
+    checked += isfinite(s->rows[i].busbw_expected) && isfinite(s->rows[i].coll_busbw);
+    if (s->rows[i].busbw_mismatch && n++ == 0) first = &s->rows[i];
+  }
+  if (!first) return;
+  char point[192];
+  gs_report_point_name(first, point, sizeof point);
+  rate_text busbw = rate_of(first->coll_busbw, "B/s"), algbw = rate_of(first->coll_algbw, "B/s"),
+            expected = rate_of(first->busbw_expected, "B/s");
+  add_advice(s,
+             "inconsistent bus bandwidth: %zu of %zu rows have a busbw that is not algbw x the "
+             "op's bus factor (more than %.0f%% off); first %s at %d ranks: busbw %s, but "
+             "algbw %s x %.2f = %s. The document was edited or its rank count is not the one "
+             "its figures were computed for: do not trust its busbw",
+             n, checked, 100.0 * GS_REPORT_BUSBW_TOLERANCE, point, first->world_size,
+             busbw.text, algbw.text, first->busbw_factor, expected.text);
+}
+
 /* The unit of a rank's throughput in `row`, per second: tokens for
  * request-based rows. */
 static rate_text rank_rate(const gs_report_series *s, const gs_report_row *row, double value) {
@@ -161,6 +186,12 @@ static rate_text rank_rate(const gs_report_series *s, const gs_report_row *row, 
 /* "ranks" on the CPU backend, "GPUs" on cuda: what a world size counts. */
 static const char *workers(const gs_report_series *s) {
   return strcmp(s->backend, "cuda") == 0 ? "GPUs" : "ranks";
+}
+
+/* The same for a count of `n`: "GPU" or "rank" when it is one. */
+static const char *workers_of(const gs_report_series *s, int n) {
+  if (n != 1) return workers(s);
+  return strcmp(s->backend, "cuda") == 0 ? "GPU" : "rank";
 }
 
 /* Load balancing, failed ranks and failed requests, per row. */
@@ -192,7 +223,7 @@ static void rank_advice(gs_report_series *s, const gs_report *r) {
       const gs_report_rank *rk = &row->ranks[k];
       if (strcmp(rk->status, "ok") == 0) continue;
       add_advice(s, "investigate rank %d: status %s at %d %s (%s)%s%s", rk->rank, rk->status,
-                 row->world_size, workers(s), gs_report_file_name(r, row->file),
+                 row->world_size, workers_of(s, row->world_size), gs_report_file_name(r, row->file),
                  rk->error ? ": " : "", rk->error ? rk->error : "");
     }
     for (size_t k = 0; k < row->n_ranks; k++) {
@@ -202,14 +233,15 @@ static void rank_advice(gs_report_series *s, const gs_report *r) {
                    "investigate rank %d (host %s): %zu of %zu requests did not succeed at %d "
                    "%s (%zu failed, %zu timed out; success rate %.1f%%)",
                    rk->rank, rk->host ? rk->host : "-", rk->requests - rk->requests_ok,
-                   rk->requests, row->world_size, workers(s), rk->requests_failed,
+                   rk->requests, row->world_size, workers_of(s, row->world_size), rk->requests_failed,
                    rk->requests_timed_out, 100.0 * rk->success_rate);
       if (rk->requests == 0 && rk->failed_samples > 0)
         add_advice(s,
                    "investigate rank %d (host %s): %llu of %llu timed samples failed at %d %s "
                    "(success rate %.1f%%)%s",
                    rk->rank, rk->host ? rk->host : "-", (unsigned long long)rk->failed_samples,
-                   (unsigned long long)rk->samples_taken, row->world_size, workers(s),
+                   (unsigned long long)rk->samples_taken, row->world_size,
+                   workers_of(s, row->world_size),
                    100.0 * rk->success_rate, rk->injected ? "; injected by --inject fail" : "");
     }
   }
@@ -273,9 +305,7 @@ static void text_add_ranks(text_buf *t, const gs_report_series *s, const unsigne
     first = 0;
     k = end;
   }
-  const int gpus = strcmp(s->backend, "cuda") == 0;
-  text_add(t, " at %d %s", world_size,
-           world_size == 1 ? (gpus ? "GPU" : "rank") : workers(s));
+  text_add(t, " at %d %s", world_size, workers_of(s, world_size));
 }
 
 /* One sentence for all ranks of the series that `kind` selects: which
@@ -448,6 +478,7 @@ gs_status gs_report_series_analyse(gs_report_series *s, const gs_report *r) {
     row->karp_flatt = gs_scaling_karp_flatt(row->speedup, row->world_size);
   }
   if (s->n_rows > 0 && s->rows[0].is_coll) {
+    busbw_advice(s);
     collective_advice(s);
     rank_advice(s, r);
     cold_advice(s, COLD_WARMUP);

@@ -16,11 +16,16 @@ const char *gs_report_string_of(const cJSON *obj, const char *name, const char *
 
 /* Fills `row` from measurement `m` (index `mi` of `file`): raw samples
  * pooled over runs, step and per-rank statistics, throughput, cold starts.
- * Cross-row numbers (speedup and the like) are filled later. GS_ERR_FORMAT
+ * With `keep_samples` the row keeps the step and rank samples
+ * (GS_REPORT_ROW_SAMPLES). Cross-row numbers (speedup and the like) are
+ * filled later. GS_ERR_FORMAT
  * naming `file` and the JSON path for an inconsistent measurement,
  * GS_ERR_NOMEM. The row owns its ranks even on error. */
 gs_status gs_report_measurement_read(const cJSON *m, size_t mi, const char *file,
-                                     gs_report_row *row);
+                                     int keep_samples, gs_report_row *row);
+
+/* Frees what `row` owns (its ranks with their samples, hosts, step samples). */
+void gs_report_row_free(gs_report_row *row);
 
 /* Median, deviation, marks (with `th`, worsened by success rates), spread
  * and straggler over the ranks of `row` (world size >= 2). */
@@ -74,12 +79,6 @@ void gs_report_row_extras(const cJSON *doc, const cJSON *m, const gs_report_pric
  * and, from source or the environment, the NCCL version. Members that are
  * absent leave NaN / NULL. */
 void gs_report_ingest_read(const cJSON *doc, const cJSON *m, gs_report_row *row);
-
-/* The finite samples of rank `rank` in measurement `m` over all runs (its
- * device_seconds when an array, else wall_seconds), or with rank < 0 the
- * measurement's step_seconds. Caller frees; `*n_out` may be 0; NULL only
- * when out of memory. */
-double *gs_report_rank_samples(const cJSON *m, int rank, size_t *n_out);
 
 /* Mark for a deviation under the thresholds. */
 gs_rank_mark gs_report_mark_of(double deviation, const gs_report_thresholds *th);

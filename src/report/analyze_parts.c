@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "core/parse.h"
+#include "core/coll_model.h"
 #include "report/analyze_internal.h"
 
 static const cJSON *member(const cJSON *obj, const char *name) {
@@ -481,12 +482,38 @@ static const char *gpu_name(const cJSON *doc, double device) {
   return NULL;
 }
 
+/* Checks the row's busbw against algbw x its op's bus factor, nccl-tests'
+ * own formula (docs/collectives.md): a document whose busbw was edited, or
+ * whose rank count is not the one the figures were computed for, fails. */
+static void busbw_check(gs_report_row *row) {
+  row->busbw_factor = gs_coll_busbw_factor_of(row->coll_op, row->world_size);
+  row->busbw_expected = row->coll_algbw * row->busbw_factor;
+  if (!isfinite(row->busbw_expected) || !isfinite(row->coll_busbw)) return;
+  const double off = fabs(row->coll_busbw - row->busbw_expected);
+  const double rounding = GS_REPORT_BUSBW_ROUNDING * (1.0 + row->busbw_factor);
+  row->busbw_mismatch = off > GS_REPORT_BUSBW_TOLERANCE * row->busbw_expected && off > rounding;
+}
+
+/* See report.h. */
+size_t gs_report_busbw_mismatches(const gs_report *r, const gs_report_series **series,
+                                  const gs_report_row **row) {
+  size_t n = 0;
+  for (size_t i = 0; i < r->n_series; i++)
+    for (size_t j = 0; j < r->series[i].n_rows; j++) {
+      if (!r->series[i].rows[j].busbw_mismatch) continue;
+      if (n++ == 0 && series) *series = &r->series[i];
+      if (n == 1 && row) *row = &r->series[i].rows[j];
+    }
+  return n;
+}
+
 /* See analyze_internal.h. */
 void gs_report_row_extras(const cJSON *doc, const cJSON *m, const gs_report_prices *prices,
                           gs_report_row *row) {
   row->coll_bytes = row->coll_busbw = row->coll_algbw = row->link_bandwidth = NAN;
   row->coll_root = NAN;
   row->coll_in_place = -1;
+  row->busbw_factor = row->busbw_expected = NAN;
   row->price_per_hour = row->items_per_dollar = row->dollars_per_million = NAN;
   const cJSON *coll = member(m, "collective");
   const cJSON *wl = member(m, "workload");
@@ -504,6 +531,7 @@ void gs_report_row_extras(const cJSON *doc, const cJSON *m, const gs_report_pric
     row->coll_busbw = coll_bandwidth(coll, "busbw");
     row->coll_algbw = coll_bandwidth(coll, "algbw");
     row->link_bandwidth = link_bandwidth(doc);
+    busbw_check(row);
   }
   const cJSON *devices = member(m, "devices");
   double price = 0.0;
@@ -581,41 +609,5 @@ double gs_report_price_of(const gs_report_prices *prices, const char *name) {
         (!best || strlen(prices->p[i].model) > strlen(best->model)))
       best = &prices->p[i];
   return best ? best->per_hour : NAN;
-}
-
-/* See analyze_internal.h. */
-double *gs_report_rank_samples(const cJSON *m, int rank, size_t *n_out) {
-  size_t n = 0, cap = 0;
-  double *v = NULL;
-  const cJSON *runs = cJSON_GetObjectItemCaseSensitive(m, "runs");
-  for (const cJSON *run = runs ? runs->child : NULL; run; run = run->next) {
-    const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(run, "ranks");
-    // rank < 0: the run itself stands in for a rank, to read its step_seconds.
-    for (const cJSON *rk = rank < 0 ? run : ranks ? ranks->child : NULL; rk;
-         rk = rank < 0 ? NULL : rk->next) {
-      const cJSON *num = cJSON_GetObjectItemCaseSensitive(rk, "rank");
-      if (rank >= 0 && (!cJSON_IsNumber(num) || num->valuedouble != rank)) continue;
-      const cJSON *use = cJSON_GetObjectItemCaseSensitive(rk, rank < 0 ? "step_seconds"
-                                                                        : "device_seconds");
-      if (rank >= 0 && !cJSON_IsArray(use))
-        use = cJSON_GetObjectItemCaseSensitive(rk, "wall_seconds");
-      for (const cJSON *x = cJSON_IsArray(use) ? use->child : NULL; x; x = x->next) {
-        if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble)) continue;
-        if (n == cap) {
-          cap = cap ? 2 * cap : 256;
-          double *grown = realloc(v, cap * sizeof *v);
-          if (!grown) {
-            free(v);
-            return NULL;
-          }
-          v = grown;
-        }
-        v[n++] = x->valuedouble;
-      }
-    }
-  }
-  *n_out = n;
-  if (!v) v = malloc(sizeof *v);
-  return v;
 }
 

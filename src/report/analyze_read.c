@@ -92,7 +92,7 @@ static gs_status finish_rank(gs_report_rank *k, const gs_dvec *d, const char *fi
 
 /* See analyze_internal.h. */
 gs_status gs_report_measurement_read(const cJSON *m, size_t mi, const char *file,
-                                     gs_report_row *row) {
+                                     int keep_samples, gs_report_row *row) {
   char path[160];
   snprintf(path, sizeof path, "measurements[%zu]", mi);
   double dnan = nan_value();
@@ -123,6 +123,8 @@ gs_status gs_report_measurement_read(const cJSON *m, size_t mi, const char *file
                       "llm.tensor_parallel %ld", file, path, ws, tp);
   }
   row->n_ranks = (size_t)(ws / tp);
+  row->tensor_parallel = (int)tp;
+  row->variant = gs_report_string_of(m, "variant", NULL);
   row->ranks = calloc(row->n_ranks, sizeof *row->ranks);
   gs_dvec *rank_samples = calloc(row->n_ranks, sizeof *rank_samples);
   unsigned char *clocks = calloc(row->n_ranks, 1);  // bit 1: device, bit 2: wall
@@ -224,6 +226,16 @@ gs_status gs_report_measurement_read(const cJSON *m, size_t mi, const char *file
     if ((st = finish_rank(k, &rank_samples[r], file, kpath)) != GS_OK) goto done;
   }
 
+  // The analysis' copies of the samples become the row's (compare's input).
+  if (keep_samples) {
+    row->step_samples = steps.v;
+    steps.v = NULL;
+    for (size_t r = 0; r < row->n_ranks; r++) {
+      row->ranks[r].samples = rank_samples[r].v;
+      rank_samples[r].v = NULL;
+    }
+  }
+
 done:
   if (rank_samples)
     for (size_t r = 0; r < row->n_ranks; r++) free(rank_samples[r].v);
@@ -232,6 +244,17 @@ done:
   free(seen);
   free(steps.v);
   return st;
+}
+
+/* See analyze_internal.h. */
+void gs_report_row_free(gs_report_row *row) {
+  for (size_t r = 0; row->ranks && r < row->n_ranks; r++) free(row->ranks[r].samples);
+  free(row->ranks);
+  free(row->hosts);
+  free(row->step_samples);
+  row->ranks = NULL;
+  row->hosts = NULL;
+  row->step_samples = NULL;
 }
 
 /* ---- cross-rank and cross-row numbers --------------------------------------- */

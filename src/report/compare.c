@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/format.h"
 #include "core/result.h"
 #include "report/analyze_internal.h"
 #include "report/render.h"
@@ -118,10 +119,9 @@ static gs_status compare_metric(gs_compare *c, size_t series, int world_size, co
     row->ci_low = (diff - half) / fabs(row->base_mean);
     row->ci_high = (diff + half) / fabs(row->base_mean);
   }
-  gs_stats sa, sb;
-  if ((st = gs_stats_compute(a, na, &sa)) != GS_OK || (st = gs_stats_compute(b, nb, &sb)) != GS_OK)
-    return st;
-  row->median_change = sa.median != 0 ? sb.median / sa.median - 1.0 : NAN;
+  // The test ran NEW (its first sample) against BASE and sorted both.
+  const double base_median = row->test.median_b, new_median = row->test.median_a;
+  row->median_change = base_median != 0 ? new_median / base_median - 1.0 : NAN;
   // The test decides: its p whether there is a change, its direction which
   // way (never the means, which one outlier can turn around), the change of
   // the medians whether the change is large enough.
@@ -208,6 +208,25 @@ static const cJSON *measurement_of(const gs_report *r, const gs_report_row *row)
   return cJSON_GetArrayItem(ms, (int)row->measurement);
 }
 
+/* A copy of the step samples (rank < 0) or rank `rank`'s samples that the
+ * analysis kept in `row` (GS_REPORT_ROW_SAMPLES), into *n; NULL only when
+ * out of memory. */
+static double *row_samples(const gs_report_row *row, int rank, size_t *n) {
+  const double *from = NULL;
+  *n = 0;
+  if (rank < 0 && row->has_step) {
+    from = row->step_samples;
+    *n = row->step.n;
+  } else if (rank >= 0 && (size_t)rank < row->n_ranks) {
+    from = row->ranks[rank].samples;
+    *n = row->ranks[rank].n;
+  }
+  if (!from) *n = 0;
+  double *copy = malloc((*n ? *n : 1) * sizeof *copy);
+  if (copy && *n) memcpy(copy, from, *n * sizeof *copy);
+  return copy;
+}
+
 /* Step time, throughput and each rank's time of a matched pair of rows. */
 static gs_status compare_rows(gs_compare *c, size_t si, const gs_report_series *s,
                               const gs_report_row *x, const gs_report_row *y) {
@@ -219,7 +238,7 @@ static gs_status compare_rows(gs_compare *c, size_t si, const gs_report_series *
   int last_rank = x->is_coll ? -1 : ranks - 1;
   for (int k = -1; k <= last_rank && st == GS_OK; k++) {
     size_t na = 0, nb = 0;
-    double *a = gs_report_rank_samples(mx, k, &na), *b = gs_report_rank_samples(my, k, &nb);
+    double *a = row_samples(x, k, &na), *b = row_samples(y, k, &nb);
     if (!a || !b) {
       free(a), free(b);
       return gs_error(GS_ERR_NOMEM, "out of memory");
@@ -233,10 +252,13 @@ static gs_status compare_rows(gs_compare *c, size_t si, const gs_report_series *
       // items. Request-based samples are latencies of overlapping requests:
       // items over one of them is no throughput.
       if (st == GS_OK && (x->request_based || y->request_based)) {
+        char base_rate[32], new_rate[32];
+        gs_format_rate(x->throughput, base_rate, sizeof base_rate);
+        gs_format_rate(y->throughput, new_rate, sizeof new_rate);
         if (!add_note(c, "%s at %d ranks: request-based (per-request latencies): throughput "
-                         "not compared per sample (BASE %.6g, NEW %.6g %s/s over the run time)",
-                      s->workload, ranks, x->throughput, y->throughput,
-                      s->item_unit ? s->item_unit : "items"))
+                         "not compared per sample (BASE %s%s/s, NEW %s%s/s over the run time)",
+                      s->workload, ranks, base_rate, s->item_unit ? s->item_unit : "items",
+                      new_rate, s->item_unit ? s->item_unit : "items"))
           st = gs_error(GS_ERR_NOMEM, "out of memory");
       } else if (st == GS_OK && x->items_per_step > 0 && x->items_per_step == y->items_per_step) {
         for (size_t i = 0; i < na; i++) a[i] = (double)x->items_per_step / a[i];
@@ -270,13 +292,27 @@ static void series_label(char *buf, size_t size, const gs_report_series *s) {
 /* See compare.h. */
 gs_status gs_compare_load(const char *base_path, const char *new_path, double alpha,
                           double threshold, double figure_threshold, gs_compare *out) {
+  return gs_compare_load_sets(&base_path, 1, &new_path, 1, base_path, new_path, alpha, threshold,
+                              figure_threshold, out);
+}
+
+/* See compare.h. */
+gs_status gs_compare_load_sets(const char *const *base, size_t n_base, const char *const *next,
+                               size_t n_next, const char *base_name, const char *new_name,
+                               double alpha, double threshold, double figure_threshold,
+                               gs_compare *out) {
   memset(out, 0, sizeof *out);
+  snprintf(out->base_name, sizeof out->base_name, "%s", base_name);
+  snprintf(out->new_name, sizeof out->new_name, "%s", new_name);
   out->alpha = alpha;
   out->threshold = threshold;
   out->figure_threshold = figure_threshold;
   gs_report_thresholds th = {GS_REPORT_MODERATE_DEFAULT, GS_REPORT_CRITICAL_DEFAULT};
-  gs_status st = gs_report_load(&base_path, 1, &th, &out->base);
-  if (st == GS_OK) st = gs_report_load(&new_path, 1, &th, &out->next);
+  // The rows keep the samples the tests need; the documents' sample arrays
+  // are dropped as each is analysed, as for a text report.
+  const unsigned flags = GS_REPORT_DROP_SAMPLES | GS_REPORT_ROW_SAMPLES;
+  gs_status st = gs_report_load_with(base, n_base, &th, NULL, flags, &out->base);
+  if (st == GS_OK) st = gs_report_load_with(next, n_next, &th, NULL, flags, &out->next);
   for (size_t i = 0; i < out->base.n_series && st == GS_OK; i++) {
     const gs_report_series *s = &out->base.series[i];
     const gs_report_series *t = NULL;
@@ -335,7 +371,7 @@ gs_status gs_compare_load(const char *base_path, const char *new_path, double al
                   "%s and %s share no measurement to compare (workload, backend, scaling, "
                   "workload options, variant/scenario/task/split and rank count must "
                   "match): %s",
-                  base_path, new_path, what[0] ? what : "no measurements");
+                  base_name, new_name, what[0] ? what : "no measurements");
   }
   if (st != GS_OK) gs_compare_free(out);
   return st;
@@ -357,8 +393,8 @@ static cJSON *compare_json(const gs_compare *c) {
   cJSON *doc = cJSON_CreateObject();
   if (!doc) return NULL;
   cJSON_AddStringToObject(doc, "schema", "gpuscale/compare/v1");
-  cJSON_AddStringToObject(doc, "base", c->base.files[0]);
-  cJSON_AddStringToObject(doc, "new", c->next.files[0]);
+  cJSON_AddStringToObject(doc, "base", c->base_name);
+  cJSON_AddStringToObject(doc, "new", c->new_name);
   gs_json_add_number(doc, "alpha", c->alpha);
   gs_json_add_number(doc, "threshold", c->threshold);
   gs_json_add_number(doc, "figure_threshold", c->figure_threshold);
@@ -400,11 +436,16 @@ static cJSON *compare_json(const gs_compare *c) {
   return doc;
 }
 
+/* A mean with its unit by core/format's rule ("8.13 us", "20.3 Mpoints/s");
+ * rows mix metrics, so each value is scaled on its own. */
 static void fmt_value(char *buf, size_t size, double v, const char *unit) {
-  if (strcmp(unit, "s") == 0)
-    snprintf(buf, size, "%.4f ms", 1e3 * v);
-  else
-    snprintf(buf, size, "%.6g %s/s", v, unit);
+  char number[32];
+  if (strcmp(unit, "s") == 0) {
+    gs_format_seconds(v, buf, size);
+    return;
+  }
+  gs_format_rate(v, number, sizeof number);
+  snprintf(buf, size, "%s%s/s", number, unit);
 }
 
 /* See compare.h. */
@@ -414,7 +455,7 @@ gs_status gs_compare_render(FILE *out, const gs_compare *c, gs_compare_format fo
   fprintf(out, md ? "# gpuscale compare\n\nBASE `%s`, NEW `%s`; significance level %g, "
                     "threshold %g%%\n\n"
                   : "gpuscale compare: BASE %s, NEW %s; significance level %g, threshold %g%%\n\n",
-          c->base.files[0], c->next.files[0], c->alpha, 100.0 * c->threshold);
+          c->base_name, c->new_name, c->alpha, 100.0 * c->threshold);
   int metric_width = 20, figures = 0;
   for (size_t i = 0; i < c->n_rows; i++) {
     int len = (int)strlen(c->rows[i].metric);
@@ -441,8 +482,13 @@ gs_status gs_compare_render(FILE *out, const gs_compare *c, gs_compare_format fo
       snprintf(p, sizeof p, "-");
     } else {
       snprintf(ci, sizeof ci, "[%+.2f%%, %+.2f%%]", 100.0 * r->ci_low, 100.0 * r->ci_high);
-      snprintf(u, sizeof u, "%g", r->test.u);
-      snprintf(p, sizeof p, "%.3g%s", r->test.p, r->test.exact ? "*" : "");
+      // U is a whole or half number; never e-notation.
+      snprintf(u, sizeof u, r->test.u == floor(r->test.u) ? "%.0f" : "%.1f", r->test.u);
+      // %.3g is fixed notation from 0.0001 up; below, the digits say nothing more.
+      if (r->test.p < 0.0001)
+        snprintf(p, sizeof p, "<0.0001%s", r->test.exact ? "*" : "");
+      else
+        snprintf(p, sizeof p, "%.3g%s", r->test.p, r->test.exact ? "*" : "");
     }
     const gs_report_series *s = &c->base.series[r->series];
     char wl[256];

@@ -43,7 +43,9 @@ typedef struct {
 } gs_compare_row;
 
 typedef struct {
-  gs_report base, next;      /* both documents, analysed */
+  char base_name[512];       /* BASE and NEW as given (a file or a directory) */
+  char new_name[512];
+  gs_report base, next;      /* both sides' documents, analysed */
   double alpha;              /* significance level */
   double threshold;          /* fraction: smallest change that counts */
   double figure_threshold;   /* fraction: the same for figures compared without samples */
@@ -64,6 +66,16 @@ typedef struct {
  * note), plus gs_report_load's errors. */
 gs_status gs_compare_load(const char *base_path, const char *new_path, double alpha,
                           double threshold, double figure_threshold, gs_compare *out);
+
+/* Like gs_compare_load with several documents a side (`base[0..n_base)`
+ * and `next[0..n_next)`, n >= 1 each, read on all cores), named `base_name`
+ * and `new_name` in the output (e.g. the directories they came from). Each
+ * side's documents form one report: a point measured in k documents has k
+ * repeats, paired in file order with the other side's. */
+gs_status gs_compare_load_sets(const char *const *base, size_t n_base, const char *const *next,
+                               size_t n_next, const char *base_name, const char *new_name,
+                               double alpha, double threshold, double figure_threshold,
+                               gs_compare *out);
 
 void gs_compare_free(gs_compare *c);
 

@@ -5,6 +5,7 @@
  * data files and one script written here with fixed file names; titles are
  * reduced to safe characters, so no text from a document or a path can
  * change the script. See docs/report.md. */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -46,7 +47,30 @@ static void safe_title(char *dst, size_t size, const char *text) {
   dst[j] = '\0';
 }
 
-/* Adds a plot record and opens its data file "NAME.dat" in the temp dir. */
+/* `text` as a file-name part: lower-case letters and digits, every other
+ * run of characters one '-', at most `limit` characters, no '-' at the ends. */
+static void slug(char *dst, size_t size, const char *text, size_t limit) {
+  size_t j = 0;
+  for (const char *p = text; *p && j + 1 < size && j < limit; p++) {
+    unsigned char c = (unsigned char)*p;
+    if (isalnum(c))
+      dst[j++] = (char)tolower(c);
+    else if (j > 0 && dst[j - 1] != '-')
+      dst[j++] = '-';
+  }
+  while (j > 0 && dst[j - 1] == '-') j--;
+  dst[j] = '\0';
+}
+
+/* 1 when a plot of `ps` already has the name `name`. */
+static int name_taken(const gs_report_plots *ps, const char *name) {
+  for (size_t i = 0; i < ps->n; i++)
+    if (strcmp(ps->p[i].name, name) == 0) return 1;
+  return 0;
+}
+
+/* Adds a plot record and opens its data file "NAME.dat" in the temp dir; a
+ * name already taken gets "-2", "-3", ... so that no two plots share a file. */
 static FILE *plot_begin(plotter *pl, size_t series, int row, const char *caption, const char *fmt,
                         ...) __attribute__((format(printf, 5, 6)));
 static FILE *plot_begin(plotter *pl, size_t series, int row, const char *caption, const char *fmt,
@@ -63,6 +87,11 @@ static FILE *plot_begin(plotter *pl, size_t series, int row, const char *caption
   va_start(ap, fmt);
   vsnprintf(p->name, sizeof p->name, fmt, ap);
   va_end(ap);
+  if (name_taken(ps, p->name)) {
+    char base[sizeof p->name - 8];
+    snprintf(base, sizeof base, "%s", p->name);
+    for (int k = 2; name_taken(ps, p->name); k++) snprintf(p->name, sizeof p->name, "%s-%d", base, k);
+  }
   snprintf(p->caption, sizeof p->caption, "%s", caption);
   char path[512];
   snprintf(path, sizeof path, "%s/%s.dat", pl->dir, p->name);
@@ -94,12 +123,12 @@ static int compare_doubles(const void *a, const void *b) {
  * prediction `pw` (may be NULL) its speedup continues the measured curve,
  * dashed, from the largest measured count (a second data block). */
 static int series_plots(plotter *pl, const gs_report_series *s, size_t si, const char *title,
-                        const gs_predict_workload *pw) {
+                        const char *stem, const gs_predict_workload *pw) {
   size_t usable = 0;
   for (size_t i = 0; i < s->n_rows; i++) usable += isfinite(s->rows[i].speedup);
   if (usable < 2) return 1;
   FILE *f = plot_begin(pl, si, -1, "speedup and efficiency against the rank count; dashed: ideal",
-                       "s%zu-speedup", si);
+                       "%s-speedup", stem);
   if (!f) return 0;
   int max_n = 1;
   for (size_t i = 0; i < s->n_rows; i++)
@@ -143,7 +172,7 @@ static int series_plots(plotter *pl, const gs_report_series *s, size_t si, const
   script_outputs(gp, name, cmd);
 
   f = plot_begin(pl, si, -1, "parallel efficiency against the rank count; dashed: ideal (100%)",
-                 "s%zu-efficiency", si);
+                 "%s-efficiency", stem);
   if (!f) return 0;
   for (size_t i = 0; i < s->n_rows; i++)
     if (isfinite(s->rows[i].speedup))
@@ -174,7 +203,8 @@ static int plottable(const gs_report_row *row) {
 /* Bus bandwidth against message size for a collective series: one line
  * per op and in-place form (and data type, reduction, root and rank count
  * where they differ), one data block per line in the .dat file. */
-static int busbw_plot(plotter *pl, const gs_report_series *s, size_t si, const char *title) {
+static int busbw_plot(plotter *pl, const gs_report_series *s, size_t si, const char *title,
+                      const char *stem) {
   size_t n = 0;
   double link = NAN, lo = INFINITY, hi = 0;
   int multi_ws = 0;
@@ -197,7 +227,7 @@ static int busbw_plot(plotter *pl, const gs_report_series *s, size_t si, const c
   FILE *f = first && pts && cmd
                 ? plot_begin(pl, si, -1, "bus bandwidth against message size, one line per "
                                          "operation and in-place form; dashed: the link's "
-                                         "theoretical bandwidth", "s%zu-busbw", si)
+                                         "theoretical bandwidth", "%s-busbw", stem)
                 : NULL;
   int ok = f != NULL;
   size_t lines = 0;
@@ -249,25 +279,48 @@ static int busbw_plot(plotter *pl, const gs_report_series *s, size_t si, const c
 }
 
 /* Latency CDF and throughput of each rank of row `ri` (2+ ranks). */
-static int rank_plots(plotter *pl, const gs_report *r, const gs_report_series *s, size_t si,
-                      size_t ri, const char *title) {
+/* The file stem ("STEM-nN", or "STEM-nN-FILE-mM" where the series measured
+ * this rank count more than once) and the title of row `ri`'s plots. */
+static void row_place(const gs_report *r, const gs_report_series *s, size_t ri,
+                      const char *series_title, const char *stem, char *where, size_t where_size,
+                      char *title, size_t title_size) {
   const gs_report_row *row = &s->rows[ri];
-  const cJSON *ms = cJSON_GetObjectItemCaseSensitive(r->docs[row->file], "measurements");
-  const cJSON *m = cJSON_GetArrayItem(ms, (int)row->measurement);
+  int repeated = 0;
+  for (size_t i = 0; i < s->n_rows; i++)
+    repeated |= i != ri && s->rows[i].world_size == row->world_size;
+  if (!repeated) {
+    snprintf(where, where_size, "%s-n%d", stem, row->world_size);
+    snprintf(title, title_size, "%s", series_title);
+    return;
+  }
+  char file[40], safe_file[64];
+  slug(file, sizeof file, gs_report_file_name(r, row->file), 24);
+  snprintf(where, where_size, "%s-n%d-%s-m%zu", stem, row->world_size, file, row->measurement);
+  safe_title(safe_file, sizeof safe_file, gs_report_file_name(r, row->file));
+  snprintf(title, title_size, "%s (%s, measurement %zu)", series_title, safe_file,
+           row->measurement);
+}
+
+static int rank_plots(plotter *pl, const gs_report *r, const gs_report_series *s, size_t si,
+                      size_t ri, const char *series_title, const char *stem) {
+  const gs_report_row *row = &s->rows[ri];
+  char where[128], title[320];
+  row_place(r, s, ri, series_title, stem, where, sizeof where, title, sizeof title);
   char caption[256];
   snprintf(caption, sizeof caption, "%d ranks: latency CDF per rank (at most %d points per rank)",
            row->world_size, CDF_POINTS);
-  FILE *f = plot_begin(pl, si, (int)ri, caption, "s%zu-n%d-m%zu-latency-cdf", si, row->world_size,
-                       ri);
+  FILE *f = plot_begin(pl, si, (int)ri, caption, "%s-latency-cdf", where);
   if (!f) return 0;
   int blocks = 0;
   for (size_t k = 0; k < row->n_ranks; k++) {
-    size_t n = 0;
-    double *v = gs_report_rank_samples(m, (int)k, &n);
+    // The analysis' copy of the rank's samples (GS_REPORT_ROW_SAMPLES).
+    size_t n = row->ranks[k].samples ? row->ranks[k].n : 0;
+    double *v = malloc((n ? n : 1) * sizeof *v);
     if (!v) {
       plot_end(f);
       return 0;
     }
+    if (n) memcpy(v, row->ranks[k].samples, n * sizeof *v);
     if (n > 0) {
       qsort(v, n, sizeof *v, compare_doubles);
       size_t points = n < CDF_POINTS ? n : CDF_POINTS;
@@ -298,7 +351,7 @@ static int rank_plots(plotter *pl, const gs_report *r, const gs_report_series *s
 
   snprintf(caption, sizeof caption, "%d ranks: throughput per rank; dashed: median rank",
            row->world_size);
-  f = plot_begin(pl, si, (int)ri, caption, "s%zu-n%d-m%zu-throughput", si, row->world_size, ri);
+  f = plot_begin(pl, si, (int)ri, caption, "%s-throughput", where);
   if (!f) return 0;
   size_t n = 0;
   for (size_t k = 0; k < row->n_ranks; k++)
@@ -331,8 +384,10 @@ static int rank_plots(plotter *pl, const gs_report *r, const gs_report_series *s
  * one row per rank and lane, the leaf spans of the traced steps coloured
  * by kind as in docs/timeline.md. Nothing when there is no readable trace. */
 static int timeline_plot(plotter *pl, const gs_report *r, const gs_report_series *s, size_t si,
-                         size_t ri, const char *title) {
+                         size_t ri, const char *series_title, const char *stem) {
   const gs_report_row *row = &s->rows[ri];
+  char where[128], title[320];
+  row_place(r, s, ri, series_title, stem, where, sizeof where, title, sizeof title);
   gs_report_timeline t;
   if (gs_report_timeline_load(r, row, &t) != GS_OK) return 0;
   if (!t.present || t.problem[0]) {
@@ -342,7 +397,7 @@ static int timeline_plot(plotter *pl, const gs_report *r, const gs_report_series
   char caption[256];
   snprintf(caption, sizeof caption, "%d ranks: timeline of steps %d-%d of run %d per rank and "
            "lane (docs/timeline.md)", row->world_size, t.first_step, t.last_step, t.run);
-  FILE *f = plot_begin(pl, si, (int)ri, caption, "s%zu-n%d-m%zu-timeline", si, row->world_size, ri);
+  FILE *f = plot_begin(pl, si, (int)ri, caption, "%s-timeline", where);
   if (!f) {
     gs_report_timeline_free(&t);
     return 0;
@@ -571,15 +626,18 @@ gs_status gs_report_plots_make_predicted(const gs_report *r, const char *dir,
   st = pl.script ? GS_OK : gs_error(GS_ERR_IO, "cannot write %s: %s", path, strerror(errno));
   for (size_t si = 0; si < r->n_series && st == GS_OK; si++) {
     const gs_report_series *s = &r->series[si];
-    // Series of one workload differ by variant, scenario, task or split.
-    char name[256], title[160];
-    gs_report_series_name(s, name, sizeof name);
-    safe_title(title, sizeof title, name);
-    int ok = s->n_rows && s->rows[0].is_coll ? busbw_plot(&pl, s, si, title)
-                                             : series_plots(&pl, s, si, title, prediction_of(prediction, si));
+    // The series' title names what tells it from the others (backend,
+    // scaling, options, variant, scenario, task, split), and so do the files.
+    char title[sizeof s->title], stem[72];
+    safe_title(title, sizeof title, s->title);
+    slug(stem, sizeof stem, s->title, 64);
+    int ok = s->n_rows && s->rows[0].is_coll ? busbw_plot(&pl, s, si, title, stem)
+                                             : series_plots(&pl, s, si, title, stem,
+                                                                            prediction_of(prediction, si));
     for (size_t ri = 0; ok && ri < s->n_rows; ri++)
       if (s->rows[ri].world_size > 1 && !s->rows[ri].is_coll)
-        ok = rank_plots(&pl, r, s, si, ri, title) && timeline_plot(&pl, r, s, si, ri, title);
+        ok = rank_plots(&pl, r, s, si, ri, title, stem) &&
+             timeline_plot(&pl, r, s, si, ri, title, stem);
     if (!ok) st = gs_error(GS_ERR_IO, "cannot write the plot data in %s: %s", pl.dir, strerror(errno));
   }
   errno = 0;

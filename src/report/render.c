@@ -4,6 +4,7 @@
  * table builder serves all three: render_table.c); and the dispatch of
  * gs_report_render to them, to CSV (render_csv.c) and to JSON
  * (render_json.c). Columns are described in docs/report.md. */
+#include "core/format.h"
 #include "report/machine.h"
 #include "report/render_internal.h"
 
@@ -32,8 +33,8 @@ static gs_status breakdown_table(gs_render_writer *w, const gs_report_series *s)
                   "Why not N x: the wall-clock step (slowest rank per iteration) split per "
                   "rank and iteration into compute (device - comm), exposed communication "
                   "(comm_seconds), load imbalance (step - the rank's wall time) and host "
-                  "overhead (wall - device); ms, share of the step in parentheses");
-  static const char *const head[] = {"ranks", "step ms", "ideal ms", "compute", "comm",
+                  "overhead (wall - device); share of the step in parentheses");
+  static const char *const head[] = {"ranks", "step", "ideal", "compute", "comm",
                                      "imbalance", "host", "notes"};
   static const int left[] = {0, 0, 0, 0, 0, 0, 0, 1};
   gs_render_table t;
@@ -43,12 +44,14 @@ static gs_status breakdown_table(gs_render_writer *w, const gs_report_series *s)
     if (!b->available) continue;
     char(*c)[GS_RENDER_CELL] = gs_render_table_row(&t);
     gs_render_cellf(c[0], "%d", s->rows[i].world_size);
-    gs_render_ms(c[1], b->step);
-    gs_render_ms(c[2], b->ideal_step);
+    gs_render_time(c[1], b->step);
+    gs_render_time(c[2], b->ideal_step);
     const double parts[4] = {b->compute, b->comm, b->imbalance, b->host};
-    for (int p = 0; p < 4; p++)
-      gs_render_cellf(c[3 + p], "%.3f (%.1f%%)", 1e3 * parts[p],
-                      b->step > 0 ? 100.0 * parts[p] / b->step : 0.0);
+    for (int p = 0; p < 4; p++) {
+      char share[32];
+      snprintf(share, sizeof share, " (%.1f%%)", b->step > 0 ? 100.0 * parts[p] / b->step : 0.0);
+      gs_render_time_noted(c[3 + p], parts[p], share);
+    }
     gs_render_cellf(c[7], "%s%s%s", b->comm_measured ? "" : "comm not recorded",
           !b->comm_measured && !b->device_clock ? "; " : "",
           b->device_clock ? "" : "no device clock: host overhead 0");
@@ -65,10 +68,10 @@ static gs_status request_table(gs_render_writer *w, const gs_report_series *s) {
   gs_render_block(w, -1, "  ",
                   "Requests: throughput = tokens of ok requests / run seconds (the table's "
                   "n, mean and median are per-request latencies); TTFT and TPOT over ok "
-                  "requests that are not cold, in ms. Why not N x: the compute/"
+                  "requests that are not cold. Why not N x: the compute/"
                   "communication/imbalance/host split does not apply to requests");
   static const char *const head[] = {"ranks",     "scenario",  "requests",  "ok",
-                                     "tokens",    "run s",     "tokens/s",  "TTFT p50",
+                                     "tokens",    "run time",     "tokens/s",  "TTFT p50",
                                      "TTFT p99",  "TPOT p50",  "TPOT p99"};
   static const int left[] = {0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   gs_render_table t;
@@ -85,12 +88,12 @@ static gs_status request_table(gs_render_writer *w, const gs_report_series *s) {
     gs_render_cellf(c[2], "%zu", requests);
     gs_render_cellf(c[3], "%zu", ok);
     gs_render_fixed(c[4], row->generated_tokens, 0, "");
-    gs_render_fixed(c[5], row->run_seconds, 3, "");
+    gs_render_time(c[5], row->run_seconds);
     gs_render_rate(c[6], row->throughput);
-    gs_render_ms(c[7], row->ttft.n ? row->ttft.p50 : NAN);
-    gs_render_ms(c[8], row->ttft.n ? row->ttft.p99 : NAN);
-    gs_render_ms(c[9], row->tpot.n ? row->tpot.p50 : NAN);
-    gs_render_ms(c[10], row->tpot.n ? row->tpot.p99 : NAN);
+    gs_render_time(c[7], row->ttft.n ? row->ttft.p50 : NAN);
+    gs_render_time(c[8], row->ttft.n ? row->ttft.p99 : NAN);
+    gs_render_time(c[9], row->tpot.n ? row->tpot.p50 : NAN);
+    gs_render_time(c[10], row->tpot.n ? row->tpot.p99 : NAN);
   }
   return gs_render_table_done(w, &t, "    ");
 }
@@ -104,10 +107,10 @@ static gs_status loadgen_table(gs_render_writer *w, const gs_report_series *s) {
   gs_render_block(w, -1, "  ",
                   "LoadGen (ingested): throughput as LoadGen reports it (Offline samples/s, "
                   "Server completed samples/s, SingleStream queries/s); latency, TTFT and "
-                  "TPOT in ms; failed = the LoadGen criteria not satisfied");
+                  "TPOT; failed = the LoadGen criteria not satisfied");
   static const char *const head[] = {"ranks",   "rank",    "scenario", "result",  "samples/s",
-                                     "tokens/s", "queries", "mean ms",  "p50 ms",  "p90 ms",
-                                     "p99 ms",  "max ms",  "TTFT p50", "TTFT p99", "TPOT p50",
+                                     "tokens/s", "queries", "mean",  "p50",  "p90",
+                                     "p99",  "max",  "TTFT p50", "TTFT p99", "TPOT p50",
                                      "TPOT p99", "failed"};
   static const int left[] = {0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
   gs_render_table t;
@@ -122,12 +125,12 @@ static gs_status loadgen_table(gs_render_writer *w, const gs_report_series *s) {
       gs_render_cellf(c[1], "%zu", k);
       gs_render_cellf(c[2], "%s", lg->scenario ? lg->scenario : "-");
       gs_render_cellf(c[3], "%s", lg->valid == 1 ? "VALID" : lg->valid == 0 ? "INVALID" : "-");
-      gs_render_fixed(c[4], lg->samples_per_second, 2, "");
-      gs_render_fixed(c[5], lg->tokens_per_second, 2, "");
+      gs_render_rate(c[4], lg->samples_per_second);
+      gs_render_rate(c[5], lg->tokens_per_second);
       gs_render_fixed(c[6], lg->query_count, 0, "");
       const double ms[] = {lg->lat_mean, lg->lat_p50, lg->lat_p90, lg->lat_p99, lg->lat_max,
                            lg->ttft_p50, lg->ttft_p99, lg->tpot_p50, lg->tpot_p99};
-      for (size_t j = 0; j < sizeof ms / sizeof ms[0]; j++) gs_render_ms(c[7 + j], ms[j]);
+      for (size_t j = 0; j < sizeof ms / sizeof ms[0]; j++) gs_render_time(c[7 + j], ms[j]);
       gs_render_cellf(c[16], "%s", lg->failed ? lg->failed : "-");
     }
   }
@@ -139,31 +142,40 @@ static gs_status collective_table(gs_render_writer *w, const gs_report_series *s
   if (s->n_rows == 0 || !s->rows[0].is_coll) return GS_OK;
   const char *nccl = NULL;
   for (size_t i = 0; i < s->n_rows && !nccl; i++) nccl = s->rows[i].nccl_version;
-  gs_render_block(w, -1, "  ", "Collective bandwidth (GB/s = 10^9 bytes/s)%s%s",
+  gs_render_block(w, -1, "  ", "Collective bandwidth (GB/s = 10^9 bytes/s; time per op)%s%s",
                   nccl ? "; NCCL " : "", nccl ? nccl : "");
   // One line per op, size and form: the form and data type are named, so a
   // size measured in place and out of place reads as two different rows.
-  static const char *const head[] = {"op",      "ranks",      "bytes",      "type",
-                                     "form",    "time us",    "algbw GB/s", "busbw GB/s",
-                                     "link GB/s", "busbw/link", "status"};
-  static const int left[] = {1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1};
+  static const char *const head[] = {"op",   "ranks", "size",       "type",   "form",
+                                     "time", "algbw", "busbw",      "link",   "busbw/link",
+                                     "status", "busbw check"};
+  static const int left[] = {1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1, 1};
   gs_render_table t;
-  gs_render_table_init(&t, 11, head, left);
+  gs_render_table_init(&t, 12, head, left);
   for (size_t i = 0; i < s->n_rows; i++) {
     const gs_report_row *row = &s->rows[i];
     char(*c)[GS_RENDER_CELL] = gs_render_table_row(&t);
     gs_render_cellf(c[0], "%s", row->coll_op ? row->coll_op : "-");
     gs_render_cellf(c[1], "%d", row->world_size);
-    gs_render_fixed(c[2], row->coll_bytes, 0, "");
+    gs_render_bytes(c[2], row->coll_bytes);
     gs_render_cellf(c[3], "%s", row->coll_dtype ? row->coll_dtype : "-");
     gs_render_cellf(c[4], "%s", gs_report_coll_form(row->coll_in_place));
     // Ingested nccl-tests rows have no samples: their time per op instead.
-    gs_render_fixed(c[5], 1e6 * (row->has_step ? row->step.mean : row->coll_time), 2, "");
-    gs_render_fixed(c[6], row->coll_algbw / 1e9, 2, "");
-    gs_render_fixed(c[7], row->coll_busbw / 1e9, 2, "");
-    gs_render_fixed(c[8], row->link_bandwidth / 1e9, 1, "");
+    gs_render_time(c[5], row->has_step ? row->step.mean : row->coll_time);
+    gs_render_bandwidth(c[6], row->coll_algbw);
+    gs_render_bandwidth(c[7], row->coll_busbw);
+    gs_render_bandwidth(c[8], row->link_bandwidth);
     gs_render_pct(c[9], row->coll_busbw / row->link_bandwidth);
     gs_render_cellf(c[10], "%s", row->status);
+    // algbw x the op's bus factor, nccl-tests' formula: "-" where it cannot be checked.
+    if (row->busbw_mismatch) {
+      char expected[32];
+      gs_format_value(GS_UNIT_BANDWIDTH, row->busbw_expected, expected, sizeof expected);
+      gs_render_cellf(c[11], "MISMATCH: algbw x %.2f = %s", row->busbw_factor, expected);
+    } else {
+      gs_render_cellf(c[11], "%s", isfinite(row->busbw_expected) && isfinite(row->coll_busbw)
+                                       ? "ok" : "-");
+    }
   }
   return gs_render_table_done(w, &t, "    ");
 }
@@ -175,10 +187,10 @@ static gs_status host_table(gs_render_writer *w, const gs_report_row *row) {
   gs_render_pct(cv, row->host_spread_cv);
   gs_render_block(w, -1, "    ", "Hosts (%zu): cv of throughput per rank between hosts %s",
                   row->n_hosts, cv);
-  static const char *const head[] = {"host",       "ranks",     "n",       "mean ms",
-                                     "min ms",     "max ms",    "stddev ms", "within 15%",
+  static const char *const head[] = {"host",       "ranks",     "n",       "mean",
+                                     "min",     "max",    "stddev", "within 15%",
                                      "throughput", "per rank",  "deviation", "success",
-                                     "tokens/s",   "mem GiB",   "cold ranks", "mark"};
+                                     "tokens/s",   "memory",   "cold ranks", "mark"};
   static const int left[] = {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
   gs_render_table t;
   gs_render_table_init(&t, 16, head, left);
@@ -193,7 +205,7 @@ static gs_status host_table(gs_render_writer *w, const gs_report_row *row) {
     gs_render_pct(c[10], x->deviation);
     gs_render_pct(c[11], x->success_rate);
     gs_render_rate(c[12], x->tokens_per_second);
-    gs_render_fixed(c[13], x->memory_used_bytes / 1073741824.0, 2, "");
+    gs_render_bytes(c[13], x->memory_used_bytes);
     gs_render_cellf(c[14], "%zu", x->cold_ranks);
     gs_render_cellf(c[15], "%s", gs_rank_mark_name(x->mark));
   }
@@ -204,6 +216,8 @@ static gs_status host_table(gs_render_writer *w, const gs_report_row *row) {
 
 static gs_status series_tables(gs_render_writer *w, const gs_report *r, const gs_report_series *s) {
   const char *unit = s->item_unit ? s->item_unit : "items";
+  char unit_rate[80];
+  snprintf(unit_rate, sizeof unit_rate, "%s/s", unit);
   gs_render_block(w, 2, "", "%s: backend %s, %s%s%s%s%s", s->workload,
                   s->backend[0] ? s->backend : "-", scaling_text(s->scaling),
                   s->label[0] ? "; " : "", s->label, s->split[0] ? "; split " : "", s->split);
@@ -213,18 +227,23 @@ static gs_status series_tables(gs_render_writer *w, const gs_report *r, const gs
   const int coll = s->n_rows > 0 && s->rows[0].is_coll;
   if (coll)
     gs_render_block(w, 0, "  ", "A collective sweep: one row per operation, message size and form");
+  else if (s->n_rows > 0 && s->rows[0].loadgen)
+    gs_render_block(w, 0, "  ",
+                    "Ingested LoadGen results: no step samples; throughput in %s/s as LoadGen "
+                    "reports it",
+                    unit);
   else if (s->n_rows > 0 && s->rows[0].request_based)
     gs_render_block(w, 0, "  ",
-                    "n, mean and median: per-request latency, in ms; throughput in %s/s over "
+                    "n, mean and median: per-request latency; throughput in %s/s over "
                     "the run time",
                     unit);
   else
-    gs_render_block(w, 0, "  ", "Step time = slowest rank per iteration, in ms; throughput in %s/s",
+    gs_render_block(w, 0, "  ", "Step time = slowest rank per iteration; throughput in %s/s",
                     unit);
   gs_render_plots_of(w, s, -1);
 
   static const char *const head[] = {"ranks",   "file",    "status",     "verify",
-                                     "n",       "mean ms", "median ms",  "cv",
+                                     "n",       "mean", "median",  "cv",
                                      "throughput", "ideal", "speedup",   "efficiency",
                                      "karp-flatt", "warnings"};
   static const int left[] = {0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
@@ -249,8 +268,8 @@ static gs_status series_tables(gs_render_writer *w, const gs_report *r, const gs
     gs_render_cellf(c[2], "%s", row->status);
     gs_render_cellf(c[3], "%s", row->verification);
     gs_render_cellf(c[4], "%zu", row->has_step ? row->step.n : (size_t)0);
-    gs_render_ms(c[5], row->has_step ? row->step.mean : NAN);
-    gs_render_ms(c[6], row->has_step ? row->step.median : NAN);
+    gs_render_time(c[5], row->has_step ? row->step.mean : NAN);
+    gs_render_time(c[6], row->has_step ? row->step.median : NAN);
     gs_render_pct(c[7], row->has_step ? row->step.cv : NAN);
     gs_render_rate(c[8], row->throughput);
     gs_render_rate(c[9], row->ideal_throughput);
@@ -284,10 +303,10 @@ static gs_status series_tables(gs_render_writer *w, const gs_report *r, const gs
   if (st != GS_OK) return st;
 
   static const char *const rhead[] = {"rank",      "status",  "clock",     "n",
-                                      "mean ms",   "min ms",  "max ms",    "stddev ms",
+                                      "mean",   "min",  "max",    "stddev",
                                       "within 15%", "throughput", "deviation", "mark",
                                       "cold",      "cold flag", "host",     "success",
-                                      "tokens/s",  "mem GiB"};
+                                      "tokens/s",  "memory"};
   static const int rleft[] = {0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 1, 0, 0, 0};
   for (size_t i = 0; i < s->n_rows; i++) {
     const gs_report_row *row = &s->rows[i];
@@ -299,12 +318,12 @@ static gs_status series_tables(gs_render_writer *w, const gs_report *r, const gs
     char ratio[GS_RENDER_CELL], cv[GS_RENDER_CELL], med[GS_RENDER_CELL];
     gs_render_fixed(ratio, row->spread_ratio, 2, "x");
     gs_render_pct(cv, row->spread_cv);
-    gs_render_rate(med, row->rank_median);
+    gs_format_rate(row->rank_median, med, sizeof med);
     gs_render_block(w, 3, "  ",
-            "%d ranks (%s, measurement %zu): ranks max/min %s, cv %s, median %s %s/s, "
+            "%d ranks (%s, measurement %zu): ranks max/min %s, cv %s, median %s%s, "
             "straggler %s%s%s%s%s",
             row->world_size, gs_report_file_name(r, row->file), row->measurement, ratio, cv, med,
-            row->request_based ? "tokens" : unit, straggler, row->split_units[0] ? "; units " : "",
+            !isfinite(row->rank_median) ? "" : row->request_based ? "tokens/s" : unit_rate, straggler, row->split_units[0] ? "; units " : "",
             row->split_units, row->faults[0] ? "; injected: " : "", row->faults);
     gs_render_table_init(&t, 18, rhead, rleft);
     for (size_t k = 0; k < row->n_ranks; k++) {
@@ -330,7 +349,7 @@ static gs_status series_tables(gs_render_writer *w, const gs_report *r, const gs
       gs_render_cellf(c[14], "%s", rk->host ? rk->host : "-");
       gs_render_pct(c[15], rk->success_rate);
       gs_render_rate(c[16], rk->tokens_per_second);
-      gs_render_fixed(c[17], rk->memory_used_bytes / 1073741824.0, 2, "");
+      gs_render_bytes(c[17], rk->memory_used_bytes);
     }
     if ((st = gs_render_table_done(w, &t, "    ")) != GS_OK) return st;
     if ((st = host_table(w, row)) != GS_OK) return st;
@@ -341,6 +360,117 @@ static gs_status series_tables(gs_render_writer *w, const gs_report *r, const gs
   gs_render_block(w, -1, "  ", "Recommendation");
   gs_render_list(w, (const char *const *)s->advice, s->n_advice);
   return GS_OK;
+}
+
+/* ---- overview ------------------------------------------------------------------------ */
+
+/* The row the overview speaks of: the verdict's, else the largest usable
+ * world size, else the last row. */
+static const gs_report_row *overview_row(const gs_report_series *s) {
+  const gs_report_row *pick = NULL;
+  for (size_t i = 0; i < s->n_rows; i++) {
+    const gs_report_row *row = &s->rows[i];
+    int usable = strcmp(row->status, "ok") == 0 && isfinite(row->throughput);
+    if (s->verdict != GS_VERDICT_NONE ? usable && row->world_size == s->verdict_world_size
+                                      : usable)
+      pick = row;
+  }
+  return pick ? pick : s->n_rows ? &s->rows[s->n_rows - 1] : NULL;
+}
+
+/* The row of a collective series with the best bus bandwidth, or NULL. */
+static const gs_report_row *best_busbw(const gs_report_series *s) {
+  const gs_report_row *best = NULL;
+  for (size_t i = 0; i < s->n_rows; i++)
+    if (isfinite(s->rows[i].coll_busbw) && (!best || s->rows[i].coll_busbw > best->coll_busbw))
+      best = &s->rows[i];
+  return best;
+}
+
+/* See render_internal.h. */
+void gs_render_overview_cells(const gs_report_series *s, gs_render_overview *o) {
+  memset(o, 0, sizeof *o);
+  o->speedup = o->efficiency = o->throughput = NAN;
+  size_t at = 0;
+  for (size_t i = 0; i < s->n_rows && at < sizeof o->ranks; i++)
+    if (i == 0 || s->rows[i].world_size != s->rows[i - 1].world_size)
+      at += (size_t)snprintf(o->ranks + at, sizeof o->ranks - at, "%s%d", i ? "," : "",
+                             s->rows[i].world_size);
+  const int coll = s->n_rows > 0 && s->rows[0].is_coll;
+  const gs_report_row *row = coll ? best_busbw(s) : overview_row(s);
+  if (!row) {
+    snprintf(o->figure, sizeof o->figure, "-");
+    snprintf(o->verdict, sizeof o->verdict, "no measurement");
+    return;
+  }
+  o->world_size = row->world_size;
+  char rate[32];
+  if (coll) {
+    o->throughput = row->coll_busbw;
+    gs_format_value(GS_UNIT_BANDWIDTH, row->coll_busbw, rate, sizeof rate);
+    snprintf(o->figure, sizeof o->figure, "busbw %s (best, %s)", rate,
+             row->coll_op ? row->coll_op : "-");
+    size_t bad = 0;
+    for (size_t i = 0; i < s->n_rows; i++) bad += s->rows[i].busbw_mismatch != 0;
+    if (bad)
+      snprintf(o->verdict, sizeof o->verdict, "busbw inconsistent (%zu rows)", bad);
+    else if (isfinite(row->link_bandwidth))
+      snprintf(o->verdict, sizeof o->verdict, "transport %s (%.0f%% of link)",
+               row->coll_busbw < GS_REPORT_LOW_BUSBW * row->link_bandwidth ? "slow" : "fine",
+               100.0 * row->coll_busbw / row->link_bandwidth);
+    else
+      snprintf(o->verdict, sizeof o->verdict, "-");
+    return;
+  }
+  o->throughput = row->throughput;
+  o->speedup = row->speedup;
+  o->efficiency = row->efficiency;
+  gs_format_rate(row->throughput, rate, sizeof rate);
+  snprintf(o->figure, sizeof o->figure, "%s%s/s", rate,
+           row->request_based ? "tokens" : s->item_unit ? s->item_unit : "items");
+  if (!isfinite(row->throughput)) snprintf(o->figure, sizeof o->figure, "-");
+  if (row->loadgen) {
+    int valid = 1;
+    for (size_t k = 0; k < row->n_ranks; k++) valid &= row->ranks[k].loadgen.valid == 1;
+    snprintf(o->verdict, sizeof o->verdict, "LoadGen %s", valid ? "VALID" : "INVALID");
+  } else if (s->verdict != GS_VERDICT_NONE) {
+    gs_scaling_verdict_words(s->verdict, s->backend, o->verdict, sizeof o->verdict);
+  } else {
+    snprintf(o->verdict, sizeof o->verdict, "%s", strcmp(row->status, "ok") != 0
+                                                      ? row->status
+                                                      : "no verdict");
+  }
+}
+
+/* One line per series, before the detail: what was measured and what it
+ * came to (docs/report.md, "Overview"). */
+static gs_status overview_table(gs_render_writer *w, const gs_report *r) {
+  if (r->n_series == 0) return GS_OK;
+  gs_render_block(w, w->md ? 2 : -1, "", "Overview (one line per series; the figures are those "
+                                         "of the rank count N the verdict speaks of)");
+  static const char *const head[] = {"series", "backend", "ranks", "N",
+                                     "throughput", "speedup", "efficiency", "verdict"};
+  static const int left[] = {1, 1, 1, 0, 0, 0, 0, 1};
+  gs_render_table t;
+  gs_render_table_init(&t, 8, head, left);
+  for (size_t i = 0; i < r->n_series; i++) {
+    const gs_report_series *s = &r->series[i];
+    gs_render_overview o;
+    gs_render_overview_cells(s, &o);
+    char(*c)[GS_RENDER_CELL] = gs_render_table_row(&t);
+    gs_render_cellf(c[0], "%s", s->title);
+    gs_render_cellf(c[1], "%s", s->backend[0] ? s->backend : "-");
+    gs_render_cellf(c[2], "%s", o.ranks);
+    if (o.world_size > 0)
+      gs_render_cellf(c[3], "%d", o.world_size);
+    else
+      gs_render_cellf(c[3], "-");
+    gs_render_cellf(c[4], "%s", o.figure);
+    gs_render_fixed(c[5], o.speedup, 2, "x");
+    gs_render_pct(c[6], o.efficiency);
+    gs_render_cellf(c[7], "%s", o.verdict);
+  }
+  return gs_render_table_done(w, &t, "  ");
 }
 
 /* ---- plans -------------------------------------------------------------------------- */
@@ -406,8 +536,8 @@ static gs_status plan_tables(gs_render_writer *w, const gs_report *r) {
     if (st != GS_OK) return st;
     for (size_t u = 0; u < n_units; u++) {
       char rate[GS_RENDER_CELL];
-      gs_render_rate(rate, totals[u]);
-      gs_render_block(w, 0, "  ", "System total: %s %s/s (tasks with status ok)", rate, units[u]);
+      gs_format_rate(totals[u], rate, sizeof rate);
+      gs_render_block(w, 0, "  ", "System total: %s%s/s (tasks with status ok)", rate, units[u]);
     }
   }
   return GS_OK;
@@ -438,6 +568,8 @@ static gs_status render_tables(gs_render_writer *w, const gs_report *r) {
   if (w->plots && w->plots->note[0]) gs_render_block(w, 0, "", "Plots: %s", w->plots->note);
   gs_render_node_verdict(w, r);
   if (r->n_series == 0 && !gs_machine_any(r)) gs_render_block(w, 0, "  ", "No measurements.");
+  gs_status overview = overview_table(w, r);
+  if (overview != GS_OK) return overview;
   for (size_t i = 0; i < r->n_series; i++) {
     w->series = i;
     gs_status st = series_tables(w, r, &r->series[i]);
@@ -482,6 +614,12 @@ gs_status gs_report_render(FILE *out, const gs_report *r, gs_report_format forma
 /* See render.h. */
 gs_status gs_report_render_plots(FILE *out, const gs_report *r, gs_report_format format,
                                  const gs_report_plots *plots) {
+  return gs_report_render_with(out, r, format, plots, 0);
+}
+
+/* See render.h. */
+gs_status gs_report_render_with(FILE *out, const gs_report *r, gs_report_format format,
+                                const gs_report_plots *plots, unsigned options) {
   gs_status st = GS_OK;
   gs_render_writer w = {.f = out, .plots = plots};
   switch (format) {
@@ -494,7 +632,7 @@ gs_status gs_report_render_plots(FILE *out, const gs_report *r, gs_report_format
       w.md = w.html = 1;
       st = render_html(&w, r);
       break;
-    case GS_REPORT_CSV: st = gs_report_render_csv(out, r); break;
+    case GS_REPORT_CSV: st = gs_report_render_csv(out, r, options); break;
     case GS_REPORT_JSON: st = gs_report_print_json(out, gs_report_to_json(r)); break;
   }
   if (st != GS_OK) return st;

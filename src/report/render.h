@@ -20,12 +20,15 @@ typedef enum {
 } gs_report_format;
 
 /* One plot of a report: which series and row it belongs to (row -1: the
- * series as a whole), its file name stem and caption, and the SVG text
+ * series as a whole), its file name stem and caption (both name what
+ * varies: the series' title, the rank count, the file where a rank count
+ * repeats), and the SVG text
  * (from "<svg" on) that HTML embeds. */
 typedef struct {
   size_t series;
   int row;
-  char name[96];
+  char name[160];  /* file name stem: the series' title and the plot ("voxelize-strong-
+                      scaling-speedup"), unique within the report */
   char caption[256];
   char *svg;  /* owned; NULL when gnuplot wrote none */
 } gs_report_plot;
@@ -44,6 +47,8 @@ typedef struct {
  * the PNG and SVG files are copied there as NAME.png / NAME.svg. When
  * gnuplot is not installed (built without GS_GNUPLOT or the program is
  * missing) `out` is empty and its note says so; that is not an error.
+ * The latency CDFs draw the rows' own samples: load `r` with
+ * GS_REPORT_ROW_SAMPLES (a rank without them gets no CDF line).
  * Errors: GS_ERR_IO naming the path (dir not writable, gnuplot failed),
  * GS_ERR_NOMEM. */
 gs_status gs_report_plots_make(const gs_report *r, const char *dir, gs_report_plots *out);
@@ -69,6 +74,15 @@ gs_status gs_report_render(FILE *out, const gs_report *r, gs_report_format forma
  * their note is printed in text, Markdown and HTML. */
 gs_status gs_report_render_plots(FILE *out, const gs_report *r, gs_report_format format,
                                  const gs_report_plots *plots);
+
+/* gs_report_render_with option: CSV with one row per raw sample instead of
+ * one per measurement (the report must keep its samples: loaded without
+ * GS_REPORT_DROP_SAMPLES). */
+#define GS_REPORT_CSV_SAMPLES 1u
+
+/* Like gs_report_render_plots, with GS_REPORT_CSV_* `options`. */
+gs_status gs_report_render_with(FILE *out, const gs_report *r, gs_report_format format,
+                                const gs_report_plots *plots, unsigned options);
 
 /* Prints `doc` (indented) and a newline to `out`, then deletes `doc` (may
  * be NULL: out of memory). GS_ERR_NOMEM, GS_ERR_IO when a write fails. */

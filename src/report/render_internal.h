@@ -63,15 +63,22 @@ void gs_render_plots_of(gs_render_writer *w, const gs_report_series *s, int row)
 /* printf into one cell (GS_RENDER_CELL bytes, truncated). */
 void gs_render_cellf(char *cell, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Number cells, "-" for a value that is not finite: seconds as ms with 3
- * decimals; a rate with K/M/G (10^3, 10^6, 10^9) and 3 decimals; a
- * fraction as a percentage with 1 decimal; `digits` decimals and `suffix`. */
-void gs_render_ms(char *cell, double seconds);
+/* Number cells. Times, rates, bandwidths and sizes are kept as numbers
+ * until the table is printed, and then each column gets one unit by
+ * core/format's rule (gs_unit_for over the column's values: "8.13 us", not
+ * "0.008 ms"); "-" for a value that is not finite. A fraction is printed as
+ * a percentage with 1 decimal; gs_render_fixed gives `digits` decimals and
+ * `suffix`. */
+void gs_render_time(char *cell, double seconds);
+/* A time followed by `note` (" (40.0%)"), at most 100 bytes. */
+void gs_render_time_noted(char *cell, double seconds, const char *note);
 void gs_render_rate(char *cell, double v);
+void gs_render_bandwidth(char *cell, double bytes_per_second);
+void gs_render_bytes(char *cell, double bytes);
 void gs_render_pct(char *cell, double fraction);
 void gs_render_fixed(char *cell, double v, int digits, const char *suffix);
 
-/* n, mean, min, max, stddev (ms) and the share within 15% into c[0..5]. */
+/* n, mean, min, max, stddev (times) and the share within 15% into c[0..5]. */
 void gs_render_latency_cells(char (*c)[GS_RENDER_CELL], size_t n, double mean, double min,
                              double max, double stddev, double stable);
 
@@ -81,10 +88,26 @@ void gs_render_latency_cells(char (*c)[GS_RENDER_CELL], size_t n, double mean, d
 void gs_render_node_verdict(gs_render_writer *w, const gs_report *r);
 gs_status gs_render_machine_sections(gs_render_writer *w, const gs_report *r);
 
-/* The CSV of `r` (docs/report.md, "Output formats"): one row per raw
- * sample, in file, measurement, run, iteration order. Needs the documents'
- * samples (not GS_REPORT_DROP_SAMPLES). GS_ERR_NOMEM when memory runs out. */
-gs_status gs_report_render_csv(FILE *out, const gs_report *r);
+/* What the overview says of one series (docs/report.md, "Overview"): the
+ * rank counts measured, the N its figures are of (0: none), the figure
+ * with its unit ("100 Mpoints/s", "busbw 180 GB/s (best, allreduce)"), its
+ * number, speedup and efficiency (NaN where none) and the verdict in words. */
+typedef struct {
+  char ranks[64];
+  int world_size;
+  char figure[96];
+  double throughput, speedup, efficiency;
+  char verdict[96];
+} gs_render_overview;
+
+void gs_render_overview_cells(const gs_report_series *s, gs_render_overview *o);
+
+/* The CSV of `r` (docs/report.md, "Output formats"): one row per
+ * measurement, or with GS_REPORT_CSV_SAMPLES in `options` one row per raw
+ * sample in file, measurement, run, iteration order (that needs the
+ * documents' samples: not GS_REPORT_DROP_SAMPLES). GS_ERR_NOMEM when memory
+ * runs out. */
+gs_status gs_report_render_csv(FILE *out, const gs_report *r, unsigned options);
 
 /* The timeline summary of multi-rank `row` when its document names a
  * trace (render_trace.c; docs/timeline.md): per rank the shares of the

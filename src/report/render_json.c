@@ -7,6 +7,7 @@
 #include "core/result.h"
 #include "report/machine.h"
 #include "report/render.h"
+#include "report/render_internal.h"
 
 /* The row's step statistics in the result document's own shape. */
 static void add_stats(cJSON *obj, const char *name, const gs_report_row *row) {
@@ -17,6 +18,14 @@ static void add_stats(cJSON *obj, const char *name, const gs_report_row *row) {
 static void add_string_or_null(cJSON *obj, const char *name, const char *text) {
   if (text && text[0])
     cJSON_AddStringToObject(obj, name, text);
+  else
+    cJSON_AddNullToObject(obj, name);
+}
+
+/* true, false, or null for a flag that is not known (< 0). */
+static void add_bool_or_null(cJSON *obj, const char *name, int flag) {
+  if (flag >= 0)
+    cJSON_AddBoolToObject(obj, name, flag);
   else
     cJSON_AddNullToObject(obj, name);
 }
@@ -58,6 +67,31 @@ static cJSON *rank_json(const gs_report_rank *k) {
     cJSON_AddNumberToObject(req, "cold_outliers", (double)k->cold_outliers);
     gs_json_add_number(req, "success_rate", k->success_rate);
     gs_json_add_number(req, "tokens_per_second", k->tokens_per_second);
+  }
+  const gs_report_loadgen *lg = &k->loadgen;
+  if (lg->present) {
+    // What the rank's LoadGen log says (docs/report.md, "Ingested documents").
+    cJSON *x = cJSON_AddObjectToObject(o, "loadgen");
+    if (x) {
+      add_string_or_null(x, "scenario", lg->scenario);
+      add_bool_or_null(x, "valid", lg->valid);
+      add_string_or_null(x, "failed_criteria", lg->failed);
+      const struct {
+        const char *name;
+        double v;
+      } seconds[] = {{"samples_per_second", lg->samples_per_second},
+                     {"tokens_per_second", lg->tokens_per_second},
+                     {"query_count", lg->query_count},
+                     {"latency_mean_seconds", lg->lat_mean}, {"latency_p50_seconds", lg->lat_p50},
+                     {"latency_p90_seconds", lg->lat_p90},   {"latency_p99_seconds", lg->lat_p99},
+                     {"latency_max_seconds", lg->lat_max},   {"ttft_p50_seconds", lg->ttft_p50},
+                     {"ttft_p99_seconds", lg->ttft_p99},     {"tpot_p50_seconds", lg->tpot_p50},
+                     {"tpot_p99_seconds", lg->tpot_p99}};
+      for (size_t i = 0; i < sizeof seconds / sizeof seconds[0]; i++)
+        gs_json_add_number(x, seconds[i].name, seconds[i].v);
+    }
+  } else {
+    cJSON_AddNullToObject(o, "loadgen");
   }
   cJSON_AddBoolToObject(o, "injected", k->injected);
   gs_json_add_number(o, "memory_used_bytes", k->memory_used_bytes);
@@ -173,14 +207,19 @@ static cJSON *row_json(const gs_report *r, const gs_report_row *row) {
       add_string_or_null(c, "dtype", row->coll_dtype);
       add_string_or_null(c, "redop", row->coll_redop);
       gs_json_add_number(c, "root", row->coll_root);
-      if (row->coll_in_place >= 0)
-        cJSON_AddBoolToObject(c, "in_place", row->coll_in_place);
-      else
-        cJSON_AddNullToObject(c, "in_place");
+      add_bool_or_null(c, "in_place", row->coll_in_place);
       cJSON_AddStringToObject(c, "form", gs_report_coll_form(row->coll_in_place));
       gs_json_add_number(c, "algbw_bytes_per_second", row->coll_algbw);
       gs_json_add_number(c, "busbw_bytes_per_second", row->coll_busbw);
       gs_json_add_number(c, "link_bytes_per_s", row->link_bandwidth);
+      gs_json_add_number(c, "time_seconds", row->has_step ? row->step.mean : row->coll_time);
+      add_string_or_null(c, "nccl_version", row->nccl_version);
+      gs_json_add_number(c, "busbw_factor", row->busbw_factor);
+      gs_json_add_number(c, "busbw_expected_bytes_per_second", row->busbw_expected);
+      add_bool_or_null(c, "busbw_consistent",
+                       isfinite(row->busbw_expected) && isfinite(row->coll_busbw)
+                           ? !row->busbw_mismatch
+                           : -1);
     }
   }
   cJSON *hosts = cJSON_AddArrayToObject(o, "hosts");
@@ -210,12 +249,38 @@ cJSON *gs_report_to_json(const gs_report *r) {
     gs_json_add_number(th, "moderate", r->thresholds.moderate);
     gs_json_add_number(th, "critical", r->thresholds.critical);
   }
+  // The overview first, as the text report has it: one entry per series.
+  cJSON *overview = cJSON_AddArrayToObject(doc, "overview");
+  for (size_t i = 0; overview && i < r->n_series; i++) {
+    const gs_report_series *s = &r->series[i];
+    gs_render_overview ov;
+    gs_render_overview_cells(s, &ov);
+    cJSON *o = cJSON_CreateObject();
+    if (!o) break;
+    cJSON_AddItemToArray(overview, o);
+    cJSON_AddStringToObject(o, "series", s->title);
+    add_string_or_null(o, "backend", s->backend);
+    cJSON *ranks = cJSON_AddArrayToObject(o, "ranks");
+    for (size_t j = 0; ranks && j < s->n_rows; j++)
+      if (j == 0 || s->rows[j].world_size != s->rows[j - 1].world_size)
+        cJSON_AddItemToArray(ranks, cJSON_CreateNumber(s->rows[j].world_size));
+    if (ov.world_size > 0)
+      cJSON_AddNumberToObject(o, "world_size", ov.world_size);
+    else
+      cJSON_AddNullToObject(o, "world_size");
+    add_string_or_null(o, "figure", ov.figure);
+    gs_json_add_number(o, "value", ov.throughput);
+    gs_json_add_number(o, "speedup", ov.speedup);
+    gs_json_add_number(o, "efficiency", ov.efficiency);
+    cJSON_AddStringToObject(o, "verdict", ov.verdict);
+  }
   cJSON *series = cJSON_AddArrayToObject(doc, "series");
   for (size_t i = 0; series && i < r->n_series; i++) {
     const gs_report_series *s = &r->series[i];
     cJSON *o = cJSON_CreateObject();
     if (!o) break;
     cJSON_AddItemToArray(series, o);
+    cJSON_AddStringToObject(o, "title", s->title);
     cJSON_AddStringToObject(o, "workload", s->workload);
     add_string_or_null(o, "backend", s->backend);
     add_string_or_null(o, "scaling", s->scaling);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/format.h"
 #include "report/render_internal.h"
 
 void gs_render_table_init(gs_render_table *t, size_t ncols, const char *const *head,
@@ -175,8 +176,11 @@ static void table_print(gs_render_writer *wr, const gs_render_table *t, const ch
   fputs("\n", out);
 }
 
+static int format_columns(gs_render_table *t);
+
 /* Prints and frees `t`; GS_ERR_NOMEM when a row could not be allocated. */
 gs_status gs_render_table_done(gs_render_writer *w, gs_render_table *t, const char *indent) {
+  if (!t->failed && !format_columns(t)) t->failed = 1;
   if (!t->failed) table_print(w, t, indent);
   free(t->cells);
   return t->failed ? GS_ERR_NOMEM : GS_OK;
@@ -185,25 +189,69 @@ gs_status gs_render_table_done(gs_render_writer *w, gs_render_table *t, const ch
 
 /* ---- number formats ----------------------------------------------------------- */
 
-void gs_render_ms(char *cell, double seconds) {
-  if (isfinite(seconds))
-    gs_render_cellf(cell, "%.3f", 1e3 * seconds);
-  else
-    gs_render_cellf(cell, "-");
-}
+/* A number cell waiting for its column's unit: a marker byte, the kind and
+ * the value, formatted by format_columns when the table is printed. */
+#define DEFERRED_MARK '\x1f'
+#define DEFERRED_VALUE_AT 8
+#define DEFERRED_NOTE_AT 16
 
-void gs_render_rate(char *cell, double v) {
+static void deferred(char *cell, gs_unit_kind kind, double v) {
   if (!isfinite(v)) {
     gs_render_cellf(cell, "-");
-  } else if (fabs(v) >= 1e9) {
-    gs_render_cellf(cell, "%.3f G", v / 1e9);
-  } else if (fabs(v) >= 1e6) {
-    gs_render_cellf(cell, "%.3f M", v / 1e6);
-  } else if (fabs(v) >= 1e3) {
-    gs_render_cellf(cell, "%.3f K", v / 1e3);
-  } else {
-    gs_render_cellf(cell, "%.3f", v);
+    return;
   }
+  cell[0] = DEFERRED_MARK;
+  cell[1] = (char)('0' + (int)kind);
+  memcpy(cell + DEFERRED_VALUE_AT, &v, sizeof v);
+  cell[DEFERRED_NOTE_AT] = '\0';
+}
+
+static int deferred_kind(const char *cell, gs_unit_kind *kind, double *v) {
+  if (cell[0] != DEFERRED_MARK) return 0;
+  *kind = (gs_unit_kind)(cell[1] - '0');
+  memcpy(v, cell + DEFERRED_VALUE_AT, sizeof *v);
+  return 1;
+}
+
+void gs_render_time(char *cell, double seconds) { deferred(cell, GS_UNIT_SECONDS, seconds); }
+void gs_render_rate(char *cell, double v) { deferred(cell, GS_UNIT_RATE, v); }
+void gs_render_bandwidth(char *cell, double v) { deferred(cell, GS_UNIT_BANDWIDTH, v); }
+void gs_render_bytes(char *cell, double v) { deferred(cell, GS_UNIT_BYTES, v); }
+
+void gs_render_time_noted(char *cell, double seconds, const char *note) {
+  deferred(cell, GS_UNIT_SECONDS, seconds);
+  if (cell[0] == DEFERRED_MARK)
+    snprintf(cell + DEFERRED_NOTE_AT, GS_RENDER_CELL - DEFERRED_NOTE_AT, "%s", note);
+}
+
+/* Formats the deferred number cells of `t`: per column and kind one unit
+ * (gs_unit_for over the column's values). 0 when out of memory. */
+static int format_columns(gs_render_table *t) {
+  if (t->nrows == 0) return 1;
+  double *values = malloc(t->nrows * sizeof *values);
+  if (!values) return 0;
+  static const gs_unit_kind kinds[] = {GS_UNIT_SECONDS, GS_UNIT_RATE, GS_UNIT_BANDWIDTH,
+                                       GS_UNIT_BYTES};
+  for (size_t c = 0; c < t->ncols; c++) {
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+      size_t n = 0;
+      gs_unit_kind kind;
+      double v;
+      for (size_t r = 0; r < t->nrows; r++)
+        if (deferred_kind(t->cells[r][c], &kind, &v) && kind == kinds[k]) values[n++] = v;
+      if (n == 0) continue;
+      const gs_unit unit = gs_unit_for(kinds[k], values, n);
+      for (size_t r = 0; r < t->nrows; r++)
+        if (deferred_kind(t->cells[r][c], &kind, &v) && kind == kinds[k]) {
+          char note[GS_RENDER_CELL], number[64];
+          snprintf(note, sizeof note, "%s", t->cells[r][c] + DEFERRED_NOTE_AT);
+          gs_unit_format(&unit, v, number, sizeof number);
+          gs_render_cellf(t->cells[r][c], "%s%s", number, note);
+        }
+    }
+  }
+  free(values);
+  return 1;
 }
 
 void gs_render_pct(char *cell, double fraction) {
@@ -224,9 +272,9 @@ void gs_render_fixed(char *cell, double v, int digits, const char *suffix) {
 void gs_render_latency_cells(char (*c)[GS_RENDER_CELL], size_t n, double mean, double min,
                              double max, double stddev, double stable) {
   gs_render_cellf(c[0], "%zu", n);
-  gs_render_ms(c[1], mean);
-  gs_render_ms(c[2], min);
-  gs_render_ms(c[3], max);
-  gs_render_ms(c[4], stddev);
+  gs_render_time(c[1], mean);
+  gs_render_time(c[2], min);
+  gs_render_time(c[3], max);
+  gs_render_time(c[4], stddev);
   gs_render_pct(c[5], stable);
 }

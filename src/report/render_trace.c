@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "core/check.h"
+#include "core/format.h"
 #include "report/render_internal.h"
 #include "report/trace_timeline.h"
 
@@ -17,9 +18,9 @@ gs_status gs_render_timeline(gs_render_writer *w, const gs_report *r, const gs_r
     return GS_OK;
   }
   char window[GS_RENDER_CELL];
-  gs_render_ms(window, t.end - t.begin);
+  gs_format_seconds(t.end - t.begin, window, sizeof window);
   gs_render_block(w, -1, "    ",
-                  "Timeline of steps %d-%d of run %d (%s ms, trace %s, device lanes: %s): share "
+                  "Timeline of steps %d-%d of run %d (%s, trace %s, device lanes: %s): share "
                   "of the window per rank; idle = neither computing, communicating nor copying",
                   t.first_step, t.last_step, t.run, window, t.file, t.view.source);
   static const char *const head[] = {"rank", "lanes", "compute", "communication", "copy",

@@ -35,6 +35,13 @@
 /* "Transport issue" when the best measured bus bandwidth of a collective is
  * below this share of the link's theoretical bandwidth. */
 #define GS_REPORT_LOW_BUSBW 0.50
+/* An ingested (or measured) bus bandwidth disagrees with algbw x the op's
+ * bus factor (core/coll_model) when it is off by more than this share of
+ * the expected figure and by more than the rounding of nccl-tests' two
+ * decimals in GB/s (GS_REPORT_BUSBW_ROUNDING bytes/s on each of algbw and
+ * busbw). docs/report.md, "Collectives". */
+#define GS_REPORT_BUSBW_TOLERANCE 0.01
+#define GS_REPORT_BUSBW_ROUNDING 5e6
 
 typedef struct {
   double moderate; /* fraction; deviation above it is "moderate" */
@@ -103,6 +110,8 @@ typedef struct {
   double memory_total_bytes; /* environment.gpus[device].memory_bytes */
   double utilization;        /* utilization_percent.mean / 100 */
   gs_report_loadgen loadgen; /* ingested LoadGen figures (present 0 otherwise) */
+  double *samples;           /* with GS_REPORT_ROW_SAMPLES: the n samples above (any order);
+                                owned; else NULL */
 } gs_report_rank;
 
 /* The ranks of one host in one measurement, their samples pooled. */
@@ -146,6 +155,8 @@ typedef struct {
   int has_step;              /* 1 when step_seconds held at least one number */
   gs_stats step;             /* over all runs' step_seconds (nulls skipped) */
   size_t step_nulls;         /* null elements of step_seconds skipped */
+  double *step_samples;      /* with GS_REPORT_ROW_SAMPLES: the step.n samples (any order);
+                                owned; else NULL */
   uint64_t items_per_step;   /* cost.items_per_step; 0 when absent */
   double throughput;         /* items_per_step / step.mean */
   double speedup;            /* throughput / throughput of the series' 1-rank row */
@@ -179,6 +190,9 @@ typedef struct {
   double coll_algbw;         /* bytes/s */
   double link_bandwidth;     /* theoretical bytes/s of the best GPU link (topology), NaN unknown */
   double coll_time;          /* collective.time_seconds (one op), NaN when not recorded */
+  double busbw_factor;       /* the op's bus factor at world_size (core/coll_model), NaN unknown */
+  double busbw_expected;     /* coll_algbw x busbw_factor; NaN when either is unknown */
+  int busbw_mismatch;        /* 1: coll_busbw is off busbw_expected (GS_REPORT_BUSBW_TOLERANCE) */
   const char *nccl_version;  /* source.nccl_version (ingested nccl-tests), or NULL */
   /* Ingested LoadGen measurements ("workload": "mlperf"): throughput is the
    * ranks' summed LoadGen throughput, each rank's figures in its loadgen. */
@@ -190,6 +204,8 @@ typedef struct {
   double generated_tokens;   /* output tokens of ok requests over all runs and ranks */
   double run_seconds;        /* sum of llm.run_seconds; NaN when not recorded */
   gs_stats ttft, tpot;       /* over ok requests that are not cold; n == 0 when none */
+  const char *variant;        /* measurement "variant" or NULL; points into the document */
+  int tensor_parallel;       /* llm.tensor_parallel (GPUs per rank record), 1 when absent */
   /* Placement and faults (docs/workloads/placement.md). */
   char split_units[64];      /* split.units as "21,11" ("" without split) */
   char faults[256];          /* the injected faults, e.g. "slow rank 1 factor=3" ("" none) */
@@ -208,6 +224,9 @@ typedef struct {
   char label[192];           /* variant, scenario and plan task that also key the series
                                 (e.g. "variant batch=8"); "" when none */
   char split[16];            /* split.policy ("even", "proportional") or "" */
+  char title[256];           /* the series named by what tells it from the other series of
+                                the report: "voxelize (cuda, grid=[256,256,256])";
+                                unique within the report (gs_report_load sets it) */
   const char *item_unit;     /* e.g. "points", or NULL; points into a document */
   size_t n_rows;
   gs_report_row *rows;       /* sorted by world size, then file order; owned */
@@ -262,9 +281,17 @@ gs_status gs_report_load(const char *const *paths, size_t n, const gs_report_thr
 
 /* gs_report_load_with flag: free each document's sample arrays (step,
  * device, wall and comm seconds) once it is analysed. Saves memory and time
- * when only the analysis is rendered (text, Markdown, JSON without plots);
- * the CSV renderer, plots and compare need the samples. */
+ * when only the analysis is rendered; only the per-sample CSV
+ * (GS_REPORT_CSV_SAMPLES) reads the documents' samples afterwards (plots and
+ * compare use GS_REPORT_ROW_SAMPLES). */
 #define GS_REPORT_DROP_SAMPLES 1u
+
+/* gs_report_load_with flag: keep each row's step samples and each rank's
+ * samples as arrays of doubles (gs_report_row.step_samples,
+ * gs_report_rank.samples), the analysis' own copies. With
+ * GS_REPORT_DROP_SAMPLES too, a caller that needs the samples (compare,
+ * plots) holds 8 bytes a sample instead of the documents' JSON nodes. */
+#define GS_REPORT_ROW_SAMPLES 2u
 
 /* Like gs_report_load, with prices for the cost columns (may be NULL) and
  * GS_REPORT_* flags. */
@@ -295,7 +322,7 @@ int gs_report_point_same(const gs_report_row *x, const gs_report_row *y);
 const char *gs_report_coll_form(int in_place);
 
 /* The point of `row` in words into `out`: "" for a workload row (its world
- * size is a column of its own), "allreduce 1048576 B float sum in-place"
+ * size is a column of its own), "allreduce 1 MiB float sum in-place"
  * (with "root R" where there is one) for a collective row. */
 void gs_report_point_name(const gs_report_row *row, char *out, size_t size);
 
@@ -308,6 +335,12 @@ void gs_report_series_name(const gs_report_series *s, char *out, size_t size);
  * i.e. warmup ended before the rank was warm. A slow first iteration alone
  * (before warmup: graph capture, allocation) gives 0. */
 int gs_report_needs_warmup(const gs_report_rank *rk);
+
+/* How many collective rows of `r` have a bus bandwidth that disagrees with
+ * algbw x the op's factor (busbw_mismatch); the first such row's series
+ * and row into *series / *row when not NULL. */
+size_t gs_report_busbw_mismatches(const gs_report *r, const gs_report_series **series,
+                                  const gs_report_row **row);
 
 /* The base name of report file i (for display). */
 const char *gs_report_file_name(const gs_report *r, size_t file);
