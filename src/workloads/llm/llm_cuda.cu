@@ -185,11 +185,10 @@ static __device__ __forceinline__ void attn_scores_chunked(const float *q, const
 #pragma unroll
     for (int u = 0, j = j0 + slot; u < GS_LLM_ATTN_ROUNDS; u++, j += per) {
       float k[8];
+      bf16x8_to_float(kv[u], k);
       if (j >= cached && j < len) {
 #pragma unroll
         for (int i = 0; i < 8; i++) k[i] = own_k[8 * ch + i];
-      } else {
-        bf16x8_to_float(kv[u], k);
       }
       float dot = 0.0f;
 #pragma unroll
