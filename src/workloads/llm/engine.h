@@ -13,10 +13,11 @@
 #include "workloads/llm/model.h"
 #include "workloads/workload.h"
 
-/* How linear layers of 1..8 rows (decode) run on the GPU; more rows always
- * use cuBLASLt (llm_gemm.h). auto: the tensor-core GEMV (the SIMT one where K is not a
- * multiple of 64); on an H200 it beat SIMT and cuBLAS at 1 and 8 rows
- * (docs/workloads/llm.md, "Speed"). */
+/* How linear layers of 1..16 rows (decode) run on the GPU; more rows
+ * always use cuBLASLt (llm_gemm.h), and so does SIMT's choice above 8
+ * rows. auto: the tensor-core GEMV (the SIMT one where K is not a multiple
+ * of 64); on an H200 it beat SIMT and cuBLAS at 1 and 8 rows, on an H100
+ * cuBLAS at 16 (docs/workloads/llm.md, "Speed"). */
 typedef enum {
   GS_LLM_GEMM_AUTO = 0,
   GS_LLM_GEMM_SIMT,
@@ -34,7 +35,7 @@ typedef struct {
   uint32_t max_input; /* longest prompt */
   int decode_graphs;    /* CUDA: capture each decode step size in a CUDA graph */
   int overlap_launches; /* CUDA: each kernel may start while its predecessor ends (sm_90+) */
-  int decode_gemm;      /* CUDA: gs_llm_decode_gemm, how linear layers of <= 8 rows run */
+  int decode_gemm;      /* CUDA: gs_llm_decode_gemm, how linear layers of <= 16 rows run */
   uint32_t tp;          /* tensor-parallel shards of the replica (0 or 1: none) */
 } gs_llm_engine_config;
 

@@ -100,15 +100,22 @@ cudaError_t gs_llm_cuda_advance(uint32_t *positions, int n, gs_llm_cuda_queue q)
 cudaError_t gs_llm_cuda_gemv(const uint16_t *w, const uint16_t *x, float *y, int rows, int outs,
                              int ins, int accumulate, gs_llm_cuda_queue q);
 
+/* Rows the tensor-core GEMV takes at most (two column tiles of 8). Beyond,
+ * each block would read the inputs of more rows from L2 than it streams
+ * weights: on an H100 cuBLAS is faster at 32 rows, the GEMV at 16
+ * (docs/workloads/llm.md, Speed). */
+#define GS_LLM_MMA_MAX_ROWS 16
+
 /* The same product on tensor cores (mma m16n8k16, fp32 accumulate): 16
- * outputs per block, K split over its warps. rows 1..8, ins % 64 == 0. */
+ * outputs per block for up to 16 rows (8 per column tile), K split over its
+ * warps. rows 1..GS_LLM_MMA_MAX_ROWS, ins % 64 == 0. */
 cudaError_t gs_llm_cuda_gemv_mma(const uint16_t *w, const uint16_t *x, float *y, int rows, int outs,
                                  int ins, int accumulate, gs_llm_cuda_queue q);
 
 /* The MLP's gate/up projection and SwiGLU in one tensor-core GEMV: with w
  * the 2 ffn x ins gate-then-up matrix, out[r][i] = bf16(silu(g) * u) for
  * g, u = rows i and ffn + i of w times x[r] (the values of gs_llm_cuda_gemv_mma
- * followed by gs_llm_cuda_swiglu). rows 1..8, ins % 64 == 0. */
+ * followed by gs_llm_cuda_swiglu). rows 1..GS_LLM_MMA_MAX_ROWS, ins % 64 == 0. */
 cudaError_t gs_llm_cuda_gemv_mma_swiglu(const uint16_t *w, const uint16_t *x, uint16_t *out,
                                         int rows, int ffn, int ins, gs_llm_cuda_queue q);
 

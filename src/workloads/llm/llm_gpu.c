@@ -39,7 +39,7 @@ struct gs_llm_gpu_model {
   float *part;   /* tp: this shard's share of a projection, then their sum */
   float *offers; /* tp: (value, index) token offers of every shard */
   uint16_t *x, *att;
-  uint16_t *act; /* SwiGLU output of the one-kernel MLP input (<= 8 rows) */
+  uint16_t *act; /* SwiGLU output of the one-kernel MLP input (<= GS_LLM_MMA_MAX_ROWS rows) */
   /* Prefill row description. */
   int32_t *row_tokens;
   uint32_t *row_slots, *row_positions, *last_rows;
@@ -135,7 +135,8 @@ static gs_status make_buffers(gs_llm_gpu_model *m) {
   size_t xw = s->hidden > d->ffn ? s->hidden : d->ffn;
   GS_TRY(alloc_device((void **)&m->x, rows * xw * 2, "activation buffer"));
   GS_TRY(alloc_device((void **)&m->att, rows * d->heads * hd * 2, "attention output"));
-  GS_TRY(alloc_device((void **)&m->act, (rows < 8 ? rows : 8) * d->ffn * 2, "MLP activations"));
+  size_t act_rows = rows < GS_LLM_MMA_MAX_ROWS ? rows : GS_LLM_MMA_MAX_ROWS;
+  GS_TRY(alloc_device((void **)&m->act, act_rows * d->ffn * 2, "MLP activations"));
   if (m->comm) {
     GS_TRY(alloc_device((void **)&m->part, rows * s->hidden * 4, "projection sums"));
     GS_TRY(alloc_device((void **)&m->offers, (size_t)c->max_batch * 2 * m->shard.count * 4,
@@ -250,12 +251,14 @@ void gs_llm_gpu_destroy(gs_llm_gpu_model *m) {
 }
 
 /* Which kernel runs a linear layer of `rows` rows and `ins` inputs: a GEMV
- * for up to 8 rows (as config.decode_gemm says), cuBLAS otherwise. */
+ * as config.decode_gemm says (the tensor-core one for up to
+ * GS_LLM_MMA_MAX_ROWS rows, the SIMT one for up to 8), cuBLAS otherwise. */
 static gs_llm_decode_gemm linear_kernel(const gs_llm_gpu_model *m, size_t rows, uint64_t ins) {
   int mode = m->config.decode_gemm;
-  if (rows > 8 || mode == GS_LLM_GEMM_CUBLAS) return GS_LLM_GEMM_CUBLAS;
+  if (mode == GS_LLM_GEMM_CUBLAS) return GS_LLM_GEMM_CUBLAS;
   int mma = mode == GS_LLM_GEMM_MMA || mode == GS_LLM_GEMM_AUTO;
-  return mma && ins % 64 == 0 ? GS_LLM_GEMM_MMA : GS_LLM_GEMM_SIMT;
+  if (mma && ins % 64 == 0 && rows <= GS_LLM_MMA_MAX_ROWS) return GS_LLM_GEMM_MMA;
+  return rows <= 8 ? GS_LLM_GEMM_SIMT : GS_LLM_GEMM_CUBLAS;
 }
 
 /* y (rows x outs, float) (+)= x (rows x ins, bf16) w^T. */

@@ -102,8 +102,8 @@ static void *gs_llm_options_new(void) {
                "sm_90+: the next one starts early and streams its weights meanwhile)"},
       {.name = "decode-gemm", .kind = GS_OPT_CHOICE, .target = &o->decode_gemm,
        .choices = gs_llm_decode_gemm_names, .metavar = "K",
-       .help = "CUDA: linear layers of <= 8 rows: auto (mma where K is a multiple of 64, "
-               "else simt), simt, mma or cublas (cuBLASLt)"},
+       .help = "CUDA: linear layers of <= 16 rows: auto (mma where K is a multiple of 64, "
+               "else simt up to 8 rows), simt (<= 8 rows), mma or cublas (cuBLASLt)"},
       {.name = "tp", .kind = GS_OPT_COUNT, .target = &o->tp, .min = 1, .max = 64,
        .metavar = "N",
        .help = "tensor parallelism: each replica splits heads, FFN and vocabulary over N GPUs "
