@@ -63,7 +63,7 @@ static struct {
   size_t n_records, cap_records, dropped;
   window windows[MAX_WINDOWS];
   size_t n_windows;
-  int open_windows;     /* activity is enabled while any window is open */
+  int open_windows;     /* windows not yet closed */
 } cupti = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static double host_seconds_of(uint64_t ns) { return cupti.offset + 1e-9 * (double)ns; }
@@ -206,12 +206,12 @@ void gs_cupti_window(gs_trace_rank *r, double host_seconds, int open) {
   if (cupti.active && open && cupti.n_windows < MAX_WINDOWS) {
     cupti.windows[cupti.n_windows++] = (window){.rank = r, .run = r->run, .step = r->step,
                                                 .begin = host_seconds, .end = INFINITY};
-    if (cupti.open_windows++ == 0) (void)set_activity(1);
+    cupti.open_windows++;
   } else if (cupti.active && !open) {
     for (size_t i = cupti.n_windows; i-- > 0;)
       if (cupti.windows[i].rank == r && isinf(cupti.windows[i].end)) {
         cupti.windows[i].end = host_seconds;
-        if (--cupti.open_windows == 0) (void)set_activity(0);
+        --cupti.open_windows;
         break;
       }
   }

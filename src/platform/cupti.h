@@ -14,10 +14,12 @@
  * be loaded or refuses (e.g. another profiler holds it). Main thread. */
 int gs_cupti_start(char *why, size_t why_size);
 
-/* Turns activity recording on from now until the first recorded step
- * closes, so that the graphs a workload captures while it sets up are
- * known to CUPTI when their kernels later run in a recorded step. Main
- * thread, before the measurement's ranks start. */
+/* Turns activity recording on from now until gs_cupti_collect, so that
+ * the graphs a workload captures while it sets up are known to CUPTI when
+ * their kernels later run in a recorded step. It stays on between recorded
+ * steps: turned off and on again, CUPTI timed the kernels of a replayed
+ * CUDA graph with ends up to 300 ms after their starts (H100, CUDA 13).
+ * Main thread, before the measurement's ranks start. */
 void gs_cupti_arm(void);
 
 /* Opens (open 1) or closes (0) the window of rank `r`'s recorded step

@@ -468,7 +468,12 @@ static int rank_device(const gs_report *r, const gs_report_row *row, int rank) {
 
 /* Per workload: each GPU's throughput at the largest GPU count against the
  * median GPU, with the report's rank marks (--moderate, --critical). */
+static int check_name_order(const void *a, const void *b) {
+  return strcmp(((const gs_node_check *)a)->name, ((const gs_node_check *)b)->name);
+}
+
 static void check_throughput(gs_node_verdict *v, const gs_report *r) {
+  const size_t first = v->n;
   size_t cpu_series = 0;
   int any_workload = 0;
   for (size_t i = 0; i < r->n_series; i++) {
@@ -522,6 +527,9 @@ static void check_throughput(gs_node_verdict *v, const gs_report *r) {
               unit, worst->success_rate < 1.0 ? " or requests failed" : "",
               100.0 * r->thresholds.moderate, 100.0 * r->thresholds.critical);
   }
+  // By workload name, so that the table does not depend on the order of
+  // the files (suite's order and a shell glob's give the same verdict).
+  qsort(v->checks + first, v->n - first, sizeof *v->checks, check_name_order);
   if (!any_workload)
     add_check(v, "throughput per GPU", GS_CHECK_NA, "no workload document among the files");
   if (cpu_series)
