@@ -435,6 +435,14 @@ static cJSON *exec_options_to_json(const void *opts) {
     cJSON_AddStringToObject(j, "unit", o->unit);
   else
     cJSON_AddNullToObject(j, "unit");
+  if (o->items)
+    cJSON_AddNumberToObject(j, "items", (double)o->items);
+  else
+    cJSON_AddNullToObject(j, "items");
+  if (o->items_text)
+    cJSON_AddStringToObject(j, "item_unit", o->item_unit ? o->item_unit : "items");
+  else
+    cJSON_AddNullToObject(j, "item_unit");
   cJSON_AddBoolToObject(j, "visible_devices", !o->no_visible_devices);
   cJSON_AddBoolToObject(j, "logs", !o->no_logs);
   return j;
