@@ -17,6 +17,9 @@ placeholder) so that speedups are known exactly:
   items-rank  like items, but rank N-1 says "items" 2048
   items-raw   one step_time line of 10 ms with the members of the JSON
               object STEPS names added (bad "items" for the tests)
+  items-runs  a step_time of 10 ms with "items" 4096 in the first run (the
+              file STEPS names counts the runs), then "items" 2048, or
+              with a fourth argument "none" no "items"
   once        one value without a step: tput = 500 N img/s
   regex       free text: "iter K: 250 N img/s, loss 0.5"
   env         prints N, CUDA_VISIBLE_DEVICES and the rest of argv, then a rate
@@ -74,6 +77,17 @@ def main():
         obj = {"metric": "step_time", "value": 10.0, "unit": "ms", "step": 0}
         obj.update(json.loads(sys.argv[3]))
         print(json.dumps(obj), flush=True)
+    elif mode == "items-runs":
+        with open(sys.argv[3], "a+") as f:
+            f.write("run\n")
+            f.seek(0)
+            runs = len(f.readlines())
+        if runs == 1:
+            line("step_time", 10.0, "ms", 0, items=4096)
+        elif sys.argv[4:] == ["none"]:
+            line("step_time", 10.0, "ms", 0)
+        else:
+            line("step_time", 10.0, "ms", 0, items=2048)
     elif mode == "weak-time":
         for s in range(steps):
             line("step_time", 20.0, "ms", s)

@@ -57,7 +57,7 @@ grep -q "visible=7 " "$work/novis.logs/n2-run1.stdout" ||
 # ---- figures: protocol per step (a rate), strong scaling ---------------------
 expect 0 "figure: samples_per_s \(samples/s, higher is better, protocol lines, values per step\)" -- \
   exec "${quick[@]}" --counts 1,2,4 --out "$work/rate.json" -- python3 "$prog" rate '{n}' 7
-expect 0 "the step times above are not the program's: they are the time of one sample" -- \
+expect 0 "the step times above are 1/rate \(the time of one of its samples, N under weak scaling\), not the program's steps" -- \
   exec "${quick[@]}" --out "$work/rate1.json" -- python3 "$prog" rate 1
 [ "$(json "$work/rate.json" "d['status']")" = ok ] || fail "rate.json is not ok"
 [ "$(json "$work/rate.json" "d['measurements'][2]['runs'][0]['step_seconds'].__len__()")" = 7 ] ||
@@ -149,6 +149,10 @@ expect 4 "\"items\" of step_time applies to a time .*not to unit 'samples/s'" --
   --out "$work/items-bad.json" -- python3 "$prog" items-raw 1 '{"items": 8, "unit": "samples/s"}'
 expect 4 "protocol: step_time changed its \"items\"" -- exec "${quick[@]}" --counts 2 \
   --out "$work/items-bad.json" -- python3 "$prog" items-rank '{n}' 2
+expect 4 "metric step_time: \"items\" 2048, earlier runs at 1 printed 4096" -- exec "${quick[@]}" \
+  --out "$work/items-bad.json" -- python3 "$prog" items-runs 1 "$work/items-runs1"
+expect 4 "metric step_time: its lines say no \"items\", those of earlier runs did" -- \
+  exec "${quick[@]}" --out "$work/items-bad.json" -- python3 "$prog" items-runs 1 "$work/items-runs2" none
 expect 4 "metric samples_per_s: --items applies to a time figure" -- exec "${quick[@]}" --items 8 \
   --out "$work/items-bad.json" -- python3 "$prog" rate 1
 expect 4 "metric step_time: its lines say their \"items\" \(4096\); give --items only" -- \

@@ -379,8 +379,8 @@ static void exec_print(void *vctx, FILE *out, size_t count) {
   // A rate's step is the time of its items (items per step / rate): say
   // so, since the tables call it a step time.
   if (f->known && f->kind == GS_EXEC_UNIT_RATE)
-    fprintf(out, "  the step times above are not the program's: they are the time of one %s "
-            "(N under weak scaling) at the rate; print a step time with \"items\" for both "
+    fprintf(out, "  the step times above are 1/rate (the time of one of its %s, N under weak "
+            "scaling), not the program's steps: print a step time with \"items\" for those "
             "(docs/exec.md)\n", f->item_unit);
   else if (f->known && f->items_printed)
     fprintf(out, "  a step's items: its lines' \"items\", in %s\n", f->item_unit);
