@@ -11,19 +11,22 @@ DistributedDataParallel. Start it with torchrun, one process per GPU:
         torchrun --standalone --nproc_per_node={n} examples/ddp_mlp.py
 
 Every rank prints gpuscale's protocol, one JSON object per line: per
-timed step its own throughput ("samples_per_s" over its share of the
-batch, with its "rank": the figure gpuscale takes since it comes first)
-and step time ("step_time"); rank 0 then prints, once, the model's
-parameter count and the final loss. gpuscale takes the slowest rank's
-time as the job's step, and the report compares the ranks. A step is
+timed step its step time ("step_time" in ms, with its "rank" and the
+global batch as the step's "items" in "samples": the figure gpuscale
+takes since it comes first, so the throughput is in samples/s), then its
+own throughput ("samples_per_s" over its share of the batch, recorded
+beside the figure); rank 0 then prints, once, the model's parameter count
+and the final loss. gpuscale takes the slowest rank's time as the job's
+step, and the report compares the ranks. A step is
 timed from its start to the end of its optimizer update on the GPU (a
 CUDA synchronize); DDP's gradient all-reduce makes every rank wait for
 the slowest, so the ranks' steps differ by what each did apart from
 waiting.
 
 --scaling strong (default) splits --batch, the global batch, over the
-processes; --scaling weak gives every process --batch samples (say the
-same to gpuscale: `gpuscale exec --scaling weak ...`). Without CUDA the
+processes; --scaling weak gives every process --batch samples, so the
+global batch (the "items") grows with the processes (say the same to
+gpuscale: `gpuscale exec --scaling weak ...`). Without CUDA the
 script trains on the CPU with the gloo backend.
 """
 import argparse
@@ -54,12 +57,15 @@ def build_model(preset):
     return nn.Sequential(*layers)
 
 
-def emit(metric, value, unit, step=None, rank=None):
+def emit(metric, value, unit, step=None, rank=None, items=None, item_unit=None):
     line = {"metric": metric, "value": value, "unit": unit}
     if step is not None:
         line["step"] = step
     if rank is not None:
         line["rank"] = rank
+    if items is not None:
+        line["items"] = items  # the work of one step of the whole job
+        line["item_unit"] = item_unit
     # One write per line: the ranks share the output file, lines stay whole.
     sys.stdout.write(json.dumps(line) + "\n")
     sys.stdout.flush()
@@ -128,8 +134,8 @@ def main():
         loss = train_step(step)
         sync()
         seconds = time.perf_counter() - start
+        emit("step_time", seconds * 1e3, "ms", step, rank, global_batch, "samples")
         emit("samples_per_s", local_batch / seconds, "samples/s", step, rank)
-        emit("step_time", seconds * 1e3, "ms", step, rank)
     final = loss.detach().clone()
     dist.all_reduce(final)
     if rank == 0:

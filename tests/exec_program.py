@@ -11,6 +11,15 @@ placeholder) so that speedups are known exactly:
   ranks       per step and rank k < N: samples_per_s = 1000 (rank N-1: 500
               when N > 1), each rank's own rate; "ranks-1" prints ranks 0
               and 1 only, "ranks+1" ranks 0 to N
+  items       per step and rank k < N: step_time = 40 / N ms with "items"
+              4096 "samples" (the global batch), then samples_per_s
+  items-weak  per step: step_time = 20 ms with "items" 1024 N "samples"
+  items-rank  like items, but rank N-1 says "items" 2048
+  items-raw   one step_time line of 10 ms with the members of the JSON
+              object STEPS names added (bad "items" for the tests)
+  items-runs  a step_time of 10 ms with "items" 4096 in the first run (the
+              file STEPS names counts the runs), then "items" 2048, or
+              with a fourth argument "none" no "items"
   once        one value without a step: tput = 500 N img/s
   regex       free text: "iter K: 250 N img/s, loss 0.5"
   env         prints N, CUDA_VISIBLE_DEVICES and the rest of argv, then a rate
@@ -28,8 +37,8 @@ import sys
 import time
 
 
-def line(metric, value, unit=None, step=None, rank=None):
-    obj = {"metric": metric, "value": value}
+def line(metric, value, unit=None, step=None, rank=None, **more):
+    obj = {"metric": metric, "value": value, **more}
     if unit is not None:
         obj["unit"] = unit
     if step is not None:
@@ -55,6 +64,30 @@ def main():
         for s in range(steps):
             for k in range(ranks):
                 line("samples_per_s", 500.0 if n > 1 and k == n - 1 else 1000.0, "samples/s", s, k)
+    elif mode in ("items", "items-rank"):
+        for s in range(steps):
+            for k in range(n):
+                batch = 2048 if mode == "items-rank" and k == n - 1 else 4096
+                line("step_time", 40.0 / n, "ms", s, k, items=batch, item_unit="samples")
+                line("samples_per_s", 4096 / n / (0.04 / n), "samples/s", s, k)
+    elif mode == "items-weak":
+        for s in range(steps):
+            line("step_time", 20.0, "ms", s, items=1024 * n, item_unit="samples")
+    elif mode == "items-raw":
+        obj = {"metric": "step_time", "value": 10.0, "unit": "ms", "step": 0}
+        obj.update(json.loads(sys.argv[3]))
+        print(json.dumps(obj), flush=True)
+    elif mode == "items-runs":
+        with open(sys.argv[3], "a+") as f:
+            f.write("run\n")
+            f.seek(0)
+            runs = len(f.readlines())
+        if runs == 1:
+            line("step_time", 10.0, "ms", 0, items=4096)
+        elif sys.argv[4:] == ["none"]:
+            line("step_time", 10.0, "ms", 0)
+        else:
+            line("step_time", 10.0, "ms", 0, items=2048)
     elif mode == "weak-time":
         for s in range(steps):
             line("step_time", 20.0, "ms", s)

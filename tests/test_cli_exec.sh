@@ -57,6 +57,8 @@ grep -q "visible=7 " "$work/novis.logs/n2-run1.stdout" ||
 # ---- figures: protocol per step (a rate), strong scaling ---------------------
 expect 0 "figure: samples_per_s \(samples/s, higher is better, protocol lines, values per step\)" -- \
   exec "${quick[@]}" --counts 1,2,4 --out "$work/rate.json" -- python3 "$prog" rate '{n}' 7
+expect 0 "the step times above are 1/rate \(the time of one of its samples, N under weak scaling\), not the program's steps" -- \
+  exec "${quick[@]}" --out "$work/rate1.json" -- python3 "$prog" rate 1
 [ "$(json "$work/rate.json" "d['status']")" = ok ] || fail "rate.json is not ok"
 [ "$(json "$work/rate.json" "d['measurements'][2]['runs'][0]['step_seconds'].__len__()")" = 7 ] ||
   fail "7 per-step values did not become 7 samples of a run"
@@ -99,6 +101,68 @@ expect 0 "" -- exec "${quick[@]}" --counts 1,2 --out "$work/strong.json" -- pyth
 expect 0 "" -- exec "${quick[@]}" --counts 1,2 --out "$work/strong-flat.json" -- python3 "$prog" weak-time '{n}'
 [ "$(json "$work/strong-flat.json" "float(round(d['measurements'][1]['aggregate']['speedup'], 6))")" = 1.0 ] ||
   fail "strong scaling with the same step time at 2 is not a speedup of 1"
+
+# ---- a step's items: from the protocol ("items") or --items --------------------
+# tput ROUNDED FILE INDEX: the throughput of measurement INDEX, rounded to 6 places.
+tput() { json "$1" "float(round(d['measurements'][$2]['aggregate']['throughput_items_per_second'], 6))"; }
+expect 0 "a step's items: its lines' \"items\", in samples" -- exec "${quick[@]}" --counts 1,2 \
+  --out "$work/items.json" -- python3 "$prog" items '{n}' 3
+[ "$(tput "$work/items.json" 0),$(tput "$work/items.json" 1)" = "102400.0,204800.0" ] ||
+  fail "4096 samples a step of 40 ms and 20 ms are not 102400 and 204800 samples/s"
+[ "$(json "$work/items.json" "(d['measurements'][1]['cost']['items_per_step'], d['measurements'][1]['cost']['item_unit'])")" = "(4096, 'samples')" ] ||
+  fail "the printed items are not the cost of a step in samples"
+[ "$(json "$work/items.json" "float(round(d['measurements'][1]['aggregate']['step']['median'], 9))")" = 0.02 ] ||
+  fail "the step time at 2 is not the printed 20 ms"
+[ "$(json "$work/items.json" "float(round(d['measurements'][1]['aggregate']['speedup'], 6))")" = 2.0 ] ||
+  fail "half the step time of the same items at 2 is not a speedup of 2"
+[ "$(json "$work/items.json" "(d['measurements'][0]['exec']['figure']['items_source'], [m['name'] for m in d['measurements'][0]['exec']['metrics']])")" = "('protocol', ['step_time', 'samples_per_s'])" ] ||
+  fail "the figure's items are not said to come from the protocol, or samples_per_s is not recorded"
+expect 0 "" -- exec "${quick[@]}" --counts 1,2 --scaling weak --out "$work/items-weak.json" \
+  -- python3 "$prog" items-weak '{n}'
+[ "$(tput "$work/items-weak.json" 0),$(tput "$work/items-weak.json" 1)" = "51200.0,102400.0" ] ||
+  fail "1024 N samples a step of 20 ms are not 51200 N samples/s"
+[ "$(json "$work/items-weak.json" "(float(round(d['measurements'][1]['aggregate']['speedup'], 6)), float(round(d['measurements'][1]['aggregate']['efficiency'], 6)))")" = "(2.0, 1.0)" ] ||
+  fail "weak scaling with printed items: not a scaled speedup of 2 at 100%"
+expect 0 "a step's items: --items 256 samples" -- exec "${quick[@]}" --counts 1,2 --items 256 \
+  --item-unit samples --out "$work/opt-items.json" -- python3 "$prog" strong-time '{n}'
+[ "$(tput "$work/opt-items.json" 0),$(tput "$work/opt-items.json" 1)" = "6400.0,12800.0" ] ||
+  fail "--items 256 over steps of 40 and 20 ms are not 6400 and 12800 samples/s"
+[ "$(json "$work/opt-items.json" "d['measurements'][1]['cost']['item_unit']")" = samples ] ||
+  fail "--item-unit is not the item unit"
+expect 0 "a step's items: --items 100 items per GPU" -- exec "${quick[@]}" --counts 1,2 \
+  --scaling weak --items 100 --out "$work/opt-weak.json" -- python3 "$prog" weak-time '{n}'
+[ "$(tput "$work/opt-weak.json" 1),$(json "$work/opt-weak.json" "d['measurements'][1]['cost']['items_per_step']")" = "10000.0,200" ] ||
+  fail "--items 100 under weak scaling at 2 is not 200 items a step of 20 ms"
+expect 0 "" -- exec "${quick[@]}" --items 3 --out "$work/opt-wall.json" -- sh -c 'exit 0'
+[ "$(json "$work/opt-wall.json" "(d['measurements'][0]['cost']['items_per_step'], d['measurements'][0]['cost']['item_unit'])")" = "(3, 'items')" ] ||
+  fail "--items without --item-unit over the wall time is not 3 items a run"
+# Bad items: the run fails with the reason (exit 4), or a usage error.
+for bad in '{"items": -5}' '{"items": 1.5}' '{"items": "many"}' '{"items": 0}'; do
+  expect 4 "\"items\" of step_time must be a whole number from 1 to 2\^53" -- exec "${quick[@]}" \
+    --out "$work/items-bad.json" -- python3 "$prog" items-raw 1 "$bad"
+done
+expect 4 "\"item_unit\" of step_time needs \"items\"" -- exec "${quick[@]}" \
+  --out "$work/items-bad.json" -- python3 "$prog" items-raw 1 '{"item_unit": "samples"}'
+expect 4 "\"item_unit\" of step_time must be a name of 1 to 31" -- exec "${quick[@]}" \
+  --out "$work/items-bad.json" -- python3 "$prog" items-raw 1 '{"items": 8, "item_unit": "img/s"}'
+expect 4 "\"items\" of step_time applies to a time .*not to unit 'samples/s'" -- exec "${quick[@]}" \
+  --out "$work/items-bad.json" -- python3 "$prog" items-raw 1 '{"items": 8, "unit": "samples/s"}'
+expect 4 "protocol: step_time changed its \"items\"" -- exec "${quick[@]}" --counts 2 \
+  --out "$work/items-bad.json" -- python3 "$prog" items-rank '{n}' 2
+expect 4 "metric step_time: \"items\" 2048, earlier runs at 1 printed 4096" -- exec "${quick[@]}" \
+  --out "$work/items-bad.json" -- python3 "$prog" items-runs 1 "$work/items-runs1"
+expect 4 "metric step_time: its lines say no \"items\", those of earlier runs did" -- \
+  exec "${quick[@]}" --out "$work/items-bad.json" -- python3 "$prog" items-runs 1 "$work/items-runs2" none
+expect 4 "metric samples_per_s: --items applies to a time figure" -- exec "${quick[@]}" --items 8 \
+  --out "$work/items-bad.json" -- python3 "$prog" rate 1
+expect 4 "metric step_time: its lines say their \"items\" \(4096\); give --items only" -- \
+  exec "${quick[@]}" --items 8 --out "$work/items-bad.json" -- python3 "$prog" items 1
+expect 2 "option --item-unit: applies with --items N" -- exec --item-unit samples -- true
+expect 2 "option --items" -- exec --items 0 -- true
+expect 2 "option --items" -- exec --items many -- true
+expect 2 "option --item-unit 'a b'" -- exec --items 4 --item-unit 'a b' -- true
+expect 2 "option --items: applies to a time figure; --unit img/s is a rate" -- \
+  exec --items 4 --metric 'a=x ([0-9]+)' --unit img/s -- true
 
 # ---- one value per run; --metric patterns -----------------------------------
 expect 0 "" -- exec "${quick[@]}" --counts 1,2 --metric tput --out "$work/once.json" -- python3 "$prog" once '{n}'

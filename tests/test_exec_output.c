@@ -1,6 +1,7 @@
 /* exec's output reader (measure/exec_output): units, --metric patterns,
- * protocol lines per step and per run, malformed lines, lines longer than
- * the reader's buffer and split across its reads, and the tail of stderr. */
+ * protocol lines per step and per run, malformed lines, a step's "items",
+ * lines longer than the reader's buffer and split across its reads, and the
+ * tail of stderr. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -144,6 +145,21 @@ static void test_malformed_protocol_lines(void **state) {
       {"{\"metric\": \"a\", \"value\": 1, \"rank\": 64}\n", "\"rank\" of a must be a whole number from 0 to 63"},
       {"{\"metric\": \"a\", \"value\": 1, \"unit\": \"s\"}\n{\"metric\": \"a\", \"value\": 1, \"unit\": \"ms\"}\n",
        "line 2: protocol: a changed its \"unit\""},
+      {"{\"metric\": \"a\", \"value\": 1, \"items\": 0}\n", "\"items\" of a must be a whole number from 1"},
+      {"{\"metric\": \"a\", \"value\": 1, \"items\": 2.5}\n", "\"items\" of a must be a whole number from 1"},
+      {"{\"metric\": \"a\", \"value\": 1, \"items\": 1e300}\n", "\"items\" of a must be a whole number from 1"},
+      {"{\"metric\": \"a\", \"value\": 1, \"items\": \"64\"}\n", "\"items\" of a must be a whole number from 1"},
+      {"{\"metric\": \"a\", \"value\": 1, \"item_unit\": \"samples\"}\n", "\"item_unit\" of a needs \"items\""},
+      {"{\"metric\": \"a\", \"value\": 1, \"items\": 8, \"item_unit\": \"\"}\n", "\"item_unit\" of a must be a name"},
+      {"{\"metric\": \"a\", \"value\": 1, \"items\": 8, \"item_unit\": \"x/s\"}\n", "\"item_unit\" of a must be a name"},
+      {"{\"metric\": \"a\", \"value\": 1, \"items\": 8, \"unit\": \"img/s\"}\n", "\"items\" of a applies to a time"},
+      {"{\"metric\": \"a\", \"value\": 1, \"items\": 8}\n{\"metric\": \"a\", \"value\": 1, \"items\": 9}\n",
+       "line 2: protocol: a changed its \"items\""},
+      {"{\"metric\": \"a\", \"value\": 1, \"items\": 8}\n{\"metric\": \"a\", \"value\": 1}\n",
+       "line 2: protocol: a changed its \"items\""},
+      {"{\"metric\": \"a\", \"value\": 1, \"items\": 8, \"item_unit\": \"img\"}\n"
+       "{\"metric\": \"a\", \"value\": 1, \"items\": 8, \"item_unit\": \"px\"}\n",
+       "line 2: protocol: a changed its \"items\" or \"item_unit\""},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     gs_exec_scan scan = {0};
@@ -157,6 +173,36 @@ static void test_malformed_protocol_lines(void **state) {
   assert_string_equal(scan.error, "");
   assert_int_equal(scan.protocol_lines, 0);
   gs_exec_scan_free(&scan);
+}
+
+/* "items" and "item_unit" of a time: kept with the metric, the same on
+ * every rank's and step's line. */
+static void test_items(void **state) {
+  (void)state;
+  gs_exec_scan scan = {0};
+  scan_text(&scan,
+            "{\"metric\": \"t\", \"value\": 20, \"unit\": \"ms\", \"step\": 0, \"rank\": 0, "
+            "\"items\": 4096, \"item_unit\": \"samples\"}\n"
+            "{\"metric\": \"t\", \"value\": 21, \"unit\": \"ms\", \"step\": 0, \"rank\": 1, "
+            "\"items\": 4096, \"item_unit\": \"samples\"}\n"
+            "{\"metric\": \"r\", \"value\": 9, \"unit\": \"samples/s\"}\n"
+            "{\"metric\": \"u\", \"value\": 1, \"items\": 9007199254740992}\n");
+  assert_string_equal(scan.error, "");
+  const gs_exec_metric *t = gs_exec_scan_metric(&scan, "t");
+  assert_non_null(t);
+  assert_true(t->items == 4096.0);
+  assert_string_equal(t->item_unit, "samples");
+  assert_int_equal(t->ranks_seen, 2);
+  assert_true(gs_exec_scan_metric(&scan, "r")->items == 0.0);
+  assert_true(gs_exec_scan_metric(&scan, "u")->items == 9007199254740992.0);
+  assert_string_equal(gs_exec_scan_metric(&scan, "u")->item_unit, "");
+  gs_exec_scan_free(&scan);
+  assert_true(gs_exec_item_unit_valid("samples"));
+  assert_true(gs_exec_item_unit_valid("img.px_2-x"));
+  assert_false(gs_exec_item_unit_valid(""));
+  assert_false(gs_exec_item_unit_valid("a b"));
+  assert_false(gs_exec_item_unit_valid("img/s"));
+  assert_false(gs_exec_item_unit_valid("abcdefghijklmnopqrstuvwxyz012345")); /* 32 */
 }
 
 static void test_patterns_in_a_scan(void **state) {
@@ -242,6 +288,7 @@ int main(void) {
       cmocka_unit_test(test_run_value_without_step),
       cmocka_unit_test(test_values_per_rank),
       cmocka_unit_test(test_malformed_protocol_lines),
+      cmocka_unit_test(test_items),
       cmocka_unit_test(test_patterns_in_a_scan),
       cmocka_unit_test(test_long_lines),
       cmocka_unit_test(test_tail),

@@ -54,6 +54,8 @@ static void print_help(const gs_common_options *common, const gs_exec_options *e
       "count of the step and {gpus} its GPUs (0,1); CUDA_VISIBLE_DEVICES is set to them.\n"
       "The figure: lines the program prints as {\"metric\": NAME, \"value\": V, \"unit\": U,\n"
       "\"step\": S} (docs/exec.md), a --metric NAME=REGEX, or else each run's wall time.\n"
+      "A step time may say the items its step processed ({..., \"items\": 4096, \"item_unit\":\n"
+      "\"samples\"}, or --items N): the throughput then counts them.\n"
       "A run that exits non-zero, is killed, times out or misses its metric fails with the\n"
       "end of its stderr; what was measured is kept (exit 4), also on Ctrl-C. Example:");
   gs_help_example("gpuscale exec --counts 1,2,4 -- torchrun --nproc_per_node={n} examples/ddp_mlp.py");

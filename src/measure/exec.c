@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "core/check.h"
+#include "core/parse.h"
 #include "measure/exec_private.h"
 #include "platform/device.h"
 
@@ -52,6 +53,14 @@ void gs_exec_options_init(gs_exec_options *o) {
                        .help = "whether a higher or lower figure is better (default: from the "
                                "unit: lower for a time, higher for a rate)",
                        .given = &o->given_better};
+  t[n++] = (gs_option){.name = "items", .kind = GS_OPT_STRING, .target = &o->items_text,
+                       .metavar = "N",
+                       .help = "the items one step of a time figure processes (per GPU under "
+                               "--scaling weak), so the throughput counts them (default: a "
+                               "step is 1 item; a protocol line may say its \"items\")"};
+  t[n++] = (gs_option){.name = "item-unit", .kind = GS_OPT_STRING, .target = &o->item_unit,
+                       .metavar = "NAME",
+                       .help = "what --items counts, e.g. samples (default: items)"};
   t[n++] = (gs_option){.name = "no-visible-devices", .kind = GS_OPT_FLAG,
                        .target = &o->no_visible_devices,
                        .help = "leave CUDA_VISIBLE_DEVICES as it is (default: the step's GPUs)"};
@@ -96,6 +105,34 @@ static gs_status check_figure_unit(const gs_exec_options *o) {
   return GS_OK;
 }
 
+/* Checks --items and --item-unit: a whole number, a short name, and a
+ * figure that is not a rate (a rate names its items in its unit). */
+static gs_status check_items(gs_exec_options *o) {
+  o->items = 0;
+  if (!o->items_text) {
+    if (!o->item_unit) return GS_OK;
+    return gs_error(GS_ERR_USAGE, "option --item-unit: applies with --items N");
+  }
+  GS_TRY(gs_parse_count(o->items_text, "--items", 1, (uint64_t)GS_EXEC_ITEMS_MAX, &o->items));
+  if (o->item_unit && !gs_exec_item_unit_valid(o->item_unit))
+    return gs_error(GS_ERR_USAGE, "option --item-unit '%s': a name of 1 to %d letters, digits, "
+                    "'_', '-' or '.' (e.g. samples)", o->item_unit, GS_EXEC_ITEM_UNIT_MAX);
+  if (o->figure_source == GS_EXEC_FIGURE_PATTERN &&
+      gs_exec_unit_classify(o->unit, NULL, NULL, 0) == GS_EXEC_UNIT_RATE)
+    return gs_error(GS_ERR_USAGE, "option --items: applies to a time figure; --unit %s is a "
+                    "rate, which names its items itself", o->unit);
+  return GS_OK;
+}
+
+void gs_exec_time_items(const gs_exec_options *o, const gs_exec_metric *m, const char *plain,
+                        gs_exec_figure *f) {
+  f->items_printed = m && m->items > 0.0;
+  const char *unit = f->items_printed ? (m->item_unit[0] ? m->item_unit : "items")
+                     : o->items       ? (o->item_unit ? o->item_unit : "items")
+                                      : plain;
+  snprintf(f->item_unit, sizeof f->item_unit, "%s", unit);
+}
+
 gs_status gs_exec_options_check(gs_exec_options *o) {
   if (o->argc < 1 || o->argv[0][0] == '\0')
     return gs_error(GS_ERR_USAGE, "gpuscale exec: missing the command: gpuscale exec [options] -- "
@@ -112,6 +149,7 @@ gs_status gs_exec_options_check(gs_exec_options *o) {
   o->figure_source = o->n_metrics == 0   ? GS_EXEC_FIGURE_AUTO
                      : o->is_pattern[0] ? GS_EXEC_FIGURE_PATTERN
                                         : GS_EXEC_FIGURE_PROTOCOL;
+  GS_TRY(check_items(o));
   if (!gs_exec_child_findable(o->argv[0]))
     return gs_error(GS_ERR_USAGE, "gpuscale exec: command '%s' not found%s", o->argv[0],
                     strchr(o->argv[0], '/') ? " or not executable" : " in PATH");
@@ -196,7 +234,7 @@ static gs_status exec_open(const void *opts, const gs_environment *env, size_t c
     snprintf(f->name, sizeof f->name, "%s", o->metrics[0].name);
     snprintf(f->unit, sizeof f->unit, "%s", o->unit);
     f->kind = gs_exec_unit_classify(o->unit, &f->seconds_per_unit, f->item_unit, sizeof f->item_unit);
-    if (f->kind == GS_EXEC_UNIT_TIME) snprintf(f->item_unit, sizeof f->item_unit, "steps");
+    if (f->kind == GS_EXEC_UNIT_TIME) gs_exec_time_items(o, NULL, "steps", f);
   }
   *out = ctx;
   if (o->log_dir[0]) return gs_file_make_dirs(o->log_dir, "the log directory");
@@ -219,6 +257,13 @@ static const char *figure_source_name(gs_exec_figure_source source) {
     case GS_EXEC_FIGURE_AUTO: break;
   }
   return "none";
+}
+
+/* Where a step's items come from (docs/exec.md, "From a figure to a step"). */
+static const char *items_source_name(const gs_exec_options *o, const gs_exec_figure *f) {
+  if (f->known && f->kind == GS_EXEC_UNIT_RATE) return "rate";
+  if (f->items_printed) return "protocol";
+  return o->items ? "option" : "count";
 }
 
 static cJSON *string_array(char *const *v, size_t n) {
@@ -308,6 +353,8 @@ static gs_status exec_annotate(void *vctx, const gs_measurement *m, cJSON *measu
   cJSON_AddBoolToObject(figure, "higher_is_better", f->known && f->kind == GS_EXEC_UNIT_RATE);
   cJSON_AddBoolToObject(figure, "per_step", f->per_step);
   cJSON_AddBoolToObject(figure, "per_rank", f->per_rank);
+  cJSON_AddStringToObject(figure, "item_unit", f->known ? f->item_unit : "");
+  cJSON_AddStringToObject(figure, "items_source", items_source_name(ctx->o, f));
   gs_json_add_number(e, "timeout_seconds", ctx->o->timeout_seconds);
   cJSON *runs = cJSON_AddArrayToObject(e, "runs");
   for (size_t i = 0; runs && i < r->n_notes; i++) cJSON_AddItemToArray(runs, note_json(&r->notes[i]));
@@ -329,6 +376,17 @@ static void exec_print(void *vctx, FILE *out, size_t count) {
             : f->source == GS_EXEC_FIGURE_PATTERN ? "read by --metric"
                                                   : "protocol lines",
             f->per_step ? ", values per step" : "", f->per_rank ? ", per rank" : "");
+  // A rate's step is the time of its items (items per step / rate): say
+  // so, since the tables call it a step time.
+  if (f->known && f->kind == GS_EXEC_UNIT_RATE)
+    fprintf(out, "  the step times above are 1/rate (the time of one of its %s, N under weak "
+            "scaling), not the program's steps: print a step time with \"items\" for those "
+            "(docs/exec.md)\n", f->item_unit);
+  else if (f->known && f->items_printed)
+    fprintf(out, "  a step's items: its lines' \"items\", in %s\n", f->item_unit);
+  else if (f->known && ctx->o->items)
+    fprintf(out, "  a step's items: --items %llu %s%s\n", (unsigned long long)ctx->o->items,
+            f->item_unit, ctx->weak ? " per GPU" : "");
   if (ctx->o->log_dir[0]) fprintf(out, "  output of every run: %s/\n", ctx->o->log_dir);
   for (size_t i = 0; i < count && i < ctx->count; i++) {
     const gs_exec_record *r = &ctx->records[i];
@@ -377,6 +435,14 @@ static cJSON *exec_options_to_json(const void *opts) {
     cJSON_AddStringToObject(j, "unit", o->unit);
   else
     cJSON_AddNullToObject(j, "unit");
+  if (o->items)
+    cJSON_AddNumberToObject(j, "items", (double)o->items);
+  else
+    cJSON_AddNullToObject(j, "items");
+  if (o->items_text)
+    cJSON_AddStringToObject(j, "item_unit", o->item_unit ? o->item_unit : "items");
+  else
+    cJSON_AddNullToObject(j, "item_unit");
   cJSON_AddBoolToObject(j, "visible_devices", !o->no_visible_devices);
   cJSON_AddBoolToObject(j, "logs", !o->no_logs);
   return j;

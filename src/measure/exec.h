@@ -31,6 +31,8 @@ typedef struct {
   int better_choice, given_better; /* --better higher|lower */
   int no_visible_devices;       /* do not set CUDA_VISIBLE_DEVICES */
   int no_logs;                  /* discard the command's output after reading it */
+  const char *items_text;       /* --items: the items of a step (per GPU under weak scaling) */
+  const char *item_unit;        /* --item-unit: what they are (default "items") */
   /* Filled by gs_exec_options_check and gs_exec_prepare. */
   size_t n_metrics;
   gs_exec_pattern metrics[GS_LIST_MAX]; /* a bare NAME has no compiled regex */
@@ -38,6 +40,7 @@ typedef struct {
   size_t n_patterns;
   gs_exec_pattern patterns[GS_LIST_MAX]; /* copies of the compiled ones, for the scan */
   gs_exec_figure_source figure_source;
+  uint64_t items;               /* --items as a number; 0 when not given */
   double timeout_seconds;       /* per run; 0: none */
   char log_dir[GS_TEXT_LONG];   /* "" with --no-logs */
   gs_option table[GS_EXEC_OPTION_COUNT];
@@ -53,7 +56,8 @@ void gs_exec_options_init(gs_exec_options *o);
 /* Checks exec's options after parsing and compiles the patterns:
  * GS_ERR_USAGE naming the option (a missing command, a bad pattern, a
  * --unit that is neither a time nor a rate, --unit or --better without a
- * NAME=REGEX figure, a metric named twice, a program that cannot be found). */
+ * NAME=REGEX figure, a metric named twice, a bad --items or --item-unit,
+ * --items for a rate figure, a program that cannot be found). */
 gs_status gs_exec_options_check(gs_exec_options *o);
 
 /* Frees the compiled patterns. */

@@ -56,6 +56,14 @@ static int name_char(char c) {
   return isalnum((unsigned char)c) || c == '_' || c == '-' || c == '.' || c == '/';
 }
 
+int gs_exec_item_unit_valid(const char *name) {
+  const size_t n = strlen(name);
+  if (n == 0 || n > GS_EXEC_ITEM_UNIT_MAX) return 0;
+  for (size_t i = 0; i < n; i++)
+    if (name[i] == '/' || !name_char(name[i])) return 0;
+  return 1;
+}
+
 gs_status gs_exec_pattern_parse(const char *text, gs_exec_pattern *p, int *is_pattern) {
   memset(p, 0, sizeof *p);
   *is_pattern = 0;
@@ -141,6 +149,28 @@ static gs_status add_value(gs_exec_scan *scan, gs_exec_metric *m, double value, 
   return GS_OK;
 }
 
+/* Whether a protocol line's "items" or "item_unit" is bad (docs/exec.md):
+ * 1 with why into `why`, 0 when fine or absent. */
+static int items_bad(const cJSON *items, const cJSON *item_unit, const char *metric,
+                     const char *unit, char *why, size_t size) {
+  why[0] = '\0';
+  if (item_unit && !items)
+    snprintf(why, size, "protocol: \"item_unit\" of %s needs \"items\"", metric);
+  else if (item_unit &&
+           (!cJSON_IsString(item_unit) || !gs_exec_item_unit_valid(item_unit->valuestring)))
+    snprintf(why, size, "protocol: \"item_unit\" of %s must be a name of 1 to %d letters, "
+             "digits, '_', '-' or '.' (e.g. \"samples\")", metric, GS_EXEC_ITEM_UNIT_MAX);
+  else if (items && (!cJSON_IsNumber(items) || !(items->valuedouble >= 1.0) ||
+                     items->valuedouble > GS_EXEC_ITEMS_MAX ||
+                     items->valuedouble != floor(items->valuedouble)))
+    snprintf(why, size, "protocol: \"items\" of %s must be a whole number from 1 to 2^53 (the "
+             "items of one step of the whole job)", metric);
+  else if (items && gs_exec_unit_classify(unit[0] ? unit : "s", NULL, NULL, 0) != GS_EXEC_UNIT_TIME)
+    snprintf(why, size, "protocol: \"items\" of %s applies to a time (s, ms, ...), not to unit "
+             "'%s' (a rate names its items in its unit)", metric, unit);
+  return why[0] != '\0';
+}
+
 /* A protocol line: a JSON object with "metric" and "value" (docs/exec.md). */
 static gs_status protocol_line(gs_exec_scan *scan, const char *line, size_t len, const char *stream,
                                uint64_t number) {
@@ -159,6 +189,9 @@ static gs_status protocol_line(gs_exec_scan *scan, const char *line, size_t len,
   const cJSON *step = cJSON_GetObjectItemCaseSensitive(o, "step");
   const cJSON *hib = cJSON_GetObjectItemCaseSensitive(o, "higher_is_better");
   const cJSON *rank = cJSON_GetObjectItemCaseSensitive(o, "rank");
+  const cJSON *items = cJSON_GetObjectItemCaseSensitive(o, "items");
+  const cJSON *item_unit = cJSON_GetObjectItemCaseSensitive(o, "item_unit");
+  char items_why[GS_TEXT_LONG] = "";
   gs_status status = GS_OK;
   if (!cJSON_IsString(metric) || metric->valuestring[0] == '\0' ||
       strlen(metric->valuestring) >= GS_TEXT_SHORT)
@@ -181,6 +214,9 @@ static gs_status protocol_line(gs_exec_scan *scan, const char *line, size_t len,
   else if (hib && !cJSON_IsBool(hib))
     scan_fail(scan, stream, number, "protocol: \"higher_is_better\" of %s must be true or false",
               metric->valuestring);
+  else if (items_bad(items, item_unit, metric->valuestring, unit ? unit->valuestring : "",
+                     items_why, sizeof items_why))
+    scan_fail(scan, stream, number, "%s", items_why);
   else {
     if (scan->figure[0] == '\0') {
       snprintf(scan->figure, sizeof scan->figure, "%s", metric->valuestring);
@@ -189,13 +225,20 @@ static gs_status protocol_line(gs_exec_scan *scan, const char *line, size_t len,
     gs_exec_metric *m = metric_slot(scan, metric->valuestring);
     const char *u = unit ? unit->valuestring : "";
     const int h = hib ? cJSON_IsTrue(hib) : -1;
+    const double n_items = items ? items->valuedouble : 0.0;
+    const char *iu = item_unit ? item_unit->valuestring : "";
     if (m && m->count == 0) {
       snprintf(m->unit, sizeof m->unit, "%s", u);
       m->higher_is_better = h;
+      m->items = n_items;
+      snprintf(m->item_unit, sizeof m->item_unit, "%s", iu);
     }
     if (m && (strcmp(m->unit, u) != 0 || m->higher_is_better != h))
       scan_fail(scan, stream, number, "protocol: %s changed its \"unit\" or \"higher_is_better\"",
                 m->name);
+    else if (m && (m->items != n_items || strcmp(m->item_unit, iu) != 0))
+      scan_fail(scan, stream, number, "protocol: %s changed its \"items\" or \"item_unit\" "
+                "(every line of a metric, of every rank and step, gives the same)", m->name);
     else if (m)
       status = add_value(scan, m, value->valuedouble, step != NULL,
                          rank ? (int)rank->valuedouble : -1);

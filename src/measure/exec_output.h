@@ -21,6 +21,14 @@
 /* Longest line read whole; the rest of a longer line is skipped. */
 #define GS_EXEC_LINE_MAX 65536
 
+/* The most items a step may count: whole numbers that a double holds exactly. */
+#define GS_EXEC_ITEMS_MAX 9007199254740992.0
+
+/* Longest item unit ("samples"), and whether `name` is one: 1 to
+ * GS_EXEC_ITEM_UNIT_MAX letters, digits, '_', '-' or '.'. */
+#define GS_EXEC_ITEM_UNIT_MAX 31
+int gs_exec_item_unit_valid(const char *name);
+
 typedef enum {
   GS_EXEC_UNIT_OTHER = 0, /* neither: cannot be a figure */
   GS_EXEC_UNIT_TIME,      /* s, ms, us, ns, min, h: lower is better */
@@ -50,6 +58,8 @@ typedef struct {
   char name[GS_TEXT_SHORT];
   char unit[GS_TEXT_SHORT];       /* "" when not said */
   int higher_is_better;           /* 1, 0, or -1 when not said */
+  double items;                   /* "items" of its lines (the same on every line); 0: none */
+  char item_unit[GS_TEXT_SHORT];  /* "item_unit" of its lines; "" when not said */
   int from_pattern;               /* read by a --metric pattern, not the protocol */
   uint64_t count;
   double sum, min, max, last;

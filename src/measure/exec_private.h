@@ -36,6 +36,8 @@ typedef struct {
   gs_exec_run_note *notes;       /* warmup then timed runs, owned */
   size_t n_metrics;
   gs_exec_metric metrics[GS_EXEC_METRICS_MAX]; /* over the timed runs (no steps) */
+  double items;                  /* the figure's "items" at this count (every run the
+                                    same); 0 when its lines carry none */
 } gs_exec_record;
 
 /* The figure, once known (chosen by the options or by the first run). */
@@ -47,6 +49,7 @@ typedef struct {
   gs_exec_unit_kind kind;
   double seconds_per_unit;       /* kind TIME */
   char item_unit[GS_TEXT_SHORT]; /* what the throughput counts */
+  int items_printed;             /* a time whose lines carry "items": they are a step's work */
   int per_step;                  /* some run printed values per step */
   int per_rank;                  /* some run printed values per rank */
 } gs_exec_figure;
@@ -55,6 +58,7 @@ typedef struct {
   const gs_exec_options *o;
   const gs_environment *env;
   gs_exec_figure figure;
+  int weak;                      /* --scaling weak: a step's items count N times */
   size_t count;
   gs_exec_record *records;       /* `count`, one per measurement */
 } gs_exec_ctx;
@@ -63,6 +67,13 @@ typedef struct {
  * GPUs, warmup then timed runs, into *m and ctx->records[index]. */
 gs_status gs_exec_measure(void *ctx, const gs_run_config *config, size_t index,
                           gs_measurement *m);
+
+/* Sets f->item_unit and f->items_printed for a time figure: the
+ * "item_unit" of the figure's lines `m` when they carry "items" ("items"
+ * when they name none), else --item-unit under --items ("items"), else
+ * `plain` ("steps", "runs"). `m` is NULL for a pattern or the wall time. */
+void gs_exec_time_items(const gs_exec_options *o, const gs_exec_metric *m, const char *plain,
+                        gs_exec_figure *f);
 
 /* Frees one record's arrays. */
 void gs_exec_record_free(gs_exec_record *r);

@@ -96,8 +96,10 @@ static gs_status open_output(const gs_exec_options *o, const char *path, int *fd
 }
 
 /* Fixes the figure from the first run that printed it: its unit must be a
- * time or a rate. Empty string when fine, else why not (in `why`). */
-static void fix_figure(gs_exec_figure *f, const gs_exec_metric *m, char *why, size_t size) {
+ * time or a rate, and --items is for a time whose lines carry no "items".
+ * Empty string when fine, else why not (in `why`). */
+static void fix_figure(const gs_exec_options *o, gs_exec_figure *f, const gs_exec_metric *m,
+                       char *why, size_t size) {
   why[0] = '\0';
   snprintf(f->name, sizeof f->name, "%s", m->name);
   snprintf(f->unit, sizeof f->unit, "%s", m->unit[0] ? m->unit : "s");
@@ -109,7 +111,13 @@ static void fix_figure(gs_exec_figure *f, const gs_exec_metric *m, char *why, si
     snprintf(why, size, "metric %s: a %s cannot be %s is better", m->name,
              f->kind == GS_EXEC_UNIT_RATE ? "rate" : "time",
              m->higher_is_better ? "higher" : "lower");
-  if (f->kind == GS_EXEC_UNIT_TIME) snprintf(f->item_unit, sizeof f->item_unit, "steps");
+  else if (o->items && f->kind == GS_EXEC_UNIT_RATE)
+    snprintf(why, size, "metric %s: --items applies to a time figure; a rate (%s) names its "
+             "items itself", m->name, f->unit);
+  else if (o->items && m->items > 0.0)
+    snprintf(why, size, "metric %s: its lines say their \"items\" (%.0f); give --items only "
+             "for a figure without them", m->name, m->items);
+  if (f->kind == GS_EXEC_UNIT_TIME) gs_exec_time_items(o, m, "steps", f);
   f->known = why[0] == '\0';
 }
 
@@ -165,11 +173,34 @@ static gs_status convert(const gs_exec_figure *f, const double *v, size_t n, dou
   return GS_OK;
 }
 
+/* Whether the "items" of the figure's lines `m` in this run agree with
+ * the figure (lines with items, or without, in every run; the same item
+ * unit) and with the earlier runs at this count (the same items); why not
+ * in note->reason. */
+static int items_agree(const gs_exec_figure *f, const gs_exec_metric *m, gs_exec_record *r,
+                       gs_exec_run_note *note) {
+  if (f->kind != GS_EXEC_UNIT_TIME || m->from_pattern) return 1;
+  const char *unit = m->item_unit[0] ? m->item_unit : "items";
+  if ((m->items > 0.0) != f->items_printed)
+    snprintf(note->reason, sizeof note->reason, "metric %s: its lines say %s \"items\", those "
+             "of earlier runs %s", m->name, f->items_printed ? "no" : "their",
+             f->items_printed ? "did" : "did not");
+  else if (f->items_printed && strcmp(unit, f->item_unit) != 0)
+    snprintf(note->reason, sizeof note->reason, "metric %s: \"item_unit\" '%s', earlier runs "
+             "printed '%s'", m->name, unit, f->item_unit);
+  else if (r->items > 0.0 && m->items != r->items)
+    snprintf(note->reason, sizeof note->reason, "metric %s: \"items\" %.0f, earlier runs at "
+             "%d printed %.0f", m->name, m->items, r->world_size, r->items);
+  else
+    r->items = m->items;
+  return note->reason[0] == '\0';
+}
+
 /* The figure's samples of one run into *out; why the run failed in
  * note->reason when it gave none or a bad one. A step's work is `items`
  * (one per GPU under weak scaling); a rank's share of it is items / N. */
-static gs_status take_samples(gs_exec_ctx *ctx, const gs_exec_scan *scan, double wall,
-                              uint64_t items, int world_size, gs_exec_run_note *note,
+static gs_status take_samples(gs_exec_ctx *ctx, gs_exec_record *r, const gs_exec_scan *scan,
+                              double wall, uint64_t items, int world_size, gs_exec_run_note *note,
                               gs_exec_samples *out) {
   const gs_exec_options *o = ctx->o;
   gs_exec_figure *f = &ctx->figure;
@@ -190,7 +221,7 @@ static gs_status take_samples(gs_exec_ctx *ctx, const gs_exec_scan *scan, double
     snprintf(f->unit, sizeof f->unit, "s");
     f->kind = GS_EXEC_UNIT_TIME;
     f->seconds_per_unit = 1.0;
-    snprintf(f->item_unit, sizeof f->item_unit, "runs");
+    gs_exec_time_items(o, NULL, "runs", f);
   }
   if (f->known && f->source == GS_EXEC_FIGURE_WALL) return gs_dvec_push(&out->v[0], wall);
   const gs_exec_metric *m = gs_exec_scan_metric(scan, f->known ? f->name : scan->figure);
@@ -200,13 +231,14 @@ static gs_status take_samples(gs_exec_ctx *ctx, const gs_exec_scan *scan, double
   }
   if (!f->known) {
     f->source = o->figure_source == GS_EXEC_FIGURE_AUTO ? GS_EXEC_FIGURE_PROTOCOL : o->figure_source;
-    fix_figure(f, m, note->reason, sizeof note->reason);
+    fix_figure(o, f, m, note->reason, sizeof note->reason);
     if (!f->known) return GS_OK;
   } else if (!m->from_pattern && strcmp(m->unit[0] ? m->unit : "s", f->unit) != 0) {
     snprintf(note->reason, sizeof note->reason, "metric %s: unit '%s', earlier runs printed '%s'",
              m->name, m->unit, f->unit);
     return GS_OK;
   }
+  if (!items_agree(f, m, r, note)) return GS_OK;
   if (!m->ranks) {
     if (m->steps.n) f->per_step = 1;
     const double *v = m->steps.n ? m->steps.v : &m->run_value;
@@ -261,7 +293,8 @@ static gs_status run_once(gs_exec_ctx *ctx, gs_exec_record *r, int world_size, u
     status = gs_exec_scan_fd(&scan, out_fd, "stdout");
     if (status == GS_OK) status = gs_exec_scan_fd(&scan, err_fd, "stderr");
     if (status == GS_OK)
-      status = take_samples(ctx, &scan, note->child.wall_seconds, items, world_size, note, samples);
+      status = take_samples(ctx, r, &scan, note->child.wall_seconds, items, world_size, note,
+                            samples);
     if (status == GS_OK && note->reason[0]) note->status = GS_ERR_COMMAND;
     if (status == GS_OK && note->timed && note->status == GS_OK) merge_metrics(r, &scan);
   }
@@ -322,7 +355,12 @@ gs_status gs_exec_measure(void *vctx, const gs_run_config *config, size_t index,
     m->devices[k] = config->backend == GS_BACKEND_CUDA ? config->devices[k] : -1;
   // A step's work: one unit at every count under strong scaling, one per GPU
   // under weak scaling.
-  const uint64_t items = config->scaling == GS_SCALING_WEAK ? (uint64_t)config->world_size : 1;
+  // --items N counts N per step instead (N per GPU under weak scaling); a
+  // time figure whose lines say their "items" counts those (below).
+  ctx->weak = config->scaling == GS_SCALING_WEAK;
+  const uint64_t per_gpu = o->items ? o->items : 1;
+  const uint64_t items =
+      config->scaling == GS_SCALING_WEAK ? per_gpu * (uint64_t)config->world_size : per_gpu;
   m->cost.items = items;
   gs_status status = prepare_record(o, config, r);
   const size_t total = config->warmup + config->runs;
@@ -380,6 +418,8 @@ gs_status gs_exec_measure(void *vctx, const gs_run_config *config, size_t index,
   }
   gs_trace_detach();
   m->cost.item_unit = ctx->figure.known ? ctx->figure.item_unit : "runs";
+  if (ctx->figure.known && ctx->figure.items_printed && r->items > 0.0)
+    m->cost.items = (uint64_t)r->items;
   if (status == GS_OK) status = gs_runner_summarize(m, 0);
   if (status != GS_OK) {
     m->status = status;
