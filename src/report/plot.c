@@ -380,7 +380,7 @@ static int rank_plots(plotter *pl, const gs_report *r, const gs_report_series *s
   return 1;
 }
 
-/* The timeline of a multi-rank measurement whose document names a trace:
+/* The timeline of a measurement whose document names a trace:
  * one row per rank and lane, the leaf spans of the traced steps coloured
  * by kind as in docs/timeline.md. Nothing when there is no readable trace. */
 static int timeline_plot(plotter *pl, const gs_report *r, const gs_report_series *s, size_t si,
@@ -414,8 +414,13 @@ static int timeline_plot(plotter *pl, const gs_report *r, const gs_report_series
       for (size_t i = 0; i < lane->n; i++) {
         const gs_trace_span *sp = &lane->spans[i];
         if (!gs_report_timeline_in_window(&t, sp) || !gs_report_timeline_leaf(lane, i)) continue;
+        // A frame (run, step) with nothing inside is computing, as in the
+        // timeline table.
+        const gs_trace_kind kind = sp->kind == GS_TRACE_RUN || sp->kind == GS_TRACE_STEP
+                                       ? GS_TRACE_COMPUTE
+                                       : (gs_trace_kind)sp->kind;
         fprintf(f, "%.9g %.9g %d %u\n", 1e3 * (sp->begin - t.begin), 1e3 * (sp->end - t.begin),
-                rows, (unsigned)gs_trace_kind_rgb((gs_trace_kind)sp->kind));
+                rows, (unsigned)gs_trace_kind_rgb(kind));
         drawn++;
       }
       if (drawn == 0) continue;
@@ -436,13 +441,13 @@ static int timeline_plot(plotter *pl, const gs_report *r, const gs_report_series
     pl->plots->n--;
     return 1;
   }
-  const int height = 170 + 26 * rows;
-  fprintf(pl->script, "reset\nset title '%s: timeline at %d ranks'\nset xlabel 'ms since the "
+  const int height = 190 + 26 * rows;
+  fprintf(pl->script, "reset\nset title '%s: timeline at %d rank%s'\nset xlabel 'ms since the "
                       "first traced step'\nset xrange [0:%.9g]\nset yrange [%d.5:-0.5]\nset ytics (%s)\n"
                       "set grid x\n"
-                      "set key outside bottom center horizontal\nset bmargin 6\nset style fill "
-                      "solid 1.0 border rgb 'white'\n",
-          title, row->world_size, window_ms, rows - 1, tics);
+                      "set key outside right top vertical samplen 1.5\n"
+                      "set bmargin 4\nset style fill solid 1.0 border rgb 'white'\n",
+          title, row->world_size, row->world_size == 1 ? "" : "s", window_ms, rows - 1, tics);
   char cmd[1024];
   snprintf(cmd, sizeof cmd,
            "plot '%s.dat' using (($1+$2)/2):3:(($2-$1)/2):(0.38):4 with boxxyerror lc rgb "
@@ -453,8 +458,8 @@ static int timeline_plot(plotter *pl, const gs_report *r, const gs_report_series
            name, (unsigned)gs_trace_kind_rgb(GS_TRACE_COMPUTE),
            (unsigned)gs_trace_kind_rgb(GS_TRACE_COMM), (unsigned)gs_trace_kind_rgb(GS_TRACE_WAIT),
            (unsigned)gs_trace_kind_rgb(GS_TRACE_COPY), (unsigned)gs_trace_kind_rgb(GS_TRACE_HOST));
-  fprintf(pl->script, "set terminal svg size 640,%d fixed font 'sans,11'\nset output '%s.svg'\n"
-                      "%s\nset terminal pngcairo size 640,%d font 'sans,10'\nset output "
+  fprintf(pl->script, "set terminal svg size 760,%d fixed font 'sans,11'\nset output '%s.svg'\n"
+                      "%s\nset terminal pngcairo size 760,%d font 'sans,10'\nset output "
                       "'%s.png'\nreplot\nunset output\n",
           height, name, cmd, height, name);
   return 1;
@@ -635,8 +640,8 @@ gs_status gs_report_plots_make_predicted(const gs_report *r, const char *dir,
                                              : series_plots(&pl, s, si, title, stem,
                                                                             prediction_of(prediction, si));
     for (size_t ri = 0; ok && ri < s->n_rows; ri++)
-      if (s->rows[ri].world_size > 1 && !s->rows[ri].is_coll)
-        ok = rank_plots(&pl, r, s, si, ri, title, stem) &&
+      if (!s->rows[ri].is_coll)
+        ok = (s->rows[ri].world_size < 2 || rank_plots(&pl, r, s, si, ri, title, stem)) &&
              timeline_plot(&pl, r, s, si, ri, title, stem);
     if (!ok) st = gs_error(GS_ERR_IO, "cannot write the plot data in %s: %s", pl.dir, strerror(errno));
   }
@@ -667,8 +672,8 @@ gs_status gs_report_plots_make_predicted(const gs_report *r, const char *dir,
     return st;
   }
   if (out->n == 0)
-    snprintf(out->note, sizeof out->note, "none: nothing to plot (no speedup, collective or "
-                                          "multi-rank measurement)");
+    snprintf(out->note, sizeof out->note, "none: nothing to plot (no speedup, collective, "
+                                          "multi-rank or traced measurement)");
   else if (dir)
     snprintf(out->note, sizeof out->note, "%zu plot%s drawn with gnuplot, as PNG and SVG in %s",
              out->n, out->n == 1 ? "" : "s", dir);

@@ -310,7 +310,13 @@ static gs_status series_tables(gs_render_writer *w, const gs_report *r, const gs
   static const int rleft[] = {0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 1, 0, 0, 0};
   for (size_t i = 0; i < s->n_rows; i++) {
     const gs_report_row *row = &s->rows[i];
-    if (row->world_size < 2 || coll) continue;
+    if (coll) continue;
+    if (row->world_size < 2) {
+      // One rank: no per-rank table, but its timeline where it was traced.
+      if ((st = gs_render_timeline(w, r, row)) != GS_OK) return st;
+      gs_render_plots_of(w, s, (int)i);
+      continue;
+    }
     char straggler[64] = "none";
     if (row->straggler >= 0)
       snprintf(straggler, sizeof straggler, "rank %d%s", row->straggler,

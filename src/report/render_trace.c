@@ -1,4 +1,4 @@
-/* The report's timeline table (docs/timeline.md): for a multi-rank
+/* The report's timeline table (docs/timeline.md): for a
  * measurement whose document names a trace, where each rank's time went
  * over the traced steps, so that idle GPUs and stragglers show in text. */
 #include <stdio.h>

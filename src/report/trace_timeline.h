@@ -1,4 +1,4 @@
-/* The timeline of one multi-rank measurement, from the trace file its
+/* The timeline of one measurement, from the trace file its
  * result document names (docs/timeline.md): the recorded steps of its
  * first traced run per rank and lane, and per rank the share of that
  * window spent computing, communicating, copying, waiting and idle. The
