@@ -261,11 +261,27 @@ static void test_rejects_bad_input(void **state) {
   assert_int_equal(gs_report_load(NULL, 0, &default_th, &r), GS_ERR_USAGE);
 }
 
+/* idle_telemetry.json: two_host.json with 100 telemetry samples per rank
+ * (10 s): the timed steps fill 3.2% of it, so its low utilization is the
+ * GPU idling around them, not a small batch. */
+static void test_idle_telemetry(void **state) {
+  (void)state;
+  gs_report r = load1("idle_telemetry.json", &default_th);
+  const gs_report_series *s = &r.series[0];
+  assert_near(10.0, s->rows[1].ranks[0].telemetry_seconds);
+  assert_true(has_advice(s, "GPU utilization at 2 ranks is 32.5% over the whole measurement "
+                            "(10.0 s of telemetry per GPU), of which the timed steps fill only "
+                            "3.2%"));
+  assert_false(has_advice(s, "consider a larger batch size"));
+  gs_report_free(&r);
+}
+
 /* two_host.json: llm on 1 and 2 GPUs; at 2 ranks rank 0 runs on node-a
  * (device 60 ms, wall 65 ms, comm 10 ms, 4 ok requests of 100 tokens) and
  * rank 1 on node-b (device 200, 70, 70, 70 ms: a slow first sample; wall
  * +5 ms; 2 of 4 requests ok, 1 failed, 1 timed out, the cold one 200 ms).
- * Telemetry: 35% and 30% utilization, 20 and 18 GiB of 80 GiB. */
+ * Telemetry: 35% and 30% utilization, 20 and 18 GiB of 80 GiB, over 4
+ * samples of 0.1 s per rank (the timed steps, 0.24 and 0.41 s, fill 81%). */
 static void test_two_hosts(void **state) {
   (void)state;
   gs_report r = load1("two_host.json", &default_th);
@@ -667,7 +683,7 @@ int main(void) {
       cmocka_unit_test(test_thresholds_configurable),
       cmocka_unit_test(test_series_never_mixed), cmocka_unit_test(test_failed_rank),
       cmocka_unit_test(test_rejects_bad_input),  cmocka_unit_test(test_renderers),
-      cmocka_unit_test(test_two_hosts),          cmocka_unit_test(test_collective),
+      cmocka_unit_test(test_two_hosts),          cmocka_unit_test(test_idle_telemetry),          cmocka_unit_test(test_collective),
       cmocka_unit_test(test_prices),             cmocka_unit_test(test_html),
       cmocka_unit_test(test_llm_requests),       cmocka_unit_test(test_split_and_faults),
       cmocka_unit_test(test_variants),           cmocka_unit_test(test_plan),

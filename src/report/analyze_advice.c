@@ -105,6 +105,26 @@ static void batch_advice(gs_report_series *s) {
     if (!(u < GS_REPORT_LOW_USE || share < GS_REPORT_LOW_USE)) return;
     char used[96] = "not recorded", busy[64] = "not recorded";
     if (nu) snprintf(busy, sizeof busy, "%.1f%%", 100.0 * u);
+    // Telemetry covers the whole measurement (setup, warmup, a program's
+    // start under exec); when the timed steps fill little of it, a low mean
+    // says the GPU idled around them, not that the batch is small.
+    double timed = 0, window = 0;
+    for (size_t k = 0; k < row->n_ranks && !row->request_based; k++) {
+      const gs_report_rank *rk = &row->ranks[k];
+      if (rk->n == 0 || !(rk->telemetry_seconds > 0)) continue;
+      timed += (double)rk->n * rk->mean;
+      window += rk->telemetry_seconds;
+    }
+    if (nu && window > 0 && timed / window < GS_REPORT_LOW_USE) {
+      add_advice(s,
+                 "GPU utilization at %d ranks is %s over the whole measurement (%s of telemetry "
+                 "per GPU), of which the timed steps fill only %.1f%%: the GPU idled around them "
+                 "(setup, warmup, a program's start), so the figure says nothing about the batch "
+                 "size; measure longer (more steps per run) to see the timed work's utilization",
+                 row->world_size, busy, seconds_text(window / (double)row->n_ranks).text,
+                 100.0 * timed / window);
+      return;
+    }
     if (nm) {
       char size[32];
       gs_format_value(GS_UNIT_BYTES, total / (double)nm, size, sizeof size);

@@ -188,6 +188,7 @@ static double gpu_memory(const cJSON *doc, long device) {
 }
 
 static void read_telemetry(const cJSON *doc, const cJSON *m, gs_report_row *row) {
+  const double interval = number_or_nan(member(member(m, "telemetry"), "interval_seconds"));
   const cJSON *tel = member(member(m, "telemetry"), "ranks");
   for (const cJSON *t = cJSON_IsArray(tel) ? tel->child : NULL; t; t = t->next) {
     double rn = number_or_nan(member(t, "rank"));
@@ -195,6 +196,7 @@ static void read_telemetry(const cJSON *doc, const cJSON *m, gs_report_row *row)
     gs_report_rank *k = &row->ranks[(size_t)rn];
     k->memory_used_bytes = number_or_nan(member(member(t, "memory_used_bytes"), "mean"));
     k->utilization = number_or_nan(member(member(t, "utilization_percent"), "mean")) / 100.0;
+    k->telemetry_seconds = number_or_nan(member(t, "samples")) * interval;
     double dev = number_or_nan(member(t, "device"));
     if (isfinite(dev)) k->memory_total_bytes = gpu_memory(doc, (long)dev);
   }

@@ -109,6 +109,7 @@ typedef struct {
   double memory_used_bytes;  /* memory_used_bytes.mean */
   double memory_total_bytes; /* environment.gpus[device].memory_bytes */
   double utilization;        /* utilization_percent.mean / 100 */
+  double telemetry_seconds;  /* samples x interval_seconds: the window those means cover */
   gs_report_loadgen loadgen; /* ingested LoadGen figures (present 0 otherwise) */
   double *samples;           /* with GS_REPORT_ROW_SAMPLES: the n samples above (any order);
                                 owned; else NULL */
