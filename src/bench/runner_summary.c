@@ -94,6 +94,7 @@ static gs_status aggregate(gs_measurement *m) {
   if (!all) return gs_error(GS_ERR_NOMEM, "cannot allocate %zu step times", total);
   size_t at = 0;
   for (size_t r = 0; r < m->n_runs; r++) {
+    if (m->runs[r].n_steps == 0) continue;  // a failed run: no steps, no array
     memcpy(all + at, m->runs[r].step_seconds, m->runs[r].n_steps * sizeof *all);
     at += m->runs[r].n_steps;
   }

@@ -281,7 +281,7 @@ static void write_rank(FILE *f, const gs_trace *t, gs_trace_rank *r, int *first)
     json_string(f, lane->name);
     fprintf(f, "}},\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%d,\"tid\":%d,"
                "\"args\":{\"sort_index\":%d}}", pid, l, l);
-    qsort(lane->spans, lane->n, sizeof *lane->spans, span_order);
+    if (lane->n) qsort(lane->spans, lane->n, sizeof *lane->spans, span_order);
     for (size_t i = 0; i < lane->n; i++) {
       const gs_trace_span *s = &lane->spans[i];
       double dur = s->end > s->begin ? s->end - s->begin : 0.0;

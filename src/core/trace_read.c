@@ -122,8 +122,9 @@ gs_status gs_trace_read(const char *path, int measurement, gs_trace_view *out) {
   }
   for (int k = 0; k < out->n_ranks; k++)
     for (int l = 0; l < out->ranks[k].n_lanes; l++)
-      qsort(out->ranks[k].lanes[l].spans, out->ranks[k].lanes[l].n, sizeof(gs_trace_span),
-            span_by_begin);
+      if (out->ranks[k].lanes[l].n)
+        qsort(out->ranks[k].lanes[l].spans, out->ranks[k].lanes[l].n, sizeof(gs_trace_span),
+              span_by_begin);
   return GS_OK;
 }
 

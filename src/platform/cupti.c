@@ -231,7 +231,7 @@ void gs_cupti_collect(gs_trace *t) {
   (void)cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   pthread_mutex_lock(&cupti.lock);
   gs_trace_lock(t);
-  qsort(cupti.records, cupti.n_records, sizeof *cupti.records, record_order);
+  if (cupti.n_records) qsort(cupti.records, cupti.n_records, sizeof *cupti.records, record_order);
   uint64_t lane_end = 0;  /* end of the last span of the stream's lane */
   for (size_t i = 0; i < cupti.n_records; i++) {
     const record *rec = &cupti.records[i];

@@ -42,6 +42,7 @@ static int by_begin(const void *a, const void *b) {
 
 /* Seconds covered by the union of the intervals. */
 static double union_length(interval_list *l) {
+  if (l->n == 0) return 0.0;
   qsort(l->v, l->n, sizeof *l->v, by_begin);
   double total = 0.0, begin = 0.0, end = -INFINITY;
   for (size_t i = 0; i < l->n; i++) {
