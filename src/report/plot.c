@@ -28,9 +28,16 @@
 /* Points per rank in a CDF: enough for a smooth curve at any sample count. */
 #define CDF_POINTS 400
 
+/* gnuplot processes drawing at once: the plots are dealt out over this many
+ * scripts (at most the cores there are). */
+#define PLOT_JOBS_MAX 4
+
 typedef struct {
   char dir[256];
-  FILE *script;
+  FILE *scripts[PLOT_JOBS_MAX]; /* plots-K.gp, one gnuplot each */
+  int jobs;
+  FILE *script;                 /* the script of the plot begun last */
+  int png;                      /* 1: PNGs too (the plots go to a folder), else SVG only */
   gs_report_plots *plots;
 } plotter;
 
@@ -96,7 +103,11 @@ static FILE *plot_begin(plotter *pl, size_t series, int row, const char *caption
   char path[512];
   snprintf(path, sizeof path, "%s/%s.dat", pl->dir, p->name);
   FILE *f = fopen(path, "w");
-  if (f) ps->n++;
+  if (f) {
+    // Each plot's commands go to one script, the plots dealt out in turn.
+    pl->script = pl->scripts[ps->n % (size_t)pl->jobs];
+    ps->n++;
+  }
   return f;
 }
 
@@ -106,12 +117,15 @@ static int plot_end(FILE *f) {
   return fclose(f) == 0 && !failed;
 }
 
-/* Script lines that draw the plot `name` into NAME.svg and NAME.png. */
-static void script_outputs(FILE *gp, const char *name, const char *plot_command) {
+/* Script lines that draw the plot `name` into NAME.svg and, when the plots
+ * go to a folder (`png`), NAME.png. */
+static void script_outputs(FILE *gp, int png, const char *name, const char *plot_command) {
   fprintf(gp, "set terminal svg size 640,400 fixed font 'sans,11'\nset output '%s.svg'\n%s\n",
           name, plot_command);
-  fprintf(gp, "set terminal pngcairo size 640,400 font 'sans,10'\nset output '%s.png'\nreplot\n"
-              "unset output\n", name);
+  if (png)
+    fprintf(gp, "set terminal pngcairo size 640,400 font 'sans,10'\nset output '%s.png'\nreplot\n",
+            name);
+  fprintf(gp, "unset output\n");
 }
 
 static int compare_doubles(const void *a, const void *b) {
@@ -169,7 +183,7 @@ static int series_plots(plotter *pl, const gs_report_series *s, size_t si, const
                             "'measured', x with lines dt 2 lc rgb 'gray40' title 'ideal'%s", name,
            max_n > measured_max ? ", '' index 1 using 1:2 with linespoints dt 2 lw 2 pt 6 "
                                   "lc rgb 'dark-orange' title 'predicted'" : "");
-  script_outputs(gp, name, cmd);
+  script_outputs(gp, pl->png, name, cmd);
 
   f = plot_begin(pl, si, -1, "parallel efficiency against the rank count; dashed: ideal (100%)",
                  "%s-efficiency", stem);
@@ -184,7 +198,7 @@ static int series_plots(plotter *pl, const gs_report_series *s, size_t si, const
           title, measured_max);
   snprintf(cmd, sizeof cmd, "plot '%s.dat' using 1:2 with linespoints lw 2 pt 7 title 'measured', "
                             "100 with lines dt 2 lc rgb 'gray40' title 'ideal'", name);
-  script_outputs(gp, name, cmd);
+  script_outputs(gp, pl->png, name, cmd);
   return 1;
 }
 
@@ -270,7 +284,7 @@ static int busbw_plot(plotter *pl, const gs_report_series *s, size_t si, const c
     if (isfinite(link) && at < cmd_size)
       snprintf(cmd + at, cmd_size - at, ", %.17g with lines dt 2 lc rgb 'gray40' title 'link'",
                link / 1e9);
-    script_outputs(pl->script, name, cmd);
+    script_outputs(pl->script, pl->png, name, cmd);
   }
   free(first);
   free(pts);
@@ -344,7 +358,7 @@ static int rank_plots(plotter *pl, const gs_report *r, const gs_report_series *s
             title, row->world_size);
     snprintf(cmd, sizeof cmd, "plot for [i=0:%d] '%s.dat' index i using 1:2 with steps lw 2 "
                               "title sprintf('rank %%d', i)", blocks - 1, name);
-    script_outputs(pl->script, name, cmd);
+    script_outputs(pl->script, pl->png, name, cmd);
   } else {
     pl->plots->n--;
   }
@@ -376,7 +390,7 @@ static int rank_plots(plotter *pl, const gs_report *r, const gs_report_series *s
                               "dt 2 lc rgb 'gray40' title 'median'", name, row->rank_median);
   else
     snprintf(cmd, sizeof cmd, "plot '%s.dat' using 1:2 with boxes title 'rank'", name);
-  script_outputs(pl->script, name, cmd);
+  script_outputs(pl->script, pl->png, name, cmd);
   return 1;
 }
 
@@ -459,9 +473,11 @@ static int timeline_plot(plotter *pl, const gs_report *r, const gs_report_series
            (unsigned)gs_trace_kind_rgb(GS_TRACE_COMM), (unsigned)gs_trace_kind_rgb(GS_TRACE_WAIT),
            (unsigned)gs_trace_kind_rgb(GS_TRACE_COPY), (unsigned)gs_trace_kind_rgb(GS_TRACE_HOST));
   fprintf(pl->script, "set terminal svg size 760,%d fixed font 'sans,11'\nset output '%s.svg'\n"
-                      "%s\nset terminal pngcairo size 760,%d font 'sans,10'\nset output "
-                      "'%s.png'\nreplot\nunset output\n",
-          height, name, cmd, height, name);
+                      "%s\n", height, name, cmd);
+  if (pl->png)
+    fprintf(pl->script, "set terminal pngcairo size 760,%d font 'sans,10'\nset output "
+                        "'%s.png'\nreplot\n", height, name);
+  fprintf(pl->script, "unset output\n");
   return 1;
 }
 
@@ -561,34 +577,54 @@ static const char *gnuplot_program(void) {
 #endif
 }
 
-/* Runs `program` (gnuplot) on plots.gp inside `dir`, output to gnuplot.log there. */
-static gs_status run_gnuplot(const char *program, const char *dir) {
-  pid_t pid = fork();
-  if (pid < 0) return gs_error(GS_ERR_IO, "cannot start gnuplot: %s", strerror(errno));
-  if (pid == 0) {
-    int log = -1;
-    if (chdir(dir) == 0) log = open("gnuplot.log", O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (log >= 0) {
-      dup2(log, STDOUT_FILENO);
-      dup2(log, STDERR_FILENO);
-      close(log);
+/* Runs `program` (gnuplot) on plots-K.gp for K < jobs at once, inside
+ * `dir`, each with its output in gnuplot-K.log there; the first failure
+ * names its log's first line. */
+static gs_status run_gnuplot(const char *program, const char *dir, int jobs) {
+  pid_t pids[PLOT_JOBS_MAX];
+  int started = 0;
+  gs_status st = GS_OK;
+  for (int k = 0; k < jobs && st == GS_OK; k++) {
+    char script[32], log_name[32];
+    snprintf(script, sizeof script, "plots-%d.gp", k);
+    snprintf(log_name, sizeof log_name, "gnuplot-%d.log", k);
+    pid_t pid = fork();
+    if (pid < 0) {
+      st = gs_error(GS_ERR_IO, "cannot start gnuplot: %s", strerror(errno));
+      break;
     }
-    execl(program, "gnuplot", "plots.gp", (char *)NULL);
-    _exit(127);
+    if (pid == 0) {
+      int log = -1;
+      if (chdir(dir) == 0) log = open(log_name, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      if (log >= 0) {
+        dup2(log, STDOUT_FILENO);
+        dup2(log, STDERR_FILENO);
+        close(log);
+      }
+      execl(program, "gnuplot", script, (char *)NULL);
+      _exit(127);
+    }
+    pids[started++] = pid;
   }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return gs_error(GS_ERR_IO, "waiting for gnuplot: %s", strerror(errno));
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return GS_OK;
-  char path[512];
-  snprintf(path, sizeof path, "%s/gnuplot.log", dir);
-  size_t len = 0;
-  char *log = read_whole(path, &len);
-  char first[300] = "";
-  if (log) snprintf(first, sizeof first, "%.*s", (int)strcspn(log, "\n"), log);
-  free(log);
-  return gs_error(GS_ERR_IO, "gnuplot (%s) failed (exit %d)%s%s", program,
+  for (int k = 0; k < started; k++) {
+    int status = 0;
+    while (waitpid(pids[k], &status, 0) < 0)
+      if (errno != EINTR) {
+        status = -1;
+        break;
+      }
+    if (st != GS_OK || (WIFEXITED(status) && WEXITSTATUS(status) == 0)) continue;
+    char path[512];
+    snprintf(path, sizeof path, "%s/gnuplot-%d.log", dir, k);
+    size_t len = 0;
+    char *log = read_whole(path, &len);
+    char first[300] = "";
+    if (log) snprintf(first, sizeof first, "%.*s", (int)strcspn(log, "\n"), log);
+    free(log);
+    st = gs_error(GS_ERR_IO, "gnuplot (%s) failed (exit %d)%s%s", program,
                   WIFEXITED(status) ? WEXITSTATUS(status) : -1, first[0] ? ": " : "", first);
+  }
+  return st;
 }
 
 /* See render.h. */
@@ -619,16 +655,20 @@ gs_status gs_report_plots_make_predicted(const gs_report *r, const char *dir,
   }
   gs_status st = dir ? gs_file_make_dirs(dir, "option --plots") : GS_OK;
   if (st != GS_OK) return st;
-  plotter pl = {.plots = out};
+  plotter pl = {.plots = out, .png = dir != NULL};
   const char *tmp = getenv("TMPDIR");
   snprintf(pl.dir, sizeof pl.dir, "%s/gpuscale-plots-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
   if (!mkdtemp(pl.dir))
     return gs_error(GS_ERR_IO, "cannot create a temporary directory for the plots (%s): %s",
                     pl.dir, strerror(errno));
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  pl.jobs = cores < 1 ? 1 : cores > PLOT_JOBS_MAX ? PLOT_JOBS_MAX : (int)cores;
   char path[512];
-  snprintf(path, sizeof path, "%s/plots.gp", pl.dir);
-  pl.script = fopen(path, "w");
-  st = pl.script ? GS_OK : gs_error(GS_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+  for (int k = 0; k < pl.jobs && st == GS_OK; k++) {
+    snprintf(path, sizeof path, "%s/plots-%d.gp", pl.dir, k);
+    pl.scripts[k] = fopen(path, "w");
+    if (!pl.scripts[k]) st = gs_error(GS_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+  }
   for (size_t si = 0; si < r->n_series && st == GS_OK; si++) {
     const gs_report_series *s = &r->series[si];
     // The series' title names what tells it from the others (backend,
@@ -645,10 +685,14 @@ gs_status gs_report_plots_make_predicted(const gs_report *r, const char *dir,
              timeline_plot(&pl, r, s, si, ri, title, stem);
     if (!ok) st = gs_error(GS_ERR_IO, "cannot write the plot data in %s: %s", pl.dir, strerror(errno));
   }
-  errno = 0;
-  if (pl.script && !plot_end(pl.script) && st == GS_OK)
-    st = gs_error(GS_ERR_IO, "cannot write %s: %s", path, errno ? strerror(errno) : "write error");
-  if (st == GS_OK && out->n > 0) st = run_gnuplot(program, pl.dir);
+  for (int k = 0; k < pl.jobs; k++) {
+    errno = 0;
+    if (pl.scripts[k] && !plot_end(pl.scripts[k]) && st == GS_OK)
+      st = gs_error(GS_ERR_IO, "cannot write the plot script %s/plots-%d.gp: %s", pl.dir, k,
+                    errno ? strerror(errno) : "write error");
+  }
+  if (st == GS_OK && out->n > 0)
+    st = run_gnuplot(program, pl.dir, out->n < (size_t)pl.jobs ? (int)out->n : pl.jobs);
   // Every plot is checked whole before the first one replaces a file in dir.
   for (size_t i = 0; i < out->n && st == GS_OK; i++) {
     gs_report_plot *p = &out->p[i];
