@@ -100,7 +100,7 @@ if "$bin" report --plots "$work/plots" "$two" 2>&1 | grep -q 'as PNG and SVG'; t
 
   # gnuplot that writes cut files (it does not always fail on a full disk):
   # no plot in DIR is replaced.
-  printf '#!/bin/sh\nsed -n "s/^set output .\\(.*\\).$/\\1/p" plots.gp | while read -r f; do\n'\
+  printf '#!/bin/sh\nsed -n "s/^set output .\\(.*\\).$/\\1/p" "$1" | while read -r f; do\n'\
 '  case "$f" in *.svg) printf "<svg><path" >"$f";; *) printf "PNG" >"$f";; esac\ndone\n' >"$work/cut-gnuplot"
   chmod +x "$work/cut-gnuplot"
   GPUSCALE_GNUPLOT=$work/cut-gnuplot expect 1 "gnuplot wrote an incomplete .*-speedup.svg" -- \
