@@ -14,7 +14,10 @@
 
 #define GS_LLM_GEMV_WARPS 8 /* rows of the output per GEMV block */
 #define GS_LLM_MMA_WARPS 8 /* warps of a tensor-core GEMV block; they split K */
-#define GS_LLM_MMA_PREFETCH 4 /* k-blocks per warp asked for before the predecessor ends */
+/* k-blocks per warp of the tensor-core GEMV asked for before the
+ * predecessor ends: 1 made the step fastest of 0, 1, 2, 4, 8 and 16
+ * (docs/workloads/llm.md, Speed). */
+#define GS_LLM_MMA_PREFETCH 1
 /* k-blocks in a warp's register ring of the tensor-core GEMV, by column
  * tiles: 4 for one tile (118 registers, 2 blocks per SM), 2 for two (a
  * 4-deep ring would take 160 registers, one block per SM). */
