@@ -168,8 +168,9 @@ static __device__ __forceinline__ float norm_scale(gs_llm_cuda_norm_in nin, int 
  * 64-blocks and add their partial sums through shared memory. Lane (g =
  * lane / 4, c = lane % 4) streams 32 bytes of weight rows g and g + 8 per
  * k-block, so the four lanes of a row read one full 128-byte line, and
- * the inputs of row 8 t + g of each tile t; the next block's loads are
- * issued before the current block's products. Requires ins % 64 == 0.
+ * the inputs of row 8 t + g of each tile t; the loads of the ring's last
+ * k-block are issued before the products of its first. Requires
+ * ins % 64 == 0.
  * Plain: y (rows x outs floats) (+)= the products. SWIGLU: the block's
  * rows are gate and up of 8 FFN columns (mma_weight_row) and it writes
  * act[r][j] = bf16(silu(gate) * up) (rows x outs / 2) instead, the same
