@@ -5,15 +5,17 @@
  * attention, the output head) as a CUDA graph of the launches one step
  * makes of it (one per layer, each layer its own weights, so nothing is
  * served from L2), overlapped launches on. Also: the whole step in the
- * engine's order as one graph, and a graph of as many empty launches as a
- * step has, which is the launch floor. Weights are random (the model's
+ * engine's order as one graph (every RMSNorm split over the GEMVs around
+ * it), the same step with every norm a kernel of its own (the classes'
+ * order), and a graph of as many empty launches as a step has, which is
+ * the launch floor. Weights are random (the model's
  * hash), never zeros.
  *
  * build: nvcc -O3 -std=c++17 -arch=sm_90 -Isrc bench/llm_decode_profile.cu \
  *          src/workloads/llm/llm_cuda.cu src/workloads/llm/llm_gemv.cu -o llm_decode_profile
  * usage: llm_decode_profile [--rows N]... [--pos P] [--reps R]
- * First checks the tensor-core GEMV against the SIMT one at each row count
- * (exit 1 if they disagree), then prints one table per row count:
+ * First checks the tensor-core GEMV against the SIMT one and a split norm
+ * against the norm kernel at each row count (exit 1 if they disagree), then prints one table per row count:
  * microseconds per step, per launch, GB/s. */
 #include <math.h>
 #include <stdio.h>
@@ -37,7 +39,7 @@
 
 enum { HIDDEN = 4096, LAYERS = 32, HEADS = 32, KV_HEADS = 8, FFN = 14336, VOCAB = 128256 };
 enum { HEAD_DIM = HIDDEN / HEADS, QKV = (HEADS + 2 * KV_HEADS) * HEAD_DIM, MAX_SEQ = 512 };
-enum { MAX_ROWS = GS_LLM_MMA_MAX_ROWS };
+enum { MAX_ROWS = GS_LLM_MMA_MAX_ROWS, NORMS = 2 * LAYERS + 1 };
 
 typedef struct {
   uint16_t *norm1, *qkv, *wo, *norm2, *gate_up, *down;
@@ -50,6 +52,7 @@ typedef struct {
   int32_t *tokens;
   uint32_t *slots, *positions;
   uint32_t *dummy; /* advanced by the empty launches */
+  float *squares;  /* split norms: sum of h^2 per norm of a step and row */
   gs_llm_cuda_queue q;
   int rows;
 } model;
@@ -103,6 +106,7 @@ static void make_model(model *m, cudaStream_t stream) {
   CHECK(cudaMalloc((void **)&m->slots, MAX_ROWS * 4));
   CHECK(cudaMalloc((void **)&m->positions, MAX_ROWS * 4));
   CHECK(cudaMalloc((void **)&m->dummy, 4));
+  CHECK(cudaMalloc((void **)&m->squares, NORMS * MAX_ROWS * sizeof(float)));
   float *rope = (float *)malloc((size_t)MAX_SEQ * HEAD_DIM * sizeof(float));
   for (int p = 0; p < MAX_SEQ; p++)
     for (int i = 0; i < HEAD_DIM / 2; i++) {
@@ -154,6 +158,7 @@ typedef enum {
   C_LM_HEAD,
   C_ARGMAX,
   C_STEP,
+  C_STEP_NORMS_APART,
   C_EMPTY,
   C_COUNT
 } kernel_class;
@@ -161,7 +166,20 @@ typedef enum {
 static const char *class_names[C_COUNT] = {
     "embed", "rmsnorm x64", "qkv gemv x32", "attention x32", "wo gemv x32", "gate/up+swiglu x32",
     "down gemv x32", "final rmsnorm", "lm_head gemv", "argmax+advance", "whole step",
-    "empty x229"};
+    "step, norms apart", "empty x165"};
+
+/* Norm k of a step split over the GEMVs around it (llm_cuda.h): 0 is
+ * layer 0's first, 2l + 1 layer l's second, 2l + 2 the next first or the
+ * final one. */
+static gs_llm_cuda_norm_in norm_in(model *m, int k) {
+  gs_llm_cuda_norm_in n = {m->squares + k * MAX_ROWS, 1e-5f};
+  return n;
+}
+
+static gs_llm_cuda_norm_out norm_out(model *m, int k, const uint16_t *w) {
+  gs_llm_cuda_norm_out n = {w, m->x, m->squares + k * MAX_ROWS};
+  return n;
+}
 
 static void enqueue(model *m, kernel_class c) {
   gs_llm_cuda_queue q = m->q;
@@ -207,8 +225,36 @@ static void enqueue(model *m, kernel_class c) {
       CHECK(gs_llm_cuda_argmax(m->logits, r, VOCAB, m->tokens, q));
       CHECK(gs_llm_cuda_advance(m->dummy, 1, q));
       break;
-    case C_STEP:
-      /* The engine's order (llm_gpu.c enqueue_forward, decode). */
+    case C_STEP: {
+      /* The engine's order (llm_gpu.c enqueue_forward, decode): every
+       * RMSNorm split over the GEMVs around it. */
+      gs_llm_cuda_norm_out first = norm_out(m, 0, m->l[0].norm1);
+      CHECK(gs_llm_cuda_embed_norm(m->tokens, m->embed, r, HIDDEN, m->h, &first, NORMS, MAX_ROWS,
+                                   q));
+      for (int l = 0; l < LAYERS; l++) {
+        gs_llm_cuda_norm_in in1 = norm_in(m, 2 * l), in2 = norm_in(m, 2 * l + 1);
+        gs_llm_cuda_norm_out mid = norm_out(m, 2 * l + 1, m->l[l].norm2);
+        gs_llm_cuda_norm_out after =
+            norm_out(m, 2 * l + 2, l + 1 < LAYERS ? m->l[l + 1].norm1 : m->final_norm);
+        CHECK(gs_llm_cuda_gemv_mma_norm(m->l[l].qkv, m->x, m->qkv_out, r, QKV, HIDDEN, 0, &in1,
+                                        NULL, q));
+        CHECK(gs_llm_cuda_attention(m->qkv_out, m->slots, m->positions, m->rope, r, attn_shape(),
+                                    kc(m, l), vc(m, l), m->att, q));
+        CHECK(gs_llm_cuda_gemv_mma_norm(m->l[l].wo, m->att, m->h, r, HIDDEN, HIDDEN, 1, NULL, &mid,
+                                        q));
+        CHECK(gs_llm_cuda_gemv_mma_swiglu_norm(m->l[l].gate_up, m->x, m->act, r, FFN, HIDDEN, &in2,
+                                               q));
+        CHECK(gs_llm_cuda_gemv_mma_norm(m->l[l].down, m->act, m->h, r, HIDDEN, FFN, 1, NULL,
+                                        &after, q));
+      }
+      gs_llm_cuda_norm_in last = norm_in(m, NORMS - 1);
+      CHECK(gs_llm_cuda_gemv_mma_norm(m->lm_head, m->x, m->logits, r, VOCAB, HIDDEN, 0, &last,
+                                      NULL, q));
+      enqueue(m, C_ARGMAX);
+      break;
+    }
+    case C_STEP_NORMS_APART:
+      /* The same with every norm a kernel of its own. */
       enqueue(m, C_EMBED);
       for (int l = 0; l < LAYERS; l++) {
         CHECK(gs_llm_cuda_rmsnorm(m->h, NULL, m->l[l].norm1, r, HIDDEN, 1e-5f, m->x, q));
@@ -226,7 +272,7 @@ static void enqueue(model *m, kernel_class c) {
       break;
     case C_EMPTY:
       /* A one-thread kernel, as many times as a step launches kernels. */
-      for (int i = 0; i < 229; i++) CHECK(gs_llm_cuda_advance(m->dummy, 1, q));
+      for (int i = 0; i < 165; i++) CHECK(gs_llm_cuda_advance(m->dummy, 1, q));
       break;
     default:
       break;
@@ -240,7 +286,7 @@ static uint64_t class_bytes(kernel_class c) {
     case C_GATE_UP: return (uint64_t)LAYERS * 2 * FFN * HIDDEN * 2;
     case C_DOWN: return (uint64_t)LAYERS * HIDDEN * FFN * 2;
     case C_LM_HEAD: return (uint64_t)VOCAB * HIDDEN * 2;
-    case C_STEP: return total_weight_bytes;
+    case C_STEP: case C_STEP_NORMS_APART: return total_weight_bytes;
     default: return 0;
   }
 }
@@ -250,8 +296,9 @@ static int class_launches(kernel_class c) {
     case C_NORM: return 64;
     case C_QKV: case C_ATTN: case C_WO: case C_GATE_UP: case C_DOWN: return 32;
     case C_ARGMAX: return 2;
-    case C_STEP: return 1 + 7 * LAYERS + 4;
-    case C_EMPTY: return 229;
+    case C_STEP: return 1 + 5 * LAYERS + 3;
+    case C_STEP_NORMS_APART: return 1 + 7 * LAYERS + 4;
+    case C_EMPTY: return 165;
     default: return 1;
   }
 }
@@ -305,8 +352,41 @@ static double max_rel_diff(const float *a, const float *b, size_t n) {
   return diff / (scale > 0.0 ? scale : 1.0);
 }
 
+/* A split norm (down projection as producer, qkv as consumer) at `rows`
+ * rows against the down projection, the norm kernel and qkv, from the
+ * same residual h0 (rows x HIDDEN floats; m->h is overwritten): max
+ * relative difference of the qkv outputs. */
+static double check_split_norm(model *m, int rows, const float *h0) {
+  gs_llm_cuda_queue q = m->q;
+  size_t nh = (size_t)rows * HIDDEN, ny = (size_t)rows * QKV;
+  float *ya, *yb;
+  CHECK(cudaMalloc((void **)&ya, ny * 4));
+  CHECK(cudaMalloc((void **)&yb, ny * 4));
+  // On the kernels' stream: a plain cudaMemcpy would not wait for them.
+  CHECK(cudaMemcpyAsync(m->h, h0, nh * 4, cudaMemcpyDeviceToDevice, q.stream));
+  CHECK(gs_llm_cuda_gemv_mma(m->l[0].down, m->act, m->h, rows, HIDDEN, FFN, 1, q));
+  CHECK(gs_llm_cuda_rmsnorm(m->h, NULL, m->l[1].norm1, rows, HIDDEN, 1e-5f, m->x, q));
+  CHECK(gs_llm_cuda_gemv_mma(m->l[1].qkv, m->x, yb, rows, QKV, HIDDEN, 0, q));
+  CHECK(cudaMemcpyAsync(m->h, h0, nh * 4, cudaMemcpyDeviceToDevice, q.stream));
+  CHECK(cudaMemsetAsync(m->squares, 0, NORMS * MAX_ROWS * sizeof(float), q.stream));
+  gs_llm_cuda_norm_out out = norm_out(m, 1, m->l[1].norm1);
+  gs_llm_cuda_norm_in in = norm_in(m, 1);
+  CHECK(gs_llm_cuda_gemv_mma_norm(m->l[0].down, m->act, m->h, rows, HIDDEN, FFN, 1, NULL, &out, q));
+  CHECK(gs_llm_cuda_gemv_mma_norm(m->l[1].qkv, m->x, ya, rows, QKV, HIDDEN, 0, &in, NULL, q));
+  CHECK(cudaStreamSynchronize(q.stream));
+  float *ha = (float *)malloc(ny * 4), *hb = (float *)malloc(ny * 4);
+  CHECK(cudaMemcpy(ha, ya, ny * 4, cudaMemcpyDeviceToHost));
+  CHECK(cudaMemcpy(hb, yb, ny * 4, cudaMemcpyDeviceToHost));
+  double d = max_rel_diff(ha, hb, ny);
+  free(ha), free(hb);
+  CHECK(cudaFree(ya));
+  CHECK(cudaFree(yb));
+  return d;
+}
+
 /* The tensor-core GEMV (plain and SwiGLU) at `rows` rows against the SIMT
- * GEMV run on 8 rows at a time; returns whether both agree within 1e-2. */
+ * GEMV run on 8 rows at a time, and a split norm against the norm kernel
+ * (check_split_norm); returns whether all agree within 1e-2. */
 static int check_gemv(model *m, int rows) {
   gs_llm_cuda_queue q = m->q;
   size_t ny = (size_t)rows * QKV, na = (size_t)rows * FFN;
@@ -337,14 +417,16 @@ static int check_gemv(model *m, int rows) {
   CHECK(cudaMemcpy(ab, act, na * 2, cudaMemcpyDeviceToHost));
   for (size_t i = 0; i < na; i++) fa[i] = gs_llm_float_from_bf16(aa[i]), fb[i] = gs_llm_float_from_bf16(ab[i]);
   double swiglu = max_rel_diff(fa, fb, na);
+  double split = check_split_norm(m, rows, ya);
   printf("check rows %2d: tensor-core vs SIMT GEMV max |diff| / max |ref| %.2e (qkv), %.2e "
-         "(gate/up + SwiGLU)\n", rows, gemv, swiglu);
+         "(gate/up + SwiGLU); split norm vs norm kernel %.2e (qkv after down)\n", rows, gemv,
+         swiglu, split);
   free(ha), free(hb), free(aa), free(ab), free(fa), free(fb);
   CHECK(cudaFree(ya));
   CHECK(cudaFree(yb));
   CHECK(cudaFree(gu));
   CHECK(cudaFree(act));
-  return gemv <= 1e-2 && swiglu <= 1e-2;
+  return gemv <= 1e-2 && swiglu <= 1e-2 && split <= 1e-2;
 }
 
 int main(int argc, char **argv) {
@@ -392,7 +474,7 @@ int main(int argc, char **argv) {
              us / class_launches((kernel_class)c));
       if (bytes) printf(" %8.0f", bytes / us / 1e3);
       printf("\n");
-      if (c == C_ARGMAX) printf("%-20s %10.1f\n", "sum of classes", sum);
+      if (c == C_ARGMAX) printf("%-20s %10.1f\n", "sum (norms apart)", sum);
     }
   }
   CHECK(cudaDeviceSynchronize());

@@ -1,7 +1,8 @@
 /* GPU against CPU reference for the llm model: logits and greedy tokens of
  * prefill and decode (GEMV and cuBLAS paths, CUDA graphs) on the tiny
- * preset and on an odd shape (head size 64, one KV head, ragged widths),
- * and a tensor-parallel replica over two GPUs (skipped on one). Exits 77
+ * preset, on an odd shape (head size 64, one KV head, ragged widths), on
+ * a shape whose widths all divide by 64 (decode splits its RMSNorms over
+ * the tensor-core GEMVs around them), and a tensor-parallel replica over two GPUs (skipped on one). Exits 77
  * with the reason when no GPU is present. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -62,6 +63,21 @@ static void test_odd_shape_matches_cpu(void **state) {
   expect_verified(&s);
 }
 
+/* Every width a multiple of 64: decode takes the tensor-core GEMV for
+ * every projection and splits each RMSNorm over the GEMVs around it. */
+static void test_split_norms_match_cpu(void **state) {
+  (void)state;
+  gs_llm_shape s = {.hidden = 256,
+                    .layers = 2,
+                    .heads = 4,
+                    .kv_heads = 2,
+                    .ffn = 512,
+                    .vocab = 1000,
+                    .rope_theta = 500000.0,
+                    .norm_eps = 1e-5};
+  expect_verified(&s);
+}
+
 int main(void) {
   char why[256] = "";
   if (gs_device_count(why, sizeof why) == 0) {
@@ -71,6 +87,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tiny_matches_cpu),
       cmocka_unit_test(test_odd_shape_matches_cpu),
+      cmocka_unit_test(test_split_norms_match_cpu),
       cmocka_unit_test(test_tensor_parallel_matches_cpu),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

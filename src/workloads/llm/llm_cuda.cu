@@ -42,12 +42,27 @@ __global__ void gs_llm_init_weights_kernel(uint16_t *w, gs_llm_slice slice, uint
     w[i] = gs_llm_weight_value(seed, tensor, gs_llm_slice_index(&slice, i), scale, offset);
 }
 
+/* With nout.w also the first split norm's producer half (llm_cuda.h). */
 __global__ void gs_llm_embed_kernel(const int32_t *tokens, const uint16_t *table, int hidden,
-                                    float *h) {
+                                    float *h, gs_llm_cuda_norm_out nout, int slots, int stride) {
   start_after_predecessor();
+  __shared__ float scratch[32];
   const uint16_t *row = table + (uint64_t)tokens[blockIdx.x] * hidden;
-  for (int i = threadIdx.x; i < hidden; i += blockDim.x)
-    h[(uint64_t)blockIdx.x * hidden + i] = bf16_to_float(row[i]);
+  const uint64_t at = (uint64_t)blockIdx.x * hidden;
+  float squares = 0.0f;
+  for (int i = threadIdx.x; i < hidden; i += blockDim.x) {
+    float v = bf16_to_float(row[i]);
+    h[at + i] = v;
+    if (nout.w) {
+      nout.u[at + i] = float_to_bf16(v * bf16_to_float(nout.w[i]));
+      squares += v * v;
+    }
+  }
+  if (!nout.w) return;
+  squares = block_reduce(squares, scratch, false);
+  if (threadIdx.x == 0) nout.squares[blockIdx.x] = squares;
+  for (int k = 1 + threadIdx.x; k < slots; k += blockDim.x)
+    nout.squares[blockIdx.x + (uint64_t)k * stride] = 0.0f;
 }
 
 __global__ void gs_llm_rmsnorm_kernel(const float *h, const uint32_t *row_map, const uint16_t *w,
@@ -474,7 +489,17 @@ extern "C" cudaError_t gs_llm_cuda_init_weights(uint16_t *w, const gs_llm_slice 
 
 extern "C" cudaError_t gs_llm_cuda_embed(const int32_t *tokens, const uint16_t *table, int rows,
                                          int hidden, float *h, gs_llm_cuda_queue q) {
-  return launch(q, gs_llm_embed_kernel, rows, GS_LLM_THREADS, 0, tokens, table, hidden, h);
+  return launch(q, gs_llm_embed_kernel, rows, GS_LLM_THREADS, 0, tokens, table, hidden, h,
+                gs_llm_cuda_norm_out{}, 0, 0);
+}
+
+extern "C" cudaError_t gs_llm_cuda_embed_norm(const int32_t *tokens, const uint16_t *table,
+                                              int rows, int hidden, float *h,
+                                              const gs_llm_cuda_norm_out *out, int slots,
+                                              int stride, gs_llm_cuda_queue q) {
+  if (!out || !out->w || slots < 1 || stride < rows) return cudaErrorInvalidValue;
+  return launch(q, gs_llm_embed_kernel, rows, GS_LLM_THREADS, 0, tokens, table, hidden, h, *out,
+                slots, stride);
 }
 
 extern "C" cudaError_t gs_llm_cuda_rmsnorm(const float *h, const uint32_t *row_map,

@@ -112,12 +112,52 @@ cudaError_t gs_llm_cuda_gemv(const uint16_t *w, const uint16_t *x, float *y, int
 cudaError_t gs_llm_cuda_gemv_mma(const uint16_t *w, const uint16_t *x, float *y, int rows, int outs,
                                  int ins, int accumulate, gs_llm_cuda_queue q);
 
+/* An RMSNorm split over the two GEMVs around it, so that no kernel of its
+ * own runs: rmsnorm(h) w x = rsqrt(mean(h^2) + eps) (h * w) x. The GEMV
+ * that updates h (the producer) also writes u = bf16(h * w) and adds each
+ * row's h^2 into `squares` (one float per row, zero before); the GEMV that
+ * reads u (the consumer) scales each output of row r by
+ * rsqrt(squares[r] / ins + eps). The product differs from normalizing
+ * first only in where it rounds to bfloat16 (u before the scale). */
+typedef struct {
+  const uint16_t *w; /* the norm's weights (outs of the producer) */
+  uint16_t *u;       /* rows x outs: bf16(h * w) */
+  float *squares;    /* rows: sum of h^2 over the row, accumulated */
+} gs_llm_cuda_norm_out;
+
+typedef struct {
+  const float *squares; /* rows: as the producer left them */
+  float eps;
+} gs_llm_cuda_norm_in;
+
+/* gs_llm_cuda_gemv_mma with either half of a split norm (NULL: none):
+ * `in` scales the outputs (x is a producer's u), `out` (with accumulate:
+ * y is the residual stream h) writes the next norm's u and squares. */
+cudaError_t gs_llm_cuda_gemv_mma_norm(const uint16_t *w, const uint16_t *x, float *y, int rows,
+                                      int outs, int ins, int accumulate,
+                                      const gs_llm_cuda_norm_in *in,
+                                      const gs_llm_cuda_norm_out *out, gs_llm_cuda_queue q);
+
+/* h[r] = table[tokens[r]] as float and, as a split norm's producer,
+ * out->u[r] = bf16(h[r] * out->w) and out->squares[r] = sum of h[r]^2;
+ * also zeroes squares[r + k * stride] for 0 < k < slots (the rows of the
+ * step's later norms). */
+cudaError_t gs_llm_cuda_embed_norm(const int32_t *tokens, const uint16_t *table, int rows,
+                                   int hidden, float *h, const gs_llm_cuda_norm_out *out,
+                                   int slots, int stride, gs_llm_cuda_queue q);
+
 /* The MLP's gate/up projection and SwiGLU in one tensor-core GEMV: with w
  * the 2 ffn x ins gate-then-up matrix, out[r][i] = bf16(silu(g) * u) for
  * g, u = rows i and ffn + i of w times x[r] (the values of gs_llm_cuda_gemv_mma
  * followed by gs_llm_cuda_swiglu). rows 1..GS_LLM_MMA_MAX_ROWS, ins % 64 == 0. */
 cudaError_t gs_llm_cuda_gemv_mma_swiglu(const uint16_t *w, const uint16_t *x, uint16_t *out,
                                         int rows, int ffn, int ins, gs_llm_cuda_queue q);
+
+/* The same with a split norm's consumer half (gs_llm_cuda_norm_in): gate
+ * and up are scaled before the SwiGLU. */
+cudaError_t gs_llm_cuda_gemv_mma_swiglu_norm(const uint16_t *w, const uint16_t *x, uint16_t *out,
+                                             int rows, int ffn, int ins,
+                                             const gs_llm_cuda_norm_in *in, gs_llm_cuda_queue q);
 
 #ifdef __cplusplus
 }

@@ -3,7 +3,7 @@
  * weight row per warp; the tensor-core GEMV 16 rows per block, its warps
  * splitting K, each warp holding a ring of k-blocks in registers; its
  * SwiGLU form writes silu(gate) * up of the MLP's gate/up projection
- * directly. */
+ * directly; either may take a split RMSNorm's halves (llm_cuda.h). */
 #include <stdint.h>
 
 #include <cuda_bf16.h>
@@ -14,7 +14,14 @@
 
 #define GS_LLM_GEMV_WARPS 8 /* rows of the output per GEMV block */
 #define GS_LLM_MMA_WARPS 8 /* warps of a tensor-core GEMV block; they split K */
-#define GS_LLM_MMA_PREFETCH 4 /* k-blocks per warp asked for before the predecessor ends */
+/* k-blocks per warp of the tensor-core GEMV asked for before the
+ * predecessor ends: 1 made the step fastest of 0, 1, 2, 4, 8 and 16
+ * (docs/workloads/llm.md, Speed). */
+#define GS_LLM_MMA_PREFETCH 1
+/* k-blocks in a warp's register ring of the tensor-core GEMV, by column
+ * tiles: 4 for one tile (118 registers, 2 blocks per SM), 2 for two (a
+ * 4-deep ring would take 160 registers, one block per SM). */
+#define GS_LLM_MMA_RING(nt) ((nt) == 1 ? 4 : 2)
 
 static __device__ __forceinline__ float dot8(uint4 a, uint4 b) {
   const __nv_bfloat162 *pa = reinterpret_cast<const __nv_bfloat162 *>(&a);
@@ -150,22 +157,29 @@ static __device__ __forceinline__ int mma_weight_row(int block, int r, int outs)
   return r < 8 ? j : ffn + j;
 }
 
+/* The consumer half of a split norm: the scale of sequence col's outputs. */
+static __device__ __forceinline__ float norm_scale(gs_llm_cuda_norm_in nin, int col, int ins) {
+  return rsqrtf(nin.squares[col] / (float)ins + nin.eps);
+}
+
 /* Tensor-core GEMV for 1..8 NT rows (NT = 1 or 2, up to GS_LLM_MMA_MAX_ROWS): a block computes 16 outputs for all
  * rows (NT column tiles of an m16n8k16 product, 8 rows each; columns past
  * `rows` read zeros); its warps split K into contiguous ranges of
  * 64-blocks and add their partial sums through shared memory. Lane (g =
  * lane / 4, c = lane % 4) streams 32 bytes of weight rows g and g + 8 per
  * k-block, so the four lanes of a row read one full 128-byte line, and
- * the inputs of row 8 t + g of each tile t; the next block's loads are
- * issued before the current block's products. Requires ins % 64 == 0.
+ * the inputs of row 8 t + g of each tile t; the loads of the ring's last
+ * k-block are issued before the products of its first. Requires
+ * ins % 64 == 0.
  * Plain: y (rows x outs floats) (+)= the products. SWIGLU: the block's
  * rows are gate and up of 8 FFN columns (mma_weight_row) and it writes
  * act[r][j] = bf16(silu(gate) * up) (rows x outs / 2) instead, the same
  * values as the products followed by gs_llm_swiglu_kernel. */
 template <bool SWIGLU, int NT>
-__global__ void __launch_bounds__(GS_LLM_MMA_WARPS * 32)
+__global__ void __launch_bounds__(GS_LLM_MMA_WARPS * 32, 2)
     gs_llm_gemv_mma_kernel(const uint16_t *w, const uint16_t *x, float *y, uint16_t *act,
-                           int rows, int outs, int ins, int accumulate) {
+                           int rows, int outs, int ins, int accumulate, gs_llm_cuda_norm_in nin,
+                           gs_llm_cuda_norm_out nout) {
   __shared__ float partial[GS_LLM_MMA_WARPS][16][8 * NT];
   int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   int g = lane >> 2, c = lane & 3;
@@ -196,11 +210,10 @@ __global__ void __launch_bounds__(GS_LLM_MMA_WARPS * 32)
   for (int t = 0; t < NT; t++) acc[t][0] = acc[t][1] = acc[t][2] = acc[t][3] = 0.0f;
   // A ring of S k-blocks in registers: the loads of k-block k + S - 1 are
   // issued before the products of k-block k; the ring is indexed by
-  // compile-time constants only. S = 2 keeps the one-tile GEMV at 63
-  // registers (4 blocks fit on an SM, so the next kernel's blocks start
-  // early); deeper rings (4: 118 registers) made single projections
-  // faster but the whole step no faster (docs/workloads/llm.md, Speed).
-  constexpr int S = 2;
+  // compile-time constants only. With the norms split over the GEMVs the
+  // 4-deep ring of one tile made the whole step 2-3% faster than the
+  // 2-deep one (docs/workloads/llm.md, Speed).
+  constexpr int S = GS_LLM_MMA_RING(NT);
   mma_operands<NT> ring[S];
 #pragma unroll
   for (int i = 0; i < S - 1; i++)
@@ -235,18 +248,37 @@ __global__ void __launch_bounds__(GS_LLM_MMA_WARPS * 32)
         gate += partial[p][orow][col];
         up += partial[p][orow + 8][col];
       }
+      if (nin.squares) {
+        float scale = norm_scale(nin, col, ins);
+        gate *= scale;
+        up *= scale;
+      }
       act[(uint64_t)col * ffn + j] = swiglu_value(gate, up);
     }
+    return;
   }
-  // Thread i: output i % 16 of the block, sequence i / 16.
-  for (int i = threadIdx.x; !SWIGLU && i < 16 * 8 * NT; i += blockDim.x) {
-    int orow = i & 15, col = i >> 4, o = blockIdx.x * 16 + orow;
-    if (col >= rows || o >= outs) continue;
+  // Thread i: output i % 16 of the block, sequence i / 16 (16 * 8 * NT <=
+  // the block's threads: one pass; the 16 lanes of a sequence are
+  // consecutive, so a half-warp sums their squares).
+  static_assert(16 * 8 * NT <= GS_LLM_MMA_WARPS * 32, "one output per thread");
+  const int i = threadIdx.x, orow = i & 15, col = i >> 4, o = blockIdx.x * 16 + orow;
+  if (i >= 16 * 8 * NT) return;
+  const bool valid = col < rows && o < outs;
+  float value = 0.0f;
+  if (valid) {
     float sum = 0.0f;
 #pragma unroll
     for (int p = 0; p < GS_LLM_MMA_WARPS; p++) sum += partial[p][orow][col];
+    if (nin.squares) sum *= norm_scale(nin, col, ins);
     float *dst = y + (uint64_t)col * outs + o;
-    *dst = accumulate ? *dst + sum : sum;
+    value = accumulate ? *dst + sum : sum;
+    *dst = value;
+    if (nout.w) nout.u[(uint64_t)col * outs + o] = float_to_bf16(value * bf16_to_float(nout.w[o]));
+  }
+  if (nout.w) {
+    float sq = value * value;
+    for (int off = 8; off > 0; off >>= 1) sq += __shfl_xor_sync(0xffffffffu, sq, off);
+    if ((i & 15) == 0 && col < rows) atomicAdd(nout.squares + col, sq);
   }
 }
 
@@ -254,25 +286,44 @@ __global__ void __launch_bounds__(GS_LLM_MMA_WARPS * 32)
  * tiles. */
 template <bool SWIGLU>
 static void (*mma_kernel(int rows))(const uint16_t *, const uint16_t *, float *, uint16_t *, int,
-                                    int, int, int) {
+                                    int, int, int, gs_llm_cuda_norm_in, gs_llm_cuda_norm_out) {
   static_assert(GS_LLM_MMA_MAX_ROWS == 16, "one instance per column tile");
   return rows <= 8 ? gs_llm_gemv_mma_kernel<SWIGLU, 1> : gs_llm_gemv_mma_kernel<SWIGLU, 2>;
+}
+
+extern "C" cudaError_t gs_llm_cuda_gemv_mma_norm(const uint16_t *w, const uint16_t *x, float *y,
+                                                 int rows, int outs, int ins, int accumulate,
+                                                 const gs_llm_cuda_norm_in *in,
+                                                 const gs_llm_cuda_norm_out *out,
+                                                 gs_llm_cuda_queue q) {
+  if (rows < 1 || rows > GS_LLM_MMA_MAX_ROWS || ins % 64 != 0 || (out && !accumulate))
+    return cudaErrorInvalidValue;
+  const gs_llm_cuda_norm_in nin = in ? *in : gs_llm_cuda_norm_in{};
+  const gs_llm_cuda_norm_out nout = out ? *out : gs_llm_cuda_norm_out{};
+  return launch(q, mma_kernel<false>(rows), (outs + 15) / 16, GS_LLM_MMA_WARPS * 32, 0, w, x, y,
+                (uint16_t *)NULL, rows, outs, ins, accumulate, nin, nout);
 }
 
 extern "C" cudaError_t gs_llm_cuda_gemv_mma(const uint16_t *w, const uint16_t *x, float *y,
                                             int rows, int outs, int ins, int accumulate,
                                             gs_llm_cuda_queue q) {
+  return gs_llm_cuda_gemv_mma_norm(w, x, y, rows, outs, ins, accumulate, NULL, NULL, q);
+}
+
+extern "C" cudaError_t gs_llm_cuda_gemv_mma_swiglu_norm(const uint16_t *w, const uint16_t *x,
+                                                        uint16_t *out, int rows, int ffn, int ins,
+                                                        const gs_llm_cuda_norm_in *in,
+                                                        gs_llm_cuda_queue q) {
   if (rows < 1 || rows > GS_LLM_MMA_MAX_ROWS || ins % 64 != 0) return cudaErrorInvalidValue;
-  return launch(q, mma_kernel<false>(rows), (outs + 15) / 16, GS_LLM_MMA_WARPS * 32, 0, w, x, y,
-                (uint16_t *)NULL, rows, outs, ins, accumulate);
+  const gs_llm_cuda_norm_in nin = in ? *in : gs_llm_cuda_norm_in{};
+  return launch(q, mma_kernel<true>(rows), (ffn + 7) / 8, GS_LLM_MMA_WARPS * 32, 0, w, x,
+                (float *)NULL, out, rows, 2 * ffn, ins, 0, nin, gs_llm_cuda_norm_out{});
 }
 
 extern "C" cudaError_t gs_llm_cuda_gemv_mma_swiglu(const uint16_t *w, const uint16_t *x,
                                                    uint16_t *out, int rows, int ffn, int ins,
                                                    gs_llm_cuda_queue q) {
-  if (rows < 1 || rows > GS_LLM_MMA_MAX_ROWS || ins % 64 != 0) return cudaErrorInvalidValue;
-  return launch(q, mma_kernel<true>(rows), (ffn + 7) / 8, GS_LLM_MMA_WARPS * 32, 0, w, x,
-                (float *)NULL, out, rows, 2 * ffn, ins, 0);
+  return gs_llm_cuda_gemv_mma_swiglu_norm(w, x, out, rows, ffn, ins, NULL, q);
 }
 
 extern "C" cudaError_t gs_llm_cuda_gemv(const uint16_t *w, const uint16_t *x, float *y, int rows,

@@ -40,6 +40,7 @@ struct gs_llm_gpu_model {
   float *offers; /* tp: (value, index) token offers of every shard */
   uint16_t *x, *att;
   uint16_t *act; /* SwiGLU output of the one-kernel MLP input (<= GS_LLM_MMA_MAX_ROWS rows) */
+  float *squares; /* split norms: sum of h^2 per norm of a step and row (norm_slot) */
   /* Prefill row description. */
   int32_t *row_tokens;
   uint32_t *row_slots, *row_positions, *last_rows;
@@ -52,6 +53,9 @@ struct gs_llm_gpu_model {
   size_t last_rows_logits; /* rows of `logits` valid */
   cudaGraphExec_t *graphs; /* per decode size 1..max_batch, NULL until first use */
 };
+
+/* Norms of a step: two per layer and the final one. */
+static size_t norm_slots(const gs_llm_gpu_model *m) { return 2 * m->config.shape.layers + 1; }
 
 static size_t cache_elems(const gs_llm_gpu_model *m) {
   const gs_llm_engine_config *c = &m->config;
@@ -142,6 +146,8 @@ static gs_status make_buffers(gs_llm_gpu_model *m) {
     GS_TRY(alloc_device((void **)&m->offers, (size_t)c->max_batch * 2 * m->shard.count * 4,
                         "token offers"));
   }
+  GS_TRY(alloc_device((void **)&m->squares, norm_slots(m) * GS_LLM_MMA_MAX_ROWS * sizeof(float),
+                      "norm sums"));
   GS_TRY(alloc_device((void **)&m->row_tokens, rows * 4, "row tokens"));
   GS_TRY(alloc_device((void **)&m->row_slots, rows * 4, "row slots"));
   GS_TRY(alloc_device((void **)&m->row_positions, rows * 4, "row positions"));
@@ -234,6 +240,7 @@ void gs_llm_gpu_destroy(gs_llm_gpu_model *m) {
                             m->act,
                             m->part,
                             m->offers,
+                            m->squares,
                             m->row_tokens,
                             m->row_slots,
                             m->row_positions,
@@ -315,6 +322,60 @@ static gs_status add_projection(gs_llm_gpu_model *m, const uint16_t *w, const ui
   return GS_OK;
 }
 
+/* Whether a forward pass of `rows` rows splits its norms over the GEMVs
+ * around them (llm_cuda.h, gs_llm_cuda_norm_out): where every projection
+ * runs the tensor-core GEMV on the whole model. Each norm then costs no
+ * kernel of its own and no pass over the rows between two GEMVs. */
+static int norms_split(const gs_llm_gpu_model *m, size_t rows) {
+  const uint64_t attn = m->dims.heads * gs_llm_head_dim(&m->config.shape);
+  return !m->comm && linear_kernel(m, rows, m->config.shape.hidden) == GS_LLM_GEMM_MMA &&
+         linear_kernel(m, rows, attn) == GS_LLM_GEMM_MMA &&
+         linear_kernel(m, rows, m->dims.ffn) == GS_LLM_GEMM_MMA;
+}
+
+/* The halves of norm k of a split step (0: layer 0's first, 2l + 1:
+ * layer l's second, 2l + 2: layer l + 1's first or the final one). */
+static gs_llm_cuda_norm_in split_norm_in(const gs_llm_gpu_model *m, uint64_t k) {
+  return (gs_llm_cuda_norm_in){m->squares + k * GS_LLM_MMA_MAX_ROWS,
+                               (float)m->config.shape.norm_eps};
+}
+
+static gs_llm_cuda_norm_out split_norm_out(const gs_llm_gpu_model *m, uint64_t k,
+                                           const uint16_t *w) {
+  return (gs_llm_cuda_norm_out){w, m->x, m->squares + k * GS_LLM_MMA_MAX_ROWS};
+}
+
+/* One layer with split norms: the layer's first norm was produced by the
+ * kernel before; `next` (the next norm's weights, or NULL) is produced by
+ * the down projection. */
+static gs_status enqueue_layer_split(gs_llm_gpu_model *m, uint64_t l, int rows,
+                                     const uint32_t *slots, const uint32_t *positions,
+                                     const uint16_t *next) {
+  const gs_llm_shape *s = &m->config.shape;
+  const gs_llm_shard_dims *d = &m->dims;
+  gs_llm_cuda_queue q = m->queue;
+  const int hidden = (int)s->hidden, hd = (int)gs_llm_head_dim(s), ffn = (int)d->ffn;
+  const int attn = (int)d->heads * hd, qkv = (int)(d->heads + 2 * d->kv_heads) * hd;
+  gs_llm_cuda_attn_shape as = {(int)d->heads, (int)d->kv_heads, hd, (int)m->config.max_seq};
+  size_t layer_cache = (size_t)m->config.max_batch * m->config.max_seq * d->kv_heads * hd;
+  uint16_t *const *w = m->layers[l].w;
+  const gs_llm_cuda_norm_in first = split_norm_in(m, 2 * l), second = split_norm_in(m, 2 * l + 1);
+  const gs_llm_cuda_norm_out mid = split_norm_out(m, 2 * l + 1, w[GS_LLM_K_MLP_NORM]);
+  const gs_llm_cuda_norm_out after = split_norm_out(m, 2 * l + 2, next);
+  GS_CHECK_CUDA(gs_llm_cuda_gemv_mma_norm(w[GS_LLM_K_QKV], m->x, m->qkv, rows, qkv, hidden, 0,
+                                          &first, NULL, q));
+  GS_CHECK_CUDA(gs_llm_cuda_attention(m->qkv, slots, positions, m->rope, rows, as,
+                                      m->k_cache + l * layer_cache, m->v_cache + l * layer_cache,
+                                      m->att, q));
+  GS_CHECK_CUDA(
+      gs_llm_cuda_gemv_mma_norm(w[GS_LLM_K_WO], m->att, m->h, rows, hidden, attn, 1, NULL, &mid, q));
+  GS_CHECK_CUDA(gs_llm_cuda_gemv_mma_swiglu_norm(w[GS_LLM_K_GATE_UP], m->x, m->act, rows, ffn,
+                                                 hidden, &second, q));
+  GS_CHECK_CUDA(gs_llm_cuda_gemv_mma_norm(w[GS_LLM_K_DOWN], m->act, m->h, rows, hidden, ffn, 1,
+                                          NULL, next ? &after : NULL, q));
+  return GS_OK;
+}
+
 /* Enqueues the model over `rows` rows described by tokens/slots/positions
  * (device arrays), then the final norm and output projection of rows
  * out_rows[0..n_out) (NULL: rows 0..n_out-1) and the greedy token of each
@@ -334,8 +395,24 @@ static gs_status enqueue_forward(gs_llm_gpu_model *m, size_t rows, const int32_t
   const uint64_t hd = gs_llm_head_dim(s);
   gs_llm_cuda_attn_shape as = {(int)d->heads, (int)d->kv_heads, (int)hd, (int)c->max_seq};
   size_t layer_cache = (size_t)c->max_batch * c->max_seq * d->kv_heads * hd;
-  GS_CHECK_CUDA(gs_llm_cuda_embed(tokens, m->embed, r, hidden, m->h, q));
-  for (uint64_t l = 0; l < s->layers; l++) {
+  // Decode of up to GS_LLM_MMA_MAX_ROWS rows: norms split over the GEMVs
+  // around them, the final one too where it covers every row.
+  const int split = decode && s->layers > 0 && norms_split(m, rows);
+  const int final_split = split && out_rows == NULL && n_out == rows;
+  if (split) {
+    const gs_llm_cuda_norm_out first = split_norm_out(m, 0, m->layers[0].w[GS_LLM_K_ATTN_NORM]);
+    GS_CHECK_CUDA(gs_llm_cuda_embed_norm(tokens, m->embed, r, hidden, m->h, &first,
+                                         (int)norm_slots(m), GS_LLM_MMA_MAX_ROWS, q));
+  } else {
+    GS_CHECK_CUDA(gs_llm_cuda_embed(tokens, m->embed, r, hidden, m->h, q));
+  }
+  for (uint64_t l = 0; split && l < s->layers; l++) {
+    const uint16_t *next = l + 1 < s->layers ? m->layers[l + 1].w[GS_LLM_K_ATTN_NORM]
+                           : final_split     ? m->final_norm
+                                             : NULL;
+    GS_TRY(enqueue_layer_split(m, l, r, slots, positions, next));
+  }
+  for (uint64_t l = 0; !split && l < s->layers; l++) {
     uint16_t *const *w = m->layers[l].w;
     uint16_t *kc = m->k_cache + l * layer_cache, *vc = m->v_cache + l * layer_cache;
     GS_CHECK_CUDA(gs_llm_cuda_rmsnorm(m->h, NULL, w[GS_LLM_K_ATTN_NORM], r, hidden, eps, m->x, q));
@@ -351,9 +428,15 @@ static gs_status enqueue_forward(gs_llm_gpu_model *m, size_t rows, const int32_t
     GS_TRY(mlp_input(m, w[GS_LLM_K_GATE_UP], rows, &act));
     GS_TRY(add_projection(m, w[GS_LLM_K_DOWN], act, rows, d->ffn));
   }
-  GS_CHECK_CUDA(
-      gs_llm_cuda_rmsnorm(m->h, out_rows, m->final_norm, (int)n_out, hidden, eps, m->x, q));
-  GS_TRY(linear(m, m->lm_head, m->x, m->logits, n_out, d->vocab, s->hidden, 0));
+  if (final_split) {
+    const gs_llm_cuda_norm_in last = split_norm_in(m, 2 * s->layers);
+    GS_CHECK_CUDA(gs_llm_cuda_gemv_mma_norm(m->lm_head, m->x, m->logits, (int)n_out, (int)d->vocab,
+                                            hidden, 0, &last, NULL, q));
+  } else {
+    GS_CHECK_CUDA(
+        gs_llm_cuda_rmsnorm(m->h, out_rows, m->final_norm, (int)n_out, hidden, eps, m->x, q));
+    GS_TRY(linear(m, m->lm_head, m->x, m->logits, n_out, d->vocab, s->hidden, 0));
+  }
   if (!m->comm) {
     GS_CHECK_CUDA(gs_llm_cuda_argmax(m->logits, (int)n_out, (int)d->vocab, m->tokens, q));
     return GS_OK;
