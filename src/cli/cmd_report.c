@@ -177,9 +177,8 @@ gs_status gs_cmd_report(int argc, char **argv) {
   free(counts);
   // The report is written and says where; the command still fails, so a
   // pipeline notices a document whose busbw cannot be trusted.
-  const gs_report_series *bad_series = NULL;
   const gs_report_row *bad_row = NULL;
-  size_t mismatches = gs_report_busbw_mismatches(&rep, &bad_series, &bad_row);
+  size_t mismatches = gs_report_busbw_mismatches(&rep, &bad_row);
   if (st == GS_OK && mismatches > 0) {
     char point[192];
     gs_report_point_name(bad_row, point, sizeof point);
@@ -189,7 +188,6 @@ gs_status gs_cmd_report(int argc, char **argv) {
                   rep.files[bad_row->file], mismatches, mismatches == 1 ? "" : "s", point,
                   bad_row->world_size);
   }
-  (void)bad_series;
   // With an info document the report holds the node verdict: a fail is
   // the exit code, as for suite, once the report is written.
   if (st == GS_OK) {

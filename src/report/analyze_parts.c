@@ -497,15 +497,12 @@ static void busbw_check(gs_report_row *row) {
 }
 
 /* See report.h. */
-size_t gs_report_busbw_mismatches(const gs_report *r, const gs_report_series **series,
-                                  const gs_report_row **row) {
+size_t gs_report_busbw_mismatches(const gs_report *r, const gs_report_row **first) {
   size_t n = 0;
   for (size_t i = 0; i < r->n_series; i++)
-    for (size_t j = 0; j < r->series[i].n_rows; j++) {
-      if (!r->series[i].rows[j].busbw_mismatch) continue;
-      if (n++ == 0 && series) *series = &r->series[i];
-      if (n == 1 && row) *row = &r->series[i].rows[j];
-    }
+    for (size_t j = 0; j < r->series[i].n_rows; j++)
+      if (r->series[i].rows[j].busbw_mismatch && n++ == 0 && first)
+        *first = &r->series[i].rows[j];
   return n;
 }
 

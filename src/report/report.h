@@ -338,10 +338,9 @@ void gs_report_series_name(const gs_report_series *s, char *out, size_t size);
 int gs_report_needs_warmup(const gs_report_rank *rk);
 
 /* How many collective rows of `r` have a bus bandwidth that disagrees with
- * algbw x the op's factor (busbw_mismatch); the first such row's series
- * and row into *series / *row when not NULL. */
-size_t gs_report_busbw_mismatches(const gs_report *r, const gs_report_series **series,
-                                  const gs_report_row **row);
+ * algbw x the op's factor (busbw_mismatch); the first such row into
+ * *first when not NULL. */
+size_t gs_report_busbw_mismatches(const gs_report *r, const gs_report_row **first);
 
 /* The base name of report file i (for display). */
 const char *gs_report_file_name(const gs_report *r, size_t file);
