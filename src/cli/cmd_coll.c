@@ -140,25 +140,23 @@ static gs_cli_refusal refusals[] = {
     {"telemetry-series", "coll records no GPU telemetry", 0},
     {NULL, NULL, 0}};
 
+/* The common options' help as coll words it. */
+static const gs_cli_wording wording[] = {
+    {"out", "result file (default results/coll-<op>.json)"},
+    {"iters", "timed iterations per size and form (default 20)"},
+    {"warmup", "untimed iterations before each size and form"},
+    {"ranks", "CPU backend, one process: rank threads (default: the core count, at most 8)"},
+    {"timeout", "abort the communicators when a wait lasts longer; the sizes measured before "
+                "are kept (0: never)"},
+    {NULL, NULL}};
+
 /* The common options as coll shows them: -o freed for the reduction as in
  * nccl-tests (the result file stays --out), nccl-tests' defaults. */
 static void adapt_common(gs_common_options *common) {
   gs_coll_common_defaults(common);
-  for (gs_option *o = common->table; o->kind != GS_OPT_END; o++) {
-    if (strcmp(o->name, "out") == 0) {
-      o->short_name = 0;
-      o->help = "result file (default results/coll-<op>.json)";
-    } else if (strcmp(o->name, "iters") == 0) {
-      o->help = "timed iterations per size and form (default 20)";
-    } else if (strcmp(o->name, "warmup") == 0) {
-      o->help = "untimed iterations before each size and form";
-    } else if (strcmp(o->name, "ranks") == 0) {
-      o->help = "CPU backend, one process: rank threads (default: the core count, at most 8)";
-    } else if (strcmp(o->name, "timeout") == 0) {
-      o->help = "abort the communicators when a wait lasts longer; the sizes measured before "
-                "are kept (0: never)";
-    }
-  }
+  for (gs_option *o = common->table; o->kind != GS_OPT_END; o++)
+    if (strcmp(o->name, "out") == 0) o->short_name = 0;
+  gs_cli_reword_options(common->table, wording);
   gs_cli_refuse_options(common->table, refusals);
 }
 
