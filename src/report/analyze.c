@@ -44,6 +44,10 @@ const char *gs_report_string_of(const cJSON *obj, const char *name, const char *
   return cJSON_IsString(x) ? x->valuestring : fallback;
 }
 
+double gs_report_number_or_nan(const cJSON *x) {
+  return cJSON_IsNumber(x) && isfinite(x->valuedouble) ? x->valuedouble : NAN;
+}
+
 static void copy_text(char *dst, size_t size, const char *src) {
   snprintf(dst, size, "%s", src ? src : "");
 }

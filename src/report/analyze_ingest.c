@@ -12,10 +12,6 @@ static const cJSON *member(const cJSON *obj, const char *name) {
   return cJSON_GetObjectItemCaseSensitive(obj, name);
 }
 
-static double number_or_nan(const cJSON *x) {
-  return cJSON_IsNumber(x) && isfinite(x->valuedouble) ? x->valuedouble : NAN;
-}
-
 /* One rank's "mlperf" object into `lg`. */
 static void loadgen_read(const cJSON *o, gs_report_loadgen *lg) {
   lg->present = 1;
@@ -23,21 +19,21 @@ static void loadgen_read(const cJSON *o, gs_report_loadgen *lg) {
   lg->valid = cJSON_IsBool(valid) ? cJSON_IsTrue(valid) : -1;
   lg->scenario = gs_report_string_of(o, "scenario", NULL);
   lg->failed = gs_report_string_of(o, "failed_criteria", NULL);
-  lg->samples_per_second = number_or_nan(member(o, "throughput_samples_per_second"));
-  lg->tokens_per_second = number_or_nan(member(o, "tokens_per_second"));
-  lg->query_count = number_or_nan(member(o, "query_count"));
+  lg->samples_per_second = gs_report_number_or_nan(member(o, "throughput_samples_per_second"));
+  lg->tokens_per_second = gs_report_number_or_nan(member(o, "tokens_per_second"));
+  lg->query_count = gs_report_number_or_nan(member(o, "query_count"));
   const cJSON *lat = member(o, "latency_seconds");
-  lg->lat_mean = number_or_nan(member(lat, "mean"));
-  lg->lat_p50 = number_or_nan(member(lat, "p50"));
-  lg->lat_p90 = number_or_nan(member(lat, "p90"));
-  lg->lat_p99 = number_or_nan(member(lat, "p99"));
-  lg->lat_max = number_or_nan(member(lat, "max"));
+  lg->lat_mean = gs_report_number_or_nan(member(lat, "mean"));
+  lg->lat_p50 = gs_report_number_or_nan(member(lat, "p50"));
+  lg->lat_p90 = gs_report_number_or_nan(member(lat, "p90"));
+  lg->lat_p99 = gs_report_number_or_nan(member(lat, "p99"));
+  lg->lat_max = gs_report_number_or_nan(member(lat, "max"));
   const cJSON *ttft = member(o, "first_token_latency_seconds");
-  lg->ttft_p50 = number_or_nan(member(ttft, "p50"));
-  lg->ttft_p99 = number_or_nan(member(ttft, "p99"));
+  lg->ttft_p50 = gs_report_number_or_nan(member(ttft, "p50"));
+  lg->ttft_p99 = gs_report_number_or_nan(member(ttft, "p99"));
   const cJSON *tpot = member(o, "time_per_output_token_seconds");
-  lg->tpot_p50 = number_or_nan(member(tpot, "p50"));
-  lg->tpot_p99 = number_or_nan(member(tpot, "p99"));
+  lg->tpot_p50 = gs_report_number_or_nan(member(tpot, "p50"));
+  lg->tpot_p99 = gs_report_number_or_nan(member(tpot, "p99"));
 }
 
 /* See analyze_internal.h. */
@@ -46,7 +42,7 @@ void gs_report_ingest_read(const cJSON *doc, const cJSON *m, gs_report_row *row)
   row->nccl_version = NULL;
   const cJSON *coll = member(m, "collective");
   if (cJSON_IsObject(coll)) {
-    row->coll_time = number_or_nan(member(coll, "time_seconds"));
+    row->coll_time = gs_report_number_or_nan(member(coll, "time_seconds"));
     const cJSON *src = member(m, "source");
     row->nccl_version = gs_report_string_of(src, "nccl_version", NULL);
     if (!row->nccl_version)
@@ -68,5 +64,5 @@ void gs_report_ingest_read(const cJSON *doc, const cJSON *m, gs_report_row *row)
     if (!isfinite(r->throughput)) r->throughput = r->loadgen.samples_per_second;
   }
   if (!isfinite(row->throughput))
-    row->throughput = number_or_nan(member(member(m, "aggregate"), "throughput_items_per_second"));
+    row->throughput = gs_report_number_or_nan(member(member(m, "aggregate"), "throughput_items_per_second"));
 }

@@ -14,6 +14,10 @@
  * not a string. Points into the document. */
 const char *gs_report_string_of(const cJSON *obj, const char *name, const char *fallback);
 
+/* The value of number `x`, or NaN when it is absent, not a number or not
+ * finite. */
+double gs_report_number_or_nan(const cJSON *x);
+
 /* Fills `row` from measurement `m` (index `mi` of `file`): raw samples
  * pooled over runs, step and per-rank statistics, throughput, cold starts.
  * With `keep_samples` the row keeps the step and rank samples

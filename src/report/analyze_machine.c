@@ -16,10 +16,6 @@ static const cJSON *member(const cJSON *obj, const char *name) {
   return cJSON_GetObjectItemCaseSensitive(obj, name);
 }
 
-static double number_or_nan(const cJSON *x) {
-  return cJSON_IsNumber(x) && isfinite(x->valuedouble) ? x->valuedouble : NAN;
-}
-
 /* The string member `name` of `obj`, or NULL. */
 static const char *text_of(const cJSON *obj, const char *name) {
   return gs_report_string_of(obj, name, NULL);
@@ -62,12 +58,12 @@ static void gpu_read(const cJSON *g, gs_machine_gpu *out) {
   out->bus_id = text_of(g, "pci_bus_id");
   out->compute_capability = text_of(g, "compute_capability");
   out->cpu_affinity = text_of(g, "cpu_affinity");
-  out->memory_bytes = number_or_nan(member(g, "memory_bytes"));
-  out->sm_count = number_or_nan(member(g, "sm_count"));
-  out->max_sm_clock_mhz = number_or_nan(member(g, "max_sm_clock_mhz"));
-  out->max_memory_clock_mhz = number_or_nan(member(g, "max_memory_clock_mhz"));
-  out->power_limit_watts = number_or_nan(member(g, "power_limit_watts"));
-  out->numa_node = number_or_nan(member(g, "numa_node"));
+  out->memory_bytes = gs_report_number_or_nan(member(g, "memory_bytes"));
+  out->sm_count = gs_report_number_or_nan(member(g, "sm_count"));
+  out->max_sm_clock_mhz = gs_report_number_or_nan(member(g, "max_sm_clock_mhz"));
+  out->max_memory_clock_mhz = gs_report_number_or_nan(member(g, "max_memory_clock_mhz"));
+  out->power_limit_watts = gs_report_number_or_nan(member(g, "power_limit_watts"));
+  out->numa_node = gs_report_number_or_nan(member(g, "numa_node"));
 }
 
 /* Element (i, j) of a matrix member of the topology. */
@@ -105,7 +101,7 @@ void gs_machine_read(const gs_report *r, gs_machine *m) {
       m->links[i][j] = cJSON_IsString(word) ? word->valuestring : NULL;
       const cJSON *peer = matrix_at(topo, "peer_access", i, j);
       m->peer[i][j] = cJSON_IsBool(peer) ? cJSON_IsTrue(peer) : -1;
-      m->nvlink_bw[i][j] = number_or_nan(matrix_at(topo, "nvlink_bandwidth_bytes_per_s", i, j));
+      m->nvlink_bw[i][j] = gs_report_number_or_nan(matrix_at(topo, "nvlink_bandwidth_bytes_per_s", i, j));
     }
 }
 
@@ -133,5 +129,5 @@ void gs_machine_p2p_cell(const cJSON *test, size_t i, size_t j, double *median,
   const char *verified = gs_report_string_of(member(cell, "verification"), "status", NULL);
   if (strcmp(*state, "ok") == 0 && verified && strcmp(verified, "failed") == 0)
     *state = "verification";
-  *median = number_or_nan(member(cell, "median"));
+  *median = gs_report_number_or_nan(member(cell, "median"));
 }

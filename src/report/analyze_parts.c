@@ -17,10 +17,6 @@ static const cJSON *member(const cJSON *obj, const char *name) {
   return cJSON_GetObjectItemCaseSensitive(obj, name);
 }
 
-static double number_or_nan(const cJSON *x) {
-  return cJSON_IsNumber(x) && isfinite(x->valuedouble) ? x->valuedouble : NAN;
-}
-
 gs_rank_mark gs_report_mark_of(double deviation, const gs_report_thresholds *th) {
   if (!isfinite(deviation)) return GS_MARK_NONE;
   return deviation > th->critical   ? GS_MARK_CRITICAL
@@ -50,14 +46,14 @@ static void breakdown_run(rank_cursor *cur, size_t n_ranks, gs_report_breakdown 
     for (size_t k = 0; k < n_ranks; k++) {
       const cJSON *w = cur[k].wall ? cur[k].wall : cur[k].dev;
       if (!w) return;  // a rank ran out of iterations: the run is done
-      double t = number_or_nan(w);
+      double t = gs_report_number_or_nan(w);
       if (!isfinite(t)) complete = 0;
       else if (t > slowest) slowest = t;
     }
     for (size_t k = 0; k < n_ranks; k++) {
-      double wall = number_or_nan(cur[k].wall ? cur[k].wall : cur[k].dev);
-      double dev = cur[k].dev ? number_or_nan(cur[k].dev) : wall;
-      double comm = cur[k].comm ? number_or_nan(cur[k].comm) : 0.0;
+      double wall = gs_report_number_or_nan(cur[k].wall ? cur[k].wall : cur[k].dev);
+      double dev = cur[k].dev ? gs_report_number_or_nan(cur[k].dev) : wall;
+      double comm = cur[k].comm ? gs_report_number_or_nan(cur[k].comm) : 0.0;
       if (complete && isfinite(dev) && isfinite(comm)) {
         sum->step += slowest;
         sum->compute += dev - comm;
@@ -152,16 +148,16 @@ static void read_requests(const cJSON *reqs, gs_report_rank *k, double *lat, siz
   for (const cJSON *q = reqs->child; q; q = q->next) {
     const cJSON *status = member(q, "status");
     const char *s = cJSON_IsString(status) ? status->valuestring : "";
-    double latency = number_or_nan(member(q, "latency_seconds"));
+    double latency = gs_report_number_or_nan(member(q, "latency_seconds"));
     int is_cold = cJSON_IsTrue(member(q, "cold"));
     if (is_cold) k->cold_requests++;
     k->requests++;
     if (strcmp(s, "ok") == 0) {
       k->requests_ok++;
-      double out = number_or_nan(member(q, "output_tokens"));
+      double out = gs_report_number_or_nan(member(q, "output_tokens"));
       if (isfinite(out)) *tokens += out;
-      double ttft = number_or_nan(member(q, "ttft_seconds"));
-      double tpot = number_or_nan(member(q, "tpot_seconds"));
+      double ttft = gs_report_number_or_nan(member(q, "ttft_seconds"));
+      double tpot = gs_report_number_or_nan(member(q, "tpot_seconds"));
       if (!is_cold && isfinite(ttft)) times->ttft[times->n_ttft++] = ttft;
       if (!is_cold && isfinite(tpot)) times->tpot[times->n_tpot++] = tpot;
     } else if (strcmp(s, "timed_out") == 0) {
@@ -181,23 +177,23 @@ static void read_requests(const cJSON *reqs, gs_report_rank *k, double *lat, siz
 static double gpu_memory(const cJSON *doc, long device) {
   const cJSON *gpus = member(member(doc, "environment"), "gpus");
   for (const cJSON *g = gpus ? gpus->child : NULL; g; g = g->next) {
-    double idx = number_or_nan(member(g, "index"));
-    if (idx == (double)device) return number_or_nan(member(g, "memory_bytes"));
+    double idx = gs_report_number_or_nan(member(g, "index"));
+    if (idx == (double)device) return gs_report_number_or_nan(member(g, "memory_bytes"));
   }
   return NAN;
 }
 
 static void read_telemetry(const cJSON *doc, const cJSON *m, gs_report_row *row) {
-  const double interval = number_or_nan(member(member(m, "telemetry"), "interval_seconds"));
+  const double interval = gs_report_number_or_nan(member(member(m, "telemetry"), "interval_seconds"));
   const cJSON *tel = member(member(m, "telemetry"), "ranks");
   for (const cJSON *t = cJSON_IsArray(tel) ? tel->child : NULL; t; t = t->next) {
-    double rn = number_or_nan(member(t, "rank"));
+    double rn = gs_report_number_or_nan(member(t, "rank"));
     if (!(rn >= 0) || rn >= (double)row->n_ranks || rn != floor(rn)) continue;
     gs_report_rank *k = &row->ranks[(size_t)rn];
-    k->memory_used_bytes = number_or_nan(member(member(t, "memory_used_bytes"), "mean"));
-    k->utilization = number_or_nan(member(member(t, "utilization_percent"), "mean")) / 100.0;
-    k->telemetry_seconds = number_or_nan(member(t, "samples")) * interval;
-    double dev = number_or_nan(member(t, "device"));
+    k->memory_used_bytes = gs_report_number_or_nan(member(member(t, "memory_used_bytes"), "mean"));
+    k->utilization = gs_report_number_or_nan(member(member(t, "utilization_percent"), "mean")) / 100.0;
+    k->telemetry_seconds = gs_report_number_or_nan(member(t, "samples")) * interval;
+    double dev = gs_report_number_or_nan(member(t, "device"));
     if (isfinite(dev)) k->memory_total_bytes = gpu_memory(doc, (long)dev);
   }
 }
@@ -299,7 +295,7 @@ static double run_seconds_of(const cJSON *m) {
   const cJSON *secs = member(member(m, "llm"), "run_seconds");
   if (!cJSON_IsArray(secs) || !secs->child) return NAN;
   double sum = 0.0;
-  for (const cJSON *x = secs->child; x; x = x->next) sum += number_or_nan(x);
+  for (const cJSON *x = secs->child; x; x = x->next) sum += gs_report_number_or_nan(x);
   return sum;
 }
 
@@ -307,8 +303,8 @@ static double run_seconds_of(const cJSON *m) {
 static double busy_seconds_of(const cJSON *m, size_t r) {
   const cJSON *ranks = member(member(m, "llm"), "ranks");
   for (const cJSON *x = cJSON_IsArray(ranks) ? ranks->child : NULL; x; x = x->next)
-    if (number_or_nan(member(x, "rank")) == (double)r)
-      return number_or_nan(member(x, "busy_seconds"));
+    if (gs_report_number_or_nan(member(x, "rank")) == (double)r)
+      return gs_report_number_or_nan(member(x, "busy_seconds"));
   return NAN;
 }
 
@@ -354,13 +350,13 @@ gs_status gs_report_rank_extras(const cJSON *doc, const cJSON *m, const char *fi
     double tokens = 0.0;
     for (const cJSON *run = member(m, "runs")->child; run; run = run->next)
       for (const cJSON *rk = member(run, "ranks")->child; rk; rk = rk->next) {
-        if (number_or_nan(member(rk, "rank")) != (double)r) continue;
+        if (gs_report_number_or_nan(member(rk, "rank")) != (double)r) continue;
         const cJSON *host = member(rk, "host");
         if (!k->host && cJSON_IsString(host)) k->host = host->valuestring;
         const cJSON *reqs = member(rk, "requests");
         if (cJSON_IsArray(reqs))
           read_requests(reqs, k, lat, &n_lat, cold, &n_cold, &times, &tokens);
-        double failed = number_or_nan(member(rk, "failed_samples"));
+        double failed = gs_report_number_or_nan(member(rk, "failed_samples"));
         if (failed > 0) k->failed_samples += (uint64_t)failed;
         k->samples_taken += (uint64_t)cJSON_GetArraySize(member(rk, "wall_seconds"));
       }
@@ -411,13 +407,13 @@ void gs_report_placement_read(const cJSON *doc, const cJSON *m, gs_report_row *r
   const cJSON *units = member(member(m, "split"), "units");
   for (const cJSON *u = cJSON_IsArray(units) ? units->child : NULL; u; u = u->next) {
     char one[32];
-    snprintf(one, sizeof one, "%s%.0f", u == units->child ? "" : ",", number_or_nan(u));
+    snprintf(one, sizeof one, "%s%.0f", u == units->child ? "" : ",", gs_report_number_or_nan(u));
     append_text(row->split_units, sizeof row->split_units, one);
   }
   const cJSON *faults = member(m, "faults");
   for (const cJSON *f = cJSON_IsArray(faults) ? faults->child : NULL; f; f = f->next) {
     const cJSON *kind = member(f, "kind");
-    double rank = number_or_nan(member(f, "rank"));
+    double rank = gs_report_number_or_nan(member(f, "rank"));
     char one[96];
     snprintf(one, sizeof one, "%s%s rank %.0f", f == faults->child ? "" : "; ",
              cJSON_IsString(kind) ? kind->valuestring : "?", rank);
@@ -429,7 +425,7 @@ void gs_report_placement_read(const cJSON *doc, const cJSON *m, gs_report_row *r
       if (cJSON_IsString(p))
         snprintf(one, sizeof one, " %s=%s", p->string, p->valuestring);
       else
-        snprintf(one, sizeof one, " %s=%.6g", p->string, number_or_nan(p));
+        snprintf(one, sizeof one, " %s=%.6g", p->string, gs_report_number_or_nan(p));
       append_text(row->faults, sizeof row->faults, one);
     }
     if (rank >= 0 && rank < (double)row->n_ranks && rank == floor(rank)) {
@@ -440,7 +436,7 @@ void gs_report_placement_read(const cJSON *doc, const cJSON *m, gs_report_row *r
   }
   row->task = -1;
   row->task_spec = NULL;
-  double task = number_or_nan(member(m, "task"));
+  double task = gs_report_number_or_nan(member(m, "task"));
   if (task >= 0 && task == floor(task) && task < 1e6) {
     row->task = (int)task;
     const cJSON *spec =
@@ -456,7 +452,7 @@ void gs_report_placement_read(const cJSON *doc, const cJSON *m, gs_report_row *r
 static double coll_bandwidth(const cJSON *coll, const char *name) {
   char key[64];
   snprintf(key, sizeof key, "%s_bytes_per_second", name);
-  return number_or_nan(member(coll, key));
+  return gs_report_number_or_nan(member(coll, key));
 }
 
 /* The largest off-diagonal entry of environment.topology.nvlink_bandwidth_bytes_per_s. */
@@ -468,7 +464,7 @@ static double link_bandwidth(const cJSON *doc) {
   for (const cJSON *line = cJSON_IsArray(mat) ? mat->child : NULL; line; line = line->next, i++) {
     size_t j = 0;
     for (const cJSON *x = cJSON_IsArray(line) ? line->child : NULL; x; x = x->next, j++) {
-      double v = number_or_nan(x);
+      double v = gs_report_number_or_nan(x);
       if (i != j && v > 0 && !(v <= best)) best = v;
     }
   }
@@ -479,7 +475,7 @@ static const char *gpu_name(const cJSON *doc, double device) {
   const cJSON *gpus = member(member(doc, "environment"), "gpus");
   for (const cJSON *g = gpus ? gpus->child : NULL; g; g = g->next) {
     const cJSON *name = member(g, "name");
-    if (number_or_nan(member(g, "index")) == device && cJSON_IsString(name)) return name->valuestring;
+    if (gs_report_number_or_nan(member(g, "index")) == device && cJSON_IsString(name)) return name->valuestring;
   }
   return NULL;
 }
@@ -520,11 +516,11 @@ void gs_report_row_extras(const cJSON *doc, const cJSON *m, const gs_report_pric
     row->is_coll = 1;
     const cJSON *op = member(coll, "op");
     row->coll_op = cJSON_IsString(op) ? op->valuestring : NULL;
-    row->coll_bytes = number_or_nan(member(coll, "bytes"));
+    row->coll_bytes = gs_report_number_or_nan(member(coll, "bytes"));
     const cJSON *dtype = member(coll, "dtype"), *redop = member(coll, "redop");
     row->coll_dtype = cJSON_IsString(dtype) ? dtype->valuestring : NULL;
     row->coll_redop = cJSON_IsString(redop) ? redop->valuestring : NULL;
-    row->coll_root = number_or_nan(member(coll, "root"));
+    row->coll_root = gs_report_number_or_nan(member(coll, "root"));
     const cJSON *in_place = member(coll, "in_place");
     row->coll_in_place = cJSON_IsBool(in_place) ? cJSON_IsTrue(in_place) : -1;
     row->coll_busbw = coll_bandwidth(coll, "busbw");
