@@ -150,7 +150,7 @@ gs_status gs_cmd_report(int argc, char **argv) {
 
   gs_report_plots plots = {0};
   if (want_plots &&
-      (st = gs_report_plots_make_predicted(&rep, plots_dir, predict_text ? &pred : NULL, &plots)) !=
+      (st = gs_report_plots_make(&rep, plots_dir, predict_text ? &pred : NULL, &plots)) !=
           GS_OK) {
     gs_predict_free(&pred);
     gs_report_free(&rep);

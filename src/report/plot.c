@@ -627,10 +627,6 @@ static gs_status run_gnuplot(const char *program, const char *dir, int jobs) {
   return st;
 }
 
-/* See render.h. */
-gs_status gs_report_plots_make(const gs_report *r, const char *dir, gs_report_plots *out) {
-  return gs_report_plots_make_predicted(r, dir, NULL, out);
-}
 
 /* The prediction of series `si`, or NULL. */
 static const gs_predict_workload *prediction_of(const gs_predict *prediction, size_t si) {
@@ -640,8 +636,8 @@ static const gs_predict_workload *prediction_of(const gs_predict *prediction, si
 }
 
 /* See render.h. */
-gs_status gs_report_plots_make_predicted(const gs_report *r, const char *dir,
-                                         const gs_predict *prediction, gs_report_plots *out) {
+gs_status gs_report_plots_make(const gs_report *r, const char *dir,
+                               const gs_predict *prediction, gs_report_plots *out) {
   memset(out, 0, sizeof *out);
   const char *program = gnuplot_program();
   if (!program) {

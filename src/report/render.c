@@ -614,13 +614,7 @@ gs_status gs_report_print_json(FILE *out, cJSON *doc) {
 
 /* See render.h. */
 gs_status gs_report_render(FILE *out, const gs_report *r, gs_report_format format) {
-  return gs_report_render_plots(out, r, format, NULL);
-}
-
-/* See render.h. */
-gs_status gs_report_render_plots(FILE *out, const gs_report *r, gs_report_format format,
-                                 const gs_report_plots *plots) {
-  return gs_report_render_with(out, r, format, plots, 0);
+  return gs_report_render_with(out, r, format, NULL, 0);
 }
 
 /* See render.h. */

@@ -50,16 +50,12 @@ typedef struct {
  * The latency CDFs draw the rows' own samples: load `r` with
  * GS_REPORT_ROW_SAMPLES (a rank without them gets no CDF line).
  * Errors: GS_ERR_IO naming the path (dir not writable, gnuplot failed),
- * GS_ERR_NOMEM. */
-gs_status gs_report_plots_make(const gs_report *r, const char *dir, gs_report_plots *out);
-
-/* Like gs_report_plots_make; each series that `prediction` (may be NULL)
- * predicts gets its predicted speedup as a dashed continuation of the
- * measured one (`report --predict`, docs/predict.md). */
+ * GS_ERR_NOMEM. Each series that `prediction` (may be NULL) predicts gets
+ * its predicted speedup as a dashed continuation of the measured one
+ * (`report --predict`, docs/predict.md). */
 struct gs_predict;
-gs_status gs_report_plots_make_predicted(const gs_report *r, const char *dir,
-                                         const struct gs_predict *prediction,
-                                         gs_report_plots *out);
+gs_status gs_report_plots_make(const gs_report *r, const char *dir,
+                               const struct gs_predict *prediction, gs_report_plots *out);
 
 void gs_report_plots_free(gs_report_plots *plots);
 
@@ -70,17 +66,14 @@ extern const char *const gs_report_format_choices[];
  * (the caller names the destination), GS_ERR_NOMEM on allocation failure. */
 gs_status gs_report_render(FILE *out, const gs_report *r, gs_report_format format);
 
-/* Like gs_report_render; `plots` (may be NULL) are embedded in HTML and
- * their note is printed in text, Markdown and HTML. */
-gs_status gs_report_render_plots(FILE *out, const gs_report *r, gs_report_format format,
-                                 const gs_report_plots *plots);
-
 /* gs_report_render_with option: CSV with one row per raw sample instead of
  * one per measurement (the report must keep its samples: loaded without
  * GS_REPORT_DROP_SAMPLES). */
 #define GS_REPORT_CSV_SAMPLES 1u
 
-/* Like gs_report_render_plots, with GS_REPORT_CSV_* `options`. */
+/* Like gs_report_render; `plots` (may be NULL) are embedded in HTML and
+ * their note is printed in text, Markdown and HTML; GS_REPORT_CSV_*
+ * `options`. */
 gs_status gs_report_render_with(FILE *out, const gs_report *r, gs_report_format format,
                                 const gs_report_plots *plots, unsigned options);
 
