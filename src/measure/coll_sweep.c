@@ -461,7 +461,7 @@ static gs_status sweep_op(coll_state *st, coll_op_sweep *op, uint64_t *step, int
              (unsigned long long)st->sizes[i], gs_comm_world_size(st->world));
     gs_coll_point *pts = NULL;
     size_t n = 0;
-    gs_status status = gs_trace_measurement_start(one.trace, (int)index, label, one.backend);
+    gs_status status = gs_trace_measurement_start(one.trace, (int)index, label, one.backend, NULL);
     if (status == GS_OK) status = gs_coll_measure(&one, &pts, &n);
     gs_trace_measurement_stop(one.trace);
     *delay_rank = -1; /* only before the first timed batch of the command */

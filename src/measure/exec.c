@@ -451,6 +451,8 @@ static cJSON *exec_options_to_json(const void *opts) {
 static const gs_workload_driver exec_driver = {
     .samples_note = "the command's figure as the seconds of a step (its values per step, else "
                     "one per run; a rate as the time of its items: docs/exec.md)",
+    .trace_host_only = "exec sees the command's runs from outside; its GPU work is in "
+                       "processes of its own (docs/timeline.md)",
     .open = exec_open,
     .measure = gs_exec_measure,
     .annotate = exec_annotate,

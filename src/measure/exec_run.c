@@ -370,12 +370,8 @@ gs_status gs_exec_measure(void *vctx, const gs_run_config *config, size_t index,
     status = gs_error(GS_ERR_NOMEM, "cannot allocate %zu runs", total);
   gs_status failed = GS_OK;
   char reason[GS_TEXT_ERROR] = "";
-  if (config->trace) {
-    gs_trace_set_source(config->trace, "none: exec sees the command's runs from outside; its "
-                                       "GPU work is in processes of its own (docs/timeline.md)");
-    if (status == GS_OK)
-      status = gs_trace_attach(config->trace, config->trace_measurement, 0, -1, NULL);
-  }
+  if (status == GS_OK && config->trace)
+    status = gs_trace_attach(config->trace, config->trace_measurement, 0, -1, NULL);
   for (size_t i = 0; i < total && status == GS_OK && failed == GS_OK; i++) {
     gs_exec_run_note *note = &r->notes[r->n_notes++];
     note->timed = i >= config->warmup;

@@ -244,7 +244,8 @@ static gs_status run_tasks(const gs_plan_request *rq, const gs_run_config *base,
   for (size_t i = 0; i < n && status == GS_OK; i++) {
     // Task i is measurement i of the document once every task is done.
     plan->tasks[i].config.trace_measurement = (int)i;
-    status = gs_trace_measurement_start(base->trace, (int)i, plan->tasks[i].text, base->backend);
+    status = gs_trace_measurement_start(base->trace, (int)i, plan->tasks[i].text, base->backend,
+                                        NULL);
   }
   for (; started < n && status == GS_OK; started++) {
     plan->tasks[started].config.start_gate = &gate;

@@ -99,7 +99,8 @@ static gs_status measure_one(const gs_sweep *sw, void *driver_ctx, const gs_run_
   gs_run_config traced = *config;
   traced.trace_measurement = (int)index;
   gs_status status = gs_trace_measurement_start(config->trace, (int)index, config->label,
-                                                config->backend);
+                                                config->backend,
+                                                driver ? driver->trace_host_only : NULL);
   if (status == GS_OK)
     status = driver ? driver->measure(driver_ctx, &traced, index, m)
                     : gs_runner_measure(sw->workload, sw->workload_opts, &traced, m);

@@ -653,7 +653,9 @@ gs_status gs_p2p_measure(const gs_p2p_options *o, const gs_environment *env,
   p2p_ctx c;
   gs_status st = ctx_setup(&c, o, env);
   // The trace's one measurement: this thread, on the host lane, one span per cell.
-  if (st == GS_OK) st = gs_trace_measurement_start(o->trace, 0, "p2p", GS_BACKEND_CPU);
+  if (st == GS_OK) st = gs_trace_measurement_start(
+                           o->trace, 0, "p2p", GS_BACKEND_CUDA,
+                           "p2p times its copies itself; one span per cell on the host lane");
   if (st == GS_OK) st = gs_trace_attach(o->trace, 0, 0, -1, NULL);
   if (st == GS_OK) st = run_tests(&c, r);
   gs_trace_abandon(0);

@@ -297,11 +297,14 @@ void gs_trace_step_close(void) {
 }
 
 gs_status gs_trace_measurement_start(gs_trace *t, int index, const char *label,
-                                     gs_backend backend) {
+                                     gs_backend backend, const char *host_only) {
   if (!t) return GS_OK;
   GS_TRY(gs_trace_measurement_begin(t, index, label));
-  if (backend != GS_BACKEND_CUDA) {
-    gs_trace_set_source(t, "none: the cpu backend has host lanes only");
+  if (backend != GS_BACKEND_CUDA || host_only) {
+    char source[GS_TEXT_LONG];
+    snprintf(source, sizeof source, "none: %s",
+             host_only ? host_only : "the cpu backend has host lanes only");
+    gs_trace_set_source(t, source);
     return GS_OK;
   }
   char why[GS_TEXT_LONG] = "";

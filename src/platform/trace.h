@@ -43,8 +43,8 @@ static inline void gs_trace_detach(void) {}
 static inline void gs_trace_step_open(int64_t run, int64_t step) { (void)run, (void)step; }
 static inline void gs_trace_step_close(void) {}
 static inline gs_status gs_trace_measurement_start(gs_trace *t, int index, const char *label,
-                                                   gs_backend backend) {
-  (void)t, (void)index, (void)label, (void)backend;
+                                                   gs_backend backend, const char *host_only) {
+  (void)t, (void)index, (void)label, (void)backend, (void)host_only;
   return GS_OK;
 }
 static inline void gs_trace_measurement_stop(gs_trace *t) { (void)t; }
@@ -98,9 +98,12 @@ void gs_trace_step_close(void);
 /* Begins measurement `index` of the document on the recorder (label as
  * in gs_trace_measurement_begin) and, on the cuda backend, CUPTI's
  * activity records (loaded on first use; when it cannot load, the device
- * lanes come from CUDA events and the file says why). Main thread. */
+ * lanes come from CUDA events and the file says why). A measurement whose
+ * GPU work this process does not see or time itself gives the reason in
+ * `host_only` (else NULL): its trace has host lanes only and says why.
+ * Main thread. */
 gs_status gs_trace_measurement_start(gs_trace *t, int index, const char *label,
-                                     gs_backend backend);
+                                     gs_backend backend, const char *host_only);
 
 /* Ends the measurement: CUPTI's records of the recorded steps go into the
  * device lanes of the ranks that ran them. Main thread, after the ranks. */

@@ -60,6 +60,9 @@ typedef struct {
   /* What the median/p95/p99 of its samples are, for the summary table
    * under the measurements (e.g. "per-request latency (...)"). */
   const char *samples_note;
+  /* Non-NULL when the workload's GPU work runs where this process does not
+   * see it (another program): why its --trace has host lanes only. */
+  const char *trace_host_only;
   /* Checks the measuring configuration against the workload (GS_ERR_USAGE
    * naming the option that does not apply) and fits the configuration to
    * the workload. Called before anything is measured, from the main
