@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/format.h"
+#include "core/stats.h"
 #include "report/analyze_internal.h"
 
 /* See machine.h. */
@@ -46,17 +47,9 @@ static const cJSON *member(const cJSON *obj, const char *name) {
 
 static const char *or_dash(const char *text) { return text ? text : "-"; }
 
-/* "396.5 GB/s" (decimal, as links are rated). */
+/* "397 GB/s" (decimal, as links are rated), by the report's one unit rule. */
 static void gbps(double bytes_per_s, char *buf, size_t size) {
-  snprintf(buf, size, "%.1f GB/s", bytes_per_s / 1e9);
-}
-
-/* A message size as people write it: "512 MiB", "8 B". */
-static void bytes_text(double bytes, char *buf, size_t size) {
-  static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  size_t u = 0;
-  while (u + 1 < sizeof units / sizeof *units && bytes >= 1024.0) bytes /= 1024.0, u++;
-  snprintf(buf, size, "%.4g %s", bytes, units[u]);
+  gs_format_value(GS_UNIT_BANDWIDTH, bytes_per_s, buf, size);
 }
 
 /* Pass at or above `pass`, fail below `fail`, warn between. */
@@ -277,13 +270,8 @@ static double nvlink_figure(const gs_machine *m, int i, int j) {
 /* The median of `v[0..n)` (sorted in place). */
 static double median_of(double *v, size_t n) {
   if (n == 0) return NAN;
-  for (size_t i = 1; i < n; i++)
-    for (size_t k = i; k > 0 && v[k - 1] > v[k]; k--) {
-      double t = v[k];
-      v[k] = v[k - 1];
-      v[k - 1] = t;
-    }
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  gs_stats_sort(v, n);
+  return gs_stats_percentile_sorted(v, n, 50.0);
 }
 
 /* The median copy-engine figure of the pairs of `test` whose link word is
@@ -442,7 +430,7 @@ static void check_allreduce(gs_node_verdict *v, const gs_report *r, const gs_mac
   if (!isfinite(figure)) figure = median_pair(r), whose = "median measured p2p pair";
   char bw[32], ref[32], size[32];
   gbps(best->coll_busbw, bw, sizeof bw);
-  bytes_text(best->coll_bytes, size, sizeof size);
+  gs_format_value(GS_UNIT_BYTES, best->coll_bytes, size, sizeof size);
   if (!isfinite(figure)) {
     add_check(v, name, GS_CHECK_NA, "best %s at %s, %d GPUs; no link figure (no NVLink rate "
               "in the topology, no p2p document)", bw, size, best->world_size);
