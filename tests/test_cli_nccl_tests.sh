@@ -54,7 +54,9 @@ assert rows, "no rows in the report"
 raw, ranks, version = {}, None, None
 if raw_path.endswith(".json"):
     d = json.load(open(raw_path))
-    ranks = len(d["config"]["devices"])
+    # One entry per process (its first rank), each of nthreads x ngpus ranks.
+    c = d["config"]
+    ranks = len(c["devices"]) * c["nthreads"] * c["ngpus"]
     code = d.get("nccl_version")
     if isinstance(code, int):
         version = "%d.%d.%d" % (code // 10000, code % 10000 // 100, code % 100)

@@ -429,8 +429,7 @@ static void test_nccl_text_layouts(void **state) {
 static const char json_ok[] =
     "{\"version\":2,\"args\":[\"./build/all_reduce_perf\",\"-b\",\"8\"],\"nccl_version\":22803,"
     "\"config\":{\"nthreads\":1,\"ngpus\":2,\"iterations\":20,\"warmup_iters\":5,\"validation\":1,"
-    "\"devices\":[{\"rank\":0,\"hostname\":\"h\",\"device\":0,\"device_info\":\"G\"},"
-    "{\"rank\":1,\"hostname\":\"h\",\"device\":1,\"device_info\":\"G\"}]},"
+    "\"devices\":[{\"rank\":0,\"hostname\":\"h\",\"device\":0,\"device_info\":\"G\"}]},"
     "\"results\":[{\"size\":8,\"count\":2,\"type\":\"float\",\"redop\":\"sum\",\"root\":\"    -1\","
     "\"out_of_place\":{\"time\":10.5,\"alg_bw\":0.0,\"bus_bw\":\"nan\",\"nwrong\":null},"
     "\"out_of_place_per_iter\":{\"times_us\":[10.0,11.0]},"
@@ -444,6 +443,7 @@ static void test_nccl_json(void **state) {
   assert_string_equal(out.format, "json");
   assert_string_equal(out.program, "all_reduce_perf");
   assert_string_equal(out.nccl_version, "2.28.3");
+  // nccl-tests' JSON lists each process's first rank: 1 process x 1 thread x 2 GPUs.
   assert_int_equal(gs_nccl_tests_world_size(&out), 2);
   assert_int_equal(out.n_rows, 1);
   assert_true(out.rows[0].root == -1);
@@ -476,6 +476,33 @@ static void test_nccl_json(void **state) {
   gs_nccl_tests_free(&out);
 }
 
+/* Under MPI the JSON lists one entry per process (its first rank): 2
+ * processes of 2 GPUs each are 4 ranks, launched by MPI. */
+static void test_nccl_json_processes(void **state) {
+  (void)state;
+  const char json[] =
+      "{\"version\":3,\"args\":[\"./all_reduce_perf_mpi\"],"
+      "\"config\":{\"nthreads\":1,\"ngpus\":2,\"devices\":["
+      "{\"rank\":0,\"hostname\":\"a\",\"device\":0,\"device_info\":\"G\"},"
+      "{\"rank\":2,\"hostname\":\"b\",\"device\":0,\"device_info\":\"G\"}]},"
+      "\"results\":[{\"size\":1024,\"count\":256,\"type\":\"float\",\"redop\":\"sum\","
+      "\"root\":-1,\"out_of_place\":{\"time\":10.0,\"alg_bw\":0.1,\"bus_bw\":0.15,"
+      "\"nwrong\":0},\"in_place\":null}]}\n";
+  gs_nccl_tests_output out;
+  assert_int_equal(gs_nccl_tests_parse(json, strlen(json), "p.json", &out), GS_OK);
+  assert_int_equal(gs_nccl_tests_world_size(&out), 4);
+  cJSON *doc = gs_result_new("ingest");
+  assert_non_null(doc);
+  assert_int_equal(gs_ingest_add_nccl_tests(doc, &out, "allreduce", "p.json"), GS_OK);
+  cJSON *m = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "measurements"), 0);
+  assert_int_equal(cJSON_GetObjectItem(m, "world_size")->valueint, 4);
+  cJSON *c = cJSON_GetObjectItem(m, "collective");
+  assert_true(cJSON_GetObjectItem(c, "busbw_factor")->valuedouble == 1.5);
+  assert_string_equal(cJSON_GetObjectItem(c, "launch")->valuestring, "mpi");
+  cJSON_Delete(doc);
+  gs_nccl_tests_free(&out);
+}
+
 static void test_nccl_json_damaged(void **state) {
   (void)state;
   static const struct {
@@ -492,7 +519,7 @@ static void test_nccl_json_damaged(void **state) {
       {"\"times_us\":[10.0,", "\"times_us\":[true,", "out_of_place_per_iter.times_us[0] is a boolean"},
       {"\"out_of_place\":{\"time\":10.5,\"alg_bw\":0.0,\"bus_bw\":\"nan\",\"nwrong\":null},", "",
        "results[0] has neither an out_of_place nor an in_place result"},
-      {"{\"rank\":1,", "{\"rank\":\"one\",", "config.devices[1].rank is not a rank number"},
+      {"{\"rank\":0,", "{\"rank\":\"one\",", "config.devices[0].rank is not a rank number"},
       {"\"count\":2,", "\"count\":2,,", "t.json:1: invalid JSON at column"},
       {"}\n", "} extra\n", "t.json:1: text at column"},
   };
@@ -573,6 +600,7 @@ int main(void) {
       cmocka_unit_test(test_detail_damaged),    cmocka_unit_test(test_merge),
       cmocka_unit_test(test_nccl_text),         cmocka_unit_test(test_nccl_text_damaged),
       cmocka_unit_test(test_nccl_text_layouts), cmocka_unit_test(test_nccl_json),
+      cmocka_unit_test(test_nccl_json_processes),
       cmocka_unit_test(test_nccl_json_damaged), cmocka_unit_test(test_mlperf_mapping),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

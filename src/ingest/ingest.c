@@ -401,12 +401,15 @@ gs_status gs_ingest_add_nccl_tests(cJSON *doc, const gs_nccl_tests_output *out, 
     return gs_error(GS_ERR_FORMAT,
                           "%s: cannot tell how many ranks ran: no device list and no "
                           "'nThread N nGpus M' settings", source);
-  // Without a device list the ranks are one process's threads x GPUs.
-  if (out->n_ranks == 0 && ws > GS_INGEST_MAX_PROCESS_RANKS)
+  // Without a device list, or with one naming processes, each process's
+  // ranks are its threads x GPUs.
+  size_t per_process = out->n_ranks == 0 ? ws : ws / out->n_ranks;
+  if ((out->n_ranks == 0 || out->ranks_per_process_listed) &&
+      per_process > GS_INGEST_MAX_PROCESS_RANKS)
     return gs_error(GS_ERR_FORMAT,
                           "%s: nThread %d x nGpus %d = %zu ranks in one process is not "
                           "plausible (at most %d)", source, out->threads, out->gpus_per_thread,
-                          ws, GS_INGEST_MAX_PROCESS_RANKS);
+                          per_process, GS_INGEST_MAX_PROCESS_RANKS);
   for (size_t i = 0; i < out->n_rows; i++) {
     const gs_nccl_tests_row *row = &out->rows[i];
     gs_status st = GS_OK;

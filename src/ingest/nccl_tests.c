@@ -37,10 +37,12 @@ const char *gs_nccl_tests_op_from_program(const char *program) {
 }
 
 size_t gs_nccl_tests_world_size(const gs_nccl_tests_output *out) {
-  if (out->n_ranks > 0) return out->n_ranks;
-  if (out->threads > 0 && out->gpus_per_thread > 0)
-    return (size_t)out->threads * (size_t)out->gpus_per_thread;
-  return 0;
+  size_t per_process = out->threads > 0 && out->gpus_per_thread > 0
+                           ? (size_t)out->threads * (size_t)out->gpus_per_thread
+                           : 0;
+  if (out->n_ranks > 0 && out->ranks_per_process_listed)
+    return per_process > 0 ? out->n_ranks * per_process : 0;
+  return out->n_ranks > 0 ? out->n_ranks : per_process;
 }
 
 void gs_nccl_tests_free(gs_nccl_tests_output *out) {
@@ -695,7 +697,10 @@ static gs_status parse_json(const char *data, size_t size, const char *source,
       json_int_member(config, "warmup_iters", &out->warmup_iters);
       json_int_member(config, "validation", &out->validation);
       const cJSON *devices = cJSON_GetObjectItemCaseSensitive(config, "devices");
-      if (cJSON_IsArray(devices)) st = json_devices(source, devices, out);
+      if (cJSON_IsArray(devices)) {
+        out->ranks_per_process_listed = 1;
+        st = json_devices(source, devices, out);
+      }
     } else if (config) {
       st = json_wrong(source, "config", config, "an object");
     }

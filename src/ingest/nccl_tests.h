@@ -54,6 +54,10 @@ typedef struct {
   int cpu_time;            /* 1: the time columns are host time (-C) */
   size_t n_ranks;
   gs_nccl_tests_rank *ranks;     /* owned */
+  /* 1: the list names each process's first rank only, as nccl-tests' JSON
+   * does (its config.devices: one entry per process, the rank of its first
+   * thread and GPU); 0: every rank, as the text's "# Using devices" does. */
+  int ranks_per_process_listed;
   size_t n_rows;
   gs_nccl_tests_row *rows;       /* owned */
   double avg_busbw_gbs;    /* the footer's average; NAN when absent */
@@ -75,8 +79,9 @@ void gs_nccl_tests_free(gs_nccl_tests_output *out);
  * when it is not a known nccl-tests program. */
 const char *gs_nccl_tests_op_from_program(const char *program);
 
-/* The number of ranks: the device list when given, else threads x GPUs;
- * 0 when the output tells neither. */
+/* The number of ranks: the device list when given (times threads x GPUs
+ * where it lists processes), else threads x GPUs; 0 when the output tells
+ * neither. */
 size_t gs_nccl_tests_world_size(const gs_nccl_tests_output *out);
 
 #endif
