@@ -142,24 +142,23 @@ static void test_curve_interpolates(void **state) {
 
 static void test_allreduce_as_pairs(void **state) {
   (void)state;
-  double pairs, bytes;
-  // Ring of 8: 7 pairs of 2S/8; tree of 8: depth 3, 3 pairs of 2S/3.
-  gs_coll_allreduce_pairs(GS_COLL_RING, 8000, 8, &pairs, &bytes);
-  assert_float_equal(pairs, 7, 0);
-  assert_float_equal(bytes, 2000, 1e-9);
-  gs_coll_allreduce_pairs(GS_COLL_TREE, 9000, 8, &pairs, &bytes);
-  assert_float_equal(pairs, 3, 0);
-  assert_float_equal(bytes, 6000, 1e-9);
-  // Two ranks: the ring is one pair of the message; the tree sends all of
-  // it up and down, one pair of twice the message. One rank: none.
-  gs_coll_allreduce_pairs(GS_COLL_RING, 1000, 2, &pairs, &bytes);
-  assert_float_equal(pairs, 1, 0);
-  assert_float_equal(bytes, 1000, 1e-9);
-  gs_coll_allreduce_pairs(GS_COLL_TREE, 1000, 2, &pairs, &bytes);
-  assert_float_equal(pairs, 1, 0);
-  assert_float_equal(bytes, 2000, 1e-9);
-  gs_coll_allreduce_pairs(GS_COLL_RING, 1000, 1, &pairs, &bytes);
-  assert_float_equal(pairs, 0, 0);
+  // Ring of 8: 7 pairs of 2S/8; tree of 8: depth 3, 3 pairs of 2S/3. Two
+  // ranks: the ring is one pair of the message; the tree sends all of it up
+  // and down, one pair of twice the message. One rank: none.
+  static const struct {
+    gs_coll_algorithm alg;
+    double bytes;
+    int ranks;
+    double pairs, pair_bytes;
+  } cases[] = {{GS_COLL_RING, 8000, 8, 7, 2000}, {GS_COLL_TREE, 9000, 8, 3, 6000},
+               {GS_COLL_RING, 1000, 2, 1, 1000}, {GS_COLL_TREE, 1000, 2, 1, 2000},
+               {GS_COLL_RING, 1000, 1, 0, 0}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    double pairs = -1, bytes = -1;
+    gs_coll_allreduce_pairs(cases[i].alg, cases[i].bytes, cases[i].ranks, &pairs, &bytes);
+    assert_float_equal(pairs, cases[i].pairs, 0);
+    assert_float_equal(bytes, cases[i].pair_bytes, 1e-9);
+  }
   // A measured 2-rank curve prices each pair where it covers the pair's size.
   double b[] = {1000, 3000}, t[] = {10e-6, 20e-6};
   gs_coll_curve c;
