@@ -1,5 +1,6 @@
 /* Tests of the prediction (report/predict*.c, core/coll_model's algorithm
- * costs): collective costs against hand-worked values, the fits recovering
+ * costs): collective costs against hand-worked values, measured curves in
+ * place of the fit where they cover a size, the fits recovering
  * a known model from synthetic result documents, the holdout on the
  * committed 4-GPU results, and inputs that cannot be predicted. */
 #include <math.h>
