@@ -69,6 +69,72 @@ expect 0 "^\\| 16 \\| 2 \\| " -- predict --gpus 16 --gpus-per-node 8 --format ma
 expect 0 "  8 +1 +4 +2 " -- predict --gpus 8 --gpus-per-node 8 --tp 2 "$results/llm.json" "$results/coll.json"
 expect 2 "whole tensor-parallel replicas of 4" -- predict --gpus 2 --tp 4 "$results/llm.json" "$results/coll.json"
 
+# The network between nodes measured (--inter-node-coll): mlp on 2 H200 with
+# NCCL on its network transport (tests/data/predict/h200x2-net, trimmed from
+# docs/results/2026-11-24-h200x2-session3), predicted as 2 nodes of 1 GPU
+# from the NVLink measurements and the network's 2-rank allreduce, within
+# 15% of the step measured on that transport.
+net=$(cd "$(dirname "$0")/data/predict/h200x2-net" && pwd)
+as_nodes=(predict "$net/mlp-nvlink.json" --gpus 2 --gpus-per-node 1)
+"$bin" "${as_nodes[@]}" --inter-node-coll "$net/coll-net.json" --format json -o "$work/net.json" ||
+  fail "predict --inter-node-coll exited $?"
+python3 - "$work/net.json" "$net/mlp-net.json" <<'PY' || fail "inter-node prediction: see above"
+import json, sys
+pred = json.load(open(sys.argv[1]))
+(p,) = pred["workloads"][0]["predictions"]
+assert p["gpus"] == 2 and p["nodes"] == 2, p
+assert p["terms"]["collective"] == "ring" and p["terms"]["collective_from"] == "measured", p
+assert pred["machine"]["inter_node_coll"]["file"].endswith("coll-net.json"), pred["machine"]
+(m,) = [m for m in json.load(open(sys.argv[2]))["measurements"] if m["world_size"] == 2]
+steps = [s for run in m["runs"] for s in run["step_seconds"]]
+measured = sum(steps) / len(steps)
+error = (p["step_seconds"] - measured) / measured
+assert abs(error) <= 0.15, f"predicted {p['step_seconds']} s, measured {measured} s: {error:+.1%}"
+PY
+# Refused: the figures and the document together, a document that is not a
+# coll document, another op, one size, another rank count.
+expect 2 "give it or --inter-node/--inter-node-latency, not both" -- \
+  "${as_nodes[@]}" --inter-node 3 --inter-node-coll "$net/coll-net.json"
+expect 2 "mlp-net.json is not a coll document" -- \
+  "${as_nodes[@]}" --inter-node-coll "$net/mlp-net.json"
+expect 1 "option --inter-node-coll: .*missing.json" -- \
+  "${as_nodes[@]}" --inter-node-coll "$work/missing.json"
+python3 - "$net/coll-net.json" "$work" <<'PY'
+import copy, json, sys
+d = json.load(open(sys.argv[1]))
+def save(name, change):
+    e = copy.deepcopy(d)
+    change(e)
+    json.dump(e, open(f"{sys.argv[2]}/{name}", "w"))
+def other_op(e):
+    for m in e["measurements"]:
+        m["collective"]["op"] = "allgather"
+def one_size(e):
+    e["measurements"] = [m for m in e["measurements"] if m["collective"]["bytes"] == 8]
+def four_ranks(e):
+    for m in e["measurements"]:
+        m["world_size"] = 4
+        for run in m["runs"]:
+            extra = copy.deepcopy(run["ranks"])
+            for k, r in enumerate(extra):
+                r["rank"] = 2 + k
+            run["ranks"] += extra
+save("net-allgather.json", other_op)
+save("net-one-size.json", one_size)
+save("net-4-ranks.json", four_ranks)
+PY
+expect 2 "measured allgather; the network is described by an allreduce" -- \
+  "${as_nodes[@]}" --inter-node-coll "$work/net-allgather.json"
+expect 2 "allreduce was measured at one size only" -- \
+  "${as_nodes[@]}" --inter-node-coll "$work/net-one-size.json"
+expect 2 "measured allreduce at 4 ranks; the network is described by 2 ranks" -- \
+  "${as_nodes[@]}" --inter-node-coll "$work/net-4-ranks.json"
+# The node's coll document: its measured curve is used at the count it
+# covers and says so.
+expect 0 "allreduce at 2 GPUs: as measured from 8 B to 128 MiB" -- \
+  predict --gpus 2 "$net/mlp-net.json" "$net/coll-net.json"
+expect 0 "  2 +1 .* intra-node +measured" -- predict --gpus 2 "$net/mlp-net.json" "$net/coll-net.json"
+
 # --out goes through the atomic path: a failed prediction leaves the file alone.
 echo keep >"$work/keep.txt"
 "$bin" predict --gpus 6 -o "$work/keep.txt" "${all[@]}" 2>/dev/null

@@ -1,5 +1,6 @@
 /* Unit tests of the collective model: nccl-tests' bus-bandwidth factors,
- * sizes per rank, the alpha-beta fit, and the expected results that checks
+ * sizes per rank, the alpha-beta fit, measured curves and the allreduce as
+ * 2-rank pairs, and the expected results that checks
  * compare against (including half and bfloat16 encoding). */
 #include <math.h>
 #include <setjmp.h>
@@ -104,6 +105,83 @@ static void test_fit_rejects(void **state) {
   assert_int_equal(gs_coll_fit_alpha_beta(x3, t3, 2, &fit), GS_ERR_USAGE);
 }
 
+static void test_curve_interpolates(void **state) {
+  (void)state;
+  // Unsorted, with a size measured twice (in place and out of place): averaged.
+  double b[] = {4096, 1024, 4096, 16384}, t[] = {30e-6, 10e-6, 34e-6, 80e-6};
+  gs_coll_curve c;
+  assert_int_equal(gs_coll_curve_build(b, t, 4, 2, &c), GS_OK);
+  assert_int_equal(c.n, 3);
+  assert_int_equal(c.ranks, 2);
+  assert_float_equal(c.bytes[1], 4096, 0);
+  assert_float_equal(c.seconds[1], 32e-6, 1e-15);
+  double s = 0;
+  // A measured size gives its own time; between two, the straight line.
+  assert_int_equal(gs_coll_curve_seconds(&c, 1024, &s), 1);
+  assert_float_equal(s, 10e-6, 1e-15);
+  assert_int_equal(gs_coll_curve_seconds(&c, 16384, &s), 1);
+  assert_float_equal(s, 80e-6, 1e-15);
+  assert_int_equal(gs_coll_curve_seconds(&c, 2560, &s), 1);
+  assert_float_equal(s, 21e-6, 1e-15);
+  assert_int_equal(gs_coll_curve_seconds(&c, 10240, &s), 1);
+  assert_float_equal(s, 56e-6, 1e-15);
+  // Outside the measured sizes, or without a curve: no figure.
+  assert_int_equal(gs_coll_curve_seconds(&c, 1023, &s), 0);
+  assert_int_equal(gs_coll_curve_seconds(&c, 16385, &s), 0);
+  assert_int_equal(gs_coll_curve_seconds(NULL, 2048, &s), 0);
+  gs_coll_curve_free(&c);
+  // One size is no curve; a time that is not positive is refused.
+  double one_b[] = {64, 64}, one_t[] = {5e-6, 7e-6};
+  assert_int_equal(gs_coll_curve_build(one_b, one_t, 2, 2, &c), GS_OK);
+  assert_int_equal(gs_coll_curve_seconds(&c, 64, &s), 0);
+  gs_coll_curve_free(&c);
+  double bad_t[] = {5e-6, 0.0};
+  assert_int_equal(gs_coll_curve_build(b, bad_t, 2, 2, &c), GS_ERR_USAGE);
+  assert_null(c.bytes);
+}
+
+static void test_allreduce_as_pairs(void **state) {
+  (void)state;
+  // Ring of 8: 7 pairs of 2S/8; tree of 8: depth 3, 3 pairs of 2S/3. Two
+  // ranks: the ring is one pair of the message; the tree sends all of it up
+  // and down, one pair of twice the message. One rank: none.
+  static const struct {
+    gs_coll_algorithm alg;
+    double bytes;
+    int ranks;
+    double pairs, pair_bytes;
+  } cases[] = {{GS_COLL_RING, 8000, 8, 7, 2000}, {GS_COLL_TREE, 9000, 8, 3, 6000},
+               {GS_COLL_RING, 1000, 2, 1, 1000}, {GS_COLL_TREE, 1000, 2, 1, 2000},
+               {GS_COLL_RING, 1000, 1, 0, 0}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    double pairs = -1, bytes = -1;
+    gs_coll_allreduce_pairs(cases[i].alg, cases[i].bytes, cases[i].ranks, &pairs, &bytes);
+    assert_float_equal(pairs, cases[i].pairs, 0);
+    assert_float_equal(bytes, cases[i].pair_bytes, 1e-9);
+  }
+  // A measured 2-rank curve prices each pair where it covers the pair's size.
+  double b[] = {1000, 3000}, t[] = {10e-6, 20e-6};
+  gs_coll_curve c;
+  assert_int_equal(gs_coll_curve_build(b, t, 2, 2, &c), GS_OK);
+  // The link of its fit: 2a = 5 us, b = 5 ns/B.
+  gs_coll_link link = {.alpha_seconds = 2.5e-6, .beta_seconds_per_byte = 5e-9};
+  gs_coll_algorithm alg;
+  int measured = 0;
+  // 4 ranks, 4000 B: ring 3 pairs of 2000 B, measured 15 us each = 45 us;
+  // tree 2 pairs of 4000 B, past the curve: 2 x (5 + 20 us) = 50 us.
+  double best = gs_coll_allreduce_best_measured(&link, &c, 4000, 4, &alg, &measured);
+  assert_int_equal(alg, GS_COLL_RING);
+  assert_int_equal(measured, 1);
+  assert_float_equal(best, 45e-6, 1e-15);
+  // 16 ranks, 1000 B: ring 15 pairs of 125 B (5.625 us) = 84.4 us; tree 4
+  // pairs of 500 B (7.5 us) = 30 us, both below the curve: the link.
+  best = gs_coll_allreduce_best_measured(&link, &c, 1000, 16, &alg, &measured);
+  assert_int_equal(alg, GS_COLL_TREE);
+  assert_int_equal(measured, 0);
+  assert_float_equal(best, 30e-6, 1e-15);
+  gs_coll_curve_free(&c);
+}
+
 static void test_half_and_bfloat16(void **state) {
   (void)state;
   uint16_t h[4];
@@ -206,6 +284,8 @@ int main(void) {
       cmocka_unit_test(test_fit_exact_line),
       cmocka_unit_test(test_fit_relative_weights),
       cmocka_unit_test(test_fit_rejects),
+      cmocka_unit_test(test_curve_interpolates),
+      cmocka_unit_test(test_allreduce_as_pairs),
       cmocka_unit_test(test_half_and_bfloat16),
       cmocka_unit_test(test_expected_allreduce),
       cmocka_unit_test(test_expected_int8_wraps),

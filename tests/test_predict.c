@@ -1,5 +1,6 @@
 /* Tests of the prediction (report/predict*.c, core/coll_model's algorithm
- * costs): collective costs against hand-worked values, the fits recovering
+ * costs): collective costs against hand-worked values, measured curves in
+ * place of the fit where they cover a size, the fits recovering
  * a known model from synthetic result documents, the holdout on the
  * committed 4-GPU results, and inputs that cannot be predicted. */
 #include <math.h>
@@ -50,7 +51,7 @@ static void test_hierarchical(void **state) {
   // tree 2*3*5 + 2*250000*2e-11 = 30 + 10 us; plus the node's own 10 us.
   gs_coll_link net = {.alpha_seconds = 5e-6, .beta_seconds_per_byte = 2e-11};
   gs_coll_algorithm alg = GS_COLL_RING;
-  NEAR(gs_coll_allreduce_hierarchical(10e-6, &net, 1e6, 4, 8, &alg), 50e-6, 1e-12);
+  NEAR(gs_coll_allreduce_hierarchical(10e-6, &net, NULL, 1e6, 4, 8, &alg, NULL), 50e-6, 1e-12);
   assert_int_equal(alg, GS_COLL_TREE);
 
   // The machine: within a node alpha + beta x 2(p-1)/p x S, across nodes the above.
@@ -58,12 +59,68 @@ static void test_hierarchical(void **state) {
   m.allreduce.alpha_seconds = 10e-6;
   m.allreduce.beta_seconds_per_byte = 1e-11;
   const char *how = NULL;
-  NEAR(gs_predict_allreduce(&m, 1e6, 4, &how), 10e-6 + 1.5 * 1e6 * 1e-11, 1e-12);
+  unsigned from = 0;
+  NEAR(gs_predict_allreduce(&m, 1e6, 4, &how, &from), 10e-6 + 1.5 * 1e6 * 1e-11, 1e-12);
   assert_string_equal(how, "intra-node");
-  NEAR(gs_predict_allreduce(&m, 1e6, 32, &how), 10e-6 + 1.5e-5 + 40e-6, 1e-12);
+  assert_int_equal(from, GS_PREDICT_FROM_FIT);
+  from = 0;
+  NEAR(gs_predict_allreduce(&m, 1e6, 32, &how, &from), 10e-6 + 1.5e-5 + 40e-6, 1e-12);
   assert_string_equal(how, "tree");
-  assert_true(gs_predict_allreduce(&m, 1e6, 1, &how) == 0.0);
+  assert_int_equal(from, GS_PREDICT_FROM_FIT | GS_PREDICT_FROM_FIGURES);
+  assert_true(gs_predict_allreduce(&m, 1e6, 1, &how, NULL) == 0.0);
   assert_string_equal(how, "none");
+}
+
+/* A measured curve takes the place of the fit at the sizes and rank counts
+ * it covers, within a node and between nodes. */
+static void test_measured_curves(void **state) {
+  (void)state;
+  // Within a node, measured at 4 ranks: 20 us at 1 MB, 40 us at 3 MB.
+  double node_bytes[] = {1e6, 3e6}, node_seconds[] = {20e-6, 40e-6};
+  gs_coll_curve node;
+  assert_int_equal(gs_coll_curve_build(node_bytes, node_seconds, 2, 4, &node), GS_OK);
+  // Between nodes, a 2-rank allreduce: 100 us at 100 kB, 300 us at 500 kB.
+  double net_bytes[] = {5e5, 1e5}, net_seconds[] = {300e-6, 100e-6};
+  gs_coll_curve net;
+  assert_int_equal(gs_coll_curve_build(net_bytes, net_seconds, 2, 2, &net), GS_OK);
+  gs_predict_machine m = {.have_allreduce = 1, .gpus_per_node = 4, .curves = &node,
+                          .n_curves = 1, .network = {1e-6, 1e-9}, .network_curve = &net};
+  m.allreduce.alpha_seconds = 10e-6;
+  m.allreduce.beta_seconds_per_byte = 1e-11;
+  char name[32];
+  unsigned from = 0;
+  // 2 MB at 4 ranks: halfway between the measured sizes.
+  NEAR(gs_predict_allreduce(&m, 2e6, 4, NULL, &from), 30e-6, 1e-12);
+  assert_int_equal(from, GS_PREDICT_FROM_MEASURED);
+  // Outside the measured sizes, or at a count not measured: the fit.
+  from = 0;
+  NEAR(gs_predict_allreduce(&m, 4e6, 4, NULL, &from), 10e-6 + 1.5 * 4e6 * 1e-11, 1e-12);
+  NEAR(gs_predict_allreduce(&m, 2e6, 2, NULL, &from), 10e-6 + 1.0 * 2e6 * 1e-11, 1e-12);
+  assert_int_equal(from, GS_PREDICT_FROM_FIT);
+  // 2 nodes of 4, 1.2 MB: the node's measured 1.2 MB (22 us), then each GPU's
+  // 300 kB across 2 nodes: one 2-rank allreduce of 300 kB, 200 us measured.
+  from = 0;
+  const char *how = NULL;
+  NEAR(gs_predict_allreduce(&m, 1.2e6, 8, &how, &from), 22e-6 + 200e-6, 1e-12);
+  assert_string_equal(how, "ring");
+  assert_int_equal(from, GS_PREDICT_FROM_MEASURED);
+  gs_predict_from_name(from, name, sizeof name);
+  assert_string_equal(name, "measured");
+  // 4 nodes of 1 GPU, 400 kB: a ring is 3 pairs of 2 x 400 / 4 = 200 kB
+  // (150 us each), a tree 2 pairs of 400 kB (250 us each): the ring.
+  gs_predict_machine one = {.gpus_per_node = 1, .network = {1e-6, 1e-9}, .network_curve = &net};
+  from = 0;
+  NEAR(gs_predict_allreduce(&one, 4e5, 4, &how, &from), 3 * 150e-6, 1e-12);
+  assert_string_equal(how, "ring");
+  // 1 MB over 2 nodes: past the measured 500 kB, the network's link 2a + x b.
+  NEAR(gs_predict_allreduce(&one, 1e6, 2, &how, &from), 2e-6 + 1e6 * 1e-9, 1e-12);
+  assert_int_equal(from, GS_PREDICT_FROM_MEASURED | GS_PREDICT_FROM_FIT);
+  gs_predict_from_name(from, name, sizeof name);
+  assert_string_equal(name, "measured+fit");
+  gs_predict_from_name(0, name, sizeof name);
+  assert_string_equal(name, "none");
+  gs_coll_curve_free(&node);
+  gs_coll_curve_free(&net);
 }
 
 static void test_expected_max(void **state) {
@@ -504,6 +561,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ring_and_tree),
       cmocka_unit_test(test_hierarchical),
+      cmocka_unit_test(test_measured_curves),
       cmocka_unit_test(test_expected_max),
       cmocka_unit_test(test_fit_step_recovers),
       cmocka_unit_test(test_data_parallel_buckets),

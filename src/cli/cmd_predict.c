@@ -23,18 +23,22 @@ static void print_help(const gs_option *table) {
                "fits per workload its compute (the part that divides over the GPUs and the\n"
                "fixed per-step overhead), the noise that makes the slowest rank late, the\n"
                "gradient all-reduce that does not overlap (alpha-beta per collective; ring,\n"
-               "tree and intra-node then inter-node) or the batch rounds of llm replicas, and\n"
+               "tree and intra-node then inter-node; the measured time where a coll document\n"
+               "covers the size) or the batch rounds of llm replicas, and\n"
                "prints per GPU count the step (or tokens/s), speedup, efficiency and the terms\n"
                "that make it up. --holdout N fits below N GPUs and shows the error at N and\n"
                "above. Models and their assumptions: docs/predict.md.");
   gs_help_example("gpuscale predict voxelize.json mlp.json llm.json coll.json --gpus 8,16,64,1024 \\\n"
                   "    --gpus-per-node 8 --inter-node 50 --inter-node-latency 5\n"
+                  "gpuscale predict mlp.json coll.json --gpus 16,64 --gpus-per-node 8 \\\n"
+                  "    --inter-node-coll coll-2nodes.json\n"
                   "gpuscale predict voxelize.json mlp.json llm.json coll.json --holdout 4");
   gs_help_options("Options", table);
   gs_help_para("Exit codes: 0 prediction written, 1 a file is unreadable or not a valid result\n"
                "document (or the output cannot be written), 2 usage error (including inputs\n"
                "that cannot be predicted: a coll document of another machine, a collective\n"
-               "measured at one size, a workload without a model).");
+               "measured at one size, a workload without a model, an --inter-node-coll\n"
+               "document without a 2-rank allreduce).");
 }
 
 /* See commands.h. */
@@ -42,7 +46,9 @@ gs_status gs_cmd_predict(int argc, char **argv) {
   int format = GS_PREDICT_TEXT;
   const char *out_path = NULL, *gpus_text = NULL, *price_text = NULL;
   uint64_t per_node = 0, holdout = 0, tp = 0;
-  double gbps = GS_PREDICT_INTER_NODE_GBPS, latency_us = GS_PREDICT_INTER_NODE_LATENCY_US;
+  const char *net_path = NULL;
+  // NaN until given: the defaults apply only without --inter-node-coll.
+  double gbps = NAN, latency_us = NAN;
   double target = 0.0;
   const gs_option table[] = {
       {.name = "gpus", .kind = GS_OPT_STRING, .target = &gpus_text, .metavar = "LIST",
@@ -55,6 +61,9 @@ gs_status gs_cmd_predict(int argc, char **argv) {
       {.name = "inter-node-latency", .kind = GS_OPT_DOUBLE, .target = &latency_us, .dmin = 0.0,
        .dmax = 1e6, .metavar = "US",
        .help = "network latency of one message step in microseconds (default 5)"},
+      {.name = "inter-node-coll", .kind = GS_OPT_STRING, .target = &net_path, .metavar = "FILE",
+       .help = "the network between nodes as measured: a coll allreduce document of 2 ranks, "
+               "one GPU on each of 2 nodes (instead of --inter-node, --inter-node-latency)"},
       {.name = "holdout", .kind = GS_OPT_COUNT, .target = &holdout, .min = 2, .max = 1048576,
        .metavar = "N",
        .help = "fit on the measurements below N GPUs; show predicted vs measured at N and above "
@@ -88,6 +97,10 @@ gs_status gs_cmd_predict(int argc, char **argv) {
   if (st == GS_OK && !gpus_text && holdout == 0)
     st = gs_error(GS_ERR_USAGE, "gpuscale predict: give --gpus LIST (the counts to predict) or "
                                 "--holdout N (check the models on measured counts)");
+  if (st == GS_OK && net_path && (!isnan(gbps) || !isnan(latency_us)))
+    st = gs_error(GS_ERR_USAGE, "gpuscale predict: --inter-node-coll describes the network by its "
+                                "measured allreduce; give it or --inter-node/--inter-node-latency, "
+                                "not both");
   if (st == GS_OK && target > 0.0 && !isfinite(target))
     st = gs_error(GS_ERR_USAGE, "option --target: must be finite");
   if (st == GS_OK && out_path) st = gs_file_check_output(out_path, "option --out");
@@ -98,7 +111,7 @@ gs_status gs_cmd_predict(int argc, char **argv) {
     return st;
   }
 
-  gs_report rep;
+  gs_report rep, net = {0};
   gs_report_thresholds th = {.moderate = GS_REPORT_MODERATE_DEFAULT,
                              .critical = GS_REPORT_CRITICAL_DEFAULT};
   st = gs_report_load_with(files.paths, files.n, &th, &prices, GS_REPORT_DROP_SAMPLES, &rep);
@@ -107,14 +120,24 @@ gs_status gs_cmd_predict(int argc, char **argv) {
     free(counts);
     return st;
   }
-  gs_predict_options opt = {.counts = counts,
-                            .n_counts = n_counts,
-                            .gpus_per_node = (int)per_node,
-                            .inter_node_bytes_per_second = gbps * 1e9,
-                            .inter_node_latency_seconds = latency_us * 1e-6,
-                            .holdout = (int)holdout,
-                            .tensor_parallel = (int)tp,
-                            .target_items = target};
+  if (net_path &&
+      (st = gs_report_load_with(&net_path, 1, &th, &prices, GS_REPORT_DROP_SAMPLES, &net)) != GS_OK) {
+    st = gs_error(st, "option --inter-node-coll: %s", gs_last_error());
+    gs_report_free(&rep);
+    free(counts);
+    return st;
+  }
+  gs_predict_options opt = {
+      .counts = counts,
+      .n_counts = n_counts,
+      .gpus_per_node = (int)per_node,
+      .inter_node_bytes_per_second = (isnan(gbps) ? GS_PREDICT_INTER_NODE_GBPS : gbps) * 1e9,
+      .inter_node_latency_seconds =
+          (isnan(latency_us) ? GS_PREDICT_INTER_NODE_LATENCY_US : latency_us) * 1e-6,
+      .holdout = (int)holdout,
+      .tensor_parallel = (int)tp,
+      .target_items = target,
+      .inter_node_coll = net_path ? &net : NULL};
   gs_predict pred;
   st = gs_predict_build(&rep, &opt, &pred);
   if (st == GS_OK) {
@@ -129,6 +152,7 @@ gs_status gs_cmd_predict(int argc, char **argv) {
                                                                      (gs_predict_format)format));
     gs_predict_free(&pred);
   }
+  if (net_path) gs_report_free(&net);
   gs_report_free(&rep);
   free(counts);
   return st;

@@ -110,76 +110,187 @@ static void machine_of(const cJSON *doc, char *out, size_t size) {
 
 static int is_ok(const gs_report_row *row) { return strcmp(row->status, "ok") == 0; }
 
-/* Fits every collective op of the coll rows of `r` (pooled over sizes and
- * world sizes by bus bytes) into p->coll, allreduce into p->machine. */
+/* The ok measurements of one collective op in the coll rows of a report. */
+typedef struct {
+  double *bytes, *seconds;
+  int *ranks;
+  size_t n, cap;
+  const char *file; /* the last one's document */
+} coll_points;
+
+static void coll_points_free(coll_points *c) {
+  free(c->bytes);
+  free(c->seconds);
+  free(c->ranks);
+  memset(c, 0, sizeof *c);
+}
+
+/* Collects the ok measurements of `op` in the coll rows of `r` into `out`
+ * (freed by the caller also on failure). With `machine`, every one must
+ * come from that machine (machine_of). */
+static gs_status coll_points_of(const gs_report *r, gs_coll_op op, const char *machine,
+                                coll_points *out) {
+  for (size_t i = 0; i < r->n_series; i++) {
+    const gs_report_series *s = &r->series[i];
+    for (size_t j = 0; j < s->n_rows; j++) {
+      const gs_report_row *row = &s->rows[j];
+      if (!row->is_coll || !row->coll_op || strcmp(row->coll_op, gs_coll_op_names[op]) != 0 ||
+          !is_ok(row))
+        continue;
+      char here[256];
+      machine_of(r->docs[row->file], here, sizeof here);
+      if (machine && strcmp(here, machine) != 0)
+        return gs_error(GS_ERR_USAGE, "%s: the coll document was measured on another machine "
+                        "(%s) than the workloads (%s): predict needs the collectives of the "
+                        "machine the workloads ran on", gs_report_file_name(r, row->file),
+                        here, machine);
+      double secs = isfinite(row->coll_time) ? row->coll_time : row->step.mean;
+      if (!(secs > 0.0) || !(row->coll_bytes > 0.0)) continue;
+      if (out->n == out->cap) {
+        out->cap = out->cap ? 2 * out->cap : 32;
+        double *gb = realloc(out->bytes, out->cap * sizeof *gb);
+        if (gb) out->bytes = gb;
+        double *gs = gb ? realloc(out->seconds, out->cap * sizeof *gs) : NULL;
+        if (gs) out->seconds = gs;
+        int *gr = gs ? realloc(out->ranks, out->cap * sizeof *gr) : NULL;
+        if (!gr) return gs_error(GS_ERR_NOMEM, "out of memory reading the collectives");
+        out->ranks = gr;
+      }
+      out->bytes[out->n] = row->coll_bytes;
+      out->seconds[out->n] = secs;
+      out->ranks[out->n] = row->world_size;
+      out->file = gs_report_file_name(r, row->file);
+      out->n++;
+    }
+  }
+  return GS_OK;
+}
+
+/* Fits `op` to `pts` (pooled over sizes and world sizes by bus bytes) into
+ * `fit`: GS_ERR_USAGE naming the file when it was measured at one size. */
+static gs_status fit_points(const coll_points *pts, gs_coll_op op, gs_coll_fit *fit) {
+  double *x = malloc((pts->n ? pts->n : 1) * sizeof *x);
+  if (!x) return gs_error(GS_ERR_NOMEM, "out of memory fitting the collectives");
+  size_t distinct = 0;
+  for (size_t i = 0; i < pts->n; i++) {
+    x[i] = pts->bytes[i] * gs_coll_busbw_factor(op, pts->ranks[i]);
+    if (i == 0 || x[i] != x[i - 1]) distinct++;
+  }
+  gs_status st;
+  if (distinct < 2)
+    st = gs_error(GS_ERR_USAGE, "%s: %s was measured at one size only; an alpha-beta fit "
+                  "needs at least two sizes (e.g. gpuscale coll %s -b 8 -e 1G)", pts->file,
+                  gs_coll_op_names[op], gs_coll_op_names[op]);
+  else if ((st = gs_coll_fit_alpha_beta(x, pts->seconds, pts->n, fit)) != GS_OK)
+    st = gs_error(st, "%s: %s: %s", pts->file, gs_coll_op_names[op], gs_last_error());
+  free(x);
+  return st;
+}
+
+/* The allreduce measured within a node as one curve per rank count into
+ * p->curves (counts measured at one size give none). */
+static gs_status measured_curves(const coll_points *pts, gs_predict *p) {
+  p->curves = calloc(pts->n ? pts->n : 1, sizeof *p->curves);
+  double *b = malloc((pts->n ? pts->n : 1) * 2 * sizeof *b);
+  if (!p->curves || !b) {
+    free(b);
+    return gs_error(GS_ERR_NOMEM, "out of memory for the measured collectives");
+  }
+  double *t = b + pts->n;
+  gs_status st = GS_OK;
+  for (size_t i = 0; i < pts->n && st == GS_OK; i++) {
+    int seen = 0;
+    for (size_t k = 0; k < p->n_curves; k++) seen |= p->curves[k].ranks == pts->ranks[i];
+    if (seen) continue;
+    size_t n = 0;
+    for (size_t j = i; j < pts->n; j++)
+      if (pts->ranks[j] == pts->ranks[i]) {
+        b[n] = pts->bytes[j];
+        t[n++] = pts->seconds[j];
+      }
+    gs_coll_curve *c = &p->curves[p->n_curves];
+    st = gs_coll_curve_build(b, t, n, pts->ranks[i], c);
+    if (st == GS_OK && c->n >= 2) p->n_curves++;
+    else if (st == GS_OK) gs_coll_curve_free(c);
+  }
+  free(b);
+  p->machine.curves = p->curves;
+  p->machine.n_curves = p->n_curves;
+  return st;
+}
+
+/* Fits every collective op of the coll rows of `r` into p->coll, the
+ * allreduce into p->machine with its measured curves. */
 static gs_status fit_collectives(const gs_report *r, gs_predict *p, const char *machine) {
   for (int op = 0; op < GS_COLL_COUNT; op++) {
-    size_t n = 0, distinct = 0, cap = 0;
-    double *x = NULL, *t = NULL, last = NAN;
-    const char *file = NULL;
-    for (size_t i = 0; i < r->n_series; i++) {
-      const gs_report_series *s = &r->series[i];
-      for (size_t j = 0; j < s->n_rows; j++) {
-        const gs_report_row *row = &s->rows[j];
-        if (!row->is_coll || !row->coll_op || strcmp(row->coll_op, gs_coll_op_names[op]) != 0 ||
-            !is_ok(row))
-          continue;
-        char here[256];
-        machine_of(r->docs[row->file], here, sizeof here);
-        if (strcmp(here, machine) != 0) {
-          free(x);
-          free(t);
-          return gs_error(GS_ERR_USAGE, "%s: the coll document was measured on another machine "
-                          "(%s) than the workloads (%s): predict needs the collectives of the "
-                          "machine the workloads ran on", gs_report_file_name(r, row->file),
-                          here, machine);
-        }
-        double secs = isfinite(row->coll_time) ? row->coll_time : row->step.mean;
-        if (!(secs > 0.0) || !(row->coll_bytes > 0.0)) continue;
-        if (n == cap) {
-          cap = cap ? 2 * cap : 32;
-          double *gx = realloc(x, cap * sizeof *gx), *gt = gx ? realloc(t, cap * sizeof *gt) : NULL;
-          if (gx) x = gx;
-          if (!gx || !gt) {
-            free(x);
-            free(t);
-            return gs_error(GS_ERR_NOMEM, "out of memory fitting the collectives");
-          }
-          t = gt;
-        }
-        x[n] = row->coll_bytes * gs_coll_busbw_factor((gs_coll_op)op, row->world_size);
-        t[n] = secs;
-        if (x[n] != last) distinct++;
-        last = x[n];
-        file = gs_report_file_name(r, row->file);
-        n++;
-      }
-    }
-    gs_status st = GS_OK;
-    if (n > 0 && distinct < 2) {
-      st = gs_error(GS_ERR_USAGE, "%s: %s was measured at one size only; an alpha-beta fit "
-                    "needs at least two sizes (e.g. gpuscale coll %s -b 8 -e 1G)", file,
-                    gs_coll_op_names[op], gs_coll_op_names[op]);
-    } else if (n > 0) {
+    coll_points pts = {0};
+    gs_status st = coll_points_of(r, (gs_coll_op)op, machine, &pts);
+    if (st == GS_OK && pts.n > 0) {
       gs_predict_coll *c = &p->coll[p->n_coll];
       c->op = gs_coll_op_names[op];
-      st = gs_coll_fit_alpha_beta(x, t, n, &c->fit);
-      if (st != GS_OK) {
-        st = gs_error(st, "%s: %s: %s", file, c->op, gs_last_error());
-      } else {
+      st = fit_points(&pts, (gs_coll_op)op, &c->fit);
+      if (st == GS_OK) {
         p->n_coll++;
-        p->coll_file = file;
+        p->coll_file = pts.file;
         if (op == GS_COLL_ALLREDUCE) {
           p->machine.have_allreduce = 1;
           p->machine.allreduce = c->fit;
+          st = measured_curves(&pts, p);
         }
       }
     }
-    free(x);
-    free(t);
+    coll_points_free(&pts);
     if (st != GS_OK) return st;
   }
   return GS_OK;
+}
+
+/* The network between nodes from the --inter-node-coll document `net`: its
+ * 2-rank allreduce as measured (p->network_curve) and its fit, whose alpha
+ * is two ring steps (a = alpha / 2) and whose beta is one GPU's link. */
+static gs_status network_from_coll(const gs_report *net, gs_predict *p) {
+  const char *file = net->n_files ? gs_report_file_name(net, 0) : "--inter-node-coll";
+  coll_points pts = {0}, other = {0};
+  gs_status st = coll_points_of(net, GS_COLL_ALLREDUCE, NULL, &pts);
+  int other_op = GS_COLL_ALLREDUCE;
+  while (st == GS_OK && pts.n == 0 && other.n == 0 && ++other_op < GS_COLL_COUNT)
+    st = coll_points_of(net, (gs_coll_op)other_op, NULL, &other);
+  if (st == GS_OK && pts.n == 0) {
+    st = other.n > 0 ? gs_error(GS_ERR_USAGE, "option --inter-node-coll: %s measured %s; the "
+                                "network is described by an allreduce (gpuscale coll allreduce)",
+                                other.file, gs_coll_op_names[other_op])
+                     : gs_error(GS_ERR_USAGE, "option --inter-node-coll: %s is not a coll "
+                                "document with ok allreduce measurements", file);
+  }
+  // Only the 2-rank measurements: one GPU on each of two nodes.
+  size_t k = 0;
+  for (size_t i = 0; st == GS_OK && i < pts.n; i++)
+    if (pts.ranks[i] == 2) {
+      pts.bytes[k] = pts.bytes[i];
+      pts.seconds[k] = pts.seconds[i];
+      pts.ranks[k++] = 2;
+    }
+  if (st == GS_OK && k == 0)
+    st = gs_error(GS_ERR_USAGE, "option --inter-node-coll: %s measured allreduce at %d ranks; "
+                  "the network is described by 2 ranks, one GPU on each of 2 nodes", pts.file,
+                  pts.ranks[0]);
+  pts.n = k;
+  if (st == GS_OK) st = fit_points(&pts, GS_COLL_ALLREDUCE, &p->network_fit);
+  if (st == GS_OK && !(p->network_fit.beta_seconds_per_byte > 0.0))
+    st = gs_error(GS_ERR_USAGE, "option --inter-node-coll: %s: the allreduce's time does not grow "
+                  "with its size (fitted bandwidth %g s/B)", pts.file,
+                  p->network_fit.beta_seconds_per_byte);
+  if (st == GS_OK) st = gs_coll_curve_build(pts.bytes, pts.seconds, pts.n, 2, &p->network_curve);
+  if (st == GS_OK) {
+    p->network_file = pts.file;
+    p->machine.network_curve = &p->network_curve;
+    double alpha = p->network_fit.alpha_seconds;
+    p->machine.network.alpha_seconds = alpha > 0.0 ? alpha / 2.0 : 0.0;
+    p->machine.network.beta_seconds_per_byte = p->network_fit.beta_seconds_per_byte;
+  }
+  coll_points_free(&pts);
+  coll_points_free(&other);
+  return st;
 }
 
 /* The median of test `name` of a p2p document over its GPU pairs: the
@@ -530,7 +641,11 @@ gs_status gs_predict_build(const gs_report *r, const gs_predict_options *opt, gs
     return gs_error(GS_ERR_USAGE, "no workload measurements to predict: give a workload's "
                     "result document (run or scale) beside the coll document");
   gs_status st = fit_collectives(r, out, machine);
-  if (st != GS_OK) return st;
+  if (st == GS_OK && opt->inter_node_coll) st = network_from_coll(opt->inter_node_coll, out);
+  if (st != GS_OK) {
+    gs_predict_free(out);
+    return st;
+  }
 
   int largest = 1;
   for (size_t i = 0; i < r->n_series; i++)
@@ -539,7 +654,10 @@ gs_status gs_predict_build(const gs_report *r, const gs_predict_options *opt, gs
   out->machine.gpus_per_node = opt->gpus_per_node > 0 ? opt->gpus_per_node
                                : machine_gpus > 0     ? machine_gpus
                                                       : largest;
-  if (!out->machine.have_allreduce && (st = links_from_p2p(r, out, machine)) != GS_OK) return st;
+  if (!out->machine.have_allreduce && (st = links_from_p2p(r, out, machine)) != GS_OK) {
+    gs_predict_free(out);
+    return st;
+  }
 
   out->workloads = calloc(r->n_series ? r->n_series : 1, sizeof *out->workloads);
   if (!out->workloads) return gs_error(GS_ERR_NOMEM, "out of memory");
@@ -590,5 +708,8 @@ gs_status gs_predict_build(const gs_report *r, const gs_predict_options *opt, gs
 void gs_predict_free(gs_predict *p) {
   for (size_t i = 0; i < p->n_workloads; i++) free(p->workloads[i].points);
   free(p->workloads);
+  for (size_t i = 0; i < p->n_curves; i++) gs_coll_curve_free(&p->curves[i]);
+  free(p->curves);
+  gs_coll_curve_free(&p->network_curve);
   memset(p, 0, sizeof *p);
 }

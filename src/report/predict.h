@@ -38,18 +38,35 @@ const char *gs_predict_kind_name(gs_predict_kind kind);
 typedef struct {
   int have_allreduce;      /* 1: `allreduce` holds a fit */
   gs_coll_fit allreduce;   /* alpha + beta x bus bytes within one node */
+  const gs_coll_curve *curves; /* the allreduce measured within a node, one per rank count */
+  size_t n_curves;
   int gpus_per_node;
   gs_coll_link network;    /* between nodes: latency per step, seconds per byte per GPU */
+  const gs_coll_curve *network_curve; /* the 2-rank allreduce measured between nodes
+                                         (--inter-node-coll; `network` is then its fit), or NULL */
 } gs_predict_machine;
 
+/* Where the cost of an allreduce came from, as bits: a step that makes
+ * several may combine them. */
+#define GS_PREDICT_FROM_MEASURED 1u /* a measured curve, interpolated at the size */
+#define GS_PREDICT_FROM_FIT 2u      /* an alpha-beta fit: outside the measured sizes or counts */
+#define GS_PREDICT_FROM_FIGURES 4u  /* the network's figures (--inter-node, --inter-node-latency) */
+
+/* "measured", "fit", "figures" joined by '+' in that order ("none" for 0)
+ * into `out`. */
+void gs_predict_from_name(unsigned from, char *out, size_t size);
+
 /* Seconds of an allreduce of `bytes` over `gpus` GPUs on `m`: 0 for one
- * GPU; within a node the fitted alpha + beta x 2(p-1)/p x bytes; across
- * nodes (gpus a multiple of gpus_per_node) the hierarchical form. `*how`
+ * GPU; within a node the measured curve at that count where it covers the
+ * size, else the fitted alpha + beta x 2(p-1)/p x bytes; across nodes
+ * (gpus a multiple of gpus_per_node) the hierarchical form, the network's
+ * 2-rank allreduces from its measured curve where it covers them. `*how`
  * (may be NULL) receives "none", "intra-node", "ring" or "tree" (the
- * inter-node algorithm). Needs m->have_allreduce where a node holds more
- * than one of the GPUs. */
+ * inter-node algorithm); `*from` (may be NULL) gains the
+ * GS_PREDICT_FROM_* bits of the costs used. Needs m->have_allreduce where
+ * a node holds more than one of the GPUs. */
 double gs_predict_allreduce(const gs_predict_machine *m, double bytes, int gpus,
-                            const char **how);
+                            const char **how, unsigned *from);
 
 /* E[max of n independent standard normal variables]: 0 for n = 1, 0.5642
  * for 2, 1.0294 for 4; computed by integrating the density of the maximum. */
@@ -111,6 +128,7 @@ typedef struct {
   double speedup, efficiency; /* against the series' 1-GPU throughput (core/scaling) */
   double work, overhead, comm, imbalance; /* seconds; they add up to step_seconds */
   const char *comm_how;    /* "none", "intra-node", "ring", "tree" */
+  unsigned comm_from;      /* GS_PREDICT_FROM_* bits of the collective costs used */
   int tensor_parallel, replicas, rounds; /* requests */
   double dollars_per_million, seconds_to_target, dollars_to_target; /* NaN unpriced */
   double measured, error;  /* holdout: the measured step (tokens/s for requests) and
@@ -145,6 +163,9 @@ typedef struct {
   double target_items;     /* > 0: time and cost to process this many items */
   int skip_unmodelled;     /* 1: leave out (and name in `skipped`) the series without a
                               model or of another machine than the first, instead of failing */
+  const gs_report *inter_node_coll; /* a coll document of the 2-rank allreduce between
+                                       nodes: describes the network instead of the two
+                                       figures above; NULL: the figures */
 } gs_predict_options;
 
 /* One fitted collective of the coll document (shown, and allreduce used). */
@@ -176,6 +197,11 @@ typedef struct gs_predict {
   const char *links_file;  /* without one: the p2p document the allreduce came from, or NULL */
   size_t n_coll;
   gs_predict_coll coll[GS_COLL_COUNT];
+  size_t n_curves;
+  gs_coll_curve *curves;   /* owned: the node's allreduce measured, one per rank count */
+  const char *network_file; /* the --inter-node-coll document, or NULL */
+  gs_coll_fit network_fit; /* its 2-rank allreduce's fit */
+  gs_coll_curve network_curve; /* owned: its 2-rank allreduce as measured */
   size_t n_workloads;
   gs_predict_workload *workloads; /* owned */
   char skipped[1024];      /* with skip_unmodelled: "SERIES: why; ..." of those left out */
@@ -185,7 +211,8 @@ typedef struct gs_predict {
  * and predicts it at the options' counts. The coll series of `r` give the
  * machine's collective fits (without them, a p2p document its links); they
  * must come from the machine the workloads were measured on (same host and
- * GPU model). GS_ERR_USAGE for inputs that
+ * GPU model). The network between nodes comes from the options' figures or
+ * from their inter_node_coll document. GS_ERR_USAGE for inputs that
  * cannot be predicted, naming the file and what is missing: a coll document
  * of another machine, a collective with fewer than two sizes, a series
  * without a model (unless skip_unmodelled), a data-parallel series without

@@ -5,6 +5,7 @@
 #include "report/predict.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,21 +19,50 @@ const char *gs_predict_kind_name(gs_predict_kind kind) {
 }
 
 /* See predict.h. */
+void gs_predict_from_name(unsigned from, char *out, size_t size) {
+  static const char *const names[] = {"measured", "fit", "figures"};
+  size_t used = 0;
+  if (size) out[0] = '\0';
+  for (unsigned k = 0; k < 3; k++)
+    if (from & (1u << k) && used < size)
+      used += (size_t)snprintf(out + used, size - used, "%s%s", used ? "+" : "", names[k]);
+  if (used == 0) snprintf(out, size, "none");
+}
+
+/* Seconds of an allreduce of `bytes` at `ranks` GPUs of one node: the
+ * measured curve at that count where it covers the size, else the fit. */
+static double node_allreduce(const gs_predict_machine *m, double bytes, int ranks,
+                             unsigned *from) {
+  double t;
+  for (size_t i = 0; i < m->n_curves; i++)
+    if (m->curves[i].ranks == ranks && gs_coll_curve_seconds(&m->curves[i], bytes, &t)) {
+      *from |= GS_PREDICT_FROM_MEASURED;
+      return t;
+    }
+  *from |= GS_PREDICT_FROM_FIT;
+  return gs_coll_predict_seconds(&m->allreduce, GS_COLL_ALLREDUCE, (uint64_t)bytes, ranks);
+}
+
+/* See predict.h. */
 double gs_predict_allreduce(const gs_predict_machine *m, double bytes, int gpus,
-                            const char **how) {
+                            const char **how, unsigned *from) {
+  unsigned ignored = 0;
+  if (!from) from = &ignored;
   if (how) *how = "none";
   if (gpus <= 1 || !(bytes > 0.0)) return 0.0;
   int per_node = m->gpus_per_node > 0 ? m->gpus_per_node : gpus;
   if (gpus <= per_node) {
     if (how) *how = "intra-node";
-    return gs_coll_predict_seconds(&m->allreduce, GS_COLL_ALLREDUCE, (uint64_t)bytes, gpus);
+    return node_allreduce(m, bytes, gpus, from);
   }
-  double intra = per_node > 1 ? gs_coll_predict_seconds(&m->allreduce, GS_COLL_ALLREDUCE,
-                                                        (uint64_t)bytes, per_node)
-                              : 0.0;
+  double intra = per_node > 1 ? node_allreduce(m, bytes, per_node, from) : 0.0;
   gs_coll_algorithm alg;
-  double t = gs_coll_allreduce_hierarchical(intra, &m->network, bytes, per_node,
-                                            gpus / per_node, &alg);
+  int measured = 0;
+  double t = gs_coll_allreduce_hierarchical(intra, &m->network, m->network_curve, bytes, per_node,
+                                            gpus / per_node, &alg, &measured);
+  *from |= measured             ? GS_PREDICT_FROM_MEASURED
+           : m->network_curve ? GS_PREDICT_FROM_FIT
+                              : GS_PREDICT_FROM_FIGURES;
   if (how) *how = alg == GS_COLL_TREE ? "tree" : "ring";
   return t;
 }
@@ -150,15 +180,16 @@ static int rounds_of(int samples, int batch, int replicas, int *size) {
  * `tp` GPUs: two allreduces of the hidden state per layer, for the prefill
  * (every prompt token) and for each decode step (one token per sequence). */
 static double round_comm(const gs_predict_model *md, const gs_predict_machine *m, int size,
-                         int tp, const char **how) {
+                         int tp, const char **how, unsigned *from) {
   if (tp <= 1) {
     if (how) *how = "none";
     return 0.0;
   }
   double token_bytes = md->hidden * md->element_bytes;
   double per_layer = 2.0 * (double)md->layers;
-  double prefill = gs_predict_allreduce(m, size * md->prefill_tokens * token_bytes, tp, NULL);
-  double decode = gs_predict_allreduce(m, size * token_bytes, tp, how);
+  double prefill =
+      gs_predict_allreduce(m, size * md->prefill_tokens * token_bytes, tp, NULL, from);
+  double decode = gs_predict_allreduce(m, size * token_bytes, tp, how, from);
   return per_layer * (prefill + md->decode_steps * decode);
 }
 
@@ -181,7 +212,7 @@ gs_status gs_predict_fit_requests(const gs_predict_request_obs *obs, size_t n,
                       "(at %d GPUs)", obs[i].gpus);
     int size = 0;
     int rounds = rounds_of(model->samples, model->batch, obs[i].gpus / model->measured_tp, &size);
-    round += obs[i].run_seconds / rounds - round_comm(model, m, size, model->measured_tp, NULL);
+    round += obs[i].run_seconds / rounds - round_comm(model, m, size, model->measured_tp, NULL, NULL);
     tokens += obs[i].tokens_per_run;
   }
   model->round_seconds = round / (double)n;
@@ -195,17 +226,17 @@ gs_status gs_predict_fit_requests(const gs_predict_request_obs *obs, size_t n,
  * are reduced while the backward pass (two thirds of `compute`) makes the
  * remaining ones; the last bucket's all-reduce is exposed whole. */
 static double exposed_gradient_comm(const gs_predict_model *md, const gs_predict_machine *m,
-                                    double compute, int gpus, const char **how) {
+                                    double compute, int gpus, const char **how, unsigned *from) {
   double total = md->gradient_bytes, bucket = md->bucket_bytes;
-  if (!(bucket > 0.0) || bucket >= total) return gs_predict_allreduce(m, total, gpus, how);
+  if (!(bucket > 0.0) || bucket >= total) return gs_predict_allreduce(m, total, gpus, how, from);
   double full = floor(total / bucket);
   double last = total - full * bucket;
   if (!(last > 0.0)) {
     full -= 1.0;
     last = bucket;
   }
-  double exposed = gs_predict_allreduce(m, last, gpus, how);
-  double hidden = full * gs_predict_allreduce(m, bucket, gpus, NULL);
+  double exposed = gs_predict_allreduce(m, last, gpus, how, from);
+  double hidden = full * gs_predict_allreduce(m, bucket, gpus, NULL, from);
   double window = 2.0 / 3.0 * compute * (total - bucket) / total;
   return exposed + (hidden > window ? hidden - window : 0.0);
 }
@@ -239,7 +270,7 @@ gs_status gs_predict_point_at(const gs_predict_model *model, const gs_predict_ma
     out->replicas = gpus / tp;
     out->rounds = rounds_of(model->samples, model->batch, out->replicas, &size);
     double compute = model->round_seconds * (double)model->measured_tp / (double)tp;
-    double comm = round_comm(model, m, size, tp, &out->comm_how);
+    double comm = round_comm(model, m, size, tp, &out->comm_how, &out->comm_from);
     out->work = out->rounds * compute;
     out->comm = out->rounds * comm;
     out->step_seconds = out->work + out->comm;
@@ -253,7 +284,8 @@ gs_status gs_predict_point_at(const gs_predict_model *model, const gs_predict_ma
     if (gpus > 1 && per_node > 1 && !m->have_allreduce)
       return gs_error(GS_ERR_USAGE, "a data-parallel prediction within a node needs a coll "
                       "document with allreduce");
-    out->comm = exposed_gradient_comm(model, m, out->work + out->overhead, gpus, &out->comm_how);
+    out->comm = exposed_gradient_comm(model, m, out->work + out->overhead, gpus, &out->comm_how,
+                                      &out->comm_from);
   }
   out->imbalance = model->noise_seconds * gs_predict_expected_max(gpus);
   out->step_seconds = out->work + out->overhead + out->comm + out->imbalance;

@@ -119,6 +119,7 @@ static void render_workload_table(const sink *k, const gs_predict *p, const gs_p
   COL("comm", 9);
   if (!requests) COL("imbalance", 9);
   COL("collective", 10);
+  COL("from", 12);
   if (checked(w)) {
     COL("measured", 9);
     COL("error", 7);
@@ -150,6 +151,7 @@ static void render_workload_table(const sink *k, const gs_predict *p, const gs_p
     seconds_cell(pt->comm, c[m++], 32);
     if (!requests) seconds_cell(pt->imbalance, c[m++], 32);
     snprintf(c[m++], 32, "%s", pt->comm_how);
+    gs_predict_from_name(pt->comm_from, c[m++], 32);
     if (checked(w)) {
       if (requests) gs_format_rate(pt->measured, c[m++], 32);
       else seconds_cell(pt->measured, c[m++], 32);
@@ -195,10 +197,21 @@ static void render_choice(const sink *k, const gs_predict *p, const gs_predict_w
 static void render_text(FILE *f, const gs_predict *p, int markdown) {
   sink k = {f, markdown};
   const gs_predict_machine *m = &p->machine;
-  fprintf(f, "%sPrediction: %d GPUs per node; between nodes %.4g GB/s per GPU and %.4g us per "
-          "step\n", markdown ? "# " : "", m->gpus_per_node,
-          m->network.beta_seconds_per_byte > 0 ? 1e-9 / m->network.beta_seconds_per_byte : 0.0,
-          1e6 * m->network.alpha_seconds);
+  double gbps = m->network.beta_seconds_per_byte > 0 ? 1e-9 / m->network.beta_seconds_per_byte
+                                                     : 0.0;
+  if (p->network_file) {
+    char lo[32], hi[32];
+    gs_format_value(GS_UNIT_BYTES, m->network_curve->bytes[0], lo, sizeof lo);
+    gs_format_value(GS_UNIT_BYTES, m->network_curve->bytes[m->network_curve->n - 1], hi,
+                    sizeof hi);
+    fprintf(f, "%sPrediction: %d GPUs per node; between nodes the 2-rank allreduce of %s, "
+            "measured from %s to %s (beyond: its fit, %.4g GB/s per GPU and %.4g us per step)\n",
+            markdown ? "# " : "", m->gpus_per_node, p->network_file, lo, hi, gbps,
+            1e6 * m->network.alpha_seconds);
+  } else {
+    fprintf(f, "%sPrediction: %d GPUs per node; between nodes %.4g GB/s per GPU and %.4g us per "
+            "step\n", markdown ? "# " : "", m->gpus_per_node, gbps, 1e6 * m->network.alpha_seconds);
+  }
   if (markdown) fputc('\n', f);
   if (p->n_coll > 0) {
     fprintf(f, "%sCollectives of %s (t = alpha + beta x bus bytes, within a node):\n",
@@ -211,6 +224,13 @@ static void render_text(FILE *f, const gs_predict *p, int markdown) {
                          ? 1.0 / p->coll[i].fit.beta_seconds_per_byte : NAN, bw, sizeof bw);
       fprintf(f, "%s%s: alpha %s, bus bandwidth %sB/s, %zu points\n", markdown ? "- " : "  ",
               p->coll[i].op, a, bw, p->coll[i].fit.points);
+    }
+    for (size_t i = 0; i < m->n_curves; i++) {
+      char lo[32], hi[32];
+      gs_format_value(GS_UNIT_BYTES, m->curves[i].bytes[0], lo, sizeof lo);
+      gs_format_value(GS_UNIT_BYTES, m->curves[i].bytes[m->curves[i].n - 1], hi, sizeof hi);
+      fprintf(f, "%sallreduce at %d GPUs: as measured from %s to %s (%zu sizes), the fit "
+              "beyond\n", markdown ? "- " : "  ", m->curves[i].ranks, lo, hi, m->curves[i].n);
     }
   } else if (p->links_file) {
     char a[32], bw[32];
@@ -268,6 +288,9 @@ static cJSON *point_json(const gs_predict_workload *w, const gs_predict_point *p
   gs_json_add_number(terms, "comm_seconds", pt->comm);
   if (!requests) gs_json_add_number(terms, "imbalance_seconds", pt->imbalance);
   cJSON_AddStringToObject(terms, "collective", pt->comm_how);
+  char from[32];
+  gs_predict_from_name(pt->comm_from, from, sizeof from);
+  cJSON_AddStringToObject(terms, "collective_from", from);
   if (isfinite(pt->measured)) {
     gs_json_add_number(o, requests ? "measured_tokens_per_second" : "measured_step_seconds",
                        pt->measured);
@@ -313,6 +336,19 @@ static cJSON *model_json(const gs_predict_workload *w) {
   return o;
 }
 
+/* A measured curve: its rank count and the (bytes, seconds) it holds. */
+static cJSON *curve_json(const gs_coll_curve *c) {
+  cJSON *o = cJSON_CreateObject();
+  if (!o) return NULL;
+  cJSON_AddNumberToObject(o, "gpus", c->ranks);
+  cJSON *b = cJSON_AddArrayToObject(o, "bytes"), *t = cJSON_AddArrayToObject(o, "seconds");
+  for (size_t i = 0; b && t && i < c->n; i++) {
+    cJSON_AddItemToArray(b, cJSON_CreateNumber(c->bytes[i]));
+    cJSON_AddItemToArray(t, cJSON_CreateNumber(c->seconds[i]));
+  }
+  return o;
+}
+
 static cJSON *prediction_json(const gs_predict *p) {
   cJSON *doc = cJSON_CreateObject();
   if (!doc) return NULL;
@@ -342,6 +378,20 @@ static cJSON *prediction_json(const gs_predict *p) {
     gs_json_add_number(c, "beta_seconds_per_byte", p->coll[i].fit.beta_seconds_per_byte);
     gs_json_add_number(c, "r_squared", p->coll[i].fit.r_squared);
     cJSON_AddNumberToObject(c, "points", (double)p->coll[i].fit.points);
+  }
+  cJSON *curves = cJSON_AddArrayToObject(mach, "measured_allreduce");
+  if (!curves) goto fail;
+  for (size_t i = 0; i < p->machine.n_curves; i++)
+    cJSON_AddItemToArray(curves, curve_json(&p->machine.curves[i]));
+  if (p->network_file) {
+    cJSON *net = cJSON_AddObjectToObject(mach, "inter_node_coll");
+    if (!net) goto fail;
+    cJSON_AddStringToObject(net, "file", p->network_file);
+    gs_json_add_number(net, "alpha_seconds", p->network_fit.alpha_seconds);
+    gs_json_add_number(net, "beta_seconds_per_byte", p->network_fit.beta_seconds_per_byte);
+    gs_json_add_number(net, "r_squared", p->network_fit.r_squared);
+    cJSON_AddNumberToObject(net, "points", (double)p->network_fit.points);
+    cJSON_AddItemToObject(net, "measured", curve_json(&p->network_curve));
   }
   if (p->opt.holdout > 1) cJSON_AddNumberToObject(doc, "holdout", p->opt.holdout);
   if (p->skipped[0]) cJSON_AddStringToObject(doc, "not_predicted", p->skipped);
