@@ -108,9 +108,10 @@ gs_status gs_coll_curve_build(const double *bytes, const double *seconds, size_t
 void gs_coll_curve_free(gs_coll_curve *c);
 
 /* The measured seconds at `bytes`: piecewise linear in the size between
- * the two measured sizes around it (a measured size gives its own time). Returns 1 with `*seconds` set when the curve has at least
- * two sizes and bytes lies within them; 0 otherwise (outside the measured
- * range: the caller falls back to a model). `c` may be NULL (0). */
+ * the two measured sizes around it (a measured size gives its own time).
+ * Returns 1 with `*seconds` set when the curve has at least two sizes and
+ * bytes lies within them; 0 otherwise (outside the measured range: the
+ * caller falls back to a model). `c` may be NULL (0). */
 int gs_coll_curve_seconds(const gs_coll_curve *c, double bytes, double *seconds);
 
 /* An allreduce of `bytes` over `ranks` ranks by `alg` as `*pairs` 2-rank
