@@ -165,10 +165,12 @@ static void test_engine_deterministic(void **state) {
     gs_llm_engine *e = NULL;
     assert_int_equal(gs_llm_engine_create(&c, GS_BACKEND_CPU, NULL, &e), GS_OK);
     assert_int_equal(gs_llm_engine_prefill(e, 2, prompts, lengths, run[r][0]), GS_OK);
-    assert_int_equal(gs_llm_engine_decode(e, 2, run[r][1]), GS_OK);
-    assert_int_equal(gs_llm_engine_decode(e, 1, run[r][1] + 2), GS_OK);
-    assert_int_equal(gs_llm_engine_decode(e, 3, run[r][1]),
+    assert_int_equal(gs_llm_engine_decode(e, 2, 0, run[r][1]), GS_OK);
+    assert_int_equal(gs_llm_engine_decode(e, 1, 0, run[r][1] + 2), GS_OK);
+    assert_int_equal(gs_llm_engine_decode(e, 3, 0, run[r][1]),
                      GS_ERR_INTERNAL); /* more than prefilled */
+    assert_int_equal(gs_llm_engine_decode(e, 1, 2, run[r][1]),
+                     GS_ERR_INTERNAL); /* a next step larger than this one */
     gs_llm_engine_destroy(e);
   }
   assert_memory_equal(run[0], run[1], sizeof run[0]);
@@ -229,7 +231,7 @@ static void test_tensor_parallel_matches_whole(void **state) {
     assert_int_equal(gs_llm_engine_create(&c, GS_BACKEND_CPU, NULL, &e), GS_OK);
     assert_int_equal(gs_llm_engine_prefill(e, 2, prompts, lengths, tokens[r][0]), GS_OK);
     for (int step = 1; step < 6; step++)
-      assert_int_equal(gs_llm_engine_decode(e, 2, tokens[r][step]), GS_OK);
+      assert_int_equal(gs_llm_engine_decode(e, 2, 0, tokens[r][step]), GS_OK);
     logits[r] = malloc(2 * vocab * sizeof *logits[r]);
     assert_int_equal(gs_llm_engine_logits(e, 2, logits[r]), GS_OK);
     gs_llm_engine_destroy(e);

@@ -442,12 +442,14 @@ gs_status gs_comm_check(gs_comm *c) {
   return GS_OK;
 }
 
-gs_status gs_comm_wait(gs_comm *c, cudaStream_t stream) {
+/* Polls `event` when `of_event`, else `stream` (which may be the default
+ * stream), as gs_comm_wait says. */
+static gs_status comm_wait_for(gs_comm *c, int of_event, cudaStream_t stream, cudaEvent_t event) {
   GS_TRY(check_usable(c));
   if (c->world->config.backend != GS_BACKEND_CUDA) return GS_OK;
   double start = gs_time_seconds();
   for (unsigned spins = 0;; spins++) {
-    cudaError_t rc = cudaStreamQuery(stream);
+    cudaError_t rc = of_event ? cudaEventQuery(event) : cudaStreamQuery(stream);
     if (rc == cudaSuccess) return GS_OK;
     if (rc != cudaErrorNotReady) GS_CHECK_CUDA(rc);
     if ((spins & 63) == 0) {
@@ -470,6 +472,14 @@ gs_status gs_comm_wait(gs_comm *c, cudaStream_t stream) {
     }
     sched_yield();
   }
+}
+
+gs_status gs_comm_wait(gs_comm *c, cudaStream_t stream) {
+  return comm_wait_for(c, 0, stream, NULL);
+}
+
+gs_status gs_comm_wait_event(gs_comm *c, cudaEvent_t event) {
+  return comm_wait_for(c, 1, NULL, event);
 }
 
 gs_status gs_comm_barrier(gs_comm *c) {

@@ -215,6 +215,10 @@ gs_status gs_comm_sendrecv(gs_comm *comm, const void *send, int send_peer, void 
  * backend returns GS_OK at once. */
 gs_status gs_comm_wait(gs_comm *comm, cudaStream_t stream);
 
+/* The same wait for `event` (recorded on a stream of this rank's GPU):
+ * the work before it, not what the stream holds after it. */
+gs_status gs_comm_wait_event(gs_comm *comm, cudaEvent_t event);
+
 /* Non-blocking check for an asynchronous NCCL error (aborts on one). */
 gs_status gs_comm_check(gs_comm *comm);
 

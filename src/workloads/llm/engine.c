@@ -55,6 +55,7 @@ struct gs_llm_engine {
   /* The call the shards run. */
   engine_op op;
   size_t n;
+  size_t next; /* decode: rows the next decode will take (gs_llm_engine_decode) */
   const int32_t *const *prompts;
   const uint32_t *lengths;
   float *logits_out;
@@ -170,7 +171,7 @@ static gs_status run_op(engine_shard *sh) {
       if (sh->gpu) return gs_llm_gpu_prefill(sh->gpu, e->n, e->prompts, e->lengths, sh->tokens);
       return cpu_prefill(sh);
     case OP_DECODE:
-      if (sh->gpu) return gs_llm_gpu_decode(sh->gpu, e->n, sh->tokens);
+      if (sh->gpu) return gs_llm_gpu_decode(sh->gpu, e->n, e->next, sh->tokens);
       return cpu_decode(sh);
     case OP_LOGITS: {
       float *out = sh->shard.index == 0 ? e->logits_out : NULL;
@@ -390,11 +391,13 @@ gs_status gs_llm_engine_prefill(gs_llm_engine *e, size_t n, const int32_t *const
   return GS_OK;
 }
 
-gs_status gs_llm_engine_decode(gs_llm_engine *e, size_t n, int32_t *tokens) {
-  if (n == 0 || n > e->active)
-    return gs_error(GS_ERR_INTERNAL, "llm decode of %zu sequences after a prefill of %zu", n,
+gs_status gs_llm_engine_decode(gs_llm_engine *e, size_t n, size_t next, int32_t *tokens) {
+  if (n == 0 || n > e->active || next > n)
+    return gs_error(GS_ERR_INTERNAL,
+                    "llm decode of %zu sequences (next %zu) after a prefill of %zu", n, next,
                     e->active);
   e->n = n;
+  e->next = next;
   if (e->backend != GS_BACKEND_CUDA) {
     uint32_t *slots = e->rows, *positions = slots + n, *outs = positions + n;
     for (size_t i = 0; i < n; i++) {

@@ -59,8 +59,12 @@ gs_status gs_llm_engine_prefill(gs_llm_engine *e, size_t n, const int32_t *const
 
 /* Feeds each of sequences 0..n-1 its last token and writes the next one to
  * tokens[i]. n must not exceed the last prefill's n; no sequence may pass
- * max_seq positions. */
-gs_status gs_llm_engine_decode(gs_llm_engine *e, size_t n, int32_t *tokens);
+ * max_seq positions. `next` (<= n) promises that the next call is a decode
+ * of at most `next` sequences (0: no promise): on the GPU that step is
+ * launched before this call waits for its own tokens, so the GPU does not
+ * idle for the host's round trip between steps. Until that decode, logits
+ * are refused; a prefill drops the step. */
+gs_status gs_llm_engine_decode(gs_llm_engine *e, size_t n, size_t next, int32_t *tokens);
 
 /* The logits (n x vocab floats) behind the last call's tokens. */
 gs_status gs_llm_engine_logits(gs_llm_engine *e, size_t n, float *logits);

@@ -48,6 +48,13 @@ struct gs_llm_gpu_model {
   int32_t *tokens;
   uint32_t *decode_slots, *decode_positions;
   uint32_t *host_rows;     /* pinned staging for row descriptions */
+  /* Decode steps in flight: each copies its tokens to host_tokens[b] and
+   * records tokens_ready[b]; a decode that is told the next one launches
+   * it before waiting for its own (`ahead` rows in buffer `ahead_buffer`). */
+  int32_t *host_tokens[2];      /* pinned, max_batch each */
+  cudaEvent_t tokens_ready[2];
+  size_t ahead;                 /* rows of the step launched ahead; 0: none */
+  int ahead_buffer;
   size_t active;           /* sequences of the last prefill */
   uint32_t *next_position; /* host copy of decode_positions, to refuse a full cache */
   size_t last_rows_logits; /* rows of `logits` valid */
@@ -164,6 +171,10 @@ static gs_status make_buffers(gs_llm_gpu_model *m) {
   free(table);
   GS_CHECK_CUDA(rc);
   GS_CHECK_CUDA(cudaMallocHost((void **)&m->host_rows, (3 * rows + c->max_batch) * 4));
+  for (int b = 0; b < 2; b++) {
+    GS_CHECK_CUDA(cudaMallocHost((void **)&m->host_tokens[b], (size_t)c->max_batch * 4));
+    GS_CHECK_CUDA(cudaEventCreateWithFlags(&m->tokens_ready[b], cudaEventDisableTiming));
+  }
   for (uint32_t i = 0; i < c->max_batch; i++) m->host_rows[i] = i;
   GS_CHECK_CUDA(
       cudaMemcpy(m->decode_slots, m->host_rows, (size_t)c->max_batch * 4, cudaMemcpyHostToDevice));
@@ -221,6 +232,12 @@ gs_status gs_llm_gpu_create_shard(const gs_llm_engine_config *config, gs_llm_sha
 
 void gs_llm_gpu_destroy(gs_llm_gpu_model *m) {
   if (!m) return;
+  // A step launched ahead may still run on the buffers freed below.
+  if (m->stream) cudaStreamSynchronize(m->stream);
+  for (int b = 0; b < 2; b++) {
+    if (m->tokens_ready[b]) cudaEventDestroy(m->tokens_ready[b]);
+    if (m->host_tokens[b]) cudaFreeHost(m->host_tokens[b]);
+  }
   if (m->graphs)
     for (uint32_t i = 0; i <= m->config.max_batch; i++)
       if (m->graphs[i]) cudaGraphExecDestroy(m->graphs[i]);
@@ -495,6 +512,10 @@ gs_status gs_llm_gpu_prefill(gs_llm_gpu_model *m, size_t n, const int32_t *const
   GS_CHECK_CUDA(cudaMemcpyAsync(m->last_rows, last, n * 4, cudaMemcpyHostToDevice, m->stream));
   GS_TRY(enqueue_forward(m, rows, m->row_tokens, m->row_slots, m->row_positions, n, m->last_rows,
                          0));
+  // A decode step launched ahead that no decode asked for ran before this
+  // prefill on the stream: its cache rows lie past what the new sequences
+  // will read before writing, and its tokens are not wanted.
+  m->ahead = 0;
   // The first generated token of sequence i sits at position lengths[i].
   GS_TRY(wait_stream(m));
   for (size_t i = 0; i < n; i++) pos[i] = m->next_position[i] = lengths[i];
@@ -537,10 +558,9 @@ static gs_status decode_graph(gs_llm_gpu_model *m, size_t n, cudaGraphExec_t *ou
   return GS_OK;
 }
 
-gs_status gs_llm_gpu_decode(gs_llm_gpu_model *m, size_t n, int32_t *tokens) {
-  if (n == 0 || n > m->active)
-    return gs_error(GS_ERR_INTERNAL, "llm decode of %zu sequences after a prefill of %zu", n,
-                    m->active);
+/* Enqueues a decode step of sequences 0..n-1 and the copy of its tokens
+ * to host_tokens[buffer], then records tokens_ready[buffer]. */
+static gs_status launch_step(gs_llm_gpu_model *m, size_t n, int buffer) {
   for (size_t i = 0; i < n; i++)
     if (m->next_position[i] >= m->config.max_seq)
       return gs_error(GS_ERR_INTERNAL, "llm decode: sequence %zu is full (%u positions)", i,
@@ -553,10 +573,51 @@ gs_status gs_llm_gpu_decode(gs_llm_gpu_model *m, size_t n, int32_t *tokens) {
   } else {
     GS_TRY(enqueue_decode(m, n));
   }
-  return fetch_tokens(m, n, tokens);
+  GS_CHECK_CUDA(cudaMemcpyAsync(m->host_tokens[buffer], m->tokens, n * 4, cudaMemcpyDeviceToHost,
+                                m->stream));
+  GS_CHECK_CUDA(cudaEventRecord(m->tokens_ready[buffer], m->stream));
+  return GS_OK;
+}
+
+/* Waits for the step whose tokens go to host_tokens[buffer] (not for a
+ * step launched after it). */
+static gs_status wait_step(gs_llm_gpu_model *m, int buffer) {
+  if (m->comm) return gs_comm_wait_event(m->comm, m->tokens_ready[buffer]);
+  GS_CHECK_CUDA(cudaEventSynchronize(m->tokens_ready[buffer]));
+  return GS_OK;
+}
+
+gs_status gs_llm_gpu_decode(gs_llm_gpu_model *m, size_t n, size_t next, int32_t *tokens) {
+  if (n == 0 || n > m->active || next > n)
+    return gs_error(GS_ERR_INTERNAL,
+                    "llm decode of %zu sequences (next %zu) after a prefill of %zu", n, next,
+                    m->active);
+  if (m->ahead && n > m->ahead)
+    return gs_error(GS_ERR_INTERNAL, "llm decode of %zu sequences after a step of %zu launched "
+                    "ahead", n, m->ahead);
+  // This call's step: the one launched ahead by the last call, else now.
+  int buffer = m->ahead ? m->ahead_buffer : 0;
+  if (!m->ahead) GS_TRY(launch_step(m, n, buffer));
+  m->ahead = 0;
+  // The next call's step goes on the stream before this one's tokens are
+  // waited for, so the GPU goes from step to step without the host's round
+  // trip in between.
+  if (next > 0) {
+    GS_TRY(launch_step(m, next, !buffer));
+    m->ahead = next;
+    m->ahead_buffer = !buffer;
+  }
+  GS_TRY(wait_step(m, buffer));
+  memcpy(tokens, m->host_tokens[buffer], n * 4);
+  // The logits are the step's only while no later step was launched.
+  m->last_rows_logits = m->ahead ? 0 : n;
+  return GS_OK;
 }
 
 gs_status gs_llm_gpu_logits(gs_llm_gpu_model *m, size_t n, float *logits) {
+  if (m->ahead)
+    return gs_error(GS_ERR_INTERNAL, "llm logits while a decode step launched ahead runs (the "
+                    "last decode named a next step)");
   if (n > m->last_rows_logits)
     return gs_error(GS_ERR_INTERNAL, "llm logits of %zu rows, %zu available", n,
                     m->last_rows_logits);

@@ -29,7 +29,7 @@ void gs_llm_gpu_destroy(gs_llm_gpu_model *m);
  * written only where `logits` is not NULL. */
 gs_status gs_llm_gpu_prefill(gs_llm_gpu_model *m, size_t n, const int32_t *const *prompts,
                              const uint32_t *lengths, int32_t *first_tokens);
-gs_status gs_llm_gpu_decode(gs_llm_gpu_model *m, size_t n, int32_t *tokens);
+gs_status gs_llm_gpu_decode(gs_llm_gpu_model *m, size_t n, size_t next, int32_t *tokens);
 gs_status gs_llm_gpu_logits(gs_llm_gpu_model *m, size_t n, float *logits);
 
 #endif

@@ -158,7 +158,15 @@ static gs_status generate(replica *r, size_t n, uint64_t prompt_seed) {
       }
     }
     if (running == 0) break;
-    GS_TRY(gs_llm_engine_decode(r->engine, active, r->tokens));
+    // The rows the next step decodes unless a sequence times out: up to
+    // the last one still short of its target after this step. The engine
+    // starts that step before it hands back this one's tokens.
+    size_t next = 0;
+    for (size_t i = 0; i < active; i++)
+      if (b[i].status == GS_LLM_REQ_OK && isnan(b[i].finish) &&
+          (double)(b[i].output_tokens + 1) < b[i].latency)
+        next = i + 1;
+    GS_TRY(gs_llm_engine_decode(r->engine, active, next, r->tokens));
     r->result->forward_passes++;
     t = now_since(sh);
     for (size_t i = 0; i < active; i++)
