@@ -55,7 +55,6 @@ struct gs_llm_gpu_model {
   cudaEvent_t tokens_ready[2];
   size_t ahead;                 /* rows of the step launched ahead; 0: none */
   int ahead_buffer;
-  size_t active;           /* sequences of the last prefill */
   uint32_t *next_position; /* host copy of decode_positions, to refuse a full cache */
   size_t last_rows_logits; /* rows of `logits` valid */
   cudaGraphExec_t *graphs; /* per decode size 1..max_batch, NULL until first use */
@@ -521,7 +520,6 @@ gs_status gs_llm_gpu_prefill(gs_llm_gpu_model *m, size_t n, const int32_t *const
   for (size_t i = 0; i < n; i++) pos[i] = m->next_position[i] = lengths[i];
   GS_CHECK_CUDA(
       cudaMemcpyAsync(m->decode_positions, pos, n * 4, cudaMemcpyHostToDevice, m->stream));
-  m->active = n;
   return fetch_tokens(m, n, first_tokens);
 }
 
@@ -588,10 +586,7 @@ static gs_status wait_step(gs_llm_gpu_model *m, int buffer) {
 }
 
 gs_status gs_llm_gpu_decode(gs_llm_gpu_model *m, size_t n, size_t next, int32_t *tokens) {
-  if (n == 0 || n > m->active || next > n)
-    return gs_error(GS_ERR_INTERNAL,
-                    "llm decode of %zu sequences (next %zu) after a prefill of %zu", n, next,
-                    m->active);
+  // n and next against the last prefill: checked by the engine.
   if (m->ahead && n > m->ahead)
     return gs_error(GS_ERR_INTERNAL, "llm decode of %zu sequences after a step of %zu launched "
                     "ahead", n, m->ahead);
