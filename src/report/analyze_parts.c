@@ -11,6 +11,7 @@
 
 #include "core/parse.h"
 #include "core/coll_model.h"
+#include "core/stats.h"
 #include "report/analyze_internal.h"
 
 static const cJSON *member(const cJSON *obj, const char *name) {
@@ -126,11 +127,6 @@ gs_status gs_report_breakdown_read(const cJSON *m, const char *file, gs_report_r
 }
 
 /* ---- requests, telemetry, hosts ---------------------------------------------- */
-
-static int compare_doubles(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 /* Per-request times of a row's ok, not-cold requests (TTFT and TPOT), each
  * sized for all requests of the measurement. */
@@ -377,7 +373,7 @@ gs_status gs_report_rank_extras(const cJSON *doc, const cJSON *m, const char *fi
     // compare, only the success rate marks.
     if (row->request_based) k->throughput = server ? NAN : k->tokens_per_second;
     if (n_lat > 0) {
-      qsort(lat, n_lat, sizeof *lat, compare_doubles);
+      gs_stats_sort(lat, n_lat);
       double median = gs_stats_percentile_sorted(lat, n_lat, 50.0);
       for (size_t i = 0; i < n_cold; i++)
         if (cold[i] > GS_REPORT_COLD_FLAG * median) k->cold_outliers++;
