@@ -370,10 +370,9 @@ static gs_status add_collective(cJSON *doc, const gs_nccl_tests_output *out, con
   else
     ok &= cJSON_AddNumberToObject(c, "wrong_elements", (double)h->wrong) != NULL;
   // Several ranks per process (threads) or one process per rank (MPI).
-  size_t per_process = out->threads > 0 && out->gpus_per_thread > 0
-                           ? (size_t)out->threads * (size_t)out->gpus_per_thread
-                           : ws;
-  ok &= cJSON_AddStringToObject(c, "launch", ws > per_process ? "mpi" : "threads") != NULL;
+  size_t per_process = gs_nccl_tests_process_ranks(out);
+  const char *launch = per_process && ws > per_process ? "mpi" : "threads";
+  ok &= cJSON_AddStringToObject(c, "launch", launch) != NULL;
   ok &= cJSON_AddStringToObject(c, "transport", "auto") != NULL;
   cJSON *s = cJSON_AddObjectToObject(mj, "source");
   ok &= s != NULL;
@@ -403,9 +402,8 @@ gs_status gs_ingest_add_nccl_tests(cJSON *doc, const gs_nccl_tests_output *out, 
                           "'nThread N nGpus M' settings", source);
   // Without a device list, or with one naming processes, each process's
   // ranks are its threads x GPUs.
-  size_t per_process = out->n_ranks == 0 ? ws : ws / out->n_ranks;
-  if ((out->n_ranks == 0 || out->ranks_per_process_listed) &&
-      per_process > GS_INGEST_MAX_PROCESS_RANKS)
+  size_t per_process = gs_nccl_tests_process_ranks(out);
+  if ((out->n_ranks == 0 || out->lists_processes) && per_process > GS_INGEST_MAX_PROCESS_RANKS)
     return gs_error(GS_ERR_FORMAT,
                           "%s: nThread %d x nGpus %d = %zu ranks in one process is not "
                           "plausible (at most %d)", source, out->threads, out->gpus_per_thread,

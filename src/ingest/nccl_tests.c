@@ -36,12 +36,15 @@ const char *gs_nccl_tests_op_from_program(const char *program) {
   return NULL;
 }
 
+size_t gs_nccl_tests_process_ranks(const gs_nccl_tests_output *out) {
+  return out->threads > 0 && out->gpus_per_thread > 0
+             ? (size_t)out->threads * (size_t)out->gpus_per_thread
+             : 0;
+}
+
 size_t gs_nccl_tests_world_size(const gs_nccl_tests_output *out) {
-  size_t per_process = out->threads > 0 && out->gpus_per_thread > 0
-                           ? (size_t)out->threads * (size_t)out->gpus_per_thread
-                           : 0;
-  if (out->n_ranks > 0 && out->ranks_per_process_listed)
-    return per_process > 0 ? out->n_ranks * per_process : 0;
+  size_t per_process = gs_nccl_tests_process_ranks(out);
+  if (out->n_ranks > 0 && out->lists_processes) return out->n_ranks * per_process;
   return out->n_ranks > 0 ? out->n_ranks : per_process;
 }
 
@@ -698,7 +701,7 @@ static gs_status parse_json(const char *data, size_t size, const char *source,
       json_int_member(config, "validation", &out->validation);
       const cJSON *devices = cJSON_GetObjectItemCaseSensitive(config, "devices");
       if (cJSON_IsArray(devices)) {
-        out->ranks_per_process_listed = 1;
+        out->lists_processes = 1;
         st = json_devices(source, devices, out);
       }
     } else if (config) {

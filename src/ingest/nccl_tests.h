@@ -57,7 +57,7 @@ typedef struct {
   /* 1: the list names each process's first rank only, as nccl-tests' JSON
    * does (its config.devices: one entry per process, the rank of its first
    * thread and GPU); 0: every rank, as the text's "# Using devices" does. */
-  int ranks_per_process_listed;
+  int lists_processes;
   size_t n_rows;
   gs_nccl_tests_row *rows;       /* owned */
   double avg_busbw_gbs;    /* the footer's average; NAN when absent */
@@ -79,9 +79,13 @@ void gs_nccl_tests_free(gs_nccl_tests_output *out);
  * when it is not a known nccl-tests program. */
 const char *gs_nccl_tests_op_from_program(const char *program);
 
-/* The number of ranks: the device list when given (times threads x GPUs
- * where it lists processes), else threads x GPUs; 0 when the output tells
- * neither. */
+/* The ranks of one process: threads x GPUs per thread; 0 when the output
+ * does not say. */
+size_t gs_nccl_tests_process_ranks(const gs_nccl_tests_output *out);
+
+/* The number of ranks: the device list when given (times a process's
+ * ranks where it lists processes), else one process's ranks; 0 when the
+ * output tells neither. */
 size_t gs_nccl_tests_world_size(const gs_nccl_tests_output *out);
 
 #endif
