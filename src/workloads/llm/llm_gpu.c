@@ -604,8 +604,7 @@ gs_status gs_llm_gpu_decode(gs_llm_gpu_model *m, size_t n, size_t next, int32_t 
   }
   GS_TRY(wait_step(m, buffer));
   memcpy(tokens, m->host_tokens[buffer], n * 4);
-  // The logits are the step's only while no later step was launched.
-  m->last_rows_logits = m->ahead ? 0 : n;
+  m->last_rows_logits = n; /* gs_llm_gpu_logits refuses them while a step runs ahead */
   return GS_OK;
 }
 
