@@ -7,6 +7,16 @@ failures=0
 
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
+# need_gpus N: sets gpu_count to the GPUs nvidia-smi lists, or exits 77
+# (skipped) saying so when there are fewer than N.
+need_gpus() {
+  gpu_count=$(nvidia-smi -L 2>/dev/null | grep -c "^GPU") || gpu_count=0
+  [ "$gpu_count" -ge "$1" ] && return 0
+  if [ "$1" -eq 1 ]; then echo "skipped: needs a GPU, found none"; else
+    echo "skipped: needs $1 GPUs, found $gpu_count"; fi
+  exit 77
+}
+
 # expect CODE PATTERN -- ARGS...: exit code and a pattern in stdout+stderr.
 expect() {
   local code=$1 pattern=$2

@@ -6,8 +6,7 @@
 set -u
 bin=$1
 . "$(dirname "$0")/cli_lib.sh"
-count=$(nvidia-smi -L 2>/dev/null | grep -c "^GPU") || count=0
-[ "$count" -ge 2 ] || { echo "skipped: needs 2 GPUs, found $count"; exit 77; }
+need_gpus 2
 export NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 with_mpi=1
 if ! command -v mpirun >/dev/null || "$bin" info 2>/dev/null | grep -qE "^MPI +none"; then

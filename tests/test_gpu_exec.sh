@@ -9,14 +9,13 @@ set -u
 bin=$1
 . "$(dirname "$0")/cli_lib.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
-count=$(nvidia-smi -L 2>/dev/null | grep -c "^GPU") || count=0
-[ "$count" -ge 1 ] || { echo "skipped: needs a GPU, found none"; exit 77; }
+need_gpus 1
 python3 -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null ||
   { echo "skipped: needs PyTorch with CUDA"; exit 77; }
 command -v torchrun >/dev/null || { echo "skipped: needs torchrun"; exit 77; }
 
 counts=1
-[ "$count" -ge 2 ] && counts=1,2
+[ "$gpu_count" -ge 2 ] && counts=1,2
 expect 0 "figure: step_time \(ms, lower is better, protocol lines, values per step, per rank\)" -- \
   exec --counts "$counts" --warmup 1 --runs 2 --no-progress --out "$work/ddp.json" \
   -- torchrun --standalone --nproc_per_node='{n}' "$root/examples/ddp_mlp.py" --steps 50 --warmup-steps 10

@@ -9,11 +9,10 @@ set -u
 bin=$1
 . "$(dirname "$0")/cli_lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)
-count=$(nvidia-smi -L 2>/dev/null | grep -c "^GPU") || count=0
-[ "$count" -ge 1 ] || { echo "skipped: needs a GPU, found none"; exit 77; }
+need_gpus 1
 command -v python3 >/dev/null || { echo "skipped: python3 runs the trace validator"; exit 77; }
 export NCCL_NVLS_ENABLE=0
-gpus=$((count >= 2 ? 2 : 1))
+gpus=$((gpu_count >= 2 ? 2 : 1))
 validate() { python3 "$here/trace_validate.py" "$@" || fail "trace_validate.py $*"; }
 
 expect 0 "" -- scale mlp --gpus "$gpus" --iters 20 --runs 2 --trace-steps 4 \
