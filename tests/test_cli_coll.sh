@@ -15,6 +15,7 @@ expect 2 "option --minbytes" -- coll allreduce "${cpu[@]}" -b 12Q
 expect 2 "conflict" -- coll allreduce "${cpu[@]}" -f 2 -i 1K
 expect 2 "has no reduction" -- coll allgather "${cpu[@]}" -o max
 expect 2 "has no root" -- coll allreduce "${cpu[@]}" -r 1
+expect 2 "option --place: alltoall has no in-place form" -- coll alltoall "${cpu[@]}" --place in
 expect 2 "rank 5 of a world of 2" -- coll broadcast "${cpu[@]}" --ranks 2 -r 5
 expect 2 "needs the cuda backend" -- coll allreduce "${cpu[@]}" -d half
 expect 2 "--transport applies to NCCL" -- coll allreduce "${cpu[@]}" --transport p2p
@@ -26,6 +27,16 @@ for args in "-d float -o sum" "-d int8 -o prod" "-d uint64 -o max" "-d double -o
   # shellcheck disable=SC2086
   expect 0 "Wrong elements     : 0 OK" -- coll all "${cpu[@]}" --ranks 3 -b 8 -e 64K -f 32 -n 3 -w 1 $args --out "$work/all.json"
 done
+# In place only: alltoall and sendrecv have no such form; the others are measured.
+expect 0 "Wrong elements     : 0 OK" -- coll all "${cpu[@]}" --ranks 2 -b 8 -e 1K -f 8 -n 2 -w 1 --place in --out "$work/in.json"
+python3 - "$work/in.json" <<'PY' || fail "coll all --place in: the in-place measurements of five ops"
+import json, sys
+ms = json.load(open(sys.argv[1]))["measurements"]
+ops = sorted({m["collective"]["op"] for m in ms})
+assert ops == ["allgather", "allreduce", "broadcast", "reduce", "reducescatter"], ops
+assert all(m["collective"]["in_place"] and m["collective"]["wrong_elements"] == 0 for m in ms)
+assert len(ms) == 5 * 3, len(ms)
+PY
 expect 0 "alpha-beta fit \(out-of-place\)" -- coll allreduce "${cpu[@]}" --ranks 2 -b 1K -e 1M -f 4 -n 5 --out "$work/ar.json"
 python3 - "$work/ar.json" <<'PY' || fail "collective members of the result document"
 import json, sys
