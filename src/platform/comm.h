@@ -187,7 +187,8 @@ int gs_comm_size(const gs_comm *comm);   /* global world size */
  * broadcast, reduce and sendrecv one each; allgather receives and
  * reducescatter sends one per rank; alltoall sends and receives one per
  * rank (block j of send goes to rank j, arriving as block `rank` of its
- * recv). Members an op does not take are ignored. */
+ * recv). reduce writes only the root's recv. Members an op does not take
+ * are ignored. */
 typedef struct {
   gs_coll_op op;
   const void *send;
