@@ -8,7 +8,7 @@ bin=$1
 
 cpu=(--backend cpu --no-progress -q)
 expect 0 "reducescatter" -- coll --help
-expect 2 "missing OP" -- coll "${cpu[@]}"
+expect 2 "missing OP \(one of allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv, all\)$" -- coll "${cpu[@]}"
 expect 2 "option OP" -- coll allreduse "${cpu[@]}"
 expect 2 "minbytes.*larger than" -- coll allreduce "${cpu[@]}" -b 1M -e 1K
 expect 2 "option --minbytes" -- coll allreduce "${cpu[@]}" -b 12Q

@@ -132,10 +132,12 @@ static gs_status make_sizes(const gs_coll_options *o, uint64_t **sizes, size_t *
 }
 
 gs_status gs_coll_options_check(const gs_coll_options *o) {
-  if (!o->given_op)
-    return gs_error(GS_ERR_USAGE,
-                    "gpuscale coll: missing OP (one of allreduce, allgather, "
-                    "reducescatter, broadcast, reduce, alltoall, sendrecv, all)");
+  if (!o->given_op) {
+    char ops[GS_TEXT_LONG] = "";
+    for (size_t k = 0, at = 0; gs_coll_op_names[k] && at < sizeof ops; k++)
+      at += (size_t)snprintf(ops + at, sizeof ops - at, "%s, ", gs_coll_op_names[k]);
+    return gs_error(GS_ERR_USAGE, "gpuscale coll: missing OP (one of %sall)", ops);
+  }
   if (o->given_redop && !o->all && !gs_coll_has_redop(o->op))
     return gs_error(GS_ERR_USAGE, "option -o/--op: %s has no reduction", gs_coll_op_names[o->op]);
   if (o->given_root && !o->all && !gs_coll_has_root(o->op))
