@@ -27,16 +27,6 @@ for args in "-d float -o sum" "-d int8 -o prod" "-d uint64 -o max" "-d double -o
   # shellcheck disable=SC2086
   expect 0 "Wrong elements     : 0 OK" -- coll all "${cpu[@]}" --ranks 3 -b 8 -e 64K -f 32 -n 3 -w 1 $args --out "$work/all.json"
 done
-# In place only: alltoall and sendrecv have no such form; the others are measured.
-expect 0 "Wrong elements     : 0 OK" -- coll all "${cpu[@]}" --ranks 2 -b 8 -e 1K -f 8 -n 2 -w 1 --place in --out "$work/in.json"
-python3 - "$work/in.json" <<'PY' || fail "coll all --place in: the in-place measurements of five ops"
-import json, sys
-ms = json.load(open(sys.argv[1]))["measurements"]
-ops = sorted({m["collective"]["op"] for m in ms})
-assert ops == ["allgather", "allreduce", "broadcast", "reduce", "reducescatter"], ops
-assert all(m["collective"]["in_place"] and m["collective"]["wrong_elements"] == 0 for m in ms)
-assert len(ms) == 5 * 3, len(ms)
-PY
 expect 0 "alpha-beta fit \(out-of-place\)" -- coll allreduce "${cpu[@]}" --ranks 2 -b 1K -e 1M -f 4 -n 5 --out "$work/ar.json"
 python3 - "$work/ar.json" <<'PY' || fail "collective members of the result document"
 import json, sys
@@ -53,6 +43,17 @@ assert len(ms[0]["runs"][0]["ranks"][1]["wall_seconds"]) == 5
 models = d["collective_models"]
 assert len(models) == 2 and models[0]["points"] == 6 and models[0]["beta_seconds_per_byte"] > 0, models
 assert "nccl_environment" in d["config"] and d["config"]["coll"]["op"] == "allreduce"
+PY
+
+# In place only: alltoall and sendrecv have no such form; the others are measured.
+expect 0 "Wrong elements     : 0 OK" -- coll all "${cpu[@]}" --ranks 2 -b 8 -e 1K --stepfactor 8 -n 2 -w 1 --place in --out "$work/in.json"
+python3 - "$work/in.json" <<'PY' || fail "coll all --place in: the in-place measurements of five ops"
+import json, sys
+ms = json.load(open(sys.argv[1]))["measurements"]
+ops = sorted({m["collective"]["op"] for m in ms})
+assert ops == ["allgather", "allreduce", "broadcast", "reduce", "reducescatter"], ops
+assert all(m["collective"]["in_place"] and m["collective"]["wrong_elements"] == 0 for m in ms)
+assert len(ms) == 5 * 3, len(ms)
 PY
 
 # A rank held back beyond the timeout: exit 1 within bounds, rank named, document kept.
