@@ -252,7 +252,13 @@ gs_status gs_common_choose_ranks(gs_common_options *o, int default_all, const gs
     return gs_error(GS_ERR_UNSUPPORTED, "%d processes: gpuscale measures at most %d ranks",
                     job->process_count, GS_MAX_RANKS);
   o->mpi_processes = mpi ? job->process_count : 0;
-  GS_TRY(gs_common_resolve(o, default_all, config));
+  // Every process resolves the same options: only process 0 tells their
+  // notes (the CPU backend's "no NVIDIA driver found" once, not per rank).
+  int quiet = gs_is_quiet();
+  if (mpi && job->process_rank != 0) gs_set_quiet(1);
+  gs_status resolved = gs_common_resolve(o, default_all, config);
+  gs_set_quiet(quiet);
+  GS_TRY(resolved);
   if (!mpi) {
     *local_ranks = config->world_size;
     for (int k = 0; k < config->world_size; k++) local_devices[k] = config->devices[k];
