@@ -17,7 +17,7 @@
  * (argv[0]), its options and the common ones. *wopts is allocated (free with
  * workload->options_free). Returns GS_OK, GS_ERR_USAGE, or GS_OK with
  * *help_shown = 1 when --help was asked for. */
-static void print_measure_help(const char *command, unsigned groups, const gs_workload *w,
+static void print_measure_help(const char *command, unsigned features, const gs_workload *w,
                                void *wopts, gs_common_options *common) {
   gs_help_usage("gpuscale %s WORKLOAD [options]", command);
   if (strcmp(command, "run") == 0)
@@ -29,7 +29,7 @@ static void print_measure_help(const char *command, unsigned groups, const gs_wo
   size_t n = 0;
   const gs_workload *const *all = gs_workload_list(&n);
   for (size_t i = 0; i < n; i++) gs_help_item(all[i]->key, all[i]->summary);
-  gs_common_init(common, groups);
+  gs_common_init(common, features);
   // A workload with its own timing loop may have its own defaults.
   if (w && w->driver && w->driver->default_runs) common->runs = w->driver->default_runs;
   if (w && w->driver && w->driver->default_warmup) common->warmup = w->driver->default_warmup;
@@ -47,13 +47,13 @@ static gs_status reject_positional(void *ctx, const char *arg) {
   return gs_error(GS_ERR_USAGE, "gpuscale %s: unexpected argument '%s'", (const char *)ctx, arg);
 }
 
-static gs_status parse_measure_command(const char *command, unsigned groups, int argc, char **argv,
+static gs_status parse_measure_command(const char *command, unsigned features, int argc, char **argv,
                            gs_common_options *common, const gs_workload **workload,
                            void **wopts, int *help_shown) {
   *workload = NULL;
   *wopts = NULL;
   *help_shown = 0;
-  gs_common_init(common, groups);
+  gs_common_init(common, features);
   const gs_workload *w = NULL;
   if (argc > 0 && argv[0][0] != '-') {
     w = gs_workload_find(argv[0]);
@@ -71,7 +71,7 @@ static gs_status parse_measure_command(const char *command, unsigned groups, int
   void *opts = w ? w->options_new() : NULL;
   if (w && !opts) return gs_error(GS_ERR_NOMEM, "cannot allocate the options of %s", w->key);
   if (gs_cli_wants_help(argc, argv)) {
-    print_measure_help(command, groups, w, opts, common);
+    print_measure_help(command, features, w, opts, common);
     if (w) w->options_free(opts);
     *help_shown = 1;
     return GS_OK;
@@ -113,13 +113,13 @@ static gs_status apply_gpu_mode(const gs_common_options *common, const gs_worklo
   return GS_OK;
 }
 
-static gs_status measure_command(const char *command, unsigned groups, int default_all,
+static gs_status measure_command(const char *command, unsigned features, int default_all,
                                  int argc, char **argv) {
   gs_common_options common;
   const gs_workload *w = NULL;
   void *wopts = NULL;
   int help_shown = 0;
-  GS_TRY(parse_measure_command(command, groups, argc, argv, &common, &w, &wopts, &help_shown));
+  GS_TRY(parse_measure_command(command, features, argc, argv, &common, &w, &wopts, &help_shown));
   if (help_shown) return GS_OK;
   // The output is checked before anything is measured: a bad --out costs
   // no time and writes nothing.
@@ -150,7 +150,7 @@ static gs_status measure_command(const char *command, unsigned groups, int defau
                       "launcher yet (one process per rank); run it in one process");
   if (status == GS_OK) status = gs_common_configure(&common, w, wopts, &config);
   gs_u64_list counts = {0};
-  if (status == GS_OK) status = gs_common_counts(&common, &config, groups & GS_GROUP_SCALE, &counts);
+  if (status == GS_OK) status = gs_common_counts(&common, &config, features & GS_GROUP_SCALE, &counts);
   if (status == GS_OK && common.given_gpu_mode) status = apply_gpu_mode(&common, w, wopts, &config, &counts);
   if (status == GS_OK) status = gs_common_environment(&env);
   if (status == GS_OK) {

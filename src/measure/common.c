@@ -21,7 +21,7 @@ const char *const gs_split_choices[] = {"even", "proportional", NULL};
 const char *const gs_gpu_mode_choices[] = {"single", "multi", "auto", NULL};
 
 /* The most options one group adds. */
-#define GROUP_MAX_OPTIONS 4
+#define GROUP_MAX_OPTIONS 5
 
 /* One group of options: the bit that selects it, its title in --help, and
  * what it appends to the table. */
