@@ -61,7 +61,8 @@ static size_t add_devices(gs_common_options *o, unsigned groups, gs_option *t) {
                          .given = &o->given_gpus};
     t[n++] = (gs_option){.name = "ngpus", .short_name = 'g', .kind = GS_OPT_COUNT,
                          .target = &o->ngpus, .min = 1, .max = GS_MAX_RANKS, .metavar = "N",
-                         .help = "the first N GPUs: a count, where --gpus names GPUs (default: as --gpus)",
+                         .help = "the first N GPUs: a count, where --gpus names GPUs "
+                                 "(default: as --gpus)",
                          .given = &o->given_ngpus};
   }
   if (groups & GS_GROUP_RANKS)
@@ -222,8 +223,10 @@ void gs_common_describe(const gs_common_options *o,
   }
 }
 
-/* 1 when text holds no range, e.g. a lone "2". */
-static int dash_free(const char *text) { return strchr(text, '-') == NULL && strchr(text, ',') == NULL; }
+/* 1 when text is one number, e.g. "2": no list, no range. */
+static int lone_number(const char *text) {
+  return strchr(text, '-') == NULL && strchr(text, ',') == NULL;
+}
 
 /* Records the usage error of a --gpus value: "option LABEL: ...". */
 static gs_status gpus_error(const char *option, const char *fmt, ...)
@@ -288,7 +291,7 @@ gs_status gs_common_parse_gpus(const char *text, const char *option, int device_
   for (int k = 0; device_count >= 0 && k < config->world_size; k++) {
     if (config->devices[k] < device_count) continue;
     // A lone number that is no GPU here was most likely meant as a count.
-    if (config->world_size == 1 && dash_free(text))
+    if (config->world_size == 1 && lone_number(text))
       return gpus_error(option, "GPU %d does not exist (%d present, 0-%d); the first %d GPUs "
                         "are -g %d (--ngpus)", config->devices[k], device_count,
                         device_count - 1, config->devices[k], config->devices[k]);

@@ -133,7 +133,8 @@ gs_status gs_common_choose_ranks(gs_common_options *o, int default_all, const gs
  * is device N, never a count (that is --ngpus). With `device_count` >= 0
  * every device must be below it (a lone number that is not gets a hint to
  * --ngpus); with -1 only the syntax is checked. Fills config->world_size
- * and devices. GS_ERR_USAGE naming `option` ("--gpus", "--task"). */
+ * and devices. GS_ERR_USAGE naming `option` ("--gpus"; "DEVICES" for a
+ * plan's task). */
 gs_status gs_common_parse_gpus(const char *text, const char *option, int device_count,
                                gs_run_config *config);
 
