@@ -41,9 +41,9 @@ void gs_coll_options_init(gs_coll_options *o) {
   t[n++] = (gs_option){.name = "maxbytes", .short_name = 'e', .kind = GS_OPT_SIZE,
                        .target = &o->max_bytes, .min = 1, .max = 1ull << 40, .metavar = "SIZE",
                        .help = "largest message size"};
-  t[n++] = (gs_option){.name = "stepfactor", .short_name = 'f', .kind = GS_OPT_COUNT,
+  t[n++] = (gs_option){.name = "stepfactor", .kind = GS_OPT_COUNT,
                        .target = &o->step_factor, .min = 2, .max = 1024, .metavar = "F",
-                       .help = "multiply the size by F between steps",
+                       .help = "multiply the size by F between steps (nccl-tests' -f)",
                        .given = &o->given_step_factor};
   t[n++] = (gs_option){.name = "stepbytes", .short_name = 'i', .kind = GS_OPT_SIZE,
                        .target = &o->step_bytes, .min = 1, .max = 1ull << 40, .metavar = "SIZE",
@@ -55,9 +55,9 @@ void gs_coll_options_init(gs_coll_options *o) {
   t[n++] = (gs_option){.name = "datatype", .short_name = 'd', .kind = GS_OPT_CHOICE,
                        .target = &o->dtype, .choices = gs_dtype_names, .metavar = "TYPE",
                        .help = "element type"};
-  t[n++] = (gs_option){.name = "op", .short_name = 'o', .kind = GS_OPT_CHOICE,
+  t[n++] = (gs_option){.name = "op", .kind = GS_OPT_CHOICE,
                        .target = &o->redop, .choices = gs_redop_names, .metavar = "REDOP",
-                       .help = "reduction of allreduce, reducescatter and reduce",
+                       .help = "reduction of allreduce, reducescatter and reduce (nccl-tests' -o)",
                        .given = &o->given_redop};
   t[n++] = (gs_option){.name = "root", .short_name = 'r', .kind = GS_OPT_COUNT,
                        .target = &o->root, .min = 0, .max = 1 << 20, .metavar = "RANK",
@@ -112,7 +112,7 @@ static gs_status make_sizes(const gs_coll_options *o, uint64_t **sizes, size_t *
     return gs_error(GS_ERR_USAGE, "option -b/--minbytes (%llu) is larger than -e/--maxbytes (%llu)",
                     (unsigned long long)o->min_bytes, (unsigned long long)o->max_bytes);
   if (o->given_step_factor && o->given_step_bytes)
-    return gs_error(GS_ERR_USAGE, "options -f/--stepfactor and -i/--stepbytes conflict: give one");
+    return gs_error(GS_ERR_USAGE, "options --stepfactor and -i/--stepbytes conflict: give one");
   uint64_t *v = malloc(GS_COLL_MAX_SIZES * sizeof *v);
   if (!v) return gs_error(GS_ERR_NOMEM, "cannot allocate the size list");
   size_t count = 0;
@@ -139,7 +139,7 @@ gs_status gs_coll_options_check(const gs_coll_options *o) {
     return gs_error(GS_ERR_USAGE, "gpuscale coll: missing OP (one of %sall)", ops);
   }
   if (o->given_redop && !o->all && !gs_coll_has_redop(o->op))
-    return gs_error(GS_ERR_USAGE, "option -o/--op: %s has no reduction", gs_coll_op_names[o->op]);
+    return gs_error(GS_ERR_USAGE, "option --op: %s has no reduction", gs_coll_op_names[o->op]);
   if (o->given_root && !o->all && !gs_coll_has_root(o->op))
     return gs_error(GS_ERR_USAGE, "option -r/--root: %s has no root", gs_coll_op_names[o->op]);
   if (o->place == GS_COLL_PLACE_IN && !o->all && !gs_coll_has_in_place(o->op))

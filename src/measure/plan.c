@@ -32,7 +32,7 @@ static gs_status parse_task(gs_plan_task *t, const gs_run_config *base, int devi
                     t->text);
   *colon = '\0';
   t->config = *base;
-  gs_status st = gs_common_parse_gpus(t->words_buf, device_count, 0, &t->config);
+  gs_status st = gs_common_parse_gpus(t->words_buf, "DEVICES", device_count, &t->config);
   if (st != GS_OK) {
     char why[GS_TEXT_ERROR];
     snprintf(why, sizeof why, "%s", gs_last_error());
