@@ -150,7 +150,7 @@ static gs_status issue(coll_rank *r, const gs_coll_point *p, const coll_buffers 
                               count, s->dtype, r->stream);
     case GS_COLL_COUNT: break;
   }
-  return gs_error(GS_ERR_INTERNAL, "unknown collective %d", (int)s->op);
+  GS_BUG("unknown collective %d", (int)s->op);
 }
 
 /* Writes this rank's input pattern into the send side. */
@@ -508,8 +508,9 @@ gs_status gs_coll_measure(const gs_coll_sweep *s, gs_coll_point **points_out, si
   for (; started < s->local_ranks; started++) {
     ranks[started].shared = &sh;
     ranks[started].local = started;
-    if (pthread_create(&threads[started], NULL, rank_main, &ranks[started]) != 0) {
-      status = gs_error(GS_ERR_INTERNAL, "cannot start the thread of rank %d", started);
+    const int rc = pthread_create(&threads[started], NULL, rank_main, &ranks[started]);
+    if (rc != 0) {
+      status = gs_error_system(rc, "cannot start the thread of rank %d", started);
       gs_comm_abort(gs_comm_world_rank(s->world, started)); /* the others stop */
       break;
     }

@@ -27,8 +27,9 @@ gs_status comm_exchange_init(comm_exchange *x, int parties) {
     free(x->send);
     return gs_error(GS_ERR_NOMEM, "cannot allocate the exchange of %d ranks", parties);
   }
-  if (pthread_mutex_init(&x->mutex, NULL) != 0 || pthread_cond_init(&x->cond, NULL) != 0)
-    return gs_error(GS_ERR_INTERNAL, "cannot create the exchange's barrier");
+  int rc = pthread_mutex_init(&x->mutex, NULL);
+  if (rc == 0) rc = pthread_cond_init(&x->cond, NULL);
+  if (rc != 0) return gs_error_system(rc, "cannot create the exchange's barrier");
   x->parties = parties;
   return GS_OK;
 }
@@ -375,6 +376,6 @@ gs_status comm_host_run(gs_comm *c, const comm_host_call *call) {
 #ifdef GS_HAVE_MPI
   return run_between_processes(c, call);
 #else
-  return gs_error(GS_ERR_INTERNAL, "mpi launch in a build without MPI");
+  GS_BUG("mpi launch in a build without MPI");
 #endif
 }

@@ -424,8 +424,8 @@ template <typename T> static gs_status forward_t(gs_mlp_cuda *g, uint64_t rows) 
 extern "C" gs_status gs_mlp_cuda_forward(gs_mlp_cuda *g, uint64_t global_batch, uint64_t offset,
                                          uint64_t rows) {
   if (rows < 1 || rows > g->c.rows)
-    return gs_error(GS_ERR_INTERNAL, "mlp: %llu rows asked of a model sized for %llu",
-                    (unsigned long long)rows, (unsigned long long)g->c.rows);
+    GS_BUG("mlp: %llu rows asked of a model sized for %llu", (unsigned long long)rows,
+           (unsigned long long)g->c.rows);
   g->G = global_batch;
   g->offset = offset;
   GS_CHECK_CUDA(cudaMemsetAsync(g->loss, 0, sizeof(float), g->stream));
@@ -464,7 +464,7 @@ template <typename T> static gs_status input_grad_t(gs_mlp_cuda *g, int l, uint6
 }
 
 extern "C" gs_status gs_mlp_cuda_input_grad(gs_mlp_cuda *g, int layer, uint64_t rows) {
-  if (layer < 1) return gs_error(GS_ERR_INTERNAL, "mlp: no input gradient below layer 1");
+  if (layer < 1) GS_BUG("mlp: no input gradient below layer 1");
   return g->bf16 ? input_grad_t<__nv_bfloat16>(g, layer, rows) : input_grad_t<float>(g, layer, rows);
 }
 

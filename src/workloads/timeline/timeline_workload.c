@@ -394,10 +394,6 @@ static gs_status verify_host(gs_timeline_state *s, gs_verification *v) {
 gs_status gs_timeline_verify(void *state, gs_verification *out) {
   gs_timeline_state *s = state;
   memset(out, 0, sizeof *out);
-  if (!s->stepped) {
-    out->status = GS_VERIFY_FAILED;
-    snprintf(out->detail, sizeof out->detail, "verify called before any step");
-    return gs_error(GS_ERR_INTERNAL, "timeline: verify called before any step");
-  }
+  if (!s->stepped) GS_BUG("timeline: verify called before any step");
   return s->backend == GS_BACKEND_CUDA ? verify_device(s, out) : verify_host(s, out);
 }
