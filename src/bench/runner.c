@@ -153,8 +153,11 @@ gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
     }
   }
   {
+    gs_error_kept kept;  // a failure before it (a thread that did not start) keeps its text
+    gs_error_keep(&kept);
     gs_status s = gs_runner_summarize(out, config->backend == GS_BACKEND_CUDA);
     if (s != GS_OK && status == GS_OK) status = s;
+    else gs_error_restore(&kept);
   }
 
 done:

@@ -188,6 +188,7 @@ static gs_status sweep_counts(const gs_sweep *sw, void *driver_ctx, const gs_u64
     return gs_error(GS_ERR_NOMEM, "cannot allocate %zu measurements", total);
   }
   gs_status first_failure = GS_OK;
+  gs_error_kept first_error = {""};  // its text: later failures and documents do not replace it
   // Measurements the sweep will have when nothing stops it: until then every
   // document it writes says partial.
   size_t expected = 0;
@@ -224,6 +225,7 @@ static gs_status sweep_counts(const gs_sweep *sw, void *driver_ctx, const gs_u64
       }
       for (size_t k = first; k < done; k++)
         snprintf(ms[k].variant, sizeof ms[k].variant, "%s", variant);
+      if (status != GS_OK && first_failure == GS_OK) gs_error_keep(&first_error);
       if (status != GS_OK && first_failure == GS_OK) first_failure = status;
       if (status == GS_ERR_USAGE) {
         // A request that cannot be measured is not a measurement: nothing of
@@ -246,6 +248,7 @@ static gs_status sweep_counts(const gs_sweep *sw, void *driver_ctx, const gs_u64
       gs_runner_relate(ms + group, done - group);
       // Written after every measurement: a later crash keeps what was measured.
       gs_status written = write_document(sw, driver_ctx, ms, tm, done, done == expected);
+      if (written != GS_OK && first_failure == GS_OK) gs_error_keep(&first_error);
       if (written != GS_OK && first_failure == GS_OK) first_failure = written;
       if (written != GS_OK) stop = 1;
     }
@@ -262,6 +265,7 @@ static gs_status sweep_counts(const gs_sweep *sw, void *driver_ctx, const gs_u64
   }
   free(ms);
   free(tm);
+  if (first_failure != GS_OK) gs_error_restore(&first_error);
   return first_failure;
 }
 
