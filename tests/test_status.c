@@ -48,6 +48,16 @@ static void test_kept_error_survives_a_tolerated_failure(void **unused) {
   gs_error(GS_ERR_CUDA, "cudaFree failed in teardown");
   gs_error_restore(&kept);
   assert_string_equal(gs_last_error(), "rank 1: wrong result");
+  // A sequence that goes on after failures keeps the first one and its text.
+  gs_status first = GS_OK;
+  gs_error_kept first_text;
+  gs_error_keep_first(GS_OK, &first, &first_text);
+  assert_int_equal(first, GS_OK);
+  gs_error_keep_first(gs_error(GS_ERR_VERIFY, "2 ranks: wrong result"), &first, &first_text);
+  gs_error_keep_first(gs_error(GS_ERR_IO, "cannot write the document"), &first, &first_text);
+  assert_int_equal(first, GS_ERR_VERIFY);
+  gs_error_restore(&first_text);
+  assert_string_equal(gs_last_error(), "2 ranks: wrong result");
 }
 
 static void bug_at_a_known_line(void) { GS_BUG("measurement %d of %d", 5, 4); }

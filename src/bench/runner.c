@@ -135,7 +135,8 @@ gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
   for (; started < config->world_size; started++) {
     jobs[started].shared = sh;
     jobs[started].rank = started;
-    const int created = pthread_create(&threads[started], NULL, gs_runner_rank_main, &jobs[started]);
+    const int created =
+        pthread_create(&threads[started], NULL, gs_runner_rank_main, &jobs[started]);
     if (created != 0) {
       gs_barrier_abort(&sh->barrier);
       status = gs_error_system(created, "cannot start the thread of rank %d", started);

@@ -189,7 +189,9 @@ gs_status gs_cmd_suite(int argc, char **argv) {
 
   gs_environment env;
   status = gs_common_environment(&env);
-  gs_status first_failure = status;
+  gs_status first_failure = GS_OK;
+  gs_error_kept first_error = {""};  // its text: later failures do not replace it
+  gs_error_keep_first(status, &first_failure, &first_error);
   // Result files for the report: every workload's, then coll.json.
   enum { MAX_FILES = 12 };
   char files[MAX_FILES][GS_TEXT_LONG];
@@ -202,7 +204,7 @@ gs_status gs_cmd_suite(int argc, char **argv) {
             config.backend == GS_BACKEND_CUDA ? "cuda" : "cpu", env.cuda_status);
     if (writes) {
       status = suite_info(dir);
-      if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+      gs_error_keep_first(status, &first_failure, &first_error);
       char *path = files[n_files];
       snprintf(path, GS_TEXT_LONG, "%s/info.json", dir);
       if (status == GS_OK) file_list[n_files++] = path;
@@ -213,7 +215,8 @@ gs_status gs_cmd_suite(int argc, char **argv) {
       const gs_workload *w = registered[i];
       void *wopts = w->options_new();
       if (!wopts) {
-        first_failure = gs_error(GS_ERR_NOMEM, "cannot allocate the options of %s", w->key);
+        gs_error_keep_first(gs_error(GS_ERR_NOMEM, "cannot allocate the options of %s", w->key),
+                            &first_failure, &first_error);
         break;
       }
       gs_run_config wconfig = config;
@@ -234,7 +237,7 @@ gs_status gs_cmd_suite(int argc, char **argv) {
         wcounts.v[0] = (uint64_t)config.world_size;
       }
       if (status == GS_OK) status = gs_measure_sweep(&sweep, &wcounts);
-      if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+      gs_error_keep_first(status, &first_failure, &first_error);
       if (access(path, F_OK) == 0 && n_files < MAX_FILES - 1) file_list[n_files++] = path;
       w->options_free(wopts);
       if (job->broken || status == GS_ERR_PARTIAL) break;
@@ -258,12 +261,12 @@ gs_status gs_cmd_suite(int argc, char **argv) {
       char *path = files[n_files];
       snprintf(path, GS_TEXT_LONG, "%s/p2p.json", dir);
       status = gs_p2p_run_and_write(&p2p, &env, NULL, path, summary);
-      if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+      gs_error_keep_first(status, &first_failure, &first_error);
       if (access(path, F_OK) == 0 && n_files < MAX_FILES - 1) file_list[n_files++] = path;
     }
     if (!config.control && config.world_size >= 2) {
       status = suite_collectives(&config, dir, common.quiet);
-      if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+      gs_error_keep_first(status, &first_failure, &first_error);
       char *path = files[n_files];
       snprintf(path, GS_TEXT_LONG, "%s/coll.json", dir);
       if (access(path, F_OK) == 0) file_list[n_files++] = path;
@@ -273,16 +276,17 @@ gs_status gs_cmd_suite(int argc, char **argv) {
   if (n_files > 0 && gs_measure_job_writes(job)) {
     status = suite_report(dir, file_list, n_files, (int)expect_gpus, summary, first_failure,
                           &verdict);
-    if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+    gs_error_keep_first(status, &first_failure, &first_error);
   }
   gs_environment_free(&env);
   if (summary) {
     gs_status written = gs_file_out_commit(&summary_out);
     if (written == GS_OK)
       gs_note("summary written to %s", summary_path);
-    else if (first_failure == GS_OK)
-      first_failure = written;
+    else
+      gs_error_keep_first(written, &first_failure, &first_error);
   }
+  if (first_failure != GS_OK) gs_error_restore(&first_error);
   first_failure = gs_measure_job_finish(job, first_failure);
   free(job);
   // A failed or partial run says so first; a run that worked on a machine

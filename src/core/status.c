@@ -142,6 +142,12 @@ void gs_error_keep(gs_error_kept *kept) {
   snprintf(kept->text, sizeof kept->text, "%s", thread_error);
 }
 
+void gs_error_keep_first(gs_status status, gs_status *first, gs_error_kept *kept) {
+  if (status == GS_OK || *first != GS_OK) return;
+  *first = status;
+  gs_error_keep(kept);
+}
+
 void gs_error_restore(const gs_error_kept *kept) {
   snprintf(thread_error, sizeof thread_error, "%s", kept->text);
 }

@@ -90,6 +90,13 @@ typedef struct {
 void gs_error_keep(gs_error_kept *kept);
 void gs_error_restore(const gs_error_kept *kept);
 
+/* The first failure of a sequence that goes on after one (a sweep's
+ * measurements, a suite's workloads, the documents written after them):
+ * when `status` is a failure and *first is still GS_OK, keeps it in *first
+ * and the calling thread's error in *kept. gs_error_restore(kept) before
+ * returning *first puts back the text that later failures replaced. */
+void gs_error_keep_first(gs_status status, gs_status *first, gs_error_kept *kept);
+
 /* Clears the calling thread's recorded error. */
 void gs_clear_error(void);
 

@@ -474,8 +474,7 @@ static gs_status sweep_op(coll_state *st, coll_op_sweep *op, uint64_t *step, int
     if (kept != GS_OK) status = kept;
     op->sweep.n_sizes = i + 1;
     st->sizes_done++;
-    if (status != GS_OK && first_failure == GS_OK) gs_error_keep(&first_error);
-    if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+    gs_error_keep_first(status, &first_failure, &first_error);
     // Only process 0 holds every rank's records (they are gathered there).
     if (gs_measure_job_writes(&st->mj) && st->mj.job.process_rank == 0) {
       fit_models(op);
@@ -569,8 +568,7 @@ static gs_status measure_all(coll_state *st) {
                                 .devices = st->mj.local_devices,
                                 .delay_rank = -1};
     gs_status status = sweep_op(st, op, &step, &delay_rank, delay_seconds);
-    if (status != GS_OK && first_failure == GS_OK) gs_error_keep(&first_error);
-    if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+    gs_error_keep_first(status, &first_failure, &first_error);
     fit_models(op);
     report_op(st, op);
     // A wrong result is reported and the sweep goes on; anything else stops it.
