@@ -119,6 +119,8 @@ void gs_bug(const char *file, int line, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(text, sizeof text, fmt, ap);
   va_end(ap);
+  // The place in the source tree (src/core/...), not the build machine's path.
+  for (const char *at = strstr(file, "/src/"); at; at = strstr(at + 1, "/src/")) file = at + 1;
   if (thread_rank >= 0)
     fprintf(stderr, "gpuscale: BUG: %s:%d: %s (rank %d @ %s; please report it)\n", file, line,
             text, thread_rank, gs_hostname());
