@@ -339,7 +339,8 @@ gs_status gs_measure_plan(const gs_plan_request *rq, gs_plan *plan) {
     status = gs_error(GS_ERR_PARTIAL, "plan stopped early; the document holds what each "
                             "task completed");
   for (size_t i = 0; i < plan->n_tasks && status == GS_OK; i++)
-    if (plan->tasks[i].status != GS_OK) status = plan->tasks[i].status;
+    if (plan->tasks[i].status != GS_OK)  // its error was recorded on the task's thread
+      status = gs_error(plan->tasks[i].status, "task %zu: %s", i, plan->tasks[i].m.error);
   return gs_measure_job_finish(&mj, status);
 }
 
