@@ -522,11 +522,12 @@ gs_status gs_coll_measure(const gs_coll_sweep *s, gs_coll_point **points_out, si
 
   // The first real failure wins over ranks that only stopped because of it,
   // and is recorded on the calling thread for the command to print.
+  // A thread that did not start (status) stays the error reported.
   gs_status local = GS_OK;
-  for (int k = 0; k < started && local == GS_OK; k++)
+  for (int k = 0; k < started && local == GS_OK && status == GS_OK; k++)
     if (ranks[k].status != GS_OK && ranks[k].status != GS_ERR_ABORTED)
       local = gs_error(ranks[k].status, "rank %d: %s", ranks[k].rank, ranks[k].error);
-  for (int k = 0; k < started && local == GS_OK; k++)
+  for (int k = 0; k < started && local == GS_OK && status == GS_OK; k++)
     if (ranks[k].status != GS_OK)
       local = gs_error(ranks[k].status, "rank %d: %s", ranks[k].rank, ranks[k].error);
   if (s->job->launch == GS_COMM_LAUNCH_MPI && started == 1) {
@@ -538,7 +539,10 @@ gs_status gs_coll_measure(const gs_coll_sweep *s, gs_coll_point **points_out, si
     }
   }
   if (s->progress && started > 0) *s->progress = ranks[0].step;
+  gs_error_kept kept;  // a failure before the summary keeps its text
+  gs_error_keep(&kept);
   gs_status verdict = summarize(s, points, n_points);
+  if (status != GS_OK || local != GS_OK) gs_error_restore(&kept);
   free(ranks);
   free(threads);
   if (status != GS_OK) return status;
