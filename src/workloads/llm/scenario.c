@@ -526,12 +526,15 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
   for (int k = first; k < first + started; k++)
     if (sh->end[k] > out->seconds) out->seconds = sh->end[k];
   gs_status gathered = mpi ? gather_replicas(run, out) : GS_OK;
+  // A replica's error was recorded on its thread: recorded here with it.
   for (int k = 0; k < world; k++) {
     gs_status s = out->replicas[k].status;
-    if (status == GS_OK && s != GS_OK && s != GS_ERR_ABORTED) status = s;
+    if (status == GS_OK && s != GS_OK && s != GS_ERR_ABORTED)
+      status = gs_error(s, "replica %d: %s", k, out->replicas[k].error);
   }
   for (int k = 0; k < world && status == GS_OK; k++)
-    if (out->replicas[k].status != GS_OK) status = out->replicas[k].status;
+    if (out->replicas[k].status != GS_OK)
+      status = gs_error(out->replicas[k].status, "replica %d: %s", k, out->replicas[k].error);
   if (status == GS_OK) status = clock != GS_OK ? clock : gathered;
   for (int k = 0; k < world; k++) {
     gs_llm_queue_destroy(&sh->rank_queue[k]);
