@@ -259,6 +259,11 @@ typedef struct {
   size_t variants, measured, done_calls, done_count;
 } seen;
 
+/* Faults of the next sweep_voxelize (NULL: none), and whether its
+ * sweep_done then records an error of its own. */
+static const char *sweep_faults;
+static int sweep_done_fails;
+
 static void variant_done(void *ctx, const gs_sweep *sw, const gs_measurement *ms,
                          const gs_telemetry *tm, size_t count) {
   (void)sw;
@@ -277,6 +282,7 @@ static void sweep_done(void *ctx, const gs_sweep *sw, void *driver_ctx, const gs
   seen *s = ctx;
   s->done_calls++;
   s->done_count = count;
+  if (sweep_done_fails) gs_error(GS_ERR_FORMAT, "an error after the first failure");
 }
 
 /* The common options of a quiet scale on `ranks` CPU rank threads. */
@@ -306,6 +312,7 @@ static gs_status sweep_voxelize(const char *path, const char *clouds, int ranks,
   o.runs = 1;
   o.warmup = 0;
   assert_int_equal(gs_common_resolve(&o, 1, &c), GS_OK);
+  if (sweep_faults) assert_int_equal(gs_fault_parse(sweep_faults, &c.faults), GS_OK);
   gs_environment env;
   assert_int_equal(gs_common_environment(&env), GS_OK);
   memset(s, 0, sizeof *s);
@@ -479,6 +486,28 @@ static void test_sweep_calls_the_driver(void **state) {
   assert_int_equal(access(path, F_OK), -1);
 }
 
+/* Rank 0 stops at step 1 of both measurements; what fails later (here the
+ * observer) does not replace the first failure's error, which the command
+ * prints, and the document holds both measurements. */
+static void test_sweep_keeps_first_error(void **state) {
+  char path[512];
+  path_in(*state, "failed.json", path, sizeof path);
+  gs_u64_list counts = {.n = 2, .v = {1, 2}};
+  seen s;
+  sweep_faults = "kill:rank=0,after=1";
+  sweep_done_fails = 1;
+  gs_status st = sweep_voxelize(path, "4", 2, &counts, &s);
+  sweep_faults = NULL;
+  sweep_done_fails = 0;
+  assert_int_equal(st, GS_ERR_PARTIAL);
+  assert_int_equal(s.done_count, 2);
+  assert_non_null(strstr(gs_last_error(), "killed by fault injection (kill:rank=0,after=1)"));
+  cJSON *doc = NULL;
+  assert_int_equal(gs_result_read(path, &doc), GS_OK);
+  assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "measurements")), 2);
+  cJSON_Delete(doc);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gpus_lists_and_ranges),
@@ -494,6 +523,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_sweep_usage_error_writes_nothing,
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(test_sweep_calls_the_driver, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_sweep_keeps_first_error, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

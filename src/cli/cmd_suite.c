@@ -143,20 +143,23 @@ gs_status gs_cmd_suite(int argc, char **argv) {
   const gs_suite_observer observer = {.ctx = &printer, .started = print_started,
                                       .p2p_done = print_links, .sweep = &printer.sweep,
                                       .coll = &printer.coll};
-  gs_status first_failure = gs_suite_measure(&suite, &observer);
+  gs_status first_failure = GS_OK;
+  gs_error_kept first_error = {""};  // its text: later failures do not replace it
+  gs_error_keep_first(gs_suite_measure(&suite, &observer), &first_failure, &first_error);
   gs_status verdict = GS_OK;
   if (suite.n_files > 0 && gs_suite_writes(&suite)) {
     status = suite_report(dir, (const char *const *)suite.files, suite.n_files, (int)expect_gpus,
                           printer.summary, first_failure, &verdict);
-    if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+    gs_error_keep_first(status, &first_failure, &first_error);
   }
   if (printer.summary) {
     gs_status written = gs_file_out_commit(&summary_out);
     if (written == GS_OK)
       gs_note("summary written to %s", summary_path);
-    else if (first_failure == GS_OK)
-      first_failure = written;
+    else
+      gs_error_keep_first(written, &first_failure, &first_error);
   }
+  if (first_failure != GS_OK) gs_error_restore(&first_error);
   first_failure = gs_suite_finish(&suite, first_failure);
   // A failed or partial run says so first; a run that worked on a machine
   // that fails its verdict exits GS_NODE_FAIL (docs/verdict.md).

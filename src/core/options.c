@@ -204,8 +204,7 @@ static gs_status store_value(const gs_option *o, const char *command, const char
     case GS_OPT_REFUSED:
     case GS_OPT_END: break;
   }
-  return gs_error(GS_ERR_INTERNAL, "%s: option %s has no value kind", command_label(command),
-                  label);
+  GS_BUG("%s: option %s has no value kind", command_label(command), label);
 }
 
 /* A following argument can be a value unless it looks like a long option;
@@ -259,7 +258,7 @@ gs_status gs_options_parse(const gs_option *const *tables, const char *command, 
   static const gs_option *const no_tables[] = {NULL};
   if (tables == NULL) tables = no_tables;
   if (argc < 0 || (argc > 0 && argv == NULL))
-    return gs_error(GS_ERR_INTERNAL, "%s: bad argument vector", command_label(command));
+    GS_BUG("%s: bad argument vector", command_label(command));
   size_t total = count_entries(tables);
   unsigned char *seen = calloc(total > 0 ? total : 1, 1);
   if (seen == NULL) return gs_error(GS_ERR_NOMEM, "%s: out of memory", command_label(command));
@@ -268,10 +267,7 @@ gs_status gs_options_parse(const gs_option *const *tables, const char *command, 
   int options_ended = 0;
   for (int i = 0; i < argc && st == GS_OK; i++) {
     const char *arg = argv[i];
-    if (arg == NULL) {
-      st = gs_error(GS_ERR_INTERNAL, "%s: argument %d is NULL", command_label(command), i);
-      break;
-    }
+    if (arg == NULL) GS_BUG("%s: argument %d is NULL", command_label(command), i);
     gs_option_match m;
     if (!options_ended && strcmp(arg, "--") == 0) {
       options_ended = 1;

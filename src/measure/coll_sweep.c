@@ -449,6 +449,7 @@ static gs_status append_points(coll_op_sweep *op, gs_coll_point *pts, size_t n) 
 static gs_status sweep_op(coll_state *st, coll_op_sweep *op, uint64_t *step, int *delay_rank,
                           double delay_seconds) {
   gs_status first_failure = GS_OK;
+  gs_error_kept first_error = {""};  // its text: a later size's failure does not replace it
   for (size_t i = 0; i < st->n_sizes; i++) {
     if (gs_interrupt_signal() != 0) {
       first_failure = gs_error(GS_ERR_INTERRUPTED, "interrupted by signal %d after %zu of "
@@ -484,7 +485,7 @@ static gs_status sweep_op(coll_state *st, coll_op_sweep *op, uint64_t *step, int
     if (kept != GS_OK) status = kept;
     op->sweep.n_sizes = i + 1;
     st->sizes_done++;
-    if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+    gs_error_keep_first(status, &first_failure, &first_error);
     // Only process 0 holds every rank's records (they are gathered there).
     if (gs_measure_job_writes(&st->mj) && st->mj.job.process_rank == 0) {
       fit_models(op);
@@ -493,6 +494,7 @@ static gs_status sweep_op(coll_state *st, coll_op_sweep *op, uint64_t *step, int
     }
     if (stops_the_sweep(status)) break;
   }
+  if (first_failure != GS_OK) gs_error_restore(&first_error);
   return first_failure;
 }
 
@@ -555,6 +557,7 @@ static gs_status measure_all(coll_state *st) {
   GS_TRY(parse_inject(o->inject, &delay_rank, &delay_seconds));
   uint64_t step = 0;
   gs_status first_failure = GS_OK;
+  gs_error_kept first_error = {""};  // its text: a later operation's failure does not replace it
   st->sizes_total = (o->all ? GS_COLL_COUNT : 1) * st->n_sizes;
   for (int k = 0; k < GS_COLL_COUNT; k++) {
     if (!o->all && k != (int)o->op) continue;
@@ -576,12 +579,13 @@ static gs_status measure_all(coll_state *st) {
                                 .devices = st->mj.local_devices,
                                 .delay_rank = -1};
     gs_status status = sweep_op(st, op, &step, &delay_rank, delay_seconds);
-    if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+    gs_error_keep_first(status, &first_failure, &first_error);
     fit_models(op);
     report_op(st, op);
     // A wrong result is reported and the sweep goes on; anything else stops it.
     if (stops_the_sweep(status)) break;
   }
+  if (first_failure != GS_OK) gs_error_restore(&first_error);
   return first_failure;
 }
 

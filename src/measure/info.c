@@ -65,7 +65,7 @@ static int add_opt_string(cJSON *o, const char *name, const char *s) {
 static gs_status add_info_members(cJSON *doc, const gs_machine_info *d) {
   cJSON *env = cJSON_GetObjectItemCaseSensitive(doc, "environment");
   cJSON *gpus = env ? cJSON_GetObjectItemCaseSensitive(env, "gpus") : NULL;
-  if (!env || !gpus) return gs_error(GS_ERR_INTERNAL, "result document has no environment");
+  if (!env || !gpus) GS_BUG("result document has no environment");
   int ok = 1;
   cJSON *nvml = cJSON_AddObjectToObject(env, "nvml");
   ok = nvml != NULL;

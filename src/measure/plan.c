@@ -247,8 +247,8 @@ static gs_status run_tasks(const gs_plan_request *rq, const gs_run_config *base,
                            const gs_environment *env, const char *path) {
   const size_t n = plan->n_tasks;
   gs_barrier gate;
-  if (gs_barrier_init(&gate, (int)n) != 0)
-    return gs_error(GS_ERR_INTERNAL, "cannot create the plan's start gate");
+  int rc = gs_barrier_init(&gate, (int)n);
+  if (rc != 0) return gs_error_system(rc, "cannot create the plan's start gate");
   plan_run run = {.plan = plan};
   pthread_mutex_init(&run.lock, NULL);
   pthread_cond_init(&run.finished, NULL);
@@ -266,11 +266,11 @@ static gs_status run_tasks(const gs_plan_request *rq, const gs_run_config *base,
   for (; started < n && status == GS_OK; started++) {
     plan->tasks[started].config.start_gate = &gate;
     tt[started] = (task_thread){.run = &run, .task = &plan->tasks[started], .env = env};
-    if (pthread_create(&threads[started], NULL, task_main, &tt[started]) != 0) break;
+    if ((rc = pthread_create(&threads[started], NULL, task_main, &tt[started])) != 0) break;
   }
   if (status == GS_OK && started < n) {
     gs_barrier_abort(&gate);
-    status = gs_error(GS_ERR_INTERNAL, "cannot start the thread of task %zu", started);
+    status = gs_error_system(rc, "cannot start the thread of task %zu", started);
   }
   // Written as each task ends: the main thread only waits meanwhile.
   for (size_t written = 0; status == GS_OK && written < n;) {
@@ -355,7 +355,8 @@ gs_status gs_measure_plan(const gs_plan_request *rq, gs_plan *plan) {
     status = gs_error(GS_ERR_PARTIAL, "plan stopped early; the document holds what each "
                             "task completed");
   for (size_t i = 0; i < plan->n_tasks && status == GS_OK; i++)
-    if (plan->tasks[i].status != GS_OK) status = plan->tasks[i].status;
+    if (plan->tasks[i].status != GS_OK)  // its error was recorded on the task's thread
+      status = gs_error(plan->tasks[i].status, "task %zu: %s", i, plan->tasks[i].m.error);
   return gs_measure_job_finish(&mj, status);
 }
 
