@@ -117,6 +117,14 @@ static void print_fits(FILE *out, const gs_coll_op_result *r) {
 /* The observer: one operation's table once its sweep is done. */
 static void print_op(void *ctx, const gs_coll_op_result *r) {
   (void)ctx;
+  if (r->n_points == 0) {
+    // `all --place in` leaves out the operations that have no in-place form.
+    const gs_coll_op op = r->sweep->op;
+    printf("# gpuscale coll %s: not measured (%s)\n\n", gs_coll_op_names[op],
+           gs_coll_has_in_place(op) ? "no sizes" : "it has no in-place form");
+    fflush(stdout);
+    return;
+  }
   print_header(stdout, r->sweep, r->world_size, r->launch, r->transport, r->points, r->n_points);
   print_rows(stdout, r->sweep, r->points, r->n_points);
   print_footer(stdout, r->points, r->n_points);
