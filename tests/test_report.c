@@ -15,8 +15,8 @@
 
 #include "core/format.h"
 #include "report_fixture.h"
-#include "report/render.h"
-#include "report/report.h"
+#include "report/render/render.h"
+#include "report/analyze/report.h"
 
 #define EPS 1e-12
 

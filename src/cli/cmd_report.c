@@ -12,10 +12,10 @@
 #include "measure/common.h"
 #include "core/file.h"
 #include "core/options.h"
-#include "report/machine.h"
-#include "report/predict.h"
-#include "report/render.h"
-#include "report/report.h"
+#include "report/analyze/machine.h"
+#include "report/predict/predict.h"
+#include "report/render/render.h"
+#include "report/analyze/report.h"
 
 /* With --price: a note naming the GPU models no price matched. */
 static void report_unpriced(const gs_report *r) {

@@ -9,7 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/status.h"
-#include "report/report.h"
+#include "report/analyze/report.h"
 
 typedef enum {
   GS_REPORT_TEXT = 0,

@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "core/ranktest.h"
-#include "report/report.h"
+#include "report/analyze/report.h"
 
 /* The verdict of one metric. With samples: significance from the U test,
  * the direction from the test (gs_ranktest.direction), the size from the

@@ -12,7 +12,7 @@
 
 #include "core/format.h"
 #include "core/scaling.h"
-#include "report/analyze_internal.h"
+#include "report/read/read.h"
 
 static int compare_rows(const void *a, const void *b) {
   const gs_report_row *x = a, *y = b;

@@ -5,7 +5,7 @@
  * or those below --holdout), evaluated at the requested GPU counts with
  * speedup, efficiency, cost and, for held-out counts, the error against
  * what was measured. Models in predict_model.c; docs/predict.md. */
-#include "report/predict.h"
+#include "report/predict/predict.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -12,7 +12,7 @@
 #include "core/parse.h"
 #include "core/coll_model.h"
 #include "core/stats.h"
-#include "report/analyze_internal.h"
+#include "report/read/read.h"
 
 static const cJSON *member(const cJSON *obj, const char *name) {
   return cJSON_GetObjectItemCaseSensitive(obj, name);

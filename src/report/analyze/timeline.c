@@ -2,7 +2,7 @@
  * finds the file the document names, reads the measurement's spans and
  * measures per rank the union of its leaf spans of each kind over the
  * window of the first traced run's recorded steps. */
-#include "report/trace_timeline.h"
+#include "report/analyze/timeline.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "core/check.h"
-#include "report/analyze_internal.h"
+#include "report/read/read.h"
 
 typedef struct {
   double begin, end;

@@ -14,7 +14,7 @@
 #include "core/coll_model.h"
 #include "core/scaling.h"
 #include "core/status.h"
-#include "report/report.h"
+#include "report/analyze/report.h"
 
 /* Inter-node network assumed when --inter-node / --inter-node-latency are
  * not given: 50 GB/s (400 Gb/s) per GPU and 5 us per message step. */

@@ -5,8 +5,8 @@
  * gs_report_render to them, to CSV (render_csv.c) and to JSON
  * (render_json.c). Columns are described in docs/report.md. */
 #include "core/format.h"
-#include "report/machine.h"
-#include "report/render_internal.h"
+#include "report/analyze/machine.h"
+#include "report/render/internal.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -3,7 +3,7 @@
  * keys the rows into series (workload, backend, scaling, canonical options,
  * label, split policy) in file order, then has each series analysed
  * (analyze_advice.c). The formulas are those of docs/report.md. */
-#include "report/report.h"
+#include "report/analyze/report.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -16,7 +16,7 @@
 #include "core/format.h"
 #include "core/result.h"
 #include "core/scaling.h"
-#include "report/analyze_internal.h"
+#include "report/read/read.h"
 
 const char *gs_rank_mark_name(gs_rank_mark mark) {
   switch (mark) {

@@ -12,7 +12,7 @@
 
 #include "core/format.h"
 #include "core/result.h"
-#include "report/predict.h"
+#include "report/predict/predict.h"
 
 const char *const gs_predict_format_choices[] = {"text", "json", "markdown", NULL};
 

@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-#include "report/render.h"
+#include "report/render/render.h"
 
 #define GS_RENDER_CELL 128
 #define GS_RENDER_MAX_COLS 20

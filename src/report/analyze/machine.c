@@ -4,13 +4,13 @@
  * document"), as typed views for the machine sections and the node
  * verdict. Nothing here is measured or derived: absent members stay NULL
  * or NaN. */
-#include "report/machine.h"
+#include "report/analyze/machine.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/analyze_internal.h"
+#include "report/read/read.h"
 
 static const cJSON *member(const cJSON *obj, const char *name) {
   return cJSON_GetObjectItemCaseSensitive(obj, name);

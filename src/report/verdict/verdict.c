@@ -4,7 +4,7 @@
  * verdict. Each check and its thresholds are described, with where each
  * figure comes from, in docs/verdict.md; a check that cannot apply (one
  * GPU, the CPU backend, a document that is missing) says "n/a" and why. */
-#include "report/machine.h"
+#include "report/analyze/machine.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -14,7 +14,7 @@
 
 #include "core/format.h"
 #include "core/stats.h"
-#include "report/analyze_internal.h"
+#include "report/read/read.h"
 
 /* See machine.h. */
 const char *gs_check_state_name(gs_check_state state) {

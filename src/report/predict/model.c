@@ -2,7 +2,7 @@
  * nodes, the fits of the step-based and request-based models, and their
  * evaluation at one GPU count with the terms that make up the prediction.
  * Formulas and assumptions in docs/predict.md. */
-#include "report/predict.h"
+#include "report/predict/predict.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -5,8 +5,8 @@
 
 #include "core/check.h"
 #include "core/format.h"
-#include "report/render_internal.h"
-#include "report/trace_timeline.h"
+#include "report/render/internal.h"
+#include "report/analyze/timeline.h"
 
 gs_status gs_render_timeline(gs_render_writer *w, const gs_report *r, const gs_report_row *row) {
   gs_report_timeline t;

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core/format.h"
-#include "report/render_internal.h"
+#include "report/render/internal.h"
 
 void gs_render_table_init(gs_render_table *t, size_t ncols, const char *const *head,
                           const int *left) {

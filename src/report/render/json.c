@@ -5,9 +5,9 @@
 #include <stdlib.h>
 
 #include "core/result.h"
-#include "report/machine.h"
-#include "report/render.h"
-#include "report/render_internal.h"
+#include "report/analyze/machine.h"
+#include "report/render/render.h"
+#include "report/render/internal.h"
 
 /* The row's step statistics in the result document's own shape. */
 static void add_stats(cJSON *obj, const char *name, const gs_report_row *row) {

@@ -20,10 +20,10 @@
 #include <unistd.h>
 
 #include "core/file.h"
-#include "report/analyze_internal.h"
-#include "report/predict.h"
-#include "report/render.h"
-#include "report/trace_timeline.h"
+#include "report/read/read.h"
+#include "report/predict/predict.h"
+#include "report/render/render.h"
+#include "report/analyze/timeline.h"
 
 /* Points per rank in a CDF: enough for a smooth curve at any sample count. */
 #define CDF_POINTS 400

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "report/analyze_internal.h"
+#include "report/read/read.h"
 
 static const cJSON *member(const cJSON *obj, const char *name) {
   return cJSON_GetObjectItemCaseSensitive(obj, name);

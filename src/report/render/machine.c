@@ -5,14 +5,14 @@
  * engine and SM copies, latency, like `gpuscale p2p`), as text, Markdown or
  * HTML, and as JSON members. Described in docs/report.md and
  * docs/verdict.md. */
-#include "report/machine.h"
+#include "report/analyze/machine.h"
 
 #include <math.h>
 #include <string.h>
 
 #include "core/result.h"
-#include "report/analyze_internal.h"
-#include "report/render_internal.h"
+#include "report/read/read.h"
+#include "report/render/internal.h"
 
 /* ---- the node verdict --------------------------------------------------------- */
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "core/dvec.h"
-#include "report/analyze_internal.h"
+#include "report/read/read.h"
 
 /* Largest world size accepted from a document; far above any real machine,
  * it only bounds the allocation a corrupt file can ask for. */

@@ -13,8 +13,8 @@
 #include <cjson/cJSON.h>
 
 #include "core/status.h"
-#include "report/render.h"
-#include "report/report.h"
+#include "report/render/render.h"
+#include "report/analyze/report.h"
 
 /* GPUs of the inventory the report shows and checks; more are named in a
  * note and left out of the matrices. */

@@ -2,7 +2,7 @@
  * tests each metric (step time, throughput, each rank's time) for a change:
  * relative change of the means with a Welch 95% interval, and a two-sided
  * Mann-Whitney U test on the raw samples. See docs/compare.md. */
-#include "report/compare.h"
+#include "report/compare/compare.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -11,8 +11,8 @@
 
 #include "core/format.h"
 #include "core/result.h"
-#include "report/analyze_internal.h"
-#include "report/render.h"
+#include "report/read/read.h"
+#include "report/render/render.h"
 
 const char *const gs_compare_format_choices[] = {"text", "markdown", "json", NULL};
 

@@ -7,7 +7,7 @@
 #define GS_REPORT_TRACE_TIMELINE_H
 
 #include "core/trace.h"
-#include "report/report.h"
+#include "report/analyze/report.h"
 
 typedef struct {
   int rank, device;

@@ -8,7 +8,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "report/report.h"
+#include "report/analyze/report.h"
 
 /* The string member `name` of `obj`, or `fallback` when it is absent or
  * not a string. Points into the document. */

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "core/scaling.h"
-#include "report/render_internal.h"
+#include "report/render/internal.h"
 
 /* Writes `text` as one CSV field (RFC 4180: quoted when it holds a comma,
  * quote or line break, quotes doubled); NULL is an empty field. */
