@@ -12,7 +12,7 @@
 #include "measure/common.h"
 #include "core/file.h"
 #include "core/options.h"
-#include "report/analyze/machine.h"
+#include "report/verdict/verdict.h"
 #include "report/predict/predict.h"
 #include "report/render/render.h"
 #include "report/analyze/report.h"

@@ -20,7 +20,7 @@
 #include "core/file.h"
 #include "measure/info.h"
 #include "measure/sweep.h"
-#include "report/analyze/machine.h"
+#include "report/verdict/verdict.h"
 #include "report/render/render.h"
 
 static gs_status reject_positional(void *ctx, const char *arg) {

@@ -12,7 +12,7 @@
 
 #include "core/format.h"
 #include "core/scaling.h"
-#include "report/read/read.h"
+#include "report/analyze/internal.h"
 
 static int compare_rows(const void *a, const void *b) {
   const gs_report_row *x = a, *y = b;

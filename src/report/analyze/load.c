@@ -1,8 +1,7 @@
 /* Loading result documents for a report: reads and analyses them on all
- * cores (each measurement through analyze_read.c and analyze_parts.c),
- * keys the rows into series (workload, backend, scaling, canonical options,
- * label, split policy) in file order, then has each series analysed
- * (analyze_advice.c). The formulas are those of docs/report.md. */
+ * cores (each measurement through the read room), keys the rows into
+ * series (series.c: workload, backend, scaling, canonical options, label,
+ * split policy) in file order, then has each series analysed (advice.c). The formulas are those of docs/report.md. */
 #include "report/analyze/report.h"
 
 #include <math.h>
@@ -13,40 +12,11 @@
 #include <pthread.h>
 #include <unistd.h>
 
-#include "core/format.h"
+#include "core/json.h"
 #include "core/result.h"
 #include "core/scaling.h"
+#include "report/analyze/internal.h"
 #include "report/read/read.h"
-
-const char *gs_rank_mark_name(gs_rank_mark mark) {
-  switch (mark) {
-    case GS_MARK_GOOD: return "good";
-    case GS_MARK_MODERATE: return "moderate";
-    case GS_MARK_CRITICAL: return "critical";
-    default: return "n/a";
-  }
-}
-
-const char *gs_report_file_name(const gs_report *r, size_t file) {
-  const char *p = r->files[file];
-  const char *slash = strrchr(p, '/');
-  return slash ? slash + 1 : p;
-}
-
-/* See report.h. */
-void gs_report_series_name(const gs_report_series *s, char *out, size_t size) {
-  gs_scaling_series_name(s->workload, s->label, s->split, out, size);
-}
-
-/* See analyze_internal.h. */
-const char *gs_report_string_of(const cJSON *obj, const char *name, const char *fallback) {
-  const cJSON *x = cJSON_GetObjectItemCaseSensitive(obj, name);
-  return cJSON_IsString(x) ? x->valuestring : fallback;
-}
-
-double gs_report_number_or_nan(const cJSON *x) {
-  return cJSON_IsNumber(x) && isfinite(x->valuedouble) ? x->valuedouble : NAN;
-}
 
 static void copy_text(char *dst, size_t size, const char *src) {
   snprintf(dst, size, "%s", src ? src : "");
@@ -100,161 +70,9 @@ static char *canonical_json(const cJSON *options) {
 
 /* ---- loading --------------------------------------------------------------- */
 
-static int same_text(const char *a, const char *b) {
-  return strcmp(a ? a : "", b ? b : "") == 0;
-}
-
-/* See report.h. */
-int gs_report_series_same(const gs_report_series *a, const gs_report_series *b, int ignore_split) {
-  return same_text(a->workload, b->workload) && same_text(a->backend, b->backend) &&
-         same_text(a->scaling, b->scaling) && same_text(a->options, b->options) &&
-         same_text(a->label, b->label) && (ignore_split || same_text(a->split, b->split));
-}
-
-/* See report.h. */
-int gs_report_point_same(const gs_report_row *x, const gs_report_row *y) {
-  if (x->world_size != y->world_size || x->is_coll != y->is_coll) return 0;
-  if (!x->is_coll) return 1;
-  // NaN == NaN is false: an unrecorded size or root matches only itself.
-  int same_bytes = x->coll_bytes == y->coll_bytes || (isnan(x->coll_bytes) && isnan(y->coll_bytes));
-  int same_root = x->coll_root == y->coll_root || (isnan(x->coll_root) && isnan(y->coll_root));
-  return same_bytes && same_root && x->coll_in_place == y->coll_in_place &&
-         same_text(x->coll_op, y->coll_op) && same_text(x->coll_dtype, y->coll_dtype) &&
-         same_text(x->coll_redop, y->coll_redop);
-}
-
-/* See report.h. */
-const char *gs_report_coll_form(int in_place) {
-  return in_place == 1 ? "in-place" : in_place == 0 ? "out-of-place" : "-";
-}
-
-/* See report.h. */
-void gs_report_point_name(const gs_report_row *row, char *out, size_t size) {
-  out[0] = '\0';
-  if (!row->is_coll || size == 0) return;
-  char root[32] = "";
-  if (isfinite(row->coll_root)) snprintf(root, sizeof root, " root %.0f", row->coll_root);
-  char bytes[32];
-  gs_format_value(GS_UNIT_BYTES, row->coll_bytes, bytes, sizeof bytes);
-  snprintf(out, size, "%s %s %s%s%s%s %s", row->coll_op ? row->coll_op : "coll",
-           bytes, row->coll_dtype ? row->coll_dtype : "-", row->coll_redop ? " " : "",
-           row->coll_redop ? row->coll_redop : "", root, gs_report_coll_form(row->coll_in_place));
-}
-
-/* ---- titles: what tells a series from the others ------------------------- */
-
-/* A growing title; silently cut at its size. */
-static void title_add(char *title, size_t size, int *parts, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void title_add(char *title, size_t size, int *parts, const char *fmt, ...) {
-  size_t len = strlen(title);
-  if (len + 2 >= size) return;
-  snprintf(title + len, size - len, "%s", (*parts)++ ? ", " : " (");
-  len = strlen(title);
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(title + len, size - len, fmt, ap);
-  va_end(ap);
-}
-
-/* 1 when `o` differs from `s` only in its workload options. */
-static int only_options_differ(const gs_report_series *s, const gs_report_series *o) {
-  return o != s && strcmp(o->workload, s->workload) == 0 && strcmp(o->backend, s->backend) == 0 &&
-         strcmp(o->scaling, s->scaling) == 0 && strcmp(o->label, s->label) == 0 &&
-         strcmp(o->split, s->split) == 0 && strcmp(o->options, s->options) != 0;
-}
-
-/* Adds "key=value" for each top-level workload option of `s` whose value
- * differs in (or is missing from) another series that differs from `s`
- * only in its options: what the rest of the title cannot tell apart. */
-static void title_add_options(const gs_report *r, const gs_report_series *s, char *title,
-                              size_t size, int *parts) {
-  cJSON *mine = cJSON_Parse(s->options);
-  if (!cJSON_IsObject(mine)) {
-    cJSON_Delete(mine);
-    return;
-  }
-  for (const cJSON *opt = mine->child; opt; opt = opt->next) {
-    int differs = 0;
-    for (size_t i = 0; i < r->n_series && !differs; i++) {
-      const gs_report_series *o = &r->series[i];
-      if (!only_options_differ(s, o)) continue;
-      cJSON *theirs = cJSON_Parse(o->options);
-      differs = !cJSON_Compare(opt, cJSON_GetObjectItemCaseSensitive(theirs, opt->string), 1);
-      cJSON_Delete(theirs);
-    }
-    if (!differs) continue;
-    char *value = cJSON_PrintUnformatted(opt);
-    if (value && value[0] == '"') {  // a string reads better without its quotes
-      size_t n = strlen(value);
-      memmove(value, value + 1, n);
-      if (n >= 2) value[n - 2] = '\0';
-    }
-    title_add(title, size, parts, "%s=%.48s", opt->string, value ? value : "?");
-    cJSON_free(value);
-  }
-  cJSON_Delete(mine);
-}
-
-/* Sets each series' title: the workload, then what tells it from the other
- * series of that workload (backend, scaling, differing options), its label
- * and split policy; a number where two would still read the same. */
-static void set_titles(gs_report *r) {
-  for (size_t i = 0; i < r->n_series; i++) {
-    gs_report_series *s = &r->series[i];
-    int backend = 0, scaling = 0, options = 0, parts = 0;
-    for (size_t j = 0; j < r->n_series; j++) {
-      const gs_report_series *o = &r->series[j];
-      if (j == i || strcmp(o->workload, s->workload) != 0) continue;
-      backend |= strcmp(o->backend, s->backend) != 0;
-      scaling |= strcmp(o->scaling, s->scaling) != 0;
-      options |= only_options_differ(s, o);
-    }
-    snprintf(s->title, sizeof s->title, "%s", s->workload);
-    if (backend) title_add(s->title, sizeof s->title, &parts, "%s", s->backend[0] ? s->backend : "-");
-    if (scaling)
-      title_add(s->title, sizeof s->title, &parts, "%s",
-                strcmp(s->scaling, "none") == 0 ? "single run"
-                : s->scaling[0]                 ? s->scaling
-                                                : "scaling not recorded");
-    if (scaling && (strcmp(s->scaling, "strong") == 0 || strcmp(s->scaling, "weak") == 0)) {
-      size_t len = strlen(s->title);
-      snprintf(s->title + len, sizeof s->title - len, " scaling");
-    }
-    if (options) title_add_options(r, s, s->title, sizeof s->title, &parts);
-    if (s->label[0]) title_add(s->title, sizeof s->title, &parts, "%s", s->label);
-    if (s->split[0]) title_add(s->title, sizeof s->title, &parts, "split %s", s->split);
-    if (parts) {
-      size_t len = strlen(s->title);
-      if (len + 1 < sizeof s->title) snprintf(s->title + len, sizeof s->title - len, ")");
-    }
-  }
-  // Titles cut short (or options that differ only deeper down) can still
-  // meet: the later series gets its number.
-  for (size_t i = 0; i < r->n_series; i++)
-    for (size_t j = 0; j < i; j++)
-      if (strcmp(r->series[i].title, r->series[j].title) == 0) {
-        size_t len = strlen(r->series[i].title);
-        if (len + 12 >= sizeof r->series[i].title) len = sizeof r->series[i].title - 13;
-        snprintf(r->series[i].title + len, sizeof r->series[i].title - len, " #%zu", i + 1);
-        break;
-      }
-}
-
 static gs_report_series *find_series(gs_report *r, const gs_report_series *key) {
   for (size_t i = 0; i < r->n_series; i++)
     if (gs_report_series_same(&r->series[i], key, 0)) return &r->series[i];
-  return NULL;
-}
-
-/* See analyze_internal.h. */
-const gs_report_series *gs_report_split_sibling(const gs_report *r, const gs_report_series *s,
-                                             const char *split) {
-  for (size_t i = 0; i < r->n_series; i++) {
-    const gs_report_series *o = &r->series[i];
-    if (o != s && strcmp(o->split, split) == 0 && gs_report_series_same(o, s, 1)) return o;
-  }
   return NULL;
 }
 
@@ -304,8 +122,8 @@ static void drop_samples(cJSON *doc) {
  * split: variant, scenario and plan task, e.g. "variant batch=8" or
  * "task 0 (0:resample)"; "" when the measurement has none of them. */
 static void series_label(const cJSON *m, const gs_report_row *row, char *out, size_t size) {
-  gs_scaling_series_label(gs_report_string_of(m, "variant", NULL),
-                          gs_report_string_of(m, "scenario", NULL), row->task, row->task_spec, out,
+  gs_scaling_series_label(gs_json_string_member(m, "variant", NULL),
+                          gs_json_string_member(m, "scenario", NULL), row->task, row->task_spec, out,
                           size);
 }
 
@@ -327,9 +145,9 @@ static gs_status prepare_document(gs_report *r, size_t fi, prepared_doc *out) {
   for (const cJSON *m = ms->child; m; m = m->next, mi++) {
     prepared_row *p = &out->rows[out->n++];
     gs_report_series *key = &p->key;
-    copy_text(key->workload, sizeof key->workload, gs_report_string_of(m, "workload", ""));
-    copy_text(key->backend, sizeof key->backend, gs_report_string_of(m, "backend", ""));
-    copy_text(key->scaling, sizeof key->scaling, gs_report_string_of(m, "scaling", ""));
+    copy_text(key->workload, sizeof key->workload, gs_json_string_member(m, "workload", ""));
+    copy_text(key->backend, sizeof key->backend, gs_json_string_member(m, "backend", ""));
+    copy_text(key->scaling, sizeof key->scaling, gs_json_string_member(m, "scaling", ""));
     gs_report_row *row = &p->row;
     row->file = fi;
     row->measurement = mi;
@@ -347,8 +165,8 @@ static gs_status prepare_document(gs_report *r, size_t fi, prepared_doc *out) {
     if (!key->options) return gs_error(GS_ERR_NOMEM, "%s: out of memory", file);
     series_label(m, row, key->label, sizeof key->label);
     copy_text(key->split, sizeof key->split,
-              gs_report_string_of(cJSON_GetObjectItemCaseSensitive(m, "split"), "policy", ""));
-    key->item_unit = gs_report_string_of(cJSON_GetObjectItemCaseSensitive(m, "cost"), "item_unit", NULL);
+              gs_json_string_member(cJSON_GetObjectItemCaseSensitive(m, "split"), "policy", ""));
+    key->item_unit = gs_json_string_member(cJSON_GetObjectItemCaseSensitive(m, "cost"), "item_unit", NULL);
     if ((st = gs_report_breakdown_read(m, file, row)) != GS_OK) return st;
     if ((st = gs_report_rank_extras(doc, m, file, &r->thresholds, row)) != GS_OK) return st;
     // Requests overlap and are not steps in lockstep: no split of a step.
@@ -476,7 +294,7 @@ gs_status gs_report_load_with(const char *const *paths, size_t n, const gs_repor
   for (size_t i = 0; docs && i < n; i++) prepared_free(&docs[i]);
   free(docs);
   for (size_t i = 0; i < out->n_series && st == GS_OK; i++) st = gs_report_series_analyse(&out->series[i], out);
-  if (st == GS_OK) set_titles(out);
+  if (st == GS_OK) gs_report_set_titles(out);
   if (st != GS_OK) gs_report_free(out);
   return st;
 }

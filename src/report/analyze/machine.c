@@ -10,24 +10,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/read/read.h"
-
-static const cJSON *member(const cJSON *obj, const char *name) {
-  return cJSON_GetObjectItemCaseSensitive(obj, name);
-}
+#include "core/json.h"
 
 /* The string member `name` of `obj`, or NULL. */
 static const char *text_of(const cJSON *obj, const char *name) {
-  return gs_report_string_of(obj, name, NULL);
+  return gs_json_string_member(obj, name, NULL);
 }
 
 static const char *command_of(const gs_report *r, size_t file) {
-  return gs_report_string_of(r->docs[file], "command", "");
+  return gs_json_string_member(r->docs[file], "command", "");
 }
 
 /* See machine.h. */
 int gs_machine_is_p2p(const gs_report *r, size_t file) {
-  return cJSON_IsObject(member(r->docs[file], "p2p"));
+  return cJSON_IsObject(gs_json_member(r->docs[file], "p2p"));
 }
 
 /* See machine.h. */
@@ -51,24 +47,24 @@ int gs_machine_nvlinks(const char *word) {
 }
 
 static void gpu_read(const cJSON *g, gs_machine_gpu *out) {
-  const cJSON *index = member(g, "index");
+  const cJSON *index = gs_json_member(g, "index");
   out->index = cJSON_IsNumber(index) ? index->valueint : -1;
   out->name = text_of(g, "name");
   out->uuid = text_of(g, "uuid");
   out->bus_id = text_of(g, "pci_bus_id");
   out->compute_capability = text_of(g, "compute_capability");
   out->cpu_affinity = text_of(g, "cpu_affinity");
-  out->memory_bytes = gs_report_number_or_nan(member(g, "memory_bytes"));
-  out->sm_count = gs_report_number_or_nan(member(g, "sm_count"));
-  out->max_sm_clock_mhz = gs_report_number_or_nan(member(g, "max_sm_clock_mhz"));
-  out->max_memory_clock_mhz = gs_report_number_or_nan(member(g, "max_memory_clock_mhz"));
-  out->power_limit_watts = gs_report_number_or_nan(member(g, "power_limit_watts"));
-  out->numa_node = gs_report_number_or_nan(member(g, "numa_node"));
+  out->memory_bytes = gs_json_number_member(g, "memory_bytes");
+  out->sm_count = gs_json_number_member(g, "sm_count");
+  out->max_sm_clock_mhz = gs_json_number_member(g, "max_sm_clock_mhz");
+  out->max_memory_clock_mhz = gs_json_number_member(g, "max_memory_clock_mhz");
+  out->power_limit_watts = gs_json_number_member(g, "power_limit_watts");
+  out->numa_node = gs_json_number_member(g, "numa_node");
 }
 
 /* Element (i, j) of a matrix member of the topology. */
 static const cJSON *matrix_at(const cJSON *topology, const char *name, size_t i, size_t j) {
-  return cJSON_GetArrayItem(cJSON_GetArrayItem(member(topology, name), (int)i), (int)j);
+  return cJSON_GetArrayItem(cJSON_GetArrayItem(gs_json_member(topology, name), (int)i), (int)j);
 }
 
 /* See machine.h. */
@@ -79,37 +75,37 @@ void gs_machine_read(const gs_report *r, gs_machine *m) {
   if (file == r->n_files) return;
   m->present = 1;
   m->file = file;
-  const cJSON *env = member(r->docs[file], "environment");
-  const cJSON *cuda = member(env, "cuda");
+  const cJSON *env = gs_json_member(r->docs[file], "environment");
+  const cJSON *cuda = gs_json_member(env, "cuda");
   m->host = text_of(env, "host");
-  m->driver = text_of(member(env, "nvml"), "driver_version");
-  m->nvml_status = text_of(member(env, "nvml"), "status");
+  m->driver = text_of(gs_json_member(env, "nvml"), "driver_version");
+  m->nvml_status = text_of(gs_json_member(env, "nvml"), "status");
   m->cuda_driver = text_of(cuda, "driver_version_text");
   m->cuda_runtime = text_of(cuda, "runtime_version_text");
   m->cuda_status = text_of(cuda, "status");
   m->nccl = text_of(env, "nccl_version");
-  m->cpu_model = text_of(member(env, "cpu"), "model");
-  const cJSON *gpus = member(env, "gpus");
+  m->cpu_model = text_of(gs_json_member(env, "cpu"), "model");
+  const cJSON *gpus = gs_json_member(env, "gpus");
   for (const cJSON *g = cJSON_IsArray(gpus) ? gpus->child : NULL; g; g = g->next) {
     if (m->n_shown < GS_MACHINE_GPUS_MAX) gpu_read(g, &m->gpus[m->n_shown++]);
     m->n_gpus++;
   }
-  const cJSON *topo = member(env, "topology");
+  const cJSON *topo = gs_json_member(env, "topology");
   for (size_t i = 0; i < m->n_shown; i++)
     for (size_t j = 0; j < m->n_shown; j++) {
       const cJSON *word = matrix_at(topo, "links", i, j);
       m->links[i][j] = cJSON_IsString(word) ? word->valuestring : NULL;
       const cJSON *peer = matrix_at(topo, "peer_access", i, j);
       m->peer[i][j] = cJSON_IsBool(peer) ? cJSON_IsTrue(peer) : -1;
-      m->nvlink_bw[i][j] = gs_report_number_or_nan(matrix_at(topo, "nvlink_bandwidth_bytes_per_s", i, j));
+      m->nvlink_bw[i][j] = gs_json_number_or_nan(matrix_at(topo, "nvlink_bandwidth_bytes_per_s", i, j));
     }
 }
 
 /* See machine.h. */
 const cJSON *gs_machine_p2p_test(const cJSON *doc, const char *name) {
-  const cJSON *tests = member(member(doc, "p2p"), "tests");
+  const cJSON *tests = gs_json_member(gs_json_member(doc, "p2p"), "tests");
   for (const cJSON *t = cJSON_IsArray(tests) ? tests->child : NULL; t; t = t->next) {
-    const char *key = gs_report_string_of(t, "name", NULL);
+    const char *key = gs_json_string_member(t, "name", NULL);
     if (key && strcmp(key, name) == 0) return t;
   }
   return NULL;
@@ -120,14 +116,14 @@ void gs_machine_p2p_cell(const cJSON *test, size_t i, size_t j, double *median,
                          const char **state) {
   *median = NAN;
   *state = NULL;
-  const cJSON *cells = member(test, "cells");
+  const cJSON *cells = gs_json_member(test, "cells");
   const cJSON *cell = cJSON_GetArrayItem(cells, (int)i);
-  if (strcmp(gs_report_string_of(test, "layout", ""), "matrix") == 0)
+  if (strcmp(gs_json_string_member(test, "layout", ""), "matrix") == 0)
     cell = cJSON_GetArrayItem(cell, (int)j);
   if (!cJSON_IsObject(cell)) return;
-  *state = gs_report_string_of(cell, "status", "?");
-  const char *verified = gs_report_string_of(member(cell, "verification"), "status", NULL);
+  *state = gs_json_string_member(cell, "status", "?");
+  const char *verified = gs_json_string_member(gs_json_member(cell, "verification"), "status", NULL);
   if (strcmp(*state, "ok") == 0 && verified && strcmp(verified, "failed") == 0)
     *state = "verification";
-  *median = gs_report_number_or_nan(member(cell, "median"));
+  *median = gs_json_number_member(cell, "median");
 }

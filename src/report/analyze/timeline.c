@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "core/check.h"
-#include "report/read/read.h"
+#include "core/json.h"
 
 typedef struct {
   double begin, end;
@@ -156,7 +156,7 @@ gs_status gs_report_timeline_load(const gs_report *r, const gs_report_row *row,
                                   gs_report_timeline *out) {
   memset(out, 0, sizeof *out);
   const cJSON *trace = cJSON_GetObjectItemCaseSensitive(r->docs[row->file], "trace");
-  const char *file = gs_report_string_of(trace, "file", NULL);
+  const char *file = gs_json_string_member(trace, "file", NULL);
   if (!file) return GS_OK;
   out->present = 1;
   locate(r->files[row->file], file, out->file, sizeof out->file);

@@ -11,7 +11,6 @@
 
 #include "core/format.h"
 #include "core/result.h"
-#include "report/read/read.h"
 #include "report/render/render.h"
 
 const char *const gs_compare_format_choices[] = {"text", "markdown", "json", NULL};

@@ -12,15 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json.h"
 #include "core/parse.h"
 #include "core/scaling.h"
 
-static const cJSON *member(const cJSON *obj, const char *name) {
-  return cJSON_GetObjectItemCaseSensitive(obj, name);
-}
-
 static double number_of(const cJSON *obj, const char *name) {
-  const cJSON *x = member(obj, name);
+  const cJSON *x = gs_json_member(obj, name);
   return cJSON_IsNumber(x) && isfinite(x->valuedouble) ? x->valuedouble : NAN;
 }
 
@@ -94,16 +91,16 @@ gs_status gs_predict_parse_counts(const char *text, const char *option, int **co
 /* "HOST, N x GPU MODEL" (or "HOST, CPU MODEL" without GPUs) of a document:
  * what must agree between a coll document and the workloads it serves. */
 static void machine_of(const cJSON *doc, char *out, size_t size) {
-  const cJSON *env = member(doc, "environment");
-  const cJSON *host = member(env, "host");
-  const cJSON *gpus = member(env, "gpus");
+  const cJSON *env = gs_json_member(doc, "environment");
+  const cJSON *host = gs_json_member(env, "host");
+  const cJSON *gpus = gs_json_member(env, "gpus");
   const cJSON *first = cJSON_IsArray(gpus) ? gpus->child : NULL;
-  const cJSON *name = member(first, "name");
+  const cJSON *name = gs_json_member(first, "name");
   const char *h = cJSON_IsString(host) ? host->valuestring : "unknown host";
   if (cJSON_IsString(name)) {
     snprintf(out, size, "%s, %d x %s", h, cJSON_GetArraySize(gpus), name->valuestring);
   } else {
-    const cJSON *cpu = member(member(env, "cpu"), "model");
+    const cJSON *cpu = gs_json_member(gs_json_member(env, "cpu"), "model");
     snprintf(out, size, "%s, %s", h, cJSON_IsString(cpu) ? cpu->valuestring : "no GPU");
   }
 }
@@ -297,11 +294,11 @@ static gs_status network_from_coll(const gs_report *net, gs_predict *p) {
  * smallest (`want_max` 0) or the largest; NaN when it did not run. */
 static double p2p_extreme(const cJSON *p2p, const char *name, int want_max) {
   double best = NAN;
-  const cJSON *tests = member(p2p, "tests");
+  const cJSON *tests = gs_json_member(p2p, "tests");
   for (const cJSON *t = tests ? tests->child : NULL; t; t = t->next) {
-    const cJSON *tn = member(t, "name");
+    const cJSON *tn = gs_json_member(t, "name");
     if (!cJSON_IsString(tn) || strcmp(tn->valuestring, name) != 0) continue;
-    const cJSON *rows = member(t, "cells");
+    const cJSON *rows = gs_json_member(t, "cells");
     for (const cJSON *row = rows ? rows->child : NULL; row; row = row->next)
       for (const cJSON *c = row->child; c; c = c->next) {
         double v = number_of(c, "median");
@@ -318,7 +315,7 @@ static double p2p_extreme(const cJSON *p2p, const char *name, int want_max) {
  * and synchronisation (docs/predict.md). */
 static gs_status links_from_p2p(const gs_report *r, gs_predict *p, const char *machine) {
   for (size_t i = 0; i < r->n_files && !p->machine.have_allreduce; i++) {
-    const cJSON *p2p = member(r->docs[i], "p2p");
+    const cJSON *p2p = gs_json_member(r->docs[i], "p2p");
     if (!cJSON_IsObject(p2p)) continue;
     char here[256];
     machine_of(r->docs[i], here, sizeof here);
@@ -341,11 +338,11 @@ static gs_status links_from_p2p(const gs_report *r, gs_predict *p, const char *m
 /* ---- one series ------------------------------------------------------------------ */
 
 static const cJSON *options_of(const gs_report *r, const gs_report_row *row) {
-  return member(member(r->docs[row->file], "config"), "workload_options");
+  return gs_json_member(gs_json_member(r->docs[row->file], "config"), "workload_options");
 }
 
 static const cJSON *measurement_of(const gs_report *r, const gs_report_row *row) {
-  const cJSON *ms = member(r->docs[row->file], "measurements");
+  const cJSON *ms = gs_json_member(r->docs[row->file], "measurements");
   return cJSON_GetArrayItem(ms, (int)row->measurement);
 }
 
@@ -371,7 +368,7 @@ static int kind_of(const gs_report *r, const gs_report_row *row, const char **wh
   }
   if (row->breakdown.comm_measured) {
     const cJSON *o = options_of(r, row);
-    if (cJSON_IsNumber(member(o, "parameters")) && cJSON_IsNumber(member(o, "bucket_kb")))
+    if (cJSON_IsNumber(gs_json_member(o, "parameters")) && cJSON_IsNumber(gs_json_member(o, "bucket_kb")))
       return GS_PREDICT_DATA_PARALLEL;
     *why = "it communicates, but its document gives no gradient size (parameters, bucket_kb)";
     return -1;
@@ -382,7 +379,7 @@ static int kind_of(const gs_report *r, const gs_report_row *row, const char **wh
 /* The request stream and model shape of an llm measurement into `md`. */
 static gs_status request_shape(const gs_report *r, const gs_report_row *row, gs_predict_model *md) {
   const cJSON *o = options_of(r, row);
-  const cJSON *llm = member(measurement_of(r, row), "llm");
+  const cJSON *llm = gs_json_member(measurement_of(r, row), "llm");
   double samples = number_of(o, "samples"), batch = number_of(o, "batch");
   double layers = number_of(o, "layers"), hidden = number_of(o, "hidden");
   double out_max = number_of(o, "output_max");
@@ -407,7 +404,7 @@ static gs_status request_shape(const gs_report *r, const gs_report_row *row, gs_
 
 /* Mean seconds of one run and tokens of one run of an llm measurement. */
 static void request_run(const gs_report *r, const gs_report_row *row, gs_predict_request_obs *o) {
-  const cJSON *runs = member(member(measurement_of(r, row), "llm"), "run_seconds");
+  const cJSON *runs = gs_json_member(gs_json_member(measurement_of(r, row), "llm"), "run_seconds");
   int n = cJSON_GetArraySize(runs);
   o->gpus = row->world_size;
   o->run_seconds = n > 0 ? row->run_seconds / n : NAN;
@@ -632,7 +629,7 @@ gs_status gs_predict_build(const gs_report *r, const gs_predict_options *opt, gs
       const gs_report_row *row = &r->series[i].rows[j];
       if (row->is_coll) continue;
       machine_of(r->docs[row->file], machine, sizeof machine);
-      const cJSON *gpus = member(member(r->docs[row->file], "environment"), "gpus");
+      const cJSON *gpus = gs_json_member(gs_json_member(r->docs[row->file], "environment"), "gpus");
       machine_gpus = cJSON_IsArray(gpus) ? cJSON_GetArraySize(gpus) : 0;
       have_machine = 1;
       break;

@@ -6,56 +6,53 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/json.h"
 #include "report/read/read.h"
-
-static const cJSON *member(const cJSON *obj, const char *name) {
-  return cJSON_GetObjectItemCaseSensitive(obj, name);
-}
 
 /* One rank's "mlperf" object into `lg`. */
 static void loadgen_read(const cJSON *o, gs_report_loadgen *lg) {
   lg->present = 1;
-  const cJSON *valid = member(o, "result_valid");
+  const cJSON *valid = gs_json_member(o, "result_valid");
   lg->valid = cJSON_IsBool(valid) ? cJSON_IsTrue(valid) : -1;
-  lg->scenario = gs_report_string_of(o, "scenario", NULL);
-  lg->failed = gs_report_string_of(o, "failed_criteria", NULL);
-  lg->samples_per_second = gs_report_number_or_nan(member(o, "throughput_samples_per_second"));
-  lg->tokens_per_second = gs_report_number_or_nan(member(o, "tokens_per_second"));
-  lg->query_count = gs_report_number_or_nan(member(o, "query_count"));
-  const cJSON *lat = member(o, "latency_seconds");
-  lg->lat_mean = gs_report_number_or_nan(member(lat, "mean"));
-  lg->lat_p50 = gs_report_number_or_nan(member(lat, "p50"));
-  lg->lat_p90 = gs_report_number_or_nan(member(lat, "p90"));
-  lg->lat_p99 = gs_report_number_or_nan(member(lat, "p99"));
-  lg->lat_max = gs_report_number_or_nan(member(lat, "max"));
-  const cJSON *ttft = member(o, "first_token_latency_seconds");
-  lg->ttft_p50 = gs_report_number_or_nan(member(ttft, "p50"));
-  lg->ttft_p99 = gs_report_number_or_nan(member(ttft, "p99"));
-  const cJSON *tpot = member(o, "time_per_output_token_seconds");
-  lg->tpot_p50 = gs_report_number_or_nan(member(tpot, "p50"));
-  lg->tpot_p99 = gs_report_number_or_nan(member(tpot, "p99"));
+  lg->scenario = gs_json_string_member(o, "scenario", NULL);
+  lg->failed = gs_json_string_member(o, "failed_criteria", NULL);
+  lg->samples_per_second = gs_json_number_member(o, "throughput_samples_per_second");
+  lg->tokens_per_second = gs_json_number_member(o, "tokens_per_second");
+  lg->query_count = gs_json_number_member(o, "query_count");
+  const cJSON *lat = gs_json_member(o, "latency_seconds");
+  lg->lat_mean = gs_json_number_member(lat, "mean");
+  lg->lat_p50 = gs_json_number_member(lat, "p50");
+  lg->lat_p90 = gs_json_number_member(lat, "p90");
+  lg->lat_p99 = gs_json_number_member(lat, "p99");
+  lg->lat_max = gs_json_number_member(lat, "max");
+  const cJSON *ttft = gs_json_member(o, "first_token_latency_seconds");
+  lg->ttft_p50 = gs_json_number_member(ttft, "p50");
+  lg->ttft_p99 = gs_json_number_member(ttft, "p99");
+  const cJSON *tpot = gs_json_member(o, "time_per_output_token_seconds");
+  lg->tpot_p50 = gs_json_number_member(tpot, "p50");
+  lg->tpot_p99 = gs_json_number_member(tpot, "p99");
 }
 
 /* See analyze_internal.h. */
 void gs_report_ingest_read(const cJSON *doc, const cJSON *m, gs_report_row *row) {
   row->coll_time = NAN;
   row->nccl_version = NULL;
-  const cJSON *coll = member(m, "collective");
+  const cJSON *coll = gs_json_member(m, "collective");
   if (cJSON_IsObject(coll)) {
-    row->coll_time = gs_report_number_or_nan(member(coll, "time_seconds"));
-    const cJSON *src = member(m, "source");
-    row->nccl_version = gs_report_string_of(src, "nccl_version", NULL);
+    row->coll_time = gs_json_number_member(coll, "time_seconds");
+    const cJSON *src = gs_json_member(m, "source");
+    row->nccl_version = gs_json_string_member(src, "nccl_version", NULL);
     if (!row->nccl_version)
-      row->nccl_version = gs_report_string_of(member(doc, "environment"), "nccl_version", NULL);
+      row->nccl_version = gs_json_string_member(gs_json_member(doc, "environment"), "nccl_version", NULL);
   }
-  if (!cJSON_IsObject(member(m, "mlperf"))) return;
+  if (!cJSON_IsObject(gs_json_member(m, "mlperf"))) return;
   row->loadgen = 1;
-  const cJSON *runs = member(m, "runs");
+  const cJSON *runs = gs_json_member(m, "runs");
   const cJSON *run = cJSON_IsArray(runs) ? runs->child : NULL;
-  const cJSON *ranks = member(run, "ranks");
+  const cJSON *ranks = gs_json_member(run, "ranks");
   for (const cJSON *rk = cJSON_IsArray(ranks) ? ranks->child : NULL; rk; rk = rk->next) {
-    const cJSON *rn = member(rk, "rank");
-    const cJSON *o = member(rk, "mlperf");
+    const cJSON *rn = gs_json_member(rk, "rank");
+    const cJSON *o = gs_json_member(rk, "mlperf");
     if (!cJSON_IsNumber(rn) || !cJSON_IsObject(o)) continue;
     double k = rn->valuedouble;
     if (!(k >= 0 && k < (double)row->n_ranks) || k != floor(k)) continue;
@@ -64,5 +61,5 @@ void gs_report_ingest_read(const cJSON *doc, const cJSON *m, gs_report_row *row)
     if (!isfinite(r->throughput)) r->throughput = r->loadgen.samples_per_second;
   }
   if (!isfinite(row->throughput))
-    row->throughput = gs_report_number_or_nan(member(member(m, "aggregate"), "throughput_items_per_second"));
+    row->throughput = gs_json_number_or_nan(gs_json_member(gs_json_member(m, "aggregate"), "throughput_items_per_second"));
 }

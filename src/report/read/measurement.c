@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/dvec.h"
+#include "core/json.h"
 #include "report/read/read.h"
 
 /* Largest world size accepted from a document; far above any real machine,
@@ -104,11 +105,11 @@ gs_status gs_report_measurement_read(const cJSON *m, size_t mi, const char *file
   gs_status st = read_int(m, "world_size", 1, MAX_WORLD_SIZE, &ws, file, path);
   if (st != GS_OK) return st;
   row->world_size = (int)ws;
-  snprintf(row->status, sizeof row->status, "%s", gs_report_string_of(m, "status", "-"));
-  row->error = gs_report_string_of(m, "error", NULL);
+  snprintf(row->status, sizeof row->status, "%s", gs_json_string_member(m, "status", "-"));
+  row->error = gs_json_string_member(m, "error", NULL);
   const cJSON *ver = cJSON_GetObjectItemCaseSensitive(m, "verification");
   snprintf(row->verification, sizeof row->verification, "%s",
-           gs_report_string_of(ver, "status", "-"));
+           gs_json_string_member(ver, "status", "-"));
   row->items_per_step = read_u64(cJSON_GetObjectItemCaseSensitive(m, "cost"), "items_per_step");
 
   // A tensor-parallel llm replica spans GPUs: one rank record per replica.
@@ -124,7 +125,7 @@ gs_status gs_report_measurement_read(const cJSON *m, size_t mi, const char *file
   }
   row->n_ranks = (size_t)(ws / tp);
   row->tensor_parallel = (int)tp;
-  row->variant = gs_report_string_of(m, "variant", NULL);
+  row->variant = gs_json_string_member(m, "variant", NULL);
   row->ranks = calloc(row->n_ranks, sizeof *row->ranks);
   gs_dvec *rank_samples = calloc(row->n_ranks, sizeof *rank_samples);
   unsigned char *clocks = calloc(row->n_ranks, 1);  // bit 1: device, bit 2: wall
@@ -180,10 +181,10 @@ gs_status gs_report_measurement_read(const cJSON *m, size_t mi, const char *file
       }
       seen[rn] = 1;
       gs_report_rank *k = &row->ranks[rn];
-      const char *rs = gs_report_string_of(rk, "status", "-");
+      const char *rs = gs_json_string_member(rk, "status", "-");
       if (strcmp(k->status, "ok") == 0 && strcmp(rs, "ok") != 0) {
         snprintf(k->status, sizeof k->status, "%s", rs);
-        k->error = gs_report_string_of(rk, "error", NULL);
+        k->error = gs_json_string_member(rk, "error", NULL);
       }
       if (ri == 0) k->items_per_step = read_u64(rk, "items_per_step");
       const cJSON *first = cJSON_GetObjectItemCaseSensitive(rk, "first_iteration_seconds");

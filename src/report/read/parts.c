@@ -9,14 +9,11 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/json.h"
 #include "core/parse.h"
 #include "core/coll_model.h"
 #include "core/stats.h"
 #include "report/read/read.h"
-
-static const cJSON *member(const cJSON *obj, const char *name) {
-  return cJSON_GetObjectItemCaseSensitive(obj, name);
-}
 
 gs_rank_mark gs_report_mark_of(double deviation, const gs_report_thresholds *th) {
   if (!isfinite(deviation)) return GS_MARK_NONE;
@@ -47,14 +44,14 @@ static void breakdown_run(rank_cursor *cur, size_t n_ranks, gs_report_breakdown 
     for (size_t k = 0; k < n_ranks; k++) {
       const cJSON *w = cur[k].wall ? cur[k].wall : cur[k].dev;
       if (!w) return;  // a rank ran out of iterations: the run is done
-      double t = gs_report_number_or_nan(w);
+      double t = gs_json_number_or_nan(w);
       if (!isfinite(t)) complete = 0;
       else if (t > slowest) slowest = t;
     }
     for (size_t k = 0; k < n_ranks; k++) {
-      double wall = gs_report_number_or_nan(cur[k].wall ? cur[k].wall : cur[k].dev);
-      double dev = cur[k].dev ? gs_report_number_or_nan(cur[k].dev) : wall;
-      double comm = cur[k].comm ? gs_report_number_or_nan(cur[k].comm) : 0.0;
+      double wall = gs_json_number_or_nan(cur[k].wall ? cur[k].wall : cur[k].dev);
+      double dev = cur[k].dev ? gs_json_number_or_nan(cur[k].dev) : wall;
+      double comm = cur[k].comm ? gs_json_number_or_nan(cur[k].comm) : 0.0;
       if (complete && isfinite(dev) && isfinite(comm)) {
         sum->step += slowest;
         sum->compute += dev - comm;
@@ -80,12 +77,12 @@ gs_status gs_report_breakdown_read(const cJSON *m, const char *file, gs_report_r
   if (!cur) return gs_error(GS_ERR_NOMEM, "%s: out of memory", file);
   int any_comm = 0;
   size_t ri = 0;
-  for (const cJSON *run = member(m, "runs") ? member(m, "runs")->child : NULL; run;
+  for (const cJSON *run = gs_json_member(m, "runs") ? gs_json_member(m, "runs")->child : NULL; run;
        run = run->next, ri++) {
     size_t k = 0;
-    for (const cJSON *rk = member(run, "ranks")->child; rk && k < row->n_ranks; rk = rk->next, k++) {
-      const cJSON *dev = member(rk, "device_seconds"), *wall = member(rk, "wall_seconds");
-      const cJSON *comm = member(rk, "comm_seconds");
+    for (const cJSON *rk = gs_json_member(run, "ranks")->child; rk && k < row->n_ranks; rk = rk->next, k++) {
+      const cJSON *dev = gs_json_member(rk, "device_seconds"), *wall = gs_json_member(rk, "wall_seconds");
+      const cJSON *comm = gs_json_member(rk, "comm_seconds");
       if (comm && !cJSON_IsNull(comm)) {
         if (!cJSON_IsArray(comm)) {
           free(cur);
@@ -142,18 +139,18 @@ typedef struct {
 static void read_requests(const cJSON *reqs, gs_report_rank *k, double *lat, size_t *n_lat,
                           double *cold, size_t *n_cold, request_times *times, double *tokens) {
   for (const cJSON *q = reqs->child; q; q = q->next) {
-    const cJSON *status = member(q, "status");
+    const cJSON *status = gs_json_member(q, "status");
     const char *s = cJSON_IsString(status) ? status->valuestring : "";
-    double latency = gs_report_number_or_nan(member(q, "latency_seconds"));
-    int is_cold = cJSON_IsTrue(member(q, "cold"));
+    double latency = gs_json_number_member(q, "latency_seconds");
+    int is_cold = cJSON_IsTrue(gs_json_member(q, "cold"));
     if (is_cold) k->cold_requests++;
     k->requests++;
     if (strcmp(s, "ok") == 0) {
       k->requests_ok++;
-      double out = gs_report_number_or_nan(member(q, "output_tokens"));
+      double out = gs_json_number_member(q, "output_tokens");
       if (isfinite(out)) *tokens += out;
-      double ttft = gs_report_number_or_nan(member(q, "ttft_seconds"));
-      double tpot = gs_report_number_or_nan(member(q, "tpot_seconds"));
+      double ttft = gs_json_number_member(q, "ttft_seconds");
+      double tpot = gs_json_number_member(q, "tpot_seconds");
       if (!is_cold && isfinite(ttft)) times->ttft[times->n_ttft++] = ttft;
       if (!is_cold && isfinite(tpot)) times->tpot[times->n_tpot++] = tpot;
     } else if (strcmp(s, "timed_out") == 0) {
@@ -171,25 +168,25 @@ static void read_requests(const cJSON *reqs, gs_report_rank *k, double *lat, siz
 
 /* environment.gpus[i].memory_bytes of the GPU with CUDA index `device`. */
 static double gpu_memory(const cJSON *doc, long device) {
-  const cJSON *gpus = member(member(doc, "environment"), "gpus");
+  const cJSON *gpus = gs_json_member(gs_json_member(doc, "environment"), "gpus");
   for (const cJSON *g = gpus ? gpus->child : NULL; g; g = g->next) {
-    double idx = gs_report_number_or_nan(member(g, "index"));
-    if (idx == (double)device) return gs_report_number_or_nan(member(g, "memory_bytes"));
+    double idx = gs_json_number_member(g, "index");
+    if (idx == (double)device) return gs_json_number_member(g, "memory_bytes");
   }
   return NAN;
 }
 
 static void read_telemetry(const cJSON *doc, const cJSON *m, gs_report_row *row) {
-  const double interval = gs_report_number_or_nan(member(member(m, "telemetry"), "interval_seconds"));
-  const cJSON *tel = member(member(m, "telemetry"), "ranks");
+  const double interval = gs_json_number_or_nan(gs_json_member(gs_json_member(m, "telemetry"), "interval_seconds"));
+  const cJSON *tel = gs_json_member(gs_json_member(m, "telemetry"), "ranks");
   for (const cJSON *t = cJSON_IsArray(tel) ? tel->child : NULL; t; t = t->next) {
-    double rn = gs_report_number_or_nan(member(t, "rank"));
+    double rn = gs_json_number_member(t, "rank");
     if (!(rn >= 0) || rn >= (double)row->n_ranks || rn != floor(rn)) continue;
     gs_report_rank *k = &row->ranks[(size_t)rn];
-    k->memory_used_bytes = gs_report_number_or_nan(member(member(t, "memory_used_bytes"), "mean"));
-    k->utilization = gs_report_number_or_nan(member(member(t, "utilization_percent"), "mean")) / 100.0;
-    k->telemetry_seconds = gs_report_number_or_nan(member(t, "samples")) * interval;
-    double dev = gs_report_number_or_nan(member(t, "device"));
+    k->memory_used_bytes = gs_json_number_or_nan(gs_json_member(gs_json_member(t, "memory_used_bytes"), "mean"));
+    k->utilization = gs_json_number_or_nan(gs_json_member(gs_json_member(t, "utilization_percent"), "mean")) / 100.0;
+    k->telemetry_seconds = gs_json_number_member(t, "samples") * interval;
+    double dev = gs_json_number_member(t, "device");
     if (isfinite(dev)) k->memory_total_bytes = gpu_memory(doc, (long)dev);
   }
 }
@@ -288,19 +285,19 @@ static gs_status group_hosts(gs_report_row *row, const gs_report_thresholds *th)
 /* The sum of llm.run_seconds of a request-based measurement; NaN when it is
  * not recorded (or not all numbers). */
 static double run_seconds_of(const cJSON *m) {
-  const cJSON *secs = member(member(m, "llm"), "run_seconds");
+  const cJSON *secs = gs_json_member(gs_json_member(m, "llm"), "run_seconds");
   if (!cJSON_IsArray(secs) || !secs->child) return NAN;
   double sum = 0.0;
-  for (const cJSON *x = secs->child; x; x = x->next) sum += gs_report_number_or_nan(x);
+  for (const cJSON *x = secs->child; x; x = x->next) sum += gs_json_number_or_nan(x);
   return sum;
 }
 
 /* llm.ranks[].busy_seconds of rank `r`; NaN when not recorded. */
 static double busy_seconds_of(const cJSON *m, size_t r) {
-  const cJSON *ranks = member(member(m, "llm"), "ranks");
+  const cJSON *ranks = gs_json_member(gs_json_member(m, "llm"), "ranks");
   for (const cJSON *x = cJSON_IsArray(ranks) ? ranks->child : NULL; x; x = x->next)
-    if (gs_report_number_or_nan(member(x, "rank")) == (double)r)
-      return gs_report_number_or_nan(member(x, "busy_seconds"));
+    if (gs_json_number_member(x, "rank") == (double)r)
+      return gs_json_number_member(x, "busy_seconds");
   return NAN;
 }
 
@@ -318,10 +315,10 @@ gs_status gs_report_rank_extras(const cJSON *doc, const cJSON *m, const char *fi
                                 const gs_report_thresholds *th, gs_report_row *row) {
   size_t total = 0;
   // Request-based: what the llm workload writes (docs/result-schema.md).
-  row->request_based = cJSON_IsObject(member(m, "llm"));
-  for (const cJSON *run = member(m, "runs") ? member(m, "runs")->child : NULL; run; run = run->next)
-    for (const cJSON *rk = member(run, "ranks")->child; rk; rk = rk->next) {
-      const cJSON *reqs = member(rk, "requests");
+  row->request_based = cJSON_IsObject(gs_json_member(m, "llm"));
+  for (const cJSON *run = gs_json_member(m, "runs") ? gs_json_member(m, "runs")->child : NULL; run; run = run->next)
+    for (const cJSON *rk = gs_json_member(run, "ranks")->child; rk; rk = rk->next) {
+      const cJSON *reqs = gs_json_member(rk, "requests");
       if (reqs && !cJSON_IsNull(reqs) && !cJSON_IsArray(reqs))
         return gs_error(GS_ERR_FORMAT, "%s: a rank's \"requests\" must be an array or null", file);
       total += (size_t)cJSON_GetArraySize(reqs);
@@ -333,7 +330,7 @@ gs_status gs_report_rank_extras(const cJSON *doc, const cJSON *m, const char *fi
     free(lat), free(cold), free(times.ttft), free(times.tpot);
     return gs_error(GS_ERR_NOMEM, "%s: out of memory", file);
   }
-  const cJSON *scenario = member(m, "scenario");
+  const cJSON *scenario = gs_json_member(m, "scenario");
   row->scenario = cJSON_IsString(scenario) ? scenario->valuestring : NULL;
   int server = row->scenario && strcmp(row->scenario, "server") == 0;
   row->generated_tokens = 0.0;
@@ -344,17 +341,17 @@ gs_status gs_report_rank_extras(const cJSON *doc, const cJSON *m, const char *fi
     k->memory_used_bytes = k->memory_total_bytes = k->utilization = NAN;
     size_t n_lat = 0, n_cold = 0;
     double tokens = 0.0;
-    for (const cJSON *run = member(m, "runs")->child; run; run = run->next)
-      for (const cJSON *rk = member(run, "ranks")->child; rk; rk = rk->next) {
-        if (gs_report_number_or_nan(member(rk, "rank")) != (double)r) continue;
-        const cJSON *host = member(rk, "host");
+    for (const cJSON *run = gs_json_member(m, "runs")->child; run; run = run->next)
+      for (const cJSON *rk = gs_json_member(run, "ranks")->child; rk; rk = rk->next) {
+        if (gs_json_number_member(rk, "rank") != (double)r) continue;
+        const cJSON *host = gs_json_member(rk, "host");
         if (!k->host && cJSON_IsString(host)) k->host = host->valuestring;
-        const cJSON *reqs = member(rk, "requests");
+        const cJSON *reqs = gs_json_member(rk, "requests");
         if (cJSON_IsArray(reqs))
           read_requests(reqs, k, lat, &n_lat, cold, &n_cold, &times, &tokens);
-        double failed = gs_report_number_or_nan(member(rk, "failed_samples"));
+        double failed = gs_json_number_member(rk, "failed_samples");
         if (failed > 0) k->failed_samples += (uint64_t)failed;
-        k->samples_taken += (uint64_t)cJSON_GetArraySize(member(rk, "wall_seconds"));
+        k->samples_taken += (uint64_t)cJSON_GetArraySize(gs_json_member(rk, "wall_seconds"));
       }
     // Samples declared failed (fail fault): the success rate of a step-based rank.
     if (k->requests == 0 && k->failed_samples > 0 && k->samples_taken > 0)
@@ -400,16 +397,16 @@ static void append_text(char *dst, size_t size, const char *text) {
 /* See analyze_internal.h. */
 void gs_report_placement_read(const cJSON *doc, const cJSON *m, gs_report_row *row) {
   row->split_units[0] = row->faults[0] = '\0';
-  const cJSON *units = member(member(m, "split"), "units");
+  const cJSON *units = gs_json_member(gs_json_member(m, "split"), "units");
   for (const cJSON *u = cJSON_IsArray(units) ? units->child : NULL; u; u = u->next) {
     char one[32];
-    snprintf(one, sizeof one, "%s%.0f", u == units->child ? "" : ",", gs_report_number_or_nan(u));
+    snprintf(one, sizeof one, "%s%.0f", u == units->child ? "" : ",", gs_json_number_or_nan(u));
     append_text(row->split_units, sizeof row->split_units, one);
   }
-  const cJSON *faults = member(m, "faults");
+  const cJSON *faults = gs_json_member(m, "faults");
   for (const cJSON *f = cJSON_IsArray(faults) ? faults->child : NULL; f; f = f->next) {
-    const cJSON *kind = member(f, "kind");
-    double rank = gs_report_number_or_nan(member(f, "rank"));
+    const cJSON *kind = gs_json_member(f, "kind");
+    double rank = gs_json_number_member(f, "rank");
     char one[96];
     snprintf(one, sizeof one, "%s%s rank %.0f", f == faults->child ? "" : "; ",
              cJSON_IsString(kind) ? kind->valuestring : "?", rank);
@@ -421,7 +418,7 @@ void gs_report_placement_read(const cJSON *doc, const cJSON *m, gs_report_row *r
       if (cJSON_IsString(p))
         snprintf(one, sizeof one, " %s=%s", p->string, p->valuestring);
       else
-        snprintf(one, sizeof one, " %s=%.6g", p->string, gs_report_number_or_nan(p));
+        snprintf(one, sizeof one, " %s=%.6g", p->string, gs_json_number_or_nan(p));
       append_text(row->faults, sizeof row->faults, one);
     }
     if (rank >= 0 && rank < (double)row->n_ranks && rank == floor(rank)) {
@@ -432,11 +429,11 @@ void gs_report_placement_read(const cJSON *doc, const cJSON *m, gs_report_row *r
   }
   row->task = -1;
   row->task_spec = NULL;
-  double task = gs_report_number_or_nan(member(m, "task"));
+  double task = gs_json_number_member(m, "task");
   if (task >= 0 && task == floor(task) && task < 1e6) {
     row->task = (int)task;
     const cJSON *spec =
-        member(cJSON_GetArrayItem(member(member(doc, "config"), "tasks"), row->task), "spec");
+        gs_json_member(cJSON_GetArrayItem(gs_json_member(gs_json_member(doc, "config"), "tasks"), row->task), "spec");
     if (cJSON_IsString(spec)) row->task_spec = spec->valuestring;
   }
 }
@@ -448,19 +445,19 @@ void gs_report_placement_read(const cJSON *doc, const cJSON *m, gs_report_row *r
 static double coll_bandwidth(const cJSON *coll, const char *name) {
   char key[64];
   snprintf(key, sizeof key, "%s_bytes_per_second", name);
-  return gs_report_number_or_nan(member(coll, key));
+  return gs_json_number_or_nan(gs_json_member(coll, key));
 }
 
 /* The largest off-diagonal entry of environment.topology.nvlink_bandwidth_bytes_per_s. */
 static double link_bandwidth(const cJSON *doc) {
-  const cJSON *mat = member(member(member(doc, "environment"), "topology"),
+  const cJSON *mat = gs_json_member(gs_json_member(gs_json_member(doc, "environment"), "topology"),
                             "nvlink_bandwidth_bytes_per_s");
   double best = NAN;
   size_t i = 0;
   for (const cJSON *line = cJSON_IsArray(mat) ? mat->child : NULL; line; line = line->next, i++) {
     size_t j = 0;
     for (const cJSON *x = cJSON_IsArray(line) ? line->child : NULL; x; x = x->next, j++) {
-      double v = gs_report_number_or_nan(x);
+      double v = gs_json_number_or_nan(x);
       if (i != j && v > 0 && !(v <= best)) best = v;
     }
   }
@@ -468,10 +465,10 @@ static double link_bandwidth(const cJSON *doc) {
 }
 
 static const char *gpu_name(const cJSON *doc, double device) {
-  const cJSON *gpus = member(member(doc, "environment"), "gpus");
+  const cJSON *gpus = gs_json_member(gs_json_member(doc, "environment"), "gpus");
   for (const cJSON *g = gpus ? gpus->child : NULL; g; g = g->next) {
-    const cJSON *name = member(g, "name");
-    if (gs_report_number_or_nan(member(g, "index")) == device && cJSON_IsString(name)) return name->valuestring;
+    const cJSON *name = gs_json_member(g, "name");
+    if (gs_json_number_member(g, "index") == device && cJSON_IsString(name)) return name->valuestring;
   }
   return NULL;
 }
@@ -488,16 +485,6 @@ static void busbw_check(gs_report_row *row) {
   row->busbw_mismatch = off > GS_REPORT_BUSBW_TOLERANCE * row->busbw_expected && off > rounding;
 }
 
-/* See report.h. */
-size_t gs_report_busbw_mismatches(const gs_report *r, const gs_report_row **first) {
-  size_t n = 0;
-  for (size_t i = 0; i < r->n_series; i++)
-    for (size_t j = 0; j < r->series[i].n_rows; j++)
-      if (r->series[i].rows[j].busbw_mismatch && n++ == 0 && first)
-        *first = &r->series[i].rows[j];
-  return n;
-}
-
 /* See analyze_internal.h. */
 void gs_report_row_extras(const cJSON *doc, const cJSON *m, const gs_report_prices *prices,
                           gs_report_row *row) {
@@ -506,25 +493,25 @@ void gs_report_row_extras(const cJSON *doc, const cJSON *m, const gs_report_pric
   row->coll_in_place = -1;
   row->busbw_factor = row->busbw_expected = NAN;
   row->price_per_hour = row->items_per_dollar = row->dollars_per_million = NAN;
-  const cJSON *coll = member(m, "collective");
-  const cJSON *wl = member(m, "workload");
+  const cJSON *coll = gs_json_member(m, "collective");
+  const cJSON *wl = gs_json_member(m, "workload");
   if (cJSON_IsString(wl) && strcmp(wl->valuestring, "coll") == 0 && cJSON_IsObject(coll)) {
     row->is_coll = 1;
-    const cJSON *op = member(coll, "op");
+    const cJSON *op = gs_json_member(coll, "op");
     row->coll_op = cJSON_IsString(op) ? op->valuestring : NULL;
-    row->coll_bytes = gs_report_number_or_nan(member(coll, "bytes"));
-    const cJSON *dtype = member(coll, "dtype"), *redop = member(coll, "redop");
+    row->coll_bytes = gs_json_number_member(coll, "bytes");
+    const cJSON *dtype = gs_json_member(coll, "dtype"), *redop = gs_json_member(coll, "redop");
     row->coll_dtype = cJSON_IsString(dtype) ? dtype->valuestring : NULL;
     row->coll_redop = cJSON_IsString(redop) ? redop->valuestring : NULL;
-    row->coll_root = gs_report_number_or_nan(member(coll, "root"));
-    const cJSON *in_place = member(coll, "in_place");
+    row->coll_root = gs_json_number_member(coll, "root");
+    const cJSON *in_place = gs_json_member(coll, "in_place");
     row->coll_in_place = cJSON_IsBool(in_place) ? cJSON_IsTrue(in_place) : -1;
     row->coll_busbw = coll_bandwidth(coll, "busbw");
     row->coll_algbw = coll_bandwidth(coll, "algbw");
     row->link_bandwidth = link_bandwidth(doc);
     busbw_check(row);
   }
-  const cJSON *devices = member(m, "devices");
+  const cJSON *devices = gs_json_member(m, "devices");
   double price = 0.0;
   size_t n = 0;
   for (const cJSON *d = cJSON_IsArray(devices) ? devices->child : NULL; d; d = d->next, n++) {

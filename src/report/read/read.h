@@ -1,22 +1,14 @@
-/* Helpers shared by the files of the report analysis (analyze.c: loading
- * and series; analyze_read.c: one measurement; analyze_advice.c: scaling
- * and recommendation; analyze_parts.c: breakdown, requests, hosts,
- * placement, collectives, cost); not part of the report layer's public
- * interface. */
-#ifndef GS_REPORT_ANALYZE_INTERNAL_H
-#define GS_REPORT_ANALYZE_INTERNAL_H
+/* The read room: one measurement of a result document into a row
+ * (measurement.c: samples, step and rank statistics, symmetry; parts.c:
+ * breakdown, requests, hosts, placement, collectives, cost; ingested.c:
+ * what another tool measured). Reads the document only; the rooms above
+ * call it and read the rows (row.h). */
+#ifndef GS_REPORT_READ_H
+#define GS_REPORT_READ_H
 
 #include <cjson/cJSON.h>
 
-#include "report/analyze/report.h"
-
-/* The string member `name` of `obj`, or `fallback` when it is absent or
- * not a string. Points into the document. */
-const char *gs_report_string_of(const cJSON *obj, const char *name, const char *fallback);
-
-/* The value of number `x`, or NaN when it is absent, not a number or not
- * finite. */
-double gs_report_number_or_nan(const cJSON *x);
+#include "report/read/row.h"
 
 /* Fills `row` from measurement `m` (index `mi` of `file`): raw samples
  * pooled over runs, step and per-rank statistics, throughput, cold starts.
@@ -34,19 +26,6 @@ void gs_report_row_free(gs_report_row *row);
 /* Median, deviation, marks (with `th`, worsened by success rates), spread
  * and straggler over the ranks of `row` (world size >= 2). */
 gs_status gs_report_rank_symmetry(gs_report_row *row, const gs_report_thresholds *th);
-
-/* The series of `r` that differs from `s` only in its split policy
- * `split` ("" for unsplit), or NULL. */
-const gs_report_series *gs_report_split_sibling(const gs_report *r, const gs_report_series *s,
-                                                const char *split);
-
-/* Sorts the rows of series `s` (world size, file, position), fills their
- * speedup, efficiency, Karp-Flatt, ideal throughput and ideal step against
- * the series' baseline (its own 1-rank row, else a split sibling's or the
- * data-parallel twin's), the verdict by core/scaling's rule and the
- * recommendation sentences. Every series of `r` must be placed first.
- * GS_ERR_NOMEM when memory runs out. */
-gs_status gs_report_series_analyse(gs_report_series *s, const gs_report *r);
 
 /* Fills row->breakdown (not ideal_step) from measurement `m`'s runs: per
  * rank and iteration, compute = device - comm, comm, host = wall - device

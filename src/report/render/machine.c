@@ -5,13 +5,13 @@
  * engine and SM copies, latency, like `gpuscale p2p`), as text, Markdown or
  * HTML, and as JSON members. Described in docs/report.md and
  * docs/verdict.md. */
-#include "report/analyze/machine.h"
+#include "report/verdict/verdict.h"
 
 #include <math.h>
 #include <string.h>
 
 #include "core/result.h"
-#include "report/read/read.h"
+#include "core/json.h"
 #include "report/render/internal.h"
 
 /* ---- the node verdict --------------------------------------------------------- */
@@ -192,7 +192,7 @@ static void p2p_cell_text(const cJSON *test, size_t i, size_t j, char *cell) {
   double median;
   const char *state;
   gs_machine_p2p_cell(test, i, j, &median, &state);
-  int seconds = strcmp(gs_report_string_of(test, "unit", ""), "seconds") == 0;
+  int seconds = strcmp(gs_json_string_member(test, "unit", ""), "seconds") == 0;
   if (!state)
     gs_render_cellf(cell, "-");
   else if (strcmp(state, "ok") != 0)
@@ -213,7 +213,7 @@ static gs_status p2p_tables(gs_render_writer *w, const gs_report *r, size_t file
   const cJSON *size = cJSON_GetObjectItemCaseSensitive(config, "size_bytes");
   const cJSON *samples = cJSON_GetObjectItemCaseSensitive(config, "samples");
   gs_render_block(w, 2, "", "Links measured (%s, status %s)", gs_report_file_name(r, file),
-                  gs_report_string_of(doc, "status", "-"));
+                  gs_json_string_member(doc, "status", "-"));
   gs_render_block(w, 0, "  ",
                   "Rows send, columns receive (bidirectional: the total of both directions); "
                   "each cell the median of %d samples of %.0f MiB copies; GB/s = 10^9 bytes/s, "
@@ -232,15 +232,15 @@ static gs_status p2p_tables(gs_render_writer *w, const gs_report *r, size_t file
   html_open(w, "matrices");
   for (const cJSON *t = cJSON_IsArray(tests) ? tests->child : NULL; t && st == GS_OK;
        t = t->next) {
-    const char *title = gs_report_string_of(t, "title", gs_report_string_of(t, "name", "?"));
-    if (strcmp(gs_report_string_of(t, "status", ""), "ran") != 0) {
+    const char *title = gs_json_string_member(t, "title", gs_json_string_member(t, "name", "?"));
+    if (strcmp(gs_json_string_member(t, "status", ""), "ran") != 0) {
       gs_render_block(w, 0, "  ", "%s: not measured: %s", title,
-                      gs_report_string_of(t, "reason", "-"));
+                      gs_json_string_member(t, "reason", "-"));
       continue;
     }
     html_open(w, "matrix");
     gs_render_block(w, -1, "  ", "%s", title);
-    int matrix = strcmp(gs_report_string_of(t, "layout", ""), "matrix") == 0;
+    int matrix = strcmp(gs_json_string_member(t, "layout", ""), "matrix") == 0;
     static const char *const per_gpu_head[] = {"GPU", "value"};
     gs_render_table tab;
     gs_render_table_init(&tab, matrix ? n + 1 : 2, matrix ? head : per_gpu_head, left);
@@ -278,11 +278,11 @@ gs_status gs_render_machine_sections(gs_render_writer *w, const gs_report *r) {
 static cJSON *p2p_test_json(const cJSON *t, size_t n) {
   cJSON *o = cJSON_CreateObject();
   if (!o) return NULL;
-  cJSON_AddStringToObject(o, "name", gs_report_string_of(t, "name", "?"));
-  cJSON_AddStringToObject(o, "unit", gs_report_string_of(t, "unit", "?"));
-  cJSON_AddStringToObject(o, "layout", gs_report_string_of(t, "layout", "?"));
-  cJSON_AddStringToObject(o, "status", gs_report_string_of(t, "status", "?"));
-  int matrix = strcmp(gs_report_string_of(t, "layout", ""), "matrix") == 0;
+  cJSON_AddStringToObject(o, "name", gs_json_string_member(t, "name", "?"));
+  cJSON_AddStringToObject(o, "unit", gs_json_string_member(t, "unit", "?"));
+  cJSON_AddStringToObject(o, "layout", gs_json_string_member(t, "layout", "?"));
+  cJSON_AddStringToObject(o, "status", gs_json_string_member(t, "status", "?"));
+  int matrix = strcmp(gs_json_string_member(t, "layout", ""), "matrix") == 0;
   cJSON *rows = cJSON_AddArrayToObject(o, "medians");
   for (size_t i = 0; rows && i < n; i++) {
     cJSON *row = matrix ? cJSON_CreateArray() : NULL;

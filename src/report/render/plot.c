@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include "core/file.h"
-#include "report/read/read.h"
 #include "report/predict/predict.h"
 #include "report/render/render.h"
 #include "report/analyze/timeline.h"

@@ -85,4 +85,14 @@ gs_status gs_report_print_json(FILE *out, cJSON *doc);
  * unavailable numbers are null. The caller owns it; NULL when out of memory. */
 cJSON *gs_report_to_json(const gs_report *r);
 
+/* ---- the machine (machine.c) ---------------------------------------------- */
+
+/* Only the node verdict table of `r` (nothing when it has no info
+ * document), in text, Markdown or HTML body form; for `suite`'s terminal. */
+gs_status gs_report_render_node_verdict(FILE *out, const gs_report *r, gs_report_format format);
+
+/* Adds "node_verdict" (null without an info document) and "p2p" (per p2p
+ * document its tests' medians) to the report's JSON object `doc`. */
+void gs_report_machine_json(const gs_report *r, cJSON *doc);
+
 #endif

@@ -4,7 +4,7 @@
  * verdict. Each check and its thresholds are described, with where each
  * figure comes from, in docs/verdict.md; a check that cannot apply (one
  * GPU, the CPU backend, a document that is missing) says "n/a" and why. */
-#include "report/analyze/machine.h"
+#include "report/verdict/verdict.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -14,7 +14,7 @@
 
 #include "core/format.h"
 #include "core/stats.h"
-#include "report/read/read.h"
+#include "core/json.h"
 
 /* See machine.h. */
 const char *gs_check_state_name(gs_check_state state) {
@@ -39,10 +39,6 @@ static void add_check(gs_node_verdict *v, const char *name, gs_check_state state
   va_start(ap, fmt);
   vsnprintf(c->detail, sizeof c->detail, fmt, ap);
   va_end(ap);
-}
-
-static const cJSON *member(const cJSON *obj, const char *name) {
-  return cJSON_GetObjectItemCaseSensitive(obj, name);
 }
 
 static const char *or_dash(const char *text) { return text ? text : "-"; }
@@ -97,9 +93,9 @@ static void check_present(gs_node_verdict *v, const gs_report *r, const gs_machi
   // Every GPU a measurement names must be one of the inventory's.
   for (size_t f = 0; f < r->n_files; f++) {
     if (gs_machine_is_ingested(r, f)) continue;
-    const cJSON *ms = member(r->docs[f], "measurements");
+    const cJSON *ms = gs_json_member(r->docs[f], "measurements");
     for (const cJSON *x = ms ? ms->child : NULL; x; x = x->next) {
-      const cJSON *devices = member(x, "devices");
+      const cJSON *devices = gs_json_member(x, "devices");
       for (const cJSON *d = cJSON_IsArray(devices) ? devices->child : NULL; d; d = d->next)
         if (cJSON_IsNumber(d) && m->n_gpus <= GS_MACHINE_GPUS_MAX &&
             gpu_position(m, d->valuedouble) < 0) {
@@ -182,9 +178,9 @@ static void check_software(gs_node_verdict *v, const gs_report *r, const gs_mach
   for (size_t f = 0; f < r->n_files; f++) {
     if (gs_machine_is_ingested(r, f)) continue;
     docs++;
-    const cJSON *env = member(r->docs[f], "environment");
-    const char *host = gs_report_string_of(env, "host", NULL);
-    const char *driver = gs_report_string_of(member(env, "nvml"), "driver_version", NULL);
+    const cJSON *env = gs_json_member(r->docs[f], "environment");
+    const char *host = gs_json_string_member(env, "host", NULL);
+    const char *driver = gs_json_string_member(gs_json_member(env, "nvml"), "driver_version", NULL);
     if (host && m->host && strcmp(host, m->host) != 0) {
       add_check(v, name, GS_CHECK_WARN, "%s was written on host %s, the inventory on %s: not "
                 "one machine", gs_report_file_name(r, f), host, m->host);
@@ -303,7 +299,7 @@ static double median_pair(const gs_report *r) {
   for (size_t f = 0; f < r->n_files; f++) {
     if (!gs_machine_is_p2p(r, f)) continue;
     const cJSON *test = gs_machine_p2p_test(r->docs[f], "ce_unidir_p2p");
-    size_t rows = (size_t)cJSON_GetArraySize(member(member(r->docs[f], "p2p"), "devices"));
+    size_t rows = (size_t)cJSON_GetArraySize(gs_json_member(gs_json_member(r->docs[f], "p2p"), "devices"));
     for (size_t i = 0; test && i < rows; i++)
       for (size_t j = 0; j < rows; j++) {
         double median;
@@ -332,13 +328,13 @@ static void check_p2p(gs_node_verdict *v, const gs_report *r, const gs_machine *
     return;
   }
   const cJSON *test = gs_machine_p2p_test(r->docs[f], "ce_unidir_p2p");
-  const char *status = gs_report_string_of(test, "status", "missing");
+  const char *status = gs_json_string_member(test, "status", "missing");
   if (strcmp(status, "ran") != 0) {
     add_check(v, name, GS_CHECK_NA, "%s: ce_unidir_p2p %s%s%s", gs_report_file_name(r, f),
-              status, test ? ": " : "", test ? gs_report_string_of(test, "reason", "-") : "");
+              status, test ? ": " : "", test ? gs_json_string_member(test, "reason", "-") : "");
     return;
   }
-  const cJSON *devices = member(member(r->docs[f], "p2p"), "devices");
+  const cJSON *devices = gs_json_member(gs_json_member(r->docs[f], "p2p"), "devices");
   size_t rows = (size_t)cJSON_GetArraySize(devices), pairs = 0;
   int pcie = 0;  // the pair named is held against its peers, not a figure
   gs_check_state worst = GS_CHECK_NA;
@@ -448,9 +444,9 @@ static void check_allreduce(gs_node_verdict *v, const gs_report *r, const gs_mac
 
 /* The CUDA ordinal of `rank` in measurement `row` (its "devices"), or -1. */
 static int rank_device(const gs_report *r, const gs_report_row *row, int rank) {
-  const cJSON *m = cJSON_GetArrayItem(member(r->docs[row->file], "measurements"),
+  const cJSON *m = cJSON_GetArrayItem(gs_json_member(r->docs[row->file], "measurements"),
                                       (int)row->measurement);
-  const cJSON *d = cJSON_GetArrayItem(member(m, "devices"), rank);
+  const cJSON *d = cJSON_GetArrayItem(gs_json_member(m, "devices"), rank);
   return cJSON_IsNumber(d) ? d->valueint : -1;
 }
 
@@ -550,16 +546,16 @@ typedef struct {
 
 /* "mlp at 4 GPUs: GPU 2" for telemetry rank `rk` of measurement `x`. */
 static void telemetry_place(const cJSON *x, const cJSON *rk, char *buf, size_t size) {
-  const cJSON *dev = member(rk, "device"), *world = member(x, "world_size");
-  snprintf(buf, size, "%s at %d GPUs: GPU %d", gs_report_string_of(x, "workload", "?"),
+  const cJSON *dev = gs_json_member(rk, "device"), *world = gs_json_member(x, "world_size");
+  snprintf(buf, size, "%s at %d GPUs: GPU %d", gs_json_string_member(x, "workload", "?"),
            cJSON_IsNumber(world) ? world->valueint : 0, cJSON_IsNumber(dev) ? dev->valueint : -1);
 }
 
 static void telemetry_rank(telemetry_seen *seen, const cJSON *x, const cJSON *rk) {
-  const cJSON *n = member(rk, "samples");
+  const cJSON *n = gs_json_member(rk, "samples");
   seen->readings += cJSON_IsNumber(n) ? (size_t)n->valuedouble : 0;
   char place[128];
-  const cJSON *reasons = member(rk, "throttle_reasons");
+  const cJSON *reasons = gs_json_member(rk, "throttle_reasons");
   for (const cJSON *why = reasons ? reasons->child : NULL; why; why = why->next) {
     gs_check_state st = cJSON_IsString(why) ? throttle_state(why->valuestring) : GS_CHECK_PASS;
     if (st <= seen->throttle) continue;
@@ -568,8 +564,8 @@ static void telemetry_rank(telemetry_seen *seen, const cJSON *x, const cJSON *rk
     snprintf(seen->throttle_why, sizeof seen->throttle_why, "%s reported %s", place,
              why->valuestring);
   }
-  const cJSON *ecc = member(rk, "ecc_errors");
-  const cJSON *corrected = member(ecc, "corrected"), *uncorrected = member(ecc, "uncorrected");
+  const cJSON *ecc = gs_json_member(rk, "ecc_errors");
+  const cJSON *corrected = gs_json_member(ecc, "corrected"), *uncorrected = gs_json_member(ecc, "uncorrected");
   if (!cJSON_IsNumber(corrected) || !cJSON_IsNumber(uncorrected)) return;
   seen->ecc_ranks++;
   // Uncorrected errors lose data; corrected ones are memory starting to wear.
@@ -589,15 +585,15 @@ static void check_telemetry(gs_node_verdict *v, const gs_report *r) {
   telemetry_seen seen = {.throttle = GS_CHECK_PASS, .ecc = GS_CHECK_PASS};
   for (size_t f = 0; f < r->n_files; f++) {
     if (gs_machine_is_ingested(r, f)) continue;
-    const cJSON *ms = member(r->docs[f], "measurements");
+    const cJSON *ms = gs_json_member(r->docs[f], "measurements");
     for (const cJSON *x = ms ? ms->child : NULL; x; x = x->next) {
-      const cJSON *t = member(x, "telemetry");
+      const cJSON *t = gs_json_member(x, "telemetry");
       if (!t) continue;
-      if (!cJSON_IsTrue(member(t, "available"))) {
-        if (!seen.unavailable) seen.unavailable = gs_report_string_of(t, "reason", "not available");
+      if (!cJSON_IsTrue(gs_json_member(t, "available"))) {
+        if (!seen.unavailable) seen.unavailable = gs_json_string_member(t, "reason", "not available");
         continue;
       }
-      const cJSON *ranks = member(t, "ranks");
+      const cJSON *ranks = gs_json_member(t, "ranks");
       for (const cJSON *rk = ranks ? ranks->child : NULL; rk; rk = rk->next)
         telemetry_rank(&seen, x, rk);
     }
@@ -631,18 +627,18 @@ static void check_measurements(gs_node_verdict *v, const gs_report *r) {
   for (size_t f = 0; f < r->n_files; f++) {
     if (gs_machine_is_ingested(r, f)) continue;
     docs++;
-    const char *doc_status = gs_report_string_of(r->docs[f], "status", "ok");
+    const char *doc_status = gs_json_string_member(r->docs[f], "status", "ok");
     if (strcmp(doc_status, "ok") != 0) {
       add_check(v, name, GS_CHECK_FAIL, "%s: status %s", gs_report_file_name(r, f), doc_status);
       return;
     }
-    const cJSON *ms = member(r->docs[f], "measurements");
+    const cJSON *ms = gs_json_member(r->docs[f], "measurements");
     for (const cJSON *x = ms ? ms->child : NULL; x; x = x->next, n++) {
-      const char *status = gs_report_string_of(x, "status", "?");
-      const char *verified = gs_report_string_of(member(x, "verification"), "status", "-");
+      const char *status = gs_json_string_member(x, "status", "?");
+      const char *verified = gs_json_string_member(gs_json_member(x, "verification"), "status", "-");
       if (strcmp(status, "ok") != 0 || strcmp(verified, "failed") == 0) {
         add_check(v, name, GS_CHECK_FAIL, "%s measurement %zu (%s): status %s, verification %s",
-                  gs_report_file_name(r, f), n, gs_report_string_of(x, "workload", "?"), status,
+                  gs_report_file_name(r, f), n, gs_json_string_member(x, "workload", "?"), status,
                   verified);
         return;
       }
