@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/format.h"
+#include "core/result.h"
 #include "report_fixture.h"
 #include "report/render/render.h"
 #include "report/analyze/report.h"
@@ -677,6 +678,70 @@ static void test_html(void **state) {
   gs_report_free(&r);
 }
 
+/* Writes `doc` to a new temporary file; its path into `path`. */
+static void write_temp(const cJSON *doc, char *path, size_t size) {
+  snprintf(path, size, "/tmp/gs_test_report_XXXXXX");
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  char *text = cJSON_Print(doc);
+  assert_non_null(f);
+  assert_non_null(text);
+  assert_true(fputs(text, f) >= 0);
+  assert_int_equal(fclose(f), 0);
+  cJSON_free(text);
+}
+
+/* The GPUs one rank record spans (docs/result-schema.md, "parallelism"):
+ * tp2-b1.json, an llm document of 2 x H200 written before the record
+ * (llm.tensor_parallel 2, world size 2, one replica), reads as 2 GPUs per
+ * rank through the fallback; the same document with the record instead
+ * reads the same; where both are present the record wins. */
+static void test_parallelism_record(void **state) {
+  (void)state;
+  const char *old_path =
+      source_path("../docs/results/2026-11-24-h200x2-session3/llm/tp2-b1.json");
+  gs_report a;
+  assert_int_equal(gs_report_load(&old_path, 1, &default_th, &a), GS_OK);
+  const gs_report_row *ra = &a.series[0].rows[0];
+  assert_int_equal(ra->world_size, 2);
+  assert_int_equal(ra->gpus_per_rank, 2);
+  assert_int_equal(ra->n_ranks, 1);
+  assert_string_equal(ra->parallel_option, "tp");
+
+  cJSON *doc = NULL;
+  assert_int_equal(gs_result_read(old_path, &doc), GS_OK);
+  cJSON *m = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "measurements"), 0);
+  cJSON_DeleteItemFromObject(cJSON_GetObjectItem(m, "llm"), "tensor_parallel");
+  cJSON *par = cJSON_AddObjectToObject(m, "parallelism");
+  cJSON *gpr = cJSON_AddNumberToObject(par, "gpus_per_rank", 2);
+  cJSON_AddStringToObject(par, "option", "tp");
+  char path[64];
+  write_temp(doc, path, sizeof path);
+  const char *new_path = path;
+  gs_report b;
+  assert_int_equal(gs_report_load(&new_path, 1, &default_th, &b), GS_OK);
+  const gs_report_row *rb = &b.series[0].rows[0];
+  assert_int_equal(rb->gpus_per_rank, 2);
+  assert_int_equal(rb->n_ranks, 1);
+  assert_string_equal(rb->parallel_option, "tp");
+  assert_near(ra->throughput, rb->throughput);
+  assert_near(ra->ranks[0].throughput, rb->ranks[0].throughput);
+  gs_report_free(&b);
+
+  // The record says 1 GPU per rank while llm.tensor_parallel says 2: the
+  // record is read, so the one replica's record is one rank short.
+  cJSON_AddNumberToObject(cJSON_GetObjectItem(m, "llm"), "tensor_parallel", 2);
+  cJSON_SetNumberValue(gpr, 1);
+  assert_int_equal(remove(path), 0);
+  write_temp(doc, path, sizeof path);
+  assert_int_equal(gs_report_load(&new_path, 1, &default_th, &b), GS_ERR_FORMAT);
+  assert_non_null(strstr(gs_last_error(), "has 1 ranks but world_size is 2"));
+  assert_int_equal(remove(path), 0);
+  cJSON_Delete(doc);
+  gs_report_free(&a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_strong_scaling),     cmocka_unit_test(test_cold_start_grouped),
@@ -687,7 +752,7 @@ int main(void) {
       cmocka_unit_test(test_prices),             cmocka_unit_test(test_html),
       cmocka_unit_test(test_llm_requests),       cmocka_unit_test(test_split_and_faults),
       cmocka_unit_test(test_variants),           cmocka_unit_test(test_plan),
-      cmocka_unit_test(test_llm_server),
+      cmocka_unit_test(test_llm_server),         cmocka_unit_test(test_parallelism_record),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

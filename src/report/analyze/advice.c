@@ -411,13 +411,16 @@ static void split_advice(gs_report_series *s, const gs_report *r) {
   }
 }
 
-/* The "tp" of an llm series' options (1 when absent), and the options with
- * it set to 1 into `out`: the key of the data-parallel twin. */
-static long tensor_parallel_of(const char *options, char *out, size_t size) {
+/* The value of option `name` in a series' canonical `options` (1 when
+ * absent), and the options with it set to 1 into `out`: the key of the
+ * data-parallel twin. */
+static long parallel_option_of(const char *options, const char *name, char *out, size_t size) {
   snprintf(out, size, "%s", options);
-  char *at = strstr(out, "\"tp\":");
+  char key[72];
+  snprintf(key, sizeof key, "\"%s\":", name);
+  char *at = strstr(out, key);
   if (!at) return 1;
-  char *digits = at + 5, *end = NULL;
+  char *digits = at + strlen(key), *end = NULL;
   long tp = strtol(digits, &end, 10);
   if (end == digits || tp < 1) return 1;
   // Rewrite the value as 1 in place: the rest of the text shifts left.
@@ -426,14 +429,23 @@ static long tensor_parallel_of(const char *options, char *out, size_t size) {
   return tp;
 }
 
-/* The series that differs from tensor-parallel `s` only in --tp 1 (data
- * parallelism on the same GPUs), or NULL; *tp gets s's --tp (1: not
- * tensor-parallel). */
+/* The option that sets the GPUs per rank of `s`'s rows (their
+ * parallelism record), or NULL. */
+static const char *parallel_option(const gs_report_series *s) {
+  for (size_t i = 0; i < s->n_rows; i++)
+    if (s->rows[i].parallel_option) return s->rows[i].parallel_option;
+  return NULL;
+}
+
+/* The series that differs from tensor-parallel `s` only in its parallel
+ * option set to 1 (data parallelism on the same GPUs), or NULL; *tp gets
+ * s's value of that option (1: not tensor-parallel). */
 static const gs_report_series *data_parallel_twin(const gs_report_series *s, const gs_report *r,
                                                   long *tp) {
+  const char *name = parallel_option(s);
   const size_t size = strlen(s->options) + 1;
-  char *dp_options = malloc(size);
-  *tp = dp_options ? tensor_parallel_of(s->options, dp_options, size) : 1;
+  char *dp_options = name ? malloc(size) : NULL;
+  *tp = dp_options ? parallel_option_of(s->options, name, dp_options, size) : 1;
   const gs_report_series *twin = NULL;
   for (size_t i = 0; *tp > 1 && !twin && i < r->n_series; i++) {
     const gs_report_series *o = &r->series[i];

@@ -385,7 +385,7 @@ static gs_status request_shape(const gs_report *r, const gs_report_row *row, gs_
   double out_max = number_of(o, "output_max");
   double in_min = number_of(o, "input_min"), in_max = number_of(o, "input_max");
   double params = number_of(llm, "parameters"), weights = number_of(llm, "weight_bytes");
-  double tp = number_of(llm, "tensor_parallel");
+  double tp = row->gpus_per_rank;
   if (!(samples >= 1) || !(batch >= 1) || !(layers >= 1) || !(hidden >= 1) || !(out_max >= 1) ||
       !(in_max >= 1) || !(params > 0) || !(weights > 0))
     return gs_error(GS_ERR_USAGE, "%s: the llm measurement lacks its model shape or request "

@@ -62,6 +62,37 @@ static uint64_t read_u64(const cJSON *obj, const char *name) {
 
 static double nan_value(void) { return NAN; }
 
+/* The GPUs one rank record spans (docs/result-schema.md, "parallelism"):
+ * the measurement's "parallelism" record written by its workload, else
+ * (documents written before the record) llm.tensor_parallel, else 1. Sets
+ * row->gpus_per_rank and row->parallel_option, *gpr and *name (the member
+ * read, for errors; NULL when neither is present). GS_ERR_FORMAT when it is
+ * not an integer from 1 to `ws` dividing `ws`. */
+static gs_status parallelism_read(const cJSON *m, long ws, const char *file, const char *path,
+                                  long *gpr, const char **name, gs_report_row *row) {
+  const cJSON *par = gs_json_member(m, "parallelism");
+  const char *obj_name = "parallelism", *member = "gpus_per_rank";
+  row->parallel_option = gs_json_string_member(par, "option", NULL);
+  if (!par && (par = gs_json_member(m, "llm")) != NULL) {
+    obj_name = "llm";
+    member = "tensor_parallel";
+    row->parallel_option = "tp";  // llm's --tp, as those documents were written
+  }
+  row->gpus_per_rank = 1;
+  if (!gs_json_member(par, member)) return GS_OK;
+  *name = strcmp(obj_name, "llm") == 0 ? "llm.tensor_parallel" : "parallelism.gpus_per_rank";
+  char ppath[180];
+  snprintf(ppath, sizeof ppath, "%s.%s", path, obj_name);
+  gs_status st = read_int(par, member, 1, ws, gpr, file, ppath);
+  if (st != GS_OK) return st;
+  if (ws % *gpr != 0)
+    return gs_error(GS_ERR_FORMAT, "%s: %s: world_size %ld is not a multiple of %s %ld", file,
+                    path, ws, *name, *gpr);
+  row->gpus_per_rank = (int)*gpr;
+  return GS_OK;
+}
+
+
 /* Per-rank statistics from its pooled samples. */
 static gs_status finish_rank(gs_report_rank *k, const gs_dvec *d, const char *file,
                              const char *path) {
@@ -112,19 +143,11 @@ gs_status gs_report_measurement_read(const cJSON *m, size_t mi, const char *file
            gs_json_string_member(ver, "status", "-"));
   row->items_per_step = read_u64(cJSON_GetObjectItemCaseSensitive(m, "cost"), "items_per_step");
 
-  // A tensor-parallel llm replica spans GPUs: one rank record per replica.
-  long tp = 1;
-  const cJSON *llm = cJSON_GetObjectItemCaseSensitive(m, "llm");
-  if (cJSON_GetObjectItemCaseSensitive(llm, "tensor_parallel")) {
-    char lpath[180];
-    snprintf(lpath, sizeof lpath, "%s.llm", path);
-    if ((st = read_int(llm, "tensor_parallel", 1, ws, &tp, file, lpath)) != GS_OK) return st;
-    if (ws % tp != 0)
-      return gs_error(GS_ERR_FORMAT, "%s: %s: world_size %ld is not a multiple of "
-                      "llm.tensor_parallel %ld", file, path, ws, tp);
-  }
-  row->n_ranks = (size_t)(ws / tp);
-  row->tensor_parallel = (int)tp;
+  // A replica that spans GPUs (tensor parallelism) is one rank record.
+  long gpr = 1;
+  const char *gpr_name = NULL;
+  if ((st = parallelism_read(m, ws, file, path, &gpr, &gpr_name, row)) != GS_OK) return st;
+  row->n_ranks = (size_t)(ws / gpr);
   row->variant = gs_json_string_member(m, "variant", NULL);
   row->ranks = calloc(row->n_ranks, sizeof *row->ranks);
   gs_dvec *rank_samples = calloc(row->n_ranks, sizeof *rank_samples);
@@ -163,8 +186,9 @@ gs_status gs_report_measurement_read(const cJSON *m, size_t mi, const char *file
     const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(run, "ranks");
     size_t count = (size_t)cJSON_GetArraySize(ranks);
     if (count != row->n_ranks) {
-      st = gs_error(GS_ERR_FORMAT, "%s: %s has %zu ranks but world_size is %ld%s", file, rpath,
-                    count, ws, tp > 1 ? " (over llm.tensor_parallel GPUs per rank)" : "");
+      st = gs_error(GS_ERR_FORMAT, "%s: %s has %zu ranks but world_size is %ld%s%s%s", file, rpath,
+                    count, ws, gpr > 1 ? " (over " : "", gpr > 1 ? gpr_name : "",
+                    gpr > 1 ? " GPUs per rank)" : "");
       goto done;
     }
     memset(seen, 0, row->n_ranks);

@@ -205,7 +205,10 @@ typedef struct {
   double run_seconds;        /* sum of llm.run_seconds; NaN when not recorded */
   gs_stats ttft, tpot;       /* over ok requests that are not cold; n == 0 when none */
   const char *variant;        /* measurement "variant" or NULL; points into the document */
-  int tensor_parallel;       /* llm.tensor_parallel (GPUs per rank record), 1 when absent */
+  int gpus_per_rank;         /* GPUs one rank record (replica) spans: parallelism.gpus_per_rank
+                                (llm.tensor_parallel in older documents), 1 when absent */
+  const char *parallel_option; /* parallelism.option: the workload option that sets
+                                gpus_per_rank ("tp"), or NULL; points into the document */
   /* Placement and faults (docs/workloads/placement.md). */
   char split_units[64];      /* split.units as "21,11" ("" without split) */
   char faults[256];          /* the injected faults, e.g. "slow rank 1 factor=3" ("" none) */

@@ -85,7 +85,7 @@ static void csv_identity(FILE *out, const gs_report *r, const gs_report_series *
   else
     fputc(',', out);
   csv_text(out, s->split);
-  fprintf(out, ",%d,%d", row->tensor_parallel, row->world_size);
+  fprintf(out, ",%d,%d", row->gpus_per_rank, row->world_size);
   csv_text(out, row->is_coll ? row->coll_op : NULL);
   csv_number(out, row->is_coll ? row->coll_bytes : NAN);
   csv_text(out, row->is_coll ? row->coll_dtype : NULL);
