@@ -70,7 +70,7 @@ static rate_text rate_of(double value, const char *unit) {
 /* "Why not N x": the largest part lost against the ideal step of `row`. */
 static void why_not_advice(gs_report_series *s, const gs_report_row *row) {
   const gs_report_breakdown *b = &row->breakdown;
-  if (row->request_based) {
+  if (row->requests.present) {
     add_advice(s, "why not %d.0x: the compute/communication/imbalance/host split does not apply "
                   "to request-based measurements (overlapping requests, not lockstep steps)",
                row->world_size);
@@ -109,7 +109,7 @@ static void batch_advice(gs_report_series *s) {
     // start under exec); when the timed steps fill little of it, a low mean
     // says the GPU idled around them, not that the batch is small.
     double timed = 0, window = 0;
-    for (size_t k = 0; k < row->n_ranks && !row->request_based; k++) {
+    for (size_t k = 0; k < row->n_ranks && !row->requests.present; k++) {
       const gs_report_rank *rk = &row->ranks[k];
       if (rk->n == 0 || !(rk->telemetry_seconds > 0)) continue;
       timed += (double)rk->n * rk->mean;
@@ -142,23 +142,24 @@ static void batch_advice(gs_report_series *s) {
 static void collective_advice(gs_report_series *s) {
   const gs_report_row *best = NULL;
   for (size_t i = 0; i < s->n_rows; i++)
-    if (isfinite(s->rows[i].coll_busbw) && (!best || s->rows[i].coll_busbw > best->coll_busbw))
+    if (isfinite(s->rows[i].collective.busbw) &&
+        (!best || s->rows[i].collective.busbw > best->collective.busbw))
       best = &s->rows[i];
   if (!best) {
     add_advice(s, "collective: no bus bandwidth recorded");
     return;
   }
-  const char *op = best->coll_op ? best->coll_op : "?";
-  rate_text busbw = rate_of(best->coll_busbw, "B/s"), bytes;
-  gs_format_value(GS_UNIT_BYTES, best->coll_bytes, bytes.text, sizeof bytes.text);
-  if (!isfinite(best->link_bandwidth)) {
+  const char *op = best->collective.op ? best->collective.op : "?";
+  rate_text busbw = rate_of(best->collective.busbw, "B/s"), bytes;
+  gs_format_value(GS_UNIT_BYTES, best->collective.bytes, bytes.text, sizeof bytes.text);
+  if (!isfinite(best->collective.link_bandwidth)) {
     add_advice(s, "collective %s: best bus bandwidth %s at %s; the link's theoretical bandwidth "
                   "is not recorded (run gpuscale info for the topology)",
                op, busbw.text, bytes.text);
     return;
   }
-  double share = best->coll_busbw / best->link_bandwidth;
-  rate_text link = rate_of(best->link_bandwidth, "B/s");
+  double share = best->collective.busbw / best->collective.link_bandwidth;
+  rate_text link = rate_of(best->collective.link_bandwidth, "B/s");
   if (share < GS_REPORT_LOW_BUSBW)
     add_advice(s,
                "investigate the transport: collective %s reaches at best %s bus bandwidth (at "
@@ -177,21 +178,23 @@ static void busbw_advice(gs_report_series *s) {
   size_t n = 0, checked = 0;
   const gs_report_row *first = NULL;
   for (size_t i = 0; i < s->n_rows; i++) {
-    checked += isfinite(s->rows[i].busbw_expected) && isfinite(s->rows[i].coll_busbw);
-    if (s->rows[i].busbw_mismatch && n++ == 0) first = &s->rows[i];
+    checked += isfinite(s->rows[i].collective.busbw_expected) &&
+               isfinite(s->rows[i].collective.busbw);
+    if (s->rows[i].collective.busbw_mismatch && n++ == 0) first = &s->rows[i];
   }
   if (!first) return;
   char point[192];
   gs_report_point_name(first, point, sizeof point);
-  rate_text busbw = rate_of(first->coll_busbw, "B/s"), algbw = rate_of(first->coll_algbw, "B/s"),
-            expected = rate_of(first->busbw_expected, "B/s");
+  rate_text busbw = rate_of(first->collective.busbw,
+                            "B/s"), algbw = rate_of(first->collective.algbw, "B/s"),
+            expected = rate_of(first->collective.busbw_expected, "B/s");
   add_advice(s,
              "inconsistent bus bandwidth: %zu of %zu rows have a busbw that is not algbw x the "
              "op's bus factor (more than %.0f%% off); first %s at %d ranks: busbw %s, but "
              "algbw %s x %.2f = %s. The document was edited or its rank count is not the one "
              "its figures were computed for: do not trust its busbw",
              n, checked, 100.0 * GS_REPORT_BUSBW_TOLERANCE, point, first->world_size,
-             busbw.text, algbw.text, first->busbw_factor, expected.text);
+             busbw.text, algbw.text, first->collective.busbw_factor, expected.text);
 }
 
 /* The unit of a rank's throughput in `row`, per second: tokens for
@@ -199,7 +202,7 @@ static void busbw_advice(gs_report_series *s) {
 static rate_text rank_rate(const gs_report_series *s, const gs_report_row *row, double value) {
   char unit[64];
   snprintf(unit, sizeof unit, "%s/s",
-           row->request_based ? "tokens" : s->item_unit ? s->item_unit : "items");
+           row->requests.present ? "tokens" : s->item_unit ? s->item_unit : "items");
   return rate_of(value, unit);
 }
 
@@ -238,7 +241,7 @@ static void rank_advice(gs_report_series *s, const gs_report *r) {
                  rank_rate(s, row, worst->throughput).text, 100.0 * worst->deviation,
                  rank_rate(s, row, row->rank_median).text, 100.0 * r->thresholds.critical,
                  row->spread_ratio, worst->injected ? " (injected: " : "",
-                 worst->injected ? row->faults : "", worst->injected ? ")" : "");
+                 worst->injected ? row->placement.faults : "", worst->injected ? ")" : "");
     for (size_t k = 0; k < row->n_ranks; k++) {
       const gs_report_rank *rk = &row->ranks[k];
       if (strcmp(rk->status, "ok") == 0) continue;
@@ -404,7 +407,8 @@ static void split_advice(gs_report_series *s, const gs_report *r) {
       const gs_report_row *e = &even->rows[j];
       if (e->world_size != p->world_size || !row_usable(e) || !row_usable(p)) continue;
       add_advice(s, "split at %d %s: even %s, proportional (units %s) %s: gain %.2fx",
-                 p->world_size, workers(s), rank_rate(s, e, e->throughput).text, p->split_units,
+                 p->world_size, workers(s), rank_rate(s, e,
+                                                      e->throughput).text, p->placement.split_units,
                  rank_rate(s, p, p->throughput).text, p->throughput / e->throughput);
       break;
     }
@@ -476,9 +480,9 @@ static void tensor_parallel_advice(gs_report_series *s, const gs_report *r) {
                  "token %.2fx",
                  t->world_size, workers(s), tp, t->world_size / (int)tp,
                  t->world_size / tp == 1 ? "" : "s", rate_of(t->throughput, unit).text,
-                 seconds_text(t->tpot.median).text, d->world_size,
-                 rate_of(d->throughput, unit).text, seconds_text(d->tpot.median).text,
-                 t->throughput / d->throughput, t->tpot.median / d->tpot.median);
+                 seconds_text(t->requests.tpot.median).text, d->world_size,
+                 rate_of(d->throughput, unit).text, seconds_text(d->requests.tpot.median).text,
+                 t->throughput / d->throughput, t->requests.tpot.median / d->requests.tpot.median);
       break;
     }
   }
@@ -509,7 +513,7 @@ gs_status gs_report_series_analyse(gs_report_series *s, const gs_report *r) {
     row->efficiency = gs_scaling_efficiency(row->speedup, row->world_size);
     row->karp_flatt = gs_scaling_karp_flatt(row->speedup, row->world_size);
   }
-  if (s->n_rows > 0 && s->rows[0].is_coll) {
+  if (s->n_rows > 0 && s->rows[0].collective.present) {
     busbw_advice(s);
     collective_advice(s);
     rank_advice(s, r);

@@ -1,7 +1,8 @@
 /* Loading result documents for a report: reads and analyses them on all
  * cores (each measurement through the read room), keys the rows into
  * series (series.c: workload, backend, scaling, canonical options, label,
- * split policy) in file order, then has each series analysed (advice.c). The formulas are those of docs/report.md. */
+ * split policy) in file order, then has each series analysed (advice.c).
+ * The formulas are those of docs/report.md. */
 #include "report/analyze/report.h"
 
 #include <math.h>
@@ -123,8 +124,8 @@ static void drop_samples(cJSON *doc) {
  * "task 0 (0:resample)"; "" when the measurement has none of them. */
 static void series_label(const cJSON *m, const gs_report_row *row, char *out, size_t size) {
   gs_scaling_series_label(gs_json_string_member(m, "variant", NULL),
-                          gs_json_string_member(m, "scenario", NULL), row->task, row->task_spec, out,
-                          size);
+                          gs_json_string_member(m, "scenario", NULL), row->placement.task,
+                          row->placement.task_spec, out, size);
 }
 
 /* Reads document `fi` and analyses each of its measurements as a row
@@ -157,23 +158,25 @@ static gs_status prepare_document(gs_report *r, size_t fi, prepared_doc *out) {
     // A measurement's own options (should a writer add them) win over the
     // document's; a plan task's are those of its entry in config.tasks.
     const cJSON *own = cJSON_GetObjectItemCaseSensitive(m, "workload_options");
-    if (!own && row->task >= 0)
+    if (!own && row->placement.task >= 0)
       own = cJSON_GetObjectItemCaseSensitive(
-          cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(config, "tasks"), row->task),
+          cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(config, "tasks"),
+                             row->placement.task),
           "workload_options");
     key->options = canonical_json(own ? own : doc_options);
     if (!key->options) return gs_error(GS_ERR_NOMEM, "%s: out of memory", file);
     series_label(m, row, key->label, sizeof key->label);
     copy_text(key->split, sizeof key->split,
               gs_json_string_member(cJSON_GetObjectItemCaseSensitive(m, "split"), "policy", ""));
-    key->item_unit = gs_json_string_member(cJSON_GetObjectItemCaseSensitive(m, "cost"), "item_unit", NULL);
+    key->item_unit = gs_json_string_member(gs_json_member(m, "cost"), "item_unit", NULL);
     if ((st = gs_report_breakdown_read(m, file, row)) != GS_OK) return st;
     if ((st = gs_report_rank_extras(doc, m, file, &r->thresholds, row)) != GS_OK) return st;
     // Requests overlap and are not steps in lockstep: no split of a step.
-    if (row->request_based) row->breakdown.available = 0;
+    if (row->requests.present) row->breakdown.available = 0;
     gs_report_ingest_read(doc, m, row);
     if ((st = gs_report_rank_symmetry(row, &r->thresholds)) != GS_OK) return st;
-    gs_report_row_extras(doc, m, &r->prices, row);
+    gs_report_collective_read(doc, m, row);
+    gs_report_cost_read(doc, m, &r->prices, row);
   }
   if (r->flags & GS_REPORT_DROP_SAMPLES) drop_samples(r->docs[fi]);
   return GS_OK;

@@ -97,7 +97,8 @@ void gs_machine_read(const gs_report *r, gs_machine *m) {
       m->links[i][j] = cJSON_IsString(word) ? word->valuestring : NULL;
       const cJSON *peer = matrix_at(topo, "peer_access", i, j);
       m->peer[i][j] = cJSON_IsBool(peer) ? cJSON_IsTrue(peer) : -1;
-      m->nvlink_bw[i][j] = gs_json_number_or_nan(matrix_at(topo, "nvlink_bandwidth_bytes_per_s", i, j));
+      m->nvlink_bw[i][j] =
+          gs_json_number_or_nan(matrix_at(topo, "nvlink_bandwidth_bytes_per_s", i, j));
     }
 }
 
@@ -122,7 +123,8 @@ void gs_machine_p2p_cell(const cJSON *test, size_t i, size_t j, double *median,
     cell = cJSON_GetArrayItem(cell, (int)j);
   if (!cJSON_IsObject(cell)) return;
   *state = gs_json_string_member(cell, "status", "?");
-  const char *verified = gs_json_string_member(gs_json_member(cell, "verification"), "status", NULL);
+  const char *verified =
+      gs_json_string_member(gs_json_member(cell, "verification"), "status", NULL);
   if (strcmp(*state, "ok") == 0 && verified && strcmp(verified, "failed") == 0)
     *state = "verification";
   *median = gs_json_number_member(cell, "median");

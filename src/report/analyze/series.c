@@ -146,7 +146,7 @@ size_t gs_report_busbw_mismatches(const gs_report *r, const gs_report_row **firs
   size_t n = 0;
   for (size_t i = 0; i < r->n_series; i++)
     for (size_t j = 0; j < r->series[i].n_rows; j++)
-      if (r->series[i].rows[j].busbw_mismatch && n++ == 0 && first)
+      if (r->series[i].rows[j].collective.busbw_mismatch && n++ == 0 && first)
         *first = &r->series[i].rows[j];
   return n;
 }

@@ -181,14 +181,15 @@ static gs_status compare_figures(gs_compare *c, size_t si, const gs_report_serie
                                  const gs_report_row *x, const gs_report_row *y,
                                  const cJSON *mx, const cJSON *my) {
   int ranks = x->world_size;
-  if (x->is_coll) {
+  if (x->collective.present) {
     char metric[64], point[64];
     gs_report_point_name(x, point, sizeof point);
     // On one rank bus bandwidth is 0 by its formula: the algorithm's then.
-    int bus = x->coll_busbw > 0 || y->coll_busbw > 0;
+    int bus = x->collective.busbw > 0 || y->collective.busbw > 0;
     snprintf(metric, sizeof metric, "%s %s", point, bus ? "busbw" : "algbw");
-    return compare_figure(c, si, ranks, metric, "B", 1, bus ? x->coll_busbw : x->coll_algbw,
-                          bus ? y->coll_busbw : y->coll_algbw);
+    return compare_figure(c, si, ranks, metric, "B", 1,
+                          bus ? x->collective.busbw : x->collective.algbw,
+                          bus ? y->collective.busbw : y->collective.algbw);
   }
   const cJSON *ax = cJSON_GetObjectItemCaseSensitive(mx, "aggregate");
   const cJSON *ay = cJSON_GetObjectItemCaseSensitive(my, "aggregate");
@@ -234,7 +235,7 @@ static gs_status compare_rows(gs_compare *c, size_t si, const gs_report_series *
   gs_status st = GS_OK;
   int ranks = x->world_size;
   // A collective's ranks all wait for each other: its step time says it all.
-  int last_rank = x->is_coll ? -1 : ranks - 1;
+  int last_rank = x->collective.present ? -1 : ranks - 1;
   for (int k = -1; k <= last_rank && st == GS_OK; k++) {
     size_t na = 0, nb = 0;
     double *a = row_samples(x, k, &na), *b = row_samples(y, k, &nb);
@@ -244,13 +245,13 @@ static gs_status compare_rows(gs_compare *c, size_t si, const gs_report_series *
     }
     if (k < 0) {
       char step[64] = "step time";
-      if (x->is_coll)  // one row per op, message size and form: name it
+      if (x->collective.present)  // one row per op, message size and form: name it
         gs_report_point_name(x, step, sizeof step);
       st = compare_metric(c, si, ranks, step, "s", 0, a, na, b, nb);
       // Throughput per step: items_per_step / step time, when both know the
       // items. Request-based samples are latencies of overlapping requests:
       // items over one of them is no throughput.
-      if (st == GS_OK && (x->request_based || y->request_based)) {
+      if (st == GS_OK && (x->requests.present || y->requests.present)) {
         char base_rate[32], new_rate[32];
         gs_format_rate(x->throughput, base_rate, sizeof base_rate);
         gs_format_rate(y->throughput, new_rate, sizeof new_rate);

@@ -131,8 +131,8 @@ static gs_status coll_points_of(const gs_report *r, gs_coll_op op, const char *m
     const gs_report_series *s = &r->series[i];
     for (size_t j = 0; j < s->n_rows; j++) {
       const gs_report_row *row = &s->rows[j];
-      if (!row->is_coll || !row->coll_op || strcmp(row->coll_op, gs_coll_op_names[op]) != 0 ||
-          !is_ok(row))
+      const gs_report_collective *c = &row->collective;
+      if (!c->present || !c->op || strcmp(c->op, gs_coll_op_names[op]) != 0 || !is_ok(row))
         continue;
       char here[256];
       machine_of(r->docs[row->file], here, sizeof here);
@@ -141,8 +141,8 @@ static gs_status coll_points_of(const gs_report *r, gs_coll_op op, const char *m
                         "(%s) than the workloads (%s): predict needs the collectives of the "
                         "machine the workloads ran on", gs_report_file_name(r, row->file),
                         here, machine);
-      double secs = isfinite(row->coll_time) ? row->coll_time : row->step.mean;
-      if (!(secs > 0.0) || !(row->coll_bytes > 0.0)) continue;
+      double secs = isfinite(row->collective.time) ? row->collective.time : row->step.mean;
+      if (!(secs > 0.0) || !(row->collective.bytes > 0.0)) continue;
       if (out->n == out->cap) {
         out->cap = out->cap ? 2 * out->cap : 32;
         double *gb = realloc(out->bytes, out->cap * sizeof *gb);
@@ -153,7 +153,7 @@ static gs_status coll_points_of(const gs_report *r, gs_coll_op op, const char *m
         if (!gr) return gs_error(GS_ERR_NOMEM, "out of memory reading the collectives");
         out->ranks = gr;
       }
-      out->bytes[out->n] = row->coll_bytes;
+      out->bytes[out->n] = row->collective.bytes;
       out->seconds[out->n] = secs;
       out->ranks[out->n] = row->world_size;
       out->file = gs_report_file_name(r, row->file);
@@ -349,12 +349,12 @@ static const cJSON *measurement_of(const gs_report *r, const gs_report_row *row)
 /* Which model fits series `s` (from what its documents hold), or -1 with
  * the reason in `why`. */
 static int kind_of(const gs_report *r, const gs_report_row *row, const char **why) {
-  if (row->is_coll) {
+  if (row->collective.present) {
     *why = "collectives describe the machine; they are not a workload to predict";
     return -1;
   }
-  if (row->request_based) {
-    if (!row->scenario || strcmp(row->scenario, "offline") != 0) {
+  if (row->requests.present) {
+    if (!row->requests.scenario || strcmp(row->requests.scenario, "offline") != 0) {
       *why = "only the offline scenario has a model (server and single-stream are bound by "
              "their arrivals, not by the GPUs)";
       return -1;
@@ -368,7 +368,8 @@ static int kind_of(const gs_report *r, const gs_report_row *row, const char **wh
   }
   if (row->breakdown.comm_measured) {
     const cJSON *o = options_of(r, row);
-    if (cJSON_IsNumber(gs_json_member(o, "parameters")) && cJSON_IsNumber(gs_json_member(o, "bucket_kb")))
+    if (cJSON_IsNumber(gs_json_member(o, "parameters")) &&
+        cJSON_IsNumber(gs_json_member(o, "bucket_kb")))
       return GS_PREDICT_DATA_PARALLEL;
     *why = "it communicates, but its document gives no gradient size (parameters, bucket_kb)";
     return -1;
@@ -407,8 +408,8 @@ static void request_run(const gs_report *r, const gs_report_row *row, gs_predict
   const cJSON *runs = gs_json_member(gs_json_member(measurement_of(r, row), "llm"), "run_seconds");
   int n = cJSON_GetArraySize(runs);
   o->gpus = row->world_size;
-  o->run_seconds = n > 0 ? row->run_seconds / n : NAN;
-  o->tokens_per_run = n > 0 ? row->generated_tokens / n : NAN;
+  o->run_seconds = n > 0 ? row->requests.run_seconds / n : NAN;
+  o->tokens_per_run = n > 0 ? row->requests.generated_tokens / n : NAN;
 }
 
 static int fitted_row(const gs_predict_options *opt, const gs_report_row *row) {
@@ -496,7 +497,8 @@ static gs_status fit_series(const gs_report *r, const gs_report_series *s, gs_pr
     return gs_error(GS_ERR_USAGE, "%s (%s) communicates: give a coll document of the same "
                     "machine with allreduce (gpuscale coll allreduce -b 8 -e 1G --out coll.json), "
                     "or its p2p document for an optimistic bound", w->name, file);
-  if (first->gpu_model) w->price_per_gpu_hour = gs_report_price_of(&r->prices, first->gpu_model);
+  if (first->cost.gpu_model)
+    w->price_per_gpu_hour = gs_report_price_of(&r->prices, first->cost.gpu_model);
 
   gs_status st = GS_OK;
   if (kind == GS_PREDICT_REQUESTS) {
@@ -627,7 +629,7 @@ gs_status gs_predict_build(const gs_report *r, const gs_predict_options *opt, gs
   for (size_t i = 0; i < r->n_series && !have_machine; i++)
     for (size_t j = 0; j < r->series[i].n_rows; j++) {
       const gs_report_row *row = &r->series[i].rows[j];
-      if (row->is_coll) continue;
+      if (row->collective.present) continue;
       machine_of(r->docs[row->file], machine, sizeof machine);
       const cJSON *gpus = gs_json_member(gs_json_member(r->docs[row->file], "environment"), "gpus");
       machine_gpus = cJSON_IsArray(gpus) ? cJSON_GetArraySize(gpus) : 0;
@@ -660,7 +662,7 @@ gs_status gs_predict_build(const gs_report *r, const gs_predict_options *opt, gs
   if (!out->workloads) return gs_error(GS_ERR_NOMEM, "out of memory");
   for (size_t i = 0; i < r->n_series && st == GS_OK; i++) {
     const gs_report_series *s = &r->series[i];
-    if (s->n_rows == 0 || s->rows[0].is_coll) continue;
+    if (s->n_rows == 0 || s->rows[0].collective.present) continue;
     const char *why = NULL;
     int kind = kind_of(r, &s->rows[0], &why);
     char name[256];

@@ -35,15 +35,16 @@ static void loadgen_read(const cJSON *o, gs_report_loadgen *lg) {
 
 /* See analyze_internal.h. */
 void gs_report_ingest_read(const cJSON *doc, const cJSON *m, gs_report_row *row) {
-  row->coll_time = NAN;
-  row->nccl_version = NULL;
+  row->collective.time = NAN;
+  row->collective.nccl_version = NULL;
   const cJSON *coll = gs_json_member(m, "collective");
   if (cJSON_IsObject(coll)) {
-    row->coll_time = gs_json_number_member(coll, "time_seconds");
+    row->collective.time = gs_json_number_member(coll, "time_seconds");
     const cJSON *src = gs_json_member(m, "source");
-    row->nccl_version = gs_json_string_member(src, "nccl_version", NULL);
-    if (!row->nccl_version)
-      row->nccl_version = gs_json_string_member(gs_json_member(doc, "environment"), "nccl_version", NULL);
+    row->collective.nccl_version = gs_json_string_member(src, "nccl_version", NULL);
+    if (!row->collective.nccl_version)
+      row->collective.nccl_version = gs_json_string_member(gs_json_member(doc, "environment"),
+                                                           "nccl_version", NULL);
   }
   if (!cJSON_IsObject(gs_json_member(m, "mlperf"))) return;
   row->loadgen = 1;
@@ -61,5 +62,6 @@ void gs_report_ingest_read(const cJSON *doc, const cJSON *m, gs_report_row *row)
     if (!isfinite(r->throughput)) r->throughput = r->loadgen.samples_per_second;
   }
   if (!isfinite(row->throughput))
-    row->throughput = gs_json_number_or_nan(gs_json_member(gs_json_member(m, "aggregate"), "throughput_items_per_second"));
+    row->throughput =
+        gs_json_number_member(gs_json_member(m, "aggregate"), "throughput_items_per_second");
 }

@@ -80,8 +80,10 @@ gs_status gs_report_breakdown_read(const cJSON *m, const char *file, gs_report_r
   for (const cJSON *run = gs_json_member(m, "runs") ? gs_json_member(m, "runs")->child : NULL; run;
        run = run->next, ri++) {
     size_t k = 0;
-    for (const cJSON *rk = gs_json_member(run, "ranks")->child; rk && k < row->n_ranks; rk = rk->next, k++) {
-      const cJSON *dev = gs_json_member(rk, "device_seconds"), *wall = gs_json_member(rk, "wall_seconds");
+    const cJSON *first = gs_json_member(run, "ranks")->child;
+    for (const cJSON *rk = first; rk && k < row->n_ranks; rk = rk->next, k++) {
+      const cJSON *dev = gs_json_member(rk, "device_seconds");
+      const cJSON *wall = gs_json_member(rk, "wall_seconds");
       const cJSON *comm = gs_json_member(rk, "comm_seconds");
       if (comm && !cJSON_IsNull(comm)) {
         if (!cJSON_IsArray(comm)) {
@@ -177,14 +179,15 @@ static double gpu_memory(const cJSON *doc, long device) {
 }
 
 static void read_telemetry(const cJSON *doc, const cJSON *m, gs_report_row *row) {
-  const double interval = gs_json_number_or_nan(gs_json_member(gs_json_member(m, "telemetry"), "interval_seconds"));
+  const double interval = gs_json_number_member(gs_json_member(m, "telemetry"), "interval_seconds");
   const cJSON *tel = gs_json_member(gs_json_member(m, "telemetry"), "ranks");
   for (const cJSON *t = cJSON_IsArray(tel) ? tel->child : NULL; t; t = t->next) {
     double rn = gs_json_number_member(t, "rank");
     if (!(rn >= 0) || rn >= (double)row->n_ranks || rn != floor(rn)) continue;
     gs_report_rank *k = &row->ranks[(size_t)rn];
-    k->memory_used_bytes = gs_json_number_or_nan(gs_json_member(gs_json_member(t, "memory_used_bytes"), "mean"));
-    k->utilization = gs_json_number_or_nan(gs_json_member(gs_json_member(t, "utilization_percent"), "mean")) / 100.0;
+    k->memory_used_bytes = gs_json_number_member(gs_json_member(t, "memory_used_bytes"), "mean");
+    k->utilization =
+        gs_json_number_member(gs_json_member(t, "utilization_percent"), "mean") / 100.0;
     k->telemetry_seconds = gs_json_number_member(t, "samples") * interval;
     double dev = gs_json_number_member(t, "device");
     if (isfinite(dev)) k->memory_total_bytes = gpu_memory(doc, (long)dev);
@@ -315,8 +318,9 @@ gs_status gs_report_rank_extras(const cJSON *doc, const cJSON *m, const char *fi
                                 const gs_report_thresholds *th, gs_report_row *row) {
   size_t total = 0;
   // Request-based: what the llm workload writes (docs/result-schema.md).
-  row->request_based = cJSON_IsObject(gs_json_member(m, "llm"));
-  for (const cJSON *run = gs_json_member(m, "runs") ? gs_json_member(m, "runs")->child : NULL; run; run = run->next)
+  row->requests.present = cJSON_IsObject(gs_json_member(m, "llm"));
+  const cJSON *runs = gs_json_member(m, "runs");
+  for (const cJSON *run = runs ? runs->child : NULL; run; run = run->next)
     for (const cJSON *rk = gs_json_member(run, "ranks")->child; rk; rk = rk->next) {
       const cJSON *reqs = gs_json_member(rk, "requests");
       if (reqs && !cJSON_IsNull(reqs) && !cJSON_IsArray(reqs))
@@ -331,10 +335,10 @@ gs_status gs_report_rank_extras(const cJSON *doc, const cJSON *m, const char *fi
     return gs_error(GS_ERR_NOMEM, "%s: out of memory", file);
   }
   const cJSON *scenario = gs_json_member(m, "scenario");
-  row->scenario = cJSON_IsString(scenario) ? scenario->valuestring : NULL;
-  int server = row->scenario && strcmp(row->scenario, "server") == 0;
-  row->generated_tokens = 0.0;
-  row->run_seconds = run_seconds_of(m);
+  row->requests.scenario = cJSON_IsString(scenario) ? scenario->valuestring : NULL;
+  int server = row->requests.scenario && strcmp(row->requests.scenario, "server") == 0;
+  row->requests.generated_tokens = 0.0;
+  row->requests.run_seconds = run_seconds_of(m);
   for (size_t r = 0; r < row->n_ranks; r++) {
     gs_report_rank *k = &row->ranks[r];
     k->success_rate = k->tokens_per_second = NAN;
@@ -357,7 +361,7 @@ gs_status gs_report_rank_extras(const cJSON *doc, const cJSON *m, const char *fi
     if (k->requests == 0 && k->failed_samples > 0 && k->samples_taken > 0)
       k->success_rate = 1.0 - (double)k->failed_samples / (double)k->samples_taken;
     if (k->requests == 0) continue;
-    row->generated_tokens += tokens;
+    row->requests.generated_tokens += tokens;
     k->success_rate = (double)k->requests_ok / (double)k->requests;
     // The samples are latencies of overlapping requests: their sum is not
     // the time the rank was busy. The run records that time per rank.
@@ -368,7 +372,7 @@ gs_status gs_report_rank_extras(const cJSON *doc, const cJSON *m, const char *fi
     // tokens over one mean latency. In the server scenario arrivals pace
     // every rank (its busy time includes waiting for them): no speed to
     // compare, only the success rate marks.
-    if (row->request_based) k->throughput = server ? NAN : k->tokens_per_second;
+    if (row->requests.present) k->throughput = server ? NAN : k->tokens_per_second;
     if (n_lat > 0) {
       gs_stats_sort(lat, n_lat);
       double median = gs_stats_percentile_sorted(lat, n_lat, 50.0);
@@ -376,12 +380,13 @@ gs_status gs_report_rank_extras(const cJSON *doc, const cJSON *m, const char *fi
         if (cold[i] > GS_REPORT_COLD_FLAG * median) k->cold_outliers++;
     }
   }
-  gs_status st = request_stats(times.ttft, times.n_ttft, &row->ttft, file, "ttft_seconds");
-  if (st == GS_OK) st = request_stats(times.tpot, times.n_tpot, &row->tpot, file, "tpot_seconds");
+  gs_status st = request_stats(times.ttft, times.n_ttft, &row->requests.ttft, file, "ttft_seconds");
+  if (st == GS_OK) st = request_stats(times.tpot, times.n_tpot, &row->requests.tpot, file,
+                                      "tpot_seconds");
   free(lat), free(cold), free(times.ttft), free(times.tpot);
   if (st != GS_OK) return st;
-  if (row->request_based)
-    row->throughput = row->run_seconds > 0 ? row->generated_tokens / row->run_seconds : NAN;
+  const gs_report_requests *q = &row->requests;
+  if (q->present) row->throughput = q->run_seconds > 0 ? q->generated_tokens / q->run_seconds : NAN;
   read_telemetry(doc, m, row);
   return group_hosts(row, th);
 }
@@ -396,12 +401,12 @@ static void append_text(char *dst, size_t size, const char *text) {
 
 /* See analyze_internal.h. */
 void gs_report_placement_read(const cJSON *doc, const cJSON *m, gs_report_row *row) {
-  row->split_units[0] = row->faults[0] = '\0';
+  row->placement.split_units[0] = row->placement.faults[0] = '\0';
   const cJSON *units = gs_json_member(gs_json_member(m, "split"), "units");
   for (const cJSON *u = cJSON_IsArray(units) ? units->child : NULL; u; u = u->next) {
     char one[32];
     snprintf(one, sizeof one, "%s%.0f", u == units->child ? "" : ",", gs_json_number_or_nan(u));
-    append_text(row->split_units, sizeof row->split_units, one);
+    append_text(row->placement.split_units, sizeof row->placement.split_units, one);
   }
   const cJSON *faults = gs_json_member(m, "faults");
   for (const cJSON *f = cJSON_IsArray(faults) ? faults->child : NULL; f; f = f->next) {
@@ -410,7 +415,7 @@ void gs_report_placement_read(const cJSON *doc, const cJSON *m, gs_report_row *r
     char one[96];
     snprintf(one, sizeof one, "%s%s rank %.0f", f == faults->child ? "" : "; ",
              cJSON_IsString(kind) ? kind->valuestring : "?", rank);
-    append_text(row->faults, sizeof row->faults, one);
+    append_text(row->placement.faults, sizeof row->placement.faults, one);
     // The kind's parameters, whatever they are (factor, rate, after, seconds).
     for (const cJSON *p = f->child; p; p = p->next) {
       if (!p->string || strcmp(p->string, "kind") == 0 || strcmp(p->string, "rank") == 0)
@@ -419,7 +424,7 @@ void gs_report_placement_read(const cJSON *doc, const cJSON *m, gs_report_row *r
         snprintf(one, sizeof one, " %s=%s", p->string, p->valuestring);
       else
         snprintf(one, sizeof one, " %s=%.6g", p->string, gs_json_number_or_nan(p));
-      append_text(row->faults, sizeof row->faults, one);
+      append_text(row->placement.faults, sizeof row->placement.faults, one);
     }
     if (rank >= 0 && rank < (double)row->n_ranks && rank == floor(rank)) {
       row->ranks[(size_t)rank].injected = 1;
@@ -427,14 +432,15 @@ void gs_report_placement_read(const cJSON *doc, const cJSON *m, gs_report_row *r
         row->ranks[(size_t)rank].injected_delay = 1;
     }
   }
-  row->task = -1;
-  row->task_spec = NULL;
+  row->placement.task = -1;
+  row->placement.task_spec = NULL;
   double task = gs_json_number_member(m, "task");
   if (task >= 0 && task == floor(task) && task < 1e6) {
-    row->task = (int)task;
+    row->placement.task = (int)task;
     const cJSON *spec =
-        gs_json_member(cJSON_GetArrayItem(gs_json_member(gs_json_member(doc, "config"), "tasks"), row->task), "spec");
-    if (cJSON_IsString(spec)) row->task_spec = spec->valuestring;
+        gs_json_member(cJSON_GetArrayItem(gs_json_member(gs_json_member(doc, "config"), "tasks"),
+                                          row->placement.task), "spec");
+    if (cJSON_IsString(spec)) row->placement.task_spec = spec->valuestring;
   }
 }
 
@@ -445,7 +451,7 @@ void gs_report_placement_read(const cJSON *doc, const cJSON *m, gs_report_row *r
 static double coll_bandwidth(const cJSON *coll, const char *name) {
   char key[64];
   snprintf(key, sizeof key, "%s_bytes_per_second", name);
-  return gs_json_number_or_nan(gs_json_member(coll, key));
+  return gs_json_number_member(coll, key);
 }
 
 /* The largest off-diagonal entry of environment.topology.nvlink_bandwidth_bytes_per_s. */
@@ -468,7 +474,8 @@ static const char *gpu_name(const cJSON *doc, double device) {
   const cJSON *gpus = gs_json_member(gs_json_member(doc, "environment"), "gpus");
   for (const cJSON *g = gpus ? gpus->child : NULL; g; g = g->next) {
     const cJSON *name = gs_json_member(g, "name");
-    if (gs_json_number_member(g, "index") == device && cJSON_IsString(name)) return name->valuestring;
+    if (gs_json_number_member(g, "index") == device && cJSON_IsString(name))
+      return name->valuestring;
   }
   return NULL;
 }
@@ -477,53 +484,56 @@ static const char *gpu_name(const cJSON *doc, double device) {
  * own formula (docs/collectives.md): a document whose busbw was edited, or
  * whose rank count is not the one the figures were computed for, fails. */
 static void busbw_check(gs_report_row *row) {
-  row->busbw_factor = gs_coll_busbw_factor_of(row->coll_op, row->world_size);
-  row->busbw_expected = row->coll_algbw * row->busbw_factor;
-  if (!isfinite(row->busbw_expected) || !isfinite(row->coll_busbw)) return;
-  const double off = fabs(row->coll_busbw - row->busbw_expected);
-  const double rounding = GS_REPORT_BUSBW_ROUNDING * (1.0 + row->busbw_factor);
-  row->busbw_mismatch = off > GS_REPORT_BUSBW_TOLERANCE * row->busbw_expected && off > rounding;
+  row->collective.busbw_factor = gs_coll_busbw_factor_of(row->collective.op, row->world_size);
+  row->collective.busbw_expected = row->collective.algbw * row->collective.busbw_factor;
+  if (!isfinite(row->collective.busbw_expected) || !isfinite(row->collective.busbw)) return;
+  const double off = fabs(row->collective.busbw - row->collective.busbw_expected);
+  const double rounding = GS_REPORT_BUSBW_ROUNDING * (1.0 + row->collective.busbw_factor);
+  row->collective.busbw_mismatch =
+      off > GS_REPORT_BUSBW_TOLERANCE * row->collective.busbw_expected && off > rounding;
 }
 
-/* See analyze_internal.h. */
-void gs_report_row_extras(const cJSON *doc, const cJSON *m, const gs_report_prices *prices,
-                          gs_report_row *row) {
-  row->coll_bytes = row->coll_busbw = row->coll_algbw = row->link_bandwidth = NAN;
-  row->coll_root = NAN;
-  row->coll_in_place = -1;
-  row->busbw_factor = row->busbw_expected = NAN;
-  row->price_per_hour = row->items_per_dollar = row->dollars_per_million = NAN;
+/* See read.h. */
+void gs_report_collective_read(const cJSON *doc, const cJSON *m, gs_report_row *row) {
+  gs_report_collective *c = &row->collective;
+  c->bytes = c->busbw = c->algbw = c->link_bandwidth = NAN;
+  c->root = c->busbw_factor = c->busbw_expected = NAN;
+  c->in_place = -1;
   const cJSON *coll = gs_json_member(m, "collective");
   const cJSON *wl = gs_json_member(m, "workload");
-  if (cJSON_IsString(wl) && strcmp(wl->valuestring, "coll") == 0 && cJSON_IsObject(coll)) {
-    row->is_coll = 1;
-    const cJSON *op = gs_json_member(coll, "op");
-    row->coll_op = cJSON_IsString(op) ? op->valuestring : NULL;
-    row->coll_bytes = gs_json_number_member(coll, "bytes");
-    const cJSON *dtype = gs_json_member(coll, "dtype"), *redop = gs_json_member(coll, "redop");
-    row->coll_dtype = cJSON_IsString(dtype) ? dtype->valuestring : NULL;
-    row->coll_redop = cJSON_IsString(redop) ? redop->valuestring : NULL;
-    row->coll_root = gs_json_number_member(coll, "root");
-    const cJSON *in_place = gs_json_member(coll, "in_place");
-    row->coll_in_place = cJSON_IsBool(in_place) ? cJSON_IsTrue(in_place) : -1;
-    row->coll_busbw = coll_bandwidth(coll, "busbw");
-    row->coll_algbw = coll_bandwidth(coll, "algbw");
-    row->link_bandwidth = link_bandwidth(doc);
-    busbw_check(row);
-  }
+  if (!cJSON_IsString(wl) || strcmp(wl->valuestring, "coll") != 0 || !cJSON_IsObject(coll)) return;
+  c->present = 1;
+  c->op = gs_json_string_member(coll, "op", NULL);
+  c->bytes = gs_json_number_member(coll, "bytes");
+  c->dtype = gs_json_string_member(coll, "dtype", NULL);
+  c->redop = gs_json_string_member(coll, "redop", NULL);
+  c->root = gs_json_number_member(coll, "root");
+  const cJSON *in_place = gs_json_member(coll, "in_place");
+  c->in_place = cJSON_IsBool(in_place) ? cJSON_IsTrue(in_place) : -1;
+  c->busbw = coll_bandwidth(coll, "busbw");
+  c->algbw = coll_bandwidth(coll, "algbw");
+  c->link_bandwidth = link_bandwidth(doc);
+  busbw_check(row);
+}
+
+/* See read.h. */
+void gs_report_cost_read(const cJSON *doc, const cJSON *m, const gs_report_prices *prices,
+                         gs_report_row *row) {
+  gs_report_cost *cost = &row->cost;
+  cost->price_per_hour = cost->items_per_dollar = cost->dollars_per_million = NAN;
   const cJSON *devices = gs_json_member(m, "devices");
   double price = 0.0;
   size_t n = 0;
   for (const cJSON *d = cJSON_IsArray(devices) ? devices->child : NULL; d; d = d->next, n++) {
     const char *name = cJSON_IsNumber(d) ? gpu_name(doc, d->valuedouble) : NULL;
-    if (!row->gpu_model) row->gpu_model = name;
+    if (!cost->gpu_model) cost->gpu_model = name;
     price += name && prices ? gs_report_price_of(prices, name) : NAN;
   }
   if (n == 0 || !prices || prices->n == 0 || !(price > 0)) return;
-  row->price_per_hour = price;
+  cost->price_per_hour = price;
   if (isfinite(row->throughput) && row->throughput > 0) {
-    row->items_per_dollar = row->throughput * 3600.0 / price;
-    row->dollars_per_million = 1e6 / row->items_per_dollar;
+    cost->items_per_dollar = row->throughput * 3600.0 / price;
+    cost->dollars_per_million = 1e6 / cost->items_per_dollar;
   }
 }
 

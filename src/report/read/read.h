@@ -47,12 +47,18 @@ gs_status gs_report_rank_extras(const cJSON *doc, const cJSON *m, const char *fi
  * document `doc`; members that are absent leave them empty (task -1). */
 void gs_report_placement_read(const cJSON *doc, const cJSON *m, gs_report_row *row);
 
-/* Fills the collective numbers (is_coll, op, bytes, data type, reduction,
- * root, in-place form, bus and algorithm bandwidth) and the theoretical
- * link bandwidth of the environment's topology, and the cost columns from
- * `prices`. */
-void gs_report_row_extras(const cJSON *doc, const cJSON *m, const gs_report_prices *prices,
-                          gs_report_row *row);
+/* Fills row->collective from measurement `m` of document `doc` when it is
+ * a collective measurement (op, bytes, data type, reduction, root, in-place
+ * form, bus and algorithm bandwidth and their check) and the theoretical
+ * link bandwidth of the environment's topology; else leaves it empty
+ * (present 0, NaN). */
+void gs_report_collective_read(const cJSON *doc, const cJSON *m, gs_report_row *row);
+
+/* Fills row->cost: the GPU model of the measurement's first device and,
+ * with `prices` (may be NULL), the price per hour of its devices and the
+ * items per dollar at row->throughput (NaN where no price matched). */
+void gs_report_cost_read(const cJSON *doc, const cJSON *m, const gs_report_prices *prices,
+                         gs_report_row *row);
 
 /* Fills what an ingested document's tool measured (docs/report.md,
  * "Ingested documents") into `row`, read from measurement `m`: for a

@@ -144,11 +144,63 @@ typedef struct {
   double ideal_step;         /* T(1) / N (strong) or T(1) (weak); NaN without baseline */
 } gs_report_breakdown;
 
-/* One measurement (a workload at one world size) of a series. */
+/* The parts of a row that belong to one feature; each is read by its own
+ * reader (read.h) and is empty (present 0, NaN, NULL) where the
+ * measurement has no such part. */
+
+/* Collective measurements ("workload": "coll"; docs/report.md,
+ * "Collectives"). */
+typedef struct {
+  int present;               /* 1: a collective measurement */
+  const char *op;            /* collective.op or NULL */
+  double bytes;              /* collective.bytes */
+  const char *dtype;         /* collective.dtype or NULL */
+  const char *redop;         /* collective.redop or NULL (no reduction) */
+  double root;               /* collective.root, NaN when null (no root) */
+  int in_place;              /* collective.in_place: 1 in place, 0 out of place, -1 not recorded */
+  double busbw;              /* bytes/s */
+  double algbw;              /* bytes/s */
+  double link_bandwidth;     /* theoretical bytes/s of the best GPU link (topology), NaN unknown */
+  double time;               /* collective.time_seconds (one op), NaN when not recorded */
+  double busbw_factor;       /* the op's bus factor at world_size (core/coll_model), NaN unknown */
+  double busbw_expected;     /* algbw x busbw_factor; NaN when either is unknown */
+  int busbw_mismatch;        /* 1: busbw is off busbw_expected (GS_REPORT_BUSBW_TOLERANCE) */
+  const char *nccl_version;  /* source.nccl_version (ingested nccl-tests), or NULL */
+} gs_report_collective;
+
+/* Request-based measurements (those with an "llm" object): the row's
+ * throughput = generated_tokens / run_seconds, no "why not N x" split. */
+typedef struct {
+  int present;               /* 1: a request-based measurement */
+  const char *scenario;      /* measurement "scenario" or NULL; points into the document */
+  double generated_tokens;   /* output tokens of ok requests over all runs and ranks */
+  double run_seconds;        /* sum of llm.run_seconds; NaN when not recorded */
+  gs_stats ttft, tpot;       /* over ok requests that are not cold; n == 0 when none */
+} gs_report_requests;
+
+/* Placement, faults and plan tasks (docs/workloads/placement.md). */
+typedef struct {
+  char split_units[64];      /* split.units as "21,11" ("" without split) */
+  char faults[256];          /* the injected faults, e.g. "slow rank 1 factor=3" ("" none) */
+  int task;                  /* plan task index, -1 when not part of a plan */
+  const char *task_spec;     /* config.tasks[task].spec or NULL; points into the document */
+} gs_report_placement;
+
+/* Cost (with --price): NaN when no price matched. */
+typedef struct {
+  const char *gpu_model;     /* environment name of the row's first GPU, or NULL */
+  double price_per_hour;     /* sum over the row's GPUs of their price per GPU-hour */
+  double items_per_dollar;   /* throughput * 3600 / price_per_hour */
+  double dollars_per_million;/* 1e6 / items_per_dollar */
+} gs_report_cost;
+
+/* One measurement (a workload at one world size) of a series: what every
+ * measurement has, and the parts of the features it uses. */
 typedef struct {
   size_t file;               /* index into gs_report.files */
   size_t measurement;        /* index in that document's measurements */
   int world_size;
+  const char *variant;       /* measurement "variant" or NULL; points into the document */
   char status[32];           /* the measurement's status */
   char verification[32];     /* "passed", "failed", "skipped" or "-" */
   const char *error;         /* the measurement's error, or NULL (points into the document) */
@@ -163,8 +215,12 @@ typedef struct {
   double efficiency;         /* speedup / world_size */
   double karp_flatt;         /* (1/S - 1/N) / (1 - 1/N), N > 1 */
   double ideal_throughput;   /* world_size * throughput of the 1-rank row */
-  size_t n_ranks;
-  gs_report_rank *ranks;     /* world_size entries, by rank number; owned */
+  int gpus_per_rank;         /* GPUs one rank record (replica) spans: parallelism.gpus_per_rank
+                                (llm.tensor_parallel in older documents), 1 when absent */
+  const char *parallel_option; /* parallelism.option: the workload option that sets
+                                gpus_per_rank ("tp"), or NULL; points into the document */
+  size_t n_ranks;            /* world_size / gpus_per_rank */
+  gs_report_rank *ranks;     /* n_ranks entries, by rank number; owned */
   double spread_ratio;       /* max / min rank throughput (world_size > 1) */
   double spread_cv;          /* stddev (n - 1) / mean of rank throughputs */
   double rank_median;        /* median of rank throughputs */
@@ -173,47 +229,13 @@ typedef struct {
   size_t n_hosts;
   gs_report_host *hosts;     /* in order of first rank; owned */
   double host_spread_cv;     /* cv of the hosts' per-rank throughputs (2+ hosts) */
-  /* Cost (with --price): NaN when no price matched. */
-  const char *gpu_model;     /* environment name of the row's first GPU, or NULL */
-  double price_per_hour;     /* sum over the row's GPUs of their price per GPU-hour */
-  double items_per_dollar;   /* throughput * 3600 / price_per_hour */
-  double dollars_per_million;/* 1e6 / items_per_dollar */
-  /* Collective measurements ("workload": "coll"). */
-  int is_coll;
-  const char *coll_op;       /* collective.op or NULL */
-  double coll_bytes;         /* collective.bytes */
-  const char *coll_dtype;    /* collective.dtype or NULL */
-  const char *coll_redop;    /* collective.redop or NULL (no reduction) */
-  double coll_root;          /* collective.root, NaN when null (no root) */
-  int coll_in_place;         /* collective.in_place: 1 in place, 0 out of place, -1 not recorded */
-  double coll_busbw;         /* bytes/s */
-  double coll_algbw;         /* bytes/s */
-  double link_bandwidth;     /* theoretical bytes/s of the best GPU link (topology), NaN unknown */
-  double coll_time;          /* collective.time_seconds (one op), NaN when not recorded */
-  double busbw_factor;       /* the op's bus factor at world_size (core/coll_model), NaN unknown */
-  double busbw_expected;     /* coll_algbw x busbw_factor; NaN when either is unknown */
-  int busbw_mismatch;        /* 1: coll_busbw is off busbw_expected (GS_REPORT_BUSBW_TOLERANCE) */
-  const char *nccl_version;  /* source.nccl_version (ingested nccl-tests), or NULL */
   /* Ingested LoadGen measurements ("workload": "mlperf"): throughput is the
    * ranks' summed LoadGen throughput, each rank's figures in its loadgen. */
   int loadgen;
-  /* Request-based measurements (those with an "llm" object):
-   * throughput = generated_tokens / run_seconds, no "why not N x" split. */
-  int request_based;
-  const char *scenario;      /* measurement "scenario" or NULL; points into the document */
-  double generated_tokens;   /* output tokens of ok requests over all runs and ranks */
-  double run_seconds;        /* sum of llm.run_seconds; NaN when not recorded */
-  gs_stats ttft, tpot;       /* over ok requests that are not cold; n == 0 when none */
-  const char *variant;        /* measurement "variant" or NULL; points into the document */
-  int gpus_per_rank;         /* GPUs one rank record (replica) spans: parallelism.gpus_per_rank
-                                (llm.tensor_parallel in older documents), 1 when absent */
-  const char *parallel_option; /* parallelism.option: the workload option that sets
-                                gpus_per_rank ("tp"), or NULL; points into the document */
-  /* Placement and faults (docs/workloads/placement.md). */
-  char split_units[64];      /* split.units as "21,11" ("" without split) */
-  char faults[256];          /* the injected faults, e.g. "slow rank 1 factor=3" ("" none) */
-  int task;                  /* plan task index, -1 when not part of a plan */
-  const char *task_spec;     /* config.tasks[task].spec or NULL; points into the document */
+  gs_report_collective collective;
+  gs_report_requests requests;
+  gs_report_placement placement;
+  gs_report_cost cost;
 } gs_report_row;
 
 /* One price of --price: GPU model key and dollars per GPU-hour. */

@@ -77,21 +77,21 @@ static void csv_identity(FILE *out, const gs_report *r, const gs_report_series *
   csv_text(out, s->backend);
   csv_text(out, s->scaling);
   csv_text(out, row->variant);
-  csv_text(out, row->scenario ? row->scenario : row->loadgen && row->n_ranks
-                                                    ? row->ranks[0].loadgen.scenario
-                                                    : NULL);
-  if (row->task >= 0)
-    fprintf(out, ",%d", row->task);
+  csv_text(out, row->requests.scenario                ? row->requests.scenario
+                : row->loadgen && row->n_ranks ? row->ranks[0].loadgen.scenario
+                                               : NULL);
+  if (row->placement.task >= 0)
+    fprintf(out, ",%d", row->placement.task);
   else
     fputc(',', out);
   csv_text(out, s->split);
   fprintf(out, ",%d,%d", row->gpus_per_rank, row->world_size);
-  csv_text(out, row->is_coll ? row->coll_op : NULL);
-  csv_number(out, row->is_coll ? row->coll_bytes : NAN);
-  csv_text(out, row->is_coll ? row->coll_dtype : NULL);
-  csv_text(out, row->is_coll ? row->coll_redop : NULL);
-  csv_number(out, row->is_coll ? row->coll_root : NAN);
-  csv_text(out, row->is_coll ? gs_report_coll_form(row->coll_in_place) : NULL);
+  csv_text(out, row->collective.present ? row->collective.op : NULL);
+  csv_number(out, row->collective.present ? row->collective.bytes : NAN);
+  csv_text(out, row->collective.present ? row->collective.dtype : NULL);
+  csv_text(out, row->collective.present ? row->collective.redop : NULL);
+  csv_number(out, row->collective.present ? row->collective.root : NAN);
+  csv_text(out, row->collective.present ? gs_report_coll_form(row->collective.in_place) : NULL);
   csv_text(out, s->options);
 }
 
@@ -157,7 +157,7 @@ static gs_status csv_measurements(FILE *out, const gs_report *r) {
       csv_number(out, row->has_step ? row->step.p99 : NAN);
       csv_number(out, row->has_step ? row->step.cv : NAN);
       fprintf(out, ",%llu", (unsigned long long)row->items_per_step);
-      csv_text(out, row->request_based ? "tokens" : s->item_unit);
+      csv_text(out, row->requests.present ? "tokens" : s->item_unit);
       csv_number(out, row->throughput);
       csv_number(out, row->ideal_throughput);
       csv_number(out, row->speedup);
@@ -167,15 +167,16 @@ static gs_status csv_measurements(FILE *out, const gs_report *r) {
       csv_text(out, s->verdict != GS_VERDICT_NONE && row->world_size == s->verdict_world_size
                         ? gs_verdict_name(s->verdict)
                         : NULL);
-      csv_number(out, row->is_coll ? (row->has_step ? row->step.mean : row->coll_time) : NAN);
-      csv_number(out, row->coll_algbw);
-      csv_number(out, row->coll_busbw);
-      csv_number(out, row->busbw_expected);
-      csv_bool(out, isfinite(row->busbw_expected) && isfinite(row->coll_busbw)
-                        ? !row->busbw_mismatch
+      csv_number(out, row->collective.present ? (row->has_step ? row->step.mean
+                                                 : row->collective.time) : NAN);
+      csv_number(out, row->collective.algbw);
+      csv_number(out, row->collective.busbw);
+      csv_number(out, row->collective.busbw_expected);
+      csv_bool(out, isfinite(row->collective.busbw_expected) && isfinite(row->collective.busbw)
+                        ? !row->collective.busbw_mismatch
                         : -1);
-      csv_number(out, row->link_bandwidth);
-      csv_text(out, row->nccl_version);
+      csv_number(out, row->collective.link_bandwidth);
+      csv_text(out, row->collective.nccl_version);
       const loadgen_figures lg = loadgen_of(row);
       csv_bool(out, lg.valid);
       csv_text(out, lg.failed);

@@ -175,50 +175,50 @@ static cJSON *row_json(const gs_report *r, const gs_report_row *row) {
     }
   }
   add_breakdown(o, &row->breakdown);
-  if (row->request_based) {
+  if (row->requests.present) {
     cJSON *q = cJSON_AddObjectToObject(o, "requests");
     if (q) {
-      add_string_or_null(q, "scenario", row->scenario);
-      gs_json_add_number(q, "generated_tokens", row->generated_tokens);
-      gs_json_add_number(q, "run_seconds", row->run_seconds);
-      cJSON *ttft = row->ttft.n ? gs_result_stats_to_json(&row->ttft) : NULL;
-      cJSON *tpot = row->tpot.n ? gs_result_stats_to_json(&row->tpot) : NULL;
+      add_string_or_null(q, "scenario", row->requests.scenario);
+      gs_json_add_number(q, "generated_tokens", row->requests.generated_tokens);
+      gs_json_add_number(q, "run_seconds", row->requests.run_seconds);
+      cJSON *ttft = row->requests.ttft.n ? gs_result_stats_to_json(&row->requests.ttft) : NULL;
+      cJSON *tpot = row->requests.tpot.n ? gs_result_stats_to_json(&row->requests.tpot) : NULL;
       cJSON_AddItemToObject(q, "ttft_seconds", ttft ? ttft : cJSON_CreateNull());
       cJSON_AddItemToObject(q, "tpot_seconds", tpot ? tpot : cJSON_CreateNull());
     }
   } else {
     cJSON_AddNullToObject(o, "requests");
   }
-  add_string_or_null(o, "split_units", row->split_units);
-  add_string_or_null(o, "faults", row->faults);
-  if (row->task >= 0)
-    cJSON_AddNumberToObject(o, "task", row->task);
+  add_string_or_null(o, "split_units", row->placement.split_units);
+  add_string_or_null(o, "faults", row->placement.faults);
+  if (row->placement.task >= 0)
+    cJSON_AddNumberToObject(o, "task", row->placement.task);
   else
     cJSON_AddNullToObject(o, "task");
-  add_string_or_null(o, "gpu_model", row->gpu_model);
-  gs_json_add_number(o, "price_per_hour", row->price_per_hour);
-  gs_json_add_number(o, "items_per_dollar", row->items_per_dollar);
-  gs_json_add_number(o, "dollars_per_million_items", row->dollars_per_million);
-  if (row->is_coll) {
+  add_string_or_null(o, "gpu_model", row->cost.gpu_model);
+  gs_json_add_number(o, "price_per_hour", row->cost.price_per_hour);
+  gs_json_add_number(o, "items_per_dollar", row->cost.items_per_dollar);
+  gs_json_add_number(o, "dollars_per_million_items", row->cost.dollars_per_million);
+  if (row->collective.present) {
     cJSON *c = cJSON_AddObjectToObject(o, "collective");
     if (c) {
-      add_string_or_null(c, "op", row->coll_op);
-      gs_json_add_number(c, "bytes", row->coll_bytes);
-      add_string_or_null(c, "dtype", row->coll_dtype);
-      add_string_or_null(c, "redop", row->coll_redop);
-      gs_json_add_number(c, "root", row->coll_root);
-      add_bool_or_null(c, "in_place", row->coll_in_place);
-      cJSON_AddStringToObject(c, "form", gs_report_coll_form(row->coll_in_place));
-      gs_json_add_number(c, "algbw_bytes_per_second", row->coll_algbw);
-      gs_json_add_number(c, "busbw_bytes_per_second", row->coll_busbw);
-      gs_json_add_number(c, "link_bytes_per_s", row->link_bandwidth);
-      gs_json_add_number(c, "time_seconds", row->has_step ? row->step.mean : row->coll_time);
-      add_string_or_null(c, "nccl_version", row->nccl_version);
-      gs_json_add_number(c, "busbw_factor", row->busbw_factor);
-      gs_json_add_number(c, "busbw_expected_bytes_per_second", row->busbw_expected);
+      add_string_or_null(c, "op", row->collective.op);
+      gs_json_add_number(c, "bytes", row->collective.bytes);
+      add_string_or_null(c, "dtype", row->collective.dtype);
+      add_string_or_null(c, "redop", row->collective.redop);
+      gs_json_add_number(c, "root", row->collective.root);
+      add_bool_or_null(c, "in_place", row->collective.in_place);
+      cJSON_AddStringToObject(c, "form", gs_report_coll_form(row->collective.in_place));
+      gs_json_add_number(c, "algbw_bytes_per_second", row->collective.algbw);
+      gs_json_add_number(c, "busbw_bytes_per_second", row->collective.busbw);
+      gs_json_add_number(c, "link_bytes_per_s", row->collective.link_bandwidth);
+      gs_json_add_number(c, "time_seconds", row->has_step ? row->step.mean : row->collective.time);
+      add_string_or_null(c, "nccl_version", row->collective.nccl_version);
+      gs_json_add_number(c, "busbw_factor", row->collective.busbw_factor);
+      gs_json_add_number(c, "busbw_expected_bytes_per_second", row->collective.busbw_expected);
       add_bool_or_null(c, "busbw_consistent",
-                       isfinite(row->busbw_expected) && isfinite(row->coll_busbw)
-                           ? !row->busbw_mismatch
+                       isfinite(row->collective.busbw_expected) && isfinite(row->collective.busbw)
+                           ? !row->collective.busbw_mismatch
                            : -1);
     }
   }

@@ -28,7 +28,8 @@ static const gs_report_row *overview_row(const gs_report_series *s) {
 static const gs_report_row *best_busbw(const gs_report_series *s) {
   const gs_report_row *best = NULL;
   for (size_t i = 0; i < s->n_rows; i++)
-    if (isfinite(s->rows[i].coll_busbw) && (!best || s->rows[i].coll_busbw > best->coll_busbw))
+    if (isfinite(s->rows[i].collective.busbw) && (!best
+                                                  || s->rows[i].collective.busbw > best->collective.busbw))
       best = &s->rows[i];
   return best;
 }
@@ -42,7 +43,7 @@ void gs_render_overview_cells(const gs_report_series *s, gs_render_overview *o) 
     if (i == 0 || s->rows[i].world_size != s->rows[i - 1].world_size)
       at += (size_t)snprintf(o->ranks + at, sizeof o->ranks - at, "%s%d", i ? "," : "",
                              s->rows[i].world_size);
-  const int coll = s->n_rows > 0 && s->rows[0].is_coll;
+  const int coll = s->n_rows > 0 && s->rows[0].collective.present;
   const gs_report_row *row = coll ? best_busbw(s) : overview_row(s);
   if (!row) {
     snprintf(o->figure, sizeof o->figure, "-");
@@ -52,18 +53,18 @@ void gs_render_overview_cells(const gs_report_series *s, gs_render_overview *o) 
   o->world_size = row->world_size;
   char rate[32];
   if (coll) {
-    o->throughput = row->coll_busbw;
-    gs_format_value(GS_UNIT_BANDWIDTH, row->coll_busbw, rate, sizeof rate);
+    o->throughput = row->collective.busbw;
+    gs_format_value(GS_UNIT_BANDWIDTH, row->collective.busbw, rate, sizeof rate);
     snprintf(o->figure, sizeof o->figure, "busbw %s (best, %s)", rate,
-             row->coll_op ? row->coll_op : "-");
+             row->collective.op ? row->collective.op : "-");
     size_t bad = 0;
-    for (size_t i = 0; i < s->n_rows; i++) bad += s->rows[i].busbw_mismatch != 0;
+    for (size_t i = 0; i < s->n_rows; i++) bad += s->rows[i].collective.busbw_mismatch != 0;
     if (bad)
       snprintf(o->verdict, sizeof o->verdict, "busbw inconsistent (%zu rows)", bad);
-    else if (isfinite(row->link_bandwidth))
+    else if (isfinite(row->collective.link_bandwidth))
       snprintf(o->verdict, sizeof o->verdict, "transport %s (%.0f%% of link)",
-               row->coll_busbw < GS_REPORT_LOW_BUSBW * row->link_bandwidth ? "slow" : "fine",
-               100.0 * row->coll_busbw / row->link_bandwidth);
+               row->collective.busbw < GS_REPORT_LOW_BUSBW * row->collective.link_bandwidth ? "slow" : "fine",
+               100.0 * row->collective.busbw / row->collective.link_bandwidth);
     else
       snprintf(o->verdict, sizeof o->verdict, "-");
     return;
@@ -73,7 +74,7 @@ void gs_render_overview_cells(const gs_report_series *s, gs_render_overview *o) 
   o->efficiency = row->efficiency;
   gs_format_rate(row->throughput, rate, sizeof rate);
   snprintf(o->figure, sizeof o->figure, "%s%s/s", rate,
-           row->request_based ? "tokens" : s->item_unit ? s->item_unit : "items");
+           row->requests.present ? "tokens" : s->item_unit ? s->item_unit : "items");
   if (!isfinite(row->throughput)) snprintf(o->figure, sizeof o->figure, "-");
   if (row->loadgen) {
     int valid = 1;

@@ -205,12 +205,12 @@ static int series_plots(plotter *pl, const gs_report_series *s, size_t si, const
  * (gs_report_point_same) but for the message size. */
 static int same_line(const gs_report_row *x, const gs_report_row *y) {
   gs_report_row sized = *y;
-  sized.coll_bytes = x->coll_bytes;
+  sized.collective.bytes = x->collective.bytes;
   return gs_report_point_same(x, &sized);
 }
 
 static int plottable(const gs_report_row *row) {
-  return isfinite(row->coll_busbw) && row->coll_bytes > 0;
+  return isfinite(row->collective.busbw) && row->collective.bytes > 0;
 }
 
 /* Bus bandwidth against message size for a collective series: one line
@@ -225,10 +225,10 @@ static int busbw_plot(plotter *pl, const gs_report_series *s, size_t si, const c
     const gs_report_row *row = &s->rows[i];
     if (plottable(row)) {
       n++;
-      lo = fmin(lo, row->coll_bytes);
-      hi = fmax(hi, row->coll_bytes);
+      lo = fmin(lo, row->collective.bytes);
+      hi = fmax(hi, row->collective.bytes);
     }
-    if (isfinite(row->link_bandwidth)) link = row->link_bandwidth;
+    if (isfinite(row->collective.link_bandwidth)) link = row->collective.link_bandwidth;
     multi_ws |= row->world_size != s->rows[0].world_size;
   }
   if (n == 0) return 1;
@@ -252,13 +252,13 @@ static int busbw_plot(plotter *pl, const gs_report_series *s, size_t si, const c
     size_t np = 0;
     for (size_t j = i; j < s->n_rows; j++)
       if (plottable(&s->rows[j]) && same_line(row, &s->rows[j])) {
-        pts[np][0] = s->rows[j].coll_bytes;
-        pts[np++][1] = s->rows[j].coll_busbw / 1e9;
+        pts[np][0] = s->rows[j].collective.bytes;
+        pts[np++][1] = s->rows[j].collective.busbw / 1e9;
       }
     qsort(pts, np, sizeof *pts, compare_doubles);  // the first member is the key
     // gnuplot data blocks are separated by two blank lines ("index k").
-    fprintf(f, "%s# %s %s\n", lines ? "\n\n" : "", row->coll_op ? row->coll_op : "coll",
-            gs_report_coll_form(row->coll_in_place));
+    fprintf(f, "%s# %s %s\n", lines ? "\n\n" : "", row->collective.op ? row->collective.op : "coll",
+            gs_report_coll_form(row->collective.in_place));
     for (size_t j = 0; j < np; j++) fprintf(f, "%.17g %.17g\n", pts[j][0], pts[j][1]);
     first[lines++] = i;
   }
@@ -278,7 +278,8 @@ static int busbw_plot(plotter *pl, const gs_report_series *s, size_t si, const c
       at += (size_t)snprintf(cmd + at, cmd_size - at,
                              "%s '%s.dat' index %zu using 1:2 with linespoints lw 2 pt 7 "
                              "title '%s %s%s'", k ? "," : "", name, k,
-                             row->coll_op ? row->coll_op : "coll", gs_report_coll_form(row->coll_in_place), ranks);
+                             row->collective.op ? row->collective.op : "coll",
+                             gs_report_coll_form(row->collective.in_place), ranks);
     }
     if (isfinite(link) && at < cmd_size)
       snprintf(cmd + at, cmd_size - at, ", %.17g with lines dt 2 lc rgb 'gray40' title 'link'",
@@ -671,11 +672,11 @@ gs_status gs_report_plots_make(const gs_report *r, const char *dir,
     char title[sizeof s->title], stem[72];
     safe_title(title, sizeof title, s->title);
     slug(stem, sizeof stem, s->title, 64);
-    int ok = s->n_rows && s->rows[0].is_coll ? busbw_plot(&pl, s, si, title, stem)
+    int ok = s->n_rows && s->rows[0].collective.present ? busbw_plot(&pl, s, si, title, stem)
                                              : series_plots(&pl, s, si, title, stem,
                                                                             prediction_of(prediction, si));
     for (size_t ri = 0; ok && ri < s->n_rows; ri++)
-      if (!s->rows[ri].is_coll)
+      if (!s->rows[ri].collective.present)
         ok = (s->rows[ri].world_size < 2 || rank_plots(&pl, r, s, si, ri, title, stem)) &&
              timeline_plot(&pl, r, s, si, ri, title, stem);
     if (!ok) st = gs_error(GS_ERR_IO, "cannot write the plot data in %s: %s", pl.dir, strerror(errno));

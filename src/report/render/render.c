@@ -63,7 +63,7 @@ static gs_status breakdown_table(gs_render_writer *w, const gs_report_series *s)
 /* Request-based rows (llm): throughput from the run time, TTFT and TPOT. */
 static gs_status request_table(gs_render_writer *w, const gs_report_series *s) {
   size_t shown = 0;
-  for (size_t i = 0; i < s->n_rows; i++) shown += s->rows[i].request_based;
+  for (size_t i = 0; i < s->n_rows; i++) shown += s->rows[i].requests.present;
   if (shown == 0) return GS_OK;
   gs_render_block(w, -1, "  ",
                   "Requests: throughput = tokens of ok requests / run seconds (the table's "
@@ -78,22 +78,22 @@ static gs_status request_table(gs_render_writer *w, const gs_report_series *s) {
   gs_render_table_init(&t, 11, head, left);
   for (size_t i = 0; i < s->n_rows; i++) {
     const gs_report_row *row = &s->rows[i];
-    if (!row->request_based) continue;
+    if (!row->requests.present) continue;
     size_t requests = 0, ok = 0;
     for (size_t k = 0; k < row->n_ranks; k++)
       requests += row->ranks[k].requests, ok += row->ranks[k].requests_ok;
     char(*c)[GS_RENDER_CELL] = gs_render_table_row(&t);
     gs_render_cellf(c[0], "%d", row->world_size);
-    gs_render_cellf(c[1], "%s", row->scenario ? row->scenario : "-");
+    gs_render_cellf(c[1], "%s", row->requests.scenario ? row->requests.scenario : "-");
     gs_render_cellf(c[2], "%zu", requests);
     gs_render_cellf(c[3], "%zu", ok);
-    gs_render_fixed(c[4], row->generated_tokens, 0, "");
-    gs_render_time(c[5], row->run_seconds);
+    gs_render_fixed(c[4], row->requests.generated_tokens, 0, "");
+    gs_render_time(c[5], row->requests.run_seconds);
     gs_render_rate(c[6], row->throughput);
-    gs_render_time(c[7], row->ttft.n ? row->ttft.p50 : NAN);
-    gs_render_time(c[8], row->ttft.n ? row->ttft.p99 : NAN);
-    gs_render_time(c[9], row->tpot.n ? row->tpot.p50 : NAN);
-    gs_render_time(c[10], row->tpot.n ? row->tpot.p99 : NAN);
+    gs_render_time(c[7], row->requests.ttft.n ? row->requests.ttft.p50 : NAN);
+    gs_render_time(c[8], row->requests.ttft.n ? row->requests.ttft.p99 : NAN);
+    gs_render_time(c[9], row->requests.tpot.n ? row->requests.tpot.p50 : NAN);
+    gs_render_time(c[10], row->requests.tpot.n ? row->requests.tpot.p99 : NAN);
   }
   return gs_render_table_done(w, &t, "    ");
 }
@@ -139,9 +139,9 @@ static gs_status loadgen_table(gs_render_writer *w, const gs_report_series *s) {
 
 /* Bus bandwidth of collective rows against the link's theoretical figure. */
 static gs_status collective_table(gs_render_writer *w, const gs_report_series *s) {
-  if (s->n_rows == 0 || !s->rows[0].is_coll) return GS_OK;
+  if (s->n_rows == 0 || !s->rows[0].collective.present) return GS_OK;
   const char *nccl = NULL;
-  for (size_t i = 0; i < s->n_rows && !nccl; i++) nccl = s->rows[i].nccl_version;
+  for (size_t i = 0; i < s->n_rows && !nccl; i++) nccl = s->rows[i].collective.nccl_version;
   gs_render_block(w, -1, "  ", "Collective bandwidth (GB/s = 10^9 bytes/s; time per op)%s%s",
                   nccl ? "; NCCL " : "", nccl ? nccl : "");
   // One line per op, size and form: the form and data type are named, so a
@@ -155,25 +155,26 @@ static gs_status collective_table(gs_render_writer *w, const gs_report_series *s
   for (size_t i = 0; i < s->n_rows; i++) {
     const gs_report_row *row = &s->rows[i];
     char(*c)[GS_RENDER_CELL] = gs_render_table_row(&t);
-    gs_render_cellf(c[0], "%s", row->coll_op ? row->coll_op : "-");
+    gs_render_cellf(c[0], "%s", row->collective.op ? row->collective.op : "-");
     gs_render_cellf(c[1], "%d", row->world_size);
-    gs_render_bytes(c[2], row->coll_bytes);
-    gs_render_cellf(c[3], "%s", row->coll_dtype ? row->coll_dtype : "-");
-    gs_render_cellf(c[4], "%s", gs_report_coll_form(row->coll_in_place));
+    gs_render_bytes(c[2], row->collective.bytes);
+    gs_render_cellf(c[3], "%s", row->collective.dtype ? row->collective.dtype : "-");
+    gs_render_cellf(c[4], "%s", gs_report_coll_form(row->collective.in_place));
     // Ingested nccl-tests rows have no samples: their time per op instead.
-    gs_render_time(c[5], row->has_step ? row->step.mean : row->coll_time);
-    gs_render_bandwidth(c[6], row->coll_algbw);
-    gs_render_bandwidth(c[7], row->coll_busbw);
-    gs_render_bandwidth(c[8], row->link_bandwidth);
-    gs_render_pct(c[9], row->coll_busbw / row->link_bandwidth);
+    gs_render_time(c[5], row->has_step ? row->step.mean : row->collective.time);
+    gs_render_bandwidth(c[6], row->collective.algbw);
+    gs_render_bandwidth(c[7], row->collective.busbw);
+    gs_render_bandwidth(c[8], row->collective.link_bandwidth);
+    gs_render_pct(c[9], row->collective.busbw / row->collective.link_bandwidth);
     gs_render_cellf(c[10], "%s", row->status);
     // algbw x the op's bus factor, nccl-tests' formula: "-" where it cannot be checked.
-    if (row->busbw_mismatch) {
+    if (row->collective.busbw_mismatch) {
       char expected[32];
-      gs_format_value(GS_UNIT_BANDWIDTH, row->busbw_expected, expected, sizeof expected);
-      gs_render_cellf(c[11], "MISMATCH: algbw x %.2f = %s", row->busbw_factor, expected);
+      gs_format_value(GS_UNIT_BANDWIDTH, row->collective.busbw_expected, expected, sizeof expected);
+      gs_render_cellf(c[11], "MISMATCH: algbw x %.2f = %s", row->collective.busbw_factor, expected);
     } else {
-      gs_render_cellf(c[11], "%s", isfinite(row->busbw_expected) && isfinite(row->coll_busbw)
+      gs_render_cellf(c[11], "%s", isfinite(row->collective.busbw_expected)
+                      && isfinite(row->collective.busbw)
                                        ? "ok" : "-");
     }
   }
@@ -224,7 +225,7 @@ static gs_status series_tables(gs_render_writer *w, const gs_report *r, const gs
   gs_render_block(w, 0, "  ", w->md && !w->html ? "Workload options: `%s`" : "Workload options: %s",
           s->options);
   // A sweep of message sizes: its own table below, no scaling, split or rank tables.
-  const int coll = s->n_rows > 0 && s->rows[0].is_coll;
+  const int coll = s->n_rows > 0 && s->rows[0].collective.present;
   if (coll)
     gs_render_block(w, 0, "  ", "A collective sweep: one row per operation, message size and form");
   else if (s->n_rows > 0 && s->rows[0].loadgen)
@@ -232,7 +233,7 @@ static gs_status series_tables(gs_render_writer *w, const gs_report *r, const gs
                     "Ingested LoadGen results: no step samples; throughput in %s/s as LoadGen "
                     "reports it",
                     unit);
-  else if (s->n_rows > 0 && s->rows[0].request_based)
+  else if (s->n_rows > 0 && s->rows[0].requests.present)
     gs_render_block(w, 0, "  ",
                     "n, mean and median: per-request latency; throughput in %s/s over "
                     "the run time",
@@ -259,9 +260,9 @@ static gs_status series_tables(gs_render_writer *w, const gs_report *r, const gs
     const gs_report_row *row = &s->rows[i];
     char(*c)[GS_RENDER_CELL] = gs_render_table_row(&t);
     if (priced) {
-      gs_render_fixed(c[14], row->price_per_hour, 2, "");
-      gs_render_rate(c[15], row->items_per_dollar);
-      gs_render_fixed(c[16], row->dollars_per_million, 4, "");
+      gs_render_fixed(c[14], row->cost.price_per_hour, 2, "");
+      gs_render_rate(c[15], row->cost.items_per_dollar);
+      gs_render_fixed(c[16], row->cost.dollars_per_million, 4, "");
     }
     gs_render_cellf(c[0], "%d", row->world_size);
     gs_render_cellf(c[1], "%s", gs_report_file_name(r, row->file));
@@ -325,12 +326,14 @@ static gs_status series_tables(gs_render_writer *w, const gs_report *r, const gs
     gs_render_fixed(ratio, row->spread_ratio, 2, "x");
     gs_render_pct(cv, row->spread_cv);
     gs_format_rate(row->rank_median, med, sizeof med);
+    const gs_report_placement *place = &row->placement;
     gs_render_block(w, 3, "  ",
             "%d ranks (%s, measurement %zu): ranks max/min %s, cv %s, median %s%s, "
             "straggler %s%s%s%s%s",
             row->world_size, gs_report_file_name(r, row->file), row->measurement, ratio, cv, med,
-            !isfinite(row->rank_median) ? "" : row->request_based ? "tokens/s" : unit_rate, straggler, row->split_units[0] ? "; units " : "",
-            row->split_units, row->faults[0] ? "; injected: " : "", row->faults);
+            !isfinite(row->rank_median) ? "" : row->requests.present ? "tokens/s" : unit_rate,
+            straggler, place->split_units[0] ? "; units " : "", place->split_units,
+            place->faults[0] ? "; injected: " : "", place->faults);
     gs_render_table_init(&t, 18, rhead, rleft);
     for (size_t k = 0; k < row->n_ranks; k++) {
       const gs_report_rank *rk = &row->ranks[k];
@@ -407,7 +410,7 @@ static const gs_report_row *task_row(const gs_report *r, size_t fi, int task,
   for (size_t i = 0; i < r->n_series; i++)
     for (size_t j = 0; j < r->series[i].n_rows; j++) {
       const gs_report_row *row = &r->series[i].rows[j];
-      if (row->file == fi && row->task == task) {
+      if (row->file == fi && row->placement.task == task) {
         *series = &r->series[i];
         return row;
       }

@@ -299,7 +299,8 @@ static double median_pair(const gs_report *r) {
   for (size_t f = 0; f < r->n_files; f++) {
     if (!gs_machine_is_p2p(r, f)) continue;
     const cJSON *test = gs_machine_p2p_test(r->docs[f], "ce_unidir_p2p");
-    size_t rows = (size_t)cJSON_GetArraySize(gs_json_member(gs_json_member(r->docs[f], "p2p"), "devices"));
+    const cJSON *p2p = gs_json_member(r->docs[f], "p2p");
+    size_t rows = (size_t)cJSON_GetArraySize(gs_json_member(p2p, "devices"));
     for (size_t i = 0; test && i < rows; i++)
       for (size_t j = 0; j < rows; j++) {
         double median;
@@ -408,12 +409,13 @@ static void check_allreduce(gs_node_verdict *v, const gs_report *r, const gs_mac
   for (size_t i = 0; i < r->n_series; i++)
     for (size_t j = 0; j < r->series[i].n_rows; j++) {
       const gs_report_row *row = &r->series[i].rows[j];
-      if (!row->is_coll || gs_machine_is_ingested(r, row->file) || !row->coll_op ||
-          strcmp(row->coll_op, "allreduce") != 0 || strcmp(r->series[i].backend, "cuda") != 0 ||
-          !isfinite(row->coll_busbw))
+      if (!row->collective.present || gs_machine_is_ingested(r, row->file) || !row->collective.op ||
+          strcmp(row->collective.op, "allreduce") != 0 || strcmp(r->series[i].backend,
+                                                                 "cuda") != 0 ||
+          !isfinite(row->collective.busbw))
         continue;
       if (!best || row->world_size > best->world_size ||
-          (row->world_size == best->world_size && row->coll_busbw > best->coll_busbw))
+          (row->world_size == best->world_size && row->collective.busbw > best->collective.busbw))
         best = row;
     }
   if (!best) {
@@ -421,19 +423,19 @@ static void check_allreduce(gs_node_verdict *v, const gs_report *r, const gs_mac
               "coll.json with 2 or more GPUs)");
     return;
   }
-  double figure = best->link_bandwidth;
+  double figure = best->collective.link_bandwidth;
   const char *whose = "theoretical NVLink";
   if (!isfinite(figure)) figure = median_pair(r), whose = "median measured p2p pair";
   char bw[32], ref[32], size[32];
-  gbps(best->coll_busbw, bw, sizeof bw);
-  gs_format_value(GS_UNIT_BYTES, best->coll_bytes, size, sizeof size);
+  gbps(best->collective.busbw, bw, sizeof bw);
+  gs_format_value(GS_UNIT_BYTES, best->collective.bytes, size, sizeof size);
   if (!isfinite(figure)) {
     add_check(v, name, GS_CHECK_NA, "best %s at %s, %d GPUs; no link figure (no NVLink rate "
               "in the topology, no p2p document)", bw, size, best->world_size);
     return;
   }
   gbps(figure, ref, sizeof ref);
-  double share = best->coll_busbw / figure;
+  double share = best->collective.busbw / figure;
   add_check(v, name, state_of_share(share, GS_VERDICT_ALLREDUCE_PASS, GS_VERDICT_ALLREDUCE_FAIL),
             "best %s at %s, %d GPUs: %.0f%% of %s (%s); pass >= %.0f%%, fail < %.0f%%", bw,
             size, best->world_size, 100.0 * share, ref, whose, 100.0 * GS_VERDICT_ALLREDUCE_PASS,
@@ -465,7 +467,7 @@ static void check_throughput(gs_node_verdict *v, const gs_report *r) {
     const gs_report_row *row = NULL;
     for (size_t j = 0; j < s->n_rows; j++) {
       const gs_report_row *x = &s->rows[j];
-      if (x->is_coll || x->loadgen || gs_machine_is_ingested(r, x->file)) continue;
+      if (x->collective.present || x->loadgen || gs_machine_is_ingested(r, x->file)) continue;
       if (!row || x->world_size >= row->world_size) row = x;
     }
     if (!row) continue;
@@ -503,7 +505,7 @@ static void check_throughput(gs_node_verdict *v, const gs_report *r) {
                                                           : GS_CHECK_FAIL;
     char rate[32];
     gs_format_rate(row->rank_median, rate, sizeof rate);
-    const char *unit = row->request_based ? "tokens" : s->item_unit ? s->item_unit : "items";
+    const char *unit = row->requests.present ? "tokens" : s->item_unit ? s->item_unit : "items";
     add_check(v, name, st, "at %d GPUs the farthest GPU %d (rank %d) is %s%.1f%% from the "
               "median GPU (%s %s/s)%s; pass <= %.0f%%, fail > %.0f%%", row->world_size,
               rank_device(r, row, worst->rank), worst->rank,
@@ -565,7 +567,8 @@ static void telemetry_rank(telemetry_seen *seen, const cJSON *x, const cJSON *rk
              why->valuestring);
   }
   const cJSON *ecc = gs_json_member(rk, "ecc_errors");
-  const cJSON *corrected = gs_json_member(ecc, "corrected"), *uncorrected = gs_json_member(ecc, "uncorrected");
+  const cJSON *corrected = gs_json_member(ecc, "corrected");
+  const cJSON *uncorrected = gs_json_member(ecc, "uncorrected");
   if (!cJSON_IsNumber(corrected) || !cJSON_IsNumber(uncorrected)) return;
   seen->ecc_ranks++;
   // Uncorrected errors lose data; corrected ones are memory starting to wear.
@@ -590,7 +593,8 @@ static void check_telemetry(gs_node_verdict *v, const gs_report *r) {
       const cJSON *t = gs_json_member(x, "telemetry");
       if (!t) continue;
       if (!cJSON_IsTrue(gs_json_member(t, "available"))) {
-        if (!seen.unavailable) seen.unavailable = gs_json_string_member(t, "reason", "not available");
+        if (!seen.unavailable)
+          seen.unavailable = gs_json_string_member(t, "reason", "not available");
         continue;
       }
       const cJSON *ranks = gs_json_member(t, "ranks");
@@ -635,7 +639,8 @@ static void check_measurements(gs_node_verdict *v, const gs_report *r) {
     const cJSON *ms = gs_json_member(r->docs[f], "measurements");
     for (const cJSON *x = ms ? ms->child : NULL; x; x = x->next, n++) {
       const char *status = gs_json_string_member(x, "status", "?");
-      const char *verified = gs_json_string_member(gs_json_member(x, "verification"), "status", "-");
+      const char *verified =
+          gs_json_string_member(gs_json_member(x, "verification"), "status", "-");
       if (strcmp(status, "ok") != 0 || strcmp(verified, "failed") == 0) {
         add_check(v, name, GS_CHECK_FAIL, "%s measurement %zu (%s): status %s, verification %s",
                   gs_report_file_name(r, f), n, gs_json_string_member(x, "workload", "?"), status,
