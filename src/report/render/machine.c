@@ -58,7 +58,7 @@ static void verdict_rows(gs_render_writer *w, const gs_node_verdict *v) {
   fputc('\n', w->f);
 }
 
-/* See render_internal.h. */
+/* See internal.h. */
 void gs_render_node_verdict(gs_render_writer *w, const gs_report *r) {
   gs_node_verdict v;
   gs_report_node_verdict(r, &v);
@@ -75,7 +75,7 @@ void gs_render_node_verdict(gs_render_writer *w, const gs_report *r) {
   verdict_rows(w, &v);
 }
 
-/* See machine.h. */
+/* See render.h. */
 gs_status gs_report_render_node_verdict(FILE *out, const gs_report *r, gs_report_format format) {
   gs_render_writer w = {.f = out, .md = format == GS_REPORT_MARKDOWN || format == GS_REPORT_HTML,
                         .html = format == GS_REPORT_HTML};
@@ -261,7 +261,7 @@ static gs_status p2p_tables(gs_render_writer *w, const gs_report *r, size_t file
   return st;
 }
 
-/* See render_internal.h. */
+/* See internal.h. */
 gs_status gs_render_machine_sections(gs_render_writer *w, const gs_report *r) {
   gs_machine m;
   gs_machine_read(r, &m);
@@ -299,7 +299,7 @@ static cJSON *p2p_test_json(gs_json_build *b, const cJSON *t, size_t n) {
   return o;
 }
 
-/* See machine.h. */
+/* See render.h. */
 void gs_report_machine_json(gs_json_build *b, const gs_report *r, cJSON *doc) {
   gs_node_verdict v;
   gs_report_node_verdict(r, &v);
