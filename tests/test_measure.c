@@ -1,9 +1,10 @@
 /* Tests of the measuring layer without a GPU (measure/common.c, job.c,
  * sweep.c): --gpus lists, ranges and duplicates; the resolution of the
- * common options into ranks; the rank counts of a sweep; a workload's own
- * measuring defaults and refusals; the document status rule; and a sweep
- * on CPU rank threads that writes its document, tells its observer, and
- * writes nothing for a request that cannot be measured. */
+ * common options into ranks; the rank counts of a sweep; every workload's
+ * driver with its measuring defaults and refusals; the document status
+ * rule; a sweep on CPU rank threads that writes its document, tells its
+ * observer, and writes nothing for a request that cannot be measured; and
+ * the order in which a sweep calls a driver's hooks. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "bench/runner_driver.h"
 #include "core/result.h"
 #include "measure/sweep.h"
 #include "tmpdir_fixture.h"
@@ -23,40 +25,123 @@ static void test_gpus_lists_and_ranges(void **unused) {
   (void)unused;
   gs_run_config c;
   memset(&c, 0, sizeof c);
-  assert_int_equal(gs_common_parse_gpus("0,2", 4, 1, &c), GS_OK);
+  assert_int_equal(gs_common_parse_gpus("0,2", "--gpus", 4, &c), GS_OK);
   assert_int_equal(c.world_size, 2);
   assert_true(c.devices[0] == 0 && c.devices[1] == 2);
-  assert_int_equal(gs_common_parse_gpus("1-3,0", 4, 1, &c), GS_OK);
+  assert_int_equal(gs_common_parse_gpus("1-3,0", "--gpus", 4, &c), GS_OK);
   assert_int_equal(c.world_size, 4);
   assert_true(c.devices[0] == 1 && c.devices[2] == 3 && c.devices[3] == 0);
-  // A lone number is a count (run, scale) or an ordinal (a plan's task).
-  assert_int_equal(gs_common_parse_gpus("3", 4, 1, &c), GS_OK);
-  assert_true(c.world_size == 3 && c.devices[2] == 2);
-  assert_int_equal(gs_common_parse_gpus("3", 4, 0, &c), GS_OK);
+  // A lone number is one GPU's ordinal, as CUDA_VISIBLE_DEVICES reads it:
+  // "0" is GPU 0 (once refused as a count below 1), "3" is GPU 3.
+  assert_int_equal(gs_common_parse_gpus("0", "--gpus", 4, &c), GS_OK);
+  assert_true(c.world_size == 1 && c.devices[0] == 0);
+  assert_int_equal(gs_common_parse_gpus("3", "--gpus", 4, &c), GS_OK);
   assert_true(c.world_size == 1 && c.devices[0] == 3);
+  // Without a device count only the syntax is checked.
+  assert_int_equal(gs_common_parse_gpus("7,9-10", "--gpus", -1, &c), GS_OK);
+  assert_true(c.world_size == 3 && c.devices[0] == 7 && c.devices[2] == 10);
 }
 
 static void test_gpus_refused(void **unused) {
   (void)unused;
   gs_run_config c;
   static const char *const bad[] = {"0,0", "0-2,1", "2-1", "6", "0,4", "5", "", ",", "x", "1-",
-                                    "-1", "0-99"};
+                                    "-1", "0-99", "0,,1", "0,", ",1", "2x", "1.5"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     memset(&c, 0, sizeof c);
-    gs_status st = gs_common_parse_gpus(bad[i], 4, 1, &c);
+    gs_status st = gs_common_parse_gpus(bad[i], "--gpus", 4, &c);
     if (st != GS_ERR_USAGE)
       fail_msg("--gpus '%s' gave %s, not a usage error", bad[i], gs_status_name(st));
     assert_error_mentions("--gpus");
   }
-  assert_int_equal(gs_common_parse_gpus("0,0", 4, 1, &c), GS_ERR_USAGE);
+  // Malformed text is refused without a device count too (no GPU present).
+  static const char *const malformed[] = {"", "x", "1-", "-1", "0,,1", "2-1", "0,0", "64"};
+  for (size_t i = 0; i < sizeof malformed / sizeof malformed[0]; i++) {
+    memset(&c, 0, sizeof c);
+    if (gs_common_parse_gpus(malformed[i], "--gpus", -1, &c) != GS_ERR_USAGE)
+      fail_msg("--gpus '%s' passed the syntax check", malformed[i]);
+    assert_error_mentions("--gpus");
+  }
+  assert_int_equal(gs_common_parse_gpus("0,0", "--gpus", 4, &c), GS_ERR_USAGE);
   assert_error_mentions("twice");
+  // A lone number past the devices was most likely a count: the hint says -g.
+  assert_int_equal(gs_common_parse_gpus("4", "--gpus", 4, &c), GS_ERR_USAGE);
+  assert_error_mentions("GPU 4 does not exist (4 present, 0-3); the first 4 GPUs are -g 4");
+  assert_int_equal(gs_common_parse_gpus("2-5", "DEVICES", 4, &c), GS_ERR_USAGE);
+  assert_error_mentions("option DEVICES: GPU 4 does not exist (4 present)");
+}
+
+static void test_common_groups(void **unused) {
+  (void)unused;
+  // A command's table holds exactly the options of the groups it names.
+  gs_common_options o;
+  gs_common_init(&o, GS_GROUP_OUTPUT | GS_GROUP_WARMUP | GS_GROUP_ITERS | GS_GROUP_TRACE);
+  char names[512] = "";
+  size_t at = 0;
+  for (const gs_option *t = o.table; t->kind != GS_OPT_END; t++)
+    at += (size_t)snprintf(names + at, sizeof names - at, "%s%s", at ? " " : "", t->name);
+  assert_string_equal(names, "out quiet no-progress warmup iters trace trace-steps");
+  assert_int_equal(o.n_groups, 3);
+  assert_string_equal(o.groups[1].title, "Timing");
+  assert_int_equal(o.groups[1].begin, 3);
+  assert_int_equal(o.groups[1].end, 5);
+  // One meaning per short flag: -o out, -q quiet, -w warmup, -n iters, -g ngpus.
+  gs_common_init(&o, GS_GROUP_MEASURE | GS_GROUP_SCALE | GS_GROUP_FAULTS | GS_GROUP_SPLIT |
+                         GS_GROUP_GPU_MODE);
+  size_t n = 0;
+  for (const gs_option *t = o.table; t->kind != GS_OPT_END; t++, n++) {
+    if (t->short_name == 0) continue;
+    const char *want = t->short_name == 'o'   ? "out"
+                       : t->short_name == 'q' ? "quiet"
+                       : t->short_name == 'w' ? "warmup"
+                       : t->short_name == 'n' ? "iters"
+                       : t->short_name == 'g' ? "ngpus"
+                                              : "?";
+    assert_string_equal(t->name, want);
+  }
+  assert_int_equal(n, 22);
+}
+
+static void test_resolve_gpus_options(void **unused) {
+  (void)unused;
+  // --gpus and --ngpus: conflicts and malformed lists are usage errors on a
+  // machine without GPUs too, naming the option.
+  gs_common_options o;
+  gs_run_config c;
+  gs_common_init(&o, GS_GROUP_MEASURE);
+  o.gpus_text = "0";
+  o.given_gpus = 1;
+  o.ngpus = 2;
+  o.given_ngpus = 1;
+  assert_int_equal(gs_common_resolve(&o, 0, &c), GS_ERR_USAGE);
+  assert_error_mentions("options --gpus and --ngpus conflict");
+  o.given_gpus = 0;
+  o.ranks = 2;
+  o.given_ranks = 1;
+  assert_int_equal(gs_common_resolve(&o, 0, &c), GS_ERR_USAGE);
+  assert_error_mentions("options --ngpus and --ranks conflict");
+  o.given_ranks = 0;
+  o.given_ngpus = 0;
+  o.given_gpus = 1;
+  o.gpus_text = "0-";
+  assert_int_equal(gs_common_resolve(&o, 0, &c), GS_ERR_USAGE);
+  assert_error_mentions("option --gpus");
+  // On the cpu backend either is a usage error naming it.
+  o.gpus_text = "0";
+  o.backend_choice = GS_BACKEND_CHOICE_CPU;
+  assert_int_equal(gs_common_resolve(&o, 0, &c), GS_ERR_USAGE);
+  assert_error_mentions("option --gpus applies to the cuda backend");
+  o.given_gpus = 0;
+  o.given_ngpus = 1;
+  assert_int_equal(gs_common_resolve(&o, 0, &c), GS_ERR_USAGE);
+  assert_error_mentions("option --ngpus applies to the cuda backend");
 }
 
 static void test_resolve_cpu_ranks(void **unused) {
   (void)unused;
   gs_common_options o;
   gs_run_config c;
-  gs_common_init(&o, GS_COMMON_SCALE);
+  gs_common_init(&o, GS_GROUP_MEASURE | GS_GROUP_SCALE);
   o.backend_choice = GS_BACKEND_CHOICE_CPU;
   o.given_backend = 1;
   o.ranks = 3;
@@ -89,7 +174,7 @@ static void test_counts(void **unused) {
   gs_common_options o;
   gs_run_config c;
   gs_u64_list counts;
-  gs_common_init(&o, GS_COMMON_SCALE);
+  gs_common_init(&o, GS_GROUP_MEASURE | GS_GROUP_SCALE);
   memset(&c, 0, sizeof c);
   c.world_size = 6;
   assert_int_equal(gs_common_counts(&o, &c, 1, &counts), GS_OK);
@@ -108,19 +193,22 @@ static void test_counts(void **unused) {
   assert_true(counts.n == 2 && counts.v[1] == 3);
 }
 
-/* A workload with its own timing loop applies its defaults where the user
- * gave none and refuses what does not apply; one without changes nothing. */
+/* Every workload has a driver: its own, or the runner's for fixed steps.
+ * A driver's defaults apply where the user gave none and it refuses what
+ * does not apply; the runner's change nothing and allow a split. */
 static void test_configure(void **unused) {
   (void)unused;
   const gs_workload *llm = gs_workload_find("llm");
   const gs_workload *vox = gs_workload_find("voxelize");
   assert_non_null(llm);
   assert_non_null(vox);
-  assert_non_null(llm->driver);
-  assert_null(vox->driver);
+  assert_ptr_equal(gs_runner_driver_of(llm), llm->driver);
+  assert_ptr_equal(gs_runner_driver_of(vox), &gs_runner_driver);
+  assert_non_null(gs_runner_driver.split);
+  assert_null(llm->driver->split);
   gs_common_options o;
   gs_run_config c;
-  gs_common_init(&o, GS_COMMON_SCALE | GS_COMMON_SPLIT);
+  gs_common_init(&o, GS_GROUP_MEASURE | GS_GROUP_SCALE | GS_GROUP_SPLIT);
   o.backend_choice = GS_BACKEND_CHOICE_CPU;
   void *lopts = llm->options_new();
   void *vopts = vox->options_new();
@@ -142,6 +230,7 @@ static void test_configure(void **unused) {
   c.split_proportional = 1;
   assert_int_equal(gs_common_configure(&o, llm, lopts, &c), GS_ERR_USAGE);
   assert_error_mentions("--split");
+  assert_int_equal(gs_common_configure(&o, vox, vopts, &c), GS_OK);
   llm->options_free(lopts);
   vox->options_free(vopts);
 }
@@ -170,6 +259,11 @@ typedef struct {
   size_t variants, measured, done_calls, done_count;
 } seen;
 
+/* Faults of the next sweep_voxelize (NULL: none), and whether its
+ * sweep_done then records an error of its own. */
+static const char *sweep_faults;
+static int sweep_done_fails;
+
 static void variant_done(void *ctx, const gs_sweep *sw, const gs_measurement *ms,
                          const gs_telemetry *tm, size_t count) {
   (void)sw;
@@ -188,6 +282,17 @@ static void sweep_done(void *ctx, const gs_sweep *sw, void *driver_ctx, const gs
   seen *s = ctx;
   s->done_calls++;
   s->done_count = count;
+  if (sweep_done_fails) gs_error(GS_ERR_FORMAT, "an error after the first failure");
+}
+
+/* The common options of a quiet scale on `ranks` CPU rank threads. */
+static void cpu_scale_options(gs_common_options *o, int ranks) {
+  gs_common_init(o, GS_GROUP_MEASURE | GS_GROUP_SCALE);
+  o->backend_choice = GS_BACKEND_CHOICE_CPU;
+  o->ranks = (uint64_t)ranks;
+  o->given_ranks = 1;
+  o->no_progress = 1;
+  o->quiet = 1;
 }
 
 /* Runs a strong-scaling sweep of voxelize on `ranks` CPU threads into
@@ -201,17 +306,13 @@ static gs_status sweep_voxelize(const char *path, const char *clouds, int ranks,
   assert_int_equal(gs_options_parse(tables, "test", 6, args, NULL, NULL), GS_OK);
   gs_common_options o;
   gs_run_config c;
-  gs_common_init(&o, GS_COMMON_SCALE);
-  o.backend_choice = GS_BACKEND_CHOICE_CPU;
-  o.ranks = (uint64_t)ranks;
-  o.given_ranks = 1;
+  cpu_scale_options(&o, ranks);
   o.iters = 3;
   o.given_iters = 1;
   o.runs = 1;
   o.warmup = 0;
-  o.no_progress = 1;
-  o.quiet = 1;
   assert_int_equal(gs_common_resolve(&o, 1, &c), GS_OK);
+  if (sweep_faults) assert_int_equal(gs_fault_parse(sweep_faults, &c.faults), GS_OK);
   gs_environment env;
   assert_int_equal(gs_common_environment(&env), GS_OK);
   memset(s, 0, sizeof *s);
@@ -264,10 +365,155 @@ static void test_sweep_usage_error_writes_nothing(void **state) {
   assert_int_equal(count_entries(((fixture *)*state)->dir, ".tmp"), 0);
 }
 
+/* ---- a driver of the test's own: the sweep calls the one interface ------- */
+
+/* What the sweep asked of the test's driver. */
+typedef struct {
+  int opens, checks, closes, annotates;
+  size_t capacity, measured;
+  size_t indices[8];
+  int sizes[8];
+} hook_log;
+
+static hook_log hooks;
+
+static gs_status log_open(const gs_workload *workload, const void *opts, const gs_environment *env,
+                          size_t count, void **ctx) {
+  (void)workload;
+  (void)opts;
+  (void)env;
+  hooks.opens++;
+  hooks.capacity = count;
+  *ctx = &hooks;
+  return GS_OK;
+}
+
+/* Refuses more than 2 ranks, as a runner refuses a split of too few units. */
+static gs_status log_check(void *ctx, const gs_run_config *config) {
+  ((hook_log *)ctx)->checks++;
+  if (config->world_size > 2)
+    return gs_error(GS_ERR_USAGE, "option --log: %d ranks", config->world_size);
+  return GS_OK;
+}
+
+static gs_status log_measure(void *ctx, const gs_run_config *config, size_t index,
+                             gs_measurement *out) {
+  hook_log *h = ctx;
+  memset(out, 0, sizeof *out);
+  snprintf(out->workload, sizeof out->workload, "log");
+  snprintf(out->backend, sizeof out->backend, "cpu");
+  out->world_size = config->world_size;
+  h->indices[h->measured] = index;
+  h->sizes[h->measured++] = config->world_size;
+  return GS_OK;
+}
+
+static gs_status log_annotate(void *ctx, const gs_measurement *m, cJSON *measurement,
+                              size_t index) {
+  (void)m;
+  ((hook_log *)ctx)->annotates++;
+  return cJSON_AddNumberToObject(measurement, "log_index", (double)index)
+             ? GS_OK
+             : gs_error(GS_ERR_NOMEM, "cannot annotate");
+}
+
+static void log_close(void *ctx) {
+  if (ctx) ((hook_log *)ctx)->closes++;
+}
+
+static const gs_workload_driver log_driver = {
+    .open = log_open, .check = log_check, .measure = log_measure,
+    .annotate = log_annotate, .close = log_close};
+
+static cJSON *log_options_json(const void *opts) {
+  (void)opts;
+  return cJSON_CreateObject();
+}
+
+static const gs_workload log_workload = {.key = "log", .item_unit = "items",
+                                         .options_to_json = log_options_json,
+                                         .driver = &log_driver};
+
+/* Sweeps log_workload on `ranks` CPU ranks at `counts` into `path`. */
+static gs_status sweep_log(const char *path, int ranks, const gs_u64_list *counts) {
+  gs_common_options o;
+  gs_run_config c;
+  cpu_scale_options(&o, ranks);
+  assert_int_equal(gs_common_resolve(&o, 1, &c), GS_OK);
+  assert_int_equal(gs_common_configure(&o, &log_workload, NULL, &c), GS_OK);
+  gs_environment env;
+  assert_int_equal(gs_common_environment(&env), GS_OK);
+  memset(&hooks, 0, sizeof hooks);
+  const gs_sweep sw = {.command = "scale", .workload = &log_workload, .common = &o,
+                       .config = &c, .env = &env, .path = path};
+  gs_status st = gs_measure_sweep(&sw, counts);
+  gs_environment_free(&env);
+  return st;
+}
+
+/* One open for the whole sweep with room for every measurement, a check
+ * of every count before any measuring, each measurement by its index, its
+ * annotation in every document written, one close. */
+static void test_sweep_calls_the_driver(void **state) {
+  char path[512];
+  path_in(*state, "log.json", path, sizeof path);
+  const gs_u64_list counts = {.n = 2, .v = {1, 2}};
+  assert_int_equal(sweep_log(path, 2, &counts), GS_OK);
+  assert_int_equal(hooks.opens, 1);
+  assert_int_equal(hooks.capacity, 4);
+  assert_int_equal(hooks.checks, 2);
+  assert_int_equal(hooks.measured, 2);
+  assert_true(hooks.indices[0] == 0 && hooks.sizes[0] == 1);
+  assert_true(hooks.indices[1] == 1 && hooks.sizes[1] == 2);
+  // Rewritten after each measurement: 1 annotation, then 2.
+  assert_int_equal(hooks.annotates, 3);
+  assert_int_equal(hooks.closes, 1);
+  cJSON *doc = NULL;
+  assert_int_equal(gs_result_read(path, &doc), GS_OK);
+  const cJSON *ms = cJSON_GetObjectItemCaseSensitive(doc, "measurements");
+  assert_int_equal(cJSON_GetArraySize(ms), 2);
+  const cJSON *second = cJSON_GetArrayItem(ms, 1);
+  assert_int_equal(cJSON_GetObjectItemCaseSensitive(second, "log_index")->valueint, 1);
+  cJSON_Delete(doc);
+
+  // A count the driver refuses: nothing measured, nothing written, closed.
+  path_in(*state, "log-refused.json", path, sizeof path);
+  const gs_u64_list too_many = {.n = 2, .v = {1, 4}};
+  assert_int_equal(sweep_log(path, 4, &too_many), GS_ERR_USAGE);
+  assert_error_mentions("--log");
+  assert_int_equal(hooks.measured, 0);
+  assert_int_equal(hooks.closes, 1);
+  assert_int_equal(access(path, F_OK), -1);
+}
+
+/* Rank 0 stops at step 1 of both measurements; what fails later (here the
+ * observer) does not replace the first failure's error, which the command
+ * prints, and the document holds both measurements. */
+static void test_sweep_keeps_first_error(void **state) {
+  char path[512];
+  path_in(*state, "failed.json", path, sizeof path);
+  gs_u64_list counts = {.n = 2, .v = {1, 2}};
+  seen s;
+  sweep_faults = "kill:rank=0,after=1";
+  sweep_done_fails = 1;
+  gs_status st = sweep_voxelize(path, "4", 2, &counts, &s);
+  sweep_faults = NULL;
+  sweep_done_fails = 0;
+  assert_int_equal(st, GS_ERR_PARTIAL);
+  assert_int_equal(s.done_count, 2);
+  assert_non_null(strstr(gs_last_error(), "killed by fault injection (kill:rank=0,after=1)"));
+  cJSON *doc = NULL;
+  assert_int_equal(gs_result_read(path, &doc), GS_OK);
+  assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "measurements")), 2);
+  cJSON_Delete(doc);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gpus_lists_and_ranges),
       cmocka_unit_test(test_gpus_refused),
+      cmocka_unit_test(test_common_groups),
+      cmocka_unit_test(test_resolve_gpus_options),
       cmocka_unit_test(test_resolve_cpu_ranks),
       cmocka_unit_test(test_counts),
       cmocka_unit_test(test_configure),
@@ -276,6 +522,8 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_sweep_usage_error_writes_nothing,
                                       setup, teardown),
+      cmocka_unit_test_setup_teardown(test_sweep_calls_the_driver, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_sweep_keeps_first_error, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

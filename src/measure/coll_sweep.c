@@ -41,9 +41,9 @@ void gs_coll_options_init(gs_coll_options *o) {
   t[n++] = (gs_option){.name = "maxbytes", .short_name = 'e', .kind = GS_OPT_SIZE,
                        .target = &o->max_bytes, .min = 1, .max = 1ull << 40, .metavar = "SIZE",
                        .help = "largest message size"};
-  t[n++] = (gs_option){.name = "stepfactor", .short_name = 'f', .kind = GS_OPT_COUNT,
+  t[n++] = (gs_option){.name = "stepfactor", .kind = GS_OPT_COUNT,
                        .target = &o->step_factor, .min = 2, .max = 1024, .metavar = "F",
-                       .help = "multiply the size by F between steps",
+                       .help = "multiply the size by F between steps (nccl-tests' -f)",
                        .given = &o->given_step_factor};
   t[n++] = (gs_option){.name = "stepbytes", .short_name = 'i', .kind = GS_OPT_SIZE,
                        .target = &o->step_bytes, .min = 1, .max = 1ull << 40, .metavar = "SIZE",
@@ -55,9 +55,9 @@ void gs_coll_options_init(gs_coll_options *o) {
   t[n++] = (gs_option){.name = "datatype", .short_name = 'd', .kind = GS_OPT_CHOICE,
                        .target = &o->dtype, .choices = gs_dtype_names, .metavar = "TYPE",
                        .help = "element type"};
-  t[n++] = (gs_option){.name = "op", .short_name = 'o', .kind = GS_OPT_CHOICE,
+  t[n++] = (gs_option){.name = "op", .kind = GS_OPT_CHOICE,
                        .target = &o->redop, .choices = gs_redop_names, .metavar = "REDOP",
-                       .help = "reduction of allreduce, reducescatter and reduce",
+                       .help = "reduction of allreduce, reducescatter and reduce (nccl-tests' -o)",
                        .given = &o->given_redop};
   t[n++] = (gs_option){.name = "root", .short_name = 'r', .kind = GS_OPT_COUNT,
                        .target = &o->root, .min = 0, .max = 1 << 20, .metavar = "RANK",
@@ -112,7 +112,7 @@ static gs_status make_sizes(const gs_coll_options *o, uint64_t **sizes, size_t *
     return gs_error(GS_ERR_USAGE, "option -b/--minbytes (%llu) is larger than -e/--maxbytes (%llu)",
                     (unsigned long long)o->min_bytes, (unsigned long long)o->max_bytes);
   if (o->given_step_factor && o->given_step_bytes)
-    return gs_error(GS_ERR_USAGE, "options -f/--stepfactor and -i/--stepbytes conflict: give one");
+    return gs_error(GS_ERR_USAGE, "options --stepfactor and -i/--stepbytes conflict: give one");
   uint64_t *v = malloc(GS_COLL_MAX_SIZES * sizeof *v);
   if (!v) return gs_error(GS_ERR_NOMEM, "cannot allocate the size list");
   size_t count = 0;
@@ -132,14 +132,19 @@ static gs_status make_sizes(const gs_coll_options *o, uint64_t **sizes, size_t *
 }
 
 gs_status gs_coll_options_check(const gs_coll_options *o) {
-  if (!o->given_op)
-    return gs_error(GS_ERR_USAGE,
-                    "gpuscale coll: missing OP (one of allreduce, allgather, "
-                    "reducescatter, broadcast, reduce, alltoall, sendrecv, all)");
+  if (!o->given_op) {
+    char ops[GS_TEXT_LONG] = "";
+    for (size_t k = 0, at = 0; gs_coll_op_names[k] && at < sizeof ops; k++)
+      at += (size_t)snprintf(ops + at, sizeof ops - at, "%s, ", gs_coll_op_names[k]);
+    return gs_error(GS_ERR_USAGE, "gpuscale coll: missing OP (one of %sall)", ops);
+  }
   if (o->given_redop && !o->all && !gs_coll_has_redop(o->op))
-    return gs_error(GS_ERR_USAGE, "option -o/--op: %s has no reduction", gs_coll_op_names[o->op]);
+    return gs_error(GS_ERR_USAGE, "option --op: %s has no reduction", gs_coll_op_names[o->op]);
   if (o->given_root && !o->all && !gs_coll_has_root(o->op))
     return gs_error(GS_ERR_USAGE, "option -r/--root: %s has no root", gs_coll_op_names[o->op]);
+  if (o->place == GS_COLL_PLACE_IN && !o->all && !gs_coll_has_in_place(o->op))
+    return gs_error(GS_ERR_USAGE, "option --place: %s has no in-place form",
+                    gs_coll_op_names[o->op]);
   uint64_t *sizes = NULL;
   size_t n = 0;
   GS_TRY(make_sizes(o, &sizes, &n));
@@ -423,6 +428,12 @@ static void name_lost_rank(coll_state *st, gs_coll_point *pts, size_t n, gs_stat
 /* Appends the points of one size to the operation's sweep (taking their
  * measurements over). */
 static gs_status append_points(coll_op_sweep *op, gs_coll_point *pts, size_t n) {
+  // An op without the one form asked for (`all --place in`: alltoall,
+  // sendrecv) has no points; realloc to 0 bytes would free op->points.
+  if (n == 0) {
+    free(pts);
+    return GS_OK;
+  }
   gs_coll_point *grown = realloc(op->points, (op->n_points + n) * sizeof *grown);
   if (!grown) {
     gs_coll_points_free(pts, n);
@@ -440,6 +451,7 @@ static gs_status append_points(coll_op_sweep *op, gs_coll_point *pts, size_t n) 
 static gs_status sweep_op(coll_state *st, coll_op_sweep *op, uint64_t *step, int *delay_rank,
                           double delay_seconds) {
   gs_status first_failure = GS_OK;
+  gs_error_kept first_error = {""};  // its text: a later size's failure does not replace it
   for (size_t i = 0; i < st->n_sizes; i++) {
     if (gs_interrupt_signal() != 0) {
       first_failure = gs_error(GS_ERR_INTERRUPTED, "interrupted by signal %d after %zu of "
@@ -475,7 +487,7 @@ static gs_status sweep_op(coll_state *st, coll_op_sweep *op, uint64_t *step, int
     if (kept != GS_OK) status = kept;
     op->sweep.n_sizes = i + 1;
     st->sizes_done++;
-    if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+    gs_error_keep_first(status, &first_failure, &first_error);
     // Only process 0 holds every rank's records (they are gathered there).
     if (gs_measure_job_writes(&st->mj) && st->mj.job.process_rank == 0) {
       fit_models(op);
@@ -484,6 +496,7 @@ static gs_status sweep_op(coll_state *st, coll_op_sweep *op, uint64_t *step, int
     }
     if (stops_the_sweep(status)) break;
   }
+  if (first_failure != GS_OK) gs_error_restore(&first_error);
   return first_failure;
 }
 
@@ -546,6 +559,7 @@ static gs_status measure_all(coll_state *st) {
   GS_TRY(parse_inject(o->inject, &delay_rank, &delay_seconds));
   uint64_t step = 0;
   gs_status first_failure = GS_OK;
+  gs_error_kept first_error = {""};  // its text: a later operation's failure does not replace it
   st->sizes_total = (o->all ? GS_COLL_COUNT : 1) * st->n_sizes;
   for (int k = 0; k < GS_COLL_COUNT; k++) {
     if (!o->all && k != (int)o->op) continue;
@@ -567,12 +581,13 @@ static gs_status measure_all(coll_state *st) {
                                 .devices = st->mj.local_devices,
                                 .delay_rank = -1};
     gs_status status = sweep_op(st, op, &step, &delay_rank, delay_seconds);
-    if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+    gs_error_keep_first(status, &first_failure, &first_error);
     fit_models(op);
     report_op(st, op);
     // A wrong result is reported and the sweep goes on; anything else stops it.
     if (stops_the_sweep(status)) break;
   }
+  if (first_failure != GS_OK) gs_error_restore(&first_error);
   return first_failure;
 }
 

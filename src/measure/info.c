@@ -63,7 +63,7 @@ static void add_opt_number(gs_json_build *b, cJSON *o, const char *name, int kno
 static gs_status add_info_members(cJSON *doc, const gs_machine_info *d) {
   cJSON *env = cJSON_GetObjectItemCaseSensitive(doc, "environment");
   cJSON *gpus = env ? cJSON_GetObjectItemCaseSensitive(env, "gpus") : NULL;
-  if (!env || !gpus) return gs_error(GS_ERR_INTERNAL, "result document has no environment");
+  if (!env || !gpus) GS_BUG("result document has no environment");
   gs_json_build build = {0}, *b = &build;
   cJSON *nvml = gs_json_put_object(b, env, "nvml");
   gs_json_put_bool(b, nvml, "available", d->nvml_status[0] == '\0');

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/runner_driver.h"
 #include "core/check.h"
 #include "core/file.h"
 #include "measure/job.h"
@@ -31,7 +32,7 @@ static gs_status parse_task(gs_plan_task *t, const gs_run_config *base, int devi
                     t->text);
   *colon = '\0';
   t->config = *base;
-  gs_status st = gs_common_parse_gpus(t->words_buf, device_count, 0, &t->config);
+  gs_status st = gs_common_parse_gpus(t->words_buf, "DEVICES", device_count, &t->config);
   if (st != GS_OK) {
     char why[GS_TEXT_ERROR];
     snprintf(why, sizeof why, "%s", gs_last_error());
@@ -58,8 +59,8 @@ static gs_status parse_task(gs_plan_task *t, const gs_run_config *base, int devi
   if (t->workload == NULL)
     return gs_error(GS_ERR_USAGE, "option --task '%s': unknown workload '%s'", t->text,
                     t->words[0]);
-  // A plan's tasks run the runner's fixed steps behind one start gate.
-  if (t->workload->driver)
+  // A plan's tasks start together behind one gate, which the driver must meet.
+  if (!gs_runner_driver_of(t->workload)->meets_start_gate)
     return gs_error(GS_ERR_USAGE, "option --task '%s': %s measures itself (its own timing "
                     "loop) and cannot share a plan's start gate; run it with 'gpuscale run %s'",
                     t->text, t->workload->key, t->workload->key);
@@ -227,12 +228,26 @@ typedef struct {
 typedef struct {
   plan_run *run;
   gs_plan_task *task;
+  const gs_environment *env;
 } task_thread;
 
+/* One task's measurement through its workload's driver (a task is a sweep
+ * of one measurement). A driver that cannot open still meets the gate, so
+ * that the other tasks start. */
 static void *task_main(void *arg) {
   task_thread *tt = arg;
   gs_plan_task *t = tt->task;
-  gs_status status = gs_runner_measure(t->workload, t->opts, &t->config, &t->m);
+  const gs_workload_driver *driver = gs_runner_driver_of(t->workload);
+  void *ctx = NULL;
+  gs_status status = driver->open(t->workload, t->opts, tt->env, 1, &ctx);
+  if (status == GS_OK) {
+    status = driver->measure(ctx, &t->config, 0, &t->m);
+  } else {
+    t->m.status = status;
+    snprintf(t->m.error, sizeof t->m.error, "%s", gs_last_error());
+    (void)gs_barrier_wait(t->config.start_gate);
+  }
+  driver->close(ctx);
   pthread_mutex_lock(&tt->run->lock);
   t->status = status;
   t->done = 1;
@@ -247,8 +262,8 @@ static gs_status run_tasks(const gs_plan_request *rq, const gs_run_config *base,
                            const gs_environment *env, const char *path) {
   const size_t n = plan->n_tasks;
   gs_barrier gate;
-  if (gs_barrier_init(&gate, (int)n) != 0)
-    return gs_error(GS_ERR_INTERNAL, "cannot create the plan's start gate");
+  int rc = gs_barrier_init(&gate, (int)n);
+  if (rc != 0) return gs_error_system(rc, "cannot create the plan's start gate");
   plan_run run = {.plan = plan};
   pthread_mutex_init(&run.lock, NULL);
   pthread_cond_init(&run.finished, NULL);
@@ -258,18 +273,19 @@ static gs_status run_tasks(const gs_plan_request *rq, const gs_run_config *base,
   gs_status status = GS_OK;
   for (size_t i = 0; i < n && status == GS_OK; i++) {
     // Task i is measurement i of the document once every task is done.
-    plan->tasks[i].config.trace_measurement = (int)i;
-    status = gs_trace_measurement_start(base->trace, (int)i, plan->tasks[i].text, base->backend,
-                                        NULL);
+    gs_plan_task *t = &plan->tasks[i];
+    t->config.trace_measurement = (int)i;
+    status = gs_trace_measurement_start(base->trace, (int)i, t->text, base->backend,
+                                        gs_runner_driver_of(t->workload)->trace_host_only);
   }
   for (; started < n && status == GS_OK; started++) {
     plan->tasks[started].config.start_gate = &gate;
-    tt[started] = (task_thread){.run = &run, .task = &plan->tasks[started]};
-    if (pthread_create(&threads[started], NULL, task_main, &tt[started]) != 0) break;
+    tt[started] = (task_thread){.run = &run, .task = &plan->tasks[started], .env = env};
+    if ((rc = pthread_create(&threads[started], NULL, task_main, &tt[started])) != 0) break;
   }
   if (status == GS_OK && started < n) {
     gs_barrier_abort(&gate);
-    status = gs_error(GS_ERR_INTERNAL, "cannot start the thread of task %zu", started);
+    status = gs_error_system(rc, "cannot start the thread of task %zu", started);
   }
   // Written as each task ends: the main thread only waits meanwhile.
   for (size_t written = 0; status == GS_OK && written < n;) {
@@ -354,7 +370,8 @@ gs_status gs_measure_plan(const gs_plan_request *rq, gs_plan *plan) {
     status = gs_error(GS_ERR_PARTIAL, "plan stopped early; the document holds what each "
                             "task completed");
   for (size_t i = 0; i < plan->n_tasks && status == GS_OK; i++)
-    if (plan->tasks[i].status != GS_OK) status = plan->tasks[i].status;
+    if (plan->tasks[i].status != GS_OK)  // its error was recorded on the task's thread
+      status = gs_error(plan->tasks[i].status, "task %zu: %s", i, plan->tasks[i].m.error);
   return gs_measure_job_finish(&mj, status);
 }
 
