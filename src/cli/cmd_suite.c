@@ -14,8 +14,8 @@
 #include "core/check.h"
 #include "core/file.h"
 #include "measure/suite.h"
-#include "report/machine.h"
-#include "report/render.h"
+#include "report/render/render.h"
+#include "report/verdict/verdict.h"
 
 static gs_status reject_positional(void *ctx, const char *arg) {
   (void)ctx;

@@ -424,45 +424,51 @@ gs_status gs_common_choose_ranks(gs_common_options *o, int default_all, const gs
 
 cJSON *gs_common_config_json(const gs_common_options *o, const gs_run_config *config,
                              const gs_workload *workload, const void *workload_opts) {
-  cJSON *c = cJSON_CreateObject();
-  cJSON_AddStringToObject(c, "backend", config->backend == GS_BACKEND_CUDA ? "cuda" : "cpu");
-  cJSON *devices = cJSON_AddArrayToObject(c, "devices");
+  gs_json_build build = {0}, *b = &build;
+  cJSON *c = gs_json_check(b, cJSON_CreateObject());
+  gs_json_put_string(b, c, "backend", config->backend == GS_BACKEND_CUDA ? "cuda" : "cpu");
+  cJSON *devices = gs_json_put_array(b, c, "devices");
   for (int k = 0; k < config->world_size; k++)
-    cJSON_AddItemToArray(devices, config->backend == GS_BACKEND_CUDA
-                                      ? cJSON_CreateNumber(config->devices[k])
-                                      : cJSON_CreateNull());
-  cJSON_AddNumberToObject(c, "ranks", config->world_size);
-  if (o->given_gpu_mode) cJSON_AddStringToObject(c, "gpu_mode", gs_gpu_mode_choices[o->gpu_mode_choice]);
-  cJSON_AddStringToObject(c, "scaling", gs_scaling_name(config->scaling));
+    gs_json_append(b, devices, config->backend == GS_BACKEND_CUDA
+                                   ? cJSON_CreateNumber(config->devices[k])
+                                   : cJSON_CreateNull());
+  gs_json_put_number(b, c, "ranks", config->world_size);
+  if (o->given_gpu_mode)
+    gs_json_put_string(b, c, "gpu_mode", gs_gpu_mode_choices[o->gpu_mode_choice]);
+  gs_json_put_string(b, c, "scaling", gs_scaling_name(config->scaling));
   if (o->given_counts) {
-    cJSON *counts = cJSON_AddArrayToObject(c, "counts");
+    cJSON *counts = gs_json_put_array(b, c, "counts");
     for (size_t i = 0; i < o->counts.n; i++)
-      cJSON_AddItemToArray(counts, cJSON_CreateNumber((double)o->counts.v[i]));
+      gs_json_append_number(b, counts, (double)o->counts.v[i]);
   }
-  cJSON_AddNumberToObject(c, "warmup", (double)config->warmup);
+  gs_json_put_number(b, c, "warmup", (double)config->warmup);
   if (config->iters > 0) {
-    cJSON_AddNumberToObject(c, "iters", (double)config->iters);
-    cJSON_AddNullToObject(c, "min_time_seconds");
+    gs_json_put_number(b, c, "iters", (double)config->iters);
+    gs_json_put_null(b, c, "min_time_seconds");
   } else {
-    cJSON_AddNullToObject(c, "iters");
-    gs_json_add_number(c, "min_time_seconds", config->min_time);
+    gs_json_put_null(b, c, "iters");
+    gs_json_put_number(b, c, "min_time_seconds", config->min_time);
   }
-  cJSON_AddNumberToObject(c, "min_iters", (double)config->min_iters);
-  cJSON_AddNumberToObject(c, "max_iters", (double)config->max_iters);
-  cJSON_AddNumberToObject(c, "runs", (double)config->runs);
-  gs_json_add_number(c, "telemetry_interval_seconds", o->telemetry_interval);
-  cJSON_AddBoolToObject(c, "telemetry_series", o->telemetry_series != 0);
+  gs_json_put_number(b, c, "min_iters", (double)config->min_iters);
+  gs_json_put_number(b, c, "max_iters", (double)config->max_iters);
+  gs_json_put_number(b, c, "runs", (double)config->runs);
+  gs_json_put_number(b, c, "telemetry_interval_seconds", o->telemetry_interval);
+  gs_json_put_bool(b, c, "telemetry_series", o->telemetry_series != 0);
   // Seeds are 64-bit: kept as a string so no digit is lost in a JSON double.
   char seed[32];
   snprintf(seed, sizeof seed, "%llu", (unsigned long long)config->seed);
-  cJSON_AddStringToObject(c, "seed", seed);
-  if (config->split_proportional) cJSON_AddStringToObject(c, "split", "proportional");
+  gs_json_put_string(b, c, "seed", seed);
+  if (config->split_proportional) gs_json_put_string(b, c, "split", "proportional");
   if (config->faults.n > 0)
-    cJSON_AddItemToObject(c, "inject", gs_fault_list_to_json(&config->faults, GS_MAX_RANKS));
+    gs_json_put_item(b, c, "inject", gs_fault_list_to_json(&config->faults, GS_MAX_RANKS));
   if (workload) {
-    cJSON_AddStringToObject(c, "workload", workload->key);
+    gs_json_put_string(b, c, "workload", workload->key);
     cJSON *wo = workload->options_to_json(workload_opts);
-    cJSON_AddItemToObject(c, "workload_options", wo ? wo : cJSON_CreateNull());
+    gs_json_put_item(b, c, "workload_options", wo ? wo : cJSON_CreateNull());
+  }
+  if (b->failed) {
+    cJSON_Delete(c);
+    return NULL;
   }
   return c;
 }

@@ -139,7 +139,7 @@ gs_status gs_common_parse_gpus(const char *text, const char *option, int device_
                                gs_run_config *config);
 
 /* The "config" block of a result document: common options as resolved plus
- * the workload's own options. */
+ * the workload's own options; NULL when memory runs out. */
 cJSON *gs_common_config_json(const gs_common_options *o, const gs_run_config *config,
                              const gs_workload *workload, const void *workload_opts);
 

@@ -122,10 +122,11 @@ static void summarize(gs_plan *plan) {
 /* The document's "plan" member: per task and device throughput, and the
  * total per item unit (finished tasks only). */
 static cJSON *plan_json(const gs_plan *plan) {
-  cJSON *out = cJSON_CreateObject();
-  cJSON *list = out ? cJSON_AddArrayToObject(out, "tasks") : NULL;
-  cJSON *totals = out ? cJSON_AddArrayToObject(out, "totals") : NULL;
-  if (!list || !totals) {
+  gs_json_build build = {0}, *b = &build;
+  cJSON *out = gs_json_check(b, cJSON_CreateObject());
+  cJSON *list = gs_json_put_array(b, out, "tasks");
+  cJSON *totals = gs_json_put_array(b, out, "totals");
+  if (b->failed) {
     cJSON_Delete(out);
     return NULL;
   }
@@ -134,30 +135,37 @@ static cJSON *plan_json(const gs_plan *plan) {
     if (!t->done) continue;
     const gs_measurement *m = &t->m;
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddItemToArray(list, o);
-    cJSON_AddNumberToObject(o, "task", (double)i);
-    cJSON_AddStringToObject(o, "spec", t->text);
-    cJSON_AddStringToObject(o, "workload", m->workload);
-    cJSON_AddStringToObject(o, "status", gs_status_name(m->status));
-    cJSON_AddStringToObject(o, "item_unit", item_unit(m));
-    gs_json_add_number(o, "throughput_items_per_second", m->aggregate.throughput);
-    cJSON *per = cJSON_AddArrayToObject(o, "devices");
+    gs_json_append(b, list, o);
+    if (b->failed) break;
+    gs_json_put_number(b, o, "task", (double)i);
+    gs_json_put_string(b, o, "spec", t->text);
+    gs_json_put_string(b, o, "workload", m->workload);
+    gs_json_put_string(b, o, "status", gs_status_name(m->status));
+    gs_json_put_string(b, o, "item_unit", item_unit(m));
+    gs_json_put_number(b, o, "throughput_items_per_second", m->aggregate.throughput);
+    cJSON *per = gs_json_put_array(b, o, "devices");
     for (size_t k = 0; m->n_runs > 0 && k < m->runs[0].n_ranks && k < GS_MAX_RANKS; k++) {
       cJSON *d = cJSON_CreateObject();
-      cJSON_AddItemToArray(per, d);
-      cJSON_AddNumberToObject(d, "rank", (double)k);
+      gs_json_append(b, per, d);
+      if (b->failed) break;
+      gs_json_put_number(b, d, "rank", (double)k);
       if (m->devices[k] >= 0)
-        cJSON_AddNumberToObject(d, "device", m->devices[k]);
+        gs_json_put_number(b, d, "device", m->devices[k]);
       else
-        cJSON_AddNullToObject(d, "device");
-      gs_json_add_number(d, "items_per_second", t->rank_rates[k]);
+        gs_json_put_null(b, d, "device");
+      gs_json_put_number(b, d, "items_per_second", t->rank_rates[k]);
     }
   }
   for (size_t u = 0; u < plan->n_totals; u++) {
     cJSON *total = cJSON_CreateObject();
-    cJSON_AddItemToArray(totals, total);
-    cJSON_AddStringToObject(total, "item_unit", plan->totals[u].item_unit);
-    cJSON_AddNumberToObject(total, "throughput_items_per_second", plan->totals[u].throughput);
+    gs_json_append(b, totals, total);
+    if (b->failed) break;
+    gs_json_put_string(b, total, "item_unit", plan->totals[u].item_unit);
+    gs_json_put_number(b, total, "throughput_items_per_second", plan->totals[u].throughput);
+  }
+  if (b->failed) {
+    cJSON_Delete(out);
+    return NULL;
   }
   return out;
 }
@@ -171,14 +179,21 @@ static gs_status write_plan(const gs_plan_request *rq, const gs_run_config *base
   gs_run_config shown = *base;
   shown.world_size = 0;
   cJSON *config = gs_common_config_json(rq->common, &shown, NULL, NULL);
-  cJSON *list = config ? cJSON_AddArrayToObject(config, "tasks") : NULL;
+  gs_json_build b = {0};
+  cJSON *list = config ? gs_json_put_array(&b, config, "tasks") : NULL;
   for (size_t i = 0; list && i < plan->n_tasks; i++) {
     const gs_plan_task *t = &plan->tasks[i];
     cJSON *c = gs_common_config_json(rq->common, &t->config, t->workload, t->opts);
-    if (c) cJSON_AddStringToObject(c, "spec", t->text);
-    cJSON_AddItemToArray(list, c);
+    gs_json_put_string(&b, c, "spec", t->text);
+    gs_json_append(&b, list, c);
   }
-  gs_status status = gs_result_set_config(doc, config);
+  gs_status status = GS_OK;
+  if (b.failed) {
+    cJSON_Delete(config);
+    status = gs_error(GS_ERR_NOMEM, "cannot build the config block");
+  } else {
+    status = gs_result_set_config(doc, config);
+  }
   if (status == GS_OK) status = gs_result_set_environment(doc, env);
   gs_measurement ms[GS_PLAN_MAX_TASKS];
   size_t n = 0;
