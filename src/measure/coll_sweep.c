@@ -375,31 +375,18 @@ static int stops_the_sweep(gs_status status) {
   return status != GS_OK && status != GS_ERR_VERIFY;
 }
 
-/* Under a launcher, after a failure: the rank that was lost (a process of
- * this host that is gone, or after a timeout one that is stopped, else the
- * one whose progress is behind) is named in
- * the points' records and their measurement; this process's own record
- * says it was stopped by that. */
-static void name_lost_rank(coll_state *st, gs_coll_point *pts, size_t n, gs_status status) {
-  if (!st->mj.control) return;
-  const int me = st->mj.job.process_rank, procs = st->mj.job.process_count;
+/* Under a launcher, after a failure: the rank that was lost
+ * (gs_comm_find_lost: a process of this host that died, was stopped by a
+ * signal of its own or stopped answering) is named in the points' records
+ * and their measurement; this process's own record says it was stopped by
+ * that. */
+static gs_status name_lost_rank(coll_state *st, gs_coll_point *pts, size_t n, gs_status status) {
+  if (!st->mj.control) return status;
+  const int me = st->mj.job.process_rank;
   const gs_rank_place *places = st->mj.places;
-  int lost = -1;
-  const char *how = "";
-  for (int k = 0; k < procs && lost < 0; k++)
-    if (k != me && strcmp(places[k].host, places[me].host) == 0 && !gs_process_alive(places[k].pid))
-      lost = k, how = "its process died (crash, kill or lost GPU)";
-  // A process frozen inside a collective it entered has the same progress
-  // count as the ranks waiting for it: only its state tells.
-  for (int k = 0; k < procs && lost < 0 && status == GS_ERR_TIMEOUT; k++)
-    if (k != me && strcmp(places[k].host, places[me].host) == 0 && gs_process_stopped(places[k].pid))
-      lost = k, how = "its process is stopped (SIGSTOP or a debugger); it stopped answering";
-  if (lost < 0 && status == GS_ERR_TIMEOUT) {
-    int behind[GS_MAX_RANKS];
-    int count = gs_comm_behind(gs_comm_world_rank(st->world, 0), behind, GS_MAX_RANKS);
-    if (count > 0) lost = behind[0], how = "it stopped answering";
-  }
-  if (lost < 0) return;
+  char how[GS_TEXT_LONG] = "";
+  const int lost = gs_comm_find_lost(st->world, how, sizeof how);
+  if (lost < 0) return status;
   for (size_t i = 0; i < n; i++) {
     gs_measurement *m = &pts[i].m;
     if (m->n_runs == 0 || (size_t)lost >= m->runs[0].n_ranks) continue;
@@ -409,13 +396,14 @@ static void name_lost_rank(coll_state *st, gs_coll_point *pts, size_t n, gs_stat
     snprintf(rec->error, sizeof rec->error, "rank %d on %s lost: %s", lost, places[lost].host,
              how);
     gs_rank_record *own = (size_t)me < m->runs[0].n_ranks ? &m->runs[0].ranks[me] : NULL;
-    if (own && own->status != GS_OK) {
+    if (own && own != rec && own->status != GS_OK) {
       own->status = GS_ERR_ABORTED;
       snprintf(own->error, sizeof own->error, "stopped because rank %d was lost", lost);
     }
     m->status = GS_ERR_RANK_LOST;
     snprintf(m->error, sizeof m->error, "%s", rec->error);
   }
+  return gs_error(GS_ERR_RANK_LOST, "rank %d on %s lost: %s", lost, places[lost].host, how);
 }
 
 /* Appends the points of one size to the operation's sweep (taking their
@@ -465,7 +453,10 @@ static gs_status sweep_op(coll_state *st, coll_op_sweep *op, uint64_t *step, int
     if (status == GS_OK) status = gs_coll_measure(&one, &pts, &n);
     gs_trace_measurement_stop(one.trace);
     *delay_rank = -1; /* only before the first timed batch of the command */
-    if (stops_the_sweep(status)) name_lost_rank(st, pts, n, status);
+    if (stops_the_sweep(status)) status = name_lost_rank(st, pts, n, status);
+    // The writer claims the job's end before writing, so that a process
+    // that sees it exit afterwards does not take it for a lost rank.
+    if (st->mj.control && gs_measure_loses_job(status)) st->mj.broken = 1;
     // The same "failure" member as the runner's, once the statuses are final.
     for (size_t k = 0; k < n; k++)
       if (pts[k].m.status != GS_OK) gs_runner_name_failure(&pts[k].m);
@@ -587,8 +578,9 @@ gs_status gs_measure_coll(const gs_coll_request *rq) {
   const int stopped = stops_the_sweep(status) && status != GS_ERR_USAGE;
   if (writer && measured > 0) gs_note("result written to %s", st->path);
   if (stopped && writer && failed < measured)
-    status = gs_error(GS_ERR_PARTIAL, "coll stopped (%s) after %zu completed measurements; "
-                            "the document holds them", gs_status_name(status), measured - failed);
+    status = gs_error(GS_ERR_PARTIAL, "coll stopped after %zu completed measurements (%s: %s); "
+                      "the document holds them", measured - failed, gs_status_name(status),
+                      gs_last_error());
   // Under a launcher a process that cannot go on may leave the others
   // blocked in communication: the job ends (aborted) once the document is
   // written; otherwise the world goes before MPI does.

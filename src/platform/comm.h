@@ -234,11 +234,21 @@ gs_status gs_comm_barrier(gs_comm *comm);
  * enqueue), so that a timeout can name the rank(s) that fell behind. */
 void gs_comm_progress(gs_comm *comm, uint64_t step);
 
-/* The global ranks whose declared progress (gs_comm_progress) is behind
- * this rank's, as far as this process can see them (every rank in threads
- * mode, the processes of this host in mpi mode): up to `max` into ranks[].
- * Returns how many. Used after a timeout to name the rank that stalled. */
-int gs_comm_behind(const gs_comm *comm, int *ranks, int max);
+/* After a wait of this process broke (a timeout, a signal, a dead peer):
+ * the process rank that was lost as far as this host shows, or -1, with
+ * the reason in how[size]. In order: a process of this host that died; this
+ * process, when a signal stopped it and not every other process of its
+ * host (a signal to the whole job names no one: -1); a process of this host
+ * that a signal stopped; one whose progress (gs_comm_progress) is behind
+ * this one's; one that has not polled a wait for half the timeout (frozen,
+ * hung). -1 in threads mode. Called by the one thread of the process. */
+int gs_comm_find_lost(gs_comm_world *world, char *how, size_t size);
+
+/* Whether process `process_rank` still answers, as this host shows it: 1
+ * for this process and for a live peer that polled a wait within half the
+ * timeout, 0 for a peer that died or went silent, -1 when it runs on
+ * another host or in threads mode (unknown). */
+int gs_comm_answering(const gs_comm_world *world, int process_rank);
 
 /* After a job broke (a rank lost), the processes of one host that may
  * write its document settle who does: the first to claim gets the right

@@ -292,10 +292,17 @@ gs_status comm_mpi_complete(gs_comm *c, MPI_Request *requests, int n) {
     int done = 0;
     GS_CHECK_MPI(MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE));
     if (done) return GS_OK;
+    int peer_signal = 0;
+    const int peer = (spins & 255) == 0 ? comm_poll_peers(c, &peer_signal) : -1;
     if ((spins & 255) == 0 && gs_interrupt_signal() != 0) {
       c->aborted = 1;
       return gs_error(GS_ERR_INTERRUPTED, "%s interrupted by signal %d", c->op_name,
                             gs_interrupt_signal());
+    }
+    if (peer >= 0) {
+      c->aborted = 1;
+      return gs_error(GS_ERR_INTERRUPTED, "%s stopped: rank %d was stopped by signal %d",
+                      c->op_name, peer, peer_signal);
     }
     if ((spins & 255) == 0 && comm_time_left(c, start) <= 0.0) {
       uint64_t mine = atomic_load(&c->world->progress[c->progress_index]);

@@ -62,9 +62,16 @@ struct gs_comm_world {
   _Atomic uint64_t *progress;
   int progress_count;
   int *progress_ranks;    /* global rank of each progress slot */
+  /* mpi mode, in the shared window after the progress slots, one slot per
+   * process of this host each: when it last polled a wait (CLOCK_MONOTONIC
+   * nanoseconds), the signal that stopped it (0: none) and its pid. NULL
+   * in threads mode. */
+  _Atomic uint64_t *heartbeat;
+  _Atomic uint64_t *left;
+  _Atomic uint64_t *pids;
   /* mpi mode: process rank + 1 of the process of this host that claimed
    * the writing of a broken job's document (gs_comm_claim_writer); 0 while
-   * none has. In the shared window, after the progress slots. */
+   * none has. In the shared window, after the slots above. */
   _Atomic uint64_t *writer_claim;
   comm_exchange exchange; /* cpu backend, threads mode */
 #ifdef GS_HAVE_MPI
@@ -79,6 +86,25 @@ struct gs_comm_world {
  * requests cannot be cancelled: the caller ends the job). */
 gs_status comm_mpi_complete(gs_comm *comm, MPI_Request *requests, int n);
 #endif
+
+/* Arrays of one slot per process of a host in the shared window: progress,
+ * heartbeat, signal, pid (comm_internal's gs_comm_world). */
+#define COMM_HOST_ARRAYS 4
+
+/* CLOCK_MONOTONIC in nanoseconds: the heartbeats' clock, shared by the
+ * processes of a host. */
+uint64_t comm_now_ns(void);
+
+/* Adds (on) or removes a world of this process under a launcher to the
+ * worlds whose heartbeat every poll renews. Main thread only. */
+void comm_world_register(gs_comm_world *world, int on);
+
+/* Called by every polling wait of a process under a launcher: records that
+ * this process still answers (its heartbeat) and, when a signal stopped it,
+ * which one (so that its peers stop waiting for it at once). Returns the
+ * process rank of a peer of this host that a signal stopped while this
+ * process got none, or -1; *signal receives that peer's signal. */
+int comm_poll_peers(gs_comm *comm, int *signal);
 
 /* Names the ranks whose progress is below `mine` into buf ("rank 1, rank 3"
  * or a sentence saying none was found). */
