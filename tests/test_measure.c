@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "bench/runner_driver.h"
 #include "core/result.h"
 #include "measure/sweep.h"
 #include "tmpdir_fixture.h"
@@ -108,16 +109,19 @@ static void test_counts(void **unused) {
   assert_true(counts.n == 2 && counts.v[1] == 3);
 }
 
-/* A workload with its own timing loop applies its defaults where the user
- * gave none and refuses what does not apply; one without changes nothing. */
+/* Every workload has a driver: its own, or the runner's for fixed steps.
+ * A driver's defaults apply where the user gave none and it refuses what
+ * does not apply; the runner's change nothing and allow a split. */
 static void test_configure(void **unused) {
   (void)unused;
   const gs_workload *llm = gs_workload_find("llm");
   const gs_workload *vox = gs_workload_find("voxelize");
   assert_non_null(llm);
   assert_non_null(vox);
-  assert_non_null(llm->driver);
-  assert_null(vox->driver);
+  assert_ptr_equal(gs_runner_driver_of(llm), llm->driver);
+  assert_ptr_equal(gs_runner_driver_of(vox), &gs_runner_driver);
+  assert_non_null(gs_runner_driver.split);
+  assert_null(llm->driver->split);
   gs_common_options o;
   gs_run_config c;
   gs_common_init(&o, GS_COMMON_SCALE | GS_COMMON_SPLIT);
@@ -142,6 +146,7 @@ static void test_configure(void **unused) {
   c.split_proportional = 1;
   assert_int_equal(gs_common_configure(&o, llm, lopts, &c), GS_ERR_USAGE);
   assert_error_mentions("--split");
+  assert_int_equal(gs_common_configure(&o, vox, vopts, &c), GS_OK);
   llm->options_free(lopts);
   vox->options_free(vopts);
 }
