@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Faults from outside the job under mpirun (one CPU rank per process): a
-# rank stopped with SIGSTOP (process 0 included), a rank sent SIGTERM alone
-# and a rank of coll killed with SIGKILL. Each ends within the timeout plus
+# rank stopped with SIGSTOP (process 0 included), a rank sent SIGTERM alone,
+# a rank of coll killed with SIGKILL, and a rank of llm killed or stopped. Each ends within the timeout plus
 # a few seconds, and a live rank writes a partial document naming the rank
 # that was lost (rank, host, last step), never a healthy one. Skips (77)
 # without mpirun.
@@ -98,6 +98,24 @@ fault ckill 4 KILL 2 coll allreduce --backend cpu -b 8 -e 64M -f 2 -n 50 -w 1 --
 grep -q "rank 2 on .* lost: its process died" "$work/ckill.out" ||
   fail "coll's error names no lost rank: $(grep error "$work/ckill.out")"
 within 10 ckill 2 "died"
+
+# llm: kill -9 of rank 1 of 3 keeps the requests the others completed and
+# names rank 1; a stopped rank under --timeout is lost, not ok.
+llm=(llm --backend cpu --samples 600 -q)
+for how in KILL STOP; do
+  fault "llm$how" 3 "$how" 1 run "${llm[@]}" --timeout 3 -o "$work/llm$how.json"
+  within 15 "llm$how" 1 "$([ $how = KILL ] && echo died || echo 'stopped answering')"
+  python3 - "$work/llm$how.json" <<'PY' || failures=$((failures + 1))
+import json, sys
+m = json.load(open(sys.argv[1]))["measurements"][0]
+ranks = m["runs"][0]["ranks"]
+assert [r["status"] for r in ranks][1] == "rank-lost", [r["status"] for r in ranks]
+kept = [len(r.get("requests", [])) for r in ranks]
+assert kept[0] > 0 and kept[2] > 0, kept
+assert all(q["status"] == "ok" for r in (ranks[0], ranks[2]) for q in r["requests"])
+assert m["llm"]["samples"] == sum(kept), (m["llm"], kept)
+PY
+done
 
 [ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "all mpirun fault checks passed"

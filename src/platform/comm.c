@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/check.h"
+#include "core/env_record.h"
 #include "core/interrupt.h"
 #include "core/timer.h"
 #include "platform/comm_internal.h"
@@ -177,7 +178,7 @@ cJSON *gs_comm_nccl_environment_json(void) {
   cJSON *o = cJSON_CreateObject();
   if (!o) return NULL;
   for (char **e = environ; e && *e; e++) {
-    if (strncmp(*e, "NCCL_", 5) != 0) continue;
+    if (strncmp(*e, "NCCL_", 5) != 0 || !gs_env_recordable(*e)) continue;
     const char *eq = strchr(*e, '=');
     if (!eq) continue;
     char name[GS_TEXT_SHORT * 2];
@@ -298,6 +299,7 @@ gs_status gs_comm_world_create(const gs_comm_job *job, const gs_comm_world_confi
   w->job = *job;
   w->config = *config; /* devices: valid during creation only */
   w->local_ranks = config->local_ranks;
+  w->lost_process = -1;
   w->size = mpi ? job->process_count : config->local_ranks;
   w->ranks = calloc((size_t)w->local_ranks, sizeof *w->ranks);
   if (!w->ranks) {

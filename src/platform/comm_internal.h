@@ -63,7 +63,7 @@ struct gs_comm_world {
   int progress_count;
   int *progress_ranks;    /* global rank of each progress slot */
   /* mpi mode, in the shared window after the progress slots, one slot per
-   * process of this host each: when it last polled a wait (CLOCK_MONOTONIC
+   * process of this host each: its heartbeat (CLOCK_MONOTONIC
    * nanoseconds), the signal that stopped it (0: none) and its pid. NULL
    * in threads mode. */
   _Atomic uint64_t *heartbeat;
@@ -73,6 +73,7 @@ struct gs_comm_world {
    * the writing of a broken job's document (gs_comm_claim_writer); 0 while
    * none has. In the shared window, after the slots above. */
   _Atomic uint64_t *writer_claim;
+  int lost_process; /* the last gs_comm_find_lost found, or -1 */
   comm_exchange exchange; /* cpu backend, threads mode */
 #ifdef GS_HAVE_MPI
   MPI_Comm node_comm; /* processes on this host (mpi mode) */
@@ -96,8 +97,14 @@ gs_status comm_mpi_complete(gs_comm *comm, MPI_Request *requests, int n);
 uint64_t comm_now_ns(void);
 
 /* Adds (on) or removes a world of this process under a launcher to the
- * worlds whose heartbeat every poll renews. Main thread only. */
+ * worlds whose heartbeat its heartbeat thread renews (started with the
+ * first, joined with the last). Main thread only. */
 void comm_world_register(gs_comm_world *world, int on);
+
+/* Process `process_rank` as this host shows it: 1 this process or a live
+ * peer with a fresh heartbeat, 0 dead, -1 silent (stopped, frozen), -2 on
+ * another host or in threads mode (unknown). */
+int comm_process_state(const gs_comm_world *world, int process_rank);
 
 /* Called by every polling wait of a process under a launcher: records that
  * this process still answers (its heartbeat) and, when a signal stopped it,
