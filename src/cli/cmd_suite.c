@@ -18,6 +18,7 @@
 #include "cli/summary.h"
 #include "core/check.h"
 #include "core/file.h"
+#include "core/interrupt.h"
 #include "measure/info.h"
 #include "measure/sweep.h"
 #include "report/machine.h"
@@ -86,6 +87,24 @@ static gs_status suite_collectives(const gs_run_config *config, const char *dir,
   const gs_coll_request request = {
       .coll = &co, .common = &common, .observer = &printer};
   return gs_measure_coll(&request);
+}
+
+/* The error of a failed step, prefixed with the step (a workload, info,
+ * p2p or coll), so that the message says where the suite was. */
+static gs_status in_step(gs_status status, const char *step) {
+  return gs_error(status, "suite step %s: %s", step, gs_last_error());
+}
+
+/* Whether this run wrote `path`: it is new, or another file than the one
+ * that was there (`existed`, `before`) since the document is renamed into
+ * place. An earlier suite's file that this run left alone is not its own. */
+static int written_now(const char *path, int existed, const struct stat *before) {
+  struct stat now;
+  if (stat(path, &now) != 0) return 0;
+  if (!existed) return 1;
+  return now.st_ino != before->st_ino || now.st_dev != before->st_dev ||
+         now.st_mtim.tv_sec != before->st_mtim.tv_sec ||
+         now.st_mtim.tv_nsec != before->st_mtim.tv_nsec;
 }
 
 /* info.json: the machine, as 'gpuscale info --format json'. */
@@ -202,7 +221,7 @@ gs_status gs_cmd_suite(int argc, char **argv) {
             config.backend == GS_BACKEND_CUDA ? "cuda" : "cpu", env.cuda_status);
     if (writes) {
       status = suite_info(dir);
-      if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+      if (status != GS_OK && first_failure == GS_OK) first_failure = in_step(status, "info");
       char *path = files[n_files];
       snprintf(path, GS_TEXT_LONG, "%s/info.json", dir);
       if (status == GS_OK) file_list[n_files++] = path;
@@ -233,18 +252,23 @@ gs_status gs_cmd_suite(int argc, char **argv) {
         wcounts.n = 1;
         wcounts.v[0] = (uint64_t)config.world_size;
       }
+      struct stat before;
+      const int existed = stat(path, &before) == 0;
       if (status == GS_OK) status = gs_measure_sweep(&sweep, &wcounts);
-      if (status != GS_OK && first_failure == GS_OK) first_failure = status;
-      if (access(path, F_OK) == 0 && n_files < MAX_FILES - 1) file_list[n_files++] = path;
+      if (status != GS_OK && first_failure == GS_OK) first_failure = in_step(status, w->key);
+      if (written_now(path, existed, &before) && n_files < MAX_FILES - 1)
+        file_list[n_files++] = path;
       w->options_free(wopts);
-      if (job->broken || status == GS_ERR_PARTIAL) break;
+      if (job->broken || status == GS_ERR_PARTIAL || gs_interrupt_signal() != 0) break;
     }
     // p2p and coll drive every GPU from one process (coll has its own MPI
     // mode: 'mpirun ... gpuscale coll all'); under a launcher they are left out.
     if (config.control && writes && config.world_size >= 2)
       gs_note("suite: p2p and coll are not run under a launcher; run 'gpuscale p2p' and "
               "'mpirun ... gpuscale coll all'");
-    if (!config.control && config.backend == GS_BACKEND_CUDA && config.world_size >= 2) {
+    const int stopped = gs_interrupt_signal() != 0;
+    if (!stopped && !config.control && config.backend == GS_BACKEND_CUDA &&
+        config.world_size >= 2) {
       // The links between the selected GPUs: every ordered pair of them.
       gs_p2p_options p2p;
       gs_p2p_options_default(&p2p);
@@ -257,16 +281,21 @@ gs_status gs_cmd_suite(int argc, char **argv) {
           }
       char *path = files[n_files];
       snprintf(path, GS_TEXT_LONG, "%s/p2p.json", dir);
+      struct stat before;
+      const int existed = stat(path, &before) == 0;
       status = gs_p2p_run_and_write(&p2p, &env, NULL, path, summary);
-      if (status != GS_OK && first_failure == GS_OK) first_failure = status;
-      if (access(path, F_OK) == 0 && n_files < MAX_FILES - 1) file_list[n_files++] = path;
+      if (status != GS_OK && first_failure == GS_OK) first_failure = in_step(status, "p2p");
+      if (written_now(path, existed, &before) && n_files < MAX_FILES - 1)
+        file_list[n_files++] = path;
     }
-    if (!config.control && config.world_size >= 2) {
-      status = suite_collectives(&config, dir, common.quiet);
-      if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+    if (!stopped && !config.control && config.world_size >= 2) {
       char *path = files[n_files];
       snprintf(path, GS_TEXT_LONG, "%s/coll.json", dir);
-      if (access(path, F_OK) == 0) file_list[n_files++] = path;
+      struct stat before;
+      const int existed = stat(path, &before) == 0;
+      status = suite_collectives(&config, dir, common.quiet);
+      if (status != GS_OK && first_failure == GS_OK) first_failure = in_step(status, "coll");
+      if (written_now(path, existed, &before)) file_list[n_files++] = path;
     }
   }
   gs_status verdict = GS_OK;

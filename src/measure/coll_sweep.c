@@ -493,6 +493,30 @@ static void report_op(const coll_state *st, const coll_op_sweep *op) {
   obs->op_done(obs->ctx, &r);
 }
 
+/* A sweep with nothing to measure is a usage error: every operation swept
+ * needs one size that holds at least one element (per rank where the op
+ * splits its buffer) at this world size. */
+static gs_status check_sizes_hold_elements(const gs_coll_options *o, const uint64_t *sizes,
+                                           size_t n, int ranks) {
+  const size_t es = gs_dtype_size((gs_dtype)o->dtype);
+  for (int k = 0; k < GS_COLL_COUNT; k++) {
+    if (!o->all && k != (int)o->op) continue;
+    int any = 0;
+    for (size_t i = 0; i < n && !any; i++) {
+      gs_coll_shape shape;
+      gs_coll_shape_for((gs_coll_op)k, sizes[i], es, ranks, &shape);
+      any = shape.bytes > 0;
+    }
+    if (!any)
+      return gs_error(GS_ERR_USAGE, "options -b/-e: no size from %llu to %llu bytes holds a "
+                      "whole %s element (per rank where the op splits its buffer) for %s on %d "
+                      "ranks: nothing to measure", (unsigned long long)o->min_bytes,
+                      (unsigned long long)o->max_bytes, gs_dtype_names[o->dtype],
+                      gs_coll_op_names[k], ranks);
+  }
+  return GS_OK;
+}
+
 /* Resolves the ranks and checks what depends on them; creates the world. */
 static gs_status prepare(coll_state *st) {
   const gs_coll_options *o = st->rq->coll;
@@ -518,6 +542,7 @@ static gs_status prepare(coll_state *st) {
   if (o->transport != GS_TRANSPORT_AUTO && st->config.backend != GS_BACKEND_CUDA)
     return gs_error(GS_ERR_USAGE, "option --transport applies to NCCL on the cuda backend");
   GS_TRY(make_sizes(o, &st->sizes, &st->n_sizes));
+  GS_TRY(check_sizes_hold_elements(o, st->sizes, st->n_sizes, st->config.world_size));
   GS_TRY(gs_comm_transport_apply((gs_transport)o->transport));
   GS_TRY(gs_common_environment(&st->env));
   gs_comm_world_config wc = {.backend = st->config.backend,
