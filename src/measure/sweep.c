@@ -1,5 +1,6 @@
-/* The sweep shared by run, scale and suite: a workload measured at each
- * rank count (and each of its variants) into one document. */
+/* The sweep shared by run, scale, suite and exec: a workload measured
+ * through its driver at each rank count (and each of its variants) into
+ * one document. */
 #include "measure/sweep.h"
 
 #include <stdlib.h>

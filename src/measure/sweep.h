@@ -1,7 +1,8 @@
-/* The sweep shared by run, scale and suite: a workload measured at one or
- * more rank counts (and each of its variants) into one result document,
- * written after every measurement so that nothing already measured is
- * lost; the command hears of each finished variant to print it. */
+/* The sweep shared by run, scale, suite and exec: a workload measured
+ * through its driver (gs_runner_driver_of) at one or more rank counts (and
+ * each of its variants) into one result document, written after every
+ * measurement so that nothing already measured is lost; the command hears
+ * of each finished variant to print it. */
 #ifndef GS_MEASURE_SWEEP_H
 #define GS_MEASURE_SWEEP_H
 

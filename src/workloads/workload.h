@@ -59,9 +59,10 @@ struct gs_workload;
  * every measurement (run, scale, suite, exec, plan, --gpu-mode auto). The
  * fixed-step runner is one implementation (gs_runner_driver); a workload
  * with its own timing loop (llm's request streams) is another. A sweep
- * calls configure once, select_counts once, then open, check for every
- * rank count, split, measure and annotate per measurement, print when it is
- * done, and close. Optional hooks may be NULL. */
+ * calls configure once, select_counts once, open, check for every variant
+ * and rank count, then per rank count split (with --split proportional),
+ * measure and annotate per measurement, print when it is done, and close.
+ * Optional hooks may be NULL. */
 typedef struct {
   /* The driver's own defaults of --runs and --warmup (0: the common ones),
    * applied where the user gave none (gs_common_driver_defaults). */
