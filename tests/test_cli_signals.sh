@@ -196,5 +196,23 @@ for cmd in "${early[@]}"; do
   ls "$work" | grep -q '\.tmp' && fail "early SIGINT to $cmd left a temp file"
 done
 
+# An interrupted suite names the step it was in, and its report covers
+# only the documents this run wrote, not an earlier suite's in the same
+# directory.
+suite=(suite --backend cpu --ranks 2 --runs 1 -q --out "$work/suite")
+"$bin" "${suite[@]}" --iters 2 >/dev/null 2>&1 || fail "the first suite failed"
+[ -s "$work/suite/llm.json" ] || fail "the first suite wrote no llm.json"
+start suite "${suite[@]}" --iters 100000
+sleep 2
+kill -INT "$pid"
+wait "$pid"
+kill "$watchdog" 2>/dev/null
+wait "$watchdog" 2>/dev/null
+grep -q "error: suite step voxelize: " "$work/suite.out" ||
+  fail "the interrupted suite does not name its step: $(tail -3 "$work/suite.out")"
+files=$(grep '^Files:' "$work/suite/report.md")
+grep -q "llm.json\|mlp.json\|coll.json" <<<"$files" &&
+  fail "the interrupted suite's report lists an earlier suite's documents: $files"
+
 [ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "all signal and lost-rank checks passed"

@@ -134,6 +134,10 @@ gs_status gs_common_parse_gpus(const char *text, int device_count, int single_is
   char buf[256];
   if (strlen(text) >= sizeof buf)
     return gs_error(GS_ERR_USAGE, "option --gpus: list too long");
+  // strtok_r would skip an empty item silently.
+  const size_t len = strlen(text);
+  if (len == 0 || text[0] == ',' || text[len - 1] == ',' || strstr(text, ",,"))
+    return gs_error(GS_ERR_USAGE, "option --gpus: '%s' has an empty item", text);
   snprintf(buf, sizeof buf, "%s", text);
   config->world_size = 0;
   char *save = NULL;
@@ -190,6 +194,12 @@ gs_status gs_common_resolve(const gs_common_options *o, int default_all, gs_run_
 
   char why[GS_TEXT_LONG] = "";
   int device_count = gs_device_count(why, sizeof why);
+  if (o->given_gpus && o->gpus_text) {
+    // A malformed --gpus is a usage error with or without a GPU.
+    gs_run_config syntax;
+    memset(&syntax, 0, sizeof syntax);
+    GS_TRY(gs_common_parse_gpus(o->gpus_text, GS_MAX_RANKS, 1, &syntax));
+  }
   int backend = o->backend_choice;
   if (backend == GS_BACKEND_CHOICE_AUTO) {
     if (o->given_ranks) {
