@@ -83,6 +83,17 @@ within() {
 # Process 0 stopped: the others time out, process 1 takes over the writing.
 fault stop0 3 STOP 0 run "${long[@]}" --timeout 3 -o "$work/stop0.json"
 within 10 stop0 0 "stopped answering"
+# Process 0 hung by fault injection (its heartbeat goes on: it is behind).
+start=$SECONDS
+timeout -s KILL 60 mpirun -np 3 --oversubscribe "$bin" run voxelize --backend cpu --points 20000 \
+  --grid 32,32,32 --warmup 1 --runs 1 -q --iters 20 --timeout 3 -o "$work/hang0.json" \
+  --inject hang:rank=0,after=4 >"$work/hang0.out" 2>&1
+rc=$?
+took=$((SECONDS - start))
+echo "hang0: hang:rank=0 -> mpirun ended $took s after the start (exit $rc)"
+within 12 hang0 0 "stopped answering"
+python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["measurements"][0]["failure"]; assert f["last_completed_step"] == 4, f' \
+  "$work/hang0.json" || fail "hang0: the failure's last step is not 4"
 # A rank stopped inside its wait.
 fault stop2 3 STOP 2 run "${long[@]}" --timeout 3 -o "$work/stop2.json"
 within 10 stop2 2 "stopped answering"
