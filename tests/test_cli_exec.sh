@@ -239,5 +239,14 @@ python3 "$(dirname "$prog")/trace_validate.py" "$work/exec-trace.json" --ranks 1
 [ "$(json "$work/traced.json" "d['trace']['device_source'].startswith('none: exec sees')")" = True ] ||
   fail "exec's document does not say that the command's GPU work is not traced"
 
+# A figure that is NaN (Python's json.dumps) or overflows as a step time
+# (1e308 hours) fails its run with the reason, and the document is written.
+for value in 'NaN:not a finite number' '1e308:out of range'; do
+  expect 4 "${value#*:}" -- exec --counts 1 --runs 1 -q --out "$work/bad-figure.json" -- \
+    sh -c "echo '{\"metric\": \"t\", \"value\": ${value%%:*}, \"unit\": \"h\"}'"
+  [ "$(json "$work/bad-figure.json" "d['measurements'][0]['status']")" = command-failed ] ||
+    fail "exec with a ${value%%:*} figure: the document does not say the run failed"
+done
+
 [ "$failures" = 0 ] || exit 1
 echo "all exec tests passed"

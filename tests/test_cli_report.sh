@@ -26,6 +26,15 @@ expect 2 "given twice" -- report --format csv --format json "$strong"
 expect 1 "cannot read .*missing.json" -- report "$strong" "$work/missing.json"
 expect 1 "malformed.json: invalid JSON" -- report "$data/malformed.json"
 expect 1 "foreign.json: unsupported schema" -- report "$data/foreign.json"
+# A negative time is refused, naming the file, the field and the value.
+python3 - "$strong" "$work/negative.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["measurements"][0]["runs"][0]["ranks"][0]["wall_seconds"][1] = -0.5
+json.dump(d, open(sys.argv[2], "w"))
+PY
+expect 1 "negative.json: measurements\[0\].runs\[0\].ranks\[0\].wall_seconds\[1\] is -0.5: a time cannot be negative" \
+  -- report "$work/negative.json"
 expect 1 "not_result.json: not a gpuscale result document" -- report "$data/not_result.json"
 expect 1 "mismatched.json: .*has 1 ranks but world_size is 2" -- report "$data/mismatched.json"
 touch "$work/plain"

@@ -18,8 +18,9 @@
 
 /* ---- reading one measurement ---------------------------------------------- */
 
-/* Appends the finite numbers of array `arr` to `d`; nulls are counted in
- * `*nulls`; any other element is a format error naming its path. */
+/* Appends the finite numbers of array `arr` (times) to `d`; nulls are
+ * counted in `*nulls`; a negative number or any other element is a format
+ * error naming its path and value. */
 static gs_status read_samples(const cJSON *arr, gs_dvec *d, size_t *nulls, const char *file,
                               const char *path) {
   size_t k = 0;
@@ -29,6 +30,10 @@ static gs_status read_samples(const cJSON *arr, gs_dvec *d, size_t *nulls, const
     } else if (cJSON_IsNumber(x)) {
       if (!isfinite(x->valuedouble)) {
         if (nulls) (*nulls)++;
+      } else if (x->valuedouble < 0.0) {
+        // Every sample is a time: a negative one is a broken document.
+        return gs_error(GS_ERR_FORMAT, "%s: %s[%zu] is %g: a time cannot be negative", file, path,
+                        k, x->valuedouble);
       } else if (gs_dvec_push(d, x->valuedouble) != GS_OK) {
         return gs_error(GS_ERR_NOMEM, "%s: out of memory reading %s", file, path);
       }
