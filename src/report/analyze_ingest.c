@@ -40,6 +40,9 @@ static void loadgen_read(const cJSON *o, gs_report_loadgen *lg) {
 void gs_report_ingest_read(const cJSON *doc, const cJSON *m, gs_report_row *row) {
   row->coll_time = NAN;
   row->nccl_version = NULL;
+  // Another tool's run (LoadGen, nccl-tests): a single run, never part of
+  // a series measured together, so it never yields a speedup.
+  row->ingested = cJSON_IsObject(member(m, "source"));
   const cJSON *coll = member(m, "collective");
   if (cJSON_IsObject(coll)) {
     row->coll_time = gs_report_number_or_nan(member(coll, "time_seconds"));

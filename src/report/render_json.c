@@ -160,7 +160,11 @@ static cJSON *row_json(const gs_report *r, const gs_report_row *row) {
   gs_json_add_number(o, "throughput", row->throughput);
   gs_json_add_number(o, "ideal_throughput", row->ideal_throughput);
   gs_json_add_number(o, "speedup", row->speedup);
+  gs_json_add_number(o, "speedup_low", row->speedup_low);
+  gs_json_add_number(o, "speedup_high", row->speedup_high);
   gs_json_add_number(o, "efficiency", row->efficiency);
+  gs_json_add_number(o, "efficiency_low", row->speedup_low / (double)row->world_size);
+  gs_json_add_number(o, "efficiency_high", row->speedup_high / (double)row->world_size);
   gs_json_add_number(o, "karp_flatt", row->karp_flatt);
   if (row->world_size > 1) {
     cJSON *sym = cJSON_AddObjectToObject(o, "symmetry");
@@ -271,7 +275,11 @@ cJSON *gs_report_to_json(const gs_report *r) {
     add_string_or_null(o, "figure", ov.figure);
     gs_json_add_number(o, "value", ov.throughput);
     gs_json_add_number(o, "speedup", ov.speedup);
+    gs_json_add_number(o, "speedup_low", ov.speedup_low);
+    gs_json_add_number(o, "speedup_high", ov.speedup_high);
     gs_json_add_number(o, "efficiency", ov.efficiency);
+    gs_json_add_number(o, "efficiency_low", ov.speedup_low / (double)ov.world_size);
+    gs_json_add_number(o, "efficiency_high", ov.speedup_high / (double)ov.world_size);
     cJSON_AddStringToObject(o, "verdict", ov.verdict);
   }
   cJSON *series = cJSON_AddArrayToObject(doc, "series");

@@ -156,11 +156,13 @@ typedef struct {
   int has_step;              /* 1 when step_seconds held at least one number */
   gs_stats step;             /* over all runs' step_seconds (nulls skipped) */
   size_t step_nulls;         /* null elements of step_seconds skipped */
-  double *step_samples;      /* with GS_REPORT_ROW_SAMPLES: the step.n samples (any order);
-                                owned; else NULL */
+  double *step_samples;      /* the step.n samples in run order (NULL when none); owned */
+  size_t n_step_runs;        /* runs of the measurement */
+  size_t *step_run_n;        /* samples of each run among step_samples; owned */
   uint64_t items_per_step;   /* cost.items_per_step; 0 when absent */
   double throughput;         /* items_per_step / step.mean */
   double speedup;            /* throughput / throughput of the series' 1-rank row */
+  double speedup_low, speedup_high; /* its 95% interval (core/scaling); NaN when none */
   double efficiency;         /* speedup / world_size */
   double karp_flatt;         /* (1/S - 1/N) / (1 - 1/N), N > 1 */
   double ideal_throughput;   /* world_size * throughput of the 1-rank row */
@@ -195,6 +197,7 @@ typedef struct {
   double busbw_expected;     /* coll_algbw x busbw_factor; NaN when either is unknown */
   int busbw_mismatch;        /* 1: coll_busbw is off busbw_expected (GS_REPORT_BUSBW_TOLERANCE) */
   const char *nccl_version;  /* source.nccl_version (ingested nccl-tests), or NULL */
+  int ingested;              /* 1: another tool's run (a "source" member): a single run */
   /* Ingested LoadGen measurements ("workload": "mlperf"): throughput is the
    * ranks' summed LoadGen throughput, each rank's figures in its loadgen. */
   int loadgen;
@@ -233,6 +236,8 @@ typedef struct {
   gs_report_row *rows;       /* sorted by world size, then file order; owned */
   gs_verdict verdict;
   int verdict_world_size;    /* the N the verdict is based on (0: none) */
+  int single_run;            /* 1: not a series measured together (one rank count, or
+                                another tool's runs): no speedup, no verdict */
   size_t n_advice;
   char *advice[GS_REPORT_ADVICE_MAX]; /* recommendation sentences citing numbers; owned */
 } gs_report_series;
@@ -288,8 +293,8 @@ gs_status gs_report_load(const char *const *paths, size_t n, const gs_report_thr
 #define GS_REPORT_DROP_SAMPLES 1u
 
 /* gs_report_load_with flag: keep each row's step samples and each rank's
- * samples as arrays of doubles (gs_report_row.step_samples,
- * gs_report_rank.samples), the analysis' own copies. With
+ * samples as arrays of doubles (gs_report_rank.samples; the rows' step
+ * samples are always kept), the analysis' own copies. With
  * GS_REPORT_DROP_SAMPLES too, a caller that needs the samples (compare,
  * plots) holds 8 bytes a sample instead of the documents' JSON nodes. */
 #define GS_REPORT_ROW_SAMPLES 2u
