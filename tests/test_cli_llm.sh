@@ -88,6 +88,7 @@ assert [m["world_size"] for m in tp["measurements"]] == [2, 4]
 for m in tp["measurements"]:
     replicas = m["world_size"] // 2
     assert m["llm"]["tensor_parallel"] == 2 and len(m["llm"]["ranks"]) == replicas
+    assert m["parallelism"] == {"gpus_per_rank": 2, "option": "tp"}, m["parallelism"]
     assert len(m["runs"][0]["ranks"]) == replicas
     assert all(len(r["devices"]) == 2 for r in m["llm"]["ranks"])
     assert m["llm"]["ok"] == 8, m["llm"]["ok"]

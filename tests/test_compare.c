@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "report_fixture.h"
-#include "report/compare.h"
+#include "report/compare/compare.h"
 
 static void test_identical(void **state) {
   (void)state;

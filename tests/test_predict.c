@@ -14,8 +14,8 @@
 #include <cmocka.h>
 
 #include "core/coll_model.h"
-#include "report/predict.h"
-#include "report/report.h"
+#include "report/predict/predict.h"
+#include "report/analyze/report.h"
 #include "source_path.h"
 #include "tmpdir_fixture.h"
 

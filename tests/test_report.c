@@ -14,9 +14,10 @@
 #include <string.h>
 
 #include "core/format.h"
+#include "core/result.h"
 #include "report_fixture.h"
-#include "report/render.h"
-#include "report/report.h"
+#include "report/render/render.h"
+#include "report/analyze/report.h"
 
 #define EPS 1e-12
 
@@ -376,11 +377,11 @@ static void test_collective(void **state) {
   gs_report r = load1("coll.json", &default_th);
   const gs_report_series *s = &r.series[0];
   assert_int_equal(s->n_rows, 3);
-  assert_true(s->rows[2].is_coll);
-  assert_string_equal(s->rows[2].coll_op, "allreduce");
-  assert_near(268435456.0, s->rows[2].coll_bytes);
-  assert_near(180e9, s->rows[2].coll_busbw);
-  assert_near(450e9, s->rows[2].link_bandwidth);
+  assert_true(s->rows[2].collective.present);
+  assert_string_equal(s->rows[2].collective.op, "allreduce");
+  assert_near(268435456.0, s->rows[2].collective.bytes);
+  assert_near(180e9, s->rows[2].collective.busbw);
+  assert_near(450e9, s->rows[2].collective.link_bandwidth);
   assert_int_equal(s->verdict, GS_VERDICT_NONE);
   assert_int_equal(s->n_advice, 1);
   assert_non_null(strstr(s->advice[0], "investigate the transport: collective allreduce reaches "
@@ -412,15 +413,15 @@ static void test_prices(void **state) {
   const char *paths[] = {fixture("two_host.json")};
   assert_int_equal(gs_report_load_with(paths, 1, &default_th, &p, 0, &r), GS_OK);
   const gs_report_row *two = &r.series[0].rows[1];
-  assert_near(14.0, two->price_per_hour);
-  assert_near(two->throughput * 3600.0 / 14.0, two->items_per_dollar);
-  assert_near(1e6 * 14.0 / (two->throughput * 3600.0), two->dollars_per_million);
-  assert_near(80.0 * 3600.0 / 7.0, r.series[0].rows[0].items_per_dollar);
+  assert_near(14.0, two->cost.price_per_hour);
+  assert_near(two->throughput * 3600.0 / 14.0, two->cost.items_per_dollar);
+  assert_near(1e6 * 14.0 / (two->throughput * 3600.0), two->cost.dollars_per_million);
+  assert_near(80.0 * 3600.0 / 7.0, r.series[0].rows[0].cost.items_per_dollar);
   gs_report_free(&r);
   assert_int_equal(gs_report_parse_prices("A100=5", &p), GS_OK);
   assert_int_equal(gs_report_load_with(paths, 1, &default_th, &p, 0, &r), GS_OK);
-  assert_true(isnan(r.series[0].rows[1].price_per_hour));  // no H100 price: n/a
-  assert_string_equal(r.series[0].rows[1].gpu_model, "NVIDIA H100 80GB HBM3");
+  assert_true(isnan(r.series[0].rows[1].cost.price_per_hour));  // no H100 price: n/a
+  assert_string_equal(r.series[0].rows[1].cost.gpu_model, "NVIDIA H100 80GB HBM3");
   gs_report_free(&r);
 }
 
@@ -535,9 +536,10 @@ static void test_llm_requests(void **state) {
   for (size_t i = 0; i < s->n_rows; i++) {
     const gs_report_row *row = &s->rows[i];
     const cJSON *llm = cJSON_GetObjectItem(measurement_of(&r, row), "llm");
-    assert_true(row->request_based);
-    assert_string_equal(row->scenario, "offline");
-    assert_close(cJSON_GetObjectItem(llm, "generated_tokens")->valuedouble, row->generated_tokens);
+    assert_true(row->requests.present);
+    assert_string_equal(row->requests.scenario, "offline");
+    assert_close(cJSON_GetObjectItem(llm, "generated_tokens")->valuedouble,
+                 row->requests.generated_tokens);
     assert_close(cJSON_GetObjectItem(llm, "tokens_per_second")->valuedouble, row->throughput);
     // The old formula (tokens of the stream / mean latency) is far off.
     assert_true(fabs((double)row->items_per_step / row->step.mean - row->throughput) >
@@ -553,11 +555,11 @@ static void test_llm_requests(void **state) {
     // TTFT and TPOT from the requests match the run's own statistics.
     const cJSON *ttft = cJSON_GetObjectItem(llm, "ttft_seconds");
     const cJSON *tpot = cJSON_GetObjectItem(llm, "tpot_seconds");
-    assert_int_equal(row->ttft.n, cJSON_GetObjectItem(ttft, "n")->valueint);
-    assert_close(cJSON_GetObjectItem(ttft, "p50")->valuedouble, row->ttft.p50);
-    assert_close(cJSON_GetObjectItem(ttft, "p99")->valuedouble, row->ttft.p99);
-    assert_close(cJSON_GetObjectItem(tpot, "p50")->valuedouble, row->tpot.p50);
-    assert_close(cJSON_GetObjectItem(tpot, "p99")->valuedouble, row->tpot.p99);
+    assert_int_equal(row->requests.ttft.n, cJSON_GetObjectItem(ttft, "n")->valueint);
+    assert_close(cJSON_GetObjectItem(ttft, "p50")->valuedouble, row->requests.ttft.p50);
+    assert_close(cJSON_GetObjectItem(ttft, "p99")->valuedouble, row->requests.ttft.p99);
+    assert_close(cJSON_GetObjectItem(tpot, "p50")->valuedouble, row->requests.tpot.p50);
+    assert_close(cJSON_GetObjectItem(tpot, "p99")->valuedouble, row->requests.tpot.p99);
   }
   assert_close(s->rows[1].throughput / s->rows[0].throughput, s->rows[1].speedup);
   assert_true(has_advice(s, "does not apply to request-based measurements"));
@@ -603,14 +605,14 @@ static void test_split_and_faults(void **state) {
   assert_int_equal(even->n_rows, 1);
   assert_int_equal(prop->n_rows, 1);
   const gs_report_row *e = &even->rows[0], *p = &prop->rows[0];
-  assert_string_equal(e->split_units, "16,16");
-  assert_string_not_equal(p->split_units, "16,16");
+  assert_string_equal(e->placement.split_units, "16,16");
+  assert_string_not_equal(p->placement.split_units, "16,16");
   char gain[128];
   snprintf(gain, sizeof gain, "gain %.2fx", p->throughput / e->throughput);
   assert_true(has_advice(prop, gain));
   assert_true(has_advice(prop, "split at 2 ranks: even"));
   for (const gs_report_row *row = e; row; row = row == e ? p : NULL) {
-    assert_string_equal(row->faults, "slow rank 1 factor=3");
+    assert_string_equal(row->placement.faults, "slow rank 1 factor=3");
     assert_false(row->ranks[0].injected);
     assert_true(row->ranks[1].injected);
     assert_int_equal(row->straggler, 1);
@@ -654,8 +656,8 @@ static void test_plan(void **state) {
   assert_string_equal(r.series[0].label, "task 0 (0:resample --samples 100)");
   assert_string_equal(r.series[1].label, "task 1 (1:fuse)");
   assert_non_null(strstr(r.series[0].options, "\"samples\":100"));
-  assert_int_equal(r.series[0].rows[0].task, 0);
-  assert_int_equal(r.series[1].rows[0].task, 1);
+  assert_int_equal(r.series[0].rows[0].placement.task, 0);
+  assert_int_equal(r.series[1].rows[0].placement.task, 1);
   char *text = render(&r, GS_REPORT_TEXT);
   assert_non_null(strstr(text, "Plan plan_cpu.json"));
   char total[96], rate[32];
@@ -683,6 +685,70 @@ static void test_html(void **state) {
   gs_report_free(&r);
 }
 
+/* Writes `doc` to a new temporary file; its path into `path`. */
+static void write_temp(const cJSON *doc, char *path, size_t size) {
+  snprintf(path, size, "/tmp/gs_test_report_XXXXXX");
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  char *text = cJSON_Print(doc);
+  assert_non_null(f);
+  assert_non_null(text);
+  assert_true(fputs(text, f) >= 0);
+  assert_int_equal(fclose(f), 0);
+  cJSON_free(text);
+}
+
+/* The GPUs one rank record spans (docs/result-schema.md, "parallelism"):
+ * tp2-b1.json, an llm document of 2 x H200 written before the record
+ * (llm.tensor_parallel 2, world size 2, one replica), reads as 2 GPUs per
+ * rank through the fallback; the same document with the record instead
+ * reads the same; where both are present the record wins. */
+static void test_parallelism_record(void **state) {
+  (void)state;
+  const char *old_path =
+      source_path("../docs/results/2026-11-24-h200x2-session3/llm/tp2-b1.json");
+  gs_report a;
+  assert_int_equal(gs_report_load(&old_path, 1, &default_th, &a), GS_OK);
+  const gs_report_row *ra = &a.series[0].rows[0];
+  assert_int_equal(ra->world_size, 2);
+  assert_int_equal(ra->gpus_per_rank, 2);
+  assert_int_equal(ra->n_ranks, 1);
+  assert_string_equal(ra->parallel_option, "tp");
+
+  cJSON *doc = NULL;
+  assert_int_equal(gs_result_read(old_path, &doc), GS_OK);
+  cJSON *m = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "measurements"), 0);
+  cJSON_DeleteItemFromObject(cJSON_GetObjectItem(m, "llm"), "tensor_parallel");
+  cJSON *par = cJSON_AddObjectToObject(m, "parallelism");
+  cJSON *gpr = cJSON_AddNumberToObject(par, "gpus_per_rank", 2);
+  cJSON_AddStringToObject(par, "option", "tp");
+  char path[64];
+  write_temp(doc, path, sizeof path);
+  const char *new_path = path;
+  gs_report b;
+  assert_int_equal(gs_report_load(&new_path, 1, &default_th, &b), GS_OK);
+  const gs_report_row *rb = &b.series[0].rows[0];
+  assert_int_equal(rb->gpus_per_rank, 2);
+  assert_int_equal(rb->n_ranks, 1);
+  assert_string_equal(rb->parallel_option, "tp");
+  assert_near(ra->throughput, rb->throughput);
+  assert_near(ra->ranks[0].throughput, rb->ranks[0].throughput);
+  gs_report_free(&b);
+
+  // The record says 1 GPU per rank while llm.tensor_parallel says 2: the
+  // record is read, so the one replica's record is one rank short.
+  cJSON_AddNumberToObject(cJSON_GetObjectItem(m, "llm"), "tensor_parallel", 2);
+  cJSON_SetNumberValue(gpr, 1);
+  assert_int_equal(remove(path), 0);
+  write_temp(doc, path, sizeof path);
+  assert_int_equal(gs_report_load(&new_path, 1, &default_th, &b), GS_ERR_FORMAT);
+  assert_non_null(strstr(gs_last_error(), "has 1 ranks but world_size is 2"));
+  assert_int_equal(remove(path), 0);
+  cJSON_Delete(doc);
+  gs_report_free(&a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_strong_scaling),     cmocka_unit_test(test_cold_start_grouped),
@@ -693,7 +759,7 @@ int main(void) {
       cmocka_unit_test(test_prices),             cmocka_unit_test(test_html),
       cmocka_unit_test(test_llm_requests),       cmocka_unit_test(test_split_and_faults),
       cmocka_unit_test(test_variants),           cmocka_unit_test(test_plan),
-      cmocka_unit_test(test_llm_server),
+      cmocka_unit_test(test_llm_server),         cmocka_unit_test(test_parallelism_record),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

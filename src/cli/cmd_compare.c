@@ -15,7 +15,7 @@
 #include "measure/common.h"
 #include "core/file.h"
 #include "core/options.h"
-#include "report/compare.h"
+#include "report/compare/compare.h"
 
 typedef struct {
   const char *paths[2];

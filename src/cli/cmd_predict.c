@@ -12,8 +12,8 @@
 #include "cli/help.h"
 #include "core/file.h"
 #include "core/options.h"
-#include "report/predict.h"
-#include "report/report.h"
+#include "report/predict/predict.h"
+#include "report/analyze/report.h"
 
 static void print_help(const gs_option *table) {
   gs_help_usage("gpuscale predict [options] FILE... --gpus 8,16,64,1024");

@@ -12,19 +12,19 @@
 #include "measure/common.h"
 #include "core/file.h"
 #include "core/options.h"
-#include "report/machine.h"
-#include "report/predict.h"
-#include "report/render.h"
-#include "report/report.h"
+#include "report/verdict/verdict.h"
+#include "report/predict/predict.h"
+#include "report/render/render.h"
+#include "report/analyze/report.h"
 
 /* With --price: a note naming the GPU models no price matched. */
 static void report_unpriced(const gs_report *r) {
   for (size_t i = 0; i < r->n_series; i++)
     for (size_t j = 0; j < r->series[i].n_rows; j++) {
       const gs_report_row *row = &r->series[i].rows[j];
-      if (row->gpu_model && !isfinite(row->price_per_hour)) {
+      if (row->cost.gpu_model && !isfinite(row->cost.price_per_hour)) {
         gs_warn("--price: no price matches GPU '%s' (keys match whole words of the name, "
-                "case-insensitively); its cost columns are n/a", row->gpu_model);
+                "case-insensitively); its cost columns are n/a", row->cost.gpu_model);
         return;
       }
     }

@@ -20,8 +20,8 @@
 #include "core/file.h"
 #include "measure/info.h"
 #include "measure/sweep.h"
-#include "report/machine.h"
-#include "report/render.h"
+#include "report/verdict/verdict.h"
+#include "report/render/render.h"
 
 static gs_status reject_positional(void *ctx, const char *arg) {
   (void)ctx;

@@ -43,11 +43,6 @@ void gs_measurement_free(gs_measurement *m) {
 
 /* ---- building ------------------------------------------------------------- */
 
-cJSON *gs_json_add_number(cJSON *object, const char *name, double value) {
-  if (!isfinite(value)) return cJSON_AddNullToObject(object, name);
-  return cJSON_AddNumberToObject(object, name, value);
-}
-
 /* The builders below record an allocation failure in `*failed` and carry on;
  * cJSON's Add functions ignore a NULL parent, so one check at the end of a
  * build is enough. */

@@ -15,6 +15,7 @@
 
 #include "core/fault.h"
 #include "core/file.h"
+#include "core/json.h"
 #include "core/stats.h"
 #include "core/status.h"
 #include "core/types.h"
@@ -231,12 +232,5 @@ gs_status gs_result_validate(const cJSON *doc, const char *source);
  * object with every gs_stats field and the warnings by name, or JSON null
  * when stats->n == 0. NULL when memory runs out. The caller owns it. */
 cJSON *gs_result_stats_to_json(const gs_stats *stats);
-
-/* "an object", "a string", ..., "null", or "missing" for NULL: for errors
- * that say what a JSON value is instead of what was expected. */
-const char *gs_json_type_name(const cJSON *item);
-
-/* Adds a number member, writing null for NaN or infinity. */
-cJSON *gs_json_add_number(cJSON *object, const char *name, double value);
 
 #endif

@@ -13,17 +13,6 @@
  * not one, and parsing it would need several times its size in memory. */
 #define GS_RESULT_MAX_BYTES ((uint64_t)1 << 30)
 
-const char *gs_json_type_name(const cJSON *item) {
-  if (!item) return "missing";
-  if (cJSON_IsObject(item)) return "an object";
-  if (cJSON_IsArray(item)) return "an array";
-  if (cJSON_IsString(item)) return "a string";
-  if (cJSON_IsNumber(item)) return "a number";
-  if (cJSON_IsBool(item)) return "a boolean";
-  if (cJSON_IsNull(item)) return "null";
-  return "invalid";
-}
-
 typedef enum { WANT_OBJECT, WANT_ARRAY, WANT_STRING, WANT_NUMBER } json_want;
 
 static int has_type(const cJSON *item, json_want want) {

@@ -317,6 +317,12 @@ static void add_outcome(cJSON *o, const gs_llm_outcome *oc) {
 gs_status gs_llm_measurement_annotate(cJSON *mjson, const gs_llm_summary *s,
                                       const gs_llm_run_result *runs, size_t n_runs) {
   cJSON_AddStringToObject(mjson, "scenario", gs_llm_scenario_names[s->scenario]);
+  // The generic record report and predict read (docs/result-schema.md,
+  // "parallelism"): one rank record is a replica of --tp GPUs.
+  cJSON *par = cJSON_AddObjectToObject(mjson, "parallelism");
+  if (!par || !cJSON_AddNumberToObject(par, "gpus_per_rank", s->tensor_parallel) ||
+      !cJSON_AddStringToObject(par, "option", "tp"))
+    return gs_error(GS_ERR_NOMEM, "cannot build the parallelism member");
   cJSON *l = cJSON_AddObjectToObject(mjson, "llm");
   if (!l) return gs_error(GS_ERR_NOMEM, "cannot build the llm member");
   cJSON_AddStringToObject(l, "note", GS_LLM_NOTE);

@@ -1,0 +1,29 @@
+/* What the files of the analysis room share (load.c: documents into
+ * series; series.c: the series identity and titles; advice.c: scaling,
+ * verdicts and recommendations); not part of its public interface
+ * (report.h). */
+#ifndef GS_REPORT_ANALYZE_INTERNAL_H
+#define GS_REPORT_ANALYZE_INTERNAL_H
+
+#include "report/analyze/report.h"
+
+/* The series of `r` that differs from `s` only in its split policy
+ * `split` ("" for unsplit), or NULL. */
+const gs_report_series *gs_report_split_sibling(const gs_report *r, const gs_report_series *s,
+                                                const char *split);
+
+/* Sorts the rows of series `s` (world size, file, position), fills their
+ * speedup, efficiency, Karp-Flatt, ideal throughput and ideal step against
+ * the series' baseline (its own 1-rank row, else a split sibling's or the
+ * data-parallel twin's), the verdict by core/scaling's rule and the
+ * recommendation sentences. Every series of `r` must be placed first.
+ * GS_ERR_NOMEM when memory runs out. */
+gs_status gs_report_series_analyse(gs_report_series *s, const gs_report *r);
+
+/* Sets each series' title (gs_report_series.title): the workload, then
+ * what tells it from the other series of `r` (backend, scaling, differing
+ * options), its label and split policy; a number where two would still
+ * read the same. */
+void gs_report_set_titles(gs_report *r);
+
+#endif

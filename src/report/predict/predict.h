@@ -1,0 +1,234 @@
+/* Predicting scaling past the measured machine (`gpuscale predict`, and
+ * `report --predict`): models of compute and communication fitted to result
+ * documents and evaluated at any GPU count, one node or many. The model
+ * half (gs_predict_fit_*, gs_predict_point_at) is pure arithmetic on a few
+ * numbers; the document half (gs_predict_build) takes them from a loaded
+ * report. Every model and its assumptions are written down in
+ * docs/predict.md; the field names here match that page. */
+#ifndef GS_PREDICT_H
+#define GS_PREDICT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "core/coll_model.h"
+#include "core/scaling.h"
+#include "core/status.h"
+#include "report/analyze/report.h"
+
+/* Inter-node network assumed when --inter-node / --inter-node-latency are
+ * not given: 50 GB/s (400 Gb/s) per GPU and 5 us per message step. */
+#define GS_PREDICT_INTER_NODE_GBPS 50.0
+#define GS_PREDICT_INTER_NODE_LATENCY_US 5.0
+/* Most GPU counts one prediction takes (a range "1-100000" is fine). */
+#define GS_PREDICT_COUNTS_MAX 1000000
+
+/* ---- the models ------------------------------------------------------------ */
+
+typedef enum {
+  GS_PREDICT_FIXED_STEP = 0, /* lockstep steps without communication (voxelize, resample, fuse) */
+  GS_PREDICT_DATA_PARALLEL,  /* compute per rank + gradient all-reduce that does not overlap (mlp) */
+  GS_PREDICT_REQUESTS        /* replicas serving a request stream in batch rounds (llm) */
+} gs_predict_kind;
+
+/* "fixed step", "data parallel" or "requests". */
+const char *gs_predict_kind_name(gs_predict_kind kind);
+
+/* What the machine's links cost, from a coll document and the options. */
+typedef struct {
+  int have_allreduce;      /* 1: `allreduce` holds a fit */
+  gs_coll_fit allreduce;   /* alpha + beta x bus bytes within one node */
+  const gs_coll_curve *curves; /* the allreduce measured within a node, one per rank count */
+  size_t n_curves;
+  int gpus_per_node;
+  gs_coll_link network;    /* between nodes: latency per step, seconds per byte per GPU */
+  const gs_coll_curve *network_curve; /* the 2-rank allreduce measured between nodes
+                                         (--inter-node-coll; `network` is then its fit), or NULL */
+} gs_predict_machine;
+
+/* Where the cost of an allreduce came from, as bits: a step that makes
+ * several may combine them. */
+#define GS_PREDICT_FROM_MEASURED 1u /* a measured curve, interpolated at the size */
+#define GS_PREDICT_FROM_FIT 2u      /* an alpha-beta fit: outside the measured sizes or counts */
+#define GS_PREDICT_FROM_FIGURES 4u  /* the network's figures (--inter-node, --inter-node-latency) */
+
+/* "measured", "fit", "figures" joined by '+' in that order ("none" for 0)
+ * into `out`. */
+void gs_predict_from_name(unsigned from, char *out, size_t size);
+
+/* Seconds of an allreduce of `bytes` over `gpus` GPUs on `m`: 0 for one
+ * GPU; within a node the measured curve at that count where it covers the
+ * size, else the fitted alpha + beta x 2(p-1)/p x bytes; across nodes
+ * (gpus a multiple of gpus_per_node) the hierarchical form, the network's
+ * 2-rank allreduces from its measured curve where it covers them. `*how`
+ * (may be NULL) receives "none", "intra-node", "ring" or "tree" (the
+ * inter-node algorithm); `*from` (may be NULL) gains the
+ * GS_PREDICT_FROM_* bits of the costs used. Needs m->have_allreduce where
+ * a node holds more than one of the GPUs. */
+double gs_predict_allreduce(const gs_predict_machine *m, double bytes, int gpus,
+                            const char **how, unsigned *from);
+
+/* E[max of n independent standard normal variables]: 0 for n = 1, 0.5642
+ * for 2, 1.0294 for 4; computed by integrating the density of the maximum. */
+double gs_predict_expected_max(int n);
+
+/* One measured GPU count of a step-based series, as the fit reads it. */
+typedef struct {
+  int gpus;
+  double step;    /* mean step time (slowest rank) */
+  double compute; /* mean over ranks of device - comm */
+  double comm;    /* mean exposed communication */
+} gs_predict_step_obs;
+
+/* One measured GPU count of a request-based series. */
+typedef struct {
+  int gpus;
+  double run_seconds;    /* mean seconds of one run (the whole request stream) */
+  double tokens_per_run; /* generated tokens of one run */
+} gs_predict_request_obs;
+
+typedef struct {
+  gs_predict_kind kind;
+  gs_scaling scaling;
+  /* Step-based: compute(N) = overhead + work x share(N) + growth x (N - 1),
+   * share 1/N strong (growth 0), 1 weak (overhead 0: under weak scaling the
+   * fixed part is part of each rank's work, and growth is what each added
+   * rank adds: contention); imbalance(N) = noise x gs_predict_expected_max(N). */
+  double work_seconds, overhead_seconds, growth_seconds, noise_seconds;
+  /* Data parallel: fp32 gradient bytes of the model and the bucket size. */
+  double gradient_bytes, bucket_bytes;
+  /* Requests: compute seconds of one batch round of a replica at the
+   * measured tensor-parallel degree, and the request stream. */
+  double round_seconds, tokens_per_run;
+  int samples, batch, measured_tp, layers;
+  double hidden, element_bytes, decode_steps, prefill_tokens;
+} gs_predict_model;
+
+/* Fits work, overhead (strong) or growth (weak) and noise of a step-based
+ * model (kind and scaling set by the caller) to `obs[0..n)`, n >= 1:
+ * compute by least squares in 1/N (strong; overhead 0 from one count, both
+ * kept >= 0) or in N - 1 (weak; growth 0 from one count, kept >= 0); noise
+ * as the mean over N > 1 of (step - compute - comm) / e(N) (0 without such
+ * counts). GS_ERR_USAGE when n is 0 or a number is not finite. */
+gs_status gs_predict_fit_step(const gs_predict_step_obs *obs, size_t n, gs_predict_model *model);
+
+/* Fits round_seconds of a request model (samples, batch, measured_tp,
+ * layers, hidden, element_bytes, decode_steps, prefill_tokens set by the
+ * caller) to `obs[0..n)`: the mean over counts of run / rounds less the
+ * tensor-parallel communication of a round on `m`; tokens_per_run their
+ * mean. GS_ERR_USAGE when n is 0 or a count is not a multiple of measured_tp. */
+gs_status gs_predict_fit_requests(const gs_predict_request_obs *obs, size_t n,
+                                  const gs_predict_machine *m, gs_predict_model *model);
+
+/* The prediction at one GPU count, with the terms that make it up. */
+typedef struct {
+  int gpus, nodes;
+  double step_seconds;     /* step-based: the step; requests: one run of the stream */
+  double throughput;       /* items (tokens) per second */
+  double speedup, efficiency; /* against the series' 1-GPU throughput (core/scaling) */
+  double work, overhead, comm, imbalance; /* seconds; they add up to step_seconds */
+  const char *comm_how;    /* "none", "intra-node", "ring", "tree" */
+  unsigned comm_from;      /* GS_PREDICT_FROM_* bits of the collective costs used */
+  int tensor_parallel, replicas, rounds; /* requests */
+  double dollars_per_million, seconds_to_target, dollars_to_target; /* NaN unpriced */
+  double measured, error;  /* holdout: the measured step (tokens/s for requests) and
+                              (predicted - measured) / measured; NaN when not measured */
+} gs_predict_point;
+
+/* Evaluates `model` at `gpus` GPUs on `m` (tensor-parallel degree `tp`
+ * for requests, 0: as measured) into `out`; a step-based model's throughput
+ * is `items_per_step` (the items of one step at 1 GPU; times N under weak
+ * scaling) over the step. Speedup, cost and errors are left NaN. GS_ERR_USAGE when
+ * the count cannot be placed: not a multiple of gpus_per_node beyond one
+ * node, or of the tensor-parallel degree. */
+gs_status gs_predict_point_at(const gs_predict_model *model, const gs_predict_machine *m,
+                              double items_per_step, int gpus, int tp, gs_predict_point *out);
+
+/* ---- from documents ------------------------------------------------------------ */
+
+/* A list of GPU counts from text: "8,16,64", ranges "1-1000" (every
+ * count) and ranges with a step "8-8000:8", each >= 1; ascending order is
+ * not required. GS_ERR_USAGE naming
+ * `option` on a bad part. `*counts` is owned by the caller (free). */
+gs_status gs_predict_parse_counts(const char *text, const char *option, int **counts, size_t *n);
+
+typedef struct {
+  const int *counts;       /* GPU counts to predict; may be empty with holdout */
+  size_t n_counts;
+  int gpus_per_node;       /* 0: the GPU count of the measured machine */
+  double inter_node_bytes_per_second;
+  double inter_node_latency_seconds;
+  int holdout;             /* > 1: fit below this count, check at it and above; 0 none */
+  int tensor_parallel;     /* llm replicas of this many GPUs; 0 as measured */
+  double target_items;     /* > 0: time and cost to process this many items */
+  int skip_unmodelled;     /* 1: leave out (and name in `skipped`) the series without a
+                              model or of another machine than the first, instead of failing */
+  const gs_report *inter_node_coll; /* a coll document of the 2-rank allreduce between
+                                       nodes: describes the network instead of the two
+                                       figures above; NULL: the figures */
+} gs_predict_options;
+
+/* One fitted collective of the coll document (shown, and allreduce used). */
+typedef struct {
+  const char *op;          /* static name */
+  gs_coll_fit fit;
+} gs_predict_coll;
+
+typedef struct {
+  size_t series;           /* index of its series in the report */
+  char name[256];          /* the series' name (gs_report_series_name) */
+  const char *item_unit;   /* points into the report */
+  gs_predict_model model;
+  double items_per_step;
+  int fitted[8];           /* the GPU counts fitted (first 8) */
+  size_t n_fitted;
+  double base_throughput;  /* X(1): measured, else predicted */
+  double price_per_gpu_hour; /* NaN without a price for its GPU */
+  size_t n_points;
+  gs_predict_point *points; /* owned */
+  int cheapest, fastest;   /* index of the point with least $/M items, most items/s; -1 none */
+  double worst_error;      /* largest |error| over the holdout points; NaN none */
+} gs_predict_workload;
+
+typedef struct gs_predict {
+  gs_predict_options opt;  /* its counts point into the caller's array */
+  gs_predict_machine machine;
+  const char *coll_file;   /* the coll document used, or NULL */
+  const char *links_file;  /* without one: the p2p document the allreduce came from, or NULL */
+  size_t n_coll;
+  gs_predict_coll coll[GS_COLL_COUNT];
+  size_t n_curves;
+  gs_coll_curve *curves;   /* owned: the node's allreduce measured, one per rank count */
+  const char *network_file; /* the --inter-node-coll document, or NULL */
+  gs_coll_fit network_fit; /* its 2-rank allreduce's fit */
+  gs_coll_curve network_curve; /* owned: its 2-rank allreduce as measured */
+  size_t n_workloads;
+  gs_predict_workload *workloads; /* owned */
+  char skipped[1024];      /* with skip_unmodelled: "SERIES: why; ..." of those left out */
+} gs_predict;
+
+/* Fits a model per workload series of `r` (loaded with the prices wanted)
+ * and predicts it at the options' counts. The coll series of `r` give the
+ * machine's collective fits (without them, a p2p document its links); they
+ * must come from the machine the workloads were measured on (same host and
+ * GPU model). The network between nodes comes from the options' figures or
+ * from their inter_node_coll document. GS_ERR_USAGE for inputs that
+ * cannot be predicted, naming the file and what is missing: a coll document
+ * of another machine, a collective with fewer than two sizes, a series
+ * without a model (unless skip_unmodelled), a data-parallel series without
+ * a coll document, a holdout with nothing below or at/above it. */
+gs_status gs_predict_build(const gs_report *r, const gs_predict_options *opt, gs_predict *out);
+
+/* Frees what `p` owns and zeroes it. */
+void gs_predict_free(gs_predict *p);
+
+typedef enum { GS_PREDICT_TEXT = 0, GS_PREDICT_JSON, GS_PREDICT_MARKDOWN } gs_predict_format;
+
+/* "text", "json", "markdown", NULL-terminated, in enum order. */
+extern const char *const gs_predict_format_choices[];
+
+/* Writes the prediction to `f` in `format` (docs/predict.md, "Output").
+ * GS_ERR_NOMEM when the JSON cannot be built. */
+gs_status gs_predict_render(FILE *f, const gs_predict *p, gs_predict_format format);
+
+#endif

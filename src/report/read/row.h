@@ -1,0 +1,282 @@
+/* One measurement as the report reads it: a row (the world size, step
+ * statistics, throughput, its ranks and hosts, the "why not N x" split)
+ * and the parts of it that belong to one feature. The read room fills it
+ * from a result document (read.h); every room above reads it. Every number
+ * and its formula is written down in docs/report.md; the field names here
+ * match that page. */
+#ifndef GS_REPORT_READ_ROW_H
+#define GS_REPORT_READ_ROW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/stats.h"
+#include "core/status.h"
+
+/* Default rank-mark thresholds: relative deviation of a rank's throughput
+ * from the median rank throughput, as fractions (0.05 = 5%). */
+#define GS_REPORT_MODERATE_DEFAULT 0.05
+#define GS_REPORT_CRITICAL_DEFAULT 0.15
+/* A sample counts as "stable" when within this fraction of its rank's mean. */
+#define GS_REPORT_STABLE_BAND 0.15
+/* A rank's cold start is flagged when first iteration / median exceeds this. */
+#define GS_REPORT_COLD_FLAG 2.0
+/* "Warm up longer" when a rank's first timed sample is above this many
+ * times its median (gs_report_needs_warmup; docs/report.md). */
+#define GS_REPORT_WARMUP_FLAG GS_REPORT_COLD_FLAG
+/* A rank or host whose share of successful requests is below these is
+ * moderate / critical, whatever its throughput. */
+#define GS_REPORT_SUCCESS_MODERATE 0.99
+#define GS_REPORT_SUCCESS_CRITICAL 0.90
+/* "Consider a larger batch" when GPU utilization or memory use (mean over the
+ * ranks, from telemetry) is below this share. */
+#define GS_REPORT_LOW_USE 0.50
+/* "Transport issue" when the best measured bus bandwidth of a collective is
+ * below this share of the link's theoretical bandwidth. */
+#define GS_REPORT_LOW_BUSBW 0.50
+/* An ingested (or measured) bus bandwidth disagrees with algbw x the op's
+ * bus factor (core/coll_model) when it is off by more than this share of
+ * the expected figure and by more than the rounding of nccl-tests' two
+ * decimals in GB/s (GS_REPORT_BUSBW_ROUNDING bytes/s on each of algbw and
+ * busbw). docs/report.md, "Collectives". */
+#define GS_REPORT_BUSBW_TOLERANCE 0.01
+#define GS_REPORT_BUSBW_ROUNDING 5e6
+
+typedef struct {
+  double moderate; /* fraction; deviation above it is "moderate" */
+  double critical; /* fraction; deviation above it is "critical" */
+} gs_report_thresholds;
+
+typedef enum {
+  GS_MARK_NONE = 0, /* no throughput (no samples): not marked */
+  GS_MARK_GOOD,
+  GS_MARK_MODERATE,
+  GS_MARK_CRITICAL
+} gs_rank_mark;
+
+/* "good", "moderate", "critical" or "n/a". */
+const char *gs_rank_mark_name(gs_rank_mark mark);
+
+/* One rank of an ingested LoadGen measurement, from its "mlperf" object
+ * (docs/ingest.md); seconds and per-second figures, NaN where the log has
+ * none. */
+typedef struct {
+  int present;               /* 1: the rank has an "mlperf" object */
+  int valid;                 /* 1 VALID, 0 INVALID, -1 not recorded */
+  const char *scenario;      /* LoadGen's spelling ("Offline"), or NULL; points into the document */
+  const char *failed;        /* failed_criteria ("min duration not satisfied"), or NULL */
+  double samples_per_second; /* throughput_samples_per_second */
+  double tokens_per_second;
+  double query_count;
+  double lat_mean, lat_p50, lat_p90, lat_p99, lat_max; /* latency_seconds */
+  double ttft_p50, ttft_p99; /* first_token_latency_seconds */
+  double tpot_p50, tpot_p99; /* time_per_output_token_seconds */
+} gs_report_loadgen;
+
+/* One rank of one measurement, pooled over the measurement's runs. Doubles
+ * that are not available are NaN. */
+typedef struct {
+  int rank;
+  char status[32];           /* first non-"ok" status over the runs, else "ok" */
+  const char *error;         /* that run's error text, or NULL; points into the document */
+  const char *clock;         /* "device", "wall" or "mixed": which samples were used */
+  uint64_t items_per_step;   /* the rank's share (from its first run) */
+  size_t n;                  /* samples used */
+  double mean, min, max, stddev, median;
+  double stable_share;       /* samples within GS_REPORT_STABLE_BAND of mean / n */
+  double throughput;         /* items_per_step / mean */
+  double deviation;          /* |throughput - median rank throughput| / median */
+  gs_rank_mark mark;
+  double first_seconds;      /* first_iteration_seconds of the first run that has one */
+  double cold_ratio;         /* first_seconds / median */
+  int cold_flag;             /* cold_ratio > GS_REPORT_COLD_FLAG */
+  double first_sample_ratio; /* first timed sample of the first run / median */
+  int first_sample_flag;     /* first_sample_ratio > GS_REPORT_COLD_FLAG */
+  const char *host;          /* the rank's "host" (first run), or NULL; points into the document */
+  /* From the rank's "requests" (all runs); zero counts and NaN when absent. */
+  size_t requests, requests_ok, requests_failed, requests_timed_out, cold_requests;
+  size_t cold_outliers;      /* cold requests slower than GS_REPORT_COLD_FLAG x median ok latency */
+  double success_rate;       /* requests_ok / requests; else 1 - failed_samples / samples
+                                when the rank recorded failed samples (fail fault) */
+  uint64_t failed_samples;   /* the rank's "failed_samples" over all runs */
+  uint64_t samples_taken;    /* its timed samples over all runs (failed ones included) */
+  double tokens_per_second;  /* output tokens of ok requests / the rank's busy seconds
+                                (llm.ranks[].busy_seconds; else the sum of its samples) */
+  int injected;              /* 1: the measurement's "faults" name this rank */
+  int injected_delay;        /* 1: one of them delays its first step (a planned cold start) */
+  /* From the measurement's "telemetry" entry of this rank; NaN when absent. */
+  double memory_used_bytes;  /* memory_used_bytes.mean */
+  double memory_total_bytes; /* environment.gpus[device].memory_bytes */
+  double utilization;        /* utilization_percent.mean / 100 */
+  double telemetry_seconds;  /* samples x interval_seconds: the window those means cover */
+  gs_report_loadgen loadgen; /* ingested LoadGen figures (present 0 otherwise) */
+  double *samples;           /* with GS_REPORT_ROW_SAMPLES: the n samples above (any order);
+                                owned; else NULL */
+} gs_report_rank;
+
+/* The ranks of one host in one measurement, their samples pooled. */
+typedef struct {
+  char name[128];            /* "host" of its ranks ("-" when not recorded) */
+  size_t n_ranks;
+  size_t n;                  /* samples */
+  double mean, min, max, stddev, stable_share;
+  double throughput;         /* sum of its ranks' throughputs */
+  double per_rank;           /* throughput / n_ranks (compared between hosts) */
+  double deviation;          /* |per_rank - median per_rank| / median */
+  size_t requests, requests_ok;
+  double success_rate, tokens_per_second, memory_used_bytes;
+  gs_rank_mark mark;
+  size_t cold_ranks;         /* ranks with a cold flag or slow first sample */
+} gs_report_host;
+
+/* Why not N x: the mean step split into parts that add up to it (see
+ * docs/report.md). Each part is the mean over ranks and iterations. */
+typedef struct {
+  int available;             /* 0: no per-iteration rank samples */
+  int comm_measured;         /* 1: the ranks recorded comm_seconds */
+  int device_clock;          /* 1: device_seconds recorded (else host overhead is 0) */
+  size_t samples;            /* (rank, iteration) pairs used */
+  double step;               /* mean step time */
+  double compute;            /* device - comm */
+  double comm;               /* exposed communication */
+  double imbalance;          /* step - rank wall time (waiting for the slowest rank) */
+  double host;               /* wall - device */
+  double ideal_step;         /* T(1) / N (strong) or T(1) (weak); NaN without baseline */
+} gs_report_breakdown;
+
+/* The parts of a row that belong to one feature; each is read by its own
+ * reader (read.h) and is empty (present 0, NaN, NULL) where the
+ * measurement has no such part. */
+
+/* Collective measurements ("workload": "coll"; docs/report.md,
+ * "Collectives"). */
+typedef struct {
+  int present;               /* 1: a collective measurement */
+  const char *op;            /* collective.op or NULL */
+  double bytes;              /* collective.bytes */
+  const char *dtype;         /* collective.dtype or NULL */
+  const char *redop;         /* collective.redop or NULL (no reduction) */
+  double root;               /* collective.root, NaN when null (no root) */
+  int in_place;              /* collective.in_place: 1 in place, 0 out of place, -1 not recorded */
+  double busbw;              /* bytes/s */
+  double algbw;              /* bytes/s */
+  double link_bandwidth;     /* theoretical bytes/s of the best GPU link (topology), NaN unknown */
+  double time;               /* collective.time_seconds (one op), NaN when not recorded */
+  double busbw_factor;       /* the op's bus factor at world_size (core/coll_model), NaN unknown */
+  double busbw_expected;     /* algbw x busbw_factor; NaN when either is unknown */
+  int busbw_mismatch;        /* 1: busbw is off busbw_expected (GS_REPORT_BUSBW_TOLERANCE) */
+  const char *nccl_version;  /* source.nccl_version (ingested nccl-tests), or NULL */
+} gs_report_collective;
+
+/* Request-based measurements (those with an "llm" object): the row's
+ * throughput = generated_tokens / run_seconds, no "why not N x" split. */
+typedef struct {
+  int present;               /* 1: a request-based measurement */
+  const char *scenario;      /* measurement "scenario" or NULL; points into the document */
+  double generated_tokens;   /* output tokens of ok requests over all runs and ranks */
+  double run_seconds;        /* sum of llm.run_seconds; NaN when not recorded */
+  gs_stats ttft, tpot;       /* over ok requests that are not cold; n == 0 when none */
+} gs_report_requests;
+
+/* Placement, faults and plan tasks (docs/workloads/placement.md). */
+typedef struct {
+  char split_units[64];      /* split.units as "21,11" ("" without split) */
+  char faults[256];          /* the injected faults, e.g. "slow rank 1 factor=3" ("" none) */
+  int task;                  /* plan task index, -1 when not part of a plan */
+  const char *task_spec;     /* config.tasks[task].spec or NULL; points into the document */
+} gs_report_placement;
+
+/* Cost (with --price): NaN when no price matched. */
+typedef struct {
+  const char *gpu_model;     /* environment name of the row's first GPU, or NULL */
+  double price_per_hour;     /* sum over the row's GPUs of their price per GPU-hour */
+  double items_per_dollar;   /* throughput * 3600 / price_per_hour */
+  double dollars_per_million;/* 1e6 / items_per_dollar */
+} gs_report_cost;
+
+/* One measurement (a workload at one world size) of a series: what every
+ * measurement has, and the parts of the features it uses. */
+typedef struct {
+  size_t file;               /* index into gs_report.files */
+  size_t measurement;        /* index in that document's measurements */
+  int world_size;
+  const char *variant;       /* measurement "variant" or NULL; points into the document */
+  char status[32];           /* the measurement's status */
+  char verification[32];     /* "passed", "failed", "skipped" or "-" */
+  const char *error;         /* the measurement's error, or NULL (points into the document) */
+  int has_step;              /* 1 when step_seconds held at least one number */
+  gs_stats step;             /* over all runs' step_seconds (nulls skipped) */
+  size_t step_nulls;         /* null elements of step_seconds skipped */
+  double *step_samples;      /* the step.n samples in run order (NULL when none); owned */
+  size_t n_step_runs;        /* runs of the measurement */
+  size_t *step_run_n;        /* samples of each run among step_samples; owned */
+  uint64_t items_per_step;   /* cost.items_per_step; 0 when absent */
+  double throughput;         /* items_per_step / step.mean */
+  double speedup;            /* throughput / throughput of the series' 1-rank row */
+  double speedup_low, speedup_high; /* its 95% interval (core/scaling); NaN when none */
+  double efficiency;         /* speedup / world_size */
+  double karp_flatt;         /* (1/S - 1/N) / (1 - 1/N), N > 1 */
+  double ideal_throughput;   /* world_size * throughput of the 1-rank row */
+  int gpus_per_rank;         /* GPUs one rank record (replica) spans: parallelism.gpus_per_rank
+                                (llm.tensor_parallel in older documents), 1 when absent */
+  const char *parallel_option; /* parallelism.option: the workload option that sets
+                                gpus_per_rank ("tp"), or NULL; points into the document */
+  size_t n_ranks;            /* world_size / gpus_per_rank */
+  gs_report_rank *ranks;     /* n_ranks entries, by rank number; owned */
+  double spread_ratio;       /* max / min rank throughput (world_size > 1) */
+  double spread_cv;          /* stddev (n - 1) / mean of rank throughputs */
+  double rank_median;        /* median of rank throughputs */
+  int straggler;             /* slowest rank when it is critical, else -1 */
+  gs_report_breakdown breakdown;
+  size_t n_hosts;
+  gs_report_host *hosts;     /* in order of first rank; owned */
+  double host_spread_cv;     /* cv of the hosts' per-rank throughputs (2+ hosts) */
+  /* Ingested LoadGen measurements ("workload": "mlperf"): throughput is the
+   * ranks' summed LoadGen throughput, each rank's figures in its loadgen. */
+  int loadgen;
+  int ingested;              /* 1: another tool's run (a "source" member): a single run */
+  gs_report_collective collective;
+  gs_report_requests requests;
+  gs_report_placement placement;
+  gs_report_cost cost;
+} gs_report_row;
+
+/* One price of --price: GPU model key and dollars per GPU-hour. */
+typedef struct {
+  char model[64];
+  double per_hour;
+} gs_report_price;
+
+#define GS_REPORT_PRICES_MAX 16
+
+typedef struct {
+  size_t n;
+  gs_report_price p[GS_REPORT_PRICES_MAX];
+} gs_report_prices;
+
+/* Parses "H100=7,A100=5" (model=dollars per GPU-hour, dollars > 0) into
+ * `out`. GS_ERR_USAGE naming the bad part on error. */
+gs_status gs_report_parse_prices(const char *text, gs_report_prices *out);
+
+/* The price of GPU `name` (environment gpus[].name): the longest key that
+ * occurs in the name as a whole word, case-insensitively ("H100" matches
+ * "NVIDIA H100 80GB HBM3", not "H1000"); NaN when none matches. */
+double gs_report_price_of(const gs_report_prices *prices, const char *name);
+
+/* The point of a row within its series: 1 when `x` and `y` have the same
+ * world size and, for collectives, the same op, message size, data type,
+ * reduction, root and in-place form. Rows of one series with the same
+ * point are repeats of one measurement. */
+int gs_report_point_same(const gs_report_row *x, const gs_report_row *y);
+
+/* The in-place form of a collective in words: "in-place" (in_place 1),
+ * "out-of-place" (0) or "-" (not recorded, -1), as gs_report_row's
+ * coll_in_place holds it. */
+const char *gs_report_coll_form(int in_place);
+
+/* The point of `row` in words into `out`: "" for a workload row (its world
+ * size is a column of its own), "allreduce 1 MiB float sum in-place"
+ * (with "root R" where there is one) for a collective row. */
+void gs_report_point_name(const gs_report_row *row, char *out, size_t size);
+
+#endif
