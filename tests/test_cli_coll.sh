@@ -8,13 +8,14 @@ bin=$1
 
 cpu=(--backend cpu --no-progress -q)
 expect 0 "reducescatter" -- coll --help
-expect 2 "missing OP" -- coll "${cpu[@]}"
+expect 2 "missing OP \(one of allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv, all\)$" -- coll "${cpu[@]}"
 expect 2 "option OP" -- coll allreduse "${cpu[@]}"
 expect 2 "minbytes.*larger than" -- coll allreduce "${cpu[@]}" -b 1M -e 1K
 expect 2 "option --minbytes" -- coll allreduce "${cpu[@]}" -b 12Q
 expect 2 "conflict" -- coll allreduce "${cpu[@]}" -f 2 -i 1K
 expect 2 "has no reduction" -- coll allgather "${cpu[@]}" -o max
 expect 2 "has no root" -- coll allreduce "${cpu[@]}" -r 1
+expect 2 "option --place: alltoall has no in-place form" -- coll alltoall "${cpu[@]}" --place in
 expect 2 "rank 5 of a world of 2" -- coll broadcast "${cpu[@]}" --ranks 2 -r 5
 expect 2 "needs the cuda backend" -- coll allreduce "${cpu[@]}" -d half
 expect 2 "--transport applies to NCCL" -- coll allreduce "${cpu[@]}" --transport p2p
@@ -42,6 +43,17 @@ assert len(ms[0]["runs"][0]["ranks"][1]["wall_seconds"]) == 5
 models = d["collective_models"]
 assert len(models) == 2 and models[0]["points"] == 6 and models[0]["beta_seconds_per_byte"] > 0, models
 assert "nccl_environment" in d["config"] and d["config"]["coll"]["op"] == "allreduce"
+PY
+
+# In place only: alltoall and sendrecv have no such form; the others are measured.
+expect 0 "Wrong elements     : 0 OK" -- coll all "${cpu[@]}" --ranks 2 -b 8 -e 1K --stepfactor 8 -n 2 -w 1 --place in --out "$work/in.json"
+python3 - "$work/in.json" <<'PY' || fail "coll all --place in: the in-place measurements of five ops"
+import json, sys
+ms = json.load(open(sys.argv[1]))["measurements"]
+ops = sorted({m["collective"]["op"] for m in ms})
+assert ops == ["allgather", "allreduce", "broadcast", "reduce", "reducescatter"], ops
+assert all(m["collective"]["in_place"] and m["collective"]["wrong_elements"] == 0 for m in ms)
+assert len(ms) == 5 * 3, len(ms)
 PY
 
 # A rank held back beyond the timeout: exit 1 within bounds, rank named, document kept.

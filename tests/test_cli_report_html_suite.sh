@@ -36,6 +36,10 @@ grep -qE "^  GPUs present +fail +no GPU in the inventory" "$work/suite.tail" ||
 grep -qE "^  throughput per GPU +n/a +cpu backend" "$work/suite.tail" ||
   fail "the cpu backend's throughput check is not 'not applicable' with its reason"
 grep -q "^## Node verdict of .*: fail" "$work/suite/report.md" || fail "report.md lacks the verdict"
+# The report covers every document the suite wrote, however many there are.
+for f in "$work/suite"/*.json; do
+  grep -q "^Files: .*\`$f\`" "$work/suite/report.md" || fail "report.md leaves out $f"
+done
 grep -q "^Node verdict of .*: fail" "$work/suite/summary.txt" || fail "summary.txt lacks the verdict"
 # report over the same documents: the same verdict, the same exit.
 expect 5 "node verdict: fail \\(GPUs present\\)" -- report --expect-gpus 1 "$work/suite"/*.json

@@ -3,7 +3,8 @@
 # script run as Slurm would (SLURM_JOB_ID, SLURM_SUBMIT_DIR) with a fake
 # srun and a fake gpuscale on the PATH that record their arguments, so the
 # steps, their options and the job's directory are checked without Slurm
-# or a GPU. Usage: test_cli_slurm.sh GPUSCALE_BINARY (unused: every
+# or a GPU, and so is the scripts' CPU form (GPU lines dropped, smaller
+# problems through GPUSCALE_*_ARGS). Usage: test_cli_slurm.sh GPUSCALE_BINARY (unused: every
 # gpuscale call is recorded, not run).
 bin=${1:?usage: test_cli_slurm.sh GPUSCALE_BINARY}
 source "$(dirname "$0")/cli_lib.sh"
@@ -74,6 +75,18 @@ has "$log" "^gpuscale report --format markdown --out $job/report.md $job/scale-v
 [ "$(grep -c '^gpuscale report' "$log")" = 1 ] || fail "report ran more than once: $(cat "$log")"
 grep -q "results and report in $job" "$work/gpuscale-nnodes.sbatch.out" ||
   fail "the N-node script does not name the job's directory"
+
+# Without GPUs, as the headers say: the GPU lines dropped, smaller problems
+# through the environment.
+for script in "$examples"/*.sbatch; do
+  grep -q "sed '/^#SBATCH --gpus/d'" "$script" || fail "$script does not say how to drop its GPU lines"
+  sed '/^#SBATCH --gpus/d' "$script" | grep -qE '^#SBATCH.*(--gpu|gres=gpu)' && fail "$script keeps a GPU line after the sed"
+done
+GPUSCALE_SCALE_ARGS="--points 20K --runs 1" GPUSCALE_COLL_ARGS="--maxbytes 4K --stepfactor 8" \
+  run_script gpuscale-nnodes.sbatch
+log="$work/gpuscale-nnodes.sbatch.log"
+has "$log" "^gpuscale scale voxelize --out $job/scale-voxelize.json --timeout 120 --no-progress --points 20K --runs 1$"
+has "$log" "^gpuscale coll allreduce --maxbytes 4K --stepfactor 8 --out $job/allreduce.json$"
 
 [ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "all Slurm example tests passed"

@@ -1,5 +1,6 @@
-/* Unit tests of the collective model: nccl-tests' bus-bandwidth factors,
- * sizes per rank, the alpha-beta fit, measured curves and the allreduce as
+/* Unit tests of the collectives' table and model: nccl-tests' bus-bandwidth
+ * factors, every descriptor complete, the sources of received blocks, sizes
+ * per rank, the alpha-beta fit, measured curves and the allreduce as
  * 2-rank pairs, and the expected results that checks
  * compare against (including half and bfloat16 encoding). */
 #include <math.h>
@@ -26,6 +27,49 @@ static void test_busbw_factors(void **state) {
   assert_float_equal(gs_coll_busbw_factor(GS_COLL_REDUCE, 8), 1.0, 1e-15);
   assert_float_equal(gs_coll_busbw_factor(GS_COLL_SENDRECV, 8), 1.0, 1e-15);
   assert_float_equal(gs_coll_busbw_factor(GS_COLL_ALLREDUCE, 1), 0.0, 1e-15);
+}
+
+/* Every descriptor is complete and named as the name list names it, so a
+ * collective added to the enum without its entry fails here. */
+static void test_table_complete(void **state) {
+  (void)state;
+  for (int k = 0; k < GS_COLL_COUNT; k++) {
+    const gs_coll_desc *d = gs_coll_desc_of((gs_coll_op)k);
+    assert_non_null(d->name);
+    assert_non_null(gs_coll_op_names[k]);
+    assert_string_equal(d->name, gs_coll_op_names[k]);
+    assert_ptr_equal(gs_coll_desc_named(d->name), d);
+    assert_non_null(d->source);
+    assert_true(d->busbw_scale > 0.0);
+  }
+  assert_null(gs_coll_op_names[GS_COLL_COUNT]);
+  assert_null(gs_coll_desc_named("gather"));
+  assert_null(gs_coll_desc_named(NULL));
+  assert_true(isnan(gs_coll_busbw_factor_of("hypercube", 4)));
+  assert_float_equal(gs_coll_busbw_factor_of("reducescatter", 4), 0.75, 1e-15);
+}
+
+/* The sources of each op's received blocks, at rank 1 of 4 with root 2. */
+static void test_sources(void **state) {
+  (void)state;
+  const gs_coll_who who = {.rank = 1, .ranks = 4, .root = 2, .recv_peer = 0};
+  gs_coll_source s;
+  gs_coll_desc_of(GS_COLL_ALLREDUCE)->source(&who, 0, &s);
+  assert_true(s.reduced && s.block == 0);
+  gs_coll_desc_of(GS_COLL_REDUCESCATTER)->source(&who, 0, &s);
+  assert_true(s.reduced && s.block == 1); /* this rank's block of every input */
+  gs_coll_desc_of(GS_COLL_ALLGATHER)->source(&who, 3, &s);
+  assert_true(!s.reduced && s.rank == 3 && s.block == 0);
+  gs_coll_desc_of(GS_COLL_ALLTOALL)->source(&who, 3, &s);
+  assert_true(!s.reduced && s.rank == 3 && s.block == 1); /* rank 3's block for rank 1 */
+  gs_coll_desc_of(GS_COLL_BROADCAST)->source(&who, 0, &s);
+  assert_true(!s.reduced && s.rank == 2 && s.block == 0);
+  gs_coll_desc_of(GS_COLL_SENDRECV)->source(&who, 0, &s);
+  assert_true(!s.reduced && s.rank == 0 && s.block == 0);
+  assert_true(gs_coll_desc_of(GS_COLL_REDUCE)->root_only);
+  assert_int_equal(gs_coll_desc_of(GS_COLL_ALLGATHER)->in_place, GS_COLL_IN_PLACE_SEND_AT_RANK);
+  assert_int_equal(gs_coll_desc_of(GS_COLL_REDUCESCATTER)->in_place,
+                   GS_COLL_IN_PLACE_RECV_AT_RANK);
 }
 
 static void test_shapes(void **state) {
@@ -280,6 +324,8 @@ static void test_expected_allgather_and_alltoall(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_busbw_factors),
+      cmocka_unit_test(test_table_complete),
+      cmocka_unit_test(test_sources),
       cmocka_unit_test(test_shapes),
       cmocka_unit_test(test_fit_exact_line),
       cmocka_unit_test(test_fit_relative_weights),

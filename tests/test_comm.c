@@ -23,7 +23,7 @@ typedef struct {
   gs_comm *comm;
   gs_status status;
   double allreduce[COUNT], allgather[COUNT * RANKS], scattered[COUNT], broadcast[COUNT];
-  double alltoall[RANKS], shifted[COUNT], reduced[COUNT];
+  double alltoall[RANKS], shifted[COUNT], reduced[COUNT], at_root[COUNT];
   char error[256];
 } rank_out;
 
@@ -37,14 +37,35 @@ static void *every_collective(void *arg) {
       gs_comm_allreduce(o->comm, mine, o->allreduce, COUNT, GS_DTYPE_DOUBLE, GS_REDOP_SUM, NULL);
   if (s == GS_OK) s = gs_comm_allgather(o->comm, mine, o->allgather, COUNT, GS_DTYPE_DOUBLE, NULL);
   if (s == GS_OK)
-    s = gs_comm_reducescatter(o->comm, mine, o->scattered, COUNT, GS_DTYPE_DOUBLE, GS_REDOP_MAX,
-                              NULL);
+    s = gs_comm_collective(o->comm,
+                           &(gs_comm_call){.op = GS_COLL_REDUCESCATTER, .send = mine,
+                                           .recv = o->scattered, .count = COUNT,
+                                           .dtype = GS_DTYPE_DOUBLE, .redop = GS_REDOP_MAX},
+                           NULL);
   if (s == GS_OK)
     s = gs_comm_broadcast(o->comm, mine, o->broadcast, COUNT, GS_DTYPE_DOUBLE, 2, NULL);
-  if (s == GS_OK) s = gs_comm_alltoall(o->comm, to_each, o->alltoall, 1, GS_DTYPE_DOUBLE, NULL);
   if (s == GS_OK)
-    s = gs_comm_sendrecv(o->comm, mine, (r + 1) % n, o->shifted, (r + n - 1) % n, COUNT,
-                         GS_DTYPE_DOUBLE, NULL);
+    s = gs_comm_collective(o->comm,
+                           &(gs_comm_call){.op = GS_COLL_ALLTOALL, .send = to_each,
+                                           .recv = o->alltoall, .count = 1,
+                                           .dtype = GS_DTYPE_DOUBLE},
+                           NULL);
+  if (s == GS_OK)
+    s = gs_comm_collective(o->comm,
+                           &(gs_comm_call){.op = GS_COLL_SENDRECV, .send = mine,
+                                           .recv = o->shifted, .count = COUNT,
+                                           .dtype = GS_DTYPE_DOUBLE, .send_peer = (r + 1) % n,
+                                           .recv_peer = (r + n - 1) % n},
+                           NULL);
+  // Reduce: only the root (1) receives; the others' buffers stay as they were.
+  for (int i = 0; i < COUNT; i++) o->at_root[i] = -1.0;
+  if (s == GS_OK)
+    s = gs_comm_collective(o->comm,
+                           &(gs_comm_call){.op = GS_COLL_REDUCE, .send = mine,
+                                           .recv = o->at_root, .count = COUNT,
+                                           .dtype = GS_DTYPE_DOUBLE, .redop = GS_REDOP_MIN,
+                                           .root = 1},
+                           NULL);
   // In place: the result replaces the input.
   if (s == GS_OK) {
     memcpy(o->reduced, mine, sizeof o->reduced);
@@ -86,6 +107,7 @@ static void test_every_collective(void **state) {
       assert_float_equal(out[k].broadcast[i], 200.0 + i, 1e-12);
       assert_float_equal(out[k].shifted[i], 100.0 * ((k + RANKS - 1) % RANKS) + i, 1e-12);
       assert_float_equal(out[k].reduced[i], 100.0 + i, 1e-12); /* avg */
+      assert_float_equal(out[k].at_root[i], k == 1 ? (double)i : -1.0, 1e-12); /* min: rank 0 */
     }
     for (int b = 0; b < RANKS; b++) {
       for (int i = 0; i < COUNT; i++)

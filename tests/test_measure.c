@@ -1,9 +1,10 @@
 /* Tests of the measuring layer without a GPU (measure/common.c, job.c,
  * sweep.c): --gpus lists, ranges and duplicates; the resolution of the
- * common options into ranks; the rank counts of a sweep; a workload's own
- * measuring defaults and refusals; the document status rule; and a sweep
- * on CPU rank threads that writes its document, tells its observer, and
- * writes nothing for a request that cannot be measured. */
+ * common options into ranks; the rank counts of a sweep; every workload's
+ * driver with its measuring defaults and refusals; the document status
+ * rule; a sweep on CPU rank threads that writes its document, tells its
+ * observer, and writes nothing for a request that cannot be measured; and
+ * the order in which a sweep calls a driver's hooks. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "bench/runner_driver.h"
 #include "core/result.h"
 #include "measure/sweep.h"
 #include "tmpdir_fixture.h"
@@ -108,16 +110,19 @@ static void test_counts(void **unused) {
   assert_true(counts.n == 2 && counts.v[1] == 3);
 }
 
-/* A workload with its own timing loop applies its defaults where the user
- * gave none and refuses what does not apply; one without changes nothing. */
+/* Every workload has a driver: its own, or the runner's for fixed steps.
+ * A driver's defaults apply where the user gave none and it refuses what
+ * does not apply; the runner's change nothing and allow a split. */
 static void test_configure(void **unused) {
   (void)unused;
   const gs_workload *llm = gs_workload_find("llm");
   const gs_workload *vox = gs_workload_find("voxelize");
   assert_non_null(llm);
   assert_non_null(vox);
-  assert_non_null(llm->driver);
-  assert_null(vox->driver);
+  assert_ptr_equal(gs_runner_driver_of(llm), llm->driver);
+  assert_ptr_equal(gs_runner_driver_of(vox), &gs_runner_driver);
+  assert_non_null(gs_runner_driver.split);
+  assert_null(llm->driver->split);
   gs_common_options o;
   gs_run_config c;
   gs_common_init(&o, GS_COMMON_SCALE | GS_COMMON_SPLIT);
@@ -142,6 +147,7 @@ static void test_configure(void **unused) {
   c.split_proportional = 1;
   assert_int_equal(gs_common_configure(&o, llm, lopts, &c), GS_ERR_USAGE);
   assert_error_mentions("--split");
+  assert_int_equal(gs_common_configure(&o, vox, vopts, &c), GS_OK);
   llm->options_free(lopts);
   vox->options_free(vopts);
 }
@@ -190,6 +196,16 @@ static void sweep_done(void *ctx, const gs_sweep *sw, void *driver_ctx, const gs
   s->done_count = count;
 }
 
+/* The common options of a quiet scale on `ranks` CPU rank threads. */
+static void cpu_scale_options(gs_common_options *o, int ranks) {
+  gs_common_init(o, GS_COMMON_SCALE);
+  o->backend_choice = GS_BACKEND_CHOICE_CPU;
+  o->ranks = (uint64_t)ranks;
+  o->given_ranks = 1;
+  o->no_progress = 1;
+  o->quiet = 1;
+}
+
 /* Runs a strong-scaling sweep of voxelize on `ranks` CPU threads into
  * `path` at `counts`; the observer's record in *s. */
 static gs_status sweep_voxelize(const char *path, const char *clouds, int ranks,
@@ -201,16 +217,11 @@ static gs_status sweep_voxelize(const char *path, const char *clouds, int ranks,
   assert_int_equal(gs_options_parse(tables, "test", 6, args, NULL, NULL), GS_OK);
   gs_common_options o;
   gs_run_config c;
-  gs_common_init(&o, GS_COMMON_SCALE);
-  o.backend_choice = GS_BACKEND_CHOICE_CPU;
-  o.ranks = (uint64_t)ranks;
-  o.given_ranks = 1;
+  cpu_scale_options(&o, ranks);
   o.iters = 3;
   o.given_iters = 1;
   o.runs = 1;
   o.warmup = 0;
-  o.no_progress = 1;
-  o.quiet = 1;
   assert_int_equal(gs_common_resolve(&o, 1, &c), GS_OK);
   gs_environment env;
   assert_int_equal(gs_common_environment(&env), GS_OK);
@@ -264,6 +275,127 @@ static void test_sweep_usage_error_writes_nothing(void **state) {
   assert_int_equal(count_entries(((fixture *)*state)->dir, ".tmp"), 0);
 }
 
+/* ---- a driver of the test's own: the sweep calls the one interface ------- */
+
+/* What the sweep asked of the test's driver. */
+typedef struct {
+  int opens, checks, closes, annotates;
+  size_t capacity, measured;
+  size_t indices[8];
+  int sizes[8];
+} hook_log;
+
+static hook_log hooks;
+
+static gs_status log_open(const gs_workload *workload, const void *opts, const gs_environment *env,
+                          size_t count, void **ctx) {
+  (void)workload;
+  (void)opts;
+  (void)env;
+  hooks.opens++;
+  hooks.capacity = count;
+  *ctx = &hooks;
+  return GS_OK;
+}
+
+/* Refuses more than 2 ranks, as a runner refuses a split of too few units. */
+static gs_status log_check(void *ctx, const gs_run_config *config) {
+  ((hook_log *)ctx)->checks++;
+  if (config->world_size > 2)
+    return gs_error(GS_ERR_USAGE, "option --log: %d ranks", config->world_size);
+  return GS_OK;
+}
+
+static gs_status log_measure(void *ctx, const gs_run_config *config, size_t index,
+                             gs_measurement *out) {
+  hook_log *h = ctx;
+  memset(out, 0, sizeof *out);
+  snprintf(out->workload, sizeof out->workload, "log");
+  snprintf(out->backend, sizeof out->backend, "cpu");
+  out->world_size = config->world_size;
+  h->indices[h->measured] = index;
+  h->sizes[h->measured++] = config->world_size;
+  return GS_OK;
+}
+
+static gs_status log_annotate(void *ctx, const gs_measurement *m, cJSON *measurement,
+                              size_t index) {
+  (void)m;
+  ((hook_log *)ctx)->annotates++;
+  return cJSON_AddNumberToObject(measurement, "log_index", (double)index)
+             ? GS_OK
+             : gs_error(GS_ERR_NOMEM, "cannot annotate");
+}
+
+static void log_close(void *ctx) {
+  if (ctx) ((hook_log *)ctx)->closes++;
+}
+
+static const gs_workload_driver log_driver = {
+    .open = log_open, .check = log_check, .measure = log_measure,
+    .annotate = log_annotate, .close = log_close};
+
+static cJSON *log_options_json(const void *opts) {
+  (void)opts;
+  return cJSON_CreateObject();
+}
+
+static const gs_workload log_workload = {.key = "log", .item_unit = "items",
+                                         .options_to_json = log_options_json,
+                                         .driver = &log_driver};
+
+/* Sweeps log_workload on `ranks` CPU ranks at `counts` into `path`. */
+static gs_status sweep_log(const char *path, int ranks, const gs_u64_list *counts) {
+  gs_common_options o;
+  gs_run_config c;
+  cpu_scale_options(&o, ranks);
+  assert_int_equal(gs_common_resolve(&o, 1, &c), GS_OK);
+  assert_int_equal(gs_common_configure(&o, &log_workload, NULL, &c), GS_OK);
+  gs_environment env;
+  assert_int_equal(gs_common_environment(&env), GS_OK);
+  memset(&hooks, 0, sizeof hooks);
+  const gs_sweep sw = {.command = "scale", .workload = &log_workload, .common = &o,
+                       .config = &c, .env = &env, .path = path};
+  gs_status st = gs_measure_sweep(&sw, counts);
+  gs_environment_free(&env);
+  return st;
+}
+
+/* One open for the whole sweep with room for every measurement, a check
+ * of every count before any measuring, each measurement by its index, its
+ * annotation in every document written, one close. */
+static void test_sweep_calls_the_driver(void **state) {
+  char path[512];
+  path_in(*state, "log.json", path, sizeof path);
+  const gs_u64_list counts = {.n = 2, .v = {1, 2}};
+  assert_int_equal(sweep_log(path, 2, &counts), GS_OK);
+  assert_int_equal(hooks.opens, 1);
+  assert_int_equal(hooks.capacity, 4);
+  assert_int_equal(hooks.checks, 2);
+  assert_int_equal(hooks.measured, 2);
+  assert_true(hooks.indices[0] == 0 && hooks.sizes[0] == 1);
+  assert_true(hooks.indices[1] == 1 && hooks.sizes[1] == 2);
+  // Rewritten after each measurement: 1 annotation, then 2.
+  assert_int_equal(hooks.annotates, 3);
+  assert_int_equal(hooks.closes, 1);
+  cJSON *doc = NULL;
+  assert_int_equal(gs_result_read(path, &doc), GS_OK);
+  const cJSON *ms = cJSON_GetObjectItemCaseSensitive(doc, "measurements");
+  assert_int_equal(cJSON_GetArraySize(ms), 2);
+  const cJSON *second = cJSON_GetArrayItem(ms, 1);
+  assert_int_equal(cJSON_GetObjectItemCaseSensitive(second, "log_index")->valueint, 1);
+  cJSON_Delete(doc);
+
+  // A count the driver refuses: nothing measured, nothing written, closed.
+  path_in(*state, "log-refused.json", path, sizeof path);
+  const gs_u64_list too_many = {.n = 2, .v = {1, 4}};
+  assert_int_equal(sweep_log(path, 4, &too_many), GS_ERR_USAGE);
+  assert_error_mentions("--log");
+  assert_int_equal(hooks.measured, 0);
+  assert_int_equal(hooks.closes, 1);
+  assert_int_equal(access(path, F_OK), -1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gpus_lists_and_ranges),
@@ -276,6 +408,7 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_sweep_usage_error_writes_nothing,
                                       setup, teardown),
+      cmocka_unit_test_setup_teardown(test_sweep_calls_the_driver, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

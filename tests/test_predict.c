@@ -23,25 +23,35 @@
 
 /* ---- collective costs, worked by hand ------------------------------------------- */
 
+/* An algorithm's cost as its 2-rank pairs on `link`, each 2a + x b. */
+static double cost_by_pairs(gs_coll_algorithm alg, const gs_coll_link *link, double bytes, int p) {
+  double pairs, pair_bytes;
+  gs_coll_allreduce_pairs(alg, bytes, p, &pairs, &pair_bytes);
+  return pairs * (2.0 * link->alpha_seconds + pair_bytes * link->beta_seconds_per_byte);
+}
+
 static void test_ring_and_tree(void **state) {
   (void)state;
   gs_coll_link link = {.alpha_seconds = 1e-6, .beta_seconds_per_byte = 1e-9};
+  gs_coll_algorithm alg = GS_COLL_RING;
   // p = 4, S = 1000 B: ring 2*3*1us + 2*3/4*1000*1ns = 6 + 1.5 us; tree 2*2*1 + 2*1000*1ns = 4 + 2 us.
-  NEAR(gs_coll_allreduce_cost(GS_COLL_RING, &link, 1000, 4), 7.5e-6, 1e-12);
-  NEAR(gs_coll_allreduce_cost(GS_COLL_TREE, &link, 1000, 4), 6.0e-6, 1e-12);
+  NEAR(cost_by_pairs(GS_COLL_RING, &link, 1000, 4), 7.5e-6, 1e-12);
+  NEAR(cost_by_pairs(GS_COLL_TREE, &link, 1000, 4), 6.0e-6, 1e-12);
+  NEAR(gs_coll_allreduce_best_measured(&link, NULL, 1000, 4, &alg, NULL), 6.0e-6, 1e-12);
+  assert_int_equal(alg, GS_COLL_TREE);
   // p = 8: ring 14 + 1.75 us; tree depth 3: 6 + 2 us.
-  NEAR(gs_coll_allreduce_cost(GS_COLL_RING, &link, 1000, 8), 15.75e-6, 1e-12);
-  NEAR(gs_coll_allreduce_cost(GS_COLL_TREE, &link, 1000, 8), 8.0e-6, 1e-12);
+  NEAR(cost_by_pairs(GS_COLL_RING, &link, 1000, 8), 15.75e-6, 1e-12);
+  NEAR(cost_by_pairs(GS_COLL_TREE, &link, 1000, 8), 8.0e-6, 1e-12);
   // p = 3 rounds the tree's depth up: 2*2*1 + 2 = 6 us; ring 4 + 2*2/3 = 5.333 us.
-  gs_coll_algorithm alg = GS_COLL_TREE;
-  NEAR(gs_coll_allreduce_best(&link, 1000, 3, &alg), 4e-6 + 4.0 / 3.0 * 1e-6, 1e-12);
+  NEAR(gs_coll_allreduce_best_measured(&link, NULL, 1000, 3, &alg, NULL), 4e-6 + 4.0 / 3.0 * 1e-6,
+       1e-12);
   assert_int_equal(alg, GS_COLL_RING);
   // Large messages: the ring's 2(p-1)/p beats the tree's 2.
-  (void)gs_coll_allreduce_best(&link, 1e9, 8, &alg);
+  (void)gs_coll_allreduce_best_measured(&link, NULL, 1e9, 8, &alg, NULL);
   assert_int_equal(alg, GS_COLL_RING);
-  (void)gs_coll_allreduce_best(&link, 1000, 8, &alg);
+  (void)gs_coll_allreduce_best_measured(&link, NULL, 1000, 8, &alg, NULL);
   assert_int_equal(alg, GS_COLL_TREE);
-  assert_true(gs_coll_allreduce_cost(GS_COLL_RING, &link, 1000, 1) == 0.0);
+  assert_true(gs_coll_allreduce_best_measured(&link, NULL, 1000, 1, NULL, NULL) == 0.0);
 }
 
 static void test_hierarchical(void **state) {
@@ -452,7 +462,8 @@ static void test_documents_recover_model(void **state) {
   NEAR(dp->model.gradient_bytes, 1e6, 1e-12);
   // 16 GPUs = 2 nodes of 8: the node's allreduce + the network's on 1e6 / 8 B.
   gs_coll_link net = {5e-6, 1.0 / 50e9};
-  double comm16 = synthetic_allreduce(1e6, 8) + gs_coll_allreduce_best(&net, 1e6 / 8, 2, NULL);
+  double comm16 = synthetic_allreduce(1e6, 8) +
+                  gs_coll_allreduce_best_measured(&net, NULL, 1e6 / 8, 2, NULL, NULL);
   NEAR(dp->points[0].comm, comm16, 1e-6);
   assert_string_equal(dp->points[0].comm_how, "ring");
   gs_predict_free(&pred);

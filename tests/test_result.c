@@ -728,6 +728,50 @@ static void test_collect_host(void **state) {
   assert_null(env.gpus);
 }
 
+/* The Slurm job comes from SLURM_JOB_ID, SLURM_STEP_ID and
+ * SLURM_JOB_NODELIST into environment.slurm; outside Slurm there is none. */
+static void test_slurm_job(void **state) {
+  (void)state;
+  static const char *const names[] = {"SLURM_JOB_ID", "SLURM_STEP_ID", "SLURM_JOB_NODELIST"};
+  char *saved[3];
+  for (int i = 0; i < 3; i++) {
+    const char *v = getenv(names[i]);
+    saved[i] = v ? strdup(v) : NULL;
+  }
+  setenv("SLURM_JOB_ID", "4242", 1);
+  setenv("SLURM_STEP_ID", "3", 1);
+  setenv("SLURM_JOB_NODELIST", "gpu[01-04,07]", 1);
+  gs_environment env;
+  memset(&env, 0, sizeof env);
+  gs_environment_collect_host(&env);
+  cJSON *doc = gs_result_new("run");
+  assert_int_equal(gs_result_set_environment(doc, &env), GS_OK);
+  const cJSON *slurm = at(at(doc, "environment"), "slurm");
+  assert_string_equal(str(slurm, "job_id"), "4242");
+  assert_string_equal(str(slurm, "step_id"), "3");
+  assert_string_equal(str(slurm, "node_list"), "gpu[01-04,07]");
+  cJSON_Delete(doc);
+
+  // A batch script's own commands: a job, no step.
+  unsetenv("SLURM_STEP_ID");
+  gs_environment_collect_host(&env);
+  doc = gs_result_new("run");
+  assert_int_equal(gs_result_set_environment(doc, &env), GS_OK);
+  assert_true(cJSON_IsNull(at(at(at(doc, "environment"), "slurm"), "step_id")));
+  cJSON_Delete(doc);
+
+  for (int i = 0; i < 3; i++) unsetenv(names[i]);
+  gs_environment_collect_host(&env);
+  doc = gs_result_new("run");
+  assert_int_equal(gs_result_set_environment(doc, &env), GS_OK);
+  assert_null(cJSON_GetObjectItemCaseSensitive(at(doc, "environment"), "slurm"));
+  cJSON_Delete(doc);
+  for (int i = 0; i < 3; i++) {
+    if (saved[i]) setenv(names[i], saved[i], 1);
+    free(saved[i]);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_new_document_is_valid),
@@ -746,6 +790,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_missing_nested_member, setup, teardown),
       cmocka_unit_test(test_free_zeroed_and_filled),
       cmocka_unit_test(test_collect_host),
+      cmocka_unit_test(test_slurm_job),
       cmocka_unit_test(test_typed_members_exact),
       cmocka_unit_test(test_typed_members_absent),
   };

@@ -116,41 +116,35 @@ typedef struct {
   size_t send_elements; /* input elements at `send` */
 } coll_buffers;
 
+/* The buffers of one point: the in-place form shares one buffer as the
+ * op's descriptor lays it out. */
 static coll_buffers buffers_for(const coll_rank *r, const gs_coll_point *p) {
   const gs_coll_sweep *s = r->shared->sweep;
   size_t block = p->shape.param_count * gs_dtype_size(s->dtype);
   coll_buffers b = {r->send, r->recv, p->shape.send_elements};
   if (!p->in_place) return b;
+  gs_coll_in_place layout = gs_coll_desc_of(s->op)->in_place;
   b.send = r->recv;
-  if (s->op == GS_COLL_ALLGATHER) b.send = (char *)r->recv + (size_t)r->rank * block;
-  if (s->op == GS_COLL_REDUCESCATTER) b.recv = (char *)r->recv + (size_t)r->rank * block;
+  if (layout == GS_COLL_IN_PLACE_SEND_AT_RANK) b.send = (char *)r->recv + (size_t)r->rank * block;
+  if (layout == GS_COLL_IN_PLACE_RECV_AT_RANK) b.recv = (char *)r->recv + (size_t)r->rank * block;
   return b;
 }
 
+/* Enqueues (or, on the cpu backend, runs) the point's operation once.
+ * sendrecv's peers form a ring: send to rank + 1, receive from rank - 1. */
 static gs_status issue(coll_rank *r, const gs_coll_point *p, const coll_buffers *b) {
   const gs_coll_sweep *s = r->shared->sweep;
-  size_t count = p->shape.param_count;
   int n = gs_comm_size(r->comm);
-  switch (s->op) {
-    case GS_COLL_ALLREDUCE:
-      return gs_comm_allreduce(r->comm, b->send, b->recv, count, s->dtype, s->redop, r->stream);
-    case GS_COLL_ALLGATHER:
-      return gs_comm_allgather(r->comm, b->send, b->recv, count, s->dtype, r->stream);
-    case GS_COLL_REDUCESCATTER:
-      return gs_comm_reducescatter(r->comm, b->send, b->recv, count, s->dtype, s->redop, r->stream);
-    case GS_COLL_BROADCAST:
-      return gs_comm_broadcast(r->comm, b->send, b->recv, count, s->dtype, s->root, r->stream);
-    case GS_COLL_REDUCE:
-      return gs_comm_reduce(r->comm, b->send, b->recv, count, s->dtype, s->redop, s->root,
-                            r->stream);
-    case GS_COLL_ALLTOALL:
-      return gs_comm_alltoall(r->comm, b->send, b->recv, count, s->dtype, r->stream);
-    case GS_COLL_SENDRECV:
-      return gs_comm_sendrecv(r->comm, b->send, (r->rank + 1) % n, b->recv, (r->rank + n - 1) % n,
-                              count, s->dtype, r->stream);
-    case GS_COLL_COUNT: break;
-  }
-  return gs_error(GS_ERR_INTERNAL, "unknown collective %d", (int)s->op);
+  gs_comm_call call = {.op = s->op,
+                       .send = b->send,
+                       .recv = b->recv,
+                       .count = p->shape.param_count,
+                       .dtype = s->dtype,
+                       .redop = s->redop,
+                       .root = s->root,
+                       .send_peer = (r->rank + 1) % n,
+                       .recv_peer = (r->rank + n - 1) % n};
+  return gs_comm_collective(r->comm, &call, r->stream);
 }
 
 /* Writes this rank's input pattern into the send side. */

@@ -137,21 +137,22 @@ static double expected_reduction(const gs_coll_case *c, uint64_t index) {
   return c->redop == GS_REDOP_AVG ? acc / c->ranks : acc;
 }
 
+/* Element i of this rank's receive buffer as the op's descriptor sources
+ * it: block i / count of the result, from a rank's send block or the
+ * reduction over ranks. sendrecv's ranks form coll's ring: each receives
+ * from rank - 1. */
 static double expected_element(const gs_coll_case *c, size_t i) {
+  const gs_coll_desc *d = gs_coll_desc_of(c->op);
   uint64_t per = c->shape->param_count;
-  switch (c->op) {
-    case GS_COLL_ALLREDUCE:
-    case GS_COLL_REDUCE: return expected_reduction(c, i);
-    case GS_COLL_REDUCESCATTER: return expected_reduction(c, (uint64_t)c->rank * per + i);
-    case GS_COLL_ALLGATHER: return gs_coll_input_value(c->redop, (int)(i / per), i % per);
-    case GS_COLL_ALLTOALL:
-      return gs_coll_input_value(c->redop, (int)(i / per), (uint64_t)c->rank * per + i % per);
-    case GS_COLL_BROADCAST: return gs_coll_input_value(c->redop, c->root, i);
-    case GS_COLL_SENDRECV:
-      return gs_coll_input_value(c->redop, (c->rank + c->ranks - 1) % c->ranks, i);
-    case GS_COLL_COUNT: break;
-  }
-  return NAN;
+  gs_coll_who who = {.rank = c->rank,
+                     .ranks = c->ranks,
+                     .root = c->root,
+                     .recv_peer = (c->rank + c->ranks - 1) % c->ranks};
+  gs_coll_source from;
+  d->source(&who, (size_t)(i / per), &from);
+  uint64_t index = (uint64_t)from.block * per + i % per;
+  if (from.reduced) return expected_reduction(c, index);
+  return gs_coll_input_value(c->redop, from.rank, index);
 }
 
 static double relative_tolerance(gs_dtype dtype) {
@@ -165,7 +166,7 @@ static double relative_tolerance(gs_dtype dtype) {
 }
 
 uint64_t gs_coll_count_wrong(const gs_coll_case *c, const void *recv) {
-  if (c->op == GS_COLL_REDUCE && c->rank != c->root) return 0;
+  if (gs_coll_desc_of(c->op)->root_only && c->rank != c->root) return 0;
   double tolerance = relative_tolerance(c->dtype);
   uint64_t wrong = 0;
   for (size_t i = 0; i < c->shape->recv_elements; i++) {

@@ -62,8 +62,8 @@ gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
            config->backend == GS_BACKEND_CUDA ? "cuda" : "cpu");
   snprintf(out->scaling, sizeof out->scaling, "%s", gs_scaling_name(config->scaling));
   out->world_size = config->world_size;
-  // Callers route a workload with its own timing loop to its driver hooks
-  // (a plan and --gpu-mode auto refuse it before measuring).
+  // A workload with its own timing loop is measured by its own driver
+  // (gs_runner_driver_of), never by this one.
   if (!workload->step) GS_BUG("the runner was asked to measure %s, which has no step", workload->key);
   if (config->world_size < 1 || config->world_size > GS_MAX_RANKS || config->runs < 1)
     GS_BUG("runner called with %d ranks and %llu runs", config->world_size,

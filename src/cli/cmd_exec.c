@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/help.h"
 #include "cli/summary.h"
+#include "bench/runner_driver.h"
 #include "core/check.h"
 #include "measure/exec.h"
 #include "measure/sweep.h"
@@ -39,7 +40,7 @@ static const gs_cli_wording wording[] = {
 /* The common options with exec's defaults and wording. */
 static void init_common(gs_common_options *common) {
   gs_common_init(common, GS_COMMON_SCALE);
-  common->warmup = 1;
+  gs_common_driver_defaults(common, gs_runner_driver_of(gs_exec_workload()));
   common->timeout = 0.0;
   gs_cli_reword_options(common->table, wording);
   gs_cli_refuse_options(common->table, refusals);
@@ -104,6 +105,7 @@ static gs_status measure(gs_common_options *common, gs_exec_options *eo, const c
   gs_status status = gs_measure_job_start_local(job, "exec");
   if (status == GS_OK) status = gs_measure_job_trace(job, common, path);
   if (status == GS_OK) status = gs_exec_prepare(common, eo, &config, &counts, path);
+  if (status == GS_OK) status = gs_common_configure(common, gs_exec_workload(), eo, &config);
   config.trace = job->trace;
   if (status == GS_OK) status = gs_common_environment(&env);
   if (status == GS_OK) {

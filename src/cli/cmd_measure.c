@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/help.h"
 #include "cli/summary.h"
+#include "bench/runner_driver.h"
 #include "measure/decide.h"
 #include "measure/sweep.h"
 #include "core/check.h"
@@ -30,9 +31,8 @@ static void print_measure_help(const char *command, unsigned features, const gs_
   const gs_workload *const *all = gs_workload_list(&n);
   for (size_t i = 0; i < n; i++) gs_help_item(all[i]->key, all[i]->summary);
   gs_common_init(common, features);
-  // A workload with its own timing loop may have its own defaults.
-  if (w && w->driver && w->driver->default_runs) common->runs = w->driver->default_runs;
-  if (w && w->driver && w->driver->default_warmup) common->warmup = w->driver->default_warmup;
+  // The table shows the defaults of the workload's driver.
+  if (w) gs_common_driver_defaults(common, gs_runner_driver_of(w));
   gs_help_options("Common options", common->table);
   if (w) {
     char title[GS_TEXT_SHORT * 2];
@@ -99,12 +99,13 @@ static gs_status parse_measure_command(const char *command, unsigned features, i
 /* run --gpu-mode: single keeps the first selected device, multi all of
  * them, auto decides from a short calibration and says why. */
 static gs_status apply_gpu_mode(const gs_common_options *common, const gs_workload *w,
-                                const void *wopts, gs_run_config *config, gs_u64_list *counts) {
+                                const void *wopts, const gs_environment *env,
+                                gs_run_config *config, gs_u64_list *counts) {
   int chosen = config->world_size;
   if (common->gpu_mode_choice == GS_GPU_MODE_SINGLE) chosen = 1;
   if (common->gpu_mode_choice == GS_GPU_MODE_AUTO) {
     char why[GS_TEXT_ERROR];
-    GS_TRY(gs_decide_calibrate(w, wopts, config, &chosen, why, sizeof why));
+    GS_TRY(gs_decide_calibrate(w, wopts, env, config, &chosen, why, sizeof why));
     if (!common->quiet) fprintf(stderr, "gpuscale: --gpu-mode auto: %s\n", why);
   }
   config->world_size = chosen;
@@ -151,8 +152,9 @@ static gs_status measure_command(const char *command, unsigned features, int def
   if (status == GS_OK) status = gs_common_configure(&common, w, wopts, &config);
   gs_u64_list counts = {0};
   if (status == GS_OK) status = gs_common_counts(&common, &config, features & GS_COMMON_SCALE, &counts);
-  if (status == GS_OK && common.given_gpu_mode) status = apply_gpu_mode(&common, w, wopts, &config, &counts);
   if (status == GS_OK) status = gs_common_environment(&env);
+  if (status == GS_OK && common.given_gpu_mode)
+    status = apply_gpu_mode(&common, w, wopts, &env, &config, &counts);
   if (status == GS_OK) {
     const gs_sweep_observer printer = gs_summary_observer(NULL);
     gs_sweep sweep = {.command = command, .workload = w,

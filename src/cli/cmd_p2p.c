@@ -27,17 +27,21 @@ static void print_outcome(FILE *out, const gs_p2p_options *o, const gs_p2p_outco
   gs_p2p_print(out, &r->result, &r->topology);
 }
 
-gs_status gs_p2p_run_and_write(const gs_p2p_options *o, const gs_environment *env,
-                               const gs_common_options *common, const char *path, FILE *copy) {
-  gs_p2p_outcome r;
-  gs_status st = gs_measure_p2p(o, env, common, path, &r);
-  if (r.have_topology) {
-    print_outcome(stdout, o, &r);
-    if (copy) {
-      fprintf(copy, "\ngpuscale p2p (%llu bytes per copy)\n", (unsigned long long)o->size_bytes);
-      gs_p2p_print(copy, &r.result, &r.topology);
-    }
+void gs_p2p_print_outcome(const gs_p2p_options *o, const gs_p2p_outcome *r, FILE *copy) {
+  print_outcome(stdout, o, r);
+  if (copy) {
+    fprintf(copy, "\ngpuscale p2p (%llu bytes per copy)\n", (unsigned long long)o->size_bytes);
+    gs_p2p_print(copy, &r->result, &r->topology);
   }
+}
+
+/* Measures with `o` and the trace of common's --trace, writes the
+ * document to `path` and prints the matrices; gs_measure_p2p's status. */
+static gs_status run_and_write(const gs_p2p_options *o, const gs_common_options *common,
+                               const char *path) {
+  gs_p2p_outcome r;
+  gs_status st = gs_measure_p2p(o, NULL, common, path, &r);
+  if (r.have_topology) gs_p2p_print_outcome(o, &r, NULL);
   gs_p2p_outcome_free(&r);
   return st;
 }
@@ -121,6 +125,5 @@ gs_status gs_cmd_p2p(int argc, char **argv) {
   if (pairs) GS_TRY(gs_p2p_parse_pairs(pairs, &o));
   gs_set_quiet(common.quiet);
 
-  return gs_p2p_run_and_write(&o, NULL, &common, common.out ? common.out : "results/p2p.json",
-                              NULL);
+  return run_and_write(&o, &common, common.out ? common.out : "results/p2p.json");
 }

@@ -1,14 +1,9 @@
-/* `gpuscale suite`: the standard set into one results directory — info.json
- * (the machine), every workload swept over rank counts with its default
- * options (one result file each), p2p.json with 2 or more GPUs, coll.json
- * (every collective), summary.txt, and report.md, the report over all of
- * them; it ends with the node verdict of the machine (exit 5 on fail). */
-#include <errno.h>
+/* `gpuscale suite`: parses its options, has measure/suite.c measure the
+ * standard set into one results directory (info.json, one document per
+ * workload, p2p.json, coll.json) while it prints each part's tables, also
+ * into summary.txt, then writes report.md, the report over all of them,
+ * and ends with the node verdict of the machine (exit 5 on fail). */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli/args.h"
 #include "cli/cmd_coll.h"
@@ -18,10 +13,9 @@
 #include "cli/summary.h"
 #include "core/check.h"
 #include "core/file.h"
-#include "measure/info.h"
-#include "measure/sweep.h"
-#include "report/verdict/verdict.h"
+#include "measure/suite.h"
 #include "report/render/render.h"
+#include "report/verdict/verdict.h"
 
 static gs_status reject_positional(void *ctx, const char *arg) {
   (void)ctx;
@@ -47,59 +41,6 @@ static void print_suite_help(gs_common_options *common, const gs_option *verdict
                "link's figure, per-GPU throughput, throttling; docs/verdict.md), also in\n"
                "summary.txt and report.md. Exit 5 when it is fail.");
   gs_help_options("Node verdict", verdict_table);
-}
-
-/* Every collective over the selected ranks into coll.json, 8 B to 1 GiB on
- * GPUs, to 64 KiB on the CPU backend (a smoke test of the host path), with
- * coll's own defaults and tables. */
-static gs_status suite_collectives(const gs_run_config *config, const char *dir, int quiet) {
-  char path[GS_TEXT_LONG], gpus[GS_TEXT_LONG] = "";
-  snprintf(path, sizeof path, "%s/coll.json", dir);
-  gs_common_options common;
-  gs_common_init(&common, 0);
-  gs_coll_common_defaults(&common);
-  common.out = path;
-  common.given_out = 1;
-  common.no_progress = 1;
-  common.quiet = quiet;
-  if (config->backend == GS_BACKEND_CUDA) {
-    size_t at = 0;
-    for (int k = 0; k < config->world_size && at < sizeof gpus; k++)
-      at += (size_t)snprintf(gpus + at, sizeof gpus - at, "%s%d", k ? "," : "", config->devices[k]);
-    common.backend_choice = GS_BACKEND_CHOICE_CUDA;
-    common.gpus_text = gpus;
-    common.given_gpus = 1;
-  } else {
-    common.backend_choice = GS_BACKEND_CHOICE_CPU;
-    common.ranks = (uint64_t)config->world_size;
-    common.given_ranks = 1;
-  }
-  common.given_backend = 1;
-  gs_coll_options co;
-  gs_coll_options_init(&co);
-  GS_TRY(gs_coll_options_take_op(&co, "all"));
-  co.min_bytes = 8;
-  co.max_bytes = config->backend == GS_BACKEND_CUDA ? UINT64_C(1) << 30 : UINT64_C(64) << 10;
-  co.step_factor = 4;
-  co.given_step_factor = 1;
-  const gs_coll_observer printer = gs_coll_printer();
-  const gs_coll_request request = {
-      .coll = &co, .common = &common, .observer = &printer};
-  return gs_measure_coll(&request);
-}
-
-/* info.json: the machine, as 'gpuscale info --format json'. */
-static gs_status suite_info(const char *dir) {
-  char path[GS_TEXT_LONG];
-  snprintf(path, sizeof path, "%s/info.json", dir);
-  gs_machine_info info;
-  cJSON *doc = NULL;
-  gs_status status = gs_machine_info_collect(&info);
-  if (status == GS_OK) status = gs_machine_info_document(&info, "json", &doc);
-  if (status == GS_OK) status = gs_result_write(doc, path);
-  cJSON_Delete(doc);
-  gs_machine_info_free(&info);
-  return status;
 }
 
 /* report.md: the report over every document the suite wrote; then the node
@@ -141,6 +82,28 @@ static gs_cli_refusal refusals[] = {
     {"trace-steps", "a suite writes one document per workload; trace one with run or scale", 0},
     {NULL, NULL, 0}};
 
+/* What the suite prints as it measures: each workload's tables (as run and
+ * scale print them), p2p's matrices and each collective's table; the
+ * tables and matrices also into summary.txt (`summary`, NULL when this
+ * process does not write). */
+typedef struct {
+  FILE *summary;
+  gs_sweep_observer sweep;
+  gs_coll_observer coll;
+} suite_printer;
+
+static void print_started(void *ctx, const gs_suite *suite) {
+  const suite_printer *p = ctx;
+  if (p->summary)
+    fprintf(p->summary, "gpuscale suite on %s: %s backend, %s\n", suite->env.host,
+            suite->config.backend == GS_BACKEND_CUDA ? "cuda" : "cpu", suite->env.cuda_status);
+}
+
+static void print_links(void *ctx, const gs_p2p_options *o, const gs_p2p_outcome *outcome) {
+  const suite_printer *p = ctx;
+  gs_p2p_print_outcome(o, outcome, p->summary);
+}
+
 gs_status gs_cmd_suite(int argc, char **argv) {
   gs_common_options common;
   gs_common_init(&common, GS_COMMON_SCALE | GS_COMMON_OUT_DIR);
@@ -162,129 +125,37 @@ gs_status gs_cmd_suite(int argc, char **argv) {
   gs_set_quiet(common.quiet);
   const char *dir = common.out ? common.out : "results";
   GS_TRY(gs_file_check_output_dir(dir, "option --out"));
-  gs_run_config config;
-  gs_measure_job *job = calloc(1, sizeof *job);
-  if (!job) return gs_error(GS_ERR_NOMEM, "cannot allocate the job");
-  gs_status status = gs_measure_job_start(job, &common, 1, &config);
-  gs_u64_list counts = {0};
-  if (status == GS_OK) status = gs_common_counts(&common, &config, 1, &counts);
-  const int writes = gs_measure_job_writes(job);
-  if (status == GS_OK && writes && mkdir(dir, 0777) != 0 && errno != EEXIST)
-    status = gs_error(GS_ERR_IO, "cannot create the directory %s: %s", dir, strerror(errno));
+  gs_suite suite;
+  gs_status status = gs_suite_start(&suite, &common, dir);
   char summary_path[GS_TEXT_LONG];
   snprintf(summary_path, sizeof summary_path, "%s/summary.txt", dir);
   // summary.txt goes to a temp file beside it and replaces an older one
   // only when the suite is over and every line of it was written.
   gs_file_out summary_out = {0};
-  FILE *summary = NULL;
-  if (status == GS_OK && writes) {
+  if (status == GS_OK && gs_suite_writes(&suite))
     status = gs_file_out_open(&summary_out, summary_path, NULL);
-    summary = summary_out.f;
-  }
-  if (status != GS_OK) {
-    status = gs_measure_job_finish(job, status);
-    free(job);
-    return status;
-  }
+  if (status != GS_OK) return gs_suite_finish(&suite, status);
 
-  gs_environment env;
-  status = gs_common_environment(&env);
-  gs_status first_failure = status;
-  // Result files for the report: every workload's, then coll.json.
-  enum { MAX_FILES = 12 };
-  char files[MAX_FILES][GS_TEXT_LONG];
-  const char *file_list[MAX_FILES];
-  size_t n_files = 0;
-  const gs_sweep_observer printer = gs_summary_observer(summary);
-  if (status == GS_OK) {
-    if (summary)
-      fprintf(summary, "gpuscale suite on %s: %s backend, %s\n", env.host,
-            config.backend == GS_BACKEND_CUDA ? "cuda" : "cpu", env.cuda_status);
-    if (writes) {
-      status = suite_info(dir);
-      if (status != GS_OK && first_failure == GS_OK) first_failure = status;
-      char *path = files[n_files];
-      snprintf(path, GS_TEXT_LONG, "%s/info.json", dir);
-      if (status == GS_OK) file_list[n_files++] = path;
-    }
-    size_t n = 0;
-    const gs_workload *const *registered = gs_workload_list(&n);
-    for (size_t i = 0; i < n; i++) {
-      const gs_workload *w = registered[i];
-      void *wopts = w->options_new();
-      if (!wopts) {
-        first_failure = gs_error(GS_ERR_NOMEM, "cannot allocate the options of %s", w->key);
-        break;
-      }
-      gs_run_config wconfig = config;
-      // --iters and --min-time set the steps of the fixed-step workloads; a
-      // workload with its own timing loop measures as it would without them.
-      gs_common_options wcommon = common;
-      wcommon.given_iters = wcommon.given_min_time = 0;
-      status = gs_common_configure(&wcommon, w, wopts, &wconfig);
-      char *path = files[n_files];
-      snprintf(path, GS_TEXT_LONG, "%s/%s.json", dir, w->key);
-      gs_sweep sweep = {.command = "suite", .workload = w,
-                        .workload_opts = wopts, .common = &common, .config = &wconfig,
-                        .env = &env, .path = path, .job = job, .observer = &printer};
-      // Under a launcher a workload that communicates runs at the full job only.
-      gs_u64_list wcounts = counts;
-      if (w->communicates && config.control) {
-        wcounts.n = 1;
-        wcounts.v[0] = (uint64_t)config.world_size;
-      }
-      if (status == GS_OK) status = gs_measure_sweep(&sweep, &wcounts);
-      if (status != GS_OK && first_failure == GS_OK) first_failure = status;
-      if (access(path, F_OK) == 0 && n_files < MAX_FILES - 1) file_list[n_files++] = path;
-      w->options_free(wopts);
-      if (job->broken || status == GS_ERR_PARTIAL) break;
-    }
-    // p2p and coll drive every GPU from one process (coll has its own MPI
-    // mode: 'mpirun ... gpuscale coll all'); under a launcher they are left out.
-    if (config.control && writes && config.world_size >= 2)
-      gs_note("suite: p2p and coll are not run under a launcher; run 'gpuscale p2p' and "
-              "'mpirun ... gpuscale coll all'");
-    if (!config.control && config.backend == GS_BACKEND_CUDA && config.world_size >= 2) {
-      // The links between the selected GPUs: every ordered pair of them.
-      gs_p2p_options p2p;
-      gs_p2p_options_default(&p2p);
-      for (int a = 0; a < config.world_size; a++)
-        for (int b = 0; b < config.world_size; b++)
-          if (a != b && p2p.n_pairs < sizeof p2p.pairs / sizeof p2p.pairs[0]) {
-            p2p.pairs[p2p.n_pairs][0] = config.devices[a];
-            p2p.pairs[p2p.n_pairs][1] = config.devices[b];
-            p2p.n_pairs++;
-          }
-      char *path = files[n_files];
-      snprintf(path, GS_TEXT_LONG, "%s/p2p.json", dir);
-      status = gs_p2p_run_and_write(&p2p, &env, NULL, path, summary);
-      if (status != GS_OK && first_failure == GS_OK) first_failure = status;
-      if (access(path, F_OK) == 0 && n_files < MAX_FILES - 1) file_list[n_files++] = path;
-    }
-    if (!config.control && config.world_size >= 2) {
-      status = suite_collectives(&config, dir, common.quiet);
-      if (status != GS_OK && first_failure == GS_OK) first_failure = status;
-      char *path = files[n_files];
-      snprintf(path, GS_TEXT_LONG, "%s/coll.json", dir);
-      if (access(path, F_OK) == 0) file_list[n_files++] = path;
-    }
-  }
+  suite_printer printer = {.summary = summary_out.f, .coll = gs_coll_printer()};
+  printer.sweep = gs_summary_observer(printer.summary);
+  const gs_suite_observer observer = {.ctx = &printer, .started = print_started,
+                                      .p2p_done = print_links, .sweep = &printer.sweep,
+                                      .coll = &printer.coll};
+  gs_status first_failure = gs_suite_measure(&suite, &observer);
   gs_status verdict = GS_OK;
-  if (n_files > 0 && gs_measure_job_writes(job)) {
-    status = suite_report(dir, file_list, n_files, (int)expect_gpus, summary, first_failure,
-                          &verdict);
+  if (suite.n_files > 0 && gs_suite_writes(&suite)) {
+    status = suite_report(dir, (const char *const *)suite.files, suite.n_files, (int)expect_gpus,
+                          printer.summary, first_failure, &verdict);
     if (status != GS_OK && first_failure == GS_OK) first_failure = status;
   }
-  gs_environment_free(&env);
-  if (summary) {
+  if (printer.summary) {
     gs_status written = gs_file_out_commit(&summary_out);
     if (written == GS_OK)
       gs_note("summary written to %s", summary_path);
     else if (first_failure == GS_OK)
       first_failure = written;
   }
-  first_failure = gs_measure_job_finish(job, first_failure);
-  free(job);
+  first_failure = gs_suite_finish(&suite, first_failure);
   // A failed or partial run says so first; a run that worked on a machine
   // that fails its verdict exits GS_NODE_FAIL (docs/verdict.md).
   return first_failure != GS_OK ? first_failure : verdict;

@@ -53,6 +53,7 @@ static cJSON *version_json(void) {
     ok &= cJSON_AddItemToArray(archs, cJSON_CreateString(a));
   cJSON *nccl = doc ? add_part(doc, "nccl", 1) : NULL;
   ok &= nccl && cJSON_AddStringToObject(nccl, "library", "libnccl.so.2") != NULL;
+  ok &= nccl && cJSON_AddStringToObject(nccl, "loaded", "at run time") != NULL;
   ok &= nccl && add_text(nccl, "version", env.nccl_version);
 #ifdef GS_HAVE_MPI
   cJSON *mpi = doc ? add_part(doc, "mpi", 1) : NULL;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/runner_driver.h"
 #include "core/scaling.h"
 #include "measure/sweep.h"
 
@@ -355,7 +356,7 @@ static void print_group(FILE *out, const gs_sweep *sw, const gs_measurement *ms,
   char title[2 * GS_TEXT_LONG];
   summary_title(sw, title, sizeof title);
   gs_summary_print(out, title, ms, count, sw->env,
-                   sw->workload->driver ? sw->workload->driver->samples_note : NULL);
+                   gs_runner_driver_of(sw->workload)->samples_note);
   gs_summary_print_telemetry(out, ms, tm, count);
   print_split_gains(out, ms, count);
 }
@@ -370,8 +371,8 @@ static void print_variant(void *ctx, const gs_sweep *sw, const gs_measurement *m
 static void print_sweep_end(void *ctx, const gs_sweep *sw, void *driver_ctx,
                             const gs_measurement *ms, size_t count) {
   FILE *copy = ctx;
-  const gs_workload_driver *driver = sw->workload->driver;
-  if (driver && driver->print) {
+  const gs_workload_driver *driver = gs_runner_driver_of(sw->workload);
+  if (driver->print) {
     driver->print(driver_ctx, stdout, count);
     if (copy) driver->print(driver_ctx, copy, count);
   }

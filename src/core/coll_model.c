@@ -1,80 +1,10 @@
-/* Collective operations' sizes, bus-bandwidth factors, the alpha-beta
- * fit (docs/collectives.md), measured curves and the costs of allreduce
- * algorithms (docs/predict.md). */
+/* The alpha-beta fit of a collective sweep (docs/collectives.md), measured
+ * curves and the costs of allreduce algorithms (docs/predict.md). */
 #include "core/coll_model.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-const char *const gs_coll_op_names[] = {"allreduce", "allgather", "reducescatter", "broadcast",
-                                        "reduce",    "alltoall",  "sendrecv",      NULL};
-
-int gs_coll_has_redop(gs_coll_op op) {
-  return op == GS_COLL_ALLREDUCE || op == GS_COLL_REDUCESCATTER || op == GS_COLL_REDUCE;
-}
-
-int gs_coll_has_root(gs_coll_op op) {
-  return op == GS_COLL_BROADCAST || op == GS_COLL_REDUCE;
-}
-
-int gs_coll_has_in_place(gs_coll_op op) {
-  // Grouped sends and receives cannot share one buffer.
-  return op != GS_COLL_ALLTOALL && op != GS_COLL_SENDRECV;
-}
-
-void gs_coll_shape_for(gs_coll_op op, uint64_t bytes, size_t element_size, int ranks,
-                       gs_coll_shape *out) {
-  memset(out, 0, sizeof *out);
-  uint64_t n = (uint64_t)ranks;
-  uint64_t total = bytes / element_size;
-  switch (op) {
-    case GS_COLL_ALLGATHER:
-    case GS_COLL_REDUCESCATTER:
-    case GS_COLL_ALLTOALL: {
-      // The size is the whole buffer of the larger side: n blocks of `per`.
-      uint64_t per = total / n;
-      out->param_count = (size_t)per;
-      out->count = per * n;
-      size_t whole = (size_t)(per * n);
-      out->send_elements = op == GS_COLL_ALLGATHER ? (size_t)per : whole;
-      out->recv_elements = op == GS_COLL_REDUCESCATTER ? (size_t)per : whole;
-      break;
-    }
-    case GS_COLL_ALLREDUCE:
-    case GS_COLL_BROADCAST:
-    case GS_COLL_REDUCE:
-    case GS_COLL_SENDRECV:
-    case GS_COLL_COUNT:
-      out->param_count = (size_t)total;
-      out->count = total;
-      out->send_elements = (size_t)total;
-      out->recv_elements = (size_t)total;
-      break;
-  }
-  out->bytes = out->count * element_size;
-}
-
-double gs_coll_busbw_factor(gs_coll_op op, int ranks) {
-  double n = (double)ranks;
-  switch (op) {
-    case GS_COLL_ALLREDUCE: return 2.0 * (n - 1.0) / n;
-    case GS_COLL_ALLGATHER:
-    case GS_COLL_REDUCESCATTER:
-    case GS_COLL_ALLTOALL: return (n - 1.0) / n;
-    case GS_COLL_BROADCAST:
-    case GS_COLL_REDUCE:
-    case GS_COLL_SENDRECV:
-    case GS_COLL_COUNT: break;
-  }
-  return 1.0;
-}
-
-double gs_coll_busbw_factor_of(const char *op, int ranks) {
-  for (int k = 0; op && gs_coll_op_names[k]; k++)
-    if (strcmp(op, gs_coll_op_names[k]) == 0) return gs_coll_busbw_factor((gs_coll_op)k, ranks);
-  return NAN;
-}
 
 gs_status gs_coll_fit_alpha_beta(const double *x, const double *t, size_t n, gs_coll_fit *out) {
   memset(out, 0, sizeof *out);
@@ -211,17 +141,6 @@ static double allreduce_as_pairs(gs_coll_algorithm alg, const gs_coll_link *link
   gs_coll_allreduce_pairs(alg, bytes, ranks, &pairs, &pair_bytes);
   *measured = 0;
   return pairs > 0.0 ? pairs * pair_seconds(link, curve, pair_bytes, measured) : 0.0;
-}
-
-double gs_coll_allreduce_cost(gs_coll_algorithm alg, const gs_coll_link *link, double bytes,
-                              int ranks) {
-  int measured;
-  return allreduce_as_pairs(alg, link, NULL, bytes, ranks, &measured);
-}
-
-double gs_coll_allreduce_best(const gs_coll_link *link, double bytes, int ranks,
-                              gs_coll_algorithm *alg) {
-  return gs_coll_allreduce_best_measured(link, NULL, bytes, ranks, alg, NULL);
 }
 
 double gs_coll_allreduce_best_measured(const gs_coll_link *link, const gs_coll_curve *pair_curve,

@@ -1,61 +1,16 @@
-/* What a collective measurement means: the operations of `gpuscale coll`,
- * how a requested size becomes element counts per rank, the bus-bandwidth
- * factors of nccl-tests, and the latency-bandwidth (alpha-beta) model fitted
- * to a sweep. Pure arithmetic; formulas in docs/collectives.md. */
+/* What a collective's measurements say: the latency-bandwidth (alpha-beta)
+ * model fitted to a sweep, measured curves, and the costs of allreduce
+ * algorithms. The collectives themselves (names, sizes per rank, busbw
+ * factors) are core/coll_table.h's descriptors. Pure arithmetic; formulas in
+ * docs/collectives.md and docs/predict.md. */
 #ifndef GS_COLL_MODEL_H
 #define GS_COLL_MODEL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/coll_table.h"
 #include "core/status.h"
-
-typedef enum {
-  GS_COLL_ALLREDUCE = 0,
-  GS_COLL_ALLGATHER,
-  GS_COLL_REDUCESCATTER,
-  GS_COLL_BROADCAST,
-  GS_COLL_REDUCE,
-  GS_COLL_ALLTOALL,
-  GS_COLL_SENDRECV,
-  GS_COLL_COUNT
-} gs_coll_op;
-
-/* NULL-terminated names in enum order ("allreduce", ...). */
-extern const char *const gs_coll_op_names[];
-
-/* Whether the op takes a reduction operation / a root rank / an in-place form. */
-int gs_coll_has_redop(gs_coll_op op);
-int gs_coll_has_root(gs_coll_op op);
-int gs_coll_has_in_place(gs_coll_op op);
-
-/* One size of a sweep as each rank sees it. `bytes` and `count` are what
- * the table prints (nccl-tests' convention: the whole buffer of the larger
- * side); `param_count` is the count passed to the call (per peer for
- * allgather, reducescatter, alltoall, sendrecv: see docs). */
-typedef struct {
-  uint64_t bytes;
-  uint64_t count;
-  size_t param_count;
-  size_t send_elements; /* elements in the send buffer */
-  size_t recv_elements; /* elements in the receive buffer */
-} gs_coll_shape;
-
-/* Shape of `op` for a requested size of `bytes` with elements of
- * `element_size` bytes over `ranks` ranks. Sizes are rounded down to whole
- * elements (and to whole per-rank blocks where the op splits the buffer);
- * the shape's bytes are 0 when nothing remains. */
-void gs_coll_shape_for(gs_coll_op op, uint64_t bytes, size_t element_size, int ranks,
-                       gs_coll_shape *out);
-
-/* nccl-tests' bus-bandwidth factor of `op` at `ranks` ranks:
- * allreduce 2(n-1)/n; allgather, reducescatter, alltoall (n-1)/n;
- * broadcast, reduce, sendrecv 1. */
-double gs_coll_busbw_factor(gs_coll_op op, int ranks);
-
-/* The same factor for an op named as gs_coll_op_names names it; NaN for an
- * op gpuscale does not know (nccl-tests' gather, scatter, hypercube). */
-double gs_coll_busbw_factor_of(const char *op, int ranks);
 
 /* t(x) = alpha + beta * x, x = bus bytes = bytes * busbw factor. */
 typedef struct {
@@ -122,21 +77,13 @@ int gs_coll_curve_seconds(const gs_coll_curve *c, double bytes, double *seconds)
 void gs_coll_allreduce_pairs(gs_coll_algorithm alg, double bytes, int ranks, double *pairs,
                              double *pair_bytes);
 
-/* Seconds of an allreduce of `bytes` over `ranks` ranks by `alg` on `link`:
- * its pairs of 2-rank allreduces (gs_coll_allreduce_pairs), each 2a + x b:
- * ring 2(p-1) a + 2(p-1)/p S b; tree 2 ceil(log2 p) a + 2 S b; 0 for p <= 1. */
-double gs_coll_allreduce_cost(gs_coll_algorithm alg, const gs_coll_link *link, double bytes,
-                              int ranks);
-
-/* The cheaper of ring and tree for that allreduce; `*alg` (may be NULL)
- * receives the one chosen (ring on a tie). */
-double gs_coll_allreduce_best(const gs_coll_link *link, double bytes, int ranks,
-                              gs_coll_algorithm *alg);
-
-/* The same choice where the 2-rank allreduce was measured on the link:
- * each pair costs `pair_curve`'s time (a 2-rank curve, may be NULL) where
- * it covers the pair's size, else 2a + x b on `link`. `*measured` (may be
- * NULL) receives 1 when the chosen algorithm's cost came from the curve. */
+/* Seconds of an allreduce of `bytes` over `ranks` ranks by ring or tree,
+ * whichever is cheaper (`*alg`, may be NULL; ring on a tie): its pairs of
+ * 2-rank allreduces (gs_coll_allreduce_pairs), each costing `pair_curve`'s
+ * time (a 2-rank curve, may be NULL) where it covers the pair's size, else
+ * 2a + x b on `link`: ring 2(p-1) a + 2(p-1)/p S b, tree 2 ceil(log2 p) a +
+ * 2 S b; 0 for p <= 1. `*measured` (may be NULL) receives 1 when the chosen
+ * algorithm's cost came from the curve. */
 double gs_coll_allreduce_best_measured(const gs_coll_link *link, const gs_coll_curve *pair_curve,
                                        double bytes, int ranks, gs_coll_algorithm *alg,
                                        int *measured);

@@ -1,6 +1,7 @@
 /* The environment of a measurement: freeing it, and the host's part of it
- * (host name, OS, CPU model, cores, load average and memory) read from the system. The
- * GPU part is filled by platform/device.c. */
+ * (host name, OS, CPU model, cores, load average and memory) read from the
+ * system, with the Slurm job it runs in. The GPU part is filled by
+ * platform/device.c. */
 // getloadavg is a BSD function outside POSIX: glibc declares it with
 // _DEFAULT_SOURCE, which the project-wide _POSIX_C_SOURCE would hide.
 #define _DEFAULT_SOURCE
@@ -45,6 +46,12 @@ static int read_cpu_model(char *buf, size_t size) {
   return found;
 }
 
+/* Copies the environment variable `name` into buf ("" when unset). */
+static void copy_variable(const char *name, char *buf, size_t size) {
+  const char *value = getenv(name);
+  snprintf(buf, size, "%s", value ? value : "");
+}
+
 void gs_environment_collect_host(gs_environment *env) {
   snprintf(env->host, sizeof env->host, "%s", gs_hostname());
 
@@ -68,4 +75,8 @@ void gs_environment_collect_host(gs_environment *env) {
   long page_size = sysconf(_SC_PAGESIZE);
   env->host_memory_bytes =
       (pages > 0 && page_size > 0) ? (uint64_t)pages * (uint64_t)page_size : 0;
+
+  copy_variable("SLURM_JOB_ID", env->slurm.job_id, sizeof env->slurm.job_id);
+  copy_variable("SLURM_STEP_ID", env->slurm.step_id, sizeof env->slurm.step_id);
+  copy_variable("SLURM_JOB_NODELIST", env->slurm.node_list, sizeof env->slurm.node_list);
 }

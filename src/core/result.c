@@ -227,6 +227,12 @@ gs_status gs_result_set_environment(cJSON *doc, const gs_environment *env) {
   add_string_or_null(&b, cuda, "status", env->cuda_status);
   add_string_or_null(&b, o, "nccl_version", env->nccl_version);
   add_string_or_null(&b, o, "mpi_version", env->mpi_version);
+  if (env->slurm.job_id[0]) {
+    cJSON *slurm = built(&b, cJSON_AddObjectToObject(o, "slurm"));
+    add_string_or_null(&b, slurm, "job_id", env->slurm.job_id);
+    add_string_or_null(&b, slurm, "step_id", env->slurm.step_id);
+    add_string_or_null(&b, slurm, "node_list", env->slurm.node_list);
+  }
   cJSON *gpus = built(&b, cJSON_AddArrayToObject(o, "gpus"));
   for (size_t i = 0; gpus && env->gpus && i < env->gpu_count; i++) {
     cJSON *g = gpu_to_json(&b, &env->gpus[i]);

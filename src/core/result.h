@@ -37,6 +37,14 @@ typedef struct {
   double peak_memory_bandwidth;   /* bytes/s from clock and bus width; 0 = unknown */
 } gs_gpu_desc;
 
+/* The Slurm job a process runs in, from its environment; job_id "" outside
+ * Slurm. Node lists are in Slurm's compressed form ("node[01-04]"). */
+typedef struct {
+  char job_id[GS_TEXT_SHORT];     /* SLURM_JOB_ID */
+  char step_id[GS_TEXT_SHORT];    /* SLURM_STEP_ID; "" in a batch script outside srun */
+  char node_list[1024];           /* SLURM_JOB_NODELIST, the job's nodes; cut at 1023 */
+} gs_slurm_job;
+
 /* Where a measurement ran. Version numbers are encoded as the libraries do
  * (CUDA 13000 = 13.0); 0 or "" means not present. */
 typedef struct {
@@ -53,6 +61,7 @@ typedef struct {
   char mpi_version[GS_TEXT_LONG];
   size_t gpu_count;
   gs_gpu_desc *gpus;              /* owned; gpu_count entries */
+  gs_slurm_job slurm;
 } gs_environment;
 
 /* Cost of one step of the whole measurement (all ranks together). */
@@ -179,7 +188,8 @@ const char *gs_split_policy_name(gs_split_policy policy);
 void gs_environment_free(gs_environment *env);
 void gs_measurement_free(gs_measurement *m);
 
-/* Fills host, OS, CPU and memory fields of `env` (GPU fields untouched). */
+/* Fills host, OS, CPU, memory and Slurm fields of `env` (GPU fields
+ * untouched). */
 void gs_environment_collect_host(gs_environment *env);
 
 /* Records the command line as main received it ("gpuscale", the command,

@@ -132,14 +132,19 @@ static gs_status make_sizes(const gs_coll_options *o, uint64_t **sizes, size_t *
 }
 
 gs_status gs_coll_options_check(const gs_coll_options *o) {
-  if (!o->given_op)
-    return gs_error(GS_ERR_USAGE,
-                    "gpuscale coll: missing OP (one of allreduce, allgather, "
-                    "reducescatter, broadcast, reduce, alltoall, sendrecv, all)");
+  if (!o->given_op) {
+    char ops[GS_TEXT_LONG] = "";
+    for (size_t k = 0, at = 0; gs_coll_op_names[k] && at < sizeof ops; k++)
+      at += (size_t)snprintf(ops + at, sizeof ops - at, "%s, ", gs_coll_op_names[k]);
+    return gs_error(GS_ERR_USAGE, "gpuscale coll: missing OP (one of %sall)", ops);
+  }
   if (o->given_redop && !o->all && !gs_coll_has_redop(o->op))
     return gs_error(GS_ERR_USAGE, "option -o/--op: %s has no reduction", gs_coll_op_names[o->op]);
   if (o->given_root && !o->all && !gs_coll_has_root(o->op))
     return gs_error(GS_ERR_USAGE, "option -r/--root: %s has no root", gs_coll_op_names[o->op]);
+  if (o->place == GS_COLL_PLACE_IN && !o->all && !gs_coll_has_in_place(o->op))
+    return gs_error(GS_ERR_USAGE, "option --place: %s has no in-place form",
+                    gs_coll_op_names[o->op]);
   uint64_t *sizes = NULL;
   size_t n = 0;
   GS_TRY(make_sizes(o, &sizes, &n));
@@ -421,6 +426,12 @@ static void name_lost_rank(coll_state *st, gs_coll_point *pts, size_t n, gs_stat
 /* Appends the points of one size to the operation's sweep (taking their
  * measurements over). */
 static gs_status append_points(coll_op_sweep *op, gs_coll_point *pts, size_t n) {
+  // An op without the one form asked for (`all --place in`: alltoall,
+  // sendrecv) has no points; realloc to 0 bytes would free op->points.
+  if (n == 0) {
+    free(pts);
+    return GS_OK;
+  }
   gs_coll_point *grown = realloc(op->points, (op->n_points + n) * sizeof *grown);
   if (!grown) {
     gs_coll_points_free(pts, n);

@@ -8,9 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/file.h"
-
+#include "bench/runner_driver.h"
 #include "core/check.h"
+#include "core/file.h"
 #include "platform/device.h"
 
 const char *const gs_backend_choices[] = {"auto", "cuda", "cpu", NULL};
@@ -252,7 +252,13 @@ gs_status gs_common_choose_ranks(gs_common_options *o, int default_all, const gs
     return gs_error(GS_ERR_UNSUPPORTED, "%d processes: gpuscale measures at most %d ranks",
                     job->process_count, GS_MAX_RANKS);
   o->mpi_processes = mpi ? job->process_count : 0;
-  GS_TRY(gs_common_resolve(o, default_all, config));
+  // Every process resolves the same options: only process 0 tells their
+  // notes (the CPU backend's "no NVIDIA driver found" once, not per rank).
+  int quiet = gs_is_quiet();
+  if (mpi && job->process_rank != 0) gs_set_quiet(1);
+  gs_status resolved = gs_common_resolve(o, default_all, config);
+  gs_set_quiet(quiet);
+  GS_TRY(resolved);
   if (!mpi) {
     *local_ranks = config->world_size;
     for (int k = 0; k < config->world_size; k++) local_devices[k] = config->devices[k];
@@ -337,18 +343,23 @@ gs_status gs_common_counts(const gs_common_options *o, const gs_run_config *conf
   return GS_OK;
 }
 
-gs_status gs_common_configure(const gs_common_options *o, const gs_workload *workload, void *wopts,
+void gs_common_driver_defaults(gs_common_options *o, const gs_workload_driver *driver) {
+  if (!o->given_runs && driver->default_runs) o->runs = driver->default_runs;
+  if (!o->given_warmup && driver->default_warmup) o->warmup = driver->default_warmup;
+}
+
+gs_status gs_common_configure(gs_common_options *o, const gs_workload *workload, void *wopts,
                               gs_run_config *config) {
-  const gs_workload_driver *driver = workload->driver;
-  if (!driver) return GS_OK;
-  if (!o->given_runs && driver->default_runs) config->runs = driver->default_runs;
-  if (!o->given_warmup && driver->default_warmup) config->warmup = driver->default_warmup;
+  const gs_workload_driver *driver = gs_runner_driver_of(workload);
+  gs_common_driver_defaults(o, driver);
+  config->runs = o->runs;
+  config->warmup = o->warmup;
   const gs_given_options given = {.iters = o->given_iters, .min_time = o->given_min_time,
                                   .runs = o->given_runs, .warmup = o->given_warmup,
                                   .gpu_mode = o->given_gpu_mode};
   if (driver->configure) GS_TRY(driver->configure(wopts, &given, config));
-  // The split is calibrated and measured in the runner's fixed steps.
-  if (config->split_proportional)
+  // The split is calibrated and measured by a driver that splits work units.
+  if (config->split_proportional && !driver->split)
     return gs_error(GS_ERR_USAGE, "option --split proportional does not apply to %s: it has its "
                     "own timing loop", workload->key);
   return GS_OK;

@@ -107,10 +107,18 @@ cJSON *gs_common_config_json(const gs_common_options *o, const gs_run_config *co
 gs_status gs_common_counts(const gs_common_options *o, const gs_run_config *config, int sweep,
                            gs_u64_list *counts);
 
-/* Lets `workload` check the resolved configuration and apply its own
- * measuring defaults (its driver's configure hook, given which common
- * options the user set); GS_OK for a workload without one. */
-gs_status gs_common_configure(const gs_common_options *o, const gs_workload *workload, void *wopts,
+/* Sets --runs and --warmup that the user did not give to `driver`'s own
+ * defaults, where it has them (workload.h). The one place a driver's
+ * defaults are applied: the commands call it before parsing, so that
+ * --help shows them, and gs_common_configure for every measurement. */
+void gs_common_driver_defaults(gs_common_options *o, const gs_workload_driver *driver);
+
+/* Fits the resolved configuration to `workload`'s driver
+ * (gs_runner_driver_of): its defaults of --runs and --warmup where the user
+ * gave none (into *o and *config), its configure hook (given which common
+ * options the user set), and --split proportional refused for a driver
+ * that splits no work units. GS_ERR_USAGE naming the option. */
+gs_status gs_common_configure(gs_common_options *o, const gs_workload *workload, void *wopts,
                               gs_run_config *config);
 
 /* Default of --trace-steps: timed steps traced per run. */

@@ -5,14 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/format.h"
+#include "bench/runner_driver.h"
 #include "core/check.h"
+#include "core/format.h"
 #include "core/scaling.h"
 
 /* See decide.h. */
 gs_status gs_decide_calibrate(const gs_workload *workload, const void *opts,
-                              const gs_run_config *config, int *chosen, char *why,
-                              size_t why_size) {
+                              const gs_environment *env, const gs_run_config *config,
+                              int *chosen, char *why, size_t why_size) {
   *chosen = 1;
   if (config->world_size < 2) {
     snprintf(why, why_size, "one device selected, nothing to compare");
@@ -29,12 +30,16 @@ gs_status gs_decide_calibrate(const gs_workload *workload, const void *opts,
   c.label = "calibration";
   gs_measurement ms[2];
   memset(ms, 0, sizeof ms);
+  const gs_workload_driver *driver = gs_runner_driver_of(workload);
+  void *ctx = NULL;
+  gs_status st = driver->open(workload, opts, env, 2, &ctx);
   c.world_size = 1;
-  gs_status st = gs_runner_measure(workload, opts, &c, &ms[0]);
+  if (st == GS_OK) st = driver->measure(ctx, &c, 0, &ms[0]);
   if (st == GS_OK) {
     c.world_size = config->world_size;
-    st = gs_runner_measure(workload, opts, &c, &ms[1]);
+    st = driver->measure(ctx, &c, 1, &ms[1]);
   }
+  driver->close(ctx);
   if (st == GS_OK) {
     gs_scaling_point points[2];
     gs_stats_group *groups = malloc((ms[0].n_runs + ms[1].n_runs + 1) * sizeof *groups);

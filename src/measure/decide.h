@@ -4,16 +4,17 @@
 #define GS_DECIDE_H
 
 
-#include "bench/runner.h"
 #include "core/result.h"
+#include "workloads/workload.h"
 
-/* `run --gpu-mode auto`: measures `workload` briefly (1 run, 3 warmup
- * steps, 0.3 s) on 1 rank and on config->world_size ranks, and sets
- * *chosen to the rank count to use: the multi count when the verdict
- * (core/scaling) is beneficial, else 1. `why` receives the reason with
- * the figures. A failed calibration is returned as its status. */
+/* `run --gpu-mode auto`: measures `workload` briefly through its driver
+ * (gs_runner_driver_of; 1 run, 3 warmup steps, 0.3 s) on 1 rank and on
+ * config->world_size ranks of the machine `env`, and sets *chosen to the
+ * rank count to use: the multi count when the verdict (core/scaling) is
+ * beneficial, else 1. `why` receives the reason with the figures. A failed
+ * calibration is returned as its status. */
 gs_status gs_decide_calibrate(const gs_workload *workload, const void *opts,
-                              const gs_run_config *config, int *chosen, char *why,
-                              size_t why_size);
+                              const gs_environment *env, const gs_run_config *config,
+                              int *chosen, char *why, size_t why_size);
 
 #endif

@@ -214,7 +214,9 @@ void gs_exec_record_free(gs_exec_record *r) {
 
 /* ---- the driver hooks ---------------------------------------------------- */
 
-static gs_status exec_open(const void *opts, const gs_environment *env, size_t count, void **out) {
+static gs_status exec_open(const gs_workload *workload, const void *opts,
+                           const gs_environment *env, size_t count, void **out) {
+  (void)workload;
   const gs_exec_options *o = opts;
   gs_exec_ctx *ctx = calloc(1, sizeof *ctx);
   gs_exec_record *records = calloc(count ? count : 1, sizeof *records);
@@ -448,7 +450,10 @@ static cJSON *exec_options_to_json(const void *opts) {
   return j;
 }
 
+/* One untimed run of the command before the timed ones at each count by
+ * default: a whole program's run is long. */
 static const gs_workload_driver exec_driver = {
+    .default_warmup = 1,
     .samples_note = "the command's figure as the seconds of a step (its values per step, else "
                     "one per run; a rate as the time of its items: docs/exec.md)",
     .trace_host_only = "exec sees the command's runs from outside; its GPU work is in "

@@ -3,6 +3,7 @@
 #include "measure/job.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -10,6 +11,10 @@
 #include "core/interrupt.h"
 #include "core/process.h"
 #include "core/timer.h"
+
+#ifdef GS_HAVE_MPI
+#include <mpi.h>
+#endif
 
 /* Where this process runs: host, device and its library versions. */
 static gs_status describe_place(gs_rank_place *place, int local_rank, int device) {
@@ -79,10 +84,32 @@ gs_status gs_measure_job_add_processes(cJSON *doc, const gs_measure_job *mj) {
   return GS_OK;
 }
 
+/* Open MPI started by srun finds its peers through PMIx only (Debian's
+ * build has no PMI-1/PMI-2 support): without srun's pmix plugin, which sets
+ * PMIX_RANK, MPI_Init prints some 40 lines and aborts. Refused before it,
+ * in one line that process 0 prints (the others exit with the status). */
+static gs_status check_srun_pmix(const gs_comm_job *job) {
+#if defined(GS_HAVE_MPI) && defined(OPEN_MPI)
+  if (job->launch != GS_COMM_LAUNCH_MPI || !getenv("SLURM_STEP_ID") ||
+      getenv("OMPI_COMM_WORLD_RANK") || getenv("PMIX_RANK"))
+    return GS_OK;
+  if (job->process_rank != 0) return GS_ERR_USAGE;
+  const char *type = getenv("SLURM_MPI_TYPE");
+  return gs_error(GS_ERR_USAGE,
+                  "srun started %d processes without PMIx (--mpi=%s), which Open MPI needs to "
+                  "start: run srun --mpi=pmix (srun --mpi=list shows this cluster's plugins)",
+                  job->process_count, type && *type ? type : "none");
+#else
+  (void)job;
+  return GS_OK;
+#endif
+}
+
 gs_status gs_measure_job_start(gs_measure_job *mj, gs_common_options *common, int default_all,
                                gs_run_config *config) {
   memset(mj, 0, sizeof *mj);
   gs_comm_job_detect(&mj->job);
+  GS_TRY(check_srun_pmix(&mj->job));
   gs_interrupt_install();
   GS_TRY(gs_comm_job_start(&mj->job));
   GS_TRY(gs_common_choose_ranks(common, default_all, &mj->job, config, &mj->local_ranks,

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/runner_driver.h"
 #include "core/check.h"
 #include "core/file.h"
 #include "measure/job.h"
@@ -58,8 +59,8 @@ static gs_status parse_task(gs_plan_task *t, const gs_run_config *base, int devi
   if (t->workload == NULL)
     return gs_error(GS_ERR_USAGE, "option --task '%s': unknown workload '%s'", t->text,
                     t->words[0]);
-  // A plan's tasks run the runner's fixed steps behind one start gate.
-  if (t->workload->driver)
+  // A plan's tasks start together behind one gate, which the driver must meet.
+  if (!gs_runner_driver_of(t->workload)->meets_start_gate)
     return gs_error(GS_ERR_USAGE, "option --task '%s': %s measures itself (its own timing "
                     "loop) and cannot share a plan's start gate; run it with 'gpuscale run %s'",
                     t->text, t->workload->key, t->workload->key);
@@ -212,12 +213,26 @@ typedef struct {
 typedef struct {
   plan_run *run;
   gs_plan_task *task;
+  const gs_environment *env;
 } task_thread;
 
+/* One task's measurement through its workload's driver (a task is a sweep
+ * of one measurement). A driver that cannot open still meets the gate, so
+ * that the other tasks start. */
 static void *task_main(void *arg) {
   task_thread *tt = arg;
   gs_plan_task *t = tt->task;
-  gs_status status = gs_runner_measure(t->workload, t->opts, &t->config, &t->m);
+  const gs_workload_driver *driver = gs_runner_driver_of(t->workload);
+  void *ctx = NULL;
+  gs_status status = driver->open(t->workload, t->opts, tt->env, 1, &ctx);
+  if (status == GS_OK) {
+    status = driver->measure(ctx, &t->config, 0, &t->m);
+  } else {
+    t->m.status = status;
+    snprintf(t->m.error, sizeof t->m.error, "%s", gs_last_error());
+    (void)gs_barrier_wait(t->config.start_gate);
+  }
+  driver->close(ctx);
   pthread_mutex_lock(&tt->run->lock);
   t->status = status;
   t->done = 1;
@@ -243,13 +258,14 @@ static gs_status run_tasks(const gs_plan_request *rq, const gs_run_config *base,
   gs_status status = GS_OK;
   for (size_t i = 0; i < n && status == GS_OK; i++) {
     // Task i is measurement i of the document once every task is done.
-    plan->tasks[i].config.trace_measurement = (int)i;
-    status = gs_trace_measurement_start(base->trace, (int)i, plan->tasks[i].text, base->backend,
-                                        NULL);
+    gs_plan_task *t = &plan->tasks[i];
+    t->config.trace_measurement = (int)i;
+    status = gs_trace_measurement_start(base->trace, (int)i, t->text, base->backend,
+                                        gs_runner_driver_of(t->workload)->trace_host_only);
   }
   for (; started < n && status == GS_OK; started++) {
     plan->tasks[started].config.start_gate = &gate;
-    tt[started] = (task_thread){.run = &run, .task = &plan->tasks[started]};
+    tt[started] = (task_thread){.run = &run, .task = &plan->tasks[started], .env = env};
     if (pthread_create(&threads[started], NULL, task_main, &tt[started]) != 0) break;
   }
   if (status == GS_OK && started < n) {

@@ -1,16 +1,14 @@
-/* The sweep shared by run, scale and suite: a workload measured at each
- * rank count (and each of its variants) into one document. */
+/* The sweep shared by run, scale, suite and exec: a workload measured
+ * through its driver at each rank count (and each of its variants) into
+ * one document. */
 #include "measure/sweep.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "bench/split.h"
+#include "bench/runner_driver.h"
 #include "core/check.h"
-
-/* Timed iterations of the calibration run of a proportional split. */
-#define GS_SPLIT_CALIBRATION_ITERS 20
 
 /* Adds each measurement's telemetry to its entry of "measurements". */
 static gs_status add_telemetry(cJSON *doc, const gs_telemetry *tm, size_t count) {
@@ -28,9 +26,15 @@ static gs_status add_telemetry(cJSON *doc, const gs_telemetry *tm, size_t count)
   return GS_OK;
 }
 
-static gs_status write_document(const gs_sweep *sw, void *driver_ctx, const gs_measurement *ms,
-                                const gs_telemetry *tm, size_t count, int complete) {
-  const gs_workload_driver *driver = sw->workload->driver;
+/* The workload's driver and the context its open returned, for one sweep. */
+typedef struct {
+  const gs_workload_driver *driver;
+  void *ctx;
+} sweep_driver;
+
+static gs_status write_document(const gs_sweep *sw, const sweep_driver *d,
+                                const gs_measurement *ms, const gs_telemetry *tm, size_t count,
+                                int complete) {
   cJSON *doc = gs_result_new(sw->command);
   if (!doc) return gs_error(GS_ERR_NOMEM, "cannot create the result document");
   gs_status status = gs_result_set_config(
@@ -39,9 +43,9 @@ static gs_status write_document(const gs_sweep *sw, void *driver_ctx, const gs_m
   if (status == GS_OK && sw->job && sw->job->control) status = gs_measure_job_add_processes(doc, sw->job);
   for (size_t i = 0; i < count && status == GS_OK; i++) {
     status = gs_result_add_measurement(doc, &ms[i]);
-    if (status == GS_OK && driver && driver->annotate) {
+    if (status == GS_OK && d->driver->annotate) {
       cJSON *all = cJSON_GetObjectItemCaseSensitive(doc, "measurements");
-      status = driver->annotate(driver_ctx, &ms[i],
+      status = d->driver->annotate(d->ctx, &ms[i],
                                 cJSON_GetArrayItem(all, cJSON_GetArraySize(all) - 1), i);
     }
   }
@@ -84,26 +88,23 @@ static gs_status telemetry_begin(const gs_sweep *sw, const gs_run_config *config
   return gs_telemetry_start(tm, config->devices, bus_ids);
 }
 
-/* Measurement `index` of the sweep, by the runner or the workload's own
- * driver, with telemetry around it. Sampling covers the whole measurement
- * (setup, warmup, timing, checks); telemetry that cannot start is recorded
- * as unavailable, not a failure. */
-static gs_status measure_one(const gs_sweep *sw, void *driver_ctx, const gs_run_config *config,
-                             size_t index, gs_measurement *m, gs_telemetry *tm) {
+/* Measurement `index` of the sweep, by the workload's driver, with
+ * telemetry around it. Sampling covers the whole measurement (setup,
+ * warmup, timing, checks); telemetry that cannot start is recorded as
+ * unavailable, not a failure. */
+static gs_status measure_one(const gs_sweep *sw, const sweep_driver *d,
+                             const gs_run_config *config, size_t index, gs_measurement *m,
+                             gs_telemetry *tm) {
   gs_error_kept kept;
   gs_error_keep(&kept);
   if (telemetry_begin(sw, config, tm) != GS_OK)
     gs_telemetry_set_unavailable(tm, "sampler did not start: %s", gs_last_error());
   gs_error_restore(&kept);
-  const gs_workload_driver *driver = sw->workload->driver;
   gs_run_config traced = *config;
   traced.trace_measurement = (int)index;
   gs_status status = gs_trace_measurement_start(config->trace, (int)index, config->label,
-                                                config->backend,
-                                                driver ? driver->trace_host_only : NULL);
-  if (status == GS_OK)
-    status = driver ? driver->measure(driver_ctx, &traced, index, m)
-                    : gs_runner_measure(sw->workload, sw->workload_opts, &traced, m);
+                                                config->backend, d->driver->trace_host_only);
+  if (status == GS_OK) status = d->driver->measure(d->ctx, &traced, index, m);
   gs_trace_measurement_stop(config->trace);
   gs_telemetry_stop(tm);
   return status;
@@ -125,25 +126,24 @@ static void record_split(gs_measurement *m, gs_split_policy policy, const uint64
  * then measures the even split and the proportional one into ms[0], ms[1]
  * (measurements `index` and `index` + 1 of the sweep) with their telemetry
  * in tm[0], tm[1] (*measured receives how many were filled). */
-static gs_status measure_split(const gs_sweep *sw, void *driver_ctx, const gs_run_config *config,
-                               size_t index,
-                               gs_measurement *ms, gs_telemetry *tm, size_t *measured) {
+static gs_status measure_split(const gs_sweep *sw, const sweep_driver *d,
+                               const gs_run_config *config, size_t index, gs_measurement *ms,
+                               gs_telemetry *tm, size_t *measured) {
   *measured = 0;
   const int n = config->world_size;
   double rates[GS_MAX_RANKS];
   uint64_t even[GS_MAX_RANKS], proportional[GS_MAX_RANKS];
   gs_run_config untraced = *config;  /* the calibration is no measurement of the document */
   untraced.trace = NULL;
-  GS_TRY(gs_split_calibrate(sw->workload, sw->workload_opts, &untraced, GS_SPLIT_CALIBRATION_ITERS,
-                            rates));
-  const uint64_t units = sw->workload->work_units(sw->workload_opts);
-  gs_split_even(units, n, even);
-  GS_TRY(gs_split_proportional(units, n, rates, proportional));
+  // gs_common_configure refused the split for a driver without one.
+  if (!d->driver->split) GS_BUG("a proportional split of %s, whose driver splits nothing",
+                                sw->workload->key);
+  GS_TRY(d->driver->split(d->ctx, &untraced, even, proportional, rates));
   gs_status first_failure = GS_OK;
   for (int p = 0; p < 2; p++) {
     gs_run_config c = *config;
     c.unit_counts = p == 0 ? even : proportional;
-    gs_status status = measure_one(sw, driver_ctx, &c, index + (size_t)p, &ms[p], &tm[p]);
+    gs_status status = measure_one(sw, d, &c, index + (size_t)p, &ms[p], &tm[p]);
     *measured = (size_t)p + 1;
     record_split(&ms[p], p == 0 ? GS_SPLIT_EVEN : GS_SPLIT_PROPORTIONAL, c.unit_counts, rates, n);
     if (status != GS_OK && first_failure == GS_OK) first_failure = status;
@@ -158,9 +158,12 @@ static size_t variant_total(const gs_sweep *sw) {
   return n > 0 ? n : 1;
 }
 
-/* The split of every variant at every rank count, before anything is
- * measured or written: a split that cannot work is a usage error. */
-static gs_status check_splits(const gs_sweep *sw, const gs_u64_list *counts, size_t variants) {
+/* The driver's check of every variant at every rank count, before anything
+ * is measured or written (the runner: a split that cannot work is a usage
+ * error). */
+static gs_status check_counts(const gs_sweep *sw, const sweep_driver *d,
+                              const gs_u64_list *counts, size_t variants) {
+  if (!d->driver->check) return GS_OK;
   for (size_t v = 0; v < variants; v++) {
     char name[GS_TEXT_SHORT] = "";
     if (sw->workload->variant_select)
@@ -168,16 +171,16 @@ static gs_status check_splits(const gs_sweep *sw, const gs_u64_list *counts, siz
     for (size_t i = 0; i < counts->n; i++) {
       gs_run_config config = *sw->config;
       config.world_size = (int)counts->v[i];
-      GS_TRY(gs_split_check(sw->workload, sw->workload_opts, &config));
+      GS_TRY(d->driver->check(d->ctx, &config));
     }
   }
   return GS_OK;
 }
 
-static gs_status sweep_counts(const gs_sweep *sw, void *driver_ctx, const gs_u64_list *counts) {
+static gs_status sweep_counts(const gs_sweep *sw, const sweep_driver *d,
+                              const gs_u64_list *counts) {
   const size_t variants = variant_total(sw);
-  // A workload with its own timing loop splits nothing into fixed units.
-  if (!sw->workload->driver) GS_TRY(check_splits(sw, counts, variants));
+  GS_TRY(check_counts(sw, d, counts, variants));
   // A proportional split measures two splits per rank count.
   const size_t total = 2 * variants * counts->n;
   gs_measurement *ms = calloc(total, sizeof *ms);
@@ -216,10 +219,10 @@ static gs_status sweep_counts(const gs_sweep *sw, void *driver_ctx, const gs_u64
       gs_status status;
       if (config.split_proportional && config.world_size > 1) {
         size_t measured = 0;
-        status = measure_split(sw, driver_ctx, &config, done, &ms[done], &tm[done], &measured);
+        status = measure_split(sw, d, &config, done, &ms[done], &tm[done], &measured);
         done += measured;
       } else {
-        status = measure_one(sw, driver_ctx, &config, done, &ms[done], &tm[done]);
+        status = measure_one(sw, d, &config, done, &ms[done], &tm[done]);
         done++;
       }
       for (size_t k = first; k < done; k++)
@@ -245,7 +248,7 @@ static gs_status sweep_counts(const gs_sweep *sw, void *driver_ctx, const gs_u64
       if (!gs_measure_job_writes(sw->job)) continue;
       gs_runner_relate(ms + group, done - group);
       // Written after every measurement: a later crash keeps what was measured.
-      gs_status written = write_document(sw, driver_ctx, ms, tm, done, done == expected);
+      gs_status written = write_document(sw, d, ms, tm, done, done == expected);
       if (written != GS_OK && first_failure == GS_OK) first_failure = written;
       if (written != GS_OK) stop = 1;
     }
@@ -255,7 +258,7 @@ static gs_status sweep_counts(const gs_sweep *sw, void *driver_ctx, const gs_u64
   const int writes = gs_measure_job_writes(sw->job);
   if (gs_measure_rank_failure(first_failure) && done > 0 && writes) first_failure = GS_ERR_PARTIAL;
   if (writes && sw->observer && sw->observer->sweep_done)
-    sw->observer->sweep_done(sw->observer->ctx, sw, driver_ctx, ms, done);
+    sw->observer->sweep_done(sw->observer->ctx, sw, d->ctx, ms, done);
   for (size_t i = 0; i < done; i++) {
     gs_measurement_free(&ms[i]);
     gs_telemetry_free(&tm[i]);
@@ -266,16 +269,15 @@ static gs_status sweep_counts(const gs_sweep *sw, void *driver_ctx, const gs_u64
 }
 
 gs_status gs_measure_sweep(const gs_sweep *sw, const gs_u64_list *counts) {
-  const gs_workload_driver *driver = sw->workload->driver;
-  if (!driver) return sweep_counts(sw, NULL, counts);
+  sweep_driver d = {.driver = gs_runner_driver_of(sw->workload)};
   gs_u64_list selected = *counts;
-  if (driver->select_counts) GS_TRY(driver->select_counts(sw->workload_opts, sw->config, &selected));
+  if (d.driver->select_counts)
+    GS_TRY(d.driver->select_counts(sw->workload_opts, sw->config, &selected));
   // Room for as many measurements as sweep_counts has (two per count when
   // a split is measured beside the even one).
-  void *ctx = NULL;
-  gs_status status = driver->open(sw->workload_opts, sw->env, 2 * selected.n * variant_total(sw),
-                                  &ctx);
-  if (status == GS_OK) status = sweep_counts(sw, ctx, &selected);
-  driver->close(ctx);
+  gs_status status = d.driver->open(sw->workload, sw->workload_opts, sw->env,
+                                    2 * selected.n * variant_total(sw), &d.ctx);
+  if (status == GS_OK) status = sweep_counts(sw, &d, &selected);
+  d.driver->close(d.ctx);
   return status;
 }

@@ -1,7 +1,8 @@
-/* The sweep shared by run, scale and suite: a workload measured at one or
- * more rank counts (and each of its variants) into one result document,
- * written after every measurement so that nothing already measured is
- * lost; the command hears of each finished variant to print it. */
+/* The sweep shared by run, scale, suite and exec: a workload measured
+ * through its driver (gs_runner_driver_of) at one or more rank counts (and
+ * each of its variants) into one result document, written after every
+ * measurement so that nothing already measured is lost; the command hears
+ * of each finished variant to print it. */
 #ifndef GS_MEASURE_SWEEP_H
 #define GS_MEASURE_SWEEP_H
 
@@ -18,8 +19,9 @@ typedef struct {
   /* One variant's measurements (every rank count) are done and written. */
   void (*variant_done)(void *ctx, const gs_sweep *sw, const gs_measurement *ms,
                        const gs_telemetry *tm, size_t count);
-  /* Every measurement of the sweep is done; `driver_ctx` is the context of
-   * the workload's driver hooks (NULL when the runner measured it). */
+  /* Every measurement of the sweep is done; `driver_ctx` is the context
+   * that the workload's driver (gs_runner_driver_of) opened for the sweep,
+   * for its print hook. */
   void (*sweep_done)(void *ctx, const gs_sweep *sw, void *driver_ctx, const gs_measurement *ms,
                      size_t count);
 } gs_sweep_observer;

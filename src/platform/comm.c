@@ -190,14 +190,14 @@ cJSON *gs_comm_nccl_environment_json(void) {
 
 /* ---- worlds ------------------------------------------------------------------ */
 
-static ncclDataType_t nccl_type(gs_dtype dtype) {
+ncclDataType_t comm_nccl_type(gs_dtype dtype) {
   static const ncclDataType_t types[] = {ncclInt8,    ncclUint8,  ncclInt32,   ncclUint32,
                                          ncclInt64,   ncclUint64, ncclFloat16, ncclBfloat16,
                                          ncclFloat32, ncclFloat64};
   return types[dtype];
 }
 
-static ncclRedOp_t nccl_op(gs_redop op) {
+ncclRedOp_t comm_nccl_op(gs_redop op) {
   static const ncclRedOp_t ops[] = {ncclSum, ncclProd, ncclMax, ncclMin, ncclAvg};
   return ops[op];
 }
@@ -497,112 +497,50 @@ gs_status gs_comm_barrier(gs_comm *c) {
 
 /* ---- collectives ---------------------------------------------------------- */
 
-static gs_status begin_op(gs_comm *c, const char *name) {
-  GS_TRY(check_usable(c));
-  snprintf(c->op_name, sizeof c->op_name, "%s", name);
-  return GS_OK;
-}
-
 static int is_host(const gs_comm *c) {
   return c->world->config.backend == GS_BACKEND_CPU;
 }
 
-/* A collective on host buffers (comm_host.c); ops without a reduction or a
- * root ignore those arguments. */
-static gs_status host_call(gs_comm *c, comm_op op, const void *send, void *recv, size_t count,
-                           gs_dtype dtype, gs_redop redop, int root) {
-  comm_host_call call = {.op = op, .send = send, .recv = recv, .count = count, .dtype = dtype,
-                         .redop = redop, .root = root};
-  return comm_host_run(c, &call);
-}
-
-static gs_status nccl_result(gs_comm *c, ncclResult_t rc, const char *what) {
+gs_status comm_nccl_result(gs_comm *c, ncclResult_t rc, const char *what) {
   if (rc == ncclSuccess || rc == ncclInProgress) return GS_OK;
   return gs_error(GS_ERR_NCCL, "%s failed: %s%s%s", what, ncclGetErrorString(rc),
                   ncclGetLastError(c->nccl)[0] ? ": " : "", ncclGetLastError(c->nccl));
 }
 
+gs_status gs_comm_collective(gs_comm *c, const gs_comm_call *call, cudaStream_t stream) {
+  const gs_coll_desc *d = gs_coll_desc_of(call->op);
+  GS_TRY(check_usable(c));
+  snprintf(c->op_name, sizeof c->op_name, "%s", d->name);
+  int n = c->world->size;
+  if (d->has_peers &&
+      (call->send_peer < 0 || call->send_peer >= n || call->recv_peer < 0 || call->recv_peer >= n))
+    return gs_error(GS_ERR_INTERNAL, "%s peers %d and %d outside a world of %d", d->name,
+                    call->send_peer, call->recv_peer, n);
+  if (is_host(c)) return comm_host_run(c, call);
+  if (!comm_coll_impls[call->op].nccl)
+    return gs_error(GS_ERR_INTERNAL, "%s has no NCCL call in platform/comm_coll.c", d->name);
+  return comm_coll_impls[call->op].nccl(c, call, stream);
+}
+
 gs_status gs_comm_allreduce(gs_comm *c, const void *send, void *recv, size_t count, gs_dtype dtype,
                             gs_redop op, cudaStream_t stream) {
-  GS_TRY(begin_op(c, "allreduce"));
-  if (is_host(c)) return host_call(c, COMM_OP_ALLREDUCE, send, recv, count, dtype, op, 0);
-  return nccl_result(
-      c, ncclAllReduce(send, recv, count, nccl_type(dtype), nccl_op(op), c->nccl, stream),
-      "ncclAllReduce");
+  gs_comm_call call = {.op = GS_COLL_ALLREDUCE, .send = send, .recv = recv, .count = count,
+                       .dtype = dtype, .redop = op};
+  return gs_comm_collective(c, &call, stream);
 }
 
 gs_status gs_comm_allgather(gs_comm *c, const void *send, void *recv, size_t count, gs_dtype dtype,
                             cudaStream_t stream) {
-  GS_TRY(begin_op(c, "allgather"));
-  if (is_host(c)) return host_call(c, COMM_OP_ALLGATHER, send, recv, count, dtype, GS_REDOP_SUM, 0);
-  return nccl_result(c, ncclAllGather(send, recv, count, nccl_type(dtype), c->nccl, stream),
-                     "ncclAllGather");
-}
-
-gs_status gs_comm_reducescatter(gs_comm *c, const void *send, void *recv, size_t count,
-                                gs_dtype dtype, gs_redop op, cudaStream_t stream) {
-  GS_TRY(begin_op(c, "reducescatter"));
-  if (is_host(c)) return host_call(c, COMM_OP_REDUCESCATTER, send, recv, count, dtype, op, 0);
-  return nccl_result(
-      c, ncclReduceScatter(send, recv, count, nccl_type(dtype), nccl_op(op), c->nccl, stream),
-      "ncclReduceScatter");
+  gs_comm_call call = {.op = GS_COLL_ALLGATHER, .send = send, .recv = recv, .count = count,
+                       .dtype = dtype};
+  return gs_comm_collective(c, &call, stream);
 }
 
 gs_status gs_comm_broadcast(gs_comm *c, const void *send, void *recv, size_t count, gs_dtype dtype,
                             int root, cudaStream_t stream) {
-  GS_TRY(begin_op(c, "broadcast"));
-  if (is_host(c))
-    return host_call(c, COMM_OP_BROADCAST, send, recv, count, dtype, GS_REDOP_SUM, root);
-  return nccl_result(c, ncclBroadcast(send, recv, count, nccl_type(dtype), root, c->nccl, stream),
-                     "ncclBroadcast");
-}
-
-gs_status gs_comm_reduce(gs_comm *c, const void *send, void *recv, size_t count, gs_dtype dtype,
-                         gs_redop op, int root, cudaStream_t stream) {
-  GS_TRY(begin_op(c, "reduce"));
-  if (is_host(c)) return host_call(c, COMM_OP_REDUCE, send, recv, count, dtype, op, root);
-  return nccl_result(
-      c, ncclReduce(send, recv, count, nccl_type(dtype), nccl_op(op), root, c->nccl, stream),
-      "ncclReduce");
-}
-
-gs_status gs_comm_alltoall(gs_comm *c, const void *send, void *recv, size_t count, gs_dtype dtype,
-                           cudaStream_t stream) {
-  GS_TRY(begin_op(c, "alltoall"));
-  if (is_host(c)) return host_call(c, COMM_OP_ALLTOALL, send, recv, count, dtype, GS_REDOP_SUM, 0);
-  // NCCL has no all-to-all call: one send and one receive per peer, grouped.
-  size_t block = count * gs_dtype_size(dtype);
-  ncclResult_t rc = ncclGroupStart();
-  for (int peer = 0; peer < c->world->size && rc == ncclSuccess; peer++) {
-    rc = ncclSend((const char *)send + (size_t)peer * block, count, nccl_type(dtype), peer, c->nccl,
-                  stream);
-    if (rc == ncclSuccess)
-      rc = ncclRecv((char *)recv + (size_t)peer * block, count, nccl_type(dtype), peer, c->nccl,
-                    stream);
-  }
-  ncclResult_t end = ncclGroupEnd();
-  return nccl_result(c, rc != ncclSuccess ? rc : end, "all-to-all ncclSend/ncclRecv group");
-}
-
-gs_status gs_comm_sendrecv(gs_comm *c, const void *send, int send_peer, void *recv, int recv_peer,
-                           size_t count, gs_dtype dtype, cudaStream_t stream) {
-  GS_TRY(begin_op(c, "sendrecv"));
-  if (send_peer < 0 || send_peer >= c->world->size || recv_peer < 0 || recv_peer >= c->world->size)
-    return gs_error(GS_ERR_INTERNAL, "sendrecv peers %d and %d outside a world of %d", send_peer,
-                    recv_peer, c->world->size);
-  if (is_host(c))
-    return comm_host_run(c, &(comm_host_call){.op = COMM_OP_SENDRECV,
-                                              .send = send,
-                                              .recv = recv,
-                                              .count = count,
-                                              .dtype = dtype,
-                                              .send_peer = send_peer,
-                                              .recv_peer = recv_peer});
-  ncclResult_t rc = ncclGroupStart();
-  if (rc == ncclSuccess) rc = ncclSend(send, count, nccl_type(dtype), send_peer, c->nccl, stream);
-  if (rc == ncclSuccess) rc = ncclRecv(recv, count, nccl_type(dtype), recv_peer, c->nccl, stream);
-  ncclResult_t end = ncclGroupEnd();
-  return nccl_result(c, rc != ncclSuccess ? rc : end, "ncclSend/ncclRecv group");
+  gs_comm_call call = {.op = GS_COLL_BROADCAST, .send = send, .recv = recv, .count = count,
+                       .dtype = dtype, .root = root};
+  return gs_comm_collective(c, &call, stream);
 }
 
 /* ---- exposed communication time ------------------------------------------ */

@@ -38,6 +38,7 @@
 #include <cjson/cJSON.h>
 #include <cuda_runtime_api.h>
 
+#include "core/coll_table.h"
 #include "core/status.h"
 #include "core/types.h"
 
@@ -176,35 +177,45 @@ int gs_comm_size(const gs_comm *comm);   /* global world size */
  * handle's device and the call only enqueues on `stream` (wait with
  * gs_comm_wait); on the cpu backend buffers are host memory, `stream` is
  * ignored and the call returns when the operation is complete (bounded by
- * the timeout). send == recv (or recv at the rank's slot of it for
- * allgather/reducescatter, as NCCL defines) is the in-place form. Every rank
- * of the world must call the same sequence. */
+ * the timeout). The in-place form is the layout of the op's descriptor
+ * (core/coll_table.h: send == recv, or send/recv at the rank's block of the
+ * other for allgather/reducescatter, as NCCL defines). Every rank of the
+ * world must call the same sequence. */
 
+/* One call of a collective. Its buffers have the blocks of its descriptor
+ * (core/coll_table.h), each `count` elements of `dtype`: allreduce,
+ * broadcast, reduce and sendrecv one each; allgather receives and
+ * reducescatter sends one per rank; alltoall sends and receives one per
+ * rank (block j of send goes to rank j, arriving as block `rank` of its
+ * recv). reduce writes only the root's recv. Members an op does not take
+ * are ignored. */
+typedef struct {
+  gs_coll_op op;
+  const void *send;
+  void *recv;
+  size_t count;
+  gs_dtype dtype;
+  gs_redop redop;           /* ops with a reduction */
+  int root;                 /* ops with a root */
+  int send_peer, recv_peer; /* ops with peers (sendrecv: both at once, a ring
+                               shift when they are rank+1 and rank-1) */
+} gs_comm_call;
+
+/* Runs `call` on this rank: through the op's NCCL call on the cuda
+ * backend, between the rank threads or through the op's MPI call on the
+ * cpu backend (platform/comm_coll.c). Peers outside the world are refused. */
+gs_status gs_comm_collective(gs_comm *comm, const gs_comm_call *call, cudaStream_t stream);
+
+/* Shorthands of gs_comm_collective for the calls workloads make. */
 /* recv[i] = op over ranks of send[i], i < count. */
 gs_status gs_comm_allreduce(gs_comm *comm, const void *send, void *recv, size_t count,
                             gs_dtype dtype, gs_redop op, cudaStream_t stream);
 /* recv (count * size elements) = concatenation of every rank's send (count). */
 gs_status gs_comm_allgather(gs_comm *comm, const void *send, void *recv, size_t count,
                             gs_dtype dtype, cudaStream_t stream);
-/* recv (count) = op over ranks of send[rank * count .. ) (send has count * size). */
-gs_status gs_comm_reducescatter(gs_comm *comm, const void *send, void *recv, size_t count,
-                                gs_dtype dtype, gs_redop op, cudaStream_t stream);
 /* recv (count) on every rank = root's send. */
 gs_status gs_comm_broadcast(gs_comm *comm, const void *send, void *recv, size_t count,
                             gs_dtype dtype, int root, cudaStream_t stream);
-/* recv (count) on root = op over ranks of send; other ranks' recv untouched. */
-gs_status gs_comm_reduce(gs_comm *comm, const void *send, void *recv, size_t count, gs_dtype dtype,
-                         gs_redop op, int root, cudaStream_t stream);
-/* Block j (count elements) of send goes to rank j, arriving as block `rank`
- * of its recv; send and recv have count * size elements (not in place). */
-gs_status gs_comm_alltoall(gs_comm *comm, const void *send, void *recv, size_t count,
-                           gs_dtype dtype, cudaStream_t stream);
-/* Sends `count` elements to `send_peer` and receives `count` from
- * `recv_peer` at the same time (a ring shift when the peers are rank+1 and
- * rank-1). */
-gs_status gs_comm_sendrecv(gs_comm *comm, const void *send, int send_peer, void *recv,
-                           int recv_peer, size_t count, gs_dtype dtype, cudaStream_t stream);
-
 
 /* ---- waiting, errors, abort ------------------------------------------------- */
 

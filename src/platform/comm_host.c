@@ -187,10 +187,13 @@ static void divide_by(void *acc, size_t count, gs_dtype dtype, int n) {
 
 /* ---- sizes of one call ------------------------------------------------------ */
 
-static size_t output_bytes(const comm_host_call *call, int size) {
-  size_t bytes = call->count * gs_dtype_size(call->dtype);
-  if (call->op == COMM_OP_ALLGATHER || call->op == COMM_OP_ALLTOALL) bytes *= (size_t)size;
-  return bytes;
+static size_t output_bytes(const gs_coll_desc *d, const gs_comm_call *call, int size) {
+  return gs_coll_elements(d->recv_blocks, call->count, size) * gs_dtype_size(call->dtype);
+}
+
+/* Whether this rank's receive buffer gets the result (reduce: the root's). */
+static int receives(const gs_coll_desc *d, const gs_comm *c, const gs_comm_call *call) {
+  return !d->root_only || c->rank == call->root;
 }
 
 static gs_status scratch_reserve(gs_comm *c, size_t bytes) {
@@ -205,41 +208,37 @@ static gs_status scratch_reserve(gs_comm *c, size_t bytes) {
 /* ---- between threads ---------------------------------------------------------- */
 
 /* Computes this rank's output of `call` from the published send buffers
- * into scratch. Returns the bytes written (0: this rank receives nothing). */
-static size_t compute_output(gs_comm *c, const comm_host_call *call) {
+ * into scratch, block by block as the op's descriptor sources them
+ * (reductions in rank order). Returns the bytes written (0: this rank
+ * receives nothing). */
+static size_t compute_output(gs_comm *c, const gs_comm_call *call) {
   const comm_exchange *x = &c->world->exchange;
+  const gs_coll_desc *d = gs_coll_desc_of(call->op);
   int n = x->parties;
-  size_t es = gs_dtype_size(call->dtype);
-  size_t block = call->count * es;
-  char *out = c->scratch;
-  switch (call->op) {
-    case COMM_OP_ALLREDUCE:
-    case COMM_OP_REDUCESCATTER:
-    case COMM_OP_REDUCE: {
-      if (call->op == COMM_OP_REDUCE && c->rank != call->root) return 0;
-      size_t offset = call->op == COMM_OP_REDUCESCATTER ? (size_t)c->rank * block : 0;
-      memcpy(out, (const char *)x->send[0] + offset, block);
-      for (int r = 1; r < n; r++)
-        reduce_into(out, (const char *)x->send[r] + offset, call->count, call->dtype, call->redop);
-      if (call->redop == GS_REDOP_AVG) divide_by(out, call->count, call->dtype, n);
-      return block;
+  if (!receives(d, c, call)) return 0;
+  size_t block = call->count * gs_dtype_size(call->dtype);
+  size_t blocks = gs_coll_elements(d->recv_blocks, 1, n);
+  gs_coll_who who = {.rank = c->rank, .ranks = n, .root = call->root, .recv_peer = call->recv_peer};
+  for (size_t j = 0; j < blocks; j++) {
+    gs_coll_source from;
+    d->source(&who, j, &from);
+    size_t offset = from.block * block;
+    char *out = (char *)c->scratch + j * block;
+    if (!from.reduced) {
+      memcpy(out, (const char *)x->send[from.rank] + offset, block);
+      continue;
     }
-    case COMM_OP_ALLGATHER:
-      for (int r = 0; r < n; r++) memcpy(out + (size_t)r * block, x->send[r], block);
-      return block * (size_t)n;
-    case COMM_OP_BROADCAST: memcpy(out, x->send[call->root], block); return block;
-    case COMM_OP_ALLTOALL:
-      for (int r = 0; r < n; r++)
-        memcpy(out + (size_t)r * block, (const char *)x->send[r] + (size_t)c->rank * block, block);
-      return block * (size_t)n;
-    case COMM_OP_SENDRECV: memcpy(out, x->send[call->recv_peer], block); return block;
+    memcpy(out, (const char *)x->send[0] + offset, block);
+    for (int r = 1; r < n; r++)
+      reduce_into(out, (const char *)x->send[r] + offset, call->count, call->dtype, call->redop);
+    if (call->redop == GS_REDOP_AVG) divide_by(out, call->count, call->dtype, n);
   }
-  return 0;
+  return blocks * block;
 }
 
-static gs_status run_between_threads(gs_comm *c, const comm_host_call *call) {
+static gs_status run_between_threads(gs_comm *c, const gs_comm_call *call) {
   comm_exchange *x = &c->world->exchange;
-  GS_TRY(scratch_reserve(c, output_bytes(call, x->parties)));
+  GS_TRY(scratch_reserve(c, output_bytes(gs_coll_desc_of(call->op), call, x->parties)));
   x->send[c->rank] = call->send;
   GS_TRY(comm_exchange_barrier(c)); /* every send buffer published */
   size_t bytes = compute_output(c, call);
@@ -251,7 +250,7 @@ static gs_status run_between_threads(gs_comm *c, const comm_host_call *call) {
 /* ---- between processes ----------------------------------------------------------- */
 
 #ifdef GS_HAVE_MPI
-static MPI_Datatype mpi_type(gs_dtype dtype) {
+MPI_Datatype comm_mpi_type(gs_dtype dtype) {
   switch (dtype) {
     case GS_DTYPE_INT8: return MPI_INT8_T;
     case GS_DTYPE_UINT8: return MPI_UINT8_T;
@@ -268,13 +267,7 @@ static MPI_Datatype mpi_type(gs_dtype dtype) {
   return MPI_DATATYPE_NULL;
 }
 
-static size_t input_bytes(const comm_host_call *call, int size) {
-  size_t bytes = call->count * gs_dtype_size(call->dtype);
-  if (call->op == COMM_OP_REDUCESCATTER || call->op == COMM_OP_ALLTOALL) bytes *= (size_t)size;
-  return bytes;
-}
-
-static MPI_Op mpi_op(gs_redop op) {
+MPI_Op comm_mpi_op(gs_redop op) {
   switch (op) {
     case GS_REDOP_PROD: return MPI_PROD;
     case GS_REDOP_MAX: return MPI_MAX;
@@ -309,67 +302,35 @@ gs_status comm_mpi_complete(gs_comm *c, MPI_Request *requests, int n) {
   }
 }
 
-static gs_status run_between_processes(gs_comm *c, const comm_host_call *call) {
+static size_t input_bytes(const gs_coll_desc *d, const gs_comm_call *call, int size) {
+  return gs_coll_elements(d->send_blocks, call->count, size) * gs_dtype_size(call->dtype);
+}
+
+static gs_status run_between_processes(gs_comm *c, const gs_comm_call *call) {
+  const gs_coll_desc *d = gs_coll_desc_of(call->op);
   int n = c->world->size;
+  if (!comm_coll_impls[call->op].mpi)
+    return gs_error(GS_ERR_INTERNAL, "%s has no MPI call in platform/comm_coll.c", d->name);
   if (call->count > (size_t)INT32_MAX)
     return gs_error(GS_ERR_UNSUPPORTED, "the cpu backend passes at most %d elements to MPI",
                     INT32_MAX);
-  int count = (int)call->count;
-  MPI_Datatype type = mpi_type(call->dtype);
   const void *send = call->send;
   // In-place forms (send inside recv) go through a copy of the input.
-  size_t in = input_bytes(call, n), out = output_bytes(call, n);
+  size_t in = input_bytes(d, call, n), out = output_bytes(d, call, n);
   const char *s = call->send, *r = call->recv;
   if (s < r + out && r < s + in) {
     GS_TRY(scratch_reserve(c, in));
     memcpy(c->scratch, call->send, in);
     send = c->scratch;
   }
-  MPI_Request requests[2];
-  int pending = 1;
-  switch (call->op) {
-    case COMM_OP_ALLREDUCE:
-      GS_CHECK_MPI(MPI_Iallreduce(send, call->recv, count, type, mpi_op(call->redop),
-                                  MPI_COMM_WORLD, &requests[0]));
-      break;
-    case COMM_OP_ALLGATHER:
-      GS_CHECK_MPI(
-          MPI_Iallgather(send, count, type, call->recv, count, type, MPI_COMM_WORLD, &requests[0]));
-      break;
-    case COMM_OP_REDUCESCATTER:
-      GS_CHECK_MPI(MPI_Ireduce_scatter_block(send, call->recv, count, type, mpi_op(call->redop),
-                                             MPI_COMM_WORLD, &requests[0]));
-      break;
-    case COMM_OP_BROADCAST:
-      if (c->rank == call->root && send != call->recv) memcpy(call->recv, send, in);
-      GS_CHECK_MPI(MPI_Ibcast(call->recv, count, type, call->root, MPI_COMM_WORLD, &requests[0]));
-      break;
-    case COMM_OP_REDUCE:
-      GS_CHECK_MPI(MPI_Ireduce(send, call->recv, count, type, mpi_op(call->redop), call->root,
-                               MPI_COMM_WORLD, &requests[0]));
-      break;
-    case COMM_OP_ALLTOALL:
-      GS_CHECK_MPI(
-          MPI_Ialltoall(send, count, type, call->recv, count, type, MPI_COMM_WORLD, &requests[0]));
-      break;
-    case COMM_OP_SENDRECV:
-      GS_CHECK_MPI(
-          MPI_Irecv(call->recv, count, type, call->recv_peer, 0, MPI_COMM_WORLD, &requests[0]));
-      GS_CHECK_MPI(MPI_Isend(send, count, type, call->send_peer, 0, MPI_COMM_WORLD, &requests[1]));
-      pending = 2;
-      break;
-  }
-  GS_TRY(comm_mpi_complete(c, requests, pending));
-  int has_output = call->op != COMM_OP_REDUCE || c->rank == call->root;
-  if (call->redop == GS_REDOP_AVG && has_output &&
-      (call->op == COMM_OP_ALLREDUCE || call->op == COMM_OP_REDUCESCATTER ||
-       call->op == COMM_OP_REDUCE))
-    divide_by(call->recv, call->count, call->dtype, n);
+  GS_TRY(comm_coll_impls[call->op].mpi(c, call, send));
+  if (d->has_redop && call->redop == GS_REDOP_AVG && receives(d, c, call))
+    divide_by(call->recv, gs_coll_elements(d->recv_blocks, call->count, n), call->dtype, n);
   return GS_OK;
 }
 #endif
 
-gs_status comm_host_run(gs_comm *c, const comm_host_call *call) {
+gs_status comm_host_run(gs_comm *c, const gs_comm_call *call) {
   GS_TRY(host_supported(call->dtype));
   if (c->world->job.launch == GS_COMM_LAUNCH_THREADS) return run_between_threads(c, call);
 #ifdef GS_HAVE_MPI

@@ -1,6 +1,7 @@
 /* Private parts of the communication layer shared by comm.c (job, worlds,
- * NCCL, waiting) and comm_host.c (collectives on host buffers). Nothing
- * outside src/platform/comm*.c includes this header. */
+ * NCCL, waiting), comm_host.c (collectives on host buffers) and comm_coll.c
+ * (each collective's NCCL and MPI call). Nothing outside
+ * src/platform/comm*.c includes this header. */
 #ifndef GS_COMM_INTERNAL_H
 #define GS_COMM_INTERNAL_H
 
@@ -28,7 +29,6 @@ typedef struct {
   int aborted;
   unsigned long *arrived; /* per rank: generations passed + 1 while waiting */
   const void **send;      /* per rank: published send buffer */
-  size_t *send_peer;      /* per rank: sendrecv destination */
 } comm_exchange;
 
 struct gs_comm {
@@ -88,33 +88,40 @@ void comm_describe_laggards(const gs_comm *comm, uint64_t mine, char *buf, size_
  * number when there is no timeout. */
 double comm_time_left(const gs_comm *comm, double start);
 
-/* Host collectives (comm_host.c). Each returns when the operation is done. */
-typedef enum {
-  COMM_OP_ALLREDUCE = 0,
-  COMM_OP_ALLGATHER,
-  COMM_OP_REDUCESCATTER,
-  COMM_OP_BROADCAST,
-  COMM_OP_REDUCE,
-  COMM_OP_ALLTOALL,
-  COMM_OP_SENDRECV
-} comm_op;
-
+/* What platform does for each collective, one entry per descriptor of
+ * core/coll_table.h (comm_coll.c). The threads path of the cpu backend
+ * needs nothing here: it follows the descriptor's sources. */
 typedef struct {
-  comm_op op;
-  const void *send;
-  void *recv;
-  size_t count;
-  gs_dtype dtype;
-  gs_redop redop;
-  int root;
-  int send_peer, recv_peer;
-} comm_host_call;
+  /* Enqueues the call on `stream` through NCCL (device buffers). */
+  gs_status (*nccl)(gs_comm *c, const gs_comm_call *call, cudaStream_t stream);
+  /* Runs the call between processes through MPI on host buffers, reading
+   * the input at `send` (the call's, or a copy where the form is in
+   * place) and completing with comm_mpi_complete. NULL without MPI. */
+  gs_status (*mpi)(gs_comm *c, const gs_comm_call *call, const void *send);
+} comm_coll_impl;
+
+extern const comm_coll_impl comm_coll_impls[GS_COLL_COUNT];
+
+/* NCCL's names of an element type and a reduction (comm.c), and its
+ * result as a status naming `what` (aborting nothing). */
+ncclDataType_t comm_nccl_type(gs_dtype dtype);
+ncclRedOp_t comm_nccl_op(gs_redop op);
+gs_status comm_nccl_result(gs_comm *c, ncclResult_t rc, const char *what);
+
+#ifdef GS_HAVE_MPI
+/* MPI's names of an element type and a reduction (avg: the sum, divided
+ * afterwards by comm_host_run) (comm_host.c). */
+MPI_Datatype comm_mpi_type(gs_dtype dtype);
+MPI_Op comm_mpi_op(gs_redop op);
+#endif
 
 gs_status comm_exchange_init(comm_exchange *x, int parties);
 void comm_exchange_destroy(comm_exchange *x);
 void comm_exchange_abort(comm_exchange *x);
 gs_status comm_exchange_barrier(gs_comm *comm);
 
-gs_status comm_host_run(gs_comm *comm, const comm_host_call *call);
+/* A collective on host buffers (the cpu backend): between the rank
+ * threads or through the op's MPI call. Returns when it is done. */
+gs_status comm_host_run(gs_comm *comm, const gs_comm_call *call);
 
 #endif

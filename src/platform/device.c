@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <cuda_runtime_api.h>
+#include <nccl.h>
 
 #include "core/check.h"
 
@@ -15,12 +16,33 @@
 #include <mpi.h>
 #endif
 
+/* Why the runtime found no device, in the user's terms. The static CUDA
+ * runtime answers "driver version is insufficient" both when the driver is
+ * older than the runtime and when there is no driver at all (no
+ * libcuda.so.1 to open); the second would send users to upgrade a driver
+ * they do not have, so it is told apart by asking the loader. */
+static void describe_no_device(cudaError_t rc, char *why, size_t why_size) {
+  if (rc == cudaErrorInsufficientDriver) {
+    void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (!driver) {
+      const char *error = dlerror();
+      if (!error || strstr(error, "No such file"))
+        snprintf(why, why_size, "no usable CUDA device: no NVIDIA driver found (no libcuda.so.1)");
+      else
+        snprintf(why, why_size, "no usable CUDA device: no NVIDIA driver found (%s)", error);
+      return;
+    }
+    dlclose(driver);
+  }
+  snprintf(why, why_size, "no usable CUDA device: %s", cudaGetErrorString(rc));
+}
+
 int gs_device_count(char *why, size_t why_size) {
   int count = 0;
   cudaError_t rc = cudaGetDeviceCount(&count);
   if (rc != cudaSuccess) {
     // No driver, or a driver older than the runtime: no usable device here.
-    if (why) snprintf(why, why_size, "no usable CUDA device: %s", cudaGetErrorString(rc));
+    if (why) describe_no_device(rc, why, why_size);
     (void)cudaGetLastError();
     return 0;
   }
@@ -98,19 +120,13 @@ gs_status gs_device_discover(gs_environment *env) {
 
 void gs_device_collect_library_versions(gs_environment *env) {
   env->nccl_version[0] = '\0';
-  // NCCL is optional at run time: ask the library itself when it loads.
-  void *nccl = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_LOCAL);
-  if (nccl) {
-    typedef int (*get_version_fn)(int *);
-    get_version_fn get_version;
-    *(void **)&get_version = dlsym(nccl, "ncclGetVersion");
-    int code = 0;
-    if (get_version && get_version(&code) == 0 && code > 0) {
-      // NCCL >= 2.9 encodes versions as major*10000 + minor*100 + patch.
-      snprintf(env->nccl_version, sizeof env->nccl_version, "%d.%d.%d", code / 10000,
-               (code / 100) % 100, code % 100);
-    }
-    dlclose(nccl);
+  // NCCL is opened at run time (platform/nccl.c); without it the call fails
+  // and the version stays empty.
+  int code = 0;
+  if (ncclGetVersion(&code) == ncclSuccess && code > 0) {
+    // NCCL >= 2.9 encodes versions as major*10000 + minor*100 + patch.
+    snprintf(env->nccl_version, sizeof env->nccl_version, "%d.%d.%d", code / 10000,
+             (code / 100) % 100, code % 100);
   }
   env->mpi_version[0] = '\0';
 #ifdef GS_HAVE_MPI

@@ -1,10 +1,14 @@
 /* The workload interface: a small table of functions that every workload
- * fills. The runner owns timing, repetition and the split of work over
- * ranks; a workload only parses its options, sets up one rank, enqueues one
- * step, verifies against its CPU reference, describes its cost and tears
- * down. A workload that owns its timing loop fills driver hooks instead of
- * the step functions. Workloads are registered by key in
- * workloads/registry.c; nothing above this layer knows their names. */
+ * fills, and the one interface through which every workload is measured.
+ * A workload of fixed steps only parses its options, sets up one rank,
+ * enqueues one step, verifies against its CPU reference, describes its cost
+ * and tears down; the fixed-step runner (bench/runner_driver.c) measures it
+ * through the driver interface below, owning timing, repetition and the
+ * split of work over ranks. A workload that owns its timing loop (llm)
+ * fills the driver hooks itself instead of the step functions. Callers ask
+ * gs_runner_driver_of for a workload's driver and never tell the two kinds
+ * apart. Workloads are registered by key in workloads/registry.c; nothing
+ * above this layer knows their names. */
 #ifndef GS_WORKLOAD_H
 #define GS_WORKLOAD_H
 
@@ -49,38 +53,63 @@ typedef struct {
   int iters, min_time, runs, warmup, gpu_mode;
 } gs_given_options;
 
-/* Hooks of a workload that owns its timing loop (llm's request streams):
- * the measuring layer calls them instead of the runner's fixed steps. A
- * sweep calls configure once, select_counts once, then open, measure and
- * annotate per measurement, print when it is done, and close. */
+struct gs_workload;
+
+/* How a workload is measured: the hooks the measuring layer calls for
+ * every measurement (run, scale, suite, exec, plan, --gpu-mode auto). The
+ * fixed-step runner is one implementation (gs_runner_driver); a workload
+ * with its own timing loop (llm's request streams) is another. A sweep
+ * calls configure once, select_counts once, open, check for every variant
+ * and rank count, then per rank count split (with --split proportional),
+ * measure and annotate per measurement, print when it is done, and close.
+ * Optional hooks may be NULL. */
 typedef struct {
-  /* The workload's own defaults of --runs and --warmup (0: the common
-   * ones), applied where the user gave none. */
+  /* The driver's own defaults of --runs and --warmup (0: the common ones),
+   * applied where the user gave none (gs_common_driver_defaults). */
   uint64_t default_runs, default_warmup;
   /* What the median/p95/p99 of its samples are, for the summary table
-   * under the measurements (e.g. "per-request latency (...)"). */
+   * under the measurements (e.g. "per-request latency (...)"); NULL: steps
+   * in lockstep. */
   const char *samples_note;
   /* Non-NULL when the workload's GPU work runs where this process does not
    * see it (another program): why its --trace has host lanes only. */
   const char *trace_host_only;
-  /* Checks the measuring configuration against the workload (GS_ERR_USAGE
-   * naming the option that does not apply) and fits the configuration to
-   * the workload. Called before anything is measured, from the main
-   * thread; may be NULL. */
+  /* Non-zero when measure meets config->start_gate before its first timed
+   * step, so that a plan's tasks start together; a plan refuses a driver
+   * that does not (it would leave the other tasks waiting at the gate). */
+  int meets_start_gate;
+  /* Optional. Checks the measuring configuration against the workload
+   * (GS_ERR_USAGE naming the option that does not apply) and fits the
+   * configuration to the workload. Called before anything is measured,
+   * from the main thread. */
   gs_status (*configure)(void *opts, const gs_given_options *given, gs_run_config *config);
-  /* Keeps in `counts` the rank counts the workload can be measured at
-   * (e.g. whole tensor-parallel replicas), noting any it leaves out;
-   * GS_ERR_USAGE when none is left. May be NULL (every count). */
+  /* Optional. Keeps in `counts` the rank counts the workload can be
+   * measured at (e.g. whole tensor-parallel replicas), noting any it
+   * leaves out; GS_ERR_USAGE when none is left. NULL: every count. */
   gs_status (*select_counts)(const void *opts, const gs_run_config *config, gs_u64_list *counts);
-  /* A context for a sweep of up to `count` measurements (freed by close). */
-  gs_status (*open)(const void *opts, const gs_environment *env, size_t count, void **ctx);
+  /* A context for a sweep of `workload` with `opts` of up to `count`
+   * measurements (freed by close, which accepts NULL). `env` is the
+   * machine the document records. */
+  gs_status (*open)(const struct gs_workload *workload, const void *opts,
+                    const gs_environment *env, size_t count, void **ctx);
+  /* Optional. Whether a measurement at config->world_size can be made,
+   * decided before anything is measured or written (the runner: its split
+   * of work units); GS_ERR_USAGE naming the options otherwise. */
+  gs_status (*check)(void *ctx, const gs_run_config *config);
+  /* Optional: the driver splits work units over ranks. Calibrates each
+   * rank's speed under `config` and fills world_size entries of an even
+   * split, of one proportional to the speeds, and of the calibrated items
+   * per second. NULL: nothing to split, and --split proportional is
+   * refused. */
+  gs_status (*split)(void *ctx, const gs_run_config *config, uint64_t *even,
+                     uint64_t *proportional, double *rates);
   /* Measures measurement `index` at config->world_size ranks into *out
-   * (as gs_runner_measure does: filled even when ranks fail). */
+   * (filled even when ranks fail, as gs_runner_measure does). */
   gs_status (*measure)(void *ctx, const gs_run_config *config, size_t index, gs_measurement *out);
-  /* Adds the workload's own members to measurement `index`'s JSON object,
-   * written from *m. */
+  /* Optional. Adds the workload's own members to measurement `index`'s
+   * JSON object, written from *m. */
   gs_status (*annotate)(void *ctx, const gs_measurement *m, cJSON *measurement, size_t index);
-  /* Prints the workload's lines for measurements 0..count-1 (may be NULL). */
+  /* Optional. Prints the workload's lines for measurements 0..count-1. */
   void (*print)(void *ctx, FILE *out, size_t count);
   void (*close)(void *ctx);
 } gs_workload_driver;
@@ -107,7 +136,8 @@ typedef struct gs_workload {
   cJSON *(*options_to_json)(const void *opts);
 
   /* Optional: the workload measures itself through these hooks; then
-   * work_units, cost, setup, step, verify and teardown are NULL. */
+   * work_units, cost, setup, step, verify and teardown are NULL. NULL: the
+   * fixed-step runner measures it. Read only by gs_runner_driver_of. */
   const gs_workload_driver *driver;
 
   /* Work units in one step of the configured problem (before any split). */

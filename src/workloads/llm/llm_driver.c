@@ -145,8 +145,9 @@ static void driver_close(void *ctx) {
   free(d);
 }
 
-static gs_status driver_open(const void *opts, const gs_environment *env, size_t count,
-                             void **ctx) {
+static gs_status driver_open(const gs_workload *workload, const void *opts,
+                             const gs_environment *env, size_t count, void **ctx) {
+  (void)workload;
   llm_sweep *d = calloc(1, sizeof *d);
   *ctx = d;
   if (!d) return gs_error(GS_ERR_NOMEM, "cannot allocate the llm driver");

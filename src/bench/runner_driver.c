@@ -1,0 +1,68 @@
+/* The fixed-step runner behind the driver interface (runner_driver.h):
+ * each hook forwards to the runner or to the split of work units, so that
+ * the measuring layer has one way to measure any workload. */
+#include "bench/runner_driver.h"
+
+#include <stdlib.h>
+
+#include "bench/runner.h"
+#include "bench/split.h"
+#include "core/check.h"
+
+/* Timed iterations of the calibration run of a proportional split. */
+#define GS_SPLIT_CALIBRATION_ITERS 20
+
+/* What a sweep through the runner needs: the workload and its options
+ * (the caller's, rewritten in place when it selects a variant). */
+typedef struct {
+  const gs_workload *workload;
+  const void *opts;
+} runner_sweep;
+
+static gs_status runner_open(const gs_workload *workload, const void *opts,
+                             const gs_environment *env, size_t count, void **ctx) {
+  (void)env;
+  (void)count;
+  runner_sweep *s = calloc(1, sizeof *s);
+  *ctx = s;
+  if (!s) return gs_error(GS_ERR_NOMEM, "cannot allocate the runner's sweep");
+  s->workload = workload;
+  s->opts = opts;
+  return GS_OK;
+}
+
+static gs_status runner_check(void *ctx, const gs_run_config *config) {
+  const runner_sweep *s = ctx;
+  return gs_split_check(s->workload, s->opts, config);
+}
+
+static gs_status runner_split(void *ctx, const gs_run_config *config, uint64_t *even,
+                              uint64_t *proportional, double *rates) {
+  const runner_sweep *s = ctx;
+  GS_TRY(gs_split_calibrate(s->workload, s->opts, config, GS_SPLIT_CALIBRATION_ITERS, rates));
+  const uint64_t units = s->workload->work_units(s->opts);
+  gs_split_even(units, config->world_size, even);
+  return gs_split_proportional(units, config->world_size, rates, proportional);
+}
+
+static gs_status runner_measure_hook(void *ctx, const gs_run_config *config, size_t index,
+                                     gs_measurement *out) {
+  (void)index;
+  const runner_sweep *s = ctx;
+  return gs_runner_measure(s->workload, s->opts, config, out);
+}
+
+static void runner_close(void *ctx) { free(ctx); }
+
+const gs_workload_driver gs_runner_driver = {
+    .meets_start_gate = 1,
+    .open = runner_open,
+    .check = runner_check,
+    .split = runner_split,
+    .measure = runner_measure_hook,
+    .close = runner_close,
+};
+
+const gs_workload_driver *gs_runner_driver_of(const gs_workload *workload) {
+  return workload->driver ? workload->driver : &gs_runner_driver;
+}

@@ -1,0 +1,203 @@
+/* The standard set of `gpuscale suite` (see suite.h): the machine, every
+ * workload, the links and the collectives into one results directory. */
+#include "measure/suite.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/check.h"
+#include "measure/info.h"
+
+/* Lists `path` among the suite's documents. */
+static gs_status add_file(gs_suite *s, const char *path) {
+  char **grown = realloc(s->files, (s->n_files + 1) * sizeof *grown);
+  if (!grown) return gs_error(GS_ERR_NOMEM, "cannot list %zu result files", s->n_files + 1);
+  s->files = grown;
+  s->files[s->n_files] = strdup(path);
+  if (!s->files[s->n_files]) return gs_error(GS_ERR_NOMEM, "cannot list the result file %s", path);
+  s->n_files++;
+  return GS_OK;
+}
+
+/* Lists `path` when the part that wrote it left a document there (a
+ * failed part may still have written what it measured). */
+static gs_status add_file_if_written(gs_suite *s, const char *path) {
+  return access(path, F_OK) == 0 ? add_file(s, path) : GS_OK;
+}
+
+/* Keeps the first failure in *first. */
+static void keep_first(gs_status *first, gs_status status) {
+  if (status != GS_OK && *first == GS_OK) *first = status;
+}
+
+/* info.json: the machine, as 'gpuscale info --format json'. */
+static gs_status write_info(const char *path) {
+  gs_machine_info info;
+  cJSON *doc = NULL;
+  gs_status status = gs_machine_info_collect(&info);
+  if (status == GS_OK) status = gs_machine_info_document(&info, "json", &doc);
+  if (status == GS_OK) status = gs_result_write(doc, path);
+  cJSON_Delete(doc);
+  gs_machine_info_free(&info);
+  return status;
+}
+
+/* Every registered workload swept over the suite's counts with its default
+ * options into DIR/KEY.json. Stops after a lost rank or a partial sweep. */
+static gs_status measure_workloads(gs_suite *s, const gs_sweep_observer *printer) {
+  gs_status first_failure = GS_OK;
+  size_t n = 0;
+  const gs_workload *const *registered = gs_workload_list(&n);
+  for (size_t i = 0; i < n; i++) {
+    const gs_workload *w = registered[i];
+    void *wopts = w->options_new();
+    if (!wopts) {
+      keep_first(&first_failure, gs_error(GS_ERR_NOMEM, "cannot allocate the options of %s", w->key));
+      break;
+    }
+    gs_run_config wconfig = s->config;
+    // --iters and --min-time set the steps of the fixed-step workloads; a
+    // workload with its own timing loop measures as it would without them.
+    gs_common_options wcommon = *s->common;
+    wcommon.given_iters = wcommon.given_min_time = 0;
+    gs_status status = gs_common_configure(&wcommon, w, wopts, &wconfig);
+    char path[GS_TEXT_LONG];
+    snprintf(path, sizeof path, "%s/%s.json", s->dir, w->key);
+    const gs_sweep sweep = {.command = "suite", .workload = w, .workload_opts = wopts,
+                            .common = s->common, .config = &wconfig, .env = &s->env,
+                            .path = path, .job = s->job, .observer = printer};
+    // Under a launcher a workload that communicates runs at the full job only.
+    gs_u64_list wcounts = s->counts;
+    if (w->communicates && s->config.control) {
+      wcounts.n = 1;
+      wcounts.v[0] = (uint64_t)s->config.world_size;
+    }
+    if (status == GS_OK) status = gs_measure_sweep(&sweep, &wcounts);
+    keep_first(&first_failure, status);
+    keep_first(&first_failure, add_file_if_written(s, path));
+    w->options_free(wopts);
+    if (s->job->broken || status == GS_ERR_PARTIAL) break;
+  }
+  return first_failure;
+}
+
+/* The links between the selected GPUs, every ordered pair of them, into
+ * DIR/p2p.json. */
+static gs_status measure_links(gs_suite *s, const gs_suite_observer *observer) {
+  gs_p2p_options p2p;
+  gs_p2p_options_default(&p2p);
+  const size_t max_pairs = sizeof p2p.pairs / sizeof p2p.pairs[0];
+  for (int a = 0; a < s->config.world_size; a++)
+    for (int b = 0; b < s->config.world_size; b++)
+      if (a != b && p2p.n_pairs < max_pairs) {
+        p2p.pairs[p2p.n_pairs][0] = s->config.devices[a];
+        p2p.pairs[p2p.n_pairs][1] = s->config.devices[b];
+        p2p.n_pairs++;
+      }
+  char path[GS_TEXT_LONG];
+  snprintf(path, sizeof path, "%s/p2p.json", s->dir);
+  gs_p2p_outcome outcome;
+  gs_status status = gs_measure_p2p(&p2p, &s->env, NULL, path, &outcome);
+  if (outcome.have_topology && observer && observer->p2p_done)
+    observer->p2p_done(observer->ctx, &p2p, &outcome);
+  gs_p2p_outcome_free(&outcome);
+  gs_status listed = add_file_if_written(s, path);
+  return status != GS_OK ? status : listed;
+}
+
+/* Every collective over the selected ranks into DIR/coll.json, 8 B to
+ * 1 GiB on GPUs, to 64 KiB on the CPU backend (a smoke test of the host
+ * path), with coll's own defaults and tables. */
+static gs_status measure_collectives(gs_suite *s, const gs_coll_observer *printer) {
+  const gs_run_config *config = &s->config;
+  char path[GS_TEXT_LONG], gpus[GS_TEXT_LONG] = "";
+  snprintf(path, sizeof path, "%s/coll.json", s->dir);
+  gs_common_options common;
+  gs_common_init(&common, 0);
+  gs_coll_common_defaults(&common);
+  common.out = path;
+  common.given_out = 1;
+  common.no_progress = 1;
+  common.quiet = s->common->quiet;
+  if (config->backend == GS_BACKEND_CUDA) {
+    size_t at = 0;
+    for (int k = 0; k < config->world_size && at < sizeof gpus; k++)
+      at += (size_t)snprintf(gpus + at, sizeof gpus - at, "%s%d", k ? "," : "", config->devices[k]);
+    common.backend_choice = GS_BACKEND_CHOICE_CUDA;
+    common.gpus_text = gpus;
+    common.given_gpus = 1;
+  } else {
+    common.backend_choice = GS_BACKEND_CHOICE_CPU;
+    common.ranks = (uint64_t)config->world_size;
+    common.given_ranks = 1;
+  }
+  common.given_backend = 1;
+  gs_coll_options co;
+  gs_coll_options_init(&co);
+  GS_TRY(gs_coll_options_take_op(&co, "all"));
+  co.min_bytes = 8;
+  co.max_bytes = config->backend == GS_BACKEND_CUDA ? UINT64_C(1) << 30 : UINT64_C(64) << 10;
+  co.step_factor = 4;
+  co.given_step_factor = 1;
+  const gs_coll_request request = {.coll = &co, .common = &common, .observer = printer};
+  gs_status status = gs_measure_coll(&request);
+  gs_status listed = add_file_if_written(s, path);
+  return status != GS_OK ? status : listed;
+}
+
+gs_status gs_suite_start(gs_suite *s, gs_common_options *common, const char *dir) {
+  memset(s, 0, sizeof *s);
+  s->common = common;
+  s->dir = dir;
+  s->job = calloc(1, sizeof *s->job);
+  if (!s->job) return gs_error(GS_ERR_NOMEM, "cannot allocate the job");
+  GS_TRY(gs_measure_job_start(s->job, common, 1, &s->config));
+  GS_TRY(gs_common_counts(common, &s->config, 1, &s->counts));
+  if (gs_suite_writes(s) && mkdir(dir, 0777) != 0 && errno != EEXIST)
+    return gs_error(GS_ERR_IO, "cannot create the directory %s: %s", dir, strerror(errno));
+  return GS_OK;
+}
+
+int gs_suite_writes(const gs_suite *s) { return s->job && gs_measure_job_writes(s->job); }
+
+gs_status gs_suite_measure(gs_suite *s, const gs_suite_observer *observer) {
+  // Freed by gs_suite_finish, also when it could be collected only in part.
+  s->have_env = 1;
+  GS_TRY(gs_common_environment(&s->env));
+  const int writes = gs_suite_writes(s);
+  const int control = s->config.control != NULL;
+  if (writes && observer && observer->started) observer->started(observer->ctx, s);
+  gs_status first_failure = GS_OK;
+  if (writes) {
+    char path[GS_TEXT_LONG];
+    snprintf(path, sizeof path, "%s/info.json", s->dir);
+    gs_status status = write_info(path);
+    keep_first(&first_failure, status);
+    if (status == GS_OK) keep_first(&first_failure, add_file(s, path));
+  }
+  keep_first(&first_failure, measure_workloads(s, observer ? observer->sweep : NULL));
+  // p2p and coll drive every GPU from one process (coll has its own MPI
+  // mode: 'mpirun ... gpuscale coll all'); under a launcher they are left out.
+  if (control && writes && s->config.world_size >= 2)
+    gs_note("suite: p2p and coll are not run under a launcher; run 'gpuscale p2p' and "
+            "'mpirun ... gpuscale coll all'");
+  if (!control && s->config.backend == GS_BACKEND_CUDA && s->config.world_size >= 2)
+    keep_first(&first_failure, measure_links(s, observer));
+  if (!control && s->config.world_size >= 2)
+    keep_first(&first_failure, measure_collectives(s, observer ? observer->coll : NULL));
+  return first_failure;
+}
+
+gs_status gs_suite_finish(gs_suite *s, gs_status status) {
+  if (s->job) status = gs_measure_job_finish(s->job, status);
+  free(s->job);
+  if (s->have_env) gs_environment_free(&s->env);
+  for (size_t i = 0; i < s->n_files; i++) free(s->files[i]);
+  free(s->files);
+  memset(s, 0, sizeof *s);
+  return status;
+}
