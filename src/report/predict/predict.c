@@ -541,18 +541,20 @@ static gs_status fit_series(const gs_report *r, const gs_report_series *s, gs_pr
   }
   if (st != GS_OK) return st;
 
-  // X(1): the measured 1-GPU throughput when it was fitted, else the model's.
+  // X(1): the model's own 1-GPU throughput, so that a predicted speedup is
+  // a ratio of two predictions: 1.00x and 100% at one GPU whatever the
+  // model's error there (a measured X(1) over a predicted X(1) gave 1.12x
+  // "at one GPU"); the measured 1-GPU throughput only when the model has
+  // none.
   w->base_throughput = NAN;
-  for (size_t j = 0; j < s->n_rows; j++)
-    if (fitted_row(opt, &s->rows[j]) && s->rows[j].world_size == 1 &&
-        isfinite(s->rows[j].throughput)) {
-      w->base_throughput = s->rows[j].throughput;
-      break;
-    }
   gs_predict_point one;
-  if (isnan(w->base_throughput) &&
-      gs_predict_point_at(&w->model, &p->machine, w->items_per_step, 1, 1, &one) == GS_OK)
+  if (gs_predict_point_at(&w->model, &p->machine, w->items_per_step, 1, 1, &one) == GS_OK &&
+      one.throughput > 0.0)
     w->base_throughput = one.throughput;
+  for (size_t j = 0; j < s->n_rows && isnan(w->base_throughput); j++)
+    if (fitted_row(opt, &s->rows[j]) && s->rows[j].world_size == 1 &&
+        isfinite(s->rows[j].throughput))
+      w->base_throughput = s->rows[j].throughput;
   return GS_OK;
 }
 
