@@ -54,42 +54,26 @@ static cJSON *rank_json(cJSON *m, size_t k) {
   return cJSON_GetArrayItem(ranks, (int)k);
 }
 
-/* The adders below return 0 when memory ran out. cJSON's Add functions
- * ignore a NULL parent, so a build ANDs the results and checks once. */
-static int add_text_or_null(cJSON *o, const char *name, const char *text) {
-  return (text && text[0] ? cJSON_AddStringToObject(o, name, text)
-                          : cJSON_AddNullToObject(o, name)) != NULL;
-}
-
-static int add_flag(cJSON *o, const char *name, int flag) {
-  return (flag < 0 ? cJSON_AddNullToObject(o, name) : cJSON_AddBoolToObject(o, name, flag)) !=
-         NULL;
-}
-
-static int add_number(cJSON *o, const char *name, double v) {
-  return gs_json_add_number(o, name, v) != NULL;
-}
-
-
 /* ---- MLPerf ----------------------------------------------------------------- */
 
 static double ns_to_s(double ns) { return gs_scale_decimal(ns, -9); }
 
 /* {"min", "max", "mean", "p50", ..., "p99.9"} in seconds, or null. */
-static int add_latency(cJSON *o, const char *name, const gs_mlperf_latency *l) {
-  if (isnan(l->min_ns) && isnan(l->max_ns) && isnan(l->mean_ns) && l->n_percentiles == 0)
-    return cJSON_AddNullToObject(o, name) != NULL;
-  cJSON *d = cJSON_AddObjectToObject(o, name);
-  int ok = d != NULL;
-  ok &= add_number(d, "min", ns_to_s(l->min_ns));
-  ok &= add_number(d, "max", ns_to_s(l->max_ns));
-  ok &= add_number(d, "mean", ns_to_s(l->mean_ns));
+static void add_latency(gs_json_build *b, cJSON *o, const char *name,
+                        const gs_mlperf_latency *l) {
+  if (isnan(l->min_ns) && isnan(l->max_ns) && isnan(l->mean_ns) && l->n_percentiles == 0) {
+    gs_json_put_null(b, o, name);
+    return;
+  }
+  cJSON *d = gs_json_put_object(b, o, name);
+  gs_json_put_number(b, d, "min", ns_to_s(l->min_ns));
+  gs_json_put_number(b, d, "max", ns_to_s(l->max_ns));
+  gs_json_put_number(b, d, "mean", ns_to_s(l->mean_ns));
   for (size_t i = 0; i < l->n_percentiles; i++) {
     char key[32];
     snprintf(key, sizeof key, "p%g", l->percentile[i]);
-    ok &= add_number(d, key, ns_to_s(l->value_ns[i]));
+    gs_json_put_number(b, d, key, ns_to_s(l->value_ns[i]));
   }
-  return ok;
 }
 
 /* The LoadGen criteria that failed, in our words ("min duration not
@@ -122,41 +106,41 @@ static cJSON *mlperf_rank_json(const gs_ingest_mlperf_rank *r) {
   const gs_mlperf_log *log = &r->log;
   cJSON *o = cJSON_CreateObject();
   if (!o) return NULL;
-  int ok = 1;
-  ok &= add_text_or_null(o, "directory", r->dir);
-  ok &= add_text_or_null(o, "summary_file", r->summary_path);
-  ok &= add_text_or_null(o, "detail_file", r->detail_path);
-  ok &= add_text_or_null(o, "sut_name", log->sut_name);
-  ok &= cJSON_AddStringToObject(o, "scenario", gs_mlperf_scenario_loadgen_name(log->scenario)) != NULL;
-  ok &= add_text_or_null(o, "mode", log->mode);
-  ok &= add_text_or_null(o, "loadgen_version", log->loadgen_version);
-  ok &= add_text_or_null(o, "test_datetime", log->test_datetime);
-  ok &= add_flag(o, "result_valid", log->valid);
-  ok &= add_flag(o, "performance_constraints_met", log->perf_constraints_met);
-  ok &= add_flag(o, "min_duration_met", log->min_duration_met);
-  ok &= add_flag(o, "min_queries_met", log->min_queries_met);
-  ok &= add_flag(o, "early_stopping_met", log->early_stopping_met);
-  ok &= add_text_or_null(o, "invalid_reason", log->invalid_reason);
+  gs_json_build b = {0};
+  gs_json_put_string_or_null(&b, o, "directory", r->dir);
+  gs_json_put_string_or_null(&b, o, "summary_file", r->summary_path);
+  gs_json_put_string_or_null(&b, o, "detail_file", r->detail_path);
+  gs_json_put_string_or_null(&b, o, "sut_name", log->sut_name);
+  gs_json_put_string(&b, o, "scenario", gs_mlperf_scenario_loadgen_name(log->scenario));
+  gs_json_put_string_or_null(&b, o, "mode", log->mode);
+  gs_json_put_string_or_null(&b, o, "loadgen_version", log->loadgen_version);
+  gs_json_put_string_or_null(&b, o, "test_datetime", log->test_datetime);
+  gs_json_put_bool_or_null(&b, o, "result_valid", log->valid);
+  gs_json_put_bool_or_null(&b, o, "performance_constraints_met", log->perf_constraints_met);
+  gs_json_put_bool_or_null(&b, o, "min_duration_met", log->min_duration_met);
+  gs_json_put_bool_or_null(&b, o, "min_queries_met", log->min_queries_met);
+  gs_json_put_bool_or_null(&b, o, "early_stopping_met", log->early_stopping_met);
+  gs_json_put_string_or_null(&b, o, "invalid_reason", log->invalid_reason);
   char failed[160];
   failed_criteria(log, failed, sizeof failed);
-  ok &= add_text_or_null(o, "failed_criteria", failed);
-  ok &= add_number(o, "throughput_samples_per_second", gs_mlperf_throughput(log));
-  ok &= add_number(o, "samples_per_second", log->samples_per_second);
-  ok &= add_number(o, "completed_samples_per_second", log->completed_samples_per_second);
-  ok &= add_number(o, "scheduled_samples_per_second", log->scheduled_samples_per_second);
-  ok &= add_number(o, "qps_with_loadgen_overhead", log->qps_with_loadgen_overhead);
-  ok &= add_number(o, "qps_without_loadgen_overhead", log->qps_without_loadgen_overhead);
-  ok &= add_number(o, "tokens_per_second", log->tokens_per_second);
-  ok &= add_number(o, "completed_tokens_per_second", log->completed_tokens_per_second);
-  ok &= add_number(o, "query_count", log->query_count < 0 ? NAN : (double)log->query_count);
-  ok &= add_number(o, "target_latency_percentile", log->target_percentile);
-  ok &= add_number(o, "target_latency_seconds", ns_to_s(log->target_latency_ns));
-  ok &= add_latency(o, "latency_seconds", &log->latency);
-  ok &= add_latency(o, "first_token_latency_seconds", &log->first_token);
-  ok &= add_latency(o, "time_per_output_token_seconds", &log->time_per_output_token);
-  ok &= cJSON_AddNumberToObject(o, "errors", (double)log->n_errors) != NULL;
-  ok &= add_text_or_null(o, "first_error", log->first_error);
-  if (!ok) {
+  gs_json_put_string_or_null(&b, o, "failed_criteria", failed);
+  gs_json_put_number(&b, o, "throughput_samples_per_second", gs_mlperf_throughput(log));
+  gs_json_put_number(&b, o, "samples_per_second", log->samples_per_second);
+  gs_json_put_number(&b, o, "completed_samples_per_second", log->completed_samples_per_second);
+  gs_json_put_number(&b, o, "scheduled_samples_per_second", log->scheduled_samples_per_second);
+  gs_json_put_number(&b, o, "qps_with_loadgen_overhead", log->qps_with_loadgen_overhead);
+  gs_json_put_number(&b, o, "qps_without_loadgen_overhead", log->qps_without_loadgen_overhead);
+  gs_json_put_number(&b, o, "tokens_per_second", log->tokens_per_second);
+  gs_json_put_number(&b, o, "completed_tokens_per_second", log->completed_tokens_per_second);
+  gs_json_put_number(&b, o, "query_count", log->query_count < 0 ? NAN : (double)log->query_count);
+  gs_json_put_number(&b, o, "target_latency_percentile", log->target_percentile);
+  gs_json_put_number(&b, o, "target_latency_seconds", ns_to_s(log->target_latency_ns));
+  add_latency(&b, o, "latency_seconds", &log->latency);
+  add_latency(&b, o, "first_token_latency_seconds", &log->first_token);
+  add_latency(&b, o, "time_per_output_token_seconds", &log->time_per_output_token);
+  gs_json_put_number(&b, o, "errors", (double)log->n_errors);
+  gs_json_put_string_or_null(&b, o, "first_error", log->first_error);
+  if (b.failed) {
     cJSON_Delete(o);
     return NULL;
   }
@@ -231,33 +215,26 @@ gs_status gs_ingest_add_mlperf(cJSON *doc, const gs_ingest_mlperf_rank *ranks, s
   free(rr);
   if (st != GS_OK) return st;
 
-  int ok = 1;
+  gs_json_build b = {0};
   cJSON *mj = last_measurement(doc);
   null_rank_clocks(mj);
-  ok &= cJSON_AddStringToObject(mj, "scenario", gs_mlperf_scenario_name(ranks[0].log.scenario)) != NULL;
-  cJSON *source = cJSON_AddObjectToObject(mj, "source");
-  ok &= source != NULL;
-  ok &= cJSON_AddStringToObject(source, "tool", "mlperf-loadgen") != NULL;
-  cJSON *dirs = cJSON_AddArrayToObject(source, "directories");
-  ok &= dirs != NULL;
+  gs_json_put_string(&b, mj, "scenario", gs_mlperf_scenario_name(ranks[0].log.scenario));
+  cJSON *source = gs_json_put_object(&b, mj, "source");
+  gs_json_put_string(&b, source, "tool", "mlperf-loadgen");
+  cJSON *dirs = gs_json_put_array(&b, source, "directories");
   for (size_t k = 0; dirs && k < n_ranks; k++) {
-    cJSON *d = cJSON_CreateString(ranks[k].dir);
-    if (!d || !cJSON_AddItemToArray(dirs, d)) {
-      cJSON_Delete(d);
-      ok = 0;
-    }
+    gs_json_append_string(&b, dirs, ranks[k].dir);
   }
-  cJSON *summary = cJSON_AddObjectToObject(mj, "mlperf");
-  ok &= summary != NULL;
+  cJSON *summary = gs_json_put_object(&b, mj, "mlperf");
   int same_sut = 1;
   for (size_t k = 1; k < n_ranks; k++)
     if (strcmp(ranks[k].log.sut_name, ranks[0].log.sut_name) != 0) same_sut = 0;
-  ok &= add_text_or_null(summary, "sut_name", same_sut ? ranks[0].log.sut_name : NULL);
-  cJSON_AddStringToObject(summary, "scenario",
-                          gs_mlperf_scenario_loadgen_name(ranks[0].log.scenario));
-  ok &= cJSON_AddBoolToObject(summary, "result_valid", invalid == 0) != NULL;
-  ok &= add_number(summary, "throughput_samples_per_second", throughput);
-  ok &= add_number(summary, "tokens_per_second", rank_sum(ranks, n_ranks, 1));
+  gs_json_put_string_or_null(&b, summary, "sut_name", same_sut ? ranks[0].log.sut_name : NULL);
+  gs_json_put_string(&b, summary, "scenario",
+                     gs_mlperf_scenario_loadgen_name(ranks[0].log.scenario));
+  gs_json_put_bool(&b, summary, "result_valid", invalid == 0);
+  gs_json_put_number(&b, summary, "throughput_samples_per_second", throughput);
+  gs_json_put_number(&b, summary, "tokens_per_second", rank_sum(ranks, n_ranks, 1));
   for (size_t k = 0; k < n_ranks; k++) {
     cJSON *rk = rank_json(mj, k);
     cJSON *o = mlperf_rank_json(&ranks[k]);
@@ -266,7 +243,7 @@ gs_status gs_ingest_add_mlperf(cJSON *doc, const gs_ingest_mlperf_rank *ranks, s
       return out_of_memory();
     }
   }
-  return ok ? GS_OK : out_of_memory();
+  return b.failed ? out_of_memory() : GS_OK;
 }
 
 /* ---- nccl-tests ----------------------------------------------------------- */
@@ -345,52 +322,50 @@ static gs_status add_collective(cJSON *doc, const gs_nccl_tests_output *out, con
   free(steps);
   if (st != GS_OK) return st;
 
-  int ok = 1;
+  gs_json_build b = {0};
   cJSON *mj = last_measurement(doc);
   null_rank_clocks(mj);
-  cJSON *c = cJSON_AddObjectToObject(mj, "collective");
-  ok &= c != NULL;
-  ok &= cJSON_AddStringToObject(c, "op", op) != NULL;
-  ok &= cJSON_AddStringToObject(c, "dtype", row->type) != NULL;
+  cJSON *c = gs_json_put_object(&b, mj, "collective");
+  gs_json_put_string(&b, c, "op", op);
+  gs_json_put_string(&b, c, "dtype", row->type);
   // nccl-tests writes "none" where the collective has no reduction.
-  ok &= add_text_or_null(c, "redop", strcmp(row->redop, "none") == 0 ? NULL : row->redop);
+  gs_json_put_string_or_null(&b, c, "redop", strcmp(row->redop, "none") == 0 ? NULL : row->redop);
   if (row->root < 0)
-    ok &= cJSON_AddNullToObject(c, "root") != NULL;
+    gs_json_put_null(&b, c, "root");
   else
-    ok &= cJSON_AddNumberToObject(c, "root", (double)row->root) != NULL;
-  ok &= cJSON_AddBoolToObject(c, "in_place", in_place) != NULL;
-  ok &= cJSON_AddNumberToObject(c, "bytes", (double)row->bytes) != NULL;
-  ok &= cJSON_AddNumberToObject(c, "count", (double)row->count) != NULL;
-  ok &= add_number(c, "time_seconds", gs_scale_decimal(h->time_us, -6));
-  ok &= add_number(c, "algbw_bytes_per_second", gs_scale_decimal(h->algbw_gbs, 9));
-  ok &= add_number(c, "busbw_bytes_per_second", gs_scale_decimal(h->busbw_gbs, 9));
-  ok &= add_number(c, "busbw_factor", gs_coll_busbw_factor_of(op, (int)ws));
+    gs_json_put_number(&b, c, "root", (double)row->root);
+  gs_json_put_bool(&b, c, "in_place", in_place);
+  gs_json_put_number(&b, c, "bytes", (double)row->bytes);
+  gs_json_put_number(&b, c, "count", (double)row->count);
+  gs_json_put_number(&b, c, "time_seconds", gs_scale_decimal(h->time_us, -6));
+  gs_json_put_number(&b, c, "algbw_bytes_per_second", gs_scale_decimal(h->algbw_gbs, 9));
+  gs_json_put_number(&b, c, "busbw_bytes_per_second", gs_scale_decimal(h->busbw_gbs, 9));
+  gs_json_put_number(&b, c, "busbw_factor", gs_coll_busbw_factor_of(op, (int)ws));
   if (h->wrong < 0)
-    ok &= cJSON_AddNullToObject(c, "wrong_elements") != NULL;
+    gs_json_put_null(&b, c, "wrong_elements");
   else
-    ok &= cJSON_AddNumberToObject(c, "wrong_elements", (double)h->wrong) != NULL;
+    gs_json_put_number(&b, c, "wrong_elements", (double)h->wrong);
   // Several ranks per process (threads) or one process per rank (MPI).
   size_t per_process = gs_nccl_tests_process_ranks(out);
   const char *launch = per_process && ws > per_process ? "mpi" : "threads";
-  ok &= cJSON_AddStringToObject(c, "launch", launch) != NULL;
-  ok &= cJSON_AddStringToObject(c, "transport", "auto") != NULL;
-  cJSON *s = cJSON_AddObjectToObject(mj, "source");
-  ok &= s != NULL;
-  ok &= cJSON_AddStringToObject(s, "tool", "nccl-tests") != NULL;
-  ok &= cJSON_AddStringToObject(s, "file", source) != NULL;
-  ok &= cJSON_AddStringToObject(s, "format", out->format) != NULL;
+  gs_json_put_string(&b, c, "launch", launch);
+  gs_json_put_string(&b, c, "transport", "auto");
+  cJSON *s = gs_json_put_object(&b, mj, "source");
+  gs_json_put_string(&b, s, "tool", "nccl-tests");
+  gs_json_put_string(&b, s, "file", source);
+  gs_json_put_string(&b, s, "format", out->format);
   if (row->line > 0)
-    ok &= cJSON_AddNumberToObject(s, "line", (double)row->line) != NULL;
+    gs_json_put_number(&b, s, "line", (double)row->line);
   else
-    ok &= cJSON_AddNullToObject(s, "line") != NULL;
-  ok &= add_text_or_null(s, "program", out->program);
-  ok &= add_text_or_null(s, "nccl_tests_version", out->version);
-  ok &= add_text_or_null(s, "nccl_version", out->nccl_version);
-  ok &= cJSON_AddStringToObject(s, "time_clock", out->cpu_time ? "host" : "device") != NULL;
-  ok &= add_number(s, "iterations", out->iters < 0 ? NAN : out->iters);
-  ok &= add_number(s, "warmup_iterations", out->warmup_iters < 0 ? NAN : out->warmup_iters);
-  ok &= add_number(s, "avg_busbw_bytes_per_second", gs_scale_decimal(out->avg_busbw_gbs, 9));
-  return ok ? GS_OK : out_of_memory();
+    gs_json_put_null(&b, s, "line");
+  gs_json_put_string_or_null(&b, s, "program", out->program);
+  gs_json_put_string_or_null(&b, s, "nccl_tests_version", out->version);
+  gs_json_put_string_or_null(&b, s, "nccl_version", out->nccl_version);
+  gs_json_put_string(&b, s, "time_clock", out->cpu_time ? "host" : "device");
+  gs_json_put_number(&b, s, "iterations", out->iters < 0 ? NAN : out->iters);
+  gs_json_put_number(&b, s, "warmup_iterations", out->warmup_iters < 0 ? NAN : out->warmup_iters);
+  gs_json_put_number(&b, s, "avg_busbw_bytes_per_second", gs_scale_decimal(out->avg_busbw_gbs, 9));
+  return b.failed ? out_of_memory() : GS_OK;
 }
 
 gs_status gs_ingest_add_nccl_tests(cJSON *doc, const gs_nccl_tests_output *out, const char *op,

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/format.h"
+#include "core/json.h"
 #include "core/result.h"
 #include "report/render/render.h"
 
@@ -557,50 +558,55 @@ void gs_compare_free(gs_compare *c) {
 static cJSON *compare_json(const gs_compare *c) {
   cJSON *doc = cJSON_CreateObject();
   if (!doc) return NULL;
-  cJSON_AddStringToObject(doc, "schema", "gpuscale/compare/v1");
-  cJSON_AddStringToObject(doc, "base", c->base_name);
-  cJSON_AddStringToObject(doc, "new", c->new_name);
-  gs_json_add_number(doc, "alpha", c->alpha);
-  gs_json_add_number(doc, "threshold", c->threshold);
-  gs_json_add_number(doc, "figure_threshold", c->figure_threshold);
-  cJSON_AddNumberToObject(doc, "regressions", (double)c->regressions);
-  cJSON_AddNumberToObject(doc, "undecidable", (double)c->undecidable);
-  cJSON *rows = cJSON_AddArrayToObject(doc, "metrics");
+  gs_json_build build = {0}, *b = &build;
+  gs_json_put_string(b, doc, "schema", "gpuscale/compare/v1");
+  gs_json_put_string(b, doc, "base", c->base_name);
+  gs_json_put_string(b, doc, "new", c->new_name);
+  gs_json_put_number(b, doc, "alpha", c->alpha);
+  gs_json_put_number(b, doc, "threshold", c->threshold);
+  gs_json_put_number(b, doc, "figure_threshold", c->figure_threshold);
+  gs_json_put_number(b, doc, "regressions", (double)c->regressions);
+  gs_json_put_number(b, doc, "undecidable", (double)c->undecidable);
+  cJSON *rows = gs_json_put_array(b, doc, "metrics");
   for (size_t i = 0; rows && i < c->n_rows; i++) {
     const gs_compare_row *r = &c->rows[i];
     const gs_report_series *s = &c->base.series[r->series];
     cJSON *o = cJSON_CreateObject();
-    if (!o) break;
-    cJSON_AddItemToArray(rows, o);
-    cJSON_AddStringToObject(o, "workload", s->workload);
-    cJSON_AddStringToObject(o, "label", s->label);
-    cJSON_AddStringToObject(o, "split", s->split);
-    cJSON_AddStringToObject(o, "backend", s->backend);
-    cJSON_AddStringToObject(o, "scaling", s->scaling);
-    cJSON_AddNumberToObject(o, "world_size", r->world_size);
-    cJSON_AddStringToObject(o, "metric", r->metric);
-    cJSON_AddStringToObject(o, "unit", r->unit);
-    cJSON_AddBoolToObject(o, "higher_is_better", r->higher_is_better);
-    cJSON_AddNumberToObject(o, "n_base", (double)r->n_base);
-    cJSON_AddNumberToObject(o, "n_new", (double)r->n_new);
-    gs_json_add_number(o, "base_mean", r->base_mean);
-    gs_json_add_number(o, "new_mean", r->new_mean);
-    gs_json_add_number(o, "change", r->change);
-    gs_json_add_number(o, "change_ci95_low", r->ci_low);
-    gs_json_add_number(o, "change_ci95_high", r->ci_high);
-    gs_json_add_number(o, "median_change", r->median_change);
-    gs_json_add_number(o, "detectable_change", r->detectable);
-    gs_json_add_number(o, "smallest_p", r->min_p);
-    cJSON_AddBoolToObject(o, "figure", r->figure);
-    gs_json_add_number(o, "u", r->test.u);
-    gs_json_add_number(o, "z", r->test.z);
-    gs_json_add_number(o, "p", r->test.p);
-    cJSON_AddBoolToObject(o, "exact", r->test.exact);
-    cJSON_AddStringToObject(o, "verdict", gs_change_verdict_name(r->verdict));
+    gs_json_append(b, rows, o);
+    if (b->failed) break;
+    gs_json_put_string(b, o, "workload", s->workload);
+    gs_json_put_string(b, o, "label", s->label);
+    gs_json_put_string(b, o, "split", s->split);
+    gs_json_put_string(b, o, "backend", s->backend);
+    gs_json_put_string(b, o, "scaling", s->scaling);
+    gs_json_put_number(b, o, "world_size", r->world_size);
+    gs_json_put_string(b, o, "metric", r->metric);
+    gs_json_put_string(b, o, "unit", r->unit);
+    gs_json_put_bool(b, o, "higher_is_better", r->higher_is_better);
+    gs_json_put_number(b, o, "n_base", (double)r->n_base);
+    gs_json_put_number(b, o, "n_new", (double)r->n_new);
+    gs_json_put_number(b, o, "base_mean", r->base_mean);
+    gs_json_put_number(b, o, "new_mean", r->new_mean);
+    gs_json_put_number(b, o, "change", r->change);
+    gs_json_put_number(b, o, "change_ci95_low", r->ci_low);
+    gs_json_put_number(b, o, "change_ci95_high", r->ci_high);
+    gs_json_put_number(b, o, "median_change", r->median_change);
+    gs_json_put_number(b, o, "detectable_change", r->detectable);
+    gs_json_put_number(b, o, "smallest_p", r->min_p);
+    gs_json_put_bool(b, o, "figure", r->figure);
+    gs_json_put_number(b, o, "u", r->test.u);
+    gs_json_put_number(b, o, "z", r->test.z);
+    gs_json_put_number(b, o, "p", r->test.p);
+    gs_json_put_bool(b, o, "exact", r->test.exact);
+    gs_json_put_string(b, o, "verdict", gs_change_verdict_name(r->verdict));
   }
-  cJSON *notes = cJSON_AddArrayToObject(doc, "notes");
+  cJSON *notes = gs_json_put_array(b, doc, "notes");
   for (size_t i = 0; notes && i < c->n_notes; i++)
-    cJSON_AddItemToArray(notes, cJSON_CreateString(c->notes[i]));
+    gs_json_append_string(b, notes, c->notes[i]);
+  if (b->failed) {
+    cJSON_Delete(doc);
+    return NULL;
+  }
   return doc;
 }
 

@@ -4,7 +4,7 @@
  * one model per workload series fitted to its measurements (all of them,
  * or those below --holdout), evaluated at the requested GPU counts with
  * speedup, efficiency, cost and, for held-out counts, the error against
- * what was measured. Models in predict_model.c; docs/predict.md. */
+ * what was measured. Models in model.c; docs/predict.md. */
 #include "report/predict/predict.h"
 
 #include <math.h>

@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/format.h"
+#include "core/json.h"
 #include "core/result.h"
 #include "report/predict/predict.h"
 
@@ -260,91 +261,88 @@ static void render_text(FILE *f, const gs_predict *p, int markdown) {
 
 /* ---- JSON ------------------------------------------------------------------------ */
 
-static cJSON *point_json(const gs_predict_workload *w, const gs_predict_point *pt) {
-  cJSON *o = cJSON_CreateObject();
+static cJSON *point_json(gs_json_build *b, const gs_predict_workload *w,
+                         const gs_predict_point *pt) {
+  cJSON *o = gs_json_check(b, cJSON_CreateObject());
   if (!o) return NULL;
   int requests = w->model.kind == GS_PREDICT_REQUESTS;
-  cJSON_AddNumberToObject(o, "gpus", pt->gpus);
-  cJSON_AddNumberToObject(o, "nodes", pt->nodes);
+  gs_json_put_number(b, o, "gpus", pt->gpus);
+  gs_json_put_number(b, o, "nodes", pt->nodes);
   if (requests) {
-    gs_json_add_number(o, "tokens_per_second", pt->throughput);
-    gs_json_add_number(o, "run_seconds", pt->step_seconds);
-    cJSON_AddNumberToObject(o, "tensor_parallel", pt->tensor_parallel);
-    cJSON_AddNumberToObject(o, "replicas", pt->replicas);
-    cJSON_AddNumberToObject(o, "rounds", pt->rounds);
+    gs_json_put_number(b, o, "tokens_per_second", pt->throughput);
+    gs_json_put_number(b, o, "run_seconds", pt->step_seconds);
+    gs_json_put_number(b, o, "tensor_parallel", pt->tensor_parallel);
+    gs_json_put_number(b, o, "replicas", pt->replicas);
+    gs_json_put_number(b, o, "rounds", pt->rounds);
   } else {
-    gs_json_add_number(o, "step_seconds", pt->step_seconds);
-    gs_json_add_number(o, "throughput_items_per_second", pt->throughput);
+    gs_json_put_number(b, o, "step_seconds", pt->step_seconds);
+    gs_json_put_number(b, o, "throughput_items_per_second", pt->throughput);
   }
-  gs_json_add_number(o, "speedup", pt->speedup);
-  gs_json_add_number(o, "efficiency", pt->efficiency);
-  cJSON *terms = cJSON_AddObjectToObject(o, "terms");
-  if (!terms) {
-    cJSON_Delete(o);
-    return NULL;
-  }
-  gs_json_add_number(terms, requests ? "compute_seconds" : "work_seconds", pt->work);
-  if (!requests) gs_json_add_number(terms, "overhead_seconds", pt->overhead);
-  gs_json_add_number(terms, "comm_seconds", pt->comm);
-  if (!requests) gs_json_add_number(terms, "imbalance_seconds", pt->imbalance);
-  cJSON_AddStringToObject(terms, "collective", pt->comm_how);
+  gs_json_put_number(b, o, "speedup", pt->speedup);
+  gs_json_put_number(b, o, "efficiency", pt->efficiency);
+  cJSON *terms = gs_json_put_object(b, o, "terms");
+  gs_json_put_number(b, terms, requests ? "compute_seconds" : "work_seconds", pt->work);
+  if (!requests) gs_json_put_number(b, terms, "overhead_seconds", pt->overhead);
+  gs_json_put_number(b, terms, "comm_seconds", pt->comm);
+  if (!requests) gs_json_put_number(b, terms, "imbalance_seconds", pt->imbalance);
+  gs_json_put_string(b, terms, "collective", pt->comm_how);
   char from[32];
   gs_predict_from_name(pt->comm_from, from, sizeof from);
-  cJSON_AddStringToObject(terms, "collective_from", from);
+  gs_json_put_string(b, terms, "collective_from", from);
   if (isfinite(pt->measured)) {
-    gs_json_add_number(o, requests ? "measured_tokens_per_second" : "measured_step_seconds",
+    gs_json_put_number(b, o, requests ? "measured_tokens_per_second" : "measured_step_seconds",
                        pt->measured);
-    gs_json_add_number(o, "relative_error", pt->error);
+    gs_json_put_number(b, o, "relative_error", pt->error);
   }
-  if (priced(w)) gs_json_add_number(o, "dollars_per_million_items", pt->dollars_per_million);
+  if (priced(w)) gs_json_put_number(b, o, "dollars_per_million_items", pt->dollars_per_million);
   if (isfinite(pt->seconds_to_target)) {
-    gs_json_add_number(o, "seconds_to_target", pt->seconds_to_target);
-    gs_json_add_number(o, "dollars_to_target", pt->dollars_to_target);
+    gs_json_put_number(b, o, "seconds_to_target", pt->seconds_to_target);
+    gs_json_put_number(b, o, "dollars_to_target", pt->dollars_to_target);
   }
   return o;
 }
 
-static cJSON *model_json(const gs_predict_workload *w) {
+static cJSON *model_json(gs_json_build *b, const gs_predict_workload *w) {
   const gs_predict_model *m = &w->model;
-  cJSON *o = cJSON_CreateObject();
+  cJSON *o = gs_json_check(b, cJSON_CreateObject());
   if (!o) return NULL;
-  cJSON_AddStringToObject(o, "kind", gs_predict_kind_name(m->kind));
-  cJSON_AddStringToObject(o, "scaling", gs_scaling_name(m->scaling));
-  cJSON *fitted = cJSON_AddArrayToObject(o, "fitted_gpus");
+  gs_json_put_string(b, o, "kind", gs_predict_kind_name(m->kind));
+  gs_json_put_string(b, o, "scaling", gs_scaling_name(m->scaling));
+  cJSON *fitted = gs_json_put_array(b, o, "fitted_gpus");
   for (size_t i = 0; fitted && i < w->n_fitted; i++)
-    cJSON_AddItemToArray(fitted, cJSON_CreateNumber(w->fitted[i]));
+    gs_json_append_number(b, fitted, w->fitted[i]);
   if (m->kind == GS_PREDICT_REQUESTS) {
-    gs_json_add_number(o, "round_seconds", m->round_seconds);
-    gs_json_add_number(o, "tokens_per_run", m->tokens_per_run);
-    cJSON_AddNumberToObject(o, "samples", m->samples);
-    cJSON_AddNumberToObject(o, "batch", m->batch);
-    cJSON_AddNumberToObject(o, "measured_tensor_parallel", m->measured_tp);
-    cJSON_AddNumberToObject(o, "layers", m->layers);
-    gs_json_add_number(o, "hidden", m->hidden);
-    gs_json_add_number(o, "element_bytes", m->element_bytes);
+    gs_json_put_number(b, o, "round_seconds", m->round_seconds);
+    gs_json_put_number(b, o, "tokens_per_run", m->tokens_per_run);
+    gs_json_put_number(b, o, "samples", m->samples);
+    gs_json_put_number(b, o, "batch", m->batch);
+    gs_json_put_number(b, o, "measured_tensor_parallel", m->measured_tp);
+    gs_json_put_number(b, o, "layers", m->layers);
+    gs_json_put_number(b, o, "hidden", m->hidden);
+    gs_json_put_number(b, o, "element_bytes", m->element_bytes);
   } else {
-    gs_json_add_number(o, "work_seconds", m->work_seconds);
-    gs_json_add_number(o, "overhead_seconds", m->overhead_seconds);
-    gs_json_add_number(o, "growth_seconds", m->growth_seconds);
-    gs_json_add_number(o, "noise_seconds", m->noise_seconds);
-    gs_json_add_number(o, "items_per_step", w->items_per_step);
+    gs_json_put_number(b, o, "work_seconds", m->work_seconds);
+    gs_json_put_number(b, o, "overhead_seconds", m->overhead_seconds);
+    gs_json_put_number(b, o, "growth_seconds", m->growth_seconds);
+    gs_json_put_number(b, o, "noise_seconds", m->noise_seconds);
+    gs_json_put_number(b, o, "items_per_step", w->items_per_step);
     if (m->kind == GS_PREDICT_DATA_PARALLEL) {
-      gs_json_add_number(o, "gradient_bytes", m->gradient_bytes);
-      gs_json_add_number(o, "bucket_bytes", m->bucket_bytes);
+      gs_json_put_number(b, o, "gradient_bytes", m->gradient_bytes);
+      gs_json_put_number(b, o, "bucket_bytes", m->bucket_bytes);
     }
   }
   return o;
 }
 
 /* A measured curve: its rank count and the (bytes, seconds) it holds. */
-static cJSON *curve_json(const gs_coll_curve *c) {
-  cJSON *o = cJSON_CreateObject();
+static cJSON *curve_json(gs_json_build *b, const gs_coll_curve *c) {
+  cJSON *o = gs_json_check(b, cJSON_CreateObject());
   if (!o) return NULL;
-  cJSON_AddNumberToObject(o, "gpus", c->ranks);
-  cJSON *b = cJSON_AddArrayToObject(o, "bytes"), *t = cJSON_AddArrayToObject(o, "seconds");
-  for (size_t i = 0; b && t && i < c->n; i++) {
-    cJSON_AddItemToArray(b, cJSON_CreateNumber(c->bytes[i]));
-    cJSON_AddItemToArray(t, cJSON_CreateNumber(c->seconds[i]));
+  gs_json_put_number(b, o, "gpus", c->ranks);
+  cJSON *bytes = gs_json_put_array(b, o, "bytes"), *secs = gs_json_put_array(b, o, "seconds");
+  for (size_t i = 0; bytes && secs && i < c->n; i++) {
+    gs_json_append_number(b, bytes, c->bytes[i]);
+    gs_json_append_number(b, secs, c->seconds[i]);
   }
   return o;
 }
@@ -352,75 +350,74 @@ static cJSON *curve_json(const gs_coll_curve *c) {
 static cJSON *prediction_json(const gs_predict *p) {
   cJSON *doc = cJSON_CreateObject();
   if (!doc) return NULL;
-  cJSON_AddStringToObject(doc, "schema", "gpuscale/predict/v1");
-  cJSON *mach = cJSON_AddObjectToObject(doc, "machine");
+  gs_json_build build = {0}, *b = &build;
+  gs_json_put_string(b, doc, "schema", "gpuscale/predict/v1");
+  cJSON *mach = gs_json_put_object(b, doc, "machine");
   if (!mach) goto fail;
-  cJSON_AddNumberToObject(mach, "gpus_per_node", p->machine.gpus_per_node);
-  gs_json_add_number(mach, "inter_node_bytes_per_second",
+  gs_json_put_number(b, mach, "gpus_per_node", p->machine.gpus_per_node);
+  gs_json_put_number(b, mach, "inter_node_bytes_per_second",
                      p->machine.network.beta_seconds_per_byte > 0
                          ? 1.0 / p->machine.network.beta_seconds_per_byte : NAN);
-  gs_json_add_number(mach, "inter_node_latency_seconds", p->machine.network.alpha_seconds);
-  if (p->coll_file) cJSON_AddStringToObject(mach, "coll_file", p->coll_file);
+  gs_json_put_number(b, mach, "inter_node_latency_seconds", p->machine.network.alpha_seconds);
+  if (p->coll_file) gs_json_put_string(b, mach, "coll_file", p->coll_file);
   if (p->links_file) {
-    cJSON_AddStringToObject(mach, "p2p_file", p->links_file);
-    gs_json_add_number(mach, "allreduce_alpha_seconds", p->machine.allreduce.alpha_seconds);
-    gs_json_add_number(mach, "allreduce_beta_seconds_per_byte",
+    gs_json_put_string(b, mach, "p2p_file", p->links_file);
+    gs_json_put_number(b, mach, "allreduce_alpha_seconds", p->machine.allreduce.alpha_seconds);
+    gs_json_put_number(b, mach, "allreduce_beta_seconds_per_byte",
                        p->machine.allreduce.beta_seconds_per_byte);
   }
-  cJSON *colls = cJSON_AddArrayToObject(mach, "collectives");
+  cJSON *colls = gs_json_put_array(b, mach, "collectives");
   if (!colls) goto fail;
   for (size_t i = 0; i < p->n_coll; i++) {
     cJSON *c = cJSON_CreateObject();
-    if (!c) goto fail;
-    cJSON_AddItemToArray(colls, c);
-    cJSON_AddStringToObject(c, "op", p->coll[i].op);
-    gs_json_add_number(c, "alpha_seconds", p->coll[i].fit.alpha_seconds);
-    gs_json_add_number(c, "beta_seconds_per_byte", p->coll[i].fit.beta_seconds_per_byte);
-    gs_json_add_number(c, "r_squared", p->coll[i].fit.r_squared);
-    cJSON_AddNumberToObject(c, "points", (double)p->coll[i].fit.points);
+    gs_json_append(b, colls, c);
+    if (b->failed) goto fail;
+    gs_json_put_string(b, c, "op", p->coll[i].op);
+    gs_json_put_number(b, c, "alpha_seconds", p->coll[i].fit.alpha_seconds);
+    gs_json_put_number(b, c, "beta_seconds_per_byte", p->coll[i].fit.beta_seconds_per_byte);
+    gs_json_put_number(b, c, "r_squared", p->coll[i].fit.r_squared);
+    gs_json_put_number(b, c, "points", (double)p->coll[i].fit.points);
   }
-  cJSON *curves = cJSON_AddArrayToObject(mach, "measured_allreduce");
+  cJSON *curves = gs_json_put_array(b, mach, "measured_allreduce");
   if (!curves) goto fail;
   for (size_t i = 0; i < p->machine.n_curves; i++)
-    cJSON_AddItemToArray(curves, curve_json(&p->machine.curves[i]));
+    gs_json_append(b, curves, curve_json(b, &p->machine.curves[i]));
   if (p->network_file) {
-    cJSON *net = cJSON_AddObjectToObject(mach, "inter_node_coll");
+    cJSON *net = gs_json_put_object(b, mach, "inter_node_coll");
     if (!net) goto fail;
-    cJSON_AddStringToObject(net, "file", p->network_file);
-    gs_json_add_number(net, "alpha_seconds", p->network_fit.alpha_seconds);
-    gs_json_add_number(net, "beta_seconds_per_byte", p->network_fit.beta_seconds_per_byte);
-    gs_json_add_number(net, "r_squared", p->network_fit.r_squared);
-    cJSON_AddNumberToObject(net, "points", (double)p->network_fit.points);
-    cJSON_AddItemToObject(net, "measured", curve_json(&p->network_curve));
+    gs_json_put_string(b, net, "file", p->network_file);
+    gs_json_put_number(b, net, "alpha_seconds", p->network_fit.alpha_seconds);
+    gs_json_put_number(b, net, "beta_seconds_per_byte", p->network_fit.beta_seconds_per_byte);
+    gs_json_put_number(b, net, "r_squared", p->network_fit.r_squared);
+    gs_json_put_number(b, net, "points", (double)p->network_fit.points);
+    gs_json_put_item(b, net, "measured", curve_json(b, &p->network_curve));
   }
-  if (p->opt.holdout > 1) cJSON_AddNumberToObject(doc, "holdout", p->opt.holdout);
-  if (p->skipped[0]) cJSON_AddStringToObject(doc, "not_predicted", p->skipped);
-  if (has_target(p)) gs_json_add_number(doc, "target_items", p->opt.target_items);
-  cJSON *ws = cJSON_AddArrayToObject(doc, "workloads");
+  if (p->opt.holdout > 1) gs_json_put_number(b, doc, "holdout", p->opt.holdout);
+  if (p->skipped[0]) gs_json_put_string(b, doc, "not_predicted", p->skipped);
+  if (has_target(p)) gs_json_put_number(b, doc, "target_items", p->opt.target_items);
+  cJSON *ws = gs_json_put_array(b, doc, "workloads");
   if (!ws) goto fail;
   for (size_t i = 0; i < p->n_workloads; i++) {
     const gs_predict_workload *w = &p->workloads[i];
     cJSON *o = cJSON_CreateObject();
-    if (!o) goto fail;
-    cJSON_AddItemToArray(ws, o);
-    cJSON_AddStringToObject(o, "series", w->name);
-    if (w->item_unit) cJSON_AddStringToObject(o, "item_unit", w->item_unit);
-    cJSON *model = model_json(w);
-    if (!model) goto fail;
-    cJSON_AddItemToObject(o, "model", model);
-    gs_json_add_number(o, "base_throughput", w->base_throughput);
-    if (priced(w)) gs_json_add_number(o, "price_per_gpu_hour", w->price_per_gpu_hour);
-    if (checked(w)) gs_json_add_number(o, "largest_relative_error", w->worst_error);
-    if (w->fastest >= 0) cJSON_AddNumberToObject(o, "fastest_gpus", w->points[w->fastest].gpus);
-    if (w->cheapest >= 0) cJSON_AddNumberToObject(o, "cheapest_gpus", w->points[w->cheapest].gpus);
-    cJSON *pts = cJSON_AddArrayToObject(o, "predictions");
+    gs_json_append(b, ws, o);
+    if (b->failed) goto fail;
+    gs_json_put_string(b, o, "series", w->name);
+    if (w->item_unit) gs_json_put_string(b, o, "item_unit", w->item_unit);
+    gs_json_put_item(b, o, "model", model_json(b, w));
+    gs_json_put_number(b, o, "base_throughput", w->base_throughput);
+    if (priced(w)) gs_json_put_number(b, o, "price_per_gpu_hour", w->price_per_gpu_hour);
+    if (checked(w)) gs_json_put_number(b, o, "largest_relative_error", w->worst_error);
+    if (w->fastest >= 0) gs_json_put_number(b, o, "fastest_gpus", w->points[w->fastest].gpus);
+    if (w->cheapest >= 0) gs_json_put_number(b, o, "cheapest_gpus", w->points[w->cheapest].gpus);
+    cJSON *pts = gs_json_put_array(b, o, "predictions");
     if (!pts) goto fail;
     for (size_t j = 0; j < w->n_points; j++) {
-      cJSON *pt = point_json(w, &w->points[j]);
-      if (!pt) goto fail;
-      cJSON_AddItemToArray(pts, pt);
+      gs_json_append(b, pts, point_json(b, w, &w->points[j]));
+      if (b->failed) goto fail;
     }
   }
+  if (b->failed) goto fail;
   return doc;
 fail:
   cJSON_Delete(doc);

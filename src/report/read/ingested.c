@@ -33,7 +33,7 @@ static void loadgen_read(const cJSON *o, gs_report_loadgen *lg) {
   lg->tpot_p99 = gs_json_number_member(tpot, "p99");
 }
 
-/* See analyze_internal.h. */
+/* See read.h. */
 void gs_report_ingest_read(const cJSON *doc, const cJSON *m, gs_report_row *row) {
   row->collective.time = NAN;
   row->collective.nccl_version = NULL;

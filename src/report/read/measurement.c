@@ -2,7 +2,7 @@
  * samples pooled over runs and checked (world size, ranks per run, sample
  * types), the step and per-rank statistics, throughput, cold starts, and
  * the rank symmetry (median, deviation, marks, straggler). Formulas in
- * docs/report.md; the loading and the series are in analyze.c. */
+ * docs/report.md; the loading and the series are in analyze/load.c. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,7 +122,7 @@ static gs_status finish_rank(gs_report_rank *k, const gs_dvec *d, const char *fi
   return GS_OK;
 }
 
-/* See analyze_internal.h. */
+/* See read.h. */
 gs_status gs_report_measurement_read(const cJSON *m, size_t mi, const char *file,
                                      int keep_samples, gs_report_row *row) {
   char path[160];
@@ -282,7 +282,7 @@ done:
   return st;
 }
 
-/* See analyze_internal.h. */
+/* See read.h. */
 void gs_report_row_free(gs_report_row *row) {
   for (size_t r = 0; row->ranks && r < row->n_ranks; r++) free(row->ranks[r].samples);
   free(row->ranks);
@@ -297,7 +297,7 @@ void gs_report_row_free(gs_report_row *row) {
 
 /* ---- cross-rank and cross-row numbers --------------------------------------- */
 
-/* See analyze_internal.h. */
+/* See read.h. */
 gs_status gs_report_rank_symmetry(gs_report_row *row, const gs_report_thresholds *th) {
   if (row->world_size < 2) return GS_OK;
   double *t = malloc(row->n_ranks * sizeof *t);

@@ -67,7 +67,7 @@ static void breakdown_run(rank_cursor *cur, size_t n_ranks, gs_report_breakdown 
   }
 }
 
-/* See analyze_internal.h. */
+/* See read.h. */
 gs_status gs_report_breakdown_read(const cJSON *m, const char *file, gs_report_row *row) {
   gs_report_breakdown *b = &row->breakdown;
   memset(b, 0, sizeof *b);
@@ -313,7 +313,7 @@ static gs_status request_stats(const double *v, size_t n, gs_stats *out, const c
   return st == GS_OK ? GS_OK : gs_error(st, "%s: %s: %s", file, what, gs_last_error());
 }
 
-/* See analyze_internal.h. */
+/* See read.h. */
 gs_status gs_report_rank_extras(const cJSON *doc, const cJSON *m, const char *file,
                                 const gs_report_thresholds *th, gs_report_row *row) {
   size_t total = 0;
@@ -399,7 +399,7 @@ static void append_text(char *dst, size_t size, const char *text) {
   if (len + 1 < size) snprintf(dst + len, size - len, "%s", text);
 }
 
-/* See analyze_internal.h. */
+/* See read.h. */
 void gs_report_placement_read(const cJSON *doc, const cJSON *m, gs_report_row *row) {
   row->placement.split_units[0] = row->placement.faults[0] = '\0';
   const cJSON *units = gs_json_member(gs_json_member(m, "split"), "units");
@@ -537,7 +537,7 @@ void gs_report_cost_read(const cJSON *doc, const cJSON *m, const gs_report_price
   }
 }
 
-/* See report.h. */
+/* See row.h. */
 gs_status gs_report_parse_prices(const char *text, gs_report_prices *out) {
   memset(out, 0, sizeof *out);
   const char *p = text;
@@ -589,7 +589,7 @@ static int has_word(const char *name, const char *key) {
   return 0;
 }
 
-/* See report.h. */
+/* See row.h. */
 double gs_report_price_of(const gs_report_prices *prices, const char *name) {
   const gs_report_price *best = NULL;
   for (size_t i = 0; i < prices->n; i++)

@@ -315,7 +315,7 @@ static gs_status csv_samples(FILE *out, const gs_report *r) {
   return st;
 }
 
-/* See render_internal.h. */
+/* See internal.h. */
 gs_status gs_report_render_csv(FILE *out, const gs_report *r, unsigned options) {
   return options & GS_REPORT_CSV_SAMPLES ? csv_samples(out, r) : csv_measurements(out, r);
 }

@@ -1,5 +1,5 @@
 /* What the text, Markdown and HTML renderers share (render.c,
- * render_table.c, render_csv.c): a table of text cells printed aligned, as
+ * table.c, csv.c): a table of text cells printed aligned, as
  * a GitHub table or as HTML; the writer that knows which; number cells;
  * the CSV renderer. Not part of the report layer's public interface. */
 #ifndef GS_REPORT_RENDER_INTERNAL_H
@@ -88,7 +88,7 @@ void gs_render_latency_cells(char (*c)[GS_RENDER_CELL], size_t n, double mean, d
 
 /* The node verdict section of `r` (nothing without an info document) and
  * the machine sections: inventory, topology and p2p matrices
- * (render_machine.c). */
+ * (machine.c). */
 void gs_render_node_verdict(gs_render_writer *w, const gs_report *r);
 gs_status gs_render_machine_sections(gs_render_writer *w, const gs_report *r);
 
@@ -115,7 +115,7 @@ void gs_render_overview_cells(const gs_report_series *s, gs_render_overview *o);
 gs_status gs_report_render_csv(FILE *out, const gs_report *r, unsigned options);
 
 /* The timeline summary of multi-rank `row` when its document names a
- * trace (render_trace.c; docs/timeline.md): per rank the shares of the
+ * trace (trace.c; docs/timeline.md): per rank the shares of the
  * traced steps spent computing, communicating, copying, waiting and idle,
  * or a line saying why the trace could not be read. */
 gs_status gs_render_timeline(gs_render_writer *w, const gs_report *r, const gs_report_row *row);

@@ -4,78 +4,64 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "core/json.h"
 #include "core/result.h"
 #include "report/analyze/machine.h"
 #include "report/render/render.h"
 #include "report/render/internal.h"
 
 /* The row's step statistics in the result document's own shape. */
-static void add_stats(cJSON *obj, const char *name, const gs_report_row *row) {
-  cJSON *stats = row->has_step ? gs_result_stats_to_json(&row->step) : NULL;
-  cJSON_AddItemToObject(obj, name, stats ? stats : cJSON_CreateNull());
+static void add_stats(gs_json_build *b, cJSON *obj, const char *name, const gs_report_row *row) {
+  gs_json_put_item(b, obj, name,
+                   row->has_step ? gs_result_stats_to_json(&row->step) : cJSON_CreateNull());
 }
 
-static void add_string_or_null(cJSON *obj, const char *name, const char *text) {
-  if (text && text[0])
-    cJSON_AddStringToObject(obj, name, text);
-  else
-    cJSON_AddNullToObject(obj, name);
-}
-
-/* true, false, or null for a flag that is not known (< 0). */
-static void add_bool_or_null(cJSON *obj, const char *name, int flag) {
-  if (flag >= 0)
-    cJSON_AddBoolToObject(obj, name, flag);
-  else
-    cJSON_AddNullToObject(obj, name);
-}
-
-static cJSON *rank_json(const gs_report_rank *k) {
-  cJSON *o = cJSON_CreateObject();
+static cJSON *rank_json(gs_json_build *b, const gs_report_rank *k) {
+  cJSON *o = gs_json_check(b, cJSON_CreateObject());
   if (!o) return NULL;
-  cJSON_AddNumberToObject(o, "rank", k->rank);
-  cJSON_AddStringToObject(o, "status", k->status);
-  add_string_or_null(o, "error", k->error);
-  cJSON_AddStringToObject(o, "clock", k->clock);
-  cJSON_AddNumberToObject(o, "items_per_step", (double)k->items_per_step);
-  cJSON_AddNumberToObject(o, "n", (double)k->n);
-  gs_json_add_number(o, "mean", k->mean);
-  gs_json_add_number(o, "median", k->median);
-  gs_json_add_number(o, "min", k->min);
-  gs_json_add_number(o, "max", k->max);
-  gs_json_add_number(o, "stddev", k->stddev);
-  gs_json_add_number(o, "stable_share", k->stable_share);
-  gs_json_add_number(o, "throughput", k->throughput);
-  gs_json_add_number(o, "deviation", k->deviation);
+  gs_json_put_number(b, o, "rank", k->rank);
+  gs_json_put_string(b, o, "status", k->status);
+  gs_json_put_string_or_null(b, o, "error", k->error);
+  gs_json_put_string(b, o, "clock", k->clock);
+  gs_json_put_number(b, o, "items_per_step", (double)k->items_per_step);
+  gs_json_put_number(b, o, "n", (double)k->n);
+  gs_json_put_number(b, o, "mean", k->mean);
+  gs_json_put_number(b, o, "median", k->median);
+  gs_json_put_number(b, o, "min", k->min);
+  gs_json_put_number(b, o, "max", k->max);
+  gs_json_put_number(b, o, "stddev", k->stddev);
+  gs_json_put_number(b, o, "stable_share", k->stable_share);
+  gs_json_put_number(b, o, "throughput", k->throughput);
+  gs_json_put_number(b, o, "deviation", k->deviation);
   if (k->mark == GS_MARK_NONE)
-    cJSON_AddNullToObject(o, "mark");
+    gs_json_put_null(b, o, "mark");
   else
-    cJSON_AddStringToObject(o, "mark", gs_rank_mark_name(k->mark));
-  gs_json_add_number(o, "first_iteration_seconds", k->first_seconds);
-  gs_json_add_number(o, "cold_start_ratio", k->cold_ratio);
-  cJSON_AddBoolToObject(o, "cold_start_flagged", k->cold_flag);
-  gs_json_add_number(o, "first_sample_ratio", k->first_sample_ratio);
-  cJSON_AddBoolToObject(o, "first_sample_flagged", k->first_sample_flag);
-  add_string_or_null(o, "host", k->host);
-  cJSON *req = cJSON_AddObjectToObject(o, "requests");
+    gs_json_put_string(b, o, "mark", gs_rank_mark_name(k->mark));
+  gs_json_put_number(b, o, "first_iteration_seconds", k->first_seconds);
+  gs_json_put_number(b, o, "cold_start_ratio", k->cold_ratio);
+  gs_json_put_bool(b, o, "cold_start_flagged", k->cold_flag);
+  gs_json_put_number(b, o, "first_sample_ratio", k->first_sample_ratio);
+  gs_json_put_bool(b, o, "first_sample_flagged", k->first_sample_flag);
+  gs_json_put_string_or_null(b, o, "host", k->host);
+  cJSON *req = gs_json_put_object(b, o, "requests");
   if (req) {
-    cJSON_AddNumberToObject(req, "total", (double)k->requests);
-    cJSON_AddNumberToObject(req, "ok", (double)k->requests_ok);
-    cJSON_AddNumberToObject(req, "failed", (double)k->requests_failed);
-    cJSON_AddNumberToObject(req, "timed_out", (double)k->requests_timed_out);
-    cJSON_AddNumberToObject(req, "cold", (double)k->cold_requests);
-    cJSON_AddNumberToObject(req, "cold_outliers", (double)k->cold_outliers);
-    gs_json_add_number(req, "success_rate", k->success_rate);
-    gs_json_add_number(req, "tokens_per_second", k->tokens_per_second);
+    gs_json_put_number(b, req, "total", (double)k->requests);
+    gs_json_put_number(b, req, "ok", (double)k->requests_ok);
+    gs_json_put_number(b, req, "failed", (double)k->requests_failed);
+    gs_json_put_number(b, req, "timed_out", (double)k->requests_timed_out);
+    gs_json_put_number(b, req, "cold", (double)k->cold_requests);
+    gs_json_put_number(b, req, "cold_outliers", (double)k->cold_outliers);
+    gs_json_put_number(b, req, "success_rate", k->success_rate);
+    gs_json_put_number(b, req, "tokens_per_second", k->tokens_per_second);
   }
   const gs_report_loadgen *lg = &k->loadgen;
   if (lg->present) {
     // What the rank's LoadGen log says (docs/report.md, "Ingested documents").
-    cJSON *x = cJSON_AddObjectToObject(o, "loadgen");
+    cJSON *x = gs_json_put_object(b, o, "loadgen");
     if (x) {
-      add_string_or_null(x, "scenario", lg->scenario);
-      add_bool_or_null(x, "valid", lg->valid);
-      add_string_or_null(x, "failed_criteria", lg->failed);
+      gs_json_put_string_or_null(b, x, "scenario", lg->scenario);
+      gs_json_put_bool_or_null(b, x, "valid", lg->valid);
+      gs_json_put_string_or_null(b, x, "failed_criteria", lg->failed);
       const struct {
         const char *name;
         double v;
@@ -88,154 +74,153 @@ static cJSON *rank_json(const gs_report_rank *k) {
                      {"ttft_p99_seconds", lg->ttft_p99},     {"tpot_p50_seconds", lg->tpot_p50},
                      {"tpot_p99_seconds", lg->tpot_p99}};
       for (size_t i = 0; i < sizeof seconds / sizeof seconds[0]; i++)
-        gs_json_add_number(x, seconds[i].name, seconds[i].v);
+        gs_json_put_number(b, x, seconds[i].name, seconds[i].v);
     }
   } else {
-    cJSON_AddNullToObject(o, "loadgen");
+    gs_json_put_null(b, o, "loadgen");
   }
-  cJSON_AddBoolToObject(o, "injected", k->injected);
-  gs_json_add_number(o, "memory_used_bytes", k->memory_used_bytes);
-  gs_json_add_number(o, "memory_total_bytes", k->memory_total_bytes);
-  gs_json_add_number(o, "utilization", k->utilization);
+  gs_json_put_bool(b, o, "injected", k->injected);
+  gs_json_put_number(b, o, "memory_used_bytes", k->memory_used_bytes);
+  gs_json_put_number(b, o, "memory_total_bytes", k->memory_total_bytes);
+  gs_json_put_number(b, o, "utilization", k->utilization);
   return o;
 }
 
-static cJSON *host_json(const gs_report_host *h) {
-  cJSON *o = cJSON_CreateObject();
+static cJSON *host_json(gs_json_build *b, const gs_report_host *h) {
+  cJSON *o = gs_json_check(b, cJSON_CreateObject());
   if (!o) return NULL;
-  cJSON_AddStringToObject(o, "host", h->name);
-  cJSON_AddNumberToObject(o, "ranks", (double)h->n_ranks);
-  cJSON_AddNumberToObject(o, "n", (double)h->n);
-  gs_json_add_number(o, "mean", h->mean);
-  gs_json_add_number(o, "min", h->min);
-  gs_json_add_number(o, "max", h->max);
-  gs_json_add_number(o, "stddev", h->stddev);
-  gs_json_add_number(o, "stable_share", h->stable_share);
-  gs_json_add_number(o, "throughput", h->throughput);
-  gs_json_add_number(o, "throughput_per_rank", h->per_rank);
-  gs_json_add_number(o, "deviation", h->deviation);
-  cJSON_AddNumberToObject(o, "requests", (double)h->requests);
-  cJSON_AddNumberToObject(o, "requests_ok", (double)h->requests_ok);
-  gs_json_add_number(o, "success_rate", h->success_rate);
-  gs_json_add_number(o, "tokens_per_second", h->tokens_per_second);
-  gs_json_add_number(o, "memory_used_bytes", h->memory_used_bytes);
-  cJSON_AddNumberToObject(o, "cold_ranks", (double)h->cold_ranks);
+  gs_json_put_string(b, o, "host", h->name);
+  gs_json_put_number(b, o, "ranks", (double)h->n_ranks);
+  gs_json_put_number(b, o, "n", (double)h->n);
+  gs_json_put_number(b, o, "mean", h->mean);
+  gs_json_put_number(b, o, "min", h->min);
+  gs_json_put_number(b, o, "max", h->max);
+  gs_json_put_number(b, o, "stddev", h->stddev);
+  gs_json_put_number(b, o, "stable_share", h->stable_share);
+  gs_json_put_number(b, o, "throughput", h->throughput);
+  gs_json_put_number(b, o, "throughput_per_rank", h->per_rank);
+  gs_json_put_number(b, o, "deviation", h->deviation);
+  gs_json_put_number(b, o, "requests", (double)h->requests);
+  gs_json_put_number(b, o, "requests_ok", (double)h->requests_ok);
+  gs_json_put_number(b, o, "success_rate", h->success_rate);
+  gs_json_put_number(b, o, "tokens_per_second", h->tokens_per_second);
+  gs_json_put_number(b, o, "memory_used_bytes", h->memory_used_bytes);
+  gs_json_put_number(b, o, "cold_ranks", (double)h->cold_ranks);
   if (h->mark == GS_MARK_NONE)
-    cJSON_AddNullToObject(o, "mark");
+    gs_json_put_null(b, o, "mark");
   else
-    cJSON_AddStringToObject(o, "mark", gs_rank_mark_name(h->mark));
+    gs_json_put_string(b, o, "mark", gs_rank_mark_name(h->mark));
   return o;
 }
 
-static void add_breakdown(cJSON *o, const gs_report_breakdown *b) {
-  if (!b->available) {
-    cJSON_AddNullToObject(o, "breakdown");
+static void add_breakdown(gs_json_build *b, cJSON *o, const gs_report_breakdown *d) {
+  if (!d->available) {
+    gs_json_put_null(b, o, "breakdown");
     return;
   }
-  cJSON *x = cJSON_AddObjectToObject(o, "breakdown");
+  cJSON *x = gs_json_put_object(b, o, "breakdown");
   if (!x) return;
-  gs_json_add_number(x, "step", b->step);
-  gs_json_add_number(x, "ideal_step", b->ideal_step);
-  gs_json_add_number(x, "compute", b->compute);
-  gs_json_add_number(x, "comm", b->comm);
-  gs_json_add_number(x, "imbalance", b->imbalance);
-  gs_json_add_number(x, "host", b->host);
-  cJSON_AddBoolToObject(x, "comm_measured", b->comm_measured);
-  cJSON_AddBoolToObject(x, "device_clock", b->device_clock);
-  cJSON_AddNumberToObject(x, "samples", (double)b->samples);
+  gs_json_put_number(b, x, "step", d->step);
+  gs_json_put_number(b, x, "ideal_step", d->ideal_step);
+  gs_json_put_number(b, x, "compute", d->compute);
+  gs_json_put_number(b, x, "comm", d->comm);
+  gs_json_put_number(b, x, "imbalance", d->imbalance);
+  gs_json_put_number(b, x, "host", d->host);
+  gs_json_put_bool(b, x, "comm_measured", d->comm_measured);
+  gs_json_put_bool(b, x, "device_clock", d->device_clock);
+  gs_json_put_number(b, x, "samples", (double)d->samples);
 }
 
-static cJSON *row_json(const gs_report *r, const gs_report_row *row) {
-  cJSON *o = cJSON_CreateObject();
+static cJSON *row_json(gs_json_build *b, const gs_report *r, const gs_report_row *row) {
+  cJSON *o = gs_json_check(b, cJSON_CreateObject());
   if (!o) return NULL;
-  cJSON_AddStringToObject(o, "file", r->files[row->file]);
-  cJSON_AddNumberToObject(o, "measurement", (double)row->measurement);
-  cJSON_AddNumberToObject(o, "world_size", row->world_size);
-  cJSON_AddStringToObject(o, "status", row->status);
-  add_string_or_null(o, "error", row->error);
-  cJSON_AddStringToObject(o, "verification", row->verification);
-  cJSON_AddNumberToObject(o, "items_per_step", (double)row->items_per_step);
-  add_stats(o, "step", row);
-  cJSON_AddNumberToObject(o, "step_nulls", (double)row->step_nulls);
-  gs_json_add_number(o, "throughput", row->throughput);
-  gs_json_add_number(o, "ideal_throughput", row->ideal_throughput);
-  gs_json_add_number(o, "speedup", row->speedup);
-  gs_json_add_number(o, "speedup_low", row->speedup_low);
-  gs_json_add_number(o, "speedup_high", row->speedup_high);
-  gs_json_add_number(o, "efficiency", row->efficiency);
-  gs_json_add_number(o, "efficiency_low", row->speedup_low / (double)row->world_size);
-  gs_json_add_number(o, "efficiency_high", row->speedup_high / (double)row->world_size);
-  gs_json_add_number(o, "karp_flatt", row->karp_flatt);
+  gs_json_put_string(b, o, "file", r->files[row->file]);
+  gs_json_put_number(b, o, "measurement", (double)row->measurement);
+  gs_json_put_number(b, o, "world_size", row->world_size);
+  gs_json_put_string(b, o, "status", row->status);
+  gs_json_put_string_or_null(b, o, "error", row->error);
+  gs_json_put_string(b, o, "verification", row->verification);
+  gs_json_put_number(b, o, "items_per_step", (double)row->items_per_step);
+  add_stats(b, o, "step", row);
+  gs_json_put_number(b, o, "step_nulls", (double)row->step_nulls);
+  gs_json_put_number(b, o, "throughput", row->throughput);
+  gs_json_put_number(b, o, "ideal_throughput", row->ideal_throughput);
+  gs_json_put_number(b, o, "speedup", row->speedup);
+  gs_json_put_number(b, o, "speedup_low", row->speedup_low);
+  gs_json_put_number(b, o, "speedup_high", row->speedup_high);
+  gs_json_put_number(b, o, "efficiency", row->efficiency);
+  gs_json_put_number(b, o, "efficiency_low", row->speedup_low / (double)row->world_size);
+  gs_json_put_number(b, o, "efficiency_high", row->speedup_high / (double)row->world_size);
+  gs_json_put_number(b, o, "karp_flatt", row->karp_flatt);
   if (row->world_size > 1) {
-    cJSON *sym = cJSON_AddObjectToObject(o, "symmetry");
+    cJSON *sym = gs_json_put_object(b, o, "symmetry");
     if (sym) {
-      gs_json_add_number(sym, "median_throughput", row->rank_median);
-      gs_json_add_number(sym, "max_min_ratio", row->spread_ratio);
-      gs_json_add_number(sym, "cv", row->spread_cv);
+      gs_json_put_number(b, sym, "median_throughput", row->rank_median);
+      gs_json_put_number(b, sym, "max_min_ratio", row->spread_ratio);
+      gs_json_put_number(b, sym, "cv", row->spread_cv);
       if (row->straggler >= 0)
-        cJSON_AddNumberToObject(sym, "straggler", row->straggler);
+        gs_json_put_number(b, sym, "straggler", row->straggler);
       else
-        cJSON_AddNullToObject(sym, "straggler");
+        gs_json_put_null(b, sym, "straggler");
     }
   }
-  add_breakdown(o, &row->breakdown);
+  add_breakdown(b, o, &row->breakdown);
   if (row->requests.present) {
-    cJSON *q = cJSON_AddObjectToObject(o, "requests");
+    cJSON *q = gs_json_put_object(b, o, "requests");
     if (q) {
-      add_string_or_null(q, "scenario", row->requests.scenario);
-      gs_json_add_number(q, "generated_tokens", row->requests.generated_tokens);
-      gs_json_add_number(q, "run_seconds", row->requests.run_seconds);
-      cJSON *ttft = row->requests.ttft.n ? gs_result_stats_to_json(&row->requests.ttft) : NULL;
-      cJSON *tpot = row->requests.tpot.n ? gs_result_stats_to_json(&row->requests.tpot) : NULL;
-      cJSON_AddItemToObject(q, "ttft_seconds", ttft ? ttft : cJSON_CreateNull());
-      cJSON_AddItemToObject(q, "tpot_seconds", tpot ? tpot : cJSON_CreateNull());
+      gs_json_put_string_or_null(b, q, "scenario", row->requests.scenario);
+      gs_json_put_number(b, q, "generated_tokens", row->requests.generated_tokens);
+      gs_json_put_number(b, q, "run_seconds", row->requests.run_seconds);
+      // A statistic without samples is JSON null (gs_result_stats_to_json).
+      gs_json_put_item(b, q, "ttft_seconds", gs_result_stats_to_json(&row->requests.ttft));
+      gs_json_put_item(b, q, "tpot_seconds", gs_result_stats_to_json(&row->requests.tpot));
     }
   } else {
-    cJSON_AddNullToObject(o, "requests");
+    gs_json_put_null(b, o, "requests");
   }
-  add_string_or_null(o, "split_units", row->placement.split_units);
-  add_string_or_null(o, "faults", row->placement.faults);
+  gs_json_put_string_or_null(b, o, "split_units", row->placement.split_units);
+  gs_json_put_string_or_null(b, o, "faults", row->placement.faults);
   if (row->placement.task >= 0)
-    cJSON_AddNumberToObject(o, "task", row->placement.task);
+    gs_json_put_number(b, o, "task", row->placement.task);
   else
-    cJSON_AddNullToObject(o, "task");
-  add_string_or_null(o, "gpu_model", row->cost.gpu_model);
-  gs_json_add_number(o, "price_per_hour", row->cost.price_per_hour);
-  gs_json_add_number(o, "items_per_dollar", row->cost.items_per_dollar);
-  gs_json_add_number(o, "dollars_per_million_items", row->cost.dollars_per_million);
+    gs_json_put_null(b, o, "task");
+  gs_json_put_string_or_null(b, o, "gpu_model", row->cost.gpu_model);
+  gs_json_put_number(b, o, "price_per_hour", row->cost.price_per_hour);
+  gs_json_put_number(b, o, "items_per_dollar", row->cost.items_per_dollar);
+  gs_json_put_number(b, o, "dollars_per_million_items", row->cost.dollars_per_million);
   if (row->collective.present) {
-    cJSON *c = cJSON_AddObjectToObject(o, "collective");
+    cJSON *c = gs_json_put_object(b, o, "collective");
     if (c) {
-      add_string_or_null(c, "op", row->collective.op);
-      gs_json_add_number(c, "bytes", row->collective.bytes);
-      add_string_or_null(c, "dtype", row->collective.dtype);
-      add_string_or_null(c, "redop", row->collective.redop);
-      gs_json_add_number(c, "root", row->collective.root);
-      add_bool_or_null(c, "in_place", row->collective.in_place);
-      cJSON_AddStringToObject(c, "form", gs_report_coll_form(row->collective.in_place));
-      gs_json_add_number(c, "algbw_bytes_per_second", row->collective.algbw);
-      gs_json_add_number(c, "busbw_bytes_per_second", row->collective.busbw);
-      gs_json_add_number(c, "link_bytes_per_s", row->collective.link_bandwidth);
-      gs_json_add_number(c, "time_seconds", row->has_step ? row->step.mean : row->collective.time);
-      add_string_or_null(c, "nccl_version", row->collective.nccl_version);
-      gs_json_add_number(c, "busbw_factor", row->collective.busbw_factor);
-      gs_json_add_number(c, "busbw_expected_bytes_per_second", row->collective.busbw_expected);
-      add_bool_or_null(c, "busbw_consistent",
+      gs_json_put_string_or_null(b, c, "op", row->collective.op);
+      gs_json_put_number(b, c, "bytes", row->collective.bytes);
+      gs_json_put_string_or_null(b, c, "dtype", row->collective.dtype);
+      gs_json_put_string_or_null(b, c, "redop", row->collective.redop);
+      gs_json_put_number(b, c, "root", row->collective.root);
+      gs_json_put_bool_or_null(b, c, "in_place", row->collective.in_place);
+      gs_json_put_string(b, c, "form", gs_report_coll_form(row->collective.in_place));
+      gs_json_put_number(b, c, "algbw_bytes_per_second", row->collective.algbw);
+      gs_json_put_number(b, c, "busbw_bytes_per_second", row->collective.busbw);
+      gs_json_put_number(b, c, "link_bytes_per_s", row->collective.link_bandwidth);
+      gs_json_put_number(b, c, "time_seconds", row->has_step ? row->step.mean : row->collective.time);
+      gs_json_put_string_or_null(b, c, "nccl_version", row->collective.nccl_version);
+      gs_json_put_number(b, c, "busbw_factor", row->collective.busbw_factor);
+      gs_json_put_number(b, c, "busbw_expected_bytes_per_second", row->collective.busbw_expected);
+      gs_json_put_bool_or_null(b, c, "busbw_consistent",
                        isfinite(row->collective.busbw_expected) && isfinite(row->collective.busbw)
                            ? !row->collective.busbw_mismatch
                            : -1);
     }
   }
-  cJSON *hosts = cJSON_AddArrayToObject(o, "hosts");
+  cJSON *hosts = gs_json_put_array(b, o, "hosts");
   for (size_t h = 0; hosts && h < row->n_hosts; h++) {
-    cJSON *x = host_json(&row->hosts[h]);
-    if (x) cJSON_AddItemToArray(hosts, x);
+    cJSON *x = host_json(b, &row->hosts[h]);
+    gs_json_append(b, hosts, x);
   }
-  gs_json_add_number(o, "host_cv", row->host_spread_cv);
-  cJSON *ranks = cJSON_AddArrayToObject(o, "ranks");
+  gs_json_put_number(b, o, "host_cv", row->host_spread_cv);
+  cJSON *ranks = gs_json_put_array(b, o, "ranks");
   for (size_t k = 0; ranks && k < row->n_ranks; k++) {
-    cJSON *x = rank_json(&row->ranks[k]);
-    if (x) cJSON_AddItemToArray(ranks, x);
+    cJSON *x = rank_json(b, &row->ranks[k]);
+    gs_json_append(b, ranks, x);
   }
   return o;
 }
@@ -244,79 +229,84 @@ static cJSON *row_json(const gs_report *r, const gs_report_row *row) {
 cJSON *gs_report_to_json(const gs_report *r) {
   cJSON *doc = cJSON_CreateObject();
   if (!doc) return NULL;
-  cJSON_AddStringToObject(doc, "schema", "gpuscale/report/v1");
-  cJSON *files = cJSON_AddArrayToObject(doc, "files");
+  gs_json_build build = {0}, *b = &build;
+  gs_json_put_string(b, doc, "schema", "gpuscale/report/v1");
+  cJSON *files = gs_json_put_array(b, doc, "files");
   for (size_t i = 0; files && i < r->n_files; i++)
-    cJSON_AddItemToArray(files, cJSON_CreateString(r->files[i]));
-  cJSON *th = cJSON_AddObjectToObject(doc, "thresholds");
+    gs_json_append_string(b, files, r->files[i]);
+  cJSON *th = gs_json_put_object(b, doc, "thresholds");
   if (th) {
-    gs_json_add_number(th, "moderate", r->thresholds.moderate);
-    gs_json_add_number(th, "critical", r->thresholds.critical);
+    gs_json_put_number(b, th, "moderate", r->thresholds.moderate);
+    gs_json_put_number(b, th, "critical", r->thresholds.critical);
   }
   // The overview first, as the text report has it: one entry per series.
-  cJSON *overview = cJSON_AddArrayToObject(doc, "overview");
+  cJSON *overview = gs_json_put_array(b, doc, "overview");
   for (size_t i = 0; overview && i < r->n_series; i++) {
     const gs_report_series *s = &r->series[i];
     gs_render_overview ov;
     gs_render_overview_cells(s, &ov);
     cJSON *o = cJSON_CreateObject();
-    if (!o) break;
-    cJSON_AddItemToArray(overview, o);
-    cJSON_AddStringToObject(o, "series", s->title);
-    add_string_or_null(o, "backend", s->backend);
-    cJSON *ranks = cJSON_AddArrayToObject(o, "ranks");
+    gs_json_append(b, overview, o);
+    if (b->failed) break;
+    gs_json_put_string(b, o, "series", s->title);
+    gs_json_put_string_or_null(b, o, "backend", s->backend);
+    cJSON *ranks = gs_json_put_array(b, o, "ranks");
     for (size_t j = 0; ranks && j < s->n_rows; j++)
       if (j == 0 || s->rows[j].world_size != s->rows[j - 1].world_size)
-        cJSON_AddItemToArray(ranks, cJSON_CreateNumber(s->rows[j].world_size));
+        gs_json_append_number(b, ranks, s->rows[j].world_size);
     if (ov.world_size > 0)
-      cJSON_AddNumberToObject(o, "world_size", ov.world_size);
+      gs_json_put_number(b, o, "world_size", ov.world_size);
     else
-      cJSON_AddNullToObject(o, "world_size");
-    add_string_or_null(o, "figure", ov.figure);
-    gs_json_add_number(o, "value", ov.throughput);
-    gs_json_add_number(o, "speedup", ov.speedup);
-    gs_json_add_number(o, "speedup_low", ov.speedup_low);
-    gs_json_add_number(o, "speedup_high", ov.speedup_high);
-    gs_json_add_number(o, "efficiency", ov.efficiency);
-    gs_json_add_number(o, "efficiency_low", ov.speedup_low / (double)ov.world_size);
-    gs_json_add_number(o, "efficiency_high", ov.speedup_high / (double)ov.world_size);
-    cJSON_AddStringToObject(o, "verdict", ov.verdict);
+      gs_json_put_null(b, o, "world_size");
+    gs_json_put_string_or_null(b, o, "figure", ov.figure);
+    gs_json_put_number(b, o, "value", ov.throughput);
+    gs_json_put_number(b, o, "speedup", ov.speedup);
+    gs_json_put_number(b, o, "speedup_low", ov.speedup_low);
+    gs_json_put_number(b, o, "speedup_high", ov.speedup_high);
+    gs_json_put_number(b, o, "efficiency", ov.efficiency);
+    gs_json_put_number(b, o, "efficiency_low", ov.speedup_low / (double)ov.world_size);
+    gs_json_put_number(b, o, "efficiency_high", ov.speedup_high / (double)ov.world_size);
+    gs_json_put_string(b, o, "verdict", ov.verdict);
   }
-  cJSON *series = cJSON_AddArrayToObject(doc, "series");
+  cJSON *series = gs_json_put_array(b, doc, "series");
   for (size_t i = 0; series && i < r->n_series; i++) {
     const gs_report_series *s = &r->series[i];
     cJSON *o = cJSON_CreateObject();
-    if (!o) break;
-    cJSON_AddItemToArray(series, o);
-    cJSON_AddStringToObject(o, "title", s->title);
-    cJSON_AddStringToObject(o, "workload", s->workload);
-    add_string_or_null(o, "backend", s->backend);
-    add_string_or_null(o, "scaling", s->scaling);
+    gs_json_append(b, series, o);
+    if (b->failed) break;
+    gs_json_put_string(b, o, "title", s->title);
+    gs_json_put_string(b, o, "workload", s->workload);
+    gs_json_put_string_or_null(b, o, "backend", s->backend);
+    gs_json_put_string_or_null(b, o, "scaling", s->scaling);
     cJSON *opts = cJSON_Parse(s->options);
-    cJSON_AddItemToObject(o, "workload_options", opts ? opts : cJSON_CreateNull());
-    add_string_or_null(o, "item_unit", s->item_unit);
-    add_string_or_null(o, "label", s->label);
-    add_string_or_null(o, "split", s->split);
-    cJSON *rows = cJSON_AddArrayToObject(o, "rows");
+    gs_json_put_item(b, o, "workload_options", opts ? opts : cJSON_CreateNull());
+    gs_json_put_string_or_null(b, o, "item_unit", s->item_unit);
+    gs_json_put_string_or_null(b, o, "label", s->label);
+    gs_json_put_string_or_null(b, o, "split", s->split);
+    cJSON *rows = gs_json_put_array(b, o, "rows");
     for (size_t j = 0; rows && j < s->n_rows; j++) {
-      cJSON *x = row_json(r, &s->rows[j]);
-      if (x) cJSON_AddItemToArray(rows, x);
+      cJSON *x = row_json(b, r, &s->rows[j]);
+      gs_json_append(b, rows, x);
     }
-    cJSON *rec = cJSON_AddObjectToObject(o, "recommendation");
+    cJSON *rec = gs_json_put_object(b, o, "recommendation");
     if (rec) {
       if (s->verdict == GS_VERDICT_NONE)
-        cJSON_AddNullToObject(rec, "verdict");
+        gs_json_put_null(b, rec, "verdict");
       else
-        cJSON_AddStringToObject(rec, "verdict", gs_verdict_name(s->verdict));
+        gs_json_put_string(b, rec, "verdict", gs_verdict_name(s->verdict));
       if (s->verdict_world_size > 0)
-        cJSON_AddNumberToObject(rec, "world_size", s->verdict_world_size);
+        gs_json_put_number(b, rec, "world_size", s->verdict_world_size);
       else
-        cJSON_AddNullToObject(rec, "world_size");
-      cJSON *adv = cJSON_AddArrayToObject(rec, "advice");
+        gs_json_put_null(b, rec, "world_size");
+      cJSON *adv = gs_json_put_array(b, rec, "advice");
       for (size_t k = 0; adv && k < s->n_advice; k++)
-        cJSON_AddItemToArray(adv, cJSON_CreateString(s->advice[k]));
+        gs_json_append_string(b, adv, s->advice[k]);
     }
   }
-  gs_report_machine_json(r, doc);
+  gs_report_machine_json(b, r, doc);
+  if (b->failed) {
+    cJSON_Delete(doc);
+    return NULL;
+  }
   return doc;
 }

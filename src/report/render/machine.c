@@ -58,7 +58,7 @@ static void verdict_rows(gs_render_writer *w, const gs_node_verdict *v) {
   fputc('\n', w->f);
 }
 
-/* See render_internal.h. */
+/* See internal.h. */
 void gs_render_node_verdict(gs_render_writer *w, const gs_report *r) {
   gs_node_verdict v;
   gs_report_node_verdict(r, &v);
@@ -75,7 +75,7 @@ void gs_render_node_verdict(gs_render_writer *w, const gs_report *r) {
   verdict_rows(w, &v);
 }
 
-/* See machine.h. */
+/* See render.h. */
 gs_status gs_report_render_node_verdict(FILE *out, const gs_report *r, gs_report_format format) {
   gs_render_writer w = {.f = out, .md = format == GS_REPORT_MARKDOWN || format == GS_REPORT_HTML,
                         .html = format == GS_REPORT_HTML};
@@ -261,7 +261,7 @@ static gs_status p2p_tables(gs_render_writer *w, const gs_report *r, size_t file
   return st;
 }
 
-/* See render_internal.h. */
+/* See internal.h. */
 gs_status gs_render_machine_sections(gs_render_writer *w, const gs_report *r) {
   gs_machine m;
   gs_machine_read(r, &m);
@@ -275,69 +275,68 @@ gs_status gs_render_machine_sections(gs_render_writer *w, const gs_report *r) {
 
 /* The medians of a p2p test as a matrix (or a list per GPU), null where
  * not measured; unit as the document's. */
-static cJSON *p2p_test_json(const cJSON *t, size_t n) {
-  cJSON *o = cJSON_CreateObject();
+static cJSON *p2p_test_json(gs_json_build *b, const cJSON *t, size_t n) {
+  cJSON *o = gs_json_check(b, cJSON_CreateObject());
   if (!o) return NULL;
-  cJSON_AddStringToObject(o, "name", gs_json_string_member(t, "name", "?"));
-  cJSON_AddStringToObject(o, "unit", gs_json_string_member(t, "unit", "?"));
-  cJSON_AddStringToObject(o, "layout", gs_json_string_member(t, "layout", "?"));
-  cJSON_AddStringToObject(o, "status", gs_json_string_member(t, "status", "?"));
+  gs_json_put_string(b, o, "name", gs_json_string_member(t, "name", "?"));
+  gs_json_put_string(b, o, "unit", gs_json_string_member(t, "unit", "?"));
+  gs_json_put_string(b, o, "layout", gs_json_string_member(t, "layout", "?"));
+  gs_json_put_string(b, o, "status", gs_json_string_member(t, "status", "?"));
   int matrix = strcmp(gs_json_string_member(t, "layout", ""), "matrix") == 0;
-  cJSON *rows = cJSON_AddArrayToObject(o, "medians");
+  cJSON *rows = gs_json_put_array(b, o, "medians");
   for (size_t i = 0; rows && i < n; i++) {
-    cJSON *row = matrix ? cJSON_CreateArray() : NULL;
+    cJSON *row = matrix ? gs_json_check(b, cJSON_CreateArray()) : NULL;
     for (size_t j = 0; j < (matrix ? n : 1); j++) {
       double median;
       const char *state;
       gs_machine_p2p_cell(t, i, j, &median, &state);
-      cJSON *x = state && strcmp(state, "ok") == 0 && isfinite(median) ?
-                 cJSON_CreateNumber(median) : cJSON_CreateNull();
-      if (matrix && row) cJSON_AddItemToArray(row, x);
-      else cJSON_AddItemToArray(rows, x);
+      // Not measured (or not a number): null.
+      gs_json_append_number(b, matrix ? row : rows,
+                            state && strcmp(state, "ok") == 0 ? median : NAN);
     }
-    if (row) cJSON_AddItemToArray(rows, row);
+    if (matrix) gs_json_append(b, rows, row);
   }
   return o;
 }
 
-/* See machine.h. */
-void gs_report_machine_json(const gs_report *r, cJSON *doc) {
+/* See render.h. */
+void gs_report_machine_json(gs_json_build *b, const gs_report *r, cJSON *doc) {
   gs_node_verdict v;
   gs_report_node_verdict(r, &v);
   if (!v.present) {
-    cJSON_AddNullToObject(doc, "node_verdict");
+    gs_json_put_null(b, doc, "node_verdict");
   } else {
-    cJSON *o = cJSON_AddObjectToObject(doc, "node_verdict");
+    cJSON *o = gs_json_put_object(b, doc, "node_verdict");
     if (o) {
-      cJSON_AddStringToObject(o, "host", v.host ? v.host : "");
-      cJSON_AddStringToObject(o, "verdict", gs_check_state_name(v.overall));
-      cJSON *checks = cJSON_AddArrayToObject(o, "checks");
+      gs_json_put_string(b, o, "host", v.host ? v.host : "");
+      gs_json_put_string(b, o, "verdict", gs_check_state_name(v.overall));
+      cJSON *checks = gs_json_put_array(b, o, "checks");
       for (size_t i = 0; checks && i < v.n; i++) {
-        cJSON *c = cJSON_CreateObject();
+        cJSON *c = gs_json_check(b, cJSON_CreateObject());
         if (!c) break;
-        cJSON_AddStringToObject(c, "check", v.checks[i].name);
-        cJSON_AddStringToObject(c, "state", gs_check_state_name(v.checks[i].state));
-        cJSON_AddStringToObject(c, "detail", v.checks[i].detail);
-        cJSON_AddItemToArray(checks, c);
+        gs_json_put_string(b, c, "check", v.checks[i].name);
+        gs_json_put_string(b, c, "state", gs_check_state_name(v.checks[i].state));
+        gs_json_put_string(b, c, "detail", v.checks[i].detail);
+        gs_json_append(b, checks, c);
       }
     }
   }
-  cJSON *p2p = cJSON_AddArrayToObject(doc, "p2p");
+  cJSON *p2p = gs_json_put_array(b, doc, "p2p");
   for (size_t f = 0; p2p && f < r->n_files; f++) {
     if (!gs_machine_is_p2p(r, f)) continue;
     const cJSON *body = cJSON_GetObjectItemCaseSensitive(r->docs[f], "p2p");
     const cJSON *devices = cJSON_GetObjectItemCaseSensitive(body, "devices");
     cJSON *o = cJSON_CreateObject();
-    if (!o) break;
-    cJSON_AddItemToArray(p2p, o);
-    cJSON_AddStringToObject(o, "file", r->files[f]);
-    cJSON_AddItemToObject(o, "devices", cJSON_Duplicate(devices, 1));
-    cJSON *tests = cJSON_AddArrayToObject(o, "tests");
+    gs_json_append(b, p2p, o);
+    if (b->failed) break;
+    gs_json_put_string(b, o, "file", r->files[f]);
+    if (devices) gs_json_put_item(b, o, "devices", cJSON_Duplicate(devices, 1));
+    cJSON *tests = gs_json_put_array(b, o, "tests");
     size_t n = (size_t)cJSON_GetArraySize(devices);
     const cJSON *all = cJSON_GetObjectItemCaseSensitive(body, "tests");
     for (const cJSON *t = cJSON_IsArray(all) ? all->child : NULL; tests && t; t = t->next) {
-      cJSON *x = p2p_test_json(t, n);
-      if (x) cJSON_AddItemToArray(tests, x);
+      cJSON *x = p2p_test_json(b, t, n);
+      gs_json_append(b, tests, x);
     }
   }
 }

@@ -1,9 +1,9 @@
 /* The report's sections for people: per series the scaling, "why not N x",
  * request, collective, rank and host tables and the recommendation, the
  * plan section, as terminal text, GitHub Markdown or one HTML page (one
- * table builder serves all three: render_table.c); and the dispatch of
- * gs_report_render to them, to CSV (render_csv.c) and to JSON
- * (render_json.c). Columns are described in docs/report.md. */
+ * table builder serves all three: table.c); and the dispatch of
+ * gs_report_render to them, to CSV (csv.c) and to JSON
+ * (json.c). Columns are described in docs/report.md. */
 #include "core/format.h"
 #include "report/analyze/machine.h"
 #include "report/render/internal.h"

@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/json.h"
 #include "core/status.h"
 #include "report/analyze/report.h"
 
@@ -92,7 +93,8 @@ cJSON *gs_report_to_json(const gs_report *r);
 gs_status gs_report_render_node_verdict(FILE *out, const gs_report *r, gs_report_format format);
 
 /* Adds "node_verdict" (null without an info document) and "p2p" (per p2p
- * document its tests' medians) to the report's JSON object `doc`. */
-void gs_report_machine_json(const gs_report *r, cJSON *doc);
+ * document its tests' medians) to the report's JSON object `doc`, through
+ * build `b` (core/json.h). */
+void gs_report_machine_json(gs_json_build *b, const gs_report *r, cJSON *doc);
 
 #endif

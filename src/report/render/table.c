@@ -1,5 +1,5 @@
 /* The table builder and writer behind the text, Markdown and HTML reports
- * (render_internal.h): cells collected per row, then printed aligned for a
+ * (internal.h): cells collected per row, then printed aligned for a
  * terminal, as a GitHub table or as an HTML table; headings, paragraphs,
  * lists and embedded plots in each form; number cells. */
 #include <math.h>

@@ -16,7 +16,7 @@
 #include "core/stats.h"
 #include "core/json.h"
 
-/* See machine.h. */
+/* See verdict.h. */
 const char *gs_check_state_name(gs_check_state state) {
   switch (state) {
     case GS_CHECK_PASS: return "pass";
@@ -718,7 +718,7 @@ static void check_measurements(gs_node_verdict *v, const gs_report *r) {
               "verification", n, n == 1 ? "" : "s", docs, docs == 1 ? "" : "s");
 }
 
-/* See machine.h. */
+/* See verdict.h. */
 void gs_report_node_verdict(const gs_report *r, gs_node_verdict *out) {
   memset(out, 0, sizeof *out);
   gs_machine *m = calloc(1, sizeof *m);
@@ -745,7 +745,7 @@ void gs_report_node_verdict(const gs_report *r, gs_node_verdict *out) {
   free(m);
 }
 
-/* See machine.h. */
+/* See verdict.h. */
 gs_status gs_node_verdict_status(const gs_node_verdict *v) {
   if (!v->present || v->overall != GS_CHECK_FAIL) return GS_OK;
   char failed[512] = "";
