@@ -12,12 +12,12 @@ ngpu=${NGPU:-2}
 mkdir -p "$out"
 # Never NVLink multicast (NVLS): both sides measure the same NCCL paths.
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-big=(-b 64M -e 1G -f 2 -n 20 -w 5 -c 0 --no-progress -q)
+big=(-b 64M -e 1G --stepfactor 2 -n 20 -w 5 -c 0 --no-progress -q)
 small=(-b 8 -e 8 -n 1000 -w 100 --no-progress -q)
 mpi=(mpirun --allow-run-as-root --oversubscribe -np "$ngpu" -x NCCL_NVLS_ENABLE -x LD_LIBRARY_PATH)
 
-"$bin" coll all "${big[@]}" --gpus "$ngpu" --out "$out/threads-big.json" > "$out/threads-big.txt"
-"$bin" coll allreduce "${small[@]}" --gpus "$ngpu" --out "$out/threads-small.json" > "$out/threads-small.txt"
+"$bin" coll all "${big[@]}" -g "$ngpu" --out "$out/threads-big.json" > "$out/threads-big.txt"
+"$bin" coll allreduce "${small[@]}" -g "$ngpu" --out "$out/threads-small.json" > "$out/threads-small.txt"
 "${mpi[@]}" "$bin" coll all "${big[@]}" --out "$out/mpi-big.json" > "$out/mpi-big.txt"
 "${mpi[@]}" "$bin" coll allreduce "${small[@]}" --out "$out/mpi-small.json" > "$out/mpi-small.txt"
 torchrun --standalone --nproc_per_node "$ngpu" bench/coll_vs_torch.py measure --out "$out/torch.json"

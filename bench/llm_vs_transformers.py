@@ -6,7 +6,7 @@ weights, prompts of --input tokens, exactly --output greedy tokens, batch 1
 and batch 8. transformers runs in PyTorch eager mode (no torch.compile) with
 its eager attention (--attn). gpuscale is measured by its own result
 documents (offline scenario). Also runs the two-GPU offline data-parallel
-scaling (gpuscale scale llm --gpus 2) when two GPUs are present.
+scaling (gpuscale scale llm -g 2) when two GPUs are present.
 
 usage: llm_vs_transformers.py GPUSCALE [--out DIR] [--json FILE]
 """
@@ -131,7 +131,7 @@ def main():
     if a.gpus >= 2:
         for dispatch in ("static", "dynamic"):
             dp = gpuscale(a.gpuscale, a.out, "dp-" + dispatch,
-                          ["scale", "llm", "--model", a.model, "--gpus", str(a.gpus), "--batch",
+                          ["scale", "llm", "--model", a.model, "--ngpus", str(a.gpus), "--batch",
                            "8", "--samples", "128", "--dispatch", dispatch])
             one, two = llm_member(dp, 1), llm_member(dp, a.gpus)
             res["gpuscale_dp_" + dispatch] = dict(

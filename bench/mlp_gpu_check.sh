@@ -27,7 +27,7 @@ fi
     bin=$GS_FALLBACK_BIN
   fi
   echo "== scale mlp over batch sizes (large, 2 GPUs, weak) and run --gpu-mode auto"
-  "$bin/gpuscale" scale mlp --gpus 2 --scaling weak --preset large --batch-sizes 16,512,8192 \
+  "$bin/gpuscale" scale mlp -g 2 --scaling weak --preset large --batch-sizes 16,512,8192 \
     --min-time 0.2 --runs 1 --no-progress -o "$out/scale-large.json" | tail -n 7
   "$bin/gpuscale" run mlp --gpu-mode auto --preset medium --batch 256 --min-time 0.2 --runs 1 \
     --no-progress -o "$out/auto.json" 2>&1 | grep -E "gpu-mode|^ +[0-9]"

@@ -170,7 +170,7 @@ def main():
     print("one GPU, batch 128, %s: samples/s" % a.precision)
     print("%-8s %14s %14s %8s" % ("preset", "gpuscale", "torch eager", "ratio"))
     for preset in presets:
-        doc = gpuscale_json(a.gpuscale, ["run", "mlp", "--gpus", "1", "--preset", preset,
+        doc = gpuscale_json(a.gpuscale, ["run", "mlp", "--gpus", "0", "--preset", preset,
                                          "--batch", "128"] + common)
         ok = [m for m in doc["measurements"] if m["status"] == "ok"]
         ours = ok[0]["aggregate"]["throughput_items_per_second"] if ok else float("nan")
@@ -183,7 +183,7 @@ def main():
     else:
         ours = {}
         for preset in presets:
-            doc = gpuscale_json(a.gpuscale, ["scale", "mlp", "--gpus", "2", "--scaling", "weak",
+            doc = gpuscale_json(a.gpuscale, ["scale", "mlp", "--ngpus", "2", "--scaling", "weak",
                                              "--preset", preset, "--batch-sizes",
                                              ",".join(map(str, sizes))] + common)
             for m in doc["measurements"]:

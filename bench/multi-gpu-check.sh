@@ -24,7 +24,7 @@ if [ -n "${GS_DEPS_PREFIX:-}" ]; then
 fi
 mpi=(mpirun --allow-run-as-root --oversubscribe -np 2 -x NCCL_NVLS_ENABLE -x LD_LIBRARY_PATH)
 work=(voxelize --no-progress -q --runs 2 --min-time 0.5)
-threads=(--gpus 2)
+threads=(-g 2)
 mpi_sel=(--backend cuda)
 if [ "${GS_CHECK_CPU:-0}" = 1 ]; then
   work=(voxelize --no-progress -q --runs 2 --min-time 0.5 --points 20000 --grid 32,32,32)

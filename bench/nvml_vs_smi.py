@@ -48,7 +48,7 @@ def main():
         with open(info_path) as f:
             info = json.load(f)
         run_path = os.path.join(tmp, "run.json")
-        subprocess.run([args.binary, "run", "voxelize", "--gpus", "1", "--iters", "20", "--runs",
+        subprocess.run([args.binary, "run", "voxelize", "--gpus", "0", "--iters", "20", "--runs",
                         "1", "--telemetry-interval", "0.02", "-q", "--no-progress", "-o",
                         run_path], check=True, stdout=subprocess.DEVNULL)
         with open(run_path) as f:

@@ -28,12 +28,12 @@ read -r -a ranks <<<"${GS_RANKS:---gpus 0,1}"
 NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 \
   "$bin" scale mlp "${ranks[@]}" --out "$out/mlp-net.json" --no-progress
 NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 \
-  "$bin" coll allreduce -b 8 -e 256M -f 4 "${ranks[@]}" --out "$out/coll-net.json" --no-progress
+  "$bin" coll allreduce -b 8 -e 256M --stepfactor 4 "${ranks[@]}" --out "$out/coll-net.json" --no-progress
 
 # The network described two ways: by the measured 2-rank allreduce itself
 # (--inter-node-coll), and by two figures from its fit: bus bandwidth and
 # half its alpha.
-"$bin" predict "$out/mlp-net.json" "$out/coll-net.json" --gpus 2 --format json \
+"$bin" predict "$out/mlp-net.json" "$out/coll-net.json" --ngpus 2 --format json \
   -o "$out/fit-net.json"
 read -r gbps latency_us < <(python3 - "$out/fit-net.json" <<'PY'
 import json, sys
@@ -44,7 +44,7 @@ PY
 )
 echo "network transport's fit: $gbps GB/s, $latency_us us per step"
 
-as_nodes=("$out/mlp-nvlink.json" --gpus 2 --gpus-per-node 1)
+as_nodes=("$out/mlp-nvlink.json" --ngpus 2 --gpus-per-node 1)
 "$bin" predict "${as_nodes[@]}" --inter-node-coll "$out/coll-net.json" --format json \
   -o "$out/predicted.json"
 "$bin" predict "${as_nodes[@]}" --inter-node-coll "$out/coll-net.json" | tee "$out/predicted.txt"

@@ -20,7 +20,7 @@ fastest() {
   for _ in $(seq "$runs"); do
     local t0 t1 ms
     t0=$(date +%s%N)
-    "$bin" predict --gpus "$1" --gpus-per-node 8 --format json -o "$out" "${files[@]}"
+    "$bin" predict --ngpus "$1" --gpus-per-node 8 --format json -o "$out" "${files[@]}"
     t1=$(date +%s%N)
     ms=$(( (t1 - t0) / 1000 ))
     if [ -z "$best" ] || [ "$ms" -lt "$best" ]; then best=$ms; fi

@@ -109,7 +109,7 @@ def main():
             streams, targets = make_inputs(batch, shapes, T)
             t_torch = time_torch(lambda: torch_fuse(streams, targets), args.iters)
             doc = run_gpuscale(args.binary, gs_args, out_dir, f"case{i}",
-                               ["--gpus", "1", "--iters", str(args.iters), "--warmup", "20", "--runs", "3"])
+                               ["--gpus", "0", "--iters", str(args.iters), "--warmup", "20", "--runs", "3"])
             m = doc["measurements"][0]
             assert m["verification"]["status"] == "passed", m["verification"]
             t_ours = m["aggregate"]["step"]["median"]

@@ -5,7 +5,7 @@ conditions interleaved in rotating order, several repetitions, and reports
 the paired step-time difference (on - off) with its 95% confidence interval.
 
 usage: bench/telemetry_overhead.py GPUSCALE_BINARY [--reps 6] [--json FILE]
-       [-- extra 'gpuscale run' arguments, default: voxelize --gpus 1 (GPU 0 only)]
+       [-- extra 'gpuscale run' arguments, default: voxelize --gpus 0 (GPU 0 only)]
 A confidence interval that contains 0 means no measurable effect.
 """
 import argparse
@@ -52,7 +52,7 @@ def main():
     argv = sys.argv[1:]
     extra = argv[argv.index("--") + 1:] if "--" in argv else []
     args = ap.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
-    args.run_args = extra or ["voxelize", "--gpus", "1", "--runs", "1", "--min-time", "0.3"]
+    args.run_args = extra or ["voxelize", "--gpus", "0", "--runs", "1", "--min-time", "0.3"]
     conditions = [0.0, 0.1, 0.01]
     steps = {c: [] for c in conditions}
     sampled = {c: [] for c in conditions}

@@ -30,7 +30,7 @@ cmake -S . -B "$without" -DCMAKE_CUDA_ARCHITECTURES=90 -DGPUSCALE_TRACE=OFF >/de
   if command -v nsys >/dev/null; then
     echo "== NVTX ranges in Nsight Systems"
     nsys profile --trace=cuda,nvtx --force-overwrite true --output "$out/mlp-profile" \
-      "$with/gpuscale" run mlp --gpus 1 --iters 20 --runs 1 -q --no-progress \
+      "$with/gpuscale" run mlp --gpus 0 --iters 20 --runs 1 -q --no-progress \
       -o "$out/nsys-run.json" >/dev/null 2>&1
     nsys stats --report nvtx_sum "$out/mlp-profile.nsys-rep" 2>/dev/null | head -20
   else

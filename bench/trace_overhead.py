@@ -26,8 +26,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from telemetry_overhead import paired_ci  # noqa: E402  (one confidence interval, one place)
 
 WORKLOADS = {
-    "cuda": {"voxelize": ["voxelize", "--gpus", "1"],
-             "mlp": ["mlp", "--gpus", "1"]},
+    "cuda": {"voxelize": ["voxelize", "--gpus", "0"],
+             "mlp": ["mlp", "--gpus", "0"]},
     "cpu": {"voxelize": ["voxelize", "--ranks", "2", "--points", "50K", "--clouds", "4"],
             "mlp": ["mlp", "--ranks", "2", "--batch", "64"]},
 }

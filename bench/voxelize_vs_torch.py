@@ -71,7 +71,7 @@ def copy_bandwidth(nbytes=1 << 30):
 
 def run_gpuscale(binary, n, grid, iters, out_dir):
     path = os.path.join(out_dir, f"voxelize-{n}.json")
-    cmd = [binary, "run", "voxelize", "--backend", "cuda", "--gpus", "1", "--mode", "count",
+    cmd = [binary, "run", "voxelize", "--backend", "cuda", "--gpus", "0", "--mode", "count",
            "--points", str(n), "--clouds", "1", "--grid", str(grid), "--voxel-size", "1",
            "--iters", str(iters), "--warmup", "20", "--runs", "3", "--quiet", "--out", path]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)

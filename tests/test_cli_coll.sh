@@ -12,8 +12,15 @@ expect 2 "missing OP \(one of allreduce, allgather, reducescatter, broadcast, re
 expect 2 "option OP" -- coll allreduse "${cpu[@]}"
 expect 2 "minbytes.*larger than" -- coll allreduce "${cpu[@]}" -b 1M -e 1K
 expect 2 "option --minbytes" -- coll allreduce "${cpu[@]}" -b 12Q
-expect 2 "conflict" -- coll allreduce "${cpu[@]}" -f 2 -i 1K
-expect 2 "has no reduction" -- coll allgather "${cpu[@]}" -o max
+expect 2 "conflict" -- coll allreduce "${cpu[@]}" --stepfactor 2 -i 1K
+expect 2 "has no reduction" -- coll allgather "${cpu[@]}" --op max
+# One meaning per short flag: -o is --out and -f is --format in every
+# command; nccl-tests' -o (a reduction) and -f (step factor) are told where
+# they went. -g is nccl-tests' GPU count, --ngpus here.
+expect 2 "option -o/--out: 'max' is a reduction, not a result file: .*give the reduction as --op max" -- coll allreduce "${cpu[@]}" -o max
+expect 2 "option -f/--format does not apply to gpuscale coll: .*--stepfactor F here" -- coll allreduce "${cpu[@]}" -f 4
+expect 2 "option --ngpus applies to the cuda backend" -- coll allreduce "${cpu[@]}" -g 2
+expect 2 "option --op: 'out.json' is not one of" -- coll allreduce "${cpu[@]}" --op out.json
 expect 2 "has no root" -- coll allreduce "${cpu[@]}" -r 1
 expect 2 "option --place: alltoall has no in-place form" -- coll alltoall "${cpu[@]}" --place in
 expect 2 "rank 5 of a world of 2" -- coll broadcast "${cpu[@]}" --ranks 2 -r 5
@@ -23,11 +30,11 @@ expect 2 "--inject" -- coll allreduce "${cpu[@]}" --inject slow:rank=1
 expect 2 "option --min-time does not apply to gpuscale coll: each size runs a fixed" -- coll allreduce "${cpu[@]}" --min-time 1
 
 # Every op, several types and reductions, 3 ranks: nothing wrong.
-for args in "-d float -o sum" "-d int8 -o prod" "-d uint64 -o max" "-d double -o avg" "-d int32 -o min -r 2"; do
+for args in "-d float --op sum" "-d int8 --op prod" "-d uint64 --op max" "-d double --op avg" "-d int32 --op min -r 2"; do
   # shellcheck disable=SC2086
-  expect 0 "Wrong elements     : 0 OK" -- coll all "${cpu[@]}" --ranks 3 -b 8 -e 64K -f 32 -n 3 -w 1 $args --out "$work/all.json"
+  expect 0 "Wrong elements     : 0 OK" -- coll all "${cpu[@]}" --ranks 3 -b 8 -e 64K --stepfactor 32 -n 3 -w 1 $args --out "$work/all.json"
 done
-expect 0 "alpha-beta fit \(out-of-place\)" -- coll allreduce "${cpu[@]}" --ranks 2 -b 1K -e 1M -f 4 -n 5 --out "$work/ar.json"
+expect 0 "alpha-beta fit \(out-of-place\)" -- coll allreduce "${cpu[@]}" --ranks 2 -b 1K -e 1M --stepfactor 4 -n 5 -o "$work/ar.json"
 python3 - "$work/ar.json" <<'PY' || fail "collective members of the result document"
 import json, sys
 d = json.load(open(sys.argv[1]))

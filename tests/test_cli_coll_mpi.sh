@@ -15,7 +15,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 
 mpi() { timeout 120 mpirun --oversubscribe -np 2 "$bin" "$@" 2>&1; }
 
-out=$(mpi coll all --backend cpu -b 8 -e 64K -f 16 -n 3 -w 1 -o max -d int32 --no-progress --out "$work/mpi.json")
+out=$(mpi coll all --backend cpu -b 8 -e 64K --stepfactor 16 -n 3 -w 1 --op max -d int32 --no-progress --out "$work/mpi.json")
 rc=$?
 [ "$rc" = 0 ] || fail "mpirun -np 2 coll all exited $rc: $out"
 [ "$(grep -c 'Wrong elements     : 0 OK' <<<"$out")" = 7 ] || fail "coll all under mpirun: not 7 clean tables: $out"

@@ -53,7 +53,7 @@ offers "run voxelize --" --points --clouds --backend --gpus --iters --split --gp
 offers "scale mlp --" --scaling --counts --batch-sizes
 exactly "scale fuse --scaling " strong weak
 offers "coll " allreduce allgather reducescatter broadcast reduce alltoall sendrecv all
-offers "coll allreduce -" --transport -b -e -f --backend
+offers "coll allreduce -" --transport -b -e -g --stepfactor --backend
 exactly "report --format " text markdown html csv json
 exactly "ingest " mlperf nccl-tests
 offers "ingest mlperf --" --hosts --out --quiet

@@ -30,7 +30,7 @@ expect 2 "options --unit ms and --better higher conflict" -- exec --metric 'a=x 
   --unit ms --better higher -- true
 expect 2 "option --unit: applies to a figure read by --metric NAME=REGEX" -- exec --unit s -- true
 expect 2 "a named twice" -- exec --metric a --metric 'a=x ([0-9]+)' -- true
-expect 2 "option --iters does not apply to gpuscale exec" -- exec --iters 5 -- true
+expect 2 "option -n/--iters does not apply to gpuscale exec" -- exec --iters 5 -- true
 expect 2 "option --ranks does not apply to gpuscale exec" -- exec --ranks 2 -- true
 expect 2 "unknown option" -- exec --metrik a -- true
 # The command's own --help is its own: exec's help is not shown for it.

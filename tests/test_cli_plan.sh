@@ -20,7 +20,7 @@ expect 2 "llm measures itself" -- plan --backend cpu --task '0:llm' \
 [ ! -e "$work/llm-plan.json" ] || fail "a refused plan wrote $work/llm-plan.json"
 expect 2 "device 0 already serves another task" -- plan --backend cpu --task '0:fuse' --task '0-1:resample'
 expect 2 "unknown option '--pionts'" -- plan --backend cpu --task '0:voxelize --pionts 5'
-expect 2 "--gpus and --ranks do not apply" -- plan --backend cpu --ranks 2 --task '0:fuse'
+expect 2 "option --ranks does not apply to gpuscale plan" -- plan --backend cpu --ranks 2 --task '0:fuse'
 expect 2 "option --streams" -- run fuse --backend cpu --streams 30x512,100
 expect 2 "unknown fault kind 'fast'" -- run fuse --backend cpu --inject fast:rank=0
 expect 2 "rank 3 does not exist" -- run fuse --backend cpu --inject slow:rank=3,factor=2

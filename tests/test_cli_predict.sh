@@ -12,18 +12,18 @@ results=$(cd "$(dirname "$0")/../docs/results/2026-11-21-h200x4/threads" && pwd)
 all=("$results/voxelize.json" "$results/mlp.json" "$results/llm.json" "$results/coll.json")
 
 expect 0 "Exit codes: 0 prediction written" -- predict --help
-expect 2 "missing FILE" -- predict --gpus 8
-expect 2 "give --gpus LIST" -- predict "${all[@]}"
-expect 2 "option --gpus" -- predict --gpus 8,x "${all[@]}"
+expect 2 "missing FILE" -- predict --ngpus 8
+expect 2 "give --ngpus LIST" -- predict "${all[@]}"
+expect 2 "option --ngpus" -- predict --ngpus 8,x "${all[@]}"
 expect 2 "option --holdout" -- predict --holdout 1 "${all[@]}"
-expect 1 "cannot read .*missing.json" -- predict --gpus 8 "$work/missing.json"
+expect 1 "cannot read .*missing.json" -- predict --ngpus 8 "$work/missing.json"
 # a count beyond one node must fill whole nodes
-expect 2 "do not fill whole nodes of 4 GPUs" -- predict --gpus 6 "${all[@]}"
+expect 2 "do not fill whole nodes of 4 GPUs" -- predict --ngpus 6 "${all[@]}"
 # mlp communicates: without a coll document there is no model of its all-reduce
-expect 2 "give a coll document of the same machine" -- predict --gpus 8 "$results/mlp.json"
+expect 2 "give a coll document of the same machine" -- predict --ngpus 8 "$results/mlp.json"
 # collectives of another machine (the CPU fixture's host), one size only, no model
-expect 2 "measured on another machine" -- predict --gpus 8 "$results/mlp.json" "$data/coll.json"
-expect 2 "no prediction model for llm" -- predict --gpus 8 "$data/llm_server_cpu.json"
+expect 2 "measured on another machine" -- predict --ngpus 8 "$results/mlp.json" "$data/coll.json"
+expect 2 "no prediction model for llm" -- predict --ngpus 8 "$data/llm_server_cpu.json"
 expect 2 "nothing measured at 8 GPUs or more" -- predict --holdout 8 "${all[@]}"
 
 # The holdout on the committed results: every error within 15%.
@@ -57,7 +57,7 @@ d = json.load(open(sys.argv[1]))
 d["measurements"] = [m for m in d["measurements"] if m["world_size"] == 1]
 json.dump(d, open(sys.argv[2], "w"))
 PY
-expect 0 "one GPU count measured" -- predict --gpus 2 "$work/one.json"
+expect 0 "one GPU count measured" -- predict --ngpus 2 "$work/one.json"
 # A super-linear series (strong.json with the 2-rank steps at 0.45x: 2.2x
 # on 2 ranks) fits no model of work / N plus costs: the output says which
 # measurement the model misses, and one GPU stays 1.00x and 100%.
@@ -73,20 +73,20 @@ for run in d["measurements"][1]["runs"]:
 json.dump(d, open(sys.argv[2], "w"))
 PY
 expect 0 "Caveat: the model does not fit the measurement at 1 GPU: it gives .* against 12.5 ms measured" -- \
-  predict --gpus 1,2,4 "$work/superlinear.json"
-expect 0 "   1 +1 .* 1.00x +100.0%" -- predict --gpus 1,2,4 "$work/superlinear.json"
-"$bin" predict --gpus 1,2,4 "$data/strong.json" 2>&1 | grep -q "Caveat" &&
+  predict --ngpus 1,2,4 "$work/superlinear.json"
+expect 0 "   1 +1 .* 1.00x +100.0%" -- predict --ngpus 1,2,4 "$work/superlinear.json"
+"$bin" predict --ngpus 1,2,4 "$data/strong.json" 2>&1 | grep -q "Caveat" &&
   fail "strong.json, which the model fits, got a caveat"
 
 # Past the machine: nodes, tree across nodes, cost and the cheapest count.
-expect 0 "1024 +128 .* tree" -- predict --gpus 8,1024 --gpus-per-node 8 "${all[@]}"
+expect 0 "1024 +128 .* tree" -- predict --ngpus 8,1024 --gpus-per-node 8 "${all[@]}"
 expect 0 "Cheapest: 1 GPU, .* per million points at \\\$4 per GPU-hour" -- \
-  predict --gpus 1,2,8 --price H200=4 "${all[@]}"
-expect 0 "to 1e\\+09 samples" -- predict --gpus 1,8 --target 1e9 "${all[@]}"
-expect 0 "^\\| 16 \\| 2 \\| " -- predict --gpus 16 --gpus-per-node 8 --format markdown "${all[@]}"
+  predict --ngpus 1,2,8 --price H200=4 "${all[@]}"
+expect 0 "to 1e\\+09 samples" -- predict --ngpus 1,8 --target 1e9 "${all[@]}"
+expect 0 "^\\| 16 \\| 2 \\| " -- predict --ngpus 16 --gpus-per-node 8 --format markdown "${all[@]}"
 # llm as tensor-parallel replicas of 2 GPUs: two all-reduces per layer cost time
-expect 0 "  8 +1 +4 +2 " -- predict --gpus 8 --gpus-per-node 8 --tp 2 "$results/llm.json" "$results/coll.json"
-expect 2 "whole tensor-parallel replicas of 4" -- predict --gpus 2 --tp 4 "$results/llm.json" "$results/coll.json"
+expect 0 "  8 +1 +4 +2 " -- predict --ngpus 8 --gpus-per-node 8 --tp 2 "$results/llm.json" "$results/coll.json"
+expect 2 "whole tensor-parallel replicas of 4" -- predict --ngpus 2 --tp 4 "$results/llm.json" "$results/coll.json"
 
 # The network between nodes measured (--inter-node-coll): mlp on 2 H200 with
 # NCCL on its network transport (tests/data/predict/h200x2-net, trimmed from
@@ -94,7 +94,7 @@ expect 2 "whole tensor-parallel replicas of 4" -- predict --gpus 2 --tp 4 "$resu
 # from the NVLink measurements and the network's 2-rank allreduce, within
 # 15% of the step measured on that transport.
 net=$(cd "$(dirname "$0")/data/predict/h200x2-net" && pwd)
-as_nodes=(predict "$net/mlp-nvlink.json" --gpus 2 --gpus-per-node 1)
+as_nodes=(predict "$net/mlp-nvlink.json" --ngpus 2 --gpus-per-node 1)
 "$bin" "${as_nodes[@]}" --inter-node-coll "$net/coll-net.json" --format json -o "$work/net.json" ||
   fail "predict --inter-node-coll exited $?"
 python3 - "$work/net.json" "$net/mlp-net.json" <<'PY' || fail "inter-node prediction: see above"
@@ -151,15 +151,15 @@ expect 2 "measured allreduce at 4 ranks; the network is described by 2 ranks" --
 # The node's coll document: its measured curve is used at the count it
 # covers and says so.
 expect 0 "allreduce at 2 GPUs: as measured from 8 B to 128 MiB" -- \
-  predict --gpus 2 "$net/mlp-net.json" "$net/coll-net.json"
-expect 0 "  2 +1 .* intra-node +measured" -- predict --gpus 2 "$net/mlp-net.json" "$net/coll-net.json"
+  predict --ngpus 2 "$net/mlp-net.json" "$net/coll-net.json"
+expect 0 "  2 +1 .* intra-node +measured" -- predict --ngpus 2 "$net/mlp-net.json" "$net/coll-net.json"
 
 # --out goes through the atomic path: a failed prediction leaves the file alone.
 echo keep >"$work/keep.txt"
-"$bin" predict --gpus 6 -o "$work/keep.txt" "${all[@]}" 2>/dev/null
+"$bin" predict --ngpus 6 -o "$work/keep.txt" "${all[@]}" 2>/dev/null
 [ "$(cat "$work/keep.txt")" = keep ] || fail "a failed predict replaced its --out file"
 touch "$work/file"
-expect 1 "option --out" -- predict --gpus 8 -o "$work/file/p.txt" "${all[@]}"
+expect 1 "option --out" -- predict --ngpus 8 -o "$work/file/p.txt" "${all[@]}"
 
 # report --predict: the table after the report, and the dashed continuation.
 expect 0 "^    16 +4 +21.6 us" -- report --predict 8,16 "${all[@]}"

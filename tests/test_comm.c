@@ -189,7 +189,7 @@ static void ring_cost(const void *o, uint64_t units, gs_cost *out) {
 }
 static gs_status ring_setup(const void *o, const gs_rank_context *ctx, void **state) {
   (void)o;
-  if (!ctx->comm) return GS_ERR_INTERNAL;
+  if (!ctx->comm) GS_BUG("the ring workload runs without a communicator");
   ring_state *s = calloc(1, sizeof *s);
   s->comm = ctx->comm;
   s->value = ctx->rank + 1;

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "bug_fixture.h"
 #include "workloads/llm/llm_cpu.h"
 
 static void test_bf16_rounding(void **state) {
@@ -143,9 +144,9 @@ static void test_batch_rows_independent(void **state) {
   uint32_t last = 2;
   assert_int_equal(gs_llm_cpu_forward(m, 3, tokens + 4, slots, pos, 1, &last, alone), GS_OK);
   for (size_t i = 0; i < vocab; i++) assert_float_equal(both[vocab + i], alone[i], 1e-5);
-  // Bad rows are refused, not read out of bounds.
+  // A bad row is a bug of the engine, stopped before it is read out of bounds.
   int32_t bad = (int32_t)vocab;
-  assert_int_equal(gs_llm_cpu_forward(m, 1, &bad, slots, pos, 1, &last, alone), GS_ERR_INTERNAL);
+  assert_bug(gs_llm_cpu_forward(m, 1, &bad, slots, pos, 1, &last, alone), "row 0 has token");
   free(both);
   free(alone);
   gs_llm_cpu_destroy(m);
@@ -167,10 +168,17 @@ static void test_engine_deterministic(void **state) {
     assert_int_equal(gs_llm_engine_prefill(e, 2, prompts, lengths, run[r][0]), GS_OK);
     assert_int_equal(gs_llm_engine_decode(e, 2, 0, run[r][1]), GS_OK);
     assert_int_equal(gs_llm_engine_decode(e, 1, 0, run[r][1] + 2), GS_OK);
-    assert_int_equal(gs_llm_engine_decode(e, 3, 0, run[r][1]),
-                     GS_ERR_INTERNAL); /* more than prefilled */
-    assert_int_equal(gs_llm_engine_decode(e, 1, 2, run[r][1]),
-                     GS_ERR_INTERNAL); /* a next step larger than this one */
+    // More than prefilled, or a next step larger than this one: the
+    // scenario's bug, not a request the engine refuses.
+    assert_bug(gs_llm_engine_decode(e, 3, 0, run[r][1]), "after a prefill of 2");
+    assert_bug(gs_llm_engine_decode(e, 1, 2, run[r][1]), "llm decode of 1 sequences (next 2)");
+    // A prompt over max_input is a request refused, as a server would.
+    int32_t long_prompt[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, ignored[1];
+    const int32_t *long_prompts[1] = {long_prompt};
+    const uint32_t too_long = 9; /* max_input 8 */
+    assert_int_equal(gs_llm_engine_prefill(e, 1, long_prompts, &too_long, ignored),
+                     GS_ERR_UNSUPPORTED);
+    assert_non_null(strstr(gs_last_error(), "prompt 0 has 9 tokens"));
     gs_llm_engine_destroy(e);
   }
   assert_memory_equal(run[0], run[1], sizeof run[0]);

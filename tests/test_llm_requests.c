@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "bug_fixture.h"
 #include "workloads/llm/requests.h"
 
 static void test_lengths_in_range_and_seeded(void **state) {
@@ -41,7 +42,7 @@ static void test_lengths_in_range_and_seeded(void **state) {
   free(a);
   free(b);
   spec.input_min = 80; /* above input_max */
-  assert_int_equal(gs_llm_stream_make(&spec, &a), GS_ERR_INTERNAL);
+  assert_bug(gs_llm_stream_make(&spec, &a), "bad llm stream");
 }
 
 /* Gaps of a Poisson process are exponential: mean 1/rate, and standard

@@ -25,40 +25,123 @@ static void test_gpus_lists_and_ranges(void **unused) {
   (void)unused;
   gs_run_config c;
   memset(&c, 0, sizeof c);
-  assert_int_equal(gs_common_parse_gpus("0,2", 4, 1, &c), GS_OK);
+  assert_int_equal(gs_common_parse_gpus("0,2", "--gpus", 4, &c), GS_OK);
   assert_int_equal(c.world_size, 2);
   assert_true(c.devices[0] == 0 && c.devices[1] == 2);
-  assert_int_equal(gs_common_parse_gpus("1-3,0", 4, 1, &c), GS_OK);
+  assert_int_equal(gs_common_parse_gpus("1-3,0", "--gpus", 4, &c), GS_OK);
   assert_int_equal(c.world_size, 4);
   assert_true(c.devices[0] == 1 && c.devices[2] == 3 && c.devices[3] == 0);
-  // A lone number is a count (run, scale) or an ordinal (a plan's task).
-  assert_int_equal(gs_common_parse_gpus("3", 4, 1, &c), GS_OK);
-  assert_true(c.world_size == 3 && c.devices[2] == 2);
-  assert_int_equal(gs_common_parse_gpus("3", 4, 0, &c), GS_OK);
+  // A lone number is one GPU's ordinal, as CUDA_VISIBLE_DEVICES reads it:
+  // "0" is GPU 0 (once refused as a count below 1), "3" is GPU 3.
+  assert_int_equal(gs_common_parse_gpus("0", "--gpus", 4, &c), GS_OK);
+  assert_true(c.world_size == 1 && c.devices[0] == 0);
+  assert_int_equal(gs_common_parse_gpus("3", "--gpus", 4, &c), GS_OK);
   assert_true(c.world_size == 1 && c.devices[0] == 3);
+  // Without a device count only the syntax is checked.
+  assert_int_equal(gs_common_parse_gpus("7,9-10", "--gpus", -1, &c), GS_OK);
+  assert_true(c.world_size == 3 && c.devices[0] == 7 && c.devices[2] == 10);
 }
 
 static void test_gpus_refused(void **unused) {
   (void)unused;
   gs_run_config c;
   static const char *const bad[] = {"0,0", "0-2,1", "2-1", "6", "0,4", "5", "", ",", "x", "1-",
-                                    "-1", "0-99"};
+                                    "-1", "0-99", "0,,1", "0,", ",1", "2x", "1.5"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     memset(&c, 0, sizeof c);
-    gs_status st = gs_common_parse_gpus(bad[i], 4, 1, &c);
+    gs_status st = gs_common_parse_gpus(bad[i], "--gpus", 4, &c);
     if (st != GS_ERR_USAGE)
       fail_msg("--gpus '%s' gave %s, not a usage error", bad[i], gs_status_name(st));
     assert_error_mentions("--gpus");
   }
-  assert_int_equal(gs_common_parse_gpus("0,0", 4, 1, &c), GS_ERR_USAGE);
+  // Malformed text is refused without a device count too (no GPU present).
+  static const char *const malformed[] = {"", "x", "1-", "-1", "0,,1", "2-1", "0,0", "64"};
+  for (size_t i = 0; i < sizeof malformed / sizeof malformed[0]; i++) {
+    memset(&c, 0, sizeof c);
+    if (gs_common_parse_gpus(malformed[i], "--gpus", -1, &c) != GS_ERR_USAGE)
+      fail_msg("--gpus '%s' passed the syntax check", malformed[i]);
+    assert_error_mentions("--gpus");
+  }
+  assert_int_equal(gs_common_parse_gpus("0,0", "--gpus", 4, &c), GS_ERR_USAGE);
   assert_error_mentions("twice");
+  // A lone number past the devices was most likely a count: the hint says -g.
+  assert_int_equal(gs_common_parse_gpus("4", "--gpus", 4, &c), GS_ERR_USAGE);
+  assert_error_mentions("GPU 4 does not exist (4 present, 0-3); the first 4 GPUs are -g 4");
+  assert_int_equal(gs_common_parse_gpus("2-5", "DEVICES", 4, &c), GS_ERR_USAGE);
+  assert_error_mentions("option DEVICES: GPU 4 does not exist (4 present)");
+}
+
+static void test_common_groups(void **unused) {
+  (void)unused;
+  // A command's table holds exactly the options of the groups it names.
+  gs_common_options o;
+  gs_common_init(&o, GS_GROUP_OUTPUT | GS_GROUP_WARMUP | GS_GROUP_ITERS | GS_GROUP_TRACE);
+  char names[512] = "";
+  size_t at = 0;
+  for (const gs_option *t = o.table; t->kind != GS_OPT_END; t++)
+    at += (size_t)snprintf(names + at, sizeof names - at, "%s%s", at ? " " : "", t->name);
+  assert_string_equal(names, "out quiet no-progress warmup iters trace trace-steps");
+  assert_int_equal(o.n_groups, 3);
+  assert_string_equal(o.groups[1].title, "Timing");
+  assert_int_equal(o.groups[1].begin, 3);
+  assert_int_equal(o.groups[1].end, 5);
+  // One meaning per short flag: -o out, -q quiet, -w warmup, -n iters, -g ngpus.
+  gs_common_init(&o, GS_GROUP_MEASURE | GS_GROUP_SCALE | GS_GROUP_FAULTS | GS_GROUP_SPLIT |
+                         GS_GROUP_GPU_MODE);
+  size_t n = 0;
+  for (const gs_option *t = o.table; t->kind != GS_OPT_END; t++, n++) {
+    if (t->short_name == 0) continue;
+    const char *want = t->short_name == 'o'   ? "out"
+                       : t->short_name == 'q' ? "quiet"
+                       : t->short_name == 'w' ? "warmup"
+                       : t->short_name == 'n' ? "iters"
+                       : t->short_name == 'g' ? "ngpus"
+                                              : "?";
+    assert_string_equal(t->name, want);
+  }
+  assert_int_equal(n, 22);
+}
+
+static void test_resolve_gpus_options(void **unused) {
+  (void)unused;
+  // --gpus and --ngpus: conflicts and malformed lists are usage errors on a
+  // machine without GPUs too, naming the option.
+  gs_common_options o;
+  gs_run_config c;
+  gs_common_init(&o, GS_GROUP_MEASURE);
+  o.gpus_text = "0";
+  o.given_gpus = 1;
+  o.ngpus = 2;
+  o.given_ngpus = 1;
+  assert_int_equal(gs_common_resolve(&o, 0, &c), GS_ERR_USAGE);
+  assert_error_mentions("options --gpus and --ngpus conflict");
+  o.given_gpus = 0;
+  o.ranks = 2;
+  o.given_ranks = 1;
+  assert_int_equal(gs_common_resolve(&o, 0, &c), GS_ERR_USAGE);
+  assert_error_mentions("options --ngpus and --ranks conflict");
+  o.given_ranks = 0;
+  o.given_ngpus = 0;
+  o.given_gpus = 1;
+  o.gpus_text = "0-";
+  assert_int_equal(gs_common_resolve(&o, 0, &c), GS_ERR_USAGE);
+  assert_error_mentions("option --gpus");
+  // On the cpu backend either is a usage error naming it.
+  o.gpus_text = "0";
+  o.backend_choice = GS_BACKEND_CHOICE_CPU;
+  assert_int_equal(gs_common_resolve(&o, 0, &c), GS_ERR_USAGE);
+  assert_error_mentions("option --gpus applies to the cuda backend");
+  o.given_gpus = 0;
+  o.given_ngpus = 1;
+  assert_int_equal(gs_common_resolve(&o, 0, &c), GS_ERR_USAGE);
+  assert_error_mentions("option --ngpus applies to the cuda backend");
 }
 
 static void test_resolve_cpu_ranks(void **unused) {
   (void)unused;
   gs_common_options o;
   gs_run_config c;
-  gs_common_init(&o, GS_COMMON_SCALE);
+  gs_common_init(&o, GS_GROUP_MEASURE | GS_GROUP_SCALE);
   o.backend_choice = GS_BACKEND_CHOICE_CPU;
   o.given_backend = 1;
   o.ranks = 3;
@@ -91,7 +174,7 @@ static void test_counts(void **unused) {
   gs_common_options o;
   gs_run_config c;
   gs_u64_list counts;
-  gs_common_init(&o, GS_COMMON_SCALE);
+  gs_common_init(&o, GS_GROUP_MEASURE | GS_GROUP_SCALE);
   memset(&c, 0, sizeof c);
   c.world_size = 6;
   assert_int_equal(gs_common_counts(&o, &c, 1, &counts), GS_OK);
@@ -125,7 +208,7 @@ static void test_configure(void **unused) {
   assert_null(llm->driver->split);
   gs_common_options o;
   gs_run_config c;
-  gs_common_init(&o, GS_COMMON_SCALE | GS_COMMON_SPLIT);
+  gs_common_init(&o, GS_GROUP_MEASURE | GS_GROUP_SCALE | GS_GROUP_SPLIT);
   o.backend_choice = GS_BACKEND_CHOICE_CPU;
   void *lopts = llm->options_new();
   void *vopts = vox->options_new();
@@ -176,6 +259,11 @@ typedef struct {
   size_t variants, measured, done_calls, done_count;
 } seen;
 
+/* Faults of the next sweep_voxelize (NULL: none), and whether its
+ * sweep_done then records an error of its own. */
+static const char *sweep_faults;
+static int sweep_done_fails;
+
 static void variant_done(void *ctx, const gs_sweep *sw, const gs_measurement *ms,
                          const gs_telemetry *tm, size_t count) {
   (void)sw;
@@ -194,11 +282,12 @@ static void sweep_done(void *ctx, const gs_sweep *sw, void *driver_ctx, const gs
   seen *s = ctx;
   s->done_calls++;
   s->done_count = count;
+  if (sweep_done_fails) gs_error(GS_ERR_FORMAT, "an error after the first failure");
 }
 
 /* The common options of a quiet scale on `ranks` CPU rank threads. */
 static void cpu_scale_options(gs_common_options *o, int ranks) {
-  gs_common_init(o, GS_COMMON_SCALE);
+  gs_common_init(o, GS_GROUP_MEASURE | GS_GROUP_SCALE);
   o->backend_choice = GS_BACKEND_CHOICE_CPU;
   o->ranks = (uint64_t)ranks;
   o->given_ranks = 1;
@@ -223,6 +312,7 @@ static gs_status sweep_voxelize(const char *path, const char *clouds, int ranks,
   o.runs = 1;
   o.warmup = 0;
   assert_int_equal(gs_common_resolve(&o, 1, &c), GS_OK);
+  if (sweep_faults) assert_int_equal(gs_fault_parse(sweep_faults, &c.faults), GS_OK);
   gs_environment env;
   assert_int_equal(gs_common_environment(&env), GS_OK);
   memset(s, 0, sizeof *s);
@@ -396,10 +486,34 @@ static void test_sweep_calls_the_driver(void **state) {
   assert_int_equal(access(path, F_OK), -1);
 }
 
+/* Rank 0 stops at step 1 of both measurements; what fails later (here the
+ * observer) does not replace the first failure's error, which the command
+ * prints, and the document holds both measurements. */
+static void test_sweep_keeps_first_error(void **state) {
+  char path[512];
+  path_in(*state, "failed.json", path, sizeof path);
+  gs_u64_list counts = {.n = 2, .v = {1, 2}};
+  seen s;
+  sweep_faults = "kill:rank=0,after=1";
+  sweep_done_fails = 1;
+  gs_status st = sweep_voxelize(path, "4", 2, &counts, &s);
+  sweep_faults = NULL;
+  sweep_done_fails = 0;
+  assert_int_equal(st, GS_ERR_PARTIAL);
+  assert_int_equal(s.done_count, 2);
+  assert_non_null(strstr(gs_last_error(), "killed by fault injection (kill:rank=0,after=1)"));
+  cJSON *doc = NULL;
+  assert_int_equal(gs_result_read(path, &doc), GS_OK);
+  assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "measurements")), 2);
+  cJSON_Delete(doc);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gpus_lists_and_ranges),
       cmocka_unit_test(test_gpus_refused),
+      cmocka_unit_test(test_common_groups),
+      cmocka_unit_test(test_resolve_gpus_options),
       cmocka_unit_test(test_resolve_cpu_ranks),
       cmocka_unit_test(test_counts),
       cmocka_unit_test(test_configure),
@@ -409,6 +523,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_sweep_usage_error_writes_nothing,
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(test_sweep_calls_the_driver, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_sweep_keeps_first_error, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

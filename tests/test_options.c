@@ -1,6 +1,7 @@
 /* Unit tests of core/options: every accepted spelling of an option, every
  * rejected one (unknown with a suggestion, repeated, flag with a value,
- * missing or bad value), "--", positional arguments and the help layout. */
+ * missing or bad value), options refused with a reason, "--", positional
+ * arguments and the help layout. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -301,6 +302,38 @@ static void test_several_tables(void **state) {
   assert_error_has("unknown option '--sede'");
 }
 
+static void test_refused(void **state) {
+  (void)state;
+  fixture f;
+  fixture_init(&f);
+  // An option of another command: refused with its reason, in either
+  // spelling, never listed by help and never suggested for a typo.
+  const gs_option refused[] = {
+      {.name = "runs", .kind = GS_OPT_REFUSED, .help = "each size is one batch"},
+      {.name = "format", .short_name = 'f', .kind = GS_OPT_REFUSED,
+       .help = "this command prints one table"},
+      {.kind = GS_OPT_END},
+  };
+  const gs_option *const tables[] = {f.table, refused, NULL};
+  char *runs[] = {"--runs", "3", NULL};
+  assert_int_equal(gs_options_parse(tables, COMMAND, 2, runs, NULL, NULL), GS_ERR_USAGE);
+  assert_string_equal(gs_last_error(), "option --runs does not apply to " COMMAND
+                                       ": each size is one batch");
+  char *f_short[] = {"-n", "5", "-f", "json", NULL};
+  assert_int_equal(gs_options_parse(tables, COMMAND, 4, f_short, NULL, NULL), GS_ERR_USAGE);
+  assert_string_equal(gs_last_error(), "option -f/--format does not apply to " COMMAND
+                                       ": this command prints one table");
+  assert_int_equal(f.iters, 5);
+  char *typo[] = {"--fromat", "json", NULL};
+  assert_int_equal(gs_options_parse(tables, COMMAND, 2, typo, NULL, NULL), GS_ERR_USAGE);
+  assert_error_has("unknown option '--fromat' (see --help)");
+  FILE *fp = tmpfile();
+  assert_non_null(fp);
+  gs_options_help(fp, refused);
+  assert_int_equal(ftell(fp), 0);
+  fclose(fp);
+}
+
 static void test_help(void **state) {
   (void)state;
   fixture f;
@@ -393,6 +426,7 @@ int main(void) {
       cmocka_unit_test(test_positional_and_double_dash),
       cmocka_unit_test(test_positional_without_callback),
       cmocka_unit_test(test_several_tables),
+      cmocka_unit_test(test_refused),
       cmocka_unit_test(test_help),
       cmocka_unit_test(test_help_defaults),
       cmocka_unit_test(test_string_list),

@@ -267,26 +267,26 @@ static void test_parse_counts(void **state) {
   (void)state;
   int *c = NULL;
   size_t n = 0;
-  assert_int_equal(gs_predict_parse_counts("8,16,1-3", "--gpus", &c, &n), GS_OK);
+  assert_int_equal(gs_predict_parse_counts("8,16,1-3", "--ngpus", &c, &n), GS_OK);
   assert_int_equal(n, 5);
   assert_int_equal(c[0], 8);
   assert_int_equal(c[4], 3);
   free(c);
-  assert_int_equal(gs_predict_parse_counts("1-1000", "--gpus", &c, &n), GS_OK);
+  assert_int_equal(gs_predict_parse_counts("1-1000", "--ngpus", &c, &n), GS_OK);
   assert_int_equal(n, 1000);
   free(c);
-  assert_int_equal(gs_predict_parse_counts("8-8000:8,3", "--gpus", &c, &n), GS_OK);
+  assert_int_equal(gs_predict_parse_counts("8-8000:8,3", "--ngpus", &c, &n), GS_OK);
   assert_int_equal(n, 1001);
   assert_int_equal(c[1], 16);
   assert_int_equal(c[999], 8000);
   assert_int_equal(c[1000], 3);
   free(c);
-  assert_int_equal(gs_predict_parse_counts("8:2", "--gpus", &c, &n), GS_ERR_USAGE);
+  assert_int_equal(gs_predict_parse_counts("8:2", "--ngpus", &c, &n), GS_ERR_USAGE);
   assert_error_mentions("follows a range");
-  assert_int_equal(gs_predict_parse_counts("8,,16", "--gpus", &c, &n), GS_ERR_USAGE);
-  assert_error_mentions("--gpus");
-  assert_int_equal(gs_predict_parse_counts("0", "--gpus", &c, &n), GS_ERR_USAGE);
-  assert_int_equal(gs_predict_parse_counts("9-3", "--gpus", &c, &n), GS_ERR_USAGE);
+  assert_int_equal(gs_predict_parse_counts("8,,16", "--ngpus", &c, &n), GS_ERR_USAGE);
+  assert_error_mentions("--ngpus");
+  assert_int_equal(gs_predict_parse_counts("0", "--ngpus", &c, &n), GS_ERR_USAGE);
+  assert_int_equal(gs_predict_parse_counts("9-3", "--ngpus", &c, &n), GS_ERR_USAGE);
   assert_null(c);
 }
 

@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "bug_fixture.h"
 #include "core/fault.h"
 #include "bench/split.h"
 #include "workloads/timeline/resample.h"
@@ -41,7 +42,7 @@ static void test_proportional(void **unused) {
   assert_true(c[0] == 4 && c[1] == 1);
   assert_int_equal(gs_split_proportional(1, 2, two_to_one, c), GS_ERR_USAGE);
   const double bad[] = {1.0, 0.0};
-  assert_int_equal(gs_split_proportional(5, 2, bad, c), GS_ERR_INTERNAL);
+  assert_bug(gs_split_proportional(5, 2, bad, c), "rank 1 has a calibrated rate of 0");
 }
 
 static void test_fault_parse(void **unused) {
@@ -175,13 +176,19 @@ static void test_runner_unit_counts(void **unused) {
   assert_int_equal(m.work_units.count[1], 1);
   assert_int_equal(m.failure.present, 0);
   gs_measurement_free(&m);
+  // Counts that do not add up are the caller's bug.
   const uint64_t wrong[] = {5, 2};
   c.unit_counts = wrong;
-  assert_int_equal(gs_runner_measure(&gs_workload_resample, opts, &c, &m), GS_ERR_INTERNAL);
-  // No rank ran: the failure names none and gives the measurement's error.
+  assert_bug(gs_runner_measure(&gs_workload_resample, opts, &c, &m), "add up to 7, not 6");
+  gs_workload_resample.options_free(opts);
+  // A split that cannot work: no rank ran, the failure names none and gives
+  // the measurement's error.
+  opts = resample_options("1");
+  c.unit_counts = NULL;
+  assert_int_equal(gs_runner_measure(&gs_workload_resample, opts, &c, &m), GS_ERR_USAGE);
   assert_int_equal(m.failure.present, 1);
   assert_int_equal(m.failure.rank, -1);
-  assert_int_equal(m.failure.status, GS_ERR_INTERNAL);
+  assert_int_equal(m.failure.status, GS_ERR_USAGE);
   assert_string_equal(m.failure.reason, m.error);
   gs_measurement_free(&m);
   gs_workload_resample.options_free(opts);

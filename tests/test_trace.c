@@ -1,4 +1,4 @@
-/* Tests of core/trace and the trace ranges of platform/trace on the host
+/* Tests of core/trace_model and the trace ranges of platform/trace on the host
  * lane: kinds and their names, spans kept only inside recorded steps below
  * the bound (frames always), nesting, a write and read back of the file
  * with two measurements, dropping a measurement measured again, and a
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "core/trace.h"
+#include "core/trace_model.h"
 #include "platform/trace.h"
 #include "tmpdir_fixture.h"
 

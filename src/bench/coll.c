@@ -502,8 +502,9 @@ gs_status gs_coll_measure(const gs_coll_sweep *s, gs_coll_point **points_out, si
   for (; started < s->local_ranks; started++) {
     ranks[started].shared = &sh;
     ranks[started].local = started;
-    if (pthread_create(&threads[started], NULL, rank_main, &ranks[started]) != 0) {
-      status = gs_error(GS_ERR_INTERNAL, "cannot start the thread of rank %d", started);
+    const int rc = pthread_create(&threads[started], NULL, rank_main, &ranks[started]);
+    if (rc != 0) {
+      status = gs_error_system(rc, "cannot start the thread of rank %d", started);
       gs_comm_abort(gs_comm_world_rank(s->world, started)); /* the others stop */
       break;
     }
@@ -515,11 +516,12 @@ gs_status gs_coll_measure(const gs_coll_sweep *s, gs_coll_point **points_out, si
 
   // The first real failure wins over ranks that only stopped because of it,
   // and is recorded on the calling thread for the command to print.
+  // A thread that did not start (status) stays the error reported.
   gs_status local = GS_OK;
-  for (int k = 0; k < started && local == GS_OK; k++)
+  for (int k = 0; k < started && local == GS_OK && status == GS_OK; k++)
     if (ranks[k].status != GS_OK && ranks[k].status != GS_ERR_ABORTED)
       local = gs_error(ranks[k].status, "rank %d: %s", ranks[k].rank, ranks[k].error);
-  for (int k = 0; k < started && local == GS_OK; k++)
+  for (int k = 0; k < started && local == GS_OK && status == GS_OK; k++)
     if (ranks[k].status != GS_OK)
       local = gs_error(ranks[k].status, "rank %d: %s", ranks[k].rank, ranks[k].error);
   if (s->job->launch == GS_COMM_LAUNCH_MPI && started == 1) {
@@ -531,7 +533,10 @@ gs_status gs_coll_measure(const gs_coll_sweep *s, gs_coll_point **points_out, si
     }
   }
   if (s->progress && started > 0) *s->progress = ranks[0].step;
+  gs_error_kept kept;  // a failure before the summary keeps its text
+  gs_error_keep(&kept);
   gs_status verdict = summarize(s, points, n_points);
+  if (status != GS_OK || local != GS_OK) gs_error_restore(&kept);
   free(ranks);
   free(threads);
   if (status != GS_OK) return status;

@@ -126,17 +126,20 @@ gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
     status = gs_comm_world_create(&job, &wc, &sh->comm_world);
     if (status != GS_OK) goto done;
   }
-  if (gs_barrier_init(&sh->barrier, config->world_size) != 0) {
-    status = gs_error(GS_ERR_INTERNAL, "cannot create the rank barrier");
+  const int rc = gs_barrier_init(&sh->barrier, config->world_size);
+  if (rc != 0) {
+    status = gs_error_system(rc, "cannot create the rank barrier");
     goto done;
   }
 
   for (; started < config->world_size; started++) {
     jobs[started].shared = sh;
     jobs[started].rank = started;
-    if (pthread_create(&threads[started], NULL, gs_runner_rank_main, &jobs[started]) != 0) {
+    const int created =
+        pthread_create(&threads[started], NULL, gs_runner_rank_main, &jobs[started]);
+    if (created != 0) {
       gs_barrier_abort(&sh->barrier);
-      status = gs_error(GS_ERR_INTERNAL, "cannot start the thread of rank %d", started);
+      status = gs_error_system(created, "cannot start the thread of rank %d", started);
       break;
     }
   }
@@ -151,8 +154,11 @@ gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
     }
   }
   {
+    gs_error_kept kept;  // a failure before it (a thread that did not start) keeps its text
+    gs_error_keep(&kept);
     gs_status s = gs_runner_summarize(out, config->backend == GS_BACKEND_CUDA);
     if (s != GS_OK && status == GS_OK) status = s;
+    else gs_error_restore(&kept);
   }
 
 done:

@@ -63,15 +63,14 @@ gs_status gs_split_plan(const gs_workload *w, const void *opts, const gs_run_con
     uint64_t sum = 0;
     for (uint64_t r = 0; r < n; r++) {
       if (c->unit_counts[r] < 1 || c->unit_counts[r] > units)
-        return gs_error(GS_ERR_INTERNAL, "rank %llu is given %llu of %llu %s",
-                        (unsigned long long)r, (unsigned long long)c->unit_counts[r],
-                        (unsigned long long)units, w->unit_name);
+        GS_BUG("rank %llu is given %llu of %llu %s", (unsigned long long)r,
+               (unsigned long long)c->unit_counts[r], (unsigned long long)units, w->unit_name);
       count[r] = c->unit_counts[r];
       sum += c->unit_counts[r];
     }
     if (sum != units)
-      return gs_error(GS_ERR_INTERNAL, "the ranks' %s add up to %llu, not %llu", w->unit_name,
-                      (unsigned long long)sum, (unsigned long long)units);
+      GS_BUG("the ranks' %s add up to %llu, not %llu", w->unit_name, (unsigned long long)sum,
+             (unsigned long long)units);
   } else {
     gs_split_even(units, c->world_size, count);
   }
@@ -96,7 +95,7 @@ gs_status gs_split_proportional(uint64_t units, int ranks, const double *rates,
                     (unsigned long long)units, ranks);
   for (int r = 0; r < ranks; r++) {
     if (!(rates[r] > 0.0) || !isfinite(rates[r]))
-      return gs_error(GS_ERR_INTERNAL, "rank %d has a calibrated rate of %g", r, rates[r]);
+      GS_BUG("rank %d has a calibrated rate of %g", r, rates[r]);
     counts[r] = 1;
   }
   for (uint64_t given = (uint64_t)ranks; given < units; given++) {
@@ -125,7 +124,7 @@ gs_status gs_split_calibrate(const gs_workload *workload, const void *opts,
     gs_stats st;
     status = gs_stats_compute(samples, rec->n_samples, &st);
     if (status == GS_OK && !(st.median > 0.0))
-      status = gs_error(GS_ERR_INTERNAL, "calibration of rank %d measured no time", k);
+      status = gs_error(GS_ERR_UNSUPPORTED, "calibration of rank %d measured no time", k);
     if (status == GS_OK) rates[k] = (double)rec->items_per_step / st.median;
   }
   if (status != GS_OK && m.error[0])

@@ -26,7 +26,7 @@ gs_status gs_split_check(const gs_workload *workload, const void *opts,
  * count[k]) of the step's *total units (world_size entries each). Strong:
  * config->unit_counts or an even split of the workload's units; weak:
  * rank k owns [k*U, (k+1)*U) of world_size * U. Errors of gs_split_check,
- * or GS_ERR_INTERNAL for unit_counts that do not add up. */
+ * unit_counts that do not add up are a bug. */
 gs_status gs_split_plan(const gs_workload *workload, const void *opts,
                         const gs_run_config *config, uint64_t *begin, uint64_t *count,
                         uint64_t *total);
@@ -38,8 +38,8 @@ void gs_split_even(uint64_t units, int ranks, uint64_t *counts);
 /* Each rank gets at least one unit; then units go one at a time to the rank
  * that would finish its share soonest at its rate (items/s; any positive
  * scale), which minimises the slowest rank's time. GS_ERR_USAGE when there
- * are fewer units than ranks, GS_ERR_INTERNAL for a rate that is not
- * positive and finite. */
+ * are fewer units than ranks; a rate that is not positive and finite is a
+ * bug (the calibration refuses a rank that measured no time). */
 gs_status gs_split_proportional(uint64_t units, int ranks, const double *rates,
                                 uint64_t *counts);
 

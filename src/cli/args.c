@@ -12,24 +12,10 @@ int gs_cli_wants_help(int argc, char **argv) {
   return 0;
 }
 
-void gs_cli_refuse_options(gs_option *table, gs_cli_refusal *refusals) {
-  for (gs_cli_refusal *r = refusals; r->name; r++)
-    for (gs_option *o = table; o->kind != GS_OPT_END; o++)
-      if (strcmp(o->name, r->name) == 0) o->given = &r->given;
-}
-
 void gs_cli_reword_options(gs_option *table, const gs_cli_wording *words) {
   for (const gs_cli_wording *w = words; w->name; w++)
     for (gs_option *o = table; o->kind != GS_OPT_END; o++)
       if (strcmp(o->name, w->name) == 0) o->help = w->help;
-}
-
-gs_status gs_cli_refused(const char *command, const gs_cli_refusal *refusals) {
-  for (const gs_cli_refusal *r = refusals; r->name; r++)
-    if (r->given)
-      return gs_error(GS_ERR_USAGE, "option --%s does not apply to gpuscale %s: %s", r->name,
-                      command, r->why);
-  return GS_OK;
 }
 
 /* See args.h. */
@@ -47,9 +33,8 @@ gs_status gs_cli_add_file(void *ctx, const char *arg) {
 }
 
 /* See args.h. */
-gs_status gs_cli_parse_files(const gs_option *table, const char *command, const char *what,
-                             int argc, char **argv, gs_cli_file_list *files) {
-  const gs_option *tables[] = {table, NULL};
+gs_status gs_cli_parse_files(const gs_option *const *tables, const char *command,
+                             const char *what, int argc, char **argv, gs_cli_file_list *files) {
   gs_status st = gs_options_parse(tables, command, argc, argv, gs_cli_add_file, files);
   if (st == GS_OK && files->n == 0)
     st = gs_error(GS_ERR_USAGE, "%s: missing FILE (%s)", command, what);

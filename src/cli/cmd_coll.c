@@ -131,14 +131,22 @@ gs_coll_observer gs_coll_printer(void) {
 
 /* ---- the command ---------------------------------------------------------------------- */
 
-/* Common options coll cannot apply, and why. */
-static gs_cli_refusal refusals[] = {
-    {"min-time", "each size runs a fixed -n/--iters count (nccl-tests' timing)", 0},
-    {"runs", "each size and form is one timed batch of -n/--iters iterations", 0},
-    {"seed", "the input pattern is fixed so that every element can be checked", 0},
-    {"telemetry-interval", "coll records no GPU telemetry", 0},
-    {"telemetry-series", "coll records no GPU telemetry", 0},
-    {NULL, NULL, 0}};
+/* Options coll does not take, and why: listed by no help page, refused
+ * with the reason. nccl-tests' -f is -f/--format in every gpuscale
+ * command; its step factor is --stepfactor here. */
+static const gs_option refused[] = {
+    {.name = "min-time", .kind = GS_OPT_REFUSED,
+     .help = "each size runs a fixed -n/--iters count (nccl-tests' timing)"},
+    {.name = "runs", .kind = GS_OPT_REFUSED,
+     .help = "each size and form is one timed batch of -n/--iters iterations"},
+    {.name = "seed", .kind = GS_OPT_REFUSED,
+     .help = "the input pattern is fixed so that every element can be checked"},
+    {.name = "telemetry-interval", .kind = GS_OPT_REFUSED, .help = "coll records no GPU telemetry"},
+    {.name = "telemetry-series", .kind = GS_OPT_REFUSED, .help = "coll records no GPU telemetry"},
+    {.name = "format", .short_name = 'f', .kind = GS_OPT_REFUSED,
+     .help = "-f is --format in gpuscale and coll prints nccl-tests' table only; nccl-tests' "
+             "-f (the step factor) is --stepfactor F here"},
+    {.kind = GS_OPT_END}};
 
 /* The common options' help as coll words it. */
 static const gs_cli_wording wording[] = {
@@ -150,14 +158,28 @@ static const gs_cli_wording wording[] = {
                 "are kept (0: never)"},
     {NULL, NULL}};
 
-/* The common options as coll shows them: -o freed for the reduction as in
- * nccl-tests (the result file stays --out), nccl-tests' defaults. */
-static void adapt_common(gs_common_options *common) {
+/* The common groups coll takes: no --min-time, --runs, --seed or telemetry
+ * (see `refused`). */
+#define COLL_GROUPS                                                                        \
+  (GS_GROUP_OUTPUT | GS_GROUP_DEVICES | GS_GROUP_WARMUP | GS_GROUP_ITERS | GS_GROUP_TIMEOUT | \
+   GS_GROUP_TRACE)
+
+/* The common options as coll shows them, with nccl-tests' defaults. */
+static void init_common(gs_common_options *common) {
+  gs_common_init(common, COLL_GROUPS);
   gs_coll_common_defaults(common);
-  for (gs_option *o = common->table; o->kind != GS_OPT_END; o++)
-    if (strcmp(o->name, "out") == 0) o->short_name = 0;
   gs_cli_reword_options(common->table, wording);
-  gs_cli_refuse_options(common->table, refusals);
+}
+
+/* -o is --out in every command; a reduction's name given to it was meant
+ * for --op (nccl-tests' -o). */
+static gs_status check_out(const gs_common_options *common) {
+  for (size_t k = 0; common->out && gs_redop_names[k]; k++)
+    if (strcmp(common->out, gs_redop_names[k]) == 0)
+      return gs_error(GS_ERR_USAGE, "option -o/--out: '%s' is a reduction, not a result file: "
+                      "-o is --out in every gpuscale command; give the reduction as --op %s",
+                      common->out, common->out);
+  return GS_OK;
 }
 
 static void print_help(const gs_common_options *common, const gs_coll_options *co) {
@@ -170,8 +192,11 @@ static void print_help(const gs_common_options *common, const gs_coll_options *c
       "each process is one rank (see docs/collectives.md). The result document is\n"
       "rewritten after every size: Ctrl-C, SIGTERM, a lost rank or a timeout keep the\n"
       "sizes measured before (exit 4).");
-  gs_help_options("Common options", common->table);
   gs_help_options("Collective options", co->table);
+  gs_common_describe(common, gs_help_options);
+  gs_help_para("nccl-tests' flags: -b, -e, -i, -n, -w, -c, -d, -r and -g N (the first N GPUs)\n"
+               "mean what they mean there; its -f is --stepfactor and its -o is --op, because\n"
+               "-f is --format and -o is --out in every gpuscale command.");
 }
 
 static gs_status take_op(void *ctx, const char *arg) {
@@ -181,16 +206,15 @@ static gs_status take_op(void *ctx, const char *arg) {
 gs_status gs_cmd_coll(int argc, char **argv) {
   gs_common_options common;
   gs_coll_options co;
-  gs_common_init(&common, 0);
-  adapt_common(&common);
+  init_common(&common);
   gs_coll_options_init(&co);
   if (gs_cli_wants_help(argc, argv)) {
     print_help(&common, &co);
     return GS_OK;
   }
-  const gs_option *tables[] = {co.table, common.table, NULL};
+  const gs_option *tables[] = {co.table, common.table, refused, NULL};
   GS_TRY(gs_options_parse(tables, "gpuscale coll", argc, argv, take_op, &co));
-  GS_TRY(gs_cli_refused("coll", refusals));
+  GS_TRY(check_out(&common));
   gs_set_quiet(common.quiet);
   const gs_coll_observer observer = gs_coll_printer();
   const gs_coll_request request = {

@@ -15,13 +15,21 @@
 #include "measure/exec.h"
 #include "measure/sweep.h"
 
-/* Common options that have no meaning for a command run as a whole. */
-static gs_cli_refusal refusals[] = {
-    {"ranks", "without GPUs --counts sets {n}", 0},
-    {"iters", "the command decides its own steps; --runs repeats it", 0},
-    {"min-time", "the command decides its own steps; --runs repeats it", 0},
-    {"seed", "the command makes its own data", 0},
-    {NULL, NULL, 0}};
+/* Options with no meaning for a command run as a whole, and why: listed by
+ * no help page, refused with the reason. */
+static const gs_option refused[] = {
+    {.name = "ranks", .kind = GS_OPT_REFUSED, .help = "without GPUs --counts sets {n}"},
+    {.name = "iters", .short_name = 'n', .kind = GS_OPT_REFUSED,
+     .help = "the command decides its own steps; --runs repeats it"},
+    {.name = "min-time", .kind = GS_OPT_REFUSED,
+     .help = "the command decides its own steps; --runs repeats it"},
+    {.name = "seed", .kind = GS_OPT_REFUSED, .help = "the command makes its own data"},
+    {.kind = GS_OPT_END}};
+
+/* The common groups exec takes (see `refused` for the others). */
+#define EXEC_GROUPS                                                                          \
+  (GS_GROUP_OUTPUT | GS_GROUP_BACKEND | GS_GROUP_GPUS | GS_GROUP_WARMUP | GS_GROUP_RUNS |      \
+   GS_GROUP_SCALE | GS_GROUP_TELEMETRY | GS_GROUP_TIMEOUT | GS_GROUP_TRACE)
 
 /* The common options in exec's words. */
 static const gs_cli_wording wording[] = {
@@ -39,11 +47,10 @@ static const gs_cli_wording wording[] = {
 
 /* The common options with exec's defaults and wording. */
 static void init_common(gs_common_options *common) {
-  gs_common_init(common, GS_COMMON_SCALE);
+  gs_common_init(common, EXEC_GROUPS);
   gs_common_driver_defaults(common, gs_runner_driver_of(gs_exec_workload()));
   common->timeout = 0.0;
   gs_cli_reword_options(common->table, wording);
-  gs_cli_refuse_options(common->table, refusals);
 }
 
 static void print_help(const gs_common_options *common, const gs_exec_options *eo) {
@@ -60,8 +67,8 @@ static void print_help(const gs_common_options *common, const gs_exec_options *e
       "A run that exits non-zero, is killed, times out or misses its metric fails with the\n"
       "end of its stderr; what was measured is kept (exit 4), also on Ctrl-C. Example:");
   gs_help_example("gpuscale exec --counts 1,2,4 -- torchrun --nproc_per_node={n} examples/ddp_mlp.py");
-  gs_help_options("Common options", common->table);
   gs_help_options("Options of exec", eo->table);
+  gs_common_describe(common, gs_help_options);
 }
 
 static gs_status reject_positional(void *ctx, const char *arg) {
@@ -83,9 +90,8 @@ static gs_status parse(int argc, char **argv, gs_common_options *common, gs_exec
     *help_shown = 1;
     return GS_OK;
   }
-  const gs_option *tables[] = {common->table, eo->table, NULL};
+  const gs_option *tables[] = {common->table, eo->table, refused, NULL};
   GS_TRY(gs_options_parse(tables, "gpuscale exec", dashes, argv, reject_positional, NULL));
-  GS_TRY(gs_cli_refused("exec", refusals));
   if (dashes == argc)
     return gs_error(GS_ERR_USAGE, "gpuscale exec: missing '-- COMMAND' (see 'gpuscale exec "
                     "--help')");

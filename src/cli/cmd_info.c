@@ -139,7 +139,8 @@ gs_status gs_cmd_info(int argc, char **argv) {
   int format = FORMAT_TEXT;
   const char *out_path = NULL;
   const gs_option table[] = {
-      {.name = "format", .kind = GS_OPT_CHOICE, .target = &format, .choices = format_choices,
+      {.name = "format", .short_name = 'f', .kind = GS_OPT_CHOICE, .target = &format,
+       .choices = format_choices,
        .metavar = "text|json|dot", .help = "output: terminal tables, a result document, Graphviz"},
       {.name = "out", .short_name = 'o', .kind = GS_OPT_STRING, .target = &out_path,
        .metavar = "FILE", .help = "write to FILE instead of standard output"},

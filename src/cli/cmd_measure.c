@@ -33,7 +33,7 @@ static void print_measure_help(const char *command, unsigned features, const gs_
   gs_common_init(common, features);
   // The table shows the defaults of the workload's driver.
   if (w) gs_common_driver_defaults(common, gs_runner_driver_of(w));
-  gs_help_options("Common options", common->table);
+  gs_common_describe(common, gs_help_options);
   if (w) {
     char title[GS_TEXT_SHORT * 2];
     snprintf(title, sizeof title, "Options of %s", w->key);
@@ -151,7 +151,7 @@ static gs_status measure_command(const char *command, unsigned features, int def
                       "launcher yet (one process per rank); run it in one process");
   if (status == GS_OK) status = gs_common_configure(&common, w, wopts, &config);
   gs_u64_list counts = {0};
-  if (status == GS_OK) status = gs_common_counts(&common, &config, features & GS_COMMON_SCALE, &counts);
+  if (status == GS_OK) status = gs_common_counts(&common, &config, features & GS_GROUP_SCALE, &counts);
   if (status == GS_OK) status = gs_common_environment(&env);
   if (status == GS_OK && common.given_gpu_mode)
     status = apply_gpu_mode(&common, w, wopts, &env, &config, &counts);
@@ -170,10 +170,11 @@ static gs_status measure_command(const char *command, unsigned features, int def
 }
 
 gs_status gs_cmd_run(int argc, char **argv) {
-  return measure_command("run", GS_COMMON_FAULTS | GS_COMMON_SPLIT | GS_COMMON_GPU_MODE, 0, argc, argv);
+  return measure_command("run", GS_GROUP_MEASURE | GS_GROUP_FAULTS | GS_GROUP_SPLIT |
+                         GS_GROUP_GPU_MODE, 0, argc, argv);
 }
 
 gs_status gs_cmd_scale(int argc, char **argv) {
-  return measure_command("scale", GS_COMMON_SCALE | GS_COMMON_FAULTS | GS_COMMON_SPLIT, 1, argc,
-                         argv);
+  return measure_command("scale", GS_GROUP_MEASURE | GS_GROUP_SCALE | GS_GROUP_FAULTS |
+                         GS_GROUP_SPLIT, 1, argc, argv);
 }

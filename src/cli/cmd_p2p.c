@@ -4,7 +4,6 @@
  * measure) or a cell failed, 2 usage error, 4 interrupted (the document
  * holds the cells measured before). */
 #include <stdlib.h>
-#include <string.h>
 
 #include "cli/args.h"
 #include "cli/cmd_p2p.h"
@@ -46,33 +45,30 @@ static gs_status run_and_write(const gs_p2p_options *o, const gs_common_options 
   return st;
 }
 
-/* Common options p2p cannot apply, and why. */
-static gs_cli_refusal refusals[] = {
-    {"backend", "p2p measures copies between GPUs and host; there is no cpu backend", 0},
-    {"gpus", "p2p measures every GPU; choose ordered pairs with --pairs", 0},
-    {"ranks", "p2p measures GPUs, not CPU ranks", 0},
-    {"warmup", "every cell takes one untimed warm-up sample", 0},
-    {"min-time", "a cell is timed by --samples samples of -n/--iters copies", 0},
-    {"runs", "a cell is timed by --samples samples of -n/--iters copies", 0},
-    {"seed", "the copies move a fixed pattern", 0},
-    {"telemetry-interval", "p2p records no GPU telemetry", 0},
-    {"telemetry-series", "p2p records no GPU telemetry", 0},
-    {"timeout", "one process drives every GPU: no rank waits for another", 0},
-    {NULL, NULL, 0}};
+/* Common options p2p does not take, and why: listed by no help page,
+ * refused with the reason. */
+static const gs_option refused[] = {
+    {.name = "backend", .kind = GS_OPT_REFUSED,
+     .help = "p2p measures copies between GPUs and host; there is no cpu backend"},
+    {.name = "gpus", .kind = GS_OPT_REFUSED,
+     .help = "p2p measures every GPU; choose ordered pairs with --pairs"},
+    {.name = "ngpus", .short_name = 'g', .kind = GS_OPT_REFUSED,
+     .help = "p2p measures every GPU; choose ordered pairs with --pairs"},
+    {.name = "ranks", .kind = GS_OPT_REFUSED, .help = "p2p measures GPUs, not CPU ranks"},
+    {.name = "warmup", .short_name = 'w', .kind = GS_OPT_REFUSED,
+     .help = "every cell takes one untimed warm-up sample"},
+    {.name = "min-time", .kind = GS_OPT_REFUSED,
+     .help = "a cell is timed by --samples samples of -n/--iters copies"},
+    {.name = "runs", .kind = GS_OPT_REFUSED,
+     .help = "a cell is timed by --samples samples of -n/--iters copies"},
+    {.name = "seed", .kind = GS_OPT_REFUSED, .help = "the copies move a fixed pattern"},
+    {.name = "telemetry-interval", .kind = GS_OPT_REFUSED, .help = "p2p records no GPU telemetry"},
+    {.name = "telemetry-series", .kind = GS_OPT_REFUSED, .help = "p2p records no GPU telemetry"},
+    {.name = "timeout", .kind = GS_OPT_REFUSED,
+     .help = "one process drives every GPU: no rank waits for another"},
+    {.kind = GS_OPT_END}};
 
-/* The common options without those p2p defines itself (-n/--iters: copies
- * per sample). */
-static void common_subset(gs_common_options *common, gs_option *out) {
-  size_t n = 0;
-  for (const gs_option *o = common->table; o->kind != GS_OPT_END; o++)
-    if (strcmp(o->name, "iters") != 0) out[n++] = *o;
-  out[n] = (gs_option){.kind = GS_OPT_END};
-  for (gs_option *o = out; o->kind != GS_OPT_END; o++)
-    if (strcmp(o->name, "out") == 0) o->help = "result file (default results/p2p.json)";
-  gs_cli_refuse_options(out, refusals);
-}
-
-static void print_p2p_help(const gs_option *table, const gs_option *common) {
+static void print_p2p_help(const gs_option *table, const gs_common_options *common) {
   gs_help_usage("gpuscale p2p [options]");
   gs_help_para("Measures bandwidth between every ordered pair of GPUs (copy engines and an SM copy\n"
          "kernel, P2P enabled and disabled, one way and both ways at once), between host\n"
@@ -81,7 +77,7 @@ static void print_p2p_help(const gs_option *table, const gs_option *common) {
          "exits 1 saying why. Ctrl-C or SIGTERM stop it between cells: the document keeps\n"
          "the cells measured (exit 4).");
   gs_help_options("Options", table);
-  gs_help_options("Common options", common);
+  gs_common_describe(common, gs_help_options);
 }
 
 gs_status gs_cmd_p2p(int argc, char **argv) {
@@ -89,9 +85,10 @@ gs_status gs_cmd_p2p(int argc, char **argv) {
   gs_p2p_options_default(&o);
   const char *pairs = NULL;
   gs_common_options common;
-  gs_common_init(&common, 0);
-  gs_option common_table[GS_COMMON_OPTION_COUNT + 1];
-  common_subset(&common, common_table);
+  gs_common_init(&common, GS_GROUP_OUTPUT | GS_GROUP_TRACE);
+  static const gs_cli_wording wording[] = {{"out", "result file (default results/p2p.json)"},
+                                           {NULL, NULL}};
+  gs_cli_reword_options(common.table, wording);
   const gs_option table[] = {
       {.name = "size", .short_name = 's', .kind = GS_OPT_SIZE, .target = &o.size_bytes,
        .min = 16, .max = 1ull << 40, .metavar = "BYTES",
@@ -113,12 +110,11 @@ gs_status gs_cmd_p2p(int argc, char **argv) {
       {.kind = GS_OPT_END},
   };
   if (gs_cli_wants_help(argc, argv)) {
-    print_p2p_help(table, common_table);
+    print_p2p_help(table, &common);
     return GS_OK;
   }
-  const gs_option *tables[] = {table, common_table, NULL};
+  const gs_option *tables[] = {table, common.table, refused, NULL};
   GS_TRY(gs_options_parse(tables, "gpuscale p2p", argc, argv, reject_positional, NULL));
-  GS_TRY(gs_cli_refused("p2p", refusals));
   if (o.size_bytes % 16 != 0)
     return gs_error(GS_ERR_USAGE, "option --size: %llu bytes is not a multiple of 16",
                     (unsigned long long)o.size_bytes);

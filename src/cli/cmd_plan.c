@@ -19,7 +19,7 @@ static gs_status reject_positional(void *ctx, const char *arg) {
                   arg);
 }
 
-static void print_plan_help(gs_common_options *common) {
+static void print_plan_help(const gs_common_options *common, const gs_option *tasks) {
   gs_help_usage("gpuscale plan --task 'DEVICES:WORKLOAD [options]' --task ... [options]");
   gs_help_para("Runs different workloads on different GPUs at the same time (task placement) and\n"
          "reports each GPU's throughput and the system total. DEVICES lists CUDA ordinals\n"
@@ -31,7 +31,8 @@ static void print_plan_help(gs_common_options *common) {
   size_t n = 0;
   const gs_workload *const *all = gs_workload_list(&n);
   for (size_t i = 0; i < n; i++) gs_help_item(all[i]->key, all[i]->summary);
-  gs_help_options("Options", common->table);
+  gs_help_options("Tasks", tasks);
+  gs_common_describe(common, gs_help_options);
   gs_help_para("'gpuscale run WORKLOAD --help' lists a workload's own options.");
 }
 
@@ -89,22 +90,37 @@ static void print_plan(FILE *out, const gs_plan *plan) {
       fprintf(out, "  error: task %zu (%s): %s\n", i, plan->tasks[i].text, plan->tasks[i].m.error);
 }
 
+/* Options a plan does not take, and why: listed by no help page, refused
+ * with the reason. */
+static const gs_option refused[] = {
+    {.name = "gpus", .kind = GS_OPT_REFUSED,
+     .help = "each --task names its devices (DEVICES:WORKLOAD)"},
+    {.name = "ngpus", .short_name = 'g', .kind = GS_OPT_REFUSED,
+     .help = "each --task names its devices (DEVICES:WORKLOAD)"},
+    {.name = "ranks", .kind = GS_OPT_REFUSED,
+     .help = "each --task names its devices (DEVICES:WORKLOAD), CPU ranks too"},
+    {.name = "telemetry-interval", .kind = GS_OPT_REFUSED, .help = "plan records no GPU telemetry"},
+    {.name = "telemetry-series", .kind = GS_OPT_REFUSED, .help = "plan records no GPU telemetry"},
+    {.kind = GS_OPT_END}};
+
 gs_status gs_cmd_plan(int argc, char **argv) {
   gs_common_options common;
-  gs_common_init(&common, 0);
+  gs_common_init(&common, GS_GROUP_OUTPUT | GS_GROUP_BACKEND | GS_GROUP_TIMING | GS_GROUP_SEED |
+                              GS_GROUP_TIMEOUT | GS_GROUP_TRACE);
+  static const gs_cli_wording wording[] = {{"out", "result file (default results/plan.json)"},
+                                           {NULL, NULL}};
+  gs_cli_reword_options(common.table, wording);
   gs_string_list task_texts = {0};
-  // --task joins the common options in the table (before its end marker).
-  size_t end = 0;
-  while (common.table[end].kind != GS_OPT_END) end++;
-  common.table[end] = (gs_option){.name = "task", .kind = GS_OPT_STRING_LIST,
-                                  .target = &task_texts, .metavar = "'DEVICES:WORKLOAD [opts]'",
-                                  .help = "one task: its devices, workload and options (repeat)"};
-  common.table[end + 1] = (gs_option){.kind = GS_OPT_END};
+  const gs_option tasks[] = {
+      {.name = "task", .kind = GS_OPT_STRING_LIST, .target = &task_texts,
+       .metavar = "'DEVICES:WORKLOAD [opts]'",
+       .help = "one task: its devices, workload and options (repeat)"},
+      {.kind = GS_OPT_END}};
   if (gs_cli_wants_help(argc, argv)) {
-    print_plan_help(&common);
+    print_plan_help(&common, tasks);
     return GS_OK;
   }
-  const gs_option *tables[] = {common.table, NULL};
+  const gs_option *tables[] = {tasks, common.table, refused, NULL};
   GS_TRY(gs_options_parse(tables, "gpuscale plan", argc, argv, reject_positional, NULL));
   gs_set_quiet(common.quiet);
   gs_plan *plan = calloc(1, sizeof *plan);

@@ -16,7 +16,7 @@
 #include "report/analyze/report.h"
 
 static void print_help(const gs_option *table) {
-  gs_help_usage("gpuscale predict [options] FILE... --gpus 8,16,64,1024");
+  gs_help_usage("gpuscale predict [options] FILE... --ngpus 8,16,64,1024");
   gs_help_para("Predicts how measured workloads scale on GPU counts that were not measured,\n"
                "one node or many. From workload result documents (run or scale; voxelize,\n"
                "resample, fuse, mlp, llm offline) and a coll document of the same machine it\n"
@@ -28,9 +28,9 @@ static void print_help(const gs_option *table) {
                "prints per GPU count the step (or tokens/s), speedup, efficiency and the terms\n"
                "that make it up. --holdout N fits below N GPUs and shows the error at N and\n"
                "above. Models and their assumptions: docs/predict.md.");
-  gs_help_example("gpuscale predict voxelize.json mlp.json llm.json coll.json --gpus 8,16,64,1024 \\\n"
+  gs_help_example("gpuscale predict voxelize.json mlp.json llm.json coll.json --ngpus 8,16,64,1024 \\\n"
                   "    --gpus-per-node 8 --inter-node 50 --inter-node-latency 5\n"
-                  "gpuscale predict mlp.json coll.json --gpus 16,64 --gpus-per-node 8 \\\n"
+                  "gpuscale predict mlp.json coll.json --ngpus 16,64 --gpus-per-node 8 \\\n"
                   "    --inter-node-coll coll-2nodes.json\n"
                   "gpuscale predict voxelize.json mlp.json llm.json coll.json --holdout 4");
   gs_help_options("Options", table);
@@ -51,7 +51,8 @@ gs_status gs_cmd_predict(int argc, char **argv) {
   double gbps = NAN, latency_us = NAN;
   double target = 0.0;
   const gs_option table[] = {
-      {.name = "gpus", .kind = GS_OPT_STRING, .target = &gpus_text, .metavar = "LIST",
+      {.name = "ngpus", .short_name = 'g', .kind = GS_OPT_STRING, .target = &gpus_text,
+       .metavar = "LIST",
        .help = "GPU counts to predict: 8,16,64,1024, ranges 1-8, ranges with a step 8-8192:8"},
       {.name = "gpus-per-node", .kind = GS_OPT_COUNT, .target = &per_node, .min = 1,
        .max = 1048576, .metavar = "N",
@@ -82,6 +83,12 @@ gs_status gs_cmd_predict(int argc, char **argv) {
       {.name = "out", .short_name = 'o', .kind = GS_OPT_STRING, .target = &out_path,
        .metavar = "FILE", .help = "write the prediction to FILE (default: standard output)"},
       {.kind = GS_OPT_END}};
+  // --gpus names GPUs by ordinal in the measuring commands; predict's are counts.
+  static const gs_option refused[] = {
+      {.name = "gpus", .kind = GS_OPT_REFUSED,
+       .help = "predict takes GPU counts: -g/--ngpus LIST (--gpus names GPUs by CUDA ordinal "
+               "in the measuring commands)"},
+      {.kind = GS_OPT_END}};
   if (gs_cli_wants_help(argc, argv)) {
     print_help(table);
     return GS_OK;
@@ -90,12 +97,13 @@ gs_status gs_cmd_predict(int argc, char **argv) {
   int *counts = NULL;
   size_t n_counts = 0;
   gs_report_prices prices = {0};
-  gs_status st = gs_cli_parse_files(table, "gpuscale predict",
+  const gs_option *tables[] = {table, refused, NULL};
+  gs_status st = gs_cli_parse_files(tables, "gpuscale predict",
                                     "workload result documents and a coll document of the same "
                                     "machine", argc, argv, &files);
-  if (st == GS_OK && gpus_text) st = gs_predict_parse_counts(gpus_text, "--gpus", &counts, &n_counts);
+  if (st == GS_OK && gpus_text) st = gs_predict_parse_counts(gpus_text, "--ngpus", &counts, &n_counts);
   if (st == GS_OK && !gpus_text && holdout == 0)
-    st = gs_error(GS_ERR_USAGE, "gpuscale predict: give --gpus LIST (the counts to predict) or "
+    st = gs_error(GS_ERR_USAGE, "gpuscale predict: give --ngpus LIST (the counts to predict) or "
                                 "--holdout N (check the models on measured counts)");
   if (st == GS_OK && net_path && (!isnan(gbps) || !isnan(latency_us)))
     st = gs_error(GS_ERR_USAGE, "gpuscale predict: --inter-node-coll describes the network by its "

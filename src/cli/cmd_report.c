@@ -89,7 +89,8 @@ gs_status gs_cmd_report(int argc, char **argv) {
     return GS_OK;
   }
   gs_cli_file_list files = {0};
-  gs_status st = gs_cli_parse_files(table, "gpuscale report",
+  const gs_option *tables[] = {table, NULL};
+  gs_status st = gs_cli_parse_files(tables, "gpuscale report",
                                     "a result document written by run, scale or suite", argc, argv,
                                     &files);
   if (st == GS_OK && !(moderate > 0.0))

@@ -35,7 +35,7 @@ static void print_suite_help(gs_common_options *common, const gs_option *verdict
   size_t n = 0;
   const gs_workload *const *all = gs_workload_list(&n);
   for (size_t i = 0; i < n; i++) gs_help_item(all[i]->key, all[i]->summary);
-  gs_help_options("Options", common->table);
+  gs_common_describe(common, gs_help_options);
   gs_help_para("The suite ends with the node verdict, a pass/warn/fail table of the machine\n"
                "(GPUs present and identical, links, p2p and allreduce bandwidth against the\n"
                "link's figure, per-GPU throughput, throttling; docs/verdict.md), also in\n"
@@ -76,11 +76,14 @@ static gs_status suite_report(const char *dir, const char *const *files, size_t 
   return status;
 }
 
-/* Common options a suite cannot apply, and why. */
-static gs_cli_refusal refusals[] = {
-    {"trace", "a suite writes one document per workload; trace one with run or scale", 0},
-    {"trace-steps", "a suite writes one document per workload; trace one with run or scale", 0},
-    {NULL, NULL, 0}};
+/* Options a suite does not take, and why: listed by no help page, refused
+ * with the reason. */
+static const gs_option refused[] = {
+    {.name = "trace", .kind = GS_OPT_REFUSED,
+     .help = "a suite writes one document per workload; trace one with run or scale"},
+    {.name = "trace-steps", .kind = GS_OPT_REFUSED,
+     .help = "a suite writes one document per workload; trace one with run or scale"},
+    {.kind = GS_OPT_END}};
 
 /* What the suite prints as it measures: each workload's tables (as run and
  * scale print them), p2p's matrices and each collective's table; the
@@ -106,7 +109,8 @@ static void print_links(void *ctx, const gs_p2p_options *o, const gs_p2p_outcome
 
 gs_status gs_cmd_suite(int argc, char **argv) {
   gs_common_options common;
-  gs_common_init(&common, GS_COMMON_SCALE | GS_COMMON_OUT_DIR);
+  gs_common_init(&common, (GS_GROUP_MEASURE & ~GS_GROUP_TRACE) | GS_GROUP_OUT_DIR |
+                              GS_GROUP_SCALE);
   uint64_t expect_gpus = 0;
   const gs_option verdict_table[] = {
       {.name = "expect-gpus", .kind = GS_OPT_COUNT, .target = &expect_gpus, .min = 1,
@@ -114,14 +118,12 @@ gs_status gs_cmd_suite(int argc, char **argv) {
        .help = "node verdict: the machine must have N GPUs (default: the count is not "
                "checked; docs/verdict.md)"},
       {.kind = GS_OPT_END}};
-  gs_cli_refuse_options(common.table, refusals);
   if (gs_cli_wants_help(argc, argv)) {
     print_suite_help(&common, verdict_table);
     return GS_OK;
   }
-  const gs_option *tables[] = {common.table, verdict_table, NULL};
+  const gs_option *tables[] = {common.table, verdict_table, refused, NULL};
   GS_TRY(gs_options_parse(tables, "gpuscale suite", argc, argv, reject_positional, NULL));
-  GS_TRY(gs_cli_refused("suite", refusals));
   gs_set_quiet(common.quiet);
   const char *dir = common.out ? common.out : "results";
   GS_TRY(gs_file_check_output_dir(dir, "option --out"));
@@ -141,20 +143,23 @@ gs_status gs_cmd_suite(int argc, char **argv) {
   const gs_suite_observer observer = {.ctx = &printer, .started = print_started,
                                       .p2p_done = print_links, .sweep = &printer.sweep,
                                       .coll = &printer.coll};
-  gs_status first_failure = gs_suite_measure(&suite, &observer);
+  gs_status first_failure = GS_OK;
+  gs_error_kept first_error = {""};  // its text: later failures do not replace it
+  gs_error_keep_first(gs_suite_measure(&suite, &observer), &first_failure, &first_error);
   gs_status verdict = GS_OK;
   if (suite.n_files > 0 && gs_suite_writes(&suite)) {
     status = suite_report(dir, (const char *const *)suite.files, suite.n_files, (int)expect_gpus,
                           printer.summary, first_failure, &verdict);
-    if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+    gs_error_keep_first(status, &first_failure, &first_error);
   }
   if (printer.summary) {
     gs_status written = gs_file_out_commit(&summary_out);
     if (written == GS_OK)
       gs_note("summary written to %s", summary_path);
-    else if (first_failure == GS_OK)
-      first_failure = written;
+    else
+      gs_error_keep_first(written, &first_failure, &first_error);
   }
+  if (first_failure != GS_OK) gs_error_restore(&first_error);
   first_failure = gs_suite_finish(&suite, first_failure);
   // A failed or partial run says so first; a run that worked on a machine
   // that fails its verdict exits GS_NODE_FAIL (docs/verdict.md).

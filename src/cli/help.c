@@ -269,18 +269,21 @@ static void roff_option(FILE *out, const gs_option *o) {
   roff_text(out, text);
 }
 
+/* 1 for an option the page lists: named, and not a refusal. */
+static int listed(const gs_option *o) { return o->name != NULL && o->kind != GS_OPT_REFUSED; }
+
 void gs_help_options(const char *title, const gs_option *table) {
   if (table == NULL) return;
   FILE *out = out_file();
   if (page.mode == GS_HELP_COLLECT) {
     for (const gs_option *o = table; o->kind != GS_OPT_END; o++)
-      if (o->name != NULL) collect_option(out, o);
+      if (listed(o)) collect_option(out, o);
     return;
   }
   char names[TEXT_MAX];
   size_t used = (size_t)snprintf(names, sizeof names, "%s", title);
   for (const gs_option *o = table; o->kind != GS_OPT_END && used < sizeof names; o++)
-    if (o->name != NULL) used += (size_t)snprintf(names + used, sizeof names - used, " %s", o->name);
+    if (listed(o)) used += (size_t)snprintf(names + used, sizeof names - used, " %s", o->name);
   if (seen_before('O', names)) return;
   block_start(BLOCK_OPTIONS);
   if (page.mode == GS_HELP_TEXT) {
@@ -290,5 +293,5 @@ void gs_help_options(const char *title, const gs_option *table) {
   }
   roff_heading(out, title);
   for (const gs_option *o = table; o->kind != GS_OPT_END; o++)
-    if (o->name != NULL) roff_option(out, o);
+    if (listed(o)) roff_option(out, o);
 }

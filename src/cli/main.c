@@ -1,9 +1,11 @@
 /* gpuscale: measures how GPU work scales across GPUs and nodes. This file
  * dispatches git-style subcommands and maps their status to the exit code:
- * 0 success, 1 the run failed (a rank error, a wrong result, I/O), 2 usage
- * error (bad, unknown or conflicting options), 3 regression found by compare,
- * 4 partial (the run ended early; what was measured is written), 70 a bug
- * in gpuscale (a broken internal invariant). See docs/cli.md. */
+ * 0 success, 1 the run failed (a rank error, a wrong result, I/O, the OS
+ * refusing a thread or process), 2 usage error (bad, unknown or conflicting
+ * options), 3 regression found by compare, 4 partial (the run ended early;
+ * what was measured is written), 5 node verdict fail (suite, report), and
+ * 70 a bug in gpuscale (a broken invariant of its own code: GS_BUG ends the
+ * process there, not through a status). See docs/cli.md. */
 #include <stdio.h>
 #include <string.h>
 

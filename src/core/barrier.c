@@ -6,12 +6,11 @@ int gs_barrier_init(gs_barrier *b, int parties) {
   b->waiting = 0;
   b->generation = 0;
   b->aborted = 0;
-  if (pthread_mutex_init(&b->mutex, NULL) != 0) return -1;
-  if (pthread_cond_init(&b->cond, NULL) != 0) {
-    pthread_mutex_destroy(&b->mutex);
-    return -1;
-  }
-  return 0;
+  int rc = pthread_mutex_init(&b->mutex, NULL);
+  if (rc != 0) return rc;
+  rc = pthread_cond_init(&b->cond, NULL);
+  if (rc != 0) pthread_mutex_destroy(&b->mutex);
+  return rc;
 }
 
 void gs_barrier_destroy(gs_barrier *b) {

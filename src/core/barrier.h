@@ -15,7 +15,9 @@ typedef struct {
   int aborted;
 } gs_barrier;
 
-/* Initializes for `parties` threads (>= 1). Returns 0 on success. */
+/* Initializes for `parties` threads (>= 1). Returns 0 on success, else the
+ * error number of pthread_mutex_init or pthread_cond_init (for
+ * gs_error_system). */
 int gs_barrier_init(gs_barrier *b, int parties);
 void gs_barrier_destroy(gs_barrier *b);
 

@@ -1,8 +1,9 @@
 /* Check macros for library calls. Each evaluates its argument once; on
- * failure it records and prints rank, host, the expression, file:line and the
- * library's own message, then returns the matching gs_status from the
- * enclosing function (which must return gs_status). Include the library's
- * header before using its macro. */
+ * failure it records (never prints) the expression, file:line and the
+ * library's own message, and returns the matching gs_status from the
+ * enclosing function (which must return gs_status). The command prints the
+ * recorded error once (gs_error_print). Include the library's header before
+ * using its macro. */
 #ifndef GS_CHECK_H
 #define GS_CHECK_H
 

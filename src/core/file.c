@@ -231,7 +231,7 @@ gs_status gs_file_out_open(gs_file_out *out, const char *path, const char *what)
     out->f = stdout;
     return GS_OK;
   }
-  if (!path[0]) return gs_error(GS_ERR_INTERNAL, "gs_file_out_open: empty path");
+  if (!path[0]) GS_BUG("gs_file_out_open: empty path");
   char subject[512];
   write_subject(subject, sizeof subject, what, path);
 
@@ -294,7 +294,7 @@ static int write_error_reason(int fd) {
 
 /* See file.h. */
 gs_status gs_file_out_commit(gs_file_out *out) {
-  if (!out->f) return gs_error(GS_ERR_INTERNAL, "gs_file_out_commit: the file is not open");
+  if (!out->f) GS_BUG("gs_file_out_commit: the file is not open");
   char subject[512];
   write_subject(subject, sizeof subject, out->what, out->path);
   // A write that failed earlier set the stream's error flag; its errno is

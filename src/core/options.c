@@ -102,7 +102,7 @@ static const char *suggest(const gs_option *const *tables, const char *name, siz
   size_t best_d = SUGGEST_MAX_DISTANCE + 1;
   for (size_t t = 0; tables[t] != NULL; t++) {
     for (const gs_option *o = tables[t]; o->kind != GS_OPT_END; o++) {
-      if (o->name == NULL) continue;
+      if (o->name == NULL || o->kind == GS_OPT_REFUSED) continue;
       size_t lo = strlen(o->name);
       if (lo > SUGGEST_MAX_LEN) continue;
       size_t d = edit_distance(name, len, o->name, lo);
@@ -136,6 +136,7 @@ static const char *default_metavar(gs_option_kind kind) {
     case GS_OPT_COUNT_LIST: return "N,...";
     case GS_OPT_DOUBLE_LIST: return "X,...";
     case GS_OPT_STRING_LIST: return "TEXT";
+    case GS_OPT_REFUSED:
     case GS_OPT_END:
     case GS_OPT_FLAG: break;
   }
@@ -200,10 +201,10 @@ static gs_status store_value(const gs_option *o, const char *command, const char
       return GS_OK;
     }
     case GS_OPT_FLAG:
+    case GS_OPT_REFUSED:
     case GS_OPT_END: break;
   }
-  return gs_error(GS_ERR_INTERNAL, "%s: option %s has no value kind", command_label(command),
-                  label);
+  GS_BUG("%s: option %s has no value kind", command_label(command), label);
 }
 
 /* A following argument can be a value unless it looks like a long option;
@@ -216,6 +217,13 @@ static gs_status apply_option(const gs_option_match *m, const char *command, con
                               const char *inline_value, int argc, char **argv, int *i,
                               unsigned char *seen) {
   const gs_option *o = m->opt;
+  if (o->kind == GS_OPT_REFUSED) {
+    if (o->short_name != 0)
+      return gs_error(GS_ERR_USAGE, "option -%c/--%s does not apply to %s: %s", o->short_name,
+                      o->name, command_label(command), o->help);
+    return gs_error(GS_ERR_USAGE, "option --%s does not apply to %s: %s", o->name,
+                    command_label(command), o->help);
+  }
   if (seen[m->index] && o->kind != GS_OPT_STRING_LIST)
     return gs_error(GS_ERR_USAGE, "%s: option --%s given twice", command_label(command), o->name);
   seen[m->index] = 1;
@@ -250,7 +258,7 @@ gs_status gs_options_parse(const gs_option *const *tables, const char *command, 
   static const gs_option *const no_tables[] = {NULL};
   if (tables == NULL) tables = no_tables;
   if (argc < 0 || (argc > 0 && argv == NULL))
-    return gs_error(GS_ERR_INTERNAL, "%s: bad argument vector", command_label(command));
+    GS_BUG("%s: bad argument vector", command_label(command));
   size_t total = count_entries(tables);
   unsigned char *seen = calloc(total > 0 ? total : 1, 1);
   if (seen == NULL) return gs_error(GS_ERR_NOMEM, "%s: out of memory", command_label(command));
@@ -259,10 +267,7 @@ gs_status gs_options_parse(const gs_option *const *tables, const char *command, 
   int options_ended = 0;
   for (int i = 0; i < argc && st == GS_OK; i++) {
     const char *arg = argv[i];
-    if (arg == NULL) {
-      st = gs_error(GS_ERR_INTERNAL, "%s: argument %d is NULL", command_label(command), i);
-      break;
-    }
+    if (arg == NULL) GS_BUG("%s: argument %d is NULL", command_label(command), i);
     gs_option_match m;
     if (!options_ended && strcmp(arg, "--") == 0) {
       options_ended = 1;
@@ -354,6 +359,7 @@ static void format_default(const gs_option *o, char *buf, size_t size) {
     case GS_OPT_DOUBLE_LIST: format_list(o, buf, size); break;
     case GS_OPT_STRING_LIST:
     case GS_OPT_FLAG:
+    case GS_OPT_REFUSED:
     case GS_OPT_END: break;
   }
 }
@@ -395,13 +401,13 @@ void gs_options_help(FILE *out, const gs_option *table) {
   char left[GS_OPTION_LABEL_MAX], text[GS_OPTION_HELP_MAX];
   int width = 0;
   for (const gs_option *o = table; o->kind != GS_OPT_END; o++) {
-    if (o->name == NULL) continue;
+    if (o->name == NULL || o->kind == GS_OPT_REFUSED) continue;
     gs_option_label(o, left, sizeof left);
     int len = (int)strlen(left);
     if (len > width && len <= HELP_COLUMN_MAX) width = len;
   }
   for (const gs_option *o = table; o->kind != GS_OPT_END; o++) {
-    if (o->name == NULL) continue;
+    if (o->name == NULL || o->kind == GS_OPT_REFUSED) continue;
     gs_option_label(o, left, sizeof left);
     gs_option_help_text(o, text, sizeof text);
     fprintf(out, "  %-*s  %s\n", width, left, text);

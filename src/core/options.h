@@ -19,7 +19,10 @@ typedef enum {
   GS_OPT_CHOICE,   /* int index into `choices` */
   GS_OPT_COUNT_LIST, /* gs_u64_list via gs_parse_count_list within [min, max] */
   GS_OPT_DOUBLE_LIST, /* gs_double_list via gs_parse_double_list within [dmin, dmax] */
-  GS_OPT_STRING_LIST /* gs_string_list: repeatable, each use appends one value */
+  GS_OPT_STRING_LIST, /* gs_string_list: repeatable, each use appends one value */
+  GS_OPT_REFUSED   /* not an option of this command: never listed by help; its use is a
+                      usage error whose reason is `help` (e.g. an option of another
+                      command, or nccl-tests' spelling of one) */
 } gs_option_kind;
 
 /* Values of a repeatable option, e.g. "--inject a --inject b"; the strings
@@ -52,7 +55,8 @@ gs_status gs_options_parse(const gs_option *const *tables, const char *command, 
                            char **argv,
                            gs_status (*positional)(void *ctx, const char *arg), void *ctx);
 
-/* Prints one line per option: "  -n, --iters N   help (default ...)". */
+/* Prints one line per option: "  -n, --iters N   help (default ...)";
+ * GS_OPT_REFUSED entries are not listed. */
 void gs_options_help(FILE *out, const gs_option *table);
 
 /* Long enough for any label and help text gs_option_label and

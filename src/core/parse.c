@@ -246,7 +246,7 @@ gs_status gs_parse_double_list(const char *text, const char *option, double min,
 gs_status gs_parse_choice(const char *text, const char *option, const char *const *choices,
                           int *out) {
   if (choices == NULL || choices[0] == NULL)
-    return gs_error(GS_ERR_INTERNAL, "option %s: no choices defined", option_label(option));
+    GS_BUG("option %s: no choices defined", option_label(option));
   if (text != NULL) {
     for (int i = 0; choices[i] != NULL; i++) {
       if (strcmp(text, choices[i]) == 0) {

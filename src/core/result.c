@@ -85,7 +85,7 @@ static gs_status put_member(cJSON *doc, const char *name, cJSON *item) {
   if (!item) return gs_error(GS_ERR_NOMEM, "out of memory building the result document");
   if (!cJSON_IsObject(doc)) {
     cJSON_Delete(item);
-    return gs_error(GS_ERR_INTERNAL, "result document is not a JSON object");
+    GS_BUG("result document is not a JSON object");
   }
   cJSON_bool ok = cJSON_GetObjectItemCaseSensitive(doc, name)
                       ? cJSON_ReplaceItemInObjectCaseSensitive(doc, name, item)
@@ -140,7 +140,7 @@ cJSON *gs_result_new(const char *command) {
 gs_status gs_result_set_config(cJSON *doc, cJSON *config) {
   if (config && !cJSON_IsObject(config)) {
     cJSON_Delete(config);
-    return gs_error(GS_ERR_INTERNAL, "result config must be a JSON object");
+    GS_BUG("result config must be a JSON object");
   }
   return put_member(doc, "config", config ? config : cJSON_CreateObject());
 }
@@ -169,7 +169,7 @@ static cJSON *gpu_to_json(gs_json_build *b, const gs_gpu_desc *g) {
 }
 
 gs_status gs_result_set_environment(cJSON *doc, const gs_environment *env) {
-  if (!env) return gs_error(GS_ERR_INTERNAL, "gs_result_set_environment: no environment");
+  if (!env) GS_BUG("gs_result_set_environment: no environment");
   gs_json_build b = {0};
   cJSON *o = cJSON_CreateObject();
   if (!o) return gs_error(GS_ERR_NOMEM, "out of memory building the result document");
@@ -375,11 +375,11 @@ static void add_typed_members(gs_json_build *b, cJSON *o, const gs_measurement *
 }
 
 gs_status gs_result_add_measurement(cJSON *doc, const gs_measurement *m) {
-  if (!m) return gs_error(GS_ERR_INTERNAL, "gs_result_add_measurement: no measurement");
+  if (!m) GS_BUG("gs_result_add_measurement: no measurement");
   cJSON *list = cJSON_GetObjectItemCaseSensitive(doc, "measurements");
   if (!cJSON_IsArray(list)) {
     if (list || !cJSON_IsObject(doc))
-      return gs_error(GS_ERR_INTERNAL, "result document has no \"measurements\" array");
+      GS_BUG("result document has no \"measurements\" array");
     list = cJSON_AddArrayToObject(doc, "measurements");
     if (!list) return gs_error(GS_ERR_NOMEM, "out of memory building the result document");
   }
@@ -436,8 +436,7 @@ gs_status gs_result_add_measurement(cJSON *doc, const gs_measurement *m) {
 gs_status gs_result_set_status(cJSON *doc, const char *status) {
   if (!status || (strcmp(status, "ok") != 0 && strcmp(status, "partial") != 0 &&
                   strcmp(status, "failed") != 0))
-    return gs_error(GS_ERR_INTERNAL, "result status must be ok, partial or failed, not \"%s\"",
-                    status ? status : "(null)");
+    GS_BUG("result status must be ok, partial or failed, not \"%s\"", status ? status : "(null)");
   return put_member(doc, "status", cJSON_CreateString(status));
 }
 

@@ -117,7 +117,7 @@ gs_status gs_json_print(FILE *out, const cJSON *doc) {
 /* See result.h. */
 gs_status gs_result_write(const cJSON *doc, const char *path) {
   if (!doc || !path || !path[0])
-    return gs_error(GS_ERR_INTERNAL, "gs_result_write: no document or no path");
+    GS_BUG("gs_result_write: no document or no path");
   gs_file_out out;
   gs_status st = gs_file_out_open(&out, path, NULL);
   if (st != GS_OK) return st;

@@ -148,7 +148,7 @@ static size_t count_outliers(const double *samples, size_t n, double median, dou
  * that overflows is rejected like a non-finite sample; *out is zeroed on
  * any error. */
 gs_status gs_stats_compute(const double *samples, size_t n, gs_stats *out) {
-  if (out == NULL) return gs_error(GS_ERR_INTERNAL, "statistics: no output structure");
+  if (out == NULL) GS_BUG("statistics: no output structure");
   memset(out, 0, sizeof *out);
   if (n == 0 || samples == NULL) return gs_error(GS_ERR_USAGE, "statistics: no samples");
   for (size_t i = 0; i < n; i++)

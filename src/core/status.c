@@ -2,6 +2,7 @@
 #include "core/status.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,7 +28,7 @@ const char *gs_status_name(gs_status status) {
     case GS_ERR_TIMEOUT: return "timeout";
     case GS_ERR_UNSUPPORTED: return "unsupported";
     case GS_ERR_ABORTED: return "aborted";
-    case GS_ERR_INTERNAL: return "internal";
+    case GS_ERR_SYSTEM: return "system";
     case GS_REGRESSION: return "regression";
     case GS_ERR_INTERRUPTED: return "interrupted";
     case GS_ERR_RANK_LOST: return "rank-lost";
@@ -84,17 +85,47 @@ gs_status gs_error(gs_status status, const char *fmt, ...) {
   return status;
 }
 
-void gs_error_print(void) {
-  if (thread_error[0]) print_prefixed("error", thread_error);
-}
-
-void gs_bug(const char *file, int line, const char *fmt, ...) {
+gs_status gs_error_system(int errnum, const char *fmt, ...) {
   char text[GS_ERROR_TEXT_MAX];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(text, sizeof text, fmt, ap);
   va_end(ap);
-  fprintf(stderr, "gpuscale: BUG: %s:%d: %s (please report it)\n", file, line, text);
+  return gs_error(GS_ERR_SYSTEM, "%s: %s", text, strerror(errnum));
+}
+
+void gs_error_print(void) {
+  if (thread_error[0]) print_prefixed("error", thread_error);
+}
+
+/* Set by the first bug reported; gs_bug's own thread marks itself too. */
+static atomic_flag bug_reported = ATOMIC_FLAG_INIT;
+static _Thread_local int reporting_bug;
+
+void gs_bug(const char *file, int line, const char *fmt, ...) {
+  if (reporting_bug) {
+    // A bug while formatting or printing the report: no formatting now.
+    static const char again[] = "gpuscale: BUG: a second bug while reporting one\n";
+    ssize_t ignored = write(STDERR_FILENO, again, sizeof again - 1);
+    (void)ignored;
+    _exit(GS_EXIT_BUG);
+  }
+  reporting_bug = 1;
+  // Another thread is reporting its bug and will end the process.
+  if (atomic_flag_test_and_set(&bug_reported))
+    for (;;) pause();
+  char text[GS_ERROR_TEXT_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  // The place in the source tree (src/core/...), not the build machine's path.
+  for (const char *at = strstr(file, "/src/"); at; at = strstr(at + 1, "/src/")) file = at + 1;
+  if (thread_rank >= 0)
+    fprintf(stderr, "gpuscale: BUG: %s:%d: %s (rank %d @ %s; please report it)\n", file, line,
+            text, thread_rank, gs_hostname());
+  else
+    fprintf(stderr, "gpuscale: BUG: %s:%d: %s (please report it)\n", file, line, text);
   fflush(stderr);
   _exit(GS_EXIT_BUG);
 }
@@ -111,6 +142,12 @@ void gs_clear_error(void) { thread_error[0] = '\0'; }
 
 void gs_error_keep(gs_error_kept *kept) {
   snprintf(kept->text, sizeof kept->text, "%s", thread_error);
+}
+
+void gs_error_keep_first(gs_status status, gs_status *first, gs_error_kept *kept) {
+  if (status == GS_OK || *first != GS_OK) return;
+  *first = status;
+  gs_error_keep(kept);
 }
 
 void gs_error_restore(const gs_error_kept *kept) {

@@ -23,7 +23,7 @@ typedef enum {
   GS_ERR_TIMEOUT,     /* a rank did not finish in time */
   GS_ERR_UNSUPPORTED, /* the request cannot run here (e.g. no GPU) */
   GS_ERR_ABORTED,     /* stopped because another rank failed */
-  GS_ERR_INTERNAL,    /* a bug in gpuscale */
+  GS_ERR_SYSTEM,      /* the OS refused a thread, process, lock or setting (errno's text) */
   GS_REGRESSION,      /* compare: a significant regression was found (exit 3) */
   GS_ERR_INTERRUPTED, /* SIGINT/SIGTERM arrived; what was measured is kept */
   GS_ERR_RANK_LOST,   /* a rank died, hung or was killed (docs/multinode.md) */
@@ -40,7 +40,8 @@ const char *gs_status_name(gs_status status);
 #define GS_EXIT_BUG 70
 
 /* Process exit code for a status: 0 ok, 2 usage, 3 regression (compare),
- * 4 partial, 5 node verdict fail, 70 internal error (a bug; docs/cli.md), 1 anything else. */
+ * 4 partial, 5 node verdict fail, 1 anything else (docs/cli.md). A bug has
+ * no status: GS_BUG ends the process with GS_EXIT_BUG (70). */
 int gs_status_exit_code(gs_status status);
 
 /* Records an error for the calling thread, replacing the one before, and
@@ -50,13 +51,23 @@ int gs_status_exit_code(gs_status status);
 gs_status gs_error(gs_status status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* A refusal by the operating system: records "message: strerror(errnum)"
+ * and returns GS_ERR_SYSTEM. `errnum` is errno after a call that sets it,
+ * or the error number a pthread or posix_spawn call returns. */
+gs_status gs_error_system(int errnum, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Prints the calling thread's recorded error to stderr as
  * "gpuscale: error: message" (nothing when none is recorded). Called once
  * by main for a command that failed. */
 void gs_error_print(void);
 
-/* A broken internal invariant: prints "gpuscale: BUG: file:line: message"
- * and ends the process with GS_EXIT_BUG. Use through GS_BUG. */
+/* A broken invariant of gpuscale's own code (a caller breaking a
+ * function's contract, a state that cannot happen): prints "gpuscale: BUG:
+ * file:line: message" and ends the process with GS_EXIT_BUG. Not for what a
+ * user, the OS or a library can cause: those are errors with a status. A
+ * bug while one is being reported (in the same thread) ends the process at
+ * once; one in another thread waits for the first report to end it. Use
+ * through GS_BUG. */
 void gs_bug(const char *file, int line, const char *fmt, ...)
     __attribute__((noreturn, format(printf, 3, 4)));
 #define GS_BUG(...) gs_bug(__FILE__, __LINE__, __VA_ARGS__)
@@ -78,6 +89,13 @@ typedef struct {
 } gs_error_kept;
 void gs_error_keep(gs_error_kept *kept);
 void gs_error_restore(const gs_error_kept *kept);
+
+/* The first failure of a sequence that goes on after one (a sweep's
+ * measurements, a suite's workloads, the documents written after them):
+ * when `status` is a failure and *first is still GS_OK, keeps it in *first
+ * and the calling thread's error in *kept. gs_error_restore(kept) before
+ * returning *first puts back the text that later failures replaced. */
+void gs_error_keep_first(gs_status status, gs_status *first, gs_error_kept *kept);
 
 /* Clears the calling thread's recorded error. */
 void gs_clear_error(void);

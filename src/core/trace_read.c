@@ -1,4 +1,4 @@
-/* Reads a trace file written by core/trace.c back into the spans of one
+/* Reads a trace file written by core/trace_model.c back into the spans of one
  * measurement, for the report's timeline (docs/timeline.md). */
 #include <math.h>
 #include <stdio.h>
@@ -9,7 +9,7 @@
 
 #include "core/check.h"
 #include "core/file.h"
-#include "core/trace.h"
+#include "core/trace_model.h"
 
 /* Larger trace files are refused: --trace-steps keeps real ones far below. */
 #define GS_TRACE_MAX_BYTES (512ull << 20)

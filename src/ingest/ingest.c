@@ -160,7 +160,7 @@ static double rank_sum(const gs_ingest_mlperf_rank *ranks, size_t n, int tokens)
 }
 
 gs_status gs_ingest_add_mlperf(cJSON *doc, const gs_ingest_mlperf_rank *ranks, size_t n_ranks) {
-  if (n_ranks == 0) return gs_error(GS_ERR_INTERNAL, "gs_ingest_add_mlperf: no ranks");
+  if (n_ranks == 0) GS_BUG("gs_ingest_add_mlperf: no ranks");
   for (size_t i = 1; i < n_ranks; i++)
     if (ranks[i].log.scenario != ranks[0].log.scenario)
       return gs_error(GS_ERR_FORMAT,

@@ -41,9 +41,9 @@ void gs_coll_options_init(gs_coll_options *o) {
   t[n++] = (gs_option){.name = "maxbytes", .short_name = 'e', .kind = GS_OPT_SIZE,
                        .target = &o->max_bytes, .min = 1, .max = 1ull << 40, .metavar = "SIZE",
                        .help = "largest message size"};
-  t[n++] = (gs_option){.name = "stepfactor", .short_name = 'f', .kind = GS_OPT_COUNT,
+  t[n++] = (gs_option){.name = "stepfactor", .kind = GS_OPT_COUNT,
                        .target = &o->step_factor, .min = 2, .max = 1024, .metavar = "F",
-                       .help = "multiply the size by F between steps",
+                       .help = "multiply the size by F between steps (nccl-tests' -f)",
                        .given = &o->given_step_factor};
   t[n++] = (gs_option){.name = "stepbytes", .short_name = 'i', .kind = GS_OPT_SIZE,
                        .target = &o->step_bytes, .min = 1, .max = 1ull << 40, .metavar = "SIZE",
@@ -55,9 +55,9 @@ void gs_coll_options_init(gs_coll_options *o) {
   t[n++] = (gs_option){.name = "datatype", .short_name = 'd', .kind = GS_OPT_CHOICE,
                        .target = &o->dtype, .choices = gs_dtype_names, .metavar = "TYPE",
                        .help = "element type"};
-  t[n++] = (gs_option){.name = "op", .short_name = 'o', .kind = GS_OPT_CHOICE,
+  t[n++] = (gs_option){.name = "op", .kind = GS_OPT_CHOICE,
                        .target = &o->redop, .choices = gs_redop_names, .metavar = "REDOP",
-                       .help = "reduction of allreduce, reducescatter and reduce",
+                       .help = "reduction of allreduce, reducescatter and reduce (nccl-tests' -o)",
                        .given = &o->given_redop};
   t[n++] = (gs_option){.name = "root", .short_name = 'r', .kind = GS_OPT_COUNT,
                        .target = &o->root, .min = 0, .max = 1 << 20, .metavar = "RANK",
@@ -112,7 +112,7 @@ static gs_status make_sizes(const gs_coll_options *o, uint64_t **sizes, size_t *
     return gs_error(GS_ERR_USAGE, "option -b/--minbytes (%llu) is larger than -e/--maxbytes (%llu)",
                     (unsigned long long)o->min_bytes, (unsigned long long)o->max_bytes);
   if (o->given_step_factor && o->given_step_bytes)
-    return gs_error(GS_ERR_USAGE, "options -f/--stepfactor and -i/--stepbytes conflict: give one");
+    return gs_error(GS_ERR_USAGE, "options --stepfactor and -i/--stepbytes conflict: give one");
   uint64_t *v = malloc(GS_COLL_MAX_SIZES * sizeof *v);
   if (!v) return gs_error(GS_ERR_NOMEM, "cannot allocate the size list");
   size_t count = 0;
@@ -139,7 +139,7 @@ gs_status gs_coll_options_check(const gs_coll_options *o) {
     return gs_error(GS_ERR_USAGE, "gpuscale coll: missing OP (one of %sall)", ops);
   }
   if (o->given_redop && !o->all && !gs_coll_has_redop(o->op))
-    return gs_error(GS_ERR_USAGE, "option -o/--op: %s has no reduction", gs_coll_op_names[o->op]);
+    return gs_error(GS_ERR_USAGE, "option --op: %s has no reduction", gs_coll_op_names[o->op]);
   if (o->given_root && !o->all && !gs_coll_has_root(o->op))
     return gs_error(GS_ERR_USAGE, "option -r/--root: %s has no root", gs_coll_op_names[o->op]);
   if (o->place == GS_COLL_PLACE_IN && !o->all && !gs_coll_has_in_place(o->op))
@@ -222,32 +222,31 @@ static void fit_models(coll_op_sweep *op) {
 
 static gs_status add_models(cJSON *models, const coll_op_sweep *op, int world_size) {
   const gs_coll_sweep *s = &op->sweep;
+  gs_json_build build = {0}, *b = &build;
   for (int in_place = 0; in_place < 2; in_place++) {
     if (!op->fitted[in_place]) continue;
     const gs_coll_fit *fit = &op->fits[in_place];
     cJSON *m = cJSON_CreateObject();
-    if (!m || !cJSON_AddItemToArray(models, m)) {
-      cJSON_Delete(m);
-      return gs_error(GS_ERR_NOMEM, "cannot add a collective model");
-    }
-    cJSON_AddStringToObject(m, "op", gs_coll_op_names[s->op]);
-    cJSON_AddStringToObject(m, "dtype", gs_dtype_names[s->dtype]);
+    gs_json_append(b, models, m);
+    if (b->failed) return gs_error(GS_ERR_NOMEM, "cannot add a collective model");
+    gs_json_put_string(b, m, "op", gs_coll_op_names[s->op]);
+    gs_json_put_string(b, m, "dtype", gs_dtype_names[s->dtype]);
     if (gs_coll_has_redop(s->op))
-      cJSON_AddStringToObject(m, "redop", gs_redop_names[s->redop]);
+      gs_json_put_string(b, m, "redop", gs_redop_names[s->redop]);
     else
-      cJSON_AddNullToObject(m, "redop");
-    cJSON_AddBoolToObject(m, "in_place", in_place);
-    cJSON_AddNumberToObject(m, "world_size", world_size);
-    gs_json_add_number(m, "alpha_seconds", fit->alpha_seconds);
-    gs_json_add_number(m, "beta_seconds_per_byte", fit->beta_seconds_per_byte);
+      gs_json_put_null(b, m, "redop");
+    gs_json_put_bool(b, m, "in_place", in_place);
+    gs_json_put_number(b, m, "world_size", world_size);
+    gs_json_put_number(b, m, "alpha_seconds", fit->alpha_seconds);
+    gs_json_put_number(b, m, "beta_seconds_per_byte", fit->beta_seconds_per_byte);
     double bw = fit->beta_seconds_per_byte > 0.0 ? 1.0 / fit->beta_seconds_per_byte : NAN;
-    gs_json_add_number(m, "bus_bandwidth_bytes_per_second", bw);
-    gs_json_add_number(m, "r_squared", fit->r_squared);
-    cJSON_AddNumberToObject(m, "points", (double)fit->points);
-    cJSON_AddNumberToObject(m, "min_bytes", (double)op->fit_min[in_place]);
-    cJSON_AddNumberToObject(m, "max_bytes", (double)op->fit_max[in_place]);
+    gs_json_put_number(b, m, "bus_bandwidth_bytes_per_second", bw);
+    gs_json_put_number(b, m, "r_squared", fit->r_squared);
+    gs_json_put_number(b, m, "points", (double)fit->points);
+    gs_json_put_number(b, m, "min_bytes", (double)op->fit_min[in_place]);
+    gs_json_put_number(b, m, "max_bytes", (double)op->fit_max[in_place]);
   }
-  return GS_OK;
+  return b->failed ? gs_error(GS_ERR_NOMEM, "cannot add a collective model") : GS_OK;
 }
 
 static gs_status add_points(cJSON *doc, const coll_op_sweep *op, const char *launch,
@@ -259,32 +258,33 @@ static gs_status add_points(cJSON *doc, const coll_op_sweep *op, const char *lau
     GS_TRY(gs_result_add_measurement(doc, &p->m));
     cJSON *list = cJSON_GetObjectItemCaseSensitive(doc, "measurements");
     cJSON *m = cJSON_GetArrayItem(list, cJSON_GetArraySize(list) - 1);
-    cJSON *c = cJSON_AddObjectToObject(m, "collective");
-    if (!c) return gs_error(GS_ERR_NOMEM, "out of memory building the result document");
-    cJSON_AddStringToObject(c, "op", gs_coll_op_names[s->op]);
-    cJSON_AddStringToObject(c, "dtype", gs_dtype_names[s->dtype]);
+    gs_json_build build = {0}, *b = &build;
+    cJSON *c = gs_json_put_object(b, m, "collective");
+    gs_json_put_string(b, c, "op", gs_coll_op_names[s->op]);
+    gs_json_put_string(b, c, "dtype", gs_dtype_names[s->dtype]);
     if (gs_coll_has_redop(s->op))
-      cJSON_AddStringToObject(c, "redop", gs_redop_names[s->redop]);
+      gs_json_put_string(b, c, "redop", gs_redop_names[s->redop]);
     else
-      cJSON_AddNullToObject(c, "redop");
+      gs_json_put_null(b, c, "redop");
     if (gs_coll_has_root(s->op))
-      cJSON_AddNumberToObject(c, "root", s->root);
+      gs_json_put_number(b, c, "root", s->root);
     else
-      cJSON_AddNullToObject(c, "root");
-    cJSON_AddBoolToObject(c, "in_place", p->in_place);
-    cJSON_AddNumberToObject(c, "bytes", (double)p->shape.bytes);
-    cJSON_AddNumberToObject(c, "count", (double)p->shape.count);
+      gs_json_put_null(b, c, "root");
+    gs_json_put_bool(b, c, "in_place", p->in_place);
+    gs_json_put_number(b, c, "bytes", (double)p->shape.bytes);
+    gs_json_put_number(b, c, "count", (double)p->shape.count);
     int measured = p->m.aggregate.step.n > 0;
-    gs_json_add_number(c, "time_seconds", measured ? p->time_seconds : NAN);
-    gs_json_add_number(c, "algbw_bytes_per_second", measured ? p->algbw : NAN);
-    gs_json_add_number(c, "busbw_bytes_per_second", measured ? p->busbw : NAN);
-    gs_json_add_number(c, "busbw_factor", p->factor);
+    gs_json_put_number(b, c, "time_seconds", measured ? p->time_seconds : NAN);
+    gs_json_put_number(b, c, "algbw_bytes_per_second", measured ? p->algbw : NAN);
+    gs_json_put_number(b, c, "busbw_bytes_per_second", measured ? p->busbw : NAN);
+    gs_json_put_number(b, c, "busbw_factor", p->factor);
     if (p->checked)
-      cJSON_AddNumberToObject(c, "wrong_elements", (double)p->wrong);
+      gs_json_put_number(b, c, "wrong_elements", (double)p->wrong);
     else
-      cJSON_AddNullToObject(c, "wrong_elements");
-    cJSON_AddStringToObject(c, "launch", launch);
-    cJSON_AddStringToObject(c, "transport", transport);
+      gs_json_put_null(b, c, "wrong_elements");
+    gs_json_put_string(b, c, "launch", launch);
+    gs_json_put_string(b, c, "transport", transport);
+    if (b->failed) return gs_error(GS_ERR_NOMEM, "out of memory building the result document");
   }
   return GS_OK;
 }
@@ -293,23 +293,28 @@ static cJSON *coll_config_json(const coll_state *st) {
   const gs_coll_options *o = st->rq->coll;
   cJSON *c = cJSON_CreateObject();
   if (!c) return NULL;
-  cJSON_AddStringToObject(c, "op", o->all ? "all" : gs_coll_op_names[o->op]);
-  cJSON_AddNumberToObject(c, "min_bytes", (double)o->min_bytes);
-  cJSON_AddNumberToObject(c, "max_bytes", (double)o->max_bytes);
+  gs_json_build build = {0}, *b = &build;
+  gs_json_put_string(b, c, "op", o->all ? "all" : gs_coll_op_names[o->op]);
+  gs_json_put_number(b, c, "min_bytes", (double)o->min_bytes);
+  gs_json_put_number(b, c, "max_bytes", (double)o->max_bytes);
   if (o->given_step_bytes)
-    cJSON_AddNumberToObject(c, "step_bytes", (double)o->step_bytes);
+    gs_json_put_number(b, c, "step_bytes", (double)o->step_bytes);
   else
-    cJSON_AddNumberToObject(c, "step_factor", (double)o->step_factor);
-  cJSON_AddBoolToObject(c, "check", o->check != 0);
-  cJSON_AddStringToObject(c, "dtype", gs_dtype_names[o->dtype]);
-  cJSON_AddStringToObject(c, "redop", gs_redop_names[o->redop]);
-  cJSON_AddNumberToObject(c, "root", (double)o->root);
-  cJSON_AddStringToObject(c, "place", gs_coll_place_names[o->place]);
-  cJSON_AddStringToObject(c, "transport", gs_transport_names[o->transport]);
-  gs_json_add_number(c, "timeout_seconds", st->rq->common->timeout);
-  cJSON_AddStringToObject(c, "launch", st->launch);
-  cJSON_AddStringToObject(c, "launcher", st->mj.job.launcher);
-  if (o->inject) cJSON_AddStringToObject(c, "inject", o->inject);
+    gs_json_put_number(b, c, "step_factor", (double)o->step_factor);
+  gs_json_put_bool(b, c, "check", o->check != 0);
+  gs_json_put_string(b, c, "dtype", gs_dtype_names[o->dtype]);
+  gs_json_put_string(b, c, "redop", gs_redop_names[o->redop]);
+  gs_json_put_number(b, c, "root", (double)o->root);
+  gs_json_put_string(b, c, "place", gs_coll_place_names[o->place]);
+  gs_json_put_string(b, c, "transport", gs_transport_names[o->transport]);
+  gs_json_put_number(b, c, "timeout_seconds", st->rq->common->timeout);
+  gs_json_put_string(b, c, "launch", st->launch);
+  gs_json_put_string(b, c, "launcher", st->mj.job.launcher);
+  if (o->inject) gs_json_put_string(b, c, "inject", o->inject);
+  if (b->failed) {
+    cJSON_Delete(c);
+    return NULL;
+  }
   return c;
 }
 
@@ -341,13 +346,10 @@ static gs_status write_document(const coll_state *st) {
   cJSON *config = gs_common_config_json(st->rq->common, &st->config, NULL, NULL);
   cJSON *coll = coll_config_json(st);
   cJSON *nccl_env = gs_comm_nccl_environment_json();
-  if (!config || !coll || !cJSON_AddItemToObject(config, "coll", coll)) {
-    cJSON_Delete(coll);
-    cJSON_Delete(nccl_env);
-    status = gs_error(GS_ERR_NOMEM, "cannot build the config block");
-  } else {
-    cJSON_AddItemToObject(config, "nccl_environment", nccl_env ? nccl_env : cJSON_CreateNull());
-  }
+  gs_json_build b = {0};
+  gs_json_put_item(&b, config, "coll", coll);
+  gs_json_put_item(&b, config, "nccl_environment", nccl_env ? nccl_env : cJSON_CreateNull());
+  if (b.failed) status = gs_error(GS_ERR_NOMEM, "cannot build the config block");
   if (status == GS_OK) {
     status = gs_result_set_config(doc, config);
     config = NULL;
@@ -449,6 +451,7 @@ static gs_status append_points(coll_op_sweep *op, gs_coll_point *pts, size_t n) 
 static gs_status sweep_op(coll_state *st, coll_op_sweep *op, uint64_t *step, int *delay_rank,
                           double delay_seconds) {
   gs_status first_failure = GS_OK;
+  gs_error_kept first_error = {""};  // its text: a later size's failure does not replace it
   for (size_t i = 0; i < st->n_sizes; i++) {
     if (gs_interrupt_signal() != 0) {
       first_failure = gs_error(GS_ERR_INTERRUPTED, "interrupted by signal %d after %zu of "
@@ -484,7 +487,7 @@ static gs_status sweep_op(coll_state *st, coll_op_sweep *op, uint64_t *step, int
     if (kept != GS_OK) status = kept;
     op->sweep.n_sizes = i + 1;
     st->sizes_done++;
-    if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+    gs_error_keep_first(status, &first_failure, &first_error);
     // Only process 0 holds every rank's records (they are gathered there).
     if (gs_measure_job_writes(&st->mj) && st->mj.job.process_rank == 0) {
       fit_models(op);
@@ -493,6 +496,7 @@ static gs_status sweep_op(coll_state *st, coll_op_sweep *op, uint64_t *step, int
     }
     if (stops_the_sweep(status)) break;
   }
+  if (first_failure != GS_OK) gs_error_restore(&first_error);
   return first_failure;
 }
 
@@ -555,6 +559,7 @@ static gs_status measure_all(coll_state *st) {
   GS_TRY(parse_inject(o->inject, &delay_rank, &delay_seconds));
   uint64_t step = 0;
   gs_status first_failure = GS_OK;
+  gs_error_kept first_error = {""};  // its text: a later operation's failure does not replace it
   st->sizes_total = (o->all ? GS_COLL_COUNT : 1) * st->n_sizes;
   for (int k = 0; k < GS_COLL_COUNT; k++) {
     if (!o->all && k != (int)o->op) continue;
@@ -576,12 +581,13 @@ static gs_status measure_all(coll_state *st) {
                                 .devices = st->mj.local_devices,
                                 .delay_rank = -1};
     gs_status status = sweep_op(st, op, &step, &delay_rank, delay_seconds);
-    if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+    gs_error_keep_first(status, &first_failure, &first_error);
     fit_models(op);
     report_op(st, op);
     // A wrong result is reported and the sweep goes on; anything else stops it.
     if (stops_the_sweep(status)) break;
   }
+  if (first_failure != GS_OK) gs_error_restore(&first_error);
   return first_failure;
 }
 

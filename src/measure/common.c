@@ -2,6 +2,8 @@
  * backend and ranks; config/environment blocks of result documents. */
 #include "measure/common.h"
 
+#include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,77 +20,127 @@ const char *const gs_scaling_choices[] = {"strong", "weak", NULL};
 const char *const gs_split_choices[] = {"even", "proportional", NULL};
 const char *const gs_gpu_mode_choices[] = {"single", "multi", "auto", NULL};
 
-void gs_common_init(gs_common_options *o, unsigned features) {
-  memset(o, 0, sizeof *o);
-  o->ranks = 1;
-  o->warmup = 3;
-  o->min_time = 1.0;
-  o->runs = 3;
-  o->seed = 42;
-  o->telemetry_interval = 0.1;
-  o->timeout = 120.0;
-  o->trace_steps = GS_TRACE_STEPS_DEFAULT;
-  gs_option *t = o->table;
+/* The most options one group adds. */
+#define GROUP_MAX_OPTIONS 5
+
+/* One group of options: the bit that selects it, its title in --help, and
+ * what it appends to the table. */
+typedef struct {
+  unsigned bit;
+  const char *title;
+  size_t (*add)(gs_common_options *o, unsigned groups, gs_option *t);
+} common_group;
+
+static size_t add_output(gs_common_options *o, unsigned groups, gs_option *t) {
+  const int dir = (groups & GS_GROUP_OUT_DIR) != 0;
   size_t n = 0;
-  t[n++] = (gs_option){.name = "backend", .kind = GS_OPT_CHOICE, .target = &o->backend_choice,
-                       .choices = gs_backend_choices, .metavar = "B",
-                       .help = "where to run (auto: cuda when a GPU is present, else cpu)",
-                       .given = &o->given_backend};
-  t[n++] = (gs_option){.name = "gpus", .kind = GS_OPT_STRING, .target = &o->gpus_text,
-                       .metavar = "LIST|N",
-                       .help = "GPUs by CUDA ordinal (0,2 or 0-3) or the first N GPUs",
-                       .given = &o->given_gpus};
-  t[n++] = (gs_option){.name = "ranks", .kind = GS_OPT_COUNT, .target = &o->ranks, .min = 1,
-                       .max = GS_MAX_RANKS, .metavar = "N",
-                       .help = "CPU backend: worker threads (default 1 for run; the core count, at most 8, for scale and suite)",
-                       .given = &o->given_ranks};
-  t[n++] = (gs_option){.name = "warmup", .short_name = 'w', .kind = GS_OPT_COUNT,
-                       .target = &o->warmup, .min = 0, .max = 1000000, .metavar = "N",
-                       .help = "untimed iterations before each run", .given = &o->given_warmup};
-  t[n++] = (gs_option){.name = "iters", .short_name = 'n', .kind = GS_OPT_COUNT,
-                       .target = &o->iters, .min = 1, .max = 100000000, .metavar = "N",
-                       .help = "timed iterations per run (default: as many as --min-time takes)",
-                       .given = &o->given_iters};
-  t[n++] = (gs_option){.name = "min-time", .kind = GS_OPT_DOUBLE, .target = &o->min_time,
-                       .dmin = 0.0, .dmax = 86400.0, .metavar = "SEC",
-                       .help = "timed seconds per run, at least 10 iterations",
-                       .given = &o->given_min_time};
-  t[n++] = (gs_option){.name = "runs", .kind = GS_OPT_COUNT, .target = &o->runs, .min = 1,
-                       .max = 1000, .metavar = "N", .help = "repeated runs",
-                       .given = &o->given_runs};
-  t[n++] = (gs_option){.name = "seed", .kind = GS_OPT_COUNT, .target = &o->seed, .min = 0,
-                       .max = UINT64_MAX, .metavar = "S",
-                       .help = "seed of the generated input data"};
   t[n++] = (gs_option){.name = "out", .short_name = 'o', .kind = GS_OPT_STRING,
-                       .target = &o->out, .metavar = (features & GS_COMMON_OUT_DIR) ? "DIR" : "FILE",
-                       .help = (features & GS_COMMON_OUT_DIR)
-                                   ? "directory for result files (default results)"
+                       .target = &o->out, .metavar = dir ? "DIR" : "FILE",
+                       .help = dir ? "directory for result files (default results)"
                                    : "result file (default results/<command>-<workload>.json)",
                        .given = &o->given_out};
   t[n++] = (gs_option){.name = "quiet", .short_name = 'q', .kind = GS_OPT_FLAG,
                        .target = &o->quiet, .help = "no notes and no progress line"};
   t[n++] = (gs_option){.name = "no-progress", .kind = GS_OPT_FLAG, .target = &o->no_progress,
                        .help = "no progress line on a terminal"};
-  t[n++] = (gs_option){.name = "telemetry-interval", .kind = GS_OPT_DOUBLE,
-                       .target = &o->telemetry_interval, .dmin = 0.0, .dmax = 3600.0,
-                       .metavar = "SEC",
-                       .help = "GPU telemetry (NVML) every SEC seconds during measuring; 0 = off"};
-  t[n++] = (gs_option){.name = "telemetry-series", .kind = GS_OPT_FLAG,
-                       .target = &o->telemetry_series,
-                       .help = "keep every telemetry reading in the result, not only min/mean/max"};
-  t[n++] = (gs_option){.name = "timeout", .kind = GS_OPT_DOUBLE, .target = &o->timeout,
-                       .dmin = 0.0, .dmax = 86400.0, .metavar = "SEC",
-                       .help = "longest wait of a rank for the others before the run ends as "
-                               "partial (0: no limit; docs/multinode.md)"};
-  t[n++] = (gs_option){.name = "trace", .kind = GS_OPT_STRING, .target = &o->trace,
-                       .metavar = "FILE",
-                       .help = "write a timeline of the first steps of every run per rank "
-                               "(Chrome trace JSON for Perfetto; docs/timeline.md)"};
-  t[n++] = (gs_option){.name = "trace-steps", .kind = GS_OPT_COUNT, .target = &o->trace_steps,
-                       .min = 1, .max = 1000000, .metavar = "N",
-                       .help = "timed steps per run in the --trace file (default 5)",
-                       .given = &o->given_trace_steps};
-  if (features & GS_COMMON_SCALE) {
+  return n;
+}
+
+static size_t add_devices(gs_common_options *o, unsigned groups, gs_option *t) {
+  size_t n = 0;
+  if (groups & GS_GROUP_BACKEND)
+    t[n++] = (gs_option){.name = "backend", .kind = GS_OPT_CHOICE, .target = &o->backend_choice,
+                         .choices = gs_backend_choices, .metavar = "B",
+                         .help = "where to run (auto: cuda when a GPU is present, else cpu)",
+                         .given = &o->given_backend};
+  if (groups & GS_GROUP_GPUS) {
+    t[n++] = (gs_option){.name = "gpus", .kind = GS_OPT_STRING, .target = &o->gpus_text,
+                         .metavar = "LIST",
+                         .help = "GPUs by CUDA ordinal as CUDA_VISIBLE_DEVICES writes them: 0, "
+                                 "0,2 or 0-3 (default: GPU 0 for run, every GPU otherwise)",
+                         .given = &o->given_gpus};
+    t[n++] = (gs_option){.name = "ngpus", .short_name = 'g', .kind = GS_OPT_COUNT,
+                         .target = &o->ngpus, .min = 1, .max = GS_MAX_RANKS, .metavar = "N",
+                         .help = "the first N GPUs: a count, where --gpus names GPUs "
+                                 "(default: as --gpus)",
+                         .given = &o->given_ngpus};
+  }
+  if (groups & GS_GROUP_RANKS)
+    t[n++] = (gs_option){.name = "ranks", .kind = GS_OPT_COUNT, .target = &o->ranks, .min = 1,
+                         .max = GS_MAX_RANKS, .metavar = "N",
+                         .help = "CPU backend: worker threads (default 1 for run; the core count, "
+                                 "at most 8, for scale and suite)",
+                         .given = &o->given_ranks};
+  return n;
+}
+
+static size_t add_timing(gs_common_options *o, unsigned groups, gs_option *t) {
+  size_t n = 0;
+  if (groups & GS_GROUP_WARMUP)
+    t[n++] = (gs_option){.name = "warmup", .short_name = 'w', .kind = GS_OPT_COUNT,
+                         .target = &o->warmup, .min = 0, .max = 1000000, .metavar = "N",
+                         .help = "untimed iterations before each run", .given = &o->given_warmup};
+  if (groups & GS_GROUP_ITERS)
+    t[n++] = (gs_option){.name = "iters", .short_name = 'n', .kind = GS_OPT_COUNT,
+                         .target = &o->iters, .min = 1, .max = 100000000, .metavar = "N",
+                         .help = (groups & GS_GROUP_MIN_TIME)
+                                     ? "timed iterations per run (default: as many as --min-time "
+                                       "takes)"
+                                     : "timed iterations per run",
+                         .given = &o->given_iters};
+  if (groups & GS_GROUP_MIN_TIME)
+    t[n++] = (gs_option){.name = "min-time", .kind = GS_OPT_DOUBLE, .target = &o->min_time,
+                         .dmin = 0.0, .dmax = 86400.0, .metavar = "SEC",
+                         .help = "timed seconds per run, at least 10 iterations",
+                         .given = &o->given_min_time};
+  if (groups & GS_GROUP_RUNS)
+    t[n++] = (gs_option){.name = "runs", .kind = GS_OPT_COUNT, .target = &o->runs, .min = 1,
+                         .max = 1000, .metavar = "N", .help = "repeated runs",
+                         .given = &o->given_runs};
+  if (groups & GS_GROUP_SEED)
+    t[n++] = (gs_option){.name = "seed", .kind = GS_OPT_COUNT, .target = &o->seed, .min = 0,
+                         .max = UINT64_MAX, .metavar = "S",
+                         .help = "seed of the generated input data"};
+  return n;
+}
+
+static size_t add_telemetry(gs_common_options *o, unsigned groups, gs_option *t) {
+  (void)groups;
+  t[0] = (gs_option){.name = "telemetry-interval", .kind = GS_OPT_DOUBLE,
+                     .target = &o->telemetry_interval, .dmin = 0.0, .dmax = 3600.0,
+                     .metavar = "SEC",
+                     .help = "GPU telemetry (NVML) every SEC seconds during measuring; 0 = off"};
+  t[1] = (gs_option){.name = "telemetry-series", .kind = GS_OPT_FLAG,
+                     .target = &o->telemetry_series,
+                     .help = "keep every telemetry reading in the result, not only min/mean/max"};
+  return 2;
+}
+
+static size_t add_timeout(gs_common_options *o, unsigned groups, gs_option *t) {
+  (void)groups;
+  t[0] = (gs_option){.name = "timeout", .kind = GS_OPT_DOUBLE, .target = &o->timeout,
+                     .dmin = 0.0, .dmax = 86400.0, .metavar = "SEC",
+                     .help = "longest wait of a rank for the others before the run ends as "
+                             "partial (0: no limit; docs/multinode.md)"};
+  return 1;
+}
+
+static size_t add_trace(gs_common_options *o, unsigned groups, gs_option *t) {
+  (void)groups;
+  t[0] = (gs_option){.name = "trace", .kind = GS_OPT_STRING, .target = &o->trace,
+                     .metavar = "FILE",
+                     .help = "write a timeline of the first steps of every run per rank "
+                             "(Chrome trace JSON for Perfetto; docs/timeline.md)"};
+  t[1] = (gs_option){.name = "trace-steps", .kind = GS_OPT_COUNT, .target = &o->trace_steps,
+                     .min = 1, .max = 1000000, .metavar = "N",
+                     .help = "timed steps per run in the --trace file (default 5)",
+                     .given = &o->given_trace_steps};
+  return 2;
+}
+
+static size_t add_scale(gs_common_options *o, unsigned groups, gs_option *t) {
+  size_t n = 0;
+  if (groups & GS_GROUP_SCALE) {
     t[n++] = (gs_option){.name = "scaling", .kind = GS_OPT_CHOICE, .target = &o->scaling_choice,
                          .choices = gs_scaling_choices, .metavar = "MODE",
                          .help = "strong: fixed total work split over ranks; weak: fixed work "
@@ -99,72 +151,153 @@ void gs_common_init(gs_common_options *o, unsigned features) {
                          .help = "rank counts to measure (default 1,2,4,... and the total)",
                          .given = &o->given_counts};
   }
-  if (features & GS_COMMON_FAULTS)
-    t[n++] = (gs_option){.name = "inject", .kind = GS_OPT_STRING_LIST, .target = &o->inject,
-                         .metavar = "KIND:rank=R,...",
-                         .help = "inject a fault, repeatable; slow:rank=R,factor=F makes rank R's "
-                                 "steps take F times its own work"};
-  if (features & GS_COMMON_SPLIT)
+  if (groups & GS_GROUP_SPLIT)
     t[n++] = (gs_option){.name = "split", .kind = GS_OPT_CHOICE, .target = &o->split_choice,
                          .choices = gs_split_choices, .metavar = "POLICY",
                          .help = "work units per rank: even, or proportional to each rank's "
                                  "calibrated speed (measured next to even, with the gain)"};
-  if (features & GS_COMMON_GPU_MODE)
+  if (groups & GS_GROUP_GPU_MODE)
     t[n++] = (gs_option){.name = "gpu-mode", .kind = GS_OPT_CHOICE, .target = &o->gpu_mode_choice,
                          .choices = gs_gpu_mode_choices, .metavar = "MODE",
                          .help = "single: the first selected GPU; multi: all selected; auto: "
                                  "measure both briefly and use multi only at >= 1.1x",
                          .given = &o->given_gpu_mode};
-  t[n] = (gs_option){.kind = GS_OPT_END};
+  return n;
 }
 
-/* Parses --gpus: "N" is a count, "a,b" a list, "a-b" a range (mixable). */
-gs_status gs_common_parse_gpus(const char *text, int device_count, int single_is_count,
-                               gs_run_config *config) {
-  if (single_is_count && strchr(text, ',') == NULL && strchr(text, '-') == NULL) {
-    uint64_t count = 0;
-    GS_TRY(gs_parse_count(text, "--gpus", 1, GS_MAX_RANKS, &count));
-    if ((int)count > device_count)
-      return gs_error(GS_ERR_USAGE, "option --gpus: %llu GPUs asked for, %d present",
-                      (unsigned long long)count, device_count);
-    config->world_size = (int)count;
-    for (int k = 0; k < config->world_size; k++) config->devices[k] = k;
-    return GS_OK;
+static size_t add_faults(gs_common_options *o, unsigned groups, gs_option *t) {
+  (void)groups;
+  t[0] = (gs_option){.name = "inject", .kind = GS_OPT_STRING_LIST, .target = &o->inject,
+                     .metavar = "KIND:rank=R,...",
+                     .help = "inject a fault, repeatable; slow:rank=R,factor=F makes rank R's "
+                             "steps take F times its own work"};
+  return 1;
+}
+
+/* The groups in the order --help lists them. */
+static const common_group groups_in_order[] = {
+    {GS_GROUP_OUTPUT, "Output", add_output},
+    {GS_GROUP_DEVICES, "GPUs and ranks", add_devices},
+    {GS_GROUP_TIMING | GS_GROUP_SEED, "Timing", add_timing},
+    {GS_GROUP_SCALE | GS_GROUP_SPLIT | GS_GROUP_GPU_MODE, "Scaling", add_scale},
+    {GS_GROUP_TELEMETRY, "Telemetry", add_telemetry},
+    {GS_GROUP_TIMEOUT, "Waiting for ranks", add_timeout},
+    {GS_GROUP_FAULTS, "Faults", add_faults},
+    {GS_GROUP_TRACE, "Trace", add_trace},
+};
+
+void gs_common_init(gs_common_options *o, unsigned groups) {
+  memset(o, 0, sizeof *o);
+  o->ranks = 1;
+  o->warmup = 3;
+  o->min_time = 1.0;
+  o->runs = 3;
+  o->seed = 42;
+  o->telemetry_interval = 0.1;
+  o->timeout = 120.0;
+  o->trace_steps = GS_TRACE_STEPS_DEFAULT;
+  size_t n = 0;
+  for (size_t g = 0; g < sizeof groups_in_order / sizeof groups_in_order[0]; g++) {
+    const common_group *group = &groups_in_order[g];
+    if (!(groups & group->bit)) continue;
+    const size_t begin = n;
+    if (n + GROUP_MAX_OPTIONS >= GS_COMMON_OPTION_COUNT || o->n_groups == GS_COMMON_GROUP_MAX)
+      GS_BUG("the common option table is too small for its groups");
+    n += group->add(o, groups, o->table + n);
+    o->groups[o->n_groups].title = group->title;
+    o->groups[o->n_groups].begin = begin;
+    o->groups[o->n_groups].end = n;
+    o->n_groups++;
   }
+  o->table[n] = (gs_option){.kind = GS_OPT_END};
+}
+
+void gs_common_describe(const gs_common_options *o,
+                        void (*section)(const char *title, const gs_option *table)) {
+  for (size_t g = 0; g < o->n_groups; g++) {
+    gs_option slice[GS_COMMON_OPTION_COUNT];
+    size_t n = 0;
+    for (size_t i = o->groups[g].begin; i < o->groups[g].end; i++) slice[n++] = o->table[i];
+    slice[n] = (gs_option){.kind = GS_OPT_END};
+    section(o->groups[g].title, slice);
+  }
+}
+
+/* 1 when text is one number, e.g. "2": no list, no range. */
+static int lone_number(const char *text) {
+  return strchr(text, '-') == NULL && strchr(text, ',') == NULL;
+}
+
+/* Records the usage error of a --gpus value: "option LABEL: ...". */
+static gs_status gpus_error(const char *option, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static gs_status gpus_error(const char *option, const char *fmt, ...) {
+  char why[GS_TEXT_ERROR];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  return gs_error(GS_ERR_USAGE, "option %s: %s", option, why);
+}
+
+gs_status gs_common_parse_gpus(const char *text, const char *option, int device_count,
+                               gs_run_config *config) {
   char buf[256];
-  if (strlen(text) >= sizeof buf)
-    return gs_error(GS_ERR_USAGE, "option --gpus: list too long");
+  if (strlen(text) >= sizeof buf) return gpus_error(option, "list too long");
   snprintf(buf, sizeof buf, "%s", text);
   config->world_size = 0;
+  // Only digits, commas and one dash per item; no empty item ("0,,1", "1-").
+  const size_t len = strlen(buf);
+  int well_formed = len > 0 && buf[0] != ',' && buf[len - 1] != ',' && !strstr(buf, ",,");
+  int dashes = 0; /* in the current item */
+  for (size_t i = 0; well_formed && i < len; i++) {
+    const char c = buf[i];
+    if (c == ',') {
+      dashes = 0;
+    } else if (c == '-') {
+      well_formed = ++dashes == 1 && i > 0 && isdigit((unsigned char)buf[i - 1]) &&
+                    isdigit((unsigned char)buf[i + 1]);
+    } else {
+      well_formed = isdigit((unsigned char)c);
+    }
+  }
+  if (!well_formed)
+    return gpus_error(option, "'%s' is not a list of GPU ordinals (0, 0,2 or 0-3)", text);
   char *save = NULL;
   for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
     uint64_t first = 0, last = 0;
     char *dash = strchr(item, '-');
     if (dash) {
       *dash = '\0';
-      GS_TRY(gs_parse_count(item, "--gpus", 0, GS_MAX_RANKS - 1, &first));
-      GS_TRY(gs_parse_count(dash + 1, "--gpus", 0, GS_MAX_RANKS - 1, &last));
+      GS_TRY(gs_parse_count(item, option, 0, GS_MAX_RANKS - 1, &first));
+      GS_TRY(gs_parse_count(dash + 1, option, 0, GS_MAX_RANKS - 1, &last));
       if (last < first)
-        return gs_error(GS_ERR_USAGE, "option --gpus: range %llu-%llu runs backwards",
-                        (unsigned long long)first, (unsigned long long)last);
+        return gpus_error(option, "range %llu-%llu runs backwards", (unsigned long long)first,
+                          (unsigned long long)last);
     } else {
-      GS_TRY(gs_parse_count(item, "--gpus", 0, GS_MAX_RANKS - 1, &first));
+      GS_TRY(gs_parse_count(item, option, 0, GS_MAX_RANKS - 1, &first));
       last = first;
     }
     for (uint64_t d = first; d <= last; d++) {
-      if ((int)d >= device_count)
-        return gs_error(GS_ERR_USAGE, "option --gpus: GPU %llu does not exist (%d present)",
-                        (unsigned long long)d, device_count);
       for (int k = 0; k < config->world_size; k++)
         if (config->devices[k] == (int)d)
-          return gs_error(GS_ERR_USAGE, "option --gpus: GPU %llu listed twice",
-                          (unsigned long long)d);
+          return gpus_error(option, "GPU %llu listed twice", (unsigned long long)d);
       if (config->world_size == GS_MAX_RANKS)
-        return gs_error(GS_ERR_USAGE, "option --gpus: more than %d GPUs", GS_MAX_RANKS);
+        return gpus_error(option, "more than %d GPUs", GS_MAX_RANKS);
       config->devices[config->world_size++] = (int)d;
     }
   }
-  if (config->world_size == 0) return gs_error(GS_ERR_USAGE, "option --gpus: no GPU listed");
+  if (config->world_size == 0) return gpus_error(option, "no GPU listed");
+  for (int k = 0; device_count >= 0 && k < config->world_size; k++) {
+    if (config->devices[k] < device_count) continue;
+    // A lone number that is no GPU here was most likely meant as a count.
+    if (config->world_size == 1 && lone_number(text))
+      return gpus_error(option, "GPU %d does not exist (%d present, 0-%d); the first %d GPUs "
+                        "are -g %d (--ngpus)", config->devices[k], device_count,
+                        device_count - 1, config->devices[k], config->devices[k]);
+    return gpus_error(option, "GPU %d does not exist (%d present)", config->devices[k],
+                      device_count);
+  }
   return GS_OK;
 }
 
@@ -183,10 +316,17 @@ gs_status gs_common_resolve(const gs_common_options *o, int default_all, gs_run_
                     "option --telemetry-interval: %g s is below the shortest interval, %g s "
                     "(0 turns telemetry off)",
                     o->telemetry_interval, GS_TELEMETRY_MIN_INTERVAL);
-  if (o->given_gpus && o->given_ranks)
+  const char *gpu_option = o->given_ngpus ? "--ngpus" : "--gpus";
+  const int given_gpus = o->given_gpus || o->given_ngpus;
+  if (o->given_gpus && o->given_ngpus)
+    return gs_error(GS_ERR_USAGE, "options --gpus and --ngpus conflict: --gpus names the GPUs "
+                    "(0,2), --ngpus takes the first N; give one");
+  if (given_gpus && o->given_ranks)
     return gs_error(GS_ERR_USAGE,
-                    "options --gpus and --ranks conflict: --gpus is for the cuda backend, "
-                    "--ranks for the cpu backend");
+                    "options %s and --ranks conflict: %s is for the cuda backend, "
+                    "--ranks for the cpu backend", gpu_option, gpu_option);
+  // The syntax first: a malformed list is a usage error on any machine.
+  if (o->given_gpus) GS_TRY(gs_common_parse_gpus(o->gpus_text, "--gpus", -1, config));
 
   char why[GS_TEXT_LONG] = "";
   int device_count = gs_device_count(why, sizeof why);
@@ -197,8 +337,7 @@ gs_status gs_common_resolve(const gs_common_options *o, int default_all, gs_run_
     } else if (device_count > 0) {
       backend = GS_BACKEND_CHOICE_CUDA;
     } else {
-      if (o->given_gpus)
-        return gs_error(GS_ERR_UNSUPPORTED, "option --gpus: %s", why);
+      if (given_gpus) return gs_error(GS_ERR_UNSUPPORTED, "option %s: %s", gpu_option, why);
       backend = GS_BACKEND_CHOICE_CPU;
       gs_note("%s: running the CPU backend", why);
     }
@@ -206,20 +345,25 @@ gs_status gs_common_resolve(const gs_common_options *o, int default_all, gs_run_
   if (backend == GS_BACKEND_CHOICE_CUDA) {
     if (o->given_ranks)
       return gs_error(GS_ERR_USAGE,
-                      "option --ranks applies to the cpu backend; select GPUs with --gpus");
+                      "option --ranks applies to the cpu backend; select GPUs with --gpus or "
+                      "--ngpus");
     if (device_count == 0) return gs_error(GS_ERR_UNSUPPORTED, "--backend cuda: %s", why);
     config->backend = GS_BACKEND_CUDA;
-    if (o->gpus_text) {
-      GS_TRY(gs_common_parse_gpus(o->gpus_text, device_count, 1, config));
+    if (o->given_gpus) {
+      GS_TRY(gs_common_parse_gpus(o->gpus_text, "--gpus", device_count, config));
     } else {
-      config->world_size = default_all ? device_count : 1;
+      if (o->given_ngpus && o->ngpus > (uint64_t)device_count)
+        return gs_error(GS_ERR_USAGE, "option --ngpus: %llu GPUs asked for, %d present",
+                        (unsigned long long)o->ngpus, device_count);
+      config->world_size = o->given_ngpus ? (int)o->ngpus : default_all ? device_count : 1;
       if (config->world_size > GS_MAX_RANKS) config->world_size = GS_MAX_RANKS;
       for (int k = 0; k < config->world_size; k++) config->devices[k] = k;
     }
   } else {
-    if (o->given_gpus)
+    if (given_gpus)
       return gs_error(GS_ERR_USAGE,
-                      "option --gpus applies to the cuda backend; the cpu backend takes --ranks");
+                      "option %s applies to the cuda backend; the cpu backend takes --ranks",
+                      gpu_option);
     config->backend = GS_BACKEND_CPU;
     config->world_size = o->given_ranks ? (int)o->ranks : (default_all ? cpu_default_ranks() : 1);
     if (o->mpi_processes > 0) config->world_size = o->mpi_processes;
@@ -269,7 +413,7 @@ gs_status gs_common_choose_ranks(gs_common_options *o, int default_all, const gs
   if (config->backend == GS_BACKEND_CUDA) {
     // The GPUs this process may use: the --gpus list, or all it sees.
     local_devices[0] = config->devices[job->local_rank % config->world_size];
-    if (!o->given_gpus) {
+    if (!o->given_gpus && !o->given_ngpus) {
       int n = gs_device_count(NULL, 0);
       local_devices[0] = job->local_rank % (n > 0 ? n : 1);
     }
@@ -280,45 +424,51 @@ gs_status gs_common_choose_ranks(gs_common_options *o, int default_all, const gs
 
 cJSON *gs_common_config_json(const gs_common_options *o, const gs_run_config *config,
                              const gs_workload *workload, const void *workload_opts) {
-  cJSON *c = cJSON_CreateObject();
-  cJSON_AddStringToObject(c, "backend", config->backend == GS_BACKEND_CUDA ? "cuda" : "cpu");
-  cJSON *devices = cJSON_AddArrayToObject(c, "devices");
+  gs_json_build build = {0}, *b = &build;
+  cJSON *c = gs_json_check(b, cJSON_CreateObject());
+  gs_json_put_string(b, c, "backend", config->backend == GS_BACKEND_CUDA ? "cuda" : "cpu");
+  cJSON *devices = gs_json_put_array(b, c, "devices");
   for (int k = 0; k < config->world_size; k++)
-    cJSON_AddItemToArray(devices, config->backend == GS_BACKEND_CUDA
-                                      ? cJSON_CreateNumber(config->devices[k])
-                                      : cJSON_CreateNull());
-  cJSON_AddNumberToObject(c, "ranks", config->world_size);
-  if (o->given_gpu_mode) cJSON_AddStringToObject(c, "gpu_mode", gs_gpu_mode_choices[o->gpu_mode_choice]);
-  cJSON_AddStringToObject(c, "scaling", gs_scaling_name(config->scaling));
+    gs_json_append(b, devices, config->backend == GS_BACKEND_CUDA
+                                   ? cJSON_CreateNumber(config->devices[k])
+                                   : cJSON_CreateNull());
+  gs_json_put_number(b, c, "ranks", config->world_size);
+  if (o->given_gpu_mode)
+    gs_json_put_string(b, c, "gpu_mode", gs_gpu_mode_choices[o->gpu_mode_choice]);
+  gs_json_put_string(b, c, "scaling", gs_scaling_name(config->scaling));
   if (o->given_counts) {
-    cJSON *counts = cJSON_AddArrayToObject(c, "counts");
+    cJSON *counts = gs_json_put_array(b, c, "counts");
     for (size_t i = 0; i < o->counts.n; i++)
-      cJSON_AddItemToArray(counts, cJSON_CreateNumber((double)o->counts.v[i]));
+      gs_json_append_number(b, counts, (double)o->counts.v[i]);
   }
-  cJSON_AddNumberToObject(c, "warmup", (double)config->warmup);
+  gs_json_put_number(b, c, "warmup", (double)config->warmup);
   if (config->iters > 0) {
-    cJSON_AddNumberToObject(c, "iters", (double)config->iters);
-    cJSON_AddNullToObject(c, "min_time_seconds");
+    gs_json_put_number(b, c, "iters", (double)config->iters);
+    gs_json_put_null(b, c, "min_time_seconds");
   } else {
-    cJSON_AddNullToObject(c, "iters");
-    gs_json_add_number(c, "min_time_seconds", config->min_time);
+    gs_json_put_null(b, c, "iters");
+    gs_json_put_number(b, c, "min_time_seconds", config->min_time);
   }
-  cJSON_AddNumberToObject(c, "min_iters", (double)config->min_iters);
-  cJSON_AddNumberToObject(c, "max_iters", (double)config->max_iters);
-  cJSON_AddNumberToObject(c, "runs", (double)config->runs);
-  gs_json_add_number(c, "telemetry_interval_seconds", o->telemetry_interval);
-  cJSON_AddBoolToObject(c, "telemetry_series", o->telemetry_series != 0);
+  gs_json_put_number(b, c, "min_iters", (double)config->min_iters);
+  gs_json_put_number(b, c, "max_iters", (double)config->max_iters);
+  gs_json_put_number(b, c, "runs", (double)config->runs);
+  gs_json_put_number(b, c, "telemetry_interval_seconds", o->telemetry_interval);
+  gs_json_put_bool(b, c, "telemetry_series", o->telemetry_series != 0);
   // Seeds are 64-bit: kept as a string so no digit is lost in a JSON double.
   char seed[32];
   snprintf(seed, sizeof seed, "%llu", (unsigned long long)config->seed);
-  cJSON_AddStringToObject(c, "seed", seed);
-  if (config->split_proportional) cJSON_AddStringToObject(c, "split", "proportional");
+  gs_json_put_string(b, c, "seed", seed);
+  if (config->split_proportional) gs_json_put_string(b, c, "split", "proportional");
   if (config->faults.n > 0)
-    cJSON_AddItemToObject(c, "inject", gs_fault_list_to_json(&config->faults, GS_MAX_RANKS));
+    gs_json_put_item(b, c, "inject", gs_fault_list_to_json(&config->faults, GS_MAX_RANKS));
   if (workload) {
-    cJSON_AddStringToObject(c, "workload", workload->key);
+    gs_json_put_string(b, c, "workload", workload->key);
     cJSON *wo = workload->options_to_json(workload_opts);
-    cJSON_AddItemToObject(c, "workload_options", wo ? wo : cJSON_CreateNull());
+    gs_json_put_item(b, c, "workload_options", wo ? wo : cJSON_CreateNull());
+  }
+  if (b->failed) {
+    cJSON_Delete(c);
+    return NULL;
   }
   return c;
 }

@@ -12,7 +12,10 @@
 #include "platform/comm.h"
 #include "platform/trace.h"
 
-#define GS_COMMON_OPTION_COUNT 24
+/* Room for every common option and the end marker. */
+#define GS_COMMON_OPTION_COUNT 28
+/* Room for the groups of one command's table. */
+#define GS_COMMON_GROUP_MAX 16
 
 /* Shortest telemetry interval accepted: NVML itself updates utilization no
  * faster than every few tens of milliseconds. */
@@ -20,7 +23,8 @@
 
 typedef struct {
   int backend_choice;          /* index into gs_backend_choices */
-  const char *gpus_text;       /* "--gpus 0,1" or "--gpus 2" (count); NULL = default */
+  const char *gpus_text;       /* --gpus: CUDA ordinals "0", "0,2", "0-3"; NULL = default */
+  uint64_t ngpus;              /* -g/--ngpus: the first N GPUs */
   uint64_t ranks;              /* CPU backend ranks */
   uint64_t warmup;
   uint64_t iters;
@@ -45,9 +49,15 @@ typedef struct {
   int given_trace_steps;
   int mpi_processes;           /* set by the caller under mpirun/srun (before
                                   gs_common_resolve): the world is this many processes */
-  int given_gpus, given_ranks, given_iters, given_min_time, given_counts, given_scaling,
+  int given_gpus, given_ngpus, given_ranks, given_iters, given_min_time, given_counts, given_scaling,
       given_backend, given_out, given_warmup, given_runs;
   gs_option table[GS_COMMON_OPTION_COUNT];
+  /* The groups the table was composed of, in order: table[begin, end). */
+  struct {
+    const char *title;
+    size_t begin, end;
+  } groups[GS_COMMON_GROUP_MAX];
+  size_t n_groups;
 } gs_common_options;
 
 /* The choices of --backend, --scaling, --split and --gpu-mode, each named
@@ -61,22 +71,51 @@ enum { GS_SPLIT_CHOICE_EVEN = 0, GS_SPLIT_CHOICE_PROPORTIONAL = 1 };
 extern const char *const gs_gpu_mode_choices[]; /* single, multi, auto */
 enum { GS_GPU_MODE_SINGLE = 0, GS_GPU_MODE_MULTI = 1, GS_GPU_MODE_AUTO = 2 };
 
-/* Which options a command accepts besides the basic ones. */
+/* The small groups a command composes its common options of: it lists
+ * (and --help, the man pages and the completions show) exactly the options
+ * of the groups it names, so it never lists an option it cannot apply. */
 enum {
-  GS_COMMON_SCALE = 1 << 0,
-  GS_COMMON_OUT_DIR = 1 << 1,
-  GS_COMMON_FAULTS = 1 << 2,  /* --inject */
-  GS_COMMON_SPLIT = 1 << 3,   /* --split */
-  GS_COMMON_GPU_MODE = 1 << 4 /* --gpu-mode */
+  GS_GROUP_OUTPUT = 1u << 0,    /* -o/--out FILE, -q/--quiet, --no-progress */
+  GS_GROUP_OUT_DIR = 1u << 1,   /* modifies OUTPUT: --out names a directory (suite) */
+  GS_GROUP_BACKEND = 1u << 2,   /* --backend */
+  GS_GROUP_GPUS = 1u << 3,      /* --gpus LIST (ordinals), -g/--ngpus N (a count) */
+  GS_GROUP_RANKS = 1u << 4,     /* --ranks N (cpu backend) */
+  GS_GROUP_WARMUP = 1u << 5,    /* -w/--warmup N */
+  GS_GROUP_ITERS = 1u << 6,     /* -n/--iters N */
+  GS_GROUP_MIN_TIME = 1u << 7,  /* --min-time SEC */
+  GS_GROUP_RUNS = 1u << 8,      /* --runs N */
+  GS_GROUP_SEED = 1u << 9,      /* --seed S of generated data */
+  GS_GROUP_TELEMETRY = 1u << 10, /* --telemetry-interval, --telemetry-series */
+  GS_GROUP_TIMEOUT = 1u << 11,  /* --timeout SEC of a rank's wait */
+  GS_GROUP_TRACE = 1u << 12,    /* --trace FILE, --trace-steps N */
+  GS_GROUP_SCALE = 1u << 13,    /* --scaling, --counts */
+  GS_GROUP_FAULTS = 1u << 14,   /* --inject */
+  GS_GROUP_SPLIT = 1u << 15,    /* --split */
+  GS_GROUP_GPU_MODE = 1u << 16, /* --gpu-mode */
+  /* Compositions used by several commands. */
+  GS_GROUP_DEVICES = GS_GROUP_BACKEND | GS_GROUP_GPUS | GS_GROUP_RANKS,
+  GS_GROUP_TIMING = GS_GROUP_WARMUP | GS_GROUP_ITERS | GS_GROUP_MIN_TIME | GS_GROUP_RUNS,
+  /* What a workload's measurement takes (run, scale, suite add to it). */
+  GS_GROUP_MEASURE = GS_GROUP_OUTPUT | GS_GROUP_DEVICES | GS_GROUP_TIMING | GS_GROUP_SEED |
+                     GS_GROUP_TELEMETRY | GS_GROUP_TIMEOUT | GS_GROUP_TRACE
 };
 
-/* Fills defaults and the option table for a command with `features`. */
-void gs_common_init(gs_common_options *o, unsigned features);
+/* Fills defaults and composes the option table of the `groups` (in the
+ * order of the enum, whatever the order of the bits), recording each
+ * group's slice and title for the help. */
+void gs_common_init(gs_common_options *o, unsigned groups);
+
+/* The help of the common options: one titled section per group ("Output",
+ * "GPUs and ranks", ...), through cli/help.h's gs_help_options by the
+ * caller-supplied `section` (title, table terminated by GS_OPT_END). */
+void gs_common_describe(const gs_common_options *o,
+                        void (*section)(const char *title, const gs_option *table));
 
 /* Resolves the backend (auto: CUDA when a device is present, else the CPU
- * with a note saying so) and the ranks: CUDA ordinals from --gpus (list, or
- * a count meaning the first N devices; default `default_all` ? all : GPU 0),
- * or --ranks CPU workers. Checks the devices exist and options agree.
+ * with a note saying so) and the ranks: CUDA ordinals from --gpus, the
+ * first N devices from --ngpus (default `default_all` ? all : GPU 0), or
+ * --ranks CPU workers. A malformed --gpus is a usage error whether or not
+ * a GPU is present. Checks the devices exist and options agree.
  * Fills config->backend, world_size, devices, the timing fields, the
  * faults (checked against the ranks) and the split policy. */
 gs_status gs_common_resolve(const gs_common_options *o, int default_all, gs_run_config *config);
@@ -89,15 +128,18 @@ gs_status gs_common_resolve(const gs_common_options *o, int default_all, gs_run_
 gs_status gs_common_choose_ranks(gs_common_options *o, int default_all, const gs_comm_job *job,
                                  gs_run_config *config, int *local_ranks, int *local_devices);
 
-/* Parses a --gpus value against `device_count` present devices: a list
- * "0,2" or ranges "0-3", mixable, no device twice; a lone "N" means the
- * first N devices when `single_is_count`, else device N. Fills
- * config->world_size and devices. GS_ERR_USAGE naming --gpus. */
-gs_status gs_common_parse_gpus(const char *text, int device_count, int single_is_count,
+/* Parses a --gpus value: CUDA ordinals as CUDA_VISIBLE_DEVICES writes
+ * them, a list "0,2" or ranges "0-3", mixable, no device twice; a lone "N"
+ * is device N, never a count (that is --ngpus). With `device_count` >= 0
+ * every device must be below it (a lone number that is not gets a hint to
+ * --ngpus); with -1 only the syntax is checked. Fills config->world_size
+ * and devices. GS_ERR_USAGE naming `option` ("--gpus"; "DEVICES" for a
+ * plan's task). */
+gs_status gs_common_parse_gpus(const char *text, const char *option, int device_count,
                                gs_run_config *config);
 
 /* The "config" block of a result document: common options as resolved plus
- * the workload's own options. */
+ * the workload's own options; NULL when memory runs out. */
 cJSON *gs_common_config_json(const gs_common_options *o, const gs_run_config *config,
                              const gs_workload *workload, const void *workload_opts);
 

@@ -268,53 +268,53 @@ static const char *items_source_name(const gs_exec_options *o, const gs_exec_fig
   return o->items ? "option" : "count";
 }
 
-static cJSON *string_array(char *const *v, size_t n) {
-  cJSON *a = cJSON_CreateArray();
-  for (size_t i = 0; a && i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateString(v[i]));
+static cJSON *string_array(gs_json_build *b, char *const *v, size_t n) {
+  cJSON *a = gs_json_check(b, cJSON_CreateArray());
+  for (size_t i = 0; a && i < n; i++) gs_json_append_string(b, a, v[i]);
   return a;
 }
 
-static cJSON *note_json(const gs_exec_run_note *note) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "kind", note->timed ? "timed" : "warmup");
-  cJSON_AddNumberToObject(o, "index", (double)note->index);
-  cJSON_AddStringToObject(o, "status", gs_status_name(note->status));
+static cJSON *note_json(gs_json_build *b, const gs_exec_run_note *note) {
+  cJSON *o = gs_json_check(b, cJSON_CreateObject());
+  gs_json_put_string(b, o, "kind", note->timed ? "timed" : "warmup");
+  gs_json_put_number(b, o, "index", (double)note->index);
+  gs_json_put_string(b, o, "status", gs_status_name(note->status));
   if (note->child.exit_code >= 0)
-    cJSON_AddNumberToObject(o, "exit_code", note->child.exit_code);
+    gs_json_put_number(b, o, "exit_code", note->child.exit_code);
   else
-    cJSON_AddNullToObject(o, "exit_code");
+    gs_json_put_null(b, o, "exit_code");
   if (note->child.signal)
-    cJSON_AddNumberToObject(o, "signal", note->child.signal);
+    gs_json_put_number(b, o, "signal", note->child.signal);
   else
-    cJSON_AddNullToObject(o, "signal");
-  gs_json_add_number(o, "wall_seconds", note->child.wall_seconds);
-  cJSON_AddNumberToObject(o, "values", (double)note->values);
-  gs_json_add_number(o, "read_seconds", note->read_seconds);
+    gs_json_put_null(b, o, "signal");
+  gs_json_put_number(b, o, "wall_seconds", note->child.wall_seconds);
+  gs_json_put_number(b, o, "values", (double)note->values);
+  gs_json_put_number(b, o, "read_seconds", note->read_seconds);
   if (note->status != GS_OK) {
-    cJSON_AddStringToObject(o, "reason", note->reason);
-    cJSON_AddStringToObject(o, "stderr_tail", note->stderr_tail);
+    gs_json_put_string(b, o, "reason", note->reason);
+    gs_json_put_string(b, o, "stderr_tail", note->stderr_tail);
   }
   if (note->stdout_log[0]) {
-    cJSON_AddStringToObject(o, "stdout_log", note->stdout_log);
-    cJSON_AddStringToObject(o, "stderr_log", note->stderr_log);
+    gs_json_put_string(b, o, "stdout_log", note->stdout_log);
+    gs_json_put_string(b, o, "stderr_log", note->stderr_log);
   }
   return o;
 }
 
-static cJSON *metrics_json(const gs_exec_record *r) {
-  cJSON *list = cJSON_CreateArray();
+static cJSON *metrics_json(gs_json_build *b, const gs_exec_record *r) {
+  cJSON *list = gs_json_check(b, cJSON_CreateArray());
   for (size_t i = 0; list && i < r->n_metrics; i++) {
     const gs_exec_metric *m = &r->metrics[i];
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "name", m->name);
-    cJSON_AddStringToObject(o, "source", m->from_pattern ? "pattern" : "protocol");
-    cJSON_AddStringToObject(o, "unit", m->unit);
-    cJSON_AddNumberToObject(o, "count", (double)m->count);
-    gs_json_add_number(o, "mean", m->count ? m->sum / (double)m->count : 0.0);
-    gs_json_add_number(o, "min", m->min);
-    gs_json_add_number(o, "max", m->max);
-    gs_json_add_number(o, "last", m->last);
-    cJSON_AddItemToArray(list, o);
+    gs_json_put_string(b, o, "name", m->name);
+    gs_json_put_string(b, o, "source", m->from_pattern ? "pattern" : "protocol");
+    gs_json_put_string(b, o, "unit", m->unit);
+    gs_json_put_number(b, o, "count", (double)m->count);
+    gs_json_put_number(b, o, "mean", m->count ? m->sum / (double)m->count : 0.0);
+    gs_json_put_number(b, o, "min", m->min);
+    gs_json_put_number(b, o, "max", m->max);
+    gs_json_put_number(b, o, "last", m->last);
+    gs_json_append(b, list, o);
   }
   return list;
 }
@@ -327,17 +327,18 @@ static gs_status exec_annotate(void *vctx, const gs_measurement *m, cJSON *measu
   gs_exec_ctx *ctx = vctx;
   const gs_exec_record *r = &ctx->records[index];
   const gs_exec_figure *f = &ctx->figure;
-  cJSON *e = cJSON_AddObjectToObject(measurement, "exec");
+  gs_json_build build = {0}, *b = &build;
+  cJSON *e = gs_json_put_object(b, measurement, "exec");
   if (!e) return gs_error(GS_ERR_NOMEM, "cannot describe the command's runs");
-  cJSON_AddItemToObject(e, "command", string_array(r->argv, r->argv ? (size_t)r->argc : 0));
-  cJSON_AddStringToObject(e, "gpus", r->gpus);
+  gs_json_put_item(b, e, "command", string_array(b, r->argv, r->argv ? (size_t)r->argc : 0));
+  gs_json_put_string(b, e, "gpus", r->gpus);
   if (r->visible[0])
-    cJSON_AddStringToObject(e, "cuda_visible_devices", r->visible);
+    gs_json_put_string(b, e, "cuda_visible_devices", r->visible);
   else
-    cJSON_AddNullToObject(e, "cuda_visible_devices");
+    gs_json_put_null(b, e, "cuda_visible_devices");
   char cwd[GS_TEXT_LONG * 4];
-  cJSON_AddStringToObject(e, "working_directory", getcwd(cwd, sizeof cwd) ? cwd : "");
-  cJSON *environment = cJSON_AddObjectToObject(e, "environment");
+  gs_json_put_string(b, e, "working_directory", getcwd(cwd, sizeof cwd) ? cwd : "");
+  cJSON *environment = gs_json_put_object(b, e, "environment");
   for (size_t i = 0; r->envp && r->envp[i]; i++) {
     int keep = 0;
     for (size_t p = 0; recorded_prefixes[p] && !keep; p++)
@@ -346,23 +347,24 @@ static gs_status exec_annotate(void *vctx, const gs_measurement *m, cJSON *measu
     if (!keep || !eq || secret_name(r->envp[i], (size_t)(eq - r->envp[i]))) continue;
     char name[GS_TEXT_LONG];
     snprintf(name, sizeof name, "%.*s", (int)(eq - r->envp[i]), r->envp[i]);
-    cJSON_AddStringToObject(environment, name, eq + 1);
+    gs_json_put_string(b, environment, name, eq + 1);
   }
-  cJSON *figure = cJSON_AddObjectToObject(e, "figure");
-  cJSON_AddStringToObject(figure, "name", f->known ? f->name : "");
-  cJSON_AddStringToObject(figure, "source", figure_source_name(f->known ? f->source : GS_EXEC_FIGURE_AUTO));
-  cJSON_AddStringToObject(figure, "unit", f->known ? f->unit : "");
-  cJSON_AddBoolToObject(figure, "higher_is_better", f->known && f->kind == GS_EXEC_UNIT_RATE);
-  cJSON_AddBoolToObject(figure, "per_step", f->per_step);
-  cJSON_AddBoolToObject(figure, "per_rank", f->per_rank);
-  cJSON_AddStringToObject(figure, "item_unit", f->known ? f->item_unit : "");
-  cJSON_AddStringToObject(figure, "items_source", items_source_name(ctx->o, f));
-  gs_json_add_number(e, "timeout_seconds", ctx->o->timeout_seconds);
-  cJSON *runs = cJSON_AddArrayToObject(e, "runs");
-  for (size_t i = 0; runs && i < r->n_notes; i++) cJSON_AddItemToArray(runs, note_json(&r->notes[i]));
-  cJSON_AddItemToObject(e, "metrics", metrics_json(r));
-  if (!runs || !cJSON_GetObjectItemCaseSensitive(e, "metrics"))
-    return gs_error(GS_ERR_NOMEM, "cannot describe the command's runs");
+  cJSON *figure = gs_json_put_object(b, e, "figure");
+  gs_json_put_string(b, figure, "name", f->known ? f->name : "");
+  gs_json_put_string(b, figure, "source",
+                     figure_source_name(f->known ? f->source : GS_EXEC_FIGURE_AUTO));
+  gs_json_put_string(b, figure, "unit", f->known ? f->unit : "");
+  gs_json_put_bool(b, figure, "higher_is_better", f->known && f->kind == GS_EXEC_UNIT_RATE);
+  gs_json_put_bool(b, figure, "per_step", f->per_step);
+  gs_json_put_bool(b, figure, "per_rank", f->per_rank);
+  gs_json_put_string(b, figure, "item_unit", f->known ? f->item_unit : "");
+  gs_json_put_string(b, figure, "items_source", items_source_name(ctx->o, f));
+  gs_json_put_number(b, e, "timeout_seconds", ctx->o->timeout_seconds);
+  cJSON *runs = gs_json_put_array(b, e, "runs");
+  for (size_t i = 0; runs && i < r->n_notes; i++)
+    gs_json_append(b, runs, note_json(b, &r->notes[i]));
+  gs_json_put_item(b, e, "metrics", metrics_json(b, r));
+  if (b->failed) return gs_error(GS_ERR_NOMEM, "cannot describe the command's runs");
   return GS_OK;
 }
 
@@ -429,24 +431,29 @@ static void exec_variant_select(void *opts, size_t index, char *name, size_t siz
 static cJSON *exec_options_to_json(const void *opts) {
   const gs_exec_options *o = opts;
   cJSON *j = cJSON_CreateObject();
-  cJSON_AddItemToObject(j, "command", string_array(o->argv, (size_t)o->argc));
-  cJSON *metrics = cJSON_AddArrayToObject(j, "metrics");
+  gs_json_build build = {0}, *b = &build;
+  gs_json_put_item(b, j, "command", string_array(b, o->argv, (size_t)o->argc));
+  cJSON *metrics = gs_json_put_array(b, j, "metrics");
   for (size_t i = 0; metrics && i < o->metric_texts.n; i++)
-    cJSON_AddItemToArray(metrics, cJSON_CreateString(o->metric_texts.v[i]));
+    gs_json_append_string(b, metrics, o->metric_texts.v[i]);
   if (o->unit)
-    cJSON_AddStringToObject(j, "unit", o->unit);
+    gs_json_put_string(b, j, "unit", o->unit);
   else
-    cJSON_AddNullToObject(j, "unit");
+    gs_json_put_null(b, j, "unit");
   if (o->items)
-    cJSON_AddNumberToObject(j, "items", (double)o->items);
+    gs_json_put_number(b, j, "items", (double)o->items);
   else
-    cJSON_AddNullToObject(j, "items");
+    gs_json_put_null(b, j, "items");
   if (o->items_text)
-    cJSON_AddStringToObject(j, "item_unit", o->item_unit ? o->item_unit : "items");
+    gs_json_put_string(b, j, "item_unit", o->item_unit ? o->item_unit : "items");
   else
-    cJSON_AddNullToObject(j, "item_unit");
-  cJSON_AddBoolToObject(j, "visible_devices", !o->no_visible_devices);
-  cJSON_AddBoolToObject(j, "logs", !o->no_logs);
+    gs_json_put_null(b, j, "item_unit");
+  gs_json_put_bool(b, j, "visible_devices", !o->no_visible_devices);
+  gs_json_put_bool(b, j, "logs", !o->no_logs);
+  if (b->failed) {
+    cJSON_Delete(j);
+    return NULL;
+  }
   return j;
 }
 

@@ -116,7 +116,7 @@ gs_status gs_exec_child_run(const gs_exec_child_request *rq, gs_exec_child_resul
   if (!bad) rc = posix_spawnp(&pid, rq->argv[0], &files, &attr, rq->argv, rq->envp);
   posix_spawn_file_actions_destroy(&files);
   posix_spawnattr_destroy(&attr);
-  if (bad) return gs_error(GS_ERR_INTERNAL, "cannot prepare the command's start");
+  if (bad) return gs_error(GS_ERR_SYSTEM, "cannot prepare the command's start");
   if (rc != 0) {
     out->status = GS_ERR_COMMAND;
     snprintf(out->reason, sizeof out->reason, "cannot start '%s': %s", rq->argv[0], strerror(rc));

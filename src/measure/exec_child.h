@@ -31,7 +31,7 @@ typedef struct {
 /* Runs the command once and waits for it. Every member of its process
  * group still alive when it exits is killed, so that nothing it started
  * disturbs the next run. Returns GS_OK with the outcome in *out (a command
- * that fails is an outcome, not an error of this call); GS_ERR_INTERNAL or
+ * that fails is an outcome, not an error of this call); GS_ERR_SYSTEM or
  * GS_ERR_NOMEM when the run could not be prepared. Main thread only. */
 gs_status gs_exec_child_run(const gs_exec_child_request *rq, gs_exec_child_result *out);
 

@@ -52,47 +52,39 @@ gs_status gs_machine_info_collect(gs_machine_info *d) {
 }
 
 /* Adds a number, or null when `known` is 0. */
-static int add_opt_number(cJSON *o, const char *name, int known, double v) {
-  return known ? gs_json_add_number(o, name, v) != NULL : cJSON_AddNullToObject(o, name) != NULL;
-}
-
-static int add_opt_string(cJSON *o, const char *name, const char *s) {
-  return (s && *s) ? cJSON_AddStringToObject(o, name, s) != NULL
-                   : cJSON_AddNullToObject(o, name) != NULL;
+static void add_opt_number(gs_json_build *b, cJSON *o, const char *name, int known, double v) {
+  if (known)
+    gs_json_put_number(b, o, name, v);
+  else
+    gs_json_put_null(b, o, name);
 }
 
 /* The NVML and topology members added to the environment block. */
 static gs_status add_info_members(cJSON *doc, const gs_machine_info *d) {
   cJSON *env = cJSON_GetObjectItemCaseSensitive(doc, "environment");
   cJSON *gpus = env ? cJSON_GetObjectItemCaseSensitive(env, "gpus") : NULL;
-  if (!env || !gpus) return gs_error(GS_ERR_INTERNAL, "result document has no environment");
-  int ok = 1;
-  cJSON *nvml = cJSON_AddObjectToObject(env, "nvml");
-  ok = nvml != NULL;
-  ok = ok && cJSON_AddBoolToObject(nvml, "available", d->nvml_status[0] == '\0') != NULL;
-  ok = ok && add_opt_string(nvml, "status", d->nvml_status);
-  ok = ok && add_opt_string(nvml, "driver_version", d->driver);
+  if (!env || !gpus) GS_BUG("result document has no environment");
+  gs_json_build build = {0}, *b = &build;
+  cJSON *nvml = gs_json_put_object(b, env, "nvml");
+  gs_json_put_bool(b, nvml, "available", d->nvml_status[0] == '\0');
+  gs_json_put_string_or_null(b, nvml, "status", d->nvml_status);
+  gs_json_put_string_or_null(b, nvml, "driver_version", d->driver);
   size_t i = 0;
   cJSON *g = NULL;
   cJSON_ArrayForEach(g, gpus) {
-    if (!ok || i >= d->env.gpu_count) break;
+    if (b->failed || i >= d->env.gpu_count) break;
     const gs_nvml_gpu_info *x = &d->nvml_gpus[i++];
-    ok = ok && add_opt_number(g, "power_limit_watts", x->power_limit_mw != 0,
-                              x->power_limit_mw / 1000.0);
-    ok = ok && add_opt_number(g, "max_sm_clock_mhz", x->max_sm_clock_mhz != 0,
-                              x->max_sm_clock_mhz);
-    ok = ok && add_opt_number(g, "max_memory_clock_mhz", x->max_memory_clock_mhz != 0,
-                              x->max_memory_clock_mhz);
-    ok = ok && add_opt_number(g, "sm_clock_mhz", x->sm_clock_mhz != 0, x->sm_clock_mhz);
-    ok = ok && add_opt_number(g, "memory_clock_mhz", x->memory_clock_mhz != 0,
-                              x->memory_clock_mhz);
-    ok = ok && add_opt_number(g, "numa_node", x->numa_node >= 0, x->numa_node);
-    ok = ok && add_opt_string(g, "cpu_affinity", x->cpu_affinity);
+    add_opt_number(b, g, "power_limit_watts", x->power_limit_mw != 0, x->power_limit_mw / 1000.0);
+    add_opt_number(b, g, "max_sm_clock_mhz", x->max_sm_clock_mhz != 0, x->max_sm_clock_mhz);
+    add_opt_number(b, g, "max_memory_clock_mhz", x->max_memory_clock_mhz != 0,
+                   x->max_memory_clock_mhz);
+    add_opt_number(b, g, "sm_clock_mhz", x->sm_clock_mhz != 0, x->sm_clock_mhz);
+    add_opt_number(b, g, "memory_clock_mhz", x->memory_clock_mhz != 0, x->memory_clock_mhz);
+    add_opt_number(b, g, "numa_node", x->numa_node >= 0, x->numa_node);
+    gs_json_put_string_or_null(b, g, "cpu_affinity", x->cpu_affinity);
   }
-  cJSON *topo = gs_topology_to_json(&d->topo);
-  if (ok && topo && cJSON_AddItemToObject(env, "topology", topo)) return GS_OK;
-  cJSON_Delete(topo);
-  return gs_error(GS_ERR_NOMEM, "out of memory building the info document");
+  if (!b->failed) gs_json_put_item(b, env, "topology", gs_topology_to_json(&d->topo));
+  return b->failed ? gs_error(GS_ERR_NOMEM, "out of memory building the info document") : GS_OK;
 }
 
 gs_status gs_machine_info_document(const gs_machine_info *d, const char *format_name,

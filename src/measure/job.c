@@ -49,38 +49,38 @@ int gs_measure_rank_failure(gs_status status) {
 
 gs_status gs_measure_job_add_processes(cJSON *doc, const gs_measure_job *mj) {
   cJSON *env = cJSON_GetObjectItemCaseSensitive(doc, "environment");
-  cJSON *list = env ? cJSON_AddArrayToObject(env, "processes") : NULL;
+  gs_json_build build = {0}, *b = &build;
+  cJSON *list = env ? gs_json_put_array(b, env, "processes") : NULL;
   if (!list) return gs_error(GS_ERR_NOMEM, "cannot describe the processes");
   for (int k = 0; k < mj->job.process_count; k++) {
     const gs_rank_place *p = &mj->places[k];
     cJSON *o = cJSON_CreateObject();
-    if (!o || !cJSON_AddItemToArray(list, o)) {
-      cJSON_Delete(o);
-      return gs_error(GS_ERR_NOMEM, "cannot describe the processes");
-    }
-    cJSON_AddNumberToObject(o, "rank", k);
-    cJSON_AddStringToObject(o, "host", p->host);
-    cJSON_AddNumberToObject(o, "local_rank", p->local_rank);
-    cJSON_AddNumberToObject(o, "pid", p->pid);
+    gs_json_append(b, list, o);
+    if (b->failed) return gs_error(GS_ERR_NOMEM, "cannot describe the processes");
+    gs_json_put_number(b, o, "rank", k);
+    gs_json_put_string(b, o, "host", p->host);
+    gs_json_put_number(b, o, "local_rank", p->local_rank);
+    gs_json_put_number(b, o, "pid", p->pid);
     if (p->device >= 0) {
-      cJSON_AddNumberToObject(o, "device", p->device);
-      cJSON_AddStringToObject(o, "gpu_name", p->gpu_name);
-      cJSON_AddStringToObject(o, "gpu_uuid", p->gpu_uuid);
+      gs_json_put_number(b, o, "device", p->device);
+      gs_json_put_string(b, o, "gpu_name", p->gpu_name);
+      gs_json_put_string(b, o, "gpu_uuid", p->gpu_uuid);
     } else {
-      cJSON_AddNullToObject(o, "device");
+      gs_json_put_null(b, o, "device");
     }
-    cJSON_AddNumberToObject(o, "cuda_driver_version", p->cuda_driver_version);
-    cJSON_AddNumberToObject(o, "cuda_runtime_version", p->cuda_runtime_version);
+    gs_json_put_number(b, o, "cuda_driver_version", p->cuda_driver_version);
+    gs_json_put_number(b, o, "cuda_runtime_version", p->cuda_runtime_version);
     if (p->nccl_version[0])
-      cJSON_AddStringToObject(o, "nccl_version", p->nccl_version);
+      gs_json_put_string(b, o, "nccl_version", p->nccl_version);
     else
-      cJSON_AddNullToObject(o, "nccl_version");
+      gs_json_put_null(b, o, "nccl_version");
   }
-  cJSON *launch = cJSON_AddObjectToObject(env, "launch");
-  if (!launch || !cJSON_AddStringToObject(launch, "mode", "mpi") ||
-      !cJSON_AddStringToObject(launch, "launcher", mj->job.launcher) ||
-      !cJSON_AddNumberToObject(launch, "processes", mj->job.process_count))
-    return gs_error(GS_ERR_NOMEM, "cannot describe the launch");
+  if (b->failed) return gs_error(GS_ERR_NOMEM, "cannot describe the processes");
+  cJSON *launch = gs_json_put_object(b, env, "launch");
+  gs_json_put_string(b, launch, "mode", "mpi");
+  gs_json_put_string(b, launch, "launcher", mj->job.launcher);
+  gs_json_put_number(b, launch, "processes", mj->job.process_count);
+  if (b->failed) return gs_error(GS_ERR_NOMEM, "cannot describe the launch");
   return GS_OK;
 }
 

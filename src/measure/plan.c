@@ -32,7 +32,7 @@ static gs_status parse_task(gs_plan_task *t, const gs_run_config *base, int devi
                     t->text);
   *colon = '\0';
   t->config = *base;
-  gs_status st = gs_common_parse_gpus(t->words_buf, device_count, 0, &t->config);
+  gs_status st = gs_common_parse_gpus(t->words_buf, "DEVICES", device_count, &t->config);
   if (st != GS_OK) {
     char why[GS_TEXT_ERROR];
     snprintf(why, sizeof why, "%s", gs_last_error());
@@ -122,10 +122,11 @@ static void summarize(gs_plan *plan) {
 /* The document's "plan" member: per task and device throughput, and the
  * total per item unit (finished tasks only). */
 static cJSON *plan_json(const gs_plan *plan) {
-  cJSON *out = cJSON_CreateObject();
-  cJSON *list = out ? cJSON_AddArrayToObject(out, "tasks") : NULL;
-  cJSON *totals = out ? cJSON_AddArrayToObject(out, "totals") : NULL;
-  if (!list || !totals) {
+  gs_json_build build = {0}, *b = &build;
+  cJSON *out = gs_json_check(b, cJSON_CreateObject());
+  cJSON *list = gs_json_put_array(b, out, "tasks");
+  cJSON *totals = gs_json_put_array(b, out, "totals");
+  if (b->failed) {
     cJSON_Delete(out);
     return NULL;
   }
@@ -134,30 +135,37 @@ static cJSON *plan_json(const gs_plan *plan) {
     if (!t->done) continue;
     const gs_measurement *m = &t->m;
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddItemToArray(list, o);
-    cJSON_AddNumberToObject(o, "task", (double)i);
-    cJSON_AddStringToObject(o, "spec", t->text);
-    cJSON_AddStringToObject(o, "workload", m->workload);
-    cJSON_AddStringToObject(o, "status", gs_status_name(m->status));
-    cJSON_AddStringToObject(o, "item_unit", item_unit(m));
-    gs_json_add_number(o, "throughput_items_per_second", m->aggregate.throughput);
-    cJSON *per = cJSON_AddArrayToObject(o, "devices");
+    gs_json_append(b, list, o);
+    if (b->failed) break;
+    gs_json_put_number(b, o, "task", (double)i);
+    gs_json_put_string(b, o, "spec", t->text);
+    gs_json_put_string(b, o, "workload", m->workload);
+    gs_json_put_string(b, o, "status", gs_status_name(m->status));
+    gs_json_put_string(b, o, "item_unit", item_unit(m));
+    gs_json_put_number(b, o, "throughput_items_per_second", m->aggregate.throughput);
+    cJSON *per = gs_json_put_array(b, o, "devices");
     for (size_t k = 0; m->n_runs > 0 && k < m->runs[0].n_ranks && k < GS_MAX_RANKS; k++) {
       cJSON *d = cJSON_CreateObject();
-      cJSON_AddItemToArray(per, d);
-      cJSON_AddNumberToObject(d, "rank", (double)k);
+      gs_json_append(b, per, d);
+      if (b->failed) break;
+      gs_json_put_number(b, d, "rank", (double)k);
       if (m->devices[k] >= 0)
-        cJSON_AddNumberToObject(d, "device", m->devices[k]);
+        gs_json_put_number(b, d, "device", m->devices[k]);
       else
-        cJSON_AddNullToObject(d, "device");
-      gs_json_add_number(d, "items_per_second", t->rank_rates[k]);
+        gs_json_put_null(b, d, "device");
+      gs_json_put_number(b, d, "items_per_second", t->rank_rates[k]);
     }
   }
   for (size_t u = 0; u < plan->n_totals; u++) {
     cJSON *total = cJSON_CreateObject();
-    cJSON_AddItemToArray(totals, total);
-    cJSON_AddStringToObject(total, "item_unit", plan->totals[u].item_unit);
-    cJSON_AddNumberToObject(total, "throughput_items_per_second", plan->totals[u].throughput);
+    gs_json_append(b, totals, total);
+    if (b->failed) break;
+    gs_json_put_string(b, total, "item_unit", plan->totals[u].item_unit);
+    gs_json_put_number(b, total, "throughput_items_per_second", plan->totals[u].throughput);
+  }
+  if (b->failed) {
+    cJSON_Delete(out);
+    return NULL;
   }
   return out;
 }
@@ -171,14 +179,21 @@ static gs_status write_plan(const gs_plan_request *rq, const gs_run_config *base
   gs_run_config shown = *base;
   shown.world_size = 0;
   cJSON *config = gs_common_config_json(rq->common, &shown, NULL, NULL);
-  cJSON *list = config ? cJSON_AddArrayToObject(config, "tasks") : NULL;
+  gs_json_build b = {0};
+  cJSON *list = config ? gs_json_put_array(&b, config, "tasks") : NULL;
   for (size_t i = 0; list && i < plan->n_tasks; i++) {
     const gs_plan_task *t = &plan->tasks[i];
     cJSON *c = gs_common_config_json(rq->common, &t->config, t->workload, t->opts);
-    if (c) cJSON_AddStringToObject(c, "spec", t->text);
-    cJSON_AddItemToArray(list, c);
+    gs_json_put_string(&b, c, "spec", t->text);
+    gs_json_append(&b, list, c);
   }
-  gs_status status = gs_result_set_config(doc, config);
+  gs_status status = GS_OK;
+  if (b.failed) {
+    cJSON_Delete(config);
+    status = gs_error(GS_ERR_NOMEM, "cannot build the config block");
+  } else {
+    status = gs_result_set_config(doc, config);
+  }
   if (status == GS_OK) status = gs_result_set_environment(doc, env);
   gs_measurement ms[GS_PLAN_MAX_TASKS];
   size_t n = 0;
@@ -247,8 +262,8 @@ static gs_status run_tasks(const gs_plan_request *rq, const gs_run_config *base,
                            const gs_environment *env, const char *path) {
   const size_t n = plan->n_tasks;
   gs_barrier gate;
-  if (gs_barrier_init(&gate, (int)n) != 0)
-    return gs_error(GS_ERR_INTERNAL, "cannot create the plan's start gate");
+  int rc = gs_barrier_init(&gate, (int)n);
+  if (rc != 0) return gs_error_system(rc, "cannot create the plan's start gate");
   plan_run run = {.plan = plan};
   pthread_mutex_init(&run.lock, NULL);
   pthread_cond_init(&run.finished, NULL);
@@ -266,11 +281,11 @@ static gs_status run_tasks(const gs_plan_request *rq, const gs_run_config *base,
   for (; started < n && status == GS_OK; started++) {
     plan->tasks[started].config.start_gate = &gate;
     tt[started] = (task_thread){.run = &run, .task = &plan->tasks[started], .env = env};
-    if (pthread_create(&threads[started], NULL, task_main, &tt[started]) != 0) break;
+    if ((rc = pthread_create(&threads[started], NULL, task_main, &tt[started])) != 0) break;
   }
   if (status == GS_OK && started < n) {
     gs_barrier_abort(&gate);
-    status = gs_error(GS_ERR_INTERNAL, "cannot start the thread of task %zu", started);
+    status = gs_error_system(rc, "cannot start the thread of task %zu", started);
   }
   // Written as each task ends: the main thread only waits meanwhile.
   for (size_t written = 0; status == GS_OK && written < n;) {
@@ -355,7 +370,8 @@ gs_status gs_measure_plan(const gs_plan_request *rq, gs_plan *plan) {
     status = gs_error(GS_ERR_PARTIAL, "plan stopped early; the document holds what each "
                             "task completed");
   for (size_t i = 0; i < plan->n_tasks && status == GS_OK; i++)
-    if (plan->tasks[i].status != GS_OK) status = plan->tasks[i].status;
+    if (plan->tasks[i].status != GS_OK)  // its error was recorded on the task's thread
+      status = gs_error(plan->tasks[i].status, "task %zu: %s", i, plan->tasks[i].m.error);
   return gs_measure_job_finish(&mj, status);
 }
 

@@ -29,11 +29,6 @@ static gs_status add_file_if_written(gs_suite *s, const char *path) {
   return access(path, F_OK) == 0 ? add_file(s, path) : GS_OK;
 }
 
-/* Keeps the first failure in *first. */
-static void keep_first(gs_status *first, gs_status status) {
-  if (status != GS_OK && *first == GS_OK) *first = status;
-}
-
 /* info.json: the machine, as 'gpuscale info --format json'. */
 static gs_status write_info(const char *path) {
   gs_machine_info info;
@@ -50,13 +45,15 @@ static gs_status write_info(const char *path) {
  * options into DIR/KEY.json. Stops after a lost rank or a partial sweep. */
 static gs_status measure_workloads(gs_suite *s, const gs_sweep_observer *printer) {
   gs_status first_failure = GS_OK;
+  gs_error_kept first_error = {""};  // later failures do not replace its text
   size_t n = 0;
   const gs_workload *const *registered = gs_workload_list(&n);
   for (size_t i = 0; i < n; i++) {
     const gs_workload *w = registered[i];
     void *wopts = w->options_new();
     if (!wopts) {
-      keep_first(&first_failure, gs_error(GS_ERR_NOMEM, "cannot allocate the options of %s", w->key));
+      gs_status failed = gs_error(GS_ERR_NOMEM, "cannot allocate the options of %s", w->key);
+      gs_error_keep_first(failed, &first_failure, &first_error);
       break;
     }
     gs_run_config wconfig = s->config;
@@ -77,11 +74,12 @@ static gs_status measure_workloads(gs_suite *s, const gs_sweep_observer *printer
       wcounts.v[0] = (uint64_t)s->config.world_size;
     }
     if (status == GS_OK) status = gs_measure_sweep(&sweep, &wcounts);
-    keep_first(&first_failure, status);
-    keep_first(&first_failure, add_file_if_written(s, path));
+    gs_error_keep_first(status, &first_failure, &first_error);
+    gs_error_keep_first(add_file_if_written(s, path), &first_failure, &first_error);
     w->options_free(wopts);
     if (s->job->broken || status == GS_ERR_PARTIAL) break;
   }
+  if (first_failure != GS_OK) gs_error_restore(&first_error);
   return first_failure;
 }
 
@@ -172,23 +170,27 @@ gs_status gs_suite_measure(gs_suite *s, const gs_suite_observer *observer) {
   const int control = s->config.control != NULL;
   if (writes && observer && observer->started) observer->started(observer->ctx, s);
   gs_status first_failure = GS_OK;
+  gs_error_kept first_error = {""};  // later failures do not replace its text
   if (writes) {
     char path[GS_TEXT_LONG];
     snprintf(path, sizeof path, "%s/info.json", s->dir);
     gs_status status = write_info(path);
-    keep_first(&first_failure, status);
-    if (status == GS_OK) keep_first(&first_failure, add_file(s, path));
+    gs_error_keep_first(status, &first_failure, &first_error);
+    if (status == GS_OK) gs_error_keep_first(add_file(s, path), &first_failure, &first_error);
   }
-  keep_first(&first_failure, measure_workloads(s, observer ? observer->sweep : NULL));
+  gs_status status = measure_workloads(s, observer ? observer->sweep : NULL);
+  gs_error_keep_first(status, &first_failure, &first_error);
   // p2p and coll drive every GPU from one process (coll has its own MPI
   // mode: 'mpirun ... gpuscale coll all'); under a launcher they are left out.
   if (control && writes && s->config.world_size >= 2)
     gs_note("suite: p2p and coll are not run under a launcher; run 'gpuscale p2p' and "
             "'mpirun ... gpuscale coll all'");
   if (!control && s->config.backend == GS_BACKEND_CUDA && s->config.world_size >= 2)
-    keep_first(&first_failure, measure_links(s, observer));
+    gs_error_keep_first(measure_links(s, observer), &first_failure, &first_error);
   if (!control && s->config.world_size >= 2)
-    keep_first(&first_failure, measure_collectives(s, observer ? observer->coll : NULL));
+    gs_error_keep_first(measure_collectives(s, observer ? observer->coll : NULL), &first_failure,
+                        &first_error);
+  if (first_failure != GS_OK) gs_error_restore(&first_error);
   return first_failure;
 }
 

@@ -30,7 +30,7 @@ typedef struct {
 } gs_suite_observer;
 
 struct gs_suite {
-  gs_common_options *common;     /* parsed (GS_COMMON_SCALE | GS_COMMON_OUT_DIR) */
+  gs_common_options *common;     /* parsed (cli/cmd_suite.c's groups) */
   const char *dir;               /* the results directory, checked by the caller */
   /* Filled by gs_suite_start and gs_suite_measure. */
   gs_measure_job *job;

@@ -140,14 +140,16 @@ static gs_status measure_split(const gs_sweep *sw, const sweep_driver *d,
                                 sw->workload->key);
   GS_TRY(d->driver->split(d->ctx, &untraced, even, proportional, rates));
   gs_status first_failure = GS_OK;
+  gs_error_kept first_error = {""};  // the even split's failure stays the one reported
   for (int p = 0; p < 2; p++) {
     gs_run_config c = *config;
     c.unit_counts = p == 0 ? even : proportional;
     gs_status status = measure_one(sw, d, &c, index + (size_t)p, &ms[p], &tm[p]);
     *measured = (size_t)p + 1;
     record_split(&ms[p], p == 0 ? GS_SPLIT_EVEN : GS_SPLIT_PROPORTIONAL, c.unit_counts, rates, n);
-    if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+    gs_error_keep_first(status, &first_failure, &first_error);
   }
+  if (first_failure != GS_OK) gs_error_restore(&first_error);
   return first_failure;
 }
 
@@ -191,6 +193,7 @@ static gs_status sweep_counts(const gs_sweep *sw, const sweep_driver *d,
     return gs_error(GS_ERR_NOMEM, "cannot allocate %zu measurements", total);
   }
   gs_status first_failure = GS_OK;
+  gs_error_kept first_error = {""};  // its text: later failures and documents do not replace it
   // Measurements the sweep will have when nothing stops it: until then every
   // document it writes says partial.
   size_t expected = 0;
@@ -227,7 +230,7 @@ static gs_status sweep_counts(const gs_sweep *sw, const sweep_driver *d,
       }
       for (size_t k = first; k < done; k++)
         snprintf(ms[k].variant, sizeof ms[k].variant, "%s", variant);
-      if (status != GS_OK && first_failure == GS_OK) first_failure = status;
+      gs_error_keep_first(status, &first_failure, &first_error);
       if (status == GS_ERR_USAGE) {
         // A request that cannot be measured is not a measurement: nothing of
         // it is written, and a document from an earlier run stays as it was.
@@ -249,7 +252,7 @@ static gs_status sweep_counts(const gs_sweep *sw, const sweep_driver *d,
       gs_runner_relate(ms + group, done - group);
       // Written after every measurement: a later crash keeps what was measured.
       gs_status written = write_document(sw, d, ms, tm, done, done == expected);
-      if (written != GS_OK && first_failure == GS_OK) first_failure = written;
+      gs_error_keep_first(written, &first_failure, &first_error);
       if (written != GS_OK) stop = 1;
     }
     if (gs_measure_job_writes(sw->job) && sw->observer && sw->observer->variant_done)
@@ -265,6 +268,7 @@ static gs_status sweep_counts(const gs_sweep *sw, const sweep_driver *d,
   }
   free(ms);
   free(tm);
+  if (first_failure != GS_OK) gs_error_restore(&first_error);
   return first_failure;
 }
 

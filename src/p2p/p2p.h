@@ -15,7 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/result.h"
-#include "core/trace.h"
+#include "core/trace_model.h"
 #include "platform/topology.h"
 
 #define GS_P2P_MAX_SAMPLES 1000

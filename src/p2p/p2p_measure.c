@@ -263,8 +263,9 @@ static gs_status enqueue_threaded(p2p_ctx *c, const lane *lanes, size_t n_lanes,
   gs_status st = GS_OK;
   for (size_t k = 0; k < n_lanes; k++) {
     threads[k] = (lane_thread){.c = c, .l = &lanes[k], .copies = copies};
-    if (pthread_create(&ids[k], NULL, lane_thread_main, &threads[k]) != 0) {
-      st = gs_error(GS_ERR_INTERNAL, "cannot start a thread to queue copies");
+    const int rc = pthread_create(&ids[k], NULL, lane_thread_main, &threads[k]);
+    if (rc != 0) {
+      st = gs_error_system(rc, "cannot start a thread to queue copies");
       break;
     }
     started++;

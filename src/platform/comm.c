@@ -150,7 +150,7 @@ static gs_status set_switch(const char *name, const char *value, const char *tra
                     "option --transport %s sets %s=%s, but the environment has %s=%s: unset it "
                     "or use --transport auto",
                     transport, name, value, name, now);
-  if (setenv(name, value, 1) != 0) return gs_error(GS_ERR_INTERNAL, "cannot set %s", name);
+  if (setenv(name, value, 1) != 0) return gs_error_system(errno, "cannot set %s", name);
   return GS_OK;
 }
 
@@ -168,7 +168,7 @@ gs_status gs_comm_transport_apply(gs_transport transport) {
       GS_TRY(set_switch("NCCL_P2P_DISABLE", "1", name));
       return set_switch("NCCL_SHM_DISABLE", "1", name);
   }
-  return gs_error(GS_ERR_INTERNAL, "unknown transport %d", (int)transport);
+  GS_BUG("unknown transport %d", (int)transport);
 }
 
 cJSON *gs_comm_nccl_environment_json(void) {
@@ -271,7 +271,7 @@ static gs_status create_nccl(gs_comm_world *w) {
   GS_CHECK_NCCL(ncclCommInitRank(&w->ranks[0].nccl, w->size, id, w->job.process_rank));
   return GS_OK;
 #else
-  return gs_error(GS_ERR_INTERNAL, "mpi launch in a build without MPI");
+  GS_BUG("mpi launch in a build without MPI");
 #endif
 }
 
@@ -280,8 +280,8 @@ gs_status gs_comm_world_create(const gs_comm_job *job, const gs_comm_world_confi
   *out = NULL;
   int mpi = job->launch == GS_COMM_LAUNCH_MPI;
   if (config->local_ranks < 1 || (mpi && config->local_ranks != 1))
-    return gs_error(GS_ERR_INTERNAL, "a communicator world of %d local ranks in %s mode",
-                    config->local_ranks, mpi ? "mpi" : "threads");
+    GS_BUG("a communicator world of %d local ranks in %s mode", config->local_ranks,
+           mpi ? "mpi" : "threads");
   gs_comm_world *w = calloc(1, sizeof *w);
   if (!w) return gs_error(GS_ERR_NOMEM, "cannot allocate a communicator world");
   w->job = *job;
@@ -491,7 +491,7 @@ gs_status gs_comm_barrier(gs_comm *c) {
   GS_CHECK_MPI(MPI_Ibarrier(MPI_COMM_WORLD, &request));
   return comm_mpi_complete(c, &request, 1);
 #else
-  return gs_error(GS_ERR_INTERNAL, "mpi launch in a build without MPI");
+  GS_BUG("mpi launch in a build without MPI");
 #endif
 }
 
@@ -514,11 +514,11 @@ gs_status gs_comm_collective(gs_comm *c, const gs_comm_call *call, cudaStream_t 
   int n = c->world->size;
   if (d->has_peers &&
       (call->send_peer < 0 || call->send_peer >= n || call->recv_peer < 0 || call->recv_peer >= n))
-    return gs_error(GS_ERR_INTERNAL, "%s peers %d and %d outside a world of %d", d->name,
-                    call->send_peer, call->recv_peer, n);
+    GS_BUG("%s peers %d and %d outside a world of %d", d->name, call->send_peer,
+           call->recv_peer, n);
   if (is_host(c)) return comm_host_run(c, call);
   if (!comm_coll_impls[call->op].nccl)
-    return gs_error(GS_ERR_INTERNAL, "%s has no NCCL call in platform/comm_coll.c", d->name);
+    GS_BUG("%s has no NCCL call in platform/comm_coll.c", d->name);
   return comm_coll_impls[call->op].nccl(c, call, stream);
 }
 
@@ -547,8 +547,7 @@ gs_status gs_comm_broadcast(gs_comm *c, const void *send, void *recv, size_t cou
 
 gs_status gs_comm_exposed_begin(gs_comm *c, cudaStream_t stream) {
   if (c->exposed_count >= GS_COMM_EXPOSED_MAX)
-    return gs_error(GS_ERR_INTERNAL, "more than %d exposed-communication brackets in one step",
-                    GS_COMM_EXPOSED_MAX);
+    GS_BUG("more than %d exposed-communication brackets in one step", GS_COMM_EXPOSED_MAX);
   if (is_host(c)) {
     c->exposed_host_begin = gs_time_seconds();
     return GS_OK;
@@ -601,7 +600,7 @@ gs_status gs_comm_world_gather(gs_comm_world *w, const void *send, size_t bytes,
   }
 #ifdef GS_HAVE_MPI
   if (bytes > (size_t)INT32_MAX)
-    return gs_error(GS_ERR_INTERNAL, "gather of %zu bytes per process is too large", bytes);
+    return gs_error(GS_ERR_UNSUPPORTED, "gather of %zu bytes per process is too large", bytes);
   MPI_Request request;
   GS_CHECK_MPI(MPI_Igather(send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, 0,
                            MPI_COMM_WORLD, &request));
@@ -609,6 +608,6 @@ gs_status gs_comm_world_gather(gs_comm_world *w, const void *send, size_t bytes,
   return comm_mpi_complete(&w->ranks[0], &request, 1);
 #else
   (void)recv;
-  return gs_error(GS_ERR_INTERNAL, "mpi launch in a build without MPI");
+  GS_BUG("mpi launch in a build without MPI");
 #endif
 }

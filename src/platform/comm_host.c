@@ -27,8 +27,9 @@ gs_status comm_exchange_init(comm_exchange *x, int parties) {
     free(x->send);
     return gs_error(GS_ERR_NOMEM, "cannot allocate the exchange of %d ranks", parties);
   }
-  if (pthread_mutex_init(&x->mutex, NULL) != 0 || pthread_cond_init(&x->cond, NULL) != 0)
-    return gs_error(GS_ERR_INTERNAL, "cannot create the exchange's barrier");
+  int rc = pthread_mutex_init(&x->mutex, NULL);
+  if (rc == 0) rc = pthread_cond_init(&x->cond, NULL);
+  if (rc != 0) return gs_error_system(rc, "cannot create the exchange's barrier");
   x->parties = parties;
   return GS_OK;
 }
@@ -310,7 +311,7 @@ static gs_status run_between_processes(gs_comm *c, const gs_comm_call *call) {
   const gs_coll_desc *d = gs_coll_desc_of(call->op);
   int n = c->world->size;
   if (!comm_coll_impls[call->op].mpi)
-    return gs_error(GS_ERR_INTERNAL, "%s has no MPI call in platform/comm_coll.c", d->name);
+    GS_BUG("%s has no MPI call in platform/comm_coll.c", d->name);
   if (call->count > (size_t)INT32_MAX)
     return gs_error(GS_ERR_UNSUPPORTED, "the cpu backend passes at most %d elements to MPI",
                     INT32_MAX);
@@ -336,6 +337,6 @@ gs_status comm_host_run(gs_comm *c, const gs_comm_call *call) {
 #ifdef GS_HAVE_MPI
   return run_between_processes(c, call);
 #else
-  return gs_error(GS_ERR_INTERNAL, "mpi launch in a build without MPI");
+  GS_BUG("mpi launch in a build without MPI");
 #endif
 }

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "core/trace.h"
+#include "core/trace_model.h"
 
 /* Starts collecting activity records (once per process; later calls say
  * whether it is collecting). 0 with the reason in `why` when CUPTI cannot

@@ -175,7 +175,7 @@ gs_status gs_telemetry_start(gs_telemetry *t, const int *devices, const char *co
   if (rc != 0) {
     gs_nvml_close(t->nvml);
     t->nvml = NULL;
-    return gs_error(GS_ERR_INTERNAL, "cannot set up the telemetry sampler: %s", strerror(rc));
+    return gs_error_system(rc, "cannot set up the telemetry sampler");
   }
   t->stop_requested = 0;
   t->started_at = gs_time_seconds();
@@ -185,8 +185,7 @@ gs_status gs_telemetry_start(gs_telemetry *t, const int *devices, const char *co
     pthread_cond_destroy(&t->wake);
     gs_nvml_close(t->nvml);
     t->nvml = NULL;
-    return gs_error(GS_ERR_INTERNAL, "cannot start the telemetry sampler thread: %s",
-                    strerror(rc));
+    return gs_error_system(rc, "cannot start the telemetry sampler thread");
   }
   t->running = 1;
   t->available = 1;

@@ -438,7 +438,7 @@ void gs_topology_write_dot(FILE *out, const gs_topology *t, const char *const *n
 
 gs_status gs_topology_attach(cJSON *doc, const gs_environment *env) {
   cJSON *block = cJSON_GetObjectItemCaseSensitive(doc, "environment");
-  if (!cJSON_IsObject(block)) return gs_error(GS_ERR_INTERNAL, "result document has no environment");
+  if (!cJSON_IsObject(block)) GS_BUG("result document has no environment");
   if (env->gpu_count == 0) return GS_OK;
   char why[GS_TEXT_ERROR];
   gs_nvml *nvml = gs_nvml_open(why, sizeof why);

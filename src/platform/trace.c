@@ -1,5 +1,5 @@
 /* Trace ranges (platform/trace.h): NVTX ranges for a listening tool, host
- * spans through core/trace, and device spans timed by CUDA events on the
+ * spans through core/trace_model, and device spans timed by CUDA events on the
  * rank's streams, resolved when the step closes. CUPTI is in cupti.c. */
 #include "platform/trace.h"
 

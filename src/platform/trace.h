@@ -20,7 +20,7 @@
 #include <cuda_runtime_api.h>
 
 #include "core/status.h"
-#include "core/trace.h"
+#include "core/trace_model.h"
 
 #ifdef GS_TRACE_DISABLED
 

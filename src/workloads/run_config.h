@@ -11,7 +11,7 @@
 #include "core/barrier.h"
 #include "core/fault.h"
 #include "core/scaling.h"
-#include "core/trace.h"
+#include "core/trace_model.h"
 #include "core/types.h"
 #include "platform/comm.h"
 

@@ -8,8 +8,8 @@ gs_status gs_workload_check_share(const gs_rank_context *ctx, const char *key,
                                   const char *unit_name) {
   if (ctx->unit_count < 1 || ctx->unit_begin > ctx->unit_total ||
       ctx->unit_count > ctx->unit_total - ctx->unit_begin)
-    return gs_error(GS_ERR_INTERNAL, "%s: %s [%llu, +%llu) outside the step's %llu", key,
-                    unit_name, (unsigned long long)ctx->unit_begin,
-                    (unsigned long long)ctx->unit_count, (unsigned long long)ctx->unit_total);
+    GS_BUG("%s: %s [%llu, +%llu) outside the step's %llu", key, unit_name,
+           (unsigned long long)ctx->unit_begin, (unsigned long long)ctx->unit_count,
+           (unsigned long long)ctx->unit_total);
   return GS_OK;
 }

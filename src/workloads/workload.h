@@ -165,8 +165,8 @@ typedef struct gs_workload {
 
 /* Checks that a rank's share lies in the step: unit_count >= 1 and
  * unit_begin + unit_count <= unit_total. A workload's setup calls it before
- * anything else; GS_ERR_INTERNAL (the runner's split is wrong) naming the
- * workload `key` and its `unit_name`. Any thread. */
+ * anything else; a share outside the step is a bug (the runner's split is
+ * wrong), reported naming the workload `key` and its `unit_name`. Any thread. */
 gs_status gs_workload_check_share(const gs_rank_context *ctx, const char *key,
                                   const char *unit_name);
 

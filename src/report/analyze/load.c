@@ -284,7 +284,7 @@ gs_status gs_report_load_with(const char *const *paths, size_t n, const gs_repor
   prepared_doc *docs = st == GS_OK ? calloc(n, sizeof *docs) : NULL;
   if (st == GS_OK && !docs) st = gs_error(GS_ERR_NOMEM, "out of memory");
   if (st == GS_OK) {
-    // Workers print their errors as they happen; the first in file order
+    // Workers record their errors in docs[i].error; the first in file order
     // is the one recorded for the caller.
     prepare_all(out, docs, n);
     for (size_t i = 0; i < n && st == GS_OK; i++) {

@@ -6,7 +6,7 @@
 #ifndef GS_REPORT_TRACE_TIMELINE_H
 #define GS_REPORT_TRACE_TIMELINE_H
 
-#include "core/trace.h"
+#include "core/trace_model.h"
 #include "report/analyze/report.h"
 
 typedef struct {

@@ -590,7 +590,7 @@ static gs_status run_gnuplot(const char *program, const char *dir, int jobs) {
     snprintf(log_name, sizeof log_name, "gnuplot-%d.log", k);
     pid_t pid = fork();
     if (pid < 0) {
-      st = gs_error(GS_ERR_IO, "cannot start gnuplot: %s", strerror(errno));
+      st = gs_error_system(errno, "cannot start gnuplot");
       break;
     }
     if (pid == 0) {

@@ -227,10 +227,10 @@ static gs_status run_call_shards(gs_llm_engine *e, engine_op op) {
   e->op = op;
   const uint32_t tp = e->config.tp;
   if (tp > 1 && gs_barrier_wait(&e->start) != 0)
-    return gs_error(GS_ERR_INTERNAL, "the llm replica's shard threads stopped");
+    GS_BUG("the llm replica's shard threads stopped");
   run_shard_op(&e->shards[0]);
   if (tp > 1 && gs_barrier_wait(&e->done) != 0)
-    return gs_error(GS_ERR_INTERNAL, "the llm replica's shard threads stopped");
+    GS_BUG("the llm replica's shard threads stopped");
   for (uint32_t k = 0; k < tp; k++) {
     const engine_shard *sh = &e->shards[k];
     if (sh->status == GS_OK) continue;
@@ -284,11 +284,12 @@ static gs_status make_shards(gs_llm_engine *e, const int *devices) {
                              .timeout_seconds = GS_LLM_TP_TIMEOUT_SECONDS};
   GS_TRY(gs_comm_world_create(&job, &wc, &e->world));
   for (uint32_t k = 0; k < tp; k++) e->shards[k].comm = gs_comm_world_rank(e->world, (int)k);
-  if (gs_barrier_init(&e->start, (int)tp) != 0 || gs_barrier_init(&e->done, (int)tp) != 0)
-    return gs_error(GS_ERR_INTERNAL, "cannot create the llm shard barriers");
+  int rc = gs_barrier_init(&e->start, (int)tp);
+  if (rc == 0) rc = gs_barrier_init(&e->done, (int)tp);
+  if (rc != 0) return gs_error_system(rc, "cannot create the llm shard barriers");
   for (uint32_t k = 1; k < tp; k++) {
-    if (pthread_create(&e->shards[k].thread, NULL, shard_thread, &e->shards[k]) != 0)
-      return gs_error(GS_ERR_INTERNAL, "cannot start the thread of llm shard %u", k);
+    if ((rc = pthread_create(&e->shards[k].thread, NULL, shard_thread, &e->shards[k])) != 0)
+      return gs_error_system(rc, "cannot start the thread of llm shard %u", k);
     e->shards[k].started = 1;
   }
   return GS_OK;
@@ -354,10 +355,10 @@ gs_status gs_llm_engine_prefill(gs_llm_engine *e, size_t n, const int32_t *const
                                 const uint32_t *lengths, int32_t *first_tokens) {
   const gs_llm_engine_config *c = &e->config;
   if (n == 0 || n > c->max_batch)
-    return gs_error(GS_ERR_INTERNAL, "llm prefill of %zu sequences (max %u)", n, c->max_batch);
+    GS_BUG("llm prefill of %zu sequences (max %u)", n, c->max_batch);
   for (size_t i = 0; i < n; i++)
     if (lengths[i] == 0 || lengths[i] >= c->max_seq || lengths[i] > c->max_input)
-      return gs_error(GS_ERR_INTERNAL,
+      return gs_error(GS_ERR_UNSUPPORTED,
                       "llm prefill: prompt %zu has %u tokens (at most %u, and fewer than the "
                       "cache's %u positions)",
                       i, lengths[i], c->max_input, c->max_seq);
@@ -393,17 +394,14 @@ gs_status gs_llm_engine_prefill(gs_llm_engine *e, size_t n, const int32_t *const
 
 gs_status gs_llm_engine_decode(gs_llm_engine *e, size_t n, size_t next, int32_t *tokens) {
   if (n == 0 || n > e->active || next > n)
-    return gs_error(GS_ERR_INTERNAL,
-                    "llm decode of %zu sequences (next %zu) after a prefill of %zu", n, next,
-                    e->active);
+    GS_BUG("llm decode of %zu sequences (next %zu) after a prefill of %zu", n, next, e->active);
   e->n = n;
   e->next = next;
   if (e->backend != GS_BACKEND_CUDA) {
     uint32_t *slots = e->rows, *positions = slots + n, *outs = positions + n;
     for (size_t i = 0; i < n; i++) {
       if (e->length[i] >= e->config.max_seq)
-        return gs_error(GS_ERR_INTERNAL, "llm decode: sequence %zu is full (%u positions)", i,
-                        e->length[i]);
+        GS_BUG("llm decode: sequence %zu is full (%u positions)", i, e->length[i]);
       slots[i] = (uint32_t)i;
       positions[i] = e->length[i];
       outs[i] = (uint32_t)i;
@@ -423,7 +421,7 @@ gs_status gs_llm_engine_decode(gs_llm_engine *e, size_t n, size_t next, int32_t 
 
 gs_status gs_llm_engine_logits(gs_llm_engine *e, size_t n, float *logits) {
   if (e->backend != GS_BACKEND_CUDA && n > e->logits_rows)
-    return gs_error(GS_ERR_INTERNAL, "llm logits of %zu rows, %zu available", n, e->logits_rows);
+    GS_BUG("llm logits of %zu rows, %zu available", n, e->logits_rows);
   e->n = n;
   e->logits_out = logits;
   return run_call(e, OP_LOGITS);

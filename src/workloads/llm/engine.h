@@ -53,13 +53,16 @@ gs_status gs_llm_engine_create(const gs_llm_engine_config *config, gs_backend ba
                                const int *devices, gs_llm_engine **out);
 
 /* Prefills sequences 0..n-1 (n <= max_batch) with prompts[i][0..lengths[i])
- * and writes each sequence's first generated token to first_tokens[i]. */
+ * and writes each sequence's first generated token to first_tokens[i]. A
+ * prompt longer than max_input, or without room for a token after it in
+ * the cache, is refused (GS_ERR_UNSUPPORTED), as a server refuses a request
+ * over its context; more than max_batch sequences is a bug. */
 gs_status gs_llm_engine_prefill(gs_llm_engine *e, size_t n, const int32_t *const *prompts,
                                 const uint32_t *lengths, int32_t *first_tokens);
 
 /* Feeds each of sequences 0..n-1 its last token and writes the next one to
  * tokens[i]. n must not exceed the last prefill's n; no sequence may pass
- * max_seq positions. `next` (<= n) promises that the next call is a decode
+ * max_seq positions (either is a bug). `next` (<= n) promises that the next call is a decode
  * of at most `next` sequences (0: no promise): on the GPU that step is
  * launched before this call waits for its own tokens, so the GPU does not
  * idle for the host's round trip between steps. Until that decode, logits

@@ -284,13 +284,12 @@ gs_status gs_llm_cpu_forward(gs_llm_cpu_model *m, size_t rows, const int32_t *to
   for (size_t r = 0; r < rows; r++) {
     if (tokens[r] < 0 || (uint64_t)tokens[r] >= s->vocab || slots[r] >= c->max_batch ||
         positions[r] >= c->max_seq)
-      return gs_error(GS_ERR_INTERNAL,
-                      "llm CPU forward: row %zu has token %d, slot %u, position %u", r, tokens[r],
-                      slots[r], positions[r]);
+      GS_BUG("llm CPU forward: row %zu has token %d, slot %u, position %u", r, tokens[r],
+             slots[r], positions[r]);
   }
   for (size_t i = 0; i < n_out; i++)
     if (out_rows[i] >= rows)
-      return gs_error(GS_ERR_INTERNAL, "llm CPU forward: output row %u of %zu", out_rows[i], rows);
+      GS_BUG("llm CPU forward: output row %u of %zu", out_rows[i], rows);
   GS_TRY(ensure_scratch(m, rows));
   size_t hd = gs_llm_head_dim(s);
   for (size_t r = 0; r < rows; r++)

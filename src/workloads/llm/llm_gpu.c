@@ -488,15 +488,14 @@ gs_status gs_llm_gpu_prefill(gs_llm_gpu_model *m, size_t n, const int32_t *const
   size_t rows = 0;
   for (size_t i = 0; i < n; i++) rows += lengths[i];
   if (n == 0 || n > c->max_batch || rows > m->max_rows)
-    return gs_error(GS_ERR_INTERNAL, "llm prefill of %zu sequences, %zu tokens (limits %u, %zu)", n,
-                    rows, c->max_batch, m->max_rows);
+    GS_BUG("llm prefill of %zu sequences, %zu tokens (limits %u, %zu)", n, rows, c->max_batch,
+           m->max_rows);
   // Staging: tokens | slots | positions | last rows, copied in one go.
   uint32_t *tok = m->host_rows, *slot = tok + rows, *pos = slot + rows, *last = pos + rows;
   size_t at = 0;
   for (size_t i = 0; i < n; i++) {
     if (lengths[i] == 0 || lengths[i] >= c->max_seq)
-      return gs_error(GS_ERR_INTERNAL, "llm prefill: prompt %zu has %u tokens (max %u)", i,
-                      lengths[i], c->max_seq - 1);
+      GS_BUG("llm prefill: prompt %zu has %u tokens (max %u)", i, lengths[i], c->max_seq - 1);
     for (uint32_t p = 0; p < lengths[i]; p++, at++) {
       tok[at] = (uint32_t)prompts[i][p];
       slot[at] = (uint32_t)i;
@@ -561,8 +560,7 @@ static gs_status decode_graph(gs_llm_gpu_model *m, size_t n, cudaGraphExec_t *ou
 static gs_status launch_step(gs_llm_gpu_model *m, size_t n, int buffer) {
   for (size_t i = 0; i < n; i++)
     if (m->next_position[i] >= m->config.max_seq)
-      return gs_error(GS_ERR_INTERNAL, "llm decode: sequence %zu is full (%u positions)", i,
-                      m->config.max_seq);
+      GS_BUG("llm decode: sequence %zu is full (%u positions)", i, m->config.max_seq);
   for (size_t i = 0; i < n; i++) m->next_position[i]++;
   if (m->config.decode_graphs) {
     cudaGraphExec_t exec = NULL;
@@ -588,8 +586,7 @@ static gs_status wait_step(gs_llm_gpu_model *m, int buffer) {
 gs_status gs_llm_gpu_decode(gs_llm_gpu_model *m, size_t n, size_t next, int32_t *tokens) {
   // n and next against the last prefill: checked by the engine.
   if (m->ahead && n > m->ahead)
-    return gs_error(GS_ERR_INTERNAL, "llm decode of %zu sequences after a step of %zu launched "
-                    "ahead", n, m->ahead);
+    GS_BUG("llm decode of %zu sequences after a step of %zu launched ahead", n, m->ahead);
   // This call's step: the one launched ahead by the last call, else now.
   int buffer = m->ahead ? m->ahead_buffer : 0;
   if (!m->ahead) GS_TRY(launch_step(m, n, buffer));
@@ -610,11 +607,10 @@ gs_status gs_llm_gpu_decode(gs_llm_gpu_model *m, size_t n, size_t next, int32_t 
 
 gs_status gs_llm_gpu_logits(gs_llm_gpu_model *m, size_t n, float *logits) {
   if (m->ahead)
-    return gs_error(GS_ERR_INTERNAL, "llm logits while a decode step launched ahead runs (the "
-                    "last decode named a next step)");
+    GS_BUG("llm logits while a decode step launched ahead runs (the last decode named a next "
+           "step)");
   if (n > m->last_rows_logits)
-    return gs_error(GS_ERR_INTERNAL, "llm logits of %zu rows, %zu available", n,
-                    m->last_rows_logits);
+    GS_BUG("llm logits of %zu rows, %zu available", n, m->last_rows_logits);
   const uint64_t vocab = m->config.shape.vocab, part = m->dims.vocab;
   if (!m->comm) {
     GS_CHECK_CUDA(cudaMemcpy(logits, m->logits, n * vocab * sizeof(float), cudaMemcpyDeviceToHost));

@@ -70,7 +70,7 @@ static void *gs_llm_options_new(void) {
       {.name = "dispatch", .kind = GS_OPT_CHOICE, .target = &o->dispatch,
        .choices = gs_llm_dispatch_names, .metavar = "D",
        .help = "static: even split of the samples over replicas; dynamic: shared queue"},
-      {.name = "batch", .short_name = 'b', .kind = GS_OPT_COUNT, .target = &o->batch, .min = 1,
+      {.name = "batch", .kind = GS_OPT_COUNT, .target = &o->batch, .min = 1,
        .max = 256, .metavar = "N", .help = "sequences per batch (single-stream: 1)",
        .given = &o->given_batch},
       {.name = "samples", .kind = GS_OPT_COUNT, .target = &o->samples, .min = 1,

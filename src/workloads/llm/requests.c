@@ -14,9 +14,9 @@ gs_status gs_llm_stream_make(const gs_llm_stream_spec *spec, gs_llm_sample **out
   if (spec->count == 0 || spec->count > UINT32_MAX || spec->input_min < 1 ||
       spec->input_min > spec->input_max || spec->output_min < 1 ||
       spec->output_min > spec->output_max || spec->rate < 0.0)
-    return gs_error(GS_ERR_INTERNAL, "bad llm stream: %llu samples, input %u-%u, output %u-%u",
-                    (unsigned long long)spec->count, spec->input_min, spec->input_max,
-                    spec->output_min, spec->output_max);
+    GS_BUG("bad llm stream: %llu samples, input %u-%u, output %u-%u",
+           (unsigned long long)spec->count, spec->input_min, spec->input_max, spec->output_min,
+           spec->output_max);
   gs_llm_sample *s = calloc(spec->count, sizeof *s);
   if (!s)
     return gs_error(GS_ERR_NOMEM, "cannot allocate %llu samples", (unsigned long long)spec->count);

@@ -463,8 +463,8 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
   const int tp = config->engine.tp ? (int)config->engine.tp : 1;
   // The CLI measures whole replicas only and refuses --tp under a launcher.
   if (run->world_size % tp != 0 || (tp > 1 && run->control != NULL))
-    return gs_error(GS_ERR_INTERNAL, "llm scenario: %d ranks%s are not whole replicas of %d",
-                    run->world_size, run->control ? " under a launcher" : "", tp);
+    GS_BUG("llm scenario: %d ranks%s are not whole replicas of %d", run->world_size,
+           run->control ? " under a launcher" : "", tp);
   int world = run->world_size / tp; /* replicas */
   out->world_size = world;
   // Threads mode runs every replica here; under a launcher (run->control)
@@ -501,7 +501,7 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
   // Under a launcher the main thread meets its replica at the barrier too.
   if (!queues_ready || gs_barrier_init(&sh->barrier, mpi ? local + 1 : world) != 0) {
     // Process-wide limits only (mutexes, condition variables); nothing ran.
-    status = gs_error(GS_ERR_INTERNAL, "cannot create the scenario's queues and barrier");
+    status = gs_error(GS_ERR_SYSTEM, "cannot create the scenario's queues and barrier");
     goto done;
   }
   for (int k = 0; k < world; k++) {
@@ -514,10 +514,10 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
   }
   int started = 0;
   for (; started < local; started++) {
-    if (pthread_create(&threads[started], NULL, replica_main, &reps[first + started]) != 0) {
+    const int rc = pthread_create(&threads[started], NULL, replica_main, &reps[first + started]);
+    if (rc != 0) {
       gs_barrier_abort(&sh->barrier);
-      status = gs_error(GS_ERR_INTERNAL, "cannot start the thread of replica %d",
-                        first + started);
+      status = gs_error_system(rc, "cannot start the thread of replica %d", first + started);
       break;
     }
   }
@@ -526,12 +526,15 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
   for (int k = first; k < first + started; k++)
     if (sh->end[k] > out->seconds) out->seconds = sh->end[k];
   gs_status gathered = mpi ? gather_replicas(run, out) : GS_OK;
+  // A replica's error was recorded on its thread: recorded here with it.
   for (int k = 0; k < world; k++) {
     gs_status s = out->replicas[k].status;
-    if (status == GS_OK && s != GS_OK && s != GS_ERR_ABORTED) status = s;
+    if (status == GS_OK && s != GS_OK && s != GS_ERR_ABORTED)
+      status = gs_error(s, "replica %d: %s", k, out->replicas[k].error);
   }
   for (int k = 0; k < world && status == GS_OK; k++)
-    if (out->replicas[k].status != GS_OK) status = out->replicas[k].status;
+    if (out->replicas[k].status != GS_OK)
+      status = gs_error(out->replicas[k].status, "replica %d: %s", k, out->replicas[k].error);
   if (status == GS_OK) status = clock != GS_OK ? clock : gathered;
   for (int k = 0; k < world; k++) {
     gs_llm_queue_destroy(&sh->rank_queue[k]);

@@ -25,6 +25,8 @@ extern "C" {
 
 /* ---- kernels ---------------------------------------------------------------- */
 
+namespace {  // the element conversions are this file's own
+
 __device__ __forceinline__ float to_float(float v) { return v; }
 __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
 template <typename T> __device__ __forceinline__ T from_float(float v);
@@ -33,9 +35,11 @@ template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(f
   return __float2bfloat16_rn(v);
 }
 
+}  // namespace
+
 /* One thread per dataset value: features then targets of each sample. */
-__global__ void generate_kernel(uint64_t seed, uint64_t n, uint32_t F, uint32_t T, float *x,
-                                float *y) {
+__global__ void gs_mlp_generate_kernel(uint64_t seed, uint64_t n, uint32_t F, uint32_t T, float *x,
+                                       float *y) {
   const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
   const uint64_t per = (uint64_t)F + T;
   if (i >= n * per) return;
@@ -50,8 +54,8 @@ __global__ void generate_kernel(uint64_t seed, uint64_t n, uint32_t F, uint32_t 
 /* The batch's input rows, converted to T: row r is dataset sample
  * (steps * G + offset + r) mod n. */
 template <typename T>
-__global__ void gather_kernel(const float *x, uint64_t n, uint32_t F, const uint64_t *steps,
-                              uint64_t G, uint64_t offset, uint64_t rows, T *act0) {
+__global__ void gs_mlp_gather_kernel(const float *x, uint64_t n, uint32_t F, const uint64_t *steps,
+                                     uint64_t G, uint64_t offset, uint64_t rows, T *act0) {
   const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= rows * F) return;
   const uint64_t r = i / F, f = i % F;
@@ -61,10 +65,10 @@ __global__ void gather_kernel(const float *x, uint64_t n, uint32_t F, const uint
 
 /* Hidden layer output: act = dropout(relu(z + bias)), z [rows][out]. */
 template <typename T>
-__global__ void bias_relu_dropout_kernel(const float *z, const float *bias, uint64_t rows,
-                                         uint32_t out, const uint64_t *steps, uint64_t G,
-                                         uint64_t offset, uint64_t seed, uint32_t layer,
-                                         float dropout, T *act) {
+__global__ void gs_mlp_bias_relu_dropout_kernel(const float *z, const float *bias, uint64_t rows,
+                                                uint32_t out, const uint64_t *steps, uint64_t G,
+                                                uint64_t offset, uint64_t seed, uint32_t layer,
+                                                float dropout, T *act) {
   const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= rows * out) return;
   const uint64_t r = i / out;
@@ -101,9 +105,9 @@ __device__ __forceinline__ void add_column_sums(float sum, uint32_t c, uint32_t 
  * gradient (column sums of dz) into db, and this batch's share of the loss
  * added to *loss. */
 template <typename T>
-__global__ void loss_kernel(const float *z, const float *bias, const float *targets, uint64_t n,
-                            uint32_t Tn, const uint64_t *steps, uint64_t G, uint64_t offset,
-                            uint64_t rows, T *dz, float *db, float *loss) {
+__global__ void gs_mlp_loss_kernel(const float *z, const float *bias, const float *targets,
+                                   uint64_t n, uint32_t Tn, const uint64_t *steps, uint64_t G,
+                                   uint64_t offset, uint64_t rows, T *dz, float *db, float *loss) {
   const uint32_t c = blockIdx.x * GS_MLP_TILE_COLS + threadIdx.x;
   const float norm = 1.0f / ((float)G * (float)Tn);
   const uint64_t base = *steps * G + offset;
@@ -129,8 +133,8 @@ __global__ void loss_kernel(const float *z, const float *bias, const float *targ
  * the value through (scaled by 1 / (1 - p)). Its bias gradient (column sums
  * of dz) goes to db. */
 template <typename T>
-__global__ void relu_dropout_grad_kernel(const float *da, const T *act, uint64_t rows, uint32_t cols,
-                                         float scale, T *dz, float *db) {
+__global__ void gs_mlp_relu_dropout_grad_kernel(const float *da, const T *act, uint64_t rows,
+                                                uint32_t cols, float scale, T *dz, float *db) {
   const uint32_t c = blockIdx.x * GS_MLP_TILE_COLS + threadIdx.x;
   float sum = 0.0f;
   if (c < cols) {
@@ -147,9 +151,9 @@ __global__ void relu_dropout_grad_kernel(const float *da, const T *act, uint64_t
 
 /* Adam update t = steps + 1 over all parameters; also refreshes the bf16
  * copy of the weights when there is one. */
-__global__ void adam_kernel(float *params, float *mom1, float *mom2, const float *grads,
-                            uint64_t count, const uint64_t *steps, float lr, float beta1,
-                            float beta2, float eps, __nv_bfloat16 *low) {
+__global__ void gs_mlp_adam_kernel(float *params, float *mom1, float *mom2, const float *grads,
+                                   uint64_t count, const uint64_t *steps, float lr, float beta1,
+                                   float beta2, float eps, __nv_bfloat16 *low) {
   const float t = (float)(*steps + 1);
   const float c1 = 1.0f - powf(beta1, t), c2 = 1.0f - powf(beta2, t);
   for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < count;
@@ -165,9 +169,9 @@ __global__ void adam_kernel(float *params, float *mom1, float *mom2, const float
   }
 }
 
-__global__ void advance_step_kernel(uint64_t *steps) { *steps += 1; }
+__global__ void gs_mlp_advance_step_kernel(uint64_t *steps) { *steps += 1; }
 
-__global__ void to_bf16_kernel(const float *in, uint64_t count, __nv_bfloat16 *out) {
+__global__ void gs_mlp_to_bf16_kernel(const float *in, uint64_t count, __nv_bfloat16 *out) {
   const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i < count) out[i] = __float2bfloat16_rn(in[i]);
 }
@@ -195,11 +199,6 @@ struct gs_mlp_cuda {
   /* The batch of the last forward, for the backward kernels. */
   uint64_t G, offset;
 };
-
-static gs_status blas_check(cublasStatus_t rc, const char *expr, const char *file, int line) {
-  if (rc == CUBLAS_STATUS_SUCCESS) return GS_OK;
-  return gs_error_call(GS_ERR_CUDA, "cuBLAS", expr, file, line, cublasGetStatusString(rc));
-}
 
 static gs_status device_alloc(gs_mlp_cuda *g, void **ptr, uint64_t bytes) {
   GS_CHECK_CUDA(cudaMalloc(ptr, (size_t)(bytes ? bytes : 1)));
@@ -268,11 +267,21 @@ static gs_status create_buffers(gs_mlp_cuda *g) {
                              cudaMemcpyHostToDevice));
   } else {
     const uint64_t values = g->c.data_n * ((uint64_t)m->widths[0] + m->widths[L]);
-    generate_kernel<<<blocks_for(values), GS_MLP_THREADS, 0, g->stream>>>(
+    gs_mlp_generate_kernel<<<blocks_for(values), GS_MLP_THREADS, 0, g->stream>>>(
         g->c.data_seed, g->c.data_n, m->widths[0], m->widths[L], g->x, g->y);
     GS_CHECK_CUDA(cudaGetLastError());
   }
   GS_CHECK_CUDA(cudaStreamSynchronize(g->stream));
+  return GS_OK;
+}
+
+/* The cuBLAS handle on the rank's stream, with its workspace and math mode. */
+static gs_status configure_blas(gs_mlp_cuda *g, cudaStream_t stream) {
+  GS_CHECK_CUBLAS(cublasSetStream(g->blas, stream));
+  // A fixed workspace lets the GEMMs be captured into a CUDA graph.
+  GS_CHECK_CUBLAS(cublasSetWorkspace(g->blas, g->blas_workspace, GS_MLP_CUBLAS_WORKSPACE));
+  GS_CHECK_CUBLAS(cublasSetMathMode(
+      g->blas, g->c.precision == GS_MLP_TF32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
   return GS_OK;
 }
 
@@ -297,16 +306,7 @@ extern "C" gs_status gs_mlp_cuda_create(const gs_mlp_cuda_config *config, cudaSt
     st = gs_error(GS_ERR_CUDA, "mlp: cublasCreate failed: %s", cublasGetStatusString(rc));
   }
   if (st == GS_OK) st = create_buffers(g);
-  if (st == GS_OK) st = blas_check(cublasSetStream(g->blas, stream), "cublasSetStream", __FILE__, __LINE__);
-  // A fixed workspace lets the GEMMs be captured into a CUDA graph.
-  if (st == GS_OK)
-    st = blas_check(cublasSetWorkspace(g->blas, g->blas_workspace, GS_MLP_CUBLAS_WORKSPACE),
-                    "cublasSetWorkspace", __FILE__, __LINE__);
-  if (st == GS_OK)
-    st = blas_check(cublasSetMathMode(g->blas, config->precision == GS_MLP_TF32
-                                                   ? CUBLAS_TF32_TENSOR_OP_MATH
-                                                   : CUBLAS_DEFAULT_MATH),
-                    "cublasSetMathMode", __FILE__, __LINE__);
+  if (st == GS_OK) st = configure_blas(g, stream);
   if (st != GS_OK) {
     gs_mlp_cuda_destroy(g);
     return st;
@@ -334,8 +334,8 @@ extern "C" gs_status gs_mlp_cuda_set_state(gs_mlp_cuda *g, const float *params, 
     GS_CHECK_CUDA(cudaMemset(g->mom2, 0, bytes));
   GS_CHECK_CUDA(cudaMemcpy(g->steps, &steps, sizeof steps, cudaMemcpyHostToDevice));
   if (g->low) {
-    to_bf16_kernel<<<blocks_for(g->count), GS_MLP_THREADS, 0, g->stream>>>(g->params, g->count,
-                                                                          g->low);
+    gs_mlp_to_bf16_kernel<<<blocks_for(g->count), GS_MLP_THREADS, 0, g->stream>>>(g->params,
+                                                                                  g->count, g->low);
     GS_CHECK_CUDA(cudaGetLastError());
     GS_CHECK_CUDA(cudaStreamSynchronize(g->stream));
   }
@@ -398,7 +398,7 @@ template <typename T> static gs_status forward_t(gs_mlp_cuda *g, uint64_t rows) 
   const gs_mlp_model *m = &g->c.model;
   const int L = m->n_layers;
   const uint32_t F = m->widths[0];
-  gather_kernel<T><<<blocks_for(rows * F), GS_MLP_THREADS, 0, g->stream>>>(
+  gs_mlp_gather_kernel<T><<<blocks_for(rows * F), GS_MLP_THREADS, 0, g->stream>>>(
       g->x, g->c.data_n, F, g->steps, g->G, g->offset, rows, (T *)g->act[0]);
   GS_CHECK_CUDA(cudaGetLastError());
   for (int l = 0; l < L; l++) {
@@ -408,13 +408,14 @@ template <typename T> static gs_status forward_t(gs_mlp_cuda *g, uint64_t rows) 
                 out));
     const float *bias = g->params + gs_mlp_bias_offset(m, l);
     if (l < L - 1) {
-      bias_relu_dropout_kernel<T><<<blocks_for(rows * out), GS_MLP_THREADS, 0, g->stream>>>(
+      gs_mlp_bias_relu_dropout_kernel<T><<<blocks_for(rows * out), GS_MLP_THREADS, 0, g->stream>>>(
           g->z, bias, rows, out, g->steps, g->G, g->offset, g->c.dropout_seed, (uint32_t)l,
           m->dropout, (T *)g->act[l + 1]);
     } else {
-      loss_kernel<T><<<tile_grid(g, rows, out), dim3(GS_MLP_TILE_COLS, GS_MLP_TILE_ROWS), 0,
-                       g->stream>>>(g->z, bias, g->y, g->c.data_n, out, g->steps, g->G, g->offset,
-                                    rows, (T *)g->dz, g->grads + gs_mlp_bias_offset(m, l), g->loss);
+      gs_mlp_loss_kernel<T>
+          <<<tile_grid(g, rows, out), dim3(GS_MLP_TILE_COLS, GS_MLP_TILE_ROWS), 0, g->stream>>>(
+              g->z, bias, g->y, g->c.data_n, out, g->steps, g->G, g->offset, rows, (T *)g->dz,
+              g->grads + gs_mlp_bias_offset(m, l), g->loss);
     }
     GS_CHECK_CUDA(cudaGetLastError());
   }
@@ -424,8 +425,8 @@ template <typename T> static gs_status forward_t(gs_mlp_cuda *g, uint64_t rows) 
 extern "C" gs_status gs_mlp_cuda_forward(gs_mlp_cuda *g, uint64_t global_batch, uint64_t offset,
                                          uint64_t rows) {
   if (rows < 1 || rows > g->c.rows)
-    return gs_error(GS_ERR_INTERNAL, "mlp: %llu rows asked of a model sized for %llu",
-                    (unsigned long long)rows, (unsigned long long)g->c.rows);
+    GS_BUG("mlp: %llu rows asked of a model sized for %llu", (unsigned long long)rows,
+           (unsigned long long)g->c.rows);
   g->G = global_batch;
   g->offset = offset;
   GS_CHECK_CUDA(cudaMemsetAsync(g->loss, 0, sizeof(float), g->stream));
@@ -452,10 +453,10 @@ template <typename T> static gs_status input_grad_t(gs_mlp_cuda *g, int l, uint6
   // dA^T (in x rows) = W^T (in x out) * dZ^T (out x rows), into z as scratch.
   GS_TRY(gemm(g, CUBLAS_OP_N, CUBLAS_OP_N, in, rows, out, weights(g, l), in, g->dz, out, g->z, in));
   const float scale = m->dropout > 0.0f ? 1.0f / (1.0f - m->dropout) : 1.0f;
-  relu_dropout_grad_kernel<T><<<tile_grid(g, rows, in), dim3(GS_MLP_TILE_COLS, GS_MLP_TILE_ROWS), 0,
-                                g->stream>>>(g->z, (const T *)g->act[l], rows, in, scale,
-                                             (T *)g->dz_prev,
-                                             g->grads + gs_mlp_bias_offset(m, l - 1));
+  gs_mlp_relu_dropout_grad_kernel<T>
+      <<<tile_grid(g, rows, in), dim3(GS_MLP_TILE_COLS, GS_MLP_TILE_ROWS), 0, g->stream>>>(
+          g->z, (const T *)g->act[l], rows, in, scale, (T *)g->dz_prev,
+          g->grads + gs_mlp_bias_offset(m, l - 1));
   GS_CHECK_CUDA(cudaGetLastError());
   void *t = g->dz;
   g->dz = g->dz_prev;
@@ -464,7 +465,7 @@ template <typename T> static gs_status input_grad_t(gs_mlp_cuda *g, int l, uint6
 }
 
 extern "C" gs_status gs_mlp_cuda_input_grad(gs_mlp_cuda *g, int layer, uint64_t rows) {
-  if (layer < 1) return gs_error(GS_ERR_INTERNAL, "mlp: no input gradient below layer 1");
+  if (layer < 1) GS_BUG("mlp: no input gradient below layer 1");
   return g->bf16 ? input_grad_t<__nv_bfloat16>(g, layer, rows) : input_grad_t<float>(g, layer, rows);
 }
 
@@ -472,11 +473,11 @@ extern "C" gs_status gs_mlp_cuda_adam(gs_mlp_cuda *g) {
   const gs_mlp_adam *a = &g->c.adam;
   unsigned blocks = blocks_for(g->count);
   if (blocks > 4096) blocks = 4096;
-  adam_kernel<<<blocks, GS_MLP_THREADS, 0, g->stream>>>(g->params, g->mom1, g->mom2, g->grads,
-                                                        g->count, g->steps, a->lr, a->beta1,
-                                                        a->beta2, a->eps, g->low);
+  gs_mlp_adam_kernel<<<blocks, GS_MLP_THREADS, 0, g->stream>>>(g->params, g->mom1, g->mom2,
+                                                               g->grads, g->count, g->steps, a->lr,
+                                                               a->beta1, a->beta2, a->eps, g->low);
   GS_CHECK_CUDA(cudaGetLastError());
-  advance_step_kernel<<<1, 1, 0, g->stream>>>(g->steps);
+  gs_mlp_advance_step_kernel<<<1, 1, 0, g->stream>>>(g->steps);
   GS_CHECK_CUDA(cudaGetLastError());
   return GS_OK;
 }

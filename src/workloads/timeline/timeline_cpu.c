@@ -107,7 +107,7 @@ static float load_value(const void *data, gs_timeline_dtype dtype, uint64_t inde
 gs_status gs_timeline_cpu(const gs_timeline_shape *shape, const gs_timeline_inputs *in,
                           uint64_t batch, void *out, float *out_f32) {
   if (shape->n_streams < 1 || shape->n_streams > GS_TIMELINE_MAX_STREAMS)
-    return gs_error(GS_ERR_INTERNAL, "timeline: %zu streams", shape->n_streams);
+    GS_BUG("timeline: %zu streams", shape->n_streams);
   for (size_t s = 0; s < shape->n_streams; s++) {
     char what[48];
     snprintf(what, sizeof what, "source times of stream %zu", s);

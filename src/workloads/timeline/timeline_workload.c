@@ -122,8 +122,8 @@ typedef struct {
   int stepped;
 } gs_timeline_state;
 
-/* Frees a device pointer from teardown, which cannot return a status (the
- * check macro prints a failure). */
+/* Frees a device pointer from teardown, which cannot return a status: the
+ * caller keeps the error recorded before (gs_error_keep). */
 static gs_status free_device(const void *ptr) {
   if (ptr != NULL) GS_CHECK_CUDA(cudaFree((void *)ptr));
   return GS_OK;
@@ -137,12 +137,17 @@ void gs_timeline_teardown(void *state) {
     free(s->times[k]);
   }
   if (s->backend == GS_BACKEND_CUDA) {
+    // A failure (often a failed step's sticky error again) must not replace
+    // the error recorded before: it is dropped, and the rest still freed.
+    gs_error_kept kept;
+    gs_error_keep(&kept);
     for (uint32_t k = 0; k < s->dev.n_streams; k++) {
       (void)free_device(s->dev.streams[k].data);
       (void)free_device(s->dev.streams[k].times);
     }
     (void)free_device(s->dev.targets);
     (void)free_device(s->dev.out);
+    gs_error_restore(&kept);
   }
   free(s->targets);
   free(s->out);
@@ -394,10 +399,6 @@ static gs_status verify_host(gs_timeline_state *s, gs_verification *v) {
 gs_status gs_timeline_verify(void *state, gs_verification *out) {
   gs_timeline_state *s = state;
   memset(out, 0, sizeof *out);
-  if (!s->stepped) {
-    out->status = GS_VERIFY_FAILED;
-    snprintf(out->detail, sizeof out->detail, "verify called before any step");
-    return gs_error(GS_ERR_INTERNAL, "timeline: verify called before any step");
-  }
+  if (!s->stepped) GS_BUG("timeline: verify called before any step");
   return s->backend == GS_BACKEND_CUDA ? verify_device(s, out) : verify_host(s, out);
 }

@@ -267,7 +267,8 @@ typedef struct {
   int stepped;
 } gs_voxelize_state;
 
-/* Frees a device pointer from teardown, which cannot return a status. */
+/* Frees a device pointer from teardown, which cannot return a status: the
+ * caller keeps the error recorded before (gs_error_keep). */
 static gs_status free_device(void *ptr) {
   if (ptr != NULL) GS_CHECK_CUDA(cudaFree(ptr));
   return GS_OK;
@@ -277,13 +278,17 @@ static void voxelize_teardown(void *state) {
   gs_voxelize_state *s = state;
   if (s == NULL) return;
   if (s->backend == GS_BACKEND_CUDA) {
-    // A failure is printed by the check macro; keep freeing the rest.
+    // A failure (often a failed step's sticky error again) must not replace
+    // the error recorded before: it is dropped, and the rest still freed.
+    gs_error_kept kept;
+    gs_error_keep(&kept);
     (void)free_device((void *)s->dev.points);
     (void)free_device((void *)s->dev.features);
     (void)free_device(s->dev.out);
     (void)free_device(s->dev.counts);
     (void)free_device(s->dev.dropped);
     (void)free_device(s->dev.workspace);
+    gs_error_restore(&kept);
   }
   free(s->points);
   free(s->features);
@@ -593,11 +598,7 @@ static gs_status verify_host(gs_voxelize_state *s, gs_verification *v) {
 static gs_status voxelize_verify(void *state, gs_verification *out) {
   gs_voxelize_state *s = state;
   memset(out, 0, sizeof *out);
-  if (!s->stepped) {
-    out->status = GS_VERIFY_FAILED;
-    snprintf(out->detail, sizeof out->detail, "verify called before any step");
-    return gs_error(GS_ERR_INTERNAL, "voxelize: verify called before any step");
-  }
+  if (!s->stepped) GS_BUG("voxelize: verify called before any step");
   return s->backend == GS_BACKEND_CUDA ? verify_device(s, out) : verify_host(s, out);
 }
 

@@ -76,8 +76,8 @@ gs_voxelize_class gs_voxelize_classify(const gs_voxelize_params *p, float x, flo
  * points per voxel when non-NULL; `sums` (cells*F doubles) is the mean
  * mode's accumulator when non-NULL. Either, when NULL and needed, is
  * allocated and freed inside. Mean sums in double, in point order, and
- * rounds once to float. Returns GS_ERR_NOMEM or GS_ERR_INTERNAL (bad
- * params) on failure. Thread-safe; calls with disjoint buffers may run
+ * rounds once to float. Returns GS_ERR_NOMEM on failure; params
+ * outside the options' limits are a bug (GS_BUG). Thread-safe; calls with disjoint buffers may run
  * concurrently. */
 gs_status gs_voxelize_cpu(const gs_voxelize_params *p, const float *points, const float *features,
                           uint64_t n, void *out, uint32_t *counts, double *sums,

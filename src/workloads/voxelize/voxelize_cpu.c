@@ -63,19 +63,17 @@ gs_voxelize_class gs_voxelize_classify(const gs_voxelize_params *p, float x, flo
 static gs_status check_params(const gs_voxelize_params *p, const float *features, uint64_t n) {
   for (int a = 0; a < 3; a++) {
     if (p->dims[a] < 1 || p->dims[a] > GS_VOXELIZE_MAX_AXIS)
-      return gs_error(GS_ERR_INTERNAL, "voxelize: grid axis %d has %u voxels", a, p->dims[a]);
+      GS_BUG("voxelize: grid axis %d has %u voxels", a, p->dims[a]);
     if (!isfinite(p->origin[a]) || !isfinite(p->voxel[a]) || !(p->voxel[a] > 0.0f))
-      return gs_error(GS_ERR_INTERNAL, "voxelize: bad origin or voxel size on axis %d", a);
+      GS_BUG("voxelize: bad origin or voxel size on axis %d", a);
   }
   if (p->mode < GS_VOXELIZE_COUNT || p->mode > GS_VOXELIZE_MAX)
-    return gs_error(GS_ERR_INTERNAL, "voxelize: bad mode %d", (int)p->mode);
+    GS_BUG("voxelize: bad mode %d", (int)p->mode);
   if (mode_has_features(p->mode) && (p->features < 1 || (features == NULL && n > 0)))
-    return gs_error(GS_ERR_INTERNAL, "voxelize: mode %s needs features",
-                    gs_voxelize_mode_name(p->mode));
+    GS_BUG("voxelize: mode %s needs features", gs_voxelize_mode_name(p->mode));
   // Per-voxel counts are uint32.
   if (n > UINT32_MAX)
-    return gs_error(GS_ERR_INTERNAL, "voxelize: %llu points per cloud is over 2^32-1",
-                    (unsigned long long)n);
+    GS_BUG("voxelize: %llu points per cloud is over 2^32-1", (unsigned long long)n);
   return GS_OK;
 }
 

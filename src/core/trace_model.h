@@ -5,8 +5,8 @@
  * monotonic clock, on the rank's own thread), the kinds and their colours,
  * the writer and the reader. platform/trace.h adds NVTX ranges and the
  * device lanes on top of it. */
-#ifndef GS_CORE_TRACE_H
-#define GS_CORE_TRACE_H
+#ifndef GS_CORE_TRACE_MODEL_H
+#define GS_CORE_TRACE_MODEL_H
 
 #include <pthread.h>
 #include <stddef.h>
@@ -142,12 +142,10 @@ int gs_trace_rank_lane(gs_trace_rank *r, const char *name);
 /* Appends `span` to lane `lane` of `r`; GS_ERR_NOMEM. */
 gs_status gs_trace_rank_add_span(gs_trace_rank *r, int lane, const gs_trace_span *span);
 
-/* Every rank of the trace (for CUPTI's records), under the trace's lock
- * taken by gs_trace_lock. */
+/* The trace's lock, held while CUPTI's records are added to its ranks from
+ * a thread other than theirs. */
 void gs_trace_lock(gs_trace *t);
 void gs_trace_unlock(gs_trace *t);
-size_t gs_trace_rank_count(const gs_trace *t);
-gs_trace_rank *gs_trace_rank_at(gs_trace *t, size_t i);
 
 /* Writes the trace file (Chrome trace event format, object form;
  * docs/timeline.md) through core/file's atomic path: every rank of every

@@ -1,7 +1,7 @@
 /* The timeline recorder: kinds and colours, ranks and their lanes, the
  * host lane's span stack on each rank's thread, and the writer of the
  * Chrome trace event file (docs/timeline.md). The reader is trace_read.c. */
-#include "core/trace.h"
+#include "core/trace_model.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,8 +222,6 @@ gs_status gs_trace_rank_add_span(gs_trace_rank *r, int lane, const gs_trace_span
 
 void gs_trace_lock(gs_trace *t) { pthread_mutex_lock(&t->lock); }
 void gs_trace_unlock(gs_trace *t) { pthread_mutex_unlock(&t->lock); }
-size_t gs_trace_rank_count(const gs_trace *t) { return t->n_ranks; }
-gs_trace_rank *gs_trace_rank_at(gs_trace *t, size_t i) { return i < t->n_ranks ? t->ranks[i] : NULL; }
 
 /* ---- the writer --------------------------------------------------------- */
 
