@@ -70,7 +70,7 @@ expect 0 "the step times above are 1/rate \(the time of one of its samples, N un
   fail "the item unit of samples/s is not samples"
 [ "$(json "$work/rate.json" "[m['name'] for m in d['measurements'][0]['exec']['metrics']]")" = "['samples_per_s', 'loss']" ] ||
   fail "the other protocol metrics (loss) are not recorded"
-expect 0 "exec \(variant python3 .*\): multi-rank beneficial: speedup 4.00x at 4 ranks" -- report "$work/rate.json"
+expect 0 "exec \(variant python3 .*\): multi-rank beneficial: speedup 4.00x \[4.00, 4.00\] at 4 ranks" -- report "$work/rate.json"
 
 # ---- values per rank: each rank's record holds its own; the step is the slowest
 expect 0 "figure: samples_per_s \(samples/s, higher is better, protocol lines, values per step, per rank\)" -- \
