@@ -23,8 +23,8 @@ rank_pid() {
 }
 
 # fault NAME NP SIGNAL RANK ARGS...: starts gpuscale ARGS under mpirun -np NP,
-# sends SIGNAL to rank RANK once it measures (4 s after it started; for
-# coll once the document of its first size exists), and sets $took to the
+# sends SIGNAL to rank RANK once it measures ($after seconds after it
+# started, 4 unless set; for coll once the document of its first size exists), and sets $took to the
 # seconds from the signal to mpirun's end (tenths) and $rc to mpirun's exit
 # code; output in $work/NAME.out.
 fault() {
@@ -39,7 +39,7 @@ fault() {
   if [ "$1" = coll ]; then
     for i in $(seq 600); do [ -s "$work/$name.json" ] && break; sleep 0.1; done
   else
-    sleep 4
+    sleep "${after:-4}"
   fi
   [ -n "$pid" ] || { fail "$name: no process of rank $rank"; wait "$job"; return; }
   local t0
@@ -112,9 +112,14 @@ within 10 ckill 2 "died"
 
 # llm: kill -9 of rank 1 of 3 keeps the requests the others completed and
 # names rank 1; a stopped rank under --timeout is lost, not ok.
-llm=(llm --backend cpu --samples 600 -q)
+# A killed rank stops the others at once: a stream far longer than the 4 s
+# before the signal. A stopped one is found lost only when the others have
+# finished their streams: a short one (under 3 s on an idle machine), stopped
+# after 1.5 s.
 for how in KILL STOP; do
-  fault "llm$how" 3 "$how" 1 run "${llm[@]}" --timeout 3 -o "$work/llm$how.json"
+  if [ "$how" = KILL ]; then samples=20000 after=4; else samples=600 after=1.5; fi
+  fault "llm$how" 3 "$how" 1 run llm --backend cpu --samples "$samples" -q --timeout 3 \
+    -o "$work/llm$how.json"
   within 15 "llm$how" 1 "$([ $how = KILL ] && echo died || echo 'stopped answering')"
   python3 - "$work/llm$how.json" <<'PY' || failures=$((failures + 1))
 import json, sys
