@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "core/check.h"
-#include "core/json.h"
 #include "core/parse.h"
 #include "core/result.h"
 #include "core/types.h"
@@ -128,19 +127,22 @@ double gs_fault_slow_factor(const gs_fault_list *list, int rank) {
 }
 
 cJSON *gs_fault_list_to_json(const gs_fault_list *list, int world_size) {
-  gs_json_build b = {0};
-  cJSON *array = gs_json_check(&b, cJSON_CreateArray());
-  for (size_t i = 0; !b.failed && i < list->n; i++) {
+  cJSON *array = cJSON_CreateArray();
+  for (size_t i = 0; array != NULL && i < list->n; i++) {
     const gs_fault *f = &list->items[i];
     if (f->rank >= world_size) continue;
     size_t k = 0;
     while (kinds[k].kind != f->kind) k++;
-    cJSON *o = gs_json_check(&b, cJSON_CreateObject());
-    gs_json_put_string(&b, o, "kind", kinds[k].name);
-    gs_json_put_number(&b, o, "rank", f->rank);
+    cJSON *o = cJSON_CreateObject();
+    if (o == NULL || !cJSON_AddItemToArray(array, o)) {
+      cJSON_Delete(o);
+      cJSON_Delete(array);
+      return NULL;
+    }
+    cJSON_AddStringToObject(o, "kind", kinds[k].name);
+    cJSON_AddNumberToObject(o, "rank", f->rank);
     for (size_t p = 0; p < kinds[k].n_params; p++)
-      gs_json_put_number(&b, o, kinds[k].params[p].name, f->params[p]);
-    gs_json_append(&b, array, o);
+      gs_json_add_number(o, kinds[k].params[p].name, f->params[p]);
   }
-  return gs_json_build_finish(&b, array);
+  return array;
 }
