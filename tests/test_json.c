@@ -118,6 +118,38 @@ static void test_each_failed_allocation_is_seen(void **state) {
   assert_true(needed > 8);
 }
 
+/* gs_json_build_finish hands back the root of a build that did not fail
+ * and frees the root of one that did (the sanitizer build sees a leak). */
+static void test_finish_returns_or_frees(void **state) {
+  (void)state;
+  size_t built = 0, refused = 0;
+  for (long limit = 0; limit < 16; limit++) {
+    allocations_limit(limit);
+    gs_json_build b = {0};
+    cJSON *o = gs_json_check(&b, cJSON_CreateObject());
+    gs_json_put_string(&b, o, "name", "value");
+    gs_json_append_number(&b, gs_json_put_array(&b, o, "list"), 1);
+    int failed = b.failed;
+    cJSON *root = gs_json_build_finish(&b, o);
+    allocations_unlimited();
+    if (failed) {
+      assert_null(root);
+      refused++;
+    } else {
+      assert_ptr_equal(root, o);
+      char *text = text_of(root);
+      assert_string_equal(text, "{\"name\":\"value\",\"list\":[1]}");
+      cJSON_free(text);
+      cJSON_Delete(root);
+      built++;
+    }
+  }
+  assert_true(refused > 3);
+  assert_true(built > 0);
+  gs_json_build none = {0};
+  assert_null(gs_json_build_finish(&none, NULL));
+}
+
 /* ---- reading ------------------------------------------------------------ */
 
 static void test_member_readers(void **state) {
@@ -145,6 +177,7 @@ int main(void) {
       cmocka_unit_test(test_puts_write_what_they_say),
       cmocka_unit_test(test_failures_mark_the_build),
       cmocka_unit_test(test_each_failed_allocation_is_seen),
+      cmocka_unit_test(test_finish_returns_or_frees),
       cmocka_unit_test(test_member_readers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

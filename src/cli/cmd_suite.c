@@ -44,7 +44,7 @@ static void print_suite_help(gs_common_options *common, const gs_option *verdict
 }
 
 /* report.md: the report over every document the suite wrote; then the node
- * verdict of the same documents (report/verdict.c, docs/verdict.md) on
+ * verdict of the same documents (report/verdict/verdict.c, docs/verdict.md) on
  * standard output and in summary.txt. Sets `*verdict` to GS_NODE_FAIL when
  * the verdict is fail (with the failed checks recorded as the error unless
  * `failed_before` says an earlier failure's error stands). */

@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/help.h"
 #include "core/check.h"
+#include "core/json.h"
 #include "core/result.h"
 #include "platform/device.h"
 #include "gs_version.h"
@@ -19,16 +20,11 @@
 static const char *const format_choices[] = {"text", "json", NULL};
 enum { FORMAT_TEXT = 0, FORMAT_JSON = 1 };
 
-/* Adds name: text, or null when text is empty. */
-static int add_text(cJSON *o, const char *name, const char *text) {
-  return text[0] ? cJSON_AddStringToObject(o, name, text) != NULL
-                 : cJSON_AddNullToObject(o, name) != NULL;
-}
-
-/* One optional part: {"built_in": b, ...}; NULL when out of memory. */
-static cJSON *add_part(cJSON *doc, const char *name, int built_in) {
-  cJSON *part = cJSON_AddObjectToObject(doc, name);
-  if (part && !cJSON_AddBoolToObject(part, "built_in", built_in)) return NULL;
+/* One optional part: {"built_in": b, ...}; NULL (the build marked) when out
+ * of memory. */
+static cJSON *put_part(gs_json_build *b, cJSON *doc, const char *name, int built_in) {
+  cJSON *part = gs_json_put_object(b, doc, name);
+  gs_json_put_bool(b, part, "built_in", built_in);
   return part;
 }
 
@@ -37,46 +33,41 @@ static cJSON *version_json(void) {
   gs_environment env;
   memset(&env, 0, sizeof env);
   gs_device_collect_library_versions(&env);
-  int ok = 1;
-  cJSON *doc = cJSON_CreateObject();
-  ok &= doc && cJSON_AddStringToObject(doc, "tool", "gpuscale") != NULL;
-  ok &= doc && cJSON_AddStringToObject(doc, "version", GS_VERSION_STRING) != NULL;
-  ok &= doc && cJSON_AddStringToObject(doc, "git_revision", GS_GIT_REVISION) != NULL;
-  cJSON *cuda = doc ? add_part(doc, "cuda", 1) : NULL;
-  ok &= cuda && cJSON_AddStringToObject(cuda, "toolkit", GS_CUDA_TOOLKIT_VERSION) != NULL;
-  ok &= cuda && cJSON_AddStringToObject(cuda, "runtime", "static") != NULL;
-  cJSON *archs = cuda ? cJSON_AddArrayToObject(cuda, "architectures") : NULL;
-  ok &= archs != NULL;
+  gs_json_build b = {0};
+  cJSON *doc = gs_json_check(&b, cJSON_CreateObject());
+  gs_json_put_string(&b, doc, "tool", "gpuscale");
+  gs_json_put_string(&b, doc, "version", GS_VERSION_STRING);
+  gs_json_put_string(&b, doc, "git_revision", GS_GIT_REVISION);
+  cJSON *cuda = put_part(&b, doc, "cuda", 1);
+  gs_json_put_string(&b, cuda, "toolkit", GS_CUDA_TOOLKIT_VERSION);
+  gs_json_put_string(&b, cuda, "runtime", "static");
+  cJSON *archs = gs_json_put_array(&b, cuda, "architectures");
   char list[] = GS_CUDA_ARCHITECTURES;
   char *save = NULL;
-  for (char *a = strtok_r(list, ";", &save); ok && a; a = strtok_r(NULL, ";", &save))
-    ok &= cJSON_AddItemToArray(archs, cJSON_CreateString(a));
-  cJSON *nccl = doc ? add_part(doc, "nccl", 1) : NULL;
-  ok &= nccl && cJSON_AddStringToObject(nccl, "library", "libnccl.so.2") != NULL;
-  ok &= nccl && cJSON_AddStringToObject(nccl, "loaded", "at run time") != NULL;
-  ok &= nccl && add_text(nccl, "version", env.nccl_version);
+  for (char *a = strtok_r(list, ";", &save); !b.failed && a; a = strtok_r(NULL, ";", &save))
+    gs_json_append_string(&b, archs, a);
+  cJSON *nccl = put_part(&b, doc, "nccl", 1);
+  gs_json_put_string(&b, nccl, "library", "libnccl.so.2");
+  gs_json_put_string(&b, nccl, "loaded", "at run time");
+  gs_json_put_string_or_null(&b, nccl, "version", env.nccl_version);
 #ifdef GS_HAVE_MPI
-  cJSON *mpi = doc ? add_part(doc, "mpi", 1) : NULL;
+  cJSON *mpi = put_part(&b, doc, "mpi", 1);
 #else
-  cJSON *mpi = doc ? add_part(doc, "mpi", 0) : NULL;
+  cJSON *mpi = put_part(&b, doc, "mpi", 0);
 #endif
-  ok &= mpi && add_text(mpi, "version", env.mpi_version);
+  gs_json_put_string_or_null(&b, mpi, "version", env.mpi_version);
   // NVML is always loaded at run time (dlopen), where a driver is installed.
-  cJSON *nvml = doc ? add_part(doc, "nvml", 1) : NULL;
-  ok &= nvml && cJSON_AddStringToObject(nvml, "library", "libnvidia-ml.so.1") != NULL;
-  ok &= nvml && cJSON_AddStringToObject(nvml, "loaded", "at run time") != NULL;
+  cJSON *nvml = put_part(&b, doc, "nvml", 1);
+  gs_json_put_string(&b, nvml, "library", "libnvidia-ml.so.1");
+  gs_json_put_string(&b, nvml, "loaded", "at run time");
 #ifdef GS_GNUPLOT
-  cJSON *gnuplot = doc ? add_part(doc, "gnuplot", 1) : NULL;
-  ok &= gnuplot && cJSON_AddStringToObject(gnuplot, "path", GS_GNUPLOT) != NULL;
+  cJSON *gnuplot = put_part(&b, doc, "gnuplot", 1);
+  gs_json_put_string(&b, gnuplot, "path", GS_GNUPLOT);
 #else
-  cJSON *gnuplot = doc ? add_part(doc, "gnuplot", 0) : NULL;
-  ok &= gnuplot && cJSON_AddNullToObject(gnuplot, "path") != NULL;
+  cJSON *gnuplot = put_part(&b, doc, "gnuplot", 0);
+  gs_json_put_null(&b, gnuplot, "path");
 #endif
-  if (!ok) {
-    cJSON_Delete(doc);
-    return NULL;
-  }
-  return doc;
+  return gs_json_build_finish(&b, doc);
 }
 
 /* See commands.h. */

@@ -77,6 +77,12 @@ void gs_json_append_string(gs_json_build *b, cJSON *a, const char *text) {
   gs_json_append(b, a, cJSON_CreateString(text));
 }
 
+cJSON *gs_json_build_finish(const gs_json_build *b, cJSON *root) {
+  if (!b->failed) return root;
+  cJSON_Delete(root);
+  return NULL;
+}
+
 gs_status gs_json_build_status(const gs_json_build *b, const char *what) {
   if (!b->failed) return GS_OK;
   return gs_error(GS_ERR_NOMEM, "out of memory building %s", what);

@@ -3,7 +3,8 @@
  * ignores a NULL parent, and one check at the end turns the flag into
  * GS_ERR_NOMEM), and member readers that tolerate absent or mistyped
  * members. Every writer of a document (core/result*.c, ingest/, the
- * report's JSON, measure/'s documents) builds through it. */
+ * report's JSON, measure/'s documents, the telemetry and p2p members, the
+ * workloads' options, `version --format json`) builds through it. */
 #ifndef GS_CORE_JSON_H
 #define GS_CORE_JSON_H
 
@@ -49,6 +50,10 @@ void gs_json_append(gs_json_build *b, cJSON *a, cJSON *item);
 /* Appends a number (null when NaN or infinite) / a string to array `a`. */
 void gs_json_append_number(gs_json_build *b, cJSON *a, double value);
 void gs_json_append_string(gs_json_build *b, cJSON *a, const char *text);
+
+/* `root` when the build did not fail; else frees `root` (NULL is fine) and
+ * returns NULL: the end of a function that returns what it built. */
+cJSON *gs_json_build_finish(const gs_json_build *b, cJSON *root);
 
 /* GS_OK, or GS_ERR_NOMEM "out of memory building WHAT" when the build
  * failed. */

@@ -50,17 +50,17 @@ void gs_measurement_free(gs_measurement *m) {
 /* A number, or null when it is 0 (the structs' "unknown"). */
 static void add_number_or_null(gs_json_build *b, cJSON *o, const char *name, double v) {
   if (v == 0.0)
-    gs_json_check(b, cJSON_AddNullToObject(o, name));
+    gs_json_put_null(b, o, name);
   else
     gs_json_put_number(b, o, name, v);
 }
 
 static void add_samples(gs_json_build *b, cJSON *o, const char *name, const double *v, size_t n) {
   if (!v && n > 0) {
-    gs_json_check(b, cJSON_AddNullToObject(o, name));
+    gs_json_put_null(b, o, name);
     return;
   }
-  cJSON *arr = gs_json_check(b, cJSON_AddArrayToObject(o, name));
+  cJSON *arr = gs_json_put_array(b, o, name);
   if (!arr) return;
   for (size_t i = 0; i < n && !b->failed; i++) gs_json_append_number(b, arr, v[i]);
 }
@@ -69,8 +69,8 @@ static void add_samples(gs_json_build *b, cJSON *o, const char *name, const doub
 static void add_cuda_version(gs_json_build *b, cJSON *o, const char *name, const char *name_text,
                              int version) {
   if (version <= 0) {
-    gs_json_check(b, cJSON_AddNullToObject(o, name));
-    gs_json_check(b, cJSON_AddNullToObject(o, name_text));
+    gs_json_put_null(b, o, name);
+    gs_json_put_null(b, o, name_text);
     return;
   }
   char text[32];
@@ -113,7 +113,7 @@ cJSON *gs_result_new(const char *command) {
   cJSON *doc = cJSON_CreateObject();
   if (!doc) return NULL;
   gs_json_put_string(&b, doc, "schema", GS_RESULT_SCHEMA);
-  cJSON *tool = gs_json_check(&b, cJSON_AddObjectToObject(doc, "tool"));
+  cJSON *tool = gs_json_put_object(&b, doc, "tool");
   gs_json_put_string(&b, tool, "name", "gpuscale");
   gs_json_put_string(&b, tool, "version", GS_VERSION_STRING);
   gs_json_put_string(&b, tool, "git_revision", GS_GIT_REVISION);
@@ -121,15 +121,15 @@ cJSON *gs_result_new(const char *command) {
   gs_time_utc_iso8601(created, sizeof created);
   gs_json_put_string(&b, doc, "created", created);
   gs_json_put_string(&b, doc, "command", command ? command : "");
-  cJSON *args = gs_json_check(&b, cJSON_AddArrayToObject(doc, "argv"));
+  cJSON *args = gs_json_put_array(&b, doc, "argv");
   for (int i = 0; argv && i < argc; i++) {
     gs_json_append(&b, args, cJSON_CreateString(argv[i] ? argv[i] : ""));
   }
   gs_json_put_string(&b, doc, "status", "ok");
   // Placeholders keep a fresh document valid and fix the member order.
-  gs_json_check(&b, cJSON_AddObjectToObject(doc, "config"));
-  gs_json_check(&b, cJSON_AddObjectToObject(doc, "environment"));
-  gs_json_check(&b, cJSON_AddArrayToObject(doc, "measurements"));
+  gs_json_put_object(&b, doc, "config");
+  gs_json_put_object(&b, doc, "environment");
+  gs_json_put_array(&b, doc, "measurements");
   if (b.failed) {
     cJSON_Delete(doc);
     return NULL;
@@ -159,7 +159,7 @@ static cJSON *gpu_to_json(gs_json_build *b, const gs_gpu_desc *g) {
     snprintf(cc, sizeof cc, "%d.%d", g->cc_major, g->cc_minor);
     gs_json_put_string(b, o, "compute_capability", cc);
   } else {
-    gs_json_check(b, cJSON_AddNullToObject(o, "compute_capability"));
+    gs_json_put_null(b, o, "compute_capability");
   }
   add_number_or_null(b, o, "clock_mhz", g->clock_mhz);
   add_number_or_null(b, o, "memory_clock_mhz", g->memory_clock_mhz);
@@ -175,12 +175,12 @@ gs_status gs_result_set_environment(cJSON *doc, const gs_environment *env) {
   if (!o) return gs_error(GS_ERR_NOMEM, "out of memory building the result document");
   gs_json_put_string_or_null(&b, o, "host", env->host);
   gs_json_put_string_or_null(&b, o, "os", env->os);
-  cJSON *cpu = gs_json_check(&b, cJSON_AddObjectToObject(o, "cpu"));
+  cJSON *cpu = gs_json_put_object(&b, o, "cpu");
   gs_json_put_string_or_null(&b, cpu, "model", env->cpu_model);
   add_number_or_null(&b, cpu, "logical_cores", env->cpu_logical_cores);
   gs_json_put_number(&b, cpu, "load_average", env->load_average);
   add_number_or_null(&b, o, "host_memory_bytes", (double)env->host_memory_bytes);
-  cJSON *cuda = gs_json_check(&b, cJSON_AddObjectToObject(o, "cuda"));
+  cJSON *cuda = gs_json_put_object(&b, o, "cuda");
   add_cuda_version(&b, cuda, "driver_version", "driver_version_text", env->cuda_driver_version);
   add_cuda_version(&b, cuda, "runtime_version", "runtime_version_text",
                    env->cuda_runtime_version);
@@ -188,12 +188,12 @@ gs_status gs_result_set_environment(cJSON *doc, const gs_environment *env) {
   gs_json_put_string_or_null(&b, o, "nccl_version", env->nccl_version);
   gs_json_put_string_or_null(&b, o, "mpi_version", env->mpi_version);
   if (env->slurm.job_id[0]) {
-    cJSON *slurm = gs_json_check(&b, cJSON_AddObjectToObject(o, "slurm"));
+    cJSON *slurm = gs_json_put_object(&b, o, "slurm");
     gs_json_put_string_or_null(&b, slurm, "job_id", env->slurm.job_id);
     gs_json_put_string_or_null(&b, slurm, "step_id", env->slurm.step_id);
     gs_json_put_string_or_null(&b, slurm, "node_list", env->slurm.node_list);
   }
-  cJSON *gpus = gs_json_check(&b, cJSON_AddArrayToObject(o, "gpus"));
+  cJSON *gpus = gs_json_put_array(&b, o, "gpus");
   for (size_t i = 0; gpus && env->gpus && i < env->gpu_count; i++) {
     gs_json_append(&b, gpus, gpu_to_json(&b, &env->gpus[i]));
   }
@@ -214,7 +214,7 @@ static const char *verify_status_name(gs_verify_status s) {
 }
 
 static void add_verification(gs_json_build *b, cJSON *parent, const gs_verification *v) {
-  cJSON *o = gs_json_check(b, cJSON_AddObjectToObject(parent, "verification"));
+  cJSON *o = gs_json_put_object(b, parent, "verification");
   gs_json_put_string(b, o, "status", verify_status_name(v->status));
   gs_json_put_number(b, o, "max_abs_error", v->max_abs_error);
   gs_json_put_number(b, o, "tolerance", v->tolerance);
@@ -227,7 +227,7 @@ static cJSON *rank_to_json(gs_json_build *b, const gs_rank_record *r) {
   if (!o) return NULL;
   gs_json_put_number(b, o, "rank", r->rank);
   if (r->device < 0)
-    gs_json_check(b, cJSON_AddNullToObject(o, "device"));
+    gs_json_put_null(b, o, "device");
   else
     gs_json_put_number(b, o, "device", r->device);
   gs_json_put_string_or_null(b, o, "host", r->host);
@@ -235,13 +235,13 @@ static cJSON *rank_to_json(gs_json_build *b, const gs_rank_record *r) {
   gs_json_put_string_or_null(b, o, "error", r->error);
   gs_json_put_u64(b, o, "items_per_step", r->items_per_step);
   if (r->first_iteration_seconds < 0)
-    gs_json_check(b, cJSON_AddNullToObject(o, "first_iteration_seconds"));
+    gs_json_put_null(b, o, "first_iteration_seconds");
   else
     gs_json_put_number(b, o, "first_iteration_seconds", r->first_iteration_seconds);
   if (r->device_seconds)
     add_samples(b, o, "device_seconds", r->device_seconds, r->n_samples);
   else
-    gs_json_check(b, cJSON_AddNullToObject(o, "device_seconds"));
+    gs_json_put_null(b, o, "device_seconds");
   add_samples(b, o, "wall_seconds", r->wall_seconds, r->n_samples);
   if (r->comm_seconds) add_samples(b, o, "comm_seconds", r->comm_seconds, r->n_samples);
   add_verification(b, o, &r->verification);
@@ -256,7 +256,7 @@ static cJSON *run_to_json(gs_json_build *b, const gs_run_record *run) {
   cJSON *o = gs_json_check(b, cJSON_CreateObject());
   if (!o) return NULL;
   add_samples(b, o, "step_seconds", run->step_seconds, run->n_steps);
-  cJSON *ranks = gs_json_check(b, cJSON_AddArrayToObject(o, "ranks"));
+  cJSON *ranks = gs_json_put_array(b, o, "ranks");
   for (size_t k = 0; ranks && run->ranks && k < run->n_ranks; k++) {
     gs_json_append(b, ranks, rank_to_json(b, &run->ranks[k]));
   }
@@ -266,10 +266,10 @@ static cJSON *run_to_json(gs_json_build *b, const gs_run_record *run) {
 static void add_stats(gs_json_build *b, cJSON *parent, const gs_stats *s) {
   // No samples means nothing was summarised: null, not a row of zeros.
   if (s->n == 0) {
-    gs_json_check(b, cJSON_AddNullToObject(parent, "step"));
+    gs_json_put_null(b, parent, "step");
     return;
   }
-  cJSON *o = gs_json_check(b, cJSON_AddObjectToObject(parent, "step"));
+  cJSON *o = gs_json_put_object(b, parent, "step");
   gs_json_put_u64(b, o, "n", s->n);
   gs_json_put_number(b, o, "mean", s->mean);
   gs_json_put_number(b, o, "median", s->median);
@@ -295,7 +295,7 @@ static void add_stats(gs_json_build *b, cJSON *parent, const gs_stats *s) {
       {GS_STATS_WARN_SHORT, "short"},
       {GS_STATS_WARN_OUTLIERS, "outliers"},
   };
-  cJSON *w = gs_json_check(b, cJSON_AddArrayToObject(o, "warnings"));
+  cJSON *w = gs_json_put_array(b, o, "warnings");
   for (size_t i = 0; w && i < sizeof flags / sizeof flags[0]; i++) {
     if (!(s->warnings & flags[i].flag)) continue;
     gs_json_append(b, w, cJSON_CreateString(flags[i].name));
@@ -327,7 +327,7 @@ const char *gs_split_policy_name(gs_split_policy policy) {
 
 /* An array of the first `n` (at most GS_MAX_RANKS) counts. */
 static void add_u64_array(gs_json_build *b, cJSON *o, const char *name, const uint64_t *v, int n) {
-  cJSON *arr = gs_json_check(b, cJSON_AddArrayToObject(o, name));
+  cJSON *arr = gs_json_put_array(b, o, name);
   for (int k = 0; arr && k < n && k < GS_MAX_RANKS; k++) {
     gs_json_append(b, arr, cJSON_CreateNumber((double)v[k]));
   }
@@ -341,7 +341,7 @@ static void add_typed_members(gs_json_build *b, cJSON *o, const gs_measurement *
   }
   const gs_work_units_record *w = &m->work_units;
   if (w->unit) {
-    cJSON *u = gs_json_check(b, cJSON_AddObjectToObject(o, "work_units"));
+    cJSON *u = gs_json_put_object(b, o, "work_units");
     add_u64_array(b, u, "begin", w->begin, w->ranks);
     add_u64_array(b, u, "count", w->count, w->ranks);
     gs_json_put_string(b, u, "unit", w->unit);
@@ -349,24 +349,24 @@ static void add_typed_members(gs_json_build *b, cJSON *o, const gs_measurement *
   }
   const gs_failure_record *f = &m->failure;
   if (f->present) {
-    cJSON *fo = gs_json_check(b, cJSON_AddObjectToObject(o, "failure"));
+    cJSON *fo = gs_json_put_object(b, o, "failure");
     if (f->rank >= 0) {
       gs_json_put_number(b, fo, "rank", f->rank);
       gs_json_put_string(b, fo, "host", f->host);
       gs_json_put_u64(b, fo, "last_completed_step", f->last_completed_step);
     } else {
-      gs_json_check(b, cJSON_AddNullToObject(fo, "rank"));
-      gs_json_check(b, cJSON_AddNullToObject(fo, "host"));
-      gs_json_check(b, cJSON_AddNullToObject(fo, "last_completed_step"));
+      gs_json_put_null(b, fo, "rank");
+      gs_json_put_null(b, fo, "host");
+      gs_json_put_null(b, fo, "last_completed_step");
     }
     gs_json_put_string(b, fo, "status", gs_status_name(f->status));
     gs_json_put_string(b, fo, "reason", f->reason);
   }
   const gs_split_record *sp = &m->split;
   if (sp->policy != GS_SPLIT_NONE) {
-    cJSON *so = gs_json_check(b, cJSON_AddObjectToObject(o, "split"));
+    cJSON *so = gs_json_put_object(b, o, "split");
     add_u64_array(b, so, "units", sp->units, sp->ranks);
-    cJSON *rates = gs_json_check(b, cJSON_AddArrayToObject(so, "calibration_items_per_second"));
+    cJSON *rates = gs_json_put_array(b, so, "calibration_items_per_second");
     for (int k = 0; rates && k < sp->ranks && k < GS_MAX_RANKS; k++) {
       gs_json_append(b, rates, cJSON_CreateNumber(sp->calibration_items_per_second[k]));
     }
@@ -392,7 +392,7 @@ gs_status gs_result_add_measurement(cJSON *doc, const gs_measurement *m) {
   gs_json_put_string_or_null(&b, o, "scaling", m->scaling);
   if (m->variant[0]) gs_json_put_string(&b, o, "variant", m->variant);
   gs_json_put_number(&b, o, "world_size", m->world_size);
-  cJSON *devices = gs_json_check(&b, cJSON_AddArrayToObject(o, "devices"));
+  cJSON *devices = gs_json_put_array(&b, o, "devices");
   size_t n_dev = m->world_size > 0 ? (size_t)m->world_size : 0;
   const size_t max_dev = sizeof m->devices / sizeof m->devices[0];
   if (n_dev > max_dev) n_dev = max_dev;
@@ -402,7 +402,7 @@ gs_status gs_result_add_measurement(cJSON *doc, const gs_measurement *m) {
   gs_json_put_string(&b, o, "status", gs_status_name(m->status));
   gs_json_put_string_or_null(&b, o, "error", m->error);
 
-  cJSON *cost = gs_json_check(&b, cJSON_AddObjectToObject(o, "cost"));
+  cJSON *cost = gs_json_put_object(&b, o, "cost");
   gs_json_put_u64(&b, cost, "items_per_step", m->cost.items);
   gs_json_put_string_or_null(&b, cost, "item_unit", m->cost.item_unit);
   gs_json_put_u64(&b, cost, "bytes_per_step", m->cost.bytes);
@@ -410,12 +410,12 @@ gs_status gs_result_add_measurement(cJSON *doc, const gs_measurement *m) {
 
   add_verification(&b, o, &m->verification);
 
-  cJSON *runs = gs_json_check(&b, cJSON_AddArrayToObject(o, "runs"));
+  cJSON *runs = gs_json_put_array(&b, o, "runs");
   for (size_t r = 0; runs && m->runs && r < m->n_runs; r++) {
     gs_json_append(&b, runs, run_to_json(&b, &m->runs[r]));
   }
 
-  cJSON *agg = gs_json_check(&b, cJSON_AddObjectToObject(o, "aggregate"));
+  cJSON *agg = gs_json_put_object(&b, o, "aggregate");
   add_stats(&b, agg, &m->aggregate.step);
   add_number_or_null(&b, agg, "throughput_items_per_second", m->aggregate.throughput);
   add_number_or_null(&b, agg, "cold_start_ratio", m->aggregate.cold_start_ratio);

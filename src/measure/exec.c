@@ -408,8 +408,8 @@ static void exec_variant_select(void *opts, size_t index, char *name, size_t siz
 
 static cJSON *exec_options_to_json(const void *opts) {
   const gs_exec_options *o = opts;
-  cJSON *j = cJSON_CreateObject();
   gs_json_build build = {0}, *b = &build;
+  cJSON *j = gs_json_check(b, cJSON_CreateObject());
   gs_json_put_item(b, j, "command", string_array(b, o->argv, (size_t)o->argc));
   cJSON *metrics = gs_json_put_array(b, j, "metrics");
   for (size_t i = 0; metrics && i < o->metric_texts.n; i++)
@@ -428,11 +428,7 @@ static cJSON *exec_options_to_json(const void *opts) {
     gs_json_put_null(b, j, "item_unit");
   gs_json_put_bool(b, j, "visible_devices", !o->no_visible_devices);
   gs_json_put_bool(b, j, "logs", !o->no_logs);
-  if (b->failed) {
-    cJSON_Delete(j);
-    return NULL;
-  }
-  return j;
+  return gs_json_build_finish(b, j);
 }
 
 /* One untimed run of the command before the timed ones at each count by

@@ -10,6 +10,7 @@
 #include "bench/runner_driver.h"
 #include "core/check.h"
 #include "core/file.h"
+#include "core/json.h"
 #include "measure/job.h"
 #include "platform/device.h"
 
@@ -300,18 +301,20 @@ static gs_status run_tasks(const gs_plan_request *rq, const gs_run_config *base,
       pthread_cond_wait(&run.finished, &run.lock);
     }
     pthread_mutex_unlock(&run.lock);
+    gs_json_build b = {0};
     for (size_t i = 0; i < n; i++) {
       gs_plan_task *t = &plan->tasks[i];
-      if (!t->done || (t->m.extra && cJSON_GetObjectItemCaseSensitive(t->m.extra, "task"))) continue;
-      if (!t->m.extra) t->m.extra = cJSON_CreateObject();
-      cJSON_AddNumberToObject(t->m.extra, "task", (double)i);
+      if (!t->done || gs_json_member(t->m.extra, "task")) continue;
+      if (!t->m.extra) t->m.extra = gs_json_check(&b, cJSON_CreateObject());
+      gs_json_put_number(&b, t->m.extra, "task", (double)i);
     }
+    status = gs_json_build_status(&b, "the tasks' numbers");
     written = done;
     // A finished task's records are no longer written to by its thread.
     pthread_mutex_lock(&run.lock);
     summarize(plan);
     pthread_mutex_unlock(&run.lock);
-    status = write_plan(rq, base, plan, env, path);
+    if (status == GS_OK) status = write_plan(rq, base, plan, env, path);
   }
   for (size_t i = 0; i < started; i++) pthread_join(threads[i], NULL);
   if (base->trace) {

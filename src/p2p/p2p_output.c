@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json.h"
 #include "p2p/p2p.h"
 
 static size_t cell_count(const gs_p2p_result *r, const gs_p2p_test *t) {
@@ -105,123 +106,98 @@ static const char *verify_name(gs_verify_status v) {
 }
 
 /* A cell: null when not asked for; {"status": "skipped", "reason"} when it
- * could not run here; else the measured object. */
-static cJSON *cell_to_json(const gs_p2p_cell *c) {
-  if (!c->measured && !c->error[0]) return cJSON_CreateNull();
-  cJSON *o = cJSON_CreateObject();
-  int ok = o != NULL;
-  if (!c->measured) {
-    ok = ok && cJSON_AddStringToObject(o, "status", "skipped");
-    ok = ok && cJSON_AddStringToObject(o, "reason", c->error);
-  } else {
-    ok = ok && cJSON_AddStringToObject(o, "status", gs_status_name(c->status));
-    ok = ok && (c->error[0] ? cJSON_AddStringToObject(o, "error", c->error)
-                            : cJSON_AddNullToObject(o, "error"));
-    int have = c->n > 0;
-    ok = ok && gs_json_add_number(o, "median", have ? c->median : NAN);
-    ok = ok && gs_json_add_number(o, "min", have ? c->min : NAN);
-    ok = ok && gs_json_add_number(o, "max", have ? c->max : NAN);
-    cJSON *samples = ok ? cJSON_AddArrayToObject(o, "samples") : NULL;
-    ok = samples != NULL;
-    for (size_t k = 0; ok && k < c->n; k++)
-      ok = cJSON_AddItemToArray(samples, cJSON_CreateNumber(c->samples[k]));
-    if (ok && c->bidirectional) {
-      cJSON *dir = cJSON_AddArrayToObject(o, "direction_median");
-      ok = dir && cJSON_AddItemToArray(dir, cJSON_CreateNumber(c->direction_median[0])) &&
-           cJSON_AddItemToArray(dir, cJSON_CreateNumber(c->direction_median[1]));
-    }
-    cJSON *v = ok ? cJSON_AddObjectToObject(o, "verification") : NULL;
-    ok = v != NULL;
-    ok = ok && cJSON_AddStringToObject(v, "status", verify_name(c->verify));
-    ok = ok && cJSON_AddNumberToObject(v, "mismatches", (double)c->mismatches);
+ * could not run here; else the measured object. Appended to array `a`. */
+static void append_cell(gs_json_build *b, cJSON *a, const gs_p2p_cell *c) {
+  if (!c->measured && !c->error[0]) {
+    gs_json_append(b, a, cJSON_CreateNull());
+    return;
   }
-  if (ok) return o;
-  cJSON_Delete(o);
-  return NULL;
+  cJSON *o = gs_json_check(b, cJSON_CreateObject());
+  if (!c->measured) {
+    gs_json_put_string(b, o, "status", "skipped");
+    gs_json_put_string(b, o, "reason", c->error);
+  } else {
+    gs_json_put_string(b, o, "status", gs_status_name(c->status));
+    gs_json_put_string_or_null(b, o, "error", c->error);
+    int have = c->n > 0;
+    gs_json_put_number(b, o, "median", have ? c->median : NAN);
+    gs_json_put_number(b, o, "min", have ? c->min : NAN);
+    gs_json_put_number(b, o, "max", have ? c->max : NAN);
+    cJSON *samples = gs_json_put_array(b, o, "samples");
+    for (size_t k = 0; !b->failed && k < c->n; k++)
+      gs_json_append_number(b, samples, c->samples[k]);
+    if (c->bidirectional) {
+      cJSON *dir = gs_json_put_array(b, o, "direction_median");
+      gs_json_append_number(b, dir, c->direction_median[0]);
+      gs_json_append_number(b, dir, c->direction_median[1]);
+    }
+    cJSON *v = gs_json_put_object(b, o, "verification");
+    gs_json_put_string(b, v, "status", verify_name(c->verify));
+    gs_json_put_u64(b, v, "mismatches", c->mismatches);
+  }
+  gs_json_append(b, a, o);
 }
 
-static cJSON *test_to_json(const gs_p2p_result *r, const gs_p2p_test *t) {
-  cJSON *o = cJSON_CreateObject();
-  int ok = o != NULL;
-  ok = ok && cJSON_AddStringToObject(o, "name", t->key);
-  ok = ok && cJSON_AddStringToObject(o, "title", t->title);
-  ok = ok && cJSON_AddStringToObject(
-                 o, "unit", t->unit == GS_P2P_UNIT_LATENCY ? "seconds" : "bytes_per_second");
-  ok = ok && cJSON_AddStringToObject(o, "layout", t->per_gpu ? "per_gpu" : "matrix");
-  ok = ok && cJSON_AddStringToObject(o, "status", t->skipped ? "skipped" : "ran");
-  ok = ok && (t->skipped ? cJSON_AddStringToObject(o, "reason", t->reason)
-                         : cJSON_AddNullToObject(o, "reason"));
+static void append_test(gs_json_build *b, cJSON *tests, const gs_p2p_result *r,
+                        const gs_p2p_test *t) {
+  cJSON *o = gs_json_check(b, cJSON_CreateObject());
+  gs_json_put_string(b, o, "name", t->key);
+  gs_json_put_string(b, o, "title", t->title);
+  gs_json_put_string(b, o, "unit",
+                     t->unit == GS_P2P_UNIT_LATENCY ? "seconds" : "bytes_per_second");
+  gs_json_put_string(b, o, "layout", t->per_gpu ? "per_gpu" : "matrix");
+  gs_json_put_string(b, o, "status", t->skipped ? "skipped" : "ran");
+  if (t->skipped)
+    gs_json_put_string(b, o, "reason", t->reason);
+  else
+    gs_json_put_null(b, o, "reason");
   size_t n = r->n_gpus;
-  if (ok && !t->skipped && t->per_gpu) {
-    cJSON *cells = cJSON_AddArrayToObject(o, "cells");
-    ok = cells != NULL;
-    for (size_t k = 0; ok && k < n; k++) {
-      cJSON *c = cell_to_json(&t->cells[k]);
-      ok = c && cJSON_AddItemToArray(cells, c);
-      if (!ok) cJSON_Delete(c);
-    }
-  } else if (ok && !t->skipped) {
-    cJSON *rows = cJSON_AddArrayToObject(o, "cells");
-    ok = rows != NULL;
-    for (size_t i = 0; ok && i < n; i++) {
-      cJSON *row = cJSON_CreateArray();
-      ok = row && cJSON_AddItemToArray(rows, row);
-      if (!ok) cJSON_Delete(row);
-      for (size_t j = 0; ok && j < n; j++) {
-        cJSON *c = cell_to_json(&t->cells[i * n + j]);
-        ok = c && cJSON_AddItemToArray(row, c);
-        if (!ok) cJSON_Delete(c);
-      }
+  if (!t->skipped && t->per_gpu) {
+    cJSON *cells = gs_json_put_array(b, o, "cells");
+    for (size_t k = 0; !b->failed && k < n; k++) append_cell(b, cells, &t->cells[k]);
+  } else if (!t->skipped) {
+    cJSON *rows = gs_json_put_array(b, o, "cells");
+    for (size_t i = 0; !b->failed && i < n; i++) {
+      cJSON *row = gs_json_check(b, cJSON_CreateArray());
+      for (size_t j = 0; !b->failed && j < n; j++) append_cell(b, row, &t->cells[i * n + j]);
+      gs_json_append(b, rows, row);
     }
   }
-  if (ok) return o;
-  cJSON_Delete(o);
-  return NULL;
+  gs_json_append(b, tests, o);
 }
 
 cJSON *gs_p2p_to_json(const gs_p2p_result *r) {
-  cJSON *o = cJSON_CreateObject();
-  int ok = o != NULL;
-  cJSON *devices = ok ? cJSON_AddArrayToObject(o, "devices") : NULL;
-  ok = devices != NULL;
-  for (size_t i = 0; ok && i < r->n_gpus; i++)
-    ok = cJSON_AddItemToArray(devices, cJSON_CreateNumber(r->devices[i]));
-  cJSON *tests = ok ? cJSON_AddArrayToObject(o, "tests") : NULL;
-  ok = tests != NULL;
-  for (size_t ti = 0; ok && ti < r->n_tests; ti++) {
-    cJSON *t = test_to_json(r, &r->tests[ti]);
-    ok = t && cJSON_AddItemToArray(tests, t);
-    if (!ok) cJSON_Delete(t);
-  }
-  if (ok) return o;
-  cJSON_Delete(o);
-  return NULL;
+  gs_json_build b = {0};
+  cJSON *o = gs_json_check(&b, cJSON_CreateObject());
+  cJSON *devices = gs_json_put_array(&b, o, "devices");
+  for (size_t i = 0; !b.failed && i < r->n_gpus; i++)
+    gs_json_append_number(&b, devices, r->devices[i]);
+  cJSON *tests = gs_json_put_array(&b, o, "tests");
+  for (size_t ti = 0; !b.failed && ti < r->n_tests; ti++)
+    append_test(&b, tests, r, &r->tests[ti]);
+  return gs_json_build_finish(&b, o);
 }
 
 cJSON *gs_p2p_options_to_json(const gs_p2p_options *o) {
-  cJSON *c = cJSON_CreateObject();
-  if (!c) return NULL;
-  int ok = cJSON_AddNumberToObject(c, "size_bytes", (double)o->size_bytes) != NULL;
-  ok = ok && cJSON_AddNumberToObject(c, "iters", (double)o->iters);
-  ok = ok && cJSON_AddNumberToObject(c, "samples", (double)o->samples);
-  ok = ok && cJSON_AddNumberToObject(c, "streams", (double)o->streams);
-  ok = ok && cJSON_AddNumberToObject(c, "latency_rounds", (double)o->latency_rounds);
-  ok = ok && cJSON_AddNumberToObject(c, "sm_ctas_per_sm", (double)o->sm_ctas);
-  ok = ok && cJSON_AddStringToObject(c, "mode", gs_p2p_mode_names[o->mode]);
-  cJSON *pairs = NULL;
-  if (ok && o->n_pairs == 0) {
-    ok = cJSON_AddNullToObject(c, "pairs") != NULL;
-  } else if (ok) {
-    pairs = cJSON_AddArrayToObject(c, "pairs");
-    ok = pairs != NULL;
-    for (size_t k = 0; ok && k < o->n_pairs; k++) {
-      cJSON *p = cJSON_CreateArray();
-      ok = p && cJSON_AddItemToArray(pairs, p) &&
-           cJSON_AddItemToArray(p, cJSON_CreateNumber(o->pairs[k][0])) &&
-           cJSON_AddItemToArray(p, cJSON_CreateNumber(o->pairs[k][1]));
+  gs_json_build b = {0};
+  cJSON *c = gs_json_check(&b, cJSON_CreateObject());
+  gs_json_put_u64(&b, c, "size_bytes", o->size_bytes);
+  gs_json_put_number(&b, c, "iters", (double)o->iters);
+  gs_json_put_number(&b, c, "samples", (double)o->samples);
+  gs_json_put_number(&b, c, "streams", (double)o->streams);
+  gs_json_put_number(&b, c, "latency_rounds", (double)o->latency_rounds);
+  gs_json_put_number(&b, c, "sm_ctas_per_sm", (double)o->sm_ctas);
+  gs_json_put_string(&b, c, "mode", gs_p2p_mode_names[o->mode]);
+  if (o->n_pairs == 0) {
+    gs_json_put_null(&b, c, "pairs");
+  } else {
+    cJSON *pairs = gs_json_put_array(&b, c, "pairs");
+    for (size_t k = 0; !b.failed && k < o->n_pairs; k++) {
+      cJSON *p = gs_json_check(&b, cJSON_CreateArray());
+      gs_json_append_number(&b, p, o->pairs[k][0]);
+      gs_json_append_number(&b, p, o->pairs[k][1]);
+      gs_json_append(&b, pairs, p);
     }
   }
-  if (ok) return c;
-  cJSON_Delete(c);
-  return NULL;
+  return gs_json_build_finish(&b, c);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/json.h"
 #include "core/timer.h"
 
 static const char *const field_names[GS_TELEMETRY_FIELD_COUNT] = {
@@ -222,123 +223,91 @@ void gs_telemetry_free(gs_telemetry *t) {
 /* ---- the result-document member ------------------------------------------ */
 
 /* {"min","mean","max"} or null when the field was never given. */
-static cJSON *range_to_json(const gs_telemetry_range *r) {
-  if (r->n == 0) return cJSON_CreateNull();
-  cJSON *o = cJSON_CreateObject();
-  if (!o) return NULL;
-  if (!gs_json_add_number(o, "min", r->min) ||
-      !gs_json_add_number(o, "mean", gs_telemetry_range_mean(r)) ||
-      !gs_json_add_number(o, "max", r->max)) {
-    cJSON_Delete(o);
-    return NULL;
+static void put_range(gs_json_build *b, cJSON *o, const char *name, const gs_telemetry_range *r) {
+  if (r->n == 0) {
+    gs_json_put_null(b, o, name);
+    return;
   }
-  return o;
+  cJSON *x = gs_json_put_object(b, o, name);
+  gs_json_put_number(b, x, "min", r->min);
+  gs_json_put_number(b, x, "mean", gs_telemetry_range_mean(r));
+  gs_json_put_number(b, x, "max", r->max);
 }
 
-/* Names of the bits in `bits`, in bit order. */
-static cJSON *throttle_to_json(unsigned long long bits) {
-  cJSON *a = cJSON_CreateArray();
-  for (unsigned b = 0; a && b < 64; b++) {
-    unsigned long long bit = 1ull << b;
+/* Names of the bits in `bits`, in bit order; NULL (the build marked) when it
+ * cannot be allocated. */
+static cJSON *throttle_to_json(gs_json_build *b, unsigned long long bits) {
+  cJSON *a = gs_json_check(b, cJSON_CreateArray());
+  for (unsigned k = 0; a && k < 64; k++) {
+    unsigned long long bit = 1ull << k;
     if (!(bits & bit)) continue;
     const char *name = gs_nvml_throttle_name(bit);
     char other[32];
     if (!name) {
-      snprintf(other, sizeof other, "bit_%u", b);
+      snprintf(other, sizeof other, "bit_%u", k);
       name = other;
     }
-    if (!cJSON_AddItemToArray(a, cJSON_CreateString(name))) {
-      cJSON_Delete(a);
-      return NULL;
-    }
+    gs_json_append_string(b, a, name);
   }
   return a;
 }
 
-/* Adds `item` under `name`; 0 (and frees item) on failure. */
-static int put(cJSON *o, const char *name, cJSON *item) {
-  if (item && cJSON_AddItemToObject(o, name, item)) return 1;
-  cJSON_Delete(item);
-  return 0;
-}
-
-static cJSON *rank_summary_json(const gs_telemetry_rank *r) {
-  cJSON *o = cJSON_CreateObject();
-  int ok = o != NULL;
-  ok = ok && cJSON_AddNumberToObject(o, "rank", r->rank);
-  ok = ok && cJSON_AddNumberToObject(o, "device", r->device);
-  ok = ok && cJSON_AddStringToObject(o, "pci_bus_id", r->pci_bus_id);
-  ok = ok && cJSON_AddNumberToObject(o, "samples", (double)r->samples);
-  for (size_t f = 0; ok && f < GS_TELEMETRY_FIELD_COUNT; f++)
-    ok = put(o, field_names[f], range_to_json(&r->range[f]));
-  ok = ok && put(o, "throttle_reasons",
-                 r->throttle_known ? throttle_to_json(r->throttle_seen) : cJSON_CreateNull());
-  cJSON *ecc = r->ecc_known ? cJSON_CreateObject() : cJSON_CreateNull();
-  if (ecc && r->ecc_known &&
-      (!cJSON_AddNumberToObject(ecc, "corrected", (double)r->ecc_corrected) ||
-       !cJSON_AddNumberToObject(ecc, "uncorrected", (double)r->ecc_uncorrected))) {
-    cJSON_Delete(ecc);
-    ecc = NULL;
+static void append_rank_summary(gs_json_build *b, cJSON *ranks, const gs_telemetry_rank *r) {
+  cJSON *o = gs_json_check(b, cJSON_CreateObject());
+  gs_json_put_number(b, o, "rank", r->rank);
+  gs_json_put_number(b, o, "device", r->device);
+  gs_json_put_string(b, o, "pci_bus_id", r->pci_bus_id);
+  gs_json_put_u64(b, o, "samples", r->samples);
+  for (size_t f = 0; f < GS_TELEMETRY_FIELD_COUNT; f++)
+    put_range(b, o, field_names[f], &r->range[f]);
+  if (r->throttle_known)
+    gs_json_put_item(b, o, "throttle_reasons", throttle_to_json(b, r->throttle_seen));
+  else
+    gs_json_put_null(b, o, "throttle_reasons");
+  if (r->ecc_known) {
+    cJSON *ecc = gs_json_put_object(b, o, "ecc_errors");
+    gs_json_put_u64(b, ecc, "corrected", r->ecc_corrected);
+    gs_json_put_u64(b, ecc, "uncorrected", r->ecc_uncorrected);
+  } else {
+    gs_json_put_null(b, o, "ecc_errors");
   }
-  ok = ok && put(o, "ecc_errors", ecc);
-  if (ok) return o;
-  cJSON_Delete(o);
-  return NULL;
+  gs_json_append(b, ranks, o);
 }
 
 /* Column arrays of one rank's series; unknown values are null. */
-static cJSON *rank_series_json(const gs_telemetry_rank *r) {
-  cJSON *o = cJSON_CreateObject();
-  int ok = o != NULL;
-  ok = ok && cJSON_AddNumberToObject(o, "rank", r->rank);
-  ok = ok && cJSON_AddNumberToObject(o, "device", r->device);
-  cJSON *time = ok ? cJSON_AddArrayToObject(o, "time_seconds") : NULL;
-  ok = time != NULL;
-  for (size_t i = 0; ok && i < r->series_n; i++)
-    ok = cJSON_AddItemToArray(time, cJSON_CreateNumber(r->series_time[i]));
-  for (size_t f = 0; ok && f < GS_TELEMETRY_FIELD_COUNT; f++) {
-    cJSON *col = cJSON_AddArrayToObject(o, field_names[f]);
-    ok = col != NULL;
-    for (size_t i = 0; ok && i < r->series_n; i++) {
-      double v = r->series_values[i * GS_TELEMETRY_FIELD_COUNT + f];
-      ok = cJSON_AddItemToArray(col, isnan(v) ? cJSON_CreateNull() : cJSON_CreateNumber(v));
-    }
+static void append_rank_series(gs_json_build *b, cJSON *series, const gs_telemetry_rank *r) {
+  cJSON *o = gs_json_check(b, cJSON_CreateObject());
+  gs_json_put_number(b, o, "rank", r->rank);
+  gs_json_put_number(b, o, "device", r->device);
+  cJSON *time = gs_json_put_array(b, o, "time_seconds");
+  for (size_t i = 0; !b->failed && i < r->series_n; i++)
+    gs_json_append_number(b, time, r->series_time[i]);
+  for (size_t f = 0; f < GS_TELEMETRY_FIELD_COUNT; f++) {
+    cJSON *col = gs_json_put_array(b, o, field_names[f]);
+    for (size_t i = 0; !b->failed && i < r->series_n; i++)
+      gs_json_append_number(b, col, r->series_values[i * GS_TELEMETRY_FIELD_COUNT + f]);
   }
-  cJSON *thr = ok ? cJSON_AddArrayToObject(o, "throttle_reasons") : NULL;
-  ok = thr != NULL;
-  for (size_t i = 0; ok && i < r->series_n; i++)
-    ok = cJSON_AddItemToArray(thr, r->series_throttle_known[i]
-                                       ? throttle_to_json(r->series_throttle[i])
-                                       : cJSON_CreateNull());
-  if (ok) return o;
-  cJSON_Delete(o);
-  return NULL;
+  cJSON *thr = gs_json_put_array(b, o, "throttle_reasons");
+  for (size_t i = 0; !b->failed && i < r->series_n; i++)
+    gs_json_append(b, thr,
+                   r->series_throttle_known[i] ? throttle_to_json(b, r->series_throttle[i])
+                                               : gs_json_check(b, cJSON_CreateNull()));
+  gs_json_append(b, series, o);
 }
 
 cJSON *gs_telemetry_to_json(const gs_telemetry *t) {
-  cJSON *o = cJSON_CreateObject();
-  int ok = o != NULL;
-  ok = ok && cJSON_AddBoolToObject(o, "available", t->available != 0);
-  ok = ok && (t->reason[0] ? cJSON_AddStringToObject(o, "reason", t->reason)
-                           : cJSON_AddNullToObject(o, "reason")) != NULL;
-  ok = ok && gs_json_add_number(o, "interval_seconds", t->interval_seconds);
-  cJSON *ranks = ok ? cJSON_AddArrayToObject(o, "ranks") : NULL;
-  ok = ranks != NULL;
-  for (size_t k = 0; ok && t->available && k < t->n_ranks; k++) {
-    cJSON *r = rank_summary_json(&t->ranks[k]);
-    ok = r && cJSON_AddItemToArray(ranks, r);
-    if (!ok) cJSON_Delete(r);
+  gs_json_build b = {0};
+  cJSON *o = gs_json_check(&b, cJSON_CreateObject());
+  gs_json_put_bool(&b, o, "available", t->available != 0);
+  gs_json_put_string_or_null(&b, o, "reason", t->reason);
+  gs_json_put_number(&b, o, "interval_seconds", t->interval_seconds);
+  cJSON *ranks = gs_json_put_array(&b, o, "ranks");
+  for (size_t k = 0; !b.failed && t->available && k < t->n_ranks; k++)
+    append_rank_summary(&b, ranks, &t->ranks[k]);
+  if (t->available && t->keep_series) {
+    cJSON *series = gs_json_put_array(&b, o, "series");
+    for (size_t k = 0; !b.failed && k < t->n_ranks; k++)
+      append_rank_series(&b, series, &t->ranks[k]);
   }
-  if (ok && t->available && t->keep_series) {
-    cJSON *series = cJSON_AddArrayToObject(o, "series");
-    ok = series != NULL;
-    for (size_t k = 0; ok && k < t->n_ranks; k++) {
-      cJSON *r = rank_series_json(&t->ranks[k]);
-      ok = r && cJSON_AddItemToArray(series, r);
-      if (!ok) cJSON_Delete(r);
-    }
-  }
-  if (ok) return o;
-  cJSON_Delete(o);
-  return NULL;
+  return gs_json_build_finish(&b, o);
 }

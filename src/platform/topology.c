@@ -12,6 +12,7 @@
 #include <cuda_runtime_api.h>
 
 #include "core/check.h"
+#include "core/json.h"
 
 gs_status gs_topology_init(gs_topology *t, size_t n) {
   memset(t, 0, sizeof *t);
@@ -360,44 +361,36 @@ void gs_topology_print_peer(FILE *out, const gs_topology *t) {
                "  NS = Not supported\n  ?  = Unknown\n");
 }
 
-/* Appends `item` to `array`; 0 (and frees item) on failure. */
-static int append(cJSON *array, cJSON *item) {
-  if (!item) return 0;
-  if (!cJSON_AddItemToArray(array, item)) {
-    cJSON_Delete(item);
-    return 0;
-  }
-  return 1;
-}
-
 cJSON *gs_topology_to_json(const gs_topology *t) {
   size_t n = t->n;
-  cJSON *o = cJSON_CreateObject();
-  if (!o) return NULL;
-  cJSON *links = cJSON_AddArrayToObject(o, "links");
-  cJSON *peer = cJSON_AddArrayToObject(o, "peer_access");
-  cJSON *bw = cJSON_AddArrayToObject(o, "nvlink_bandwidth_bytes_per_s");
-  int ok = links && peer && bw;
-  for (size_t i = 0; ok && i < n; i++) {
-    cJSON *lr = cJSON_CreateArray(), *pr = cJSON_CreateArray(), *br = cJSON_CreateArray();
-    ok = append(links, lr) & append(peer, pr) & append(bw, br);
-    for (size_t j = 0; ok && j < n; j++) {
+  gs_json_build b = {0};
+  cJSON *o = gs_json_check(&b, cJSON_CreateObject());
+  cJSON *links = gs_json_put_array(&b, o, "links");
+  cJSON *peer = gs_json_put_array(&b, o, "peer_access");
+  cJSON *bw = gs_json_put_array(&b, o, "nvlink_bandwidth_bytes_per_s");
+  for (size_t i = 0; !b.failed && i < n; i++) {
+    cJSON *lr = gs_json_check(&b, cJSON_CreateArray());
+    cJSON *pr = gs_json_check(&b, cJSON_CreateArray());
+    cJSON *br = gs_json_check(&b, cJSON_CreateArray());
+    for (size_t j = 0; !b.failed && j < n; j++) {
       size_t c = i * n + j;
       char word[32];
       gs_link_word(t->links[c], word, sizeof word);
-      ok = append(lr, t->links[c].kind == GS_LINK_UNKNOWN ? cJSON_CreateNull()
-                                                          : cJSON_CreateString(word));
+      gs_json_append(&b, lr, t->links[c].kind == GS_LINK_UNKNOWN ? cJSON_CreateNull()
+                                                                  : cJSON_CreateString(word));
       int p = t->peer_access[c];
-      ok = ok && append(pr, (i == j || p < 0) ? cJSON_CreateNull() : cJSON_CreateBool(p == 1));
-      double v = t->nvlink_bw[c];
-      ok = ok && append(br, (i == j || !isfinite(v)) ? cJSON_CreateNull() : cJSON_CreateNumber(v));
+      gs_json_append(&b, pr, (i == j || p < 0) ? cJSON_CreateNull() : cJSON_CreateBool(p == 1));
+      // The diagonal is null; NaN or infinity are null anyway.
+      if (i == j)
+        gs_json_append(&b, br, cJSON_CreateNull());
+      else
+        gs_json_append_number(&b, br, t->nvlink_bw[c]);
     }
+    gs_json_append(&b, links, lr);
+    gs_json_append(&b, peer, pr);
+    gs_json_append(&b, bw, br);
   }
-  if (!ok) {
-    cJSON_Delete(o);
-    return NULL;
-  }
-  return o;
+  return gs_json_build_finish(&b, o);
 }
 
 /* A Graphviz double-quoted string: quotes and backslashes escaped. */

@@ -132,7 +132,8 @@ typedef struct gs_workload {
   const gs_option *(*options_table)(void *opts);
   /* Cross-option checks after parsing; GS_ERR_USAGE naming the option. */
   gs_status (*options_check)(void *opts);
-  /* Every option value, for the result document's config. */
+  /* Every option value, for the result document's config; NULL when it
+   * cannot be allocated (built through core/json's builder). */
   cJSON *(*options_to_json)(const void *opts);
 
   /* Optional: the workload measures itself through these hooks; then

@@ -8,6 +8,7 @@
 
 #include "core/check.h"
 #include "core/dvec.h"
+#include "core/json.h"
 #include "core/timer.h"
 
 #define GS_LLM_NOTE \
@@ -274,111 +275,101 @@ gs_status gs_llm_summary_compute(const gs_llm_options *o, const gs_llm_run_resul
 
 /* ---- JSON members --------------------------------------------------------- */
 
-static cJSON *number_or_null(double x) {
-  return isfinite(x) ? cJSON_CreateNumber(x) : cJSON_CreateNull();
-}
-
-static cJSON *requests_json(const gs_llm_replica_result *rep) {
-  cJSON *arr = cJSON_CreateArray();
-  for (size_t i = 0; arr && i < rep->n_requests; i++) {
+static void append_requests(gs_json_build *b, cJSON *jrank, const gs_llm_replica_result *rep) {
+  cJSON *arr = gs_json_put_array(b, jrank, "requests");
+  for (size_t i = 0; !b->failed && i < rep->n_requests; i++) {
     const gs_llm_request_record *q = &rep->requests[i];
-    cJSON *o = cJSON_CreateObject();
-    if (!o) break;
-    cJSON_AddNumberToObject(o, "id", q->id);
-    cJSON_AddNumberToObject(o, "input_tokens", q->input_tokens);
-    cJSON_AddNumberToObject(o, "output_tokens", q->output_tokens);
-    cJSON_AddItemToObject(o, "ttft_seconds", number_or_null(q->ttft));
-    cJSON_AddItemToObject(o, "tpot_seconds", number_or_null(q->tpot));
-    cJSON_AddItemToObject(o, "latency_seconds", number_or_null(q->latency));
-    cJSON_AddStringToObject(o, "status", gs_llm_request_status_name(q->status));
-    cJSON_AddBoolToObject(o, "cold", q->cold);
-    cJSON_AddItemToObject(o, "arrival_seconds", number_or_null(q->arrival));
-    cJSON_AddItemToArray(arr, o);
+    cJSON *o = gs_json_check(b, cJSON_CreateObject());
+    gs_json_put_number(b, o, "id", q->id);
+    gs_json_put_number(b, o, "input_tokens", q->input_tokens);
+    gs_json_put_number(b, o, "output_tokens", q->output_tokens);
+    gs_json_put_number(b, o, "ttft_seconds", q->ttft);
+    gs_json_put_number(b, o, "tpot_seconds", q->tpot);
+    gs_json_put_number(b, o, "latency_seconds", q->latency);
+    gs_json_put_string(b, o, "status", gs_llm_request_status_name(q->status));
+    gs_json_put_bool(b, o, "cold", q->cold);
+    gs_json_put_number(b, o, "arrival_seconds", q->arrival);
+    gs_json_append(b, arr, o);
   }
-  return arr;
 }
 
-static cJSON *stats_json(const gs_stats *s) {
-  return s->n ? gs_result_stats_to_json(s) : cJSON_CreateNull();
-}
-
-static void add_outcome(cJSON *o, const gs_llm_outcome *oc) {
-  cJSON_AddNumberToObject(o, "samples", (double)oc->samples);
-  cJSON_AddNumberToObject(o, "ok", (double)oc->ok);
-  cJSON_AddNumberToObject(o, "timed_out", (double)oc->timed_out);
-  cJSON_AddNumberToObject(o, "failed", (double)oc->failed);
-  cJSON_AddItemToObject(o, "success_rate", number_or_null(oc->success_rate));
-  cJSON_AddNumberToObject(o, "generated_tokens", (double)oc->generated_tokens);
-  cJSON_AddItemToObject(o, "tokens_per_second", number_or_null(oc->tokens_per_second));
-  cJSON_AddItemToObject(o, "ttft_seconds", stats_json(&oc->ttft));
-  cJSON_AddItemToObject(o, "tpot_seconds", stats_json(&oc->tpot));
-  cJSON_AddItemToObject(o, "latency_seconds", stats_json(&oc->latency));
+static void put_outcome(gs_json_build *b, cJSON *o, const gs_llm_outcome *oc) {
+  gs_json_put_u64(b, o, "samples", oc->samples);
+  gs_json_put_u64(b, o, "ok", oc->ok);
+  gs_json_put_u64(b, o, "timed_out", oc->timed_out);
+  gs_json_put_u64(b, o, "failed", oc->failed);
+  gs_json_put_number(b, o, "success_rate", oc->success_rate);
+  gs_json_put_u64(b, o, "generated_tokens", oc->generated_tokens);
+  gs_json_put_number(b, o, "tokens_per_second", oc->tokens_per_second);
+  // gs_result_stats_to_json writes null for no samples.
+  gs_json_put_item(b, o, "ttft_seconds", gs_result_stats_to_json(&oc->ttft));
+  gs_json_put_item(b, o, "tpot_seconds", gs_result_stats_to_json(&oc->tpot));
+  gs_json_put_item(b, o, "latency_seconds", gs_result_stats_to_json(&oc->latency));
 }
 
 gs_status gs_llm_measurement_annotate(cJSON *mjson, const gs_llm_summary *s,
                                       const gs_llm_run_result *runs, size_t n_runs) {
-  cJSON_AddStringToObject(mjson, "scenario", gs_llm_scenario_names[s->scenario]);
+  gs_json_build b = {0};
+  gs_json_put_string(&b, mjson, "scenario", gs_llm_scenario_names[s->scenario]);
   // The generic record report and predict read (docs/result-schema.md,
   // "parallelism"): one rank record is a replica of --tp GPUs.
-  cJSON *par = cJSON_AddObjectToObject(mjson, "parallelism");
-  if (!par || !cJSON_AddNumberToObject(par, "gpus_per_rank", s->tensor_parallel) ||
-      !cJSON_AddStringToObject(par, "option", "tp"))
-    return gs_error(GS_ERR_NOMEM, "cannot build the parallelism member");
-  cJSON *l = cJSON_AddObjectToObject(mjson, "llm");
-  if (!l) return gs_error(GS_ERR_NOMEM, "cannot build the llm member");
-  cJSON_AddStringToObject(l, "note", GS_LLM_NOTE);
-  cJSON_AddNumberToObject(l, "parameters", (double)s->parameters);
-  cJSON_AddNumberToObject(l, "weight_bytes", 2.0 * (double)s->parameters);
-  cJSON_AddNumberToObject(l, "decode_weight_bytes", (double)s->decode_weight_bytes);
-  cJSON_AddStringToObject(l, "dispatch", gs_llm_dispatch_names[s->dispatch]);
-  cJSON_AddNumberToObject(l, "batch", (double)s->batch);
-  cJSON *secs = cJSON_AddArrayToObject(l, "run_seconds");
-  for (size_t r = 0; r < n_runs; r++) cJSON_AddItemToArray(secs, cJSON_CreateNumber(runs[r].seconds));
-  add_outcome(l, &s->total);
+  cJSON *par = gs_json_put_object(&b, mjson, "parallelism");
+  gs_json_put_number(&b, par, "gpus_per_rank", s->tensor_parallel);
+  gs_json_put_string(&b, par, "option", "tp");
+  cJSON *l = gs_json_put_object(&b, mjson, "llm");
+  gs_json_put_string(&b, l, "note", GS_LLM_NOTE);
+  gs_json_put_u64(&b, l, "parameters", s->parameters);
+  gs_json_put_number(&b, l, "weight_bytes", 2.0 * (double)s->parameters);
+  gs_json_put_u64(&b, l, "decode_weight_bytes", s->decode_weight_bytes);
+  gs_json_put_string(&b, l, "dispatch", gs_llm_dispatch_names[s->dispatch]);
+  gs_json_put_number(&b, l, "batch", (double)s->batch);
+  cJSON *secs = gs_json_put_array(&b, l, "run_seconds");
+  for (size_t r = 0; r < n_runs; r++) gs_json_append_number(&b, secs, runs[r].seconds);
+  put_outcome(&b, l, &s->total);
   if (s->weight_stream) {
-    cJSON_AddNumberToObject(l, "weight_bytes_per_second", s->weight_bytes_per_second);
-    cJSON_AddItemToObject(l, "roofline_fraction", number_or_null(s->roofline_fraction));
+    gs_json_put_number(&b, l, "weight_bytes_per_second", s->weight_bytes_per_second);
+    gs_json_put_number(&b, l, "roofline_fraction", s->roofline_fraction);
   }
   if (s->scenario == GS_LLM_SERVER) {
-    cJSON *sv = cJSON_AddObjectToObject(l, "server");
-    cJSON_AddNumberToObject(sv, "target_rate", s->server.target_rate);
-    cJSON_AddItemToObject(sv, "achieved_rate", number_or_null(s->server.achieved_rate));
-    cJSON_AddNumberToObject(sv, "ttft_bound", s->server.ttft_bound);
-    cJSON_AddNumberToObject(sv, "tpot_bound", s->server.tpot_bound);
-    cJSON_AddItemToObject(sv, "ttft_p99", number_or_null(s->server.ttft_p99));
-    cJSON_AddItemToObject(sv, "tpot_p99", number_or_null(s->server.tpot_p99));
-    cJSON_AddBoolToObject(sv, "bounds_met", s->server.bounds_met);
+    cJSON *sv = gs_json_put_object(&b, l, "server");
+    gs_json_put_number(&b, sv, "target_rate", s->server.target_rate);
+    gs_json_put_number(&b, sv, "achieved_rate", s->server.achieved_rate);
+    gs_json_put_number(&b, sv, "ttft_bound", s->server.ttft_bound);
+    gs_json_put_number(&b, sv, "tpot_bound", s->server.tpot_bound);
+    gs_json_put_number(&b, sv, "ttft_p99", s->server.ttft_p99);
+    gs_json_put_number(&b, sv, "tpot_p99", s->server.tpot_p99);
+    gs_json_put_bool(&b, sv, "bounds_met", s->server.bounds_met);
   }
   if (s->scenario == GS_LLM_SINGLE_STREAM)
-    cJSON_AddItemToObject(l, "latency_p90", number_or_null(s->latency_p90));
+    gs_json_put_number(&b, l, "latency_p90", s->latency_p90);
   // Per rank (replica) over all runs, and the requests into each rank
   // record. A tensor-parallel replica names all its GPUs.
-  cJSON_AddNumberToObject(l, "tensor_parallel", s->tensor_parallel);
-  cJSON *ranks = cJSON_AddArrayToObject(l, "ranks");
-  for (int k = 0; k < s->n_ranks; k++) {
+  gs_json_put_number(&b, l, "tensor_parallel", s->tensor_parallel);
+  cJSON *ranks = gs_json_put_array(&b, l, "ranks");
+  for (int k = 0; !b.failed && k < s->n_ranks; k++) {
     const gs_llm_rank_summary *rs = &s->ranks[k];
-    cJSON *ro = cJSON_CreateObject();
-    cJSON_AddNumberToObject(ro, "rank", rs->rank);
-    cJSON_AddNumberToObject(ro, "device", rs->device);
+    cJSON *ro = gs_json_check(&b, cJSON_CreateObject());
+    gs_json_put_number(&b, ro, "rank", rs->rank);
+    gs_json_put_number(&b, ro, "device", rs->device);
     if (s->tensor_parallel > 1) {
-      cJSON *devs = cJSON_AddArrayToObject(ro, "devices");
+      cJSON *devs = gs_json_put_array(&b, ro, "devices");
       for (int j = 0; j < s->tensor_parallel && j < GS_MAX_RANKS; j++)
-        cJSON_AddItemToArray(devs, cJSON_CreateNumber(rs->devices[j]));
+        gs_json_append_number(&b, devs, rs->devices[j]);
     }
-    add_outcome(ro, &rs->outcome);
-    cJSON_AddNumberToObject(ro, "busy_seconds", rs->busy_seconds);
-    cJSON_AddItemToArray(ranks, ro);
+    put_outcome(&b, ro, &rs->outcome);
+    gs_json_put_number(&b, ro, "busy_seconds", rs->busy_seconds);
+    gs_json_append(&b, ranks, ro);
   }
   cJSON *jruns = cJSON_GetObjectItemCaseSensitive(mjson, "runs");
   size_t r = 0;
-  for (cJSON *jr = jruns ? jruns->child : NULL; jr && r < n_runs; jr = jr->next, r++) {
+  for (cJSON *jr = jruns ? jruns->child : NULL; !b.failed && jr && r < n_runs; jr = jr->next, r++) {
     cJSON *jranks = cJSON_GetObjectItemCaseSensitive(jr, "ranks");
     int k = 0;
     for (cJSON *jk = jranks ? jranks->child : NULL; jk && k < runs[r].world_size;
          jk = jk->next, k++)
-      cJSON_AddItemToObject(jk, "requests", requests_json(&runs[r].replicas[k]));
+      append_requests(&b, jk, &runs[r].replicas[k]);
   }
-  return GS_OK;
+  return gs_json_build_status(&b, "the llm members");
 }
 
 /* ---- the terminal paragraph ------------------------------------------------ */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "core/json.h"
 #include "workloads/llm/llm_driver.h"
 
 static const char *const preset_choices[] = {"llama-8b", "llama-1b", "tiny", NULL};
@@ -193,33 +194,33 @@ gs_status gs_llm_options_for_backend(gs_llm_options *o, gs_backend backend) {
 static cJSON *gs_llm_options_to_json(const void *opts) {
   const gs_llm_options *o = opts;
   gs_llm_shape s = gs_llm_options_shape(o);
-  cJSON *j = cJSON_CreateObject();
-  if (!j) return NULL;
-  cJSON_AddStringToObject(j, "model", preset_choices[o->preset]);
-  cJSON_AddNumberToObject(j, "hidden", (double)s.hidden);
-  cJSON_AddNumberToObject(j, "layers", (double)s.layers);
-  cJSON_AddNumberToObject(j, "heads", (double)s.heads);
-  cJSON_AddNumberToObject(j, "kv_heads", (double)s.kv_heads);
-  cJSON_AddNumberToObject(j, "ffn", (double)s.ffn);
-  cJSON_AddNumberToObject(j, "vocab", (double)s.vocab);
-  cJSON_AddNumberToObject(j, "rope_theta", s.rope_theta);
-  cJSON_AddStringToObject(j, "scenario", gs_llm_scenario_names[o->scenario]);
-  cJSON_AddStringToObject(j, "dispatch", gs_llm_dispatch_names[o->dispatch]);
-  cJSON_AddNumberToObject(j, "batch", o->scenario == GS_LLM_SINGLE_STREAM ? 1.0 : (double)o->batch);
-  cJSON_AddNumberToObject(j, "samples", (double)o->samples);
-  cJSON_AddNumberToObject(j, "input_min", (double)o->input_min);
-  cJSON_AddNumberToObject(j, "input_max", (double)o->input_max);
-  cJSON_AddNumberToObject(j, "output_min", (double)o->output_min);
-  cJSON_AddNumberToObject(j, "output_max", (double)o->output_max);
-  cJSON_AddNumberToObject(j, "rate", o->rate);
-  cJSON_AddNumberToObject(j, "ttft_bound", o->ttft_bound);
-  cJSON_AddNumberToObject(j, "tpot_bound", o->tpot_bound);
-  cJSON_AddNumberToObject(j, "sample_timeout", o->timeout);
-  cJSON_AddBoolToObject(j, "graphs", !o->no_graphs);
-  cJSON_AddBoolToObject(j, "overlap", !o->no_overlap);
-  cJSON_AddStringToObject(j, "decode_gemm", gs_llm_decode_gemm_names[o->decode_gemm]);
-  cJSON_AddNumberToObject(j, "tp", (double)o->tp);
-  return j;
+  gs_json_build b = {0};
+  cJSON *j = gs_json_check(&b, cJSON_CreateObject());
+  gs_json_put_string(&b, j, "model", preset_choices[o->preset]);
+  gs_json_put_number(&b, j, "hidden", (double)s.hidden);
+  gs_json_put_number(&b, j, "layers", (double)s.layers);
+  gs_json_put_number(&b, j, "heads", (double)s.heads);
+  gs_json_put_number(&b, j, "kv_heads", (double)s.kv_heads);
+  gs_json_put_number(&b, j, "ffn", (double)s.ffn);
+  gs_json_put_number(&b, j, "vocab", (double)s.vocab);
+  gs_json_put_number(&b, j, "rope_theta", s.rope_theta);
+  gs_json_put_string(&b, j, "scenario", gs_llm_scenario_names[o->scenario]);
+  gs_json_put_string(&b, j, "dispatch", gs_llm_dispatch_names[o->dispatch]);
+  gs_json_put_number(&b, j, "batch", o->scenario == GS_LLM_SINGLE_STREAM ? 1.0 : (double)o->batch);
+  gs_json_put_number(&b, j, "samples", (double)o->samples);
+  gs_json_put_number(&b, j, "input_min", (double)o->input_min);
+  gs_json_put_number(&b, j, "input_max", (double)o->input_max);
+  gs_json_put_number(&b, j, "output_min", (double)o->output_min);
+  gs_json_put_number(&b, j, "output_max", (double)o->output_max);
+  gs_json_put_number(&b, j, "rate", o->rate);
+  gs_json_put_number(&b, j, "ttft_bound", o->ttft_bound);
+  gs_json_put_number(&b, j, "tpot_bound", o->tpot_bound);
+  gs_json_put_number(&b, j, "sample_timeout", o->timeout);
+  gs_json_put_bool(&b, j, "graphs", !o->no_graphs);
+  gs_json_put_bool(&b, j, "overlap", !o->no_overlap);
+  gs_json_put_string(&b, j, "decode_gemm", gs_llm_decode_gemm_names[o->decode_gemm]);
+  gs_json_put_number(&b, j, "tp", (double)o->tp);
+  return gs_json_build_finish(&b, j);
 }
 
 const gs_workload gs_workload_llm = {

@@ -12,6 +12,7 @@
 
 #include "core/check.h"
 #include "core/checked.h"
+#include "core/json.h"
 #include "platform/comm.h"
 #include "platform/trace.h"
 #include "workloads/mlp/mlp.h"
@@ -205,30 +206,29 @@ static cJSON *mlp_options_to_json(const void *opts) {
   const gs_mlp_options *o = opts;
   gs_mlp_model m;
   model_from_options(o, &m);
-  cJSON *j = cJSON_CreateObject();
-  if (j == NULL) return NULL;
-  cJSON_AddStringToObject(j, "preset", o->given_layers ? "custom" : preset_choices[o->preset]);
-  cJSON *layers = cJSON_AddArrayToObject(j, "layers");
-  for (int l = 0; layers && l <= m.n_layers; l++)
-    cJSON_AddItemToArray(layers, cJSON_CreateNumber(m.widths[l]));
-  cJSON_AddNumberToObject(j, "parameters", (double)gs_mlp_param_count(&m));
-  cJSON_AddNumberToObject(j, "dropout", o->given_dropout ? o->dropout : preset_dropout[o->preset]);
-  cJSON_AddNumberToObject(j, "batch", (double)o->batch);
+  gs_json_build b = {0};
+  cJSON *j = gs_json_check(&b, cJSON_CreateObject());
+  gs_json_put_string(&b, j, "preset", o->given_layers ? "custom" : preset_choices[o->preset]);
+  cJSON *layers = gs_json_put_array(&b, j, "layers");
+  for (int l = 0; !b.failed && l <= m.n_layers; l++) gs_json_append_number(&b, layers, m.widths[l]);
+  gs_json_put_u64(&b, j, "parameters", gs_mlp_param_count(&m));
+  gs_json_put_number(&b, j, "dropout", o->given_dropout ? o->dropout : preset_dropout[o->preset]);
+  gs_json_put_number(&b, j, "batch", (double)o->batch);
   if (o->given_batch_sizes) {
-    cJSON *sizes = cJSON_AddArrayToObject(j, "batch_sizes");
-    for (size_t i = 0; sizes && i < o->batch_sizes.n; i++)
-      cJSON_AddItemToArray(sizes, cJSON_CreateNumber((double)o->batch_sizes.v[i]));
+    cJSON *sizes = gs_json_put_array(&b, j, "batch_sizes");
+    for (size_t i = 0; !b.failed && i < o->batch_sizes.n; i++)
+      gs_json_append_number(&b, sizes, (double)o->batch_sizes.v[i]);
   }
-  cJSON_AddNumberToObject(j, "samples", (double)o->samples);
-  cJSON_AddStringToObject(j, "data", o->given_data ? o->data_path : "synthetic");
-  cJSON_AddStringToObject(j, "precision", precision_choices[o->precision]);
-  cJSON_AddStringToObject(j, "optimizer", "adam");
-  cJSON_AddNumberToObject(j, "lr", o->lr);
-  cJSON_AddStringToObject(j, "loss", "mse");
-  cJSON_AddNumberToObject(j, "bucket_kb", (double)o->bucket_kb);
-  cJSON_AddNumberToObject(j, "verify_rows", (double)o->verify_rows);
-  cJSON_AddBoolToObject(j, "cuda_graph", !o->no_graph);
-  return j;
+  gs_json_put_number(&b, j, "samples", (double)o->samples);
+  gs_json_put_string(&b, j, "data", o->given_data ? o->data_path : "synthetic");
+  gs_json_put_string(&b, j, "precision", precision_choices[o->precision]);
+  gs_json_put_string(&b, j, "optimizer", "adam");
+  gs_json_put_number(&b, j, "lr", o->lr);
+  gs_json_put_string(&b, j, "loss", "mse");
+  gs_json_put_number(&b, j, "bucket_kb", (double)o->bucket_kb);
+  gs_json_put_number(&b, j, "verify_rows", (double)o->verify_rows);
+  gs_json_put_bool(&b, j, "cuda_graph", !o->no_graph);
+  return gs_json_build_finish(&b, j);
 }
 
 static size_t mlp_variant_count(const void *opts) {

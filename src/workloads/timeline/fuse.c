@@ -76,18 +76,18 @@ static gs_status fuse_options_check(void *opts) {
 
 static cJSON *fuse_options_to_json(const void *opts) {
   const gs_fuse_options *o = opts;
-  cJSON *j = cJSON_CreateObject();
-  if (j == NULL) return NULL;
-  gs_timeline_problem_to_json(&o->problem, j);
-  cJSON *streams = cJSON_AddArrayToObject(j, "streams");
-  for (size_t s = 0; streams != NULL && s < o->problem.shape.n_streams; s++) {
-    cJSON *one = cJSON_CreateObject();
-    cJSON_AddNumberToObject(one, "samples", o->problem.shape.streams[s].samples);
-    cJSON_AddNumberToObject(one, "dims", o->problem.shape.streams[s].dims);
-    cJSON_AddItemToArray(streams, one);
+  gs_json_build b = {0};
+  cJSON *j = gs_json_check(&b, cJSON_CreateObject());
+  gs_timeline_problem_to_json(&b, &o->problem, j);
+  cJSON *streams = gs_json_put_array(&b, j, "streams");
+  for (size_t s = 0; !b.failed && s < o->problem.shape.n_streams; s++) {
+    cJSON *one = gs_json_check(&b, cJSON_CreateObject());
+    gs_json_put_number(&b, one, "samples", o->problem.shape.streams[s].samples);
+    gs_json_put_number(&b, one, "dims", o->problem.shape.streams[s].dims);
+    gs_json_append(&b, streams, one);
   }
-  cJSON_AddNumberToObject(j, "width", (double)gs_timeline_out_dims(&o->problem.shape));
-  return j;
+  gs_json_put_number(&b, j, "width", (double)gs_timeline_out_dims(&o->problem.shape));
+  return gs_json_build_finish(&b, j);
 }
 
 const gs_workload gs_workload_fuse = {

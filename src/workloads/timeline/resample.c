@@ -58,12 +58,12 @@ static gs_status resample_options_check(void *opts) {
 
 static cJSON *resample_options_to_json(const void *opts) {
   const gs_resample_options *o = opts;
-  cJSON *j = cJSON_CreateObject();
-  if (j == NULL) return NULL;
-  gs_timeline_problem_to_json(&o->problem, j);
-  cJSON_AddNumberToObject(j, "samples", (double)o->samples);
-  cJSON_AddNumberToObject(j, "dims", (double)o->dims);
-  return j;
+  gs_json_build b = {0};
+  cJSON *j = gs_json_check(&b, cJSON_CreateObject());
+  gs_timeline_problem_to_json(&b, &o->problem, j);
+  gs_json_put_number(&b, j, "samples", (double)o->samples);
+  gs_json_put_number(&b, j, "dims", (double)o->dims);
+  return gs_json_build_finish(&b, j);
 }
 
 const gs_workload gs_workload_resample = {

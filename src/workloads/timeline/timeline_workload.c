@@ -74,12 +74,12 @@ gs_status gs_timeline_problem_check(gs_timeline_problem *p, const char *stream_o
   return GS_OK;
 }
 
-void gs_timeline_problem_to_json(const gs_timeline_problem *p, cJSON *json) {
-  cJSON_AddNumberToObject(json, "batch", (double)p->batch);
-  cJSON_AddNumberToObject(json, "targets", (double)p->targets);
-  cJSON_AddStringToObject(json, "dtype", gs_timeline_dtype_choices[p->dtype]);
-  cJSON_AddNumberToObject(json, "duplicates", p->duplicates);
-  cJSON_AddNumberToObject(json, "outside", p->outside);
+void gs_timeline_problem_to_json(gs_json_build *b, const gs_timeline_problem *p, cJSON *json) {
+  gs_json_put_number(b, json, "batch", (double)p->batch);
+  gs_json_put_number(b, json, "targets", (double)p->targets);
+  gs_json_put_string(b, json, "dtype", gs_timeline_dtype_choices[p->dtype]);
+  gs_json_put_number(b, json, "duplicates", p->duplicates);
+  gs_json_put_number(b, json, "outside", p->outside);
 }
 
 uint64_t gs_timeline_work_units(const void *opts) {

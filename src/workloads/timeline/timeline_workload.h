@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/json.h"
 #include "core/options.h"
 #include "workloads/timeline/timeline.h"
 #include "workloads/workload.h"
@@ -35,8 +36,9 @@ void gs_timeline_problem_init(gs_timeline_problem *p, gs_option *table);
  * names the workload's options that set the streams (e.g. "--streams"). */
 gs_status gs_timeline_problem_check(gs_timeline_problem *p, const char *stream_options);
 
-/* Adds the common options' values to a workload's options JSON. */
-void gs_timeline_problem_to_json(const gs_timeline_problem *p, cJSON *json);
+/* Adds the common options' values to a workload's options JSON, through
+ * build `b` (a failed add marks it). */
+void gs_timeline_problem_to_json(gs_json_build *b, const gs_timeline_problem *p, cJSON *json);
 
 /* The vtable entries both workloads use as they are. */
 uint64_t gs_timeline_work_units(const void *opts);

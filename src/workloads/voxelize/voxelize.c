@@ -11,6 +11,7 @@
 #include "core/check.h"
 #include "platform/trace.h"
 #include "core/checked.h"
+#include "core/json.h"
 #include "core/rng.h"
 #include "workloads/voxelize/voxelize.h"
 #include "workloads/voxelize/voxelize_cuda.h"
@@ -164,32 +165,31 @@ static gs_status voxelize_options_check(void *opts) {
   return GS_OK;
 }
 
-static cJSON *json_array3(const double v[3]) {
-  cJSON *a = cJSON_CreateArray();
-  for (int i = 0; a != NULL && i < 3; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber(v[i]));
-  return a;
+static void put_array3(gs_json_build *b, cJSON *o, const char *name, const double v[3]) {
+  cJSON *a = gs_json_put_array(b, o, name);
+  for (int i = 0; i < 3; i++) gs_json_append_number(b, a, v[i]);
 }
 
 static cJSON *voxelize_options_to_json(const void *opts) {
   const gs_voxelize_options *o = opts;
   gs_voxelize_params p;
   params_from_options(o, &p);
-  cJSON *j = cJSON_CreateObject();
-  if (j == NULL) return NULL;
+  gs_json_build b = {0};
+  cJSON *j = gs_json_check(&b, cJSON_CreateObject());
   const double dims[3] = {p.dims[0], p.dims[1], p.dims[2]};
   const double voxel[3] = {p.voxel[0], p.voxel[1], p.voxel[2]};
   const double origin[3] = {p.origin[0], p.origin[1], p.origin[2]};
-  cJSON_AddNumberToObject(j, "points", (double)o->points);
-  cJSON_AddNumberToObject(j, "clouds", (double)o->clouds);
-  cJSON_AddItemToObject(j, "grid", json_array3(dims));
-  cJSON_AddItemToObject(j, "voxel_size", json_array3(voxel));
-  cJSON_AddItemToObject(j, "origin", json_array3(origin));
-  cJSON_AddStringToObject(j, "mode", mode_choices[o->mode]);
-  cJSON_AddNumberToObject(j, "features", (double)o->features);
-  cJSON_AddNumberToObject(j, "outside", o->outside);
-  cJSON_AddNumberToObject(j, "nonfinite", o->nonfinite);
-  cJSON_AddStringToObject(j, "occupancy_type", "uint32");
-  return j;
+  gs_json_put_number(&b, j, "points", (double)o->points);
+  gs_json_put_number(&b, j, "clouds", (double)o->clouds);
+  put_array3(&b, j, "grid", dims);
+  put_array3(&b, j, "voxel_size", voxel);
+  put_array3(&b, j, "origin", origin);
+  gs_json_put_string(&b, j, "mode", mode_choices[o->mode]);
+  gs_json_put_number(&b, j, "features", (double)o->features);
+  gs_json_put_number(&b, j, "outside", o->outside);
+  gs_json_put_number(&b, j, "nonfinite", o->nonfinite);
+  gs_json_put_string(&b, j, "occupancy_type", "uint32");
+  return gs_json_build_finish(&b, j);
 }
 
 static uint64_t voxelize_work_units(const void *opts) {
