@@ -58,6 +58,8 @@ static const gs_cli_command commands[] = {
      NULL, 0},
     {"predict", gs_cmd_predict,
      "predict speedup, efficiency and cost past the machine from measurements", NULL, 0},
+    {"check", gs_cmd_check,
+     "node health check for a job prolog: pass, warn or fail with an action each", NULL, 0},
     {"help", gs_cmd_help, "a command's help, or its manual page (--man)", command_names, 0},
     {"completion", gs_cmd_completion, "the bash or zsh completion script", shell_names, 0},
     {"version", gs_cmd_version, "the version and the optional parts built in (--format json)",
