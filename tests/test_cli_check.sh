@@ -64,7 +64,7 @@ fault_case pcie_x8:1 5 pcie 1 "reseat or replace: GPU 1 at PCIe x8 of x16"
 fault_case ecc_uncorrected:3:4 5 ecc 3 \
   "drain and reset: 4 uncorrected ECC errors on GPU 3 since the driver loaded"
 fault_case remap_pending:0:2 5 row_remap 0 \
-  "reset: 2 pending row remaps on GPU 0; reset the GPU to apply them"
+  "reset: row remap pending on GPU 0 (2 rows remapped for uncorrectable errors); reset the GPU to apply it"
 fault_case remap_failed:2 5 row_remap 2 "replace: row remapping failed on GPU 2 (no spare row left)"
 fault_case hw_slowdown:3 5 clocks 3 \
   "investigate cooling and power: GPU 3 in hardware slowdown (hw_slowdown)"

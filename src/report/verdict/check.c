@@ -183,9 +183,11 @@ static void judge_remap(builder *b, const gs_gpu_health *h) {
     set_action(add(b, "row_remap", h->index, GS_CHECK_FAIL, detail),
                "replace: row remapping failed on GPU %d (no spare row left)", h->index);
   } else if (h->remap_pending) {
+    // NVML gives whether a remap waits, not how many: the count is of all
+    // rows remapped for uncorrectable errors, applied or not.
     set_action(add(b, "row_remap", h->index, GS_CHECK_FAIL, detail),
-               "reset: %u pending row remaps on GPU %d; reset the GPU to apply them",
-               h->remap_uncorrected, h->index);
+               "reset: row remap pending on GPU %d (%u rows remapped for uncorrectable "
+               "errors); reset the GPU to apply it", h->index, h->remap_uncorrected);
   } else {
     add(b, "row_remap", h->index, GS_CHECK_PASS, detail);
   }
