@@ -19,11 +19,14 @@
  *   hw_slowdown:GPU             clock event reason hw_slowdown
  *   sw_power_cap:GPU            clock event reason sw_power_cap (not a fault)
  *   no_ecc:GPU                  ECC counts NOT_SUPPORTED (ECC off)
+ *   hang:GPU:SECONDS            its clock event reasons answer after SECONDS
+ *                               (a driver that does not answer)
  * A malformed list makes nvmlInit_v2 fail with NVML_ERROR_INVALID_ARGUMENT,
  * so a typo in a test cannot pass silently. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { OK = 0, UNINITIALIZED = 1, INVALID_ARGUMENT = 2, NOT_SUPPORTED = 3, NOT_FOUND = 6,
        INSUFFICIENT_SIZE = 7 };
@@ -35,6 +38,7 @@ typedef struct {
   unsigned width;
   unsigned long long ecc_uncorrected;
   int no_ecc;
+  unsigned hang_s;
   unsigned remap_rows;
   int remap_pending, remap_failed;
   unsigned long long reasons;
@@ -101,7 +105,7 @@ static int field(const char **s, unsigned long long max, unsigned long long *out
 static int parse_fault(const char **s) {
   static const char *const kinds[] = {"nvlink_down",  "nvlink_recovery", "pcie_x8",
                                       "ecc_uncorrected", "remap_pending", "remap_failed",
-                                      "hw_slowdown", "sw_power_cap",   "no_ecc"};
+                                      "hw_slowdown", "sw_power_cap",   "no_ecc", "hang"};
   size_t k = 0, n = sizeof kinds / sizeof kinds[0];
   size_t len = strcspn(*s, ":,");
   while (k < n && !(strlen(kinds[k]) == len && strncmp(*s, kinds[k], len) == 0)) k++;
@@ -126,7 +130,8 @@ static int parse_fault(const char **s) {
     case 5: x->remap_failed = 1; break;
     case 6: x->reasons |= 0x8; break;
     case 7: x->reasons |= 0x4; break;
-    default: x->no_ecc = 1; break;
+    case 8: x->no_ecc = 1; break;
+    default: if (!field(s, 3600, &a)) return 0; x->hang_s = (unsigned)a; break;
   }
   return 1;
 }
@@ -309,6 +314,7 @@ int nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t dev, unsigned *v) {
 int nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t dev, unsigned long long *reasons) {
   fake_gpu *x = gpu_of(dev, NULL);
   if (!x) return INVALID_ARGUMENT;
+  if (x->hang_s) sleep(x->hang_s);
   *reasons = x->reasons;
   return OK;
 }

@@ -208,6 +208,22 @@ static void test_no_nvml_and_no_gpu(void **state) {
   gs_health_verdict_free(&v);
 }
 
+static void test_hung_read_fails(void **state) {
+  (void)state;
+  gs_node_state s;
+  memset(&s, 0, sizeof s);
+  snprintf(s.hung, sizeof s.hung, "GPU 3");
+  s.budget_s = 60;
+  gs_health_verdict v;
+  assert_int_equal(gs_health_judge(&s, 0, &v), GS_OK);
+  assert_true(v.applicable);
+  assert_int_equal(v.n, 1);
+  assert_string_equal(v.items[0].check, "budget");
+  assert_string_equal(v.items[0].action, "drain: no answer from GPU 3 within the 60 s budget");
+  assert_int_equal(gs_health_verdict_status(&v), GS_NODE_FAIL);
+  gs_health_verdict_free(&v);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_healthy_node_passes),
@@ -217,6 +233,7 @@ int main(void) {
       cmocka_unit_test(test_inventory_and_software),
       cmocka_unit_test(test_memory_errors),
       cmocka_unit_test(test_no_nvml_and_no_gpu),
+      cmocka_unit_test(test_hung_read_fails),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

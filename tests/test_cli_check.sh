@@ -80,6 +80,15 @@ GS_NVML_DOUBLE_FAULTS=no_ecc:0 expect 0 "ecc +0 +n/a +ECC counts not reported" -
 # A malformed fault list makes the double refuse to initialise: no silent pass.
 GS_NVML_DOUBLE_FAULTS=pcie_x8:9 expect 0 "not applicable: no GPU: NVML unavailable: nvmlInit_v2: Invalid Argument" -- check
 
+# A GPU whose driver does not answer cannot hang the prolog: the budget
+# ends the check, which fails naming the GPU, well before the hang ends.
+start=$(date +%s)
+GS_NVML_DOUBLE_FAULTS=hang:1:30 expect 5 "^  drain: no answer from GPU 1 within the 1 s budget$" -- check --budget 1
+[ $(( $(date +%s) - start )) -lt 10 ] || fail "check --budget 1 on a hung GPU took $(( $(date +%s) - start )) s"
+GS_NVML_DOUBLE_FAULTS=hang:1:30 expect 5 "^budget +- +fail +no answer from GPU 1 within the 1.5 s budget" -- check --budget 1.5
+GS_NVML_DOUBLE_FAULTS=hang:1:1 expect 0 "pass .* of a 5 s budget" -- check --budget 5
+expect 2 "option --budget" -- check --budget 0
+
 # JSON: the same verdict, findings with actions, the passive state with nulls.
 GS_NVML_DOUBLE_FAULTS=nvlink_down:2:3,pcie_x8:1,ecc_uncorrected:3:4,remap_pending:0:2,hw_slowdown:3 \
   "$bin" check --format json --out "$work/check.json" >"$work/json.out" 2>&1

@@ -94,6 +94,7 @@ void gs_cli_describe_usage(void) {
   for (size_t i = 0; i < COMMAND_COUNT; i++) gs_help_item(commands[i].name, commands[i].summary);
   gs_help_para("'gpuscale COMMAND --help' describes a command's options.\n"
                "Exit codes: 0 success, 1 run failed, 2 usage error, 3 regression (compare),\n"
-               "4 partial (what was measured is written), 5 node verdict fail (suite, report),\n"
-               "70 a bug in gpuscale (the message names its file:line).");
+               "4 partial (what was measured is written), 5 node verdict fail (suite, report,\n"
+               "check), 6 node check warn (check), 70 a bug in gpuscale (the message names its\n"
+               "file:line).");
 }

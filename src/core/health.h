@@ -75,6 +75,10 @@ typedef struct {
   char (*cuda_bus_ids)[GS_TEXT_SHORT];  /* their PCI bus ids; owned */
   size_t gpu_count;                     /* GPUs NVML enumerates */
   gs_gpu_health *gpus;                  /* owned; gpu_count entries */
+  /* Set when the reads did not finish within the budget: what was being
+   * read then ("GPU 1 (00000000:11:00.0)", "CUDA"); nothing else is set. */
+  char hung[GS_TEXT_LONG];
+  double budget_s;                      /* the budget the reads ran under */
 } gs_node_state;
 
 #endif

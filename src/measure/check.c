@@ -2,13 +2,22 @@
  * NVML's GPUs, each by its PCI bus id, and CUDA's, compared by bus id. */
 #include "measure/check.h"
 
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/json.h"
+#include "core/timer.h"
 #include "measure/common.h"
 #include "platform/nvml.h"
+
+/* What the reading thread is at, for the message when it hangs:
+ * PHASE_CUDA, PHASE_NVML, or the index of the GPU being read. */
+enum { PHASE_CUDA = -2, PHASE_NVML = -1 };
+static _Atomic int read_phase = PHASE_CUDA;
 
 void gs_check_state_free(gs_node_state *state) {
   free(state->cuda_bus_ids);
@@ -42,6 +51,7 @@ static gs_status take_nvml(gs_node_state *s, gs_nvml *nvml) {
   for (unsigned i = 0; i < count; i++) {
     char bus[GS_TEXT_SHORT];
     gs_gpu_health *h = &s->gpus[s->gpu_count];
+    atomic_store(&read_phase, (int)i);
     // A device NVML lists but cannot describe keeps its place, unknown.
     if (!gs_nvml_device_bus_id(nvml, i, bus, sizeof bus) || !gs_nvml_health_get(nvml, bus, h)) {
       memset(h, 0, sizeof *h);
@@ -58,17 +68,98 @@ gs_status gs_check_state_collect(gs_node_state *s) {
   const char *lib = getenv("GPUSCALE_NVML_LIBRARY");
   s->nvml_replaced = lib && *lib;
   s->cuda_visible_set = getenv("CUDA_VISIBLE_DEVICES") != NULL;
+  atomic_store(&read_phase, PHASE_CUDA);
   gs_environment env;
   memset(&env, 0, sizeof env);
   gs_status st = gs_common_environment(&env);
   if (st == GS_OK) st = take_cuda(s, &env);
   gs_environment_free(&env);
   if (st != GS_OK) return st;
+  atomic_store(&read_phase, PHASE_NVML);
   gs_nvml *nvml = gs_nvml_open(s->nvml_status, sizeof s->nvml_status);
   s->nvml_loaded = nvml != NULL;
   gs_nvml_driver_version(nvml, s->driver, sizeof s->driver);
   st = take_nvml(s, nvml);
   gs_nvml_close(nvml);
+  return st;
+}
+
+/* The reading thread's job; freed by whichever side finishes last. */
+typedef struct {
+  pthread_mutex_t lock;
+  pthread_cond_t done_cv;
+  int done, abandoned;
+  gs_status st;
+  char error[GS_TEXT_ERROR];
+  gs_node_state state;
+} collect_job;
+
+static void job_free(collect_job *job) {
+  gs_check_state_free(&job->state);
+  pthread_cond_destroy(&job->done_cv);
+  pthread_mutex_destroy(&job->lock);
+  free(job);
+}
+
+static void *collect_thread(void *arg) {
+  collect_job *job = arg;
+  gs_status st = gs_check_state_collect(&job->state);
+  pthread_mutex_lock(&job->lock);
+  job->st = st;
+  if (st != GS_OK) snprintf(job->error, sizeof job->error, "%s", gs_last_error());
+  job->done = 1;
+  const int abandoned = job->abandoned;
+  pthread_cond_signal(&job->done_cv);
+  pthread_mutex_unlock(&job->lock);
+  if (abandoned) job_free(job);
+  return NULL;
+}
+
+gs_status gs_check_state_collect_within(gs_node_state *state, double budget_s) {
+  memset(state, 0, sizeof *state);
+  state->budget_s = budget_s;
+  collect_job *job = calloc(1, sizeof *job);
+  if (!job) return gs_error(GS_ERR_NOMEM, "cannot allocate the check");
+  pthread_mutex_init(&job->lock, NULL);
+  pthread_cond_init(&job->done_cv, NULL);
+  atomic_store(&read_phase, PHASE_CUDA);
+  pthread_t thread;
+  int rc = pthread_create(&thread, NULL, collect_thread, job);
+  if (rc != 0) {
+    job_free(job);
+    return gs_error_system(rc, "cannot start the check's reading thread");
+  }
+  struct timespec until;
+  gs_time_deadline(budget_s, &until);
+  pthread_mutex_lock(&job->lock);
+  int waited = 0;
+  while (!job->done && waited != ETIMEDOUT)
+    waited = pthread_cond_timedwait(&job->done_cv, &job->lock, &until);
+  if (!job->done) {
+    // Hung inside CUDA or NVML: say where, and leave the thread its job.
+    job->abandoned = 1;
+    pthread_mutex_unlock(&job->lock);
+    pthread_detach(thread);
+    const int phase = atomic_load(&read_phase);
+    if (phase == PHASE_CUDA)
+      snprintf(state->hung, sizeof state->hung, "CUDA (the device count)");
+    else if (phase == PHASE_NVML)
+      snprintf(state->hung, sizeof state->hung, "NVML (its initialisation)");
+    else
+      snprintf(state->hung, sizeof state->hung, "GPU %d", phase);
+    return GS_OK;
+  }
+  pthread_mutex_unlock(&job->lock);
+  pthread_join(thread, NULL);
+  gs_status st = job->st;
+  if (st == GS_OK) {
+    *state = job->state;
+    memset(&job->state, 0, sizeof job->state);
+    state->budget_s = budget_s;
+  } else {
+    gs_error(st, "%s", job->error);
+  }
+  job_free(job);
   return st;
 }
 

@@ -18,6 +18,14 @@
  * Free with gs_check_state_free, also after a failure. */
 gs_status gs_check_state_collect(gs_node_state *state);
 
+/* gs_check_state_collect on a thread of its own, waited for at most
+ * `budget_s` seconds: a GPU whose driver does not answer cannot hang a job
+ * prolog. On time, as gs_check_state_collect. Past the budget, returns
+ * GS_OK with only state->hung (what was being read) and state->budget_s
+ * set; the reading thread is abandoned with what it holds, and the process
+ * is expected to end soon (the command exits). */
+gs_status gs_check_state_collect_within(gs_node_state *state, double budget_s);
+
 /* Releases what gs_check_state_collect allocated. Accepts a zeroed state. */
 void gs_check_state_free(gs_node_state *state);
 

@@ -293,31 +293,53 @@ static void judge_clocks(builder *b, const gs_gpu_health *h) {
   }
 }
 
+static void judge_node(builder *b, const gs_node_state *s, size_t expect_gpus);
+static void count_states(gs_health_verdict *v);
+
 gs_status gs_health_judge(const gs_node_state *s, size_t expect_gpus, gs_health_verdict *v) {
   memset(v, 0, sizeof *v);
   builder b = {.v = v};
-  if (s->gpu_count == 0 && s->cuda_count == 0 && expect_gpus == 0) {
+  if (!s->hung[0] && s->gpu_count == 0 && s->cuda_count == 0 && expect_gpus == 0) {
     snprintf(v->why, sizeof v->why, "no GPU: %s; CUDA: %s",
              s->nvml_loaded ? "NVML lists none" : s->nvml_status,
              s->cuda_status[0] ? s->cuda_status : "no device");
     return GS_OK;
   }
   v->applicable = 1;
-  judge_inventory(&b, s, expect_gpus);
-  judge_software(&b, s);
+  if (s->hung[0]) {
+    // Nothing else was read: a GPU that hangs its driver is the finding.
+    char detail[400];
+    snprintf(detail, sizeof detail, "no answer from %s within the %g s budget", s->hung,
+             s->budget_s);
+    set_action(add(&b, "budget", -1, GS_CHECK_FAIL, detail), "drain: %s", detail);
+  } else {
+    judge_node(&b, s, expect_gpus);
+  }
+  if (b.failed) return gs_error(GS_ERR_NOMEM, "out of memory judging the node");
+  count_states(v);
+  return GS_OK;
+}
+
+/* Every check of a state that was read in full. */
+static void judge_node(builder *b, const gs_node_state *s, size_t expect_gpus) {
+  judge_inventory(b, s, expect_gpus);
+  judge_software(b, s);
   if (!s->nvml_loaded)
-    set_action(add(&b, "passive", -1, GS_CHECK_WARN, s->nvml_status),
+    set_action(add(b, "passive", -1, GS_CHECK_WARN, s->nvml_status),
                "investigate: NVML unavailable, so no GPU's passive state was read");
   for (size_t i = 0; i < s->gpu_count; i++) {
     const gs_gpu_health *h = &s->gpus[i];
-    judge_ecc(&b, h);
-    judge_retired(&b, h);
-    judge_remap(&b, h);
-    judge_nvlink(&b, h);
-    judge_pcie(&b, h);
-    judge_clocks(&b, h);
+    judge_ecc(b, h);
+    judge_retired(b, h);
+    judge_remap(b, h);
+    judge_nvlink(b, h);
+    judge_pcie(b, h);
+    judge_clocks(b, h);
   }
-  if (b.failed) return gs_error(GS_ERR_NOMEM, "out of memory judging the node");
+}
+
+/* The counts and the worst state of the findings. */
+static void count_states(gs_health_verdict *v) {
   v->overall = GS_CHECK_NA;
   for (size_t i = 0; i < v->n; i++) {
     gs_check_state st = v->items[i].state;
@@ -326,7 +348,6 @@ gs_status gs_health_judge(const gs_node_state *s, size_t expect_gpus, gs_health_
     if (st == GS_CHECK_FAIL) v->failed++;
     if (st > v->overall) v->overall = st;
   }
-  return GS_OK;
 }
 
 void gs_health_verdict_free(gs_health_verdict *v) {
