@@ -10,6 +10,7 @@
  * unsupported (as on Ampere and later), clocks idle. GS_NVML_DOUBLE_FAULTS
  * adds faults, a comma-separated list of
  *   nvlink_down:GPU:LINK        the port is inactive
+ *   nvlink_sleep:GPU:LINK       the port is asleep (NVML_NVLINK_STATE_SLEEP)
  *   nvlink_recovery:GPU:LINK:N  N data-link recoveries on the port
  *   pcie_x8:GPU                 the link trained at x8 of x16
  *   ecc_uncorrected:GPU:N       N volatile (and aggregate) uncorrected errors
@@ -33,7 +34,7 @@ enum { OK = 0, UNINITIALIZED = 1, INVALID_ARGUMENT = 2, NOT_SUPPORTED = 3, NOT_F
 enum { MAX_GPUS = 16, LINKS = 18 };
 
 typedef struct {
-  int link_down[LINKS];
+  int link_down[LINKS], link_sleep[LINKS];
   unsigned long long recovery[LINKS];
   unsigned width;
   unsigned long long ecc_uncorrected;
@@ -105,7 +106,7 @@ static int field(const char **s, unsigned long long max, unsigned long long *out
 static int parse_fault(const char **s) {
   static const char *const kinds[] = {"nvlink_down",  "nvlink_recovery", "pcie_x8",
                                       "ecc_uncorrected", "remap_pending", "remap_failed",
-                                      "hw_slowdown", "sw_power_cap",   "no_ecc", "hang"};
+                                      "hw_slowdown", "sw_power_cap",   "no_ecc", "hang", "nvlink_sleep"};
   size_t k = 0, n = sizeof kinds / sizeof kinds[0];
   size_t len = strcspn(*s, ":,");
   while (k < n && !(strlen(kinds[k]) == len && strncmp(*s, kinds[k], len) == 0)) k++;
@@ -131,7 +132,8 @@ static int parse_fault(const char **s) {
     case 6: x->reasons |= 0x8; break;
     case 7: x->reasons |= 0x4; break;
     case 8: x->no_ecc = 1; break;
-    default: if (!field(s, 3600, &a)) return 0; x->hang_s = (unsigned)a; break;
+    case 9: if (!field(s, 3600, &a)) return 0; x->hang_s = (unsigned)a; break;
+    default: if (!field(s, LINKS - 1, &a)) return 0; x->link_sleep[a] = 1; break;
   }
   return 1;
 }
@@ -276,7 +278,7 @@ int nvmlDeviceGetRemappedRows(nvmlDevice_t dev, unsigned *corrected, unsigned *u
 int nvmlDeviceGetNvLinkState(nvmlDevice_t dev, unsigned link, int *active) {
   fake_gpu *x = gpu_of(dev, NULL);
   if (!x || link >= LINKS) return INVALID_ARGUMENT;
-  *active = !x->link_down[link];
+  *active = x->link_down[link] ? 0 : x->link_sleep[link] ? 2 : 1;
   return OK;
 }
 

@@ -43,6 +43,8 @@ grep -qE "^retired_pages +1 +n/a +page retirement not reported" <<<"$out" ||
 grep -q "^Actions" <<<"$out" && fail "healthy check lists actions: $out"
 expect 0 "pass" -- check --expect-gpus 4
 expect 5 "investigate: 4 GPUs of 8 expected" -- check --expect-gpus 8
+# A sleeping link (newer drivers' power saving) is not a link down.
+GS_NVML_DOUBLE_FAULTS=nvlink_sleep:0:4 expect 0 "nvlink +0 +pass +18 of 18 links up" -- check
 # The software power cap is not a fault.
 GS_NVML_DOUBLE_FAULTS=sw_power_cap:1 expect 0 "clocks +1 +pass +clock event reasons 0x5 \(software power cap" -- check
 

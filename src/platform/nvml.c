@@ -17,6 +17,7 @@ typedef struct nvml_device_st *nvml_device; /* nvmlDevice_t: opaque handle */
 enum { NVML_SUCCESS = 0 };
 enum { NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 };         /* nvmlClockType_t */
 enum { NVML_FEATURE_ENABLED = 1 };                      /* nvmlEnableState_t */
+enum { NVML_NVLINK_STATE_SLEEP = 2 };                   /* NVML_NVLINK_STATE_* */
 /* nvmlIntNvLinkDeviceType_t */
 enum { NVML_NVLINK_DEVICE_TYPE_GPU = 0, NVML_NVLINK_DEVICE_TYPE_IBMNPU = 1,
        NVML_NVLINK_DEVICE_TYPE_SWITCH = 2, NVML_NVLINK_DEVICE_TYPE_UNKNOWN = 255 };
@@ -494,7 +495,9 @@ int gs_nvml_health_get(gs_nvml *nvml, const char *pci_bus_id, gs_gpu_health *h) 
     if (nvml->link_state(dev, link, &state) != NVML_SUCCESS) continue;
     h->port_count = (size_t)link + 1;
     h->port_present[link] = 1;
-    h->link_up[link] = state == NVML_FEATURE_ENABLED;
+    // NVML_NVLINK_STATE_SLEEP (2, newer drivers) is a healthy link saving
+    // power, not a link down.
+    h->link_up[link] = state == NVML_FEATURE_ENABLED || state == NVML_NVLINK_STATE_SLEEP;
     gs_health_link_errors *e = &h->link_errors[link];
     if (nvml->link_error_counter &&
         nvml->link_error_counter(dev, link, NVML_NVLINK_ERROR_DL_REPLAY, &e->replay) ==
