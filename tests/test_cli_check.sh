@@ -33,6 +33,8 @@ out=$("$bin" check 2>&1); rc=$?
 [ "$rc" = 0 ] || fail "healthy check exited $rc: $out"
 grep -qE "^gpuscale check --level 1: pass \(22 passed, 0 warned, 0 failed\) in [0-9.]+ s of a 60 s budget" <<<"$out" ||
   fail "healthy check: no pass line with 22 passed: $out"
+grep -qE "^time: CUDA and NCCL [0-9.]+ s, NVML [0-9.]+ s, 4 GPUs [0-9.]+ s \(slowest GPU [0-3], [0-9.]+ s\)$" <<<"$out" ||
+  fail "healthy check: no time split: $out"
 grep -qE "^inventory +- +pass +4 GPUs seen by NVML, 0 usable by CUDA; CUDA not compared" <<<"$out" ||
   fail "healthy check: inventory line: $out"
 grep -qE "^nvlink +3 +pass +18 of 18 links up; since boot 0 replays, 0 recoveries, 0 CRC errors" <<<"$out" ||
@@ -107,6 +109,10 @@ need(d["command"] == "check" and d["status"] == "ok", "command/status")
 need(d["config"] == {"level": 1, "expect_gpus": None}, "config %r" % d["config"])
 need(c["verdict"] == "fail" and c["level"] == 1 and c["budget_seconds"] == 60, "verdict/level/budget")
 need(0 <= c["elapsed_seconds"] < 60, "elapsed %r" % c["elapsed_seconds"])
+t = c["seconds"]
+need(sorted(t) == ["cuda", "gpus", "nvml"] and all(v >= 0 for v in t.values()), "seconds %r" % t)
+need(abs(t["gpus"] - sum(x["read_seconds"] for x in c["gpus"])) < 1e-9, "gpus seconds = sum of reads")
+need(sum(t.values()) <= c["elapsed_seconds"] + 1e-6, "split within elapsed")
 need(c["nvml_replaced"] is True and c["driver_version"] == "999.99.99", "nvml/driver")
 bad = sorted((f["check"], f["gpu"]) for f in c["findings"] if f["state"] in ("warn", "fail"))
 need(bad == [("clocks", 3), ("ecc", 3), ("nvlink", 2), ("pcie", 1), ("row_remap", 0)], "flagged %r" % bad)
@@ -125,6 +131,7 @@ need(g[0]["retired_pages"] == {"single_bit": None, "double_bit": None, "pending"
 links = g[2]["nvlink"]
 need(len(links) == 18 and [l["link"] for l in links if not l["up"]] == [3], "links of GPU 2")
 need(links[0] == {"link": 0, "up": True, "replay": 0, "recovery": 0, "crc_flit": 0, "crc_data": 0}, "link 0")
+need(all(x["read_seconds"] >= 0 for x in g), "read_seconds")
 need(g[3]["clock_event_reasons"] == 9 and g[3]["clock_event_names"] == ["gpu_idle", "hw_slowdown"], "clocks")
 PY
 

@@ -38,14 +38,27 @@ static void gpu_label(const gs_health_finding *f, char *out, size_t size) {
     snprintf(out, size, "-");
 }
 
-static void print_text(FILE *out, const gs_health_verdict *v, double elapsed, double budget) {
+static void print_text(FILE *out, const gs_health_verdict *v, const gs_node_state *s,
+                       double elapsed) {
   if (!v->applicable) {
     fprintf(out, "gpuscale check --level 1: not applicable: %s\n", v->why);
     return;
   }
   fprintf(out, "gpuscale check --level 1: %s (%zu passed, %zu warned, %zu failed) in %.2f s of "
-          "a %.0f s budget\n\n", gs_check_state_name(v->overall), v->passed, v->warned,
-          v->failed, elapsed, budget);
+          "a %g s budget\n", gs_check_state_name(v->overall), v->passed, v->warned,
+          v->failed, elapsed, s->budget_s);
+  if (!s->hung[0]) {
+    size_t slowest = 0;
+    for (size_t i = 1; i < s->gpu_count; i++)
+      if (s->gpus[i].read_seconds > s->gpus[slowest].read_seconds) slowest = i;
+    fprintf(out, "time: CUDA and NCCL %.3f s, NVML %.3f s, %zu GPUs %.3f s", s->cuda_seconds,
+            s->nvml_seconds, s->gpu_count, s->gpus_seconds);
+    if (s->gpu_count)
+      fprintf(out, " (slowest GPU %d, %.3f s)", s->gpus[slowest].index,
+              s->gpus[slowest].read_seconds);
+    fprintf(out, "\n");
+  }
+  fprintf(out, "\n");
   fprintf(out, "%-14s %-4s %-5s %s\n", "check", "GPU", "state", "detail");
   for (size_t i = 0; i < v->n; i++) {
     const gs_health_finding *f = &v->items[i];
@@ -84,6 +97,10 @@ static gs_status check_document(const gs_health_verdict *v, const gs_node_state 
   gs_json_put_string_or_null(b, c, "why", v->applicable ? "" : v->why);
   gs_json_put_number(b, c, "budget_seconds", s->budget_s);
   gs_json_put_number(b, c, "elapsed_seconds", elapsed);
+  cJSON *t = gs_json_put_object(b, c, "seconds");
+  gs_json_put_number(b, t, "cuda", s->cuda_seconds);
+  gs_json_put_number(b, t, "nvml", s->nvml_seconds);
+  gs_json_put_number(b, t, "gpus", s->gpus_seconds);
   gs_json_put_bool(b, c, "nvml_replaced", s->nvml_replaced);
   gs_json_put_string_or_null(b, c, "nvml_status", s->nvml_status);
   gs_json_put_string_or_null(b, c, "driver_version", s->driver);
@@ -169,7 +186,7 @@ gs_status gs_cmd_check(int argc, char **argv) {
     gs_file_out out;
     st = gs_file_out_open(&out, out_path, NULL);
     if (st == GS_OK) {
-      print_text(out.f, &verdict, elapsed, budget);
+      print_text(out.f, &verdict, &state, elapsed);
       st = gs_file_out_commit(&out);
     }
   }

@@ -58,6 +58,8 @@ typedef struct {
   /* Current clock event ("throttle") reasons, NVML's bit mask. */
   int has_clock_events;
   unsigned long long clock_events;
+
+  double read_seconds;                  /* time taken to read this GPU's state */
 } gs_gpu_health;
 
 /* What a level 1 check reads of the node: the software, the GPUs NVML
@@ -79,6 +81,9 @@ typedef struct {
    * read then ("GPU 1 (00000000:11:00.0)", "CUDA"); nothing else is set. */
   char hung[GS_TEXT_LONG];
   double budget_s;                      /* the budget the reads ran under */
+  /* Where the time went: CUDA and NCCL versions and devices; NVML's
+   * loading, initialisation and enumeration; the GPUs' reads together. */
+  double cuda_seconds, nvml_seconds, gpus_seconds;
 } gs_node_state;
 
 #endif

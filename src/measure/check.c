@@ -52,12 +52,14 @@ static gs_status take_nvml(gs_node_state *s, gs_nvml *nvml) {
     char bus[GS_TEXT_SHORT];
     gs_gpu_health *h = &s->gpus[s->gpu_count];
     atomic_store(&read_phase, (int)i);
+    const double start = gs_time_seconds();
     // A device NVML lists but cannot describe keeps its place, unknown.
     if (!gs_nvml_device_bus_id(nvml, i, bus, sizeof bus) || !gs_nvml_health_get(nvml, bus, h)) {
       memset(h, 0, sizeof *h);
       snprintf(h->pci_bus_id, sizeof h->pci_bus_id, "%s", bus);
     }
     h->index = (int)i;
+    h->read_seconds = gs_time_seconds() - start;
     s->gpu_count++;
   }
   return GS_OK;
@@ -69,18 +71,25 @@ gs_status gs_check_state_collect(gs_node_state *s) {
   s->nvml_replaced = lib && *lib;
   s->cuda_visible_set = getenv("CUDA_VISIBLE_DEVICES") != NULL;
   atomic_store(&read_phase, PHASE_CUDA);
+  double t0 = gs_time_seconds();
   gs_environment env;
   memset(&env, 0, sizeof env);
   gs_status st = gs_common_environment(&env);
   if (st == GS_OK) st = take_cuda(s, &env);
   gs_environment_free(&env);
   if (st != GS_OK) return st;
+  double t1 = gs_time_seconds();
+  s->cuda_seconds = t1 - t0;
   atomic_store(&read_phase, PHASE_NVML);
   gs_nvml *nvml = gs_nvml_open(s->nvml_status, sizeof s->nvml_status);
   s->nvml_loaded = nvml != NULL;
   gs_nvml_driver_version(nvml, s->driver, sizeof s->driver);
   st = take_nvml(s, nvml);
   gs_nvml_close(nvml);
+  double gpus = 0;
+  for (size_t i = 0; i < s->gpu_count; i++) gpus += s->gpus[i].read_seconds;
+  s->gpus_seconds = gpus;
+  s->nvml_seconds = gs_time_seconds() - t1 - gpus;
   return st;
 }
 
@@ -215,6 +224,7 @@ static void gpu_json(gs_json_build *b, cJSON *g, const gs_gpu_health *h) {
   put_count(b, pcie, "max_generation", h->has_pcie, h->pcie_gen_max);
   put_count(b, pcie, "max_width", h->has_pcie, h->pcie_width_max);
   put_count(b, g, "clock_event_reasons", h->has_clock_events, h->clock_events);
+  gs_json_put_number(b, g, "read_seconds", h->read_seconds);
   if (!h->has_clock_events) {
     gs_json_put_null(b, g, "clock_event_names");
     return;
