@@ -17,6 +17,19 @@ need_gpus() {
   exit 77
 }
 
+# need_mpirun: exits 77 (skipped) without mpirun; exports what Open MPI
+# needs here (runs as root, more processes than cores) and keeps the
+# sanitizer build from reporting Open MPI's own leaks at MPI_Finalize
+# (unloaded plugins cannot be suppressed by name).
+need_mpirun() {
+  if ! command -v mpirun >/dev/null; then
+    echo "skipped: mpirun is not installed (openmpi-bin)"
+    exit 77
+  fi
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+  export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
+}
+
 # expect CODE PATTERN -- ARGS...: exit code and a pattern in stdout+stderr.
 expect() {
   local code=$1 pattern=$2

@@ -27,6 +27,11 @@ expect 2 "option --iters" -- run voxelize --iters
 expect 2 "--iters and --min-time conflict" -- run voxelize --iters 5 --min-time 1
 expect 2 "option --mode" -- run voxelize --mode median
 expect 2 "--gpus" -- run voxelize --backend cpu --gpus 0
+# A malformed --gpus is a usage error naming the option, with or without a GPU.
+expect 2 "option --gpus: range 3-1 runs backwards" -- run voxelize --gpus 3-1
+expect 2 "option --gpus: '0,,1' is not a list of GPU ordinals" -- run voxelize --gpus 0,,1
+expect 2 "option --gpus" -- run voxelize --gpus -1
+expect 2 "option --gpus: GPU 0 listed twice" -- run voxelize --gpus 0,0
 expect 2 "given twice" -- run voxelize --runs 2 --runs 3
 expect 2 "unexpected argument 'extra'" -- run voxelize extra
 expect 2 "cannot split 2 clouds over 4 ranks" -- scale voxelize --backend cpu --ranks 4 --clouds 2 --points 1000 --iters 2 --runs 1 -q -o "$work/split.json"

@@ -11,6 +11,11 @@ expect 0 "reducescatter" -- coll --help
 expect 2 "missing OP \(one of allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv, all\)$" -- coll "${cpu[@]}"
 expect 2 "option OP" -- coll allreduse "${cpu[@]}"
 expect 2 "minbytes.*larger than" -- coll allreduce "${cpu[@]}" -b 1M -e 1K
+# A sweep with nothing to measure (no size holds a whole element) is a
+# usage error and writes nothing.
+expect 2 "options -b/-e: no size from 1 to 3 bytes holds a whole float element .*nothing to measure" \
+  -- coll allreduce "${cpu[@]}" --ranks 2 -b 1 -e 3 --out "$work/none.json"
+[ ! -e "$work/none.json" ] || fail "a sweep with nothing to measure wrote a document"
 expect 2 "option --minbytes" -- coll allreduce "${cpu[@]}" -b 12Q
 expect 2 "conflict" -- coll allreduce "${cpu[@]}" --stepfactor 2 -i 1K
 expect 2 "has no reduction" -- coll allgather "${cpu[@]}" --op max

@@ -28,6 +28,43 @@ expect 0 "mlp \\(variant batch=32\\) +2 throughput" -- compare "$data/mlp_varian
 expect 0 "resample \\(split proportional\\) +2 step time" -- compare "$data/split_cpu.json" "$data/split_cpu.json"
 # request-based rows: latencies compared, no throughput per latency sample
 expect 0 "llm at 2 ranks: request-based" -- compare "$data/llm_cpu.json" "$data/llm_cpu.json"
+# Too few samples to decide: 3 steps a side (as exec's 3 runs of one value)
+# going from 0.1 s to 0.3 s. The U test's smallest p is 2/C(6,3) = 0.1:
+# "undecidable", with the samples needed, never "not significant".
+python3 - "$base" "$work/few-base.json" "$work/few-new.json" <<'PY' || fail "writing the 3-sample documents"
+import json, sys
+for path, values in ((sys.argv[2], [0.1, 0.11, 0.09]), (sys.argv[3], [0.3, 0.31, 0.29])):
+    d = json.load(open(sys.argv[1]))
+    m = d["measurements"] = d["measurements"][:1]
+    run = m[0]["runs"] = m[0]["runs"][:1]
+    run[0]["step_seconds"] = values
+    for r in run[0]["ranks"]:
+        r["device_seconds"] = r["wall_seconds"] = values
+    json.dump(d, open(path, "w"))
+PY
+expect 0 "step time .* undecidable" -- compare "$work/few-base.json" "$work/few-new.json"
+expect 0 "with 3 against 3 samples the U test's smallest two-sided p is 0.1, not below the significance level 0.05, .* 4 samples a side are needed" -- compare "$work/few-base.json" "$work/few-new.json"
+expect 0 "no significant regression \(.*\); 3 metrics undecidable" -- compare "$work/few-base.json" "$work/few-new.json"
+"$bin" compare "$work/few-base.json" "$work/few-new.json" | grep -q "not significant" &&
+  fail "3 against 3 samples called 'not significant'"
+# With enough samples, a detectable change is stated for every sampled row.
+expect 3 "step time .* \+-[0-9.]+% .* regression" -- compare "$base" "$slow"
+
+# LoadGen judges validity and tails: genuine logs (tests/data/ingest/loadgen)
+# of a valid Server run and one that missed its latency bound; VALID ->
+# INVALID is a regression (exit 3), and so is the p99 latency's rise.
+lg=$(cd "$(dirname "$0")/data/ingest/loadgen" && pwd)
+"$bin" ingest mlperf -q -o "$work/lg-valid.json" "$lg/server-valid/node0" || fail "ingest server-valid"
+"$bin" ingest mlperf -q -o "$work/lg-late.json" "$lg/server-latency-invalid/node0" || fail "ingest server-latency-invalid"
+"$bin" ingest mlperf -q -o "$work/lg-off.json" "$lg/offline-valid/node0" || fail "ingest offline-valid"
+"$bin" ingest mlperf -q -o "$work/lg-off-bad.json" "$lg/offline-invalid/node0" || fail "ingest offline-invalid"
+expect 3 "LoadGen result rank 0 +VALID +INVALID .* regression" -- compare "$work/lg-valid.json" "$work/lg-late.json"
+expect 3 "VALID in BASE, INVALID in NEW \(latency constraint not satisfied" -- compare "$work/lg-valid.json" "$work/lg-late.json"
+expect 3 "p99 latency .* regression" -- compare "$work/lg-valid.json" "$work/lg-late.json"
+expect 3 "LoadGen result rank 0 +VALID +INVALID .* regression" -- compare "$work/lg-off.json" "$work/lg-off-bad.json"
+expect 0 "LoadGen result rank 0 +INVALID +VALID .* improvement" -- compare "$work/lg-off-bad.json" "$work/lg-off.json"
+expect 0 "no significant regression" -- compare "$work/lg-valid.json" "$work/lg-valid.json"
+
 expect 0 "within threshold" -- compare --threshold 40 "$base" "$slow"
 expect 0 "no significant regression" -- compare --alpha 0.0001 "$base" "$slow"
 

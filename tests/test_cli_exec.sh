@@ -70,7 +70,7 @@ expect 0 "the step times above are 1/rate \(the time of one of its samples, N un
   fail "the item unit of samples/s is not samples"
 [ "$(json "$work/rate.json" "[m['name'] for m in d['measurements'][0]['exec']['metrics']]")" = "['samples_per_s', 'loss']" ] ||
   fail "the other protocol metrics (loss) are not recorded"
-expect 0 "exec \(variant python3 .*\): multi-rank beneficial: speedup 4.00x at 4 ranks" -- report "$work/rate.json"
+expect 0 "exec \(variant python3 .*\): multi-rank beneficial: speedup 4.00x \[4.00, 4.00\] at 4 ranks" -- report "$work/rate.json"
 
 # ---- values per rank: each rank's record holds its own; the step is the slowest
 expect 0 "figure: samples_per_s \(samples/s, higher is better, protocol lines, values per step, per rank\)" -- \
@@ -238,6 +238,15 @@ python3 "$(dirname "$prog")/trace_validate.py" "$work/exec-trace.json" --ranks 1
   --expect "command run,command warmup" >/dev/null || fail "exec's trace is not valid"
 [ "$(json "$work/traced.json" "d['trace']['device_source'].startswith('none: exec sees')")" = True ] ||
   fail "exec's document does not say that the command's GPU work is not traced"
+
+# A figure that is NaN (Python's json.dumps) or overflows as a step time
+# (1e308 hours) fails its run with the reason, and the document is written.
+for value in 'NaN:not a finite number' '1e308:out of range'; do
+  expect 4 "${value#*:}" -- exec --counts 1 --runs 1 -q --out "$work/bad-figure.json" -- \
+    sh -c "echo '{\"metric\": \"t\", \"value\": ${value%%:*}, \"unit\": \"h\"}'"
+  [ "$(json "$work/bad-figure.json" "d['measurements'][0]['status']")" = command-failed ] ||
+    fail "exec with a ${value%%:*} figure: the document does not say the run failed"
+done
 
 [ "$failures" = 0 ] || exit 1
 echo "all exec tests passed"

@@ -5,7 +5,9 @@
 # limit: writes past it fail with EFBIG) leaves the old file byte for byte,
 # no temp file behind, exit 1 and a message naming the path; an output that
 # cannot be written is found before any input is read, and nothing is
-# written. $1 is the gpuscale binary.
+# written; an output that is one of the inputs is refused, and an input
+# that is not a regular file (a FIFO) is refused at once. $1 is the
+# gpuscale binary.
 set -u
 bin=$1
 tests=$(cd "$(dirname "$0")" && pwd)
@@ -147,5 +149,49 @@ ln -s sub/r.txt "$work/new/link.txt"
 grep -q "^file,measurement,workload" "$work/new/sub/r.txt" || fail "report --out did not write the symlink's target"
 "$bin" report --out /dev/null "$strong" || fail "report --out /dev/null failed"
 no_temp "report --out" "$work/new/sub"
+
+# An --out that is one of the command's inputs is a usage error (exit 2),
+# whatever its spelling (a symlink, ./), and the input stays byte for byte.
+cp "$strong" "$work/in.json"
+cp "$weak" "$work/in2.json"
+cp "$nccl" "$work/in.txt"
+mkdir -p "$work/lg"
+cp "$tests"/data/ingest/mlperf/offline/node01/* "$work/lg/"
+ln -sf in.json "$work/in-link.json"
+sum_before=$(cd "$work" && md5sum in.json in2.json in.txt lg/*)
+expect 2 "option --out: .*in.json' is also an input" -- report "$work/in.json" --out "$work/in.json"
+expect 2 "is also an input" -- report "$work/in2.json" "$work/in.json" --out "$work/in-link.json"
+expect 2 "is also an input" -- compare "$work/in.json" "$work/in2.json" --out "$work/./in2.json"
+expect 2 "is also an input" -- predict "$work/in.json" --ngpus 8 --out "$work/in.json"
+expect 2 "is also an input" -- ingest nccl-tests "$work/in.txt" -o "$work/in.txt"
+expect 2 "is the input .*mlperf_log_summary.txt" -- ingest mlperf "$work/lg" -o "$work/lg/mlperf_log_summary.txt"
+sum_after=$(cd "$work" && md5sum in.json in2.json in.txt lg/*)
+[ "$sum_before" = "$sum_after" ] || fail "a refused --out changed an input"
+
+# Without SIGXFSZ ignored by the caller, a file-size limit is still a write
+# error (gpuscale ignores the signal): exit 1, no temp file, no core.
+(ulimit -f 1; exec "$bin" report -f json --out "$work/xfsz.json" "$strong") >/dev/null 2>"$work/xfsz.err"
+rc=$?
+[ "$rc" = 1 ] && grep -q "File too large" "$work/xfsz.err" ||
+  fail "a file-size limit without SIGXFSZ ignored: exit $rc: $(cat "$work/xfsz.err")"
+no_temp "report under ulimit -f" "$work"
+
+# A symbolic link that loops at --out is refused, and stays a link.
+ln -s loop-b "$work/loop-a"
+ln -s loop-a "$work/loop-b"
+expect 2 "option --out: .*loop-a is a symbolic link that loops" -- report "$strong" --out "$work/loop-a"
+[ -L "$work/loop-a" ] || fail "report --out replaced a looping symlink"
+
+# An input that is not a regular file (a FIFO nobody writes) is refused at
+# once, not waited for in open().
+mkfifo "$work/fifo"
+for cmd in "report $work/fifo" "compare $work/fifo $strong" "predict $work/fifo --ngpus 8" \
+           "ingest nccl-tests $work/fifo -o $work/fifo.json"; do
+  # shellcheck disable=SC2086
+  out=$(timeout 1 "$bin" $cmd 2>&1)
+  rc=$?
+  [ "$rc" != 124 ] || fail "gpuscale $cmd waited on a FIFO for a second"
+  [ "$rc" != 0 ] && grep -q "not a regular file" <<<"$out" || fail "gpuscale $cmd: exit $rc: $out"
+done
 
 exit $((failures > 0))

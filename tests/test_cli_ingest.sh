@@ -46,13 +46,16 @@ expect 0 "INVALID; recorded as a failed verification" -- ingest mlperf mlperf/se
 # JSON and CSV reports exactly (seconds), the text table scaled (one unit per
 # column). summary KEY DIR: the value of "KEY : V" in DIR's summary.
 summary() { sed -n "s/^$1 *: *//p" "$2/mlperf_log_summary.txt" | head -n 1; }
-for run in offline-valid offline-invalid server-valid server-invalid singlestream-valid singlestream-invalid; do
+for run in offline-valid offline-invalid server-valid server-invalid server-latency-invalid \
+           singlestream-valid singlestream-invalid; do
   dir=loadgen/$run/node0
   "$bin" ingest mlperf -q -o "$work/$run.json" "$dir" >"$work/log" 2>&1 || { fail "ingest $dir: $(cat "$work/log")"; continue; }
   "$bin" report "$work/$run.json" >"$work/$run.txt" 2>&1 || { fail "report $run: $(cat "$work/$run.txt")"; continue; }
   "$bin" report -f json -o "$work/$run.report.json" "$work/$run.json" || fail "report -f json $run"
   "$bin" report -f csv -o "$work/$run.csv" "$work/$run.json" || fail "report -f csv $run"
-  line=$(grep -E '^ +1 +0 +(Offline|Server|SingleStream) ' "$work/$run.txt")
+  # one line per file: the file, then ranks, rank, scenario, result
+  # (INVALID marked "INVALID (!)")
+  line=$(grep -E "^ +$run.json +1 +0 +(Offline|Server|SingleStream) " "$work/$run.txt" | sed 's/ (!)//')
   [ -n "$line" ] || { fail "report $run: no LoadGen row"; continue; }
   scen=$(summary Scenario "$dir"); result=$(summary "Result is" "$dir")
   case $scen in
@@ -82,7 +85,7 @@ for name, v in zip(names, ns):
     assert float(row[name + "_s"]) == v / 1e9, (name, row)
 # the text table: scenario, result, samples/s, then the latencies with one
 # unit per column (3 significant digits of the value)
-cells = line.split()
+cells = line.split()[1:]
 assert cells[2] == scen and cells[3] == result, cells
 unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "K": 1e3, "M": 1e6, "G": 1e9}
 values, rest = [], cells[cells.index(result) + 1:]
@@ -112,7 +115,7 @@ PY
     fi
   done
   case $result in INVALID) grep -q "Increase the\|Decrease the" "$work/$run.txt" && fail "$run: the report quotes LoadGen's advice" ;; esac
-  samples=$(set -- $line; echo "$5")
+  samples=$(set -- $line; echo "$6")
   for fmt in markdown html; do
     "$bin" report --format "$fmt" "$work/$run.json" >"$work/$run.$fmt" 2>&1 || fail "report --format $fmt $run"
     grep -q "$samples" "$work/$run.$fmt" || fail "$run: --format $fmt lacks samples/s $samples"

@@ -7,16 +7,7 @@
 set -u
 bin=$1
 . "$(dirname "$0")/cli_lib.sh"
-if ! command -v mpirun >/dev/null; then
-  echo "skipped: mpirun is not installed (openmpi-bin)"
-  exit 77
-fi
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-# Under the sanitizer build: Open MPI's components leave allocations behind
-# at MPI_Finalize (unloaded plugins, so they cannot be suppressed by name);
-# address and undefined-behaviour checks stay on, and the threads-mode tests
-# check gpuscale's own leaks.
-export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
+need_mpirun
 small=(voxelize --backend cpu --points 20000 --grid 32,32,32 --warmup 1 --runs 1 -q)
 
 # mpi NP SECONDS NAME ARGS...: mpirun with a time bound; exit code in $rc,

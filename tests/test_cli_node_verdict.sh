@@ -4,7 +4,8 @@
 # (docs/results/2026-11-21-h200x4/threads) and on copies doctored into the
 # cases a health check must catch: a link at half its figure, a GPU 20%
 # below the median, a pair with fewer NVLinks, a thermal slowdown,
-# uncorrected ECC errors, a PCIe pair well below its peers; and a machine
+# uncorrected ECC errors, a PCIe pair well below its peers, a power cap
+# with the clock held (pass) or fallen (warn); and a machine
 # with one GPU. Golden files in tests/data/report/golden/verdict_*
 # (GS_UPDATE_GOLDEN=1 rewrites them; review the diff). $1 is the binary.
 set -u
@@ -114,6 +115,38 @@ detail = {c["check"]: c["detail"] for c in v["checks"]}
 assert "GPU 1 -> GPU 2: 198 GB/s, 44% of 450 GB/s NV18" in detail["p2p bandwidth"], detail
 assert "GPU 3 (rank 3) is -19.5%" in detail["throughput mlp"], detail
 PY
+
+# ---- power cap against sickness (docs/verdict.md, "throttling") ------------
+# GPU 0 of mlp at 4 GPUs doctored three ways: at its software power cap
+# with the SM clock held at 90% of its 1980 MHz (a healthy GPU at its
+# limit: pass); at the cap with the clock down to 50% (warn); busy (95%)
+# at 50% of its clock with no cap named (warn); a hardware slowdown (fail).
+for case in held:pass:sw_power_cap:0.9:15 low:warn:sw_power_cap:0.5:15 \
+            slow:warn:none:0.5:95 hw:fail:hw_slowdown:0.9:95; do
+  IFS=: read -r name state reason share util <<<"$case"
+  mkdir -p "$work/cap-$name"
+  cp "$suite"/{info,mlp}.json "$work/cap-$name/"
+  python3 - "$work/cap-$name/mlp.json" "$reason" "$share" "$util" <<'PY' || fail "doctoring cap-$name"
+import json, sys
+path, reason, share, util = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+doc = json.load(open(path))
+m = next(x for x in doc["measurements"] if x["world_size"] == 4)
+rank = m["telemetry"]["ranks"][0]
+rank["throttle_reasons"] = [] if reason == "none" else [reason]
+rank["sm_clock_mhz"] = {"min": 1980 * share, "mean": 1980 * share, "max": 1980}
+rank["utilization_percent"] = {"min": 0, "mean": util, "max": 100}
+json.dump(doc, open(path, "w"))
+PY
+  (cd "$work/cap-$name" && "$bin" report info.json mlp.json) >"$work/cap-$name.txt" 2>/dev/null
+  grep -Eq "^  throttling +$state " "$work/cap-$name.txt" ||
+    fail "cap-$name: throttling is not $state: $(grep throttling "$work/cap-$name.txt")"
+done
+grep -q "at the software power cap with the clock held (mlp at 4 GPUs: GPU 0 held its SM clock at 90% of its 1980 MHz)" \
+  "$work/cap-held.txt" || fail "cap-held: the held clock is not named: $(grep throttling "$work/cap-held.txt")"
+grep -q "reported sw_power_cap with its SM clock down to 50% of its 1980 MHz" "$work/cap-low.txt" ||
+  fail "cap-low: the fallen clock is not named: $(grep throttling "$work/cap-low.txt")"
+grep -q "ran 95% busy at an SM clock of 50% of its 1980 MHz with no power cap reported" \
+  "$work/cap-slow.txt" || fail "cap-slow: $(grep throttling "$work/cap-slow.txt")"
 
 # ---- PCIe: no theoretical figure, pairs held against their peers -----------
 mkdir -p "$work/pcie"

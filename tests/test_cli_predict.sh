@@ -58,6 +58,25 @@ d["measurements"] = [m for m in d["measurements"] if m["world_size"] == 1]
 json.dump(d, open(sys.argv[2], "w"))
 PY
 expect 0 "one GPU count measured" -- predict --ngpus 2 "$work/one.json"
+# A super-linear series (strong.json with the 2-rank steps at 0.45x: 2.2x
+# on 2 ranks) fits no model of work / N plus costs: the output says which
+# measurement the model misses, and one GPU stays 1.00x and 100%.
+python3 - "$data/strong.json" "$work/superlinear.json" <<'PY' || fail "writing superlinear.json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for run in d["measurements"][1]["runs"]:
+    run["step_seconds"] = [x * 0.45 for x in run["step_seconds"]]
+    for r in run["ranks"]:
+        for k in ("device_seconds", "wall_seconds"):
+            if r.get(k):
+                r[k] = [x * 0.45 for x in r[k]]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+expect 0 "Caveat: the model does not fit the measurement at 1 GPU: it gives .* against 12.5 ms measured" -- \
+  predict --ngpus 1,2,4 "$work/superlinear.json"
+expect 0 "   1 +1 .* 1.00x +100.0%" -- predict --ngpus 1,2,4 "$work/superlinear.json"
+"$bin" predict --ngpus 1,2,4 "$data/strong.json" 2>&1 | grep -q "Caveat" &&
+  fail "strong.json, which the model fits, got a caveat"
 
 # Past the machine: nodes, tree across nodes, cost and the cheapest count.
 expect 0 "1024 +128 .* tree" -- predict --ngpus 8,1024 --gpus-per-node 8 "${all[@]}"

@@ -26,6 +26,15 @@ expect 2 "given twice" -- report --format csv --format json "$strong"
 expect 1 "cannot read .*missing.json" -- report "$strong" "$work/missing.json"
 expect 1 "malformed.json: invalid JSON" -- report "$data/malformed.json"
 expect 1 "foreign.json: unsupported schema" -- report "$data/foreign.json"
+# A negative time is refused, naming the file, the field and the value.
+python3 - "$strong" "$work/negative.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["measurements"][0]["runs"][0]["ranks"][0]["wall_seconds"][1] = -0.5
+json.dump(d, open(sys.argv[2], "w"))
+PY
+expect 1 "negative.json: measurements\[0\].runs\[0\].ranks\[0\].wall_seconds\[1\] is -0.5: a time cannot be negative" \
+  -- report "$work/negative.json"
 expect 1 "not_result.json: not a gpuscale result document" -- report "$data/not_result.json"
 expect 1 "mismatched.json: .*has 1 ranks but world_size is 2" -- report "$data/mismatched.json"
 touch "$work/plain"
@@ -41,7 +50,7 @@ has "$work/r.txt" "160.0 M"
 has "$work/r.txt" "critical (straggler)"
 has "$work/r.txt" "straggler rank 1"
 has "$work/r.txt" "slow start"
-has "$work/r.txt" "beneficial: speedup 1.25x at 2 ranks"
+has "$work/r.txt" "beneficial: speedup 1.25x [1.20, 1.29] at 2 ranks"
 has "$work/r.txt" "consider dynamic load balancing"
 
 # thresholds: at --critical 20 the 17.6% deviation is only moderate
@@ -55,7 +64,7 @@ lacks "$work/r20.txt" "load balancing"
 has "$work/r.md" "| ranks | file | status |"
 has "$work/r.md" "| 2 | strong.json | ok | passed | 8 | 10.0 ms |"
 has "$work/r.md" "weak scaling"
-has "$work/r.md" "marginal: speedup 1.00x at 2 ranks"
+has "$work/r.md" "marginal: speedup 1.00x [1.00, 1.00] at 2 ranks"
 
 # csv --samples: header + strong (8 + 24 samples) + weak (8 + 12)
 "$bin" report --format csv --samples "$strong" "$weak" >"$work/r.csv" || fail "csv report failed"
@@ -141,6 +150,9 @@ has "$work/odd.html" "it's"
 # golden outputs: every section of the text and Markdown reports
 golden two_host_coll.txt report --price H100=7 two_host.json coll.json
 golden strong_two_host.md report -f markdown --price H100=7 strong.json two_host.json
+# the speedup's interval in the other formats: numbers in CSV and JSON
+golden strong_intervals.csv report -f csv strong.json
+golden strong_intervals.json report -f json strong.json
 # documents of the newer workloads, written on the CPU backend and trimmed
 # (aggregate.step, telemetry and per-rank llm statistics dropped):
 #   llm_cpu.json      scale llm --ranks 2 --model tiny --samples 6 --batch 2

@@ -5,7 +5,8 @@
 # under mpirun a killed and a stopped rank of `coll`. Each signal is sent
 # only once a measurement is on disk (the test polls the document or the
 # progress note; it never sleeps a fixed time and hopes). The mpirun part
-# skips with its reason when mpirun or MPI is missing.
+# skips with its reason when mpirun or MPI is missing. A stop request
+# before anything was measured keeps an existing document byte for byte.
 set -u
 bin=$1
 . "$(dirname "$0")/cli_lib.sh"
@@ -168,6 +169,50 @@ assert lost[0]["error"].startswith("rank 1 on "), lost[0]["error"]
 PY
   done
 fi
+
+# A stop request before anything was measured leaves an existing --out
+# byte for byte (exit 1, saying so), for run, scale, llm and exec.
+"$bin" run voxelize --backend cpu --points 20000 --grid 32,32,32 --iters 3 -q \
+  -o "$work/keep.json" >/dev/null 2>&1 || fail "the document to keep was not written"
+cp "$work/keep.json" "$work/keep.orig"
+keep="-q -o $work/keep.json"
+early=("run voxelize --backend cpu --points 20000000 --iters 3 $keep"
+       "scale voxelize --backend cpu --points 20000000 --iters 3 $keep"
+       "run llm --backend cpu --samples 4 --warmup 50 $keep"
+       "exec --counts 1 $keep -- sleep 30")
+for cmd in "${early[@]}"; do
+  # shellcheck disable=SC2086
+  start early $cmd
+  sleep 0.5
+  kill -INT "$pid"
+  wait "$pid"
+  rc=$?
+  kill "$watchdog" 2>/dev/null
+  wait "$watchdog" 2>/dev/null
+  [ "$rc" = 1 ] || fail "early SIGINT to $cmd: exit $rc, expected 1: $(tail -3 "$work/early.out")"
+  grep -q "stopped before anything was measured: .*keep.json was left as it was" "$work/early.out" ||
+    fail "early SIGINT to $cmd does not say the file was kept: $(tail -3 "$work/early.out")"
+  cmp -s "$work/keep.json" "$work/keep.orig" || fail "early SIGINT to $cmd changed the document"
+  ls "$work" | grep -q '\.tmp' && fail "early SIGINT to $cmd left a temp file"
+done
+
+# An interrupted suite names the step it was in, and its report covers
+# only the documents this run wrote, not an earlier suite's in the same
+# directory.
+suite=(suite --backend cpu --ranks 2 --runs 1 -q --out "$work/suite")
+"$bin" "${suite[@]}" --iters 2 >/dev/null 2>&1 || fail "the first suite failed"
+[ -s "$work/suite/llm.json" ] || fail "the first suite wrote no llm.json"
+start suite "${suite[@]}" --iters 100000
+sleep 2
+kill -INT "$pid"
+wait "$pid"
+kill "$watchdog" 2>/dev/null
+wait "$watchdog" 2>/dev/null
+grep -q "error: suite step voxelize: " "$work/suite.out" ||
+  fail "the interrupted suite does not name its step: $(tail -3 "$work/suite.out")"
+files=$(grep '^Files:' "$work/suite/report.md")
+grep -q "llm.json\|mlp.json\|coll.json" <<<"$files" &&
+  fail "the interrupted suite's report lists an earlier suite's documents: $files"
 
 [ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "all signal and lost-rank checks passed"

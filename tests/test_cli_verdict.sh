@@ -10,7 +10,7 @@ bin=$1
 
 # The cases of the brief, with a smaller problem so that the test is quick.
 small=(--backend cpu --points 100000 --grid 64,64,64)
-verdict_re='^(.*): (multi-(GPU|rank) (beneficial|marginal)|single (GPU|rank) preferred): speedup '
+verdict_re='^(.*): (multi-(GPU|rank) (beneficial|marginal)|single (GPU|rank) preferred|inconclusive|suspect): speedup '
 
 # check NAME EXPECTED_LINES SCALE_ARGS...: runs scale, then report on its
 # file, and compares the verdict lines of the three outputs.
@@ -61,9 +61,24 @@ check split 2 --ranks 2 --split proportional --inject slow:rank=1,factor=3 --min
 grep -q '^voxelize (split even): ' "$work/split.t" || fail "split: no verdict of the even split"
 grep -q '^voxelize (split proportional): ' "$work/split.t" ||
   fail "split: no verdict of the proportional split"
-# The plain sweep: one series, one verdict.
+# The plain sweep: one series, one verdict, its speedup with its interval.
 check plain 1 --ranks 2 --min-time 0.2
 grep -q '^voxelize: ' "$work/plain.t" || fail "plain: the verdict does not name the series"
+grep -Eq 'speedup [0-9.]+x \[[0-9.]+, [0-9.]+\] at 2 ranks' "$work/plain.t" ||
+  fail "plain: the speedup has no interval: $(cat "$work/plain.t")"
+# The 1-rank baseline slowed 3x (world=1): 2 ranks look super-linear. The
+# verdict is suspect (or inconclusive), never beneficial above 100%, and
+# names the injected fault; the same in scale's table and the report.
+check slowbase 1 --ranks 2 --min-time 0.2 --inject slow:rank=0,factor=3,world=1
+grep -Eq '^voxelize: (suspect|inconclusive): ' "$work/slowbase.t" ||
+  fail "slowbase: a 3x slower baseline is not suspect: $(cat "$work/slowbase.t")"
+if grep -q 'beneficial' "$work/slowbase.t"; then fail "slowbase: called beneficial"; fi
+if grep -q '^voxelize: suspect' "$work/slowbase.t"; then
+  grep -q 'likely cause: injected faults slow the 1-rank baseline (1 at 1 rank, 0 at 2 ranks)' "$work/slowbase.t" ||
+    fail "slowbase: the injected fault is not named: $(cat "$work/slowbase.t")"
+fi
+grep -Eq '^ +voxelize +2 .*(suspect|inconclusive)$' "$work/slowbase.scale" ||
+  fail "slowbase: the table's recommendation is not suspect: $(cat "$work/slowbase.scale")"
 
 [ "$failures" = 0 ] || exit 1
 echo "ok"

@@ -137,6 +137,9 @@ static void test_malformed_protocol_lines(void **state) {
     const char *text, *error;
   } cases[] = {
       {"x\n{\"metric\": \"a\", \"value\": \"fast\"}\n", "stdout line 2: protocol: \"value\" of a is not a finite number"},
+      // What Python's json.dumps prints for nan and inf.
+      {"{\"metric\": \"a\", \"value\": NaN}\n", "stdout line 1: protocol: \"value\" is not a finite number (NaN"},
+      {"{\"metric\": \"a\", \"value\": -Infinity, \"step\": 2}\n", "\"value\" is not a finite number"},
       {"{\"metric\": \"a\", \"value\": 1, \"step\": -1}\n", "\"step\" of a must be a whole number"},
       {"{\"metric\": \"a\", \"value\": 1, \"step\": 1.5}\n", "\"step\" of a must be a whole number"},
       {"{\"metric\": 3, \"value\": 1}\n", "\"metric\" must be a name"},

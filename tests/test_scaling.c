@@ -64,21 +64,179 @@ static void test_karp_flatt(void **state) {
   assert_true(isnan(gs_scaling_karp_flatt(0.0, 2)));
 }
 
+/* The verdict needs the whole interval in one zone (single < 0.95 <=
+ * marginal < 1.1 <= beneficial); an interval across a threshold, or none,
+ * is inconclusive; a speedup of 1.01 N or more, or an interval wholly
+ * above N, is suspect; a hair above N is rounding. */
 static void test_thresholds_at_edges(void **state) {
   (void)state;
-  assert_int_equal(gs_scaling_verdict(NAN), GS_VERDICT_NONE);
-  assert_int_equal(gs_scaling_verdict(0.0), GS_VERDICT_NONE);
-  assert_int_equal(gs_scaling_verdict(-1.0), GS_VERDICT_NONE);
-  assert_int_equal(gs_scaling_verdict(0.5), GS_VERDICT_SINGLE);
-  assert_int_equal(gs_scaling_verdict(nextafter(0.95, 0.0)), GS_VERDICT_SINGLE);
-  assert_int_equal(gs_scaling_verdict(0.95), GS_VERDICT_MARGINAL);
-  assert_int_equal(gs_scaling_verdict(nextafter(1.1, 0.0)), GS_VERDICT_MARGINAL);
-  assert_int_equal(gs_scaling_verdict(1.1), GS_VERDICT_BENEFICIAL);
-  assert_int_equal(gs_scaling_verdict(1.9), GS_VERDICT_BENEFICIAL);
+  assert_int_equal(gs_scaling_verdict(NAN, 1.0, 1.0, 2), GS_VERDICT_NONE);
+  assert_int_equal(gs_scaling_verdict(0.0, 0.0, 0.0, 2), GS_VERDICT_NONE);
+  assert_int_equal(gs_scaling_verdict(-1.0, -1.0, -1.0, 2), GS_VERDICT_NONE);
+  assert_int_equal(gs_scaling_verdict(0.5, 0.4, 0.6, 2), GS_VERDICT_SINGLE);
+  assert_int_equal(gs_scaling_verdict(0.9, 0.8, nextafter(0.95, 0.0), 2), GS_VERDICT_SINGLE);
+  assert_int_equal(gs_scaling_verdict(0.9, 0.8, 0.95, 2), GS_VERDICT_INCONCLUSIVE);
+  assert_int_equal(gs_scaling_verdict(1.0, 0.95, nextafter(1.1, 0.0), 2), GS_VERDICT_MARGINAL);
+  assert_int_equal(gs_scaling_verdict(1.05, 0.95, 1.1, 2), GS_VERDICT_INCONCLUSIVE);
+  assert_int_equal(gs_scaling_verdict(1.2, 1.1, 1.3, 2), GS_VERDICT_BENEFICIAL);
+  assert_int_equal(gs_scaling_verdict(1.2, nextafter(1.1, 0.0), 1.3, 2), GS_VERDICT_INCONCLUSIVE);
+  assert_int_equal(gs_scaling_verdict(1.9, 1.8, 2.0, 2), GS_VERDICT_BENEFICIAL);
+  assert_int_equal(gs_scaling_verdict(1.9, NAN, NAN, 2), GS_VERDICT_INCONCLUSIVE);
+  // From 1.01 N: suspect, even with the interval reaching below N.
+  assert_int_equal(gs_scaling_verdict(2.02, 1.5, 2.5, 2), GS_VERDICT_SUSPECT);
+  assert_int_equal(gs_scaling_verdict(nextafter(2.02, 0.0), 1.9, 2.1, 2), GS_VERDICT_BENEFICIAL);
+  assert_int_equal(gs_scaling_verdict(2.01, nextafter(2.0, 3.0), 2.1, 2), GS_VERDICT_SUSPECT);
+  assert_int_equal(gs_scaling_verdict(2.05, NAN, NAN, 2), GS_VERDICT_SUSPECT);
+  assert_int_equal(gs_scaling_verdict(3.62, 3.5, 3.7, 2), GS_VERDICT_SUSPECT);
+  assert_int_equal(gs_scaling_verdict(2.0, 1.9, 2.1, 2), GS_VERDICT_BENEFICIAL);
   assert_string_equal(gs_verdict_name(GS_VERDICT_BENEFICIAL), "beneficial");
   assert_string_equal(gs_verdict_name(GS_VERDICT_MARGINAL), "marginal");
   assert_string_equal(gs_verdict_name(GS_VERDICT_SINGLE), "single GPU preferred");
+  assert_string_equal(gs_verdict_name(GS_VERDICT_INCONCLUSIVE), "inconclusive");
+  assert_string_equal(gs_verdict_name(GS_VERDICT_SUSPECT), "suspect");
   assert_string_equal(gs_verdict_name(GS_VERDICT_NONE), "none");
+  char text[64];
+  gs_scaling_format_ratio(1.7234, 1.6949, 1.7512, 1.0, 2, "x", text, sizeof text);
+  assert_string_equal(text, "1.72x [1.69, 1.75]");
+  gs_scaling_format_ratio(0.8612, 0.845, 0.8751, 100.0, 1, "%", text, sizeof text);
+  assert_string_equal(text, "86.1% [84.5, 87.5]");
+  gs_scaling_format_ratio(1.5, NAN, 1.6, 1.0, 2, "x", text, sizeof text);
+  assert_string_equal(text, "1.50x [-]");
+  gs_scaling_format_ratio(NAN, 1.0, 1.6, 1.0, 2, "x", text, sizeof text);
+  assert_string_equal(text, "-");
+}
+
+/* All ordered bootstrap draws of groups g[0..n) are equally likely: every
+ * sequence of n group picks, then every sequence of samples within each
+ * picked group. Calls visit(mean) for each, with its probability. */
+typedef struct {
+  double value, weight;
+} outcome;
+
+typedef struct {
+  outcome *v;
+  size_t n, cap;
+} outcomes;
+
+static void push(outcomes *o, double value, double weight) {
+  assert_true(o->n < o->cap);
+  o->v[o->n++] = (outcome){value, weight};
+}
+
+/* Every resample sum of `g` with its probability, added to `sum`/`count`
+ * of the picks made so far: a brute-force walk over the picks. */
+static void walk(const gs_stats_group *g, size_t n, size_t pick, const size_t *picks,
+                 size_t *chosen, double weight, outcomes *out) {
+  if (pick == n) {
+    // Enumerate the within-group draws of the chosen groups, one by one.
+    size_t idx[16] = {0}, len[16], total = 0, slots = 0;
+    for (size_t k = 0; k < n; k++)
+      for (size_t i = 0; i < g[chosen[k]].n; i++) len[slots++] = g[chosen[k]].n, total++;
+    double combos = 1.0;
+    for (size_t s = 0; s < slots; s++) combos *= (double)len[s];
+    for (;;) {
+      double sum = 0.0;
+      size_t slot = 0;
+      for (size_t k = 0; k < n; k++)
+        for (size_t i = 0; i < g[chosen[k]].n; i++, slot++) sum += g[chosen[k]].samples[idx[slot]];
+      push(out, sum / (double)total, weight / combos);
+      size_t s = 0;
+      while (s < slots && ++idx[s] == len[s]) idx[s++] = 0;
+      if (s == slots) break;
+    }
+    return;
+  }
+  for (size_t c = 0; c < n; c++) {
+    chosen[pick] = c;
+    walk(g, n, pick + 1, picks, chosen, weight / (double)n, out);
+  }
+}
+
+/* P(a / b <= x) under the exact two-level bootstrap distribution. */
+static double exact_cdf(const outcomes *a, const outcomes *b, double x, int strict) {
+  double p = 0.0;
+  for (size_t i = 0; i < a->n; i++)
+    for (size_t j = 0; j < b->n; j++) {
+      const double r = a->v[i].value / b->v[j].value;
+      if (strict ? r < x : r <= x) p += a->v[i].weight * b->v[j].weight;
+    }
+  return p;
+}
+
+/* The bootstrap against a brute-force enumeration of its exact
+ * distribution: each bound must sit at the 2.5% / 97.5% point of the
+ * exact distribution within the Monte-Carlo error of 2000 replicates
+ * (sd of a 2.5% quantile's level: sqrt(0.025 x 0.975 / 2000) = 0.0035;
+ * the test allows 0.015). */
+static void test_interval_against_enumeration(void **state) {
+  (void)state;
+  const double a0[] = {1.0, 1.3, 2.2}, a1[] = {1.1, 1.6};
+  const double b0[] = {0.50, 0.61, 0.55}, b1[] = {0.72, 0.52};
+  const gs_stats_group a[] = {{a0, 3}, {a1, 2}}, b[] = {{b0, 3}, {b1, 2}};
+  static outcome va[4096], vb[4096];
+  outcomes oa = {va, 0, 4096}, ob = {vb, 0, 4096};
+  size_t chosen[2];
+  walk(a, 2, 0, NULL, chosen, 1.0, &oa);
+  walk(b, 2, 0, NULL, chosen, 1.0, &ob);
+  double wa = 0.0;
+  for (size_t i = 0; i < oa.n; i++) wa += oa.v[i].weight;
+  assert_float_equal(wa, 1.0, 1e-12);
+  double lo, hi;
+  gs_stats_ratio_interval(a, 2, b, 2, &lo, &hi);
+  assert_true(lo < hi);
+  assert_true(exact_cdf(&oa, &ob, lo, 1) <= 0.025 + 0.015);
+  assert_true(exact_cdf(&oa, &ob, lo, 0) >= 0.025 - 0.015);
+  assert_true(exact_cdf(&oa, &ob, hi, 1) <= 0.975 + 0.015);
+  assert_true(exact_cdf(&oa, &ob, hi, 0) >= 0.975 - 0.015);
+  // The same samples always give the same interval (fixed seed).
+  double lo2, hi2;
+  gs_stats_ratio_interval(a, 2, b, 2, &lo2, &hi2);
+  assert_true(lo2 == lo && hi2 == hi);
+}
+
+/* Closed forms: no spread gives the point itself; one run {a, b} against a
+ * constant has resample means a, (a+b)/2, b with probabilities 1/4, 1/2,
+ * 1/4, so with 2000 replicates both percentiles fall on the extremes. */
+static void test_interval_closed_form(void **state) {
+  (void)state;
+  const double flat1[] = {0.2, 0.2, 0.2, 0.2}, flatn[] = {0.1, 0.1, 0.1};
+  const gs_stats_group g1 = {flat1, 4}, gn = {flatn, 3};
+  double lo, hi;
+  gs_stats_ratio_interval(&g1, 1, &gn, 1, &lo, &hi);
+  assert_float_equal(lo, 2.0, 1e-12);
+  assert_float_equal(hi, 2.0, 1e-12);
+  const double two[] = {0.2, 0.3};
+  const gs_stats_group g2 = {two, 2};
+  gs_stats_ratio_interval(&g2, 1, &gn, 1, &lo, &hi);
+  assert_float_equal(lo, 2.0, 1e-12);
+  assert_float_equal(hi, 3.0, 1e-12);
+  // The speedup's interval scales the ratio's to the speedup: T(1) / T(N)
+  // is 2.5 here and the speedup 2.5 (same items), so [2.0, 3.0] again,
+  // and 5 items against 10 halve both.
+  const gs_scaling_point base = {.world_size = 1, .ok = 1, .throughput = 10.0 / 0.25,
+                                 .runs = &g2, .n_runs = 1};
+  const gs_scaling_point p = {.world_size = 4, .ok = 1, .throughput = 10.0 / 0.1, .runs = &gn,
+                              .n_runs = 1};
+  gs_scaling_interval(&base, &p, 2.5, &lo, &hi);
+  assert_float_equal(lo, 2.0, 1e-12);
+  assert_float_equal(hi, 3.0, 1e-12);
+  gs_scaling_interval(&base, &p, 1.25, &lo, &hi);
+  assert_float_equal(lo, 1.0, 1e-12);
+  assert_float_equal(hi, 1.5, 1e-12);
+  // No samples on a side: no interval.
+  const gs_scaling_point bare = {.world_size = 4, .ok = 1, .throughput = 100.0};
+  gs_scaling_interval(&base, &bare, 2.5, &lo, &hi);
+  assert_true(isnan(lo) && isnan(hi));
+  // Above GS_STATS_BOOTSTRAP_EXACT samples a run's resample mean comes from
+  // its normal limit: 1000 steps alternating 1 and 3 ms (mean 2, population
+  // sd 1) against a constant 1 ms give a ratio of 2 +- 1.96 / sqrt(1000).
+  static double alt[1000];
+  for (size_t i = 0; i < 1000; i++) alt[i] = i % 2 ? 3e-3 : 1e-3;
+  const double one[] = {1e-3};
+  const gs_stats_group ga = {alt, 1000}, g1ms = {one, 1};
+  gs_stats_ratio_interval(&ga, 1, &g1ms, 1, &lo, &hi);
+  assert_float_equal(lo, 2.0 - 1.96 / sqrt(1000.0), 0.01);
+  assert_float_equal(hi, 2.0 + 1.96 / sqrt(1000.0), 0.01);
 }
 
 static void test_words_per_backend(void **state) {
@@ -114,11 +272,12 @@ static void test_which_measurement(void **state) {
   };
   assert_int_equal(gs_scaling_baseline(p, 6), 1);
   gs_scaling_assessment a;
-  gs_scaling_assess(p, 6, p[1].throughput, &a);
+  gs_scaling_assess(p, 6, &p[1], NULL, &a);
   assert_int_equal(a.point, 4);
   assert_int_equal(a.world_size, 4);
   assert_int_equal(a.largest, 8);
-  assert_int_equal(a.verdict, GS_VERDICT_SINGLE);
+  // No samples: no interval, so no verdict beyond "inconclusive".
+  assert_int_equal(a.verdict, GS_VERDICT_INCONCLUSIVE);
   assert_float_equal(a.speedup, 0.9, 1e-12);
   assert_float_equal(a.efficiency, 0.225, 1e-12);
   assert_float_equal(a.ideal_throughput, 400.0, 1e-12);
@@ -126,26 +285,82 @@ static void test_which_measurement(void **state) {
   char text[512];
   gs_scaling_verdict_sentence(&a, "fuse (variant v, split even)", "cuda", "values", text,
                               sizeof text);
-  assert_string_equal(text, "fuse (variant v, split even): single GPU preferred: speedup 0.90x at "
-                            "4 ranks (< 0.95), efficiency 22.5%, Karp-Flatt serial fraction "
-                            "1.148, throughput 90.0 values/s of ideal 400 values/s");
+  assert_string_equal(text, "fuse (variant v, split even): inconclusive: speedup 0.90x [-] at 4 "
+                            "ranks (no interval), efficiency 22.5% "
+                            "[-], Karp-Flatt serial fraction 1.148 [-], throughput 90.0 values/s "
+                            "of ideal 400 values/s; inconclusive: no step samples to put an "
+                            "interval on the speedup");
+}
+
+/* Verdicts from samples: a clear gain is beneficial with its interval in
+ * the sentence; a gain within the noise is inconclusive and says how many
+ * runs would decide it; a slowed baseline that makes 2 ranks 3.6x faster
+ * is suspect and names the injected faults, the noisy baseline and a busy
+ * host. */
+static void test_verdict_from_samples(void **state) {
+  (void)state;
+  const double b0[] = {0.100, 0.101, 0.099, 0.100}, b1[] = {0.101, 0.100, 0.100, 0.099};
+  const double p0[] = {0.060, 0.061, 0.059, 0.060}, p1[] = {0.060, 0.060, 0.061, 0.059};
+  const gs_stats_group gb[] = {{b0, 4}, {b1, 4}}, gp[] = {{p0, 4}, {p1, 4}};
+  gs_scaling_point pts[] = {{.world_size = 1, .ok = 1, .throughput = 1.0 / 0.1, .runs = gb,
+                             .n_runs = 2, .clock_mhz = NAN},
+                            {.world_size = 2, .ok = 1, .throughput = 1.0 / 0.06, .runs = gp,
+                             .n_runs = 2, .clock_mhz = NAN}};
+  gs_scaling_assessment a;
+  gs_scaling_assess(pts, 2, &pts[0], NULL, &a);
+  assert_int_equal(a.verdict, GS_VERDICT_BENEFICIAL);
+  assert_true(a.speedup_low > 1.6 && a.speedup_high < 1.72 && a.speedup_low < a.speedup);
+  assert_float_equal(a.efficiency_low, a.speedup_low / 2.0, 1e-15);
+  assert_float_equal(a.karp_flatt_low, gs_scaling_karp_flatt(a.speedup_high, 2), 1e-15);
+  assert_int_equal(a.base_runs, 2);
+  assert_string_equal(a.why, "");
+  // 1.08x with 10% noise: across 1.10.
+  const double q0[] = {0.085, 0.100, 0.092, 0.080}, q1[] = {0.095, 0.078, 0.099, 0.088};
+  const gs_stats_group gq[] = {{q0, 4}, {q1, 4}};
+  pts[1].runs = gq;
+  pts[1].throughput = 1.0 / 0.0896;
+  gs_scaling_assess(pts, 2, &pts[0], NULL, &a);
+  assert_int_equal(a.verdict, GS_VERDICT_INCONCLUSIVE);
+  assert_non_null(strstr(a.why, "reaches across 1.10"));
+  assert_non_null(strstr(a.why, "runs a side"));
+  // The baseline slowed 3.6x and noisy, the faults recorded, a busy host.
+  const double s0[] = {0.30, 0.42, 0.35, 0.38}, s1[] = {0.36, 0.33, 0.40, 0.31};
+  const gs_stats_group gs[] = {{s0, 4}, {s1, 4}};
+  pts[0].runs = gs;
+  pts[0].throughput = 1.0 / 0.356;
+  pts[0].faults = 1;
+  pts[1].runs = gp;
+  pts[1].throughput = 1.0 / 0.06;
+  const gs_scaling_host host = {.cores = 2, .load_average = 3.5, .cpu_ranks = 1};
+  gs_scaling_assess(pts, 2, &pts[0], &host, &a);
+  assert_int_equal(a.verdict, GS_VERDICT_SUSPECT);
+  assert_true(a.efficiency_low > 1.0);
+  assert_non_null(strstr(a.why, "whole interval of the efficiency lies above 100%"));
+  assert_non_null(strstr(a.why, "injected faults slow the 1-rank baseline (1 at 1 rank, 0 at 2 "
+                                "ranks)"));
+  assert_non_null(strstr(a.why, "noisier 1-rank baseline"));
+  assert_non_null(strstr(a.why, "busy host (load average 3.50 on 2 cores"));
+  char text[2048];
+  gs_scaling_verdict_sentence(&a, "voxelize", "cpu", "points", text, sizeof text);
+  assert_non_null(strstr(text, "voxelize: suspect: speedup 5.93x ["));
+  assert_non_null(strstr(text, "(efficiency above 100%; 95% interval over 2 + 2 runs)"));
 }
 
 static void test_no_verdict(void **state) {
   (void)state;
   gs_scaling_assessment a;
   const gs_scaling_point one[] = {{.world_size = 1, .ok = 1, .throughput = 100.0}};
-  gs_scaling_assess(one, 1, 100.0, &a);
+  gs_scaling_assess(one, 1, &one[0], NULL, &a);
   assert_int_equal(a.verdict, GS_VERDICT_NONE);
   assert_int_equal(a.point, -1);
   assert_non_null(strstr(a.none_reason, "only 1 rank"));
   const gs_scaling_point two[] = {{.world_size = 2, .ok = 1, .throughput = 100.0}};
-  gs_scaling_assess(two, 1, NAN, &a);
+  gs_scaling_assess(two, 1, NULL, NULL, &a);
   assert_int_equal(a.verdict, GS_VERDICT_NONE);
   assert_non_null(strstr(a.none_reason, "no usable 1-rank"));
   const gs_scaling_point failed[] = {{.world_size = 1, .ok = 1, .throughput = 100.0},
                                      {.world_size = 2, .ok = 0, .throughput = 300.0}};
-  gs_scaling_assess(failed, 2, 100.0, &a);
+  gs_scaling_assess(failed, 2, &failed[0], NULL, &a);
   assert_int_equal(a.verdict, GS_VERDICT_NONE);
   assert_non_null(strstr(a.none_reason, "more than 1 rank"));
 }
@@ -175,6 +390,9 @@ int main(void) {
       cmocka_unit_test(test_strong_and_weak),
       cmocka_unit_test(test_karp_flatt),
       cmocka_unit_test(test_thresholds_at_edges),
+      cmocka_unit_test(test_interval_against_enumeration),
+      cmocka_unit_test(test_interval_closed_form),
+      cmocka_unit_test(test_verdict_from_samples),
       cmocka_unit_test(test_words_per_backend),
       cmocka_unit_test(test_which_measurement),
       cmocka_unit_test(test_no_verdict),

@@ -24,13 +24,27 @@ static void measured(gs_measurement *m, const char *variant, int ranks, double t
   m->status = GS_OK;
   m->cost.item_unit = "samples";
   m->aggregate.throughput = throughput;
+  // One run of 8 steps of 1 sample each within +-0.4% of 1 / throughput,
+  // so that every speedup has a narrow interval.
+  static const double wiggle[8] = {-0.004, 0.002, 0.0, 0.004, -0.002, 0.001, -0.001, 0.0};
+  m->n_runs = 1;
+  m->runs = calloc(1, sizeof *m->runs);
+  assert_non_null(m->runs);
+  m->runs[0].n_steps = 8;
+  m->runs[0].step_seconds = malloc(8 * sizeof(double));
+  assert_non_null(m->runs[0].step_seconds);
+  for (int k = 0; k < 8; k++) m->runs[0].step_seconds[k] = (1.0 + wiggle[k]) / throughput;
+}
+
+static void release(gs_measurement *ms, size_t count) {
+  for (size_t i = 0; i < count; i++) gs_measurement_free(&ms[i]);
 }
 
 static void table_of(const gs_measurement *ms, size_t count, char **text, size_t *size) {
   *text = NULL;
   FILE *out = open_memstream(text, size);
   assert_non_null(out);
-  gs_decision_table_print(out, ms, count);
+  gs_decision_table_print(out, ms, count, NULL, 1);
   fclose(out);
 }
 
@@ -50,17 +64,20 @@ static void test_table_one_line_per_variant(void **state) {
   const char *big = strstr(text, "mlp (variant batch=8192) ");
   assert_non_null(small);
   assert_non_null(big);
-  assert_non_null(strstr(small, "0.80x"));
+  assert_non_null(strstr(small, "0.80x [0.80, 0.80]"));
   assert_non_null(strstr(small, "single GPU preferred"));
-  assert_non_null(strstr(big, "1.90x"));
-  assert_non_null(strstr(big, "95.0%"));
+  assert_non_null(strstr(big, "1.90x [1.90, 1.90]"));
+  assert_non_null(strstr(big, "95.0% [94.8, 95.2]"));
   assert_non_null(strstr(big, "multi-GPU beneficial"));
   assert_null(strstr(text, "batch=99"));
-  assert_non_null(strstr(text, "  - mlp (variant batch=16): single GPU preferred: speedup 0.80x at 2 "
-                               "ranks (< 0.95), efficiency 40.0%, Karp-Flatt serial fraction "
-                               "1.500, throughput 800 samples/s of ideal 2.00 Ksamples/s\n"));
+  assert_non_null(strstr(text, "  - mlp (variant batch=16): single GPU preferred: speedup 0.80x "
+                               "[0.80, 0.80] at 2 ranks (interval < 0.95; 95% interval over 1 + 1 "
+                               "runs), efficiency 40.0% [39.9, 40.1], Karp-Flatt serial fraction "
+                               "1.500 [1.494, 1.506], throughput 800 samples/s of ideal 2.00 "
+                               "Ksamples/s\n"));
   assert_non_null(strstr(text, "  - mlp (variant batch=8192): multi-GPU beneficial: speedup 1.90x"));
   free(text);
+  release(ms, 5);
 }
 
 static void test_table_per_split_policy(void **state) {
@@ -79,6 +96,7 @@ static void test_table_per_split_policy(void **state) {
   assert_non_null(strstr(text, "  - mlp (split proportional): multi-rank marginal: speedup 1.00x"));
   assert_null(strstr(text, "GPU"));
   free(text);
+  release(ms, 3);
 }
 
 static void test_table_silent_without_pairs(void **state) {
@@ -96,6 +114,7 @@ static void test_table_silent_without_pairs(void **state) {
   table_of(ms, 2, &text, &size);
   assert_int_equal(size, 0);
   free(text);
+  release(ms, 2);
 }
 
 int main(void) {

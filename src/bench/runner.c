@@ -84,7 +84,7 @@ gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
   sh->opts = opts;
   sh->config = config;
   sh->m = out;
-  out->faults = config->faults;
+  out->faults = gs_fault_at(&config->faults, config->world_size);
   status = gs_split_plan(workload, opts, config, sh->unit_begin, sh->unit_count, &sh->unit_total);
   if (status != GS_OK) goto done;
   // The whole problem of every rank: under weak scaling N times the units.

@@ -10,7 +10,6 @@
 
 #include "bench/runner_private.h"
 #include "core/check.h"
-#include "core/process.h"
 
 /* mpi mode: files the samples the other ranks carried into their records.
  * Every process keeps every rank's records, so that any survivor can write
@@ -78,29 +77,24 @@ typedef struct {
   char error[GS_TEXT_ERROR];
 } rank_outcome;
 
-/* After the control world broke (a timeout, or mpirun's SIGTERM after a
- * rank died): finds the lost rank — a process of this host that is gone,
- * else the rank the timeout found behind — and marks the records of the
- * ranks whose outcome cannot be gathered. Returns the lost rank or -1. */
+/* After the control world broke (a timeout, a signal, a peer that died or
+ * was stopped): finds the lost rank (gs_comm_find_lost) and marks the
+ * records of the ranks whose outcome cannot be gathered. Returns the lost
+ * rank or -1. */
 static int name_lost_rank(gs_runner_shared *sh, gs_status status, uint64_t run) {
   const gs_run_config *c = sh->config;
   const int me = c->process_rank;
-  int lost = -1;
-  const char *how = "";
-  for (int k = 0; k < c->world_size && lost < 0; k++)
-    if (k != me && strcmp(c->places[k].host, c->places[me].host) == 0 &&
-        !gs_process_alive(c->places[k].pid))
-      lost = k, how = "its process died (crash, kill or lost GPU)";
-  if (lost < 0 && status == GS_ERR_TIMEOUT) {
-    int behind[GS_MAX_RANKS];
-    int n = gs_comm_behind(gs_comm_world_rank(c->control, 0), behind, GS_MAX_RANKS);
-    for (int i = 0; i < n && lost < 0; i++)
-      if (behind[i] < c->world_size) lost = behind[i], how = "it stopped answering";
-  }
+  char how[GS_TEXT_LONG] = "";
+  int lost = gs_comm_find_lost(c->control, how, sizeof how);
+  if (lost >= c->world_size) lost = -1; /* an idle process of a smaller count */
   for (uint64_t r = run; r < c->runs; r++) {
     gs_rank_record *own = me < c->world_size ? &sh->m->runs[r].ranks[me] : NULL;
     if (own && r > run) own->steps_completed = sh->m->runs[run].ranks[me].steps_completed;
-    if (own && lost >= 0 && own->status != GS_OK) {
+    if (own && lost == me) {
+      own->status = GS_ERR_RANK_LOST;
+      snprintf(own->error, sizeof own->error, "rank %d on %s lost after step %llu: %s", me,
+               own->host, (unsigned long long)own->steps_completed, how);
+    } else if (own && lost >= 0 && own->status != GS_OK) {
       // This rank's timeout or signal was the lost rank's doing.
       own->status = GS_ERR_ABORTED;
       snprintf(own->error, sizeof own->error, "stopped after step %llu because rank %d was lost",
@@ -116,7 +110,8 @@ static int name_lost_rank(gs_runner_shared *sh, gs_status status, uint64_t run) 
         snprintf(rec->error, sizeof rec->error, "rank %d on %s lost after step %llu: %s", k,
                  rec->host, (unsigned long long)rec->steps_completed, how);
       } else {
-        rec->status = status == GS_ERR_INTERRUPTED ? GS_ERR_INTERRUPTED : GS_ERR_ABORTED;
+        rec->status =
+            status == GS_ERR_INTERRUPTED && lost < 0 ? GS_ERR_INTERRUPTED : GS_ERR_ABORTED;
         snprintf(rec->error, sizeof rec->error,
                  "the job ended before this rank's outcome was gathered (%s); its samples "
                  "up to step %llu are kept", gs_status_name(status),

@@ -300,11 +300,13 @@ static gs_status rank_setup(gs_rank_job *job) {
   ctx->unit_count = sh->unit_count[job->rank];
   ctx->unit_total = sh->unit_total;
   ctx->comm = sh->comm_world ? gs_comm_world_rank(sh->comm_world, sh->mpi ? 0 : job->rank) : NULL;
-  job->slow_factor = gs_fault_slow_factor(&c->faults, job->rank);
-  job->fail = gs_fault_find(&c->faults, GS_FAULT_FAIL, job->rank);
-  job->kill = gs_fault_find(&c->faults, GS_FAULT_KILL, job->rank);
-  job->hang = gs_fault_find(&c->faults, GS_FAULT_HANG, job->rank);
-  const gs_fault *delay = gs_fault_find(&c->faults, GS_FAULT_DELAY, job->rank);
+  // The faults of this world size (world=N), as the measurement records.
+  const gs_fault_list *faults = &sh->m->faults;
+  job->slow_factor = gs_fault_slow_factor(faults, job->rank);
+  job->fail = gs_fault_find(faults, GS_FAULT_FAIL, job->rank);
+  job->kill = gs_fault_find(faults, GS_FAULT_KILL, job->rank);
+  job->hang = gs_fault_find(faults, GS_FAULT_HANG, job->rank);
+  const gs_fault *delay = gs_fault_find(faults, GS_FAULT_DELAY, job->rank);
   job->delay_seconds = delay ? delay->params[0] : 0.0;
   job->delay_pending = delay != NULL;
   gs_rng_seed(&job->fail_rng, c->seed, 0x6661696cULL + (uint64_t)job->rank);

@@ -132,7 +132,7 @@ void gs_runner_relate(gs_measurement *measurements, size_t count) {
     double base = NAN;
     for (size_t j = 0; j < count && isnan(base); j++) {
       const gs_measurement *b = &measurements[j];
-      const gs_scaling_point p = gs_scaling_point_of(b);
+      const gs_scaling_point p = gs_scaling_point_of(b, NULL);
       if (strcmp(b->workload, m->workload) == 0 && gs_scaling_baseline(&p, 1) == 0)
         base = p.throughput;
     }

@@ -145,6 +145,8 @@ gs_status gs_cmd_compare(int argc, char **argv) {
     st = gs_error(GS_ERR_USAGE, "gpuscale compare: give two result documents, BASE and NEW "
                                 "(got %d)", files.n);
   if (st == GS_OK && out_path) st = gs_file_check_output(out_path, "option --out");
+  for (int i = 0; st == GS_OK && out_path && i < files.n; i++)
+    st = gs_file_check_not_input(out_path, files.paths[i], NULL, "option --out");
   if (st != GS_OK) return st;
 
   document_list base = {0}, next = {0};

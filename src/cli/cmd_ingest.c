@@ -271,6 +271,12 @@ gs_status gs_cmd_ingest(int argc, char **argv) {
   if (st == GS_OK)
     st = gs_file_check_output(out_path ? out_path : default_out,
                               out_path ? "option --out" : "the default output (--out)");
+  static const char *const loadgen_files[] = {"mlperf_log_summary.txt", "mlperf_log_detail.txt",
+                                              NULL};
+  for (size_t i = 0; st == GS_OK && i < inputs.n; i++)
+    st = gs_file_check_not_input(out_path ? out_path : default_out, inputs.paths[i],
+                                 mlperf ? loadgen_files : NULL,
+                                 out_path ? "option --out" : "the default output (--out)");
   if (st != GS_OK) {
     free(inputs.paths);
     return st;

@@ -112,6 +112,10 @@ gs_status gs_cmd_predict(int argc, char **argv) {
   if (st == GS_OK && target > 0.0 && !isfinite(target))
     st = gs_error(GS_ERR_USAGE, "option --target: must be finite");
   if (st == GS_OK && out_path) st = gs_file_check_output(out_path, "option --out");
+  for (size_t i = 0; st == GS_OK && out_path && i < files.n; i++)
+    st = gs_file_check_not_input(out_path, files.paths[i], NULL, "option --out");
+  if (st == GS_OK && out_path && net_path)
+    st = gs_file_check_not_input(out_path, net_path, NULL, "option --out");
   if (st == GS_OK && price_text) st = gs_report_parse_prices(price_text, &prices);
   if (st != GS_OK) {
     free(files.paths);

@@ -104,6 +104,8 @@ gs_status gs_cmd_report(int argc, char **argv) {
                   gs_report_format_choices[format]);
   // Outputs are checked before any document is read: a bad --out costs no time.
   if (st == GS_OK && out_path) st = gs_file_check_output(out_path, "option --out");
+  for (size_t i = 0; st == GS_OK && out_path && i < files.n; i++)
+    st = gs_file_check_not_input(out_path, files.paths[i], NULL, "option --out");
   if (st == GS_OK && plots_dir) st = gs_file_check_output_dir(plots_dir, "option --plots");
   gs_report_prices prices = {0};
   if (st == GS_OK && price_text) st = gs_report_parse_prices(price_text, &prices);

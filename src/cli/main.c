@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "cli/help.h"
+#include "core/interrupt.h"
 #include "core/result.h"
 
 int main(int argc, char **argv) {
@@ -22,6 +23,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *name = argv[1];
+  // A signal or a file-size limit never leaves a temp file behind.
+  gs_interrupt_install_cleanup();
   // Every result document records the command line as given.
   gs_result_set_command_line(argc, argv);
   // --help and --version are the help and version commands.

@@ -38,6 +38,9 @@ static void device_names(const gs_measurement *m, const gs_environment *env, cha
     snprintf(buf + at, size - at, " (%s)", env->gpus[m->devices[0]].name);
 }
 
+static void speedup_cells(const gs_measurement *ms, size_t count, size_t i, int step_samples,
+                          char *speedup, char *eff, size_t size);
+
 void gs_summary_print(FILE *out, const char *title, const gs_measurement *ms, size_t count,
                       const gs_environment *env, const char *samples_note) {
   if (count == 0) return;
@@ -49,7 +52,7 @@ void gs_summary_print(FILE *out, const char *title, const gs_measurement *ms, si
   if (strcmp(first->scaling, "none") != 0) snprintf(scaling, sizeof scaling, ", %s scaling", first->scaling);
   fprintf(out, "  backend %s%s, %s; throughput in %s/s\n\n", first->backend, scaling, devices,
           first->cost.item_unit ? first->cost.item_unit : "items");
-  fprintf(out, "  %5s  %11s  %11s  %11s  %6s  %10s  %8s  %6s  %7s  %-8s %s\n", "ranks", "median",
+  fprintf(out, "  %5s  %11s  %11s  %11s  %6s  %10s  %-19s  %-20s  %7s  %-8s %s\n", "ranks", "median",
           "p95", "p99", "cv", "throughput", "speedup", "effic", "cold", "verify", "status");
   // One unit per column (core/format's rule), as in the report's tables.
   double *column = malloc(count * sizeof *column);
@@ -66,27 +69,24 @@ void gs_summary_print(FILE *out, const char *title, const gs_measurement *ms, si
   for (size_t i = 0; i < count; i++) {
     const gs_measurement *m = &ms[i];
     const gs_stats *s = &m->aggregate.step;
-    char median[32], p95[32], p99[32], rate[32], speedup[32] = "-", eff[32] = "-", cold[32] = "-";
+    char median[32], p95[32], p99[32], rate[32], speedup[64], eff[64], cold[32] = "-";
     gs_unit_format(&unit[0], s->n ? s->median : NAN, median, sizeof median);
     gs_unit_format(&unit[1], s->n ? s->p95 : NAN, p95, sizeof p95);
     gs_unit_format(&unit[2], s->n ? s->p99 : NAN, p99, sizeof p99);
     gs_unit_format(&unit[3], m->aggregate.throughput > 0.0 ? m->aggregate.throughput : NAN, rate,
                    sizeof rate);
-    if (m->aggregate.speedup > 0.0) {
-      snprintf(speedup, sizeof speedup, "%.2fx", m->aggregate.speedup);
-      snprintf(eff, sizeof eff, "%.1f%%", 100.0 * m->aggregate.efficiency);
-    }
+    speedup_cells(ms, count, i, samples_note == NULL, speedup, eff, sizeof speedup);
     if (m->aggregate.cold_start_ratio > 0.0)
       snprintf(cold, sizeof cold, "%.2fx", m->aggregate.cold_start_ratio);
-    fprintf(out, "  %5d  %11s  %11s  %11s  %5.1f%%  %10s  %8s  %6s  %7s  %-8s %s\n", m->world_size,
+    fprintf(out, "  %5d  %11s  %11s  %11s  %5.1f%%  %10s  %-19s  %-20s  %7s  %-8s %s\n", m->world_size,
             median, p95, p99, s->n ? 100.0 * s->cv : 0.0, rate, speedup, eff, cold,
             verify_word(m->verification.status), m->status == GS_OK ? "ok" : gs_status_name(m->status));
   }
   if (samples_note)
     fprintf(out, "\n  median/p95/p99: %s\n", samples_note);
   else
-    fprintf(out, "\n  median/p95/p99: step time (slowest rank per iteration, %s); cold: first "
-                 "iteration / median step\n",
+    fprintf(out, "\n  median/p95/p99: step time (slowest rank per iteration, %s); throughput: "
+                 "items / mean step; cold: first iteration / median step\n",
             first->n_runs && first->runs[0].n_ranks && first->runs[0].ranks[0].device_seconds
                 ? "CUDA events"
                 : "monotonic clock");
@@ -170,36 +170,95 @@ static int same_series(const gs_measurement *a, const gs_measurement *b, int any
          (any_split || strcmp(split_policy(a), split_policy(b)) == 0);
 }
 
-/* X(1) of the series of ms[first]: its own baseline, else (a split series
- * has no 1-rank row: one rank has nothing to split) that of the unsplit
- * series, else of the even one, as the report does. NaN when none. */
-static double series_baseline(const gs_measurement *ms, size_t count, size_t first) {
+/* Index of the 1-rank baseline of the series of ms[first]: its own, else
+ * (a split series has no 1-rank row: one rank has nothing to split) that
+ * of the unsplit series, else of the even one, as the report does. -1
+ * when none. */
+static long series_baseline(const gs_measurement *ms, size_t count, size_t first) {
   const char *order[3] = {split_policy(&ms[first]), "", "even"};
   for (size_t o = 0; o < 3; o++) {
     for (size_t k = 0; k < count; k++) {
       if (!same_series(&ms[k], &ms[first], 1) || strcmp(split_policy(&ms[k]), order[o]) != 0)
         continue;
-      const gs_scaling_point p = gs_scaling_point_of(&ms[k]);
-      if (gs_scaling_baseline(&p, 1) == 0) return p.throughput;
+      const gs_scaling_point p = gs_scaling_point_of(&ms[k], NULL);
+      if (gs_scaling_baseline(&p, 1) == 0) return (long)k;
     }
   }
-  return NAN;
+  return -1;
+}
+
+/* What the verdict rule knows of the host (core/scaling.h). */
+static gs_scaling_host host_of(const gs_environment *env, const gs_measurement *m) {
+  return (gs_scaling_host){.cores = env ? env->cpu_logical_cores : 0,
+                           .load_average = env ? env->load_average : NAN,
+                           .cpu_ranks = strcmp(m->backend, "cpu") == 0};
+}
+
+/* The step-sample groups of measurement `m` (freed by the caller), NULL
+ * when memory runs out; the point then has no interval. */
+static gs_stats_group *groups_of(const gs_measurement *m) {
+  return malloc((m->n_runs ? m->n_runs : 1) * sizeof(gs_stats_group));
 }
 
 /* The verdict of the series that starts at ms[first] (see scaling.h), its
  * name into `name`; 0 when it has none. */
 static int series_verdict(const gs_measurement *ms, size_t count, size_t first,
-                          gs_scaling_assessment *a, char *name, size_t name_size) {
+                          const gs_environment *env, int step_samples, gs_scaling_assessment *a,
+                          char *name, size_t name_size) {
   gs_scaling_point points[GS_SUMMARY_MAX_SERIES_POINTS];
+  gs_stats_group *groups[GS_SUMMARY_MAX_SERIES_POINTS];
   size_t n = 0;
-  for (size_t k = first; k < count && n < GS_SUMMARY_MAX_SERIES_POINTS; k++)
-    if (same_series(&ms[k], &ms[first], 0)) points[n++] = gs_scaling_point_of(&ms[k]);
-  gs_scaling_assess(points, n, series_baseline(ms, count, first), a);
+  for (size_t k = first; k < count && n < GS_SUMMARY_MAX_SERIES_POINTS; k++) {
+    if (!same_series(&ms[k], &ms[first], 0)) continue;
+    groups[n] = step_samples ? groups_of(&ms[k]) : NULL;
+    points[n] = gs_scaling_point_of(&ms[k], groups[n]);
+    n++;
+  }
+  const long b = series_baseline(ms, count, first);
+  gs_stats_group *base_groups = b >= 0 && step_samples ? groups_of(&ms[b]) : NULL;
+  gs_scaling_point base = b >= 0 ? gs_scaling_point_of(&ms[b], base_groups) : (gs_scaling_point){0};
+  const gs_scaling_host host = host_of(env, &ms[first]);
+  gs_scaling_assess(points, n, b >= 0 ? &base : NULL, &host, a);
+  for (size_t k = 0; k < n; k++) free(groups[k]);
+  free(base_groups);
   if (a->verdict == GS_VERDICT_NONE) return 0;
   char label[GS_TEXT_LONG];
   gs_scaling_series_label(ms[first].variant, NULL, -1, NULL, label, sizeof label);
   gs_scaling_series_name(ms[first].workload, label, split_policy(&ms[first]), name, name_size);
   return 1;
+}
+
+/* The speedup and efficiency cells of ms[i] with their 95% intervals
+ * against its series' baseline ("1.72x [1.69, 1.75]"); "-" when it has no
+ * speedup. */
+static void speedup_cells(const gs_measurement *ms, size_t count, size_t i, int step_samples,
+                          char *speedup, char *eff, size_t size) {
+  snprintf(speedup, size, "-");
+  snprintf(eff, size, "-");
+  const gs_measurement *m = &ms[i];
+  const long b = series_baseline(ms, count, i);
+  // A series is what was measured together: one rank count alone is a
+  // single run, with no speedup.
+  int sweep = 0;
+  for (size_t k = 0; k < count; k++) sweep |= same_series(&ms[k], m, 1) && ms[k].world_size > 1;
+  if (b < 0 || m->status != GS_OK || !sweep) return;
+  const double speedup_value = gs_scaling_speedup(ms[b].aggregate.throughput, m->aggregate.throughput);
+  double lo = NAN, hi = NAN;
+  if ((size_t)b != i && step_samples) {
+    gs_stats_group *gb = groups_of(&ms[b]), *gm = groups_of(m);
+    if (gb && gm) {
+      const gs_scaling_point base = gs_scaling_point_of(&ms[b], gb), p = gs_scaling_point_of(m, gm);
+      gs_scaling_interval(&base, &p, speedup_value, &lo, &hi);
+    }
+    free(gb);
+    free(gm);
+  } else if ((size_t)b == i) {
+    lo = hi = 1.0;  // the baseline against itself
+  }
+  const double n = (double)m->world_size;
+  gs_scaling_format_ratio(speedup_value, lo, hi, 1.0, 2, "x", speedup, size);
+  gs_scaling_format_ratio(gs_scaling_efficiency(speedup_value, m->world_size), lo / n, hi / n,
+                          100.0, 1, "%", eff, size);
 }
 
 /* 1 when ms[i] is the first measurement of its series. */
@@ -209,26 +268,29 @@ static int series_start(const gs_measurement *ms, size_t i) {
   return 1;
 }
 
-void gs_decision_table_print(FILE *out, const gs_measurement *ms, size_t count) {
+void gs_decision_table_print(FILE *out, const gs_measurement *ms, size_t count,
+                             const gs_environment *env, int step_samples) {
   int width = 6, any = 0;
   char name[GS_TEXT_LONG];
   gs_scaling_assessment a;
   for (size_t i = 0; i < count; i++) {
-    if (!series_start(ms, i) || !series_verdict(ms, count, i, &a, name, sizeof name)) continue;
+    if (!series_start(ms, i) || !series_verdict(ms, count, i, env, step_samples, &a, name, sizeof name)) continue;
     if ((int)strlen(name) > width) width = (int)strlen(name);
     any = 1;
   }
   if (!any) return;
   const char *unit = ms[0].cost.item_unit ? ms[0].cost.item_unit : "items";
-  fprintf(out, "\n  single vs multi (%s/s; beneficial at >= %.2fx, marginal from %.2fx)\n", unit,
-          GS_SCALING_BENEFICIAL, GS_SCALING_MARGINAL);
-  fprintf(out, "  %-*s %5s %10s %10s %8s %7s  %s\n", width, "series", "ranks", "single", "multi",
-          "speedup", "effic", "recommendation");
+  fprintf(out,
+          "\n  single vs multi (%s/s; speedup and efficiency with their 95%% intervals; "
+          "beneficial when the whole interval is >= %.2fx, marginal within [%.2fx, %.2fx))\n",
+          unit, GS_SCALING_BENEFICIAL, GS_SCALING_MARGINAL, GS_SCALING_BENEFICIAL);
+  fprintf(out, "  %-*s %5s %10s %10s %-19s %-20s  %s\n", width, "series", "ranks", "single",
+          "multi", "speedup", "effic", "recommendation");
   // One unit per column (core/format's rule), as in the report's tables.
   double *column = malloc(2 * count * sizeof *column);
   size_t rows = 0;
   for (size_t i = 0; column && i < count; i++) {
-    if (!series_start(ms, i) || !series_verdict(ms, count, i, &a, name, sizeof name)) continue;
+    if (!series_start(ms, i) || !series_verdict(ms, count, i, env, step_samples, &a, name, sizeof name)) continue;
     column[rows] = a.base_throughput;
     column[count + rows++] = a.throughput;
   }
@@ -237,18 +299,22 @@ void gs_decision_table_print(FILE *out, const gs_measurement *ms, size_t count) 
                                          column ? rows : 0);
   free(column);
   for (size_t i = 0; i < count; i++) {
-    if (!series_start(ms, i) || !series_verdict(ms, count, i, &a, name, sizeof name)) continue;
-    char one[32], many[32], words[64];
+    if (!series_start(ms, i) || !series_verdict(ms, count, i, env, step_samples, &a, name, sizeof name)) continue;
+    char one[32], many[32], words[64], speedup[64], eff[64];
     gs_unit_format(&single_unit, a.base_throughput, one, sizeof one);
     gs_unit_format(&multi_unit, a.throughput, many, sizeof many);
     gs_scaling_verdict_words(a.verdict, ms[i].backend, words, sizeof words);
-    fprintf(out, "  %-*s %5d %10s %10s %7.2fx %6.1f%%  %s\n", width, name, a.world_size, one, many,
-            a.speedup, 100.0 * a.efficiency, words);
+    gs_scaling_format_ratio(a.speedup, a.speedup_low, a.speedup_high, 1.0, 2, "x", speedup,
+                            sizeof speedup);
+    gs_scaling_format_ratio(a.efficiency, a.efficiency_low, a.efficiency_high, 100.0, 1, "%", eff,
+                            sizeof eff);
+    fprintf(out, "  %-*s %5d %10s %10s %-19s %-20s  %s\n", width, name, a.world_size, one, many,
+            speedup, eff, words);
   }
   fprintf(out, "\n  Verdict (as `gpuscale report` gives it for the result file):\n");
   for (size_t i = 0; i < count; i++) {
-    if (!series_start(ms, i) || !series_verdict(ms, count, i, &a, name, sizeof name)) continue;
-    char sentence[2 * GS_TEXT_LONG];
+    if (!series_start(ms, i) || !series_verdict(ms, count, i, env, step_samples, &a, name, sizeof name)) continue;
+    char sentence[2048];
     gs_scaling_verdict_sentence(&a, name, ms[i].backend, ms[i].cost.item_unit, sentence,
                                 sizeof sentence);
     fprintf(out, "  - %s\n", sentence);
@@ -310,8 +376,10 @@ static void print_sweep_end(void *ctx, const gs_sweep *sw, void *driver_ctx,
     driver->print(driver_ctx, stdout, count);
     if (copy) driver->print(driver_ctx, copy, count);
   }
-  gs_decision_table_print(stdout, ms, count);
-  if (copy) gs_decision_table_print(copy, ms, count);
+  // A driver's samples (llm: request latencies) are not steps: no interval.
+  const int steps = !(driver && driver->samples_note);
+  gs_decision_table_print(stdout, ms, count, sw->env, steps);
+  if (copy) gs_decision_table_print(copy, ms, count, sw->env, steps);
 }
 
 gs_sweep_observer gs_summary_observer(FILE *copy) {

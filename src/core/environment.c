@@ -1,8 +1,13 @@
 /* The environment of a measurement: freeing it, and the host's part of it
- * (host name, OS, CPU model, cores and memory) read from the system, with
- * the Slurm job it runs in. The GPU part is filled by platform/device.c. */
+ * (host name, OS, CPU model, cores, load average and memory) read from the
+ * system, with the Slurm job it runs in. The GPU part is filled by
+ * platform/device.c. */
+// getloadavg is a BSD function outside POSIX: glibc declares it with
+// _DEFAULT_SOURCE, which the project-wide _POSIX_C_SOURCE would hide.
+#define _DEFAULT_SOURCE
 #include "core/result.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +66,10 @@ void gs_environment_collect_host(gs_environment *env) {
 
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   env->cpu_logical_cores = cores > 0 ? (int)cores : 0;
+  // What else the host ran before we measured: a suspect speedup names a
+  // busy host as its likely cause (core/scaling.c).
+  double load[1];
+  env->load_average = getloadavg(load, 1) == 1 ? load[0] : NAN;
 
   long pages = sysconf(_SC_PHYS_PAGES);
   long page_size = sysconf(_SC_PAGESIZE);

@@ -64,6 +64,13 @@ gs_status gs_fault_parse(const char *text, gs_fault_list *list) {
     *eq = '\0';
     char label[96];
     snprintf(label, sizeof label, "--inject %s %s", kinds[k].name, item);
+    if (strcmp(item, "world") == 0) {
+      uint64_t world = 0;
+      if (f.world > 0) return gs_error(GS_ERR_USAGE, "option %s: given twice", label);
+      GS_TRY(gs_parse_count(eq + 1, label, 1, GS_MAX_RANKS, &world));
+      f.world = (int)world;
+      continue;
+    }
     if (strcmp(item, "rank") == 0) {
       uint64_t rank = 0;
       if (f.rank >= 0) return gs_error(GS_ERR_USAGE, "option %s: given twice", label);
@@ -86,12 +93,24 @@ gs_status gs_fault_parse(const char *text, gs_fault_list *list) {
                     kinds[k].name, f.params[0]);
   if (f.rank < 0)
     return gs_error(GS_ERR_USAGE, "option --inject %s: missing rank=R", kinds[k].name);
+  if (f.world > 0 && f.rank >= f.world)
+    return gs_error(GS_ERR_USAGE, "option --inject %s: rank %d does not exist in world=%d",
+                    kinds[k].name, f.rank, f.world);
   for (size_t p = 0; p < kinds[k].n_params; p++)
     if (!seen[p])
       return gs_error(GS_ERR_USAGE, "option --inject %s: missing %s=VALUE", kinds[k].name,
                       kinds[k].params[p].name);
   list->items[list->n++] = f;
   return GS_OK;
+}
+
+gs_fault_list gs_fault_at(const gs_fault_list *list, int world_size) {
+  gs_fault_list at = {0};
+  for (size_t i = 0; list != NULL && i < list->n; i++)
+    if ((list->items[i].world == 0 || list->items[i].world == world_size) &&
+        list->items[i].rank < world_size)
+      at.items[at.n++] = list->items[i];
+  return at;
 }
 
 gs_status gs_fault_check_ranks(const gs_fault_list *list, int world_size) {
@@ -141,6 +160,7 @@ cJSON *gs_fault_list_to_json(const gs_fault_list *list, int world_size) {
     }
     cJSON_AddStringToObject(o, "kind", kinds[k].name);
     cJSON_AddNumberToObject(o, "rank", f->rank);
+    if (f->world > 0) cJSON_AddNumberToObject(o, "world", f->world);
     for (size_t p = 0; p < kinds[k].n_params; p++)
       gs_json_add_number(o, kinds[k].params[p].name, f->params[p]);
   }

@@ -8,6 +8,8 @@
  *   kill:rank=R,after=N     R dies abruptly after completing N steps
  *   delay:rank=R,seconds=S  R's first step (cold start) starts S s late
  *   hang:rank=R,after=N     (tests) R stops answering after N steps
+ * Any of them takes world=N: only in the measurement of N ranks (a slowed
+ * 1-rank baseline: slow:rank=0,factor=3,world=1).
  * Steps count every step the runner runs in one measurement: the cold-start
  * step, warmup and timed steps, from 1. What each launch mode can simulate:
  * docs/multinode.md, "Fault injection". Design: docs/workloads/placement.md. */
@@ -36,6 +38,7 @@ typedef enum {
 typedef struct {
   gs_fault_kind kind;
   int rank;
+  int world; /* world=N: only in the measurement of N ranks; 0: in every one */
   double params[GS_FAULT_MAX_PARAMS];
 } gs_fault;
 
@@ -47,6 +50,10 @@ typedef struct {
 /* Parses one --inject value into list (appended). GS_ERR_USAGE naming the
  * kind, parameter or value that is wrong, missing or repeated. */
 gs_status gs_fault_parse(const char *text, gs_fault_list *list);
+
+/* The faults of `list` that apply in a measurement of `world_size` ranks:
+ * those on a rank below world_size, without world=N or with N world_size. */
+gs_fault_list gs_fault_at(const gs_fault_list *list, int world_size);
 
 /* GS_ERR_USAGE when a fault names a rank >= world_size. */
 gs_status gs_fault_check_ranks(const gs_fault_list *list, int world_size);

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/interrupt.h"
+
 /* Tells apart the temp and probe files of one process's threads. */
 static atomic_uint file_counter;
 
@@ -137,6 +139,10 @@ gs_status gs_file_check_output(const char *path, const char *option) {
         return gs_error(GS_ERR_IO, "%s: cannot write %s: %s", option, path, strerror(errno));
       return GS_OK;
     }
+  } else if (errno == ELOOP) {
+    // Writing would replace the link by a file without a word.
+    return gs_error(GS_ERR_USAGE, "%s: %s is a symbolic link that loops (%s): remove it or give "
+                    "another file", option, path, strerror(ELOOP));
   } else if (path[strlen(path) - 1] == '/') {
     return gs_error(GS_ERR_USAGE, "%s: %s ends in '/'; give a file name", option, path);
   }
@@ -205,6 +211,8 @@ static char *follow_links(const char *path) {
 }
 
 static void out_release(gs_file_out *out) {
+  gs_interrupt_untrack(out->tracked - 1);
+  out->tracked = 0;
   free(out->path);
   free(out->tmp);
   out->path = out->tmp = NULL;
@@ -269,6 +277,8 @@ gs_status gs_file_out_open(gs_file_out *out, const char *path, const char *what)
     out_release(out);
     return st;
   }
+  // A signal that ends the process removes it (core/interrupt.c).
+  out->tracked = gs_interrupt_track(out->tmp) + 1;
   // The replacement keeps the permissions of the file it replaces.
   if (exists) (void)fchmod(fd, sb.st_mode & 07777);
   out->f = fdopen(fd, "w");
@@ -358,7 +368,9 @@ gs_status gs_file_write_atomic(const char *path, const void *data, size_t size, 
 /* See file.h. */
 gs_status gs_file_read(const char *path, uint64_t max_bytes, const char *what, char **data_out,
                        size_t *size_out) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  // Opened without blocking: a FIFO or a device must be refused below, not
+  // wait in open() for a writer that never comes.
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return gs_error(GS_ERR_IO, "cannot read %s: %s", path, strerror(errno));
   struct stat sb;
   if (fstat(fd, &sb) != 0) {
@@ -402,5 +414,32 @@ gs_status gs_file_read(const char *path, uint64_t max_bytes, const char *what, c
   data[got] = '\0';
   *data_out = data;
   *size_out = got;
+  return GS_OK;
+}
+
+/* Whether `a` and `b` are one existing file. */
+static int same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+gs_status gs_file_check_not_input(const char *out, const char *input, const char *const *names,
+                                  const char *option) {
+  struct stat st;
+  if (stat(input, &st) == 0 && S_ISDIR(st.st_mode)) {
+    for (size_t i = 0; names && names[i]; i++) {
+      char inside[4096];
+      if ((size_t)snprintf(inside, sizeof inside, "%s/%s", input, names[i]) >= sizeof inside)
+        continue;
+      if (same_file(out, inside))
+        return gs_error(GS_ERR_USAGE, "%s: '%s' is the input %s: writing it would destroy what "
+                        "is read; choose another file", option, out, inside);
+    }
+    return GS_OK;
+  }
+  if (same_file(out, input))
+    return gs_error(GS_ERR_USAGE, "%s: '%s' is also an input of this command ('%s'): writing it "
+                    "would destroy what is read; choose another file", option, out, input);
   return GS_OK;
 }

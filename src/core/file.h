@@ -21,12 +21,22 @@
  * existing device or FIFO (e.g. /dev/null) only needs to be writable.
  * `option` names the path as the user gave it, e.g. "option --out"; every
  * message starts with it and names `path`.
- * Returns GS_OK; GS_ERR_USAGE when `path` is empty or is a directory;
+ * Returns GS_OK; GS_ERR_USAGE when `path` is empty, is a directory or is
+ * a symbolic link that loops;
  * GS_ERR_IO when the file system refuses (a component is not a directory,
  * no permission, read-only, no space for a file). Records the error with
  * gs_error. Takes a few system calls: call it right after
  * parsing the options. Any thread; no shared state. */
 gs_status gs_file_check_output(const char *path, const char *option);
+
+/* Refuses (GS_ERR_USAGE naming `option`) an output `out` that is the file
+ * `input` the command reads (the same device and inode, whatever the
+ * spelling or a symlink), which writing would destroy. A directory
+ * `input` (a LoadGen output) stands for the files `names` in it
+ * (NULL-terminated, may be NULL). Call with the outputs' checks, before
+ * reading anything. */
+gs_status gs_file_check_not_input(const char *out, const char *input, const char *const *names,
+                                  const char *option);
 
 /* Like gs_file_check_output for an output directory `dir` (files will be
  * written inside it): it is a directory or can be created, and a file can
@@ -49,6 +59,7 @@ typedef struct {
   char *tmp;         /* the temp file beside it; NULL when writing straight
                         to a device or FIFO */
   const char *what;  /* for messages; not owned */
+  int tracked;       /* gs_interrupt_track's slot + 1 of tmp; 0: none */
 } gs_file_out;
 
 /* Opens `path` for writing, or standard output when `path` is NULL (then

@@ -178,6 +178,7 @@ gs_status gs_result_set_environment(cJSON *doc, const gs_environment *env) {
   cJSON *cpu = gs_json_check(&b, cJSON_AddObjectToObject(o, "cpu"));
   gs_json_put_string_or_null(&b, cpu, "model", env->cpu_model);
   add_number_or_null(&b, cpu, "logical_cores", env->cpu_logical_cores);
+  gs_json_put_number(&b, cpu, "load_average", env->load_average);
   add_number_or_null(&b, o, "host_memory_bytes", (double)env->host_memory_bytes);
   cJSON *cuda = gs_json_check(&b, cJSON_AddObjectToObject(o, "cuda"));
   add_cuda_version(&b, cuda, "driver_version", "driver_version_text", env->cuda_driver_version);

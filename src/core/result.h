@@ -52,6 +52,7 @@ typedef struct {
   char os[GS_TEXT_LONG];          /* "Linux 6.1.0 x86_64" */
   char cpu_model[GS_TEXT_LONG];
   int cpu_logical_cores;
+  double load_average;            /* 1-minute load average when collected; NaN unknown */
   uint64_t host_memory_bytes;
   int cuda_driver_version;
   int cuda_runtime_version;

@@ -1,10 +1,12 @@
-/* Scaling maths, the single-vs-multi verdict and its wording (see scaling.h
- * and docs/report.md). */
+/* Scaling maths, the single-vs-multi verdict from the speedup's interval,
+ * the causes of a suspect result and the wording (see scaling.h and
+ * docs/report.md). */
 #include "core/scaling.h"
 
 #include "core/format.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -52,11 +54,16 @@ double gs_scaling_ideal_step(gs_scaling kind, double base_step, int world_size) 
 }
 
 /* See scaling.h. */
-gs_verdict gs_scaling_verdict(double speedup) {
+gs_verdict gs_scaling_verdict(double speedup, double low, double high, int world_size) {
   if (!positive(speedup)) return GS_VERDICT_NONE;
-  if (speedup >= GS_SCALING_BENEFICIAL) return GS_VERDICT_BENEFICIAL;
-  if (speedup >= GS_SCALING_MARGINAL) return GS_VERDICT_MARGINAL;
-  return GS_VERDICT_SINGLE;
+  const double n = (double)world_size;
+  if (world_size >= 1 && (speedup >= GS_SCALING_SUSPECT * n || (isfinite(low) && low > n)))
+    return GS_VERDICT_SUSPECT;
+  if (!isfinite(low) || !isfinite(high)) return GS_VERDICT_INCONCLUSIVE;
+  if (low >= GS_SCALING_BENEFICIAL) return GS_VERDICT_BENEFICIAL;
+  if (high < GS_SCALING_MARGINAL) return GS_VERDICT_SINGLE;
+  if (low >= GS_SCALING_MARGINAL && high < GS_SCALING_BENEFICIAL) return GS_VERDICT_MARGINAL;
+  return GS_VERDICT_INCONCLUSIVE;
 }
 
 /* See scaling.h. */
@@ -65,20 +72,34 @@ const char *gs_verdict_name(gs_verdict verdict) {
     case GS_VERDICT_BENEFICIAL: return "beneficial";
     case GS_VERDICT_MARGINAL: return "marginal";
     case GS_VERDICT_SINGLE: return "single GPU preferred";
+    case GS_VERDICT_INCONCLUSIVE: return "inconclusive";
+    case GS_VERDICT_SUSPECT: return "suspect";
     case GS_VERDICT_NONE: break;
   }
   return "none";
 }
 
-/* The threshold rule `verdict` satisfies into `out`: ">= 1.10",
- * "in [0.95, 1.10)" or "< 0.95", written from the thresholds themselves. */
-static void verdict_rule(gs_verdict verdict, char *out, size_t size) {
-  switch (verdict) {
-    case GS_VERDICT_BENEFICIAL: snprintf(out, size, ">= %.2f", GS_SCALING_BENEFICIAL); return;
-    case GS_VERDICT_MARGINAL:
-      snprintf(out, size, "in [%.2f, %.2f)", GS_SCALING_MARGINAL, GS_SCALING_BENEFICIAL);
+/* The rule `verdict` satisfies into `out`: "interval >= 1.10", "interval
+ * in [0.95, 1.10)", "interval < 0.95", "interval across 1.10",
+ * "efficiency above 100%", written from the thresholds themselves. */
+static void verdict_rule(const gs_scaling_assessment *a, char *out, size_t size) {
+  switch (a->verdict) {
+    case GS_VERDICT_BENEFICIAL:
+      snprintf(out, size, "interval >= %.2f", GS_SCALING_BENEFICIAL);
       return;
-    case GS_VERDICT_SINGLE: snprintf(out, size, "< %.2f", GS_SCALING_MARGINAL); return;
+    case GS_VERDICT_MARGINAL:
+      snprintf(out, size, "interval in [%.2f, %.2f)", GS_SCALING_MARGINAL, GS_SCALING_BENEFICIAL);
+      return;
+    case GS_VERDICT_SINGLE: snprintf(out, size, "interval < %.2f", GS_SCALING_MARGINAL); return;
+    case GS_VERDICT_INCONCLUSIVE:
+      if (!isfinite(a->speedup_low) || !isfinite(a->speedup_high))
+        snprintf(out, size, "no interval");
+      else
+        snprintf(out, size, "interval across %.2f",
+                 a->speedup_low < GS_SCALING_MARGINAL ? GS_SCALING_MARGINAL
+                                                      : GS_SCALING_BENEFICIAL);
+      return;
+    case GS_VERDICT_SUSPECT: snprintf(out, size, "efficiency above 100%%"); return;
     case GS_VERDICT_NONE: break;
   }
   snprintf(out, size, "-");
@@ -91,15 +112,38 @@ void gs_scaling_verdict_words(gs_verdict verdict, const char *backend, char *out
     case GS_VERDICT_BENEFICIAL: snprintf(out, size, "multi-%s beneficial", unit); return;
     case GS_VERDICT_MARGINAL: snprintf(out, size, "multi-%s marginal", unit); return;
     case GS_VERDICT_SINGLE: snprintf(out, size, "single %s preferred", unit); return;
+    case GS_VERDICT_INCONCLUSIVE: snprintf(out, size, "inconclusive"); return;
+    case GS_VERDICT_SUSPECT: snprintf(out, size, "suspect"); return;
     case GS_VERDICT_NONE: break;
   }
   snprintf(out, size, "no verdict");
 }
 
 /* See scaling.h. */
-gs_scaling_point gs_scaling_point_of(const gs_measurement *m) {
-  return (gs_scaling_point){.world_size = m->world_size, .ok = m->status == GS_OK,
-                            .throughput = m->aggregate.throughput};
+void gs_scaling_format_ratio(double value, double low, double high, double scale, int decimals,
+                             const char *unit, char *out, size_t size) {
+  if (!isfinite(value)) {
+    snprintf(out, size, "-");
+  } else if (!isfinite(low) || !isfinite(high)) {
+    snprintf(out, size, "%.*f%s [-]", decimals, scale * value, unit);
+  } else {
+    snprintf(out, size, "%.*f%s [%.*f, %.*f]", decimals, scale * value, unit, decimals,
+             scale * low, decimals, scale * high);
+  }
+}
+
+/* See scaling.h. */
+gs_scaling_point gs_scaling_point_of(const gs_measurement *m, gs_stats_group *groups) {
+  gs_scaling_point p = {.world_size = m->world_size, .ok = m->status == GS_OK,
+                        .throughput = m->aggregate.throughput, .faults = (int)m->faults.n,
+                        .clock_mhz = NAN};
+  if (groups) {
+    for (size_t r = 0; r < m->n_runs; r++)
+      groups[r] = (gs_stats_group){m->runs[r].step_seconds, m->runs[r].n_steps};
+    p.runs = groups;
+    p.n_runs = m->n_runs;
+  }
+  return p;
 }
 
 /* See scaling.h. */
@@ -109,12 +153,153 @@ int gs_scaling_baseline(const gs_scaling_point *points, size_t n) {
   return -1;
 }
 
+/* Runs of `p` that hold samples. */
+static size_t runs_with_samples(const gs_scaling_point *p) {
+  size_t n = 0;
+  for (size_t r = 0; p->runs && r < p->n_runs; r++) n += p->runs[r].n > 0;
+  return n;
+}
+
+/* Coefficient of variation of all samples of `p` pooled, and the spread
+ * of its run means (largest / smallest - 1); NaN when unknown. */
+static void point_noise(const gs_scaling_point *p, double *cv, double *run_spread) {
+  double sum = 0.0, ss = 0.0, lo = INFINITY, hi = 0.0;
+  size_t n = 0;
+  for (size_t r = 0; p->runs && r < p->n_runs; r++) {
+    double s = 0.0;
+    for (size_t i = 0; i < p->runs[r].n; i++) s += p->runs[r].samples[i];
+    if (p->runs[r].n == 0) continue;
+    sum += s;
+    n += p->runs[r].n;
+    const double m = s / (double)p->runs[r].n;
+    lo = fmin(lo, m);
+    hi = fmax(hi, m);
+  }
+  *cv = *run_spread = NAN;
+  if (n < 2 || !(sum > 0.0)) return;
+  const double mean = sum / (double)n;
+  for (size_t r = 0; r < p->n_runs; r++)
+    for (size_t i = 0; i < p->runs[r].n; i++)
+      ss += (p->runs[r].samples[i] - mean) * (p->runs[r].samples[i] - mean);
+  *cv = sqrt(ss / (double)(n - 1)) / mean;
+  *run_spread = lo > 0.0 ? hi / lo - 1.0 : NAN;
+}
+
+/* Appends "; "-separated printf text to a->why. */
+static void why_add(gs_scaling_assessment *a, const char *fmt, ...) {
+  size_t at = strlen(a->why);
+  if (at + 3 >= sizeof a->why) return;
+  if (at) at += (size_t)snprintf(a->why + at, sizeof a->why - at, "; ");
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(a->why + at, sizeof a->why - at, fmt, ap);
+  va_end(ap);
+}
+
+/* A suspect verdict: how far above 100% and the likely causes found among
+ * those checked (docs/report.md, "Suspect results"). */
+static void suspect_causes(gs_scaling_assessment *a, const gs_scaling_point *base,
+                           const gs_scaling_point *p, const gs_scaling_host *host) {
+  if (isfinite(a->efficiency_low) && a->efficiency_low > 1.0)
+    why_add(a, "suspect: the whole interval of the efficiency lies above 100%%, which "
+               "dividing the work cannot give");
+  else
+    why_add(a, "suspect: efficiency above 100%% (Karp-Flatt %.3f < 0); %s", a->karp_flatt,
+            isfinite(a->efficiency_low) ? "the interval reaches 100%, so noise may explain part "
+                                          "of it"
+                                        : "no interval to tell it from noise");
+  const size_t before = strlen(a->why);
+  // Faults slow what they are injected into: only the baseline's make the
+  // speedup too high.
+  if (base->faults > 0)
+    why_add(a, "likely cause: injected faults slow the 1-rank baseline (%d at 1 rank, %d at %d "
+               "ranks)",
+            base->faults, p->faults, p->world_size);
+  double cv1, spread1, cvn, spreadn;
+  point_noise(base, &cv1, &spread1);
+  point_noise(p, &cvn, &spreadn);
+  if (isfinite(cv1) && isfinite(cvn) && cv1 > GS_STATS_NOISY_CV && cv1 > 2.0 * cvn)
+    why_add(a, "likely cause: a noisier 1-rank baseline (cv %.1f%% against %.1f%% at %d ranks)",
+            100.0 * cv1, 100.0 * cvn, p->world_size);
+  if (isfinite(spread1) && spread1 > 0.10 && !(isfinite(spreadn) && spreadn >= spread1 / 2.0))
+    why_add(a, "likely cause: the 1-rank runs disagree (their mean steps differ by %.0f%%): the "
+               "machine changed while the baseline was measured",
+            100.0 * spread1);
+  if (host && host->cpu_ranks && host->cores > 0 && p->world_size > host->cores)
+    why_add(a, "likely cause: %d CPU ranks on %d cores", p->world_size, host->cores);
+  if (host && host->cores > 0 && isfinite(host->load_average) &&
+      host->load_average > 0.5 * host->cores)
+    why_add(a, "likely cause: a busy host (load average %.2f on %d cores when measured)",
+            host->load_average, host->cores);
+  if (isfinite(base->clock_mhz) && isfinite(p->clock_mhz) &&
+      fabs(base->clock_mhz - p->clock_mhz) > 0.05 * fmax(base->clock_mhz, p->clock_mhz))
+    why_add(a, "likely cause: the SM clock differed (%.0f MHz at 1 rank, %.0f MHz at %d ranks)",
+            base->clock_mhz, p->clock_mhz, p->world_size);
+  if (strlen(a->why) == before)
+    why_add(a, "no cause found among those checked (injected faults, a noisier or drifting "
+               "baseline, CPU ranks against cores, host load, SM clocks); per-rank data that "
+               "fits a cache it did not fit at 1 rank also does this");
+}
+
+/* An inconclusive verdict: what would decide it. With an interval, the runs
+ * a side that would narrow it enough if its width falls as 1/sqrt(runs). */
+static void inconclusive_why(gs_scaling_assessment *a) {
+  if (!isfinite(a->speedup_low) || !isfinite(a->speedup_high)) {
+    why_add(a, "inconclusive: no step samples to put an interval on the speedup");
+    return;
+  }
+  const double t = a->speedup_low < GS_SCALING_MARGINAL && a->speedup_high >= GS_SCALING_MARGINAL
+                       ? GS_SCALING_MARGINAL
+                       : GS_SCALING_BENEFICIAL;
+  const double half = (a->speedup_high - a->speedup_low) / 2.0, d = fabs(a->speedup - t);
+  const size_t have = a->base_runs < a->runs ? a->base_runs : a->runs;
+  char need[96] = "more runs (--runs)";
+  if (d > 0.0 && have > 0) {
+    const double k = ceil((double)have * (half / d) * (half / d));
+    if (k <= 100.0)
+      snprintf(need, sizeof need, "about %.0f runs a side (--runs %.0f)", fmax(k, have + 1.0),
+               fmax(k, have + 1.0));
+    else
+      snprintf(need, sizeof need, "more than 100 runs a side at this noise");
+  }
+  why_add(a, "inconclusive: the interval [%.2f, %.2f] reaches across %.2f; %s, a quieter "
+             "machine or a longer --min-time would decide it",
+          a->speedup_low, a->speedup_high, t, need);
+}
+
+/* Mean of all samples of `p`; NaN when it has none. */
+static double pooled_mean(const gs_scaling_point *p) {
+  double sum = 0.0;
+  size_t n = 0;
+  for (size_t r = 0; p->runs && r < p->n_runs; r++)
+    for (size_t i = 0; i < p->runs[r].n; i++, n++) sum += p->runs[r].samples[i];
+  return n ? sum / (double)n : NAN;
+}
+
+/* See scaling.h. The interval of T(1) / T(N), the ratio of mean steps,
+ * scaled to the speedup: the items per step cancel in the relative
+ * spread. */
+void gs_scaling_interval(const gs_scaling_point *base, const gs_scaling_point *p, double speedup,
+                         double *low, double *high) {
+  double lo, hi;
+  *low = *high = NAN;
+  if (!positive(speedup)) return;
+  gs_stats_ratio_interval(base->runs, base->n_runs, p->runs, p->n_runs, &lo, &hi);
+  const double ratio = pooled_mean(base) / pooled_mean(p);
+  if (!isfinite(lo) || !isfinite(hi) || !positive(ratio)) return;
+  *low = speedup * lo / ratio;
+  *high = speedup * hi / ratio;
+}
+
 /* See scaling.h. */
-void gs_scaling_assess(const gs_scaling_point *points, size_t n, double base_throughput,
-                       gs_scaling_assessment *out) {
+void gs_scaling_assess(const gs_scaling_point *points, size_t n, const gs_scaling_point *base,
+                       const gs_scaling_host *host, gs_scaling_assessment *out) {
   memset(out, 0, sizeof *out);
   out->point = -1;
   out->speedup = out->efficiency = out->karp_flatt = NAN;
+  out->speedup_low = out->speedup_high = out->efficiency_low = out->efficiency_high = NAN;
+  out->karp_flatt_low = out->karp_flatt_high = NAN;
+  const double base_throughput = base ? base->throughput : NAN;
   out->base_throughput = base_throughput;
   out->throughput = out->ideal_throughput = NAN;
   for (size_t i = 0; i < n; i++)
@@ -136,30 +321,54 @@ void gs_scaling_assess(const gs_scaling_point *points, size_t n, double base_thr
     return;
   }
   const gs_scaling_point *p = &points[out->point];
+  const double nn = (double)p->world_size;
   out->world_size = p->world_size;
   out->throughput = p->throughput;
-  out->ideal_throughput = (double)p->world_size * base_throughput;
+  out->ideal_throughput = nn * base_throughput;
   out->speedup = gs_scaling_speedup(base_throughput, p->throughput);
   out->efficiency = gs_scaling_efficiency(out->speedup, p->world_size);
   out->karp_flatt = gs_scaling_karp_flatt(out->speedup, p->world_size);
-  out->verdict = gs_scaling_verdict(out->speedup);
+  out->base_runs = runs_with_samples(base);
+  out->runs = runs_with_samples(p);
+  gs_scaling_interval(base, p, out->speedup, &out->speedup_low, &out->speedup_high);
+  if (isfinite(out->speedup_low)) {
+    out->efficiency_low = out->speedup_low / nn;
+    out->efficiency_high = out->speedup_high / nn;
+    out->karp_flatt_low = gs_scaling_karp_flatt(out->speedup_high, p->world_size);
+    out->karp_flatt_high = gs_scaling_karp_flatt(out->speedup_low, p->world_size);
+  }
+  out->verdict =
+      gs_scaling_verdict(out->speedup, out->speedup_low, out->speedup_high, p->world_size);
+  if (out->verdict == GS_VERDICT_SUSPECT) suspect_causes(out, base, p, host);
+  if (out->verdict == GS_VERDICT_INCONCLUSIVE) inconclusive_why(out);
 }
 
 /* See scaling.h. */
 void gs_scaling_verdict_sentence(const gs_scaling_assessment *a, const char *series,
                                  const char *backend, const char *item_unit, char *out,
                                  size_t size) {
-  char words[64], rule[32], rate[32], ideal[32];
+  char words[64], rule[48], rate[32], ideal[32], speedup[64], eff[64], kf[64];
   gs_scaling_verdict_words(a->verdict, backend, words, sizeof words);
-  verdict_rule(a->verdict, rule, sizeof rule);
+  verdict_rule(a, rule, sizeof rule);
   // Rates with an SI prefix ("12.9 G"), never e-notation.
   gs_format_rate(a->throughput, rate, sizeof rate);
   gs_format_rate(a->ideal_throughput, ideal, sizeof ideal);
-  snprintf(out, size,
-           "%s: %s: speedup %.2fx at %d ranks (%s), efficiency %.1f%%, Karp-Flatt serial "
-           "fraction %.3f, throughput %s%s/s of ideal %s%s/s",
-           series, words, a->speedup, a->world_size, rule, 100.0 * a->efficiency, a->karp_flatt,
-           rate, item_unit ? item_unit : "items", ideal, item_unit ? item_unit : "items");
+  gs_scaling_format_ratio(a->speedup, a->speedup_low, a->speedup_high, 1.0, 2, "x", speedup,
+                          sizeof speedup);
+  gs_scaling_format_ratio(a->efficiency, a->efficiency_low, a->efficiency_high, 100.0, 1, "%",
+                          eff, sizeof eff);
+  gs_scaling_format_ratio(a->karp_flatt, a->karp_flatt_low, a->karp_flatt_high, 1.0, 3, "", kf,
+                          sizeof kf);
+  char basis[96] = "";
+  if (isfinite(a->speedup_low))
+    snprintf(basis, sizeof basis, "; 95%% interval over %zu + %zu runs", a->base_runs, a->runs);
+  const size_t at = (size_t)snprintf(
+      out, size,
+      "%s: %s: speedup %s at %d ranks (%s%s), efficiency %s, Karp-Flatt serial fraction %s, "
+      "throughput %s%s/s of ideal %s%s/s",
+      series, words, speedup, a->world_size, rule, basis, eff, kf, rate,
+      item_unit ? item_unit : "items", ideal, item_unit ? item_unit : "items");
+  if (a->why[0] && at < size) snprintf(out + at, size - at, "; %s", a->why);
 }
 
 /* See scaling.h. */

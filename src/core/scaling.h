@@ -5,18 +5,25 @@
  * The runner (speedup fields), `run --gpu-mode auto`, the terminal summary
  * of run/scale/suite and `gpuscale report` all use it, so one document
  * never gets two verdicts. The definitions are written down in
- * docs/report.md ("Scaling numbers", "Recommendation"). */
+ * docs/report.md ("Scaling numbers", "Recommendation") and the interval's
+ * method in docs/statistics.md ("Intervals of ratios"). */
 #ifndef GS_SCALING_H
 #define GS_SCALING_H
 
 #include <stddef.h>
 
 #include "core/result.h"
+#include "core/stats.h"
 
 /* Speedup at or above which more GPUs are beneficial, and below which one
- * GPU is preferred; in between the verdict is marginal. */
+ * GPU is preferred; in between the verdict is marginal. A verdict needs its
+ * whole 95% interval on one side of these (gs_scaling_verdict). */
 #define GS_SCALING_BENEFICIAL 1.1
 #define GS_SCALING_MARGINAL 0.95
+/* Efficiency from which a result is suspect (a Karp-Flatt fraction clearly
+ * below 0; a hair above 100% is rounding, not a finding), whatever its
+ * interval; an interval wholly above 100% is suspect too. */
+#define GS_SCALING_SUSPECT 1.01
 
 typedef enum {
   GS_SCALING_NONE = 0, /* not a scaling measurement ("none", or unknown) */
@@ -54,34 +61,73 @@ double gs_scaling_ideal_step(gs_scaling kind, double base_step, int world_size);
 
 typedef enum {
   GS_VERDICT_NONE = 0,   /* no usable speedup at N > 1 */
-  GS_VERDICT_BENEFICIAL, /* speedup >= GS_SCALING_BENEFICIAL */
-  GS_VERDICT_MARGINAL,   /* GS_SCALING_MARGINAL <= speedup < GS_SCALING_BENEFICIAL */
-  GS_VERDICT_SINGLE      /* speedup < GS_SCALING_MARGINAL */
+  GS_VERDICT_BENEFICIAL, /* the whole interval >= GS_SCALING_BENEFICIAL */
+  GS_VERDICT_MARGINAL,   /* the whole interval in [GS_SCALING_MARGINAL, GS_SCALING_BENEFICIAL) */
+  GS_VERDICT_SINGLE,     /* the whole interval < GS_SCALING_MARGINAL */
+  GS_VERDICT_INCONCLUSIVE, /* the interval crosses a threshold, or there is none */
+  GS_VERDICT_SUSPECT     /* efficiency above 100% (negative Karp-Flatt): implausible */
 } gs_verdict;
 
-/* The verdict of a speedup; GS_VERDICT_NONE when it is not finite and > 0. */
-gs_verdict gs_scaling_verdict(double speedup);
+/* The verdict of a speedup S at N ranks with its 95% interval [low, high]
+ * (docs/report.md, "Recommendation"): GS_VERDICT_NONE when S is not finite
+ * and > 0; GS_VERDICT_SUSPECT when S >= GS_SCALING_SUSPECT x N or the
+ * interval lies wholly above N (efficiency above 100%, a negative
+ * Karp-Flatt fraction); else the zone (single < 0.95 <= marginal
+ * < 1.1 <= beneficial) that holds the whole interval, and
+ * GS_VERDICT_INCONCLUSIVE when the interval reaches into two zones or is
+ * not known (NaN bounds). */
+gs_verdict gs_scaling_verdict(double speedup, double low, double high, int world_size);
 
 /* The verdict's JSON name, the same on every backend: "beneficial",
- * "marginal", "single GPU preferred" or "none". */
+ * "marginal", "single GPU preferred", "inconclusive", "suspect" or
+ * "none". */
 const char *gs_verdict_name(gs_verdict verdict);
 
 /* The verdict in words for people, into `out`: "multi-GPU beneficial",
  * "multi-GPU marginal", "single GPU preferred" on the cuda backend;
  * "multi-rank ...", "single rank preferred" on any other (CPU ranks);
- * "no verdict" for GS_VERDICT_NONE. */
+ * "inconclusive", "suspect", and "no verdict" for GS_VERDICT_NONE. */
 void gs_scaling_verdict_words(gs_verdict verdict, const char *backend, char *out, size_t size);
+
+/* A ratio with its 95% interval, the one print form of every ratio a user
+ * reads: "1.72x [1.69, 1.75]" (`scale` 1, 2 decimals, unit "x") or
+ * "86.0% [84.5, 87.5]" (`scale` 100, 1 decimal, unit "%"); "-" when
+ * `value` is not finite, "1.72x [-]" when a bound is not. */
+void gs_scaling_format_ratio(double value, double low, double high, double scale, int decimals,
+                             const char *unit, char *out, size_t size);
+
+/* What the verdict rule knows of the host a series was measured on, for
+ * naming the likely cause of a suspect result. */
+typedef struct {
+  int cores;           /* logical CPUs of the host; 0 unknown */
+  double load_average; /* 1-minute load average recorded with the document; NaN unknown */
+  int cpu_ranks;       /* 1: ranks are CPU threads (cpu backend) */
+} gs_scaling_host;
 
 /* One measurement of a series as the verdict rule sees it. */
 typedef struct {
   int world_size;
   int ok;             /* 1: the measurement's status is ok */
   double throughput;  /* items per second; NaN or <= 0 when there is none */
+  const gs_stats_group *runs; /* step seconds of each run (the bootstrap's groups); may be NULL */
+  size_t n_runs;
+  int faults;         /* faults injected into the measurement (0 none) */
+  double clock_mhz;   /* mean SM clock over its GPUs (telemetry); NaN unknown */
 } gs_scaling_point;
 
-/* A measurement as a point: its world size, status ok and aggregate
- * throughput (what the runner measured). */
-gs_scaling_point gs_scaling_point_of(const gs_measurement *m);
+/* A measurement as a point: its world size, status ok, aggregate
+ * throughput (what the runner measured), faults and its runs' step
+ * samples, which `groups` (n_runs entries, owned by the caller, alive as
+ * long as the point) is filled to point at; `groups` may be NULL for a
+ * point without samples. */
+gs_scaling_point gs_scaling_point_of(const gs_measurement *m, gs_stats_group *groups);
+
+/* The 95% interval [*low, *high] of `speedup`, the speedup of `p` over
+ * `base`: gs_stats_ratio_interval of base's step times over p's, times
+ * speedup / (the ratio of their mean steps). NaN bounds when either has no
+ * samples or speedup is not finite and > 0. */
+void gs_scaling_interval(const gs_scaling_point *base, const gs_scaling_point *p, double speedup,
+                         double *low, double *high);
 
 /* Index of the series' 1-rank baseline among `points[0..n)`: the first
  * with world size 1, status ok and a throughput; -1 when there is none. */
@@ -94,27 +140,38 @@ typedef struct {
   int largest;             /* the series' largest world size (0 when empty) */
   int world_size;          /* N of that measurement (0 none) */
   double speedup, efficiency, karp_flatt;
+  double speedup_low, speedup_high;       /* 95% interval (NaN: none) */
+  double efficiency_low, efficiency_high; /* the speedup's bounds / N */
+  double karp_flatt_low, karp_flatt_high; /* the Karp-Flatt of the speedup's bounds */
+  size_t base_runs, runs;  /* runs with samples the interval rests on, at 1 and N */
   double base_throughput;  /* X(1), the baseline's */
   double throughput;       /* X(N) */
   double ideal_throughput; /* N X(1) */
   const char *none_reason; /* why there is no verdict (static text); NULL with one */
+  char why[512];           /* inconclusive: what would decide it; suspect: the likely
+                              causes checked and found; "" otherwise */
 } gs_scaling_assessment;
 
 /* The verdict of one series (the series key is in docs/report.md: workload,
  * backend, scaling, options, variant/scenario/task and split policy; each
  * split policy has its own verdict). `points[0..n)` are its measurements
- * in order of world size (ties: later ones win); `base_throughput` is X(1)
- * of its baseline (gs_scaling_baseline, or that of the series it borrows
- * it from; NaN when none). The verdict speaks of the largest world size
- * N > 1 whose measurement is ok and has a throughput (the last such in
- * order), compared with that baseline. */
-void gs_scaling_assess(const gs_scaling_point *points, size_t n, double base_throughput,
-                       gs_scaling_assessment *out);
+ * in order of world size (ties: later ones win); `base` is its 1-rank
+ * baseline (gs_scaling_baseline, or that of the series it borrows it
+ * from; NULL when none); `host` may be NULL. The verdict speaks of the
+ * largest world size N > 1 whose measurement is ok and has a throughput
+ * (the last such in order), compared with that baseline: its speedup's
+ * interval is gs_stats_ratio_interval of the baseline's step times over
+ * the point's, scaled to the speedup, and decides the verdict
+ * (gs_scaling_verdict). A suspect verdict names the causes it finds. */
+void gs_scaling_assess(const gs_scaling_point *points, size_t n, const gs_scaling_point *base,
+                       const gs_scaling_host *host, gs_scaling_assessment *out);
 
 /* The one verdict sentence, for the terminal and the report alike:
- * "SERIES: VERDICT WORDS: speedup S.SSx at N ranks (RULE), efficiency E%,
- * Karp-Flatt serial fraction K, throughput X of ideal I UNIT/s", where
- * SERIES is gs_scaling_series_name's text. `a` must hold a verdict. */
+ * "SERIES: VERDICT WORDS: speedup S [L, H] at N ranks (RULE; 95% interval
+ * over R1 + RN runs), or "(no interval)" without one, efficiency E% [L, H], Karp-Flatt serial fraction K
+ * [L, H], throughput X of ideal I UNIT/s", then for an inconclusive or
+ * suspect verdict "; " and the assessment's `why`. SERIES is
+ * gs_scaling_series_name's text. `a` must hold a verdict. */
 void gs_scaling_verdict_sentence(const gs_scaling_assessment *a, const char *series,
                                  const char *backend, const char *item_unit, char *out,
                                  size_t size);

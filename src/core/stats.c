@@ -3,6 +3,8 @@
  * warnings derived from them. docs/statistics.md defines every field. */
 #include "core/stats.h"
 
+#include "core/rng.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -213,6 +215,105 @@ gs_status gs_stats_compute(const double *samples, size_t n, gs_stats *out) {
   if ((double)out->outliers > GS_STATS_MAX_OUTLIER_SHARE * (double)n)
     out->warnings |= GS_STATS_WARN_OUTLIERS;
   return GS_OK;
+}
+
+/* One side of a ratio for the bootstrap: its groups with each group's
+ * mean and population standard deviation (for the normal limit). */
+typedef struct {
+  const gs_stats_group *groups;
+  size_t n;
+  double *mean, *sd;
+  double pooled; /* mean of all samples */
+} boot_side;
+
+/* Fills `side` from groups[0..n), leaving empty groups out; 0 when it has
+ * no samples, a non-positive pooled mean or memory runs out. */
+static int side_init(boot_side *side, const gs_stats_group *groups, size_t n) {
+  memset(side, 0, sizeof *side);
+  gs_stats_group *kept = malloc((n ? n : 1) * sizeof *kept);
+  side->mean = malloc((n ? n : 1) * sizeof *side->mean);
+  side->sd = malloc((n ? n : 1) * sizeof *side->sd);
+  side->groups = kept;
+  if (!kept || !side->mean || !side->sd) return 0;
+  double sum = 0.0;
+  size_t count = 0;
+  for (size_t g = 0; g < n; g++) {
+    if (!groups || groups[g].n == 0 || !groups[g].samples) continue;
+    const gs_stats_group *x = &groups[g];
+    double s = 0.0, ss = 0.0;
+    for (size_t i = 0; i < x->n; i++) s += x->samples[i];
+    const double m = s / (double)x->n;
+    for (size_t i = 0; i < x->n; i++) ss += (x->samples[i] - m) * (x->samples[i] - m);
+    side->mean[side->n] = m;
+    side->sd[side->n] = sqrt(ss / (double)x->n);
+    kept[side->n++] = *x;
+    sum += s;
+    count += x->n;
+  }
+  side->pooled = count ? sum / (double)count : NAN;
+  // One sample has no spread to resample: no interval rather than a false
+  // certainty.
+  return count >= 2 && isfinite(side->pooled) && side->pooled > 0.0;
+}
+
+static void side_free(boot_side *side) {
+  free((void *)side->groups);
+  free(side->mean);
+  free(side->sd);
+}
+
+/* A standard normal draw (Box-Muller; 1 - u keeps the logarithm finite). */
+static double normal_draw(gs_rng *rng) {
+  const double u = 1.0 - gs_rng_double(rng), v = gs_rng_double(rng);
+  return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
+}
+
+/* The pooled mean of one bootstrap draw of `side`: groups drawn with
+ * replacement, then samples within each drawn group. A group above
+ * GS_STATS_BOOTSTRAP_EXACT samples contributes a draw from the normal
+ * limit of its resample sum: n mean + sqrt(n) sd Z, sd the population
+ * standard deviation (the exact resample sum's mean and variance). */
+static double side_draw(const boot_side *side, gs_rng *rng) {
+  double sum = 0.0, count = 0.0;
+  for (size_t k = 0; k < side->n; k++) {
+    const size_t g = (size_t)gs_rng_below(rng, side->n);
+    const gs_stats_group *x = &side->groups[g];
+    if (x->n > GS_STATS_BOOTSTRAP_EXACT) {
+      const double n = (double)x->n;
+      sum += n * side->mean[g] + sqrt(n) * side->sd[g] * normal_draw(rng);
+    } else {
+      for (size_t i = 0; i < x->n; i++) sum += x->samples[gs_rng_below(rng, x->n)];
+    }
+    count += (double)x->n;
+  }
+  return sum / count;
+}
+
+/* See stats.h. */
+void gs_stats_ratio_interval(const gs_stats_group *a, size_t na, const gs_stats_group *b,
+                             size_t nb, double *low, double *high) {
+  *low = *high = NAN;
+  boot_side sa, sb;
+  const int ok_a = side_init(&sa, a, na), ok_b = side_init(&sb, b, nb);
+  double *ratios = malloc(GS_STATS_BOOTSTRAP_REPLICATES * sizeof *ratios);
+  if (ok_a && ok_b && ratios) {
+    gs_rng rng;
+    gs_rng_seed(&rng, GS_STATS_BOOTSTRAP_SEED, 0);
+    size_t kept = 0;
+    for (size_t r = 0; r < GS_STATS_BOOTSTRAP_REPLICATES; r++) {
+      const double ma = side_draw(&sa, &rng), mb = side_draw(&sb, &rng);
+      // A normal-limit draw can reach 0 or below only for absurd spreads.
+      if (ma > 0.0 && mb > 0.0) ratios[kept++] = ma / mb;
+    }
+    if (kept > 0) {
+      gs_stats_sort(ratios, kept);
+      *low = gs_stats_percentile_sorted(ratios, kept, 2.5);
+      *high = gs_stats_percentile_sorted(ratios, kept, 97.5);
+    }
+  }
+  free(ratios);
+  side_free(&sa);
+  side_free(&sb);
 }
 
 /* Appends one warning phrase to buf, separated by "; ", truncating safely. */

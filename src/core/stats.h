@@ -4,6 +4,7 @@
 #define GS_STATS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/status.h"
 
@@ -56,6 +57,32 @@ double gs_stats_t975(size_t dof);
 /* Cold-start penalty: first-iteration time divided by the median of the
  * timed samples (1.0 = no penalty). Returns 0 when median <= 0. */
 double gs_stats_cold_start_ratio(double first_seconds, double median_seconds);
+
+/* One group of samples (a run's step times) for the bootstrap below. */
+typedef struct {
+  const double *samples; /* n finite samples */
+  size_t n;
+} gs_stats_group;
+
+/* Resamples drawn by gs_stats_ratio_interval, its seed, and the group size
+ * above which the mean of a group's resample is drawn from its normal
+ * limit instead of element by element (docs/statistics.md). */
+#define GS_STATS_BOOTSTRAP_REPLICATES 2000
+#define GS_STATS_BOOTSTRAP_SEED UINT64_C(0x67707363616c6521)
+#define GS_STATS_BOOTSTRAP_EXACT 256
+
+/* 95% interval of the ratio of means mean(a) / mean(b), where a and b are
+ * samples in groups (runs of steps; a group with n = 0 is left out): a
+ * two-level percentile bootstrap with GS_STATS_BOOTSTRAP_REPLICATES
+ * replicates and the fixed seed, so the same samples always give the same
+ * interval. Each replicate draws as many groups as there are, with
+ * replacement, and within each drawn group as many samples as it holds,
+ * with replacement; the replicate's ratio is the pooled mean of a's draw
+ * over that of b's. [*low, *high] are the 2.5% and 97.5% percentiles
+ * (Hyndman-Fan 7) of the replicate ratios; both NaN when a side has fewer
+ * than 2 samples or a non-positive mean, or memory runs out. Thread-safe. */
+void gs_stats_ratio_interval(const gs_stats_group *a, size_t na, const gs_stats_group *b,
+                             size_t nb, double *low, double *high);
 
 /* Human-readable text of the warning flags, e.g. "noisy (cv 7.2% > 5%)";
  * writes "" when none. */

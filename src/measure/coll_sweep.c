@@ -382,31 +382,18 @@ static int stops_the_sweep(gs_status status) {
   return status != GS_OK && status != GS_ERR_VERIFY;
 }
 
-/* Under a launcher, after a failure: the rank that was lost (a process of
- * this host that is gone, or after a timeout one that is stopped, else the
- * one whose progress is behind) is named in
- * the points' records and their measurement; this process's own record
- * says it was stopped by that. */
-static void name_lost_rank(coll_state *st, gs_coll_point *pts, size_t n, gs_status status) {
-  if (!st->mj.control) return;
-  const int me = st->mj.job.process_rank, procs = st->mj.job.process_count;
+/* Under a launcher, after a failure: the rank that was lost
+ * (gs_comm_find_lost: a process of this host that died, was stopped by a
+ * signal of its own or stopped answering) is named in the points' records
+ * and their measurement; this process's own record says it was stopped by
+ * that. */
+static gs_status name_lost_rank(coll_state *st, gs_coll_point *pts, size_t n, gs_status status) {
+  if (!st->mj.control) return status;
+  const int me = st->mj.job.process_rank;
   const gs_rank_place *places = st->mj.places;
-  int lost = -1;
-  const char *how = "";
-  for (int k = 0; k < procs && lost < 0; k++)
-    if (k != me && strcmp(places[k].host, places[me].host) == 0 && !gs_process_alive(places[k].pid))
-      lost = k, how = "its process died (crash, kill or lost GPU)";
-  // A process frozen inside a collective it entered has the same progress
-  // count as the ranks waiting for it: only its state tells.
-  for (int k = 0; k < procs && lost < 0 && status == GS_ERR_TIMEOUT; k++)
-    if (k != me && strcmp(places[k].host, places[me].host) == 0 && gs_process_stopped(places[k].pid))
-      lost = k, how = "its process is stopped (SIGSTOP or a debugger); it stopped answering";
-  if (lost < 0 && status == GS_ERR_TIMEOUT) {
-    int behind[GS_MAX_RANKS];
-    int count = gs_comm_behind(gs_comm_world_rank(st->world, 0), behind, GS_MAX_RANKS);
-    if (count > 0) lost = behind[0], how = "it stopped answering";
-  }
-  if (lost < 0) return;
+  char how[GS_TEXT_LONG] = "";
+  const int lost = gs_comm_find_lost(st->world, how, sizeof how);
+  if (lost < 0) return status;
   for (size_t i = 0; i < n; i++) {
     gs_measurement *m = &pts[i].m;
     if (m->n_runs == 0 || (size_t)lost >= m->runs[0].n_ranks) continue;
@@ -416,13 +403,14 @@ static void name_lost_rank(coll_state *st, gs_coll_point *pts, size_t n, gs_stat
     snprintf(rec->error, sizeof rec->error, "rank %d on %s lost: %s", lost, places[lost].host,
              how);
     gs_rank_record *own = (size_t)me < m->runs[0].n_ranks ? &m->runs[0].ranks[me] : NULL;
-    if (own && own->status != GS_OK) {
+    if (own && own != rec && own->status != GS_OK) {
       own->status = GS_ERR_ABORTED;
       snprintf(own->error, sizeof own->error, "stopped because rank %d was lost", lost);
     }
     m->status = GS_ERR_RANK_LOST;
     snprintf(m->error, sizeof m->error, "%s", rec->error);
   }
+  return gs_error(GS_ERR_RANK_LOST, "rank %d on %s lost: %s", lost, places[lost].host, how);
 }
 
 /* Appends the points of one size to the operation's sweep (taking their
@@ -479,7 +467,10 @@ static gs_status sweep_op(coll_state *st, coll_op_sweep *op, uint64_t *step, int
     if (status == GS_OK) status = gs_coll_measure(&one, &pts, &n);
     gs_trace_measurement_stop(one.trace);
     *delay_rank = -1; /* only before the first timed batch of the command */
-    if (stops_the_sweep(status)) name_lost_rank(st, pts, n, status);
+    if (stops_the_sweep(status)) status = name_lost_rank(st, pts, n, status);
+    // The writer claims the job's end before writing, so that a process
+    // that sees it exit afterwards does not take it for a lost rank.
+    if (st->mj.control && gs_measure_loses_job(status)) st->mj.broken = 1;
     // The same "failure" member as the runner's, once the statuses are final.
     for (size_t k = 0; k < n; k++)
       if (pts[k].m.status != GS_OK) gs_runner_name_failure(&pts[k].m);
@@ -517,6 +508,30 @@ static void report_op(const coll_state *st, const coll_op_sweep *op) {
   obs->op_done(obs->ctx, &r);
 }
 
+/* A sweep with nothing to measure is a usage error: every operation swept
+ * needs one size that holds at least one element (per rank where the op
+ * splits its buffer) at this world size. */
+static gs_status check_sizes_hold_elements(const gs_coll_options *o, const uint64_t *sizes,
+                                           size_t n, int ranks) {
+  const size_t es = gs_dtype_size((gs_dtype)o->dtype);
+  for (int k = 0; k < GS_COLL_COUNT; k++) {
+    if (!o->all && k != (int)o->op) continue;
+    int any = 0;
+    for (size_t i = 0; i < n && !any; i++) {
+      gs_coll_shape shape;
+      gs_coll_shape_for((gs_coll_op)k, sizes[i], es, ranks, &shape);
+      any = shape.bytes > 0;
+    }
+    if (!any)
+      return gs_error(GS_ERR_USAGE, "options -b/-e: no size from %llu to %llu bytes holds a "
+                      "whole %s element (per rank where the op splits its buffer) for %s on %d "
+                      "ranks: nothing to measure", (unsigned long long)o->min_bytes,
+                      (unsigned long long)o->max_bytes, gs_dtype_names[o->dtype],
+                      gs_coll_op_names[k], ranks);
+  }
+  return GS_OK;
+}
+
 /* Resolves the ranks and checks what depends on them; creates the world. */
 static gs_status prepare(coll_state *st) {
   const gs_coll_options *o = st->rq->coll;
@@ -542,6 +557,7 @@ static gs_status prepare(coll_state *st) {
   if (o->transport != GS_TRANSPORT_AUTO && st->config.backend != GS_BACKEND_CUDA)
     return gs_error(GS_ERR_USAGE, "option --transport applies to NCCL on the cuda backend");
   GS_TRY(make_sizes(o, &st->sizes, &st->n_sizes));
+  GS_TRY(check_sizes_hold_elements(o, st->sizes, st->n_sizes, st->config.world_size));
   GS_TRY(gs_comm_transport_apply((gs_transport)o->transport));
   GS_TRY(gs_common_environment(&st->env));
   gs_comm_world_config wc = {.backend = st->config.backend,
@@ -604,8 +620,9 @@ gs_status gs_measure_coll(const gs_coll_request *rq) {
   const int stopped = stops_the_sweep(status) && status != GS_ERR_USAGE;
   if (writer && measured > 0) gs_note("result written to %s", st->path);
   if (stopped && writer && failed < measured)
-    status = gs_error(GS_ERR_PARTIAL, "coll stopped (%s) after %zu completed measurements; "
-                            "the document holds them", gs_status_name(status), measured - failed);
+    status = gs_error(GS_ERR_PARTIAL, "coll stopped after %zu completed measurements (%s: %s); "
+                      "the document holds them", measured - failed, gs_status_name(status),
+                      gs_last_error());
   // Under a launcher a process that cannot go on may leave the others
   // blocked in communication: the job ends (aborted) once the document is
   // written; otherwise the world goes before MPI does.

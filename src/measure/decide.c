@@ -2,6 +2,7 @@
 #include "measure/decide.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bench/runner_driver.h"
@@ -41,21 +42,38 @@ gs_status gs_decide_calibrate(const gs_workload *workload, const void *opts,
   driver->close(ctx);
   if (st == GS_OK) {
     gs_scaling_point points[2];
-    for (int k = 0; k < 2; k++) points[k] = gs_scaling_point_of(&ms[k]);
+    gs_stats_group *groups = malloc((ms[0].n_runs + ms[1].n_runs + 1) * sizeof *groups);
+    if (!groups) {
+      gs_measurement_free(&ms[0]);
+      gs_measurement_free(&ms[1]);
+      return gs_error(GS_ERR_NOMEM, "out of memory");
+    }
+    points[0] = gs_scaling_point_of(&ms[0], groups);
+    points[1] = gs_scaling_point_of(&ms[1], groups + ms[0].n_runs);
     const int base = gs_scaling_baseline(points, 2);
     gs_scaling_assessment a;
-    gs_scaling_assess(points, 2, base >= 0 ? points[base].throughput : NAN, &a);
+    gs_scaling_assess(points, 2, base >= 0 ? &points[base] : NULL, NULL, &a);
+    free(groups);
     if (a.verdict == GS_VERDICT_BENEFICIAL) *chosen = config->world_size;
-    char one[32], many[32], words[64];
+    char one[32], many[32], words[64], speedup[64];
     gs_scaling_verdict_words(a.verdict, ms[1].backend, words, sizeof words);
     gs_format_rate(ms[0].aggregate.throughput, one, sizeof one);
     gs_format_rate(ms[1].aggregate.throughput, many, sizeof many);
+    gs_scaling_format_ratio(a.speedup, a.speedup_low, a.speedup_high, 1.0, 2, "x", speedup,
+                            sizeof speedup);
+    // Only a beneficial verdict moves off one rank: an inconclusive or
+    // suspect one keeps the single rank and says why.
     snprintf(why, why_size,
-             "calibration (%.1f s each): %s%s/s on 1 rank, %s%s/s on %d ranks = %.2fx (%s: "
-             "multi needs >= %.2fx); using %d rank%s",
+             "calibration (%.1f s each): %s%s/s on 1 rank, %s%s/s on %d ranks = %s (%s: "
+             "multi needs the whole 95%% interval >= %.2fx); using %d rank%s%s%s%s",
              c.min_time, one, ms[0].cost.item_unit, many, ms[1].cost.item_unit,
-             config->world_size, a.speedup, words, GS_SCALING_BENEFICIAL, *chosen,
-             *chosen == 1 ? "" : "s");
+             config->world_size, speedup, words, GS_SCALING_BENEFICIAL, *chosen,
+             *chosen == 1 ? "" : "s",
+             a.verdict == GS_VERDICT_INCONCLUSIVE || a.verdict == GS_VERDICT_SUSPECT
+                 ? " (kept: the calibration cannot decide; "
+                 : "",
+             a.verdict == GS_VERDICT_INCONCLUSIVE || a.verdict == GS_VERDICT_SUSPECT ? a.why : "",
+             a.verdict == GS_VERDICT_INCONCLUSIVE || a.verdict == GS_VERDICT_SUSPECT ? ")" : "");
   }
   gs_measurement_free(&ms[0]);
   gs_measurement_free(&ms[1]);

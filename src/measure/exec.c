@@ -8,32 +8,12 @@
 #include <unistd.h>
 
 #include "core/check.h"
+#include "core/env_record.h"
 #include "core/parse.h"
 #include "measure/exec_private.h"
 #include "platform/device.h"
 
 const char *const gs_exec_better_choices[] = {"higher", "lower", NULL};
-
-/* Variables of the command's environment recorded in the document: those
- * that change how GPU programs run. Others (which may hold secrets) are not. */
-static const char *const recorded_prefixes[] = {
-    "CUDA_", "NCCL_", "NVIDIA_", "OMP_", "MKL_", "TORCH", "PYTORCH_", "TF_", "XLA_", "UCX_",
-    "MASTER_ADDR=", "MASTER_PORT=", "WORLD_SIZE=", "LOCAL_WORLD_SIZE=", "RANK=", "LOCAL_RANK=",
-    "PATH=", "LD_LIBRARY_PATH=", "PYTHONPATH=", "VIRTUAL_ENV=", "CONDA_PREFIX=", NULL};
-
-/* A variable whose name says it may hold a secret (TF_TOKEN_..., *_KEY). */
-static int secret_name(const char *name, size_t n) {
-  static const char *const words[] = {"TOKEN", "SECRET", "KEY", "PASSWORD", "PASSWD",
-                                      "CREDENTIAL", "AUTH", NULL};
-  char upper[GS_TEXT_LONG];
-  size_t k = 0;
-  for (; k < n && k + 1 < sizeof upper; k++)
-    upper[k] = (char)(name[k] >= 'a' && name[k] <= 'z' ? name[k] - 'a' + 'A' : name[k]);
-  upper[k] = '\0';
-  for (size_t w = 0; words[w]; w++)
-    if (strstr(upper, words[w])) return 1;
-  return 0;
-}
 
 void gs_exec_options_init(gs_exec_options *o) {
   memset(o, 0, sizeof *o);
@@ -339,12 +319,10 @@ static gs_status exec_annotate(void *vctx, const gs_measurement *m, cJSON *measu
   char cwd[GS_TEXT_LONG * 4];
   gs_json_put_string(b, e, "working_directory", getcwd(cwd, sizeof cwd) ? cwd : "");
   cJSON *environment = gs_json_put_object(b, e, "environment");
+  // Only what changes how GPU programs run, never what looks like a secret.
   for (size_t i = 0; r->envp && r->envp[i]; i++) {
-    int keep = 0;
-    for (size_t p = 0; recorded_prefixes[p] && !keep; p++)
-      keep = strncmp(r->envp[i], recorded_prefixes[p], strlen(recorded_prefixes[p])) == 0;
     const char *eq = strchr(r->envp[i], '=');
-    if (!keep || !eq || secret_name(r->envp[i], (size_t)(eq - r->envp[i]))) continue;
+    if (!gs_env_recordable(r->envp[i])) continue;
     char name[GS_TEXT_LONG];
     snprintf(name, sizeof name, "%.*s", (int)(eq - r->envp[i]), r->envp[i]);
     gs_json_put_string(b, environment, name, eq + 1);

@@ -178,6 +178,15 @@ static gs_status protocol_line(gs_exec_scan *scan, const char *line, size_t len,
   while (at < len && (line[at] == ' ' || line[at] == '\t')) at++;
   if (at == len || line[at] != '{' || !strstr(line + at, "\"metric\"")) return GS_OK;
   cJSON *o = cJSON_ParseWithLength(line + at, len - at);
+  // Python's json.dumps writes NaN and Infinity, which are no JSON numbers:
+  // such a line is a figure that is not finite, not some other output.
+  if (!o && strstr(line + at, "\"value\"") &&
+      (strstr(line + at, "NaN") || strstr(line + at, "Infinity"))) {
+    scan->protocol_lines++;
+    scan_fail(scan, stream, number, "protocol: \"value\" is not a finite number (NaN or "
+              "Infinity)");
+    return GS_OK;
+  }
   const cJSON *metric = cJSON_GetObjectItemCaseSensitive(o, "metric");
   const cJSON *value = cJSON_GetObjectItemCaseSensitive(o, "value");
   if (!cJSON_IsObject(o) || !metric || !value) {

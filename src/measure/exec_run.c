@@ -168,7 +168,14 @@ static gs_status convert(const gs_exec_figure *f, const double *v, size_t n, dou
     }
     // A rate becomes the time of its items, so that the throughput is the
     // rate again (docs/exec.md).
-    GS_TRY(gs_dvec_push(out, f->kind == GS_EXEC_UNIT_RATE ? share / v[i] : v[i] * f->seconds_per_unit));
+    const double seconds = f->kind == GS_EXEC_UNIT_RATE ? share / v[i] : v[i] * f->seconds_per_unit;
+    if (!isfinite(seconds) || !(seconds > 0.0)) {
+      // 1e308 hours, or a rate so high its items take no time: no step time.
+      snprintf(note->reason, sizeof note->reason, "metric %s: value %g %s is %g s as a step time, "
+               "out of range", f->name, v[i], f->unit, seconds);
+      return GS_OK;
+    }
+    GS_TRY(gs_dvec_push(out, seconds));
   }
   return GS_OK;
 }

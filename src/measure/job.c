@@ -154,14 +154,17 @@ gs_status gs_measure_job_trace(gs_measure_job *mj, const gs_common_options *comm
 }
 
 /* After a broken job: the process that writes the document, the lowest
- * live process on process 0's host (process 0 may be the rank that was
- * lost; every process holds every rank's records), or -1 when none is. */
+ * process on process 0's host that is alive and still answers (process 0
+ * may be the rank that was lost, dead, stopped or hung; every process holds
+ * every rank's records), or -1 when none is. */
 static int writer_process(const gs_measure_job *mj) {
   const gs_rank_place *first = &mj->places[0];
   const int me = mj->job.process_rank;
   for (int k = 0; k < mj->job.process_count; k++) {
     if (strcmp(mj->places[k].host, first->host) != 0) continue;
-    if (k == me || gs_process_alive(mj->places[k].pid)) return k;
+    if (k == me || (gs_process_alive(mj->places[k].pid) &&
+                    gs_comm_answering(mj->control, k) != 0))
+      return k;
   }
   return -1;
 }

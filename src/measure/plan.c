@@ -84,6 +84,8 @@ static double rank_rate(const gs_measurement *m, size_t k) {
   for (size_t r = 0; r < m->n_runs; r++) {
     const gs_rank_record *rec = &m->runs[r].ranks[k];
     const double *src = rec->device_seconds ? rec->device_seconds : rec->wall_seconds;
+    // A run interrupted before a rank's first sample has no sample array.
+    if (rec->n_samples == 0 || src == NULL) continue;
     memcpy(all + at, src, rec->n_samples * sizeof *all);
     at += rec->n_samples;
     items = rec->items_per_step;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/check.h"
+#include "core/interrupt.h"
 #include "measure/info.h"
 
 /* Lists `path` among the suite's documents. */
@@ -23,10 +24,39 @@ static gs_status add_file(gs_suite *s, const char *path) {
   return GS_OK;
 }
 
+/* A file as it was before a part of the suite ran (exists: 0 when absent). */
+typedef struct {
+  int exists;
+  struct stat st;
+} file_before;
+
+static file_before before_part(const char *path) {
+  file_before b;
+  b.exists = stat(path, &b.st) == 0;
+  return b;
+}
+
 /* Lists `path` when the part that wrote it left a document there (a
- * failed part may still have written what it measured). */
-static gs_status add_file_if_written(gs_suite *s, const char *path) {
-  return access(path, F_OK) == 0 ? add_file(s, path) : GS_OK;
+ * failed part may still have written what it measured): a new file, or
+ * another one than `before` (documents are renamed into place). An earlier
+ * suite's file that this run left alone is not its own. */
+static gs_status add_file_if_written(gs_suite *s, const char *path, const file_before *before) {
+  struct stat now;
+  if (stat(path, &now) != 0) return GS_OK;
+  const int same = before->exists && now.st_ino == before->st.st_ino &&
+                   now.st_dev == before->st.st_dev &&
+                   now.st_mtim.tv_sec == before->st.st_mtim.tv_sec &&
+                   now.st_mtim.tv_nsec == before->st.st_mtim.tv_nsec;
+  return same ? GS_OK : add_file(s, path);
+}
+
+/* Keeps the first failure in *first and its error in *kept, prefixed with
+ * the part of the suite it came from, so that the message says where the
+ * suite was. */
+static void keep_first_of(gs_status *first, gs_error_kept *kept, gs_status status,
+                          const char *part) {
+  if (status != GS_OK && *first == GS_OK)
+    gs_error_keep_first(gs_error(status, "suite step %s: %s", part, gs_last_error()), first, kept);
 }
 
 /* info.json: the machine, as 'gpuscale info --format json'. */
@@ -73,11 +103,12 @@ static gs_status measure_workloads(gs_suite *s, const gs_sweep_observer *printer
       wcounts.n = 1;
       wcounts.v[0] = (uint64_t)s->config.world_size;
     }
+    const file_before before = before_part(path);
     if (status == GS_OK) status = gs_measure_sweep(&sweep, &wcounts);
-    gs_error_keep_first(status, &first_failure, &first_error);
-    gs_error_keep_first(add_file_if_written(s, path), &first_failure, &first_error);
+    keep_first_of(&first_failure, &first_error, status, w->key);
+    gs_error_keep_first(add_file_if_written(s, path, &before), &first_failure, &first_error);
     w->options_free(wopts);
-    if (s->job->broken || status == GS_ERR_PARTIAL) break;
+    if (s->job->broken || status == GS_ERR_PARTIAL || gs_interrupt_signal() != 0) break;
   }
   if (first_failure != GS_OK) gs_error_restore(&first_error);
   return first_failure;
@@ -99,11 +130,12 @@ static gs_status measure_links(gs_suite *s, const gs_suite_observer *observer) {
   char path[GS_TEXT_LONG];
   snprintf(path, sizeof path, "%s/p2p.json", s->dir);
   gs_p2p_outcome outcome;
+  const file_before before = before_part(path);
   gs_status status = gs_measure_p2p(&p2p, &s->env, NULL, path, &outcome);
   if (outcome.have_topology && observer && observer->p2p_done)
     observer->p2p_done(observer->ctx, &p2p, &outcome);
   gs_p2p_outcome_free(&outcome);
-  gs_status listed = add_file_if_written(s, path);
+  gs_status listed = add_file_if_written(s, path, &before);
   return status != GS_OK ? status : listed;
 }
 
@@ -142,8 +174,9 @@ static gs_status measure_collectives(gs_suite *s, const gs_coll_observer *printe
   co.step_factor = 4;
   co.given_step_factor = 1;
   const gs_coll_request request = {.coll = &co, .common = &common, .observer = printer};
+  const file_before before = before_part(path);
   gs_status status = gs_measure_coll(&request);
-  gs_status listed = add_file_if_written(s, path);
+  gs_status listed = add_file_if_written(s, path, &before);
   return status != GS_OK ? status : listed;
 }
 
@@ -175,7 +208,7 @@ gs_status gs_suite_measure(gs_suite *s, const gs_suite_observer *observer) {
     char path[GS_TEXT_LONG];
     snprintf(path, sizeof path, "%s/info.json", s->dir);
     gs_status status = write_info(path);
-    gs_error_keep_first(status, &first_failure, &first_error);
+    keep_first_of(&first_failure, &first_error, status, "info");
     if (status == GS_OK) gs_error_keep_first(add_file(s, path), &first_failure, &first_error);
   }
   gs_status status = measure_workloads(s, observer ? observer->sweep : NULL);
@@ -185,11 +218,13 @@ gs_status gs_suite_measure(gs_suite *s, const gs_suite_observer *observer) {
   if (control && writes && s->config.world_size >= 2)
     gs_note("suite: p2p and coll are not run under a launcher; run 'gpuscale p2p' and "
             "'mpirun ... gpuscale coll all'");
-  if (!control && s->config.backend == GS_BACKEND_CUDA && s->config.world_size >= 2)
-    gs_error_keep_first(measure_links(s, observer), &first_failure, &first_error);
-  if (!control && s->config.world_size >= 2)
-    gs_error_keep_first(measure_collectives(s, observer ? observer->coll : NULL), &first_failure,
-                        &first_error);
+  // A stop request ends the suite after the part it stopped.
+  const int stopped = gs_interrupt_signal() != 0;
+  if (!stopped && !control && s->config.backend == GS_BACKEND_CUDA && s->config.world_size >= 2)
+    keep_first_of(&first_failure, &first_error, measure_links(s, observer), "p2p");
+  if (!stopped && !control && s->config.world_size >= 2)
+    keep_first_of(&first_failure, &first_error,
+                  measure_collectives(s, observer ? observer->coll : NULL), "coll");
   if (first_failure != GS_OK) gs_error_restore(&first_error);
   return first_failure;
 }

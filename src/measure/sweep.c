@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench/runner.h"
 #include "bench/runner_driver.h"
 #include "core/check.h"
 
@@ -105,6 +106,8 @@ static gs_status measure_one(const gs_sweep *sw, const sweep_driver *d,
   gs_status status = gs_trace_measurement_start(config->trace, (int)index, config->label,
                                                 config->backend, d->driver->trace_host_only);
   if (status == GS_OK) status = d->driver->measure(d->ctx, &traced, index, m);
+  // Every driver's failed measurement names its failure the same way.
+  if (m->status != GS_OK && !m->failure.present && m->n_runs > 0) gs_runner_name_failure(m);
   gs_trace_measurement_stop(config->trace);
   gs_telemetry_stop(tm);
   return status;
@@ -179,6 +182,16 @@ static gs_status check_counts(const gs_sweep *sw, const sweep_driver *d,
   return GS_OK;
 }
 
+/* Whether any of the n measurements holds a sample or a completed step. */
+static int measured_any(const gs_measurement *ms, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    for (size_t r = 0; r < ms[i].n_runs; r++)
+      for (size_t k = 0; k < ms[i].runs[r].n_ranks; k++)
+        if (ms[i].runs[r].ranks[k].n_samples > 0 || ms[i].runs[r].ranks[k].steps_completed > 0)
+          return 1;
+  return 0;
+}
+
 static gs_status sweep_counts(const gs_sweep *sw, const sweep_driver *d,
                               const gs_u64_list *counts) {
   const size_t variants = variant_total(sw);
@@ -201,7 +214,7 @@ static gs_status sweep_counts(const gs_sweep *sw, const sweep_driver *d,
     expected += sw->config->split_proportional && counts->v[i] > 1 ? 2 : 1;
   expected *= variants;
   size_t done = 0;
-  int stop = 0;
+  int stop = 0, kept_old = 0;
   for (size_t v = 0; v < variants && !stop; v++) {
     char variant[GS_TEXT_SHORT] = "";
     // The options are the caller's; selecting a variant rewrites them in place.
@@ -250,6 +263,12 @@ static gs_status sweep_counts(const gs_sweep *sw, const sweep_driver *d,
       // (process 0, or its stand-in once it is lost); every process measures.
       if (!gs_measure_job_writes(sw->job)) continue;
       gs_runner_relate(ms + group, done - group);
+      // A run stopped before it measured anything never replaces an
+      // earlier document with an empty one.
+      if (gs_measure_loses_job(status) && !measured_any(ms, done) && access(sw->path, F_OK) == 0) {
+        kept_old = 1;
+        continue;
+      }
       // Written after every measurement: a later crash keeps what was measured.
       gs_status written = write_document(sw, d, ms, tm, done, done == expected);
       gs_error_keep_first(written, &first_failure, &first_error);
@@ -259,7 +278,15 @@ static gs_status sweep_counts(const gs_sweep *sw, const sweep_driver *d,
       sw->observer->variant_done(sw->observer->ctx, sw, ms + group, tm + group, done - group);
   }
   const int writes = gs_measure_job_writes(sw->job);
-  if (gs_measure_rank_failure(first_failure) && done > 0 && writes) first_failure = GS_ERR_PARTIAL;
+  if (kept_old && writes) {
+    // The first failure's text, extended: the restore below keeps it.
+    if (first_failure != GS_OK) gs_error_restore(&first_error);
+    first_failure = gs_error(first_failure, "%s%sstopped before anything was measured: %s was "
+                             "left as it was", gs_last_error(), gs_last_error()[0] ? "; " : "",
+                             sw->path);
+    gs_error_keep(&first_error);
+  } else if (gs_measure_rank_failure(first_failure) && done > 0 && writes)
+    first_failure = GS_ERR_PARTIAL;
   if (writes && sw->observer && sw->observer->sweep_done)
     sw->observer->sweep_done(sw->observer->ctx, sw, d->ctx, ms, done);
   for (size_t i = 0; i < done; i++) {

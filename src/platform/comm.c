@@ -10,8 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "core/check.h"
+#include "core/env_record.h"
 #include "core/interrupt.h"
 #include "core/timer.h"
 #include "platform/comm_internal.h"
@@ -175,7 +178,7 @@ cJSON *gs_comm_nccl_environment_json(void) {
   cJSON *o = cJSON_CreateObject();
   if (!o) return NULL;
   for (char **e = environ; e && *e; e++) {
-    if (strncmp(*e, "NCCL_", 5) != 0) continue;
+    if (strncmp(*e, "NCCL_", 5) != 0 || !gs_env_recordable(*e)) continue;
     const char *eq = strchr(*e, '=');
     if (!eq) continue;
     char name[GS_TEXT_SHORT * 2];
@@ -212,9 +215,11 @@ static gs_status create_progress(gs_comm_world *w) {
     int node_rank = 0, node_size = 0;
     GS_CHECK_MPI(MPI_Comm_rank(w->node_comm, &node_rank));
     GS_CHECK_MPI(MPI_Comm_size(w->node_comm, &node_size));
-    // One progress slot per process; the last one also holds the writer
-    // claim, so that it follows the progress slots in the window.
-    const int slots = node_rank == node_size - 1 ? 2 : 1;
+    // Four slots per process (progress, heartbeat, signal, pid), laid out
+    // as four arrays; the last process also holds the writer claim, so that
+    // it follows them in the window.
+    const int last = node_rank == node_size - 1;
+    const int slots = COMM_HOST_ARRAYS + last;
     void *mine = NULL;
     GS_CHECK_MPI(MPI_Win_allocate_shared((MPI_Aint)(slots * sizeof(uint64_t)),
                                          (int)sizeof(uint64_t), MPI_INFO_NULL, w->node_comm, &mine,
@@ -224,9 +229,16 @@ static gs_status create_progress(gs_comm_world *w) {
     void *base = NULL;
     GS_CHECK_MPI(MPI_Win_shared_query(w->progress_window, 0, &bytes, &unit, &base));
     w->progress = base;
+    w->heartbeat = w->progress + node_size;
+    w->left = w->heartbeat + node_size;
+    w->pids = w->left + node_size;
     atomic_store(&w->progress[node_rank], 0);
-    w->writer_claim = &w->progress[node_size];
-    if (slots == 2) atomic_store(w->writer_claim, 0);
+    atomic_store(&w->heartbeat[node_rank], comm_now_ns());
+    atomic_store(&w->left[node_rank], 0);
+    atomic_store(&w->pids[node_rank], (uint64_t)getpid());
+    w->writer_claim = w->pids + node_size;
+    comm_world_register(w, 1);
+    if (last) atomic_store(w->writer_claim, 0);
     w->progress_count = node_size;
     w->progress_ranks = calloc((size_t)node_size, sizeof *w->progress_ranks);
     if (!w->progress_ranks) return gs_error(GS_ERR_NOMEM, "cannot allocate the rank table");
@@ -287,6 +299,7 @@ gs_status gs_comm_world_create(const gs_comm_job *job, const gs_comm_world_confi
   w->job = *job;
   w->config = *config; /* devices: valid during creation only */
   w->local_ranks = config->local_ranks;
+  w->lost_process = -1;
   w->size = mpi ? job->process_count : config->local_ranks;
   w->ranks = calloc((size_t)w->local_ranks, sizeof *w->ranks);
   if (!w->ranks) {
@@ -332,9 +345,11 @@ void gs_comm_world_destroy(gs_comm_world *w) {
   if (!mpi && w->exchange.parties > 0) comm_exchange_destroy(&w->exchange);
 #ifdef GS_HAVE_MPI
   if (mpi) {
+    comm_world_register(w, 0);
     if (w->progress) MPI_Win_free(&w->progress_window);
     if (w->node_comm != MPI_COMM_NULL && w->node_comm) MPI_Comm_free(&w->node_comm);
     w->progress = NULL;
+    w->heartbeat = w->left = w->pids = NULL;
     w->writer_claim = NULL;
   }
 #endif
@@ -370,17 +385,8 @@ double comm_time_left(const gs_comm *c, double start) {
 
 void gs_comm_progress(gs_comm *c, uint64_t step) {
   atomic_store(&c->world->progress[c->progress_index], step + 1);
-}
-
-int gs_comm_claim_writer(gs_comm_world *w) {
-  if (w->writer_claim == NULL) return 1;
-  uint64_t none = 0;
-  const uint64_t me = (uint64_t)w->job.process_rank + 1;
-  return atomic_compare_exchange_strong(w->writer_claim, &none, me) || none == me;
-}
-
-int gs_comm_writer_claimed(const gs_comm_world *w) {
-  return w->writer_claim ? (int)atomic_load(w->writer_claim) - 1 : -1;
+  int ignored;
+  (void)comm_poll_peers(c, &ignored);
 }
 
 void comm_describe_laggards(const gs_comm *c, uint64_t mine, char *buf, size_t size) {
@@ -400,16 +406,6 @@ void comm_describe_laggards(const gs_comm *c, uint64_t mine, char *buf, size_t s
     else
       snprintf(buf, size, "no rank is behind in its steps; the communication itself stalled");
   }
-}
-
-int gs_comm_behind(const gs_comm *c, int *ranks, int max) {
-  const gs_comm_world *w = c->world;
-  uint64_t mine = atomic_load(&w->progress[c->progress_index]);
-  int n = 0;
-  for (int j = 0; j < w->progress_count && n < max; j++)
-    if (j != c->progress_index && atomic_load(&w->progress[j]) < mine)
-      ranks[n++] = w->progress_ranks[j];
-  return n;
 }
 
 void gs_comm_abort(gs_comm *c) {
@@ -454,10 +450,17 @@ static gs_status comm_wait_for(gs_comm *c, int of_event, cudaStream_t stream, cu
     if (rc != cudaErrorNotReady) GS_CHECK_CUDA(rc);
     if ((spins & 63) == 0) {
       GS_TRY(gs_comm_check(c));
+      int peer_signal = 0;
+      const int peer = comm_poll_peers(c, &peer_signal);
       if (gs_interrupt_signal() != 0) {
         gs_comm_abort(c);
         return gs_error(GS_ERR_INTERRUPTED, "%s interrupted by signal %d", c->op_name,
                               gs_interrupt_signal());
+      }
+      if (peer >= 0) {
+        gs_comm_abort(c);
+        return gs_error(GS_ERR_INTERRUPTED, "%s stopped: rank %d was stopped by signal %d",
+                        c->op_name, peer, peer_signal);
       }
       if (comm_time_left(c, start) <= 0.0) {
         uint64_t mine = atomic_load(&c->world->progress[c->progress_index]);

@@ -245,11 +245,29 @@ gs_status gs_comm_barrier(gs_comm *comm);
  * enqueue), so that a timeout can name the rank(s) that fell behind. */
 void gs_comm_progress(gs_comm *comm, uint64_t step);
 
-/* The global ranks whose declared progress (gs_comm_progress) is behind
- * this rank's, as far as this process can see them (every rank in threads
- * mode, the processes of this host in mpi mode): up to `max` into ranks[].
- * Returns how many. Used after a timeout to name the rank that stalled. */
-int gs_comm_behind(const gs_comm *comm, int *ranks, int max);
+/* After a wait of this process broke (a timeout, a signal, a dead peer):
+ * the process rank that was lost as far as this host shows, or -1, with
+ * the reason in how[size]. In order: a process of this host that died; this
+ * process, when a signal stopped it and not every other process of its
+ * host (a signal to the whole job names no one: -1); a process of this host
+ * that a signal stopped; one whose progress (gs_comm_progress) is behind
+ * this one's; one whose heartbeat is older than half the timeout (stopped,
+ * frozen). -1 in threads mode. Called by the one thread of the process; the
+ * world remembers the answer (gs_comm_answering says 0 for it). */
+int gs_comm_find_lost(gs_comm_world *world, char *how, size_t size);
+
+/* A process of this host that a signal stopped (its process rank, its
+ * signal in *signal), or -1: a loop that does not communicate for a while
+ * (llm's requests) looks, so that it stops when the job is ending. Safe
+ * from any thread. */
+int gs_comm_stopped_peer(gs_comm_world *world, int *signal);
+
+/* Whether process `process_rank` still answers, as this host shows it: 1
+ * for this process and for a live peer whose heartbeat (renewed by a
+ * thread of each process) is younger than half the timeout, 0 for a peer
+ * that died, went silent (stopped, frozen) or was found lost, -1 when it runs on
+ * another host or in threads mode (unknown). */
+int gs_comm_answering(const gs_comm_world *world, int process_rank);
 
 /* After a job broke (a rank lost), the processes of one host that may
  * write its document settle who does: the first to claim gets the right
@@ -286,5 +304,16 @@ gs_status gs_comm_exposed_take(gs_comm *comm, double *seconds);
  * bytes, used on process 0 only), bounded by the timeout. In threads mode
  * copies send into recv. Called by one thread per process. */
 gs_status gs_comm_world_gather(gs_comm_world *world, const void *send, size_t bytes, void *recv);
+
+/* After a collective of the world broke (a rank lost): every process
+ * still answering sends its `bytes` of `send` to every other such process
+ * point to point, and receives theirs until every process still answering
+ * sent (at most the world's timeout, at least a second). recv[k]
+ * (malloc'ed, owned by the caller) and sizes[k] hold what process k sent,
+ * NULL and 0 for this process and for those that sent nothing (the one
+ * gs_comm_find_lost found, a dead or silent one). Called by one thread per
+ * process, after gs_comm_find_lost. In threads mode every entry is NULL. */
+gs_status gs_comm_world_salvage(gs_comm_world *world, const void *send, size_t bytes, void **recv,
+                                size_t *sizes);
 
 #endif

@@ -5,6 +5,7 @@
  * reduction runs in rank order. Between processes: MPI's non-blocking
  * collectives completed by polling, so that a timeout ends the wait. */
 #include <errno.h>
+#include <math.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -286,10 +287,17 @@ gs_status comm_mpi_complete(gs_comm *c, MPI_Request *requests, int n) {
     int done = 0;
     GS_CHECK_MPI(MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE));
     if (done) return GS_OK;
+    int peer_signal = 0;
+    const int peer = (spins & 255) == 0 ? comm_poll_peers(c, &peer_signal) : -1;
     if ((spins & 255) == 0 && gs_interrupt_signal() != 0) {
       c->aborted = 1;
       return gs_error(GS_ERR_INTERRUPTED, "%s interrupted by signal %d", c->op_name,
                             gs_interrupt_signal());
+    }
+    if (peer >= 0) {
+      c->aborted = 1;
+      return gs_error(GS_ERR_INTERRUPTED, "%s stopped: rank %d was stopped by signal %d",
+                      c->op_name, peer, peer_signal);
     }
     if ((spins & 255) == 0 && comm_time_left(c, start) <= 0.0) {
       uint64_t mine = atomic_load(&c->world->progress[c->progress_index]);
@@ -330,6 +338,80 @@ static gs_status run_between_processes(gs_comm *c, const gs_comm_call *call) {
   return GS_OK;
 }
 #endif
+
+/* ---- what the survivors of a broken job exchange ------------------------------- */
+
+/* The tag of the salvage messages (point-to-point on MPI_COMM_WORLD; the
+ * host collectives' sendrecv uses 0). */
+#define COMM_SALVAGE_TAG 0x5a1
+/* Shortest wait for the survivors' data; a peer that still answers is
+ * waited for up to the world's timeout (it may finish its own work first). */
+#define COMM_SALVAGE_SECONDS 1.0
+
+#ifdef GS_HAVE_MPI
+/* Whether process k is worth waiting for: not this one, and not one of
+ * this host that died or went silent (a process found lost because a
+ * signal stopped it still sends what it completed). */
+static int expect_from(const gs_comm_world *w, int k) {
+  const int state = comm_process_state(w, k);
+  return k != w->job.process_rank && (state == 1 || state == -2);
+}
+#endif
+
+gs_status gs_comm_world_salvage(gs_comm_world *w, const void *send, size_t bytes, void **recv,
+                                size_t *sizes) {
+  const int n = w->size;
+  for (int k = 0; k < n; k++) recv[k] = NULL, sizes[k] = 0;
+  if (w->job.launch == GS_COMM_LAUNCH_THREADS) return GS_OK;
+#ifdef GS_HAVE_MPI
+  if (bytes > (size_t)INT32_MAX)
+    return gs_error(GS_ERR_UNSUPPORTED, "salvage of %zu bytes per process is too large",
+                    bytes);
+  // The copy outlives this call: a send to a silent peer never completes,
+  // and MPI may read the buffer until the job ends.
+  void *copy = malloc(bytes ? bytes : 1);
+  if (!copy) return gs_error(GS_ERR_NOMEM, "cannot keep %zu bytes to salvage", bytes);
+  memcpy(copy, send, bytes);
+  for (int k = 0; k < n; k++) {
+    if (!expect_from(w, k)) continue;
+    MPI_Request request;
+    if (MPI_Isend(copy, (int)bytes, MPI_BYTE, k, COMM_SALVAGE_TAG, MPI_COMM_WORLD, &request) ==
+        MPI_SUCCESS)
+      MPI_Request_free(&request);
+  }
+  const double start = gs_time_seconds();
+  const double until = start + fmax(COMM_SALVAGE_SECONDS, w->config.timeout_seconds);
+  for (;;) {
+    int missing = 0;
+    for (int k = 0; k < n; k++) missing += expect_from(w, k) && recv[k] == NULL;
+    if (missing == 0 || gs_time_seconds() >= until) break;
+    int arrived = 0, count = 0;
+    MPI_Status st;
+    if (MPI_Iprobe(MPI_ANY_SOURCE, COMM_SALVAGE_TAG, MPI_COMM_WORLD, &arrived, &st) !=
+            MPI_SUCCESS ||
+        !arrived) {
+      sched_yield();
+      continue;
+    }
+    MPI_Get_count(&st, MPI_BYTE, &count);
+    const int from = st.MPI_SOURCE;
+    void *data = malloc(count > 0 ? (size_t)count : 1);
+    if (!data) return gs_error(GS_ERR_NOMEM, "cannot receive %d salvaged bytes", count);
+    if (MPI_Recv(data, count, MPI_BYTE, from, COMM_SALVAGE_TAG, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE) != MPI_SUCCESS || from < 0 || from >= n || recv[from]) {
+      free(data);
+      continue;
+    }
+    recv[from] = data;
+    sizes[from] = (size_t)count;
+  }
+  return GS_OK;
+#else
+  (void)send;
+  (void)bytes;
+  GS_BUG("mpi launch in a build without MPI");
+#endif
+}
 
 gs_status comm_host_run(gs_comm *c, const gs_comm_call *call) {
   GS_TRY(host_supported(call->dtype));

@@ -62,10 +62,18 @@ struct gs_comm_world {
   _Atomic uint64_t *progress;
   int progress_count;
   int *progress_ranks;    /* global rank of each progress slot */
+  /* mpi mode, in the shared window after the progress slots, one slot per
+   * process of this host each: its heartbeat (CLOCK_MONOTONIC
+   * nanoseconds), the signal that stopped it (0: none) and its pid. NULL
+   * in threads mode. */
+  _Atomic uint64_t *heartbeat;
+  _Atomic uint64_t *left;
+  _Atomic uint64_t *pids;
   /* mpi mode: process rank + 1 of the process of this host that claimed
    * the writing of a broken job's document (gs_comm_claim_writer); 0 while
-   * none has. In the shared window, after the progress slots. */
+   * none has. In the shared window, after the slots above. */
   _Atomic uint64_t *writer_claim;
+  int lost_process; /* the last gs_comm_find_lost found, or -1 */
   comm_exchange exchange; /* cpu backend, threads mode */
 #ifdef GS_HAVE_MPI
   MPI_Comm node_comm; /* processes on this host (mpi mode) */
@@ -79,6 +87,31 @@ struct gs_comm_world {
  * requests cannot be cancelled: the caller ends the job). */
 gs_status comm_mpi_complete(gs_comm *comm, MPI_Request *requests, int n);
 #endif
+
+/* Arrays of one slot per process of a host in the shared window: progress,
+ * heartbeat, signal, pid (comm_internal's gs_comm_world). */
+#define COMM_HOST_ARRAYS 4
+
+/* CLOCK_MONOTONIC in nanoseconds: the heartbeats' clock, shared by the
+ * processes of a host. */
+uint64_t comm_now_ns(void);
+
+/* Adds (on) or removes a world of this process under a launcher to the
+ * worlds whose heartbeat its heartbeat thread renews (started with the
+ * first, joined with the last). Main thread only. */
+void comm_world_register(gs_comm_world *world, int on);
+
+/* Process `process_rank` as this host shows it: 1 this process or a live
+ * peer with a fresh heartbeat, 0 dead, -1 silent (stopped, frozen), -2 on
+ * another host or in threads mode (unknown). */
+int comm_process_state(const gs_comm_world *world, int process_rank);
+
+/* Called by every polling wait of a process under a launcher: records that
+ * this process still answers (its heartbeat) and, when a signal stopped it,
+ * which one (so that its peers stop waiting for it at once). Returns the
+ * process rank of a peer of this host that a signal stopped while this
+ * process got none, or -1; *signal receives that peer's signal. */
+int comm_poll_peers(gs_comm *comm, int *signal);
 
 /* Names the ranks whose progress is below `mine` into buf ("rank 1, rank 3"
  * or a sentence saying none was found). */

@@ -3,8 +3,11 @@
 the real LoadGen (pip install mlcommons-loadgen): a small SUT that answers
 each sample after a short sleep, in the Offline, Server and SingleStream
 scenarios, one VALID and one INVALID run each (the invalid ones fail the
-minimum duration or query count). Not run by CI: the logs are committed.
-Usage: python3 tests/loadgen/make_logs.py OUTDIR"""
+minimum duration or query count), and a Server run that misses its latency
+bound (server-latency-invalid: a 1 ms target against the SUT's 2 ms). Not
+run by CI: the logs are committed.
+Usage: python3 tests/loadgen/make_logs.py OUTDIR [NAME...] (NAME: e.g.
+server-latency-invalid; all when none is given)"""
 import os
 import sys
 import time
@@ -15,7 +18,7 @@ SLEEP_S = 0.002  # the SUT's "inference" time per query
 SAMPLE_S = 0.00025  # and per sample of an Offline query (4000 samples/s)
 
 
-def run(outdir, scenario, valid):
+def run(outdir, scenario, valid, latency_bound_ns=500_000_000):
     settings = lg.TestSettings()
     settings.mode = lg.TestMode.PerformanceOnly
     if scenario == "offline":
@@ -25,7 +28,7 @@ def run(outdir, scenario, valid):
     elif scenario == "server":
         settings.scenario = lg.TestScenario.Server
         settings.server_target_qps = 200
-        settings.server_target_latency_ns = 500_000_000
+        settings.server_target_latency_ns = latency_bound_ns
     else:
         settings.scenario = lg.TestScenario.SingleStream
         settings.single_stream_expected_latency_ns = 3_000_000
@@ -58,11 +61,18 @@ def run(outdir, scenario, valid):
 
 
 def main():
-    root = sys.argv[1]
+    root, wanted = sys.argv[1], set(sys.argv[2:])
+    cases = []
     for scenario in ("offline", "server", "singlestream"):
         for valid in (True, False):
-            name = "%s-%s" % (scenario, "valid" if valid else "invalid")
-            run(os.path.join(root, name, "node0"), scenario, valid)
+            cases.append(("%s-%s" % (scenario, "valid" if valid else "invalid"), scenario, valid,
+                          500_000_000))
+    # Long and busy enough to be valid but for its latency: every query
+    # takes the SUT's 2 ms against a 1 ms bound.
+    cases.append(("server-latency-invalid", "server", True, 1_000_000))
+    for name, scenario, valid, bound in cases:
+        if not wanted or name in wanted:
+            run(os.path.join(root, name, "node0"), scenario, valid, bound)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ static void add_advice(gs_report_series *s, const char *fmt, ...)
 
 static void add_advice(gs_report_series *s, const char *fmt, ...) {
   if (s->n_advice >= GS_REPORT_ADVICE_MAX) return;
-  char buf[1024];
+  char buf[2048];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(buf, sizeof buf, fmt, ap);
@@ -488,6 +488,88 @@ static void tensor_parallel_advice(gs_report_series *s, const gs_report *r) {
   }
 }
 
+/* The mean SM clock over the ranks of `row` from its measurement's
+ * telemetry (sm_clock_mhz.mean); NaN when not recorded. */
+static double row_clock(const gs_report *r, const gs_report_row *row) {
+  const cJSON *ms = gs_json_member(r->docs[row->file], "measurements");
+  const cJSON *m = cJSON_GetArrayItem(ms, (int)row->measurement);
+  const cJSON *tel = gs_json_member(gs_json_member(m, "telemetry"), "ranks");
+  double sum = 0.0;
+  size_t n = 0;
+  for (const cJSON *t = cJSON_IsArray(tel) ? tel->child : NULL; t; t = t->next) {
+    const double c = gs_json_number_member(gs_json_member(t, "sm_clock_mhz"), "mean");
+    if (isfinite(c)) {
+      sum += c;
+      n++;
+    }
+  }
+  return n ? sum / (double)n : NAN;
+}
+
+/* `row` as core/scaling's point, its runs' step samples in `groups`
+ * (row->n_step_runs entries, owned by the caller; NULL: no samples). */
+static gs_scaling_point row_point(const gs_report *r, const gs_report_row *row,
+                                  gs_stats_group *groups) {
+  gs_scaling_point p = {.world_size = row->world_size, .ok = strcmp(row->status, "ok") == 0,
+                        .throughput = row->throughput, .faults = row->placement.faults[0] != '\0',
+                        .clock_mhz = row_clock(r, row)};
+  // A request-based row's samples are request latencies, not steps: they
+  // bound no throughput, so it gets no interval (as in the terminal).
+  if (groups && row->step_samples && !row->requests.present) {
+    size_t at = 0;
+    for (size_t k = 0; k < row->n_step_runs; k++) {
+      groups[k] = (gs_stats_group){row->step_samples + at, row->step_run_n[k]};
+      at += row->step_run_n[k];
+    }
+    p.runs = groups;
+    p.n_runs = row->n_step_runs;
+  }
+  return p;
+}
+
+/* The host of `row`'s document as core/scaling sees it. */
+static gs_scaling_host row_host(const gs_report *r, const gs_report_row *row,
+                                const char *backend) {
+  const cJSON *cpu = gs_json_member(gs_json_member(r->docs[row->file], "environment"), "cpu");
+  const double cores = gs_json_number_member(cpu, "logical_cores");
+  return (gs_scaling_host){
+      .cores = isfinite(cores) && cores > 0 && cores < 1e6 ? (int)cores : 0,
+      .load_average = gs_json_number_member(cpu, "load_average"),
+      .cpu_ranks = strcmp(backend, "cpu") == 0};
+}
+
+/* Points of every row of `s` and of `base` (may be NULL) with their
+ * sample groups; NULL groups (out of memory) leave the intervals NaN. */
+typedef struct {
+  gs_scaling_point *points, base;
+  gs_stats_group **groups, *base_groups;
+} series_points;
+
+static gs_status points_build(const gs_report *r, const gs_report_series *s,
+                              const gs_report_row *base, series_points *sp) {
+  memset(sp, 0, sizeof *sp);
+  sp->points = malloc((s->n_rows ? s->n_rows : 1) * sizeof *sp->points);
+  sp->groups = calloc(s->n_rows ? s->n_rows : 1, sizeof *sp->groups);
+  if (!sp->points || !sp->groups) return gs_error(GS_ERR_NOMEM, "out of memory");
+  for (size_t i = 0; i < s->n_rows; i++) {
+    const gs_report_row *row = &s->rows[i];
+    sp->groups[i] = malloc((row->n_step_runs ? row->n_step_runs : 1) * sizeof **sp->groups);
+    sp->points[i] = row_point(r, row, sp->groups[i]);
+  }
+  if (base) {
+    sp->base_groups = malloc((base->n_step_runs ? base->n_step_runs : 1) * sizeof *sp->base_groups);
+    sp->base = row_point(r, base, sp->base_groups);
+  }
+  return GS_OK;
+}
+
+static void points_free(series_points *sp, size_t n) {
+  for (size_t i = 0; sp->groups && i < n; i++) free(sp->groups[i]);
+  free(sp->groups);
+  free(sp->points);
+  free(sp->base_groups);
+}
+
 /* See analyze_internal.h. */
 gs_status gs_report_series_analyse(gs_report_series *s, const gs_report *r) {
   qsort(s->rows, s->n_rows, sizeof *s->rows, compare_rows);
@@ -500,6 +582,28 @@ gs_status gs_report_series_analyse(gs_report_series *s, const gs_report *r) {
   // whole model on one GPU, its data-parallel twin's.
   long tp;
   if (!base) base = one_rank_row(data_parallel_twin(s, r, &tp));
+  // A series is what was measured together: a sweep of our own with a
+  // rank count above 1. Single runs (one rank count alone, or another
+  // tool's runs) never yield a speedup, efficiency or verdict.
+  int sizes = 0, multi = 0;
+  for (size_t i = 0; i < s->n_rows; i++) {
+    const gs_report_row *row = &s->rows[i];
+    if (row->ingested) continue;
+    multi |= row->world_size > 1;
+    int seen = 0;
+    for (size_t j = 0; j < i; j++) seen |= !s->rows[j].ingested && s->rows[j].world_size == row->world_size;
+    sizes += !seen;
+  }
+  // A split series has only N-rank rows but borrows a 1-rank baseline.
+  const int sweep = multi && (sizes >= 2 || (base && !base->ingested));
+  s->single_run = !sweep;
+  if (!sweep || (base && base->ingested)) base = NULL;
+  series_points sp;
+  gs_status st = points_build(r, s, base, &sp);
+  if (st != GS_OK) {
+    points_free(&sp, s->n_rows);
+    return st;
+  }
   const gs_scaling kind = gs_scaling_of(s->scaling);
   for (size_t i = 0; i < s->n_rows && base; i++) {
     gs_report_row *row = &s->rows[i];
@@ -508,12 +612,18 @@ gs_status gs_report_series_analyse(gs_report_series *s, const gs_report *r) {
       row->breakdown.ideal_step =
           gs_scaling_ideal_step(kind, base->breakdown.step, row->world_size);
     // A failed measurement's timings are shown, but never compared.
-    if (!row_usable(row)) continue;
+    if (!row_usable(row) || row->ingested) continue;
     row->speedup = gs_scaling_speedup(base->throughput, row->throughput);
     row->efficiency = gs_scaling_efficiency(row->speedup, row->world_size);
     row->karp_flatt = gs_scaling_karp_flatt(row->speedup, row->world_size);
+    if (row == base)
+      row->speedup_low = row->speedup_high = 1.0;
+    else
+      gs_scaling_interval(&sp.base, &sp.points[i], row->speedup, &row->speedup_low,
+                          &row->speedup_high);
   }
   if (s->n_rows > 0 && s->rows[0].collective.present) {
+    points_free(&sp, s->n_rows);
     busbw_advice(s);
     collective_advice(s);
     rank_advice(s, r);
@@ -522,16 +632,18 @@ gs_status gs_report_series_analyse(gs_report_series *s, const gs_report *r) {
     return GS_OK;
   }
 
-  gs_scaling_point *points = malloc((s->n_rows ? s->n_rows : 1) * sizeof *points);
-  if (!points) return gs_error(GS_ERR_NOMEM, "out of memory");
-  for (size_t i = 0; i < s->n_rows; i++)
-    points[i] = (gs_scaling_point){.world_size = s->rows[i].world_size,
-                                   .ok = strcmp(s->rows[i].status, "ok") == 0,
-                                   .throughput = s->rows[i].throughput};
   gs_scaling_assessment a;
-  gs_scaling_assess(points, s->n_rows, base ? base->throughput : NAN, &a);
-  free(points);
-  if (a.verdict == GS_VERDICT_NONE) {
+  const gs_scaling_host host = s->n_rows ? row_host(r, &s->rows[0], s->backend)
+                                         : (gs_scaling_host){.load_average = NAN};
+  for (size_t i = 0; i < s->n_rows; i++) sp.points[i].ok &= !s->rows[i].ingested;
+  gs_scaling_assess(sp.points, s->n_rows, base ? &sp.base : NULL, &host, &a);
+  points_free(&sp, s->n_rows);
+  if (!sweep) {
+    add_advice(s, "no scaling verdict: single run (%s)",
+               s->n_rows && s->rows[0].ingested
+                   ? "another tool's results: unrelated runs, not a series measured together"
+                   : "one rank count, no series measured together");
+  } else if (a.verdict == GS_VERDICT_NONE) {
     add_advice(s, "%s", a.none_reason);
   } else {
     const gs_report_row *pick = &s->rows[a.point];
@@ -540,11 +652,12 @@ gs_status gs_report_series_analyse(gs_report_series *s, const gs_report *r) {
     if (a.world_size != a.largest)
       add_advice(s, "the largest world size (%d) has no usable measurement; the verdict uses %d",
                  a.largest, a.world_size);
-    char name[512], sentence[1024];
+    char name[512], sentence[2048];
     gs_report_series_name(s, name, sizeof name);
     gs_scaling_verdict_sentence(&a, name, s->backend, s->item_unit, sentence, sizeof sentence);
     add_advice(s, "%s", sentence);
-    why_not_advice(s, pick);
+    // "Why not N x" explains a shortfall; a suspect result has none to explain.
+    if (a.verdict != GS_VERDICT_SUSPECT) why_not_advice(s, pick);
   }
   if (strcmp(s->split, "proportional") == 0) split_advice(s, r);
   tensor_parallel_advice(s, r);

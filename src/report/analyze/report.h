@@ -34,6 +34,8 @@ typedef struct {
   gs_report_row *rows;       /* sorted by world size, then file order; owned */
   gs_verdict verdict;
   int verdict_world_size;    /* the N the verdict is based on (0: none) */
+  int single_run;            /* 1: not a series measured together (one rank count, or
+                                another tool's runs): no speedup, no verdict */
   size_t n_advice;
   char *advice[GS_REPORT_ADVICE_MAX]; /* recommendation sentences citing numbers; owned */
 } gs_report_series;
@@ -68,8 +70,8 @@ gs_status gs_report_load(const char *const *paths, size_t n, const gs_report_thr
 #define GS_REPORT_DROP_SAMPLES 1u
 
 /* gs_report_load_with flag: keep each row's step samples and each rank's
- * samples as arrays of doubles (gs_report_row.step_samples,
- * gs_report_rank.samples), the analysis' own copies. With
+ * samples as arrays of doubles (gs_report_rank.samples; the rows' step
+ * samples are always kept), the analysis' own copies. With
  * GS_REPORT_DROP_SAMPLES too, a caller that needs the samples (compare,
  * plots) holds 8 bytes a sample instead of the documents' JSON nodes. */
 #define GS_REPORT_ROW_SAMPLES 2u

@@ -21,6 +21,7 @@ const char *gs_change_verdict_name(gs_change_verdict v) {
     case GS_CHANGE_WITHIN: return "within threshold";
     case GS_CHANGE_IMPROVEMENT: return "improvement";
     case GS_CHANGE_REGRESSION: return "regression";
+    case GS_CHANGE_UNDECIDABLE: return "undecidable";
     default: return "not significant";
   }
 }
@@ -83,10 +84,69 @@ static gs_compare_row *row_slot(gs_compare *c, size_t series, int world_size, co
   return row;
 }
 
-/* One metric row from the raw samples of both sides. */
+/* The smallest two-sided p of the U test with m and n samples: the two
+ * most extreme of the C(m + n, m) equally likely orders, 2 / C(m + n, m)
+ * (the exact test without ties; the normal approximation gives no less). */
+static double smallest_p(size_t m, size_t n) {
+  double c = 1.0;  // C(m + n, m), built up factor by factor
+  for (size_t k = 1; k <= m && c < 1e300; k++) c = c * (double)(n + k) / (double)k;
+  return fmin(1.0, 2.0 / c);
+}
+
+/* Samples a side needs (equal counts) for the smallest p to fall below
+ * alpha; 0 when more than 1000 would be needed. */
+static size_t samples_needed(double alpha) {
+  for (size_t k = 1; k <= 1000; k++)
+    if (smallest_p(k, k) < alpha) return k;
+  return 0;
+}
+
+/* Samples as the bootstrap's groups: `runs` run lengths summing to n (NULL:
+ * one group of n). */
+typedef struct {
+  const double *v;
+  size_t n;
+  const size_t *run_n;
+  size_t runs;
+} sample_set;
+
+static gs_stats_group *groups_of(const sample_set *x, size_t *count) {
+  const size_t k = x->run_n && x->runs ? x->runs : 1;
+  gs_stats_group *g = malloc(k * sizeof *g);
+  if (!g) return NULL;
+  if (!(x->run_n && x->runs)) {
+    g[0] = (gs_stats_group){x->v, x->n};
+  } else {
+    size_t at = 0;
+    for (size_t r = 0; r < k; r++) {
+      const size_t len = at + x->run_n[r] <= x->n ? x->run_n[r] : x->n - at;
+      g[r] = (gs_stats_group){x->v + at, len};
+      at += len;
+    }
+  }
+  *count = k;
+  return g;
+}
+
+/* The 95% interval of mean(num) / mean(den) (gs_stats_ratio_interval);
+ * NaN bounds when out of memory or a side has too few samples. */
+static void ratio_interval(const sample_set *num, const sample_set *den, double *lo, double *hi) {
+  size_t kn = 0, kd = 0;
+  gs_stats_group *gn = groups_of(num, &kn), *gd = groups_of(den, &kd);
+  *lo = *hi = NAN;
+  if (gn && gd) gs_stats_ratio_interval(gn, kn, gd, kd, lo, hi);
+  free(gn);
+  free(gd);
+}
+
+/* One metric row from the raw samples of both sides: BASE `a`, NEW `b`.
+ * A throughput row (`items` > 0) gets samples that are step times; its
+ * figures are items / mean step, and its test runs on the per-step rates
+ * (the same p as on the steps, the direction turned). */
 static gs_status compare_metric(gs_compare *c, size_t series, int world_size, const char *metric,
-                                const char *unit, int higher_is_better, const double *a, size_t na,
-                                const double *b, size_t nb) {
+                                const char *unit, int higher_is_better, const sample_set *a,
+                                const sample_set *b, uint64_t items) {
+  const size_t na = a->n, nb = b->n;
   if (na == 0 || nb == 0) {
     return add_note(c, "%s at %d ranks: no samples in %s", metric, world_size,
                     na == 0 ? "BASE" : "NEW")
@@ -97,37 +157,57 @@ static gs_status compare_metric(gs_compare *c, size_t series, int world_size, co
   if (!row) return gs_error(GS_ERR_NOMEM, "out of memory");
   row->n_base = na;
   row->n_new = nb;
-  double va, vb;
-  mean_var(a, na, &row->base_mean, &va);
-  mean_var(b, nb, &row->new_mean, &vb);
-  gs_status st = gs_ranktest_mann_whitney(b, nb, a, na, &row->test);
+  double va, vb, ma, mb;
+  mean_var(a->v, na, &ma, &va);
+  mean_var(b->v, nb, &mb, &vb);
+  double *ra = NULL, *rb = NULL;
+  gs_status st = GS_OK;
+  if (items > 0) {
+    ra = malloc(na * sizeof *ra);
+    rb = malloc(nb * sizeof *rb);
+    if (!ra || !rb) st = gs_error(GS_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; ra && rb && i < na; i++) ra[i] = (double)items / a->v[i];
+    for (size_t i = 0; ra && rb && i < nb; i++) rb[i] = (double)items / b->v[i];
+  }
+  if (st == GS_OK)
+    st = items > 0 ? gs_ranktest_mann_whitney(rb, nb, ra, na, &row->test)
+                   : gs_ranktest_mann_whitney(b->v, nb, a->v, na, &row->test);
+  free(ra);
+  free(rb);
   if (st != GS_OK) return st;
   c->n_rows++;
-  row->change = row->ci_low = row->ci_high = NAN;
-  if (row->base_mean != 0) {
-    double diff = row->new_mean - row->base_mean;
-    double se2 = va / (double)na + vb / (double)nb;
-    double half = 0.0;
-    if (se2 > 0 && na > 1 && nb > 1) {
-      // Welch-Satterthwaite degrees of freedom, rounded down for the t table.
-      double dof = se2 * se2 / (va * va / ((double)na * na * (double)(na - 1)) +
-                                vb * vb / ((double)nb * nb * (double)(nb - 1)));
-      size_t idof = dof >= 1 ? (size_t)floor(dof) : 1;
-      half = gs_stats_t975(idof) * sqrt(se2);
-    }
-    row->change = diff / row->base_mean;
-    row->ci_low = (diff - half) / fabs(row->base_mean);
-    row->ci_high = (diff + half) / fabs(row->base_mean);
+  row->change = row->ci_low = row->ci_high = row->detectable = NAN;
+  double lo = NAN, hi = NAN;
+  if (items > 0) {
+    // The report's throughput: items / mean step, on both sides.
+    row->base_mean = ma > 0 ? (double)items / ma : NAN;
+    row->new_mean = mb > 0 ? (double)items / mb : NAN;
+    if (mb > 0) row->change = ma / mb - 1.0;
+    ratio_interval(a, b, &lo, &hi);
+  } else {
+    row->base_mean = ma;
+    row->new_mean = mb;
+    if (ma != 0) row->change = mb / ma - 1.0;
+    ratio_interval(b, a, &lo, &hi);
   }
+  if (isfinite(lo) && isfinite(hi)) {
+    row->ci_low = lo - 1.0;
+    row->ci_high = hi - 1.0;
+    row->detectable = (hi - lo) / 2.0;
+  }
+  row->min_p = smallest_p(na, nb);
   // The test ran NEW (its first sample) against BASE and sorted both.
   const double base_median = row->test.median_b, new_median = row->test.median_a;
   row->median_change = base_median != 0 ? new_median / base_median - 1.0 : NAN;
   // The test decides: its p whether there is a change, its direction which
   // way (never the means, which one outlier can turn around), the change of
-  // the medians whether the change is large enough.
+  // the medians whether the change is large enough. With too few samples
+  // it cannot decide at all, and says so rather than "not significant".
   int dir = row->test.direction;
   int agrees = (dir > 0 && row->median_change > 0) || (dir < 0 && row->median_change < 0);
-  if (!(row->test.p < c->alpha))
+  if (!(row->min_p < c->alpha))
+    row->verdict = GS_CHANGE_UNDECIDABLE;
+  else if (!(row->test.p < c->alpha))
     row->verdict = GS_CHANGE_NOT_SIGNIFICANT;
   else if (!agrees || !(fabs(row->median_change) > c->threshold))
     row->verdict = GS_CHANGE_WITHIN;
@@ -135,6 +215,7 @@ static gs_status compare_metric(gs_compare *c, size_t series, int world_size, co
     row->verdict = (higher_is_better ? dir < 0 : dir > 0) ? GS_CHANGE_REGRESSION
                                                           : GS_CHANGE_IMPROVEMENT;
   if (row->verdict == GS_CHANGE_REGRESSION) c->regressions++;
+  if (row->verdict == GS_CHANGE_UNDECIDABLE) c->undecidable++;
   return GS_OK;
 }
 
@@ -157,7 +238,7 @@ static gs_status compare_figure(gs_compare *c, size_t series, int world_size, co
   row->base_mean = x;
   row->new_mean = y;
   row->change = row->median_change = y / x - 1.0;
-  row->ci_low = row->ci_high = NAN;
+  row->ci_low = row->ci_high = row->detectable = row->min_p = NAN;
   row->test.u = row->test.z = row->test.p = NAN;
   double worse = higher_is_better ? -row->change : row->change;
   if (!(fabs(row->change) > c->figure_threshold))
@@ -165,6 +246,85 @@ static gs_status compare_figure(gs_compare *c, size_t series, int world_size, co
   else
     row->verdict = worse > 0 ? GS_CHANGE_REGRESSION : GS_CHANGE_IMPROVEMENT;
   if (row->verdict == GS_CHANGE_REGRESSION) c->regressions++;
+  return GS_OK;
+}
+
+/* The largest of f over the LoadGen ranks of `row` (NaN when none has it). */
+static double loadgen_max(const gs_report_row *row, size_t field) {
+  double m = NAN;
+  for (size_t k = 0; k < row->n_ranks; k++) {
+    const gs_report_loadgen *lg = &row->ranks[k].loadgen;
+    const double v[] = {lg->lat_p99, lg->ttft_p99, lg->tpot_p99};
+    if (lg->present && isfinite(v[field]) && !(v[field] <= m)) m = v[field];
+  }
+  return m;
+}
+
+/* The tail latencies LoadGen judges a Server or SingleStream run by (p99
+ * latency, TTFT and TPOT), as figures, lower is better, against the figure
+ * threshold: from LoadGen's logs (the slowest rank's) or, for our own
+ * request-based rows, from the samples' p99 and the TTFT/TPOT statistics;
+ * not for the Offline scenario. A figure either side lacks is left out. */
+static gs_status compare_tails(gs_compare *c, size_t si, const gs_report_row *x,
+                               const gs_report_row *y) {
+  static const char *const names[] = {"p99 latency", "TTFT p99", "TPOT p99"};
+  // Offline has no latency bound (its "latency" is the batch's): LoadGen
+  // judges tails in the Server and SingleStream scenarios only.
+  const char *scenario =
+      x->loadgen && x->n_ranks ? x->ranks[0].loadgen.scenario : x->requests.scenario;
+  if (scenario && (strcmp(scenario, "Offline") == 0 || strcmp(scenario, "offline") == 0))
+    return GS_OK;
+  for (size_t f = 0; f < 3; f++) {
+    double bx, by;
+    if (x->loadgen) {
+      bx = loadgen_max(x, f);
+      by = loadgen_max(y, f);
+    } else {
+      const gs_report_requests *qx = &x->requests, *qy = &y->requests;
+      const double vx[] = {x->has_step ? x->step.p99 : NAN, qx->ttft.n ? qx->ttft.p99 : NAN,
+                           qx->tpot.n ? qx->tpot.p99 : NAN};
+      const double vy[] = {y->has_step ? y->step.p99 : NAN, qy->ttft.n ? qy->ttft.p99 : NAN,
+                           qy->tpot.n ? qy->tpot.p99 : NAN};
+      bx = vx[f];
+      by = vy[f];
+    }
+    if (!(bx > 0) || !isfinite(by)) continue;
+    gs_status st = compare_figure(c, si, x->world_size, names[f], "s", 0, bx, by);
+    if (st != GS_OK) return st;
+  }
+  return GS_OK;
+}
+
+/* LoadGen's own verdict per rank: VALID to INVALID is a regression whatever
+ * the figures say, INVALID to VALID an improvement (a row of unit
+ * "validity": 1 VALID, 0 INVALID). */
+static gs_status compare_validity(gs_compare *c, size_t si, const gs_report_row *x,
+                                  const gs_report_row *y) {
+  for (size_t k = 0; k < x->n_ranks && k < y->n_ranks; k++) {
+    const gs_report_loadgen *a = &x->ranks[k].loadgen, *b = &y->ranks[k].loadgen;
+    if (!a->present || !b->present || a->valid < 0 || b->valid < 0) continue;
+    char metric[64];
+    snprintf(metric, sizeof metric, "LoadGen result rank %zu", k);
+    gs_compare_row *row = row_slot(c, si, x->world_size, metric, "validity", 1);
+    if (!row) return gs_error(GS_ERR_NOMEM, "out of memory");
+    c->n_rows++;
+    row->figure = 1;
+    row->n_base = row->n_new = 1;
+    row->base_mean = a->valid;
+    row->new_mean = b->valid;
+    row->change = row->median_change = (double)(b->valid - a->valid);
+    row->ci_low = row->ci_high = row->detectable = row->min_p = NAN;
+    row->test.u = row->test.z = row->test.p = NAN;
+    row->verdict = a->valid == b->valid ? GS_CHANGE_WITHIN
+                   : b->valid == 0      ? GS_CHANGE_REGRESSION
+                                        : GS_CHANGE_IMPROVEMENT;
+    if (row->verdict == GS_CHANGE_REGRESSION) {
+      c->regressions++;
+      if (!add_note(c, "LoadGen result at %d ranks, rank %zu: VALID in BASE, INVALID in NEW (%s)",
+                    x->world_size, k, b->failed ? b->failed : "criteria not recorded"))
+        return gs_error(GS_ERR_NOMEM, "out of memory");
+    }
+  }
   return GS_OK;
 }
 
@@ -201,6 +361,8 @@ static gs_status compare_figures(gs_compare *c, size_t si, const gs_report_serie
   double ty = number_at(cJSON_GetObjectItemCaseSensitive(my, "mlperf"), "tokens_per_second");
   if (st == GS_OK && isfinite(tx) && isfinite(ty))
     st = compare_figure(c, si, ranks, "tokens/s", "tokens", 1, tx, ty);
+  if (st == GS_OK && x->loadgen && y->loadgen) st = compare_validity(c, si, x, y);
+  if (st == GS_OK && x->loadgen && y->loadgen) st = compare_tails(c, si, x, y);
   return st;
 }
 
@@ -244,14 +406,18 @@ static gs_status compare_rows(gs_compare *c, size_t si, const gs_report_series *
       free(a), free(b);
       return gs_error(GS_ERR_NOMEM, "out of memory");
     }
+    // Step samples keep their runs (the bootstrap draws runs, then steps);
+    // a rank's samples are one group.
+    const sample_set sa = {a, na, k < 0 ? x->step_run_n : NULL, k < 0 ? x->n_step_runs : 0};
+    const sample_set sb = {b, nb, k < 0 ? y->step_run_n : NULL, k < 0 ? y->n_step_runs : 0};
     if (k < 0) {
       char step[64] = "step time";
       if (x->collective.present)  // one row per op, message size and form: name it
         gs_report_point_name(x, step, sizeof step);
-      st = compare_metric(c, si, ranks, step, "s", 0, a, na, b, nb);
-      // Throughput per step: items_per_step / step time, when both know the
-      // items. Request-based samples are latencies of overlapping requests:
-      // items over one of them is no throughput.
+      st = compare_metric(c, si, ranks, step, "s", 0, &sa, &sb, 0);
+      // Throughput: items_per_step / mean step (the report's), when both
+      // know the items. Request-based samples are latencies of overlapping
+      // requests: items over one of them is no throughput.
       if (st == GS_OK && (x->requests.present || y->requests.present)) {
         char base_rate[32], new_rate[32];
         gs_format_rate(x->throughput, base_rate, sizeof base_rate);
@@ -261,11 +427,10 @@ static gs_status compare_rows(gs_compare *c, size_t si, const gs_report_series *
                       s->workload, ranks, base_rate, s->item_unit ? s->item_unit : "items",
                       new_rate, s->item_unit ? s->item_unit : "items"))
           st = gs_error(GS_ERR_NOMEM, "out of memory");
+        if (st == GS_OK) st = compare_tails(c, si, x, y);
       } else if (st == GS_OK && x->items_per_step > 0 && x->items_per_step == y->items_per_step) {
-        for (size_t i = 0; i < na; i++) a[i] = (double)x->items_per_step / a[i];
-        for (size_t i = 0; i < nb; i++) b[i] = (double)y->items_per_step / b[i];
         st = compare_metric(c, si, ranks, "throughput", s->item_unit ? s->item_unit : "items", 1,
-                            a, na, b, nb);
+                            &sa, &sb, x->items_per_step);
       } else if (st == GS_OK && x->items_per_step != y->items_per_step) {
         if (!add_note(c, "%s at %d ranks: items per step differ (%llu in BASE, %llu in NEW): "
                          "throughput not compared",
@@ -276,7 +441,7 @@ static gs_status compare_rows(gs_compare *c, size_t si, const gs_report_series *
     } else {
       char metric[64];
       snprintf(metric, sizeof metric, "rank %d time", k);
-      st = compare_metric(c, si, ranks, metric, "s", 0, a, na, b, nb);
+      st = compare_metric(c, si, ranks, metric, "s", 0, &sa, &sb, 0);
     }
     free(a), free(b);
   }
@@ -401,6 +566,7 @@ static cJSON *compare_json(const gs_compare *c) {
   gs_json_put_number(b, doc, "threshold", c->threshold);
   gs_json_put_number(b, doc, "figure_threshold", c->figure_threshold);
   gs_json_put_number(b, doc, "regressions", (double)c->regressions);
+  gs_json_put_number(b, doc, "undecidable", (double)c->undecidable);
   cJSON *rows = gs_json_put_array(b, doc, "metrics");
   for (size_t i = 0; rows && i < c->n_rows; i++) {
     const gs_compare_row *r = &c->rows[i];
@@ -425,6 +591,8 @@ static cJSON *compare_json(const gs_compare *c) {
     gs_json_put_number(b, o, "change_ci95_low", r->ci_low);
     gs_json_put_number(b, o, "change_ci95_high", r->ci_high);
     gs_json_put_number(b, o, "median_change", r->median_change);
+    gs_json_put_number(b, o, "detectable_change", r->detectable);
+    gs_json_put_number(b, o, "smallest_p", r->min_p);
     gs_json_put_bool(b, o, "figure", r->figure);
     gs_json_put_number(b, o, "u", r->test.u);
     gs_json_put_number(b, o, "z", r->test.z);
@@ -446,6 +614,10 @@ static cJSON *compare_json(const gs_compare *c) {
  * rows mix metrics, so each value is scaled on its own. */
 static void fmt_value(char *buf, size_t size, double v, const char *unit) {
   char number[32];
+  if (strcmp(unit, "validity") == 0) {
+    snprintf(buf, size, "%s", v == 1.0 ? "VALID" : v == 0.0 ? "INVALID" : "-");
+    return;
+  }
   if (strcmp(unit, "s") == 0) {
     gs_format_seconds(v, buf, size);
     return;
@@ -469,15 +641,16 @@ gs_status gs_compare_render(FILE *out, const gs_compare *c, gs_compare_format fo
     figures |= c->rows[i].figure;
   }
   if (md)
-    fputs("| workload | ranks | metric | base | new | change | 95% CI | median | U | p | verdict |\n"
-          "|:---|---:|:---|---:|---:|---:|---:|---:|---:|---:|:---|\n", out);
+    fputs("| workload | ranks | metric | base | new | change | 95% CI | detectable | median | U | p "
+          "| verdict |\n"
+          "|:---|---:|:---|---:|---:|---:|---:|---:|---:|---:|---:|:---|\n", out);
   else
-    fprintf(out, "%-12s %5s %-*s %18s %18s %8s %19s %8s %9s %9s  %s\n", "workload", "ranks",
-            metric_width, "metric", "base", "new", "change", "95% CI", "median", "U", "p",
-            "verdict");
+    fprintf(out, "%-12s %5s %-*s %18s %18s %8s %19s %10s %8s %9s %9s  %s\n", "workload", "ranks",
+            metric_width, "metric", "base", "new", "change", "95% CI", "detectable", "median", "U",
+            "p", "verdict");
   for (size_t i = 0; i < c->n_rows; i++) {
     const gs_compare_row *r = &c->rows[i];
-    char base[64], next[64], change[32], ci[48], median[32], u[32], p[32];
+    char base[64], next[64], change[32], ci[48], median[32], u[32], p[32], det[32] = "-";
     fmt_value(base, sizeof base, r->base_mean, r->unit);
     fmt_value(next, sizeof next, r->new_mean, r->unit);
     snprintf(change, sizeof change, "%+.2f%%", 100.0 * r->change);
@@ -488,6 +661,7 @@ gs_status gs_compare_render(FILE *out, const gs_compare *c, gs_compare_format fo
       snprintf(p, sizeof p, "-");
     } else {
       snprintf(ci, sizeof ci, "[%+.2f%%, %+.2f%%]", 100.0 * r->ci_low, 100.0 * r->ci_high);
+      if (isfinite(r->detectable)) snprintf(det, sizeof det, "+-%.2f%%", 100.0 * r->detectable);
       // U is a whole or half number; never e-notation.
       snprintf(u, sizeof u, r->test.u == floor(r->test.u) ? "%.0f" : "%.1f", r->test.u);
       // %.3g is fixed notation from 0.0001 up; below, the digits say nothing more.
@@ -500,17 +674,38 @@ gs_status gs_compare_render(FILE *out, const gs_compare *c, gs_compare_format fo
     char wl[256];
     gs_report_series_name(s, wl, sizeof wl);
     if (md)
-      fprintf(out, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", wl, r->world_size,
-              r->metric, base, next, change, ci, median, u, p, gs_change_verdict_name(r->verdict));
+      fprintf(out, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", wl,
+              r->world_size, r->metric, base, next, change, ci, det, median, u, p,
+              gs_change_verdict_name(r->verdict));
     else
-      fprintf(out, "%-12s %5d %-*s %18s %18s %8s %19s %8s %9s %9s  %s\n", wl, r->world_size,
-              metric_width, r->metric, base, next, change, ci, median, u, p,
+      fprintf(out, "%-12s %5d %-*s %18s %18s %8s %19s %10s %8s %9s %9s  %s\n", wl, r->world_size,
+              metric_width, r->metric, base, next, change, ci, det, median, u, p,
               gs_change_verdict_name(r->verdict));
   }
   fprintf(out, "\np: two-sided Mann-Whitney U test of NEW against BASE (* exact, else normal "
                "approximation with tie and continuity correction); change = NEW/BASE - 1 of the "
-               "means with a Welch 95%% interval; the verdict takes its direction from the U "
-               "test and its size from the change of the medians.\n");
+               "means (throughput: items / mean step, as the report) with its 95%% interval "
+               "(bootstrap over runs and steps, docs/statistics.md); detectable: the smallest "
+               "change these samples tell from noise (half the interval); the verdict takes its "
+               "direction from the U test and its size from the change of the medians.\n");
+  if (c->undecidable) {
+    size_t m = 0, n = 0;
+    double minp = NAN;
+    for (size_t i = 0; i < c->n_rows; i++)
+      if (c->rows[i].verdict == GS_CHANGE_UNDECIDABLE) {
+        m = c->rows[i].n_base;
+        n = c->rows[i].n_new;
+        minp = c->rows[i].min_p;
+        break;
+      }
+    const size_t need = samples_needed(c->alpha);
+    fprintf(out, "%s%zu metric%s undecidable: with %zu against %zu samples the U test's smallest "
+                 "two-sided p is %.3g, not below the significance level %g, so no change could "
+                 "be significant, whatever its size; %zu samples a side are needed (e.g. --runs "
+                 "%zu for exec, whose samples are one per run).\n",
+            md ? "- " : "", c->undecidable, c->undecidable == 1 ? " is" : "s are", m, n, minp,
+            c->alpha, need, need);
+  }
   if (figures)
     fprintf(out, "Rows with p '-' have no raw samples (ingested results): their recorded "
                  "figures are compared, no significance test was possible; a change beyond "
@@ -523,10 +718,14 @@ gs_status gs_compare_render(FILE *out, const gs_compare *c, gs_compare_format fo
     size_t len = strlen(rule);
     snprintf(rule + len, sizeof rule - len, "%g%%", 100.0 * c->figure_threshold);
   }
+  char undecided[96] = "";
+  if (c->undecidable)
+    snprintf(undecided, sizeof undecided, "; %zu metric%s undecidable (too few samples)",
+             c->undecidable, c->undecidable == 1 ? "" : "s");
   if (c->regressions)
-    fprintf(out, "\n%zu significant regression%s (%s)\n", c->regressions,
-            c->regressions == 1 ? "" : "s", rule);
+    fprintf(out, "\n%zu significant regression%s (%s)%s\n", c->regressions,
+            c->regressions == 1 ? "" : "s", rule, undecided);
   else
-    fprintf(out, "\nno significant regression (%s)\n", rule);
+    fprintf(out, "\nno significant regression (%s)%s\n", rule, undecided);
   return ferror(out) ? GS_ERR_IO : GS_OK;
 }

@@ -19,10 +19,12 @@ typedef enum {
   GS_CHANGE_WITHIN,              /* significant (or a figure), but not by more than the threshold
                                     in the test's direction */
   GS_CHANGE_IMPROVEMENT,         /* significant and better by more than the threshold */
-  GS_CHANGE_REGRESSION           /* significant and worse by more than the threshold */
+  GS_CHANGE_REGRESSION,          /* significant and worse by more than the threshold */
+  GS_CHANGE_UNDECIDABLE          /* too few samples: the test's smallest p is >= alpha */
 } gs_change_verdict;
 
-/* "not significant", "within threshold", "improvement", "regression". */
+/* "not significant", "within threshold", "improvement", "regression",
+ * "undecidable". */
 const char *gs_change_verdict_name(gs_change_verdict v);
 
 typedef struct {
@@ -33,8 +35,14 @@ typedef struct {
   int higher_is_better;
   size_t n_base, n_new;
   double base_mean, new_mean;
-  double change;             /* (new - base) / base of the means */
-  double ci_low, ci_high;    /* 95% interval of the change (Welch), as fractions of base */
+  double change;             /* (new - base) / base of the means (throughput: of items /
+                                mean step, the report's definition) */
+  double ci_low, ci_high;    /* 95% interval of the change (the two-level bootstrap of
+                                docs/statistics.md), as fractions of base */
+  double detectable;         /* the smallest change these samples can tell from noise: half
+                                the interval's width (fraction); NaN for figures */
+  double min_p;              /* the smallest two-sided p the U test can give with these
+                                sample counts (2 / C(m + n, m)) */
   double median_change;      /* median(new) / median(base) - 1: the size the verdict uses */
   int figure;                /* 1: compared by recorded figures (no samples): no test, the
                                 test members are NaN and change == median_change */
@@ -54,6 +62,7 @@ typedef struct {
   size_t n_notes;
   char **notes;              /* measurements only one side has; owned */
   size_t regressions;
+  size_t undecidable;        /* rows whose sample counts cannot reach alpha */
 } gs_compare;
 
 /* Reads and compares BASE and NEW. Measurements are paired by the series

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/format.h"
 #include "core/json.h"
 #include "core/parse.h"
 #include "core/scaling.h"
@@ -541,18 +542,20 @@ static gs_status fit_series(const gs_report *r, const gs_report_series *s, gs_pr
   }
   if (st != GS_OK) return st;
 
-  // X(1): the measured 1-GPU throughput when it was fitted, else the model's.
+  // X(1): the model's own 1-GPU throughput, so that a predicted speedup is
+  // a ratio of two predictions: 1.00x and 100% at one GPU whatever the
+  // model's error there (a measured X(1) over a predicted X(1) gave 1.12x
+  // "at one GPU"); the measured 1-GPU throughput only when the model has
+  // none.
   w->base_throughput = NAN;
-  for (size_t j = 0; j < s->n_rows; j++)
-    if (fitted_row(opt, &s->rows[j]) && s->rows[j].world_size == 1 &&
-        isfinite(s->rows[j].throughput)) {
-      w->base_throughput = s->rows[j].throughput;
-      break;
-    }
   gs_predict_point one;
-  if (isnan(w->base_throughput) &&
-      gs_predict_point_at(&w->model, &p->machine, w->items_per_step, 1, 1, &one) == GS_OK)
+  if (gs_predict_point_at(&w->model, &p->machine, w->items_per_step, 1, 1, &one) == GS_OK &&
+      one.throughput > 0.0)
     w->base_throughput = one.throughput;
+  for (size_t j = 0; j < s->n_rows && isnan(w->base_throughput); j++)
+    if (fitted_row(opt, &s->rows[j]) && s->rows[j].world_size == 1 &&
+        isfinite(s->rows[j].throughput))
+      w->base_throughput = s->rows[j].throughput;
   return GS_OK;
 }
 
@@ -584,6 +587,45 @@ static void finish_point(const gs_predict_options *opt, const gs_report_series *
     w->fastest = (int)i;
 }
 
+/* Whether the model of `w` reproduces the measurements it was fitted to:
+ * the first one it misses by more than GS_PREDICT_MISFIT and beyond that
+ * measurement's 95% interval (of the mean step; for requests, the
+ * throughput against the step interval's relative width) is named in
+ * w->misfit. A super-linear series fits no model of work / N plus costs. */
+static void check_fit(const gs_predict_options *opt, const gs_report_series *s,
+                      gs_predict_kind kind, const gs_predict *p, int tp,
+                      gs_predict_workload *w) {
+  w->misfit[0] = '\0';
+  for (size_t j = 0; j < s->n_rows && !w->misfit[0]; j++) {
+    const gs_report_row *row = &s->rows[j];
+    if (!fitted_row(opt, row) || !is_ok(row) || !row->has_step) continue;
+    gs_predict_point pt;
+    if (gs_predict_point_at(&w->model, &p->machine, w->items_per_step, row->world_size, tp,
+                            &pt) != GS_OK)
+      continue;
+    const int req = kind == GS_PREDICT_REQUESTS;
+    const double measured = req ? row->throughput : row->step.mean;
+    const double predicted = req ? pt.throughput : pt.step_seconds;
+    if (!(measured > 0.0) || !isfinite(predicted)) continue;
+    const double off = predicted / measured - 1.0;
+    const double half = (row->step.ci95_high - row->step.ci95_low) / 2.0 / row->step.mean;
+    if (fabs(off) <= GS_PREDICT_MISFIT || fabs(off) <= half) continue;
+    char a[32], b[32];
+    if (req) {
+      gs_format_rate(predicted, a, sizeof a);
+      gs_format_rate(measured, b, sizeof b);
+    } else {
+      gs_format_seconds(predicted, a, sizeof a);
+      gs_format_seconds(measured, b, sizeof b);
+    }
+    snprintf(w->misfit, sizeof w->misfit,
+             "the model does not fit the measurement at %d GPU%s: it gives %s against %s "
+             "measured (%+.0f%%, beyond the measurement's 95%% interval of +-%.1f%%), so its "
+             "predictions are not to be trusted",
+             row->world_size, row->world_size == 1 ? "" : "s", a, b, 100.0 * off, 100.0 * half);
+  }
+}
+
 /* Fits series `s` and predicts it at the options' counts into `w`. */
 static gs_status predict_series(const gs_report *r, const gs_report_series *s, gs_predict_kind kind,
                                 const gs_predict *p, gs_predict_workload *w) {
@@ -599,6 +641,7 @@ static gs_status predict_series(const gs_report *r, const gs_report_series *s, g
     return gs_error(GS_ERR_NOMEM, "out of memory");
   }
   int tp = kind == GS_PREDICT_REQUESTS ? opt->tensor_parallel : 0;
+  check_fit(opt, s, kind, p, tp, w);
   for (size_t i = 0; i < n_counts; i++) {
     st = gs_predict_point_at(&w->model, &p->machine, w->items_per_step, counts[i], tp,
                              &w->points[i]);

@@ -188,7 +188,14 @@ typedef struct {
   gs_predict_point *points; /* owned */
   int cheapest, fastest;   /* index of the point with least $/M items, most items/s; -1 none */
   double worst_error;      /* largest |error| over the holdout points; NaN none */
+  char misfit[320];        /* the first fitted measurement the model misses beyond its 95%
+                              interval and by more than GS_PREDICT_MISFIT, in words; "" none */
 } gs_predict_workload;
+
+/* A model that misses a measurement it was fitted to by more than this
+ * share (and beyond the measurement's 95% interval) does not fit it; its
+ * predictions are printed with that caveat. */
+#define GS_PREDICT_MISFIT 0.10
 
 typedef struct gs_predict {
   gs_predict_options opt;  /* its counts point into the caller's array */

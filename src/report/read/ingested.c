@@ -37,6 +37,9 @@ static void loadgen_read(const cJSON *o, gs_report_loadgen *lg) {
 void gs_report_ingest_read(const cJSON *doc, const cJSON *m, gs_report_row *row) {
   row->collective.time = NAN;
   row->collective.nccl_version = NULL;
+  // Another tool's run (LoadGen, nccl-tests): a single run, never part of
+  // a series measured together, so it never yields a speedup.
+  row->ingested = cJSON_IsObject(gs_json_member(m, "source"));
   const cJSON *coll = gs_json_member(m, "collective");
   if (cJSON_IsObject(coll)) {
     row->collective.time = gs_json_number_member(coll, "time_seconds");

@@ -18,8 +18,9 @@
 
 /* ---- reading one measurement ---------------------------------------------- */
 
-/* Appends the finite numbers of array `arr` to `d`; nulls are counted in
- * `*nulls`; any other element is a format error naming its path. */
+/* Appends the finite numbers of array `arr` (times) to `d`; nulls are
+ * counted in `*nulls`; a negative number or any other element is a format
+ * error naming its path and value. */
 static gs_status read_samples(const cJSON *arr, gs_dvec *d, size_t *nulls, const char *file,
                               const char *path) {
   size_t k = 0;
@@ -29,6 +30,10 @@ static gs_status read_samples(const cJSON *arr, gs_dvec *d, size_t *nulls, const
     } else if (cJSON_IsNumber(x)) {
       if (!isfinite(x->valuedouble)) {
         if (nulls) (*nulls)++;
+      } else if (x->valuedouble < 0.0) {
+        // Every sample is a time: a negative one is a broken document.
+        return gs_error(GS_ERR_FORMAT, "%s: %s[%zu] is %g: a time cannot be negative", file, path,
+                        k, x->valuedouble);
       } else if (gs_dvec_push(d, x->valuedouble) != GS_OK) {
         return gs_error(GS_ERR_NOMEM, "%s: out of memory reading %s", file, path);
       }
@@ -129,6 +134,7 @@ gs_status gs_report_measurement_read(const cJSON *m, size_t mi, const char *file
   snprintf(path, sizeof path, "measurements[%zu]", mi);
   double dnan = nan_value();
   row->throughput = row->speedup = row->efficiency = row->karp_flatt = dnan;
+  row->speedup_low = row->speedup_high = dnan;
   row->ideal_throughput = row->spread_ratio = row->spread_cv = row->rank_median = dnan;
   row->straggler = -1;
 
@@ -170,6 +176,13 @@ gs_status gs_report_measurement_read(const cJSON *m, size_t mi, const char *file
   }
 
   const cJSON *runs = cJSON_GetObjectItemCaseSensitive(m, "runs");
+  const size_t n_runs = (size_t)cJSON_GetArraySize(runs);
+  row->step_run_n = calloc(n_runs ? n_runs : 1, sizeof *row->step_run_n);
+  if (!row->step_run_n) {
+    st = gs_error(GS_ERR_NOMEM, "%s: out of memory for %zu runs", file, n_runs);
+    goto done;
+  }
+  row->n_step_runs = n_runs;
   size_t ri = 0;
   for (const cJSON *run = runs ? runs->child : NULL; run; run = run->next, ri++) {
     char rpath[200];
@@ -178,7 +191,9 @@ gs_status gs_report_measurement_read(const cJSON *m, size_t mi, const char *file
     if (cJSON_IsArray(ss)) {
       char spath[220];
       snprintf(spath, sizeof spath, "%s.step_seconds", rpath);
+      const size_t before = steps.n;
       if ((st = read_samples(ss, &steps, &row->step_nulls, file, spath)) != GS_OK) goto done;
+      if (ri < n_runs) row->step_run_n[ri] = steps.n - before;
     } else if (ss && !cJSON_IsNull(ss)) {
       st = gs_error(GS_ERR_FORMAT, "%s: %s.step_seconds must be an array or null", file, rpath);
       goto done;
@@ -251,10 +266,11 @@ gs_status gs_report_measurement_read(const cJSON *m, size_t mi, const char *file
     if ((st = finish_rank(k, &rank_samples[r], file, kpath)) != GS_OK) goto done;
   }
 
-  // The analysis' copies of the samples become the row's (compare's input).
+  // The step samples stay with the row in run order (the speedup's
+  // interval resamples them by run); the rank samples only when asked.
+  row->step_samples = steps.v;
+  steps.v = NULL;
   if (keep_samples) {
-    row->step_samples = steps.v;
-    steps.v = NULL;
     for (size_t r = 0; r < row->n_ranks; r++) {
       row->ranks[r].samples = rank_samples[r].v;
       rank_samples[r].v = NULL;
@@ -277,6 +293,8 @@ void gs_report_row_free(gs_report_row *row) {
   free(row->ranks);
   free(row->hosts);
   free(row->step_samples);
+  free(row->step_run_n);
+  row->step_run_n = NULL;
   row->ranks = NULL;
   row->hosts = NULL;
   row->step_samples = NULL;

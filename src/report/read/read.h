@@ -12,7 +12,8 @@
 
 /* Fills `row` from measurement `m` (index `mi` of `file`): raw samples
  * pooled over runs, step and per-rank statistics, throughput, cold starts.
- * With `keep_samples` the row keeps the step and rank samples
+ * The row keeps its step samples in run order (the speedup's interval
+ * resamples them by run); with `keep_samples` the rank samples too
  * (GS_REPORT_ROW_SAMPLES). Cross-row numbers (speedup and the like) are
  * filled later. GS_ERR_FORMAT
  * naming `file` and the JSON path for an inconsistent measurement,

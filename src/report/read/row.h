@@ -207,11 +207,13 @@ typedef struct {
   int has_step;              /* 1 when step_seconds held at least one number */
   gs_stats step;             /* over all runs' step_seconds (nulls skipped) */
   size_t step_nulls;         /* null elements of step_seconds skipped */
-  double *step_samples;      /* with GS_REPORT_ROW_SAMPLES: the step.n samples (any order);
-                                owned; else NULL */
+  double *step_samples;      /* the step.n samples in run order (NULL when none); owned */
+  size_t n_step_runs;        /* runs of the measurement */
+  size_t *step_run_n;        /* samples of each run among step_samples; owned */
   uint64_t items_per_step;   /* cost.items_per_step; 0 when absent */
   double throughput;         /* items_per_step / step.mean */
   double speedup;            /* throughput / throughput of the series' 1-rank row */
+  double speedup_low, speedup_high; /* its 95% interval (core/scaling); NaN when none */
   double efficiency;         /* speedup / world_size */
   double karp_flatt;         /* (1/S - 1/N) / (1 - 1/N), N > 1 */
   double ideal_throughput;   /* world_size * throughput of the 1-rank row */
@@ -232,6 +234,7 @@ typedef struct {
   /* Ingested LoadGen measurements ("workload": "mlperf"): throughput is the
    * ranks' summed LoadGen throughput, each rank's figures in its loadgen. */
   int loadgen;
+  int ingested;              /* 1: another tool's run (a "source" member): a single run */
   gs_report_collective collective;
   gs_report_requests requests;
   gs_report_placement placement;

@@ -138,7 +138,8 @@ static gs_status csv_measurements(FILE *out, const gs_report *r) {
   fprintf(out,
           "%s,status,verification,step_samples,step_mean_s,step_median_s,step_p99_s,step_cv,"
           "items_per_step,item_unit,throughput_items_per_s,ideal_throughput_items_per_s,"
-          "speedup,efficiency,karp_flatt,verdict,time_s,algbw_bytes_per_s,busbw_bytes_per_s,"
+          "speedup,speedup_low,speedup_high,efficiency,efficiency_low,efficiency_high,karp_flatt,"
+          "verdict,time_s,algbw_bytes_per_s,busbw_bytes_per_s,"
           "busbw_expected_bytes_per_s,busbw_consistent,link_bytes_per_s,nccl_version,"
           "loadgen_valid,loadgen_failed_criteria,samples_per_s,tokens_per_s,queries,"
           "latency_mean_s,latency_p50_s,latency_p90_s,latency_p99_s,latency_max_s,"
@@ -161,7 +162,11 @@ static gs_status csv_measurements(FILE *out, const gs_report *r) {
       csv_number(out, row->throughput);
       csv_number(out, row->ideal_throughput);
       csv_number(out, row->speedup);
+      csv_number(out, row->speedup_low);
+      csv_number(out, row->speedup_high);
       csv_number(out, row->efficiency);
+      csv_number(out, row->speedup_low / (double)row->world_size);
+      csv_number(out, row->speedup_high / (double)row->world_size);
       csv_number(out, row->karp_flatt);
       // The series' verdict, on the row it speaks of.
       csv_text(out, s->verdict != GS_VERDICT_NONE && row->world_size == s->verdict_world_size

@@ -77,6 +77,10 @@ void gs_render_bandwidth(char *cell, double bytes_per_second);
 void gs_render_bytes(char *cell, double bytes);
 void gs_render_pct(char *cell, double fraction);
 void gs_render_fixed(char *cell, double v, int digits, const char *suffix);
+/* A ratio with its 95% interval in the one form of core/scaling
+ * (gs_scaling_format_ratio): a speedup "1.72x [1.69, 1.75]" (`pct` 0) or
+ * an efficiency "86.0% [84.5, 87.5]" (`pct` 1); "-" when v is not finite. */
+void gs_render_ratio(char *cell, double v, double low, double high, int pct);
 
 /* n, mean, min, max, stddev (times) and the share within 15% into c[0..5]. */
 void gs_render_latency_cells(char (*c)[GS_RENDER_CELL], size_t n, double mean, double min,
@@ -97,6 +101,7 @@ typedef struct {
   int world_size;
   char figure[96];
   double throughput, speedup, efficiency;
+  double speedup_low, speedup_high; /* the speedup's 95% interval; NaN when none */
   char verdict[96];
 } gs_render_overview;
 

@@ -146,7 +146,11 @@ static cJSON *row_json(gs_json_build *b, const gs_report *r, const gs_report_row
   gs_json_put_number(b, o, "throughput", row->throughput);
   gs_json_put_number(b, o, "ideal_throughput", row->ideal_throughput);
   gs_json_put_number(b, o, "speedup", row->speedup);
+  gs_json_put_number(b, o, "speedup_low", row->speedup_low);
+  gs_json_put_number(b, o, "speedup_high", row->speedup_high);
   gs_json_put_number(b, o, "efficiency", row->efficiency);
+  gs_json_put_number(b, o, "efficiency_low", row->speedup_low / (double)row->world_size);
+  gs_json_put_number(b, o, "efficiency_high", row->speedup_high / (double)row->world_size);
   gs_json_put_number(b, o, "karp_flatt", row->karp_flatt);
   if (row->world_size > 1) {
     cJSON *sym = gs_json_put_object(b, o, "symmetry");
@@ -257,7 +261,11 @@ cJSON *gs_report_to_json(const gs_report *r) {
     gs_json_put_string_or_null(b, o, "figure", ov.figure);
     gs_json_put_number(b, o, "value", ov.throughput);
     gs_json_put_number(b, o, "speedup", ov.speedup);
+    gs_json_put_number(b, o, "speedup_low", ov.speedup_low);
+    gs_json_put_number(b, o, "speedup_high", ov.speedup_high);
     gs_json_put_number(b, o, "efficiency", ov.efficiency);
+    gs_json_put_number(b, o, "efficiency_low", ov.speedup_low / (double)ov.world_size);
+    gs_json_put_number(b, o, "efficiency_high", ov.speedup_high / (double)ov.world_size);
     gs_json_put_string(b, o, "verdict", ov.verdict);
   }
   cJSON *series = gs_json_put_array(b, doc, "series");

@@ -38,6 +38,7 @@ static const gs_report_row *best_busbw(const gs_report_series *s) {
 void gs_render_overview_cells(const gs_report_series *s, gs_render_overview *o) {
   memset(o, 0, sizeof *o);
   o->speedup = o->efficiency = o->throughput = NAN;
+  o->speedup_low = o->speedup_high = NAN;
   size_t at = 0;
   for (size_t i = 0; i < s->n_rows && at < sizeof o->ranks; i++)
     if (i == 0 || s->rows[i].world_size != s->rows[i - 1].world_size)
@@ -71,21 +72,33 @@ void gs_render_overview_cells(const gs_report_series *s, gs_render_overview *o) 
   }
   o->throughput = row->throughput;
   o->speedup = row->speedup;
+  o->speedup_low = row->speedup_low;
+  o->speedup_high = row->speedup_high;
   o->efficiency = row->efficiency;
   gs_format_rate(row->throughput, rate, sizeof rate);
   snprintf(o->figure, sizeof o->figure, "%s%s/s", rate,
            row->requests.present ? "tokens" : s->item_unit ? s->item_unit : "items");
   if (!isfinite(row->throughput)) snprintf(o->figure, sizeof o->figure, "-");
   if (row->loadgen) {
-    int valid = 1;
-    for (size_t k = 0; k < row->n_ranks; k++) valid &= row->ranks[k].loadgen.valid == 1;
-    snprintf(o->verdict, sizeof o->verdict, "LoadGen %s", valid ? "VALID" : "INVALID");
+    // Every LoadGen run of the series, not the one row shown: one INVALID
+    // member makes the group INVALID.
+    size_t runs = 0, invalid = 0;
+    for (size_t i = 0; i < s->n_rows; i++)
+      for (size_t k = 0; s->rows[i].loadgen && k < s->rows[i].n_ranks; k++) {
+        runs += s->rows[i].ranks[k].loadgen.present;
+        invalid += s->rows[i].ranks[k].loadgen.present && s->rows[i].ranks[k].loadgen.valid != 1;
+      }
+    if (invalid)
+      snprintf(o->verdict, sizeof o->verdict, "LoadGen INVALID (%zu of %zu runs); single run",
+               invalid, runs);
+    else
+      snprintf(o->verdict, sizeof o->verdict, "LoadGen VALID; single run");
   } else if (s->verdict != GS_VERDICT_NONE) {
     gs_scaling_verdict_words(s->verdict, s->backend, o->verdict, sizeof o->verdict);
   } else {
-    snprintf(o->verdict, sizeof o->verdict, "%s", strcmp(row->status, "ok") != 0
-                                                      ? row->status
-                                                      : "no verdict");
+    snprintf(o->verdict, sizeof o->verdict, "%s", strcmp(row->status, "ok") != 0 ? row->status
+                                                  : s->single_run ? "single run"
+                                                                  : "no verdict");
   }
 }
 

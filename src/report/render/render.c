@@ -100,7 +100,8 @@ static gs_status request_table(gs_render_writer *w, const gs_report_series *s) {
 
 /* Ingested LoadGen rows: per rank what its log says (docs/report.md,
  * "Ingested documents"). */
-static gs_status loadgen_table(gs_render_writer *w, const gs_report_series *s) {
+static gs_status loadgen_table(gs_render_writer *w, const gs_report *r,
+                               const gs_report_series *s) {
   size_t shown = 0;
   for (size_t i = 0; i < s->n_rows; i++) shown += s->rows[i].loadgen;
   if (shown == 0) return GS_OK;
@@ -108,23 +109,30 @@ static gs_status loadgen_table(gs_render_writer *w, const gs_report_series *s) {
                   "LoadGen (ingested): throughput as LoadGen reports it (Offline samples/s, "
                   "Server completed samples/s, SingleStream queries/s); latency, TTFT and "
                   "TPOT; failed = the LoadGen criteria not satisfied");
-  static const char *const head[] = {"ranks",   "rank",    "scenario", "result",  "samples/s",
+  // One line per file and rank: each is a run of its own (its scenario and
+  // LoadGen's validity), never a point of a series.
+  static const char *const head[] = {"file", "ranks",   "rank",    "scenario", "result",  "samples/s",
                                      "tokens/s", "queries", "mean",  "p50",  "p90",
                                      "p99",  "max",  "TTFT p50", "TTFT p99", "TPOT p50",
                                      "TPOT p99", "failed"};
-  static const int left[] = {0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+  static const int left[] = {1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
   gs_render_table t;
-  gs_render_table_init(&t, 17, head, left);
+  gs_render_table_init(&t, 18, head, left);
   for (size_t i = 0; i < s->n_rows; i++) {
     const gs_report_row *row = &s->rows[i];
     for (size_t k = 0; row->loadgen && k < row->n_ranks; k++) {
       const gs_report_loadgen *lg = &row->ranks[k].loadgen;
       if (!lg->present) continue;
-      char(*c)[GS_RENDER_CELL] = gs_render_table_row(&t);
+      char(*row_cells)[GS_RENDER_CELL] = gs_render_table_row(&t);
+      gs_render_cellf(row_cells[0], "%s", gs_report_file_name(r, row->file));
+      char(*c)[GS_RENDER_CELL] = row_cells + 1;
       gs_render_cellf(c[0], "%d", row->world_size);
       gs_render_cellf(c[1], "%zu", k);
       gs_render_cellf(c[2], "%s", lg->scenario ? lg->scenario : "-");
-      gs_render_cellf(c[3], "%s", lg->valid == 1 ? "VALID" : lg->valid == 0 ? "INVALID" : "-");
+      gs_render_cellf(c[3], "%s",
+                      lg->valid == 1   ? "VALID"
+                      : lg->valid == 0 ? (w->md ? "**INVALID**" : "INVALID (!)")
+                                       : "-");
       gs_render_rate(c[4], lg->samples_per_second);
       gs_render_rate(c[5], lg->tokens_per_second);
       gs_render_fixed(c[6], lg->query_count, 0, "");
@@ -239,7 +247,9 @@ static gs_status series_tables(gs_render_writer *w, const gs_report *r, const gs
                     "the run time",
                     unit);
   else
-    gs_render_block(w, 0, "  ", "Step time = slowest rank per iteration; throughput in %s/s",
+    gs_render_block(w, 0, "  ",
+                    "Step time = slowest rank per iteration; throughput in %s/s = items / mean "
+                    "step",
                     unit);
   gs_render_plots_of(w, s, -1);
 
@@ -274,8 +284,9 @@ static gs_status series_tables(gs_render_writer *w, const gs_report *r, const gs
     gs_render_pct(c[7], row->has_step ? row->step.cv : NAN);
     gs_render_rate(c[8], row->throughput);
     gs_render_rate(c[9], row->ideal_throughput);
-    gs_render_fixed(c[10], row->speedup, 2, "x");
-    gs_render_pct(c[11], row->efficiency);
+    const double n = (double)row->world_size;
+    gs_render_ratio(c[10], row->speedup, row->speedup_low, row->speedup_high, 0);
+    gs_render_ratio(c[11], row->efficiency, row->speedup_low / n, row->speedup_high / n, 1);
     gs_render_fixed(c[12], row->karp_flatt, 3, "");
     char warn[256] = "";
     if (row->has_step) {
@@ -299,7 +310,7 @@ static gs_status series_tables(gs_render_writer *w, const gs_report *r, const gs
                     "no price matched a GPU name (e.g. the CPU backend).");
   if (!coll) st = breakdown_table(w, s);
   if (st == GS_OK) st = request_table(w, s);
-  if (st == GS_OK) st = loadgen_table(w, s);
+  if (st == GS_OK) st = loadgen_table(w, r, s);
   if (st == GS_OK) st = collective_table(w, s);
   if (st != GS_OK) return st;
 
@@ -395,8 +406,9 @@ static gs_status overview_table(gs_render_writer *w, const gs_report *r) {
     else
       gs_render_cellf(c[3], "-");
     gs_render_cellf(c[4], "%s", o.figure);
-    gs_render_fixed(c[5], o.speedup, 2, "x");
-    gs_render_pct(c[6], o.efficiency);
+    const double n = o.world_size > 0 ? (double)o.world_size : NAN;
+    gs_render_ratio(c[5], o.speedup, o.speedup_low, o.speedup_high, 0);
+    gs_render_ratio(c[6], o.efficiency, o.speedup_low / n, o.speedup_high / n, 1);
     gs_render_cellf(c[7], "%s", o.verdict);
   }
   return gs_render_table_done(w, &t, "  ");

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/format.h"
+#include "core/scaling.h"
 #include "report/render/internal.h"
 
 void gs_render_table_init(gs_render_table *t, size_t ncols, const char *const *head,
@@ -266,6 +267,13 @@ void gs_render_fixed(char *cell, double v, int digits, const char *suffix) {
     gs_render_cellf(cell, "%.*f%s", digits, v, suffix);
   else
     gs_render_cellf(cell, "-");
+}
+
+void gs_render_ratio(char *cell, double v, double low, double high, int pct) {
+  char text[GS_RENDER_CELL];
+  gs_scaling_format_ratio(v, low, high, pct ? 100.0 : 1.0, pct ? 1 : 2, pct ? "%" : "x", text,
+                          sizeof text);
+  gs_render_cellf(cell, "%s", text);
 }
 
 /* n, mean, min, max, stddev (ms) and the share within 15% into c[0..5]. */

@@ -524,7 +524,8 @@ static void check_throughput(gs_node_verdict *v, const gs_report *r) {
 }
 
 /* Throttle reasons that mean the GPU was slowed (fail) or capped (warn);
- * the others (idle, application clocks, sync boost, display) are normal. */
+ * the others (idle, application clocks, sync boost, display) are normal. A
+ * software power cap is judged by the clock it left (telemetry_rank). */
 static gs_check_state throttle_state(const char *reason) {
   static const char *const slowed[] = {"hw_slowdown", "hw_thermal_slowdown",
                                        "hw_power_brake_slowdown", "sw_thermal_slowdown"};
@@ -541,9 +542,10 @@ static gs_check_state throttle_state(const char *reason) {
  * checks. */
 typedef struct {
   size_t readings, ecc_ranks;      /* NVML readings; rank summaries with ECC counts */
+  size_t capped_held;              /* GPU summaries at the power cap with the clock held */
   const char *unavailable;         /* the first reason telemetry was not available */
   gs_check_state throttle, ecc;    /* worst state of each */
-  char throttle_why[300], ecc_why[300];
+  char throttle_why[300], ecc_why[300], held_why[300];
 } telemetry_seen;
 
 /* "mlp at 4 GPUs: GPU 2" for telemetry rank `rk` of measurement `x`. */
@@ -553,18 +555,70 @@ static void telemetry_place(const cJSON *x, const cJSON *rk, char *buf, size_t s
            cJSON_IsNumber(world) ? world->valueint : 0, cJSON_IsNumber(dev) ? dev->valueint : -1);
 }
 
-static void telemetry_rank(telemetry_seen *seen, const cJSON *x, const cJSON *rk) {
+/* The maximum SM clock of GPU `device` in the environment of `doc`, else
+ * of any document of the report (the inventory of `gpuscale info` has it
+ * where a measurement's environment may not); NaN when none records it. */
+static double max_sm_clock(const gs_report *r, const cJSON *doc, const cJSON *device) {
+  for (size_t f = 0; f <= r->n_files && cJSON_IsNumber(device); f++) {
+    const cJSON *d = f == 0 ? doc : r->docs[f - 1];
+    const cJSON *gpus = gs_json_member(gs_json_member(d, "environment"), "gpus");
+    for (const cJSON *g = gpus ? gpus->child : NULL; g; g = g->next) {
+      const cJSON *index = gs_json_member(g, "index");
+      const double top = gs_json_number_member(g, "max_sm_clock_mhz");
+      if (cJSON_IsNumber(index) && index->valuedouble == device->valuedouble && top > 0)
+        return top;
+    }
+  }
+  return NAN;
+}
+
+static void telemetry_rank(telemetry_seen *seen, const gs_report *r, const cJSON *doc,
+                           const cJSON *x, const cJSON *rk) {
   const cJSON *n = gs_json_member(rk, "samples");
   seen->readings += cJSON_IsNumber(n) ? (size_t)n->valuedouble : 0;
   char place[128];
+  // The SM clock the GPU held over the measurement against its maximum: a
+  // power cap that holds it at GS_VERDICT_CLOCK_HELD or more is a GPU at
+  // its power limit doing its work, not a sick one.
+  const double clock = gs_json_number_member(gs_json_member(rk, "sm_clock_mhz"), "mean");
+  const double top = max_sm_clock(r, doc, gs_json_member(rk, "device"));
+  const double share = top > 0 ? clock / top : NAN;
+  const double util = gs_json_number_member(gs_json_member(rk, "utilization_percent"), "mean");
+  int idle = 0, capped = 0;
   const cJSON *reasons = gs_json_member(rk, "throttle_reasons");
   for (const cJSON *why = reasons ? reasons->child : NULL; why; why = why->next) {
-    gs_check_state st = cJSON_IsString(why) ? throttle_state(why->valuestring) : GS_CHECK_PASS;
+    if (!cJSON_IsString(why)) continue;
+    const int cap = strcmp(why->valuestring, "sw_power_cap") == 0;
+    idle |= strcmp(why->valuestring, "gpu_idle") == 0;
+    capped |= cap;
+    if (cap && isfinite(share) && share >= GS_VERDICT_CLOCK_HELD) {
+      if (seen->capped_held++ == 0) {
+        telemetry_place(x, rk, place, sizeof place);
+        snprintf(seen->held_why, sizeof seen->held_why,
+                 "%s held its SM clock at %.0f%% of its %.0f MHz", place, 100.0 * share, top);
+      }
+      continue;
+    }
+    const gs_check_state st = throttle_state(why->valuestring);
     if (st <= seen->throttle) continue;
     seen->throttle = st;
     telemetry_place(x, rk, place, sizeof place);
-    snprintf(seen->throttle_why, sizeof seen->throttle_why, "%s reported %s", place,
-             why->valuestring);
+    if (cap && isfinite(share))
+      snprintf(seen->throttle_why, sizeof seen->throttle_why,
+               "%s reported sw_power_cap with its SM clock down to %.0f%% of its %.0f MHz", place,
+               100.0 * share, top);
+    else
+      snprintf(seen->throttle_why, sizeof seen->throttle_why, "%s reported %s", place,
+               why->valuestring);
+  }
+  // A busy GPU whose clock fell with no power cap and no idleness reported.
+  if (!capped && !idle && isfinite(share) && share < GS_VERDICT_CLOCK_HELD && util >= 50.0 &&
+      seen->throttle < GS_CHECK_WARN) {
+    seen->throttle = GS_CHECK_WARN;
+    telemetry_place(x, rk, place, sizeof place);
+    snprintf(seen->throttle_why, sizeof seen->throttle_why,
+             "%s ran %.0f%% busy at an SM clock of %.0f%% of its %.0f MHz with no power cap "
+             "reported", place, util, 100.0 * share, top);
   }
   const cJSON *ecc = gs_json_member(rk, "ecc_errors");
   const cJSON *corrected = gs_json_member(ecc, "corrected");
@@ -599,7 +653,7 @@ static void check_telemetry(gs_node_verdict *v, const gs_report *r) {
       }
       const cJSON *ranks = gs_json_member(t, "ranks");
       for (const cJSON *rk = ranks ? ranks->child : NULL; rk; rk = rk->next)
-        telemetry_rank(&seen, x, rk);
+        telemetry_rank(&seen, r, r->docs[f], x, rk);
     }
   }
   if (seen.readings == 0) {
@@ -608,11 +662,18 @@ static void check_telemetry(gs_node_verdict *v, const gs_report *r) {
     add_check(v, "ECC errors", GS_CHECK_NA, "no telemetry readings (%s)", why);
     return;
   }
-  if (seen.throttle == GS_CHECK_PASS)
+  if (seen.throttle == GS_CHECK_PASS && seen.capped_held)
+    snprintf(seen.throttle_why, sizeof seen.throttle_why,
+             "no slowdown in %zu NVML readings; %zu GPU summar%s at the software power cap "
+             "with the clock held (%s)", seen.readings, seen.capped_held,
+             seen.capped_held == 1 ? "y" : "ies", seen.held_why);
+  else if (seen.throttle == GS_CHECK_PASS)
     snprintf(seen.throttle_why, sizeof seen.throttle_why,
              "no slowdown or power cap in %zu NVML readings", seen.readings);
   add_check(v, "throttling", seen.throttle, "%s (fail: hardware, thermal or power-brake "
-            "slowdown; warn: software power cap)", seen.throttle_why);
+            "slowdown; warn: software power cap with the SM clock below %.0f%% of its maximum, "
+            "or a busy GPU that slow without one)", seen.throttle_why,
+            100.0 * GS_VERDICT_CLOCK_HELD);
   if (seen.ecc_ranks == 0)
     add_check(v, "ECC errors", GS_CHECK_NA, "NVML gave no ECC counts (ECC off or not "
               "supported, or documents written before gpuscale sampled them)");

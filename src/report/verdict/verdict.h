@@ -19,6 +19,11 @@
 #define GS_VERDICT_PEER_FAIL 0.75
 #define GS_VERDICT_ALLREDUCE_PASS 0.65 /* best allreduce busbw / link figure */
 #define GS_VERDICT_ALLREDUCE_FAIL GS_REPORT_LOW_BUSBW
+/* A GPU at its software power cap whose mean SM clock over a measurement
+ * stays at or above this share of its maximum SM clock is at its power
+ * limit, working (pass); below it, or a busy GPU (>= 50% utilization) that
+ * slow with no cap and no idleness reported, warns (docs/verdict.md). */
+#define GS_VERDICT_CLOCK_HELD 0.70
 
 typedef enum {
   GS_CHECK_NA = 0, /* cannot apply here; the detail says why */

@@ -71,7 +71,8 @@ gs_status gs_llm_measurement_fill(const gs_llm_options *o, const gs_run_config *
       gs_rank_record *rec = &rr->ranks[k];
       rec->rank = k;
       rec->device = rep->device;
-      snprintf(rec->host, sizeof rec->host, "%s", gs_hostname());
+      snprintf(rec->host, sizeof rec->host, "%s",
+               config->places ? config->places[k].host : gs_hostname());
       rec->status = rep->status;
       snprintf(rec->error, sizeof rec->error, "%s", rep->error);
       if (rep->status != GS_OK && m->status == GS_OK && rep->status != GS_ERR_ABORTED) {

@@ -284,6 +284,12 @@ static gs_status serve(replica *r) {
     if (gs_interrupt_signal() != 0)
       return gs_error(GS_ERR_INTERRUPTED, "interrupted by signal %d: no further request "
                             "issued", gs_interrupt_signal());
+    // Under a launcher a peer stopped by a signal ends the job: stop too.
+    int peer_signal = 0;
+    const int peer = sh->run->control ? gs_comm_stopped_peer(sh->run->control, &peer_signal) : -1;
+    if (peer >= 0)
+      return gs_error(GS_ERR_INTERRUPTED, "stopped: rank %d was stopped by signal %d; no further "
+                      "request issued", peer, peer_signal);
     double now = now_since(sh), next = 0.0;
     // Single-stream issues the next sample the moment the previous is done.
     size_t n = gs_llm_queue_take(q, single ? INFINITY : now, max, r->ids, &next);
@@ -389,6 +395,44 @@ static gs_status start_clock_with_processes(scenario_shared *sh, int local) {
   return GS_OK;
 }
 
+/* This process's replica outcome (all zero when it runs none). */
+static void header_of(const gs_llm_run_result *out, int me, int world, replica_header *h) {
+  memset(h, 0, sizeof *h);
+  if (me >= world) return;
+  const gs_llm_replica_result *r = &out->replicas[me];
+  h->status = (int32_t)r->status;
+  h->device = r->device;
+  h->cold_seconds = r->cold_seconds;
+  h->busy_seconds = r->busy_seconds;
+  h->end_seconds = out->seconds;
+  h->n_requests = r->n_requests;
+  h->forward_passes = r->forward_passes;
+  h->generated_tokens = r->generated_tokens;
+  snprintf(h->error, sizeof h->error, "%s", r->error);
+}
+
+/* Files replica k's outcome `h` and its h->n_requests records into r. */
+static gs_status absorb_header(gs_llm_replica_result *r, int k, const replica_header *h,
+                               const gs_llm_request_record *requests) {
+  r->rank = k;
+  r->status = (gs_status)h->status;
+  r->device = h->device;
+  r->cold_seconds = h->cold_seconds;
+  r->busy_seconds = h->busy_seconds;
+  r->forward_passes = h->forward_passes;
+  r->generated_tokens = h->generated_tokens;
+  snprintf(r->error, sizeof r->error, "%s", h->error);
+  r->n_requests = (size_t)h->n_requests;
+  if (r->n_requests == 0) return GS_OK;
+  r->requests = malloc(r->n_requests * sizeof *r->requests);
+  if (!r->requests) {
+    r->n_requests = 0;
+    return gs_error(GS_ERR_NOMEM, "cannot hold the samples of replica %d", k);
+  }
+  memcpy(r->requests, requests, r->n_requests * sizeof *r->requests);
+  return GS_OK;
+}
+
 /* Under a launcher: brings every replica's result to every process, so that
  * out->replicas holds all world_size ranks (samples included) wherever the
  * document is written. Processes beyond the world contribute nothing. */
@@ -397,22 +441,11 @@ static gs_status gather_replicas(const gs_run_config *run, gs_llm_run_result *ou
   const int procs = gs_comm_world_size(run->control);
   const int me = run->process_rank, world = run->world_size;
   replica_header mine;
-  memset(&mine, 0, sizeof mine);
-  if (me < world) {
-    const gs_llm_replica_result *r = &out->replicas[me];
-    mine.status = (int32_t)r->status;
-    mine.device = r->device;
-    mine.cold_seconds = r->cold_seconds;
-    mine.busy_seconds = r->busy_seconds;
-    mine.end_seconds = out->seconds;
-    mine.n_requests = r->n_requests;
-    mine.forward_passes = r->forward_passes;
-    mine.generated_tokens = r->generated_tokens;
-    snprintf(mine.error, sizeof mine.error, "%s", r->error);
-  }
+  header_of(out, me, world, &mine);
   replica_header *all = calloc((size_t)procs, sizeof *all);
   if (!all) return gs_error(GS_ERR_NOMEM, "cannot gather %d replica results", procs);
   gs_status status = gs_comm_allgather(control, &mine, all, sizeof mine, GS_DTYPE_UINT8, NULL);
+  int comm_failed = status != GS_OK;
   uint64_t most = 0;
   for (int k = 0; status == GS_OK && k < procs; k++)
     if (all[k].n_requests > most) most = all[k].n_requests;
@@ -427,34 +460,90 @@ static gs_status gather_replicas(const gs_run_config *run, gs_llm_run_result *ou
       memcpy(send, out->replicas[me].requests,
              out->replicas[me].n_requests * sizeof(gs_llm_request_record));
     status = gs_comm_allgather(control, send, recv, bytes, GS_DTYPE_UINT8, NULL);
+    comm_failed = status != GS_OK;
   }
   for (int k = 0; status == GS_OK && k < world; k++) {
     gs_llm_replica_result *r = &out->replicas[k];
     const replica_header *h = &all[k];
     if (out->seconds < h->end_seconds) out->seconds = h->end_seconds;
     if (k == me) continue;
-    r->rank = k;
-    r->status = (gs_status)h->status;
-    r->device = h->device;
-    r->cold_seconds = h->cold_seconds;
-    r->busy_seconds = h->busy_seconds;
-    r->forward_passes = h->forward_passes;
-    r->generated_tokens = h->generated_tokens;
-    snprintf(r->error, sizeof r->error, "%s", h->error);
-    r->n_requests = (size_t)h->n_requests;
-    if (r->n_requests) {
-      r->requests = malloc(r->n_requests * sizeof *r->requests);
-      if (!r->requests) {
-        status = gs_error(GS_ERR_NOMEM, "cannot hold the samples of replica %d", k);
-        break;
-      }
-      memcpy(r->requests, recv + (size_t)k * most, r->n_requests * sizeof *r->requests);
-    }
+    status = absorb_header(r, k, h, recv + (size_t)k * most);
   }
+  // A broken allgather cannot be cancelled: MPI may still write into its
+  // buffers while the survivors exchange their results, so they stay.
+  if (comm_failed) return status;
   free(all);
   free(send);
   free(recv);
   return status;
+}
+
+/* Marks replica r, stopped by the job's end, as stopped because rank
+ * `lost` was lost (its requests completed until then are kept). */
+static void stopped_by(gs_llm_replica_result *r, int lost) {
+  if (r->status != GS_ERR_INTERRUPTED && r->status != GS_ERR_TIMEOUT && r->status != GS_ERR_MPI)
+    return;
+  r->status = GS_ERR_ABORTED;
+  snprintf(r->error, sizeof r->error, "stopped after %zu requests because rank %d was lost",
+           r->n_requests, lost);
+}
+
+/* Under a launcher, after the gather broke with `status` (a process was
+ * lost): names the lost rank (gs_comm_find_lost) and exchanges the live
+ * replicas' results point to point (gs_comm_world_salvage), so that the
+ * requests every live replica completed are kept. The lost replica's
+ * record says it was lost; one whose result did not arrive says so.
+ * Returns GS_ERR_RANK_LOST naming the rank, else `status`. */
+static gs_status salvage_replicas(const gs_run_config *run, gs_llm_run_result *out,
+                                  gs_status status) {
+  char how[GS_TEXT_LONG] = "";
+  const int lost = gs_comm_find_lost(run->control, how, sizeof how);
+  const int procs = gs_comm_world_size(run->control);
+  const int me = run->process_rank, world = run->world_size;
+  const size_t n = me < world ? out->replicas[me].n_requests : 0;
+  const size_t bytes = sizeof(replica_header) + n * sizeof(gs_llm_request_record);
+  replica_header *mine = calloc(1, bytes);
+  void **recv = calloc((size_t)procs, sizeof *recv);
+  size_t *sizes = calloc((size_t)procs, sizeof *sizes);
+  gs_status s = GS_OK;
+  if (!mine || !recv || !sizes) {
+    s = gs_error(GS_ERR_NOMEM, "cannot salvage the replicas' results");
+  } else {
+    header_of(out, me, world, mine);
+    if (n) memcpy(mine + 1, out->replicas[me].requests, n * sizeof(gs_llm_request_record));
+    s = gs_comm_world_salvage(run->control, mine, bytes, recv, sizes);
+  }
+  for (int k = 0; s == GS_OK && k < world; k++) {
+    gs_llm_replica_result *r = &out->replicas[k];
+    const replica_header *h = recv[k];
+    const size_t records = sizes[k] >= sizeof *h ? (sizes[k] - sizeof *h) / sizeof *r->requests : 0;
+    if (k == me) {
+      // This replica is the lost one when a signal stopped it alone.
+    } else if (h && records == h->n_requests) {
+      // A replica stopped by a signal of its own sent what it completed.
+      if (out->seconds < h->end_seconds) out->seconds = h->end_seconds;
+      s = absorb_header(r, k, h, (const gs_llm_request_record *)(h + 1));
+    } else if (k == lost) {
+      // Marked below.
+    } else {
+      r->status = GS_ERR_ABORTED;
+      snprintf(r->error, sizeof r->error, "its results did not reach process %d after the job "
+               "broke (%s)", me, gs_status_name(status));
+    }
+    if (k == lost) {
+      r->status = GS_ERR_RANK_LOST;
+      snprintf(r->error, sizeof r->error, "rank %d on %s lost: %s", k, run->places[k].host, how);
+    } else if (lost >= 0) {
+      stopped_by(r, lost);
+    }
+  }
+  for (int k = 0; recv && k < procs; k++) free(recv[k]);
+  free(recv);
+  free(sizes);
+  free(mine);
+  if (s != GS_OK) return s;
+  if (lost < 0) return status;
+  return gs_error(GS_ERR_RANK_LOST, "rank %d on %s lost: %s", lost, run->places[lost].host, how);
 }
 
 gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run_config *run,
@@ -527,6 +616,7 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
     if (sh->end[k] > out->seconds) out->seconds = sh->end[k];
   gs_status gathered = mpi ? gather_replicas(run, out) : GS_OK;
   // A replica's error was recorded on its thread: recorded here with it.
+  if (mpi && gathered != GS_OK) gathered = salvage_replicas(run, out, gathered);
   for (int k = 0; k < world; k++) {
     gs_status s = out->replicas[k].status;
     if (status == GS_OK && s != GS_OK && s != GS_ERR_ABORTED)

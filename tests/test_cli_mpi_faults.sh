@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Faults from outside the job under mpirun (one CPU rank per process): a
+# rank stopped with SIGSTOP (process 0 included), a rank sent SIGTERM alone,
+# a rank of coll killed with SIGKILL, and a rank of llm killed or stopped. Each ends within the timeout plus
+# a few seconds, and a live rank writes a partial document naming the rank
+# that was lost (rank, host, last step), never a healthy one. Skips (77)
+# without mpirun.
+set -u
+bin=$1
+. "$(dirname "$0")/cli_lib.sh"
+need_mpirun
+bin=$(readlink -f "$bin")
+
+# rank_pid RANK: the pid of this test's gpuscale process of launcher rank RANK.
+rank_pid() {
+  local p
+  for p in $(pgrep -f -- "$bin"); do
+    [ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$bin" ] || continue
+    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1" &&
+      grep -q -- "$work" "/proc/$p/cmdline" 2>/dev/null && { echo "$p"; return 0; }
+  done
+  return 1
+}
+
+# fault NAME NP SIGNAL RANK ARGS...: starts gpuscale ARGS under mpirun -np NP,
+# sends SIGNAL to rank RANK once it measures (4 s after it started; for
+# coll once the document of its first size exists), and sets $took to the
+# seconds from the signal to mpirun's end (tenths) and $rc to mpirun's exit
+# code; output in $work/NAME.out.
+fault() {
+  local name=$1 np=$2 sig=$3 rank=$4
+  shift 4
+  timeout -s KILL 120 mpirun -np "$np" --oversubscribe "$bin" "$@" >"$work/$name.out" 2>&1 &
+  local job=$! pid="" i
+  for i in $(seq 600); do
+    pid=$(rank_pid "$rank") && break
+    sleep 0.1
+  done
+  if [ "$1" = coll ]; then
+    for i in $(seq 600); do [ -s "$work/$name.json" ] && break; sleep 0.1; done
+  else
+    sleep 4
+  fi
+  [ -n "$pid" ] || { fail "$name: no process of rank $rank"; wait "$job"; return; }
+  local t0
+  t0=$(date +%s%N)
+  kill "-$sig" "$pid"
+  wait "$job"
+  rc=$?
+  took=$((($(date +%s%N) - t0) / 100000000))
+  took=$((took / 10)).$((took % 10))
+  echo "$name: $sig to rank $rank -> mpirun ended after $took s (exit $rc)"
+}
+
+# A long run: the signal comes while it measures.
+long=(voxelize --backend cpu --points 20000 --grid 32,32,32 --warmup 1 --runs 1 -q --iters 100000)
+
+# check NAME RANK REASON: the document's interrupted measurement names RANK.
+check() {
+  python3 - "$work/$1.json" "$2" "$3" <<'PY' || failures=$((failures + 1))
+import json, sys
+d = json.load(open(sys.argv[1]))
+rank, reason = int(sys.argv[2]), sys.argv[3]
+assert d["status"] == "partial", d["status"]
+bad = [m for m in d["measurements"] if m["status"] != "ok"]
+assert bad, "no failed measurement"
+f = bad[0]["failure"]
+assert f["rank"] == rank and f["host"] and f["status"] == "rank-lost", f
+assert reason in f["reason"], f
+ranks = bad[0]["runs"][0]["ranks"]
+assert ranks[rank]["status"] == "rank-lost", [r["status"] for r in ranks]
+assert [r["rank"] for r in ranks if r["status"] == "rank-lost"] == [rank], [r["status"] for r in ranks]
+PY
+}
+
+# within LIMIT NAME RANK REASON: the fault's job ended within LIMIT seconds
+# and its document names RANK, for REASON.
+within() {
+  awk -v t="$took" -v l="$1" 'BEGIN { exit !(t <= l) }' || fail "$2: $took s (bound $1)"
+  check "$2" "$3" "$4"
+}
+
+# Process 0 stopped: the others time out, process 1 takes over the writing.
+fault stop0 3 STOP 0 run "${long[@]}" --timeout 3 -o "$work/stop0.json"
+within 10 stop0 0 "stopped answering"
+# Process 0 hung by fault injection (its heartbeat goes on: it is behind).
+start=$SECONDS
+timeout -s KILL 60 mpirun -np 3 --oversubscribe "$bin" run voxelize --backend cpu --points 20000 \
+  --grid 32,32,32 --warmup 1 --runs 1 -q --iters 20 --timeout 3 -o "$work/hang0.json" \
+  --inject hang:rank=0,after=4 >"$work/hang0.out" 2>&1
+rc=$?
+took=$((SECONDS - start))
+echo "hang0: hang:rank=0 -> mpirun ended $took s after the start (exit $rc)"
+within 12 hang0 0 "stopped answering"
+python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["measurements"][0]["failure"]; assert f["last_completed_step"] == 4, f' \
+  "$work/hang0.json" || fail "hang0: the failure's last step is not 4"
+# A rank stopped inside its wait.
+fault stop2 3 STOP 2 run "${long[@]}" --timeout 3 -o "$work/stop2.json"
+within 10 stop2 2 "stopped answering"
+# SIGTERM to one rank alone: the others stop at once and name it.
+fault term1 3 TERM 1 run "${long[@]}" --timeout 60 -o "$work/term1.json"
+within 10 term1 1 "signal 15"
+fault term0 3 TERM 0 run "${long[@]}" --timeout 60 -o "$work/term0.json"
+within 10 term0 0 "signal 15"
+
+# coll: a rank killed from outside is named in the failing size's records.
+fault ckill 4 KILL 2 coll allreduce --backend cpu -b 8 -e 64M --stepfactor 2 -n 50 -w 1 --timeout 5 -q \
+  --out "$work/ckill.json"
+grep -q "rank 2 on .* lost: its process died" "$work/ckill.out" ||
+  fail "coll's error names no lost rank: $(grep error "$work/ckill.out")"
+within 10 ckill 2 "died"
+
+# llm: kill -9 of rank 1 of 3 keeps the requests the others completed and
+# names rank 1; a stopped rank under --timeout is lost, not ok.
+llm=(llm --backend cpu --samples 600 -q)
+for how in KILL STOP; do
+  fault "llm$how" 3 "$how" 1 run "${llm[@]}" --timeout 3 -o "$work/llm$how.json"
+  within 15 "llm$how" 1 "$([ $how = KILL ] && echo died || echo 'stopped answering')"
+  python3 - "$work/llm$how.json" <<'PY' || failures=$((failures + 1))
+import json, sys
+m = json.load(open(sys.argv[1]))["measurements"][0]
+ranks = m["runs"][0]["ranks"]
+assert [r["status"] for r in ranks][1] == "rank-lost", [r["status"] for r in ranks]
+kept = [len(r.get("requests", [])) for r in ranks]
+assert kept[0] > 0 and kept[2] > 0, kept
+assert all(q["status"] == "ok" for r in (ranks[0], ranks[2]) for q in r["requests"])
+assert m["llm"]["samples"] == sum(kept), (m["llm"], kept)
+PY
+done
+
+[ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
+echo "all mpirun fault checks passed"
