@@ -11,7 +11,7 @@ documented=$(sed -n '/^## Exit codes/,/^## [A-Z]/p' "$(dirname "$0")/../docs/cli
              grep -oE '^\| [0-9]+ \|' | grep -oE '[0-9]+' | tr '\n' ' ')
 codes=$("$bin" --help | sed -n '/^Exit codes:/,$p' | grep -oE '(^|[ ,:])[0-9]+ [a-z]' |
         grep -oE '[0-9]+' | tr '\n' ' ')
-[ "$documented" = "0 1 2 3 4 5 70 " ] || fail "docs/cli.md lists the exit codes '$documented'"
+[ "$documented" = "0 1 2 3 4 5 6 70 " ] || fail "docs/cli.md lists the exit codes '$documented'"
 [ "$codes" = "$documented" ] || fail "gpuscale --help lists the exit codes '$codes'"
 expect 0 "^gpuscale [0-9]+\.[0-9]+\.[0-9]+ \(git " -- --version
 expect 2 "usage: gpuscale" --

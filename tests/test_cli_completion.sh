@@ -84,7 +84,7 @@ check_command() {
       fail "$page lacks $name (listed by gpuscale $words --help)"
   done
 }
-for c in info p2p coll plan exec suite report compare predict help completion version; do
+for c in info check p2p coll plan exec suite report compare predict help completion version; do
   check_command "$c" "gpuscale-$c.1"
 done
 for w in voxelize resample fuse mlp llm; do
@@ -99,7 +99,7 @@ for page in "$man_dir"/*.1; do
     fail "groff cannot render $page"
   [ -z "$warnings" ] || fail "groff warns on $page: $warnings"
 done
-[ "$(ls "$man_dir" | wc -l)" -eq 16 ] || fail "help --man --out wrote $(ls "$man_dir")"
+[ "$(ls "$man_dir" | wc -l)" -eq 17 ] || fail "help --man --out wrote $(ls "$man_dir")"
 expect 0 '\\fB\\-\\-points\\fR' -- help --man run
 expect 2 "unknown command 'nope'" -- help --man nope
 expect 2 "option --out: writes every manual page" -- help --out "$work/x"

@@ -58,6 +58,8 @@ static const gs_cli_command commands[] = {
      NULL, 0},
     {"predict", gs_cmd_predict,
      "predict speedup, efficiency and cost past the machine from measurements", NULL, 0},
+    {"check", gs_cmd_check,
+     "node health check for a job prolog: pass, warn or fail with an action each", NULL, 0},
     {"help", gs_cmd_help, "a command's help, or its manual page (--man)", command_names, 0},
     {"completion", gs_cmd_completion, "the bash or zsh completion script", shell_names, 0},
     {"version", gs_cmd_version, "the version and the optional parts built in (--format json)",
@@ -92,6 +94,7 @@ void gs_cli_describe_usage(void) {
   for (size_t i = 0; i < COMMAND_COUNT; i++) gs_help_item(commands[i].name, commands[i].summary);
   gs_help_para("'gpuscale COMMAND --help' describes a command's options.\n"
                "Exit codes: 0 success, 1 run failed, 2 usage error, 3 regression (compare),\n"
-               "4 partial (what was measured is written), 5 node verdict fail (suite, report),\n"
-               "70 a bug in gpuscale (the message names its file:line).");
+               "4 partial (what was measured is written), 5 node verdict fail (suite, report,\n"
+               "check), 6 node check warn (check), 70 a bug in gpuscale (the message names its\n"
+               "file:line).");
 }

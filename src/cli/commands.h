@@ -11,6 +11,7 @@
 #include "core/status.h"
 
 gs_status gs_cmd_info(int argc, char **argv);
+gs_status gs_cmd_check(int argc, char **argv);
 gs_status gs_cmd_run(int argc, char **argv);
 gs_status gs_cmd_scale(int argc, char **argv);
 gs_status gs_cmd_suite(int argc, char **argv);

@@ -3,7 +3,8 @@
  * 0 success, 1 the run failed (a rank error, a wrong result, I/O, the OS
  * refusing a thread or process), 2 usage error (bad, unknown or conflicting
  * options), 3 regression found by compare, 4 partial (the run ended early;
- * what was measured is written), 5 node verdict fail (suite, report), and
+ * what was measured is written), 5 node verdict fail (suite, report, check),
+ * 6 node check warn (check), and
  * 70 a bug in gpuscale (a broken invariant of its own code: GS_BUG ends the
  * process there, not through a status). See docs/cli.md. */
 #include <stdio.h>

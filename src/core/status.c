@@ -35,6 +35,7 @@ const char *gs_status_name(gs_status status) {
     case GS_ERR_PARTIAL: return "partial";
     case GS_ERR_COMMAND: return "command-failed";
     case GS_NODE_FAIL: return "node-fail";
+    case GS_NODE_WARN: return "node-warn";
   }
   return "unknown";
 }
@@ -45,6 +46,7 @@ int gs_status_exit_code(gs_status status) {
   if (status == GS_REGRESSION) return 3;
   if (status == GS_ERR_PARTIAL) return 4;
   if (status == GS_NODE_FAIL) return 5;
+  if (status == GS_NODE_WARN) return 6;
   return 1;
 }
 

@@ -29,7 +29,8 @@ typedef enum {
   GS_ERR_RANK_LOST,   /* a rank died, hung or was killed (docs/multinode.md) */
   GS_ERR_PARTIAL,     /* the run ended early; the document holds what was measured (exit 4) */
   GS_ERR_COMMAND,     /* exec: the user's command failed (exit code, signal, missing metric) */
-  GS_NODE_FAIL        /* suite, report: the node verdict is fail (exit 5, docs/verdict.md) */
+  GS_NODE_FAIL,       /* suite, report, check: the node verdict is fail (exit 5, docs/verdict.md) */
+  GS_NODE_WARN        /* check: the node check warned, nothing failed (exit 6, docs/check.md) */
 } gs_status;
 
 /* Stable lower-case name of a status, e.g. "verify" (used in result files). */
@@ -40,7 +41,7 @@ const char *gs_status_name(gs_status status);
 #define GS_EXIT_BUG 70
 
 /* Process exit code for a status: 0 ok, 2 usage, 3 regression (compare),
- * 4 partial, 5 node verdict fail, 1 anything else (docs/cli.md). A bug has
+ * 4 partial, 5 node verdict fail, 6 node check warn, 1 anything else (docs/cli.md). A bug has
  * no status: GS_BUG ends the process with GS_EXIT_BUG (70). */
 int gs_status_exit_code(gs_status status);
 

@@ -28,3 +28,14 @@ void gs_time_utc_iso8601(char *buf, unsigned long size) {
   gmtime_r(&now, &tm_utc);
   if (strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm_utc) == 0 && size > 0) buf[0] = '\0';
 }
+
+void gs_time_deadline(double seconds, struct timespec *out) {
+  clock_gettime(CLOCK_REALTIME, out);
+  const double whole = (double)(time_t)seconds;
+  out->tv_sec += (time_t)seconds;
+  out->tv_nsec += (long)((seconds - whole) * 1e9);
+  if (out->tv_nsec >= 1000000000L) {
+    out->tv_sec++;
+    out->tv_nsec -= 1000000000L;
+  }
+}

@@ -3,6 +3,7 @@
 #define GS_TIMER_H
 
 #include <stdint.h>
+#include <time.h>
 
 /* Nanoseconds from CLOCK_MONOTONIC (arbitrary origin, never goes back). */
 uint64_t gs_time_ns(void);
@@ -14,6 +15,10 @@ double gs_time_seconds(void);
  * interrupts it, unless that signal is a request to stop (core/interrupt.h):
  * then it returns early. */
 void gs_sleep_seconds(double seconds);
+
+/* The CLOCK_REALTIME instant `seconds` (>= 0) from now, normalised, for
+ * pthread_cond_timedwait. */
+void gs_time_deadline(double seconds, struct timespec *out);
 
 /* Current UTC time as ISO 8601 "YYYY-MM-DDTHH:MM:SSZ" into buf (>= 21 bytes). */
 void gs_time_utc_iso8601(char *buf, unsigned long size);

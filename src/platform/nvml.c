@@ -17,6 +17,7 @@ typedef struct nvml_device_st *nvml_device; /* nvmlDevice_t: opaque handle */
 enum { NVML_SUCCESS = 0 };
 enum { NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 };         /* nvmlClockType_t */
 enum { NVML_FEATURE_ENABLED = 1 };                      /* nvmlEnableState_t */
+enum { NVML_NVLINK_STATE_SLEEP = 2 };                   /* NVML_NVLINK_STATE_* */
 /* nvmlIntNvLinkDeviceType_t */
 enum { NVML_NVLINK_DEVICE_TYPE_GPU = 0, NVML_NVLINK_DEVICE_TYPE_IBMNPU = 1,
        NVML_NVLINK_DEVICE_TYPE_SWITCH = 2, NVML_NVLINK_DEVICE_TYPE_UNKNOWN = 255 };
@@ -63,7 +64,20 @@ typedef nvml_return (*fn_dev_temperature)(nvml_device, int, unsigned *);
 typedef nvml_return (*fn_dev_ull)(nvml_device, unsigned long long *);
 typedef nvml_return (*fn_dev_ecc)(nvml_device, int, int, unsigned long long *);
 enum { NVML_ECC_CORRECTED = 0, NVML_ECC_UNCORRECTED = 1 }; /* nvmlMemoryErrorType_t */
-enum { NVML_ECC_VOLATILE = 0 };                          /* nvmlEccCounterType_t */
+enum { NVML_ECC_VOLATILE = 0, NVML_ECC_AGGREGATE = 1 };  /* nvmlEccCounterType_t */
+enum { NVML_ERROR_INSUFFICIENT_SIZE = 7 };
+/* nvmlPageRetirementCause_t */
+enum { NVML_RETIRE_MULTIPLE_SBE = 0, NVML_RETIRE_DBE = 1 };
+/* nvmlNvLinkErrorCounter_t */
+enum { NVML_NVLINK_ERROR_DL_REPLAY = 0, NVML_NVLINK_ERROR_DL_RECOVERY = 1,
+       NVML_NVLINK_ERROR_DL_CRC_FLIT = 2, NVML_NVLINK_ERROR_DL_CRC_DATA = 3 };
+typedef nvml_return (*fn_count)(unsigned *);
+typedef nvml_return (*fn_handle_by_index)(unsigned, nvml_device *);
+typedef nvml_return (*fn_dev_pci)(nvml_device, nvml_pci_info *);
+typedef nvml_return (*fn_dev_retired)(nvml_device, int, unsigned *, unsigned long long *);
+typedef nvml_return (*fn_dev_int)(nvml_device, int *);
+typedef nvml_return (*fn_dev_remap)(nvml_device, unsigned *, unsigned *, unsigned *, unsigned *);
+typedef nvml_return (*fn_dev_link_counter)(nvml_device, unsigned, int, unsigned long long *);
 enum { NVML_TEMPERATURE_GPU = 0 };                      /* nvmlTemperatureSensors_t */
 
 struct gs_nvml {
@@ -88,6 +102,15 @@ struct gs_nvml {
   fn_dev_temperature temperature;
   fn_dev_ull throttle_reasons;    /* ClocksEventReasons, else ClocksThrottleReasons */
   fn_dev_ecc ecc_errors;          /* nvmlDeviceGetTotalEccErrors */
+  /* Passive health (gs_nvml_health_get); each may be NULL on old drivers. */
+  fn_count device_count;
+  fn_handle_by_index handle_by_index;
+  fn_dev_pci pci_info;
+  fn_dev_retired retired_pages;
+  fn_dev_int retired_pending;
+  fn_dev_remap remapped_rows;
+  fn_dev_link_counter link_error_counter;
+  fn_dev_uint pcie_gen, pcie_width, pcie_gen_max, pcie_width_max;
 };
 
 /* dlsym into a function pointer without the object/function pointer cast
@@ -155,6 +178,17 @@ gs_nvml *gs_nvml_open(char *why, size_t why_size) {
   load_symbol(lib, "nvmlDeviceGetPowerUsage", &n->power_usage);
   load_symbol(lib, "nvmlDeviceGetTemperature", &n->temperature);
   load_symbol(lib, "nvmlDeviceGetTotalEccErrors", &n->ecc_errors);
+  load_symbol(lib, "nvmlDeviceGetCount_v2", &n->device_count);
+  load_symbol(lib, "nvmlDeviceGetHandleByIndex_v2", &n->handle_by_index);
+  load_symbol(lib, "nvmlDeviceGetPciInfo_v3", &n->pci_info);
+  load_symbol(lib, "nvmlDeviceGetRetiredPages", &n->retired_pages);
+  load_symbol(lib, "nvmlDeviceGetRetiredPagesPendingStatus", &n->retired_pending);
+  load_symbol(lib, "nvmlDeviceGetRemappedRows", &n->remapped_rows);
+  load_symbol(lib, "nvmlDeviceGetNvLinkErrorCounter", &n->link_error_counter);
+  load_symbol(lib, "nvmlDeviceGetCurrPcieLinkGeneration", &n->pcie_gen);
+  load_symbol(lib, "nvmlDeviceGetCurrPcieLinkWidth", &n->pcie_width);
+  load_symbol(lib, "nvmlDeviceGetMaxPcieLinkGeneration", &n->pcie_gen_max);
+  load_symbol(lib, "nvmlDeviceGetMaxPcieLinkWidth", &n->pcie_width_max);
   // Renamed in newer drivers; the old name stays as an alias for a while.
   if (!load_symbol(lib, "nvmlDeviceGetCurrentClocksEventReasons", &n->throttle_reasons))
     load_symbol(lib, "nvmlDeviceGetCurrentClocksThrottleReasons", &n->throttle_reasons);
@@ -198,6 +232,20 @@ static int find_device(gs_nvml *nvml, const char *bus_id, nvml_device *dev) {
   return nvml->handle_by_bus(bus_id, dev) == NVML_SUCCESS && *dev != NULL;
 }
 
+/* The GPU's name and UUID into the buffers ("" when NVML gives none). */
+static void read_identity(gs_nvml *nvml, nvml_device dev, char *name, size_t name_size,
+                          char *uuid, size_t uuid_size) {
+  char text[GS_TEXT_LONG];
+  if (nvml->name && nvml->name(dev, text, (unsigned)sizeof text) == NVML_SUCCESS) {
+    text[sizeof text - 1] = '\0';
+    snprintf(name, name_size, "%s", text);
+  }
+  if (nvml->uuid && nvml->uuid(dev, text, (unsigned)sizeof text) == NVML_SUCCESS) {
+    text[sizeof text - 1] = '\0';
+    snprintf(uuid, uuid_size, "%s", text);
+  }
+}
+
 void gs_nvml_format_cpu_set(const unsigned long *set, size_t words, char *out, size_t size) {
   if (size == 0) return;
   out[0] = '\0';
@@ -230,15 +278,7 @@ void gs_nvml_gpu_info_get(gs_nvml *nvml, const char *pci_bus_id, gs_nvml_gpu_inf
   nvml_device dev;
   if (!find_device(nvml, pci_bus_id, &dev)) return;
   info->found = 1;
-  char text[GS_TEXT_LONG];
-  if (nvml->name && nvml->name(dev, text, (unsigned)sizeof text) == NVML_SUCCESS) {
-    text[sizeof text - 1] = '\0';
-    snprintf(info->name, sizeof info->name, "%s", text);
-  }
-  if (nvml->uuid && nvml->uuid(dev, text, (unsigned)sizeof text) == NVML_SUCCESS) {
-    text[sizeof text - 1] = '\0';
-    snprintf(info->uuid, sizeof info->uuid, "%s", text);
-  }
+  read_identity(nvml, dev, info->name, sizeof info->name, info->uuid, sizeof info->uuid);
   unsigned v = 0;
   if (nvml->power_limit && nvml->power_limit(dev, &v) == NVML_SUCCESS) info->power_limit_mw = v;
   if (nvml->max_clock && nvml->max_clock(dev, NVML_CLOCK_SM, &v) == NVML_SUCCESS)
@@ -367,4 +407,126 @@ void gs_nvml_sample_get(gs_nvml *nvml, const char *pci_bus_id, gs_nvml_sample *s
     sample->ecc_corrected = corrected;
     sample->ecc_uncorrected = uncorrected;
   }
+}
+
+int gs_nvml_device_count(gs_nvml *nvml, unsigned *count) {
+  *count = 0;
+  if (!nvml || !nvml->device_count) return 0;
+  unsigned n = 0;
+  if (nvml->device_count(&n) != NVML_SUCCESS) return 0;
+  *count = n;
+  return 1;
+}
+
+int gs_nvml_device_bus_id(gs_nvml *nvml, unsigned index, char *buf, size_t size) {
+  if (size) buf[0] = '\0';
+  if (!nvml || !nvml->handle_by_index || !nvml->pci_info || size == 0) return 0;
+  nvml_device dev = NULL;
+  if (nvml->handle_by_index(index, &dev) != NVML_SUCCESS || !dev) return 0;
+  nvml_pci_info pci;
+  memset(&pci, 0, sizeof pci);
+  if (nvml->pci_info(dev, &pci) != NVML_SUCCESS) return 0;
+  pci.bus_id[sizeof pci.bus_id - 1] = '\0';
+  snprintf(buf, size, "%s", pci.bus_id);
+  return buf[0] != '\0';
+}
+
+/* Pages retired for `cause`: the count NVML reports (a full buffer or
+ * INSUFFICIENT_SIZE both carry it). Returns 1 when known. */
+static int retired_count(gs_nvml *nvml, nvml_device dev, int cause, unsigned *count) {
+  unsigned long long addresses[64];
+  unsigned n = (unsigned)(sizeof addresses / sizeof addresses[0]);
+  nvml_return rc = nvml->retired_pages(dev, cause, &n, addresses);
+  if (rc != NVML_SUCCESS && rc != NVML_ERROR_INSUFFICIENT_SIZE) return 0;
+  *count = n;
+  return 1;
+}
+
+/* The memory error groups of gs_nvml_health_get. */
+static void health_memory(gs_nvml *nvml, nvml_device dev, gs_gpu_health *h) {
+  unsigned long long c = 0, u = 0;
+  // NOT_SUPPORTED when ECC is off: the counts stay unknown (null).
+  if (nvml->ecc_errors &&
+      nvml->ecc_errors(dev, NVML_ECC_CORRECTED, NVML_ECC_VOLATILE, &c) == NVML_SUCCESS &&
+      nvml->ecc_errors(dev, NVML_ECC_UNCORRECTED, NVML_ECC_VOLATILE, &u) == NVML_SUCCESS) {
+    h->has_ecc_volatile = 1;
+    h->ecc_volatile_corrected = c;
+    h->ecc_volatile_uncorrected = u;
+  }
+  if (nvml->ecc_errors &&
+      nvml->ecc_errors(dev, NVML_ECC_CORRECTED, NVML_ECC_AGGREGATE, &c) == NVML_SUCCESS &&
+      nvml->ecc_errors(dev, NVML_ECC_UNCORRECTED, NVML_ECC_AGGREGATE, &u) == NVML_SUCCESS) {
+    h->has_ecc_aggregate = 1;
+    h->ecc_aggregate_corrected = c;
+    h->ecc_aggregate_uncorrected = u;
+  }
+  if (nvml->retired_pages && retired_count(nvml, dev, NVML_RETIRE_MULTIPLE_SBE, &h->retired_sbe) &&
+      retired_count(nvml, dev, NVML_RETIRE_DBE, &h->retired_dbe))
+    h->has_retired_pages = 1;
+  else
+    h->retired_sbe = h->retired_dbe = 0;
+  int pending = 0;
+  if (nvml->retired_pending && nvml->retired_pending(dev, &pending) == NVML_SUCCESS) {
+    h->has_retired_pending = 1;
+    h->retired_pending = pending == NVML_FEATURE_ENABLED;
+  }
+  unsigned corr = 0, unc = 0, is_pending = 0, failed = 0;
+  if (nvml->remapped_rows &&
+      nvml->remapped_rows(dev, &corr, &unc, &is_pending, &failed) == NVML_SUCCESS) {
+    h->has_remap = 1;
+    h->remap_corrected = corr;
+    h->remap_uncorrected = unc;
+    h->remap_pending = is_pending != 0;
+    h->remap_failed = failed != 0;
+  }
+}
+
+int gs_nvml_health_get(gs_nvml *nvml, const char *pci_bus_id, gs_gpu_health *h) {
+  memset(h, 0, sizeof *h);
+  h->index = -1;
+  snprintf(h->pci_bus_id, sizeof h->pci_bus_id, "%s", pci_bus_id ? pci_bus_id : "");
+  nvml_device dev;
+  if (!find_device(nvml, pci_bus_id, &dev)) return 0;
+  read_identity(nvml, dev, h->name, sizeof h->name, h->uuid, sizeof h->uuid);
+  health_memory(nvml, dev, h);
+  for (unsigned link = 0; nvml->link_state && link < GS_HEALTH_MAX_LINKS; link++) {
+    int state = 0;
+    // Ports past the GPU's last answer INVALID_ARGUMENT or NOT_SUPPORTED.
+    if (nvml->link_state(dev, link, &state) != NVML_SUCCESS) continue;
+    h->port_count = (size_t)link + 1;
+    h->port_present[link] = 1;
+    // NVML_NVLINK_STATE_SLEEP (2, newer drivers) is a healthy link saving
+    // power, not a link down.
+    h->link_up[link] = state == NVML_FEATURE_ENABLED || state == NVML_NVLINK_STATE_SLEEP;
+    gs_health_link_errors *e = &h->link_errors[link];
+    if (nvml->link_error_counter &&
+        nvml->link_error_counter(dev, link, NVML_NVLINK_ERROR_DL_REPLAY, &e->replay) ==
+            NVML_SUCCESS &&
+        nvml->link_error_counter(dev, link, NVML_NVLINK_ERROR_DL_RECOVERY, &e->recovery) ==
+            NVML_SUCCESS &&
+        nvml->link_error_counter(dev, link, NVML_NVLINK_ERROR_DL_CRC_FLIT, &e->crc_flit) ==
+            NVML_SUCCESS &&
+        nvml->link_error_counter(dev, link, NVML_NVLINK_ERROR_DL_CRC_DATA, &e->crc_data) ==
+            NVML_SUCCESS)
+      e->has_counters = 1;
+    else
+      memset(e, 0, sizeof *e);
+  }
+  unsigned g = 0, w = 0, gm = 0, wm = 0;
+  if (nvml->pcie_gen && nvml->pcie_width && nvml->pcie_gen_max && nvml->pcie_width_max &&
+      nvml->pcie_gen(dev, &g) == NVML_SUCCESS && nvml->pcie_width(dev, &w) == NVML_SUCCESS &&
+      nvml->pcie_gen_max(dev, &gm) == NVML_SUCCESS &&
+      nvml->pcie_width_max(dev, &wm) == NVML_SUCCESS) {
+    h->has_pcie = 1;
+    h->pcie_gen = g;
+    h->pcie_width = w;
+    h->pcie_gen_max = gm;
+    h->pcie_width_max = wm;
+  }
+  unsigned long long reasons = 0;
+  if (nvml->throttle_reasons && nvml->throttle_reasons(dev, &reasons) == NVML_SUCCESS) {
+    h->has_clock_events = 1;
+    h->clock_events = reasons;
+  }
+  return 1;
 }

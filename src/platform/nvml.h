@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "core/health.h"
 #include "core/result.h"
 
 /* Ports scanned per GPU: NVML_NVLINK_MAX_LINKS of current drivers. */
@@ -132,5 +133,23 @@ enum {
 /* Formats a CPU bit set (`words` unsigned longs, bit k of word w = CPU
  * w * bits(long) + k) as a list of ranges, "0-31,64-95". Empty set: "". */
 void gs_nvml_format_cpu_set(const unsigned long *set, size_t words, char *out, size_t size);
+
+/* The number of GPUs NVML sees (nvmlDeviceGetCount_v2), whether CUDA can
+ * use them or not. Returns 1 when known, else 0 and *count = 0. */
+int gs_nvml_device_count(gs_nvml *nvml, unsigned *count);
+
+/* The PCI bus id of NVML's device `index` ("00000000:18:00.0") into buf.
+ * Returns 1 when known, else 0 and buf = "". */
+int gs_nvml_device_bus_id(gs_nvml *nvml, unsigned index, char *buf, size_t size);
+
+/* The passive health state of the GPU at `pci_bus_id`, read only: ECC
+ * counts, retired pages, remapped rows, NVLink state and error counters per
+ * port, PCIe generation and width against the maximum, current clock event
+ * reasons. Returns 1 when NVML has the device (h->index is left -1 for the
+ * caller), else 0 with every group unknown. Never fails; call from one
+ * thread at a time per handle. */
+int gs_nvml_health_get(gs_nvml *nvml, const char *pci_bus_id, gs_gpu_health *h);
+
+_Static_assert(GS_HEALTH_MAX_LINKS == GS_NVLINK_MAX_LINKS, "one NVLink port limit");
 
 #endif

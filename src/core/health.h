@@ -1,0 +1,89 @@
+/* The passive health state of one GPU as plain data: what NVML reports
+ * about its memory errors, NVLink ports, PCIe link and clock event reasons,
+ * read without changing anything. Filled by platform/nvml (or by hand in
+ * tests) and judged by report/verdict/check.c, so it lives in core, which
+ * both may include. Every group has a `has_*` flag: 0 means the driver or
+ * the GPU did not report it (JSON null), never "zero errors". */
+#ifndef GS_HEALTH_H
+#define GS_HEALTH_H
+
+#include <stddef.h>
+
+#include "core/types.h"
+
+/* NVLink ports scanned per GPU (NVML_NVLINK_MAX_LINKS of current drivers). */
+#define GS_HEALTH_MAX_LINKS 18
+
+/* NVLink data-link error counters of one port (nvmlNvLinkErrorCounter_t). */
+typedef struct {
+  int has_counters;                     /* 0: the driver gave none */
+  unsigned long long replay, recovery, crc_flit, crc_data;
+} gs_health_link_errors;
+
+typedef struct {
+  int index;                            /* NVML's device index */
+  char pci_bus_id[GS_TEXT_SHORT];
+  char name[GS_TEXT_LONG];
+  char uuid[GS_TEXT_SHORT];
+
+  /* ECC error counts, device memory and caches together: volatile since the
+   * driver loaded, aggregate over the GPU's life. */
+  int has_ecc_volatile, has_ecc_aggregate;
+  unsigned long long ecc_volatile_corrected, ecc_volatile_uncorrected;
+  unsigned long long ecc_aggregate_corrected, ecc_aggregate_uncorrected;
+
+  /* Page retirement (GPUs before Ampere): pages retired for repeated
+   * single-bit and for double-bit errors, and whether one waits for a
+   * driver reload. */
+  int has_retired_pages, has_retired_pending;
+  unsigned retired_sbe, retired_dbe;
+  int retired_pending;
+
+  /* Row remapping (Ampere and later). */
+  int has_remap;
+  unsigned remap_corrected, remap_uncorrected; /* rows remapped for each kind */
+  int remap_pending;                    /* a remap waits for a GPU reset */
+  int remap_failed;                     /* a remap failed: no spare row left */
+
+  /* NVLink ports: port_count = last port NVML answered for + 1. */
+  size_t port_count;
+  int port_present[GS_HEALTH_MAX_LINKS]; /* NVML answered for this port */
+  int link_up[GS_HEALTH_MAX_LINKS];
+  gs_health_link_errors link_errors[GS_HEALTH_MAX_LINKS];
+
+  /* PCIe link now and the most this GPU and slot allow. */
+  int has_pcie;
+  unsigned pcie_gen, pcie_gen_max, pcie_width, pcie_width_max;
+
+  /* Current clock event ("throttle") reasons, NVML's bit mask. */
+  int has_clock_events;
+  unsigned long long clock_events;
+
+  double read_seconds;                  /* time taken to read this GPU's state */
+} gs_gpu_health;
+
+/* What a level 1 check reads of the node: the software, the GPUs NVML
+ * enumerates (with their passive state) and the GPUs CUDA can use. */
+typedef struct {
+  int nvml_loaded;                      /* NVML opened and initialised */
+  char nvml_status[GS_TEXT_LONG];       /* why not, when not loaded */
+  int nvml_replaced;                    /* GPUSCALE_NVML_LIBRARY named a library */
+  char driver[GS_TEXT_SHORT];           /* "" unknown */
+  int cuda_driver_version, cuda_runtime_version; /* 12040 = 12.4; 0 unknown */
+  char cuda_status[GS_TEXT_LONG];
+  char nccl_version[GS_TEXT_SHORT];     /* "" not found */
+  int cuda_visible_set;                 /* CUDA_VISIBLE_DEVICES is set */
+  size_t cuda_count;                    /* GPUs CUDA can use */
+  char (*cuda_bus_ids)[GS_TEXT_SHORT];  /* their PCI bus ids; owned */
+  size_t gpu_count;                     /* GPUs NVML enumerates */
+  gs_gpu_health *gpus;                  /* owned; gpu_count entries */
+  /* Set when the reads did not finish within the budget: what was being
+   * read then ("GPU 1 (00000000:11:00.0)", "CUDA"); nothing else is set. */
+  char hung[GS_TEXT_LONG];
+  double budget_s;                      /* the budget the reads ran under */
+  /* Where the time went: CUDA and NCCL versions and devices; NVML's
+   * loading, initialisation and enumeration; the GPUs' reads together. */
+  double cuda_seconds, nvml_seconds, gpus_seconds;
+} gs_node_state;
+
+#endif

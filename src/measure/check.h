@@ -1,0 +1,36 @@
+/* `gpuscale check`'s measuring side: reads the node's passive state (level
+ * 1: inventory, driver/CUDA/NCCL, NVML's error counters, links and clock
+ * event reasons) without changing any GPU setting. The judgement lies in
+ * report/verdict/check.h. See docs/check.md. */
+#ifndef GS_MEASURE_CHECK_H
+#define GS_MEASURE_CHECK_H
+
+#include <cjson/cJSON.h>
+
+#include "core/health.h"
+#include "core/status.h"
+
+/* Fills `state` (the caller's, zeroed here) from CUDA, NCCL and NVML. The
+ * GPUs are those NVML enumerates, so the passive checks run where CUDA has
+ * no device (a broken CUDA install, or NVML's test double in CI); CUDA's
+ * own devices are listed apart for the inventory check. No GPU and no NVML
+ * is a normal state (the counts are 0). Fails only when memory runs out.
+ * Free with gs_check_state_free, also after a failure. */
+gs_status gs_check_state_collect(gs_node_state *state);
+
+/* gs_check_state_collect on a thread of its own, waited for at most
+ * `budget_s` seconds: a GPU whose driver does not answer cannot hang a job
+ * prolog. On time, as gs_check_state_collect. Past the budget, returns
+ * GS_OK with only state->hung (what was being read) and state->budget_s
+ * set; the reading thread is abandoned with what it holds, and the process
+ * is expected to end soon (the command exits). */
+gs_status gs_check_state_collect_within(gs_node_state *state, double budget_s);
+
+/* Releases what gs_check_state_collect allocated. Accepts a zeroed state. */
+void gs_check_state_free(gs_node_state *state);
+
+/* The passive state as JSON (docs/check.md, "gpus"): one object per NVML
+ * GPU, every unreported figure null. Returns NULL when memory runs out. */
+cJSON *gs_check_state_json(const gs_node_state *state);
+
+#endif

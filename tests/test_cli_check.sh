@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# End-to-end tests of `gpuscale check --level 1` on a CPU-only machine: with
+# no NVML it is not applicable (exit 0, saying why); with the NVML test
+# double (tests/nvml_double.c, found through GS_NVML_DOUBLE that CTest sets)
+# a healthy node passes and each rehearsed fault is caught by the right
+# check, with the right action and exit code (5 fail, 6 warn); the JSON
+# document carries the same verdict, findings and passive state.
+set -u
+bin=$1
+export CUDA_VISIBLE_DEVICES=
+. "$(dirname "$0")/cli_lib.sh"
+
+[ -n "${GS_NVML_DOUBLE:-}" ] && [ -f "$GS_NVML_DOUBLE" ] ||
+  { echo "FAIL: GS_NVML_DOUBLE does not name the built NVML test double"; exit 1; }
+
+# No NVML, no CUDA device: nothing to check.
+export GPUSCALE_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1
+expect 0 "usage: gpuscale check" -- check --help
+expect 0 "check +node health check" -- --help
+expect 0 "not applicable: no GPU: NVML unavailable: .*nonexistent.*; CUDA: " -- check
+expect 0 "not applicable" -- check --level 1
+expect 5 "inventory.*fail.*0 GPUs seen by NVML.*1 expected" -- check --expect-gpus 1
+expect 2 "option --level" -- check --level 2
+expect 2 "option --format" -- check --format yaml
+expect 2 "unexpected argument 'extra'" -- check extra
+
+export GPUSCALE_NVML_LIBRARY=$GS_NVML_DOUBLE
+unset GS_NVML_DOUBLE_FAULTS
+export GS_NVML_DOUBLE_GPUS=4
+
+# A healthy node: every check passes or is not applicable, exit 0.
+out=$("$bin" check 2>&1); rc=$?
+[ "$rc" = 0 ] || fail "healthy check exited $rc: $out"
+grep -qE "^gpuscale check --level 1: pass \(22 passed, 0 warned, 0 failed\) in [0-9.]+ s of a 60 s budget" <<<"$out" ||
+  fail "healthy check: no pass line with 22 passed: $out"
+grep -qE "^time: CUDA and NCCL [0-9.]+ s, NVML [0-9.]+ s, 4 GPUs [0-9.]+ s \(slowest GPU [0-3], [0-9.]+ s\)$" <<<"$out" ||
+  fail "healthy check: no time split: $out"
+grep -qE "^inventory +- +pass +4 GPUs seen by NVML, 0 usable by CUDA; CUDA not compared" <<<"$out" ||
+  fail "healthy check: inventory line: $out"
+grep -qE "^nvlink +3 +pass +18 of 18 links up; since boot 0 replays, 0 recoveries, 0 CRC errors" <<<"$out" ||
+  fail "healthy check: nvlink line: $out"
+grep -qE "^pcie +0 +pass +gen 5 x16 of gen 5 x16$" <<<"$out" || fail "healthy check: pcie line: $out"
+grep -qE "^retired_pages +1 +n/a +page retirement not reported" <<<"$out" ||
+  fail "healthy check: retired pages should be n/a on the double: $out"
+grep -q "^Actions" <<<"$out" && fail "healthy check lists actions: $out"
+expect 0 "pass" -- check --expect-gpus 4
+expect 5 "investigate: 4 GPUs of 8 expected" -- check --expect-gpus 8
+# A sleeping link (newer drivers' power saving) is not a link down.
+GS_NVML_DOUBLE_FAULTS=nvlink_sleep:0:4 expect 0 "nvlink +0 +pass +18 of 18 links up" -- check
+# The software power cap is not a fault.
+GS_NVML_DOUBLE_FAULTS=sw_power_cap:1 expect 0 "clocks +1 +pass +clock event reasons 0x5 \(software power cap" -- check
+
+# fault_case FAULTS CODE CHECK GPU ACTION: the fault list gives exit CODE,
+# CHECK of GPU is the only non-passing finding, and ACTION is its action.
+fault_case() {
+  local faults=$1 code=$2 check=$3 gpu=$4 action=$5
+  local out rc bad
+  out=$(GS_NVML_DOUBLE_FAULTS=$faults "$bin" check 2>&1); rc=$?
+  [ "$rc" = "$code" ] || fail "$faults: exited $rc, expected $code: $out"
+  grep -qE "^$check +$gpu +(fail|warn) " <<<"$out" || fail "$faults: $check of GPU $gpu not flagged: $out"
+  bad=$(grep -cE "^[a-z_]+ +[-0-9]+ +(fail|warn) " <<<"$out")
+  [ "$bad" = 1 ] || fail "$faults: $bad findings flagged, expected 1: $out"
+  grep -qxF "  $action" <<<"$out" || fail "$faults: no action '$action': $out"
+}
+fault_case nvlink_down:2:3 5 nvlink 2 "drain: NVLink 3 of GPU 2 down"
+fault_case nvlink_down:2:3,nvlink_down:2:7 5 nvlink 2 "drain: NVLinks 3, 7 of GPU 2 down"
+fault_case pcie_x8:1 5 pcie 1 "reseat or replace: GPU 1 at PCIe x8 of x16"
+fault_case ecc_uncorrected:3:4 5 ecc 3 \
+  "drain and reset: 4 uncorrected ECC errors on GPU 3 since the driver loaded"
+fault_case remap_pending:0:2 5 row_remap 0 \
+  "reset: row remap pending on GPU 0 (2 rows remapped for uncorrectable errors); reset the GPU to apply it"
+fault_case remap_failed:2 5 row_remap 2 "replace: row remapping failed on GPU 2 (no spare row left)"
+fault_case hw_slowdown:3 5 clocks 3 \
+  "investigate cooling and power: GPU 3 in hardware slowdown (hw_slowdown)"
+fault_case nvlink_recovery:1:5:12 6 nvlink 1 \
+  "investigate: NVLink 5 of GPU 1 recovered from 12 link errors"
+
+# The error line names the failed checks; the worst state decides.
+GS_NVML_DOUBLE_FAULTS=pcie_x8:1,nvlink_recovery:0:2:1 \
+  expect 5 "error: node check failed: pcie of GPU 1$" -- check
+GS_NVML_DOUBLE_FAULTS=nvlink_recovery:0:2:1 expect 6 "error: node check warned: nvlink of GPU 0" -- check
+# ECC off is not reported, not a fault.
+GS_NVML_DOUBLE_FAULTS=no_ecc:0 expect 0 "ecc +0 +n/a +ECC counts not reported" -- check
+# A malformed fault list makes the double refuse to initialise: no silent pass.
+GS_NVML_DOUBLE_FAULTS=pcie_x8:9 expect 0 "not applicable: no GPU: NVML unavailable: nvmlInit_v2: Invalid Argument" -- check
+
+# A GPU whose driver does not answer cannot hang the prolog: the budget
+# ends the check, which fails naming the GPU, well before the hang ends.
+start=$(date +%s)
+GS_NVML_DOUBLE_FAULTS=hang:1:30 expect 5 "^  drain: no answer from GPU 1 within the 1 s budget$" -- check --budget 1
+[ $(( $(date +%s) - start )) -lt 10 ] || fail "check --budget 1 on a hung GPU took $(( $(date +%s) - start )) s"
+GS_NVML_DOUBLE_FAULTS=hang:1:30 expect 5 "^budget +- +fail +no answer from GPU 1 within the 1.5 s budget" -- check --budget 1.5
+GS_NVML_DOUBLE_FAULTS=hang:1:1 expect 0 "pass .* of a 5 s budget" -- check --budget 5
+expect 2 "option --budget" -- check --budget 0
+
+# JSON: the same verdict, findings with actions, the passive state with nulls.
+GS_NVML_DOUBLE_FAULTS=nvlink_down:2:3,pcie_x8:1,ecc_uncorrected:3:4,remap_pending:0:2,hw_slowdown:3 \
+  "$bin" check --format json --out "$work/check.json" >"$work/json.out" 2>&1
+rc=$?
+[ "$rc" = 5 ] || fail "check --format json with faults exited $rc: $(cat "$work/json.out")"
+python3 - "$work/check.json" <<'PY' || failures=$((failures + 1))
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["check"]
+def need(cond, what):
+    if not cond:
+        print("FAIL: check.json:", what); sys.exit(1)
+need(d["command"] == "check" and d["status"] == "ok", "command/status")
+need(d["config"] == {"level": 1, "expect_gpus": None}, "config %r" % d["config"])
+need(c["verdict"] == "fail" and c["level"] == 1 and c["budget_seconds"] == 60, "verdict/level/budget")
+need(0 <= c["elapsed_seconds"] < 60, "elapsed %r" % c["elapsed_seconds"])
+t = c["seconds"]
+need(sorted(t) == ["cuda", "gpus", "nvml"] and all(v >= 0 for v in t.values()), "seconds %r" % t)
+need(abs(t["gpus"] - sum(x["read_seconds"] for x in c["gpus"])) < 1e-9, "gpus seconds = sum of reads")
+need(sum(t.values()) <= c["elapsed_seconds"] + 1e-6, "split within elapsed")
+need(c["nvml_replaced"] is True and c["driver_version"] == "999.99.99", "nvml/driver")
+bad = sorted((f["check"], f["gpu"]) for f in c["findings"] if f["state"] in ("warn", "fail"))
+need(bad == [("clocks", 3), ("ecc", 3), ("nvlink", 2), ("pcie", 1), ("row_remap", 0)], "flagged %r" % bad)
+need(c["actions"] == [f["action"] for f in c["findings"] if f["action"]], "actions list")
+need("drain: NVLink 3 of GPU 2 down" in c["actions"], "nvlink action")
+need(all(f["action"] is None for f in c["findings"] if f["state"] in ("pass", "n/a")), "actions only on faults")
+g = c["gpus"]
+need(len(g) == 4 and [x["index"] for x in g] == [0, 1, 2, 3], "gpus")
+need(g[1]["pci_bus_id"] == "00000000:11:00.0", "bus id %r" % g[1]["pci_bus_id"])
+need(g[1]["pcie"] == {"generation": 5, "width": 8, "max_generation": 5, "max_width": 16}, "pcie %r" % g[1]["pcie"])
+need(g[3]["ecc"] == {"volatile_corrected": 0, "volatile_uncorrected": 4, "aggregate_corrected": 0,
+                     "aggregate_uncorrected": 4}, "ecc %r" % g[3]["ecc"])
+need(g[0]["row_remap"] == {"uncorrectable_rows": 2, "correctable_rows": 0, "pending": True,
+                           "failed": False}, "remap %r" % g[0]["row_remap"])
+need(g[0]["retired_pages"] == {"single_bit": None, "double_bit": None, "pending": None}, "retired nulls")
+links = g[2]["nvlink"]
+need(len(links) == 18 and [l["link"] for l in links if not l["up"]] == [3], "links of GPU 2")
+need(links[0] == {"link": 0, "up": True, "replay": 0, "recovery": 0, "crc_flit": 0, "crc_data": 0}, "link 0")
+need(all(x["read_seconds"] >= 0 for x in g), "read_seconds")
+need(g[3]["clock_event_reasons"] == 9 and g[3]["clock_event_names"] == ["gpu_idle", "hw_slowdown"], "clocks")
+PY
+
+# Not applicable also in JSON, exit 0.
+GPUSCALE_NVML_LIBRARY=/nonexistent "$bin" check --format json >"$work/na.json" 2>&1 ||
+  fail "check --format json without GPUs exited $?"
+python3 -c '
+import json, sys
+c = json.load(open(sys.argv[1]))["check"]
+assert c["verdict"] == "not applicable" and c["why"].startswith("no GPU: NVML unavailable"), c
+assert c["findings"] == [] and c["gpus"] == [], c
+' "$work/na.json" || fail "not applicable JSON: $(cat "$work/na.json")"
+
+[ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
+echo "ok"
