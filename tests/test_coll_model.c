@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "bench/coll_data.h"
+#include "runner/coll_data.h"
 #include "core/coll_model.h"
 
 static void test_busbw_factors(void **state) {

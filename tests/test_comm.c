@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "bench/runner.h"
+#include "runner/runner.h"
 #include "platform/comm.h"
 
 enum { RANKS = 3, COUNT = 5 };

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "bench/runner_driver.h"
+#include "runner/runner_driver.h"
 #include "core/result.h"
 #include "measure/sweep.h"
 #include "tmpdir_fixture.h"

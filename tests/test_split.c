@@ -14,7 +14,7 @@
 
 #include "bug_fixture.h"
 #include "core/fault.h"
-#include "bench/split.h"
+#include "runner/split.h"
 #include "workloads/timeline/resample.h"
 
 static void test_even(void **unused) {

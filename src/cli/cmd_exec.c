@@ -10,7 +10,7 @@
 #include "cli/commands.h"
 #include "cli/help.h"
 #include "cli/summary.h"
-#include "bench/runner_driver.h"
+#include "runner/runner_driver.h"
 #include "core/check.h"
 #include "measure/exec.h"
 #include "measure/sweep.h"

@@ -8,7 +8,7 @@
 #include "cli/commands.h"
 #include "cli/help.h"
 #include "cli/summary.h"
-#include "bench/runner_driver.h"
+#include "runner/runner_driver.h"
 #include "measure/decide.h"
 #include "measure/sweep.h"
 #include "core/check.h"

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/runner.h"
+#include "runner/runner.h"
 #include "core/check.h"
 #include "core/fault.h"
 #include "core/file.h"

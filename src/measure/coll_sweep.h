@@ -6,7 +6,7 @@
 #ifndef GS_MEASURE_COLL_SWEEP_H
 #define GS_MEASURE_COLL_SWEEP_H
 
-#include "bench/coll.h"
+#include "runner/coll.h"
 #include "measure/common.h"
 
 #define GS_COLL_OPTION_COUNT 16

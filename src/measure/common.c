@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bench/runner_driver.h"
+#include "runner/runner_driver.h"
 #include "core/check.h"
 #include "core/file.h"
 #include "platform/device.h"

@@ -6,7 +6,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "bench/runner.h"
+#include "runner/runner.h"
 #include "core/options.h"
 #include "core/result.h"
 #include "platform/comm.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/runner_driver.h"
+#include "runner/runner_driver.h"
 #include "core/check.h"
 #include "core/format.h"
 #include "core/scaling.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bench/runner.h"
+#include "runner/runner.h"
 #include "core/check.h"
 #include "core/interrupt.h"
 #include "core/timer.h"

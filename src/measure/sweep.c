@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bench/runner.h"
-#include "bench/runner_driver.h"
+#include "runner/runner.h"
+#include "runner/runner_driver.h"
 #include "core/check.h"
 
 /* Adds each measurement's telemetry to its entry of "measurements". */

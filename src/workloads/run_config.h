@@ -1,6 +1,6 @@
 /* The configuration of one measurement: ranks and their devices, timing,
  * repetitions, the split of work, injected faults and, under a launcher,
- * the control world. The runner (bench/) measures a workload's steps by it;
+ * the control world. The runner (runner/) measures a workload's steps by it;
  * a workload that owns its timing loop (workload.h, driver hooks) reads the
  * same configuration. */
 #ifndef GS_RUN_CONFIG_H

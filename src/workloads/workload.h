@@ -2,7 +2,7 @@
  * fills, and the one interface through which every workload is measured.
  * A workload of fixed steps only parses its options, sets up one rank,
  * enqueues one step, verifies against its CPU reference, describes its cost
- * and tears down; the fixed-step runner (bench/runner_driver.c) measures it
+ * and tears down; the fixed-step runner (runner/runner_driver.c) measures it
  * through the driver interface below, owning timing, repetition and the
  * split of work over ranks. A workload that owns its timing loop (llm)
  * fills the driver hooks itself instead of the step functions. Callers ask

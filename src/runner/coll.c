@@ -1,7 +1,7 @@
 /* The collective driver: rank threads that sweep one operation over sizes,
  * pipelined CUDA-event timing per iteration, checks after timing, and the
  * gathering of every rank's record to process 0 under MPI. */
-#include "bench/coll.h"
+#include "runner/coll.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -10,8 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "bench/coll_data.h"
-#include "bench/runner.h"
+#include "runner/coll_data.h"
+#include "runner/runner.h"
 #include "core/check.h"
 #include "core/timer.h"
 

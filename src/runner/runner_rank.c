@@ -11,8 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench/fault_cuda.h"
-#include "bench/runner_private.h"
+#include "runner/fault_cuda.h"
+#include "runner/runner_private.h"
 #include "core/check.h"
 #include "core/interrupt.h"
 #include "core/timer.h"

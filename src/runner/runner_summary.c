@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/runner_private.h"
+#include "runner/runner_private.h"
 #include "core/check.h"
 #include "core/stats.h"
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/runner_private.h"
+#include "runner/runner_private.h"
 #include "core/check.h"
 
 /* mpi mode: files the samples the other ranks carried into their records.

@@ -1,6 +1,6 @@
 /* Kernels of the slow fault: a clock stamp before the step and a spin after
  * it, both one thread, reading the GPU's global nanosecond timer. */
-#include "bench/fault_cuda.h"
+#include "runner/fault_cuda.h"
 
 __device__ __forceinline__ unsigned long long gs_fault_now(void) {
   unsigned long long t;

@@ -1,13 +1,13 @@
-/* Private to the runner (bench/runner*.c): the state its rank threads
+/* Private to the runner (runner/runner*.c): the state its rank threads
  * share, one rank's job, the mpi-mode lockstep message, and the functions
- * its files call across one another. Nothing outside bench/runner*.c
+ * its files call across one another. Nothing outside runner/runner*.c
  * includes this header. */
 #ifndef GS_RUNNER_PRIVATE_H
 #define GS_RUNNER_PRIVATE_H
 
 #include <stdint.h>
 
-#include "bench/runner.h"
+#include "runner/runner.h"
 #include "core/barrier.h"
 #include "core/rng.h"
 #include "platform/comm.h"

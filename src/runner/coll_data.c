@@ -1,6 +1,6 @@
 /* Input pattern and expected results of collective checks, with host
  * encoding of half and bfloat16 (docs/collectives.md, "Checking"). */
-#include "bench/coll_data.h"
+#include "runner/coll_data.h"
 
 #include <math.h>
 #include <string.h>

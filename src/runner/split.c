@@ -1,6 +1,6 @@
 /* Even and proportional splits of work units, and the calibration run that
  * measures each rank's speed for the proportional one. */
-#include "bench/split.h"
+#include "runner/split.h"
 
 #include <math.h>
 #include <stdlib.h>

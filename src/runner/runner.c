@@ -1,17 +1,17 @@
 /* The runner: measures one workload at one world size. This file plans
- * the split of work units (bench/split.c), allocates the rank records and
+ * the split of work units (runner/split.c), allocates the rank records and
  * runs the measurement: one host thread per rank (runner_rank.c) in threads mode,
  * or this process's one rank in mpi mode (runner_mpi.c); the step times,
  * verification and statistics come from runner_summary.c. */
-#include "bench/runner.h"
+#include "runner/runner.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/runner_private.h"
-#include "bench/split.h"
+#include "runner/runner_private.h"
+#include "runner/split.h"
 #include "core/check.h"
 #include "core/process.h"
 

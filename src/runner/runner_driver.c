@@ -1,12 +1,12 @@
 /* The fixed-step runner behind the driver interface (runner_driver.h):
  * each hook forwards to the runner or to the split of work units, so that
  * the measuring layer has one way to measure any workload. */
-#include "bench/runner_driver.h"
+#include "runner/runner_driver.h"
 
 #include <stdlib.h>
 
-#include "bench/runner.h"
-#include "bench/split.h"
+#include "runner/runner.h"
+#include "runner/split.h"
 #include "core/check.h"
 
 /* Timed iterations of the calibration run of a proportional split. */

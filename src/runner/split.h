@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "bench/runner.h"
+#include "runner/runner.h"
 
 /* Whether `workload` with `opts` can be split as `config` asks
  * (world_size, scaling, split_proportional, unit_counts): strong scaling
