@@ -146,6 +146,7 @@ double gs_fault_slow_factor(const gs_fault_list *list, int rank) {
 }
 
 cJSON *gs_fault_list_to_json(const gs_fault_list *list, int world_size) {
+  gs_json_build build = {0}, *b = &build;
   cJSON *array = cJSON_CreateArray();
   for (size_t i = 0; array != NULL && i < list->n; i++) {
     const gs_fault *f = &list->items[i];
@@ -153,16 +154,13 @@ cJSON *gs_fault_list_to_json(const gs_fault_list *list, int world_size) {
     size_t k = 0;
     while (kinds[k].kind != f->kind) k++;
     cJSON *o = cJSON_CreateObject();
-    if (o == NULL || !cJSON_AddItemToArray(array, o)) {
-      cJSON_Delete(o);
-      cJSON_Delete(array);
-      return NULL;
-    }
-    cJSON_AddStringToObject(o, "kind", kinds[k].name);
-    cJSON_AddNumberToObject(o, "rank", f->rank);
-    if (f->world > 0) cJSON_AddNumberToObject(o, "world", f->world);
+    gs_json_append(b, array, o);
+    if (b->failed) break;  // o was freed
+    gs_json_put_string(b, o, "kind", kinds[k].name);
+    gs_json_put_number(b, o, "rank", f->rank);
+    if (f->world > 0) gs_json_put_number(b, o, "world", f->world);
     for (size_t p = 0; p < kinds[k].n_params; p++)
-      gs_json_add_number(o, kinds[k].params[p].name, f->params[p]);
+      gs_json_put_number(b, o, kinds[k].params[p].name, f->params[p]);
   }
-  return array;
+  return array ? gs_json_build_finish(b, array) : NULL;
 }

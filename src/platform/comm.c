@@ -16,6 +16,7 @@
 #include "core/check.h"
 #include "core/env_record.h"
 #include "core/interrupt.h"
+#include "core/json.h"
 #include "core/timer.h"
 #include "platform/comm_internal.h"
 
@@ -175,6 +176,7 @@ gs_status gs_comm_transport_apply(gs_transport transport) {
 }
 
 cJSON *gs_comm_nccl_environment_json(void) {
+  gs_json_build build = {0};
   cJSON *o = cJSON_CreateObject();
   if (!o) return NULL;
   for (char **e = environ; e && *e; e++) {
@@ -186,9 +188,9 @@ cJSON *gs_comm_nccl_environment_json(void) {
     if (len >= sizeof name) len = sizeof name - 1;
     memcpy(name, *e, len);
     name[len] = '\0';
-    cJSON_AddStringToObject(o, name, eq + 1);
+    gs_json_put_string(&build, o, name, eq + 1);
   }
-  return o;
+  return gs_json_build_finish(&build, o);
 }
 
 /* ---- worlds ------------------------------------------------------------------ */
