@@ -334,11 +334,19 @@ static void print_split_gains(FILE *out, const gs_measurement *ms, size_t count)
     for (int k = 0; k < prop->ranks && at < sizeof list; k++)
       at += (size_t)snprintf(list + at, sizeof list - at, "%s%llu", k ? "," : "",
                              (unsigned long long)prop->units[k]);
-    const double gain = ms[i].aggregate.throughput > 0.0
-                            ? ms[i + 1].aggregate.throughput / ms[i].aggregate.throughput
-                            : 0.0;
-    fprintf(out, "  split at %d ranks: even %s/s, proportional (units %s) %s/s: gain %.2fx\n",
-            ms[i].world_size, rate_even, list, rate_prop, gain);
+    // The gain is a ratio like a speedup: its interval by the same bootstrap.
+    gs_stats_group *even_groups = groups_of(&ms[i]), *prop_groups = groups_of(&ms[i + 1]);
+    const gs_scaling_point even = gs_scaling_point_of(&ms[i], even_groups);
+    const gs_scaling_point proportional = gs_scaling_point_of(&ms[i + 1], prop_groups);
+    const double gain = gs_scaling_speedup(even.throughput, proportional.throughput);
+    double low = NAN, high = NAN;
+    if (even_groups && prop_groups) gs_scaling_interval(&even, &proportional, gain, &low, &high);
+    free(even_groups);
+    free(prop_groups);
+    char gain_text[64];
+    gs_scaling_format_ratio(gain, low, high, 1.0, 2, "x", gain_text, sizeof gain_text);
+    fprintf(out, "  split at %d ranks: even %s/s, proportional (units %s) %s/s: gain %s\n",
+            ms[i].world_size, rate_even, list, rate_prop, gain_text);
   }
 }
 

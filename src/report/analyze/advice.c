@@ -397,7 +397,10 @@ static const gs_report_row *one_rank_row(const gs_report_series *s) {
   return NULL;
 }
 
-/* "split at N ranks: even X, proportional (units ...) Y: gain Zx" for each
+static gs_scaling_point row_point(const gs_report *r, const gs_report_row *row,
+                                  gs_stats_group *groups);
+
+/* "split at N ranks: even X, proportional (units ...) Y: gain Zx [L, H]" for each
  * proportional row of `s` with an even row of the same world size. */
 static void split_advice(gs_report_series *s, const gs_report *r) {
   const gs_report_series *even = gs_report_split_sibling(r, s, "even");
@@ -406,10 +409,20 @@ static void split_advice(gs_report_series *s, const gs_report *r) {
     for (size_t j = 0; j < even->n_rows; j++) {
       const gs_report_row *e = &even->rows[j];
       if (e->world_size != p->world_size || !row_usable(e) || !row_usable(p)) continue;
-      add_advice(s, "split at %d %s: even %s, proportional (units %s) %s: gain %.2fx",
-                 p->world_size, workers(s), rank_rate(s, e,
-                                                      e->throughput).text, p->placement.split_units,
-                 rank_rate(s, p, p->throughput).text, p->throughput / e->throughput);
+      // The gain is a ratio like a speedup: its interval by the same bootstrap.
+      gs_stats_group *eg = malloc((e->n_step_runs ? e->n_step_runs : 1) * sizeof *eg);
+      gs_stats_group *pg = malloc((p->n_step_runs ? p->n_step_runs : 1) * sizeof *pg);
+      const gs_scaling_point even_point = row_point(r, e, eg), prop_point = row_point(r, p, pg);
+      const double gain = gs_scaling_speedup(e->throughput, p->throughput);
+      double low = NAN, high = NAN;
+      if (eg && pg) gs_scaling_interval(&even_point, &prop_point, gain, &low, &high);
+      free(eg);
+      free(pg);
+      char gain_text[64];
+      gs_scaling_format_ratio(gain, low, high, 1.0, 2, "x", gain_text, sizeof gain_text);
+      add_advice(s, "split at %d %s: even %s, proportional (units %s) %s: gain %s",
+                 p->world_size, workers(s), rank_rate(s, e, e->throughput).text,
+                 p->placement.split_units, rank_rate(s, p, p->throughput).text, gain_text);
       break;
     }
   }
