@@ -7,8 +7,12 @@
  * A healthy node by default: GS_NVML_DOUBLE_GPUS GPUs (default 4, at most
  * 16), each with 18 NVLink ports up and no link errors, PCIe gen 5 x16 of
  * gen 5 x16, ECC on with no errors, no row remaps, page retirement
- * unsupported (as on Ampere and later), clocks idle. GS_NVML_DOUBLE_FAULTS
- * adds faults, a comma-separated list of
+ * unsupported (as on Ampere and later), clocks idle, and the figures of an
+ * H200 SXM 141GB (143771 MiB, power limit 700 W, highest clocks 1980 MHz SM
+ * and 3201 MHz memory). Its name is "gpuscale NVML test double", which no
+ * expected-figure file lists, unless GS_NVML_DOUBLE_NAME gives another
+ * ("NVIDIA H200"). GS_NVML_DOUBLE_FAULTS adds faults, a comma-separated
+ * list of
  *   nvlink_down:GPU:LINK        the port is inactive
  *   nvlink_sleep:GPU:LINK       the port is asleep (NVML_NVLINK_STATE_SLEEP)
  *   nvlink_recovery:GPU:LINK:N  N data-link recoveries on the port
@@ -22,6 +26,14 @@
  *   no_ecc:GPU                  ECC counts NOT_SUPPORTED (ECC off)
  *   hang:GPU:SECONDS            its clock event reasons answer after SECONDS
  *                               (a driver that does not answer)
+ *   pcie_gen4:GPU               the slot allows PCIe gen 4 at most
+ *   power_limit:GPU:WATTS       the power limit enforced is WATTS
+ *   memory_mib:GPU:N            the GPU reports N MiB of memory
+ *   max_sm_clock:GPU:MHZ        the highest SM clock is MHZ
+ *   xid:GPU:N                   an XID N event waits in every event set
+ *                               registered for the GPU (delivered once)
+ * Initialisations are counted as NVML counts them: the state is built by
+ * the first nvmlInit_v2 and kept until the matching last nvmlShutdown.
  * A malformed list makes nvmlInit_v2 fail with NVML_ERROR_INVALID_ARGUMENT,
  * so a typo in a test cannot pass silently. */
 #include <stdio.h>
@@ -43,6 +55,10 @@ typedef struct {
   unsigned remap_rows;
   int remap_pending, remap_failed;
   unsigned long long reasons;
+  unsigned gen_max, power_mw, max_sm_mhz;
+  unsigned long long memory_bytes;
+  unsigned long long xid;
+  int xid_delivered;
 } fake_gpu;
 
 /* What nvmlPciInfo_t holds, in its documented order. */
@@ -81,10 +97,29 @@ int nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t dev, unsigned *v);
 int nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t dev, unsigned *v);
 int nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t dev, unsigned *v);
 int nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t dev, unsigned long long *reasons);
+/* nvmlMemory_t: total, free, used (bytes). */
+typedef struct {
+  unsigned long long total, free, used;
+} fake_memory;
+int nvmlDeviceGetMemoryInfo(nvmlDevice_t dev, fake_memory *memory);
+int nvmlDeviceGetPowerManagementLimit(nvmlDevice_t dev, unsigned *limit_mw);
+int nvmlDeviceGetMaxClockInfo(nvmlDevice_t dev, int type, unsigned *mhz);
+/* nvmlEventData_t: device, eventType, eventData, gpuInstanceId,
+ * computeInstanceId. */
+typedef struct {
+  nvmlDevice_t device;
+  unsigned long long type, data;
+  unsigned gpu_instance, compute_instance;
+} fake_event;
+typedef struct fake_event_set *nvmlEventSet_t;
+int nvmlEventSetCreate(nvmlEventSet_t *set);
+int nvmlDeviceRegisterEvents(nvmlDevice_t dev, unsigned long long types, nvmlEventSet_t set);
+int nvmlEventSetWait_v2(nvmlEventSet_t set, fake_event *data, unsigned timeout_ms);
+int nvmlEventSetFree(nvmlEventSet_t set);
 
 static fake_gpu gpus[MAX_GPUS];
 static unsigned gpu_count;
-static int initialized;
+static int initialized;  /* nvmlInit_v2 calls not yet shut down */
 
 /* Strict unsigned field of the fault list; advances *s past it. */
 static int parse_uint(const char **s, unsigned long long max, unsigned long long *out) {
@@ -106,7 +141,8 @@ static int field(const char **s, unsigned long long max, unsigned long long *out
 static int parse_fault(const char **s) {
   static const char *const kinds[] = {"nvlink_down",  "nvlink_recovery", "pcie_x8",
                                       "ecc_uncorrected", "remap_pending", "remap_failed",
-                                      "hw_slowdown", "sw_power_cap",   "no_ecc", "hang", "nvlink_sleep"};
+                                      "hw_slowdown", "sw_power_cap",   "no_ecc", "hang", "nvlink_sleep",
+                                      "pcie_gen4", "power_limit", "memory_mib", "max_sm_clock", "xid"};
   size_t k = 0, n = sizeof kinds / sizeof kinds[0];
   size_t len = strcspn(*s, ":,");
   while (k < n && !(strlen(kinds[k]) == len && strncmp(*s, kinds[k], len) == 0)) k++;
@@ -133,12 +169,24 @@ static int parse_fault(const char **s) {
     case 7: x->reasons |= 0x4; break;
     case 8: x->no_ecc = 1; break;
     case 9: if (!field(s, 3600, &a)) return 0; x->hang_s = (unsigned)a; break;
-    default: if (!field(s, LINKS - 1, &a)) return 0; x->link_sleep[a] = 1; break;
+    case 10: if (!field(s, LINKS - 1, &a)) return 0; x->link_sleep[a] = 1; break;
+    case 11: x->gen_max = 4; break;
+    case 12: if (!field(s, 10000, &a) || a == 0) return 0; x->power_mw = (unsigned)a * 1000; break;
+    case 13:
+      if (!field(s, 1u << 24, &a) || a == 0) return 0;
+      x->memory_bytes = a << 20;
+      break;
+    case 14: if (!field(s, 100000, &a) || a == 0) return 0; x->max_sm_mhz = (unsigned)a; break;
+    default: if (!field(s, 1000, &a) || a == 0) return 0; x->xid = a; break;
   }
   return 1;
 }
 
 int nvmlInit_v2(void) {
+  if (initialized > 0) {
+    initialized++;
+    return OK;
+  }
   memset(gpus, 0, sizeof gpus);
   gpu_count = 4;
   const char *count = getenv("GS_NVML_DOUBLE_GPUS");
@@ -151,6 +199,10 @@ int nvmlInit_v2(void) {
   for (unsigned i = 0; i < gpu_count; i++) {
     gpus[i].width = 16;
     gpus[i].reasons = 0x1;  // idle
+    gpus[i].gen_max = 5;
+    gpus[i].power_mw = 700000;
+    gpus[i].max_sm_mhz = 1980;
+    gpus[i].memory_bytes = 143771ull << 20;
   }
   const char *s = getenv("GS_NVML_DOUBLE_FAULTS");
   while (s && *s) {
@@ -163,7 +215,8 @@ int nvmlInit_v2(void) {
 }
 
 int nvmlShutdown(void) {
-  initialized = 0;
+  if (initialized == 0) return UNINITIALIZED;
+  initialized--;
   return OK;
 }
 
@@ -233,7 +286,8 @@ int nvmlDeviceGetPciInfo_v3(nvmlDevice_t dev, fake_pci *pci) {
 
 int nvmlDeviceGetName(nvmlDevice_t dev, char *buf, unsigned size) {
   if (!gpu_of(dev, NULL)) return INVALID_ARGUMENT;
-  snprintf(buf, size, "%s", "gpuscale NVML test double");
+  const char *name = getenv("GS_NVML_DOUBLE_NAME");
+  snprintf(buf, size, "%s", name && *name ? name : "gpuscale NVML test double");
   return OK;
 }
 
@@ -291,8 +345,9 @@ int nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t dev, unsigned link, int counter
 }
 
 int nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t dev, unsigned *v) {
-  if (!gpu_of(dev, NULL)) return INVALID_ARGUMENT;
-  *v = 5;
+  fake_gpu *x = gpu_of(dev, NULL);
+  if (!x) return INVALID_ARGUMENT;
+  *v = x->gen_max;
   return OK;
 }
 
@@ -318,5 +373,70 @@ int nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t dev, unsigned long long 
   if (!x) return INVALID_ARGUMENT;
   if (x->hang_s) sleep(x->hang_s);
   *reasons = x->reasons;
+  return OK;
+}
+
+int nvmlDeviceGetMemoryInfo(nvmlDevice_t dev, fake_memory *memory) {
+  fake_gpu *x = gpu_of(dev, NULL);
+  if (!x) return INVALID_ARGUMENT;
+  memory->total = x->memory_bytes;
+  memory->used = 512ull << 20;
+  memory->free = x->memory_bytes - memory->used;
+  return OK;
+}
+
+int nvmlDeviceGetPowerManagementLimit(nvmlDevice_t dev, unsigned *limit_mw) {
+  fake_gpu *x = gpu_of(dev, NULL);
+  if (!x) return INVALID_ARGUMENT;
+  *limit_mw = x->power_mw;
+  return OK;
+}
+
+/* nvmlClockType_t: 0 graphics, 1 SM, 2 memory, 3 video. */
+int nvmlDeviceGetMaxClockInfo(nvmlDevice_t dev, int type, unsigned *mhz) {
+  fake_gpu *x = gpu_of(dev, NULL);
+  if (!x || type < 0 || type > 3) return INVALID_ARGUMENT;
+  *mhz = type == 2 ? 3201 : type == 3 ? 1545 : x->max_sm_mhz;
+  return OK;
+}
+
+/* One event set: the GPUs registered in it (bit i: GPU i). */
+struct fake_event_set {
+  unsigned registered;
+};
+
+int nvmlEventSetCreate(nvmlEventSet_t *set) {
+  if (!initialized) return UNINITIALIZED;
+  *set = calloc(1, sizeof **set);
+  return *set ? OK : 999;
+}
+
+int nvmlDeviceRegisterEvents(nvmlDevice_t dev, unsigned long long types, nvmlEventSet_t set) {
+  unsigned i = 0;
+  if (!gpu_of(dev, &i) || !set) return INVALID_ARGUMENT;
+  if (types & 0x8) set->registered |= 1u << i;  // nvmlEventTypeXidCriticalError
+  return OK;
+}
+
+/* Delivers a waiting XID at once; none: NVML_ERROR_TIMEOUT (10) at once,
+ * whatever the timeout (the check asks with 0). */
+int nvmlEventSetWait_v2(nvmlEventSet_t set, fake_event *data, unsigned timeout_ms) {
+  (void)timeout_ms;
+  if (!initialized) return UNINITIALIZED;
+  if (!set) return INVALID_ARGUMENT;
+  for (unsigned i = 0; i < gpu_count; i++) {
+    if (!(set->registered & (1u << i)) || !gpus[i].xid || gpus[i].xid_delivered) continue;
+    gpus[i].xid_delivered = 1;
+    memset(data, 0, sizeof *data);
+    data->device = (nvmlDevice_t)(void *)(size_t)(i + 1);
+    data->type = 0x8;
+    data->data = gpus[i].xid;
+    return OK;
+  }
+  return 10;
+}
+
+int nvmlEventSetFree(nvmlEventSet_t set) {
+  free(set);
   return OK;
 }

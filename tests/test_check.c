@@ -68,7 +68,7 @@ static void test_healthy_node_passes(void **state) {
   gs_node_state s;
   healthy_node(&s);
   gs_health_verdict v;
-  assert_int_equal(gs_health_judge(&s, 2, &v), GS_OK);
+  assert_int_equal(gs_health_judge(&s, 2, NULL, &v), GS_OK);
   assert_true(v.applicable);
   assert_int_equal(v.overall, GS_CHECK_PASS);
   // 2 node checks + 2 GPUs x (ecc, row_remap, nvlink, pcie, clocks); no page retirement.
@@ -88,7 +88,7 @@ static void test_idle_pcie_generation_passes_width_fails(void **state) {
   gpus[0].pcie_gen = 1;  // idle power saving
   gpus[1].pcie_width = 4;
   gs_health_verdict v;
-  assert_int_equal(gs_health_judge(&s, 0, &v), GS_OK);
+  assert_int_equal(gs_health_judge(&s, 0, NULL, &v), GS_OK);
   assert_int_equal(finding(&v, "pcie", 0)->state, GS_CHECK_PASS);
   assert_non_null(strstr(finding(&v, "pcie", 0)->detail, "gen 1 x16 of gen 5 x16"));
   assert_int_equal(finding(&v, "pcie", 1)->state, GS_CHECK_FAIL);
@@ -104,7 +104,7 @@ static void test_clock_reasons_classified(void **state) {
   gs_health_verdict v;
   gpus[0].clock_events = 0x4;   // software power cap: normal under load
   gpus[1].clock_events = 0x20;  // software thermal slowdown
-  assert_int_equal(gs_health_judge(&s, 0, &v), GS_OK);
+  assert_int_equal(gs_health_judge(&s, 0, NULL, &v), GS_OK);
   assert_int_equal(finding(&v, "clocks", 0)->state, GS_CHECK_PASS);
   assert_int_equal(finding(&v, "clocks", 1)->state, GS_CHECK_WARN);
   assert_int_equal(v.overall, GS_CHECK_WARN);
@@ -112,7 +112,7 @@ static void test_clock_reasons_classified(void **state) {
   gs_health_verdict_free(&v);
   gpus[0].clock_events = 0x40 | 0x4;
   gpus[1].clock_events = 0x80;
-  assert_int_equal(gs_health_judge(&s, 0, &v), GS_OK);
+  assert_int_equal(gs_health_judge(&s, 0, NULL, &v), GS_OK);
   assert_string_equal(finding(&v, "clocks", 0)->action,
                       "investigate cooling and power: GPU 0 in hardware thermal slowdown "
                       "(hw_thermal_slowdown)");
@@ -130,7 +130,7 @@ static void test_unused_nvlink_not_applicable(void **state) {
   for (size_t l = 0; l < GS_HEALTH_MAX_LINKS; l++) gpus[0].link_up[l] = 0;
   gpus[1].port_count = 0;
   gs_health_verdict v;
-  assert_int_equal(gs_health_judge(&s, 0, &v), GS_OK);
+  assert_int_equal(gs_health_judge(&s, 0, NULL, &v), GS_OK);
   assert_int_equal(finding(&v, "nvlink", 0)->state, GS_CHECK_NA);
   assert_int_equal(finding(&v, "nvlink", 1)->state, GS_CHECK_NA);
   assert_int_equal(v.overall, GS_CHECK_PASS);
@@ -145,7 +145,7 @@ static void test_inventory_and_software(void **state) {
   s.cuda_driver_version = 12020;  // driver older than the runtime
   snprintf(s.cuda_status, sizeof s.cuda_status, "1 device");
   gs_health_verdict v;
-  assert_int_equal(gs_health_judge(&s, 0, &v), GS_OK);
+  assert_int_equal(gs_health_judge(&s, 0, NULL, &v), GS_OK);
   assert_string_equal(finding(&v, "inventory", -1)->action,
                       "investigate: CUDA cannot use 1 of 2 GPUs (first at 00000000:19:00.0)");
   assert_string_equal(finding(&v, "software", -1)->action,
@@ -154,10 +154,10 @@ static void test_inventory_and_software(void **state) {
   gs_health_verdict_free(&v);
   s.cuda_visible_set = 1;  // the job hid it: expected
   s.cuda_driver_version = 12040;
-  assert_int_equal(gs_health_judge(&s, 0, &v), GS_OK);
+  assert_int_equal(gs_health_judge(&s, 0, NULL, &v), GS_OK);
   assert_int_equal(v.overall, GS_CHECK_PASS);
   gs_health_verdict_free(&v);
-  assert_int_equal(gs_health_judge(&s, 8, &v), GS_OK);
+  assert_int_equal(gs_health_judge(&s, 8, NULL, &v), GS_OK);
   assert_string_equal(finding(&v, "inventory", -1)->action, "investigate: 2 GPUs of 8 expected");
   gs_health_verdict_free(&v);
 }
@@ -172,7 +172,7 @@ static void test_memory_errors(void **state) {
   gpus[1].ecc_volatile_corrected = 1000;  // corrected: shown, not judged
   gpus[1].ecc_aggregate_uncorrected = 3;  // history: shown, not judged
   gs_health_verdict v;
-  assert_int_equal(gs_health_judge(&s, 0, &v), GS_OK);
+  assert_int_equal(gs_health_judge(&s, 0, NULL, &v), GS_OK);
   assert_int_equal(finding(&v, "retired_pages", 0)->state, GS_CHECK_FAIL);
   assert_string_equal(finding(&v, "retired_pages", 0)->action,
                       "reset: GPU 0 has a page retirement pending; reload the driver or reset "
@@ -192,7 +192,7 @@ static void test_no_nvml_and_no_gpu(void **state) {
   snprintf(s.nvml_status, sizeof s.nvml_status, "NVML unavailable: gone");
   snprintf(s.cuda_status, sizeof s.cuda_status, "no usable CUDA device: none");
   gs_health_verdict v;
-  assert_int_equal(gs_health_judge(&s, 0, &v), GS_OK);
+  assert_int_equal(gs_health_judge(&s, 0, NULL, &v), GS_OK);
   assert_false(v.applicable);
   assert_string_equal(v.why, "no GPU: NVML unavailable: gone; CUDA: no usable CUDA device: none");
   assert_int_equal(gs_health_verdict_status(&v), GS_OK);
@@ -201,7 +201,7 @@ static void test_no_nvml_and_no_gpu(void **state) {
   static char one[1][GS_TEXT_SHORT] = {"0000:18:00.0"};
   s.cuda_bus_ids = one;
   s.cuda_count = 1;
-  assert_int_equal(gs_health_judge(&s, 0, &v), GS_OK);
+  assert_int_equal(gs_health_judge(&s, 0, NULL, &v), GS_OK);
   assert_true(v.applicable);
   assert_int_equal(finding(&v, "passive", -1)->state, GS_CHECK_WARN);
   assert_int_equal(gs_health_verdict_status(&v), GS_NODE_WARN);
@@ -215,7 +215,7 @@ static void test_hung_read_fails(void **state) {
   snprintf(s.hung, sizeof s.hung, "GPU 3");
   s.budget_s = 60;
   gs_health_verdict v;
-  assert_int_equal(gs_health_judge(&s, 0, &v), GS_OK);
+  assert_int_equal(gs_health_judge(&s, 0, NULL, &v), GS_OK);
   assert_true(v.applicable);
   assert_int_equal(v.n, 1);
   assert_string_equal(v.items[0].check, "budget");

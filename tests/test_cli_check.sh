@@ -20,7 +20,7 @@ expect 0 "check +node health check" -- --help
 expect 0 "not applicable: no GPU: NVML unavailable: .*nonexistent.*; CUDA: " -- check
 expect 0 "not applicable" -- check --level 1
 expect 5 "inventory.*fail.*0 GPUs seen by NVML.*1 expected" -- check --expect-gpus 1
-expect 2 "option --level" -- check --level 2
+expect 2 "option --level" -- check --level 3
 expect 2 "option --format" -- check --format yaml
 expect 2 "unexpected argument 'extra'" -- check extra
 
@@ -31,8 +31,8 @@ export GS_NVML_DOUBLE_GPUS=4
 # A healthy node: every check passes or is not applicable, exit 0.
 out=$("$bin" check 2>&1); rc=$?
 [ "$rc" = 0 ] || fail "healthy check exited $rc: $out"
-grep -qE "^gpuscale check --level 1: pass \(22 passed, 0 warned, 0 failed\) in [0-9.]+ s of a 60 s budget" <<<"$out" ||
-  fail "healthy check: no pass line with 22 passed: $out"
+grep -qE "^gpuscale check --level 1: pass \(23 passed, 0 warned, 0 failed\) in [0-9.]+ s of a 60 s budget" <<<"$out" ||
+  fail "healthy check: no pass line with 23 passed: $out"
 grep -qE "^time: CUDA and NCCL [0-9.]+ s, NVML [0-9.]+ s, 4 GPUs [0-9.]+ s \(slowest GPU [0-3], [0-9.]+ s\)$" <<<"$out" ||
   fail "healthy check: no time split: $out"
 grep -qE "^inventory +- +pass +4 GPUs seen by NVML, 0 usable by CUDA; CUDA not compared" <<<"$out" ||
@@ -74,6 +74,13 @@ fault_case hw_slowdown:3 5 clocks 3 \
   "investigate cooling and power: GPU 3 in hardware slowdown (hw_slowdown)"
 fault_case nvlink_recovery:1:5:12 6 nvlink 1 \
   "investigate: NVLink 5 of GPU 1 recovered from 12 link errors"
+# XID events seen during the check: each judged by what it means.
+fault_case xid:2:79 5 xid 2 "drain, reseat or replace: GPU 2 reported XID 79 (GPU has fallen off the bus)"
+fault_case xid:0:48 5 xid 0 "drain and reset: GPU 0 reported XID 48 (double-bit ECC error)"
+fault_case xid:1:13 6 xid 1 \
+  "investigate: GPU 1 reported XID 13 (graphics engine exception, often an application fault)"
+fault_case xid:3:999 5 xid 3 "investigate: GPU 3 reported XID 999 (see NVIDIA's XID list)"
+expect 0 "^xid +- +pass +no XID event in the [0-9.]+ s of the check$" -- check
 
 # The error line names the failed checks; the worst state decides.
 GS_NVML_DOUBLE_FAULTS=pcie_x8:1,nvlink_recovery:0:2:1 \
@@ -106,7 +113,7 @@ def need(cond, what):
     if not cond:
         print("FAIL: check.json:", what); sys.exit(1)
 need(d["command"] == "check" and d["status"] == "ok", "command/status")
-need(d["config"] == {"level": 1, "expect_gpus": None}, "config %r" % d["config"])
+need(d["config"] == {"level": 1, "inject": [], "expect": None, "expect_gpus": None}, "config %r" % d["config"])
 need(c["verdict"] == "fail" and c["level"] == 1 and c["budget_seconds"] == 60, "verdict/level/budget")
 need(0 <= c["elapsed_seconds"] < 60, "elapsed %r" % c["elapsed_seconds"])
 t = c["seconds"]
@@ -133,6 +140,92 @@ need(len(links) == 18 and [l["link"] for l in links if not l["up"]] == [3], "lin
 need(links[0] == {"link": 0, "up": True, "replay": 0, "recovery": 0, "crc_flit": 0, "crc_data": 0}, "link 0")
 need(all(x["read_seconds"] >= 0 for x in g), "read_seconds")
 need(g[3]["clock_event_reasons"] == 9 and g[3]["clock_event_names"] == ["gpu_idle", "hw_slowdown"], "clocks")
+PY
+
+# Expected figures: the double as an H200 (its figures are an H200's) is
+# held to the shipped H200 SXM 141GB figures and passes; each figure short
+# of its model's is caught by its own check with its action.
+export GS_NVML_DOUBLE_NAME="NVIDIA H200"
+out=$("$bin" check 2>&1); rc=$?
+[ "$rc" = 0 ] || fail "healthy H200 check exited $rc: $out"
+grep -qE "^gpuscale check --level 1: pass \(47 passed, 0 warned, 0 failed\)" <<<"$out" ||
+  fail "healthy H200: no pass line with 47 passed: $out"
+grep -qE "^model +1 +pass +H200 SXM 141GB, figures from .*/share/gpuscale/gpu-models.json$" <<<"$out" ||
+  fail "healthy H200: model line: $out"
+grep -qE "^memory_size +0 +pass +150.8 GB of the 141 GB of an H200 SXM 141GB$" <<<"$out" ||
+  fail "healthy H200: memory line: $out"
+grep -qE "^power_limit +3 +pass +power limit 700 W; an H200 SXM 141GB's is 700 W$" <<<"$out" ||
+  fail "healthy H200: power line: $out"
+grep -qE "^Expected figures: .*/share/gpuscale/gpu-models.json$" <<<"$out" ||
+  fail "healthy H200: expected figures line: $out"
+fault_case pcie_gen4:2 6 pcie_slot 2 \
+  "investigate: GPU 2's slot allows PCIe gen 4 of the gen 5 an H200 SXM 141GB takes (BIOS setting, riser or slot)"
+fault_case power_limit:1:500 6 power_limit 1 \
+  "investigate: GPU 1 power limit 500 W, below the 700 W of an H200 SXM 141GB (a cap slows every job; a site's own limit goes in --expect FILE)"
+fault_case memory_mib:0:70000 5 memory_size 0 \
+  "investigate: GPU 0 reports 73.4 GB of memory, 141 GB expected of an H200 SXM 141GB"
+fault_case max_sm_clock:3:1500 6 max_clocks 3 \
+  "investigate: GPU 3's highest SM clock 1500 MHz, below the 1980 MHz of an H200 SXM 141GB (firmware or a clock lock)"
+# A site that caps its GPUs at 500 W says so with --expect: then 500 W passes.
+cat >"$work/site.json" <<'JSON'
+{"schema": "gpuscale/gpu-models/v1", "models": [{"model": "H200 at 500 W", "nvml_names": ["NVIDIA H200"],
+ "form_factor": "sxm", "figures": {"power_limit_w": {"value": 500, "source": "site policy 2026-11"}}}]}
+JSON
+GS_NVML_DOUBLE_FAULTS=power_limit:0:500,power_limit:1:500,power_limit:2:500,power_limit:3:500 \
+  expect 0 "power_limit +2 +pass +power limit 500 W; an H200 at 500 W's is 500 W" -- check --expect "$work/site.json"
+GS_NVML_DOUBLE_FAULTS=power_limit:1:400 expect 6 "^Expected figures: .*site.json, then .*gpu-models.json$" -- check --expect "$work/site.json" --expect-gpus 4
+# The site's file states only the power limit: the rest comes from the shipped file.
+GS_NVML_DOUBLE_FAULTS=memory_mib:2:70000 expect 5 "model +2 +pass +H200 at 500 W, figures from .*site.json, then .*gpu-models.json" -- check --expect "$work/site.json"
+expect 2 "option --expect: .*nonexistent.json" -- check --expect "$work/nonexistent.json"
+printf '{"schema": "gpuscale/gpu-models/v1", "models": [{"model": "x"}]}' >"$work/bad.json"
+expect 2 "option --expect: .*bad.json: models\[0\].form_factor: a non-empty string expected" -- check --expect "$work/bad.json"
+# Without the shipped file the figures are not applicable, never a warning.
+GPUSCALE_DATA_DIR=$work/empty expect 0 "model +0 +n/a +no expected figures: " -- check
+GPUSCALE_NVML_LIBRARY=$GS_NVML_DOUBLE "$bin" check --format json --out "$work/h200.json" --expect "$work/site.json" >/dev/null 2>&1 ||
+  fail "check --format json as an H200 exited $?"
+python3 - "$work/h200.json" "$work/site.json" <<'PY' || failures=$((failures + 1))
+import json, sys
+c = json.load(open(sys.argv[1]))
+need = lambda cond, what: cond or (print("FAIL: h200.json:", what), sys.exit(1))
+need(c["config"]["expect"] == sys.argv[2], "config.expect %r" % c["config"])
+e = c["check"]["expected"]
+need(e["site_file"] == sys.argv[2] and e["shipped_file"].endswith("share/gpuscale/gpu-models.json"), "files %r" % e)
+need(e["why"] is None and len(e["gpus"]) == 4, "why/gpus")
+g0 = e["gpus"][0]
+need(g0["gpu"] == 0 and g0["model"] == "H200 at 500 W", "gpu 0 %r" % g0)
+need(g0["figures"]["power_limit_w"] == {"value": 500, "source": "site policy 2026-11"}, "site figure %r" % g0)
+need(g0["figures"]["memory_bandwidth_gbs"]["value"] == 4800 and
+     g0["figures"]["memory_bandwidth_gbs"]["source"].startswith("https://www.nvidia.com/"), "shipped figure %r" % g0)
+g = c["check"]["gpus"][0]
+need(g["memory_total_bytes"] == 143771 << 20 and g["power_limit_w"] == 700, "figures read %r" % g)
+need(g["max_sm_clock_mhz"] == 1980 and g["max_memory_clock_mhz"] == 3201, "clocks read")
+PY
+unset GS_NVML_DOUBLE_NAME
+
+# Level 2 without a CUDA device: the passive checks as at level 1, the
+# stress checks not applicable with the reason, within a 240 s budget.
+out=$("$bin" check --level 2 2>&1); rc=$?
+[ "$rc" = 0 ] || fail "check --level 2 without CUDA exited $rc: $out"
+grep -qE "^gpuscale check --level 2: pass \(23 passed, 0 warned, 0 failed\) in [0-9.]+ s of a 240 s budget" <<<"$out" ||
+  fail "level 2: verdict line: $out"
+grep -qE "^stress +- +n/a +no CUDA device: " <<<"$out" || fail "level 2: stress line: $out"
+GS_NVML_DOUBLE_FAULTS=pcie_x8:1 expect 5 "reseat or replace: GPU 1 at PCIe x8 of x16" -- check --level 2
+expect 0 "of a 30 s budget" -- check --level 2 --budget 30 --inject membw:gpu=1,factor=0.8
+expect 2 "option --inject: faults are rehearsed at --level 2" -- check --inject membw:gpu=1,factor=0.8
+expect 2 "option --inject: 'membw:gpu=1,factor=1.5': factor=F needs a number in \(0, 1\)" -- check --level 2 --inject membw:gpu=1,factor=1.5
+expect 2 "option --inject: 'slow:rank=1,factor=2': gpuscale check rehearses membw" -- check --level 2 --inject slow:rank=1,factor=2
+"$bin" check --level 2 --inject membw:gpu=1,factor=0.8 --format json --out "$work/l2.json" >/dev/null 2>&1 ||
+  fail "check --level 2 --format json exited $?"
+python3 - "$work/l2.json" <<'PY' || failures=$((failures + 1))
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["check"]
+need = lambda cond, what: cond or (print("FAIL: l2.json:", what), sys.exit(1))
+need(d["config"]["level"] == 2 and d["config"]["inject"] == ["membw:gpu=1,factor=0.8"], "config %r" % d["config"])
+need(c["level"] == 2 and c["budget_seconds"] == 240, "level/budget")
+need(sorted(c["seconds"]) == ["cuda", "gpus", "host", "membw", "nvml", "p2p"], "seconds %r" % c["seconds"])
+need(c["stress"]["why"].startswith("no CUDA device") and c["stress"]["gpus"] == [] and
+     c["stress"]["p2p_gbs"] == [], "stress %r" % c["stress"])
 PY
 
 # Not applicable also in JSON, exit 0.

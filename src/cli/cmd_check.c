@@ -4,6 +4,7 @@
  * or fail with an action per finding, as text or JSON, within a time budget
  * it reports. Exit 0 pass (or not applicable), 6 warn, 5 fail. See
  * docs/check.md. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,16 +16,18 @@
 #include "core/options.h"
 #include "core/timer.h"
 #include "measure/check.h"
+#include "measure/check_stress.h"
 #include "report/verdict/check.h"
 
-/* Level 1's default budget: a job prolog's share on an 8-GPU node (issue 30). */
+/* The default budgets: level 1, a job prolog's share on an 8-GPU node;
+ * level 2, after maintenance (issue 30). */
 #define CHECK_LEVEL1_BUDGET_S 60.0
+#define CHECK_LEVEL2_BUDGET_S 240.0
 
 static const char *const format_choices[] = {"text", "json", NULL};
 enum { FORMAT_TEXT = 0, FORMAT_JSON = 1 };
-/* Levels 2 (stress against the model's figures) and 3 (burn-in) are not
- * built yet: the option offers only what runs. */
-static const char *const level_choices[] = {"1", NULL};
+/* Level 3 (burn-in) is not built yet: the option offers only what runs. */
+static const char *const level_choices[] = {"1", "2", NULL};
 
 static gs_status reject_positional(void *ctx, const char *arg) {
   (void)ctx;
@@ -39,13 +42,13 @@ static void gpu_label(const gs_health_finding *f, char *out, size_t size) {
 }
 
 static void print_text(FILE *out, const gs_health_verdict *v, const gs_node_state *s,
-                       double elapsed) {
+                       const gs_check_models *models, int level, double elapsed) {
   if (!v->applicable) {
-    fprintf(out, "gpuscale check --level 1: not applicable: %s\n", v->why);
+    fprintf(out, "gpuscale check --level %d: not applicable: %s\n", level, v->why);
     return;
   }
-  fprintf(out, "gpuscale check --level 1: %s (%zu passed, %zu warned, %zu failed) in %.2f s of "
-          "a %g s budget\n", gs_check_state_name(v->overall), v->passed, v->warned,
+  fprintf(out, "gpuscale check --level %d: %s (%zu passed, %zu warned, %zu failed) in %.2f s of "
+          "a %g s budget\n", level, gs_check_state_name(v->overall), v->passed, v->warned,
           v->failed, elapsed, s->budget_s);
   if (!s->hung[0]) {
     size_t slowest = 0;
@@ -57,6 +60,9 @@ static void print_text(FILE *out, const gs_health_verdict *v, const gs_node_stat
       fprintf(out, " (slowest GPU %d, %.3f s)", s->gpus[slowest].index,
               s->gpus[slowest].read_seconds);
     fprintf(out, "\n");
+    if (s->stress.level >= 2 && !s->stress.why[0])
+      fprintf(out, "level 2: memory bandwidth %.3f s, host copies %.3f s, GPU pairs %.3f s\n",
+              s->stress.membw_seconds, s->stress.host_seconds, s->stress.p2p_seconds);
   }
   fprintf(out, "\n");
   fprintf(out, "%-14s %-4s %-5s %s\n", "check", "GPU", "state", "detail");
@@ -66,23 +72,105 @@ static void print_text(FILE *out, const gs_health_verdict *v, const gs_node_stat
     gpu_label(f, gpu, sizeof gpu);
     fprintf(out, "%-14s %-4s %-5s %s\n", f->check, gpu, gs_check_state_name(f->state), f->detail);
   }
+  fprintf(out, "\nExpected figures: %s%s%s\n", models->site ? models->site->path : "",
+          models->site ? ", then " : "",
+          models->shipped ? models->shipped->path : models->shipped_why);
   if (v->warned + v->failed == 0) return;
   fprintf(out, "\nActions\n");
   for (size_t i = 0; i < v->n; i++)
     if (v->items[i].action[0]) fprintf(out, "  %s\n", v->items[i].action);
 }
 
+/* The expected figures each GPU was held to, with their sources
+ * (docs/check.md, "expected"). NULL when memory runs out. */
+static cJSON *expected_json(const gs_check_models *models, const gs_node_state *s) {
+  gs_json_build build = {0}, *b = &build;
+  cJSON *e = gs_json_check(b, cJSON_CreateObject());
+  gs_json_put_string_or_null(b, e, "site_file", models->site ? models->site->path : "");
+  gs_json_put_string_or_null(b, e, "shipped_file", models->shipped ? models->shipped->path : "");
+  gs_json_put_string_or_null(b, e, "why", models->shipped ? "" : models->shipped_why);
+  cJSON *gpus = gs_json_put_array(b, e, "gpus");
+  for (size_t i = 0; gpus && i < s->gpu_count; i++) {
+    gs_gpu_model model;
+    const gs_gpu_model *m = gs_check_model_of(models, &s->gpus[i], &model) ? &model : NULL;
+    cJSON *g = gs_json_check(b, cJSON_CreateObject());
+    gs_json_put_number(b, g, "gpu", s->gpus[i].index);
+    gs_json_put_string_or_null(b, g, "model", m ? m->model : "");
+    cJSON *figs = m ? gs_json_put_object(b, g, "figures") : NULL;
+    if (!m) gs_json_put_null(b, g, "figures");
+    for (int k = 0; figs && k < GS_FIG_COUNT; k++) {
+      if (!m->fig[k].has) continue;
+      cJSON *f = gs_json_put_object(b, figs, gs_figure_key((gs_figure)k));
+      gs_json_put_number(b, f, "value", m->fig[k].value);
+      gs_json_put_string(b, f, "source", m->fig[k].source);
+    }
+    gs_json_append(b, gpus, g);
+  }
+  return gs_json_build_finish(b, e);
+}
+
+/* A bandwidth in GB/s, or null when not measured. */
+static void put_gbs(gs_json_build *b, cJSON *o, const char *name, double v) {
+  if (isfinite(v))
+    gs_json_put_number(b, o, name, v);
+  else
+    gs_json_put_null(b, o, name);
+}
+
+/* Level 2's measurements (docs/check.md, "stress"). NULL when memory runs
+ * out. */
+static cJSON *stress_json(const gs_node_stress *x) {
+  gs_json_build build = {0}, *b = &build;
+  cJSON *o = gs_json_check(b, cJSON_CreateObject());
+  gs_json_put_string_or_null(b, o, "why", x->why);
+  gs_json_put_string_or_null(b, o, "over_budget", x->over_budget);
+  cJSON *gpus = gs_json_put_array(b, o, "gpus");
+  for (size_t i = 0; gpus && i < x->n; i++) {
+    const gs_gpu_stress *g = &x->gpus[i];
+    cJSON *e = gs_json_check(b, cJSON_CreateObject());
+    gs_json_put_number(b, e, "cuda_device", g->device);
+    gs_json_put_string(b, e, "pci_bus_id", g->pci_bus_id);
+    put_gbs(b, e, "membw_gbs", g->membw_done && !g->membw_error[0] ? g->membw_gbs : NAN);
+    gs_json_put_number(b, e, "membw_slowdown", g->membw_slowdown);
+    gs_json_put_u64(b, e, "membw_mismatches", g->membw_mismatches);
+    gs_json_put_string_or_null(b, e, "membw_error", g->membw_error);
+    put_gbs(b, e, "host_to_device_gbs", g->h2d_gbs);
+    put_gbs(b, e, "device_to_host_gbs", g->d2h_gbs);
+    gs_json_put_string_or_null(b, e, "host_error", g->host_error);
+    gs_json_append(b, gpus, e);
+  }
+  cJSON *rows = gs_json_put_array(b, o, "p2p_gbs");
+  for (size_t i = 0; rows && i < x->n; i++) {
+    cJSON *row = gs_json_check(b, cJSON_CreateArray());
+    for (size_t j = 0; row && j < x->n; j++) {
+      const double v = x->p2p_gbs[i * x->n + j];
+      if (isfinite(v))
+        gs_json_append_number(b, row, v);
+      else
+        gs_json_append(b, row, gs_json_check(b, cJSON_CreateNull()));
+    }
+    gs_json_append(b, rows, row);
+  }
+  gs_json_put_string_or_null(b, o, "p2p_error", x->p2p_error);
+  return gs_json_build_finish(b, o);
+}
+
 /* The check document: a result document ("command": "check") whose "check"
  * member holds the verdict, the findings, the actions and the passive
  * state (docs/check.md). *doc is the caller's. */
 static gs_status check_document(const gs_health_verdict *v, const gs_node_state *s,
+                                const gs_check_models *models, int level,
+                                const char *const *injected, size_t n_injected,
                                 size_t expect_gpus, double elapsed, cJSON **doc) {
   *doc = NULL;
   cJSON *made = gs_result_new("check");
   if (!made) return gs_error(GS_ERR_NOMEM, "out of memory building the check document");
   gs_json_build build = {0}, *b = &build;
   cJSON *config = gs_json_check(b, cJSON_CreateObject());
-  gs_json_put_number(b, config, "level", 1);
+  gs_json_put_number(b, config, "level", level);
+  cJSON *inject = gs_json_put_array(b, config, "inject");
+  for (size_t i = 0; inject && i < n_injected; i++) gs_json_append_string(b, inject, injected[i]);
+  gs_json_put_string_or_null(b, config, "expect", models->site ? models->site->path : "");
   if (expect_gpus)
     gs_json_put_u64(b, config, "expect_gpus", expect_gpus);
   else
@@ -91,7 +179,7 @@ static gs_status check_document(const gs_health_verdict *v, const gs_node_state 
   if (st == GS_OK) st = gs_result_set_config(made, config);
   else cJSON_Delete(config);
   cJSON *c = st == GS_OK ? gs_json_put_object(b, made, "check") : NULL;
-  gs_json_put_number(b, c, "level", 1);
+  gs_json_put_number(b, c, "level", level);
   gs_json_put_string(b, c, "verdict", v->applicable ? gs_check_state_name(v->overall)
                                                     : "not applicable");
   gs_json_put_string_or_null(b, c, "why", v->applicable ? "" : v->why);
@@ -101,6 +189,11 @@ static gs_status check_document(const gs_health_verdict *v, const gs_node_state 
   gs_json_put_number(b, t, "cuda", s->cuda_seconds);
   gs_json_put_number(b, t, "nvml", s->nvml_seconds);
   gs_json_put_number(b, t, "gpus", s->gpus_seconds);
+  if (level >= 2) {
+    gs_json_put_number(b, t, "membw", s->stress.membw_seconds);
+    gs_json_put_number(b, t, "host", s->stress.host_seconds);
+    gs_json_put_number(b, t, "p2p", s->stress.p2p_seconds);
+  }
   gs_json_put_bool(b, c, "nvml_replaced", s->nvml_replaced);
   gs_json_put_string_or_null(b, c, "nvml_status", s->nvml_status);
   gs_json_put_string_or_null(b, c, "driver_version", s->driver);
@@ -119,6 +212,8 @@ static gs_status check_document(const gs_health_verdict *v, const gs_node_state 
     if (f->action[0]) gs_json_append_string(b, actions, f->action);
   }
   if (c) gs_json_put_item(b, c, "gpus", gs_check_state_json(s));
+  if (c) gs_json_put_item(b, c, "expected", expected_json(models, s));
+  if (c && level >= 2) gs_json_put_item(b, c, "stress", stress_json(&s->stress));
   if (st == GS_OK) st = gs_json_build_status(b, "the check document");
   if (st == GS_OK) st = gs_result_set_status(made, "ok");
   if (st != GS_OK) {
@@ -137,23 +232,34 @@ static void print_check_help(const gs_option *table) {
                "reasons. Each check passes, warns or fails, with an action per failure. Exit 0\n"
                "pass (or not applicable: no GPU), 6 warn, 5 fail. See docs/check.md.");
   gs_help_example("gpuscale check --level 1 --expect-gpus 8");
+  gs_help_example("gpuscale check --expect site-figures.json");
+  gs_help_example("gpuscale check --level 2 --inject membw:gpu=1,factor=0.8");
   gs_help_options("Options", table);
 }
 
 gs_status gs_cmd_check(int argc, char **argv) {
   int format = FORMAT_TEXT, level = 0;
   uint64_t expect_gpus = 0;
-  double budget = CHECK_LEVEL1_BUDGET_S;
-  const char *out_path = NULL;
+  double budget = 0;
+  gs_string_list injects = {0};
+  const char *out_path = NULL, *expect_path = NULL;
   const gs_option table[] = {
       {.name = "level", .short_name = 'l', .kind = GS_OPT_CHOICE, .target = &level,
-       .choices = level_choices, .metavar = "1",
-       .help = "1: passive state, within 60 s (levels 2 and 3 are not built yet)"},
+       .choices = level_choices, .metavar = "1|2",
+       .help = "1: passive state, within 60 s; 2: also memory, host and GPU-pair bandwidth "
+               "against the model's figures, within 240 s (level 3 is not built yet)"},
+      {.name = "inject", .kind = GS_OPT_STRING_LIST, .target = &injects,
+       .metavar = "membw:gpu=G,factor=F",
+       .help = "level 2: rehearse a fault: CUDA device G's triads take 1/F times as long"},
       {.name = "expect-gpus", .kind = GS_OPT_COUNT, .target = &expect_gpus, .min = 1,
        .max = 4096, .metavar = "N", .help = "fail unless NVML lists N GPUs (default: any)"},
+      {.name = "expect", .kind = GS_OPT_STRING, .target = &expect_path, .metavar = "FILE",
+       .help = "hold GPUs to the site's own figures in FILE first (the form of the shipped "
+               "gpu-models.json; docs/check.md)"},
       {.name = "budget", .kind = GS_OPT_DOUBLE, .target = &budget, .dmin = 0.1, .dmax = 3600,
        .metavar = "SECONDS",
-       .help = "give up on a GPU that has not answered after SECONDS and fail (default 60)"},
+       .help = "give up on a GPU that has not answered after SECONDS and fail (default 60 "
+               "at level 1, 240 at level 2)"},
       {.name = "format", .short_name = 'f', .kind = GS_OPT_CHOICE, .target = &format,
        .choices = format_choices, .metavar = "text|json",
        .help = "output: a table with the actions, or a result document"},
@@ -168,25 +274,59 @@ gs_status gs_cmd_check(int argc, char **argv) {
   const gs_option *tables[] = {table, NULL};
   GS_TRY(gs_options_parse(tables, "gpuscale check", argc, argv, reject_positional, NULL));
   if (out_path) GS_TRY(gs_file_check_output(out_path, "option --out"));
+  // The figures are read before anything is checked: a malformed file is
+  // the error, never a node held to nothing.
+  gs_gpu_models site, shipped;
+  memset(&site, 0, sizeof site);
+  gs_check_models models;
+  memset(&models, 0, sizeof models);
+  int found = 0;
+  gs_status st = gs_check_models_shipped(&shipped, &found, models.shipped_why,
+                                         sizeof models.shipped_why);
+  if (st == GS_OK && expect_path) {
+    st = gs_gpu_models_load(expect_path, &site);
+    if (st != GS_OK) {
+      char why[GS_TEXT_ERROR];
+      snprintf(why, sizeof why, "%s", gs_last_error());
+      st = gs_error(GS_ERR_USAGE, "option --expect: %s", why);
+    }
+  }
+  models.site = expect_path ? &site : NULL;
+  models.shipped = found ? &shipped : NULL;
+
+  const int level_n = level + 1;
+  if (budget == 0) budget = level_n >= 2 ? CHECK_LEVEL2_BUDGET_S : CHECK_LEVEL1_BUDGET_S;
+  gs_check_stress_options stress;
+  gs_check_stress_options_default(&stress);
+  for (size_t i = 0; st == GS_OK && i < injects.n; i++)
+    st = gs_check_inject_parse(injects.v[i], &stress);
+  if (st == GS_OK && injects.n && level_n < 2)
+    st = gs_error(GS_ERR_USAGE, "option --inject: faults are rehearsed at --level 2");
 
   const double start = gs_time_seconds();
+  // Level 2's checks start only while the budget lasts; the time after the
+  // deadline is the running check's end.
+  stress.deadline = start + budget;
   gs_node_state state;
   gs_health_verdict verdict;
   memset(&verdict, 0, sizeof verdict);
-  gs_status st = gs_check_state_collect_within(&state, budget);
-  if (st == GS_OK) st = gs_health_judge(&state, (size_t)expect_gpus, &verdict);
+  memset(&state, 0, sizeof state);
+  if (st == GS_OK)
+    st = gs_check_state_collect_within(&state, budget, level_n >= 2 ? &stress : NULL);
+  if (st == GS_OK) st = gs_health_judge(&state, (size_t)expect_gpus, &models, &verdict);
   // A GPU that hung its reads is the finding; the rest was not read.
   const double elapsed = gs_time_seconds() - start;
   if (st == GS_OK && format == FORMAT_JSON) {
     cJSON *doc = NULL;
-    st = check_document(&verdict, &state, (size_t)expect_gpus, elapsed, &doc);
+    st = check_document(&verdict, &state, &models, level_n, injects.v, injects.n,
+                        (size_t)expect_gpus, elapsed, &doc);
     if (st == GS_OK) st = out_path ? gs_result_write(doc, out_path) : gs_json_print(stdout, doc);
     cJSON_Delete(doc);
   } else if (st == GS_OK) {
     gs_file_out out;
     st = gs_file_out_open(&out, out_path, NULL);
     if (st == GS_OK) {
-      print_text(out.f, &verdict, &state, elapsed);
+      print_text(out.f, &verdict, &state, &models, level_n, elapsed);
       st = gs_file_out_commit(&out);
     }
   }
@@ -194,5 +334,7 @@ gs_status gs_cmd_check(int argc, char **argv) {
   if (st == GS_OK) st = gs_health_verdict_status(&verdict);
   gs_health_verdict_free(&verdict);
   gs_check_state_free(&state);
+  gs_gpu_models_free(&site);
+  gs_gpu_models_free(&shipped);
   return st;
 }

@@ -59,8 +59,53 @@ typedef struct {
   int has_clock_events;
   unsigned long long clock_events;
 
+  /* What the GPU is, against its model's expected figures (gs_gpu_model):
+   * memory size, the power limit now enforced, the highest clocks. */
+  int has_memory_total, has_power_limit, has_max_clocks;
+  unsigned long long memory_total_bytes;
+  unsigned power_limit_mw;
+  unsigned max_sm_clock_mhz, max_memory_clock_mhz;
+
   double read_seconds;                  /* time taken to read this GPU's state */
 } gs_gpu_health;
+
+/* What level 2 measured on one CUDA GPU (docs/check.md, "Level 2").
+ * Bandwidths in 10^9 bytes/s; a measurement that failed keeps its error. */
+typedef struct {
+  char pci_bus_id[GS_TEXT_SHORT];       /* as CUDA writes it */
+  int device;                           /* CUDA ordinal */
+  int membw_done;                       /* 1 measured (ok or failed); 0 not reached */
+  double membw_gbs;                     /* STREAM triad, median sample */
+  double membw_slowdown;                /* injected factor (1 = none) */
+  unsigned long long membw_mismatches;  /* wrong elements after the triads */
+  char membw_error[GS_TEXT_LONG];       /* "" when ok */
+  int host_done;
+  double h2d_gbs, d2h_gbs;              /* pinned host memory, median; NaN unknown */
+  char host_error[GS_TEXT_LONG];
+} gs_gpu_stress;
+
+/* Level 2's measurements of the node. */
+typedef struct {
+  int level;                            /* 2 when asked for, else 0 */
+  char why[GS_TEXT_LONG];               /* why nothing ran (no CUDA device); "" ran */
+  size_t n;
+  gs_gpu_stress *gpus;                  /* owned; n entries */
+  double *p2p_gbs;                      /* owned; n x n, source row, copy-engine P2P
+                                           unidirectional median; NaN not measured */
+  char p2p_error[GS_TEXT_LONG];         /* why pairs were not measured; "" measured */
+  /* Time of each check, and the checks the budget left out. */
+  double membw_seconds, host_seconds, p2p_seconds;
+  char over_budget[GS_TEXT_LONG];       /* "p2p" ... not started: budget spent */
+} gs_node_stress;
+
+/* XID events kept per check; more are counted, not kept. */
+#define GS_HEALTH_MAX_XIDS 32
+
+/* One XID event (a driver error report) seen during the check. */
+typedef struct {
+  char pci_bus_id[GS_TEXT_SHORT];       /* NVML's form; "" unknown */
+  unsigned long long xid;
+} gs_health_xid;
 
 /* What a level 1 check reads of the node: the software, the GPUs NVML
  * enumerates (with their passive state) and the GPUs CUDA can use. */
@@ -84,6 +129,13 @@ typedef struct {
   /* Where the time went: CUDA and NCCL versions and devices; NVML's
    * loading, initialisation and enumeration; the GPUs' reads together. */
   double cuda_seconds, nvml_seconds, gpus_seconds;
+  gs_node_stress stress;                /* level 2 (stress.level 0 at level 1) */
+  /* XID events seen from before the first read to after the last check. */
+  int xid_watched;                      /* 0: not watched; xid_why says why */
+  char xid_why[GS_TEXT_LONG];
+  double xid_seconds;                   /* how long they were watched */
+  size_t xid_count;                     /* events seen (xids holds the first ones) */
+  gs_health_xid xids[GS_HEALTH_MAX_XIDS];
 } gs_node_state;
 
 #endif

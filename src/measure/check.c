@@ -8,18 +8,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "core/check.h"
 #include "core/json.h"
 #include "core/timer.h"
+#include "measure/check_stress.h"
 #include "measure/common.h"
 #include "platform/nvml.h"
 
 /* What the reading thread is at, for the message when it hangs:
- * PHASE_CUDA, PHASE_NVML, or the index of the GPU being read. */
-enum { PHASE_CUDA = -2, PHASE_NVML = -1 };
+ * PHASE_CUDA, PHASE_NVML, the index of the GPU being read, or level 2's
+ * phases (check_stress.h: PHASE_HOST, PHASE_P2P, PHASE_TRIAD + ordinal). */
+enum { PHASE_P2P = -4, PHASE_HOST = -3, PHASE_CUDA = -2, PHASE_NVML = -1, PHASE_TRIAD = 1000 };
 static _Atomic int read_phase = PHASE_CUDA;
 
+static void set_phase(int phase) { atomic_store(&read_phase, phase); }
+
 void gs_check_state_free(gs_node_state *state) {
+  gs_check_stress_free(&state->stress);
   free(state->cuda_bus_ids);
   free(state->gpus);
   state->cuda_bus_ids = NULL;
@@ -57,6 +65,8 @@ static gs_status take_nvml(gs_node_state *s, gs_nvml *nvml) {
     if (!gs_nvml_device_bus_id(nvml, i, bus, sizeof bus) || !gs_nvml_health_get(nvml, bus, h)) {
       memset(h, 0, sizeof *h);
       snprintf(h->pci_bus_id, sizeof h->pci_bus_id, "%s", bus);
+    } else {
+      gs_nvml_health_figures_get(nvml, bus, h);
     }
     h->index = (int)i;
     h->read_seconds = gs_time_seconds() - start;
@@ -98,6 +108,8 @@ typedef struct {
   pthread_mutex_t lock;
   pthread_cond_t done_cv;
   int done, abandoned;
+  int stress;                  /* run level 2 after the passive reads */
+  gs_check_stress_options stress_options;
   gs_status st;
   char error[GS_TEXT_ERROR];
   gs_node_state state;
@@ -110,9 +122,38 @@ static void job_free(collect_job *job) {
   free(job);
 }
 
+/* The XID events `w` queued into s (w NULL: not watched, `why` says why). */
+static void take_xids(gs_node_state *s, gs_nvml_xid_watch *w, const char *why, double seconds) {
+  s->xid_watched = w != NULL;
+  snprintf(s->xid_why, sizeof s->xid_why, "%s", w ? "" : why);
+  s->xid_seconds = seconds;
+  gs_nvml_xid seen[GS_HEALTH_MAX_XIDS];
+  for (;;) {
+    size_t n = gs_nvml_xid_watch_collect(w, seen, GS_HEALTH_MAX_XIDS);
+    for (size_t i = 0; i < n; i++, s->xid_count++) {
+      if (s->xid_count >= GS_HEALTH_MAX_XIDS) continue;
+      gs_health_xid *x = &s->xids[s->xid_count];
+      snprintf(x->pci_bus_id, sizeof x->pci_bus_id, "%s", seen[i].pci_bus_id);
+      x->xid = seen[i].xid;
+    }
+    if (n < GS_HEALTH_MAX_XIDS) break;
+  }
+}
+
 static void *collect_thread(void *arg) {
   collect_job *job = arg;
+  // XID events are watched on a handle of their own, from before the
+  // first read to after the last check (NVML counts its initialisations).
+  char why[GS_TEXT_LONG] = "";
+  const double t0 = gs_time_seconds();
+  gs_nvml *nvml = gs_nvml_open(why, sizeof why);
+  gs_nvml_xid_watch *watch = nvml ? gs_nvml_xid_watch_start(nvml, why, sizeof why) : NULL;
   gs_status st = gs_check_state_collect(&job->state);
+  if (st == GS_OK && job->stress)
+    st = gs_check_stress_run(&job->stress_options, &job->state.stress, set_phase);
+  if (st == GS_OK) take_xids(&job->state, watch, why, gs_time_seconds() - t0);
+  gs_nvml_xid_watch_stop(watch);
+  gs_nvml_close(nvml);
   pthread_mutex_lock(&job->lock);
   job->st = st;
   if (st != GS_OK) snprintf(job->error, sizeof job->error, "%s", gs_last_error());
@@ -124,11 +165,16 @@ static void *collect_thread(void *arg) {
   return NULL;
 }
 
-gs_status gs_check_state_collect_within(gs_node_state *state, double budget_s) {
+gs_status gs_check_state_collect_within(gs_node_state *state, double budget_s,
+                                        const gs_check_stress_options *stress) {
   memset(state, 0, sizeof *state);
   state->budget_s = budget_s;
   collect_job *job = calloc(1, sizeof *job);
   if (!job) return gs_error(GS_ERR_NOMEM, "cannot allocate the check");
+  if (stress) {
+    job->stress = 1;
+    job->stress_options = *stress;
+  }
   pthread_mutex_init(&job->lock, NULL);
   pthread_cond_init(&job->done_cv, NULL);
   atomic_store(&read_phase, PHASE_CUDA);
@@ -154,6 +200,13 @@ gs_status gs_check_state_collect_within(gs_node_state *state, double budget_s) {
       snprintf(state->hung, sizeof state->hung, "CUDA (the device count)");
     else if (phase == PHASE_NVML)
       snprintf(state->hung, sizeof state->hung, "NVML (its initialisation)");
+    else if (phase == PHASE_HOST)
+      snprintf(state->hung, sizeof state->hung, "the host-GPU copies (level 2)");
+    else if (phase == PHASE_P2P)
+      snprintf(state->hung, sizeof state->hung, "the GPU pairs' copies (level 2)");
+    else if (phase >= PHASE_TRIAD)
+      snprintf(state->hung, sizeof state->hung, "CUDA device %d's triad (level 2)",
+               phase - PHASE_TRIAD);
     else
       snprintf(state->hung, sizeof state->hung, "GPU %d", phase);
     return GS_OK;
@@ -170,6 +223,47 @@ gs_status gs_check_state_collect_within(gs_node_state *state, double budget_s) {
   }
   job_free(job);
   return st;
+}
+
+#define MODELS_FILE "gpu-models.json"
+
+/* The directory of the running binary into dir ("" when unknown). */
+static void binary_dir(char *dir, size_t size) {
+  dir[0] = '\0';
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return;
+  exe[n] = '\0';
+  char *slash = strrchr(exe, '/');
+  if (!slash) return;
+  *slash = '\0';
+  snprintf(dir, size, "%s", exe[0] ? exe : "/");
+}
+
+gs_status gs_check_models_shipped(gs_gpu_models *models, int *found, char *why, size_t why_size) {
+  memset(models, 0, sizeof *models);
+  *found = 0;
+  char candidates[3][4096];
+  size_t n = 0;
+  const char *env = getenv("GPUSCALE_DATA_DIR");
+  if (env && *env) snprintf(candidates[n++], sizeof candidates[0], "%s/" MODELS_FILE, env);
+  char dir[3900] = "";
+  if (!(env && *env)) binary_dir(dir, sizeof dir);
+  if (dir[0]) {
+    snprintf(candidates[n++], sizeof candidates[0], "%s/share/gpuscale/" MODELS_FILE, dir);
+    snprintf(candidates[n++], sizeof candidates[0], "%s/../share/gpuscale/" MODELS_FILE, dir);
+  }
+  for (size_t i = 0; i < n; i++) {
+    struct stat st;
+    if (stat(candidates[i], &st) != 0) continue;
+    GS_TRY(gs_gpu_models_load(candidates[i], models));
+    *found = 1;
+    return GS_OK;
+  }
+  if (why && why_size)
+    snprintf(why, why_size, "%s not found in %s", MODELS_FILE,
+             env && *env ? "$GPUSCALE_DATA_DIR" : "share/gpuscale/ beside the binary or above it");
+  return GS_OK;
 }
 
 /* A count, or null when not reported. */
@@ -224,6 +318,13 @@ static void gpu_json(gs_json_build *b, cJSON *g, const gs_gpu_health *h) {
   put_count(b, pcie, "max_generation", h->has_pcie, h->pcie_gen_max);
   put_count(b, pcie, "max_width", h->has_pcie, h->pcie_width_max);
   put_count(b, g, "clock_event_reasons", h->has_clock_events, h->clock_events);
+  put_count(b, g, "memory_total_bytes", h->has_memory_total, h->memory_total_bytes);
+  if (h->has_power_limit)
+    gs_json_put_number(b, g, "power_limit_w", h->power_limit_mw / 1000.0);
+  else
+    gs_json_put_null(b, g, "power_limit_w");
+  put_count(b, g, "max_sm_clock_mhz", h->has_max_clocks, h->max_sm_clock_mhz);
+  put_count(b, g, "max_memory_clock_mhz", h->has_max_clocks, h->max_memory_clock_mhz);
   gs_json_put_number(b, g, "read_seconds", h->read_seconds);
   if (!h->has_clock_events) {
     gs_json_put_null(b, g, "clock_event_names");

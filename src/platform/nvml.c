@@ -530,3 +530,125 @@ int gs_nvml_health_get(gs_nvml *nvml, const char *pci_bus_id, gs_gpu_health *h) 
   }
   return 1;
 }
+
+int gs_nvml_health_figures_get(gs_nvml *nvml, const char *pci_bus_id, gs_gpu_health *h) {
+  h->has_memory_total = h->has_power_limit = h->has_max_clocks = 0;
+  nvml_device dev;
+  if (!find_device(nvml, pci_bus_id, &dev)) return 0;
+  nvml_memory mem;
+  memset(&mem, 0, sizeof mem);
+  if (nvml->memory && nvml->memory(dev, &mem) == NVML_SUCCESS && mem.total > 0) {
+    h->has_memory_total = 1;
+    h->memory_total_bytes = mem.total;
+  }
+  unsigned v = 0;
+  if (nvml->power_limit && nvml->power_limit(dev, &v) == NVML_SUCCESS && v > 0) {
+    h->has_power_limit = 1;
+    h->power_limit_mw = v;
+  }
+  unsigned sm = 0, memclk = 0;
+  if (nvml->max_clock && nvml->max_clock(dev, NVML_CLOCK_SM, &sm) == NVML_SUCCESS &&
+      nvml->max_clock(dev, NVML_CLOCK_MEM, &memclk) == NVML_SUCCESS && sm > 0) {
+    h->has_max_clocks = 1;
+    h->max_sm_clock_mhz = sm;
+    h->max_memory_clock_mhz = memclk;
+  }
+  return 1;
+}
+
+/* ---- XID events (gs_nvml_xid_watch_*): an event set, read only --------- */
+
+/* nvmlEventData_t: device, eventType, eventData, gpuInstanceId,
+ * computeInstanceId. */
+typedef struct {
+  nvml_device device;
+  unsigned long long type;
+  unsigned long long data;
+  unsigned gpu_instance, compute_instance;
+} nvml_event_data;
+typedef struct nvml_event_set_st *nvml_event_set;
+typedef nvml_return (*fn_event_set_create)(nvml_event_set *);
+typedef nvml_return (*fn_register_events)(nvml_device, unsigned long long, nvml_event_set);
+typedef nvml_return (*fn_event_set_wait)(nvml_event_set, nvml_event_data *, unsigned);
+typedef nvml_return (*fn_event_set_free)(nvml_event_set);
+enum { NVML_EVENT_XID_CRITICAL = 0x8, NVML_ERROR_TIMEOUT = 10 };
+
+struct gs_nvml_xid_watch {
+  gs_nvml *nvml;
+  nvml_event_set set;
+  fn_event_set_wait wait;
+  fn_event_set_free free_set;
+};
+
+gs_nvml_xid_watch *gs_nvml_xid_watch_start(gs_nvml *nvml, char *why, size_t why_size) {
+  if (why_size) why[0] = '\0';
+  fn_event_set_create create = NULL;
+  fn_register_events reg = NULL;
+  fn_event_set_wait wait = NULL;
+  fn_event_set_free free_set = NULL;
+  if (!nvml || !nvml->device_count || !nvml->handle_by_index ||
+      !load_symbol(nvml->lib, "nvmlEventSetCreate", &create) ||
+      !load_symbol(nvml->lib, "nvmlDeviceRegisterEvents", &reg) ||
+      !load_symbol(nvml->lib, "nvmlEventSetWait_v2", &wait) ||
+      !load_symbol(nvml->lib, "nvmlEventSetFree", &free_set)) {
+    snprintf(why, why_size, "%s", nvml ? "this NVML has no event sets" : "NVML unavailable");
+    return NULL;
+  }
+  gs_nvml_xid_watch *w = calloc(1, sizeof *w);
+  if (!w) {
+    snprintf(why, why_size, "out of memory");
+    return NULL;
+  }
+  w->nvml = nvml;
+  w->wait = wait;
+  w->free_set = free_set;
+  nvml_return rc = create(&w->set);
+  unsigned count = 0, registered = 0;
+  if (rc == NVML_SUCCESS && nvml->device_count(&count) == NVML_SUCCESS) {
+    for (unsigned i = 0; i < count; i++) {
+      nvml_device dev = NULL;
+      // A GPU that cannot deliver XID events (NOT_SUPPORTED) is skipped.
+      if (nvml->handle_by_index(i, &dev) == NVML_SUCCESS && dev &&
+          reg(dev, NVML_EVENT_XID_CRITICAL, w->set) == NVML_SUCCESS)
+        registered++;
+    }
+  }
+  if (rc != NVML_SUCCESS || registered == 0) {
+    const char *text = rc != NVML_SUCCESS ? nvml->error_string(rc) : NULL;
+    snprintf(why, why_size, "%s%s", rc != NVML_SUCCESS ? "nvmlEventSetCreate: " : "",
+             rc != NVML_SUCCESS ? (text ? text : "unknown error")
+                                : "no GPU delivers XID events (not supported)");
+    if (rc == NVML_SUCCESS) free_set(w->set);
+    free(w);
+    return NULL;
+  }
+  return w;
+}
+
+size_t gs_nvml_xid_watch_collect(gs_nvml_xid_watch *w, gs_nvml_xid *out, size_t max) {
+  size_t n = 0;
+  if (!w) return 0;
+  for (;;) {
+    nvml_event_data e;
+    memset(&e, 0, sizeof e);
+    // Timeout 0: take what is queued, never wait.
+    if (w->wait(w->set, &e, 0) != NVML_SUCCESS) break;
+    if (!(e.type & NVML_EVENT_XID_CRITICAL) || n >= max) continue;
+    out[n].xid = e.data;
+    out[n].pci_bus_id[0] = '\0';
+    nvml_pci_info pci;
+    memset(&pci, 0, sizeof pci);
+    if (w->nvml->pci_info && e.device && w->nvml->pci_info(e.device, &pci) == NVML_SUCCESS) {
+      pci.bus_id[sizeof pci.bus_id - 1] = '\0';
+      snprintf(out[n].pci_bus_id, sizeof out[n].pci_bus_id, "%s", pci.bus_id);
+    }
+    n++;
+  }
+  return n;
+}
+
+void gs_nvml_xid_watch_stop(gs_nvml_xid_watch *w) {
+  if (!w) return;
+  (void)w->free_set(w->set);
+  free(w);
+}

@@ -150,6 +150,39 @@ int gs_nvml_device_bus_id(gs_nvml *nvml, unsigned index, char *buf, size_t size)
  * thread at a time per handle. */
 int gs_nvml_health_get(gs_nvml *nvml, const char *pci_bus_id, gs_gpu_health *h);
 
+/* The figures of the GPU at `pci_bus_id` that its model's expected figures
+ * are checked against (core/gpu_model.h): total memory
+ * (nvmlDeviceGetMemoryInfo), the power limit now enforced
+ * (nvmlDeviceGetPowerManagementLimit) and the highest SM and memory clocks
+ * (nvmlDeviceGetMaxClockInfo), read only. Sets only those fields and their
+ * has_* flags; returns 1 when NVML has the device, else 0 with them unknown.
+ * Never fails. */
+int gs_nvml_health_figures_get(gs_nvml *nvml, const char *pci_bus_id, gs_gpu_health *h);
+
+/* XID events (NVIDIA's driver error reports) seen while watching, read
+ * through an NVML event set: registering for events changes nothing on
+ * the GPU. */
+typedef struct gs_nvml_xid_watch gs_nvml_xid_watch;
+
+typedef struct {
+  char pci_bus_id[GS_TEXT_SHORT];  /* NVML's form; "" when unknown */
+  unsigned long long xid;
+} gs_nvml_xid;
+
+/* Starts watching every GPU NVML lists for critical XID events. Returns
+ * NULL, with `why` saying why, when NVML is NULL, has no event sets or no
+ * GPU can deliver them. Stop with gs_nvml_xid_watch_stop before closing
+ * `nvml`. Call from one thread. */
+gs_nvml_xid_watch *gs_nvml_xid_watch_start(gs_nvml *nvml, char *why, size_t why_size);
+
+/* The events queued since the start (or the last collect), without
+ * waiting: at most `max` into `out` (the rest are dropped); returns how
+ * many. NULL watch: 0. */
+size_t gs_nvml_xid_watch_collect(gs_nvml_xid_watch *w, gs_nvml_xid *out, size_t max);
+
+/* Frees the event set. NULL is allowed. */
+void gs_nvml_xid_watch_stop(gs_nvml_xid_watch *w);
+
 _Static_assert(GS_HEALTH_MAX_LINKS == GS_NVLINK_MAX_LINKS, "one NVLink port limit");
 
 #endif

@@ -2,6 +2,7 @@
  * action each (see check.h; the rules and why each is a fault or not are in
  * docs/check.md). */
 #include "report/verdict/check.h"
+#include "report/verdict/check_private.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,15 +19,10 @@ enum {
   EVENT_HW_POWER_BRAKE = 0x80
 };
 
-typedef struct {
-  gs_health_verdict *v;
-  size_t cap;
-  int failed;                  /* out of memory */
-} builder;
+typedef gs_health_builder builder;
 
-/* Adds one finding; the action (may be NULL) is a printf format. */
-static gs_health_finding *add(builder *b, const char *check, int gpu, gs_check_state state,
-                              const char *detail) {
+gs_health_finding *gs_health_add(builder *b, const char *check, int gpu, gs_check_state state,
+                                 const char *detail) {
   if (b->failed) return NULL;
   gs_health_verdict *v = b->v;
   if (v->n == b->cap) {
@@ -48,9 +44,7 @@ static gs_health_finding *add(builder *b, const char *check, int gpu, gs_check_s
   return f;
 }
 
-static void set_action(gs_health_finding *f, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void set_action(gs_health_finding *f, const char *fmt, ...) {
+void gs_health_action(gs_health_finding *f, const char *fmt, ...) {
   if (!f) return;
   va_list ap;
   va_start(ap, fmt);
@@ -69,7 +63,7 @@ static void cuda_version_text(int v, char *out, size_t size) {
 /* NVML's and CUDA's bus ids name one GPU: domain, bus, device and function
  * equal, whatever the width of the domain ("0000:18:00.0" from CUDA,
  * "00000000:18:00.0" from NVML). */
-static int same_bus(const char *a, const char *b) {
+int gs_health_same_bus(const char *a, const char *b) {
   unsigned da, ba, va, fa, db, bb, vb, fb;
   if (sscanf(a, "%x:%x:%x.%x", &da, &ba, &va, &fa) != 4) return 0;
   if (sscanf(b, "%x:%x:%x.%x", &db, &bb, &vb, &fb) != 4) return 0;
@@ -83,7 +77,7 @@ static void judge_inventory(builder *b, const gs_node_state *s, size_t expect) {
   if (n < 0) n = 0;
   if (expect > 0 && s->gpu_count != expect) {
     snprintf(detail + n, sizeof detail - (size_t)n, "; %zu expected (--expect-gpus)", expect);
-    set_action(add(b, "inventory", -1, GS_CHECK_FAIL, detail),
+    gs_health_action(gs_health_add(b, "inventory", -1, GS_CHECK_FAIL, detail),
                "investigate: %zu GPUs of %zu expected", s->gpu_count, expect);
     return;
   }
@@ -94,7 +88,7 @@ static void judge_inventory(builder *b, const gs_node_state *s, size_t expect) {
   for (size_t i = 0; i < s->gpu_count; i++) {
     int seen = 0;
     for (size_t c = 0; c < s->cuda_count && !seen; c++)
-      seen = same_bus(s->gpus[i].pci_bus_id, s->cuda_bus_ids[c]);
+      seen = gs_health_same_bus(s->gpus[i].pci_bus_id, s->cuda_bus_ids[c]);
     if (!seen && missing++ == 0) first = s->gpus[i].pci_bus_id;
   }
   if (s->nvml_replaced || s->cuda_visible_set || !s->nvml_loaded || missing == 0) {
@@ -103,12 +97,12 @@ static void judge_inventory(builder *b, const gs_node_state *s, size_t expect) {
              : s->cuda_visible_set && missing ? "; CUDA_VISIBLE_DEVICES hides the others"
              : !s->nvml_loaded ? "; NVML unavailable, CUDA's count only"
                                : "");
-    add(b, "inventory", -1, GS_CHECK_PASS, detail);
+    gs_health_add(b, "inventory", -1, GS_CHECK_PASS, detail);
     return;
   }
   snprintf(detail + n, sizeof detail - (size_t)n, "; CUDA cannot use %zu of them (%s)", missing,
            s->cuda_status);
-  set_action(add(b, "inventory", -1, GS_CHECK_FAIL, detail),
+  gs_health_action(gs_health_add(b, "inventory", -1, GS_CHECK_FAIL, detail),
              "investigate: CUDA cannot use %zu of %zu GPUs (first at %s)", missing, s->gpu_count,
              first);
 }
@@ -124,18 +118,19 @@ static void judge_software(builder *b, const gs_node_state *s) {
   // are no CUDA devices, so there is nothing to run on either way.
   if (!s->nvml_replaced && s->cuda_driver_version > 0 && s->cuda_runtime_version > 0 &&
       s->cuda_driver_version < s->cuda_runtime_version) {
-    set_action(add(b, "software", -1, GS_CHECK_FAIL, detail),
+    gs_health_action(gs_health_add(b, "software", -1, GS_CHECK_FAIL, detail),
                "update the driver: CUDA runtime %s needs a driver for CUDA %s or later (it "
                "supports %s)", rt, rt, drv);
     return;
   }
-  add(b, "software", -1, GS_CHECK_PASS, detail);
+  gs_health_add(b, "software", -1, GS_CHECK_PASS, detail);
 }
 
 static void judge_ecc(builder *b, const gs_gpu_health *h) {
   char detail[400];
   if (!h->has_ecc_volatile) {
-    add(b, "ecc", h->index, GS_CHECK_NA, "ECC counts not reported (ECC off or not supported)");
+    gs_health_add(b, "ecc", h->index, GS_CHECK_NA,
+                  "ECC counts not reported (ECC off or not supported)");
     return;
   }
   int n = snprintf(detail, sizeof detail, "volatile %llu corrected, %llu uncorrected",
@@ -144,52 +139,53 @@ static void judge_ecc(builder *b, const gs_gpu_health *h) {
     snprintf(detail + n, sizeof detail - (size_t)n, "; aggregate %llu corrected, %llu uncorrected",
              h->ecc_aggregate_corrected, h->ecc_aggregate_uncorrected);
   if (h->ecc_volatile_uncorrected > 0) {
-    set_action(add(b, "ecc", h->index, GS_CHECK_FAIL, detail),
+    gs_health_action(gs_health_add(b, "ecc", h->index, GS_CHECK_FAIL, detail),
                "drain and reset: %llu uncorrected ECC errors on GPU %d since the driver loaded",
                h->ecc_volatile_uncorrected, h->index);
     return;
   }
-  add(b, "ecc", h->index, GS_CHECK_PASS, detail);
+  gs_health_add(b, "ecc", h->index, GS_CHECK_PASS, detail);
 }
 
 static void judge_retired(builder *b, const gs_gpu_health *h) {
   char detail[400];
   if (!h->has_retired_pages && !h->has_retired_pending) {
-    add(b, "retired_pages", h->index, GS_CHECK_NA,
+    gs_health_add(b, "retired_pages", h->index, GS_CHECK_NA,
         "page retirement not reported (GPUs from Ampere on remap rows instead)");
     return;
   }
   snprintf(detail, sizeof detail, "%u pages retired for single-bit, %u for double-bit errors%s",
            h->retired_sbe, h->retired_dbe, h->retired_pending ? "; a retirement is pending" : "");
   if (h->retired_pending) {
-    set_action(add(b, "retired_pages", h->index, GS_CHECK_FAIL, detail),
+    gs_health_action(gs_health_add(b, "retired_pages", h->index, GS_CHECK_FAIL, detail),
                "reset: GPU %d has a page retirement pending; reload the driver or reset the GPU",
                h->index);
     return;
   }
-  add(b, "retired_pages", h->index, GS_CHECK_PASS, detail);
+  gs_health_add(b, "retired_pages", h->index, GS_CHECK_PASS, detail);
 }
 
 static void judge_remap(builder *b, const gs_gpu_health *h) {
   char detail[400];
   if (!h->has_remap) {
-    add(b, "row_remap", h->index, GS_CHECK_NA, "row remapping not reported (GPUs before Ampere)");
+    gs_health_add(b, "row_remap", h->index, GS_CHECK_NA,
+                  "row remapping not reported (GPUs before Ampere)");
     return;
   }
   snprintf(detail, sizeof detail, "%u rows remapped for uncorrectable, %u for correctable errors%s%s",
            h->remap_uncorrected, h->remap_corrected, h->remap_pending ? "; a remap is pending" : "",
            h->remap_failed ? "; a remap failed" : "");
   if (h->remap_failed) {
-    set_action(add(b, "row_remap", h->index, GS_CHECK_FAIL, detail),
+    gs_health_action(gs_health_add(b, "row_remap", h->index, GS_CHECK_FAIL, detail),
                "replace: row remapping failed on GPU %d (no spare row left)", h->index);
   } else if (h->remap_pending) {
     // NVML gives whether a remap waits, not how many: the count is of all
     // rows remapped for uncorrectable errors, applied or not.
-    set_action(add(b, "row_remap", h->index, GS_CHECK_FAIL, detail),
+    gs_health_action(gs_health_add(b, "row_remap", h->index, GS_CHECK_FAIL, detail),
                "reset: row remap pending on GPU %d (%u rows remapped for uncorrectable "
                "errors); reset the GPU to apply it", h->index, h->remap_uncorrected);
   } else {
-    add(b, "row_remap", h->index, GS_CHECK_PASS, detail);
+    gs_health_add(b, "row_remap", h->index, GS_CHECK_PASS, detail);
   }
 }
 
@@ -224,7 +220,7 @@ static void judge_nvlink(builder *b, const gs_gpu_health *h) {
     if (e->recovery > 0) recovering[l] = 1;
   }
   if (present == 0 || up == 0) {
-    add(b, "nvlink", h->index, GS_CHECK_NA,
+    gs_health_add(b, "nvlink", h->index, GS_CHECK_NA,
         present ? "no NVLink port active: not connected by NVLink" : "no NVLink ports");
     return;
   }
@@ -235,22 +231,22 @@ static void judge_nvlink(builder *b, const gs_gpu_health *h) {
            present, replay, recovery, crc);
   if (up < present) {
     link_list(down, h->port_count, list, sizeof list, &listed);
-    set_action(add(b, "nvlink", h->index, GS_CHECK_FAIL, detail), "drain: NVLink%s %s of GPU %d down",
-               listed > 1 ? "s" : "", list, h->index);
+    gs_health_action(gs_health_add(b, "nvlink", h->index, GS_CHECK_FAIL, detail),
+                     "drain: NVLink%s %s of GPU %d down", listed > 1 ? "s" : "", list, h->index);
   } else if (recovery > 0) {
     link_list(recovering, h->port_count, list, sizeof list, &listed);
-    set_action(add(b, "nvlink", h->index, GS_CHECK_WARN, detail),
+    gs_health_action(gs_health_add(b, "nvlink", h->index, GS_CHECK_WARN, detail),
                "investigate: NVLink%s %s of GPU %d recovered from %llu link errors",
                listed > 1 ? "s" : "", list, h->index, recovery);
   } else {
-    add(b, "nvlink", h->index, GS_CHECK_PASS, detail);
+    gs_health_add(b, "nvlink", h->index, GS_CHECK_PASS, detail);
   }
 }
 
 static void judge_pcie(builder *b, const gs_gpu_health *h) {
   char detail[400];
   if (!h->has_pcie) {
-    add(b, "pcie", h->index, GS_CHECK_NA, "PCIe link not reported");
+    gs_health_add(b, "pcie", h->index, GS_CHECK_NA, "PCIe link not reported");
     return;
   }
   snprintf(detail, sizeof detail, "gen %u x%u of gen %u x%u%s", h->pcie_gen, h->pcie_width,
@@ -260,18 +256,18 @@ static void judge_pcie(builder *b, const gs_gpu_health *h) {
   // The width is trained once and does not drop to save power: fewer lanes
   // is a seating, riser or slot fault. The generation does drop when idle.
   if (h->pcie_width < h->pcie_width_max) {
-    set_action(add(b, "pcie", h->index, GS_CHECK_FAIL, detail),
+    gs_health_action(gs_health_add(b, "pcie", h->index, GS_CHECK_FAIL, detail),
                "reseat or replace: GPU %d at PCIe x%u of x%u", h->index, h->pcie_width,
                h->pcie_width_max);
     return;
   }
-  add(b, "pcie", h->index, GS_CHECK_PASS, detail);
+  gs_health_add(b, "pcie", h->index, GS_CHECK_PASS, detail);
 }
 
 static void judge_clocks(builder *b, const gs_gpu_health *h) {
   char detail[400];
   if (!h->has_clock_events) {
-    add(b, "clocks", h->index, GS_CHECK_NA, "clock event reasons not reported");
+    gs_health_add(b, "clocks", h->index, GS_CHECK_NA, "clock event reasons not reported");
     return;
   }
   unsigned long long r = h->clock_events;
@@ -282,21 +278,84 @@ static void judge_clocks(builder *b, const gs_gpu_health *h) {
                    : r & EVENT_HW_POWER_BRAKE ? "external power brake (hw_power_brake_slowdown)"
                                               : NULL;
   if (hw) {
-    set_action(add(b, "clocks", h->index, GS_CHECK_FAIL, detail),
+    gs_health_action(gs_health_add(b, "clocks", h->index, GS_CHECK_FAIL, detail),
                "investigate cooling and power: GPU %d in %s", h->index, hw);
   } else if (r & EVENT_SW_THERMAL) {
-    set_action(add(b, "clocks", h->index, GS_CHECK_WARN, detail),
+    gs_health_action(gs_health_add(b, "clocks", h->index, GS_CHECK_WARN, detail),
                "investigate cooling: GPU %d slowed by its thermal limit (sw_thermal_slowdown)",
                h->index);
   } else {
-    add(b, "clocks", h->index, GS_CHECK_PASS, detail);
+    gs_health_add(b, "clocks", h->index, GS_CHECK_PASS, detail);
   }
 }
 
-static void judge_node(builder *b, const gs_node_state *s, size_t expect_gpus);
+/* XIDs whose meaning decides the action (NVIDIA's "XID Errors" document,
+ * docs.nvidia.com/deploy/xid-errors); any other is investigated. The
+ * application-side ones warn: a user's kernel can raise them on a healthy
+ * GPU. */
+static const struct {
+  unsigned xid;
+  gs_check_state state;
+  const char *verb, *what;
+} xid_table[] = {
+    {13, GS_CHECK_WARN, "investigate", "graphics engine exception, often an application fault"},
+    {31, GS_CHECK_WARN, "investigate", "GPU memory page fault, often an application fault"},
+    {43, GS_CHECK_WARN, "investigate", "GPU stopped processing, often an application fault"},
+    {45, GS_CHECK_WARN, "investigate", "preemptive cleanup after an earlier error"},
+    {48, GS_CHECK_FAIL, "drain and reset", "double-bit ECC error"},
+    {63, GS_CHECK_FAIL, "reset", "row remap pending"},
+    {64, GS_CHECK_FAIL, "replace", "row remap failure"},
+    {74, GS_CHECK_FAIL, "drain", "NVLink error"},
+    {79, GS_CHECK_FAIL, "drain, reseat or replace", "GPU has fallen off the bus"},
+    {92, GS_CHECK_WARN, "investigate", "high single-bit ECC error rate"},
+    {94, GS_CHECK_FAIL, "reset", "contained ECC error"},
+    {95, GS_CHECK_FAIL, "drain and reset", "uncontained ECC error"},
+    {119, GS_CHECK_FAIL, "drain and reset", "GSP RPC timeout"},
+    {120, GS_CHECK_FAIL, "drain and reset", "GSP error"},
+};
+
+/* One finding per XID event seen during the check; one pass when none. */
+static void judge_xid(builder *b, const gs_node_state *s) {
+  char detail[400];
+  if (!s->xid_watched) {
+    snprintf(detail, sizeof detail, "XID events not watched: %s", s->xid_why);
+    gs_health_add(b, "xid", -1, GS_CHECK_NA, detail);
+    return;
+  }
+  if (s->xid_count == 0) {
+    snprintf(detail, sizeof detail, "no XID event in the %.2f s of the check", s->xid_seconds);
+    gs_health_add(b, "xid", -1, GS_CHECK_PASS, detail);
+    return;
+  }
+  const size_t kept = s->xid_count < GS_HEALTH_MAX_XIDS ? s->xid_count : GS_HEALTH_MAX_XIDS;
+  for (size_t i = 0; i < kept; i++) {
+    const gs_health_xid *x = &s->xids[i];
+    int gpu = -1;
+    for (size_t g = 0; g < s->gpu_count && gpu < 0; g++)
+      if (gs_health_same_bus(x->pci_bus_id, s->gpus[g].pci_bus_id)) gpu = s->gpus[g].index;
+    size_t k = 0;
+    while (k < sizeof xid_table / sizeof xid_table[0] && xid_table[k].xid != x->xid) k++;
+    const int known = k < sizeof xid_table / sizeof xid_table[0];
+    snprintf(detail, sizeof detail, "XID %llu (%s) at %s during the check%s", x->xid,
+             known ? xid_table[k].what : "see NVIDIA's XID list",
+             x->pci_bus_id[0] ? x->pci_bus_id : "an unknown GPU",
+             i + 1 == kept && s->xid_count > kept ? "; more events not kept" : "");
+    char who[32];
+    if (gpu >= 0) snprintf(who, sizeof who, "GPU %d", gpu);
+    else snprintf(who, sizeof who, "a GPU");
+    gs_health_action(gs_health_add(b, "xid", gpu, known ? xid_table[k].state : GS_CHECK_FAIL,
+                                   detail),
+                     "%s: %s reported XID %llu (%s)", known ? xid_table[k].verb : "investigate",
+                     who, x->xid, known ? xid_table[k].what : "see NVIDIA's XID list");
+  }
+}
+
+static void judge_node(builder *b, const gs_node_state *s, size_t expect_gpus,
+                       const gs_check_models *models);
 static void count_states(gs_health_verdict *v);
 
-gs_status gs_health_judge(const gs_node_state *s, size_t expect_gpus, gs_health_verdict *v) {
+gs_status gs_health_judge(const gs_node_state *s, size_t expect_gpus,
+                          const gs_check_models *models, gs_health_verdict *v) {
   memset(v, 0, sizeof *v);
   builder b = {.v = v};
   if (!s->hung[0] && s->gpu_count == 0 && s->cuda_count == 0 && expect_gpus == 0) {
@@ -311,9 +370,9 @@ gs_status gs_health_judge(const gs_node_state *s, size_t expect_gpus, gs_health_
     char detail[400];
     snprintf(detail, sizeof detail, "no answer from %s within the %g s budget", s->hung,
              s->budget_s);
-    set_action(add(&b, "budget", -1, GS_CHECK_FAIL, detail), "drain: %s", detail);
+    gs_health_action(gs_health_add(&b, "budget", -1, GS_CHECK_FAIL, detail), "drain: %s", detail);
   } else {
-    judge_node(&b, s, expect_gpus);
+    judge_node(&b, s, expect_gpus, models);
   }
   if (b.failed) return gs_error(GS_ERR_NOMEM, "out of memory judging the node");
   count_states(v);
@@ -321,11 +380,12 @@ gs_status gs_health_judge(const gs_node_state *s, size_t expect_gpus, gs_health_
 }
 
 /* Every check of a state that was read in full. */
-static void judge_node(builder *b, const gs_node_state *s, size_t expect_gpus) {
+static void judge_node(builder *b, const gs_node_state *s, size_t expect_gpus,
+                       const gs_check_models *models) {
   judge_inventory(b, s, expect_gpus);
   judge_software(b, s);
   if (!s->nvml_loaded)
-    set_action(add(b, "passive", -1, GS_CHECK_WARN, s->nvml_status),
+    gs_health_action(gs_health_add(b, "passive", -1, GS_CHECK_WARN, s->nvml_status),
                "investigate: NVML unavailable, so no GPU's passive state was read");
   for (size_t i = 0; i < s->gpu_count; i++) {
     const gs_gpu_health *h = &s->gpus[i];
@@ -335,7 +395,10 @@ static void judge_node(builder *b, const gs_node_state *s, size_t expect_gpus) {
     judge_nvlink(b, h);
     judge_pcie(b, h);
     judge_clocks(b, h);
+    gs_health_judge_model(b, h, models);
   }
+  gs_health_judge_stress(b, s, models);
+  if (s->nvml_loaded) judge_xid(b, s);
 }
 
 /* The counts and the worst state of the findings. */

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 
+#include "core/gpu_model.h"
 #include "core/health.h"
 #include "core/status.h"
 #include "report/verdict/verdict.h"
@@ -15,7 +16,10 @@
 /* One check of one GPU (or of the node). */
 typedef struct {
   const char *check;           /* stable key: "inventory", "software", "ecc", "retired_pages",
-                                  "row_remap", "nvlink", "pcie", "clocks" */
+                                  "row_remap", "nvlink", "pcie", "clocks", "model",
+                                  "memory_size", "pcie_slot", "nvlink_ports", "power_limit",
+                                  "max_clocks", level 2: "stress", "budget", "membw",
+                                  "host_bw", "p2p" */
   int gpu;                     /* NVML index; -1 for the node */
   gs_check_state state;
   char detail[400];            /* the figures, or why not applicable */
@@ -31,11 +35,54 @@ typedef struct {
   gs_health_finding *items;    /* owned */
 } gs_health_verdict;
 
+/* The expected figures a GPU is held to: the site's own (--expect FILE),
+ * looked up first, then those shipped with gpuscale. Either may be NULL. */
+typedef struct {
+  const gs_gpu_models *site;
+  const gs_gpu_models *shipped;
+  char shipped_why[GS_TEXT_LONG]; /* why `shipped` is NULL ("" otherwise) */
+} gs_check_models;
+
+/* Fractions of a model's figure below which a check warns or fails
+ * (docs/check.md, "Expected figures"): memory size and the highest clocks
+ * and power limit are fixed by the board, so 5% covers rounding of the
+ * published figure only. */
+#define GS_CHECK_MEMORY_SIZE_FRACTION 0.95
+#define GS_CHECK_POWER_LIMIT_FRACTION 0.95
+#define GS_CHECK_MAX_CLOCK_FRACTION 0.95
+
+/* Level 2 (docs/check.md, "Level 2"). Memory bandwidth: a GPU fails below
+ * 75% of its model's figure (a healthy GPU's triad reaches 85-92% of it)
+ * or below 90% of the node's median GPU. Host copies: warn below 70% of the
+ * PCIe link's payload rate, fail below 50%. GPU pairs on NVLink models:
+ * warn below 70% of the model's NVLink bandwidth per direction or 85% of
+ * the node's median pair, fail below 50%. */
+#define GS_CHECK_MEMBW_FRACTION 0.75
+#define GS_CHECK_MEMBW_MEDIAN_FRACTION 0.90
+#define GS_CHECK_HOST_WARN_FRACTION 0.70
+#define GS_CHECK_HOST_FAIL_FRACTION 0.50
+#define GS_CHECK_P2P_WARN_FRACTION 0.70
+#define GS_CHECK_P2P_MEDIAN_FRACTION 0.85
+#define GS_CHECK_P2P_FAIL_FRACTION 0.50
+
+/* The payload rate of one direction of a PCIe link, 10^9 bytes/s: the
+ * lanes' transfer rate less the line code (gen 5 x16: 63.0). NaN for an
+ * unknown generation (0 or above 6) or width 0. */
+double gs_check_pcie_gbs(unsigned generation, unsigned width);
+
+/* The figures `h` is held to, into *out: each figure the site's file
+ * states for its NVML name, else the shipped file's; the model's name is
+ * the site's when it lists the GPU. Returns 0 (out zeroed) when neither
+ * lists it or `models` is NULL. out->nvml_names points into `models`. */
+int gs_check_model_of(const gs_check_models *models, const gs_gpu_health *h, gs_gpu_model *out);
+
 /* Judges `s` at level 1. `expect_gpus` > 0 demands that many GPUs (NVML's
- * count); 0 does not. Not applicable (exit 0) when NVML sees no GPU and
- * CUDA none either. Fails only when memory runs out; free `v` with
- * gs_health_verdict_free, also after a failure. */
-gs_status gs_health_judge(const gs_node_state *s, size_t expect_gpus, gs_health_verdict *v);
+ * count); 0 does not. `models` (may be NULL: no expected figures) holds
+ * each GPU to its model's figures. Not applicable (exit 0) when NVML sees
+ * no GPU and CUDA none either. Fails only when memory runs out; free `v`
+ * with gs_health_verdict_free, also after a failure. */
+gs_status gs_health_judge(const gs_node_state *s, size_t expect_gpus,
+                          const gs_check_models *models, gs_health_verdict *v);
 
 void gs_health_verdict_free(gs_health_verdict *v);
 

@@ -1,0 +1,205 @@
+/* Level 2 of `gpuscale check` (see check_stress.h): the triad on each GPU,
+ * then host-GPU copies, then every ordered GPU pair, each timed, each
+ * started only while the budget lasts. */
+#include "measure/check_stress.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/parse.h"
+#include "core/timer.h"
+#include "measure/common.h"
+#include "p2p/membw.h"
+
+void gs_check_stress_options_default(gs_check_stress_options *o) {
+  memset(o, 0, sizeof *o);
+  o->deadline = INFINITY;
+  for (size_t i = 0; i < GS_P2P_MAX_GPUS; i++) o->membw_slowdown[i] = 1.0;
+  o->membw_array_bytes = 512ull << 20;
+  o->copy_bytes = 256ull << 20;
+}
+
+gs_status gs_check_inject_parse(const char *text, gs_check_stress_options *o) {
+  static const char prefix[] = "membw:gpu=";
+  if (strncmp(text, prefix, sizeof prefix - 1) != 0)
+    return gs_error(GS_ERR_USAGE, "option --inject: '%s': gpuscale check rehearses "
+                    "membw:gpu=G,factor=F only", text);
+  const char *p = text + sizeof prefix - 1;
+  char *end = NULL;
+  errno = 0;
+  if (*p < '0' || *p > '9')
+    return gs_error(GS_ERR_USAGE, "option --inject: '%s': gpu=G needs a CUDA ordinal", text);
+  unsigned long long gpu = strtoull(p, &end, 10);
+  if (errno || gpu >= GS_P2P_MAX_GPUS || strncmp(end, ",factor=", 8) != 0)
+    return gs_error(GS_ERR_USAGE, "option --inject: '%s': expected membw:gpu=G,factor=F with G "
+                    "below %d", text, GS_P2P_MAX_GPUS);
+  p = end + 8;
+  errno = 0;
+  double f = strtod(p, &end);
+  if (end == p || *end || errno || !(f > 0) || !(f < 1))
+    return gs_error(GS_ERR_USAGE, "option --inject: '%s': factor=F needs a number in (0, 1) (the "
+                    "share of its bandwidth the GPU keeps)", text);
+  if (o->membw_slowdown[gpu] != 1.0)
+    return gs_error(GS_ERR_USAGE, "option --inject: GPU %llu's memory bandwidth slowed twice",
+                    gpu);
+  o->membw_slowdown[gpu] = f;
+  return GS_OK;
+}
+
+void gs_check_stress_free(gs_node_stress *s) {
+  free(s->gpus);
+  free(s->p2p_gbs);
+  s->gpus = NULL;
+  s->p2p_gbs = NULL;
+  s->n = 0;
+}
+
+/* Appends `name` to the checks the budget left out. */
+static void over_budget(gs_node_stress *s, const char *name) {
+  size_t used = strlen(s->over_budget);
+  snprintf(s->over_budget + used, sizeof s->over_budget - used, "%s%s", used ? ", " : "", name);
+}
+
+static void run_membw(const gs_check_stress_options *o, gs_node_stress *s, void (*phase)(int)) {
+  const double t0 = gs_time_seconds();
+  gs_membw_options mo;
+  gs_membw_options_default(&mo);
+  mo.array_bytes = o->membw_array_bytes;
+  for (size_t i = 0; i < s->n; i++) {
+    gs_gpu_stress *g = &s->gpus[i];
+    if (gs_time_seconds() > o->deadline) {
+      over_budget(s, "membw");
+      break;
+    }
+    if (phase) phase(1000 + g->device);
+    mo.slowdown = g->device < GS_P2P_MAX_GPUS ? o->membw_slowdown[g->device] : 1.0;
+    gs_membw_result r;
+    gs_membw_measure(g->device, &mo, &r);
+    g->membw_done = 1;
+    g->membw_slowdown = mo.slowdown;
+    g->membw_gbs = r.median / 1e9;
+    g->membw_mismatches = r.mismatches;
+    if (r.status != GS_OK) snprintf(g->membw_error, sizeof g->membw_error, "%s", r.error);
+  }
+  s->membw_seconds = gs_time_seconds() - t0;
+}
+
+/* The median of test `key`'s cell (row, col) in GB/s, or NaN. */
+static double cell_gbs(const gs_p2p_result *r, const char *key, size_t row, size_t col,
+                       int per_gpu, char *error, size_t error_size) {
+  for (size_t t = 0; t < r->n_tests; t++) {
+    const gs_p2p_test *test = &r->tests[t];
+    if (strcmp(test->key, key) != 0) continue;
+    if (test->skipped) {
+      snprintf(error, error_size, "%s", test->reason);
+      return NAN;
+    }
+    const gs_p2p_cell *c = per_gpu ? &test->cells[row] : &test->cells[row * r->n_gpus + col];
+    if (!c->measured || c->status != GS_OK) {
+      if (c->error[0]) snprintf(error, error_size, "%s", c->error);
+      return NAN;
+    }
+    return c->median / 1e9;
+  }
+  return NAN;
+}
+
+static gs_status run_copies(const gs_check_stress_options *o, const gs_environment *env,
+                            int mode, gs_node_stress *s) {
+  gs_p2p_options po;
+  gs_p2p_options_default(&po);
+  po.size_bytes = o->copy_bytes;
+  po.iters = 4;
+  po.samples = 3;
+  po.mode = mode;
+  gs_p2p_result r;
+  memset(&r, 0, sizeof r);
+  gs_status st = gs_p2p_measure(&po, env, &r);
+  if (st == GS_ERR_INTERRUPTED || st == GS_ERR_NOMEM) {
+    gs_p2p_result_free(&r);
+    return st;
+  }
+  if (st != GS_OK) {
+    // A setup failure is this check's finding, not the command's error.
+    if (mode == GS_P2P_MODE_HOST)
+      for (size_t i = 0; i < s->n; i++)
+        snprintf(s->gpus[i].host_error, sizeof s->gpus[i].host_error, "%s", gs_last_error());
+    else
+      snprintf(s->p2p_error, sizeof s->p2p_error, "%s", gs_last_error());
+    gs_p2p_result_free(&r);
+    return GS_OK;
+  }
+  for (size_t i = 0; i < s->n && i < r.n_gpus; i++) {
+    if (mode == GS_P2P_MODE_HOST) {
+      gs_gpu_stress *g = &s->gpus[i];
+      g->host_done = 1;
+      g->h2d_gbs = cell_gbs(&r, "host_to_device", i, 0, 1, g->host_error, sizeof g->host_error);
+      g->d2h_gbs = cell_gbs(&r, "device_to_host", i, 0, 1, g->host_error, sizeof g->host_error);
+      continue;
+    }
+    for (size_t j = 0; j < s->n && j < r.n_gpus; j++)
+      if (i != j)
+        s->p2p_gbs[i * s->n + j] =
+            cell_gbs(&r, "ce_unidir_p2p", i, j, 0, s->p2p_error, sizeof s->p2p_error);
+  }
+  gs_p2p_result_free(&r);
+  return GS_OK;
+}
+
+gs_status gs_check_stress_run(const gs_check_stress_options *o, gs_node_stress *s,
+                              void (*phase)(int)) {
+  memset(s, 0, sizeof *s);
+  s->level = 2;
+  gs_environment env;
+  memset(&env, 0, sizeof env);
+  gs_status st = gs_common_environment(&env);
+  if (st == GS_OK && env.gpu_count == 0)
+    snprintf(s->why, sizeof s->why, "no CUDA device: %s",
+             env.cuda_status[0] ? env.cuda_status : "none found");
+  if (st == GS_OK && env.gpu_count > GS_P2P_MAX_GPUS)
+    snprintf(s->why, sizeof s->why, "%zu CUDA devices: level 2 measures at most %d",
+             env.gpu_count, GS_P2P_MAX_GPUS);
+  if (st != GS_OK || s->why[0]) {
+    gs_environment_free(&env);
+    return st;
+  }
+  s->n = env.gpu_count;
+  s->gpus = calloc(s->n, sizeof *s->gpus);
+  s->p2p_gbs = malloc(s->n * s->n * sizeof *s->p2p_gbs);
+  if (!s->gpus || !s->p2p_gbs) {
+    gs_environment_free(&env);
+    return gs_error(GS_ERR_NOMEM, "cannot allocate the level 2 results");
+  }
+  for (size_t i = 0; i < s->n * s->n; i++) s->p2p_gbs[i] = NAN;
+  for (size_t i = 0; i < s->n; i++) {
+    gs_gpu_stress *g = &s->gpus[i];
+    snprintf(g->pci_bus_id, sizeof g->pci_bus_id, "%s", env.gpus[i].pci_bus_id);
+    g->device = env.gpus[i].index;
+    g->membw_slowdown = 1.0;
+    g->h2d_gbs = g->d2h_gbs = NAN;
+  }
+  run_membw(o, s, phase);
+  if (gs_time_seconds() > o->deadline) {
+    over_budget(s, "host");
+  } else {
+    const double t0 = gs_time_seconds();
+    if (phase) phase(-3);
+    st = run_copies(o, &env, GS_P2P_MODE_HOST, s);
+    s->host_seconds = gs_time_seconds() - t0;
+  }
+  if (st == GS_OK && s->n < 2) {
+    snprintf(s->p2p_error, sizeof s->p2p_error, "one GPU: no pair");
+  } else if (st == GS_OK && gs_time_seconds() > o->deadline) {
+    over_budget(s, "p2p");
+  } else if (st == GS_OK) {
+    const double t0 = gs_time_seconds();
+    if (phase) phase(-4);
+    st = run_copies(o, &env, GS_P2P_MODE_CE, s);
+    s->p2p_seconds = gs_time_seconds() - t0;
+  }
+  gs_environment_free(&env);
+  return st;
+}

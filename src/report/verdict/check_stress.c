@@ -1,0 +1,223 @@
+/* Level 2 of `gpuscale check`: the measured figures (core/health.h,
+ * gs_node_stress) against the GPU model's and against the node's other
+ * GPUs, each a finding with an action. The fractions and why each is a
+ * warning or a failure are in docs/check.md, "Level 2". */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/verdict/check_private.h"
+
+double gs_check_pcie_gbs(unsigned generation, unsigned width) {
+  // Transfer rate per lane (GT/s) and the line code's payload share:
+  // 8b/10b for gens 1-2, 128b/130b for gens 3-5, FLIT mode (242 of 256
+  // bytes carry data) for gen 6.
+  static const double rate[] = {0, 2.5, 5, 8, 16, 32, 64};
+  if (generation == 0 || generation > 6 || width == 0) return NAN;
+  const double code = generation <= 2 ? 0.8 : generation <= 5 ? 128.0 / 130.0 : 242.0 / 256.0;
+  return rate[generation] * code * width / 8.0;
+}
+
+/* The median of the finite values of x (n of them); NaN when none. */
+static double median_of(const double *x, size_t n) {
+  double *v = malloc((n ? n : 1) * sizeof *v);
+  if (!v) return NAN;
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++)
+    if (isfinite(x[i])) v[m++] = x[i];
+  for (size_t i = 1; i < m; i++)  // insertion sort: a node has few GPUs
+    for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
+      double t = v[j];
+      v[j] = v[j - 1];
+      v[j - 1] = t;
+    }
+  double med = m == 0 ? NAN : m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
+  free(v);
+  return med;
+}
+
+/* The NVML health entry of CUDA's bus id, or NULL. */
+static const gs_gpu_health *health_of(const gs_node_state *s, const char *bus) {
+  for (size_t i = 0; i < s->gpu_count; i++)
+    if (gs_health_same_bus(bus, s->gpus[i].pci_bus_id)) return &s->gpus[i];
+  return NULL;
+}
+
+/* The GPU number findings use: NVML's index when NVML knows the GPU (as
+ * level 1's findings), else the CUDA ordinal. */
+static int gpu_number(const gs_node_state *s, const gs_gpu_stress *g) {
+  const gs_gpu_health *h = health_of(s, g->pci_bus_id);
+  return h ? h->index : g->device;
+}
+
+static void judge_membw(gs_health_builder *b, const gs_node_state *s,
+                        const gs_check_models *models, const gs_gpu_stress *g, double median) {
+  const int gpu = gpu_number(s, g);
+  char detail[400];
+  if (!g->membw_done) return;
+  if (g->membw_error[0] && g->membw_mismatches == 0) {
+    snprintf(detail, sizeof detail, "triad failed: %s", g->membw_error);
+    gs_health_action(gs_health_add(b, "membw", gpu, GS_CHECK_FAIL, detail),
+                     "investigate: GPU %d's memory bandwidth test failed (%s)", gpu,
+                     g->membw_error);
+    return;
+  }
+  if (g->membw_mismatches) {
+    snprintf(detail, sizeof detail, "%llu wrong elements after the triads",
+             g->membw_mismatches);
+    gs_health_action(gs_health_add(b, "membw", gpu, GS_CHECK_FAIL, detail),
+                     "drain: GPU %d computed %llu wrong elements in the memory bandwidth test",
+                     gpu, g->membw_mismatches);
+    return;
+  }
+  gs_gpu_model model;
+  const gs_gpu_health *h = health_of(s, g->pci_bus_id);
+  const int known = h && gs_check_model_of(models, h, &model) &&
+                    model.fig[GS_FIG_MEMORY_BANDWIDTH_GBS].has;
+  const double spec = known ? model.fig[GS_FIG_MEMORY_BANDWIDTH_GBS].value : NAN;
+  const double of_spec = g->membw_gbs / spec, of_median = g->membw_gbs / median;
+  int n = snprintf(detail, sizeof detail, "STREAM triad %.0f GB/s", g->membw_gbs);
+  if (n > 0 && known)
+    n += snprintf(detail + n, sizeof detail - (size_t)n, ", %.0f%% of the %s's %g GB/s",
+                  100 * of_spec, model.model, spec);
+  if (n > 0 && isfinite(of_median))
+    n += snprintf(detail + n, sizeof detail - (size_t)n, ", %.0f%% of the node's median",
+                  100 * of_median);
+  if (n > 0 && g->membw_slowdown < 1)
+    snprintf(detail + n, sizeof detail - (size_t)n, " (injected slowdown %g)", g->membw_slowdown);
+  if (known && of_spec < GS_CHECK_MEMBW_FRACTION) {
+    gs_health_action(gs_health_add(b, "membw", gpu, GS_CHECK_FAIL, detail),
+                     "investigate: GPU %d memory bandwidth %.0f%% of the %s's (%.0f of %g GB/s)",
+                     gpu, 100 * of_spec, model.model, g->membw_gbs, spec);
+  } else if (of_median < GS_CHECK_MEMBW_MEDIAN_FRACTION) {
+    gs_health_action(gs_health_add(b, "membw", gpu, GS_CHECK_FAIL, detail),
+                     "investigate: GPU %d memory bandwidth %.0f%% of the node's median (%.0f of "
+                     "%.0f GB/s)", gpu, 100 * of_median, g->membw_gbs, median);
+  } else {
+    gs_health_add(b, "membw", gpu, GS_CHECK_PASS, detail);
+  }
+}
+
+static void judge_host(gs_health_builder *b, const gs_node_state *s, const gs_gpu_stress *g) {
+  const int gpu = gpu_number(s, g);
+  char detail[400];
+  if (!g->host_done && !g->host_error[0]) return;
+  if (!isfinite(g->h2d_gbs) || !isfinite(g->d2h_gbs)) {
+    snprintf(detail, sizeof detail, "host copies failed: %s",
+             g->host_error[0] ? g->host_error : "not measured");
+    gs_health_action(gs_health_add(b, "host_bw", gpu, GS_CHECK_FAIL, detail),
+                     "investigate: GPU %d's host copies failed (%s)", gpu,
+                     g->host_error[0] ? g->host_error : "not measured");
+    return;
+  }
+  const gs_gpu_health *h = health_of(s, g->pci_bus_id);
+  const double worst = fmin(g->h2d_gbs, g->d2h_gbs);
+  int n = snprintf(detail, sizeof detail, "host to device %.1f GB/s, device to host %.1f GB/s",
+                   g->h2d_gbs, g->d2h_gbs);
+  if (!h || !h->has_pcie) {
+    if (n > 0) snprintf(detail + n, sizeof detail - (size_t)n, " (PCIe link unknown: not judged)");
+    gs_health_add(b, "host_bw", gpu, GS_CHECK_PASS, detail);
+    return;
+  }
+  // The link as trained: the most generation (an idle link drops its
+  // generation) at the width it has now.
+  const double link = gs_check_pcie_gbs(h->pcie_gen_max, h->pcie_width);
+  const double share = worst / link;
+  if (n > 0)
+    snprintf(detail + n, sizeof detail - (size_t)n, "; %.0f%% of PCIe gen %u x%u (%.1f GB/s)",
+             100 * share, h->pcie_gen_max, h->pcie_width, link);
+  const gs_check_state st = share < GS_CHECK_HOST_FAIL_FRACTION   ? GS_CHECK_FAIL
+                            : share < GS_CHECK_HOST_WARN_FRACTION ? GS_CHECK_WARN
+                                                                  : GS_CHECK_PASS;
+  if (st == GS_CHECK_PASS) {
+    gs_health_add(b, "host_bw", gpu, st, detail);
+    return;
+  }
+  gs_health_action(gs_health_add(b, "host_bw", gpu, st, detail),
+                   "%s: GPU %d host copies at %.1f GB/s, %.0f%% of its PCIe gen %u x%u link",
+                   st == GS_CHECK_FAIL ? "reseat or replace" : "investigate", gpu, worst,
+                   100 * share, h->pcie_gen_max, h->pcie_width);
+}
+
+/* One finding per source GPU: its slowest copy to another GPU, against the
+ * model's NVLink bandwidth and the node's median pair. Judged on NVLink
+ * (SXM) models only: on PCIe the pairs differ by topology by design. */
+static void judge_pairs(gs_health_builder *b, const gs_node_state *s,
+                        const gs_check_models *models, size_t i, double median) {
+  const gs_node_stress *x = &s->stress;
+  const gs_gpu_stress *g = &x->gpus[i];
+  const int gpu = gpu_number(s, g);
+  size_t worst = i;
+  for (size_t j = 0; j < x->n; j++) {
+    const double v = x->p2p_gbs[i * x->n + j];
+    if (j == i || !isfinite(v)) continue;
+    if (worst == i || v < x->p2p_gbs[i * x->n + worst]) worst = j;
+  }
+  char detail[400];
+  if (worst == i) {
+    snprintf(detail, sizeof detail, "no pair measured: %s", x->p2p_error);
+    gs_health_action(gs_health_add(b, "p2p", gpu, GS_CHECK_FAIL, detail),
+                     "investigate: GPU %d's copies to other GPUs failed (%s)", gpu, x->p2p_error);
+    return;
+  }
+  const double v = x->p2p_gbs[i * x->n + worst];
+  const int peer = gpu_number(s, &x->gpus[worst]);
+  gs_gpu_model model;
+  const gs_gpu_health *h = health_of(s, g->pci_bus_id);
+  const int nvlink = h && gs_check_model_of(models, h, &model) && model.sxm &&
+                     model.fig[GS_FIG_NVLINK_GBS].has;
+  const double spec = nvlink ? model.fig[GS_FIG_NVLINK_GBS].value : NAN;
+  int n = snprintf(detail, sizeof detail, "slowest copy to GPU %d %.0f GB/s, node median %.0f GB/s",
+                   peer, v, median);
+  if (n > 0 && nvlink)
+    snprintf(detail + n, sizeof detail - (size_t)n, "; %.0f%% of the %s's %g GB/s NVLink",
+             100 * v / spec, model.model, spec);
+  else if (n > 0)
+    snprintf(detail + n, sizeof detail - (size_t)n, " (no NVLink model figure: not judged)");
+  if (nvlink && v < GS_CHECK_P2P_FAIL_FRACTION * spec) {
+    gs_health_action(gs_health_add(b, "p2p", gpu, GS_CHECK_FAIL, detail),
+                     "drain: GPU %d to GPU %d copies at %.0f GB/s, %.0f%% of the %g GB/s NVLink "
+                     "of an %s", gpu, peer, v, 100 * v / spec, spec, model.model);
+  } else if (nvlink && (v < GS_CHECK_P2P_WARN_FRACTION * spec ||
+                        v < GS_CHECK_P2P_MEDIAN_FRACTION * median)) {
+    gs_health_action(gs_health_add(b, "p2p", gpu, GS_CHECK_WARN, detail),
+                     "investigate: GPU %d to GPU %d copies at %.0f GB/s (%.0f%% of the node's "
+                     "median pair, %.0f%% of the NVLink)", gpu, peer, v, 100 * v / median,
+                     100 * v / spec);
+  } else {
+    gs_health_add(b, "p2p", gpu, GS_CHECK_PASS, detail);
+  }
+}
+
+void gs_health_judge_stress(gs_health_builder *b, const gs_node_state *s,
+                            const gs_check_models *models) {
+  const gs_node_stress *x = &s->stress;
+  if (x->level < 2) return;
+  if (x->why[0]) {
+    gs_health_add(b, "stress", -1, GS_CHECK_NA, x->why);
+    return;
+  }
+  if (x->over_budget[0]) {
+    char detail[400];
+    snprintf(detail, sizeof detail, "the %g s budget was spent before: %s", s->budget_s,
+             x->over_budget);
+    gs_health_action(gs_health_add(b, "budget", -1, GS_CHECK_FAIL, detail),
+                     "investigate: level 2 did not finish within %g s (not run: %s)", s->budget_s,
+                     x->over_budget);
+  }
+  double *bw = calloc(x->n ? x->n : 1, sizeof *bw);
+  if (!bw) {
+    b->failed = 1;
+    return;
+  }
+  for (size_t i = 0; i < x->n; i++)
+    bw[i] = x->gpus[i].membw_done && !x->gpus[i].membw_error[0] ? x->gpus[i].membw_gbs : NAN;
+  const double membw_median = median_of(bw, x->n);
+  free(bw);
+  for (size_t i = 0; i < x->n; i++) judge_membw(b, s, models, &x->gpus[i], membw_median);
+  for (size_t i = 0; i < x->n; i++) judge_host(b, s, &x->gpus[i]);
+  if (x->n < 2 || strstr(x->over_budget, "p2p")) return;
+  const double pair_median = median_of(x->p2p_gbs, x->n * x->n);
+  for (size_t i = 0; i < x->n; i++) judge_pairs(b, s, models, i, pair_median);
+}

@@ -1,0 +1,237 @@
+/* Unit tests of level 2's host-side maths: STREAM triad bytes and
+ * bandwidth, the extra triads of an injected slowdown, the CPU reference,
+ * --inject's strict parsing (p2p/membw.c, measure/check_stress.c), the
+ * PCIe payload rate and the level 2 judgement on measurements built by
+ * hand (report/verdict/check_stress.c): a GPU at 80% of its peers' memory
+ * bandwidth fails with its action, and healthy figures pass. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "measure/check_stress.h"
+#include "p2p/membw.h"
+#include "report/verdict/check.h"
+
+static void test_triad_maths(void **state) {
+  (void)state;
+  assert_int_equal(gs_membw_triad_bytes(1000), 24000);
+  // 512 MiB arrays: 64 Mi doubles, 1.5 GiB per triad; 20 triads in 8 ms.
+  const uint64_t n = (512ull << 20) / 8;
+  assert_true(fabs(gs_membw_bandwidth(n, 20, 0.008) - 3.0 * 8 * n * 20 / 0.008) < 1);
+  assert_true(isnan(gs_membw_bandwidth(n, 20, 0)));
+  assert_int_equal(gs_membw_extra_triads(20, 1.0), 0);
+  assert_int_equal(gs_membw_extra_triads(20, 0.8), 5);   // 20 / 25 = 0.8
+  assert_int_equal(gs_membw_extra_triads(20, 0.5), 20);
+  assert_int_equal(gs_membw_extra_triads(20, 0.9), 2);   // 20 / 22 = 0.909
+  gs_membw_options o;
+  gs_membw_options_default(&o);
+  assert_int_equal(o.array_bytes, 512ull << 20);
+  assert_int_equal(o.triads, 20);
+  assert_int_equal(o.samples, 5);
+}
+
+static void test_cpu_reference(void **state) {
+  (void)state;
+  enum { N = 4096 };
+  double *a = malloc(N * sizeof *a);
+  assert_non_null(a);
+  for (uint64_t i = 0; i < N; i++) a[i] = gs_membw_b(i) + 3.0 * gs_membw_c(i);
+  assert_int_equal(gs_membw_mismatches(a, N), 0);
+  // Exact whole numbers: b = i mod 1024, c = (i / 8) mod 512.
+  assert_true(a[1023] == 1023 + 3 * 127.0);
+  assert_true(a[4095] == 1023 + 3 * 511.0);
+  assert_true(a[8] == 8 + 3 * 1.0);
+  a[7] += 1;
+  a[4000] = 0;
+  assert_int_equal(gs_membw_mismatches(a, N), 2);
+  free(a);
+}
+
+static void test_inject_parse(void **state) {
+  (void)state;
+  gs_check_stress_options o;
+  gs_check_stress_options_default(&o);
+  assert_int_equal(gs_check_inject_parse("membw:gpu=1,factor=0.8", &o), GS_OK);
+  assert_true(o.membw_slowdown[1] == 0.8 && o.membw_slowdown[0] == 1.0);
+  assert_int_equal(gs_check_inject_parse("membw:gpu=1,factor=0.5", &o), GS_ERR_USAGE);
+  assert_non_null(strstr(gs_last_error(), "slowed twice"));
+  const char *const bad[] = {"slow:rank=1,factor=2", "membw:gpu=x,factor=0.8",
+                             "membw:gpu=64,factor=0.8", "membw:gpu=1", "membw:gpu=1,factor=1",
+                             "membw:gpu=1,factor=0", "membw:gpu=1,factor=0.8x",
+                             "membw:gpu=-1,factor=0.8", "membw:gpu=2,factor=nan"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    assert_int_equal(gs_check_inject_parse(bad[i], &o), GS_ERR_USAGE);
+    assert_non_null(strstr(gs_last_error(), "option --inject"));
+  }
+}
+
+static void test_pcie_rate(void **state) {
+  (void)state;
+  assert_true(fabs(gs_check_pcie_gbs(5, 16) - 63.015) < 0.01);
+  assert_true(fabs(gs_check_pcie_gbs(4, 16) - 31.508) < 0.01);
+  assert_true(fabs(gs_check_pcie_gbs(3, 16) - 15.754) < 0.01);
+  assert_true(fabs(gs_check_pcie_gbs(2, 8) - 4.0) < 1e-9);
+  assert_true(fabs(gs_check_pcie_gbs(5, 8) - 31.508) < 0.01);
+  assert_true(isnan(gs_check_pcie_gbs(0, 16)) && isnan(gs_check_pcie_gbs(7, 16)) &&
+              isnan(gs_check_pcie_gbs(5, 0)));
+}
+
+/* Four H200s, NVML and CUDA agreeing on bus ids, measured healthy: triad
+ * 4300 GB/s, host copies 55 GB/s, pairs 380 GB/s. */
+enum { G = 4 };
+static gs_gpu_health health[G];
+static gs_gpu_stress stress[G];
+static double pairs[G * G];
+
+static void node(gs_node_state *s) {
+  memset(s, 0, sizeof *s);
+  s->nvml_loaded = 1;
+  s->nvml_replaced = 1;
+  s->budget_s = 240;
+  for (int i = 0; i < G; i++) {
+    gs_gpu_health *h = &health[i];
+    memset(h, 0, sizeof *h);
+    h->index = i;
+    snprintf(h->name, sizeof h->name, "NVIDIA H200");
+    snprintf(h->pci_bus_id, sizeof h->pci_bus_id, "00000000:%02X:00.0", 0x18 + i);
+    h->has_pcie = 1;
+    h->pcie_gen = 1;  // idle: the judgement takes the most generation
+    h->pcie_gen_max = 5;
+    h->pcie_width = h->pcie_width_max = 16;
+    gs_gpu_stress *g = &stress[i];
+    memset(g, 0, sizeof *g);
+    snprintf(g->pci_bus_id, sizeof g->pci_bus_id, "0000:%02X:00.0", 0x18 + i);
+    g->device = i;
+    g->membw_done = g->host_done = 1;
+    g->membw_gbs = 4300;
+    g->membw_slowdown = 1;
+    g->h2d_gbs = 55;
+    g->d2h_gbs = 54;
+  }
+  for (int i = 0; i < G * G; i++) pairs[i] = i / G == i % G ? NAN : 380;
+  s->gpus = health;
+  s->gpu_count = G;
+  s->stress.level = 2;
+  s->stress.n = G;
+  s->stress.gpus = stress;
+  s->stress.p2p_gbs = pairs;
+}
+
+static gs_health_finding judged(const gs_node_state *s, const char *check, int gpu) {
+  gs_gpu_models m;
+  assert_int_equal(gs_gpu_models_load(GS_SOURCE_DIR "/data/gpu-models.json", &m), GS_OK);
+  gs_check_models models = {.shipped = &m};
+  gs_health_verdict v;
+  assert_int_equal(gs_health_judge(s, 0, &models, &v), GS_OK);
+  gs_health_finding out;
+  memset(&out, 0, sizeof out);
+  for (size_t i = 0; i < v.n; i++)
+    if (strcmp(v.items[i].check, check) == 0 && v.items[i].gpu == gpu) out = v.items[i];
+  gs_health_verdict_free(&v);
+  gs_gpu_models_free(&m);
+  if (!out.check) fail_msg("no finding %s of GPU %d", check, gpu);
+  return out;
+}
+
+static void test_healthy_level2_passes(void **state) {
+  (void)state;
+  gs_node_state s;
+  node(&s);
+  for (int i = 0; i < G; i++) {
+    const char *const checks[] = {"membw", "host_bw", "p2p"};
+    for (size_t k = 0; k < 3; k++) {
+      gs_health_finding f = judged(&s, checks[k], i);
+      if (f.state != GS_CHECK_PASS) fail_msg("%s of GPU %d: %s", checks[k], i, f.detail);
+    }
+  }
+  assert_string_equal(judged(&s, "membw", 2).detail,
+                      "STREAM triad 4300 GB/s, 90% of the H200 SXM 141GB's 4800 GB/s, 100% of "
+                      "the node's median");
+  assert_string_equal(judged(&s, "host_bw", 0).detail,
+                      "host to device 55.0 GB/s, device to host 54.0 GB/s; 86% of PCIe gen 5 x16 "
+                      "(63.0 GB/s)");
+}
+
+static void test_slow_memory_fails(void **state) {
+  (void)state;
+  gs_node_state s;
+  node(&s);
+  // 20% lower than its peers: 80% of the median, 72% of the H200's.
+  stress[1].membw_gbs = 3440;
+  stress[1].membw_slowdown = 0.8;
+  gs_health_finding f = judged(&s, "membw", 1);
+  assert_int_equal(f.state, GS_CHECK_FAIL);
+  assert_string_equal(f.action, "investigate: GPU 1 memory bandwidth 72% of the H200 SXM 141GB's "
+                                "(3440 of 4800 GB/s)");
+  assert_int_equal(judged(&s, "membw", 0).state, GS_CHECK_PASS);
+  // 85% of the median but above 75% of the model: the median catches it.
+  stress[1].membw_gbs = 3700;
+  f = judged(&s, "membw", 1);
+  assert_int_equal(f.state, GS_CHECK_FAIL);
+  assert_string_equal(f.action, "investigate: GPU 1 memory bandwidth 86% of the node's median "
+                                "(3700 of 4300 GB/s)");
+  stress[1].membw_gbs = 4300;
+  stress[1].membw_mismatches = 12;
+  snprintf(stress[1].membw_error, sizeof stress[1].membw_error, "wrong");
+  assert_string_equal(judged(&s, "membw", 1).action,
+                      "drain: GPU 1 computed 12 wrong elements in the memory bandwidth test");
+}
+
+static void test_host_and_pairs(void **state) {
+  (void)state;
+  gs_node_state s;
+  node(&s);
+  stress[2].h2d_gbs = 40;  // 63%: warn
+  gs_health_finding f = judged(&s, "host_bw", 2);
+  assert_int_equal(f.state, GS_CHECK_WARN);
+  assert_string_equal(f.action, "investigate: GPU 2 host copies at 40.0 GB/s, 63% of its PCIe "
+                                "gen 5 x16 link");
+  stress[2].h2d_gbs = 25;  // 40%: fail
+  assert_int_equal(judged(&s, "host_bw", 2).state, GS_CHECK_FAIL);
+  node(&s);
+  pairs[0 * G + 3] = 200;  // 44% of 450: fail
+  f = judged(&s, "p2p", 0);
+  assert_int_equal(f.state, GS_CHECK_FAIL);
+  assert_string_equal(f.action, "drain: GPU 0 to GPU 3 copies at 200 GB/s, 44% of the 450 GB/s "
+                                "NVLink of an H200 SXM 141GB");
+  pairs[0 * G + 3] = 300;  // 67% of 450, 79% of the median: warn
+  assert_int_equal(judged(&s, "p2p", 0).state, GS_CHECK_WARN);
+  assert_int_equal(judged(&s, "p2p", 3).state, GS_CHECK_PASS);
+}
+
+static void test_no_device_not_applicable(void **state) {
+  (void)state;
+  gs_node_state s;
+  node(&s);
+  s.stress.n = 0;
+  snprintf(s.stress.why, sizeof s.stress.why, "no CUDA device: none");
+  gs_health_finding f = judged(&s, "stress", -1);
+  assert_int_equal(f.state, GS_CHECK_NA);
+  node(&s);
+  snprintf(s.stress.over_budget, sizeof s.stress.over_budget, "p2p");
+  f = judged(&s, "budget", -1);
+  assert_int_equal(f.state, GS_CHECK_FAIL);
+  assert_string_equal(f.action, "investigate: level 2 did not finish within 240 s (not run: p2p)");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_triad_maths),
+      cmocka_unit_test(test_cpu_reference),
+      cmocka_unit_test(test_inject_parse),
+      cmocka_unit_test(test_pcie_rate),
+      cmocka_unit_test(test_healthy_level2_passes),
+      cmocka_unit_test(test_slow_memory_fails),
+      cmocka_unit_test(test_host_and_pairs),
+      cmocka_unit_test(test_no_device_not_applicable),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
