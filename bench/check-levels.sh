@@ -4,9 +4,10 @@
 # figure per GPU side by side with PyTorch's on the same GPUs in the same
 # call (torch a.copy_(b) and a triad a = b + 3 c on 1 GiB arrays), against
 # the model's memory bandwidth. Level 2 once more with an injected 20%
-# memory slowdown of GPU 1 must fail naming it.
-# usage: bench/check-levels.sh [GPUSCALE_BINARY]; results go to $OUT
-# (default ./check-levels).
+# memory slowdown of GPU 1 must fail naming it; with BURN=SECONDS, level 3
+# once for that long.
+# usage: [BURN=60] bench/check-levels.sh [GPUSCALE_BINARY]; results go to
+# $OUT (default ./check-levels).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-build/gpuscale}
@@ -27,6 +28,20 @@ done
 "$bin" check --level 2 --inject membw:gpu=1,factor=0.8 > "$out/level2-inject.txt" 2>&1
 echo "level 2 with membw:gpu=1,factor=0.8: exit $?"
 grep -E "^membw|^  investigate: GPU .* memory bandwidth" "$out/level2-inject.txt"
+
+# Level 3 once, short, when asked (BURN=SECONDS): the burn-in's figures.
+if [ -n "${BURN:-}" ]; then
+  "$bin" check --level 3 --duration "$BURN" --format json --out "$out/level3.json" > "$out/level3.log" 2>&1
+  echo "level 3 (--duration $BURN): exit $?"
+  python3 -c '
+import json, sys
+c = json.load(open(sys.argv[1]))["check"]
+print("level 3: %s in %.1f s" % (c["verdict"], c["elapsed_seconds"]))
+for g in c["burn"]["gpus"]:
+    print("  GPU %d: %.0f TFLOP/s, %d wrong, power mean %s W, max %s C, SM clock min %s MHz, reasons %s" % (
+        g["cuda_device"], g["gemm_tflops"], g["mismatches"], g["power_mean_w"], g["temperature_max_c"],
+        g["sm_clock_min_mhz"], g["clock_event_reasons_seen"]))' "$out/level3.json"
+fi
 
 python3 - "$out" <<'PY'
 import glob, json, sys

@@ -30,6 +30,8 @@
  *   power_limit:GPU:WATTS       the power limit enforced is WATTS
  *   memory_mib:GPU:N            the GPU reports N MiB of memory
  *   max_sm_clock:GPU:MHZ        the highest SM clock is MHZ
+ *   nvlink_crc_load:GPU:LINK:N  the port's CRC flit counter reads 0 the first
+ *                               time and N after (errors under load)
  *   xid:GPU:N                   an XID N event waits in every event set
  *                               registered for the GPU (delivered once)
  * Initialisations are counted as NVML counts them: the state is built by
@@ -59,6 +61,8 @@ typedef struct {
   unsigned long long memory_bytes;
   unsigned long long xid;
   int xid_delivered;
+  unsigned long long crc_later[LINKS];
+  unsigned crc_reads[LINKS];
 } fake_gpu;
 
 /* What nvmlPciInfo_t holds, in its documented order. */
@@ -142,7 +146,8 @@ static int parse_fault(const char **s) {
   static const char *const kinds[] = {"nvlink_down",  "nvlink_recovery", "pcie_x8",
                                       "ecc_uncorrected", "remap_pending", "remap_failed",
                                       "hw_slowdown", "sw_power_cap",   "no_ecc", "hang", "nvlink_sleep",
-                                      "pcie_gen4", "power_limit", "memory_mib", "max_sm_clock", "xid"};
+                                      "pcie_gen4", "power_limit", "memory_mib", "max_sm_clock", "xid",
+                                      "nvlink_crc_load"};
   size_t k = 0, n = sizeof kinds / sizeof kinds[0];
   size_t len = strcspn(*s, ":,");
   while (k < n && !(strlen(kinds[k]) == len && strncmp(*s, kinds[k], len) == 0)) k++;
@@ -177,7 +182,11 @@ static int parse_fault(const char **s) {
       x->memory_bytes = a << 20;
       break;
     case 14: if (!field(s, 100000, &a) || a == 0) return 0; x->max_sm_mhz = (unsigned)a; break;
-    default: if (!field(s, 1000, &a) || a == 0) return 0; x->xid = a; break;
+    case 15: if (!field(s, 1000, &a) || a == 0) return 0; x->xid = a; break;
+    default:
+      if (!field(s, LINKS - 1, &a) || !field(s, 1000000, &b)) return 0;
+      x->crc_later[a] = b;
+      break;
   }
   return 1;
 }
@@ -341,6 +350,7 @@ int nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t dev, unsigned link, int counter
   fake_gpu *x = gpu_of(dev, NULL);
   if (!x || link >= LINKS || counter < 0 || counter > 4) return INVALID_ARGUMENT;
   *value = counter == 1 ? x->recovery[link] : 0;
+  if (counter == 2 && x->crc_reads[link]++ > 0) *value = x->crc_later[link];
   return OK;
 }
 

@@ -20,7 +20,7 @@ expect 0 "check +node health check" -- --help
 expect 0 "not applicable: no GPU: NVML unavailable: .*nonexistent.*; CUDA: " -- check
 expect 0 "not applicable" -- check --level 1
 expect 5 "inventory.*fail.*0 GPUs seen by NVML.*1 expected" -- check --expect-gpus 1
-expect 2 "option --level" -- check --level 3
+expect 2 "option --level" -- check --level 4
 expect 2 "option --format" -- check --format yaml
 expect 2 "unexpected argument 'extra'" -- check extra
 
@@ -206,11 +206,16 @@ unset GS_NVML_DOUBLE_NAME
 # stress checks not applicable with the reason, within a 240 s budget.
 out=$("$bin" check --level 2 2>&1); rc=$?
 [ "$rc" = 0 ] || fail "check --level 2 without CUDA exited $rc: $out"
-grep -qE "^gpuscale check --level 2: pass \(23 passed, 0 warned, 0 failed\) in [0-9.]+ s of a 240 s budget" <<<"$out" ||
+grep -qE "^gpuscale check --level 2: pass \(27 passed, 0 warned, 0 failed\) in [0-9.]+ s of a 240 s budget" <<<"$out" ||
   fail "level 2: verdict line: $out"
 grep -qE "^stress +- +n/a +no CUDA device: " <<<"$out" || fail "level 2: stress line: $out"
 GS_NVML_DOUBLE_FAULTS=pcie_x8:1 expect 5 "reseat or replace: GPU 1 at PCIe x8 of x16" -- check --level 2
 expect 0 "of a 30 s budget" -- check --level 2 --budget 30 --inject membw:gpu=1,factor=0.8
+# NVLink errors counted during the check (not since boot) are level 2's.
+GS_NVML_DOUBLE_FAULTS=nvlink_crc_load:2:5:40 expect 6 \
+  "^  investigate: NVLink 5 of GPU 2 counted 40 CRC errors and 0 replays under load$" -- check --level 2
+GS_NVML_DOUBLE_FAULTS=nvlink_crc_load:2:5:40 expect 0 "^nvlink +2 +pass" -- check
+expect 0 "^nvlink_errors +3 +pass +during the check \([0-9.]+ s\): 0 replays, 0 recoveries, 0 CRC errors$" -- check --level 2
 expect 2 "option --inject: faults are rehearsed at --level 2" -- check --inject membw:gpu=1,factor=0.8
 expect 2 "option --inject: 'membw:gpu=1,factor=1.5': factor=F needs a number in \(0, 1\)" -- check --level 2 --inject membw:gpu=1,factor=1.5
 expect 2 "option --inject: 'slow:rank=1,factor=2': gpuscale check rehearses membw" -- check --level 2 --inject slow:rank=1,factor=2
@@ -226,6 +231,27 @@ need(c["level"] == 2 and c["budget_seconds"] == 240, "level/budget")
 need(sorted(c["seconds"]) == ["cuda", "gpus", "host", "membw", "nvml", "p2p"], "seconds %r" % c["seconds"])
 need(c["stress"]["why"].startswith("no CUDA device") and c["stress"]["gpus"] == [] and
      c["stress"]["p2p_gbs"] == [], "stress %r" % c["stress"])
+PY
+
+# Level 3 without a CUDA device: the burn-in not applicable, the budget
+# level 2's, the burn-in and a minute; --duration belongs to level 3.
+expect 0 "^burn +- +n/a +no CUDA device: " -- check --level 3 --duration 5
+expect 0 "of a 305 s budget" -- check --level 3 --duration 5
+expect 0 "of a 900 s budget" -- check --level 3
+expect 2 "option --duration: the burn-in is level 3's" -- check --level 2 --duration 5
+expect 2 "option --duration" -- check --level 3 --duration 0
+expect 2 "option --budget: 30 s cannot hold a 600 s burn-in" -- check --level 3 --budget 30
+"$bin" check --level 3 --duration 2 --format json --out "$work/l3.json" >/dev/null 2>&1 ||
+  fail "check --level 3 --format json exited $?"
+python3 - "$work/l3.json" <<'PY' || failures=$((failures + 1))
+import json, sys
+c = json.load(open(sys.argv[1]))["check"]
+need = lambda cond, what: cond or (print("FAIL: l3.json:", what), sys.exit(1))
+need(c["level"] == 3 and c["budget_seconds"] == 302, "level/budget %r" % c["budget_seconds"])
+need("burn" in c["seconds"] and "membw" in c["seconds"], "seconds %r" % c["seconds"])
+b = c["burn"]
+need(b["why"].startswith("no CUDA device") and b["duration_seconds"] == 2 and b["gpus"] == [] and
+     b["telemetry"] is None, "burn %r" % b)
 PY
 
 # Not applicable also in JSON, exit 0.

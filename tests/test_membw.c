@@ -222,6 +222,39 @@ static void test_no_device_not_applicable(void **state) {
   assert_string_equal(f.action, "investigate: level 2 did not finish within 240 s (not run: p2p)");
 }
 
+static void test_link_deltas(void **state) {
+  (void)state;
+  gs_node_state s;
+  node(&s);
+  s.xid_seconds = 12.5;
+  gs_gpu_health *h = &health[1];
+  h->port_count = 18;
+  for (size_t l = 0; l < 18; l++) {
+    h->port_present[l] = h->link_up[l] = 1;
+    h->link_errors[l].has_counters = h->link_errors_after[l].has_counters = 1;
+    h->link_errors[l].replay = h->link_errors_after[l].replay = 7;  // since boot: not judged
+  }
+  h->has_link_errors_after = 1;
+  gs_health_finding f = judged(&s, "nvlink_errors", 1);
+  assert_int_equal(f.state, GS_CHECK_PASS);
+  assert_string_equal(f.detail, "during the check (12.5 s): 0 replays, 0 recoveries, 0 CRC errors");
+  h->link_errors_after[4].crc_data = 3;
+  h->link_errors_after[4].replay = 9;
+  f = judged(&s, "nvlink_errors", 1);
+  assert_int_equal(f.state, GS_CHECK_WARN);
+  assert_string_equal(f.action, "investigate: NVLink 4 of GPU 1 counted 3 CRC errors and 2 "
+                                "replays under load");
+  h->link_errors_after[9].recovery = 1;
+  f = judged(&s, "nvlink_errors", 1);
+  assert_int_equal(f.state, GS_CHECK_FAIL);
+  assert_string_equal(f.action, "drain: NVLink 9 of GPU 1 recovered 1 times under load");
+  // A counter that went down (driver reload) counts no errors.
+  h->link_errors_after[9].recovery = 0;
+  h->link_errors_after[4].crc_data = 0;
+  h->link_errors_after[4].replay = 2;
+  assert_int_equal(judged(&s, "nvlink_errors", 1).state, GS_CHECK_PASS);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_triad_maths),
@@ -232,6 +265,7 @@ int main(void) {
       cmocka_unit_test(test_slow_memory_fails),
       cmocka_unit_test(test_host_and_pairs),
       cmocka_unit_test(test_no_device_not_applicable),
+      cmocka_unit_test(test_link_deltas),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

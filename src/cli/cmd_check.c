@@ -16,6 +16,7 @@
 #include "core/options.h"
 #include "core/timer.h"
 #include "measure/check.h"
+#include "measure/check_burn.h"
 #include "measure/check_stress.h"
 #include "report/verdict/check.h"
 
@@ -23,11 +24,13 @@
  * level 2, after maintenance (issue 30). */
 #define CHECK_LEVEL1_BUDGET_S 60.0
 #define CHECK_LEVEL2_BUDGET_S 240.0
+/* Level 3's default burn-in; its budget is level 2's, the burn-in and a
+ * minute to set up and check. */
+#define CHECK_BURN_DEFAULT_S 600.0
 
 static const char *const format_choices[] = {"text", "json", NULL};
 enum { FORMAT_TEXT = 0, FORMAT_JSON = 1 };
-/* Level 3 (burn-in) is not built yet: the option offers only what runs. */
-static const char *const level_choices[] = {"1", "2", NULL};
+static const char *const level_choices[] = {"1", "2", "3", NULL};
 
 static gs_status reject_positional(void *ctx, const char *arg) {
   (void)ctx;
@@ -63,6 +66,10 @@ static void print_text(FILE *out, const gs_health_verdict *v, const gs_node_stat
     if (s->stress.level >= 2 && !s->stress.why[0])
       fprintf(out, "level 2: memory bandwidth %.3f s, host copies %.3f s, GPU pairs %.3f s\n",
               s->stress.membw_seconds, s->stress.host_seconds, s->stress.p2p_seconds);
+    if (s->burn.level >= 3 && !s->burn.why[0])
+      fprintf(out, "level 3: burn-in %.1f s of %g s on %zu GPUs%s%s\n", s->burn.seconds,
+              s->burn.duration_s, s->burn.n, s->burn.telemetry_why[0] ? "; no telemetry: " : "",
+              s->burn.telemetry_why);
   }
   fprintf(out, "\n");
   fprintf(out, "%-14s %-4s %-5s %s\n", "check", "GPU", "state", "detail");
@@ -155,6 +162,53 @@ static cJSON *stress_json(const gs_node_stress *x) {
   return gs_json_build_finish(b, o);
 }
 
+/* A figure, or null when NVML did not give it. */
+static void put_known(gs_json_build *b, cJSON *o, const char *name, int known, double v) {
+  if (known)
+    gs_json_put_number(b, o, name, v);
+  else
+    gs_json_put_null(b, o, name);
+}
+
+/* Level 3's record (docs/check.md, "burn"). NULL when memory runs out. */
+static cJSON *burn_json(const gs_node_burn *x) {
+  gs_json_build build = {0}, *b = &build;
+  cJSON *o = gs_json_check(b, cJSON_CreateObject());
+  gs_json_put_string_or_null(b, o, "why", x->why);
+  gs_json_put_number(b, o, "duration_seconds", x->duration_s);
+  gs_json_put_number(b, o, "seconds", x->seconds);
+  gs_json_put_string_or_null(b, o, "telemetry_why", x->telemetry_why);
+  // Every reading over time (docs/telemetry.md's form), null without NVML.
+  cJSON *series = x->telemetry ? gs_json_check(b, cJSON_Duplicate(x->telemetry, 1)) : NULL;
+  if (series)
+    gs_json_put_item(b, o, "telemetry", series);
+  else
+    gs_json_put_null(b, o, "telemetry");
+  cJSON *gpus = gs_json_put_array(b, o, "gpus");
+  for (size_t i = 0; gpus && i < x->n; i++) {
+    const gs_gpu_burn *g = &x->gpus[i];
+    cJSON *e = gs_json_check(b, cJSON_CreateObject());
+    gs_json_put_number(b, e, "cuda_device", g->device);
+    gs_json_put_string(b, e, "pci_bus_id", g->pci_bus_id);
+    gs_json_put_string_or_null(b, e, "error", g->error);
+    gs_json_put_u64(b, e, "gemms", g->gemms);
+    gs_json_put_u64(b, e, "triads", g->triads);
+    gs_json_put_u64(b, e, "checks", g->checks);
+    gs_json_put_u64(b, e, "mismatches", g->mismatches);
+    gs_json_put_number(b, e, "gemm_tflops", g->gemm_tflops);
+    gs_json_put_number(b, e, "seconds", g->seconds);
+    gs_json_put_u64(b, e, "readings", g->readings);
+    put_known(b, e, "power_mean_w", g->power_known, g->power_mean_w);
+    put_known(b, e, "power_max_w", g->power_known, g->power_max_w);
+    put_known(b, e, "temperature_max_c", g->temperature_known, g->temperature_max_c);
+    put_known(b, e, "sm_clock_min_mhz", g->clock_known, g->sm_clock_min_mhz);
+    put_known(b, e, "sm_clock_mean_mhz", g->clock_known, g->sm_clock_mean_mhz);
+    put_known(b, e, "clock_event_reasons_seen", g->throttle_known, (double)g->throttle_seen);
+    gs_json_append(b, gpus, e);
+  }
+  return gs_json_build_finish(b, o);
+}
+
 /* The check document: a result document ("command": "check") whose "check"
  * member holds the verdict, the findings, the actions and the passive
  * state (docs/check.md). *doc is the caller's. */
@@ -194,6 +248,7 @@ static gs_status check_document(const gs_health_verdict *v, const gs_node_state 
     gs_json_put_number(b, t, "host", s->stress.host_seconds);
     gs_json_put_number(b, t, "p2p", s->stress.p2p_seconds);
   }
+  if (level >= 3) gs_json_put_number(b, t, "burn", s->burn.seconds);
   gs_json_put_bool(b, c, "nvml_replaced", s->nvml_replaced);
   gs_json_put_string_or_null(b, c, "nvml_status", s->nvml_status);
   gs_json_put_string_or_null(b, c, "driver_version", s->driver);
@@ -214,6 +269,7 @@ static gs_status check_document(const gs_health_verdict *v, const gs_node_state 
   if (c) gs_json_put_item(b, c, "gpus", gs_check_state_json(s));
   if (c) gs_json_put_item(b, c, "expected", expected_json(models, s));
   if (c && level >= 2) gs_json_put_item(b, c, "stress", stress_json(&s->stress));
+  if (c && level >= 3) gs_json_put_item(b, c, "burn", burn_json(&s->burn));
   if (st == GS_OK) st = gs_json_build_status(b, "the check document");
   if (st == GS_OK) st = gs_result_set_status(made, "ok");
   if (st != GS_OK) {
@@ -234,20 +290,23 @@ static void print_check_help(const gs_option *table) {
   gs_help_example("gpuscale check --level 1 --expect-gpus 8");
   gs_help_example("gpuscale check --expect site-figures.json");
   gs_help_example("gpuscale check --level 2 --inject membw:gpu=1,factor=0.8");
+  gs_help_example("gpuscale check --level 3 --duration 900");
   gs_help_options("Options", table);
 }
 
 gs_status gs_cmd_check(int argc, char **argv) {
   int format = FORMAT_TEXT, level = 0;
   uint64_t expect_gpus = 0;
-  double budget = 0;
+  double budget = 0, duration = 0;
   gs_string_list injects = {0};
   const char *out_path = NULL, *expect_path = NULL;
   const gs_option table[] = {
       {.name = "level", .short_name = 'l', .kind = GS_OPT_CHOICE, .target = &level,
-       .choices = level_choices, .metavar = "1|2",
+       .choices = level_choices, .metavar = "1|2|3",
        .help = "1: passive state, within 60 s; 2: also memory, host and GPU-pair bandwidth "
-               "against the model's figures, within 240 s (level 3 is not built yet)"},
+               "against the model's figures, within 240 s; 3: also a burn-in (--duration)"},
+      {.name = "duration", .kind = GS_OPT_DOUBLE, .target = &duration, .dmin = 1, .dmax = 86400,
+       .metavar = "SECONDS", .help = "level 3: the burn-in's length (default 600)"},
       {.name = "inject", .kind = GS_OPT_STRING_LIST, .target = &injects,
        .metavar = "membw:gpu=G,factor=F",
        .help = "level 2: rehearse a fault: CUDA device G's triads take 1/F times as long"},
@@ -256,10 +315,10 @@ gs_status gs_cmd_check(int argc, char **argv) {
       {.name = "expect", .kind = GS_OPT_STRING, .target = &expect_path, .metavar = "FILE",
        .help = "hold GPUs to the site's own figures in FILE first (the form of the shipped "
                "gpu-models.json; docs/check.md)"},
-      {.name = "budget", .kind = GS_OPT_DOUBLE, .target = &budget, .dmin = 0.1, .dmax = 3600,
+      {.name = "budget", .kind = GS_OPT_DOUBLE, .target = &budget, .dmin = 0.1, .dmax = 90000,
        .metavar = "SECONDS",
        .help = "give up on a GPU that has not answered after SECONDS and fail (default 60 "
-               "at level 1, 240 at level 2)"},
+               "at level 1, 240 at level 2, 300 + the burn-in at level 3)"},
       {.name = "format", .short_name = 'f', .kind = GS_OPT_CHOICE, .target = &format,
        .choices = format_choices, .metavar = "text|json",
        .help = "output: a table with the actions, or a result document"},
@@ -295,7 +354,18 @@ gs_status gs_cmd_check(int argc, char **argv) {
   models.shipped = found ? &shipped : NULL;
 
   const int level_n = level + 1;
-  if (budget == 0) budget = level_n >= 2 ? CHECK_LEVEL2_BUDGET_S : CHECK_LEVEL1_BUDGET_S;
+  gs_check_burn_options burn;
+  gs_check_burn_options_default(&burn);
+  if (duration > 0) burn.duration_s = duration;
+  if (st == GS_OK && duration > 0 && level_n < 3)
+    st = gs_error(GS_ERR_USAGE, "option --duration: the burn-in is level 3's (--level 3)");
+  if (st == GS_OK && level_n >= 3 && budget > 0 && budget < burn.duration_s + 60)
+    st = gs_error(GS_ERR_USAGE, "option --budget: %g s cannot hold a %g s burn-in and its minute "
+                  "of setup and checks", budget, burn.duration_s);
+  if (budget == 0)
+    budget = level_n >= 3   ? CHECK_LEVEL2_BUDGET_S + burn.duration_s + 60
+             : level_n == 2 ? CHECK_LEVEL2_BUDGET_S
+                            : CHECK_LEVEL1_BUDGET_S;
   gs_check_stress_options stress;
   gs_check_stress_options_default(&stress);
   for (size_t i = 0; st == GS_OK && i < injects.n; i++)
@@ -306,13 +376,14 @@ gs_status gs_cmd_check(int argc, char **argv) {
   const double start = gs_time_seconds();
   // Level 2's checks start only while the budget lasts; the time after the
   // deadline is the running check's end.
-  stress.deadline = start + budget;
+  stress.deadline = start + (level_n >= 3 ? CHECK_LEVEL2_BUDGET_S : budget);
   gs_node_state state;
   gs_health_verdict verdict;
   memset(&verdict, 0, sizeof verdict);
   memset(&state, 0, sizeof state);
   if (st == GS_OK)
-    st = gs_check_state_collect_within(&state, budget, level_n >= 2 ? &stress : NULL);
+    st = gs_check_state_collect_within(&state, budget, level_n >= 2 ? &stress : NULL,
+                                       level_n >= 3 ? &burn : NULL);
   if (st == GS_OK) st = gs_health_judge(&state, (size_t)expect_gpus, &models, &verdict);
   // A GPU that hung its reads is the finding; the rest was not read.
   const double elapsed = gs_time_seconds() - start;

@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#include <cjson/cJSON.h>
+
 #include "core/types.h"
 
 /* NVLink ports scanned per GPU (NVML_NVLINK_MAX_LINKS of current drivers). */
@@ -50,6 +52,11 @@ typedef struct {
   int port_present[GS_HEALTH_MAX_LINKS]; /* NVML answered for this port */
   int link_up[GS_HEALTH_MAX_LINKS];
   gs_health_link_errors link_errors[GS_HEALTH_MAX_LINKS];
+
+  /* Level 2: the same counters read again after the load, so that errors
+   * counted during the check are told from those since boot. */
+  int has_link_errors_after;
+  gs_health_link_errors link_errors_after[GS_HEALTH_MAX_LINKS];
 
   /* PCIe link now and the most this GPU and slot allow. */
   int has_pcie;
@@ -98,6 +105,38 @@ typedef struct {
   char over_budget[GS_TEXT_LONG];       /* "p2p" ... not started: budget spent */
 } gs_node_stress;
 
+/* What level 3 (burn-in) saw on one CUDA GPU: sustained FP16 GEMMs near
+ * the power limit with memory traffic (STREAM triads) between them, every
+ * result checked, and NVML's readings over the whole run. */
+typedef struct {
+  char pci_bus_id[GS_TEXT_SHORT];       /* as CUDA writes it */
+  int device;                           /* CUDA ordinal */
+  int ran;                              /* 1 when the loop started */
+  char error[GS_TEXT_LONG];             /* "" ok; a CUDA error stops this GPU's loop */
+  unsigned long long gemms, triads, checks;
+  unsigned long long mismatches;        /* wrong elements over all checks */
+  double gemm_tflops;                   /* mean over the run, 10^12 flop/s */
+  double seconds;                       /* this GPU's loop */
+  /* NVML over the run (telemetry); *_known 0 when NVML gave none. */
+  int power_known, temperature_known, clock_known, throttle_known;
+  double power_mean_w, power_max_w, temperature_max_c, sm_clock_min_mhz, sm_clock_mean_mhz;
+  unsigned long long throttle_seen;     /* union of clock event reason bits */
+  size_t readings;                      /* telemetry readings of this GPU */
+} gs_gpu_burn;
+
+/* Level 3's run of the node. */
+typedef struct {
+  int level;                            /* 3 when asked for, else 0 */
+  char why[GS_TEXT_LONG];               /* why nothing ran; "" ran */
+  double duration_s;                    /* asked for */
+  double seconds;                       /* taken */
+  char telemetry_why[GS_TEXT_LONG];     /* why NVML was not sampled; "" sampled */
+  cJSON *telemetry;                     /* owned: every reading over time, as a
+                                           measurement's "telemetry"; NULL none */
+  size_t n;
+  gs_gpu_burn *gpus;                    /* owned */
+} gs_node_burn;
+
 /* XID events kept per check; more are counted, not kept. */
 #define GS_HEALTH_MAX_XIDS 32
 
@@ -130,6 +169,7 @@ typedef struct {
    * loading, initialisation and enumeration; the GPUs' reads together. */
   double cuda_seconds, nvml_seconds, gpus_seconds;
   gs_node_stress stress;                /* level 2 (stress.level 0 at level 1) */
+  gs_node_burn burn;                    /* level 3 (burn.level 0 below) */
   /* XID events seen from before the first read to after the last check. */
   int xid_watched;                      /* 0: not watched; xid_why says why */
   char xid_why[GS_TEXT_LONG];

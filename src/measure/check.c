@@ -14,6 +14,7 @@
 #include "core/check.h"
 #include "core/json.h"
 #include "core/timer.h"
+#include "measure/check_burn.h"
 #include "measure/check_stress.h"
 #include "measure/common.h"
 #include "platform/nvml.h"
@@ -21,13 +22,14 @@
 /* What the reading thread is at, for the message when it hangs:
  * PHASE_CUDA, PHASE_NVML, the index of the GPU being read, or level 2's
  * phases (check_stress.h: PHASE_HOST, PHASE_P2P, PHASE_TRIAD + ordinal). */
-enum { PHASE_P2P = -4, PHASE_HOST = -3, PHASE_CUDA = -2, PHASE_NVML = -1, PHASE_TRIAD = 1000 };
+enum { PHASE_BURN = -5, PHASE_P2P = -4, PHASE_HOST = -3, PHASE_CUDA = -2, PHASE_NVML = -1, PHASE_TRIAD = 1000 };
 static _Atomic int read_phase = PHASE_CUDA;
 
 static void set_phase(int phase) { atomic_store(&read_phase, phase); }
 
 void gs_check_state_free(gs_node_state *state) {
   gs_check_stress_free(&state->stress);
+  gs_check_burn_free(&state->burn);
   free(state->cuda_bus_ids);
   free(state->gpus);
   state->cuda_bus_ids = NULL;
@@ -110,6 +112,8 @@ typedef struct {
   int done, abandoned;
   int stress;                  /* run level 2 after the passive reads */
   gs_check_stress_options stress_options;
+  int burn;                    /* then level 3's burn-in */
+  gs_check_burn_options burn_options;
   gs_status st;
   char error[GS_TEXT_ERROR];
   gs_node_state state;
@@ -140,6 +144,19 @@ static void take_xids(gs_node_state *s, gs_nvml_xid_watch *w, const char *why, d
   }
 }
 
+/* Level 2: each GPU's NVLink error counters read again after the load. */
+static void reread_links(gs_node_state *s, gs_nvml *nvml) {
+  gs_gpu_health *after = malloc(sizeof *after);
+  if (!after) return;  // the counters during the load stay unknown
+  for (size_t i = 0; i < s->gpu_count; i++) {
+    gs_gpu_health *h = &s->gpus[i];
+    if (!gs_nvml_health_get(nvml, h->pci_bus_id, after)) continue;
+    h->has_link_errors_after = 1;
+    memcpy(h->link_errors_after, after->link_errors, sizeof h->link_errors_after);
+  }
+  free(after);
+}
+
 static void *collect_thread(void *arg) {
   collect_job *job = arg;
   // XID events are watched on a handle of their own, from before the
@@ -151,6 +168,11 @@ static void *collect_thread(void *arg) {
   gs_status st = gs_check_state_collect(&job->state);
   if (st == GS_OK && job->stress)
     st = gs_check_stress_run(&job->stress_options, &job->state.stress, set_phase);
+  if (st == GS_OK && job->burn) {
+    set_phase(PHASE_BURN);
+    st = gs_check_burn_run(&job->burn_options, &job->state.burn);
+  }
+  if (st == GS_OK && job->stress) reread_links(&job->state, nvml);
   if (st == GS_OK) take_xids(&job->state, watch, why, gs_time_seconds() - t0);
   gs_nvml_xid_watch_stop(watch);
   gs_nvml_close(nvml);
@@ -166,7 +188,8 @@ static void *collect_thread(void *arg) {
 }
 
 gs_status gs_check_state_collect_within(gs_node_state *state, double budget_s,
-                                        const gs_check_stress_options *stress) {
+                                        const gs_check_stress_options *stress,
+                                        const gs_check_burn_options *burn) {
   memset(state, 0, sizeof *state);
   state->budget_s = budget_s;
   collect_job *job = calloc(1, sizeof *job);
@@ -174,6 +197,10 @@ gs_status gs_check_state_collect_within(gs_node_state *state, double budget_s,
   if (stress) {
     job->stress = 1;
     job->stress_options = *stress;
+  }
+  if (burn) {
+    job->burn = 1;
+    job->burn_options = *burn;
   }
   pthread_mutex_init(&job->lock, NULL);
   pthread_cond_init(&job->done_cv, NULL);
@@ -202,6 +229,8 @@ gs_status gs_check_state_collect_within(gs_node_state *state, double budget_s,
       snprintf(state->hung, sizeof state->hung, "NVML (its initialisation)");
     else if (phase == PHASE_HOST)
       snprintf(state->hung, sizeof state->hung, "the host-GPU copies (level 2)");
+    else if (phase == PHASE_BURN)
+      snprintf(state->hung, sizeof state->hung, "the burn-in (level 3)");
     else if (phase == PHASE_P2P)
       snprintf(state->hung, sizeof state->hung, "the GPU pairs' copies (level 2)");
     else if (phase >= PHASE_TRIAD)

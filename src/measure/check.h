@@ -10,6 +10,7 @@
 #include "core/gpu_model.h"
 #include "core/health.h"
 #include "core/status.h"
+#include "measure/check_burn.h"
 #include "measure/check_stress.h"
 
 /* Fills `state` (the caller's, zeroed here) from CUDA, NCCL and NVML. The
@@ -21,14 +22,16 @@
 gs_status gs_check_state_collect(gs_node_state *state);
 
 /* gs_check_state_collect on a thread of its own, then, with `stress` not
- * NULL, level 2's measurements (check_stress.h) into state->stress, all
+ * NULL, level 2's measurements (check_stress.h) into state->stress, with
+ * `burn` not NULL level 3's burn-in (check_burn.h) into state->burn, all
  * waited for at most `budget_s` seconds: a GPU whose driver does not answer
  * cannot hang a job prolog. On time, as gs_check_state_collect. Past the budget, returns
  * GS_OK with only state->hung (what was being read) and state->budget_s
  * set; the reading thread is abandoned with what it holds, and the process
  * is expected to end soon (the command exits). */
 gs_status gs_check_state_collect_within(gs_node_state *state, double budget_s,
-                                        const gs_check_stress_options *stress);
+                                        const gs_check_stress_options *stress,
+                                        const gs_check_burn_options *burn);
 
 /* The expected figures shipped with gpuscale (data/gpu-models.json):
  * $GPUSCALE_DATA_DIR/gpu-models.json when that variable is set, else the

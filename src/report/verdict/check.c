@@ -398,6 +398,7 @@ static void judge_node(builder *b, const gs_node_state *s, size_t expect_gpus,
     gs_health_judge_model(b, h, models);
   }
   gs_health_judge_stress(b, s, models);
+  gs_health_judge_burn(b, s);
   if (s->nvml_loaded) judge_xid(b, s);
 }
 

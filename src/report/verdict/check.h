@@ -19,7 +19,8 @@ typedef struct {
                                   "row_remap", "nvlink", "pcie", "clocks", "model",
                                   "memory_size", "pcie_slot", "nvlink_ports", "power_limit",
                                   "max_clocks", level 2: "stress", "budget", "membw",
-                                  "host_bw", "p2p" */
+                                  "host_bw", "p2p", "nvlink_errors", "xid"; level 3:
+                                  "burn" */
   int gpu;                     /* NVML index; -1 for the node */
   gs_check_state state;
   char detail[400];            /* the figures, or why not applicable */
@@ -64,6 +65,10 @@ typedef struct {
 #define GS_CHECK_P2P_WARN_FRACTION 0.70
 #define GS_CHECK_P2P_MEDIAN_FRACTION 0.85
 #define GS_CHECK_P2P_FAIL_FRACTION 0.50
+/* Level 3: a GPU's sustained GEMM throughput below 90% of the node's
+ * median GPU warns (GPUs of one node at one power limit stay within a few
+ * percent of each other). */
+#define GS_CHECK_BURN_MEDIAN_FRACTION 0.90
 
 /* The payload rate of one direction of a PCIe link, 10^9 bytes/s: the
  * lanes' transfer rate less the line code (gen 5 x16: 63.0). NaN for an

@@ -25,16 +25,25 @@ void gs_health_action(gs_health_finding *f, const char *fmt, ...)
  * domains ("0000:18:00.0" from CUDA, "00000000:18:00.0" from NVML). */
 int gs_health_same_bus(const char *a, const char *b);
 
+/* The median of the finite values among x[0..n); NaN when none (or when
+ * memory runs out). */
+double gs_health_median(const double *x, size_t n);
+
 /* The findings of one GPU against its model's expected figures
  * (check_model.c): "model", then, for a model found, "memory_size",
  * "pcie_slot", "nvlink_ports", "power_limit", "max_clocks". */
 void gs_health_judge_model(gs_health_builder *b, const gs_gpu_health *h,
                            const gs_check_models *models);
 
-/* Level 2's findings (check_stress.c): "stress" (n/a without a CUDA
+/* Level 2's findings (check_stress.c): per NVML GPU "nvlink_errors" (the
+ * counters' change during the check), "stress" (n/a without a CUDA
  * device), "budget" when a check was not started, then per GPU "membw",
  * "host_bw" and "p2p". Nothing when s->stress.level < 2. */
 void gs_health_judge_stress(gs_health_builder *b, const gs_node_state *s,
                             const gs_check_models *models);
+
+/* Level 3's findings (check_burn.c): one "burn" per GPU, or one n/a for
+ * the node without a CUDA device. Nothing when s->burn.level < 3. */
+void gs_health_judge_burn(gs_health_builder *b, const gs_node_state *s);
 
 #endif

@@ -19,8 +19,7 @@ double gs_check_pcie_gbs(unsigned generation, unsigned width) {
   return rate[generation] * code * width / 8.0;
 }
 
-/* The median of the finite values of x (n of them); NaN when none. */
-static double median_of(const double *x, size_t n) {
+double gs_health_median(const double *x, size_t n) {
   double *v = malloc((n ? n : 1) * sizeof *v);
   if (!v) return NAN;
   size_t m = 0;
@@ -190,10 +189,56 @@ static void judge_pairs(gs_health_builder *b, const gs_node_state *s,
   }
 }
 
+/* NVLink errors counted during the check (after the load less before it),
+ * per GPU: a recovery under load fails (the link went down and retrained);
+ * CRC errors or replays warn (corrected by retransmission, yet a healthy
+ * link counts none in minutes). Counts since boot stay level 1's. */
+static void judge_link_deltas(gs_health_builder *b, const gs_gpu_health *h, double seconds) {
+  if (!h->has_link_errors_after) return;
+  unsigned long long replay = 0, recovery = 0, crc = 0;
+  int worst = -1, worst_recovery = -1;  // the ports with the most errors, recoveries
+  unsigned long long worst_count = 0, most_recoveries = 0;
+  for (size_t l = 0; l < h->port_count; l++) {
+    const gs_health_link_errors *a = &h->link_errors[l], *z = &h->link_errors_after[l];
+    if (!h->port_present[l] || !a->has_counters || !z->has_counters) continue;
+    // A counter that went down was reset (a driver reload): no delta.
+    const unsigned long long dr = z->replay >= a->replay ? z->replay - a->replay : 0;
+    const unsigned long long dv = z->recovery >= a->recovery ? z->recovery - a->recovery : 0;
+    const unsigned long long dc = (z->crc_flit >= a->crc_flit ? z->crc_flit - a->crc_flit : 0) +
+                                  (z->crc_data >= a->crc_data ? z->crc_data - a->crc_data : 0);
+    replay += dr;
+    recovery += dv;
+    crc += dc;
+    if (dv > most_recoveries) {
+      most_recoveries = dv;
+      worst_recovery = (int)l;
+    }
+    if (dr + dc > worst_count) {
+      worst_count = dr + dc;
+      worst = (int)l;
+    }
+  }
+  char detail[400];
+  snprintf(detail, sizeof detail, "during the check (%.1f s): %llu replays, %llu recoveries, %llu "
+           "CRC errors", seconds, replay, recovery, crc);
+  if (recovery > 0) {
+    gs_health_action(gs_health_add(b, "nvlink_errors", h->index, GS_CHECK_FAIL, detail),
+                     "drain: NVLink %d of GPU %d recovered %llu times under load",
+                     worst_recovery, h->index, most_recoveries);
+  } else if (crc + replay > 0) {
+    gs_health_action(gs_health_add(b, "nvlink_errors", h->index, GS_CHECK_WARN, detail),
+                     "investigate: NVLink %d of GPU %d counted %llu CRC errors and %llu replays "
+                     "under load", worst, h->index, crc, replay);
+  } else {
+    gs_health_add(b, "nvlink_errors", h->index, GS_CHECK_PASS, detail);
+  }
+}
+
 void gs_health_judge_stress(gs_health_builder *b, const gs_node_state *s,
                             const gs_check_models *models) {
   const gs_node_stress *x = &s->stress;
   if (x->level < 2) return;
+  for (size_t i = 0; i < s->gpu_count; i++) judge_link_deltas(b, &s->gpus[i], s->xid_seconds);
   if (x->why[0]) {
     gs_health_add(b, "stress", -1, GS_CHECK_NA, x->why);
     return;
@@ -213,11 +258,11 @@ void gs_health_judge_stress(gs_health_builder *b, const gs_node_state *s,
   }
   for (size_t i = 0; i < x->n; i++)
     bw[i] = x->gpus[i].membw_done && !x->gpus[i].membw_error[0] ? x->gpus[i].membw_gbs : NAN;
-  const double membw_median = median_of(bw, x->n);
+  const double membw_median = gs_health_median(bw, x->n);
   free(bw);
   for (size_t i = 0; i < x->n; i++) judge_membw(b, s, models, &x->gpus[i], membw_median);
   for (size_t i = 0; i < x->n; i++) judge_host(b, s, &x->gpus[i]);
   if (x->n < 2 || strstr(x->over_budget, "p2p")) return;
-  const double pair_median = median_of(x->p2p_gbs, x->n * x->n);
+  const double pair_median = gs_health_median(x->p2p_gbs, x->n * x->n);
   for (size_t i = 0; i < x->n; i++) judge_pairs(b, s, models, i, pair_median);
 }
