@@ -222,6 +222,38 @@ static void test_no_device_not_applicable(void **state) {
   assert_string_equal(f.action, "investigate: level 2 did not finish within 240 s (not run: p2p)");
 }
 
+static void test_allreduce(void **state) {
+  (void)state;
+  gs_node_state s;
+  node(&s);
+  gs_node_stress *x = &s.stress;
+  x->allreduce_done = 1;
+  x->allreduce_n = 3;
+  const uint64_t bytes[] = {8ull << 20, 64ull << 20, 512ull << 20};
+  const double busbw[] = {120, 300, 380};
+  for (int i = 0; i < 3; i++) {
+    x->allreduce_bytes[i] = bytes[i];
+    x->allreduce_busbw_gbs[i] = busbw[i];
+  }
+  gs_health_finding f = judged(&s, "allreduce", -1);
+  assert_int_equal(f.state, GS_CHECK_PASS);
+  assert_string_equal(f.detail, "bus bandwidth over 4 GPUs: 8 MiB 120 GB/s, 64 MiB 300 GB/s, 512 "
+                                "MiB 380 GB/s; 84% of the H200 SXM 141GB's 450 GB/s NVLink");
+  x->allreduce_busbw_gbs[2] = 200;
+  f = judged(&s, "allreduce", -1);
+  assert_int_equal(f.state, GS_CHECK_WARN);
+  assert_string_equal(f.action, "investigate: all-reduce bus bandwidth 200 GB/s over 4 GPUs, 44% "
+                                "of the 450 GB/s NVLink of an H200 SXM 141GB");
+  x->allreduce_wrong = 17;
+  assert_string_equal(judged(&s, "allreduce", -1).action,
+                      "drain: the all-reduce over 4 GPUs returned 17 wrong elements");
+  snprintf(x->allreduce_error, sizeof x->allreduce_error, "ncclCommInitAll: unhandled cuda error");
+  assert_int_equal(judged(&s, "allreduce", -1).state, GS_CHECK_FAIL);
+  x->allreduce_done = 0;
+  snprintf(x->allreduce_error, sizeof x->allreduce_error, "one GPU: nothing to reduce");
+  assert_int_equal(judged(&s, "allreduce", -1).state, GS_CHECK_NA);
+}
+
 static void test_link_deltas(void **state) {
   (void)state;
   gs_node_state s;
@@ -266,6 +298,7 @@ int main(void) {
       cmocka_unit_test(test_host_and_pairs),
       cmocka_unit_test(test_no_device_not_applicable),
       cmocka_unit_test(test_link_deltas),
+      cmocka_unit_test(test_allreduce),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -64,8 +64,9 @@ static void print_text(FILE *out, const gs_health_verdict *v, const gs_node_stat
               s->gpus[slowest].read_seconds);
     fprintf(out, "\n");
     if (s->stress.level >= 2 && !s->stress.why[0])
-      fprintf(out, "level 2: memory bandwidth %.3f s, host copies %.3f s, GPU pairs %.3f s\n",
-              s->stress.membw_seconds, s->stress.host_seconds, s->stress.p2p_seconds);
+      fprintf(out, "level 2: memory bandwidth %.3f s, host copies %.3f s, GPU pairs %.3f s, "
+              "all-reduce %.3f s\n", s->stress.membw_seconds, s->stress.host_seconds,
+              s->stress.p2p_seconds, s->stress.allreduce_seconds);
     if (s->burn.level >= 3 && !s->burn.why[0])
       fprintf(out, "level 3: burn-in %.1f s of %g s on %zu GPUs%s%s\n", s->burn.seconds,
               s->burn.duration_s, s->burn.n, s->burn.telemetry_why[0] ? "; no telemetry: " : "",
@@ -159,6 +160,17 @@ static cJSON *stress_json(const gs_node_stress *x) {
     gs_json_append(b, rows, row);
   }
   gs_json_put_string_or_null(b, o, "p2p_error", x->p2p_error);
+  cJSON *ar = gs_json_put_object(b, o, "allreduce");
+  gs_json_put_bool(b, ar, "measured", x->allreduce_done);
+  cJSON *points = gs_json_put_array(b, ar, "points");
+  for (size_t i = 0; points && i < x->allreduce_n; i++) {
+    cJSON *p = gs_json_check(b, cJSON_CreateObject());
+    gs_json_put_u64(b, p, "bytes", x->allreduce_bytes[i]);
+    put_gbs(b, p, "busbw_gbs", x->allreduce_busbw_gbs[i]);
+    gs_json_append(b, points, p);
+  }
+  gs_json_put_u64(b, ar, "wrong", x->allreduce_wrong);
+  gs_json_put_string_or_null(b, ar, "error", x->allreduce_error);
   return gs_json_build_finish(b, o);
 }
 
@@ -247,6 +259,7 @@ static gs_status check_document(const gs_health_verdict *v, const gs_node_state 
     gs_json_put_number(b, t, "membw", s->stress.membw_seconds);
     gs_json_put_number(b, t, "host", s->stress.host_seconds);
     gs_json_put_number(b, t, "p2p", s->stress.p2p_seconds);
+    gs_json_put_number(b, t, "allreduce", s->stress.allreduce_seconds);
   }
   if (level >= 3) gs_json_put_number(b, t, "burn", s->burn.seconds);
   gs_json_put_bool(b, c, "nvml_replaced", s->nvml_replaced);

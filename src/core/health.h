@@ -8,6 +8,7 @@
 #define GS_HEALTH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <cjson/cJSON.h>
 
@@ -100,8 +101,16 @@ typedef struct {
   double *p2p_gbs;                      /* owned; n x n, source row, copy-engine P2P
                                            unidirectional median; NaN not measured */
   char p2p_error[GS_TEXT_LONG];         /* why pairs were not measured; "" measured */
+  /* The all-reduce sweep (NCCL, float sum, out of place, every GPU in one
+   * process): bus bandwidth per size, elements wrong over all sizes. */
+  int allreduce_done;                   /* 1 measured (ok or failed) */
+  size_t allreduce_n;                   /* sizes measured */
+  uint64_t allreduce_bytes[8];
+  double allreduce_busbw_gbs[8];
+  unsigned long long allreduce_wrong;
+  char allreduce_error[GS_TEXT_LONG];   /* "" ok */
   /* Time of each check, and the checks the budget left out. */
-  double membw_seconds, host_seconds, p2p_seconds;
+  double membw_seconds, host_seconds, p2p_seconds, allreduce_seconds;
   char over_budget[GS_TEXT_LONG];       /* "p2p" ... not started: budget spent */
 } gs_node_stress;
 

@@ -13,6 +13,8 @@
 #include "core/timer.h"
 #include "measure/common.h"
 #include "p2p/membw.h"
+#include "platform/comm.h"
+#include "runner/coll.h"
 
 void gs_check_stress_options_default(gs_check_stress_options *o) {
   memset(o, 0, sizeof *o);
@@ -149,6 +151,49 @@ static gs_status run_copies(const gs_check_stress_options *o, const gs_environme
   return GS_OK;
 }
 
+/* The all-reduce sweep over every GPU of this process (threads mode): 8
+ * MiB to 512 MiB by 8, float sum, out of place, 5 warm-up and 20 timed
+ * iterations, each size checked. Under a launcher (several processes) the
+ * GPUs are other processes', so it is not run here. */
+static void run_allreduce(const gs_environment *env, gs_node_stress *s) {
+  static const uint64_t sizes[] = {8ull << 20, 64ull << 20, 512ull << 20};
+  gs_comm_job job;
+  gs_comm_job_detect(&job);
+  if (job.launch == GS_COMM_LAUNCH_MPI) {
+    snprintf(s->allreduce_error, sizeof s->allreduce_error,
+             "under a launcher: run the check once per node, without mpirun or srun");
+    return;
+  }
+  int devices[GS_P2P_MAX_GPUS];
+  for (size_t i = 0; i < s->n; i++) devices[i] = env->gpus[i].index;
+  gs_comm_world_config wc = {.backend = GS_BACKEND_CUDA, .local_ranks = (int)s->n,
+                             .devices = devices, .timeout_seconds = 60};
+  gs_comm_world *world = NULL;
+  gs_status st = gs_comm_world_create(&job, &wc, &world);
+  gs_coll_point *points = NULL;
+  size_t n_points = 0;
+  if (st == GS_OK) {
+    gs_coll_sweep sweep = {.op = GS_COLL_ALLREDUCE, .dtype = GS_DTYPE_FLOAT,
+                           .redop = GS_REDOP_SUM, .sizes = sizes,
+                           .n_sizes = sizeof sizes / sizeof sizes[0], .out_of_place = 1,
+                           .warmup = 5, .iters = 20, .check = 1, .backend = GS_BACKEND_CUDA,
+                           .job = &job, .world = world, .local_ranks = (int)s->n,
+                           .devices = devices, .delay_rank = -1};
+    st = gs_coll_measure(&sweep, &points, &n_points);
+  }
+  s->allreduce_done = 1;
+  if (st != GS_OK && st != GS_ERR_VERIFY)
+    snprintf(s->allreduce_error, sizeof s->allreduce_error, "%s", gs_last_error());
+  for (size_t i = 0; points && i < n_points && s->allreduce_n < 8; i++) {
+    if (points[i].in_place) continue;
+    s->allreduce_bytes[s->allreduce_n] = points[i].shape.bytes;
+    s->allreduce_busbw_gbs[s->allreduce_n++] = points[i].busbw / 1e9;
+    s->allreduce_wrong += points[i].wrong;
+  }
+  gs_coll_points_free(points, n_points);
+  gs_comm_world_destroy(world);
+}
+
 gs_status gs_check_stress_run(const gs_check_stress_options *o, gs_node_stress *s,
                               void (*phase)(int)) {
   memset(s, 0, sizeof *s);
@@ -199,6 +244,16 @@ gs_status gs_check_stress_run(const gs_check_stress_options *o, gs_node_stress *
     if (phase) phase(-4);
     st = run_copies(o, &env, GS_P2P_MODE_CE, s);
     s->p2p_seconds = gs_time_seconds() - t0;
+  }
+  if (st == GS_OK && s->n < 2) {
+    snprintf(s->allreduce_error, sizeof s->allreduce_error, "one GPU: nothing to reduce");
+  } else if (st == GS_OK && gs_time_seconds() > o->deadline) {
+    over_budget(s, "allreduce");
+  } else if (st == GS_OK) {
+    const double t0 = gs_time_seconds();
+    if (phase) phase(-6);
+    run_allreduce(&env, s);
+    s->allreduce_seconds = gs_time_seconds() - t0;
   }
   gs_environment_free(&env);
   return st;

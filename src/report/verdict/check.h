@@ -19,7 +19,7 @@ typedef struct {
                                   "row_remap", "nvlink", "pcie", "clocks", "model",
                                   "memory_size", "pcie_slot", "nvlink_ports", "power_limit",
                                   "max_clocks", level 2: "stress", "budget", "membw",
-                                  "host_bw", "p2p", "nvlink_errors", "xid"; level 3:
+                                  "host_bw", "p2p", "allreduce", "nvlink_errors", "xid"; level 3:
                                   "burn" */
   int gpu;                     /* NVML index; -1 for the node */
   gs_check_state state;
@@ -65,6 +65,10 @@ typedef struct {
 #define GS_CHECK_P2P_WARN_FRACTION 0.70
 #define GS_CHECK_P2P_MEDIAN_FRACTION 0.85
 #define GS_CHECK_P2P_FAIL_FRACTION 0.50
+/* The all-reduce's bus bandwidth at 512 MiB on NVLink models: warn below
+ * half the model's NVLink bandwidth per direction (NCCL's ring and NVLS
+ * reach 75-85% of it on healthy 4- and 8-GPU boards). */
+#define GS_CHECK_ALLREDUCE_FRACTION 0.50
 /* Level 3: a GPU's sustained GEMM throughput below 90% of the node's
  * median GPU warns (GPUs of one node at one power limit stay within a few
  * percent of each other). */

@@ -189,6 +189,53 @@ static void judge_pairs(gs_health_builder *b, const gs_node_state *s,
   }
 }
 
+/* The all-reduce sweep: every element right, and on NVLink (SXM) models
+ * the bus bandwidth of the largest size against the NVLink bandwidth per
+ * direction of the first GPU's model. */
+static void judge_allreduce(gs_health_builder *b, const gs_node_state *s,
+                            const gs_check_models *models) {
+  const gs_node_stress *x = &s->stress;
+  char detail[400];
+  if (!x->allreduce_done) {
+    if (x->allreduce_error[0]) gs_health_add(b, "allreduce", -1, GS_CHECK_NA, x->allreduce_error);
+    return;
+  }
+  if (x->allreduce_error[0]) {
+    snprintf(detail, sizeof detail, "all-reduce failed: %s", x->allreduce_error);
+    gs_health_action(gs_health_add(b, "allreduce", -1, GS_CHECK_FAIL, detail),
+                     "investigate: the all-reduce over %zu GPUs failed (%s)", x->n,
+                     x->allreduce_error);
+    return;
+  }
+  int n = snprintf(detail, sizeof detail, "bus bandwidth over %zu GPUs:", x->n);
+  for (size_t i = 0; n > 0 && i < x->allreduce_n; i++)
+    n += snprintf(detail + n, sizeof detail - (size_t)n, "%s %llu MiB %.0f GB/s", i ? "," : "",
+                  (unsigned long long)(x->allreduce_bytes[i] >> 20), x->allreduce_busbw_gbs[i]);
+  if (x->allreduce_wrong) {
+    gs_health_action(gs_health_add(b, "allreduce", -1, GS_CHECK_FAIL, detail),
+                     "drain: the all-reduce over %zu GPUs returned %llu wrong elements", x->n,
+                     x->allreduce_wrong);
+    return;
+  }
+  gs_gpu_model model;
+  const gs_gpu_health *h = x->n ? health_of(s, x->gpus[0].pci_bus_id) : NULL;
+  const int nvlink = h && gs_check_model_of(models, h, &model) && model.sxm &&
+                     model.fig[GS_FIG_NVLINK_GBS].has && x->allreduce_n > 0;
+  const double last = x->allreduce_n ? x->allreduce_busbw_gbs[x->allreduce_n - 1] : NAN;
+  const double spec = nvlink ? model.fig[GS_FIG_NVLINK_GBS].value : NAN;
+  if (n > 0 && nvlink)
+    snprintf(detail + n, sizeof detail - (size_t)n, "; %.0f%% of the %s's %g GB/s NVLink",
+             100 * last / spec, model.model, spec);
+  if (nvlink && last < GS_CHECK_ALLREDUCE_FRACTION * spec) {
+    gs_health_action(gs_health_add(b, "allreduce", -1, GS_CHECK_WARN, detail),
+                     "investigate: all-reduce bus bandwidth %.0f GB/s over %zu GPUs, %.0f%% of "
+                     "the %g GB/s NVLink of an %s", last, x->n, 100 * last / spec, spec,
+                     model.model);
+  } else {
+    gs_health_add(b, "allreduce", -1, GS_CHECK_PASS, detail);
+  }
+}
+
 /* NVLink errors counted during the check (after the load less before it),
  * per GPU: a recovery under load fails (the link went down and retrained);
  * CRC errors or replays warn (corrected by retransmission, yet a healthy
@@ -262,6 +309,7 @@ void gs_health_judge_stress(gs_health_builder *b, const gs_node_state *s,
   free(bw);
   for (size_t i = 0; i < x->n; i++) judge_membw(b, s, models, &x->gpus[i], membw_median);
   for (size_t i = 0; i < x->n; i++) judge_host(b, s, &x->gpus[i]);
+  judge_allreduce(b, s, models);
   if (x->n < 2 || strstr(x->over_budget, "p2p")) return;
   const double pair_median = gs_health_median(x->p2p_gbs, x->n * x->n);
   for (size_t i = 0; i < x->n; i++) judge_pairs(b, s, models, i, pair_median);
