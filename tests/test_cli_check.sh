@@ -228,7 +228,7 @@ c = d["check"]
 need = lambda cond, what: cond or (print("FAIL: l2.json:", what), sys.exit(1))
 need(d["config"]["level"] == 2 and d["config"]["inject"] == ["membw:gpu=1,factor=0.8"], "config %r" % d["config"])
 need(c["level"] == 2 and c["budget_seconds"] == 240, "level/budget")
-need(sorted(c["seconds"]) == ["allreduce", "cuda", "gpus", "host", "membw", "nvml", "p2p"], "seconds %r" % c["seconds"])
+need(sorted(c["seconds"]) == ["allreduce", "cuda", "gpus", "host", "membw", "nvml", "p2p", "workloads"], "seconds %r" % c["seconds"])
 need(c["stress"]["why"].startswith("no CUDA device") and c["stress"]["gpus"] == [] and
      c["stress"]["p2p_gbs"] == [], "stress %r" % c["stress"])
 PY

@@ -254,6 +254,32 @@ static void test_allreduce(void **state) {
   assert_int_equal(judged(&s, "allreduce", -1).state, GS_CHECK_NA);
 }
 
+static void test_workloads(void **state) {
+  (void)state;
+  gs_node_state s;
+  node(&s);
+  gs_node_stress *x = &s.stress;
+  double rate[2 * G] = {100, 101, 99, 100, 50, 50, 50, 47};  // two workloads x four GPUs
+  x->workload_n = 2;
+  x->workload_keys[0] = "voxelize";
+  x->workload_keys[1] = "resample";
+  x->workload_rate = rate;
+  gs_health_finding f = judged(&s, "workloads", 0);
+  assert_int_equal(f.state, GS_CHECK_PASS);
+  assert_string_equal(f.detail, "voxelize 100%, resample 100% of the node's median GPU");
+  assert_int_equal(judged(&s, "workloads", 2).state, GS_CHECK_PASS);  // 99% of 100
+  f = judged(&s, "workloads", 3);  // resample 47 of the median 50: 94%
+  assert_int_equal(f.state, GS_CHECK_WARN);
+  assert_string_equal(f.action, "investigate: GPU 3 runs resample at 94% of the node's median GPU");
+  snprintf(x->workload_error, sizeof x->workload_error,
+           "fuse on CUDA device 1: result differs from the CPU reference");
+  f = judged(&s, "workloads", -1);
+  assert_int_equal(f.state, GS_CHECK_FAIL);
+  assert_string_equal(f.action, "investigate: fuse on CUDA device 1: result differs from the CPU "
+                                "reference");
+  x->workload_rate = NULL;  // the stack's, not to be freed
+}
+
 static void test_link_deltas(void **state) {
   (void)state;
   gs_node_state s;
@@ -299,6 +325,7 @@ int main(void) {
       cmocka_unit_test(test_no_device_not_applicable),
       cmocka_unit_test(test_link_deltas),
       cmocka_unit_test(test_allreduce),
+      cmocka_unit_test(test_workloads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

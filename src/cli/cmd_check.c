@@ -65,8 +65,9 @@ static void print_text(FILE *out, const gs_health_verdict *v, const gs_node_stat
     fprintf(out, "\n");
     if (s->stress.level >= 2 && !s->stress.why[0])
       fprintf(out, "level 2: memory bandwidth %.3f s, host copies %.3f s, GPU pairs %.3f s, "
-              "all-reduce %.3f s\n", s->stress.membw_seconds, s->stress.host_seconds,
-              s->stress.p2p_seconds, s->stress.allreduce_seconds);
+              "all-reduce %.3f s, workloads %.3f s\n", s->stress.membw_seconds,
+              s->stress.host_seconds, s->stress.p2p_seconds, s->stress.allreduce_seconds,
+              s->stress.workload_seconds);
     if (s->burn.level >= 3 && !s->burn.why[0])
       fprintf(out, "level 3: burn-in %.1f s of %g s on %zu GPUs%s%s\n", s->burn.seconds,
               s->burn.duration_s, s->burn.n, s->burn.telemetry_why[0] ? "; no telemetry: " : "",
@@ -171,6 +172,18 @@ static cJSON *stress_json(const gs_node_stress *x) {
   }
   gs_json_put_u64(b, ar, "wrong", x->allreduce_wrong);
   gs_json_put_string_or_null(b, ar, "error", x->allreduce_error);
+  cJSON *wl = gs_json_put_object(b, o, "workloads");
+  for (size_t w = 0; wl && w < x->workload_n; w++) {
+    cJSON *row = gs_json_put_array(b, wl, x->workload_keys[w]);
+    for (size_t i = 0; row && i < x->n; i++) {
+      const double v = x->workload_rate[w * x->n + i];
+      if (isfinite(v))
+        gs_json_append_number(b, row, v);
+      else
+        gs_json_append(b, row, gs_json_check(b, cJSON_CreateNull()));
+    }
+  }
+  gs_json_put_string_or_null(b, o, "workloads_error", x->workload_error);
   return gs_json_build_finish(b, o);
 }
 
@@ -260,6 +273,7 @@ static gs_status check_document(const gs_health_verdict *v, const gs_node_state 
     gs_json_put_number(b, t, "host", s->stress.host_seconds);
     gs_json_put_number(b, t, "p2p", s->stress.p2p_seconds);
     gs_json_put_number(b, t, "allreduce", s->stress.allreduce_seconds);
+    gs_json_put_number(b, t, "workloads", s->stress.workload_seconds);
   }
   if (level >= 3) gs_json_put_number(b, t, "burn", s->burn.seconds);
   gs_json_put_bool(b, c, "nvml_replaced", s->nvml_replaced);

@@ -109,8 +109,15 @@ typedef struct {
   double allreduce_busbw_gbs[8];
   unsigned long long allreduce_wrong;
   char allreduce_error[GS_TEXT_LONG];   /* "" ok */
+  /* Each fixed-step workload's throughput on each GPU alone (default
+   * options, about 0.3 s of timed steps): items per second, workload w of
+   * GPU i at [w * n + i]; NaN not measured. */
+  size_t workload_n;                    /* workloads measured (at most 8) */
+  const char *workload_keys[8];         /* their registry keys (static strings) */
+  double *workload_rate;                /* owned; workload_n x n */
+  char workload_error[GS_TEXT_LONG];    /* the first failure, "" none */
   /* Time of each check, and the checks the budget left out. */
-  double membw_seconds, host_seconds, p2p_seconds, allreduce_seconds;
+  double membw_seconds, host_seconds, p2p_seconds, allreduce_seconds, workload_seconds;
   char over_budget[GS_TEXT_LONG];       /* "p2p" ... not started: budget spent */
 } gs_node_stress;
 

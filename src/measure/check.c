@@ -22,7 +22,7 @@
 /* What the reading thread is at, for the message when it hangs:
  * PHASE_CUDA, PHASE_NVML, the index of the GPU being read, or level 2's
  * phases (check_stress.h: PHASE_HOST, PHASE_P2P, PHASE_TRIAD + ordinal). */
-enum { PHASE_ALLREDUCE = -6, PHASE_BURN = -5, PHASE_P2P = -4, PHASE_HOST = -3, PHASE_CUDA = -2, PHASE_NVML = -1, PHASE_TRIAD = 1000 };
+enum { PHASE_WORKLOADS = -7, PHASE_ALLREDUCE = -6, PHASE_BURN = -5, PHASE_P2P = -4, PHASE_HOST = -3, PHASE_CUDA = -2, PHASE_NVML = -1, PHASE_TRIAD = 1000 };
 static _Atomic int read_phase = PHASE_CUDA;
 
 static void set_phase(int phase) { atomic_store(&read_phase, phase); }
@@ -229,6 +229,8 @@ gs_status gs_check_state_collect_within(gs_node_state *state, double budget_s,
       snprintf(state->hung, sizeof state->hung, "NVML (its initialisation)");
     else if (phase == PHASE_HOST)
       snprintf(state->hung, sizeof state->hung, "the host-GPU copies (level 2)");
+    else if (phase == PHASE_WORKLOADS)
+      snprintf(state->hung, sizeof state->hung, "the workloads' throughput (level 2)");
     else if (phase == PHASE_ALLREDUCE)
       snprintf(state->hung, sizeof state->hung, "the all-reduce sweep (level 2)");
     else if (phase == PHASE_BURN)

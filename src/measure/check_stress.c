@@ -15,6 +15,8 @@
 #include "p2p/membw.h"
 #include "platform/comm.h"
 #include "runner/coll.h"
+#include "runner/runner.h"
+#include "workloads/workload.h"
 
 void gs_check_stress_options_default(gs_check_stress_options *o) {
   memset(o, 0, sizeof *o);
@@ -52,6 +54,8 @@ gs_status gs_check_inject_parse(const char *text, gs_check_stress_options *o) {
 }
 
 void gs_check_stress_free(gs_node_stress *s) {
+  free(s->workload_rate);
+  s->workload_rate = NULL;
   free(s->gpus);
   free(s->p2p_gbs);
   s->gpus = NULL;
@@ -194,6 +198,53 @@ static void run_allreduce(const gs_environment *env, gs_node_stress *s) {
   gs_comm_world_destroy(world);
 }
 
+/* Each workload the fixed-step runner measures alone (no communicator, no
+ * driver of its own), with its default options, on each GPU in turn:
+ * warm-up 1, timed steps for 0.3 s (3 to 1000), every result verified.
+ * Nothing here knows a workload's name. */
+static void run_workloads(const gs_check_stress_options *o, gs_node_stress *s) {
+  size_t count = 0;
+  const gs_workload *const *list = gs_workload_list(&count);
+  const gs_workload *chosen[8];
+  size_t n = 0;
+  for (size_t w = 0; w < count && n < 8; w++)
+    if (!list[w]->driver && !list[w]->communicates) chosen[n++] = list[w];
+  s->workload_rate = malloc((n ? n : 1) * s->n * sizeof *s->workload_rate);
+  if (!s->workload_rate) {
+    snprintf(s->workload_error, sizeof s->workload_error, "out of memory");
+    return;
+  }
+  for (size_t i = 0; i < n * s->n; i++) s->workload_rate[i] = NAN;
+  s->workload_n = n;
+  for (size_t w = 0; w < n; w++) {
+    s->workload_keys[w] = chosen[w]->key;
+    void *opts = chosen[w]->options_new();
+    if (!opts) {
+      snprintf(s->workload_error, sizeof s->workload_error, "%s: out of memory", chosen[w]->key);
+      continue;
+    }
+    for (size_t i = 0; i < s->n; i++) {
+      if (gs_time_seconds() > o->deadline) break;
+      gs_run_config c = {.backend = GS_BACKEND_CUDA, .world_size = 1,
+                         .scaling = GS_SCALING_STRONG, .warmup = 1, .iters = 0,
+                         .min_time = 0.3, .min_iters = 3, .max_iters = 1000, .runs = 1,
+                         .seed = 1, .label = chosen[w]->key};
+      c.devices[0] = s->gpus[i].device;
+      gs_measurement m;
+      memset(&m, 0, sizeof m);
+      gs_status st = gs_runner_measure(chosen[w], opts, &c, &m);
+      if (st == GS_OK && m.aggregate.throughput > 0)
+        s->workload_rate[w * s->n + i] = m.aggregate.throughput;
+      else if (!s->workload_error[0])
+        snprintf(s->workload_error, sizeof s->workload_error, "%s on CUDA device %d: %s",
+                 chosen[w]->key, s->gpus[i].device,
+                 st != GS_OK ? gs_last_error() : "no throughput");
+      gs_measurement_free(&m);
+    }
+    chosen[w]->options_free(opts);
+  }
+}
+
 gs_status gs_check_stress_run(const gs_check_stress_options *o, gs_node_stress *s,
                               void (*phase)(int)) {
   memset(s, 0, sizeof *s);
@@ -254,6 +305,14 @@ gs_status gs_check_stress_run(const gs_check_stress_options *o, gs_node_stress *
     if (phase) phase(-6);
     run_allreduce(&env, s);
     s->allreduce_seconds = gs_time_seconds() - t0;
+  }
+  if (st == GS_OK && gs_time_seconds() > o->deadline) {
+    over_budget(s, "workloads");
+  } else if (st == GS_OK) {
+    const double t0 = gs_time_seconds();
+    if (phase) phase(-7);
+    run_workloads(o, s);
+    s->workload_seconds = gs_time_seconds() - t0;
   }
   gs_environment_free(&env);
   return st;

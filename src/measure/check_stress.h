@@ -2,7 +2,8 @@
  * GPU model's figures: per-GPU memory bandwidth by STREAM's triad
  * (p2p/membw), host-GPU bandwidth per GPU and copy-engine P2P bandwidth of
  * every ordered pair (p2p), an all-reduce sweep over every GPU (runner's
- * collective driver). Each check keeps its time; a check not started
+ * collective driver), each fixed-step workload's throughput on each GPU
+ * alone (the runner). Each check keeps its time; a check not started
  * when the budget is spent is named in stress->over_budget. The judgement
  * lies in report/verdict/check_stress.c. See docs/check.md, "Level 2". */
 #ifndef GS_MEASURE_CHECK_STRESS_H
@@ -33,7 +34,8 @@ gs_status gs_check_inject_parse(const char *text, gs_check_stress_options *o);
  * why nothing ran. A measurement that fails keeps its error in its GPU's
  * entry and the rest still runs. Fails only when memory runs out or a
  * signal arrives. `phase` (may be NULL) receives what is being measured, for
- * a hang's message: -3 host bandwidth, -4 pairs, -6 the all-reduce,
+ * a hang's message: -3 host bandwidth, -4 pairs, -6 the all-reduce, -7 the
+ * workloads,
  * 1000 + ordinal a triad.
  * Free with gs_check_stress_free. */
 gs_status gs_check_stress_run(const gs_check_stress_options *o, gs_node_stress *stress,

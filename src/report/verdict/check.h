@@ -19,7 +19,8 @@ typedef struct {
                                   "row_remap", "nvlink", "pcie", "clocks", "model",
                                   "memory_size", "pcie_slot", "nvlink_ports", "power_limit",
                                   "max_clocks", level 2: "stress", "budget", "membw",
-                                  "host_bw", "p2p", "allreduce", "nvlink_errors", "xid"; level 3:
+                                  "host_bw", "p2p", "allreduce", "workloads", "nvlink_errors", "xid";
+                                  level 3:
                                   "burn" */
   int gpu;                     /* NVML index; -1 for the node */
   gs_check_state state;
@@ -69,6 +70,9 @@ typedef struct {
  * half the model's NVLink bandwidth per direction (NCCL's ring and NVLS
  * reach 75-85% of it on healthy 4- and 8-GPU boards). */
 #define GS_CHECK_ALLREDUCE_FRACTION 0.50
+/* Each workload's throughput on a GPU alone: warn below 95% of the node's
+ * median GPU (issue 30: "within 5% of the median GPU"). */
+#define GS_CHECK_WORKLOAD_MEDIAN_FRACTION 0.95
 /* Level 3: a GPU's sustained GEMM throughput below 90% of the node's
  * median GPU warns (GPUs of one node at one power limit stay within a few
  * percent of each other). */

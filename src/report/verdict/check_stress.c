@@ -236,6 +236,49 @@ static void judge_allreduce(gs_health_builder *b, const gs_node_state *s,
   }
 }
 
+/* Each GPU's throughput of every workload against the node's median GPU
+ * for that workload; one finding per GPU, naming its worst workload. */
+static void judge_workloads(gs_health_builder *b, const gs_node_state *s) {
+  const gs_node_stress *x = &s->stress;
+  if (x->workload_error[0]) {
+    char detail[400];
+    snprintf(detail, sizeof detail, "a workload failed: %s", x->workload_error);
+    gs_health_action(gs_health_add(b, "workloads", -1, GS_CHECK_FAIL, detail),
+                     "investigate: %s", x->workload_error);
+  }
+  if (!x->workload_rate || x->workload_n == 0) return;
+  double median[8];
+  for (size_t w = 0; w < x->workload_n; w++)
+    median[w] = gs_health_median(&x->workload_rate[w * x->n], x->n);
+  for (size_t i = 0; i < x->n; i++) {
+    char detail[400] = "";
+    int used = 0;
+    size_t worst = x->workload_n;
+    double worst_share = INFINITY;
+    for (size_t w = 0; w < x->workload_n; w++) {
+      const double share = x->workload_rate[w * x->n + i] / median[w];
+      if (!isfinite(share)) continue;
+      int k = snprintf(detail + used, sizeof detail - (size_t)used, "%s%s %.0f%%",
+                       used ? ", " : "", x->workload_keys[w], 100 * share);
+      if (k > 0 && (size_t)k < sizeof detail - (size_t)used) used += k;
+      if (share < worst_share) {
+        worst_share = share;
+        worst = w;
+      }
+    }
+    if (worst == x->workload_n) continue;
+    snprintf(detail + used, sizeof detail - (size_t)used, " of the node's median GPU");
+    const int gpu = gpu_number(s, &x->gpus[i]);
+    if (worst_share < GS_CHECK_WORKLOAD_MEDIAN_FRACTION) {
+      gs_health_action(gs_health_add(b, "workloads", gpu, GS_CHECK_WARN, detail),
+                       "investigate: GPU %d runs %s at %.0f%% of the node's median GPU", gpu,
+                       x->workload_keys[worst], 100 * worst_share);
+    } else {
+      gs_health_add(b, "workloads", gpu, GS_CHECK_PASS, detail);
+    }
+  }
+}
+
 /* NVLink errors counted during the check (after the load less before it),
  * per GPU: a recovery under load fails (the link went down and retrained);
  * CRC errors or replays warn (corrected by retransmission, yet a healthy
@@ -310,6 +353,7 @@ void gs_health_judge_stress(gs_health_builder *b, const gs_node_state *s,
   for (size_t i = 0; i < x->n; i++) judge_membw(b, s, models, &x->gpus[i], membw_median);
   for (size_t i = 0; i < x->n; i++) judge_host(b, s, &x->gpus[i]);
   judge_allreduce(b, s, models);
+  judge_workloads(b, s);
   if (x->n < 2 || strstr(x->over_budget, "p2p")) return;
   const double pair_median = gs_health_median(x->p2p_gbs, x->n * x->n);
   for (size_t i = 0; i < x->n; i++) judge_pairs(b, s, models, i, pair_median);
