@@ -106,6 +106,12 @@ typedef struct {
 typedef struct {
   size_t n_steps;
   double *step_seconds;           /* per iteration: slowest rank's time */
+  /* When the run's first timed step began (Unix seconds; 0: unknown, no
+   * "started_unix_seconds") and its place in the sweep's measuring order
+   * (sequence - 1; 0: not recorded, no "sequence"), so that a document
+   * shows the order in which its rank counts were measured. */
+  double started_unix_seconds;
+  uint64_t sequence;
   size_t n_ranks;
   gs_rank_record *ranks;          /* owned */
 } gs_run_record;

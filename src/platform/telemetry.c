@@ -179,7 +179,9 @@ gs_status gs_telemetry_start(gs_telemetry *t, const int *devices, const char *co
     return gs_error_system(rc, "cannot set up the telemetry sampler");
   }
   t->stop_requested = 0;
-  t->started_at = gs_time_seconds();
+  // Started again (a later run of an interleaved sweep): the readings add
+  // to the summary and the series keeps counting from the first start.
+  if (t->started_at <= 0.0) t->started_at = gs_time_seconds();
   rc = pthread_create(&t->thread, NULL, sampler_main, t);
   if (rc != 0) {
     pthread_mutex_destroy(&t->lock);

@@ -100,7 +100,9 @@ gs_status gs_telemetry_record(gs_telemetry *t, size_t rank, const gs_nvml_sample
  * When the interval is 0, the list is empty or NVML cannot be loaded,
  * nothing starts and `t` says why telemetry is unavailable: that is not an
  * error. Fails only on allocation or when the thread cannot start. Call from
- * the thread that will call gs_telemetry_stop. */
+ * the thread that will call gs_telemetry_stop. May be called again after
+ * gs_telemetry_stop: the new readings add to the same summary and series
+ * (times from the first start). */
 gs_status gs_telemetry_start(gs_telemetry *t, const int *devices, const char *const *bus_ids);
 
 /* Stops and joins the sampler (no-op when it is not running) and unloads

@@ -240,6 +240,8 @@ static gs_status run_steps(gs_rank_job *job, uint64_t run) {
     GS_TRY(timed_step(job, &dev, &wall, &comm));
   }
   gs_trace_end();
+  // Rank 0 dates the run, so that a document shows when each run was measured.
+  if (job->rank == 0) sh->m->runs[run].started_unix_seconds = epoch_seconds();
   job->timed_wall_sum = 0.0;
   for (uint64_t done = 0;; done++) {
     gs_trace_step_open((int64_t)run, (int64_t)done);
