@@ -22,6 +22,7 @@
  *   no_ecc:GPU                  ECC counts NOT_SUPPORTED (ECC off)
  *   hang:GPU:SECONDS            its clock event reasons answer after SECONDS
  *                               (a driver that does not answer)
+ *   processes:GPU:N             N processes hold a compute context on it
  * A malformed list makes nvmlInit_v2 fail with NVML_ERROR_INVALID_ARGUMENT,
  * so a typo in a test cannot pass silently. */
 #include <stdio.h>
@@ -43,6 +44,7 @@ typedef struct {
   unsigned remap_rows;
   int remap_pending, remap_failed;
   unsigned long long reasons;
+  unsigned processes;
 } fake_gpu;
 
 /* What nvmlPciInfo_t holds, in its documented order. */
@@ -81,6 +83,7 @@ int nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t dev, unsigned *v);
 int nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t dev, unsigned *v);
 int nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t dev, unsigned *v);
 int nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t dev, unsigned long long *reasons);
+int nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t dev, unsigned *count, void *infos);
 
 static fake_gpu gpus[MAX_GPUS];
 static unsigned gpu_count;
@@ -106,7 +109,8 @@ static int field(const char **s, unsigned long long max, unsigned long long *out
 static int parse_fault(const char **s) {
   static const char *const kinds[] = {"nvlink_down",  "nvlink_recovery", "pcie_x8",
                                       "ecc_uncorrected", "remap_pending", "remap_failed",
-                                      "hw_slowdown", "sw_power_cap",   "no_ecc", "hang", "nvlink_sleep"};
+                                      "hw_slowdown", "sw_power_cap",   "no_ecc", "hang", "nvlink_sleep",
+                                      "processes"};
   size_t k = 0, n = sizeof kinds / sizeof kinds[0];
   size_t len = strcspn(*s, ":,");
   while (k < n && !(strlen(kinds[k]) == len && strncmp(*s, kinds[k], len) == 0)) k++;
@@ -133,7 +137,8 @@ static int parse_fault(const char **s) {
     case 7: x->reasons |= 0x4; break;
     case 8: x->no_ecc = 1; break;
     case 9: if (!field(s, 3600, &a)) return 0; x->hang_s = (unsigned)a; break;
-    default: if (!field(s, LINKS - 1, &a)) return 0; x->link_sleep[a] = 1; break;
+    case 10: if (!field(s, LINKS - 1, &a)) return 0; x->link_sleep[a] = 1; break;
+    default: if (!field(s, 1000, &a)) return 0; x->processes = (unsigned)a; break;
   }
   return 1;
 }
@@ -319,4 +324,17 @@ int nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t dev, unsigned long long 
   if (x->hang_s) sleep(x->hang_s);
   *reasons = x->reasons;
   return OK;
+}
+
+/* Asked with room for fewer entries than there are processes (gpuscale
+ * asks with none), NVML answers the count and INSUFFICIENT_SIZE. The double
+ * fills no entries: gpuscale reads only the count. */
+int nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t dev, unsigned *count, void *infos) {
+  fake_gpu *x = gpu_of(dev, NULL);
+  if (!x || !count) return INVALID_ARGUMENT;
+  const unsigned room = *count;
+  *count = x->processes;
+  if (room < x->processes) return INSUFFICIENT_SIZE;
+  (void)infos;
+  return x->processes ? NOT_SUPPORTED : OK;
 }

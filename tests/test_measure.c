@@ -275,10 +275,11 @@ static void variant_done(void *ctx, const gs_sweep *sw, const gs_measurement *ms
 }
 
 static void sweep_done(void *ctx, const gs_sweep *sw, void *driver_ctx, const gs_measurement *ms,
-                       size_t count) {
+                       const gs_telemetry *tm, size_t count) {
   (void)sw;
   (void)driver_ctx;
   (void)ms;
+  (void)tm;
   seen *s = ctx;
   s->done_calls++;
   s->done_count = count;

@@ -377,7 +377,7 @@ static gs_status sweep_counts(const gs_sweep *sw, const sweep_driver *d,
   } else if (gs_measure_rank_failure(first_failure) && st.done > 0 && writes)
     first_failure = GS_ERR_PARTIAL;
   if (writes && sw->observer && sw->observer->sweep_done)
-    sw->observer->sweep_done(sw->observer->ctx, sw, d->ctx, ms, st.done);
+    sw->observer->sweep_done(sw->observer->ctx, sw, d->ctx, ms, st.tm, st.done);
   for (size_t i = 0; i < st.done; i++) {
     gs_measurement_free(&ms[i]);
     gs_telemetry_free(&st.tm[i]);

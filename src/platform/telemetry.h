@@ -43,6 +43,9 @@ typedef struct {
   unsigned long long throttle_seen;    /* union of GS_NVML_THROTTLE_* bits seen */
   int ecc_known;                       /* NVML gave ECC counts at least once */
   unsigned long long ecc_corrected, ecc_uncorrected; /* largest volatile counts read */
+  int processes_known;                 /* NVML listed the compute processes at least once */
+  unsigned processes_max;              /* most compute processes at once, the measuring one
+                                          included: others shared the GPU when > 1 */
   /* The series, kept only on request: series_n readings, values row-major
    * [reading][field] with NaN for a field NVML did not give. */
   size_t series_n, series_cap;
