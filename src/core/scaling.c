@@ -302,8 +302,7 @@ static void suspect_causes(gs_scaling_assessment *a, const gs_scaling_point *bas
   if (strlen(a->why) == before)
     why_add(a, "no cause found among those checked (injected faults, a noisier or drifting "
                "baseline, CPU ranks against cores, host load, SM clocks, other processes on the "
-               "GPUs, a rank's data against its cache%s)",
-            cache_known ? "" : ": the cache or the data per rank is not recorded");
+               "GPUs, a rank's data against its cache where recorded)");
 }
 
 /* An inconclusive verdict: what would decide it. With an interval, the runs
