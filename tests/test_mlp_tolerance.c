@@ -4,7 +4,8 @@
  * lie within their bounds at 32 and at 256 rows, for several seeds and
  * biases away from 0, while an element made wrong (the largest negated in
  * bf16, halved in tf32) lies outside: the largest gradient's bound stays
- * below its own size, so the check still has teeth. */
+ * below twice its size in bf16 (0.3 of it in tf32), so the check still
+ * has teeth. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -85,12 +86,12 @@ static void test_rounded_gradients_within_bounds(void **state) {
   for (uint64_t seed = 1; seed <= 3; seed++) {
     assert_int_equal(outside_bounds(GS_MLP_BF16, 8, 32, seed, 1.0, &c), 0);
     // The rounding moved the gradients (the test is not empty) by less
-    // than the bounds; the largest gradient's bound stays below its size,
-    // so that element made wrong by its own size is caught.
+    // than the bounds; the largest gradient's bound stays below twice its
+    // size, so that element negated is caught.
     assert_true(c.norm_error > 1e-3 && c.norm_error < c.norm_bound);
-    assert_true(c.bound_at_max_ref < c.max_ref);
+    assert_true(c.bound_at_max_ref < 2.0 * c.max_ref);
     assert_int_equal(outside_bounds(GS_MLP_BF16, 8, 256, seed, 1.0, &c), 0);
-    assert_true(c.bound_at_max_ref < 1.5 * c.max_ref);
+    assert_true(c.bound_at_max_ref < 2.0 * c.max_ref);
     assert_int_equal(outside_bounds(GS_MLP_TF32, 11, 256, seed, 1.0, &c), 0);
     assert_true(c.bound_at_max_ref < 0.3 * c.max_ref);
   }

@@ -21,8 +21,6 @@ void gs_environment_free(gs_environment *env) {
   env->gpu_count = 0;
 }
 
-/* Copies the value of the first "model name" line of /proc/cpuinfo into buf;
- * returns 0 when there is none (e.g. on most Arm kernels). */
 /* One core's L2 cache in bytes, from cpu0's level-2 cache in sysfs ("1024K");
  * 0 when it is not described. */
 static uint64_t read_cpu_l2_bytes(void) {
@@ -47,6 +45,8 @@ static uint64_t read_cpu_l2_bytes(void) {
   return 0;
 }
 
+/* Copies the value of the first "model name" line of /proc/cpuinfo into buf;
+ * returns 0 when there is none (e.g. on most Arm kernels). */
 static int read_cpu_model(char *buf, size_t size) {
   FILE *f = fopen("/proc/cpuinfo", "r");
   if (!f) return 0;

@@ -54,6 +54,7 @@ double gs_mlp_op_error(const gs_mlp_model *m, gs_mlp_precision precision, uint64
  * two adjacent layers (dz, D). */
 typedef struct {
   double *a[GS_MLP_MAX_LAYERS + 1], *mag[GS_MLP_MAX_LAYERS + 1];
+  double *prop, *prop_next;  /* one layer's magnitudes carried from the input */
   double *dz, *dz_prev, *dmag, *dmag_prev;
 } bound_scratch;
 
@@ -62,6 +63,8 @@ static void scratch_free(bound_scratch *s) {
     free(s->a[l]);
     free(s->mag[l]);
   }
+  free(s->prop);
+  free(s->prop_next);
   free(s->dz);
   free(s->dz_prev);
   free(s->dmag);
@@ -81,8 +84,10 @@ static double keep_factor(const gs_mlp_model *m, const gs_mlp_batch *b, int l, u
 
 /* Forward in double: the values a and each output's local magnitude
  * A = |W| |a| + |bias| through the same ReLU and dropout, except that a
- * unit ReLU cut whose input lies within the forward error bound of 0
- * ((l + 1) e A) may pass on the GPU: it keeps its magnitude. */
+ * unit ReLU cut whose input lies within the forward error bound of 0 may
+ * pass on the GPU: it keeps its magnitude. That bound, (l + 1) e P, is on
+ * the magnitudes P = |W| P' + |bias| carried from the input (the worst
+ * case of the errors of every layer before), not on the local ones. */
 static void forward(const gs_mlp_model *m, const float *params, const gs_mlp_data *d,
                     const gs_mlp_batch *b, double e, bound_scratch *s) {
   for (uint64_t r = 0; r < b->rows; r++) {
@@ -90,6 +95,7 @@ static void forward(const gs_mlp_model *m, const float *params, const gs_mlp_dat
     for (uint32_t f = 0; f < m->widths[0]; f++) {
       s->a[0][r * m->widths[0] + f] = d->x[sample * d->features + f];
       s->mag[0][r * m->widths[0] + f] = fabs((double)d->x[sample * d->features + f]);
+      s->prop[r * m->widths[0] + f] = fabs((double)d->x[sample * d->features + f]);
     }
   }
   for (int l = 0; l < m->n_layers; l++) {
@@ -97,16 +103,21 @@ static void forward(const gs_mlp_model *m, const float *params, const gs_mlp_dat
     const float *w = params + gs_mlp_weight_offset(m, l), *bias = params + gs_mlp_bias_offset(m, l);
     for (uint64_t r = 0; r < b->rows; r++)
       for (uint32_t o = 0; o < out; o++) {
-        double z = bias[o], mz = fabs((double)bias[o]);
+        double z = bias[o], mz = fabs((double)bias[o]), pz = fabs((double)bias[o]);
         for (uint32_t i = 0; i < in; i++) {
           z += (double)w[(uint64_t)o * in + i] * s->a[l][r * in + i];
           mz += fabs((double)w[(uint64_t)o * in + i] * s->a[l][r * in + i]);
+          pz += fabs((double)w[(uint64_t)o * in + i]) * s->prop[r * in + i];
         }
         const double kept = keep_factor(m, b, l, r, o);
-        const int last = l == m->n_layers - 1, near = fabs(z) <= (l + 1) * e * mz;
+        const int last = l == m->n_layers - 1, near = fabs(z) <= (l + 1) * e * pz;
         s->a[l + 1][r * out + o] = last || z > 0.0 ? z * kept : 0.0;
         s->mag[l + 1][r * out + o] = last || z > 0.0 || near ? mz * kept : 0.0;
+        s->prop_next[r * out + o] = last || z > 0.0 || near ? pz * kept : 0.0;
       }
+    double *t = s->prop;
+    s->prop = s->prop_next;
+    s->prop_next = t;
   }
 }
 
@@ -128,7 +139,9 @@ gs_status gs_mlp_gradient_bounds(const gs_mlp_model *m, const float *params, con
   s.dz_prev = malloc(scratch);
   s.dmag = malloc(scratch);
   s.dmag_prev = malloc(scratch);
-  if (!ok || !s.dz || !s.dz_prev || !s.dmag || !s.dmag_prev) {
+  s.prop = malloc(scratch);
+  s.prop_next = malloc(scratch);
+  if (!ok || !s.dz || !s.dz_prev || !s.dmag || !s.dmag_prev || !s.prop || !s.prop_next) {
     scratch_free(&s);
     return gs_error(GS_ERR_NOMEM, "mlp: cannot allocate the gradient bound's scratch");
   }
