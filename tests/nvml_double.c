@@ -36,6 +36,7 @@
  *                               registered for the GPU (delivered once)
  * Initialisations are counted as NVML counts them: the state is built by
  * the first nvmlInit_v2 and kept until the matching last nvmlShutdown.
+ *   processes:GPU:N             N processes hold a compute context on it
  * A malformed list makes nvmlInit_v2 fail with NVML_ERROR_INVALID_ARGUMENT,
  * so a typo in a test cannot pass silently. */
 #include <stdio.h>
@@ -63,6 +64,7 @@ typedef struct {
   int xid_delivered;
   unsigned long long crc_later[LINKS];
   unsigned crc_reads[LINKS];
+  unsigned processes;
 } fake_gpu;
 
 /* What nvmlPciInfo_t holds, in its documented order. */
@@ -120,6 +122,7 @@ int nvmlEventSetCreate(nvmlEventSet_t *set);
 int nvmlDeviceRegisterEvents(nvmlDevice_t dev, unsigned long long types, nvmlEventSet_t set);
 int nvmlEventSetWait_v2(nvmlEventSet_t set, fake_event *data, unsigned timeout_ms);
 int nvmlEventSetFree(nvmlEventSet_t set);
+int nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t dev, unsigned *count, void *infos);
 
 static fake_gpu gpus[MAX_GPUS];
 static unsigned gpu_count;
@@ -147,7 +150,7 @@ static int parse_fault(const char **s) {
                                       "ecc_uncorrected", "remap_pending", "remap_failed",
                                       "hw_slowdown", "sw_power_cap",   "no_ecc", "hang", "nvlink_sleep",
                                       "pcie_gen4", "power_limit", "memory_mib", "max_sm_clock", "xid",
-                                      "nvlink_crc_load"};
+                                      "nvlink_crc_load", "processes"};
   size_t k = 0, n = sizeof kinds / sizeof kinds[0];
   size_t len = strcspn(*s, ":,");
   while (k < n && !(strlen(kinds[k]) == len && strncmp(*s, kinds[k], len) == 0)) k++;
@@ -183,10 +186,11 @@ static int parse_fault(const char **s) {
       break;
     case 14: if (!field(s, 100000, &a) || a == 0) return 0; x->max_sm_mhz = (unsigned)a; break;
     case 15: if (!field(s, 1000, &a) || a == 0) return 0; x->xid = a; break;
-    default:
+    case 16:
       if (!field(s, LINKS - 1, &a) || !field(s, 1000000, &b)) return 0;
       x->crc_later[a] = b;
       break;
+    default: if (!field(s, 1000, &a)) return 0; x->processes = (unsigned)a; break;
   }
   return 1;
 }
@@ -449,4 +453,15 @@ int nvmlEventSetWait_v2(nvmlEventSet_t set, fake_event *data, unsigned timeout_m
 int nvmlEventSetFree(nvmlEventSet_t set) {
   free(set);
   return OK;
+/* Asked with room for fewer entries than there are processes (gpuscale
+ * asks with none), NVML answers the count and INSUFFICIENT_SIZE. The double
+ * fills no entries: gpuscale reads only the count. */
+int nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t dev, unsigned *count, void *infos) {
+  fake_gpu *x = gpu_of(dev, NULL);
+  if (!x || !count) return INVALID_ARGUMENT;
+  const unsigned room = *count;
+  *count = x->processes;
+  if (room < x->processes) return INSUFFICIENT_SIZE;
+  (void)infos;
+  return x->processes ? NOT_SUPPORTED : OK;
 }

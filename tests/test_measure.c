@@ -99,7 +99,7 @@ static void test_common_groups(void **unused) {
                                               : "?";
     assert_string_equal(t->name, want);
   }
-  assert_int_equal(n, 22);
+  assert_int_equal(n, 23);
 }
 
 static void test_resolve_gpus_options(void **unused) {
@@ -275,10 +275,11 @@ static void variant_done(void *ctx, const gs_sweep *sw, const gs_measurement *ms
 }
 
 static void sweep_done(void *ctx, const gs_sweep *sw, void *driver_ctx, const gs_measurement *ms,
-                       size_t count) {
+                       const gs_telemetry *tm, size_t count) {
   (void)sw;
   (void)driver_ctx;
   (void)ms;
+  (void)tm;
   seen *s = ctx;
   s->done_calls++;
   s->done_count = count;
@@ -297,6 +298,10 @@ static void cpu_scale_options(gs_common_options *o, int ranks) {
 
 /* Runs a strong-scaling sweep of voxelize on `ranks` CPU threads into
  * `path` at `counts`; the observer's record in *s. */
+/* Runs and order of sweep_voxelize's sweeps (0: one run; the default order). */
+static uint64_t sweep_runs;
+static int sweep_order;
+
 static gs_status sweep_voxelize(const char *path, const char *clouds, int ranks,
                                 const gs_u64_list *counts, seen *s) {
   const gs_workload *w = gs_workload_find("voxelize");
@@ -309,7 +314,8 @@ static gs_status sweep_voxelize(const char *path, const char *clouds, int ranks,
   cpu_scale_options(&o, ranks);
   o.iters = 3;
   o.given_iters = 1;
-  o.runs = 1;
+  o.runs = sweep_runs ? sweep_runs : 1;
+  o.order_choice = sweep_order;
   o.warmup = 0;
   assert_int_equal(gs_common_resolve(&o, 1, &c), GS_OK);
   if (sweep_faults) assert_int_equal(gs_fault_parse(sweep_faults, &c.faults), GS_OK);
@@ -341,6 +347,87 @@ static void test_sweep_writes_and_tells(void **state) {
   const cJSON *ms = cJSON_GetObjectItemCaseSensitive(doc, "measurements");
   assert_int_equal(cJSON_GetArraySize(ms), 2);
   assert_string_equal(cJSON_GetObjectItemCaseSensitive(doc, "status")->valuestring, "ok");
+  cJSON_Delete(doc);
+}
+
+/* The runs of measurement `i` of `doc`: each one's "sequence" into seq[],
+ * and whether their start times rise with it. Returns the number of runs. */
+static int run_sequences(const cJSON *doc, int i, int *seq) {
+  const cJSON *m = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "measurements"), i);
+  const cJSON *runs = cJSON_GetObjectItemCaseSensitive(m, "runs");
+  int n = 0;
+  double last = 0.0;
+  const cJSON *r = NULL;
+  cJSON_ArrayForEach(r, runs) {
+    seq[n++] = cJSON_GetObjectItemCaseSensitive(r, "sequence")->valueint;
+    const double t = cJSON_GetObjectItemCaseSensitive(r, "started_unix_seconds")->valuedouble;
+    assert_true(t > last);
+    last = t;
+  }
+  return n;
+}
+
+static const char *member_text(const cJSON *o, const char *a, const char *b) {
+  const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
+  return cJSON_GetObjectItemCaseSensitive(x, b)->valuestring;
+}
+
+/* Rank counts measured interleaved (the default): one run of each count per
+ * round, merged into its count's measurement; sequential: a count's runs
+ * together. Either way a measurement holds every run of its count, and its
+ * verification and statistics cover them all. */
+static void test_sweep_interleaves(void **state) {
+  char path[512];
+  path_in(*state, "order.json", path, sizeof path);
+  gs_u64_list counts = {.n = 2, .v = {1, 2}};
+  seen s;
+  sweep_runs = 3;
+  assert_int_equal(sweep_voxelize(path, "4", 2, &counts, &s), GS_OK);
+  assert_true(s.variants == 1 && s.done_count == 2);
+  cJSON *doc = NULL;
+  assert_int_equal(gs_result_read(path, &doc), GS_OK);
+  assert_string_equal(member_text(doc, "config", "order"), "interleaved");
+  assert_string_equal(cJSON_GetObjectItemCaseSensitive(doc, "status")->valuestring, "ok");
+  int seq[8];
+  assert_int_equal(run_sequences(doc, 0, seq), 3);
+  assert_true(seq[0] == 0 && seq[1] == 2 && seq[2] == 4);
+  assert_int_equal(run_sequences(doc, 1, seq), 3);
+  assert_true(seq[0] == 1 && seq[1] == 3 && seq[2] == 5);
+  for (int i = 0; i < 2; i++) {
+    const cJSON *m = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "measurements"), i);
+    const cJSON *agg = cJSON_GetObjectItemCaseSensitive(m, "aggregate");
+    // 3 timed steps in each of 3 runs; every rank of every run verified.
+    assert_int_equal(cJSON_GetObjectItemCaseSensitive(
+                         cJSON_GetObjectItemCaseSensitive(agg, "step"), "n")->valueint, 9);
+    assert_non_null(strstr(member_text(m, "verification", "detail"), i == 0 ? "3 of 3" : "6 of 6"));
+  }
+  cJSON_Delete(doc);
+
+  sweep_order = GS_ORDER_CHOICE_SEQUENTIAL;
+  assert_int_equal(sweep_voxelize(path, "4", 2, &counts, &s), GS_OK);
+  assert_int_equal(gs_result_read(path, &doc), GS_OK);
+  assert_string_equal(member_text(doc, "config", "order"), "sequential");
+  assert_int_equal(run_sequences(doc, 0, seq), 3);
+  assert_true(seq[0] == 0 && seq[1] == 1 && seq[2] == 2);
+  assert_int_equal(run_sequences(doc, 1, seq), 3);
+  assert_true(seq[0] == 3 && seq[1] == 4 && seq[2] == 5);
+  cJSON_Delete(doc);
+  sweep_order = GS_ORDER_CHOICE_INTERLEAVED;
+
+  // A count that fails is not measured again; the others go on, and the
+  // document keeps the failed run and ends partial.
+  sweep_faults = "kill:rank=1,after=1";
+  assert_int_equal(sweep_voxelize(path, "4", 2, &counts, &s), GS_ERR_PARTIAL);
+  sweep_faults = NULL;
+  sweep_runs = 0;
+  assert_int_equal(gs_result_read(path, &doc), GS_OK);
+  assert_string_equal(cJSON_GetObjectItemCaseSensitive(doc, "status")->valuestring, "partial");
+  assert_int_equal(run_sequences(doc, 0, seq), 3);
+  assert_true(seq[0] == 0 && seq[1] == 2 && seq[2] == 3);
+  assert_int_equal(run_sequences(doc, 1, seq), 1);
+  assert_int_equal(seq[0], 1);
+  const cJSON *two = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "measurements"), 1);
+  assert_string_equal(cJSON_GetObjectItemCaseSensitive(two, "status")->valuestring, "rank-lost");
   cJSON_Delete(doc);
 }
 
@@ -522,6 +609,7 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_sweep_usage_error_writes_nothing,
                                       setup, teardown),
+      cmocka_unit_test_setup_teardown(test_sweep_interleaves, setup, teardown),
       cmocka_unit_test_setup_teardown(test_sweep_calls_the_driver, setup, teardown),
       cmocka_unit_test_setup_teardown(test_sweep_keeps_first_error, setup, teardown),
   };

@@ -99,12 +99,38 @@ static void test_format_cpu_set(void **state) {
   assert_non_null(strstr(tiny, "..."));
 }
 
+/* Compute processes through the NVML test double (tests/nvml_double.c,
+ * named by GS_NVML_DOUBLE, which ctest sets): the count NVML gives,
+ * whatever the layout of its process records. */
+static void test_compute_processes(void **state) {
+  (void)state;
+  const char *lib = getenv("GS_NVML_DOUBLE");
+  assert_non_null(lib);
+  assert_int_equal(setenv("GPUSCALE_NVML_LIBRARY", lib, 1), 0);
+  assert_int_equal(setenv("GS_NVML_DOUBLE_GPUS", "2", 1), 0);
+  assert_int_equal(setenv("GS_NVML_DOUBLE_FAULTS", "processes:1:3", 1), 0);
+  gs_nvml *nvml = gs_nvml_open(NULL, 0);
+  assert_non_null(nvml);
+  for (unsigned g = 0; g < 2; g++) {
+    char bus[64];
+    assert_true(gs_nvml_device_bus_id(nvml, g, bus, sizeof bus));
+    gs_nvml_sample s;
+    gs_nvml_sample_get(nvml, bus, &s);
+    assert_true(s.found && s.has_processes);
+    assert_int_equal(s.compute_processes, g == 0 ? 0 : 3);
+  }
+  gs_nvml_close(nvml);
+  unsetenv("GS_NVML_DOUBLE_FAULTS");
+  unsetenv("GS_NVML_DOUBLE_GPUS");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_missing_library_is_unavailable),
       cmocka_unit_test(test_library_without_nvml_symbols),
       cmocka_unit_test(test_fields_unknown_without_nvml),
       cmocka_unit_test(test_format_cpu_set),
+      cmocka_unit_test(test_compute_processes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

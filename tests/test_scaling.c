@@ -346,6 +346,91 @@ static void test_verdict_from_samples(void **state) {
   assert_non_null(strstr(text, "(efficiency above 100%; 95% interval over 2 + 2 runs)"));
 }
 
+/* A suspect 2-rank result (2.5x from a steady baseline) with each cause of
+ * the document's own data, alone: other processes on the baseline's GPU;
+ * a rank's data that fits its cache at 2 ranks and not at 1; neither,
+ * where the sentence says no cause was found and which data was missing. */
+static void test_suspect_causes_from_data(void **state) {
+  (void)state;
+  const double b0[] = {0.100, 0.101, 0.099, 0.100}, b1[] = {0.101, 0.100, 0.100, 0.099};
+  const double p0[] = {0.040, 0.041, 0.039, 0.040}, p1[] = {0.040, 0.040, 0.041, 0.039};
+  const gs_stats_group gb[] = {{b0, 4}, {b1, 4}}, gp[] = {{p0, 4}, {p1, 4}};
+  gs_scaling_point pts[] = {{.world_size = 1, .ok = 1, .throughput = 10.0, .runs = gb,
+                             .n_runs = 2, .clock_mhz = NAN},
+                            {.world_size = 2, .ok = 1, .throughput = 25.0, .runs = gp,
+                             .n_runs = 2, .clock_mhz = NAN}};
+  gs_scaling_assessment a;
+  gs_scaling_assess(pts, 2, &pts[0], NULL, &a);
+  assert_int_equal(a.verdict, GS_VERDICT_SUSPECT);
+  assert_non_null(strstr(a.why, "no cause found among those checked"));
+  assert_non_null(strstr(a.why, "a rank's data against its cache where recorded)"));
+  // Another process on the baseline's GPU.
+  pts[0].other_processes = 2;
+  gs_scaling_assess(pts, 2, &pts[0], NULL, &a);
+  assert_non_null(strstr(a.why, "likely cause: other processes shared the 1-rank baseline's GPU "
+                                "(up to 2 besides gpuscale's; 0 at 2 ranks)"));
+  assert_null(strstr(a.why, "no cause found"));
+  pts[0].other_processes = 0;
+  // 48 MiB a step at 1 rank, 24 MiB at 2, against a 40 MiB L2 (an A100's).
+  const gs_scaling_host l2 = {.load_average = NAN, .cache_bytes = 40.0 * 1048576.0,
+                              .cache_name = "GPU's L2 cache"};
+  pts[0].rank_bytes = 48.0 * 1048576.0;
+  pts[1].rank_bytes = 24.0 * 1048576.0;
+  gs_scaling_assess(pts, 2, &pts[0], &l2, &a);
+  assert_non_null(strstr(a.why, "likely cause: a rank's data fits the GPU's L2 cache at 2 ranks "
+                                "(24 MiB of 40 MiB) but not at 1 rank (48 MiB)"));
+  // Both sides fit (or neither does): not this cause, and nothing else found.
+  pts[0].rank_bytes = 32.0 * 1048576.0;
+  gs_scaling_assess(pts, 2, &pts[0], &l2, &a);
+  assert_null(strstr(a.why, "fits the"));
+  assert_non_null(strstr(a.why, "against its cache where recorded)"));
+  // A beneficial verdict names no cause at all.
+  pts[1].throughput = 18.0;
+  const double q0[] = {0.0556, 0.0556, 0.0555, 0.0556}, q1[] = {0.0556, 0.0557, 0.0556, 0.0556};
+  const gs_stats_group gq[] = {{q0, 4}, {q1, 4}};
+  pts[1].runs = gq;
+  pts[0].other_processes = 3;
+  gs_scaling_assess(pts, 2, &pts[0], &l2, &a);
+  assert_int_equal(a.verdict, GS_VERDICT_BENEFICIAL);
+  assert_string_equal(a.why, "");
+}
+
+/* The same data read from a document's JSON: telemetry's compute processes
+ * less the measuring one, the SM clock's mean over GPUs, cost.bytes per
+ * rank; the cache of the GPU measured (by index) or of a CPU core. */
+static void test_point_and_host_from_document(void **state) {
+  (void)state;
+  cJSON *m = cJSON_Parse(
+      "{\"world_size\": 4, \"cost\": {\"bytes_per_step\": 1000},"
+      " \"telemetry\": {\"ranks\": [{\"sm_clock_mhz\": {\"mean\": 1500},"
+      " \"compute_processes\": {\"max\": 1}}, {\"sm_clock_mhz\": {\"mean\": 1700},"
+      " \"compute_processes\": {\"max\": 3}}]}}");
+  assert_non_null(m);
+  gs_scaling_point p = {.clock_mhz = NAN};
+  gs_scaling_point_add_document(&p, m);
+  assert_float_equal(p.clock_mhz, 1600.0, 1e-12);
+  assert_int_equal(p.other_processes, 2);
+  assert_float_equal(p.rank_bytes, 250.0, 1e-12);
+  cJSON_Delete(m);
+  // Nothing recorded: the point stays as it was.
+  m = cJSON_Parse("{\"world_size\": 2, \"telemetry\": {\"available\": false}}");
+  gs_scaling_point q = {.clock_mhz = NAN};
+  gs_scaling_point_add_document(&q, m);
+  assert_true(isnan(q.clock_mhz) && q.other_processes == 0 && q.rank_bytes == 0.0);
+  cJSON_Delete(m);
+  cJSON *env = cJSON_Parse(
+      "{\"cpu\": {\"l2_cache_bytes\": 2097152}, \"gpus\": [{\"index\": 0, \"l2_cache_bytes\": 1000},"
+      " {\"index\": 1, \"l2_cache_bytes\": 52428800}]}");
+  gs_scaling_host h = {.load_average = NAN};
+  gs_scaling_host_add_document(&h, env, "cuda", 1);
+  assert_float_equal(h.cache_bytes, 52428800.0, 0.0);
+  assert_string_equal(h.cache_name, "GPU's L2 cache");
+  gs_scaling_host_add_document(&h, env, "cpu", -1);
+  assert_float_equal(h.cache_bytes, 2097152.0, 0.0);
+  assert_string_equal(h.cache_name, "L2 cache of a CPU core");
+  cJSON_Delete(env);
+}
+
 static void test_no_verdict(void **state) {
   (void)state;
   gs_scaling_assessment a;
@@ -395,6 +480,8 @@ int main(void) {
       cmocka_unit_test(test_verdict_from_samples),
       cmocka_unit_test(test_words_per_backend),
       cmocka_unit_test(test_which_measurement),
+      cmocka_unit_test(test_suspect_causes_from_data),
+      cmocka_unit_test(test_point_and_host_from_document),
       cmocka_unit_test(test_no_verdict),
       cmocka_unit_test(test_series_name),
   };

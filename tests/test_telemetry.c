@@ -64,6 +64,10 @@ static void test_summary_with_unsupported_fields(void **state) {
   a.ecc_corrected = 3;
   b.ecc_corrected = 5;
   b.ecc_uncorrected = 1;
+  // Compute processes: the most seen at once (another one came, then left).
+  a.has_processes = b.has_processes = 1;
+  a.compute_processes = 2;
+  b.compute_processes = 1;
   assert_int_equal(gs_telemetry_record(&t, 0, &a, 0.0), GS_OK);
   assert_int_equal(gs_telemetry_record(&t, 0, &b, 0.1), GS_OK);
   gs_nvml_sample missing;
@@ -96,7 +100,9 @@ static void test_summary_with_unsupported_fields(void **state) {
   assert_string_equal(cJSON_GetArrayItem(thr, 2)->valuestring, "bit_40");
   assert_true(member(r0, "ecc_errors", "corrected") == 5.0);
   assert_true(member(r0, "ecc_errors", "uncorrected") == 1.0);
+  assert_true(member(r0, "compute_processes", "max") == 2.0);
   const cJSON *r1 = cJSON_GetArrayItem(ranks, 1);
+  assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(r1, "compute_processes")));
   assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(r1, "ecc_errors")));
   assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(r1, "utilization_percent")));
   assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(r1, "throttle_reasons")));

@@ -189,9 +189,36 @@ static long series_baseline(const gs_measurement *ms, size_t count, size_t first
 
 /* What the verdict rule knows of the host (core/scaling.h). */
 static gs_scaling_host host_of(const gs_environment *env, const gs_measurement *m) {
-  return (gs_scaling_host){.cores = env ? env->cpu_logical_cores : 0,
-                           .load_average = env ? env->load_average : NAN,
-                           .cpu_ranks = strcmp(m->backend, "cpu") == 0};
+  gs_scaling_host h = {.cores = env ? env->cpu_logical_cores : 0,
+                       .load_average = env ? env->load_average : NAN,
+                       .cpu_ranks = strcmp(m->backend, "cpu") == 0};
+  // The cache a rank has to itself, as the report reads it from the
+  // document (gs_scaling_host_add_document).
+  if (env && h.cpu_ranks && env->cpu_l2_cache_bytes > 0) {
+    h.cache_bytes = (double)env->cpu_l2_cache_bytes;
+    h.cache_name = "L2 cache of a CPU core";
+  }
+  for (size_t g = 0; env && !h.cpu_ranks && g < env->gpu_count; g++)
+    if (env->gpus[g].index == m->devices[0] && env->gpus[g].l2_cache_bytes > 0) {
+      h.cache_bytes = (double)env->gpus[g].l2_cache_bytes;
+      h.cache_name = "GPU's L2 cache";
+    }
+  return h;
+}
+
+/* Adds what measurement `m`'s telemetry `tm` (may be NULL) tells its point:
+ * read from the telemetry's document member by the function the report
+ * uses, so that both name the same causes. */
+static void add_telemetry(gs_scaling_point *p, const gs_telemetry *tm) {
+  if (!tm) return;
+  cJSON *m = cJSON_CreateObject();
+  cJSON *t = gs_telemetry_to_json(tm);
+  if (m && t && cJSON_AddItemToObject(m, "telemetry", t)) {
+    t = NULL;
+    gs_scaling_point_add_document(p, m);
+  }
+  cJSON_Delete(t);
+  cJSON_Delete(m);
 }
 
 /* The step-sample groups of measurement `m` (freed by the caller), NULL
@@ -202,9 +229,9 @@ static gs_stats_group *groups_of(const gs_measurement *m) {
 
 /* The verdict of the series that starts at ms[first] (see scaling.h), its
  * name into `name`; 0 when it has none. */
-static int series_verdict(const gs_measurement *ms, size_t count, size_t first,
-                          const gs_environment *env, int step_samples, gs_scaling_assessment *a,
-                          char *name, size_t name_size) {
+static int series_verdict(const gs_measurement *ms, const gs_telemetry *tm, size_t count,
+                          size_t first, const gs_environment *env, int step_samples,
+                          gs_scaling_assessment *a, char *name, size_t name_size) {
   gs_scaling_point points[GS_SUMMARY_MAX_SERIES_POINTS];
   gs_stats_group *groups[GS_SUMMARY_MAX_SERIES_POINTS];
   size_t n = 0;
@@ -212,11 +239,13 @@ static int series_verdict(const gs_measurement *ms, size_t count, size_t first,
     if (!same_series(&ms[k], &ms[first], 0)) continue;
     groups[n] = step_samples ? groups_of(&ms[k]) : NULL;
     points[n] = gs_scaling_point_of(&ms[k], groups[n]);
+    add_telemetry(&points[n], tm ? &tm[k] : NULL);
     n++;
   }
   const long b = series_baseline(ms, count, first);
   gs_stats_group *base_groups = b >= 0 && step_samples ? groups_of(&ms[b]) : NULL;
   gs_scaling_point base = b >= 0 ? gs_scaling_point_of(&ms[b], base_groups) : (gs_scaling_point){0};
+  if (b >= 0) add_telemetry(&base, tm ? &tm[b] : NULL);
   const gs_scaling_host host = host_of(env, &ms[first]);
   gs_scaling_assess(points, n, b >= 0 ? &base : NULL, &host, a);
   for (size_t k = 0; k < n; k++) free(groups[k]);
@@ -268,13 +297,13 @@ static int series_start(const gs_measurement *ms, size_t i) {
   return 1;
 }
 
-void gs_decision_table_print(FILE *out, const gs_measurement *ms, size_t count,
-                             const gs_environment *env, int step_samples) {
+void gs_decision_table_print(FILE *out, const gs_measurement *ms, const gs_telemetry *tm,
+                             size_t count, const gs_environment *env, int step_samples) {
   int width = 6, any = 0;
   char name[GS_TEXT_LONG];
   gs_scaling_assessment a;
   for (size_t i = 0; i < count; i++) {
-    if (!series_start(ms, i) || !series_verdict(ms, count, i, env, step_samples, &a, name, sizeof name)) continue;
+    if (!series_start(ms, i) || !series_verdict(ms, tm, count, i, env, step_samples, &a, name, sizeof name)) continue;
     if ((int)strlen(name) > width) width = (int)strlen(name);
     any = 1;
   }
@@ -290,7 +319,7 @@ void gs_decision_table_print(FILE *out, const gs_measurement *ms, size_t count,
   double *column = malloc(2 * count * sizeof *column);
   size_t rows = 0;
   for (size_t i = 0; column && i < count; i++) {
-    if (!series_start(ms, i) || !series_verdict(ms, count, i, env, step_samples, &a, name, sizeof name)) continue;
+    if (!series_start(ms, i) || !series_verdict(ms, tm, count, i, env, step_samples, &a, name, sizeof name)) continue;
     column[rows] = a.base_throughput;
     column[count + rows++] = a.throughput;
   }
@@ -299,7 +328,7 @@ void gs_decision_table_print(FILE *out, const gs_measurement *ms, size_t count,
                                          column ? rows : 0);
   free(column);
   for (size_t i = 0; i < count; i++) {
-    if (!series_start(ms, i) || !series_verdict(ms, count, i, env, step_samples, &a, name, sizeof name)) continue;
+    if (!series_start(ms, i) || !series_verdict(ms, tm, count, i, env, step_samples, &a, name, sizeof name)) continue;
     char one[32], many[32], words[64], speedup[64], eff[64];
     gs_unit_format(&single_unit, a.base_throughput, one, sizeof one);
     gs_unit_format(&multi_unit, a.throughput, many, sizeof many);
@@ -313,7 +342,7 @@ void gs_decision_table_print(FILE *out, const gs_measurement *ms, size_t count,
   }
   fprintf(out, "\n  Verdict (as `gpuscale report` gives it for the result file):\n");
   for (size_t i = 0; i < count; i++) {
-    if (!series_start(ms, i) || !series_verdict(ms, count, i, env, step_samples, &a, name, sizeof name)) continue;
+    if (!series_start(ms, i) || !series_verdict(ms, tm, count, i, env, step_samples, &a, name, sizeof name)) continue;
     char sentence[2048];
     gs_scaling_verdict_sentence(&a, name, ms[i].backend, ms[i].cost.item_unit, sentence,
                                 sizeof sentence);
@@ -377,7 +406,7 @@ static void print_variant(void *ctx, const gs_sweep *sw, const gs_measurement *m
 }
 
 static void print_sweep_end(void *ctx, const gs_sweep *sw, void *driver_ctx,
-                            const gs_measurement *ms, size_t count) {
+                            const gs_measurement *ms, const gs_telemetry *tm, size_t count) {
   FILE *copy = ctx;
   const gs_workload_driver *driver = gs_runner_driver_of(sw->workload);
   if (driver->print) {
@@ -386,8 +415,8 @@ static void print_sweep_end(void *ctx, const gs_sweep *sw, void *driver_ctx,
   }
   // A driver's samples (llm: request latencies) are not steps: no interval.
   const int steps = !(driver && driver->samples_note);
-  gs_decision_table_print(stdout, ms, count, sw->env, steps);
-  if (copy) gs_decision_table_print(copy, ms, count, sw->env, steps);
+  gs_decision_table_print(stdout, ms, tm, count, sw->env, steps);
+  if (copy) gs_decision_table_print(copy, ms, tm, count, sw->env, steps);
 }
 
 gs_sweep_observer gs_summary_observer(FILE *copy) {

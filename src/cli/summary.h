@@ -30,12 +30,14 @@ void gs_summary_print_telemetry(FILE *out, const gs_measurement *ms, const gs_te
  * rule: a table with one line per series (1-rank and verdict throughput,
  * speedup, efficiency, the verdict in words), then the verdict sentences,
  * word for word what `gpuscale report` says of the same file (`env`, may
- * be NULL: the host's cores and load for a suspect verdict's causes;
+ * be NULL: the host's cores, load and caches for a suspect verdict's
+ * causes; `tm`, may be NULL: each measurement's telemetry, for its clocks
+ * and the other processes on its GPUs;
  * `step_samples` 0 when the samples are not steps, e.g. llm's request
  * latencies, which bound no speedup: then there is no interval). Series
  * without a verdict are left out; prints nothing when none has one. */
-void gs_decision_table_print(FILE *out, const gs_measurement *ms, size_t count,
-                             const gs_environment *env, int step_samples);
+void gs_decision_table_print(FILE *out, const gs_measurement *ms, const gs_telemetry *tm,
+                             size_t count, const gs_environment *env, int step_samples);
 
 /* The observer of a sweep that prints each variant's table, telemetry and
  * split gains, then the workload driver's lines and the single-vs-multi

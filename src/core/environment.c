@@ -21,6 +21,30 @@ void gs_environment_free(gs_environment *env) {
   env->gpu_count = 0;
 }
 
+/* One core's L2 cache in bytes, from cpu0's level-2 cache in sysfs ("1024K");
+ * 0 when it is not described. */
+static uint64_t read_cpu_l2_bytes(void) {
+  for (int i = 0; i < 8; i++) {
+    char path[96], text[32] = "";
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+    FILE *f = fopen(path, "r");
+    if (!f) continue;
+    const int level = fgets(text, sizeof text, f) ? atoi(text) : 0;
+    fclose(f);
+    if (level != 2) continue;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+    f = fopen(path, "r");
+    if (!f) return 0;
+    unsigned long long n = 0;
+    char unit = 0;
+    const int got = fscanf(f, "%llu%c", &n, &unit);
+    fclose(f);
+    if (got < 1) return 0;
+    return got == 2 && unit == 'K' ? n << 10 : got == 2 && unit == 'M' ? n << 20 : n;
+  }
+  return 0;
+}
+
 /* Copies the value of the first "model name" line of /proc/cpuinfo into buf;
  * returns 0 when there is none (e.g. on most Arm kernels). */
 static int read_cpu_model(char *buf, size_t size) {
@@ -66,6 +90,9 @@ void gs_environment_collect_host(gs_environment *env) {
 
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   env->cpu_logical_cores = cores > 0 ? (int)cores : 0;
+  // The cache a CPU rank has to itself: a suspect speedup whose ranks' data
+  // fits it only when divided names it (core/scaling.c).
+  env->cpu_l2_cache_bytes = read_cpu_l2_bytes();
   // What else the host ran before we measured: a suspect speedup names a
   // busy host as its likely cause (core/scaling.c).
   double load[1];

@@ -10,7 +10,8 @@
  *   hang:rank=R,after=N     (tests) R stops answering after N steps
  * Any of them takes world=N: only in the measurement of N ranks (a slowed
  * 1-rank baseline: slow:rank=0,factor=3,world=1).
- * Steps count every step the runner runs in one measurement: the cold-start
+ * Steps count every step the runner runs in one call (a measurement, or
+ * one run of an interleaved sweep, docs/multinode.md): the cold-start
  * step, warmup and timed steps, from 1. What each launch mode can simulate:
  * docs/multinode.md, "Fault injection". Design: docs/workloads/placement.md. */
 #ifndef GS_FAULT_H

@@ -165,6 +165,7 @@ static cJSON *gpu_to_json(gs_json_build *b, const gs_gpu_desc *g) {
   add_number_or_null(b, o, "memory_clock_mhz", g->memory_clock_mhz);
   add_number_or_null(b, o, "memory_bus_width_bits", g->memory_bus_width_bits);
   add_number_or_null(b, o, "peak_memory_bandwidth_bytes_per_s", g->peak_memory_bandwidth);
+  add_number_or_null(b, o, "l2_cache_bytes", (double)g->l2_cache_bytes);
   return o;
 }
 
@@ -179,6 +180,7 @@ gs_status gs_result_set_environment(cJSON *doc, const gs_environment *env) {
   gs_json_put_string_or_null(&b, cpu, "model", env->cpu_model);
   add_number_or_null(&b, cpu, "logical_cores", env->cpu_logical_cores);
   gs_json_put_number(&b, cpu, "load_average", env->load_average);
+  add_number_or_null(&b, cpu, "l2_cache_bytes", (double)env->cpu_l2_cache_bytes);
   add_number_or_null(&b, o, "host_memory_bytes", (double)env->host_memory_bytes);
   cJSON *cuda = gs_json_put_object(&b, o, "cuda");
   add_cuda_version(&b, cuda, "driver_version", "driver_version_text", env->cuda_driver_version);
@@ -255,6 +257,9 @@ static cJSON *rank_to_json(gs_json_build *b, const gs_rank_record *r) {
 static cJSON *run_to_json(gs_json_build *b, const gs_run_record *run) {
   cJSON *o = gs_json_check(b, cJSON_CreateObject());
   if (!o) return NULL;
+  if (run->sequence > 0) gs_json_put_u64(b, o, "sequence", run->sequence - 1);
+  if (run->started_unix_seconds > 0.0)
+    gs_json_put_number(b, o, "started_unix_seconds", run->started_unix_seconds);
   add_samples(b, o, "step_seconds", run->step_seconds, run->n_steps);
   cJSON *ranks = gs_json_put_array(b, o, "ranks");
   for (size_t k = 0; ranks && run->ranks && k < run->n_ranks; k++) {

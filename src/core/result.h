@@ -35,6 +35,7 @@ typedef struct {
   int memory_clock_mhz;           /* peak memory clock; 0 = unknown */
   int memory_bus_width_bits;      /* 0 = unknown */
   double peak_memory_bandwidth;   /* bytes/s from clock and bus width; 0 = unknown */
+  uint64_t l2_cache_bytes;        /* 0 = unknown */
 } gs_gpu_desc;
 
 /* The Slurm job a process runs in, from its environment; job_id "" outside
@@ -53,6 +54,7 @@ typedef struct {
   char cpu_model[GS_TEXT_LONG];
   int cpu_logical_cores;
   double load_average;            /* 1-minute load average when collected; NaN unknown */
+  uint64_t cpu_l2_cache_bytes;    /* one core's L2 (cpu0's level-2 cache); 0 unknown */
   uint64_t host_memory_bytes;
   int cuda_driver_version;
   int cuda_runtime_version;
@@ -106,6 +108,12 @@ typedef struct {
 typedef struct {
   size_t n_steps;
   double *step_seconds;           /* per iteration: slowest rank's time */
+  /* When the run's first timed step began (Unix seconds; 0: unknown, no
+   * "started_unix_seconds") and its place in the sweep's measuring order
+   * (sequence - 1; 0: not recorded, no "sequence"), so that a document
+   * shows the order in which its rank counts were measured. */
+  double started_unix_seconds;
+  uint64_t sequence;
   size_t n_ranks;
   gs_rank_record *ranks;          /* owned */
 } gs_run_record;

@@ -137,6 +137,7 @@ gs_scaling_point gs_scaling_point_of(const gs_measurement *m, gs_stats_group *gr
   gs_scaling_point p = {.world_size = m->world_size, .ok = m->status == GS_OK,
                         .throughput = m->aggregate.throughput, .faults = (int)m->faults.n,
                         .clock_mhz = NAN};
+  if (m->world_size > 0) p.rank_bytes = (double)m->cost.bytes / m->world_size;
   if (groups) {
     for (size_t r = 0; r < m->n_runs; r++)
       groups[r] = (gs_stats_group){m->runs[r].step_seconds, m->runs[r].n_steps};
@@ -144,6 +145,53 @@ gs_scaling_point gs_scaling_point_of(const gs_measurement *m, gs_stats_group *gr
     p.n_runs = m->n_runs;
   }
   return p;
+}
+
+/* See scaling.h. */
+void gs_scaling_point_add_document(gs_scaling_point *p, const cJSON *measurement) {
+  const cJSON *tel = gs_json_member(gs_json_member(measurement, "telemetry"), "ranks");
+  double sum = 0.0;
+  size_t n = 0;
+  int others = -1;
+  for (const cJSON *t = cJSON_IsArray(tel) ? tel->child : NULL; t; t = t->next) {
+    const double c = gs_json_number_member(gs_json_member(t, "sm_clock_mhz"), "mean");
+    if (isfinite(c)) {
+      sum += c;
+      n++;
+    }
+    // The measuring process holds a context on each of its GPUs: the others
+    // are the processes beyond it.
+    const double seen = gs_json_number_member(gs_json_member(t, "compute_processes"), "max");
+    if (isfinite(seen) && seen >= 1.0 && seen < 1e6 && (int)seen - 1 > others)
+      others = (int)seen - 1;
+  }
+  if (n) p->clock_mhz = sum / (double)n;
+  if (others >= 0) p->other_processes = others;
+  const double bytes = gs_json_number_member(gs_json_member(measurement, "cost"), "bytes_per_step");
+  const double ranks = gs_json_number_member(measurement, "world_size");
+  if (isfinite(bytes) && bytes > 0.0 && isfinite(ranks) && ranks >= 1.0) p->rank_bytes = bytes / ranks;
+}
+
+/* See scaling.h. */
+void gs_scaling_host_add_document(gs_scaling_host *h, const cJSON *environment,
+                                  const char *backend, int device) {
+  if (backend && strcmp(backend, "cpu") == 0) {
+    const double l2 = gs_json_number_member(gs_json_member(environment, "cpu"), "l2_cache_bytes");
+    if (isfinite(l2) && l2 > 0.0) {
+      h->cache_bytes = l2;
+      h->cache_name = "L2 cache of a CPU core";
+    }
+    return;
+  }
+  const cJSON *gpus = gs_json_member(environment, "gpus");
+  for (const cJSON *g = cJSON_IsArray(gpus) ? gpus->child : NULL; g; g = g->next) {
+    const double index = gs_json_number_member(g, "index");
+    const double l2 = gs_json_number_member(g, "l2_cache_bytes");
+    if (isfinite(index) && (int)index == device && isfinite(l2) && l2 > 0.0) {
+      h->cache_bytes = l2;
+      h->cache_name = "GPU's L2 cache";
+    }
+  }
 }
 
 /* See scaling.h. */
@@ -235,10 +283,26 @@ static void suspect_causes(gs_scaling_assessment *a, const gs_scaling_point *bas
       fabs(base->clock_mhz - p->clock_mhz) > 0.05 * fmax(base->clock_mhz, p->clock_mhz))
     why_add(a, "likely cause: the SM clock differed (%.0f MHz at 1 rank, %.0f MHz at %d ranks)",
             base->clock_mhz, p->clock_mhz, p->world_size);
+  if (base->other_processes > 0)
+    why_add(a, "likely cause: other processes shared the 1-rank baseline's GPU (up to %d "
+               "besides gpuscale's; %d at %d ranks)",
+            base->other_processes, p->other_processes, p->world_size);
+  const int cache_known = host && host->cache_bytes > 0.0 && base->rank_bytes > 0.0 &&
+                          p->rank_bytes > 0.0;
+  if (cache_known && base->rank_bytes > host->cache_bytes && p->rank_bytes <= host->cache_bytes) {
+    char one[32], each[32], cache[32];
+    gs_format_value(GS_UNIT_BYTES, base->rank_bytes, one, sizeof one);
+    gs_format_value(GS_UNIT_BYTES, p->rank_bytes, each, sizeof each);
+    gs_format_value(GS_UNIT_BYTES, host->cache_bytes, cache, sizeof cache);
+    why_add(a, "likely cause: a rank's data fits the %s at %d ranks (%s of %s) but not at 1 rank "
+               "(%s): each rank then works from its cache, which is faster than dividing the "
+               "work alone can be",
+            host->cache_name ? host->cache_name : "cache", p->world_size, each, cache, one);
+  }
   if (strlen(a->why) == before)
     why_add(a, "no cause found among those checked (injected faults, a noisier or drifting "
-               "baseline, CPU ranks against cores, host load, SM clocks); per-rank data that "
-               "fits a cache it did not fit at 1 rank also does this");
+               "baseline, CPU ranks against cores, host load, SM clocks, other processes on the "
+               "GPUs, a rank's data against its cache where recorded)");
 }
 
 /* An inconclusive verdict: what would decide it. With an interval, the runs

@@ -102,6 +102,11 @@ typedef struct {
   int cores;           /* logical CPUs of the host; 0 unknown */
   double load_average; /* 1-minute load average recorded with the document; NaN unknown */
   int cpu_ranks;       /* 1: ranks are CPU threads (cpu backend) */
+  /* The cache each rank has to itself: the L2 of its GPU, or a CPU core's
+   * L2 for CPU ranks (a shared last level holds every rank's data at once);
+   * 0 unknown. `cache_name` (static text, e.g. "GPU L2 cache") names it. */
+  double cache_bytes;
+  const char *cache_name;
 } gs_scaling_host;
 
 /* One measurement of a series as the verdict rule sees it. */
@@ -113,6 +118,12 @@ typedef struct {
   size_t n_runs;
   int faults;         /* faults injected into the measurement (0 none) */
   double clock_mhz;   /* mean SM clock over its GPUs (telemetry); NaN unknown */
+  /* Most compute processes besides the measuring one seen at once on one
+   * of its GPUs during the measurement (telemetry); 0 none or unknown. */
+  int other_processes;
+  /* The step's memory traffic per rank (cost.bytes / N), the data a rank
+   * works on in a step; 0 unknown. */
+  double rank_bytes;
 } gs_scaling_point;
 
 /* A measurement as a point: its world size, status ok, aggregate
@@ -121,6 +132,22 @@ typedef struct {
  * long as the point) is filled to point at; `groups` may be NULL for a
  * point without samples. */
 gs_scaling_point gs_scaling_point_of(const gs_measurement *m, gs_stats_group *groups);
+
+/* What a measurement's JSON object (a document's "measurements" entry)
+ * adds to its point, read the same way by the terminal (from the telemetry
+ * and cost it writes) and the report: the mean SM clock over its GPUs
+ * (telemetry.ranks[].sm_clock_mhz.mean), the most other compute processes
+ * on one GPU (telemetry.ranks[].compute_processes.max, less the measuring
+ * process) and the bytes per rank (cost.bytes_per_step / world_size). Members
+ * that are missing leave the fields as they were. */
+void gs_scaling_point_add_document(gs_scaling_point *p, const cJSON *measurement);
+
+/* What a document's "environment" says of the cache each rank has to
+ * itself, on `backend` ("cuda": the L2 of GPU `device`, environment
+ * gpus[].l2_cache_bytes; "cpu": environment cpu.l2_cache_bytes, a core's
+ * own L2); left as it was when not recorded. */
+void gs_scaling_host_add_document(gs_scaling_host *h, const cJSON *environment,
+                                  const char *backend, int device);
 
 /* The 95% interval [*low, *high] of `speedup`, the speedup of `p` over
  * `base`: gs_stats_ratio_interval of base's step times over p's, times

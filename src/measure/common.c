@@ -18,6 +18,7 @@
 const char *const gs_backend_choices[] = {"auto", "cuda", "cpu", NULL};
 const char *const gs_scaling_choices[] = {"strong", "weak", NULL};
 const char *const gs_split_choices[] = {"even", "proportional", NULL};
+const char *const gs_order_choices[] = {"interleaved", "sequential", NULL};
 const char *const gs_gpu_mode_choices[] = {"single", "multi", "auto", NULL};
 
 /* The most options one group adds. */
@@ -150,6 +151,11 @@ static size_t add_scale(gs_common_options *o, unsigned groups, gs_option *t) {
                          .min = 1, .max = GS_MAX_RANKS, .metavar = "LIST",
                          .help = "rank counts to measure (default 1,2,4,... and the total)",
                          .given = &o->given_counts};
+    t[n++] = (gs_option){.name = "order", .kind = GS_OPT_CHOICE, .target = &o->order_choice,
+                         .choices = gs_order_choices, .metavar = "ORDER",
+                         .help = "interleaved: one run of each count in turn (1,2,4,1,2,4,...), "
+                                 "so drift hits every count; sequential: each count's runs "
+                                 "together"};
   }
   if (groups & GS_GROUP_SPLIT)
     t[n++] = (gs_option){.name = "split", .kind = GS_OPT_CHOICE, .target = &o->split_choice,
@@ -491,6 +497,10 @@ gs_status gs_common_counts(const gs_common_options *o, const gs_run_config *conf
     counts->v[0] = (uint64_t)config->world_size;
   }
   return GS_OK;
+}
+
+int gs_common_interleaved(const gs_common_options *o, const gs_workload *workload) {
+  return o->order_choice == GS_ORDER_CHOICE_INTERLEAVED && gs_runner_driver_of(workload)->interleaves;
 }
 
 void gs_common_driver_defaults(gs_common_options *o, const gs_workload_driver *driver) {

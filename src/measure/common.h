@@ -13,7 +13,7 @@
 #include "platform/trace.h"
 
 /* Room for every common option and the end marker. */
-#define GS_COMMON_OPTION_COUNT 28
+#define GS_COMMON_OPTION_COUNT 30
 /* Room for the groups of one command's table. */
 #define GS_COMMON_GROUP_MAX 16
 
@@ -41,6 +41,7 @@ typedef struct {
   gs_string_list inject;       /* --inject faults (run, scale, plan) */
   int split_choice;            /* index into gs_split_choices (run, scale) */
   int gpu_mode_choice;         /* index into gs_gpu_mode_choices (run) */
+  int order_choice;            /* index into gs_order_choices (scale, suite, exec) */
   int given_gpu_mode;
   double timeout;              /* seconds any rank waits for the others (lockstep,
                                   communicators) before the run ends as partial */
@@ -68,6 +69,8 @@ extern const char *const gs_scaling_choices[]; /* strong, weak */
 enum { GS_SCALING_CHOICE_STRONG = 0, GS_SCALING_CHOICE_WEAK = 1 };
 extern const char *const gs_split_choices[];   /* even, proportional */
 enum { GS_SPLIT_CHOICE_EVEN = 0, GS_SPLIT_CHOICE_PROPORTIONAL = 1 };
+extern const char *const gs_order_choices[];   /* interleaved, sequential */
+enum { GS_ORDER_CHOICE_INTERLEAVED = 0, GS_ORDER_CHOICE_SEQUENTIAL = 1 };
 extern const char *const gs_gpu_mode_choices[]; /* single, multi, auto */
 enum { GS_GPU_MODE_SINGLE = 0, GS_GPU_MODE_MULTI = 1, GS_GPU_MODE_AUTO = 2 };
 
@@ -88,7 +91,7 @@ enum {
   GS_GROUP_TELEMETRY = 1u << 10, /* --telemetry-interval, --telemetry-series */
   GS_GROUP_TIMEOUT = 1u << 11,  /* --timeout SEC of a rank's wait */
   GS_GROUP_TRACE = 1u << 12,    /* --trace FILE, --trace-steps N */
-  GS_GROUP_SCALE = 1u << 13,    /* --scaling, --counts */
+  GS_GROUP_SCALE = 1u << 13,    /* --scaling, --counts, --order */
   GS_GROUP_FAULTS = 1u << 14,   /* --inject */
   GS_GROUP_SPLIT = 1u << 15,    /* --split */
   GS_GROUP_GPU_MODE = 1u << 16, /* --gpu-mode */
@@ -142,6 +145,12 @@ gs_status gs_common_parse_gpus(const char *text, const char *option, int device_
  * the workload's own options; NULL when memory runs out. */
 cJSON *gs_common_config_json(const gs_common_options *o, const gs_run_config *config,
                              const gs_workload *workload, const void *workload_opts);
+
+/* Whether a sweep of `workload` measures its rank counts interleaved, one
+ * run of each count per round (1, 2, 4, 1, 2, 4, ...): --order
+ * interleaved (the default) and a driver that can (workload.h,
+ * `interleaves`); else one count's runs after the other's. */
+int gs_common_interleaved(const gs_common_options *o, const gs_workload *workload);
 
 /* The rank counts to measure: --counts (each at most config->world_size,
  * else GS_ERR_USAGE naming the option), or by default 1, 2, 4, ... and the

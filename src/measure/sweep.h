@@ -21,9 +21,9 @@ typedef struct {
                        const gs_telemetry *tm, size_t count);
   /* Every measurement of the sweep is done; `driver_ctx` is the context
    * that the workload's driver (gs_runner_driver_of) opened for the sweep,
-   * for its print hook. */
+   * for its print hook; tm[i] is measurement i's telemetry. */
   void (*sweep_done)(void *ctx, const gs_sweep *sw, void *driver_ctx, const gs_measurement *ms,
-                     size_t count);
+                     const gs_telemetry *tm, size_t count);
 } gs_sweep_observer;
 
 struct gs_sweep {

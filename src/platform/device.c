@@ -83,6 +83,8 @@ static gs_status describe_gpu(int device, gs_gpu_desc *gpu) {
   int memory_khz = device_attribute(cudaDevAttrMemoryClockRate, device);
   gpu->memory_clock_mhz = memory_khz / 1000;
   gpu->memory_bus_width_bits = device_attribute(cudaDevAttrGlobalMemoryBusWidth, device);
+  const int l2 = device_attribute(cudaDevAttrL2CacheSize, device);
+  gpu->l2_cache_bytes = l2 > 0 ? (uint64_t)l2 : 0;
   // Double data rate: two transfers per memory clock over the whole bus.
   gpu->peak_memory_bandwidth =
       2.0 * (double)memory_khz * 1e3 * (double)gpu->memory_bus_width_bits / 8.0;

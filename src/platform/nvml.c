@@ -78,6 +78,11 @@ typedef nvml_return (*fn_dev_retired)(nvml_device, int, unsigned *, unsigned lon
 typedef nvml_return (*fn_dev_int)(nvml_device, int *);
 typedef nvml_return (*fn_dev_remap)(nvml_device, unsigned *, unsigned *, unsigned *, unsigned *);
 typedef nvml_return (*fn_dev_link_counter)(nvml_device, unsigned, int, unsigned long long *);
+/* nvmlDeviceGetComputeRunningProcesses: asked with room for none, it
+ * answers the count alone (NVML_ERROR_INSUFFICIENT_SIZE when there are
+ * some), so the layout of nvmlProcessInfo_t, which changed between
+ * versions, never matters. */
+typedef nvml_return (*fn_dev_processes)(nvml_device, unsigned *, void *);
 enum { NVML_TEMPERATURE_GPU = 0 };                      /* nvmlTemperatureSensors_t */
 
 struct gs_nvml {
@@ -102,6 +107,7 @@ struct gs_nvml {
   fn_dev_temperature temperature;
   fn_dev_ull throttle_reasons;    /* ClocksEventReasons, else ClocksThrottleReasons */
   fn_dev_ecc ecc_errors;          /* nvmlDeviceGetTotalEccErrors */
+  fn_dev_processes compute_processes; /* _v3, else _v2; may be NULL */
   /* Passive health (gs_nvml_health_get); each may be NULL on old drivers. */
   fn_count device_count;
   fn_handle_by_index handle_by_index;
@@ -178,6 +184,8 @@ gs_nvml *gs_nvml_open(char *why, size_t why_size) {
   load_symbol(lib, "nvmlDeviceGetPowerUsage", &n->power_usage);
   load_symbol(lib, "nvmlDeviceGetTemperature", &n->temperature);
   load_symbol(lib, "nvmlDeviceGetTotalEccErrors", &n->ecc_errors);
+  if (!load_symbol(lib, "nvmlDeviceGetComputeRunningProcesses_v3", &n->compute_processes))
+    load_symbol(lib, "nvmlDeviceGetComputeRunningProcesses_v2", &n->compute_processes);
   load_symbol(lib, "nvmlDeviceGetCount_v2", &n->device_count);
   load_symbol(lib, "nvmlDeviceGetHandleByIndex_v2", &n->handle_by_index);
   load_symbol(lib, "nvmlDeviceGetPciInfo_v3", &n->pci_info);
@@ -406,6 +414,14 @@ void gs_nvml_sample_get(gs_nvml *nvml, const char *pci_bus_id, gs_nvml_sample *s
     sample->has_ecc = 1;
     sample->ecc_corrected = corrected;
     sample->ecc_uncorrected = uncorrected;
+  }
+  unsigned processes = 0;
+  if (nvml->compute_processes) {
+    const nvml_return rc = nvml->compute_processes(dev, &processes, NULL);
+    if (rc == NVML_SUCCESS || rc == NVML_ERROR_INSUFFICIENT_SIZE) {
+      sample->has_processes = 1;
+      sample->compute_processes = rc == NVML_SUCCESS ? 0 : processes;
+    }
   }
 }
 

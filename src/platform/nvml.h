@@ -94,6 +94,10 @@ typedef struct {
   /* Volatile ECC error counts (since the driver loaded), device memory and
    * caches together; has_ecc 0 when ECC is off or not supported. */
   unsigned long long ecc_corrected, ecc_uncorrected;
+  /* Processes with a compute context on the GPU (NVML's running compute
+   * processes, the measuring one included); has_processes 0 when unknown. */
+  int has_processes;
+  unsigned compute_processes;
 } gs_nvml_sample;
 
 /* Clock event ("throttle") reason bits as NVML documents them
@@ -114,8 +118,8 @@ enum {
  * bit NVML does not document. */
 const char *gs_nvml_throttle_name(unsigned long long bit);
 
-/* Reads the current utilization, memory used, power, clocks, temperature and
- * throttle reasons of the GPU at `pci_bus_id`. Unsupported fields are left
+/* Reads the current utilization, memory used, power, clocks, temperature,
+ * throttle reasons, ECC counts and compute processes of the GPU at `pci_bus_id`. Unsupported fields are left
  * unknown; with `nvml` NULL or no such device, sample->found is 0. NVML is
  * thread-safe: any thread may call this once the handle is open. */
 void gs_nvml_sample_get(gs_nvml *nvml, const char *pci_bus_id, gs_nvml_sample *sample);

@@ -97,6 +97,10 @@ gs_status gs_telemetry_record(gs_telemetry *t, size_t rank, const gs_nvml_sample
     if (s->ecc_corrected > r->ecc_corrected) r->ecc_corrected = s->ecc_corrected;
     if (s->ecc_uncorrected > r->ecc_uncorrected) r->ecc_uncorrected = s->ecc_uncorrected;
   }
+  if (s->has_processes) {
+    r->processes_known = 1;
+    if (s->compute_processes > r->processes_max) r->processes_max = s->compute_processes;
+  }
   if (!t->keep_series) return GS_OK;
   if (!series_reserve(r))
     return gs_error(GS_ERR_NOMEM, "cannot grow the telemetry series of rank %zu", rank);
@@ -179,7 +183,9 @@ gs_status gs_telemetry_start(gs_telemetry *t, const int *devices, const char *co
     return gs_error_system(rc, "cannot set up the telemetry sampler");
   }
   t->stop_requested = 0;
-  t->started_at = gs_time_seconds();
+  // Started again (a later run of an interleaved sweep): the readings add
+  // to the summary and the series keeps counting from the first start.
+  if (t->started_at <= 0.0) t->started_at = gs_time_seconds();
   rc = pthread_create(&t->thread, NULL, sampler_main, t);
   if (rc != 0) {
     pthread_mutex_destroy(&t->lock);
@@ -270,6 +276,12 @@ static void append_rank_summary(gs_json_build *b, cJSON *ranks, const gs_telemet
     gs_json_put_u64(b, ecc, "uncorrected", r->ecc_uncorrected);
   } else {
     gs_json_put_null(b, o, "ecc_errors");
+  }
+  if (r->processes_known) {
+    cJSON *procs = gs_json_put_object(b, o, "compute_processes");
+    gs_json_put_u64(b, procs, "max", r->processes_max);
+  } else {
+    gs_json_put_null(b, o, "compute_processes");
   }
   gs_json_append(b, ranks, o);
 }

@@ -43,6 +43,9 @@ typedef struct {
   unsigned long long throttle_seen;    /* union of GS_NVML_THROTTLE_* bits seen */
   int ecc_known;                       /* NVML gave ECC counts at least once */
   unsigned long long ecc_corrected, ecc_uncorrected; /* largest volatile counts read */
+  int processes_known;                 /* NVML listed the compute processes at least once */
+  unsigned processes_max;              /* most compute processes at once, the measuring one
+                                          included: others shared the GPU when > 1 */
   /* The series, kept only on request: series_n readings, values row-major
    * [reading][field] with NaN for a field NVML did not give. */
   size_t series_n, series_cap;
@@ -100,7 +103,9 @@ gs_status gs_telemetry_record(gs_telemetry *t, size_t rank, const gs_nvml_sample
  * When the interval is 0, the list is empty or NVML cannot be loaded,
  * nothing starts and `t` says why telemetry is unavailable: that is not an
  * error. Fails only on allocation or when the thread cannot start. Call from
- * the thread that will call gs_telemetry_stop. */
+ * the thread that will call gs_telemetry_stop. May be called again after
+ * gs_telemetry_stop: the new readings add to the same summary and series
+ * (times from the first start). */
 gs_status gs_telemetry_start(gs_telemetry *t, const int *devices, const char *const *bus_ids);
 
 /* Stops and joins the sampler (no-op when it is not running) and unloads

@@ -32,6 +32,15 @@ gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
  * gs_runner_measure and by drivers with their own timing loop (coll). */
 gs_status gs_runner_summarize(gs_measurement *m, int use_device);
 
+/* Appends the runs of `from` (a measurement of the same workload, world
+ * size and split, made after `into`) to `into`, and frees `from`. `into`
+ * keeps its status and failure unless it was ok and `from` failed; its
+ * combined verification and aggregate are recomputed over every run. So
+ * an interleaved sweep that measures one run per rank count at a time
+ * builds the same measurement as one call with every run. GS_ERR_NOMEM
+ * leaves `into` as it was (`from` is freed either way). */
+gs_status gs_runner_merge(gs_measurement *into, gs_measurement *from);
+
 /* Fills m->failure (the measurement member "failure") of a failed
  * measurement from its rank records: the first rank that really failed
  * (not one that only stopped, timed out or was interrupted because of it)

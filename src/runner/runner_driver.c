@@ -56,6 +56,7 @@ static void runner_close(void *ctx) { free(ctx); }
 
 const gs_workload_driver gs_runner_driver = {
     .meets_start_gate = 1,
+    .interleaves = 1,
     .open = runner_open,
     .check = runner_check,
     .split = runner_split,

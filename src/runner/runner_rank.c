@@ -155,14 +155,18 @@ static void show_progress(gs_rank_job *job, uint64_t run, uint64_t done, int fin
   job->last_progress = now;
   if (final) {
     fprintf(stderr, "\r\033[K");
-  } else if (c->iters > 0) {
-    fprintf(stderr, "\r\033[K  %s: run %llu/%llu, iteration %llu/%llu", c->label ? c->label : "",
-            (unsigned long long)run + 1, (unsigned long long)c->runs, (unsigned long long)done,
-            (unsigned long long)c->iters);
   } else {
-    fprintf(stderr, "\r\033[K  %s: run %llu/%llu, iteration %llu, %.1f/%.1f s",
-            c->label ? c->label : "", (unsigned long long)run + 1, (unsigned long long)c->runs,
-            (unsigned long long)done, job->timed_wall_sum, c->min_time);
+    // One run per call (an interleaved sweep): its label says which run.
+    char runs[48] = "";
+    if (c->runs > 1)
+      snprintf(runs, sizeof runs, "run %llu/%llu, ", (unsigned long long)run + 1,
+               (unsigned long long)c->runs);
+    if (c->iters > 0)
+      fprintf(stderr, "\r\033[K  %s: %siteration %llu/%llu", c->label ? c->label : "", runs,
+              (unsigned long long)done, (unsigned long long)c->iters);
+    else
+      fprintf(stderr, "\r\033[K  %s: %siteration %llu, %.1f/%.1f s", c->label ? c->label : "",
+              runs, (unsigned long long)done, job->timed_wall_sum, c->min_time);
   }
   fflush(stderr);
 }
@@ -240,6 +244,8 @@ static gs_status run_steps(gs_rank_job *job, uint64_t run) {
     GS_TRY(timed_step(job, &dev, &wall, &comm));
   }
   gs_trace_end();
+  // Rank 0 dates the run, so that a document shows when each run was measured.
+  if (job->rank == 0) sh->m->runs[run].started_unix_seconds = epoch_seconds();
   job->timed_wall_sum = 0.0;
   for (uint64_t done = 0;; done++) {
     gs_trace_step_open((int64_t)run, (int64_t)done);

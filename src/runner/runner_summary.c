@@ -122,6 +122,30 @@ gs_status gs_runner_summarize(gs_measurement *m, int use_device) {
   return status != GS_OK ? status : s;
 }
 
+gs_status gs_runner_merge(gs_measurement *into, gs_measurement *from) {
+  const size_t n = into->n_runs + from->n_runs;
+  gs_run_record *runs = n > 0 ? realloc(into->runs, n * sizeof *runs) : into->runs;
+  if (n > 0 && !runs) {
+    gs_measurement_free(from);
+    return gs_error(GS_ERR_NOMEM, "cannot merge %zu runs", n);
+  }
+  if (from->n_runs > 0) memcpy(runs + into->n_runs, from->runs, from->n_runs * sizeof *runs);
+  into->runs = runs;
+  into->n_runs = n;
+  free(from->runs);
+  from->runs = NULL;
+  from->n_runs = 0;
+  // The first failure of the measurement stays the one it reports.
+  if (into->status == GS_OK && from->status != GS_OK) {
+    into->status = from->status;
+    snprintf(into->error, sizeof into->error, "%s", from->error);
+    into->failure = from->failure;
+  }
+  gs_measurement_free(from);
+  combine_verification(into);
+  return aggregate(into);
+}
+
 void gs_runner_relate(gs_measurement *measurements, size_t count) {
   for (size_t i = 0; i < count; i++) {
     gs_measurement *m = &measurements[i];

@@ -78,6 +78,14 @@ typedef struct {
    * step, so that a plan's tasks start together; a plan refuses a driver
    * that does not (it would leave the other tasks waiting at the gate). */
   int meets_start_gate;
+  /* Non-zero when measure may be called once per run: with config->runs 1,
+   * several times for the same index, each call a complete measurement of
+   * one run that the sweep merges into the index's measurement
+   * (gs_runner_merge), so that a sweep measures its rank counts
+   * interleaved (1, 2, 4, 1, 2, 4, ...; docs/statistics.md). Zero: a
+   * measurement's runs come from one call (a driver that keeps state per
+   * index), and its counts are measured one after the other. */
+  int interleaves;
   /* Optional. Checks the measuring configuration against the workload
    * (GS_ERR_USAGE naming the option that does not apply) and fits the
    * configuration to the workload. Called before anything is measured,

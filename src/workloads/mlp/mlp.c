@@ -18,20 +18,16 @@
 #include "workloads/mlp/mlp.h"
 #include "workloads/mlp/mlp_cuda.h"
 #include "workloads/mlp/mlp_hash.h"
+#include "workloads/mlp/mlp_tolerance.h"
 
 #define GS_MLP_MAX_BATCH (1ull << 22)
 #define GS_MLP_MAX_SAMPLES (1ull << 26)
 #define GS_MLP_MAX_RANKS 64
 #define GS_MLP_MAX_BYTES (64ull << 30) /* per host buffer group, see check_sizes */
-/* Gradient tolerances per precision (fp32, tf32, bf16): each element
- * |gpu - cpu| <= tolerance x max |cpu|, and over all parameters
- * ||gpu - cpu|| <= norm tolerance x ||cpu||. tf32 keeps 10 mantissa bits in
- * the GEMM inputs, bf16 rounds inputs, weights and activations to 8, and
- * the rounding compounds through the layers (seen on an H200: norm errors
- * 2.4e-7 fp32, 0.014 tf32, 0.059 bf16 for medium); a wrong gradient is off
- * by O(1). Adam's tolerance applies to the update from identical gradients. */
-static const double gradient_tolerance[] = {1e-4, 5e-2, 1e-1};
-static const double gradient_norm_tolerance[] = {1e-5, 3e-2, 1.5e-1};
+/* Each gradient element |gpu - cpu| <= its bound from the error analysis of
+ * the step in its precision (mlp_tolerance.c; docs/workloads/mlp.md,
+ * "Verification"). Adam's tolerance applies to the update from identical
+ * gradients. */
 #define GS_MLP_ADAM_RTOL 1e-3
 
 static const char *const preset_choices[] = {"medium", "large", NULL};
@@ -52,12 +48,13 @@ typedef struct {
   double lr;
   uint64_t bucket_kb;
   uint64_t verify_rows;
+  double verify_corrupt;           /* test: the largest gradient element times this before the check */
   int no_graph;
   const char *data_path;
   int given_layers, given_dropout, given_batch, given_batch_sizes, given_samples, given_data;
   float *file_x, *file_y;          /* the --data file, loaded by options_check */
   uint64_t file_n;
-  gs_option table[14];
+  gs_option table[15];
 } gs_mlp_options;
 
 /* ---- options ------------------------------------------------------------------ */
@@ -70,6 +67,7 @@ static void *mlp_options_new(void) {
   o->lr = 1e-3;
   o->bucket_kb = 1024;
   o->verify_rows = 32;
+  o->verify_corrupt = 1.0;
   const gs_option table[] = {
       {.name = "preset", .kind = GS_OPT_CHOICE, .target = &o->preset, .choices = preset_choices,
        .metavar = "NAME",
@@ -106,6 +104,9 @@ static void *mlp_options_new(void) {
       {.name = "verify-rows", .kind = GS_OPT_COUNT, .target = &o->verify_rows, .min = 1,
        .max = 4096, .metavar = "R",
        .help = "samples per rank in the step checked against the CPU reference"},
+      {.name = "verify-corrupt", .kind = GS_OPT_DOUBLE, .target = &o->verify_corrupt, .dmin = -1e6,
+       .dmax = 1e6, .metavar = "F", .help = "(tests) multiply the largest gradient element by F "
+       "before the check against the CPU reference, which must then fail; CUDA only"},
       {.name = "no-graph", .kind = GS_OPT_FLAG, .target = &o->no_graph,
        .help = "launch every kernel instead of replaying CUDA graphs of the step"},
       {.name = NULL, .kind = GS_OPT_END},
@@ -227,6 +228,7 @@ static cJSON *mlp_options_to_json(const void *opts) {
   gs_json_put_string(&b, j, "loss", "mse");
   gs_json_put_number(&b, j, "bucket_kb", (double)o->bucket_kb);
   gs_json_put_number(&b, j, "verify_rows", (double)o->verify_rows);
+  gs_json_put_number(&b, j, "verify_corrupt", o->verify_corrupt);
   gs_json_put_bool(&b, j, "cuda_graph", !o->no_graph);
   return gs_json_build_finish(&b, j);
 }
@@ -281,6 +283,7 @@ typedef struct {
   uint64_t rows, offset, global_batch;     /* this rank's batch */
   uint64_t all_rows[GS_MLP_MAX_RANKS]; /* every rank's rows */
   uint64_t verify_rows;
+  double verify_corrupt;
   uint64_t count;                          /* parameters */
   float *params, *mom1, *mom2, *grads;     /* host */
   float *x, *y;                            /* generated host dataset (CPU backend) */
@@ -395,6 +398,8 @@ static gs_status mlp_setup(const void *opts, const gs_rank_context *ctx, void **
   if (ctx->backend == GS_BACKEND_CPU && o->precision != GS_MLP_FP32)
     return gs_error(GS_ERR_USAGE, "mlp: --precision %s needs the CUDA backend (the CPU runs fp32)",
                     precision_choices[o->precision]);
+  if (ctx->backend == GS_BACKEND_CPU && o->verify_corrupt != 1.0)
+    return gs_error(GS_ERR_USAGE, "mlp: --verify-corrupt needs the CUDA backend");
   GS_TRY(gs_workload_check_share(ctx, gs_workload_mlp.key, gs_workload_mlp.unit_name));
   gs_mlp_state *s = calloc(1, sizeof *s);
   if (s == NULL) return gs_error(GS_ERR_NOMEM, "mlp: cannot allocate state");
@@ -412,6 +417,7 @@ static gs_status mlp_setup(const void *opts, const gs_rank_context *ctx, void **
   s->samples = o->samples;
   s->rows = ctx->unit_count;
   s->verify_rows = o->verify_rows;
+  s->verify_corrupt = o->verify_corrupt;
   s->count = gs_mlp_param_count(&s->model);
   s->use_graph = ctx->backend == GS_BACKEND_CUDA && !o->no_graph;
   plan_buckets(s, o->bucket_kb * 1024);
@@ -639,6 +645,7 @@ static gs_status verify_cpu(gs_mlp_state *s, gs_verification *v) {
 /* Host copies used by one CUDA verification. */
 typedef struct {
   float *before, *mom1, *mom2, *after, *grads, *ref_grads, *x, *y;
+  double *bound;  /* each gradient's error bound (mlp_tolerance.h) */
 } verify_buffers;
 
 static void verify_buffers_free(verify_buffers *b) {
@@ -650,6 +657,7 @@ static void verify_buffers_free(verify_buffers *b) {
   free(b->ref_grads);
   free(b->x);
   free(b->y);
+  free(b->bound);
 }
 
 /* The rows of the verification step's global batch, gathered into a
@@ -671,7 +679,7 @@ static void gather_verify_data(const gs_mlp_state *s, uint64_t steps, uint64_t G
 
 /* One extra step with at most verify_rows samples per rank, checked on
  * every rank against the CPU reference of the whole (reduced) global batch:
- * the all-reduced gradients (tolerance per precision) and Adam's update
+ * the all-reduced gradients (each within its error bound) and Adam's update
  * from them; then the replicas are compared bitwise. */
 static gs_status verify_cuda(gs_mlp_state *s, gs_verification *v) {
   GS_CHECK_CUDA(cudaStreamSynchronize(s->stream));
@@ -686,9 +694,10 @@ static gs_status verify_cuda(gs_mlp_state *s, gs_verification *v) {
   const size_t pbytes = (size_t)s->count * sizeof(float);
   verify_buffers b = {malloc(pbytes), malloc(pbytes), malloc(pbytes), malloc(pbytes),
                       malloc(pbytes), malloc(pbytes), malloc((size_t)(G * F) * sizeof(float)),
-                      malloc((size_t)(G * T) * sizeof(float))};
+                      malloc((size_t)(G * T) * sizeof(float)), malloc(2 * pbytes)};
   gs_status st = GS_OK;
-  if (!b.before || !b.mom1 || !b.mom2 || !b.after || !b.grads || !b.ref_grads || !b.x || !b.y)
+  if (!b.before || !b.mom1 || !b.mom2 || !b.after || !b.grads || !b.ref_grads || !b.x || !b.y ||
+      !b.bound)
     st = gs_error(GS_ERR_NOMEM, "mlp: cannot allocate the verification buffers");
   uint64_t steps = 0;
   double loss = 0.0;
@@ -705,6 +714,9 @@ static gs_status verify_cuda(gs_mlp_state *s, gs_verification *v) {
     const gs_mlp_batch batch = {.step = steps, .global_batch = G, .offset = 0, .rows = G,
                                 .seed = s->dropout_seed};
     st = gs_mlp_cpu_gradients(&s->model, b.before, &d, &batch, b.ref_grads, &ref_loss);
+    if (st == GS_OK)
+      st = gs_mlp_gradient_bounds(&s->model, b.before, &d, &batch,
+                                  gs_mlp_op_error(&s->model, s->precision, G, s->world), b.bound);
   }
   uint64_t differ = 0;
   if (st == GS_OK) st = count_replica_differences(s, b.after, &differ);
@@ -712,22 +724,9 @@ static gs_status verify_cuda(gs_mlp_state *s, gs_verification *v) {
     verify_buffers_free(&b);
     return st;
   }
-  // Gradients, relative to the largest reference gradient.
-  double gmax = 0.0, gerr = 0.0;
-  for (uint64_t i = 0; i < s->count; i++) gmax = fmax(gmax, fabs((double)b.ref_grads[i]));
-  const double gtol = gradient_tolerance[s->precision];
-  uint64_t gbad = 0;
-  double diff2 = 0.0, ref2 = 0.0;
-  for (uint64_t i = 0; i < s->count; i++) {
-    const double e = fabs((double)b.grads[i] - b.ref_grads[i]);
-    if (!(e <= gtol * gmax)) gbad++;
-    gerr = isnan(e) ? INFINITY : fmax(gerr, e);
-    diff2 += e * e;
-    ref2 += (double)b.ref_grads[i] * b.ref_grads[i];
-  }
-  const double norm_err = ref2 > 0.0 ? sqrt(diff2 / ref2) : sqrt(diff2);
-  const double norm_tol = gradient_norm_tolerance[s->precision];
-  if (!(norm_err <= norm_tol)) gbad++;
+  // Each gradient against its own error bound in this precision.
+  gs_mlp_gradient_check g;
+  gs_mlp_gradient_compare(s->count, b.grads, b.ref_grads, b.bound, s->verify_corrupt, &g);
   // Adam from the device's own gradients: only float rounding may differ.
   gs_mlp_cpu_adam(&s->adam, steps + 1, s->count, b.grads, b.before, b.mom1, b.mom2);
   uint64_t wbad = 0;
@@ -738,20 +737,20 @@ static gs_status verify_cuda(gs_mlp_state *s, gs_verification *v) {
     werr = isnan(e) ? INFINITY : fmax(werr, e);
   }
   verify_buffers_free(&b);
-  v->max_abs_error = gerr;
-  v->tolerance = gtol * gmax;
-  v->mismatches = gbad + wbad + differ;
+  v->max_abs_error = g.max_error;
+  v->tolerance = g.max_bound;
+  v->mismatches = g.outside + wbad + differ;
   v->status = v->mismatches == 0 ? GS_VERIFY_PASSED : GS_VERIFY_FAILED;
   snprintf(v->detail, sizeof v->detail,
            "%s step %llu over %llu samples (%llu here) against the CPU reference: gradient max "
-           "error %.3g of max %.3g (tolerance %g relative, %llu outside), norm error %.3g "
-           "(tolerance %g), Adam update max error "
+           "error %.3g of max %.3g (%llu outside their error bounds, largest bound %.3g%s), norm "
+           "error %.3g (the bounds' %.3g), Adam update max error "
            "%.3g (%llu outside), loss share here %.6g, whole batch %.6g; %llu of %llu parameters differ from rank 0's "
            "replica; %.1f MiB on the device",
            precision_choices[s->precision], (unsigned long long)steps + 1, (unsigned long long)G,
-           (unsigned long long)rows, gerr, gmax, gtol, (unsigned long long)gbad, norm_err, norm_tol,
-           werr,
-           (unsigned long long)wbad, loss, ref_loss,
+           (unsigned long long)rows, g.max_error, g.max_ref, (unsigned long long)g.outside,
+           g.max_bound, s->verify_corrupt != 1.0 ? "; the largest corrupted by --verify-corrupt" : "",
+           g.norm_error, g.norm_bound, werr, (unsigned long long)wbad, loss, ref_loss,
            (unsigned long long)differ, (unsigned long long)s->count,
            (double)gs_mlp_cuda_device_bytes(s->dev) / (1024.0 * 1024.0));
   return GS_OK;

@@ -1,0 +1,122 @@
+/* Tests of the mlp gradient bound (workloads/mlp/mlp_tolerance.c): the
+ * unit roundoffs and the per-operation error; the gradients of the medium
+ * preset computed from weights and inputs rounded to bf16 (and to tf32)
+ * lie within their bounds at 32 and at 256 rows, for several seeds and
+ * biases away from 0, while an element made wrong (the largest negated in
+ * bf16, halved in tf32) lies outside: the largest gradient's bound stays
+ * below twice its size in bf16 (0.3 of it in tf32), so the check still
+ * has teeth. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "workloads/mlp/mlp.h"
+#include "workloads/mlp/mlp_tolerance.h"
+
+/* x rounded to nearest (ties to even) with `bits` significand bits. */
+static float round_to(float x, int bits) {
+  int e = 0;
+  const double f = frexp((double)x, &e);  // x = f 2^e, 0.5 <= |f| < 1
+  return (float)ldexp(nearbyint(ldexp(f, bits)), e - bits);
+}
+
+static void test_roundoff(void **state) {
+  (void)state;
+  assert_true(gs_mlp_unit_roundoff(GS_MLP_BF16) == 1.0 / 256.0);
+  assert_true(gs_mlp_unit_roundoff(GS_MLP_TF32) == 1.0 / 2048.0);
+  assert_true(gs_mlp_unit_roundoff(GS_MLP_FP32) == ldexp(1.0, -24));
+  const gs_mlp_model m = {.n_layers = 2, .widths = {50, 256, 3}};
+  // 2u + (K + world) 2^-24 with K the widest layer or the rows, whichever is more.
+  assert_true(gs_mlp_op_error(&m, GS_MLP_BF16, 32, 2) == 3.0 / 256.0 + 258.0 * ldexp(1.0, -24));
+  assert_true(gs_mlp_op_error(&m, GS_MLP_BF16, 1000, 1) == 3.0 / 256.0 + 1001.0 * ldexp(1.0, -24));
+  assert_true(round_to(1.0f + 1.0f / 512.0f, 8) == 1.0f);      // a tie: to even
+  assert_true(round_to(1.0f + 3.0f / 512.0f, 8) == 1.0f + 4.0f / 512.0f);
+}
+
+/* The medium preset's gradients over `rows` samples from weights and inputs
+ * rounded to `bits` significand bits, against the exact-input reference
+ * and its bounds for `precision`; returns the elements outside. */
+static uint64_t outside_bounds(gs_mlp_precision precision, int bits, uint64_t rows, uint64_t seed,
+                               double corrupt, gs_mlp_gradient_check *check) {
+  gs_mlp_model m = {.n_layers = 4, .widths = {50, 256, 128, 64, 3}, .dropout = 0.2f};
+  const uint64_t count = gs_mlp_param_count(&m);
+  float *params = malloc(count * sizeof *params), *rounded = malloc(count * sizeof *rounded);
+  float *ref = malloc(count * sizeof *ref), *dev = malloc(count * sizeof *dev);
+  double *bound = malloc(count * sizeof *bound);
+  float *x = malloc(rows * 50 * sizeof *x), *xr = malloc(rows * 50 * sizeof *xr);
+  float *y = malloc(rows * 3 * sizeof *y);
+  assert_true(params && rounded && ref && dev && bound && x && xr && y);
+  gs_mlp_init_params(&m, seed, params);
+  // Biases away from 0, as after training.
+  for (int l = 0; l < m.n_layers; l++)
+    for (uint32_t o = 0; o < m.widths[l + 1]; o++)
+      params[gs_mlp_bias_offset(&m, l) + o] = 0.05f * (float)((o * 7 + l) % 5) - 0.1f;
+  gs_mlp_generate(seed, rows, 50, 3, x, y);
+  for (uint64_t i = 0; i < count; i++) rounded[i] = round_to(params[i], bits);
+  for (uint64_t i = 0; i < rows * 50; i++) xr[i] = round_to(x[i], bits);
+  const gs_mlp_batch b = {.step = 3, .global_batch = rows, .rows = rows, .seed = seed};
+  const gs_mlp_data d = {.n = rows, .features = 50, .targets = 3, .x = x, .y = y};
+  const gs_mlp_data dr = {.n = rows, .features = 50, .targets = 3, .x = xr, .y = y};
+  double loss = 0.0;
+  assert_int_equal(gs_mlp_cpu_gradients(&m, params, &d, &b, ref, &loss), GS_OK);
+  assert_int_equal(gs_mlp_cpu_gradients(&m, rounded, &dr, &b, dev, &loss), GS_OK);
+  assert_int_equal(gs_mlp_gradient_bounds(&m, params, &d, &b, gs_mlp_op_error(&m, precision, rows, 1),
+                                          bound), GS_OK);
+  gs_mlp_gradient_compare(count, dev, ref, bound, corrupt, check);
+  free(params);
+  free(rounded);
+  free(ref);
+  free(dev);
+  free(bound);
+  free(x);
+  free(xr);
+  free(y);
+  return check->outside;
+}
+
+static void test_rounded_gradients_within_bounds(void **state) {
+  (void)state;
+  gs_mlp_gradient_check c;
+  for (uint64_t seed = 1; seed <= 3; seed++) {
+    assert_int_equal(outside_bounds(GS_MLP_BF16, 8, 32, seed, 1.0, &c), 0);
+    // The rounding moved the gradients (the test is not empty) by less
+    // than the bounds; the largest gradient's bound stays below twice its
+    // size, so that element negated is caught.
+    assert_true(c.norm_error > 1e-3 && c.norm_error < c.norm_bound);
+    assert_true(c.bound_at_max_ref < 2.0 * c.max_ref);
+    assert_int_equal(outside_bounds(GS_MLP_BF16, 8, 256, seed, 1.0, &c), 0);
+    assert_true(c.bound_at_max_ref < 2.0 * c.max_ref);
+    assert_int_equal(outside_bounds(GS_MLP_TF32, 11, 256, seed, 1.0, &c), 0);
+    assert_true(c.bound_at_max_ref < 0.3 * c.max_ref);
+  }
+}
+
+static void test_wrong_element_outside(void **state) {
+  (void)state;
+  gs_mlp_gradient_check c;
+  assert_true(outside_bounds(GS_MLP_BF16, 8, 32, 7, -1.0, &c) >= 1);
+  assert_true(outside_bounds(GS_MLP_BF16, 8, 256, 7, -1.0, &c) >= 1);
+  assert_true(outside_bounds(GS_MLP_TF32, 11, 256, 7, 0.5, &c) >= 1);
+  // A NaN is never within a bound.
+  float g[2] = {NAN, 1.0f};
+  const float r[2] = {1.0f, 1.0f};
+  const double bound[2] = {1e9, 0.0};
+  gs_mlp_gradient_compare(2, g, r, bound, 1.0, &c);
+  assert_int_equal(c.outside, 1);
+  assert_true(isinf(c.max_error));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_roundoff),
+      cmocka_unit_test(test_rounded_gradients_within_bounds),
+      cmocka_unit_test(test_wrong_element_outside),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
