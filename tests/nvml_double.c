@@ -453,6 +453,8 @@ int nvmlEventSetWait_v2(nvmlEventSet_t set, fake_event *data, unsigned timeout_m
 int nvmlEventSetFree(nvmlEventSet_t set) {
   free(set);
   return OK;
+}
+
 /* Asked with room for fewer entries than there are processes (gpuscale
  * asks with none), NVML answers the count and INSUFFICIENT_SIZE. The double
  * fills no entries: gpuscale reads only the count. */
