@@ -16,6 +16,7 @@
 
 #include "report_fixture.h"
 #include "report/compare/compare.h"
+#include "report/compare/internal.h"
 
 static void test_identical(void **state) {
   (void)state;
@@ -187,6 +188,35 @@ static void test_direction_from_test(void **state) {
   gs_compare_free(&c);
 }
 
+/* The bootstrap interval of a p99's change (tails.c) against what it must
+ * give by construction: constant samples give exactly their ratio; the
+ * same grid on both sides contains 1; a grid scaled by 1.2 gives an
+ * interval around 1.2 that leaves 1 out; the same inputs the same bounds;
+ * fewer than 2 samples none. */
+static void test_percentile_interval(void **state) {
+  (void)state;
+  enum { N = 400 };
+  static double a[N], b[N], c[N], d[N];
+  for (int i = 0; i < N; i++) {
+    a[i] = 2e-3;
+    b[i] = 3e-3;
+    c[i] = 1e-3 * (1.0 + (double)((i * 37) % N) / N);  // 1 .. 2 ms, shuffled
+    d[i] = 1.2 * 1e-3 * (1.0 + (double)((i * 53) % N) / N);
+  }
+  double lo, hi, lo2, hi2;
+  gs_compare_percentile_interval(a, N, b, N, 99.0, &lo, &hi);
+  assert_float_equal(lo, 1.5, 1e-12);
+  assert_float_equal(hi, 1.5, 1e-12);
+  gs_compare_percentile_interval(c, N, c, N, 99.0, &lo, &hi);
+  assert_true(lo < 1.0 && hi > 1.0 && hi - lo < 0.05);
+  gs_compare_percentile_interval(c, N, d, N, 99.0, &lo, &hi);
+  assert_true(lo > 1.0 && lo < 1.2 && hi > 1.2 && hi < 1.3);
+  gs_compare_percentile_interval(c, N, d, N, 99.0, &lo2, &hi2);
+  assert_true(lo == lo2 && hi == hi2);
+  gs_compare_percentile_interval(c, 1, d, N, 99.0, &lo, &hi);
+  assert_true(isnan(lo) && isnan(hi));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_identical),
@@ -195,6 +225,7 @@ int main(void) {
       cmocka_unit_test(test_collective_sizes),
       cmocka_unit_test(test_collective_forms),
       cmocka_unit_test(test_direction_from_test),
+      cmocka_unit_test(test_percentile_interval),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
