@@ -16,7 +16,7 @@
 
 #include "report_fixture.h"
 #include "report/compare/compare.h"
-#include "report/compare/internal.h"
+#include "report/analyze/quantile.h"
 
 static void test_identical(void **state) {
   (void)state;
@@ -204,16 +204,16 @@ static void test_percentile_interval(void **state) {
     d[i] = 1.2 * 1e-3 * (1.0 + (double)((i * 53) % N) / N);
   }
   double lo, hi, lo2, hi2;
-  gs_compare_percentile_interval(a, N, b, N, 99.0, &lo, &hi);
+  gs_report_percentile_interval(a, N, b, N, 99.0, &lo, &hi);
   assert_float_equal(lo, 1.5, 1e-12);
   assert_float_equal(hi, 1.5, 1e-12);
-  gs_compare_percentile_interval(c, N, c, N, 99.0, &lo, &hi);
+  gs_report_percentile_interval(c, N, c, N, 99.0, &lo, &hi);
   assert_true(lo < 1.0 && hi > 1.0 && hi - lo < 0.05);
-  gs_compare_percentile_interval(c, N, d, N, 99.0, &lo, &hi);
+  gs_report_percentile_interval(c, N, d, N, 99.0, &lo, &hi);
   assert_true(lo > 1.0 && lo < 1.2 && hi > 1.2 && hi < 1.3);
-  gs_compare_percentile_interval(c, N, d, N, 99.0, &lo2, &hi2);
+  gs_report_percentile_interval(c, N, d, N, 99.0, &lo2, &hi2);
   assert_true(lo == lo2 && hi == hi2);
-  gs_compare_percentile_interval(c, 1, d, N, 99.0, &lo, &hi);
+  gs_report_percentile_interval(c, 1, d, N, 99.0, &lo, &hi);
   assert_true(isnan(lo) && isnan(hi));
 }
 

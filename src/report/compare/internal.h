@@ -25,15 +25,6 @@ gs_compare_row *gs_compare_row_slot(gs_compare *c, size_t series, int world_size
 gs_status gs_compare_figure(gs_compare *c, size_t series, int world_size, const char *metric,
                             const char *unit, int higher_is_better, double x, double y);
 
-/* The 95% interval of q-th percentile(b) / q-th percentile(a) (q in
- * [0, 100], Hyndman-Fan 7): a percentile bootstrap with
- * GS_STATS_BOOTSTRAP_REPLICATES replicates and GS_STATS_BOOTSTRAP_SEED,
- * each replicate drawing na from `a` and nb from `b` with replacement.
- * Both NaN with fewer than 2 samples a side, a non-positive percentile,
- * or no memory. Deterministic. */
-void gs_compare_percentile_interval(const double *a, size_t na, const double *b, size_t nb,
-                                    double q, double *low, double *high);
-
 /* LoadGen's verdict per rank of two ingested rows: VALID to INVALID is a
  * regression, INVALID to VALID an improvement (unit "validity"). */
 gs_status gs_compare_validity(gs_compare *c, size_t si, const gs_report_row *x,

@@ -8,9 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/json.h"
-#include "core/rng.h"
 #include "core/stats.h"
+#include "report/analyze/quantile.h"
 #include "report/compare/internal.h"
 
 /* See internal.h. */
@@ -45,40 +44,6 @@ gs_status gs_compare_validity(gs_compare *c, size_t si, const gs_report_row *x,
   return GS_OK;
 }
 
-/* The q-th percentile of `n` draws with replacement from `v` into `work`. */
-static double resampled_percentile(gs_rng *rng, const double *v, size_t n, double *work,
-                                   double q) {
-  for (size_t i = 0; i < n; i++) work[i] = v[gs_rng_below(rng, n)];
-  gs_stats_sort(work, n);
-  return gs_stats_percentile_sorted(work, n, q);
-}
-
-/* See internal.h. */
-void gs_compare_percentile_interval(const double *a, size_t na, const double *b, size_t nb,
-                                    double q, double *low, double *high) {
-  *low = *high = NAN;
-  if (na < 2 || nb < 2) return;
-  const size_t reps = GS_STATS_BOOTSTRAP_REPLICATES;
-  double *work = malloc((na > nb ? na : nb) * sizeof *work);
-  double *ratio = malloc(reps * sizeof *ratio);
-  gs_rng rng;
-  gs_rng_seed(&rng, GS_STATS_BOOTSTRAP_SEED, 0);
-  size_t k = 0;
-  for (size_t r = 0; work && ratio && r < reps; r++) {
-    double pa = resampled_percentile(&rng, a, na, work, q);
-    double pb = resampled_percentile(&rng, b, nb, work, q);
-    if (!(pa > 0.0) || !isfinite(pb)) break;
-    ratio[k++] = pb / pa;
-  }
-  if (k == reps) {
-    gs_stats_sort(ratio, k);
-    *low = gs_stats_percentile_sorted(ratio, k, 2.5);
-    *high = gs_stats_percentile_sorted(ratio, k, 97.5);
-  }
-  free(work);
-  free(ratio);
-}
-
 /* The largest of f over the LoadGen ranks of `row` (NaN when none has it). */
 static double loadgen_max(const gs_report_row *row, size_t field) {
   double m = NAN;
@@ -88,37 +53,6 @@ static double loadgen_max(const gs_report_row *row, size_t field) {
     if (lg->present && isfinite(v[field]) && !(v[field] <= m)) m = v[field];
   }
   return m;
-}
-
-/* The `field` ("ttft_seconds", "tpot_seconds") of every ok, not cold
- * request of measurement `m` (the requests the report's statistics use),
- * into a new array *out of *n; GS_ERR_NOMEM. */
-static gs_status request_times(const cJSON *m, const char *field, double **out, size_t *n) {
-  size_t cap = 64;
-  *n = 0;
-  *out = malloc(cap * sizeof **out);
-  if (!*out) return gs_error(GS_ERR_NOMEM, "out of memory");
-  const cJSON *runs = gs_json_member(m, "runs");
-  for (const cJSON *run = runs ? runs->child : NULL; run; run = run->next) {
-    const cJSON *ranks = gs_json_member(run, "ranks");
-    for (const cJSON *rk = ranks ? ranks->child : NULL; rk; rk = rk->next) {
-      const cJSON *reqs = gs_json_member(rk, "requests");
-      for (const cJSON *q = cJSON_IsArray(reqs) ? reqs->child : NULL; q; q = q->next) {
-        const char *status = gs_json_string_member(q, "status", "");
-        double v = gs_json_number_member(q, field);
-        if (strcmp(status, "ok") != 0 || cJSON_IsTrue(gs_json_member(q, "cold")) || !isfinite(v))
-          continue;
-        if (*n == cap) {
-          double *grown = realloc(*out, 2 * cap * sizeof *grown);
-          if (!grown) return gs_error(GS_ERR_NOMEM, "out of memory");
-          *out = grown;
-          cap *= 2;
-        }
-        (*out)[(*n)++] = v;
-      }
-    }
-  }
-  return GS_OK;
 }
 
 /* A tail row from both sides' samples: the p99 of each, the bootstrap
@@ -146,7 +80,7 @@ static gs_status tail_row(gs_compare *c, size_t si, int world_size, const char *
     return GS_OK;
   }
   double lo, hi;
-  gs_compare_percentile_interval(a, na, b, nb, 99.0, &lo, &hi);
+  gs_report_percentile_interval(a, na, b, nb, 99.0, &lo, &hi);
   if (isfinite(lo) && isfinite(hi)) {
     row->ci_low = lo - 1.0;
     row->ci_high = hi - 1.0;
@@ -196,8 +130,8 @@ gs_status gs_compare_tails(gs_compare *c, size_t si, const gs_report_row *x,
         if (nb) memcpy(b, y->step_samples, nb * sizeof *b);
       }
     } else {
-      st = request_times(mx, fields[f], &a, &na);
-      if (st == GS_OK) st = request_times(my, fields[f], &b, &nb);
+      st = gs_report_request_times(mx, fields[f], &a, &na);
+      if (st == GS_OK) st = gs_report_request_times(my, fields[f], &b, &nb);
     }
     if (st == GS_OK && na > 0 && nb > 0)
       st = tail_row(c, si, x->world_size, names[f], a, na, b, nb);

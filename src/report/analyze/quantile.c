@@ -1,0 +1,76 @@
+/* Intervals of percentiles and the per-request times they are drawn from:
+ * the change of a p99 between two documents (compare's tail rows) and of
+ * a TPOT median between two series (the tensor-against-data-parallel
+ * advice). Method in docs/statistics.md, "Intervals of ratios". */
+#include "report/analyze/quantile.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/json.h"
+#include "core/rng.h"
+#include "core/stats.h"
+
+/* The q-th percentile of `n` draws with replacement from `v` into `work`. */
+static double resampled_percentile(gs_rng *rng, const double *v, size_t n, double *work,
+                                   double q) {
+  for (size_t i = 0; i < n; i++) work[i] = v[gs_rng_below(rng, n)];
+  gs_stats_sort(work, n);
+  return gs_stats_percentile_sorted(work, n, q);
+}
+
+/* See quantile.h. */
+void gs_report_percentile_interval(const double *a, size_t na, const double *b, size_t nb,
+                                    double q, double *low, double *high) {
+  *low = *high = NAN;
+  if (na < 2 || nb < 2) return;
+  const size_t reps = GS_STATS_BOOTSTRAP_REPLICATES;
+  double *work = malloc((na > nb ? na : nb) * sizeof *work);
+  double *ratio = malloc(reps * sizeof *ratio);
+  gs_rng rng;
+  gs_rng_seed(&rng, GS_STATS_BOOTSTRAP_SEED, 0);
+  size_t k = 0;
+  for (size_t r = 0; work && ratio && r < reps; r++) {
+    double pa = resampled_percentile(&rng, a, na, work, q);
+    double pb = resampled_percentile(&rng, b, nb, work, q);
+    if (!(pa > 0.0) || !isfinite(pb)) break;
+    ratio[k++] = pb / pa;
+  }
+  if (k == reps) {
+    gs_stats_sort(ratio, k);
+    *low = gs_stats_percentile_sorted(ratio, k, 2.5);
+    *high = gs_stats_percentile_sorted(ratio, k, 97.5);
+  }
+  free(work);
+  free(ratio);
+}
+
+/* See quantile.h. */
+gs_status gs_report_request_times(const cJSON *m, const char *field, double **out, size_t *n) {
+  size_t cap = 64;
+  *n = 0;
+  *out = malloc(cap * sizeof **out);
+  if (!*out) return gs_error(GS_ERR_NOMEM, "out of memory");
+  const cJSON *runs = gs_json_member(m, "runs");
+  for (const cJSON *run = runs ? runs->child : NULL; run; run = run->next) {
+    const cJSON *ranks = gs_json_member(run, "ranks");
+    for (const cJSON *rk = ranks ? ranks->child : NULL; rk; rk = rk->next) {
+      const cJSON *reqs = gs_json_member(rk, "requests");
+      for (const cJSON *q = cJSON_IsArray(reqs) ? reqs->child : NULL; q; q = q->next) {
+        const char *status = gs_json_string_member(q, "status", "");
+        double v = gs_json_number_member(q, field);
+        if (strcmp(status, "ok") != 0 || cJSON_IsTrue(gs_json_member(q, "cold")) || !isfinite(v))
+          continue;
+        if (*n == cap) {
+          double *grown = realloc(*out, 2 * cap * sizeof *grown);
+          if (!grown) return gs_error(GS_ERR_NOMEM, "out of memory");
+          *out = grown;
+          cap *= 2;
+        }
+        (*out)[(*n)++] = v;
+      }
+    }
+  }
+  return GS_OK;
+}
