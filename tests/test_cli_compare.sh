@@ -102,6 +102,9 @@ expect 3 "TTFT p99 .* \+0.00% .* not significant" -- compare "$work/req-base.jso
 expect 0 "p99 latency .* needs n=200 .* undecidable" -- compare "$work/req-few.json" "$work/req-few.json"
 expect 0 "3 tail metrics are undecidable: .* 200 a side, and 40 against 40 requests" -- \
   compare "$work/req-few.json" "$work/req-few.json"
+"$bin" compare -f markdown "$work/req-base.json" "$work/req-slow.json" >"$work/req.md"
+grep -qE "^\| llm \(scenario server\) \| 2 \| p99 latency \| 59.6 ms \| 77.5 ms \| \+30.00% \| \[\+[0-9.]+%, \+[0-9.]+%\] \| \+-[0-9.]+% \| \+30.00% \| - \| - \| regression \|$" "$work/req.md" ||
+  fail "markdown compare lacks the tested p99 row: $(cat "$work/req.md")"
 "$bin" compare -f json "$work/req-base.json" "$work/req-slow.json" >"$work/req.json"
 python3 - "$work/req.json" <<'PY' || fail "compare JSON of the tail rows: see above"
 import json, sys
