@@ -217,6 +217,32 @@ static void test_percentile_interval(void **state) {
   assert_true(isnan(lo) && isnan(hi));
 }
 
+/* Two ranks' throughput ratio from their summaries (analyze/quantile.c):
+ * n 4, mean 2, sd 0.2 (cv 0.1) over n 9, mean 1, sd 0.3 (cv 0.3), ratio 2:
+ * 2 exp(+-1.96 sqrt(0.01 / 4 + 0.09 / 9)) = 2 exp(+-0.2191347), worked by
+ * hand; one sample or a request-based row: no interval. */
+static void test_rank_ratio_interval(void **state) {
+  (void)state;
+  gs_report_rank a = {.n = 4, .mean = 2.0, .stddev = 0.2};
+  gs_report_rank b = {.n = 9, .mean = 1.0, .stddev = 0.3};
+  double lo, hi;
+  gs_report_rank_ratio_interval(&a, &b, 2.0, &lo, &hi);
+  assert_float_equal(lo, 2.0 * exp(-0.21913466), 1e-7);
+  assert_float_equal(hi, 2.0 * exp(0.21913466), 1e-7);
+  b.n = 1;
+  gs_report_rank_ratio_interval(&a, &b, 2.0, &lo, &hi);
+  assert_true(isnan(lo) && isnan(hi));
+  // The spread of a row: fastest over slowest; none for request-based rows.
+  gs_report_rank ranks[2] = {{.n = 4, .mean = 2.0, .stddev = 0.2, .throughput = 0.5},
+                             {.n = 9, .mean = 1.0, .stddev = 0.3, .throughput = 1.0}};
+  gs_report_row row = {.n_ranks = 2, .ranks = ranks, .spread_ratio = 2.0};
+  gs_report_spread_interval(&row, &lo, &hi);
+  assert_float_equal(lo, 2.0 * exp(-0.21913466), 1e-7);
+  row.requests.present = 1;
+  gs_report_spread_interval(&row, &lo, &hi);
+  assert_true(isnan(lo));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_identical),
@@ -226,6 +252,7 @@ int main(void) {
       cmocka_unit_test(test_collective_forms),
       cmocka_unit_test(test_direction_from_test),
       cmocka_unit_test(test_percentile_interval),
+      cmocka_unit_test(test_rank_ratio_interval),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

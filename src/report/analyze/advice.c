@@ -218,6 +218,13 @@ static const char *workers_of(const gs_report_series *s, int n) {
   return strcmp(s->backend, "cuda") == 0 ? "GPU" : "rank";
 }
 
+/* The ranks' max/min throughput of `row` with its 95% interval. */
+static void spread_text(const gs_report_row *row, char *out, size_t size) {
+  double low, high;
+  gs_report_spread_interval(row, &low, &high);
+  gs_scaling_format_ratio(row->spread_ratio, low, high, 1.0, 2, "x", out, size);
+}
+
 /* Load balancing, failed ranks and failed requests, per row. */
 static void rank_advice(gs_report_series *s, const gs_report *r) {
   for (size_t i = 0; i < s->n_rows; i++) {
@@ -232,16 +239,18 @@ static void rank_advice(gs_report_series *s, const gs_report *r) {
             (!worst || row->ranks[k].deviation > worst->deviation))
           worst = &row->ranks[k];
     }
+    char spread[64];
+    if (worst) spread_text(row, spread, sizeof spread);
     if (worst)
       add_advice(s,
                  "%s: at %d %s rank %d %s %s, %.1f%% from the median rank throughput %s "
-                 "(critical > %.0f%%); ranks max/min %.2fx%s%s%s",
+                 "(critical > %.0f%%); ranks max/min %s%s%s%s",
                  worst->injected ? "injected straggler" : "consider dynamic load balancing",
                  row->world_size, workers(s), worst->rank,
                  row->straggler >= 0 ? "is the straggler at" : "runs at",
                  rank_rate(s, row, worst->throughput).text, 100.0 * worst->deviation,
                  rank_rate(s, row, row->rank_median).text, 100.0 * r->thresholds.critical,
-                 row->spread_ratio, worst->injected ? " (injected: " : "",
+                 spread, worst->injected ? " (injected: " : "",
                  worst->injected ? row->placement.faults : "", worst->injected ? ")" : "");
     for (size_t k = 0; k < row->n_ranks; k++) {
       const gs_report_rank *rk = &row->ranks[k];

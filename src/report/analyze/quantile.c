@@ -1,7 +1,8 @@
-/* Intervals of percentiles and the per-request times they are drawn from:
- * the change of a p99 between two documents (compare's tail rows) and of
- * a TPOT median between two series (the tensor-against-data-parallel
- * advice). Method in docs/statistics.md, "Intervals of ratios". */
+/* Intervals of percentiles and the per-request times they are drawn from
+ * (the change of a p99 between two documents in compare's tail rows, of a
+ * TPOT median between two series in the tensor-against-data-parallel
+ * advice), and of two ranks' throughputs from their summaries. Methods in
+ * docs/statistics.md, "Intervals of ratios". */
 #include "report/analyze/quantile.h"
 
 #include <math.h>
@@ -73,4 +74,29 @@ gs_status gs_report_request_times(const cJSON *m, const char *field, double **ou
     }
   }
   return GS_OK;
+}
+
+/* See quantile.h. */
+void gs_report_rank_ratio_interval(const gs_report_rank *a, const gs_report_rank *b, double ratio,
+                                   double *low, double *high) {
+  *low = *high = NAN;
+  if (a->n < 2 || b->n < 2 || !(a->mean > 0.0) || !(b->mean > 0.0) || !(ratio > 0.0)) return;
+  const double ca = a->stddev / a->mean, cb = b->stddev / b->mean;
+  const double spread = 1.96 * sqrt(ca * ca / (double)a->n + cb * cb / (double)b->n);
+  *low = ratio * exp(-spread);
+  *high = ratio * exp(spread);
+}
+
+/* See quantile.h. */
+void gs_report_spread_interval(const gs_report_row *row, double *low, double *high) {
+  const gs_report_rank *hi = NULL, *lo = NULL;
+  *low = *high = NAN;
+  for (size_t k = 0; k < row->n_ranks; k++) {
+    const gs_report_rank *rk = &row->ranks[k];
+    if (!isfinite(rk->throughput)) continue;
+    if (!hi || rk->throughput > hi->throughput) hi = rk;
+    if (!lo || rk->throughput < lo->throughput) lo = rk;
+  }
+  if (hi && lo && hi != lo && !row->requests.present)
+    gs_report_rank_ratio_interval(hi, lo, row->spread_ratio, low, high);
 }

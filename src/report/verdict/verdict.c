@@ -15,6 +15,7 @@
 #include "core/format.h"
 #include "core/stats.h"
 #include "core/json.h"
+#include "report/analyze/quantile.h"
 
 /* See verdict.h. */
 const char *gs_check_state_name(gs_check_state state) {
@@ -454,12 +455,8 @@ static int rank_device(const gs_report *r, const gs_report_row *row, int rank) {
 
 /* The 95% interval of rank `w`'s throughput over the median GPU's
  * (`ratio`), the median GPU being the rank of `row` nearest the median
- * throughput other than `w`: the report keeps each rank's count, mean and
- * standard deviation, not its samples, so the interval is the bootstrap's
- * large-sample limit, ratio x exp(+-1.96 sqrt(c_w^2 / n_w + c_m^2 / n_m)),
- * c the coefficient of variation of a rank's steps (docs/statistics.md).
- * NaN bounds for request-based rows (a rank's tokens/s is no mean of its
- * samples) and ranks of fewer than 2 samples. */
+ * throughput other than `w` (gs_report_rank_ratio_interval). NaN bounds
+ * for request-based rows: a rank's tokens/s is no mean of its samples. */
 static void rank_interval(const gs_report_row *row, const gs_report_rank *w, double ratio,
                           double *low, double *high) {
   *low = *high = NAN;
@@ -470,13 +467,7 @@ static void rank_interval(const gs_report_row *row, const gs_report_rank *w, dou
     if (!m || fabs(rk->throughput - row->rank_median) < fabs(m->throughput - row->rank_median))
       m = rk;
   }
-  if (row->requests.present || !m || w->n < 2 || m->n < 2 || !(w->mean > 0.0) ||
-      !(m->mean > 0.0) || !(ratio > 0.0))
-    return;
-  const double cw = w->stddev / w->mean, cm = m->stddev / m->mean;
-  const double spread = 1.96 * sqrt(cw * cw / (double)w->n + cm * cm / (double)m->n);
-  *low = ratio * exp(-spread);
-  *high = ratio * exp(spread);
+  if (!row->requests.present && m) gs_report_rank_ratio_interval(w, m, ratio, low, high);
 }
 
 /* Per workload: each GPU's throughput at the largest GPU count against the
