@@ -16,6 +16,8 @@
 
 #include "report_fixture.h"
 #include "report/compare/compare.h"
+#include "core/rng.h"
+#include "core/stats.h"
 #include "report/analyze/quantile.h"
 
 static void test_identical(void **state) {
@@ -217,6 +219,44 @@ static void test_percentile_interval(void **state) {
   assert_true(isnan(lo) && isnan(hi));
 }
 
+/* The interval drawn by sorting every replicate (the definition) instead
+ * of selecting its order statistics: the same draws (same seed) must give
+ * the same bounds, ties and repeated values included. */
+static void reference_interval(const double *a, size_t na, const double *b, size_t nb, double q,
+                               double *lo, double *hi) {
+  double *w = malloc((na > nb ? na : nb) * sizeof *w), *ratio = malloc(2000 * sizeof *ratio);
+  gs_rng rng;
+  gs_rng_seed(&rng, GS_STATS_BOOTSTRAP_SEED, 0);
+  for (size_t r = 0; r < 2000; r++) {
+    for (size_t i = 0; i < na; i++) w[i] = a[gs_rng_below(&rng, na)];
+    gs_stats_sort(w, na);
+    double pa = gs_stats_percentile_sorted(w, na, q);
+    for (size_t i = 0; i < nb; i++) w[i] = b[gs_rng_below(&rng, nb)];
+    gs_stats_sort(w, nb);
+    ratio[r] = gs_stats_percentile_sorted(w, nb, q) / pa;
+  }
+  gs_stats_sort(ratio, 2000);
+  *lo = gs_stats_percentile_sorted(ratio, 2000, 2.5);
+  *hi = gs_stats_percentile_sorted(ratio, 2000, 97.5);
+  free(w);
+  free(ratio);
+}
+
+static void test_percentile_selection(void **state) {
+  (void)state;
+  enum { NA = 257, NB = 300 };
+  static double a[NA], b[NB];
+  for (int i = 0; i < NA; i++) a[i] = 1.0 + (double)((i * 7) % 13);  // 13 values, many ties
+  for (int i = 0; i < NB; i++) b[i] = 0.5 + (double)((i * 11) % 97) / 10.0;
+  const double qs[] = {50.0, 90.0, 99.0, 99.9};
+  for (size_t k = 0; k < 4; k++) {
+    double lo, hi, rlo, rhi;
+    gs_report_percentile_interval(a, NA, b, NB, qs[k], &lo, &hi);
+    reference_interval(a, NA, b, NB, qs[k], &rlo, &rhi);
+    assert_true(lo == rlo && hi == rhi);
+  }
+}
+
 /* Two ranks' throughput ratio from their summaries (analyze/quantile.c):
  * n 4, mean 2, sd 0.2 (cv 0.1) over n 9, mean 1, sd 0.3 (cv 0.3), ratio 2:
  * 2 exp(+-1.96 sqrt(0.01 / 4 + 0.09 / 9)) = 2 exp(+-0.2191347), worked by
@@ -253,6 +293,7 @@ int main(void) {
       cmocka_unit_test(test_direction_from_test),
       cmocka_unit_test(test_percentile_interval),
       cmocka_unit_test(test_rank_ratio_interval),
+      cmocka_unit_test(test_percentile_selection),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
