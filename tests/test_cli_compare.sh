@@ -65,6 +65,58 @@ expect 3 "LoadGen result rank 0 +VALID +INVALID .* regression" -- compare "$work
 expect 0 "LoadGen result rank 0 +INVALID +VALID .* improvement" -- compare "$work/lg-off-bad.json" "$work/lg-off.json"
 expect 0 "no significant regression" -- compare "$work/lg-valid.json" "$work/lg-valid.json"
 
+# Every row says what it could detect: "needs n=4" where no p can reach
+# alpha, "no samples" for ingested figures.
+expect 0 "step time .* needs n=4 .* undecidable" -- compare "$work/few-base.json" "$work/few-new.json"
+expect 3 "p99 latency .* no samples .* regression" -- compare "$work/lg-valid.json" "$work/lg-late.json"
+
+# Tail latencies of our own request-based rows are tested by the bootstrap
+# interval of their p99s' change: 240 requests a rank (2 ranks), latencies
+# x1.3 in NEW, TTFT and TPOT unchanged; 20 a rank is too few (undecidable,
+# with the 200 needed).
+python3 - "$data/llm_server_cpu.json" "$work" <<'PY' || fail "writing the request documents"
+import json, sys
+def make(path, scale, n):
+    d = json.load(open(sys.argv[1]))
+    run = d["measurements"][0]["runs"][0]
+    steps = []
+    for k, rk in enumerate(run["ranks"]):
+        tmpl, reqs, lats = rk["requests"][0], [], []
+        for i in range(n):
+            lat = (0.030 + 0.030 * ((i * 37 + k * 11) % n) / n) * scale
+            reqs.append(dict(tmpl, id=k * n + i, latency_seconds=lat,
+                             ttft_seconds=0.020 + 0.010 * ((i * 53 + k) % n) / n,
+                             tpot_seconds=0.0004 + 0.0001 * ((i * 29) % n) / n))
+            lats.append(lat)
+        rk["requests"], rk["wall_seconds"] = reqs, lats
+        steps += lats
+    run["step_seconds"] = steps
+    json.dump(d, open(f"{sys.argv[2]}/{path}", "w"))
+make("req-base.json", 1.0, 240)
+make("req-slow.json", 1.3, 240)
+make("req-few.json", 1.3, 20)
+PY
+expect 3 "p99 latency +59.6 ms +77.5 ms +\+30.00% +\[\+2[0-9]\.[0-9]+%, \+3[0-9]\.[0-9]+%\] +\+-[0-9.]+% .* - +- +regression" -- \
+  compare "$work/req-base.json" "$work/req-slow.json"
+expect 3 "TTFT p99 .* \+0.00% .* not significant" -- compare "$work/req-base.json" "$work/req-slow.json"
+expect 0 "p99 latency .* needs n=200 .* undecidable" -- compare "$work/req-few.json" "$work/req-few.json"
+expect 0 "3 tail metrics are undecidable: .* 200 a side, and 40 against 40 requests" -- \
+  compare "$work/req-few.json" "$work/req-few.json"
+"$bin" compare -f markdown "$work/req-base.json" "$work/req-slow.json" >"$work/req.md"
+grep -qE "^\| llm \(scenario server\) \| 2 \| p99 latency \| 59.6 ms \| 77.5 ms \| \+30.00% \| \[\+[0-9.]+%, \+[0-9.]+%\] \| \+-[0-9.]+% \| \+30.00% \| - \| - \| regression \|$" "$work/req.md" ||
+  fail "markdown compare lacks the tested p99 row: $(cat "$work/req.md")"
+"$bin" compare -f json "$work/req-base.json" "$work/req-slow.json" >"$work/req.json"
+python3 - "$work/req.json" <<'PY' || fail "compare JSON of the tail rows: see above"
+import json, sys
+d = json.load(open(sys.argv[1]))
+(p99,) = [m for m in d["metrics"] if m["metric"] == "p99 latency"]
+assert p99["test"] == "bootstrap p99" and p99["verdict"] == "regression", p99
+assert p99["n_base"] == 480 and p99["samples_needed"] is None, p99
+assert p99["change_ci95_low"] > 0.2 and p99["change_ci95_high"] < 0.4, p99
+(step,) = [m for m in d["metrics"] if m["metric"] == "step time"]
+assert step["test"] == "mann-whitney u", step
+PY
+
 expect 0 "within threshold" -- compare --threshold 40 "$base" "$slow"
 expect 0 "no significant regression" -- compare --alpha 0.0001 "$base" "$slow"
 

@@ -39,6 +39,14 @@ expect 0 "tensor against data parallelism at 4 ranks: tp 2 \(2 replicas\) .* dat
   report "$work/dp.json" "$work/tp.json"
 expect 0 "tensor against data parallelism at 2 ranks: tp 2 \(1 replica\)" -- \
   report "$work/dp.json" "$work/tp.json"
+# Its ratios carry their 95% intervals: the throughput's over runs ("[-]"
+# with one run a side), the TPOT medians' over requests.
+expect 0 "throughput [0-9.]+x \[-\], time per token [0-9.]+x \[[0-9.]+, [0-9.]+\]" -- \
+  report "$work/dp.json" "$work/tp.json"
+expect 0 "" -- scale llm "${cpu[@]}" --ranks 2 --tp 2 --samples 8 --runs 3 -o "$work/tp3.json"
+expect 0 "" -- scale llm "${cpu[@]}" --ranks 2 --samples 8 --runs 3 -o "$work/dp3.json"
+expect 0 "throughput [0-9.]+x \[[0-9.]+, [0-9.]+\], time per token [0-9.]+x \[[0-9.]+, [0-9.]+\]" -- \
+  report "$work/dp3.json" "$work/tp3.json"
 
 python3 - "$work" <<'PY' || failures=$((failures + 1))
 import json, os, sys

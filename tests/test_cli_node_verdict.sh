@@ -41,6 +41,29 @@ verdict_golden verdict_machine.md 0 "$work/real" report --format markdown info.j
   fail "report of the real suite exited $?: $(cat "$work/err")"
 verdict_section <"$work/real.txt" >"$work/real.verdict"
 golden_file verdict_pass.txt "$work/real.verdict" "the verdict of the real suite"
+# Every format gives each per-GPU row the same words, its interval
+# included: the JSON's details appear verbatim in the text, Markdown and
+# HTML reports of the same files.
+real=(info.json p2p.json coll.json fuse.json llm.json mlp.json resample.json voxelize.json)
+for f in json markdown html; do
+  (cd "$work/real" && "$bin" report --format "$f" "${real[@]}") >"$work/real.$f" 2>/dev/null ||
+    fail "report --format $f of the real suite exited $?"
+done
+python3 - "$work/real.json" "$work/real.verdict" "$work/real.markdown" "$work/real.html" <<'PY' ||
+import html, json, re, sys
+checks = json.load(open(sys.argv[1]))["node_verdict"]["checks"]
+rows = [c for c in checks if c["check"].startswith("throughput ") and c["state"] != "n/a"]
+assert len(rows) == 5, rows
+texts = [open(p).read() for p in sys.argv[2:]]
+texts[2] = html.unescape(texts[2])
+for c in rows:
+    assert re.search(r"\d\.\d\dx \[(\d\.\d\d, \d\.\d\d|-)\] of it", c["detail"]), c
+    for path, t in zip(sys.argv[2:], texts):
+        assert c["detail"] in t, (path, c["detail"])
+fuse = [c for c in rows if c["check"] == "throughput fuse"][0]
+assert "0.93x [0.92, 0.95] of it" in fuse["detail"], fuse
+PY
+  fail "the per-GPU rows differ between formats: see above"
 grep -q "^Node verdict of vm: warn$" "$work/real.verdict" ||
   fail "the real suite's verdict is not warn (fuse's GPU 3 is 6.8% off): $(head -1 "$work/real.verdict")"
 # --expect-gpus: the count is checked; a wrong one fails, exit 5, and the

@@ -58,25 +58,43 @@ d["measurements"] = [m for m in d["measurements"] if m["world_size"] == 1]
 json.dump(d, open(sys.argv[2], "w"))
 PY
 expect 0 "one GPU count measured" -- predict --ngpus 2 "$work/one.json"
-# A super-linear series (strong.json with the 2-rank steps at 0.45x: 2.2x
-# on 2 ranks) fits no model of work / N plus costs: the output says which
-# measurement the model misses, and one GPU stays 1.00x and 100%.
-python3 - "$data/strong.json" "$work/superlinear.json" <<'PY' || fail "writing superlinear.json"
+# A super-linear series (strong.json with the 2-rank steps at 0.45x: 2.78x
+# on 2 ranks) fits no model of work / N plus costs: predict refuses to
+# extrapolate (exit 2), naming the measurement the model misses and the
+# super-linear gain; report --predict leaves the series out and says why.
+python3 - "$data/strong.json" "$work" <<'PY' || fail "writing the super-linear documents"
 import json, sys
+def scaled(factors, name):
+    d = json.load(open(sys.argv[1]))
+    for m in d["measurements"]:
+        f = factors(m)
+        for run in m["runs"]:
+            run["step_seconds"] = [x * f for x in run["step_seconds"]]
+            for r in run["ranks"]:
+                for k in ("device_seconds", "wall_seconds"):
+                    if r.get(k):
+                        r[k] = [x * f for x in r[k]]
+    json.dump(d, open(f"{sys.argv[2]}/{name}", "w"))
+    return d
+scaled(lambda m: 0.45 if m["world_size"] == 2 else 1.0, "superlinear.json")
+# The issue's example: 4.62 ms on 1 rank, 2.12 ms on 2 (2.18x).
 d = json.load(open(sys.argv[1]))
-for run in d["measurements"][1]["runs"]:
-    run["step_seconds"] = [x * 0.45 for x in run["step_seconds"]]
-    for r in run["ranks"]:
-        for k in ("device_seconds", "wall_seconds"):
-            if r.get(k):
-                r[k] = [x * 0.45 for x in r[k]]
-json.dump(d, open(sys.argv[2], "w"))
+mean = {m["world_size"]: sum(s for r in m["runs"] for s in r["step_seconds"]) /
+        sum(len(r["step_seconds"]) for r in m["runs"]) for m in d["measurements"]}
+scaled(lambda m: {1: 4.62e-3, 2: 2.12e-3}.get(m["world_size"], 1.0) / mean[m["world_size"]],
+       "issue.json")
 PY
-expect 0 "Caveat: the model does not fit the measurement at 1 GPU: it gives .* against 12.5 ms measured" -- \
+expect 2 "voxelize \(.*superlinear.json\): refusing to extrapolate: the model does not fit the measurement at 1 GPU: it gives .* against 12.5 ms measured .*; the series is super-linear \(2.78x the throughput from 1 to 2 GPUs, 139% per GPU\)" -- \
   predict --ngpus 1,2,4 "$work/superlinear.json"
-expect 0 "   1 +1 .* 1.00x +100.0%" -- predict --ngpus 1,2,4 "$work/superlinear.json"
-"$bin" predict --ngpus 1,2,4 "$data/strong.json" 2>&1 | grep -q "Caveat" &&
-  fail "strong.json, which the model fits, got a caveat"
+expect 2 "refusing to extrapolate: the model does not fit the measurement at 1 GPU: it gives .* against 4.62 ms measured .*super-linear \(2.18x the throughput from 1 to 2 GPUs, 109% per GPU\)" -- \
+  predict --ngpus 1,2 "$work/issue.json"
+"$bin" predict --ngpus 1,2 "$work/issue.json" 2>&1 | grep -E "1[01][0-9]\.[0-9]%|[2-9][0-9][0-9]\.[0-9]%" &&
+  fail "predict printed an efficiency above 100% for the issue's example"
+expect 0 "Not predicted: voxelize: refusing to extrapolate: the model does not fit the measurement at 1 GPU" -- \
+  report --predict 4 "$work/issue.json"
+expect 0 "   1 +1 .* 1.00x +100.0%" -- predict --ngpus 1,2,4 "$data/strong.json"
+"$bin" predict --ngpus 1,2,4 "$data/strong.json" 2>&1 | grep -q "refusing" &&
+  fail "strong.json, which the model fits, was refused"
 
 # Past the machine: nodes, tree across nodes, cost and the cheapest count.
 expect 0 "1024 +128 .* tree" -- predict --ngpus 8,1024 --gpus-per-node 8 "${all[@]}"

@@ -16,6 +16,9 @@
 
 #include "report_fixture.h"
 #include "report/compare/compare.h"
+#include "core/rng.h"
+#include "core/stats.h"
+#include "report/analyze/quantile.h"
 
 static void test_identical(void **state) {
   (void)state;
@@ -187,6 +190,99 @@ static void test_direction_from_test(void **state) {
   gs_compare_free(&c);
 }
 
+/* The bootstrap interval of a p99's change (tails.c) against what it must
+ * give by construction: constant samples give exactly their ratio; the
+ * same grid on both sides contains 1; a grid scaled by 1.2 gives an
+ * interval around 1.2 that leaves 1 out; the same inputs the same bounds;
+ * fewer than 2 samples none. */
+static void test_percentile_interval(void **state) {
+  (void)state;
+  enum { N = 400 };
+  static double a[N], b[N], c[N], d[N];
+  for (int i = 0; i < N; i++) {
+    a[i] = 2e-3;
+    b[i] = 3e-3;
+    c[i] = 1e-3 * (1.0 + (double)((i * 37) % N) / N);  // 1 .. 2 ms, shuffled
+    d[i] = 1.2 * 1e-3 * (1.0 + (double)((i * 53) % N) / N);
+  }
+  double lo, hi, lo2, hi2;
+  gs_report_percentile_interval(a, N, b, N, 99.0, &lo, &hi);
+  assert_float_equal(lo, 1.5, 1e-12);
+  assert_float_equal(hi, 1.5, 1e-12);
+  gs_report_percentile_interval(c, N, c, N, 99.0, &lo, &hi);
+  assert_true(lo < 1.0 && hi > 1.0 && hi - lo < 0.05);
+  gs_report_percentile_interval(c, N, d, N, 99.0, &lo, &hi);
+  assert_true(lo > 1.0 && lo < 1.2 && hi > 1.2 && hi < 1.3);
+  gs_report_percentile_interval(c, N, d, N, 99.0, &lo2, &hi2);
+  assert_true(lo == lo2 && hi == hi2);
+  gs_report_percentile_interval(c, 1, d, N, 99.0, &lo, &hi);
+  assert_true(isnan(lo) && isnan(hi));
+}
+
+/* The interval drawn by sorting every replicate (the definition) instead
+ * of selecting its order statistics: the same draws (same seed) must give
+ * the same bounds, ties and repeated values included. */
+static void reference_interval(const double *a, size_t na, const double *b, size_t nb, double q,
+                               double *lo, double *hi) {
+  double *w = malloc((na > nb ? na : nb) * sizeof *w), *ratio = malloc(2000 * sizeof *ratio);
+  gs_rng rng;
+  gs_rng_seed(&rng, GS_STATS_BOOTSTRAP_SEED, 0);
+  for (size_t r = 0; r < 2000; r++) {
+    for (size_t i = 0; i < na; i++) w[i] = a[gs_rng_below(&rng, na)];
+    gs_stats_sort(w, na);
+    double pa = gs_stats_percentile_sorted(w, na, q);
+    for (size_t i = 0; i < nb; i++) w[i] = b[gs_rng_below(&rng, nb)];
+    gs_stats_sort(w, nb);
+    ratio[r] = gs_stats_percentile_sorted(w, nb, q) / pa;
+  }
+  gs_stats_sort(ratio, 2000);
+  *lo = gs_stats_percentile_sorted(ratio, 2000, 2.5);
+  *hi = gs_stats_percentile_sorted(ratio, 2000, 97.5);
+  free(w);
+  free(ratio);
+}
+
+static void test_percentile_selection(void **state) {
+  (void)state;
+  enum { NA = 257, NB = 300 };
+  static double a[NA], b[NB];
+  for (int i = 0; i < NA; i++) a[i] = 1.0 + (double)((i * 7) % 13);  // 13 values, many ties
+  for (int i = 0; i < NB; i++) b[i] = 0.5 + (double)((i * 11) % 97) / 10.0;
+  const double qs[] = {50.0, 90.0, 99.0, 99.9};
+  for (size_t k = 0; k < 4; k++) {
+    double lo, hi, rlo, rhi;
+    gs_report_percentile_interval(a, NA, b, NB, qs[k], &lo, &hi);
+    reference_interval(a, NA, b, NB, qs[k], &rlo, &rhi);
+    assert_true(lo == rlo && hi == rhi);
+  }
+}
+
+/* Two ranks' throughput ratio from their summaries (analyze/quantile.c):
+ * n 4, mean 2, sd 0.2 (cv 0.1) over n 9, mean 1, sd 0.3 (cv 0.3), ratio 2:
+ * 2 exp(+-1.96 sqrt(0.01 / 4 + 0.09 / 9)) = 2 exp(+-0.2191347), worked by
+ * hand; one sample or a request-based row: no interval. */
+static void test_rank_ratio_interval(void **state) {
+  (void)state;
+  gs_report_rank a = {.n = 4, .mean = 2.0, .stddev = 0.2};
+  gs_report_rank b = {.n = 9, .mean = 1.0, .stddev = 0.3};
+  double lo, hi;
+  gs_report_rank_ratio_interval(&a, &b, 2.0, &lo, &hi);
+  assert_float_equal(lo, 2.0 * exp(-0.21913466), 1e-7);
+  assert_float_equal(hi, 2.0 * exp(0.21913466), 1e-7);
+  b.n = 1;
+  gs_report_rank_ratio_interval(&a, &b, 2.0, &lo, &hi);
+  assert_true(isnan(lo) && isnan(hi));
+  // The spread of a row: fastest over slowest; none for request-based rows.
+  gs_report_rank ranks[2] = {{.n = 4, .mean = 2.0, .stddev = 0.2, .throughput = 0.5},
+                             {.n = 9, .mean = 1.0, .stddev = 0.3, .throughput = 1.0}};
+  gs_report_row row = {.n_ranks = 2, .ranks = ranks, .spread_ratio = 2.0};
+  gs_report_spread_interval(&row, &lo, &hi);
+  assert_float_equal(lo, 2.0 * exp(-0.21913466), 1e-7);
+  row.requests.present = 1;
+  gs_report_spread_interval(&row, &lo, &hi);
+  assert_true(isnan(lo));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_identical),
@@ -195,6 +291,9 @@ int main(void) {
       cmocka_unit_test(test_collective_sizes),
       cmocka_unit_test(test_collective_forms),
       cmocka_unit_test(test_direction_from_test),
+      cmocka_unit_test(test_percentile_interval),
+      cmocka_unit_test(test_rank_ratio_interval),
+      cmocka_unit_test(test_percentile_selection),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

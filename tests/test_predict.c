@@ -494,7 +494,9 @@ static void test_rejects(void **state) {
   path_in(fx, "fine.json", fine, sizeof fine);
   cJSON *d = new_doc("node", "GPU X", "mlp", "strong", "{\"parameters\":1000,\"bucket_kb\":1024}");
   add_step(d, "mlp", "strong", 1, 100e-6, 100e-6, 0.0);
-  add_step(d, "mlp", "strong", 2, 80e-6, 60e-6, 20e-6);
+  // 10 us: the all-reduce of its 4000 B of gradients that fine.json gives
+  // at 2 GPUs, so that the model reproduces this measurement.
+  add_step(d, "mlp", "strong", 2, 70e-6, 60e-6, 10e-6);
   save(d, mlp);
   write_coll(other, "node", "GPU Y", 4);
   write_coll(one, "node", "GPU X", 1);
@@ -542,6 +544,29 @@ static void test_rejects(void **state) {
   gs_predict_free(&pred);
   gs_report_free(&rep);
   assert_int_equal(count_entries(fx->dir, ""), 4);
+
+  // A super-linear series (2.18x on 2 GPUs: the 4.62 ms and 2.12
+  // ms) fits no model of work / N plus costs: refused, naming the
+  // measurement; with skip_unmodelled left out and named.
+  char fast[512];
+  path_in(fx, "fast.json", fast, sizeof fast);
+  cJSON *v = new_doc("node", "GPU X", "voxelize", "strong", "{\"points\":1}");
+  add_step(v, "voxelize", "strong", 1, 4.62e-3, 4.62e-3, 0.0);
+  add_step(v, "voxelize", "strong", 2, 2.12e-3, 2.12e-3, 0.0);
+  save(v, fast);
+  const char *superlinear[] = {fast};
+  assert_int_equal(predict_files(superlinear, 1, &opt, &rep, &pred), GS_ERR_USAGE);
+  assert_error_mentions("refusing to extrapolate: the model does not fit the measurement at 2 "
+                        "GPUs: it gives 2.21 ms against 2.12 ms measured");
+  assert_error_mentions("super-linear (2.18x the throughput from 1 to 2 GPUs, 109% per GPU)");
+  gs_report_free(&rep);
+  gs_predict_options skip = opt;
+  skip.skip_unmodelled = 1;
+  assert_int_equal(predict_files(superlinear, 1, &skip, &rep, &pred), GS_OK);
+  assert_int_equal(pred.n_workloads, 0);
+  assert_non_null(strstr(pred.skipped, "voxelize: refusing to extrapolate"));
+  gs_predict_free(&pred);
+  gs_report_free(&rep);
 }
 
 /* ---- the committed 4-GPU results ----------------------------------------------------- */

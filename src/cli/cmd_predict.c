@@ -38,7 +38,9 @@ static void print_help(const gs_option *table) {
                "document (or the output cannot be written), 2 usage error (including inputs\n"
                "that cannot be predicted: a coll document of another machine, a collective\n"
                "measured at one size, a workload without a model, an --inter-node-coll\n"
-               "document without a 2-rank allreduce).");
+               "document without a 2-rank allreduce, and a model that does not reproduce a\n"
+               "measurement it was fitted to, such as a super-linear series: predict refuses\n"
+               "to extrapolate and names that measurement).");
 }
 
 /* See commands.h. */

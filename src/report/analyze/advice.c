@@ -13,6 +13,7 @@
 #include "core/format.h"
 #include "core/scaling.h"
 #include "report/analyze/internal.h"
+#include "report/analyze/quantile.h"
 
 static int compare_rows(const void *a, const void *b) {
   const gs_report_row *x = a, *y = b;
@@ -217,6 +218,13 @@ static const char *workers_of(const gs_report_series *s, int n) {
   return strcmp(s->backend, "cuda") == 0 ? "GPU" : "rank";
 }
 
+/* The ranks' max/min throughput of `row` with its 95% interval. */
+static void spread_text(const gs_report_row *row, char *out, size_t size) {
+  double low, high;
+  gs_report_spread_interval(row, &low, &high);
+  gs_scaling_format_ratio(row->spread_ratio, low, high, 1.0, 2, "x", out, size);
+}
+
 /* Load balancing, failed ranks and failed requests, per row. */
 static void rank_advice(gs_report_series *s, const gs_report *r) {
   for (size_t i = 0; i < s->n_rows; i++) {
@@ -231,16 +239,18 @@ static void rank_advice(gs_report_series *s, const gs_report *r) {
             (!worst || row->ranks[k].deviation > worst->deviation))
           worst = &row->ranks[k];
     }
+    char spread[64];
+    if (worst) spread_text(row, spread, sizeof spread);
     if (worst)
       add_advice(s,
                  "%s: at %d %s rank %d %s %s, %.1f%% from the median rank throughput %s "
-                 "(critical > %.0f%%); ranks max/min %.2fx%s%s%s",
+                 "(critical > %.0f%%); ranks max/min %s%s%s%s",
                  worst->injected ? "injected straggler" : "consider dynamic load balancing",
                  row->world_size, workers(s), worst->rank,
                  row->straggler >= 0 ? "is the straggler at" : "runs at",
                  rank_rate(s, row, worst->throughput).text, 100.0 * worst->deviation,
                  rank_rate(s, row, row->rank_median).text, 100.0 * r->thresholds.critical,
-                 row->spread_ratio, worst->injected ? " (injected: " : "",
+                 spread, worst->injected ? " (injected: " : "",
                  worst->injected ? row->placement.faults : "", worst->injected ? ")" : "");
     for (size_t k = 0; k < row->n_ranks; k++) {
       const gs_report_rank *rk = &row->ranks[k];
@@ -475,8 +485,63 @@ static const gs_report_series *data_parallel_twin(const gs_report_series *s, con
   return twin;
 }
 
+/* The measurement of `row` in its document. */
+static const cJSON *row_measurement(const gs_report *r, const gs_report_row *row) {
+  return cJSON_GetArrayItem(gs_json_member(r->docs[row->file], "measurements"),
+                            (int)row->measurement);
+}
+
+/* The 95% interval of `value` = X(t) / X(d), tokens/s over the run time:
+ * the bootstrap over runs (each run one group) of mean run d / mean run
+ * t, scaled to `value` as gs_scaling_interval does; NaN bounds with fewer
+ * than 2 runs a side. */
+static void run_ratio_interval(const gs_report *r, const gs_report_row *t, const gs_report_row *d,
+                               double value, double *low, double *high) {
+  *low = *high = NAN;
+  const cJSON *st = gs_json_member(gs_json_member(row_measurement(r, t), "llm"), "run_seconds");
+  const cJSON *sd = gs_json_member(gs_json_member(row_measurement(r, d), "llm"), "run_seconds");
+  const int nt = cJSON_GetArraySize(st), nd = cJSON_GetArraySize(sd);
+  if (nt < 2 || nd < 2) return;
+  double *v = malloc((size_t)(nt + nd) * sizeof *v);
+  gs_stats_group *g = malloc((size_t)(nt + nd) * sizeof *g);
+  double mean_t = 0.0, mean_d = 0.0;
+  int k = 0;
+  for (const cJSON *x = st->child; v && g && x; x = x->next, k++) {
+    v[k] = gs_json_number_or_nan(x);
+    mean_t += v[k] / nt;
+  }
+  for (const cJSON *x = sd->child; v && g && x; x = x->next, k++) {
+    v[k] = gs_json_number_or_nan(x);
+    mean_d += v[k] / nd;
+  }
+  for (int i = 0; v && g && i < nt + nd; i++) g[i] = (gs_stats_group){&v[i], 1};
+  double lo = NAN, hi = NAN;
+  if (v && g) gs_stats_ratio_interval(g + nt, (size_t)nd, g, (size_t)nt, &lo, &hi);
+  const double point = mean_d / mean_t;
+  if (isfinite(lo) && isfinite(hi) && point > 0.0) {
+    *low = value * lo / point;
+    *high = value * hi / point;
+  }
+  free(v);
+  free(g);
+}
+
+/* The 95% interval of the TPOT medians' ratio t / d (the requests'
+ * percentile bootstrap); NaN bounds when a side has too few requests. */
+static void tpot_ratio_interval(const gs_report *r, const gs_report_row *t, const gs_report_row *d,
+                                double *low, double *high) {
+  double *a = NULL, *b = NULL;
+  size_t na = 0, nb = 0;
+  *low = *high = NAN;
+  if (gs_report_request_times(row_measurement(r, d), "tpot_seconds", &a, &na) == GS_OK &&
+      gs_report_request_times(row_measurement(r, t), "tpot_seconds", &b, &nb) == GS_OK)
+    gs_report_percentile_interval(a, na, b, nb, 50.0, low, high);
+  free(a);
+  free(b);
+}
+
 /* For a tensor-parallel llm series: each world size against its data
- * parallel twin's. */
+ * parallel twin's, each ratio with its 95% interval. */
 static void tensor_parallel_advice(gs_report_series *s, const gs_report *r) {
   long tp;
   const gs_report_series *o = data_parallel_twin(s, r, &tp);
@@ -487,15 +552,23 @@ static void tensor_parallel_advice(gs_report_series *s, const gs_report *r) {
     for (size_t b = 0; b < o->n_rows; b++) {
       const gs_report_row *d = &o->rows[b];
       if (d->world_size != t->world_size || !row_usable(t) || !row_usable(d)) continue;
+      const double gain = t->throughput / d->throughput;
+      const double tpot = t->requests.tpot.median / d->requests.tpot.median;
+      double lo, hi;
+      char gain_text[64], tpot_text[64];
+      run_ratio_interval(r, t, d, gain, &lo, &hi);
+      gs_scaling_format_ratio(gain, lo, hi, 1.0, 2, "x", gain_text, sizeof gain_text);
+      tpot_ratio_interval(r, t, d, &lo, &hi);
+      gs_scaling_format_ratio(tpot, lo, hi, 1.0, 2, "x", tpot_text, sizeof tpot_text);
       add_advice(s,
                  "tensor against data parallelism at %d %s: tp %ld (%d replica%s) %s, TPOT p50 "
-                 "%s; data parallel (%d replicas) %s, TPOT p50 %s: throughput %.2fx, time per "
-                 "token %.2fx",
+                 "%s; data parallel (%d replicas) %s, TPOT p50 %s: throughput %s, time per "
+                 "token %s",
                  t->world_size, workers(s), tp, t->world_size / (int)tp,
                  t->world_size / tp == 1 ? "" : "s", rate_of(t->throughput, unit).text,
                  seconds_text(t->requests.tpot.median).text, d->world_size,
                  rate_of(d->throughput, unit).text, seconds_text(d->requests.tpot.median).text,
-                 t->throughput / d->throughput, t->requests.tpot.median / d->requests.tpot.median);
+                 gain_text, tpot_text);
       break;
     }
   }

@@ -3,6 +3,7 @@
  * relative change of the means with a Welch 95% interval, and a two-sided
  * Mann-Whitney U test on the raw samples. See docs/compare.md. */
 #include "report/compare/compare.h"
+#include "report/compare/internal.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -26,8 +27,8 @@ const char *gs_change_verdict_name(gs_change_verdict v) {
   }
 }
 
-static int add_note(gs_compare *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int add_note(gs_compare *c, const char *fmt, ...) {
+/* See internal.h. */
+int gs_compare_note(gs_compare *c, const char *fmt, ...) {
   char buf[1024];
   va_list ap;
   va_start(ap, fmt);
@@ -67,10 +68,9 @@ static void mean_var(const double *v, size_t n, double *mean, double *var) {
   *var = n > 1 ? ss / (double)(n - 1) : 0.0;
 }
 
-/* A zeroed row at the end of c->rows (not yet counted in n_rows) with its
- * names filled in; NULL when out of memory. */
-static gs_compare_row *row_slot(gs_compare *c, size_t series, int world_size, const char *metric,
-                                const char *unit, int higher_is_better) {
+/* See internal.h. */
+gs_compare_row *gs_compare_row_slot(gs_compare *c, size_t series, int world_size,
+                                    const char *metric, const char *unit, int higher_is_better) {
   gs_compare_row *grown = realloc(c->rows, (c->n_rows + 1) * sizeof *grown);
   if (!grown) return NULL;
   c->rows = grown;
@@ -148,12 +148,12 @@ static gs_status compare_metric(gs_compare *c, size_t series, int world_size, co
                                 const sample_set *b, uint64_t items) {
   const size_t na = a->n, nb = b->n;
   if (na == 0 || nb == 0) {
-    return add_note(c, "%s at %d ranks: no samples in %s", metric, world_size,
+    return gs_compare_note(c, "%s at %d ranks: no samples in %s", metric, world_size,
                     na == 0 ? "BASE" : "NEW")
                ? GS_OK
                : gs_error(GS_ERR_NOMEM, "out of memory");
   }
-  gs_compare_row *row = row_slot(c, series, world_size, metric, unit, higher_is_better);
+  gs_compare_row *row = gs_compare_row_slot(c, series, world_size, metric, unit, higher_is_better);
   if (!row) return gs_error(GS_ERR_NOMEM, "out of memory");
   row->n_base = na;
   row->n_new = nb;
@@ -205,8 +205,12 @@ static gs_status compare_metric(gs_compare *c, size_t series, int world_size, co
   // it cannot decide at all, and says so rather than "not significant".
   int dir = row->test.direction;
   int agrees = (dir > 0 && row->median_change > 0) || (dir < 0 && row->median_change < 0);
-  if (!(row->min_p < c->alpha))
+  if (!(row->min_p < c->alpha)) {
+    // No interval half-width is "detectable" when no p can reach alpha.
     row->verdict = GS_CHANGE_UNDECIDABLE;
+    row->samples_needed = samples_needed(c->alpha);
+    row->detectable = NAN;
+  }
   else if (!(row->test.p < c->alpha))
     row->verdict = GS_CHANGE_NOT_SIGNIFICANT;
   else if (!agrees || !(fabs(row->median_change) > c->threshold))
@@ -219,18 +223,16 @@ static gs_status compare_metric(gs_compare *c, size_t series, int world_size, co
   return GS_OK;
 }
 
-/* One metric row from a figure each side recorded (no samples): the relative
- * change against the figure threshold, no significance test. A figure
- * missing on either side gives a note. */
-static gs_status compare_figure(gs_compare *c, size_t series, int world_size, const char *metric,
-                                const char *unit, int higher_is_better, double x, double y) {
+/* See internal.h. */
+gs_status gs_compare_figure(gs_compare *c, size_t series, int world_size, const char *metric,
+                            const char *unit, int higher_is_better, double x, double y) {
   if (!isfinite(x) || !isfinite(y) || x == 0) {
-    return add_note(c, "%s at %d ranks: no samples and no figure in %s", metric, world_size,
+    return gs_compare_note(c, "%s at %d ranks: no samples and no figure in %s", metric, world_size,
                     !isfinite(x) || x == 0 ? "BASE" : "NEW")
                ? GS_OK
                : gs_error(GS_ERR_NOMEM, "out of memory");
   }
-  gs_compare_row *row = row_slot(c, series, world_size, metric, unit, higher_is_better);
+  gs_compare_row *row = gs_compare_row_slot(c, series, world_size, metric, unit, higher_is_better);
   if (!row) return gs_error(GS_ERR_NOMEM, "out of memory");
   c->n_rows++;
   row->figure = 1;
@@ -246,85 +248,6 @@ static gs_status compare_figure(gs_compare *c, size_t series, int world_size, co
   else
     row->verdict = worse > 0 ? GS_CHANGE_REGRESSION : GS_CHANGE_IMPROVEMENT;
   if (row->verdict == GS_CHANGE_REGRESSION) c->regressions++;
-  return GS_OK;
-}
-
-/* The largest of f over the LoadGen ranks of `row` (NaN when none has it). */
-static double loadgen_max(const gs_report_row *row, size_t field) {
-  double m = NAN;
-  for (size_t k = 0; k < row->n_ranks; k++) {
-    const gs_report_loadgen *lg = &row->ranks[k].loadgen;
-    const double v[] = {lg->lat_p99, lg->ttft_p99, lg->tpot_p99};
-    if (lg->present && isfinite(v[field]) && !(v[field] <= m)) m = v[field];
-  }
-  return m;
-}
-
-/* The tail latencies LoadGen judges a Server or SingleStream run by (p99
- * latency, TTFT and TPOT), as figures, lower is better, against the figure
- * threshold: from LoadGen's logs (the slowest rank's) or, for our own
- * request-based rows, from the samples' p99 and the TTFT/TPOT statistics;
- * not for the Offline scenario. A figure either side lacks is left out. */
-static gs_status compare_tails(gs_compare *c, size_t si, const gs_report_row *x,
-                               const gs_report_row *y) {
-  static const char *const names[] = {"p99 latency", "TTFT p99", "TPOT p99"};
-  // Offline has no latency bound (its "latency" is the batch's): LoadGen
-  // judges tails in the Server and SingleStream scenarios only.
-  const char *scenario =
-      x->loadgen && x->n_ranks ? x->ranks[0].loadgen.scenario : x->requests.scenario;
-  if (scenario && (strcmp(scenario, "Offline") == 0 || strcmp(scenario, "offline") == 0))
-    return GS_OK;
-  for (size_t f = 0; f < 3; f++) {
-    double bx, by;
-    if (x->loadgen) {
-      bx = loadgen_max(x, f);
-      by = loadgen_max(y, f);
-    } else {
-      const gs_report_requests *qx = &x->requests, *qy = &y->requests;
-      const double vx[] = {x->has_step ? x->step.p99 : NAN, qx->ttft.n ? qx->ttft.p99 : NAN,
-                           qx->tpot.n ? qx->tpot.p99 : NAN};
-      const double vy[] = {y->has_step ? y->step.p99 : NAN, qy->ttft.n ? qy->ttft.p99 : NAN,
-                           qy->tpot.n ? qy->tpot.p99 : NAN};
-      bx = vx[f];
-      by = vy[f];
-    }
-    if (!(bx > 0) || !isfinite(by)) continue;
-    gs_status st = compare_figure(c, si, x->world_size, names[f], "s", 0, bx, by);
-    if (st != GS_OK) return st;
-  }
-  return GS_OK;
-}
-
-/* LoadGen's own verdict per rank: VALID to INVALID is a regression whatever
- * the figures say, INVALID to VALID an improvement (a row of unit
- * "validity": 1 VALID, 0 INVALID). */
-static gs_status compare_validity(gs_compare *c, size_t si, const gs_report_row *x,
-                                  const gs_report_row *y) {
-  for (size_t k = 0; k < x->n_ranks && k < y->n_ranks; k++) {
-    const gs_report_loadgen *a = &x->ranks[k].loadgen, *b = &y->ranks[k].loadgen;
-    if (!a->present || !b->present || a->valid < 0 || b->valid < 0) continue;
-    char metric[64];
-    snprintf(metric, sizeof metric, "LoadGen result rank %zu", k);
-    gs_compare_row *row = row_slot(c, si, x->world_size, metric, "validity", 1);
-    if (!row) return gs_error(GS_ERR_NOMEM, "out of memory");
-    c->n_rows++;
-    row->figure = 1;
-    row->n_base = row->n_new = 1;
-    row->base_mean = a->valid;
-    row->new_mean = b->valid;
-    row->change = row->median_change = (double)(b->valid - a->valid);
-    row->ci_low = row->ci_high = row->detectable = row->min_p = NAN;
-    row->test.u = row->test.z = row->test.p = NAN;
-    row->verdict = a->valid == b->valid ? GS_CHANGE_WITHIN
-                   : b->valid == 0      ? GS_CHANGE_REGRESSION
-                                        : GS_CHANGE_IMPROVEMENT;
-    if (row->verdict == GS_CHANGE_REGRESSION) {
-      c->regressions++;
-      if (!add_note(c, "LoadGen result at %d ranks, rank %zu: VALID in BASE, INVALID in NEW (%s)",
-                    x->world_size, k, b->failed ? b->failed : "criteria not recorded"))
-        return gs_error(GS_ERR_NOMEM, "out of memory");
-    }
-  }
   return GS_OK;
 }
 
@@ -348,21 +271,21 @@ static gs_status compare_figures(gs_compare *c, size_t si, const gs_report_serie
     // On one rank bus bandwidth is 0 by its formula: the algorithm's then.
     int bus = x->collective.busbw > 0 || y->collective.busbw > 0;
     snprintf(metric, sizeof metric, "%s %s", point, bus ? "busbw" : "algbw");
-    return compare_figure(c, si, ranks, metric, "B", 1,
+    return gs_compare_figure(c, si, ranks, metric, "B", 1,
                           bus ? x->collective.busbw : x->collective.algbw,
                           bus ? y->collective.busbw : y->collective.algbw);
   }
   const cJSON *ax = cJSON_GetObjectItemCaseSensitive(mx, "aggregate");
   const cJSON *ay = cJSON_GetObjectItemCaseSensitive(my, "aggregate");
-  gs_status st = compare_figure(c, si, ranks, "throughput", s->item_unit ? s->item_unit : "items",
+  gs_status st = gs_compare_figure(c, si, ranks, "throughput", s->item_unit ? s->item_unit : "items",
                                 1, number_at(ax, "throughput_items_per_second"),
                                 number_at(ay, "throughput_items_per_second"));
   double tx = number_at(cJSON_GetObjectItemCaseSensitive(mx, "mlperf"), "tokens_per_second");
   double ty = number_at(cJSON_GetObjectItemCaseSensitive(my, "mlperf"), "tokens_per_second");
   if (st == GS_OK && isfinite(tx) && isfinite(ty))
-    st = compare_figure(c, si, ranks, "tokens/s", "tokens", 1, tx, ty);
-  if (st == GS_OK && x->loadgen && y->loadgen) st = compare_validity(c, si, x, y);
-  if (st == GS_OK && x->loadgen && y->loadgen) st = compare_tails(c, si, x, y);
+    st = gs_compare_figure(c, si, ranks, "tokens/s", "tokens", 1, tx, ty);
+  if (st == GS_OK && x->loadgen && y->loadgen) st = gs_compare_validity(c, si, x, y);
+  if (st == GS_OK && x->loadgen && y->loadgen) st = gs_compare_tails(c, si, x, y, mx, my);
   return st;
 }
 
@@ -422,17 +345,17 @@ static gs_status compare_rows(gs_compare *c, size_t si, const gs_report_series *
         char base_rate[32], new_rate[32];
         gs_format_rate(x->throughput, base_rate, sizeof base_rate);
         gs_format_rate(y->throughput, new_rate, sizeof new_rate);
-        if (!add_note(c, "%s at %d ranks: request-based (per-request latencies): throughput "
+        if (!gs_compare_note(c, "%s at %d ranks: request-based (per-request latencies): throughput "
                          "not compared per sample (BASE %s%s/s, NEW %s%s/s over the run time)",
                       s->workload, ranks, base_rate, s->item_unit ? s->item_unit : "items",
                       new_rate, s->item_unit ? s->item_unit : "items"))
           st = gs_error(GS_ERR_NOMEM, "out of memory");
-        if (st == GS_OK) st = compare_tails(c, si, x, y);
+        if (st == GS_OK) st = gs_compare_tails(c, si, x, y, mx, my);
       } else if (st == GS_OK && x->items_per_step > 0 && x->items_per_step == y->items_per_step) {
         st = compare_metric(c, si, ranks, "throughput", s->item_unit ? s->item_unit : "items", 1,
                             &sa, &sb, x->items_per_step);
       } else if (st == GS_OK && x->items_per_step != y->items_per_step) {
-        if (!add_note(c, "%s at %d ranks: items per step differ (%llu in BASE, %llu in NEW): "
+        if (!gs_compare_note(c, "%s at %d ranks: items per step differ (%llu in BASE, %llu in NEW): "
                          "throughput not compared",
                       s->workload, ranks, (unsigned long long)x->items_per_step,
                       (unsigned long long)y->items_per_step))
@@ -487,7 +410,7 @@ gs_status gs_compare_load_sets(const char *const *base, size_t n_base, const cha
     char label[512];
     series_label(label, sizeof label, s);
     if (!t) {
-      if (!add_note(out, "only in BASE: %s", label)) st = gs_error(GS_ERR_NOMEM, "out of memory");
+      if (!gs_compare_note(out, "only in BASE: %s", label)) st = gs_error(GS_ERR_NOMEM, "out of memory");
       continue;
     }
     for (size_t a = 0; a < s->n_rows && st == GS_OK; a++) {
@@ -496,7 +419,7 @@ gs_status gs_compare_load_sets(const char *const *base, size_t n_base, const cha
       if (!y) {
         char point[128];
         gs_report_point_name(x, point, sizeof point);
-        if (!add_note(out, "only in BASE: %s at %d ranks%s%s", label, x->world_size,
+        if (!gs_compare_note(out, "only in BASE: %s at %d ranks%s%s", label, x->world_size,
                       point[0] ? ", " : "", point))
           st = gs_error(GS_ERR_NOMEM, "out of memory");
         continue;
@@ -508,7 +431,7 @@ gs_status gs_compare_load_sets(const char *const *base, size_t n_base, const cha
       if (paired_row(s, y, repeat_index(t, b))) continue;
       char point[128];
       gs_report_point_name(y, point, sizeof point);
-      if (!add_note(out, "only in NEW: %s at %d ranks%s%s", label, y->world_size,
+      if (!gs_compare_note(out, "only in NEW: %s at %d ranks%s%s", label, y->world_size,
                     point[0] ? ", " : "", point))
         st = gs_error(GS_ERR_NOMEM, "out of memory");
     }
@@ -519,12 +442,12 @@ gs_status gs_compare_load_sets(const char *const *base, size_t n_base, const cha
       found |= gs_report_series_same(&out->base.series[i], &out->next.series[j], 0);
     char label[512];
     series_label(label, sizeof label, &out->next.series[j]);
-    if (!found && !add_note(out, "only in NEW: %s", label))
+    if (!found && !gs_compare_note(out, "only in NEW: %s", label))
       st = gs_error(GS_ERR_NOMEM, "out of memory");
   }
   if (st == GS_OK && out->base.n_series == 0 && out->next.n_series == 0) {
     // An info or p2p document: nothing measured per series, nothing changed.
-    if (!add_note(out, "neither document holds a measurement (e.g. gpuscale info or p2p): "
+    if (!gs_compare_note(out, "neither document holds a measurement (e.g. gpuscale info or p2p): "
                        "nothing to compare"))
       st = gs_error(GS_ERR_NOMEM, "out of memory");
   } else if (st == GS_OK && out->n_rows == 0) {
@@ -592,6 +515,11 @@ static cJSON *compare_json(const gs_compare *c) {
     gs_json_put_number(b, o, "change_ci95_high", r->ci_high);
     gs_json_put_number(b, o, "median_change", r->median_change);
     gs_json_put_number(b, o, "detectable_change", r->detectable);
+    gs_json_put_number(b, o, "samples_needed",
+                       r->samples_needed ? (double)r->samples_needed : NAN);
+    gs_json_put_string(b, o, "test", r->figure       ? "figure"
+                                     : r->percentile ? "bootstrap p99"
+                                                     : "mann-whitney u");
     gs_json_put_number(b, o, "smallest_p", r->min_p);
     gs_json_put_bool(b, o, "figure", r->figure);
     gs_json_put_number(b, o, "u", r->test.u);
@@ -626,6 +554,40 @@ static void fmt_value(char *buf, size_t size, double v, const char *unit) {
   snprintf(buf, size, "%s%s/s", number, unit);
 }
 
+/* What "undecidable" means for the rows that are: U-test rows whose
+ * sample counts cannot reach alpha, and p99 rows with too few requests. */
+static void undecidable_notes(FILE *out, const gs_compare *c, int md) {
+  size_t by_test = 0, by_tail = 0, m = 0, n = 0, tm = 0, tn = 0;
+  double minp = NAN;
+  for (size_t i = 0; i < c->n_rows; i++) {
+    const gs_compare_row *r = &c->rows[i];
+    if (r->verdict != GS_CHANGE_UNDECIDABLE) continue;
+    if (r->percentile && by_tail++ == 0) {
+      tm = r->n_base;
+      tn = r->n_new;
+    } else if (!r->percentile && by_test++ == 0) {
+      m = r->n_base;
+      n = r->n_new;
+      minp = r->min_p;
+    }
+  }
+  if (by_test) {
+    const size_t need = samples_needed(c->alpha);
+    fprintf(out, "%s%zu metric%s undecidable: with %zu against %zu samples the U test's smallest "
+                 "two-sided p is %.3g, not below the significance level %g, so no change could "
+                 "be significant, whatever its size; %zu samples a side are needed (e.g. --runs "
+                 "%zu for exec, whose samples are one per run).\n",
+            md ? "- " : "", by_test, by_test == 1 ? " is" : "s are", m, n, minp, c->alpha, need,
+            need);
+  }
+  if (by_tail)
+    fprintf(out, "%s%zu tail metric%s undecidable: a p99 is tested once the tail beyond it "
+                 "holds two requests, %d a side, and %zu against %zu requests were measured, so "
+                 "no interval of its change can be drawn (more requests: a longer run).\n",
+            md ? "- " : "", by_tail, by_tail == 1 ? " is" : "s are", GS_COMPARE_TAIL_SAMPLES, tm,
+            tn);
+}
+
 /* See compare.h. */
 gs_status gs_compare_render(FILE *out, const gs_compare *c, gs_compare_format format) {
   if (format == GS_COMPARE_JSON) return gs_report_print_json(out, compare_json(c));
@@ -634,11 +596,12 @@ gs_status gs_compare_render(FILE *out, const gs_compare *c, gs_compare_format fo
                     "threshold %g%%\n\n"
                   : "gpuscale compare: BASE %s, NEW %s; significance level %g, threshold %g%%\n\n",
           c->base_name, c->new_name, c->alpha, 100.0 * c->threshold);
-  int metric_width = 20, figures = 0;
+  int metric_width = 20, figures = 0, tails = 0;
   for (size_t i = 0; i < c->n_rows; i++) {
     int len = (int)strlen(c->rows[i].metric);
     if (len > metric_width) metric_width = len;
     figures |= c->rows[i].figure;
+    tails |= c->rows[i].percentile && c->rows[i].verdict != GS_CHANGE_UNDECIDABLE;
   }
   if (md)
     fputs("| workload | ranks | metric | base | new | change | 95% CI | detectable | median | U | p "
@@ -655,13 +618,21 @@ gs_status gs_compare_render(FILE *out, const gs_compare *c, gs_compare_format fo
     fmt_value(next, sizeof next, r->new_mean, r->unit);
     snprintf(change, sizeof change, "%+.2f%%", 100.0 * r->change);
     snprintf(median, sizeof median, "%+.2f%%", 100.0 * r->median_change);
-    if (r->figure) {  // one figure a side: no interval, no test
+    // The detectable column says on every row what these samples can find.
+    if (r->figure)
+      snprintf(det, sizeof det, "no samples");
+    else if (r->verdict == GS_CHANGE_UNDECIDABLE)
+      snprintf(det, sizeof det, "needs n=%zu", r->samples_needed);
+    else if (isfinite(r->detectable))
+      snprintf(det, sizeof det, "+-%.2f%%", 100.0 * r->detectable);
+    if (!r->figure && isfinite(r->ci_low))
+      snprintf(ci, sizeof ci, "[%+.2f%%, %+.2f%%]", 100.0 * r->ci_low, 100.0 * r->ci_high);
+    else
       snprintf(ci, sizeof ci, "-");
+    if (r->figure || r->percentile) {  // no U test: one figure a side, or a p99's interval
       snprintf(u, sizeof u, "-");
       snprintf(p, sizeof p, "-");
     } else {
-      snprintf(ci, sizeof ci, "[%+.2f%%, %+.2f%%]", 100.0 * r->ci_low, 100.0 * r->ci_high);
-      if (isfinite(r->detectable)) snprintf(det, sizeof det, "+-%.2f%%", 100.0 * r->detectable);
       // U is a whole or half number; never e-notation.
       snprintf(u, sizeof u, r->test.u == floor(r->test.u) ? "%.0f" : "%.1f", r->test.u);
       // %.3g is fixed notation from 0.0001 up; below, the digits say nothing more.
@@ -688,26 +659,14 @@ gs_status gs_compare_render(FILE *out, const gs_compare *c, gs_compare_format fo
                "(bootstrap over runs and steps, docs/statistics.md); detectable: the smallest "
                "change these samples tell from noise (half the interval); the verdict takes its "
                "direction from the U test and its size from the change of the medians.\n");
-  if (c->undecidable) {
-    size_t m = 0, n = 0;
-    double minp = NAN;
-    for (size_t i = 0; i < c->n_rows; i++)
-      if (c->rows[i].verdict == GS_CHANGE_UNDECIDABLE) {
-        m = c->rows[i].n_base;
-        n = c->rows[i].n_new;
-        minp = c->rows[i].min_p;
-        break;
-      }
-    const size_t need = samples_needed(c->alpha);
-    fprintf(out, "%s%zu metric%s undecidable: with %zu against %zu samples the U test's smallest "
-                 "two-sided p is %.3g, not below the significance level %g, so no change could "
-                 "be significant, whatever its size; %zu samples a side are needed (e.g. --runs "
-                 "%zu for exec, whose samples are one per run).\n",
-            md ? "- " : "", c->undecidable, c->undecidable == 1 ? " is" : "s are", m, n, minp,
-            c->alpha, need, need);
-  }
+  if (tails)
+    fprintf(out, "%sTail rows with U '-' and an interval (p99 latency, TTFT p99, TPOT p99 of "
+                 "requests) compare the p99s: the interval is a bootstrap of their ratio over "
+                 "the requests and decides (significant when it leaves out 0).\n",
+            md ? "- " : "");
+  undecidable_notes(out, c, md);
   if (figures)
-    fprintf(out, "Rows with p '-' have no raw samples (ingested results): their recorded "
+    fprintf(out, "Rows detectable 'no samples' have no raw samples (ingested results): their recorded "
                  "figures are compared, no significance test was possible; a change beyond "
                  "%g%% (--figure-threshold) counts.\n", 100.0 * c->figure_threshold);
   for (size_t i = 0; i < c->n_notes; i++) fprintf(out, md ? "- note: %s\n" : "note: %s\n", c->notes[i]);

@@ -13,14 +13,16 @@
 /* The verdict of one metric. With samples: significance from the U test,
  * the direction from the test (gs_ranktest.direction), the size from the
  * change of the medians. Without samples (figures of ingested documents):
- * the change of the figures against the figure threshold alone. */
+ * the change of the figures against the figure threshold alone. A p99 of
+ * per-request times: significance from its bootstrap interval. */
 typedef enum {
   GS_CHANGE_NOT_SIGNIFICANT = 0, /* p >= alpha */
   GS_CHANGE_WITHIN,              /* significant (or a figure), but not by more than the threshold
                                     in the test's direction */
   GS_CHANGE_IMPROVEMENT,         /* significant and better by more than the threshold */
   GS_CHANGE_REGRESSION,          /* significant and worse by more than the threshold */
-  GS_CHANGE_UNDECIDABLE          /* too few samples: the test's smallest p is >= alpha */
+  GS_CHANGE_UNDECIDABLE          /* too few samples: the test's smallest p is >= alpha (a p99:
+                                    fewer than GS_COMPARE_TAIL_SAMPLES a side) */
 } gs_change_verdict;
 
 /* "not significant", "within threshold", "improvement", "regression",
@@ -40,12 +42,17 @@ typedef struct {
   double ci_low, ci_high;    /* 95% interval of the change (the two-level bootstrap of
                                 docs/statistics.md), as fractions of base */
   double detectable;         /* the smallest change these samples can tell from noise: half
-                                the interval's width (fraction); NaN for figures */
+                                the interval's width (fraction); NaN for figures and
+                                undecidable rows (no change could be found) */
+  size_t samples_needed;     /* undecidable rows: the samples a side a verdict needs; else 0 */
   double min_p;              /* the smallest two-sided p the U test can give with these
                                 sample counts (2 / C(m + n, m)) */
   double median_change;      /* median(new) / median(base) - 1: the size the verdict uses */
   int figure;                /* 1: compared by recorded figures (no samples): no test, the
                                 test members are NaN and change == median_change */
+  int percentile;            /* 1: a p99 of per-request times (tails.c): base_mean and
+                                new_mean are the p99s, the interval is the bootstrap's of
+                                their ratio and decides; no U test (its members NaN) */
   gs_ranktest test;
   gs_change_verdict verdict;
 } gs_compare_row;

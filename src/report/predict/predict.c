@@ -4,7 +4,8 @@
  * one model per workload series fitted to its measurements (all of them,
  * or those below --holdout), evaluated at the requested GPU counts with
  * speedup, efficiency, cost and, for held-out counts, the error against
- * what was measured. Models in model.c; docs/predict.md. */
+ * what was measured. Models in model.c, the GPU counts in counts.c;
+ * docs/predict.md. */
 #include "report/predict/predict.h"
 
 #include <math.h>
@@ -14,77 +15,11 @@
 
 #include "core/format.h"
 #include "core/json.h"
-#include "core/parse.h"
 #include "core/scaling.h"
 
 static double number_of(const cJSON *obj, const char *name) {
   const cJSON *x = gs_json_member(obj, name);
   return cJSON_IsNumber(x) && isfinite(x->valuedouble) ? x->valuedouble : NAN;
-}
-
-/* ---- GPU counts ------------------------------------------------------------------ */
-
-/* See predict.h. */
-gs_status gs_predict_parse_counts(const char *text, const char *option, int **counts, size_t *n) {
-  *counts = NULL;
-  *n = 0;
-  size_t cap = 0;
-  const char *p = text;
-  for (;;) {
-    const char *comma = strchr(p, ',');
-    size_t len = comma ? (size_t)(comma - p) : strlen(p);
-    char part[64];
-    if (len == 0 || len >= sizeof part) {
-      free(*counts);
-      *counts = NULL;
-      return gs_error(GS_ERR_USAGE, "option %s: '%s' must be counts or ranges like 8,16,64, "
-                      "1-1000 or 8-8000:8", option, text);
-    }
-    memcpy(part, p, len);
-    part[len] = '\0';
-    uint64_t lo = 0, hi = 0, step = 1;
-    char *dash = strchr(part, '-');
-    char *colon = strchr(part, ':');
-    gs_status st = GS_OK;
-    if (colon && dash && colon > dash) {
-      *colon = '\0';
-      st = gs_parse_count(colon + 1, option, 1, GS_PREDICT_COUNTS_MAX, &step);
-    } else if (colon) {
-      st = gs_error(GS_ERR_USAGE, "option %s: a step (:S) follows a range A-B, got '%s'", option,
-                    part);
-    }
-    if (st == GS_OK && dash) {
-      *dash = '\0';
-      st = gs_parse_count(part, option, 1, GS_PREDICT_COUNTS_MAX, &lo);
-      if (st == GS_OK) st = gs_parse_count(dash + 1, option, 1, GS_PREDICT_COUNTS_MAX, &hi);
-      if (st == GS_OK && hi < lo)
-        st = gs_error(GS_ERR_USAGE, "option %s: range %s-%s ends below its start", option, part,
-                      dash + 1);
-    } else if (st == GS_OK) {
-      st = gs_parse_count(part, option, 1, GS_PREDICT_COUNTS_MAX, &lo);
-      hi = lo;
-    }
-    uint64_t many = st == GS_OK ? (hi - lo) / step + 1 : 0;
-    if (st == GS_OK && *n + many > GS_PREDICT_COUNTS_MAX)
-      st = gs_error(GS_ERR_USAGE, "option %s: more than %d GPU counts", option,
-                    GS_PREDICT_COUNTS_MAX);
-    if (st == GS_OK && *n + many > cap) {
-      size_t want = *n + (size_t)many;
-      cap = want > 2 * cap ? want : 2 * cap;
-      int *grown = realloc(*counts, cap * sizeof *grown);
-      if (!grown) st = gs_error(GS_ERR_NOMEM, "out of memory for option %s", option);
-      else *counts = grown;
-    }
-    if (st != GS_OK) {
-      free(*counts);
-      *counts = NULL;
-      *n = 0;
-      return st;
-    }
-    for (uint64_t v = lo; v <= hi; v += step) (*counts)[(*n)++] = (int)v;
-    if (!comma) return GS_OK;
-    p = comma + 1;
-  }
 }
 
 /* ---- the machine ----------------------------------------------------------------- */
@@ -587,29 +522,73 @@ static void finish_point(const gs_predict_options *opt, const gs_report_series *
     w->fastest = (int)i;
 }
 
-/* Whether the model of `w` reproduces the measurements it was fitted to:
- * the first one it misses by more than GS_PREDICT_MISFIT and beyond that
- * measurement's 95% interval (of the mean step; for requests, the
- * throughput against the step interval's relative width) is named in
- * w->misfit. A super-linear series fits no model of work / N plus costs. */
+/* Relative half-width of the 95% interval of a row's mean step. */
+static double step_half(const gs_report_row *row) {
+  return row->step.mean > 0.0 ? (row->step.ci95_high - row->step.ci95_low) / 2.0 / row->step.mean
+                              : 0.0;
+}
+
+/* The largest gain per GPU between two fitted counts of `s` (measured
+ * throughput ratio over GPU ratio), with the two counts in *from, *to and
+ * the gain's lower bound in *low (the gain less the two steps' relative
+ * 95% half-widths); 0 when fewer than two counts were fitted. */
+static double steepest_gain(const gs_predict_options *opt, const gs_report_series *s,
+                            int *from, int *to, double *low) {
+  double best = 0.0;
+  for (size_t a = 0; a < s->n_rows; a++)
+    for (size_t b = 0; b < s->n_rows; b++) {
+      const gs_report_row *x = &s->rows[a], *y = &s->rows[b];
+      if (!fitted_row(opt, x) || !fitted_row(opt, y) || y->world_size <= x->world_size ||
+          !(x->throughput > 0.0) || !(y->throughput > 0.0))
+        continue;
+      double gain = y->throughput / x->throughput * x->world_size / y->world_size;
+      if (gain > best) {
+        best = gain;
+        *from = x->world_size;
+        *to = y->world_size;
+        *low = gain * (1.0 - step_half(x) - step_half(y));
+      }
+    }
+  return best;
+}
+
+/* Whether the model of `w` reproduces the measurements it was fitted to,
+ * evaluated as measured; w->misfit names the first it does not reproduce,
+ * and the caller refuses to predict:
+ * - one it misses by more than GS_PREDICT_MISFIT and beyond that
+ *   measurement's 95% interval (of the mean step; for requests, the
+ *   throughput against the step interval's relative width);
+ * - else a super-linear gain between two counts (beyond both intervals),
+ *   which no model of work / N plus costs reproduces, however close. */
 static void check_fit(const gs_predict_options *opt, const gs_report_series *s,
-                      gs_predict_kind kind, const gs_predict *p, int tp,
-                      gs_predict_workload *w) {
+                      gs_predict_kind kind, const gs_predict *p, gs_predict_workload *w) {
+  // The measured configuration: the measured machine's nodes and the
+  // measured tensor-parallel degree, whatever the options predict.
+  gs_predict_machine as_measured = p->machine;
+  as_measured.gpus_per_node = p->measured_gpus_per_node;
+  int from = 0, to = 0;
+  double low = 0.0, gain = steepest_gain(opt, s, &from, &to, &low);
+  char super[160] = "";
+  if (gain > 1.005)  // above 100% per GPU as printed
+    snprintf(super, sizeof super, "the series is super-linear (%.2fx the throughput from %d to "
+             "%d GPU%s, %.0f%% per GPU), which no model of work divided over the GPUs gives",
+             gain * to / from, from, to, to == 1 ? "" : "s", 100.0 * gain);
+  const int req = kind == GS_PREDICT_REQUESTS;
   w->misfit[0] = '\0';
   for (size_t j = 0; j < s->n_rows && !w->misfit[0]; j++) {
     const gs_report_row *row = &s->rows[j];
     if (!fitted_row(opt, row) || !is_ok(row) || !row->has_step) continue;
     gs_predict_point pt;
-    if (gs_predict_point_at(&w->model, &p->machine, w->items_per_step, row->world_size, tp,
+    if (gs_predict_point_at(&w->model, &as_measured, w->items_per_step, row->world_size, 0,
                             &pt) != GS_OK)
       continue;
-    const int req = kind == GS_PREDICT_REQUESTS;
     const double measured = req ? row->throughput : row->step.mean;
     const double predicted = req ? pt.throughput : pt.step_seconds;
     if (!(measured > 0.0) || !isfinite(predicted)) continue;
-    const double off = predicted / measured - 1.0;
-    const double half = (row->step.ci95_high - row->step.ci95_low) / 2.0 / row->step.mean;
-    if (fabs(off) <= GS_PREDICT_MISFIT || fabs(off) <= half) continue;
+    const double off = predicted / measured - 1.0, half = step_half(row);
+    const int missed = fabs(off) > GS_PREDICT_MISFIT && fabs(off) > half;
+    // The super-linear count is named even when the model comes close to it.
+    if (!missed && !(low > 1.0 && row->world_size == to)) continue;
     char a[32], b[32];
     if (req) {
       gs_format_rate(predicted, a, sizeof a);
@@ -619,19 +598,27 @@ static void check_fit(const gs_predict_options *opt, const gs_report_series *s,
       gs_format_seconds(measured, b, sizeof b);
     }
     snprintf(w->misfit, sizeof w->misfit,
-             "the model does not fit the measurement at %d GPU%s: it gives %s against %s "
-             "measured (%+.0f%%, beyond the measurement's 95%% interval of +-%.1f%%), so its "
-             "predictions are not to be trusted",
-             row->world_size, row->world_size == 1 ? "" : "s", a, b, 100.0 * off, 100.0 * half);
+             "refusing to extrapolate: the model does not fit the measurement at %d GPU%s: it "
+             "gives %s against %s measured (%+.0f%%, %s the measurement's 95%% interval of "
+             "+-%.1f%%)%s%s",
+             row->world_size, row->world_size == 1 ? "" : "s", a, b, 100.0 * off,
+             fabs(off) > half ? "beyond" : "within", 100.0 * half, super[0] ? "; " : "", super);
   }
 }
 
-/* Fits series `s` and predicts it at the options' counts into `w`. */
+/* Fits series `s` and predicts it at the options' counts into `w`;
+ * GS_ERR_USAGE naming the measurement when the model misses one it was
+ * fitted to (w->misfit). */
 static gs_status predict_series(const gs_report *r, const gs_report_series *s, gs_predict_kind kind,
                                 const gs_predict *p, gs_predict_workload *w) {
   const gs_predict_options *opt = &p->opt;
   gs_status st = fit_series(r, s, kind, p, w);
   if (st != GS_OK) return st;
+  int tp = kind == GS_PREDICT_REQUESTS ? opt->tensor_parallel : 0;
+  check_fit(opt, s, kind, p, w);
+  if (w->misfit[0])
+    return gs_error(GS_ERR_USAGE, "%s (%s): %s", w->name,
+                    gs_report_file_name(r, s->rows[0].file), w->misfit);
   int *counts = NULL;
   size_t n_counts = 0;
   if ((st = counts_of(opt, s, &counts, &n_counts)) != GS_OK) return st;
@@ -640,8 +627,6 @@ static gs_status predict_series(const gs_report *r, const gs_report_series *s, g
     free(counts);
     return gs_error(GS_ERR_NOMEM, "out of memory");
   }
-  int tp = kind == GS_PREDICT_REQUESTS ? opt->tensor_parallel : 0;
-  check_fit(opt, s, kind, p, tp, w);
   for (size_t i = 0; i < n_counts; i++) {
     st = gs_predict_point_at(&w->model, &p->machine, w->items_per_step, counts[i], tp,
                              &w->points[i]);
@@ -693,9 +678,9 @@ gs_status gs_predict_build(const gs_report *r, const gs_predict_options *opt, gs
   for (size_t i = 0; i < r->n_series; i++)
     for (size_t j = 0; j < r->series[i].n_rows; j++)
       if (r->series[i].rows[j].world_size > largest) largest = r->series[i].rows[j].world_size;
-  out->machine.gpus_per_node = opt->gpus_per_node > 0 ? opt->gpus_per_node
-                               : machine_gpus > 0     ? machine_gpus
-                                                      : largest;
+  out->measured_gpus_per_node = machine_gpus > 0 ? machine_gpus : largest;
+  out->machine.gpus_per_node =
+      opt->gpus_per_node > 0 ? opt->gpus_per_node : out->measured_gpus_per_node;
   if (!out->machine.have_allreduce && (st = links_from_p2p(r, out, machine)) != GS_OK) {
     gs_predict_free(out);
     return st;
@@ -736,8 +721,19 @@ gs_status gs_predict_build(const gs_report *r, const gs_predict_options *opt, gs
                     gs_report_file_name(r, s->rows[0].file), name, why);
       break;
     }
-    out->workloads[out->n_workloads].series = i;
-    st = predict_series(r, s, (gs_predict_kind)kind, out, &out->workloads[out->n_workloads]);
+    gs_predict_workload *w = &out->workloads[out->n_workloads];
+    w->series = i;
+    st = predict_series(r, s, (gs_predict_kind)kind, out, w);
+    if (st != GS_OK && w->misfit[0] && opt->skip_unmodelled) {
+      // A model that misses its own measurements predicts nothing: named, left out.
+      size_t used = strlen(out->skipped);
+      snprintf(out->skipped + used, sizeof out->skipped - used, "%s%s: %s", used ? "; " : "",
+               name, w->misfit);
+      free(w->points);
+      memset(w, 0, sizeof *w);
+      st = GS_OK;
+      continue;
+    }
     out->n_workloads++;
   }
   if (st == GS_OK && out->n_workloads == 0 && !opt->skip_unmodelled)

@@ -188,18 +188,22 @@ typedef struct {
   gs_predict_point *points; /* owned */
   int cheapest, fastest;   /* index of the point with least $/M items, most items/s; -1 none */
   double worst_error;      /* largest |error| over the holdout points; NaN none */
-  char misfit[320];        /* the first fitted measurement the model misses beyond its 95%
-                              interval and by more than GS_PREDICT_MISFIT, in words; "" none */
+  char misfit[512];        /* the first fitted measurement the model misses beyond its 95%
+                              interval and by more than GS_PREDICT_MISFIT, in words; "" none
+                              (a workload with one is not predicted: an error, or with
+                              skip_unmodelled named in `skipped`) */
 } gs_predict_workload;
 
 /* A model that misses a measurement it was fitted to by more than this
- * share (and beyond the measurement's 95% interval) does not fit it; its
- * predictions are printed with that caveat. */
+ * share (and beyond the measurement's 95% interval) does not fit it, and
+ * predict refuses to extrapolate it. */
 #define GS_PREDICT_MISFIT 0.10
 
 typedef struct gs_predict {
   gs_predict_options opt;  /* its counts point into the caller's array */
   gs_predict_machine machine;
+  int measured_gpus_per_node; /* the measured machine's GPUs (its largest count without GPUs):
+                                 the fit is checked on it, whatever --gpus-per-node says */
   const char *coll_file;   /* the coll document used, or NULL */
   const char *links_file;  /* without one: the p2p document the allreduce came from, or NULL */
   size_t n_coll;
@@ -211,7 +215,7 @@ typedef struct gs_predict {
   gs_coll_curve network_curve; /* owned: its 2-rank allreduce as measured */
   size_t n_workloads;
   gs_predict_workload *workloads; /* owned */
-  char skipped[1024];      /* with skip_unmodelled: "SERIES: why; ..." of those left out */
+  char skipped[2048];      /* with skip_unmodelled: "SERIES: why; ..." of those left out */
 } gs_predict;
 
 /* Fits a model per workload series of `r` (loaded with the prices wanted)
@@ -223,7 +227,9 @@ typedef struct gs_predict {
  * cannot be predicted, naming the file and what is missing: a coll document
  * of another machine, a collective with fewer than two sizes, a series
  * without a model (unless skip_unmodelled), a data-parallel series without
- * a coll document, a holdout with nothing below or at/above it. */
+ * a coll document, a holdout with nothing below or at/above it, a model
+ * that does not reproduce a measurement it was fitted to (`misfit`; with
+ * skip_unmodelled that series is named in `skipped` instead). */
 gs_status gs_predict_build(const gs_report *r, const gs_predict_options *opt, gs_predict *out);
 
 /* Frees what `p` owns and zeroes it. */

@@ -193,7 +193,6 @@ static void render_choice(const sink *k, const gs_predict *p, const gs_predict_w
   if (checked(w))
     fprintf(k->f, "%sHoldout: fitted below %d GPUs; largest error %+.1f%%.\n",
             k->markdown ? "- " : "", p->opt.holdout, 100.0 * w->worst_error);
-  if (w->misfit[0]) fprintf(k->f, "%sCaveat: %s.\n", k->markdown ? "- " : "", w->misfit);
 }
 
 static void render_text(FILE *f, const gs_predict *p, int markdown) {
@@ -409,7 +408,6 @@ static cJSON *prediction_json(const gs_predict *p) {
     gs_json_put_number(b, o, "base_throughput", w->base_throughput);
     if (priced(w)) gs_json_put_number(b, o, "price_per_gpu_hour", w->price_per_gpu_hour);
     if (checked(w)) gs_json_put_number(b, o, "largest_relative_error", w->worst_error);
-    gs_json_put_string_or_null(b, o, "misfit", w->misfit[0] ? w->misfit : NULL);
     if (w->fastest >= 0) gs_json_put_number(b, o, "fastest_gpus", w->points[w->fastest].gpus);
     if (w->cheapest >= 0) gs_json_put_number(b, o, "cheapest_gpus", w->points[w->cheapest].gpus);
     cJSON *pts = gs_json_put_array(b, o, "predictions");

@@ -7,6 +7,7 @@
 #include "core/json.h"
 #include "core/result.h"
 #include "report/analyze/machine.h"
+#include "report/analyze/quantile.h"
 #include "report/render/render.h"
 #include "report/render/internal.h"
 
@@ -157,6 +158,10 @@ static cJSON *row_json(gs_json_build *b, const gs_report *r, const gs_report_row
     if (sym) {
       gs_json_put_number(b, sym, "median_throughput", row->rank_median);
       gs_json_put_number(b, sym, "max_min_ratio", row->spread_ratio);
+      double spread_low, spread_high;
+      gs_report_spread_interval(row, &spread_low, &spread_high);
+      gs_json_put_number(b, sym, "max_min_ratio_low", spread_low);
+      gs_json_put_number(b, sym, "max_min_ratio_high", spread_high);
       gs_json_put_number(b, sym, "cv", row->spread_cv);
       if (row->straggler >= 0)
         gs_json_put_number(b, sym, "straggler", row->straggler);

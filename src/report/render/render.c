@@ -6,6 +6,7 @@
  * (json.c). Columns are described in docs/report.md. */
 #include "core/format.h"
 #include "report/analyze/machine.h"
+#include "report/analyze/quantile.h"
 #include "report/render/internal.h"
 
 #include <math.h>
@@ -333,8 +334,11 @@ static gs_status series_tables(gs_render_writer *w, const gs_report *r, const gs
     if (row->straggler >= 0)
       snprintf(straggler, sizeof straggler, "rank %d%s", row->straggler,
                row->ranks[row->straggler].injected ? " (injected)" : "");
-    char ratio[GS_RENDER_CELL], cv[GS_RENDER_CELL], med[GS_RENDER_CELL];
-    gs_render_fixed(ratio, row->spread_ratio, 2, "x");
+    char ratio[64], cv[GS_RENDER_CELL], med[GS_RENDER_CELL];
+    double spread_low, spread_high;
+    gs_report_spread_interval(row, &spread_low, &spread_high);
+    gs_scaling_format_ratio(row->spread_ratio, spread_low, spread_high, 1.0, 2, "x", ratio,
+                            sizeof ratio);
     gs_render_pct(cv, row->spread_cv);
     gs_format_rate(row->rank_median, med, sizeof med);
     const gs_report_placement *place = &row->placement;

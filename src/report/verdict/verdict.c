@@ -15,6 +15,7 @@
 #include "core/format.h"
 #include "core/stats.h"
 #include "core/json.h"
+#include "report/analyze/quantile.h"
 
 /* See verdict.h. */
 const char *gs_check_state_name(gs_check_state state) {
@@ -452,6 +453,23 @@ static int rank_device(const gs_report *r, const gs_report_row *row, int rank) {
   return cJSON_IsNumber(d) ? d->valueint : -1;
 }
 
+/* The 95% interval of rank `w`'s throughput over the median GPU's
+ * (`ratio`), the median GPU being the rank of `row` nearest the median
+ * throughput other than `w` (gs_report_rank_ratio_interval). NaN bounds
+ * for request-based rows: a rank's tokens/s is no mean of its samples. */
+static void rank_interval(const gs_report_row *row, const gs_report_rank *w, double ratio,
+                          double *low, double *high) {
+  *low = *high = NAN;
+  const gs_report_rank *m = NULL;
+  for (size_t k = 0; k < row->n_ranks; k++) {
+    const gs_report_rank *rk = &row->ranks[k];
+    if (rk == w || !isfinite(rk->throughput)) continue;
+    if (!m || fabs(rk->throughput - row->rank_median) < fabs(m->throughput - row->rank_median))
+      m = rk;
+  }
+  if (!row->requests.present && m) gs_report_rank_ratio_interval(w, m, ratio, low, high);
+}
+
 /* Per workload: each GPU's throughput at the largest GPU count against the
  * median GPU, with the report's rank marks (--moderate, --critical). */
 static int check_name_order(const void *a, const void *b) {
@@ -503,14 +521,18 @@ static void check_throughput(gs_node_verdict *v, const gs_report *r) {
     gs_check_state st = worst->mark == GS_MARK_GOOD       ? GS_CHECK_PASS
                         : worst->mark == GS_MARK_MODERATE ? GS_CHECK_WARN
                                                           : GS_CHECK_FAIL;
-    char rate[32];
+    char rate[32], ratio_text[64];
     gs_format_rate(row->rank_median, rate, sizeof rate);
+    const double ratio = worst->throughput / row->rank_median;
+    double lo, hi;
+    rank_interval(row, worst, ratio, &lo, &hi);
+    gs_scaling_format_ratio(ratio, lo, hi, 1.0, 2, "x", ratio_text, sizeof ratio_text);
     const char *unit = row->requests.present ? "tokens" : s->item_unit ? s->item_unit : "items";
     add_check(v, name, st, "at %d GPUs the farthest GPU %d (rank %d) is %s%.1f%% from the "
-              "median GPU (%s %s/s)%s; pass <= %.0f%%, fail > %.0f%%", row->world_size,
+              "median GPU (%s %s/s), %s of it%s; pass <= %.0f%%, fail > %.0f%%", row->world_size,
               rank_device(r, row, worst->rank), worst->rank,
               worst->throughput < row->rank_median ? "-" : "+", 100.0 * worst->deviation, rate,
-              unit, worst->success_rate < 1.0 ? " or requests failed" : "",
+              unit, ratio_text, worst->success_rate < 1.0 ? " or requests failed" : "",
               100.0 * r->thresholds.moderate, 100.0 * r->thresholds.critical);
   }
   // By workload name, so that the table does not depend on the order of
