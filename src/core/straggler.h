@@ -12,9 +12,9 @@
 #include "core/status.h"
 
 /* A rank is named a straggler when the lower end of its relative score's
- * interval is above 1 + GS_STRAGGLER_THRESHOLD (5% slower than the median
+ * interval is above 1 + GS_STRAGGLER_THRESHOLD (3% slower than the median
  * of the others, with 95% confidence). */
-#define GS_STRAGGLER_THRESHOLD 0.05
+#define GS_STRAGGLER_THRESHOLD 0.03
 /* The individual score's best sustained time is the smallest mean of
  * GS_STRAGGLER_WINDOW consecutive iterations of one run (the whole run when
  * it is shorter). */
