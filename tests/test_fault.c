@@ -9,9 +9,11 @@
 
 #include <cmocka.h>
 
+#include <math.h>
 #include <string.h>
 
 #include "core/fault.h"
+#include "core/timer.h"
 
 static void assert_error_has(const char *needle) {
   if (strstr(gs_last_error(), needle) == NULL)
@@ -89,12 +91,36 @@ static void test_json(void **state) {
   cJSON_Delete(array);
 }
 
+/* late: the microseconds of a rank's late faults add up, in seconds; the
+ * wait lasts at least as long as asked (only a lower bound: a loaded
+ * machine may take longer). */
+static void test_late(void **state) {
+  (void)state;
+  gs_fault_list list = {0};
+  assert_int_equal(gs_fault_parse("late:rank=2,us=50", &list), GS_OK);
+  assert_int_equal(gs_fault_parse("late:rank=2,us=25,world=4", &list), GS_OK);
+  assert_int_equal(list.items[0].kind, GS_FAULT_LATE);
+  assert_string_equal(gs_fault_kind_name(GS_FAULT_LATE), "late");
+  assert_true(fabs(gs_fault_late_seconds(&list, 2) - 75e-6) < 1e-15);
+  assert_true(gs_fault_late_seconds(&list, 1) == 0.0);
+  assert_int_equal(gs_fault_parse("late:rank=1,us=-1", &list), GS_ERR_USAGE);
+  assert_int_equal(gs_fault_parse("late:rank=1", &list), GS_ERR_USAGE);
+  assert_error_has("missing us=VALUE");
+  for (int i = 0; i < 3; i++) {
+    const double seconds = i == 0 ? 50e-6 : i == 1 ? 300e-6 : 0.0;
+    const double t0 = gs_time_seconds();
+    gs_fault_late_wait(seconds);
+    assert_true(gs_time_seconds() - t0 >= seconds);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_kind_parses),
       cmocka_unit_test(test_bad_faults),
       cmocka_unit_test(test_lookups_and_checks),
       cmocka_unit_test(test_json),
+      cmocka_unit_test(test_late),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

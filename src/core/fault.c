@@ -7,6 +7,7 @@
 #include "core/check.h"
 #include "core/parse.h"
 #include "core/result.h"
+#include "core/timer.h"
 #include "core/types.h"
 
 typedef struct {
@@ -27,6 +28,7 @@ static const struct {
     {GS_FAULT_KILL, "kill", 1, {{"after", 0.0, 1e12}}},
     {GS_FAULT_DELAY, "delay", 1, {{"seconds", 0.0, 3600.0}}},
     {GS_FAULT_HANG, "hang", 1, {{"after", 0.0, 1e12}}},
+    {GS_FAULT_LATE, "late", 1, {{"us", 0.0, 1e6}}},
 };
 
 const char *gs_fault_kind_name(gs_fault_kind kind) {
@@ -50,7 +52,7 @@ gs_status gs_fault_parse(const char *text, gs_fault_list *list) {
   while (k < sizeof kinds / sizeof kinds[0] && strcmp(kinds[k].name, buf) != 0) k++;
   if (k == sizeof kinds / sizeof kinds[0])
     return gs_error(GS_ERR_USAGE, "option --inject: unknown fault kind '%s' (known: slow, fail, kill, delay, "
-                    "hang)", buf);
+                    "hang, late)", buf);
   if (list->n == GS_FAULT_MAX)
     return gs_error(GS_ERR_USAGE, "option --inject: more than %d faults", GS_FAULT_MAX);
   gs_fault f = {.kind = kinds[k].kind, .rank = -1};
@@ -163,4 +165,22 @@ cJSON *gs_fault_list_to_json(const gs_fault_list *list, int world_size) {
       gs_json_put_number(b, o, kinds[k].params[p].name, f->params[p]);
   }
   return array ? gs_json_build_finish(b, array) : NULL;
+}
+
+/* See fault.h. */
+double gs_fault_late_seconds(const gs_fault_list *list, int rank) {
+  double us = 0.0;
+  for (size_t i = 0; list && i < list->n; i++)
+    if (list->items[i].kind == GS_FAULT_LATE && list->items[i].rank == rank)
+      us += list->items[i].params[0];
+  return us * 1e-6;
+}
+
+/* See fault.h. */
+void gs_fault_late_wait(double seconds) {
+  if (!(seconds > 0.0)) return;
+  const double until = gs_time_seconds() + seconds;
+  if (seconds > 200e-6) gs_sleep_seconds(seconds - 200e-6);
+  while (gs_time_seconds() < until) {
+  }
 }

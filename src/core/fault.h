@@ -8,6 +8,9 @@
  *   kill:rank=R,after=N     R dies abruptly after completing N steps
  *   delay:rank=R,seconds=S  R's first step (cold start) starts S s late
  *   hang:rank=R,after=N     (tests) R stops answering after N steps
+ *   late:rank=R,us=U        R arrives U microseconds late at every step (its
+ *                           collectives): run, scale, suite; and at every
+ *                           timed collective of coll (docs/stragglers.md)
  * Any of them takes world=N: only in the measurement of N ranks (a slowed
  * 1-rank baseline: slow:rank=0,factor=3,world=1).
  * Steps count every step the runner runs in one call (a measurement, or
@@ -31,7 +34,8 @@ typedef enum {
   GS_FAULT_FAIL,
   GS_FAULT_KILL,
   GS_FAULT_DELAY,
-  GS_FAULT_HANG
+  GS_FAULT_HANG,
+  GS_FAULT_LATE
 } gs_fault_kind;
 
 /* One injected fault. params[] follow the kind's table order after "rank"
@@ -70,6 +74,15 @@ const gs_fault *gs_fault_find(const gs_fault_list *list, gs_fault_kind kind, int
  * needs mpi mode (the rank threads of one process meet at a barrier that
  * has no timeout, so a hung thread would hang its process). */
 gs_status gs_fault_check_launch(const gs_fault_list *list, int mpi_mode);
+
+/* The seconds by which `rank` arrives late (its late faults' us summed,
+ * in seconds), 0 when none. */
+double gs_fault_late_seconds(const gs_fault_list *list, int rank);
+
+/* Waits `seconds` (a late fault's lateness) precisely on the monotonic
+ * clock: sleeps all but the last 200 us, then polls the clock, so that a
+ * 50 us lateness is 50 us and not a sleep's wake-up latency. */
+void gs_fault_late_wait(double seconds);
 
 /* Name of a kind ("slow"). */
 const char *gs_fault_kind_name(gs_fault_kind kind);

@@ -71,7 +71,8 @@ void gs_coll_options_init(gs_coll_options *o) {
   t[n++] = (gs_option){.name = "inject", .kind = GS_OPT_STRING, .target = &o->inject,
                        .metavar = "FAULT",
                        .help = "delay:rank=R,seconds=S holds rank R back before its first timed "
-                               "batch"};
+                               "batch; late:rank=R,us=U makes R arrive U us late at every "
+                               "collective"};
   t[n] = (gs_option){.kind = GS_OPT_END};
 }
 
@@ -88,19 +89,29 @@ gs_status gs_coll_options_take_op(gs_coll_options *o, const char *arg) {
   return GS_OK;
 }
 
-/* The one fault coll can inject, a delay of a rank's first timed batch,
- * parsed by the common fault syntax (core/fault.h). */
-static gs_status parse_inject(const char *text, int *rank, double *seconds) {
-  *rank = -1;
-  *seconds = 0.0;
+/* The faults coll can inject, parsed by the common fault syntax
+ * (core/fault.h): a delay of a rank's first timed batch (*rank, *seconds)
+ * or a rank late at every collective (*late_rank, *late_us). */
+static gs_status parse_inject(const char *text, int *rank, double *seconds, int *late_rank,
+                              double *late_us) {
+  *rank = *late_rank = -1;
+  *seconds = *late_us = 0.0;
   if (!text) return GS_OK;
   gs_fault_list faults = {0};
   GS_TRY(gs_fault_parse(text, &faults));
-  if (faults.items[0].kind != GS_FAULT_DELAY)
-    return gs_error(GS_ERR_USAGE, "option --inject: '%s': coll supports delay:rank=R,seconds=S",
+  const gs_fault *f = &faults.items[0];
+  if (f->kind == GS_FAULT_LATE) {
+    *late_rank = f->rank;
+    *late_us = f->params[0];
+    return GS_OK;
+  }
+  if (f->kind != GS_FAULT_DELAY)
+    return gs_error(GS_ERR_USAGE,
+                    "option --inject: '%s': coll supports delay:rank=R,seconds=S and "
+                    "late:rank=R,us=U",
                     text);
-  *rank = faults.items[0].rank;
-  *seconds = faults.items[0].params[0];
+  *rank = f->rank;
+  *seconds = f->params[0];
   return GS_OK;
 }
 
@@ -149,9 +160,9 @@ gs_status gs_coll_options_check(const gs_coll_options *o) {
   size_t n = 0;
   GS_TRY(make_sizes(o, &sizes, &n));
   free(sizes);
-  int rank = -1;
-  double seconds = 0.0;
-  return parse_inject(o->inject, &rank, &seconds);
+  int rank = -1, late = -1;
+  double seconds = 0.0, late_us = 0.0;
+  return parse_inject(o->inject, &rank, &seconds, &late, &late_us);
 }
 
 /* ---- the state of one command ------------------------------------------------ */
@@ -570,9 +581,12 @@ static gs_status prepare(coll_state *st) {
 static gs_status measure_all(coll_state *st) {
   const gs_coll_options *o = st->rq->coll;
   const gs_common_options *common = st->rq->common;
-  int delay_rank = -1;
-  double delay_seconds = 0.0;
-  GS_TRY(parse_inject(o->inject, &delay_rank, &delay_seconds));
+  int delay_rank = -1, late_rank = -1;
+  double delay_seconds = 0.0, late_us = 0.0;
+  GS_TRY(parse_inject(o->inject, &delay_rank, &delay_seconds, &late_rank, &late_us));
+  if (late_rank >= st->config.world_size)
+    return gs_error(GS_ERR_USAGE, "option --inject late: rank %d, but there are %d ranks",
+                    late_rank, st->config.world_size);
   uint64_t step = 0;
   gs_status first_failure = GS_OK;
   gs_error_kept first_error = {""};  // its text: a later operation's failure does not replace it
@@ -595,7 +609,9 @@ static gs_status measure_all(coll_state *st) {
                                 .world = st->world,
                                 .local_ranks = st->mj.local_ranks,
                                 .devices = st->mj.local_devices,
-                                .delay_rank = -1};
+                                .delay_rank = -1,
+                                .late_rank = late_rank,
+                                .late_us = late_us};
     gs_status status = sweep_op(st, op, &step, &delay_rank, delay_seconds);
     gs_error_keep_first(status, &first_failure, &first_error);
     fit_models(op);

@@ -13,6 +13,8 @@
 #include "runner/coll_data.h"
 #include "runner/runner.h"
 #include "core/check.h"
+#include "core/fault.h"
+#include "runner/fault_cuda.h"
 #include "core/timer.h"
 
 typedef struct {
@@ -200,6 +202,19 @@ static gs_status check_point(coll_rank *r, gs_coll_point *p, const coll_buffers 
   return GS_OK;
 }
 
+/* The late fault (--inject late): the late rank's next collective starts
+ * late_us after its previous one, on the stream (a spin kernel) or on
+ * the host (a precise wait); its peers wait for it inside the collective. */
+static gs_status arrive_late(coll_rank *r) {
+  const gs_coll_sweep *s = r->shared->sweep;
+  if (r->rank != s->late_rank || !(s->late_us > 0.0)) return GS_OK;
+  if (r->cuda)
+    GS_CHECK_CUDA(gs_fault_cuda_spin(s->late_us * 1e-6, r->stream));
+  else
+    gs_fault_late_wait(s->late_us * 1e-6);
+  return GS_OK;
+}
+
 /* Warmup, the timed batch and the check of one point, into `rec`. */
 static gs_status measure_point(coll_rank *r, gs_coll_point *p, gs_rank_record *rec, int first) {
   const gs_coll_sweep *s = r->shared->sweep;
@@ -213,6 +228,7 @@ static gs_status measure_point(coll_rank *r, gs_coll_point *p, gs_rank_record *r
   GS_TRY(gs_comm_barrier(r->comm));
   for (uint64_t i = 0; i < s->warmup; i++) {
     gs_comm_progress(r->comm, r->step++);
+    GS_TRY(arrive_late(r));
     GS_TRY(issue(r, p, &b));
   }
   GS_TRY(gs_comm_wait(r->comm, r->stream));
@@ -236,6 +252,7 @@ static gs_status measure_point(coll_rank *r, gs_coll_point *p, gs_rank_record *r
   if (r->cuda) GS_CHECK_CUDA(cudaEventRecord(r->events[0], r->stream));
   for (uint64_t i = 0; i < s->iters; i++) {
     gs_comm_progress(r->comm, r->step++);
+    GS_TRY(arrive_late(r));
     if (i < traced) gs_trace_begin(GS_TRACE_COMM, gs_coll_op_names[s->op], (int64_t)i, r->stream);
     GS_TRY(issue(r, p, &b));
     if (i < traced) gs_trace_end();
@@ -331,6 +348,12 @@ static gs_status make_points(const gs_coll_sweep *s, int world_size, gs_coll_poi
       m->cost.items = 1;
       m->cost.item_unit = "operations";
       m->cost.bytes = p->shape.bytes;
+      if (s->late_rank >= 0 && s->late_rank < world_size) {
+        // The document says what was injected, as the runner's do.
+        m->faults.items[0] = (gs_fault){.kind = GS_FAULT_LATE, .rank = s->late_rank,
+                                        .params = {s->late_us}};
+        m->faults.n = 1;
+      }
       m->runs = calloc(1, sizeof *m->runs);
       if (!m->runs) return gs_error(GS_ERR_NOMEM, "cannot allocate a run record");
       m->n_runs = 1;

@@ -29,6 +29,8 @@ typedef struct {
   const int *devices; /* CUDA ordinal per local rank */
   int delay_rank;     /* --inject delay: rank to hold back, -1 none */
   double delay_seconds;
+  int late_rank;      /* --inject late: rank that arrives late at every iteration, -1 none */
+  double late_us;     /* its lateness in microseconds, as given */
   uint64_t *progress;  /* the progress count (gs_comm_progress), read at the start and
                           advanced past every synchronization: a sweep measured one size
                           per call keeps counting, so that a timeout can name the rank

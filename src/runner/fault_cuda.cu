@@ -1,5 +1,6 @@
-/* Kernels of the slow fault: a clock stamp before the step and a spin after
- * it, both one thread, reading the GPU's global nanosecond timer. */
+/* Kernels of the slow fault (a clock stamp before the step and a spin after
+ * it) and of the late fault (a spin of fixed length before it), all one
+ * thread, reading the GPU's global nanosecond timer. */
 #include "runner/fault_cuda.h"
 
 __device__ __forceinline__ unsigned long long gs_fault_now(void) {
@@ -17,6 +18,17 @@ __global__ void gs_fault_stretch_kernel(const unsigned long long *slot, double f
       start + (unsigned long long)((double)(now - start) * factor);
   while (gs_fault_now() < until) {
   }
+}
+
+__global__ void gs_fault_spin_kernel(unsigned long long ns) {
+  const unsigned long long until = gs_fault_now() + ns;
+  while (gs_fault_now() < until) {
+  }
+}
+
+extern "C" cudaError_t gs_fault_cuda_spin(double seconds, cudaStream_t stream) {
+  gs_fault_spin_kernel<<<1, 1, 0, stream>>>((unsigned long long)(seconds * 1e9));
+  return cudaGetLastError();
 }
 
 extern "C" cudaError_t gs_fault_cuda_stamp(unsigned long long *slot, cudaStream_t stream) {

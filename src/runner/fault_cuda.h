@@ -1,4 +1,5 @@
-/* CUDA side of the slow fault: two tiny kernels around a step on the
+/* CUDA side of the slow and late faults (the late fault: one spin kernel
+ * of a fixed time before the rank's work). The slow fault: two tiny kernels around a step on the
  * rank's stream. The first stamps the GPU clock when the step starts, the
  * second, after the step, spins until factor x the elapsed time has passed
  * since the stamp, so the stream really takes `factor` times as long as the
@@ -19,6 +20,10 @@ cudaError_t gs_fault_cuda_stamp(unsigned long long *slot, cudaStream_t stream);
  * times (factor >= 1). */
 cudaError_t gs_fault_cuda_stretch(const unsigned long long *slot, double factor,
                                   cudaStream_t stream);
+
+/* Enqueues a spin of `seconds` (the late fault: the rank's next work and
+ * collectives start that much later on the device). */
+cudaError_t gs_fault_cuda_spin(double seconds, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -63,6 +63,7 @@ typedef struct {
   double timed_wall_sum;         /* rank 0: wall seconds of this run's timed steps */
   double last_progress;
   double slow_factor;            /* slow fault on this rank; 1 = none */
+  double late_seconds;           /* late fault: every step starts this late; 0 = none */
   unsigned long long *fault_slot; /* CUDA slow fault: the step's start stamp (device memory) */
   int gate_passed;               /* rank 0: has met the config's start gate */
   /* Faults on this rank and the steps it has completed in the measurement. */

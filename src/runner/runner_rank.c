@@ -25,7 +25,9 @@ static int is_cuda(const gs_rank_job *job) { return job->ctx.backend == GS_BACKE
  * comm_seconds the step's exposed communication (0 without a communicator).
  * A slow fault stretches the step to slow_factor times its own work: on
  * CUDA by kernels around it on the stream, on the CPU by a sleep (a busy
- * wait would take a core from the other ranks and slow them too). */
+ * wait would take a core from the other ranks and slow them too). A late
+ * fault holds the step's start back by a fixed time (a spin on the stream,
+ * a precise wait on the CPU). */
 static gs_status timed_step(gs_rank_job *job, double *device_seconds, double *wall_seconds,
                             double *comm_seconds) {
   const gs_workload *w = job->shared->workload;
@@ -39,6 +41,13 @@ static gs_status timed_step(gs_rank_job *job, double *device_seconds, double *wa
     // Between the start event and the step: device and wall time both grow.
     job->delay_pending = 0;
     gs_sleep_seconds(job->delay_seconds);
+  }
+  if (job->late_seconds > 0.0) {
+    // Before the step's work: its collectives start late, the others wait.
+    if (is_cuda(job))
+      GS_CHECK_CUDA(gs_fault_cuda_spin(job->late_seconds, job->ctx.stream));
+    else
+      gs_fault_late_wait(job->late_seconds);
   }
   if (slow && is_cuda(job)) GS_CHECK_CUDA(gs_fault_cuda_stamp(job->fault_slot, job->ctx.stream));
   GS_TRY(w->step(job->state));
@@ -309,6 +318,7 @@ static gs_status rank_setup(gs_rank_job *job) {
   // The faults of this world size (world=N), as the measurement records.
   const gs_fault_list *faults = &sh->m->faults;
   job->slow_factor = gs_fault_slow_factor(faults, job->rank);
+  job->late_seconds = gs_fault_late_seconds(faults, job->rank);
   job->fail = gs_fault_find(faults, GS_FAULT_FAIL, job->rank);
   job->kill = gs_fault_find(faults, GS_FAULT_KILL, job->rank);
   job->hang = gs_fault_find(faults, GS_FAULT_HANG, job->rank);

@@ -26,4 +26,12 @@ gs_status gs_report_series_analyse(gs_report_series *s, const gs_report *r);
  * read the same. */
 void gs_report_set_titles(gs_report *r);
 
+/* Fills row->scores (analyze/straggler.c; docs/statistics.md, "Straggler
+ * scores") from measurement `m`'s runs when the row has 2 or more ranks
+ * with per-iteration times and is a stepped measurement (not requests, not
+ * ingested): per iteration each rank's device time (else wall time),
+ * less its comm_seconds where recorded. An iteration with a missing or
+ * non-positive time of any rank is left out for all. GS_ERR_NOMEM. */
+gs_status gs_report_straggler_read(const cJSON *m, gs_report_row *row);
+
 #endif

@@ -175,6 +175,7 @@ static gs_status prepare_document(gs_report *r, size_t fi, prepared_doc *out) {
     if (row->requests.present) row->breakdown.available = 0;
     gs_report_ingest_read(doc, m, row);
     if ((st = gs_report_rank_symmetry(row, &r->thresholds)) != GS_OK) return st;
+    if ((st = gs_report_straggler_read(m, row)) != GS_OK) return st;
     gs_report_collective_read(doc, m, row);
     gs_report_cost_read(doc, m, &r->prices, row);
   }

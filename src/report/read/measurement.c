@@ -294,6 +294,7 @@ void gs_report_row_free(gs_report_row *row) {
   free(row->hosts);
   free(row->step_samples);
   free(row->step_run_n);
+  gs_straggler_free(&row->scores);
   row->step_run_n = NULL;
   row->ranks = NULL;
   row->hosts = NULL;

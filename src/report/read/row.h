@@ -12,6 +12,7 @@
 
 #include "core/stats.h"
 #include "core/status.h"
+#include "core/straggler.h"
 
 /* Default rank-mark thresholds: relative deviation of a rank's throughput
  * from the median rank throughput, as fractions (0.05 = 5%). */
@@ -227,6 +228,9 @@ typedef struct {
   double spread_cv;          /* stddev (n - 1) / mean of rank throughputs */
   double rank_median;        /* median of rank throughputs */
   int straggler;             /* slowest rank when it is critical, else -1 */
+  gs_straggler scores;       /* straggler scores (analyze/straggler.c); n_ranks 0: not scored */
+  const char *scores_clock;  /* which times were scored ("device - comm", ...), or NULL */
+  int scores_device;         /* CUDA ordinal of the named straggler's (first) GPU; -1 none */
   gs_report_breakdown breakdown;
   size_t n_hosts;
   gs_report_host *hosts;     /* in order of first rank; owned */

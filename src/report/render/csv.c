@@ -54,6 +54,10 @@ static void csv_number(FILE *out, double v) {
   fputs(buf, out);
 }
 
+/* See internal.h. */
+void gs_render_csv_field(FILE *out, const char *text) { csv_field(out, text); }
+void gs_render_csv_number(FILE *out, double v) { csv_number(out, v); }
+
 static void csv_text(FILE *out, const char *text) {
   fputc(',', out);
   csv_field(out, text);
@@ -143,8 +147,8 @@ static gs_status csv_measurements(FILE *out, const gs_report *r) {
           "busbw_expected_bytes_per_s,busbw_consistent,link_bytes_per_s,nccl_version,"
           "loadgen_valid,loadgen_failed_criteria,samples_per_s,tokens_per_s,queries,"
           "latency_mean_s,latency_p50_s,latency_p90_s,latency_p99_s,latency_max_s,"
-          "ttft_p50_s,ttft_p99_s,tpot_p50_s,tpot_p99_s\n",
-          identity_head);
+          "ttft_p50_s,ttft_p99_s,tpot_p50_s,tpot_p99_s,%s\n",
+          identity_head, gs_render_csv_straggler_head);
   for (size_t i = 0; i < r->n_series; i++) {
     const gs_report_series *s = &r->series[i];
     for (size_t j = 0; j < s->n_rows; j++) {
@@ -189,6 +193,7 @@ static gs_status csv_measurements(FILE *out, const gs_report *r) {
       csv_number(out, lg.tokens);
       csv_number(out, lg.queries);
       for (size_t k = 0; k < 9; k++) csv_number(out, lg.seconds[k]);
+      gs_render_csv_stragglers(out, row);
       fputc('\n', out);
     }
   }

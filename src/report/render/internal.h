@@ -120,4 +120,27 @@ gs_status gs_report_render_csv(FILE *out, const gs_report *r, unsigned options);
  * or a line saying why the trace could not be read. */
 gs_status gs_render_timeline(gs_render_writer *w, const gs_report *r, const gs_report_row *row);
 
+/* The straggler section (straggler.c; docs/report.md, "Stragglers"): of a
+ * multi-rank workload row, each rank's relative and individual score with
+ * their intervals and the rank named or "nobody"; of a collective series,
+ * one line per measurement with its slowest rank. Nothing for one rank. */
+gs_status gs_render_stragglers(gs_render_writer *w, const gs_report_row *row);
+gs_status gs_render_coll_stragglers(gs_render_writer *w, const gs_report_series *s);
+
+/* The row's "stragglers" member of the JSON report: null when not scored. */
+void gs_render_stragglers_json(gs_json_build *b, cJSON *o, const gs_report_row *row);
+
+/* The CSV columns of the straggler (their names, and one row's fields,
+ * each after a comma): the named rank or "nobody" (empty: not scored), its
+ * host, the rank the figures are of (named, else the largest relative
+ * score) and its scores with their intervals. */
+extern const char *const gs_render_csv_straggler_head;
+void gs_render_csv_stragglers(FILE *out, const gs_report_row *row);
+
+/* One CSV field (RFC 4180 quoting; NULL is empty), and a comma then a
+ * number in the fewest digits that read back exactly (empty when not
+ * finite): csv.c's writers. */
+void gs_render_csv_field(FILE *out, const char *text);
+void gs_render_csv_number(FILE *out, double v);
+
 #endif

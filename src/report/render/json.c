@@ -169,6 +169,7 @@ static cJSON *row_json(gs_json_build *b, const gs_report *r, const gs_report_row
         gs_json_put_null(b, sym, "straggler");
     }
   }
+  gs_render_stragglers_json(b, o, row);
   add_breakdown(b, o, &row->breakdown);
   if (row->requests.present) {
     cJSON *q = gs_json_put_object(b, o, "requests");

@@ -1,0 +1,108 @@
+/* The straggler scores of one measurement (docs/statistics.md, "Straggler
+ * scores"): each run's per-rank, per-iteration times of the document lined
+ * up by iteration and handed to core/straggler. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "core/straggler.h"
+#include "core/json.h"
+#include "report/analyze/internal.h"
+
+/* Element i of array `arr` as a number, NaN when missing or null. */
+static double element(const cJSON *arr, int i) {
+  const cJSON *x = cJSON_GetArrayItem(arr, i);
+  return cJSON_IsNumber(x) ? x->valuedouble : NAN;
+}
+
+/* The iterations of one run: n ranks' times, rank k's at times[k]. */
+typedef struct {
+  double *block;
+  const double **times;
+} run_times;
+
+/* Fills `out` with the times of the ranks of `run` (a run object of the
+ * document, ranks in any order, numbers 0..n_ranks-1 checked by the read
+ * room): iteration i is kept when every rank has a positive time for it.
+ * Sets *iters; *clock to what was scored. 0 when memory runs out. */
+static int run_read(const cJSON *run, size_t n_ranks, run_times *out, size_t *iters,
+                    const char **clock) {
+  const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(run, "ranks");
+  const cJSON **use = calloc(n_ranks, sizeof *use), **comm = calloc(n_ranks, sizeof *comm);
+  int ok = use && comm;
+  int n = -1;
+  for (const cJSON *rk = ranks ? ranks->child : NULL; ok && rk; rk = rk->next) {
+    const double rn = gs_json_number_member(rk, "rank");
+    if (!(rn >= 0 && rn < (double)n_ranks)) continue;
+    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(rk, "device_seconds");
+    const cJSON *a = cJSON_IsArray(dev) ? dev : cJSON_GetObjectItemCaseSensitive(rk, "wall_seconds");
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(rk, "comm_seconds");
+    use[(size_t)rn] = cJSON_IsArray(a) ? a : NULL;
+    comm[(size_t)rn] = cJSON_IsArray(c) ? c : NULL;
+    const int len = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : 0;
+    if (n < 0 || len < n) n = len;
+    *clock = a == dev ? (comm[(size_t)rn] ? "device - comm" : "device")
+                      : (comm[(size_t)rn] ? "wall - comm" : "wall");
+  }
+  for (size_t k = 0; ok && k < n_ranks; k++)
+    if (!use[k]) n = 0;
+  *iters = 0;
+  if (ok && n > 0) {
+    out->block = malloc((size_t)n * n_ranks * sizeof *out->block);
+    out->times = malloc(n_ranks * sizeof *out->times);
+    ok = out->block && out->times;
+  }
+  for (int i = 0; ok && i < n; i++) {
+    int keep = 1;
+    for (size_t k = 0; k < n_ranks && keep; k++) {
+      double t = element(use[k], i);
+      if (comm[k]) t -= element(comm[k], i);
+      out->block[k * (size_t)n + *iters] = t;
+      keep = isfinite(t) && t > 0.0;
+    }
+    if (keep) (*iters)++;
+  }
+  for (size_t k = 0; ok && out->times && k < n_ranks; k++)
+    out->times[k] = out->block + k * (size_t)(n > 0 ? n : 0);
+  free(use);
+  free(comm);
+  return ok;
+}
+
+/* See internal.h. */
+gs_status gs_report_straggler_read(const cJSON *m, gs_report_row *row) {
+  row->scores_device = -1;
+  if (row->n_ranks < 2 || row->requests.present || row->ingested || row->loadgen) return GS_OK;
+  const cJSON *runs = cJSON_GetObjectItemCaseSensitive(m, "runs");
+  const size_t n_runs = (size_t)cJSON_GetArraySize(runs);
+  run_times *held = calloc(n_runs ? n_runs : 1, sizeof *held);
+  gs_straggler_run *in = calloc(n_runs ? n_runs : 1, sizeof *in);
+  gs_status st = held && in ? GS_OK : gs_error(GS_ERR_NOMEM, "out of memory");
+  size_t r = 0, scored = 0;
+  const char *clock = NULL;
+  for (const cJSON *run = runs ? runs->child : NULL; st == GS_OK && run; run = run->next, r++) {
+    if (!run_read(run, row->n_ranks, &held[r], &in[r].n_iters, &clock))
+      st = gs_error(GS_ERR_NOMEM, "out of memory");
+    in[r].times = held[r].times;
+    scored += in[r].n_iters;
+  }
+  // A rank's first iteration of a run needs its others' too: 2 iterations
+  // are the least that has a spread.
+  if (st == GS_OK && scored >= 2) {
+    st = gs_straggler_compute(in, n_runs, row->n_ranks, &row->scores);
+    if (st == GS_OK) row->scores_clock = clock;
+    // The named rank's GPU: its first device (a rank spans gpus_per_rank).
+    const cJSON *devices = cJSON_GetObjectItemCaseSensitive(m, "devices");
+    const double dev =
+        row->scores.named >= 0
+            ? gs_json_number_or_nan(cJSON_GetArrayItem(devices, row->scores.named * row->gpus_per_rank))
+            : NAN;
+    row->scores_device = dev >= 0 ? (int)dev : -1;
+  }
+  for (size_t i = 0; held && i < n_runs; i++) {
+    free(held[i].block);
+    free(held[i].times);
+  }
+  free(held);
+  free(in);
+  return st;
+}

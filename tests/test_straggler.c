@@ -1,0 +1,190 @@
+/* Tests of the straggler scores (core/straggler) against figures worked out
+ * by hand from the definitions in docs/statistics.md, and against the
+ * normal-theory interval of a mean computed here independently. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "core/rng.h"
+#include "core/straggler.h"
+
+static void assert_near(double expected, double actual, double tol) {
+  if (!(fabs(expected - actual) <= tol)) {
+    print_error("expected %.10g, got %.10g\n", expected, actual);
+    fail();
+  }
+}
+
+/* Ranks 0 and 1 take {1, 2, 1, 2} s, rank 2 1.2 times as long. Rank 2's
+ * ratio to the median of the others is 1.2 in every iteration (interval
+ * [1.2, 1.2]); rank 0's is 1 / ((1 + 1.2) / 2) = 1 / 1.1. Four iterations
+ * are shorter than the window, so the best window is the whole run and
+ * every individual score is 1. */
+static void test_by_hand(void **state) {
+  (void)state;
+  const double t0[] = {1, 2, 1, 2}, t1[] = {1, 2, 1, 2}, t2[] = {1.2, 2.4, 1.2, 2.4};
+  const double *times[] = {t0, t1, t2};
+  const gs_straggler_run run = {4, times};
+  gs_straggler s;
+  assert_int_equal(gs_straggler_compute(&run, 1, 3, &s), GS_OK);
+  assert_int_equal(s.n_ranks, 3);
+  assert_int_equal(s.scores[2].n, 4);
+  assert_near(1.2, s.scores[2].relative, 1e-12);
+  assert_near(1.2, s.scores[2].relative_low, 1e-12);
+  assert_near(1.2, s.scores[2].relative_high, 1e-12);
+  assert_near(1.0 / 1.1, s.scores[0].relative, 1e-12);
+  assert_near(1.0 / 1.1, s.scores[1].relative, 1e-12);
+  for (size_t k = 0; k < 3; k++) assert_near(1.0, s.scores[k].individual, 1e-12);
+  assert_true(s.scores[2].straggler);
+  assert_false(s.scores[0].straggler);
+  assert_int_equal(s.named, 2);
+  gs_straggler_free(&s);
+  assert_int_equal(s.named, -1);
+  assert_null(s.scores);
+}
+
+/* Two ranks: the median of the others is the other rank. Rank 1 runs 8
+ * iterations at 1 s then 8 at 1.5 s: its best window is the first 8
+ * (mean 1), its mean 1.25, so its individual score is 1.25; against rank 0
+ * at a steady 1 s its relative score is the mean of the ratios, 1.25;
+ * rank 0's is the mean of 1/1 and 1/1.5, 5/6 (a mean of ratios, not
+ * 1/1.25). */
+static void test_individual(void **state) {
+  (void)state;
+  double t0[16], t1[16];
+  for (int i = 0; i < 16; i++) {
+    t0[i] = 1.0;
+    t1[i] = i < 8 ? 1.0 : 1.5;
+  }
+  const double *times[] = {t0, t1};
+  const gs_straggler_run run = {16, times};
+  gs_straggler s;
+  assert_int_equal(gs_straggler_compute(&run, 1, 2, &s), GS_OK);
+  assert_near(1.25, s.scores[1].individual, 1e-12);
+  assert_near(1.0, s.scores[0].individual, 1e-12);
+  assert_near(1.25, s.scores[1].relative, 1e-12);
+  assert_near(5.0 / 6.0, s.scores[0].relative, 1e-12);
+  // The best window has no spread (all 1): the interval is that of rank 1's
+  // mean, which straddles 1.25 and stays inside [1, 1.5].
+  assert_true(s.scores[1].individual_low < 1.25 && s.scores[1].individual_high > 1.25);
+  assert_true(s.scores[1].individual_low >= 1.0 && s.scores[1].individual_high <= 1.5);
+  gs_straggler_free(&s);
+}
+
+#define RANKS 4
+#define ITERS 200
+
+/* Four ranks of ITERS iterations in one run: a shared per-iteration load
+ * (uniform 0..20%) times each rank's own noise (uniform +-3%), rank 3
+ * `slow` times longer. */
+static void noisy_run(uint64_t seed, double slow, double t[RANKS][ITERS]) {
+  gs_rng rng;
+  gs_rng_seed(&rng, seed, 7);
+  for (size_t i = 0; i < ITERS; i++) {
+    const double load = 1.0 + 0.2 * gs_rng_double(&rng);
+    for (size_t k = 0; k < RANKS; k++)
+      t[k][i] = 1e-3 * load * (1.0 + 0.06 * (gs_rng_double(&rng) - 0.5)) * (k == 3 ? slow : 1.0);
+  }
+}
+
+/* The median of three numbers, written out apart from the module's sort. */
+static double median3(double a, double b, double c) {
+  return fmax(fmin(a, b), fmin(fmax(a, b), c));
+}
+
+/* Rank 3 10% slower: its relative score is the mean of its ratios to the
+ * median of the others (computed here), the bootstrap interval is within
+ * a quarter of the normal-theory half width 1.96 sd / sqrt(n) of that
+ * mean, and only rank 3 is named. */
+static void test_slow_rank_named(void **state) {
+  (void)state;
+  static double t[RANKS][ITERS];
+  noisy_run(11, 1.1, t);
+  const double *times[RANKS] = {t[0], t[1], t[2], t[3]};
+  const gs_straggler_run run = {ITERS, times};
+  gs_straggler s;
+  assert_int_equal(gs_straggler_compute(&run, 1, RANKS, &s), GS_OK);
+  double sum = 0.0, ss = 0.0, q[ITERS];
+  for (size_t i = 0; i < ITERS; i++) {
+    q[i] = t[3][i] / median3(t[0][i], t[1][i], t[2][i]);
+    sum += q[i];
+  }
+  const double mean = sum / ITERS;
+  for (size_t i = 0; i < ITERS; i++) ss += (q[i] - mean) * (q[i] - mean);
+  const double half = 1.959964 * sqrt(ss / (ITERS - 1)) / sqrt((double)ITERS);
+  const gs_straggler_score *sc = &s.scores[3];
+  assert_near(mean, sc->relative, 1e-12);
+  assert_near(1.1, sc->relative, 0.01);
+  assert_near(half, (sc->relative_high - sc->relative_low) / 2.0, 0.25 * half);
+  assert_true(sc->relative_low < mean && mean < sc->relative_high);
+  assert_int_equal(s.named, 3);
+  for (size_t k = 0; k < 3; k++) {
+    assert_false(s.scores[k].straggler);
+    assert_true(s.scores[k].relative < 1.0);
+  }
+  gs_straggler_free(&s);
+}
+
+/* Twenty clean runs (different seeds) name nobody, and every relative
+ * interval holds 1 or lies within the threshold of it. */
+static void test_clean_names_nobody(void **state) {
+  (void)state;
+  static double t[RANKS][ITERS];
+  for (uint64_t seed = 1; seed <= 20; seed++) {
+    noisy_run(seed, 1.0, t);
+    const double *times[RANKS] = {t[0], t[1], t[2], t[3]};
+    const gs_straggler_run run = {ITERS, times};
+    gs_straggler s;
+    assert_int_equal(gs_straggler_compute(&run, 1, RANKS, &s), GS_OK);
+    assert_int_equal(s.named, -1);
+    for (size_t k = 0; k < RANKS; k++)
+      assert_true(s.scores[k].relative_low <= 1.0 + GS_STRAGGLER_THRESHOLD);
+    gs_straggler_free(&s);
+  }
+}
+
+/* Runs are the bootstrap's groups: two runs of a steady 2-rank job, rank 1
+ * 1.2x in one run and 1.0x in the other, score 1.1 overall with an
+ * interval that spans both runs' levels. An empty run is left out. */
+static void test_runs_and_refusals(void **state) {
+  (void)state;
+  double a0[10], a1[10], b0[10], b1[10];
+  for (int i = 0; i < 10; i++) {
+    a0[i] = b0[i] = b1[i] = 1.0;
+    a1[i] = 1.2;
+  }
+  const double *ta[] = {a0, a1}, *tb[] = {b0, b1}, *te[] = {a0, a1};
+  const gs_straggler_run runs[] = {{10, ta}, {0, te}, {10, tb}};
+  gs_straggler s;
+  assert_int_equal(gs_straggler_compute(runs, 3, 2, &s), GS_OK);
+  assert_int_equal(s.scores[1].n, 20);
+  assert_near(1.1, s.scores[1].relative, 1e-12);
+  assert_near(1.0, s.scores[1].relative_low, 1e-12);
+  assert_near(1.2, s.scores[1].relative_high, 1e-12);
+  assert_int_equal(s.named, -1);  // the interval holds 1: not named
+  gs_straggler_free(&s);
+
+  assert_int_equal(gs_straggler_compute(runs, 1, 1, &s), GS_ERR_USAGE);
+  assert_int_equal(s.named, -1);
+  double bad[10] = {1, 1, 1, 0, 1, 1, 1, 1, 1, 1};
+  const double *tbad[] = {a0, bad};
+  const gs_straggler_run r_bad = {10, tbad};
+  assert_int_equal(gs_straggler_compute(&r_bad, 1, 2, &s), GS_ERR_USAGE);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_by_hand),
+      cmocka_unit_test(test_individual),
+      cmocka_unit_test(test_slow_rank_named),
+      cmocka_unit_test(test_clean_names_nobody),
+      cmocka_unit_test(test_runs_and_refusals),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
