@@ -574,31 +574,12 @@ static void tensor_parallel_advice(gs_report_series *s, const gs_report *r) {
   }
 }
 
-/* The mean SM clock over the ranks of `row` from its measurement's
- * telemetry (sm_clock_mhz.mean); NaN when not recorded. */
-static double row_clock(const gs_report *r, const gs_report_row *row) {
-  const cJSON *ms = gs_json_member(r->docs[row->file], "measurements");
-  const cJSON *m = cJSON_GetArrayItem(ms, (int)row->measurement);
-  const cJSON *tel = gs_json_member(gs_json_member(m, "telemetry"), "ranks");
-  double sum = 0.0;
-  size_t n = 0;
-  for (const cJSON *t = cJSON_IsArray(tel) ? tel->child : NULL; t; t = t->next) {
-    const double c = gs_json_number_member(gs_json_member(t, "sm_clock_mhz"), "mean");
-    if (isfinite(c)) {
-      sum += c;
-      n++;
-    }
-  }
-  return n ? sum / (double)n : NAN;
-}
-
 /* `row` as core/scaling's point, its runs' step samples in `groups`
  * (row->n_step_runs entries, owned by the caller; NULL: no samples). */
 static gs_scaling_point row_point(const gs_report *r, const gs_report_row *row,
                                   gs_stats_group *groups) {
   gs_scaling_point p = {.world_size = row->world_size, .ok = strcmp(row->status, "ok") == 0,
-                        .throughput = row->throughput, .faults = row->placement.faults[0] != '\0',
-                        .clock_mhz = row_clock(r, row)};
+                        .throughput = row->throughput, .faults = row->placement.faults[0] != '\0'};
   // A request-based row's samples are request latencies, not steps: they
   // bound no throughput, so it gets no interval (as in the terminal).
   if (groups && row->step_samples && !row->requests.present) {
@@ -610,6 +591,9 @@ static gs_scaling_point row_point(const gs_report *r, const gs_report_row *row,
     p.runs = groups;
     p.n_runs = row->n_step_runs;
   }
+  // Other processes on its GPUs and its bytes per rank, read as the
+  // terminal reads them, so both name the same suspect causes.
+  gs_scaling_point_add_document(&p, row_measurement(r, row));
   return p;
 }
 
@@ -618,10 +602,13 @@ static gs_scaling_host row_host(const gs_report *r, const gs_report_row *row,
                                 const char *backend) {
   const cJSON *cpu = gs_json_member(gs_json_member(r->docs[row->file], "environment"), "cpu");
   const double cores = gs_json_number_member(cpu, "logical_cores");
-  return (gs_scaling_host){
-      .cores = isfinite(cores) && cores > 0 && cores < 1e6 ? (int)cores : 0,
-      .load_average = gs_json_number_member(cpu, "load_average"),
-      .cpu_ranks = strcmp(backend, "cpu") == 0};
+  gs_scaling_host h = {.cores = isfinite(cores) && cores > 0 && cores < 1e6 ? (int)cores : 0,
+                       .load_average = gs_json_number_member(cpu, "load_average"),
+                       .cpu_ranks = strcmp(backend, "cpu") == 0};
+  const cJSON *device = cJSON_GetArrayItem(gs_json_member(row_measurement(r, row), "devices"), 0);
+  gs_scaling_host_add_document(&h, gs_json_member(r->docs[row->file], "environment"), backend,
+                               cJSON_IsNumber(device) ? device->valueint : -1);
+  return h;
 }
 
 /* Points of every row of `s` and of `base` (may be NULL) with their
