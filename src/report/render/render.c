@@ -6,6 +6,7 @@
  * (json.c). Columns are described in docs/report.md. */
 #include "core/format.h"
 #include "report/analyze/machine.h"
+#include "report/render/goodput.h"
 #include "report/render/internal.h"
 
 #include <math.h>
@@ -310,6 +311,7 @@ static gs_status series_tables(gs_render_writer *w, const gs_report *r, const gs
                     "no price matched a GPU name (e.g. the CPU backend).");
   if (!coll) st = breakdown_table(w, s);
   if (st == GS_OK) st = request_table(w, s);
+  if (st == GS_OK) st = gs_render_goodput_table(w, s);
   if (st == GS_OK) st = loadgen_table(w, r, s);
   if (st == GS_OK) st = collective_table(w, s);
   if (st != GS_OK) return st;
@@ -516,7 +518,8 @@ static gs_status render_tables(gs_render_writer *w, const gs_report *r) {
     gs_status st = series_tables(w, r, &r->series[i]);
     if (st != GS_OK) return st;
   }
-  gs_status st = plan_tables(w, r);
+  gs_status st = gs_render_layouts(w, r);
+  if (st == GS_OK) st = plan_tables(w, r);
   return st == GS_OK ? gs_render_machine_sections(w, r) : st;
 }
 
