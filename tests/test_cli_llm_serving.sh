@@ -104,7 +104,7 @@ expect 0 "" -- run llm "${cpu[@]}" --scenario server --arrival gamma --burstines
 expect 0 "" -- run llm "${cpu[@]}" --scenario server --rate 2000 --max-concurrency 1 --samples 10 --batch 4 -o "$work/cap.json"
 expect 0 "rates \(--rates; met = p90 of every target" -- run llm "${cpu[@]}" --scenario server \
   --samples 16 --slo latency=1000s --slo-percentile 90 --rates 300,100,200 -o "$work/rates.json"
-expect 0 "highest rate meeting the targets: .*(bracket|every rate measured met them)" -- \
+expect 0 "highest rate meeting the targets: .*(bracket|every rate measured met them|none of [1-8] rates met them)" -- \
   run llm "${cpu[@]}" --scenario server --samples 16 --rate 100 --slo ttft=30ms,tpot=5ms \
   --inject slow:rank=0,factor=4 --find-max-rate -o "$work/search.json"
 python3 - "$work" <<'PY' || fail "arrivals, rates and the search in the documents"
@@ -200,6 +200,34 @@ for l, pg, pu, f, gd in zip(g["layouts"], per_gpu, per_user, front, good):
     assert abs(l["goodput_tokens_per_second_per_gpu"] - gd) <= 1e-9 * gd
 assert any(front)
 assert g["best_tp"] == [1, 2, 4][best], (g["best_tp"], good)
+PY
+
+# predict: the measured highest rate of one node, times the nodes, with the
+# assumption beside it (every rate meets latency <= 1000 s: the search
+# climbs its 8 rates and reports no missed rate).
+expect 0 "every rate measured met them" -- run llm "${cpu[@]}" --scenario server --samples 8 \
+  --rate 50 --slo latency=1000s --find-max-rate -o "$work/climb.json"
+expect 0 "llm \(scenario server\): serving at the measured highest rate" -- \
+  predict "$work/climb.json" --ngpus 1,2,8
+expect 0 "Assumption: the figures are the node's times the nodes; this assumes each node serves" -- \
+  predict "$work/climb.json" --ngpus 1,2,8
+"$bin" predict --format json "$work/climb.json" --ngpus 1,2,3 >"$work/predict.json" 2>/dev/null ||
+  fail "predict --format json of a searched rate"
+python3 - "$work" <<'PY' || fail "predict from the measured highest rate"
+import json, sys
+w = sys.argv[1]
+m = json.load(open(f"{w}/climb.json"))["measurements"][0]
+s = m["llm"]["rates"]["search"]
+assert len(m["llm"]["rates"]["points"]) == 8 and s["bracket"][1] is None and not s["converged"]
+p = json.load(open(f"{w}/predict.json"))
+sv = p["serving"][0]
+assert sv["max_rate"] == s["max_rate"] and sv["node_gpus"] == 1 and "balancer" in sv["assumption"]
+assert [x["nodes"] for x in sv["predictions"]] == [1, 2, 3]
+for x in sv["predictions"]:
+    assert abs(x["requests_per_second"] - x["nodes"] * s["max_rate"]) <= 1e-9 * x["requests_per_second"]
+    assert x["requests_per_second_high"] is None
+good = m["llm"]["slo"]["goodput_tokens_per_second"]["value"]
+assert abs(sv["goodput_tokens_per_second"] - good) <= 1e-9 * good
 PY
 
 [ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
