@@ -77,6 +77,50 @@ static void test_poisson_arrivals(void **state) {
   free(s);
 }
 
+/* Mean and coefficient of variation of the gaps of a stream. */
+static void gap_moments(const gs_llm_stream_spec *spec, double *mean, double *cv) {
+  gs_llm_sample *s = NULL;
+  assert_int_equal(gs_llm_stream_make(spec, &s), GS_OK);
+  double sum = 0.0, sq = 0.0, prev = 0.0;
+  for (uint64_t i = 0; i < spec->count; i++) {
+    const double gap = s[i].arrival - prev;
+    assert_true(gap > 0.0);
+    prev = s[i].arrival;
+    sum += gap;
+    sq += gap * gap;
+  }
+  *mean = sum / (double)spec->count;
+  *cv = sqrt(sq / (double)spec->count - *mean * *mean) / *mean;
+  free(s);
+}
+
+/* Gamma gaps of shape k at rate 10 have mean 0.1 and cv 1 / sqrt(k): 1.414
+ * at burstiness 0.5, 0.5 at 4, 1 at 1 (Poisson); constant gaps are all
+ * 0.1 (cv 0). 40000 gaps: mean within 2%, cv within 4%. */
+static void test_gamma_and_constant_arrivals(void **state) {
+  (void)state;
+  gs_llm_stream_spec spec = {.count = 40000, .input_min = 1, .input_max = 1, .output_min = 1,
+                             .output_max = 1, .rate = 10.0, .seed = 3,
+                             .arrival = GS_LLM_ARRIVAL_GAMMA};
+  const double shapes[] = {0.5, 1.0, 4.0};
+  for (size_t i = 0; i < 3; i++) {
+    spec.burstiness = shapes[i];
+    double mean, cv;
+    gap_moments(&spec, &mean, &cv);
+    assert_true(fabs(mean - 0.1) < 0.002);
+    assert_true(fabs(cv - 1.0 / sqrt(shapes[i])) < 0.04 / sqrt(shapes[i]));
+  }
+  spec.arrival = GS_LLM_ARRIVAL_CONSTANT;
+  gs_llm_sample *s = NULL;
+  spec.count = 5;
+  assert_int_equal(gs_llm_stream_make(&spec, &s), GS_OK);
+  for (uint64_t i = 0; i < 5; i++) assert_float_equal(s[i].arrival, 0.1 * (double)(i + 1), 1e-12);
+  free(s);
+  spec.arrival = GS_LLM_ARRIVAL_GAMMA;
+  spec.burstiness = 0.0;
+  assert_bug(gs_llm_stream_make(&spec, &s), "bad llm stream");
+}
+
 static void test_static_split(void **state) {
   (void)state;
   uint64_t begin, n, next = 0;
@@ -130,6 +174,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_lengths_in_range_and_seeded),
       cmocka_unit_test(test_poisson_arrivals),
+      cmocka_unit_test(test_gamma_and_constant_arrivals),
       cmocka_unit_test(test_static_split),
       cmocka_unit_test(test_queue_takes_arrived_samples),
       cmocka_unit_test(test_prompts_seeded),

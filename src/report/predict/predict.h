@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "core/coll_model.h"
+#include "core/json.h"
 #include "core/scaling.h"
 #include "core/status.h"
 #include "report/analyze/report.h"
@@ -199,6 +200,30 @@ typedef struct {
  * predict refuses to extrapolate it. */
 #define GS_PREDICT_MISFIT 0.10
 
+/* Serving across nodes (llm --find-max-rate; docs/predict.md, "Serving at
+ * the measured highest rate"): one predicted node count. */
+typedef struct {
+  int gpus, nodes;
+  double rate, rate_low, rate_high; /* requests/s: nodes x the node's, and its bracket */
+  double tokens_per_second;         /* nodes x the node's goodput tokens/s at its highest rate */
+} gs_predict_serving_point;
+
+/* A server series whose measurement holds a searched highest rate. */
+typedef struct {
+  size_t series;
+  char name[256];
+  int node_gpus, tp;         /* GPUs of the node measured; per replica */
+  double max_rate, low, high; /* requests/s: the answer and its bracket (high NaN: none missed) */
+  double percentile;
+  double tokens_per_second;  /* goodput tokens/s of the node at max_rate */
+  char targets[128];         /* "conversational: ttft<=2 s, tpot<=100 ms" */
+  size_t n_points;
+  gs_predict_serving_point *points; /* owned */
+} gs_predict_serving;
+
+/* The assumption every serving prediction rests on, written beside it. */
+extern const char gs_predict_serving_assumption[];
+
 typedef struct gs_predict {
   gs_predict_options opt;  /* its counts point into the caller's array */
   gs_predict_machine machine;
@@ -216,7 +241,25 @@ typedef struct gs_predict {
   size_t n_workloads;
   gs_predict_workload *workloads; /* owned */
   char skipped[2048];      /* with skip_unmodelled: "SERIES: why; ..." of those left out */
+  size_t n_serving;
+  gs_predict_serving *serving; /* owned */
 } gs_predict;
+
+/* The serving predictions of `r` into p->serving: every series whose
+ * last row (its largest GPU count) is a server measurement with a searched
+ * highest rate, at each of p->opt.counts that is a whole number of its
+ * nodes (1, 2, 4, 8 nodes without counts). GS_ERR_NOMEM when memory runs
+ * out. */
+gs_status gs_predict_serving_build(const gs_report *r, gs_predict *p);
+
+/* 1 when series `series` is predicted by p->serving. */
+int gs_predict_serving_has(const gs_predict *p, size_t series);
+
+/* The serving sections of the text (Markdown when `markdown`) output. */
+void gs_predict_serving_text(FILE *f, const gs_predict *p, int markdown);
+
+/* The JSON member "serving" of `doc` (absent without serving series). */
+void gs_predict_serving_json(gs_json_build *b, cJSON *doc, const gs_predict *p);
 
 /* Fits a model per workload series of `r` (loaded with the prices wanted)
  * and predicts it at the options' counts. The coll series of `r` give the

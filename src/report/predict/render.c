@@ -256,6 +256,7 @@ static void render_text(FILE *f, const gs_predict *p, int markdown) {
     fputc('\n', f);
     render_choice(&k, p, w);
   }
+  gs_predict_serving_text(f, p, markdown);
   if (p->skipped[0]) fprintf(f, "\nNot predicted: %s.\n", p->skipped);
 }
 
@@ -417,6 +418,7 @@ static cJSON *prediction_json(const gs_predict *p) {
       if (b->failed) goto fail;
     }
   }
+  gs_predict_serving_json(b, doc, p);
   if (b->failed) goto fail;
   return doc;
 fail:

@@ -313,12 +313,48 @@ static gs_status request_stats(const double *v, size_t n, gs_stats *out, const c
   return st == GS_OK ? GS_OK : gs_error(st, "%s: %s: %s", file, what, gs_last_error());
 }
 
+/* The goodput of a request-based measurement against the targets its
+ * "llm.slo" names, recomputed from every run's requests that are not
+ * cold (core/slo; the runs are the bootstrap's groups). */
+static gs_status read_goodput(const cJSON *m, const char *file, size_t total,
+                              gs_report_requests *q) {
+  gs_slo_from_json(gs_json_member(gs_json_member(m, "llm"), "slo"), &q->slo);
+  const cJSON *runs = gs_json_member(m, "runs");
+  const size_t n_runs = (size_t)cJSON_GetArraySize(runs);
+  gs_slo_request *reqs = malloc((total + 1) * sizeof *reqs);
+  size_t *sizes = calloc(n_runs + 1, sizeof *sizes);
+  if (!reqs || !sizes) {
+    free(reqs), free(sizes);
+    return gs_error(GS_ERR_NOMEM, "%s: out of memory", file);
+  }
+  size_t n = 0, r = 0;
+  for (const cJSON *run = runs ? runs->child : NULL; run; run = run->next, r++)
+    for (const cJSON *rk = gs_json_member(run, "ranks")->child; rk; rk = rk->next) {
+      const cJSON *list = gs_json_member(rk, "requests");
+      for (const cJSON *x = cJSON_IsArray(list) ? list->child : NULL; x && n < total; x = x->next) {
+        if (cJSON_IsTrue(gs_json_member(x, "cold"))) continue;
+        const char *st = gs_json_string_member(x, "status", "");
+        reqs[n++] = (gs_slo_request){strcmp(st, "ok") == 0,
+                                     gs_json_number_member(x, "ttft_seconds"),
+                                     gs_json_number_member(x, "tpot_seconds"),
+                                     gs_json_number_member(x, "latency_seconds"),
+                                     gs_json_number_member(x, "output_tokens")};
+        sizes[r]++;
+      }
+    }
+  gs_status st = gs_slo_goodput_compute(&q->slo, reqs, n, sizes, n_runs, q->run_seconds,
+                                        &q->goodput);
+  free(reqs), free(sizes);
+  return st == GS_OK ? GS_OK : gs_error(st, "%s: goodput: %s", file, gs_last_error());
+}
+
 /* See read.h. */
 gs_status gs_report_rank_extras(const cJSON *doc, const cJSON *m, const char *file,
                                 const gs_report_thresholds *th, gs_report_row *row) {
   size_t total = 0;
   // Request-based: what the llm workload writes (docs/result-schema.md).
   row->requests.present = cJSON_IsObject(gs_json_member(m, "llm"));
+  gs_slo_none(&row->requests.slo);
   const cJSON *runs = gs_json_member(m, "runs");
   for (const cJSON *run = runs ? runs->child : NULL; run; run = run->next)
     for (const cJSON *rk = gs_json_member(run, "ranks")->child; rk; rk = rk->next) {
@@ -384,6 +420,7 @@ gs_status gs_report_rank_extras(const cJSON *doc, const cJSON *m, const char *fi
   if (st == GS_OK) st = request_stats(times.tpot, times.n_tpot, &row->requests.tpot, file,
                                       "tpot_seconds");
   free(lat), free(cold), free(times.ttft), free(times.tpot);
+  if (st == GS_OK && row->requests.present) st = read_goodput(m, file, total, &row->requests);
   if (st != GS_OK) return st;
   const gs_report_requests *q = &row->requests;
   if (q->present) row->throughput = q->run_seconds > 0 ? q->generated_tokens / q->run_seconds : NAN;

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/slo.h"
 #include "core/stats.h"
 #include "core/status.h"
 #include "core/straggler.h"
@@ -177,6 +178,8 @@ typedef struct {
   double generated_tokens;   /* output tokens of ok requests over all runs and ranks */
   double run_seconds;        /* sum of llm.run_seconds; NaN when not recorded */
   gs_stats ttft, tpot;       /* over ok requests that are not cold; n == 0 when none */
+  gs_slo slo;                /* llm.slo's targets; gs_slo_none when the document has none */
+  gs_slo_goodput goodput;    /* recomputed from the requests that are not cold (core/slo) */
 } gs_report_requests;
 
 /* Placement, faults and plan tasks (docs/workloads/placement.md). */

@@ -138,6 +138,23 @@ static loadgen_figures loadgen_of(const gs_report_row *row) {
 
 /* One row per measurement: the identity, then every figure of the
  * analysis with its unit in the column name. */
+/* The goodput columns (empty without latency targets). */
+static void csv_goodput(FILE *out, const gs_report_row *row) {
+  const gs_slo *slo = &row->requests.slo;
+  const gs_slo_goodput *g = &row->requests.goodput;
+  const int any = row->requests.present && gs_slo_any(slo);
+  char targets[96] = "";
+  if (any) gs_slo_describe(slo, targets, sizeof targets);
+  csv_text(out, any ? targets : NULL);
+  const gs_slo_figure *f[] = {&g->share_all, &g->requests_per_second, &g->tokens_per_second};
+  for (size_t i = 0; i < 3; i++) {
+    csv_number(out, any ? f[i]->value : NAN);
+    csv_number(out, any ? f[i]->low : NAN);
+    csv_number(out, any ? f[i]->high : NAN);
+  }
+  csv_bool(out, any ? g->percentile_met : -1);
+}
+
 static gs_status csv_measurements(FILE *out, const gs_report *r) {
   fprintf(out,
           "%s,status,verification,step_samples,step_mean_s,step_median_s,step_p99_s,step_cv,"
@@ -147,7 +164,10 @@ static gs_status csv_measurements(FILE *out, const gs_report *r) {
           "busbw_expected_bytes_per_s,busbw_consistent,link_bytes_per_s,nccl_version,"
           "loadgen_valid,loadgen_failed_criteria,samples_per_s,tokens_per_s,queries,"
           "latency_mean_s,latency_p50_s,latency_p90_s,latency_p99_s,latency_max_s,"
-          "ttft_p50_s,ttft_p99_s,tpot_p50_s,tpot_p99_s,%s\n",
+          "ttft_p50_s,ttft_p99_s,tpot_p50_s,tpot_p99_s,slo_targets,slo_met_share,"
+          "slo_met_share_low,slo_met_share_high,goodput_requests_per_s,"
+          "goodput_requests_per_s_low,goodput_requests_per_s_high,goodput_tokens_per_s,"
+          "goodput_tokens_per_s_low,goodput_tokens_per_s_high,slo_percentile_met,%s\n",
           identity_head, gs_render_csv_straggler_head);
   for (size_t i = 0; i < r->n_series; i++) {
     const gs_report_series *s = &r->series[i];
@@ -193,6 +213,7 @@ static gs_status csv_measurements(FILE *out, const gs_report *r) {
       csv_number(out, lg.tokens);
       csv_number(out, lg.queries);
       for (size_t k = 0; k < 9; k++) csv_number(out, lg.seconds[k]);
+      csv_goodput(out, row);
       gs_render_csv_stragglers(out, row);
       fputc('\n', out);
     }

@@ -9,6 +9,7 @@
 #include "report/analyze/machine.h"
 #include "report/analyze/quantile.h"
 #include "report/render/render.h"
+#include "report/render/goodput.h"
 #include "report/render/internal.h"
 
 /* The row's step statistics in the result document's own shape. */
@@ -180,6 +181,8 @@ static cJSON *row_json(gs_json_build *b, const gs_report *r, const gs_report_row
       // A statistic without samples is JSON null (gs_result_stats_to_json).
       gs_json_put_item(b, q, "ttft_seconds", gs_result_stats_to_json(&row->requests.ttft));
       gs_json_put_item(b, q, "tpot_seconds", gs_result_stats_to_json(&row->requests.tpot));
+      if (gs_slo_any(&row->requests.slo))
+        gs_slo_goodput_to_json(b, q, &row->requests.slo, &row->requests.goodput);
     }
   } else {
     gs_json_put_null(b, o, "requests");
@@ -309,6 +312,7 @@ cJSON *gs_report_to_json(const gs_report *r) {
         gs_json_append_string(b, adv, s->advice[k]);
     }
   }
+  gs_render_layouts_json(b, doc, r);
   gs_report_machine_json(b, r, doc);
   if (b->failed) {
     cJSON_Delete(doc);

@@ -22,6 +22,7 @@
 #include "core/file.h"
 #include "report/predict/predict.h"
 #include "report/render/render.h"
+#include "report/analyze/layouts.h"
 #include "report/analyze/timeline.h"
 
 /* Points per rank in a CDF: enough for a smooth curve at any sample count. */
@@ -629,6 +630,50 @@ static gs_status run_gnuplot(const char *program, const char *dir, int jobs) {
 
 
 /* The prediction of series `si`, or NULL. */
+/* Per layout group (llm --layouts): tokens/s per GPU against tokens/s per
+ * user, each layout labelled with its tp, the Pareto frontier joined;
+ * drawn with the series of the group's first layout. */
+static int layouts_plot(plotter *pl, const gs_report *r) {
+  gs_report_layouts ls;
+  if (gs_report_layouts_find(r, &ls) != GS_OK) return 0;
+  int ok = 1;
+  for (size_t i = 0; ok && i < ls.n; i++) {
+    const gs_report_layout_group *g = &ls.g[i];
+    FILE *f = plot_begin(pl, g->l[0].series, -1, "layouts: tokens/s per GPU against tokens/s per "
+                         "user (1 / median TPOT), labelled tp; line: the Pareto frontier",
+                         "layouts-%d-gpus", g->world_size);
+    if (!f) { ok = 0; break; }
+    for (size_t k = 0; k < g->n; k++)
+      if (isfinite(g->l[k].per_user) && isfinite(g->l[k].per_gpu))
+        fprintf(f, "%.17g %.17g %d\n", g->l[k].per_user, g->l[k].per_gpu, g->l[k].tp);
+    fprintf(f, "\n\n");
+    // The frontier by tokens/s per user, so that the line joins it in order.
+    for (double last = -INFINITY;;) {
+      int next = -1;
+      for (size_t k = 0; k < g->n; k++)
+        if (g->l[k].on_front && g->l[k].per_user > last &&
+            (next < 0 || g->l[k].per_user < g->l[next].per_user))
+          next = (int)k;
+      if (next < 0) break;
+      fprintf(f, "%.17g %.17g\n", g->l[next].per_user, g->l[next].per_gpu);
+      last = g->l[next].per_user;
+    }
+    if (!plot_end(f)) { ok = 0; break; }
+    const char *name = pl->plots->p[pl->plots->n - 1].name;
+    fprintf(pl->script, "reset\nset title 'layouts of %d GPUs'\nset xlabel 'tokens/s per user'\n"
+                        "set ylabel 'tokens/s per GPU'\nset grid\nset key top right\n"
+                        "set offsets graph 0.1, graph 0.1, graph 0.1, graph 0.1\n", g->world_size);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "plot '%s.dat' index 0 using 1:2 with points pt 7 ps 1.5 title "
+                              "'layouts', '' index 0 using 1:2:(sprintf('tp %%d', $3)) with labels "
+                              "offset 1,1 notitle, '' index 1 using 1:2 with lines lw 2 title "
+                              "'frontier'", name);
+    script_outputs(pl->script, pl->png, name, cmd);
+  }
+  gs_report_layouts_free(&ls);
+  return ok;
+}
+
 static const gs_predict_workload *prediction_of(const gs_predict *prediction, size_t si) {
   for (size_t i = 0; prediction && i < prediction->n_workloads; i++)
     if (prediction->workloads[i].series == si) return &prediction->workloads[i];
@@ -681,6 +726,8 @@ gs_status gs_report_plots_make(const gs_report *r, const char *dir,
              timeline_plot(&pl, r, s, si, ri, title, stem);
     if (!ok) st = gs_error(GS_ERR_IO, "cannot write the plot data in %s: %s", pl.dir, strerror(errno));
   }
+  if (st == GS_OK && !layouts_plot(&pl, r))
+    st = gs_error(GS_ERR_IO, "cannot write the layouts' plot data in %s: %s", pl.dir, strerror(errno));
   for (int k = 0; k < pl.jobs; k++) {
     errno = 0;
     if (pl.scripts[k] && !plot_end(pl.scripts[k]) && st == GS_OK)

@@ -7,6 +7,7 @@
 #include "core/format.h"
 #include "report/analyze/machine.h"
 #include "report/analyze/quantile.h"
+#include "report/render/goodput.h"
 #include "report/render/internal.h"
 
 #include <math.h>
@@ -311,6 +312,7 @@ static gs_status series_tables(gs_render_writer *w, const gs_report *r, const gs
                     "no price matched a GPU name (e.g. the CPU backend).");
   if (!coll) st = breakdown_table(w, s);
   if (st == GS_OK) st = request_table(w, s);
+  if (st == GS_OK) st = gs_render_goodput_table(w, s);
   if (st == GS_OK) st = loadgen_table(w, r, s);
   if (st == GS_OK) st = collective_table(w, s);
   if (st == GS_OK && coll) st = gs_render_coll_stragglers(w, s);
@@ -522,7 +524,8 @@ static gs_status render_tables(gs_render_writer *w, const gs_report *r) {
     gs_status st = series_tables(w, r, &r->series[i]);
     if (st != GS_OK) return st;
   }
-  gs_status st = plan_tables(w, r);
+  gs_status st = gs_render_layouts(w, r);
+  if (st == GS_OK) st = plan_tables(w, r);
   return st == GS_OK ? gs_render_machine_sections(w, r) : st;
 }
 

@@ -12,6 +12,8 @@
 #include "core/check.h"
 #include "platform/comm.h"
 #include "workloads/llm/llm_measure.h"
+#include "workloads/llm/llm_layouts.h"
+#include "workloads/llm/llm_rates.h"
 #include "workloads/llm/llm_verify.h"
 
 /* Scenario results of one sweep, kept until they are written. */
@@ -23,6 +25,9 @@ typedef struct {
   size_t *n_runs;
   gs_llm_summary *summaries; /* per measurement: its "llm" member as last written */
   int *summarized;           /* per measurement: 1 once summaries[i] is filled */
+  gs_llm_rate_plan *plans;   /* per measurement: the rates measured (--rates, --find-max-rate) */
+  uint64_t *tp;              /* per measurement: its tensor-parallel degree (--layouts varies it) */
+  int *planned;              /* per measurement: 1 when plans[i] holds them */
 } llm_sweep;
 
 /* Shapes up to this many parameters are verified as they are; larger ones
@@ -84,18 +89,30 @@ static gs_status driver_measure(void *ctx, const gs_run_config *config, size_t i
                                    &verify[k]);
     if (config->control && status == GS_OK) status = share_verifications(config, verify);
   }
-  d->runs[index] = calloc(config->runs, sizeof *d->runs[index]);
-  if (!d->runs[index])
-    return gs_error(GS_ERR_NOMEM, "cannot allocate %llu scenario runs",
-                    (unsigned long long)config->runs);
-  d->n_runs[index] = config->runs;
-  for (uint64_t r = 0; r < config->runs && status == GS_OK; r++) {
-    if (config->show_progress && !gs_is_quiet())
-      gs_note("%s: %s scenario, run %llu of %llu", config->label ? config->label : "llm",
-              gs_llm_scenario_names[sc.scenario], (unsigned long long)r + 1,
-              (unsigned long long)config->runs);
-    status = gs_llm_scenario_run(&sc, config, &d->runs[index][r]);
-    if (status != GS_OK) d->n_runs[index] = r + 1;
+  const gs_llm_options *o = d->opts;
+  d->tp[index] = o->tp;
+  if (status == GS_OK && (o->rates.n || o->find_max_rate)) {
+    d->planned[index] = 1;
+    status = gs_llm_rates_measure(o, config, &sc, &d->plans[index], &d->runs[index],
+                                  &d->n_runs[index]);
+    if (!d->runs[index]) {
+      if (status == GS_OK) GS_BUG("llm rates kept no runs");
+      return status;
+    }
+  } else {
+    d->runs[index] = calloc(config->runs, sizeof *d->runs[index]);
+    if (!d->runs[index])
+      return gs_error(GS_ERR_NOMEM, "cannot allocate %llu scenario runs",
+                      (unsigned long long)config->runs);
+    d->n_runs[index] = config->runs;
+    for (uint64_t r = 0; r < config->runs && status == GS_OK; r++) {
+      if (config->show_progress && !gs_is_quiet())
+        gs_note("%s: %s scenario, run %llu of %llu", config->label ? config->label : "llm",
+                gs_llm_scenario_names[sc.scenario], (unsigned long long)r + 1,
+                (unsigned long long)config->runs);
+      status = gs_llm_scenario_run(&sc, config, &d->runs[index][r]);
+      if (status != GS_OK) d->n_runs[index] = r + 1;
+    }
   }
   gs_status filled =
       gs_llm_measurement_fill(d->opts, config, d->runs[index], d->n_runs[index],
@@ -118,17 +135,31 @@ static gs_status driver_annotate(void *ctx, const gs_measurement *m, cJSON *meas
     for (size_t g = 0; g < d->env->gpu_count; g++)
       if (d->env->gpus[g].index == m->devices[0]) peak = d->env->gpus[g].peak_memory_bandwidth;
   d->summarized[index] = 0;
-  GS_TRY(gs_llm_summary_compute(d->opts, d->runs[index], d->n_runs[index], m, peak,
+  // With rates measured in turn, the measurement's requests are those of
+  // the rate kept: its figures are of that rate.
+  gs_llm_options at_rate = *d->opts;
+  if (d->planned[index]) at_rate.rate = d->plans[index].kept_rate;
+  at_rate.tp = d->tp[index];
+  GS_TRY(gs_llm_summary_compute(&at_rate, d->runs[index], d->n_runs[index], m, peak,
                                 &d->summaries[index]));
   d->summarized[index] = 1;
-  return gs_llm_measurement_annotate(measurement, &d->summaries[index], d->runs[index],
-                                     d->n_runs[index]);
+  GS_TRY(gs_llm_measurement_annotate(measurement, &d->summaries[index], d->runs[index],
+                                     d->n_runs[index]));
+  if (!d->planned[index]) return GS_OK;
+  gs_json_build b = {0};
+  gs_llm_rates_to_json(&b, cJSON_GetObjectItemCaseSensitive(measurement, "llm"),
+                       &d->plans[index], &d->opts->slo);
+  return gs_json_build_status(&b, "the llm rates");
 }
 
 static void driver_print(void *ctx, FILE *out, size_t count) {
   llm_sweep *d = ctx;
   for (size_t i = 0; i < count && i < d->capacity; i++)
-    if (d->summarized[i]) gs_llm_measurement_print(out, &d->summaries[i]);
+    if (d->summarized[i]) {
+      gs_llm_measurement_print(out, &d->summaries[i]);
+      if (d->planned[i]) gs_llm_rates_print(out, &d->plans[i], &d->opts->slo);
+    }
+  if (d->opts->layouts) gs_llm_layouts_print(out, d->summaries, d->summarized, count);
 }
 
 static void driver_close(void *ctx) {
@@ -142,6 +173,9 @@ static void driver_close(void *ctx) {
   free(d->n_runs);
   free(d->summaries);
   free(d->summarized);
+  free(d->plans);
+  free(d->planned);
+  free(d->tp);
   free(d);
 }
 
@@ -158,11 +192,39 @@ static gs_status driver_open(const gs_workload *workload, const void *opts,
   d->n_runs = calloc(count, sizeof *d->n_runs);
   d->summaries = calloc(count, sizeof *d->summaries);
   d->summarized = calloc(count, sizeof *d->summarized);
-  if (!d->runs || !d->n_runs || !d->summaries || !d->summarized) {
+  d->plans = calloc(count, sizeof *d->plans);
+  d->planned = calloc(count, sizeof *d->planned);
+  d->tp = calloc(count, sizeof *d->tp);
+  if (!d->runs || !d->n_runs || !d->summaries || !d->summarized || !d->plans || !d->planned ||
+      !d->tp) {
     driver_close(d);
     *ctx = NULL;
     return gs_error(GS_ERR_NOMEM, "cannot allocate the llm driver");
   }
+  return GS_OK;
+}
+
+/* --layouts: every tensor-parallel degree T that divides the run's ranks
+ * and splits the model, into o->layout_tp (one variant each). */
+static gs_status choose_layouts(gs_llm_options *o, const gs_run_config *config) {
+  if (config->scaling != GS_SCALING_NONE)
+    return gs_error(GS_ERR_USAGE, "option --layouts: measures the layouts of one run's GPUs; use "
+                    "run, not scale");
+  if (o->given_tp)
+    return gs_error(GS_ERR_USAGE, "option --layouts: measures every --tp itself; not with --tp");
+  if (config->control)
+    return gs_error(GS_ERR_USAGE, "option --layouts: tensor parallelism needs a replica's GPUs "
+                    "in one process; run without the launcher");
+  const gs_llm_shape shape = gs_llm_options_shape(o);
+  o->layout_tp.n = 0;
+  for (int t = 1; t <= config->world_size && o->layout_tp.n < GS_LIST_MAX; t++) {
+    char why[160];
+    if (config->world_size % t == 0 && gs_llm_shard_fits(&shape, (uint32_t)t, why, sizeof why))
+      o->layout_tp.v[o->layout_tp.n++] = (uint64_t)t;
+  }
+  if (o->layout_tp.n < 2)
+    gs_note("llm --layouts: %d %s split only one way (tp 1) for this model", config->world_size,
+            config->backend == GS_BACKEND_CUDA ? "GPUs" : "ranks");
   return GS_OK;
 }
 
@@ -178,8 +240,14 @@ static gs_status driver_configure(void *opts, const gs_given_options *given,
   if (config->split_proportional)
     return gs_error(GS_ERR_USAGE, "option --split proportional does not apply to llm: use "
                     "--dispatch dynamic to balance requests over unequal GPUs");
-  if (config->faults.n > 0)
-    return gs_error(GS_ERR_USAGE, "option --inject is not supported by llm yet");
+  for (size_t i = 0; i < config->faults.n; i++)
+    if (config->faults.items[i].kind != GS_FAULT_SLOW)
+      return gs_error(GS_ERR_USAGE, "option --inject %s: llm simulates only slow (each forward "
+                      "pass of the replica takes the factor times its own time)",
+                      gs_fault_kind_name(config->faults.items[i].kind));
+  if (config->control && o->max_concurrency)
+    return gs_error(GS_ERR_USAGE, "option --max-concurrency: the slots are shared in one process; "
+                    "under a launcher (one process per rank) run without it");
   if (given->gpu_mode)
     return gs_error(GS_ERR_USAGE, "option --gpu-mode does not apply to llm");
   // A shared queue lives in one process; between processes requests are split.
@@ -189,7 +257,8 @@ static gs_status driver_configure(void *opts, const gs_given_options *given,
   if (config->control && o->tp > 1)
     return gs_error(GS_ERR_USAGE, "option --tp: tensor parallelism needs a replica's GPUs in one "
                     "process; under a launcher each process has one (run without the launcher)");
-  return gs_llm_options_for_backend(opts, config->backend);
+  GS_TRY(gs_llm_options_for_backend(opts, config->backend));
+  return o->layouts ? choose_layouts(opts, config) : GS_OK;
 }
 
 /* A tensor-parallel replica needs --tp GPUs: only whole replicas are measured. */

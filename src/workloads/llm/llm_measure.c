@@ -31,6 +31,7 @@ gs_status gs_llm_measurement_fill(const gs_llm_options *o, const gs_run_config *
   for (int k = 0; k < config->world_size; k++)
     m->devices[k] = config->backend == GS_BACKEND_CUDA ? config->devices[k] : -1;
   m->status = GS_OK;
+  m->faults = gs_fault_at(&config->faults, config->world_size);
 
   gs_llm_scenario_config sc;
   gs_llm_options_scenario(o, config, &sc);
@@ -218,6 +219,35 @@ static gs_status rank_summary(const gs_llm_run_result *runs, size_t n_runs, int 
   return status;
 }
 
+gs_status gs_llm_goodput(const gs_slo *slo, const gs_llm_run_result *runs, size_t n_runs,
+                         gs_slo_goodput *out) {
+  size_t n = 0;
+  double seconds = 0.0;
+  for (size_t r = 0; r < n_runs; r++)
+    for (int k = 0; k < runs[r].world_size; k++) n += runs[r].replicas[k].n_requests;
+  gs_slo_request *q = malloc((n ? n : 1) * sizeof *q);
+  size_t *sizes = calloc(n_runs ? n_runs : 1, sizeof *sizes);
+  if (!q || !sizes) {
+    free(q), free(sizes);
+    return gs_error(GS_ERR_NOMEM, "cannot gather %zu requests for the goodput", n);
+  }
+  n = 0;
+  for (size_t r = 0; r < n_runs; r++) {
+    seconds += runs[r].seconds;
+    for (int k = 0; k < runs[r].world_size; k++)
+      for (size_t i = 0; i < runs[r].replicas[k].n_requests; i++) {
+        const gs_llm_request_record *x = &runs[r].replicas[k].requests[i];
+        if (x->cold) continue;
+        q[n++] = (gs_slo_request){x->status == GS_LLM_REQ_OK, x->ttft, x->tpot, x->latency,
+                                  (double)x->output_tokens};
+        sizes[r]++;
+      }
+  }
+  gs_status status = gs_slo_goodput_compute(slo, q, n, sizes, n_runs, seconds, out);
+  free(q), free(sizes);
+  return status;
+}
+
 gs_status gs_llm_summary_compute(const gs_llm_options *o, const gs_llm_run_result *runs,
                                  size_t n_runs, const gs_measurement *m, double peak_bandwidth,
                                  gs_llm_summary *out) {
@@ -265,6 +295,8 @@ gs_status gs_llm_summary_compute(const gs_llm_options *o, const gs_llm_run_resul
                              (tpot->n == 0 || tpot->p99 <= o->tpot_bound) && m->status == GS_OK;
   }
   if (o->scenario == GS_LLM_SINGLE_STREAM) out->latency_p90 = stat_or_nan(lat, lat->p90);
+  out->slo = o->slo;
+  GS_TRY(gs_llm_goodput(&o->slo, runs, n_runs, &out->goodput));
   const int world = n_runs ? runs[0].world_size : 0;
   for (int k = 0; k < world && k < GS_MAX_RANKS && status == GS_OK; k++) {
     status = rank_summary(runs, n_runs, k, out->tensor_parallel, m, &out->ranks[k]);
@@ -275,7 +307,23 @@ gs_status gs_llm_summary_compute(const gs_llm_options *o, const gs_llm_run_resul
 
 /* ---- JSON members --------------------------------------------------------- */
 
-static void append_requests(gs_json_build *b, cJSON *jrank, const gs_llm_replica_result *rep) {
+/* Per request, whether it met each target ("slo": {"ttft": true, ...,
+ * "all": true}); absent without targets. */
+static void put_request_slo(gs_json_build *b, cJSON *o, const gs_slo *slo,
+                            const gs_llm_request_record *q) {
+  if (!gs_slo_any(slo)) return;
+  int met[GS_SLO_METRICS];
+  const gs_slo_request r = {q->status == GS_LLM_REQ_OK, q->ttft, q->tpot, q->latency,
+                            (double)q->output_tokens};
+  const int all = gs_slo_request_met(slo, &r, met);
+  cJSON *j = gs_json_put_object(b, o, "slo");
+  for (int m = 0; m < GS_SLO_METRICS; m++)
+    if (met[m] >= 0) gs_json_put_bool(b, j, gs_slo_metric_names[m], met[m]);
+  gs_json_put_bool(b, j, "all", all);
+}
+
+static void append_requests(gs_json_build *b, cJSON *jrank, const gs_llm_replica_result *rep,
+                            const gs_slo *slo) {
   cJSON *arr = gs_json_put_array(b, jrank, "requests");
   for (size_t i = 0; !b->failed && i < rep->n_requests; i++) {
     const gs_llm_request_record *q = &rep->requests[i];
@@ -289,6 +337,7 @@ static void append_requests(gs_json_build *b, cJSON *jrank, const gs_llm_replica
     gs_json_put_string(b, o, "status", gs_llm_request_status_name(q->status));
     gs_json_put_bool(b, o, "cold", q->cold);
     gs_json_put_number(b, o, "arrival_seconds", q->arrival);
+    put_request_slo(b, o, slo, q);
     gs_json_append(b, arr, o);
   }
 }
@@ -342,6 +391,7 @@ gs_status gs_llm_measurement_annotate(cJSON *mjson, const gs_llm_summary *s,
   }
   if (s->scenario == GS_LLM_SINGLE_STREAM)
     gs_json_put_number(&b, l, "latency_p90", s->latency_p90);
+  if (gs_slo_any(&s->slo)) gs_slo_goodput_to_json(&b, l, &s->slo, &s->goodput);
   // Per rank (replica) over all runs, and the requests into each rank
   // record. A tensor-parallel replica names all its GPUs.
   gs_json_put_number(&b, l, "tensor_parallel", s->tensor_parallel);
@@ -367,7 +417,7 @@ gs_status gs_llm_measurement_annotate(cJSON *mjson, const gs_llm_summary *s,
     int k = 0;
     for (cJSON *jk = jranks ? jranks->child : NULL; jk && k < runs[r].world_size;
          jk = jk->next, k++)
-      append_requests(&b, jk, &runs[r].replicas[k]);
+      append_requests(&b, jk, &runs[r].replicas[k], &s->slo);
   }
   return gs_json_build_status(&b, "the llm members");
 }
@@ -412,6 +462,11 @@ void gs_llm_measurement_print(FILE *out, const gs_llm_summary *s) {
             s->server.target_rate, s->server.achieved_rate, s->server.ttft_p99,
             s->server.ttft_bound, s->server.tpot_p99, s->server.tpot_bound,
             s->server.bounds_met ? "bounds met" : "BOUNDS MISSED");
+  if (gs_slo_any(&s->slo)) {
+    char line[1024];
+    gs_slo_goodput_describe(&s->slo, &s->goodput, line, sizeof line);
+    fprintf(out, "    %s\n", line);
+  }
   for (int k = 0; s->n_ranks > 1 && k < s->n_ranks; k++) {
     const gs_llm_rank_summary *r = &s->ranks[k];
     fprintf(out, "    rank %d (device %d): %.1f tokens/s busy, %llu/%llu ok, latency p90 %s\n",

@@ -12,6 +12,7 @@
 
 #include "workloads/run_config.h"
 #include "core/result.h"
+#include "core/slo.h"
 #include "workloads/llm/llm_options.h"
 #include "workloads/llm/scenario.h"
 
@@ -63,6 +64,8 @@ typedef struct {
     int bounds_met;
   } server;                       /* server scenario only */
   double latency_p90;             /* single-stream only */
+  gs_slo slo;                     /* --slo; none when not given */
+  gs_slo_goodput goodput;         /* against slo, over the not-cold requests of all runs */
   int tensor_parallel;
   int n_ranks;
   gs_llm_rank_summary ranks[GS_MAX_RANKS];
@@ -76,6 +79,12 @@ gs_status gs_llm_summary_compute(const gs_llm_options *o, const gs_llm_run_resul
                                  size_t n_runs, const gs_measurement *m, double peak_bandwidth,
                                  gs_llm_summary *out);
 
+/* Goodput against `slo` of the requests of n_runs runs that are not cold,
+ * over the runs' seconds (core/slo; the runs are the bootstrap's groups).
+ * GS_ERR_NOMEM when the requests cannot be gathered. */
+gs_status gs_llm_goodput(const gs_slo *slo, const gs_llm_run_result *runs, size_t n_runs,
+                         gs_slo_goodput *out);
+
 /* Adds "scenario" and "llm" (from *s) and each rank record's "requests"
  * (from `runs`) to `mjson`, the measurement object that
  * gs_result_add_measurement wrote for the same measurement. */
@@ -85,7 +94,8 @@ gs_status gs_llm_measurement_annotate(cJSON *mjson, const gs_llm_summary *s,
 /* One paragraph per measurement for the terminal, from its summary:
  * tokens/s, sample outcomes, TTFT, TPOT and per-request latency
  * percentiles, the weight stream, server bounds, per-rank figures, and the
- * reminder that the weights are random. */
+ * goodput against the latency targets, and the reminder that the weights
+ * are random. */
 void gs_llm_measurement_print(FILE *out, const gs_llm_summary *s);
 
 #endif

@@ -1,6 +1,7 @@
 /* Options of the llm workload (see llm_options.h). */
 #include "workloads/llm/llm_options.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +38,10 @@ static void *gs_llm_options_new(void) {
   o->tpot_bound = 0.2;
   o->decode_gemm = GS_LLM_GEMM_AUTO;
   o->tp = 1;
+  gs_slo_none(&o->slo);
+  o->slo_percentile = GS_SLO_DEFAULT_PERCENTILE;
+  o->arrival = GS_LLM_ARRIVAL_POISSON;
+  o->burstiness = 1.0;
   const gs_option table[] = {
       {.name = "model", .kind = GS_OPT_CHOICE, .target = &o->preset, .choices = preset_choices,
        .metavar = "PRESET",
@@ -108,7 +113,43 @@ static void *gs_llm_options_new(void) {
       {.name = "tp", .kind = GS_OPT_COUNT, .target = &o->tp, .min = 1, .max = 64,
        .metavar = "N",
        .help = "tensor parallelism: each replica splits heads, FFN and vocabulary over N GPUs "
-               "(all-reduce after attention and MLP); replicas = GPUs / N"},
+               "(all-reduce after attention and MLP); replicas = GPUs / N",
+       .given = &o->given_tp},
+      {.name = "slo", .kind = GS_OPT_STRING, .target = &o->slo_text, .metavar = "TARGETS",
+       .help = "latency targets for goodput: ttft=DUR,tpot=DUR,latency=DUR (any subset; "
+               "DUR with s, ms or us) or a preset: conversational (MLPerf Llama-3.1-8B: TTFT "
+               "2 s, TPOT 100 ms) or interactive (500 ms, 30 ms)"},
+      {.name = "slo-percentile", .kind = GS_OPT_DOUBLE, .target = &o->slo_percentile,
+       .dmin = 1.0, .dmax = 100.0, .metavar = "P",
+       .help = "the percentile of each targeted latency that must meet its target for a rate "
+               "to count as met (default 99, MLPerf's server tail)",
+       .given = &o->given_slo_percentile},
+      {.name = "arrival", .kind = GS_OPT_CHOICE, .target = &o->arrival,
+       .choices = gs_llm_arrival_names, .metavar = "A",
+       .help = "server: gaps between arrivals: poisson (default), gamma (--burstiness) or "
+               "constant (1 / rate)",
+       .given = &o->given_arrival},
+      {.name = "burstiness", .kind = GS_OPT_DOUBLE, .target = &o->burstiness, .dmin = 1e-3,
+       .dmax = 1e3, .metavar = "F",
+       .help = "--arrival gamma: the gaps' shape; 1 = Poisson, below 1 burstier, above more "
+               "even (default 1)",
+       .given = &o->given_burstiness},
+      {.name = "max-concurrency", .kind = GS_OPT_COUNT, .target = &o->max_concurrency,
+       .min = 1, .max = 1000000, .metavar = "N",
+       .help = "server: at most N requests in flight (all replicas); a request is issued when "
+               "it is due and a slot is free, and its times count from then",
+       .given = &o->given_max_concurrency},
+      {.name = "rates", .kind = GS_OPT_DOUBLE_LIST, .target = &o->rates, .dmin = 1e-6,
+       .dmax = 1e9, .metavar = "R,R,...",
+       .help = "server with --slo: measure each rate in turn and report each one's goodput and "
+               "whether it met the targets"},
+      {.name = "find-max-rate", .kind = GS_OPT_FLAG, .target = &o->find_max_rate,
+       .help = "server with --slo: search the highest rate whose --slo-percentile latencies "
+               "meet the targets (from --rate; at most 8 rates, within 5%)"},
+      {.name = "layouts", .kind = GS_OPT_FLAG, .target = &o->layouts,
+       .help = "run: measure every layout of the run's G GPUs in one sweep: G / T replicas of "
+               "--tp T for each T that divides G and splits the model; the frontier of tokens/s "
+               "per user against tokens/s per GPU and the best layout meeting --slo"},
       {.name = NULL, .kind = GS_OPT_END},
   };
   _Static_assert(sizeof table <= sizeof o->table, "option table size");
@@ -130,6 +171,27 @@ gs_llm_shape gs_llm_options_shape(const gs_llm_options *o) {
   if (o->given_vocab) s.vocab = o->vocab;
   if (o->given_rope_theta) s.rope_theta = o->rope_theta;
   return s;
+}
+
+/* The serving options: arrivals, the cap, rate sweeps and the search
+ * belong to the server scenario; sweeps and the search need targets. */
+static gs_status gs_llm_options_check_serving(const gs_llm_options *o) {
+  const int server = o->scenario == GS_LLM_SERVER;
+  if (!server && (o->given_arrival || o->given_burstiness || o->given_max_concurrency ||
+                  o->rates.n || o->find_max_rate))
+    return gs_error(GS_ERR_USAGE, "options --arrival, --burstiness, --max-concurrency, --rates "
+                    "and --find-max-rate belong to --scenario server");
+  if (o->given_burstiness && o->arrival != GS_LLM_ARRIVAL_GAMMA)
+    return gs_error(GS_ERR_USAGE, "option --burstiness: only with --arrival gamma");
+  if ((o->rates.n || o->find_max_rate) && !gs_slo_any(&o->slo))
+    return gs_error(GS_ERR_USAGE, "option %s: needs latency targets (--slo) to judge each rate",
+                    o->rates.n ? "--rates" : "--find-max-rate");
+  if (o->rates.n && (o->find_max_rate || o->given_rate))
+    return gs_error(GS_ERR_USAGE, "option --rates: not with %s",
+                    o->find_max_rate ? "--find-max-rate" : "--rate");
+  if (o->given_slo_percentile && !o->slo_text)
+    return gs_error(GS_ERR_USAGE, "option --slo-percentile: needs --slo");
+  return GS_OK;
 }
 
 static gs_status gs_llm_options_check(void *opts) {
@@ -163,6 +225,9 @@ static gs_status gs_llm_options_check(void *opts) {
   if (o->scenario != GS_LLM_SERVER && (o->given_rate || o->given_ttft_bound || o->given_tpot_bound))
     return gs_error(GS_ERR_USAGE,
                     "options --rate, --ttft-bound and --tpot-bound belong to --scenario server");
+  if (o->slo_text) GS_TRY(gs_slo_parse(o->slo_text, "--slo", &o->slo));
+  o->slo.percentile = o->slo_percentile;
+  GS_TRY(gs_llm_options_check_serving(o));
   char why[160];
   if (!gs_llm_shard_fits(&s, (uint32_t)o->tp, why, sizeof why))
     return gs_error(GS_ERR_USAGE, "option --tp %llu: %s", (unsigned long long)o->tp, why);
@@ -220,7 +285,34 @@ static cJSON *gs_llm_options_to_json(const void *opts) {
   gs_json_put_bool(&b, j, "overlap", !o->no_overlap);
   gs_json_put_string(&b, j, "decode_gemm", gs_llm_decode_gemm_names[o->decode_gemm]);
   gs_json_put_number(&b, j, "tp", (double)o->tp);
+  gs_json_put_string_or_null(&b, j, "slo", o->slo_text);
+  gs_json_put_number(&b, j, "slo_percentile", o->slo_percentile);
+  gs_json_put_string(&b, j, "arrival", gs_llm_arrival_names[o->arrival]);
+  gs_json_put_number(&b, j, "burstiness", o->burstiness);
+  gs_json_put_number(&b, j, "max_concurrency", (double)o->max_concurrency);
+  cJSON *rates = gs_json_put_array(&b, j, "rates");
+  for (size_t i = 0; i < o->rates.n; i++) gs_json_append_number(&b, rates, o->rates.v[i]);
+  gs_json_put_bool(&b, j, "find_max_rate", o->find_max_rate);
+  gs_json_put_bool(&b, j, "layouts", o->layouts);
   return gs_json_build_finish(&b, j);
+}
+
+/* With --layouts one variant per tensor-parallel degree (layout_tp). */
+static size_t gs_llm_variant_count(const void *opts) {
+  const gs_llm_options *o = opts;
+  return o->layouts ? o->layout_tp.n : 0;
+}
+
+/* Without --layouts the sweep still selects its one variant (index 0):
+ * the options stay as given, unnamed. */
+static void gs_llm_variant_select(void *opts, size_t index, char *name, size_t size) {
+  gs_llm_options *o = opts;
+  if (!o->layouts || index >= o->layout_tp.n) {
+    if (size) name[0] = '\0';
+    return;
+  }
+  o->tp = o->layout_tp.v[index];
+  snprintf(name, size, "tp=%llu", (unsigned long long)o->tp);
 }
 
 const gs_workload gs_workload_llm = {
@@ -235,6 +327,8 @@ const gs_workload gs_workload_llm = {
     .options_check = gs_llm_options_check,
     .options_to_json = gs_llm_options_to_json,
     .driver = &gs_llm_driver,
+    .variant_count = gs_llm_variant_count,
+    .variant_select = gs_llm_variant_select,
 };
 
 void gs_llm_options_scenario(const gs_llm_options *o, const gs_run_config *run,
@@ -258,7 +352,9 @@ void gs_llm_options_scenario(const gs_llm_options *o, const gs_run_config *run,
                                   .input_max = (uint32_t)o->input_max,
                                   .output_min = (uint32_t)o->output_min,
                                   .output_max = (uint32_t)o->output_max, .rate = o->rate,
-                                  .seed = seed};
+                                  .arrival = (gs_llm_arrival)o->arrival,
+                                  .burstiness = o->burstiness, .seed = seed};
+  out->max_concurrency = o->max_concurrency;
   out->timeout = o->timeout;
   out->warmup = run->warmup;
 }

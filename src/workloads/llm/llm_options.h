@@ -8,10 +8,12 @@
 #define GS_LLM_OPTIONS_H
 
 #include "core/options.h"
+#include "core/parse.h"
+#include "core/slo.h"
 #include "workloads/llm/scenario.h"
 #include "workloads/workload.h"
 
-#define GS_LLM_OPTION_COUNT 27
+#define GS_LLM_OPTION_COUNT 35
 
 typedef struct {
   int preset; /* index into gs_llm_presets */
@@ -29,6 +31,18 @@ typedef struct {
   int no_overlap;
   int decode_gemm; /* gs_llm_decode_gemm */
   uint64_t tp;     /* GPUs (or CPU ranks) per replica: tensor parallelism */
+  const char *slo_text; /* --slo as given, or NULL */
+  gs_slo slo;           /* parsed from slo_text by the options check; none when not given */
+  double slo_percentile; /* --slo-percentile: the percentile a rate must meet the targets at */
+  int arrival;           /* gs_llm_arrival */
+  double burstiness;     /* gamma's shape */
+  uint64_t max_concurrency; /* requests in flight at most, all replicas; 0 = no cap */
+  gs_double_list rates;  /* --rates: server rates measured in turn */
+  int find_max_rate;     /* --find-max-rate: search the highest rate meeting the targets */
+  int given_arrival, given_burstiness, given_max_concurrency, given_slo_percentile;
+  int layouts;           /* --layouts: every tensor-parallel degree of the run's ranks */
+  gs_u64_list layout_tp; /* the degrees measured (set by the driver's configure) */
+  int given_tp;
   int given_model, given_batch, given_rate, given_ttft_bound, given_tpot_bound;
   gs_option table[GS_LLM_OPTION_COUNT];
 } gs_llm_options;

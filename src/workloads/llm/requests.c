@@ -9,11 +9,53 @@
 /* Streams of gs_rng: 2 id for lengths, 2 id + 1 for prompts, one for gaps. */
 #define GS_LLM_GAP_STREAM UINT64_C(0xA77A1)
 
+const char *const gs_llm_arrival_names[] = {"poisson", "gamma", "constant", NULL};
+
+/* A standard normal draw (Box-Muller; 1 - u keeps the logarithm finite). */
+static double normal_draw(gs_rng *rng) {
+  const double u = 1.0 - gs_rng_double(rng), v = gs_rng_double(rng);
+  return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
+}
+
+/* A gamma draw of shape k and scale 1 (Marsaglia and Tsang's squeeze; a
+ * shape below 1 from shape k + 1 times U^(1/k)). */
+static double gamma_draw(gs_rng *rng, double k) {
+  if (k < 1.0) {
+    const double u = 1.0 - gs_rng_double(rng);
+    return gamma_draw(rng, k + 1.0) * pow(u, 1.0 / k);
+  }
+  const double d = k - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * d);
+  for (;;) {
+    double x, v;
+    do {
+      x = normal_draw(rng);
+      v = 1.0 + c * x;
+    } while (v <= 0.0);
+    v = v * v * v;
+    const double u = 1.0 - gs_rng_double(rng);
+    if (log(u) < 0.5 * x * x + d - d * v + d * log(v)) return d * v;
+  }
+}
+
+/* The gap before the next arrival at spec->rate. */
+static double gap_draw(const gs_llm_stream_spec *spec, gs_rng *gaps) {
+  switch (spec->arrival) {
+    case GS_LLM_ARRIVAL_GAMMA:
+      return gamma_draw(gaps, spec->burstiness) / (spec->burstiness * spec->rate);
+    case GS_LLM_ARRIVAL_CONSTANT:
+      return 1.0 / spec->rate;
+    case GS_LLM_ARRIVAL_POISSON:
+      break;
+  }
+  return -log(1.0 - gs_rng_double(gaps)) / spec->rate;
+}
+
 gs_status gs_llm_stream_make(const gs_llm_stream_spec *spec, gs_llm_sample **out) {
   *out = NULL;
   if (spec->count == 0 || spec->count > UINT32_MAX || spec->input_min < 1 ||
       spec->input_min > spec->input_max || spec->output_min < 1 ||
-      spec->output_min > spec->output_max || spec->rate < 0.0)
+      spec->output_min > spec->output_max || spec->rate < 0.0 ||
+      (spec->arrival == GS_LLM_ARRIVAL_GAMMA && !(spec->burstiness > 0.0)))
     GS_BUG("bad llm stream: %llu samples, input %u-%u, output %u-%u",
            (unsigned long long)spec->count, spec->input_min, spec->input_max, spec->output_min,
            spec->output_max);
@@ -32,9 +74,10 @@ gs_status gs_llm_stream_make(const gs_llm_stream_spec *spec, gs_llm_sample **out
     s[i].output_tokens =
         spec->output_min + (uint32_t)gs_rng_below(&r, spec->output_max - spec->output_min + 1u);
     if (spec->rate > 0.0) {
-      // Exponential gaps with mean 1/rate make a Poisson process; the first
-      // sample also waits one gap, as LoadGen's schedule does.
-      t += -log(1.0 - gs_rng_double(&gaps)) / spec->rate;
+      // Exponential gaps with mean 1/rate make a Poisson process (gamma of
+      // shape 1); the first sample also waits one gap, as LoadGen's
+      // schedule does.
+      t += gap_draw(spec, &gaps);
       s[i].arrival = t;
     }
   }

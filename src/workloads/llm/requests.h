@@ -1,6 +1,7 @@
 /* The llm request stream: seeded samples with input and output lengths
  * drawn uniformly from ranges, their prompt tokens, arrival times (all at
- * once, or a Poisson process at a target rate), and the queues that hand
+ * once, or at a target rate with Poisson, gamma or constant gaps), and the
+ * queues that hand
  * samples to replicas: a rank's own even share (static dispatch) or one
  * shared queue that idle replicas pull from (dynamic dispatch). */
 #ifndef GS_LLM_REQUESTS_H
@@ -19,11 +20,22 @@ typedef struct {
   double arrival;         /* seconds after the scenario starts */
 } gs_llm_sample;
 
+/* How the gaps between arrivals are drawn at a rate. */
+typedef enum {
+  GS_LLM_ARRIVAL_POISSON = 0, /* exponential gaps, mean 1 / rate */
+  GS_LLM_ARRIVAL_GAMMA,       /* gamma gaps of shape `burstiness`, mean 1 / rate */
+  GS_LLM_ARRIVAL_CONSTANT     /* every gap 1 / rate */
+} gs_llm_arrival;
+
+extern const char *const gs_llm_arrival_names[]; /* poisson, gamma, constant */
+
 typedef struct {
   uint64_t count;
   uint32_t input_min, input_max;
   uint32_t output_min, output_max;
-  double rate; /* samples per second (Poisson); 0 = all arrive at 0 */
+  double rate; /* samples per second; 0 = all arrive at 0 */
+  gs_llm_arrival arrival;
+  double burstiness; /* gamma's shape: 1 is Poisson, below 1 burstier, above more even */
   uint64_t seed;
 } gs_llm_stream_spec;
 

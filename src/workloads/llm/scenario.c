@@ -47,6 +47,11 @@ typedef struct {
                                mode) or the process's main thread (mpi mode) */
   double end[GS_MAX_RANKS]; /* when each replica stopped, since t0 */
   gs_llm_run_result *out;
+  // --max-concurrency: when each of its slots was freed (INFINITY: a
+  // request holds it), under slots_mutex; NULL without a cap.
+  pthread_mutex_t slots_mutex;
+  double *slots;
+  uint64_t n_slots;
 } scenario_shared;
 
 typedef struct {
@@ -64,6 +69,8 @@ typedef struct {
   int cold_pending; /* the next batch is the cold one (no warmup) */
   uint64_t batches; /* batches served: the steps of its trace */
   int warming;      /* in warm-up: the clock has not started, nothing times out */
+  double slow;      /* --inject slow: every forward pass takes this many times its own time */
+  double *issued;   /* per taken sample, when it was issued (with a concurrency cap) */
 } replica;
 
 static double now_since(const scenario_shared *sh) {
@@ -117,6 +124,12 @@ static int timed_out(const replica *r, const gs_llm_request_record *rec, double 
   return !r->warming && r->sh->config->timeout > 0.0 && t - rec->arrival > r->sh->config->timeout;
 }
 
+/* --inject slow: a forward pass that began at `began` (monotonic seconds)
+ * is stretched to r->slow times its own duration. */
+static void slow_down(const replica *r, double began) {
+  if (r->slow > 1.0) gs_sleep_seconds((r->slow - 1.0) * (gs_time_seconds() - began));
+}
+
 /* Prefills and decodes the n records in r->batch (their targets in
  * `latency`, see by_output_desc); fills their times and statuses. */
 static gs_status generate(replica *r, size_t n, uint64_t prompt_seed) {
@@ -132,7 +145,9 @@ static gs_status generate(replica *r, size_t n, uint64_t prompt_seed) {
     r->lengths[i] = b[i].input_tokens;
     b[i].start = now_since(sh);
   }
+  double pass = gs_time_seconds();
   GS_TRY(gs_llm_engine_prefill(r->engine, n, r->prompts, r->lengths, r->tokens));
+  slow_down(r, pass);
   r->result->forward_passes++;
   double t = now_since(sh);
   size_t running = 0;
@@ -166,7 +181,9 @@ static gs_status generate(replica *r, size_t n, uint64_t prompt_seed) {
       if (b[i].status == GS_LLM_REQ_OK && isnan(b[i].finish) &&
           (double)(b[i].output_tokens + 1) < b[i].latency)
         next = i + 1;
+    pass = gs_time_seconds();
     GS_TRY(gs_llm_engine_decode(r->engine, active, next, r->tokens));
+    slow_down(r, pass);
     r->result->forward_passes++;
     t = now_since(sh);
     for (size_t i = 0; i < active; i++)
@@ -178,6 +195,41 @@ static gs_status generate(replica *r, size_t n, uint64_t prompt_seed) {
   return GS_OK;
 }
 
+/* Gives the concurrency slots of n finished requests back, freed now. */
+static void release_slots(scenario_shared *sh, size_t n) {
+  if (!sh->slots) return;
+  const double t = now_since(sh);
+  pthread_mutex_lock(&sh->slots_mutex);
+  for (uint64_t k = 0; k < sh->n_slots && n > 0; k++)
+    if (isinf(sh->slots[k])) sh->slots[k] = t, n--;
+  pthread_mutex_unlock(&sh->slots_mutex);
+}
+
+/* Takes up to `max` arrived samples of q into r->ids; with a concurrency
+ * cap only as many as there are free slots, each taking the earliest freed
+ * one and issued when both it and the slot were there (r->issued).
+ * *slots_full is set when the cap held samples back. */
+static size_t take_samples(replica *r, gs_llm_queue *q, double now, size_t max, double *next,
+                           int *slots_full) {
+  scenario_shared *sh = r->sh;
+  *slots_full = 0;
+  if (!sh->slots) return gs_llm_queue_take(q, now, max, r->ids, next);
+  pthread_mutex_lock(&sh->slots_mutex);
+  size_t free_slots = 0;
+  for (uint64_t k = 0; k < sh->n_slots; k++) free_slots += !isinf(sh->slots[k]);
+  const size_t n = gs_llm_queue_take(q, now, free_slots < max ? free_slots : max, r->ids, next);
+  *slots_full = free_slots == 0;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t best = 0;
+    for (uint64_t k = 1; k < sh->n_slots; k++)
+      if (sh->slots[k] < sh->slots[best]) best = k;
+    r->issued[i] = fmax(sh->samples[r->ids[i]].arrival, sh->slots[best]);
+    sh->slots[best] = INFINITY;
+  }
+  pthread_mutex_unlock(&sh->slots_mutex);
+  return n;
+}
+
 /* Runs the samples ids[0..n) as one batch and records them. */
 static gs_status run_batch(replica *r, const uint32_t *ids, size_t n, double issued) {
   scenario_shared *sh = r->sh;
@@ -186,7 +238,8 @@ static gs_status run_batch(replica *r, const uint32_t *ids, size_t n, double iss
   double t = now_since(sh);
   for (size_t i = 0; i < n; i++) {
     const gs_llm_sample *s = &sh->samples[ids[i]];
-    gs_llm_request_record rec = new_record(s, r->rank, single ? issued : s->arrival);
+    gs_llm_request_record rec =
+        new_record(s, r->rank, single ? issued : sh->slots ? r->issued[i] : s->arrival);
     rec.cold = r->cold_pending;
     if (timed_out(r, &rec, t)) {
       // Waited in the queue past its timeout: never started.
@@ -199,6 +252,7 @@ static gs_status run_batch(replica *r, const uint32_t *ids, size_t n, double iss
     r->batch[kept++] = rec;
   }
   r->cold_pending = 0;
+  release_slots(sh, n - kept); // timed out in the queue: done with their slots
   if (kept == 0) return GS_OK;
   gs_trace_step_open(0, (int64_t)r->batches++);
   gs_trace_begin(GS_TRACE_STEP, "batch", (int64_t)kept, NULL);
@@ -214,6 +268,7 @@ static gs_status run_batch(replica *r, const uint32_t *ids, size_t n, double iss
     gs_status appended = append_record(r, rec);
     if (status == GS_OK) status = appended;
   }
+  release_slots(sh, kept);
   return status;
 }
 
@@ -257,7 +312,9 @@ static gs_status replica_setup(replica *r) {
   r->tokens = calloc(b, sizeof *r->tokens);
   r->batch = calloc(b, sizeof *r->batch);
   r->ids = calloc(b, sizeof *r->ids);
-  if (!r->prompt_storage || !r->prompts || !r->lengths || !r->tokens || !r->batch || !r->ids)
+  r->issued = calloc(b, sizeof *r->issued);
+  if (!r->prompt_storage || !r->prompts || !r->lengths || !r->tokens || !r->batch || !r->ids ||
+      !r->issued)
     return gs_error(GS_ERR_NOMEM, "cannot allocate the replica's batch buffers");
   // Replica k drives GPUs k tp .. k tp + tp - 1 (tensor parallelism), or GPU k.
   const uint32_t tp = c->engine.tp ? c->engine.tp : 1;
@@ -292,9 +349,14 @@ static gs_status serve(replica *r) {
                       "request issued", peer, peer_signal);
     double now = now_since(sh), next = 0.0;
     // Single-stream issues the next sample the moment the previous is done.
-    size_t n = gs_llm_queue_take(q, single ? INFINITY : now, max, r->ids, &next);
+    int slots_full = 0;
+    size_t n = take_samples(r, q, single ? INFINITY : now, max, &next, &slots_full);
     if (n == 0) {
       if (next < 0.0) break;
+      if (slots_full) { // a request in flight frees its slot when done
+        gs_sleep_seconds(0.0005);
+        continue;
+      }
       // In short naps, so that a stop request is seen between arrivals.
       gs_sleep_seconds(fmin(next - now, 0.05));
       continue;
@@ -366,6 +428,7 @@ static void replica_free(replica *r) {
   free(r->tokens);
   free(r->batch);
   free(r->ids);
+  free(r->issued);
 }
 
 /* Under a launcher: every process's replica outcome, fixed size, for the
@@ -587,6 +650,16 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
     gs_llm_dispatch_static(spec.count, world, k, &begin, &n);
     queues_ready = gs_llm_queue_init(&sh->rank_queue[k], samples, begin, begin + n) == 0;
   }
+  if (config->max_concurrency > 0 && config->scenario == GS_LLM_SERVER) {
+    sh->slots = calloc(config->max_concurrency, sizeof *sh->slots);
+    if (!sh->slots) {
+      status = gs_error(GS_ERR_NOMEM, "cannot allocate %llu concurrency slots",
+                        (unsigned long long)config->max_concurrency);
+      goto done;
+    }
+    sh->n_slots = config->max_concurrency;
+    queues_ready = queues_ready && pthread_mutex_init(&sh->slots_mutex, NULL) == 0;
+  }
   // Under a launcher the main thread meets its replica at the barrier too.
   if (!queues_ready || gs_barrier_init(&sh->barrier, mpi ? local + 1 : world) != 0) {
     // Process-wide limits only (mutexes, condition variables); nothing ran.
@@ -600,6 +673,8 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
     reps[k].sh = sh;
     reps[k].rank = k;
     reps[k].result = &out->replicas[k];
+    const gs_fault_list faults = gs_fault_at(&run->faults, world);
+    reps[k].slow = gs_fault_slow_factor(&faults, k);
   }
   int started = 0;
   for (; started < local; started++) {
@@ -632,7 +707,9 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
   }
   gs_llm_queue_destroy(&sh->shared_queue);
   gs_barrier_destroy(&sh->barrier);
+  if (sh->slots) pthread_mutex_destroy(&sh->slots_mutex);
 done:
+  if (sh) free(sh->slots);
   free(samples);
   free(threads);
   free(reps);

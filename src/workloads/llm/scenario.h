@@ -35,6 +35,9 @@ typedef struct {
   gs_llm_dispatch dispatch;
   gs_llm_stream_spec stream; /* rate is used by the server scenario only */
   double timeout;            /* seconds per sample from arrival; 0 = none */
+  uint64_t max_concurrency;  /* server: requests in flight at most, all replicas; 0 = no cap.
+                                A request is issued when it is due and a slot is free: its
+                                arrival is then (the times count from it) */
   uint64_t warmup;           /* untimed batches per replica before the clock */
 } gs_llm_scenario_config;
 
