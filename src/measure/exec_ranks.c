@@ -136,10 +136,62 @@ static void look_gone(gs_exec_ranks *w) {
   w->candidate = running > 0 ? 2 : -1;
 }
 
-/* New rank processes among the root's descendants: a process whose parent
- * is the root or a descendant, with a rank variable; a rank's own children
- * (its parent a rank process of the same rank) are not watched. */
-static void look_new(gs_exec_ranks *w) {
+/* Watches process `pid` (child of `parent`) when its launcher gave it a
+ * rank and it is not a rank process's own child of the same rank. */
+static void consider(gs_exec_ranks *w, int pid, int parent) {
+  if (tracked(w, pid) || w->n == GS_EXEC_RANK_PROCS) return;
+  proc_stat st;
+  if (!read_stat(pid, &st) || st.state == 'Z') return;
+  const int rank = read_rank(w, pid);
+  if (rank < 0) return;
+  const gs_exec_rank_proc *up = tracked(w, parent);
+  if (up && up->rank == rank) return;
+  w->procs[w->n++] = (gs_exec_rank_proc){.pid = pid, .rank = rank, .start = st.start};
+}
+
+/* Appends to list[*n..cap) the children of process `pid`, every thread's
+ * (/proc/PID/task/TID/children). 0 when the kernel has no such files. */
+static int read_children(int pid, int *list, size_t *n, size_t cap) {
+  char path[96];
+  snprintf(path, sizeof path, "/proc/%d/task", pid);
+  DIR *dir = opendir(path);
+  if (!dir) return 1; /* gone: no children, the files may well exist */
+  int found = 0;
+  struct dirent *e;
+  while ((e = readdir(dir)) != NULL) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    snprintf(path, sizeof path, "/proc/%d/task/%.16s/children", pid, e->d_name);
+    FILE *f = fopen(path, "re");
+    if (!f) continue;
+    found = 1;
+    int child = 0;
+    while (*n < cap && fscanf(f, "%d", &child) == 1) list[(*n)++] = child;
+    fclose(f);
+  }
+  closedir(dir);
+  return found;
+}
+
+/* New rank processes among the root's descendants, walked down from the
+ * root through the kernel's children lists (a few files, not all of
+ * /proc). 0 when the kernel has no children lists. */
+static int look_new_children(gs_exec_ranks *w) {
+  int queue[GS_EXEC_RANK_PROCS * 4];
+  size_t n = 0;
+  queue[n++] = w->root;
+  for (size_t head = 0; head < n; head++) {
+    const size_t before = n;
+    if (!read_children(queue[head], queue, &n, sizeof queue / sizeof queue[0]) && head == 0)
+      return 0;
+    for (size_t i = before; i < n; i++) consider(w, queue[i], queue[head]);
+  }
+  return 1;
+}
+
+/* The same from every process of /proc and its parent link, where the
+ * kernel has no children lists: a process whose parent is the root or a
+ * descendant. */
+static void look_new_scan(gs_exec_ranks *w) {
   DIR *dir = opendir("/proc");
   if (!dir) return;
   size_t cap = 1024, n = 0;
@@ -175,13 +227,7 @@ static void look_new(gs_exec_ranks *w) {
       if (!parent_in || self_in || all[i].state == 'Z') continue;
       desc[n_desc++] = all[i].pid;
       grew = 1;
-      if (tracked(w, all[i].pid) || w->n == GS_EXEC_RANK_PROCS) continue;
-      const int rank = read_rank(w, all[i].pid);
-      if (rank < 0) continue;
-      const gs_exec_rank_proc *parent = tracked(w, all[i].ppid);
-      if (parent && parent->rank == rank) continue;
-      w->procs[w->n++] = (gs_exec_rank_proc){.pid = all[i].pid, .rank = rank,
-                                             .start = all[i].start};
+      consider(w, all[i].pid, all[i].ppid);
     }
   }
   free(all);
@@ -189,7 +235,7 @@ static void look_new(gs_exec_ranks *w) {
 
 void gs_exec_ranks_look(gs_exec_ranks *w, int find_new) {
   look_gone(w);
-  if (find_new) look_new(w);
+  if (find_new && !look_new_children(w)) look_new_scan(w);
 }
 
 int gs_exec_ranks_lost(const gs_exec_ranks *w) {

@@ -47,7 +47,8 @@ void gs_exec_ranks_init(gs_exec_ranks *w, int root, char *const *root_env);
 /* One look while the command's own process still runs: the rank processes
  * that ended since the last look (the first of them becomes the lost rank
  * once), then, when `find_new`, new rank processes among the descendants
- * (a walk over /proc, the dearer part). Reads /proc only (Linux); a
+ * (a walk down the kernel's children lists, or over all of /proc where
+ * the kernel has none: the dearer part). Reads /proc only (Linux); a
  * process it cannot read is left out. Main thread only. */
 void gs_exec_ranks_look(gs_exec_ranks *w, int find_new);
 
