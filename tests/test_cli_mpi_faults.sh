@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Faults from outside the job under mpirun (one CPU rank per process): a
 # rank stopped with SIGSTOP (process 0 included), a rank sent SIGTERM alone,
-# a rank of coll killed with SIGKILL, and a rank of llm killed or stopped. Each ends within the timeout plus
+# a rank of coll killed with SIGKILL, process 0 of coll stopped, the same
+# faults over (simulated) hosts, and a rank of llm killed or stopped. Each ends within the timeout plus
 # a few seconds, and a live rank writes a partial document naming the rank
 # that was lost (rank, host, last step), never a healthy one. Skips (77)
 # without mpirun.
@@ -109,6 +110,66 @@ fault ckill 4 KILL 2 coll allreduce --backend cpu -b 8 -e 64M --stepfactor 2 -n 
 grep -q "rank 2 on .* lost: its process died" "$work/ckill.out" ||
   fail "coll's error names no lost rank: $(grep error "$work/ckill.out")"
 within 10 ckill 2 "died"
+# coll: process 0 stopped; every process holds every rank's records, so
+# process 1 takes over and writes the partial document naming rank 0.
+fault cstop0 3 STOP 0 coll allreduce --backend cpu -b 8 -e 64M --stepfactor 2 -n 50 -w 1 \
+  --timeout 3 -q --out "$work/cstop0.json"
+within 10 cstop0 0 "stopped answering"
+python3 - "$work/cstop0.json" <<'PY' || failures=$((failures + 1))
+import json, sys
+d = json.load(open(sys.argv[1]))
+ms = d["measurements"]
+done = [m for m in ms if m["status"] == "ok"]
+# The sizes completed before the stop, with every rank's samples (gathered
+# to every process, written by process 1).
+assert done and all(len(r["wall_seconds"]) == 50 for m in done for r in m["runs"][0]["ranks"]), \
+    [len(r.get("wall_seconds") or []) for m in done for r in m["runs"][0]["ranks"]]
+bad = [m for m in ms if m["status"] != "ok"]
+ranks = bad[0]["runs"][0]["ranks"]
+# Rank 0 lost; the others aborted, or ok with the samples of their own
+# iterations when the break came only at the gather.
+assert ranks[0]["status"] == "rank-lost", [r["status"] for r in ranks]
+assert all(r["status"] == "aborted" or (r["status"] == "ok" and r["wall_seconds"])
+           for r in ranks[1:]), [(r["status"], len(r.get("wall_seconds") or [])) for r in ranks]
+PY
+
+# coll: process 0 hung (its first timed batch delayed 40 s, its heartbeat
+# alive): process 1 names it and writes within the timeout plus seconds.
+start=$SECONDS
+timeout -s KILL 90 mpirun -np 3 --oversubscribe "$bin" coll allreduce --backend cpu -b 8 -e 1K \
+  -n 20 -w 1 --timeout 3 -q --inject delay:rank=0,seconds=40 -o "$work/chang0.json" \
+  >"$work/chang0.out" 2>&1
+rc=$?
+took=$((SECONDS - start))
+echo "chang0: delay:rank=0 of coll -> mpirun ended $took s after the start (exit $rc)"
+[ "$took" -le 15 ] || fail "chang0: $took s (bound 15)"
+python3 - "$work/chang0.json" <<'PY' || failures=$((failures + 1))
+import json, sys
+m = json.load(open(sys.argv[1]))["measurements"][0]
+f = m["failure"]
+assert (f["rank"], f["status"]) == (0, "rank-lost") and "stopped answering" in f["reason"], f
+assert [r["status"] for r in m["runs"][0]["ranks"]] == ["rank-lost", "aborted", "aborted"]
+PY
+
+# Over hosts, rehearsed on one machine (GPUSCALE_TEST_SEPARATE_HOSTS=1:
+# every process a host of its own, so no process sees another's pid or
+# heartbeat): the roll call over MPI elects the writer and names the rank
+# that did not answer.
+export GPUSCALE_TEST_SEPARATE_HOSTS=1
+fault hstop0 3 STOP 0 run "${long[@]}" --timeout 3 -o "$work/hstop0.json"
+within 12 hstop0 0 "did not answer"
+fault hkill2 3 KILL 2 run "${long[@]}" --timeout 3 -o "$work/hkill2.json"
+within 10 hkill2 2 "did not answer"
+fault hcstop0 3 STOP 0 coll allreduce --backend cpu -b 8 -e 64M --stepfactor 2 -n 50 -w 1 \
+  --timeout 3 -q --out "$work/hcstop0.json"
+within 12 hcstop0 0 "did not answer"
+unset GPUSCALE_TEST_SEPARATE_HOSTS
+python3 - "$work"/hstop0.json "$work"/hkill2.json "$work"/hcstop0.json <<'PY' || failures=$((failures + 1))
+import json, sys
+for path in sys.argv[1:]:
+    hosts = [p["host"] for p in json.load(open(path))["environment"]["processes"]]
+    assert len(set(hosts)) == 3, (path, hosts)
+PY
 
 # llm: kill -9 of rank 1 of 3 keeps the requests the others completed and
 # names rank 1; a stopped rank under --timeout is lost, not ok.

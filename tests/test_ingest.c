@@ -266,10 +266,19 @@ static void test_merge(void **state) {
   gs_mlperf_log summary, detail;
   assert_int_equal(parse_summary(summary_ok, &summary), GS_OK);
   const char text[] = MLLOG("effective_scenario", "\"Offline\"")
-      MLLOG("result_samples_per_second", "123.456789") MLLOG("loadgen_version", "\"5.0\"");
+      MLLOG("result_samples_per_second", "123.4987") MLLOG("loadgen_version", "\"5.0\"");
   assert_int_equal(gs_mlperf_parse_detail(text, strlen(text), "d.txt", &detail), GS_OK);
   assert_int_equal(gs_mlperf_merge(&summary, &detail, "s.txt", "d.txt"), GS_OK);
-  assert_true(summary.samples_per_second == 123.456789);  // full precision wins
+  assert_true(summary.samples_per_second == 123.4987);  // full precision wins (123.5 rounded)
+
+  // A number beyond the summary's rounding is a contradiction, not replaced.
+  gs_mlperf_log rounded;
+  assert_int_equal(parse_summary(summary_ok, &rounded), GS_OK);
+  const char other[] = MLLOG("result_samples_per_second", "124.0");
+  assert_int_equal(gs_mlperf_parse_detail(other, strlen(other), "d.txt", &detail), GS_OK);
+  assert_int_equal(gs_mlperf_merge(&rounded, &detail, "s.txt", "d.txt"), GS_ERR_FORMAT);
+  assert_error_has("s.txt: samples per second is 123.5 here but 124 in d.txt");
+  assert_true(rounded.samples_per_second == 123.5);
   assert_string_equal(summary.loadgen_version, "5.0");
   assert_true(summary.latency.mean_ns == 5000);            // kept from the summary
 
@@ -431,7 +440,7 @@ static const char json_ok[] =
     "\"config\":{\"nthreads\":1,\"ngpus\":2,\"iterations\":20,\"warmup_iters\":5,\"validation\":1,"
     "\"devices\":[{\"rank\":0,\"hostname\":\"h\",\"device\":0,\"device_info\":\"G\"}]},"
     "\"results\":[{\"size\":8,\"count\":2,\"type\":\"float\",\"redop\":\"sum\",\"root\":\"    -1\","
-    "\"out_of_place\":{\"time\":10.5,\"alg_bw\":0.0,\"bus_bw\":\"nan\",\"nwrong\":null},"
+    "\"out_of_place\":{\"time\":10.5,\"alg_bw\":0.000762,\"bus_bw\":\"nan\",\"nwrong\":null},"
     "\"out_of_place_per_iter\":{\"times_us\":[10.0,11.0]},"
     "\"in_place\":null}],"
     "\"average_bus_bandwidth\":{\"bandwidth\":0.5},\"out_of_bounds\":{\"count\":0}}\n";
@@ -486,7 +495,7 @@ static void test_nccl_json_processes(void **state) {
       "{\"rank\":0,\"hostname\":\"a\",\"device\":0,\"device_info\":\"G\"},"
       "{\"rank\":2,\"hostname\":\"b\",\"device\":0,\"device_info\":\"G\"}]},"
       "\"results\":[{\"size\":1024,\"count\":256,\"type\":\"float\",\"redop\":\"sum\","
-      "\"root\":-1,\"out_of_place\":{\"time\":10.0,\"alg_bw\":0.1,\"bus_bw\":0.15,"
+      "\"root\":-1,\"out_of_place\":{\"time\":10.0,\"alg_bw\":0.1024,\"bus_bw\":0.1536,"
       "\"nwrong\":0},\"in_place\":null}]}\n";
   gs_nccl_tests_output out;
   assert_int_equal(gs_nccl_tests_parse(json, strlen(json), "p.json", &out), GS_OK);
@@ -517,7 +526,7 @@ static void test_nccl_json_damaged(void **state) {
       {"\"time\":10.5", "\"time\":\"slow\"", "results[0].out_of_place.time is a string; expected a time"},
       {"\"nwrong\":null", "\"nwrong\":0.5", "results[0].out_of_place.nwrong is a number; expected a count"},
       {"\"times_us\":[10.0,", "\"times_us\":[true,", "out_of_place_per_iter.times_us[0] is a boolean"},
-      {"\"out_of_place\":{\"time\":10.5,\"alg_bw\":0.0,\"bus_bw\":\"nan\",\"nwrong\":null},", "",
+      {"\"out_of_place\":{\"time\":10.5,\"alg_bw\":0.000762,\"bus_bw\":\"nan\",\"nwrong\":null},", "",
        "results[0] has neither an out_of_place nor an in_place result"},
       {"{\"rank\":0,", "{\"rank\":\"one\",", "config.devices[0].rank is not a rank number"},
       {"\"count\":2,", "\"count\":2,,", "t.json:1: invalid JSON at column"},

@@ -12,6 +12,7 @@
 #include "core/coll_model.h"
 #include "core/result.h"
 #include "core/stats.h"
+#include "ingest/consistency.h"
 #include "ingest/text.h"
 
 /* An ingested check has no error bound of ours: null, not a made-up 0. */
@@ -385,8 +386,8 @@ gs_status gs_ingest_add_nccl_tests(cJSON *doc, const gs_nccl_tests_output *out, 
                           per_process, GS_INGEST_MAX_PROCESS_RANKS);
   for (size_t i = 0; i < out->n_rows; i++) {
     const gs_nccl_tests_row *row = &out->rows[i];
-    gs_status st = GS_OK;
-    if (row->out_of_place.present)
+    gs_status st = gs_nccl_tests_check_row(out, op, source, i, row);
+    if (st == GS_OK && row->out_of_place.present)
       st = add_collective(doc, out, op, source, row, &row->out_of_place, 0);
     if (st == GS_OK && row->in_place.present)
       st = add_collective(doc, out, op, source, row, &row->in_place, 1);

@@ -8,7 +8,9 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/check.h"
 #include "core/result.h"
+#include "ingest/consistency.h"
 #include "ingest/text.h"
 
 static const struct {
@@ -85,16 +87,25 @@ static int mode_known(gs_span s) {
 }
 
 /* Adds or replaces one percentile of a distribution. */
-static void put_percentile(gs_mlperf_latency *l, double percentile, double ns) {
+static void put_percentile(gs_mlperf_latency *l, double percentile, double ns, size_t line) {
   for (size_t i = 0; i < l->n_percentiles; i++)
     if (l->percentile[i] == percentile) {
       l->value_ns[i] = ns;
+      l->value_line[i] = line;
       return;
     }
   if (l->n_percentiles < GS_MLPERF_MAX_PERCENTILES) {
     l->percentile[l->n_percentiles] = percentile;
+    l->value_line[l->n_percentiles] = line;
     l->value_ns[l->n_percentiles++] = ns;
   }
+}
+
+/* Notes the line of `field` when it is the min, max or mean of `l`. */
+static void note_line(gs_mlperf_latency *l, const double *field, size_t line) {
+  if (field == &l->min_ns) l->min_line = line;
+  if (field == &l->max_ns) l->max_line = line;
+  if (field == &l->mean_ns) l->mean_line = line;
 }
 
 static int percentile_from(gs_span s, double *out) {
@@ -228,10 +239,10 @@ static int latency_line(const summary_ctx *c, gs_span key, gs_span value, gs_sta
   double v = 0;
   if ((*st = number_value(c, key, value, &v)) != GS_OK) return 1;
   switch (kind) {
-    case STAT_MIN: dist->min_ns = v; break;
-    case STAT_MAX: dist->max_ns = v; break;
-    case STAT_MEAN: dist->mean_ns = v; break;
-    case STAT_PERCENTILE: put_percentile(dist, percentile, v); break;
+    case STAT_MIN: dist->min_ns = v, dist->min_line = c->line; break;
+    case STAT_MAX: dist->max_ns = v, dist->max_line = c->line; break;
+    case STAT_MEAN: dist->mean_ns = v, dist->mean_line = c->line; break;
+    case STAT_PERCENTILE: put_percentile(dist, percentile, v, c->line); break;
     case STAT_TARGET:
       if (dist == &c->log->latency) {
         c->log->target_percentile = percentile;
@@ -380,7 +391,7 @@ gs_status gs_mlperf_parse_summary(const char *data, size_t size, const char *sou
                   "no 'Completed samples per second' or 'Scheduled samples per second' line "
                   "for the Server scenario; %s", where);
   }
-  return GS_OK;
+  return gs_mlperf_check_log(out, source);
 }
 
 /* ---- detail log --------------------------------------------------------- */
@@ -506,8 +517,13 @@ static gs_status detail_record(detail_ctx *c, const char *key, const cJSON *v) {
        offsetof(gs_mlperf_log, time_per_output_token.mean_ns)},
   };
   for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++)
-    if (strcmp(key, numbers[i].key) == 0)
-      return detail_number(c, key, v, (double *)((char *)log + numbers[i].offset));
+    if (strcmp(key, numbers[i].key) == 0) {
+      double *field = (double *)((char *)log + numbers[i].offset);
+      note_line(&log->latency, field, c->line);
+      note_line(&log->first_token, field, c->line);
+      note_line(&log->time_per_output_token, field, c->line);
+      return detail_number(c, key, v, field);
+    }
   static const struct {
     const char *key;
     size_t offset;
@@ -517,8 +533,11 @@ static gs_status detail_record(detail_ctx *c, const char *key, const cJSON *v) {
       {"result_mean_query_latency_ns", offsetof(gs_mlperf_latency, mean_ns)},
   };
   for (size_t i = 0; i < sizeof query_numbers / sizeof query_numbers[0]; i++)
-    if (strcmp(key, query_numbers[i].key) == 0)
-      return detail_number(c, key, v, (double *)((char *)&c->query + query_numbers[i].offset));
+    if (strcmp(key, query_numbers[i].key) == 0) {
+      double *field = (double *)((char *)&c->query + query_numbers[i].offset);
+      note_line(&c->query, field, c->line);
+      return detail_number(c, key, v, field);
+    }
   static const struct {
     const char *prefix, *suffix;
     size_t offset;  // of the distribution in the log; SIZE_MAX: per query
@@ -538,7 +557,7 @@ static gs_status detail_record(detail_ctx *c, const char *key, const cJSON *v) {
     gs_mlperf_latency *dist = percentiles[i].offset == (size_t)-1
                                   ? &c->query
                                   : (gs_mlperf_latency *)((char *)log + percentiles[i].offset);
-    put_percentile(dist, p, ns);
+    put_percentile(dist, p, ns, c->line);
     return GS_OK;
   }
   return GS_OK;  // settings, counters and notes gpuscale does not use
@@ -605,7 +624,7 @@ gs_status gs_mlperf_parse_detail(const char *data, size_t size, const char *sour
                 "(mlperf_log_detail.txt)", lines.line_no);
   // MultiStream's headline statistics are per query, as in the summary.
   if (out->scenario == GS_MLPERF_MULTI_STREAM && !isnan(c.query.mean_ns)) out->latency = c.query;
-  return GS_OK;
+  return gs_mlperf_check_log(out, source);
 }
 
 /* ---- merging ------------------------------------------------------------ */
@@ -635,6 +654,7 @@ static void take_flag(int *into, int from) {
 
 gs_status gs_mlperf_merge(gs_mlperf_log *into, const gs_mlperf_log *from, const char *into_source,
                           const char *from_source) {
+  GS_TRY(gs_mlperf_check_agree(into, from, into_source, from_source));
   if (into->scenario != GS_MLPERF_SCENARIO_UNKNOWN && from->scenario != GS_MLPERF_SCENARIO_UNKNOWN &&
       into->scenario != from->scenario)
     return gs_error(GS_ERR_FORMAT, "%s says scenario %s but %s says %s", into_source,

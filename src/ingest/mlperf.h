@@ -28,6 +28,9 @@ typedef struct {
   size_t n_percentiles;
   double percentile[GS_MLPERF_MAX_PERCENTILES]; /* e.g. 99.9 */
   double value_ns[GS_MLPERF_MAX_PERCENTILES];
+  /* The line each value was read from (0: not read), for errors. */
+  size_t min_line, max_line, mean_line;
+  size_t value_line[GS_MLPERF_MAX_PERCENTILES];
 } gs_mlperf_latency;
 
 /* Everything gpuscale takes from one LoadGen run. Numbers are NAN, flags
@@ -76,8 +79,9 @@ gs_status gs_mlperf_parse_detail(const char *data, size_t size, const char *sour
 
 /* Takes into `into` (the summary) every member `from` (the detail log)
  * gives: the detail log has the full-precision numbers where the summary
- * rounds them. Contradictions (scenario, mode, validity) are errors naming
- * both sources. */
+ * rounds them. Contradictions (scenario, mode, validity, and a number
+ * both give that differs by more than the summary's rounding:
+ * gs_mlperf_check_agree) are errors naming both sources. */
 gs_status gs_mlperf_merge(gs_mlperf_log *into, const gs_mlperf_log *from, const char *into_source,
                           const char *from_source);
 

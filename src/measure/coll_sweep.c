@@ -405,6 +405,9 @@ static gs_status name_lost_rank(coll_state *st, gs_coll_point *pts, size_t n, gs
   char how[GS_TEXT_LONG] = "";
   const int lost = gs_comm_find_lost(st->world, how, sizeof how);
   if (lost < 0) return status;
+  // The job's writer is elected in the control world: a hung process 0,
+  // whose heartbeat still beats, must not be waited for as the writer.
+  gs_comm_note_lost(st->mj.control, lost);
   for (size_t i = 0; i < n; i++) {
     gs_measurement *m = &pts[i].m;
     if (m->n_runs == 0 || (size_t)lost >= m->runs[0].n_ranks) continue;
@@ -417,6 +420,15 @@ static gs_status name_lost_rank(coll_state *st, gs_coll_point *pts, size_t n, gs
     if (own && own != rec && own->status != GS_OK) {
       own->status = GS_ERR_ABORTED;
       snprintf(own->error, sizeof own->error, "stopped because rank %d was lost", lost);
+    }
+    // The other ranks' records of this size never reached this process
+    // (the break came before the gather): not ok, stopped by the loss.
+    for (size_t k = 0; k < m->runs[0].n_ranks; k++) {
+      gs_rank_record *other = &m->runs[0].ranks[k];
+      if (other == rec || other == own || other->status != GS_OK || other->n_samples > 0)
+        continue;
+      other->status = GS_ERR_ABORTED;
+      snprintf(other->error, sizeof other->error, "stopped because rank %d was lost", lost);
     }
     m->status = GS_ERR_RANK_LOST;
     snprintf(m->error, sizeof m->error, "%s", rec->error);
@@ -490,8 +502,9 @@ static gs_status sweep_op(coll_state *st, coll_op_sweep *op, uint64_t *step, int
     op->sweep.n_sizes = i + 1;
     st->sizes_done++;
     gs_error_keep_first(status, &first_failure, &first_error);
-    // Only process 0 holds every rank's records (they are gathered there).
-    if (gs_measure_job_writes(&st->mj) && st->mj.job.process_rank == 0) {
+    // Every process holds every rank's records (gathered to all): process
+    // 0 writes, or after a break the live process that takes over.
+    if (gs_measure_job_writes(&st->mj)) {
       fit_models(op);
       gs_status written = write_document(st);
       if (written != GS_OK) return written;
@@ -504,7 +517,7 @@ static gs_status sweep_op(coll_state *st, coll_op_sweep *op, uint64_t *step, int
 
 static void report_op(const coll_state *st, const coll_op_sweep *op) {
   const gs_coll_observer *obs = st->rq->observer;
-  if (!obs || !obs->op_done || !gs_measure_job_writes(&st->mj) || st->mj.job.process_rank != 0)
+  if (!obs || !obs->op_done || !gs_measure_job_writes(&st->mj))
     return;
   gs_coll_op_result r = {.sweep = &op->sweep,
                          .points = op->points,
@@ -630,7 +643,7 @@ gs_status gs_measure_coll(const gs_coll_request *rq) {
   st->rq = rq;
   gs_status status = prepare(st);
   if (status == GS_OK) status = measure_all(st);
-  const int writer = gs_measure_job_writes(&st->mj) && st->mj.job.process_rank == 0;
+  const int writer = gs_measure_job_writes(&st->mj);
   size_t measured = 0, failed = 0;
   document_status(st, &measured, &failed);
   const int stopped = stops_the_sweep(status) && status != GS_ERR_USAGE;

@@ -20,9 +20,11 @@
 
 #include "core/interrupt.h"
 #include "core/timer.h"
+#include "measure/exec_ranks.h"
 
 /* Longest sleep between two looks at a stop request or the deadline. */
 #define GS_EXEC_POLL_SECONDS 0.05
+#define GS_EXEC_RANK_POLL_SECONDS 0.01
 
 /* A descriptor that becomes readable when `pid` exits, or -1 where the
  * kernel has no pidfd_open (then the wait polls). */
@@ -123,16 +125,23 @@ gs_status gs_exec_child_run(const gs_exec_child_request *rq, gs_exec_child_resul
     return GS_OK;
   }
   const int pidfd = open_pidfd(pid);
+  gs_exec_ranks ranks;
+  gs_exec_ranks_init(&ranks, (int)pid, rq->envp);
+  out->lost_rank = -1;
+  out->lost_pid = -1;
   const double deadline =
       rq->timeout_seconds > 0.0 ? gs_time_seconds() + rq->timeout_seconds : 0.0;
   int exited = 0;
   uint64_t end = 0;
-  while (!exited) {
-    double wait = GS_EXEC_POLL_SECONDS;
+  for (unsigned look = 0; !exited; look++) {
+    // While rank processes run, often: the first to end must be seen before
+    // its launcher ends the others.
+    double wait = ranks.n > 0 ? GS_EXEC_RANK_POLL_SECONDS : GS_EXEC_POLL_SECONDS;
     if (deadline > 0.0 && deadline - gs_time_seconds() < wait) wait = deadline - gs_time_seconds();
     exited = wait_exit(pid, pidfd, wait);
     end = gs_time_ns();
     if (exited) break;
+    gs_exec_ranks_look(&ranks, ranks.n == 0 || look % 16 == 0);
     const int sig = gs_interrupt_signal();
     if (sig) {
       // Forwarded to the whole group: torchrun and its workers all hear it.
@@ -158,14 +167,29 @@ gs_status gs_exec_child_run(const gs_exec_child_request *rq, gs_exec_child_resul
   out->wall_seconds = (double)(end - start) * 1e-9;
   if (WIFEXITED(wstatus)) out->exit_code = WEXITSTATUS(wstatus);
   if (WIFSIGNALED(wstatus)) out->signal = WTERMSIG(wstatus);
-  if (out->status != GS_OK) return GS_OK;
-  if (out->signal) {
+  if (out->status == GS_ERR_INTERRUPTED) return GS_OK;
+  if (out->status == GS_OK && out->signal) {
     out->status = GS_ERR_COMMAND;
     snprintf(out->reason, sizeof out->reason, "killed by signal %d (%s)", out->signal,
              strsignal(out->signal));
-  } else if (out->exit_code != 0) {
+  } else if (out->status == GS_OK && out->exit_code != 0) {
     out->status = GS_ERR_COMMAND;
     snprintf(out->reason, sizeof out->reason, "exit code %d", out->exit_code);
+  }
+  if (out->status != GS_OK && gs_exec_ranks_lost(&ranks) >= 0) {
+    char then[GS_TEXT_LONG];
+    snprintf(then, sizeof then, "%s", out->reason);
+    out->status = GS_ERR_RANK_LOST;
+    out->lost_rank = ranks.lost_rank;
+    out->lost_pid = ranks.lost_pid;
+    char together[64] = "";
+    if (ranks.lost_together > 0)
+      snprintf(together, sizeof together, " (with %d other rank%s at once)",
+               ranks.lost_together, ranks.lost_together > 1 ? "s" : "");
+    snprintf(out->reason, sizeof out->reason, "rank %d on %s lost: its process (pid %d) ended "
+             "while the other ranks ran%s, %.1f s before the command ended (%s)",
+             ranks.lost_rank, gs_hostname(), ranks.lost_pid, together,
+             (double)end * 1e-9 - ranks.lost_at, then);
   }
   return GS_OK;
 }

@@ -18,6 +18,7 @@ typedef struct {
   gs_status status;              /* the run's outcome: the child's, or a missing metric */
   char reason[GS_TEXT_ERROR];
   size_t values;                 /* samples of the figure it gave */
+  size_t lost_steps;             /* child.lost_rank's values of the figure before it ended */
   double read_seconds;           /* gpuscale's time reading its output (after it exited) */
   char stdout_log[GS_TEXT_LONG]; /* "" with --no-logs */
   char stderr_log[GS_TEXT_LONG];

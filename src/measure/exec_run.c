@@ -305,6 +305,13 @@ static gs_status run_once(gs_exec_ctx *ctx, gs_exec_record *r, int world_size, u
     if (status == GS_OK && note->reason[0]) note->status = GS_ERR_COMMAND;
     if (status == GS_OK && note->timed && note->status == GS_OK) merge_metrics(r, &scan);
   }
+  if (status == GS_OK && note->status == GS_ERR_RANK_LOST) {
+    // The lost rank's last step: the values of the figure it printed.
+    status = gs_exec_scan_fd(&scan, out_fd, "stdout");
+    if (status == GS_OK) status = gs_exec_scan_fd(&scan, err_fd, "stderr");
+    const gs_exec_metric *m = status == GS_OK ? gs_exec_scan_metric(&scan, scan.figure) : NULL;
+    note->lost_steps = m && m->ranks ? m->ranks[note->child.lost_rank].n : 0;
+  }
   if (status == GS_OK && note->status != GS_OK && err_fd >= 0)
     gs_exec_tail(err_fd, GS_EXEC_TAIL_LINES, note->stderr_tail, sizeof note->stderr_tail);
   note->values = samples->v[0].n;
@@ -333,6 +340,13 @@ static gs_status fill_run(gs_run_record *run, const gs_run_config *config,
     snprintf(rec->host, sizeof rec->host, "%s", gs_hostname());
     rec->status = note->status;
     snprintf(rec->error, sizeof rec->error, "%s", note->status == GS_OK ? "" : note->reason);
+    if (note->status == GS_ERR_RANK_LOST && rec->rank != note->child.lost_rank) {
+      rec->status = GS_ERR_ABORTED;
+      snprintf(rec->error, sizeof rec->error, "stopped because rank %d was lost",
+               note->child.lost_rank);
+    } else if (note->status == GS_ERR_RANK_LOST) {
+      rec->steps_completed = note->lost_steps;
+    }
     rec->first_iteration_seconds = -1.0;
     rec->verification.status = GS_VERIFY_SKIPPED;
     snprintf(rec->verification.detail, sizeof rec->verification.detail,
@@ -433,5 +447,20 @@ gs_status gs_exec_measure(void *vctx, const gs_run_config *config, size_t index,
     gs_error(failed, "%s", reason);
   }
   if (m->status != GS_OK) gs_runner_name_failure(m);
+  const gs_exec_run_note *last = r->n_notes ? &r->notes[r->n_notes - 1] : NULL;
+  if (m->status != GS_OK && last && last->status == GS_ERR_RANK_LOST) {
+    // Named also when lost in a warmup run, which leaves no rank record.
+    m->failure.rank = last->child.lost_rank;
+    snprintf(m->failure.host, sizeof m->failure.host, "%s", gs_hostname());
+    m->failure.last_completed_step = last->lost_steps;
+    m->failure.status = GS_ERR_RANK_LOST;
+    snprintf(m->failure.reason, sizeof m->failure.reason, "%s", last->child.reason);
+  } else if (m->status != GS_OK) {
+    // The command failed as a whole: every rank record carries its outcome,
+    // and no rank is to blame (the first record is not the culprit).
+    m->failure.rank = -1;
+    m->failure.host[0] = '\0';
+    m->failure.last_completed_step = 0;
+  }
   return m->status;
 }

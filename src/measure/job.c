@@ -22,6 +22,9 @@ static gs_status describe_place(gs_rank_place *place, int local_rank, int device
   gs_environment env;
   GS_TRY(gs_common_environment(&env));
   snprintf(place->host, sizeof place->host, "%s", gs_hostname());
+  // Tests rehearse a job over hosts on one machine: each process its own.
+  if (gs_comm_separate_hosts())
+    snprintf(place->host, sizeof place->host, "%.200s-p%d", gs_hostname(), local_rank);
   place->device = device;
   place->pid = (int)getpid();
   place->local_rank = local_rank;
@@ -160,6 +163,14 @@ gs_status gs_measure_job_trace(gs_measure_job *mj, const gs_common_options *comm
 static int writer_process(const gs_measure_job *mj) {
   const gs_rank_place *first = &mj->places[0];
   const int me = mj->job.process_rank;
+  // Over hosts no process sees the others' pids: the lowest process that
+  // answered the roll call writes, the same answer on every host.
+  // A process that found itself lost (stopped long enough for the others
+  // to go on without it) is not one of them.
+  const unsigned char *heard = gs_comm_roll_call(mj->control);
+  for (int k = 0; heard && k < mj->job.process_count; k++)
+    if (heard[k] && !(k == me && gs_comm_self_lost(mj->control))) return k;
+  if (heard) return -1;
   for (int k = 0; k < mj->job.process_count; k++) {
     if (strcmp(mj->places[k].host, first->host) != 0) continue;
     if (k == me || (gs_process_alive(mj->places[k].pid) &&

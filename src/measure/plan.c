@@ -20,6 +20,42 @@ static gs_status reject_positional(void *ctx, const char *arg) {
                   arg);
 }
 
+/* Takes a task's own `--inject KIND:rank=R,...` (or `--inject=...`) out of
+ * its words into its configuration: R is a rank of that task, and the kinds
+ * are those of threads mode (a hang would hang the plan's process). */
+static gs_status take_faults(gs_plan_task *t) {
+  int kept = 1;
+  for (int i = 1; i < t->n_words; i++) {
+    const char *w = t->words[i], *value = NULL;
+    if (strcmp(w, "--inject") == 0) {
+      if (i + 1 == t->n_words)
+        return gs_error(GS_ERR_USAGE, "option --task '%s': --inject needs a value", t->text);
+      value = t->words[++i];
+    } else if (strncmp(w, "--inject=", 9) == 0) {
+      value = w + 9;
+    }
+    if (value == NULL) {
+      t->words[kept++] = t->words[i];
+      continue;
+    }
+    gs_status st = gs_fault_parse(value, &t->config.faults);
+    if (st != GS_OK) {
+      char why[GS_TEXT_ERROR];
+      snprintf(why, sizeof why, "%s", gs_last_error());
+      return gs_error(st, "option --task '%s': %s", t->text, why);
+    }
+  }
+  t->n_words = kept;
+  gs_status st = gs_fault_check_launch(&t->config.faults, 0);
+  if (st == GS_OK) st = gs_fault_check_ranks(&t->config.faults, t->config.world_size);
+  if (st != GS_OK) {
+    char why[GS_TEXT_ERROR];
+    snprintf(why, sizeof why, "%s", gs_last_error());
+    return gs_error(st, "option --task '%s': %s", t->text, why);
+  }
+  return GS_OK;
+}
+
 /* Splits "DEVICES:WORKLOAD opt opt ..." and parses the devices and the
  * workload's options. `taken` marks devices already given to a task. */
 static gs_status parse_task(gs_plan_task *t, const gs_run_config *base, int device_count,
@@ -56,6 +92,7 @@ static gs_status parse_task(gs_plan_task *t, const gs_run_config *base, int devi
   }
   if (t->n_words == 0)
     return gs_error(GS_ERR_USAGE, "option --task '%s': no workload after the devices", t->text);
+  GS_TRY(take_faults(t));
   t->workload = gs_workload_find(t->words[0]);
   if (t->workload == NULL)
     return gs_error(GS_ERR_USAGE, "option --task '%s': unknown workload '%s'", t->text,
@@ -371,7 +408,19 @@ gs_status gs_measure_plan(const gs_plan_request *rq, gs_plan *plan) {
     stopped |= gs_measure_rank_failure(t->status);
     kept |= t->status == GS_OK || strcmp(gs_common_result_status(&t->m, 1, 1), "partial") == 0;
   }
-  if (status == GS_OK && stopped && kept)
+  const gs_failure_record *first = NULL;
+  size_t first_task = 0;
+  for (size_t i = 0; i < plan->n_tasks && !first; i++)
+    if (plan->tasks[i].done && plan->tasks[i].m.failure.present) {
+      first = &plan->tasks[i].m.failure;
+      first_task = i;
+    }
+  if (status == GS_OK && stopped && kept && first && first->rank >= 0)
+    status = gs_error(GS_ERR_PARTIAL, "plan stopped early (task %zu: rank %d on %s %s after "
+                      "step %llu); the document holds what each task completed", first_task,
+                      first->rank, first->host, gs_status_name(first->status),
+                      (unsigned long long)first->last_completed_step);
+  else if (status == GS_OK && stopped && kept)
     status = gs_error(GS_ERR_PARTIAL, "plan stopped early; the document holds what each "
                             "task completed");
   for (size_t i = 0; i < plan->n_tasks && status == GS_OK; i++)

@@ -212,8 +212,11 @@ static gs_status create_progress(gs_comm_world *w) {
   if (w->job.launch == GS_COMM_LAUNCH_MPI) {
     // The processes of one host share their progress counters, so that a
     // timed-out rank can name which neighbour fell behind without its help.
-    GS_CHECK_MPI(
-        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &w->node_comm));
+    if (gs_comm_separate_hosts())
+      GS_CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, w->job.process_rank, 0, &w->node_comm));
+    else
+      GS_CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
+                                       &w->node_comm));
     int node_rank = 0, node_size = 0;
     GS_CHECK_MPI(MPI_Comm_rank(w->node_comm, &node_rank));
     GS_CHECK_MPI(MPI_Comm_size(w->node_comm, &node_size));
@@ -598,7 +601,7 @@ gs_status gs_comm_exposed_take(gs_comm *c, double *seconds) {
 
 /* ---- host data between processes --------------------------------------------- */
 
-gs_status gs_comm_world_gather(gs_comm_world *w, const void *send, size_t bytes, void *recv) {
+gs_status gs_comm_world_allgather(gs_comm_world *w, const void *send, size_t bytes, void *recv) {
   if (w->job.launch == GS_COMM_LAUNCH_THREADS) {
     memcpy(recv, send, bytes);
     return GS_OK;
@@ -607,8 +610,8 @@ gs_status gs_comm_world_gather(gs_comm_world *w, const void *send, size_t bytes,
   if (bytes > (size_t)INT32_MAX)
     return gs_error(GS_ERR_UNSUPPORTED, "gather of %zu bytes per process is too large", bytes);
   MPI_Request request;
-  GS_CHECK_MPI(MPI_Igather(send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, 0,
-                           MPI_COMM_WORLD, &request));
+  GS_CHECK_MPI(MPI_Iallgather(send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE,
+                              MPI_COMM_WORLD, &request));
   snprintf(w->ranks[0].op_name, sizeof w->ranks[0].op_name, "result gather");
   return comm_mpi_complete(&w->ranks[0], &request, 1);
 #else

@@ -252,8 +252,12 @@ void gs_comm_progress(gs_comm *comm, uint64_t step);
  * host (a signal to the whole job names no one: -1); a process of this host
  * that a signal stopped; one whose progress (gs_comm_progress) is behind
  * this one's; one whose heartbeat is older than half the timeout (stopped,
- * frozen). -1 in threads mode. Called by the one thread of the process; the
- * world remembers the answer (gs_comm_answering says 0 for it). */
+ * frozen). When the job spans hosts (gs_comm_roll_call, done here), what
+ * this host found is shared with the others, and a host that found no one
+ * takes the lowest rank another host found, else the lowest process that
+ * did not answer the roll call. -1 in threads mode. Called by the one
+ * thread of the process; the world remembers the answer
+ * (gs_comm_answering says 0 for it). */
 int gs_comm_find_lost(gs_comm_world *world, char *how, size_t size);
 
 /* A process of this host that a signal stopped (its process rank, its
@@ -279,6 +283,37 @@ int gs_comm_claim_writer(gs_comm_world *world);
 /* The process rank that claimed the writing on this host, or -1. */
 int gs_comm_writer_claimed(const gs_comm_world *world);
 
+/* Records in `world` that process `process_rank` was found lost in
+ * another world of the job (a coll sweep's own world), so that the writer
+ * election of `world` (gs_comm_answering) passes it over. */
+void gs_comm_note_lost(gs_comm_world *world, int process_rank);
+
+/* Whether gs_comm_find_lost found this process itself lost, or, in a job
+ * over hosts, it was silent (stopped, frozen) longer than half the timeout:
+ * the others have gone on without it. */
+int gs_comm_self_lost(const gs_comm_world *world);
+
+/* Whether the job's processes run on more than one host (mpi mode), where
+ * no host sees the others' pids and heartbeats. */
+int gs_comm_spans_hosts(const gs_comm_world *world);
+
+/* After a job that spans hosts broke: which processes still answer, seen
+ * through MPI point to point. The job's first call (gs_comm_find_lost, or
+ * this) sends one message to every other process, with the rank this
+ * host found lost, and listens until every process expected answered
+ * (those of this host found dead or silent are not) or half the timeout
+ * passed (1 to 5 s); later calls return its result. NULL on one host, in
+ * threads mode, or without memory; else process_count entries, 1 for this
+ * process and each that answered. Every live process must take part, so
+ * every process calls gs_comm_find_lost after a break. Main or rank
+ * thread, one per process. */
+const unsigned char *gs_comm_roll_call(gs_comm_world *world);
+
+/* Tests: GPUSCALE_TEST_SEPARATE_HOSTS=1 makes every process a host of its
+ * own (its own shared window, its host named with its rank), so that one
+ * machine rehearses a job whose processes cannot see each other. */
+int gs_comm_separate_hosts(void);
+
 /* ---- exposed communication time ------------------------------------------ */
 /* A workload brackets the part of a step in which its compute stream waits
  * for communication (the communication it could not overlap):
@@ -300,10 +335,12 @@ gs_status gs_comm_exposed_take(gs_comm *comm, double *seconds);
 
 /* ---- host data between processes --------------------------------------------- */
 
-/* Gathers `bytes` from every process to process 0 (recv: process_count *
- * bytes, used on process 0 only), bounded by the timeout. In threads mode
- * copies send into recv. Called by one thread per process. */
-gs_status gs_comm_world_gather(gs_comm_world *world, const void *send, size_t bytes, void *recv);
+/* Gathers `bytes` from every process to every process (recv:
+ * process_count * bytes, in process order), bounded by the timeout, so that
+ * any live process can write the document when process 0 is lost. In
+ * threads mode copies send into recv. Called by one thread per process. */
+gs_status gs_comm_world_allgather(gs_comm_world *world, const void *send, size_t bytes,
+                                  void *recv);
 
 /* After a collective of the world broke (a rank lost): every process
  * still answering sends its `bytes` of `send` to every other such process

@@ -1,6 +1,6 @@
 /* The collective driver: rank threads that sweep one operation over sizes,
  * pipelined CUDA-event timing per iteration, checks after timing, and the
- * gathering of every rank's record to process 0 under MPI. */
+ * gathering of every rank's record to every process under MPI. */
 #include "runner/coll.h"
 
 #include <math.h>
@@ -419,9 +419,11 @@ static gs_status gather_records(const gs_coll_sweep *s, gs_coll_point *points, s
     }
     if (rec->n_samples == 0) at[3] = -1.0; /* marks "no samples" */
   }
-  status = gs_comm_world_gather(s->world, &id, sizeof id, ids);
-  if (status == GS_OK) status = gs_comm_world_gather(s->world, mine, doubles * sizeof *mine, all);
-  if (status != GS_OK || s->job->process_rank != 0) goto done;
+  // Every process receives every record: any live one can write (takeover).
+  status = gs_comm_world_allgather(s->world, &id, sizeof id, ids);
+  if (status == GS_OK)
+    status = gs_comm_world_allgather(s->world, mine, doubles * sizeof *mine, all);
+  if (status != GS_OK) goto done;
   for (int k = 0; k < size; k++) {
     if (k == self->rank) continue;
     for (size_t p = 0; p < n_points; p++) {
