@@ -111,6 +111,25 @@ print("\n".join(bad))
 sys.exit(1 if bad else 0)
 PY
 
+# compare of two trace sets: the kernels by name, per rank. The medium
+# model's 3 analysed steps ran one all-reduce each, the large model's 2
+# steps two buckets each; its larger layers use other GEMM kernels.
+expect 0 "Trace diff: 8 kernels added, 2 removed, 29 changed" -- \
+  compare "$data/medium_n2" "$data/large_n2"
+expect 0 "changed +ncclDevKernel_AllReduce_Sum_f32_RING_LL.* 3 +4 " -- \
+  compare "$data/medium_n2" "$data/large_n2"
+expect 0 "Trace diff: 0 kernels added, 0 removed, 0 changed" -- \
+  compare "$work/rank0.json" "$work/rank0.json"
+"$bin" compare -f json "$work/rank0.json" "$work/rank1.json" > "$work/diff.json" || fail "diff json"
+python3 - "$work/diff.json" <<'PY' || fail "diff json: $(cat "$work/diff.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "gpuscale/trace-diff/v1" and d["base_ranks"] == 1
+assert (d["added"], d["removed"], d["changed"]) == (0, 0, 0)
+gemm = [k for k in d["kernels"] if k["name"] == "gemm"][0]
+assert gemm["base_count"] == 3 and gemm["new_us"] == 90, gemm
+PY
+
 # Errors: a mix, a malformed trace, options for documents.
 "$bin" run mlp --backend cpu --iters 3 --runs 1 --trace "$work/own.json" --out "$work/doc.json" \
   >/dev/null 2>&1 || fail "run mlp --trace"

@@ -104,6 +104,7 @@ static void test_synthetic_figures(void **state) {
   assert_int_equal(r.n_coll, 1);
   free(r.coll_ts);
   free(r.coll_name);
+  free(r.kernels);
   gs_trace_stats_free(&all);
   gs_trace_events_free(&t);
 }
@@ -175,6 +176,7 @@ static void test_steps_and_rounding(void **state) {
   assert_true(isnan(r.overlap));
   free(r.coll_ts);
   free(r.coll_name);
+  free(r.kernels);
   gs_trace_stats_free(&all);
   gs_trace_events_free(&t);
 }
@@ -265,6 +267,7 @@ static void test_larger_than_buffer(void **state) {
   assert_true(r.delay_p99 == 10);
   free(r.coll_ts);
   free(r.coll_name);
+  free(r.kernels);
   gs_trace_stats_free(&all);
   gs_trace_events_free(&t);
   // A break past the first buffer is named by its offset in the file.

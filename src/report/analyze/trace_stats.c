@@ -157,9 +157,14 @@ static gs_status top_kernels(const gs_trace_events *t, const name_total *totals,
   qsort(order, n, sizeof *order, by_total);
   out->n_kernel_names = n;
   out->n_top = n < GS_TRACE_TOP ? n : GS_TRACE_TOP;
-  for (size_t k = 0; k < out->n_top; k++) {
+  out->kernels = calloc(n ? n : 1, sizeof *out->kernels);
+  if (!out->kernels) {
+    free(order);
+    return gs_error(GS_ERR_NOMEM, "cannot rank the kernels of %s", t->path);
+  }
+  for (size_t k = 0; k < n; k++) {
     const name_total *nt = &totals[order[k]];
-    gs_trace_kernel_row *row = &out->top[k];
+    gs_trace_kernel_row *row = &out->kernels[k];
     snprintf(row->name, sizeof row->name, "%s", t->names[order[k]]);
     row->cls = t->name_cls[order[k]];
     row->count = nt->count;
@@ -168,6 +173,7 @@ static gs_status top_kernels(const gs_trace_events *t, const name_total *totals,
     row->min_us = nt->min;
     row->max_us = nt->max;
     row->share = out->gpu_total_us > 0 ? nt->total / out->gpu_total_us : NAN;
+    if (k < out->n_top) out->top[k] = *row;
   }
   free(order);
   return GS_OK;
@@ -479,6 +485,7 @@ void gs_trace_stats_free(gs_trace_stats *s) {
   for (size_t i = 0; i < s->n_ranks; i++) {
     free(s->ranks[i].coll_ts);
     free(s->ranks[i].coll_name);
+    free(s->ranks[i].kernels);
   }
   free(s->ranks);
   for (size_t i = 0; i < s->n_coll_names; i++) free(s->coll_names[i]);

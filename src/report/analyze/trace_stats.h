@@ -23,7 +23,7 @@
 #define GS_TRACE_TOP 10
 /* Launch-delay outliers named. */
 #define GS_TRACE_OUTLIERS 5
-#define GS_TRACE_KNAME 256
+#define GS_TRACE_KNAME 1024
 
 typedef struct {
   char name[GS_TRACE_KNAME];
@@ -55,6 +55,7 @@ typedef struct {
   /* Kernels by total time, the first GS_TRACE_TOP. */
   size_t n_kernel_names, n_top;
   gs_trace_kernel_row top[GS_TRACE_TOP];
+  gs_trace_kernel_row *kernels;   /* all n_kernel_names by total time, owned (trace diff) */
   double gpu_total_us;            /* the summed durations of every kept GPU event */
   /* Launch delay: kernel start - its runtime call's start, us. */
   uint64_t n_launches, n_short;   /* short: the kernel ran for less than its launch call */
