@@ -43,7 +43,7 @@ echo "$out" | grep -Eq "rank 1 +.* +87\.5%$" || fail "overlap of rank 1: $out"
 echo "$out" | grep -Eq "rank 0 +250 us +260 us +76\.9% +3\.8% +19\.2%" || fail "idle split: $out"
 echo "$out" | grep -Eq "rank 0 +gemm +compute +3 +90\.0 us +30\.0 us +50\.0%" || fail "top kernel: $out"
 echo "$out" | grep -Eq "rank 0 +5 +45\.0 us +50\.0 us" || fail "launch delays: $out"
-echo "$out" | grep -q "1 collectives: skew mean 15.0 us" || fail "skew: $out"
+echo "$out" | grep -q "1 collective: skew mean 15.0 us, median 15.0 us, max 15.0 us (collective 0, rank 1 entered last)" || fail "skew: $out"
 echo "$out" | grep -Eq "rank 1 +1 +1 +0 +0$" || fail "rank 1 entered last: $out"
 
 expect 0 "kernel wait when shorter than 5 us" -- report --kernel-wait 5 "$work/rank0.json"

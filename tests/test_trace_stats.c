@@ -18,6 +18,7 @@
 #include "core/json_stream.h"
 #include "core/trace_events.h"
 #include "report/analyze/trace_stats.h"
+#include "source_path.h"
 
 #define NCCL "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"
 
@@ -281,10 +282,41 @@ static void test_larger_than_buffer(void **state) {
   free(b);
 }
 
+/* Every cut of a real trace short of its end is an error at or before the
+ * cut, never a crash or a silent success; the whole file reads. */
+static void test_real_trace_cuts(void **state) {
+  (void)state;
+  const char *path = source_path("data/kineto/medium_n1/rank0.json");
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  fseek(f, 0, SEEK_END);
+  long size = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *b = malloc((size_t)size);
+  assert_int_equal(fread(b, 1, (size_t)size, f), (size_t)size);
+  fclose(f);
+  gs_trace_events t;
+  assert_int_equal(gs_kineto_read_memory("whole", b, (size_t)size, &t), GS_OK);
+  assert_int_equal(t.rank, 0);
+  assert_true(t.n > 300);
+  gs_trace_events_free(&t);
+  size_t end = (size_t)size;
+  while (end > 0 && (b[end - 1] == '\n' || b[end - 1] == ' ')) end--;
+  for (size_t cut = 1; cut < end; cut += 997) {
+    assert_int_equal(gs_kineto_read_memory("cut", b, cut, &t), GS_ERR_FORMAT);
+    const char *at = strstr(gs_last_error(), "cut: byte ");
+    assert_non_null(at);
+    assert_true(strtoull(at + 10, NULL, 10) <= cut);
+    gs_trace_events_free(&t);
+  }
+  free(b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_synthetic_figures), cmocka_unit_test(test_two_rank_skew),
       cmocka_unit_test(test_steps_and_rounding), cmocka_unit_test(test_strict_errors),
-      cmocka_unit_test(test_tokens), cmocka_unit_test(test_larger_than_buffer)};
+      cmocka_unit_test(test_tokens), cmocka_unit_test(test_larger_than_buffer),
+      cmocka_unit_test(test_real_trace_cuts)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,8 +6,10 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/format.h"
 #include "core/json.h"
 #include "core/result.h"
 #include "report/render/internal.h"
@@ -153,13 +155,16 @@ static gs_status skew(gs_render_writer *w, const gs_trace_stats *s) {
     gs_render_block(w, 0, "  ", "No communication kernel on every rank: no collective to match.");
     return GS_OK;
   }
+  char mean[32], median[32], worst[32];
+  gs_format_seconds(s->skew_mean_us * 1e-6, mean, sizeof mean);
+  gs_format_seconds(s->skew_p50_us * 1e-6, median, sizeof median);
+  gs_format_seconds(s->skew_max_us * 1e-6, worst, sizeof worst);
   gs_render_block(w, 0, "  ", "The i-th communication kernel of each rank is one collective; "
-                  "its skew is the last rank's entry minus the first's. %zu collectives%s: skew "
-                  "mean %.1f us, median %.1f us, max %.1f us (collective %zu, %s entered last).",
-                  s->n_collectives,
+                  "its skew is the last rank's entry minus the first's. %zu collective%s%s: skew "
+                  "mean %s, median %s, max %s (collective %zu, %s entered last).",
+                  s->n_collectives, s->n_collectives == 1 ? "" : "s",
                   s->coll_counts_differ ? " (ranks ran different numbers: the fewest matched)" : "",
-                  s->skew_mean_us, s->skew_p50_us, s->skew_max_us, s->skew_max_index,
-                  s->ranks[s->skew_max_rank].label);
+                  mean, median, worst, s->skew_max_index, s->ranks[s->skew_max_rank].label);
   static const char *const head[] = {"rank", "collectives", "entered last", "waited",
                                      "wait per collective"};
   static const int left[] = {1, 0, 0, 0, 0};
@@ -178,13 +183,24 @@ static gs_status skew(gs_render_writer *w, const gs_trace_stats *s) {
 
 static gs_status render_tables(gs_render_writer *w, const gs_trace_stats *s) {
   gs_render_block(w, 1, "", "Trace analysis: %zu rank%s", s->n_ranks, s->n_ranks == 1 ? "" : "s");
+  char (*text)[GS_TEXT_LONG + 160] = calloc(s->n_ranks ? s->n_ranks : 1, sizeof *text);
+  const char **items = calloc(s->n_ranks ? s->n_ranks : 1, sizeof *items);
+  if (!text || !items) {
+    free(text);
+    free(items);
+    return GS_ERR_NOMEM;
+  }
   for (size_t i = 0; i < s->n_ranks; i++) {
     const gs_trace_rank_stats *r = &s->ranks[i];
-    gs_render_block(w, 0, "  ", "%s: %s (%.1f MB, %llu events, %llu GPU events analysed%s)",
-                    r->label, r->path, (double)r->bytes / 1e6, (unsigned long long)r->n_events,
-                    (unsigned long long)r->n_gpu,
-                    r->steps >= 2 ? ", the last profiler step left out" : "");
+    snprintf(text[i], sizeof text[i], "%s: %s (%.1f MB, %llu events, %llu GPU events analysed%s)",
+             r->label, r->path, (double)r->bytes / 1e6, (unsigned long long)r->n_events,
+             (unsigned long long)r->n_gpu,
+             r->steps >= 2 ? ", the last profiler step left out" : "");
+    items[i] = text[i];
   }
+  gs_render_list(w, items, s->n_ranks);
+  free(text);
+  free(items);
   gs_status st = breakdown(w, s);
   if (st == GS_OK) st = idle_split(w, s);
   if (st == GS_OK) st = kernels(w, s);
