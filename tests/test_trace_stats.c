@@ -312,11 +312,50 @@ static void test_real_trace_cuts(void **state) {
   free(b);
 }
 
+/* gpuscale's own spans: CUPTI's lanes when there are, kinds kept. */
+static void test_from_gpuscale_view(void **state) {
+  (void)state;
+  gs_trace_view_rank rank = {.rank = 0, .device = 0, .n_lanes = 3};
+  snprintf(rank.lanes[0].name, GS_TRACE_NAME, "host");
+  snprintf(rank.lanes[1].name, GS_TRACE_NAME, "GPU 0: rank stream (CUDA events)");
+  snprintf(rank.lanes[2].name, GS_TRACE_NAME, "GPU 0: stream 7 (CUPTI)");
+  gs_trace_span spans[] = {
+      {.begin = 0, .end = 1, .kind = GS_TRACE_STEP, .name = "step"},
+      {.begin = 0, .end = 1e-3, .kind = GS_TRACE_COMPUTE, .name = "forward"},
+      {.begin = 0, .end = 4e-4, .kind = GS_TRACE_COMPUTE, .name = "gemm"},
+      {.begin = 2e-4, .end = 6e-4, .kind = GS_TRACE_COMM, .name = "allreduce"},
+      {.begin = 7e-4, .end = 8e-4, .kind = GS_TRACE_COPY, .name = "Memcpy DtoD"},
+      {.begin = 8e-4, .end = 9e-4, .kind = GS_TRACE_WAIT, .name = "barrier"}};
+  assert_int_equal(gs_trace_lane_push(&rank.lanes[0], &spans[0]), GS_OK);
+  assert_int_equal(gs_trace_lane_push(&rank.lanes[1], &spans[1]), GS_OK);
+  for (int i = 2; i < 6; i++) assert_int_equal(gs_trace_lane_push(&rank.lanes[2], &spans[i]), GS_OK);
+  gs_trace_view v = {.n_ranks = 1, .ranks = &rank};
+  gs_trace_events t;
+  assert_int_equal(gs_trace_events_from_view(&v, 0, "own.json", 0, &t), GS_OK);
+  assert_string_equal(t.label, "m0 rank 0");
+  assert_int_equal(t.n, 3);  // the CUPTI lane's kernel, collective and copy
+  gs_trace_stats all = {0};
+  gs_trace_rank_stats r;
+  assert_int_equal(gs_trace_stats_rank(&t, GS_TRACE_KERNEL_WAIT_US, &all, &r), GS_OK);
+  assert_true(fabs(r.span_us - 800) < 1e-6);
+  assert_true(fabs(r.compute_us - 400) < 1e-6);
+  assert_true(fabs(r.comm_us - 400) < 1e-6);
+  assert_true(fabs(r.overlap - 0.5) < 1e-9);
+  assert_int_equal(r.n_coll, 1);
+  assert_int_equal(r.top[1].cls, GS_TEV_COMM);  // "allreduce": its kind, not its name
+  free(r.coll_ts);
+  free(r.coll_name);
+  free(r.kernels);
+  gs_trace_stats_free(&all);
+  gs_trace_events_free(&t);
+  for (int l = 0; l < 3; l++) free(rank.lanes[l].spans);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_synthetic_figures), cmocka_unit_test(test_two_rank_skew),
       cmocka_unit_test(test_steps_and_rounding), cmocka_unit_test(test_strict_errors),
       cmocka_unit_test(test_tokens), cmocka_unit_test(test_larger_than_buffer),
-      cmocka_unit_test(test_real_trace_cuts)};
+      cmocka_unit_test(test_real_trace_cuts), cmocka_unit_test(test_from_gpuscale_view)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -132,15 +132,17 @@ gs_status gs_trace_events_from_view(const gs_trace_view *v, int rank, const char
   out->rank = rank;
   out->world = v->n_ranks;
   const gs_trace_view_rank *r = &v->ranks[rank];
-  int device_lanes = 0;
+  // CUPTI's lanes hold the kernels; the CUDA-event lanes the same time as
+  // phases: only the finest source there is, never both.
+  const char *source = NULL;
+  for (int l = 0; l < r->n_lanes && !source; l++)
+    if (r->lanes[l].n && strstr(r->lanes[l].name, "(CUPTI)")) source = "(CUPTI)";
+  for (int l = 0; l < r->n_lanes && !source; l++)
+    if (r->lanes[l].n && strstr(r->lanes[l].name, "(CUDA events)")) source = "(CUDA events)";
   gs_status st = GS_OK;
-  for (int l = 0; st == GS_OK && l < r->n_lanes; l++) {
-    if (l == GS_TRACE_HOST_LANE || strcmp(r->lanes[l].name, "host") == 0) continue;
-    if (r->lanes[l].n) device_lanes++;
-    st = add_lane(out, &r->lanes[l], l);
-  }
-  if (st == GS_OK && device_lanes == 0 && r->n_lanes > 0)
-    st = add_lane(out, &r->lanes[GS_TRACE_HOST_LANE], GS_TRACE_HOST_LANE);
+  for (int l = 0; st == GS_OK && l < r->n_lanes; l++)
+    if (source ? strstr(r->lanes[l].name, source) != NULL : l == GS_TRACE_HOST_LANE)
+      st = add_lane(out, &r->lanes[l], l);
   for (int l = 0; l < r->n_lanes; l++) out->n_events += r->lanes[l].n;
   if (st != GS_OK) {
     gs_trace_events_free(out);

@@ -87,10 +87,11 @@ gs_status gs_kineto_read_memory(const char *name, const void *data, size_t len,
                                 gs_trace_events *out);
 
 /* The events of rank `rank` of a gpuscale trace view (core/trace_model.h):
- * the spans of its device lanes (lanes other than "host"; the host lane
- * when there is no other) become kernels (compute), NCCL-named kernels
- * (communication: named "nccl ... Kernel" when the span's name is not) and
- * memcpys (copy); frames and waits are left out. Each lane is a stream. */
+ * the spans of its CUPTI lanes (else its CUDA-event lanes, else its host
+ * lane: the finest source the file has, never two) become kernels
+ * (compute and communication spans, classed by their kind, not their
+ * name) and memcpys (copy); frames and waits are left out. Each lane is a
+ * stream. */
 gs_status gs_trace_events_from_view(const gs_trace_view *v, int rank, const char *path,
                                     int measurement, gs_trace_events *out);
 
