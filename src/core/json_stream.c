@@ -222,7 +222,51 @@ static gs_status digits(gs_json_stream *s) {
   return GS_OK;
 }
 
+/* A number lying wholly inside the buffer, checked and copied in one
+ * pass: 1 done, 0 it reaches the buffer's end (the byte-wise path takes
+ * it), or the error of the byte-wise path, at the same offset. */
+static int number_in_buffer(gs_json_stream *s, gs_status *st) {
+  const unsigned char *b = s->buf, *p = b + s->pos, *e = b + s->len, *start = p;
+  const char *what = NULL;
+  if (*p == '-') p++;
+  if (p == e) return 0;
+  if (*p == '0') {
+    if (++p < e && is_digit(*p)) what = "a number with a leading zero";
+  } else if (is_digit(*p)) {
+    while (p < e && is_digit(*p)) p++;
+  } else {
+    what = "a digit expected in a number";
+  }
+  if (!what && p < e && *p == '.') {
+    if (++p < e && !is_digit(*p)) what = "a digit expected in a number";
+    while (p < e && is_digit(*p)) p++;
+  }
+  if (!what && p < e && (*p == 'e' || *p == 'E')) {
+    if (++p < e && (*p == '+' || *p == '-')) p++;
+    if (p < e && !is_digit(*p)) what = "a digit expected in a number";
+    while (p < e && is_digit(*p)) p++;
+  }
+  if (what) {
+    *st = fail(s, s->base + (uint64_t)(p - b), what);
+    return 1;
+  }
+  if (p == e) return 0;
+  size_t n = (size_t)(p - start);
+  if (n > GS_JSON_STREAM_TOKEN) {
+    *st = fail(s, s->offset, "a string or number longer than 64 KiB");
+    return 1;
+  }
+  memcpy(s->text, start, n);
+  s->text[n] = '\0';
+  s->text_len = n;
+  s->pos += n;
+  *st = GS_OK;
+  return 1;
+}
+
 static gs_status read_number(gs_json_stream *s) {
+  gs_status fast;
+  if (number_in_buffer(s, &fast)) return fast;
   s->text_len = 0;
   gs_status st = GS_OK;
   if (peek(s) == '-') st = take(s);
