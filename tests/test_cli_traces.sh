@@ -138,6 +138,9 @@ expect 2 "are for result documents, not trace files" -- report --plots "$work" "
 expect 2 "option --kernel-wait: only for trace files" -- report --kernel-wait 5 "$work/doc.json"
 head -c 300 "$work/rank0.json" > "$work/cut.json"
 expect 1 "cut.json: byte 300: the file ends inside" -- report "$work/cut.json"
+# ... also from a worker thread among other ranks; a missing file is named.
+expect 1 "cut.json: byte 300: the file ends inside" -- report "$work/rank0.json" "$work/cut.json"
+expect 1 "cannot open .*/missing.json" -- report "$work/rank0.json" "$work/missing.json"
 # gpuscale's own trace goes through the same analysis.
 expect 0 "m0 rank 0 +.*backward +compute" -- report "$work/own.json"
 

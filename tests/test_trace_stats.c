@@ -73,9 +73,8 @@ static void test_synthetic_figures(void **state) {
   assert_int_equal(t.n_events, 14);
   assert_int_equal(t.n_cpu_ops, 1);
   assert_int_equal(t.n, 12);  // 6 launches + 6 GPU events
-  gs_trace_stats all = {0};
   gs_trace_rank_stats r;
-  assert_int_equal(gs_trace_stats_rank(&t, GS_TRACE_KERNEL_WAIT_US, &all, &r), GS_OK);
+  assert_int_equal(gs_trace_stats_rank(&t, GS_TRACE_KERNEL_WAIT_US, &r), GS_OK);
   assert_int_equal(r.n_gpu, 6);
   assert_true(r.span_us == 400);
   assert_true(r.busy_us == 150);
@@ -104,9 +103,7 @@ static void test_synthetic_figures(void **state) {
   assert_int_equal(r.n_short, 0);
   assert_int_equal(r.n_coll, 1);
   free(r.coll_ts);
-  free(r.coll_name);
   free(r.kernels);
-  gs_trace_stats_free(&all);
   gs_trace_events_free(&t);
 }
 
@@ -166,9 +163,8 @@ static void test_steps_and_rounding(void **state) {
   assert_int_equal(gs_kineto_read_memory("steps.json", b, n, &t), GS_OK);
   free(b);
   assert_int_equal(t.rank, -1);
-  gs_trace_stats all = {0};
   gs_trace_rank_stats r;
-  assert_int_equal(gs_trace_stats_rank(&t, GS_TRACE_KERNEL_WAIT_US, &all, &r), GS_OK);
+  assert_int_equal(gs_trace_stats_rank(&t, GS_TRACE_KERNEL_WAIT_US, &r), GS_OK);
   assert_int_equal(r.steps, 2);
   assert_int_equal(r.n_gpu, 1);
   assert_int_equal(r.n_dropped, 1);
@@ -176,9 +172,7 @@ static void test_steps_and_rounding(void **state) {
   assert_true(r.delay_p50 == 9);  // 11 - ceil(1.5)
   assert_true(isnan(r.overlap));
   free(r.coll_ts);
-  free(r.coll_name);
   free(r.kernels);
-  gs_trace_stats_free(&all);
   gs_trace_events_free(&t);
 }
 
@@ -260,16 +254,13 @@ static void test_larger_than_buffer(void **state) {
   assert_int_equal(gs_kineto_read_memory("large.json", b, n, &t), GS_OK);
   assert_int_equal(t.n, 2 * (size_t)k);
   assert_int_equal(t.n_names, 3);
-  gs_trace_stats all = {0};
   gs_trace_rank_stats r;
-  assert_int_equal(gs_trace_stats_rank(&t, GS_TRACE_KERNEL_WAIT_US, &all, &r), GS_OK);
+  assert_int_equal(gs_trace_stats_rank(&t, GS_TRACE_KERNEL_WAIT_US, &r), GS_OK);
   assert_true(r.busy_us == 50.0 * k);
   assert_true(r.idle_host_us == 50.0 * (k - 1));  // each launch came after the previous kernel ended
   assert_true(r.delay_p99 == 10);
   free(r.coll_ts);
-  free(r.coll_name);
   free(r.kernels);
-  gs_trace_stats_free(&all);
   gs_trace_events_free(&t);
   // A break past the first buffer is named by its offset in the file.
   size_t at = n - 20;
@@ -334,9 +325,8 @@ static void test_from_gpuscale_view(void **state) {
   assert_int_equal(gs_trace_events_from_view(&v, 0, "own.json", 0, &t), GS_OK);
   assert_string_equal(t.label, "m0 rank 0");
   assert_int_equal(t.n, 3);  // the CUPTI lane's kernel, collective and copy
-  gs_trace_stats all = {0};
   gs_trace_rank_stats r;
-  assert_int_equal(gs_trace_stats_rank(&t, GS_TRACE_KERNEL_WAIT_US, &all, &r), GS_OK);
+  assert_int_equal(gs_trace_stats_rank(&t, GS_TRACE_KERNEL_WAIT_US, &r), GS_OK);
   assert_true(fabs(r.span_us - 800) < 1e-6);
   assert_true(fabs(r.compute_us - 400) < 1e-6);
   assert_true(fabs(r.comm_us - 400) < 1e-6);
@@ -344,9 +334,7 @@ static void test_from_gpuscale_view(void **state) {
   assert_int_equal(r.n_coll, 1);
   assert_int_equal(r.top[1].cls, GS_TEV_COMM);  // "allreduce": its kind, not its name
   free(r.coll_ts);
-  free(r.coll_name);
   free(r.kernels);
-  gs_trace_stats_free(&all);
   gs_trace_events_free(&t);
   for (int l = 0; l < 3; l++) free(rank.lanes[l].spans);
 }

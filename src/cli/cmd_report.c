@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -36,8 +37,14 @@ static void report_unpriced(const gs_report *r) {
  * documents; a mix is a usage error. */
 static gs_status count_traces(const gs_cli_file_list *files, size_t *n_traces) {
   *n_traces = 0;
-  for (size_t i = 0; i < files->n; i++) *n_traces += (size_t)gs_trace_file_sniff(files->paths[i]);
-  if (*n_traces && *n_traces != files->n)
+  size_t missing = 0;
+  for (size_t i = 0; i < files->n; i++) {
+    struct stat sb;
+    // A file that cannot be found is neither: its reader says why.
+    if (stat(files->paths[i], &sb) != 0) missing++;
+    else *n_traces += (size_t)gs_trace_file_sniff(files->paths[i]);
+  }
+  if (*n_traces && *n_traces + missing != files->n)
     return gs_error(GS_ERR_USAGE, "gpuscale report: give trace files (PyTorch profiler or "
                     "gpuscale --trace) or result documents, not both in one report");
   return GS_OK;

@@ -5,6 +5,8 @@
 #include "report/analyze/trace_stats.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,21 +118,6 @@ static void round_like_hta(gs_trace_events *t) {
   }
 }
 
-static size_t coll_name_index(gs_trace_stats *all, const char *name, int *failed) {
-  for (size_t i = 0; i < all->n_coll_names; i++)
-    if (strcmp(all->coll_names[i], name) == 0) return i;
-  char **grown = realloc(all->coll_names, (all->n_coll_names + 1) * sizeof *grown);
-  char *copy = strdup(name);
-  if (grown) all->coll_names = grown;
-  if (!grown || !copy) {
-    free(copy);
-    *failed = 1;
-    return 0;
-  }
-  grown[all->n_coll_names] = copy;
-  return all->n_coll_names++;
-}
-
 typedef struct {
   uint64_t count;
   double total, min, max;
@@ -138,7 +125,7 @@ typedef struct {
 
 /* qsort has no context argument: the totals being ordered (one report
  * thread). */
-static const name_total *sort_ctx;
+static _Thread_local const name_total *sort_ctx;
 static int by_total(const void *a, const void *b) {
   uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
   if (sort_ctx[x].total != sort_ctx[y].total) return sort_ctx[x].total > sort_ctx[y].total ? -1 : 1;
@@ -272,7 +259,7 @@ static int idle_gap(stream_state **streams, size_t *n_streams, const gs_tev *e, 
   return 0;
 }
 
-gs_status gs_trace_stats_rank(gs_trace_events *t, double kernel_wait_us, gs_trace_stats *all,
+gs_status gs_trace_stats_rank(gs_trace_events *t, double kernel_wait_us,
                               gs_trace_rank_stats *out) {
   memset(out, 0, sizeof *out);
   snprintf(out->label, sizeof out->label, "%s", t->label);
@@ -291,11 +278,10 @@ gs_status gs_trace_stats_rank(gs_trace_events *t, double kernel_wait_us, gs_trac
   name_total *totals = calloc(t->n_names ? t->n_names : 1, sizeof *totals);
   delay_rec *delays = malloc((t->n ? t->n : 1) * sizeof *delays);
   out->coll_ts = malloc((t->n ? t->n : 1) * sizeof *out->coll_ts);
-  out->coll_name = malloc((t->n ? t->n : 1) * sizeof *out->coll_name);
   merger all_m = {0}, comp = {.keep = 1}, comm = {.keep = 1}, mem = {0};
   stream_state *streams = NULL;
   size_t n_streams = 0, n_delays = 0;
-  int failed = !totals || !delays || !out->coll_ts || !out->coll_name;
+  int failed = !totals || !delays || !out->coll_ts;
   for (size_t i = 0; !failed && i < t->n; i++) {
     const gs_tev *e = &t->ev[i];
     if (e->kind > GS_TEV_MEMSET || e->stream < 0) continue;
@@ -322,10 +308,7 @@ gs_status gs_trace_stats_rank(gs_trace_events *t, double kernel_wait_us, gs_trac
       delays[n_delays++] = (delay_rec){.delay = e->ts - l->ts, .ts = e->ts, .name = e->name};
       out->n_short += l->dur > e->dur;
     }
-    if (e->cls == GS_TEV_COMM) {
-      out->coll_ts[out->n_coll] = e->ts;
-      out->coll_name[out->n_coll++] = (uint32_t)coll_name_index(all, t->names[e->name], &failed);
-    }
+    if (e->cls == GS_TEV_COMM) out->coll_ts[out->n_coll++] = e->ts;
   }
   merger_close(&all_m);
   merger_close(&comp);
@@ -434,7 +417,7 @@ static gs_status load_gpuscale(const char *path, double kernel_wait_us, gs_trace
       st = rs ? gs_trace_events_from_view(&v, r, path, m, &ev)
               : gs_error(GS_ERR_NOMEM, "cannot analyse %s", path);
       if (st != GS_OK) break;
-      st = gs_trace_stats_rank(&ev, kernel_wait_us, out, rs);
+      st = gs_trace_stats_rank(&ev, kernel_wait_us, rs);
       rs->rank = m * GS_MAX_RANKS + r;
       out->n_ranks++;
       gs_trace_events_free(&ev);
@@ -444,28 +427,95 @@ static gs_status load_gpuscale(const char *path, double kernel_wait_us, gs_trace
   }
 }
 
+/* One PyTorch profiler file, read and analysed on a worker thread. */
+typedef struct {
+  const char *path;
+  size_t position;              /* among the arguments: the rank without distributedInfo */
+  double kernel_wait_us;
+  gs_trace_rank_stats stats;
+  int is_gpuscale, analysed;
+  gs_status st;
+  gs_error_kept error;
+} file_job;
+
+typedef struct {
+  file_job *jobs;
+  size_t n;
+  size_t next;                  /* the next job to take, under `lock` */
+  pthread_mutex_t lock;
+} job_queue;
+
+static void run_job(file_job *j) {
+  gs_trace_events ev;
+  j->st = gs_kineto_read(j->path, &ev, &j->is_gpuscale);
+  if (j->st == GS_OK && !j->is_gpuscale) {
+    if (ev.rank < 0) ev.rank = (int)j->position;  // no distributedInfo: the file's position
+    j->st = gs_trace_stats_rank(&ev, j->kernel_wait_us, &j->stats);
+    j->analysed = 1;
+  }
+  gs_trace_events_free(&ev);
+  if (j->st != GS_OK) gs_error_keep(&j->error);
+}
+
+static void *worker(void *arg) {
+  job_queue *q = arg;
+  for (;;) {
+    pthread_mutex_lock(&q->lock);
+    size_t i = q->next++;
+    pthread_mutex_unlock(&q->lock);
+    if (i >= q->n) return NULL;
+    run_job(&q->jobs[i]);
+  }
+}
+
+/* Reads and analyses the files on up to one thread per core, each rank's
+ * events freed as soon as it is analysed (memory: a rank per thread). */
+static void run_jobs(job_queue *q) {
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  size_t n_threads = cores > 1 ? (size_t)cores : 1;
+  if (n_threads > q->n) n_threads = q->n;
+  if (n_threads > 16) n_threads = 16;
+  pthread_t threads[16];
+  size_t started = 0;
+  for (size_t t = 1; t < n_threads; t++)
+    if (pthread_create(&threads[started], NULL, worker, q) == 0) started++;
+  worker(q);  // the calling thread works too: with no thread started it does it all
+  for (size_t t = 0; t < started; t++) pthread_join(threads[t], NULL);
+}
+
 gs_status gs_trace_stats_load(const char *const *paths, size_t n, double kernel_wait_us,
                               gs_trace_stats *out) {
   memset(out, 0, sizeof *out);
   out->kernel_wait_us = kernel_wait_us;
+  job_queue q = {.jobs = calloc(n ? n : 1, sizeof *q.jobs), .n = n};
+  if (!q.jobs) return gs_error(GS_ERR_NOMEM, "cannot analyse the traces");
+  pthread_mutex_init(&q.lock, NULL);
+  for (size_t i = 0; i < n; i++)
+    q.jobs[i] = (file_job){.path = paths[i], .position = i, .kernel_wait_us = kernel_wait_us};
+  run_jobs(&q);
+  pthread_mutex_destroy(&q.lock);
+  // In argument order: the first file's failure is the one reported.
   gs_status st = GS_OK;
-  for (size_t i = 0; st == GS_OK && i < n; i++) {
-    gs_trace_events ev;
-    int is_gpuscale = 0;
-    st = gs_kineto_read(paths[i], &ev, &is_gpuscale);
-    if (st == GS_OK && is_gpuscale) {
-      st = load_gpuscale(paths[i], kernel_wait_us, out);
-      continue;
+  for (size_t i = 0; i < n; i++) {
+    file_job *j = &q.jobs[i];
+    if (st == GS_OK && j->st != GS_OK) {
+      st = j->st;
+      gs_error_restore(&j->error);
     }
-    gs_trace_rank_stats *rs = st == GS_OK ? next_rank(out) : NULL;
-    if (st == GS_OK && !rs) st = gs_error(GS_ERR_NOMEM, "cannot analyse %s", paths[i]);
-    if (st == GS_OK) {
-      if (ev.rank < 0) ev.rank = (int)i;  // no distributedInfo: the file's position
-      st = gs_trace_stats_rank(&ev, kernel_wait_us, out, rs);
+    gs_trace_rank_stats *rs = j->analysed ? next_rank(out) : NULL;
+    if (rs) {
+      *rs = j->stats;
       out->n_ranks++;
+    } else if (j->analysed) {
+      free(j->stats.coll_ts);
+      free(j->stats.kernels);
+      if (st == GS_OK) st = gs_error(GS_ERR_NOMEM, "cannot analyse %s", j->path);
     }
-    gs_trace_events_free(&ev);
   }
+  // gpuscale's own traces: every rank of every measurement, read here.
+  for (size_t i = 0; st == GS_OK && i < n; i++)
+    if (q.jobs[i].is_gpuscale) st = load_gpuscale(paths[i], kernel_wait_us, out);
+  free(q.jobs);
   if (st == GS_OK && out->n_ranks > 1)
     qsort(out->ranks, out->n_ranks, sizeof *out->ranks, by_rank);
   for (size_t r = 1; st == GS_OK && r < out->n_ranks; r++)
@@ -484,12 +534,9 @@ gs_status gs_trace_stats_load(const char *const *paths, size_t n, double kernel_
 void gs_trace_stats_free(gs_trace_stats *s) {
   for (size_t i = 0; i < s->n_ranks; i++) {
     free(s->ranks[i].coll_ts);
-    free(s->ranks[i].coll_name);
     free(s->ranks[i].kernels);
   }
   free(s->ranks);
-  for (size_t i = 0; i < s->n_coll_names; i++) free(s->coll_names[i]);
-  free(s->coll_names);
   free(s->skew);
   memset(s, 0, sizeof *s);
 }

@@ -63,9 +63,8 @@ typedef struct {
   uint64_t n_outliers;            /* delays above delay_fence (Q3 + 3 IQR) */
   size_t n_named_outliers;
   gs_trace_outlier outliers[GS_TRACE_OUTLIERS];
-  /* Communication kernels in start order (for the skew), owned. */
+  /* Communication kernels' starts in order (for the skew), owned. */
   double *coll_ts;
-  uint32_t *coll_name;            /* index into coll_names */
   size_t n_coll;
 } gs_trace_rank_stats;
 
@@ -78,8 +77,6 @@ typedef struct {
   double kernel_wait_us;          /* the kernel-wait threshold used */
   size_t n_ranks;
   gs_trace_rank_stats *ranks;
-  char **coll_names;              /* names of the communication kernels, owned */
-  size_t n_coll_names;
   /* Collective skew: the i-th communication kernel of every rank is one
    * collective; its skew is the latest entry minus the earliest. */
   size_t n_collectives;           /* matched on every rank (the fewest any rank has) */
@@ -95,14 +92,15 @@ typedef struct {
  * t->hta_rounding, times are first rounded inward to whole microseconds as
  * HTA does (start up, end down). When the trace has two profiler steps or
  * more, only GPU events launched before the last step began are kept
- * (HTA's rule). Collective names are added to `all`. GS_ERR_NOMEM. */
-gs_status gs_trace_stats_rank(gs_trace_events *t, double kernel_wait_us, gs_trace_stats *all,
+ * (HTA's rule). Thread-safe: one call per rank on any thread. GS_ERR_NOMEM. */
+gs_status gs_trace_stats_rank(gs_trace_events *t, double kernel_wait_us,
                               gs_trace_rank_stats *out);
 
 /* Reads `n` trace files (PyTorch profiler traces, one per rank, or
- * gpuscale --trace files, every rank of every measurement) one at a time
- * and analyses each, then the skew across all. Ranks are ordered by rank
- * number. Memory: one rank's events at a time. */
+ * gpuscale --trace files, every rank of every measurement) and analyses
+ * each, PyTorch's on up to one thread per core, then the skew across all.
+ * Ranks are ordered by rank number. Memory: one rank's events per thread,
+ * each freed once analysed. */
 gs_status gs_trace_stats_load(const char *const *paths, size_t n, double kernel_wait_us,
                               gs_trace_stats *out);
 
