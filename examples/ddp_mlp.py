@@ -28,6 +28,14 @@ processes; --scaling weak gives every process --batch samples, so the
 global batch (the "items") grows with the processes (say the same to
 gpuscale: `gpuscale exec --scaling weak ...`). Without CUDA the
 script trains on the CPU with the gloo backend.
+
+With GPUSCALE_TRACE_DIR set, every rank profiles its first
+GPUSCALE_TRACE_STEPS timed steps (default 5; one more step before them
+warms the profiler up) with torch.profiler and writes its PyTorch
+profiler (Kineto) trace to DIR/ddp_mlp-w{world}-rank{rank}.json, which
+`gpuscale report DIR/ddp_mlp-w2-rank*.json` analyses (docs/traces.md).
+The profiled steps are timed and printed like the others, with the
+profiler's overhead in them.
 """
 import argparse
 import json
@@ -69,6 +77,32 @@ def emit(metric, value, unit, step=None, rank=None, items=None, item_unit=None):
     # One write per line: the ranks share the output file, lines stay whole.
     sys.stdout.write(json.dumps(line) + "\n")
     sys.stdout.flush()
+
+
+def make_profiler(cuda):
+    """The torch.profiler of GPUSCALE_TRACE_DIR (None when it is not set):
+    one warmup step, then GPUSCALE_TRACE_STEPS recorded steps."""
+    trace_dir = os.environ.get("GPUSCALE_TRACE_DIR")
+    if not trace_dir:
+        return None, 0
+    text = os.environ.get("GPUSCALE_TRACE_STEPS", "5")
+    if not text.isdigit() or int(text) < 1:
+        sys.exit(f"GPUSCALE_TRACE_STEPS: a whole number of steps of at least 1, got '{text}'")
+    steps = int(text)
+    os.makedirs(trace_dir, exist_ok=True)
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if cuda:
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+
+    def write(prof):
+        path = os.path.join(trace_dir, f"ddp_mlp-w{dist.get_world_size()}-rank{dist.get_rank()}.json")
+        prof.export_chrome_trace(path)
+
+    prof = torch.profiler.profile(
+        activities=activities,
+        schedule=torch.profiler.schedule(wait=0, warmup=1, active=steps, repeat=1),
+        on_trace_ready=write)
+    return prof, steps + 1
 
 
 def main():
@@ -129,13 +163,23 @@ def main():
     sync()
     dist.barrier(device_ids=[local_rank]) if cuda else dist.barrier()
     loss = None
+    prof, profiled = make_profiler(cuda)
+    if prof is not None:
+        prof.start()
     for step in range(args.steps):
         start = time.perf_counter()
         loss = train_step(step)
         sync()
         seconds = time.perf_counter() - start
+        if prof is not None and step < profiled:
+            prof.step()  # marks ProfilerStep#N; the trace is written after the last
+            if step == profiled - 1:
+                prof.stop()
+                prof = None
         emit("step_time", seconds * 1e3, "ms", step, rank, global_batch, "samples")
         emit("samples_per_s", local_batch / seconds, "samples/s", step, rank)
+    if prof is not None:  # fewer timed steps than profiled ones
+        prof.stop()
     final = loss.detach().clone()
     dist.all_reduce(final)
     if rank == 0:

@@ -13,9 +13,11 @@
 #include "cli/commands.h"
 #include "cli/help.h"
 #include "measure/common.h"
+#include "core/check.h"
 #include "core/file.h"
 #include "core/options.h"
 #include "report/compare/compare.h"
+#include "report/compare/trace_diff.h"
 
 typedef struct {
   const char *paths[2];
@@ -108,10 +110,31 @@ static void print_help(const gs_option *table) {
          "--threshold percent. Documents without raw samples (ingested results) are compared\n"
          "by their figures (bus bandwidth, throughput): worse by more than --figure-threshold\n"
          "percent is a regression. See docs/compare.md.");
+  gs_help_para("BASE and NEW may be traces instead (PyTorch profiler or gpuscale --trace files,\n"
+               "or directories of them, a side's files its ranks): the GPU kernels by name,\n"
+               "added, removed or changed in count or time (by more than --threshold percent).\n"
+               "See docs/traces.md.");
   gs_help_options("Options", table);
   gs_help_para("Exit codes: 0 no significant regression, 3 at least one significant regression,\n"
                "1 a file is unreadable, invalid, or shares no measurement with the other,\n"
                "2 usage error.");
+}
+
+/* The trace diff of two trace files or directories of them. */
+static gs_status compare_traces(const document_list *base, const document_list *next,
+                                double threshold, int format, const char *out_path) {
+  gs_trace_diff diff;
+  GS_TRY(gs_trace_diff_load((const char *const *)base->paths, base->n,
+                            (const char *const *)next->paths, next->n, threshold, &diff));
+  gs_file_out out;
+  gs_status st = gs_file_out_open(&out, out_path, "the comparison");
+  if (st == GS_OK) {
+    st = gs_trace_diff_render(out.f, &diff, (gs_compare_format)format);
+    if (st == GS_ERR_NOMEM) gs_error(st, "cannot render the comparison: out of memory");
+    st = gs_file_out_finish(&out, st);
+  }
+  gs_trace_diff_free(&diff);
+  return st;
 }
 
 /* See commands.h. */
@@ -152,6 +175,14 @@ gs_status gs_cmd_compare(int argc, char **argv) {
   document_list base = {0}, next = {0};
   st = list_documents(files.paths[0], "BASE", &base);
   if (st == GS_OK) st = list_documents(files.paths[1], "NEW", &next);
+  // Traces on both sides: the kernels' diff (docs/traces.md).
+  if (st == GS_OK && base.n && next.n && gs_trace_file_sniff(base.paths[0]) &&
+      gs_trace_file_sniff(next.paths[0])) {
+    st = compare_traces(&base, &next, threshold / 100.0, format, out_path);
+    free_documents(&base);
+    free_documents(&next);
+    return st;
+  }
   gs_compare cmp;
   if (st == GS_OK)
     st = gs_compare_load_sets((const char *const *)base.paths, base.n,

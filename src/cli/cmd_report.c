@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -15,7 +16,9 @@
 #include "report/verdict/verdict.h"
 #include "report/predict/predict.h"
 #include "report/render/render.h"
+#include "report/render/trace_report.h"
 #include "report/analyze/report.h"
+#include "report/analyze/trace_stats.h"
 
 /* With --price: a note naming the GPU models no price matched. */
 static void report_unpriced(const gs_report *r) {
@@ -30,6 +33,41 @@ static void report_unpriced(const gs_report *r) {
     }
 }
 
+/* How many of the files are traces (docs/traces.md) rather than result
+ * documents; a mix is a usage error. */
+static gs_status count_traces(const gs_cli_file_list *files, size_t *n_traces) {
+  *n_traces = 0;
+  size_t missing = 0;
+  for (size_t i = 0; i < files->n; i++) {
+    struct stat sb;
+    // A file that cannot be found is neither: its reader says why.
+    if (stat(files->paths[i], &sb) != 0) missing++;
+    else *n_traces += (size_t)gs_trace_file_sniff(files->paths[i]);
+  }
+  if (*n_traces && *n_traces + missing != files->n)
+    return gs_error(GS_ERR_USAGE, "gpuscale report: give trace files (PyTorch profiler or "
+                    "gpuscale --trace) or result documents, not both in one report");
+  return GS_OK;
+}
+
+/* The report of trace files: analysed one file at a time, written once. */
+static gs_status report_traces(const gs_cli_file_list *files, int format, const char *out_path,
+                               double kernel_wait_us) {
+  gs_trace_stats stats;
+  gs_status st = gs_trace_stats_load((const char *const *)files->paths, files->n, kernel_wait_us,
+                                     &stats);
+  if (st != GS_OK) return st;
+  gs_file_out out;
+  st = gs_file_out_open(&out, out_path, "the report");
+  if (st == GS_OK) {
+    st = gs_trace_report_render(out.f, &stats, (gs_report_format)format);
+    if (st == GS_ERR_NOMEM) gs_error(st, "cannot render the report: out of memory");
+    st = gs_file_out_finish(&out, st);
+  }
+  gs_trace_stats_free(&stats);
+  return st;
+}
+
 static void print_help(const gs_option *table) {
   gs_help_usage("gpuscale report [options] FILE...");
   gs_help_para("Reads gpuscale result documents and reports, per series (workload, backend,\n"
@@ -40,6 +78,9 @@ static void print_help(const gs_option *table) {
          "plots (gnuplot) and recommendations, after an overview of every series. Every\n"
          "number is recomputed from the raw samples; formulas in docs/report.md.");
   gs_help_options("Options", table);
+  gs_help_para("Trace files instead of documents (PyTorch profiler traces, one per rank, or\n"
+               "gpuscale --trace files) give the trace analysis: temporal breakdown, overlap,\n"
+               "idle split, top kernels, launch delays, collective skew (docs/traces.md).");
   gs_help_para("With an info document (info.json of a suite) the report starts with the node\n"
                "verdict, a pass/warn/fail table of the machine (docs/verdict.md).");
   gs_help_para("Exit codes: 0 report written, 1 a file is unreadable or not a valid result\n"
@@ -57,6 +98,7 @@ gs_status gs_cmd_report(int argc, char **argv) {
   const char *price_text = NULL, *plots_dir = NULL, *predict_text = NULL;
   uint64_t expect_gpus = 0;
   int per_sample = 0;
+  double kernel_wait = GS_TRACE_KERNEL_WAIT_US;
   const gs_option table[] = {
       {.name = "format", .short_name = 'f', .kind = GS_OPT_CHOICE, .target = &format,
        .choices = gs_report_format_choices, .metavar = "FMT",
@@ -81,6 +123,10 @@ gs_status gs_cmd_report(int argc, char **argv) {
        .max = 4096, .metavar = "N",
        .help = "node verdict: the machine must have N GPUs (default: the count is not "
                "checked; docs/verdict.md)"},
+      {.name = "kernel-wait", .kind = GS_OPT_DOUBLE, .target = &kernel_wait, .dmin = 0.0,
+       .dmax = 1e6, .metavar = "US",
+       .help = "traces: a gap between kernels shorter than US microseconds that the host did "
+               "not cause is kernel wait (default 30, HTA's)"},
       {.name = "samples", .kind = GS_OPT_FLAG, .target = &per_sample,
        .help = "with --format csv: one row per raw sample instead of one per measurement"},
       {.kind = GS_OPT_END}};
@@ -99,6 +145,14 @@ gs_status gs_cmd_report(int argc, char **argv) {
     st = gs_error(GS_ERR_USAGE,
                   "options --moderate (%g) and --critical (%g) conflict: critical must exceed "
                   "moderate", moderate, critical);
+  size_t n_traces = 0;
+  if (st == GS_OK) st = count_traces(&files, &n_traces);
+  if (st == GS_OK && n_traces && (price_text || plots_dir || predict_text || expect_gpus ||
+                                  per_sample))
+    st = gs_error(GS_ERR_USAGE, "options --price, --plots, --predict, --expect-gpus and --samples "
+                  "are for result documents, not trace files");
+  if (st == GS_OK && !n_traces && kernel_wait != GS_TRACE_KERNEL_WAIT_US)
+    st = gs_error(GS_ERR_USAGE, "option --kernel-wait: only for trace files");
   if (st == GS_OK && per_sample && format != GS_REPORT_CSV)
     st = gs_error(GS_ERR_USAGE, "option --samples: only with --format csv (got --format %s)",
                   gs_report_format_choices[format]);
@@ -107,6 +161,11 @@ gs_status gs_cmd_report(int argc, char **argv) {
   for (size_t i = 0; st == GS_OK && out_path && i < files.n; i++)
     st = gs_file_check_not_input(out_path, files.paths[i], NULL, "option --out");
   if (st == GS_OK && plots_dir) st = gs_file_check_output_dir(plots_dir, "option --plots");
+  if (st == GS_OK && n_traces) {
+    st = report_traces(&files, format, out_path, kernel_wait);
+    free(files.paths);
+    return st;
+  }
   gs_report_prices prices = {0};
   if (st == GS_OK && price_text) st = gs_report_parse_prices(price_text, &prices);
   int *counts = NULL;

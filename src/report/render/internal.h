@@ -114,6 +114,12 @@ void gs_render_overview_cells(const gs_report_series *s, gs_render_overview *o);
  * runs out. */
 gs_status gs_report_render_csv(FILE *out, const gs_report *r, unsigned options);
 
+/* CSV cells as the report writes them: a field (quoted when it must be;
+ * NULL empty) and a comma followed by a number (shortest exact form,
+ * empty when not finite). */
+void gs_render_csv_field(FILE *out, const char *text);
+void gs_render_csv_number(FILE *out, double v);
+
 /* The timeline summary of multi-rank `row` when its document names a
  * trace (trace.c; docs/timeline.md): per rank the shares of the
  * traced steps spent computing, communicating, copying, waiting and idle,
