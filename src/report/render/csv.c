@@ -345,7 +345,3 @@ static gs_status csv_samples(FILE *out, const gs_report *r) {
 gs_status gs_report_render_csv(FILE *out, const gs_report *r, unsigned options) {
   return options & GS_REPORT_CSV_SAMPLES ? csv_samples(out, r) : csv_measurements(out, r);
 }
-
-/* See internal.h. */
-void gs_render_csv_field(FILE *out, const char *text) { csv_field(out, text); }
-void gs_render_csv_number(FILE *out, double v) { csv_number(out, v); }

@@ -143,10 +143,4 @@ void gs_render_stragglers_json(gs_json_build *b, cJSON *o, const gs_report_row *
 extern const char *const gs_render_csv_straggler_head;
 void gs_render_csv_stragglers(FILE *out, const gs_report_row *row);
 
-/* One CSV field (RFC 4180 quoting; NULL is empty), and a comma then a
- * number in the fewest digits that read back exactly (empty when not
- * finite): csv.c's writers. */
-void gs_render_csv_field(FILE *out, const char *text);
-void gs_render_csv_number(FILE *out, double v);
-
 #endif
