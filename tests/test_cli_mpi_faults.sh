@@ -178,8 +178,10 @@ PY
 # CLEAN seconds. A killed rank stops the others at once: a stream 30 times
 # longer, signalled after CLEAN, when every rank has completed requests. A
 # stopped one is found lost only when the others have finished their
-# streams: the clean stream, stopped half way, ends within CLEAN plus the
-# timeout (and slack for the slowest rank).
+# streams: a stream three times the clean one, stopped after CLEAN / 2, ends
+# within 3 x CLEAN plus the timeout (and slack for the slowest rank); three
+# times, so that a machine that sped up since the clean run (a load that
+# ended) still has requests in flight at the stop.
 t0=$(date +%s%N)
 mpirun -np 3 --oversubscribe "$bin" run llm --backend cpu --samples 600 -q \
   -o "$work/llm-clean.json" >/dev/null 2>&1 || fail "llm: the clean run under mpirun failed"
@@ -189,9 +191,9 @@ for how in KILL STOP; do
   if [ "$how" = KILL ]; then
     samples=20000 after=$clean bound=15
   else
-    samples=600
+    samples=1800
     after=$(awk -v c="$clean" 'BEGIN { printf "%.1f", c / 2 }')
-    bound=$(awk -v c="$clean" 'BEGIN { printf "%.0f", c + 3 + 8 }')
+    bound=$(awk -v c="$clean" 'BEGIN { printf "%.0f", 3 * c + 3 + 8 }')
   fi
   fault "llm$how" 3 "$how" 1 run llm --backend cpu --samples "$samples" -q --timeout 3 \
     -o "$work/llm$how.json"
