@@ -274,6 +274,7 @@ static void test_level1_short(void **state) {
     stress[i].h2d_gbs = stress[i].d2h_gbs = NAN;
   }
   for (int i = 0; i < G * G; i++) pairs[i] = NAN;
+  stress[0].p2p_source = stress[2].p2p_source = 1;
   pairs[0 * G + 1] = 390;
   pairs[2 * G + 3] = 200;  // 44% of 450: fail, as at level 2
   x->allreduce_done = 1;
@@ -298,7 +299,6 @@ static void test_level1_short(void **state) {
   }
   assert_int_equal(p2p, 2);
   gs_health_verdict_free(&v);
-  gs_gpu_models_free(&m);
   assert_int_equal(judged(&s, "p2p", 0).state, GS_CHECK_PASS);
   gs_health_finding f = judged(&s, "p2p", 2);
   assert_int_equal(f.state, GS_CHECK_FAIL);
@@ -313,6 +313,20 @@ static void test_level1_short(void **state) {
   assert_int_equal(f.state, GS_CHECK_WARN);
   assert_string_equal(f.action, "investigate: all-reduce bus bandwidth 170 GB/s over 4 GPUs, 38% "
                                 "of the 450 GB/s NVLink of an H200 SXM 141GB");
+  // A pair that failed is its source's finding, not its destination's.
+  pairs[2 * G + 3] = NAN;
+  snprintf(x->p2p_error, sizeof x->p2p_error, "cudaMemcpyPeerAsync: an illegal memory access");
+  f = judged(&s, "p2p", 2);
+  assert_int_equal(f.state, GS_CHECK_FAIL);
+  assert_string_equal(f.action, "investigate: GPU 2's copies to other GPUs failed "
+                                "(cudaMemcpyPeerAsync: an illegal memory access)");
+  assert_int_equal(judged(&s, "p2p", 0).state, GS_CHECK_PASS);
+  assert_int_equal(gs_health_judge(&s, 0, &models, &v), GS_OK);
+  for (size_t i = 0; i < v.n; i++)
+    if (strcmp(v.items[i].check, "p2p") == 0 && (v.items[i].gpu == 1 || v.items[i].gpu == 3))
+      fail_msg("p2p finding for destination GPU %d", v.items[i].gpu);
+  gs_health_verdict_free(&v);
+  gs_gpu_models_free(&m);
   snprintf(x->over_budget, sizeof x->over_budget, "allreduce");
   assert_string_equal(judged(&s, "budget", -1).action,
                       "investigate: level 1 did not finish within 60 s (not run: allreduce)");

@@ -116,13 +116,15 @@ static double cell_gbs(const gs_p2p_result *r, const char *key, size_t row, size
 /* Level 1's pairs, as CUDA ordinals: one round of disjoint pairs, the
  * 1st GPU to the 2nd, the 3rd to the 4th ..., and with an odd count the
  * last to the first, so that every GPU takes part once. */
-static void short_pairs(const gs_node_stress *s, gs_p2p_options *po) {
+static void short_pairs(gs_node_stress *s, gs_p2p_options *po) {
   po->n_pairs = 0;
   for (size_t i = 0; i + 1 < s->n; i += 2) {
+    s->gpus[i].p2p_source = 1;
     po->pairs[po->n_pairs][0] = s->gpus[i].device;
     po->pairs[po->n_pairs++][1] = s->gpus[i + 1].device;
   }
   if (s->n % 2 && s->n > 1) {
+    s->gpus[s->n - 1].p2p_source = 1;
     po->pairs[po->n_pairs][0] = s->gpus[s->n - 1].device;
     po->pairs[po->n_pairs++][1] = s->gpus[0].device;
   }

@@ -161,7 +161,7 @@ static void judge_pairs(gs_health_builder *b, const gs_node_state *s,
   char detail[400];
   // Level 1 copies from half the GPUs: one that is only a destination
   // has no pair of its own.
-  if (worst == i && x->level == 1 && !x->p2p_error[0]) return;
+  if (x->level == 1 && !g->p2p_source) return;
   if (worst == i) {
     snprintf(detail, sizeof detail, "no pair measured: %s", x->p2p_error);
     gs_health_action(gs_health_add(b, "p2p", gpu, GS_CHECK_FAIL, detail),
