@@ -24,7 +24,11 @@ for level in 1 2; do
     printf 'level %s run %s: exit %s, wall %.2f s\n' "$level" "$run" "$rc" "$(echo "$end - $start" | bc)"
   done
 done
+"$bin" check --level 1 > "$out/level1-text.txt" 2>&1
 "$bin" check --level 2 > "$out/level2-text.txt" 2>&1
+# Each measured value with the model's figure and the fraction it is held to.
+grep -E "^level 1:|^(p2p|allreduce) " "$out/level1-text.txt"
+grep -E "^level 2:|^(membw|allreduce) " "$out/level2-text.txt"
 "$bin" check --level 2 --inject membw:gpu=1,factor=0.8 > "$out/level2-inject.txt" 2>&1
 echo "level 2 with membw:gpu=1,factor=0.8: exit $?"
 grep -E "^membw|^  investigate: GPU .* memory bandwidth" "$out/level2-inject.txt"

@@ -43,6 +43,9 @@ grep -qE "^pcie +0 +pass +gen 5 x16 of gen 5 x16$" <<<"$out" || fail "healthy ch
 grep -qE "^retired_pages +1 +n/a +page retirement not reported" <<<"$out" ||
   fail "healthy check: retired pages should be n/a on the double: $out"
 grep -q "^Actions" <<<"$out" && fail "healthy check lists actions: $out"
+# Level 1's short p2p and all-reduce need a CUDA device: skipped, saying why.
+grep -qE "^stress +- +n/a +no CUDA device: " <<<"$out" || fail "healthy check: stress line: $out"
+grep -q "^nvlink_errors" <<<"$out" && fail "level 1 judged NVLink counters under load: $out"
 expect 0 "pass" -- check --expect-gpus 4
 expect 5 "investigate: 4 GPUs of 8 expected" -- check --expect-gpus 8
 # A sleeping link (newer drivers' power saving) is not a link down.
@@ -117,7 +120,11 @@ need(d["config"] == {"level": 1, "inject": [], "expect": None, "expect_gpus": No
 need(c["verdict"] == "fail" and c["level"] == 1 and c["budget_seconds"] == 60, "verdict/level/budget")
 need(0 <= c["elapsed_seconds"] < 60, "elapsed %r" % c["elapsed_seconds"])
 t = c["seconds"]
-need(sorted(t) == ["cuda", "gpus", "nvml"] and all(v >= 0 for v in t.values()), "seconds %r" % t)
+need(sorted(t) == ["allreduce", "cuda", "gpus", "nvml", "p2p"] and all(v >= 0 for v in t.values()), "seconds %r" % t)
+need(c["stress"]["why"].startswith("no CUDA device") and c["stress"]["gpus"] == [] and
+     c["stress"]["allreduce"]["measured"] is False, "level 1 stress %r" % c["stress"])
+need(c["fractions"]["allreduce_warn_of_nvlink"] == 0.4 and c["fractions"]["membw_of_model"] == 0.75,
+     "fractions %r" % c["fractions"])
 need(abs(t["gpus"] - sum(x["read_seconds"] for x in c["gpus"])) < 1e-9, "gpus seconds = sum of reads")
 need(sum(t.values()) <= c["elapsed_seconds"] + 1e-6, "split within elapsed")
 need(c["nvml_replaced"] is True and c["driver_version"] == "999.99.99", "nvml/driver")
@@ -228,6 +235,7 @@ c = d["check"]
 need = lambda cond, what: cond or (print("FAIL: l2.json:", what), sys.exit(1))
 need(d["config"]["level"] == 2 and d["config"]["inject"] == ["membw:gpu=1,factor=0.8"], "config %r" % d["config"])
 need(c["level"] == 2 and c["budget_seconds"] == 240, "level/budget")
+need(c["fractions"]["allreduce_warn_of_nvlink"] == 0.5, "fractions %r" % c["fractions"])
 need(sorted(c["seconds"]) == ["allreduce", "cuda", "gpus", "host", "membw", "nvml", "p2p", "workloads"], "seconds %r" % c["seconds"])
 need(c["stress"]["why"].startswith("no CUDA device") and c["stress"]["gpus"] == [] and
      c["stress"]["p2p_gbs"] == [], "stress %r" % c["stress"])

@@ -153,11 +153,15 @@ static void test_healthy_level2_passes(void **state) {
     }
   }
   assert_string_equal(judged(&s, "membw", 2).detail,
-                      "STREAM triad 4300 GB/s, 90% of the H200 SXM 141GB's 4800 GB/s, 100% of "
-                      "the node's median");
+                      "STREAM triad 4300 GB/s, 90% of the H200 SXM 141GB's 4800 GB/s (fail "
+                      "below 75%: 3600 GB/s), 100% of the node's median (fail below 90%)");
+  assert_string_equal(judged(&s, "p2p", 1).detail,
+                      "slowest copy to GPU 0 380 GB/s, node median 380 GB/s; 84% of the H200 SXM "
+                      "141GB's 450 GB/s NVLink (warn below 70% or 85% of the median, fail below "
+                      "50%)");
   assert_string_equal(judged(&s, "host_bw", 0).detail,
                       "host to device 55.0 GB/s, device to host 54.0 GB/s; 86% of PCIe gen 5 x16 "
-                      "(63.0 GB/s)");
+                      "(63.0 GB/s; warn below 70%, fail below 50%)");
 }
 
 static void test_slow_memory_fails(void **state) {
@@ -238,7 +242,8 @@ static void test_allreduce(void **state) {
   gs_health_finding f = judged(&s, "allreduce", -1);
   assert_int_equal(f.state, GS_CHECK_PASS);
   assert_string_equal(f.detail, "bus bandwidth over 4 GPUs: 8 MiB 120 GB/s, 64 MiB 300 GB/s, 512 "
-                                "MiB 380 GB/s; 84% of the H200 SXM 141GB's 450 GB/s NVLink");
+                                "MiB 380 GB/s; 84% of the H200 SXM 141GB's 450 GB/s NVLink (warn "
+                                "below 50%: 225 GB/s)");
   x->allreduce_busbw_gbs[2] = 200;
   f = judged(&s, "allreduce", -1);
   assert_int_equal(f.state, GS_CHECK_WARN);
@@ -252,6 +257,79 @@ static void test_allreduce(void **state) {
   x->allreduce_done = 0;
   snprintf(x->allreduce_error, sizeof x->allreduce_error, "one GPU: nothing to reduce");
   assert_int_equal(judged(&s, "allreduce", -1).state, GS_CHECK_NA);
+}
+
+/* Level 1: one round of disjoint pairs (0->1, 2->3) and one 64 MiB
+ * all-reduce; nothing else measured. A GPU that is only a destination has
+ * no p2p finding; the all-reduce is held to the short size's 40%. */
+static void test_level1_short(void **state) {
+  (void)state;
+  gs_node_state s;
+  node(&s);
+  s.budget_s = 60;
+  gs_node_stress *x = &s.stress;
+  x->level = 1;
+  for (int i = 0; i < G; i++) {
+    stress[i].membw_done = stress[i].host_done = 0;
+    stress[i].h2d_gbs = stress[i].d2h_gbs = NAN;
+  }
+  for (int i = 0; i < G * G; i++) pairs[i] = NAN;
+  stress[0].p2p_source = stress[2].p2p_source = 1;
+  pairs[0 * G + 1] = 390;
+  pairs[2 * G + 3] = 200;  // 44% of 450: fail, as at level 2
+  x->allreduce_done = 1;
+  x->allreduce_n = 1;
+  x->allreduce_bytes[0] = 64ull << 20;
+  x->allreduce_busbw_gbs[0] = 200;  // 44%: passes level 1's 40%, would warn at level 2
+  gs_gpu_models m;
+  assert_int_equal(gs_gpu_models_load(GS_SOURCE_DIR "/data/gpu-models.json", &m), GS_OK);
+  gs_check_models models = {.shipped = &m};
+  gs_health_verdict v;
+  assert_int_equal(gs_health_judge(&s, 0, &models, &v), GS_OK);
+  size_t p2p = 0;
+  for (size_t i = 0; i < v.n; i++) {
+    const char *c = v.items[i].check;
+    if (strcmp(c, "membw") == 0 || strcmp(c, "host_bw") == 0 || strcmp(c, "workloads") == 0 ||
+        strcmp(c, "nvlink_errors") == 0)
+      fail_msg("level 1 judged %s", c);
+    if (strcmp(c, "p2p") == 0) {
+      p2p++;
+      assert_true(v.items[i].gpu == 0 || v.items[i].gpu == 2);
+    }
+  }
+  assert_int_equal(p2p, 2);
+  gs_health_verdict_free(&v);
+  assert_int_equal(judged(&s, "p2p", 0).state, GS_CHECK_PASS);
+  gs_health_finding f = judged(&s, "p2p", 2);
+  assert_int_equal(f.state, GS_CHECK_FAIL);
+  assert_string_equal(f.action, "drain: GPU 2 to GPU 3 copies at 200 GB/s, 44% of the 450 GB/s "
+                                "NVLink of an H200 SXM 141GB");
+  f = judged(&s, "allreduce", -1);
+  assert_int_equal(f.state, GS_CHECK_PASS);
+  assert_string_equal(f.detail, "bus bandwidth over 4 GPUs: 64 MiB 200 GB/s; 44% of the H200 SXM "
+                                "141GB's 450 GB/s NVLink (warn below 40%: 180 GB/s)");
+  x->allreduce_busbw_gbs[0] = 170;
+  f = judged(&s, "allreduce", -1);
+  assert_int_equal(f.state, GS_CHECK_WARN);
+  assert_string_equal(f.action, "investigate: all-reduce bus bandwidth 170 GB/s over 4 GPUs, 38% "
+                                "of the 450 GB/s NVLink of an H200 SXM 141GB");
+  // A pair that failed is its source's finding, not its destination's.
+  pairs[2 * G + 3] = NAN;
+  snprintf(x->p2p_error, sizeof x->p2p_error, "cudaMemcpyPeerAsync: an illegal memory access");
+  f = judged(&s, "p2p", 2);
+  assert_int_equal(f.state, GS_CHECK_FAIL);
+  assert_string_equal(f.action, "investigate: GPU 2's copies to other GPUs failed "
+                                "(cudaMemcpyPeerAsync: an illegal memory access)");
+  assert_int_equal(judged(&s, "p2p", 0).state, GS_CHECK_PASS);
+  assert_int_equal(gs_health_judge(&s, 0, &models, &v), GS_OK);
+  for (size_t i = 0; i < v.n; i++)
+    if (strcmp(v.items[i].check, "p2p") == 0 && (v.items[i].gpu == 1 || v.items[i].gpu == 3))
+      fail_msg("p2p finding for destination GPU %d", v.items[i].gpu);
+  gs_health_verdict_free(&v);
+  gs_gpu_models_free(&m);
+  snprintf(x->over_budget, sizeof x->over_budget, "allreduce");
+  assert_string_equal(judged(&s, "budget", -1).action,
+                      "investigate: level 1 did not finish within 60 s (not run: allreduce)");
 }
 
 static void test_workloads(void **state) {
@@ -325,6 +403,7 @@ int main(void) {
       cmocka_unit_test(test_no_device_not_applicable),
       cmocka_unit_test(test_link_deltas),
       cmocka_unit_test(test_allreduce),
+      cmocka_unit_test(test_level1_short),
       cmocka_unit_test(test_workloads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,7 @@
 /* `gpuscale check`: node acceptance for a job's prolog. Level 1 reads the
  * node's passive state (inventory, driver/CUDA/NCCL, ECC, retired pages,
- * row remaps, NVLink, PCIe, clock event reasons) and judges it pass, warn
+ * row remaps, NVLink, PCIe, clock event reasons), runs a short p2p and
+ * all-reduce, and judges it pass, warn
  * or fail with an action per finding, as text or JSON, within a time budget
  * it reports. Exit 0 pass (or not applicable), 6 warn, 5 fail. See
  * docs/check.md. */
@@ -63,6 +64,9 @@ static void print_text(FILE *out, const gs_health_verdict *v, const gs_node_stat
       fprintf(out, " (slowest GPU %d, %.3f s)", s->gpus[slowest].index,
               s->gpus[slowest].read_seconds);
     fprintf(out, "\n");
+    if (s->stress.level == 1 && !s->stress.why[0])
+      fprintf(out, "level 1: GPU pairs %.3f s, all-reduce %.3f s\n", s->stress.p2p_seconds,
+              s->stress.allreduce_seconds);
     if (s->stress.level >= 2 && !s->stress.why[0])
       fprintf(out, "level 2: memory bandwidth %.3f s, host copies %.3f s, GPU pairs %.3f s, "
               "all-reduce %.3f s, workloads %.3f s\n", s->stress.membw_seconds,
@@ -268,13 +272,11 @@ static gs_status check_document(const gs_health_verdict *v, const gs_node_state 
   gs_json_put_number(b, t, "cuda", s->cuda_seconds);
   gs_json_put_number(b, t, "nvml", s->nvml_seconds);
   gs_json_put_number(b, t, "gpus", s->gpus_seconds);
-  if (level >= 2) {
-    gs_json_put_number(b, t, "membw", s->stress.membw_seconds);
-    gs_json_put_number(b, t, "host", s->stress.host_seconds);
-    gs_json_put_number(b, t, "p2p", s->stress.p2p_seconds);
-    gs_json_put_number(b, t, "allreduce", s->stress.allreduce_seconds);
-    gs_json_put_number(b, t, "workloads", s->stress.workload_seconds);
-  }
+  if (level >= 2) gs_json_put_number(b, t, "membw", s->stress.membw_seconds);
+  if (level >= 2) gs_json_put_number(b, t, "host", s->stress.host_seconds);
+  gs_json_put_number(b, t, "p2p", s->stress.p2p_seconds);
+  gs_json_put_number(b, t, "allreduce", s->stress.allreduce_seconds);
+  if (level >= 2) gs_json_put_number(b, t, "workloads", s->stress.workload_seconds);
   if (level >= 3) gs_json_put_number(b, t, "burn", s->burn.seconds);
   gs_json_put_bool(b, c, "nvml_replaced", s->nvml_replaced);
   gs_json_put_string_or_null(b, c, "nvml_status", s->nvml_status);
@@ -295,7 +297,20 @@ static gs_status check_document(const gs_health_verdict *v, const gs_node_state 
   }
   if (c) gs_json_put_item(b, c, "gpus", gs_check_state_json(s));
   if (c) gs_json_put_item(b, c, "expected", expected_json(models, s));
-  if (c && level >= 2) gs_json_put_item(b, c, "stress", stress_json(&s->stress));
+  // The fractions of the model's figures (and of the node's median) that
+  // the measured values are held to, for a GPU run to confirm them.
+  cJSON *fr = gs_json_put_object(b, c, "fractions");
+  gs_json_put_number(b, fr, "membw_of_model", GS_CHECK_MEMBW_FRACTION);
+  gs_json_put_number(b, fr, "membw_of_median", GS_CHECK_MEMBW_MEDIAN_FRACTION);
+  gs_json_put_number(b, fr, "host_warn_of_link", GS_CHECK_HOST_WARN_FRACTION);
+  gs_json_put_number(b, fr, "host_fail_of_link", GS_CHECK_HOST_FAIL_FRACTION);
+  gs_json_put_number(b, fr, "p2p_warn_of_nvlink", GS_CHECK_P2P_WARN_FRACTION);
+  gs_json_put_number(b, fr, "p2p_warn_of_median", GS_CHECK_P2P_MEDIAN_FRACTION);
+  gs_json_put_number(b, fr, "p2p_fail_of_nvlink", GS_CHECK_P2P_FAIL_FRACTION);
+  gs_json_put_number(b, fr, "allreduce_warn_of_nvlink",
+                     level == 1 ? GS_CHECK_ALLREDUCE_SHORT_FRACTION : GS_CHECK_ALLREDUCE_FRACTION);
+  gs_json_put_number(b, fr, "workloads_warn_of_median", GS_CHECK_WORKLOAD_MEDIAN_FRACTION);
+  if (c) gs_json_put_item(b, c, "stress", stress_json(&s->stress));
   if (c && level >= 3) gs_json_put_item(b, c, "burn", burn_json(&s->burn));
   if (st == GS_OK) st = gs_json_build_status(b, "the check document");
   if (st == GS_OK) st = gs_result_set_status(made, "ok");
@@ -330,7 +345,8 @@ gs_status gs_cmd_check(int argc, char **argv) {
   const gs_option table[] = {
       {.name = "level", .short_name = 'l', .kind = GS_OPT_CHOICE, .target = &level,
        .choices = level_choices, .metavar = "1|2|3",
-       .help = "1: passive state, within 60 s; 2: also memory, host and GPU-pair bandwidth "
+       .help = "1: passive state and a short p2p and all-reduce, within 60 s; 2: also memory, "
+               "host and every GPU pair's bandwidth "
                "against the model's figures, within 240 s; 3: also a burn-in (--duration)"},
       {.name = "duration", .kind = GS_OPT_DOUBLE, .target = &duration, .dmin = 1, .dmax = 86400,
        .metavar = "SECONDS", .help = "level 3: the burn-in's length (default 600)"},
@@ -395,6 +411,7 @@ gs_status gs_cmd_check(int argc, char **argv) {
                             : CHECK_LEVEL1_BUDGET_S;
   gs_check_stress_options stress;
   gs_check_stress_options_default(&stress);
+  stress.short_run = level_n == 1;
   for (size_t i = 0; st == GS_OK && i < injects.n; i++)
     st = gs_check_inject_parse(injects.v[i], &stress);
   if (st == GS_OK && injects.n && level_n < 2)
@@ -409,7 +426,7 @@ gs_status gs_cmd_check(int argc, char **argv) {
   memset(&verdict, 0, sizeof verdict);
   memset(&state, 0, sizeof state);
   if (st == GS_OK)
-    st = gs_check_state_collect_within(&state, budget, level_n >= 2 ? &stress : NULL,
+    st = gs_check_state_collect_within(&state, budget, &stress,
                                        level_n >= 3 ? &burn : NULL);
   if (st == GS_OK) st = gs_health_judge(&state, (size_t)expect_gpus, &models, &verdict);
   // A GPU that hung its reads is the finding; the rest was not read.

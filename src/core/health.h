@@ -90,6 +90,7 @@ typedef struct {
   int host_done;
   double h2d_gbs, d2h_gbs;              /* pinned host memory, median; NaN unknown */
   char host_error[GS_TEXT_LONG];
+  int p2p_source;                       /* level 1: copies to a peer in the short p2p */
 } gs_gpu_stress;
 
 /* Level 2's measurements of the node. */

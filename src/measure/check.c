@@ -110,7 +110,8 @@ typedef struct {
   pthread_mutex_t lock;
   pthread_cond_t done_cv;
   int done, abandoned;
-  int stress;                  /* run level 2 after the passive reads */
+  int stress;                  /* run level 2 (or level 1's short p2p and all-reduce)
+                                  after the passive reads */
   gs_check_stress_options stress_options;
   int burn;                    /* then level 3's burn-in */
   gs_check_burn_options burn_options;
@@ -172,7 +173,10 @@ static void *collect_thread(void *arg) {
     set_phase(PHASE_BURN);
     st = gs_check_burn_run(&job->burn_options, &job->state.burn);
   }
-  if (st == GS_OK && job->stress) reread_links(&job->state, nvml);
+  // The counters' change under load is level 2's (level 1's load is
+  // too short to tell a rate).
+  if (st == GS_OK && job->stress && !job->stress_options.short_run)
+    reread_links(&job->state, nvml);
   if (st == GS_OK) take_xids(&job->state, watch, why, gs_time_seconds() - t0);
   gs_nvml_xid_watch_stop(watch);
   gs_nvml_close(nvml);
@@ -232,11 +236,11 @@ gs_status gs_check_state_collect_within(gs_node_state *state, double budget_s,
     else if (phase == PHASE_WORKLOADS)
       snprintf(state->hung, sizeof state->hung, "the workloads' throughput (level 2)");
     else if (phase == PHASE_ALLREDUCE)
-      snprintf(state->hung, sizeof state->hung, "the all-reduce sweep (level 2)");
+      snprintf(state->hung, sizeof state->hung, "the all-reduce");
     else if (phase == PHASE_BURN)
       snprintf(state->hung, sizeof state->hung, "the burn-in (level 3)");
     else if (phase == PHASE_P2P)
-      snprintf(state->hung, sizeof state->hung, "the GPU pairs' copies (level 2)");
+      snprintf(state->hung, sizeof state->hung, "the GPU pairs' copies");
     else if (phase >= PHASE_TRIAD)
       snprintf(state->hung, sizeof state->hung, "CUDA device %d's triad (level 2)",
                phase - PHASE_TRIAD);

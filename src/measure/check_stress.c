@@ -113,6 +113,23 @@ static double cell_gbs(const gs_p2p_result *r, const char *key, size_t row, size
   return NAN;
 }
 
+/* Level 1's pairs, as CUDA ordinals: one round of disjoint pairs, the
+ * 1st GPU to the 2nd, the 3rd to the 4th ..., and with an odd count the
+ * last to the first, so that every GPU takes part once. */
+static void short_pairs(gs_node_stress *s, gs_p2p_options *po) {
+  po->n_pairs = 0;
+  for (size_t i = 0; i + 1 < s->n; i += 2) {
+    s->gpus[i].p2p_source = 1;
+    po->pairs[po->n_pairs][0] = s->gpus[i].device;
+    po->pairs[po->n_pairs++][1] = s->gpus[i + 1].device;
+  }
+  if (s->n % 2 && s->n > 1) {
+    s->gpus[s->n - 1].p2p_source = 1;
+    po->pairs[po->n_pairs][0] = s->gpus[s->n - 1].device;
+    po->pairs[po->n_pairs++][1] = s->gpus[0].device;
+  }
+}
+
 static gs_status run_copies(const gs_check_stress_options *o, const gs_environment *env,
                             int mode, gs_node_stress *s) {
   gs_p2p_options po;
@@ -121,6 +138,11 @@ static gs_status run_copies(const gs_check_stress_options *o, const gs_environme
   po.iters = 4;
   po.samples = 3;
   po.mode = mode;
+  if (o->short_run) {
+    po.size_bytes = GS_CHECK_SHORT_BYTES;
+    po.only_test = "ce_unidir_p2p";  // the one test the check judges
+    short_pairs(s, &po);
+  }
   gs_p2p_result r;
   memset(&r, 0, sizeof r);
   gs_status st = gs_p2p_measure(&po, env, &r);
@@ -157,10 +179,12 @@ static gs_status run_copies(const gs_check_stress_options *o, const gs_environme
 
 /* The all-reduce sweep over every GPU of this process (threads mode): 8
  * MiB to 512 MiB by 8, float sum, out of place, 5 warm-up and 20 timed
- * iterations, each size checked. Under a launcher (several processes) the
- * GPUs are other processes', so it is not run here. */
-static void run_allreduce(const gs_environment *env, gs_node_stress *s) {
+ * iterations, each size checked; level 1 (short) 64 MiB only, 2 warm-up
+ * and 5 timed. Under a launcher (several processes) the GPUs are other
+ * processes', so it is not run here. */
+static void run_allreduce(int short_run, const gs_environment *env, gs_node_stress *s) {
   static const uint64_t sizes[] = {8ull << 20, 64ull << 20, 512ull << 20};
+  static const uint64_t short_size[] = {GS_CHECK_SHORT_BYTES};
   gs_comm_job job;
   gs_comm_job_detect(&job);
   if (job.launch == GS_COMM_LAUNCH_MPI) {
@@ -178,9 +202,10 @@ static void run_allreduce(const gs_environment *env, gs_node_stress *s) {
   size_t n_points = 0;
   if (st == GS_OK) {
     gs_coll_sweep sweep = {.op = GS_COLL_ALLREDUCE, .dtype = GS_DTYPE_FLOAT,
-                           .redop = GS_REDOP_SUM, .sizes = sizes,
-                           .n_sizes = sizeof sizes / sizeof sizes[0], .out_of_place = 1,
-                           .warmup = 5, .iters = 20, .check = 1, .backend = GS_BACKEND_CUDA,
+                           .redop = GS_REDOP_SUM, .sizes = short_run ? short_size : sizes,
+                           .n_sizes = short_run ? 1 : sizeof sizes / sizeof sizes[0],
+                           .out_of_place = 1, .warmup = short_run ? 2 : 5,
+                           .iters = short_run ? 5 : 20, .check = 1, .backend = GS_BACKEND_CUDA,
                            .job = &job, .world = world, .local_ranks = (int)s->n,
                            .devices = devices, .delay_rank = -1};
     st = gs_coll_measure(&sweep, &points, &n_points);
@@ -248,7 +273,7 @@ static void run_workloads(const gs_check_stress_options *o, gs_node_stress *s) {
 gs_status gs_check_stress_run(const gs_check_stress_options *o, gs_node_stress *s,
                               void (*phase)(int)) {
   memset(s, 0, sizeof *s);
-  s->level = 2;
+  s->level = o->short_run ? 1 : 2;
   gs_environment env;
   memset(&env, 0, sizeof env);
   gs_status st = gs_common_environment(&env);
@@ -256,8 +281,8 @@ gs_status gs_check_stress_run(const gs_check_stress_options *o, gs_node_stress *
     snprintf(s->why, sizeof s->why, "no CUDA device: %s",
              env.cuda_status[0] ? env.cuda_status : "none found");
   if (st == GS_OK && env.gpu_count > GS_P2P_MAX_GPUS)
-    snprintf(s->why, sizeof s->why, "%zu CUDA devices: level 2 measures at most %d",
-             env.gpu_count, GS_P2P_MAX_GPUS);
+    snprintf(s->why, sizeof s->why, "%zu CUDA devices: level %d measures at most %d",
+             env.gpu_count, s->level, GS_P2P_MAX_GPUS);
   if (st != GS_OK || s->why[0]) {
     gs_environment_free(&env);
     return st;
@@ -277,8 +302,12 @@ gs_status gs_check_stress_run(const gs_check_stress_options *o, gs_node_stress *
     g->membw_slowdown = 1.0;
     g->h2d_gbs = g->d2h_gbs = NAN;
   }
-  run_membw(o, s, phase);
-  if (gs_time_seconds() > o->deadline) {
+  // Level 1 (short) measures neither memory bandwidth, host copies nor
+  // workloads: only one round of pairs and one all-reduce size.
+  if (!o->short_run) run_membw(o, s, phase);
+  if (o->short_run) {
+    st = GS_OK;
+  } else if (gs_time_seconds() > o->deadline) {
     over_budget(s, "host");
   } else {
     const double t0 = gs_time_seconds();
@@ -303,12 +332,16 @@ gs_status gs_check_stress_run(const gs_check_stress_options *o, gs_node_stress *
   } else if (st == GS_OK) {
     const double t0 = gs_time_seconds();
     if (phase) phase(-6);
-    run_allreduce(&env, s);
+    run_allreduce(o->short_run, &env, s);
     s->allreduce_seconds = gs_time_seconds() - t0;
   }
-  if (st == GS_OK && gs_time_seconds() > o->deadline) {
+  if (st != GS_OK || o->short_run) {
+    gs_environment_free(&env);
+    return st;
+  }
+  if (gs_time_seconds() > o->deadline) {
     over_budget(s, "workloads");
-  } else if (st == GS_OK) {
+  } else {
     const double t0 = gs_time_seconds();
     if (phase) phase(-7);
     run_workloads(o, s);

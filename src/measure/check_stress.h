@@ -13,12 +13,17 @@
 #include "core/status.h"
 #include "p2p/p2p.h"
 
+/* Level 1's copy size per pair and its all-reduce size: 64 MiB. */
+#define GS_CHECK_SHORT_BYTES (64ull << 20)
+
 /* What level 2 runs, and the faults it rehearses. */
 typedef struct {
   double deadline;                      /* gs_time_seconds() past which no check starts */
   double membw_slowdown[GS_P2P_MAX_GPUS]; /* --inject membw:gpu=G,factor=F; 1 = none */
   uint64_t membw_array_bytes;           /* per triad array (default 512 MiB) */
   uint64_t copy_bytes;                  /* per p2p and host copy (default 256 MiB) */
+  int short_run;                        /* level 1: only one round of disjoint GPU pairs
+                                           (64 MiB copies) and one 64 MiB all-reduce */
 } gs_check_stress_options;
 
 /* Defaults: no fault, deadline infinite, the sizes above. */
@@ -30,7 +35,8 @@ void gs_check_stress_options_default(gs_check_stress_options *o);
 gs_status gs_check_inject_parse(const char *text, gs_check_stress_options *o);
 
 /* Runs level 2 on every CUDA device into `stress` (the caller's, zeroed;
- * stress->level set to 2). No CUDA device is no error: stress->why says
+ * stress->level set to 2), or with o->short_run level 1's short p2p and
+ * all-reduce only (stress->level 1; docs/check.md, "Level 1"). No CUDA device is no error: stress->why says
  * why nothing ran. A measurement that fails keeps its error in its GPU's
  * entry and the rest still runs. Fails only when memory runs out or a
  * signal arrives. `phase` (may be NULL) receives what is being measured, for

@@ -42,6 +42,7 @@ typedef struct {
   int mode;                   /* gs_p2p_mode */
   size_t n_pairs;             /* 0 = every ordered pair */
   int pairs[GS_P2P_MAX_GPUS * 4][2];
+  const char *only_test;      /* NULL = every test of the mode; else this test key only */
   gs_trace *trace;            /* --trace's recorder (set by the measuring layer), or NULL */
 } gs_p2p_options;
 

@@ -591,6 +591,12 @@ static gs_status run_tests(p2p_ctx *c, gs_p2p_result *r) {
                gs_p2p_mode_names[c->o->mode]);
       continue;
     }
+    if (c->o->only_test && strcmp(c->o->only_test, t->key) != 0) {
+      out->skipped = 1;
+      snprintf(out->reason, sizeof out->reason, "not selected: only %s measured",
+               c->o->only_test);
+      continue;
+    }
     uint64_t seq = 0;
     if (t->per_gpu) {
       for (size_t a = 0; a < n && gs_interrupt_signal() == 0; a++)

@@ -70,6 +70,10 @@ typedef struct {
  * half the model's NVLink bandwidth per direction (NCCL's ring and NVLS
  * reach 75-85% of it on healthy 4- and 8-GPU boards). */
 #define GS_CHECK_ALLREDUCE_FRACTION 0.50
+/* Level 1's short all-reduce (64 MiB, 5 iterations): warn below 40% of the
+ * model's NVLink bandwidth per direction (healthy H200 SXM nodes reach 57%
+ * on 2 GPUs and 67% on 4 at 64 MiB: docs/results, coll-vs-torch). */
+#define GS_CHECK_ALLREDUCE_SHORT_FRACTION 0.40
 /* Each workload's throughput on a GPU alone: warn below 95% of the node's
  * median GPU (issue 30: "within 5% of the median GPU"). */
 #define GS_CHECK_WORKLOAD_MEDIAN_FRACTION 0.95

@@ -38,8 +38,9 @@ void gs_health_judge_model(gs_health_builder *b, const gs_gpu_health *h,
 /* Level 2's findings (check_stress.c): per NVML GPU "nvlink_errors" (the
  * counters' change during the check), "stress" (n/a without a CUDA
  * device), "budget" when a check was not started, then per GPU "membw",
- * "host_bw", "p2p" and "workloads", and "allreduce" for the node. Nothing when
- * s->stress.level < 2. */
+ * "host_bw", "p2p" and "workloads", and "allreduce" for the node; at
+ * level 1 (s->stress.level 1) those of them its short p2p and all-reduce
+ * give. Nothing when s->stress.level is 0. */
 void gs_health_judge_stress(gs_health_builder *b, const gs_node_state *s,
                             const gs_check_models *models);
 

@@ -1,4 +1,4 @@
-/* Level 2 of `gpuscale check`: the measured figures (core/health.h,
+/* Levels 1 and 2 of `gpuscale check`: the measured figures (core/health.h,
  * gs_node_stress) against the GPU model's and against the node's other
  * GPUs, each a finding with an action. The fractions and why each is a
  * warning or a failure are in docs/check.md, "Level 2". */
@@ -78,11 +78,14 @@ static void judge_membw(gs_health_builder *b, const gs_node_state *s,
   const double of_spec = g->membw_gbs / spec, of_median = g->membw_gbs / median;
   int n = snprintf(detail, sizeof detail, "STREAM triad %.0f GB/s", g->membw_gbs);
   if (n > 0 && known)
-    n += snprintf(detail + n, sizeof detail - (size_t)n, ", %.0f%% of the %s's %g GB/s",
-                  100 * of_spec, model.model, spec);
+    n += snprintf(detail + n, sizeof detail - (size_t)n,
+                  ", %.0f%% of the %s's %g GB/s (fail below %.0f%%: %.0f GB/s)", 100 * of_spec,
+                  model.model, spec, 100 * GS_CHECK_MEMBW_FRACTION,
+                  GS_CHECK_MEMBW_FRACTION * spec);
   if (n > 0 && isfinite(of_median))
-    n += snprintf(detail + n, sizeof detail - (size_t)n, ", %.0f%% of the node's median",
-                  100 * of_median);
+    n += snprintf(detail + n, sizeof detail - (size_t)n,
+                  ", %.0f%% of the node's median (fail below %.0f%%)", 100 * of_median,
+                  100 * GS_CHECK_MEMBW_MEDIAN_FRACTION);
   if (n > 0 && g->membw_slowdown < 1)
     snprintf(detail + n, sizeof detail - (size_t)n, " (injected slowdown %g)", g->membw_slowdown);
   if (known && of_spec < GS_CHECK_MEMBW_FRACTION) {
@@ -124,8 +127,10 @@ static void judge_host(gs_health_builder *b, const gs_node_state *s, const gs_gp
   const double link = gs_check_pcie_gbs(h->pcie_gen_max, h->pcie_width);
   const double share = worst / link;
   if (n > 0)
-    snprintf(detail + n, sizeof detail - (size_t)n, "; %.0f%% of PCIe gen %u x%u (%.1f GB/s)",
-             100 * share, h->pcie_gen_max, h->pcie_width, link);
+    snprintf(detail + n, sizeof detail - (size_t)n, "; %.0f%% of PCIe gen %u x%u (%.1f GB/s; "
+             "warn below %.0f%%, fail below %.0f%%)", 100 * share, h->pcie_gen_max,
+             h->pcie_width, link, 100 * GS_CHECK_HOST_WARN_FRACTION,
+             100 * GS_CHECK_HOST_FAIL_FRACTION);
   const gs_check_state st = share < GS_CHECK_HOST_FAIL_FRACTION   ? GS_CHECK_FAIL
                             : share < GS_CHECK_HOST_WARN_FRACTION ? GS_CHECK_WARN
                                                                   : GS_CHECK_PASS;
@@ -154,6 +159,9 @@ static void judge_pairs(gs_health_builder *b, const gs_node_state *s,
     if (worst == i || v < x->p2p_gbs[i * x->n + worst]) worst = j;
   }
   char detail[400];
+  // Level 1 copies from half the GPUs: one that is only a destination
+  // has no pair of its own.
+  if (x->level == 1 && !g->p2p_source) return;
   if (worst == i) {
     snprintf(detail, sizeof detail, "no pair measured: %s", x->p2p_error);
     gs_health_action(gs_health_add(b, "p2p", gpu, GS_CHECK_FAIL, detail),
@@ -170,8 +178,10 @@ static void judge_pairs(gs_health_builder *b, const gs_node_state *s,
   int n = snprintf(detail, sizeof detail, "slowest copy to GPU %d %.0f GB/s, node median %.0f GB/s",
                    peer, v, median);
   if (n > 0 && nvlink)
-    snprintf(detail + n, sizeof detail - (size_t)n, "; %.0f%% of the %s's %g GB/s NVLink",
-             100 * v / spec, model.model, spec);
+    snprintf(detail + n, sizeof detail - (size_t)n, "; %.0f%% of the %s's %g GB/s NVLink (warn "
+             "below %.0f%% or %.0f%% of the median, fail below %.0f%%)", 100 * v / spec,
+             model.model, spec, 100 * GS_CHECK_P2P_WARN_FRACTION,
+             100 * GS_CHECK_P2P_MEDIAN_FRACTION, 100 * GS_CHECK_P2P_FAIL_FRACTION);
   else if (n > 0)
     snprintf(detail + n, sizeof detail - (size_t)n, " (no NVLink model figure: not judged)");
   if (nvlink && v < GS_CHECK_P2P_FAIL_FRACTION * spec) {
@@ -223,10 +233,15 @@ static void judge_allreduce(gs_health_builder *b, const gs_node_state *s,
                      model.fig[GS_FIG_NVLINK_GBS].has && x->allreduce_n > 0;
   const double last = x->allreduce_n ? x->allreduce_busbw_gbs[x->allreduce_n - 1] : NAN;
   const double spec = nvlink ? model.fig[GS_FIG_NVLINK_GBS].value : NAN;
+  // Level 1's one 64 MiB size is held to a looser fraction than level 2's
+  // 512 MiB (docs/check.md).
+  const double fraction =
+      x->level == 1 ? GS_CHECK_ALLREDUCE_SHORT_FRACTION : GS_CHECK_ALLREDUCE_FRACTION;
   if (n > 0 && nvlink)
-    snprintf(detail + n, sizeof detail - (size_t)n, "; %.0f%% of the %s's %g GB/s NVLink",
-             100 * last / spec, model.model, spec);
-  if (nvlink && last < GS_CHECK_ALLREDUCE_FRACTION * spec) {
+    snprintf(detail + n, sizeof detail - (size_t)n,
+             "; %.0f%% of the %s's %g GB/s NVLink (warn below %.0f%%: %.0f GB/s)",
+             100 * last / spec, model.model, spec, 100 * fraction, fraction * spec);
+  if (nvlink && last < fraction * spec) {
     gs_health_action(gs_health_add(b, "allreduce", -1, GS_CHECK_WARN, detail),
                      "investigate: all-reduce bus bandwidth %.0f GB/s over %zu GPUs, %.0f%% of "
                      "the %g GB/s NVLink of an %s", last, x->n, 100 * last / spec, spec,
@@ -327,7 +342,7 @@ static void judge_link_deltas(gs_health_builder *b, const gs_gpu_health *h, doub
 void gs_health_judge_stress(gs_health_builder *b, const gs_node_state *s,
                             const gs_check_models *models) {
   const gs_node_stress *x = &s->stress;
-  if (x->level < 2) return;
+  if (x->level < 1) return;
   for (size_t i = 0; i < s->gpu_count; i++) judge_link_deltas(b, &s->gpus[i], s->xid_seconds);
   if (x->why[0]) {
     gs_health_add(b, "stress", -1, GS_CHECK_NA, x->why);
@@ -338,8 +353,8 @@ void gs_health_judge_stress(gs_health_builder *b, const gs_node_state *s,
     snprintf(detail, sizeof detail, "the %g s budget was spent before: %s", s->budget_s,
              x->over_budget);
     gs_health_action(gs_health_add(b, "budget", -1, GS_CHECK_FAIL, detail),
-                     "investigate: level 2 did not finish within %g s (not run: %s)", s->budget_s,
-                     x->over_budget);
+                     "investigate: level %d did not finish within %g s (not run: %s)", x->level,
+                     s->budget_s, x->over_budget);
   }
   double *bw = calloc(x->n ? x->n : 1, sizeof *bw);
   if (!bw) {
