@@ -217,6 +217,37 @@ gs_status gs_comm_allgather(gs_comm *comm, const void *send, void *recv, size_t 
 gs_status gs_comm_broadcast(gs_comm *comm, const void *send, void *recv, size_t count,
                             gs_dtype dtype, int root, cudaStream_t stream);
 
+/* ---- point to point ---------------------------------------------------------- */
+
+/* One transfer of a point-to-point group: `count` elements of `dtype` at
+ * `buf` sent to or received from global rank `peer`. */
+typedef struct {
+  int send;       /* 1: send buf to peer; 0: receive into buf from peer */
+  void *buf;
+  size_t count;
+  gs_dtype dtype;
+  int peer;
+} gs_comm_p2p_op;
+
+/* Runs ops[0..n) of this rank as one group: a pipeline's "send my output,
+ * receive my next input" at once, so that two ranks sending to each other
+ * do not wait on each other. Messages between a pair of ranks arrive in
+ * the order they were sent; only the two ranks of a transfer take part.
+ * cuda: ncclSend/ncclRecv inside ncclGroupStart/End, enqueued on `stream`
+ * (device buffers; wait with gs_comm_wait). cpu: returns when every
+ * receive has arrived; a send's buffer may be reused on return (between
+ * the rank threads it is copied into the receiver's inbox; under MPI a
+ * copy is sent with MPI_Isend, completed by gs_comm_p2p_drain). Receives
+ * are bounded by the world's timeout, and the error names the peer.
+ * Called from the rank's thread. */
+gs_status gs_comm_p2p(gs_comm *comm, const gs_comm_p2p_op *ops, int n, cudaStream_t stream);
+
+/* cpu backend under MPI: waits (bounded by the timeout) until every send
+ * this rank started has been received, and frees their copies; does
+ * nothing otherwise. Called where the peers are known to receive, e.g. at
+ * the end of a pipeline's step. */
+gs_status gs_comm_p2p_drain(gs_comm *comm);
+
 /* ---- waiting, errors, abort ------------------------------------------------- */
 
 /* Waits until `stream` has finished its work, without blocking in the
@@ -289,7 +320,8 @@ int gs_comm_writer_claimed(const gs_comm_world *world);
  * `stream`; on the cpu backend it reads the monotonic clock. After the step
  * has completed the runner calls gs_comm_exposed_take, which sums the
  * brackets since the last take; that sum is the step's entry in the rank
- * record's "comm_seconds". At most GS_COMM_EXPOSED_MAX brackets per step. */
+ * record's "comm_seconds". At most GS_COMM_EXPOSED_MAX brackets per step on the
+ * cuda backend (each holds a pair of events); any number on the cpu backend. */
 #define GS_COMM_EXPOSED_MAX 64
 
 gs_status gs_comm_exposed_begin(gs_comm *comm, cudaStream_t stream);

@@ -23,9 +23,11 @@ gs_status comm_exchange_init(comm_exchange *x, int parties) {
   memset(x, 0, sizeof *x);
   x->arrived = calloc((size_t)parties, sizeof *x->arrived);
   x->send = calloc((size_t)parties, sizeof *x->send);
-  if (!x->arrived || !x->send) {
+  x->inbox = calloc((size_t)parties, sizeof *x->inbox);
+  if (!x->arrived || !x->send || !x->inbox) {
     free(x->arrived);
     free(x->send);
+    free(x->inbox);
     return gs_error(GS_ERR_NOMEM, "cannot allocate the exchange of %d ranks", parties);
   }
   int rc = pthread_mutex_init(&x->mutex, NULL);
@@ -38,6 +40,7 @@ gs_status comm_exchange_init(comm_exchange *x, int parties) {
 void comm_exchange_destroy(comm_exchange *x) {
   pthread_cond_destroy(&x->cond);
   pthread_mutex_destroy(&x->mutex);
+  comm_p2p_release_exchange(x);
   free(x->arrived);
   free(x->send);
   x->parties = 0;

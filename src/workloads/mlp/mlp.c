@@ -18,6 +18,7 @@
 #include "workloads/mlp/mlp.h"
 #include "workloads/mlp/mlp_cuda.h"
 #include "workloads/mlp/mlp_hash.h"
+#include "workloads/mlp/mlp_pp.h"
 
 #define GS_MLP_MAX_BATCH (1ull << 22)
 #define GS_MLP_MAX_SAMPLES (1ull << 26)
@@ -57,7 +58,8 @@ typedef struct {
   int given_layers, given_dropout, given_batch, given_batch_sizes, given_samples, given_data;
   float *file_x, *file_y;          /* the --data file, loaded by options_check */
   uint64_t file_n;
-  gs_option table[14];
+  gs_mlp_pp_options pp;            /* --pp and its options (pipeline.h) */
+  gs_option table[14 + GS_MLP_PP_OPTIONS];
 } gs_mlp_options;
 
 /* ---- options ------------------------------------------------------------------ */
@@ -111,8 +113,9 @@ static void *mlp_options_new(void) {
       {.name = NULL, .kind = GS_OPT_END},
       {.name = NULL, .kind = GS_OPT_END},
   };
-  _Static_assert(sizeof table == sizeof o->table, "option table size");
+  _Static_assert(sizeof table + GS_MLP_PP_OPTIONS * sizeof *table == sizeof o->table, "table size");
   memcpy(o->table, table, sizeof table);
+  gs_mlp_pp_options_bind(&o->pp, o->table + 12);
   return o;
 }
 
@@ -199,6 +202,9 @@ static gs_status mlp_options_check(void *opts) {
     return gs_error(GS_ERR_USAGE,
                     "--layers takes 2 to %d widths (inputs, hidden..., outputs), got %zu",
                     GS_MLP_MAX_LAYERS + 1, o->layers.n);
+  gs_mlp_model m;
+  model_from_options(o, &m);
+  GS_TRY(gs_mlp_pp_options_check(&o->pp, &m));
   return check_sizes(o);
 }
 
@@ -228,6 +234,7 @@ static cJSON *mlp_options_to_json(const void *opts) {
   gs_json_put_number(&b, j, "bucket_kb", (double)o->bucket_kb);
   gs_json_put_number(&b, j, "verify_rows", (double)o->verify_rows);
   gs_json_put_bool(&b, j, "cuda_graph", !o->no_graph);
+  gs_mlp_pp_options_json(&b, j, &o->pp, &m);
   return gs_json_build_finish(&b, j);
 }
 
@@ -292,6 +299,7 @@ typedef struct {
   grad_bucket buckets[GS_MLP_MAX_LAYERS];
   int use_graph;
   cudaGraphExec_t graphs[GS_MLP_MAX_LAYERS + 1]; /* the step, or its parts */
+  gs_mlp_pp *pp;                           /* this rank's pipeline stage (--pp), or NULL */
 } gs_mlp_state;
 
 static void mlp_teardown(void *state) {
@@ -305,6 +313,7 @@ static void mlp_teardown(void *state) {
   }
   if (s->comm_stream) cudaStreamDestroy(s->comm_stream);
   gs_mlp_cuda_destroy(s->dev);
+  gs_mlp_pp_free(s->pp);
   free(s->params);
   free(s->mom1);
   free(s->mom2);
@@ -314,39 +323,30 @@ static void mlp_teardown(void *state) {
   free(s);
 }
 
-/* Every rank's (offset, rows) from an all-gather, so that each rank knows
- * the global batch and, for verification, the others' shares. */
+/* Every rank's rows (gs_mlp_gather_shares), the global batch and this
+ * rank's offset in it: shares laid end to end by rank. */
 static gs_status gather_shares(gs_mlp_state *s, const gs_rank_context *ctx) {
-  uint64_t mine[2] = {ctx->unit_begin, ctx->unit_count};
-  uint64_t all[2 * GS_MLP_MAX_RANKS];
-  if (s->comm == NULL || s->world == 1) {
-    memcpy(all, mine, sizeof mine);
-  } else if (s->backend == GS_BACKEND_CPU) {
-    GS_TRY(gs_comm_allgather(s->comm, mine, all, 2, GS_DTYPE_UINT64, NULL));
-  } else {
-    uint64_t *buf = NULL;
-    GS_CHECK_CUDA(cudaMalloc((void **)&buf, sizeof(uint64_t) * 2 * (size_t)(s->world + 1)));
-    gs_status st = GS_OK;
-    if (cudaMemcpy(buf, mine, sizeof mine, cudaMemcpyHostToDevice) != cudaSuccess)
-      st = gs_error(GS_ERR_CUDA, "mlp: cannot copy the batch share to device %d", ctx->device);
-    if (st == GS_OK) st = gs_comm_allgather(s->comm, buf, buf + 2, 2, GS_DTYPE_UINT64, s->stream);
-    if (st == GS_OK) st = gs_comm_wait(s->comm, s->stream);
-    if (st == GS_OK &&
-        cudaMemcpy(all, buf + 2, sizeof(uint64_t) * 2 * (size_t)s->world, cudaMemcpyDeviceToHost) !=
-            cudaSuccess)
-      st = gs_error(GS_ERR_CUDA, "mlp: cannot copy the batch shares from device %d", ctx->device);
-    cudaFree(buf);
-    GS_TRY(st);
-  }
-  s->global_batch = 0;
+  GS_TRY(gs_mlp_gather_shares(ctx, s->all_rows));
+  s->global_batch = s->offset = 0;
   for (int r = 0; r < s->world; r++) {
-    s->all_rows[r] = all[2 * r + 1];
-    s->global_batch += all[2 * r + 1];
+    s->global_batch += s->all_rows[r];
+    if (r < s->rank) s->offset += s->all_rows[r];
   }
-  // Offsets within the global batch: shares laid end to end by rank.
-  s->offset = 0;
-  for (int r = 0; r < s->rank; r++) s->offset += s->all_rows[r];
   return GS_OK;
+}
+
+/* This rank's stage of the pipeline (--pp), on the CPU backend. */
+static gs_status setup_pipeline(gs_mlp_state *s, const gs_mlp_options *o) {
+  if (s->backend != GS_BACKEND_CPU)
+    return gs_error(GS_ERR_USAGE, "mlp: --pp runs on the CPU backend only (--backend cpu); the "
+                                  "CUDA pipeline stage is not written yet");
+  const gs_mlp_pp_config c = {
+      .model = s->model, .adam = s->adam, .options = &o->pp, .comm = s->comm, .rank = s->rank,
+      .world = s->world, .params = s->params, .dropout_seed = s->dropout_seed,
+      .all_rows = s->all_rows,
+      .data = {.n = s->samples, .features = s->model.widths[0],
+               .targets = s->model.widths[s->model.n_layers], .x = s->data_x, .y = s->data_y}};
+  return gs_mlp_pp_create(&c, &s->pp);
 }
 
 /* Buckets from the last layer down, each closed at the first layer
@@ -439,7 +439,8 @@ static gs_status mlp_setup(const void *opts, const gs_rank_context *ctx, void **
     if (generate) gs_mlp_generate(s->data_seed, s->samples, F, T, s->x, s->y);
     st = gather_shares(s, ctx);
   }
-  if (st == GS_OK && !cpu) st = setup_device(s, o);
+  if (st == GS_OK && o->pp.stages > 1) st = setup_pipeline(s, o);
+  else if (st == GS_OK && !cpu) st = setup_device(s, o);
   if (st != GS_OK) {
     mlp_teardown(s);
     return st;
@@ -583,6 +584,7 @@ static gs_status step_cpu(gs_mlp_state *s) {
 
 static gs_status mlp_step(void *state) {
   gs_mlp_state *s = state;
+  if (s->pp) return gs_mlp_pp_step(s->pp);
   if (s->backend == GS_BACKEND_CPU) return step_cpu(s);
   if (s->use_graph) return step_graphs(s);
   return enqueue_step(s, s->global_batch, s->offset, s->rows);
@@ -760,6 +762,7 @@ static gs_status verify_cuda(gs_mlp_state *s, gs_verification *v) {
 static gs_status mlp_verify(void *state, gs_verification *out) {
   gs_mlp_state *s = state;
   memset(out, 0, sizeof *out);
+  if (s->pp) return gs_mlp_pp_verify(s->pp, out);
   return s->backend == GS_BACKEND_CPU ? verify_cpu(s, out) : verify_cuda(s, out);
 }
 
