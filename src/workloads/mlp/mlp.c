@@ -43,6 +43,7 @@ static const uint64_t preset_large[] = {50, 1024, 1024, 512, 512, 256, 3};
 static const double preset_dropout[] = {0.2, 0.3};
 
 typedef struct {
+  gs_mlp_pp_options pp;            /* first: gs_mlp_pp_rank_role reads it */
   int preset;
   gs_u64_list layers;
   double dropout;
@@ -58,7 +59,6 @@ typedef struct {
   int given_layers, given_dropout, given_batch, given_batch_sizes, given_samples, given_data;
   float *file_x, *file_y;          /* the --data file, loaded by options_check */
   uint64_t file_n;
-  gs_mlp_pp_options pp;            /* --pp and its options (pipeline.h) */
   gs_option table[14 + GS_MLP_PP_OPTIONS];
 } gs_mlp_options;
 
@@ -323,8 +323,7 @@ static void mlp_teardown(void *state) {
   free(s);
 }
 
-/* Every rank's rows (gs_mlp_gather_shares), the global batch and this
- * rank's offset in it: shares laid end to end by rank. */
+/* Every rank's rows, the global batch and this rank's offset (shares end to end by rank). */
 static gs_status gather_shares(gs_mlp_state *s, const gs_rank_context *ctx) {
   GS_TRY(gs_mlp_gather_shares(ctx, s->all_rows));
   s->global_batch = s->offset = 0;
@@ -338,14 +337,12 @@ static gs_status gather_shares(gs_mlp_state *s, const gs_rank_context *ctx) {
 /* This rank's stage of the pipeline (--pp), on the CPU backend. */
 static gs_status setup_pipeline(gs_mlp_state *s, const gs_mlp_options *o) {
   if (s->backend != GS_BACKEND_CPU)
-    return gs_error(GS_ERR_USAGE, "mlp: --pp runs on the CPU backend only (--backend cpu); the "
-                                  "CUDA pipeline stage is not written yet");
-  const gs_mlp_pp_config c = {
-      .model = s->model, .adam = s->adam, .options = &o->pp, .comm = s->comm, .rank = s->rank,
-      .world = s->world, .params = s->params, .dropout_seed = s->dropout_seed,
-      .all_rows = s->all_rows,
-      .data = {.n = s->samples, .features = s->model.widths[0],
-               .targets = s->model.widths[s->model.n_layers], .x = s->data_x, .y = s->data_y}};
+    return gs_error(GS_ERR_USAGE, "mlp: --pp runs on the CPU backend only (--backend cpu)");
+  const gs_mlp_data d = {s->samples, s->model.widths[0], s->model.widths[s->model.n_layers],
+                         s->data_x, s->data_y};
+  const gs_mlp_pp_config c = {.model = s->model, .adam = s->adam, .options = &o->pp, .comm = s->comm,
+      .rank = s->rank, .world = s->world, .params = s->params, .data = d,
+      .dropout_seed = s->dropout_seed, .all_rows = s->all_rows};
   return gs_mlp_pp_create(&c, &s->pp);
 }
 
@@ -793,6 +790,7 @@ const gs_workload gs_workload_mlp = {
     .step = mlp_step,
     .verify = mlp_verify,
     .teardown = mlp_teardown,
+    .rank_role = gs_mlp_pp_rank_role, /* pp opens the options */
     .variant_count = mlp_variant_count,
     .variant_select = mlp_variant_select,
 };

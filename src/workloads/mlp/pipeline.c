@@ -2,6 +2,7 @@
  * the micro-batch split. */
 #include "workloads/mlp/pipeline.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define GS_MLP_PP_MAX_STAGES GS_MLP_MAX_LAYERS
@@ -112,4 +113,15 @@ void gs_mlp_pp_micro_rows(uint64_t rows, int micro, int j, uint64_t *first, uint
   const uint64_t uj = (uint64_t)j;
   *count = base + (uj < extra ? 1 : 0);
   *first = uj * base + (uj < extra ? uj : extra);
+}
+
+void gs_mlp_pp_rank_role(const void *options, int rank, int world, char *buf, size_t size) {
+  const gs_mlp_pp_options *p = options;
+  const int stages = (int)p->stages;
+  if (stages <= 1 || size == 0) {
+    if (size) buf[0] = '\0';
+    return;
+  }
+  snprintf(buf, size, "pipeline stage %d of %d, replica %d of %d", gs_mlp_pp_stage_of(rank, stages),
+           stages, gs_mlp_pp_replica_of(rank, stages), world / stages);
 }

@@ -61,6 +61,11 @@ void gs_mlp_pp_split(const gs_mlp_model *m, int stages, const gs_u64_list *bound
 static inline int gs_mlp_pp_stage_of(int rank, int stages) { return rank % stages; }
 static inline int gs_mlp_pp_replica_of(int rank, int stages) { return rank / stages; }
 
+/* "pipeline stage S of P, replica D of R" for `rank` of `world`; "" without
+ * a pipeline. The workload's rank_role: `options` points at a
+ * gs_mlp_pp_options (the first member of mlp's options). */
+void gs_mlp_pp_rank_role(const void *options, int rank, int world, char *buf, size_t size);
+
 /* Micro-batch `j` of `micro` over `rows` samples: its first row and its
  * rows (the first rows % micro micro-batches take one more). */
 void gs_mlp_pp_micro_rows(uint64_t rows, int micro, int j, uint64_t *first, uint64_t *count);
