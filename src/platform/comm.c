@@ -558,11 +558,11 @@ gs_status gs_comm_exposed_begin(gs_comm *c, cudaStream_t stream) {
     c->exposed_host_begin = gs_time_seconds();
     return GS_OK;
   }
-  if (!c->exposed_events_made) {
-    for (int e = 0; e < 2 * GS_COMM_EXPOSED_MAX; e++) {
-      GS_CHECK_CUDA(cudaEventCreate(&c->exposed_events[e]));
-      c->exposed_events_made = e + 1;
-    }
+  // Event pairs are made as brackets first need them (a pipeline's step
+  // brackets each of its transfers).
+  while (c->exposed_events_made < 2 * (c->exposed_count + 1)) {
+    GS_CHECK_CUDA(cudaEventCreate(&c->exposed_events[c->exposed_events_made]));
+    c->exposed_events_made++;
   }
   GS_CHECK_CUDA(cudaEventRecord(c->exposed_events[2 * c->exposed_count], stream));
   return GS_OK;

@@ -322,7 +322,7 @@ int gs_comm_writer_claimed(const gs_comm_world *world);
  * brackets since the last take; that sum is the step's entry in the rank
  * record's "comm_seconds". At most GS_COMM_EXPOSED_MAX brackets per step on the
  * cuda backend (each holds a pair of events); any number on the cpu backend. */
-#define GS_COMM_EXPOSED_MAX 64
+#define GS_COMM_EXPOSED_MAX 1024
 
 gs_status gs_comm_exposed_begin(gs_comm *comm, cudaStream_t stream);
 gs_status gs_comm_exposed_end(gs_comm *comm, cudaStream_t stream);

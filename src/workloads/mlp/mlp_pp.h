@@ -1,4 +1,4 @@
-/* One rank of mlp's pipeline (--pp) on the CPU backend: a stage of a
+/* One rank of mlp's pipeline (--pp): a stage of a
  * replica holding the layers of its stage, running its micro-batches in
  * the schedule's order (schedule.h), passing activations forward and
  * gradients backward to the neighbouring stages with point-to-point
@@ -25,8 +25,11 @@ typedef struct {
   gs_comm *comm;
   int rank, world;
   const float *params;      /* initial parameters of the whole model (copied) */
-  gs_mlp_data data;         /* the host dataset (read while the rank lives) */
-  uint64_t dropout_seed;
+  gs_mlp_data data;         /* the host dataset (read while the rank lives); x and y
+                               NULL: the synthetic one, generated from data_seed */
+  uint64_t data_seed, dropout_seed;
+  gs_backend backend;
+  cudaStream_t stream;      /* the rank's stream (CUDA), with its device current */
   const uint64_t *all_rows; /* every rank's share of the global batch */
 } gs_mlp_pp_config;
 

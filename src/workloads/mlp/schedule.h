@@ -15,7 +15,9 @@ typedef enum { GS_PP_GPIPE = 0, GS_PP_1F1B = 1 } gs_pp_schedule;
 /* Names in enum order, NULL-terminated (a GS_OPT_CHOICE list). */
 extern const char *const gs_pp_schedule_names[];
 
-#define GS_PP_MAX_MICRO 4096
+/* Most micro-batches: a step brackets each of its 2M + 1 transfers as
+ * exposed communication (GS_COMM_EXPOSED_MAX). */
+#define GS_PP_MAX_MICRO 256
 
 typedef enum { GS_PP_FORWARD = 0, GS_PP_BACKWARD = 1 } gs_pp_pass;
 
