@@ -3,7 +3,8 @@
 # errors, P = 2 and 3 stages under GPipe and 1F1B verified bit for bit
 # against the CPU reference on every rank, data x pipeline parallelism on
 # 4 ranks (2 replicas of 2 stages), --stages boundaries in the document,
-# and the per-stage timings (busy, idle, bubble against (p-1)/m).
+# and the report's per-stage timings (busy, idle, bubble against (p-1)/m,
+# transfers).
 set -u
 bin=$1
 . "$(dirname "$0")/cli_lib.sh"
@@ -74,5 +75,16 @@ pp = d["config"]["workload_options"]["pipeline"]
 assert pp["stage_first_layers"] == [0, 3] and pp["balanced_by_cost"] is False, pp
 assert d["measurements"][0]["verification"]["status"] == "passed"
 PY
+
+# The report's pipeline tables: (p-1)/m = 2/4, the transfers of 48 samples
+# over the boundaries into layers 1 and 2 (widths 32 and 24) both ways,
+# one busy/idle line per stage.
+out=$("$bin" report "$work/pp-1f1b-3.json" 2>&1)
+grep -qE "^ +3 +3 +4 +1f1b +[0-9.]+% +50\.0% +[0-9.]+x +21 KiB" <<<"$out" ||
+  fail "report: no pipeline row with (p-1)/m 50.0% and 21 KiB of transfers: $out"
+[ "$(grep -cE "^ +3 +[012] +[0-9.]+ [um]?s +[0-9.]+ [um]?s +[0-9.]+%" <<<"$out")" = 3 ] ||
+  fail "report: not one busy/idle line per stage: $out"
+out=$("$bin" report "$work/dp-pp.json" 2>&1)
+grep -qE "^ +4 +2 +3 +1f1b +[0-9.]+% +33\.3% " <<<"$out" || fail "report: DP x PP row: $out"
 
 exit $((failures > 0))
