@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "core/check.h"
-#include "core/timer.h"
 #include "platform/trace.h"
 #include "workloads/mlp/mlp_layers.h"
 #include "workloads/mlp/mlp_pp_internal.h"
@@ -273,7 +272,6 @@ static gs_status run_schedule(gs_mlp_pp *p) {
   for (int k = 0; k <= n; k++) {
     GS_TRY(exchange(p, k));
     if (k == n) break;
-    const double start = gs_time_seconds();
     const gs_pp_action a = p->order[k];
     gs_trace_begin(GS_TRACE_COMPUTE, a.pass == GS_PP_FORWARD ? "forward" : "backward", a.micro,
                    p->stream);
@@ -287,7 +285,6 @@ static gs_status run_schedule(gs_mlp_pp *p) {
       backward(p, a.micro);
     gs_trace_end();
     GS_TRY(st);
-    p->busy += gs_time_seconds() - start;
   }
   GS_TRY(gs_comm_p2p_drain(p->comm));
   for (uint64_t i = 0; !p->cuda && i < p->count; i++) p->grads[i] = (float)p->acc[i];
@@ -304,7 +301,6 @@ static gs_status reduce_and_update(gs_mlp_pp *p) {
     GS_TRY(st);
     GS_TRY(gs_comm_exposed_end(p->comm, p->stream));
   }
-  const double start = gs_time_seconds();
   p->steps++;
   gs_trace_begin(GS_TRACE_COMPUTE, "optimizer", -1, p->stream);
   if (p->cuda) {
@@ -314,23 +310,14 @@ static gs_status reduce_and_update(gs_mlp_pp *p) {
   }
   gs_mlp_cpu_adam(&p->adam, p->steps, p->count, p->grads, p->params + p->begin, p->mom1, p->mom2);
   gs_trace_end();
-  p->busy += gs_time_seconds() - start;
   return GS_OK;
 }
 
 gs_status gs_mlp_pp_step(gs_mlp_pp *p) {
-  const double start = gs_time_seconds();
-  p->busy = 0.0;
   GS_TRY(run_schedule(p));
-  GS_TRY(reduce_and_update(p));
-  p->step_seconds = gs_time_seconds() - start;
-  return GS_OK;
+  return reduce_and_update(p);
 }
 
-void gs_mlp_pp_last_times(const gs_mlp_pp *p, double *busy, double *step) {
-  *busy = p->busy;
-  *step = p->step_seconds;
-}
 
 /* ---- verification ---------------------------------------------------------------- */
 
@@ -438,7 +425,6 @@ static gs_status moments_before(gs_mlp_pp *p, verify_buffers *b) {
  * sums its own; CUDA: from the device's own summed gradients). */
 static gs_status step_and_compare(gs_mlp_pp *p, verify_buffers *b, uint64_t *gbad, double *err,
                                   double *tol) {
-  p->busy = 0.0;
   GS_TRY(run_schedule(p));
   if (p->cuda) {
     GS_TRY(gs_mlp_pp_cuda_fetch(p, 0, 1));

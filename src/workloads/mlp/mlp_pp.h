@@ -53,8 +53,4 @@ gs_status gs_mlp_pp_step(gs_mlp_pp *p);
  * reference update from the reference gradients summed the same way. */
 gs_status gs_mlp_pp_verify(gs_mlp_pp *p, gs_verification *out);
 
-/* Seconds this stage computed (forward, backward, optimizer) in its last
- * step, and the whole step's seconds. */
-void gs_mlp_pp_last_times(const gs_mlp_pp *p, double *busy, double *step);
-
 #endif

@@ -31,7 +31,6 @@ struct gs_mlp_pp {
   gs_pp_action *order;         /* 2 * micro */
   uint64_t steps;
   double loss;                 /* this stage's share of the loss, last step (last stage) */
-  double busy, step_seconds;
   float *host_x, *host_y;      /* the dataset generated here (CUDA backend) */
   int cuda;                    /* the CUDA backend: the passes run on the device */
   /* CUDA backend: the stage's range only (index = offset - begin). */
