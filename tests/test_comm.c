@@ -1,5 +1,7 @@
 /* Unit tests of platform/comm on the cpu backend in threads mode: every
  * collective between rank threads, the timeout that names a stalled rank,
+ * point-to-point groups (in order, only the pair taking part, a receive's
+ * timeout naming the peer that did not send),
  * and the runner's communicator for a workload that communicates (its
  * exposed communication lands in the rank records' comm_seconds). */
 #include <pthread.h>
@@ -151,6 +153,95 @@ static void test_timeout_names_the_stalled_rank(void **state) {
   gs_comm_world_destroy(w);
 }
 
+/* ---- point to point ------------------------------------------------------------ */
+
+typedef struct {
+  gs_comm *comm;
+  gs_status status;
+  float got[3][4];
+  char error[256];
+} p2p_out;
+
+/* Rank 0 sends three messages to rank 1 and receives one back; rank 1
+ * sends its message and receives rank 0's three in one group each time
+ * (send and receive together, as a pipeline's steady state). */
+static void *p2p_pair(void *arg) {
+  p2p_out *o = arg;
+  const int r = gs_comm_rank(o->comm);
+  float out[3][4], back[4] = {9, 8, 7, 6};
+  for (int m = 0; m < 3; m++)
+    for (int i = 0; i < 4; i++) out[m][i] = (float)(10 * m + i);
+  gs_status s = GS_OK;
+  if (r == 0) {
+    for (int m = 0; m < 3 && s == GS_OK; m++) {
+      gs_comm_p2p_op op = {.send = 1, .buf = out[m], .count = 4, .dtype = GS_DTYPE_FLOAT, .peer = 1};
+      s = gs_comm_p2p(o->comm, &op, 1, NULL);
+    }
+    gs_comm_p2p_op op = {.send = 0, .buf = o->got[0], .count = 4, .dtype = GS_DTYPE_FLOAT, .peer = 1};
+    if (s == GS_OK) s = gs_comm_p2p(o->comm, &op, 1, NULL);
+  } else {
+    gs_comm_p2p_op ops[2] = {
+        {.send = 1, .buf = back, .count = 4, .dtype = GS_DTYPE_FLOAT, .peer = 0},
+        {.send = 0, .buf = o->got[0], .count = 4, .dtype = GS_DTYPE_FLOAT, .peer = 0}};
+    s = gs_comm_p2p(o->comm, ops, 2, NULL);
+    for (int m = 1; m < 3 && s == GS_OK; m++) {
+      ops[1].buf = o->got[m];
+      s = gs_comm_p2p(o->comm, &ops[1], 1, NULL);
+    }
+  }
+  if (s == GS_OK) s = gs_comm_p2p_drain(o->comm);
+  o->status = s;
+  snprintf(o->error, sizeof o->error, "%s", gs_last_error());
+  return NULL;
+}
+
+static void test_p2p_in_order_and_grouped(void **state) {
+  (void)state;
+  // Rank 2 takes no part: point to point involves only the pair.
+  gs_comm_world *w = threads_world(3, 10.0);
+  p2p_out out[2];
+  pthread_t t[2];
+  memset(out, 0, sizeof out);
+  for (int k = 0; k < 2; k++) {
+    out[k].comm = gs_comm_world_rank(w, k);
+    pthread_create(&t[k], NULL, p2p_pair, &out[k]);
+  }
+  for (int k = 0; k < 2; k++) pthread_join(t[k], NULL);
+  assert_int_equal(out[0].status, GS_OK);
+  assert_int_equal(out[1].status, GS_OK);
+  const float back[4] = {9, 8, 7, 6};
+  assert_memory_equal(out[0].got[0], back, sizeof back);
+  for (int m = 0; m < 3; m++)
+    for (int i = 0; i < 4; i++) assert_float_equal(out[1].got[m][i], 10 * m + i, 0.0);
+  gs_comm_world_destroy(w);
+}
+
+static void *lone_receive(void *arg) {
+  p2p_out *o = arg;
+  gs_comm_p2p_op op = {.send = 0, .buf = o->got[0], .count = 4, .dtype = GS_DTYPE_FLOAT, .peer = 2};
+  o->status = gs_comm_p2p(o->comm, &op, 1, NULL);
+  snprintf(o->error, sizeof o->error, "%s", gs_last_error());
+  return NULL;
+}
+
+static void test_p2p_timeout_names_the_peer(void **state) {
+  (void)state;
+  // Rank 0 waits for rank 2, which never sends: it stops within the timeout.
+  gs_comm_world *w = threads_world(3, 0.2);
+  p2p_out out;
+  memset(&out, 0, sizeof out);
+  out.comm = gs_comm_world_rank(w, 0);
+  pthread_t t;
+  pthread_create(&t, NULL, lone_receive, &out);
+  pthread_join(t, NULL);
+  assert_int_equal(out.status, GS_ERR_TIMEOUT);
+  assert_non_null(strstr(out.error, "receive from rank 2"));
+  assert_non_null(strstr(out.error, "stalled: rank 2 did not send"));
+  // The others find the world aborted instead of waiting.
+  assert_int_equal(gs_comm_barrier(gs_comm_world_rank(w, 1)), GS_ERR_ABORTED);
+  gs_comm_world_destroy(w);
+}
+
 /* ---- a workload that communicates, through the runner ----------------------- */
 
 typedef struct {
@@ -263,6 +354,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_collective),
       cmocka_unit_test(test_timeout_names_the_stalled_rank),
+      cmocka_unit_test(test_p2p_in_order_and_grouped),
+      cmocka_unit_test(test_p2p_timeout_names_the_peer),
       cmocka_unit_test(test_runner_records_comm_seconds),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
