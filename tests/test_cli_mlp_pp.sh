@@ -86,5 +86,17 @@ grep -qE "^ +3 +3 +4 +1f1b +[0-9.]+% +50\.0% +[0-9.]+x +21 KiB" <<<"$out" ||
   fail "report: not one busy/idle line per stage: $out"
 out=$("$bin" report "$work/dp-pp.json" 2>&1)
 grep -qE "^ +4 +2 +3 +1f1b +[0-9.]+% +33\.3% " <<<"$out" || fail "report: DP x PP row: $out"
+"$bin" report "$work/dp-pp.json" --format json >"$work/report.json" 2>&1 || fail "report --format json"
+python3 - "$work/report.json" <<'PY' || failures=$((failures + 1))
+import json, sys
+doc = json.load(open(sys.argv[1]))
+rows = [row for s in doc["series"] for row in s["rows"] if "pipeline" in row]
+assert len(rows) == 1, rows
+p = rows[0]["pipeline"]
+assert p["stages"] == 2 and p["micro_batches"] == 3 and abs(p["bubble_formula"] - 1 / 3) < 1e-12, p
+assert len(p["stage_busy"]) == 2 and all(t > 0 for t in p["stage_busy"] + p["stage_idle"]), p
+# Replica 0: 26 samples; one boundary, into layer 1 (32 wide), both ways.
+assert p["transfer_bytes"] == 2 * 26 * 32 * 4, p
+PY
 
 exit $((failures > 0))
