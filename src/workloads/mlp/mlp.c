@@ -115,7 +115,7 @@ static void *mlp_options_new(void) {
   };
   _Static_assert(sizeof table + GS_MLP_PP_OPTIONS * sizeof *table == sizeof o->table, "table size");
   memcpy(o->table, table, sizeof table);
-  gs_mlp_pp_options_bind(&o->pp, o->table + 12);
+  gs_mlp_pp_options_bind(&o->pp, o->table + sizeof table / sizeof *table - 2); /* over the ENDs */
   return o;
 }
 
