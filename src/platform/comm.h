@@ -217,6 +217,42 @@ gs_status gs_comm_allgather(gs_comm *comm, const void *send, void *recv, size_t 
 gs_status gs_comm_broadcast(gs_comm *comm, const void *send, void *recv, size_t count,
                             gs_dtype dtype, int root, cudaStream_t stream);
 
+/* ---- sub-communicators ----------------------------------------------------- */
+
+/* A group of the world's ranks with its own collectives, e.g. the replicas
+ * of one pipeline stage summing their gradients. Members are ordered by
+ * global rank. cuda: a communicator split from the rank's (ncclCommSplit);
+ * cpu under MPI: MPI_Comm_split of MPI_COMM_WORLD; cpu between the rank
+ * threads: a shared-memory exchange of the members only, its barrier
+ * bounded by the world's timeout and ended by another rank's abort. */
+typedef struct gs_comm_group gs_comm_group;
+
+/* Collective over every rank of the world: the ranks passing the same
+ * `color` (>= 0) form one group. Starts with a barrier of the world
+ * (bounded by the timeout), so that a rank lost before it is found there
+ * rather than in the split. Called from the rank's thread; *out owned by
+ * the caller (gs_comm_group_destroy). */
+gs_status gs_comm_group_create(gs_comm *comm, int color, gs_comm_group **out);
+
+/* Releases the group (after every member stopped using it: between the
+ * rank threads the last member to leave frees the shared part); accepts
+ * NULL. Not collective. */
+void gs_comm_group_destroy(gs_comm_group *group);
+
+int gs_comm_group_rank(const gs_comm_group *group); /* this rank's index in the group */
+int gs_comm_group_size(const gs_comm_group *group); /* members */
+
+/* recv[i] = op over the group's members of send[i], i < count; send ==
+ * recv is in place. As gs_comm_allreduce (cuda: enqueued on `stream`,
+ * wait with gs_comm_wait; cpu: complete on return, every member
+ * reducing in member order, so that all get the same bits). `op` is sum,
+ * prod, max or min (avg is refused). Every member calls it with the same
+ * count, dtype and op. NCCL's asynchronous errors are polled on the
+ * world's communicator only: a group's stalled transfer ends in
+ * gs_comm_wait's timeout, which aborts the world's communicator. */
+gs_status gs_comm_group_allreduce(gs_comm_group *group, const void *send, void *recv,
+                                  size_t count, gs_dtype dtype, gs_redop op, cudaStream_t stream);
+
 /* ---- point to point ---------------------------------------------------------- */
 
 /* One transfer of a point-to-point group: `count` elements of `dtype` at

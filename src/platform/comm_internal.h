@@ -157,6 +157,15 @@ gs_status comm_exchange_init(comm_exchange *x, int parties);
 void comm_exchange_destroy(comm_exchange *x);
 void comm_exchange_abort(comm_exchange *x);
 gs_status comm_exchange_barrier(gs_comm *comm);
+/* The barrier of exchange `x` (the world's or a group's, comm_group.c) as
+ * party `index`. Waits on a group's exchange also end when another rank of
+ * the world aborted (any_aborted, looked at every 100 ms). */
+gs_status comm_exchange_meet(gs_comm *comm, comm_exchange *x, int index);
+
+/* Allreduce between the rank threads over exchange `x` of a group, this
+ * rank as party `index`: reduces the published buffers in party order. */
+gs_status comm_host_group_allreduce(gs_comm *comm, comm_exchange *x, int index, const void *send,
+                                    void *recv, size_t count, gs_dtype dtype, gs_redop op);
 
 /* Frees the messages of the exchange's inboxes and this handle's
  * finished sends (comm_p2p.c); called when the world is destroyed. */

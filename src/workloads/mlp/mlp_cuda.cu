@@ -495,12 +495,6 @@ __global__ void gs_mlp_column_sums_kernel(const float *dz, uint64_t rows, uint32
   add_column_sums(sum, c, cols, db);
 }
 
-__global__ void gs_mlp_add_kernel(float *acc, const float *b, uint64_t count) {
-  for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < count;
-       i += (uint64_t)gridDim.x * blockDim.x)
-    acc[i] += b[i];
-}
-
 /* The column-sum grid of tile_grid for `sm_count` multiprocessors. */
 static dim3 stage_grid(int sm_count, uint64_t rows, uint32_t cols) {
   gs_mlp_cuda g;
@@ -540,10 +534,6 @@ extern "C" gs_status gs_mlp_cuda_stage_op(const gs_mlp_stage_op *op, cudaStream_
     case GS_MLP_STAGE_COLUMN_SUMS:
       gs_mlp_column_sums_kernel<<<stage_grid(op->sm_count, op->rows, op->cols), tile, 0, stream>>>(
           op->in, op->rows, op->cols, op->db);
-      break;
-    case GS_MLP_STAGE_ADD:
-      gs_mlp_add_kernel<<<capped_blocks(op->rows), GS_MLP_THREADS, 0, stream>>>(op->out, op->in,
-                                                                               op->rows);
       break;
     case GS_MLP_STAGE_ADAM:
       gs_mlp_adam_kernel<<<capped_blocks(op->rows), GS_MLP_THREADS, 0, stream>>>(

@@ -86,7 +86,6 @@ gs_status gs_mlp_cuda_adam(gs_mlp_cuda *g);
  *  act_grad:    out = in through the ReLU and dropout whose output is act,
  *               scaled by `scale`; its column sums added to db
  *  column_sums: db += column sums of in [rows][cols]
- *  add:         out[i] += in[i], i < rows
  *  adam:        Adam update number *steps + 1 of out (parameters) from in
  *               (gradients), mom1 and mom2, over rows values; then *steps += 1
  * Batch positions are (*steps) * G + offset + r, as gs_mlp_batch's. */
@@ -96,7 +95,6 @@ typedef enum {
   GS_MLP_STAGE_LOSS,
   GS_MLP_STAGE_ACT_GRAD,
   GS_MLP_STAGE_COLUMN_SUMS,
-  GS_MLP_STAGE_ADD,
   GS_MLP_STAGE_ADAM
 } gs_mlp_stage_kind;
 

@@ -25,7 +25,7 @@ void gs_mlp_pp_free(gs_mlp_pp *p) {
   free(p->mom2);
   free(p->grads);
   free(p->acc);
-  free(p->sum_buf);
+  gs_comm_group_destroy(p->replicas_group);
   for (int l = 0; l <= GS_MLP_MAX_LAYERS; l++) free(p->act[l]);
   free(p->grad_out);
   free(p->grad_in);
@@ -57,9 +57,8 @@ static gs_status allocate(gs_mlp_pp *p, const float *params) {
   p->mom2 = calloc((size_t)p->count, sizeof(float));
   p->grads = malloc((size_t)p->count * sizeof(float));
   p->acc = malloc((size_t)p->count * sizeof(double));
-  p->sum_buf = malloc((size_t)p->count * sizeof(float));
   p->order = malloc(2 * (size_t)p->micro * sizeof *p->order);
-  int ok = p->params && p->mom1 && p->mom2 && p->grads && p->acc && p->sum_buf && p->order;
+  int ok = p->params && p->mom1 && p->mom2 && p->grads && p->acc && p->order;
   // The passes' buffers live where the passes run (the device's: mlp_pp_cuda.c).
   for (int l = p->lo; !p->cuda && l <= p->hi; l++) {
     p->act[l] = malloc((size_t)(p->rows * m->widths[l]) * sizeof(float));
@@ -227,35 +226,15 @@ static gs_status exchange(gs_mlp_pp *p, int k) {
   return gs_comm_exposed_end(p->comm, p->stream);
 }
 
-/* Sums `grads` (count floats) over the replicas of this stage, in replica
- * order, into every replica's `grads`: replica 0's stage rank receives the
- * others' in turn, adds them, and sends the sum back. */
+/* Sums `grads` (count floats) over the replicas of this stage, in place:
+ * an allreduce over the group of the stage's ranks (one per replica, in
+ * replica order), split from the world by the first sum. Every replica's
+ * stage rank gets the same bits. */
 static gs_status sum_over_replicas(gs_mlp_pp *p, float *grads) {
   if (p->replicas == 1) return GS_OK;
-  gs_comm_p2p_op op = {.buf = grads, .count = (size_t)p->count, .dtype = GS_DTYPE_FLOAT};
-  if (p->replica != 0) {
-    op.send = 1;
-    op.peer = p->stage;
-    GS_TRY(gs_comm_p2p(p->comm, &op, 1, p->stream));
-    op.send = 0;
-    return gs_comm_p2p(p->comm, &op, 1, p->stream);
-  }
-  op.buf = p->cuda ? p->d_sum : p->sum_buf;
-  for (int d = 1; d < p->replicas; d++) {
-    op.peer = d * p->stages + p->stage;
-    GS_TRY(gs_comm_p2p(p->comm, &op, 1, p->stream));
-    if (p->cuda)
-      GS_TRY(gs_mlp_pp_cuda_add(p, grads, p->d_sum));
-    else
-      for (uint64_t i = 0; i < p->count; i++) grads[i] += p->sum_buf[i];
-  }
-  op.buf = grads;
-  op.send = 1;
-  for (int d = 1; d < p->replicas; d++) {
-    op.peer = d * p->stages + p->stage;
-    GS_TRY(gs_comm_p2p(p->comm, &op, 1, p->stream));
-  }
-  return GS_OK;
+  if (!p->replicas_group) GS_TRY(gs_comm_group_create(p->comm, p->stage, &p->replicas_group));
+  return gs_comm_group_allreduce(p->replicas_group, grads, grads, (size_t)p->count,
+                                 GS_DTYPE_FLOAT, GS_REDOP_SUM, p->stream);
 }
 
 /* ---- the step ------------------------------------------------------------------ */

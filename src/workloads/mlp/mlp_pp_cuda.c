@@ -19,7 +19,7 @@ static gs_status alloc_dev(float **ptr, uint64_t floats) {
 
 void gs_mlp_pp_cuda_free(gs_mlp_pp *p) {
   if (p->blas) cublasDestroy(p->blas);
-  float *ptrs[] = {p->d_params, p->d_mom1, p->d_mom2, p->d_grads, p->d_sum, p->d_x, p->d_y,
+  float *ptrs[] = {p->d_params, p->d_mom1, p->d_mom2, p->d_grads, p->d_x, p->d_y,
                    p->d_loss, p->d_discard, p->d_grad_out, p->d_grad_in, p->d_z, p->d_tmp[0],
                    p->d_tmp[1]};
   for (size_t i = 0; i < sizeof ptrs / sizeof *ptrs; i++)
@@ -44,7 +44,6 @@ gs_status gs_mlp_pp_cuda_create(gs_mlp_pp *p) {
   GS_TRY(alloc_dev(&p->d_mom1, p->count));
   GS_TRY(alloc_dev(&p->d_mom2, p->count));
   GS_TRY(alloc_dev(&p->d_grads, p->count));
-  GS_TRY(alloc_dev(&p->d_sum, p->count));
   GS_TRY(alloc_dev(&p->d_loss, 1));
   GS_TRY(alloc_dev(&p->d_discard, m->widths[p->lo]));
   for (int l = p->lo; l <= p->hi; l++)
@@ -175,11 +174,6 @@ gs_status gs_mlp_pp_cuda_backward(gs_mlp_pp *p, int j) {
     g = prev;
   }
   return GS_OK;
-}
-
-gs_status gs_mlp_pp_cuda_add(gs_mlp_pp *p, float *acc, const float *b) {
-  const gs_mlp_stage_op op = {.kind = GS_MLP_STAGE_ADD, .out = acc, .in = b, .rows = p->count};
-  return gs_mlp_cuda_stage_op(&op, p->stream);
 }
 
 gs_status gs_mlp_pp_cuda_adam(gs_mlp_pp *p) {

@@ -23,7 +23,7 @@ struct gs_mlp_pp {
   float *params;               /* whole model; only [begin, begin+count) is this stage's */
   float *mom1, *mom2, *grads;  /* count each */
   double *acc;                 /* count: gradients summed over micro-batches */
-  float *sum_buf;              /* count: a replica's gradients (replica 0 of a stage) */
+  gs_comm_group *replicas_group; /* this stage's replicas (replicas > 1), made by the first sum */
   float *act[GS_MLP_MAX_LAYERS + 1]; /* act[l], lo <= l <= hi: [rows][widths[l]] */
   float *grad_out;             /* [rows][widths[hi]]: gradient of this stage's output */
   float *grad_in;              /* [rows][widths[lo]]: gradient of its input (stage > 0) */
@@ -37,22 +37,20 @@ struct gs_mlp_pp {
   cudaStream_t stream;
   cublasHandle_t blas;
   int sm_count;
-  float *d_params, *d_mom1, *d_mom2, *d_grads, *d_sum, *d_x, *d_y, *d_loss, *d_discard;
+  float *d_params, *d_mom1, *d_mom2, *d_grads, *d_x, *d_y, *d_loss, *d_discard;
   uint64_t *d_steps;
   float *d_act[GS_MLP_MAX_LAYERS + 1], *d_grad_out, *d_grad_in, *d_z, *d_tmp[2];
 };
 
 /* CUDA passes (mlp_pp_cuda.c): buffers, parameters from p->params, the
  * dataset from p->data; forward and backward of micro-batch j on
- * p->stream; zeroed gradients before a step; acc += b over the stage's
- * parameters; Adam after it; the stage's parameters (into p->params) and
+ * p->stream; zeroed gradients before a step; Adam after it; the stage's parameters (into p->params) and
  * gradients (into p->grads) copied back after the stream is idle. */
 gs_status gs_mlp_pp_cuda_create(gs_mlp_pp *p);
 void gs_mlp_pp_cuda_free(gs_mlp_pp *p);
 gs_status gs_mlp_pp_cuda_forward(gs_mlp_pp *p, int j);
 gs_status gs_mlp_pp_cuda_backward(gs_mlp_pp *p, int j);
 gs_status gs_mlp_pp_cuda_begin_step(gs_mlp_pp *p);
-gs_status gs_mlp_pp_cuda_add(gs_mlp_pp *p, float *acc, const float *b);
 gs_status gs_mlp_pp_cuda_adam(gs_mlp_pp *p);
 gs_status gs_mlp_pp_cuda_fetch(gs_mlp_pp *p, int params, int grads);
 
