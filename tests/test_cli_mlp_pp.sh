@@ -29,6 +29,9 @@ for schedule in gpipe 1f1b; do
   done
 done
 expect 0 "" -- run mlp "${small[@]}" --batch 50 --ranks 4 --pp 2 --micro-batches 3 -o "$work/dp-pp.json"
+# Three replicas: each stage's group of 3 sums in replica order, bit for bit.
+expect 0 "" -- run mlp "${small[@]}" --batch 60 --ranks 6 --pp 2 --micro-batches 2 --schedule 1f1b \
+  -o "$work/dp3-pp.json"
 expect 0 "" -- run mlp "${small[@]}" --batch 40 --ranks 2 --pp 2 --stages 3 --micro-batches 8 \
   --schedule gpipe -o "$work/bounds.json"
 
@@ -70,6 +73,14 @@ for rank, (stage, replica, rows) in enumerate([(0, 0, 26), (1, 0, 26), (0, 1, 24
     assert f"stage {stage} of 2" in details[rank] and f"replica {replica} of 2" in details[rank], details[rank]
     assert f"the replica's {rows} samples" in details[rank], details[rank]
     assert "0 parameters after Adam differ bitwise, 0 differ from replica 0's stage" in details[rank]
+d = load("dp3-pp.json")
+ranks = d["measurements"][0]["runs"][0]["ranks"]
+assert len(ranks) == 6 and d["measurements"][0]["verification"]["status"] == "passed"
+for r in ranks:
+    v = r["verification"]
+    assert v["status"] == "passed" and v["mismatches"] == 0, v
+    assert f"replica {r['rank'] // 2} of 3" in v["detail"], v["detail"]
+    assert "0 differ from replica 0's stage" in v["detail"], v["detail"]
 d = load("bounds.json")
 pp = d["config"]["workload_options"]["pipeline"]
 assert pp["stage_first_layers"] == [0, 3] and pp["balanced_by_cost"] is False, pp
