@@ -202,27 +202,46 @@ static gs_comm_p2p_op transfer_op(const gs_mlp_pp *p, const gs_pp_transfer *t) {
                           .dtype = GS_DTYPE_FLOAT, .peer = p->rank + (t->peer_stage - p->stage)};
 }
 
-/* Runs the transfers before action k as exposed communication; a failure
- * is told with the stage's place in the pipeline. */
+/* Runs the transfers before action k (k = 2M: after the last pass); a
+ * failure is told with the stage's place in the pipeline. CPU: the group
+ * is exposed communication. CUDA: the group goes on the transfer stream
+ * once the passes before it are done, and the compute stream waits for it
+ * (exposed) only when it receives the next pass's input, or at the end of
+ * the step: a group that only sends overlaps the next pass. */
 static gs_status exchange(gs_mlp_pp *p, int k) {
   gs_pp_transfer t[2];
   const int n = gs_pp_transfers_before(p->order, 2 * p->micro, k, p->stage, p->stages, t);
-  if (n == 0) return GS_OK;
+  const int end = k == 2 * p->micro;
   gs_comm_p2p_op ops[2];
-  for (int i = 0; i < n; i++) ops[i] = transfer_op(p, &t[i]);
-  GS_TRY(gs_comm_exposed_begin(p->comm, p->stream));
-  gs_trace_begin(GS_TRACE_COMM, "send/recv", k, p->stream);
-  gs_status st = gs_comm_p2p(p->comm, ops, n, p->stream);
-  gs_trace_end();
-  if (st != GS_OK) {
-    const gs_pp_transfer *last = &t[n - 1];
-    return gs_error(st, "mlp pipeline stage %d of %d (rank %d, replica %d), %s %s of micro-batch "
-                        "%d %s stage %d (rank %d): %s",
-                    p->stage, p->stages, p->rank, p->replica, last->send ? "sending" : "receiving",
-                    last->pass == GS_PP_FORWARD ? "activations" : "gradients", last->micro,
-                    last->send ? "to" : "from", last->peer_stage,
-                    p->rank + (last->peer_stage - p->stage), gs_last_error());
+  int receives = 0;
+  for (int i = 0; i < n; i++) {
+    ops[i] = transfer_op(p, &t[i]);
+    receives += !t[i].send;
   }
+  if (n > 0) {
+    cudaStream_t on = p->cuda ? p->transfer_stream : p->stream;
+    if (p->cuda)
+      GS_TRY(gs_mlp_pp_cuda_transfers_wait(p));
+    else
+      GS_TRY(gs_comm_exposed_begin(p->comm, p->stream));
+    gs_trace_begin(GS_TRACE_COMM, "send/recv", k, on);
+    gs_status st = gs_comm_p2p(p->comm, ops, n, on);
+    gs_trace_end();
+    if (st != GS_OK) {
+      const gs_pp_transfer *last = &t[n - 1];
+      return gs_error(st,
+                      "mlp pipeline stage %d of %d (rank %d, replica %d), %s %s of micro-batch "
+                      "%d %s stage %d (rank %d): %s",
+                      p->stage, p->stages, p->rank, p->replica, last->send ? "sending" : "receiving",
+                      last->pass == GS_PP_FORWARD ? "activations" : "gradients", last->micro,
+                      last->send ? "to" : "from", last->peer_stage,
+                      p->rank + (last->peer_stage - p->stage), gs_last_error());
+    }
+    if (!p->cuda) return gs_comm_exposed_end(p->comm, p->stream);
+  }
+  if (!p->cuda || (receives == 0 && !end)) return GS_OK;
+  GS_TRY(gs_comm_exposed_begin(p->comm, p->stream));
+  GS_TRY(gs_mlp_pp_cuda_compute_wait(p));
   return gs_comm_exposed_end(p->comm, p->stream);
 }
 

@@ -19,6 +19,9 @@ static gs_status alloc_dev(float **ptr, uint64_t floats) {
 
 void gs_mlp_pp_cuda_free(gs_mlp_pp *p) {
   if (p->blas) cublasDestroy(p->blas);
+  if (p->transfer_stream) cudaStreamDestroy(p->transfer_stream);
+  if (p->computed) cudaEventDestroy(p->computed);
+  if (p->transferred) cudaEventDestroy(p->transferred);
   float *ptrs[] = {p->d_params, p->d_mom1, p->d_mom2, p->d_grads, p->d_x, p->d_y,
                    p->d_loss, p->d_discard, p->d_grad_out, p->d_grad_in, p->d_z, p->d_tmp[0],
                    p->d_tmp[1]};
@@ -54,6 +57,9 @@ gs_status gs_mlp_pp_cuda_create(gs_mlp_pp *p) {
   GS_TRY(alloc_dev(&p->d_tmp[0], micro_rows * widest));
   GS_TRY(alloc_dev(&p->d_tmp[1], micro_rows * widest));
   GS_CHECK_CUDA(cudaMalloc((void **)&p->d_steps, sizeof(uint64_t)));
+  GS_CHECK_CUDA(cudaStreamCreateWithFlags(&p->transfer_stream, cudaStreamNonBlocking));
+  GS_CHECK_CUDA(cudaEventCreateWithFlags(&p->computed, cudaEventDisableTiming));
+  GS_CHECK_CUDA(cudaEventCreateWithFlags(&p->transferred, cudaEventDisableTiming));
   const size_t bytes = (size_t)p->count * sizeof(float);
   GS_CHECK_CUDA(cudaMemcpy(p->d_params, p->params + p->begin, bytes, cudaMemcpyHostToDevice));
   GS_CHECK_CUDA(cudaMemset(p->d_mom1, 0, bytes));
@@ -173,6 +179,18 @@ gs_status gs_mlp_pp_cuda_backward(gs_mlp_pp *p, int j) {
     GS_TRY(gs_mlp_cuda_stage_op(&op, p->stream));
     g = prev;
   }
+  return GS_OK;
+}
+
+gs_status gs_mlp_pp_cuda_transfers_wait(gs_mlp_pp *p) {
+  GS_CHECK_CUDA(cudaEventRecord(p->computed, p->stream));
+  GS_CHECK_CUDA(cudaStreamWaitEvent(p->transfer_stream, p->computed, 0));
+  return GS_OK;
+}
+
+gs_status gs_mlp_pp_cuda_compute_wait(gs_mlp_pp *p) {
+  GS_CHECK_CUDA(cudaEventRecord(p->transferred, p->transfer_stream));
+  GS_CHECK_CUDA(cudaStreamWaitEvent(p->stream, p->transferred, 0));
   return GS_OK;
 }
 

@@ -35,6 +35,8 @@ struct gs_mlp_pp {
   int cuda;                    /* the CUDA backend: the passes run on the device */
   /* CUDA backend: the stage's range only (index = offset - begin). */
   cudaStream_t stream;
+  cudaStream_t transfer_stream; /* the stage's sends and receives, beside the passes */
+  cudaEvent_t computed, transferred; /* ordering the two streams (no timing) */
   cublasHandle_t blas;
   int sm_count;
   float *d_params, *d_mom1, *d_mom2, *d_grads, *d_x, *d_y, *d_loss, *d_discard;
@@ -52,6 +54,12 @@ gs_status gs_mlp_pp_cuda_forward(gs_mlp_pp *p, int j);
 gs_status gs_mlp_pp_cuda_backward(gs_mlp_pp *p, int j);
 gs_status gs_mlp_pp_cuda_begin_step(gs_mlp_pp *p);
 gs_status gs_mlp_pp_cuda_adam(gs_mlp_pp *p);
+/* The transfer stream waits for the passes enqueued so far (before a group
+ * of transfers); the compute stream waits for the transfers enqueued so
+ * far (before a pass that reads a received buffer, and at the end of the
+ * step, so that the next step overwrites nothing a send still reads). */
+gs_status gs_mlp_pp_cuda_transfers_wait(gs_mlp_pp *p);
+gs_status gs_mlp_pp_cuda_compute_wait(gs_mlp_pp *p);
 gs_status gs_mlp_pp_cuda_fetch(gs_mlp_pp *p, int params, int grads);
 
 #endif
