@@ -35,6 +35,9 @@ static const double gradient_tolerance[] = {1e-4, 5e-2, 1e-1};
 static const double gradient_norm_tolerance[] = {1e-5, 3e-2, 1.5e-1};
 #define GS_MLP_ADAM_RTOL 1e-3
 
+double gs_mlp_gradient_tolerance(gs_mlp_precision p) { return gradient_tolerance[p]; }
+double gs_mlp_gradient_norm_tolerance(gs_mlp_precision p) { return gradient_norm_tolerance[p]; }
+
 static const char *const preset_choices[] = {"medium", "large", NULL};
 static const char *const precision_choices[] = {"fp32", "tf32", "bf16", NULL};
 
@@ -334,16 +337,16 @@ static gs_status gather_shares(gs_mlp_state *s, const gs_rank_context *ctx) {
   return GS_OK;
 }
 
-/* This rank's stage of the pipeline (--pp); fp32 on CUDA. */
+/* This rank's stage of the pipeline (--pp); fp32 or tf32 on CUDA. */
 static gs_status setup_pipeline(gs_mlp_state *s, const gs_mlp_options *o) {
-  if (s->precision != GS_MLP_FP32)
-    return gs_error(GS_ERR_USAGE, "mlp: --pp runs in fp32 (--precision fp32)");
+  if (s->precision == GS_MLP_BF16)
+    return gs_error(GS_ERR_USAGE, "mlp: --precision bf16 is not supported with --pp (fp32, tf32)");
   const gs_mlp_data d = {s->samples, s->model.widths[0], s->model.widths[s->model.n_layers],
                          s->data_x, s->data_y};
   const gs_mlp_pp_config c = {.model = s->model, .adam = s->adam, .options = &o->pp, .comm = s->comm,
       .rank = s->rank, .world = s->world, .params = s->params, .data = d, .backend = s->backend,
       .stream = s->stream, .data_seed = s->data_seed, .dropout_seed = s->dropout_seed,
-      .all_rows = s->all_rows};
+      .all_rows = s->all_rows, .precision = s->precision};
   return gs_mlp_pp_create(&c, &s->pp);
 }
 
@@ -715,7 +718,7 @@ static gs_status verify_cuda(gs_mlp_state *s, gs_verification *v) {
   // Gradients, relative to the largest reference gradient.
   double gmax = 0.0, gerr = 0.0;
   for (uint64_t i = 0; i < s->count; i++) gmax = fmax(gmax, fabs((double)b.ref_grads[i]));
-  const double gtol = gradient_tolerance[s->precision];
+  const double gtol = gs_mlp_gradient_tolerance(s->precision);
   uint64_t gbad = 0;
   double diff2 = 0.0, ref2 = 0.0;
   for (uint64_t i = 0; i < s->count; i++) {
@@ -726,7 +729,7 @@ static gs_status verify_cuda(gs_mlp_state *s, gs_verification *v) {
     ref2 += (double)b.ref_grads[i] * b.ref_grads[i];
   }
   const double norm_err = ref2 > 0.0 ? sqrt(diff2 / ref2) : sqrt(diff2);
-  const double norm_tol = gradient_norm_tolerance[s->precision];
+  const double norm_tol = gs_mlp_gradient_norm_tolerance(s->precision);
   if (!(norm_err <= norm_tol)) gbad++;
   // Adam from the device's own gradients: only float rounding may differ.
   gs_mlp_cpu_adam(&s->adam, steps + 1, s->count, b.grads, b.before, b.mom1, b.mom2);

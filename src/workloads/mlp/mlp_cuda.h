@@ -22,6 +22,13 @@ extern "C" {
  * fp32 master weights, gradients and Adam moments. */
 typedef enum { GS_MLP_FP32 = 0, GS_MLP_TF32 = 1, GS_MLP_BF16 = 2 } gs_mlp_precision;
 
+/* The CUDA verification's gradient tolerances of a precision (mlp.c):
+ * each gradient within gs_mlp_gradient_tolerance x the largest reference
+ * gradient, and the whole within gs_mlp_gradient_norm_tolerance of the
+ * reference's norm. Shared by the data-parallel step and the pipeline. */
+double gs_mlp_gradient_tolerance(gs_mlp_precision precision);
+double gs_mlp_gradient_norm_tolerance(gs_mlp_precision precision);
+
 typedef struct {
   gs_mlp_model model;
   gs_mlp_adam adam;

@@ -109,6 +109,7 @@ gs_status gs_mlp_pp_create(const gs_mlp_pp_config *c, gs_mlp_pp **out) {
   p->data = c->data;
   p->dropout_seed = c->dropout_seed;
   p->cuda = c->backend == GS_BACKEND_CUDA;
+  p->precision = c->precision;
   p->stream = c->stream;
   p->rank = c->rank;
   p->stages = stages;
@@ -375,32 +376,31 @@ static uint64_t count_unequal(const float *a, const float *b, uint64_t n) {
   return bad;
 }
 
-/* The fp32 tolerances of the data-parallel step's CUDA verification
- * (mlp.c): each gradient within GS_PP_GRAD_TOL x the largest reference
- * gradient, the whole within GS_PP_NORM_TOL of its norm, Adam's update
- * from the device's own gradients within GS_PP_ADAM_RTOL x lr (+ 1e-6
- * relative). The CPU pipeline is held to bit equality instead. */
-#define GS_PP_GRAD_TOL 1e-4
-#define GS_PP_NORM_TOL 1e-5
+/* Adam's tolerance of the data-parallel step's CUDA verification (mlp.c):
+ * the update from the device's own gradients within GS_PP_ADAM_RTOL x lr
+ * (+ 1e-6 relative). The gradients are held to mlp's tolerances of the
+ * stage's precision; the CPU pipeline to bit equality instead. */
 #define GS_PP_ADAM_RTOL 1e-3
 
 /* CUDA: the stage's gradients (p->grads) against the reference `ref`;
  * returns the elements outside, the norm counted as one. */
 static uint64_t gradients_outside(const gs_mlp_pp *p, const float *ref, double *max_err,
                                   double *tolerance) {
+  const double grad_tol = gs_mlp_gradient_tolerance(p->precision);
+  const double norm_tol = gs_mlp_gradient_norm_tolerance(p->precision);
   double gmax = 0.0, diff2 = 0.0, ref2 = 0.0;
   for (uint64_t i = 0; i < p->count; i++) gmax = fmax(gmax, fabs((double)ref[i]));
   uint64_t bad = 0;
   *max_err = 0.0;
   for (uint64_t i = 0; i < p->count; i++) {
     const double e = fabs((double)p->grads[i] - ref[i]);
-    bad += !(e <= GS_PP_GRAD_TOL * gmax);
+    bad += !(e <= grad_tol * gmax);
     *max_err = isnan(e) ? INFINITY : fmax(*max_err, e);
     diff2 += e * e;
     ref2 += (double)ref[i] * ref[i];
   }
-  *tolerance = GS_PP_GRAD_TOL * gmax;
-  return bad + !((ref2 > 0.0 ? sqrt(diff2 / ref2) : sqrt(diff2)) <= GS_PP_NORM_TOL);
+  *tolerance = grad_tol * gmax;
+  return bad + !((ref2 > 0.0 ? sqrt(diff2 / ref2) : sqrt(diff2)) <= norm_tol);
 }
 
 /* The stage's moments before the step, on the host. */
@@ -484,18 +484,22 @@ gs_status gs_mlp_pp_verify(gs_mlp_pp *p, gs_verification *v) {
   v->max_abs_error = gerr;
   v->mismatches = gbad + wbad + differ + nonfinite;
   v->status = v->mismatches == 0 && isfinite(ref_loss) ? GS_VERIFY_PASSED : GS_VERIFY_FAILED;
+  char how[160] = "bitwise";
+  if (p->cuda)
+    snprintf(how, sizeof how,
+             "beyond the %s tolerances (%g of the largest gradient, %g of the norm; Adam %g lr)",
+             p->precision == GS_MLP_TF32 ? "tf32" : "fp32", gs_mlp_gradient_tolerance(p->precision),
+             gs_mlp_gradient_norm_tolerance(p->precision), GS_PP_ADAM_RTOL);
   snprintf(v->detail, sizeof v->detail,
            "%s pipeline stage %d of %d (layers %d..%d, replica %d of %d, %s, %d micro-batches), "
            "step %llu over the replica's %llu samples against the CPU reference: %llu of %llu "
            "gradients and %llu parameters after Adam differ %s, %llu differ from replica "
            "0's stage, %llu not finite; reference loss share %.6g",
-           p->cuda ? "CUDA fp32" : "CPU", p->stage, p->stages, p->lo, p->hi - 1, p->replica,
-           p->replicas, gs_pp_schedule_names[p->schedule], p->micro, (unsigned long long)p->steps,
+           !p->cuda ? "CPU" : p->precision == GS_MLP_TF32 ? "CUDA tf32" : "CUDA fp32", p->stage,
+           p->stages, p->lo, p->hi - 1, p->replica, p->replicas,
+           gs_pp_schedule_names[p->schedule], p->micro, (unsigned long long)p->steps,
            (unsigned long long)p->rows, (unsigned long long)gbad, (unsigned long long)p->count,
-           (unsigned long long)wbad,
-           p->cuda ? "beyond the fp32 tolerances (1e-4 of the largest gradient, 1e-5 of the "
-                     "norm; Adam 1e-3 lr)"
-                   : "bitwise",
-           (unsigned long long)differ, (unsigned long long)nonfinite, ref_loss);
+           (unsigned long long)wbad, how, (unsigned long long)differ,
+           (unsigned long long)nonfinite, ref_loss);
   return GS_OK;
 }

@@ -14,6 +14,7 @@
 #include "core/status.h"
 #include "platform/comm.h"
 #include "workloads/mlp/mlp.h"
+#include "workloads/mlp/mlp_cuda.h"
 #include "workloads/mlp/pipeline.h"
 
 typedef struct gs_mlp_pp gs_mlp_pp;
@@ -31,6 +32,7 @@ typedef struct {
   gs_backend backend;
   cudaStream_t stream;      /* the rank's stream (CUDA), with its device current */
   const uint64_t *all_rows; /* every rank's share of the global batch */
+  gs_mlp_precision precision; /* fp32 or tf32 (CUDA: the GEMMs' compute type) */
 } gs_mlp_pp_config;
 
 /* Sets up one stage rank. GS_ERR_USAGE when the ranks are not whole

@@ -88,7 +88,9 @@ static gs_status sgemm(gs_mlp_pp *p, cublasOperation_t ta, cublasOperation_t tb,
   const float one = 1.0f;
   GS_CHECK_CUBLAS(cublasGemmEx(p->blas, ta, tb, (int)m, (int)n, (int)k, &one, A, CUDA_R_32F,
                                (int)lda, B, CUDA_R_32F, (int)ldb, &beta, C, CUDA_R_32F, (int)ldc,
-                               CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+                               p->precision == GS_MLP_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                           : CUBLAS_COMPUTE_32F,
+                               CUBLAS_GEMM_DEFAULT));
   return GS_OK;
 }
 

@@ -33,6 +33,7 @@ struct gs_mlp_pp {
   double loss;                 /* this stage's share of the loss, last step (last stage) */
   float *host_x, *host_y;      /* the dataset generated here (CUDA backend) */
   int cuda;                    /* the CUDA backend: the passes run on the device */
+  gs_mlp_precision precision;  /* fp32 or tf32 (the CUDA GEMMs) */
   /* CUDA backend: the stage's range only (index = offset - begin). */
   cudaStream_t stream;
   cudaStream_t transfer_stream; /* the stage's sends and receives, beside the passes */
