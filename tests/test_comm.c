@@ -1,5 +1,9 @@
 /* Unit tests of platform/comm on the cpu backend in threads mode: every
  * collective between rank threads, the timeout that names a stalled rank,
+ * point-to-point groups (in order, only the pair taking part, a receive's
+ * timeout naming the peer that did not send), groups of ranks (an
+ * allreduce over the members only, the same bits on each; a member that
+ * does not come ends the wait within the timeout and stops the world),
  * and the runner's communicator for a workload that communicates (its
  * exposed communication lands in the rank records' comm_seconds). */
 #include <pthread.h>
@@ -151,6 +155,180 @@ static void test_timeout_names_the_stalled_rank(void **state) {
   gs_comm_world_destroy(w);
 }
 
+/* ---- point to point ------------------------------------------------------------ */
+
+typedef struct {
+  gs_comm *comm;
+  gs_status status;
+  float got[3][4];
+  char error[256];
+} p2p_out;
+
+/* Rank 0 sends three messages to rank 1 and receives one back; rank 1
+ * sends its message and receives rank 0's three in one group each time
+ * (send and receive together, as a pipeline's steady state). */
+static void *p2p_pair(void *arg) {
+  p2p_out *o = arg;
+  const int r = gs_comm_rank(o->comm);
+  float out[3][4], back[4] = {9, 8, 7, 6};
+  for (int m = 0; m < 3; m++)
+    for (int i = 0; i < 4; i++) out[m][i] = (float)(10 * m + i);
+  gs_status s = GS_OK;
+  if (r == 0) {
+    for (int m = 0; m < 3 && s == GS_OK; m++) {
+      gs_comm_p2p_op op = {.send = 1, .buf = out[m], .count = 4, .dtype = GS_DTYPE_FLOAT, .peer = 1};
+      s = gs_comm_p2p(o->comm, &op, 1, NULL);
+    }
+    gs_comm_p2p_op op = {.send = 0, .buf = o->got[0], .count = 4, .dtype = GS_DTYPE_FLOAT, .peer = 1};
+    if (s == GS_OK) s = gs_comm_p2p(o->comm, &op, 1, NULL);
+  } else {
+    gs_comm_p2p_op ops[2] = {
+        {.send = 1, .buf = back, .count = 4, .dtype = GS_DTYPE_FLOAT, .peer = 0},
+        {.send = 0, .buf = o->got[0], .count = 4, .dtype = GS_DTYPE_FLOAT, .peer = 0}};
+    s = gs_comm_p2p(o->comm, ops, 2, NULL);
+    for (int m = 1; m < 3 && s == GS_OK; m++) {
+      ops[1].buf = o->got[m];
+      s = gs_comm_p2p(o->comm, &ops[1], 1, NULL);
+    }
+  }
+  if (s == GS_OK) s = gs_comm_p2p_drain(o->comm);
+  o->status = s;
+  snprintf(o->error, sizeof o->error, "%s", gs_last_error());
+  return NULL;
+}
+
+static void test_p2p_in_order_and_grouped(void **state) {
+  (void)state;
+  // Rank 2 takes no part: point to point involves only the pair.
+  gs_comm_world *w = threads_world(3, 10.0);
+  p2p_out out[2];
+  pthread_t t[2];
+  memset(out, 0, sizeof out);
+  for (int k = 0; k < 2; k++) {
+    out[k].comm = gs_comm_world_rank(w, k);
+    pthread_create(&t[k], NULL, p2p_pair, &out[k]);
+  }
+  for (int k = 0; k < 2; k++) pthread_join(t[k], NULL);
+  assert_int_equal(out[0].status, GS_OK);
+  assert_int_equal(out[1].status, GS_OK);
+  const float back[4] = {9, 8, 7, 6};
+  assert_memory_equal(out[0].got[0], back, sizeof back);
+  for (int m = 0; m < 3; m++)
+    for (int i = 0; i < 4; i++) assert_float_equal(out[1].got[m][i], 10 * m + i, 0.0);
+  gs_comm_world_destroy(w);
+}
+
+static void *lone_receive(void *arg) {
+  p2p_out *o = arg;
+  gs_comm_p2p_op op = {.send = 0, .buf = o->got[0], .count = 4, .dtype = GS_DTYPE_FLOAT, .peer = 2};
+  o->status = gs_comm_p2p(o->comm, &op, 1, NULL);
+  snprintf(o->error, sizeof o->error, "%s", gs_last_error());
+  return NULL;
+}
+
+static void test_p2p_timeout_names_the_peer(void **state) {
+  (void)state;
+  // Rank 0 waits for rank 2, which never sends: it stops within the timeout.
+  gs_comm_world *w = threads_world(3, 0.2);
+  p2p_out out;
+  memset(&out, 0, sizeof out);
+  out.comm = gs_comm_world_rank(w, 0);
+  pthread_t t;
+  pthread_create(&t, NULL, lone_receive, &out);
+  pthread_join(t, NULL);
+  assert_int_equal(out.status, GS_ERR_TIMEOUT);
+  assert_non_null(strstr(out.error, "receive from rank 2"));
+  assert_non_null(strstr(out.error, "stalled: rank 2 did not send"));
+  // The others find the world aborted instead of waiting.
+  assert_int_equal(gs_comm_barrier(gs_comm_world_rank(w, 1)), GS_ERR_ABORTED);
+  gs_comm_world_destroy(w);
+}
+
+/* ---- groups ---------------------------------------------------------------------- */
+
+typedef struct {
+  gs_comm *comm;
+  gs_status status;
+  int index, size;
+  int sums_made; /* allreduces this rank makes once the groups exist: 2, 1 or 0 */
+  float sums[2][3];
+  char error[256];
+} group_out;
+
+/* Ranks of the same parity form a group (as a pipeline stage's replicas:
+ * rank = replica x stages + stage) and sum over it, then take the maximum
+ * in place. */
+static void *group_sums(void *arg) {
+  group_out *o = arg;
+  const int r = gs_comm_rank(o->comm);
+  gs_comm_group *g = NULL;
+  gs_status s = gs_comm_group_create(o->comm, r % 2, &g);
+  if (s == GS_OK) {
+    o->index = gs_comm_group_rank(g);
+    o->size = gs_comm_group_size(g);
+  }
+  float mine[3] = {0.1f * (float)r, 1.0f + (float)r, -2.5f * (float)r};
+  if (s == GS_OK && o->sums_made >= 1)
+    s = gs_comm_group_allreduce(g, mine, o->sums[0], 3, GS_DTYPE_FLOAT, GS_REDOP_SUM, NULL);
+  memcpy(o->sums[1], mine, sizeof mine);
+  if (s == GS_OK && o->sums_made >= 2)
+    s = gs_comm_group_allreduce(g, o->sums[1], o->sums[1], 3, GS_DTYPE_FLOAT, GS_REDOP_MAX, NULL);
+  o->status = s;
+  snprintf(o->error, sizeof o->error, "%s", gs_last_error());
+  gs_comm_group_destroy(g);
+  return NULL;
+}
+
+static void run_group_ranks(gs_comm_world *w, group_out *out) {
+  pthread_t t[4];
+  for (int k = 0; k < 4; k++) {
+    out[k].comm = gs_comm_world_rank(w, k);
+    pthread_create(&t[k], NULL, group_sums, &out[k]);
+  }
+  for (int k = 0; k < 4; k++) pthread_join(t[k], NULL);
+}
+
+static void test_group_allreduce_over_its_members(void **state) {
+  (void)state;
+  // Four ranks: groups {0, 2} and {1, 3}.
+  gs_comm_world *w = threads_world(4, 10.0);
+  group_out out[4];
+  memset(out, 0, sizeof out);
+  for (int k = 0; k < 4; k++) out[k].sums_made = 2;
+  run_group_ranks(w, out);
+  for (int k = 0; k < 4; k++) {
+    assert_int_equal(out[k].status, GS_OK);
+    assert_int_equal(out[k].index, k / 2);
+    assert_int_equal(out[k].size, 2);
+    const float a = (float)(k % 2), b = (float)(k % 2 + 2);
+    // The sum in member order, the same bits on both members.
+    const float sum[3] = {0.1f * a + 0.1f * b, (1.0f + a) + (1.0f + b), -2.5f * a + -2.5f * b};
+    const float most[3] = {0.1f * b, 1.0f + b, -2.5f * a};
+    assert_memory_equal(out[k].sums[0], sum, sizeof sum);
+    assert_memory_equal(out[k].sums[1], most, sizeof most);
+  }
+  gs_comm_world_destroy(w);
+}
+
+static void test_group_timeout_names_the_member(void **state) {
+  (void)state;
+  // Rank 0 sums over {0, 2}; rank 2 never comes.
+  gs_comm_world *w = threads_world(4, 0.3);
+  group_out out[4];
+  memset(out, 0, sizeof out);
+  out[0].sums_made = 1;
+  out[1].sums_made = out[3].sums_made = 2;
+  run_group_ranks(w, out);
+  assert_int_equal(out[0].status, GS_ERR_TIMEOUT);
+  assert_non_null(strstr(out[0].error, "allreduce over a group of 2"));
+  assert_non_null(strstr(out[0].error, "stalled: group member rank 1 did not arrive"));
+  assert_int_equal(out[1].status, GS_OK);
+  assert_int_equal(out[2].status, GS_OK);
+  // The rest of the world stops instead of waiting.
+  assert_int_equal(gs_comm_barrier(gs_comm_world_rank(w, 1)), GS_ERR_ABORTED);
+  gs_comm_world_destroy(w);
+}
+
 /* ---- a workload that communicates, through the runner ----------------------- */
 
 typedef struct {
@@ -263,6 +441,10 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_collective),
       cmocka_unit_test(test_timeout_names_the_stalled_rank),
+      cmocka_unit_test(test_p2p_in_order_and_grouped),
+      cmocka_unit_test(test_p2p_timeout_names_the_peer),
+      cmocka_unit_test(test_group_allreduce_over_its_members),
+      cmocka_unit_test(test_group_timeout_names_the_member),
       cmocka_unit_test(test_runner_records_comm_seconds),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

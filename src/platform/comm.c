@@ -346,6 +346,7 @@ void gs_comm_world_destroy(gs_comm_world *w) {
     }
     for (int e = 0; e < c->exposed_events_made; e++) cudaEventDestroy(c->exposed_events[e]);
     free(c->scratch);
+    comm_p2p_release(c);
   }
   if (!mpi && w->exchange.parties > 0) comm_exchange_destroy(&w->exchange);
 #ifdef GS_HAVE_MPI
@@ -554,17 +555,17 @@ gs_status gs_comm_broadcast(gs_comm *c, const void *send, void *recv, size_t cou
 /* ---- exposed communication time ------------------------------------------ */
 
 gs_status gs_comm_exposed_begin(gs_comm *c, cudaStream_t stream) {
-  if (c->exposed_count >= GS_COMM_EXPOSED_MAX)
+  if (!is_host(c) && c->exposed_count >= GS_COMM_EXPOSED_MAX)
     GS_BUG("more than %d exposed-communication brackets in one step", GS_COMM_EXPOSED_MAX);
   if (is_host(c)) {
     c->exposed_host_begin = gs_time_seconds();
     return GS_OK;
   }
-  if (!c->exposed_events_made) {
-    for (int e = 0; e < 2 * GS_COMM_EXPOSED_MAX; e++) {
-      GS_CHECK_CUDA(cudaEventCreate(&c->exposed_events[e]));
-      c->exposed_events_made = e + 1;
-    }
+  // Event pairs are made as brackets first need them (a pipeline's step
+  // brackets each of its transfers).
+  while (c->exposed_events_made < 2 * (c->exposed_count + 1)) {
+    GS_CHECK_CUDA(cudaEventCreate(&c->exposed_events[c->exposed_events_made]));
+    c->exposed_events_made++;
   }
   GS_CHECK_CUDA(cudaEventRecord(c->exposed_events[2 * c->exposed_count], stream));
   return GS_OK;

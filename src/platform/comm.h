@@ -217,6 +217,73 @@ gs_status gs_comm_allgather(gs_comm *comm, const void *send, void *recv, size_t 
 gs_status gs_comm_broadcast(gs_comm *comm, const void *send, void *recv, size_t count,
                             gs_dtype dtype, int root, cudaStream_t stream);
 
+/* ---- sub-communicators ----------------------------------------------------- */
+
+/* A group of the world's ranks with its own collectives, e.g. the replicas
+ * of one pipeline stage summing their gradients. Members are ordered by
+ * global rank. cuda: a communicator split from the rank's (ncclCommSplit);
+ * cpu under MPI: MPI_Comm_split of MPI_COMM_WORLD; cpu between the rank
+ * threads: a shared-memory exchange of the members only, its barrier
+ * bounded by the world's timeout and ended by another rank's abort. */
+typedef struct gs_comm_group gs_comm_group;
+
+/* Collective over every rank of the world: the ranks passing the same
+ * `color` (>= 0) form one group. Starts with a barrier of the world
+ * (bounded by the timeout), so that a rank lost before it is found there
+ * rather than in the split. Called from the rank's thread; *out owned by
+ * the caller (gs_comm_group_destroy). */
+gs_status gs_comm_group_create(gs_comm *comm, int color, gs_comm_group **out);
+
+/* Releases the group (after every member stopped using it: between the
+ * rank threads the last member to leave frees the shared part); accepts
+ * NULL. Not collective. */
+void gs_comm_group_destroy(gs_comm_group *group);
+
+int gs_comm_group_rank(const gs_comm_group *group); /* this rank's index in the group */
+int gs_comm_group_size(const gs_comm_group *group); /* members */
+
+/* recv[i] = op over the group's members of send[i], i < count; send ==
+ * recv is in place. As gs_comm_allreduce (cuda: enqueued on `stream`,
+ * wait with gs_comm_wait; cpu: complete on return, every member
+ * reducing in member order, so that all get the same bits). `op` is sum,
+ * prod, max or min (avg is refused). Every member calls it with the same
+ * count, dtype and op. NCCL's asynchronous errors are polled on the
+ * world's communicator only: a group's stalled transfer ends in
+ * gs_comm_wait's timeout, which aborts the world's communicator. */
+gs_status gs_comm_group_allreduce(gs_comm_group *group, const void *send, void *recv,
+                                  size_t count, gs_dtype dtype, gs_redop op, cudaStream_t stream);
+
+/* ---- point to point ---------------------------------------------------------- */
+
+/* One transfer of a point-to-point group: `count` elements of `dtype` at
+ * `buf` sent to or received from global rank `peer`. */
+typedef struct {
+  int send;       /* 1: send buf to peer; 0: receive into buf from peer */
+  void *buf;
+  size_t count;
+  gs_dtype dtype;
+  int peer;
+} gs_comm_p2p_op;
+
+/* Runs ops[0..n) of this rank as one group: a pipeline's "send my output,
+ * receive my next input" at once, so that two ranks sending to each other
+ * do not wait on each other. Messages between a pair of ranks arrive in
+ * the order they were sent; only the two ranks of a transfer take part.
+ * cuda: ncclSend/ncclRecv inside ncclGroupStart/End, enqueued on `stream`
+ * (device buffers; wait with gs_comm_wait). cpu: returns when every
+ * receive has arrived; a send's buffer may be reused on return (between
+ * the rank threads it is copied into the receiver's inbox; under MPI a
+ * copy is sent with MPI_Isend, completed by gs_comm_p2p_drain). Receives
+ * are bounded by the world's timeout, and the error names the peer.
+ * Called from the rank's thread. */
+gs_status gs_comm_p2p(gs_comm *comm, const gs_comm_p2p_op *ops, int n, cudaStream_t stream);
+
+/* cpu backend under MPI: waits (bounded by the timeout) until every send
+ * this rank started has been received, and frees their copies; does
+ * nothing otherwise. Called where the peers are known to receive, e.g. at
+ * the end of a pipeline's step. */
+gs_status gs_comm_p2p_drain(gs_comm *comm);
+
 /* ---- waiting, errors, abort ------------------------------------------------- */
 
 /* Waits until `stream` has finished its work, without blocking in the
@@ -324,8 +391,9 @@ int gs_comm_separate_hosts(void);
  * `stream`; on the cpu backend it reads the monotonic clock. After the step
  * has completed the runner calls gs_comm_exposed_take, which sums the
  * brackets since the last take; that sum is the step's entry in the rank
- * record's "comm_seconds". At most GS_COMM_EXPOSED_MAX brackets per step. */
-#define GS_COMM_EXPOSED_MAX 64
+ * record's "comm_seconds". At most GS_COMM_EXPOSED_MAX brackets per step on the
+ * cuda backend (each holds a pair of events); any number on the cpu backend. */
+#define GS_COMM_EXPOSED_MAX 1024
 
 gs_status gs_comm_exposed_begin(gs_comm *comm, cudaStream_t stream);
 gs_status gs_comm_exposed_end(gs_comm *comm, cudaStream_t stream);

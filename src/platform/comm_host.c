@@ -23,9 +23,11 @@ gs_status comm_exchange_init(comm_exchange *x, int parties) {
   memset(x, 0, sizeof *x);
   x->arrived = calloc((size_t)parties, sizeof *x->arrived);
   x->send = calloc((size_t)parties, sizeof *x->send);
-  if (!x->arrived || !x->send) {
+  x->inbox = calloc((size_t)parties, sizeof *x->inbox);
+  if (!x->arrived || !x->send || !x->inbox) {
     free(x->arrived);
     free(x->send);
+    free(x->inbox);
     return gs_error(GS_ERR_NOMEM, "cannot allocate the exchange of %d ranks", parties);
   }
   int rc = pthread_mutex_init(&x->mutex, NULL);
@@ -38,6 +40,7 @@ gs_status comm_exchange_init(comm_exchange *x, int parties) {
 void comm_exchange_destroy(comm_exchange *x) {
   pthread_cond_destroy(&x->cond);
   pthread_mutex_destroy(&x->mutex);
+  comm_p2p_release_exchange(x);
   free(x->arrived);
   free(x->send);
   x->parties = 0;
@@ -60,7 +63,24 @@ static void describe_missing(const comm_exchange *x, char *buf, size_t size) {
 }
 
 gs_status comm_exchange_barrier(gs_comm *c) {
-  comm_exchange *x = &c->world->exchange;
+  return comm_exchange_meet(c, &c->world->exchange, c->rank);
+}
+
+/* The earlier of `deadline` and 100 ms from now (a group's barrier looks
+ * at the world's abort flag that often). */
+static struct timespec slice_until(const struct timespec *deadline, int bounded) {
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  t.tv_nsec += 100000000L;
+  if (t.tv_nsec >= 1000000000L) t.tv_sec++, t.tv_nsec -= 1000000000L;
+  if (bounded && (deadline->tv_sec < t.tv_sec ||
+                  (deadline->tv_sec == t.tv_sec && deadline->tv_nsec < t.tv_nsec)))
+    return *deadline;
+  return t;
+}
+
+gs_status comm_exchange_meet(gs_comm *c, comm_exchange *x, int index) {
+  const int group = x != &c->world->exchange;
   double limit = c->world->config.timeout_seconds;
   struct timespec deadline;
   clock_gettime(CLOCK_REALTIME, &deadline);
@@ -74,13 +94,14 @@ gs_status comm_exchange_barrier(gs_comm *c) {
     }
   }
   pthread_mutex_lock(&x->mutex);
+  if (group && atomic_load(&c->world->any_aborted)) x->aborted = 1;
   if (x->aborted) {
     pthread_mutex_unlock(&x->mutex);
     c->aborted = 1;
     return gs_error(GS_ERR_ABORTED, "stopped in %s because another rank failed", c->op_name);
   }
   unsigned long generation = x->generation;
-  x->arrived[c->rank] = generation + 1;
+  x->arrived[index] = generation + 1;
   if (++x->waiting == x->parties) {
     x->waiting = 0;
     x->generation++;
@@ -90,16 +111,23 @@ gs_status comm_exchange_barrier(gs_comm *c) {
   }
   int timed_out = 0;
   while (generation == x->generation && !x->aborted && !timed_out) {
-    if (limit > 0.0)
+    if (group) {
+      const struct timespec until = slice_until(&deadline, limit > 0.0);
+      timed_out = pthread_cond_timedwait(&x->cond, &x->mutex, &until) == ETIMEDOUT &&
+                  until.tv_sec == deadline.tv_sec && until.tv_nsec == deadline.tv_nsec;
+      if (atomic_load(&c->world->any_aborted)) x->aborted = 1;
+    } else if (limit > 0.0) {
       timed_out = pthread_cond_timedwait(&x->cond, &x->mutex, &deadline) == ETIMEDOUT;
-    else
+    } else {
       pthread_cond_wait(&x->cond, &x->mutex);
+    }
   }
   if (generation != x->generation) {
     pthread_mutex_unlock(&x->mutex);
     return GS_OK;
   }
   if (x->aborted) {
+    pthread_cond_broadcast(&x->cond);
     pthread_mutex_unlock(&x->mutex);
     c->aborted = 1;
     return gs_error(GS_ERR_ABORTED, "stopped in %s because another rank failed", c->op_name);
@@ -110,10 +138,11 @@ gs_status comm_exchange_barrier(gs_comm *c) {
   pthread_cond_broadcast(&x->cond);
   pthread_mutex_unlock(&x->mutex);
   c->aborted = 1;
+  if (group) atomic_store(&c->world->any_aborted, 1);
   return gs_error(GS_ERR_TIMEOUT,
-                  "%s did not complete within %.3g s; stalled: %s did not arrive; "
+                  "%s did not complete within %.3g s; stalled: %s%s did not arrive; "
                   "communicator aborted",
-                  c->op_name, limit, missing);
+                  c->op_name, limit, group ? "group member " : "", missing);
 }
 
 /* ---- element-wise reductions ---------------------------------------------- */
@@ -246,6 +275,21 @@ static gs_status run_between_threads(gs_comm *c, const gs_comm_call *call) {
   size_t bytes = compute_output(c, call);
   GS_TRY(comm_exchange_barrier(c)); /* nobody reads a send buffer any more */
   if (bytes > 0) memcpy(call->recv, c->scratch, bytes);
+  return GS_OK;
+}
+
+gs_status comm_host_group_allreduce(gs_comm *c, comm_exchange *x, int index, const void *send,
+                                    void *recv, size_t count, gs_dtype dtype, gs_redop op) {
+  GS_TRY(host_supported(dtype));
+  const size_t bytes = count * gs_dtype_size(dtype);
+  GS_TRY(scratch_reserve(c, bytes));
+  x->send[index] = send;
+  GS_TRY(comm_exchange_meet(c, x, index)); /* every member's buffer published */
+  memcpy(c->scratch, x->send[0], bytes);
+  for (int k = 1; k < x->parties; k++) reduce_into(c->scratch, x->send[k], count, dtype, op);
+  if (op == GS_REDOP_AVG) divide_by(c->scratch, count, dtype, x->parties);
+  GS_TRY(comm_exchange_meet(c, x, index)); /* nobody reads a member's buffer any more */
+  memcpy(recv, c->scratch, bytes);
   return GS_OK;
 }
 

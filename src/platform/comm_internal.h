@@ -29,6 +29,7 @@ typedef struct {
   int aborted;
   unsigned long *arrived; /* per rank: generations passed + 1 while waiting */
   const void **send;      /* per rank: published send buffer */
+  struct comm_message **inbox; /* per rank: point-to-point messages to it (comm_p2p.c) */
 } comm_exchange;
 
 struct gs_comm {
@@ -48,6 +49,10 @@ struct gs_comm {
   /* Host scratch for the cpu backend. */
   void *scratch;
   size_t scratch_bytes;
+  /* Point-to-point sends of the cpu backend under MPI still in flight
+   * (comm_p2p.c): their requests and the copies they read. */
+  struct comm_pending_send *pending;
+  size_t pending_count, pending_capacity;
 };
 
 struct gs_comm_world {
@@ -152,6 +157,20 @@ gs_status comm_exchange_init(comm_exchange *x, int parties);
 void comm_exchange_destroy(comm_exchange *x);
 void comm_exchange_abort(comm_exchange *x);
 gs_status comm_exchange_barrier(gs_comm *comm);
+/* The barrier of exchange `x` (the world's or a group's, comm_group.c) as
+ * party `index`. Waits on a group's exchange also end when another rank of
+ * the world aborted (any_aborted, looked at every 100 ms). */
+gs_status comm_exchange_meet(gs_comm *comm, comm_exchange *x, int index);
+
+/* Allreduce between the rank threads over exchange `x` of a group, this
+ * rank as party `index`: reduces the published buffers in party order. */
+gs_status comm_host_group_allreduce(gs_comm *comm, comm_exchange *x, int index, const void *send,
+                                    void *recv, size_t count, gs_dtype dtype, gs_redop op);
+
+/* Frees the messages of the exchange's inboxes and this handle's
+ * finished sends (comm_p2p.c); called when the world is destroyed. */
+void comm_p2p_release_exchange(comm_exchange *x);
+void comm_p2p_release(gs_comm *comm);
 
 /* A collective on host buffers (the cpu backend): between the rank
  * threads or through the op's MPI call. Returns when it is done. */

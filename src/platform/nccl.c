@@ -25,7 +25,11 @@
   X(ncclCommInitRank, (ncclComm_t * comm, int nranks, ncclUniqueId id, int rank),              \
     (comm, nranks, id, rank))                                                                  \
   X(ncclCommInitAll, (ncclComm_t * comms, int ndev, const int *devices), (comms, ndev, devices)) \
+  X(ncclCommSplit, (ncclComm_t comm, int color, int key, ncclComm_t *newcomm, ncclConfig_t *config), \
+    (comm, color, key, newcomm, config))                                                       \
   X(ncclCommDestroy, (ncclComm_t comm), (comm))                                                \
+  X(ncclCommCount, (const ncclComm_t comm, int *count), (comm, count))                         \
+  X(ncclCommUserRank, (const ncclComm_t comm, int *rank), (comm, rank))                        \
   X(ncclCommAbort, (ncclComm_t comm), (comm))                                                  \
   X(ncclCommGetAsyncError, (ncclComm_t comm, ncclResult_t * error), (comm, error))             \
   X(ncclAllReduce,                                                                             \

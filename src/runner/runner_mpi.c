@@ -77,6 +77,15 @@ typedef struct {
   char error[GS_TEXT_ERROR];
 } rank_outcome;
 
+/* " (ROLE)" of `rank` from the workload's rank_role, or "" (in buf). */
+static const char *role_of(const gs_runner_shared *sh, int rank, char *buf, size_t size) {
+  char role[GS_TEXT_LONG] = "";
+  if (sh->workload->rank_role)
+    sh->workload->rank_role(sh->opts, rank, sh->config->world_size, role, sizeof role);
+  snprintf(buf, size, role[0] ? " (%s)" : "%s", role);
+  return buf;
+}
+
 /* After the control world broke (a timeout, a signal, a peer that died or
  * was stopped): finds the lost rank (gs_comm_find_lost) and marks the
  * records of the ranks whose outcome cannot be gathered. Returns the lost
@@ -84,7 +93,7 @@ typedef struct {
 static int name_lost_rank(gs_runner_shared *sh, gs_status status, uint64_t run) {
   const gs_run_config *c = sh->config;
   const int me = c->process_rank;
-  char how[GS_TEXT_LONG] = "";
+  char how[GS_TEXT_LONG] = "", role[GS_TEXT_LONG + 4];
   int lost = gs_comm_find_lost(c->control, how, sizeof how);
   if (lost >= c->world_size) lost = -1; /* an idle process of a smaller count */
   for (uint64_t r = run; r < c->runs; r++) {
@@ -92,8 +101,9 @@ static int name_lost_rank(gs_runner_shared *sh, gs_status status, uint64_t run) 
     if (own && r > run) own->steps_completed = sh->m->runs[run].ranks[me].steps_completed;
     if (own && lost == me) {
       own->status = GS_ERR_RANK_LOST;
-      snprintf(own->error, sizeof own->error, "rank %d on %s lost after step %llu: %s", me,
-               own->host, (unsigned long long)own->steps_completed, how);
+      snprintf(own->error, sizeof own->error, "rank %d%s on %s lost after step %llu: %s", me,
+               role_of(sh, me, role, sizeof role), own->host,
+               (unsigned long long)own->steps_completed, how);
     } else if (own && lost >= 0 && own->status != GS_OK) {
       // This rank's timeout or signal was the lost rank's doing.
       own->status = GS_ERR_ABORTED;
@@ -107,8 +117,9 @@ static int name_lost_rank(gs_runner_shared *sh, gs_status status, uint64_t run) 
       if (rec->status != GS_OK) continue;
       if (k == lost) {
         rec->status = GS_ERR_RANK_LOST;
-        snprintf(rec->error, sizeof rec->error, "rank %d on %s lost after step %llu: %s", k,
-                 rec->host, (unsigned long long)rec->steps_completed, how);
+        snprintf(rec->error, sizeof rec->error, "rank %d%s on %s lost after step %llu: %s", k,
+                 role_of(sh, k, role, sizeof role), rec->host,
+                 (unsigned long long)rec->steps_completed, how);
       } else {
         rec->status =
             status == GS_ERR_INTERRUPTED && lost < 0 ? GS_ERR_INTERRUPTED : GS_ERR_ABORTED;

@@ -163,6 +163,10 @@ typedef struct gs_workload {
   gs_status (*verify)(void *state, gs_verification *out);
   /* Frees everything setup allocated; accepts NULL. */
   void (*teardown)(void *state);
+  /* Optional (NULL: none). What rank `rank` of `world` does beyond its
+   * share, for messages that name it (e.g. "pipeline stage 1 of 3,
+   * replica 0"); writes "" when nothing. Pure; any thread. */
+  void (*rank_role)(const void *opts, int rank, int world, char *buf, size_t size);
 
   /* Optional (NULL: one problem). How many problem variants the options
    * ask for (e.g. mlp's --batch-sizes; 0 or 1: just the options as given),

@@ -48,6 +48,10 @@ gs_status gs_report_rank_extras(const cJSON *doc, const cJSON *m, const char *fi
  * document `doc`; members that are absent leave them empty (task -1). */
 void gs_report_placement_read(const cJSON *doc, const cJSON *m, gs_report_row *row);
 
+/* Fills row->pipeline from measurement `m` of document `doc` when its
+ * workload options hold a "pipeline" (present 0 otherwise). */
+void gs_report_pipeline_read(const cJSON *doc, const cJSON *m, gs_report_row *row);
+
 /* Fills row->collective from measurement `m` of document `doc` when it is
  * a collective measurement (op, bytes, data type, reduction, root, in-place
  * form, bus and algorithm bandwidth and their check) and the theoretical

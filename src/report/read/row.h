@@ -190,6 +190,23 @@ typedef struct {
   const char *task_spec;     /* config.tasks[task].spec or NULL; points into the document */
 } gs_report_placement;
 
+/* A pipeline (mlp --pp; docs/report.md, "Pipeline"): per stage (rank
+ * stage = rank % stages), the mean busy time per step (device - comm) and
+ * idle time (comm: waiting for transfers, the bubble with them, and for
+ * the replicas' gradient sum), over the stage's replicas. */
+#define GS_REPORT_MAX_STAGES 16
+typedef struct {
+  int present;
+  int stages, micro;
+  const char *schedule;      /* points into the document */
+  double busy[GS_REPORT_MAX_STAGES], idle[GS_REPORT_MAX_STAGES];
+  double bubble;             /* mean idle / mean busy over stages */
+  double bubble_formula;     /* (stages - 1) / micro */
+  double imbalance;          /* slowest stage's busy / mean busy */
+  double transfer_bytes;     /* activations + their gradients across the stage boundaries
+                                of a replica per step (bytes); NaN when not known */
+} gs_report_pipeline;
+
 /* Cost (with --price): NaN when no price matched. */
 typedef struct {
   const char *gpu_model;     /* environment name of the row's first GPU, or NULL */
@@ -245,6 +262,7 @@ typedef struct {
   gs_report_collective collective;
   gs_report_requests requests;
   gs_report_placement placement;
+  gs_report_pipeline pipeline;
   gs_report_cost cost;
 } gs_report_row;
 

@@ -133,6 +133,26 @@ static void add_breakdown(gs_json_build *b, cJSON *o, const gs_report_breakdown 
   gs_json_put_number(b, x, "samples", (double)d->samples);
 }
 
+/* A pipeline's figures (only for rows that have one; docs/report.md). */
+static void add_pipeline(gs_json_build *b, cJSON *o, const gs_report_pipeline *p) {
+  if (!p->present) return;
+  cJSON *x = gs_json_put_object(b, o, "pipeline");
+  if (!x) return;
+  gs_json_put_number(b, x, "stages", p->stages);
+  gs_json_put_number(b, x, "micro_batches", p->micro);
+  gs_json_put_string(b, x, "schedule", p->schedule);
+  gs_json_put_number(b, x, "bubble", p->bubble);
+  gs_json_put_number(b, x, "bubble_formula", p->bubble_formula);
+  gs_json_put_number(b, x, "imbalance", p->imbalance);
+  gs_json_put_number(b, x, "transfer_bytes", p->transfer_bytes);
+  cJSON *busy = gs_json_put_array(b, x, "stage_busy");
+  cJSON *idle = gs_json_put_array(b, x, "stage_idle");
+  for (int k = 0; !b->failed && k < p->stages; k++) {
+    gs_json_append_number(b, busy, p->busy[k]);
+    gs_json_append_number(b, idle, p->idle[k]);
+  }
+}
+
 static cJSON *row_json(gs_json_build *b, const gs_report *r, const gs_report_row *row) {
   cJSON *o = gs_json_check(b, cJSON_CreateObject());
   if (!o) return NULL;
@@ -172,6 +192,7 @@ static cJSON *row_json(gs_json_build *b, const gs_report *r, const gs_report_row
   }
   gs_render_stragglers_json(b, o, row);
   add_breakdown(b, o, &row->breakdown);
+  add_pipeline(b, o, &row->pipeline);
   if (row->requests.present) {
     cJSON *q = gs_json_put_object(b, o, "requests");
     if (q) {

@@ -19,6 +19,7 @@
 #include "workloads/mlp/mlp_cuda.h"
 #include "workloads/mlp/mlp_hash.h"
 #include "workloads/mlp/mlp_tolerance.h"
+#include "workloads/mlp/mlp_pp.h"
 
 #define GS_MLP_MAX_BATCH (1ull << 22)
 #define GS_MLP_MAX_SAMPLES (1ull << 26)
@@ -38,6 +39,7 @@ static const uint64_t preset_large[] = {50, 1024, 1024, 512, 512, 256, 3};
 static const double preset_dropout[] = {0.2, 0.3};
 
 typedef struct {
+  gs_mlp_pp_options pp;            /* first: gs_mlp_pp_rank_role reads it */
   int preset;
   gs_u64_list layers;
   double dropout;
@@ -54,7 +56,7 @@ typedef struct {
   int given_layers, given_dropout, given_batch, given_batch_sizes, given_samples, given_data;
   float *file_x, *file_y;          /* the --data file, loaded by options_check */
   uint64_t file_n;
-  gs_option table[15];
+  gs_option table[15 + GS_MLP_PP_OPTIONS];
 } gs_mlp_options;
 
 /* ---- options ------------------------------------------------------------------ */
@@ -112,8 +114,9 @@ static void *mlp_options_new(void) {
       {.name = NULL, .kind = GS_OPT_END},
       {.name = NULL, .kind = GS_OPT_END},
   };
-  _Static_assert(sizeof table == sizeof o->table, "option table size");
+  _Static_assert(sizeof table + GS_MLP_PP_OPTIONS * sizeof *table == sizeof o->table, "table size");
   memcpy(o->table, table, sizeof table);
+  gs_mlp_pp_options_bind(&o->pp, o->table + sizeof table / sizeof *table - 2); /* over the ENDs */
   return o;
 }
 
@@ -200,6 +203,9 @@ static gs_status mlp_options_check(void *opts) {
     return gs_error(GS_ERR_USAGE,
                     "--layers takes 2 to %d widths (inputs, hidden..., outputs), got %zu",
                     GS_MLP_MAX_LAYERS + 1, o->layers.n);
+  gs_mlp_model m;
+  model_from_options(o, &m);
+  GS_TRY(gs_mlp_pp_options_check(&o->pp, &m));
   return check_sizes(o);
 }
 
@@ -230,6 +236,7 @@ static cJSON *mlp_options_to_json(const void *opts) {
   gs_json_put_number(&b, j, "verify_rows", (double)o->verify_rows);
   gs_json_put_number(&b, j, "verify_corrupt", o->verify_corrupt);
   gs_json_put_bool(&b, j, "cuda_graph", !o->no_graph);
+  gs_mlp_pp_options_json(&b, j, &o->pp, &m);
   return gs_json_build_finish(&b, j);
 }
 
@@ -295,6 +302,7 @@ typedef struct {
   grad_bucket buckets[GS_MLP_MAX_LAYERS];
   int use_graph;
   cudaGraphExec_t graphs[GS_MLP_MAX_LAYERS + 1]; /* the step, or its parts */
+  gs_mlp_pp *pp;                           /* this rank's pipeline stage (--pp), or NULL */
 } gs_mlp_state;
 
 static void mlp_teardown(void *state) {
@@ -308,6 +316,7 @@ static void mlp_teardown(void *state) {
   }
   if (s->comm_stream) cudaStreamDestroy(s->comm_stream);
   gs_mlp_cuda_destroy(s->dev);
+  gs_mlp_pp_free(s->pp);
   free(s->params);
   free(s->mom1);
   free(s->mom2);
@@ -317,39 +326,28 @@ static void mlp_teardown(void *state) {
   free(s);
 }
 
-/* Every rank's (offset, rows) from an all-gather, so that each rank knows
- * the global batch and, for verification, the others' shares. */
+/* Every rank's rows, the global batch and this rank's offset (shares end to end by rank). */
 static gs_status gather_shares(gs_mlp_state *s, const gs_rank_context *ctx) {
-  uint64_t mine[2] = {ctx->unit_begin, ctx->unit_count};
-  uint64_t all[2 * GS_MLP_MAX_RANKS];
-  if (s->comm == NULL || s->world == 1) {
-    memcpy(all, mine, sizeof mine);
-  } else if (s->backend == GS_BACKEND_CPU) {
-    GS_TRY(gs_comm_allgather(s->comm, mine, all, 2, GS_DTYPE_UINT64, NULL));
-  } else {
-    uint64_t *buf = NULL;
-    GS_CHECK_CUDA(cudaMalloc((void **)&buf, sizeof(uint64_t) * 2 * (size_t)(s->world + 1)));
-    gs_status st = GS_OK;
-    if (cudaMemcpy(buf, mine, sizeof mine, cudaMemcpyHostToDevice) != cudaSuccess)
-      st = gs_error(GS_ERR_CUDA, "mlp: cannot copy the batch share to device %d", ctx->device);
-    if (st == GS_OK) st = gs_comm_allgather(s->comm, buf, buf + 2, 2, GS_DTYPE_UINT64, s->stream);
-    if (st == GS_OK) st = gs_comm_wait(s->comm, s->stream);
-    if (st == GS_OK &&
-        cudaMemcpy(all, buf + 2, sizeof(uint64_t) * 2 * (size_t)s->world, cudaMemcpyDeviceToHost) !=
-            cudaSuccess)
-      st = gs_error(GS_ERR_CUDA, "mlp: cannot copy the batch shares from device %d", ctx->device);
-    cudaFree(buf);
-    GS_TRY(st);
-  }
-  s->global_batch = 0;
+  GS_TRY(gs_mlp_gather_shares(ctx, s->all_rows));
+  s->global_batch = s->offset = 0;
   for (int r = 0; r < s->world; r++) {
-    s->all_rows[r] = all[2 * r + 1];
-    s->global_batch += all[2 * r + 1];
+    s->global_batch += s->all_rows[r];
+    if (r < s->rank) s->offset += s->all_rows[r];
   }
-  // Offsets within the global batch: shares laid end to end by rank.
-  s->offset = 0;
-  for (int r = 0; r < s->rank; r++) s->offset += s->all_rows[r];
   return GS_OK;
+}
+
+/* This rank's stage of the pipeline (--pp); fp32 or tf32 on CUDA. */
+static gs_status setup_pipeline(gs_mlp_state *s, const gs_mlp_options *o) {
+  if (s->precision == GS_MLP_BF16)
+    return gs_error(GS_ERR_USAGE, "mlp: --precision bf16 is not supported with --pp (fp32, tf32)");
+  const gs_mlp_data d = {s->samples, s->model.widths[0], s->model.widths[s->model.n_layers],
+                         s->data_x, s->data_y};
+  const gs_mlp_pp_config c = {.model = s->model, .adam = s->adam, .options = &o->pp, .comm = s->comm,
+      .rank = s->rank, .world = s->world, .params = s->params, .data = d, .backend = s->backend,
+      .stream = s->stream, .data_seed = s->data_seed, .dropout_seed = s->dropout_seed,
+      .all_rows = s->all_rows, .precision = s->precision};
+  return gs_mlp_pp_create(&c, &s->pp);
 }
 
 /* Buckets from the last layer down, each closed at the first layer
@@ -445,7 +443,8 @@ static gs_status mlp_setup(const void *opts, const gs_rank_context *ctx, void **
     if (generate) gs_mlp_generate(s->data_seed, s->samples, F, T, s->x, s->y);
     st = gather_shares(s, ctx);
   }
-  if (st == GS_OK && !cpu) st = setup_device(s, o);
+  if (st == GS_OK && o->pp.stages > 1) st = setup_pipeline(s, o);
+  else if (st == GS_OK && !cpu) st = setup_device(s, o);
   if (st != GS_OK) {
     mlp_teardown(s);
     return st;
@@ -589,6 +588,7 @@ static gs_status step_cpu(gs_mlp_state *s) {
 
 static gs_status mlp_step(void *state) {
   gs_mlp_state *s = state;
+  if (s->pp) return gs_mlp_pp_step(s->pp);
   if (s->backend == GS_BACKEND_CPU) return step_cpu(s);
   if (s->use_graph) return step_graphs(s);
   return enqueue_step(s, s->global_batch, s->offset, s->rows);
@@ -759,6 +759,7 @@ static gs_status verify_cuda(gs_mlp_state *s, gs_verification *v) {
 static gs_status mlp_verify(void *state, gs_verification *out) {
   gs_mlp_state *s = state;
   memset(out, 0, sizeof *out);
+  if (s->pp) return gs_mlp_pp_verify(s->pp, out);
   return s->backend == GS_BACKEND_CPU ? verify_cpu(s, out) : verify_cuda(s, out);
 }
 
@@ -789,6 +790,7 @@ const gs_workload gs_workload_mlp = {
     .step = mlp_step,
     .verify = mlp_verify,
     .teardown = mlp_teardown,
+    .rank_role = gs_mlp_pp_rank_role, /* pp opens the options */
     .variant_count = mlp_variant_count,
     .variant_select = mlp_variant_select,
 };

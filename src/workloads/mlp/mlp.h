@@ -98,4 +98,10 @@ void gs_mlp_cpu_adam(const gs_mlp_adam *a, uint64_t t, uint64_t count, const flo
  * idle. For tests and tools that compare replicas or runs. */
 gs_status gs_mlp_state_params(void *state, float *out);
 
+/* Every rank's share of the step (ctx->unit_count of each, in rank order)
+ * into all_rows[0 .. world_size-1], by an all-gather on the rank's
+ * communicator (through a device buffer on CUDA). Called by every rank in
+ * its setup. */
+gs_status gs_mlp_gather_shares(const gs_rank_context *ctx, uint64_t *all_rows);
+
 #endif

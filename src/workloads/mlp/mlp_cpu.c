@@ -9,6 +9,7 @@
 #include "core/check.h"
 #include "platform/trace.h"
 #include "workloads/mlp/mlp.h"
+#include "workloads/mlp/mlp_layers.h"
 #include "workloads/mlp/mlp_hash.h"
 
 uint64_t gs_mlp_weight_offset(const gs_mlp_model *m, int layer) {
@@ -86,6 +87,90 @@ static gs_status scratch_alloc(cpu_scratch *s, const gs_mlp_model *m, uint64_t r
   return GS_OK;
 }
 
+void gs_mlp_cpu_inputs(const gs_mlp_model *m, const gs_mlp_data *d, const gs_mlp_batch *b,
+                       uint64_t rows, float *in) {
+  for (uint64_t r = 0; r < rows; r++) {
+    const uint64_t sample = (b->step * b->global_batch + b->offset + r) % d->n;
+    memcpy(in + r * m->widths[0], d->x + sample * d->features,
+           (size_t)m->widths[0] * sizeof(float));
+  }
+}
+
+void gs_mlp_cpu_layer_forward(const gs_mlp_model *m, int l, const float *params,
+                              const gs_mlp_batch *b, uint64_t rows, const float *in, float *out) {
+  const int L = m->n_layers;
+  const float scale = 1.0f / (1.0f - m->dropout);
+  const uint32_t n_in = m->widths[l], n_out = m->widths[l + 1];
+  const float *w = params + gs_mlp_weight_offset(m, l), *bias = params + gs_mlp_bias_offset(m, l);
+  for (uint64_t r = 0; r < rows; r++) {
+    const float *a = in + r * n_in;
+    float *z = out + r * n_out;
+    const uint64_t pos = b->step * b->global_batch + b->offset + r;
+    for (uint32_t o = 0; o < n_out; o++) {
+      double acc = 0.0;
+      for (uint32_t i = 0; i < n_in; i++) acc += (double)w[(uint64_t)o * n_in + i] * a[i];
+      float v = (float)acc + bias[o];
+      if (l < L - 1) {
+        v = v > 0.0f ? v : 0.0f;
+        if (m->dropout > 0.0f)
+          v = gs_mlp_keep(b->seed, b->step, (uint32_t)l, pos, o, m->dropout) ? v * scale : 0.0f;
+      }
+      z[o] = v;
+    }
+  }
+}
+
+double gs_mlp_cpu_loss_grad(const gs_mlp_model *m, const gs_mlp_data *d, const gs_mlp_batch *b,
+                            uint64_t rows, const float *out, float *dz) {
+  // MSE over the global batch: d loss / d y = 2 (y - t) / (G * T).
+  const uint32_t T = m->widths[m->n_layers];
+  const double norm = 1.0 / ((double)b->global_batch * T);
+  double sum = 0.0;
+  for (uint64_t r = 0; r < rows; r++) {
+    const uint64_t sample = (b->step * b->global_batch + b->offset + r) % d->n;
+    for (uint32_t t = 0; t < T; t++) {
+      const double diff = (double)out[r * T + t] - d->y[sample * d->targets + t];
+      sum += diff * diff;
+      dz[r * T + t] = (float)(2.0 * diff * norm);
+    }
+  }
+  return sum * norm;
+}
+
+void gs_mlp_cpu_layer_weight_grads(const gs_mlp_model *m, int l, uint64_t rows, const float *dz,
+                                   const float *in, double *gw, double *gb) {
+  const uint32_t n_in = m->widths[l], n_out = m->widths[l + 1];
+  for (uint64_t r = 0; r < rows; r++) {
+    const float *g = dz + r * n_out, *a = in + r * n_in;
+    for (uint32_t o = 0; o < n_out; o++) {
+      gb[o] += g[o];
+      for (uint32_t i = 0; i < n_in; i++) gw[(uint64_t)o * n_in + i] += (double)g[o] * a[i];
+    }
+  }
+}
+
+void gs_mlp_cpu_layer_input_grad(const gs_mlp_model *m, int l, const float *params, uint64_t rows,
+                                 const float *dz, const float *in, float *prev) {
+  // Through the previous layer's dropout and ReLU: its output is > 0
+  // exactly where ReLU passed and dropout kept, and was scaled there.
+  const uint32_t n_in = m->widths[l], n_out = m->widths[l + 1];
+  const float *w = params + gs_mlp_weight_offset(m, l);
+  const float scale = 1.0f / (1.0f - m->dropout);
+  for (uint64_t r = 0; r < rows; r++) {
+    const float *g = dz + r * n_out, *a = in + r * n_in;
+    float *p = prev + r * n_in;
+    for (uint32_t i = 0; i < n_in; i++) {
+      if (!(a[i] > 0.0f)) {
+        p[i] = 0.0f;
+        continue;
+      }
+      double acc = 0.0;
+      for (uint32_t o = 0; o < n_out; o++) acc += (double)g[o] * w[(uint64_t)o * n_in + i];
+      p[i] = (float)acc * (m->dropout > 0.0f ? scale : 1.0f);
+    }
+  }
+}
+
 gs_status gs_mlp_cpu_gradients(const gs_mlp_model *m, const float *params, const gs_mlp_data *d,
                                const gs_mlp_batch *b, float *grads, double *loss) {
   const int L = m->n_layers;
@@ -93,74 +178,17 @@ gs_status gs_mlp_cpu_gradients(const gs_mlp_model *m, const float *params, const
   cpu_scratch s;
   GS_TRY(scratch_alloc(&s, m, rows));
   gs_trace_begin(GS_TRACE_COMPUTE, "forward", -1, NULL);
-  for (uint64_t r = 0; r < rows; r++) {
-    const uint64_t sample = (b->step * b->global_batch + b->offset + r) % d->n;
-    memcpy(s.act[0] + r * m->widths[0], d->x + sample * d->features,
-           (size_t)m->widths[0] * sizeof(float));
-  }
-  const float scale = 1.0f / (1.0f - m->dropout);
-  for (int l = 0; l < L; l++) {
-    const uint32_t in = m->widths[l], out = m->widths[l + 1];
-    const float *w = params + gs_mlp_weight_offset(m, l), *bias = params + gs_mlp_bias_offset(m, l);
-    for (uint64_t r = 0; r < rows; r++) {
-      const float *a = s.act[l] + r * in;
-      float *z = s.act[l + 1] + r * out;
-      const uint64_t pos = b->step * b->global_batch + b->offset + r;
-      for (uint32_t o = 0; o < out; o++) {
-        double acc = 0.0;
-        for (uint32_t i = 0; i < in; i++) acc += (double)w[(uint64_t)o * in + i] * a[i];
-        float v = (float)acc + bias[o];
-        if (l < L - 1) {
-          v = v > 0.0f ? v : 0.0f;
-          if (m->dropout > 0.0f)
-            v = gs_mlp_keep(b->seed, b->step, (uint32_t)l, pos, o, m->dropout) ? v * scale : 0.0f;
-        }
-        z[o] = v;
-      }
-    }
-  }
-  // MSE over the global batch: d loss / d y = 2 (y - t) / (G * T).
-  const uint32_t T = m->widths[L];
-  const double norm = 1.0 / ((double)b->global_batch * T);
-  double sum = 0.0;
-  for (uint64_t r = 0; r < rows; r++) {
-    const uint64_t sample = (b->step * b->global_batch + b->offset + r) % d->n;
-    for (uint32_t t = 0; t < T; t++) {
-      const double diff = (double)s.act[L][r * T + t] - d->y[sample * d->targets + t];
-      sum += diff * diff;
-      s.dz[r * T + t] = (float)(2.0 * diff * norm);
-    }
-  }
-  *loss = sum * norm;
+  gs_mlp_cpu_inputs(m, d, b, rows, s.act[0]);
+  for (int l = 0; l < L; l++) gs_mlp_cpu_layer_forward(m, l, params, b, rows, s.act[l], s.act[l + 1]);
+  *loss = gs_mlp_cpu_loss_grad(m, d, b, rows, s.act[L], s.dz);
   gs_trace_end();
   gs_trace_begin(GS_TRACE_COMPUTE, "backward", -1, NULL);
   for (int l = L - 1; l >= 0; l--) {
-    const uint32_t in = m->widths[l], out = m->widths[l + 1];
-    const float *w = params + gs_mlp_weight_offset(m, l);
-    double *gw = s.grad_acc + gs_mlp_weight_offset(m, l), *gb = s.grad_acc + gs_mlp_bias_offset(m, l);
-    for (uint64_t r = 0; r < rows; r++) {
-      const float *dz = s.dz + r * out, *a = s.act[l] + r * in;
-      for (uint32_t o = 0; o < out; o++) {
-        gb[o] += dz[o];
-        for (uint32_t i = 0; i < in; i++) gw[(uint64_t)o * in + i] += (double)dz[o] * a[i];
-      }
-    }
+    gs_mlp_cpu_layer_weight_grads(m, l, rows, s.dz, s.act[l],
+                                  s.grad_acc + gs_mlp_weight_offset(m, l),
+                                  s.grad_acc + gs_mlp_bias_offset(m, l));
     if (l == 0) break;
-    // Through the previous layer's dropout and ReLU: its output is > 0
-    // exactly where ReLU passed and dropout kept, and was scaled there.
-    for (uint64_t r = 0; r < rows; r++) {
-      const float *dz = s.dz + r * out, *a = s.act[l] + r * in;
-      float *prev = s.dz_prev + r * in;
-      for (uint32_t i = 0; i < in; i++) {
-        if (!(a[i] > 0.0f)) {
-          prev[i] = 0.0f;
-          continue;
-        }
-        double acc = 0.0;
-        for (uint32_t o = 0; o < out; o++) acc += (double)dz[o] * w[(uint64_t)o * in + i];
-        prev[i] = (float)acc * (m->dropout > 0.0f ? scale : 1.0f);
-      }
-    }
+    gs_mlp_cpu_layer_input_grad(m, l, params, rows, s.dz, s.act[l], s.dz_prev);
     float *t = s.dz;
     s.dz = s.dz_prev;
     s.dz_prev = t;

@@ -481,3 +481,68 @@ extern "C" gs_status gs_mlp_cuda_adam(gs_mlp_cuda *g) {
   GS_CHECK_CUDA(cudaGetLastError());
   return GS_OK;
 }
+
+/* ---- pieces for a pipeline stage (fp32; mlp_pp_cuda.c orders them) -------------- */
+
+__global__ void gs_mlp_column_sums_kernel(const float *dz, uint64_t rows, uint32_t cols,
+                                          float *db) {
+  const uint32_t c = blockIdx.x * GS_MLP_TILE_COLS + threadIdx.x;
+  float sum = 0.0f;
+  if (c < cols)
+    for (uint64_t r = (uint64_t)blockIdx.y * GS_MLP_TILE_ROWS + threadIdx.y; r < rows;
+         r += (uint64_t)gridDim.y * GS_MLP_TILE_ROWS)
+      sum += dz[r * cols + c];
+  add_column_sums(sum, c, cols, db);
+}
+
+/* The column-sum grid of tile_grid for `sm_count` multiprocessors. */
+static dim3 stage_grid(int sm_count, uint64_t rows, uint32_t cols) {
+  gs_mlp_cuda g;
+  memset(&g, 0, sizeof g);
+  g.sm_count = sm_count;
+  return tile_grid(&g, rows, cols);
+}
+
+static unsigned capped_blocks(uint64_t n) {
+  const unsigned blocks = blocks_for(n);
+  return blocks > 4096 ? 4096 : (blocks ? blocks : 1);
+}
+
+extern "C" gs_status gs_mlp_cuda_stage_op(const gs_mlp_stage_op *op, cudaStream_t stream) {
+  const dim3 tile(GS_MLP_TILE_COLS, GS_MLP_TILE_ROWS);
+  switch (op->kind) {
+    case GS_MLP_STAGE_GATHER:
+      gs_mlp_gather_kernel<float><<<blocks_for(op->rows * op->cols), GS_MLP_THREADS, 0, stream>>>(
+          op->x, op->n, op->cols, op->steps, op->G, op->offset, op->rows, op->out);
+      break;
+    case GS_MLP_STAGE_BIAS_ACT:
+      gs_mlp_bias_relu_dropout_kernel<float>
+          <<<blocks_for(op->rows * op->cols), GS_MLP_THREADS, 0, stream>>>(
+              op->in, op->bias, op->rows, op->cols, op->steps, op->G, op->offset, op->seed,
+              op->layer, op->dropout, op->out);
+      break;
+    case GS_MLP_STAGE_LOSS:
+      gs_mlp_loss_kernel<float><<<stage_grid(op->sm_count, op->rows, op->cols), tile, 0, stream>>>(
+          op->in, op->bias, op->x, op->n, op->cols, op->steps, op->G, op->offset, op->rows, op->out,
+          op->db, op->loss);
+      break;
+    case GS_MLP_STAGE_ACT_GRAD:
+      gs_mlp_relu_dropout_grad_kernel<float>
+          <<<stage_grid(op->sm_count, op->rows, op->cols), tile, 0, stream>>>(
+              op->in, op->act, op->rows, op->cols, op->scale, op->out, op->db);
+      break;
+    case GS_MLP_STAGE_COLUMN_SUMS:
+      gs_mlp_column_sums_kernel<<<stage_grid(op->sm_count, op->rows, op->cols), tile, 0, stream>>>(
+          op->in, op->rows, op->cols, op->db);
+      break;
+    case GS_MLP_STAGE_ADAM:
+      gs_mlp_adam_kernel<<<capped_blocks(op->rows), GS_MLP_THREADS, 0, stream>>>(
+          op->out, op->mom1, op->mom2, op->in, op->rows, op->steps, op->adam.lr, op->adam.beta1,
+          op->adam.beta2, op->adam.eps, NULL);
+      GS_CHECK_CUDA(cudaGetLastError());
+      gs_mlp_advance_step_kernel<<<1, 1, 0, stream>>>(op->steps);
+      break;
+  }
+  GS_CHECK_CUDA(cudaGetLastError());
+  return GS_OK;
+}

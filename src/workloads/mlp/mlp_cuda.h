@@ -77,6 +77,42 @@ gs_status gs_mlp_cuda_input_grad(gs_mlp_cuda *g, int layer, uint64_t rows);
 /* Adam over all parameters with the gradients as they are, then steps += 1. */
 gs_status gs_mlp_cuda_adam(gs_mlp_cuda *g);
 
+/* One fp32 kernel of a pipeline stage's step (mlp_pp_cuda.c), on device
+ * pointers; the kernels are the whole-model step's own. Members by kind:
+ *  gather:      out[rows][cols] = x rows of the batch (n samples)
+ *  bias_act:    out = dropout(relu(in + bias)) for `layer`, [rows][cols]
+ *  loss:        out = dz of the MSE from in + bias against targets x; the
+ *               column sums of dz added to db, the loss share to *loss
+ *  act_grad:    out = in through the ReLU and dropout whose output is act,
+ *               scaled by `scale`; its column sums added to db
+ *  column_sums: db += column sums of in [rows][cols]
+ *  adam:        Adam update number *steps + 1 of out (parameters) from in
+ *               (gradients), mom1 and mom2, over rows values; then *steps += 1
+ * Batch positions are (*steps) * G + offset + r, as gs_mlp_batch's. */
+typedef enum {
+  GS_MLP_STAGE_GATHER,
+  GS_MLP_STAGE_BIAS_ACT,
+  GS_MLP_STAGE_LOSS,
+  GS_MLP_STAGE_ACT_GRAD,
+  GS_MLP_STAGE_COLUMN_SUMS,
+  GS_MLP_STAGE_ADAM
+} gs_mlp_stage_kind;
+
+typedef struct {
+  gs_mlp_stage_kind kind;
+  const float *in, *act, *bias, *x;
+  float *out, *db, *loss, *mom1, *mom2;
+  uint64_t *steps;
+  uint64_t rows, n, G, offset, seed;
+  uint32_t cols, layer;
+  float dropout, scale;
+  gs_mlp_adam adam;
+  int sm_count;
+} gs_mlp_stage_op;
+
+/* Enqueues `op` on `stream`. */
+gs_status gs_mlp_cuda_stage_op(const gs_mlp_stage_op *op, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

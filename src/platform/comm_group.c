@@ -1,0 +1,158 @@
+/* Sub-communicators (comm.h, gs_comm_group): a group of the world's ranks
+ * with its own allreduce. GPU buffers: a communicator split from the
+ * rank's with ncclCommSplit. Host buffers between processes: MPI_Comm_split
+ * of MPI_COMM_WORLD and MPI_Iallreduce completed by polling. Host buffers
+ * between the rank threads: the members learn each other's colour through
+ * the world's exchange, the first member allocates a shared-memory
+ * exchange of the members only, and the others take it from there. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/check.h"
+#include "platform/comm_internal.h"
+
+/* The members' shared exchange (threads mode), freed by the last to leave. */
+typedef struct {
+  comm_exchange x;
+  _Atomic int users;
+} group_shared;
+
+struct gs_comm_group {
+  gs_comm *comm; /* the member's world handle (timeouts, scratch, errors) */
+  int index, size;
+  group_shared *shared; /* cpu, threads mode */
+  ncclComm_t nccl;      /* cuda */
+#ifdef GS_HAVE_MPI
+  MPI_Comm mpi; /* cpu, mpi mode; MPI_COMM_NULL otherwise */
+#endif
+};
+
+int gs_comm_group_rank(const gs_comm_group *g) { return g->index; }
+int gs_comm_group_size(const gs_comm_group *g) { return g->size; }
+
+/* Threads mode: every rank publishes its colour; the members' index and
+ * count follow from the world's colours in rank order; the first member
+ * publishes the exchange it allocated, which the others take. */
+static gs_status split_threads(gs_comm *c, int color, gs_comm_group *g) {
+  comm_exchange *w = &c->world->exchange;
+  const int n = w->parties;
+  w->send[c->rank] = &color;
+  GS_TRY(comm_exchange_barrier(c));
+  int first = -1;
+  for (int r = 0; r < n; r++) {
+    if (*(const int *)w->send[r] != color) continue;
+    if (first < 0) first = r;
+    if (r < c->rank) g->index++;
+    g->size++;
+  }
+  GS_TRY(comm_exchange_barrier(c)); /* the colours are read */
+  gs_status st = GS_OK;
+  group_shared *made = NULL;
+  if (first == c->rank) {
+    made = calloc(1, sizeof *made);
+    st = made ? comm_exchange_init(&made->x, g->size)
+              : gs_error(GS_ERR_NOMEM, "cannot allocate a group's exchange");
+    if (st == GS_OK) atomic_store(&made->users, g->size);
+  }
+  // A failed allocation publishes NULL: every member of that group sees it.
+  w->send[c->rank] = st == GS_OK ? made : NULL;
+  gs_status met = comm_exchange_barrier(c);
+  if (met == GS_OK) g->shared = (group_shared *)w->send[first];
+  if (met == GS_OK) met = comm_exchange_barrier(c); /* the exchanges are taken */
+  if (st == GS_OK && met == GS_OK && g->shared) return GS_OK;
+  if (made && !g->shared) free(made);
+  if (st != GS_OK || met != GS_OK) return st != GS_OK ? st : met;
+  g->shared = NULL;
+  return gs_error(GS_ERR_NOMEM, "the first member of group %d could not allocate its exchange",
+                  color);
+}
+
+gs_status gs_comm_group_create(gs_comm *c, int color, gs_comm_group **out) {
+  *out = NULL;
+  if (color < 0) GS_BUG("group colour %d of rank %d", color, c->rank);
+  GS_TRY(gs_comm_barrier(c));
+  snprintf(c->op_name, sizeof c->op_name, "the split into groups");
+  gs_comm_group *g = calloc(1, sizeof *g);
+  if (!g) return gs_error(GS_ERR_NOMEM, "cannot allocate a group of ranks");
+  g->comm = c;
+#ifdef GS_HAVE_MPI
+  g->mpi = MPI_COMM_NULL;
+#endif
+  gs_status st = GS_OK;
+  if (c->world->config.backend == GS_BACKEND_CUDA) {
+    st = comm_nccl_result(c, ncclCommSplit(c->nccl, color, c->rank, &g->nccl, NULL),
+                          "ncclCommSplit");
+    int index = 0, size = 0;
+    if (st == GS_OK)
+      st = comm_nccl_result(c, ncclCommUserRank(g->nccl, &index), "ncclCommUserRank");
+    if (st == GS_OK) st = comm_nccl_result(c, ncclCommCount(g->nccl, &size), "ncclCommCount");
+    g->index = index;
+    g->size = size;
+  } else if (c->world->job.launch == GS_COMM_LAUNCH_THREADS) {
+    st = split_threads(c, color, g);
+  } else {
+#ifdef GS_HAVE_MPI
+    if (MPI_Comm_split(MPI_COMM_WORLD, color, c->rank, &g->mpi) != MPI_SUCCESS ||
+        MPI_Comm_rank(g->mpi, &g->index) != MPI_SUCCESS ||
+        MPI_Comm_size(g->mpi, &g->size) != MPI_SUCCESS)
+      st = gs_error(GS_ERR_MPI, "rank %d: MPI_Comm_split into group %d failed", c->rank, color);
+#else
+    GS_BUG("mpi launch in a build without MPI");
+#endif
+  }
+  if (st != GS_OK) {
+    gs_comm_group_destroy(g);
+    return st;
+  }
+  *out = g;
+  return GS_OK;
+}
+
+void gs_comm_group_destroy(gs_comm_group *g) {
+  if (!g) return;
+  if (g->nccl) {
+    if (g->comm->aborted)
+      ncclCommAbort(g->nccl);
+    else
+      ncclCommDestroy(g->nccl);
+  }
+  if (g->shared && atomic_fetch_sub(&g->shared->users, 1) == 1) {
+    comm_exchange_destroy(&g->shared->x);
+    free(g->shared);
+  }
+#ifdef GS_HAVE_MPI
+  if (g->mpi != MPI_COMM_NULL) MPI_Comm_free(&g->mpi);
+#endif
+  free(g);
+}
+
+gs_status gs_comm_group_allreduce(gs_comm_group *g, const void *send, void *recv, size_t count,
+                                  gs_dtype dtype, gs_redop op, cudaStream_t stream) {
+  gs_comm *c = g->comm;
+  GS_TRY(gs_comm_check(c));
+  if (op == GS_REDOP_AVG || op >= GS_REDOP_COUNT)
+    GS_BUG("group allreduce of op %d (sum, prod, max or min)", (int)op);
+  snprintf(c->op_name, sizeof c->op_name, "allreduce over a group of %d", g->size);
+  if (g->nccl)
+    return comm_nccl_result(c, ncclAllReduce(send, recv, count, comm_nccl_type(dtype),
+                                             comm_nccl_op(op), g->nccl, stream),
+                            "ncclAllReduce (group)");
+  if (g->shared)
+    return comm_host_group_allreduce(c, &g->shared->x, g->index, send, recv, count, dtype, op);
+#ifdef GS_HAVE_MPI
+  if (dtype == GS_DTYPE_HALF || dtype == GS_DTYPE_BFLOAT16)
+    return gs_error(GS_ERR_UNSUPPORTED, "the cpu backend has no %s arithmetic",
+                    gs_dtype_names[dtype]);
+  if (count > (size_t)INT32_MAX)
+    return gs_error(GS_ERR_UNSUPPORTED, "the cpu backend passes at most %d elements to MPI",
+                    INT32_MAX);
+  MPI_Request request;
+  GS_CHECK_MPI(MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv, (int)count,
+                              comm_mpi_type(dtype), comm_mpi_op(op), g->mpi, &request));
+  return comm_mpi_complete(c, &request, 1);
+#else
+  (void)stream;
+  GS_BUG("mpi launch in a build without MPI");
+#endif
+}

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# End-to-end tests of mlp's pipeline (--pp) on the CPU backend: option
+# errors, P = 2 and 3 stages under GPipe and 1F1B verified bit for bit
+# against the CPU reference on every rank, data x pipeline parallelism on
+# 4 ranks (2 replicas of 2 stages), --stages boundaries in the document,
+# and the report's per-stage timings (busy, idle, bubble against (p-1)/m,
+# transfers).
+set -u
+bin=$1
+. "$(dirname "$0")/cli_lib.sh"
+
+small=(--backend cpu --layers 50,32,24,16,3 --samples 1024 --iters 6 --warmup 1 --runs 1 --no-progress
+       -q --gpu-mode multi)
+expect 2 "--micro-batches needs --pp above 1" -- run mlp "${small[@]}" --micro-batches 4
+expect 2 "--schedule needs --pp above 1" -- run mlp "${small[@]}" --schedule gpipe
+expect 2 "--pp 5: the model has only 4 layers" -- run mlp "${small[@]}" --ranks 5 --pp 5
+expect 2 "--stages takes 2 layers" -- run mlp "${small[@]}" --ranks 3 --pp 3 --stages 2
+expect 2 "--stages: layer 2 must lie after 2" -- run mlp "${small[@]}" --ranks 3 --pp 3 --stages 2,2
+expect 2 "option --schedule" -- run mlp "${small[@]}" --ranks 2 --pp 2 --schedule zigzag
+expect 2 "--pp 2 needs a multiple of 2 ranks \(replicas x stages\), got 3" -- \
+  run mlp "${small[@]}" --ranks 3 --pp 2 -o "$work/odd.json"
+expect 2 "--micro-batches 4 over 3 samples of replica 0" -- \
+  run mlp "${small[@]}" --ranks 2 --pp 2 --batch 3 --micro-batches 4 -o "$work/few.json"
+
+for schedule in gpipe 1f1b; do
+  for p in 2 3; do
+    expect 0 "" -- run mlp "${small[@]}" --batch 48 --ranks "$p" --pp "$p" --micro-batches 4 \
+      --schedule "$schedule" -o "$work/pp-$schedule-$p.json"
+  done
+done
+expect 0 "" -- run mlp "${small[@]}" --batch 50 --ranks 4 --pp 2 --micro-batches 3 -o "$work/dp-pp.json"
+# Three replicas: each stage's group of 3 sums in replica order, bit for bit.
+expect 0 "" -- run mlp "${small[@]}" --batch 60 --ranks 6 --pp 2 --micro-batches 2 --schedule 1f1b \
+  -o "$work/dp3-pp.json"
+expect 0 "" -- run mlp "${small[@]}" --batch 40 --ranks 2 --pp 2 --stages 3 --micro-batches 8 \
+  --schedule gpipe -o "$work/bounds.json"
+
+python3 - "$work" <<'PY' || failures=$((failures + 1))
+import json, os, re, sys
+work = sys.argv[1]
+def load(name):
+    with open(os.path.join(work, name)) as f:
+        return json.load(f)
+# Parameters per stage of 50-32-24-16-3: layer 0 = 1632, layers 1..3 = 792 + 400 + 51.
+sizes = {2: [1632, 1243], 3: [1632, 792, 451]}
+for schedule in ("gpipe", "1f1b"):
+    for p in (2, 3):
+        d = load(f"pp-{schedule}-{p}.json")
+        assert d["status"] == "ok", d["status"]
+        pp = d["config"]["workload_options"]["pipeline"]
+        assert pp["stages"] == p and pp["schedule"] == schedule and pp["micro_batches"] == 4, pp
+        m = d["measurements"][0]
+        assert m["verification"]["status"] == "passed", m["verification"]
+        ranks = m["runs"][0]["ranks"]
+        assert len(ranks) == p
+        for r in ranks:
+            v = r["verification"]
+            s = r["rank"]
+            assert v["status"] == "passed" and v["mismatches"] == 0 and v["tolerance"] == 0, v
+            want = (f"CPU pipeline stage {s} of {p} .*{schedule}, 4 micro-batches.* over the "
+                    f"replica's 48 samples against the CPU reference: 0 of {sizes[p][s]} gradients "
+                    "and 0 parameters after Adam differ bitwise, 0 differ from replica 0's stage")
+            assert re.search(want, v["detail"]), (want, v["detail"])
+            # Every stage but the last waits for gradients, every one but the
+            # first for activations: some exposed communication each step.
+            assert all(c > 0 for c in r["comm_seconds"]), r["comm_seconds"]
+d = load("dp-pp.json")
+m = d["measurements"][0]
+assert m["verification"]["status"] == "passed", m["verification"]
+details = [r["verification"]["detail"] for r in m["runs"][0]["ranks"]]
+# Replica-major: ranks 0, 1 are replica 0 (26 of the 50 samples), 2, 3 replica 1.
+for rank, (stage, replica, rows) in enumerate([(0, 0, 26), (1, 0, 26), (0, 1, 24), (1, 1, 24)]):
+    assert f"stage {stage} of 2" in details[rank] and f"replica {replica} of 2" in details[rank], details[rank]
+    assert f"the replica's {rows} samples" in details[rank], details[rank]
+    assert "0 parameters after Adam differ bitwise, 0 differ from replica 0's stage" in details[rank]
+d = load("dp3-pp.json")
+ranks = d["measurements"][0]["runs"][0]["ranks"]
+assert len(ranks) == 6 and d["measurements"][0]["verification"]["status"] == "passed"
+for r in ranks:
+    v = r["verification"]
+    assert v["status"] == "passed" and v["mismatches"] == 0, v
+    assert f"replica {r['rank'] // 2} of 3" in v["detail"], v["detail"]
+    assert "0 differ from replica 0's stage" in v["detail"], v["detail"]
+d = load("bounds.json")
+pp = d["config"]["workload_options"]["pipeline"]
+assert pp["stage_first_layers"] == [0, 3] and pp["balanced_by_cost"] is False, pp
+assert d["measurements"][0]["verification"]["status"] == "passed"
+PY
+
+# The report's pipeline tables: (p-1)/m = 2/4, the transfers of 48 samples
+# over the boundaries into layers 1 and 2 (widths 32 and 24) both ways,
+# one busy/idle line per stage.
+out=$("$bin" report "$work/pp-1f1b-3.json" 2>&1)
+grep -qE "^ +3 +3 +4 +1f1b +[0-9.]+% +50\.0% +[0-9.]+x +21 KiB" <<<"$out" ||
+  fail "report: no pipeline row with (p-1)/m 50.0% and 21 KiB of transfers: $out"
+[ "$(grep -cE "^ +3 +[012] +[0-9.]+ [um]?s +[0-9.]+ [um]?s +[0-9.]+%" <<<"$out")" = 3 ] ||
+  fail "report: not one busy/idle line per stage: $out"
+out=$("$bin" report "$work/dp-pp.json" 2>&1)
+grep -qE "^ +4 +2 +3 +1f1b +[0-9.]+% +33\.3% " <<<"$out" || fail "report: DP x PP row: $out"
+"$bin" report "$work/dp-pp.json" --format json >"$work/report.json" 2>&1 || fail "report --format json"
+python3 - "$work/report.json" <<'PY' || failures=$((failures + 1))
+import json, sys
+doc = json.load(open(sys.argv[1]))
+rows = [row for s in doc["series"] for row in s["rows"] if "pipeline" in row]
+assert len(rows) == 1, rows
+p = rows[0]["pipeline"]
+assert p["stages"] == 2 and p["micro_batches"] == 3 and abs(p["bubble_formula"] - 1 / 3) < 1e-12, p
+assert len(p["stage_busy"]) == 2 and all(t > 0 for t in p["stage_busy"] + p["stage_idle"]), p
+# Replica 0: 26 samples; one boundary, into layer 1 (32 wide), both ways.
+assert p["transfer_bytes"] == 2 * 26 * 32 * 4, p
+PY
+
+exit $((failures > 0))

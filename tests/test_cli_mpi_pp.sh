@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# mlp's pipeline (--pp) under mpirun, one CPU rank per process: the stages
+# pass activations and gradients through MPI and verify bit for bit
+# against the CPU reference (2 stages under 1F1B; 2 replicas of 2 stages
+# under GPipe), and a stage killed with SIGKILL while it measures ends the
+# job within the timeout plus a few seconds, with a partial document whose
+# failure names the lost rank and its stage. Skips (77) without mpirun.
+set -u
+bin=$1
+. "$(dirname "$0")/cli_lib.sh"
+need_mpirun
+bin=$(readlink -f "$bin")
+
+model=(mlp --backend cpu --layers 50,64,48,32,3 --samples 1024 --batch 64 --warmup 1 --runs 1 -q)
+timeout -s KILL 120 mpirun -np 2 "$bin" run "${model[@]}" --pp 2 --schedule 1f1b --micro-batches 4 \
+  --iters 8 -o "$work/mpi2.json" >"$work/mpi2.out" 2>&1 || fail "mpirun -np 2 --pp 2: $(cat "$work/mpi2.out")"
+timeout -s KILL 120 mpirun -np 4 "$bin" run "${model[@]}" --pp 2 --schedule gpipe --micro-batches 3 \
+  --iters 8 -o "$work/mpi4.json" >"$work/mpi4.out" 2>&1 || fail "mpirun -np 4 --pp 2: $(cat "$work/mpi4.out")"
+python3 - "$work" <<'PY' || failures=$((failures + 1))
+import json, os, sys
+for name, ranks in (("mpi2.json", 2), ("mpi4.json", 4)):
+    d = json.load(open(os.path.join(sys.argv[1], name)))
+    assert d["status"] == "ok", d["status"]
+    m = d["measurements"][0]
+    assert m["world_size"] == ranks and m["verification"]["status"] == "passed", m["verification"]
+    for r in m["runs"][0]["ranks"]:
+        v = r["verification"]
+        assert v["mismatches"] == 0 and "0 parameters after Adam differ bitwise" in v["detail"], v
+PY
+
+# Rank 1 (stage 1 of replica 0) killed while the job measures.
+timeout -s KILL 120 mpirun -np 4 "$bin" run "${model[@]}" --pp 2 --micro-batches 4 --iters 1000000 \
+  --timeout 3 -o "$work/kill.json" >"$work/kill.out" 2>&1 &
+job=$!
+pid=""
+for i in $(seq 600); do
+  for p in $(pgrep -f -- "$bin"); do
+    [ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$bin" ] || continue
+    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1" &&
+      grep -q -- "$work" "/proc/$p/cmdline" 2>/dev/null && pid=$p
+  done
+  [ -n "$pid" ] && break
+  sleep 0.1
+done
+sleep 4
+[ -n "$pid" ] || fail "no process of rank 1"
+t0=$SECONDS
+[ -n "$pid" ] && kill -KILL "$pid"
+wait "$job"
+took=$((SECONDS - t0))
+echo "kill: SIGKILL to rank 1 -> mpirun ended after $took s"
+[ "$took" -le 12 ] || fail "the killed stage's job took $took s to end"
+grep -q "rank 1 (pipeline stage 1 of 2, replica 0 of 2) on .* lost" "$work/kill.out" ||
+  fail "the error names no stage: $(grep error "$work/kill.out")"
+python3 - "$work/kill.json" <<'PY' || failures=$((failures + 1))
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["status"] == "partial", d["status"]
+m = d["measurements"][0]
+f = m["failure"]
+assert f["rank"] == 1 and f["status"] == "rank-lost", f
+assert "pipeline stage 1 of 2, replica 0 of 2" in f["reason"] and "died" in f["reason"], f
+ranks = m["runs"][0]["ranks"]
+assert [r["rank"] for r in ranks if r["status"] == "rank-lost"] == [1], [r["status"] for r in ranks]
+assert f["last_completed_step"] > 0, f
+PY
+
+exit $((failures > 0))

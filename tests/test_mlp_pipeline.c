@@ -1,0 +1,280 @@
+/* Unit tests of mlp's pipeline pieces: the GPipe and 1F1B orders of a
+ * stage's passes (every micro-batch once each way, warmup / steady /
+ * cooldown, the forwards in flight that bound 1F1B's memory), the grouped
+ * transfers between them (a simulation in which a send completes only when
+ * its receiver has posted the receive, as NCCL's do: no schedule may
+ * deadlock, and each pair's messages arrive in the order they were sent),
+ * the stage split by layer cost and by --stages, the micro-batch split,
+ * and the option checks. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "workloads/mlp/pipeline.h"
+#include "workloads/mlp/schedule.h"
+
+#define MAX_STAGES 8
+#define MAX_MICRO 16
+
+static void assert_order(gs_pp_schedule sch, int P, int s, int M, const char *expect) {
+  gs_pp_action order[2 * MAX_MICRO];
+  gs_pp_schedule_order(sch, P, s, M, order);
+  char text[8 * MAX_MICRO] = "";
+  for (int k = 0; k < 2 * M; k++) {
+    char one[8];
+    snprintf(one, sizeof one, "%s%c%d", k ? " " : "", order[k].pass == GS_PP_FORWARD ? 'F' : 'B',
+             order[k].micro);
+    strcat(text, one);
+  }
+  assert_string_equal(text, expect);
+}
+
+static void test_gpipe_all_forwards_then_all_backwards(void **unused) {
+  (void)unused;
+  assert_order(GS_PP_GPIPE, 3, 1, 4, "F0 F1 F2 F3 B0 B1 B2 B3");
+  assert_order(GS_PP_GPIPE, 2, 0, 1, "F0 B0");
+}
+
+static void test_1f1b_warmup_steady_cooldown(void **unused) {
+  (void)unused;
+  // Stage 0 of 4: 3 warmup forwards, steady pairs, 3 cooldown backwards.
+  assert_order(GS_PP_1F1B, 4, 0, 6, "F0 F1 F2 F3 B0 F4 B1 F5 B2 B3 B4 B5");
+  assert_order(GS_PP_1F1B, 4, 2, 6, "F0 F1 B0 F2 B1 F3 B2 F4 B3 F5 B4 B5");
+  // The last stage has no warmup: one forward, one backward.
+  assert_order(GS_PP_1F1B, 4, 3, 3, "F0 B0 F1 B1 F2 B2");
+  // Fewer micro-batches than the warmup wants: all forwards, then all backwards.
+  assert_order(GS_PP_1F1B, 4, 0, 2, "F0 F1 B0 B1");
+  assert_int_equal(gs_pp_warmup(4, 0, 6), 3);
+  assert_int_equal(gs_pp_warmup(4, 1, 1), 1);
+  assert_int_equal(gs_pp_warmup(4, 3, 8), 0);
+}
+
+/* Every micro-batch forward once and backward once after it, backwards in
+ * micro-batch order, and the forwards in flight: at most stages - stage
+ * with 1F1B (its memory bound), all M with GPipe. */
+static void test_orders_are_complete(void **unused) {
+  (void)unused;
+  for (int sch = 0; sch < 2; sch++)
+    for (int P = 1; P <= MAX_STAGES; P++)
+      for (int s = 0; s < P; s++)
+        for (int M = 1; M <= MAX_MICRO; M++) {
+          gs_pp_action order[2 * MAX_MICRO];
+          gs_pp_schedule_order((gs_pp_schedule)sch, P, s, M, order);
+          int forwards = 0, backwards = 0, peak = 0;
+          for (int k = 0; k < 2 * M; k++) {
+            if (order[k].pass == GS_PP_FORWARD) {
+              assert_int_equal(order[k].micro, forwards++);
+            } else {
+              assert_int_equal(order[k].micro, backwards++);
+              assert_true(order[k].micro < forwards);
+            }
+            if (forwards - backwards > peak) peak = forwards - backwards;
+          }
+          assert_int_equal(forwards, M);
+          assert_int_equal(backwards, M);
+          if (sch == GS_PP_1F1B)
+            assert_int_equal(peak, M < P - s ? M : P - s);
+          else
+            assert_int_equal(peak, M);
+        }
+}
+
+/* One stage's groups of transfers in program order. */
+#define MAX_GROUPS (2 * (2 * MAX_MICRO + 1))
+typedef struct {
+  gs_pp_transfer t[MAX_GROUPS][2];
+  int n[MAX_GROUPS];
+  int done[MAX_GROUPS][2];
+  int groups, at;
+} stage_sim;
+
+static int matches(const gs_pp_transfer *a, int a_stage, const gs_pp_transfer *b, int b_stage) {
+  return a->send != b->send && a->peer_stage == b_stage && b->peer_stage == a_stage &&
+         a->pass == b->pass && a->micro == b->micro;
+}
+
+/* Runs the stages' groups where a transfer completes only when both sides
+ * have it in their current group; returns 1 when every stage finishes.
+ * `ungrouped`: each transfer alone, the send before the receive. */
+static int simulate(gs_pp_schedule sch, int P, int M, int ungrouped) {
+  static stage_sim sim[MAX_STAGES];
+  for (int s = 0; s < P; s++) {
+    gs_pp_action order[2 * MAX_MICRO];
+    gs_pp_schedule_order(sch, P, s, M, order);
+    stage_sim *a = &sim[s];
+    memset(a, 0, sizeof *a);
+    for (int k = 0; k <= 2 * M; k++) {
+      gs_pp_transfer t[2];
+      const int n = gs_pp_transfers_before(order, 2 * M, k, s, P, t);
+      for (int i = 0; ungrouped && i < n; i++) a->t[a->groups][0] = t[i], a->n[a->groups++] = 1;
+      if (ungrouped) continue;
+      memcpy(a->t[a->groups], t, sizeof t);
+      a->n[a->groups++] = n;
+    }
+  }
+  for (int progress = 1; progress;) {
+    progress = 0;
+    for (int s = 0; s < P; s++) {
+      stage_sim *a = &sim[s];
+      if (a->at == a->groups) continue;
+      for (int i = 0; i < a->n[a->at]; i++) {
+        if (a->done[a->at][i]) continue;
+        const int q = a->t[a->at][i].peer_stage;
+        stage_sim *b = &sim[q];
+        if (b->at == b->groups) continue;
+        for (int j = 0; j < b->n[b->at]; j++)
+          if (!b->done[b->at][j] && matches(&a->t[a->at][i], s, &b->t[b->at][j], q)) {
+            a->done[a->at][i] = b->done[b->at][j] = 1;
+            progress = 1;
+          }
+      }
+      int complete = 1;
+      for (int i = 0; i < a->n[a->at]; i++) complete = complete && a->done[a->at][i];
+      if (complete) a->at++, progress = 1;
+    }
+  }
+  for (int s = 0; s < P; s++)
+    if (sim[s].at != sim[s].groups) return 0;
+  return 1;
+}
+
+/* Between each pair of stages, the tensors sent in program order are the
+ * ones received in program order (messages of a pair are FIFO). */
+static void assert_fifo(gs_pp_schedule sch, int P, int M) {
+  for (int s = 0; s + 1 < P; s++)
+    for (int dir = 0; dir < 2; dir++) {
+      const int from = dir ? s + 1 : s, to = dir ? s : s + 1;
+      int sent[2 * MAX_MICRO], got[2 * MAX_MICRO], ns = 0, ng = 0;
+      gs_pp_action order[2 * MAX_MICRO];
+      gs_pp_transfer t[2];
+      gs_pp_schedule_order(sch, P, from, M, order);
+      for (int k = 0; k <= 2 * M; k++)
+        for (int i = 0, n = gs_pp_transfers_before(order, 2 * M, k, from, P, t); i < n; i++)
+          if (t[i].send && t[i].peer_stage == to) sent[ns++] = t[i].pass * 1000 + t[i].micro;
+      gs_pp_schedule_order(sch, P, to, M, order);
+      for (int k = 0; k <= 2 * M; k++)
+        for (int i = 0, n = gs_pp_transfers_before(order, 2 * M, k, to, P, t); i < n; i++)
+          if (!t[i].send && t[i].peer_stage == from) got[ng++] = t[i].pass * 1000 + t[i].micro;
+      assert_int_equal(ns, M);
+      assert_int_equal(ng, M);
+      assert_memory_equal(sent, got, sizeof(int) * (size_t)M);
+    }
+}
+
+static void test_transfers_never_deadlock(void **unused) {
+  (void)unused;
+  for (int sch = 0; sch < 2; sch++)
+    for (int P = 1; P <= MAX_STAGES; P++)
+      for (int M = 1; M <= MAX_MICRO; M++) {
+        assert_true(simulate((gs_pp_schedule)sch, P, M, 0));
+        assert_fifo((gs_pp_schedule)sch, P, M);
+      }
+}
+
+/* Ungrouped transfers (send, then receive, one at a time) deadlock 1F1B:
+ * after F1, stage 0 of 2 sends its activations while stage 1, after B0,
+ * sends its gradients, and each waits for the other to receive. GPipe
+ * survives it. So the simulation can fail, and its success above means
+ * something. */
+static void test_simulation_catches_a_deadlock(void **unused) {
+  (void)unused;
+  assert_false(simulate(GS_PP_1F1B, 2, 2, 1));
+  assert_false(simulate(GS_PP_1F1B, 4, 8, 1));
+  assert_true(simulate(GS_PP_GPIPE, 4, 8, 1));
+}
+
+static gs_mlp_model model_of(const uint32_t *w, int n) {
+  gs_mlp_model m;
+  memset(&m, 0, sizeof m);
+  m.n_layers = n - 1;
+  for (int i = 0; i < n; i++) m.widths[i] = w[i];
+  return m;
+}
+
+static void test_split_balances_layer_cost(void **unused) {
+  (void)unused;
+  // medium: layer costs 12800, 32768, 8192, 192 multiply-adds per sample.
+  const uint32_t medium[] = {50, 256, 128, 64, 3};
+  gs_mlp_model m = model_of(medium, 5);
+  assert_int_equal(gs_mlp_pp_layer_cost(&m, 1), 32768);
+  int first[5];
+  gs_mlp_pp_split(&m, 2, NULL, first);
+  assert_true(first[0] == 0 && first[1] == 1 && first[2] == 4);
+  gs_mlp_pp_split(&m, 3, NULL, first);
+  assert_true(first[1] == 1 && first[2] == 2 && first[3] == 4);
+  gs_mlp_pp_split(&m, 4, NULL, first);
+  assert_true(first[1] == 1 && first[2] == 2 && first[3] == 3 && first[4] == 4);
+  // large: 51200, 1048576, 524288, 262144, 131072, 768: the two first
+  // layers (1099776) against the four last (918272).
+  const uint32_t large[] = {50, 1024, 1024, 512, 512, 256, 3};
+  m = model_of(large, 7);
+  gs_mlp_pp_split(&m, 2, NULL, first);
+  assert_true(first[0] == 0 && first[1] == 2 && first[2] == 6);
+  // Equal layers split evenly.
+  const uint32_t even[] = {64, 64, 64, 64, 64, 64, 64, 64, 64};
+  m = model_of(even, 9);
+  gs_mlp_pp_split(&m, 4, NULL, first);
+  assert_true(first[1] == 2 && first[2] == 4 && first[3] == 6 && first[4] == 8);
+  // --stages boundaries as given.
+  gs_u64_list bounds = {.n = 2, .v = {3, 5}};
+  gs_mlp_pp_split(&m, 3, &bounds, first);
+  assert_true(first[0] == 0 && first[1] == 3 && first[2] == 5 && first[3] == 8);
+}
+
+static void test_micro_rows(void **unused) {
+  (void)unused;
+  const uint64_t expect_first[] = {0, 3, 6, 8}, expect_count[] = {3, 3, 2, 2};
+  for (int j = 0; j < 4; j++) {
+    uint64_t f = 0, n = 0;
+    gs_mlp_pp_micro_rows(10, 4, j, &f, &n);
+    assert_int_equal(f, expect_first[j]);
+    assert_int_equal(n, expect_count[j]);
+  }
+  assert_int_equal(gs_mlp_pp_stage_of(5, 2), 1);
+  assert_int_equal(gs_mlp_pp_replica_of(5, 2), 2);
+}
+
+static void test_option_checks(void **unused) {
+  (void)unused;
+  const uint32_t medium[] = {50, 256, 128, 64, 3};
+  const gs_mlp_model m = model_of(medium, 5);
+  gs_option table[GS_MLP_PP_OPTIONS];
+  gs_mlp_pp_options p;
+  gs_mlp_pp_options_bind(&p, table);
+  assert_string_equal(table[0].name, "pp");
+  assert_int_equal(gs_mlp_pp_options_check(&p, &m), GS_OK);
+  p.given_micro = 1;
+  assert_int_equal(gs_mlp_pp_options_check(&p, &m), GS_ERR_USAGE);
+  p.stages = 5;
+  assert_int_equal(gs_mlp_pp_options_check(&p, &m), GS_ERR_USAGE);
+  p.stages = 3;
+  assert_int_equal(gs_mlp_pp_options_check(&p, &m), GS_OK);
+  p.given_bounds = 1;
+  p.bounds = (gs_u64_list){.n = 1, .v = {2}};
+  assert_int_equal(gs_mlp_pp_options_check(&p, &m), GS_ERR_USAGE); /* needs 2 */
+  p.bounds = (gs_u64_list){.n = 2, .v = {2, 2}};
+  assert_int_equal(gs_mlp_pp_options_check(&p, &m), GS_ERR_USAGE); /* not increasing */
+  p.bounds = (gs_u64_list){.n = 2, .v = {1, 4}};
+  assert_int_equal(gs_mlp_pp_options_check(&p, &m), GS_ERR_USAGE); /* 4 is past the last */
+  p.bounds = (gs_u64_list){.n = 2, .v = {1, 3}};
+  assert_int_equal(gs_mlp_pp_options_check(&p, &m), GS_OK);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_gpipe_all_forwards_then_all_backwards),
+      cmocka_unit_test(test_1f1b_warmup_steady_cooldown),
+      cmocka_unit_test(test_orders_are_complete),
+      cmocka_unit_test(test_transfers_never_deadlock),
+      cmocka_unit_test(test_simulation_catches_a_deadlock),
+      cmocka_unit_test(test_split_balances_layer_cost),
+      cmocka_unit_test(test_micro_rows),
+      cmocka_unit_test(test_option_checks),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
