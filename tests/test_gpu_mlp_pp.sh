@@ -12,17 +12,17 @@ need_gpus 2
 args=(--backend cuda --layers 256,512,512,512,256,8 --samples 8192 --batch 512 --iters 20 --warmup 2
       --runs 1 --no-progress -q --gpu-mode multi)
 for schedule in gpipe 1f1b; do
-  expect 0 "" -- run mlp "${args[@]}" --gpus 2 --pp 2 --micro-batches 8 --schedule "$schedule" \
+  expect 0 "" -- run mlp "${args[@]}" -g 2 --pp 2 --micro-batches 8 --schedule "$schedule" \
     -o "$work/pp2-$schedule.json"
 done
-expect 0 "" -- run mlp "${args[@]}" --gpus 2 --pp 2 --micro-batches 8 --precision tf32 \
+expect 0 "" -- run mlp "${args[@]}" -g 2 --pp 2 --micro-batches 8 --precision tf32 \
   -o "$work/pp2-tf32.json"
 expect 2 "--precision bf16 is not supported with --pp" -- \
-  run mlp "${args[@]}" --gpus 2 --pp 2 --precision bf16 -o "$work/pp2-bf16.json"
+  run mlp "${args[@]}" -g 2 --pp 2 --precision bf16 -o "$work/pp2-bf16.json"
 names="pp2-gpipe pp2-1f1b pp2-tf32"
 if [ "$gpu_count" -ge 4 ]; then
-  expect 0 "" -- run mlp "${args[@]}" --gpus 4 --pp 2 --micro-batches 4 -o "$work/dp2pp2.json"
-  expect 0 "" -- run mlp "${args[@]}" --gpus 4 --pp 4 --micro-batches 8 -o "$work/pp4.json"
+  expect 0 "" -- run mlp "${args[@]}" -g 4 --pp 2 --micro-batches 4 -o "$work/dp2pp2.json"
+  expect 0 "" -- run mlp "${args[@]}" -g 4 --pp 4 --micro-batches 8 -o "$work/pp4.json"
   names="$names dp2pp2 pp4"
 fi
 for name in $names; do
