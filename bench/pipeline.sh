@@ -38,13 +38,13 @@ for p in "${counts[@]}"; do
   for schedule in 1f1b gpipe; do
     for m in 1 2 4 8 16; do
       f="$out/pp$p-$schedule-m$m.json"
-      "$bin" run "${common[@]}" --gpus "$p" --pp "$p" --micro-batches "$m" --schedule "$schedule" \
+      "$bin" run "${common[@]}" -g "$p" --pp "$p" --micro-batches "$m" --schedule "$schedule" \
         -o "$f" >"$out/pp$p-$schedule-m$m.txt"
       docs+=("$f")
     done
   done
 done
-"$bin" run "${common[@]}" --gpus 2 -o "$out/dp2.json" >"$out/dp2.txt"
+"$bin" run "${common[@]}" -g 2 -o "$out/dp2.json" >"$out/dp2.txt"
 
 echo "== bubble against (p-1)/m; PP 2 and DP 2 throughput (gpuscale $("$bin" --version))"
 python3 bench/pipeline_vs_torch.py summary "${docs[@]}" "$out/dp2.json" --json "$out/summary.json" |
