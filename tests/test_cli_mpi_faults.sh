@@ -125,13 +125,6 @@ done = [m for m in ms if m["status"] == "ok"]
 assert done and all(len(r["wall_seconds"]) == 50 for m in done for r in m["runs"][0]["ranks"]), \
     [len(r.get("wall_seconds") or []) for m in done for r in m["runs"][0]["ranks"]]
 bad = [m for m in ms if m["status"] != "ok"]
-assert d["status"] == "partial", d["status"]
-# Known race, open in issue 28: now and then (once in CI, once on 4 x H200)
-# the document kept holds the completed sizes but no failed measurement
-# naming rank 0. Said here rather than hidden; the sizes are still kept.
-if not bad:
-    print("cstop0: KNOWN RACE: partial document without the failed size naming rank 0")
-    sys.exit(0)
 ranks = bad[0]["runs"][0]["ranks"]
 # Rank 0 lost; the others aborted, or ok with the samples of their own
 # iterations when the break came only at the gather.

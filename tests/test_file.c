@@ -54,6 +54,30 @@ static void test_write_new_and_replace(void **state) {
   assert_int_equal(count_entries(dir, ""), 1);  // no temp file left
 }
 
+/* A writer stopped mid-write while another process replaced the file (a
+ * rank that took over writing) keeps the newer file on commit, says so and
+ * leaves no temp file; a file removed meanwhile is simply written. */
+static void test_replaced_meanwhile_keeps_newer(void **state) {
+  fixture *fx = *state;
+  char path[512];
+  path_in(fx, "doc.json", path, sizeof path);
+  write_text(path, "old\n");
+  gs_file_out out;
+  assert_int_equal(gs_file_out_open(&out, path, NULL), GS_OK);
+  fputs("the stopped writer's older version\n", out.f);
+  assert_int_equal(gs_file_write_atomic(path, "newer\n", 6, "the test"), GS_OK);
+  assert_int_equal(gs_file_out_commit(&out), GS_ERR_IO);
+  assert_non_null(strstr(gs_last_error(), "another process replaced it"));
+  assert_file_is(path, "newer\n");
+  assert_int_equal(count_entries(fx->dir, ""), 1);
+
+  assert_int_equal(gs_file_out_open(&out, path, NULL), GS_OK);
+  fputs("written\n", out.f);
+  assert_int_equal(unlink(path), 0);
+  assert_int_equal(gs_file_out_commit(&out), GS_OK);
+  assert_file_is(path, "written\n");
+}
+
 /* In a child under a 1 KiB file-size limit (what a full disk looks like to
  * write(2): EFBIG), replacing a small file with 64 KiB must fail, naming
  * the path and the reason, and leave the old file and no temp file. */
@@ -203,6 +227,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_write_new_and_replace, setup, teardown),
       cmocka_unit_test_setup_teardown(test_full_disk_keeps_old_file, setup, teardown),
       cmocka_unit_test_setup_teardown(test_abort_and_finish_keep_old_file, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_replaced_meanwhile_keeps_newer, setup, teardown),
       cmocka_unit_test_setup_teardown(test_commit_failure_removes_temp, setup, teardown),
       cmocka_unit_test_setup_teardown(test_symlink_and_device, setup, teardown),
       cmocka_unit_test_setup_teardown(test_check_output, setup, teardown),

@@ -253,6 +253,9 @@ gs_status gs_file_out_open(gs_file_out *out, const char *path, const char *what)
     return gs_error(GS_ERR_IO, "%s: it is a directory", subject);
   }
   if (exists && !S_ISREG(sb.st_mode)) return open_special(out);
+  out->target_existed = exists;
+  out->target_dev = exists ? (unsigned long long)sb.st_dev : 0;
+  out->target_ino = exists ? (unsigned long long)sb.st_ino : 0;
 
   char *dir = dir_of(out->path);
   gs_status st = dir ? make_dirs(dir, subject) : gs_error(GS_ERR_NOMEM, "%s: out of memory", subject);
@@ -319,9 +322,26 @@ gs_status gs_file_out_commit(gs_file_out *out) {
     err = errno;
   if (out->f != stdout && fclose(out->f) != 0 && !err) err = errno ? errno : EIO;
   out->f = NULL;
-  if (!err && out->tmp && rename(out->tmp, out->path) != 0) err = errno;
+  // Another process replaced the file while this one wrote (a rank that
+  // took over writing while this one was stopped mid-write): its version is
+  // newer, and a rename now would put the older one back.
+  int replaced = 0;
+  if (!err && out->tmp) {
+    struct stat now;
+    const int exists = stat(out->path, &now) == 0;
+    // A file removed meanwhile is no newer version: the rename goes ahead.
+    replaced = exists && (!out->target_existed ||
+                          (unsigned long long)now.st_dev != out->target_dev ||
+                          (unsigned long long)now.st_ino != out->target_ino);
+  }
+  if (!err && out->tmp && !replaced && rename(out->tmp, out->path) != 0) err = errno;
   gs_status st = GS_OK;
-  if (err) {
+  if (replaced) {
+    unlink(out->tmp);
+    st = gs_error(GS_ERR_IO,
+                  "%s: another process replaced it while this one wrote; its version is kept",
+                  subject);
+  } else if (err) {
     if (out->tmp) unlink(out->tmp);
     st = gs_error(GS_ERR_IO, "%s: %s", subject, err > 0 ? strerror(err) : "write error");
   } else if (out->tmp) {

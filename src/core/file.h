@@ -60,6 +60,8 @@ typedef struct {
                         to a device or FIFO */
   const char *what;  /* for messages; not owned */
   int tracked;       /* gs_interrupt_track's slot + 1 of tmp; 0: none */
+  int target_existed;                /* path was a file when opened */
+  unsigned long long target_dev, target_ino; /* which file it was then */
 } gs_file_out;
 
 /* Opens `path` for writing, or standard output when `path` is NULL (then
