@@ -78,6 +78,40 @@ static void test_replaced_meanwhile_keeps_newer(void **state) {
   assert_file_is(path, "written\n");
 }
 
+/* A document rewritten as it measures: the stamp of the last commit lets
+ * the writer go on over its own file, or over a removed one, but never
+ * over a version another process put there since (a writer stopped before
+ * it opened its next version, then resumed). */
+static void test_rewrite_keeps_another_writers_version(void **state) {
+  fixture *fx = *state;
+  char path[512];
+  path_in(fx, "doc.json", path, sizeof path);
+  write_text(path, "an earlier run's document\n");
+  gs_file_stamp stamp = {0};
+  gs_file_out out;
+  assert_int_equal(gs_file_out_reopen(&out, path, NULL, &stamp), GS_OK);
+  fputs("first\n", out.f);
+  assert_int_equal(gs_file_out_commit(&out), GS_OK);
+  assert_true(stamp.known);
+  assert_int_equal(gs_file_out_reopen(&out, path, NULL, &stamp), GS_OK);
+  fputs("second\n", out.f);
+  assert_int_equal(gs_file_out_commit(&out), GS_OK);
+  assert_file_is(path, "second\n");
+
+  assert_int_equal(gs_file_write_atomic(path, "taken over\n", 11, "the test"), GS_OK);
+  assert_int_equal(gs_file_out_reopen(&out, path, NULL, &stamp), GS_ERR_IO);
+  assert_non_null(strstr(gs_last_error(), "another process replaced it since this one last"));
+  assert_null(out.f);
+  assert_file_is(path, "taken over\n");
+  assert_int_equal(count_entries(fx->dir, ""), 1);
+
+  assert_int_equal(unlink(path), 0);
+  assert_int_equal(gs_file_out_reopen(&out, path, NULL, &stamp), GS_OK);
+  fputs("third\n", out.f);
+  assert_int_equal(gs_file_out_commit(&out), GS_OK);
+  assert_file_is(path, "third\n");
+}
+
 /* In a child under a 1 KiB file-size limit (what a full disk looks like to
  * write(2): EFBIG), replacing a small file with 64 KiB must fail, naming
  * the path and the reason, and leave the old file and no temp file. */
@@ -228,6 +262,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_full_disk_keeps_old_file, setup, teardown),
       cmocka_unit_test_setup_teardown(test_abort_and_finish_keep_old_file, setup, teardown),
       cmocka_unit_test_setup_teardown(test_replaced_meanwhile_keeps_newer, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_rewrite_keeps_another_writers_version, setup, teardown),
       cmocka_unit_test_setup_teardown(test_commit_failure_removes_temp, setup, teardown),
       cmocka_unit_test_setup_teardown(test_symlink_and_device, setup, teardown),
       cmocka_unit_test_setup_teardown(test_check_output, setup, teardown),

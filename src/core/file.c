@@ -294,6 +294,32 @@ gs_status gs_file_out_open(gs_file_out *out, const char *path, const char *what)
   return st;
 }
 
+/* See file.h. */
+gs_status gs_file_out_reopen(gs_file_out *out, const char *path, const char *what,
+                             gs_file_stamp *stamp) {
+  if (!path || !stamp) GS_BUG("gs_file_out_reopen: no path or no stamp");
+  if (stamp->known) {
+    char *target = follow_links(path);
+    if (!target) return gs_error(GS_ERR_NOMEM, "%s: out of memory", path);
+    struct stat sb;
+    // A file removed meanwhile is no newer version: the write goes ahead.
+    const int replaced = stat(target, &sb) == 0 &&
+                         ((unsigned long long)sb.st_dev != stamp->dev ||
+                          (unsigned long long)sb.st_ino != stamp->ino);
+    free(target);
+    if (replaced) {
+      char subject[512];
+      return gs_error(GS_ERR_IO,
+                      "%s: another process replaced it since this one last wrote it; its "
+                      "version is kept",
+                      write_subject(subject, sizeof subject, what, path));
+    }
+  }
+  const gs_status st = gs_file_out_open(out, path, what);
+  if (st == GS_OK) out->stamp = stamp;
+  return st;
+}
+
 /* Why an earlier write to the temp file `fd` failed, when stdio kept only
  * its error flag: one more byte written at the end fails the same way (a
  * full disk, a file-size limit). The temp file is removed anyway. -1 when
@@ -320,6 +346,9 @@ gs_status gs_file_out_commit(gs_file_out *out) {
     err = out->tmp ? write_error_reason(fileno(out->f)) : -1;
   else if (out->tmp && fsync(fileno(out->f)) != 0)
     err = errno;
+  // The rename keeps the temp file's inode: what the stamp will name.
+  struct stat written;
+  const int stamped = !err && out->stamp && out->tmp && fstat(fileno(out->f), &written) == 0;
   if (out->f != stdout && fclose(out->f) != 0 && !err) err = errno ? errno : EIO;
   out->f = NULL;
   // Another process replaced the file while this one wrote (a rank that
@@ -346,6 +375,10 @@ gs_status gs_file_out_commit(gs_file_out *out) {
     st = gs_error(GS_ERR_IO, "%s: %s", subject, err > 0 ? strerror(err) : "write error");
   } else if (out->tmp) {
     st = sync_parent_dir(out->path);
+    if (stamped)
+      *out->stamp = (gs_file_stamp){.known = 1,
+                                    .dev = (unsigned long long)written.st_dev,
+                                    .ino = (unsigned long long)written.st_ino};
   }
   out_release(out);
   return st;

@@ -50,6 +50,13 @@ gs_status gs_file_check_output_dir(const char *dir, const char *option);
  * "option --plots"). */
 gs_status gs_file_make_dirs(const char *dir, const char *what);
 
+/* Which file a path named when this process last committed it: the
+ * device and inode its rename left there. */
+typedef struct {
+  int known;                   /* 0 until a commit recorded it */
+  unsigned long long dev, ino;
+} gs_file_stamp;
+
 /* An output file being written (gs_file_out_open ... commit or abort).
  * Write through `f` only; the other members are private. */
 typedef struct {
@@ -62,6 +69,7 @@ typedef struct {
   int tracked;       /* gs_interrupt_track's slot + 1 of tmp; 0: none */
   int target_existed;                /* path was a file when opened */
   unsigned long long target_dev, target_ino; /* which file it was then */
+  gs_file_stamp *stamp;              /* gs_file_out_reopen's, set on commit */
 } gs_file_out;
 
 /* Opens `path` for writing, or standard output when `path` is NULL (then
@@ -76,6 +84,17 @@ typedef struct {
  * Errors: GS_ERR_IO (path is a directory, cannot create the directories or
  * the temp file), GS_ERR_NOMEM. */
 gs_status gs_file_out_open(gs_file_out *out, const char *path, const char *what);
+
+/* Like gs_file_out_open, for a file this process writes again and again (a
+ * measuring command's document after every measurement). `stamp` says
+ * which file this process's last commit left at `path` (known 0 before
+ * the first commit). When `path` now names another file, another process
+ * replaced it since (a rank that took over the writing while this one was
+ * stopped): that version is newer and is kept, nothing is opened, and
+ * GS_ERR_IO says so. A commit records the new file in `stamp`, which must
+ * outlive `out`. */
+gs_status gs_file_out_reopen(gs_file_out *out, const char *path, const char *what,
+                             gs_file_stamp *stamp);
 
 /* Finishes `out`: flushes, checks that no write failed, fsyncs, closes and
  * renames the temp file over the target, then fsyncs the directory. On any

@@ -233,6 +233,12 @@ const char *gs_result_status_rule(size_t measurements, size_t failed, size_t fai
  * the old file, if any, is left untouched and no temp file remains. */
 gs_status gs_result_write(const cJSON *doc, const char *path);
 
+/* Like gs_result_write, for a document this process rewrites as it
+ * measures: `stamp` (gs_file_out_reopen) names the file its last write
+ * left. A document another process put there since (a rank that took over
+ * the writing) is kept: GS_ERR_IO, nothing written. */
+gs_status gs_result_rewrite(const cJSON *doc, const char *path, gs_file_stamp *stamp);
+
 /* Prints `doc` to `out` as result files are written (two-space indent,
  * arrays of scalars on one line, doubles in full, NaN/Inf as null) and a
  * newline; GS_ERR_IO when the stream fails. */

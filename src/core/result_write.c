@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/check.h"
+
 /* Shortest decimal text that reads back as exactly `v`. cJSON's own printer
  * tries 15 digits and accepts them when they come back within an epsilon, so
  * 0.1 + 0.2 would be written as 0.3; we require bit equality instead. */
@@ -114,14 +116,27 @@ gs_status gs_json_print(FILE *out, const cJSON *doc) {
   return GS_OK;
 }
 
+/* Prints `doc` into the opened `out` and commits it. */
+static gs_status write_into(gs_file_out *out, const cJSON *doc) {
+  print_value(out->f, doc, 0);
+  fputc('\n', out->f);
+  return gs_file_out_commit(out);
+}
+
 /* See result.h. */
 gs_status gs_result_write(const cJSON *doc, const char *path) {
   if (!doc || !path || !path[0])
     GS_BUG("gs_result_write: no document or no path");
   gs_file_out out;
-  gs_status st = gs_file_out_open(&out, path, NULL);
-  if (st != GS_OK) return st;
-  print_value(out.f, doc, 0);
-  fputc('\n', out.f);
-  return gs_file_out_commit(&out);
+  GS_TRY(gs_file_out_open(&out, path, NULL));
+  return write_into(&out, doc);
+}
+
+/* See result.h. */
+gs_status gs_result_rewrite(const cJSON *doc, const char *path, gs_file_stamp *stamp) {
+  if (!doc || !path || !path[0])
+    GS_BUG("gs_result_rewrite: no document or no path");
+  gs_file_out out;
+  GS_TRY(gs_file_out_reopen(&out, path, NULL, stamp));
+  return write_into(&out, doc);
 }

@@ -350,7 +350,7 @@ static const char *document_status(const coll_state *st, size_t *measured, size_
 
 /* Builds the whole document from every point so far and writes it
  * atomically over the previous one. */
-static gs_status write_document(const coll_state *st) {
+static gs_status write_document(coll_state *st) {
   cJSON *doc = gs_result_new("coll");
   if (!doc) return gs_error(GS_ERR_NOMEM, "cannot create the result document");
   gs_status status = GS_OK;
@@ -381,7 +381,7 @@ static gs_status write_document(const coll_state *st) {
   size_t measured = 0, failed = 0;
   if (status == GS_OK) status = gs_result_set_status(doc, document_status(st, &measured, &failed));
   if (status == GS_OK) status = gs_common_add_trace(doc, st->mj.trace, st->path);
-  if (status == GS_OK) status = gs_result_write(doc, st->path);
+  if (status == GS_OK) status = gs_result_rewrite(doc, st->path, &st->mj.written);
   cJSON_Delete(doc);
   return status;
 }

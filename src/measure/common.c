@@ -611,9 +611,9 @@ const char *gs_common_result_status(const gs_measurement *ms, size_t count, int 
 }
 
 gs_status gs_common_write_result(cJSON *doc, const gs_measurement *ms, size_t count,
-                                 int complete, const char *path) {
+                                 int complete, const char *path, gs_file_stamp *stamp) {
   GS_TRY(gs_result_set_status(doc, gs_common_result_status(ms, count, complete)));
-  GS_TRY(gs_result_write(doc, path));
+  GS_TRY(stamp ? gs_result_rewrite(doc, path, stamp) : gs_result_write(doc, path));
   gs_note("result written to %s", path);
   return GS_OK;
 }

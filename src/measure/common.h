@@ -202,8 +202,10 @@ gs_status gs_common_environment(gs_environment *env);
 const char *gs_common_result_status(const gs_measurement *ms, size_t count, int complete);
 
 /* Writes a result document with its status derived from the measurements
- * (`complete` as above), and says where it went (unless quiet). */
+ * (`complete` as above), and says where it went (unless quiet). `stamp`,
+ * when not NULL, is the job's record of its last write (gs_result_rewrite):
+ * a document another process put there since is kept. */
 gs_status gs_common_write_result(cJSON *doc, const gs_measurement *ms, size_t count,
-                                 int complete, const char *path);
+                                 int complete, const char *path, gs_file_stamp *stamp);
 
 #endif

@@ -17,6 +17,7 @@ typedef struct {
   int local_ranks;               /* ranks this process drives (threads mode: all) */
   int local_devices[GS_MAX_RANKS]; /* their CUDA ordinals (-1 on the cpu backend) */
   gs_trace *trace;               /* --trace's recorder, or NULL (freed by finish) */
+  gs_file_stamp written;         /* the document this process last wrote */
 } gs_measure_job;
 
 /* Detects the launcher, starts MPI under one, installs the SIGINT/SIGTERM

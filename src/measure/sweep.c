@@ -61,7 +61,8 @@ static gs_status write_document(const gs_sweep *sw, const sweep_driver *d,
   }
   if (status == GS_OK) status = add_telemetry(doc, tm, count);
   if (status == GS_OK) status = gs_common_add_trace(doc, sw->config->trace, sw->path);
-  if (status == GS_OK) status = gs_common_write_result(doc, ms, count, complete, sw->path);
+  if (status == GS_OK) status = gs_common_write_result(doc, ms, count, complete, sw->path,
+                                                       sw->job ? &sw->job->written : NULL);
   cJSON_Delete(doc);
   return status;
 }
