@@ -16,6 +16,11 @@
 /* Level 1's copy size per pair and its all-reduce size: 64 MiB. */
 #define GS_CHECK_SHORT_BYTES (64ull << 20)
 
+/* Level 2's workload runs (GS_HEALTH_WORKLOAD_ROUNDS of them per workload
+ * and GPU): timed steps for 0.05 s of wall time each, at least 20. */
+#define GS_CHECK_WORKLOAD_RUN_SECONDS 0.05
+#define GS_CHECK_WORKLOAD_MIN_STEPS 20
+
 /* What level 2 runs, and the faults it rehearses. */
 typedef struct {
   double deadline;                      /* gs_time_seconds() past which no check starts */
