@@ -248,6 +248,10 @@ need = lambda cond, what: cond or (print("FAIL: l2.json:", what), sys.exit(1))
 need(d["config"]["level"] == 2 and d["config"]["inject"] == ["membw:gpu=1,factor=0.8"], "config %r" % d["config"])
 need(c["level"] == 2 and c["budget_seconds"] == 240, "level/budget")
 need(c["fractions"]["allreduce_warn_of_nvlink"] == 0.5, "fractions %r" % c["fractions"])
+need(c["fractions"]["workloads_warn_of_median"] == 0.95 and
+     c["fractions"]["workloads_fail_of_median"] == 0.8, "workload fractions %r" % c["fractions"])
+need(c["stress"]["workload_rounds"] == 0 and c["stress"]["workload_ratios"] == {} and
+     c["stress"]["workload_round_mean_seconds"] == {}, "workload rounds %r" % c["stress"])
 need(sorted(c["seconds"]) == ["allreduce", "cuda", "gpus", "host", "membw", "nvml", "p2p", "workloads"], "seconds %r" % c["seconds"])
 need(c["stress"]["why"].startswith("no CUDA device") and c["stress"]["gpus"] == [] and
      c["stress"]["p2p_gbs"] == [], "stress %r" % c["stress"])

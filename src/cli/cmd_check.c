@@ -130,14 +130,6 @@ static void put_gbs(gs_json_build *b, cJSON *o, const char *name, double v) {
     gs_json_put_null(b, o, name);
 }
 
-/* A number appended to an array, or null when not finite. */
-static void put_gbs_item(gs_json_build *b, cJSON *array, double v) {
-  if (isfinite(v))
-    gs_json_append_number(b, array, v);
-  else
-    gs_json_append(b, array, gs_json_check(b, cJSON_CreateNull()));
-}
-
 /* Level 2's measurements (docs/check.md, "stress"). NULL when memory runs
  * out. */
 static cJSON *stress_json(const gs_node_stress *x) {
@@ -163,7 +155,8 @@ static cJSON *stress_json(const gs_node_stress *x) {
   cJSON *rows = gs_json_put_array(b, o, "p2p_gbs");
   for (size_t i = 0; rows && i < x->n; i++) {
     cJSON *row = gs_json_check(b, cJSON_CreateArray());
-    for (size_t j = 0; row && j < x->n; j++) put_gbs_item(b, row, x->p2p_gbs[i * x->n + j]);
+    for (size_t j = 0; row && j < x->n; j++)
+      gs_json_append_number(b, row, x->p2p_gbs[i * x->n + j]);
     gs_json_append(b, rows, row);
   }
   gs_json_put_string_or_null(b, o, "p2p_error", x->p2p_error);
@@ -182,7 +175,7 @@ static cJSON *stress_json(const gs_node_stress *x) {
   for (size_t w = 0; wl && w < x->workload_n; w++) {
     cJSON *row = gs_json_put_array(b, wl, x->workload_keys[w]);
     for (size_t i = 0; row && i < x->n; i++)
-      put_gbs_item(b, row, x->workload_rate[w * x->n + i]);
+      gs_json_append_number(b, row, x->workload_rate[w * x->n + i]);
   }
   gs_json_put_string_or_null(b, o, "workloads_error", x->workload_error);
   // Each GPU's ratio to the node's median GPU with its interval, and the
@@ -195,14 +188,12 @@ static cJSON *stress_json(const gs_node_stress *x) {
     cJSON *mrow = gs_json_put_array(b, means, x->workload_keys[w]);
     for (size_t i = 0; row && mrow && i < x->n; i++) {
       double ratio, low, high;
-      cJSON *e = gs_json_check(b, cJSON_CreateObject());
-      if (!gs_check_workload_ratio(x, w, i, &ratio, &low, &high)) {
-        cJSON_Delete(e);
-        e = gs_json_check(b, cJSON_CreateNull());
-      } else {
-        put_gbs(b, e, "ratio", ratio);
-        put_gbs(b, e, "low", low);
-        put_gbs(b, e, "high", high);
+      const int known = gs_check_workload_ratio(x, w, i, &ratio, &low, &high);
+      cJSON *e = gs_json_check(b, known ? cJSON_CreateObject() : cJSON_CreateNull());
+      if (known) {
+        gs_json_put_number(b, e, "ratio", ratio);
+        gs_json_put_number(b, e, "low", low);
+        gs_json_put_number(b, e, "high", high);
       }
       gs_json_append(b, row, e);
       cJSON *rounds = gs_json_check(b, cJSON_CreateArray());
@@ -211,7 +202,7 @@ static cJSON *stress_json(const gs_node_stress *x) {
             &x->workload_steps[(w * x->n + i) * GS_HEALTH_WORKLOAD_ROUNDS + r];
         double sum = 0;
         for (size_t k = 0; k < g->n; k++) sum += g->seconds[k];
-        put_gbs_item(b, rounds, g->n ? sum / (double)g->n : NAN);
+        gs_json_append_number(b, rounds, g->n ? sum / (double)g->n : NAN);
       }
       gs_json_append(b, mrow, rounds);
     }
