@@ -266,7 +266,8 @@ static void workload_run(const gs_workload *wl, void *opts, int device, gs_healt
 /* Each workload the fixed-step runner measures alone (no communicator, no
  * driver of its own), with its default options, on each GPU:
  * GS_HEALTH_WORKLOAD_ROUNDS rounds, each running every workload on every
- * GPU in turn (workload_run), a round started only while the budget lasts.
+ * GPU in turn (workload_run), round r from GPU r on, a round started only
+ * while the budget lasts.
  * A GPU's rate is the items over the pooled mean step of its rounds.
  * Nothing here knows a workload's name. */
 static void run_workloads(const gs_check_stress_options *o, gs_node_stress *s) {
@@ -295,11 +296,15 @@ static void run_workloads(const gs_check_stress_options *o, gs_node_stress *s) {
   }
   for (size_t r = 0; r < GS_HEALTH_WORKLOAD_ROUNDS && gs_time_seconds() <= o->deadline; r++) {
     s->workload_rounds = r + 1;
+    // Round r starts at GPU r: no GPU is always the first after a
+    // workload's switch or always the last.
     for (size_t w = 0; w < n; w++)
-      for (size_t i = 0; opts[w] && i < s->n; i++)
+      for (size_t k = 0; opts[w] && k < s->n; k++) {
+        const size_t i = (k + r) % s->n;
         workload_run(chosen[w], opts[w], s->gpus[i].device,
                      &s->workload_steps[(w * s->n + i) * GS_HEALTH_WORKLOAD_ROUNDS + r], &items[w],
                      s);
+      }
   }
   for (size_t w = 0; w < n; w++) {
     if (opts[w]) chosen[w]->options_free(opts[w]);
