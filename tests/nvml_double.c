@@ -32,6 +32,10 @@
  *   max_sm_clock:GPU:MHZ        the highest SM clock is MHZ
  *   nvlink_crc_load:GPU:LINK:N  the port's CRC flit counter reads 0 the first
  *                               time and N after (errors under load)
+ *   nvlink_crc_rate:GPU:LINK:R  the port's CRC flit counter grows by R a second
+ *                               from the state's building on (a steady rate)
+ *   nvlink_replay_load:GPU:LINK:N  the port's replay counter reads 0 the
+ *                               first time and N after
  *   xid:GPU:N                   an XID N event waits in every event set
  *                               registered for the GPU (delivered once)
  * Initialisations are counted as NVML counts them: the state is built by
@@ -39,9 +43,12 @@
  *   processes:GPU:N             N processes hold a compute context on it
  * A malformed list makes nvmlInit_v2 fail with NVML_ERROR_INVALID_ARGUMENT,
  * so a typo in a test cannot pass silently. */
+// clock_gettime: the double is built without the library's POSIX level.
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { OK = 0, UNINITIALIZED = 1, INVALID_ARGUMENT = 2, NOT_SUPPORTED = 3, NOT_FOUND = 6,
@@ -64,6 +71,9 @@ typedef struct {
   int xid_delivered;
   unsigned long long crc_later[LINKS];
   unsigned crc_reads[LINKS];
+  unsigned long long crc_rate[LINKS];
+  unsigned long long replay_later[LINKS];
+  unsigned replay_reads[LINKS];
   unsigned processes;
 } fake_gpu;
 
@@ -127,6 +137,7 @@ int nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t dev, unsigned *count, v
 static fake_gpu gpus[MAX_GPUS];
 static unsigned gpu_count;
 static int initialized;  /* nvmlInit_v2 calls not yet shut down */
+static struct timespec born;  /* when the state was built (CLOCK_MONOTONIC) */
 
 /* Strict unsigned field of the fault list; advances *s past it. */
 static int parse_uint(const char **s, unsigned long long max, unsigned long long *out) {
@@ -150,7 +161,8 @@ static int parse_fault(const char **s) {
                                       "ecc_uncorrected", "remap_pending", "remap_failed",
                                       "hw_slowdown", "sw_power_cap",   "no_ecc", "hang", "nvlink_sleep",
                                       "pcie_gen4", "power_limit", "memory_mib", "max_sm_clock", "xid",
-                                      "nvlink_crc_load", "processes"};
+                                      "nvlink_crc_load", "processes", "nvlink_crc_rate",
+                                      "nvlink_replay_load"};
   size_t k = 0, n = sizeof kinds / sizeof kinds[0];
   size_t len = strcspn(*s, ":,");
   while (k < n && !(strlen(kinds[k]) == len && strncmp(*s, kinds[k], len) == 0)) k++;
@@ -190,7 +202,15 @@ static int parse_fault(const char **s) {
       if (!field(s, LINKS - 1, &a) || !field(s, 1000000, &b)) return 0;
       x->crc_later[a] = b;
       break;
-    default: if (!field(s, 1000, &a)) return 0; x->processes = (unsigned)a; break;
+    case 17: if (!field(s, 1000, &a)) return 0; x->processes = (unsigned)a; break;
+    case 18:
+      if (!field(s, LINKS - 1, &a) || !field(s, 1000000, &b)) return 0;
+      x->crc_rate[a] = b;
+      break;
+    default:
+      if (!field(s, LINKS - 1, &a) || !field(s, 1000000, &b)) return 0;
+      x->replay_later[a] = b;
+      break;
   }
   return 1;
 }
@@ -201,6 +221,7 @@ int nvmlInit_v2(void) {
     return OK;
   }
   memset(gpus, 0, sizeof gpus);
+  clock_gettime(CLOCK_MONOTONIC, &born);
   gpu_count = 4;
   const char *count = getenv("GS_NVML_DOUBLE_GPUS");
   if (count && *count) {
@@ -354,7 +375,14 @@ int nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t dev, unsigned link, int counter
   fake_gpu *x = gpu_of(dev, NULL);
   if (!x || link >= LINKS || counter < 0 || counter > 4) return INVALID_ARGUMENT;
   *value = counter == 1 ? x->recovery[link] : 0;
+  if (counter == 0 && x->replay_reads[link]++ > 0) *value = x->replay_later[link];
   if (counter == 2 && x->crc_reads[link]++ > 0) *value = x->crc_later[link];
+  if (counter == 2 && x->crc_rate[link]) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    const double age = (double)(now.tv_sec - born.tv_sec) + (now.tv_nsec - born.tv_nsec) / 1e9;
+    *value = (unsigned long long)(age * (double)x->crc_rate[link]);
+  }
   return OK;
 }
 

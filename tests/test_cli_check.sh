@@ -219,10 +219,22 @@ grep -qE "^stress +- +n/a +no CUDA device: " <<<"$out" || fail "level 2: stress 
 GS_NVML_DOUBLE_FAULTS=pcie_x8:1 expect 5 "reseat or replace: GPU 1 at PCIe x8 of x16" -- check --level 2
 expect 0 "of a 30 s budget" -- check --level 2 --budget 30 --inject membw:gpu=1,factor=0.8
 # NVLink errors counted during the check (not since boot) are level 2's.
-GS_NVML_DOUBLE_FAULTS=nvlink_crc_load:2:5:40 expect 6 \
-  "^  investigate: NVLink 5 of GPU 2 counted 40 CRC errors and 0 replays under load$" -- check --level 2
+# CRC errors are judged by their rate (DCGM's 100 per second of a kind):
+# a steady 20/s passes, 5000/s and a burst of 4000 in the short check fail;
+# a replay warns. GPU 2's reads take a second (hang:2:1), so that its
+# counters' window holds some 20 errors at 20/s rather than 0 or 1.
+GS_NVML_DOUBLE_FAULTS=hang:2:1,nvlink_crc_rate:2:5:20 expect 0 \
+  "^nvlink_errors +2 +pass +during the check \(1\.[0-9] s\): 0 replays, 0 recoveries, [0-9]+ CRC flit errors \((1[5-9]|2[0-5])\.[0-9]/s\), 0 CRC data errors \(0.0/s\); fail at 100 CRC errors/s of a kind$" \
+  -- check --level 2
+GS_NVML_DOUBLE_FAULTS=hang:2:1,nvlink_crc_rate:2:5:5000 expect 5 \
+  "^  drain: GPU 2's NVLinks counted [0-9]+ CRC flit errors per second under load \(limit 100/s; NVLink 5 the most\)$" \
+  -- check --level 2
+GS_NVML_DOUBLE_FAULTS=nvlink_crc_load:2:5:4000 expect 5 \
+  "^nvlink_errors +2 +fail +during the check \([0-9.]+ s\): 0 replays, 0 recoveries, 4000 CRC flit errors" -- check --level 2
+GS_NVML_DOUBLE_FAULTS=nvlink_replay_load:1:3:7 expect 6 \
+  "^  investigate: NVLink 3 of GPU 1 replayed 7 times under load \(its peer received corrupted flits\)$" -- check --level 2
 GS_NVML_DOUBLE_FAULTS=nvlink_crc_load:2:5:40 expect 0 "^nvlink +2 +pass" -- check
-expect 0 "^nvlink_errors +3 +pass +during the check \([0-9.]+ s\): 0 replays, 0 recoveries, 0 CRC errors$" -- check --level 2
+expect 0 "^nvlink_errors +3 +pass +during the check \([0-9.]+ s\): 0 replays, 0 recoveries, 0 CRC flit errors \(0.0/s\), 0 CRC data errors \(0.0/s\)" -- check --level 2
 expect 2 "option --inject: faults are rehearsed at --level 2" -- check --inject membw:gpu=1,factor=0.8
 expect 2 "option --inject: 'membw:gpu=1,factor=1.5': factor=F needs a number in \(0, 1\)" -- check --level 2 --inject membw:gpu=1,factor=1.5
 expect 2 "option --inject: 'slow:rank=1,factor=2': gpuscale check rehearses membw" -- check --level 2 --inject slow:rank=1,factor=2
@@ -236,6 +248,10 @@ need = lambda cond, what: cond or (print("FAIL: l2.json:", what), sys.exit(1))
 need(d["config"]["level"] == 2 and d["config"]["inject"] == ["membw:gpu=1,factor=0.8"], "config %r" % d["config"])
 need(c["level"] == 2 and c["budget_seconds"] == 240, "level/budget")
 need(c["fractions"]["allreduce_warn_of_nvlink"] == 0.5, "fractions %r" % c["fractions"])
+need(c["fractions"]["workloads_warn_of_median"] == 0.95 and
+     c["fractions"]["workloads_fail_of_median"] == 0.8, "workload fractions %r" % c["fractions"])
+need(c["stress"]["workload_rounds"] == 0 and c["stress"]["workload_ratios"] == {} and
+     c["stress"]["workload_round_mean_seconds"] == {}, "workload rounds %r" % c["stress"])
 need(sorted(c["seconds"]) == ["allreduce", "cuda", "gpus", "host", "membw", "nvml", "p2p", "workloads"], "seconds %r" % c["seconds"])
 need(c["stress"]["why"].startswith("no CUDA device") and c["stress"]["gpus"] == [] and
      c["stress"]["p2p_gbs"] == [], "stress %r" % c["stress"])

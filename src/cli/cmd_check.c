@@ -155,13 +155,8 @@ static cJSON *stress_json(const gs_node_stress *x) {
   cJSON *rows = gs_json_put_array(b, o, "p2p_gbs");
   for (size_t i = 0; rows && i < x->n; i++) {
     cJSON *row = gs_json_check(b, cJSON_CreateArray());
-    for (size_t j = 0; row && j < x->n; j++) {
-      const double v = x->p2p_gbs[i * x->n + j];
-      if (isfinite(v))
-        gs_json_append_number(b, row, v);
-      else
-        gs_json_append(b, row, gs_json_check(b, cJSON_CreateNull()));
-    }
+    for (size_t j = 0; row && j < x->n; j++)
+      gs_json_append_number(b, row, x->p2p_gbs[i * x->n + j]);
     gs_json_append(b, rows, row);
   }
   gs_json_put_string_or_null(b, o, "p2p_error", x->p2p_error);
@@ -179,15 +174,39 @@ static cJSON *stress_json(const gs_node_stress *x) {
   cJSON *wl = gs_json_put_object(b, o, "workloads");
   for (size_t w = 0; wl && w < x->workload_n; w++) {
     cJSON *row = gs_json_put_array(b, wl, x->workload_keys[w]);
-    for (size_t i = 0; row && i < x->n; i++) {
-      const double v = x->workload_rate[w * x->n + i];
-      if (isfinite(v))
-        gs_json_append_number(b, row, v);
-      else
-        gs_json_append(b, row, gs_json_check(b, cJSON_CreateNull()));
-    }
+    for (size_t i = 0; row && i < x->n; i++)
+      gs_json_append_number(b, row, x->workload_rate[w * x->n + i]);
   }
   gs_json_put_string_or_null(b, o, "workloads_error", x->workload_error);
+  // Each GPU's ratio to the node's median GPU with its interval, and the
+  // mean step of each round behind it (docs/check.md, "stress").
+  gs_json_put_u64(b, o, "workload_rounds", x->workload_rounds);
+  cJSON *ratios = gs_json_put_object(b, o, "workload_ratios");
+  cJSON *means = gs_json_put_object(b, o, "workload_round_mean_seconds");
+  for (size_t w = 0; ratios && means && w < x->workload_n; w++) {
+    cJSON *row = gs_json_put_array(b, ratios, x->workload_keys[w]);
+    cJSON *mrow = gs_json_put_array(b, means, x->workload_keys[w]);
+    for (size_t i = 0; row && mrow && i < x->n; i++) {
+      double ratio, low, high;
+      const int known = gs_check_workload_ratio(x, w, i, &ratio, &low, &high);
+      cJSON *e = gs_json_check(b, known ? cJSON_CreateObject() : cJSON_CreateNull());
+      if (known) {
+        gs_json_put_number(b, e, "ratio", ratio);
+        gs_json_put_number(b, e, "low", low);
+        gs_json_put_number(b, e, "high", high);
+      }
+      gs_json_append(b, row, e);
+      cJSON *rounds = gs_json_check(b, cJSON_CreateArray());
+      for (size_t r = 0; rounds && x->workload_steps && r < x->workload_rounds; r++) {
+        const gs_health_steps *g =
+            &x->workload_steps[(w * x->n + i) * GS_HEALTH_WORKLOAD_ROUNDS + r];
+        double sum = 0;
+        for (size_t k = 0; k < g->n; k++) sum += g->seconds[k];
+        gs_json_append_number(b, rounds, g->n ? sum / (double)g->n : NAN);
+      }
+      gs_json_append(b, mrow, rounds);
+    }
+  }
   return gs_json_build_finish(b, o);
 }
 
@@ -310,6 +329,7 @@ static gs_status check_document(const gs_health_verdict *v, const gs_node_state 
   gs_json_put_number(b, fr, "allreduce_warn_of_nvlink",
                      level == 1 ? GS_CHECK_ALLREDUCE_SHORT_FRACTION : GS_CHECK_ALLREDUCE_FRACTION);
   gs_json_put_number(b, fr, "workloads_warn_of_median", GS_CHECK_WORKLOAD_MEDIAN_FRACTION);
+  gs_json_put_number(b, fr, "workloads_fail_of_median", GS_CHECK_WORKLOAD_FAIL_FRACTION);
   if (c) gs_json_put_item(b, c, "stress", stress_json(&s->stress));
   if (c && level >= 3) gs_json_put_item(b, c, "burn", burn_json(&s->burn));
   if (st == GS_OK) st = gs_json_build_status(b, "the check document");

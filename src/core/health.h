@@ -58,6 +58,11 @@ typedef struct {
    * counted during the check are told from those since boot. */
   int has_link_errors_after;
   gs_health_link_errors link_errors_after[GS_HEALTH_MAX_LINKS];
+  /* When the counters were read (gs_time_seconds(), monotonic), and the
+   * seconds between the two reads: the window their rates are taken over
+   * (docs/check.md, "NVLink errors under load"). */
+  double read_at;
+  double link_errors_seconds;
 
   /* PCIe link now and the most this GPU and slot allow. */
   int has_pcie;
@@ -93,6 +98,18 @@ typedef struct {
   int p2p_source;                       /* level 1: copies to a peer in the short p2p */
 } gs_gpu_stress;
 
+/* Rounds of each workload per GPU at level 2: each a run of its own (set
+ * up, timed, verified), the GPUs taken in turn within a round, so that
+ * drift and setup-to-setup differences fall on every GPU and widen the
+ * ratio's interval instead of hiding in one GPU's figure. */
+#define GS_HEALTH_WORKLOAD_ROUNDS 4
+
+/* One round of one workload on one GPU: its timed step times (seconds). */
+typedef struct {
+  size_t n;                             /* 0: not measured */
+  double *seconds;                      /* owned; n entries */
+} gs_health_steps;
+
 /* Level 2's measurements of the node. */
 typedef struct {
   int level;                            /* 2 when asked for, else 0 */
@@ -115,7 +132,12 @@ typedef struct {
    * GPU i at [w * n + i]; NaN not measured. */
   size_t workload_n;                    /* workloads measured (at most 8) */
   const char *workload_keys[8];         /* their registry keys (static strings) */
-  double *workload_rate;                /* owned; workload_n x n */
+  double *workload_rate;                /* owned; workload_n x n: items over the
+                                           pooled mean step of its rounds */
+  /* The step times behind each rate: round r of workload w on GPU i at
+   * [(w * n + i) * GS_HEALTH_WORKLOAD_ROUNDS + r]; owned. */
+  gs_health_steps *workload_steps;
+  size_t workload_rounds;               /* rounds measured (the budget may cut them) */
   char workload_error[GS_TEXT_LONG];    /* the first failure, "" none */
   /* Time of each check, and the checks the budget left out. */
   double membw_seconds, host_seconds, p2p_seconds, allreduce_seconds, workload_seconds;

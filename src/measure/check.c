@@ -71,6 +71,7 @@ static gs_status take_nvml(gs_node_state *s, gs_nvml *nvml) {
       gs_nvml_health_figures_get(nvml, bus, h);
     }
     h->index = (int)i;
+    h->read_at = start;
     h->read_seconds = gs_time_seconds() - start;
     s->gpu_count++;
   }
@@ -145,14 +146,17 @@ static void take_xids(gs_node_state *s, gs_nvml_xid_watch *w, const char *why, d
   }
 }
 
-/* Level 2: each GPU's NVLink error counters read again after the load. */
+/* Level 2: each GPU's NVLink error counters read again after the load,
+ * with the seconds since the first read (the window of their rates). */
 static void reread_links(gs_node_state *s, gs_nvml *nvml) {
   gs_gpu_health *after = malloc(sizeof *after);
   if (!after) return;  // the counters during the load stay unknown
   for (size_t i = 0; i < s->gpu_count; i++) {
     gs_gpu_health *h = &s->gpus[i];
+    const double at = gs_time_seconds();
     if (!gs_nvml_health_get(nvml, h->pci_bus_id, after)) continue;
     h->has_link_errors_after = 1;
+    h->link_errors_seconds = at - h->read_at;
     memcpy(h->link_errors_after, after->link_errors, sizeof h->link_errors_after);
   }
   free(after);

@@ -54,6 +54,10 @@ gs_status gs_check_inject_parse(const char *text, gs_check_stress_options *o) {
 }
 
 void gs_check_stress_free(gs_node_stress *s) {
+  const size_t cells = s->workload_n * s->n * GS_HEALTH_WORKLOAD_ROUNDS;
+  for (size_t i = 0; s->workload_steps && i < cells; i++) free(s->workload_steps[i].seconds);
+  free(s->workload_steps);
+  s->workload_steps = NULL;
   free(s->workload_rate);
   s->workload_rate = NULL;
   free(s->gpus);
@@ -223,50 +227,98 @@ static void run_allreduce(int short_run, const gs_environment *env, gs_node_stre
   gs_comm_world_destroy(world);
 }
 
+/* One run of `wl` on CUDA device `device`: set up, one warm-up step, timed
+ * steps for GS_CHECK_WORKLOAD_RUN_SECONDS of wall time (at least
+ * GS_CHECK_WORKLOAD_MIN_STEPS), verified. Its step times go into *out (owned
+ * by the caller's stress record) and its items per step into *items. A
+ * failure is kept as the check's first workload error. */
+static void workload_run(const gs_workload *wl, void *opts, int device, gs_health_steps *out,
+                         double *items, gs_node_stress *s) {
+  // The run ends on time, not on a step count: a workload of 9 us steps
+  // (resample, fuse) gets thousands of steps instead of a capped 1000
+  // whose few milliseconds a launch hiccup could move.
+  gs_run_config c = {.backend = GS_BACKEND_CUDA, .world_size = 1,
+                     .scaling = GS_SCALING_STRONG, .warmup = 1, .iters = 0,
+                     .min_time = GS_CHECK_WORKLOAD_RUN_SECONDS,
+                     .min_iters = GS_CHECK_WORKLOAD_MIN_STEPS, .max_iters = 10000000, .runs = 1,
+                     .seed = 1, .label = wl->key};
+  c.devices[0] = device;
+  gs_measurement m;
+  memset(&m, 0, sizeof m);
+  gs_status st = gs_runner_measure(wl, opts, &c, &m);
+  const gs_run_record *r = st == GS_OK && m.n_runs == 1 ? &m.runs[0] : NULL;
+  if (r && r->n_steps >= 2 && m.aggregate.throughput > 0) {
+    out->seconds = malloc(r->n_steps * sizeof *out->seconds);
+    if (out->seconds) {
+      memcpy(out->seconds, r->step_seconds, r->n_steps * sizeof *out->seconds);
+      out->n = r->n_steps;
+      *items = m.aggregate.throughput * m.aggregate.step.mean;
+    } else if (!s->workload_error[0]) {
+      snprintf(s->workload_error, sizeof s->workload_error, "out of memory");
+    }
+  } else if (!s->workload_error[0]) {
+    snprintf(s->workload_error, sizeof s->workload_error, "%s on CUDA device %d: %s", wl->key,
+             device, st != GS_OK ? gs_last_error() : "no throughput");
+  }
+  gs_measurement_free(&m);
+}
+
 /* Each workload the fixed-step runner measures alone (no communicator, no
- * driver of its own), with its default options, on each GPU in turn:
- * warm-up 1, timed steps for 0.3 s (3 to 1000), every result verified.
+ * driver of its own), with its default options, on each GPU:
+ * GS_HEALTH_WORKLOAD_ROUNDS rounds, each running every workload on every
+ * GPU in turn (workload_run), round r from GPU r on, a round started only
+ * while the budget lasts.
+ * A GPU's rate is the items over the pooled mean step of its rounds.
  * Nothing here knows a workload's name. */
 static void run_workloads(const gs_check_stress_options *o, gs_node_stress *s) {
   size_t count = 0;
   const gs_workload *const *list = gs_workload_list(&count);
   const gs_workload *chosen[8];
+  void *opts[8] = {NULL};
+  double items[8] = {0};
   size_t n = 0;
   for (size_t w = 0; w < count && n < 8; w++)
     if (!list[w]->driver && !list[w]->communicates) chosen[n++] = list[w];
-  s->workload_rate = malloc((n ? n : 1) * s->n * sizeof *s->workload_rate);
-  if (!s->workload_rate) {
+  const size_t cells = (n ? n : 1) * s->n;
+  s->workload_rate = malloc(cells * sizeof *s->workload_rate);
+  s->workload_steps = calloc(cells * GS_HEALTH_WORKLOAD_ROUNDS, sizeof *s->workload_steps);
+  if (!s->workload_rate || !s->workload_steps) {
     snprintf(s->workload_error, sizeof s->workload_error, "out of memory");
     return;
   }
-  for (size_t i = 0; i < n * s->n; i++) s->workload_rate[i] = NAN;
+  for (size_t i = 0; i < cells; i++) s->workload_rate[i] = NAN;
   s->workload_n = n;
   for (size_t w = 0; w < n; w++) {
     s->workload_keys[w] = chosen[w]->key;
-    void *opts = chosen[w]->options_new();
-    if (!opts) {
+    opts[w] = chosen[w]->options_new();
+    if (!opts[w] && !s->workload_error[0])
       snprintf(s->workload_error, sizeof s->workload_error, "%s: out of memory", chosen[w]->key);
-      continue;
-    }
+  }
+  for (size_t r = 0; r < GS_HEALTH_WORKLOAD_ROUNDS && gs_time_seconds() <= o->deadline; r++) {
+    s->workload_rounds = r + 1;
+    // Round r starts at GPU r: no GPU is always the first after a
+    // workload's switch or always the last.
+    for (size_t w = 0; w < n; w++)
+      for (size_t k = 0; opts[w] && k < s->n; k++) {
+        const size_t i = (k + r) % s->n;
+        workload_run(chosen[w], opts[w], s->gpus[i].device,
+                     &s->workload_steps[(w * s->n + i) * GS_HEALTH_WORKLOAD_ROUNDS + r], &items[w],
+                     s);
+      }
+  }
+  for (size_t w = 0; w < n; w++) {
+    if (opts[w]) chosen[w]->options_free(opts[w]);
     for (size_t i = 0; i < s->n; i++) {
-      if (gs_time_seconds() > o->deadline) break;
-      gs_run_config c = {.backend = GS_BACKEND_CUDA, .world_size = 1,
-                         .scaling = GS_SCALING_STRONG, .warmup = 1, .iters = 0,
-                         .min_time = 0.3, .min_iters = 3, .max_iters = 1000, .runs = 1,
-                         .seed = 1, .label = chosen[w]->key};
-      c.devices[0] = s->gpus[i].device;
-      gs_measurement m;
-      memset(&m, 0, sizeof m);
-      gs_status st = gs_runner_measure(chosen[w], opts, &c, &m);
-      if (st == GS_OK && m.aggregate.throughput > 0)
-        s->workload_rate[w * s->n + i] = m.aggregate.throughput;
-      else if (!s->workload_error[0])
-        snprintf(s->workload_error, sizeof s->workload_error, "%s on CUDA device %d: %s",
-                 chosen[w]->key, s->gpus[i].device,
-                 st != GS_OK ? gs_last_error() : "no throughput");
-      gs_measurement_free(&m);
+      double sum = 0;
+      size_t steps = 0;
+      for (size_t r = 0; r < s->workload_rounds; r++) {
+        const gs_health_steps *g =
+            &s->workload_steps[(w * s->n + i) * GS_HEALTH_WORKLOAD_ROUNDS + r];
+        for (size_t k = 0; k < g->n; k++) sum += g->seconds[k];
+        steps += g->n;
+      }
+      if (steps && sum > 0 && items[w] > 0) s->workload_rate[w * s->n + i] = items[w] * steps / sum;
     }
-    chosen[w]->options_free(opts);
   }
 }
 

@@ -16,6 +16,12 @@
 /* Level 1's copy size per pair and its all-reduce size: 64 MiB. */
 #define GS_CHECK_SHORT_BYTES (64ull << 20)
 
+/* Level 2's workload runs (GS_HEALTH_WORKLOAD_ROUNDS of them per workload
+ * and GPU): timed steps for 0.05 s of wall time each and at least 5, so
+ * that a workload of long steps costs 5 of them a run, not 20. */
+#define GS_CHECK_WORKLOAD_RUN_SECONDS 0.05
+#define GS_CHECK_WORKLOAD_MIN_STEPS 5
+
 /* What level 2 runs, and the faults it rehearses. */
 typedef struct {
   double deadline;                      /* gs_time_seconds() past which no check starts */

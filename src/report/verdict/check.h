@@ -74,9 +74,21 @@ typedef struct {
  * model's NVLink bandwidth per direction (healthy H200 SXM nodes reach 57%
  * on 2 GPUs and 67% on 4 at 64 MiB: docs/results, coll-vs-torch). */
 #define GS_CHECK_ALLREDUCE_SHORT_FRACTION 0.40
-/* Each workload's throughput on a GPU alone: warn below 95% of the node's
- * median GPU (issue 30: "within 5% of the median GPU"). */
+/* Each workload's throughput on a GPU alone against the node's median GPU,
+ * judged from the ratio's 95% interval (docs/check.md, "Level 2"): warn
+ * when the interval lies wholly below 95% (issue 30: "within 5% of the
+ * median GPU"), fail when wholly below 80% (a GPU a fifth slower holds
+ * every data-parallel step of the node back by a fifth). */
 #define GS_CHECK_WORKLOAD_MEDIAN_FRACTION 0.95
+#define GS_CHECK_WORKLOAD_FAIL_FRACTION 0.80
+/* NVLink error counters under load (docs/check.md, "NVLink errors under
+ * load"), each kind summed over a GPU's ports, as DCGM judges them: CRC
+ * flit and CRC data errors fail at 100 per second of a kind over the
+ * window between the two reads (DCGM's DCGM_LIMIT_MAX_NVLINK_CRC_ERROR
+ * and its diag's nvlink_crc_error_threshold, "per RM recommendation") and
+ * pass below; any recovery fails (DCGM diag's max_nvlink_recovery_errors
+ * 0); any replay warns. */
+#define GS_CHECK_NVLINK_CRC_RATE_FAIL 100.0
 /* Level 3: a GPU's sustained GEMM throughput below 90% of the node's
  * median GPU warns (GPUs of one node at one power limit stay within a few
  * percent of each other). */
@@ -86,6 +98,17 @@ typedef struct {
  * lanes' transfer rate less the line code (gen 5 x16: 63.0). NaN for an
  * unknown generation (0 or above 6) or width 0. */
 double gs_check_pcie_gbs(unsigned generation, unsigned width);
+
+/* GPU i's throughput of workload w (gs_node_stress's indices) over the
+ * node's median GPU's: *ratio is its rate over the reference GPU's (the
+ * other GPU whose rate lies nearest the median of all GPUs' rates), and
+ * [*low, *high] the ratio's 95% interval by the two-level bootstrap of
+ * docs/statistics.md (the reference's mean step over GPU i's; rounds as
+ * runs, steps within them). Returns 0, all NaN, when GPU i or every other
+ * GPU lacks a rate; the bounds are NaN without step times or with fewer
+ * than 2 steps a side. */
+int gs_check_workload_ratio(const gs_node_stress *x, size_t w, size_t i, double *ratio,
+                            double *low, double *high);
 
 /* The figures `h` is held to, into *out: each figure the site's file
  * states for its NVML name, else the shipped file's; the model's name is

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/stats.h"
 #include "report/verdict/check_private.h"
 
 double gs_check_pcie_gbs(unsigned generation, unsigned width) {
@@ -251,8 +252,41 @@ static void judge_allreduce(gs_health_builder *b, const gs_node_state *s,
   }
 }
 
+int gs_check_workload_ratio(const gs_node_stress *x, size_t w, size_t i, double *ratio,
+                            double *low, double *high) {
+  *ratio = *low = *high = NAN;
+  if (!x->workload_rate || w >= x->workload_n || i >= x->n) return 0;
+  const double *rate = &x->workload_rate[w * x->n];
+  const double median = gs_health_median(rate, x->n);
+  size_t ref = x->n;
+  for (size_t j = 0; j < x->n; j++)
+    if (j != i && isfinite(rate[j]) &&
+        (ref == x->n || fabs(rate[j] - median) < fabs(rate[ref] - median)))
+      ref = j;
+  if (ref == x->n || !isfinite(rate[i]) || !(rate[ref] > 0)) return 0;
+  *ratio = rate[i] / rate[ref];
+  if (!x->workload_steps) return 1;
+  // The reference's mean step over GPU i's is GPU i's rate over the
+  // reference's: rounds are the bootstrap's runs, steps within them.
+  gs_stats_group a[GS_HEALTH_WORKLOAD_ROUNDS], b[GS_HEALTH_WORKLOAD_ROUNDS];
+  size_t na = 0, nb = 0;
+  for (size_t r = 0; r < x->workload_rounds && r < GS_HEALTH_WORKLOAD_ROUNDS; r++) {
+    const size_t round = GS_HEALTH_WORKLOAD_ROUNDS;
+    const gs_health_steps *ga = &x->workload_steps[(w * x->n + ref) * round + r];
+    const gs_health_steps *gb = &x->workload_steps[(w * x->n + i) * round + r];
+    if (ga->n) a[na++] = (gs_stats_group){.samples = ga->seconds, .n = ga->n};
+    if (gb->n) b[nb++] = (gs_stats_group){.samples = gb->seconds, .n = gb->n};
+  }
+  if (na && nb) gs_stats_ratio_interval(a, na, b, nb, low, high);
+  return 1;
+}
+
 /* Each GPU's throughput of every workload against the node's median GPU
- * for that workload; one finding per GPU, naming its worst workload. */
+ * for that workload, judged from the ratio's interval: warn when it lies
+ * wholly below GS_CHECK_WORKLOAD_MEDIAN_FRACTION, fail when wholly below
+ * GS_CHECK_WORKLOAD_FAIL_FRACTION, "inconclusive" (a pass) when it
+ * straddles the first or there is none. One finding per GPU, naming its
+ * worst workload. */
 static void judge_workloads(gs_health_builder *b, const gs_node_state *s) {
   const gs_node_stress *x = &s->stress;
   if (x->workload_error[0]) {
@@ -262,78 +296,109 @@ static void judge_workloads(gs_health_builder *b, const gs_node_state *s) {
                      "investigate: %s", x->workload_error);
   }
   if (!x->workload_rate || x->workload_n == 0) return;
-  double median[8];
-  for (size_t w = 0; w < x->workload_n; w++)
-    median[w] = gs_health_median(&x->workload_rate[w * x->n], x->n);
   for (size_t i = 0; i < x->n; i++) {
     char detail[400] = "";
     int used = 0;
     size_t worst = x->workload_n;
-    double worst_share = INFINITY;
+    gs_check_state worst_state = GS_CHECK_PASS;
+    double worst_ratio = INFINITY, worst_low = NAN, worst_high = NAN;
     for (size_t w = 0; w < x->workload_n; w++) {
-      const double share = x->workload_rate[w * x->n + i] / median[w];
-      if (!isfinite(share)) continue;
-      int k = snprintf(detail + used, sizeof detail - (size_t)used, "%s%s %.0f%%",
-                       used ? ", " : "", x->workload_keys[w], 100 * share);
+      double ratio, low, high;
+      if (!gs_check_workload_ratio(x, w, i, &ratio, &low, &high)) continue;
+      const int interval = isfinite(low) && isfinite(high);
+      const gs_check_state st = !interval ? GS_CHECK_PASS
+                                : high < GS_CHECK_WORKLOAD_FAIL_FRACTION ? GS_CHECK_FAIL
+                                : high < GS_CHECK_WORKLOAD_MEDIAN_FRACTION ? GS_CHECK_WARN
+                                                                           : GS_CHECK_PASS;
+      const int inconclusive = !interval || (st == GS_CHECK_PASS &&
+                                             low < GS_CHECK_WORKLOAD_MEDIAN_FRACTION);
+      int k = interval ? snprintf(detail + used, sizeof detail - (size_t)used,
+                                  "%s%s %.0f%% [%.0f, %.0f]%s", used ? ", " : "",
+                                  x->workload_keys[w], 100 * ratio, 100 * low, 100 * high,
+                                  inconclusive ? " inconclusive" : "")
+                       : snprintf(detail + used, sizeof detail - (size_t)used,
+                                  "%s%s %.0f%% [-] inconclusive", used ? ", " : "",
+                                  x->workload_keys[w], 100 * ratio);
       if (k > 0 && (size_t)k < sizeof detail - (size_t)used) used += k;
-      if (share < worst_share) {
-        worst_share = share;
+      if (st > worst_state || (st == worst_state && ratio < worst_ratio)) {
+        worst_state = st;
+        worst_ratio = ratio;
+        worst_low = low;
+        worst_high = high;
         worst = w;
       }
     }
     if (worst == x->workload_n) continue;
-    snprintf(detail + used, sizeof detail - (size_t)used, " of the node's median GPU");
+    snprintf(detail + used, sizeof detail - (size_t)used, " of the node's median GPU over %zu "
+             "rounds (warn when the interval lies below %.0f%%, fail below %.0f%%)",
+             x->workload_rounds, 100 * GS_CHECK_WORKLOAD_MEDIAN_FRACTION,
+             100 * GS_CHECK_WORKLOAD_FAIL_FRACTION);
     const int gpu = gpu_number(s, &x->gpus[i]);
-    if (worst_share < GS_CHECK_WORKLOAD_MEDIAN_FRACTION) {
-      gs_health_action(gs_health_add(b, "workloads", gpu, GS_CHECK_WARN, detail),
-                       "investigate: GPU %d runs %s at %.0f%% of the node's median GPU", gpu,
-                       x->workload_keys[worst], 100 * worst_share);
-    } else {
-      gs_health_add(b, "workloads", gpu, GS_CHECK_PASS, detail);
-    }
+    gs_health_finding *f = gs_health_add(b, "workloads", gpu, worst_state, detail);
+    if (worst_state != GS_CHECK_PASS)
+      gs_health_action(f, "investigate: GPU %d runs %s at %.0f%% [%.0f, %.0f] of the node's "
+                       "median GPU", gpu, x->workload_keys[worst], 100 * worst_ratio,
+                       100 * worst_low, 100 * worst_high);
   }
 }
 
 /* NVLink errors counted during the check (after the load less before it),
- * per GPU: a recovery under load fails (the link went down and retrained);
- * CRC errors or replays warn (corrected by retransmission, yet a healthy
- * link counts none in minutes). Counts since boot stay level 1's. */
-static void judge_link_deltas(gs_health_builder *b, const gs_gpu_health *h, double seconds) {
+ * per GPU and kind, summed over its ports as DCGM's *_TOTAL fields are:
+ * a recovery fails (the link went down and retrained); CRC flit or CRC
+ * data errors fail at GS_CHECK_NVLINK_CRC_RATE_FAIL per second over the
+ * window and pass below it (a healthy H200 link counts some under load);
+ * a replay warns. Sources and reasons in docs/check.md. Counts since boot
+ * stay level 1's. */
+enum { LINK_REPLAY, LINK_RECOVERY, LINK_CRC_FLIT, LINK_CRC_DATA, LINK_KINDS };
+
+/* The change of one counter, 0 when it went down (a driver reload). */
+static unsigned long long link_delta(unsigned long long before, unsigned long long after) {
+  return after >= before ? after - before : 0;
+}
+
+static void judge_link_deltas(gs_health_builder *b, const gs_gpu_health *h) {
   if (!h->has_link_errors_after) return;
-  unsigned long long replay = 0, recovery = 0, crc = 0;
-  int worst = -1, worst_recovery = -1;  // the ports with the most errors, recoveries
-  unsigned long long worst_count = 0, most_recoveries = 0;
+  unsigned long long total[LINK_KINDS] = {0}, most[LINK_KINDS] = {0};
+  int port[LINK_KINDS] = {-1, -1, -1, -1};  // the port with the most of each kind
   for (size_t l = 0; l < h->port_count; l++) {
     const gs_health_link_errors *a = &h->link_errors[l], *z = &h->link_errors_after[l];
     if (!h->port_present[l] || !a->has_counters || !z->has_counters) continue;
-    // A counter that went down was reset (a driver reload): no delta.
-    const unsigned long long dr = z->replay >= a->replay ? z->replay - a->replay : 0;
-    const unsigned long long dv = z->recovery >= a->recovery ? z->recovery - a->recovery : 0;
-    const unsigned long long dc = (z->crc_flit >= a->crc_flit ? z->crc_flit - a->crc_flit : 0) +
-                                  (z->crc_data >= a->crc_data ? z->crc_data - a->crc_data : 0);
-    replay += dr;
-    recovery += dv;
-    crc += dc;
-    if (dv > most_recoveries) {
-      most_recoveries = dv;
-      worst_recovery = (int)l;
-    }
-    if (dr + dc > worst_count) {
-      worst_count = dr + dc;
-      worst = (int)l;
+    const unsigned long long d[LINK_KINDS] = {
+        link_delta(a->replay, z->replay), link_delta(a->recovery, z->recovery),
+        link_delta(a->crc_flit, z->crc_flit), link_delta(a->crc_data, z->crc_data)};
+    for (int k = 0; k < LINK_KINDS; k++) {
+      total[k] += d[k];
+      if (d[k] > most[k]) {
+        most[k] = d[k];
+        port[k] = (int)l;
+      }
     }
   }
+  // The window is at least a millisecond, so that a rate is finite.
+  const double seconds = fmax(h->link_errors_seconds, 1e-3);
+  const double flit = (double)total[LINK_CRC_FLIT] / seconds;
+  const double data = (double)total[LINK_CRC_DATA] / seconds;
   char detail[400];
-  snprintf(detail, sizeof detail, "during the check (%.1f s): %llu replays, %llu recoveries, %llu "
-           "CRC errors", seconds, replay, recovery, crc);
-  if (recovery > 0) {
+  snprintf(detail, sizeof detail, "during the check (%.1f s): %llu replays, %llu recoveries, "
+           "%llu CRC flit errors (%.1f/s), %llu CRC data errors (%.1f/s); fail at %g CRC "
+           "errors/s of a kind", seconds, total[LINK_REPLAY], total[LINK_RECOVERY],
+           total[LINK_CRC_FLIT], flit, total[LINK_CRC_DATA], data,
+           GS_CHECK_NVLINK_CRC_RATE_FAIL);
+  const int crc_kind = flit >= data ? LINK_CRC_FLIT : LINK_CRC_DATA;
+  if (total[LINK_RECOVERY] > 0) {
     gs_health_action(gs_health_add(b, "nvlink_errors", h->index, GS_CHECK_FAIL, detail),
                      "drain: NVLink %d of GPU %d recovered %llu times under load",
-                     worst_recovery, h->index, most_recoveries);
-  } else if (crc + replay > 0) {
+                     port[LINK_RECOVERY], h->index, most[LINK_RECOVERY]);
+  } else if (fmax(flit, data) >= GS_CHECK_NVLINK_CRC_RATE_FAIL) {
+    gs_health_action(gs_health_add(b, "nvlink_errors", h->index, GS_CHECK_FAIL, detail),
+                     "drain: GPU %d's NVLinks counted %.0f CRC %s errors per second under load "
+                     "(limit %g/s; NVLink %d the most)", h->index, fmax(flit, data),
+                     crc_kind == LINK_CRC_FLIT ? "flit" : "data", GS_CHECK_NVLINK_CRC_RATE_FAIL,
+                     port[crc_kind]);
+  } else if (total[LINK_REPLAY] > 0) {
     gs_health_action(gs_health_add(b, "nvlink_errors", h->index, GS_CHECK_WARN, detail),
-                     "investigate: NVLink %d of GPU %d counted %llu CRC errors and %llu replays "
-                     "under load", worst, h->index, crc, replay);
+                     "investigate: NVLink %d of GPU %d replayed %llu times under load (its peer "
+                     "received corrupted flits)", port[LINK_REPLAY], h->index, most[LINK_REPLAY]);
   } else {
     gs_health_add(b, "nvlink_errors", h->index, GS_CHECK_PASS, detail);
   }
@@ -343,7 +408,7 @@ void gs_health_judge_stress(gs_health_builder *b, const gs_node_state *s,
                             const gs_check_models *models) {
   const gs_node_stress *x = &s->stress;
   if (x->level < 1) return;
-  for (size_t i = 0; i < s->gpu_count; i++) judge_link_deltas(b, &s->gpus[i], s->xid_seconds);
+  for (size_t i = 0; i < s->gpu_count; i++) judge_link_deltas(b, &s->gpus[i]);
   if (x->why[0]) {
     gs_health_add(b, "stress", -1, GS_CHECK_NA, x->why);
     return;
