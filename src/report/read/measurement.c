@@ -295,6 +295,9 @@ void gs_report_row_free(gs_report_row *row) {
   free(row->step_samples);
   free(row->step_run_n);
   gs_straggler_free(&row->scores);
+  free(row->rates.points);
+  row->rates.points = NULL;
+  row->rates.n = 0;
   row->step_run_n = NULL;
   row->ranks = NULL;
   row->hosts = NULL;

@@ -182,6 +182,37 @@ typedef struct {
   gs_slo_goodput goodput;    /* recomputed from the requests that are not cold (core/slo) */
 } gs_report_requests;
 
+/* A server measurement's rates (llm --rates or --find-max-rate;
+ * docs/report.md, "Rates"): each rate as the document recorded it (only
+ * the kept rate's requests are in the document, so the other rates'
+ * figures cannot be recomputed), sorted by rate, and the search's answer
+ * with its bracket. */
+typedef struct {
+  int order;                 /* 1-based position in the order measured */
+  double rate;               /* target rate (requests/s) */
+  double achieved_rate;      /* ok requests / run seconds */
+  double tokens_per_second;
+  double ratio;              /* worst targeted percentile / its target; +inf never done */
+  int met;                   /* ratio <= 1 */
+  const char *status;        /* the runs' status; points into the document */
+  gs_slo_goodput goodput;    /* shares, goodput and percentiles (NaN where not recorded;
+                                +inf for a percentile never reached) */
+} gs_report_rate_point;
+
+typedef struct {
+  int present;               /* 1: llm.rates was recorded */
+  int search;                /* 1: --find-max-rate, 0: --rates */
+  gs_slo slo;                /* the targets and percentile the rates were judged at */
+  double kept_rate;          /* the rate whose requests the measurement holds */
+  size_t n;
+  gs_report_rate_point *points; /* by rate (ties in the order measured); owned */
+  double max_rate;           /* search: its answer; list: the highest rate met; NaN none */
+  double low, high;          /* search: its bracket; list: max_rate and the lowest rate
+                                above it that missed (NaN none) */
+  int converged, unreachable;/* search only (0 for a list) */
+  double tolerance;          /* search only; NaN otherwise */
+} gs_report_rates;
+
 /* Placement, faults and plan tasks (docs/workloads/placement.md). */
 typedef struct {
   char split_units[64];      /* split.units as "21,11" ("" without split) */
@@ -261,6 +292,7 @@ typedef struct {
   int ingested;              /* 1: another tool's run (a "source" member): a single run */
   gs_report_collective collective;
   gs_report_requests requests;
+  gs_report_rates rates;
   gs_report_placement placement;
   gs_report_pipeline pipeline;
   gs_report_cost cost;

@@ -204,6 +204,7 @@ static cJSON *row_json(gs_json_build *b, const gs_report *r, const gs_report_row
       gs_json_put_item(b, q, "tpot_seconds", gs_result_stats_to_json(&row->requests.tpot));
       if (gs_slo_any(&row->requests.slo))
         gs_slo_goodput_to_json(b, q, &row->requests.slo, &row->requests.goodput);
+      gs_render_rates_json(b, q, row);
     }
   } else {
     gs_json_put_null(b, o, "requests");

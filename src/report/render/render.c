@@ -361,6 +361,7 @@ static gs_status series_tables(gs_render_writer *w, const gs_report *r, const gs
   if (!coll && st == GS_OK) st = pipeline_tables(w, s);
   if (st == GS_OK) st = request_table(w, s);
   if (st == GS_OK) st = gs_render_goodput_table(w, s);
+  if (st == GS_OK) st = gs_render_rates_table(w, s);
   if (st == GS_OK) st = loadgen_table(w, r, s);
   if (st == GS_OK) st = collective_table(w, s);
   if (st == GS_OK && coll) st = gs_render_coll_stragglers(w, s);
