@@ -224,18 +224,34 @@ typedef struct {
 /* A pipeline (mlp --pp; docs/report.md, "Pipeline"): per stage (rank
  * stage = rank % stages), the mean busy time per step (device - comm) and
  * idle time (comm: waiting for transfers, the bubble with them, and for
- * the replicas' gradient sum), over the stage's replicas. */
+ * the replicas' gradient sum), over the stage's replicas; with a coll
+ * sendrecv document of the same machine (report/analyze/pipeline.c) the
+ * transfers' own time apart from the idle, so that the bubble is the
+ * idle time only. */
 #define GS_REPORT_MAX_STAGES 16
 typedef struct {
   int present;
-  int stages, micro;
+  int stages, micro, replicas;
   const char *schedule;      /* points into the document */
   double busy[GS_REPORT_MAX_STAGES], idle[GS_REPORT_MAX_STAGES];
-  double bubble;             /* mean idle / mean busy over stages */
+  double transfer[GS_REPORT_MAX_STAGES]; /* per step: the stage's exposed transfers at the
+                                measured send/recv cost; NaN without a sendrecv document */
+  double boundary_bytes[GS_REPORT_MAX_STAGES]; /* one micro-batch's activations across the
+                                boundary after stage s (s < stages - 1); NaN unknown */
+  double bubble;             /* (sum idle - sum transfer) / sum busy over stages; without
+                                transfers sum idle / sum busy */
+  double bubble_low, bubble_high; /* its 95% interval (bootstrap over runs and steps);
+                                NaN when none */
   double bubble_formula;     /* (stages - 1) / micro */
   double imbalance;          /* slowest stage's busy / mean busy */
   double transfer_bytes;     /* activations + their gradients across the stage boundaries
                                 of a replica per step (bytes); NaN when not known */
+  const char *transfer_source; /* the coll document the transfer cost came from, or NULL;
+                                points into the report's file names */
+  size_t n_runs;
+  size_t *run_steps;         /* steps of each run among idle_steps/busy_steps; owned */
+  double *idle_steps, *busy_steps; /* per step: the stages' idle and busy summed (mean over
+                                the replicas); owned */
 } gs_report_pipeline;
 
 /* Cost (with --price): NaN when no price matched. */
