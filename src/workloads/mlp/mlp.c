@@ -346,7 +346,7 @@ static gs_status setup_pipeline(gs_mlp_state *s, const gs_mlp_options *o) {
   const gs_mlp_pp_config c = {.model = s->model, .adam = s->adam, .options = &o->pp, .comm = s->comm,
       .rank = s->rank, .world = s->world, .params = s->params, .data = d, .backend = s->backend,
       .stream = s->stream, .data_seed = s->data_seed, .dropout_seed = s->dropout_seed,
-      .all_rows = s->all_rows, .precision = s->precision};
+      .all_rows = s->all_rows, .precision = s->precision, .verify_rows = o->verify_rows};
   return gs_mlp_pp_create(&c, &s->pp);
 }
 

@@ -19,6 +19,9 @@ struct gs_mlp_pp {
   int lo, hi;                  /* layers of this stage */
   uint64_t begin, count;       /* its parameters */
   uint64_t rows, offset, global_batch; /* the replica's samples */
+  int world;
+  uint64_t *all_rows;          /* every rank's share (world entries) */
+  uint64_t verify_rows;        /* CUDA: per rank in the verified step; 0 the whole share */
   uint64_t total;              /* parameters of the whole model */
   float *params;               /* whole model; only [begin, begin+count) is this stage's */
   float *mom1, *mom2, *grads;  /* count each */
