@@ -221,15 +221,20 @@ static gs_comm_p2p_op transfer_op(const gs_mlp_pp *p, const gs_pp_transfer *t) {
   // Forward: activations at the boundary layer; backward: their gradient.
   const int boundary = t->peer_stage > p->stage ? p->hi : p->lo;
   const uint64_t width = m->widths[boundary];
-  float *base;
+  void *base;
   if (t->pass == GS_PP_FORWARD)
-    base = p->cuda ? p->d_act[boundary] : p->act[boundary];
+    base = p->cuda ? p->d_act[boundary] : (void *)p->act[boundary];
   else if (t->send)
-    base = p->cuda ? p->d_grad_in : p->grad_in;
+    base = p->cuda ? p->d_grad_in : (void *)p->grad_in;
   else
-    base = p->cuda ? p->d_grad_out : p->grad_out;
-  return (gs_comm_p2p_op){.send = t->send, .buf = base + f * width, .count = (size_t)(n * width),
-                          .dtype = GS_DTYPE_FLOAT, .peer = p->rank + (t->peer_stage - p->stage)};
+    base = p->cuda ? p->d_grad_out : (void *)p->grad_out;
+  // bf16 activations travel as bfloat16 (half the bytes), as they are kept.
+  const int bf16 = p->cuda && p->precision == GS_MLP_BF16;
+  const size_t elem = bf16 ? 2 : sizeof(float);
+  return (gs_comm_p2p_op){.send = t->send, .buf = (char *)base + (size_t)(f * width) * elem,
+                          .count = (size_t)(n * width),
+                          .dtype = bf16 ? GS_DTYPE_BFLOAT16 : GS_DTYPE_FLOAT,
+                          .peer = p->rank + (t->peer_stage - p->stage)};
 }
 
 /* Runs the transfers before action k (k = 2M: after the last pass); a
@@ -536,13 +541,20 @@ static gs_status verify_step(gs_mlp_pp *p, gs_verification *v) {
   if (p->cuda)
     snprintf(how, sizeof how,
              "beyond their %s error bounds (largest bound %.3g; Adam %g lr)",
-             p->precision == GS_MLP_TF32 ? "tf32" : "fp32", gtol, GS_PP_ADAM_RTOL);
+             p->precision == GS_MLP_TF32   ? "tf32"
+             : p->precision == GS_MLP_BF16 ? "bf16"
+                                           : "fp32",
+             gtol, GS_PP_ADAM_RTOL);
   snprintf(v->detail, sizeof v->detail,
            "%s pipeline stage %d of %d (layers %d..%d, replica %d of %d, %s, %d micro-batches), "
            "step %llu over the replica's %llu samples against the CPU reference: %llu of %llu "
            "gradients and %llu parameters after Adam differ %s, %llu differ from replica "
            "0's stage, %llu not finite; reference loss share %.6g",
-           !p->cuda ? "CPU" : p->precision == GS_MLP_TF32 ? "CUDA tf32" : "CUDA fp32", p->stage,
+           !p->cuda                      ? "CPU"
+           : p->precision == GS_MLP_TF32 ? "CUDA tf32"
+           : p->precision == GS_MLP_BF16 ? "CUDA bf16"
+                                         : "CUDA fp32",
+           p->stage,
            p->stages, p->lo, p->hi - 1, p->replica, p->replicas,
            gs_pp_schedule_names[p->schedule], p->micro, (unsigned long long)p->steps,
            (unsigned long long)p->rows, (unsigned long long)gbad, (unsigned long long)p->count,
