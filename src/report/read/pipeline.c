@@ -28,11 +28,14 @@ static int rank_step(const cJSON *rank, int i, double *busy, double *idle) {
 
 /* One micro-batch's bytes across each stage boundary of replica 0 (its
  * first `stages` ranks' items per step split into `micro` micro-batches,
- * fp32 activations of the boundary layer's width), and their sum over a
+ * activations of the boundary layer's width, 4 bytes each or 2 under
+ * bf16), and their sum over a
  * step both ways (activations and their gradients). */
 static double boundaries(const cJSON *options, const cJSON *pp, const cJSON *ranks, int stages,
                          int micro, double *bytes) {
   const cJSON *layers = gs_json_member(options, "layers");
+  // bf16 pipelines keep and send bfloat16 activations (mlp --precision bf16).
+  const double elem = strcmp(gs_json_string_member(options, "precision", "fp32"), "bf16") ? 4.0 : 2.0;
   const cJSON *first = gs_json_member(pp, "stage_first_layers");
   double rows = 0.0, total = 0.0;
   int k = 0;
@@ -42,7 +45,7 @@ static double boundaries(const cJSON *options, const cJSON *pp, const cJSON *ran
     const double layer = gs_json_number_or_nan(cJSON_GetArrayItem(first, s + 1));
     const double width =
         isfinite(layer) ? gs_json_number_or_nan(cJSON_GetArrayItem(layers, (int)layer)) : NAN;
-    bytes[s] = k == stages ? rows / micro * width * 4.0 : NAN;
+    bytes[s] = k == stages ? rows / micro * width * elem : NAN;
     total += 2.0 * micro * bytes[s];
   }
   return total;
