@@ -119,7 +119,7 @@ PY
 "$bin" coll sendrecv --backend cpu --ranks 2 -b 512 -e 4K --stepfactor 2 -n 20 -w 2 \
   -o "$work/sendrecv.json" >/dev/null 2>&1 || fail "coll sendrecv on the CPU backend"
 out=$("$bin" report "$work/pp-1f1b-3.json" "$work/sendrecv.json" 2>&1)
-grep -qE "^ +3 +3 +4 +1f1b +-?[0-9.]+% \[-?[0-9.]+, -?[0-9.]+\] +50\.0% +[0-9.]+x +21 KiB +[0-9.]+ [um]?s +[^ ]*sendrecv.json" \
+grep -qE "^ +3 +3 +4 +1f1b +-?[0-9.]+% \[(-?[0-9.]+, -?[0-9.]+|-)\] +50\.0% +[0-9.]+x +21 KiB +[0-9.]+ [um]?s +[^ ]*sendrecv.json" \
   <<<"$out" || fail "report: the transfers' time from the sendrecv document: $out"
 "$bin" report -f json "$work/pp-1f1b-3.json" >"$work/plain.json" 2>/dev/null || fail "report json"
 "$bin" report -f json "$work/pp-1f1b-3.json" "$work/sendrecv.json" >"$work/apart.json" 2>/dev/null ||
@@ -140,8 +140,11 @@ for k in range(3):
 busy = sum(b["stage_busy"])
 assert abs(b["bubble"] - sum(b["stage_idle"]) / busy) <= 1e-9 * abs(b["bubble"]) + 1e-12, b
 assert abs(a["bubble"] - sum(a["stage_idle"]) / busy) <= 1e-9 * a["bubble"], a
-for p in (a, b):
-    assert p["bubble_low"] <= p["bubble"] <= p["bubble_high"], p
+# On a loaded machine the sendrecv may price the transfers above the waits
+# (idle below 0): no interval then; else the bubble lies inside its own.
+assert a["bubble_low"] <= a["bubble"] <= a["bubble_high"], a
+if b["bubble"] > 0 and b["bubble_low"] is not None:
+    assert b["bubble_low"] <= b["bubble"] <= b["bubble_high"], b
 PY
 
 exit $((failures > 0))
