@@ -147,4 +147,27 @@ if b["bubble"] > 0 and b["bubble_low"] is not None:
     assert b["bubble_low"] <= b["bubble"] <= b["bubble_high"], b
 PY
 
+# predict: the pipeline at other stage and micro-batch counts from its
+# measured stages, the transfers from the same sendrecv curve; at the
+# measured point the model's step beside the measured one.
+expect 0 "a pipeline of 3 stages at 4 micro-batches measured" -- \
+  predict "$work/pp-1f1b-3.json" "$work/sendrecv.json" --ngpus 3,6
+"$bin" predict -f json "$work/pp-1f1b-3.json" "$work/sendrecv.json" --ngpus 3,6 --gpus-per-node 3 \
+  >"$work/predict.json" 2>/dev/null || fail "predict --format json of a pipeline"
+python3 - "$work/predict.json" <<'PY' || failures=$((failures + 1))
+import json, sys
+q = json.load(open(sys.argv[1]))["pipelines"][0]
+assert q["stages"] == 3 and q["micro_batches"] == 4 and q["sendrecv_file"].endswith("sendrecv.json"), q
+pts = {(x["stages"], x["micro_batches"]): x for x in q["predictions"]}
+assert sorted({s for s, _ in pts}) == [3, 6] and sorted({m for _, m in pts}) == [1, 2, 4, 8, 16, 32]
+here = pts[(3, 4)]
+assert abs(here["step_seconds"] - q["model_step_seconds"]) <= 1e-12 * here["step_seconds"], here
+# 6 stages on nodes of 3: one boundary crosses the network; 3 stages none.
+assert pts[(6, 4)]["inter_node_boundaries"] == 1 and here["inter_node_boundaries"] == 0
+c = q["busy_seconds"] / (3 * 4)
+assert abs(here["step_seconds"] - here["transfer_seconds"] - (3 * c + 3 * q["imbalance"] * c)) <= 1e-9 * here["step_seconds"]
+for x in q["predictions"]:
+    assert abs(x["bubble_formula"] - (x["stages"] - 1) / x["micro_batches"]) < 1e-12, x
+PY
+
 exit $((failures > 0))

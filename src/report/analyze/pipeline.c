@@ -18,10 +18,10 @@ static const char *host_of(const gs_report *r, size_t file) {
   return gs_json_string_member(gs_json_member(r->docs[file], "environment"), "host", "");
 }
 
-/* The send/recv curve at 2 ranks of the coll rows of `r` measured on
- * `host` with `backend` (ok rows, time per op); 0 when none has two sizes. */
-static int sendrecv_curve(const gs_report *r, const char *host, const char *backend,
-                          gs_coll_curve *out, const char **file) {
+/* See report.h. */
+int gs_report_sendrecv_curve(const gs_report *r, size_t file_of, const char *backend,
+                             gs_coll_curve *out, const char **file) {
+  const char *host = host_of(r, file_of);
   size_t n = 0, cap = 0;
   double *bytes = NULL, *secs = NULL;
   *file = NULL;
@@ -109,7 +109,7 @@ gs_status gs_report_pipelines(gs_report *r) {
       gs_coll_curve c;
       const char *file = NULL;
       double transfer = 0.0;
-      if (sendrecv_curve(r, host_of(r, row->file), s->backend, &c, &file)) {
+      if (gs_report_sendrecv_curve(r, row->file, s->backend, &c, &file)) {
         if (stage_transfers(p, &c, strcmp(s->backend, "cpu") == 0)) {
           p->transfer_source = file;
           for (int k = 0; k < p->stages; k++) transfer += p->transfer[k];

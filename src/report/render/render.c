@@ -77,10 +77,10 @@ static gs_status pipeline_tables(gs_render_writer *w, const gs_report_series *s)
                   "Pipeline: bubble = mean stage idle / mean stage busy (device - comm) [95%% "
                   "interval, bootstrap over runs and steps], beside the formula (p-1)/m; idle = "
                   "the exposed waits less the transfers' own time, measured by a coll sendrecv "
-                  "document of the same machine (%s); imbalance = slowest stage's busy / the "
+                  "document of the same machine at 2 ranks (%s); imbalance = slowest stage's busy / the "
                   "mean; transfers = activations and their gradients over the stage boundaries "
                   "per step and replica",
-                  separated == shown ? "given"
+                  separated == shown ? "one was given"
                   : separated        ? "given for some rows; the others' bubble holds their "
                                        "transfers"
                                      : "none given: the bubble holds the transfers");
