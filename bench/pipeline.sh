@@ -1,19 +1,36 @@
 #!/usr/bin/env bash
-# Pipeline parallelism on 2 and 4 GPUs (issue 34's targets), in one go:
-#  1. the bubble: mlp --pp P (P = 2, and 4 with 4+ GPUs) under 1F1B and
-#     GPipe for m = 1, 2, 4, 8, 16 micro-batches on a model whose stages
-#     are balanced (8 equal layers), the measured bubble (mean stage idle /
-#     mean stage busy) beside (p-1)/m;
-#  2. mlp PP 2 against DP 2 on 2 GPUs, same model and global batch;
-#  3. gpuscale's GPipe and 1F1B against torch.distributed.pipelining's
-#     ScheduleGPipe and Schedule1F1B on the same layer shapes, stage split
-#     and micro-batches (bench/pipeline_vs_torch.py torch, under torchrun).
-# Every gpuscale run verifies against the CPU reference (fp32).
+# Pipeline parallelism on 2 and 4 GPUs (issue 34's targets), short enough
+# for a small GPU budget:
+#  1. the link: gpuscale coll sendrecv at 2 GPUs over 1-64 MiB (the sizes
+#     of one micro-batch's activations below), which the report uses to
+#     take the transfers' own time out of each stage's idle time;
+#  2. the bubble: mlp --pp P under 1F1B for m = 1, 2, 4, 8, 16 on a model
+#     whose stages are balanced (8 equal layers of WIDTH), at P = 2 and,
+#     with 4+ GPUs, P = 4; the bubble (idle less transfers / busy, with its
+#     95% interval, from `gpuscale report`) beside (p-1)/m (target: within
+#     15%);
+#  3. mlp PP 2 against DP 2 on 2 GPUs at the same global batch (target: PP
+#     2 at least 0.9x);
+#  4. beside it, torch.distributed.pipelining's Schedule1F1B on the same
+#     layers, stage split and m = 8 on 2 GPUs (bench/pipeline_vs_torch.py
+#     torch, under torchrun; skipped with a note without PyTorch >= 2.5).
+# Every gpuscale run verifies its checked step against the CPU reference
+# (fp32; on CUDA the checked step takes --verify-rows samples of each
+# rank's share, 16 per replica, so that the reference costs seconds, not
+# minutes: the previous version, which checked the whole 4096-sample
+# batch, did not finish within 170 s on 2 GPUs).
+#
+# Expected time on 4 x H100/H200 (estimated, not yet measured): about 80 s
+# = 11 gpuscale runs of about 5 s each (process, CUDA and NCCL start about
+# 2 s, 2 warmup + 10 timed steps of about 20 ms at P = 2 (824 GFLOP of
+# fp32 GEMMs a step over the stages), the 16-row CPU check about 2 s) +
+# the sendrecv sweep (about 4 s) + one torchrun (about 15 s, most of it
+# importing torch and starting NCCL) + the reports (1 s). On 2 GPUs about
+# 50 s (P = 4 left out).
 #
 #   bench/pipeline.sh [GPUSCALE]        (default build/gpuscale)
 # Environment: NGPU (default: the GPUs nvidia-smi lists), WIDTH (2048),
-# BATCH (4096), OUT (results folder, default ./pipeline-bench). Needs
-# PyTorch >= 2.5 for part 3 (skipped with a note without it).
+# BATCH (4096), OUT (results folder, default ./pipeline-bench).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-build/gpuscale}
@@ -25,66 +42,79 @@ mkdir -p "$out"
 # Never NVLink multicast (NVLS): both sides measure the same NCCL paths.
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 [ "$ngpu" -ge 2 ] || { echo "pipeline.sh: needs 2 GPUs, found $ngpu" >&2; exit 77; }
+t0=$(date +%s)
+stamp() { echo "[t+$(($(date +%s) - t0))s] $*"; }
 
 layers=$width
 for i in 1 2 3 4 5 6 7 8; do layers="$layers,$width"; done  # 8 equal layers
-common=(mlp --backend cuda --layers "$layers" --dropout 0.2 --batch "$batch" --samples 65536
-        --warmup 3 --min-time 2 --runs 3 --no-progress -q --gpu-mode multi)
+common=(mlp --backend cuda --layers "$layers" --dropout 0.2 --batch "$batch" --samples $((2 * batch))
+        --warmup 2 --iters 10 --runs 1 --no-progress -q --gpu-mode multi)
 
+"$bin" coll sendrecv -g 2 -b 1M -e 64M --stepfactor 2 -n 20 -w 5 -o "$out/sendrecv.json" \
+  >"$out/sendrecv.txt"
+stamp "sendrecv"
 counts=(2)
 [ "$ngpu" -ge 4 ] && counts+=(4)
 docs=()
 for p in "${counts[@]}"; do
-  for schedule in 1f1b gpipe; do
-    for m in 1 2 4 8 16; do
-      f="$out/pp$p-$schedule-m$m.json"
-      "$bin" run "${common[@]}" -g "$p" --pp "$p" --micro-batches "$m" --schedule "$schedule" \
-        -o "$f" >"$out/pp$p-$schedule-m$m.txt"
-      docs+=("$f")
-    done
+  for m in 1 2 4 8 16; do
+    f="$out/pp$p-1f1b-m$m.json"
+    "$bin" run "${common[@]}" -g "$p" --pp "$p" --micro-batches "$m" --schedule 1f1b \
+      --verify-rows $((16 / p)) -o "$f" >"$out/pp$p-1f1b-m$m.txt"
+    docs+=("$f")
   done
+  stamp "PP $p, m = 1, 2, 4, 8, 16"
 done
-"$bin" run "${common[@]}" -g 2 -o "$out/dp2.json" >"$out/dp2.txt"
+"$bin" run "${common[@]}" -g 2 --verify-rows 8 -o "$out/dp2.json" >"$out/dp2.txt"
+stamp "DP 2"
 
-echo "== bubble against (p-1)/m; PP 2 and DP 2 throughput (gpuscale $("$bin" --version))"
-python3 bench/pipeline_vs_torch.py summary "${docs[@]}" "$out/dp2.json" --json "$out/summary.json" |
-  tee "$out/summary.txt"
-python3 - "$out/summary.json" <<'PY' | tee -a "$out/summary.txt"
+echo "== bubble (idle less the transfers at the sendrecv cost) against (p-1)/m; PP 2 / DP 2" \
+     "(gpuscale $("$bin" --version))"
+"$bin" report -f json "${docs[@]}" "$out/dp2.json" "$out/sendrecv.json" >"$out/report.json"
+"$bin" report "${docs[@]}" "$out/sendrecv.json" >"$out/report.txt"
+python3 - "$out/report.json" <<'PY' | tee "$out/summary.txt"
 import json, sys
-rows = json.load(open(sys.argv[1]))
-dp = [r for r in rows if "stages" not in r][0]["samples_per_s"]
-best = max((r for r in rows if r.get("stages") == 2), key=lambda r: r["samples_per_s"])
-print(f"PP 2 (best: {best['schedule']}, m {best['micro']}) / DP 2 throughput: "
-      f"{best['samples_per_s'] / dp:.3f}x (target >= 0.9x)")
-worst = max(abs(r["gap"]) for r in rows if "stages" in r and r["micro"] >= 1)
+rep = json.load(open(sys.argv[1]))
+rows = [r for s in rep["series"] for r in s["rows"] if not r.get("collective")]
+worst, dp, pp2 = 0.0, None, {}
+for r in rows:
+    p = r.get("pipeline")
+    if not p:
+        dp = r["throughput"]
+        continue
+    f = p["bubble_formula"]
+    gap = (p["bubble"] - f) / f
+    worst = max(worst, abs(gap))
+    t = sum(x for x in p["stage_transfer"] if x is not None) if p["transfer_source"] else None
+    print(f"  pp {p['stages']} m {p['micro_batches']:>2}: bubble {100 * p['bubble']:6.1f}% "
+          f"[{100 * (p['bubble_low'] or float('nan')):.1f}, {100 * (p['bubble_high'] or float('nan')):.1f}]"
+          f" vs (p-1)/m {100 * f:6.1f}% ({100 * gap:+.0f}%), transfers "
+          f"{'%.3g ms' % (1e3 * t) if t is not None else 'not separated'} a step, imbalance "
+          f"{p['imbalance']:.2f}x, {r['throughput'] / 1e3:.1f} Ksamples/s, {r['verification']}")
+    if p["stages"] == 2:
+        pp2[p["micro_batches"]] = r["throughput"]
 print(f"largest |bubble - (p-1)/m| / ((p-1)/m): {100 * worst:.0f}% (target <= 15%)")
+if dp and pp2:
+    m, best = max(pp2.items(), key=lambda kv: kv[1])
+    print(f"PP 2 (best: m {m}) / DP 2 throughput: {best / dp:.3f}x (target >= 0.9x)")
 PY
+stamp "reports"
 
-echo "== gpuscale against torch.distributed.pipelining (same layers, split, micro-batches)"
+echo "== gpuscale against torch.distributed.pipelining (Schedule1F1B, same layers, split, m = 8)"
 if ! python3 -c "import torch.distributed.pipelining" 2>/dev/null; then
   echo "skipped: PyTorch with torch.distributed.pipelining is not installed"
   exit 0
 fi
-for p in "${counts[@]}"; do
-  for schedule in gpipe 1f1b; do
-    for m in 4 8 16; do
-      torchrun --standalone --nproc_per_node "$p" bench/pipeline_vs_torch.py torch --layers "$layers" \
-        --batch "$batch" --micro-batches "$m" --schedule "$schedule" --dropout 0.2 \
-        | tail -n 1 >"$out/torch-pp$p-$schedule-m$m.json"
-    done
-  done
-done
-python3 - "$out" "${counts[@]}" <<'PY' | tee "$out/vs-torch.txt"
+torchrun --standalone --nproc_per_node 2 bench/pipeline_vs_torch.py torch --layers "$layers" \
+  --batch "$batch" --micro-batches 8 --schedule 1f1b --dropout 0.2 --warmup 3 --min-time 1 \
+  | tail -n 1 >"$out/torch-pp2-1f1b-m8.json"
+python3 - "$out" <<'PY' | tee "$out/vs-torch.txt"
 import json, os, sys
-out, counts = sys.argv[1], [int(c) for c in sys.argv[2:]]
-print(f"{'stages':>6} {'schedule':<8} {'m':>3} {'gpuscale':>12} {'torch':>12} {'ratio':>7}")
-for p in counts:
-    for schedule in ("gpipe", "1f1b"):
-        for m in (4, 8, 16):
-            g = json.load(open(os.path.join(out, f"pp{p}-{schedule}-m{m}.json")))
-            ours = g["measurements"][0]["aggregate"]["throughput_items_per_second"]
-            theirs = json.load(open(os.path.join(out, f"torch-pp{p}-{schedule}-m{m}.json")))
-            t = theirs["samples_per_s"]
-            print(f"{p:>6} {schedule:<8} {m:>3} {ours / 1e3:>9.1f} K/s {t / 1e3:>9.1f} K/s "
-                  f"{ours / t:>6.2f}x")
+out = sys.argv[1]
+g = json.load(open(os.path.join(out, "pp2-1f1b-m8.json")))
+ours = g["measurements"][0]["aggregate"]["throughput_items_per_second"]
+t = json.load(open(os.path.join(out, "torch-pp2-1f1b-m8.json")))["samples_per_s"]
+print(f"pp 2, 1f1b, m 8: gpuscale {ours / 1e3:.1f} Ksamples/s, torch {t / 1e3:.1f} Ksamples/s, "
+      f"ratio {ours / t:.2f}x (target >= 1)")
 PY
+stamp "done"

@@ -151,6 +151,65 @@ if met:
 assert m["faults"] == [{"kind": "slow", "rank": 0, "factor": 4}], m["faults"]
 PY
 
+# The report renders every rate and the search's answer in each format:
+# the figures of the document, by rate, with the order measured; a
+# list's answer is its highest rate met with the next rate that missed.
+expect 0 "Highest rate meeting the targets: " -- report "$work/search.json"
+expect 0 "Highest rate measured meeting the targets: 300/s, every rate measured up to it met them \(3 rates\)" -- \
+  report "$work/rates.json"
+expect 0 "\*\*Rates of 1 rank \(--rates; " -- report -f markdown "$work/rates.json"
+expect 0 "<th>worst/target</th>" -- report -f html "$work/search.json"
+"$bin" report -f json "$work/search.json" "$work/rates.json" >"$work/rates-report.json" 2>/dev/null ||
+  fail "report --format json of the rates"
+"$bin" report -f csv --rate-points "$work/search.json" "$work/rates.json" >"$work/rates.csv" 2>/dev/null ||
+  fail "report --format csv --rate-points"
+"$bin" report -f csv "$work/search.json" >"$work/search.csv" 2>/dev/null || fail "report --format csv"
+python3 - "$work" <<'PY' || fail "the rates in the report's JSON and CSV"
+import csv, json, sys
+w = sys.argv[1]
+rep = json.load(open(f"{w}/rates-report.json"))
+rows = {row["file"].split("/")[-1]: row for s in rep["series"] for row in s["rows"]}
+for name in ("search.json", "rates.json"):
+    doc = json.load(open(f"{w}/{name}"))["measurements"][0]["llm"]["rates"]
+    got = rows[name]["requests"]["rates"]
+    want = sorted(doc["points"], key=lambda p: p["rate"])
+    assert [p["rate"] for p in got["points"]] == [p["rate"] for p in want], (got, want)
+    order = [p["rate"] for p in doc["points"]]
+    for g, p in zip(got["points"], want):
+        assert order[g["order"] - 1] == p["rate"], (g, order)
+        for key in ("achieved_rate", "tokens_per_second", "ratio", "met", "status"):
+            assert g[key] == p[key], (key, g[key], p[key])
+        for key in ("share_met", "goodput_requests_per_second", "percentile_seconds", "percentile_met"):
+            assert g["slo"][key] == p["slo"][key], (key, g["slo"][key], p["slo"][key])
+    assert got["mode"] == doc["mode"] and got["kept_rate"] == doc["kept_rate"]
+    if doc["mode"] == "search":
+        assert got["max_rate"] == doc["search"]["max_rate"]
+        assert got["bracket"] == doc["search"]["bracket"]
+        assert got["converged"] == doc["search"]["converged"]
+    else:
+        met = [p["rate"] for p in doc["points"] if p["met"]]
+        assert got["max_rate"] == max(met) == 300 and got["bracket"] == [300, None], got
+pts = list(csv.DictReader(open(f"{w}/rates.csv")))
+assert len(pts) == len(rows["search.json"]["requests"]["rates"]["points"]) + 3, len(pts)
+for r, p in zip(pts, rows["search.json"]["requests"]["rates"]["points"]):
+    assert float(r["rate_per_s"]) == p["rate"] and r["met"] == ("true" if p["met"] else "false")
+    pt = p["slo"]["percentile_seconds"]["ttft"]
+    assert (r["percentile_ttft_s"] == "") == (pt is None), (r, pt)
+    if pt is not None:
+        assert float(r["percentile_ttft_s"]) == pt
+m = list(csv.DictReader(open(f"{w}/search.csv")))[0]
+s = rows["search.json"]["requests"]["rates"]
+assert m["rates_mode"] == "search" and int(m["rates_measured"]) == len(s["points"])
+assert (m["max_rate_per_s"] == "") == (s["max_rate"] is None)
+PY
+if command -v gnuplot >/dev/null; then
+  "$bin" report --plots "$work/rplots" "$work/search.json" >/dev/null 2>"$work/err" ||
+    fail "report --plots of the rates: $(cat "$work/err")"
+  ls "$work/rplots/"*-n1-rates.svg "$work/rplots/"*-n1-rates.png >/dev/null 2>&1 ||
+    fail "--plots did not draw the rates' percentiles against the rate"
+  expect 0 "p99 of each targeted metric against the rate" -- report --format html "$work/search.json"
+fi
+
 # Layouts of 4 CPU ranks: tp 1 (4 replicas), 2 (2) and 4 (1) in one sweep,
 # the frontier and the best layout meeting the targets, in the terminal,
 # the document and the report (tables, JSON, the plot).

@@ -91,12 +91,12 @@ PY
 # over the boundaries into layers 1 and 2 (widths 32 and 24) both ways,
 # one busy/idle line per stage.
 out=$("$bin" report "$work/pp-1f1b-3.json" 2>&1)
-grep -qE "^ +3 +3 +4 +1f1b +[0-9.]+% +50\.0% +[0-9.]+x +21 KiB" <<<"$out" ||
+grep -qE "^ +3 +3 +4 +1f1b +[0-9.]+% \[[0-9.]+, [0-9.]+\] +50\.0% +[0-9.]+x +21 KiB +- +-$" <<<"$out" ||
   fail "report: no pipeline row with (p-1)/m 50.0% and 21 KiB of transfers: $out"
-[ "$(grep -cE "^ +3 +[012] +[0-9.]+ [um]?s +[0-9.]+ [um]?s +[0-9.]+%" <<<"$out")" = 3 ] ||
+[ "$(grep -cE "^ +3 +[012] +[0-9.]+ [um]?s +- +-?[0-9.]+ [um]?s +-?[0-9.]+%" <<<"$out")" = 3 ] ||
   fail "report: not one busy/idle line per stage: $out"
 out=$("$bin" report "$work/dp-pp.json" 2>&1)
-grep -qE "^ +4 +2 +3 +1f1b +[0-9.]+% +33\.3% " <<<"$out" || fail "report: DP x PP row: $out"
+grep -qE "^ +4 +2 +3 +1f1b +[0-9.]+% \[[0-9.]+, [0-9.]+\] +33\.3% " <<<"$out" || fail "report: DP x PP row: $out"
 "$bin" report "$work/dp-pp.json" --format json >"$work/report.json" 2>&1 || fail "report --format json"
 python3 - "$work/report.json" <<'PY' || failures=$((failures + 1))
 import json, sys
@@ -108,6 +108,66 @@ assert p["stages"] == 2 and p["micro_batches"] == 3 and abs(p["bubble_formula"] 
 assert len(p["stage_busy"]) == 2 and all(t > 0 for t in p["stage_busy"] + p["stage_idle"]), p
 # Replica 0: 26 samples; one boundary, into layer 1 (32 wide), both ways.
 assert p["transfer_bytes"] == 2 * 26 * 32 * 4, p
+PY
+
+# With a coll sendrecv document of the same machine, each stage's transfers
+# at the measured cost come apart from its idle time: 12-sample
+# micro-batches over the boundaries into layers 1 (32 wide: 1536 bytes) and
+# 2 (24 wide: 1152 bytes), received and (on the CPU) sent 4 times a step;
+# the middle stage pays both boundaries. The bubble is the idle less them,
+# inside its interval.
+"$bin" coll sendrecv --backend cpu --ranks 2 -b 512 -e 4K --stepfactor 2 -n 20 -w 2 \
+  -o "$work/sendrecv.json" >/dev/null 2>&1 || fail "coll sendrecv on the CPU backend"
+out=$("$bin" report "$work/pp-1f1b-3.json" "$work/sendrecv.json" 2>&1)
+grep -qE "^ +3 +3 +4 +1f1b +-?[0-9.]+% \[(-?[0-9.]+, -?[0-9.]+|-)\] +50\.0% +[0-9.]+x +21 KiB +[0-9.]+ [um]?s +[^ ]*sendrecv.json" \
+  <<<"$out" || fail "report: the transfers' time from the sendrecv document: $out"
+"$bin" report -f json "$work/pp-1f1b-3.json" >"$work/plain.json" 2>/dev/null || fail "report json"
+"$bin" report -f json "$work/pp-1f1b-3.json" "$work/sendrecv.json" >"$work/apart.json" 2>/dev/null ||
+  fail "report json with sendrecv"
+python3 - "$work" <<'PY' || failures=$((failures + 1))
+import json, sys
+w = sys.argv[1]
+def pipe(name):
+    doc = json.load(open(f"{w}/{name}"))
+    return [row for s in doc["series"] for row in s["rows"] if "pipeline" in row][0]["pipeline"]
+a, b = pipe("plain.json"), pipe("apart.json")
+assert a["transfer_source"] is None and all(t is None for t in a["stage_transfer"]), a
+assert b["transfer_source"].endswith("sendrecv.json"), b
+t = b["stage_transfer"]
+assert all(x > 0 for x in t) and abs(t[1] - (t[0] + t[2])) <= 1e-12 * t[1], t
+for k in range(3):
+    assert abs(b["stage_idle"][k] + t[k] - a["stage_idle"][k]) <= 1e-9 * a["stage_idle"][k], (k, a, b)
+busy = sum(b["stage_busy"])
+assert abs(b["bubble"] - sum(b["stage_idle"]) / busy) <= 1e-9 * abs(b["bubble"]) + 1e-12, b
+assert abs(a["bubble"] - sum(a["stage_idle"]) / busy) <= 1e-9 * a["bubble"], a
+# On a loaded machine the sendrecv may price the transfers above the waits
+# (idle below 0): no interval then; else the bubble lies inside its own.
+assert a["bubble_low"] <= a["bubble"] <= a["bubble_high"], a
+if b["bubble"] > 0 and b["bubble_low"] is not None:
+    assert b["bubble_low"] <= b["bubble"] <= b["bubble_high"], b
+PY
+
+# predict: the pipeline at other stage and micro-batch counts from its
+# measured stages, the transfers from the same sendrecv curve; at the
+# measured point the model's step beside the measured one.
+expect 0 "a pipeline of 3 stages at 4 micro-batches measured" -- \
+  predict "$work/pp-1f1b-3.json" "$work/sendrecv.json" --ngpus 3,6
+"$bin" predict -f json "$work/pp-1f1b-3.json" "$work/sendrecv.json" --ngpus 3,6 --gpus-per-node 3 \
+  >"$work/predict.json" 2>/dev/null || fail "predict --format json of a pipeline"
+python3 - "$work/predict.json" <<'PY' || failures=$((failures + 1))
+import json, sys
+q = json.load(open(sys.argv[1]))["pipelines"][0]
+assert q["stages"] == 3 and q["micro_batches"] == 4 and q["sendrecv_file"].endswith("sendrecv.json"), q
+pts = {(x["stages"], x["micro_batches"]): x for x in q["predictions"]}
+assert sorted({s for s, _ in pts}) == [3, 6] and sorted({m for _, m in pts}) == [1, 2, 4, 8, 16, 32]
+here = pts[(3, 4)]
+assert abs(here["step_seconds"] - q["model_step_seconds"]) <= 1e-12 * here["step_seconds"], here
+# 6 stages on nodes of 3: one boundary crosses the network; 3 stages none.
+assert pts[(6, 4)]["inter_node_boundaries"] == 1 and here["inter_node_boundaries"] == 0
+c = q["busy_seconds"] / (3 * 4)
+assert abs(here["step_seconds"] - here["transfer_seconds"] - (3 * c + 3 * q["imbalance"] * c)) <= 1e-9 * here["step_seconds"]
+for x in q["predictions"]:
+    assert abs(x["bubble_formula"] - (x["stages"] - 1) / x["micro_batches"]) < 1e-12, x
 PY
 
 exit $((failures > 0))

@@ -164,6 +164,20 @@ golden strong_intervals.json report -f json strong.json
 golden workloads.txt report llm_cpu.json llm_server_cpu.json split_cpu.json mlp_variants.json \
   plan_cpu.json
 golden plan.md report -f markdown plan_cpu.json
+# llm's rates, as written on the CPU backend (untrimmed), with
+#   cpu="--backend cpu --model tiny --input-min 4 --input-max 10 --output-min 2
+#        --output-max 5 --scenario server --samples 16 --slo ttft=30ms,tpot=5ms
+#        --inject slow:rank=0,factor=4"
+#   llm_rates_search_cpu.json run llm $cpu --rate 100 --find-max-rate
+#   llm_rates_list_cpu.json   run llm $cpu --rates 50,100,200,400,800,1600
+# each rate's figures by rate, the search's answer with its bracket, a
+# list's highest rate met with the next one that missed
+golden rates.txt report llm_rates_search_cpu.json llm_rates_list_cpu.json
+golden rates.md report -f markdown llm_rates_search_cpu.json
+golden rates.csv report -f csv --rate-points llm_rates_search_cpu.json llm_rates_list_cpu.json
+expect 2 "option --rate-points: only with --format csv" -- report --rate-points "$data/llm_rates_list_cpu.json"
+expect 2 "options --samples and --rate-points" -- report -f csv --samples --rate-points \
+  "$data/llm_rates_list_cpu.json"
 
 # two series that differ only in an option: the overview, the plot titles
 # and the plot files name the option, never the same twice

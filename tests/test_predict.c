@@ -593,6 +593,47 @@ static void test_holdout_committed(void **state) {
   gs_report_free(&rep);
 }
 
+/* A pipeline's step at other stage and micro-batch counts, computed by
+ * hand: 0.8 s of stage work a step over 64 samples of 100 bytes of
+ * activations each. */
+static void test_pipeline_step(void **state) {
+  (void)state;
+  gs_predict_pipeline q = {.stages = 2, .micro = 4, .busy_seconds = 0.8, .imbalance = 1.0,
+                           .samples = 64, .bytes_per_sample = 100};
+  gs_predict_options o = {.inter_node_bytes_per_second = 1e6, .inter_node_latency_seconds = 1e-3};
+  gs_predict_pipeline_point x;
+  // One node, no curve: c = 0.8 / 8, step = 2c + 3c = 0.5 s; bubble (p-1)/m.
+  gs_predict_pipeline_at(&q, &o, 8, 2, 4, &x);
+  assert_float_equal(x.step_seconds, 0.5, 1e-12);
+  assert_float_equal(x.bubble, 0.25, 1e-12);
+  assert_float_equal(x.bubble_formula, 0.25, 1e-12);
+  assert_float_equal(x.transfer_seconds, 0.0, 0.0);
+  assert_float_equal(x.throughput, 128.0, 1e-9);
+  assert_int_equal(x.inter_node_boundaries, 0);
+  // One GPU a node: the boundary crosses the network both ways,
+  // 2 x (1 ms + 1600 B / 1 MB/s).
+  gs_predict_pipeline_at(&q, &o, 1, 2, 4, &x);
+  assert_int_equal(x.inter_node_boundaries, 1);
+  assert_float_equal(x.transfer_seconds, 2 * 2.6e-3, 1e-12);
+  assert_float_equal(x.step_seconds, 0.5 + 5.2e-3, 1e-12);
+  // A measured curve within the node, 4 stages at 8 micro-batches, the
+  // slowest stage 1.2x: 800-byte boundaries below its smallest size take
+  // its time per byte; step = 4c + 7 x 1.2c + 3 x 2 x 0.8 ms, c = 0.025 s.
+  const double bytes[] = {1000, 3000}, secs[] = {1e-3, 3e-3};
+  assert_int_equal(gs_coll_curve_build(bytes, secs, 2, 2, &q.curve), GS_OK);
+  q.imbalance = 1.2;
+  gs_predict_pipeline_at(&q, &o, 8, 4, 8, &x);
+  assert_float_equal(x.transfer_seconds, 6 * 0.8e-3, 1e-12);
+  assert_float_equal(x.step_seconds, 0.1 + 0.21 + 4.8e-3, 1e-12);
+  // Inside the curve: 1600-byte boundaries at 4 micro-batches, 1.6 ms each;
+  // above it (3200 bytes at 2) the largest size's time per byte.
+  gs_predict_pipeline_at(&q, &o, 8, 2, 4, &x);
+  assert_float_equal(x.transfer_seconds, 2 * 1.6e-3, 1e-12);
+  gs_predict_pipeline_at(&q, &o, 8, 2, 2, &x);
+  assert_float_equal(x.transfer_seconds, 2 * 3.2e-3, 1e-12);
+  gs_coll_curve_free(&q.curve);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ring_and_tree),
@@ -606,6 +647,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_documents_recover_model, setup, teardown),
       cmocka_unit_test_setup_teardown(test_rejects, setup, teardown),
       cmocka_unit_test(test_holdout_committed),
+      cmocka_unit_test(test_pipeline_step),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -97,7 +97,7 @@ gs_status gs_cmd_report(int argc, char **argv) {
   double critical = 100.0 * GS_REPORT_CRITICAL_DEFAULT;
   const char *price_text = NULL, *plots_dir = NULL, *predict_text = NULL;
   uint64_t expect_gpus = 0;
-  int per_sample = 0;
+  int per_sample = 0, per_rate = 0;
   double kernel_wait = GS_TRACE_KERNEL_WAIT_US;
   const gs_option table[] = {
       {.name = "format", .short_name = 'f', .kind = GS_OPT_CHOICE, .target = &format,
@@ -129,6 +129,9 @@ gs_status gs_cmd_report(int argc, char **argv) {
                "not cause is kernel wait (default 30, HTA's)"},
       {.name = "samples", .kind = GS_OPT_FLAG, .target = &per_sample,
        .help = "with --format csv: one row per raw sample instead of one per measurement"},
+      {.name = "rate-points", .kind = GS_OPT_FLAG, .target = &per_rate,
+       .help = "with --format csv: one row per rate of llm --rates or --find-max-rate "
+               "instead of one per measurement"},
       {.kind = GS_OPT_END}};
   if (gs_cli_wants_help(argc, argv)) {
     print_help(table);
@@ -148,14 +151,20 @@ gs_status gs_cmd_report(int argc, char **argv) {
   size_t n_traces = 0;
   if (st == GS_OK) st = count_traces(&files, &n_traces);
   if (st == GS_OK && n_traces && (price_text || plots_dir || predict_text || expect_gpus ||
-                                  per_sample))
-    st = gs_error(GS_ERR_USAGE, "options --price, --plots, --predict, --expect-gpus and --samples "
-                  "are for result documents, not trace files");
+                                  per_sample || per_rate))
+    st = gs_error(GS_ERR_USAGE, "options --price, --plots, --predict, --expect-gpus, --samples "
+                  "and --rate-points are for result documents, not trace files");
   if (st == GS_OK && !n_traces && kernel_wait != GS_TRACE_KERNEL_WAIT_US)
     st = gs_error(GS_ERR_USAGE, "option --kernel-wait: only for trace files");
   if (st == GS_OK && per_sample && format != GS_REPORT_CSV)
     st = gs_error(GS_ERR_USAGE, "option --samples: only with --format csv (got --format %s)",
                   gs_report_format_choices[format]);
+  if (st == GS_OK && per_rate && format != GS_REPORT_CSV)
+    st = gs_error(GS_ERR_USAGE, "option --rate-points: only with --format csv (got --format %s)",
+                  gs_report_format_choices[format]);
+  if (st == GS_OK && per_rate && per_sample)
+    st = gs_error(GS_ERR_USAGE, "options --samples and --rate-points: one row per sample or one "
+                  "per rate, not both");
   // Outputs are checked before any document is read: a bad --out costs no time.
   if (st == GS_OK && out_path) st = gs_file_check_output(out_path, "option --out");
   for (size_t i = 0; st == GS_OK && out_path && i < files.n; i++)
@@ -225,7 +234,7 @@ gs_status gs_cmd_report(int argc, char **argv) {
   st = gs_file_out_open(&out, out_path, "the report");
   if (st == GS_OK) {
     st = gs_report_render_with(out.f, &rep, (gs_report_format)format,
-                               want_plots ? &plots : NULL, per_sample ? GS_REPORT_CSV_SAMPLES : 0);
+                               want_plots ? &plots : NULL, per_sample ? GS_REPORT_CSV_SAMPLES : per_rate ? GS_REPORT_CSV_RATES : 0);
     if (st == GS_ERR_NOMEM) gs_error(st, "cannot render the report: out of memory");
     if (st == GS_OK && predict_text &&
         (format == GS_REPORT_TEXT || format == GS_REPORT_MARKDOWN)) {

@@ -34,4 +34,11 @@ void gs_report_set_titles(gs_report *r);
  * non-positive time of any rank is left out for all. GS_ERR_NOMEM. */
 gs_status gs_report_straggler_read(const cJSON *m, gs_report_row *row);
 
+/* The pipelines of `r` (analyze/pipeline.c; docs/report.md, "Pipeline"):
+ * for every row with one, each stage's transfer time per step from a coll
+ * sendrecv document of the same host and backend at 2 ranks whose sizes
+ * span the boundaries (else NaN), the bubble less those transfers, and the
+ * bubble's 95% interval. Every series of `r` must be placed first. */
+gs_status gs_report_pipelines(gs_report *r);
+
 #endif

@@ -177,7 +177,8 @@ static gs_status prepare_document(gs_report *r, size_t fi, prepared_doc *out) {
     if ((st = gs_report_rank_symmetry(row, &r->thresholds)) != GS_OK) return st;
     if ((st = gs_report_straggler_read(m, row)) != GS_OK) return st;
     gs_report_collective_read(doc, m, row);
-    gs_report_pipeline_read(doc, m, row);
+    if ((st = gs_report_pipeline_read(doc, m, row)) != GS_OK) return st;
+    if ((st = gs_report_rates_read(m, file, row)) != GS_OK) return st;
     gs_report_cost_read(doc, m, &r->prices, row);
   }
   if (r->flags & GS_REPORT_DROP_SAMPLES) drop_samples(r->docs[fi]);
@@ -299,6 +300,7 @@ gs_status gs_report_load_with(const char *const *paths, size_t n, const gs_repor
   for (size_t i = 0; docs && i < n; i++) prepared_free(&docs[i]);
   free(docs);
   for (size_t i = 0; i < out->n_series && st == GS_OK; i++) st = gs_report_series_analyse(&out->series[i], out);
+  if (st == GS_OK) st = gs_report_pipelines(out);
   if (st == GS_OK) gs_report_set_titles(out);
   if (st != GS_OK) gs_report_free(out);
   return st;

@@ -13,6 +13,7 @@
 #include "core/scaling.h"
 #include "core/stats.h"
 #include "core/status.h"
+#include "core/coll_model.h"
 #include "report/read/row.h"
 
 #define GS_REPORT_ADVICE_MAX 32
@@ -111,5 +112,13 @@ size_t gs_report_busbw_mismatches(const gs_report *r, const gs_report_row **firs
 
 /* The base name of report file i (for display). */
 const char *gs_report_file_name(const gs_report *r, size_t file);
+
+/* The send/recv curve at 2 ranks of the ok coll sendrecv rows of `r`
+ * measured on the host of document `file_of` with `backend` (time per op
+ * against its bytes; analyze/pipeline.c), and the file it came from; 0
+ * when there is none with two sizes or memory runs out. Free with
+ * gs_coll_curve_free. */
+int gs_report_sendrecv_curve(const gs_report *r, size_t file_of, const char *backend,
+                             gs_coll_curve *out, const char **file);
 
 #endif

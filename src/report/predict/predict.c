@@ -689,6 +689,7 @@ gs_status gs_predict_build(const gs_report *r, const gs_predict_options *opt, gs
   out->workloads = calloc(r->n_series ? r->n_series : 1, sizeof *out->workloads);
   if (!out->workloads) return gs_error(GS_ERR_NOMEM, "out of memory");
   st = gs_predict_serving_build(r, out);
+  if (st == GS_OK) st = gs_predict_pipeline_build(r, out);
   for (size_t i = 0; i < r->n_series && st == GS_OK; i++) {
     const gs_report_series *s = &r->series[i];
     if (s->n_rows == 0 || s->rows[0].collective.present) continue;
@@ -712,6 +713,7 @@ gs_status gs_predict_build(const gs_report *r, const gs_predict_options *opt, gs
       break;
     }
     if (kind < 0 && gs_predict_serving_has(out, i)) continue; // predicted by its highest rate
+    if (gs_predict_pipeline_has(out, i)) continue; // predicted by its stages (pipeline.c)
     if (kind < 0) {
       if (opt->skip_unmodelled) {
         size_t used = strlen(out->skipped);
@@ -738,7 +740,8 @@ gs_status gs_predict_build(const gs_report *r, const gs_predict_options *opt, gs
     }
     out->n_workloads++;
   }
-  if (st == GS_OK && out->n_workloads == 0 && out->n_serving == 0 && !opt->skip_unmodelled)
+  if (st == GS_OK && out->n_workloads == 0 && out->n_serving == 0 && out->n_pipelines == 0 &&
+      !opt->skip_unmodelled)
     st = gs_error(GS_ERR_USAGE, "no workload series to predict");
   if (st != GS_OK) gs_predict_free(out);
   return st;
@@ -750,6 +753,7 @@ void gs_predict_free(gs_predict *p) {
   free(p->workloads);
   for (size_t i = 0; i < p->n_serving; i++) free(p->serving[i].points);
   free(p->serving);
+  gs_predict_pipeline_free(p);
   for (size_t i = 0; i < p->n_curves; i++) gs_coll_curve_free(&p->curves[i]);
   free(p->curves);
   gs_coll_curve_free(&p->network_curve);

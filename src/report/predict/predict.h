@@ -224,6 +224,35 @@ typedef struct {
 /* The assumption every serving prediction rests on, written beside it. */
 extern const char gs_predict_serving_assumption[];
 
+/* Pipelines (mlp --pp, one replica; docs/predict.md, "Pipelines"): the
+ * measured stages of a series' last row and the step predicted at other
+ * stage and micro-batch counts. */
+typedef struct {
+  int stages, micro;
+  double step_seconds, throughput;      /* samples per second */
+  double bubble, bubble_formula;        /* (step - mean stage busy) / mean stage busy; (p-1)/m */
+  double transfer_seconds;              /* the fill's and drain's boundary crossings */
+  int inter_node_boundaries;            /* boundaries between nodes of gpus_per_node GPUs */
+} gs_predict_pipeline_point;
+
+typedef struct {
+  size_t series;
+  char name[256];
+  int stages, micro;         /* as measured */
+  double busy_seconds;       /* the stages' busy time per step, summed */
+  double imbalance;          /* slowest stage's busy / the mean */
+  double samples;            /* per step */
+  double bytes_per_sample;   /* one boundary's activation bytes per sample (the mean boundary) */
+  double measured_step, measured_bubble, model_step; /* the model at the measured point */
+  gs_coll_curve curve;       /* owned: the send/recv curve within a node (n 0: none) */
+  const char *curve_file;    /* its coll document, or NULL */
+  size_t n_points;
+  gs_predict_pipeline_point *points; /* owned */
+} gs_predict_pipeline;
+
+/* The assumption every pipeline prediction rests on, written beside it. */
+extern const char gs_predict_pipeline_assumption[];
+
 typedef struct gs_predict {
   gs_predict_options opt;  /* its counts point into the caller's array */
   gs_predict_machine machine;
@@ -243,7 +272,32 @@ typedef struct gs_predict {
   char skipped[2048];      /* with skip_unmodelled: "SERIES: why; ..." of those left out */
   size_t n_serving;
   gs_predict_serving *serving; /* owned */
+  size_t n_pipelines;
+  gs_predict_pipeline *pipelines; /* owned */
 } gs_predict;
+
+/* The step of pipeline `q` at `stages` stages and `micro` micro-batches
+ * (one replica, the measured samples per step) into *out: with c = the
+ * measured busy time per step over stages x micro, step = stages c +
+ * (micro - 1) imbalance c + 2 crossings of every boundary (one
+ * micro-batch's activations: the measured send/recv curve within a node,
+ * `o`'s latency + bytes / bandwidth across a node's edge every
+ * `gpus_per_node` stages; 0 within a node without a curve). Pure. */
+void gs_predict_pipeline_at(const gs_predict_pipeline *q, const gs_predict_options *o,
+                               int gpus_per_node, int stages, int micro,
+                               gs_predict_pipeline_point *out);
+
+/* The pipeline predictions of `r` into p->pipelines: every series whose
+ * last row is an ok pipeline of one replica, at each of p->opt.counts as a
+ * stage count (2 and more; without counts the measured stages and twice
+ * them), at 1, 2, 4, 8, 16 and 32 micro-batches. GS_ERR_NOMEM. */
+gs_status gs_predict_pipeline_build(const gs_report *r, gs_predict *p);
+int gs_predict_pipeline_has(const gs_predict *p, size_t series);
+void gs_predict_pipeline_free(gs_predict *p);
+/* The pipeline sections of the text (Markdown when `markdown`) output. */
+void gs_predict_pipeline_text(FILE *f, const gs_predict *p, int markdown);
+/* The JSON member "pipelines" of `doc` (absent without pipelines). */
+void gs_predict_pipeline_json(gs_json_build *b, cJSON *doc, const gs_predict *p);
 
 /* The serving predictions of `r` into p->serving: every series whose
  * last row (its largest GPU count) is a server measurement with a searched

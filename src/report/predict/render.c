@@ -257,6 +257,7 @@ static void render_text(FILE *f, const gs_predict *p, int markdown) {
     render_choice(&k, p, w);
   }
   gs_predict_serving_text(f, p, markdown);
+  gs_predict_pipeline_text(f, p, markdown);
   if (p->skipped[0]) fprintf(f, "\nNot predicted: %s.\n", p->skipped);
 }
 
@@ -419,6 +420,7 @@ static cJSON *prediction_json(const gs_predict *p) {
     }
   }
   gs_predict_serving_json(b, doc, p);
+  gs_predict_pipeline_json(b, doc, p);
   if (b->failed) goto fail;
   return doc;
 fail:

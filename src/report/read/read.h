@@ -49,8 +49,19 @@ gs_status gs_report_rank_extras(const cJSON *doc, const cJSON *m, const char *fi
 void gs_report_placement_read(const cJSON *doc, const cJSON *m, gs_report_row *row);
 
 /* Fills row->pipeline from measurement `m` of document `doc` when its
- * workload options hold a "pipeline" (present 0 otherwise). */
-void gs_report_pipeline_read(const cJSON *doc, const cJSON *m, gs_report_row *row);
+ * workload options hold a "pipeline" (present 0 otherwise): the stages'
+ * busy and idle time, the bubble without transfers separated and no
+ * interval yet (report/analyze/pipeline.c adds both), the boundaries'
+ * bytes and the per-step sums. GS_ERR_NOMEM. */
+gs_status gs_report_pipeline_read(const cJSON *doc, const cJSON *m, gs_report_row *row);
+
+/* Fills row->rates from measurement `m`'s "llm.rates" (present 0 when
+ * absent): each rate's figures as recorded, sorted by rate, and the
+ * search's answer with its bracket (for a list of rates: the highest rate
+ * met and the lowest rate above it that missed). GS_ERR_FORMAT naming
+ * `file` when a point has no finite positive rate or there are more than
+ * 64; GS_ERR_NOMEM. */
+gs_status gs_report_rates_read(const cJSON *m, const char *file, gs_report_row *row);
 
 /* Fills row->collective from measurement `m` of document `doc` when it is
  * a collective measurement (op, bytes, data type, reduction, root, in-place

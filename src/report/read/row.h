@@ -182,6 +182,37 @@ typedef struct {
   gs_slo_goodput goodput;    /* recomputed from the requests that are not cold (core/slo) */
 } gs_report_requests;
 
+/* A server measurement's rates (llm --rates or --find-max-rate;
+ * docs/report.md, "Rates"): each rate as the document recorded it (only
+ * the kept rate's requests are in the document, so the other rates'
+ * figures cannot be recomputed), sorted by rate, and the search's answer
+ * with its bracket. */
+typedef struct {
+  int order;                 /* 1-based position in the order measured */
+  double rate;               /* target rate (requests/s) */
+  double achieved_rate;      /* ok requests / run seconds */
+  double tokens_per_second;
+  double ratio;              /* worst targeted percentile / its target; +inf never done */
+  int met;                   /* ratio <= 1 */
+  const char *status;        /* the runs' status; points into the document */
+  gs_slo_goodput goodput;    /* shares, goodput and percentiles (NaN where not recorded;
+                                +inf for a percentile never reached) */
+} gs_report_rate_point;
+
+typedef struct {
+  int present;               /* 1: llm.rates was recorded */
+  int search;                /* 1: --find-max-rate, 0: --rates */
+  gs_slo slo;                /* the targets and percentile the rates were judged at */
+  double kept_rate;          /* the rate whose requests the measurement holds */
+  size_t n;
+  gs_report_rate_point *points; /* by rate (ties in the order measured); owned */
+  double max_rate;           /* search: its answer; list: the highest rate met; NaN none */
+  double low, high;          /* search: its bracket; list: max_rate and the lowest rate
+                                above it that missed (NaN none) */
+  int converged, unreachable;/* search only (0 for a list) */
+  double tolerance;          /* search only; NaN otherwise */
+} gs_report_rates;
+
 /* Placement, faults and plan tasks (docs/workloads/placement.md). */
 typedef struct {
   char split_units[64];      /* split.units as "21,11" ("" without split) */
@@ -193,18 +224,34 @@ typedef struct {
 /* A pipeline (mlp --pp; docs/report.md, "Pipeline"): per stage (rank
  * stage = rank % stages), the mean busy time per step (device - comm) and
  * idle time (comm: waiting for transfers, the bubble with them, and for
- * the replicas' gradient sum), over the stage's replicas. */
+ * the replicas' gradient sum), over the stage's replicas; with a coll
+ * sendrecv document of the same machine (report/analyze/pipeline.c) the
+ * transfers' own time apart from the idle, so that the bubble is the
+ * idle time only. */
 #define GS_REPORT_MAX_STAGES 16
 typedef struct {
   int present;
-  int stages, micro;
+  int stages, micro, replicas;
   const char *schedule;      /* points into the document */
   double busy[GS_REPORT_MAX_STAGES], idle[GS_REPORT_MAX_STAGES];
-  double bubble;             /* mean idle / mean busy over stages */
+  double transfer[GS_REPORT_MAX_STAGES]; /* per step: the stage's exposed transfers at the
+                                measured send/recv cost; NaN without a sendrecv document */
+  double boundary_bytes[GS_REPORT_MAX_STAGES]; /* one micro-batch's activations across the
+                                boundary after stage s (s < stages - 1); NaN unknown */
+  double bubble;             /* (sum idle - sum transfer) / sum busy over stages; without
+                                transfers sum idle / sum busy */
+  double bubble_low, bubble_high; /* its 95% interval (bootstrap over runs and steps);
+                                NaN when none */
   double bubble_formula;     /* (stages - 1) / micro */
   double imbalance;          /* slowest stage's busy / mean busy */
   double transfer_bytes;     /* activations + their gradients across the stage boundaries
                                 of a replica per step (bytes); NaN when not known */
+  const char *transfer_source; /* the coll document the transfer cost came from, or NULL;
+                                points into the report's file names */
+  size_t n_runs;
+  size_t *run_steps;         /* steps of each run among idle_steps/busy_steps; owned */
+  double *idle_steps, *busy_steps; /* per step: the stages' idle and busy summed (mean over
+                                the replicas); owned */
 } gs_report_pipeline;
 
 /* Cost (with --price): NaN when no price matched. */
@@ -261,6 +308,7 @@ typedef struct {
   int ingested;              /* 1: another tool's run (a "source" member): a single run */
   gs_report_collective collective;
   gs_report_requests requests;
+  gs_report_rates rates;
   gs_report_placement placement;
   gs_report_pipeline pipeline;
   gs_report_cost cost;

@@ -1,6 +1,7 @@
 /* The CSV renderers of a report, tidy for pandas and spreadsheets: one row
- * per measurement (the analysis' figures), or with GS_REPORT_CSV_SAMPLES one
- * row per raw sample. Both start with the same series-identity columns
+ * per measurement (the analysis' figures), with GS_REPORT_CSV_SAMPLES one
+ * row per raw sample, or with GS_REPORT_CSV_RATES one row per rate of an
+ * llm rate sweep or search. Both start with the same series-identity columns
  * (gs_report_series_same and gs_report_point_same's members); units are in
  * the column names, numbers in base units (seconds, bytes, bytes/s) with
  * the fewest digits that read back exactly; fields quoted as RFC 4180 asks
@@ -155,6 +156,67 @@ static void csv_goodput(FILE *out, const gs_report_row *row) {
   csv_bool(out, any ? g->percentile_met : -1);
 }
 
+/* The answer of a rate sweep or search (empty without rates): the mode,
+ * the rates measured, the highest rate meeting the targets and its
+ * bracket, and whether the search converged (empty for a list). */
+static void csv_rates_answer(FILE *out, const gs_report_rates *q) {
+  if (!q->present) {
+    fputs(",,,,,,", out);
+    return;
+  }
+  csv_text(out, q->search ? "search" : "list");
+  fprintf(out, ",%zu", q->n);
+  csv_number(out, q->max_rate);
+  csv_number(out, q->low);
+  csv_number(out, q->high);
+  csv_bool(out, q->search ? q->converged : -1);
+}
+
+/* One row per rate of every measurement with rates (llm --rates,
+ * --find-max-rate), by rate: its figures as the document recorded them,
+ * each share and goodput with its interval, the percentiles (empty when
+ * never reached). */
+static gs_status csv_rates(FILE *out, const gs_report *r) {
+  fprintf(out, "%s,order,rate_per_s,achieved_rate_per_s,tokens_per_s,percentile,"
+               "percentile_ttft_s,percentile_tpot_s,percentile_latency_s,worst_ratio,met,status,"
+               "met_share,met_share_low,met_share_high,met_ttft_share,met_ttft_share_low,"
+               "met_ttft_share_high,met_tpot_share,met_tpot_share_low,met_tpot_share_high,"
+               "met_latency_share,met_latency_share_low,met_latency_share_high,"
+               "goodput_requests_per_s,goodput_requests_per_s_low,goodput_requests_per_s_high,"
+               "goodput_tokens_per_s,goodput_tokens_per_s_low,goodput_tokens_per_s_high\n",
+          identity_head);
+  for (size_t i = 0; i < r->n_series; i++) {
+    const gs_report_series *s = &r->series[i];
+    for (size_t j = 0; j < s->n_rows; j++) {
+      const gs_report_row *row = &s->rows[j];
+      const gs_report_rates *q = &row->rates;
+      for (size_t k = 0; q->present && k < q->n; k++) {
+        const gs_report_rate_point *p = &q->points[k];
+        const gs_slo_goodput *g = &p->goodput;
+        csv_identity(out, r, s, row);
+        fprintf(out, ",%d", p->order);
+        csv_number(out, p->rate);
+        csv_number(out, p->achieved_rate);
+        csv_number(out, p->tokens_per_second);
+        csv_number(out, q->slo.percentile);
+        for (int m = 0; m < GS_SLO_METRICS; m++) csv_number(out, g->percentile_value[m]);
+        csv_number(out, p->ratio);
+        csv_bool(out, p->met);
+        csv_text(out, p->status);
+        const gs_slo_figure *f[] = {&g->share_all, &g->share[0], &g->share[1], &g->share[2],
+                                    &g->requests_per_second, &g->tokens_per_second};
+        for (size_t x = 0; x < sizeof f / sizeof *f; x++) {
+          csv_number(out, f[x]->value);
+          csv_number(out, f[x]->low);
+          csv_number(out, f[x]->high);
+        }
+        fputc('\n', out);
+      }
+    }
+  }
+  return GS_OK;
+}
+
 static gs_status csv_measurements(FILE *out, const gs_report *r) {
   fprintf(out,
           "%s,status,verification,step_samples,step_mean_s,step_median_s,step_p99_s,step_cv,"
@@ -167,7 +229,9 @@ static gs_status csv_measurements(FILE *out, const gs_report *r) {
           "ttft_p50_s,ttft_p99_s,tpot_p50_s,tpot_p99_s,slo_targets,slo_met_share,"
           "slo_met_share_low,slo_met_share_high,goodput_requests_per_s,"
           "goodput_requests_per_s_low,goodput_requests_per_s_high,goodput_tokens_per_s,"
-          "goodput_tokens_per_s_low,goodput_tokens_per_s_high,slo_percentile_met,%s\n",
+          "goodput_tokens_per_s_low,goodput_tokens_per_s_high,slo_percentile_met,rates_mode,"
+          "rates_measured,max_rate_per_s,max_rate_bracket_low_per_s,max_rate_bracket_high_per_s,"
+          "max_rate_converged,%s\n",
           identity_head, gs_render_csv_straggler_head);
   for (size_t i = 0; i < r->n_series; i++) {
     const gs_report_series *s = &r->series[i];
@@ -214,6 +278,7 @@ static gs_status csv_measurements(FILE *out, const gs_report *r) {
       csv_number(out, lg.queries);
       for (size_t k = 0; k < 9; k++) csv_number(out, lg.seconds[k]);
       csv_goodput(out, row);
+      csv_rates_answer(out, &row->rates);
       gs_render_csv_stragglers(out, row);
       fputc('\n', out);
     }
@@ -343,5 +408,6 @@ static gs_status csv_samples(FILE *out, const gs_report *r) {
 
 /* See internal.h. */
 gs_status gs_report_render_csv(FILE *out, const gs_report *r, unsigned options) {
-  return options & GS_REPORT_CSV_SAMPLES ? csv_samples(out, r) : csv_measurements(out, r);
+  if (options & GS_REPORT_CSV_SAMPLES) return csv_samples(out, r);
+  return options & GS_REPORT_CSV_RATES ? csv_rates(out, r) : csv_measurements(out, r);
 }

@@ -2,9 +2,12 @@
  * per row, the latency targets its document names, the share of requests
  * meeting each and all of them, and the goodput in requests/s and tokens/s
  * of the requests meeting every target, each with its 95% interval
- * (core/slo; docs/workloads/llm.md, "Latency targets and goodput"). */
+ * (core/slo; docs/workloads/llm.md, "Latency targets and goodput"); and
+ * the rates of a server sweep or search (llm --rates, --find-max-rate):
+ * each rate's figures and the highest rate meeting the targets. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "report/render/goodput.h"
 
@@ -76,4 +79,119 @@ gs_status gs_render_goodput_table(gs_render_writer *w, const gs_report_series *s
     gs_render_cellf(c[12], "p%g %s", slo->percentile, g->percentile_met ? "met" : "MISSED");
   }
   return gs_render_table_done(w, &t, "    ");
+}
+
+/* ---- rates (llm --rates / --find-max-rate) ---------------------------------------- */
+
+/* The answer in words: the search's with its bracket, or a list's highest
+ * rate met with the rate above it that missed. */
+static void rates_answer(const gs_report_rates *q, char *buf, size_t size) {
+  if (q->search) {
+    if (isnan(q->max_rate))
+      snprintf(buf, size, "none of %zu rates met them (lowest %.4g/s)%s", q->n, q->high,
+               q->unreachable ? "; stopped early: a lower rate missed as much, so waiting is not "
+                                "what misses them"
+                              : "");
+    else if (isnan(q->high))
+      snprintf(buf, size, "%.4g/s, every rate measured met them (%zu rates)", q->max_rate, q->n);
+    else if (q->converged)
+      snprintf(buf, size, "%.4g/s, bracket [%.4g, %.4g] (%zu rates; within %g%%)", q->max_rate,
+               q->low, q->high, q->n, 100.0 * q->tolerance);
+    else
+      snprintf(buf, size, "%.4g/s, bracket [%.4g, %.4g] (%zu rates; not within %g%% after the "
+               "last rate)", q->max_rate, q->low, q->high, q->n, 100.0 * q->tolerance);
+    return;
+  }
+  if (isnan(q->max_rate))
+    snprintf(buf, size, "none of the %zu rates measured met them", q->n);
+  else if (isnan(q->high))
+    snprintf(buf, size, "%.4g/s, every rate measured up to it met them (%zu rates)", q->max_rate,
+             q->n);
+  else
+    snprintf(buf, size, "%.4g/s; the next rate measured, %.4g/s, missed them (%zu rates)",
+             q->max_rate, q->high, q->n);
+}
+
+gs_status gs_render_rates_table(gs_render_writer *w, const gs_report_series *s) {
+  gs_status st = GS_OK;
+  for (size_t i = 0; i < s->n_rows && st == GS_OK; i++) {
+    const gs_report_row *row = &s->rows[i];
+    const gs_report_rates *q = &row->rates;
+    if (!q->present) continue;
+    char targets[96], answer[256];
+    gs_slo_describe(&q->slo, targets, sizeof targets);
+    gs_render_block(w, -1, "  ",
+                    "Rates of %d rank%s (%s; %s: %s): each rate's runs judged at p%g of every "
+                    "target, met when each is within it; worst/target = the worst of those "
+                    "percentiles over its target; goodput and shares [95%% interval] as above; "
+                    "# = order measured; the tables above are of %.4g/s",
+                    row->world_size, row->world_size == 1 ? "" : "s",
+                    q->search ? "searched by --find-max-rate" : "--rates",
+                    q->slo.name, targets, q->slo.percentile, q->kept_rate);
+    static const char *const head[] = {"#",        "rate",        "achieved",   "tokens/s",
+                                       "goodput requests/s", "met all", "met TTFT", "met TPOT",
+                                       "met latency", "pNN TTFT", "pNN TPOT",  "pNN latency",
+                                       "worst/target", "at pNN"};
+    static const int left[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    gs_render_table t;
+    gs_render_table_init(&t, 14, head, left);
+    for (size_t k = 0; k < q->n; k++) {
+      const gs_report_rate_point *p = &q->points[k];
+      char(*c)[GS_RENDER_CELL] = gs_render_table_row(&t);
+      gs_render_cellf(c[0], "%d", p->order);
+      gs_render_rate(c[1], p->rate);
+      gs_render_rate(c[2], p->achieved_rate);
+      gs_render_rate(c[3], p->tokens_per_second);
+      rate_cell(c[4], &p->goodput.requests_per_second);
+      share_cell(c[5], &p->goodput.share_all);
+      for (int m = 0; m < GS_SLO_METRICS; m++) share_cell(c[6 + m], &p->goodput.share[m]);
+      for (int m = 0; m < GS_SLO_METRICS; m++) percentile_cell(c[9 + m], &q->slo, &p->goodput, m);
+      if (isinf(p->ratio))
+        gs_render_cellf(c[12], "never");
+      else
+        gs_render_fixed(c[12], p->ratio, 3, "");
+      gs_render_cellf(c[13], "p%g %s%s%s", q->slo.percentile, p->met ? "met" : "MISSED",
+                      strcmp(p->status, "ok") ? "; " : "", strcmp(p->status, "ok") ? p->status : "");
+    }
+    st = gs_render_table_done(w, &t, "    ");
+    rates_answer(q, answer, sizeof answer);
+    gs_render_block(w, 0, "  ", "%s: %s.",
+                    q->search ? "Highest rate meeting the targets"
+                              : "Highest rate measured meeting the targets",
+                    answer);
+  }
+  return st;
+}
+
+void gs_render_rates_json(gs_json_build *b, cJSON *o, const gs_report_row *row) {
+  const gs_report_rates *q = &row->rates;
+  if (!q->present) return;
+  cJSON *x = gs_json_put_object(b, o, "rates");
+  if (!x) return;
+  gs_json_put_string(b, x, "mode", q->search ? "search" : "list");
+  gs_json_put_number(b, x, "percentile", q->slo.percentile);
+  gs_json_put_number(b, x, "kept_rate", q->kept_rate);
+  gs_json_put_number(b, x, "max_rate", q->max_rate);
+  cJSON *bracket = gs_json_put_array(b, x, "bracket");
+  gs_json_append_number(b, bracket, q->low);
+  gs_json_append_number(b, bracket, q->high);
+  if (q->search) {
+    gs_json_put_bool(b, x, "converged", q->converged);
+    gs_json_put_bool(b, x, "unreachable", q->unreachable);
+    gs_json_put_number(b, x, "tolerance", q->tolerance);
+  }
+  cJSON *list = gs_json_put_array(b, x, "points");
+  for (size_t k = 0; k < q->n && !b->failed; k++) {
+    const gs_report_rate_point *p = &q->points[k];
+    cJSON *j = gs_json_check(b, cJSON_CreateObject());
+    gs_json_put_number(b, j, "order", p->order);
+    gs_json_put_number(b, j, "rate", p->rate);
+    gs_json_put_number(b, j, "achieved_rate", p->achieved_rate);
+    gs_json_put_number(b, j, "tokens_per_second", p->tokens_per_second);
+    gs_json_put_number(b, j, "ratio", p->ratio);
+    gs_json_put_bool(b, j, "met", p->met);
+    gs_json_put_string(b, j, "status", p->status);
+    gs_slo_goodput_to_json(b, j, &q->slo, &p->goodput);
+    gs_json_append(b, list, j);
+  }
 }

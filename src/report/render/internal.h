@@ -108,7 +108,8 @@ typedef struct {
 void gs_render_overview_cells(const gs_report_series *s, gs_render_overview *o);
 
 /* The CSV of `r` (docs/report.md, "Output formats"): one row per
- * measurement, or with GS_REPORT_CSV_SAMPLES in `options` one row per raw
+ * measurement, with GS_REPORT_CSV_RATES one row per measured rate of an llm
+ * rate sweep or search, or with GS_REPORT_CSV_SAMPLES in `options` one row per raw
  * sample in file, measurement, run, iteration order (that needs the
  * documents' samples: not GS_REPORT_DROP_SAMPLES). GS_ERR_NOMEM when memory
  * runs out. */

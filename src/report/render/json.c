@@ -142,14 +142,20 @@ static void add_pipeline(gs_json_build *b, cJSON *o, const gs_report_pipeline *p
   gs_json_put_number(b, x, "micro_batches", p->micro);
   gs_json_put_string(b, x, "schedule", p->schedule);
   gs_json_put_number(b, x, "bubble", p->bubble);
+  gs_json_put_number(b, x, "bubble_low", p->bubble_low);
+  gs_json_put_number(b, x, "bubble_high", p->bubble_high);
   gs_json_put_number(b, x, "bubble_formula", p->bubble_formula);
   gs_json_put_number(b, x, "imbalance", p->imbalance);
   gs_json_put_number(b, x, "transfer_bytes", p->transfer_bytes);
+  gs_json_put_string_or_null(b, x, "transfer_source", p->transfer_source);
   cJSON *busy = gs_json_put_array(b, x, "stage_busy");
   cJSON *idle = gs_json_put_array(b, x, "stage_idle");
+  cJSON *transfer = gs_json_put_array(b, x, "stage_transfer");
   for (int k = 0; !b->failed && k < p->stages; k++) {
+    const double tr = p->transfer_source ? p->transfer[k] : NAN;
     gs_json_append_number(b, busy, p->busy[k]);
-    gs_json_append_number(b, idle, p->idle[k]);
+    gs_json_append_number(b, idle, p->idle[k] - (p->transfer_source ? tr : 0.0));
+    gs_json_append_number(b, transfer, tr);
   }
 }
 
@@ -204,6 +210,7 @@ static cJSON *row_json(gs_json_build *b, const gs_report *r, const gs_report_row
       gs_json_put_item(b, q, "tpot_seconds", gs_result_stats_to_json(&row->requests.tpot));
       if (gs_slo_any(&row->requests.slo))
         gs_slo_goodput_to_json(b, q, &row->requests.slo, &row->requests.goodput);
+      gs_render_rates_json(b, q, row);
     }
   } else {
     gs_json_put_null(b, o, "requests");

@@ -21,25 +21,12 @@
 
 #include "core/file.h"
 #include "report/predict/predict.h"
-#include "report/render/render.h"
-#include "report/analyze/layouts.h"
+#include "report/render/plot_internal.h"
 #include "report/analyze/timeline.h"
 
 /* Points per rank in a CDF: enough for a smooth curve at any sample count. */
 #define CDF_POINTS 400
 
-/* gnuplot processes drawing at once: the plots are dealt out over this many
- * scripts (at most the cores there are). */
-#define PLOT_JOBS_MAX 4
-
-typedef struct {
-  char dir[256];
-  FILE *scripts[PLOT_JOBS_MAX]; /* plots-K.gp, one gnuplot each */
-  int jobs;
-  FILE *script;                 /* the script of the plot begun last */
-  int png;                      /* 1: PNGs too (the plots go to a folder), else SVG only */
-  gs_report_plots *plots;
-} plotter;
 
 /* Copies `text` keeping letters, digits and " .,:_-+()/=" (never a quote or
  * a backslash), so it can sit inside a gnuplot string. */
@@ -76,11 +63,8 @@ static int name_taken(const gs_report_plots *ps, const char *name) {
   return 0;
 }
 
-/* Adds a plot record and opens its data file "NAME.dat" in the temp dir; a
- * name already taken gets "-2", "-3", ... so that no two plots share a file. */
-static FILE *plot_begin(plotter *pl, size_t series, int row, const char *caption, const char *fmt,
-                        ...) __attribute__((format(printf, 5, 6)));
-static FILE *plot_begin(plotter *pl, size_t series, int row, const char *caption, const char *fmt,
+/* See plot_internal.h. */
+FILE *gs_plot_begin(gs_plotter *pl, size_t series, int row, const char *caption, const char *fmt,
                         ...) {
   gs_report_plots *ps = pl->plots;
   gs_report_plot *grown = realloc(ps->p, (ps->n + 1) * sizeof *grown);
@@ -111,15 +95,14 @@ static FILE *plot_begin(plotter *pl, size_t series, int row, const char *caption
   return f;
 }
 
-/* Closes a data file; 0 when any write to it failed (e.g. a full disk). */
-static int plot_end(FILE *f) {
+/* See plot_internal.h. */
+int gs_plot_end(FILE *f) {
   int failed = ferror(f) != 0;
   return fclose(f) == 0 && !failed;
 }
 
-/* Script lines that draw the plot `name` into NAME.svg and, when the plots
- * go to a folder (`png`), NAME.png. */
-static void script_outputs(FILE *gp, int png, const char *name, const char *plot_command) {
+/* See plot_internal.h. */
+void gs_plot_outputs(FILE *gp, int png, const char *name, const char *plot_command) {
   fprintf(gp, "set terminal svg size 640,400 fixed font 'sans,11'\nset output '%s.svg'\n%s\n",
           name, plot_command);
   if (png)
@@ -136,12 +119,12 @@ static int compare_doubles(const void *a, const void *b) {
 /* Speedup and efficiency against ranks, with the ideal lines; with a
  * prediction `pw` (may be NULL) its speedup continues the measured curve,
  * dashed, from the largest measured count (a second data block). */
-static int series_plots(plotter *pl, const gs_report_series *s, size_t si, const char *title,
+static int series_plots(gs_plotter *pl, const gs_report_series *s, size_t si, const char *title,
                         const char *stem, const gs_predict_workload *pw) {
   size_t usable = 0;
   for (size_t i = 0; i < s->n_rows; i++) usable += isfinite(s->rows[i].speedup);
   if (usable < 2) return 1;
-  FILE *f = plot_begin(pl, si, -1, "speedup and efficiency against the rank count; dashed: ideal",
+  FILE *f = gs_plot_begin(pl, si, -1, "speedup and efficiency against the rank count; dashed: ideal",
                        "%s-speedup", stem);
   if (!f) return 0;
   int max_n = 1;
@@ -169,7 +152,7 @@ static int series_plots(plotter *pl, const gs_report_series *s, size_t si, const
         if (pw->points[i].speedup > top) top = pw->points[i].speedup;
       }
   }
-  if (!plot_end(f)) return 0;
+  if (!gs_plot_end(f)) return 0;
   const char *name = pl->plots->p[pl->plots->n - 1].name;
   FILE *gp = pl->script;
   fprintf(gp, "reset\nset title '%s: speedup'\nset xlabel 'ranks (GPUs)'\nset ylabel 'speedup'\n"
@@ -183,22 +166,22 @@ static int series_plots(plotter *pl, const gs_report_series *s, size_t si, const
                             "'measured', x with lines dt 2 lc rgb 'gray40' title 'ideal'%s", name,
            max_n > measured_max ? ", '' index 1 using 1:2 with linespoints dt 2 lw 2 pt 6 "
                                   "lc rgb 'dark-orange' title 'predicted'" : "");
-  script_outputs(gp, pl->png, name, cmd);
+  gs_plot_outputs(gp, pl->png, name, cmd);
 
-  f = plot_begin(pl, si, -1, "parallel efficiency against the rank count; dashed: ideal (100%)",
+  f = gs_plot_begin(pl, si, -1, "parallel efficiency against the rank count; dashed: ideal (100%)",
                  "%s-efficiency", stem);
   if (!f) return 0;
   for (size_t i = 0; i < s->n_rows; i++)
     if (isfinite(s->rows[i].speedup))
       fprintf(f, "%d %.17g\n", s->rows[i].world_size, 100.0 * s->rows[i].efficiency);
-  if (!plot_end(f)) return 0;
+  if (!gs_plot_end(f)) return 0;
   name = pl->plots->p[pl->plots->n - 1].name;
   fprintf(gp, "reset\nset title '%s: efficiency'\nset xlabel 'ranks (GPUs)'\n"
               "set ylabel 'efficiency (%%)'\nset grid\nset xrange [0.5:%d.5]\nset yrange [0:*]\n",
           title, measured_max);
   snprintf(cmd, sizeof cmd, "plot '%s.dat' using 1:2 with linespoints lw 2 pt 7 title 'measured', "
                             "100 with lines dt 2 lc rgb 'gray40' title 'ideal'", name);
-  script_outputs(gp, pl->png, name, cmd);
+  gs_plot_outputs(gp, pl->png, name, cmd);
   return 1;
 }
 
@@ -217,7 +200,7 @@ static int plottable(const gs_report_row *row) {
 /* Bus bandwidth against message size for a collective series: one line
  * per op and in-place form (and data type, reduction, root and rank count
  * where they differ), one data block per line in the .dat file. */
-static int busbw_plot(plotter *pl, const gs_report_series *s, size_t si, const char *title,
+static int busbw_plot(gs_plotter *pl, const gs_report_series *s, size_t si, const char *title,
                       const char *stem) {
   size_t n = 0;
   double link = NAN, lo = INFINITY, hi = 0;
@@ -239,7 +222,7 @@ static int busbw_plot(plotter *pl, const gs_report_series *s, size_t si, const c
   size_t cmd_size = 512 + 256 * n;
   char *cmd = malloc(cmd_size);
   FILE *f = first && pts && cmd
-                ? plot_begin(pl, si, -1, "bus bandwidth against message size, one line per "
+                ? gs_plot_begin(pl, si, -1, "bus bandwidth against message size, one line per "
                                          "operation and in-place form; dashed: the link's "
                                          "theoretical bandwidth", "%s-busbw", stem)
                 : NULL;
@@ -263,7 +246,7 @@ static int busbw_plot(plotter *pl, const gs_report_series *s, size_t si, const c
     for (size_t j = 0; j < np; j++) fprintf(f, "%.17g %.17g\n", pts[j][0], pts[j][1]);
     first[lines++] = i;
   }
-  if (f) ok = plot_end(f) && ok;
+  if (f) ok = gs_plot_end(f) && ok;
   if (ok) {
     const char *name = pl->plots->p[pl->plots->n - 1].name;
     fprintf(pl->script, "reset\nset title '%s: bus bandwidth'\nset xlabel 'message size (bytes)'\n"
@@ -285,7 +268,7 @@ static int busbw_plot(plotter *pl, const gs_report_series *s, size_t si, const c
     if (isfinite(link) && at < cmd_size)
       snprintf(cmd + at, cmd_size - at, ", %.17g with lines dt 2 lc rgb 'gray40' title 'link'",
                link / 1e9);
-    script_outputs(pl->script, pl->png, name, cmd);
+    gs_plot_outputs(pl->script, pl->png, name, cmd);
   }
   free(first);
   free(pts);
@@ -293,12 +276,10 @@ static int busbw_plot(plotter *pl, const gs_report_series *s, size_t si, const c
   return ok;
 }
 
-/* Latency CDF and throughput of each rank of row `ri` (2+ ranks). */
-/* The file stem ("STEM-nN", or "STEM-nN-FILE-mM" where the series measured
- * this rank count more than once) and the title of row `ri`'s plots. */
-static void row_place(const gs_report *r, const gs_report_series *s, size_t ri,
-                      const char *series_title, const char *stem, char *where, size_t where_size,
-                      char *title, size_t title_size) {
+/* See plot_internal.h. */
+void gs_plot_row_place(const gs_report *r, const gs_report_series *s, size_t ri,
+                       const char *series_title, const char *stem, char *where,
+                       size_t where_size, char *title, size_t title_size) {
   const gs_report_row *row = &s->rows[ri];
   int repeated = 0;
   for (size_t i = 0; i < s->n_rows; i++)
@@ -316,15 +297,16 @@ static void row_place(const gs_report *r, const gs_report_series *s, size_t ri,
            row->measurement);
 }
 
-static int rank_plots(plotter *pl, const gs_report *r, const gs_report_series *s, size_t si,
+/* Latency CDF and throughput of each rank of row `ri` (2+ ranks). */
+static int rank_plots(gs_plotter *pl, const gs_report *r, const gs_report_series *s, size_t si,
                       size_t ri, const char *series_title, const char *stem) {
   const gs_report_row *row = &s->rows[ri];
   char where[128], title[320];
-  row_place(r, s, ri, series_title, stem, where, sizeof where, title, sizeof title);
+  gs_plot_row_place(r, s, ri, series_title, stem, where, sizeof where, title, sizeof title);
   char caption[256];
   snprintf(caption, sizeof caption, "%d ranks: latency CDF per rank (at most %d points per rank)",
            row->world_size, CDF_POINTS);
-  FILE *f = plot_begin(pl, si, (int)ri, caption, "%s-latency-cdf", where);
+  FILE *f = gs_plot_begin(pl, si, (int)ri, caption, "%s-latency-cdf", where);
   if (!f) return 0;
   int blocks = 0;
   for (size_t k = 0; k < row->n_ranks; k++) {
@@ -332,7 +314,7 @@ static int rank_plots(plotter *pl, const gs_report *r, const gs_report_series *s
     size_t n = row->ranks[k].samples ? row->ranks[k].n : 0;
     double *v = malloc((n ? n : 1) * sizeof *v);
     if (!v) {
-      plot_end(f);
+      gs_plot_end(f);
       return 0;
     }
     if (n) memcpy(v, row->ranks[k].samples, n * sizeof *v);
@@ -349,7 +331,7 @@ static int rank_plots(plotter *pl, const gs_report *r, const gs_report_series *s
     }
     free(v);
   }
-  if (!plot_end(f)) return 0;
+  if (!gs_plot_end(f)) return 0;
   const char *name = pl->plots->p[pl->plots->n - 1].name;
   char cmd[512];
   if (blocks > 0) {
@@ -359,14 +341,14 @@ static int rank_plots(plotter *pl, const gs_report *r, const gs_report_series *s
             title, row->world_size);
     snprintf(cmd, sizeof cmd, "plot for [i=0:%d] '%s.dat' index i using 1:2 with steps lw 2 "
                               "title sprintf('rank %%d', i)", blocks - 1, name);
-    script_outputs(pl->script, pl->png, name, cmd);
+    gs_plot_outputs(pl->script, pl->png, name, cmd);
   } else {
     pl->plots->n--;
   }
 
   snprintf(caption, sizeof caption, "%d ranks: throughput per rank; dashed: median rank",
            row->world_size);
-  f = plot_begin(pl, si, (int)ri, caption, "%s-throughput", where);
+  f = gs_plot_begin(pl, si, (int)ri, caption, "%s-throughput", where);
   if (!f) return 0;
   size_t n = 0;
   for (size_t k = 0; k < row->n_ranks; k++)
@@ -374,7 +356,7 @@ static int rank_plots(plotter *pl, const gs_report *r, const gs_report_series *s
       fprintf(f, "%zu %.17g\n", k, row->ranks[k].throughput);
       n++;
     }
-  if (!plot_end(f)) return 0;
+  if (!gs_plot_end(f)) return 0;
   name = pl->plots->p[pl->plots->n - 1].name;
   if (n == 0) {
     pl->plots->n--;
@@ -391,18 +373,18 @@ static int rank_plots(plotter *pl, const gs_report *r, const gs_report_series *s
                               "dt 2 lc rgb 'gray40' title 'median'", name, row->rank_median);
   else
     snprintf(cmd, sizeof cmd, "plot '%s.dat' using 1:2 with boxes title 'rank'", name);
-  script_outputs(pl->script, pl->png, name, cmd);
+  gs_plot_outputs(pl->script, pl->png, name, cmd);
   return 1;
 }
 
 /* The timeline of a measurement whose document names a trace:
  * one row per rank and lane, the leaf spans of the traced steps coloured
  * by kind as in docs/timeline.md. Nothing when there is no readable trace. */
-static int timeline_plot(plotter *pl, const gs_report *r, const gs_report_series *s, size_t si,
+static int timeline_plot(gs_plotter *pl, const gs_report *r, const gs_report_series *s, size_t si,
                          size_t ri, const char *series_title, const char *stem) {
   const gs_report_row *row = &s->rows[ri];
   char where[128], title[320];
-  row_place(r, s, ri, series_title, stem, where, sizeof where, title, sizeof title);
+  gs_plot_row_place(r, s, ri, series_title, stem, where, sizeof where, title, sizeof title);
   gs_report_timeline t;
   if (gs_report_timeline_load(r, row, &t) != GS_OK) return 0;
   if (!t.present || t.problem[0]) {
@@ -412,7 +394,7 @@ static int timeline_plot(plotter *pl, const gs_report *r, const gs_report_series
   char caption[256];
   snprintf(caption, sizeof caption, "%d ranks: timeline of steps %d-%d of run %d per rank and "
            "lane (docs/timeline.md)", row->world_size, t.first_step, t.last_step, t.run);
-  FILE *f = plot_begin(pl, si, (int)ri, caption, "%s-timeline", where);
+  FILE *f = gs_plot_begin(pl, si, (int)ri, caption, "%s-timeline", where);
   if (!f) {
     gs_report_timeline_free(&t);
     return 0;
@@ -450,7 +432,7 @@ static int timeline_plot(plotter *pl, const gs_report *r, const gs_report_series
     }
   }
   gs_report_timeline_free(&t);
-  if (!plot_end(f)) return 0;
+  if (!gs_plot_end(f)) return 0;
   const char *name = pl->plots->p[pl->plots->n - 1].name;
   if (rows == 0 || at >= sizeof tics) {
     pl->plots->n--;
@@ -629,51 +611,16 @@ static gs_status run_gnuplot(const char *program, const char *dir, int jobs) {
 }
 
 
-/* The prediction of series `si`, or NULL. */
-/* Per layout group (llm --layouts): tokens/s per GPU against tokens/s per
- * user, each layout labelled with its tp, the Pareto frontier joined;
- * drawn with the series of the group's first layout. */
-static int layouts_plot(plotter *pl, const gs_report *r) {
-  gs_report_layouts ls;
-  if (gs_report_layouts_find(r, &ls) != GS_OK) return 0;
-  int ok = 1;
-  for (size_t i = 0; ok && i < ls.n; i++) {
-    const gs_report_layout_group *g = &ls.g[i];
-    FILE *f = plot_begin(pl, g->l[0].series, -1, "layouts: tokens/s per GPU against tokens/s per "
-                         "user (1 / median TPOT), labelled tp; line: the Pareto frontier",
-                         "layouts-%d-gpus", g->world_size);
-    if (!f) { ok = 0; break; }
-    for (size_t k = 0; k < g->n; k++)
-      if (isfinite(g->l[k].per_user) && isfinite(g->l[k].per_gpu))
-        fprintf(f, "%.17g %.17g %d\n", g->l[k].per_user, g->l[k].per_gpu, g->l[k].tp);
-    fprintf(f, "\n\n");
-    // The frontier by tokens/s per user, so that the line joins it in order.
-    for (double last = -INFINITY;;) {
-      int next = -1;
-      for (size_t k = 0; k < g->n; k++)
-        if (g->l[k].on_front && g->l[k].per_user > last &&
-            (next < 0 || g->l[k].per_user < g->l[next].per_user))
-          next = (int)k;
-      if (next < 0) break;
-      fprintf(f, "%.17g %.17g\n", g->l[next].per_user, g->l[next].per_gpu);
-      last = g->l[next].per_user;
-    }
-    if (!plot_end(f)) { ok = 0; break; }
-    const char *name = pl->plots->p[pl->plots->n - 1].name;
-    fprintf(pl->script, "reset\nset title 'layouts of %d GPUs'\nset xlabel 'tokens/s per user'\n"
-                        "set ylabel 'tokens/s per GPU'\nset grid\nset key top right\n"
-                        "set offsets graph 0.1, graph 0.1, graph 0.1, graph 0.1\n", g->world_size);
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "plot '%s.dat' index 0 using 1:2 with points pt 7 ps 1.5 title "
-                              "'layouts', '' index 0 using 1:2:(sprintf('tp %%d', $3)) with labels "
-                              "offset 1,1 notitle, '' index 1 using 1:2 with lines lw 2 title "
-                              "'frontier'", name);
-    script_outputs(pl->script, pl->png, name, cmd);
-  }
-  gs_report_layouts_free(&ls);
-  return ok;
+/* The rates' plot of row `ri` (plot_serving.c), placed as its other plots. */
+static int rates_plot(gs_plotter *pl, const gs_report *r, const gs_report_series *s, size_t si,
+                      size_t ri, const char *series_title, const char *stem) {
+  if (!s->rows[ri].rates.present) return 1;
+  char where[128], title[320];
+  gs_plot_row_place(r, s, ri, series_title, stem, where, sizeof where, title, sizeof title);
+  return gs_plot_rates(pl, s, si, ri, where, title);
 }
 
+/* The prediction of series `si`, or NULL. */
 static const gs_predict_workload *prediction_of(const gs_predict *prediction, size_t si) {
   for (size_t i = 0; prediction && i < prediction->n_workloads; i++)
     if (prediction->workloads[i].series == si) return &prediction->workloads[i];
@@ -696,7 +643,7 @@ gs_status gs_report_plots_make(const gs_report *r, const char *dir,
   }
   gs_status st = dir ? gs_file_make_dirs(dir, "option --plots") : GS_OK;
   if (st != GS_OK) return st;
-  plotter pl = {.plots = out, .png = dir != NULL};
+  gs_plotter pl = {.plots = out, .png = dir != NULL};
   const char *tmp = getenv("TMPDIR");
   snprintf(pl.dir, sizeof pl.dir, "%s/gpuscale-plots-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
   if (!mkdtemp(pl.dir))
@@ -723,14 +670,15 @@ gs_status gs_report_plots_make(const gs_report *r, const char *dir,
     for (size_t ri = 0; ok && ri < s->n_rows; ri++)
       if (!s->rows[ri].collective.present)
         ok = (s->rows[ri].world_size < 2 || rank_plots(&pl, r, s, si, ri, title, stem)) &&
-             timeline_plot(&pl, r, s, si, ri, title, stem);
+             timeline_plot(&pl, r, s, si, ri, title, stem) && rates_plot(&pl, r, s, si, ri, title,
+                                                                         stem);
     if (!ok) st = gs_error(GS_ERR_IO, "cannot write the plot data in %s: %s", pl.dir, strerror(errno));
   }
-  if (st == GS_OK && !layouts_plot(&pl, r))
+  if (st == GS_OK && !gs_plot_layouts(&pl, r))
     st = gs_error(GS_ERR_IO, "cannot write the layouts' plot data in %s: %s", pl.dir, strerror(errno));
   for (int k = 0; k < pl.jobs; k++) {
     errno = 0;
-    if (pl.scripts[k] && !plot_end(pl.scripts[k]) && st == GS_OK)
+    if (pl.scripts[k] && !gs_plot_end(pl.scripts[k]) && st == GS_OK)
       st = gs_error(GS_ERR_IO, "cannot write the plot script %s/plots-%d.gp: %s", pl.dir, k,
                     errno ? strerror(errno) : "write error");
   }

@@ -71,6 +71,9 @@ gs_status gs_report_render(FILE *out, const gs_report *r, gs_report_format forma
  * one per measurement (the report must keep its samples: loaded without
  * GS_REPORT_DROP_SAMPLES). */
 #define GS_REPORT_CSV_SAMPLES 1u
+/* gs_report_render_with option: CSV with one row per rate of an llm rate
+ * sweep or search (llm.rates) instead of one per measurement. */
+#define GS_REPORT_CSV_RATES 2u
 
 /* Like gs_report_render; `plots` (may be NULL) are embedded in HTML and
  * their note is printed in text, Markdown and HTML; GS_REPORT_CSV_*

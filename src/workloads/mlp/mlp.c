@@ -337,16 +337,14 @@ static gs_status gather_shares(gs_mlp_state *s, const gs_rank_context *ctx) {
   return GS_OK;
 }
 
-/* This rank's stage of the pipeline (--pp); fp32 or tf32 on CUDA. */
+/* This rank's stage of the pipeline (--pp); fp32, tf32 or bf16 on CUDA. */
 static gs_status setup_pipeline(gs_mlp_state *s, const gs_mlp_options *o) {
-  if (s->precision == GS_MLP_BF16)
-    return gs_error(GS_ERR_USAGE, "mlp: --precision bf16 is not supported with --pp (fp32, tf32)");
   const gs_mlp_data d = {s->samples, s->model.widths[0], s->model.widths[s->model.n_layers],
                          s->data_x, s->data_y};
   const gs_mlp_pp_config c = {.model = s->model, .adam = s->adam, .options = &o->pp, .comm = s->comm,
       .rank = s->rank, .world = s->world, .params = s->params, .data = d, .backend = s->backend,
       .stream = s->stream, .data_seed = s->data_seed, .dropout_seed = s->dropout_seed,
-      .all_rows = s->all_rows, .precision = s->precision};
+      .all_rows = s->all_rows, .precision = s->precision, .verify_rows = o->verify_rows};
   return gs_mlp_pp_create(&c, &s->pp);
 }
 

@@ -482,16 +482,16 @@ extern "C" gs_status gs_mlp_cuda_adam(gs_mlp_cuda *g) {
   return GS_OK;
 }
 
-/* ---- pieces for a pipeline stage (fp32; mlp_pp_cuda.c orders them) -------------- */
+/* ---- pieces for a pipeline stage (mlp_pp_cuda.c orders them) ---------------------- */
 
-__global__ void gs_mlp_column_sums_kernel(const float *dz, uint64_t rows, uint32_t cols,
-                                          float *db) {
+template <typename T>
+__global__ void gs_mlp_column_sums_kernel(const T *dz, uint64_t rows, uint32_t cols, float *db) {
   const uint32_t c = blockIdx.x * GS_MLP_TILE_COLS + threadIdx.x;
   float sum = 0.0f;
   if (c < cols)
     for (uint64_t r = (uint64_t)blockIdx.y * GS_MLP_TILE_ROWS + threadIdx.y; r < rows;
          r += (uint64_t)gridDim.y * GS_MLP_TILE_ROWS)
-      sum += dz[r * cols + c];
+      sum += to_float(dz[r * cols + c]);
   add_column_sums(sum, c, cols, db);
 }
 
@@ -508,40 +508,58 @@ static unsigned capped_blocks(uint64_t n) {
   return blocks > 4096 ? 4096 : (blocks ? blocks : 1);
 }
 
-extern "C" gs_status gs_mlp_cuda_stage_op(const gs_mlp_stage_op *op, cudaStream_t stream) {
+/* The kernels of `op` whose activations are of type T. */
+template <typename T> static void stage_op_t(const gs_mlp_stage_op *op, cudaStream_t stream) {
   const dim3 tile(GS_MLP_TILE_COLS, GS_MLP_TILE_ROWS);
   switch (op->kind) {
     case GS_MLP_STAGE_GATHER:
-      gs_mlp_gather_kernel<float><<<blocks_for(op->rows * op->cols), GS_MLP_THREADS, 0, stream>>>(
-          op->x, op->n, op->cols, op->steps, op->G, op->offset, op->rows, op->out);
+      gs_mlp_gather_kernel<T><<<blocks_for(op->rows * op->cols), GS_MLP_THREADS, 0, stream>>>(
+          op->x, op->n, op->cols, op->steps, op->G, op->offset, op->rows, (T *)op->out);
       break;
     case GS_MLP_STAGE_BIAS_ACT:
-      gs_mlp_bias_relu_dropout_kernel<float>
+      gs_mlp_bias_relu_dropout_kernel<T>
           <<<blocks_for(op->rows * op->cols), GS_MLP_THREADS, 0, stream>>>(
-              op->in, op->bias, op->rows, op->cols, op->steps, op->G, op->offset, op->seed,
-              op->layer, op->dropout, op->out);
+              (const float *)op->in, op->bias, op->rows, op->cols, op->steps, op->G, op->offset,
+              op->seed, op->layer, op->dropout, (T *)op->out);
       break;
     case GS_MLP_STAGE_LOSS:
-      gs_mlp_loss_kernel<float><<<stage_grid(op->sm_count, op->rows, op->cols), tile, 0, stream>>>(
-          op->in, op->bias, op->x, op->n, op->cols, op->steps, op->G, op->offset, op->rows, op->out,
-          op->db, op->loss);
+      gs_mlp_loss_kernel<T><<<stage_grid(op->sm_count, op->rows, op->cols), tile, 0, stream>>>(
+          (const float *)op->in, op->bias, op->x, op->n, op->cols, op->steps, op->G, op->offset,
+          op->rows, (T *)op->out, op->db, op->loss);
       break;
     case GS_MLP_STAGE_ACT_GRAD:
-      gs_mlp_relu_dropout_grad_kernel<float>
+      gs_mlp_relu_dropout_grad_kernel<T>
           <<<stage_grid(op->sm_count, op->rows, op->cols), tile, 0, stream>>>(
-              op->in, op->act, op->rows, op->cols, op->scale, op->out, op->db);
+              (const float *)op->in, (const T *)op->act, op->rows, op->cols, op->scale,
+              (T *)op->out, op->db);
       break;
     case GS_MLP_STAGE_COLUMN_SUMS:
-      gs_mlp_column_sums_kernel<<<stage_grid(op->sm_count, op->rows, op->cols), tile, 0, stream>>>(
-          op->in, op->rows, op->cols, op->db);
+      gs_mlp_column_sums_kernel<T><<<stage_grid(op->sm_count, op->rows, op->cols), tile, 0, stream>>>(
+          (const T *)op->in, op->rows, op->cols, op->db);
       break;
     case GS_MLP_STAGE_ADAM:
+    case GS_MLP_STAGE_TO_BF16: break;  // not of the activations' type: below
+  }
+}
+
+extern "C" gs_status gs_mlp_cuda_stage_op(const gs_mlp_stage_op *op, cudaStream_t stream) {
+  switch (op->kind) {
+    case GS_MLP_STAGE_ADAM:
       gs_mlp_adam_kernel<<<capped_blocks(op->rows), GS_MLP_THREADS, 0, stream>>>(
-          op->out, op->mom1, op->mom2, op->in, op->rows, op->steps, op->adam.lr, op->adam.beta1,
-          op->adam.beta2, op->adam.eps, NULL);
+          (float *)op->out, op->mom1, op->mom2, (const float *)op->in, op->rows, op->steps,
+          op->adam.lr, op->adam.beta1, op->adam.beta2, op->adam.eps, (__nv_bfloat16 *)op->low);
       GS_CHECK_CUDA(cudaGetLastError());
       gs_mlp_advance_step_kernel<<<1, 1, 0, stream>>>(op->steps);
       break;
+    case GS_MLP_STAGE_TO_BF16:
+      gs_mlp_to_bf16_kernel<<<blocks_for(op->rows), GS_MLP_THREADS, 0, stream>>>(
+          (const float *)op->in, op->rows, (__nv_bfloat16 *)op->low);
+      break;
+    default:
+      if (op->bf16)
+        stage_op_t<__nv_bfloat16>(op, stream);
+      else
+        stage_op_t<float>(op, stream);
   }
   GS_CHECK_CUDA(cudaGetLastError());
   return GS_OK;

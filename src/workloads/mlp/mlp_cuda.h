@@ -77,8 +77,12 @@ gs_status gs_mlp_cuda_input_grad(gs_mlp_cuda *g, int layer, uint64_t rows);
 /* Adam over all parameters with the gradients as they are, then steps += 1. */
 gs_status gs_mlp_cuda_adam(gs_mlp_cuda *g);
 
-/* One fp32 kernel of a pipeline stage's step (mlp_pp_cuda.c), on device
- * pointers; the kernels are the whole-model step's own. Members by kind:
+/* One kernel of a pipeline stage's step (mlp_pp_cuda.c), on device
+ * pointers; the kernels are the whole-model step's own, their activations
+ * and activation gradients (`act`, `out` but of adam, `in` of column_sums)
+ * of type float, or __nv_bfloat16 with `bf16` (as the whole-model step's
+ * bf16 mode: GEMM outputs, gradients and optimizer state stay float).
+ * Members by kind:
  *  gather:      out[rows][cols] = x rows of the batch (n samples)
  *  bias_act:    out = dropout(relu(in + bias)) for `layer`, [rows][cols]
  *  loss:        out = dz of the MSE from in + bias against targets x; the
@@ -86,8 +90,11 @@ gs_status gs_mlp_cuda_adam(gs_mlp_cuda *g);
  *  act_grad:    out = in through the ReLU and dropout whose output is act,
  *               scaled by `scale`; its column sums added to db
  *  column_sums: db += column sums of in [rows][cols]
- *  adam:        Adam update number *steps + 1 of out (parameters) from in
- *               (gradients), mom1 and mom2, over rows values; then *steps += 1
+ *  adam:        Adam update number *steps + 1 of out (float parameters)
+ *               from in (float gradients), mom1 and mom2, over rows values,
+ *               refreshing the bf16 copy `low` (NULL: none); then
+ *               *steps += 1
+ *  to_bf16:     low[0..rows) = the float values of in, rounded to nearest
  * Batch positions are (*steps) * G + offset + r, as gs_mlp_batch's. */
 typedef enum {
   GS_MLP_STAGE_GATHER,
@@ -95,13 +102,17 @@ typedef enum {
   GS_MLP_STAGE_LOSS,
   GS_MLP_STAGE_ACT_GRAD,
   GS_MLP_STAGE_COLUMN_SUMS,
-  GS_MLP_STAGE_ADAM
+  GS_MLP_STAGE_ADAM,
+  GS_MLP_STAGE_TO_BF16
 } gs_mlp_stage_kind;
 
 typedef struct {
   gs_mlp_stage_kind kind;
-  const float *in, *act, *bias, *x;
-  float *out, *db, *loss, *mom1, *mom2;
+  int bf16;           /* activations (act, out, column_sums' in) are bfloat16 */
+  const void *in, *act;
+  const float *bias, *x;
+  void *out, *low;
+  float *db, *loss, *mom1, *mom2;
   uint64_t *steps;
   uint64_t rows, n, G, offset, seed;
   uint32_t cols, layer;

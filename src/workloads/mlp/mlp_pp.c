@@ -33,19 +33,39 @@ void gs_mlp_pp_free(gs_mlp_pp *p) {
   free(p->tmp[0]);
   free(p->tmp[1]);
   free(p->order);
+  free(p->all_rows);
   free(p);
 }
 
 /* The replica's samples: its ranks' shares laid end to end, replicas in
- * order, so that every share of the runner's split is computed once. */
-static void replica_share(gs_mlp_pp *p, int world, const uint64_t *all_rows) {
+ * order, so that every share of the runner's split is computed once; with
+ * `cap` > 0 at most `cap` of each rank's share (the verified step). */
+static void replica_share(gs_mlp_pp *p, const uint64_t *all_rows, uint64_t cap) {
   p->rows = p->offset = p->global_batch = 0;
-  for (int r = 0; r < world; r++) {
+  for (int r = 0; r < p->world; r++) {
     const int d = gs_mlp_pp_replica_of(r, p->stages);
-    if (d < p->replica) p->offset += all_rows[r];
-    if (d == p->replica) p->rows += all_rows[r];
-    p->global_batch += all_rows[r];
+    const uint64_t n = cap && all_rows[r] > cap ? cap : all_rows[r];
+    if (d < p->replica) p->offset += n;
+    if (d == p->replica) p->rows += n;
+    p->global_batch += n;
   }
+}
+
+/* CUDA: at most verify_rows of each rank's share in the verified step, as
+ * the data-parallel check (mlp.c), so that the CPU reference of a large
+ * batch does not take minutes; the whole share when a replica would then
+ * have fewer samples than micro-batches (every rank decides alike). */
+static void check_share(gs_mlp_pp *p) {
+  if (!p->cuda || p->verify_rows == 0) return;
+  for (int d = 0; d < p->world / p->stages; d++) {
+    uint64_t n = 0;
+    for (int k = 0; k < p->stages; k++) {
+      const uint64_t share = p->all_rows[d * p->stages + k];
+      n += share > p->verify_rows ? p->verify_rows : share;
+    }
+    if (n < (uint64_t)p->micro) return;
+  }
+  replica_share(p, p->all_rows, p->verify_rows);
 }
 
 static gs_status allocate(gs_mlp_pp *p, const float *params) {
@@ -126,7 +146,15 @@ gs_status gs_mlp_pp_create(const gs_mlp_pp_config *c, gs_mlp_pp **out) {
   p->begin = gs_mlp_weight_offset(&p->model, p->lo);
   p->count = gs_mlp_weight_offset(&p->model, p->hi) - p->begin;
   p->total = gs_mlp_param_count(&p->model);
-  replica_share(p, c->world, c->all_rows);
+  p->world = c->world;
+  p->verify_rows = c->verify_rows;
+  p->all_rows = malloc((size_t)c->world * sizeof *p->all_rows);
+  if (!p->all_rows) {
+    gs_mlp_pp_free(p);
+    return gs_error(GS_ERR_NOMEM, "mlp: cannot allocate a pipeline stage");
+  }
+  memcpy(p->all_rows, c->all_rows, (size_t)c->world * sizeof *p->all_rows);
+  replica_share(p, c->all_rows, 0);
   gs_status st = GS_OK;
   if (p->rows < (uint64_t)p->micro)
     st = gs_error(GS_ERR_USAGE,
@@ -193,15 +221,20 @@ static gs_comm_p2p_op transfer_op(const gs_mlp_pp *p, const gs_pp_transfer *t) {
   // Forward: activations at the boundary layer; backward: their gradient.
   const int boundary = t->peer_stage > p->stage ? p->hi : p->lo;
   const uint64_t width = m->widths[boundary];
-  float *base;
+  void *base;
   if (t->pass == GS_PP_FORWARD)
-    base = p->cuda ? p->d_act[boundary] : p->act[boundary];
+    base = p->cuda ? p->d_act[boundary] : (void *)p->act[boundary];
   else if (t->send)
-    base = p->cuda ? p->d_grad_in : p->grad_in;
+    base = p->cuda ? p->d_grad_in : (void *)p->grad_in;
   else
-    base = p->cuda ? p->d_grad_out : p->grad_out;
-  return (gs_comm_p2p_op){.send = t->send, .buf = base + f * width, .count = (size_t)(n * width),
-                          .dtype = GS_DTYPE_FLOAT, .peer = p->rank + (t->peer_stage - p->stage)};
+    base = p->cuda ? p->d_grad_out : (void *)p->grad_out;
+  // bf16 activations travel as bfloat16 (half the bytes), as they are kept.
+  const int bf16 = p->cuda && p->precision == GS_MLP_BF16;
+  const size_t elem = bf16 ? 2 : sizeof(float);
+  return (gs_comm_p2p_op){.send = t->send, .buf = (char *)base + (size_t)(f * width) * elem,
+                          .count = (size_t)(n * width),
+                          .dtype = bf16 ? GS_DTYPE_BFLOAT16 : GS_DTYPE_FLOAT,
+                          .peer = p->rank + (t->peer_stage - p->stage)};
 }
 
 /* Runs the transfers before action k (k = 2M: after the last pass); a
@@ -451,7 +484,27 @@ static uint64_t updates_outside(const gs_mlp_pp *p, const float *ref) {
   return bad;
 }
 
+static gs_status verify_step(gs_mlp_pp *p, gs_verification *v);
+
 gs_status gs_mlp_pp_verify(gs_mlp_pp *p, gs_verification *v) {
+  const uint64_t rows = p->rows, offset = p->offset, global = p->global_batch;
+  check_share(p);
+  const uint64_t checked = p->rows;
+  gs_status st = verify_step(p, v);
+  p->rows = rows;
+  p->offset = offset;
+  p->global_batch = global;
+  if (st == GS_OK && checked < rows) {
+    const size_t len = strlen(v->detail);
+    snprintf(v->detail + len, sizeof v->detail - len,
+             " (the checked step takes at most %llu samples of each rank, --verify-rows; the "
+             "timed steps %llu of the replica)",
+             (unsigned long long)p->verify_rows, (unsigned long long)rows);
+  }
+  return st;
+}
+
+static gs_status verify_step(gs_mlp_pp *p, gs_verification *v) {
   memset(v, 0, sizeof *v);
   const size_t total = (size_t)p->total * sizeof(float), mine = (size_t)p->count * sizeof(float);
   verify_buffers b = {malloc(total), malloc(total), malloc(mine), malloc(mine), malloc(mine),
@@ -488,13 +541,20 @@ gs_status gs_mlp_pp_verify(gs_mlp_pp *p, gs_verification *v) {
   if (p->cuda)
     snprintf(how, sizeof how,
              "beyond their %s error bounds (largest bound %.3g; Adam %g lr)",
-             p->precision == GS_MLP_TF32 ? "tf32" : "fp32", gtol, GS_PP_ADAM_RTOL);
+             p->precision == GS_MLP_TF32   ? "tf32"
+             : p->precision == GS_MLP_BF16 ? "bf16"
+                                           : "fp32",
+             gtol, GS_PP_ADAM_RTOL);
   snprintf(v->detail, sizeof v->detail,
            "%s pipeline stage %d of %d (layers %d..%d, replica %d of %d, %s, %d micro-batches), "
            "step %llu over the replica's %llu samples against the CPU reference: %llu of %llu "
            "gradients and %llu parameters after Adam differ %s, %llu differ from replica "
            "0's stage, %llu not finite; reference loss share %.6g",
-           !p->cuda ? "CPU" : p->precision == GS_MLP_TF32 ? "CUDA tf32" : "CUDA fp32", p->stage,
+           !p->cuda                      ? "CPU"
+           : p->precision == GS_MLP_TF32 ? "CUDA tf32"
+           : p->precision == GS_MLP_BF16 ? "CUDA bf16"
+                                         : "CUDA fp32",
+           p->stage,
            p->stages, p->lo, p->hi - 1, p->replica, p->replicas,
            gs_pp_schedule_names[p->schedule], p->micro, (unsigned long long)p->steps,
            (unsigned long long)p->rows, (unsigned long long)gbad, (unsigned long long)p->count,

@@ -32,7 +32,10 @@ typedef struct {
   gs_backend backend;
   cudaStream_t stream;      /* the rank's stream (CUDA), with its device current */
   const uint64_t *all_rows; /* every rank's share of the global batch */
-  gs_mlp_precision precision; /* fp32 or tf32 (CUDA: the GEMMs' compute type) */
+  gs_mlp_precision precision; /* fp32, tf32 or bf16 (CUDA: the GEMMs' types) */
+  uint64_t verify_rows;     /* CUDA: the verified step takes at most this many samples of
+                               each rank's share (--verify-rows), as the data-parallel
+                               step's check does; 0: the whole batch */
 } gs_mlp_pp_config;
 
 /* Sets up one stage rank. GS_ERR_USAGE when the ranks are not whole

@@ -19,6 +19,9 @@ struct gs_mlp_pp {
   int lo, hi;                  /* layers of this stage */
   uint64_t begin, count;       /* its parameters */
   uint64_t rows, offset, global_batch; /* the replica's samples */
+  int world;
+  uint64_t *all_rows;          /* every rank's share (world entries) */
+  uint64_t verify_rows;        /* CUDA: per rank in the verified step; 0 the whole share */
   uint64_t total;              /* parameters of the whole model */
   float *params;               /* whole model; only [begin, begin+count) is this stage's */
   float *mom1, *mom2, *grads;  /* count each */
@@ -33,16 +36,21 @@ struct gs_mlp_pp {
   double loss;                 /* this stage's share of the loss, last step (last stage) */
   float *host_x, *host_y;      /* the dataset generated here (CUDA backend) */
   int cuda;                    /* the CUDA backend: the passes run on the device */
-  gs_mlp_precision precision;  /* fp32 or tf32 (the CUDA GEMMs) */
+  gs_mlp_precision precision;  /* fp32, tf32 or bf16 (the CUDA GEMMs) */
   /* CUDA backend: the stage's range only (index = offset - begin). */
   cudaStream_t stream;
   cudaStream_t transfer_stream; /* the stage's sends and receives, beside the passes */
   cudaEvent_t computed, transferred; /* ordering the two streams (no timing) */
   cublasHandle_t blas;
   int sm_count;
-  float *d_params, *d_mom1, *d_mom2, *d_grads, *d_x, *d_y, *d_loss, *d_discard;
+  float *d_params, *d_mom1, *d_mom2, *d_grads, *d_x, *d_y, *d_loss, *d_discard, *d_z;
   uint64_t *d_steps;
-  float *d_act[GS_MLP_MAX_LAYERS + 1], *d_grad_out, *d_grad_in, *d_z, *d_tmp[2];
+  /* Activations and their gradients, of `act_bytes` each: float, or
+   * bfloat16 under bf16 (as the data-parallel step's bf16 mode); d_low the
+   * stage's parameters in bfloat16 for the GEMMs (bf16 only), refreshed
+   * by Adam. */
+  size_t act_bytes;
+  void *d_act[GS_MLP_MAX_LAYERS + 1], *d_grad_out, *d_grad_in, *d_tmp[2], *d_low;
 };
 
 /* CUDA passes (mlp_pp_cuda.c): buffers, parameters from p->params, the
