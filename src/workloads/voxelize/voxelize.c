@@ -199,7 +199,8 @@ static uint64_t voxelize_work_units(const void *opts) {
 /* Items: points. Bytes: each point's 12 coordinate bytes and 4F feature
  * bytes read once, each cloud's grid written once. Flops: per point 3
  * subtractions and 3 divisions, plus F additions (mean) or comparisons
- * (max); mean adds one division per output value. */
+ * (max); mean adds one division per output value. Bound: the bytes (a few
+ * flops per 12 bytes or more). */
 static void voxelize_cost(const void *opts, uint64_t units, gs_cost *out) {
   const gs_voxelize_options *o = opts;
   gs_voxelize_params p;
@@ -211,6 +212,7 @@ static void voxelize_cost(const void *opts, uint64_t units, gs_cost *out) {
   out->bytes = points * (12 + 4 * F) + units * gs_voxelize_out_bytes(&p);
   out->flops = points * (6 + F);
   if (p.mode == GS_VOXELIZE_MEAN) out->flops += units * gs_voxelize_out_elems(&p);
+  out->bound = GS_BOUND_MEMORY;
 }
 
 /* ---- generated data --------------------------------------------------------- */
