@@ -312,9 +312,24 @@ static void *alloc_array(uint64_t count, uint64_t size) {
   return malloc((size_t)(count * size));
 }
 
+/* The generation of kernels a step runs: GS_VOXELIZE_KERNELS=1 the first
+ * (kept for A/B measurements, bench/voxelize_kernels.sh --ab), unset or 2
+ * the second (docs/workloads/voxelize.md, "Two generations"). */
+static gs_status kernels_generation(int *out) {
+  const char *v = getenv("GS_VOXELIZE_KERNELS");
+  *out = 2;
+  if (v == NULL) return GS_OK;
+  if (strcmp(v, "1") != 0 && strcmp(v, "2") != 0)
+    return gs_error(GS_ERR_USAGE, "GS_VOXELIZE_KERNELS=%s: 1 (the first generation of voxelize "
+                    "kernels) or 2 (the second, the default) expected", v);
+  *out = v[0] - '0';
+  return GS_OK;
+}
+
 static gs_status setup_device(gs_voxelize_state *s, const gs_rank_context *ctx) {
   gs_voxelize_cuda_buffers *d = &s->dev;
   const uint64_t F = s->params.features;
+  GS_TRY(kernels_generation(&d->kernels));
   GS_CHECK_CUDA(cudaDeviceGetAttribute(&d->sm_count, cudaDevAttrMultiProcessorCount, ctx->device));
   GS_CHECK_CUDA(cudaDeviceGetAttribute(&d->max_threads_per_sm,
                                        cudaDevAttrMaxThreadsPerMultiProcessor, ctx->device));
