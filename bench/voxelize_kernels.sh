@@ -12,8 +12,10 @@
 # at the default 8 clouds x 1M points, 128^3: the median step of each, the
 # new one's speedup, each one's fraction of the memory roofline (the
 # document's "roofline" member: cost bytes over the median step, against
-# the GPU model's bandwidth) and each verification (exact, as always).
-# About 30 s on one GPU. JSON under $OUT (default ./voxelize-ab).
+# the GPU model's bandwidth) and each verification against the CPU
+# reference (its usual rules: exact but for mean's 1e-5).
+# About 30-45 s on one GPU (mostly generating the clouds and their CPU
+# references on the host). JSON under $OUT (default ./voxelize-ab).
 set -uo pipefail
 if [ "${1:-}" = --ab ]; then
   build=${2:?usage: bench/voxelize_kernels.sh --ab BUILD_DIR}
@@ -52,7 +54,8 @@ for shape in ("10M-1", "1M-8"):
         pct = lambda x: f"{100 * x:.1f}%" if x is not None else "-"
         print(f"{mode + ' ' + shape.replace('-', 'x'):<22}{a[0]:>13.1f}{b[0]:>13.1f}{a[0] / b[0]:>8.2f}x"
               f"{pct(a[1]):>8}{pct(b[1]):>8}  {a[2]}/{b[2]}")
-print(f"roofline: of {model or 'an unknown GPU model'}'s memory bandwidth (data/gpu-models.json)")
+print(f"roofline: of {model or 'an unknown GPU model'}'s memory bandwidth (data/gpu-models.json); "
+      "targets at 10M points (issue 33): count and occupancy 50%, mean and max 35%")
 PY
   exit 0
 fi
