@@ -1,4 +1,5 @@
-/* GPU test of the voxelize kernels: every mode, odd and aligned point
+/* GPU test of the voxelize kernels (both generations: GS_VOXELIZE_KERNELS):
+ * every mode, odd and aligned point
  * counts, small non-cubic and 128^3 grids, non-power-of-two voxel sizes,
  * outside and non-finite points, three clouds and split ranks, all run
  * through the workload vtable on device 0 and verified against the CPU
@@ -132,6 +133,28 @@ static void test_max(void **state) {
   run_mode("max", "3");
 }
 
+/* The first generation of kernels through the workload (GS_VOXELIZE_KERNELS=1,
+ * what bench/voxelize_kernels.sh --ab measures against the second): the
+ * binned path at 128^3 and every mode's atomic path on the odd grid. */
+static void test_first_generation(void **state) {
+  (void)state;
+  assert_int_equal(setenv("GS_VOXELIZE_KERNELS", "1", 1), 0);
+  static const char *const modes[][2] = {{"count", NULL}, {"occupancy", NULL}, {"mean", "4"},
+                                         {"max", "3"}};
+  for (size_t m = 0; m < 4; m++) {
+    const char *args[] = {"--mode", modes[m][0], "--points", "1000002", "--clouds", "3",
+                          "--outside", "0.1", "--nonfinite", "0.05", "--grid", "96,64,40",
+                          "--voxel-size", "0.1,0.3,0.07", "--origin", "-4.8,-9.6,-1.3",
+                          modes[m][1] ? "--features" : NULL, modes[m][1], NULL};
+    void *opts = parse_options(args);
+    char label[96];
+    snprintf(label, sizeof label, "first generation: %s grid 96,64,40 points 1000002", modes[m][0]);
+    run_case(opts, 0, 3, label);
+    gs_workload_voxelize.options_free(opts);
+  }
+  assert_int_equal(unsetenv("GS_VOXELIZE_KERNELS"), 0);
+}
+
 static void test_max_one_feature_many_clouds(void **state) {
   (void)state;
   const char *args[] = {"--mode", "max", "--features", "1", "--points", "777", "--clouds", "300",
@@ -150,7 +173,9 @@ static void test_max_one_feature_many_clouds(void **state) {
  * counts exactly with gs_voxelize_cpu. */
 static void run_direct(const uint32_t dims[3], const float *pts, uint64_t n, uint32_t clouds,
                        int binned, const char *label) {
-  for (int mode = GS_VOXELIZE_COUNT; mode <= GS_VOXELIZE_OCCUPANCY; mode++) {
+  for (int at = 0; at < 4; at++) {
+    // Each mode in both generations of kernels.
+    const int mode = GS_VOXELIZE_COUNT + at / 2, kernels = 1 + at % 2;
     gs_voxelize_params p = {.dims = {dims[0], dims[1], dims[2]},
                             .origin = {0.0f, 0.0f, 0.0f},
                             .voxel = {1.0f, 1.0f, 1.0f},
@@ -167,7 +192,7 @@ static void run_direct(const uint32_t dims[3], const float *pts, uint64_t n, uin
                                        &ref_dropped[c]),
                        GS_OK);
 
-    gs_voxelize_cuda_buffers b = {0};
+    gs_voxelize_cuda_buffers b = {.kernels = kernels};
     int device = 0;
     CHECK_CUDA_OK(cudaGetDevice(&device));
     CHECK_CUDA_OK(cudaDeviceGetAttribute(&b.sm_count, cudaDevAttrMultiProcessorCount, device));
@@ -203,19 +228,19 @@ static void run_direct(const uint32_t dims[3], const float *pts, uint64_t n, uin
       for (uint32_t c = 0; c < clouds; c++) {
         if (got_dropped[2 * c] != ref_dropped[c].nonfinite ||
             got_dropped[2 * c + 1] != ref_dropped[c].outside)
-          fail_msg("%s %s step %d cloud %u: dropped %llu/%llu, reference %llu/%llu", label,
-                   gs_voxelize_mode_name(p.mode), step, c, got_dropped[2 * c],
+          fail_msg("%s %s (kernels %d) step %d cloud %u: dropped %llu/%llu, reference %llu/%llu",
+                   label, gs_voxelize_mode_name(p.mode), kernels, step, c, got_dropped[2 * c],
                    got_dropped[2 * c + 1], (unsigned long long)ref_dropped[c].nonfinite,
                    (unsigned long long)ref_dropped[c].outside);
         for (uint64_t v = 0; v < cells; v++)
           if (got[c * cells + v] != ref[c * cells + v])
-            fail_msg("%s %s step %d cloud %u cell %llu: %u, reference %u", label,
-                     gs_voxelize_mode_name(p.mode), step, c, (unsigned long long)v,
+            fail_msg("%s %s (kernels %d) step %d cloud %u cell %llu: %u, reference %u", label,
+                     gs_voxelize_mode_name(p.mode), kernels, step, c, (unsigned long long)v,
                      got[c * cells + v], ref[c * cells + v]);
       }
     }
-    printf("  %s %s (%s path): passed\n", label, gs_voxelize_mode_name(p.mode),
-           b.workspace_bytes > 0 ? "binned" : "atomic");
+    printf("  %s %s (%s path, kernels %d): passed\n", label, gs_voxelize_mode_name(p.mode),
+           b.workspace_bytes > 0 ? "binned" : "atomic", kernels);
     CHECK_CUDA_OK(cudaFree(b.workspace));
     CHECK_CUDA_OK(cudaFree(b.dropped));
     CHECK_CUDA_OK(cudaFree(b.out));
@@ -313,6 +338,7 @@ int main(void) {
       cmocka_unit_test(test_max),
       cmocka_unit_test(test_max_one_feature_many_clouds),
       cmocka_unit_test(test_binned_paths),
+      cmocka_unit_test(test_first_generation),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   cudaStreamDestroy(test_stream);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "runner/runner_driver.h"
+#include "core/roofline.h"
 #include "core/scaling.h"
 #include "measure/sweep.h"
 
@@ -379,6 +380,23 @@ static void print_split_gains(FILE *out, const gs_measurement *ms, size_t count)
   }
 }
 
+void gs_summary_print_roofline(FILE *out, const gs_measurement *ms, size_t count) {
+  size_t bound = 0;
+  for (size_t i = 0; i < count; i++) bound += ms[i].roofline.bound != GS_BOUND_NONE;
+  if (bound == 0) return;
+  fprintf(out, "  roofline: %s per step / median step, against the peak of the GPU model "
+               "(data/gpu-models.json; docs/workloads/)\n",
+          ms[0].roofline.bound == GS_BOUND_MEMORY ? "bytes" : "flops");
+  for (size_t i = 0; i < count; i++) {
+    if (ms[i].roofline.bound == GS_BOUND_NONE) continue;
+    char text[2 * GS_TEXT_LONG];
+    gs_roofline_describe(&ms[i].roofline, text, sizeof text);
+    const int cuda = strcmp(ms[i].backend, "cuda") == 0;
+    fprintf(out, "    %d %s%s%s%s: %s\n", ms[i].world_size, cuda ? "GPU" : "rank",
+            ms[i].world_size == 1 ? "" : "s", ms[i].variant[0] ? ", " : "", ms[i].variant, text);
+  }
+}
+
 static void summary_title(const gs_sweep *sw, char *buf, size_t size) {
   cJSON *opts = sw->workload->options_to_json(sw->workload_opts);
   char *text = opts ? cJSON_PrintUnformatted(opts) : NULL;
@@ -394,6 +412,7 @@ static void print_group(FILE *out, const gs_sweep *sw, const gs_measurement *ms,
   summary_title(sw, title, sizeof title);
   gs_summary_print(out, title, ms, count, sw->env,
                    gs_runner_driver_of(sw->workload)->samples_note);
+  gs_summary_print_roofline(out, ms, count);
   gs_summary_print_telemetry(out, ms, tm, count);
   print_split_gains(out, ms, count);
 }

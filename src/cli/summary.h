@@ -19,6 +19,12 @@
 void gs_summary_print(FILE *out, const char *title, const gs_measurement *ms, size_t count,
                       const gs_environment *env, const char *samples_note);
 
+/* One line per measurement whose workload declares a bound: what its
+ * median step achieved of the bound's peak (core/roofline.h), or why no
+ * peak is known (cpu backend, an unknown GPU model). Nothing when none
+ * declares a bound. */
+void gs_summary_print_roofline(FILE *out, const gs_measurement *ms, size_t count);
+
 /* Prints the GPU telemetry of the same measurements (tm: `count` entries,
  * parallel to ms): mean utilization, peak memory, mean power, SM clock and
  * the throttle reasons seen per GPU; or one line saying why there is none. */

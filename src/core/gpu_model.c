@@ -32,6 +32,9 @@ static const struct {
     [GS_FIG_POWER_LIMIT_W] = {"power_limit_w", 0, 10000},
     [GS_FIG_MAX_SM_CLOCK_MHZ] = {"max_sm_clock_mhz", 1, 100000},
     [GS_FIG_MAX_MEMORY_CLOCK_MHZ] = {"max_memory_clock_mhz", 1, 100000},
+    [GS_FIG_FP32_TFLOPS] = {"fp32_tflops", 0, 1e5},
+    [GS_FIG_TF32_TENSOR_TFLOPS] = {"tf32_tensor_tflops", 0, 1e5},
+    [GS_FIG_BF16_TENSOR_TFLOPS] = {"bf16_tensor_tflops", 0, 1e5},
 };
 
 const char *gs_figure_key(gs_figure f) {

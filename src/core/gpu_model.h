@@ -1,7 +1,8 @@
 /* The expected figures of GPU models (data/gpu-models.json, installed with
  * gpuscale, or a site's own file given with `gpuscale check --expect`):
  * memory size and bandwidth, NVLink ports and bandwidth, PCIe generation
- * and width, power limit, maximum clocks, each with the public document it
+ * and width, power limit, maximum clocks, peak math rates (the rooflines
+ * of `gpuscale run`, core/roofline.h), each with the public document it
  * comes from. Read strictly: an unknown member, a wrong type, a figure
  * without its source or a name listed twice is an error naming the file and
  * the member. The judgement against these figures is report/verdict's. */
@@ -24,6 +25,9 @@ typedef enum {
   GS_FIG_POWER_LIMIT_W,         /* default power limit (max TDP), watts */
   GS_FIG_MAX_SM_CLOCK_MHZ,
   GS_FIG_MAX_MEMORY_CLOCK_MHZ,
+  GS_FIG_FP32_TFLOPS,           /* fp32 (non-tensor) peak, 10^12 flop/s */
+  GS_FIG_TF32_TENSOR_TFLOPS,    /* dense tf32 tensor-core peak (no sparsity), 10^12 flop/s */
+  GS_FIG_BF16_TENSOR_TFLOPS,    /* dense bf16 tensor-core peak (no sparsity), 10^12 flop/s */
   GS_FIG_COUNT
 } gs_figure;
 

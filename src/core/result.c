@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/roofline.h"
 #include "core/timer.h"
 #include "gs_version.h"
 
@@ -339,7 +340,8 @@ static void add_u64_array(gs_json_build *b, cJSON *o, const char *name, const ui
 }
 
 /* The optional members of the typed model, in the order the measuring code
- * has always produced them: "faults", "work_units", "failure", "split". */
+ * has always produced them: "faults", "work_units", "failure", "split",
+ * "roofline". */
 static void add_typed_members(gs_json_build *b, cJSON *o, const gs_measurement *m) {
   if (m->faults.n > 0) {
     gs_json_put_item(b, o, "faults", gs_fault_list_to_json(&m->faults, m->world_size));
@@ -376,6 +378,16 @@ static void add_typed_members(gs_json_build *b, cJSON *o, const gs_measurement *
       gs_json_append(b, rates, cJSON_CreateNumber(sp->calibration_items_per_second[k]));
     }
     gs_json_put_string(b, so, "policy", gs_split_policy_name(sp->policy));
+  }
+  const gs_roofline_record *rl = &m->roofline;
+  if (rl->bound != GS_BOUND_NONE) {
+    cJSON *ro = gs_json_put_object(b, o, "roofline");
+    gs_json_put_string(b, ro, "bound", gs_bound_name(rl->bound));
+    gs_json_put_number(b, ro, "achieved_per_second", rl->achieved);
+    gs_json_put_number(b, ro, "peak_per_second", rl->peak);
+    gs_json_put_number(b, ro, "fraction", rl->fraction);
+    gs_json_put_string_or_null(b, ro, "model", rl->model);
+    gs_json_put_string_or_null(b, ro, "why", rl->why);
   }
 }
 

@@ -66,13 +66,39 @@ typedef struct {
   gs_slurm_job slurm;
 } gs_environment;
 
+/* What bounds a step at best (core/roofline.h, docs/workloads/): the
+ * device memory's bandwidth over the cost's bytes, or the math units' peak
+ * over its flops in one arithmetic. */
+typedef enum {
+  GS_BOUND_NONE = 0,              /* not declared: no "roofline" member */
+  GS_BOUND_MEMORY,                /* bytes / peak memory bandwidth */
+  GS_BOUND_FP32,                  /* flops / peak fp32 (non-tensor) rate */
+  GS_BOUND_TF32,                  /* flops / peak dense tf32 tensor rate */
+  GS_BOUND_BF16,                  /* flops / peak dense bf16 tensor rate */
+  GS_BOUND_COUNT
+} gs_bound;
+
 /* Cost of one step of the whole measurement (all ranks together). */
 typedef struct {
   uint64_t items;                 /* e.g. points */
   const char *item_unit;          /* static string, e.g. "points" */
   uint64_t bytes;                 /* minimum device-memory traffic */
   uint64_t flops;
+  gs_bound bound;                 /* which of bytes and flops bounds the step */
 } gs_cost;
+
+/* Where a measurement stands against its bound (the member "roofline",
+ * filled by the measuring layer from the cost and the GPU models'
+ * figures; core/roofline.h). Rates are per second of all its devices
+ * together: bytes/s for the memory bound, flop/s for the others. */
+typedef struct {
+  gs_bound bound;                 /* GS_BOUND_NONE: no member */
+  double achieved;                /* cost per step / median step; NaN unknown */
+  double peak;                    /* the devices' summed peak; NaN when not known */
+  double fraction;                /* achieved / peak; NaN when not known */
+  char model[GS_TEXT_SHORT];      /* the GPU model whose figure was used; "" none */
+  char why[GS_TEXT_LONG];         /* why the peak is not known; "" when it is */
+} gs_roofline_record;
 
 typedef enum { GS_VERIFY_SKIPPED = 0, GS_VERIFY_PASSED, GS_VERIFY_FAILED } gs_verify_status;
 
@@ -184,6 +210,7 @@ typedef struct {
   gs_work_units_record work_units;
   gs_failure_record failure;
   gs_split_record split;
+  gs_roofline_record roofline;
   cJSON *extra;                   /* other optional members, copied into the measurement
                                      object as they are after the typed ones (e.g. a plan's
                                      "task"); owned, may be NULL */

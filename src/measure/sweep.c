@@ -10,6 +10,7 @@
 #include "runner/runner.h"
 #include "runner/runner_driver.h"
 #include "core/check.h"
+#include "measure/roofline.h"
 
 /* Adds each measurement's telemetry to its entry of "measurements". */
 static gs_status add_telemetry(cJSON *doc, const gs_telemetry *tm, size_t count) {
@@ -31,6 +32,7 @@ static gs_status add_telemetry(cJSON *doc, const gs_telemetry *tm, size_t count)
 typedef struct {
   const gs_workload_driver *driver;
   void *ctx;
+  gs_measure_peaks peaks;  /* the GPU models' figures for every roofline */
 } sweep_driver;
 
 /* Writes the document of the sweep's first `count` measurements;
@@ -349,6 +351,7 @@ static gs_status sweep_counts(const gs_sweep *sw, const sweep_driver *d,
         // (process 0, or its stand-in once it is lost); every process measures.
         if (!gs_measure_job_writes(sw->job)) continue;
         gs_runner_relate(ms + group, st.done - group);
+        for (size_t k = group; k < st.done; k++) gs_measure_roofline(&d->peaks, sw->env, &ms[k]);
         // A run stopped before it measured anything never replaces an
         // earlier document with an empty one.
         if (gs_measure_loses_job(status) && !measured_any(ms, st.done) &&
@@ -395,11 +398,13 @@ gs_status gs_measure_sweep(const gs_sweep *sw, const gs_u64_list *counts) {
   gs_u64_list selected = *counts;
   if (d.driver->select_counts)
     GS_TRY(d.driver->select_counts(sw->workload_opts, sw->config, &selected));
+  gs_measure_peaks_open(&d.peaks);
   // Room for as many measurements as sweep_counts has (two per count when
   // a split is measured beside the even one).
   gs_status status = d.driver->open(sw->workload, sw->workload_opts, sw->env,
                                     2 * selected.n * variant_total(sw), &d.ctx);
   if (status == GS_OK) status = sweep_counts(sw, &d, &selected);
   d.driver->close(d.ctx);
+  gs_measure_peaks_close(&d.peaks);
   return status;
 }

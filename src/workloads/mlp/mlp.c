@@ -267,6 +267,9 @@ static void mlp_cost(const void *opts, uint64_t units, gs_cost *out) {
   out->item_unit = "samples";
   out->flops = 6 * gs_mlp_macs_per_sample(&m) * units;
   out->bytes = 12 * width_sum * units + 28 * gs_mlp_param_count(&m);
+  // The GEMMs' flops bound a step, at the peak of the precision's math.
+  static const gs_bound bound_of[] = {GS_BOUND_FP32, GS_BOUND_TF32, GS_BOUND_BF16};
+  out->bound = bound_of[((const gs_mlp_options *)opts)->precision];
 }
 
 /* ---- one rank ------------------------------------------------------------------ */

@@ -101,6 +101,7 @@ void gs_timeline_cost(const void *opts, uint64_t units, gs_cost *out) {
   out->item_unit = "values";
   out->bytes = units * (in_bytes + T * width * elem);
   out->flops = units * T * (3 * sh->n_streams + 3 * width);
+  out->bound = GS_BOUND_MEMORY;  // a few flops per value read
 }
 
 /* ---- one rank ------------------------------------------------------------------ */

@@ -199,7 +199,8 @@ static uint64_t voxelize_work_units(const void *opts) {
 /* Items: points. Bytes: each point's 12 coordinate bytes and 4F feature
  * bytes read once, each cloud's grid written once. Flops: per point 3
  * subtractions and 3 divisions, plus F additions (mean) or comparisons
- * (max); mean adds one division per output value. */
+ * (max); mean adds one division per output value. Bound: the bytes (a few
+ * flops per 12 bytes or more). */
 static void voxelize_cost(const void *opts, uint64_t units, gs_cost *out) {
   const gs_voxelize_options *o = opts;
   gs_voxelize_params p;
@@ -211,6 +212,7 @@ static void voxelize_cost(const void *opts, uint64_t units, gs_cost *out) {
   out->bytes = points * (12 + 4 * F) + units * gs_voxelize_out_bytes(&p);
   out->flops = points * (6 + F);
   if (p.mode == GS_VOXELIZE_MEAN) out->flops += units * gs_voxelize_out_elems(&p);
+  out->bound = GS_BOUND_MEMORY;
 }
 
 /* ---- generated data --------------------------------------------------------- */
@@ -310,9 +312,24 @@ static void *alloc_array(uint64_t count, uint64_t size) {
   return malloc((size_t)(count * size));
 }
 
+/* The generation of kernels a step runs: GS_VOXELIZE_KERNELS=1 the first
+ * (kept for A/B measurements, bench/voxelize_kernels.sh --ab), unset or 2
+ * the second (docs/workloads/voxelize.md, "Two generations"). */
+static gs_status kernels_generation(int *out) {
+  const char *v = getenv("GS_VOXELIZE_KERNELS");
+  *out = 2;
+  if (v == NULL) return GS_OK;
+  if (strcmp(v, "1") != 0 && strcmp(v, "2") != 0)
+    return gs_error(GS_ERR_USAGE, "GS_VOXELIZE_KERNELS=%s: 1 (the first generation of voxelize "
+                    "kernels) or 2 (the second, the default) expected", v);
+  *out = v[0] - '0';
+  return GS_OK;
+}
+
 static gs_status setup_device(gs_voxelize_state *s, const gs_rank_context *ctx) {
   gs_voxelize_cuda_buffers *d = &s->dev;
   const uint64_t F = s->params.features;
+  GS_TRY(kernels_generation(&d->kernels));
   GS_CHECK_CUDA(cudaDeviceGetAttribute(&d->sm_count, cudaDevAttrMultiProcessorCount, ctx->device));
   GS_CHECK_CUDA(cudaDeviceGetAttribute(&d->max_threads_per_sm,
                                        cudaDevAttrMaxThreadsPerMultiProcessor, ctx->device));

@@ -7,14 +7,15 @@
  * privatized per block in shared memory, where atomics on few addresses are
  * cheap. Dropped points are counted per thread, reduced per warp and added
  * with one atomic per warp. The voxel index expression matches
- * gs_voxelize_classify in voxelize_cpu.c bit for bit. */
+ * gs_voxelize_classify in voxelize_cpu.c bit for bit. Two generations of
+ * kernels (buffers' `kernels`): the second classifies without divisions
+ * (voxelize_floor.h) and bins with voxelize_bin2.cu's persistent kernel;
+ * the first is kept for A/B measurements (bench/voxelize_kernels.sh --ab). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-#include <cuda_runtime.h>
-
-#include "workloads/voxelize/voxelize_cuda.h"
+#include "workloads/voxelize/voxelize_cuda_common.h"
 
 #define GS_VOXELIZE_THREADS 256
 // Count grids up to this many cells (16 KiB) are accumulated per block in
@@ -26,30 +27,9 @@
 // The binned path pays off from about this many points per step.
 #define GS_VOXELIZE_BIN_MIN_POINTS 2000000ull
 
-// Returns cudaError_t from the enclosing launcher on failure.
-#define GS_VOXELIZE_TRY_CUDA(expr)                                             \
-  do {                                                                         \
-    cudaError_t gs_vox_rc_ = (expr);                                           \
-    if (gs_vox_rc_ != cudaSuccess) return gs_vox_rc_;                          \
-  } while (0)
 
 // ---- device helpers ---------------------------------------------------------
 
-// Same float32 operations as the CPU reference, with the rounding spelled
-// out so that no compiler flag (fast math, FMA contraction) can change it.
-__device__ __forceinline__ gs_voxelize_class gs_voxelize_classify_device(
-    const gs_voxelize_params &p, float x, float y, float z, uint32_t *cell) {
-  if (!isfinite(x) || !isfinite(y) || !isfinite(z)) return GS_VOXELIZE_NONFINITE;
-  const float fx = floorf(__fdiv_rn(__fsub_rn(x, p.origin[0]), p.voxel[0]));
-  const float fy = floorf(__fdiv_rn(__fsub_rn(y, p.origin[1]), p.voxel[1]));
-  const float fz = floorf(__fdiv_rn(__fsub_rn(z, p.origin[2]), p.voxel[2]));
-  if (!(fx >= 0.0f && fx < (float)p.dims[0] && fy >= 0.0f && fy < (float)p.dims[1] &&
-        fz >= 0.0f && fz < (float)p.dims[2]))
-    return GS_VOXELIZE_OUTSIDE;
-  // cells <= 2^32 (checked by the launcher), so the index fits in 32 bits.
-  *cell = ((uint32_t)fx * p.dims[1] + (uint32_t)fy) * p.dims[2] + (uint32_t)fz;
-  return GS_VOXELIZE_INSIDE;
-}
 
 // Maps a float to an unsigned key with the same order (for atomicMax).
 // Finite floats map to keys > 0, so key 0 (a memset grid) means "empty".
@@ -110,11 +90,13 @@ __device__ __forceinline__ void gs_voxelize_scatter(void *out, uint32_t *counts,
 // Scatters every point of cloud blockIdx.y into its grid and counts the
 // dropped ones. The grid (and counts, dropped) must be zero on entry.
 // SHARED (count mode, cells <= GS_VOXELIZE_SHARED_CELLS, dynamic shared
-// memory of cells * 4 bytes): counts go to per-block bins first.
-template <int MODE, bool SHARED>
+// memory of cells * 4 bytes): counts go to per-block bins first. FAST:
+// the second generation's division-free classification.
+template <int MODE, bool SHARED, bool FAST>
 __global__ void __launch_bounds__(GS_VOXELIZE_THREADS)
     gs_voxelize_points_kernel(gs_voxelize_params p, gs_voxelize_cuda_buffers b) {
   const uint32_t cloud = blockIdx.y;
+  const gs_voxelize_recip r = gs_voxelize_recip_of(p);
   const uint32_t F = p.features;
   const uint64_t cells = (uint64_t)p.dims[0] * p.dims[1] * p.dims[2];
   const bool has_features = MODE == GS_VOXELIZE_MEAN || MODE == GS_VOXELIZE_MAX;
@@ -137,7 +119,7 @@ __global__ void __launch_bounds__(GS_VOXELIZE_THREADS)
 #define GS_VOXELIZE_POINT(i, x, y, z)                                          \
   do {                                                                         \
     uint32_t cell_ = 0;                                                        \
-    const gs_voxelize_class c_ = gs_voxelize_classify_device(p, x, y, z, &cell_); \
+    const gs_voxelize_class c_ = gs_voxelize_classify_device<FAST>(p, r, x, y, z, &cell_); \
     if (c_ == GS_VOXELIZE_INSIDE)                                              \
       gs_voxelize_scatter<MODE, SHARED>(out, counts, feat, F, (i), cell_);     \
     else if (c_ == GS_VOXELIZE_NONFINITE)                                      \
@@ -198,27 +180,8 @@ __global__ void __launch_bounds__(GS_VOXELIZE_THREADS)
 // overflow grid with global atomics, which the slab kernel adds and
 // re-zeroes: exact for any input, slow only for the overflowing part.
 
-// Points per binning block; its shared memory holds 2 words per point.
-#define GS_VOXELIZE_BIN_CHUNK 8192u
-#define GS_VOXELIZE_BIN_THREADS 256
-// At most this many slabs per cloud (one per binning thread), each of at
-// most 2^GS_VOXELIZE_SLAB_MAX_SHIFT cells (16-bit ids, shared counters).
-#define GS_VOXELIZE_MAX_SLABS 256u
-#define GS_VOXELIZE_SLAB_MAX_SHIFT 15u
 #define GS_VOXELIZE_SLAB_THREADS 512
 
-// Device view of the binned path's workspace. Everything but `ids` is kept
-// zero between steps: the slab kernel re-zeroes what the bin kernel set.
-struct gs_voxelize_bins {
-  uint32_t shift;                // slab = cell >> shift
-  uint32_t slabs;                // per cloud, <= GS_VOXELIZE_MAX_SLABS
-  uint32_t cap;                  // ids per bucket, a multiple of 8
-  unsigned long long *dropped;   // clouds x 2, like the buffers' dropped
-  uint32_t *cursor;              // clouds x slabs: ids reserved in each bucket
-  uint32_t *spilled;             // clouds x slabs: 1 when ids went to `overflow`
-  uint32_t *overflow;            // clouds x cells: counts that missed their bucket
-  uint16_t *ids;                 // clouds x slabs x cap in-slab cell ids
-};
 
 template <int MODE>
 __global__ void __launch_bounds__(GS_VOXELIZE_BIN_THREADS)
@@ -249,7 +212,8 @@ __global__ void __launch_bounds__(GS_VOXELIZE_BIN_THREADS)
 #define GS_VOXELIZE_BIN(i, x, y, z)                                             \
   do {                                                                          \
     uint32_t cell_ = 0;                                                         \
-    const gs_voxelize_class c_ = gs_voxelize_classify_device(p, x, y, z, &cell_); \
+    const gs_voxelize_class c_ =                                                \
+        gs_voxelize_classify_device<false>(p, gs_voxelize_recip(), x, y, z, &cell_); \
     if (c_ == GS_VOXELIZE_INSIDE) {                                             \
       atomicAdd(hist + (cell_ >> w.shift), 1u);                                 \
     } else {                                                                    \
@@ -470,7 +434,8 @@ static unsigned int gs_voxelize_blocks(uint64_t work, uint64_t wave) {
 }
 
 // Launches the point kernel with `blocks` blocks split over the clouds
-// (each cloud at least one) and `shared_bytes` of dynamic shared memory.
+// (each cloud at least one) and `shared_bytes` of dynamic shared memory,
+// in the buffers' generation of kernels.
 template <int MODE, bool SHARED>
 static cudaError_t gs_voxelize_launch_points(const gs_voxelize_params *p,
                                              const gs_voxelize_cuda_buffers *b, uint64_t blocks,
@@ -478,8 +443,12 @@ static cudaError_t gs_voxelize_launch_points(const gs_voxelize_params *p,
   const uint64_t per_cloud = blocks / b->clouds > 0 ? blocks / b->clouds : 1;
   const uint64_t work = b->n / 4 > 0 ? b->n / 4 : 1;
   const dim3 grid(gs_voxelize_blocks(work, per_cloud), b->clouds, 1);
-  gs_voxelize_points_kernel<MODE, SHARED>
-      <<<grid, GS_VOXELIZE_THREADS, shared_bytes, stream>>>(*p, *b);
+  if (b->kernels == 1)
+    gs_voxelize_points_kernel<MODE, SHARED, false>
+        <<<grid, GS_VOXELIZE_THREADS, shared_bytes, stream>>>(*p, *b);
+  else
+    gs_voxelize_points_kernel<MODE, SHARED, true>
+        <<<grid, GS_VOXELIZE_THREADS, shared_bytes, stream>>>(*p, *b);
   return cudaGetLastError();
 }
 
@@ -558,10 +527,14 @@ static cudaError_t gs_voxelize_launch_bins(const gs_voxelize_params *p,
   GS_VOXELIZE_TRY_CUDA(cudaFuncSetAttribute(gs_voxelize_slab_kernel<MODE>,
                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             (int)slab_smem));
-  const dim3 bin_grid((unsigned int)((b->n + GS_VOXELIZE_BIN_CHUNK - 1) / GS_VOXELIZE_BIN_CHUNK),
-                      b->clouds, 1);
-  gs_voxelize_bin_kernel<MODE><<<bin_grid, GS_VOXELIZE_BIN_THREADS, bin_smem, stream>>>(*p, *b, w);
-  GS_VOXELIZE_TRY_CUDA(cudaGetLastError());
+  if (b->kernels == 1) {
+    const dim3 bin_grid((unsigned int)((b->n + GS_VOXELIZE_BIN_CHUNK - 1) / GS_VOXELIZE_BIN_CHUNK),
+                        b->clouds, 1);
+    gs_voxelize_bin_kernel<MODE><<<bin_grid, GS_VOXELIZE_BIN_THREADS, bin_smem, stream>>>(*p, *b, w);
+    GS_VOXELIZE_TRY_CUDA(cudaGetLastError());
+  } else {
+    GS_VOXELIZE_TRY_CUDA(gs_voxelize_launch_bin2(p, b, &w, stream));
+  }
   const dim3 slab_grid(plan->slabs, b->clouds, 1);
   gs_voxelize_slab_kernel<MODE><<<slab_grid, GS_VOXELIZE_SLAB_THREADS, slab_smem, stream>>>(*p, *b, w);
   return cudaGetLastError();
@@ -579,7 +552,8 @@ extern "C" cudaError_t gs_voxelize_cuda_step(const gs_voxelize_params *p,
   if (b->clouds < 1 || b->clouds > 65535 || b->n > UINT32_MAX || out_elems > (1ull << 32) ||
       (has_features && (p->features < 1 || b->features == NULL)) ||
       (p->mode == GS_VOXELIZE_MEAN && b->counts == NULL) || b->point_stride % 4 != 0 ||
-      b->point_stride < 3 * b->n || b->sm_count < 1 || b->max_threads_per_sm < 1)
+      b->point_stride < 3 * b->n || b->sm_count < 1 || b->max_threads_per_sm < 1 ||
+      (b->kernels != 1 && b->kernels != 2))
     return cudaErrorInvalidValue;
 
   // The binned path writes every grid element and dropped count itself.

@@ -31,6 +31,8 @@ typedef struct {
   void *workspace;             /* binned path's scratch (gs_voxelize_cuda_workspace_bytes),
                                   zero-filled once after allocation; NULL when that is 0 */
   uint64_t workspace_bytes;
+  int kernels;                 /* 1: the first generation of kernels, 2: the second
+                                  (docs/workloads/voxelize.md, "Two generations") */
 } gs_voxelize_cuda_buffers;
 
 /* Bytes of workspace for the binned path with `clouds` clouds of `n`
