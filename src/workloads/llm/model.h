@@ -17,6 +17,9 @@
 #define GS_LLM_HD
 #endif
 
+/* Most pipeline stages of one replica (--pp). */
+#define GS_LLM_MAX_STAGES 64
+
 typedef struct {
   uint64_t hidden; /* model width */
   uint64_t layers;

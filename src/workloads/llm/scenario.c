@@ -299,6 +299,7 @@ static gs_status warm_up(replica *r) {
     if (w == 0) r->result->cold_seconds = gs_time_seconds() - t0;
   }
   r->result->forward_passes = 0;
+  gs_llm_engine_reset_seconds(r->engine);
   return GS_OK;
 }
 
@@ -316,9 +317,10 @@ static gs_status replica_setup(replica *r) {
   if (!r->prompt_storage || !r->prompts || !r->lengths || !r->tokens || !r->batch || !r->ids ||
       !r->issued)
     return gs_error(GS_ERR_NOMEM, "cannot allocate the replica's batch buffers");
-  // Replica k drives GPUs k tp .. k tp + tp - 1 (tensor parallelism), or GPU k.
-  const uint32_t tp = c->engine.tp ? c->engine.tp : 1;
-  const int *devices = sh->run->devices + (size_t)r->rank * tp;
+  // Replica k drives GPUs k g .. k g + g - 1 (g = tp x pp: its shards and
+  // stages), or GPU k.
+  const uint32_t g = (c->engine.tp ? c->engine.tp : 1) * (c->engine.pp ? c->engine.pp : 1);
+  const int *devices = sh->run->devices + (size_t)r->rank * g;
   if (sh->run->backend == GS_BACKEND_CUDA) GS_CHECK_CUDA(cudaSetDevice(devices[0]));
   // Host lane only: the replica's kernels come from CUPTI where it loads.
   GS_TRY(gs_trace_attach(sh->run->trace, sh->run->trace_measurement, r->rank,
@@ -415,6 +417,9 @@ static void *replica_main(void *arg) {
   r->result->status = status;
   gs_trace_abandon(0);
   gs_trace_detach();
+  if (r->engine)
+    gs_llm_engine_stage_seconds(r->engine, r->result->stage_busy, &r->result->stages,
+                                &r->result->pass_seconds);
   gs_llm_engine_destroy(r->engine);
   r->engine = NULL;
   gs_set_thread_rank(-1);
@@ -438,6 +443,8 @@ typedef struct {
   int32_t device;
   double cold_seconds, busy_seconds, end_seconds;
   uint64_t n_requests, forward_passes, generated_tokens;
+  uint32_t stages;
+  double stage_busy[GS_LLM_MAX_STAGES], pass_seconds;
   char error[1024];
 } replica_header;
 
@@ -471,6 +478,9 @@ static void header_of(const gs_llm_run_result *out, int me, int world, replica_h
   h->n_requests = r->n_requests;
   h->forward_passes = r->forward_passes;
   h->generated_tokens = r->generated_tokens;
+  h->stages = r->stages;
+  memcpy(h->stage_busy, r->stage_busy, sizeof h->stage_busy);
+  h->pass_seconds = r->pass_seconds;
   snprintf(h->error, sizeof h->error, "%s", r->error);
 }
 
@@ -484,6 +494,9 @@ static gs_status absorb_header(gs_llm_replica_result *r, int k, const replica_he
   r->busy_seconds = h->busy_seconds;
   r->forward_passes = h->forward_passes;
   r->generated_tokens = h->generated_tokens;
+  r->stages = h->stages;
+  memcpy(r->stage_busy, h->stage_busy, sizeof r->stage_busy);
+  r->pass_seconds = h->pass_seconds;
   snprintf(r->error, sizeof r->error, "%s", h->error);
   r->n_requests = (size_t)h->n_requests;
   if (r->n_requests == 0) return GS_OK;
@@ -612,8 +625,9 @@ static gs_status salvage_replicas(const gs_run_config *run, gs_llm_run_result *o
 gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run_config *run,
                               gs_llm_run_result *out) {
   memset(out, 0, sizeof *out);
-  const int tp = config->engine.tp ? (int)config->engine.tp : 1;
-  // The CLI measures whole replicas only and refuses --tp under a launcher.
+  const int tp = (config->engine.tp ? (int)config->engine.tp : 1) *
+                 (config->engine.pp ? (int)config->engine.pp : 1); /* ranks per replica */
+  // The CLI measures whole replicas only and refuses --tp and --pp under a launcher.
   if (run->world_size % tp != 0 || (tp > 1 && run->control != NULL))
     GS_BUG("llm scenario: %d ranks%s are not whole replicas of %d", run->world_size,
            run->control ? " under a launcher" : "", tp);

@@ -1,0 +1,72 @@
+/* The llm replica's inside, shared by engine.c (the calls, tensor
+ * parallelism) and llm_pp.c (pipeline stages): a replica is tp x pp
+ * shards, shard i = stage * tp + its index in the stage, each driven by
+ * its own thread (shard 0 by the caller's). Not for other files. */
+#ifndef GS_LLM_ENGINE_INTERNAL_H
+#define GS_LLM_ENGINE_INTERNAL_H
+
+#include <pthread.h>
+
+#include "core/barrier.h"
+#include "platform/comm.h"
+#include "workloads/llm/engine.h"
+#include "workloads/llm/llm_cpu.h"
+#include "workloads/llm/llm_gpu.h"
+
+typedef enum { OP_CREATE, OP_PREFILL, OP_DECODE, OP_LOGITS, OP_QUIT } engine_op;
+
+typedef struct {
+  gs_llm_engine *engine;
+  gs_llm_shard shard;
+  uint32_t stage;       /* pipeline stage (0 without a pipeline) */
+  gs_llm_engine_config config; /* the replica's, with the stage's layers */
+  int device;
+  gs_comm *comm; /* the stage's other shards; NULL without tensor parallelism */
+  gs_comm *pipe; /* every shard of the replica (pipeline transfers); NULL without stages */
+  gs_llm_gpu_model *gpu;
+  gs_llm_cpu_model *cpu;
+  float *logits;   /* CPU: max_batch x the shard's vocabulary rows */
+  int32_t *tokens; /* this shard's tokens of the last call */
+  float *hidden;   /* CPU pipeline: one micro-batch's residual stream in transit */
+  uint32_t *outs;  /* CPU pipeline: a micro-batch's output rows */
+  double busy;     /* pipeline: seconds computing in calls since the last reset */
+  gs_status status;
+  char error[512];
+  pthread_t thread;
+  int started;
+} engine_shard;
+
+struct gs_llm_engine {
+  gs_backend backend;
+  gs_llm_engine_config config;
+  uint32_t stages;        /* config.pp, at least 1 */
+  uint32_t n_shards;      /* tp x stages */
+  gs_comm_world **worlds; /* per stage: its shards' communicators (tp > 1) */
+  gs_comm_world *pipe;    /* every shard's (stages > 1) */
+  engine_shard *shards;   /* n_shards */
+  gs_barrier start, done;
+  int barriers;           /* start and done were made */
+  double call_seconds;    /* prefills and decodes since the last reset */
+  /* The call the shards run. */
+  engine_op op;
+  size_t n;
+  size_t next; /* decode: rows the next decode will take (gs_llm_engine_decode) */
+  const int32_t *const *prompts;
+  const uint32_t *lengths;
+  float *logits_out;
+  /* CPU backend state, the same for every shard. */
+  size_t active;
+  int32_t *last_token; /* per slot */
+  uint32_t *length;    /* per slot: tokens in the cache */
+  uint32_t *rows;      /* scratch: slots, positions, output rows */
+  int32_t *row_tokens;
+  size_t logits_rows;
+};
+
+/* The greedy token of each of n rows of `logits` (the shard's vocabulary
+ * rows each) into tokens[0..n): over the stage's shards when the model is
+ * split (engine.c). */
+gs_status gs_llm_engine_pick_tokens(engine_shard *sh, const float *logits, size_t n,
+                                    int32_t *tokens);
+
+#endif

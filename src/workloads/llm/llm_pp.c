@@ -1,0 +1,148 @@
+/* Pipeline parallelism of the llm replica (llm_pp.h): the stage split,
+ * the micro-batches and one shard's part of a call. */
+#include "workloads/llm/llm_pp.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/check.h"
+#include "core/timer.h"
+#include "platform/trace.h"
+
+gs_status gs_llm_pp_split(uint64_t layers, uint32_t stages, const uint64_t *bounds, size_t n,
+                          uint32_t *first) {
+  if (stages < 1 || stages > GS_LLM_MAX_STAGES)
+    return gs_error(GS_ERR_USAGE, "option --pp %u: 1 to %d stages", stages, GS_LLM_MAX_STAGES);
+  if ((uint64_t)stages > layers)
+    return gs_error(GS_ERR_USAGE, "option --pp %u: the model has only %llu layers (a stage "
+                    "needs one at least)", stages, (unsigned long long)layers);
+  first[0] = 0;
+  first[stages] = (uint32_t)layers;
+  if (n == 0) {
+    if (layers % stages != 0)
+      return gs_error(GS_ERR_USAGE, "option --pp %u: %llu layers do not divide into %u equal "
+                      "stages (give --layers a multiple of %u, or the boundaries with --stages)",
+                      stages, (unsigned long long)layers, stages, stages);
+    for (uint32_t s = 1; s < stages; s++) first[s] = (uint32_t)(layers / stages * s);
+    return GS_OK;
+  }
+  if (n != (size_t)stages - 1)
+    return gs_error(GS_ERR_USAGE, "option --stages: takes %u layers (the first of stages 1..%u) "
+                    "for --pp %u, got %zu", stages - 1, stages - 1, stages, n);
+  uint64_t previous = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (bounds[i] <= previous || bounds[i] >= layers)
+      return gs_error(GS_ERR_USAGE, "option --stages: layer %llu must lie after %llu and before "
+                      "layer %llu (the last); boundaries increase strictly",
+                      (unsigned long long)bounds[i], (unsigned long long)previous,
+                      (unsigned long long)layers - 1);
+    previous = bounds[i];
+    first[i + 1] = (uint32_t)bounds[i];
+  }
+  return GS_OK;
+}
+
+void gs_llm_pp_micro(size_t n, size_t groups, size_t j, size_t *first, size_t *count) {
+  const size_t base = n / groups, extra = n % groups;
+  *count = base + (j < extra ? 1 : 0);
+  *first = j * base + (j < extra ? j : extra);
+}
+
+size_t gs_llm_pp_groups(const gs_llm_engine_config *c, size_t n) {
+  size_t groups = c->micro_batches ? c->micro_batches : (c->pp ? c->pp : 1);
+  return groups < n ? groups : n;
+}
+
+/* ---- one shard's part of a call -------------------------------------------- */
+
+/* The rows of a micro-batch: sequences [first, first + count) of the call,
+ * rows [row0, row0 + rows) of its row layout. */
+typedef struct {
+  size_t j, first, count, row0, rows;
+} micro_batch;
+
+static micro_batch micro_of(const gs_llm_engine *e, size_t groups, size_t j) {
+  micro_batch mb = {.j = j};
+  gs_llm_pp_micro(e->n, groups, j, &mb.first, &mb.count);
+  if (e->op == OP_DECODE) {
+    mb.row0 = mb.first;
+    mb.rows = mb.count;
+    return mb;
+  }
+  for (size_t i = 0; i < mb.first; i++) mb.row0 += e->lengths[i];
+  for (size_t i = mb.first; i < mb.first + mb.count; i++) mb.rows += e->lengths[i];
+  return mb;
+}
+
+/* Sends or receives one micro-batch's transfer with the shard of the same
+ * index in stage `peer_stage`; a failure names both stages. */
+static gs_status transfer(engine_shard *sh, int send, void *buf, size_t count, gs_dtype dtype,
+                          uint32_t peer_stage, const micro_batch *mb, const char *what) {
+  const gs_llm_engine *e = sh->engine;
+  const int peer = (int)(peer_stage * e->config.tp + sh->shard.index);
+  gs_comm_p2p_op op = {.send = send, .buf = buf, .count = count, .dtype = dtype, .peer = peer};
+  gs_trace_begin(GS_TRACE_COMM, send ? "pp send" : "pp recv", (int64_t)mb->j, NULL);
+  gs_status st = gs_comm_p2p(sh->pipe, &op, 1, NULL);
+  gs_trace_end();
+  if (st == GS_OK) return GS_OK;
+  return gs_error(st, "llm pipeline stage %u of %u, %s %s of micro-batch %zu %s stage %u: %s",
+                  sh->stage, e->stages, send ? "sending" : "receiving", what, mb->j,
+                  send ? "to" : "from", peer_stage, gs_last_error());
+}
+
+/* The CPU stage's layers over one micro-batch; the last stage picks its
+ * tokens into sh->tokens + first. */
+static gs_status cpu_micro(engine_shard *sh, const micro_batch *mb) {
+  gs_llm_engine *e = sh->engine;
+  const int prefill = e->op == OP_PREFILL, first = sh->stage == 0,
+            last = sh->stage + 1 == e->stages;
+  size_t total = e->n;
+  if (prefill) {
+    total = 0;
+    for (size_t i = 0; i < e->n; i++) total += e->lengths[i];
+  }
+  const uint32_t *slots = e->rows, *positions = slots + total, *outs = positions + total;
+  for (size_t i = 0; i < mb->count; i++) sh->outs[i] = outs[mb->first + i] - (uint32_t)mb->row0;
+  const int32_t *tokens = prefill ? e->row_tokens : e->last_token;
+  gs_llm_shard_dims d;
+  gs_llm_shard_sizes(&e->config.shape, sh->shard, &d);
+  float *logits = last ? sh->logits + mb->first * d.vocab : NULL;
+  GS_TRY(gs_llm_cpu_stage_forward(sh->cpu, mb->rows, first ? tokens + mb->row0 : NULL,
+                                  first ? NULL : sh->hidden, slots + mb->row0,
+                                  positions + mb->row0, mb->count, sh->outs, logits,
+                                  last ? NULL : sh->hidden));
+  if (!last) return GS_OK;
+  return gs_llm_engine_pick_tokens(sh, logits, mb->count, sh->tokens + mb->first);
+}
+
+gs_status gs_llm_pp_call(engine_shard *sh) {
+  gs_llm_engine *e = sh->engine;
+  if (e->backend == GS_BACKEND_CUDA)
+    return gs_error(GS_ERR_UNSUPPORTED, "llm --pp runs on the CPU backend only so far");
+  const uint32_t stages = e->stages, last_stage = stages - 1;
+  const uint64_t hidden = e->config.shape.hidden;
+  const size_t groups = gs_llm_pp_groups(&e->config, e->n);
+  for (size_t j = 0; j < groups; j++) {
+    const micro_batch mb = micro_of(e, groups, j);
+    if (sh->stage > 0)
+      GS_TRY(transfer(sh, 0, sh->hidden, mb.rows * hidden, GS_DTYPE_FLOAT, sh->stage - 1, &mb,
+                      "the residual stream"));
+    const double began = gs_time_seconds();
+    gs_trace_begin(GS_TRACE_COMPUTE, "pp stage", (int64_t)j, NULL);
+    gs_status st = cpu_micro(sh, &mb);
+    gs_trace_end();
+    sh->busy += gs_time_seconds() - began;
+    GS_TRY(st);
+    if (sh->stage < last_stage)
+      GS_TRY(transfer(sh, 1, sh->hidden, mb.rows * hidden, GS_DTYPE_FLOAT, sh->stage + 1, &mb,
+                      "the residual stream"));
+    else
+      GS_TRY(transfer(sh, 1, sh->tokens + mb.first, mb.count, GS_DTYPE_INT32, 0, &mb, "tokens"));
+  }
+  for (size_t j = 0; sh->stage == 0 && j < groups; j++) {
+    const micro_batch mb = micro_of(e, groups, j);
+    GS_TRY(transfer(sh, 0, sh->tokens + mb.first, mb.count, GS_DTYPE_INT32, last_stage, &mb,
+                    "tokens"));
+  }
+  return gs_comm_p2p_drain(sh->pipe);
+}
