@@ -168,7 +168,8 @@ static void run_shard_op(engine_shard *sh) {
   sh->status = run_op(sh);
   snprintf(sh->error, sizeof sh->error, "%s", sh->status == GS_OK ? "" : gs_last_error());
   if (sh->status != GS_OK && sh->comm) gs_comm_abort(sh->comm);
-  if (sh->status != GS_OK && sh->pipe) gs_comm_abort(sh->pipe);
+  if (sh->status != GS_OK && sh->out) gs_comm_abort(sh->out);
+  if (sh->status != GS_OK && sh->in) gs_comm_abort(sh->in);
 }
 
 static void *shard_thread(void *arg) {
@@ -291,9 +292,20 @@ static gs_status make_shards(gs_llm_engine *e, const int *devices) {
     for (uint32_t k = 0; k < tp; k++)
       e->shards[st * tp + k].comm = gs_comm_world_rank(e->worlds[st], (int)k);
   }
+  // Shard i sends to shard (i + tp) mod n: the same shard of the next
+  // stage, the last stage's to the first's. One world per link, so that
+  // each world carries one direction and a shard's sends and receives
+  // never queue behind each other.
   if (stages > 1) {
-    GS_TRY(make_world(e, (int)n, devices, &e->pipe));
-    for (uint32_t i = 0; i < n; i++) e->shards[i].pipe = gs_comm_world_rank(e->pipe, (int)i);
+    e->links = calloc(n, sizeof *e->links);
+    if (!e->links) return gs_error(GS_ERR_NOMEM, "cannot allocate the pipeline's links");
+    for (uint32_t i = 0; i < n; i++) {
+      const uint32_t to = (i + tp) % n;
+      const int pair[2] = {devices ? devices[i] : -1, devices ? devices[to] : -1};
+      GS_TRY(make_world(e, 2, devices ? pair : NULL, &e->links[i]));
+      e->shards[i].out = gs_comm_world_rank(e->links[i], 0);
+      e->shards[to].in = gs_comm_world_rank(e->links[i], 1);
+    }
   }
   int rc = gs_barrier_init(&e->start, (int)n);
   if (rc == 0) {
@@ -363,6 +375,7 @@ void gs_llm_engine_destroy(gs_llm_engine *e) {
   for (uint32_t k = 0; e->shards && k < n; k++) {
     engine_shard *sh = &e->shards[k];
     if (sh->device >= 0 && sh->gpu) cudaSetDevice(sh->device);
+    gs_llm_pp_release(sh);
     gs_llm_gpu_destroy(sh->gpu);
     gs_llm_cpu_destroy(sh->cpu);
     free(sh->logits);
@@ -372,7 +385,8 @@ void gs_llm_engine_destroy(gs_llm_engine *e) {
   }
   if (e->shards && e->shards[0].device >= 0) cudaSetDevice(e->shards[0].device);
   for (uint32_t st = 0; e->worlds && st < e->stages; st++) gs_comm_world_destroy(e->worlds[st]);
-  gs_comm_world_destroy(e->pipe);
+  for (uint32_t i = 0; e->links && i < n; i++) gs_comm_world_destroy(e->links[i]);
+  free(e->links);
   free(e->worlds);
   free(e->shards);
   free(e->last_token);

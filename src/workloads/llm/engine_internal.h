@@ -22,7 +22,15 @@ typedef struct {
   gs_llm_engine_config config; /* the replica's, with the stage's layers */
   int device;
   gs_comm *comm; /* the stage's other shards; NULL without tensor parallelism */
-  gs_comm *pipe; /* every shard of the replica (pipeline transfers); NULL without stages */
+  /* Pipeline transfers (NULL without stages): `out` sends to the same
+   * shard of the next stage (the last stage: of the first), `in` receives
+   * from the one before; each a world of the two (rank 0 sends). */
+  gs_comm *out, *in;
+  /* CUDA pipeline: transfer streams and per micro-batch events, made by
+   * the first call (llm_pp.c), freed by gs_llm_pp_release. */
+  cudaStream_t send_stream, recv_stream;
+  cudaEvent_t *arrived, *began, *ready;
+  size_t events;
   gs_llm_gpu_model *gpu;
   gs_llm_cpu_model *cpu;
   float *logits;   /* CPU: max_batch x the shard's vocabulary rows */
@@ -42,7 +50,7 @@ struct gs_llm_engine {
   uint32_t stages;        /* config.pp, at least 1 */
   uint32_t n_shards;      /* tp x stages */
   gs_comm_world **worlds; /* per stage: its shards' communicators (tp > 1) */
-  gs_comm_world *pipe;    /* every shard's (stages > 1) */
+  gs_comm_world **links;  /* stages > 1: per shard, the world of it and the shard it sends to */
   engine_shard *shards;   /* n_shards */
   gs_barrier start, done;
   int barriers;           /* start and done were made */

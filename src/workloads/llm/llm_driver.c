@@ -277,9 +277,6 @@ static gs_status driver_configure(void *opts, const gs_given_options *given,
   if (config->control && o->tp > 1)
     return gs_error(GS_ERR_USAGE, "option --tp: tensor parallelism needs a replica's GPUs in one "
                     "process; under a launcher each process has one (run without the launcher)");
-  if (config->backend == GS_BACKEND_CUDA && o->pp > 1)
-    return gs_error(GS_ERR_USAGE, "option --pp: pipeline stages run on the CPU backend only so "
-                    "far (--backend cpu)");
   if (config->control && o->pp > 1)
     return gs_error(GS_ERR_USAGE, "option --pp: a replica's stages run as threads of one process "
                     "so far; under a launcher each process has one GPU (run without the launcher)");

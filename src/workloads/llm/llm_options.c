@@ -79,7 +79,7 @@ static void *gs_llm_options_new(void) {
        .choices = gs_llm_dispatch_names, .metavar = "D",
        .help = "static: even split of the samples over replicas; dynamic: shared queue"},
       {.name = "batch", .kind = GS_OPT_COUNT, .target = &o->batch, .min = 1,
-       .max = 256, .metavar = "N", .help = "sequences per batch (single-stream: 1)",
+       .max = GS_LLM_MAX_BATCH, .metavar = "N", .help = "sequences per batch (single-stream: 1)",
        .given = &o->given_batch},
       {.name = "samples", .kind = GS_OPT_COUNT, .target = &o->samples, .min = 1,
        .max = 10000000, .metavar = "N", .help = "samples in the stream (all replicas together)"},
@@ -123,7 +123,7 @@ static void *gs_llm_options_new(void) {
                "GPUs each, a batch moving through them as micro-batches; replicas = GPUs / (tp x P)",
        .given = &o->given_pp},
       {.name = "micro-batches", .kind = GS_OPT_COUNT, .target = &o->micro_batches, .min = 1,
-       .max = 256, .metavar = "M",
+       .max = GS_LLM_MAX_BATCH, .metavar = "M",
        .help = "with --pp: each prefill and decode step's sequences cut into M micro-batches, at "
                "most --batch (default: one per stage)",
        .given = &o->given_micro_batches},

@@ -3,6 +3,7 @@
 #include "workloads/llm/llm_pp.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/check.h"
@@ -74,15 +75,16 @@ static micro_batch micro_of(const gs_llm_engine *e, size_t groups, size_t j) {
   return mb;
 }
 
-/* Sends or receives one micro-batch's transfer with the shard of the same
- * index in stage `peer_stage`; a failure names both stages. */
+/* Sends (to the next stage, over sh->out) or receives (from the stage
+ * before, over sh->in) one micro-batch's transfer, on `stream` on CUDA;
+ * a failure names both stages. */
 static gs_status transfer(engine_shard *sh, int send, void *buf, size_t count, gs_dtype dtype,
-                          uint32_t peer_stage, const micro_batch *mb, const char *what) {
+                          const micro_batch *mb, const char *what, cudaStream_t stream) {
   const gs_llm_engine *e = sh->engine;
-  const int peer = (int)(peer_stage * e->config.tp + sh->shard.index);
-  gs_comm_p2p_op op = {.send = send, .buf = buf, .count = count, .dtype = dtype, .peer = peer};
-  gs_trace_begin(GS_TRACE_COMM, send ? "pp send" : "pp recv", (int64_t)mb->j, NULL);
-  gs_status st = gs_comm_p2p(sh->pipe, &op, 1, NULL);
+  const uint32_t peer_stage = (send ? sh->stage + 1 : sh->stage + e->stages - 1) % e->stages;
+  gs_comm_p2p_op op = {.send = send, .buf = buf, .count = count, .dtype = dtype, .peer = send ? 1 : 0};
+  gs_trace_begin(GS_TRACE_COMM, send ? "pp send" : "pp recv", (int64_t)mb->j, stream);
+  gs_status st = gs_comm_p2p(send ? sh->out : sh->in, &op, 1, stream);
   gs_trace_end();
   if (st == GS_OK) return GS_OK;
   return gs_error(st, "llm pipeline stage %u of %u, %s %s of micro-batch %zu %s stage %u: %s",
@@ -115,34 +117,143 @@ static gs_status cpu_micro(engine_shard *sh, const micro_batch *mb) {
   return gs_llm_engine_pick_tokens(sh, logits, mb->count, sh->tokens + mb->first);
 }
 
-gs_status gs_llm_pp_call(engine_shard *sh) {
+/* The CPU stage: each micro-batch received (or embedded), computed and
+ * passed on in turn; a send never waits (it is copied to the receiver). */
+static gs_status cpu_call(engine_shard *sh, size_t groups) {
   gs_llm_engine *e = sh->engine;
-  if (e->backend == GS_BACKEND_CUDA)
-    return gs_error(GS_ERR_UNSUPPORTED, "llm --pp runs on the CPU backend only so far");
-  const uint32_t stages = e->stages, last_stage = stages - 1;
   const uint64_t hidden = e->config.shape.hidden;
-  const size_t groups = gs_llm_pp_groups(&e->config, e->n);
+  const int last = sh->stage + 1 == e->stages;
   for (size_t j = 0; j < groups; j++) {
     const micro_batch mb = micro_of(e, groups, j);
     if (sh->stage > 0)
-      GS_TRY(transfer(sh, 0, sh->hidden, mb.rows * hidden, GS_DTYPE_FLOAT, sh->stage - 1, &mb,
-                      "the residual stream"));
+      GS_TRY(transfer(sh, 0, sh->hidden, mb.rows * hidden, GS_DTYPE_FLOAT, &mb,
+                      "the residual stream", NULL));
     const double began = gs_time_seconds();
     gs_trace_begin(GS_TRACE_COMPUTE, "pp stage", (int64_t)j, NULL);
     gs_status st = cpu_micro(sh, &mb);
     gs_trace_end();
     sh->busy += gs_time_seconds() - began;
     GS_TRY(st);
-    if (sh->stage < last_stage)
-      GS_TRY(transfer(sh, 1, sh->hidden, mb.rows * hidden, GS_DTYPE_FLOAT, sh->stage + 1, &mb,
-                      "the residual stream"));
+    if (!last)
+      GS_TRY(transfer(sh, 1, sh->hidden, mb.rows * hidden, GS_DTYPE_FLOAT, &mb,
+                      "the residual stream", NULL));
     else
-      GS_TRY(transfer(sh, 1, sh->tokens + mb.first, mb.count, GS_DTYPE_INT32, 0, &mb, "tokens"));
+      GS_TRY(transfer(sh, 1, sh->tokens + mb.first, mb.count, GS_DTYPE_INT32, &mb, "tokens", NULL));
   }
   for (size_t j = 0; sh->stage == 0 && j < groups; j++) {
     const micro_batch mb = micro_of(e, groups, j);
-    GS_TRY(transfer(sh, 0, sh->tokens + mb.first, mb.count, GS_DTYPE_INT32, last_stage, &mb,
-                    "tokens"));
+    GS_TRY(transfer(sh, 0, sh->tokens + mb.first, mb.count, GS_DTYPE_INT32, &mb, "tokens", NULL));
   }
-  return gs_comm_p2p_drain(sh->pipe);
+  return gs_comm_p2p_drain(sh->out);
+}
+
+/* ---- CUDA ----------------------------------------------------------------------- */
+
+void gs_llm_pp_release(engine_shard *sh) {
+  for (size_t k = 0; k < sh->events; k++) {
+    if (sh->arrived && sh->arrived[k]) cudaEventDestroy(sh->arrived[k]);
+    if (sh->began && sh->began[k]) cudaEventDestroy(sh->began[k]);
+    if (sh->ready && sh->ready[k]) cudaEventDestroy(sh->ready[k]);
+  }
+  free(sh->arrived);
+  free(sh->began);
+  free(sh->ready);
+  sh->arrived = sh->began = sh->ready = NULL;
+  sh->events = 0;
+  if (sh->send_stream) cudaStreamDestroy(sh->send_stream);
+  if (sh->recv_stream) cudaStreamDestroy(sh->recv_stream);
+  sh->send_stream = sh->recv_stream = NULL;
+}
+
+/* The transfer streams and one event of each kind per micro-batch (at
+ * most max_batch), made once on the shard's GPU. */
+static gs_status cuda_prepare(engine_shard *sh) {
+  if (sh->events) return GS_OK;
+  const size_t n = sh->config.max_batch;
+  GS_CHECK_CUDA(cudaStreamCreateWithFlags(&sh->send_stream, cudaStreamNonBlocking));
+  GS_CHECK_CUDA(cudaStreamCreateWithFlags(&sh->recv_stream, cudaStreamNonBlocking));
+  sh->arrived = calloc(n, sizeof *sh->arrived);
+  sh->began = calloc(n, sizeof *sh->began);
+  sh->ready = calloc(n, sizeof *sh->ready);
+  if (!sh->arrived || !sh->began || !sh->ready)
+    return gs_error(GS_ERR_NOMEM, "cannot allocate pipeline stage %u's events", sh->stage);
+  sh->events = n;
+  for (size_t k = 0; k < n; k++) {
+    GS_CHECK_CUDA(cudaEventCreateWithFlags(&sh->arrived[k], cudaEventDisableTiming));
+    GS_CHECK_CUDA(cudaEventCreate(&sh->began[k]));
+    GS_CHECK_CUDA(cudaEventCreate(&sh->ready[k]));
+  }
+  return GS_OK;
+}
+
+/* The CUDA stage: every micro-batch enqueued at once. A stream received
+ * on the receive stream is waited for by the compute stream (event
+ * `arrived`); what a micro-batch computed goes out on the send stream
+ * once its compute is done (`ready`), so that the compute stream goes on
+ * to the next micro-batch while it travels. The first stage receives the
+ * tokens of micro-batch j only after its own compute of j read the
+ * previous ones. Busy time: the compute events of each micro-batch. */
+static gs_status cuda_call(engine_shard *sh, size_t groups) {
+  gs_llm_engine *e = sh->engine;
+  gs_llm_gpu_model *m = sh->gpu;
+  const int prefill = e->op == OP_PREFILL, last = sh->stage + 1 == e->stages;
+  const uint64_t hidden = e->config.shape.hidden;
+  GS_TRY(cuda_prepare(sh));
+  size_t row0[GS_LLM_MAX_BATCH], first[GS_LLM_MAX_BATCH];
+  for (size_t j = 0; j < groups; j++) {
+    const micro_batch mb = micro_of(e, groups, j);
+    row0[j] = mb.row0;
+    first[j] = mb.first;
+  }
+  GS_TRY(gs_llm_gpu_stage_begin(m, prefill, e->n, e->lengths, row0, first, groups, e->prompts));
+  cudaStream_t cs = gs_llm_gpu_stream(m);
+  for (size_t j = 0; j < groups; j++) {
+    const micro_batch mb = micro_of(e, groups, j);
+    float *h = gs_llm_gpu_stage_hidden(m, mb.row0);
+    if (sh->stage > 0) {
+      GS_TRY(transfer(sh, 0, h, mb.rows * hidden, GS_DTYPE_FLOAT, &mb, "the residual stream",
+                      sh->recv_stream));
+      GS_CHECK_CUDA(cudaEventRecord(sh->arrived[j], sh->recv_stream));
+      GS_CHECK_CUDA(cudaStreamWaitEvent(cs, sh->arrived[j], 0));
+    }
+    GS_CHECK_CUDA(cudaEventRecord(sh->began[j], cs));
+    gs_trace_begin(GS_TRACE_COMPUTE, "pp stage", (int64_t)j, cs);
+    gs_status st = gs_llm_gpu_stage_group(m, prefill, mb.first, mb.count, mb.row0, mb.rows);
+    gs_trace_end();
+    GS_TRY(st);
+    GS_CHECK_CUDA(cudaEventRecord(sh->ready[j], cs));
+    GS_CHECK_CUDA(cudaStreamWaitEvent(sh->send_stream, sh->ready[j], 0));
+    if (!last)
+      GS_TRY(transfer(sh, 1, h, mb.rows * hidden, GS_DTYPE_FLOAT, &mb, "the residual stream",
+                      sh->send_stream));
+    else
+      GS_TRY(transfer(sh, 1, gs_llm_gpu_stage_tokens(m, mb.first), mb.count, GS_DTYPE_INT32, &mb,
+                      "tokens", sh->send_stream));
+  }
+  for (size_t j = 0; sh->stage == 0 && j < groups; j++) {
+    const micro_batch mb = micro_of(e, groups, j);
+    GS_CHECK_CUDA(cudaStreamWaitEvent(sh->recv_stream, sh->ready[j], 0));
+    GS_TRY(transfer(sh, 0, gs_llm_gpu_stage_tokens(m, mb.first), mb.count, GS_DTYPE_INT32, &mb,
+                    "tokens", sh->recv_stream));
+  }
+  // The next call starts after every stream below is done: the tokens the
+  // first stage received are in place for its next embedding.
+  GS_TRY(gs_llm_gpu_stage_end(m, prefill, e->n));
+  GS_TRY(gs_comm_wait(sh->out, sh->send_stream));
+  GS_TRY(gs_comm_wait(sh->in, sh->recv_stream));
+  GS_TRY(gs_comm_wait(sh->in, cs));
+  for (size_t j = 0; j < groups; j++) {
+    float ms = 0.0f;
+    GS_CHECK_CUDA(cudaEventElapsedTime(&ms, sh->began[j], sh->ready[j]));
+    sh->busy += 1e-3 * ms;
+  }
+  if (sh->stage == 0) return gs_llm_gpu_stage_fetch(m, e->n, sh->tokens);
+  return GS_OK;
+}
+
+gs_status gs_llm_pp_call(engine_shard *sh) {
+  gs_llm_engine *e = sh->engine;
+  const size_t groups = gs_llm_pp_groups(&e->config, e->n);
+  if (e->backend == GS_BACKEND_CUDA) return cuda_call(sh, groups);
+  return cpu_call(sh, groups);
 }

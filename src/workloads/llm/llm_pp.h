@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cuda_runtime_api.h>
+
 #include "core/status.h"
 #include "workloads/llm/engine_internal.h"
 
@@ -39,5 +41,9 @@ size_t gs_llm_pp_groups(const gs_llm_engine_config *c, size_t n);
  * sh->tokens. Adds the seconds spent computing to sh->busy. A failed
  * transfer names the stage and its peer. */
 gs_status gs_llm_pp_call(engine_shard *sh);
+
+/* Frees a shard's CUDA pipeline streams and events (its GPU current);
+ * accepts a shard without them. */
+void gs_llm_pp_release(engine_shard *sh);
 
 #endif

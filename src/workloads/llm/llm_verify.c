@@ -192,7 +192,9 @@ gs_status gs_llm_verify_replica(const gs_llm_engine_config *layout, gs_backend b
       "token positions (prefill and decode; SIMT, tensor-core and cuBLAS paths), max |diff| %.3g "
       "(tolerance %.3g = %.0e x max |logit|), %llu mismatches%s; decoding with each next step "
       "launched ahead: %llu of %llu tokens differ",
-      device, tp > 1 ? " (first of a tensor-parallel replica)" : "",
+      device, pp > 1   ? " (first of a pipelined replica)"
+              : tp > 1 ? " (first of a tensor-parallel replica)"
+                       : "",
       (unsigned long long)shape->hidden, (unsigned long long)shape->layers,
       (unsigned long long)shape->vocab, (unsigned long long)st.tokens, st.max_err, st.tolerance,
       GS_LLM_VERIFY_RTOL, (unsigned long long)st.mismatches,
