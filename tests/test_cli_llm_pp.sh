@@ -6,13 +6,17 @@
 # of 2 shards) on 4 ranks, each replica's tokens and logits checked against
 # the whole model on one rank (bit for bit without tensor parallelism); the
 # document's llm.pipeline (stages, their layers, busy and idle seconds, the
-# bubble beside (p-1)/(m+p-1)) and the terminal's stage lines.
+# bubble beside (p-1)/(m+p-1)) and the terminal's stage lines. Under
+# mpirun (skipped without it) each stage is a process: 2 and 3 stages and
+# 2 replicas of 2 stages, and a stage killed while the job serves ends
+# partial with its rank, stage and replica named.
 set -u
 bin=$1
 . "$(dirname "$0")/cli_lib.sh"
 
-small=(--backend cpu --model tiny --layers 6 --input-min 4 --input-max 10 --output-min 3
-       --output-max 6 --samples 12 --batch 4 --no-progress)
+stream=(--backend cpu --model tiny --layers 6 --input-min 4 --input-max 10 --output-min 3
+        --output-max 6 --batch 4 --no-progress)
+small=("${stream[@]}" --samples 12)
 expect 2 "option --micro-batches: needs --pp above 1" -- run llm "${small[@]}" --micro-batches 2
 expect 2 "option --stages: needs --pp above 1" -- run llm "${small[@]}" --stages 3
 expect 2 "option --pp 4: 6 layers do not divide into 4 equal stages" -- \
@@ -82,15 +86,70 @@ for name, (stages, micro, firsts, replicas, tp, exact) in cases.items():
     assert ok == 12, (name, ok)
 PY
 
-# Under a launcher the stages would be processes: refused, naming --pp.
+# Under a launcher each stage is a process (one rank each): 2 and 3 stages,
+# and 2 replicas of 2 stages, verified and with every stage's busy time.
 if command -v mpirun >/dev/null 2>&1; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-  out=$(timeout -s KILL 60 mpirun --oversubscribe -np 2 "$bin" run llm "${small[@]}" --pp 2 \
-        -o "$work/mpi.json" 2>&1)
-  rc=$?
-  [ "$rc" = 2 ] || fail "mpirun -np 2 run llm --pp 2 exited $rc, expected 2: $out"
-  grep -q "option --pp: a replica's stages run as threads of one process" <<<"$out" ||
-    fail "mpirun --pp: the refusal names no option: $out"
+  bin=$(readlink -f "$bin")
+  for np in 2 3 4; do
+    pp=$([ "$np" = 3 ] && echo 3 || echo 2)
+    timeout -s KILL 120 mpirun --oversubscribe -np "$np" "$bin" run llm "${small[@]}" -q --pp "$pp" \
+      -o "$work/mpi$np.json" >"$work/mpi$np.out" 2>&1 ||
+      fail "mpirun -np $np --pp $pp: $(cat "$work/mpi$np.out")"
+  done
+  python3 - "$work" <<'PY' || failures=$((failures + 1))
+import json, os, sys
+for np, stages, replicas in ((2, 2, 1), (3, 3, 1), (4, 2, 2)):
+    d = json.load(open(os.path.join(sys.argv[1], "mpi%d.json" % np)))
+    assert d["status"] == "ok", (np, d["status"])
+    m = d["measurements"][0]
+    assert m["world_size"] == np and len(m["runs"][0]["ranks"]) == replicas, np
+    assert m["verification"]["status"] == "passed", m["verification"]
+    p = m["llm"]["pipeline"]
+    assert p["stages"] == stages and all(s["busy_seconds"] > 0 for s in p["per_stage"]), p
+    ok = sum(q["status"] == "ok" for r in m["runs"][0]["ranks"] for q in r["requests"])
+    assert ok == 12, (np, ok)
+PY
+
+  # Stage 1 of replica 0 killed while the job serves: a partial document
+  # whose failure names the rank, its stage and its replica; the other
+  # replica's requests are kept.
+  rm -f "$work/kill.json"
+  timeout -s KILL 120 mpirun --oversubscribe -np 4 "$bin" run llm "${stream[@]}" -q --pp 2 \
+    --samples 100000 --timeout 3 -o "$work/kill.json" >"$work/kill.out" 2>&1 &
+  job=$!
+  pid=""
+  for i in $(seq 600); do
+    for p in $(pgrep -f -- "$bin"); do
+      [ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$bin" ] || continue
+      tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1" &&
+        grep -q -- "$work" "/proc/$p/cmdline" 2>/dev/null && pid=$p
+    done
+    [ -n "$pid" ] && break
+    sleep 0.1
+  done
+  sleep 6
+  [ -n "$pid" ] || fail "no process of rank 1"
+  t0=$SECONDS
+  [ -n "$pid" ] && kill -KILL "$pid"
+  wait "$job"
+  took=$((SECONDS - t0))
+  echo "kill: SIGKILL to rank 1 (stage 1 of replica 0) -> mpirun ended after $took s"
+  [ "$took" -le 15 ] || fail "the killed stage's job took $took s to end"
+  grep -q "rank 1 (pipeline stage 1 of 2, replica 0 of 2) on .* lost" "$work/kill.out" ||
+    fail "the error names no stage: $(grep error "$work/kill.out")"
+  python3 - "$work/kill.json" <<'PY' || failures=$((failures + 1))
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["status"] == "partial", d["status"]
+m = d["measurements"][0]
+f = m["failure"]
+assert f["status"] == "rank-lost" and f["rank"] == 0, f
+assert "rank 1 (pipeline stage 1 of 2, replica 0 of 2)" in f["reason"] and "died" in f["reason"], f
+ranks = m["runs"][0]["ranks"]
+assert [r["status"] for r in ranks][0] == "rank-lost", [r["status"] for r in ranks]
+assert sum(q["status"] == "ok" for q in ranks[1]["requests"]) > 0, ranks[1].get("error")
+PY
 fi
 
 exit $((failures > 0))

@@ -155,6 +155,7 @@ static gs_status run_op(engine_shard *sh) {
       return cpu_logits(sh, out);
     }
     case OP_QUIT:
+    case OP_CLOCK:
       break;
   }
   return GS_OK;
@@ -168,8 +169,9 @@ static void run_shard_op(engine_shard *sh) {
   sh->status = run_op(sh);
   snprintf(sh->error, sizeof sh->error, "%s", sh->status == GS_OK ? "" : gs_last_error());
   if (sh->status != GS_OK && sh->comm) gs_comm_abort(sh->comm);
-  if (sh->status != GS_OK && sh->out) gs_comm_abort(sh->out);
-  if (sh->status != GS_OK && sh->in) gs_comm_abort(sh->in);
+  // Between processes the links are the job's world: its end is the job's.
+  if (sh->status != GS_OK && sh->out && !sh->engine->remote) gs_comm_abort(sh->out);
+  if (sh->status != GS_OK && sh->in && !sh->engine->remote) gs_comm_abort(sh->in);
 }
 
 static void *shard_thread(void *arg) {
@@ -197,6 +199,9 @@ static gs_status run_call(gs_llm_engine *e, engine_op op) {
   const double began = gs_time_seconds();
   gs_status status = run_call_shards(e, op);
   if (op == OP_PREFILL || op == OP_DECODE) e->call_seconds += gs_time_seconds() - began;
+  // A stage over processes that failed a call leaves the others alone: a
+  // send to a lost process is not safe, and the job's end stops them.
+  if (status != GS_OK) e->quit_pending = 0;
   if (traced) gs_trace_end();
   return status;
 }
@@ -304,7 +309,9 @@ static gs_status make_shards(gs_llm_engine *e, const int *devices) {
       const int pair[2] = {devices ? devices[i] : -1, devices ? devices[to] : -1};
       GS_TRY(make_world(e, 2, devices ? pair : NULL, &e->links[i]));
       e->shards[i].out = gs_comm_world_rank(e->links[i], 0);
+      e->shards[i].out_peer = 1;
       e->shards[to].in = gs_comm_world_rank(e->links[i], 1);
+      e->shards[to].in_peer = 0;
     }
   }
   int rc = gs_barrier_init(&e->start, (int)n);
@@ -320,6 +327,76 @@ static gs_status make_shards(gs_llm_engine *e, const int *devices) {
     e->shards[k].started = 1;
   }
   return GS_OK;
+}
+
+gs_status gs_llm_engine_create_stage(const gs_llm_engine_config *config, gs_backend backend,
+                                     gs_comm *comm, int first_rank, uint32_t stage,
+                                     gs_llm_engine **out) {
+  *out = NULL;
+  const uint32_t pp = config->pp;
+  if (backend == GS_BACKEND_CUDA || (config->tp && config->tp != 1) || pp < 2 || stage >= pp)
+    GS_BUG("llm stage %u of %u (tp %u) over processes", stage, pp, config->tp);
+  gs_llm_engine *e = calloc(1, sizeof *e);
+  engine_shard *sh = calloc(1, sizeof *sh);
+  if (!e || !sh) {
+    free(e);
+    free(sh);
+    return gs_error(GS_ERR_NOMEM, "cannot allocate an llm pipeline stage");
+  }
+  e->backend = backend;
+  e->config = *config;
+  e->config.tp = 1;
+  e->stages = pp;
+  e->n_shards = 1;
+  e->remote = 1;
+  e->shards = sh;
+  sh->engine = e;
+  sh->stage = stage;
+  sh->shard = (gs_llm_shard){0, 1};
+  sh->config = e->config;
+  sh->config.layer_begin = config->stage_first[stage];
+  sh->config.layer_end = config->stage_first[stage + 1];
+  sh->device = -1;
+  sh->out = sh->in = comm;
+  sh->out_peer = first_rank + (int)((stage + 1) % pp);
+  sh->in_peer = first_rank + (int)((stage + pp - 1) % pp);
+  sh->tokens = calloc(config->max_batch, sizeof *sh->tokens);
+  gs_status status = sh->tokens ? make_cpu_state(e)
+                                : gs_error(GS_ERR_NOMEM, "cannot allocate the stage's tokens");
+  if (status == GS_OK) status = run_call(e, OP_CREATE);
+  if (status != GS_OK) {
+    gs_llm_engine_destroy(e);
+    return status;
+  }
+  e->quit_pending = stage == 0;
+  *out = e;
+  return GS_OK;
+}
+
+gs_status gs_llm_engine_start_clock(gs_llm_engine *e) {
+  if (!e->remote || e->shards[0].stage != 0) return GS_OK;
+  GS_TRY(gs_llm_pp_header_send(&e->shards[0], OP_CLOCK));
+  return gs_comm_p2p_drain(e->shards[0].out);
+}
+
+gs_status gs_llm_engine_follow(gs_llm_engine *e, int *clock) {
+  *clock = 0;
+  if (!e->remote || e->shards[0].stage == 0) GS_BUG("llm follow on stage 0 or in one process");
+  uint32_t lengths[GS_LLM_MAX_BATCH];
+  int32_t tokens[GS_LLM_MAX_BATCH];
+  for (;;) {
+    engine_op op = OP_QUIT;
+    size_t n = 0;
+    GS_TRY(gs_llm_pp_header_next(&e->shards[0], &op, &n, lengths));
+    if (op == OP_QUIT || op == OP_CLOCK) {
+      *clock = op == OP_CLOCK;
+      return gs_comm_p2p_drain(e->shards[0].out);
+    }
+    if (op == OP_PREFILL)
+      GS_TRY(gs_llm_engine_prefill(e, n, NULL, lengths, tokens));
+    else
+      GS_TRY(gs_llm_engine_decode(e, n, 0, tokens));
+  }
 }
 
 gs_status gs_llm_engine_create(const gs_llm_engine_config *config, gs_backend backend,
@@ -355,6 +432,15 @@ gs_status gs_llm_engine_create(const gs_llm_engine_config *config, gs_backend ba
 
 void gs_llm_engine_destroy(gs_llm_engine *e) {
   if (!e) return;
+  // The other stages' processes follow until stage 0 quits; a failed send
+  // leaves them to their timeout.
+  if (e->remote && e->quit_pending) {
+    gs_error_kept kept;
+    gs_error_keep(&kept);
+    (void)gs_llm_pp_header_send(&e->shards[0], OP_QUIT);
+    (void)gs_comm_p2p_drain(e->shards[0].out);
+    gs_error_restore(&kept);
+  }
   const uint32_t n = e->n_shards;
   int threads = 0;
   for (uint32_t k = 1; e->shards && k < n; k++) threads += e->shards[k].started;
@@ -417,7 +503,7 @@ gs_status gs_llm_engine_prefill(gs_llm_engine *e, size_t n, const int32_t *const
     size_t at = 0;
     for (size_t i = 0; i < n; i++) {
       for (uint32_t p = 0; p < lengths[i]; p++, at++) {
-        e->row_tokens[at] = prompts[i][p];
+        e->row_tokens[at] = prompts ? prompts[i][p] : 0; /* a later stage has none */
         slots[at] = (uint32_t)i;
         positions[at] = p;
       }
@@ -476,7 +562,9 @@ void gs_llm_engine_stage_seconds(const gs_llm_engine *e, double *busy, uint32_t 
                                  double *calls) {
   *stages = e->stages;
   *calls = e->call_seconds;
-  for (uint32_t st = 0; st < e->stages; st++) busy[st] = e->shards[st * e->config.tp].busy;
+  for (uint32_t st = 0; st < e->stages; st++)
+    busy[st] = e->remote ? (st == e->shards[0].stage ? e->shards[0].busy : 0.0)
+                         : e->shards[st * e->config.tp].busy;
 }
 
 void gs_llm_engine_reset_seconds(gs_llm_engine *e) {

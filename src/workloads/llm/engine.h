@@ -94,6 +94,24 @@ void gs_llm_engine_stage_seconds(const gs_llm_engine *e, double *busy, uint32_t 
                                  double *calls);
 void gs_llm_engine_reset_seconds(gs_llm_engine *e);
 
+/* Under a launcher (one process per rank; CPU backend, tp 1): stage
+ * `stage` of a replica whose config->pp stages are ranks first_rank ..
+ * first_rank + pp - 1 of `comm`'s world. Stage 0 is the engine the
+ * scenario calls (each call is announced to the next stage first); a
+ * later stage serves the calls in gs_llm_engine_follow. Destroying stage 0
+ * tells the others to quit. */
+gs_status gs_llm_engine_create_stage(const gs_llm_engine_config *config, gs_backend backend,
+                                     gs_comm *comm, int first_rank, uint32_t stage,
+                                     gs_llm_engine **out);
+
+/* A later stage: runs the calls stage 0 announces until it starts its
+ * clock (*clock = 1: meet it, then follow again) or quits (*clock = 0). */
+gs_status gs_llm_engine_follow(gs_llm_engine *e, int *clock);
+
+/* Stage 0 of a replica over processes: tells the other stages that the
+ * clock starts; nothing otherwise. */
+gs_status gs_llm_engine_start_clock(gs_llm_engine *e);
+
 /* Frees everything; accepts NULL. */
 void gs_llm_engine_destroy(gs_llm_engine *e);
 

@@ -13,7 +13,9 @@
 #include "workloads/llm/llm_cpu.h"
 #include "workloads/llm/llm_gpu.h"
 
-typedef enum { OP_CREATE, OP_PREFILL, OP_DECODE, OP_LOGITS, OP_QUIT } engine_op;
+/* OP_CLOCK: under a launcher, stage 0 tells the other stages' processes
+ * that its clock starts (gs_llm_engine_follow returns to meet it). */
+typedef enum { OP_CREATE, OP_PREFILL, OP_DECODE, OP_LOGITS, OP_QUIT, OP_CLOCK } engine_op;
 
 typedef struct {
   gs_llm_engine *engine;
@@ -26,6 +28,7 @@ typedef struct {
    * shard of the next stage (the last stage: of the first), `in` receives
    * from the one before; each a world of the two (rank 0 sends). */
   gs_comm *out, *in;
+  int out_peer, in_peer; /* their ranks in those worlds */
   /* CUDA pipeline: transfer streams and per micro-batch events, made by
    * the first call (llm_pp.c), freed by gs_llm_pp_release. */
   cudaStream_t send_stream, recv_stream;
@@ -48,7 +51,9 @@ struct gs_llm_engine {
   gs_backend backend;
   gs_llm_engine_config config;
   uint32_t stages;        /* config.pp, at least 1 */
-  uint32_t n_shards;      /* tp x stages */
+  uint32_t n_shards;      /* tp x stages; 1 for a stage of a replica over processes */
+  int remote;             /* one stage of a replica whose other stages are processes */
+  int quit_pending;       /* remote stage 0: tell the others to quit when destroyed */
   gs_comm_world **worlds; /* per stage: its shards' communicators (tp > 1) */
   gs_comm_world **links;  /* stages > 1: per shard, the world of it and the shard it sends to */
   engine_shard *shards;   /* n_shards */

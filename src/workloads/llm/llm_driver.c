@@ -34,18 +34,20 @@ typedef struct {
  * through the tiny preset (the CPU reference would take minutes). */
 #define GS_LLM_VERIFY_MAX_PARAMETERS UINT64_C(20000000)
 
-/* Under a launcher: every rank's GPU check to every process (processes
- * beyond the world contribute an empty one). */
-static gs_status share_verifications(const gs_run_config *config, gs_verification *verify) {
-  const int procs = gs_comm_world_size(config->control);
+/* Under a launcher: every replica's check to every process (replica k is
+ * checked by process k x per, the first of its `per` ranks; the other
+ * processes contribute an empty one). */
+static gs_status share_verifications(const gs_run_config *config, int per,
+                                     gs_verification *verify) {
+  const int procs = gs_comm_world_size(config->control), me = config->process_rank;
   gs_verification mine;
   memset(&mine, 0, sizeof mine);
-  if (config->process_rank < config->world_size) mine = verify[config->process_rank];
+  if (me < config->world_size && me % per == 0) mine = verify[me / per];
   gs_verification *all = calloc((size_t)procs, sizeof *all);
   if (!all) return gs_error(GS_ERR_NOMEM, "cannot gather %d GPU checks", procs);
   gs_status status = gs_comm_allgather(gs_comm_world_rank(config->control, 0), &mine, all,
                                        sizeof mine, GS_DTYPE_UINT8, NULL);
-  for (int k = 0; status == GS_OK && k < config->world_size; k++) verify[k] = all[k];
+  for (int k = 0; status == GS_OK && k < config->world_size / per; k++) verify[k] = all[k * per];
   free(all);
   return status;
 }
@@ -104,10 +106,10 @@ static gs_status driver_measure(void *ctx, const gs_run_config *config, size_t i
     // checks its own GPU and the results are shared, so that every process
     // holds every rank's verification.
     for (int k = 0; k < config->world_size / per && status == GS_OK; k++)
-      if (!config->control || k == config->process_rank)
+      if (!config->control || k * per == config->process_rank)
         status = gs_llm_verify_replica(&layout, config->backend,
                                        config->devices + (size_t)k * per, &verify[k]);
-    if (config->control && status == GS_OK) status = share_verifications(config, verify);
+    if (config->control && status == GS_OK) status = share_verifications(config, per, verify);
   }
   const gs_llm_options *o = d->opts;
   d->tp[index] = o->tp;
@@ -277,9 +279,10 @@ static gs_status driver_configure(void *opts, const gs_given_options *given,
   if (config->control && o->tp > 1)
     return gs_error(GS_ERR_USAGE, "option --tp: tensor parallelism needs a replica's GPUs in one "
                     "process; under a launcher each process has one (run without the launcher)");
-  if (config->control && o->pp > 1)
-    return gs_error(GS_ERR_USAGE, "option --pp: a replica's stages run as threads of one process "
-                    "so far; under a launcher each process has one GPU (run without the launcher)");
+  if (config->control && o->pp > 1 && config->backend == GS_BACKEND_CUDA)
+    return gs_error(GS_ERR_USAGE, "option --pp: under a launcher the stages are processes, on the "
+                    "CPU backend only so far; on GPUs run without the launcher (the stages are "
+                    "threads of one process)");
   GS_TRY(gs_llm_options_for_backend(opts, config->backend));
   return o->layouts ? choose_layouts(opts, config) : GS_OK;
 }

@@ -82,7 +82,8 @@ static gs_status transfer(engine_shard *sh, int send, void *buf, size_t count, g
                           const micro_batch *mb, const char *what, cudaStream_t stream) {
   const gs_llm_engine *e = sh->engine;
   const uint32_t peer_stage = (send ? sh->stage + 1 : sh->stage + e->stages - 1) % e->stages;
-  gs_comm_p2p_op op = {.send = send, .buf = buf, .count = count, .dtype = dtype, .peer = send ? 1 : 0};
+  gs_comm_p2p_op op = {.send = send, .buf = buf, .count = count, .dtype = dtype,
+                       .peer = send ? sh->out_peer : sh->in_peer};
   gs_trace_begin(GS_TRACE_COMM, send ? "pp send" : "pp recv", (int64_t)mb->j, stream);
   gs_status st = gs_comm_p2p(send ? sh->out : sh->in, &op, 1, stream);
   gs_trace_end();
@@ -251,9 +252,37 @@ static gs_status cuda_call(engine_shard *sh, size_t groups) {
   return GS_OK;
 }
 
+/* The header of a call: op, n, then n prompt lengths (a prefill's). */
+#define HEADER_WORDS (2 + GS_LLM_MAX_BATCH)
+
+gs_status gs_llm_pp_header_send(engine_shard *sh, engine_op op) {
+  const gs_llm_engine *e = sh->engine;
+  uint32_t h[HEADER_WORDS] = {(uint32_t)op, (uint32_t)e->n};
+  for (size_t i = 0; op == OP_PREFILL && i < e->n; i++) h[2 + i] = e->lengths[i];
+  const micro_batch mb = {0};
+  return transfer(sh, 1, h, HEADER_WORDS, GS_DTYPE_UINT32, &mb, "the call", NULL);
+}
+
+gs_status gs_llm_pp_header_next(engine_shard *sh, engine_op *op, size_t *n, uint32_t *lengths) {
+  const gs_llm_engine *e = sh->engine;
+  uint32_t h[HEADER_WORDS];
+  const micro_batch mb = {0};
+  GS_TRY(transfer(sh, 0, h, HEADER_WORDS, GS_DTYPE_UINT32, &mb, "the call", NULL));
+  if (sh->stage + 1 < e->stages)
+    GS_TRY(transfer(sh, 1, h, HEADER_WORDS, GS_DTYPE_UINT32, &mb, "the call", NULL));
+  *op = (engine_op)h[0];
+  *n = h[1];
+  if (*n > GS_LLM_MAX_BATCH || (*op != OP_PREFILL && *op != OP_DECODE && *op != OP_QUIT &&
+                                *op != OP_CLOCK))
+    GS_BUG("llm pipeline stage %u received call %u of %zu sequences", sh->stage, h[0], *n);
+  memcpy(lengths, h + 2, *n * sizeof *lengths);
+  return GS_OK;
+}
+
 gs_status gs_llm_pp_call(engine_shard *sh) {
   gs_llm_engine *e = sh->engine;
   const size_t groups = gs_llm_pp_groups(&e->config, e->n);
+  if (e->remote && sh->stage == 0) GS_TRY(gs_llm_pp_header_send(sh, e->op));
   if (e->backend == GS_BACKEND_CUDA) return cuda_call(sh, groups);
   return cpu_call(sh, groups);
 }

@@ -42,6 +42,12 @@ size_t gs_llm_pp_groups(const gs_llm_engine_config *c, size_t n);
  * transfer names the stage and its peer. */
 gs_status gs_llm_pp_call(engine_shard *sh);
 
+/* A replica over processes: stage 0 sends `op` (and for a prefill or
+ * decode its n and prompt lengths) to the next stage before the call;
+ * gs_llm_pp_header_next receives it on a later stage and passes it on. */
+gs_status gs_llm_pp_header_send(engine_shard *sh, engine_op op);
+gs_status gs_llm_pp_header_next(engine_shard *sh, engine_op *op, size_t *n, uint32_t *lengths);
+
 /* Frees a shard's CUDA pipeline streams and events (its GPU current);
  * accepts a shard without them. */
 void gs_llm_pp_release(engine_shard *sh);
