@@ -2,24 +2,24 @@
  * CPU side keeps each sequence's last token and length here; the GPU keeps
  * them on the device so that a decode step is one graph launch.
  *
- * A tensor-parallel replica (config.tp > 1) is tp shards, each driven by
- * its own thread (shard 0 by the caller's): every call is posted to the
- * shards, which run it together (their all-reduces meet) and agree on the
- * tokens; the caller gets shard 0's. */
+ * A tensor-parallel replica (config.tp > 1) is tp shards, a pipelined one
+ * (config.pp > 1) pp stages of tp shards (engine_internal.h), each shard
+ * driven by its own thread (shard 0 by the caller's): every call is posted
+ * to the shards, which run it together (their all-reduces and transfers
+ * meet) and agree on the tokens; the caller gets shard 0's. */
 #include "workloads/llm/engine.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cuda_runtime_api.h>
 
-#include "core/barrier.h"
 #include "core/check.h"
+#include "core/timer.h"
 #include "platform/trace.h"
-#include "workloads/llm/llm_cpu.h"
-#include "workloads/llm/llm_gpu.h"
+#include "workloads/llm/engine_internal.h"
+#include "workloads/llm/llm_pp.h"
 
 const char *const gs_llm_decode_gemm_names[] = {"auto", "simt", "mma", "cublas", NULL};
 
@@ -27,59 +27,24 @@ const char *const gs_llm_decode_gemm_names[] = {"auto", "simt", "mma", "cublas",
  * only a failed shard makes one wait that long. */
 #define GS_LLM_TP_TIMEOUT_SECONDS 300.0
 
-typedef enum { OP_CREATE, OP_PREFILL, OP_DECODE, OP_LOGITS, OP_QUIT } engine_op;
-
-typedef struct gs_llm_engine gs_llm_engine;
-
-typedef struct {
-  gs_llm_engine *engine;
-  gs_llm_shard shard;
-  int device;
-  gs_comm *comm; /* NULL without tensor parallelism */
-  gs_llm_gpu_model *gpu;
-  gs_llm_cpu_model *cpu;
-  float *logits;   /* CPU: max_batch x the shard's vocabulary rows */
-  int32_t *tokens; /* this shard's tokens of the last call */
-  gs_status status;
-  char error[512];
-  pthread_t thread;
-  int started;
-} engine_shard;
-
-struct gs_llm_engine {
-  gs_backend backend;
-  gs_llm_engine_config config;
-  gs_comm_world *world; /* the shards' communicators (tp > 1) */
-  engine_shard *shards; /* config.tp */
-  gs_barrier start, done;
-  /* The call the shards run. */
-  engine_op op;
-  size_t n;
-  size_t next; /* decode: rows the next decode will take (gs_llm_engine_decode) */
-  const int32_t *const *prompts;
-  const uint32_t *lengths;
-  float *logits_out;
-  /* CPU backend state, the same for every shard. */
-  size_t active;
-  int32_t *last_token; /* per slot */
-  uint32_t *length;    /* per slot: tokens in the cache */
-  uint32_t *rows;      /* scratch: slots, positions, output rows */
-  int32_t *row_tokens;
-  size_t logits_rows;
-};
-
 /* ---- the CPU backend's calls (one shard) ------------------------------------ */
 
-/* The greedy token of each of n rows. Split over shards, each shard offers
- * its best (value, whole-vocabulary index); the larger value wins, the
- * lower index on ties, as gs_llm_cpu_argmax on the whole row. */
-static gs_status cpu_pick_tokens(engine_shard *sh, size_t n) {
+void gs_llm_engine_layers(const gs_llm_engine_config *c, uint64_t *begin, uint64_t *end) {
+  *begin = c->layer_end ? c->layer_begin : 0;
+  *end = c->layer_end ? c->layer_end : c->shape.layers;
+}
+
+/* Split over shards, each shard offers its best (value, whole-vocabulary
+ * index); the larger value wins, the lower index on ties, as
+ * gs_llm_cpu_argmax on the whole row. */
+gs_status gs_llm_engine_pick_tokens(engine_shard *sh, const float *logits, size_t n,
+                                    int32_t *tokens) {
   const gs_llm_engine *e = sh->engine;
   gs_llm_shard_dims d;
   gs_llm_shard_sizes(&e->config.shape, sh->shard, &d);
   if (!sh->comm) {
     for (size_t i = 0; i < n; i++)
-      sh->tokens[i] = (int32_t)gs_llm_cpu_argmax(sh->logits + i * d.vocab, d.vocab);
+      tokens[i] = (int32_t)gs_llm_cpu_argmax(logits + i * d.vocab, d.vocab);
     return GS_OK;
   }
   const uint32_t tp = e->config.tp;
@@ -87,8 +52,8 @@ static gs_status cpu_pick_tokens(engine_shard *sh, size_t n) {
   if (!offers) return gs_error(GS_ERR_NOMEM, "cannot allocate the token offers of %zu rows", n);
   float *mine = offers, *all = offers + 2 * n;
   for (size_t i = 0; i < n; i++) {
-    uint32_t best = gs_llm_cpu_argmax(sh->logits + i * d.vocab, d.vocab);
-    mine[2 * i] = sh->logits[i * d.vocab + best];
+    uint32_t best = gs_llm_cpu_argmax(logits + i * d.vocab, d.vocab);
+    mine[2 * i] = logits[i * d.vocab + best];
     mine[2 * i + 1] = (float)(d.vocab_offset + best); /* exact: make_shards caps vocab at 2^24 */
   }
   gs_status status = gs_comm_allgather(sh->comm, mine, all, 2 * n, GS_DTYPE_FLOAT, NULL);
@@ -98,7 +63,7 @@ static gs_status cpu_pick_tokens(engine_shard *sh, size_t n) {
       const float *o = all + 2 * ((size_t)k * n + i);
       if (gs_llm_offer_beats(o[0], o[1], value, index)) value = o[0], index = o[1];
     }
-    sh->tokens[i] = (int32_t)index;
+    tokens[i] = (int32_t)index;
   }
   free(offers);
   return status;
@@ -112,7 +77,7 @@ static gs_status cpu_prefill(engine_shard *sh) {
   for (size_t i = 0; i < n; i++) rows += e->lengths[i];
   uint32_t *slots = e->rows, *positions = slots + rows, *outs = positions + rows;
   GS_TRY(gs_llm_cpu_forward(sh->cpu, rows, e->row_tokens, slots, positions, n, outs, sh->logits));
-  return cpu_pick_tokens(sh, n);
+  return gs_llm_engine_pick_tokens(sh, sh->logits, n, sh->tokens);
 }
 
 static gs_status cpu_decode(engine_shard *sh) {
@@ -120,7 +85,7 @@ static gs_status cpu_decode(engine_shard *sh) {
   const size_t n = e->n;
   uint32_t *slots = e->rows, *positions = slots + n, *outs = positions + n;
   GS_TRY(gs_llm_cpu_forward(sh->cpu, n, e->last_token, slots, positions, n, outs, sh->logits));
-  return cpu_pick_tokens(sh, n);
+  return gs_llm_engine_pick_tokens(sh, sh->logits, n, sh->tokens);
 }
 
 /* The logits of the last call in whole-vocabulary order, gathered from
@@ -148,7 +113,7 @@ static gs_status cpu_logits(engine_shard *sh, float *out) {
 
 static gs_status create_shard(engine_shard *sh) {
   gs_llm_engine *e = sh->engine;
-  const gs_llm_engine_config *c = &e->config;
+  const gs_llm_engine_config *c = &sh->config;
   if (e->backend == GS_BACKEND_CUDA)
     return gs_llm_gpu_create_shard(c, sh->shard, sh->comm, sh->device, &sh->gpu);
   GS_TRY(gs_llm_cpu_create_shard(c, sh->shard, sh->comm, &sh->cpu));
@@ -156,6 +121,13 @@ static gs_status create_shard(engine_shard *sh) {
   gs_llm_shard_sizes(&c->shape, sh->shard, &d);
   sh->logits = calloc((size_t)c->max_batch * d.vocab, sizeof *sh->logits);
   if (!sh->logits) return gs_error(GS_ERR_NOMEM, "cannot allocate the CPU replica's logits");
+  if (e->stages == 1) return GS_OK;
+  size_t rows = (size_t)c->max_batch * c->max_input;
+  if (rows < c->max_batch) rows = c->max_batch;
+  sh->hidden = malloc(rows * c->shape.hidden * sizeof *sh->hidden);
+  sh->outs = malloc((size_t)c->max_batch * sizeof *sh->outs);
+  if (!sh->hidden || !sh->outs)
+    return gs_error(GS_ERR_NOMEM, "cannot allocate pipeline stage %u's buffers", sh->stage);
   return GS_OK;
 }
 
@@ -168,17 +140,22 @@ static gs_status run_op(engine_shard *sh) {
     case OP_CREATE:
       return create_shard(sh);
     case OP_PREFILL:
+      if (e->stages > 1) return gs_llm_pp_call(sh);
       if (sh->gpu) return gs_llm_gpu_prefill(sh->gpu, e->n, e->prompts, e->lengths, sh->tokens);
       return cpu_prefill(sh);
     case OP_DECODE:
+      if (e->stages > 1) return gs_llm_pp_call(sh);
       if (sh->gpu) return gs_llm_gpu_decode(sh->gpu, e->n, e->next, sh->tokens);
       return cpu_decode(sh);
     case OP_LOGITS: {
+      // With stages, the logits are the last stage's.
+      if (sh->stage + 1 < e->stages) return GS_OK;
       float *out = sh->shard.index == 0 ? e->logits_out : NULL;
       if (sh->gpu) return gs_llm_gpu_logits(sh->gpu, e->n, out);
       return cpu_logits(sh, out);
     }
     case OP_QUIT:
+    case OP_CLOCK:
       break;
   }
   return GS_OK;
@@ -192,6 +169,9 @@ static void run_shard_op(engine_shard *sh) {
   sh->status = run_op(sh);
   snprintf(sh->error, sizeof sh->error, "%s", sh->status == GS_OK ? "" : gs_last_error());
   if (sh->status != GS_OK && sh->comm) gs_comm_abort(sh->comm);
+  // Between processes the links are the job's world: its end is the job's.
+  if (sh->status != GS_OK && sh->out && !sh->engine->remote) gs_comm_abort(sh->out);
+  if (sh->status != GS_OK && sh->in && !sh->engine->remote) gs_comm_abort(sh->in);
 }
 
 static void *shard_thread(void *arg) {
@@ -216,7 +196,12 @@ static gs_status run_call(gs_llm_engine *e, engine_op op) {
                                       [OP_LOGITS] = "logits"};
   const int traced = op == OP_PREFILL || op == OP_DECODE || op == OP_LOGITS;
   if (traced) gs_trace_begin(GS_TRACE_COMPUTE, names[op], (int64_t)e->n, NULL);
+  const double began = gs_time_seconds();
   gs_status status = run_call_shards(e, op);
+  if (op == OP_PREFILL || op == OP_DECODE) e->call_seconds += gs_time_seconds() - began;
+  // A stage over processes that failed a call leaves the others alone: a
+  // send to a lost process is not safe, and the job's end stops them.
+  if (status != GS_OK) e->quit_pending = 0;
   if (traced) gs_trace_end();
   return status;
 }
@@ -225,21 +210,30 @@ static gs_status run_call(gs_llm_engine *e, engine_op op) {
  * failing shard's error is the call's. */
 static gs_status run_call_shards(gs_llm_engine *e, engine_op op) {
   e->op = op;
-  const uint32_t tp = e->config.tp;
-  if (tp > 1 && gs_barrier_wait(&e->start) != 0)
+  const uint32_t shards = e->n_shards;
+  if (shards > 1 && gs_barrier_wait(&e->start) != 0)
     GS_BUG("the llm replica's shard threads stopped");
   run_shard_op(&e->shards[0]);
-  if (tp > 1 && gs_barrier_wait(&e->done) != 0)
+  if (shards > 1 && gs_barrier_wait(&e->done) != 0)
     GS_BUG("the llm replica's shard threads stopped");
-  for (uint32_t k = 0; k < tp; k++) {
+  // A shard stopped by another's abort reports GS_ERR_ABORTED: the first
+  // other failure is the cause.
+  const engine_shard *failed = NULL;
+  for (uint32_t k = 0; k < shards; k++) {
     const engine_shard *sh = &e->shards[k];
-    if (sh->status == GS_OK) continue;
-    if (tp == 1) return sh->status;
-    return gs_error(sh->status, "tensor-parallel shard %u (%s %d): %s", k,
-                          e->backend == GS_BACKEND_CUDA ? "GPU" : "CPU rank",
-                          e->backend == GS_BACKEND_CUDA ? sh->device : (int)k, sh->error);
+    if (sh->status != GS_OK && (!failed || (failed->status == GS_ERR_ABORTED &&
+                                            sh->status != GS_ERR_ABORTED)))
+      failed = sh;
   }
-  return GS_OK;
+  if (!failed) return GS_OK;
+  if (shards == 1) return failed->status;
+  const uint32_t k = (uint32_t)(failed - e->shards);
+  char stage[64] = "";
+  if (e->stages > 1) snprintf(stage, sizeof stage, "pipeline stage %u of %u, ", failed->stage,
+                              e->stages);
+  return gs_error(failed->status, "%sshard %u (%s %d): %s", stage, failed->shard.index,
+                  e->backend == GS_BACKEND_CUDA ? "GPU" : "CPU rank",
+                  e->backend == GS_BACKEND_CUDA ? failed->device : (int)k, failed->error);
 }
 
 /* ---- the interface -------------------------------------------------------- */
@@ -257,9 +251,21 @@ static gs_status make_cpu_state(gs_llm_engine *e) {
   return GS_OK;
 }
 
+/* The world of `count` threads over devices[0..count) (threads mode). */
+static gs_status make_world(const gs_llm_engine *e, int count, const int *devices,
+                            gs_comm_world **out) {
+  gs_comm_job job = {.launch = GS_COMM_LAUNCH_THREADS, .process_count = 1, .local_count = 1};
+  gs_comm_world_config wc = {.backend = e->backend, .local_ranks = count, .devices = devices,
+                             .timeout_seconds = GS_LLM_TP_TIMEOUT_SECONDS};
+  return gs_comm_world_create(&job, &wc, out);
+}
+
+/* Shard i = stage * tp + k drives devices[i]: a stage's tp shards have a
+ * world of their own (their all-reduces), and with stages every shard is
+ * in one more world (the transfers between stages). */
 static gs_status make_shards(gs_llm_engine *e, const int *devices) {
   const gs_llm_engine_config *c = &e->config;
-  const uint32_t tp = c->tp;
+  const uint32_t tp = c->tp, stages = e->stages, n = e->n_shards;
   char why[160];
   if (!gs_llm_shard_fits(&c->shape, tp, why, sizeof why))
     return gs_error(GS_ERR_USAGE, "llm tensor parallelism over %u shards: %s", tp, why);
@@ -268,31 +274,129 @@ static gs_status make_shards(gs_llm_engine *e, const int *devices) {
   if (tp > 1 && c->shape.vocab > (UINT64_C(1) << 24))
     return gs_error(GS_ERR_USAGE, "llm tensor parallelism: a vocabulary of %llu is above 2^24",
                     (unsigned long long)c->shape.vocab);
-  e->shards = calloc(tp, sizeof *e->shards);
-  if (!e->shards) return gs_error(GS_ERR_NOMEM, "cannot allocate %u llm shards", tp);
-  for (uint32_t k = 0; k < tp; k++) {
-    engine_shard *sh = &e->shards[k];
+  e->shards = calloc(n, sizeof *e->shards);
+  e->worlds = calloc(stages, sizeof *e->worlds);
+  if (!e->shards || !e->worlds) return gs_error(GS_ERR_NOMEM, "cannot allocate %u llm shards", n);
+  for (uint32_t i = 0; i < n; i++) {
+    engine_shard *sh = &e->shards[i];
     sh->engine = e;
-    sh->shard = (gs_llm_shard){k, tp};
-    sh->device = e->backend == GS_BACKEND_CUDA ? devices[k] : -1;
+    sh->stage = i / tp;
+    sh->shard = (gs_llm_shard){i % tp, tp};
+    sh->config = *c;
+    if (stages > 1) {
+      sh->config.layer_begin = c->stage_first[sh->stage];
+      sh->config.layer_end = c->stage_first[sh->stage + 1];
+    }
+    sh->device = e->backend == GS_BACKEND_CUDA ? devices[i] : -1;
     sh->tokens = calloc(c->max_batch, sizeof *sh->tokens);
     if (!sh->tokens) return gs_error(GS_ERR_NOMEM, "cannot allocate the shards' tokens");
   }
-  if (tp == 1) return GS_OK;
-  gs_comm_job job = {.launch = GS_COMM_LAUNCH_THREADS, .process_count = 1, .local_count = 1};
-  gs_comm_world_config wc = {.backend = e->backend, .local_ranks = (int)tp, .devices = devices,
-                             .timeout_seconds = GS_LLM_TP_TIMEOUT_SECONDS};
-  GS_TRY(gs_comm_world_create(&job, &wc, &e->world));
-  for (uint32_t k = 0; k < tp; k++) e->shards[k].comm = gs_comm_world_rank(e->world, (int)k);
-  int rc = gs_barrier_init(&e->start, (int)tp);
-  if (rc == 0) rc = gs_barrier_init(&e->done, (int)tp);
+  if (n == 1) return GS_OK;
+  for (uint32_t st = 0; tp > 1 && st < stages; st++) {
+    GS_TRY(make_world(e, (int)tp, devices ? devices + (size_t)st * tp : NULL, &e->worlds[st]));
+    for (uint32_t k = 0; k < tp; k++)
+      e->shards[st * tp + k].comm = gs_comm_world_rank(e->worlds[st], (int)k);
+  }
+  // Shard i sends to shard (i + tp) mod n: the same shard of the next
+  // stage, the last stage's to the first's. One world per link, so that
+  // each world carries one direction and a shard's sends and receives
+  // never queue behind each other.
+  if (stages > 1) {
+    e->links = calloc(n, sizeof *e->links);
+    if (!e->links) return gs_error(GS_ERR_NOMEM, "cannot allocate the pipeline's links");
+    for (uint32_t i = 0; i < n; i++) {
+      const uint32_t to = (i + tp) % n;
+      const int pair[2] = {devices ? devices[i] : -1, devices ? devices[to] : -1};
+      GS_TRY(make_world(e, 2, devices ? pair : NULL, &e->links[i]));
+      e->shards[i].out = gs_comm_world_rank(e->links[i], 0);
+      e->shards[i].out_peer = 1;
+      e->shards[to].in = gs_comm_world_rank(e->links[i], 1);
+      e->shards[to].in_peer = 0;
+    }
+  }
+  int rc = gs_barrier_init(&e->start, (int)n);
+  if (rc == 0) {
+    rc = gs_barrier_init(&e->done, (int)n);
+    if (rc != 0) gs_barrier_destroy(&e->start);
+  }
   if (rc != 0) return gs_error_system(rc, "cannot create the llm shard barriers");
-  for (uint32_t k = 1; k < tp; k++) {
+  e->barriers = 1;
+  for (uint32_t k = 1; k < n; k++) {
     if ((rc = pthread_create(&e->shards[k].thread, NULL, shard_thread, &e->shards[k])) != 0)
       return gs_error_system(rc, "cannot start the thread of llm shard %u", k);
     e->shards[k].started = 1;
   }
   return GS_OK;
+}
+
+gs_status gs_llm_engine_create_stage(const gs_llm_engine_config *config, gs_backend backend,
+                                     gs_comm *comm, int first_rank, uint32_t stage,
+                                     gs_llm_engine **out) {
+  *out = NULL;
+  const uint32_t pp = config->pp;
+  if (backend == GS_BACKEND_CUDA || (config->tp && config->tp != 1) || pp < 2 || stage >= pp)
+    GS_BUG("llm stage %u of %u (tp %u) over processes", stage, pp, config->tp);
+  gs_llm_engine *e = calloc(1, sizeof *e);
+  engine_shard *sh = calloc(1, sizeof *sh);
+  if (!e || !sh) {
+    free(e);
+    free(sh);
+    return gs_error(GS_ERR_NOMEM, "cannot allocate an llm pipeline stage");
+  }
+  e->backend = backend;
+  e->config = *config;
+  e->config.tp = 1;
+  e->stages = pp;
+  e->n_shards = 1;
+  e->remote = 1;
+  e->shards = sh;
+  sh->engine = e;
+  sh->stage = stage;
+  sh->shard = (gs_llm_shard){0, 1};
+  sh->config = e->config;
+  sh->config.layer_begin = config->stage_first[stage];
+  sh->config.layer_end = config->stage_first[stage + 1];
+  sh->device = -1;
+  sh->out = sh->in = comm;
+  sh->out_peer = first_rank + (int)((stage + 1) % pp);
+  sh->in_peer = first_rank + (int)((stage + pp - 1) % pp);
+  sh->tokens = calloc(config->max_batch, sizeof *sh->tokens);
+  gs_status status = sh->tokens ? make_cpu_state(e)
+                                : gs_error(GS_ERR_NOMEM, "cannot allocate the stage's tokens");
+  if (status == GS_OK) status = run_call(e, OP_CREATE);
+  if (status != GS_OK) {
+    gs_llm_engine_destroy(e);
+    return status;
+  }
+  e->quit_pending = stage == 0;
+  *out = e;
+  return GS_OK;
+}
+
+gs_status gs_llm_engine_start_clock(gs_llm_engine *e) {
+  if (!e->remote || e->shards[0].stage != 0) return GS_OK;
+  GS_TRY(gs_llm_pp_header_send(&e->shards[0], OP_CLOCK));
+  return gs_comm_p2p_drain(e->shards[0].out);
+}
+
+gs_status gs_llm_engine_follow(gs_llm_engine *e, int *clock) {
+  *clock = 0;
+  if (!e->remote || e->shards[0].stage == 0) GS_BUG("llm follow on stage 0 or in one process");
+  uint32_t lengths[GS_LLM_MAX_BATCH];
+  int32_t tokens[GS_LLM_MAX_BATCH];
+  for (;;) {
+    engine_op op = OP_QUIT;
+    size_t n = 0;
+    GS_TRY(gs_llm_pp_header_next(&e->shards[0], &op, &n, lengths));
+    if (op == OP_QUIT || op == OP_CLOCK) {
+      *clock = op == OP_CLOCK;
+      return gs_comm_p2p_drain(e->shards[0].out);
+    }
+    if (op == OP_PREFILL)
+      GS_TRY(gs_llm_engine_prefill(e, n, NULL, lengths, tokens));
+    else
+      GS_TRY(gs_llm_engine_decode(e, n, 0, tokens));
+  }
 }
 
 gs_status gs_llm_engine_create(const gs_llm_engine_config *config, gs_backend backend,
@@ -303,7 +407,19 @@ gs_status gs_llm_engine_create(const gs_llm_engine_config *config, gs_backend ba
   e->backend = backend;
   e->config = *config;
   if (e->config.tp == 0) e->config.tp = 1;
-  gs_status status = make_shards(e, devices);
+  e->stages = e->config.pp ? e->config.pp : 1;
+  e->n_shards = e->config.tp * e->stages;
+  gs_status status = GS_OK;
+  if (e->stages > 1) {
+    const uint32_t *f = e->config.stage_first;
+    // The options checked the split (gs_llm_pp_split); a caller that did not is a bug.
+    if (e->stages > GS_LLM_MAX_STAGES || f[0] != 0 || f[e->stages] != e->config.shape.layers)
+      GS_BUG("llm replica of %u stages without its split of %llu layers", e->stages,
+             (unsigned long long)e->config.shape.layers);
+    for (uint32_t st = 0; st < e->stages; st++)
+      if (f[st] >= f[st + 1]) GS_BUG("llm pipeline stage %u has no layer", st);
+  }
+  if (status == GS_OK) status = make_shards(e, devices);
   if (status == GS_OK && backend != GS_BACKEND_CUDA) status = make_cpu_state(e);
   if (status == GS_OK) status = run_call(e, OP_CREATE);
   if (status != GS_OK) {
@@ -316,33 +432,48 @@ gs_status gs_llm_engine_create(const gs_llm_engine_config *config, gs_backend ba
 
 void gs_llm_engine_destroy(gs_llm_engine *e) {
   if (!e) return;
-  const uint32_t tp = e->config.tp;
+  // The other stages' processes follow until stage 0 quits; a failed send
+  // leaves them to their timeout.
+  if (e->remote && e->quit_pending) {
+    gs_error_kept kept;
+    gs_error_keep(&kept);
+    (void)gs_llm_pp_header_send(&e->shards[0], OP_QUIT);
+    (void)gs_comm_p2p_drain(e->shards[0].out);
+    gs_error_restore(&kept);
+  }
+  const uint32_t n = e->n_shards;
   int threads = 0;
-  for (uint32_t k = 1; e->shards && k < tp; k++) threads += e->shards[k].started;
+  for (uint32_t k = 1; e->shards && k < n; k++) threads += e->shards[k].started;
   if (threads > 0) {
-    if (threads == (int)tp - 1) {
+    if (threads == (int)n - 1) {
       e->op = OP_QUIT;
       if (gs_barrier_wait(&e->start) != 0) gs_barrier_abort(&e->start);
     } else {
       gs_barrier_abort(&e->start);  // not every thread started: none may wait
     }
-    for (uint32_t k = 1; k < tp; k++)
+    for (uint32_t k = 1; k < n; k++)
       if (e->shards[k].started) pthread_join(e->shards[k].thread, NULL);
   }
-  if (tp > 1 && e->world) {
+  if (e->barriers) {
     gs_barrier_destroy(&e->start);
     gs_barrier_destroy(&e->done);
   }
-  for (uint32_t k = 0; e->shards && k < tp; k++) {
+  for (uint32_t k = 0; e->shards && k < n; k++) {
     engine_shard *sh = &e->shards[k];
     if (sh->device >= 0 && sh->gpu) cudaSetDevice(sh->device);
+    gs_llm_pp_release(sh);
     gs_llm_gpu_destroy(sh->gpu);
     gs_llm_cpu_destroy(sh->cpu);
     free(sh->logits);
     free(sh->tokens);
+    free(sh->hidden);
+    free(sh->outs);
   }
   if (e->shards && e->shards[0].device >= 0) cudaSetDevice(e->shards[0].device);
-  gs_comm_world_destroy(e->world);
+  for (uint32_t st = 0; e->worlds && st < e->stages; st++) gs_comm_world_destroy(e->worlds[st]);
+  for (uint32_t i = 0; e->links && i < n; i++) gs_comm_world_destroy(e->links[i]);
+  free(e->links);
+  free(e->worlds);
   free(e->shards);
   free(e->last_token);
   free(e->length);
@@ -372,7 +503,7 @@ gs_status gs_llm_engine_prefill(gs_llm_engine *e, size_t n, const int32_t *const
     size_t at = 0;
     for (size_t i = 0; i < n; i++) {
       for (uint32_t p = 0; p < lengths[i]; p++, at++) {
-        e->row_tokens[at] = prompts[i][p];
+        e->row_tokens[at] = prompts ? prompts[i][p] : 0; /* a later stage has none */
         slots[at] = (uint32_t)i;
         positions[at] = p;
       }
@@ -425,4 +556,18 @@ gs_status gs_llm_engine_logits(gs_llm_engine *e, size_t n, float *logits) {
   e->n = n;
   e->logits_out = logits;
   return run_call(e, OP_LOGITS);
+}
+
+void gs_llm_engine_stage_seconds(const gs_llm_engine *e, double *busy, uint32_t *stages,
+                                 double *calls) {
+  *stages = e->stages;
+  *calls = e->call_seconds;
+  for (uint32_t st = 0; st < e->stages; st++)
+    busy[st] = e->remote ? (st == e->shards[0].stage ? e->shards[0].busy : 0.0)
+                         : e->shards[st * e->config.tp].busy;
+}
+
+void gs_llm_engine_reset_seconds(gs_llm_engine *e) {
+  e->call_seconds = 0.0;
+  for (uint32_t k = 0; k < e->n_shards; k++) e->shards[k].busy = 0.0;
 }

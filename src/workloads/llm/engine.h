@@ -37,9 +37,22 @@ typedef struct {
   int overlap_launches; /* CUDA: each kernel may start while its predecessor ends (sm_90+) */
   int decode_gemm;      /* CUDA: gs_llm_decode_gemm, how linear layers of <= 16 rows run */
   uint32_t tp;          /* tensor-parallel shards of the replica (0 or 1: none) */
+  /* Pipeline parallelism (llm_pp.h): stages of the replica (0 or 1: none),
+   * each of tp shards, and the micro-batches a call's sequences are cut
+   * into (0: one per stage). A stage's model holds decoder layers
+   * [layer_begin, layer_end) (both 0: every layer), the embedding on the
+   * first stage and the output head on the last. */
+  uint32_t pp;
+  uint32_t micro_batches;
+  uint32_t stage_first[GS_LLM_MAX_STAGES + 1]; /* first layer of each stage; stage_first[pp] = layers */
+  uint64_t layer_begin, layer_end;
 } gs_llm_engine_config;
 
 typedef struct gs_llm_engine gs_llm_engine;
+
+/* Decoder layers [*begin, *end) of a model built from `c` (the whole model
+ * when layer_end is 0). */
+void gs_llm_engine_layers(const gs_llm_engine_config *c, uint64_t *begin, uint64_t *end);
 
 /* Builds a replica: weights from the seed (on the GPU by a kernel), cache and
  * buffers. `devices` holds the CUDA ordinal of each of config->tp shards
@@ -71,6 +84,33 @@ gs_status gs_llm_engine_decode(gs_llm_engine *e, size_t n, size_t next, int32_t 
 
 /* The logits (n x vocab floats) behind the last call's tokens. */
 gs_status gs_llm_engine_logits(gs_llm_engine *e, size_t n, float *logits);
+
+/* Pipeline stages: the seconds each of the *stages stages computed
+ * (busy[0 .. *stages), its first shard's) and the seconds of the prefill
+ * and decode calls (*calls), since the engine was made or last reset; a
+ * stage's idle time is *calls minus its busy time. Without a pipeline,
+ * one stage whose busy time is not measured (0). */
+void gs_llm_engine_stage_seconds(const gs_llm_engine *e, double *busy, uint32_t *stages,
+                                 double *calls);
+void gs_llm_engine_reset_seconds(gs_llm_engine *e);
+
+/* Under a launcher (one process per rank; CPU backend, tp 1): stage
+ * `stage` of a replica whose config->pp stages are ranks first_rank ..
+ * first_rank + pp - 1 of `comm`'s world. Stage 0 is the engine the
+ * scenario calls (each call is announced to the next stage first); a
+ * later stage serves the calls in gs_llm_engine_follow. Destroying stage 0
+ * tells the others to quit. */
+gs_status gs_llm_engine_create_stage(const gs_llm_engine_config *config, gs_backend backend,
+                                     gs_comm *comm, int first_rank, uint32_t stage,
+                                     gs_llm_engine **out);
+
+/* A later stage: runs the calls stage 0 announces until it starts its
+ * clock (*clock = 1: meet it, then follow again) or quits (*clock = 0). */
+gs_status gs_llm_engine_follow(gs_llm_engine *e, int *clock);
+
+/* Stage 0 of a replica over processes: tells the other stages that the
+ * clock starts; nothing otherwise. */
+gs_status gs_llm_engine_start_clock(gs_llm_engine *e);
 
 /* Frees everything; accepts NULL. */
 void gs_llm_engine_destroy(gs_llm_engine *e);

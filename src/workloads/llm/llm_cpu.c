@@ -17,9 +17,10 @@ struct gs_llm_cpu_model {
   gs_llm_shard shard;
   gs_llm_shard_dims dims; /* what this shard holds */
   gs_comm *comm;          /* the other shards; NULL for the whole model */
-  float *embed, *final_norm, *lm_head;
-  cpu_layer *layers;
-  float *k_cache, *v_cache; /* [layer][slot][position][shard kv_heads * head_dim] */
+  uint64_t lo, hi;        /* decoder layers [lo, hi) (a pipeline stage's; else all) */
+  float *embed, *final_norm, *lm_head; /* NULL where the stage has none */
+  cpu_layer *layers;      /* hi - lo, layer l at l - lo */
+  float *k_cache, *v_cache; /* [layer - lo][slot][position][shard kv_heads * head_dim] */
   /* Scratch for `rows` rows. */
   size_t scratch_rows;
   float *h, *x, *qkv, *att, *gu, *act, *part;
@@ -44,7 +45,7 @@ static float *make_tensor(const gs_llm_cpu_model *m, uint32_t tensor) {
 
 static size_t cache_floats(const gs_llm_cpu_model *m) {
   const gs_llm_engine_config *c = &m->config;
-  return (size_t)c->shape.layers * c->max_batch * c->max_seq * m->dims.kv_heads *
+  return (size_t)(m->hi - m->lo) * c->max_batch * c->max_seq * m->dims.kv_heads *
          gs_llm_head_dim(&c->shape);
 }
 
@@ -62,19 +63,21 @@ gs_status gs_llm_cpu_create_shard(const gs_llm_engine_config *config, gs_llm_sha
   m->comm = comm;
   const gs_llm_shape *s = &config->shape;
   gs_llm_shard_sizes(s, shard, &m->dims);
-  m->embed = make_tensor(m, GS_LLM_T_EMBED);
-  m->final_norm = make_tensor(m, GS_LLM_T_FINAL_NORM);
-  m->lm_head = make_tensor(m, GS_LLM_T_LM_HEAD);
-  m->layers = calloc(s->layers, sizeof *m->layers);
-  m->k_cache = calloc(cache_floats(m), sizeof *m->k_cache);
-  m->v_cache = calloc(cache_floats(m), sizeof *m->v_cache);
+  gs_llm_engine_layers(config, &m->lo, &m->hi);
+  const int first = m->lo == 0, last = m->hi == s->layers;
+  m->embed = first ? make_tensor(m, GS_LLM_T_EMBED) : NULL;
+  m->final_norm = last ? make_tensor(m, GS_LLM_T_FINAL_NORM) : NULL;
+  m->lm_head = last ? make_tensor(m, GS_LLM_T_LM_HEAD) : NULL;
+  m->layers = calloc(m->hi - m->lo + 1, sizeof *m->layers);
+  m->k_cache = calloc(cache_floats(m) + 1, sizeof *m->k_cache);
+  m->v_cache = calloc(cache_floats(m) + 1, sizeof *m->v_cache);
   m->scores = calloc(config->max_seq, sizeof *m->scores);
-  int ok =
-      m->embed && m->final_norm && m->lm_head && m->layers && m->k_cache && m->v_cache && m->scores;
-  for (uint64_t l = 0; ok && l < s->layers; l++) {
+  int ok = (m->embed || !first) && ((m->final_norm && m->lm_head) || !last) && m->layers &&
+           m->k_cache && m->v_cache && m->scores;
+  for (uint64_t l = m->lo; ok && l < m->hi; l++) {
     for (int k = 0; ok && k < GS_LLM_LAYER_KINDS; k++) {
-      m->layers[l].w[k] = make_tensor(m, gs_llm_layer_tensor(l, k));
-      ok = m->layers[l].w[k] != NULL;
+      m->layers[l - m->lo].w[k] = make_tensor(m, gs_llm_layer_tensor(l, k));
+      ok = m->layers[l - m->lo].w[k] != NULL;
     }
   }
   if (!ok) {
@@ -101,8 +104,8 @@ static void free_scratch(gs_llm_cpu_model *m) {
 void gs_llm_cpu_destroy(gs_llm_cpu_model *m) {
   if (!m) return;
   if (m->layers)
-    for (uint64_t l = 0; l < m->config.shape.layers; l++)
-      for (int k = 0; k < GS_LLM_LAYER_KINDS; k++) free(m->layers[l].w[k]);
+    for (uint64_t l = m->lo; l < m->hi; l++)
+      for (int k = 0; k < GS_LLM_LAYER_KINDS; k++) free(m->layers[l - m->lo].w[k]);
   free(m->layers);
   free(m->embed);
   free(m->final_norm);
@@ -232,7 +235,7 @@ static void attention_block(gs_llm_cpu_model *m, uint64_t layer, size_t rows, co
   const gs_llm_shape *s = &c->shape;
   const size_t heads = m->dims.heads, kv_heads = m->dims.kv_heads;
   size_t hd = gs_llm_head_dim(s), kvw = kv_heads * hd, qw = heads * hd, row_w = qw + 2 * kvw;
-  size_t layer_base = (size_t)layer * c->max_batch * c->max_seq * kvw;
+  size_t layer_base = (size_t)(layer - m->lo) * c->max_batch * c->max_seq * kvw;
   // All rows enter the cache first: rows of one sequence see each other.
   for (size_t r = 0; r < rows; r++) {
     float *qkv = m->qkv + r * row_w;
@@ -278,25 +281,41 @@ static gs_status add_projection(gs_llm_cpu_model *m, const float *w, const float
 gs_status gs_llm_cpu_forward(gs_llm_cpu_model *m, size_t rows, const int32_t *tokens,
                              const uint32_t *slots, const uint32_t *positions, size_t n_out,
                              const uint32_t *out_rows, float *logits) {
+  return gs_llm_cpu_stage_forward(m, rows, tokens, NULL, slots, positions, n_out, out_rows, logits,
+                                  NULL);
+}
+
+gs_status gs_llm_cpu_stage_forward(gs_llm_cpu_model *m, size_t rows, const int32_t *tokens,
+                                   const float *h_in, const uint32_t *slots,
+                                   const uint32_t *positions, size_t n_out,
+                                   const uint32_t *out_rows, float *logits, float *h_out) {
   const gs_llm_engine_config *c = &m->config;
   const gs_llm_shape *s = &c->shape;
   const gs_llm_shard_dims *d = &m->dims;
+  const int first = m->embed != NULL, last = m->lm_head != NULL;
+  if ((first && !tokens) || (!first && !h_in) || (last && !logits && n_out) || (!last && !h_out))
+    GS_BUG("llm CPU stage of layers %llu..%llu called without its input or output",
+           (unsigned long long)m->lo, (unsigned long long)m->hi);
   for (size_t r = 0; r < rows; r++) {
-    if (tokens[r] < 0 || (uint64_t)tokens[r] >= s->vocab || slots[r] >= c->max_batch ||
+    const int32_t t = first ? tokens[r] : 0;
+    if (t < 0 || (uint64_t)t >= s->vocab || slots[r] >= c->max_batch ||
         positions[r] >= c->max_seq)
-      GS_BUG("llm CPU forward: row %zu has token %d, slot %u, position %u", r, tokens[r],
-             slots[r], positions[r]);
+      GS_BUG("llm CPU forward: row %zu has token %d, slot %u, position %u", r, t, slots[r],
+             positions[r]);
   }
   for (size_t i = 0; i < n_out; i++)
     if (out_rows[i] >= rows)
       GS_BUG("llm CPU forward: output row %u of %zu", out_rows[i], rows);
   GS_TRY(ensure_scratch(m, rows));
   size_t hd = gs_llm_head_dim(s);
-  for (size_t r = 0; r < rows; r++)
-    memcpy(m->h + r * s->hidden, m->embed + (size_t)tokens[r] * s->hidden,
-           s->hidden * sizeof(float));
-  for (uint64_t l = 0; l < s->layers; l++) {
-    float *const *w = m->layers[l].w;
+  if (first)
+    for (size_t r = 0; r < rows; r++)
+      memcpy(m->h + r * s->hidden, m->embed + (size_t)tokens[r] * s->hidden,
+             s->hidden * sizeof(float));
+  else
+    memcpy(m->h, h_in, rows * s->hidden * sizeof(float));
+  for (uint64_t l = m->lo; l < m->hi; l++) {
+    float *const *w = m->layers[l - m->lo].w;
     norm_rows(s, m->h, w[GS_LLM_K_ATTN_NORM], rows, m->x);
     linear(w[GS_LLM_K_QKV], m->x, rows, (d->heads + 2 * d->kv_heads) * hd, s->hidden, m->qkv, 0);
     attention_block(m, l, rows, slots, positions);
@@ -308,6 +327,10 @@ gs_status gs_llm_cpu_forward(gs_llm_cpu_model *m, size_t rows, const int32_t *to
         m->act[r * d->ffn + i] = gs_llm_round_bf16(
             gs_llm_cpu_swiglu(m->gu[r * 2 * d->ffn + i], m->gu[r * 2 * d->ffn + d->ffn + i]));
     GS_TRY(add_projection(m, w[GS_LLM_K_DOWN], m->act, rows, d->ffn));
+  }
+  if (!last) {
+    memcpy(h_out, m->h, rows * s->hidden * sizeof(float));
+    return GS_OK;
   }
   for (size_t i = 0; i < n_out; i++) {
     norm_rows(s, m->h + (size_t)out_rows[i] * s->hidden, m->final_norm, 1, m->x);

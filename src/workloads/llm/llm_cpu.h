@@ -34,6 +34,17 @@ gs_status gs_llm_cpu_forward(gs_llm_cpu_model *m, size_t rows, const int32_t *to
                              const uint32_t *slots, const uint32_t *positions, size_t n_out,
                              const uint32_t *out_rows, float *logits);
 
+/* A pipeline stage's part of gs_llm_cpu_forward (config.layer_begin ..
+ * layer_end): the first stage embeds `tokens`, a later one starts from the
+ * residual stream h_in (rows x hidden floats, the stage before's h_out);
+ * the last stage writes logits as gs_llm_cpu_forward does, the others the
+ * stream after their layers to h_out. The whole model is its own first
+ * and last stage. */
+gs_status gs_llm_cpu_stage_forward(gs_llm_cpu_model *m, size_t rows, const int32_t *tokens,
+                                   const float *h_in, const uint32_t *slots,
+                                   const uint32_t *positions, size_t n_out,
+                                   const uint32_t *out_rows, float *logits, float *h_out);
+
 /* out[i] = x[i] / sqrt(mean(x^2) + eps) * w[i], i < n. */
 void gs_llm_cpu_rmsnorm(const float *x, const float *w, size_t n, double eps, float *out);
 

@@ -34,18 +34,20 @@ typedef struct {
  * through the tiny preset (the CPU reference would take minutes). */
 #define GS_LLM_VERIFY_MAX_PARAMETERS UINT64_C(20000000)
 
-/* Under a launcher: every rank's GPU check to every process (processes
- * beyond the world contribute an empty one). */
-static gs_status share_verifications(const gs_run_config *config, gs_verification *verify) {
-  const int procs = gs_comm_world_size(config->control);
+/* Under a launcher: every replica's check to every process (replica k is
+ * checked by process k x per, the first of its `per` ranks; the other
+ * processes contribute an empty one). */
+static gs_status share_verifications(const gs_run_config *config, int per,
+                                     gs_verification *verify) {
+  const int procs = gs_comm_world_size(config->control), me = config->process_rank;
   gs_verification mine;
   memset(&mine, 0, sizeof mine);
-  if (config->process_rank < config->world_size) mine = verify[config->process_rank];
+  if (me < config->world_size && me % per == 0) mine = verify[me / per];
   gs_verification *all = calloc((size_t)procs, sizeof *all);
   if (!all) return gs_error(GS_ERR_NOMEM, "cannot gather %d GPU checks", procs);
   gs_status status = gs_comm_allgather(gs_comm_world_rank(config->control, 0), &mine, all,
                                        sizeof mine, GS_DTYPE_UINT8, NULL);
-  for (int k = 0; status == GS_OK && k < config->world_size; k++) verify[k] = all[k];
+  for (int k = 0; status == GS_OK && k < config->world_size / per; k++) verify[k] = all[k * per];
   free(all);
   return status;
 }
@@ -67,6 +69,25 @@ static gs_llm_shape verification_shape(const gs_llm_shape *measured, uint32_t tp
   return s;
 }
 
+/* GPUs are checked against the CPU reference; on the CPU backend a
+ * pipelined replica is checked against the whole model on one rank. */
+static int replicas_verified(const gs_run_config *config, const gs_llm_engine_config *e) {
+  return config->backend == GS_BACKEND_CUDA || e->pp > 1;
+}
+
+/* The replica checked: the measured layout on verification_shape; where
+ * that is not the measured shape, one layer per pipeline stage. */
+static gs_llm_engine_config verification_layout(const gs_llm_engine_config *measured) {
+  gs_llm_engine_config v = *measured;
+  const uint32_t tp = v.tp ? v.tp : 1, pp = v.pp ? v.pp : 1;
+  v.shape = verification_shape(&measured->shape, tp);
+  if (pp > 1 && v.shape.layers != measured->shape.layers) {
+    v.shape.layers = pp;
+    for (uint32_t s = 0; s <= pp; s++) v.stage_first[s] = s;
+  }
+  return v;
+}
+
 static gs_status driver_measure(void *ctx, const gs_run_config *config, size_t index,
                                 gs_measurement *out) {
   llm_sweep *d = ctx;
@@ -77,17 +98,18 @@ static gs_status driver_measure(void *ctx, const gs_run_config *config, size_t i
   gs_verification verify[GS_MAX_RANKS];
   memset(verify, 0, sizeof verify);
   gs_status status = GS_OK;
-  if (config->backend == GS_BACKEND_CUDA) {
-    const uint32_t tp = sc.engine.tp ? sc.engine.tp : 1;
-    gs_llm_shape shape = verification_shape(&sc.engine.shape, tp);
-    // Each replica (tp GPUs) is checked. Under a launcher each process
+  const int verified = replicas_verified(config, &sc.engine);
+  if (verified) {
+    const gs_llm_engine_config layout = verification_layout(&sc.engine);
+    const int per = (int)gs_llm_options_replica_ranks(d->opts);
+    // Each replica (tp x pp GPUs) is checked. Under a launcher each process
     // checks its own GPU and the results are shared, so that every process
     // holds every rank's verification.
-    for (int k = 0; k < config->world_size / (int)tp && status == GS_OK; k++)
-      if (!config->control || k == config->process_rank)
-        status = gs_llm_verify_gpu(&shape, config->seed, config->devices + (size_t)k * tp, tp,
-                                   &verify[k]);
-    if (config->control && status == GS_OK) status = share_verifications(config, verify);
+    for (int k = 0; k < config->world_size / per && status == GS_OK; k++)
+      if (!config->control || k * per == config->process_rank)
+        status = gs_llm_verify_replica(&layout, config->backend,
+                                       config->devices + (size_t)k * per, &verify[k]);
+    if (config->control && status == GS_OK) status = share_verifications(config, per, verify);
   }
   const gs_llm_options *o = d->opts;
   d->tp[index] = o->tp;
@@ -116,7 +138,7 @@ static gs_status driver_measure(void *ctx, const gs_run_config *config, size_t i
   }
   gs_status filled =
       gs_llm_measurement_fill(d->opts, config, d->runs[index], d->n_runs[index],
-                              config->backend == GS_BACKEND_CUDA ? verify : NULL, out);
+                              verified ? verify : NULL, out);
   if (status != GS_OK) {
     out->status = status;
     if (!out->error[0]) snprintf(out->error, sizeof out->error, "%s", gs_last_error());
@@ -257,6 +279,10 @@ static gs_status driver_configure(void *opts, const gs_given_options *given,
   if (config->control && o->tp > 1)
     return gs_error(GS_ERR_USAGE, "option --tp: tensor parallelism needs a replica's GPUs in one "
                     "process; under a launcher each process has one (run without the launcher)");
+  if (config->control && o->pp > 1 && config->backend == GS_BACKEND_CUDA)
+    return gs_error(GS_ERR_USAGE, "option --pp: under a launcher the stages are processes, on the "
+                    "CPU backend only so far; on GPUs run without the launcher (the stages are "
+                    "threads of one process)");
   GS_TRY(gs_llm_options_for_backend(opts, config->backend));
   return o->layouts ? choose_layouts(opts, config) : GS_OK;
 }
@@ -264,20 +290,28 @@ static gs_status driver_configure(void *opts, const gs_given_options *given,
 /* A tensor-parallel replica needs --tp GPUs: only whole replicas are measured. */
 static gs_status driver_select_counts(const void *opts, const gs_run_config *config,
                                       gs_u64_list *counts) {
-  const uint64_t tp = ((const gs_llm_options *)opts)->tp;
+  const gs_llm_options *o = opts;
+  const uint64_t tp = gs_llm_options_replica_ranks(o);
+  char option[64];
+  if (o->pp > 1 && o->tp > 1)
+    snprintf(option, sizeof option, "--tp %llu x --pp %llu", (unsigned long long)o->tp,
+             (unsigned long long)o->pp);
+  else
+    snprintf(option, sizeof option, "--%s %llu", o->pp > 1 ? "pp" : "tp",
+             (unsigned long long)(o->pp > 1 ? o->pp : o->tp));
   gs_u64_list whole = {0};
   for (size_t i = 0; i < counts->n; i++)
     if (counts->v[i] % tp == 0) whole.v[whole.n++] = counts->v[i];
   if (whole.n == 0)
     return gs_error(GS_ERR_USAGE,
-                    "option --tp %llu: a replica needs %llu %s, and no measured size (largest "
+                    "option %s: a replica needs %llu %s, and no measured size (largest "
                     "%llu) is a multiple of that",
-                    (unsigned long long)tp, (unsigned long long)tp,
+                    option, (unsigned long long)tp,
                     config->backend == GS_BACKEND_CUDA ? "GPUs" : "ranks",
                     (unsigned long long)counts->v[counts->n - 1]);
   if (whole.n < counts->n)
-    gs_note("llm --tp %llu: measuring only the sizes that are whole replicas (multiples of %llu)",
-            (unsigned long long)tp, (unsigned long long)tp);
+    gs_note("llm %s: measuring only the sizes that are whole replicas (multiples of %llu)",
+            option, (unsigned long long)tp);
   *counts = whole;
   return GS_OK;
 }

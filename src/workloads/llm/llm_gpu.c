@@ -23,15 +23,16 @@ struct gs_llm_gpu_model {
   gs_llm_shard shard;
   gs_llm_shard_dims dims; /* what this shard holds */
   gs_comm *comm;          /* the other shards; NULL for the whole model */
+  uint64_t lo, hi;        /* decoder layers [lo, hi): a pipeline stage's, else all */
   int device;
   cudaStream_t stream;
   gs_llm_cuda_queue queue; /* the stream, and whether kernels overlap (config.overlap_launches) */
   gs_llm_gemm *gemm; /* cuBLASLt, for linear layers the GEMV kernels do not take */
   void *gemm_workspace;
   uint16_t *weights; /* one allocation for every tensor */
-  uint16_t *embed, *final_norm, *lm_head;
-  gpu_layer *layers;
-  uint16_t *k_cache, *v_cache; /* [layer][slot][position][kv_heads * head_dim] */
+  uint16_t *embed, *final_norm, *lm_head; /* NULL on a stage without them */
+  gpu_layer *layers;           /* per layer of the model; [lo, hi) filled */
+  uint16_t *k_cache, *v_cache; /* [layer - lo][slot][position][kv_heads * head_dim] */
   float *rope;                 /* (cos, sin) per position and pair: gs_llm_rope_table */
   size_t max_rows;             /* prefill rows the buffers hold */
   /* Per-row buffers. */
@@ -41,6 +42,7 @@ struct gs_llm_gpu_model {
   uint16_t *x, *att;
   uint16_t *act; /* SwiGLU output of the one-kernel MLP input (<= GS_LLM_MMA_MAX_ROWS rows) */
   float *squares; /* split norms: sum of h^2 per norm of a step and row (norm_slot) */
+  uint32_t *group_last; /* pipeline prefill: each sequence's last row in its micro-batch */
   /* Prefill row description. */
   int32_t *row_tokens;
   uint32_t *row_slots, *row_positions, *last_rows;
@@ -65,9 +67,13 @@ static size_t norm_slots(const gs_llm_gpu_model *m) { return 2 * m->config.shape
 
 static size_t cache_elems(const gs_llm_gpu_model *m) {
   const gs_llm_engine_config *c = &m->config;
-  return (size_t)c->shape.layers * c->max_batch * c->max_seq * m->dims.kv_heads *
+  return (size_t)(m->hi - m->lo) * c->max_batch * c->max_seq * m->dims.kv_heads *
          gs_llm_head_dim(&c->shape);
 }
+
+/* The model's first and last stage: it embeds tokens, it has the head. */
+static int first_stage(const gs_llm_gpu_model *m) { return m->lo == 0; }
+static int last_stage(const gs_llm_gpu_model *m) { return m->hi == m->config.shape.layers; }
 
 /* Elements of the shard's slice of a tensor. */
 static uint64_t slice_elems(const gs_llm_gpu_model *m, uint32_t tensor) {
@@ -100,31 +106,39 @@ static gs_status init_tensor(gs_llm_gpu_model *m, uint16_t **at, uint32_t tensor
 
 static gs_status make_weights(gs_llm_gpu_model *m) {
   const gs_llm_shape *s = &m->config.shape;
-  uint64_t total = slice_elems(m, GS_LLM_T_EMBED) + slice_elems(m, GS_LLM_T_LM_HEAD) +
-                   slice_elems(m, GS_LLM_T_FINAL_NORM);
-  for (uint64_t l = 0; l < s->layers; l++)
+  const int first = first_stage(m), last = last_stage(m);
+  uint64_t total = (first ? slice_elems(m, GS_LLM_T_EMBED) : 0) +
+                   (last ? slice_elems(m, GS_LLM_T_LM_HEAD) + slice_elems(m, GS_LLM_T_FINAL_NORM)
+                         : 0);
+  for (uint64_t l = m->lo; l < m->hi; l++)
     for (int k = 0; k < GS_LLM_LAYER_KINDS; k++)
       total += slice_elems(m, gs_llm_layer_tensor(l, k));
   GS_TRY(alloc_device((void **)&m->weights, total * sizeof(uint16_t), "weights"));
   uint16_t *at = m->weights;
   // Every tensor starts 16-byte aligned: all dimensions (and their shards)
   // are multiples of 8 except the final norm, which is placed last.
-  m->embed = at;
-  GS_TRY(init_tensor(m, &at, GS_LLM_T_EMBED));
-  m->lm_head = at;
-  GS_TRY(init_tensor(m, &at, GS_LLM_T_LM_HEAD));
+  if (first) {
+    m->embed = at;
+    GS_TRY(init_tensor(m, &at, GS_LLM_T_EMBED));
+  }
+  if (last) {
+    m->lm_head = at;
+    GS_TRY(init_tensor(m, &at, GS_LLM_T_LM_HEAD));
+  }
   m->layers = calloc(s->layers, sizeof *m->layers);
   if (!m->layers)
     return gs_error(GS_ERR_NOMEM, "cannot allocate %llu layer records",
                     (unsigned long long)s->layers);
-  for (uint64_t l = 0; l < s->layers; l++) {
+  for (uint64_t l = m->lo; l < m->hi; l++) {
     for (int k = 0; k < GS_LLM_LAYER_KINDS; k++) {
       m->layers[l].w[k] = at;
       GS_TRY(init_tensor(m, &at, gs_llm_layer_tensor(l, k)));
     }
   }
-  m->final_norm = at;
-  GS_TRY(init_tensor(m, &at, GS_LLM_T_FINAL_NORM));
+  if (last) {
+    m->final_norm = at;
+    GS_TRY(init_tensor(m, &at, GS_LLM_T_FINAL_NORM));
+  }
   return GS_OK;
 }
 
@@ -158,6 +172,7 @@ static gs_status make_buffers(gs_llm_gpu_model *m) {
   GS_TRY(alloc_device((void **)&m->row_slots, rows * 4, "row slots"));
   GS_TRY(alloc_device((void **)&m->row_positions, rows * 4, "row positions"));
   GS_TRY(alloc_device((void **)&m->last_rows, (size_t)c->max_batch * 4, "last rows"));
+  GS_TRY(alloc_device((void **)&m->group_last, (size_t)c->max_batch * 4, "micro-batch last rows"));
   GS_TRY(alloc_device((void **)&m->tokens, (size_t)c->max_batch * 4, "tokens"));
   GS_TRY(alloc_device((void **)&m->decode_slots, (size_t)c->max_batch * 4, "decode slots"));
   GS_TRY(alloc_device((void **)&m->decode_positions, (size_t)c->max_batch * 4, "decode positions"));
@@ -202,6 +217,7 @@ gs_status gs_llm_gpu_create_shard(const gs_llm_engine_config *config, gs_llm_sha
   m->shard = shard;
   m->comm = comm;
   gs_llm_shard_sizes(&config->shape, shard, &m->dims);
+  gs_llm_engine_layers(config, &m->lo, &m->hi);
   m->device = device;
   gs_status status = GS_OK;
   cudaError_t rc = cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking);
@@ -261,6 +277,7 @@ void gs_llm_gpu_destroy(gs_llm_gpu_model *m) {
                             m->row_slots,
                             m->row_positions,
                             m->last_rows,
+                            m->group_last,
                             m->tokens,
                             m->decode_slots,
                             m->decode_positions,
@@ -344,7 +361,7 @@ static gs_status add_projection(gs_llm_gpu_model *m, const uint16_t *w, const ui
  * kernel of its own and no pass over the rows between two GEMVs. */
 static int norms_split(const gs_llm_gpu_model *m, size_t rows) {
   const uint64_t attn = m->dims.heads * gs_llm_head_dim(&m->config.shape);
-  return !m->comm && linear_kernel(m, rows, m->config.shape.hidden) == GS_LLM_GEMM_MMA &&
+  return !m->comm && first_stage(m) && last_stage(m) && linear_kernel(m, rows, m->config.shape.hidden) == GS_LLM_GEMM_MMA &&
          linear_kernel(m, rows, attn) == GS_LLM_GEMM_MMA &&
          linear_kernel(m, rows, m->dims.ffn) == GS_LLM_GEMM_MMA;
 }
@@ -374,7 +391,7 @@ static gs_status enqueue_layer_split(gs_llm_gpu_model *m, uint64_t l, int rows,
   const int attn = (int)d->heads * hd, qkv = (int)(d->heads + 2 * d->kv_heads) * hd;
   gs_llm_cuda_attn_shape as = {(int)d->heads, (int)d->kv_heads, hd, (int)m->config.max_seq};
   size_t layer_cache = (size_t)m->config.max_batch * m->config.max_seq * d->kv_heads * hd;
-  uint16_t *const *w = m->layers[l].w;
+  uint16_t *const *w = m->layers[l].w; /* the whole model: lo = 0 */
   const gs_llm_cuda_norm_in first = split_norm_in(m, 2 * l), second = split_norm_in(m, 2 * l + 1);
   const gs_llm_cuda_norm_out mid = split_norm_out(m, 2 * l + 1, w[GS_LLM_K_MLP_NORM]);
   const gs_llm_cuda_norm_out after = split_norm_out(m, 2 * l + 2, next);
@@ -419,18 +436,20 @@ static gs_status enqueue_forward(gs_llm_gpu_model *m, size_t rows, const int32_t
     const gs_llm_cuda_norm_out first = split_norm_out(m, 0, m->layers[0].w[GS_LLM_K_ATTN_NORM]);
     GS_CHECK_CUDA(gs_llm_cuda_embed_norm(tokens, m->embed, r, hidden, m->h, &first,
                                          (int)norm_slots(m), GS_LLM_MMA_MAX_ROWS, q));
-  } else {
+  } else if (first_stage(m)) {
     GS_CHECK_CUDA(gs_llm_cuda_embed(tokens, m->embed, r, hidden, m->h, q));
-  }
+  } // A later pipeline stage starts from the stream the stage before sent to m->h.
+
   for (uint64_t l = 0; split && l < s->layers; l++) {
     const uint16_t *next = l + 1 < s->layers ? m->layers[l + 1].w[GS_LLM_K_ATTN_NORM]
                            : final_split     ? m->final_norm
                                              : NULL;
     GS_TRY(enqueue_layer_split(m, l, r, slots, positions, next));
   }
-  for (uint64_t l = 0; !split && l < s->layers; l++) {
+  for (uint64_t l = m->lo; !split && l < m->hi; l++) {
     uint16_t *const *w = m->layers[l].w;
-    uint16_t *kc = m->k_cache + l * layer_cache, *vc = m->v_cache + l * layer_cache;
+    uint16_t *kc = m->k_cache + (l - m->lo) * layer_cache,
+             *vc = m->v_cache + (l - m->lo) * layer_cache;
     GS_CHECK_CUDA(gs_llm_cuda_rmsnorm(m->h, NULL, w[GS_LLM_K_ATTN_NORM], r, hidden, eps, m->x, q));
     GS_TRY(linear(m, w[GS_LLM_K_QKV], m->x, m->qkv, rows, (d->heads + 2 * d->kv_heads) * hd,
                   s->hidden, 0));
@@ -444,6 +463,7 @@ static gs_status enqueue_forward(gs_llm_gpu_model *m, size_t rows, const int32_t
     GS_TRY(mlp_input(m, w[GS_LLM_K_GATE_UP], rows, &act));
     GS_TRY(add_projection(m, w[GS_LLM_K_DOWN], act, rows, d->ffn));
   }
+  if (!last_stage(m)) return GS_OK; // the stream goes on to the next stage
   if (final_split) {
     const gs_llm_cuda_norm_in last = split_norm_in(m, 2 * s->layers);
     GS_CHECK_CUDA(gs_llm_cuda_gemv_mma_norm(m->lm_head, m->x, m->logits, (int)n_out, (int)d->vocab,
@@ -638,4 +658,83 @@ gs_status gs_llm_gpu_logits(gs_llm_gpu_model *m, size_t n, float *logits) {
   free(host);
   cudaFree(all);
   return status;
+}
+
+/* ---- pipeline stages (llm_pp.c) ----------------------------------------------- */
+
+gs_status gs_llm_gpu_stage_begin(gs_llm_gpu_model *m, int prefill, size_t n,
+                                 const uint32_t *lengths, const size_t *group_row0,
+                                 const size_t *group_first, size_t groups,
+                                 const int32_t *const *prompts) {
+  const gs_llm_engine_config *c = &m->config;
+  if (m->ahead) GS_BUG("llm pipeline stage with a decode step launched ahead");
+  m->last_rows_logits = n;
+  if (!prefill) {
+    for (size_t i = 0; i < n; i++)
+      if (m->next_position[i]++ >= c->max_seq)
+        GS_BUG("llm decode: sequence %zu is full (%u positions)", i, c->max_seq);
+    return GS_OK;
+  }
+  size_t rows = 0;
+  for (size_t i = 0; i < n; i++) rows += lengths[i];
+  if (n == 0 || n > c->max_batch || rows > m->max_rows)
+    GS_BUG("llm prefill of %zu sequences, %zu tokens (limits %u, %zu)", n, rows, c->max_batch,
+           m->max_rows);
+  // Staging: tokens | slots | positions | each sequence's last row in its
+  // micro-batch; the stream is idle (the last call was waited for).
+  uint32_t *tok = m->host_rows, *slot = tok + rows, *pos = slot + rows, *last = pos + rows;
+  size_t at = 0, g = 0;
+  for (size_t i = 0; i < n; i++) {
+    while (g + 1 < groups && i >= group_first[g + 1]) g++;
+    for (uint32_t p = 0; p < lengths[i]; p++, at++) {
+      tok[at] = first_stage(m) ? (uint32_t)prompts[i][p] : 0;
+      slot[at] = (uint32_t)i;
+      pos[at] = p;
+    }
+    last[i] = (uint32_t)(at - 1 - group_row0[g]);
+    m->next_position[i] = lengths[i];
+  }
+  GS_CHECK_CUDA(cudaMemcpy(m->row_tokens, tok, rows * 4, cudaMemcpyHostToDevice));
+  GS_CHECK_CUDA(cudaMemcpy(m->row_slots, slot, rows * 4, cudaMemcpyHostToDevice));
+  GS_CHECK_CUDA(cudaMemcpy(m->row_positions, pos, rows * 4, cudaMemcpyHostToDevice));
+  GS_CHECK_CUDA(cudaMemcpy(m->group_last, last, n * 4, cudaMemcpyHostToDevice));
+  GS_CHECK_CUDA(cudaMemcpy(m->decode_positions, m->next_position, n * 4, cudaMemcpyHostToDevice));
+  return GS_OK;
+}
+
+gs_status gs_llm_gpu_stage_group(gs_llm_gpu_model *m, int prefill, size_t first, size_t count,
+                                 size_t row0, size_t rows) {
+  // The micro-batch's rows of the stream, tokens and logits: enqueue_forward
+  // works from these pointers, restored before returning.
+  float *h = m->h, *logits = m->logits;
+  int32_t *tokens = m->tokens;
+  m->h = h + row0 * m->config.shape.hidden;
+  m->logits = logits + first * m->dims.vocab;
+  m->tokens = tokens + first;
+  gs_status st = prefill ? enqueue_forward(m, rows, m->row_tokens + row0, m->row_slots + row0,
+                                           m->row_positions + row0, count, m->group_last + first, 0)
+                         : enqueue_forward(m, count, m->tokens, m->decode_slots + first,
+                                           m->decode_positions + first, count, NULL, 1);
+  m->h = h;
+  m->logits = logits;
+  m->tokens = tokens;
+  return st;
+}
+
+gs_status gs_llm_gpu_stage_end(gs_llm_gpu_model *m, int prefill, size_t n) {
+  if (!prefill) GS_CHECK_CUDA(gs_llm_cuda_advance(m->decode_positions, (int)n, m->queue));
+  return GS_OK;
+}
+
+float *gs_llm_gpu_stage_hidden(gs_llm_gpu_model *m, size_t row0) {
+  return m->h + row0 * m->config.shape.hidden;
+}
+
+int32_t *gs_llm_gpu_stage_tokens(gs_llm_gpu_model *m, size_t first) { return m->tokens + first; }
+
+cudaStream_t gs_llm_gpu_stream(const gs_llm_gpu_model *m) { return m->stream; }
+
+gs_status gs_llm_gpu_stage_fetch(gs_llm_gpu_model *m, size_t n, int32_t *tokens) {
+  GS_CHECK_CUDA(cudaMemcpy(tokens, m->tokens, n * 4, cudaMemcpyDeviceToHost));
+  return GS_OK;
 }

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cuda_runtime_api.h>
+
 #include "core/status.h"
 #include "platform/comm.h"
 #include "workloads/llm/engine.h"
@@ -31,5 +33,28 @@ gs_status gs_llm_gpu_prefill(gs_llm_gpu_model *m, size_t n, const int32_t *const
                              const uint32_t *lengths, int32_t *first_tokens);
 gs_status gs_llm_gpu_decode(gs_llm_gpu_model *m, size_t n, size_t next, int32_t *tokens);
 gs_status gs_llm_gpu_logits(gs_llm_gpu_model *m, size_t n, float *logits);
+
+/* Pipeline stages (llm_pp.c): a stage model (config.layer_begin ..
+ * layer_end) runs a call as micro-batches. stage_begin lays out the call
+ * (prefill: the rows of n prompts, micro-batch g starting at sequence
+ * group_first[g] and row group_row0[g]; decode: the next positions) with
+ * the stream idle; stage_group enqueues the stage's layers over sequences
+ * [first, first + count), rows [row0, row0 + rows) on the model's stream,
+ * from the stream at stage_hidden(row0) (a later stage's input, received
+ * there; the first stage embeds) to the same place, or on the last stage
+ * to logits and greedy tokens at stage_tokens(first); stage_end advances
+ * decode's positions. stage_fetch copies tokens 0..n-1 to the host once
+ * the streams are done. Logits (gs_llm_gpu_logits) are the last stage's. */
+gs_status gs_llm_gpu_stage_begin(gs_llm_gpu_model *m, int prefill, size_t n,
+                                 const uint32_t *lengths, const size_t *group_row0,
+                                 const size_t *group_first, size_t groups,
+                                 const int32_t *const *prompts);
+gs_status gs_llm_gpu_stage_group(gs_llm_gpu_model *m, int prefill, size_t first, size_t count,
+                                 size_t row0, size_t rows);
+gs_status gs_llm_gpu_stage_end(gs_llm_gpu_model *m, int prefill, size_t n);
+float *gs_llm_gpu_stage_hidden(gs_llm_gpu_model *m, size_t row0);
+int32_t *gs_llm_gpu_stage_tokens(gs_llm_gpu_model *m, size_t first);
+cudaStream_t gs_llm_gpu_stream(const gs_llm_gpu_model *m);
+gs_status gs_llm_gpu_stage_fetch(gs_llm_gpu_model *m, size_t n, int32_t *tokens);
 
 #endif

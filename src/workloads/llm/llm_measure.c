@@ -110,7 +110,7 @@ gs_status gs_llm_measurement_fill(const gs_llm_options *o, const gs_run_config *
   m->verification.status = GS_VERIFY_SKIPPED;
   snprintf(m->verification.detail, sizeof m->verification.detail, "%s",
            config->backend == GS_BACKEND_CPU ? "the CPU backend is the reference" : "not verified");
-  const int replicas = config->world_size / (int)(o->tp ? o->tp : 1);
+  const int replicas = config->world_size / (int)gs_llm_options_replica_ranks(o);
   for (int k = 0; verification && k < replicas; k++) {
     const gs_verification *v = &verification[k];
     if (v->max_abs_error > m->verification.max_abs_error)
@@ -128,7 +128,9 @@ gs_status gs_llm_measurement_fill(const gs_llm_options *o, const gs_run_config *
   if (status != GS_OK) m->status = status;
   if (m->status == GS_OK && m->verification.status == GS_VERIFY_FAILED) {
     m->status = GS_ERR_VERIFY;
-    snprintf(m->error, sizeof m->error, "GPU logits differ from the CPU reference: %s",
+    snprintf(m->error, sizeof m->error, "%s: %s",
+             config->backend == GS_BACKEND_CUDA ? "GPU logits differ from the CPU reference"
+                                                : "the split replica differs from the whole model",
              m->verification.detail);
   }
   return status;
@@ -261,6 +263,11 @@ gs_status gs_llm_summary_compute(const gs_llm_options *o, const gs_llm_run_resul
   out->dispatch = o->dispatch;
   out->batch = o->scenario == GS_LLM_SINGLE_STREAM ? 1 : o->batch;
   out->tensor_parallel = (int)o->tp;
+  out->gpus_per_replica = (int)gs_llm_options_replica_ranks(o);
+  gs_llm_scenario_config sc;
+  const gs_run_config none = {.world_size = m->world_size, .runs = 1};
+  gs_llm_options_scenario(o, &none, &sc);
+  gs_llm_pp_summarize(&sc.engine, runs, n_runs, &out->pipeline);
   out->weight_bytes_per_second = out->roofline_fraction = out->latency_p90 = NAN;
   double seconds = 0.0;
   outcome_samples total = {0};
@@ -278,7 +285,7 @@ gs_status gs_llm_summary_compute(const gs_llm_options *o, const gs_llm_run_resul
   // over the time per output token is the achieved weight bandwidth, of a
   // replica's GPUs together (tensor parallelism: tp of them).
   if (tpot->n > 0 && tpot->median > 0) {
-    const double peak = peak_bandwidth * (double)o->tp;
+    const double peak = peak_bandwidth * (double)out->gpus_per_replica;
     out->weight_stream = 1;
     out->weight_bytes_per_second = (double)out->decode_weight_bytes / tpot->median;
     out->roofline_fraction = finite_or_nan(peak > 0 ? out->weight_bytes_per_second / peak : NAN);
@@ -299,7 +306,7 @@ gs_status gs_llm_summary_compute(const gs_llm_options *o, const gs_llm_run_resul
   GS_TRY(gs_llm_goodput(&o->slo, runs, n_runs, &out->goodput));
   const int world = n_runs ? runs[0].world_size : 0;
   for (int k = 0; k < world && k < GS_MAX_RANKS && status == GS_OK; k++) {
-    status = rank_summary(runs, n_runs, k, out->tensor_parallel, m, &out->ranks[k]);
+    status = rank_summary(runs, n_runs, k, out->gpus_per_replica, m, &out->ranks[k]);
     out->n_ranks = k + 1;
   }
   return status;
@@ -363,8 +370,8 @@ gs_status gs_llm_measurement_annotate(cJSON *mjson, const gs_llm_summary *s,
   // The generic record report and predict read (docs/result-schema.md,
   // "parallelism"): one rank record is a replica of --tp GPUs.
   cJSON *par = gs_json_put_object(&b, mjson, "parallelism");
-  gs_json_put_number(&b, par, "gpus_per_rank", s->tensor_parallel);
-  gs_json_put_string(&b, par, "option", "tp");
+  gs_json_put_number(&b, par, "gpus_per_rank", s->gpus_per_replica);
+  gs_json_put_string(&b, par, "option", s->pipeline.stages > 1 ? "pp" : "tp");
   cJSON *l = gs_json_put_object(&b, mjson, "llm");
   gs_json_put_string(&b, l, "note", GS_LLM_NOTE);
   gs_json_put_u64(&b, l, "parameters", s->parameters);
@@ -401,15 +408,16 @@ gs_status gs_llm_measurement_annotate(cJSON *mjson, const gs_llm_summary *s,
     cJSON *ro = gs_json_check(&b, cJSON_CreateObject());
     gs_json_put_number(&b, ro, "rank", rs->rank);
     gs_json_put_number(&b, ro, "device", rs->device);
-    if (s->tensor_parallel > 1) {
+    if (s->gpus_per_replica > 1) {
       cJSON *devs = gs_json_put_array(&b, ro, "devices");
-      for (int j = 0; j < s->tensor_parallel && j < GS_MAX_RANKS; j++)
+      for (int j = 0; j < s->gpus_per_replica && j < GS_MAX_RANKS; j++)
         gs_json_append_number(&b, devs, rs->devices[j]);
     }
     put_outcome(&b, ro, &rs->outcome);
     gs_json_put_number(&b, ro, "busy_seconds", rs->busy_seconds);
     gs_json_append(&b, ranks, ro);
   }
+  gs_llm_pp_to_json(&b, l, &s->pipeline);
   cJSON *jruns = cJSON_GetObjectItemCaseSensitive(mjson, "runs");
   size_t r = 0;
   for (cJSON *jr = jruns ? jruns->child : NULL; !b.failed && jr && r < n_runs; jr = jr->next, r++) {
@@ -462,6 +470,7 @@ void gs_llm_measurement_print(FILE *out, const gs_llm_summary *s) {
             s->server.target_rate, s->server.achieved_rate, s->server.ttft_p99,
             s->server.ttft_bound, s->server.tpot_p99, s->server.tpot_bound,
             s->server.bounds_met ? "bounds met" : "BOUNDS MISSED");
+  gs_llm_pp_print(out, &s->pipeline);
   if (gs_slo_any(&s->slo)) {
     char line[1024];
     gs_slo_goodput_describe(&s->slo, &s->goodput, line, sizeof line);

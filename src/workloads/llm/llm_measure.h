@@ -14,6 +14,7 @@
 #include "core/result.h"
 #include "core/slo.h"
 #include "workloads/llm/llm_options.h"
+#include "workloads/llm/llm_pp_report.h"
 #include "workloads/llm/scenario.h"
 
 /* Fills *m (caller frees with gs_measurement_free) from n_runs runs of one
@@ -67,6 +68,8 @@ typedef struct {
   gs_slo slo;                     /* --slo; none when not given */
   gs_slo_goodput goodput;         /* against slo, over the not-cold requests of all runs */
   int tensor_parallel;
+  int gpus_per_replica;           /* tensor_parallel x pipeline stages */
+  gs_llm_pp_summary pipeline;     /* --pp: the stages' busy and idle time */
   int n_ranks;
   gs_llm_rank_summary ranks[GS_MAX_RANKS];
 } gs_llm_summary;

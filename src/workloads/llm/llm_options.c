@@ -8,6 +8,7 @@
 #include "core/check.h"
 #include "core/json.h"
 #include "workloads/llm/llm_driver.h"
+#include "workloads/llm/llm_pp.h"
 
 static const char *const preset_choices[] = {"llama-8b", "llama-1b", "tiny", NULL};
 
@@ -38,6 +39,7 @@ static void *gs_llm_options_new(void) {
   o->tpot_bound = 0.2;
   o->decode_gemm = GS_LLM_GEMM_AUTO;
   o->tp = 1;
+  o->pp = 1;
   gs_slo_none(&o->slo);
   o->slo_percentile = GS_SLO_DEFAULT_PERCENTILE;
   o->arrival = GS_LLM_ARRIVAL_POISSON;
@@ -77,7 +79,7 @@ static void *gs_llm_options_new(void) {
        .choices = gs_llm_dispatch_names, .metavar = "D",
        .help = "static: even split of the samples over replicas; dynamic: shared queue"},
       {.name = "batch", .kind = GS_OPT_COUNT, .target = &o->batch, .min = 1,
-       .max = 256, .metavar = "N", .help = "sequences per batch (single-stream: 1)",
+       .max = GS_LLM_MAX_BATCH, .metavar = "N", .help = "sequences per batch (single-stream: 1)",
        .given = &o->given_batch},
       {.name = "samples", .kind = GS_OPT_COUNT, .target = &o->samples, .min = 1,
        .max = 10000000, .metavar = "N", .help = "samples in the stream (all replicas together)"},
@@ -115,6 +117,20 @@ static void *gs_llm_options_new(void) {
        .help = "tensor parallelism: each replica splits heads, FFN and vocabulary over N GPUs "
                "(all-reduce after attention and MLP); replicas = GPUs / N",
        .given = &o->given_tp},
+      {.name = "pp", .kind = GS_OPT_COUNT, .target = &o->pp, .min = 1, .max = GS_LLM_MAX_STAGES,
+       .metavar = "P",
+       .help = "pipeline parallelism: each replica's decoder layers split into P stages of --tp "
+               "GPUs each, a batch moving through them as micro-batches; replicas = GPUs / (tp x P)",
+       .given = &o->given_pp},
+      {.name = "micro-batches", .kind = GS_OPT_COUNT, .target = &o->micro_batches, .min = 1,
+       .max = GS_LLM_MAX_BATCH, .metavar = "M",
+       .help = "with --pp: each prefill and decode step's sequences cut into M micro-batches, at "
+               "most --batch (default: one per stage)",
+       .given = &o->given_micro_batches},
+      {.name = "stages", .kind = GS_OPT_COUNT_LIST, .target = &o->stage_bounds, .min = 1,
+       .max = 1024, .metavar = "L1,L2,...",
+       .help = "with --pp: first layer of stages 1..P-1 (default: equal stages)",
+       .given = &o->given_stages},
       {.name = "slo", .kind = GS_OPT_STRING, .target = &o->slo_text, .metavar = "TARGETS",
        .help = "latency targets for goodput: ttft=DUR,tpot=DUR,latency=DUR (any subset; "
                "DUR with s, ms or us) or a preset: conversational (MLPerf Llama-3.1-8B: TTFT "
@@ -194,6 +210,26 @@ static gs_status gs_llm_options_check_serving(const gs_llm_options *o) {
   return GS_OK;
 }
 
+/* --pp, --micro-batches and --stages: the split must exist, the
+ * micro-batches need --pp and a sequence each. */
+static gs_status gs_llm_options_check_pipeline(const gs_llm_options *o, const gs_llm_shape *s) {
+  if (o->pp == 1) {
+    if (o->given_micro_batches) return gs_error(GS_ERR_USAGE, "option --micro-batches: needs --pp above 1");
+    if (o->given_stages) return gs_error(GS_ERR_USAGE, "option --stages: needs --pp above 1");
+    return GS_OK;
+  }
+  uint32_t first[GS_LLM_MAX_STAGES + 1];
+  GS_TRY(gs_llm_pp_split(s->layers, (uint32_t)o->pp, o->stage_bounds.v, o->stage_bounds.n, first));
+  const uint64_t batch = o->scenario == GS_LLM_SINGLE_STREAM ? 1 : o->batch;
+  if (o->given_micro_batches && o->micro_batches > batch)
+    return gs_error(GS_ERR_USAGE, "option --micro-batches %llu: a batch of %llu sequences has "
+                    "fewer (each micro-batch needs one)", (unsigned long long)o->micro_batches,
+                    (unsigned long long)batch);
+  if (o->layouts)
+    return gs_error(GS_ERR_USAGE, "option --layouts: varies --tp only; not with --pp");
+  return GS_OK;
+}
+
 static gs_status gs_llm_options_check(void *opts) {
   gs_llm_options *o = opts;
   gs_llm_shape s = gs_llm_options_shape(o);
@@ -231,6 +267,7 @@ static gs_status gs_llm_options_check(void *opts) {
   char why[160];
   if (!gs_llm_shard_fits(&s, (uint32_t)o->tp, why, sizeof why))
     return gs_error(GS_ERR_USAGE, "option --tp %llu: %s", (unsigned long long)o->tp, why);
+  GS_TRY(gs_llm_options_check_pipeline(o, &s));
   if (o->scenario == GS_LLM_SINGLE_STREAM && o->given_batch && o->batch != 1)
     return gs_error(GS_ERR_USAGE,
                     "option --batch: single-stream issues one sample at a time (batch 1), got %llu",
@@ -285,6 +322,16 @@ static cJSON *gs_llm_options_to_json(const void *opts) {
   gs_json_put_bool(&b, j, "overlap", !o->no_overlap);
   gs_json_put_string(&b, j, "decode_gemm", gs_llm_decode_gemm_names[o->decode_gemm]);
   gs_json_put_number(&b, j, "tp", (double)o->tp);
+  if (o->pp > 1) {
+    // Only with a pipeline, so that documents without one keep their options.
+    gs_json_put_number(&b, j, "pp", (double)o->pp);
+    gs_json_put_number(&b, j, "micro_batches", (double)o->micro_batches);
+    cJSON *firsts = gs_json_put_array(&b, j, "stage_first_layers");
+    uint32_t first[GS_LLM_MAX_STAGES + 1];
+    if (gs_llm_pp_split(s.layers, (uint32_t)o->pp, o->stage_bounds.v, o->stage_bounds.n, first) ==
+        GS_OK)
+      for (uint64_t k = 0; k < o->pp; k++) gs_json_append_number(&b, firsts, first[k]);
+  }
   gs_json_put_string_or_null(&b, j, "slo", o->slo_text);
   gs_json_put_number(&b, j, "slo_percentile", o->slo_percentile);
   gs_json_put_string(&b, j, "arrival", gs_llm_arrival_names[o->arrival]);
@@ -345,6 +392,11 @@ void gs_llm_options_scenario(const gs_llm_options *o, const gs_run_config *run,
   e->overlap_launches = !o->no_overlap;
   e->decode_gemm = o->decode_gemm;
   e->tp = (uint32_t)o->tp;
+  e->pp = (uint32_t)o->pp;
+  e->micro_batches = (uint32_t)o->micro_batches;
+  if (o->pp > 1 && gs_llm_pp_split(e->shape.layers, e->pp, o->stage_bounds.v, o->stage_bounds.n,
+                                   e->stage_first) != GS_OK)
+    GS_BUG("llm --pp %u: the split checked with the options failed", e->pp);
   out->scenario = (gs_llm_scenario_kind)o->scenario;
   out->dispatch = (gs_llm_dispatch)o->dispatch;
   uint64_t per = run->scaling == GS_SCALING_WEAK ? (uint64_t)run->world_size : 1;

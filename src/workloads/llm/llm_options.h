@@ -13,7 +13,7 @@
 #include "workloads/llm/scenario.h"
 #include "workloads/workload.h"
 
-#define GS_LLM_OPTION_COUNT 35
+#define GS_LLM_OPTION_COUNT 38
 
 typedef struct {
   int preset; /* index into gs_llm_presets */
@@ -31,6 +31,10 @@ typedef struct {
   int no_overlap;
   int decode_gemm; /* gs_llm_decode_gemm */
   uint64_t tp;     /* GPUs (or CPU ranks) per replica: tensor parallelism */
+  uint64_t pp;     /* pipeline stages per replica (llm_pp.h), each of tp GPUs */
+  uint64_t micro_batches; /* --micro-batches: a call's sequences cut into M (0: one per stage) */
+  gs_u64_list stage_bounds; /* --stages: first layer of stages 1 .. pp-1 */
+  int given_pp, given_micro_batches, given_stages;
   const char *slo_text; /* --slo as given, or NULL */
   gs_slo slo;           /* parsed from slo_text by the options check; none when not given */
   double slo_percentile; /* --slo-percentile: the percentile a rate must meet the targets at */
@@ -62,6 +66,11 @@ gs_status gs_llm_options_for_backend(gs_llm_options *o, gs_backend backend);
 
 /* The model shape the options describe (preset plus overrides). */
 gs_llm_shape gs_llm_options_shape(const gs_llm_options *o);
+
+/* GPUs (CPU ranks) of one replica: tp x pp. */
+static inline uint64_t gs_llm_options_replica_ranks(const gs_llm_options *o) {
+  return (o->tp ? o->tp : 1) * (o->pp ? o->pp : 1);
+}
 
 /* The scenario configuration for one measurement at run->world_size
  * ranks: seed and warm-up batches from `run`; with weak scaling the stream

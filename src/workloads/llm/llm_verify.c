@@ -20,6 +20,7 @@ typedef struct {
   uint64_t mismatches, tokens, ties;
   int diverged; /* a near-tie picked another token: later steps not comparable */
   uint64_t ahead_tokens, ahead_mismatches; /* replay with steps launched ahead */
+  uint64_t inexact; /* logits not equal bit for bit */
 } compare_state;
 
 /* The GPU's decode steps of one run: rows and tokens per step. */
@@ -40,6 +41,7 @@ static void compare_rows(const float *cpu, const float *gpu, const int32_t *cpu_
     for (uint64_t i = 0; i < vocab; i++) {
       double e = fabs((double)c[i] - g[i]);
       if (!(e <= tol)) st->mismatches++;
+      if (memcmp(&c[i], &g[i], sizeof c[i]) != 0) st->inexact++;
       if (e > st->max_err || isnan(e)) st->max_err = isnan(e) ? INFINITY : e;
     }
     st->tokens++;
@@ -121,9 +123,18 @@ static gs_status run_pair(gs_llm_engine *cpu, gs_llm_engine *gpu, const gs_llm_e
 
 gs_status gs_llm_verify_gpu(const gs_llm_shape *shape, uint64_t seed, const int *devices,
                             uint32_t tp, gs_verification *out) {
+  const gs_llm_engine_config layout = {.shape = *shape, .seed = seed, .tp = tp};
+  return gs_llm_verify_replica(&layout, GS_BACKEND_CUDA, devices, out);
+}
+
+gs_status gs_llm_verify_replica(const gs_llm_engine_config *layout, gs_backend backend,
+                                const int *devices, gs_verification *out) {
   memset(out, 0, sizeof *out);
-  const int device = devices[0];
-  GS_CHECK_CUDA(cudaSetDevice(device));
+  const gs_llm_shape *shape = &layout->shape;
+  const uint64_t seed = layout->seed;
+  const uint32_t tp = layout->tp ? layout->tp : 1, pp = layout->pp ? layout->pp : 1;
+  const int cuda = backend == GS_BACKEND_CUDA, device = cuda ? devices[0] : -1;
+  if (cuda) GS_CHECK_CUDA(cudaSetDevice(device));
   gs_llm_engine_config cfg = {.shape = *shape,
                               .seed = seed,
                               .max_batch = VERIFY_SEQS,
@@ -134,13 +145,18 @@ gs_status gs_llm_verify_gpu(const gs_llm_shape *shape, uint64_t seed, const int 
                               .decode_gemm = GS_LLM_GEMM_AUTO};
   compare_state st = {0};
   gs_status status = GS_OK;
-  // Every way of running small linear layers: auto, SIMT, tensor cores, cuBLAS.
-  for (int pass = GS_LLM_GEMM_AUTO; pass <= GS_LLM_GEMM_CUBLAS && status == GS_OK; pass++) {
+  // Every way of running small linear layers on CUDA: auto, SIMT, tensor
+  // cores, cuBLAS; the CPU has one.
+  const int passes = cuda ? GS_LLM_GEMM_CUBLAS : GS_LLM_GEMM_AUTO;
+  for (int pass = GS_LLM_GEMM_AUTO; pass <= passes && status == GS_OK; pass++) {
     gs_llm_engine_config gc = cfg;
     gc.decode_gemm = pass;
     gc.tp = tp;
+    gc.pp = pp;
+    gc.micro_batches = layout->micro_batches;
+    memcpy(gc.stage_first, layout->stage_first, sizeof gc.stage_first);
     gs_llm_engine *gpu = NULL, *ref = NULL;
-    status = gs_llm_engine_create(&gc, GS_BACKEND_CUDA, devices, &gpu);
+    status = gs_llm_engine_create(&gc, backend, devices, &gpu);
     // A fresh reference per pass: each starts from empty caches.
     if (status == GS_OK) status = gs_llm_engine_create(&cfg, GS_BACKEND_CPU, NULL, &ref);
     if (status == GS_OK) status = run_pair(ref, gpu, &cfg, seed, &st);
@@ -148,9 +164,27 @@ gs_status gs_llm_verify_gpu(const gs_llm_shape *shape, uint64_t seed, const int 
     gs_llm_engine_destroy(ref);
   }
   GS_TRY(status);
+  // The CPU's split replica sums in the whole model's order, but for the
+  // tensor-parallel partial sums: bit for bit there.
+  const int exact = !cuda && tp == 1;
   out->max_abs_error = st.max_err;
-  out->tolerance = st.tolerance;
-  out->mismatches = st.mismatches + st.ahead_mismatches;
+  out->tolerance = exact ? 0.0 : st.tolerance;
+  out->mismatches = st.mismatches + st.ahead_mismatches + (exact ? st.inexact : 0);
+  if (!cuda) {
+    out->status = out->mismatches == 0 ? GS_VERIFY_PASSED : GS_VERIFY_FAILED;
+    snprintf(out->detail, sizeof out->detail,
+             "CPU replica of %u pipeline stage%s x %u tensor-parallel shard%s vs the whole model "
+             "on one rank, hidden %llu x %llu layers, vocab %llu: logits of %llu token positions "
+             "(prefill and decode), max |diff| %.3g (%s), %llu mismatches; %llu of %llu tokens "
+             "decoded again differ",
+             pp, pp == 1 ? "" : "s", tp, tp == 1 ? "" : "s", (unsigned long long)shape->hidden,
+             (unsigned long long)shape->layers, (unsigned long long)shape->vocab,
+             (unsigned long long)st.tokens, st.max_err,
+             exact ? "bit for bit" : "tolerance 2e-2 x max |logit|",
+             (unsigned long long)out->mismatches, (unsigned long long)st.ahead_mismatches,
+             (unsigned long long)st.ahead_tokens);
+    return GS_OK;
+  }
   out->status = out->mismatches == 0 ? GS_VERIFY_PASSED : GS_VERIFY_FAILED;
   snprintf(
       out->detail, sizeof out->detail,
@@ -158,7 +192,9 @@ gs_status gs_llm_verify_gpu(const gs_llm_shape *shape, uint64_t seed, const int 
       "token positions (prefill and decode; SIMT, tensor-core and cuBLAS paths), max |diff| %.3g "
       "(tolerance %.3g = %.0e x max |logit|), %llu mismatches%s; decoding with each next step "
       "launched ahead: %llu of %llu tokens differ",
-      device, tp > 1 ? " (first of a tensor-parallel replica)" : "",
+      device, pp > 1   ? " (first of a pipelined replica)"
+              : tp > 1 ? " (first of a tensor-parallel replica)"
+                       : "",
       (unsigned long long)shape->hidden, (unsigned long long)shape->layers,
       (unsigned long long)shape->vocab, (unsigned long long)st.tokens, st.max_err, st.tolerance,
       GS_LLM_VERIFY_RTOL, (unsigned long long)st.mismatches,

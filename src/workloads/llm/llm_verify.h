@@ -5,6 +5,8 @@
 #define GS_LLM_VERIFY_H
 
 #include "core/result.h"
+#include "core/types.h"
+#include "workloads/llm/engine.h"
 #include "workloads/llm/model.h"
 
 /* Relative logit tolerance: |gpu - cpu| <= GS_LLM_VERIFY_RTOL * max(1, max |cpu|). */
@@ -18,5 +20,14 @@
  * status only when something could not run. */
 gs_status gs_llm_verify_gpu(const gs_llm_shape *shape, uint64_t seed, const int *devices,
                             uint32_t tp, gs_verification *out);
+
+/* Compares a replica of `layout` (its shape, tp, pp, micro-batches and
+ * stage split; seed) on `backend` (devices[0 .. tp x pp) on CUDA) with the
+ * CPU reference of the whole model, as gs_llm_verify_gpu does; on the CPU
+ * backend every logit must be equal bit for bit (a split replica computes
+ * the same sums in the same order, tensor parallelism aside: its partial
+ * sums are held to the GPU's tolerance) and every token the same. */
+gs_status gs_llm_verify_replica(const gs_llm_engine_config *layout, gs_backend backend,
+                                const int *devices, gs_verification *out);
 
 #endif

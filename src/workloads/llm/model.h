@@ -17,6 +17,12 @@
 #define GS_LLM_HD
 #endif
 
+/* Most sequences of one batch (--batch). */
+#define GS_LLM_MAX_BATCH 256
+
+/* Most pipeline stages of one replica (--pp). */
+#define GS_LLM_MAX_STAGES 64
+
 typedef struct {
   uint64_t hidden; /* model width */
   uint64_t layers;

@@ -16,6 +16,7 @@
 #include "core/timer.h"
 #include "platform/comm.h"
 #include "platform/trace.h"
+#include "workloads/llm/scenario_mpi.h"
 
 const char *const gs_llm_scenario_names[] = {"offline", "server", "single-stream", NULL};
 const char *const gs_llm_dispatch_names[] = {"static", "dynamic", NULL};
@@ -299,6 +300,7 @@ static gs_status warm_up(replica *r) {
     if (w == 0) r->result->cold_seconds = gs_time_seconds() - t0;
   }
   r->result->forward_passes = 0;
+  gs_llm_engine_reset_seconds(r->engine);
   return GS_OK;
 }
 
@@ -316,13 +318,19 @@ static gs_status replica_setup(replica *r) {
   if (!r->prompt_storage || !r->prompts || !r->lengths || !r->tokens || !r->batch || !r->ids ||
       !r->issued)
     return gs_error(GS_ERR_NOMEM, "cannot allocate the replica's batch buffers");
-  // Replica k drives GPUs k tp .. k tp + tp - 1 (tensor parallelism), or GPU k.
-  const uint32_t tp = c->engine.tp ? c->engine.tp : 1;
-  const int *devices = sh->run->devices + (size_t)r->rank * tp;
+  // Replica k drives GPUs k g .. k g + g - 1 (g = tp x pp: its shards and
+  // stages), or GPU k.
+  const uint32_t g = (c->engine.tp ? c->engine.tp : 1) * (c->engine.pp ? c->engine.pp : 1);
+  const int *devices = sh->run->devices + (size_t)r->rank * g;
   if (sh->run->backend == GS_BACKEND_CUDA) GS_CHECK_CUDA(cudaSetDevice(devices[0]));
   // Host lane only: the replica's kernels come from CUPTI where it loads.
   GS_TRY(gs_trace_attach(sh->run->trace, sh->run->trace_measurement, r->rank,
                          sh->run->backend == GS_BACKEND_CUDA ? devices[0] : -1, NULL));
+  // Under a launcher the replica's later stages are the processes after this one.
+  if (sh->run->control && g > 1)
+    return gs_llm_engine_create_stage(&c->engine, sh->run->backend,
+                                      gs_comm_world_rank(sh->run->control, 0), sh->run->process_rank,
+                                      0, &r->engine);
   return gs_llm_engine_create(&c->engine, sh->run->backend, devices, &r->engine);
 }
 
@@ -398,6 +406,7 @@ static void *replica_main(void *arg) {
   r->cold_pending = sh->config->warmup == 0;
   gs_status status = replica_setup(r);
   if (status == GS_OK) status = warm_up(r);
+  if (status == GS_OK) status = gs_llm_engine_start_clock(r->engine);
   if (status != GS_OK) gs_barrier_abort(&sh->barrier);
   // Every replica is ready before the clock starts.
   if (gs_barrier_wait(&sh->barrier) == 0) {
@@ -415,6 +424,9 @@ static void *replica_main(void *arg) {
   r->result->status = status;
   gs_trace_abandon(0);
   gs_trace_detach();
+  if (r->engine)
+    gs_llm_engine_stage_seconds(r->engine, r->result->stage_busy, &r->result->stages,
+                                &r->result->pass_seconds);
   gs_llm_engine_destroy(r->engine);
   r->engine = NULL;
   gs_set_thread_rank(-1);
@@ -430,16 +442,6 @@ static void replica_free(replica *r) {
   free(r->ids);
   free(r->issued);
 }
-
-/* Under a launcher: every process's replica outcome, fixed size, for the
- * allgather over the control world. */
-typedef struct {
-  int32_t status;
-  int32_t device;
-  double cold_seconds, busy_seconds, end_seconds;
-  uint64_t n_requests, forward_passes, generated_tokens;
-  char error[1024];
-} replica_header;
 
 /* Under a launcher: the clock starts for every process together. The main
  * thread meets its replica (when it runs one) at the in-process barrier,
@@ -458,173 +460,57 @@ static gs_status start_clock_with_processes(scenario_shared *sh, int local) {
   return GS_OK;
 }
 
-/* This process's replica outcome (all zero when it runs none). */
-static void header_of(const gs_llm_run_result *out, int me, int world, replica_header *h) {
-  memset(h, 0, sizeof *h);
-  if (me >= world) return;
-  const gs_llm_replica_result *r = &out->replicas[me];
-  h->status = (int32_t)r->status;
-  h->device = r->device;
-  h->cold_seconds = r->cold_seconds;
-  h->busy_seconds = r->busy_seconds;
-  h->end_seconds = out->seconds;
-  h->n_requests = r->n_requests;
-  h->forward_passes = r->forward_passes;
-  h->generated_tokens = r->generated_tokens;
-  snprintf(h->error, sizeof h->error, "%s", r->error);
-}
-
-/* Files replica k's outcome `h` and its h->n_requests records into r. */
-static gs_status absorb_header(gs_llm_replica_result *r, int k, const replica_header *h,
-                               const gs_llm_request_record *requests) {
-  r->rank = k;
-  r->status = (gs_status)h->status;
-  r->device = h->device;
-  r->cold_seconds = h->cold_seconds;
-  r->busy_seconds = h->busy_seconds;
-  r->forward_passes = h->forward_passes;
-  r->generated_tokens = h->generated_tokens;
-  snprintf(r->error, sizeof r->error, "%s", h->error);
-  r->n_requests = (size_t)h->n_requests;
-  if (r->n_requests == 0) return GS_OK;
-  r->requests = malloc(r->n_requests * sizeof *r->requests);
-  if (!r->requests) {
-    r->n_requests = 0;
-    return gs_error(GS_ERR_NOMEM, "cannot hold the samples of replica %d", k);
+/* Under a launcher, the process of a later pipeline stage (part->per
+ * ranks per replica): builds its stage and follows the replica's first
+ * stage, the process `stage` ranks before it, through warm-up, the clock's
+ * start (met with every process: *clock) and the stream, until it quits.
+ * Its busy seconds after warm-up and its outcome go into *part. */
+static void follow_stage(scenario_shared *sh, gs_llm_process_part *part, gs_status *clock) {
+  const gs_run_config *run = sh->run;
+  const int me = run->process_rank, stage = me % part->per;
+  gs_set_thread_rank(me);
+  gs_llm_engine *e = NULL;
+  gs_status st = gs_llm_engine_create_stage(&sh->config->engine, run->backend,
+                                            gs_comm_world_rank(run->control, 0), me - stage,
+                                            (uint32_t)stage, &e);
+  int at_clock = 0;
+  if (st == GS_OK) st = gs_llm_engine_follow(e, &at_clock);
+  if (st == GS_OK) gs_llm_engine_reset_seconds(e); /* warm-up is over */
+  *clock = start_clock_with_processes(sh, 0);
+  if (st == GS_OK && *clock == GS_OK && at_clock) st = gs_llm_engine_follow(e, &at_clock);
+  if (e) {
+    double busy[GS_LLM_MAX_STAGES], calls = 0.0;
+    uint32_t stages = 0;
+    gs_llm_engine_stage_seconds(e, busy, &stages, &calls);
+    part->stage_busy = busy[stage];
   }
-  memcpy(r->requests, requests, r->n_requests * sizeof *r->requests);
-  return GS_OK;
-}
-
-/* Under a launcher: brings every replica's result to every process, so that
- * out->replicas holds all world_size ranks (samples included) wherever the
- * document is written. Processes beyond the world contribute nothing. */
-static gs_status gather_replicas(const gs_run_config *run, gs_llm_run_result *out) {
-  gs_comm *control = gs_comm_world_rank(run->control, 0);
-  const int procs = gs_comm_world_size(run->control);
-  const int me = run->process_rank, world = run->world_size;
-  replica_header mine;
-  header_of(out, me, world, &mine);
-  replica_header *all = calloc((size_t)procs, sizeof *all);
-  if (!all) return gs_error(GS_ERR_NOMEM, "cannot gather %d replica results", procs);
-  gs_status status = gs_comm_allgather(control, &mine, all, sizeof mine, GS_DTYPE_UINT8, NULL);
-  int comm_failed = status != GS_OK;
-  uint64_t most = 0;
-  for (int k = 0; status == GS_OK && k < procs; k++)
-    if (all[k].n_requests > most) most = all[k].n_requests;
-  const size_t bytes = (size_t)most * sizeof(gs_llm_request_record);
-  gs_llm_request_record *send = most ? calloc(most, sizeof *send) : NULL;
-  gs_llm_request_record *recv = most ? calloc((size_t)procs * most, sizeof *recv) : NULL;
-  if (status == GS_OK && most && (!send || !recv))
-    status = gs_error(GS_ERR_NOMEM, "cannot gather %llu samples per replica",
-                      (unsigned long long)most);
-  if (status == GS_OK && most) {
-    if (me < world && out->replicas[me].n_requests)
-      memcpy(send, out->replicas[me].requests,
-             out->replicas[me].n_requests * sizeof(gs_llm_request_record));
-    status = gs_comm_allgather(control, send, recv, bytes, GS_DTYPE_UINT8, NULL);
-    comm_failed = status != GS_OK;
-  }
-  for (int k = 0; status == GS_OK && k < world; k++) {
-    gs_llm_replica_result *r = &out->replicas[k];
-    const replica_header *h = &all[k];
-    if (out->seconds < h->end_seconds) out->seconds = h->end_seconds;
-    if (k == me) continue;
-    status = absorb_header(r, k, h, recv + (size_t)k * most);
-  }
-  // A broken allgather cannot be cancelled: MPI may still write into its
-  // buffers while the survivors exchange their results, so they stay.
-  if (comm_failed) return status;
-  free(all);
-  free(send);
-  free(recv);
-  return status;
-}
-
-/* Marks replica r, stopped by the job's end, as stopped because rank
- * `lost` was lost (its requests completed until then are kept). */
-static void stopped_by(gs_llm_replica_result *r, int lost) {
-  if (r->status != GS_ERR_INTERRUPTED && r->status != GS_ERR_TIMEOUT && r->status != GS_ERR_MPI)
-    return;
-  r->status = GS_ERR_ABORTED;
-  snprintf(r->error, sizeof r->error, "stopped after %zu requests because rank %d was lost",
-           r->n_requests, lost);
-}
-
-/* Under a launcher, after the gather broke with `status` (a process was
- * lost): names the lost rank (gs_comm_find_lost) and exchanges the live
- * replicas' results point to point (gs_comm_world_salvage), so that the
- * requests every live replica completed are kept. The lost replica's
- * record says it was lost; one whose result did not arrive says so.
- * Returns GS_ERR_RANK_LOST naming the rank, else `status`. */
-static gs_status salvage_replicas(const gs_run_config *run, gs_llm_run_result *out,
-                                  gs_status status) {
-  char how[GS_TEXT_LONG] = "";
-  const int lost = gs_comm_find_lost(run->control, how, sizeof how);
-  const int procs = gs_comm_world_size(run->control);
-  const int me = run->process_rank, world = run->world_size;
-  const size_t n = me < world ? out->replicas[me].n_requests : 0;
-  const size_t bytes = sizeof(replica_header) + n * sizeof(gs_llm_request_record);
-  replica_header *mine = calloc(1, bytes);
-  void **recv = calloc((size_t)procs, sizeof *recv);
-  size_t *sizes = calloc((size_t)procs, sizeof *sizes);
-  gs_status s = GS_OK;
-  if (!mine || !recv || !sizes) {
-    s = gs_error(GS_ERR_NOMEM, "cannot salvage the replicas' results");
-  } else {
-    header_of(out, me, world, mine);
-    if (n) memcpy(mine + 1, out->replicas[me].requests, n * sizeof(gs_llm_request_record));
-    s = gs_comm_world_salvage(run->control, mine, bytes, recv, sizes);
-  }
-  for (int k = 0; s == GS_OK && k < world; k++) {
-    gs_llm_replica_result *r = &out->replicas[k];
-    const replica_header *h = recv[k];
-    const size_t records = sizes[k] >= sizeof *h ? (sizes[k] - sizeof *h) / sizeof *r->requests : 0;
-    if (k == me) {
-      // This replica is the lost one when a signal stopped it alone.
-    } else if (h && records == h->n_requests) {
-      // A replica stopped by a signal of its own sent what it completed.
-      if (out->seconds < h->end_seconds) out->seconds = h->end_seconds;
-      s = absorb_header(r, k, h, (const gs_llm_request_record *)(h + 1));
-    } else if (k == lost) {
-      // Marked below.
-    } else {
-      r->status = GS_ERR_ABORTED;
-      snprintf(r->error, sizeof r->error, "its results did not reach process %d after the job "
-               "broke (%s)", me, gs_status_name(status));
-    }
-    if (k == lost) {
-      r->status = GS_ERR_RANK_LOST;
-      snprintf(r->error, sizeof r->error, "rank %d on %s lost: %s", k, run->places[k].host, how);
-    } else if (lost >= 0) {
-      stopped_by(r, lost);
-    }
-  }
-  for (int k = 0; recv && k < procs; k++) free(recv[k]);
-  free(recv);
-  free(sizes);
-  free(mine);
-  if (s != GS_OK) return s;
-  if (lost < 0) return status;
-  return gs_error(GS_ERR_RANK_LOST, "rank %d on %s lost: %s", lost, run->places[lost].host, how);
+  gs_llm_engine_destroy(e);
+  part->status = st;
+  snprintf(part->error, sizeof part->error, "%s", st == GS_OK ? "" : gs_last_error());
+  gs_set_thread_rank(-1);
 }
 
 gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run_config *run,
                               gs_llm_run_result *out) {
   memset(out, 0, sizeof *out);
-  const int tp = config->engine.tp ? (int)config->engine.tp : 1;
+  const int tp = (config->engine.tp ? (int)config->engine.tp : 1) *
+                 (config->engine.pp ? (int)config->engine.pp : 1); /* ranks per replica */
   // The CLI measures whole replicas only and refuses --tp under a launcher.
-  if (run->world_size % tp != 0 || (tp > 1 && run->control != NULL))
+  if (run->world_size % tp != 0 || (config->engine.tp > 1 && run->control != NULL))
     GS_BUG("llm scenario: %d ranks%s are not whole replicas of %d", run->world_size,
            run->control ? " under a launcher" : "", tp);
   int world = run->world_size / tp; /* replicas */
   out->world_size = world;
   // Threads mode runs every replica here; under a launcher (run->control)
-  // this process runs the replica of its own rank, or none when the world
-  // is smaller than the job, and the others' results are gathered after.
+  // this process runs the replica of its own rank (with pipeline stages:
+  // the first rank of each replica does, the others follow it), or none
+  // when the world is smaller than the job, and the others' results are
+  // gathered after.
   const int mpi = run->control != NULL;
-  const int first = mpi ? run->process_rank : 0;
-  const int local = mpi ? (run->process_rank < world ? 1 : 0) : world;
+  const int head = !mpi || run->process_rank % tp == 0, inside = run->process_rank < run->world_size;
+  const int first = mpi ? run->process_rank / tp : 0;
+  const int local = mpi ? (head && inside ? 1 : 0) : world;
+  gs_llm_process_part part = {.per = tp};
   out->replicas = calloc((size_t)world, sizeof *out->replicas);
   scenario_shared *sh = calloc(1, sizeof *sh);
   replica *reps = calloc((size_t)world, sizeof *reps);
@@ -685,13 +571,17 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
       break;
     }
   }
-  gs_status clock = mpi ? start_clock_with_processes(sh, started) : GS_OK;
+  gs_status clock = GS_OK;
+  if (mpi && !head && inside)
+    follow_stage(sh, &part, &clock);
+  else if (mpi)
+    clock = start_clock_with_processes(sh, started);
   for (int k = 0; k < started; k++) pthread_join(threads[k], NULL);
   for (int k = first; k < first + started; k++)
     if (sh->end[k] > out->seconds) out->seconds = sh->end[k];
-  gs_status gathered = mpi ? gather_replicas(run, out) : GS_OK;
+  gs_status gathered = mpi ? gs_llm_scenario_gather(run, &part, out) : GS_OK;
   // A replica's error was recorded on its thread: recorded here with it.
-  if (mpi && gathered != GS_OK) gathered = salvage_replicas(run, out, gathered);
+  if (mpi && gathered != GS_OK) gathered = gs_llm_scenario_salvage(run, &part, out, gathered);
   for (int k = 0; k < world; k++) {
     gs_status s = out->replicas[k].status;
     if (status == GS_OK && s != GS_OK && s != GS_ERR_ABORTED)

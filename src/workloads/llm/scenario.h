@@ -65,6 +65,12 @@ typedef struct {
   uint64_t forward_passes;         /* prefills + decode steps */
   uint64_t generated_tokens;       /* by ok samples */
   double busy_seconds;             /* first batch start to last batch end */
+  /* Pipeline stages (--pp; 1 without): the seconds each stage computed and
+   * the seconds of the replica's prefill and decode calls, after warm-up
+   * (engine.h, gs_llm_engine_stage_seconds). */
+  uint32_t stages;
+  double stage_busy[GS_LLM_MAX_STAGES];
+  double pass_seconds;
 } gs_llm_replica_result;
 
 typedef struct {

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# End-to-end tests of llm's pipeline (--pp) on the CPU backend: layouts
+# that cannot be built are usage errors naming the option; P = 2 and 3
+# stages (with several micro-batches per call and --stages boundaries),
+# data x pipeline (2 replicas of 2 stages) and tensor x pipeline (2 stages
+# of 2 shards) on 4 ranks, each replica's tokens and logits checked against
+# the whole model on one rank (bit for bit without tensor parallelism); the
+# document's llm.pipeline (stages, their layers, busy and idle seconds, the
+# bubble beside (p-1)/(m+p-1)) and the terminal's stage lines. Under
+# mpirun (skipped without it) each stage is a process: 2 and 3 stages and
+# 2 replicas of 2 stages, and a stage killed while the job serves ends
+# partial with its rank, stage and replica named.
+set -u
+bin=$1
+. "$(dirname "$0")/cli_lib.sh"
+
+stream=(--backend cpu --model tiny --layers 6 --input-min 4 --input-max 10 --output-min 3
+        --output-max 6 --batch 4 --no-progress)
+small=("${stream[@]}" --samples 12)
+expect 2 "option --micro-batches: needs --pp above 1" -- run llm "${small[@]}" --micro-batches 2
+expect 2 "option --stages: needs --pp above 1" -- run llm "${small[@]}" --stages 3
+expect 2 "option --pp 4: 6 layers do not divide into 4 equal stages" -- \
+  run llm "${small[@]}" --ranks 4 --pp 4
+expect 2 "option --pp 7: the model has only 6 layers" -- run llm "${small[@]}" --ranks 7 --pp 7
+expect 2 "option --stages: takes 2 layers \(the first of stages 1..2\) for --pp 3, got 1" -- \
+  run llm "${small[@]}" --ranks 3 --pp 3 --stages 2
+expect 2 "option --stages: layer 6 must lie after 2" -- \
+  run llm "${small[@]}" --ranks 3 --pp 3 --stages 2,6
+expect 2 "option --pp 2: a replica needs 2 ranks, and no measured size \(largest 3\)" -- \
+  run llm "${small[@]}" --ranks 3 --pp 2 -o "$work/odd.json"
+expect 2 "option --tp 2 x --pp 2: a replica needs 4 ranks" -- \
+  run llm "${small[@]}" --ranks 2 --tp 2 --pp 2 -o "$work/small.json"
+expect 2 "option --micro-batches 5: a batch of 4 sequences has fewer" -- \
+  run llm "${small[@]}" --ranks 2 --pp 2 --micro-batches 5
+expect 2 "option --layouts: varies --tp only; not with --pp" -- \
+  run llm "${small[@]}" --ranks 2 --pp 2 --layouts
+[ ! -e "$work/odd.json" ] && [ ! -e "$work/small.json" ] || fail "a usage error wrote a document"
+
+expect 0 "" -- run llm "${small[@]}" --ranks 2 --pp 2 -o "$work/pp2.json"
+expect 0 "stage 2 \(layers 4..5\): busy" -- run llm "${small[@]}" --ranks 3 --pp 3 --micro-batches 4 \
+  -o "$work/pp3.json"
+expect 0 "" -- run llm "${small[@]}" --ranks 2 --pp 2 --stages 1 --micro-batches 3 -o "$work/bounds.json"
+expect 0 "" -- run llm "${small[@]}" --ranks 4 --pp 2 -o "$work/dp-pp.json"
+expect 0 "" -- run llm "${small[@]}" --ranks 4 --tp 2 --pp 2 -o "$work/tp-pp.json"
+
+python3 - "$work" <<'PY' || failures=$((failures + 1))
+import json, os, sys
+work = sys.argv[1]
+cases = {  # file: (stages, micro-batches, first layers, replicas, tp, bit for bit)
+    "pp2.json": (2, 2, [0, 3], 1, 1, True),
+    "pp3.json": (3, 4, [0, 2, 4], 1, 1, True),
+    "bounds.json": (2, 3, [0, 1], 1, 1, True),
+    "dp-pp.json": (2, 2, [0, 3], 2, 1, True),
+    "tp-pp.json": (2, 2, [0, 3], 1, 2, False),
+}
+for name, (stages, micro, firsts, replicas, tp, exact) in cases.items():
+    d = json.load(open(os.path.join(work, name)))
+    assert d["status"] == "ok", (name, d["status"])
+    m = d["measurements"][0]
+    assert m["world_size"] == replicas * tp * stages, name
+    assert m["parallelism"] == {"gpus_per_rank": tp * stages, "option": "pp"}, m["parallelism"]
+    assert d["config"]["workload_options"]["pp"] == stages, name
+    assert d["config"]["workload_options"]["stage_first_layers"] == firsts, name
+    v = m["verification"]
+    assert v["status"] == "passed" and v["mismatches"] == 0, (name, v)
+    assert ("bit for bit" in v["detail"]) == exact and v["max_abs_error"] == 0, (name, v)
+    assert "%d pipeline stages x %d tensor-parallel shard" % (stages, tp) in v["detail"], v
+    runs = m["runs"][0]["ranks"]
+    assert len(runs) == replicas, (name, len(runs))
+    llm = m["llm"]
+    assert [len(r["devices"]) for r in llm["ranks"]] == [tp * stages] * replicas, llm["ranks"]
+    p = llm["pipeline"]
+    assert p["stages"] == stages and p["micro_batches"] == micro, (name, p)
+    layers = [b - a for a, b in zip(firsts, firsts[1:] + [6])]
+    assert [s["layers"] for s in p["per_stage"]] == layers, (name, p["per_stage"])
+    assert [s["first_layer"] for s in p["per_stage"]] == firsts, name
+    assert p["pass_seconds"] > 0, p
+    for s in p["per_stage"]:
+        assert 0 < s["busy_seconds"] <= p["pass_seconds"] + 1e-9, (name, s)
+        assert abs(s["busy_seconds"] + s["idle_seconds"] - p["pass_seconds"]) < 1e-9, s
+        assert abs(s["idle_fraction"] - s["idle_seconds"] / p["pass_seconds"]) < 1e-9, s
+    idle = sum(s["idle_seconds"] for s in p["per_stage"])
+    assert abs(p["bubble_fraction"] - idle / (stages * p["pass_seconds"])) < 1e-9, p
+    assert abs(p["formula_bubble_fraction"] - (stages - 1) / (micro + stages - 1)) < 1e-12, p
+    ok = sum(q["status"] == "ok" for r in runs for q in r["requests"])
+    assert ok == 12, (name, ok)
+PY
+
+# Under a launcher each stage is a process (one rank each): 2 and 3 stages,
+# and 2 replicas of 2 stages, verified and with every stage's busy time.
+if command -v mpirun >/dev/null 2>&1; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  bin=$(readlink -f "$bin")
+  for np in 2 3 4; do
+    pp=$([ "$np" = 3 ] && echo 3 || echo 2)
+    timeout -s KILL 120 mpirun --oversubscribe -np "$np" "$bin" run llm "${small[@]}" -q --pp "$pp" \
+      -o "$work/mpi$np.json" >"$work/mpi$np.out" 2>&1 ||
+      fail "mpirun -np $np --pp $pp: $(cat "$work/mpi$np.out")"
+  done
+  python3 - "$work" <<'PY' || failures=$((failures + 1))
+import json, os, sys
+for np, stages, replicas in ((2, 2, 1), (3, 3, 1), (4, 2, 2)):
+    d = json.load(open(os.path.join(sys.argv[1], "mpi%d.json" % np)))
+    assert d["status"] == "ok", (np, d["status"])
+    m = d["measurements"][0]
+    assert m["world_size"] == np and len(m["runs"][0]["ranks"]) == replicas, np
+    assert m["verification"]["status"] == "passed", m["verification"]
+    p = m["llm"]["pipeline"]
+    assert p["stages"] == stages and all(s["busy_seconds"] > 0 for s in p["per_stage"]), p
+    ok = sum(q["status"] == "ok" for r in m["runs"][0]["ranks"] for q in r["requests"])
+    assert ok == 12, (np, ok)
+PY
+
+  # Stage 1 of replica 0 killed while the job serves: a partial document
+  # whose failure names the rank, its stage and its replica; the other
+  # replica's requests are kept.
+  rm -f "$work/kill.json"
+  timeout -s KILL 120 mpirun --oversubscribe -np 4 "$bin" run llm "${stream[@]}" -q --pp 2 \
+    --samples 100000 --timeout 3 -o "$work/kill.json" >"$work/kill.out" 2>&1 &
+  job=$!
+  pid=""
+  for i in $(seq 600); do
+    for p in $(pgrep -f -- "$bin"); do
+      [ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$bin" ] || continue
+      tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1" &&
+        grep -q -- "$work" "/proc/$p/cmdline" 2>/dev/null && pid=$p
+    done
+    [ -n "$pid" ] && break
+    sleep 0.1
+  done
+  sleep 6
+  [ -n "$pid" ] || fail "no process of rank 1"
+  t0=$SECONDS
+  [ -n "$pid" ] && kill -KILL "$pid"
+  wait "$job"
+  took=$((SECONDS - t0))
+  echo "kill: SIGKILL to rank 1 (stage 1 of replica 0) -> mpirun ended after $took s"
+  [ "$took" -le 15 ] || fail "the killed stage's job took $took s to end"
+  grep -q "rank 1 (pipeline stage 1 of 2, replica 0 of 2) on .* lost" "$work/kill.out" ||
+    fail "the error names no stage: $(grep error "$work/kill.out")"
+  python3 - "$work/kill.json" <<'PY' || failures=$((failures + 1))
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["status"] == "partial", d["status"]
+m = d["measurements"][0]
+f = m["failure"]
+assert f["status"] == "rank-lost" and f["rank"] == 0, f
+assert "rank 1 (pipeline stage 1 of 2, replica 0 of 2)" in f["reason"] and "died" in f["reason"], f
+ranks = m["runs"][0]["ranks"]
+assert [r["status"] for r in ranks][0] == "rank-lost", [r["status"] for r in ranks]
+assert sum(q["status"] == "ok" for q in ranks[1]["requests"]) > 0, ranks[1].get("error")
+PY
+fi
+
+exit $((failures > 0))
