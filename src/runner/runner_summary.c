@@ -135,6 +135,13 @@ gs_status gs_runner_merge(gs_measurement *into, gs_measurement *from) {
   free(from->runs);
   from->runs = NULL;
   from->n_runs = 0;
+  // Arrival times go on from the runs before (core/arrival.h).
+  gs_status arrivals = GS_OK;
+  if (from->arrival && into->arrival) arrivals = gs_arrival_merge(into->arrival, from->arrival);
+  if (from->arrival && !into->arrival) {
+    into->arrival = from->arrival;
+    from->arrival = NULL;
+  }
   // The first failure of the measurement stays the one it reports.
   if (into->status == GS_OK && from->status != GS_OK) {
     into->status = from->status;
@@ -143,6 +150,7 @@ gs_status gs_runner_merge(gs_measurement *into, gs_measurement *from) {
   }
   gs_measurement_free(from);
   combine_verification(into);
+  if (arrivals != GS_OK) return arrivals;
   return aggregate(into);
 }
 

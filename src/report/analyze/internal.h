@@ -34,4 +34,10 @@ void gs_report_set_titles(gs_report *r);
  * non-positive time of any rank is left out for all. GS_ERR_NOMEM. */
 gs_status gs_report_straggler_read(const cJSON *m, gs_report_row *row);
 
+/* Fills row->arrival (analyze/arrival.c; docs/stragglers.md, "Arrival
+ * skew") from measurement `m`'s "arrival" member, when it has one, and
+ * names the late rank by core/arrival's rule. GS_ERR_FORMAT naming `file`
+ * when the member is malformed. */
+gs_status gs_report_arrival_read(const cJSON *m, const char *file, gs_report_row *row);
+
 #endif

@@ -167,8 +167,8 @@ static gs_status csv_measurements(FILE *out, const gs_report *r) {
           "ttft_p50_s,ttft_p99_s,tpot_p50_s,tpot_p99_s,slo_targets,slo_met_share,"
           "slo_met_share_low,slo_met_share_high,goodput_requests_per_s,"
           "goodput_requests_per_s_low,goodput_requests_per_s_high,goodput_tokens_per_s,"
-          "goodput_tokens_per_s_low,goodput_tokens_per_s_high,slo_percentile_met,%s\n",
-          identity_head, gs_render_csv_straggler_head);
+          "goodput_tokens_per_s_low,goodput_tokens_per_s_high,slo_percentile_met,%s,%s\n",
+          identity_head, gs_render_csv_straggler_head, gs_render_csv_arrival_head);
   for (size_t i = 0; i < r->n_series; i++) {
     const gs_report_series *s = &r->series[i];
     for (size_t j = 0; j < s->n_rows; j++) {
@@ -215,6 +215,7 @@ static gs_status csv_measurements(FILE *out, const gs_report *r) {
       for (size_t k = 0; k < 9; k++) csv_number(out, lg.seconds[k]);
       csv_goodput(out, row);
       gs_render_csv_stragglers(out, row);
+      gs_render_csv_arrival(out, row);
       fputc('\n', out);
     }
   }
