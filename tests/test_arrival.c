@@ -109,6 +109,9 @@ static void test_incomplete_iterations(void **state) {
   assert_int_equal(gs_arrival_summarize(a, &s), GS_OK);
   assert_int_equal(s.iterations, 3);
   assert_int_equal(s.last_count[2], 3);
+  assert_int_equal(gs_arrival_recorded(a), 1);
+  for (size_t i = 0; i < 4; i++) a->ranks[0].entry[i] = NAN; /* no collective marked */
+  assert_int_equal(gs_arrival_recorded(a), 0);
   gs_arrival_free(a);
 }
 

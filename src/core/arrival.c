@@ -69,6 +69,15 @@ gs_status gs_arrival_append(gs_arrival_rank *r, double entry, double exit) {
   return GS_OK;
 }
 
+int gs_arrival_recorded(const gs_arrival *a) {
+  for (size_t k = 0; k < a->n_ranks; k++) {
+    int any = 0;
+    for (size_t i = 0; i < a->ranks[k].n && !any; i++) any = isfinite(a->ranks[k].entry[i]);
+    if (!any) return 0;
+  }
+  return 1;
+}
+
 gs_status gs_arrival_merge(gs_arrival *into, const gs_arrival *from) {
   if (into->n_ranks != from->n_ranks)
     return gs_error(GS_ERR_USAGE, "arrival times of %zu and %zu ranks cannot be merged",

@@ -69,6 +69,12 @@ gs_status gs_arrival_reserve(gs_arrival_rank *r, size_t more);
 /* Appends one iteration's times to rank `r` (gs_arrival_reserve). */
 gs_status gs_arrival_append(gs_arrival_rank *r, double entry, double exit);
 
+/* 1 when every rank of `a` has at least one finite entry (a collective
+ * was marked), else 0: a measurement whose steps had no collective (mlp's
+ * pipeline stages talk point to point) or with a rank that failed at once
+ * keeps no arrival times. */
+int gs_arrival_recorded(const gs_arrival *a);
+
 /* Appends every rank's iterations of `from` to `into` (same n_ranks; the
  * alignment error kept is the larger). GS_ERR_NOMEM. */
 gs_status gs_arrival_merge(gs_arrival *into, const gs_arrival *from);

@@ -510,12 +510,6 @@ static gs_status summarize(const gs_coll_sweep *s, gs_coll_point *points, size_t
       }
     }
     if (pt->shape.bytes == 0) continue;
-    // Arrival times need every rank's iterations (a failed rank has none).
-    for (size_t k = 0; m->arrival && k < m->arrival->n_ranks; k++)
-      if (m->arrival->ranks[k].n == 0) {
-        gs_arrival_free(m->arrival);
-        m->arrival = NULL;
-      }
     gs_status st = gs_runner_summarize(m, s->backend == GS_BACKEND_CUDA);
     if (st != GS_OK && m->status == GS_OK) m->status = st;
     pt->checked = m->verification.status != GS_VERIFY_SKIPPED;

@@ -113,6 +113,11 @@ static gs_status aggregate(gs_measurement *m) {
 
 gs_status gs_runner_summarize(gs_measurement *m, int use_device) {
   gs_status status = GS_OK;
+  // Arrival times need a collective of every rank (core/arrival.h).
+  if (m->arrival && !gs_arrival_recorded(m->arrival)) {
+    gs_arrival_free(m->arrival);
+    m->arrival = NULL;
+  }
   for (size_t r = 0; r < m->n_runs; r++) {
     gs_status s = derive_steps(&m->runs[r], use_device);
     if (s != GS_OK && status == GS_OK) status = s;

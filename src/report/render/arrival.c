@@ -56,7 +56,7 @@ void gs_render_arrival(gs_render_writer *w, const gs_report_row *row) {
   signed_seconds(s->lateness_high, high, sizeof high);
   gs_format_seconds(gs_arrival_threshold(s), threshold, sizeof threshold);
   gs_render_block(w, 0, "    ",
-                  "Arrival at the collectives (%s clock, %s clocks): late rank %s. Rank %d "
+                  "Arrival at the collectives (%s clock, %s clocks): named %s. Rank %d "
                   "arrived last in %zu of %zu iterations (%.0f%%), median lateness %s [%s, %s] "
                   "against the others; %.1f%% of the ranks' time in the collective was spent "
                   "waiting for the last arrival. Named when the interval is above %s, the "
