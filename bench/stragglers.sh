@@ -8,7 +8,7 @@
 #      and its lateness, estimated from the scores as (mean of its times -
 #      mean of the median-of-others times), is within 20% of 50 us.
 # The fourth target, the cost of recording arrival times on a 1 MiB
-# allreduce, waits for the arrival times (docs/stragglers.md, "Not yet").
+# allreduce, is bench/arrival.sh's.
 # usage: bench/stragglers.sh [GPUSCALE_BINARY]; results in $OUT
 # (default ./stragglers), the tally in $OUT/summary.txt.
 set -euo pipefail

@@ -40,6 +40,8 @@ void gs_measurement_free(gs_measurement *m) {
   m->n_runs = 0;
   cJSON_Delete(m->extra);
   m->extra = NULL;
+  gs_arrival_free(m->arrival);
+  m->arrival = NULL;
 }
 
 /* ---- building ------------------------------------------------------------- */
@@ -439,6 +441,7 @@ gs_status gs_result_add_measurement(cJSON *doc, const gs_measurement *m) {
   add_number_or_null(&b, agg, "speedup", m->aggregate.speedup);
   add_number_or_null(&b, agg, "efficiency", m->aggregate.efficiency);
   add_typed_members(&b, o, m);
+  if (m->arrival) gs_json_put_item(&b, o, "arrival", gs_arrival_to_json(m->arrival));
   for (const cJSON *item = m->extra ? m->extra->child : NULL; item; item = item->next) {
     gs_json_put_item(&b, o, item->string, cJSON_Duplicate(item, 1));
   }

@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/arrival.h"
 #include "core/fault.h"
 #include "core/file.h"
 #include "core/json.h"
@@ -211,6 +212,8 @@ typedef struct {
   gs_failure_record failure;
   gs_split_record split;
   gs_roofline_record roofline;
+  gs_arrival *arrival;            /* each rank's arrival at the collectives of the timed
+                                     iterations (core/arrival.h), "arrival"; owned, may be NULL */
   cJSON *extra;                   /* other optional members, copied into the measurement
                                      object as they are after the typed ones (e.g. a plan's
                                      "task"); owned, may be NULL */

@@ -31,6 +31,7 @@ void gs_coll_options_init(gs_coll_options *o) {
   o->max_bytes = 128ull << 20;
   o->step_factor = 2;
   o->check = 1;
+  o->arrival = 1;
   o->dtype = GS_DTYPE_FLOAT;
   o->redop = GS_REDOP_SUM;
   gs_option *t = o->table;
@@ -52,6 +53,10 @@ void gs_coll_options_init(gs_coll_options *o) {
   t[n++] = (gs_option){.name = "check", .short_name = 'c', .kind = GS_OPT_COUNT,
                        .target = &o->check, .min = 0, .max = 1, .metavar = "0|1",
                        .help = "check every result after timing (a wrong element fails the run)"};
+  t[n++] = (gs_option){.name = "arrival", .kind = GS_OPT_COUNT,
+                       .target = &o->arrival, .min = 0, .max = 1, .metavar = "0|1",
+                       .help = "record every rank's entry and exit at each timed collective "
+                               "(arrival skew, docs/stragglers.md)"};
   t[n++] = (gs_option){.name = "datatype", .short_name = 'd', .kind = GS_OPT_CHOICE,
                        .target = &o->dtype, .choices = gs_dtype_names, .metavar = "TYPE",
                        .help = "element type"};
@@ -313,6 +318,7 @@ static cJSON *coll_config_json(const coll_state *st) {
   else
     gs_json_put_number(b, c, "step_factor", (double)o->step_factor);
   gs_json_put_bool(b, c, "check", o->check != 0);
+  gs_json_put_bool(b, c, "arrival", o->arrival != 0);
   gs_json_put_string(b, c, "dtype", gs_dtype_names[o->dtype]);
   gs_json_put_string(b, c, "redop", gs_redop_names[o->redop]);
   gs_json_put_number(b, c, "root", (double)o->root);
@@ -617,6 +623,7 @@ static gs_status measure_all(coll_state *st) {
                                 .warmup = common->warmup,
                                 .iters = common->iters,
                                 .check = o->check != 0,
+                                .arrival = o->arrival != 0,
                                 .backend = st->config.backend,
                                 .job = &st->mj.job,
                                 .world = st->world,

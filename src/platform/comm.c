@@ -347,6 +347,7 @@ void gs_comm_world_destroy(gs_comm_world *w) {
     for (int e = 0; e < c->exposed_events_made; e++) cudaEventDestroy(c->exposed_events[e]);
     free(c->scratch);
     comm_p2p_release(c);
+    comm_arrival_release(c);
   }
   if (!mpi && w->exchange.parties > 0) comm_exchange_destroy(&w->exchange);
 #ifdef GS_HAVE_MPI
@@ -525,10 +526,12 @@ gs_status gs_comm_collective(gs_comm *c, const gs_comm_call *call, cudaStream_t 
       (call->send_peer < 0 || call->send_peer >= n || call->recv_peer < 0 || call->recv_peer >= n))
     GS_BUG("%s peers %d and %d outside a world of %d", d->name, call->send_peer,
            call->recv_peer, n);
-  if (is_host(c)) return comm_host_run(c, call);
-  if (!comm_coll_impls[call->op].nccl)
+  if (!is_host(c) && !comm_coll_impls[call->op].nccl)
     GS_BUG("%s has no NCCL call in platform/comm_coll.c", d->name);
-  return comm_coll_impls[call->op].nccl(c, call, stream);
+  if (c->arrival) GS_TRY(comm_arrival_enter(c, stream));
+  gs_status st = is_host(c) ? comm_host_run(c, call) : comm_coll_impls[call->op].nccl(c, call, stream);
+  if (st == GS_OK && c->arrival) st = comm_arrival_leave(c, stream);
+  return st;
 }
 
 gs_status gs_comm_allreduce(gs_comm *c, const void *send, void *recv, size_t count, gs_dtype dtype,

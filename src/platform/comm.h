@@ -381,6 +381,48 @@ const unsigned char *gs_comm_roll_call(gs_comm_world *world);
  * machine rehearses a job whose processes cannot see each other. */
 int gs_comm_separate_hosts(void);
 
+/* ---- arrival times at collectives (comm_arrival.c) ---------------------- */
+/* A recorder on a rank's handle marks the entry and exit of every
+ * gs_comm_collective call into its open slot, so that the runner and coll
+ * know when each rank arrived at its collectives (docs/stragglers.md,
+ * "Arrival skew"):
+ *   gs_comm_arrival_start(comm, slots, stream, &clock);  (collective)
+ *   per timed step: gs_comm_arrival_slot(comm); ... collectives ...
+ *   after the work completed: gs_comm_arrival_take(comm, entry, exit, &n);
+ *   gs_comm_arrival_stop(comm);
+ * A slot's entry is its first collective's, its exit its last one's; a
+ * collective before the first slot is not marked. cuda: CUDA events on the
+ * call's stream (when the stream reached the call: the device's arrival),
+ * placed on the host clock by an anchor event; cpu: the monotonic clock
+ * around the call. Marking allocates nothing. */
+typedef struct {
+  const char *clock;      /* "host" or "device" */
+  const char *alignment;  /* "shared" (one host's clock) or "ping-pong" */
+  double offset_seconds;  /* added to this rank's clock to reach process 0's */
+  double error_seconds;   /* bound of the error of the alignment and the device anchor */
+} gs_comm_arrival_clock;
+
+/* Starts a recorder of `slots` (>= 1) slots on this rank's handle, its
+ * events made and its clock aligned: collective over every rank of the
+ * world when the job spans hosts (the ping-pong with process 0, bounded by
+ * the timeout). cuda: `stream` must be idle (the device anchor is recorded
+ * on it). *clock (may be NULL) receives the alignment. Rank thread. */
+gs_status gs_comm_arrival_start(gs_comm *comm, size_t slots, cudaStream_t stream,
+                                gs_comm_arrival_clock *clock);
+
+/* Opens the next slot: the collectives from here on are its (GS_BUG past
+ * the recorder's slots; nothing without a recorder). */
+void gs_comm_arrival_slot(gs_comm *comm);
+
+/* After the slots' work completed: each opened slot's entry and exit
+ * seconds on process 0's clock (NaN for a slot without a collective) into
+ * entry[0..*n) and exit[0..*n), then no slot is open (the next
+ * gs_comm_arrival_slot reuses slot 0). */
+gs_status gs_comm_arrival_take(gs_comm *comm, double *entry, double *exit, size_t *n);
+
+/* Ends the recorder and frees it; nothing without one. */
+void gs_comm_arrival_stop(gs_comm *comm);
+
 /* ---- exposed communication time ------------------------------------------ */
 /* A workload brackets the part of a step in which its compute stream waits
  * for communication (the communication it could not overlap):

@@ -53,6 +53,7 @@ struct gs_comm {
    * (comm_p2p.c): their requests and the copies they read. */
   struct comm_pending_send *pending;
   size_t pending_count, pending_capacity;
+  struct comm_arrival *arrival; /* the arrival recorder (comm_arrival.c), or NULL */
 };
 
 struct gs_comm_world {
@@ -171,6 +172,12 @@ gs_status comm_host_group_allreduce(gs_comm *comm, comm_exchange *x, int index, 
  * finished sends (comm_p2p.c); called when the world is destroyed. */
 void comm_p2p_release_exchange(comm_exchange *x);
 void comm_p2p_release(gs_comm *comm);
+
+/* The arrival recorder's marks around a collective on `stream`, and its
+ * release with the world (comm_arrival.c). */
+gs_status comm_arrival_enter(gs_comm *comm, cudaStream_t stream);
+gs_status comm_arrival_leave(gs_comm *comm, cudaStream_t stream);
+void comm_arrival_release(gs_comm *comm);
 
 /* A collective on host buffers (the cpu backend): between the rank
  * threads or through the op's MPI call. Returns when it is done. */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "runner/arrival.h"
 #include "runner/coll_data.h"
 #include "runner/runner.h"
 #include "core/check.h"
@@ -97,6 +98,7 @@ static gs_status rank_setup(coll_rank *r) {
 
 static void rank_teardown(coll_rank *r) {
   gs_trace_detach();
+  if (r->comm) gs_comm_arrival_stop(r->comm); /* a batch that failed left it started */
   if (r->cuda) {
     for (size_t e = 0; e < r->events_made; e++) cudaEventDestroy(r->events[e]);
     if (r->send) cudaFree(r->send);
@@ -234,6 +236,10 @@ static gs_status measure_point(coll_rank *r, gs_coll_point *p, gs_rank_record *r
   GS_TRY(gs_comm_wait(r->comm, r->stream));
   gs_comm_progress(r->comm, r->step++);
   GS_TRY(gs_comm_barrier(r->comm));
+  // Each rank's recorder, its clock aligned with the others' (collective).
+  gs_arrival *arrival = p->m.arrival;
+  if (arrival)
+    GS_TRY(gs_runner_arrival_begin(r->comm, s->iters, r->stream, arrival, r->rank, r->local == 0));
   if (first && r->rank == s->delay_rank) gs_sleep_seconds(s->delay_seconds);
 
   rec->wall_seconds = calloc(s->iters, sizeof *rec->wall_seconds);
@@ -254,6 +260,7 @@ static gs_status measure_point(coll_rank *r, gs_coll_point *p, gs_rank_record *r
     gs_comm_progress(r->comm, r->step++);
     GS_TRY(arrive_late(r));
     if (i < traced) gs_trace_begin(GS_TRACE_COMM, gs_coll_op_names[s->op], (int64_t)i, r->stream);
+    gs_comm_arrival_slot(r->comm); /* iteration i's entry and exit (nothing without a recorder) */
     GS_TRY(issue(r, p, &b));
     if (i < traced) gs_trace_end();
     if (r->cuda) {
@@ -266,6 +273,7 @@ static gs_status measure_point(coll_rank *r, gs_coll_point *p, gs_rank_record *r
   }
   GS_TRY(gs_comm_wait(r->comm, r->stream));
   gs_trace_step_close();
+  if (arrival) GS_TRY(gs_runner_arrival_collect(r->comm, s->iters, arrival, r->rank, 1));
   if (r->cuda) {
     // Iterations overlap on the host, so their wall time is only known as
     // a batch: each sample gets its even share (docs/collectives.md).
@@ -353,6 +361,11 @@ static gs_status make_points(const gs_coll_sweep *s, int world_size, gs_coll_poi
         m->faults.items[0] = (gs_fault){.kind = GS_FAULT_LATE, .rank = s->late_rank,
                                         .params = {s->late_us}};
         m->faults.n = 1;
+      }
+      if (s->arrival && world_size >= 2) {
+        m->arrival = gs_arrival_new((size_t)world_size, s->iters,
+                                    s->backend == GS_BACKEND_CUDA ? "device" : "host", "shared");
+        if (!m->arrival) return GS_ERR_NOMEM;
       }
       m->runs = calloc(1, sizeof *m->runs);
       if (!m->runs) return gs_error(GS_ERR_NOMEM, "cannot allocate a run record");
@@ -461,6 +474,18 @@ done:
   return status;
 }
 
+/* Every rank's arrival times of every point to every process. */
+static gs_status gather_arrivals(const gs_coll_sweep *s, gs_coll_point *points, size_t n_points,
+                                 int self) {
+  if (!s->arrival) return GS_OK;
+  gs_arrival **arrivals = calloc(n_points ? n_points : 1, sizeof *arrivals);
+  if (!arrivals) return gs_error(GS_ERR_NOMEM, "cannot allocate the arrival gather");
+  for (size_t p = 0; p < n_points; p++) arrivals[p] = points[p].m.arrival;
+  gs_status st = gs_runner_arrival_gather(s->world, self, arrivals, n_points, s->iters);
+  free(arrivals);
+  return st;
+}
+
 /* Step times, statistics and the table's figures of every point. */
 static gs_status summarize(const gs_coll_sweep *s, gs_coll_point *points, size_t n_points) {
   gs_status first = GS_OK;
@@ -554,6 +579,7 @@ gs_status gs_coll_measure(const gs_coll_sweep *s, gs_coll_point **points_out, si
     if (local == GS_OK || local == GS_ERR_VERIFY) {
       gs_comm_progress(gs_comm_world_rank(s->world, 0), ranks[0].step++);
       gs_status g = gather_records(s, points, n_points, &ranks[0]);
+      if (g == GS_OK) g = gather_arrivals(s, points, n_points, ranks[0].rank);
       if (g != GS_OK) local = g;
     }
   }

@@ -22,6 +22,8 @@ typedef struct {
   int out_of_place, in_place; /* forms to measure (in place only where defined) */
   uint64_t warmup, iters;     /* iters >= 1 */
   int check;                  /* verify each size after timing */
+  int arrival;                /* record each rank's entry and exit at every timed iteration
+                                 (2 or more ranks; runner/arrival.h) */
   gs_backend backend;
   const gs_comm_job *job;
   gs_comm_world *world;

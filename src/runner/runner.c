@@ -92,6 +92,17 @@ gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
   record_work_units(out, workload, sh, config->world_size);
   status = allocate_records(out, sh, config);
   if (status != GS_OK) goto done;
+  if (workload->communicates && config->world_size >= 2) {
+    // Each rank's arrival at its collectives (docs/stragglers.md), room
+    // made for a fixed count of timed steps before they start.
+    out->arrival = gs_arrival_new((size_t)config->world_size, config->runs * config->iters,
+                                  config->backend == GS_BACKEND_CUDA ? "device" : "host",
+                                  "shared");
+    if (!out->arrival) {
+      status = GS_ERR_NOMEM;
+      goto done;
+    }
+  }
   sh->mpi = config->control != NULL;
   sh->failed_rank = -1;
   if (sh->mpi && workload->communicates) {

@@ -28,8 +28,9 @@ gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
 
 /* Derives step times (slowest rank per iteration, from device_seconds when
  * use_device, else wall_seconds), the combined verification and the
- * aggregate of a measurement whose rank records are filled. Used by
- * gs_runner_measure and by drivers with their own timing loop (coll). */
+ * aggregate of a measurement whose rank records are filled, and drops its
+ * arrival times when a rank recorded none (gs_arrival_recorded). Used by gs_runner_measure and
+ * by drivers with their own timing loop (coll). */
 gs_status gs_runner_summarize(gs_measurement *m, int use_device);
 
 /* Appends the runs of `from` (a measurement of the same workload, world

@@ -34,6 +34,8 @@ static gs_status absorb(gs_runner_shared *sh) {
     GS_TRY(gs_runner_append_sample(rec, &sh->capacity[k], msg->device_seconds, msg->wall_seconds,
                          c->backend == GS_BACKEND_CUDA, msg->comm_seconds,
                          sh->comm_world != NULL));
+    if (sh->m->arrival)
+      GS_TRY(gs_arrival_append(&sh->m->arrival->ranks[k], msg->arrival_entry, msg->arrival_exit));
   }
   return GS_OK;
 }

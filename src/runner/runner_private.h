@@ -18,6 +18,7 @@ typedef struct {
   uint32_t run;                  /* run of the carried sample */
   uint64_t steps_completed;
   double device_seconds, wall_seconds, comm_seconds;
+  double arrival_entry, arrival_exit; /* the sample's arrival at its collectives (NaN: none) */
 } gs_lockstep_msg;
 
 enum {

@@ -3,6 +3,7 @@
  * the control world's allgather in mpi mode), injected faults applied
  * around the steps, raw samples appended to its record, verification after
  * each run, and teardown. */
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runner/arrival.h"
 #include "runner/fault_cuda.h"
 #include "runner/runner_private.h"
 #include "core/check.h"
@@ -195,10 +197,14 @@ static void show_progress(gs_rank_job *job, uint64_t run, uint64_t done, int fin
       BARRIER_OR_ABORT(job);                                                   \
   } while (0)
 
-/* After a step: the sample goes into the outbox (mpi mode) and a failed
- * sample is counted. */
+/* After a step: the sample goes into the outbox (mpi mode) with the
+ * step's arrival when one was taken, and a failed sample is counted. */
 static void note_step(gs_rank_job *job, gs_rank_record *rec, uint32_t kind, double dev, double wall,
                       double comm) {
+  const gs_arrival *a = job->shared->m->arrival;
+  const gs_arrival_rank *ar = a && kind == GS_LOCKSTEP_SAMPLE ? &a->ranks[job->rank] : NULL;
+  job->outbox.arrival_entry = ar && ar->n > 0 ? ar->entry[ar->n - 1] : NAN;
+  job->outbox.arrival_exit = ar && ar->n > 0 ? ar->exit[ar->n - 1] : NAN;
   job->outbox.flags |= kind;
   job->outbox.device_seconds = dev;
   job->outbox.wall_seconds = wall;
@@ -256,6 +262,12 @@ static gs_status run_steps(gs_rank_job *job, uint64_t run) {
   // Rank 0 dates the run, so that a document shows when each run was measured.
   if (job->rank == 0) sh->m->runs[run].started_unix_seconds = epoch_seconds();
   job->timed_wall_sum = 0.0;
+  // Each rank's arrival at the step's collectives (collective: the clocks
+  // of processes on other hosts are aligned here).
+  gs_arrival *arrival = job->ctx.comm ? sh->m->arrival : NULL;
+  if (arrival)
+    GS_TRY(gs_runner_arrival_begin(job->ctx.comm, 1, job->ctx.stream, arrival, job->rank,
+                                   sh->mpi || job->rank == 0));
   for (uint64_t done = 0;; done++) {
     gs_trace_step_open((int64_t)run, (int64_t)done);
     TRACED_LOCKSTEP(job); /* threads: rank 0's decision below is visible after this;
@@ -265,7 +277,9 @@ static gs_status run_steps(gs_rank_job *job, uint64_t run) {
       break;
     }
     GS_TRY(fault_before_step(job));
+    if (arrival) gs_comm_arrival_slot(job->ctx.comm);
     GS_TRY(timed_step(job, &dev, &wall, &comm));
+    if (arrival) GS_TRY(gs_runner_arrival_collect(job->ctx.comm, 1, arrival, job->rank, 0));
     GS_TRY(gs_runner_append_sample(rec, &capacity, dev, wall, is_cuda(job), comm, job->ctx.comm != NULL));
     note_step(job, rec, GS_LOCKSTEP_SAMPLE, dev, wall, comm);
     /* nobody reads `stop` between here and the next wait */
@@ -280,6 +294,7 @@ static gs_status run_steps(gs_rank_job *job, uint64_t run) {
     }
   }
   show_progress(job, run, 0, 1);
+  if (arrival) gs_comm_arrival_stop(job->ctx.comm);
   gs_trace_begin(GS_TRACE_RUN, "verify", -1, NULL);
   GS_TRY(sh->workload->verify(job->state, &rec->verification));
   gs_trace_end();
@@ -343,6 +358,7 @@ static gs_status rank_setup(gs_rank_job *job) {
 
 static void rank_teardown(gs_rank_job *job) {
   gs_trace_detach();
+  if (job->ctx.comm) gs_comm_arrival_stop(job->ctx.comm); /* a run that failed left it */
   job->shared->workload->teardown(job->state);
   job->state = NULL;
   if (is_cuda(job)) {

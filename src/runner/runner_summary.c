@@ -113,6 +113,11 @@ static gs_status aggregate(gs_measurement *m) {
 
 gs_status gs_runner_summarize(gs_measurement *m, int use_device) {
   gs_status status = GS_OK;
+  // Arrival times need a collective of every rank (core/arrival.h).
+  if (m->arrival && !gs_arrival_recorded(m->arrival)) {
+    gs_arrival_free(m->arrival);
+    m->arrival = NULL;
+  }
   for (size_t r = 0; r < m->n_runs; r++) {
     gs_status s = derive_steps(&m->runs[r], use_device);
     if (s != GS_OK && status == GS_OK) status = s;
@@ -135,6 +140,13 @@ gs_status gs_runner_merge(gs_measurement *into, gs_measurement *from) {
   free(from->runs);
   from->runs = NULL;
   from->n_runs = 0;
+  // Arrival times go on from the runs before (core/arrival.h).
+  gs_status arrivals = GS_OK;
+  if (from->arrival && into->arrival) arrivals = gs_arrival_merge(into->arrival, from->arrival);
+  if (from->arrival && !into->arrival) {
+    into->arrival = from->arrival;
+    from->arrival = NULL;
+  }
   // The first failure of the measurement stays the one it reports.
   if (into->status == GS_OK && from->status != GS_OK) {
     into->status = from->status;
@@ -143,6 +155,7 @@ gs_status gs_runner_merge(gs_measurement *into, gs_measurement *from) {
   }
   gs_measurement_free(from);
   combine_verification(into);
+  if (arrivals != GS_OK) return arrivals;
   return aggregate(into);
 }
 

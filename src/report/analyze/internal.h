@@ -40,5 +40,10 @@ gs_status gs_report_straggler_read(const cJSON *m, gs_report_row *row);
  * span the boundaries (else NaN), the bubble less those transfers, and the
  * bubble's 95% interval. Every series of `r` must be placed first. */
 gs_status gs_report_pipelines(gs_report *r);
+/* Fills row->arrival (analyze/arrival.c; docs/stragglers.md, "Arrival
+ * skew") from measurement `m`'s "arrival" member, when it has one, and
+ * names the late rank by core/arrival's rule. GS_ERR_FORMAT naming `file`
+ * when the member is malformed. */
+gs_status gs_report_arrival_read(const cJSON *m, const char *file, gs_report_row *row);
 
 #endif

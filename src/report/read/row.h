@@ -13,6 +13,7 @@
 #include "core/slo.h"
 #include "core/stats.h"
 #include "core/status.h"
+#include "core/arrival.h"
 #include "core/straggler.h"
 
 /* Default rank-mark thresholds: relative deviation of a rank's throughput
@@ -262,6 +263,16 @@ typedef struct {
   double dollars_per_million;/* 1e6 / items_per_dollar */
 } gs_report_cost;
 
+/* The arrival skew at a measurement's collectives (analyze/arrival.c,
+ * docs/stragglers.md): its document's summary and the rank named. */
+typedef struct {
+  int present;               /* the measurement has an "arrival" member */
+  const char *clock;         /* "host" or "device"; points into the document */
+  const char *alignment;     /* "shared" or "ping-pong"; points into the document */
+  gs_arrival_summary summary;
+  int named;                 /* gs_arrival_named: the late rank, or -1 (nobody) */
+} gs_report_arrival;
+
 /* One measurement (a workload at one world size) of a series: what every
  * measurement has, and the parts of the features it uses. */
 typedef struct {
@@ -298,6 +309,7 @@ typedef struct {
   gs_straggler scores;       /* straggler scores (analyze/straggler.c); n_ranks 0: not scored */
   const char *scores_clock;  /* which times were scored ("device - comm", ...), or NULL */
   int scores_device;         /* CUDA ordinal of the named straggler's (first) GPU; -1 none */
+  gs_report_arrival arrival; /* arrival skew at the collectives */
   gs_report_breakdown breakdown;
   size_t n_hosts;
   gs_report_host *hosts;     /* in order of first rank; owned */

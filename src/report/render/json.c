@@ -197,6 +197,7 @@ static cJSON *row_json(gs_json_build *b, const gs_report *r, const gs_report_row
     }
   }
   gs_render_stragglers_json(b, o, row);
+  gs_render_arrival_json(b, o, row);
   add_breakdown(b, o, &row->breakdown);
   add_pipeline(b, o, &row->pipeline);
   if (row->requests.present) {

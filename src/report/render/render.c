@@ -384,6 +384,7 @@ static gs_status series_tables(gs_render_writer *w, const gs_report *r, const gs
   if (st == GS_OK) st = loadgen_table(w, r, s);
   if (st == GS_OK) st = collective_table(w, s);
   if (st == GS_OK && coll) st = gs_render_coll_stragglers(w, s);
+  if (st == GS_OK && coll) st = gs_render_coll_arrival(w, s);
   if (st != GS_OK) return st;
 
   static const char *const rhead[] = {"rank",      "status",  "clock",     "n",
@@ -449,6 +450,7 @@ static gs_status series_tables(gs_render_writer *w, const gs_report *r, const gs
     if ((st = gs_render_table_done(w, &t, "    ")) != GS_OK) return st;
     if ((st = host_table(w, row)) != GS_OK) return st;
     if ((st = gs_render_stragglers(w, row)) != GS_OK) return st;
+    gs_render_arrival(w, row);
     if ((st = gs_render_timeline(w, r, row)) != GS_OK) return st;
     gs_render_plots_of(w, s, (int)i);
   }

@@ -1,0 +1,332 @@
+/* Arrival skew at collectives (see arrival.h): the per-rank times, their
+ * summary, the naming rule and the document's "arrival" member. The
+ * definitions are in docs/stragglers.md, "Arrival skew". */
+#include "core/arrival.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/check.h"
+#include "core/stats.h"
+
+gs_arrival *gs_arrival_new(size_t n_ranks, size_t capacity, const char *clock,
+                           const char *alignment) {
+  if (n_ranks < 2 || n_ranks > GS_MAX_RANKS) {
+    gs_error(GS_ERR_USAGE, "arrival times of %zu ranks (2 to %d)", n_ranks, GS_MAX_RANKS);
+    return NULL;
+  }
+  gs_arrival *a = calloc(1, sizeof *a);
+  if (!a) {
+    gs_error(GS_ERR_NOMEM, "cannot allocate the arrival times");
+    return NULL;
+  }
+  a->clock = clock;
+  a->alignment = alignment;
+  a->n_ranks = n_ranks;
+  for (size_t k = 0; k < n_ranks && capacity > 0; k++) {
+    gs_arrival_rank *r = &a->ranks[k];
+    r->entry = malloc(capacity * sizeof *r->entry);
+    r->exit = malloc(capacity * sizeof *r->exit);
+    if (!r->entry || !r->exit) {
+      gs_arrival_free(a);
+      gs_error(GS_ERR_NOMEM, "cannot allocate the arrival times of %zu iterations", capacity);
+      return NULL;
+    }
+    r->capacity = capacity;
+  }
+  return a;
+}
+
+void gs_arrival_free(gs_arrival *a) {
+  if (!a) return;
+  for (size_t k = 0; k < a->n_ranks; k++) {
+    free(a->ranks[k].entry);
+    free(a->ranks[k].exit);
+  }
+  free(a);
+}
+
+gs_status gs_arrival_reserve(gs_arrival_rank *r, size_t more) {
+  if (r->capacity >= r->n + more) return GS_OK;
+  size_t grown = r->capacity ? r->capacity : 64;
+  while (grown < r->n + more) grown *= 2;
+  double *e = realloc(r->entry, grown * sizeof *e);
+  if (!e) return gs_error(GS_ERR_NOMEM, "cannot grow the arrival times to %zu", grown);
+  r->entry = e;
+  double *x = realloc(r->exit, grown * sizeof *x);
+  if (!x) return gs_error(GS_ERR_NOMEM, "cannot grow the arrival times to %zu", grown);
+  r->exit = x;
+  r->capacity = grown;
+  return GS_OK;
+}
+
+gs_status gs_arrival_append(gs_arrival_rank *r, double entry, double exit) {
+  GS_TRY(gs_arrival_reserve(r, 1));
+  r->entry[r->n] = entry;
+  r->exit[r->n] = exit;
+  r->n++;
+  return GS_OK;
+}
+
+int gs_arrival_recorded(const gs_arrival *a) {
+  for (size_t k = 0; k < a->n_ranks; k++) {
+    int any = 0;
+    for (size_t i = 0; i < a->ranks[k].n && !any; i++) any = isfinite(a->ranks[k].entry[i]);
+    if (!any) return 0;
+  }
+  return 1;
+}
+
+gs_status gs_arrival_merge(gs_arrival *into, const gs_arrival *from) {
+  if (into->n_ranks != from->n_ranks)
+    return gs_error(GS_ERR_USAGE, "arrival times of %zu and %zu ranks cannot be merged",
+                    into->n_ranks, from->n_ranks);
+  for (size_t k = 0; k < into->n_ranks; k++) {
+    gs_arrival_rank *r = &into->ranks[k];
+    const gs_arrival_rank *f = &from->ranks[k];
+    for (size_t i = 0; i < f->n; i++) GS_TRY(gs_arrival_append(r, f->entry[i], f->exit[i]));
+    r->offset_seconds = f->offset_seconds;
+    if (f->error_seconds > r->error_seconds) r->error_seconds = f->error_seconds;
+  }
+  return GS_OK;
+}
+
+/* ---- the summary ----------------------------------------------------------------- */
+
+/* Median of v[0..n) (sorted in place); NaN when n == 0. */
+static double median_of(double *v, size_t n) {
+  if (n == 0) return NAN;
+  gs_stats_sort(v, n);
+  return gs_stats_percentile_sorted(v, n, 50.0);
+}
+
+/* The median of v[0..n) (sorted in place) and its 95% distribution-free
+ * interval: the order statistics l = floor(n/2 - 0.98 sqrt(n)) and
+ * u = ceil(1 + n/2 + 0.98 sqrt(n)) (1-based, clamped to 1..n). */
+static void median_interval(double *v, size_t n, double *median, double *low, double *high) {
+  *median = median_of(v, n);
+  if (n == 0) {
+    *low = *high = NAN;
+    return;
+  }
+  const double half = 0.5 * (double)n, spread = 0.98 * sqrt((double)n);
+  double l = floor(half - spread), u = ceil(1.0 + half + spread);
+  if (l < 1.0) l = 1.0;
+  if (u > (double)n) u = (double)n;
+  *low = v[(size_t)l - 1];
+  *high = v[(size_t)u - 1];
+}
+
+/* Whether iteration i has a finite entry and exit of every rank. */
+static int complete(const gs_arrival *a, size_t i) {
+  for (size_t k = 0; k < a->n_ranks; k++)
+    if (!isfinite(a->ranks[k].entry[i]) || !isfinite(a->ranks[k].exit[i])) return 0;
+  return 1;
+}
+
+/* Rank k's lateness in iteration i: its entry less the median of the other
+ * ranks' entries (`others` holds n_ranks - 1 doubles of scratch). */
+static double lateness_of(const gs_arrival *a, size_t k, size_t i, double *others) {
+  size_t m = 0;
+  for (size_t j = 0; j < a->n_ranks; j++)
+    if (j != k) others[m++] = a->ranks[j].entry[i];
+  return a->ranks[k].entry[i] - median_of(others, m);
+}
+
+gs_status gs_arrival_summarize(const gs_arrival *a, gs_arrival_summary *out) {
+  memset(out, 0, sizeof *out);
+  out->n_ranks = a->n_ranks;
+  out->last_rank = -1;
+  out->lateness = out->lateness_low = out->lateness_high = NAN;
+  out->noise = out->alignment_error = out->exit_spread = out->wait_share = NAN;
+  for (size_t k = 0; k < GS_MAX_RANKS; k++) out->rank_lateness[k] = NAN;
+  size_t n = SIZE_MAX;
+  for (size_t k = 0; k < a->n_ranks; k++)
+    if (a->ranks[k].n < n) n = a->ranks[k].n;
+  if (a->n_ranks < 2 || n == SIZE_MAX || n == 0) return GS_OK;
+  size_t *kept = malloc(n * sizeof *kept);
+  double *d = malloc(n * sizeof *d);
+  double *spread = malloc(n * sizeof *spread);
+  double others[GS_MAX_RANKS];
+  if (!kept || !d || !spread) {
+    free(kept);
+    free(d);
+    free(spread);
+    return gs_error(GS_ERR_NOMEM, "cannot summarize %zu iterations of arrival times", n);
+  }
+  double wait_sum = 0.0, busy_sum = 0.0;
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!complete(a, i)) continue;
+    kept[m++] = i;
+    size_t last = 0;
+    for (size_t k = 1; k < a->n_ranks; k++)
+      if (a->ranks[k].entry[i] > a->ranks[last].entry[i]) last = k;
+    out->last_count[last]++;
+    const double latest = a->ranks[last].entry[i];
+    double first_out = a->ranks[0].exit[i], last_out = first_out;
+    for (size_t k = 0; k < a->n_ranks; k++) {
+      first_out = fmin(first_out, a->ranks[k].exit[i]);
+      last_out = fmax(last_out, a->ranks[k].exit[i]);
+      // A rank that leaves before the last arrives (a broadcast's root)
+      // waited only as long as it was inside.
+      const double in = fmax(a->ranks[k].exit[i] - a->ranks[k].entry[i], 0.0);
+      wait_sum += fmin(latest - a->ranks[k].entry[i], in);
+      busy_sum += in;
+    }
+    spread[m - 1] = last_out - first_out;
+  }
+  out->iterations = m;
+  if (m > 0) {
+    size_t r = 0;
+    for (size_t k = 1; k < a->n_ranks; k++)
+      if (out->last_count[k] > out->last_count[r]) r = k;
+    out->last_rank = (int)r;
+    out->wait_share = busy_sum > 0.0 ? wait_sum / busy_sum : NAN;
+    out->exit_spread = median_of(spread, m);
+    for (size_t k = 0; k < a->n_ranks; k++) {
+      for (size_t i = 0; i < m; i++) d[i] = lateness_of(a, k, kept[i], others);
+      if (k != r) {
+        out->rank_lateness[k] = median_of(d, m);
+        continue;
+      }
+      median_interval(d, m, &out->lateness, &out->lateness_low, &out->lateness_high);
+      out->rank_lateness[k] = out->lateness;
+      for (size_t i = 0; i < m; i++) d[i] = fabs(d[i] - out->lateness);
+      out->noise = 1.4826 * median_of(d, m);
+    }
+    double worst = 0.0;
+    for (size_t k = 0; k < a->n_ranks; k++)
+      if (k != r && a->ranks[k].error_seconds > worst) worst = a->ranks[k].error_seconds;
+    out->alignment_error = a->ranks[r].error_seconds + worst;
+  }
+  free(kept);
+  free(d);
+  free(spread);
+  return GS_OK;
+}
+
+double gs_arrival_threshold(const gs_arrival_summary *s) {
+  double t = 0.0;
+  if (isfinite(s->noise) && s->noise > t) t = s->noise;
+  if (isfinite(s->alignment_error) && s->alignment_error > t) t = s->alignment_error;
+  if (isfinite(s->exit_spread) && s->exit_spread > t) t = s->exit_spread;
+  return t;
+}
+
+int gs_arrival_named(const gs_arrival_summary *s) {
+  if (s->last_rank < 0 || s->iterations < 2 || !isfinite(s->lateness_low)) return -1;
+  return s->lateness_low > gs_arrival_threshold(s) ? s->last_rank : -1;
+}
+
+/* ---- the document's member ------------------------------------------------------- */
+
+cJSON *gs_arrival_to_json(const gs_arrival *a) {
+  gs_arrival_summary s;
+  if (gs_arrival_summarize(a, &s) != GS_OK) return NULL;
+  gs_json_build b = {0};
+  cJSON *o = gs_json_check(&b, cJSON_CreateObject());
+  gs_json_put_string(&b, o, "clock", a->clock);
+  gs_json_put_string(&b, o, "alignment", a->alignment);
+  gs_json_put_number(&b, o, "iterations", (double)s.iterations);
+  if (s.last_rank >= 0)
+    gs_json_put_number(&b, o, "last_rank", s.last_rank);
+  else
+    gs_json_put_null(&b, o, "last_rank");
+  gs_json_put_number(&b, o, "lateness_seconds", s.lateness);
+  gs_json_put_number(&b, o, "lateness_low_seconds", s.lateness_low);
+  gs_json_put_number(&b, o, "lateness_high_seconds", s.lateness_high);
+  gs_json_put_number(&b, o, "noise_seconds", s.noise);
+  gs_json_put_number(&b, o, "alignment_error_seconds", s.alignment_error);
+  gs_json_put_number(&b, o, "exit_spread_seconds", s.exit_spread);
+  gs_json_put_number(&b, o, "wait_share", s.wait_share);
+  // The sample: at most GS_ARRIVAL_SAMPLE iterations, evenly spread.
+  size_t n = SIZE_MAX;
+  for (size_t k = 0; k < a->n_ranks; k++)
+    if (a->ranks[k].n < n) n = a->ranks[k].n;
+  if (n == SIZE_MAX) n = 0;
+  const size_t taken = n < GS_ARRIVAL_SAMPLE ? n : GS_ARRIVAL_SAMPLE;
+  double origin = INFINITY;
+  for (size_t k = 0; k < a->n_ranks; k++)
+    for (size_t i = 0; i < n; i++)
+      if (isfinite(a->ranks[k].entry[i]) && a->ranks[k].entry[i] < origin)
+        origin = a->ranks[k].entry[i];
+  if (!isfinite(origin)) origin = 0.0;
+  cJSON *sample = gs_json_put_array(&b, o, "sample");
+  for (size_t j = 0; j < taken; j++) gs_json_append_number(&b, sample, (double)(j * n / taken));
+  cJSON *ranks = gs_json_put_array(&b, o, "ranks");
+  for (size_t k = 0; ranks && k < a->n_ranks; k++) {
+    const gs_arrival_rank *r = &a->ranks[k];
+    cJSON *e = gs_json_check(&b, cJSON_CreateObject());
+    gs_json_put_number(&b, e, "rank", (double)k);
+    gs_json_put_number(&b, e, "last", (double)s.last_count[k]);
+    gs_json_put_number(&b, e, "lateness_seconds", s.rank_lateness[k]);
+    gs_json_put_number(&b, e, "offset_seconds", r->offset_seconds);
+    gs_json_put_number(&b, e, "error_seconds", r->error_seconds);
+    cJSON *entry = gs_json_put_array(&b, e, "entry_seconds");
+    cJSON *exit = gs_json_put_array(&b, e, "exit_seconds");
+    for (size_t j = 0; j < taken; j++) {
+      const size_t i = j * n / taken;
+      gs_json_append_number(&b, entry, r->entry[i] - origin);
+      gs_json_append_number(&b, exit, r->exit[i] - origin);
+    }
+    gs_json_append(&b, ranks, e);
+  }
+  return gs_json_build_finish(&b, o);
+}
+
+/* Number member `name` of `o` (null is NaN); 0 when it is missing or of
+ * another type. */
+static int number_or_null(const cJSON *o, const char *name, double *out) {
+  const cJSON *x = gs_json_member(o, name);
+  if (cJSON_IsNull(x)) {
+    *out = NAN;
+    return 1;
+  }
+  if (!cJSON_IsNumber(x)) return 0;
+  *out = x->valuedouble;
+  return 1;
+}
+
+gs_status gs_arrival_summary_from_json(const cJSON *arrival, const char *source,
+                                       gs_arrival_summary *out) {
+  memset(out, 0, sizeof *out);
+  out->last_rank = -1;
+  for (size_t k = 0; k < GS_MAX_RANKS; k++) out->rank_lateness[k] = NAN;
+  static const char *const names[] = {"iterations", "last_rank", "lateness_seconds",
+                                      "lateness_low_seconds", "lateness_high_seconds",
+                                      "noise_seconds", "alignment_error_seconds",
+                                      "exit_spread_seconds", "wait_share"};
+  double v[9];
+  for (size_t i = 0; i < 9; i++)
+    if (!number_or_null(arrival, names[i], &v[i]))
+      return gs_error(GS_ERR_FORMAT, "%s: arrival.%s is %s, not a number or null", source,
+                      names[i], gs_json_type_name(gs_json_member(arrival, names[i])));
+  const cJSON *ranks = gs_json_member(arrival, "ranks");
+  const int n_ranks = cJSON_IsArray(ranks) ? cJSON_GetArraySize(ranks) : -1;
+  if (n_ranks < 2 || n_ranks > GS_MAX_RANKS || !(v[0] >= 0.0) ||
+      (isfinite(v[1]) && !(v[1] >= 0.0 && v[1] < (double)n_ranks)))
+    return gs_error(GS_ERR_FORMAT, "%s: arrival has %d ranks and last_rank %g", source, n_ranks,
+                    v[1]);
+  out->iterations = (size_t)v[0];
+  out->n_ranks = (size_t)n_ranks;
+  out->last_rank = isfinite(v[1]) ? (int)v[1] : -1;
+  out->lateness = v[2];
+  out->lateness_low = v[3];
+  out->lateness_high = v[4];
+  out->noise = v[5];
+  out->alignment_error = v[6];
+  out->exit_spread = v[7];
+  out->wait_share = v[8];
+  size_t k = 0;
+  for (const cJSON *r = ranks->child; r; r = r->next, k++) {
+    double last = NAN;
+    if (!number_or_null(r, "last", &last) || !(last >= 0.0) ||
+        !number_or_null(r, "lateness_seconds", &out->rank_lateness[k]))
+      return gs_error(GS_ERR_FORMAT, "%s: arrival.ranks[%zu] lacks its last count or lateness",
+                      source, k);
+    out->last_count[k] = (size_t)last;
+  }
+  return GS_OK;
+}

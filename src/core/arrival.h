@@ -1,0 +1,106 @@
+/* Arrival skew at collectives (docs/stragglers.md, "Arrival skew"): each
+ * rank's entry and exit time at every timed collective on one clock, the
+ * summary of a measurement (which rank arrived last and how often, its
+ * median lateness against the others with a 95% interval, the share of the
+ * ranks' time in the collective spent waiting for the last arrival), the
+ * rule that names the late rank only when its lateness clears the noise,
+ * and the document's bounded "arrival" member (the summary plus the raw
+ * times of at most GS_ARRIVAL_SAMPLE iterations). */
+#ifndef GS_ARRIVAL_H
+#define GS_ARRIVAL_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/json.h"
+#include "core/status.h"
+#include "core/types.h"
+
+/* Iterations whose raw times a document keeps, evenly spread. */
+#define GS_ARRIVAL_SAMPLE 64
+
+/* One rank's times, seconds on the measurement's common clock. */
+typedef struct {
+  size_t n, capacity;
+  double *entry, *exit;   /* n each; owned */
+  double offset_seconds;  /* added to the rank's own clock to reach the common one (last run) */
+  double error_seconds;   /* bound of that alignment's error (largest over the runs) */
+} gs_arrival_rank;
+
+/* A measurement's arrivals: iteration i is the i-th recorded time of
+ * every rank (runs in order). */
+typedef struct gs_arrival {
+  const char *clock;      /* static: "host" (monotonic clock around the call) or "device"
+                             (CUDA events on the call's stream, anchored to the host clock) */
+  const char *alignment;  /* static: "shared" (one host's clock) or "ping-pong" */
+  size_t n_ranks;
+  gs_arrival_rank ranks[GS_MAX_RANKS];
+} gs_arrival;
+
+/* What the document keeps of every iteration and what the report shows. */
+typedef struct {
+  size_t iterations;          /* with a finite entry and exit of every rank */
+  size_t n_ranks;
+  size_t last_count[GS_MAX_RANKS]; /* iterations each rank arrived last (latest entry) */
+  int last_rank;              /* the rank last most often (lowest on a tie); -1 none */
+  double lateness;            /* its median lateness: entry - median of the others' entries */
+  double lateness_low, lateness_high; /* 95% interval of that median (order statistics) */
+  double rank_lateness[GS_MAX_RANKS]; /* each rank's median lateness, the same way */
+  double noise;               /* 1.4826 x the MAD of last_rank's lateness */
+  double alignment_error;     /* last_rank's clock error + the largest of the others' */
+  double exit_spread;         /* median over iterations of the latest exit less the earliest:
+                                 how unevenly the collective itself lets the ranks go */
+  double wait_share;          /* sum of waits for the last arrival / sum of time in it */
+} gs_arrival_summary;
+
+/* A new record of n_ranks (2..GS_MAX_RANKS) ranks with room for
+ * `capacity` iterations each; NULL when memory runs out (error recorded). */
+gs_arrival *gs_arrival_new(size_t n_ranks, size_t capacity, const char *clock,
+                           const char *alignment);
+
+/* Frees `a` and what it owns; accepts NULL. */
+void gs_arrival_free(gs_arrival *a);
+
+/* Makes room for `more` iterations after rank r's n, growing its arrays
+ * by doubling. GS_ERR_NOMEM when they cannot grow. */
+gs_status gs_arrival_reserve(gs_arrival_rank *r, size_t more);
+
+/* Appends one iteration's times to rank `r` (gs_arrival_reserve). */
+gs_status gs_arrival_append(gs_arrival_rank *r, double entry, double exit);
+
+/* 1 when every rank of `a` has at least one finite entry (a collective
+ * was marked), else 0: a measurement whose steps had no collective (mlp's
+ * pipeline stages talk point to point) or with a rank that failed at once
+ * keeps no arrival times. */
+int gs_arrival_recorded(const gs_arrival *a);
+
+/* Appends every rank's iterations of `from` to `into` (same n_ranks; the
+ * alignment error kept is the larger). GS_ERR_NOMEM. */
+gs_status gs_arrival_merge(gs_arrival *into, const gs_arrival *from);
+
+/* The summary of `a` (docs/stragglers.md gives each definition). Iterations
+ * where a rank has no finite entry or exit are left out. GS_ERR_NOMEM. */
+gs_status gs_arrival_summarize(const gs_arrival *a, gs_arrival_summary *out);
+
+/* The naming rule: last_rank when the low end of its median lateness's
+ * interval is above the largest of noise, alignment error and exit spread (and 2
+ * or more iterations were summarized); -1 ("nobody") otherwise. */
+int gs_arrival_named(const gs_arrival_summary *s);
+
+/* The threshold the rule holds the lateness's low end to. */
+double gs_arrival_threshold(const gs_arrival_summary *s);
+
+/* The measurement member "arrival" (docs/result-schema.md) of `a`: clock,
+ * alignment, the summary and per rank its offset, error, last count,
+ * median lateness and the entry and exit times of the sampled iterations
+ * (relative to the earliest entry). NULL when memory runs out. */
+cJSON *gs_arrival_to_json(const gs_arrival *a);
+
+/* The summary back from a document's "arrival" member (the report's
+ * reading): GS_ERR_PARSE naming `source` when a member is missing or of
+ * the wrong type. */
+gs_status gs_arrival_summary_from_json(const cJSON *arrival, const char *source,
+                                       gs_arrival_summary *out);
+
+#endif

@@ -1,0 +1,217 @@
+/* Tests of the arrival skew (core/arrival) against figures worked out by
+ * hand from the definitions in docs/stragglers.md, "Arrival skew": the last
+ * rank and its count, the median lateness and its order-statistic
+ * interval, noise, exit spread, clock error, the wait share, the naming rule,
+ * merging, and the document member's sample and round trip. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "core/arrival.h"
+#include "core/rng.h"
+
+static void assert_near(double expected, double actual, double tol) {
+  if (!(fabs(expected - actual) <= tol)) {
+    print_error("expected %.10g, got %.10g\n", expected, actual);
+    fail();
+  }
+}
+
+/* Ranks 0 and 1 enter at 10 i, rank 2 at 10 i + 2; all leave at 10 i + 3.
+ * Rank 2 is last in all 4 iterations, 2 s late against the median of the
+ * others (interval [2, 2], no noise); ranks 0 and 1 are -1 s late (0 less
+ * the median of 0 and 2). Per iteration ranks 0 and 1 wait 2 of their 3 s
+ * and rank 2 none of its 1 s: 4 / 7 of the time is waiting. Every rank
+ * leaves at once: no exit spread. */
+static gs_arrival *three_ranks(void) {
+  gs_arrival *a = gs_arrival_new(3, 2, "host", "shared");
+  assert_non_null(a);
+  for (int i = 0; i < 4; i++)
+    for (size_t k = 0; k < 3; k++)
+      assert_int_equal(gs_arrival_append(&a->ranks[k], 10.0 * i + (k == 2 ? 2.0 : 0.0),
+                                         10.0 * i + 3.0),
+                       GS_OK);
+  return a;
+}
+
+static void test_by_hand(void **state) {
+  (void)state;
+  gs_arrival *a = three_ranks();
+  a->ranks[0].error_seconds = 0.3;
+  a->ranks[1].error_seconds = 0.2;
+  a->ranks[2].error_seconds = 0.1;
+  gs_arrival_summary s;
+  assert_int_equal(gs_arrival_summarize(a, &s), GS_OK);
+  assert_int_equal(s.iterations, 4);
+  assert_int_equal(s.last_rank, 2);
+  assert_int_equal(s.last_count[0], 0);
+  assert_int_equal(s.last_count[2], 4);
+  assert_near(2.0, s.lateness, 1e-12);
+  assert_near(2.0, s.lateness_low, 1e-12);
+  assert_near(2.0, s.lateness_high, 1e-12);
+  assert_near(-1.0, s.rank_lateness[0], 1e-12);
+  assert_near(-1.0, s.rank_lateness[1], 1e-12);
+  assert_near(0.0, s.noise, 1e-12);
+  assert_near(0.0, s.exit_spread, 1e-12);
+  assert_near(0.4, s.alignment_error, 1e-12); /* 0.1 + the largest other, 0.3 */
+  assert_near(4.0 / 7.0, s.wait_share, 1e-12);
+  assert_near(0.4, gs_arrival_threshold(&s), 1e-12);
+  assert_int_equal(gs_arrival_named(&s), 2);
+  // A clock error as large as the lateness names nobody.
+  a->ranks[0].error_seconds = 2.0;
+  assert_int_equal(gs_arrival_summarize(a, &s), GS_OK);
+  assert_near(2.1, gs_arrival_threshold(&s), 1e-12);
+  assert_int_equal(gs_arrival_named(&s), -1);
+  gs_arrival_free(a);
+}
+
+/* Rank 1 enters i + 1 s after rank 0 in iteration i (i < 20): its
+ * lateness is 1..20, median 10.5, interval the 5th and 16th order
+ * statistics (floor(10 - 0.98 sqrt 20) = 5, ceil(11 + 0.98 sqrt 20) = 16):
+ * [5, 16]. Its absolute deviations from 10.5 are 0.5, 0.5, 1.5, 1.5, ...
+ * with median 5, so the noise is 1.4826 x 5 = 7.413 and the interval's
+ * low end (5) is within it: nobody, although rank 1 is last every time.
+ * Rank 1 leaves 0.5 s after rank 0: the exit spread. */
+static void test_interval_and_noise(void **state) {
+  (void)state;
+  gs_arrival *a = gs_arrival_new(2, 4, "device", "shared");
+  assert_non_null(a);
+  for (int i = 0; i < 20; i++) {
+    assert_int_equal(gs_arrival_append(&a->ranks[0], 100.0 * i, 100.0 * i + i + 2.0), GS_OK);
+    assert_int_equal(gs_arrival_append(&a->ranks[1], 100.0 * i + i + 1.0, 100.0 * i + i + 2.5),
+                     GS_OK);
+  }
+  gs_arrival_summary s;
+  assert_int_equal(gs_arrival_summarize(a, &s), GS_OK);
+  assert_int_equal(s.last_rank, 1);
+  assert_int_equal(s.last_count[1], 20);
+  assert_near(10.5, s.lateness, 1e-12);
+  assert_near(5.0, s.lateness_low, 1e-12);
+  assert_near(16.0, s.lateness_high, 1e-12);
+  assert_near(1.4826 * 5.0, s.noise, 1e-12);
+  assert_near(0.5, s.exit_spread, 1e-12);
+  assert_int_equal(gs_arrival_named(&s), -1);
+  gs_arrival_free(a);
+}
+
+/* An iteration with a missing time of any rank is left out for all. */
+static void test_incomplete_iterations(void **state) {
+  (void)state;
+  gs_arrival *a = three_ranks();
+  a->ranks[1].exit[3] = NAN;
+  gs_arrival_summary s;
+  assert_int_equal(gs_arrival_summarize(a, &s), GS_OK);
+  assert_int_equal(s.iterations, 3);
+  assert_int_equal(s.last_count[2], 3);
+  assert_int_equal(gs_arrival_recorded(a), 1);
+  for (size_t i = 0; i < 4; i++) a->ranks[0].entry[i] = NAN; /* no collective marked */
+  assert_int_equal(gs_arrival_recorded(a), 0);
+  gs_arrival_free(a);
+}
+
+/* Simulated ranks: 4 ranks entering with up to 100 us of jitter, rank 3
+ * 50 ms late in every iteration when `late`. The late rank is named with
+ * its lateness within 1%; without it nobody is named. */
+static void simulate(int late, int *named, double *lateness) {
+  gs_rng rng;
+  gs_rng_seed(&rng, 29, (uint64_t)late);
+  gs_arrival *a = gs_arrival_new(4, 0, "host", "shared");
+  assert_non_null(a);
+  for (int i = 0; i < 200; i++) {
+    double latest = 0.0, entry[4];
+    for (int k = 0; k < 4; k++) {
+      entry[k] = 0.1 * i + 100e-6 * gs_rng_double(&rng) + (late && k == 3 ? 0.05 : 0.0);
+      if (entry[k] > latest) latest = entry[k];
+    }
+    for (int k = 0; k < 4; k++)
+      assert_int_equal(gs_arrival_append(&a->ranks[k], entry[k], latest + 20e-6), GS_OK);
+  }
+  gs_arrival_summary s;
+  assert_int_equal(gs_arrival_summarize(a, &s), GS_OK);
+  *named = gs_arrival_named(&s);
+  *lateness = s.lateness;
+  gs_arrival_free(a);
+}
+
+static void test_simulated(void **state) {
+  (void)state;
+  int named = 0;
+  double lateness = 0.0;
+  simulate(1, &named, &lateness);
+  assert_int_equal(named, 3);
+  assert_near(0.05, lateness, 0.0005);
+  simulate(0, &named, &lateness);
+  assert_int_equal(named, -1);
+}
+
+/* Merging appends each rank's iterations and keeps the larger error. */
+static void test_merge(void **state) {
+  (void)state;
+  gs_arrival *a = three_ranks(), *b = three_ranks();
+  b->ranks[1].error_seconds = 0.5;
+  assert_int_equal(gs_arrival_merge(a, b), GS_OK);
+  assert_int_equal(a->ranks[1].n, 8);
+  assert_near(0.5, a->ranks[1].error_seconds, 0.0);
+  gs_arrival_summary s;
+  assert_int_equal(gs_arrival_summarize(a, &s), GS_OK);
+  assert_int_equal(s.last_count[2], 8);
+  gs_arrival *two = gs_arrival_new(2, 1, "host", "shared");
+  assert_int_not_equal(gs_arrival_merge(a, two), GS_OK);
+  gs_arrival_free(two);
+  gs_arrival_free(a);
+  gs_arrival_free(b);
+}
+
+/* The member keeps at most 64 iterations, evenly spread (j * n / 64), with
+ * times from the earliest entry, and its summary reads back the same. */
+static void test_json(void **state) {
+  (void)state;
+  gs_arrival *a = gs_arrival_new(2, 0, "host", "ping-pong");
+  assert_non_null(a);
+  for (int i = 0; i < 100; i++) {
+    assert_int_equal(gs_arrival_append(&a->ranks[0], 50.0 + i, 50.5 + i), GS_OK);
+    assert_int_equal(gs_arrival_append(&a->ranks[1], 50.25 + i, 50.5 + i), GS_OK);
+  }
+  cJSON *j = gs_arrival_to_json(a);
+  assert_non_null(j);
+  const cJSON *sample = cJSON_GetObjectItemCaseSensitive(j, "sample");
+  assert_int_equal(cJSON_GetArraySize(sample), 64);
+  assert_near(98.0, cJSON_GetArrayItem(sample, 63)->valuedouble, 0.0); /* 63 * 100 / 64 */
+  const cJSON *r1 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "ranks"), 1);
+  const cJSON *entry = cJSON_GetObjectItemCaseSensitive(r1, "entry_seconds");
+  assert_int_equal(cJSON_GetArraySize(entry), 64);
+  assert_near(0.25, cJSON_GetArrayItem(entry, 0)->valuedouble, 1e-12);
+  assert_near(98.25, cJSON_GetArrayItem(entry, 63)->valuedouble, 1e-9);
+  gs_arrival_summary s, back;
+  assert_int_equal(gs_arrival_summarize(a, &s), GS_OK);
+  assert_int_equal(gs_arrival_summary_from_json(j, "test", &back), GS_OK);
+  assert_int_equal(back.iterations, 100);
+  assert_int_equal(back.last_rank, 1);
+  assert_int_equal(back.last_count[1], 100);
+  assert_near(s.lateness, back.lateness, 0.0);
+  assert_near(s.wait_share, back.wait_share, 0.0);
+  assert_int_equal(gs_arrival_named(&back), gs_arrival_named(&s));
+  // A malformed member is an error naming the file.
+  cJSON_ReplaceItemInObject(j, "wait_share", cJSON_CreateString("high"));
+  assert_int_equal(gs_arrival_summary_from_json(j, "test", &back), GS_ERR_FORMAT);
+  cJSON_Delete(j);
+  gs_arrival_free(a);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_by_hand),
+      cmocka_unit_test(test_interval_and_noise),
+      cmocka_unit_test(test_incomplete_iterations),
+      cmocka_unit_test(test_simulated),
+      cmocka_unit_test(test_merge),
+      cmocka_unit_test(test_json),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
