@@ -5,7 +5,8 @@
  * biases away from 0, while an element made wrong (the largest negated in
  * bf16, halved in tf32) lies outside: the largest gradient's bound stays
  * below twice its size in bf16 (0.3 of it in tf32), so the check still
- * has teeth. */
+ * has teeth; and two units at their ReLU's kink in a row, which the GPU
+ * both passes, stay within the bound of the weight between them. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -112,11 +113,54 @@ static void test_wrong_element_outside(void **state) {
   assert_true(isinf(c.max_error));
 }
 
+/* Two units in a row at their ReLU's kink (the 1-2-1-1 network below): in
+ * the reference the first's input is -1.4e-4 and the second's -1e-4, both
+ * cut, so the gradient of the weight between them is 0; with the first
+ * layer's weight rounded to bf16 (1 + 3 2^-9 becomes 1 + 2^-7) both pass,
+ * and that gradient is -2 x 0.0018. Each first-order term of its bound is
+ * 0 (a factor of each product is 0 in the reference): the product of the
+ * two errors is what bounds it. Biases stay fp32, as on the GPU. */
+static void test_two_flips_in_a_row(void **state) {
+  (void)state;
+  const gs_mlp_model m = {.n_layers = 3, .widths = {1, 2, 1, 1}};
+  const uint64_t count = gs_mlp_param_count(&m);
+  assert_int_equal(count, 9);
+  float params[9], rounded[9], ref[9], dev[9];
+  float *w0 = params + gs_mlp_weight_offset(&m, 0), *b0 = params + gs_mlp_bias_offset(&m, 0);
+  float *w1 = params + gs_mlp_weight_offset(&m, 1), *b1 = params + gs_mlp_bias_offset(&m, 1);
+  w0[0] = 1.0f + 3.0f / 512.0f, b0[0] = -1.006f;  // unit a: cut, passed once rounded
+  w0[1] = 1.0f, b0[1] = 0.0f;                     // unit b: 1
+  w1[0] = 1.0f, w1[1] = 0.5f, b1[0] = -0.5001f;   // cut, passed with a passed
+  params[gs_mlp_weight_offset(&m, 2)] = 1.0f;
+  params[gs_mlp_bias_offset(&m, 2)] = 0.0f;
+  memcpy(rounded, params, sizeof params);
+  for (int l = 0; l < m.n_layers; l++)
+    for (uint64_t i = gs_mlp_weight_offset(&m, l); i < gs_mlp_bias_offset(&m, l); i++)
+      rounded[i] = round_to(params[i], 8);
+  assert_true(rounded[gs_mlp_weight_offset(&m, 0)] == 1.0f + 1.0f / 128.0f);
+  const float x = 1.0f, y = 1.0f;
+  const gs_mlp_data d = {.n = 1, .features = 1, .targets = 1, .x = &x, .y = &y};
+  const gs_mlp_batch b = {.step = 0, .global_batch = 1, .rows = 1, .seed = 1};
+  double loss = 0.0, bound[9];
+  assert_int_equal(gs_mlp_cpu_gradients(&m, params, &d, &b, ref, &loss), GS_OK);
+  assert_int_equal(gs_mlp_cpu_gradients(&m, rounded, &d, &b, dev, &loss), GS_OK);
+  const uint64_t between = gs_mlp_weight_offset(&m, 1);  // unit a to the second
+  assert_true(ref[between] == 0.0f);
+  assert_true(dev[between] < -0.003f && dev[between] > -0.004f);
+  assert_int_equal(gs_mlp_gradient_bounds(&m, params, &d, &b, gs_mlp_op_error(&m, GS_MLP_BF16, 1, 1),
+                                          bound), GS_OK);
+  assert_true(bound[between] >= fabs((double)dev[between]));
+  gs_mlp_gradient_check c;
+  gs_mlp_gradient_compare(count, dev, ref, bound, 1.0, &c);
+  assert_int_equal(c.outside, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_roundoff),
       cmocka_unit_test(test_rounded_gradients_within_bounds),
       cmocka_unit_test(test_wrong_element_outside),
+      cmocka_unit_test(test_two_flips_in_a_row),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
