@@ -150,10 +150,12 @@ static gs_status driver_measure(void *ctx, const gs_run_config *config, size_t i
  * throughput and cold start as llm defines them, over every run so far. */
 static gs_status driver_merged(void *ctx, size_t index, gs_measurement *m) {
   llm_sweep *d = ctx;
-  if (index >= d->capacity || !d->runs[index] || d->n_runs[index] != m->n_runs)
+  // The measurement holds the kept runs in call order; a call whose fill
+  // failed (out of memory) may have kept a run that it does not hold.
+  if (index >= d->capacity || !d->runs[index] || d->n_runs[index] < m->n_runs)
     GS_BUG("llm merge of measurement %zu: %zu runs kept, %zu merged", index,
            index < d->capacity ? d->n_runs[index] : 0, m->n_runs);
-  gs_llm_measurement_totals(d->runs[index], d->n_runs[index], m);
+  gs_llm_measurement_totals(d->runs[index], m->n_runs, m);
   return GS_OK;
 }
 
