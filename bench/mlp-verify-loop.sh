@@ -5,7 +5,8 @@
 # more step checked against the CPU reference), then a wrong gradient
 # element (--verify-corrupt -3: the largest negated and tripled, 4 times its
 # size off; its worst-case bound is about twice its size on the large
-# preset in bf16) that must fail.
+# preset in bf16 at the first step, up to 3.8 times after training in the
+# CPU emulation of docs/workloads/mlp.md) that must fail.
 # Usage: bench/mlp-verify-loop.sh [GPUSCALE] (default build/gpuscale).
 # BACKEND=cpu runs fp32 only (the CPU has no tf32 or bf16) and no corrupt
 # case (the CPU's step is the reference); RUNS=N changes the 200, PRESETS,

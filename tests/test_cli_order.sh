@@ -94,5 +94,51 @@ print(f"order: interleaved runs under load {li}, speedup {s_inter:.2f}x; "
       f"sequential {ls}, speedup {s_seq:.2f}x")
 PY
 
+# llm and exec interleave their counts too: each call of their drivers
+# measures one run, which the sweep merges into its count's measurement
+# (llm's throughput stays its tokens over the runs' seconds; exec's warmup
+# runs once per count, before its first timed run). A rate sweep keeps a
+# count's runs in one search, and says so.
+llm=(scale llm --backend cpu --ranks 2 --counts 1,2 --samples 8 --input-min 4 --input-max 10
+     --output-min 2 --output-max 5 --no-progress)
+expect 0 "" -- "${llm[@]}" --runs 3 -o "$work/llm.json"
+expect 0 "" -- "${llm[@]}" --runs 3 --order sequential -o "$work/llm-seq.json"
+expect 0 "llm: rank counts measured one after the other, not interleaved: --rates" -- \
+  "${llm[@]}" --runs 2 --scenario server --slo latency=1000s --rates 200,100 -o "$work/llm-rates.json"
+expect 0 "" -- exec --counts 1,2 --runs 3 -q -o "$work/exec.json" -- sh -c 'sleep 0.0{n}'
+python3 - "$work" <<'PY' || failures=$((failures + 1))
+import json, sys
+work = sys.argv[1]
+def doc(name):
+    d = json.load(open(f"{work}/{name}.json"))
+    assert d["status"] == "ok", (name, d["status"])
+    return d
+def order(d):
+    # Each count's run sequences, and the counts by their runs' start.
+    seqs = {m["world_size"]: [r["sequence"] for r in m["runs"]] for m in d["measurements"]}
+    starts = sorted((r["started_unix_seconds"], m["world_size"])
+                    for m in d["measurements"] for r in m["runs"])
+    return d["config"]["order"], seqs, [n for _, n in starts]
+for name in ("llm", "exec"):
+    d = doc(name)
+    assert order(d) == ("interleaved", {1: [0, 2, 4], 2: [1, 3, 5]}, [1, 2] * 3), (name, order(d))
+assert order(doc("llm-seq")) == ("sequential", {1: [0, 1, 2], 2: [3, 4, 5]}, [1] * 3 + [2] * 3)
+assert doc("llm-rates")["config"]["order"] == "sequential"
+for m in doc("llm")["measurements"]:
+    # Every run's requests kept, the figures over all of them, as one call
+    # of three runs gives them.
+    llm, agg = m["llm"], m["aggregate"]
+    assert len(llm["run_seconds"]) == 3 and llm["samples"] == 3 * 8, (llm["run_seconds"], llm["samples"])
+    assert sum(len(k["requests"]) for r in m["runs"] for k in r["ranks"]) == 24
+    want = llm["generated_tokens"] / sum(llm["run_seconds"])
+    assert abs(agg["throughput_items_per_second"] - want) <= 1e-9 * want, (agg, want)
+    assert agg["step"]["n"] == llm["ok"], (agg["step"]["n"], llm["ok"])
+    assert m["verification"]["detail"] == "the CPU backend is the reference", m["verification"]
+for m in doc("exec")["measurements"]:
+    runs = [(r["kind"], r["index"]) for r in m["exec"]["runs"]]
+    assert runs == [("warmup", 0), ("timed", 0), ("timed", 1), ("timed", 2)], runs
+print("order: llm and exec interleaved; llm --rates sequential")
+PY
+
 [ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "all order checks passed"

@@ -10,22 +10,27 @@ bin=$1
 
 # The cases of the brief, with a smaller problem so that the test is quick.
 small=(--backend cpu --points 100000 --grid 64,64,64)
+workload=()
 verdict_re='^(.*): (multi-(GPU|rank) (beneficial|marginal)|single (GPU|rank) preferred|inconclusive|suspect): speedup '
 
-# check NAME EXPECTED_LINES SCALE_ARGS...: runs scale, then report on its
-# file, and compares the verdict lines of the three outputs.
+# check NAME EXPECTED_LINES SCALE_ARGS...: runs scale (of voxelize, or of
+# the workload and options in $workload), then report on its file, and
+# compares the verdict lines and the tables' rows of the outputs.
 check() {
   local name=$1 lines=$2
   shift 2
   local json="$work/$name.json"
-  if ! timeout 300 "$bin" scale voxelize "${small[@]}" "$@" --out "$json" >"$work/$name.scale" \
+  local what=(voxelize "${small[@]}")
+  [ "${#workload[@]}" = 0 ] || what=("${workload[@]}")
+  if ! timeout 300 "$bin" scale "${what[@]}" "$@" --out "$json" >"$work/$name.scale" \
     2>"$work/$name.err"; then
     fail "scale $* failed: $(cat "$work/$name.err")"
     return
   fi
   # scale: the lines under its "Verdict" heading.
   sed -n '/^  Verdict (/,/^$/p' "$work/$name.scale" | sed -n 's/^  - //p' | sort >"$work/$name.t"
-  "$bin" report "$json" | sed -n 's/^  - //p' | grep -E "$verdict_re" | sort >"$work/$name.r"
+  "$bin" report "$json" >"$work/$name.rt" || fail "report $name"
+  sed -n 's/^  - //p' "$work/$name.rt" | grep -E "$verdict_re" | sort >"$work/$name.r"
   "$bin" report --format json "$json" >"$work/$name.rj" || fail "report --format json $name"
   python3 - "$work/$name.rj" "$verdict_re" >"$work/$name.j" <<'PY' || fail "$name: report JSON"
 import json, re, sys
@@ -56,6 +61,34 @@ PY
   if grep -q "GPU" "$work/$name.t"; then fail "$name: CPU ranks called GPUs: $(cat "$work/$name.t")"; fi
 }
 
+# check_cells NAME: each rank count's speedup and efficiency cells of a
+# one-series sweep checked before, intervals included, are the same in
+# scale's table and in the report's series table.
+check_cells() {
+  local name=$1
+  python3 - "$work/$name.scale" "$work/$name.rt" <<'PY' >"$work/$name.cells" ||
+import re, subprocess, sys
+cell = r"(\d+\.\d+x \[[^]]*\]) +(\d+\.\d+% \[[^]]*\])"
+def cells(lines, row):
+    out = {}
+    for line in lines:
+        m = re.match(row, line)
+        c = re.search(cell, line)
+        if m and c:
+            out[int(m.group(1))] = c.groups()
+    return out
+scale = open(sys.argv[1]).read().split("\n")
+scale = scale[scale.index(next(l for l in scale if re.match(r" +ranks +median", l))):]
+scale = scale[:scale.index("")]
+t = cells(scale, r" +(\d+) ")
+r = cells(open(sys.argv[2]).read().split("\n"), r" +(\d+) +\S+\.json ")
+assert t and t == r, (t, r)
+for k in sorted(t):
+    print(k, *t[k])
+PY
+    fail "$name: scale's and report's speedup cells differ: $(cat "$work/$name.cells")"
+}
+
 # Even and proportional split, rank 1 slowed 3x: one verdict per policy.
 check split 2 --ranks 2 --split proportional --inject slow:rank=1,factor=3 --min-time 0.2
 grep -q '^voxelize (split even): ' "$work/split.t" || fail "split: no verdict of the even split"
@@ -64,6 +97,7 @@ grep -q '^voxelize (split proportional): ' "$work/split.t" ||
 # The plain sweep: one series, one verdict, its speedup with its interval.
 check plain 1 --ranks 2 --min-time 0.2
 grep -q '^voxelize: ' "$work/plain.t" || fail "plain: the verdict does not name the series"
+check_cells plain
 grep -Eq 'speedup [0-9.]+x \[[0-9.]+, [0-9.]+\] at 2 ranks' "$work/plain.t" ||
   fail "plain: the speedup has no interval: $(cat "$work/plain.t")"
 # The 1-rank baseline slowed 3x (world=1): 2 ranks look super-linear. The
@@ -79,6 +113,17 @@ if grep -q '^voxelize: suspect' "$work/slowbase.t"; then
 fi
 grep -Eq '^ +voxelize +2 .*(suspect|inconclusive)$' "$work/slowbase.scale" ||
   fail "slowbase: the table's recommendation is not suspect: $(cat "$work/slowbase.scale")"
+
+# An llm sweep: its speedup rests on the request latencies of each run
+# (docs/statistics.md), so its rows and verdict carry an interval, the same
+# in the terminal and the report, and its series names the scenario.
+workload=(llm --backend cpu --samples 16)
+check llm 1 --ranks 2 --runs 2
+check_cells llm
+grep -Eq '^llm \(scenario offline\): .*: speedup [0-9.]+x \[[0-9.]+, [0-9.]+\] at 2 ranks \(.*95% interval over 2 \+ 2 runs' "$work/llm.t" ||
+  fail "llm: the verdict has no interval or no scenario: $(cat "$work/llm.t")"
+grep -Eq '^2 [0-9.]+x \[[0-9.]+, [0-9.]+\] ' "$work/llm.cells" ||
+  fail "llm: the 2-rank row has no interval: $(cat "$work/llm.cells")"
 
 [ "$failures" = 0 ] || exit 1
 echo "ok"

@@ -5,7 +5,10 @@
  * biases away from 0, while an element made wrong (the largest negated in
  * bf16, halved in tf32) lies outside: the largest gradient's bound stays
  * below twice its size in bf16 (0.3 of it in tf32), so the check still
- * has teeth. */
+ * has teeth; two units at their ReLU's kink in a row, which the GPU both
+ * passes, stay within the bound of the weight between them; and the GPU's
+ * bf16 step emulated on the CPU stays within its bounds over 70 steps of
+ * training. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +20,7 @@
 #include <cmocka.h>
 
 #include "workloads/mlp/mlp.h"
+#include "workloads/mlp/mlp_layers.h"
 #include "workloads/mlp/mlp_tolerance.h"
 
 /* x rounded to nearest (ties to even) with `bits` significand bits. */
@@ -112,11 +116,132 @@ static void test_wrong_element_outside(void **state) {
   assert_true(isinf(c.max_error));
 }
 
+/* Two units in a row at their ReLU's kink (the 1-2-1-1 network below): in
+ * the reference the first's input is -1.4e-4 and the second's -1e-4, both
+ * cut, so the gradient of the weight between them is 0; with the first
+ * layer's weight rounded to bf16 (1 + 3 2^-9 becomes 1 + 2^-7) both pass,
+ * and that gradient is -2 x 0.0018. Each first-order term of its bound is
+ * 0 (a factor of each product is 0 in the reference): the product of the
+ * two errors is what bounds it. Biases stay fp32, as on the GPU. */
+static void test_two_flips_in_a_row(void **state) {
+  (void)state;
+  const gs_mlp_model m = {.n_layers = 3, .widths = {1, 2, 1, 1}};
+  const uint64_t count = gs_mlp_param_count(&m);
+  assert_int_equal(count, 9);
+  float params[9], rounded[9], ref[9], dev[9];
+  float *w0 = params + gs_mlp_weight_offset(&m, 0), *b0 = params + gs_mlp_bias_offset(&m, 0);
+  float *w1 = params + gs_mlp_weight_offset(&m, 1), *b1 = params + gs_mlp_bias_offset(&m, 1);
+  w0[0] = 1.0f + 3.0f / 512.0f, b0[0] = -1.006f;  // unit a: cut, passed once rounded
+  w0[1] = 1.0f, b0[1] = 0.0f;                     // unit b: 1
+  w1[0] = 1.0f, w1[1] = 0.5f, b1[0] = -0.5001f;   // cut, passed with a passed
+  params[gs_mlp_weight_offset(&m, 2)] = 1.0f;
+  params[gs_mlp_bias_offset(&m, 2)] = 0.0f;
+  memcpy(rounded, params, sizeof params);
+  for (int l = 0; l < m.n_layers; l++)
+    for (uint64_t i = gs_mlp_weight_offset(&m, l); i < gs_mlp_bias_offset(&m, l); i++)
+      rounded[i] = round_to(params[i], 8);
+  assert_true(rounded[gs_mlp_weight_offset(&m, 0)] == 1.0f + 1.0f / 128.0f);
+  const float x = 1.0f, y = 1.0f;
+  const gs_mlp_data d = {.n = 1, .features = 1, .targets = 1, .x = &x, .y = &y};
+  const gs_mlp_batch b = {.step = 0, .global_batch = 1, .rows = 1, .seed = 1};
+  double loss = 0.0, bound[9];
+  assert_int_equal(gs_mlp_cpu_gradients(&m, params, &d, &b, ref, &loss), GS_OK);
+  assert_int_equal(gs_mlp_cpu_gradients(&m, rounded, &d, &b, dev, &loss), GS_OK);
+  const uint64_t between = gs_mlp_weight_offset(&m, 1);  // unit a to the second
+  assert_true(ref[between] == 0.0f);
+  assert_true(dev[between] < -0.003f && dev[between] > -0.004f);
+  assert_int_equal(gs_mlp_gradient_bounds(&m, params, &d, &b, gs_mlp_op_error(&m, GS_MLP_BF16, 1, 1),
+                                          bound), GS_OK);
+  assert_true(bound[between] >= fabs((double)dev[between]));
+  gs_mlp_gradient_check c;
+  gs_mlp_gradient_compare(count, dev, ref, bound, 1.0, &c);
+  assert_int_equal(c.outside, 0);
+}
+
+/* x rounded to bf16 in place, n values. */
+static void round_all(float *v, uint64_t n) {
+  for (uint64_t i = 0; i < n; i++) v[i] = round_to(v[i], 8);
+}
+
+/* The GPU's bf16 step emulated on the CPU, trained by Adam on its own
+ * gradients for 70 steps of the medium preset at 32 rows: weights, inputs,
+ * every stored activation and every stored output gradient rounded to
+ * bf16, biases and sums not (as mlp_cuda.cu keeps them). Every step, from
+ * the same parameters, each gradient lies within its bound of the
+ * reference, and the largest one's bound stays below 4 times its size (so
+ * --verify-corrupt -3 is caught). Without the bound's second-order term
+ * a weight between two units at their kink fell outside at step 68. */
+static void test_emulated_bf16_training(void **state) {
+  (void)state;
+  gs_mlp_model m = {.n_layers = 4, .widths = {50, 256, 128, 64, 3}, .dropout = 0.2f};
+  const int L = m.n_layers;
+  const uint64_t rows = 32, n = 4096, count = gs_mlp_param_count(&m);
+  float *p = malloc(count * sizeof *p), *pr = malloc(count * sizeof *pr);
+  float *m1 = calloc(count, sizeof *m1), *m2 = calloc(count, sizeof *m2);
+  float *ref = malloc(count * sizeof *ref), *dev = malloc(count * sizeof *dev);
+  double *bound = malloc(count * sizeof *bound), *acc = malloc(count * sizeof *acc);
+  float *x = malloc(n * 50 * sizeof *x), *y = malloc(n * 3 * sizeof *y);
+  float *dz = malloc(rows * 256 * sizeof *dz), *dzp = malloc(rows * 256 * sizeof *dzp);
+  float *act[GS_MLP_MAX_LAYERS + 1] = {NULL};
+  for (int l = 0; l <= L; l++) act[l] = malloc(rows * m.widths[l] * sizeof(float));
+  assert_true(p && pr && m1 && m2 && ref && dev && bound && acc && x && y && dz && dzp && act[L]);
+  gs_mlp_init_params(&m, 1, p);
+  gs_mlp_generate(1, n, 50, 3, x, y);
+  const gs_mlp_adam adam = {.lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f};
+  const gs_mlp_data d = {.n = n, .features = 50, .targets = 3, .x = x, .y = y};
+  const double e = gs_mlp_op_error(&m, GS_MLP_BF16, rows, 1);
+  double worst = 0.0;
+  for (uint64_t step = 0; step < 70; step++) {
+    const gs_mlp_batch b = {.step = step, .global_batch = rows, .rows = rows, .seed = 5};
+    memcpy(pr, p, count * sizeof *p);
+    for (int l = 0; l < L; l++)
+      round_all(pr + gs_mlp_weight_offset(&m, l), (uint64_t)m.widths[l] * m.widths[l + 1]);
+    gs_mlp_cpu_inputs(&m, &d, &b, rows, act[0]);
+    round_all(act[0], rows * m.widths[0]);
+    for (int l = 0; l < L; l++) {
+      gs_mlp_cpu_layer_forward(&m, l, pr, &b, rows, act[l], act[l + 1]);
+      if (l < L - 1) round_all(act[l + 1], rows * m.widths[l + 1]);
+    }
+    gs_mlp_cpu_loss_grad(&m, &d, &b, rows, act[L], dz);
+    round_all(dz, rows * m.widths[L]);
+    memset(acc, 0, count * sizeof *acc);
+    for (int l = L - 1; l >= 0; l--) {
+      gs_mlp_cpu_layer_weight_grads(&m, l, rows, dz, act[l], acc + gs_mlp_weight_offset(&m, l),
+                                    acc + gs_mlp_bias_offset(&m, l));
+      if (l == 0) break;
+      gs_mlp_cpu_layer_input_grad(&m, l, pr, rows, dz, act[l], dzp);
+      round_all(dzp, rows * m.widths[l]);
+      float *t = dz;
+      dz = dzp;
+      dzp = t;
+    }
+    for (uint64_t i = 0; i < count; i++) dev[i] = (float)acc[i];
+    double loss = 0.0;
+    assert_int_equal(gs_mlp_cpu_gradients(&m, p, &d, &b, ref, &loss), GS_OK);
+    assert_int_equal(gs_mlp_gradient_bounds(&m, p, &d, &b, e, bound), GS_OK);
+    gs_mlp_gradient_check c;
+    gs_mlp_gradient_compare(count, dev, ref, bound, 1.0, &c);
+    if (c.outside) fail_msg("step %llu: %llu gradients outside their bounds",
+                            (unsigned long long)step, (unsigned long long)c.outside);
+    assert_true(c.norm_error > 1e-3);  // the emulation rounds: not empty
+    assert_true(c.bound_at_max_ref < 4.0 * c.max_ref);
+    for (uint64_t i = 0; i < count; i++)
+      if (bound[i] > 0.0) worst = fmax(worst, fabs((double)dev[i] - ref[i]) / bound[i]);
+    gs_mlp_cpu_adam(&adam, step + 1, count, dev, p, m1, m2);
+  }
+  assert_true(worst > 0.01 && worst < 1.0);
+  for (int l = 0; l <= L; l++) free(act[l]);
+  free(p), free(pr), free(m1), free(m2), free(ref), free(dev), free(bound), free(acc);
+  free(x), free(y), free(dz), free(dzp);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_roundoff),
       cmocka_unit_test(test_rounded_gradients_within_bounds),
       cmocka_unit_test(test_wrong_element_outside),
+      cmocka_unit_test(test_two_flips_in_a_row),
+      cmocka_unit_test(test_emulated_bf16_training),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

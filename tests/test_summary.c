@@ -44,7 +44,7 @@ static void table_of(const gs_measurement *ms, size_t count, char **text, size_t
   *text = NULL;
   FILE *out = open_memstream(text, size);
   assert_non_null(out);
-  gs_decision_table_print(out, ms, NULL, count, NULL, 1);
+  gs_decision_table_print(out, ms, NULL, count, NULL, NULL);
   fclose(out);
 }
 

@@ -33,7 +33,7 @@ static const gs_option refused[] = {
 
 /* The common options in exec's words. */
 static const gs_cli_wording wording[] = {
-    {"warmup", "untimed runs of the command before the timed ones, at each count"},
+    {"warmup", "untimed runs of the command before a count's first timed run"},
     {"runs", "timed runs of the command at each count"},
     {"timeout", "longest a run may take: then its process group is stopped and the run fails "
                 "(0: no limit)"},

@@ -39,8 +39,8 @@ static void device_names(const gs_measurement *m, const gs_environment *env, cha
     snprintf(buf + at, size - at, " (%s)", env->gpus[m->devices[0]].name);
 }
 
-static void speedup_cells(const gs_measurement *ms, size_t count, size_t i, int step_samples,
-                          char *speedup, char *eff, size_t size);
+static void speedup_cells(const gs_measurement *ms, size_t count, size_t i, char *speedup,
+                          char *eff, size_t size);
 
 void gs_summary_print(FILE *out, const char *title, const gs_measurement *ms, size_t count,
                       const gs_environment *env, const char *samples_note) {
@@ -76,7 +76,7 @@ void gs_summary_print(FILE *out, const char *title, const gs_measurement *ms, si
     gs_unit_format(&unit[2], s->n ? s->p99 : NAN, p99, sizeof p99);
     gs_unit_format(&unit[3], m->aggregate.throughput > 0.0 ? m->aggregate.throughput : NAN, rate,
                    sizeof rate);
-    speedup_cells(ms, count, i, samples_note == NULL, speedup, eff, sizeof speedup);
+    speedup_cells(ms, count, i, speedup, eff, sizeof speedup);
     if (m->aggregate.cold_start_ratio > 0.0)
       snprintf(cold, sizeof cold, "%.2fx", m->aggregate.cold_start_ratio);
     fprintf(out, "  %5d  %11s  %11s  %11s  %5.1f%%  %10s  %-19s  %-20s  %7s  %-8s %s\n", m->world_size,
@@ -229,22 +229,22 @@ static gs_stats_group *groups_of(const gs_measurement *m) {
 }
 
 /* The verdict of the series that starts at ms[first] (see scaling.h), its
- * name into `name`; 0 when it has none. */
+ * name (with `scenario`, may be NULL) into `name`; 0 when it has none. */
 static int series_verdict(const gs_measurement *ms, const gs_telemetry *tm, size_t count,
-                          size_t first, const gs_environment *env, int step_samples,
+                          size_t first, const gs_environment *env, const char *scenario,
                           gs_scaling_assessment *a, char *name, size_t name_size) {
   gs_scaling_point points[GS_SUMMARY_MAX_SERIES_POINTS];
   gs_stats_group *groups[GS_SUMMARY_MAX_SERIES_POINTS];
   size_t n = 0;
   for (size_t k = first; k < count && n < GS_SUMMARY_MAX_SERIES_POINTS; k++) {
     if (!same_series(&ms[k], &ms[first], 0)) continue;
-    groups[n] = step_samples ? groups_of(&ms[k]) : NULL;
+    groups[n] = groups_of(&ms[k]);
     points[n] = gs_scaling_point_of(&ms[k], groups[n]);
     add_telemetry(&points[n], tm ? &tm[k] : NULL);
     n++;
   }
   const long b = series_baseline(ms, count, first);
-  gs_stats_group *base_groups = b >= 0 && step_samples ? groups_of(&ms[b]) : NULL;
+  gs_stats_group *base_groups = b >= 0 ? groups_of(&ms[b]) : NULL;
   gs_scaling_point base = b >= 0 ? gs_scaling_point_of(&ms[b], base_groups) : (gs_scaling_point){0};
   if (b >= 0) add_telemetry(&base, tm ? &tm[b] : NULL);
   const gs_scaling_host host = host_of(env, &ms[first]);
@@ -253,7 +253,7 @@ static int series_verdict(const gs_measurement *ms, const gs_telemetry *tm, size
   free(base_groups);
   if (a->verdict == GS_VERDICT_NONE) return 0;
   char label[GS_TEXT_LONG];
-  gs_scaling_series_label(ms[first].variant, NULL, -1, NULL, label, sizeof label);
+  gs_scaling_series_label(ms[first].variant, scenario, -1, NULL, label, sizeof label);
   gs_scaling_series_name(ms[first].workload, label, split_policy(&ms[first]), name, name_size);
   return 1;
 }
@@ -261,8 +261,8 @@ static int series_verdict(const gs_measurement *ms, const gs_telemetry *tm, size
 /* The speedup and efficiency cells of ms[i] with their 95% intervals
  * against its series' baseline ("1.72x [1.69, 1.75]"); "-" when it has no
  * speedup. */
-static void speedup_cells(const gs_measurement *ms, size_t count, size_t i, int step_samples,
-                          char *speedup, char *eff, size_t size) {
+static void speedup_cells(const gs_measurement *ms, size_t count, size_t i, char *speedup,
+                          char *eff, size_t size) {
   snprintf(speedup, size, "-");
   snprintf(eff, size, "-");
   const gs_measurement *m = &ms[i];
@@ -274,7 +274,7 @@ static void speedup_cells(const gs_measurement *ms, size_t count, size_t i, int 
   if (b < 0 || m->status != GS_OK || !sweep) return;
   const double speedup_value = gs_scaling_speedup(ms[b].aggregate.throughput, m->aggregate.throughput);
   double lo = NAN, hi = NAN;
-  if ((size_t)b != i && step_samples) {
+  if ((size_t)b != i) {
     gs_stats_group *gb = groups_of(&ms[b]), *gm = groups_of(m);
     if (gb && gm) {
       const gs_scaling_point base = gs_scaling_point_of(&ms[b], gb), p = gs_scaling_point_of(m, gm);
@@ -299,12 +299,12 @@ static int series_start(const gs_measurement *ms, size_t i) {
 }
 
 void gs_decision_table_print(FILE *out, const gs_measurement *ms, const gs_telemetry *tm,
-                             size_t count, const gs_environment *env, int step_samples) {
+                             size_t count, const gs_environment *env, const char *scenario) {
   int width = 6, any = 0;
   char name[GS_TEXT_LONG];
   gs_scaling_assessment a;
   for (size_t i = 0; i < count; i++) {
-    if (!series_start(ms, i) || !series_verdict(ms, tm, count, i, env, step_samples, &a, name, sizeof name)) continue;
+    if (!series_start(ms, i) || !series_verdict(ms, tm, count, i, env, scenario, &a, name, sizeof name)) continue;
     if ((int)strlen(name) > width) width = (int)strlen(name);
     any = 1;
   }
@@ -320,7 +320,7 @@ void gs_decision_table_print(FILE *out, const gs_measurement *ms, const gs_telem
   double *column = malloc(2 * count * sizeof *column);
   size_t rows = 0;
   for (size_t i = 0; column && i < count; i++) {
-    if (!series_start(ms, i) || !series_verdict(ms, tm, count, i, env, step_samples, &a, name, sizeof name)) continue;
+    if (!series_start(ms, i) || !series_verdict(ms, tm, count, i, env, scenario, &a, name, sizeof name)) continue;
     column[rows] = a.base_throughput;
     column[count + rows++] = a.throughput;
   }
@@ -329,7 +329,7 @@ void gs_decision_table_print(FILE *out, const gs_measurement *ms, const gs_telem
                                          column ? rows : 0);
   free(column);
   for (size_t i = 0; i < count; i++) {
-    if (!series_start(ms, i) || !series_verdict(ms, tm, count, i, env, step_samples, &a, name, sizeof name)) continue;
+    if (!series_start(ms, i) || !series_verdict(ms, tm, count, i, env, scenario, &a, name, sizeof name)) continue;
     char one[32], many[32], words[64], speedup[64], eff[64];
     gs_unit_format(&single_unit, a.base_throughput, one, sizeof one);
     gs_unit_format(&multi_unit, a.throughput, many, sizeof many);
@@ -343,7 +343,7 @@ void gs_decision_table_print(FILE *out, const gs_measurement *ms, const gs_telem
   }
   fprintf(out, "\n  Verdict (as `gpuscale report` gives it for the result file):\n");
   for (size_t i = 0; i < count; i++) {
-    if (!series_start(ms, i) || !series_verdict(ms, tm, count, i, env, step_samples, &a, name, sizeof name)) continue;
+    if (!series_start(ms, i) || !series_verdict(ms, tm, count, i, env, scenario, &a, name, sizeof name)) continue;
     char sentence[2048];
     gs_scaling_verdict_sentence(&a, name, ms[i].backend, ms[i].cost.item_unit, sentence,
                                 sizeof sentence);
@@ -432,10 +432,14 @@ static void print_sweep_end(void *ctx, const gs_sweep *sw, void *driver_ctx,
     driver->print(driver_ctx, stdout, count);
     if (copy) driver->print(driver_ctx, copy, count);
   }
-  // A driver's samples (llm: request latencies) are not steps: no interval.
-  const int steps = !(driver && driver->samples_note);
-  gs_decision_table_print(stdout, ms, tm, count, sw->env, steps);
-  if (copy) gs_decision_table_print(copy, ms, tm, count, sw->env, steps);
+  // The series label names the scenario of a request-based workload, as
+  // the report's does from the same option (the measurement's "scenario").
+  cJSON *opts = sw->workload->options_to_json(sw->workload_opts);
+  const cJSON *scenario = cJSON_GetObjectItemCaseSensitive(opts, "scenario");
+  const char *label = cJSON_IsString(scenario) ? scenario->valuestring : NULL;
+  gs_decision_table_print(stdout, ms, tm, count, sw->env, label);
+  if (copy) gs_decision_table_print(copy, ms, tm, count, sw->env, label);
+  cJSON_Delete(opts);
 }
 
 gs_sweep_observer gs_summary_observer(FILE *copy) {

@@ -38,12 +38,13 @@ void gs_summary_print_telemetry(FILE *out, const gs_measurement *ms, const gs_te
  * word for word what `gpuscale report` says of the same file (`env`, may
  * be NULL: the host's cores, load and caches for a suspect verdict's
  * causes; `tm`, may be NULL: each measurement's telemetry, for its clocks
- * and the other processes on its GPUs;
- * `step_samples` 0 when the samples are not steps, e.g. llm's request
- * latencies, which bound no speedup: then there is no interval). Series
- * without a verdict are left out; prints nothing when none has one. */
+ * and the other processes on its GPUs; `scenario`, may be NULL: the
+ * scenario of a request-based workload, named in the series label as the
+ * report names it). Every speedup's interval is core/scaling's over the
+ * measurements' run samples (steps, or request latencies: docs/statistics.md).
+ * Series without a verdict are left out; prints nothing when none has one. */
 void gs_decision_table_print(FILE *out, const gs_measurement *ms, const gs_telemetry *tm,
-                             size_t count, const gs_environment *env, int step_samples);
+                             size_t count, const gs_environment *env, const char *scenario);
 
 /* The observer of a sweep that prints each variant's table, telemetry and
  * split gains, then the workload driver's lines and the single-vs-multi

@@ -29,6 +29,12 @@ void gs_time_utc_iso8601(char *buf, unsigned long size) {
   if (strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm_utc) == 0 && size > 0) buf[0] = '\0';
 }
 
+double gs_time_unix_seconds(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
+}
+
 void gs_time_deadline(double seconds, struct timespec *out) {
   clock_gettime(CLOCK_REALTIME, out);
   const double whole = (double)(time_t)seconds;

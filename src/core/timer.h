@@ -20,6 +20,10 @@ void gs_sleep_seconds(double seconds);
  * pthread_cond_timedwait. */
 void gs_time_deadline(double seconds, struct timespec *out);
 
+/* Seconds since the Unix epoch from CLOCK_REALTIME (a run's
+ * started_unix_seconds: comparable between processes and documents). */
+double gs_time_unix_seconds(void);
+
 /* Current UTC time as ISO 8601 "YYYY-MM-DDTHH:MM:SSZ" into buf (>= 21 bytes). */
 void gs_time_utc_iso8601(char *buf, unsigned long size);
 

@@ -499,8 +499,16 @@ gs_status gs_common_counts(const gs_common_options *o, const gs_run_config *conf
   return GS_OK;
 }
 
-int gs_common_interleaved(const gs_common_options *o, const gs_workload *workload) {
-  return o->order_choice == GS_ORDER_CHOICE_INTERLEAVED && gs_runner_driver_of(workload)->interleaves;
+int gs_common_interleaved(const gs_common_options *o, const gs_workload *workload,
+                          const void *workload_opts, const char **why) {
+  if (why) *why = NULL;
+  if (o->order_choice != GS_ORDER_CHOICE_INTERLEAVED) return 0;
+  const gs_workload_driver *d = gs_runner_driver_of(workload);
+  const char *reason = !d->interleaves ? "its driver measures a measurement's runs in one call"
+                       : d->keeps_runs_together ? d->keeps_runs_together(workload_opts)
+                                                : NULL;
+  if (why) *why = reason;
+  return reason == NULL;
 }
 
 void gs_common_driver_defaults(gs_common_options *o, const gs_workload_driver *driver) {

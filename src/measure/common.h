@@ -146,11 +146,14 @@ gs_status gs_common_parse_gpus(const char *text, const char *option, int device_
 cJSON *gs_common_config_json(const gs_common_options *o, const gs_run_config *config,
                              const gs_workload *workload, const void *workload_opts);
 
-/* Whether a sweep of `workload` measures its rank counts interleaved, one
- * run of each count per round (1, 2, 4, 1, 2, 4, ...): --order
- * interleaved (the default) and a driver that can (workload.h,
- * `interleaves`); else one count's runs after the other's. */
-int gs_common_interleaved(const gs_common_options *o, const gs_workload *workload);
+/* Whether a sweep of `workload` with `workload_opts` measures its rank
+ * counts interleaved, one run of each count per round (1, 2, 4, 1, 2, 4,
+ * ...): --order interleaved (the default) and a driver that can with these
+ * options (workload.h, `interleaves`, `keeps_runs_together`); else one
+ * count's runs after the other's. *why (may be NULL) receives why not when
+ * --order interleaved was asked for and the driver cannot, else NULL. */
+int gs_common_interleaved(const gs_common_options *o, const gs_workload *workload,
+                          const void *workload_opts, const char **why);
 
 /* The rank counts to measure: --counts (each at most config->world_size,
  * else GS_ERR_USAGE naming the option), or by default 1, 2, 4, ... and the

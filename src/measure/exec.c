@@ -432,9 +432,11 @@ static cJSON *exec_options_to_json(const void *opts) {
 }
 
 /* One untimed run of the command before the timed ones at each count by
- * default: a whole program's run is long. */
+ * default (before its first only, when counts are interleaved: exec_run.c):
+ * a whole program's run is long. */
 static const gs_workload_driver exec_driver = {
     .default_warmup = 1,
+    .interleaves = 1,
     .samples_note = "the command's figure as the seconds of a step (its values per step, else "
                     "one per run; a rate as the time of its items: docs/exec.md)",
     .trace_host_only = "exec sees the command's runs from outside; its GPU work is in "

@@ -383,11 +383,22 @@ gs_status gs_exec_measure(void *vctx, const gs_run_config *config, size_t index,
   const uint64_t items =
       config->scaling == GS_SCALING_WEAK ? per_gpu * (uint64_t)config->world_size : per_gpu;
   m->cost.items = items;
-  gs_status status = prepare_record(o, config, r);
-  const size_t total = config->warmup + config->runs;
-  r->notes = status == GS_OK ? calloc(total, sizeof *r->notes) : NULL;
+  // An interleaved sweep calls again for the same count, one run per call:
+  // the record is kept, its notes go on, and the warmup is the first call's
+  // only (a later call's program is no colder than a later run's).
+  const int later = r->argv != NULL;
+  gs_status status = later ? GS_OK : prepare_record(o, config, r);
+  const size_t warmup = later ? 0 : config->warmup, total = warmup + config->runs;
+  size_t timed_before = 0;
+  for (size_t k = 0; k < r->n_notes; k++) timed_before += r->notes[k].timed;
+  gs_exec_run_note *notes =
+      status == GS_OK ? realloc(r->notes, (r->n_notes + total) * sizeof *notes) : NULL;
+  if (notes) {
+    memset(notes + r->n_notes, 0, total * sizeof *notes);
+    r->notes = notes;
+  }
   m->runs = status == GS_OK ? calloc(config->runs, sizeof *m->runs) : NULL;
-  if (status == GS_OK && (!r->notes || !m->runs))
+  if (status == GS_OK && (!notes || !m->runs))
     status = gs_error(GS_ERR_NOMEM, "cannot allocate %zu runs", total);
   gs_status failed = GS_OK;
   char reason[GS_TEXT_ERROR] = "";
@@ -395,8 +406,8 @@ gs_status gs_exec_measure(void *vctx, const gs_run_config *config, size_t index,
     status = gs_trace_attach(config->trace, config->trace_measurement, 0, -1, NULL);
   for (size_t i = 0; i < total && status == GS_OK && failed == GS_OK; i++) {
     gs_exec_run_note *note = &r->notes[r->n_notes++];
-    note->timed = i >= config->warmup;
-    note->index = note->timed ? i - config->warmup : i;
+    note->timed = i >= warmup;
+    note->index = note->timed ? timed_before + i - warmup : i;
     gs_exec_samples *samples = calloc(1, sizeof *samples);
     if (!samples) {
       status = gs_error(GS_ERR_NOMEM, "cannot allocate a run's samples");
@@ -420,10 +431,14 @@ gs_status gs_exec_measure(void *vctx, const gs_run_config *config, size_t index,
     } else {
       gs_trace_begin(GS_TRACE_RUN, "command warmup", (int64_t)note->index, NULL);
     }
+    const double started = gs_time_unix_seconds();
     status = run_once(ctx, r, config->world_size, items, note, samples);
     gs_trace_end();
     if (note->timed) gs_trace_step_close();
-    if (status == GS_OK && note->timed) status = fill_run(&m->runs[m->n_runs++], config, note, samples);
+    if (status == GS_OK && note->timed) {
+      status = fill_run(&m->runs[m->n_runs], config, note, samples);
+      m->runs[m->n_runs++].started_unix_seconds = started;  // the program's start
+    }
     samples_free(samples);
     free(samples);
     // A failed run fails its GPU count: the runs after it are not started.

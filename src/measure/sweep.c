@@ -150,6 +150,7 @@ static gs_status measure_one(sweep_state *st, const gs_run_config *config, size_
   }
   gs_error_keep(&kept);
   gs_status merged = gs_runner_merge(&st->ms[index], &later);
+  if (merged == GS_OK && d->driver->merged) merged = d->driver->merged(d->ctx, index, &st->ms[index]);
   if (merged == GS_OK || status != GS_OK) gs_error_restore(&kept);
   return status != GS_OK ? status : merged;
 }
@@ -277,7 +278,14 @@ static gs_status sweep_counts(const gs_sweep *sw, const sweep_driver *d,
   const size_t total = 2 * variants * counts->n;
   sweep_state st = {.sw = sw, .d = d, .ms = calloc(total, sizeof *st.ms),
                     .tm = calloc(total, sizeof *st.tm),
-                    .interleaved = counts->n > 1 && gs_common_interleaved(sw->common, sw->workload)};
+                    .interleaved = 0};
+  const char *sequential_why = NULL;
+  st.interleaved = counts->n > 1 && gs_common_interleaved(sw->common, sw->workload,
+                                                          sw->workload_opts, &sequential_why);
+  // Asked for (the default) and not possible: said, as config.order records.
+  if (counts->n > 1 && sequential_why && gs_measure_job_writes(sw->job))
+    gs_note("%s: rank counts measured one after the other, not interleaved: %s",
+            sw->workload->key, sequential_why);
   sweep_count *cs = calloc(counts->n, sizeof *cs);
   if (!st.ms || !st.tm || !cs) {
     free(st.ms);

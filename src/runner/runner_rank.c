@@ -86,11 +86,7 @@ static gs_status timed_step(gs_rank_job *job, double *device_seconds, double *wa
 
 /* Wall-clock seconds since the epoch: printed with an injected death so
  * that a script can time how long the others take to end. */
-static double epoch_seconds(void) {
-  struct timespec now;
-  clock_gettime(CLOCK_REALTIME, &now);
-  return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
-}
+static double epoch_seconds(void) { return gs_time_unix_seconds(); }
 
 /* Before each step: a kill or hang fault due now, or a stop request. A kill
  * in mpi mode is a real abrupt death (SIGKILL); in threads mode the rank's

@@ -86,6 +86,18 @@ typedef struct {
    * measurement's runs come from one call (a driver that keeps state per
    * index), and its counts are measured one after the other. */
   int interleaves;
+  /* Optional, with `interleaves`: NULL when `opts` let measurements be
+   * taken one run per call, else why they keep a measurement's runs in one
+   * call (static text, which the sweep prints; e.g. llm's rate sweep,
+   * whose runs are one search's probes). NULL hook: always one run per
+   * call. */
+  const char *(*keeps_runs_together)(const void *opts);
+  /* Optional, with `interleaves`: called after the sweep merged a later
+   * call's run into measurement `index` (*m holds every run so far, in
+   * call order, its statistics recomputed by the runner's rules), to put
+   * back what the driver defines otherwise (llm: the throughput over its
+   * runs' seconds, not items over the mean sample). */
+  gs_status (*merged)(void *ctx, size_t index, gs_measurement *m);
   /* Optional. Checks the measuring configuration against the workload
    * (GS_ERR_USAGE naming the option that does not apply) and fits the
    * configuration to the workload. Called before anything is measured,

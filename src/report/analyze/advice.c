@@ -580,9 +580,10 @@ static gs_scaling_point row_point(const gs_report *r, const gs_report_row *row,
                                   gs_stats_group *groups) {
   gs_scaling_point p = {.world_size = row->world_size, .ok = strcmp(row->status, "ok") == 0,
                         .throughput = row->throughput, .faults = row->placement.faults[0] != '\0'};
-  // A request-based row's samples are request latencies, not steps: they
-  // bound no throughput, so it gets no interval (as in the terminal).
-  if (groups && row->step_samples && !row->requests.present) {
+  // A request-based row's samples are its request latencies: by Little's
+  // law their mean carries its throughput's uncertainty, so they are the
+  // bootstrap's samples as steps are (docs/statistics.md; as in the terminal).
+  if (groups && row->step_samples) {
     size_t at = 0;
     for (size_t k = 0; k < row->n_step_runs; k++) {
       groups[k] = (gs_stats_group){row->step_samples + at, row->step_run_n[k]};

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "core/timer.h"
 #include "platform/comm.h"
 #include "workloads/llm/llm_measure.h"
 #include "workloads/llm/llm_layouts.h"
@@ -29,6 +30,10 @@ typedef struct {
   uint64_t *tp;              /* per measurement: its tensor-parallel degree (--layouts varies it) */
   int *planned;              /* per measurement: 1 when plans[i] holds them */
 } llm_sweep;
+
+/* Runs of one call whose start is recorded (an interleaved sweep's call
+ * has one; the rest of a longer call keep none). */
+#define GS_LLM_RUNS_TIMED 64
 
 /* Shapes up to this many parameters are verified as they are; larger ones
  * through the tiny preset (the CPU reference would take minutes). */
@@ -113,6 +118,8 @@ static gs_status driver_measure(void *ctx, const gs_run_config *config, size_t i
   }
   const gs_llm_options *o = d->opts;
   d->tp[index] = o->tp;
+  size_t before = 0;  /* runs of the measurement from earlier calls */
+  double started[GS_LLM_RUNS_TIMED] = {0};
   if (status == GS_OK && (o->rates.n || o->find_max_rate)) {
     d->planned[index] = 1;
     status = gs_llm_rates_measure(o, config, &sc, &d->plans[index], &d->runs[index],
@@ -122,29 +129,64 @@ static gs_status driver_measure(void *ctx, const gs_run_config *config, size_t i
       return status;
     }
   } else {
-    d->runs[index] = calloc(config->runs, sizeof *d->runs[index]);
-    if (!d->runs[index])
+    // An interleaved sweep calls again for the same measurement, one run
+    // per call: its runs go after the earlier calls' ones, and `out` holds
+    // only its own (the sweep merges them, then calls driver_merged).
+    before = d->n_runs[index];
+    gs_llm_run_result *all = realloc(d->runs[index], (before + config->runs) * sizeof *all);
+    if (!all)
       return gs_error(GS_ERR_NOMEM, "cannot allocate %llu scenario runs",
-                      (unsigned long long)config->runs);
-    d->n_runs[index] = config->runs;
+                      (unsigned long long)(before + config->runs));
+    memset(all + before, 0, config->runs * sizeof *all);
+    d->runs[index] = all;
+    d->n_runs[index] = before + config->runs;
     for (uint64_t r = 0; r < config->runs && status == GS_OK; r++) {
-      if (config->show_progress && !gs_is_quiet())
+      // The label of an interleaved sweep's call names its run already.
+      if (config->show_progress && !gs_is_quiet() && config->runs > 1)
         gs_note("%s: %s scenario, run %llu of %llu", config->label ? config->label : "llm",
                 gs_llm_scenario_names[sc.scenario], (unsigned long long)r + 1,
                 (unsigned long long)config->runs);
-      status = gs_llm_scenario_run(&sc, config, &d->runs[index][r]);
-      if (status != GS_OK) d->n_runs[index] = r + 1;
+      else if (config->show_progress && !gs_is_quiet())
+        gs_note("%s: %s scenario", config->label ? config->label : "llm",
+                gs_llm_scenario_names[sc.scenario]);
+      if (r < GS_LLM_RUNS_TIMED) started[r] = gs_time_unix_seconds();
+      status = gs_llm_scenario_run(&sc, config, &all[before + r]);
+      if (status != GS_OK) d->n_runs[index] = before + r + 1;
     }
   }
   gs_status filled =
-      gs_llm_measurement_fill(d->opts, config, d->runs[index], d->n_runs[index],
+      gs_llm_measurement_fill(d->opts, config, d->runs[index] + before, d->n_runs[index] - before,
                               verified ? verify : NULL, out);
+  // When each run's stream began, as the runner records its first timed step.
+  for (size_t r = 0; r < out->n_runs && r < GS_LLM_RUNS_TIMED && started[r] > 0.0; r++)
+    out->runs[r].started_unix_seconds = started[r];
   if (status != GS_OK) {
     out->status = status;
     if (!out->error[0]) snprintf(out->error, sizeof out->error, "%s", gs_last_error());
     return status;
   }
   return filled != GS_OK ? filled : out->status;
+}
+
+/* After the sweep merged a later call's run into measurement `index`: the
+ * throughput and cold start as llm defines them, over every run so far. */
+static gs_status driver_merged(void *ctx, size_t index, gs_measurement *m) {
+  llm_sweep *d = ctx;
+  // The measurement holds the kept runs in call order; a call whose fill
+  // failed (out of memory) may have kept a run that it does not hold.
+  if (index >= d->capacity || !d->runs[index] || d->n_runs[index] < m->n_runs)
+    GS_BUG("llm merge of measurement %zu: %zu runs kept, %zu merged", index,
+           index < d->capacity ? d->n_runs[index] : 0, m->n_runs);
+  gs_llm_measurement_totals(d->runs[index], m->n_runs, m);
+  return GS_OK;
+}
+
+/* A rate sweep or search is one measurement's probes, run in one call. */
+static const char *driver_keeps_runs_together(const void *opts) {
+  const gs_llm_options *o = opts;
+  return o->rates.n || o->find_max_rate ? "--rates and --find-max-rate measure every rate of a "
+                                          "count in one search"
+                                        : NULL;
 }
 
 static gs_status driver_annotate(void *ctx, const gs_measurement *m, cJSON *measurement,
@@ -322,6 +364,9 @@ const gs_workload_driver gs_llm_driver = {
     .default_warmup = 1,
     .samples_note = "per-request latency (every request of every rank, monotonic clock); cold: "
                     "first warm-up batch / median request",
+    .interleaves = 1,
+    .keeps_runs_together = driver_keeps_runs_together,
+    .merged = driver_merged,
     .configure = driver_configure,
     .select_counts = driver_select_counts,
     .open = driver_open,

@@ -15,6 +15,9 @@
   "random weights: the generated tokens are meaningless; timing is faithful to the model's shapes"
 
 /* Ok samples outside the cold batch: the ones the statistics describe. */
+/* The verification of a CPU measurement: there is nothing to check it against. */
+static const char cpu_reference[] = "the CPU backend is the reference";
+
 static int counted(const gs_llm_request_record *q) {
   return q->status == GS_LLM_REQ_OK && !q->cold;
 }
@@ -55,7 +58,6 @@ gs_status gs_llm_measurement_fill(const gs_llm_options *o, const gs_run_config *
   if (!m->runs) return gs_error(GS_ERR_NOMEM, "cannot allocate %zu run records", n_runs);
   m->n_runs = n_runs;
   gs_dvec all = {0};
-  double seconds = 0.0, tokens = 0.0, slowest_cold = -1.0;
   gs_status status = GS_OK;
   for (size_t r = 0; r < n_runs && status == GS_OK; r++) {
     const gs_llm_run_result *run = &runs[r];
@@ -67,7 +69,6 @@ gs_status gs_llm_measurement_fill(const gs_llm_options *o, const gs_run_config *
     }
     rr->n_ranks = (size_t)run->world_size;
     gs_dvec steps = {0};
-    seconds += run->seconds;
     for (int k = 0; k < run->world_size && status == GS_OK; k++) {
       const gs_llm_replica_result *rep = &run->replicas[k];
       gs_rank_record *rec = &rr->ranks[k];
@@ -83,8 +84,6 @@ gs_status gs_llm_measurement_fill(const gs_llm_options *o, const gs_run_config *
       }
       rec->items_per_step = rep->generated_tokens;
       rec->first_iteration_seconds = rep->cold_seconds;
-      if (rep->cold_seconds > slowest_cold) slowest_cold = rep->cold_seconds;
-      tokens += (double)rep->generated_tokens;
       if (verification) rec->verification = verification[k];
       gs_dvec lat = {0};
       for (size_t i = 0; i < rep->n_requests && status == GS_OK; i++) {
@@ -102,14 +101,11 @@ gs_status gs_llm_measurement_fill(const gs_llm_options *o, const gs_run_config *
   }
   if (status == GS_OK && all.n > 0) status = gs_stats_compute(all.v, all.n, &m->aggregate.step);
   gs_dvec_free(&all);
-  m->aggregate.throughput = seconds > 0.0 ? tokens / seconds : 0.0;
-  if (slowest_cold > 0.0 && m->aggregate.step.n)
-    m->aggregate.cold_start_ratio =
-        gs_stats_cold_start_ratio(slowest_cold, m->aggregate.step.median);
+  gs_llm_measurement_totals(runs, n_runs, m);
   // Combined verification: failed if any rank failed, passed if all passed.
   m->verification.status = GS_VERIFY_SKIPPED;
   snprintf(m->verification.detail, sizeof m->verification.detail, "%s",
-           config->backend == GS_BACKEND_CPU ? "the CPU backend is the reference" : "not verified");
+           config->backend == GS_BACKEND_CPU ? cpu_reference : "not verified");
   const int replicas = config->world_size / (int)gs_llm_options_replica_ranks(o);
   for (int k = 0; verification && k < replicas; k++) {
     const gs_verification *v = &verification[k];
@@ -134,6 +130,26 @@ gs_status gs_llm_measurement_fill(const gs_llm_options *o, const gs_run_config *
              m->verification.detail);
   }
   return status;
+}
+
+/* See llm_measure.h. */
+void gs_llm_measurement_totals(const gs_llm_run_result *runs, size_t n_runs, gs_measurement *m) {
+  double seconds = 0.0, tokens = 0.0, slowest_cold = -1.0;
+  for (size_t r = 0; r < n_runs; r++) {
+    seconds += runs[r].seconds;
+    for (int k = 0; k < runs[r].world_size; k++) {
+      const gs_llm_replica_result *rep = &runs[r].replicas[k];
+      if (rep->cold_seconds > slowest_cold) slowest_cold = rep->cold_seconds;
+      tokens += (double)rep->generated_tokens;
+    }
+  }
+  m->aggregate.throughput = seconds > 0.0 ? tokens / seconds : 0.0;
+  m->aggregate.cold_start_ratio =
+      slowest_cold > 0.0 && m->aggregate.step.n
+          ? gs_stats_cold_start_ratio(slowest_cold, m->aggregate.step.median)
+          : 0.0;
+  if (m->verification.status == GS_VERIFY_SKIPPED && strcmp(m->backend, "cpu") == 0)
+    snprintf(m->verification.detail, sizeof m->verification.detail, "%s", cpu_reference);
 }
 
 /* ---- the typed summary ----------------------------------------------------- */

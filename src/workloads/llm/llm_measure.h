@@ -24,6 +24,14 @@ gs_status gs_llm_measurement_fill(const gs_llm_options *o, const gs_run_config *
                                   const gs_llm_run_result *runs, size_t n_runs,
                                   const gs_verification *verification, gs_measurement *m);
 
+/* Sets m's throughput (generated tokens of every run over the runs'
+ * seconds) and cold-start ratio (the slowest replica's cold start over the
+ * median sample, m->aggregate.step already computed) from its n_runs
+ * scenario runs, and a CPU measurement's verification detail: fill's
+ * definitions, applied again when an interleaved sweep has merged a later
+ * run into m (by the runner's rules). */
+void gs_llm_measurement_totals(const gs_llm_run_result *runs, size_t n_runs, gs_measurement *m);
+
 /* Request outcomes of a set of samples: counts, token rate, and the
  * statistics of the counted samples (ok and not cold); a gs_stats with
  * n == 0 has no samples (JSON null). */
