@@ -102,8 +102,7 @@ static void test_synthetic_figures(void **state) {
   assert_true(r.delay_max == 95);
   assert_int_equal(r.n_short, 0);
   assert_int_equal(r.n_coll, 1);
-  free(r.coll_ts);
-  free(r.kernels);
+  gs_trace_rank_stats_free(&r);
   gs_trace_events_free(&t);
 }
 
@@ -139,6 +138,23 @@ static void test_two_rank_skew(void **state) {
   assert_true(s.skew[1].wait_us == 0);
   // rank 1's collective [55, 95] overlaps gemm [60, 100] for 35 of 40 us
   assert_true(fabs(s.ranks[1].overlap - 35.0 / 40.0) < 1e-12);
+  // The critical path, no steps: one window [10, 410] on rank 0 (both end
+  // at 410; the first is taken). Back from gemm [400, 410]: a 50 us gap
+  // its launch (305) does not explain (other wait), the copy, relu's and
+  // the copy's launches after the GPU ran dry (host 100 + 100), gemm's 10
+  // us launch gap (host) and the gemms; the collective is off the path.
+  assert_int_equal(s.n_paths, 1);
+  const gs_trace_cpath *p = &s.paths[0];
+  assert_int_equal(p->n_steps, 1);
+  assert_int_equal(p->steps[0].step, -1);
+  assert_true(p->steps[0].start_us == 10 && p->steps[0].end_us == 410);
+  const double *r0 = p->steps[0].us;
+  assert_true(r0[GS_CP_COMPUTE] == 110 && r0[GS_CP_MEMCPY] == 30 && r0[GS_CP_HOST] == 210 &&
+              r0[GS_CP_OTHER] == 50 && r0[GS_CP_COMM] == 0);
+  assert_int_equal(p->bound_rank, 0);
+  assert_int_equal(p->bound_phase, GS_CP_HOST);
+  assert_true(fabs(p->bound_share - 210.0 / 400.0) < 1e-12);
+  assert_null(s.ranks[0].nodes);  // freed once the path is computed
   gs_trace_stats_free(&s);
   remove(p0);
   remove(p1);
@@ -171,8 +187,7 @@ static void test_steps_and_rounding(void **state) {
   assert_true(r.span_us == 19);
   assert_true(r.delay_p50 == 9);  // 11 - ceil(1.5)
   assert_true(isnan(r.overlap));
-  free(r.coll_ts);
-  free(r.kernels);
+  gs_trace_rank_stats_free(&r);
   gs_trace_events_free(&t);
 }
 
@@ -259,8 +274,7 @@ static void test_larger_than_buffer(void **state) {
   assert_true(r.busy_us == 50.0 * k);
   assert_true(r.idle_host_us == 50.0 * (k - 1));  // each launch came after the previous kernel ended
   assert_true(r.delay_p99 == 10);
-  free(r.coll_ts);
-  free(r.kernels);
+  gs_trace_rank_stats_free(&r);
   gs_trace_events_free(&t);
   // A break past the first buffer is named by its offset in the file.
   size_t at = n - 20;
@@ -333,8 +347,7 @@ static void test_from_gpuscale_view(void **state) {
   assert_true(fabs(r.overlap - 0.5) < 1e-9);
   assert_int_equal(r.n_coll, 1);
   assert_int_equal(r.top[1].cls, GS_TEV_COMM);  // "allreduce": its kind, not its name
-  free(r.coll_ts);
-  free(r.kernels);
+  gs_trace_rank_stats_free(&r);
   gs_trace_events_free(&t);
   for (int l = 0; l < 3; l++) free(rank.lanes[l].spans);
 }

@@ -129,7 +129,7 @@ static gs_status keep_event(gs_json_stream *s, const event_fields *e, gs_trace_e
     return gs_error(GS_ERR_FORMAT, "%s: byte %llu: a complete event (ph X) without name, ts or "
                     "a non-negative dur", s->path, (unsigned long long)at);
   gs_tev ev = {.ts = e->ts, .dur = e->dur, .corr = e->corr >= 0 ? (int64_t)e->corr : -1,
-               .stream = e->stream >= 0 ? (int32_t)e->stream : -1};
+               .stream = e->stream >= 0 ? (int32_t)e->stream : -1, .step = -1};
   int kind = kind_of(e, ev.corr);
   if (kind == -2) return GS_OK;
   if (kind < 0) {

@@ -107,7 +107,9 @@ static gs_status add_lane(gs_trace_events *out, const gs_trace_lane *lane, int32
   for (size_t i = 0; i < lane->n; i++) {
     const gs_trace_span *s = &lane->spans[i];
     gs_tev e = {.ts = s->begin * 1e6, .dur = (s->end - s->begin) * 1e6, .corr = -1,
-                .stream = stream, .kind = GS_TEV_KERNEL};
+                .stream = stream, .kind = GS_TEV_KERNEL, .step = -1};
+    if (s->run >= 0 && s->run < 0x8000 && s->step >= 0 && s->step < 0x10000)
+      e.step = (int32_t)((s->run << 16) | s->step);
     if (s->kind == GS_TRACE_COMPUTE) e.cls = GS_TEV_COMPUTE;
     else if (s->kind == GS_TRACE_COMM) e.cls = GS_TEV_COMM;
     else if (s->kind == GS_TRACE_COPY) {

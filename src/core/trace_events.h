@@ -38,6 +38,8 @@ typedef struct {
   int64_t corr;       /* correlation id linking a launch to its kernel; -1 none */
   uint32_t name;      /* index into the names table */
   int32_t stream;     /* CUDA stream; -1 for host events */
+  int32_t step;       /* the step it belongs to when the source says (gpuscale's spans:
+                       * run << 16 | step); -1: by its launch (Kineto) or none */
   uint8_t kind;       /* gs_tev_kind */
   uint8_t cls;        /* gs_tev_class of a GPU event */
 } gs_tev;

@@ -13,6 +13,7 @@
 #include "core/json.h"
 #include "core/result.h"
 #include "report/render/internal.h"
+#include "report/render/trace_path.h"
 
 static const char *class_name(uint8_t cls) {
   static const char *const names[] = {"compute", "communication", "memory", "other"};
@@ -206,6 +207,7 @@ static gs_status render_tables(gs_render_writer *w, const gs_trace_stats *s) {
   if (st == GS_OK) st = kernels(w, s);
   if (st == GS_OK) st = launches(w, s);
   if (st == GS_OK) st = skew(w, s);
+  if (st == GS_OK) st = gs_trace_path_render_tables(w, s);
   return st;
 }
 
@@ -215,8 +217,8 @@ static gs_status render_csv(FILE *out, const gs_trace_stats *s) {
   fputs("kind,rank,label,file,name,class,count,total_us,share,span_us,busy_us,idle_us,"
         "compute_us,non_compute_us,comm_us,memory_us,overlap_pct,idle_host_us,idle_kernel_us,"
         "idle_other_us,launches,delay_mean_us,delay_p50_us,delay_p90_us,delay_p99_us,"
-        "delay_max_us,launch_outliers,short_kernels,collectives,entered_last,wait_us\n",
-        out);
+        "delay_max_us,launch_outliers,short_kernels,collectives,entered_last,wait_us,"
+        GS_TRACE_PATH_CSV_HEAD "\n", out);
   for (size_t i = 0; i < s->n_ranks; i++) {
     const gs_trace_rank_stats *r = &s->ranks[i];
     fprintf(out, "rank,%d,", r->rank);
@@ -246,9 +248,9 @@ static gs_status render_csv(FILE *out, const gs_trace_stats *s) {
     if (s->skew) {
       fprintf(out, ",%d", s->skew[i].last_count);
       gs_render_csv_number(out, s->skew[i].wait_us);
-      fputc('\n', out);
+      fputs(GS_TRACE_PATH_CSV_EMPTY "\n", out);
     } else {
-      fputs(",,\n", out);
+      fputs(",," GS_TRACE_PATH_CSV_EMPTY "\n", out);
     }
   }
   for (size_t i = 0; i < s->n_ranks; i++)
@@ -263,8 +265,9 @@ static gs_status render_csv(FILE *out, const gs_trace_stats *s) {
       fprintf(out, ",%s,%llu", class_name(kr->cls), (unsigned long long)kr->count);
       gs_render_csv_number(out, kr->total_us);
       gs_render_csv_number(out, kr->share);
-      fputs(",,,,,,,,,,,,,,,,,,,,,,\n", out);
+      fputs(",,,,,,,,,,,,,,,,,,,,,," GS_TRACE_PATH_CSV_EMPTY "\n", out);
     }
+  gs_trace_path_render_csv(out, s, 27);
   return ferror(out) ? GS_ERR_IO : GS_OK;
 }
 
@@ -354,6 +357,7 @@ static gs_status render_json(FILE *out, const gs_trace_stats *s) {
       gs_json_put_number(&b, k, "max_last_rank", s->ranks[s->skew_max_rank].rank);
     }
   }
+  gs_trace_path_render_json(&b, root, s);
   gs_status st = gs_json_build_status(&b, "the trace report");
   if (st != GS_OK) {
     cJSON_Delete(root);
