@@ -133,7 +133,8 @@ import json, sys
 # it, ending 50 us after the last rank entered; then sgd (20 us) on stream 7
 # one us after the all-reduce. The host launches each step 200 us ahead of
 # the GPU, except rank 1 in step 2, which launches 600 us after its GPU ran
-# dry. Rank 2's gemm takes 300 us, the others' 100.
+# dry (and stays 160 us apart from then on). Rank 2's gemm takes 300 us,
+# the others' 100.
 out = sys.argv[1]
 NCCL = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"
 ranks = {r: [] for r in range(4)}
@@ -144,8 +145,10 @@ def x(r, cat, name, ts, dur, c=None, stream=None):
     if stream is not None: args["stream"] = stream
     ranks[r].append({"ph": "X", "cat": cat, "name": name, "pid": 0, "tid": 1, "ts": ts, "dur": dur, "args": args})
 g = 1000.0
+last = {r: 0.0 for r in range(4)}
 for s in (1, 2, 3, 4):
-    host = {r: g - 200 + (800 if (r == 1 and s == 2) else 0) for r in range(4)}
+    host = {r: max(g - 200 + (800 if (r == 1 and s == 2) else 0), last[r] + 160) for r in range(4)}
+    last = host
     for r in range(4):
         x(r, "user_annotation", f"ProfilerStep#{s}", host[r], 150)
     if s == 4:
@@ -155,6 +158,8 @@ for s in (1, 2, 3, 4):
         h = host[r]
         gemm = max(g + 1, h + 1)
         d = 300 if r == 2 else 100
+        x(r, "cpu_op", "aten::linear", h - 1, 10)  # the host's ops: mm inside linear
+        x(r, "cpu_op", "aten::mm", h, 8)
         for k, name in enumerate(("cudaLaunchKernel", "cudaLaunchKernel", "cudaLaunchKernel")):
             x(r, "cuda_runtime", name, h + k * 3, 2, c=s * 10 + k)
         x(r, "kernel", "gemm", gemm, d, c=s * 10, stream=7)
@@ -186,6 +191,10 @@ assert (r2["compute"], r2["host_launch"], r2["communication"]) == (300, 2, 0), r
 r1 = steps[1]["ranks_us"][1]
 assert (r1["compute"], r1["host_launch"], r1["other_wait"]) == (100, 603, 0), r1
 assert abs(steps[1]["bound_share"] - 603 / 774) < 1e-12
+r = json.load(open(sys.argv[1]))["ranks"][0]["cpu_ops"]
+assert (r["events"], r["names"], r["self_us"], r["in_order"]) == (6, 2, 30, True), r
+assert [(o["name"], o["self_us"], o["total_us"]) for o in r["top"]] == [
+    ("aten::mm", 24, 24), ("aten::linear", 6, 30)], r
 # Every step's cells add up to its time.
 for s in steps:
     total = sum(v for r in s["ranks_us"] for k, v in r.items() if k != "rank")
@@ -194,6 +203,11 @@ PY
 grep -q '^path,1,rank 1,.*slow1.json,,*2,774,100,0,0,603,0$' <("$bin" report -f csv "$work"/slow*.json) ||
   fail "critical path csv"
 expect 0 "<th>ranks on the path</th>" -- report -f html "$work"/slow*.json
+# The CPU ops beside the kernels: mm's 8 us inside linear's 10 in each step.
+expect 0 "rank 3 +aten::mm +3 +24\.00 us +24\.0 us +8\.00 us +80\.0%" -- report "$work"/slow*.json
+expect 0 "rank 3 +aten::linear +3 +6\.00 us +30\.0 us +10\.00 us +20\.0%" -- report "$work"/slow*.json
+grep -q '^cpu_op,0,rank 0,.*slow0.json,aten::mm,,3,24,0.8,,*24,,*$' <("$bin" report -f csv "$work"/slow*.json) ||
+  fail "cpu ops csv: $("$bin" report -f csv "$work"/slow*.json | grep cpu_op)"
 
 # compare of two trace sets: the kernels by name, per rank. The medium
 # model's 3 analysed steps ran one all-reduce each, the large model's 2

@@ -163,6 +163,59 @@ static void test_two_rank_skew(void **state) {
 
 /* HTA's rules: times rounded inward to whole us; with two profiler steps
  * or more, only GPU events launched before the last step began. */
+/* CPU ops on two threads: linear [0,100] holds addmm [10,70] and t
+ * [75,80]; linear [200,250] holds addmm [210,240]; mm [5,25] on thread 2.
+ * Self: addmm 90, linear 35 + 20, mm 20, t 5 (of 170). */
+static void test_cpu_ops(void **state) {
+  (void)state;
+  static const struct {
+    const char *name;
+    double ts, dur;
+    int tid;
+  } ops[] = {{"aten::linear", 0, 100, 1}, {"aten::mm", 5, 20, 2}, {"aten::addmm", 10, 60, 1},
+             {"aten::t", 75, 5, 1},       {"aten::linear", 200, 50, 1},
+             {"aten::addmm", 210, 30, 1}};
+  char *b = malloc(1 << 14);
+  size_t n = (size_t)sprintf(b, "{\"traceEvents\":[\n");
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    n += (size_t)sprintf(b + n, "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"%s\",\"pid\":9,"
+                         "\"tid\":%d,\"ts\":%g,\"dur\":%g},\n",
+                         ops[i].name, ops[i].tid, ops[i].ts, ops[i].dur);
+  // A runtime call inside addmm is a host event but not a CPU op.
+  n += (size_t)ev(b + n, "cuda_runtime", "cudaLaunchKernel", 20, 5, 1, -1);
+  n += (size_t)sprintf(b + n, "{\"ph\":\"i\",\"name\":\"x\",\"ts\":1}]}\n");
+  gs_trace_events t;
+  assert_int_equal(gs_kineto_read_memory("cpu.json", b, n, &t), GS_OK);
+  assert_int_equal(t.n_cpu_op_events, 6);
+  assert_int_equal(t.cpu_unordered, 0);
+  gs_trace_rank_stats r;
+  assert_int_equal(gs_trace_stats_rank(&t, GS_TRACE_KERNEL_WAIT_US, &r), GS_OK);
+  assert_int_equal(r.n_cpu_names, 4);
+  assert_true(r.cpu_self_us == 170);
+  assert_string_equal(r.cpu_top[0].name, "aten::addmm");
+  assert_true(r.cpu_top[0].self_us == 90 && r.cpu_top[0].total_us == 90);
+  assert_string_equal(r.cpu_top[1].name, "aten::linear");
+  assert_true(r.cpu_top[1].self_us == 55 && r.cpu_top[1].total_us == 150);
+  assert_int_equal(r.cpu_top[1].count, 2);
+  assert_true(r.cpu_top[1].mean_us == 75);
+  assert_true(fabs(r.cpu_top[1].share - 55.0 / 170.0) < 1e-12);
+  assert_string_equal(r.cpu_top[2].name, "aten::mm");
+  assert_string_equal(r.cpu_top[3].name, "aten::t");
+  gs_trace_rank_stats_free(&r);
+  gs_trace_events_free(&t);
+  // Out of start order on a thread: no self times, ordered by inclusive time.
+  char *swap = strstr(b, "\"ts\":200");
+  memcpy(swap, "\"ts\":  1", 8);
+  assert_int_equal(gs_kineto_read_memory("cpu.json", b, n, &t), GS_OK);
+  assert_int_equal(t.cpu_unordered, 1);
+  assert_int_equal(gs_trace_stats_rank(&t, GS_TRACE_KERNEL_WAIT_US, &r), GS_OK);
+  assert_string_equal(r.cpu_top[0].name, "aten::linear");
+  assert_true(r.cpu_top[0].total_us == 150 && isnan(r.cpu_top[0].self_us) && isnan(r.cpu_self_us));
+  gs_trace_rank_stats_free(&r);
+  gs_trace_events_free(&t);
+  free(b);
+}
+
 static void test_steps_and_rounding(void **state) {
   (void)state;
   char *b = malloc(1 << 14);
@@ -357,6 +410,7 @@ int main(void) {
       cmocka_unit_test(test_synthetic_figures), cmocka_unit_test(test_two_rank_skew),
       cmocka_unit_test(test_steps_and_rounding), cmocka_unit_test(test_strict_errors),
       cmocka_unit_test(test_tokens), cmocka_unit_test(test_larger_than_buffer),
-      cmocka_unit_test(test_real_trace_cuts), cmocka_unit_test(test_from_gpuscale_view)};
+      cmocka_unit_test(test_real_trace_cuts), cmocka_unit_test(test_from_gpuscale_view),
+      cmocka_unit_test(test_cpu_ops)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

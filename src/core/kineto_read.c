@@ -20,7 +20,7 @@ typedef struct {
   char ph[8], cat[64];
   char *name;               /* GS_JSON_STREAM_TOKEN + 1 bytes, reused */
   int has_name, has_ts, has_dur;
-  double ts, dur, corr, stream;
+  double ts, dur, corr, stream, pid, tid;
 } event_fields;
 
 static gs_status read_string(gs_json_stream *s, const char *what, char *dst, size_t cap) {
@@ -60,6 +60,7 @@ static gs_status read_event(gs_json_stream *s, event_fields *e) {
   e->ph[0] = e->cat[0] = '\0';
   e->has_name = e->has_ts = e->has_dur = 0;
   e->corr = e->stream = -1;
+  e->pid = e->tid = 0;
   gs_json_token t;
   for (;;) {
     gs_status st = gs_json_stream_next(s, &t);
@@ -83,6 +84,12 @@ static gs_status read_event(gs_json_stream *s, event_fields *e) {
       e->has_dur = 1;
     } else if (k[0] == 'a' && strcmp(k, "args") == 0) {
       st = read_args(s, e);
+    } else if ((k[0] == 't' && strcmp(k, "tid") == 0) || (k[0] == 'p' && strcmp(k, "pid") == 0)) {
+      // A host thread's ops nest (self times); a string id names a lane, not a thread.
+      double *id = k[0] == 't' ? &e->tid : &e->pid;
+      st = gs_json_stream_next(s, &t);
+      if (st == GS_OK && t == GS_JS_NUMBER) *id = strtod(s->text, NULL);
+      else if (st == GS_OK) st = gs_json_stream_skip(s, t);
     } else {
       st = gs_json_stream_next(s, &t);
       if (st == GS_OK) st = gs_json_stream_skip(s, t);
@@ -134,6 +141,8 @@ static gs_status keep_event(gs_json_stream *s, const event_fields *e, gs_trace_e
   if (kind == -2) return GS_OK;
   if (kind < 0) {
     out->n_cpu_ops++;
+    if (e->cat[0] == 'c' && strcmp(e->cat, "cpu_op") == 0)
+      return gs_trace_events_cpu_op(out, e->name, e->ts, e->dur, e->pid, e->tid);
     return GS_OK;
   }
   ev.kind = (uint8_t)kind;
@@ -243,6 +252,7 @@ static gs_status finish(gs_json_stream *s, gs_trace_events *out, gs_status st, i
     return st;
   }
   name_rank(out);
+  gs_trace_events_cpu_done(out);
   gs_trace_events_sort(out);
   return GS_OK;
 }

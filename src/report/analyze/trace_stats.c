@@ -166,6 +166,51 @@ static gs_status top_kernels(const gs_trace_events *t, const name_total *totals,
   return GS_OK;
 }
 
+/* The CPU ops' order: by self time, or by inclusive time where the self
+ * times are unknown (one report thread at a time, as sort_ctx). */
+static _Thread_local const gs_tev_cpu_total *cpu_ctx;
+static _Thread_local int cpu_by_total;
+static int by_cpu_time(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  double tx = cpu_by_total ? cpu_ctx[x].total_us : cpu_ctx[x].self_us;
+  double ty = cpu_by_total ? cpu_ctx[y].total_us : cpu_ctx[y].self_us;
+  if (tx != ty) return tx > ty ? -1 : 1;
+  return (x > y) - (x < y);
+}
+
+/* The CPU ops the reader summed, the first GS_TRACE_TOP into out. */
+static gs_status top_cpu_ops(const gs_trace_events *t, gs_trace_rank_stats *out) {
+  out->n_cpu_op_events = t->n_cpu_op_events;
+  out->cpu_unordered = t->cpu_unordered;
+  if (t->cpu_cap == 0) return GS_OK;
+  uint32_t *order = malloc(t->cpu_cap * sizeof *order);
+  if (!order) return gs_error(GS_ERR_NOMEM, "cannot rank the CPU ops of %s", t->path);
+  size_t n = 0;
+  for (uint32_t i = 0; i < t->cpu_cap && i < t->n_names; i++)
+    if (t->cpu[i].count) {
+      order[n++] = i;
+      out->cpu_self_us += t->cpu[i].self_us;
+    }
+  cpu_ctx = t->cpu;
+  cpu_by_total = t->cpu_unordered;
+  qsort(order, n, sizeof *order, by_cpu_time);
+  out->n_cpu_names = n;
+  out->n_cpu_top = n < GS_TRACE_TOP ? n : GS_TRACE_TOP;
+  if (t->cpu_unordered) out->cpu_self_us = NAN;
+  for (size_t k = 0; k < out->n_cpu_top; k++) {
+    const gs_tev_cpu_total *c = &t->cpu[order[k]];
+    gs_trace_cpu_row *row = &out->cpu_top[k];
+    snprintf(row->name, sizeof row->name, "%s", t->names[order[k]]);
+    row->count = c->count;
+    row->total_us = c->total_us;
+    row->mean_us = c->total_us / (double)c->count;
+    row->self_us = t->cpu_unordered ? NAN : c->self_us;
+    row->share = out->cpu_self_us > 0 ? row->self_us / out->cpu_self_us : NAN;
+  }
+  free(order);
+  return GS_OK;
+}
+
 /* A kernel's launch delay and where to name it. */
 typedef struct {
   double delay, ts;
@@ -396,6 +441,7 @@ gs_status gs_trace_stats_rank(gs_trace_events *t, double kernel_wait_us,
     out->overlap = out->comm_us > 0 ? out->overlap_us / out->comm_us : NAN;
     st = top_kernels(t, totals, out);
   }
+  if (st == GS_OK) st = top_cpu_ops(t, out);
   if (st == GS_OK) st = launch_summary(delays, n_delays, t, out);
   free(comp.iv);
   free(comm.iv);

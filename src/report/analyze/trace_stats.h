@@ -39,6 +39,15 @@ typedef struct {
   double delay_us, ts_us;
 } gs_trace_outlier;
 
+/* A CPU op (Kineto's cpu_op) by name: inclusive time counts the ops it
+ * called, self time leaves them out. */
+typedef struct {
+  char name[GS_TRACE_KNAME];
+  uint64_t count;
+  double total_us, self_us, mean_us;  /* mean: of the inclusive time */
+  double share;                       /* self time over every op's self time (0..1) */
+} gs_trace_cpu_row;
+
 typedef struct {
   char label[GS_TEXT_SHORT];            /* "rank 1" */
   char path[GS_TEXT_LONG];
@@ -59,6 +68,13 @@ typedef struct {
   gs_trace_kernel_row top[GS_TRACE_TOP];
   gs_trace_kernel_row *kernels;   /* all n_kernel_names by total time, owned (trace diff) */
   double gpu_total_us;            /* the summed durations of every kept GPU event */
+  /* CPU ops by self time (by inclusive time when cpu_unordered), the
+   * first GS_TRACE_TOP. */
+  uint64_t n_cpu_op_events;
+  size_t n_cpu_names, n_cpu_top;
+  int cpu_unordered;              /* a thread's ops out of start order: self times NAN */
+  double cpu_self_us;             /* every op's self time summed: the host's time in ops */
+  gs_trace_cpu_row cpu_top[GS_TRACE_TOP];
   /* Launch delay: kernel start - its runtime call's start, us. */
   uint64_t n_launches, n_short;   /* short: the kernel ran for less than its launch call */
   double delay_mean, delay_p50, delay_p90, delay_p99, delay_max, delay_fence;
