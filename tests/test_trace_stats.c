@@ -273,6 +273,46 @@ static void test_strict_errors(void **state) {
 }
 
 /* Escapes, surrogate pairs and literals; a token over the limit. */
+/* gs_json_stream_number gives strtod's double, bit for bit, on its fast
+ * path (decimals of at most 2^53 without exponent: Kineto's times) and
+ * off it (17 digits, above 2^53, exponents, many fraction digits). */
+static void test_numbers_as_strtod(void **state) {
+  (void)state;
+  static const char *const fixed[] = {
+      "0", "-0", "0.1", "-0.5", "4895594845998.814", "9007199254740992", "9007199254740993",
+      "9999999999999999", "12345678901234567", "1.7976931348623157e308", "5e-324",
+      "0.000000000000000000000000001", "123.4567890123456789", "1e22", "100000000000000000000000"};
+  char text[4096];
+  size_t n = (size_t)sprintf(text, "[");
+  for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
+    n += (size_t)sprintf(text + n, "%s,", fixed[i]);
+  // Random Kineto-like times: up to 16 digits with 0 to 6 after the point.
+  uint64_t x = 88172645463325252ull;
+  for (int i = 0; i < 150; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    uint64_t mant = x % 10000000000000000ull;
+    int frac = (int)((x >> 60) % 7);
+    char digits[32];
+    int len = sprintf(digits, "%llu", (unsigned long long)mant);
+    if (frac >= len) frac = len - 1;
+    n += (size_t)sprintf(text + n, "%.*s%s%s,", len - frac, digits, frac ? "." : "",
+                         digits + len - frac);
+  }
+  text[n - 1] = ']';
+  gs_json_stream s;
+  assert_int_equal(gs_json_stream_open_memory(&s, "n", text, n), GS_OK);
+  gs_json_token t;
+  assert_int_equal(gs_json_stream_next(&s, &t), GS_OK);
+  const char *p = text + 1;
+  for (int i = 0; i < 150 + (int)(sizeof fixed / sizeof *fixed); i++) {
+    double got, want = strtod(p, NULL);
+    assert_int_equal(gs_json_stream_number(&s, "n", &got), GS_OK);
+    assert_memory_equal(&got, &want, sizeof got);
+    p = strchr(p, ',') + 1;
+  }
+  gs_json_stream_close(&s);
+}
+
 static void test_tokens(void **state) {
   (void)state;
   const char *text = "{\"k\\u00e9\":[\"a\\n\\\"b\\ud83d\\ude00\",-1.5e+3,true,false,null]}";
@@ -411,6 +451,6 @@ int main(void) {
       cmocka_unit_test(test_steps_and_rounding), cmocka_unit_test(test_strict_errors),
       cmocka_unit_test(test_tokens), cmocka_unit_test(test_larger_than_buffer),
       cmocka_unit_test(test_real_trace_cuts), cmocka_unit_test(test_from_gpuscale_view),
-      cmocka_unit_test(test_cpu_ops)};
+      cmocka_unit_test(test_cpu_ops), cmocka_unit_test(test_numbers_as_strtod)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
