@@ -29,7 +29,30 @@ PY
 
 # The report: the idle share per rank in text, the picture in HTML.
 expect 0 "Timeline of steps 0-2 of run 0" -- report "$work/r.json"
-expect 0 "rank +lanes +compute +communication +copy +waiting +idle" -- report "$work/r.json"
+expect 0 "rank +lanes +compute +communication +exposed +copy +waiting +idle" -- report "$work/r.json"
+# The timeline's communication beside the why-not split's exposed part: a
+# made-up trace whose device lanes compute [0, 60] and communicate [40, 80]
+# of a 100 us step: communication 40%, half of it under compute, exposed 20%.
+python3 - "$work/r.json" "$work/ov.json" "$work/ovdoc.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+ev = []
+for rank in (0, 1):
+    pid = rank + 1
+    for tid, lane in ((0, "host"), (1, "GPU 0: stream 7 (CUPTI)"), (2, "GPU 0: stream 20 (CUPTI)")):
+        ev.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": lane}})
+    for tid, cat, name, ts, dur in ((0, "step", "step", 0, 100), (1, "compute", "gemm", 0, 60),
+                                    (2, "communication", "ncclKernel", 40, 40)):
+        ev.append({"ph": "X", "name": name, "cat": cat, "pid": pid, "tid": tid, "ts": ts, "dur": dur,
+                   "args": {"measurement": 0, "rank": rank, "device": 0, "run": 0, "step": 0}})
+json.dump({"otherData": {"schema": "gpuscale/trace/v1", "steps_per_run": 1}, "traceEvents": ev},
+          open(sys.argv[2], "w"))
+doc["trace"]["file"] = "ov.json"
+json.dump(doc, open(sys.argv[3], "w"))
+PY
+expect 0 " 0 +device +60\.0% +40\.0% +20\.0% +0\.0% +0\.0% +20\.0%" -- report "$work/ovdoc.json"
+expect 0 "Communication ran 40\.0% of the window \(mean over ranks\), 50\.0% of it under compute; exposed \(no compute beside it\) 20\.0% of the window; the why-not split's exposed communication" \
+  -- report "$work/ovdoc.json"
 if command -v gnuplot >/dev/null; then
   expect 0 "" -- report "$work/r.json" --format html --out "$work/r.html" --plots "$work/plots"
   [ -s "$work/plots/mlp-n2-timeline.svg" ] && [ -s "$work/plots/mlp-n2-timeline.png" ] ||

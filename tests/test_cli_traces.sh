@@ -105,11 +105,109 @@ if [r["entered_last"] for r in m4["ranks"]] != [0, 0, 3, 0]:
     bad.append(f"m4 entered_last {[r['entered_last'] for r in m4['ranks']]}")
 if m4["collective_skew"]["max_last_rank"] != 2 or m4["collective_skew"]["collectives"] != 3:
     bad.append(f"m4 skew {m4['collective_skew']}")
+# The critical path of every real set runs through a host: the medium
+# model's GPU work is short beside its launches (its GPUs idle 96% of the
+# span). On 4 GPUs it stays on rank 2, the rank that entered every
+# all-reduce last, and its host/launch bound each step.
+for key, rank, steps in (("m1", 0, 3), ("m2", 1, 3), ("m4", 2, 3), ("l2", 1, 2)):
+    p = docs[key]["critical_path"][0]
+    bound = [(s["bound_rank"], s["bound_phase"]) for s in p["steps"]]
+    if bound != [(rank, "host_launch")] * steps or p["bound_share"] < 0.8:
+        bad.append(f"{key} critical path {bound} {p['bound_share']}")
 if docs["l2"]["ranks"][0]["profiler_steps"] != 3 or docs["m1"]["ranks"][0]["gpu_events_outside_steps"] == 0:
     bad.append("profiler steps")
 print("\n".join(bad))
 sys.exit(1 if bad else 0)
 PY
+
+# The critical path across 4 ranks (docs/traces.md): a planted slow rank
+# (rank 2's gemm takes 300 us, the others' 100) and, in step 2, a late
+# host (rank 1 launches 600 us after its GPU ran dry). Steps 1 and 3 are
+# bound by rank 2's compute (300 of 373 and 374 us: its gemm; the rest is
+# the all-reduce after rank 2 entered it, sgd and launch gaps), step 2 by
+# rank 1's host/launch (603 of 774 us).
+python3 - "$work" <<'PY'
+import json, sys
+# Four ranks, three analysed steps (a fourth mark closes them). Per step on
+# each rank: gemm on stream 7, then an all-reduce on stream 20 two us after
+# it, ending 50 us after the last rank entered; then sgd (20 us) on stream 7
+# one us after the all-reduce. The host launches each step 200 us ahead of
+# the GPU, except rank 1 in step 2, which launches 600 us after its GPU ran
+# dry (and stays 160 us apart from then on). Rank 2's gemm takes 300 us,
+# the others' 100.
+out = sys.argv[1]
+NCCL = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"
+ranks = {r: [] for r in range(4)}
+corr = [0]
+def x(r, cat, name, ts, dur, c=None, stream=None):
+    args = {}
+    if c is not None: args["correlation"] = c
+    if stream is not None: args["stream"] = stream
+    ranks[r].append({"ph": "X", "cat": cat, "name": name, "pid": 0, "tid": 1, "ts": ts, "dur": dur, "args": args})
+g = 1000.0
+last = {r: 0.0 for r in range(4)}
+for s in (1, 2, 3, 4):
+    host = {r: max(g - 200 + (800 if (r == 1 and s == 2) else 0), last[r] + 160) for r in range(4)}
+    last = host
+    for r in range(4):
+        x(r, "user_annotation", f"ProfilerStep#{s}", host[r], 150)
+    if s == 4:
+        break
+    entries, ends = {}, {}
+    for r in range(4):
+        h = host[r]
+        gemm = max(g + 1, h + 1)
+        d = 300 if r == 2 else 100
+        x(r, "cpu_op", "aten::linear", h - 1, 10)  # the host's ops: mm inside linear
+        x(r, "cpu_op", "aten::mm", h, 8)
+        for k, name in enumerate(("cudaLaunchKernel", "cudaLaunchKernel", "cudaLaunchKernel")):
+            x(r, "cuda_runtime", name, h + k * 3, 2, c=s * 10 + k)
+        x(r, "kernel", "gemm", gemm, d, c=s * 10, stream=7)
+        entries[r] = gemm + d + 2
+    end = max(entries.values()) + 50
+    for r in range(4):
+        x(r, "kernel", NCCL, entries[r], end - entries[r], c=s * 10 + 1, stream=20)
+        x(r, "kernel", "sgd", end + 1, 20, c=s * 10 + 2, stream=7)
+    g = end + 21
+for r in range(4):
+    doc = {"schemaVersion": 1, "distributedInfo": {"backend": "nccl", "rank": r, "world_size": 4},
+           "traceEvents": ranks[r]}
+    json.dump(doc, open(f"{out}/slow{r}.json", "w"))
+PY
+expect 0 "Over 3 steps \(1.52 ms\), the path spent 40\.8% in rank 2's compute, which bound 2 of the 3 steps" \
+  -- report "$work"/slow*.json
+expect 0 "2 +774 us +rank 1 host/launch +77.9% " -- report "$work"/slow*.json
+"$bin" report -f json -o "$work/path.json" "$work"/slow*.json || fail "report -f json on slow"
+python3 - "$work/path.json" <<'PY' || fail "critical path: $(cat "$work/path.json")"
+import json, sys
+p = json.load(open(sys.argv[1]))["critical_path"]
+assert len(p) == 1, p
+steps = p[0]["steps"]
+got = [(s["step"], s["time_us"], s["bound_rank"], s["bound_phase"], s["crossings"]) for s in steps]
+assert got == [(1, 373, 2, "compute", 1), (2, 774, 1, "host_launch", 1),
+               (3, 374, 2, "compute", 1)], got
+r2 = steps[0]["ranks_us"][2]
+assert (r2["compute"], r2["host_launch"], r2["communication"]) == (300, 2, 0), r2
+r1 = steps[1]["ranks_us"][1]
+assert (r1["compute"], r1["host_launch"], r1["other_wait"]) == (100, 603, 0), r1
+assert abs(steps[1]["bound_share"] - 603 / 774) < 1e-12
+r = json.load(open(sys.argv[1]))["ranks"][0]["cpu_ops"]
+assert (r["events"], r["names"], r["self_us"], r["in_order"]) == (6, 2, 30, True), r
+assert [(o["name"], o["self_us"], o["total_us"]) for o in r["top"]] == [
+    ("aten::mm", 24, 24), ("aten::linear", 6, 30)], r
+# Every step's cells add up to its time.
+for s in steps:
+    total = sum(v for r in s["ranks_us"] for k, v in r.items() if k != "rank")
+    assert abs(total - s["time_us"]) < 1e-9, (s["step"], total)
+PY
+grep -q '^path,1,rank 1,.*slow1.json,,*2,774,100,0,0,603,0$' <("$bin" report -f csv "$work"/slow*.json) ||
+  fail "critical path csv"
+expect 0 "<th>ranks on the path</th>" -- report -f html "$work"/slow*.json
+# The CPU ops beside the kernels: mm's 8 us inside linear's 10 in each step.
+expect 0 "rank 3 +aten::mm +3 +24\.00 us +24\.0 us +8\.00 us +80\.0%" -- report "$work"/slow*.json
+expect 0 "rank 3 +aten::linear +3 +6\.00 us +30\.0 us +10\.00 us +20\.0%" -- report "$work"/slow*.json
+grep -q '^cpu_op,0,rank 0,.*slow0.json,aten::mm,,3,24,0.8,,*24,,*$' <("$bin" report -f csv "$work"/slow*.json) ||
+  fail "cpu ops csv: $("$bin" report -f csv "$work"/slow*.json | grep cpu_op)"
 
 # compare of two trace sets: the kernels by name, per rank. The medium
 # model's 3 analysed steps ran one all-reduce each, the large model's 2
@@ -143,5 +241,7 @@ expect 1 "cut.json: byte 300: the file ends inside" -- report "$work/rank0.json"
 expect 1 "cannot open .*/missing.json" -- report "$work/rank0.json" "$work/missing.json"
 # gpuscale's own trace goes through the same analysis.
 expect 0 "m0 rank 0 +.*backward +compute" -- report "$work/own.json"
+# ... its critical path included: one CPU rank computes all the time.
+expect 0 "run 0 step 2 +[0-9.]+ ms +m0 rank 0 compute +[5-9][0-9]\.[0-9]%" -- report "$work/own.json"
 
 exit $((failures > 0))

@@ -120,6 +120,15 @@ static void test_strong_scaling(void **state) {
   assert_near(0.0, b->host);
   assert_near(0.00625, b->ideal_step);
   assert_near(0.0125, one->breakdown.ideal_step);
+  // Against the 1-rank split (compute 12.5 ms): a rank's share of it is
+  // 6.25 ms where it computes 8.5 ms (efficiency 73.5%, 2.25 ms lost,
+  // more than the 1.5 ms of imbalance: the main loss).
+  assert_true(b->has_losses);
+  assert_near(0.00625, b->losses.compute_ideal);
+  assert_near(6.25 / 8.5, b->losses.compute_efficiency);
+  assert_near(0.00225, b->losses.lost[GS_PART_COMPUTE]);
+  assert_near(0.0015, b->losses.lost[GS_PART_IMBALANCE]);
+  assert_int_equal(b->losses.main_loss, GS_PART_COMPUTE);
   // One host ("fixture") holding both ranks.
   assert_int_equal(two->n_hosts, 1);
   assert_string_equal(two->hosts[0].name, "fixture");
@@ -138,6 +147,10 @@ static void test_strong_scaling(void **state) {
   assert_non_null(strstr(s->advice[1], "why not 2.0x at 2 ranks: the step is 10.0 ms against "
                                        "an ideal 6.25 ms"));
   assert_non_null(strstr(s->advice[1], "load imbalance 1.50 ms"));
+  assert_non_null(strstr(s->advice[1], "the main loss is compute: 2.25 ms of the 3.75 ms lost (a "
+                                       "rank computes 8.50 ms per step on average where its share "
+                                       "of the 1-rank compute is 6.25 ms: compute efficiency "
+                                       "73.5%"));
   assert_non_null(strstr(s->advice[2], "consider dynamic load balancing"));
   assert_non_null(strstr(s->advice[2], "rank 1 is the straggler"));
   assert_non_null(strstr(s->advice[2], "17.6%"));

@@ -102,8 +102,7 @@ static void test_synthetic_figures(void **state) {
   assert_true(r.delay_max == 95);
   assert_int_equal(r.n_short, 0);
   assert_int_equal(r.n_coll, 1);
-  free(r.coll_ts);
-  free(r.kernels);
+  gs_trace_rank_stats_free(&r);
   gs_trace_events_free(&t);
 }
 
@@ -139,6 +138,23 @@ static void test_two_rank_skew(void **state) {
   assert_true(s.skew[1].wait_us == 0);
   // rank 1's collective [55, 95] overlaps gemm [60, 100] for 35 of 40 us
   assert_true(fabs(s.ranks[1].overlap - 35.0 / 40.0) < 1e-12);
+  // The critical path, no steps: one window [10, 410] on rank 0 (both end
+  // at 410; the first is taken). Back from gemm [400, 410]: a 50 us gap
+  // its launch (305) does not explain (other wait), the copy, relu's and
+  // the copy's launches after the GPU ran dry (host 100 + 100), gemm's 10
+  // us launch gap (host) and the gemms; the collective is off the path.
+  assert_int_equal(s.n_paths, 1);
+  const gs_trace_cpath *p = &s.paths[0];
+  assert_int_equal(p->n_steps, 1);
+  assert_int_equal(p->steps[0].step, -1);
+  assert_true(p->steps[0].start_us == 10 && p->steps[0].end_us == 410);
+  const double *r0 = p->steps[0].us;
+  assert_true(r0[GS_CP_COMPUTE] == 110 && r0[GS_CP_MEMCPY] == 30 && r0[GS_CP_HOST] == 210 &&
+              r0[GS_CP_OTHER] == 50 && r0[GS_CP_COMM] == 0);
+  assert_int_equal(p->bound_rank, 0);
+  assert_int_equal(p->bound_phase, GS_CP_HOST);
+  assert_true(fabs(p->bound_share - 210.0 / 400.0) < 1e-12);
+  assert_null(s.ranks[0].nodes);  // freed once the path is computed
   gs_trace_stats_free(&s);
   remove(p0);
   remove(p1);
@@ -147,6 +163,59 @@ static void test_two_rank_skew(void **state) {
 
 /* HTA's rules: times rounded inward to whole us; with two profiler steps
  * or more, only GPU events launched before the last step began. */
+/* CPU ops on two threads: linear [0,100] holds addmm [10,70] and t
+ * [75,80]; linear [200,250] holds addmm [210,240]; mm [5,25] on thread 2.
+ * Self: addmm 90, linear 35 + 20, mm 20, t 5 (of 170). */
+static void test_cpu_ops(void **state) {
+  (void)state;
+  static const struct {
+    const char *name;
+    double ts, dur;
+    int tid;
+  } ops[] = {{"aten::linear", 0, 100, 1}, {"aten::mm", 5, 20, 2}, {"aten::addmm", 10, 60, 1},
+             {"aten::t", 75, 5, 1},       {"aten::linear", 200, 50, 1},
+             {"aten::addmm", 210, 30, 1}};
+  char *b = malloc(1 << 14);
+  size_t n = (size_t)sprintf(b, "{\"traceEvents\":[\n");
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    n += (size_t)sprintf(b + n, "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"%s\",\"pid\":9,"
+                         "\"tid\":%d,\"ts\":%g,\"dur\":%g},\n",
+                         ops[i].name, ops[i].tid, ops[i].ts, ops[i].dur);
+  // A runtime call inside addmm is a host event but not a CPU op.
+  n += (size_t)ev(b + n, "cuda_runtime", "cudaLaunchKernel", 20, 5, 1, -1);
+  n += (size_t)sprintf(b + n, "{\"ph\":\"i\",\"name\":\"x\",\"ts\":1}]}\n");
+  gs_trace_events t;
+  assert_int_equal(gs_kineto_read_memory("cpu.json", b, n, &t), GS_OK);
+  assert_int_equal(t.n_cpu_op_events, 6);
+  assert_int_equal(t.cpu_unordered, 0);
+  gs_trace_rank_stats r;
+  assert_int_equal(gs_trace_stats_rank(&t, GS_TRACE_KERNEL_WAIT_US, &r), GS_OK);
+  assert_int_equal(r.n_cpu_names, 4);
+  assert_true(r.cpu_self_us == 170);
+  assert_string_equal(r.cpu_top[0].name, "aten::addmm");
+  assert_true(r.cpu_top[0].self_us == 90 && r.cpu_top[0].total_us == 90);
+  assert_string_equal(r.cpu_top[1].name, "aten::linear");
+  assert_true(r.cpu_top[1].self_us == 55 && r.cpu_top[1].total_us == 150);
+  assert_int_equal(r.cpu_top[1].count, 2);
+  assert_true(r.cpu_top[1].mean_us == 75);
+  assert_true(fabs(r.cpu_top[1].share - 55.0 / 170.0) < 1e-12);
+  assert_string_equal(r.cpu_top[2].name, "aten::mm");
+  assert_string_equal(r.cpu_top[3].name, "aten::t");
+  gs_trace_rank_stats_free(&r);
+  gs_trace_events_free(&t);
+  // Out of start order on a thread: no self times, ordered by inclusive time.
+  char *swap = strstr(b, "\"ts\":200");
+  memcpy(swap, "\"ts\":  1", 8);
+  assert_int_equal(gs_kineto_read_memory("cpu.json", b, n, &t), GS_OK);
+  assert_int_equal(t.cpu_unordered, 1);
+  assert_int_equal(gs_trace_stats_rank(&t, GS_TRACE_KERNEL_WAIT_US, &r), GS_OK);
+  assert_string_equal(r.cpu_top[0].name, "aten::linear");
+  assert_true(r.cpu_top[0].total_us == 150 && isnan(r.cpu_top[0].self_us) && isnan(r.cpu_self_us));
+  gs_trace_rank_stats_free(&r);
+  gs_trace_events_free(&t);
+  free(b);
+}
+
 static void test_steps_and_rounding(void **state) {
   (void)state;
   char *b = malloc(1 << 14);
@@ -171,8 +240,7 @@ static void test_steps_and_rounding(void **state) {
   assert_true(r.span_us == 19);
   assert_true(r.delay_p50 == 9);  // 11 - ceil(1.5)
   assert_true(isnan(r.overlap));
-  free(r.coll_ts);
-  free(r.kernels);
+  gs_trace_rank_stats_free(&r);
   gs_trace_events_free(&t);
 }
 
@@ -205,6 +273,46 @@ static void test_strict_errors(void **state) {
 }
 
 /* Escapes, surrogate pairs and literals; a token over the limit. */
+/* gs_json_stream_number gives strtod's double, bit for bit, on its fast
+ * path (decimals of at most 2^53 without exponent: Kineto's times) and
+ * off it (17 digits, above 2^53, exponents, many fraction digits). */
+static void test_numbers_as_strtod(void **state) {
+  (void)state;
+  static const char *const fixed[] = {
+      "0", "-0", "0.1", "-0.5", "4895594845998.814", "9007199254740992", "9007199254740993",
+      "9999999999999999", "12345678901234567", "1.7976931348623157e308", "5e-324",
+      "0.000000000000000000000000001", "123.4567890123456789", "1e22", "100000000000000000000000"};
+  char text[4096];
+  size_t n = (size_t)sprintf(text, "[");
+  for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
+    n += (size_t)sprintf(text + n, "%s,", fixed[i]);
+  // Random Kineto-like times: up to 16 digits with 0 to 6 after the point.
+  uint64_t x = 88172645463325252ull;
+  for (int i = 0; i < 150; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    uint64_t mant = x % 10000000000000000ull;
+    int frac = (int)((x >> 60) % 7);
+    char digits[32];
+    int len = sprintf(digits, "%llu", (unsigned long long)mant);
+    if (frac >= len) frac = len - 1;
+    n += (size_t)sprintf(text + n, "%.*s%s%s,", len - frac, digits, frac ? "." : "",
+                         digits + len - frac);
+  }
+  text[n - 1] = ']';
+  gs_json_stream s;
+  assert_int_equal(gs_json_stream_open_memory(&s, "n", text, n), GS_OK);
+  gs_json_token t;
+  assert_int_equal(gs_json_stream_next(&s, &t), GS_OK);
+  const char *p = text + 1;
+  for (int i = 0; i < 150 + (int)(sizeof fixed / sizeof *fixed); i++) {
+    double got, want = strtod(p, NULL);
+    assert_int_equal(gs_json_stream_number(&s, "n", &got), GS_OK);
+    assert_memory_equal(&got, &want, sizeof got);
+    p = strchr(p, ',') + 1;
+  }
+  gs_json_stream_close(&s);
+}
+
 static void test_tokens(void **state) {
   (void)state;
   const char *text = "{\"k\\u00e9\":[\"a\\n\\\"b\\ud83d\\ude00\",-1.5e+3,true,false,null]}";
@@ -259,8 +367,7 @@ static void test_larger_than_buffer(void **state) {
   assert_true(r.busy_us == 50.0 * k);
   assert_true(r.idle_host_us == 50.0 * (k - 1));  // each launch came after the previous kernel ended
   assert_true(r.delay_p99 == 10);
-  free(r.coll_ts);
-  free(r.kernels);
+  gs_trace_rank_stats_free(&r);
   gs_trace_events_free(&t);
   // A break past the first buffer is named by its offset in the file.
   size_t at = n - 20;
@@ -333,8 +440,7 @@ static void test_from_gpuscale_view(void **state) {
   assert_true(fabs(r.overlap - 0.5) < 1e-9);
   assert_int_equal(r.n_coll, 1);
   assert_int_equal(r.top[1].cls, GS_TEV_COMM);  // "allreduce": its kind, not its name
-  free(r.coll_ts);
-  free(r.kernels);
+  gs_trace_rank_stats_free(&r);
   gs_trace_events_free(&t);
   for (int l = 0; l < 3; l++) free(rank.lanes[l].spans);
 }
@@ -344,6 +450,7 @@ int main(void) {
       cmocka_unit_test(test_synthetic_figures), cmocka_unit_test(test_two_rank_skew),
       cmocka_unit_test(test_steps_and_rounding), cmocka_unit_test(test_strict_errors),
       cmocka_unit_test(test_tokens), cmocka_unit_test(test_larger_than_buffer),
-      cmocka_unit_test(test_real_trace_cuts), cmocka_unit_test(test_from_gpuscale_view)};
+      cmocka_unit_test(test_real_trace_cuts), cmocka_unit_test(test_from_gpuscale_view),
+      cmocka_unit_test(test_cpu_ops), cmocka_unit_test(test_numbers_as_strtod)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -423,6 +423,37 @@ gs_status gs_json_stream_skip(gs_json_stream *s, gs_json_token first) {
   return GS_OK;
 }
 
+/* Clinger's fast path: a number without exponent whose digits (leading
+ * zeros dropped) make an integer of at most 2^53 is that exact integer
+ * divided by an exact power of ten (at most 10^22), and one correctly
+ * rounded division gives strtod's result; Kineto's microsecond times
+ * (16 digits) take it. 0: not such a number. */
+static int fast_decimal(const char *p, double *out) {
+  static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                 1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  int neg = *p == '-';
+  p += neg;
+  uint64_t mant = 0;
+  int digits = 0, frac = 0, dot = 0;
+  for (;; p++) {
+    if (*p >= '0' && *p <= '9') {
+      if (mant || *p != '0') digits++;
+      mant = mant * 10 + (uint64_t)(*p - '0');
+      frac += dot;
+      if (digits > 16) return 0;
+    } else if (*p == '.' && !dot) {
+      dot = 1;
+    } else {
+      break;
+    }
+  }
+  if (*p != '\0' || frac > 22 || mant > (1ull << 53)) return 0;  // an exponent: strtod's
+  double d = (double)mant / pow10[frac];
+  *out = neg ? -d : d;
+  return 1;
+}
+
 gs_status gs_json_stream_number(gs_json_stream *s, const char *what, double *v) {
   gs_json_token t;
   gs_status st = gs_json_stream_next(s, &t);
@@ -432,6 +463,7 @@ gs_status gs_json_stream_number(gs_json_stream *s, const char *what, double *v) 
     snprintf(msg, sizeof msg, "%s: a number expected", what);
     return fail(s, s->offset, msg);
   }
+  if (fast_decimal(s->text, v)) return GS_OK;
   errno = 0;
   char *end = NULL;
   double d = strtod(s->text, &end);

@@ -15,12 +15,16 @@
 #include "core/json_stream.h"
 #include "core/trace_events.h"
 
+/* 1: the key just read is the literal `lit`. Its length is known, so the
+ * compare is inlined: this runs for every member of millions of events. */
+#define KEY_IS(s, lit) ((s)->text_len == sizeof(lit) - 1 && memcmp((s)->text, lit, sizeof(lit) - 1) == 0)
+
 /* What one event said, before it is kept or dropped. */
 typedef struct {
   char ph[8], cat[64];
   char *name;               /* GS_JSON_STREAM_TOKEN + 1 bytes, reused */
   int has_name, has_ts, has_dur;
-  double ts, dur, corr, stream;
+  double ts, dur, corr, stream, pid, tid;
 } event_fields;
 
 static gs_status read_string(gs_json_stream *s, const char *what, char *dst, size_t cap) {
@@ -43,9 +47,9 @@ static gs_status read_args(gs_json_stream *s, event_fields *e) {
   while (st == GS_OK) {
     st = gs_json_stream_next(s, &t);
     if (st != GS_OK || t == GS_JS_OBJECT_END) break;
-    if (strcmp(s->text, "correlation") == 0) {
+    if (KEY_IS(s, "correlation")) {
       st = gs_json_stream_number(s, "args.correlation", &e->corr);
-    } else if (strcmp(s->text, "stream") == 0) {
+    } else if (KEY_IS(s, "stream")) {
       st = gs_json_stream_number(s, "args.stream", &e->stream);
     } else {
       st = gs_json_stream_next(s, &t);
@@ -60,29 +64,34 @@ static gs_status read_event(gs_json_stream *s, event_fields *e) {
   e->ph[0] = e->cat[0] = '\0';
   e->has_name = e->has_ts = e->has_dur = 0;
   e->corr = e->stream = -1;
+  e->pid = e->tid = 0;
   gs_json_token t;
   for (;;) {
     gs_status st = gs_json_stream_next(s, &t);
     if (st != GS_OK) return st;
     if (t == GS_JS_OBJECT_END) return GS_OK;
     const char *k = s->text;
-    // The members read, told apart by their first byte before a compare:
-    // this runs for every member of millions of events.
-    if (k[0] == 'p' && strcmp(k, "ph") == 0) {
+    if (KEY_IS(s, "ph")) {
       st = read_string(s, "ph", e->ph, sizeof e->ph);
-    } else if (k[0] == 'c' && strcmp(k, "cat") == 0) {
+    } else if (KEY_IS(s, "cat")) {
       st = read_string(s, "cat", e->cat, sizeof e->cat);
-    } else if (k[0] == 'n' && strcmp(k, "name") == 0) {
+    } else if (KEY_IS(s, "name")) {
       st = read_string(s, "name", e->name, GS_JSON_STREAM_TOKEN + 1);
       e->has_name = 1;
-    } else if (k[0] == 't' && strcmp(k, "ts") == 0) {
+    } else if (KEY_IS(s, "ts")) {
       st = gs_json_stream_number(s, "ts", &e->ts);
       e->has_ts = 1;
-    } else if (k[0] == 'd' && strcmp(k, "dur") == 0) {
+    } else if (KEY_IS(s, "dur")) {
       st = gs_json_stream_number(s, "dur", &e->dur);
       e->has_dur = 1;
-    } else if (k[0] == 'a' && strcmp(k, "args") == 0) {
+    } else if (KEY_IS(s, "args")) {
       st = read_args(s, e);
+    } else if (KEY_IS(s, "tid") || KEY_IS(s, "pid")) {
+      // A host thread's ops nest (self times); a string id names a lane, not a thread.
+      double *id = k[0] == 't' ? &e->tid : &e->pid;
+      st = gs_json_stream_next(s, &t);
+      if (st == GS_OK && t == GS_JS_NUMBER) *id = (double)strtoll(s->text, NULL, 10);
+      else if (st == GS_OK) st = gs_json_stream_skip(s, t);
     } else {
       st = gs_json_stream_next(s, &t);
       if (st == GS_OK) st = gs_json_stream_skip(s, t);
@@ -129,11 +138,13 @@ static gs_status keep_event(gs_json_stream *s, const event_fields *e, gs_trace_e
     return gs_error(GS_ERR_FORMAT, "%s: byte %llu: a complete event (ph X) without name, ts or "
                     "a non-negative dur", s->path, (unsigned long long)at);
   gs_tev ev = {.ts = e->ts, .dur = e->dur, .corr = e->corr >= 0 ? (int64_t)e->corr : -1,
-               .stream = e->stream >= 0 ? (int32_t)e->stream : -1};
+               .stream = e->stream >= 0 ? (int32_t)e->stream : -1, .step = -1};
   int kind = kind_of(e, ev.corr);
   if (kind == -2) return GS_OK;
   if (kind < 0) {
     out->n_cpu_ops++;
+    if (e->cat[0] == 'c' && strcmp(e->cat, "cpu_op") == 0)
+      return gs_trace_events_cpu_op(out, e->name, e->ts, e->dur, e->pid, e->tid);
     return GS_OK;
   }
   ev.kind = (uint8_t)kind;
@@ -243,6 +254,7 @@ static gs_status finish(gs_json_stream *s, gs_trace_events *out, gs_status st, i
     return st;
   }
   name_rank(out);
+  gs_trace_events_cpu_done(out);
   gs_trace_events_sort(out);
   return GS_OK;
 }

@@ -54,6 +54,35 @@ double gs_scaling_ideal_step(gs_scaling kind, double base_step, int world_size) 
 }
 
 /* See scaling.h. */
+const char *gs_scaling_part_name(int part) {
+  static const char *const names[] = {"compute", "exposed communication", "load imbalance",
+                                      "host overhead"};
+  return part >= 0 && part < GS_PART_COUNT ? names[part] : "?";
+}
+
+/* See scaling.h. */
+void gs_scaling_losses_of(gs_scaling kind, const double base[GS_PART_COUNT],
+                          const double parts[GS_PART_COUNT], int world_size,
+                          gs_scaling_losses *out) {
+  out->main_loss = -1;
+  double most = 0;
+  for (int p = 0; p < GS_PART_COUNT; p++) {
+    out->lost[p] = parts[p] - gs_scaling_ideal_step(kind, base[p], world_size);
+    if (!isfinite(out->lost[p])) {
+      out->main_loss = -1;
+      most = INFINITY;  // one unknown part: no part is named the main loss
+    } else if (out->lost[p] > most) {
+      most = out->lost[p];
+      out->main_loss = p;
+    }
+  }
+  out->compute_ideal = gs_scaling_ideal_step(kind, base[GS_PART_COMPUTE], world_size);
+  out->compute_efficiency = positive(parts[GS_PART_COMPUTE]) && positive(out->compute_ideal)
+                                ? out->compute_ideal / parts[GS_PART_COMPUTE]
+                                : NAN;
+}
+
+/* See scaling.h. */
 gs_verdict gs_scaling_verdict(double speedup, double low, double high, int world_size) {
   if (!positive(speedup)) return GS_VERDICT_NONE;
   const double n = (double)world_size;

@@ -59,6 +59,38 @@ double gs_scaling_karp_flatt(double speedup, int world_size);
  * base_step is not finite or N < 1. */
 double gs_scaling_ideal_step(gs_scaling kind, double base_step, int world_size);
 
+/* Why a step falls short of the ideal: the parts of the step (the report's
+ * why-not-N split, in this order) and what each lost against its own
+ * ideal. */
+typedef enum {
+  GS_PART_COMPUTE = 0,   /* device time less communication */
+  GS_PART_COMM,          /* exposed communication */
+  GS_PART_IMBALANCE,     /* waiting for the slowest rank */
+  GS_PART_HOST,          /* wall less device time */
+  GS_PART_COUNT
+} gs_scaling_part;
+
+/* "compute", "exposed communication", "load imbalance", "host overhead". */
+const char *gs_scaling_part_name(int part);
+
+typedef struct {
+  double lost[GS_PART_COUNT];  /* part(N) - its ideal (kind, part(1), N), seconds; may be < 0 */
+  double compute_ideal;        /* the 1-rank compute times the rank's share of the work */
+  double compute_efficiency;   /* compute_ideal / compute(N): the rate of a rank's share of
+                                  the work against the 1-rank rate (1: as fast) */
+  int main_loss;               /* the part that lost most; -1: none lost time */
+} gs_scaling_losses;
+
+/* The losses of a step split into `parts` (seconds per step at
+ * `world_size` ranks) against the 1-rank step's `base` parts: each part's
+ * ideal is gs_scaling_ideal_step of the base part (under strong scaling
+ * a rank's share of the work is 1/N), so the losses add up to the step
+ * less the ideal step when both splits add up to their steps. NaN
+ * figures (and main_loss -1) where a part is not finite. */
+void gs_scaling_losses_of(gs_scaling kind, const double base[GS_PART_COUNT],
+                          const double parts[GS_PART_COUNT], int world_size,
+                          gs_scaling_losses *out);
+
 typedef enum {
   GS_VERDICT_NONE = 0,   /* no usable speedup at N > 1 */
   GS_VERDICT_BENEFICIAL, /* the whole interval >= GS_SCALING_BENEFICIAL */

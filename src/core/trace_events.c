@@ -3,11 +3,13 @@
  * HTA name classes, and the conversion of gpuscale's own trace spans. */
 #include "core/trace_events.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/check.h"
 #include "core/json_stream.h"
 
 gs_tev_class gs_tev_classify(const char *name) {
@@ -20,6 +22,9 @@ gs_tev_class gs_tev_classify(const char *name) {
 }
 
 void gs_trace_events_free(gs_trace_events *t) {
+  for (size_t i = 0; i < t->n_threads; i++) free(t->threads[i].stack);
+  free(t->threads);
+  free(t->cpu);
   for (uint32_t i = 0; i < t->n_names; i++) free(t->names[i]);
   free(t->names);
   free(t->name_cls);
@@ -92,6 +97,65 @@ gs_status gs_trace_events_push(gs_trace_events *t, const gs_tev *e) {
   return GS_OK;
 }
 
+/* Closes the op on top of `th`'s stack: its self time is its own less
+ * its children's. */
+static void cpu_close(gs_trace_events *t, gs_tev_cpu_thread *th) {
+  const gs_tev_cpu_open *o = &th->stack[--th->n];
+  double self = o->dur - o->child;
+  t->cpu[o->name].self_us += self > 0 ? self : 0;
+}
+
+static gs_tev_cpu_thread *cpu_thread(gs_trace_events *t, double pid, double tid) {
+  for (size_t i = t->n_threads; i-- > 0;)
+    if (t->threads[i].tid == tid && t->threads[i].pid == pid) return &t->threads[i];
+  gs_tev_cpu_thread *grown = realloc(t->threads, (t->n_threads + 1) * sizeof *grown);
+  if (!grown) return NULL;
+  t->threads = grown;
+  grown[t->n_threads] = (gs_tev_cpu_thread){.pid = pid, .tid = tid, .last_ts = -INFINITY};
+  return &grown[t->n_threads++];
+}
+
+gs_status gs_trace_events_cpu_op(gs_trace_events *t, const char *name, double ts, double dur,
+                                 double pid, double tid) {
+  uint32_t id;
+  GS_TRY(gs_trace_events_intern(t, name, &id));
+  if (id >= t->cpu_cap) {
+    uint32_t cap = t->names_cap;
+    gs_tev_cpu_total *cpu = realloc(t->cpu, cap * sizeof *cpu);
+    if (!cpu) return gs_error(GS_ERR_NOMEM, "cannot allocate the CPU ops of %s", t->path);
+    memset(cpu + t->cpu_cap, 0, (cap - t->cpu_cap) * sizeof *cpu);
+    t->cpu = cpu;
+    t->cpu_cap = cap;
+  }
+  gs_tev_cpu_thread *th = cpu_thread(t, pid, tid);
+  if (!th) return gs_error(GS_ERR_NOMEM, "cannot allocate the CPU ops of %s", t->path);
+  t->n_cpu_op_events++;
+  t->cpu[id].count++;
+  t->cpu[id].total_us += dur;
+  if (ts < th->last_ts) t->cpu_unordered = 1;
+  th->last_ts = ts;
+  // The ops open on this thread that this one is not inside have ended.
+  double end = ts + dur;
+  // (2 ns of slack: Kineto's nanosecond times can put a child's end past its parent's.)
+  while (th->n && !(ts < th->stack[th->n - 1].end && end <= th->stack[th->n - 1].end + 0.002))
+    cpu_close(t, th);
+  if (th->n) th->stack[th->n - 1].child += dur;
+  if (th->n == th->cap) {
+    size_t cap = th->cap ? th->cap * 2 : 16;
+    gs_tev_cpu_open *stack = realloc(th->stack, cap * sizeof *stack);
+    if (!stack) return gs_error(GS_ERR_NOMEM, "cannot allocate the CPU ops of %s", t->path);
+    th->stack = stack;
+    th->cap = cap;
+  }
+  th->stack[th->n++] = (gs_tev_cpu_open){.end = end, .dur = dur, .name = id};
+  return GS_OK;
+}
+
+void gs_trace_events_cpu_done(gs_trace_events *t) {
+  for (size_t i = 0; i < t->n_threads; i++)
+    while (t->threads[i].n) cpu_close(t, &t->threads[i]);
+}
+
 static int by_start(const void *a, const void *b) {
   const gs_tev *x = a, *y = b;
   if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
@@ -107,7 +171,9 @@ static gs_status add_lane(gs_trace_events *out, const gs_trace_lane *lane, int32
   for (size_t i = 0; i < lane->n; i++) {
     const gs_trace_span *s = &lane->spans[i];
     gs_tev e = {.ts = s->begin * 1e6, .dur = (s->end - s->begin) * 1e6, .corr = -1,
-                .stream = stream, .kind = GS_TEV_KERNEL};
+                .stream = stream, .kind = GS_TEV_KERNEL, .step = -1};
+    if (s->run >= 0 && s->run < 0x8000 && s->step >= 0 && s->step < 0x10000)
+      e.step = (int32_t)((s->run << 16) | s->step);
     if (s->kind == GS_TRACE_COMPUTE) e.cls = GS_TEV_COMPUTE;
     else if (s->kind == GS_TRACE_COMM) e.cls = GS_TEV_COMM;
     else if (s->kind == GS_TRACE_COPY) {

@@ -38,9 +38,31 @@ typedef struct {
   int64_t corr;       /* correlation id linking a launch to its kernel; -1 none */
   uint32_t name;      /* index into the names table */
   int32_t stream;     /* CUDA stream; -1 for host events */
+  int32_t step;       /* the step it belongs to when the source says (gpuscale's spans:
+                       * run << 16 | step); -1: by its launch (Kineto) or none */
   uint8_t kind;       /* gs_tev_kind */
   uint8_t cls;        /* gs_tev_class of a GPU event */
 } gs_tev;
+
+/* A CPU op's totals by name (Kineto's cpu_op events): inclusive time (the
+ * ops it called included) and self time (theirs left out). */
+typedef struct {
+  uint64_t count;
+  double total_us, self_us;
+} gs_tev_cpu_total;
+
+/* A CPU op still open on its thread, for the self times. */
+typedef struct {
+  double end, dur, child;
+  uint32_t name;
+} gs_tev_cpu_open;
+
+/* One host thread's open CPU ops. */
+typedef struct {
+  double pid, tid, last_ts;
+  gs_tev_cpu_open *stack;
+  size_t n, cap;
+} gs_tev_cpu_thread;
 
 /* The events of one rank, and what the reader counted without keeping. */
 typedef struct {
@@ -59,6 +81,14 @@ typedef struct {
   uint64_t n_events;           /* every event of the file's traceEvents */
   uint64_t n_cpu_ops;          /* host events other than runtime calls and steps */
   uint64_t bytes;              /* the file's size */
+  /* CPU ops (cat cpu_op), summed by name as read, never kept one by one:
+   * cpu[i] for name i (cpu_cap entries; zero for a name no op had). */
+  gs_tev_cpu_total *cpu;
+  uint32_t cpu_cap;
+  uint64_t n_cpu_op_events;    /* the cpu_op events summed */
+  int cpu_unordered;           /* 1: a thread's ops came out of start order: no self times */
+  gs_tev_cpu_thread *threads;
+  size_t n_threads;
 } gs_trace_events;
 
 /* Frees everything; accepts a zeroed struct. */
@@ -69,6 +99,17 @@ gs_status gs_trace_events_intern(gs_trace_events *t, const char *name, uint32_t 
 
 /* Appends `e`; GS_ERR_NOMEM. */
 gs_status gs_trace_events_push(gs_trace_events *t, const gs_tev *e);
+
+/* Adds one CPU op (name, start, duration in us) of host thread (pid,
+ * tid) to the per-name totals. A thread's ops must come in start order
+ * (Kineto writes them so) for the self times: an op inside the one open
+ * before it on its thread is its child. Out of order, t->cpu_unordered is
+ * set and only inclusive times stay right. GS_ERR_NOMEM. */
+gs_status gs_trace_events_cpu_op(gs_trace_events *t, const char *name, double ts, double dur,
+                                 double pid, double tid);
+
+/* Closes every CPU op still open (at the end of the file). */
+void gs_trace_events_cpu_done(gs_trace_events *t);
 
 /* Sorts the events by start (then longer first), as every analysis wants. */
 void gs_trace_events_sort(gs_trace_events *t);

@@ -68,6 +68,53 @@ static rate_text rate_of(double value, const char *unit) {
   return t;
 }
 
+/* The parts of a why-not split in gs_scaling_part order. */
+static void breakdown_parts(const gs_report_breakdown *b, double out[GS_PART_COUNT]) {
+  out[GS_PART_COMPUTE] = b->compute;
+  out[GS_PART_COMM] = b->comm;
+  out[GS_PART_IMBALANCE] = b->imbalance;
+  out[GS_PART_HOST] = b->host;
+}
+
+static void breakdown_losses(gs_scaling kind, const gs_report_breakdown *base,
+                             gs_report_breakdown *b, int world_size) {
+  double bp[GS_PART_COUNT], p[GS_PART_COUNT];
+  breakdown_parts(base, bp);
+  breakdown_parts(b, p);
+  gs_scaling_losses_of(kind, bp, p, world_size, &b->losses);
+  b->has_losses = 1;
+}
+
+/* The clause naming the main loss of `row` ("" when none is known):
+ * compute is named with its efficiency, since a rank's share of the work
+ * running slower than its part of the 1-rank time is a loss the split of
+ * the step alone does not show. */
+static void main_loss_clause(const gs_report_row *row, gs_scaling kind, char *out, size_t size) {
+  const gs_report_breakdown *b = &row->breakdown;
+  const gs_scaling_losses *l = &b->losses;
+  out[0] = '\0';
+  if (!b->has_losses || l->main_loss < 0 || !(b->step > b->ideal_step)) return;
+  const int m = l->main_loss;
+  if (m == GS_PART_COMPUTE && isfinite(l->compute_efficiency)) {
+    snprintf(out, size,
+             "; the main loss is compute: %s of the %s lost (a rank computes %s per step on "
+             "average where its share of the 1-rank compute is %s: compute efficiency %.1f%%, %s)",
+             seconds_text(l->lost[m]).text, seconds_text(b->step - b->ideal_step).text,
+             seconds_text(b->compute).text, seconds_text(l->compute_ideal).text,
+             100.0 * l->compute_efficiency,
+             kind == GS_SCALING_STRONG
+                 ? "a rank's smaller share of the work runs slower than the same work in the "
+                   "1-rank step: a GPU underused at the smaller per-GPU batch, or work that does "
+                   "not shrink with it"
+                 : "the same work per rank runs slower than alone: shared memory bandwidth, "
+                   "clocks, links or host");
+  } else {
+    snprintf(out, size, "; the main loss is %s: %s of the %s lost (compute efficiency %.1f%%)",
+             gs_scaling_part_name(m), seconds_text(l->lost[m]).text,
+             seconds_text(b->step - b->ideal_step).text, 100.0 * l->compute_efficiency);
+  }
+}
+
 /* "Why not N x": the largest part lost against the ideal step of `row`. */
 static void why_not_advice(gs_report_series *s, const gs_report_row *row) {
   const gs_report_breakdown *b = &row->breakdown;
@@ -78,15 +125,17 @@ static void why_not_advice(gs_report_series *s, const gs_report_row *row) {
     return;
   }
   if (!b->available || !isfinite(b->ideal_step)) return;
+  char loss[640];
+  main_loss_clause(row, gs_scaling_of(s->scaling), loss, sizeof loss);
   add_advice(s,
              "why not %d.0x at %d ranks: the step is %s against an ideal %s; per rank it splits "
              "into compute %s, exposed communication %s%s, load imbalance %s and host overhead "
-             "%s%s",
+             "%s%s%s",
              row->world_size, row->world_size, seconds_text(b->step).text,
              seconds_text(b->ideal_step).text, seconds_text(b->compute).text,
              seconds_text(b->comm).text, b->comm_measured ? "" : " (not recorded)",
              seconds_text(b->imbalance).text, seconds_text(b->host).text,
-             b->device_clock ? "" : " (no device clock)");
+             b->device_clock ? "" : " (no device clock)", loss);
 }
 
 /* "Consider a larger batch" from the telemetry of the largest row that has it. */
@@ -682,9 +731,11 @@ gs_status gs_report_series_analyse(gs_report_series *s, const gs_report *r) {
   for (size_t i = 0; i < s->n_rows && base; i++) {
     gs_report_row *row = &s->rows[i];
     row->ideal_throughput = (double)row->world_size * base->throughput;
-    if (row->breakdown.available && base->breakdown.available)
+    if (row->breakdown.available && base->breakdown.available) {
       row->breakdown.ideal_step =
           gs_scaling_ideal_step(kind, base->breakdown.step, row->world_size);
+      breakdown_losses(kind, &base->breakdown, &row->breakdown, row->world_size);
+    }
     // A failed measurement's timings are shown, but never compared.
     if (!row_usable(row) || row->ingested) continue;
     row->speedup = gs_scaling_speedup(base->throughput, row->throughput);

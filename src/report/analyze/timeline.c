@@ -40,21 +40,32 @@ static int by_begin(const void *a, const void *b) {
   return (x->begin > y->begin) - (x->begin < y->begin);
 }
 
-/* Seconds covered by the union of the intervals. */
+/* Merges the intervals into their disjoint union, sorted; returns the
+ * seconds it covers. */
 static double union_length(interval_list *l) {
   if (l->n == 0) return 0.0;
   qsort(l->v, l->n, sizeof *l->v, by_begin);
-  double total = 0.0, begin = 0.0, end = -INFINITY;
-  for (size_t i = 0; i < l->n; i++) {
-    if (l->v[i].begin > end) {
-      if (isfinite(end)) total += end - begin;
-      begin = l->v[i].begin;
-      end = l->v[i].end;
-    } else if (l->v[i].end > end) {
-      end = l->v[i].end;
-    }
+  size_t k = 0;
+  for (size_t i = 1; i < l->n; i++) {
+    if (l->v[i].begin > l->v[k].end) l->v[++k] = l->v[i];
+    else if (l->v[i].end > l->v[k].end) l->v[k].end = l->v[i].end;
   }
-  if (isfinite(end)) total += end - begin;
+  l->n = k + 1;
+  double total = 0.0;
+  for (size_t i = 0; i < l->n; i++) total += l->v[i].end - l->v[i].begin;
+  return total;
+}
+
+/* Seconds covered by both of two merged unions. */
+static double overlap_length(const interval_list *a, const interval_list *b) {
+  double total = 0.0;
+  size_t i = 0, j = 0;
+  while (i < a->n && j < b->n) {
+    double lo = fmax(a->v[i].begin, b->v[j].begin), hi = fmin(a->v[i].end, b->v[j].end);
+    if (hi > lo) total += hi - lo;
+    if (a->v[i].end < b->v[j].end) i++;
+    else j++;
+  }
   return total;
 }
 
@@ -140,6 +151,7 @@ static gs_status measure_rank(const gs_report_timeline *t, const gs_trace_view_r
   if (ok) {
     out->compute = union_length(&compute) / window;
     out->comm = union_length(&comm) / window;
+    out->comm_overlapped = overlap_length(&compute, &comm) / window;
     out->copy = union_length(&copy) / window;
     out->wait = union_length(&wait) / window;
     out->idle = 1.0 - union_length(&busy) / window;

@@ -14,6 +14,8 @@ typedef struct {
   int busy_lane_first;       /* lanes [first, n_lanes) are the rank's busy lanes: its
                                 device lanes when it has spans there, else the host lane */
   double compute, comm, copy, wait; /* shares of the window (unions of leaf spans) */
+  double comm_overlapped;    /* share of the window communicating while computing; the
+                                rest of comm is exposed (what the why-not split counts) */
   double idle;               /* 1 - share covered by compute, communication or copies */
 } gs_report_timeline_rank;
 

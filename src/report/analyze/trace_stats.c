@@ -166,6 +166,51 @@ static gs_status top_kernels(const gs_trace_events *t, const name_total *totals,
   return GS_OK;
 }
 
+/* The CPU ops' order: by self time, or by inclusive time where the self
+ * times are unknown (one report thread at a time, as sort_ctx). */
+static _Thread_local const gs_tev_cpu_total *cpu_ctx;
+static _Thread_local int cpu_by_total;
+static int by_cpu_time(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  double tx = cpu_by_total ? cpu_ctx[x].total_us : cpu_ctx[x].self_us;
+  double ty = cpu_by_total ? cpu_ctx[y].total_us : cpu_ctx[y].self_us;
+  if (tx != ty) return tx > ty ? -1 : 1;
+  return (x > y) - (x < y);
+}
+
+/* The CPU ops the reader summed, the first GS_TRACE_TOP into out. */
+static gs_status top_cpu_ops(const gs_trace_events *t, gs_trace_rank_stats *out) {
+  out->n_cpu_op_events = t->n_cpu_op_events;
+  out->cpu_unordered = t->cpu_unordered;
+  if (t->cpu_cap == 0) return GS_OK;
+  uint32_t *order = malloc(t->cpu_cap * sizeof *order);
+  if (!order) return gs_error(GS_ERR_NOMEM, "cannot rank the CPU ops of %s", t->path);
+  size_t n = 0;
+  for (uint32_t i = 0; i < t->cpu_cap && i < t->n_names; i++)
+    if (t->cpu[i].count) {
+      order[n++] = i;
+      out->cpu_self_us += t->cpu[i].self_us;
+    }
+  cpu_ctx = t->cpu;
+  cpu_by_total = t->cpu_unordered;
+  qsort(order, n, sizeof *order, by_cpu_time);
+  out->n_cpu_names = n;
+  out->n_cpu_top = n < GS_TRACE_TOP ? n : GS_TRACE_TOP;
+  if (t->cpu_unordered) out->cpu_self_us = NAN;
+  for (size_t k = 0; k < out->n_cpu_top; k++) {
+    const gs_tev_cpu_total *c = &t->cpu[order[k]];
+    gs_trace_cpu_row *row = &out->cpu_top[k];
+    snprintf(row->name, sizeof row->name, "%s", t->names[order[k]]);
+    row->count = c->count;
+    row->total_us = c->total_us;
+    row->mean_us = c->total_us / (double)c->count;
+    row->self_us = t->cpu_unordered ? NAN : c->self_us;
+    row->share = out->cpu_self_us > 0 ? row->self_us / out->cpu_self_us : NAN;
+  }
+  free(order);
+  return GS_OK;
+}
+
 /* A kernel's launch delay and where to name it. */
 typedef struct {
   double delay, ts;
@@ -213,35 +258,89 @@ static gs_status launch_summary(delay_rec *rec, size_t n, const gs_trace_events 
   return GS_OK;
 }
 
+/* A profiler step mark: where it starts and its number. */
+typedef struct {
+  double ts;
+  int32_t number;
+} step_mark;
+
+static int by_mark_ts(const void *a, const void *b) {
+  const step_mark *x = a, *y = b;
+  return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+/* The number of "ProfilerStep#N"; -1 when the name carries none. */
+static int32_t step_number(const char *name) {
+  const char *hash = strchr(name, '#');
+  if (!hash) return -1;
+  char *end;
+  long v = strtol(hash + 1, &end, 10);
+  return end != hash + 1 && v >= 0 && v <= INT32_MAX ? (int32_t)v : -1;
+}
+
+/* The step a launch at `ts` belongs to: the last mark at or before it. */
+static int32_t step_at(const step_mark *m, size_t n, double ts) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (m[mid].ts <= ts) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo ? m[lo - 1].number : -1;
+}
+
 /* The kept launch calls sorted by correlation id, the profiler step marks
- * and the start of the last step (HTA leaves that step out). */
-static gs_status collect_launches(const gs_trace_events *t, launch **out, size_t *n_out,
-                                  int *steps, double *last_step) {
-  size_t n = 0;
-  for (size_t i = 0; i < t->n; i++) n += t->ev[i].kind == GS_TEV_RUNTIME;
-  launch *v = malloc((n ? n : 1) * sizeof *v);
+ * sorted by start and the start of the last step (HTA leaves that step
+ * out). */
+typedef struct {
+  launch *v;
+  size_t n;
+  step_mark *marks;
+  size_t n_marks;
+  int steps;                 /* distinct step names */
+  double last_step;
+} launch_index;
+
+static gs_status collect_launches(const gs_trace_events *t, launch_index *x) {
+  size_t n = 0, n_marks = 0;
+  for (size_t i = 0; i < t->n; i++) {
+    n += t->ev[i].kind == GS_TEV_RUNTIME;
+    n_marks += t->ev[i].kind == GS_TEV_STEP;
+  }
+  x->v = malloc((n ? n : 1) * sizeof *x->v);
+  x->marks = malloc((n_marks ? n_marks : 1) * sizeof *x->marks);
   uint32_t *step_names = calloc(t->n_names ? t->n_names : 1, sizeof *step_names);
-  if (!v || !step_names) {
-    free(v);
+  if (!x->v || !x->marks || !step_names) {
     free(step_names);
     return gs_error(GS_ERR_NOMEM, "cannot index the launches of %s", t->path);
   }
-  n = 0;
-  *steps = 0;
-  *last_step = -INFINITY;
+  n = n_marks = 0;
+  x->steps = 0;
+  x->last_step = -INFINITY;
   for (size_t i = 0; i < t->n; i++) {
     const gs_tev *e = &t->ev[i];
-    if (e->kind == GS_TEV_RUNTIME) v[n++] = (launch){.corr = e->corr, .ts = e->ts, .dur = e->dur};
+    if (e->kind == GS_TEV_RUNTIME) x->v[n++] = (launch){.corr = e->corr, .ts = e->ts, .dur = e->dur};
     if (e->kind == GS_TEV_STEP) {
-      if (!step_names[e->name]++) (*steps)++;
-      if (e->ts > *last_step) *last_step = e->ts;
+      if (!step_names[e->name]++) x->steps++;
+      if (e->ts > x->last_step) x->last_step = e->ts;
+      x->marks[n_marks++] = (step_mark){.ts = e->ts, .number = step_number(t->names[e->name])};
     }
   }
   free(step_names);
-  qsort(v, n, sizeof *v, by_corr);
-  *out = v;
-  *n_out = n;
+  qsort(x->v, n, sizeof *x->v, by_corr);
+  qsort(x->marks, n_marks, sizeof *x->marks, by_mark_ts);
+  x->n = n;
+  x->n_marks = n_marks;
   return GS_OK;
+}
+
+/* The kept GPU event `e` as the critical path's node. */
+static gs_trace_node node_of(const gs_tev *e, const launch *l, const launch_index *x) {
+  gs_trace_node n = {.ts = e->ts, .end = e->ts + e->dur, .delay = NAN, .stream = e->stream,
+                     .step = e->step, .cls = e->cls};
+  if (l) n.delay = (float)(e->ts - l->ts);
+  if (n.step < 0 && l) n.step = step_at(x->marks, x->n_marks, l->ts);
+  return n;
 }
 
 /* One GPU event into the idle split of its stream. */
@@ -269,19 +368,24 @@ gs_status gs_trace_stats_rank(gs_trace_events *t, double kernel_wait_us,
   out->n_events = t->n_events;
   out->n_cpu_ops = t->n_cpu_ops;
   if (t->hta_rounding) round_like_hta(t);
-  launch *launches = NULL;
-  size_t n_launches = 0;
-  double last_step = -INFINITY;
-  GS_TRY(collect_launches(t, &launches, &n_launches, &out->steps, &last_step));
+  launch_index x = {0};
+  gs_status st = collect_launches(t, &x);
+  launch *launches = x.v;
+  size_t n_launches = x.n;
+  double last_step = x.last_step;
+  out->steps = x.steps;
   int filter = out->steps >= 2;
 
   name_total *totals = calloc(t->n_names ? t->n_names : 1, sizeof *totals);
   delay_rec *delays = malloc((t->n ? t->n : 1) * sizeof *delays);
   out->coll_ts = malloc((t->n ? t->n : 1) * sizeof *out->coll_ts);
+  out->coll_node = malloc((t->n ? t->n : 1) * sizeof *out->coll_node);
+  out->nodes = malloc((t->n ? t->n : 1) * sizeof *out->nodes);
   merger all_m = {0}, comp = {.keep = 1}, comm = {.keep = 1}, mem = {0};
   stream_state *streams = NULL;
   size_t n_streams = 0, n_delays = 0;
-  int failed = !totals || !delays || !out->coll_ts;
+  int failed = st != GS_OK || !totals || !delays || !out->coll_ts || !out->coll_node ||
+               !out->nodes || t->n > UINT32_MAX;
   for (size_t i = 0; !failed && i < t->n; i++) {
     const gs_tev *e = &t->ev[i];
     if (e->kind > GS_TEV_MEMSET || e->stream < 0) continue;
@@ -308,14 +412,22 @@ gs_status gs_trace_stats_rank(gs_trace_events *t, double kernel_wait_us,
       delays[n_delays++] = (delay_rec){.delay = e->ts - l->ts, .ts = e->ts, .name = e->name};
       out->n_short += l->dur > e->dur;
     }
-    if (e->cls == GS_TEV_COMM) out->coll_ts[out->n_coll++] = e->ts;
+    if (e->cls == GS_TEV_COMM) {
+      out->coll_node[out->n_coll] = (uint32_t)out->n_nodes;
+      out->coll_ts[out->n_coll++] = e->ts;
+    }
+    out->nodes[out->n_nodes++] = node_of(e, l, &x);
   }
+  // The nodes stay until the path is computed across ranks: only theirs.
+  gs_trace_node *shrunk = out->nodes ? realloc(out->nodes, (out->n_nodes ? out->n_nodes : 1) *
+                                                              sizeof *out->nodes) : NULL;
+  if (shrunk) out->nodes = shrunk;
   merger_close(&all_m);
   merger_close(&comp);
   merger_close(&comm);
   merger_close(&mem);
   failed |= comp.failed | comm.failed;
-  gs_status st = failed ? gs_error(GS_ERR_NOMEM, "cannot analyse the trace %s", t->path) : GS_OK;
+  if (st == GS_OK && failed) st = gs_error(GS_ERR_NOMEM, "cannot analyse the trace %s", t->path);
   if (st == GS_OK) {
     out->origin_us = all_m.open ? all_m.first : 0;
     out->span_us = all_m.open ? all_m.last_end - all_m.first : 0;
@@ -329,6 +441,7 @@ gs_status gs_trace_stats_rank(gs_trace_events *t, double kernel_wait_us,
     out->overlap = out->comm_us > 0 ? out->overlap_us / out->comm_us : NAN;
     st = top_kernels(t, totals, out);
   }
+  if (st == GS_OK) st = top_cpu_ops(t, out);
   if (st == GS_OK) st = launch_summary(delays, n_delays, t, out);
   free(comp.iv);
   free(comm.iv);
@@ -336,6 +449,7 @@ gs_status gs_trace_stats_rank(gs_trace_events *t, double kernel_wait_us,
   free(totals);
   free(delays);
   free(launches);
+  free(x.marks);
   return st;
 }
 
@@ -419,6 +533,7 @@ static gs_status load_gpuscale(const char *path, double kernel_wait_us, gs_trace
       if (st != GS_OK) break;
       st = gs_trace_stats_rank(&ev, kernel_wait_us, rs);
       rs->rank = m * GS_MAX_RANKS + r;
+      rs->gpuscale = 1;
       out->n_ranks++;
       gs_trace_events_free(&ev);
     }
@@ -507,8 +622,7 @@ gs_status gs_trace_stats_load(const char *const *paths, size_t n, double kernel_
       *rs = j->stats;
       out->n_ranks++;
     } else if (j->analysed) {
-      free(j->stats.coll_ts);
-      free(j->stats.kernels);
+      gs_trace_rank_stats_free(&j->stats);
       if (st == GS_OK) st = gs_error(GS_ERR_NOMEM, "cannot analyse %s", j->path);
     }
   }
@@ -527,15 +641,26 @@ gs_status gs_trace_stats_load(const char *const *paths, size_t n, double kernel_
     if (!out->skew) st = gs_error(GS_ERR_NOMEM, "cannot compute the collective skew");
   }
   if (st == GS_OK) gs_trace_stats_skew(out);
+  if (st == GS_OK) st = gs_trace_cpath_compute(out);
   if (st != GS_OK) gs_trace_stats_free(out);
   return st;
 }
 
+void gs_trace_rank_stats_free(gs_trace_rank_stats *r) {
+  free(r->coll_ts);
+  free(r->coll_node);
+  free(r->nodes);
+  free(r->kernels);
+  r->coll_ts = NULL;
+  r->coll_node = NULL;
+  r->nodes = NULL;
+  r->kernels = NULL;
+}
+
 void gs_trace_stats_free(gs_trace_stats *s) {
-  for (size_t i = 0; i < s->n_ranks; i++) {
-    free(s->ranks[i].coll_ts);
-    free(s->ranks[i].kernels);
-  }
+  for (size_t i = 0; i < s->n_ranks; i++) gs_trace_rank_stats_free(&s->ranks[i]);
+  for (size_t i = 0; i < s->n_paths; i++) gs_trace_cpath_free(&s->paths[i]);
+  free(s->paths);
   free(s->ranks);
   free(s->skew);
   memset(s, 0, sizeof *s);

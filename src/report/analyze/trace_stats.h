@@ -15,6 +15,7 @@
 #include "core/status.h"
 #include "core/trace_events.h"
 #include "core/types.h"
+#include "report/analyze/trace_path.h"
 
 /* HTA's default: a gap under 30 us between kernels of a stream, not caused
  * by the host, is kernel wait. */
@@ -38,10 +39,20 @@ typedef struct {
   double delay_us, ts_us;
 } gs_trace_outlier;
 
+/* A CPU op (Kineto's cpu_op) by name: inclusive time counts the ops it
+ * called, self time leaves them out. */
+typedef struct {
+  char name[GS_TRACE_KNAME];
+  uint64_t count;
+  double total_us, self_us, mean_us;  /* mean: of the inclusive time */
+  double share;                       /* self time over every op's self time (0..1) */
+} gs_trace_cpu_row;
+
 typedef struct {
   char label[GS_TEXT_SHORT];            /* "rank 1" */
   char path[GS_TEXT_LONG];
   int rank;
+  int gpuscale;                   /* 1: from a gpuscale --trace file (steps are run << 16 | step) */
   uint64_t bytes, n_events, n_cpu_ops;
   uint64_t n_gpu;                 /* GPU events analysed */
   uint64_t n_dropped;             /* GPU events outside the kept profiler steps */
@@ -57,6 +68,13 @@ typedef struct {
   gs_trace_kernel_row top[GS_TRACE_TOP];
   gs_trace_kernel_row *kernels;   /* all n_kernel_names by total time, owned (trace diff) */
   double gpu_total_us;            /* the summed durations of every kept GPU event */
+  /* CPU ops by self time (by inclusive time when cpu_unordered), the
+   * first GS_TRACE_TOP. */
+  uint64_t n_cpu_op_events;
+  size_t n_cpu_names, n_cpu_top;
+  int cpu_unordered;              /* a thread's ops out of start order: self times NAN */
+  double cpu_self_us;             /* every op's self time summed: the host's time in ops */
+  gs_trace_cpu_row cpu_top[GS_TRACE_TOP];
   /* Launch delay: kernel start - its runtime call's start, us. */
   uint64_t n_launches, n_short;   /* short: the kernel ran for less than its launch call */
   double delay_mean, delay_p50, delay_p90, delay_p99, delay_max, delay_fence;
@@ -66,6 +84,12 @@ typedef struct {
   /* Communication kernels' starts in order (for the skew), owned. */
   double *coll_ts;
   size_t n_coll;
+  /* The analysed GPU events in start order and the positions of the
+   * communication kernels among them (for the critical path), owned;
+   * freed once the path is computed. */
+  gs_trace_node *nodes;
+  size_t n_nodes;
+  uint32_t *coll_node;
 } gs_trace_rank_stats;
 
 typedef struct {
@@ -85,6 +109,9 @@ typedef struct {
   size_t skew_max_index;
   int skew_max_rank;              /* who entered that one last */
   gs_trace_skew_rank *skew;       /* by position in ranks */
+  /* The critical path of each group of ranks (one per measurement). */
+  size_t n_paths;
+  gs_trace_cpath *paths;
 } gs_trace_stats;
 
 /* Analyses one rank's events (sorted: as the readers leave them) into
@@ -96,6 +123,9 @@ typedef struct {
 gs_status gs_trace_stats_rank(gs_trace_events *t, double kernel_wait_us,
                               gs_trace_rank_stats *out);
 
+/* Frees what gs_trace_stats_rank allocated in *r; accepts a zeroed one. */
+void gs_trace_rank_stats_free(gs_trace_rank_stats *r);
+
 /* Reads `n` trace files (PyTorch profiler traces, one per rank, or
  * gpuscale --trace files, every rank of every measurement) and analyses
  * each, PyTorch's on up to one thread per core, then the skew across all.
@@ -106,6 +136,12 @@ gs_status gs_trace_stats_load(const char *const *paths, size_t n, double kernel_
 
 /* Computes the cross-rank skew from the ranks' collectives. */
 void gs_trace_stats_skew(gs_trace_stats *s);
+
+/* Computes s->paths from the ranks' kept nodes (trace_path.c), one path
+ * per group of ranks (rank / GS_MAX_RANKS: gpuscale's measurements), and
+ * frees the nodes. A gap between GPU events shorter than
+ * s->kernel_wait_us is launch latency. GS_ERR_NOMEM. */
+gs_status gs_trace_cpath_compute(gs_trace_stats *s);
 
 void gs_trace_stats_free(gs_trace_stats *s);
 

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/scaling.h"
 #include "core/slo.h"
 #include "core/stats.h"
 #include "core/status.h"
@@ -145,6 +146,10 @@ typedef struct {
   double imbalance;          /* step - rank wall time (waiting for the slowest rank) */
   double host;               /* wall - device */
   double ideal_step;         /* T(1) / N (strong) or T(1) (weak); NaN without baseline */
+  /* What each part lost against its share of the 1-rank step's part, the
+   * compute efficiency and the main loss (set with ideal_step). */
+  int has_losses;
+  gs_scaling_losses losses;
 } gs_report_breakdown;
 
 /* The parts of a row that belong to one feature; each is read by its own

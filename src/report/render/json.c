@@ -131,6 +131,16 @@ static void add_breakdown(gs_json_build *b, cJSON *o, const gs_report_breakdown 
   gs_json_put_bool(b, x, "comm_measured", d->comm_measured);
   gs_json_put_bool(b, x, "device_clock", d->device_clock);
   gs_json_put_number(b, x, "samples", (double)d->samples);
+  if (!d->has_losses) return;
+  gs_json_put_number(b, x, "compute_ideal", d->losses.compute_ideal);
+  gs_json_put_number(b, x, "compute_efficiency", d->losses.compute_efficiency);
+  cJSON *lost = gs_json_put_object(b, x, "lost");
+  static const char *const keys[GS_PART_COUNT] = {"compute", "comm", "imbalance", "host"};
+  for (int p = 0; p < GS_PART_COUNT; p++) gs_json_put_number(b, lost, keys[p], d->losses.lost[p]);
+  if (d->losses.main_loss >= 0)
+    gs_json_put_string(b, x, "main_loss", keys[d->losses.main_loss]);
+  else
+    gs_json_put_null(b, x, "main_loss");
 }
 
 /* A pipeline's figures (only for rows that have one; docs/report.md). */

@@ -26,6 +26,29 @@ static const char *scaling_text(const char *scaling) {
   return "scaling not recorded";
 }
 
+/* Under the why-not table: per rank count, the compute efficiency (a
+ * rank's share of the 1-rank compute over its compute) and the part that
+ * lost most against its share of the 1-rank step (docs/report.md). */
+static gs_status compute_efficiency_line(gs_render_writer *w, const gs_report_series *s) {
+  char text[1024] = "";
+  size_t n = 0;
+  for (size_t i = 0; i < s->n_rows; i++) {
+    const gs_report_breakdown *b = &s->rows[i].breakdown;
+    if (!b->available || !b->has_losses || s->rows[i].world_size < 2 ||
+        !isfinite(b->losses.compute_efficiency) || n + 160 > sizeof text)
+      continue;
+    n += (size_t)snprintf(text + n, sizeof text - n, "%s%d ranks %.1f%% (main loss: %s)",
+                          n ? ", " : "", s->rows[i].world_size,
+                          100.0 * b->losses.compute_efficiency,
+                          b->losses.main_loss >= 0 ? gs_scaling_part_name(b->losses.main_loss)
+                                                   : "none");
+  }
+  if (n == 0) return GS_OK;
+  gs_render_block(w, 0, "    ", "Compute efficiency (a rank's share of the 1-rank compute over "
+                  "its compute; 100%%: its share of the work runs at the 1-rank rate): %s.", text);
+  return GS_OK;
+}
+
 /* "Why not N x": the step of each row split into its parts (docs/report.md). */
 static gs_status breakdown_table(gs_render_writer *w, const gs_report_series *s) {
   size_t shown = 0;
@@ -59,7 +82,8 @@ static gs_status breakdown_table(gs_render_writer *w, const gs_report_series *s)
           b->device_clock ? "" : "no device clock: host overhead 0");
     if (!c[7][0]) gs_render_cellf(c[7], "-");
   }
-  return gs_render_table_done(w, &t, "    ");
+  gs_status st = gs_render_table_done(w, &t, "    ");
+  return st == GS_OK ? compute_efficiency_line(w, s) : st;
 }
 
 /* Pipelines (mlp --pp): per row the bubble measured against (p-1)/m with

@@ -13,6 +13,7 @@
 #include "core/json.h"
 #include "core/result.h"
 #include "report/render/internal.h"
+#include "report/render/trace_path.h"
 
 static const char *class_name(uint8_t cls) {
   static const char *const names[] = {"compute", "communication", "memory", "other"};
@@ -103,6 +104,38 @@ static gs_status kernels(gs_render_writer *w, const gs_trace_stats *s) {
       gs_render_pct(c[6], k_row->share);
     }
   return gs_render_table_done(w, &t, "  ");
+}
+
+static gs_status cpu_ops(gs_render_writer *w, const gs_trace_stats *s) {
+  size_t n = 0;
+  for (size_t i = 0; i < s->n_ranks; i++) n += s->ranks[i].n_cpu_top;
+  if (n == 0) return GS_OK;
+  gs_render_block(w, 2, "", "Top CPU ops");
+  gs_render_block(w, 0, "  ", "The host's side (the profiler's cpu_op events, the last profiler "
+                  "step included): by self time per rank (an op's time less the ops it called), "
+                  "with the inclusive time and the share of every op's self time.");
+  static const char *const head[] = {"rank", "op", "count", "self", "total", "mean", "share"};
+  static const int left[] = {1, 1, 0, 0, 0, 0, 0};
+  gs_render_table t;
+  gs_render_table_init(&t, 7, head, left);
+  for (size_t i = 0; i < s->n_ranks; i++)
+    for (size_t k = 0; k < s->ranks[i].n_cpu_top; k++) {
+      const gs_trace_cpu_row *row = &s->ranks[i].cpu_top[k];
+      char(*c)[GS_RENDER_CELL] = gs_render_table_row(&t);
+      gs_render_cellf(c[0], "%s", s->ranks[i].label);
+      short_name(c[1], row->name);
+      gs_render_cellf(c[2], "%llu", (unsigned long long)row->count);
+      gs_render_time(c[3], row->self_us * 1e-6);
+      gs_render_time(c[4], row->total_us * 1e-6);
+      gs_render_time(c[5], row->mean_us * 1e-6);
+      gs_render_pct(c[6], row->share);
+    }
+  gs_status st = gs_render_table_done(w, &t, "  ");
+  for (size_t i = 0; st == GS_OK && i < s->n_ranks; i++)
+    if (s->ranks[i].cpu_unordered)
+      gs_render_block(w, 0, "  ", "%s: its ops came out of start order on a thread, so self "
+                      "times are unknown: ordered by inclusive time.", s->ranks[i].label);
+  return st;
 }
 
 static gs_status launches(gs_render_writer *w, const gs_trace_stats *s) {
@@ -204,8 +237,10 @@ static gs_status render_tables(gs_render_writer *w, const gs_trace_stats *s) {
   gs_status st = breakdown(w, s);
   if (st == GS_OK) st = idle_split(w, s);
   if (st == GS_OK) st = kernels(w, s);
+  if (st == GS_OK) st = cpu_ops(w, s);
   if (st == GS_OK) st = launches(w, s);
   if (st == GS_OK) st = skew(w, s);
+  if (st == GS_OK) st = gs_trace_path_render_tables(w, s);
   return st;
 }
 
@@ -215,8 +250,8 @@ static gs_status render_csv(FILE *out, const gs_trace_stats *s) {
   fputs("kind,rank,label,file,name,class,count,total_us,share,span_us,busy_us,idle_us,"
         "compute_us,non_compute_us,comm_us,memory_us,overlap_pct,idle_host_us,idle_kernel_us,"
         "idle_other_us,launches,delay_mean_us,delay_p50_us,delay_p90_us,delay_p99_us,"
-        "delay_max_us,launch_outliers,short_kernels,collectives,entered_last,wait_us\n",
-        out);
+        "delay_max_us,launch_outliers,short_kernels,collectives,entered_last,wait_us,self_us,"
+        GS_TRACE_PATH_CSV_HEAD "\n", out);
   for (size_t i = 0; i < s->n_ranks; i++) {
     const gs_trace_rank_stats *r = &s->ranks[i];
     fprintf(out, "rank,%d,", r->rank);
@@ -246,9 +281,9 @@ static gs_status render_csv(FILE *out, const gs_trace_stats *s) {
     if (s->skew) {
       fprintf(out, ",%d", s->skew[i].last_count);
       gs_render_csv_number(out, s->skew[i].wait_us);
-      fputc('\n', out);
+      fputs("," GS_TRACE_PATH_CSV_EMPTY "\n", out);
     } else {
-      fputs(",,\n", out);
+      fputs(",,," GS_TRACE_PATH_CSV_EMPTY "\n", out);
     }
   }
   for (size_t i = 0; i < s->n_ranks; i++)
@@ -263,8 +298,25 @@ static gs_status render_csv(FILE *out, const gs_trace_stats *s) {
       fprintf(out, ",%s,%llu", class_name(kr->cls), (unsigned long long)kr->count);
       gs_render_csv_number(out, kr->total_us);
       gs_render_csv_number(out, kr->share);
-      fputs(",,,,,,,,,,,,,,,,,,,,,,\n", out);
+      fputs(",,,,,,,,,,,,,,,,,,,,,,," GS_TRACE_PATH_CSV_EMPTY "\n", out);
     }
+  for (size_t i = 0; i < s->n_ranks; i++)
+    for (size_t k = 0; k < s->ranks[i].n_cpu_top; k++) {
+      const gs_trace_cpu_row *cr = &s->ranks[i].cpu_top[k];
+      fprintf(out, "cpu_op,%d,", s->ranks[i].rank);
+      gs_render_csv_field(out, s->ranks[i].label);
+      fputc(',', out);
+      gs_render_csv_field(out, s->ranks[i].path);
+      fputc(',', out);
+      gs_render_csv_field(out, cr->name);
+      fprintf(out, ",,%llu", (unsigned long long)cr->count);
+      gs_render_csv_number(out, cr->total_us);
+      gs_render_csv_number(out, cr->share);
+      fputs(",,,,,,,,,,,,,,,,,,,,,,", out);
+      gs_render_csv_number(out, cr->self_us);
+      fputs(GS_TRACE_PATH_CSV_EMPTY "\n", out);
+    }
+  gs_trace_path_render_csv(out, s, 28);
   return ferror(out) ? GS_ERR_IO : GS_OK;
 }
 
@@ -306,6 +358,23 @@ static void json_rank(gs_json_build *b, cJSON *o, const gs_trace_stats *s, size_
     gs_json_append(b, ks, kr);
   }
   gs_json_put_number(b, o, "kernel_names", (double)r->n_kernel_names);
+  cJSON *cpu = gs_json_put_object(b, o, "cpu_ops");
+  gs_json_put_number(b, cpu, "events", (double)r->n_cpu_op_events);
+  gs_json_put_number(b, cpu, "names", (double)r->n_cpu_names);
+  gs_json_put_number(b, cpu, "self_us", r->cpu_self_us);
+  gs_json_put_bool(b, cpu, "in_order", !r->cpu_unordered);
+  cJSON *cs = gs_json_put_array(b, cpu, "top");
+  for (size_t k = 0; k < r->n_cpu_top; k++) {
+    const gs_trace_cpu_row *cr = &r->cpu_top[k];
+    cJSON *x = gs_json_check(b, cJSON_CreateObject());
+    gs_json_put_string(b, x, "name", cr->name);
+    gs_json_put_number(b, x, "count", (double)cr->count);
+    gs_json_put_number(b, x, "self_us", cr->self_us);
+    gs_json_put_number(b, x, "total_us", cr->total_us);
+    gs_json_put_number(b, x, "mean_us", cr->mean_us);
+    gs_json_put_number(b, x, "share", cr->share);
+    gs_json_append(b, cs, x);
+  }
   cJSON *l = gs_json_put_object(b, o, "launch_delay_us");
   gs_json_put_number(b, l, "count", (double)r->n_launches);
   gs_json_put_number(b, l, "mean", r->delay_mean);
@@ -354,6 +423,7 @@ static gs_status render_json(FILE *out, const gs_trace_stats *s) {
       gs_json_put_number(&b, k, "max_last_rank", s->ranks[s->skew_max_rank].rank);
     }
   }
+  gs_trace_path_render_json(&b, root, s);
   gs_status st = gs_json_build_status(&b, "the trace report");
   if (st != GS_OK) {
     cJSON_Delete(root);
