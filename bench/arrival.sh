@@ -39,7 +39,7 @@ for i in $(seq 1 "$rounds"); do
   "${launch[@]}" "$bin" "${c[@]}" -n "$iters" --arrival 1 -o "$out/on$i.json" >/dev/null
   "${launch[@]}" "$bin" "${c[@]}" -n "$iters" --arrival 0 -o "$out/off$i.json" >/dev/null
 done
-"${launch[@]}" "$bin" "${c[@]}" -n "${LATE_ITERS:-500}" --inject late:rank=1,us="$late_us" -o "$out/late.json" \
+"${launch[@]}" "$bin" "${c[@]}" -n "${LATE_ITERS:-500}" --arrival 1 --inject late:rank=1,us="$late_us" -o "$out/late.json" \
   >/dev/null
 for f in "$out"/on*.json "$out"/late.json; do
   case $f in *.report.json) continue ;; esac
