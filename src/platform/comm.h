@@ -152,8 +152,9 @@ typedef struct {
   double timeout_seconds; /* longest host wait before aborting; 0 = no limit */
   const gs_fault_list *faults; /* NULL: none; copied. The cpu backend applies
                                   slowpair faults: a send to the pair's other
-                                  rank, and an all-reduce of a group holding
-                                  both, take F times as long (docs/stragglers.md) */
+                                  rank takes F times as long, an all-reduce of
+                                  a group holding both waits F - 1 times a copy
+                                  of its message (docs/stragglers.md) */
 } gs_comm_world_config;
 
 /* Creates the communicators of the ranks this process drives. Threads mode:

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "core/rng.h"
 #include "core/stats.h"
 
 /* The median of a pair's times (into a sorted copy at `buf`). */
@@ -16,7 +17,35 @@ static double pair_median(const gs_pairs_sample *p, double *buf) {
   return gs_stats_percentile_sorted(buf, p->n, 50.0);
 }
 
-/* Checks the pairs; the largest sample count in *most. */
+/* The median of n draws with replacement from x (into buf). */
+static double draw_median(const double *x, size_t n, double *buf, gs_rng *rng) {
+  for (size_t i = 0; i < n; i++) buf[i] = x[gs_rng_below(rng, n)];
+  gs_stats_sort(buf, n);
+  return gs_stats_percentile_sorted(buf, n, 50.0);
+}
+
+/* The 95% percentile-bootstrap interval of median(x) / median(ref), each
+ * side resampled on its own (GS_STATS_BOOTSTRAP_REPLICATES, fixed seed):
+ * medians, because a CPU rank descheduled for a time slice makes one
+ * exchange 10 times as long, which a mean carries and a median does not. */
+static void median_ratio_interval(const double *x, size_t n, const double *ref, size_t n_ref,
+                                  double *buf, double *low, double *high) {
+  *low = *high = NAN;
+  double *r = malloc(GS_STATS_BOOTSTRAP_REPLICATES * sizeof *r);
+  if (!r) return;
+  gs_rng rng;
+  gs_rng_seed(&rng, GS_STATS_BOOTSTRAP_SEED, 30);
+  for (size_t b = 0; b < GS_STATS_BOOTSTRAP_REPLICATES; b++) {
+    const double a = draw_median(x, n, buf, &rng);
+    r[b] = a / draw_median(ref, n_ref, buf, &rng);
+  }
+  gs_stats_sort(r, GS_STATS_BOOTSTRAP_REPLICATES);
+  *low = gs_stats_percentile_sorted(r, GS_STATS_BOOTSTRAP_REPLICATES, 2.5);
+  *high = gs_stats_percentile_sorted(r, GS_STATS_BOOTSTRAP_REPLICATES, 97.5);
+  free(r);
+}
+
+/* Checks the pairs; the number of samples in all in *total. */
 static gs_status check_pairs(const gs_pairs_sample *pairs, size_t n, size_t n_units,
                              size_t *most) {
   *most = 0;
@@ -72,15 +101,17 @@ static void eliminate(gs_pairs_verdict *v) {
 gs_status gs_pairs_judge(const gs_pairs_sample *pairs, size_t n, size_t n_units,
                          gs_pairs_verdict *out) {
   memset(out, 0, sizeof *out);
-  size_t most = 0;
+  size_t most = 0, total = 0;
   GS_TRY(check_pairs(pairs, n, n_units, &most));
+  for (size_t i = 0; i < n; i++) total += pairs[i].n;
+  most = total; /* the scratch holds the reference pairs' samples together */
   out->n_units = n_units;
   out->n_pairs = n;
   out->pairs = calloc(n ? n : 1, sizeof *out->pairs);
   out->unit_slow = calloc(n_units ? n_units : 1, sizeof *out->unit_slow);
   double *buf = malloc((most ? most : 1) * sizeof *buf);
   double *medians = malloc((n ? n : 1) * sizeof *medians);
-  gs_stats_group *ref = malloc((n ? n : 1) * sizeof *ref);
+  double *ref = malloc((most ? most : 1) * sizeof *ref);
   if (!out->pairs || !out->unit_slow || !buf || !medians || !ref) {
     free(buf);
     free(medians);
@@ -96,22 +127,17 @@ gs_status gs_pairs_judge(const gs_pairs_sample *pairs, size_t n, size_t n_units,
   if (n > 0) {
     gs_stats_sort(medians, n);
     const double cut = n >= 6 ? gs_stats_percentile_sorted(medians, n, 25.0) : medians[0];
-    double sum = 0.0, count = 0.0;
     for (size_t i = 0; i < n; i++)
-      if (out->pairs[i].median <= cut) {
-        ref[n_ref++] = (gs_stats_group){pairs[i].seconds, pairs[i].n};
-        for (size_t k = 0; k < pairs[i].n; k++) sum += pairs[i].seconds[k];
-        count += (double)pairs[i].n;
-      }
-    out->reference = sum / count;
+      if (out->pairs[i].median <= cut)
+        for (size_t k = 0; k < pairs[i].n; k++) ref[n_ref++] = pairs[i].seconds[k];
+    memcpy(buf, ref, n_ref * sizeof *buf);
+    gs_stats_sort(buf, n_ref);
+    out->reference = gs_stats_percentile_sorted(buf, n_ref, 50.0);
   }
   for (size_t i = 0; i < n; i++) {
     gs_pairs_result *p = &out->pairs[i];
-    double sum = 0.0;
-    for (size_t k = 0; k < pairs[i].n; k++) sum += pairs[i].seconds[k];
-    p->ratio = sum / (double)pairs[i].n / out->reference;
-    const gs_stats_group mine = {pairs[i].seconds, pairs[i].n};
-    gs_stats_ratio_interval(&mine, 1, ref, n_ref, &p->low, &p->high);
+    p->ratio = p->median / out->reference;
+    median_ratio_interval(pairs[i].seconds, pairs[i].n, ref, n_ref, buf, &p->low, &p->high);
     p->slow = isfinite(p->low) && p->low > 1.0 + GS_PAIRS_THRESHOLD;
   }
   free(buf);

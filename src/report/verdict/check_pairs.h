@@ -3,8 +3,8 @@
  * of units (GPUs of a node, or nodes) turned into a judgement by
  * elimination: a unit slow with every partner it was measured with is the
  * slow GPU or node; a pair slow while both its units are fine with others
- * is the slow link. Every pair's slowness is a ratio with its 95% interval
- * against the fastest quarter of the pairs, and only an interval that
+ * is the slow link. Every pair's slowness is a ratio of medians with its
+ * 95% interval against the fastest quarter of the pairs, and only an interval that
  * clears the threshold counts, so noise names nothing. Data in, data out:
  * a test or a fleet can judge pair times built by hand or stored. */
 #ifndef GS_REPORT_VERDICT_CHECK_PAIRS_H
@@ -30,7 +30,7 @@ typedef struct {
 typedef struct {
   int a, b;
   double median;           /* seconds */
-  double ratio, low, high; /* mean / the reference pairs' mean, 95% interval */
+  double ratio, low, high; /* median / the reference pairs' median, 95% interval */
   int slow;                /* low > 1 + GS_PAIRS_THRESHOLD */
 } gs_pairs_result;
 
@@ -38,7 +38,7 @@ typedef struct {
   size_t n_units;
   size_t n_pairs;
   gs_pairs_result *pairs; /* owned, in the order given */
-  double reference;       /* the reference pairs' mean, seconds */
+  double reference;       /* the median of the reference pairs' times, seconds */
   int *unit_slow;         /* owned, n_units: 1 when the unit is named */
   size_t units_named, links_named;
   size_t undecided;       /* slow pairs whose cause cannot be told apart
