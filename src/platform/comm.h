@@ -153,8 +153,8 @@ typedef struct {
   const gs_fault_list *faults; /* NULL: none; copied. The cpu backend applies
                                   slowpair faults: a send to the pair's other
                                   rank takes F times as long, an all-reduce of
-                                  a group holding both waits F - 1 times a copy
-                                  of its message (docs/stragglers.md) */
+                                  a group holding both waits F - 1 times three
+                                  copies of its message (docs/stragglers.md) */
 } gs_comm_world_config;
 
 /* Creates the communicators of the ranks this process drives. Threads mode:

@@ -156,14 +156,16 @@ gs_status gs_comm_group_allreduce(gs_comm_group *g, const void *send, void *recv
     return comm_nccl_result(c, ncclAllReduce(send, recv, count, comm_nccl_type(dtype),
                                              comm_nccl_op(op), g->nccl, stream),
                             "ncclAllReduce (group)");
-  // A slow pair's all-reduce waits F - 1 times a copy of its message,
-  // timed here on this rank, never its own waits for the other member
-  // (which would feed each member's delay into the other's).
+  // A slow pair's all-reduce waits F - 1 times three copies of its
+  // message (an all-reduce of two passes over it about three times: a
+  // copy, a reduction, a copy back), one copy timed here on this rank;
+  // never its own waits for the other member, which would feed each
+  // member's delay into the other's.
   double copy_seconds = 0.0;
   if (g->pair_factor > 1.0 && count > 0 && dtype < GS_DTYPE_COUNT) {
     const double t0 = gs_time_seconds();
     memmove(recv, send, count * gs_dtype_size(dtype));
-    copy_seconds = gs_time_seconds() - t0;
+    copy_seconds = 3.0 * (gs_time_seconds() - t0);
   }
   if (g->shared) {
     GS_TRY(comm_host_group_allreduce(c, &g->shared->x, g->index, send, recv, count, dtype, op));
