@@ -99,9 +99,11 @@ static double median3(double a, double b, double c) {
 }
 
 /* Rank 3 10% slower: its relative score is the mean of its ratios to the
- * median of the others (computed here), the bootstrap interval is within
- * a quarter of the normal-theory half width 1.96 sd / sqrt(n) of that
- * mean, and only rank 3 is named. */
+ * median of the others (computed here), the bootstrap interval (its noise
+ * is independent from iteration to iteration) is within a quarter of the
+ * normal-theory half width z sd / sqrt(n) of that mean, z = 2.4977 the
+ * normal quantile of 1 - 0.025 / 4 (four ranks), and only rank 3 is
+ * named. */
 static void test_slow_rank_named(void **state) {
   (void)state;
   static double t[RANKS][ITERS];
@@ -117,7 +119,7 @@ static void test_slow_rank_named(void **state) {
   }
   const double mean = sum / ITERS;
   for (size_t i = 0; i < ITERS; i++) ss += (q[i] - mean) * (q[i] - mean);
-  const double half = 1.959964 * sqrt(ss / (ITERS - 1)) / sqrt((double)ITERS);
+  const double half = 2.497705 * sqrt(ss / (ITERS - 1)) / sqrt((double)ITERS);
   const gs_straggler_score *sc = &s.scores[3];
   assert_near(mean, sc->relative, 1e-12);
   assert_near(1.1, sc->relative, 0.01);
@@ -150,8 +152,11 @@ static void test_clean_names_nobody(void **state) {
 }
 
 /* Runs are the bootstrap's groups: two runs of a steady 2-rank job, rank 1
- * 1.2x in one run and 1.0x in the other, score 1.1 overall with an
- * interval that spans both runs' levels. An empty run is left out. */
+ * 1.2x in one run and 1.0x in the other, score 1.1 overall; a replicate's
+ * mean is 1.0, 1.1 or 1.2 with chances 1/4, 1/2, 1/4 (standard error
+ * 0.1 / sqrt 2), so the interval is 1.1 -+ 2.2414 x 0.0707 (z of
+ * 1 - 0.025 / 2), within the error of 2000 replicates. An empty run is
+ * left out. */
 static void test_runs_and_refusals(void **state) {
   (void)state;
   double a0[10], a1[10], b0[10], b1[10];
@@ -165,8 +170,9 @@ static void test_runs_and_refusals(void **state) {
   assert_int_equal(gs_straggler_compute(runs, 3, 2, &s), GS_OK);
   assert_int_equal(s.scores[1].n, 20);
   assert_near(1.1, s.scores[1].relative, 1e-12);
-  assert_near(1.0, s.scores[1].relative_low, 1e-12);
-  assert_near(1.2, s.scores[1].relative_high, 1e-12);
+  const double half = 2.241403 * 0.1 / sqrt(2.0);
+  assert_near(1.1 - half, s.scores[1].relative_low, 0.05 * half);
+  assert_near(1.1 + half, s.scores[1].relative_high, 0.05 * half);
   assert_int_equal(s.named, -1);  // the interval holds 1: not named
   gs_straggler_free(&s);
 
@@ -178,6 +184,116 @@ static void test_runs_and_refusals(void **state) {
   assert_int_equal(gs_straggler_compute(&r_bad, 1, 2, &s), GS_ERR_USAGE);
 }
 
+/* The block length ceil(n^(1/3)) and the simultaneous normal quantile. */
+static void test_block_and_z(void **state) {
+  (void)state;
+  const size_t n[] = {1, 2, 8, 9, 27, 28, 200, 216, 217, 1000};
+  const size_t b[] = {1, 2, 2, 3, 3, 4, 6, 6, 7, 10};
+  for (size_t i = 0; i < sizeof n / sizeof n[0]; i++)
+    assert_int_equal(gs_straggler_block_length(n[i]), b[i]);
+  assert_near(1.959964, gs_straggler_z(1), 1e-6);
+  assert_near(2.241403, gs_straggler_z(2), 1e-6);
+  assert_near(2.497705, gs_straggler_z(4), 1e-6);
+  assert_near(3.359354, gs_straggler_z(64), 1e-6);
+}
+
+/* A standard normal draw (Box-Muller), written here apart from core/stats. */
+static double normal(gs_rng *rng) {
+  const double u = 1.0 - gs_rng_double(rng), v = gs_rng_double(rng);
+  return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
+}
+
+#define JOB_RUNS 3
+
+/* One job of the noise seen on 4 x H200 (docs/statistics.md, "Straggler
+ * scores"): JOB_RUNS runs of ITERS iterations of RANKS ranks, each time
+ * exp(job offset + run offset + shared load + own noise), rank 1 `slow`
+ * times longer: the rank's offset for the whole job (sd 1%) and for each
+ * run (sd 1%), a load shared by the ranks in each iteration (sd 3%), and
+ * the rank's own noise (sd 4%) correlated from one iteration to the next
+ * (AR(1), coefficient 0.5). */
+static void realistic_job(uint64_t seed, double slow, double t[JOB_RUNS][RANKS][ITERS]) {
+  gs_rng rng;
+  gs_rng_seed(&rng, seed, 29);
+  double job[RANKS];
+  for (size_t k = 0; k < RANKS; k++) job[k] = 0.01 * normal(&rng);
+  for (size_t r = 0; r < JOB_RUNS; r++) {
+    double run[RANKS], e[RANKS];
+    for (size_t k = 0; k < RANKS; k++) {
+      run[k] = 0.01 * normal(&rng);
+      e[k] = 0.04 * normal(&rng);
+    }
+    for (size_t i = 0; i < ITERS; i++) {
+      const double load = 0.03 * normal(&rng);
+      for (size_t k = 0; k < RANKS; k++) {
+        if (i > 0) e[k] = 0.5 * e[k] + 0.04 * sqrt(1.0 - 0.25) * normal(&rng);
+        t[r][k][i] = 1e-4 * exp(job[k] + run[k] + load + e[k]) * (k == 1 ? slow : 1.0);
+      }
+    }
+  }
+}
+
+/* The rule that was replaced, computed here: an interval that takes the
+ * pooled ratios as independent (mean -+ 1.96 sd / sqrt(n)), one rank at a
+ * time, against 1.03. 1 when it names rank k. */
+static int naive_names(double t[JOB_RUNS][RANKS][ITERS], size_t k) {
+  double sum = 0.0, ss = 0.0, q[JOB_RUNS * ITERS];
+  size_t n = 0;
+  for (size_t r = 0; r < JOB_RUNS; r++)
+    for (size_t i = 0; i < ITERS; i++) {
+      double o[RANKS - 1];
+      size_t m = 0;
+      for (size_t j = 0; j < RANKS; j++)
+        if (j != k) o[m++] = t[r][j][i];
+      q[n] = t[r][k][i] / median3(o[0], o[1], o[2]);
+      sum += q[n++];
+    }
+  const double mean = sum / (double)n;
+  for (size_t i = 0; i < n; i++) ss += (q[i] - mean) * (q[i] - mean);
+  return mean - 1.959964 * sqrt(ss / (double)(n - 1)) / sqrt((double)n) > 1.03;
+}
+
+/* Issue 29's targets on synthetic jobs with that noise, 100 of each: no
+ * clean job names a rank, and rank 1 made 10% slower is named in at least
+ * 99 of 100 (at 1 miss in 100, 20 of 20 in 82% of twenty-job tries; seen:
+ * 1 miss in 200 at seed 17, its low end 1.032, the clean jobs' highest low
+ * end 1.036). Printed: the margins and how many clean ranks the replaced
+ * rule named. */
+#define JOBS 100
+static void test_realistic_noise(void **state) {
+  (void)state;
+  static double t[JOB_RUNS][RANKS][ITERS];
+  int naive_clean = 0, named[2] = {0, 0};
+  double slow_low = INFINITY, clean_low = -INFINITY;
+  for (uint64_t seed = 1; seed <= JOBS; seed++) {
+    for (int slowed = 0; slowed <= 1; slowed++) {
+      realistic_job(seed + 1000 * (uint64_t)slowed, slowed ? 1.1 : 1.0, t);
+      const double *times[JOB_RUNS][RANKS];
+      gs_straggler_run runs[JOB_RUNS];
+      for (size_t r = 0; r < JOB_RUNS; r++) {
+        for (size_t k = 0; k < RANKS; k++) times[r][k] = t[r][k];
+        runs[r] = (gs_straggler_run){ITERS, times[r]};
+      }
+      gs_straggler s;
+      assert_int_equal(gs_straggler_compute(runs, JOB_RUNS, RANKS, &s), GS_OK);
+      assert_true(s.named == -1 || s.named == (slowed ? 1 : s.named));
+      named[slowed] += s.named >= 0;
+      if (slowed) slow_low = fmin(slow_low, s.scores[1].relative_low);
+      for (size_t k = 0; !slowed && k < RANKS; k++) {
+        naive_clean += naive_names(t, k);
+        clean_low = fmax(clean_low, s.scores[k].relative_low);
+      }
+      gs_straggler_free(&s);
+    }
+  }
+  print_message("%d of %d clean jobs named a rank, the slowed rank named in %d of %d; lowest "
+                "low end of the slowed rank %.4f, highest of a clean rank %.4f; the replaced "
+                "rule named %d ranks in the clean jobs\n",
+                named[0], JOBS, named[1], JOBS, slow_low, clean_low, naive_clean);
+  assert_int_equal(named[0], 0);
+  assert_true(named[1] >= JOBS - 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_by_hand),
@@ -185,6 +301,8 @@ int main(void) {
       cmocka_unit_test(test_slow_rank_named),
       cmocka_unit_test(test_clean_names_nobody),
       cmocka_unit_test(test_runs_and_refusals),
+      cmocka_unit_test(test_block_and_z),
+      cmocka_unit_test(test_realistic_noise),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

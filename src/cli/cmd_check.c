@@ -389,6 +389,7 @@ gs_status gs_cmd_check(int argc, char **argv) {
        .metavar = "FILE", .help = "write to FILE instead of standard output"},
       {.kind = GS_OPT_END},
   };
+  if (argc > 0 && strcmp(argv[0], "pairs") == 0) return gs_cmd_check_pairs(argc - 1, argv + 1);
   if (gs_cli_wants_help(argc, argv)) {
     print_check_help(table);
     return GS_OK;

@@ -12,6 +12,9 @@
 
 gs_status gs_cmd_info(int argc, char **argv);
 gs_status gs_cmd_check(int argc, char **argv);
+/* `gpuscale check pairs` (cmd_check_pairs.c), from gs_cmd_check; argv
+ * after "pairs". */
+gs_status gs_cmd_check_pairs(int argc, char **argv);
 gs_status gs_cmd_run(int argc, char **argv);
 gs_status gs_cmd_scale(int argc, char **argv);
 gs_status gs_cmd_suite(int argc, char **argv);

@@ -1,4 +1,5 @@
-/* Parsing and description of injected faults; the runner applies them. */
+/* Parsing and description of injected faults; the runner applies them (and
+ * the communication layer the slow pair). */
 #include "core/fault.h"
 
 #include <stdio.h>
@@ -29,6 +30,7 @@ static const struct {
     {GS_FAULT_DELAY, "delay", 1, {{"seconds", 0.0, 3600.0}}},
     {GS_FAULT_HANG, "hang", 1, {{"after", 0.0, 1e12}}},
     {GS_FAULT_LATE, "late", 1, {{"us", 0.0, 1e6}}},
+    {GS_FAULT_SLOWPAIR, "slowpair", 2, {{"peer", 0.0, GS_MAX_RANKS - 1}, {"factor", 1.0, 1000.0}}},
 };
 
 const char *gs_fault_kind_name(gs_fault_kind kind) {
@@ -52,7 +54,7 @@ gs_status gs_fault_parse(const char *text, gs_fault_list *list) {
   while (k < sizeof kinds / sizeof kinds[0] && strcmp(kinds[k].name, buf) != 0) k++;
   if (k == sizeof kinds / sizeof kinds[0])
     return gs_error(GS_ERR_USAGE, "option --inject: unknown fault kind '%s' (known: slow, fail, kill, delay, "
-                    "hang, late)", buf);
+                    "hang, late, slowpair)", buf);
   if (list->n == GS_FAULT_MAX)
     return gs_error(GS_ERR_USAGE, "option --inject: more than %d faults", GS_FAULT_MAX);
   gs_fault f = {.kind = kinds[k].kind, .rank = -1};
@@ -95,6 +97,10 @@ gs_status gs_fault_parse(const char *text, gs_fault_list *list) {
                     kinds[k].name, f.params[0]);
   if (f.rank < 0)
     return gs_error(GS_ERR_USAGE, "option --inject %s: missing rank=R", kinds[k].name);
+  if (f.kind == GS_FAULT_SLOWPAIR && seen[0] &&
+      (f.params[0] != (double)(uint64_t)f.params[0] || f.params[0] == (double)f.rank))
+    return gs_error(GS_ERR_USAGE, "option --inject slowpair peer=%g: another rank than rank=%d",
+                    f.params[0], f.rank);
   if (f.world > 0 && f.rank >= f.world)
     return gs_error(GS_ERR_USAGE, "option --inject %s: rank %d does not exist in world=%d",
                     kinds[k].name, f.rank, f.world);
@@ -110,17 +116,21 @@ gs_fault_list gs_fault_at(const gs_fault_list *list, int world_size) {
   gs_fault_list at = {0};
   for (size_t i = 0; list != NULL && i < list->n; i++)
     if ((list->items[i].world == 0 || list->items[i].world == world_size) &&
-        list->items[i].rank < world_size)
+        list->items[i].rank < world_size &&
+        (list->items[i].kind != GS_FAULT_SLOWPAIR || list->items[i].params[0] < world_size))
       at.items[at.n++] = list->items[i];
   return at;
 }
 
 gs_status gs_fault_check_ranks(const gs_fault_list *list, int world_size) {
-  for (size_t i = 0; i < list->n; i++)
-    if (list->items[i].rank >= world_size)
+  for (size_t i = 0; i < list->n; i++) {
+    const gs_fault *f = &list->items[i];
+    const int peer = f->kind == GS_FAULT_SLOWPAIR ? (int)f->params[0] : -1;
+    const int rank = f->rank >= world_size ? f->rank : peer;
+    if (rank >= world_size)
       return gs_error(GS_ERR_USAGE, "option --inject %s: rank %d does not exist (%d rank%s)",
-                      gs_fault_kind_name(list->items[i].kind), list->items[i].rank, world_size,
-                      world_size == 1 ? "" : "s");
+                      gs_fault_kind_name(f->kind), rank, world_size, world_size == 1 ? "" : "s");
+  }
   return GS_OK;
 }
 
@@ -137,6 +147,19 @@ gs_status gs_fault_check_launch(const gs_fault_list *list, int mpi_mode) {
                       "option --inject hang: needs one process per rank (mpirun/srun); the rank "
                       "threads of one process have no timeout to recover from a hung thread");
   return GS_OK;
+}
+
+/* See fault.h. */
+double gs_fault_pair_factor(const gs_fault_list *list, int a, int b) {
+  double factor = 1.0;
+  for (size_t i = 0; list != NULL && a != b && i < list->n; i++) {
+    const gs_fault *f = &list->items[i];
+    const int peer = (int)f->params[0];
+    if (f->kind == GS_FAULT_SLOWPAIR &&
+        ((f->rank == a && peer == b) || (f->rank == b && peer == a)))
+      factor *= f->params[1];
+  }
+  return factor;
 }
 
 double gs_fault_slow_factor(const gs_fault_list *list, int rank) {

@@ -11,6 +11,11 @@
  *   late:rank=R,us=U        R arrives U microseconds late at every step (its
  *                           collectives): run, scale, suite; and at every
  *                           timed collective of coll (docs/stragglers.md)
+ *   slowpair:rank=A,peer=B,factor=F
+ *                           the cpu backend's messages between A and B
+ *                           take F times as long: the communication layer
+ *                           (platform/comm*.c) stretches them, for a
+ *                           world created with the faults (docs/stragglers.md)
  * Any of them takes world=N: only in the measurement of N ranks (a slowed
  * 1-rank baseline: slow:rank=0,factor=3,world=1).
  * Steps count every step the runner runs in one call (a measurement, or
@@ -35,11 +40,13 @@ typedef enum {
   GS_FAULT_KILL,
   GS_FAULT_DELAY,
   GS_FAULT_HANG,
-  GS_FAULT_LATE
+  GS_FAULT_LATE,
+  GS_FAULT_SLOWPAIR
 } gs_fault_kind;
 
 /* One injected fault. params[] follow the kind's table order after "rank"
- * (slow: factor; fail: rate; kill, hang: after; delay: seconds). */
+ * (slow: factor; fail: rate; kill, hang: after; delay: seconds; late: us;
+ * slowpair: peer, factor). */
 typedef struct {
   gs_fault_kind kind;
   int rank;
@@ -66,6 +73,11 @@ gs_status gs_fault_check_ranks(const gs_fault_list *list, int world_size);
 /* The factor by which `rank` is slowed: the product of its slow faults'
  * factors, 1 when none. */
 double gs_fault_slow_factor(const gs_fault_list *list, int rank);
+
+/* The factor by which messages between ranks a and b (either order) are
+ * slowed: the product of the slowpair faults naming the two, 1 when none
+ * (and when a == b). */
+double gs_fault_pair_factor(const gs_fault_list *list, int a, int b);
 
 /* The first fault of `kind` on `rank`, or NULL when there is none. */
 const gs_fault *gs_fault_find(const gs_fault_list *list, gs_fault_kind kind, int rank);

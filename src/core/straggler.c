@@ -1,43 +1,38 @@
-/* Straggler scores: the relative and individual score of each rank with
- * their 95% intervals (gs_stats_ratio_interval, runs as its groups) and the
- * naming rule. docs/statistics.md, "Straggler scores", defines them. */
+/* Straggler scores: the relative score of each rank with its simultaneous
+ * 95% interval (a two-level block bootstrap: runs, then blocks of
+ * consecutive iterations), the individual score with its 95% interval
+ * (gs_stats_ratio_interval, runs as its groups) and the naming rule.
+ * docs/statistics.md, "Straggler scores", defines them. */
 #include "core/straggler.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/rng.h"
 #include "core/stats.h"
 
-/* Per-rank scratch: the iteration ratios and ones (as bootstrap groups),
- * the groups of the rank's own times. */
+/* Per-rank scratch: the iteration ratios (as bootstrap groups), the
+ * groups of the rank's own times. */
 typedef struct {
-  double *ratios, *ones, *others;
-  gs_stats_group *ratio_groups, *one_groups, *time_groups;
+  double *ratios, *others;
+  gs_stats_group *ratio_groups, *time_groups;
 } scratch;
 
 static void scratch_free(scratch *s) {
   free(s->ratios);
-  free(s->ones);
   free(s->others);
   free(s->ratio_groups);
-  free(s->one_groups);
   free(s->time_groups);
 }
 
 static int scratch_alloc(scratch *s, size_t total, size_t n_runs, size_t n_ranks) {
   memset(s, 0, sizeof *s);
   s->ratios = malloc((total ? total : 1) * sizeof *s->ratios);
-  s->ones = malloc((total ? total : 1) * sizeof *s->ones);
   s->others = malloc(n_ranks * sizeof *s->others);
   s->ratio_groups = calloc(n_runs ? n_runs : 1, sizeof *s->ratio_groups);
-  s->one_groups = calloc(n_runs ? n_runs : 1, sizeof *s->one_groups);
   s->time_groups = calloc(n_runs ? n_runs : 1, sizeof *s->time_groups);
-  if (!s->ratios || !s->ones || !s->others || !s->ratio_groups || !s->one_groups ||
-      !s->time_groups)
-    return 0;
-  for (size_t i = 0; i < total; i++) s->ones[i] = 1.0;
-  return 1;
+  return s->ratios && s->others && s->ratio_groups && s->time_groups;
 }
 
 /* The median of the times of every rank but k in iteration i of `run`. */
@@ -77,6 +72,101 @@ static double best_window(const gs_straggler_run *runs, size_t n_runs, size_t k,
   return best;
 }
 
+/* See straggler.h. */
+size_t gs_straggler_block_length(size_t n) {
+  size_t b = 1;
+  while ((b + 1) * (b + 1) * (b + 1) <= n) b++;
+  return b * b * b < n ? b + 1 : b; /* ceil(cbrt(n)) */
+}
+
+/* See straggler.h: bisection of the normal upper tail 0.5 erfc(z / sqrt 2). */
+double gs_straggler_z(size_t n_ranks) {
+  const double tail = 0.025 / (double)(n_ranks ? n_ranks : 1);
+  double lo = 0.0, hi = 40.0;
+  for (int i = 0; i < 200; i++) {
+    const double mid = 0.5 * (lo + hi);
+    if (0.5 * erfc(mid / sqrt(2.0)) > tail)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+/* One run's ratios for the block bootstrap: mean and the standard
+ * deviation of its circular block means (for the normal limit). */
+typedef struct {
+  const double *x;
+  size_t n, block;
+  double mean, block_sd;
+} boot_run;
+
+static void boot_run_init(boot_run *b, const double *x, size_t n) {
+  b->x = x;
+  b->n = n;
+  b->block = gs_straggler_block_length(n);
+  double sum = 0.0;
+  for (size_t i = 0; i < n; i++) sum += x[i];
+  b->mean = sum / (double)n;
+  // The n circular block means c_i = mean of x[i .. i+block) (mod n);
+  // their mean is the run's mean.
+  double window = 0.0, ss = 0.0;
+  for (size_t j = 0; j < b->block; j++) window += x[j % n];
+  for (size_t i = 0; i < n; i++) {
+    const double c = window / (double)b->block - b->mean;
+    ss += c * c;
+    window += x[(i + b->block) % n] - x[i];
+  }
+  b->block_sd = sqrt(ss / (double)n);
+}
+
+/* The sum of one block resample of run `b`: ceil(n / block) circular
+ * blocks at uniform starts, cut to n values; above GS_STATS_BOOTSTRAP_EXACT
+ * iterations its normal limit n mean + sqrt(n block) sd_c Z. */
+static double boot_run_draw(const boot_run *b, gs_rng *rng) {
+  if (b->n > GS_STATS_BOOTSTRAP_EXACT) {
+    const double u = 1.0 - gs_rng_double(rng), v = gs_rng_double(rng);
+    const double z = sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
+    return (double)b->n * b->mean + sqrt((double)b->n * (double)b->block) * b->block_sd * z;
+  }
+  double sum = 0.0;
+  size_t taken = 0;
+  while (taken < b->n) {
+    const size_t start = (size_t)gs_rng_below(rng, b->n);
+    for (size_t j = 0; j < b->block && taken < b->n; j++, taken++)
+      sum += b->x[(start + j) % b->n];
+  }
+  return sum;
+}
+
+/* The standard error of the pooled mean of the groups' ratios: the
+ * standard deviation of GS_STATS_BOOTSTRAP_REPLICATES replicates, each
+ * drawing as many runs as there are with replacement, then a block
+ * resample of each drawn run (fixed seed). NaN with fewer than 2 ratios
+ * or no memory. */
+static double relative_se(const gs_stats_group *groups, size_t n_groups, size_t total) {
+  if (total < 2) return NAN;
+  boot_run *runs = malloc(n_groups * sizeof *runs);
+  if (!runs) return NAN;
+  for (size_t g = 0; g < n_groups; g++) boot_run_init(&runs[g], groups[g].samples, groups[g].n);
+  gs_rng rng;
+  gs_rng_seed(&rng, GS_STATS_BOOTSTRAP_SEED, 0);
+  double mean = 0.0, m2 = 0.0; /* Welford */
+  for (size_t r = 0; r < GS_STATS_BOOTSTRAP_REPLICATES; r++) {
+    double sum = 0.0, count = 0.0;
+    for (size_t k = 0; k < n_groups; k++) {
+      const boot_run *b = &runs[gs_rng_below(&rng, n_groups)];
+      sum += boot_run_draw(b, &rng);
+      count += (double)b->n;
+    }
+    const double x = sum / count, d = x - mean;
+    mean += d / (double)(r + 1);
+    m2 += d * (x - mean);
+  }
+  free(runs);
+  return sqrt(m2 / (double)(GS_STATS_BOOTSTRAP_REPLICATES - 1));
+}
+
 /* Scores rank k into *sc. */
 static void score_rank(const gs_straggler_run *runs, size_t n_runs, size_t n_ranks, size_t k,
                        scratch *s, gs_straggler_score *sc) {
@@ -92,7 +182,6 @@ static void score_rank(const gs_straggler_run *runs, size_t n_runs, size_t n_ran
       time_sum += runs[r].times[k][i];
     }
     s->ratio_groups[groups] = (gs_stats_group){s->ratios + at, n};
-    s->one_groups[groups] = (gs_stats_group){s->ones + at, n};
     s->time_groups[groups] = (gs_stats_group){runs[r].times[k], n};
     groups++;
     at += n;
@@ -103,10 +192,13 @@ static void score_rank(const gs_straggler_run *runs, size_t n_runs, size_t n_ran
   sc->straggler = 0;
   if (at == 0) return;
   sc->relative = ratio_sum / (double)at;
-  // The mean of the ratios over a side of ones (whose every resample has
-  // mean 1): the ratio bootstrap then resamples the ratios alone, by run.
-  gs_stats_ratio_interval(s->ratio_groups, groups, s->one_groups, groups, &sc->relative_low,
-                          &sc->relative_high);
+  // Simultaneous over the ranks (Bonferroni): z of 1 - 0.025 / n_ranks.
+  const double se = relative_se(s->ratio_groups, groups, at);
+  if (isfinite(se)) {
+    const double z = gs_straggler_z(n_ranks);
+    sc->relative_low = sc->relative - z * se;
+    sc->relative_high = sc->relative + z * se;
+  }
   size_t best_run = 0, start = 0, len = 0;
   const double best = best_window(runs, n_runs, k, &best_run, &start, &len);
   sc->individual = time_sum / (double)at / best;

@@ -302,7 +302,10 @@ gs_status gs_comm_world_create(const gs_comm_job *job, const gs_comm_world_confi
   gs_comm_world *w = calloc(1, sizeof *w);
   if (!w) return gs_error(GS_ERR_NOMEM, "cannot allocate a communicator world");
   w->job = *job;
-  w->config = *config; /* devices: valid during creation only */
+  w->config = *config; /* devices and faults: valid during creation only */
+  for (size_t i = 0; config->faults && i < config->faults->n; i++)
+    if (config->faults->items[i].kind == GS_FAULT_SLOWPAIR)
+      w->faults.items[w->faults.n++] = config->faults->items[i];
   w->local_ranks = config->local_ranks;
   w->lost_process = -1;
   w->size = mpi ? job->process_count : config->local_ranks;
@@ -324,6 +327,7 @@ gs_status gs_comm_world_create(const gs_comm_job *job, const gs_comm_world_confi
   if (status == GS_OK && !mpi) status = comm_exchange_init(&w->exchange, w->local_ranks);
   if (status == GS_OK && config->backend == GS_BACKEND_CUDA) status = create_nccl(w);
   w->config.devices = NULL;
+  w->config.faults = NULL;
   if (status != GS_OK) {
     gs_comm_world_destroy(w);
     return status;
@@ -622,4 +626,15 @@ gs_status gs_comm_world_allgather(gs_comm_world *w, const void *send, size_t byt
   (void)recv;
   GS_BUG("mpi launch in a build without MPI");
 #endif
+}
+
+/* See comm_internal.h. */
+double comm_pair_factor(const gs_comm *c, int peer) {
+  if (c->world->config.backend != GS_BACKEND_CPU) return 1.0;
+  return gs_fault_pair_factor(&c->world->faults, c->rank, peer);
+}
+
+/* See comm_internal.h. */
+void comm_pair_stretch(double factor, double t0) {
+  if (factor > 1.0) gs_fault_late_wait((factor - 1.0) * (gs_time_seconds() - t0));
 }

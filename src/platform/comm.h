@@ -39,6 +39,7 @@
 #include <cuda_runtime_api.h>
 
 #include "core/coll_table.h"
+#include "core/fault.h"
 #include "core/status.h"
 #include "core/types.h"
 
@@ -149,6 +150,11 @@ typedef struct {
                              threads mode; must be 1 in mpi mode */
   const int *devices;     /* CUDA ordinal per local rank (cuda backend) */
   double timeout_seconds; /* longest host wait before aborting; 0 = no limit */
+  const gs_fault_list *faults; /* NULL: none; copied. The cpu backend applies
+                                  slowpair faults: a send to the pair's other
+                                  rank takes F times as long, an all-reduce of
+                                  a group holding both waits F - 1 times three
+                                  copies of its message (docs/stragglers.md) */
 } gs_comm_world_config;
 
 /* Creates the communicators of the ranks this process drives. Threads mode:

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "core/timer.h"
 #include "platform/comm_internal.h"
 
 /* The members' shared exchange (threads mode), freed by the last to leave. */
@@ -21,6 +22,7 @@ typedef struct {
 struct gs_comm_group {
   gs_comm *comm; /* the member's world handle (timeouts, scratch, errors) */
   int index, size;
+  double pair_factor;   /* cpu: the slowpair factor of this rank with the members */
   group_shared *shared; /* cpu, threads mode */
   ncclComm_t nccl;      /* cuda */
 #ifdef GS_HAVE_MPI
@@ -44,6 +46,7 @@ static gs_status split_threads(gs_comm *c, int color, gs_comm_group *g) {
     if (*(const int *)w->send[r] != color) continue;
     if (first < 0) first = r;
     if (r < c->rank) g->index++;
+    if (r != c->rank) g->pair_factor *= comm_pair_factor(c, r);
     g->size++;
   }
   GS_TRY(comm_exchange_barrier(c)); /* the colours are read */
@@ -76,6 +79,7 @@ gs_status gs_comm_group_create(gs_comm *c, int color, gs_comm_group **out) {
   gs_comm_group *g = calloc(1, sizeof *g);
   if (!g) return gs_error(GS_ERR_NOMEM, "cannot allocate a group of ranks");
   g->comm = c;
+  g->pair_factor = 1.0;
 #ifdef GS_HAVE_MPI
   g->mpi = MPI_COMM_NULL;
 #endif
@@ -97,6 +101,20 @@ gs_status gs_comm_group_create(gs_comm *c, int color, gs_comm_group **out) {
         MPI_Comm_rank(g->mpi, &g->index) != MPI_SUCCESS ||
         MPI_Comm_size(g->mpi, &g->size) != MPI_SUCCESS)
       st = gs_error(GS_ERR_MPI, "rank %d: MPI_Comm_split into group %d failed", c->rank, color);
+    for (int m = 0; st == GS_OK && c->world->faults.n > 0 && m < g->size; m++) {
+      MPI_Group mine, world;
+      int global = -1;
+      if (MPI_Comm_group(g->mpi, &mine) != MPI_SUCCESS ||
+          MPI_Comm_group(MPI_COMM_WORLD, &world) != MPI_SUCCESS ||
+          MPI_Group_translate_ranks(mine, 1, &m, world, &global) != MPI_SUCCESS)
+        st = gs_error(GS_ERR_MPI, "rank %d: the members of group %d are unknown", c->rank, color);
+      else if (global != c->rank)
+        g->pair_factor *= comm_pair_factor(c, global);
+      if (st == GS_OK) {
+        MPI_Group_free(&mine);
+        MPI_Group_free(&world);
+      }
+    }
 #else
     GS_BUG("mpi launch in a build without MPI");
 #endif
@@ -138,8 +156,22 @@ gs_status gs_comm_group_allreduce(gs_comm_group *g, const void *send, void *recv
     return comm_nccl_result(c, ncclAllReduce(send, recv, count, comm_nccl_type(dtype),
                                              comm_nccl_op(op), g->nccl, stream),
                             "ncclAllReduce (group)");
-  if (g->shared)
-    return comm_host_group_allreduce(c, &g->shared->x, g->index, send, recv, count, dtype, op);
+  // A slow pair's all-reduce waits F - 1 times three copies of its
+  // message (an all-reduce of two passes over it about three times: a
+  // copy, a reduction, a copy back), one copy timed here on this rank;
+  // never its own waits for the other member, which would feed each
+  // member's delay into the other's.
+  double copy_seconds = 0.0;
+  if (g->pair_factor > 1.0 && count > 0 && dtype < GS_DTYPE_COUNT) {
+    const double t0 = gs_time_seconds();
+    memmove(recv, send, count * gs_dtype_size(dtype));
+    copy_seconds = 3.0 * (gs_time_seconds() - t0);
+  }
+  if (g->shared) {
+    GS_TRY(comm_host_group_allreduce(c, &g->shared->x, g->index, send, recv, count, dtype, op));
+    comm_pair_stretch(g->pair_factor, gs_time_seconds() - copy_seconds);
+    return GS_OK;
+  }
 #ifdef GS_HAVE_MPI
   if (dtype == GS_DTYPE_HALF || dtype == GS_DTYPE_BFLOAT16)
     return gs_error(GS_ERR_UNSUPPORTED, "the cpu backend has no %s arithmetic",
@@ -150,7 +182,9 @@ gs_status gs_comm_group_allreduce(gs_comm_group *g, const void *send, void *recv
   MPI_Request request;
   GS_CHECK_MPI(MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv, (int)count,
                               comm_mpi_type(dtype), comm_mpi_op(op), g->mpi, &request));
-  return comm_mpi_complete(c, &request, 1);
+  GS_TRY(comm_mpi_complete(c, &request, 1));
+  comm_pair_stretch(g->pair_factor, gs_time_seconds() - copy_seconds);
+  return GS_OK;
 #else
   (void)stream;
   GS_BUG("mpi launch in a build without MPI");

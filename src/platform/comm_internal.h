@@ -81,6 +81,7 @@ struct gs_comm_world {
   _Atomic uint64_t *writer_claim;
   int lost_process; /* the last gs_comm_find_lost found, or -1 */
   comm_exchange exchange; /* cpu backend, threads mode */
+  gs_fault_list faults;   /* the slowpair faults of config.faults */
 #ifdef GS_HAVE_MPI
   MPI_Comm node_comm; /* processes on this host (mpi mode) */
   MPI_Win progress_window;
@@ -182,5 +183,14 @@ void comm_arrival_release(gs_comm *comm);
 /* A collective on host buffers (the cpu backend): between the rank
  * threads or through the op's MPI call. Returns when it is done. */
 gs_status comm_host_run(gs_comm *comm, const gs_comm_call *call);
+
+/* The factor by which the cpu backend slows messages between this rank
+ * and global rank `peer` (the world's slowpair faults; 1 when none). */
+double comm_pair_factor(const gs_comm *c, int peer);
+
+/* Stretches a transfer that began at gs_time_seconds() `t0` to `factor`
+ * times its length: waits (factor - 1) x its elapsed time, precisely
+ * (gs_fault_late_wait). Does nothing for factor <= 1. */
+void comm_pair_stretch(double factor, double t0);
 
 #endif

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "core/check.h"
+#include "core/timer.h"
 #include "platform/comm_internal.h"
 
 /* The tag of pipeline messages on MPI_COMM_WORLD (the host collectives'
@@ -217,11 +218,14 @@ gs_status gs_comm_p2p(gs_comm *c, const gs_comm_p2p_op *ops, int n, cudaStream_t
     const size_t bytes = ops[k].count * gs_dtype_size(ops[k].dtype);
     if (!threads && bytes > (size_t)INT_MAX)
       return gs_error(GS_ERR_UNSUPPORTED, "a message of %zu bytes is too large for MPI", bytes);
+    // A slow pair's message takes its factor times as long to send.
+    const double t0 = gs_time_seconds();
 #ifdef GS_HAVE_MPI
     GS_TRY(threads ? thread_send(c, &ops[k], bytes) : process_send(c, &ops[k], bytes));
 #else
     GS_TRY(thread_send(c, &ops[k], bytes));
 #endif
+    comm_pair_stretch(comm_pair_factor(c, ops[k].peer), t0);
   }
 #ifdef GS_HAVE_MPI
   MPI_Request requests[8];

@@ -52,7 +52,7 @@ gs_status gs_render_stragglers(gs_render_writer *w, const gs_report_row *row) {
                   "Stragglers: %s. Scores of %s times (docs/statistics.md): relative = "
                   "against the median of the other ranks per iteration, individual = against "
                   "the rank's best %d-iteration window; named when the relative score's 95%% "
-                  "interval is above %.2fx",
+                  "interval (simultaneous over the ranks) is above %.2fx",
                   named, row->scores_clock ? row->scores_clock : "-", GS_STRAGGLER_WINDOW,
                   1.0 + GS_STRAGGLER_THRESHOLD);
   static const char *const head[] = {"rank", "host", "iterations", "relative", "individual",
