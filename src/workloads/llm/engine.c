@@ -16,6 +16,7 @@
 #include <cuda_runtime_api.h>
 
 #include "core/check.h"
+#include "core/fault.h"
 #include "core/timer.h"
 #include "platform/trace.h"
 #include "workloads/llm/engine_internal.h"
@@ -140,10 +141,12 @@ static gs_status run_op(engine_shard *sh) {
     case OP_CREATE:
       return create_shard(sh);
     case OP_PREFILL:
+      if (sh->late > 0.0) gs_fault_late_wait(sh->late);
       if (e->stages > 1) return gs_llm_pp_call(sh);
       if (sh->gpu) return gs_llm_gpu_prefill(sh->gpu, e->n, e->prompts, e->lengths, sh->tokens);
       return cpu_prefill(sh);
     case OP_DECODE:
+      if (sh->late > 0.0) gs_fault_late_wait(sh->late);
       if (e->stages > 1) return gs_llm_pp_call(sh);
       if (sh->gpu) return gs_llm_gpu_decode(sh->gpu, e->n, e->next, sh->tokens);
       return cpu_decode(sh);
@@ -211,11 +214,21 @@ static gs_status run_call(gs_llm_engine *e, engine_op op) {
 static gs_status run_call_shards(gs_llm_engine *e, engine_op op) {
   e->op = op;
   const uint32_t shards = e->n_shards;
+  // The shards wait at the barrier: their recorders are the caller's to use.
+  const int recorded = e->arrival && (op == OP_PREFILL || op == OP_DECODE);
+  for (uint32_t k = 0; recorded && k < shards; k++) gs_comm_arrival_slot(e->shards[k].comm);
   if (shards > 1 && gs_barrier_wait(&e->start) != 0)
     GS_BUG("the llm replica's shard threads stopped");
   run_shard_op(&e->shards[0]);
   if (shards > 1 && gs_barrier_wait(&e->done) != 0)
     GS_BUG("the llm replica's shard threads stopped");
+  for (uint32_t k = 0; recorded && k < shards; k++) {
+    double entry = NAN, exit = NAN;
+    size_t n = 0;
+    gs_status st = gs_comm_arrival_take(e->shards[k].comm, &entry, &exit, &n);
+    if (st == GS_OK && n == 1) st = gs_arrival_append(&e->arrival->ranks[k], entry, exit);
+    if (st != GS_OK) return st;
+  }
   // A shard stopped by another's abort reports GS_ERR_ABORTED: the first
   // other failure is the cause.
   const engine_shard *failed = NULL;
@@ -565,6 +578,27 @@ void gs_llm_engine_stage_seconds(const gs_llm_engine *e, double *busy, uint32_t 
   for (uint32_t st = 0; st < e->stages; st++)
     busy[st] = e->remote ? (st == e->shards[0].stage ? e->shards[0].busy : 0.0)
                          : e->shards[st * e->config.tp].busy;
+}
+
+gs_status gs_llm_engine_record_arrival(gs_llm_engine *e, gs_arrival *into) {
+  if (e->backend != GS_BACKEND_CPU || e->stages != 1 || e->n_shards < 2 ||
+      into->n_ranks != e->n_shards)
+    GS_BUG("llm arrival times: %u shards of %u stages (%s) for a record of %zu ranks",
+           e->n_shards, e->stages, e->backend == GS_BACKEND_CUDA ? "cuda" : "cpu", into->n_ranks);
+  for (uint32_t k = 0; k < e->n_shards; k++) {
+    gs_comm_arrival_clock clock;
+    GS_TRY(gs_comm_arrival_start(e->shards[k].comm, 1, NULL, &clock));
+    gs_arrival_rank *r = &into->ranks[k];
+    r->offset_seconds = clock.offset_seconds;
+    if (clock.error_seconds > r->error_seconds) r->error_seconds = clock.error_seconds;
+    if (k == 0) into->alignment = clock.alignment;
+  }
+  e->arrival = into;
+  return GS_OK;
+}
+
+void gs_llm_engine_set_late(gs_llm_engine *e, uint32_t shard, double seconds) {
+  if (shard < e->n_shards) e->shards[shard].late = seconds;
 }
 
 void gs_llm_engine_reset_seconds(gs_llm_engine *e) {

@@ -49,6 +49,7 @@ typedef struct {
 } gs_llm_engine_config;
 
 typedef struct gs_llm_engine gs_llm_engine;
+struct gs_arrival; /* core/arrival.h */
 
 /* Decoder layers [*begin, *end) of a model built from `c` (the whole model
  * when layer_end is 0). */
@@ -93,6 +94,19 @@ gs_status gs_llm_engine_logits(gs_llm_engine *e, size_t n, float *logits);
 void gs_llm_engine_stage_seconds(const gs_llm_engine *e, double *busy, uint32_t *stages,
                                  double *calls);
 void gs_llm_engine_reset_seconds(gs_llm_engine *e);
+
+/* Arrival skew at the tensor-parallel collectives (docs/stragglers.md,
+ * "Arrival skew"): from now on each prefill and decode call appends every
+ * shard's entry at its first collective and exit from its last one, one
+ * iteration per call, to into->ranks[shard] (into->n_ranks = tp). CPU
+ * backend, one stage of tp >= 2 shards in this process; GS_BUG otherwise.
+ * Call between calls; the recorders end with the engine. */
+gs_status gs_llm_engine_record_arrival(gs_llm_engine *e, struct gs_arrival *into);
+
+/* --inject late: shard `shard` waits `seconds` before each prefill and
+ * decode call's work (CPU backend), so that it arrives late at the
+ * all-reduces. */
+void gs_llm_engine_set_late(gs_llm_engine *e, uint32_t shard, double seconds);
 
 /* Under a launcher (one process per rank; CPU backend, tp 1): stage
  * `stage` of a replica whose config->pp stages are ranks first_rank ..

@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 
+#include "core/arrival.h"
 #include "core/barrier.h"
 #include "platform/comm.h"
 #include "workloads/llm/engine.h"
@@ -41,6 +42,7 @@ typedef struct {
   float *hidden;   /* CPU pipeline: one micro-batch's residual stream in transit */
   uint32_t *outs;  /* CPU pipeline: a micro-batch's output rows */
   double busy;     /* pipeline: seconds computing in calls since the last reset */
+  double late;     /* --inject late: seconds the shard waits before each prefill and decode */
   gs_status status;
   char error[512];
   pthread_t thread;
@@ -60,6 +62,8 @@ struct gs_llm_engine {
   gs_barrier start, done;
   int barriers;           /* start and done were made */
   double call_seconds;    /* prefills and decodes since the last reset */
+  gs_arrival *arrival;    /* the shards' arrivals at each prefill's and decode's
+                             collectives go here (gs_llm_engine_record_arrival), or NULL */
   /* The call the shards run. */
   engine_op op;
   size_t n;

@@ -304,11 +304,20 @@ static gs_status driver_configure(void *opts, const gs_given_options *given,
   if (config->split_proportional)
     return gs_error(GS_ERR_USAGE, "option --split proportional does not apply to llm: use "
                     "--dispatch dynamic to balance requests over unequal GPUs");
-  for (size_t i = 0; i < config->faults.n; i++)
-    if (config->faults.items[i].kind != GS_FAULT_SLOW)
+  for (size_t i = 0; i < config->faults.n; i++) {
+    const gs_fault_kind kind = config->faults.items[i].kind;
+    if (kind == GS_FAULT_LATE && config->backend != GS_BACKEND_CPU)
+      return gs_error(GS_ERR_USAGE, "option --inject late: llm simulates it on the CPU backend "
+                      "only (the shard waits before each prefill and decode)");
+    if (kind == GS_FAULT_LATE && config->control && o->pp > 1)
+      return gs_error(GS_ERR_USAGE, "option --inject late: not with --pp under a launcher (the "
+                      "later stages' processes follow the first); run the stages as threads");
+    if (kind != GS_FAULT_SLOW && kind != GS_FAULT_LATE)
       return gs_error(GS_ERR_USAGE, "option --inject %s: llm simulates only slow (each forward "
-                      "pass of the replica takes the factor times its own time)",
-                      gs_fault_kind_name(config->faults.items[i].kind));
+                      "pass of the replica takes the factor times its own time) and late (the "
+                      "rank waits before each prefill and decode)",
+                      gs_fault_kind_name(kind));
+  }
   if (config->control && o->max_concurrency)
     return gs_error(GS_ERR_USAGE, "option --max-concurrency: the slots are shared in one process; "
                     "under a launcher (one process per rank) run without it");

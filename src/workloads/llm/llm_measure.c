@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/arrival.h"
 #include "core/check.h"
 #include "core/dvec.h"
 #include "core/json.h"
@@ -35,6 +36,18 @@ gs_status gs_llm_measurement_fill(const gs_llm_options *o, const gs_run_config *
     m->devices[k] = config->backend == GS_BACKEND_CUDA ? config->devices[k] : -1;
   m->status = GS_OK;
   m->faults = gs_fault_at(&config->faults, config->world_size);
+  // The shards' arrivals at the tensor-parallel all-reduces, every run's.
+  for (size_t r = 0; r < n_runs; r++) {
+    const gs_arrival *a = runs[r].arrival;
+    if (!a) continue;
+    if (!m->arrival) m->arrival = gs_arrival_new(a->n_ranks, 64, a->clock, a->alignment);
+    if (!m->arrival) return GS_ERR_NOMEM;
+    GS_TRY(gs_arrival_merge(m->arrival, a));
+  }
+  if (m->arrival && !gs_arrival_recorded(m->arrival)) {
+    gs_arrival_free(m->arrival);
+    m->arrival = NULL;
+  }
 
   gs_llm_scenario_config sc;
   gs_llm_options_scenario(o, config, &sc);

@@ -10,7 +10,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include "core/arrival.h"
 #include "core/barrier.h"
+#include "core/fault.h"
 #include "core/check.h"
 #include "core/interrupt.h"
 #include "core/timer.h"
@@ -72,6 +74,7 @@ typedef struct {
   int warming;      /* in warm-up: the clock has not started, nothing times out */
   double slow;      /* --inject slow: every forward pass takes this many times its own time */
   double *issued;   /* per taken sample, when it was issued (with a concurrency cap) */
+  gs_arrival *arrival; /* the run's record of the shards' arrivals (one TP replica), or NULL */
 } replica;
 
 static double now_since(const scenario_shared *sh) {
@@ -331,7 +334,13 @@ static gs_status replica_setup(replica *r) {
     return gs_llm_engine_create_stage(&c->engine, sh->run->backend,
                                       gs_comm_world_rank(sh->run->control, 0), sh->run->process_rank,
                                       0, &r->engine);
-  return gs_llm_engine_create(&c->engine, sh->run->backend, devices, &r->engine);
+  GS_TRY(gs_llm_engine_create(&c->engine, sh->run->backend, devices, &r->engine));
+  // --inject late: ranks are the world's GPUs (CPU ranks), shard j of
+  // replica k is rank k g + j.
+  for (uint32_t j = 0; j < g; j++)
+    gs_llm_engine_set_late(r->engine, j,
+                           gs_fault_late_seconds(&sh->run->faults, r->rank * (int)g + (int)j));
+  return GS_OK;
 }
 
 /* Pulls and runs batches until the rank's queue is empty, or until SIGINT
@@ -406,6 +415,7 @@ static void *replica_main(void *arg) {
   r->cold_pending = sh->config->warmup == 0;
   gs_status status = replica_setup(r);
   if (status == GS_OK) status = warm_up(r);
+  if (status == GS_OK && r->arrival) status = gs_llm_engine_record_arrival(r->engine, r->arrival);
   if (status == GS_OK) status = gs_llm_engine_start_clock(r->engine);
   if (status != GS_OK) gs_barrier_abort(&sh->barrier);
   // Every replica is ready before the clock starts.
@@ -501,6 +511,13 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
            run->control ? " under a launcher" : "", tp);
   int world = run->world_size / tp; /* replicas */
   out->world_size = world;
+  // Arrival skew at the tensor-parallel all-reduces: one replica, CPU
+  // backend (docs/stragglers.md, "Arrival skew").
+  if (world == 1 && config->engine.tp >= 2 && config->engine.pp <= 1 && !run->control &&
+      run->backend == GS_BACKEND_CPU) {
+    out->arrival = gs_arrival_new(config->engine.tp, 64, "host", "shared");
+    if (!out->arrival) return GS_ERR_NOMEM;
+  }
   // Threads mode runs every replica here; under a launcher (run->control)
   // this process runs the replica of its own rank (with pipeline stages:
   // the first rank of each replica does, the others follow it), or none
@@ -561,6 +578,7 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
     reps[k].result = &out->replicas[k];
     const gs_fault_list faults = gs_fault_at(&run->faults, world);
     reps[k].slow = gs_fault_slow_factor(&faults, k);
+    reps[k].arrival = out->arrival;
   }
   int started = 0;
   for (; started < local; started++) {
@@ -608,6 +626,8 @@ done:
 }
 
 void gs_llm_run_result_free(gs_llm_run_result *r) {
+  gs_arrival_free(r->arrival);
+  r->arrival = NULL;
   if (!r->replicas) return;
   for (int k = 0; k < r->world_size; k++) free(r->replicas[k].requests);
   free(r->replicas);
