@@ -226,7 +226,7 @@ static gs_status gs_llm_options_check_pipeline(const gs_llm_options *o, const gs
                     "fewer (each micro-batch needs one)", (unsigned long long)o->micro_batches,
                     (unsigned long long)batch);
   if (o->layouts)
-    return gs_error(GS_ERR_USAGE, "option --layouts: varies --tp only; not with --pp");
+    return gs_error(GS_ERR_USAGE, "option --layouts: measures every --pp itself; not with --pp");
   return GS_OK;
 }
 
@@ -344,7 +344,7 @@ static cJSON *gs_llm_options_to_json(const void *opts) {
   return gs_json_build_finish(&b, j);
 }
 
-/* With --layouts one variant per tensor-parallel degree (layout_tp). */
+/* With --layouts one variant per layout (layout_tp x layout_pp). */
 static size_t gs_llm_variant_count(const void *opts) {
   const gs_llm_options *o = opts;
   return o->layouts ? o->layout_tp.n : 0;
@@ -359,7 +359,11 @@ static void gs_llm_variant_select(void *opts, size_t index, char *name, size_t s
     return;
   }
   o->tp = o->layout_tp.v[index];
-  snprintf(name, size, "tp=%llu", (unsigned long long)o->tp);
+  o->pp = o->layout_pp.v[index];
+  if (o->pp > 1)
+    snprintf(name, size, "tp=%llu,pp=%llu", (unsigned long long)o->tp, (unsigned long long)o->pp);
+  else
+    snprintf(name, size, "tp=%llu", (unsigned long long)o->tp);
 }
 
 const gs_workload gs_workload_llm = {
