@@ -163,9 +163,10 @@ static void *gs_llm_options_new(void) {
        .help = "server with --slo: search the highest rate whose --slo-percentile latencies "
                "meet the targets (from --rate; at most 8 rates, within 5%)"},
       {.name = "layouts", .kind = GS_OPT_FLAG, .target = &o->layouts,
-       .help = "run: measure every layout of the run's G GPUs in one sweep: G / T replicas of "
-               "--tp T for each T that divides G and splits the model; the frontier of tokens/s "
-               "per user against tokens/s per GPU and the best layout meeting --slo"},
+       .help = "run: measure every layout of the run's G GPUs in one sweep: G / (T x P) "
+               "replicas of --tp T --pp P for each T x P that divides G, T splitting the model "
+               "and P its layers; the frontier of tokens/s per user against tokens/s per GPU and "
+               "the best layout meeting --slo"},
       {.name = NULL, .kind = GS_OPT_END},
   };
   _Static_assert(sizeof table <= sizeof o->table, "option table size");
