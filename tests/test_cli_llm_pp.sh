@@ -32,7 +32,7 @@ expect 2 "option --tp 2 x --pp 2: a replica needs 4 ranks" -- \
   run llm "${small[@]}" --ranks 2 --tp 2 --pp 2 -o "$work/small.json"
 expect 2 "option --micro-batches 5: a batch of 4 sequences has fewer" -- \
   run llm "${small[@]}" --ranks 2 --pp 2 --micro-batches 5
-expect 2 "option --layouts: varies --tp only; not with --pp" -- \
+expect 2 "option --layouts: measures every --pp itself; not with --pp" -- \
   run llm "${small[@]}" --ranks 2 --pp 2 --layouts
 [ ! -e "$work/odd.json" ] && [ ! -e "$work/small.json" ] || fail "a usage error wrote a document"
 

@@ -210,15 +210,17 @@ if command -v gnuplot >/dev/null; then
   expect 0 "p99 of each targeted metric against the rate" -- report --format html "$work/search.json"
 fi
 
-# Layouts of 4 CPU ranks: tp 1 (4 replicas), 2 (2) and 4 (1) in one sweep,
-# the frontier and the best layout meeting the targets, in the terminal,
-# the document and the report (tables, JSON, the plot).
+# Layouts of 4 CPU ranks, DP x TP x PP: 4x1x1, 2x1x2, 1x1x4, 2x2x1, 1x2x2
+# and 1x4x1 in one sweep (4 layers: every P), the frontier and the best
+# layout meeting the targets, in the terminal, the document and the report (tables, JSON, the plot).
 expect 2 "option --layouts: measures every --tp itself; not with --tp" -- \
   run llm "${cpu[@]}" --ranks 4 --layouts --tp 2
 expect 2 "option --layouts: measures the layouts of one run's GPUs; use run, not scale" -- \
   scale llm "${cpu[@]}" --ranks 4 --layouts
-expect 0 "best layout meeting the targets: tp [124] \([421] replicas\)" -- run llm "${cpu[@]}" --ranks 4 \
-  --kv-heads 4 --layouts --slo ttft=1000s,tpot=1000s --samples 16 -o "$work/layouts.json"
+expect 2 "option --layouts: measures every --pp itself; not with --pp" -- \
+  run llm "${cpu[@]}" --ranks 4 --layouts --pp 2
+expect 0 "best layout meeting the targets: tp [124] pp [124] \([421] replicas\)" -- run llm "${cpu[@]}" \
+  --ranks 4 --kv-heads 4 --layers 4 --layouts --slo ttft=1000s,tpot=1000s --samples 16 -o "$work/layouts.json"
 "$bin" report --format json "$work/layouts.json" >"$work/layouts-report.json" 2>/dev/null ||
   fail "report --format json of the layouts"
 expect 0 "Layouts of 4 GPUs .*" -- report "$work/layouts.json"
@@ -234,31 +236,37 @@ import json, sys
 w = sys.argv[1]
 doc = json.load(open(f"{w}/layouts.json"))
 ms = doc["measurements"]
-assert [m["variant"] for m in ms] == ["tp=1", "tp=2", "tp=4"], [m["variant"] for m in ms]
-assert [m["parallelism"]["gpus_per_rank"] for m in ms] == [1, 2, 4]
+tps, pps = [1, 1, 1, 2, 2, 4], [1, 2, 4, 1, 2, 1]
+assert [m["variant"] for m in ms] == ["tp=1", "tp=1,pp=2", "tp=1,pp=4", "tp=2", "tp=2,pp=2",
+                                      "tp=4"], [m["variant"] for m in ms]
+assert [m["parallelism"]["gpus_per_rank"] for m in ms] == [1, 2, 4, 2, 4, 4]
+assert [m["parallelism"]["option"] for m in ms] == ["tp", "pp", "pp", "tp", "pp", "tp"]
+assert [m["llm"].get("pipeline", {}).get("stages", 1) for m in ms] == pps
 assert all(m["world_size"] == 4 for m in ms)
-assert [len(m["runs"][0]["ranks"]) for m in ms] == [4, 2, 1]
+assert [len(m["runs"][0]["ranks"]) for m in ms] == [4, 2, 1, 2, 1, 1]
+n = len(ms)
 per_gpu = [m["llm"]["tokens_per_second"] / 4 for m in ms]
 per_user = [1 / m["llm"]["tpot_seconds"]["median"] for m in ms]
 def dominated(i):
     return any(per_user[j] >= per_user[i] and per_gpu[j] >= per_gpu[i] and
-               (per_user[j] > per_user[i] or per_gpu[j] > per_gpu[i]) for j in range(3) if j != i)
-front = [not dominated(i) for i in range(3)]
+               (per_user[j] > per_user[i] or per_gpu[j] > per_gpu[i]) for j in range(n) if j != i)
+front = [not dominated(i) for i in range(n)]
 good = [m["llm"]["slo"]["goodput_tokens_per_second"]["value"] / 4 for m in ms]
 assert all(m["llm"]["slo"]["percentile_met"] for m in ms)
-best = max(range(3), key=lambda i: good[i])
+best = max(range(n), key=lambda i: good[i])
 rep = json.load(open(f"{w}/layouts-report.json"))
 assert len(rep["layouts"]) == 1, rep.get("layouts")
 g = rep["layouts"][0]
-assert g["world_size"] == 4 and [l["tp"] for l in g["layouts"]] == [1, 2, 4]
-assert [l["replicas"] for l in g["layouts"]] == [4, 2, 1]
+assert g["world_size"] == 4 and [l["tp"] for l in g["layouts"]] == tps
+assert [l["pp"] for l in g["layouts"]] == pps
+assert [l["replicas"] for l in g["layouts"]] == [4, 2, 1, 2, 1, 1]
 for l, pg, pu, f, gd in zip(g["layouts"], per_gpu, per_user, front, good):
     assert abs(l["tokens_per_second_per_gpu"] - pg) <= 1e-9 * pg, (l, pg)
     assert abs(l["tokens_per_second_per_user"] - pu) <= 1e-9 * pu, (l, pu)
     assert l["frontier"] == f and l["targets_met"] is True, (l, f)
     assert abs(l["goodput_tokens_per_second_per_gpu"] - gd) <= 1e-9 * gd
 assert any(front)
-assert g["best_tp"] == [1, 2, 4][best], (g["best_tp"], good)
+assert (g["best_tp"], g["best_pp"]) == (tps[best], pps[best]), (g["best_tp"], g["best_pp"], good)
 PY
 
 # predict: the measured highest rate of one node, times the nodes, with the
@@ -287,7 +295,18 @@ for x in sv["predictions"]:
     assert x["requests_per_second_high"] is None
 good = m["llm"]["slo"]["goodput_tokens_per_second"]["value"]
 assert abs(sv["goodput_tokens_per_second"] - good) <= 1e-9 * good
+assert sv["tensor_parallel"] == 1 and sv["pipeline_stages"] == 1
 PY
+# predict tells TP from PP: one replica of tp 2 x pp 2 on 4 ranks.
+expect 0 "" -- run llm "${cpu[@]}" --ranks 4 --kv-heads 4 --tp 2 --pp 2 --scenario server \
+  --samples 8 --rate 50 --slo latency=1000s --find-max-rate -o "$work/climb-pp.json"
+expect 0 "Measured on one node of 4 GPUs \(1 replicas of tp 2 x pp 2\)" -- \
+  predict "$work/climb-pp.json" --ngpus 4,8
+"$bin" predict --format json "$work/climb-pp.json" --ngpus 4 >"$work/predict-pp.json" 2>/dev/null ||
+  fail "predict --format json of a pipelined node"
+python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))["serving"][0]
+assert (s["node_gpus"], s["tensor_parallel"], s["pipeline_stages"]) == (4, 2, 2), s' \
+  "$work/predict-pp.json" || fail "predict's serving layout of tp 2 x pp 2"
 
 [ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "all llm serving CLI tests passed"

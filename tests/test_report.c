@@ -716,7 +716,8 @@ static void write_temp(const cJSON *doc, char *path, size_t size) {
  * tp2-b1.json, an llm document of 2 x H200 written before the record
  * (llm.tensor_parallel 2, world size 2, one replica), reads as 2 GPUs per
  * rank through the fallback; the same document with the record instead
- * reads the same; where both are present the record wins. */
+ * reads the same; where both are present the record wins; llm.pipeline's
+ * stages divide the record's GPUs (tp x pp). */
 static void test_parallelism_record(void **state) {
   (void)state;
   const char *old_path =
@@ -757,6 +758,21 @@ static void test_parallelism_record(void **state) {
   write_temp(doc, path, sizeof path);
   assert_int_equal(gs_report_load(&new_path, 1, &default_th, &b), GS_ERR_FORMAT);
   assert_non_null(strstr(gs_last_error(), "has 1 ranks but world_size is 2"));
+  // llm --pp 2: the replica's 2 GPUs are 2 stages (tp 1); more stages than GPUs is refused.
+  cJSON_SetNumberValue(gpr, 2);
+  cJSON *stages = cJSON_AddNumberToObject(
+      cJSON_AddObjectToObject(cJSON_GetObjectItem(m, "llm"), "pipeline"), "stages", 2);
+  assert_int_equal(remove(path), 0);
+  write_temp(doc, path, sizeof path);
+  assert_int_equal(gs_report_load(&new_path, 1, &default_th, &b), GS_OK);
+  assert_int_equal(b.series[0].rows[0].gpus_per_rank, 2);
+  assert_int_equal(b.series[0].rows[0].pipeline_stages, 2);
+  gs_report_free(&b);
+  cJSON_SetNumberValue(stages, 4);
+  assert_int_equal(remove(path), 0);
+  write_temp(doc, path, sizeof path);
+  assert_int_equal(gs_report_load(&new_path, 1, &default_th, &b), GS_ERR_FORMAT);
+  assert_non_null(strstr(gs_last_error(), "llm.pipeline"));
   assert_int_equal(remove(path), 0);
   cJSON_Delete(doc);
   gs_report_free(&a);

@@ -32,8 +32,10 @@ static void layout_of(const gs_report_row *row, size_t si, size_t ri, gs_report_
   memset(l, 0, sizeof *l);
   l->series = si;
   l->row = ri;
-  l->tp = row->gpus_per_rank > 0 ? row->gpus_per_rank : 1;
-  l->replicas = row->world_size / l->tp;
+  const int gpr = row->gpus_per_rank > 0 ? row->gpus_per_rank : 1;
+  l->pp = row->pipeline_stages > 0 && gpr % row->pipeline_stages == 0 ? row->pipeline_stages : 1;
+  l->tp = gpr / l->pp;
+  l->replicas = row->world_size / gpr;
   l->per_gpu = row->throughput / (double)row->world_size;
   const gs_stats *tpot = &row->requests.tpot;
   l->per_user = tpot->n && tpot->median > 0 ? 1.0 / tpot->median : NAN;
@@ -43,8 +45,13 @@ static void layout_of(const gs_report_row *row, size_t si, size_t ri, gs_report_
       targets ? row->requests.goodput.tokens_per_second.value / (double)row->world_size : NAN;
 }
 
-/* Keeps the groups with two or more degrees, sorts each by tp, marks the
- * frontier and the best layout. */
+/* 1 when layout a sorts after b: by tp, then pp. */
+static int after(const gs_report_layout *a, const gs_report_layout *b) {
+  return a->tp != b->tp ? a->tp > b->tp : a->pp > b->pp;
+}
+
+/* Keeps the groups with two or more layouts (tp x pp), sorts each by tp
+ * then pp, marks the frontier and the best layout. */
 static gs_status finish_groups(gs_report_layouts *out) {
   size_t kept = 0;
   for (size_t i = 0; i < out->n; i++) {
@@ -52,15 +59,15 @@ static gs_status finish_groups(gs_report_layouts *out) {
     int distinct = 0;
     for (size_t a = 0; a < g->n; a++) {
       int seen = 0;
-      for (size_t b = 0; b < a; b++) seen |= g->l[b].tp == g->l[a].tp;
+      for (size_t b = 0; b < a; b++) seen |= g->l[b].tp == g->l[a].tp && g->l[b].pp == g->l[a].pp;
       distinct += !seen;
     }
     if (distinct < 2) {
       free(g->l);
       continue;
     }
-    for (size_t a = 1; a < g->n; a++) // insertion sort by tp, stable
-      for (size_t b = a; b > 0 && g->l[b - 1].tp > g->l[b].tp; b--) {
+    for (size_t a = 1; a < g->n; a++) // insertion sort by tp then pp, stable
+      for (size_t b = a; b > 0 && after(&g->l[b - 1], &g->l[b]); b--) {
         gs_report_layout t = g->l[b];
         g->l[b] = g->l[b - 1];
         g->l[b - 1] = t;

@@ -1,6 +1,7 @@
 /* Layouts of one node in a report (llm --layouts; docs/workloads/llm.md,
  * "Layouts of a node"): the request-based rows of one document at one
- * world size that differ in their GPUs per rank (tensor parallelism), each
+ * world size that differ in their tensor-parallel degree or pipeline
+ * stages (a replica's GPUs are tp x pp), each
  * with its tokens/s per GPU and per user, the Pareto frontier of the two,
  * whether it met the document's latency targets and the best layout that
  * did. Computed from the rows alone (report/read). */
@@ -11,7 +12,8 @@
 
 typedef struct {
   size_t series, row;     /* where the row is in the report */
-  int tp, replicas;       /* GPUs per replica; world_size / tp */
+  int tp, pp, replicas;   /* a replica's GPUs are tp x pp (llm.pipeline.stages);
+                             replicas: world_size / (tp x pp) */
   double per_gpu;         /* row throughput (tokens/s of ok requests) / world_size */
   double per_user;        /* 1 / median TPOT; NaN without TPOTs */
   double goodput_per_gpu; /* goodput tokens/s / world_size; NaN without targets */
@@ -23,7 +25,7 @@ typedef struct {
   size_t file;
   int world_size;
   size_t n;
-  gs_report_layout *l;    /* by tp; owned */
+  gs_report_layout *l;    /* by tp, then pp; owned */
   int best;               /* index of the best layout meeting the targets, -1 none */
 } gs_report_layout_group;
 
@@ -33,7 +35,7 @@ typedef struct {
 } gs_report_layouts;
 
 /* The layout groups of `r`: rows with requests of one file and world size
- * holding at least two tensor-parallel degrees. GS_ERR_NOMEM when memory
+ * holding at least two layouts (tp x pp). GS_ERR_NOMEM when memory
  * runs out (*out is then empty). */
 gs_status gs_report_layouts_find(const gs_report *r, gs_report_layouts *out);
 

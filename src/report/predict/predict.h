@@ -212,7 +212,8 @@ typedef struct {
 typedef struct {
   size_t series;
   char name[256];
-  int node_gpus, tp;         /* GPUs of the node measured; per replica */
+  int node_gpus, tp, pp;     /* GPUs of the node measured; a replica's tensor-parallel
+                                degree and pipeline stages (its GPUs: tp x pp) */
   double max_rate, low, high; /* requests/s: the answer and its bracket (high NaN: none missed) */
   double percentile;
   double tokens_per_second;  /* goodput tokens/s of the node at max_rate */

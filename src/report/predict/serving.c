@@ -31,7 +31,9 @@ static int answer_of(const gs_report *r, const gs_report_row *row, gs_predict_se
   s->low = gs_json_number_or_nan(cJSON_GetArrayItem(bracket, 0));
   s->high = gs_json_number_or_nan(cJSON_GetArrayItem(bracket, 1));
   s->node_gpus = row->world_size;
-  s->tp = row->gpus_per_rank > 0 ? row->gpus_per_rank : 1;
+  const int gpr = row->gpus_per_rank > 0 ? row->gpus_per_rank : 1;
+  s->pp = row->pipeline_stages > 0 && gpr % row->pipeline_stages == 0 ? row->pipeline_stages : 1;
+  s->tp = gpr / s->pp;
   s->percentile = row->requests.slo.percentile;
   s->tokens_per_second = row->requests.goodput.tokens_per_second.value;
   char targets[96];
@@ -87,9 +89,14 @@ void gs_predict_serving_text(FILE *f, const gs_predict *p, int markdown) {
     const gs_predict_serving *s = &p->serving[i];
     fprintf(f, "\n%s%s: serving at the measured highest rate\n", markdown ? "## " : "", s->name);
     if (markdown) fputc('\n', f);
-    fprintf(f, "Measured on one node of %d GPUs (%d replicas of tp %d): the highest rate meeting "
+    char layout[48];
+    if (s->pp > 1)
+      snprintf(layout, sizeof layout, "tp %d x pp %d", s->tp, s->pp);
+    else
+      snprintf(layout, sizeof layout, "tp %d", s->tp);
+    fprintf(f, "Measured on one node of %d GPUs (%d replicas of %s): the highest rate meeting "
             "the targets (%s, at p%g) is %.4g requests/s (%s), goodput %.4g tokens/s.\n",
-            s->node_gpus, s->node_gpus / s->tp, s->tp, s->targets, s->percentile, s->max_rate,
+            s->node_gpus, s->node_gpus / (s->tp * s->pp), layout, s->targets, s->percentile, s->max_rate,
             isfinite(s->high) ? "the next rate measured missed them" : "every rate measured met them",
             s->tokens_per_second);
     if (markdown) fputs("\n| GPUs | nodes | requests/s | bracket | goodput tokens/s |\n"
@@ -127,6 +134,7 @@ void gs_predict_serving_json(gs_json_build *b, cJSON *doc, const gs_predict *p) 
     gs_json_put_string(b, o, "series", s->name);
     gs_json_put_number(b, o, "node_gpus", s->node_gpus);
     gs_json_put_number(b, o, "tensor_parallel", s->tp);
+    gs_json_put_number(b, o, "pipeline_stages", s->pp);
     gs_json_put_string(b, o, "targets", s->targets);
     gs_json_put_number(b, o, "percentile", s->percentile);
     gs_json_put_number(b, o, "max_rate", s->max_rate);

@@ -83,7 +83,7 @@ static gs_status parallelism_read(const cJSON *m, long ws, const char *file, con
     member = "tensor_parallel";
     row->parallel_option = "tp";  // llm's --tp, as those documents were written
   }
-  row->gpus_per_rank = 1;
+  row->gpus_per_rank = row->pipeline_stages = 1;
   if (!gs_json_member(par, member)) return GS_OK;
   *name = strcmp(obj_name, "llm") == 0 ? "llm.tensor_parallel" : "parallelism.gpus_per_rank";
   char ppath[180];
@@ -94,6 +94,16 @@ static gs_status parallelism_read(const cJSON *m, long ws, const char *file, con
     return gs_error(GS_ERR_FORMAT, "%s: %s: world_size %ld is not a multiple of %s %ld", file,
                     path, ws, *name, *gpr);
   row->gpus_per_rank = (int)*gpr;
+  // llm --pp: the replica's GPUs are tp x stages (the layouts tell them apart).
+  const cJSON *pl = gs_json_member(gs_json_member(m, "llm"), "pipeline");
+  if (!gs_json_member(pl, "stages")) return GS_OK;
+  long stages = 1;
+  snprintf(ppath, sizeof ppath, "%s.llm.pipeline", path);
+  if ((st = read_int(pl, "stages", 1, *gpr, &stages, file, ppath)) != GS_OK) return st;
+  if (*gpr % stages != 0)
+    return gs_error(GS_ERR_FORMAT, "%s: %s: %s %ld is not a multiple of llm.pipeline.stages %ld",
+                    file, path, *name, *gpr, stages);
+  row->pipeline_stages = (int)stages;
   return GS_OK;
 }
 

@@ -305,6 +305,8 @@ typedef struct {
                                 (llm.tensor_parallel in older documents), 1 when absent */
   const char *parallel_option; /* parallelism.option: the workload option that sets
                                 gpus_per_rank ("tp"), or NULL; points into the document */
+  int pipeline_stages;       /* of the gpus_per_rank, stages of a pipeline: llm.pipeline.stages
+                                (llm --pp), 1 when absent; tp = gpus_per_rank / this */
   size_t n_ranks;            /* world_size / gpus_per_rank */
   gs_report_rank *ranks;     /* n_ranks entries, by rank number; owned */
   double spread_ratio;       /* max / min rank throughput (world_size > 1) */

@@ -11,7 +11,7 @@
 #include "report/render/plot_internal.h"
 
 /* Per layout group (llm --layouts): tokens/s per GPU against tokens/s per
- * user, each layout labelled with its tp, the Pareto frontier joined;
+ * user, each layout labelled with its tp and pp, the Pareto frontier joined;
  * drawn with the series of the group's first layout. */
 /* See plot_internal.h. */
 int gs_plot_layouts(gs_plotter *pl, const gs_report *r) {
@@ -21,12 +21,13 @@ int gs_plot_layouts(gs_plotter *pl, const gs_report *r) {
   for (size_t i = 0; ok && i < ls.n; i++) {
     const gs_report_layout_group *g = &ls.g[i];
     FILE *f = gs_plot_begin(pl, g->l[0].series, -1, "layouts: tokens/s per GPU against tokens/s per "
-                         "user (1 / median TPOT), labelled tp; line: the Pareto frontier",
+                         "user (1 / median TPOT), labelled tp/pp; line: the Pareto frontier",
                          "layouts-%d-gpus", g->world_size);
     if (!f) { ok = 0; break; }
     for (size_t k = 0; k < g->n; k++)
       if (isfinite(g->l[k].per_user) && isfinite(g->l[k].per_gpu))
-        fprintf(f, "%.17g %.17g %d\n", g->l[k].per_user, g->l[k].per_gpu, g->l[k].tp);
+        fprintf(f, "%.17g %.17g %d %d\n", g->l[k].per_user, g->l[k].per_gpu, g->l[k].tp,
+                g->l[k].pp);
     fprintf(f, "\n\n");
     // The frontier by tokens/s per user, so that the line joins it in order.
     for (double last = -INFINITY;;) {
@@ -46,7 +47,7 @@ int gs_plot_layouts(gs_plotter *pl, const gs_report *r) {
                         "set offsets graph 0.1, graph 0.1, graph 0.1, graph 0.1\n", g->world_size);
     char cmd[512];
     snprintf(cmd, sizeof cmd, "plot '%s.dat' index 0 using 1:2 with points pt 7 ps 1.5 title "
-                              "'layouts', '' index 0 using 1:2:(sprintf('tp %%d', $3)) with labels "
+                              "'layouts', '' index 0 using 1:2:(sprintf('tp %%d pp %%d', $3, $4)) with labels "
                               "offset 1,1 notitle, '' index 1 using 1:2 with lines lw 2 title "
                               "'frontier'", name);
     gs_plot_outputs(pl->script, pl->png, name, cmd);

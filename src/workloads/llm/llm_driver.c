@@ -28,6 +28,7 @@ typedef struct {
   int *summarized;           /* per measurement: 1 once summaries[i] is filled */
   gs_llm_rate_plan *plans;   /* per measurement: the rates measured (--rates, --find-max-rate) */
   uint64_t *tp;              /* per measurement: its tensor-parallel degree (--layouts varies it) */
+  uint64_t *pp;              /* per measurement: its pipeline stages (--layouts varies them) */
   int *planned;              /* per measurement: 1 when plans[i] holds them */
 } llm_sweep;
 
@@ -118,6 +119,7 @@ static gs_status driver_measure(void *ctx, const gs_run_config *config, size_t i
   }
   const gs_llm_options *o = d->opts;
   d->tp[index] = o->tp;
+  d->pp[index] = o->pp;
   size_t before = 0;  /* runs of the measurement from earlier calls */
   double started[GS_LLM_RUNS_TIMED] = {0};
   if (status == GS_OK && (o->rates.n || o->find_max_rate)) {
@@ -204,6 +206,7 @@ static gs_status driver_annotate(void *ctx, const gs_measurement *m, cJSON *meas
   gs_llm_options at_rate = *d->opts;
   if (d->planned[index]) at_rate.rate = d->plans[index].kept_rate;
   at_rate.tp = d->tp[index];
+  at_rate.pp = d->pp[index];
   GS_TRY(gs_llm_summary_compute(&at_rate, d->runs[index], d->n_runs[index], m, peak,
                                 &d->summaries[index]));
   d->summarized[index] = 1;
@@ -240,6 +243,7 @@ static void driver_close(void *ctx) {
   free(d->plans);
   free(d->planned);
   free(d->tp);
+  free(d->pp);
   free(d);
 }
 
@@ -259,8 +263,9 @@ static gs_status driver_open(const gs_workload *workload, const void *opts,
   d->plans = calloc(count, sizeof *d->plans);
   d->planned = calloc(count, sizeof *d->planned);
   d->tp = calloc(count, sizeof *d->tp);
+  d->pp = calloc(count, sizeof *d->pp);
   if (!d->runs || !d->n_runs || !d->summaries || !d->summarized || !d->plans || !d->planned ||
-      !d->tp) {
+      !d->tp || !d->pp) {
     driver_close(d);
     *ctx = NULL;
     return gs_error(GS_ERR_NOMEM, "cannot allocate the llm driver");
@@ -268,8 +273,10 @@ static gs_status driver_open(const gs_workload *workload, const void *opts,
   return GS_OK;
 }
 
-/* --layouts: every tensor-parallel degree T that divides the run's ranks
- * and splits the model, into o->layout_tp (one variant each). */
+/* --layouts: every tensor-parallel degree T and pipeline depth P with
+ * T x P dividing the run's ranks, T splitting the heads and P the layers
+ * into equal stages, into o->layout_tp and o->layout_pp (one variant each,
+ * by T then P). */
 static gs_status choose_layouts(gs_llm_options *o, const gs_run_config *config) {
   if (config->scaling != GS_SCALING_NONE)
     return gs_error(GS_ERR_USAGE, "option --layouts: measures the layouts of one run's GPUs; use "
@@ -280,14 +287,23 @@ static gs_status choose_layouts(gs_llm_options *o, const gs_run_config *config) 
     return gs_error(GS_ERR_USAGE, "option --layouts: tensor parallelism needs a replica's GPUs "
                     "in one process; run without the launcher");
   const gs_llm_shape shape = gs_llm_options_shape(o);
-  o->layout_tp.n = 0;
+  o->layout_tp.n = o->layout_pp.n = 0;
   for (int t = 1; t <= config->world_size && o->layout_tp.n < GS_LIST_MAX; t++) {
     char why[160];
-    if (config->world_size % t == 0 && gs_llm_shard_fits(&shape, (uint32_t)t, why, sizeof why))
-      o->layout_tp.v[o->layout_tp.n++] = (uint64_t)t;
+    if (config->world_size % t != 0 || !gs_llm_shard_fits(&shape, (uint32_t)t, why, sizeof why))
+      continue;
+    for (int p = 1; t * p <= config->world_size && o->layout_tp.n < GS_LIST_MAX; p++) {
+      // The equal split of gs_llm_pp_split, tested without recording its error.
+      if (config->world_size % (t * p) != 0 || p > GS_LLM_MAX_STAGES ||
+          (uint64_t)p > shape.layers || shape.layers % (uint64_t)p != 0)
+        continue;
+      o->layout_tp.v[o->layout_tp.n] = (uint64_t)t;
+      o->layout_pp.v[o->layout_pp.n++] = (uint64_t)p;
+      o->layout_tp.n++;
+    }
   }
   if (o->layout_tp.n < 2)
-    gs_note("llm --layouts: %d %s split only one way (tp 1) for this model", config->world_size,
+    gs_note("llm --layouts: %d %s split only one way (tp 1, pp 1) for this model", config->world_size,
             config->backend == GS_BACKEND_CUDA ? "GPUs" : "ranks");
   return GS_OK;
 }

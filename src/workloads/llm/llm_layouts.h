@@ -1,5 +1,5 @@
 /* The layouts of one run's GPUs (llm --layouts): per tensor-parallel degree
- * its throughput per GPU and per user, whether it met the latency targets,
+ * and pipeline depth its throughput per GPU and per user, whether it met the latency targets,
  * the Pareto frontier and the best layout meeting the targets, printed
  * after the measurements (docs/workloads/llm.md, "Layouts of a node"). */
 #ifndef GS_LLM_LAYOUTS_H
@@ -11,7 +11,7 @@
 
 /* One layout's figures from its measurement's summary. */
 typedef struct {
-  int tp, replicas;
+  int tp, pp, replicas; /* GPUs of a replica: tp x pp; replicas: GPUs / (tp x pp) */
   double per_gpu;    /* tokens/s of ok requests / GPUs */
   double per_user;   /* 1 / median TPOT: a user's tokens/s while decoding */
   int met;           /* the targets met at their percentile; -1 without targets */

@@ -163,9 +163,10 @@ static void *gs_llm_options_new(void) {
        .help = "server with --slo: search the highest rate whose --slo-percentile latencies "
                "meet the targets (from --rate; at most 8 rates, within 5%)"},
       {.name = "layouts", .kind = GS_OPT_FLAG, .target = &o->layouts,
-       .help = "run: measure every layout of the run's G GPUs in one sweep: G / T replicas of "
-               "--tp T for each T that divides G and splits the model; the frontier of tokens/s "
-               "per user against tokens/s per GPU and the best layout meeting --slo"},
+       .help = "run: measure every layout of the run's G GPUs in one sweep: G / (T x P) "
+               "replicas of --tp T --pp P for each T x P that divides G, T splitting the model "
+               "and P its layers; the frontier of tokens/s per user against tokens/s per GPU and "
+               "the best layout meeting --slo"},
       {.name = NULL, .kind = GS_OPT_END},
   };
   _Static_assert(sizeof table <= sizeof o->table, "option table size");
@@ -226,7 +227,7 @@ static gs_status gs_llm_options_check_pipeline(const gs_llm_options *o, const gs
                     "fewer (each micro-batch needs one)", (unsigned long long)o->micro_batches,
                     (unsigned long long)batch);
   if (o->layouts)
-    return gs_error(GS_ERR_USAGE, "option --layouts: varies --tp only; not with --pp");
+    return gs_error(GS_ERR_USAGE, "option --layouts: measures every --pp itself; not with --pp");
   return GS_OK;
 }
 
@@ -344,7 +345,7 @@ static cJSON *gs_llm_options_to_json(const void *opts) {
   return gs_json_build_finish(&b, j);
 }
 
-/* With --layouts one variant per tensor-parallel degree (layout_tp). */
+/* With --layouts one variant per layout (layout_tp x layout_pp). */
 static size_t gs_llm_variant_count(const void *opts) {
   const gs_llm_options *o = opts;
   return o->layouts ? o->layout_tp.n : 0;
@@ -359,7 +360,11 @@ static void gs_llm_variant_select(void *opts, size_t index, char *name, size_t s
     return;
   }
   o->tp = o->layout_tp.v[index];
-  snprintf(name, size, "tp=%llu", (unsigned long long)o->tp);
+  o->pp = o->layout_pp.v[index];
+  if (o->pp > 1)
+    snprintf(name, size, "tp=%llu,pp=%llu", (unsigned long long)o->tp, (unsigned long long)o->pp);
+  else
+    snprintf(name, size, "tp=%llu", (unsigned long long)o->tp);
 }
 
 const gs_workload gs_workload_llm = {

@@ -44,8 +44,9 @@ typedef struct {
   gs_double_list rates;  /* --rates: server rates measured in turn */
   int find_max_rate;     /* --find-max-rate: search the highest rate meeting the targets */
   int given_arrival, given_burstiness, given_max_concurrency, given_slo_percentile;
-  int layouts;           /* --layouts: every tensor-parallel degree of the run's ranks */
+  int layouts;           /* --layouts: every tp x pp of the run's ranks */
   gs_u64_list layout_tp; /* the degrees measured (set by the driver's configure) */
+  gs_u64_list layout_pp; /* per layout_tp entry: its pipeline stages */
   int given_tp;
   int given_model, given_batch, given_rate, given_ttft_bound, given_tpot_bound;
   gs_option table[GS_LLM_OPTION_COUNT];
