@@ -16,6 +16,7 @@ export CUDA_VISIBLE_DEVICES=
 # No NVML, no CUDA device: nothing to check.
 export GPUSCALE_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1
 expect 0 "usage: gpuscale check" -- check --help
+expect 0 "gpuscale check pairs. localizes a slow rank, link or node" -- check --help
 expect 0 "check +node health check" -- --help
 expect 0 "not applicable: no GPU: NVML unavailable: .*nonexistent.*; CUDA: " -- check
 expect 0 "not applicable" -- check --level 1

@@ -4,7 +4,11 @@
 # 2 (--inject slowpair) is named as that link, and only it, within the
 # tournament's 3 rounds (at most ceil(log2 4) + 1); a slowed rank (--inject
 # slow) is named as the rank, not a pair; a clean run names nothing; and
-# the usage errors. $1 is the gpuscale binary.
+# the usage errors. Under mpirun with each process its own host
+# (GPUSCALE_TEST_SEPARATE_HOSTS=1), the 4 "nodes" meet in the node
+# bisection's 2 rounds (ceil(log2 4), within ceil(log2 4) + 1): a slowed
+# rank's node is named, a slow pair of nodes that meet is named as their
+# link. $1 is the gpuscale binary.
 set -u
 bin=$1
 . "$(dirname "$0")/cli_lib.sh"
@@ -36,6 +40,16 @@ if command -v mpirun >/dev/null; then
     --inject slowpair:rank=0,peer=3,factor=30 -f json -o "$work/mpi.json" >"$work/mpi.out" 2>&1
   rc=$?
   [ "$rc" = 5 ] || fail "mpirun check pairs exited $rc, expected 5: $(cat "$work/mpi.out")"
+  for i in 1 2 3; do
+    GPUSCALE_TEST_SEPARATE_HOSTS=1 mpirun -np 4 --oversubscribe "$bin" check pairs -n 60 -b 1M \
+      --inject slow:rank=2,factor=5 -f json -o "$work/node$i.json" >/dev/null 2>&1
+    GPUSCALE_TEST_SEPARATE_HOSTS=1 mpirun -np 4 --oversubscribe "$bin" check pairs -n 60 -b 1M \
+      --inject slowpair:rank=1,peer=3,factor=30 -f json -o "$work/nodelink$i.json" >/dev/null 2>&1
+  done
+  GPUSCALE_TEST_SEPARATE_HOSTS=1 mpirun -np 4 --oversubscribe "$bin" check pairs -n 30 -b 1M \
+    --inject slow:rank=2,factor=5 >"$work/node.out" 2>&1
+  grep -q "fail (4 nodes, 2 rounds of disjoint pairs by node bisection, 4 pairs" "$work/node.out" ||
+    fail "check pairs by nodes: $(cat "$work/node.out")"
 fi
 
 python3 - "$work" <<'PY' || failures=$((failures + 1))
@@ -72,6 +86,25 @@ assert open(f"{work}/clean.rc").read().split().count("0") >= 2
 if os.path.exists(f"{work}/mpi.json"):
     d = load(f"{work}/mpi.json")
     assert d["named_links"] == [[0, 3]] and d["named_ranks"] == [], d
+if os.path.exists(f"{work}/node1.json"):
+    def nodes(path):
+        d = json.load(open(path))
+        # 4 hosts: ceil(log2 4) = 2 rounds of the bisection, u meets u ^ 2^r.
+        assert d["schedule"] == "node bisection" and d["ranks"] == 4 and d["rounds"] == 2, d
+        assert len(set(d["nodes"])) == 4, d
+        assert [(p["a"], p["b"]) for p in d["pairs"]] == [(0, 1), (2, 3), (0, 2), (1, 3)], d
+        return d
+    def node(d):
+        return d["named_nodes"] == [2] and d["named_links"] == [] and all(
+            p["judged"] == ("node" if 2 in (p["a"], p["b"]) else "fine") for p in d["pairs"])
+    def nodelink(d):
+        return d["named_nodes"] == [] and d["named_links"] == [[1, 3]]
+    for kind, judged in (("node", node), ("nodelink", nodelink)):
+        docs = [nodes(f"{work}/{kind}{i}.json") for i in (1, 2, 3)]
+        held = sum(judged(d) for d in docs)
+        print(f"{kind}: judged as injected in {held} of 3:",
+              [(d["named_nodes"], d["named_links"]) for d in docs])
+        assert held >= 2, kind
 print("check pairs: link, rank and clean judged as injected")
 PY
 

@@ -348,11 +348,14 @@ static void print_check_help(const gs_option *table) {
                "GPUs NVML lists: inventory, driver/CUDA/NCCL, ECC errors, retired pages, row\n"
                "remaps, NVLink state and error counters, PCIe generation and width, clock event\n"
                "reasons. Each check passes, warns or fails, with an action per failure. Exit 0\n"
-               "pass (or not applicable: no GPU), 6 warn, 5 fail. See docs/check.md.");
+               "pass (or not applicable: no GPU), 6 warn, 5 fail. See docs/check.md.\n"
+               "`gpuscale check pairs` localizes a slow rank, link or node by pairs (see\n"
+               "`gpuscale check pairs --help`).");
   gs_help_example("gpuscale check --level 1 --expect-gpus 8");
   gs_help_example("gpuscale check --expect site-figures.json");
   gs_help_example("gpuscale check --level 2 --inject membw:gpu=1,factor=0.8");
   gs_help_example("gpuscale check --level 3 --duration 900");
+  gs_help_example("mpirun -np 8 gpuscale check pairs");
   gs_help_options("Options", table);
 }
 

@@ -1,7 +1,9 @@
 /* `gpuscale check pairs`: localization by pairs on the CPU backend's ranks
  * (threads, or one per process under mpirun/srun): every pair in the
  * rounds of the round-robin tournament, a 2-rank all-reduce and a copy
- * each way, judged by elimination into a slow rank, link or nothing, with
+ * each way (over several hosts: every pair of nodes in the rounds of the
+ * node bisection, between their leaders), judged by elimination into a
+ * slow rank or node, link or nothing, with
  * an action per finding, as text or JSON. Exit 0 nothing named, 5 a rank or
  * link named, 6 a slow pair that cannot be told apart. docs/check.md,
  * "Localization by pairs". */
@@ -72,9 +74,12 @@ static void combine(judgement *J) {
 static void print_text(FILE *out, const gs_check_pairs_times *t, const judgement *J,
                        size_t bytes, double elapsed) {
   const char *overall = J->units || J->links ? "fail" : J->undecided ? "warn" : "pass";
-  fprintf(out, "gpuscale check pairs: %s (%zu ranks, %zu rounds of disjoint pairs, %zu pairs, "
-          "%zu bytes, %d iterations each) in %.2f s\n", overall, t->n_units, t->rounds,
-          t->n_pairs, bytes, t->iters, elapsed);
+  const char *unit = t->nodes ? "node" : "rank";
+  fprintf(out, "gpuscale check pairs: %s (%zu %ss, %zu rounds of disjoint pairs%s, %zu pairs, "
+          "%zu bytes, %d iterations each) in %.2f s\n", overall, t->n_units, unit, t->rounds,
+          t->nodes ? " by node bisection" : "", t->n_pairs, bytes, t->iters, elapsed);
+  for (size_t u = 0; t->nodes && u < t->n_nodes; u++)
+    fprintf(out, "  node %zu: %s\n", u, t->host[u]);
   fprintf(out, "  pair   %-26s %-26s judged\n", "all-reduce vs best pairs", "copy vs best pairs");
   for (size_t i = 0; i < t->n_pairs; i++) {
     char cell[2][64];
@@ -85,19 +90,19 @@ static void print_text(FILE *out, const gs_check_pairs_times *t, const judgement
     }
     static const char *const judged[] = {"-", "link", "undecided", "rank"};
     fprintf(out, "  %d-%-4d %-26s %-26s %s\n", t->a[i], t->b[i], cell[0], cell[1],
-            judged[J->pair_kind[i]]);
+            t->nodes && J->pair_kind[i] == 3 ? "node" : judged[J->pair_kind[i]]);
   }
   for (size_t u = 0; u < t->n_units; u++)
     if (J->unit[u])
-      fprintf(out, "  action: investigate: rank %zu is slow with every partner (its GPU or "
-              "node, not a link)\n", u);
+      fprintf(out, "  action: investigate: %s %zu is slow with every partner (%s, not a link)\n",
+              unit, u, t->nodes ? "the node" : "its GPU or node");
   for (size_t i = 0; i < t->n_pairs; i++) {
     if (J->pair_kind[i] == 1)
-      fprintf(out, "  action: investigate: the link between rank %d and rank %d (slow only "
-              "together; each is fine with another partner)\n", t->a[i], t->b[i]);
+      fprintf(out, "  action: investigate: the link between %s %d and %s %d (slow only "
+              "together; each is fine with another partner)\n", unit, t->a[i], unit, t->b[i]);
     if (J->pair_kind[i] == 2)
-      fprintf(out, "  action: investigate: ranks %d and %d are slow together; no other pair "
-              "tells the rank from the link\n", t->a[i], t->b[i]);
+      fprintf(out, "  action: investigate: %ss %d and %d are slow together; no other pair "
+              "tells the %s from the link\n", unit, t->a[i], t->b[i], unit);
   }
   if (!J->units && !J->links && !J->undecided)
     fprintf(out, "  nothing named: no pair's interval is above %.2fx of the best pairs\n",
@@ -111,8 +116,15 @@ static gs_status pairs_document(const gs_check_pairs_times *t, const judgement *
   gs_json_put_string(b, doc, "check", "pairs");
   gs_json_put_string(b, doc, "overall",
                      J->units || J->links ? "fail" : J->undecided ? "warn" : "pass");
-  gs_json_put_number(b, doc, "ranks", (double)t->n_units);
+  gs_json_put_number(b, doc, "ranks", (double)t->n_ranks);
+  gs_json_put_string(b, doc, "schedule", t->nodes ? "node bisection" : "tournament");
   gs_json_put_number(b, doc, "rounds", (double)t->rounds);
+  if (t->nodes) {
+    cJSON *hosts = cJSON_CreateArray();
+    gs_json_put_item(b, doc, "nodes", hosts);
+    for (size_t u = 0; !b->failed && u < t->n_nodes; u++)
+      gs_json_append(b, hosts, cJSON_CreateString(t->host[u]));
+  }
   gs_json_put_number(b, doc, "bytes", (double)bytes);
   gs_json_put_number(b, doc, "iterations", t->iters);
   gs_json_put_number(b, doc, "threshold", 1.0 + GS_PAIRS_THRESHOLD);
@@ -126,7 +138,8 @@ static gs_status pairs_document(const gs_check_pairs_times *t, const judgement *
     if (b->failed) break;
     gs_json_put_number(b, p, "a", t->a[i]);
     gs_json_put_number(b, p, "b", t->b[i]);
-    gs_json_put_string(b, p, "judged", judged[J->pair_kind[i]]);
+    gs_json_put_string(b, p, "judged",
+                       t->nodes && J->pair_kind[i] == 3 ? "node" : judged[J->pair_kind[i]]);
     for (int k = 0; k < 2; k++) {
       const gs_pairs_result *r = &J->v[k].pairs[i];
       cJSON *o = cJSON_CreateObject();
@@ -140,7 +153,7 @@ static gs_status pairs_document(const gs_check_pairs_times *t, const judgement *
     }
   }
   cJSON *ranks = cJSON_CreateArray(), *links = cJSON_CreateArray();
-  gs_json_put_item(b, doc, "named_ranks", ranks);
+  gs_json_put_item(b, doc, t->nodes ? "named_nodes" : "named_ranks", ranks);
   gs_json_put_item(b, doc, "named_links", links);
   for (size_t u = 0; !b->failed && u < t->n_units; u++)
     if (J->unit[u]) gs_json_append(b, ranks, cJSON_CreateNumber((double)u));
@@ -162,8 +175,11 @@ static void print_help(const gs_option *table) {
                "rounds of a round-robin tournament (R - 1 rounds of disjoint pairs for R ranks),\n"
                "a 2-rank all-reduce and a copy each way, judged by elimination: a rank slow with\n"
                "every partner is the rank, a pair slow only together the link. Ranks: --ranks\n"
-               "threads, or one per process under mpirun/srun. Exit 0 nothing named, 5 a rank\n"
-               "or link named, 6 undecided. See docs/check.md, \"Localization by pairs\".");
+               "threads, or one per process under mpirun/srun. When the processes run on\n"
+               "several hosts, the nodes instead: their leaders meet in the ceil(log2 N) rounds\n"
+               "of the node bisection (node u meets u XOR 2^r), and a node slow with every\n"
+               "partner is named. Exit 0 nothing named, 5 a rank, node or link named,\n"
+               "6 undecided. See docs/check.md, \"Localization by pairs\".");
   gs_help_example("gpuscale check pairs --ranks 4 --inject slowpair:rank=1,peer=2,factor=4");
   gs_help_example("mpirun -np 8 gpuscale check pairs --format json -o pairs.json");
   gs_help_options("Options", table);
@@ -252,10 +268,13 @@ gs_status gs_cmd_check_pairs(int argc, char **argv) {
       }
     }
   }
-  if (st == GS_OK && (J.units || J.links))
-    st = gs_error(GS_NODE_FAIL, "check pairs: %zu rank(s) and %zu link(s) named", J.units,
-                  J.links);
-  else if (st == GS_OK && J.undecided)
+  // The verdict's exit code is process 0's alone: another process leaving
+  // with 5 first makes the launcher end the job before process 0 wrote.
+  const int verdict = st == GS_OK && t.process_rank == 0;
+  if (verdict && (J.units || J.links))
+    st = gs_error(GS_NODE_FAIL, "check pairs: %zu %s(s) and %zu link(s) named", J.units,
+                  t.nodes ? "node" : "rank", J.links);
+  else if (verdict && J.undecided)
     st = gs_error(GS_NODE_WARN, "check pairs: %zu slow pair(s) undecided", J.undecided);
   for (int k = 0; k < 2; k++) gs_pairs_verdict_free(&J.v[k]);
   free(J.unit);
