@@ -90,7 +90,8 @@ static void csv_identity(FILE *out, const gs_report *r, const gs_report_series *
   else
     fputc(',', out);
   csv_text(out, s->split);
-  fprintf(out, ",%d,%d", row->gpus_per_rank, row->world_size);
+  // A pipelined replica spans tensor_parallel x its stages GPUs.
+  fprintf(out, ",%d,%d", row->gpus_per_rank / row->pipeline_stages, row->world_size);
   csv_text(out, row->collective.present ? row->collective.op : NULL);
   csv_number(out, row->collective.present ? row->collective.bytes : NAN);
   csv_text(out, row->collective.present ? row->collective.dtype : NULL);
