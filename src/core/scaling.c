@@ -356,7 +356,8 @@ static void inconclusive_why(gs_scaling_assessment *a) {
       snprintf(need, sizeof need, "more than 100 runs a side at this noise");
   }
   why_add(a, "inconclusive: the interval [%.2f, %.2f] reaches across %.2f; %s, a quieter "
-             "machine or a longer --min-time would decide it",
+             "machine or longer runs (--min-time, or --samples for a request stream) would "
+             "decide it",
           a->speedup_low, a->speedup_high, t, need);
 }
 
