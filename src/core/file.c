@@ -269,6 +269,9 @@ gs_status gs_file_out_open(gs_file_out *out, const char *path, const char *what)
   }
   snprintf(out->tmp, tmp_size, "%s.tmp.%ld.%u", out->path, (long)getpid(),
            atomic_fetch_add(&file_counter, 1));
+  // A signal that ends the process removes it (core/interrupt.c): tracked
+  // before it exists, so that no signal finds it created but untracked.
+  out->tracked = gs_interrupt_track(out->tmp) + 1;
   int fd = open(out->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0 && errno == EEXIST) {
     // Left by an earlier process with our pid that died mid-write.
@@ -280,8 +283,6 @@ gs_status gs_file_out_open(gs_file_out *out, const char *path, const char *what)
     out_release(out);
     return st;
   }
-  // A signal that ends the process removes it (core/interrupt.c).
-  out->tracked = gs_interrupt_track(out->tmp) + 1;
   // The replacement keeps the permissions of the file it replaces.
   if (exists) (void)fchmod(fd, sb.st_mode & 07777);
   out->f = fdopen(fd, "w");
