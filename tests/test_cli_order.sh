@@ -56,12 +56,13 @@ def load(order):
     d = json.load(open(f"{work}/{order}.json"))
     began = float(open(f"{work}/{order}.start").read())
     assert d["status"] == "ok" and d["config"]["order"] == order, (d["status"], d["config"])
-    runs = []  # (start, count, sequence, mean step, loaded)
+    runs = []  # (start, count, sequence, mean step, loaded, ended before the load)
     for m in d["measurements"]:
         assert len(m["runs"]) == 6, (m["world_size"], len(m["runs"]))
         for r in m["runs"]:
-            runs.append((r["started_unix_seconds"], m["world_size"], r["sequence"],
-                         st.mean(r["step_seconds"]), r["started_unix_seconds"] > began))
+            t0 = r["started_unix_seconds"]
+            runs.append((t0, m["world_size"], r["sequence"], st.mean(r["step_seconds"]),
+                         t0 > began, t0 + sum(r["step_seconds"]) < began))
     runs.sort()
     assert [r[2] for r in runs] == list(range(12)), [r[2] for r in runs]
     speedup = {m["world_size"]: m["aggregate"]["speedup"] for m in d["measurements"]}[2]
@@ -77,7 +78,7 @@ assert [r[1] for r in seq] == [1] * 6 + [2] * 6, [r[1] for r in seq]
 # that ended before it began.
 for name, runs in (("interleaved", inter), ("sequential", seq)):
     for n in (1, 2):
-        calm = [r[3] for r in runs if r[1] == n and not r[4]]
+        calm = [r[3] for r in runs if r[1] == n and r[5]]
         busy = [r[3] for r in runs if r[1] == n and r[4]]
         if calm and busy:
             assert st.median(busy) > 1.5 * st.median(calm), (name, n, calm, busy)
