@@ -93,7 +93,10 @@ assert open(f"{work}/clean.rc").read().split().count("0") >= 2
 if os.path.exists(f"{work}/mpi.json"):
     d = load(f"{work}/mpi.json")
     if oversubscribed:
-        assert [0, 3] in d["named_links"] and d["named_ranks"] == [], d
+        # CI once named rank 3 instead (its pairs with 1 and 2 slowed by the
+        # scheduler too): the injected link or one of its ends, nothing else.
+        assert ([0, 3] in d["named_links"] and d["named_ranks"] == []) or (
+            d["named_ranks"] and set(d["named_ranks"]) <= {0, 3} and d["named_links"] == []), d
     else:
         assert d["named_links"] == [[0, 3]] and d["named_ranks"] == [], d
 if os.path.exists(f"{work}/node1.json"):
