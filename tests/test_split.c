@@ -206,8 +206,12 @@ static void test_proportional_beats_even(void **unused) {
   void *opts = resample_options("24");
   gs_run_config c = cpu_config(2);
   assert_int_equal(gs_fault_parse("slow:rank=1,factor=3", &c.faults), GS_OK);
-  double rates[2];
-  assert_int_equal(gs_split_calibrate(&gs_workload_resample, opts, &c, 10, rates), GS_OK);
+  // A calibration is a few timed steps: on a shared 2-core machine one
+  // descheduled step of rank 0 can hide the slowdown (CI saw it fail
+  // once), so the slowdown must show in one of three calibrations.
+  double rates[2] = {0.0, 0.0};
+  for (int attempt = 0; attempt < 3 && !(rates[0] > 1.8 * rates[1]); attempt++)
+    assert_int_equal(gs_split_calibrate(&gs_workload_resample, opts, &c, 10, rates), GS_OK);
   assert_true(rates[0] > 1.8 * rates[1]);
   uint64_t even[2], prop[2];
   gs_split_even(24, 2, even);
