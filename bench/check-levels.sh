@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# On a GPU node, in one call (about 3 minutes on 4 x H200, estimated; RUNS=1
-# about 1.5): `gpuscale check` level 1 three times, level 2 three times and
+# On a GPU node, in one call (155 s on 4 x H200 with RUNS=3 BURN=15,
+# docs/results/2026-11-27-h200x4-session6; RUNS=1 not timed): `gpuscale check` level 1 three times, level 2 three times and
 # level 3 once with a short burn-in (--duration, default 20 s), each run's
 # wall time, verdict,
 # per-check split and flagged checks, level 2's noise-aware workload

@@ -246,6 +246,19 @@ static gs_status render_tables(gs_render_writer *w, const gs_trace_stats *s) {
 
 /* One row per rank, then one per top kernel of each rank: a kind column
  * says which; the columns the other kind has are empty. */
+
+/* The head of a CSV row of one rank's named item (a kernel, a CPU op):
+ * kind, rank, label, path, name. */
+static void csv_named_row(FILE *out, const char *kind, const gs_trace_rank_stats *r,
+                          const char *name) {
+  fprintf(out, "%s,%d,", kind, r->rank);
+  gs_render_csv_field(out, r->label);
+  fputc(',', out);
+  gs_render_csv_field(out, r->path);
+  fputc(',', out);
+  gs_render_csv_field(out, name);
+}
+
 static gs_status render_csv(FILE *out, const gs_trace_stats *s) {
   fputs("kind,rank,label,file,name,class,count,total_us,share,span_us,busy_us,idle_us,"
         "compute_us,non_compute_us,comm_us,memory_us,overlap_pct,idle_host_us,idle_kernel_us,"
@@ -289,12 +302,7 @@ static gs_status render_csv(FILE *out, const gs_trace_stats *s) {
   for (size_t i = 0; i < s->n_ranks; i++)
     for (size_t k = 0; k < s->ranks[i].n_top; k++) {
       const gs_trace_kernel_row *kr = &s->ranks[i].top[k];
-      fprintf(out, "kernel,%d,", s->ranks[i].rank);
-      gs_render_csv_field(out, s->ranks[i].label);
-      fputc(',', out);
-      gs_render_csv_field(out, s->ranks[i].path);
-      fputc(',', out);
-      gs_render_csv_field(out, kr->name);
+      csv_named_row(out, "kernel", &s->ranks[i], kr->name);
       fprintf(out, ",%s,%llu", class_name(kr->cls), (unsigned long long)kr->count);
       gs_render_csv_number(out, kr->total_us);
       gs_render_csv_number(out, kr->share);
@@ -303,12 +311,7 @@ static gs_status render_csv(FILE *out, const gs_trace_stats *s) {
   for (size_t i = 0; i < s->n_ranks; i++)
     for (size_t k = 0; k < s->ranks[i].n_cpu_top; k++) {
       const gs_trace_cpu_row *cr = &s->ranks[i].cpu_top[k];
-      fprintf(out, "cpu_op,%d,", s->ranks[i].rank);
-      gs_render_csv_field(out, s->ranks[i].label);
-      fputc(',', out);
-      gs_render_csv_field(out, s->ranks[i].path);
-      fputc(',', out);
-      gs_render_csv_field(out, cr->name);
+      csv_named_row(out, "cpu_op", &s->ranks[i], cr->name);
       fprintf(out, ",,%llu", (unsigned long long)cr->count);
       gs_render_csv_number(out, cr->total_us);
       gs_render_csv_number(out, cr->share);
