@@ -63,6 +63,19 @@ static void test_by_hand(void **state) {
   assert_near(4.0 / 7.0, s.wait_share, 1e-12);
   assert_near(0.4, gs_arrival_threshold(&s), 1e-12);
   assert_int_equal(gs_arrival_named(&s), 2);
+  // Ranks outnumbering the host's cores raise the threshold on the host
+  // clock only; a lateness of 2 s stays above the floor.
+  assert_near(0.0, gs_arrival_floor("host", 3, 4), 0.0);
+  assert_near(0.0, gs_arrival_floor("host", 3, 0), 0.0);
+  assert_near(0.0, gs_arrival_floor("device", 4, 2), 0.0);
+  s.floor = gs_arrival_floor("host", 4, 2);
+  assert_near(GS_ARRIVAL_SHARED_CORES_SECONDS, s.floor, 0.0);
+  assert_near(0.4, gs_arrival_threshold(&s), 1e-12);
+  s.floor = 1.5;
+  assert_near(1.5, gs_arrival_threshold(&s), 1e-12);
+  assert_int_equal(gs_arrival_named(&s), 2);
+  s.floor = 2.5;
+  assert_int_equal(gs_arrival_named(&s), -1);
   // A clock error as large as the lateness names nobody.
   a->ranks[0].error_seconds = 2.0;
   assert_int_equal(gs_arrival_summarize(a, &s), GS_OK);

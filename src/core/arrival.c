@@ -207,8 +207,14 @@ gs_status gs_arrival_summarize(const gs_arrival *a, gs_arrival_summary *out) {
   return GS_OK;
 }
 
+double gs_arrival_floor(const char *clock, int ranks, int cores) {
+  const int host_clock = clock && strcmp(clock, "host") == 0;
+  return host_clock && cores > 0 && ranks > cores ? GS_ARRIVAL_SHARED_CORES_SECONDS : 0.0;
+}
+
 double gs_arrival_threshold(const gs_arrival_summary *s) {
   double t = 0.0;
+  if (isfinite(s->floor) && s->floor > t) t = s->floor;
   if (isfinite(s->noise) && s->noise > t) t = s->noise;
   if (isfinite(s->alignment_error) && s->alignment_error > t) t = s->alignment_error;
   if (isfinite(s->exit_spread) && s->exit_spread > t) t = s->exit_spread;

@@ -52,7 +52,21 @@ typedef struct {
   double exit_spread;         /* median over iterations of the latest exit less the earliest:
                                  how unevenly the collective itself lets the ranks go */
   double wait_share;          /* sum of waits for the last arrival / sum of time in it */
+  double floor;               /* the smallest lateness attributed (gs_arrival_floor); 0 none */
 } gs_arrival_summary;
+
+/* The smallest lateness the rule attributes on the host clock when the
+ * ranks of one host outnumber its logical cores: there the scheduler
+ * decides who runs, and a rank that waits out another's time slice arrives
+ * late for no fault of its own (a Linux scheduling period is 6-24 ms under
+ * CFS, with slices of 0.75-3 ms under EEVDF). */
+#define GS_ARRIVAL_SHARED_CORES_SECONDS 0.010
+
+/* The floor of a summary on `clock` ("host" or "device") whose busiest
+ * host ran `ranks` ranks on `cores` logical cores (0: unknown):
+ * GS_ARRIVAL_SHARED_CORES_SECONDS on the host clock when ranks > cores,
+ * else 0. */
+double gs_arrival_floor(const char *clock, int ranks, int cores);
 
 /* A new record of n_ranks (2..GS_MAX_RANKS) ranks with room for
  * `capacity` iterations each; NULL when memory runs out (error recorded). */
@@ -84,8 +98,9 @@ gs_status gs_arrival_merge(gs_arrival *into, const gs_arrival *from);
 gs_status gs_arrival_summarize(const gs_arrival *a, gs_arrival_summary *out);
 
 /* The naming rule: last_rank when the low end of its median lateness's
- * interval is above the largest of noise, alignment error and exit spread (and 2
- * or more iterations were summarized); -1 ("nobody") otherwise. */
+ * interval is above the largest of noise, alignment error, exit spread and
+ * the floor (and 2 or more iterations were summarized); -1 ("nobody")
+ * otherwise. */
 int gs_arrival_named(const gs_arrival_summary *s);
 
 /* The threshold the rule holds the lateness's low end to. */

@@ -96,43 +96,58 @@ static gs_status make_events(gs_comm *c, struct comm_arrival *a) {
 }
 
 #ifdef GS_HAVE_MPI
+/* The ping-pong's messages live in `wire`, a heap block freed when the
+ * exchange completes and kept when it was given up (a cancelled receive
+ * that had begun may still be written; comm_mpi_cancel). */
+
 /* Process 0's side of the ping-pong with `peer`: its offset and error. */
 static gs_status ping(gs_comm *c, int peer, double result[2]) {
+  double *wire = calloc(4, sizeof *wire); /* sent, reply, the result sent */
+  if (!wire) return gs_error(GS_ERR_NOMEM, "cannot allocate the clock ping-pong");
   double best = INFINITY;
   for (int r = 0; r < COMM_ARRIVAL_ROUNDS; r++) {
-    double sent = gs_time_seconds(), reply = 0.0;
+    wire[0] = gs_time_seconds();
     MPI_Request rq[2];
-    GS_CHECK_MPI(MPI_Irecv(&reply, 1, MPI_DOUBLE, peer, COMM_ARRIVAL_TAG, MPI_COMM_WORLD, &rq[0]));
-    GS_CHECK_MPI(MPI_Isend(&sent, 1, MPI_DOUBLE, peer, COMM_ARRIVAL_TAG, MPI_COMM_WORLD, &rq[1]));
-    GS_TRY(comm_mpi_complete(c, rq, 2));
-    const double back = gs_time_seconds();
+    GS_CHECK_MPI(MPI_Irecv(&wire[1], 1, MPI_DOUBLE, peer, COMM_ARRIVAL_TAG, MPI_COMM_WORLD, &rq[0]));
+    GS_CHECK_MPI(MPI_Isend(&wire[0], 1, MPI_DOUBLE, peer, COMM_ARRIVAL_TAG, MPI_COMM_WORLD, &rq[1]));
+    GS_TRY(comm_mpi_complete_p2p(c, rq, 2));
+    const double sent = wire[0], back = gs_time_seconds();
     // The peer read its clock between `sent` and `back` on this one.
     if (back - sent < best) {
       best = back - sent;
-      result[0] = reply - 0.5 * (sent + back);
+      result[0] = wire[1] - 0.5 * (sent + back);
       result[1] = 0.5 * best;
     }
   }
+  wire[2] = result[0];
+  wire[3] = result[1];
   MPI_Request rq;
-  GS_CHECK_MPI(MPI_Isend(result, 2, MPI_DOUBLE, peer, COMM_ARRIVAL_TAG, MPI_COMM_WORLD, &rq));
-  return comm_mpi_complete(c, &rq, 1);
+  GS_CHECK_MPI(MPI_Isend(&wire[2], 2, MPI_DOUBLE, peer, COMM_ARRIVAL_TAG, MPI_COMM_WORLD, &rq));
+  GS_TRY(comm_mpi_complete_p2p(c, &rq, 1));
+  free(wire);
+  return GS_OK;
 }
 
 /* A peer's side: answers every round with its clock, then receives its
  * offset (its clock less process 0's) and error. */
 static gs_status pong(gs_comm *c, double result[2]) {
+  double *wire = calloc(4, sizeof *wire); /* the ping, the reply, the result */
+  if (!wire) return gs_error(GS_ERR_NOMEM, "cannot allocate the clock ping-pong");
   for (int r = 0; r < COMM_ARRIVAL_ROUNDS; r++) {
-    double got = 0.0;
     MPI_Request rq;
-    GS_CHECK_MPI(MPI_Irecv(&got, 1, MPI_DOUBLE, 0, COMM_ARRIVAL_TAG, MPI_COMM_WORLD, &rq));
-    GS_TRY(comm_mpi_complete(c, &rq, 1));
-    double now = gs_time_seconds();
-    GS_CHECK_MPI(MPI_Isend(&now, 1, MPI_DOUBLE, 0, COMM_ARRIVAL_TAG, MPI_COMM_WORLD, &rq));
-    GS_TRY(comm_mpi_complete(c, &rq, 1));
+    GS_CHECK_MPI(MPI_Irecv(&wire[0], 1, MPI_DOUBLE, 0, COMM_ARRIVAL_TAG, MPI_COMM_WORLD, &rq));
+    GS_TRY(comm_mpi_complete_p2p(c, &rq, 1));
+    wire[1] = gs_time_seconds();
+    GS_CHECK_MPI(MPI_Isend(&wire[1], 1, MPI_DOUBLE, 0, COMM_ARRIVAL_TAG, MPI_COMM_WORLD, &rq));
+    GS_TRY(comm_mpi_complete_p2p(c, &rq, 1));
   }
   MPI_Request rq;
-  GS_CHECK_MPI(MPI_Irecv(result, 2, MPI_DOUBLE, 0, COMM_ARRIVAL_TAG, MPI_COMM_WORLD, &rq));
-  return comm_mpi_complete(c, &rq, 1);
+  GS_CHECK_MPI(MPI_Irecv(&wire[2], 2, MPI_DOUBLE, 0, COMM_ARRIVAL_TAG, MPI_COMM_WORLD, &rq));
+  GS_TRY(comm_mpi_complete_p2p(c, &rq, 1));
+  result[0] = wire[2];
+  result[1] = wire[3];
+  free(wire);
+  return GS_OK;
 }
 #endif
 

@@ -125,7 +125,7 @@ static gs_status mpi_sendrecv(gs_comm *c, const gs_comm_call *k, const void *sen
   MPI_Datatype type = comm_mpi_type(k->dtype);
   GS_CHECK_MPI(MPI_Irecv(k->recv, (int)k->count, type, k->recv_peer, 0, MPI_COMM_WORLD, &rq[0]));
   GS_CHECK_MPI(MPI_Isend(send, (int)k->count, type, k->send_peer, 0, MPI_COMM_WORLD, &rq[1]));
-  return comm_mpi_complete(c, rq, 2);
+  return comm_mpi_complete_p2p(c, rq, 2);
 }
 #define GS_COMM_MPI(f) f
 #else

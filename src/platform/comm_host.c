@@ -355,6 +355,20 @@ gs_status comm_mpi_complete(gs_comm *c, MPI_Request *requests, int n) {
   }
 }
 
+void comm_mpi_cancel(MPI_Request *requests, int n) {
+  for (int k = 0; k < n; k++) {
+    if (requests[k] == MPI_REQUEST_NULL) continue;
+    MPI_Cancel(&requests[k]);
+    MPI_Request_free(&requests[k]);
+  }
+}
+
+gs_status comm_mpi_complete_p2p(gs_comm *c, MPI_Request *requests, int n) {
+  const gs_status status = comm_mpi_complete(c, requests, n);
+  if (status != GS_OK) comm_mpi_cancel(requests, n);
+  return status;
+}
+
 static size_t input_bytes(const gs_coll_desc *d, const gs_comm_call *call, int size) {
   return gs_coll_elements(d->send_blocks, call->count, size) * gs_dtype_size(call->dtype);
 }

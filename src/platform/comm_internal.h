@@ -90,9 +90,20 @@ struct gs_comm_world {
 
 #ifdef GS_HAVE_MPI
 /* Completes `n` MPI requests by polling (MPI_Testall) within the world's
- * timeout; on timeout names the laggards and returns GS_ERR_TIMEOUT (the
- * requests cannot be cancelled: the caller ends the job). */
+ * timeout; on timeout names the laggards and returns GS_ERR_TIMEOUT, and on
+ * a signal or a stopped peer GS_ERR_INTERRUPTED. Requests not completed
+ * stay active: collective ones cannot be cancelled (the caller ends the
+ * job); point-to-point ones go through comm_mpi_complete_p2p. */
 gs_status comm_mpi_complete(gs_comm *comm, MPI_Request *requests, int n);
+/* Cancels and releases point-to-point requests that were given up, so that
+ * a message arriving later (while the survivors of a broken job salvage
+ * their results) matches none of them. A receive that had already begun
+ * may still write its buffer, which must therefore outlive the job: the
+ * callers receive into heap copies they keep once a request is given up. */
+void comm_mpi_cancel(MPI_Request *requests, int n);
+/* comm_mpi_complete for point-to-point requests: those not completed are
+ * cancelled (comm_mpi_cancel). */
+gs_status comm_mpi_complete_p2p(gs_comm *comm, MPI_Request *requests, int n);
 #endif
 
 /* Arrays of one slot per process of a host in the shared window: progress,

@@ -4,7 +4,8 @@
  * threads of one process through per-rank inboxes of the shared-memory
  * exchange (a send copies its data into the receiver's inbox and never
  * waits); host buffers between processes through MPI_Isend of a copy and
- * MPI_Irecv, completed by polling within the world's timeout. */
+ * MPI_Irecv into a copy, completed by polling within the world's timeout
+ * (a copy stays allocated once its request is given up). */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -165,6 +166,52 @@ static gs_status process_send(gs_comm *c, const gs_comm_p2p_op *op, size_t bytes
   c->pending_count++;
   return GS_OK;
 }
+
+/* The receives of one group under MPI. Each lands in a copy of its own,
+ * moved to the caller's buffer once all are complete: a receive given up
+ * when the job broke may still be matched later (a live peer's message
+ * arriving while the survivors salvage their results), and must then not
+ * write into memory its caller has freed. */
+#define COMM_RECEIVES_MAX 8
+struct comm_landing {
+  int posted;
+  MPI_Request requests[COMM_RECEIVES_MAX];
+  void *copy[COMM_RECEIVES_MAX];
+  const gs_comm_p2p_op *op[COMM_RECEIVES_MAX];
+};
+
+static gs_status process_recv(struct comm_landing *l, const gs_comm_p2p_op *op, size_t bytes) {
+  if (bytes > (size_t)INT_MAX || l->posted == COMM_RECEIVES_MAX)
+    return gs_error(GS_ERR_UNSUPPORTED, "%zu bytes from rank %d: too large a receive group",
+                    bytes, op->peer);
+  void *copy = malloc(bytes ? bytes : 1);
+  if (!copy) return gs_error(GS_ERR_NOMEM, "cannot receive %zu bytes from rank %d", bytes, op->peer);
+  if (MPI_Irecv(copy, (int)bytes, MPI_BYTE, op->peer, COMM_P2P_TAG, MPI_COMM_WORLD,
+                &l->requests[l->posted]) != MPI_SUCCESS) {
+    free(copy);
+    return gs_error(GS_ERR_MPI, "MPI_Irecv of %zu bytes from rank %d failed", bytes, op->peer);
+  }
+  l->copy[l->posted] = copy;
+  l->op[l->posted] = op;
+  l->posted++;
+  return GS_OK;
+}
+
+/* After the group (`status`): the copies of the completed receives go to
+ * their buffers. On failure the copies stay allocated, the receives
+ * cancelled: one already begun may still be written. */
+static gs_status landing_settle(gs_comm *c, struct comm_landing *l, gs_status status) {
+  if (status == GS_OK && l->posted > 0)
+    status = comm_mpi_complete_p2p(c, l->requests, l->posted);
+  else if (status != GS_OK)
+    comm_mpi_cancel(l->requests, l->posted);
+  for (int j = 0; status == GS_OK && j < l->posted; j++) {
+    const gs_comm_p2p_op *op = l->op[j];
+    memcpy(op->buf, l->copy[j], op->count * gs_dtype_size(op->dtype));
+    free(l->copy[j]);
+  }
+  return status;
+}
 #endif
 
 gs_status gs_comm_p2p_drain(gs_comm *c) {
@@ -228,28 +275,23 @@ gs_status gs_comm_p2p(gs_comm *c, const gs_comm_p2p_op *ops, int n, cudaStream_t
     comm_pair_stretch(comm_pair_factor(c, ops[k].peer), t0);
   }
 #ifdef GS_HAVE_MPI
-  MPI_Request requests[8];
-  int posted = 0;
+  struct comm_landing landing = {.posted = 0};
 #endif
-  for (int k = 0; k < n; k++) {
+  gs_status status = GS_OK;
+  for (int k = 0; k < n && status == GS_OK; k++) {
     if (ops[k].send) continue;
     const size_t bytes = ops[k].count * gs_dtype_size(ops[k].dtype);
     snprintf(c->op_name, sizeof c->op_name, "receive from rank %d", ops[k].peer);
     if (threads) {
-      GS_TRY(thread_recv(c, &ops[k], bytes));
+      status = thread_recv(c, &ops[k], bytes);
       continue;
     }
 #ifdef GS_HAVE_MPI
-    if (bytes > (size_t)INT_MAX || posted == 8)
-      return gs_error(GS_ERR_UNSUPPORTED, "%zu bytes from rank %d: too large a receive group",
-                      bytes, ops[k].peer);
-    GS_CHECK_MPI(MPI_Irecv(ops[k].buf, (int)bytes, MPI_BYTE, ops[k].peer, COMM_P2P_TAG,
-                           MPI_COMM_WORLD, &requests[posted]));
-    posted++;
+    status = process_recv(&landing, &ops[k], bytes);
 #endif
   }
 #ifdef GS_HAVE_MPI
-  if (posted > 0) GS_TRY(comm_mpi_complete(c, requests, posted));
+  status = landing_settle(c, &landing, status);
 #endif
-  return GS_OK;
+  return status;
 }

@@ -1,14 +1,34 @@
 /* The arrival skew of one measurement (docs/stragglers.md, "Arrival
- * skew"): the summary its document keeps in "arrival", read into the row,
- * and the late rank named by core/arrival's rule, so that a report and the
- * rule can never disagree. */
+ * skew"): the summary its document keeps in "arrival", read into the row
+ * with the floor of a host whose ranks outnumber its cores, and the late
+ * rank named by core/arrival's rule, so that a report and the rule can
+ * never disagree. */
+#include <math.h>
+#include <string.h>
+
 #include "core/arrival.h"
 #include "core/check.h"
 #include "core/json.h"
 #include "report/analyze/internal.h"
 
 /* See internal.h. */
-gs_status gs_report_arrival_read(const cJSON *m, const char *file, gs_report_row *row) {
+/* The most ranks of `row` on one host: its world over the hosts its ranks
+ * name (all on one host when none is named). */
+static int ranks_per_host(const gs_report_row *row) {
+  size_t hosts = 0;
+  for (size_t k = 0; k < row->n_ranks; k++) {
+    const char *h = row->ranks[k].host;
+    size_t j = 0;
+    while (h && j < k && !(row->ranks[j].host && strcmp(row->ranks[j].host, h) == 0)) j++;
+    hosts += h && j == k;
+  }
+  if (hosts == 0) hosts = 1;
+  return (int)(((size_t)row->world_size + hosts - 1) / hosts);
+}
+
+/* See internal.h. */
+gs_status gs_report_arrival_read(const cJSON *doc, const cJSON *m, const char *file,
+                                 gs_report_row *row) {
   gs_report_arrival *a = &row->arrival;
   a->present = 0;
   a->named = -1;
@@ -20,6 +40,11 @@ gs_status gs_report_arrival_read(const cJSON *m, const char *file, gs_report_row
   GS_TRY(gs_arrival_summary_from_json(member, file, &a->summary));
   a->clock = gs_json_string_member(member, "clock", NULL);
   a->alignment = gs_json_string_member(member, "alignment", NULL);
+  const double cores = gs_json_number_member(
+      gs_json_member(gs_json_member(doc, "environment"), "cpu"), "logical_cores");
+  a->ranks_per_host = ranks_per_host(row);
+  a->cores = isfinite(cores) && cores >= 1.0 && cores < 1e6 ? (int)cores : 0;
+  a->summary.floor = gs_arrival_floor(a->clock, a->ranks_per_host, a->cores);
   a->named = gs_arrival_named(&a->summary);
   a->present = 1;
   return GS_OK;

@@ -274,7 +274,9 @@ typedef struct {
   int present;               /* the measurement has an "arrival" member */
   const char *clock;         /* "host" or "device"; points into the document */
   const char *alignment;     /* "shared" or "ping-pong"; points into the document */
-  gs_arrival_summary summary;
+  gs_arrival_summary summary; /* its floor set from the two below */
+  int ranks_per_host;        /* the most ranks of the measurement on one host */
+  int cores;                 /* logical cores of the document's host; 0 unknown */
   int named;                 /* gs_arrival_named: the late rank, or -1 (nobody) */
 } gs_report_arrival;
 

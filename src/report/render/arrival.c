@@ -55,15 +55,20 @@ void gs_render_arrival(gs_render_writer *w, const gs_report_row *row) {
   signed_seconds(s->lateness_low, low, sizeof low);
   signed_seconds(s->lateness_high, high, sizeof high);
   gs_format_seconds(gs_arrival_threshold(s), threshold, sizeof threshold);
+  char terms[200] = "clock error and exit spread";
+  if (s->floor > 0.0)
+    snprintf(terms, sizeof terms, "clock error, exit spread and a scheduling period (%d ranks "
+             "shared a host's %d cores: the scheduler decides who arrives last)",
+             a->ranks_per_host, a->cores);
   gs_render_block(w, 0, "    ",
                   "Arrival at the collectives (%s clock, %s clocks): named %s. Rank %d "
                   "arrived last in %zu of %zu iterations (%.0f%%), median lateness %s [%s, %s] "
                   "against the others; %.1f%% of the ranks' time in the collective was spent "
                   "waiting for the last arrival. Named when the interval is above %s, the "
-                  "largest of noise, clock error and exit spread (docs/stragglers.md)",
+                  "largest of noise, %s (docs/stragglers.md)",
                   a->clock ? a->clock : "-", a->alignment ? a->alignment : "-", named,
                   s->last_rank, s->last_count[s->last_rank], s->iterations,
-                  100.0 * last_share(s), late, low, high, 100.0 * s->wait_share, threshold);
+                  100.0 * last_share(s), late, low, high, 100.0 * s->wait_share, threshold, terms);
 }
 
 /* See internal.h. */
@@ -124,6 +129,7 @@ void gs_render_arrival_json(gs_json_build *b, cJSON *o, const gs_report_row *row
   gs_json_put_number(b, x, "lateness_low_seconds", s->lateness_low);
   gs_json_put_number(b, x, "lateness_high_seconds", s->lateness_high);
   gs_json_put_number(b, x, "threshold_seconds", gs_arrival_threshold(s));
+  gs_json_put_number(b, x, "floor_seconds", s->floor);
   gs_json_put_number(b, x, "wait_share", s->wait_share);
   if (a->named >= 0) {
     gs_json_put_number(b, x, "named", a->named);
