@@ -30,6 +30,41 @@ need_mpirun() {
   export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
 }
 
+# rank_pid RANK: the pid of this test's gpuscale process ($bin, an absolute
+# path, with $work on its command line) that the launcher made rank RANK.
+rank_pid() {
+  local p
+  for p in $(pgrep -f -- "$bin"); do
+    [ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$bin" ] || continue
+    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1" &&
+      grep -q -- "$work" "/proc/$p/cmdline" 2>/dev/null && { echo "$p"; return 0; }
+  done
+  return 1
+}
+
+# kill_rank_of JOB RANK SECONDS: once launcher rank RANK of background job
+# JOB runs, waits SECONDS more, kills it with SIGKILL and waits for JOB;
+# sets took to the seconds from the kill to the job's end (fails, with took
+# empty, when no process of that rank appeared within 60 s).
+kill_rank_of() {
+  local job=$1 rank=$2 pid="" i
+  took=""
+  for i in $(seq 600); do
+    pid=$(rank_pid "$rank") && break
+    sleep 0.1
+  done
+  if [ -z "$pid" ]; then
+    fail "no process of rank $rank"
+    wait "$job"
+    return 1
+  fi
+  sleep "$3"
+  local t0=$SECONDS
+  kill -KILL "$pid"
+  wait "$job"
+  took=$((SECONDS - t0))
+}
+
 # expect CODE PATTERN -- ARGS...: exit code and a pattern in stdout+stderr.
 expect() {
   local code=$1 pattern=$2

@@ -12,17 +12,6 @@ bin=$1
 need_mpirun
 bin=$(readlink -f "$bin")
 
-# rank_pid RANK: the pid of this test's gpuscale process of launcher rank RANK.
-rank_pid() {
-  local p
-  for p in $(pgrep -f -- "$bin"); do
-    [ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$bin" ] || continue
-    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1" &&
-      grep -q -- "$work" "/proc/$p/cmdline" 2>/dev/null && { echo "$p"; return 0; }
-  done
-  return 1
-}
-
 # fault NAME NP SIGNAL RANK ARGS...: starts gpuscale ARGS under mpirun -np NP,
 # sends SIGNAL to rank RANK once it measures ($after seconds after it
 # started, 4 unless set; for coll once the document of its first size exists), and sets $took to the

@@ -31,23 +31,7 @@ PY
 # Rank 1 (stage 1 of replica 0) killed while the job measures.
 timeout -s KILL 120 mpirun -np 4 "$bin" run "${model[@]}" --pp 2 --micro-batches 4 --iters 1000000 \
   --timeout 3 -o "$work/kill.json" >"$work/kill.out" 2>&1 &
-job=$!
-pid=""
-for i in $(seq 600); do
-  for p in $(pgrep -f -- "$bin"); do
-    [ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$bin" ] || continue
-    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1" &&
-      grep -q -- "$work" "/proc/$p/cmdline" 2>/dev/null && pid=$p
-  done
-  [ -n "$pid" ] && break
-  sleep 0.1
-done
-sleep 4
-[ -n "$pid" ] || fail "no process of rank 1"
-t0=$SECONDS
-[ -n "$pid" ] && kill -KILL "$pid"
-wait "$job"
-took=$((SECONDS - t0))
+kill_rank_of $! 1 4
 echo "kill: SIGKILL to rank 1 -> mpirun ended after $took s"
 [ "$took" -le 12 ] || fail "the killed stage's job took $took s to end"
 grep -q "rank 1 (pipeline stage 1 of 2, replica 0 of 2) on .* lost" "$work/kill.out" ||
