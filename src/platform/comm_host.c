@@ -403,7 +403,8 @@ static gs_status run_between_processes(gs_comm *c, const gs_comm_call *call) {
  * host collectives' sendrecv uses 0). */
 #define COMM_SALVAGE_TAG 0x5a1
 /* Shortest wait for the survivors' data; a peer that still answers is
- * waited for up to the world's timeout (it may finish its own work first). */
+ * waited for up to the world's timeout (it may finish its own work first),
+ * or COMM_SIGNALLED_SECONDS once a signal came. */
 #define COMM_SALVAGE_SECONDS 1.0
 
 #ifdef GS_HAVE_MPI
@@ -437,9 +438,13 @@ gs_status gs_comm_world_salvage(gs_comm_world *w, const void *send, size_t bytes
         MPI_SUCCESS)
       MPI_Request_free(&request);
   }
-  const double start = gs_time_seconds();
-  const double until = start + fmax(COMM_SALVAGE_SECONDS, w->config.timeout_seconds);
+  double until = gs_time_seconds() + fmax(COMM_SALVAGE_SECONDS, w->config.timeout_seconds);
+  int signalled = 0;
   for (;;) {
+    if (!signalled && gs_interrupt_signal() != 0) {
+      signalled = 1;
+      until = fmin(until, gs_time_seconds() + COMM_SIGNALLED_SECONDS);
+    }
     int missing = 0;
     for (int k = 0; k < n; k++) missing += expect_from(w, k) && recv[k] == NULL;
     if (missing == 0 || gs_time_seconds() >= until) break;

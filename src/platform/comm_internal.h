@@ -88,6 +88,12 @@ struct gs_comm_world {
 #endif
 };
 
+/* Seconds the survivors of a broken job listen for each other (the roll
+ * call, the salvage) once a signal came: the launcher ending the job kills
+ * what is left about a second after its SIGTERM (Open MPI's
+ * odls_base_sigkill_timeout), and the writer needs the rest to write. */
+#define COMM_SIGNALLED_SECONDS 0.3
+
 #ifdef GS_HAVE_MPI
 /* Completes `n` MPI requests by polling (MPI_Testall) within the world's
  * timeout; on timeout names the laggards and returns GS_ERR_TIMEOUT, and on

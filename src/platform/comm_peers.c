@@ -260,11 +260,9 @@ int gs_comm_writer_claimed(const gs_comm_world *w) {
 
 /* Seconds the roll call listens for processes that have not answered:
  * the live ones broke at the same lockstep point within a short spread;
- * after a signal (the launcher ending the job, which kills what is left
- * about a second later) only briefly. */
-#define COMM_ROLL_SIGNALLED_SECONDS 0.3
+ * after a signal only briefly (COMM_SIGNALLED_SECONDS). */
 static double roll_seconds(const gs_comm_world *w) {
-  return gs_interrupt_signal() ? COMM_ROLL_SIGNALLED_SECONDS : fmin(5.0, stale_seconds(w));
+  return gs_interrupt_signal() ? COMM_SIGNALLED_SECONDS : fmin(5.0, stale_seconds(w));
 }
 
 #define COMM_ROLL_TAG 0x5a2

@@ -135,7 +135,9 @@ static void slow_down(const replica *r, double began) {
 }
 
 /* Prefills and decodes the n records in r->batch (their targets in
- * `latency`, see by_output_desc); fills their times and statuses. */
+ * `latency`, see by_output_desc); fills their times and statuses.
+ * GS_ERR_INTERRUPTED when SIGINT or SIGTERM cut the batch short after a
+ * step (the records not finished keep a NaN finish). */
 static gs_status generate(replica *r, size_t n, uint64_t prompt_seed) {
   scenario_shared *sh = r->sh;
   gs_llm_request_record *b = r->batch;
@@ -185,6 +187,12 @@ static gs_status generate(replica *r, size_t n, uint64_t prompt_seed) {
       if (b[i].status == GS_LLM_REQ_OK && isnan(b[i].finish) &&
           (double)(b[i].output_tokens + 1) < b[i].latency)
         next = i + 1;
+    // After SIGINT or SIGTERM this step is the batch's last: the engine
+    // starts no further one, and sequences short of their targets stay
+    // unfinished. A launcher kills the job a second after its SIGTERM
+    // (Open MPI's odls_base_sigkill_timeout), sooner than a batch may end.
+    const int stopping = gs_interrupt_signal() != 0;
+    if (stopping) next = 0;
     pass = gs_time_seconds();
     GS_TRY(gs_llm_engine_decode(r->engine, active, next, r->tokens));
     slow_down(r, pass);
@@ -192,6 +200,9 @@ static gs_status generate(replica *r, size_t n, uint64_t prompt_seed) {
     t = now_since(sh);
     for (size_t i = 0; i < active; i++)
       if (b[i].status == GS_LLM_REQ_OK && isnan(b[i].finish)) b[i].output_tokens++;
+    if (stopping)
+      return gs_error(GS_ERR_INTERRUPTED, "interrupted by signal %d within a batch",
+                      gs_interrupt_signal());
   }
   for (size_t i = 0; i < n; i++)
     if (b[i].status == GS_LLM_REQ_OK && timed_out(r, &b[i], b[i].finish))
@@ -265,7 +276,11 @@ static gs_status run_batch(replica *r, const uint32_t *ids, size_t n, double iss
   gs_trace_step_close();
   for (size_t i = 0; i < kept; i++) {
     gs_llm_request_record *rec = &r->batch[i];
-    if (status != GS_OK && (rec->status != GS_LLM_REQ_OK || isnan(rec->finish))) {
+    const int unfinished = rec->status == GS_LLM_REQ_OK && isnan(rec->finish);
+    // Cut short by a stop request: not completed, and not failed either
+    // (as the requests never issued after it).
+    if (status == GS_ERR_INTERRUPTED && unfinished) continue;
+    if (status != GS_OK && (rec->status != GS_LLM_REQ_OK || unfinished)) {
       rec->status = GS_LLM_REQ_FAILED;
     }
     finish_record(rec);
@@ -344,8 +359,9 @@ static gs_status replica_setup(replica *r) {
 }
 
 /* Pulls and runs batches until the rank's queue is empty, or until SIGINT
- * or SIGTERM (core/interrupt.h): then no further request is issued and the
- * completed ones are kept. */
+ * or SIGTERM (core/interrupt.h): then no further request is issued, the
+ * batch in flight stops after its current step, and the completed requests
+ * are kept. */
 static gs_status serve(replica *r) {
   scenario_shared *sh = r->sh;
   const gs_llm_scenario_config *c = sh->config;
