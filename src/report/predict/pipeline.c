@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "core/json.h"
-#include "report/predict/predict.h"
+#include "report/predict/internal.h"
 
 const char gs_predict_pipeline_assumption[] =
     "assumes the measured stages' busy time spread over P stages with the measured imbalance, "
@@ -174,35 +174,33 @@ void gs_predict_pipeline_text(FILE *f, const gs_predict *p, int markdown) {
 
 /* See predict.h. */
 void gs_predict_pipeline_json(gs_json_build *b, cJSON *doc, const gs_predict *p) {
+  static const gs_predict_json_field series[] = {
+      GS_PREDICT_JSON_INT(gs_predict_pipeline, "stages", stages),
+      GS_PREDICT_JSON_INT(gs_predict_pipeline, "micro_batches", micro),
+      GS_PREDICT_JSON_NUM(gs_predict_pipeline, "busy_seconds", busy_seconds),
+      GS_PREDICT_JSON_NUM(gs_predict_pipeline, "imbalance", imbalance),
+      GS_PREDICT_JSON_NUM(gs_predict_pipeline, "bytes_per_sample", bytes_per_sample),
+      GS_PREDICT_JSON_NUM(gs_predict_pipeline, "measured_step_seconds", measured_step),
+      GS_PREDICT_JSON_NUM(gs_predict_pipeline, "model_step_seconds", model_step),
+      GS_PREDICT_JSON_END};
+  static const gs_predict_json_field point[] = {
+      GS_PREDICT_JSON_INT(gs_predict_pipeline_point, "stages", stages),
+      GS_PREDICT_JSON_INT(gs_predict_pipeline_point, "micro_batches", micro),
+      GS_PREDICT_JSON_NUM(gs_predict_pipeline_point, "step_seconds", step_seconds),
+      GS_PREDICT_JSON_NUM(gs_predict_pipeline_point, "samples_per_second", throughput),
+      GS_PREDICT_JSON_NUM(gs_predict_pipeline_point, "bubble", bubble),
+      GS_PREDICT_JSON_NUM(gs_predict_pipeline_point, "bubble_formula", bubble_formula),
+      GS_PREDICT_JSON_NUM(gs_predict_pipeline_point, "transfer_seconds", transfer_seconds),
+      GS_PREDICT_JSON_INT(gs_predict_pipeline_point, "inter_node_boundaries",
+                          inter_node_boundaries),
+      GS_PREDICT_JSON_END};
   if (p->n_pipelines == 0) return;
   cJSON *arr = gs_json_put_array(b, doc, "pipelines");
   for (size_t i = 0; i < p->n_pipelines && !b->failed; i++) {
     const gs_predict_pipeline *q = &p->pipelines[i];
-    cJSON *o = gs_json_check(b, cJSON_CreateObject());
-    gs_json_put_string(b, o, "series", q->name);
-    gs_json_put_number(b, o, "stages", q->stages);
-    gs_json_put_number(b, o, "micro_batches", q->micro);
-    gs_json_put_number(b, o, "busy_seconds", q->busy_seconds);
-    gs_json_put_number(b, o, "imbalance", q->imbalance);
-    gs_json_put_number(b, o, "bytes_per_sample", q->bytes_per_sample);
-    gs_json_put_number(b, o, "measured_step_seconds", q->measured_step);
-    gs_json_put_number(b, o, "model_step_seconds", q->model_step);
+    cJSON *o = gs_predict_json_series(b, arr, q->name, q, series);
     gs_json_put_string_or_null(b, o, "sendrecv_file", q->curve_file);
-    gs_json_put_string(b, o, "assumption", gs_predict_pipeline_assumption);
-    cJSON *pts = gs_json_put_array(b, o, "predictions");
-    for (size_t k = 0; k < q->n_points; k++) {
-      const gs_predict_pipeline_point *x = &q->points[k];
-      cJSON *j = gs_json_check(b, cJSON_CreateObject());
-      gs_json_put_number(b, j, "stages", x->stages);
-      gs_json_put_number(b, j, "micro_batches", x->micro);
-      gs_json_put_number(b, j, "step_seconds", x->step_seconds);
-      gs_json_put_number(b, j, "samples_per_second", x->throughput);
-      gs_json_put_number(b, j, "bubble", x->bubble);
-      gs_json_put_number(b, j, "bubble_formula", x->bubble_formula);
-      gs_json_put_number(b, j, "transfer_seconds", x->transfer_seconds);
-      gs_json_put_number(b, j, "inter_node_boundaries", x->inter_node_boundaries);
-      gs_json_append(b, pts, j);
-    }
-    gs_json_append(b, arr, o);
+    gs_predict_json_predictions(b, o, gs_predict_pipeline_assumption, q->points, q->n_points,
+                                sizeof *q->points, point);
   }
 }
