@@ -66,7 +66,7 @@ int gs_predict_request_run(const gs_report *r, const gs_report_row *row, gs_pred
 /* Fits the request model of series `s` into w->model from every fitted row
  * of every offline series of the same stream (gs_predict_same_stream),
  * each with its own layout; w->fitted gains their counts and w->n_family
- * the other series used. GS_ERR_USAGE naming the series when nothing is
+ * counts the series used (this one among them when it was fitted). GS_ERR_USAGE naming the series when nothing is
  * left to fit or the fit fails. */
 gs_status gs_predict_requests_fit(const gs_report *r, const gs_report_series *s,
                                   const gs_predict *p, gs_predict_workload *w);

@@ -235,7 +235,7 @@ typedef struct {
   double items_per_step;
   int fitted[8];           /* the GPU counts fitted (first 8) */
   size_t n_fitted;
-  size_t n_family;         /* requests: other series of the same stream (other layouts) fitted */
+  size_t n_family;         /* requests: series of the same stream (its layouts) fitted */
   double base_throughput;  /* X(1): measured, else predicted */
   double price_per_gpu_hour; /* NaN without a price for its GPU */
   size_t n_points;

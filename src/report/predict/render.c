@@ -90,7 +90,7 @@ static void model_sentence(const gs_predict_workload *w, char *out, size_t size)
                           "on one GPU; measured as replicas of tp %d x pp %d; %d requests in "
                           "batches of %d, %.0f tokens per run",
                           gs_predict_kind_name(m->kind), fitted,
-                          w->n_family ? " (this series and its stream's other layouts)" : "", a,
+                          w->n_family > 1 ? " (this request stream's layouts together)" : "", a,
                           m->measured_tp, m->measured_pp > 0 ? m->measured_pp : 1, m->samples,
                           m->batch, m->tokens_per_run);
     if (used_n <= 0 || (size_t)used_n >= size) return;
@@ -314,6 +314,10 @@ static void render_text(FILE *f, const gs_predict *p, int markdown) {
     fprintf(f, "\n%s%s\n", markdown ? "## " : "", w->name);
     if (markdown) fputc('\n', f);
     fprintf(f, "%s.\n\n", sentence);
+    if (w->n_points == 0) {  // fitted for another series (--holdout-layout) and not asked
+      fprintf(f, "No GPU count asked of this series (--ngpus LIST predicts it).\n");
+      continue;
+    }
     render_workload_table(&k, p, w);
     fputc('\n', f);
     render_choice(&k, p, w);
@@ -396,7 +400,7 @@ static cJSON *model_json(gs_json_build *b, const gs_predict_workload *w) {
     gs_json_put_number(b, o, "fixed_share", m->fixed_share);
     gs_json_put_bool(b, o, "fixed_share_fitted", m->share_fitted);
     gs_predict_json_pair(b, o, "fixed_share_interval", m->share_low, m->share_high);
-    gs_json_put_number(b, o, "layouts_fitted", (double)w->n_family + 1.0);
+    gs_json_put_number(b, o, "layouts_fitted", (double)w->n_family);
     gs_json_put_number(b, o, "layers", m->layers);
     gs_json_put_number(b, o, "hidden", m->hidden);
     gs_json_put_number(b, o, "element_bytes", m->element_bytes);

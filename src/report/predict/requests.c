@@ -155,7 +155,7 @@ gs_status gs_predict_requests_fit(const gs_report *r, const gs_report_series *s,
       k++;
       used = 1;
     }
-    w->n_family += used && o != s;
+    w->n_family += used;
   }
   if (k == 0)
     st = gs_error(GS_ERR_USAGE, "%s: no ok measurement of this request stream to fit%s",
