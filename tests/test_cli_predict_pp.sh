@@ -107,6 +107,39 @@ assert abs(ehi - (pt["tokens_per_second_high"] / mlo - 1)) < 1e-9, pt
 assert abs(err) < 0.01, pt
 PY
 
+# Which layout at 6 GPUs: 6 replicas of one GPU (1 round of 0.1 s) beat 3
+# of 2 stages (0.1125 s) at every corner of the fit's interval; with runs
+# 30% apart the interval allows either, and the output says inconclusive.
+expect 0 "at 6 GPUs: tp 1 x pp 1, [0-9.]+ +tokens/s \[[0-9.]+ +, [0-9.]+ +\]: fastest of the 4 layouts" -- \
+  predict "$work/one.json" "$work/pp2.json" "$work/pp2m4.json" "$work/pp3.json" --ngpus 6 --gpus-per-node 6
+mkdir -p "$work/wide"
+python3 - "$work" <<'PY' || fail "widening the runs"
+import json, os, sys
+work = sys.argv[1]
+for name in ("one", "pp2", "pp2m4", "pp3"):
+    d = json.load(open(os.path.join(work, name + ".json")))
+    l = d["measurements"][0]["llm"]
+    t = l["run_seconds"][1]
+    l["run_seconds"] = [t * 1.3, t, t * 0.7]
+    json.dump(d, open(os.path.join(work, "wide", name + ".json"), "w"))
+PY
+expect 0 "at 6 GPUs: tp 1 x pp 1, .*: inconclusive against tp 1 x pp 2 \(2 micro-batches\)" -- \
+  predict "$work/wide/one.json" "$work/wide/pp2.json" "$work/wide/pp2m4.json" "$work/wide/pp3.json" \
+  --ngpus 6 --gpus-per-node 6
+expect 0 "" -- predict "$work/wide/one.json" "$work/wide/pp2.json" "$work/wide/pp2m4.json" \
+  "$work/wide/pp3.json" --ngpus 6 --gpus-per-node 6 -f json -o "$work/wide.json"
+python3 - "$work" <<'PY' || failures=$((failures + 1))
+import json, os, sys
+d = json.load(open(os.path.join(sys.argv[1], "wide.json")))
+c = d["layout_choices"]
+assert len(c) == 1 and c[0]["gpus"] == 6 and c[0]["layouts"] == 4, c
+assert c[0]["verdict"] == "inconclusive", c
+f = c[0]["fastest"]
+assert (f["tensor_parallel"], f["pipeline_stages"]) == (1, 1), f
+assert f["tokens_per_second_low"] < f["tokens_per_second"] < f["tokens_per_second_high"], f
+assert {(x["pipeline_stages"], x["micro_batches"]) for x in c[0]["inconclusive_against"]} >= {(2, 2)}, c
+PY
+
 expect 2 "option --holdout-layout: 'tp=2x' must be a layout like tp=1,pp=2" -- \
   predict "$work/one.json" --holdout-layout tp=2x
 expect 2 "option --holdout-layout: no ok llm measurement of tp 1 x pp 4" -- \

@@ -174,6 +174,34 @@ static void test_pipeline_is_not_tensor_parallel(void **state) {
   assert_int_equal(gs_predict_fit_requests(&as_tp, 1, &m, &tp), GS_ERR_USAGE);
 }
 
+/* mlp's pipeline (pipeline.c): the step's, throughput's and bubble's 95%
+ * bounds from the busy time's interval, the transfers held fixed. */
+static void test_pipeline_interval(void **state) {
+  (void)state;
+  gs_predict_pipeline q = {.stages = 2, .micro = 4, .busy_seconds = 0.8, .busy_half = 0.1,
+                           .imbalance = 1.0, .samples = 64, .bytes_per_sample = 100};
+  gs_predict_options o = {.inter_node_bytes_per_second = 1e6, .inter_node_latency_seconds = 1e-3};
+  gs_predict_pipeline_point x;
+  // Within a node, no transfers: step = 5 busy / 8 at busy 0.72 and 0.88.
+  gs_predict_pipeline_at(&q, &o, 8, 2, 4, &x);
+  NEAR(x.step_low, 0.45, 1e-12);
+  NEAR(x.step_high, 0.55, 1e-12);
+  NEAR(x.throughput_low, 64 / 0.55, 1e-12);
+  NEAR(x.throughput_high, 64 / 0.45, 1e-12);
+  NEAR(x.bubble_low, 0.25, 1e-12);  // the formula's whatever the busy time
+  NEAR(x.bubble_high, 0.25, 1e-12);
+  // One GPU a node: 5.2 ms of crossings weigh more against less busy time.
+  gs_predict_pipeline_at(&q, &o, 1, 2, 4, &x);
+  NEAR(x.step_low, 0.45 + 5.2e-3, 1e-12);
+  NEAR(x.bubble_high, (0.45 + 5.2e-3) / 0.36 - 1.0, 1e-12);
+  NEAR(x.bubble_low, (0.55 + 5.2e-3) / 0.44 - 1.0, 1e-12);
+  assert_true(x.bubble_low < x.bubble && x.bubble < x.bubble_high);
+  // Without an interval (fewer than two steps) the bounds are NaN.
+  q.busy_half = NAN;
+  gs_predict_pipeline_at(&q, &o, 8, 2, 4, &x);
+  assert_true(isnan(x.step_low) && isnan(x.bubble_high));
+}
+
 static void test_parse_layout(void **state) {
   (void)state;
   gs_predict_layout l;
@@ -193,6 +221,7 @@ int main(void) {
       cmocka_unit_test(test_round_of_a_pipeline),
       cmocka_unit_test(test_fit_across_layouts),
       cmocka_unit_test(test_pipeline_is_not_tensor_parallel),
+      cmocka_unit_test(test_pipeline_interval),
       cmocka_unit_test(test_parse_layout),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

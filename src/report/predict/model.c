@@ -429,6 +429,7 @@ gs_status gs_predict_point_at_layout(const gs_predict_model *model, const gs_pre
   out->dollars_per_million = out->seconds_to_target = out->dollars_to_target = NAN;
   out->measured = out->error = NAN;
   out->throughput_low = out->throughput_high = NAN;
+  for (int i = 0; i < 4; i++) out->bound_throughput[i] = NAN;
   out->measured_low = out->measured_high = out->error_low = out->error_high = NAN;
   out->comm_how = "none";
   int per_node = m->gpus_per_node > 0 ? m->gpus_per_node : gpus;
@@ -457,6 +458,7 @@ gs_status gs_predict_point_at_layout(const gs_predict_model *model, const gs_pre
       gs_predict_point x = *out;
       request_run_at(model, m, &l, rounds[i / 2], shares[i % 2], &x);
       if (rounds[i / 2] == 0.0) x.throughput = INFINITY;  // a round of no time: no bound
+      out->bound_throughput[i] = x.throughput > 0.0 ? x.throughput : NAN;
       if (!(x.throughput > 0.0)) continue;
       if (!(x.throughput >= out->throughput_low)) out->throughput_low = x.throughput;
       if (!(x.throughput <= out->throughput_high)) out->throughput_high = x.throughput;
@@ -479,4 +481,12 @@ gs_status gs_predict_point_at_layout(const gs_predict_model *model, const gs_pre
   double items = items_per_step * (model->scaling == GS_SCALING_WEAK ? (double)gpus : 1.0);
   out->throughput = out->step_seconds > 0.0 ? items / out->step_seconds : NAN;
   return GS_OK;
+}
+
+/* See predict.h. */
+int gs_predict_point_beats(const gs_predict_point *a, const gs_predict_point *b) {
+  if (!(a->throughput > b->throughput)) return 0;
+  for (int i = 0; i < 4; i++)
+    if (!(a->bound_throughput[i] > b->bound_throughput[i])) return 0;
+  return 1;
 }

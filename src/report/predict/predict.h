@@ -168,6 +168,10 @@ typedef struct {
   double transfer;         /* requests: stage transfers of a run (part of comm) */
   double throughput_low, throughput_high; /* requests: the 95% bounds of throughput from the
                                              fit's bounds; NaN for the other kinds */
+  double bound_throughput[4]; /* requests: the throughput at the fit's four corners (round low
+                                 or high x share low or high); NaN without bounds. Two
+                                 predictions of one fit are ordered only where every corner
+                                 orders them alike */
   double measured_low, measured_high;     /* holdout: the measurement's 95% bounds, NaN unknown */
   double error_low, error_high; /* holdout: the error's bounds from both intervals */
   double dollars_per_million, seconds_to_target, dollars_to_target; /* NaN unpriced */
@@ -236,6 +240,8 @@ typedef struct {
   int fitted[8];           /* the GPU counts fitted (first 8) */
   size_t n_fitted;
   size_t n_family;         /* requests: series of the same stream (its layouts) fitted */
+  size_t family;           /* requests: the first series of its request stream (the layouts
+                              of one stream share it) */
   double base_throughput;  /* X(1): measured, else predicted */
   double price_per_gpu_hour; /* NaN without a price for its GPU */
   size_t n_points;
@@ -287,6 +293,8 @@ typedef struct {
   double bubble, bubble_formula;        /* (step - mean stage busy) / mean stage busy; (p-1)/m */
   double transfer_seconds;              /* the fill's and drain's boundary crossings */
   int inter_node_boundaries;            /* boundaries between nodes of gpus_per_node GPUs */
+  double step_low, step_high;           /* 95% bounds from the busy time's interval; NaN none */
+  double throughput_low, throughput_high, bubble_low, bubble_high; /* likewise */
 } gs_predict_pipeline_point;
 
 typedef struct {
@@ -294,6 +302,7 @@ typedef struct {
   char name[256];
   int stages, micro;         /* as measured */
   double busy_seconds;       /* the stages' busy time per step, summed */
+  double busy_half;          /* its mean's relative 95% half-width over the steps; NaN none */
   double imbalance;          /* slowest stage's busy / the mean */
   double samples;            /* per step */
   double bytes_per_sample;   /* one boundary's activation bytes per sample (the mean boundary) */
@@ -333,7 +342,9 @@ typedef struct gs_predict {
 } gs_predict;
 
 /* The step of pipeline `q` at `stages` stages and `micro` micro-batches
- * (one replica, the measured samples per step) into *out: with c = the
+ * (one replica, the measured samples per step) into *out, with its 95%
+ * bounds (and the throughput's and bubble's) from the busy time's
+ * interval: with c = the
  * measured busy time per step over stages x micro, step = stages c +
  * (micro - 1) imbalance c + 2 crossings of every boundary (one
  * micro-batch's activations: the measured send/recv curve within a node,
@@ -354,6 +365,18 @@ void gs_predict_pipeline_free(gs_predict *p);
 void gs_predict_pipeline_text(FILE *f, const gs_predict *p, int markdown);
 /* The JSON member "pipelines" of `doc` (absent without pipelines). */
 void gs_predict_pipeline_json(gs_json_build *b, cJSON *doc, const gs_predict *p);
+
+/* Which llm layout of a request stream is fastest at each GPU count
+ * predicted for two or more of its layouts, decided only where every
+ * corner of the fit's interval agrees ("inconclusive" otherwise): text
+ * (Markdown when `markdown`) and the JSON member "layout_choices". */
+void gs_predict_layouts_text(FILE *f, const gs_predict *p, int markdown);
+void gs_predict_layouts_json(gs_json_build *b, cJSON *doc, const gs_predict *p);
+
+/* 1 when point `a` has a higher throughput than `b` at the prediction and
+ * at every corner of the fit's interval; 0 when some corner orders them
+ * otherwise or has no bound (no interval: nothing is decided). */
+int gs_predict_point_beats(const gs_predict_point *a, const gs_predict_point *b);
 
 /* The serving predictions of `r` into p->serving: every series whose
  * last row (its largest GPU count) is a server measurement with a searched

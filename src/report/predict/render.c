@@ -221,6 +221,17 @@ static void render_choice(const sink *k, const gs_predict *p, const gs_predict_w
       fprintf(k->f, ", %s to %.4g %s", t, p->opt.target_items, unit);
       if (isfinite(f->dollars_to_target)) fprintf(k->f, " for $%.4g", f->dollars_to_target);
     }
+    // llm: the fastest only where every corner of the fit's interval agrees.
+    if (w->model.kind == GS_PREDICT_REQUESTS && w->n_points > 1) {
+      size_t open = 0;
+      for (size_t i = 0; i < w->n_points; i++)
+        open += (int)i != w->fastest && !gs_predict_point_beats(f, &w->points[i]);
+      if (open)
+        fprintf(k->f, "; inconclusive against %zu other count%s (%s)", open,
+                open == 1 ? "" : "s",
+                isfinite(f->throughput_low) ? "the fit's interval allows either"
+                                            : "no interval: one run measured");
+    }
     fputs(".\n", k->f);
   }
   if (w->cheapest >= 0) {
@@ -322,6 +333,7 @@ static void render_text(FILE *f, const gs_predict *p, int markdown) {
     fputc('\n', f);
     render_choice(&k, p, w);
   }
+  gs_predict_layouts_text(f, p, markdown);
   gs_predict_serving_text(f, p, markdown);
   gs_predict_pipeline_text(f, p, markdown);
   if (p->skipped[0]) fprintf(f, "\nNot predicted: %s.\n", p->skipped);
@@ -501,6 +513,7 @@ static cJSON *prediction_json(const gs_predict *p) {
       if (b->failed) goto fail;
     }
   }
+  gs_predict_layouts_json(b, doc, p);
   gs_predict_serving_json(b, doc, p);
   gs_predict_pipeline_json(b, doc, p);
   if (b->failed) goto fail;

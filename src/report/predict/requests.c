@@ -141,11 +141,13 @@ gs_status gs_predict_requests_fit(const gs_report *r, const gs_report_series *s,
   if (!obs) return gs_error(GS_ERR_NOMEM, "out of memory");
   size_t k = 0;
   w->n_family = 0;
+  w->family = (size_t)(s - r->series);
   for (size_t i = 0; i < r->n_series; i++) {
     const gs_report_series *o = &r->series[i];
     if (o->n_rows == 0 || !o->rows[0].requests.present || !o->rows[0].requests.scenario ||
         strcmp(o->rows[0].requests.scenario, "offline") != 0 || !gs_predict_same_stream(s, o))
       continue;
+    if (i < w->family) w->family = i;
     int used = 0;
     for (size_t j = 0; j < o->n_rows; j++) {
       const gs_report_row *row = &o->rows[j];
