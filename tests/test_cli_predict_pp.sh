@@ -103,6 +103,10 @@ assert elo < err < ehi and mlo < pt["measured_tokens_per_second"] < mhi, pt
 # The error's bounds: the prediction's bounds against the measurement's.
 assert abs(elo - (pt["tokens_per_second_low"] / mhi - 1)) < 1e-9, pt
 assert abs(ehi - (pt["tokens_per_second_high"] / mlo - 1)) < 1e-9, pt
+slo, shi = pt["speedup_interval"]
+assert slo <= pt["speedup"] <= shi and shi - slo > 0, pt
+elo_, ehi_ = pt["efficiency_interval"]
+assert abs(elo_ - slo / 3) < 1e-12 and abs(ehi_ - shi / 3) < 1e-12, pt
 # The same tokens in every layout's runs: the held-out error is the model's only.
 assert abs(err) < 0.01, pt
 PY

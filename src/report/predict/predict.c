@@ -468,8 +468,12 @@ static gs_status fit_series(const gs_report *r, const gs_report_series *s, gs_pr
   gs_predict_point one;
   if (gs_predict_point_at_layout(&w->model, &p->machine, w->items_per_step, 1, 1, 1, &one) ==
           GS_OK &&
-      one.throughput > 0.0)
+      one.throughput > 0.0) {
     w->base_throughput = one.throughput;
+    memcpy(w->base_bounds, one.bound_throughput, sizeof w->base_bounds);
+  } else {
+    for (int i = 0; i < 4; i++) w->base_bounds[i] = NAN;
+  }
   for (size_t j = 0; j < s->n_rows && isnan(w->base_throughput); j++)
     if (fitted_row(opt, &s->rows[j]) && s->rows[j].world_size == 1 &&
         isfinite(s->rows[j].throughput))
@@ -485,6 +489,18 @@ static void finish_point(const gs_predict_options *opt, const gs_report *r,
   gs_predict_kind kind = w->model.kind;
   pt->speedup = gs_scaling_speedup(w->base_throughput, pt->throughput);
   pt->efficiency = gs_scaling_efficiency(pt->speedup, pt->gpus);
+  // The speedup of one fit over its own X(1) moves with it: its bounds are
+  // the extremes of the ratio over the fit's corners.
+  pt->speedup_low = pt->speedup_high = NAN;
+  for (int c = 0; c < 4 && kind == GS_PREDICT_REQUESTS; c++) {
+    const double x = pt->bound_throughput[c] / w->base_bounds[c];
+    if (isnan(x)) {
+      pt->speedup_low = pt->speedup_high = NAN;
+      break;
+    }
+    if (c == 0 || x < pt->speedup_low) pt->speedup_low = x;
+    if (c == 0 || x > pt->speedup_high) pt->speedup_high = x;
+  }
   pt->measured = measured_at(opt, r, s, kind, pt->gpus, &pt->measured_low, &pt->measured_high);
   const int req = kind == GS_PREDICT_REQUESTS;
   double predicted = req ? pt->throughput : pt->step_seconds;

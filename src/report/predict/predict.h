@@ -160,6 +160,8 @@ typedef struct {
   double step_seconds;     /* step-based: the step; requests: one run of the stream */
   double throughput;       /* items (tokens) per second */
   double speedup, efficiency; /* against the series' 1-GPU throughput (core/scaling) */
+  double speedup_low, speedup_high; /* requests: the 95% bounds, the ratio at each corner of
+                                       the fit's interval (both from one fit); NaN none */
   double work, overhead, comm, imbalance; /* seconds; they add up to step_seconds */
   const char *comm_how;    /* "none", "intra-node", "ring", "tree" */
   unsigned comm_from;      /* GS_PREDICT_FROM_* bits of the collective costs used */
@@ -243,6 +245,7 @@ typedef struct {
   size_t family;           /* requests: the first series of its request stream (the layouts
                               of one stream share it) */
   double base_throughput;  /* X(1): measured, else predicted */
+  double base_bounds[4];   /* requests: X(1) at the fit's four corners; NaN without bounds */
   double price_per_gpu_hour; /* NaN without a price for its GPU */
   size_t n_points;
   gs_predict_point *points; /* owned */

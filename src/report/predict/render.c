@@ -149,7 +149,7 @@ static void render_workload_table(const sink *k, const gs_predict *p, const gs_p
     COL("step", 9);
     COL("items/s", 9);
   }
-  COL("speedup", 8);
+  COL("speedup", requests ? 20 : 8);
   COL("eff", 6);
   COL(requests ? "compute" : "work", 9);
   if (!requests) COL("overhead", 9);
@@ -187,7 +187,14 @@ static void render_workload_table(const sink *k, const gs_predict *p, const gs_p
     }
     gs_format_rate(pt->throughput, c[m++], 32);
     if (requests) interval_cell(pt->throughput_low, pt->throughput_high, c[m++], 32);
-    snprintf(c[m++], 32, isfinite(pt->speedup) ? "%.2fx" : "-", pt->speedup);
+    if (requests && isfinite(pt->speedup_low) && isfinite(pt->speedup_high))
+      snprintf(c[m++], 32, "%.2fx [%.2f, %.2f]", pt->speedup, pt->speedup_low,
+               pt->speedup_high);
+    else if (requests && isfinite(pt->speedup))  // a corner without a bound
+      snprintf(c[m++], 32, "%.2fx [%s]", pt->speedup,
+               isinf(pt->throughput_high) ? "unbounded" : "no interval");
+    else
+      snprintf(c[m++], 32, isfinite(pt->speedup) ? "%.2fx" : "-", pt->speedup);
     snprintf(c[m++], 32, isfinite(pt->efficiency) ? "%.1f%%" : "-", 100.0 * pt->efficiency);
     seconds_cell(pt->work, c[m++], 32);
     if (!requests) seconds_cell(pt->overhead, c[m++], 32);
@@ -364,6 +371,11 @@ static cJSON *point_json(gs_json_build *b, const gs_predict_workload *w,
   }
   gs_json_put_number(b, o, "speedup", pt->speedup);
   gs_json_put_number(b, o, "efficiency", pt->efficiency);
+  if (requests) {
+    gs_predict_json_pair(b, o, "speedup_interval", pt->speedup_low, pt->speedup_high);
+    gs_predict_json_pair(b, o, "efficiency_interval", pt->speedup_low / pt->gpus,
+                         pt->speedup_high / pt->gpus);
+  }
   cJSON *terms = gs_json_put_object(b, o, "terms");
   gs_json_put_number(b, terms, requests ? "compute_seconds" : "work_seconds", pt->work);
   if (!requests) gs_json_put_number(b, terms, "overhead_seconds", pt->overhead);
