@@ -119,13 +119,15 @@ int gs_predict_request_run(const gs_report *r, const gs_report_row *row,
   o->run_seconds = n > 0 ? row->requests.run_seconds / n : NAN;
   o->tokens_per_run = n > 0 ? row->requests.generated_tokens / n : NAN;
   o->layout = gs_predict_row_layout(r, row);
-  double v[64];
-  int k = 0;
-  for (const cJSON *x = runs ? runs->child : NULL; x && k < 64; x = x->next)
+  // Out of memory leaves the run without an interval (run_half 0), as one run.
+  double *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+  size_t k = 0;
+  for (const cJSON *x = runs ? runs->child : NULL; v && x; x = x->next)
     if (cJSON_IsNumber(x) && isfinite(x->valuedouble)) v[k++] = x->valuedouble;
   gs_stats s;
-  if (k >= 2 && gs_stats_compute(v, (size_t)k, &s) == GS_OK && s.mean > 0.0)
+  if (k >= 2 && gs_stats_compute(v, k, &s) == GS_OK && s.mean > 0.0)
     o->run_half = (s.ci95_high - s.ci95_low) / 2.0 / s.mean;
+  free(v);
   return n > 0 && o->run_seconds > 0.0;
 }
 
