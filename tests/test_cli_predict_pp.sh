@@ -111,6 +111,20 @@ assert abs(elo_ - slo / 3) < 1e-12 and abs(ehi_ - shi / 3) < 1e-12, pt
 assert abs(err) < 0.01, pt
 PY
 
+# A held-out layout the model misses (3 stages measured twice as slow) is
+# checked, not refused as a misfit of the fit: the error and its verdict.
+mkdir -p "$work/slow"
+python3 - "$work" <<'PY' || fail "slowing 3 stages"
+import json, os, sys
+work = sys.argv[1]
+d = json.load(open(os.path.join(work, "pp3.json")))
+l = d["measurements"][0]["llm"]
+l["run_seconds"] = [2 * t for t in l["run_seconds"]]
+json.dump(d, open(os.path.join(work, "slow", "pp3.json"), "w"))
+PY
+expect 0 "largest error \+100\.0% \[\+[0-9.]+%, \+[0-9.]+%\] .*: the model misses it" -- \
+  predict "$work/one.json" "$work/pp2.json" "$work/pp2m4.json" "$work/slow/pp3.json" --holdout-layout pp=3
+
 # Which layout at 6 GPUs: 6 replicas of one GPU (1 round of 0.1 s) beat 3
 # of 2 stages (0.1125 s) at every corner of the fit's interval; with runs
 # 30% apart the interval allows either, and the output says inconclusive.

@@ -54,10 +54,15 @@ int gs_predict_layout_held(const gs_predict_options *opt, const gs_predict_layou
  * boundaries, --layouts). */
 int gs_predict_same_stream(const gs_report_series *a, const gs_report_series *b);
 
-/* 1 when `row` is fitted: ok, below --holdout's count and (llm) not of the
- * held-out layout. */
+/* 1 when `row` is fitted: ok, below --holdout's count and (llm, with `r`;
+ * NULL skips the check) not of the held-out layout. */
 int gs_predict_row_fitted(const gs_predict_options *opt, const gs_report *r,
                           const gs_report_row *row);
+
+/* 1 when `row` is checked against the prediction: ok, at or above
+ * --holdout's count, or (llm) of the held-out layout. */
+int gs_predict_row_checked(const gs_predict_options *opt, const gs_report *r,
+                           const gs_report_row *row);
 
 /* One llm row as the fit reads it (its mean run, tokens per run, layout,
  * the run mean's relative 95% half-width); 0 when it has no run. */

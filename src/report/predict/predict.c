@@ -309,27 +309,7 @@ static int kind_of(const gs_report *r, const gs_report_row *row, const char **wh
 }
 
 static int fitted_row(const gs_predict_options *opt, const gs_report_row *row) {
-  return is_ok(row) && (opt->holdout <= 1 || row->world_size < opt->holdout);
-}
-
-/* See internal.h. */
-int gs_predict_row_fitted(const gs_predict_options *opt, const gs_report *r,
-                          const gs_report_row *row) {
-  if (!fitted_row(opt, row)) return 0;
-  if (!row->requests.present || opt->holdout_layout.tp <= 0) return 1;
-  const gs_predict_layout l = gs_predict_row_layout(r, row);
-  return !gs_predict_layout_held(opt, &l);
-}
-
-/* 1 when `row` is checked against the prediction: ok, at or above
- * --holdout's count, or (llm) of the held-out layout. */
-static int checked_row(const gs_predict_options *opt, const gs_report *r,
-                       const gs_report_row *row) {
-  if (!is_ok(row)) return 0;
-  if (opt->holdout > 1 && row->world_size >= opt->holdout) return 1;
-  if (!row->requests.present || opt->holdout_layout.tp <= 0) return 0;
-  const gs_predict_layout l = gs_predict_row_layout(r, row);
-  return gs_predict_layout_held(opt, &l);
+  return gs_predict_row_fitted(opt, NULL, row);
 }
 
 static int compare_ints(const void *a, const void *b) {
@@ -346,7 +326,7 @@ static gs_status counts_of(const gs_predict_options *opt, const gs_report *r,
   size_t k = 0;
   for (size_t i = 0; i < opt->n_counts; i++) (*out)[k++] = opt->counts[i];
   for (size_t j = 0; j < s->n_rows; j++)
-    if (checked_row(opt, r, &s->rows[j])) (*out)[k++] = s->rows[j].world_size;
+    if (gs_predict_row_checked(opt, r, &s->rows[j])) (*out)[k++] = s->rows[j].world_size;
   qsort(*out, k, sizeof **out, compare_ints);
   size_t u = 0;
   for (size_t i = 0; i < k; i++)
@@ -366,7 +346,7 @@ static double measured_at(const gs_predict_options *opt, const gs_report *r,
   int n = 0;
   for (size_t j = 0; j < s->n_rows; j++) {
     const gs_report_row *row = &s->rows[j];
-    if (!checked_row(opt, r, row) || row->world_size != gpus) continue;
+    if (!gs_predict_row_checked(opt, r, row) || row->world_size != gpus) continue;
     double v = kind == GS_PREDICT_REQUESTS ? row->throughput : row->step.mean;
     double l = row->step.ci95_low, h = row->step.ci95_high;
     if (kind == GS_PREDICT_REQUESTS) {
@@ -539,13 +519,14 @@ static double step_half(const gs_report_row *row) {
  * throughput ratio over GPU ratio), with the two counts in *from, *to and
  * the gain's lower bound in *low (the gain less the two steps' relative
  * 95% half-widths); 0 when fewer than two counts were fitted. */
-static double steepest_gain(const gs_predict_options *opt, const gs_report_series *s,
-                            int *from, int *to, double *low) {
+static double steepest_gain(const gs_predict_options *opt, const gs_report *r,
+                            const gs_report_series *s, int *from, int *to, double *low) {
   double best = 0.0;
   for (size_t a = 0; a < s->n_rows; a++)
     for (size_t b = 0; b < s->n_rows; b++) {
       const gs_report_row *x = &s->rows[a], *y = &s->rows[b];
-      if (!fitted_row(opt, x) || !fitted_row(opt, y) || y->world_size <= x->world_size ||
+      if (!gs_predict_row_fitted(opt, r, x) || !gs_predict_row_fitted(opt, r, y) ||
+          y->world_size <= x->world_size ||
           !(x->throughput > 0.0) || !(y->throughput > 0.0))
         continue;
       double gain = y->throughput / x->throughput * x->world_size / y->world_size;
@@ -574,7 +555,7 @@ static void check_fit(const gs_predict_options *opt, const gs_report *r, const g
   gs_predict_machine as_measured = p->machine;
   as_measured.gpus_per_node = p->measured_gpus_per_node;
   int from = 0, to = 0;
-  double low = 0.0, gain = steepest_gain(opt, s, &from, &to, &low);
+  double low = 0.0, gain = steepest_gain(opt, r, s, &from, &to, &low);
   char super[160] = "";
   if (gain > 1.005)  // above 100% per GPU as printed
     snprintf(super, sizeof super, "the series is super-linear (%.2fx the throughput from %d to "
@@ -584,7 +565,7 @@ static void check_fit(const gs_predict_options *opt, const gs_report *r, const g
   w->misfit[0] = '\0';
   for (size_t j = 0; j < s->n_rows && !w->misfit[0]; j++) {
     const gs_report_row *row = &s->rows[j];
-    if (!fitted_row(opt, row) || !is_ok(row) || !row->has_step) continue;
+    if (!gs_predict_row_fitted(opt, r, row) || !row->has_step) continue;
     gs_predict_point pt;
     if (gs_predict_point_at(&w->model, &as_measured, w->items_per_step, row->world_size, 0,
                             &pt) != GS_OK)

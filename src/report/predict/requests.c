@@ -58,6 +58,26 @@ int gs_predict_layout_held(const gs_predict_options *opt, const gs_predict_layou
          opt->holdout_layout.pp == l->pp;
 }
 
+/* See internal.h. */
+int gs_predict_row_fitted(const gs_predict_options *opt, const gs_report *r,
+                          const gs_report_row *row) {
+  if (strcmp(row->status, "ok") != 0 || (opt->holdout > 1 && row->world_size >= opt->holdout))
+    return 0;
+  if (!r || !row->requests.present || opt->holdout_layout.tp <= 0) return 1;
+  const gs_predict_layout l = gs_predict_row_layout(r, row);
+  return !gs_predict_layout_held(opt, &l);
+}
+
+/* See internal.h. */
+int gs_predict_row_checked(const gs_predict_options *opt, const gs_report *r,
+                           const gs_report_row *row) {
+  if (strcmp(row->status, "ok") != 0) return 0;
+  if (opt->holdout > 1 && row->world_size >= opt->holdout) return 1;
+  if (!row->requests.present || opt->holdout_layout.tp <= 0) return 0;
+  const gs_predict_layout l = gs_predict_row_layout(r, row);
+  return gs_predict_layout_held(opt, &l);
+}
+
 /* 1 when the two option objects (canonical JSON) differ only in the
  * replica's layout: the same model and request stream. */
 static int same_stream(const char *a, const char *b) {
