@@ -88,7 +88,10 @@ void gs_predict_pipeline_at(const gs_predict_pipeline *q, const gs_predict_optio
 static int measured_of(const gs_report *r, const gs_report_series *s, const gs_report_row *row,
                        gs_predict_pipeline *q) {
   const gs_report_pipeline *p = &row->pipeline;
-  if (!p->present || p->replicas != 1 || strcmp(row->status, "ok") != 0 || !row->has_step)
+  // An llm pipeline is a layout of the request model (requests.c), whatever
+  // the report reads of its stages.
+  if (!p->present || p->replicas != 1 || strcmp(row->status, "ok") != 0 || !row->has_step ||
+      row->requests.present)
     return 0;
   q->stages = p->stages;
   q->micro = p->micro;
