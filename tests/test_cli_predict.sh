@@ -103,8 +103,8 @@ expect 0 "Cheapest: 1 GPU, .* per million points at \\\$4 per GPU-hour" -- \
 expect 0 "to 1e\\+09 samples" -- predict --ngpus 1,8 --target 1e9 "${all[@]}"
 expect 0 "^\\| 16 \\| 2 \\| " -- predict --ngpus 16 --gpus-per-node 8 --format markdown "${all[@]}"
 # llm as tensor-parallel replicas of 2 GPUs: two all-reduces per layer cost time
-expect 0 "  8 +1 +4 +2 " -- predict --ngpus 8 --gpus-per-node 8 --tp 2 "$results/llm.json" "$results/coll.json"
-expect 2 "whole tensor-parallel replicas of 4" -- predict --ngpus 2 --tp 4 "$results/llm.json" "$results/coll.json"
+expect 0 "  8 +1 +4 +2x1 +2 " -- predict --ngpus 8 --gpus-per-node 8 --tp 2 "$results/llm.json" "$results/coll.json"
+expect 2 "2 GPUs do not hold whole replicas of 4 GPUs \(tensor-parallel 4 x pipeline stages 1\)" -- predict --ngpus 2 --tp 4 "$results/llm.json" "$results/coll.json"
 
 # The network between nodes measured (--inter-node-coll): mlp on 2 H200 with
 # NCCL on its network transport (tests/data/predict/h200x2-net, trimmed from

@@ -223,7 +223,8 @@ static void test_fit_requests(void **state) {
                          .measured_tp = 1, .layers = 2, .hidden = 1024, .element_bytes = 2,
                          .decode_steps = 10, .prefill_tokens = 16};
   // A round takes 0.2 s: 8 rounds at 1 GPU, 4 at 2.
-  gs_predict_request_obs obs[2] = {{1, 1.6, 1000}, {2, 0.8, 1000}};
+  gs_predict_request_obs obs[2] = {{1, 1.6, 1000, {0, 0, 0, 0.0}, 0.0},
+                                   {2, 0.8, 1000, {0, 0, 0, 0.0}, 0.0}};
   assert_int_equal(gs_predict_fit_requests(obs, 2, &m, &md), GS_OK);
   NEAR(md.round_seconds, 0.2, 1e-12);
   gs_predict_point pt;
@@ -243,19 +244,19 @@ static void test_fit_requests(void **state) {
   assert_int_equal(gs_predict_point_at(&md, &m, 0, 3, 2, &pt), GS_ERR_USAGE);
   assert_error_mentions("tensor-parallel");
 
-  // Measured at tp 2: the fit takes the measured runs' communication out of the round.
+  // Measured at tp 2: the fit takes the measured runs' communication out of
+  // the round (a round of one GPU, 0.2 s: 0.1 s at tp 2).
   gs_predict_model tp2 = md;
   tp2.measured_tp = 2;
-  tp2.round_seconds = 0.1;
   gs_predict_request_obs runs[2];
   for (int i = 0; i < 2; i++) {
     assert_int_equal(gs_predict_point_at(&tp2, &m, 0, 2 << i, 0, &pt), GS_OK);
-    runs[i] = (gs_predict_request_obs){2 << i, pt.step_seconds, 1000};
+    runs[i] = (gs_predict_request_obs){2 << i, pt.step_seconds, 1000, {0, 0, 0, 0.0}, 0.0};
   }
   gs_predict_model fit = md;
   fit.measured_tp = 2;
   assert_int_equal(gs_predict_fit_requests(runs, 2, &m, &fit), GS_OK);
-  NEAR(fit.round_seconds, 0.1, 1e-9);
+  NEAR(fit.round_seconds, 0.2, 1e-9);
   // Back to tp 1 at 2 GPUs: two replicas, 4 rounds of twice the compute, no all-reduce.
   assert_int_equal(gs_predict_point_at(&fit, &m, 0, 2, 1, &pt), GS_OK);
   assert_int_equal(pt.rounds, 4);

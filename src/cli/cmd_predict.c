@@ -27,12 +27,16 @@ static void print_help(const gs_option *table) {
                "covers the size) or the batch rounds of llm replicas, and\n"
                "prints per GPU count the step (or tokens/s), speedup, efficiency and the terms\n"
                "that make it up. --holdout N fits below N GPUs and shows the error at N and\n"
-               "above. Models and their assumptions: docs/predict.md.");
+               "above; --holdout-layout tp=T,pp=P fits llm on its other layouts (tensor and\n"
+               "pipeline parallel, replicas) and shows the error of that one, with its 95%%\n"
+               "interval. Models and their assumptions: docs/predict.md.");
   gs_help_example("gpuscale predict voxelize.json mlp.json llm.json coll.json --ngpus 8,16,64,1024 \\\n"
                   "    --gpus-per-node 8 --inter-node 50 --inter-node-latency 5\n"
                   "gpuscale predict mlp.json coll.json --ngpus 16,64 --gpus-per-node 8 \\\n"
                   "    --inter-node-coll coll-2nodes.json\n"
-                  "gpuscale predict voxelize.json mlp.json llm.json coll.json --holdout 4");
+                  "gpuscale predict voxelize.json mlp.json llm.json coll.json --holdout 4\n"
+                  "gpuscale predict llm-1.json llm-tp2.json llm-pp2.json llm-pp3.json \\\n"
+                  "    sendrecv.json allreduce.json --holdout-layout tp=1,pp=3");
   gs_help_options("Options", table);
   gs_help_para("Exit codes: 0 prediction written, 1 a file is unreadable or not a valid result\n"
                "document (or the output cannot be written), 2 usage error (including inputs\n"
@@ -47,7 +51,8 @@ static void print_help(const gs_option *table) {
 gs_status gs_cmd_predict(int argc, char **argv) {
   int format = GS_PREDICT_TEXT;
   const char *out_path = NULL, *gpus_text = NULL, *price_text = NULL;
-  uint64_t per_node = 0, holdout = 0, tp = 0;
+  uint64_t per_node = 0, holdout = 0, tp = 0, pp = 0;
+  const char *layout_text = NULL;
   const char *net_path = NULL;
   // NaN until given: the defaults apply only without --inter-node-coll.
   double gbps = NAN, latency_us = NAN;
@@ -73,6 +78,13 @@ gs_status gs_cmd_predict(int argc, char **argv) {
                "(default: fit on all)"},
       {.name = "tp", .kind = GS_OPT_COUNT, .target = &tp, .min = 1, .max = 1048576,
        .metavar = "N", .help = "llm: replicas of N tensor-parallel GPUs (default: as measured)"},
+      {.name = "pp", .kind = GS_OPT_COUNT, .target = &pp, .min = 1, .max = 1048576,
+       .metavar = "N",
+       .help = "llm: replicas of N pipeline stages, each of --tp GPUs (default: as measured)"},
+      {.name = "holdout-layout", .kind = GS_OPT_STRING, .target = &layout_text,
+       .metavar = "tp=T,pp=P",
+       .help = "llm: fit on the other layouts of the same request stream; show predicted vs "
+               "measured for this one"},
       {.name = "price", .kind = GS_OPT_STRING, .target = &price_text, .metavar = "MODEL=USD,...",
        .help = "price per GPU-hour by GPU model, e.g. H100=7: cost per million items, cheapest "
                "count"},
@@ -104,9 +116,13 @@ gs_status gs_cmd_predict(int argc, char **argv) {
                                     "workload result documents and a coll document of the same "
                                     "machine", argc, argv, &files);
   if (st == GS_OK && gpus_text) st = gs_predict_parse_counts(gpus_text, "--ngpus", &counts, &n_counts);
-  if (st == GS_OK && !gpus_text && holdout == 0)
-    st = gs_error(GS_ERR_USAGE, "gpuscale predict: give --ngpus LIST (the counts to predict) or "
-                                "--holdout N (check the models on measured counts)");
+  gs_predict_layout held = {0, 0, 0, 0.0};
+  if (st == GS_OK && layout_text)
+    st = gs_predict_parse_layout(layout_text, "--holdout-layout", &held);
+  if (st == GS_OK && !gpus_text && holdout == 0 && !layout_text)
+    st = gs_error(GS_ERR_USAGE, "gpuscale predict: give --ngpus LIST (the counts to predict), "
+                                "--holdout N (check the models on measured counts) or "
+                                "--holdout-layout tp=T,pp=P (check llm on a measured layout)");
   if (st == GS_OK && net_path && (!isnan(gbps) || !isnan(latency_us)))
     st = gs_error(GS_ERR_USAGE, "gpuscale predict: --inter-node-coll describes the network by its "
                                 "measured allreduce; give it or --inter-node/--inter-node-latency, "
@@ -150,6 +166,8 @@ gs_status gs_cmd_predict(int argc, char **argv) {
           (isnan(latency_us) ? GS_PREDICT_INTER_NODE_LATENCY_US : latency_us) * 1e-6,
       .holdout = (int)holdout,
       .tensor_parallel = (int)tp,
+      .pipeline_stages = (int)pp,
+      .holdout_layout = held,
       .target_items = target,
       .inter_node_coll = net_path ? &net : NULL};
   gs_predict pred;

@@ -9,7 +9,8 @@
 #include <string.h>
 
 #include "core/json.h"
-#include "report/predict/predict.h"
+#include "core/stats.h"
+#include "report/predict/internal.h"
 
 const char gs_predict_pipeline_assumption[] =
     "assumes the measured stages' busy time spread over P stages with the measured imbalance, "
@@ -37,10 +38,9 @@ static double crossing(const gs_predict_pipeline *q, const gs_predict_options *o
   return q->curve.seconds[k] * bytes / q->curve.bytes[k];
 }
 
-/* See predict.h. */
-void gs_predict_pipeline_at(const gs_predict_pipeline *q, const gs_predict_options *o,
-                               int gpus_per_node, int stages, int micro,
-                               gs_predict_pipeline_point *out) {
+/* The step at `stages`, `micro` of `q` with its busy time as measured. */
+static void step_at(const gs_predict_pipeline *q, const gs_predict_options *o, int gpus_per_node,
+                    int stages, int micro, gs_predict_pipeline_point *out) {
   memset(out, 0, sizeof *out);
   out->stages = stages;
   out->micro = micro;
@@ -60,11 +60,38 @@ void gs_predict_pipeline_at(const gs_predict_pipeline *q, const gs_predict_optio
   out->bubble_formula = (stages - 1.0) / micro;
 }
 
+/* See predict.h. */
+void gs_predict_pipeline_at(const gs_predict_pipeline *q, const gs_predict_options *o,
+                            int gpus_per_node, int stages, int micro,
+                            gs_predict_pipeline_point *out) {
+  step_at(q, o, gpus_per_node, stages, micro, out);
+  out->step_low = out->step_high = out->throughput_low = out->throughput_high = NAN;
+  out->bubble_low = out->bubble_high = NAN;
+  if (!(q->busy_half >= 0.0) || q->busy_half >= 1.0) return;
+  // The step grows with the busy time and the bubble shrinks with it
+  // (the transfers do not scale): the bounds are its interval's ends.
+  gs_predict_pipeline at = *q;
+  gs_predict_pipeline_point lo, hi;
+  at.busy_seconds = q->busy_seconds * (1.0 - q->busy_half);
+  step_at(&at, o, gpus_per_node, stages, micro, &lo);
+  at.busy_seconds = q->busy_seconds * (1.0 + q->busy_half);
+  step_at(&at, o, gpus_per_node, stages, micro, &hi);
+  out->step_low = lo.step_seconds;
+  out->step_high = hi.step_seconds;
+  out->throughput_low = hi.throughput;
+  out->throughput_high = lo.throughput;
+  out->bubble_low = hi.bubble;
+  out->bubble_high = lo.bubble;
+}
+
 /* The measured pipeline of row `row` into *q; 0 when it has none. */
 static int measured_of(const gs_report *r, const gs_report_series *s, const gs_report_row *row,
                        gs_predict_pipeline *q) {
   const gs_report_pipeline *p = &row->pipeline;
-  if (!p->present || p->replicas != 1 || strcmp(row->status, "ok") != 0 || !row->has_step)
+  // An llm pipeline is a layout of the request model (requests.c), whatever
+  // the report reads of its stages.
+  if (!p->present || p->replicas != 1 || strcmp(row->status, "ok") != 0 || !row->has_step ||
+      row->requests.present)
     return 0;
   q->stages = p->stages;
   q->micro = p->micro;
@@ -76,6 +103,14 @@ static int measured_of(const gs_report *r, const gs_report_series *s, const gs_r
   for (int b = 0; b + 1 < p->stages; b++) bytes += p->boundary_bytes[b];
   q->bytes_per_sample = p->stages > 1 ? bytes / (p->stages - 1) * p->micro / q->samples : 0.0;
   q->measured_step = row->step.mean;
+  // The interval of the busy time per step over the measured steps.
+  q->busy_half = NAN;
+  size_t steps = 0;
+  for (size_t k = 0; p->run_steps && k < p->n_runs; k++) steps += p->run_steps[k];
+  gs_stats st;
+  if (p->busy_steps && steps >= 2 && gs_stats_compute(p->busy_steps, steps, &st) == GS_OK &&
+      st.mean > 0.0)
+    q->busy_half = (st.ci95_high - st.ci95_low) / 2.0 / st.mean;
   q->measured_bubble = p->bubble;
   if (!(q->busy_seconds > 0.0) || !(q->samples > 0.0) || !isfinite(q->bytes_per_sample))
     return 0;
@@ -153,56 +188,73 @@ void gs_predict_pipeline_text(FILE *f, const gs_predict *p, int markdown) {
                "crossings, c = busy / (P m); this %s.\n\n",
             markdown ? "\n" : "", gs_predict_pipeline_assumption);
     if (markdown)
-      fprintf(f, "| stages | micro | step | samples/s | bubble | (p-1)/m | transfers | "
-                 "inter-node boundaries |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+      fprintf(f, "| stages | micro | step | 95%% | samples/s | bubble | 95%% | (p-1)/m | "
+                 "transfers | inter-node boundaries |\n"
+                 "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     else
-      fprintf(f, "  %6s %5s %12s %12s %8s %8s %12s %s\n", "stages", "micro", "step",
-              "samples/s", "bubble", "(p-1)/m", "transfers", "inter-node");
+      fprintf(f, "  %6s %5s %12s %20s %12s %8s %16s %8s %12s %s\n", "stages", "micro", "step",
+              "95%", "samples/s", "bubble", "95%", "(p-1)/m", "transfers", "inter-node");
     for (size_t k = 0; k < q->n_points; k++) {
       const gs_predict_pipeline_point *x = &q->points[k];
+      char step[48] = "-", bubble[48] = "-";
+      if (isfinite(x->step_low) && isfinite(x->step_high))
+        snprintf(step, sizeof step, "[%.4g, %.4g] ms", 1e3 * x->step_low, 1e3 * x->step_high);
+      if (isfinite(x->bubble_low) && isfinite(x->bubble_high))
+        snprintf(bubble, sizeof bubble, "[%.1f, %.1f]%%", 100.0 * x->bubble_low,
+                 100.0 * x->bubble_high);
       if (markdown)
-        fprintf(f, "| %d | %d | %.4g ms | %.4g | %.1f%% | %.1f%% | %.4g ms | %d |\n", x->stages,
-                x->micro, 1e3 * x->step_seconds, x->throughput, 100.0 * x->bubble,
-                100.0 * x->bubble_formula, 1e3 * x->transfer_seconds, x->inter_node_boundaries);
+        fprintf(f, "| %d | %d | %.4g ms | %s | %.4g | %.1f%% | %s | %.1f%% | %.4g ms | %d |\n",
+                x->stages, x->micro, 1e3 * x->step_seconds, step, x->throughput,
+                100.0 * x->bubble, bubble, 100.0 * x->bubble_formula, 1e3 * x->transfer_seconds,
+                x->inter_node_boundaries);
       else
-        fprintf(f, "  %6d %5d %9.4g ms %12.4g %7.1f%% %7.1f%% %9.4g ms %d\n", x->stages,
-                x->micro, 1e3 * x->step_seconds, x->throughput, 100.0 * x->bubble,
-                100.0 * x->bubble_formula, 1e3 * x->transfer_seconds, x->inter_node_boundaries);
+        fprintf(f, "  %6d %5d %9.4g ms %20s %12.4g %7.1f%% %16s %7.1f%% %9.4g ms %d\n",
+                x->stages, x->micro, 1e3 * x->step_seconds, step, x->throughput,
+                100.0 * x->bubble, bubble, 100.0 * x->bubble_formula, 1e3 * x->transfer_seconds,
+                x->inter_node_boundaries);
     }
+    if (!(q->busy_half >= 0.0))
+      fprintf(f, "%sNo interval: the busy time was measured in fewer than 2 steps.\n",
+              markdown ? "\n" : "  ");
   }
 }
 
 /* See predict.h. */
 void gs_predict_pipeline_json(gs_json_build *b, cJSON *doc, const gs_predict *p) {
+  static const gs_predict_json_field series[] = {
+      GS_PREDICT_JSON_INT(gs_predict_pipeline, "stages", stages),
+      GS_PREDICT_JSON_INT(gs_predict_pipeline, "micro_batches", micro),
+      GS_PREDICT_JSON_NUM(gs_predict_pipeline, "busy_seconds", busy_seconds),
+      GS_PREDICT_JSON_NUM(gs_predict_pipeline, "busy_relative_half_width", busy_half),
+      GS_PREDICT_JSON_NUM(gs_predict_pipeline, "imbalance", imbalance),
+      GS_PREDICT_JSON_NUM(gs_predict_pipeline, "bytes_per_sample", bytes_per_sample),
+      GS_PREDICT_JSON_NUM(gs_predict_pipeline, "measured_step_seconds", measured_step),
+      GS_PREDICT_JSON_NUM(gs_predict_pipeline, "model_step_seconds", model_step),
+      GS_PREDICT_JSON_END};
+  static const gs_predict_json_field point[] = {
+      GS_PREDICT_JSON_INT(gs_predict_pipeline_point, "stages", stages),
+      GS_PREDICT_JSON_INT(gs_predict_pipeline_point, "micro_batches", micro),
+      GS_PREDICT_JSON_NUM(gs_predict_pipeline_point, "step_seconds", step_seconds),
+      GS_PREDICT_JSON_NUM(gs_predict_pipeline_point, "samples_per_second", throughput),
+      GS_PREDICT_JSON_NUM(gs_predict_pipeline_point, "bubble", bubble),
+      GS_PREDICT_JSON_NUM(gs_predict_pipeline_point, "bubble_formula", bubble_formula),
+      GS_PREDICT_JSON_NUM(gs_predict_pipeline_point, "transfer_seconds", transfer_seconds),
+      GS_PREDICT_JSON_INT(gs_predict_pipeline_point, "inter_node_boundaries",
+                          inter_node_boundaries),
+      GS_PREDICT_JSON_NUM(gs_predict_pipeline_point, "step_seconds_low", step_low),
+      GS_PREDICT_JSON_NUM(gs_predict_pipeline_point, "step_seconds_high", step_high),
+      GS_PREDICT_JSON_NUM(gs_predict_pipeline_point, "samples_per_second_low", throughput_low),
+      GS_PREDICT_JSON_NUM(gs_predict_pipeline_point, "samples_per_second_high", throughput_high),
+      GS_PREDICT_JSON_NUM(gs_predict_pipeline_point, "bubble_low", bubble_low),
+      GS_PREDICT_JSON_NUM(gs_predict_pipeline_point, "bubble_high", bubble_high),
+      GS_PREDICT_JSON_END};
   if (p->n_pipelines == 0) return;
   cJSON *arr = gs_json_put_array(b, doc, "pipelines");
   for (size_t i = 0; i < p->n_pipelines && !b->failed; i++) {
     const gs_predict_pipeline *q = &p->pipelines[i];
-    cJSON *o = gs_json_check(b, cJSON_CreateObject());
-    gs_json_put_string(b, o, "series", q->name);
-    gs_json_put_number(b, o, "stages", q->stages);
-    gs_json_put_number(b, o, "micro_batches", q->micro);
-    gs_json_put_number(b, o, "busy_seconds", q->busy_seconds);
-    gs_json_put_number(b, o, "imbalance", q->imbalance);
-    gs_json_put_number(b, o, "bytes_per_sample", q->bytes_per_sample);
-    gs_json_put_number(b, o, "measured_step_seconds", q->measured_step);
-    gs_json_put_number(b, o, "model_step_seconds", q->model_step);
+    cJSON *o = gs_predict_json_series(b, arr, q->name, q, series);
     gs_json_put_string_or_null(b, o, "sendrecv_file", q->curve_file);
-    gs_json_put_string(b, o, "assumption", gs_predict_pipeline_assumption);
-    cJSON *pts = gs_json_put_array(b, o, "predictions");
-    for (size_t k = 0; k < q->n_points; k++) {
-      const gs_predict_pipeline_point *x = &q->points[k];
-      cJSON *j = gs_json_check(b, cJSON_CreateObject());
-      gs_json_put_number(b, j, "stages", x->stages);
-      gs_json_put_number(b, j, "micro_batches", x->micro);
-      gs_json_put_number(b, j, "step_seconds", x->step_seconds);
-      gs_json_put_number(b, j, "samples_per_second", x->throughput);
-      gs_json_put_number(b, j, "bubble", x->bubble);
-      gs_json_put_number(b, j, "bubble_formula", x->bubble_formula);
-      gs_json_put_number(b, j, "transfer_seconds", x->transfer_seconds);
-      gs_json_put_number(b, j, "inter_node_boundaries", x->inter_node_boundaries);
-      gs_json_append(b, pts, j);
-    }
-    gs_json_append(b, arr, o);
+    gs_predict_json_predictions(b, o, gs_predict_pipeline_assumption, q->points, q->n_points,
+                                sizeof *q->points, point);
   }
 }

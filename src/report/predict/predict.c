@@ -6,7 +6,7 @@
  * speedup, efficiency, cost and, for held-out counts, the error against
  * what was measured. Models in model.c, the GPU counts in counts.c;
  * docs/predict.md. */
-#include "report/predict/predict.h"
+#include "report/predict/internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -277,11 +277,6 @@ static const cJSON *options_of(const gs_report *r, const gs_report_row *row) {
   return gs_json_member(gs_json_member(r->docs[row->file], "config"), "workload_options");
 }
 
-static const cJSON *measurement_of(const gs_report *r, const gs_report_row *row) {
-  const cJSON *ms = gs_json_member(r->docs[row->file], "measurements");
-  return cJSON_GetArrayItem(ms, (int)row->measurement);
-}
-
 /* Which model fits series `s` (from what its documents hold), or -1 with
  * the reason in `why`. */
 static int kind_of(const gs_report *r, const gs_report_row *row, const char **why) {
@@ -313,43 +308,8 @@ static int kind_of(const gs_report *r, const gs_report_row *row, const char **wh
   return GS_PREDICT_FIXED_STEP;
 }
 
-/* The request stream and model shape of an llm measurement into `md`. */
-static gs_status request_shape(const gs_report *r, const gs_report_row *row, gs_predict_model *md) {
-  const cJSON *o = options_of(r, row);
-  const cJSON *llm = gs_json_member(measurement_of(r, row), "llm");
-  double samples = number_of(o, "samples"), batch = number_of(o, "batch");
-  double layers = number_of(o, "layers"), hidden = number_of(o, "hidden");
-  double out_max = number_of(o, "output_max");
-  double in_min = number_of(o, "input_min"), in_max = number_of(o, "input_max");
-  double params = number_of(llm, "parameters"), weights = number_of(llm, "weight_bytes");
-  double tp = row->gpus_per_rank;
-  if (!(samples >= 1) || !(batch >= 1) || !(layers >= 1) || !(hidden >= 1) || !(out_max >= 1) ||
-      !(in_max >= 1) || !(params > 0) || !(weights > 0))
-    return gs_error(GS_ERR_USAGE, "%s: the llm measurement lacks its model shape or request "
-                    "stream (workload_options samples, batch, layers, hidden, input/output "
-                    "lengths; llm.parameters, llm.weight_bytes)", gs_report_file_name(r, row->file));
-  md->samples = (int)samples;
-  md->batch = (int)batch;
-  md->layers = (int)layers;
-  md->hidden = hidden;
-  md->decode_steps = out_max;
-  md->prefill_tokens = isfinite(in_min) ? 0.5 * (in_min + in_max) : in_max;
-  md->element_bytes = weights / params;
-  md->measured_tp = tp >= 1 ? (int)tp : 1;
-  return GS_OK;
-}
-
-/* Mean seconds of one run and tokens of one run of an llm measurement. */
-static void request_run(const gs_report *r, const gs_report_row *row, gs_predict_request_obs *o) {
-  const cJSON *runs = gs_json_member(gs_json_member(measurement_of(r, row), "llm"), "run_seconds");
-  int n = cJSON_GetArraySize(runs);
-  o->gpus = row->world_size;
-  o->run_seconds = n > 0 ? row->requests.run_seconds / n : NAN;
-  o->tokens_per_run = n > 0 ? row->requests.generated_tokens / n : NAN;
-}
-
 static int fitted_row(const gs_predict_options *opt, const gs_report_row *row) {
-  return is_ok(row) && (opt->holdout <= 1 || row->world_size < opt->holdout);
+  return gs_predict_row_fitted(opt, NULL, row);
 }
 
 static int compare_ints(const void *a, const void *b) {
@@ -359,16 +319,14 @@ static int compare_ints(const void *a, const void *b) {
 
 /* The counts to predict for `s`: the options' counts and, with a holdout,
  * the measured counts at or above it; sorted, without repeats. */
-static gs_status counts_of(const gs_predict_options *opt, const gs_report_series *s, int **out,
-                           size_t *n) {
+static gs_status counts_of(const gs_predict_options *opt, const gs_report *r,
+                           const gs_report_series *s, int **out, size_t *n) {
   *out = malloc((opt->n_counts + s->n_rows + 1) * sizeof **out);
   if (!*out) return gs_error(GS_ERR_NOMEM, "out of memory");
   size_t k = 0;
   for (size_t i = 0; i < opt->n_counts; i++) (*out)[k++] = opt->counts[i];
-  if (opt->holdout > 1)
-    for (size_t j = 0; j < s->n_rows; j++)
-      if (is_ok(&s->rows[j]) && s->rows[j].world_size >= opt->holdout)
-        (*out)[k++] = s->rows[j].world_size;
+  for (size_t j = 0; j < s->n_rows; j++)
+    if (gs_predict_row_checked(opt, r, &s->rows[j])) (*out)[k++] = s->rows[j].world_size;
   qsort(*out, k, sizeof **out, compare_ints);
   size_t u = 0;
   for (size_t i = 0; i < k; i++)
@@ -378,21 +336,34 @@ static gs_status counts_of(const gs_predict_options *opt, const gs_report_series
 }
 
 /* The measured figure at `gpus` (mean over repeats): step seconds, or
- * tokens/s for requests; NaN when not measured among the checked rows. */
-static double measured_at(const gs_predict_options *opt, const gs_report_series *s,
-                          gs_predict_kind kind, int gpus) {
-  if (opt->holdout <= 1) return NAN;
-  double sum = 0.0;
+ * tokens/s for requests, with its 95% bounds in *lo, *hi (the mean step's
+ * interval; for requests tokens over the runs' mean interval); NaN when
+ * not measured among the checked rows. */
+static double measured_at(const gs_predict_options *opt, const gs_report *r,
+                          const gs_report_series *s, gs_predict_kind kind, int gpus, double *lo,
+                          double *hi) {
+  double sum = 0.0, sum_lo = 0.0, sum_hi = 0.0;
   int n = 0;
   for (size_t j = 0; j < s->n_rows; j++) {
     const gs_report_row *row = &s->rows[j];
-    if (!is_ok(row) || row->world_size != gpus || row->world_size < opt->holdout) continue;
+    if (!gs_predict_row_checked(opt, r, row) || row->world_size != gpus) continue;
     double v = kind == GS_PREDICT_REQUESTS ? row->throughput : row->step.mean;
+    double l = row->step.ci95_low, h = row->step.ci95_high;
+    if (kind == GS_PREDICT_REQUESTS) {
+      gs_predict_request_obs o;
+      const double half = gs_predict_request_run(r, row, &o) ? o.run_half : 0.0;
+      l = v / (1.0 + half);
+      h = half < 1.0 ? v / (1.0 - half) : INFINITY;
+    }
     if (isfinite(v)) {
       sum += v;
+      sum_lo += isfinite(l) ? l : v;
+      sum_hi += !isnan(h) ? h : v;
       n++;
     }
   }
+  *lo = n ? sum_lo / n : NAN;
+  *hi = n ? sum_hi / n : NAN;
   return n ? sum / n : NAN;
 }
 
@@ -416,14 +387,16 @@ static gs_status fit_series(const gs_report *r, const gs_report_series *s, gs_pr
       if (!first) first = &s->rows[j];
       n_fit++;
     }
+  // A request series is fitted from its stream's other layouts too.
+  if (!first && kind == GS_PREDICT_REQUESTS) first = &s->rows[0];
   if (!first)
     return gs_error(GS_ERR_USAGE, "%s: no ok measurement%s to fit", w->name,
                     opt->holdout > 1 ? " below the --holdout count" : "");
   int checkable = 0;
+  double lo, hi;
   for (size_t j = 0; j < s->n_rows; j++)
-    checkable |= opt->holdout > 1 && s->rows[j].world_size >= opt->holdout &&
-                 !isnan(measured_at(opt, s, kind, s->rows[j].world_size));
-  if (opt->holdout > 1 && !checkable)
+    checkable |= !isnan(measured_at(opt, r, s, kind, s->rows[j].world_size, &lo, &hi));
+  if (opt->holdout > 1 && !checkable && kind != GS_PREDICT_REQUESTS)
     return gs_error(GS_ERR_USAGE, "%s: nothing measured at %d GPUs or more to check the "
                     "prediction against (--holdout)", w->name, opt->holdout);
   const char *file = gs_report_file_name(r, first->file);
@@ -438,18 +411,7 @@ static gs_status fit_series(const gs_report *r, const gs_report_series *s, gs_pr
 
   gs_status st = GS_OK;
   if (kind == GS_PREDICT_REQUESTS) {
-    gs_predict_request_obs *obs = calloc(n_fit, sizeof *obs);
-    if (!obs) return gs_error(GS_ERR_NOMEM, "out of memory");
-    st = request_shape(r, first, &w->model);
-    size_t k = 0;
-    for (size_t j = 0; j < s->n_rows && st == GS_OK; j++)
-      if (fitted_row(opt, &s->rows[j])) request_run(r, &s->rows[j], &obs[k++]);
-    if (st == GS_OK) {
-      st = gs_predict_fit_requests(obs, k, &p->machine, &w->model);
-      if (st != GS_OK) st = gs_error(st, "%s (%s): %s", w->name, file, gs_last_error());
-    }
-    for (size_t i = 0; i < k && i < 8; i++) w->fitted[w->n_fitted++] = obs[i].gpus;
-    free(obs);
+    st = gs_predict_requests_fit(r, s, p, w);
   } else {
     gs_predict_step_obs *obs = calloc(n_fit, sizeof *obs);
     if (!obs) return gs_error(GS_ERR_NOMEM, "out of memory");
@@ -484,9 +446,14 @@ static gs_status fit_series(const gs_report *r, const gs_report_series *s, gs_pr
   // none.
   w->base_throughput = NAN;
   gs_predict_point one;
-  if (gs_predict_point_at(&w->model, &p->machine, w->items_per_step, 1, 1, &one) == GS_OK &&
-      one.throughput > 0.0)
+  if (gs_predict_point_at_layout(&w->model, &p->machine, w->items_per_step, 1, 1, 1, &one) ==
+          GS_OK &&
+      one.throughput > 0.0) {
     w->base_throughput = one.throughput;
+    memcpy(w->base_bounds, one.bound_throughput, sizeof w->base_bounds);
+  } else {
+    for (int i = 0; i < 4; i++) w->base_bounds[i] = NAN;
+  }
   for (size_t j = 0; j < s->n_rows && isnan(w->base_throughput); j++)
     if (fitted_row(opt, &s->rows[j]) && s->rows[j].world_size == 1 &&
         isfinite(s->rows[j].throughput))
@@ -496,16 +463,36 @@ static gs_status fit_series(const gs_report *r, const gs_report_series *s, gs_pr
 
 /* Speedup, efficiency, the holdout error and the cost of point `i` of `w`,
  * and whether it is the fastest or cheapest so far. */
-static void finish_point(const gs_predict_options *opt, const gs_report_series *s,
-                         gs_predict_workload *w, size_t i) {
+static void finish_point(const gs_predict_options *opt, const gs_report *r,
+                         const gs_report_series *s, gs_predict_workload *w, size_t i) {
   gs_predict_point *pt = &w->points[i];
   gs_predict_kind kind = w->model.kind;
   pt->speedup = gs_scaling_speedup(w->base_throughput, pt->throughput);
   pt->efficiency = gs_scaling_efficiency(pt->speedup, pt->gpus);
-  pt->measured = measured_at(opt, s, kind, pt->gpus);
-  double predicted = kind == GS_PREDICT_REQUESTS ? pt->throughput : pt->step_seconds;
+  // The speedup of one fit over its own X(1) moves with it: its bounds are
+  // the extremes of the ratio over the fit's corners.
+  pt->speedup_low = pt->speedup_high = NAN;
+  for (int c = 0; c < 4 && kind == GS_PREDICT_REQUESTS; c++) {
+    const double x = pt->bound_throughput[c] / w->base_bounds[c];
+    if (isnan(x)) {
+      pt->speedup_low = pt->speedup_high = NAN;
+      break;
+    }
+    if (c == 0 || x < pt->speedup_low) pt->speedup_low = x;
+    if (c == 0 || x > pt->speedup_high) pt->speedup_high = x;
+  }
+  pt->measured = measured_at(opt, r, s, kind, pt->gpus, &pt->measured_low, &pt->measured_high);
+  const int req = kind == GS_PREDICT_REQUESTS;
+  double predicted = req ? pt->throughput : pt->step_seconds;
   if (isfinite(pt->measured) && pt->measured > 0.0) {
     pt->error = (predicted - pt->measured) / pt->measured;
+    // Its bounds: the prediction's (requests) against the measurement's.
+    const double p_lo = req && isfinite(pt->throughput_low) ? pt->throughput_low : predicted;
+    const double p_hi = req && isfinite(pt->throughput_high) ? pt->throughput_high : predicted;
+    if (pt->measured_high > 0.0 && pt->measured_low > 0.0) {
+      pt->error_low = p_lo / pt->measured_high - 1.0;
+      pt->error_high = p_hi / pt->measured_low - 1.0;
+    }
     if (isnan(w->worst_error) || fabs(pt->error) > fabs(w->worst_error)) w->worst_error = pt->error;
   }
   if (!(pt->throughput > 0.0)) return;
@@ -532,13 +519,14 @@ static double step_half(const gs_report_row *row) {
  * throughput ratio over GPU ratio), with the two counts in *from, *to and
  * the gain's lower bound in *low (the gain less the two steps' relative
  * 95% half-widths); 0 when fewer than two counts were fitted. */
-static double steepest_gain(const gs_predict_options *opt, const gs_report_series *s,
-                            int *from, int *to, double *low) {
+static double steepest_gain(const gs_predict_options *opt, const gs_report *r,
+                            const gs_report_series *s, int *from, int *to, double *low) {
   double best = 0.0;
   for (size_t a = 0; a < s->n_rows; a++)
     for (size_t b = 0; b < s->n_rows; b++) {
       const gs_report_row *x = &s->rows[a], *y = &s->rows[b];
-      if (!fitted_row(opt, x) || !fitted_row(opt, y) || y->world_size <= x->world_size ||
+      if (!gs_predict_row_fitted(opt, r, x) || !gs_predict_row_fitted(opt, r, y) ||
+          y->world_size <= x->world_size ||
           !(x->throughput > 0.0) || !(y->throughput > 0.0))
         continue;
       double gain = y->throughput / x->throughput * x->world_size / y->world_size;
@@ -556,18 +544,18 @@ static double steepest_gain(const gs_predict_options *opt, const gs_report_serie
  * evaluated as measured; w->misfit names the first it does not reproduce,
  * and the caller refuses to predict:
  * - one it misses by more than GS_PREDICT_MISFIT and beyond that
- *   measurement's 95% interval (of the mean step; for requests, the
- *   throughput against the step interval's relative width);
+ *   measurement's 95% interval (of the mean step; for requests, of the
+ *   mean run over its runs, else the step interval's relative width);
  * - else a super-linear gain between two counts (beyond both intervals),
  *   which no model of work / N plus costs reproduces, however close. */
-static void check_fit(const gs_predict_options *opt, const gs_report_series *s,
+static void check_fit(const gs_predict_options *opt, const gs_report *r, const gs_report_series *s,
                       gs_predict_kind kind, const gs_predict *p, gs_predict_workload *w) {
   // The measured configuration: the measured machine's nodes and the
   // measured tensor-parallel degree, whatever the options predict.
   gs_predict_machine as_measured = p->machine;
   as_measured.gpus_per_node = p->measured_gpus_per_node;
   int from = 0, to = 0;
-  double low = 0.0, gain = steepest_gain(opt, s, &from, &to, &low);
+  double low = 0.0, gain = steepest_gain(opt, r, s, &from, &to, &low);
   char super[160] = "";
   if (gain > 1.005)  // above 100% per GPU as printed
     snprintf(super, sizeof super, "the series is super-linear (%.2fx the throughput from %d to "
@@ -577,7 +565,7 @@ static void check_fit(const gs_predict_options *opt, const gs_report_series *s,
   w->misfit[0] = '\0';
   for (size_t j = 0; j < s->n_rows && !w->misfit[0]; j++) {
     const gs_report_row *row = &s->rows[j];
-    if (!fitted_row(opt, row) || !is_ok(row) || !row->has_step) continue;
+    if (!gs_predict_row_fitted(opt, r, row) || !row->has_step) continue;
     gs_predict_point pt;
     if (gs_predict_point_at(&w->model, &as_measured, w->items_per_step, row->world_size, 0,
                             &pt) != GS_OK)
@@ -585,7 +573,12 @@ static void check_fit(const gs_predict_options *opt, const gs_report_series *s,
     const double measured = req ? row->throughput : row->step.mean;
     const double predicted = req ? pt.throughput : pt.step_seconds;
     if (!(measured > 0.0) || !isfinite(predicted)) continue;
-    const double off = predicted / measured - 1.0, half = step_half(row);
+    // llm: the interval of its mean run over the runs (one run: the step's).
+    gs_predict_request_obs run;
+    const double half = req && gs_predict_request_run(r, row, &run) && run.run_half > 0.0
+                            ? run.run_half
+                            : step_half(row);
+    const double off = predicted / measured - 1.0;
     const int missed = fabs(off) > GS_PREDICT_MISFIT && fabs(off) > half;
     // The super-linear count is named even when the model comes close to it.
     if (!missed && !(low > 1.0 && row->world_size == to)) continue;
@@ -615,27 +608,28 @@ static gs_status predict_series(const gs_report *r, const gs_report_series *s, g
   gs_status st = fit_series(r, s, kind, p, w);
   if (st != GS_OK) return st;
   int tp = kind == GS_PREDICT_REQUESTS ? opt->tensor_parallel : 0;
-  check_fit(opt, s, kind, p, w);
+  int pp = kind == GS_PREDICT_REQUESTS ? opt->pipeline_stages : 0;
+  check_fit(opt, r, s, kind, p, w);
   if (w->misfit[0])
     return gs_error(GS_ERR_USAGE, "%s (%s): %s", w->name,
                     gs_report_file_name(r, s->rows[0].file), w->misfit);
   int *counts = NULL;
   size_t n_counts = 0;
-  if ((st = counts_of(opt, s, &counts, &n_counts)) != GS_OK) return st;
+  if ((st = counts_of(opt, r, s, &counts, &n_counts)) != GS_OK) return st;
   w->points = calloc(n_counts ? n_counts : 1, sizeof *w->points);
   if (!w->points) {
     free(counts);
     return gs_error(GS_ERR_NOMEM, "out of memory");
   }
   for (size_t i = 0; i < n_counts; i++) {
-    st = gs_predict_point_at(&w->model, &p->machine, w->items_per_step, counts[i], tp,
-                             &w->points[i]);
+    st = gs_predict_point_at_layout(&w->model, &p->machine, w->items_per_step, counts[i], tp,
+                                    pp, &w->points[i]);
     if (st != GS_OK) {
       st = gs_error(st, "%s: %s", w->name, gs_last_error());
       break;
     }
     w->n_points++;
-    finish_point(opt, s, w, i);
+    finish_point(opt, r, s, w, i);
   }
   free(counts);
   return st;
@@ -686,6 +680,32 @@ gs_status gs_predict_build(const gs_report *r, const gs_predict_options *opt, gs
     return st;
   }
 
+  // llm's stage transfers within a node: a coll sendrecv document of the
+  // workloads' host and backend (the first workload series').
+  for (size_t i = 0; i < r->n_series && !out->sendrecv_file; i++) {
+    const gs_report_series *s = &r->series[i];
+    if (s->n_rows == 0 || s->rows[0].collective.present) continue;
+    if (gs_report_sendrecv_curve(r, s->rows[0].file, s->backend, &out->sendrecv,
+                                 &out->sendrecv_file))
+      out->machine.sendrecv = &out->sendrecv;
+    break;
+  }
+  if (opt->holdout_layout.tp > 0) {
+    int found = 0;
+    for (size_t i = 0; i < r->n_series && !found; i++)
+      for (size_t j = 0; j < r->series[i].n_rows && !found; j++) {
+        const gs_report_row *row = &r->series[i].rows[j];
+        if (!row->requests.present || !is_ok(row)) continue;
+        const gs_predict_layout l = gs_predict_row_layout(r, row);
+        found = gs_predict_layout_held(opt, &l);
+      }
+    if (!found) {
+      gs_predict_free(out);
+      return gs_error(GS_ERR_USAGE, "option --holdout-layout: no ok llm measurement of tp %d x "
+                      "pp %d to check the prediction against", opt->holdout_layout.tp,
+                      opt->holdout_layout.pp);
+    }
+  }
   out->workloads = calloc(r->n_series ? r->n_series : 1, sizeof *out->workloads);
   if (!out->workloads) return gs_error(GS_ERR_NOMEM, "out of memory");
   st = gs_predict_serving_build(r, out);
@@ -757,5 +777,6 @@ void gs_predict_free(gs_predict *p) {
   for (size_t i = 0; i < p->n_curves; i++) gs_coll_curve_free(&p->curves[i]);
   free(p->curves);
   gs_coll_curve_free(&p->network_curve);
+  gs_coll_curve_free(&p->sendrecv);
   memset(p, 0, sizeof *p);
 }

@@ -24,6 +24,11 @@
 /* Most GPU counts one prediction takes (a range "1-100000" is fine). */
 #define GS_PREDICT_COUNTS_MAX 1000000
 
+/* llm's stage transfers: a residual row is `hidden` fp32 values, a token
+ * an int32 (docs/workloads/llm.md, "Pipeline parallelism"). */
+#define GS_PREDICT_ACTIVATION_BYTES 4.0
+#define GS_PREDICT_TOKEN_BYTES 4.0
+
 /* ---- the models ------------------------------------------------------------ */
 
 typedef enum {
@@ -45,6 +50,8 @@ typedef struct {
   gs_coll_link network;    /* between nodes: latency per step, seconds per byte per GPU */
   const gs_coll_curve *network_curve; /* the 2-rank allreduce measured between nodes
                                          (--inter-node-coll; `network` is then its fit), or NULL */
+  const gs_coll_curve *sendrecv; /* a 2-rank send/recv measured within a node (coll sendrecv),
+                                    or NULL: llm's stage transfers within a node cost 0 */
 } gs_predict_machine;
 
 /* Where the cost of an allreduce came from, as bits: a step that makes
@@ -81,11 +88,22 @@ typedef struct {
   double comm;    /* mean exposed communication */
 } gs_predict_step_obs;
 
+/* The layout of an llm replica: `tp` tensor-parallel GPUs in each of `pp`
+ * pipeline stages, each prefill and decode call cut into `micro` groups of
+ * sequences, the slowest stage's busy time over the stages' mean. A zero
+ * member means "as the model measured" (tp, pp), P (micro) or 1 (imbalance). */
+typedef struct {
+  int tp, pp, micro;
+  double imbalance;
+} gs_predict_layout;
+
 /* One measured GPU count of a request-based series. */
 typedef struct {
   int gpus;
   double run_seconds;    /* mean seconds of one run (the whole request stream) */
   double tokens_per_run; /* generated tokens of one run */
+  gs_predict_layout layout; /* the measured replica's layout */
+  double run_half;       /* relative half-width of run_seconds' 95% interval (0: unknown) */
 } gs_predict_request_obs;
 
 typedef struct {
@@ -103,6 +121,14 @@ typedef struct {
   double round_seconds, tokens_per_run;
   int samples, batch, measured_tp, layers;
   double hidden, element_bytes, decode_steps, prefill_tokens;
+  /* Requests with pipeline stages (docs/predict.md, "Pipelined replicas"):
+   * the series' own stages, micro-batches and stage imbalance; the share of
+   * a stage's call that does not shrink with its micro-batch's rows (1:
+   * bound by reading the weights) and whether measurements fitted it; the
+   * 95% bounds of round_seconds (at GPU 1, tp 1, pp 1) and of the share. */
+  int measured_pp, measured_micro, share_fitted;
+  double stage_imbalance, fixed_share;
+  double round_low, round_high, share_low, share_high;
 } gs_predict_model;
 
 /* Fits work, overhead (strong) or growth (weak) and noise of a step-based
@@ -113,11 +139,18 @@ typedef struct {
  * counts). GS_ERR_USAGE when n is 0 or a number is not finite. */
 gs_status gs_predict_fit_step(const gs_predict_step_obs *obs, size_t n, gs_predict_model *model);
 
-/* Fits round_seconds of a request model (samples, batch, measured_tp,
- * layers, hidden, element_bytes, decode_steps, prefill_tokens set by the
- * caller) to `obs[0..n)`: the mean over counts of run / rounds less the
- * tensor-parallel communication of a round on `m`; tokens_per_run their
- * mean. GS_ERR_USAGE when n is 0 or a count is not a multiple of measured_tp. */
+/* Fits a request model (samples, batch, measured_tp, layers, hidden,
+ * element_bytes, decode_steps, prefill_tokens set by the caller) to
+ * `obs[0..n)`, each with its own layout: round_seconds is one round's
+ * compute of one GPU (tp 1, pp 1) and a round at layout (t, p, m, imb)
+ * computes round x (p + (m - 1) imb) / (p t) x (fixed_share + (1 -
+ * fixed_share) / m), plus the tensor-parallel all-reduces and the stage
+ * transfers on `m` (the send/recv curve within a node); round_seconds and
+ * fixed_share by least squares of the relative misfit of run / rounds less
+ * those costs (fixed_share 1, bound by the weights, when no pipelined
+ * measurement with m > 1 is among obs; kept in [0, 1]), their 95% bounds
+ * from the runs' intervals; tokens_per_run their mean. GS_ERR_USAGE when n
+ * is 0 or a count is not a multiple of a layout's GPUs. */
 gs_status gs_predict_fit_requests(const gs_predict_request_obs *obs, size_t n,
                                   const gs_predict_machine *m, gs_predict_model *model);
 
@@ -127,10 +160,22 @@ typedef struct {
   double step_seconds;     /* step-based: the step; requests: one run of the stream */
   double throughput;       /* items (tokens) per second */
   double speedup, efficiency; /* against the series' 1-GPU throughput (core/scaling) */
+  double speedup_low, speedup_high; /* requests: the 95% bounds, the ratio at each corner of
+                                       the fit's interval (both from one fit); NaN none */
   double work, overhead, comm, imbalance; /* seconds; they add up to step_seconds */
   const char *comm_how;    /* "none", "intra-node", "ring", "tree" */
   unsigned comm_from;      /* GS_PREDICT_FROM_* bits of the collective costs used */
   int tensor_parallel, replicas, rounds; /* requests */
+  int pipeline_stages, micro_batches;    /* requests: the replica's stages, groups per call */
+  double transfer;         /* requests: stage transfers of a run (part of comm) */
+  double throughput_low, throughput_high; /* requests: the 95% bounds of throughput from the
+                                             fit's bounds; NaN for the other kinds */
+  double bound_throughput[4]; /* requests: the throughput at the fit's four corners (round low
+                                 or high x share low or high); NaN without bounds. Two
+                                 predictions of one fit are ordered only where every corner
+                                 orders them alike */
+  double measured_low, measured_high;     /* holdout: the measurement's 95% bounds, NaN unknown */
+  double error_low, error_high; /* holdout: the error's bounds from both intervals */
   double dollars_per_million, seconds_to_target, dollars_to_target; /* NaN unpriced */
   double measured, error;  /* holdout: the measured step (tokens/s for requests) and
                               (predicted - measured) / measured; NaN when not measured */
@@ -145,6 +190,13 @@ typedef struct {
 gs_status gs_predict_point_at(const gs_predict_model *model, const gs_predict_machine *m,
                               double items_per_step, int gpus, int tp, gs_predict_point *out);
 
+/* As gs_predict_point_at, with the replica's pipeline stages `pp` as well
+ * (requests; 0: as measured): a count must hold whole replicas of tp x pp
+ * GPUs. */
+gs_status gs_predict_point_at_layout(const gs_predict_model *model, const gs_predict_machine *m,
+                                     double items_per_step, int gpus, int tp, int pp,
+                                     gs_predict_point *out);
+
 /* ---- from documents ------------------------------------------------------------ */
 
 /* A list of GPU counts from text: "8,16,64", ranges "1-1000" (every
@@ -152,6 +204,10 @@ gs_status gs_predict_point_at(const gs_predict_model *model, const gs_predict_ma
  * not required. GS_ERR_USAGE naming
  * `option` on a bad part. `*counts` is owned by the caller (free). */
 gs_status gs_predict_parse_counts(const char *text, const char *option, int **counts, size_t *n);
+
+/* A layout "tp=T,pp=P" (either part may be left out: 1) into `out` (micro
+ * and imbalance 0). GS_ERR_USAGE naming `option` on anything else. */
+gs_status gs_predict_parse_layout(const char *text, const char *option, gs_predict_layout *out);
 
 typedef struct {
   const int *counts;       /* GPU counts to predict; may be empty with holdout */
@@ -161,6 +217,8 @@ typedef struct {
   double inter_node_latency_seconds;
   int holdout;             /* > 1: fit below this count, check at it and above; 0 none */
   int tensor_parallel;     /* llm replicas of this many GPUs; 0 as measured */
+  int pipeline_stages;     /* llm replicas of this many stages; 0 as measured */
+  gs_predict_layout holdout_layout; /* tp > 0: fit llm on the other layouts, check this one */
   double target_items;     /* > 0: time and cost to process this many items */
   int skip_unmodelled;     /* 1: leave out (and name in `skipped`) the series without a
                               model or of another machine than the first, instead of failing */
@@ -183,7 +241,11 @@ typedef struct {
   double items_per_step;
   int fitted[8];           /* the GPU counts fitted (first 8) */
   size_t n_fitted;
+  size_t n_family;         /* requests: series of the same stream (its layouts) fitted */
+  size_t family;           /* requests: the first series of its request stream (the layouts
+                              of one stream share it) */
   double base_throughput;  /* X(1): measured, else predicted */
+  double base_bounds[4];   /* requests: X(1) at the fit's four corners; NaN without bounds */
   double price_per_gpu_hour; /* NaN without a price for its GPU */
   size_t n_points;
   gs_predict_point *points; /* owned */
@@ -234,6 +296,8 @@ typedef struct {
   double bubble, bubble_formula;        /* (step - mean stage busy) / mean stage busy; (p-1)/m */
   double transfer_seconds;              /* the fill's and drain's boundary crossings */
   int inter_node_boundaries;            /* boundaries between nodes of gpus_per_node GPUs */
+  double step_low, step_high;           /* 95% bounds from the busy time's interval; NaN none */
+  double throughput_low, throughput_high, bubble_low, bubble_high; /* likewise */
 } gs_predict_pipeline_point;
 
 typedef struct {
@@ -241,6 +305,7 @@ typedef struct {
   char name[256];
   int stages, micro;         /* as measured */
   double busy_seconds;       /* the stages' busy time per step, summed */
+  double busy_half;          /* its mean's relative 95% half-width over the steps; NaN none */
   double imbalance;          /* slowest stage's busy / the mean */
   double samples;            /* per step */
   double bytes_per_sample;   /* one boundary's activation bytes per sample (the mean boundary) */
@@ -268,6 +333,8 @@ typedef struct gs_predict {
   const char *network_file; /* the --inter-node-coll document, or NULL */
   gs_coll_fit network_fit; /* its 2-rank allreduce's fit */
   gs_coll_curve network_curve; /* owned: its 2-rank allreduce as measured */
+  gs_coll_curve sendrecv;  /* owned: the node's 2-rank send/recv as measured (n 0: none) */
+  const char *sendrecv_file; /* its coll document, or NULL */
   size_t n_workloads;
   gs_predict_workload *workloads; /* owned */
   char skipped[2048];      /* with skip_unmodelled: "SERIES: why; ..." of those left out */
@@ -278,7 +345,9 @@ typedef struct gs_predict {
 } gs_predict;
 
 /* The step of pipeline `q` at `stages` stages and `micro` micro-batches
- * (one replica, the measured samples per step) into *out: with c = the
+ * (one replica, the measured samples per step) into *out, with its 95%
+ * bounds (and the throughput's and bubble's) from the busy time's
+ * interval: with c = the
  * measured busy time per step over stages x micro, step = stages c +
  * (micro - 1) imbalance c + 2 crossings of every boundary (one
  * micro-batch's activations: the measured send/recv curve within a node,
@@ -299,6 +368,18 @@ void gs_predict_pipeline_free(gs_predict *p);
 void gs_predict_pipeline_text(FILE *f, const gs_predict *p, int markdown);
 /* The JSON member "pipelines" of `doc` (absent without pipelines). */
 void gs_predict_pipeline_json(gs_json_build *b, cJSON *doc, const gs_predict *p);
+
+/* Which llm layout of a request stream is fastest at each GPU count
+ * predicted for two or more of its layouts, decided only where every
+ * corner of the fit's interval agrees ("inconclusive" otherwise): text
+ * (Markdown when `markdown`) and the JSON member "layout_choices". */
+void gs_predict_layouts_text(FILE *f, const gs_predict *p, int markdown);
+void gs_predict_layouts_json(gs_json_build *b, cJSON *doc, const gs_predict *p);
+
+/* 1 when point `a` has a higher throughput than `b` at the prediction and
+ * at every corner of the fit's interval; 0 when some corner orders them
+ * otherwise or has no bound (no interval: nothing is decided). */
+int gs_predict_point_beats(const gs_predict_point *a, const gs_predict_point *b);
 
 /* The serving predictions of `r` into p->serving: every series whose
  * last row (its largest GPU count) is a server measurement with a searched

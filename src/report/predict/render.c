@@ -13,7 +13,7 @@
 #include "core/format.h"
 #include "core/json.h"
 #include "core/result.h"
-#include "report/predict/predict.h"
+#include "report/predict/internal.h"
 
 const char *const gs_predict_format_choices[] = {"text", "json", "markdown", NULL};
 
@@ -55,6 +55,27 @@ static void percent_cell(double v, char *buf, size_t size) {
   else snprintf(buf, size, "-");
 }
 
+/* "+3.1% [-2.0, +8.5]": an error with its 95% interval where it has one. */
+static void error_cell(const gs_predict_point *pt, char *buf, size_t size) {
+  if (isfinite(pt->error) && isfinite(pt->error_low) && !isnan(pt->error_high))
+    snprintf(buf, size, "%+.1f%% [%+.1f, %+.1f]", 100.0 * pt->error, 100.0 * pt->error_low,
+             100.0 * pt->error_high);
+  else
+    percent_cell(pt->error, buf, size);
+}
+
+/* "[1.2 K, 1.4 K]": the throughput's 95% interval, "-" without one. */
+static void interval_cell(double lo, double hi, char *buf, size_t size) {
+  char a[16], b[16] = "unbounded";
+  if (!isfinite(lo) || isnan(hi)) {
+    snprintf(buf, size, "-");
+    return;
+  }
+  gs_format_rate(lo, a, sizeof a);
+  if (isfinite(hi)) gs_format_rate(hi, b, sizeof b);
+  snprintf(buf, size, "[%s, %s]", a, b);
+}
+
 static void model_sentence(const gs_predict_workload *w, char *out, size_t size) {
   char fitted[64] = "";
   size_t used = 0;
@@ -65,10 +86,23 @@ static void model_sentence(const gs_predict_workload *w, char *out, size_t size)
   char a[32], b[32], c[32];
   if (m->kind == GS_PREDICT_REQUESTS) {
     seconds_cell(m->round_seconds, a, sizeof a);
-    snprintf(out, size, "%s model fitted at %s GPUs: a batch round of a replica (tp %d) "
-             "computes %s; %d requests in batches of %d, %.0f tokens per run",
-             gs_predict_kind_name(m->kind), fitted, m->measured_tp, a, m->samples, m->batch,
-             m->tokens_per_run);
+    int used_n = snprintf(out, size, "%s model fitted at %s GPUs%s: a batch round computes %s "
+                          "on one GPU; measured as replicas of tp %d x pp %d; %d requests in "
+                          "batches of %d, %.0f tokens per run",
+                          gs_predict_kind_name(m->kind), fitted,
+                          w->n_family > 1 ? " (this request stream's layouts together)" : "", a,
+                          m->measured_tp, m->measured_pp > 0 ? m->measured_pp : 1, m->samples,
+                          m->batch, m->tokens_per_run);
+    if (used_n <= 0 || (size_t)used_n >= size) return;
+    if (m->share_fitted)
+      snprintf(out + used_n, size - (size_t)used_n, "; a stage's call on 1/m of the rows costs "
+               "%.0f%% + %.0f%%/m of the whole call (fitted from the pipelined measurements; "
+               "95%% [%.0f%%, %.0f%%] fixed)", 100.0 * m->fixed_share,
+               100.0 * (1.0 - m->fixed_share), 100.0 * m->share_low, 100.0 * m->share_high);
+    else
+      snprintf(out + used_n, size - (size_t)used_n, "; a stage's call on 1/m of the rows is "
+               "taken to cost the whole call (bound by the weights: no pipelined measurement "
+               "of several micro-batches fitted it)");
     return;
   }
   seconds_cell(m->work_seconds, a, sizeof a);
@@ -106,14 +140,16 @@ static void render_workload_table(const sink *k, const gs_predict *p, const gs_p
   COL("nodes", 5);
   if (requests) {
     COL("replicas", 8);
+    COL("tp x pp", 7);
     COL("rounds", 6);
     COL("run", 9);
     COL("tokens/s", 9);
+    COL("95% interval", 20);
   } else {
     COL("step", 9);
     COL("items/s", 9);
   }
-  COL("speedup", 8);
+  COL("speedup", requests ? 20 : 8);
   COL("eff", 6);
   COL(requests ? "compute" : "work", 9);
   if (!requests) COL("overhead", 9);
@@ -123,7 +159,7 @@ static void render_workload_table(const sink *k, const gs_predict *p, const gs_p
   COL("from", 12);
   if (checked(w)) {
     COL("measured", 9);
-    COL("error", 7);
+    COL(requests ? "error [95%]" : "error", requests ? 24 : 7);
   }
   if (priced(w)) COL("$/M items", 10);
   if (has_target(p)) COL("to target", 10);
@@ -139,13 +175,26 @@ static void render_workload_table(const sink *k, const gs_predict *p, const gs_p
     snprintf(c[m++], 32, "%d", pt->nodes);
     if (requests) {
       snprintf(c[m++], 32, "%d", pt->replicas);
+      if (pt->pipeline_stages > 1)
+        snprintf(c[m++], 32, "%dx%d m%d", pt->tensor_parallel, pt->pipeline_stages,
+                 pt->micro_batches);
+      else
+        snprintf(c[m++], 32, "%dx1", pt->tensor_parallel);
       snprintf(c[m++], 32, "%d", pt->rounds);
       seconds_cell(pt->step_seconds, c[m++], 32);
     } else {
       seconds_cell(pt->step_seconds, c[m++], 32);
     }
     gs_format_rate(pt->throughput, c[m++], 32);
-    snprintf(c[m++], 32, isfinite(pt->speedup) ? "%.2fx" : "-", pt->speedup);
+    if (requests) interval_cell(pt->throughput_low, pt->throughput_high, c[m++], 32);
+    if (requests && isfinite(pt->speedup_low) && isfinite(pt->speedup_high))
+      snprintf(c[m++], 32, "%.2fx [%.2f, %.2f]", pt->speedup, pt->speedup_low,
+               pt->speedup_high);
+    else if (requests && isfinite(pt->speedup))  // a corner without a bound
+      snprintf(c[m++], 32, "%.2fx [%s]", pt->speedup,
+               isinf(pt->throughput_high) ? "unbounded" : "no interval");
+    else
+      snprintf(c[m++], 32, isfinite(pt->speedup) ? "%.2fx" : "-", pt->speedup);
     snprintf(c[m++], 32, isfinite(pt->efficiency) ? "%.1f%%" : "-", 100.0 * pt->efficiency);
     seconds_cell(pt->work, c[m++], 32);
     if (!requests) seconds_cell(pt->overhead, c[m++], 32);
@@ -156,7 +205,7 @@ static void render_workload_table(const sink *k, const gs_predict *p, const gs_p
     if (checked(w)) {
       if (requests) gs_format_rate(pt->measured, c[m++], 32);
       else seconds_cell(pt->measured, c[m++], 32);
-      percent_cell(pt->error, c[m++], 32);
+      error_cell(pt, c[m++], 32);
     }
     if (priced(w)) snprintf(c[m++], 32, isfinite(pt->dollars_per_million) ? "%.4g" : "-",
                             pt->dollars_per_million);
@@ -179,6 +228,17 @@ static void render_choice(const sink *k, const gs_predict *p, const gs_predict_w
       fprintf(k->f, ", %s to %.4g %s", t, p->opt.target_items, unit);
       if (isfinite(f->dollars_to_target)) fprintf(k->f, " for $%.4g", f->dollars_to_target);
     }
+    // llm: the fastest only where every corner of the fit's interval agrees.
+    if (w->model.kind == GS_PREDICT_REQUESTS && w->n_points > 1) {
+      size_t open = 0;
+      for (size_t i = 0; i < w->n_points; i++)
+        open += (int)i != w->fastest && !gs_predict_point_beats(f, &w->points[i]);
+      if (open)
+        fprintf(k->f, "; inconclusive against %zu other count%s (%s)", open,
+                open == 1 ? "" : "s",
+                isfinite(f->throughput_low) ? "the fit's interval allows either"
+                                            : "no interval: one run measured");
+    }
     fputs(".\n", k->f);
   }
   if (w->cheapest >= 0) {
@@ -190,9 +250,29 @@ static void render_choice(const sink *k, const gs_predict *p, const gs_predict_w
       fprintf(k->f, " ($%.4g to the target)", c->dollars_to_target);
     fputs(".\n", k->f);
   }
-  if (checked(w))
-    fprintf(k->f, "%sHoldout: fitted below %d GPUs; largest error %+.1f%%.\n",
-            k->markdown ? "- " : "", p->opt.holdout, 100.0 * w->worst_error);
+  if (!checked(w)) return;
+  const gs_predict_point *worst = NULL;
+  for (size_t i = 0; i < w->n_points && !worst; i++)
+    if (w->points[i].error == w->worst_error) worst = &w->points[i];
+  char fitted[96];
+  if (p->opt.holdout_layout.tp > 0 && w->model.kind == GS_PREDICT_REQUESTS)
+    snprintf(fitted, sizeof fitted, "on the stream's other layouts (tp %d x pp %d held out)",
+             p->opt.holdout_layout.tp, p->opt.holdout_layout.pp);
+  else
+    snprintf(fitted, sizeof fitted, "below %d GPUs", p->opt.holdout);
+  fprintf(k->f, "%sHoldout: fitted %s; largest error %+.1f%%", k->markdown ? "- " : "", fitted,
+          100.0 * w->worst_error);
+  if (worst && isfinite(worst->error_low) && !isnan(worst->error_high)) {
+    const double lo = worst->error_low, hi = worst->error_high, lim = GS_PREDICT_MISFIT;
+    const char *verdict = lo <= 0.0 && hi >= 0.0 ? "the measurement cannot tell the prediction "
+                                                   "from it"
+                          : fabs(lo) <= lim && fabs(hi) <= lim ? "within the models' 10%"
+                          : (lo > lim || hi < -lim)            ? "the model misses it"
+                                                   : "inconclusive whether within the models' 10%";
+    fprintf(k->f, " [%+.1f%%, %+.1f%%] (95%%, the prediction's and the measurement's intervals): "
+            "%s", 100.0 * lo, 100.0 * hi, verdict);
+  }
+  fputs(".\n", k->f);
 }
 
 static void render_text(FILE *f, const gs_predict *p, int markdown) {
@@ -252,10 +332,15 @@ static void render_text(FILE *f, const gs_predict *p, int markdown) {
     fprintf(f, "\n%s%s\n", markdown ? "## " : "", w->name);
     if (markdown) fputc('\n', f);
     fprintf(f, "%s.\n\n", sentence);
+    if (w->n_points == 0) {  // fitted for another series (--holdout-layout) and not asked
+      fprintf(f, "No GPU count asked of this series (--ngpus LIST predicts it).\n");
+      continue;
+    }
     render_workload_table(&k, p, w);
     fputc('\n', f);
     render_choice(&k, p, w);
   }
+  gs_predict_layouts_text(f, p, markdown);
   gs_predict_serving_text(f, p, markdown);
   gs_predict_pipeline_text(f, p, markdown);
   if (p->skipped[0]) fprintf(f, "\nNot predicted: %s.\n", p->skipped);
@@ -273,7 +358,11 @@ static cJSON *point_json(gs_json_build *b, const gs_predict_workload *w,
   if (requests) {
     gs_json_put_number(b, o, "tokens_per_second", pt->throughput);
     gs_json_put_number(b, o, "run_seconds", pt->step_seconds);
+    gs_json_put_number(b, o, "tokens_per_second_low", pt->throughput_low);
+    gs_json_put_number(b, o, "tokens_per_second_high", pt->throughput_high);
     gs_json_put_number(b, o, "tensor_parallel", pt->tensor_parallel);
+    gs_json_put_number(b, o, "pipeline_stages", pt->pipeline_stages);
+    gs_json_put_number(b, o, "micro_batches", pt->micro_batches);
     gs_json_put_number(b, o, "replicas", pt->replicas);
     gs_json_put_number(b, o, "rounds", pt->rounds);
   } else {
@@ -282,10 +371,16 @@ static cJSON *point_json(gs_json_build *b, const gs_predict_workload *w,
   }
   gs_json_put_number(b, o, "speedup", pt->speedup);
   gs_json_put_number(b, o, "efficiency", pt->efficiency);
+  if (requests) {
+    gs_predict_json_pair(b, o, "speedup_interval", pt->speedup_low, pt->speedup_high);
+    gs_predict_json_pair(b, o, "efficiency_interval", pt->speedup_low / pt->gpus,
+                         pt->speedup_high / pt->gpus);
+  }
   cJSON *terms = gs_json_put_object(b, o, "terms");
   gs_json_put_number(b, terms, requests ? "compute_seconds" : "work_seconds", pt->work);
   if (!requests) gs_json_put_number(b, terms, "overhead_seconds", pt->overhead);
   gs_json_put_number(b, terms, "comm_seconds", pt->comm);
+  if (requests) gs_json_put_number(b, terms, "transfer_seconds", pt->transfer);
   if (!requests) gs_json_put_number(b, terms, "imbalance_seconds", pt->imbalance);
   gs_json_put_string(b, terms, "collective", pt->comm_how);
   char from[32];
@@ -295,6 +390,8 @@ static cJSON *point_json(gs_json_build *b, const gs_predict_workload *w,
     gs_json_put_number(b, o, requests ? "measured_tokens_per_second" : "measured_step_seconds",
                        pt->measured);
     gs_json_put_number(b, o, "relative_error", pt->error);
+    gs_predict_json_pair(b, o, "relative_error_interval", pt->error_low, pt->error_high);
+    gs_predict_json_pair(b, o, "measured_interval", pt->measured_low, pt->measured_high);
   }
   if (priced(w)) gs_json_put_number(b, o, "dollars_per_million_items", pt->dollars_per_million);
   if (isfinite(pt->seconds_to_target)) {
@@ -319,6 +416,15 @@ static cJSON *model_json(gs_json_build *b, const gs_predict_workload *w) {
     gs_json_put_number(b, o, "samples", m->samples);
     gs_json_put_number(b, o, "batch", m->batch);
     gs_json_put_number(b, o, "measured_tensor_parallel", m->measured_tp);
+    gs_json_put_number(b, o, "measured_pipeline_stages", m->measured_pp > 0 ? m->measured_pp : 1);
+    gs_json_put_number(b, o, "measured_micro_batches", m->measured_micro > 0 ? m->measured_micro : 1);
+    gs_json_put_number(b, o, "stage_imbalance", m->stage_imbalance >= 1.0 ? m->stage_imbalance : 1.0);
+    gs_json_put_number(b, o, "round_seconds_low", m->round_low);
+    gs_json_put_number(b, o, "round_seconds_high", m->round_high);
+    gs_json_put_number(b, o, "fixed_share", m->fixed_share);
+    gs_json_put_bool(b, o, "fixed_share_fitted", m->share_fitted);
+    gs_predict_json_pair(b, o, "fixed_share_interval", m->share_low, m->share_high);
+    gs_json_put_number(b, o, "layouts_fitted", (double)w->n_family);
     gs_json_put_number(b, o, "layers", m->layers);
     gs_json_put_number(b, o, "hidden", m->hidden);
     gs_json_put_number(b, o, "element_bytes", m->element_bytes);
@@ -419,6 +525,7 @@ static cJSON *prediction_json(const gs_predict *p) {
       if (b->failed) goto fail;
     }
   }
+  gs_predict_layouts_json(b, doc, p);
   gs_predict_serving_json(b, doc, p);
   gs_predict_pipeline_json(b, doc, p);
   if (b->failed) goto fail;

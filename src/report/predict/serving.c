@@ -8,7 +8,7 @@
 
 #include "core/check.h"
 #include "core/slo.h"
-#include "report/predict/predict.h"
+#include "report/predict/internal.h"
 
 const char gs_predict_serving_assumption[] =
     "assumes each node serves its own share of the arrivals (a balancer splitting them evenly "
@@ -126,35 +126,31 @@ void gs_predict_serving_text(FILE *f, const gs_predict *p, int markdown) {
 }
 
 void gs_predict_serving_json(gs_json_build *b, cJSON *doc, const gs_predict *p) {
+  static const gs_predict_json_field series[] = {
+      GS_PREDICT_JSON_INT(gs_predict_serving, "node_gpus", node_gpus),
+      GS_PREDICT_JSON_INT(gs_predict_serving, "tensor_parallel", tp),
+      GS_PREDICT_JSON_INT(gs_predict_serving, "pipeline_stages", pp),
+      GS_PREDICT_JSON_NUM(gs_predict_serving, "percentile", percentile),
+      GS_PREDICT_JSON_NUM(gs_predict_serving, "max_rate", max_rate),
+      GS_PREDICT_JSON_NUM(gs_predict_serving, "goodput_tokens_per_second", tokens_per_second),
+      GS_PREDICT_JSON_END};
+  static const gs_predict_json_field point[] = {
+      GS_PREDICT_JSON_INT(gs_predict_serving_point, "gpus", gpus),
+      GS_PREDICT_JSON_INT(gs_predict_serving_point, "nodes", nodes),
+      GS_PREDICT_JSON_NUM(gs_predict_serving_point, "requests_per_second", rate),
+      GS_PREDICT_JSON_NUM(gs_predict_serving_point, "requests_per_second_low", rate_low),
+      GS_PREDICT_JSON_NUM(gs_predict_serving_point, "requests_per_second_high", rate_high),
+      GS_PREDICT_JSON_NUM(gs_predict_serving_point, "goodput_tokens_per_second",
+                          tokens_per_second),
+      GS_PREDICT_JSON_END};
   if (p->n_serving == 0) return;
   cJSON *arr = gs_json_put_array(b, doc, "serving");
-  for (size_t i = 0; i < p->n_serving; i++) {
+  for (size_t i = 0; i < p->n_serving && !b->failed; i++) {
     const gs_predict_serving *s = &p->serving[i];
-    cJSON *o = gs_json_check(b, cJSON_CreateObject());
-    gs_json_put_string(b, o, "series", s->name);
-    gs_json_put_number(b, o, "node_gpus", s->node_gpus);
-    gs_json_put_number(b, o, "tensor_parallel", s->tp);
-    gs_json_put_number(b, o, "pipeline_stages", s->pp);
+    cJSON *o = gs_predict_json_series(b, arr, s->name, s, series);
     gs_json_put_string(b, o, "targets", s->targets);
-    gs_json_put_number(b, o, "percentile", s->percentile);
-    gs_json_put_number(b, o, "max_rate", s->max_rate);
-    cJSON *br = gs_json_put_array(b, o, "bracket");
-    gs_json_append_number(b, br, s->low);
-    gs_json_append_number(b, br, s->high);
-    gs_json_put_number(b, o, "goodput_tokens_per_second", s->tokens_per_second);
-    gs_json_put_string(b, o, "assumption", gs_predict_serving_assumption);
-    cJSON *pts = gs_json_put_array(b, o, "predictions");
-    for (size_t j = 0; j < s->n_points; j++) {
-      const gs_predict_serving_point *pt = &s->points[j];
-      cJSON *x = gs_json_check(b, cJSON_CreateObject());
-      gs_json_put_number(b, x, "gpus", pt->gpus);
-      gs_json_put_number(b, x, "nodes", pt->nodes);
-      gs_json_put_number(b, x, "requests_per_second", pt->rate);
-      gs_json_put_number(b, x, "requests_per_second_low", pt->rate_low);
-      gs_json_put_number(b, x, "requests_per_second_high", pt->rate_high);
-      gs_json_put_number(b, x, "goodput_tokens_per_second", pt->tokens_per_second);
-      gs_json_append(b, pts, x);
-    }
-    gs_json_append(b, arr, o);
+    gs_predict_json_pair(b, o, "bracket", s->low, s->high);
+    gs_predict_json_predictions(b, o, gs_predict_serving_assumption, s->points, s->n_points,
+                                sizeof *s->points, point);
   }
 }
