@@ -259,6 +259,13 @@ int gs_comm_group_size(const gs_comm_group *group); /* members */
 gs_status gs_comm_group_allreduce(gs_comm_group *group, const void *send, void *recv,
                                   size_t count, gs_dtype dtype, gs_redop op, cudaStream_t stream);
 
+/* recv (count * members elements) = every member's send (count), in
+ * member order; as gs_comm_group_allreduce otherwise (cuda: enqueued on
+ * `stream`; cpu: complete on return). Between processes a collective given
+ * up (a member lost) leaves its own heap copy to MPI, never `recv`. */
+gs_status gs_comm_group_allgather(gs_comm_group *group, const void *send, void *recv,
+                                  size_t count, gs_dtype dtype, cudaStream_t stream);
+
 /* ---- point to point ---------------------------------------------------------- */
 
 /* One transfer of a point-to-point group: `count` elements of `dtype` at

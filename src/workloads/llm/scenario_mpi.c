@@ -18,7 +18,8 @@ typedef struct {
   uint64_t n_requests, forward_passes, generated_tokens;
   uint32_t stages;
   double stage_busy[GS_LLM_MAX_STAGES], pass_seconds;
-  int32_t stage;  /* > 0: a later pipeline stage's process (its busy time at stage_busy[stage]) */
+  int32_t stage;  /* > 0: a following process, its place in the replica (its stage's busy
+                     time, when it is a stage's first shard, at stage_busy[stage / tp]) */
   char error[1024];
 } replica_header;
 
@@ -38,8 +39,8 @@ static void header_of(const gs_run_config *run, const gs_llm_process_part *part,
   const int me = run->process_rank, replica = replica_of(run, part, me);
   if (replica < 0 && me < run->world_size) {
     h->stage = me % part->per;
-    h->stages = (uint32_t)part->per;
-    h->stage_busy[h->stage] = part->stage_busy;
+    h->stages = (uint32_t)(part->per / part->tp);
+    if (h->stage % part->tp == 0) h->stage_busy[h->stage / part->tp] = part->stage_busy;
     h->status = (int32_t)part->status;
     snprintf(h->error, sizeof h->error, "%s", part->error);
     return;
@@ -85,18 +86,37 @@ static gs_status absorb_header(gs_llm_replica_result *r, int k, const replica_he
   return GS_OK;
 }
 
-/* Replica k's later stages into its record: their busy seconds, and a
- * stage that failed while the replica did not. */
-static void absorb_stages(const gs_llm_process_part *part, gs_llm_replica_result *r, int k,
-                          const replica_header *all) {
+/* "rank P" and, for a replica over several ranks, its place: "rank P
+ * (tensor-parallel shard J of T, pipeline stage S of N, replica R of M)",
+ * each part where there is more than one. */
+static void rank_text(const gs_run_config *run, const gs_llm_process_part *part, int p, char *buf,
+                      size_t size) {
+  if (part->per <= 1) {
+    snprintf(buf, size, "rank %d", p);
+    return;
+  }
+  const int at = p % part->per, stages = part->per / part->tp;
+  char shard[64] = "", stage[64] = "";
+  if (part->tp > 1)
+    snprintf(shard, sizeof shard, "tensor-parallel shard %d of %d, ", at % part->tp, part->tp);
+  if (stages > 1) snprintf(stage, sizeof stage, "pipeline stage %d of %d, ", at / part->tp, stages);
+  snprintf(buf, size, "rank %d (%s%sreplica %d of %d)", p, shard, stage, p / part->per,
+           run->world_size / part->per);
+}
+
+/* Replica k's following processes into its record: their stages' busy
+ * seconds, and one that failed while the replica did not. */
+static void absorb_stages(const gs_run_config *run, const gs_llm_process_part *part,
+                          gs_llm_replica_result *r, int k, const replica_header *all) {
   for (int s = 1; s < part->per; s++) {
     const replica_header *h = &all[k * part->per + s];
     if (h->stage != s) continue;
-    r->stage_busy[s] += h->stage_busy[s];
+    r->stage_busy[s / part->tp] += h->stage_busy[s / part->tp];
     if (r->status == GS_OK && h->status != GS_OK) {
+      char who[160];
+      rank_text(run, part, k * part->per + s, who, sizeof who);
       r->status = (gs_status)h->status;
-      snprintf(r->error, sizeof r->error, "pipeline stage %d (rank %d): %s", s,
-               k * part->per + s, h->error);
+      snprintf(r->error, sizeof r->error, "%s: %s", who, h->error);
     }
   }
 }
@@ -134,7 +154,7 @@ gs_status gs_llm_scenario_gather(const gs_run_config *run, const gs_llm_process_
     const replica_header *h = &all[p];
     if (out->seconds < h->end_seconds) out->seconds = h->end_seconds;
     if (k != mine_k) status = absorb_header(r, k, h, recv + (size_t)p * most);
-    absorb_stages(part, r, k, all);
+    absorb_stages(run, part, r, k, all);
   }
   // A broken allgather cannot be cancelled: MPI may still write into its
   // buffers while the survivors exchange their results, so they stay.
@@ -153,18 +173,6 @@ static void stopped_by(gs_llm_replica_result *r, int lost) {
   r->status = GS_ERR_ABORTED;
   snprintf(r->error, sizeof r->error, "stopped after %zu requests because rank %d was lost",
            r->n_requests, lost);
-}
-
-/* "rank P" and, for a replica over several ranks, its place:
- * "rank P (pipeline stage S of N, replica R of M)". */
-static void rank_text(const gs_run_config *run, const gs_llm_process_part *part, int p, char *buf,
-                      size_t size) {
-  if (part->per <= 1) {
-    snprintf(buf, size, "rank %d", p);
-    return;
-  }
-  snprintf(buf, size, "rank %d (pipeline stage %d of %d, replica %d of %d)", p, p % part->per,
-           part->per, p / part->per, run->world_size / part->per);
 }
 
 /* Under a launcher, after the gather broke with `status` (a process was
