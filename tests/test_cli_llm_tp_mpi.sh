@@ -8,7 +8,9 @@
 # completes, and the document holds the layout. A shard killed while the
 # job serves (shard 1 and shard 0 of 2 replicas, shard 1 of stage 1)
 # ends it partial, the lost rank named with its shard, stage and replica,
-# and the other replica's requests kept. $1 is the gpuscale binary.
+# and the other replica's requests kept. A shard made late (--inject
+# late) is named by the arrival skew at the all-reduces. $1 is the
+# gpuscale binary.
 set -u
 bin=$1
 . "$(dirname "$0")/cli_lib.sh"
@@ -61,6 +63,40 @@ for name, tp, pp, replicas in (("tp2", 2, 1, 1), ("tp2pp2", 2, 2, 1), ("dp2tp2",
         p = m["llm"]["pipeline"]
         assert p["stages"] == pp and all(s["busy_seconds"] > 0 for s in p["per_stage"]), (name, p)
     print(f"{name}: {ok} requests ok, verification {v['status']} (max |diff| {v['max_abs_error']})")
+PY
+
+# Arrival skew at the shards' all-reduces (docs/stragglers.md): a shard
+# whose process waits 100 ms before every prefill and decode (--inject
+# late) is named, last in nearly every call, its median lateness within
+# 20%; a clean run names nobody, or a follower by under 2 ms (it starts a
+# call when the first shard's message arrives: tens of microseconds).
+late_us=100000
+arrival=(run llm --backend cpu --model tiny --input-min 4 --input-max 10 --output-min 4
+         --output-max 6 --samples 12 --batch 4 --no-progress -q --tp 2)
+for late in 1 0 clean; do
+  inject=()
+  [ "$late" = clean ] || inject=(--inject "late:rank=$late,us=$late_us")
+  timeout -s KILL 120 mpirun --oversubscribe -np 2 "$bin" "${arrival[@]}" "${inject[@]}" \
+    -o "$work/late$late.json" >"$work/late$late.out" 2>&1 ||
+    fail "mpirun late $late: $(cat "$work/late$late.out")"
+  "$bin" report --format json -o "$work/late$late.report.json" "$work/late$late.json" ||
+    fail "report of late $late"
+done
+python3 - "$work" "$late_us" <<'PY' || failures=$((failures + 1))
+import json, sys
+work, late_us = sys.argv[1], float(sys.argv[2])
+for late in ("1", "0", "clean"):
+    m = json.load(open(f"{work}/late{late}.json"))["measurements"][0]
+    rows = [r for s in json.load(open(f"{work}/late{late}.report.json"))["series"] for r in s["rows"]]
+    a, ra = m["arrival"], rows[0]["arrival"]
+    assert a["iterations"] >= 6 and len(a["ranks"]) == 2, (late, a["iterations"])
+    print(f"late {late}: {a['iterations']} calls, named {ra['named']}, last {a['last_rank']} in "
+          f"{ra['last_share']:.0%}, lateness {a['lateness_seconds'] * 1e6:.1f} us")
+    if late == "clean":
+        assert ra["named"] is None or a["lateness_seconds"] < 2e-3, (late, ra, a["lateness_seconds"])
+    else:
+        assert ra["named"] == int(late) and ra["last_share"] >= 0.9, (late, ra)
+        assert abs(a["lateness_seconds"] - late_us * 1e-6) <= 0.2 * late_us * 1e-6, (late, a)
 PY
 
 # kill RANK ROLE KEPT OPTIONS...: RANK killed while 4 processes serve;

@@ -255,7 +255,9 @@ int gs_comm_group_size(const gs_comm_group *group); /* members */
  * prod, max or min (avg is refused). Every member calls it with the same
  * count, dtype and op. NCCL's asynchronous errors are polled on the
  * world's communicator only: a group's stalled transfer ends in
- * gs_comm_wait's timeout, which aborts the world's communicator. */
+ * gs_comm_wait's timeout, which aborts the world's communicator. An
+ * arrival recorder on the member's handle marks it (and the allgather
+ * below) as it marks the world's collectives. */
 gs_status gs_comm_group_allreduce(gs_comm_group *group, const void *send, void *recv,
                                   size_t count, gs_dtype dtype, gs_redop op, cudaStream_t stream);
 

@@ -158,8 +158,33 @@ static gs_status group_mpi_copy(const void *send, size_t bytes, void **copy) {
 }
 #endif
 
+static gs_status group_allreduce(gs_comm_group *g, const void *send, void *recv, size_t count,
+                                 gs_dtype dtype, gs_redop op, cudaStream_t stream);
+static gs_status group_allgather(gs_comm_group *g, const void *send, void *recv, size_t count,
+                                 gs_dtype dtype, cudaStream_t stream);
+
+/* A group's collectives are marked by the member's arrival recorder
+ * (comm_arrival.c) as the world's are. */
 gs_status gs_comm_group_allreduce(gs_comm_group *g, const void *send, void *recv, size_t count,
                                   gs_dtype dtype, gs_redop op, cudaStream_t stream) {
+  gs_comm *c = g->comm;
+  if (c->arrival) GS_TRY(comm_arrival_enter(c, stream));
+  gs_status st = group_allreduce(g, send, recv, count, dtype, op, stream);
+  if (st == GS_OK && c->arrival) st = comm_arrival_leave(c, stream);
+  return st;
+}
+
+gs_status gs_comm_group_allgather(gs_comm_group *g, const void *send, void *recv, size_t count,
+                                  gs_dtype dtype, cudaStream_t stream) {
+  gs_comm *c = g->comm;
+  if (c->arrival) GS_TRY(comm_arrival_enter(c, stream));
+  gs_status st = group_allgather(g, send, recv, count, dtype, stream);
+  if (st == GS_OK && c->arrival) st = comm_arrival_leave(c, stream);
+  return st;
+}
+
+static gs_status group_allreduce(gs_comm_group *g, const void *send, void *recv, size_t count,
+                                 gs_dtype dtype, gs_redop op, cudaStream_t stream) {
   gs_comm *c = g->comm;
   GS_TRY(gs_comm_check(c));
   if (op == GS_REDOP_AVG || op >= GS_REDOP_COUNT)
@@ -212,8 +237,8 @@ gs_status gs_comm_group_allreduce(gs_comm_group *g, const void *send, void *recv
 #endif
 }
 
-gs_status gs_comm_group_allgather(gs_comm_group *g, const void *send, void *recv, size_t count,
-                                  gs_dtype dtype, cudaStream_t stream) {
+static gs_status group_allgather(gs_comm_group *g, const void *send, void *recv, size_t count,
+                                 gs_dtype dtype, cudaStream_t stream) {
   gs_comm *c = g->comm;
   GS_TRY(gs_comm_check(c));
   snprintf(c->op_name, sizeof c->op_name, "allgather over a group of %d", g->size);

@@ -238,7 +238,8 @@ static gs_status run_call_shards(gs_llm_engine *e, engine_op op) {
     double entry = NAN, exit = NAN;
     size_t n = 0;
     gs_status st = gs_comm_arrival_take(e->shards[k].tp.comm, &entry, &exit, &n);
-    if (st == GS_OK && n == 1) st = gs_arrival_append(&e->arrival->ranks[k], entry, exit);
+    if (st == GS_OK && n == 1)
+      st = gs_arrival_append(&e->arrival->ranks[e->shards[k].shard.index], entry, exit);
     if (st != GS_OK) return st;
   }
   // A shard stopped by another's abort reports GS_ERR_ABORTED: the first
@@ -630,11 +631,13 @@ void gs_llm_engine_stage_seconds(const gs_llm_engine *e, double *busy, uint32_t 
 }
 
 gs_status gs_llm_engine_record_arrival(gs_llm_engine *e, gs_arrival *into) {
-  if (e->backend != GS_BACKEND_CPU || e->stages != 1 || e->n_shards < 2 ||
-      into->n_ranks != e->n_shards)
+  if (e->backend != GS_BACKEND_CPU || e->stages != 1 || e->config.tp < 2 ||
+      into->n_ranks != e->config.tp)
     GS_BUG("llm arrival times: %u shards of %u stages (%s) for a record of %zu ranks",
-           e->n_shards, e->stages, e->backend == GS_BACKEND_CUDA ? "cuda" : "cpu", into->n_ranks);
-  for (uint32_t k = 0; k < e->n_shards; k++) {
+           e->config.tp, e->stages, e->backend == GS_BACKEND_CUDA ? "cuda" : "cpu", into->n_ranks);
+  // Between processes the caller started the recorder on the shard's
+  // handle, the job's world (collective over its processes).
+  for (uint32_t k = 0; !e->remote && k < e->n_shards; k++) {
     gs_comm_arrival_clock clock;
     GS_TRY(gs_comm_arrival_start(e->shards[k].tp.comm, 1, NULL, &clock));
     gs_arrival_rank *r = &into->ranks[k];

@@ -100,8 +100,10 @@ void gs_llm_engine_reset_seconds(gs_llm_engine *e);
  * "Arrival skew"): from now on each prefill and decode call appends every
  * shard's entry at its first collective and exit from its last one, one
  * iteration per call, to into->ranks[shard] (into->n_ranks = tp). CPU
- * backend, one stage of tp >= 2 shards in this process; GS_BUG otherwise.
- * Call between calls; the recorders end with the engine. */
+ * backend, one stage of tp >= 2 shards: in this process (the recorders
+ * end with the engine), or one shard over processes (its own series; the
+ * caller starts the recorder on place.control and stops it); GS_BUG
+ * otherwise. Call between calls. */
 gs_status gs_llm_engine_record_arrival(gs_llm_engine *e, struct gs_arrival *into);
 
 /* --inject late: shard `shard` waits `seconds` before each prefill and

@@ -500,6 +500,7 @@ static void follow_stage(scenario_shared *sh, gs_llm_process_part *part, gs_stat
   int at_clock = 0;
   if (st == GS_OK) st = gs_llm_engine_follow(e, &at_clock);
   if (st == GS_OK) gs_llm_engine_reset_seconds(e); /* warm-up is over */
+  if (st == GS_OK && sh->out->arrival) st = gs_llm_engine_record_arrival(e, sh->out->arrival);
   *clock = start_clock_with_processes(sh, 0);
   if (st == GS_OK && *clock == GS_OK && at_clock) st = gs_llm_engine_follow(e, &at_clock);
   if (e && at % part->tp == 0) {
@@ -514,6 +515,25 @@ static void follow_stage(scenario_shared *sh, gs_llm_process_part *part, gs_stat
   gs_set_thread_rank(-1);
 }
 
+/* Under a launcher, one replica of tp shards: every process starts an
+ * arrival recorder on its handle of the job's world (its clock aligned
+ * with process 0's), and out->arrival gets its shard's offset. */
+static gs_status start_arrivals(const gs_run_config *run, uint32_t tp, gs_llm_run_result *out) {
+  gs_comm_arrival_clock clock;
+  GS_TRY(gs_comm_arrival_start(gs_comm_world_rank(run->control, 0), 1, NULL, &clock));
+  out->arrival = gs_arrival_new(tp, 64, clock.clock, clock.alignment);
+  if (!out->arrival) {
+    gs_comm_arrival_stop(gs_comm_world_rank(run->control, 0));
+    return GS_ERR_NOMEM;
+  }
+  if (run->process_rank < (int)tp) {
+    gs_arrival_rank *r = &out->arrival->ranks[run->process_rank];
+    r->offset_seconds = clock.offset_seconds;
+    r->error_seconds = clock.error_seconds;
+  }
+  return GS_OK;
+}
+
 gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run_config *run,
                               gs_llm_run_result *out) {
   memset(out, 0, sizeof *out);
@@ -522,16 +542,17 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
   const int shards = config->engine.tp ? (int)config->engine.tp : 1; /* per stage */
   // The CLI measures whole replicas only, and under a launcher pipelines
   // and tensor parallelism on the CPU backend only.
-  if (run->world_size % tp != 0 ||
-      (run->control && tp > 1 && run->backend == GS_BACKEND_CUDA && config->engine.pp > 1))
+  if (run->world_size % tp != 0 || (run->control && tp > 1 && run->backend == GS_BACKEND_CUDA))
     GS_BUG("llm scenario: %d ranks%s are not whole replicas of %d", run->world_size,
            run->control ? " under a launcher" : "", tp);
   int world = run->world_size / tp; /* replicas */
   out->world_size = world;
   // Arrival skew at the tensor-parallel all-reduces: one replica, CPU
-  // backend (docs/stragglers.md, "Arrival skew").
-  if (world == 1 && config->engine.tp >= 2 && config->engine.pp <= 1 && !run->control &&
-      run->backend == GS_BACKEND_CPU) {
+  // backend (docs/stragglers.md, "Arrival skew"); under a launcher once
+  // every process started its recorder, below.
+  const int arrivals = world == 1 && config->engine.tp >= 2 && config->engine.pp <= 1 &&
+                       run->backend == GS_BACKEND_CPU;
+  if (arrivals && !run->control) {
     out->arrival = gs_arrival_new(config->engine.tp, 64, "host", "shared");
     if (!out->arrival) return GS_ERR_NOMEM;
   }
@@ -589,6 +610,12 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
     if (status != GS_OK) goto done;
     sh->tp = (gs_llm_tp_comm){.comm = control, .group = group};
   }
+  // Each shard's process records its own arrivals on the job's world,
+  // whose clocks the recorders align (collective over every process).
+  if (mpi && arrivals) {
+    status = start_arrivals(run, config->engine.tp, out);
+    if (status != GS_OK) goto done;
+  }
   // Under a launcher the main thread meets its replica at the barrier too.
   if (!queues_ready || gs_barrier_init(&sh->barrier, mpi ? local + 1 : world) != 0) {
     // Process-wide limits only (mutexes, condition variables); nothing ran.
@@ -621,9 +648,12 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
   else if (mpi)
     clock = start_clock_with_processes(sh, started);
   for (int k = 0; k < started; k++) pthread_join(threads[k], NULL);
+  if (mpi && arrivals) gs_comm_arrival_stop(gs_comm_world_rank(run->control, 0));
   for (int k = first; k < first + started; k++)
     if (sh->end[k] > out->seconds) out->seconds = sh->end[k];
   gs_status gathered = mpi ? gs_llm_scenario_gather(run, &part, out) : GS_OK;
+  if (gathered == GS_OK && mpi && out->arrival)
+    gathered = gs_llm_scenario_gather_arrival(run, out->arrival);
   // A replica's error was recorded on its thread: recorded here with it.
   if (mpi && gathered != GS_OK) gathered = gs_llm_scenario_salvage(run, &part, out, gathered);
   for (int k = 0; k < world; k++) {

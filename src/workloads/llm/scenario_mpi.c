@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/arrival.h"
 #include "core/check.h"
 
 /* Under a launcher: every process's replica outcome, fixed size, for the
@@ -234,4 +235,56 @@ gs_status gs_llm_scenario_salvage(const gs_run_config *run, const gs_llm_process
   if (s != GS_OK) return s;
   if (lost < 0) return status;
   return gs_error(GS_ERR_RANK_LOST, "%s on %s lost: %s", who, run->places[lost].host, how);
+}
+
+/* One shard's arrival series, fixed size, for the allgather. */
+typedef struct {
+  uint64_t n;
+  double offset_seconds, error_seconds;
+} arrival_header;
+
+gs_status gs_llm_scenario_gather_arrival(const gs_run_config *run, gs_arrival *a) {
+  gs_comm *control = gs_comm_world_rank(run->control, 0);
+  const int procs = gs_comm_world_size(run->control), me = run->process_rank;
+  const int shards = (int)a->n_ranks, mine = me < shards ? me : -1;
+  arrival_header h = {0};
+  if (mine >= 0)
+    h = (arrival_header){a->ranks[mine].n, a->ranks[mine].offset_seconds,
+                         a->ranks[mine].error_seconds};
+  arrival_header *all = calloc((size_t)procs, sizeof *all);
+  if (!all) return gs_error(GS_ERR_NOMEM, "cannot gather %d arrival series", procs);
+  gs_status status = gs_comm_allgather(control, &h, all, sizeof h, GS_DTYPE_UINT8, NULL);
+  if (status != GS_OK) return status; /* MPI may still write `all`: it stays */
+  uint64_t most = 0;
+  for (int p = 0; p < shards && p < procs; p++)
+    if (all[p].n > most) most = all[p].n;
+  double *send = calloc(2 * most + 1, sizeof *send);
+  double *recv = calloc((size_t)procs * (2 * most + 1), sizeof *recv);
+  if (!send || !recv) {
+    free(all);
+    free(send);
+    free(recv);
+    return gs_error(GS_ERR_NOMEM, "cannot gather %llu arrival times per shard",
+                    (unsigned long long)most);
+  }
+  if (mine >= 0) {
+    memcpy(send, a->ranks[mine].entry, h.n * sizeof *send);
+    memcpy(send + most, a->ranks[mine].exit, h.n * sizeof *send);
+  }
+  status = gs_comm_allgather(control, send, recv, 2 * most + 1, GS_DTYPE_DOUBLE, NULL);
+  if (status != GS_OK) return status; /* the buffers stay, as above */
+  for (int p = 0; p < shards && p < procs && status == GS_OK; p++) {
+    if (p == mine) continue;
+    gs_arrival_rank *r = &a->ranks[p];
+    const double *from = recv + (size_t)p * (2 * most + 1);
+    r->n = 0;
+    r->offset_seconds = all[p].offset_seconds;
+    r->error_seconds = all[p].error_seconds;
+    for (uint64_t i = 0; i < all[p].n && status == GS_OK; i++)
+      status = gs_arrival_append(r, from[i], from[most + i]);
+  }
+  free(all);
+  free(send);
+  free(recv);
+  return status;
 }
