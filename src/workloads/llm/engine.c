@@ -10,6 +10,7 @@
 #include "workloads/llm/engine.h"
 
 #include <math.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -179,12 +180,32 @@ static void run_shard_op(engine_shard *sh) {
   if (sh->status != GS_OK && sh->in && !sh->engine->remote) gs_comm_abort(sh->in);
 }
 
+/* The shards leave a call's start barrier together (CPU backend, where
+ * their arrivals at the all-reduces are recorded): each one out of it
+ * waits, yielding its core, until every shard is out, and the last one
+ * out lets them all go. Without it the shard that arrives last and wakes
+ * the others (the caller's, shard 0) left the barrier after its wake-up
+ * and unlock calls returned, 11-49 us after the shards it woke had
+ * started (loaded 2-core machine), and arrived last at the first
+ * all-reduce for that reason alone. */
+static void leave_start_together(gs_llm_engine *e) {
+  if (e->backend != GS_BACKEND_CPU || e->n_shards < 2) return;
+  const uint64_t call = atomic_load(&e->started_calls);
+  if (atomic_fetch_add(&e->out_of_start, 1) + 1 == e->n_shards) {
+    atomic_store(&e->out_of_start, 0);
+    atomic_store(&e->started_calls, call + 1);
+    return;
+  }
+  while (atomic_load(&e->started_calls) == call) sched_yield();
+}
+
 static void *shard_thread(void *arg) {
   engine_shard *sh = arg;
   gs_llm_engine *e = sh->engine;
   for (;;) {
     if (gs_barrier_wait(&e->start) != 0) break;
     if (e->op == OP_QUIT) break;
+    leave_start_together(e);
     run_shard_op(sh);
     if (gs_barrier_wait(&e->done) != 0) break;
   }
@@ -231,6 +252,7 @@ static gs_status run_call_shards(gs_llm_engine *e, engine_op op) {
   for (uint32_t k = 0; recorded && k < shards; k++) gs_comm_arrival_slot(e->shards[k].tp.comm);
   if (shards > 1 && gs_barrier_wait(&e->start) != 0)
     GS_BUG("the llm replica's shard threads stopped");
+  leave_start_together(e);
   run_shard_op(&e->shards[0]);
   if (shards > 1 && gs_barrier_wait(&e->done) != 0)
     GS_BUG("the llm replica's shard threads stopped");

@@ -6,6 +6,7 @@
 #define GS_LLM_ENGINE_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "core/arrival.h"
 #include "core/barrier.h"
@@ -64,6 +65,10 @@ struct gs_llm_engine {
   engine_shard *shards;   /* n_shards */
   gs_barrier start, done;
   int barriers;           /* start and done were made */
+  /* CPU backend: the shards out of the start barrier of the current call,
+   * and the calls all of them left (gs_llm_engine_leave_start, engine.c). */
+  _Atomic uint32_t out_of_start;
+  _Atomic uint64_t started_calls;
   double call_seconds;    /* prefills and decodes since the last reset */
   gs_arrival *arrival;    /* the shards' arrivals at each prefill's and decode's
                              collectives go here (gs_llm_engine_record_arrival), or NULL */
