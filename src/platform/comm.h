@@ -247,6 +247,7 @@ void gs_comm_group_destroy(gs_comm_group *group);
 
 int gs_comm_group_rank(const gs_comm_group *group); /* this rank's index in the group */
 int gs_comm_group_size(const gs_comm_group *group); /* members */
+void gs_comm_group_mark_arrivals(gs_comm_group *group); /* see gs_comm_group_allreduce */
 
 /* recv[i] = op over the group's members of send[i], i < count; send ==
  * recv is in place. As gs_comm_allreduce (cuda: enqueued on `stream`,
@@ -255,9 +256,11 @@ int gs_comm_group_size(const gs_comm_group *group); /* members */
  * prod, max or min (avg is refused). Every member calls it with the same
  * count, dtype and op. NCCL's asynchronous errors are polled on the
  * world's communicator only: a group's stalled transfer ends in
- * gs_comm_wait's timeout, which aborts the world's communicator. An
- * arrival recorder on the member's handle marks it (and the allgather
- * below) as it marks the world's collectives. */
+ * gs_comm_wait's timeout, which aborts the world's communicator. In a
+ * group marked with gs_comm_group_mark_arrivals, an arrival recorder on
+ * the member's handle marks it (and the allgather below) as it marks the
+ * world's collectives; unmarked groups (mlp's stage replicas, whose
+ * groups reach their all-reduce at different points) are not. */
 gs_status gs_comm_group_allreduce(gs_comm_group *group, const void *send, void *recv,
                                   size_t count, gs_dtype dtype, gs_redop op, cudaStream_t stream);
 

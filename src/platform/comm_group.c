@@ -23,6 +23,7 @@ struct gs_comm_group {
   gs_comm *comm; /* the member's world handle (timeouts, scratch, errors) */
   int index, size;
   double pair_factor;   /* cpu: the slowpair factor of this rank with the members */
+  int marked;           /* the member's arrival recorder marks the group's collectives */
   group_shared *shared; /* cpu, threads mode */
   ncclComm_t nccl;      /* cuda */
 #ifdef GS_HAVE_MPI
@@ -31,6 +32,7 @@ struct gs_comm_group {
 };
 
 int gs_comm_group_rank(const gs_comm_group *g) { return g->index; }
+void gs_comm_group_mark_arrivals(gs_comm_group *g) { g->marked = 1; }
 int gs_comm_group_size(const gs_comm_group *g) { return g->size; }
 
 /* Threads mode: every rank publishes its colour; the members' index and
@@ -163,23 +165,25 @@ static gs_status group_allreduce(gs_comm_group *g, const void *send, void *recv,
 static gs_status group_allgather(gs_comm_group *g, const void *send, void *recv, size_t count,
                                  gs_dtype dtype, cudaStream_t stream);
 
-/* A group's collectives are marked by the member's arrival recorder
- * (comm_arrival.c) as the world's are. */
+/* A marked group's collectives are marked by the member's arrival
+ * recorder (comm_arrival.c) as the world's are. */
 gs_status gs_comm_group_allreduce(gs_comm_group *g, const void *send, void *recv, size_t count,
                                   gs_dtype dtype, gs_redop op, cudaStream_t stream) {
   gs_comm *c = g->comm;
-  if (c->arrival) GS_TRY(comm_arrival_enter(c, stream));
+  const int marks = g->marked && c->arrival;
+  if (marks) GS_TRY(comm_arrival_enter(c, stream));
   gs_status st = group_allreduce(g, send, recv, count, dtype, op, stream);
-  if (st == GS_OK && c->arrival) st = comm_arrival_leave(c, stream);
+  if (st == GS_OK && marks) st = comm_arrival_leave(c, stream);
   return st;
 }
 
 gs_status gs_comm_group_allgather(gs_comm_group *g, const void *send, void *recv, size_t count,
                                   gs_dtype dtype, cudaStream_t stream) {
   gs_comm *c = g->comm;
-  if (c->arrival) GS_TRY(comm_arrival_enter(c, stream));
+  const int marks = g->marked && c->arrival;
+  if (marks) GS_TRY(comm_arrival_enter(c, stream));
   gs_status st = group_allgather(g, send, recv, count, dtype, stream);
-  if (st == GS_OK && c->arrival) st = comm_arrival_leave(c, stream);
+  if (st == GS_OK && marks) st = comm_arrival_leave(c, stream);
   return st;
 }
 

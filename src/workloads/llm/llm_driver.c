@@ -91,21 +91,21 @@ static gs_status verify_over_processes(const gs_run_config *config,
                                        gs_verification *verify) {
   const int tp = layout->tp ? (int)layout->tp : 1, per = tp * (layout->pp ? (int)layout->pp : 1);
   const int me = config->process_rank, at = me % per;
-  gs_comm *control = gs_comm_world_rank(config->control, 0);
-  gs_comm_group *group = NULL;
-  if (tp > 1) GS_TRY(gs_comm_group_create(control, me / tp, &group));
+  gs_llm_tp_groups groups = {0};
+  if (tp > 1)
+    GS_TRY(gs_llm_tp_join(config->control, config->backend, config->devices[me], (uint32_t)tp,
+                          config->comm_timeout_seconds, &groups));
   gs_status status = GS_OK;
   if (me < config->world_size) {
-    const gs_llm_engine_place place = {.control = control,
-                                       .tp = {.comm = control, .group = group},
+    const gs_llm_engine_place place = {.control = gs_comm_world_rank(config->control, 0),
+                                       .tp = groups.tp,
                                        .first_rank = me - at,
                                        .stage = (uint32_t)(at / tp),
                                        .shard = (uint32_t)(at % tp),
                                        .device = config->devices[me]};
     status = gs_llm_verify_processes(layout, config->backend, &place, &verify[me / per]);
   }
-  // After a lost process the group's communicator is left to the job's end.
-  if (status == GS_OK) gs_comm_group_destroy(group);
+  gs_llm_tp_leave(&groups, status != GS_OK);
   return status;
 }
 
@@ -373,10 +373,6 @@ static gs_status driver_configure(void *opts, const gs_given_options *given,
   if (config->control && o->dispatch == GS_LLM_DISPATCH_DYNAMIC)
     return gs_error(GS_ERR_USAGE, "option --dispatch dynamic: not available under a launcher "
                     "(one process per rank); use --dispatch static, or one process");
-  if (config->control && o->tp > 1 && config->backend == GS_BACKEND_CUDA)
-    return gs_error(GS_ERR_USAGE, "option --tp: under a launcher the shards are processes, on the "
-                    "CPU backend only so far; on GPUs run without the launcher (the shards are "
-                    "threads of one process)");
   if (config->control && o->pp > 1 && config->backend == GS_BACKEND_CUDA)
     return gs_error(GS_ERR_USAGE, "option --pp: under a launcher the stages are processes, on the "
                     "CPU backend only so far; on GPUs run without the launcher (the stages are "

@@ -541,8 +541,9 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
                  (config->engine.pp ? (int)config->engine.pp : 1); /* ranks per replica */
   const int shards = config->engine.tp ? (int)config->engine.tp : 1; /* per stage */
   // The CLI measures whole replicas only, and under a launcher pipelines
-  // and tensor parallelism on the CPU backend only.
-  if (run->world_size % tp != 0 || (run->control && tp > 1 && run->backend == GS_BACKEND_CUDA))
+  // on the CPU backend only.
+  if (run->world_size % tp != 0 ||
+      (run->control && config->engine.pp > 1 && run->backend == GS_BACKEND_CUDA))
     GS_BUG("llm scenario: %d ranks%s are not whole replicas of %d", run->world_size,
            run->control ? " under a launcher" : "", tp);
   int world = run->world_size / tp; /* replicas */
@@ -603,12 +604,12 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
   }
   // Under a launcher a stage's shards, consecutive processes, have a group
   // of their own (every process takes part in the split).
-  gs_comm_group *group = NULL;
+  gs_llm_tp_groups groups = {0};
   if (mpi && shards > 1) {
-    gs_comm *control = gs_comm_world_rank(run->control, 0);
-    status = gs_comm_group_create(control, run->process_rank / shards, &group);
+    status = gs_llm_tp_join(run->control, run->backend, run->devices[run->process_rank],
+                            (uint32_t)shards, run->comm_timeout_seconds, &groups);
     if (status != GS_OK) goto done;
-    sh->tp = (gs_llm_tp_comm){.comm = control, .group = group};
+    sh->tp = groups.tp;
   }
   // Each shard's process records its own arrivals on the job's world,
   // whose clocks the recorders align (collective over every process).
@@ -665,8 +666,7 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
     if (out->replicas[k].status != GS_OK)
       status = gs_error(out->replicas[k].status, "replica %d: %s", k, out->replicas[k].error);
   if (status == GS_OK) status = clock != GS_OK ? clock : gathered;
-  // After a lost process the group's communicator is left to the job's end.
-  if (status == GS_OK) gs_comm_group_destroy(group);
+  gs_llm_tp_leave(&groups, status != GS_OK);
   for (int k = 0; k < world; k++) {
     gs_llm_queue_destroy(&sh->rank_queue[k]);
     replica_free(&reps[k]);
