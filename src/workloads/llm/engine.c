@@ -473,7 +473,7 @@ gs_status gs_llm_engine_follow(gs_llm_engine *e, int *clock) {
     }
     if (op == OP_PREFILL) {
       size_t at = 0;
-      for (size_t i = 0; i < n; i++) prompts[i] = storage ? storage + at : NULL, at += lengths[i];
+      for (size_t i = 0; i < n; at += lengths[i], i++) prompts[i] = storage ? storage + at : NULL;
       st = gs_llm_engine_prefill(e, n, storage ? prompts : NULL, lengths, tokens);
     } else if (op == OP_DECODE) {
       st = gs_llm_engine_decode(e, n, next, tokens);

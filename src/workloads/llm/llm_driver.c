@@ -314,8 +314,8 @@ static gs_status choose_layouts(gs_llm_options *o, const gs_run_config *config) 
   if (o->given_tp)
     return gs_error(GS_ERR_USAGE, "option --layouts: measures every --tp itself; not with --tp");
   if (config->control)
-    return gs_error(GS_ERR_USAGE, "option --layouts: tensor parallelism needs a replica's GPUs "
-                    "in one process; run without the launcher");
+    return gs_error(GS_ERR_USAGE, "option --layouts: measures its layouts in one process; run "
+                    "without the launcher");
   const gs_llm_shape shape = gs_llm_options_shape(o);
   o->layout_tp.n = o->layout_pp.n = 0;
   for (int t = 1; t <= config->world_size && o->layout_tp.n < GS_LIST_MAX; t++) {
