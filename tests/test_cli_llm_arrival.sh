@@ -5,7 +5,7 @@
 # (--inject late), is named in the document and the report, last in nearly
 # every step, its median lateness within 20% of 100 ms (20 ms read 24.4
 # under the full test suite on this loaded 2-core machine); a clean run names
-# nobody (or the releasing shard 0 by microseconds, below); a run of 2
+# nobody (the shards leave each call's start together); a run of 2
 # replicas (tp 1) records nothing. $1 is the gpuscale binary.
 set -u
 bin=$1
@@ -39,13 +39,12 @@ for name, late in (("late1", 1), ("late0", 0), ("clean", None), ("dp", None)):
           f"{ra['last_share']:.0%}, lateness {a['lateness_seconds'] * 1e6:.1f} us, threshold "
           f"{ra['threshold_seconds'] * 1e6:.1f} us, waiting {a['wait_share']:.1%}")
     if late is None:
-        # The thread that releases the others from the call's barrier
-        # (shard 0, the caller) leaves it after its wake-up call returns:
-        # on this loaded 2-core machine 11-49 us after the shard it woke,
-        # named in 1 of 6 clean runs. A clean run names nobody, or shard 0
-        # by far less than the injected lateness.
-        assert ra["named"] is None or (ra["named"] == 0 and a["lateness_seconds"] < 2e-4), \
-            (name, ra)
+        # The shards leave each call's start barrier together (engine.c,
+        # leave_start_together): before, shard 0, which wakes the others,
+        # left it 11-49 us after them and was named in 1 of 7 clean runs;
+        # since, the last shard's median lateness was 0.0-12.7 us, below
+        # the threshold in 7 of 7 runs at a load average of 9 on 2 cores.
+        assert ra["named"] is None, (name, ra, a["lateness_seconds"])
     else:
         assert ra["named"] == late and ra["last_share"] >= 0.9, (name, ra)
         assert abs(a["lateness_seconds"] - late_us * 1e-6) <= 0.2 * late_us * 1e-6, (name, a)

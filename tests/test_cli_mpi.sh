@@ -83,9 +83,13 @@ PY
 mpi 2 60 llmdyn run llm --backend cpu --dispatch dynamic -q
 [ "$rc" != 0 ] && grep -q "dispatch dynamic: not available under a launcher" "$work/llmdyn.out" ||
   fail "mpirun run llm --dispatch dynamic exited $rc: $(cat "$work/llmdyn.out")"
+# Tensor parallelism over processes (tests/test_cli_llm_tp_mpi.sh checks it
+# in depth); --layouts measures in one process.
 mpi 2 60 llmtp run llm --backend cpu --tp 2 -q
-[ "$rc" = 2 ] && grep -q "option --tp: tensor parallelism needs a replica's GPUs in one process" \
-  "$work/llmtp.out" || fail "mpirun run llm --tp 2 exited $rc: $(cat "$work/llmtp.out")"
+[ "$rc" = 0 ] || fail "mpirun run llm --tp 2 exited $rc: $(cat "$work/llmtp.out")"
+mpi 2 60 llmlayouts run llm --backend cpu --layouts -q
+[ "$rc" = 2 ] && grep -q "option --layouts: measures its layouts in one process" \
+  "$work/llmlayouts.out" || fail "mpirun run llm --layouts exited $rc: $(cat "$work/llmlayouts.out")"
 
 # A slowed rank, a failing one and a delayed one show in the rank records.
 mpi 3 120 sfd run "${small[@]}" --iters 12 -o "$work/sfd.json" --inject slow:rank=1,factor=4 \

@@ -247,6 +247,7 @@ void gs_comm_group_destroy(gs_comm_group *group);
 
 int gs_comm_group_rank(const gs_comm_group *group); /* this rank's index in the group */
 int gs_comm_group_size(const gs_comm_group *group); /* members */
+void gs_comm_group_mark_arrivals(gs_comm_group *group); /* see gs_comm_group_allreduce */
 
 /* recv[i] = op over the group's members of send[i], i < count; send ==
  * recv is in place. As gs_comm_allreduce (cuda: enqueued on `stream`,
@@ -255,9 +256,20 @@ int gs_comm_group_size(const gs_comm_group *group); /* members */
  * prod, max or min (avg is refused). Every member calls it with the same
  * count, dtype and op. NCCL's asynchronous errors are polled on the
  * world's communicator only: a group's stalled transfer ends in
- * gs_comm_wait's timeout, which aborts the world's communicator. */
+ * gs_comm_wait's timeout, which aborts the world's communicator. In a
+ * group marked with gs_comm_group_mark_arrivals, an arrival recorder on
+ * the member's handle marks it (and the allgather below) as it marks the
+ * world's collectives; unmarked groups (mlp's stage replicas, whose
+ * groups reach their all-reduce at different points) are not. */
 gs_status gs_comm_group_allreduce(gs_comm_group *group, const void *send, void *recv,
                                   size_t count, gs_dtype dtype, gs_redop op, cudaStream_t stream);
+
+/* recv (count * members elements) = every member's send (count), in
+ * member order; as gs_comm_group_allreduce otherwise (cuda: enqueued on
+ * `stream`; cpu: complete on return). Between processes a collective given
+ * up (a member lost) leaves its own heap copy to MPI, never `recv`. */
+gs_status gs_comm_group_allgather(gs_comm_group *group, const void *send, void *recv,
+                                  size_t count, gs_dtype dtype, cudaStream_t stream);
 
 /* ---- point to point ---------------------------------------------------------- */
 

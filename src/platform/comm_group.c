@@ -23,6 +23,7 @@ struct gs_comm_group {
   gs_comm *comm; /* the member's world handle (timeouts, scratch, errors) */
   int index, size;
   double pair_factor;   /* cpu: the slowpair factor of this rank with the members */
+  int marked;           /* the member's arrival recorder marks the group's collectives */
   group_shared *shared; /* cpu, threads mode */
   ncclComm_t nccl;      /* cuda */
 #ifdef GS_HAVE_MPI
@@ -31,6 +32,7 @@ struct gs_comm_group {
 };
 
 int gs_comm_group_rank(const gs_comm_group *g) { return g->index; }
+void gs_comm_group_mark_arrivals(gs_comm_group *g) { g->marked = 1; }
 int gs_comm_group_size(const gs_comm_group *g) { return g->size; }
 
 /* Threads mode: every rank publishes its colour; the members' index and
@@ -145,8 +147,48 @@ void gs_comm_group_destroy(gs_comm_group *g) {
   free(g);
 }
 
+#ifdef GS_HAVE_MPI
+/* A collective between processes runs on a heap copy of its buffer
+ * (`send`'s bytes, or zeros): a collective given up when a member died
+ * cannot be cancelled, and MPI may still write its buffer later, so the
+ * copy is left allocated then rather than the caller's memory written. */
+static gs_status group_mpi_copy(const void *send, size_t bytes, void **copy) {
+  *copy = calloc(1, bytes ? bytes : 1);
+  if (!*copy) return gs_error(GS_ERR_NOMEM, "cannot keep %zu bytes for a group's collective", bytes);
+  if (send && bytes) memcpy(*copy, send, bytes);
+  return GS_OK;
+}
+#endif
+
+static gs_status group_allreduce(gs_comm_group *g, const void *send, void *recv, size_t count,
+                                 gs_dtype dtype, gs_redop op, cudaStream_t stream);
+static gs_status group_allgather(gs_comm_group *g, const void *send, void *recv, size_t count,
+                                 gs_dtype dtype, cudaStream_t stream);
+
+/* A marked group's collectives are marked by the member's arrival
+ * recorder (comm_arrival.c) as the world's are. */
 gs_status gs_comm_group_allreduce(gs_comm_group *g, const void *send, void *recv, size_t count,
                                   gs_dtype dtype, gs_redop op, cudaStream_t stream) {
+  gs_comm *c = g->comm;
+  const int marks = g->marked && c->arrival;
+  if (marks) GS_TRY(comm_arrival_enter(c, stream));
+  gs_status st = group_allreduce(g, send, recv, count, dtype, op, stream);
+  if (st == GS_OK && marks) st = comm_arrival_leave(c, stream);
+  return st;
+}
+
+gs_status gs_comm_group_allgather(gs_comm_group *g, const void *send, void *recv, size_t count,
+                                  gs_dtype dtype, cudaStream_t stream) {
+  gs_comm *c = g->comm;
+  const int marks = g->marked && c->arrival;
+  if (marks) GS_TRY(comm_arrival_enter(c, stream));
+  gs_status st = group_allgather(g, send, recv, count, dtype, stream);
+  if (st == GS_OK && marks) st = comm_arrival_leave(c, stream);
+  return st;
+}
+
+static gs_status group_allreduce(gs_comm_group *g, const void *send, void *recv, size_t count,
+                                 gs_dtype dtype, gs_redop op, cudaStream_t stream) {
   gs_comm *c = g->comm;
   GS_TRY(gs_comm_check(c));
   if (op == GS_REDOP_AVG || op >= GS_REDOP_COUNT)
@@ -179,11 +221,60 @@ gs_status gs_comm_group_allreduce(gs_comm_group *g, const void *send, void *recv
   if (count > (size_t)INT32_MAX)
     return gs_error(GS_ERR_UNSUPPORTED, "the cpu backend passes at most %d elements to MPI",
                     INT32_MAX);
+  const size_t bytes = count * gs_dtype_size(dtype);
+  void *copy = NULL;
   MPI_Request request;
-  GS_CHECK_MPI(MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv, (int)count,
-                              comm_mpi_type(dtype), comm_mpi_op(op), g->mpi, &request));
-  GS_TRY(comm_mpi_complete(c, &request, 1));
+  GS_TRY(group_mpi_copy(send, bytes, &copy));
+  if (MPI_Iallreduce(MPI_IN_PLACE, copy, (int)count, comm_mpi_type(dtype), comm_mpi_op(op), g->mpi,
+                     &request) != MPI_SUCCESS) {
+    free(copy);
+    return gs_error(GS_ERR_MPI, "rank %d: MPI_Iallreduce over a group failed", c->rank);
+  }
+  GS_TRY(comm_mpi_complete(c, &request, 1)); /* given up: the copy stays, MPI may write it */
+  memcpy(recv, copy, bytes);
+  free(copy);
   comm_pair_stretch(g->pair_factor, gs_time_seconds() - copy_seconds);
+  return GS_OK;
+#else
+  (void)stream;
+  GS_BUG("mpi launch in a build without MPI");
+#endif
+}
+
+static gs_status group_allgather(gs_comm_group *g, const void *send, void *recv, size_t count,
+                                 gs_dtype dtype, cudaStream_t stream) {
+  gs_comm *c = g->comm;
+  GS_TRY(gs_comm_check(c));
+  snprintf(c->op_name, sizeof c->op_name, "allgather over a group of %d", g->size);
+  if (g->nccl)
+    return comm_nccl_result(c, ncclAllGather(send, recv, count, comm_nccl_type(dtype), g->nccl,
+                                             stream),
+                            "ncclAllGather (group)");
+  if (dtype >= GS_DTYPE_COUNT) GS_BUG("group allgather of dtype %d", (int)dtype);
+  const size_t bytes = count * gs_dtype_size(dtype);
+  if (g->shared) {
+    comm_exchange *x = &g->shared->x;
+    x->send[g->index] = send;
+    GS_TRY(comm_exchange_meet(c, x, g->index)); /* every member's block published */
+    for (int k = 0; k < g->size; k++) memmove((char *)recv + (size_t)k * bytes, x->send[k], bytes);
+    return comm_exchange_meet(c, x, g->index); /* nobody reads a member's block any more */
+  }
+#ifdef GS_HAVE_MPI
+  if (bytes > (size_t)INT32_MAX / (size_t)g->size)
+    return gs_error(GS_ERR_UNSUPPORTED, "the cpu backend passes at most %d bytes to MPI",
+                    INT32_MAX);
+  void *copy = NULL;
+  MPI_Request request;
+  GS_TRY(group_mpi_copy(NULL, bytes * (size_t)g->size, &copy));
+  memcpy((char *)copy + (size_t)g->index * bytes, send, bytes);
+  if (MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, copy, (int)bytes, MPI_BYTE, g->mpi,
+                     &request) != MPI_SUCCESS) {
+    free(copy);
+    return gs_error(GS_ERR_MPI, "rank %d: MPI_Iallgather over a group failed", c->rank);
+  }
+  GS_TRY(comm_mpi_complete(c, &request, 1)); /* given up: the copy stays, MPI may write it */
+  memcpy(recv, copy, bytes * (size_t)g->size);
+  free(copy);
   return GS_OK;
 #else
   (void)stream;

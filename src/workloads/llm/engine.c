@@ -10,6 +10,7 @@
 #include "workloads/llm/engine.h"
 
 #include <math.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,7 +44,7 @@ gs_status gs_llm_engine_pick_tokens(engine_shard *sh, const float *logits, size_
   const gs_llm_engine *e = sh->engine;
   gs_llm_shard_dims d;
   gs_llm_shard_sizes(&e->config.shape, sh->shard, &d);
-  if (!sh->comm) {
+  if (!sh->tp.comm) {
     for (size_t i = 0; i < n; i++)
       tokens[i] = (int32_t)gs_llm_cpu_argmax(logits + i * d.vocab, d.vocab);
     return GS_OK;
@@ -57,7 +58,7 @@ gs_status gs_llm_engine_pick_tokens(engine_shard *sh, const float *logits, size_
     mine[2 * i] = logits[i * d.vocab + best];
     mine[2 * i + 1] = (float)(d.vocab_offset + best); /* exact: make_shards caps vocab at 2^24 */
   }
-  gs_status status = gs_comm_allgather(sh->comm, mine, all, 2 * n, GS_DTYPE_FLOAT, NULL);
+  gs_status status = gs_llm_tp_allgather(&sh->tp, mine, all, 2 * n, GS_DTYPE_FLOAT, NULL);
   for (size_t i = 0; status == GS_OK && i < n; i++) {
     float value = -INFINITY, index = 0.0f;
     for (uint32_t k = 0; k < tp; k++) {
@@ -89,19 +90,18 @@ static gs_status cpu_decode(engine_shard *sh) {
   return gs_llm_engine_pick_tokens(sh, sh->logits, n, sh->tokens);
 }
 
-/* The logits of the last call in whole-vocabulary order, gathered from
- * every shard; shard 0 writes them to `out`. */
-static gs_status cpu_logits(engine_shard *sh, float *out) {
+gs_status gs_llm_engine_cpu_logits(engine_shard *sh, float *out) {
   gs_llm_engine *e = sh->engine;
   const gs_llm_shape *s = &e->config.shape;
   const size_t n = e->n, tp = e->config.tp, part = s->vocab / tp;
-  if (!sh->comm) {
+  if (!sh->tp.comm) {
     memcpy(out, sh->logits, n * s->vocab * sizeof(float));
     return GS_OK;
   }
   float *all = malloc(tp * n * part * sizeof *all);
   if (!all) return gs_error(GS_ERR_NOMEM, "cannot allocate the logits of %zu rows", n);
-  gs_status status = gs_comm_allgather(sh->comm, sh->logits, all, n * part, GS_DTYPE_FLOAT, NULL);
+  gs_status status =
+      gs_llm_tp_allgather(&sh->tp, sh->logits, all, n * part, GS_DTYPE_FLOAT, NULL);
   if (status == GS_OK && out)
     for (size_t k = 0; k < tp; k++)
       for (size_t i = 0; i < n; i++)
@@ -116,8 +116,9 @@ static gs_status create_shard(engine_shard *sh) {
   gs_llm_engine *e = sh->engine;
   const gs_llm_engine_config *c = &sh->config;
   if (e->backend == GS_BACKEND_CUDA)
-    return gs_llm_gpu_create_shard(c, sh->shard, sh->comm, sh->device, &sh->gpu);
-  GS_TRY(gs_llm_cpu_create_shard(c, sh->shard, sh->comm, &sh->cpu));
+    return gs_llm_gpu_create_shard(c, sh->shard, sh->tp.comm ? &sh->tp : NULL, sh->device,
+                                   &sh->gpu);
+  GS_TRY(gs_llm_cpu_create_shard(c, sh->shard, sh->tp.comm ? &sh->tp : NULL, &sh->cpu));
   gs_llm_shard_dims d;
   gs_llm_shard_sizes(&c->shape, sh->shard, &d);
   sh->logits = calloc((size_t)c->max_batch * d.vocab, sizeof *sh->logits);
@@ -151,11 +152,12 @@ static gs_status run_op(engine_shard *sh) {
       if (sh->gpu) return gs_llm_gpu_decode(sh->gpu, e->n, e->next, sh->tokens);
       return cpu_decode(sh);
     case OP_LOGITS: {
+      if (e->remote && e->stages > 1) return gs_llm_pp_logits(sh);
       // With stages, the logits are the last stage's.
       if (sh->stage + 1 < e->stages) return GS_OK;
       float *out = sh->shard.index == 0 ? e->logits_out : NULL;
       if (sh->gpu) return gs_llm_gpu_logits(sh->gpu, e->n, out);
-      return cpu_logits(sh, out);
+      return gs_llm_engine_cpu_logits(sh, out);
     }
     case OP_QUIT:
     case OP_CLOCK:
@@ -171,10 +173,30 @@ static void run_shard_op(engine_shard *sh) {
   gs_clear_error();
   sh->status = run_op(sh);
   snprintf(sh->error, sizeof sh->error, "%s", sh->status == GS_OK ? "" : gs_last_error());
-  if (sh->status != GS_OK && sh->comm) gs_comm_abort(sh->comm);
-  // Between processes the links are the job's world: its end is the job's.
+  // Between processes the links and the shards' group are the job's
+  // world: its end is the job's.
+  if (sh->status != GS_OK && sh->tp.comm && !sh->engine->remote) gs_comm_abort(sh->tp.comm);
   if (sh->status != GS_OK && sh->out && !sh->engine->remote) gs_comm_abort(sh->out);
   if (sh->status != GS_OK && sh->in && !sh->engine->remote) gs_comm_abort(sh->in);
+}
+
+/* The shards leave a call's start barrier together (CPU backend, where
+ * their arrivals at the all-reduces are recorded): each one out of it
+ * waits, yielding its core, until every shard is out, and the last one
+ * out lets them all go. Without it the shard that arrives last and wakes
+ * the others (the caller's, shard 0) left the barrier after its wake-up
+ * and unlock calls returned, 11-49 us after the shards it woke had
+ * started (loaded 2-core machine), and arrived last at the first
+ * all-reduce for that reason alone. */
+static void leave_start_together(gs_llm_engine *e) {
+  if (e->backend != GS_BACKEND_CPU || e->n_shards < 2) return;
+  const uint64_t call = atomic_load(&e->started_calls);
+  if (atomic_fetch_add(&e->out_of_start, 1) + 1 == e->n_shards) {
+    atomic_store(&e->out_of_start, 0);
+    atomic_store(&e->started_calls, call + 1);
+    return;
+  }
+  while (atomic_load(&e->started_calls) == call) sched_yield();
 }
 
 static void *shard_thread(void *arg) {
@@ -183,6 +205,7 @@ static void *shard_thread(void *arg) {
   for (;;) {
     if (gs_barrier_wait(&e->start) != 0) break;
     if (e->op == OP_QUIT) break;
+    leave_start_together(e);
     run_shard_op(sh);
     if (gs_barrier_wait(&e->done) != 0) break;
   }
@@ -190,6 +213,12 @@ static void *shard_thread(void *arg) {
 }
 
 static gs_status run_call_shards(gs_llm_engine *e, engine_op op);
+
+/* Over processes: the replica's first shard (stage 0, shard 0) of a
+ * stage split over tp processes, which tells the others its calls. */
+static int leads(const gs_llm_engine *e) {
+  return e->remote && e->config.tp > 1 && e->shards[0].stage == 0 && e->shards[0].shard.index == 0;
+}
 
 /* Runs call `op` on every shard inside its trace range (prefill, decode
  * step, logits: the replica's phases; a tensor-parallel decode step holds
@@ -200,7 +229,11 @@ static gs_status run_call(gs_llm_engine *e, engine_op op) {
   const int traced = op == OP_PREFILL || op == OP_DECODE || op == OP_LOGITS;
   if (traced) gs_trace_begin(GS_TRACE_COMPUTE, names[op], (int64_t)e->n, NULL);
   const double began = gs_time_seconds();
-  gs_status status = run_call_shards(e, op);
+  // Over processes the first shard tells its stage's other shards the
+  // call; every shard's sends are received by the call's end.
+  gs_status status = traced && leads(e) ? gs_llm_pp_call_announce(&e->shards[0], op) : GS_OK;
+  if (status == GS_OK) status = run_call_shards(e, op);
+  if (status == GS_OK && traced && e->remote) status = gs_comm_p2p_drain(e->control);
   if (op == OP_PREFILL || op == OP_DECODE) e->call_seconds += gs_time_seconds() - began;
   // A stage over processes that failed a call leaves the others alone: a
   // send to a lost process is not safe, and the job's end stops them.
@@ -216,17 +249,19 @@ static gs_status run_call_shards(gs_llm_engine *e, engine_op op) {
   const uint32_t shards = e->n_shards;
   // The shards wait at the barrier: their recorders are the caller's to use.
   const int recorded = e->arrival && (op == OP_PREFILL || op == OP_DECODE);
-  for (uint32_t k = 0; recorded && k < shards; k++) gs_comm_arrival_slot(e->shards[k].comm);
+  for (uint32_t k = 0; recorded && k < shards; k++) gs_comm_arrival_slot(e->shards[k].tp.comm);
   if (shards > 1 && gs_barrier_wait(&e->start) != 0)
     GS_BUG("the llm replica's shard threads stopped");
+  leave_start_together(e);
   run_shard_op(&e->shards[0]);
   if (shards > 1 && gs_barrier_wait(&e->done) != 0)
     GS_BUG("the llm replica's shard threads stopped");
   for (uint32_t k = 0; recorded && k < shards; k++) {
     double entry = NAN, exit = NAN;
     size_t n = 0;
-    gs_status st = gs_comm_arrival_take(e->shards[k].comm, &entry, &exit, &n);
-    if (st == GS_OK && n == 1) st = gs_arrival_append(&e->arrival->ranks[k], entry, exit);
+    gs_status st = gs_comm_arrival_take(e->shards[k].tp.comm, &entry, &exit, &n);
+    if (st == GS_OK && n == 1)
+      st = gs_arrival_append(&e->arrival->ranks[e->shards[k].shard.index], entry, exit);
     if (st != GS_OK) return st;
   }
   // A shard stopped by another's abort reports GS_ERR_ABORTED: the first
@@ -308,7 +343,7 @@ static gs_status make_shards(gs_llm_engine *e, const int *devices) {
   for (uint32_t st = 0; tp > 1 && st < stages; st++) {
     GS_TRY(make_world(e, (int)tp, devices ? devices + (size_t)st * tp : NULL, &e->worlds[st]));
     for (uint32_t k = 0; k < tp; k++)
-      e->shards[st * tp + k].comm = gs_comm_world_rank(e->worlds[st], (int)k);
+      e->shards[st * tp + k].tp.comm = gs_comm_world_rank(e->worlds[st], (int)k);
   }
   // Shard i sends to shard (i + tp) mod n: the same shard of the next
   // stage, the last stage's to the first's. One world per link, so that
@@ -343,73 +378,111 @@ static gs_status make_shards(gs_llm_engine *e, const int *devices) {
 }
 
 gs_status gs_llm_engine_create_stage(const gs_llm_engine_config *config, gs_backend backend,
-                                     gs_comm *comm, int first_rank, uint32_t stage,
-                                     gs_llm_engine **out) {
+                                     const gs_llm_engine_place *place, gs_llm_engine **out) {
   *out = NULL;
-  const uint32_t pp = config->pp;
-  if (backend == GS_BACKEND_CUDA || (config->tp && config->tp != 1) || pp < 2 || stage >= pp)
-    GS_BUG("llm stage %u of %u (tp %u) over processes", stage, pp, config->tp);
+  const uint32_t pp = config->pp ? config->pp : 1, tp = config->tp ? config->tp : 1;
+  const uint32_t stage = place->stage;
+  // Pipeline transfers between processes are host messages: CPU only.
+  if (pp * tp < 2 || stage >= pp || place->shard >= tp || (tp > 1 && !place->tp.comm) ||
+      (backend == GS_BACKEND_CUDA && pp > 1))
+    GS_BUG("llm shard %u of stage %u (tp %u, pp %u, %s) over processes", place->shard, stage, tp,
+           pp, backend == GS_BACKEND_CUDA ? "cuda" : "cpu");
   gs_llm_engine *e = calloc(1, sizeof *e);
   engine_shard *sh = calloc(1, sizeof *sh);
   if (!e || !sh) {
     free(e);
     free(sh);
-    return gs_error(GS_ERR_NOMEM, "cannot allocate an llm pipeline stage");
+    return gs_error(GS_ERR_NOMEM, "cannot allocate an llm shard");
   }
   e->backend = backend;
   e->config = *config;
-  e->config.tp = 1;
+  e->config.tp = tp;
   e->stages = pp;
   e->n_shards = 1;
   e->remote = 1;
+  e->control = place->control;
+  e->first_rank = place->first_rank;
   e->shards = sh;
   sh->engine = e;
   sh->stage = stage;
-  sh->shard = (gs_llm_shard){0, 1};
+  sh->shard = (gs_llm_shard){place->shard, tp};
   sh->config = e->config;
-  sh->config.layer_begin = config->stage_first[stage];
-  sh->config.layer_end = config->stage_first[stage + 1];
-  sh->device = -1;
-  sh->out = sh->in = comm;
-  sh->out_peer = first_rank + (int)((stage + 1) % pp);
-  sh->in_peer = first_rank + (int)((stage + pp - 1) % pp);
+  if (pp > 1) {
+    sh->config.layer_begin = config->stage_first[stage];
+    sh->config.layer_end = config->stage_first[stage + 1];
+    // Process first_rank + s tp + j is shard j of stage s: a shard's
+    // column is the same shard of every stage.
+    sh->out = sh->in = place->control;
+    sh->out_peer = place->first_rank + (int)(((stage + 1) % pp) * tp + place->shard);
+    sh->in_peer = place->first_rank + (int)(((stage + pp - 1) % pp) * tp + place->shard);
+  }
+  if (tp > 1) sh->tp = place->tp;
+  sh->device = backend == GS_BACKEND_CUDA ? place->device : -1;
   sh->tokens = calloc(config->max_batch, sizeof *sh->tokens);
-  gs_status status = sh->tokens ? make_cpu_state(e)
-                                : gs_error(GS_ERR_NOMEM, "cannot allocate the stage's tokens");
+  gs_status status = sh->tokens ? GS_OK
+                                : gs_error(GS_ERR_NOMEM, "cannot allocate the shard's tokens");
+  if (status == GS_OK && backend != GS_BACKEND_CUDA) status = make_cpu_state(e);
   if (status == GS_OK) status = run_call(e, OP_CREATE);
   if (status != GS_OK) {
     gs_llm_engine_destroy(e);
     return status;
   }
-  e->quit_pending = stage == 0;
+  e->quit_pending = stage == 0 && place->shard == 0;
   *out = e;
   return GS_OK;
 }
 
+/* The first shard over processes: call `op` (the clock, quit) to its
+ * stage's other shards and down its stage's column. */
+static gs_status tell_others(gs_llm_engine *e, engine_op op) {
+  if (leads(e)) GS_TRY(gs_llm_pp_call_announce(&e->shards[0], op));
+  if (e->stages > 1) GS_TRY(gs_llm_pp_header_send(&e->shards[0], op));
+  return gs_comm_p2p_drain(e->control);
+}
+
 gs_status gs_llm_engine_start_clock(gs_llm_engine *e) {
-  if (!e->remote || e->shards[0].stage != 0) return GS_OK;
-  GS_TRY(gs_llm_pp_header_send(&e->shards[0], OP_CLOCK));
-  return gs_comm_p2p_drain(e->shards[0].out);
+  if (!e->quit_pending) return GS_OK;
+  return tell_others(e, OP_CLOCK);
 }
 
 gs_status gs_llm_engine_follow(gs_llm_engine *e, int *clock) {
   *clock = 0;
-  if (!e->remote || e->shards[0].stage == 0) GS_BUG("llm follow on stage 0 or in one process");
+  engine_shard *sh = e->shards;
+  if (!e->remote || (sh->stage == 0 && sh->shard.index == 0))
+    GS_BUG("llm follow on the first shard or in one process");
+  const gs_llm_engine_config *c = &e->config;
   uint32_t lengths[GS_LLM_MAX_BATCH];
   int32_t tokens[GS_LLM_MAX_BATCH];
-  for (;;) {
+  const int32_t *prompts[GS_LLM_MAX_BATCH];
+  // The first stage's shards embed the prompts, which the first shard sends.
+  int32_t *storage = sh->stage == 0 ? calloc((size_t)c->max_batch * c->max_input, sizeof *storage)
+                                    : NULL;
+  if (sh->stage == 0 && !storage) return gs_error(GS_ERR_NOMEM, "cannot allocate the prompts");
+  gs_status st = GS_OK;
+  while (st == GS_OK) {
     engine_op op = OP_QUIT;
-    size_t n = 0;
-    GS_TRY(gs_llm_pp_header_next(&e->shards[0], &op, &n, lengths));
+    size_t n = 0, next = 0;
+    st = sh->stage == 0 ? gs_llm_pp_call_receive(sh, &op, &n, &next, lengths, storage)
+                        : gs_llm_pp_header_next(sh, &op, &n, &next, lengths);
+    if (st != GS_OK) break;
     if (op == OP_QUIT || op == OP_CLOCK) {
       *clock = op == OP_CLOCK;
-      return gs_comm_p2p_drain(e->shards[0].out);
+      if (sh->stage == 0 && e->stages > 1) st = gs_llm_pp_header_send(sh, op);
+      if (st == GS_OK) st = gs_comm_p2p_drain(e->control);
+      break;
     }
-    if (op == OP_PREFILL)
-      GS_TRY(gs_llm_engine_prefill(e, n, NULL, lengths, tokens));
-    else
-      GS_TRY(gs_llm_engine_decode(e, n, 0, tokens));
+    if (op == OP_PREFILL) {
+      size_t at = 0;
+      for (size_t i = 0; i < n; at += lengths[i], i++) prompts[i] = storage ? storage + at : NULL;
+      st = gs_llm_engine_prefill(e, n, storage ? prompts : NULL, lengths, tokens);
+    } else if (op == OP_DECODE) {
+      st = gs_llm_engine_decode(e, n, next, tokens);
+    } else {
+      st = gs_llm_engine_logits(e, n, NULL);
+    }
   }
+  free(storage);
+  return st;
 }
 
 gs_status gs_llm_engine_create(const gs_llm_engine_config *config, gs_backend backend,
@@ -450,8 +523,7 @@ void gs_llm_engine_destroy(gs_llm_engine *e) {
   if (e->remote && e->quit_pending) {
     gs_error_kept kept;
     gs_error_keep(&kept);
-    (void)gs_llm_pp_header_send(&e->shards[0], OP_QUIT);
-    (void)gs_comm_p2p_drain(e->shards[0].out);
+    (void)tell_others(e, OP_QUIT);
     gs_error_restore(&kept);
   }
   const uint32_t n = e->n_shards;
@@ -581,13 +653,15 @@ void gs_llm_engine_stage_seconds(const gs_llm_engine *e, double *busy, uint32_t 
 }
 
 gs_status gs_llm_engine_record_arrival(gs_llm_engine *e, gs_arrival *into) {
-  if (e->backend != GS_BACKEND_CPU || e->stages != 1 || e->n_shards < 2 ||
-      into->n_ranks != e->n_shards)
+  if (e->backend != GS_BACKEND_CPU || e->stages != 1 || e->config.tp < 2 ||
+      into->n_ranks != e->config.tp)
     GS_BUG("llm arrival times: %u shards of %u stages (%s) for a record of %zu ranks",
-           e->n_shards, e->stages, e->backend == GS_BACKEND_CUDA ? "cuda" : "cpu", into->n_ranks);
-  for (uint32_t k = 0; k < e->n_shards; k++) {
+           e->config.tp, e->stages, e->backend == GS_BACKEND_CUDA ? "cuda" : "cpu", into->n_ranks);
+  // Between processes the caller started the recorder on the shard's
+  // handle, the job's world (collective over its processes).
+  for (uint32_t k = 0; !e->remote && k < e->n_shards; k++) {
     gs_comm_arrival_clock clock;
-    GS_TRY(gs_comm_arrival_start(e->shards[k].comm, 1, NULL, &clock));
+    GS_TRY(gs_comm_arrival_start(e->shards[k].tp.comm, 1, NULL, &clock));
     gs_arrival_rank *r = &into->ranks[k];
     r->offset_seconds = clock.offset_seconds;
     if (clock.error_seconds > r->error_seconds) r->error_seconds = clock.error_seconds;

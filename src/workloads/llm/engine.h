@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "core/status.h"
+#include "workloads/llm/llm_tp.h"
 #include "workloads/llm/model.h"
 #include "workloads/workload.h"
 
@@ -99,8 +100,10 @@ void gs_llm_engine_reset_seconds(gs_llm_engine *e);
  * "Arrival skew"): from now on each prefill and decode call appends every
  * shard's entry at its first collective and exit from its last one, one
  * iteration per call, to into->ranks[shard] (into->n_ranks = tp). CPU
- * backend, one stage of tp >= 2 shards in this process; GS_BUG otherwise.
- * Call between calls; the recorders end with the engine. */
+ * backend, one stage of tp >= 2 shards: in this process (the recorders
+ * end with the engine), or one shard over processes (its own series; the
+ * caller starts the recorder on place.control and stops it); GS_BUG
+ * otherwise. Call between calls. */
 gs_status gs_llm_engine_record_arrival(gs_llm_engine *e, struct gs_arrival *into);
 
 /* --inject late: shard `shard` waits `seconds` before each prefill and
@@ -108,21 +111,33 @@ gs_status gs_llm_engine_record_arrival(gs_llm_engine *e, struct gs_arrival *into
  * all-reduces. */
 void gs_llm_engine_set_late(gs_llm_engine *e, uint32_t shard, double seconds);
 
-/* Under a launcher (one process per rank; CPU backend, tp 1): stage
- * `stage` of a replica whose config->pp stages are ranks first_rank ..
- * first_rank + pp - 1 of `comm`'s world. Stage 0 is the engine the
- * scenario calls (each call is announced to the next stage first); a
- * later stage serves the calls in gs_llm_engine_follow. Destroying stage 0
- * tells the others to quit. */
-gs_status gs_llm_engine_create_stage(const gs_llm_engine_config *config, gs_backend backend,
-                                     gs_comm *comm, int first_rank, uint32_t stage,
-                                     gs_llm_engine **out);
+/* Where one shard of a replica over processes sits (under a launcher, one
+ * process per shard): process first_rank + stage x tp + shard. */
+typedef struct {
+  gs_comm *control;  /* the job's world: the calls and the pipeline's transfers */
+  gs_llm_tp_comm tp; /* tp > 1: the collectives of the stage's shards (a group) */
+  int first_rank;    /* the replica's first process */
+  uint32_t stage, shard;
+  int device;        /* CUDA ordinal; unused on the CPU backend */
+} gs_llm_engine_place;
 
-/* A later stage: runs the calls stage 0 announces until it starts its
- * clock (*clock = 1: meet it, then follow again) or quits (*clock = 0). */
+/* Under a launcher: shard place->shard of stage place->stage of a replica
+ * of config->tp x config->pp processes (more than one; CUDA without
+ * stages only). The first shard of the first stage is the engine the
+ * scenario calls: it sends each call to its stage's other shards first,
+ * and each shard of the first stage sends it down its column (the same
+ * shard of the later stages); the others serve the calls in
+ * gs_llm_engine_follow. Destroying the first shard tells the others to
+ * quit. */
+gs_status gs_llm_engine_create_stage(const gs_llm_engine_config *config, gs_backend backend,
+                                     const gs_llm_engine_place *place, gs_llm_engine **out);
+
+/* A shard other than the first: runs the calls the first announces until
+ * it starts its clock (*clock = 1: meet it, then follow again) or quits
+ * (*clock = 0). */
 gs_status gs_llm_engine_follow(gs_llm_engine *e, int *clock);
 
-/* Stage 0 of a replica over processes: tells the other stages that the
+/* The first shard of a replica over processes: tells the others that the
  * clock starts; nothing otherwise. */
 gs_status gs_llm_engine_start_clock(gs_llm_engine *e);
 

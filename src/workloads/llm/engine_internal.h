@@ -6,6 +6,7 @@
 #define GS_LLM_ENGINE_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "core/arrival.h"
 #include "core/barrier.h"
@@ -13,6 +14,7 @@
 #include "workloads/llm/engine.h"
 #include "workloads/llm/llm_cpu.h"
 #include "workloads/llm/llm_gpu.h"
+#include "workloads/llm/llm_tp.h"
 
 /* OP_CLOCK: under a launcher, stage 0 tells the other stages' processes
  * that its clock starts (gs_llm_engine_follow returns to meet it). */
@@ -24,7 +26,7 @@ typedef struct {
   uint32_t stage;       /* pipeline stage (0 without a pipeline) */
   gs_llm_engine_config config; /* the replica's, with the stage's layers */
   int device;
-  gs_comm *comm; /* the stage's other shards; NULL without tensor parallelism */
+  gs_llm_tp_comm tp; /* the stage's other shards; tp.comm NULL without tensor parallelism */
   /* Pipeline transfers (NULL without stages): `out` sends to the same
    * shard of the next stage (the last stage: of the first), `in` receives
    * from the one before; each a world of the two (rank 0 sends). */
@@ -54,13 +56,19 @@ struct gs_llm_engine {
   gs_llm_engine_config config;
   uint32_t stages;        /* config.pp, at least 1 */
   uint32_t n_shards;      /* tp x stages; 1 for a stage of a replica over processes */
-  int remote;             /* one stage of a replica whose other stages are processes */
-  int quit_pending;       /* remote stage 0: tell the others to quit when destroyed */
+  int remote;             /* one shard of a replica whose other shards are processes */
+  int quit_pending;       /* remote first shard: tell the others to quit when destroyed */
+  gs_comm *control;       /* remote: the job's world (calls, pipeline transfers) */
+  int first_rank;         /* remote: the replica's first process */
   gs_comm_world **worlds; /* per stage: its shards' communicators (tp > 1) */
   gs_comm_world **links;  /* stages > 1: per shard, the world of it and the shard it sends to */
   engine_shard *shards;   /* n_shards */
   gs_barrier start, done;
   int barriers;           /* start and done were made */
+  /* CPU backend: the shards out of the start barrier of the current call,
+   * and the calls all of them left (gs_llm_engine_leave_start, engine.c). */
+  _Atomic uint32_t out_of_start;
+  _Atomic uint64_t started_calls;
   double call_seconds;    /* prefills and decodes since the last reset */
   gs_arrival *arrival;    /* the shards' arrivals at each prefill's and decode's
                              collectives go here (gs_llm_engine_record_arrival), or NULL */
@@ -85,5 +93,9 @@ struct gs_llm_engine {
  * split (engine.c). */
 gs_status gs_llm_engine_pick_tokens(engine_shard *sh, const float *logits, size_t n,
                                     int32_t *tokens);
+
+/* CPU: the logits of the last call in whole-vocabulary order, gathered
+ * from the stage's shards; shard 0 writes them to `out` (engine.c). */
+gs_status gs_llm_engine_cpu_logits(engine_shard *sh, float *out);
 
 #endif

@@ -16,7 +16,7 @@ struct gs_llm_cpu_model {
   gs_llm_engine_config config;
   gs_llm_shard shard;
   gs_llm_shard_dims dims; /* what this shard holds */
-  gs_comm *comm;          /* the other shards; NULL for the whole model */
+  const gs_llm_tp_comm *comm; /* the stage's other shards; NULL for the whole model */
   uint64_t lo, hi;        /* decoder layers [lo, hi) (a pipeline stage's; else all) */
   float *embed, *final_norm, *lm_head; /* NULL where the stage has none */
   cpu_layer *layers;      /* hi - lo, layer l at l - lo */
@@ -54,7 +54,7 @@ gs_status gs_llm_cpu_create(const gs_llm_engine_config *config, gs_llm_cpu_model
 }
 
 gs_status gs_llm_cpu_create_shard(const gs_llm_engine_config *config, gs_llm_shard shard,
-                                  gs_comm *comm, gs_llm_cpu_model **out) {
+                                  const gs_llm_tp_comm *comm, gs_llm_cpu_model **out) {
   *out = NULL;
   gs_llm_cpu_model *m = calloc(1, sizeof *m);
   if (!m) return gs_error(GS_ERR_NOMEM, "cannot allocate the CPU model");
@@ -269,8 +269,7 @@ static gs_status add_projection(gs_llm_cpu_model *m, const float *w, const float
   linear(w, x, rows, hidden, ins, m->part, 0);
   if (m->comm) {
     gs_trace_begin(GS_TRACE_COMM, "tp allreduce", -1, NULL);
-    gs_status st = gs_comm_allreduce(m->comm, m->part, m->part, n, GS_DTYPE_FLOAT, GS_REDOP_SUM,
-                                     NULL);
+    gs_status st = gs_llm_tp_allreduce(m->comm, m->part, n, NULL);
     gs_trace_end();
     GS_TRY(st);
   }

@@ -11,6 +11,7 @@
 #include "core/status.h"
 #include "platform/comm.h"
 #include "workloads/llm/engine.h"
+#include "workloads/llm/llm_tp.h"
 
 typedef struct gs_llm_cpu_model gs_llm_cpu_model;
 
@@ -19,10 +20,10 @@ gs_status gs_llm_cpu_create(const gs_llm_engine_config *config, gs_llm_cpu_model
 
 /* Shard `shard` of a tensor-parallel replica (model.h, gs_llm_shard): the
  * partial sums of the attention output and MLP projections are added over
- * `comm` (a host all-reduce over the shards, whose threads call forward
- * together), and its logits are those of its vocabulary rows. */
+ * `comm` (a host all-reduce over the stage's shards, which call forward
+ * together: threads of one process or processes), and its logits are those of its vocabulary rows. */
 gs_status gs_llm_cpu_create_shard(const gs_llm_engine_config *config, gs_llm_shard shard,
-                                  gs_comm *comm, gs_llm_cpu_model **out);
+                                  const gs_llm_tp_comm *comm, gs_llm_cpu_model **out);
 void gs_llm_cpu_destroy(gs_llm_cpu_model *m);
 
 /* Runs `rows` tokens through the model: row r is token tokens[r] of the

@@ -76,9 +76,37 @@ static gs_llm_shape verification_shape(const gs_llm_shape *measured, uint32_t tp
 }
 
 /* GPUs are checked against the CPU reference; on the CPU backend a
- * pipelined replica is checked against the whole model on one rank. */
+ * pipelined replica, and one whose shards are processes, is checked
+ * against the whole model on one rank (under a launcher over its
+ * processes, as it is measured). */
 static int replicas_verified(const gs_run_config *config, const gs_llm_engine_config *e) {
-  return config->backend == GS_BACKEND_CUDA || e->pp > 1;
+  return config->backend == GS_BACKEND_CUDA || e->pp > 1 || (config->control && e->tp > 1);
+}
+
+/* Under a launcher, replicas of tp shards x pp stages are checked over
+ * their processes (gs_llm_verify_processes); with tp > 1 every process
+ * takes part in the split of the job into the stages' groups. */
+static gs_status verify_over_processes(const gs_run_config *config,
+                                       const gs_llm_engine_config *layout,
+                                       gs_verification *verify) {
+  const int tp = layout->tp ? (int)layout->tp : 1, per = tp * (layout->pp ? (int)layout->pp : 1);
+  const int me = config->process_rank, at = me % per;
+  gs_llm_tp_groups groups = {0};
+  if (tp > 1)
+    GS_TRY(gs_llm_tp_join(config->control, config->backend, config->devices[me], (uint32_t)tp,
+                          config->comm_timeout_seconds, &groups));
+  gs_status status = GS_OK;
+  if (me < config->world_size) {
+    const gs_llm_engine_place place = {.control = gs_comm_world_rank(config->control, 0),
+                                       .tp = groups.tp,
+                                       .first_rank = me - at,
+                                       .stage = (uint32_t)(at / tp),
+                                       .shard = (uint32_t)(at % tp),
+                                       .device = config->devices[me]};
+    status = gs_llm_verify_processes(layout, config->backend, &place, &verify[me / per]);
+  }
+  gs_llm_tp_leave(&groups, status != GS_OK);
+  return status;
 }
 
 /* The replica checked: the measured layout on verification_shape; where
@@ -111,7 +139,9 @@ static gs_status driver_measure(void *ctx, const gs_run_config *config, size_t i
     // Each replica (tp x pp GPUs) is checked. Under a launcher each process
     // checks its own GPU and the results are shared, so that every process
     // holds every rank's verification.
-    for (int k = 0; k < config->world_size / per && status == GS_OK; k++)
+    const int over_processes = config->control && per > 1;
+    if (over_processes) status = verify_over_processes(config, &layout, verify);
+    for (int k = 0; !over_processes && k < config->world_size / per && status == GS_OK; k++)
       if (!config->control || k * per == config->process_rank)
         status = gs_llm_verify_replica(&layout, config->backend,
                                        config->devices + (size_t)k * per, &verify[k]);
@@ -284,8 +314,8 @@ static gs_status choose_layouts(gs_llm_options *o, const gs_run_config *config) 
   if (o->given_tp)
     return gs_error(GS_ERR_USAGE, "option --layouts: measures every --tp itself; not with --tp");
   if (config->control)
-    return gs_error(GS_ERR_USAGE, "option --layouts: tensor parallelism needs a replica's GPUs "
-                    "in one process; run without the launcher");
+    return gs_error(GS_ERR_USAGE, "option --layouts: measures its layouts in one process; run "
+                    "without the launcher");
   const gs_llm_shape shape = gs_llm_options_shape(o);
   o->layout_tp.n = o->layout_pp.n = 0;
   for (int t = 1; t <= config->world_size && o->layout_tp.n < GS_LIST_MAX; t++) {
@@ -343,9 +373,6 @@ static gs_status driver_configure(void *opts, const gs_given_options *given,
   if (config->control && o->dispatch == GS_LLM_DISPATCH_DYNAMIC)
     return gs_error(GS_ERR_USAGE, "option --dispatch dynamic: not available under a launcher "
                     "(one process per rank); use --dispatch static, or one process");
-  if (config->control && o->tp > 1)
-    return gs_error(GS_ERR_USAGE, "option --tp: tensor parallelism needs a replica's GPUs in one "
-                    "process; under a launcher each process has one (run without the launcher)");
   if (config->control && o->pp > 1 && config->backend == GS_BACKEND_CUDA)
     return gs_error(GS_ERR_USAGE, "option --pp: under a launcher the stages are processes, on the "
                     "CPU backend only so far; on GPUs run without the launcher (the stages are "

@@ -22,7 +22,7 @@ struct gs_llm_gpu_model {
   gs_llm_engine_config config;
   gs_llm_shard shard;
   gs_llm_shard_dims dims; /* what this shard holds */
-  gs_comm *comm;          /* the other shards; NULL for the whole model */
+  const gs_llm_tp_comm *comm; /* the stage's other shards; NULL for the whole model */
   uint64_t lo, hi;        /* decoder layers [lo, hi): a pipeline stage's, else all */
   int device;
   cudaStream_t stream;
@@ -209,7 +209,8 @@ static gs_status choose_overlap(gs_llm_gpu_model *m) {
 }
 
 gs_status gs_llm_gpu_create_shard(const gs_llm_engine_config *config, gs_llm_shard shard,
-                                  gs_comm *comm, int device, gs_llm_gpu_model **out) {
+                                  const gs_llm_tp_comm *comm, int device,
+                                  gs_llm_gpu_model **out) {
   *out = NULL;
   gs_llm_gpu_model *m = calloc(1, sizeof *m);
   if (!m) return gs_error(GS_ERR_NOMEM, "cannot allocate the GPU model");
@@ -347,8 +348,7 @@ static gs_status add_projection(gs_llm_gpu_model *m, const uint16_t *w, const ui
   // Inside a captured decode graph the range marks the capture only; the
   // replayed all-reduce shows as NCCL kernels (docs/timeline.md).
   gs_trace_begin(GS_TRACE_COMM, "tp allreduce", -1, m->stream);
-  gs_status st = gs_comm_allreduce(m->comm, m->part, m->part, rows * hidden, GS_DTYPE_FLOAT,
-                                   GS_REDOP_SUM, m->stream);
+  gs_status st = gs_llm_tp_allreduce(m->comm, m->part, rows * hidden, m->stream);
   gs_trace_end();
   GS_TRY(st);
   GS_CHECK_CUDA(gs_llm_cuda_add(m->h, m->part, rows * hidden, m->queue));
@@ -481,7 +481,7 @@ static gs_status enqueue_forward(gs_llm_gpu_model *m, size_t rows, const int32_t
   float *mine = m->offers + 2 * n_out * m->shard.index;
   GS_CHECK_CUDA(gs_llm_cuda_argmax_offer(m->logits, (int)n_out, (int)d->vocab,
                                          (uint32_t)d->vocab_offset, mine, q));
-  GS_TRY(gs_comm_allgather(m->comm, mine, m->offers, 2 * n_out, GS_DTYPE_FLOAT, m->stream));
+  GS_TRY(gs_llm_tp_allgather(m->comm, mine, m->offers, 2 * n_out, GS_DTYPE_FLOAT, m->stream));
   GS_CHECK_CUDA(gs_llm_cuda_pick_offer(m->offers, (int)m->shard.count, (int)n_out, m->tokens, q));
   return GS_OK;
 }
@@ -489,7 +489,7 @@ static gs_status enqueue_forward(gs_llm_gpu_model *m, size_t rows, const int32_t
 /* Waits for the stream. A shard waits with a bound (gs_comm_wait): a failed
  * peer must not leave it in an NCCL collective forever. */
 static gs_status wait_stream(gs_llm_gpu_model *m) {
-  if (m->comm) return gs_comm_wait(m->comm, m->stream);
+  if (m->comm) return gs_comm_wait(m->comm->comm, m->stream);
   GS_CHECK_CUDA(cudaStreamSynchronize(m->stream));
   return GS_OK;
 }
@@ -598,7 +598,7 @@ static gs_status launch_step(gs_llm_gpu_model *m, size_t n, int buffer) {
 /* Waits for the step whose tokens go to host_tokens[buffer] (not for a
  * step launched after it). */
 static gs_status wait_step(gs_llm_gpu_model *m, int buffer) {
-  if (m->comm) return gs_comm_wait_event(m->comm, m->tokens_ready[buffer]);
+  if (m->comm) return gs_comm_wait_event(m->comm->comm, m->tokens_ready[buffer]);
   GS_CHECK_CUDA(cudaEventSynchronize(m->tokens_ready[buffer]));
   return GS_OK;
 }
@@ -644,7 +644,7 @@ gs_status gs_llm_gpu_logits(gs_llm_gpu_model *m, size_t n, float *logits) {
   gs_status status = logits && !host ? gs_error(GS_ERR_NOMEM, "cannot allocate %zu logits", n * vocab)
                                      : GS_OK;
   if (status == GS_OK)
-    status = gs_comm_allgather(m->comm, m->logits, all, n * part, GS_DTYPE_FLOAT, m->stream);
+    status = gs_llm_tp_allgather(m->comm, m->logits, all, n * part, GS_DTYPE_FLOAT, m->stream);
   if (status == GS_OK) status = wait_stream(m);
   if (status == GS_OK && host) {
     cudaError_t rc = cudaMemcpy(host, all, n * vocab * sizeof(float), cudaMemcpyDeviceToHost);

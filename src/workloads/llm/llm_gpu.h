@@ -14,6 +14,7 @@
 #include "core/status.h"
 #include "platform/comm.h"
 #include "workloads/llm/engine.h"
+#include "workloads/llm/llm_tp.h"
 
 typedef struct gs_llm_gpu_model gs_llm_gpu_model;
 
@@ -23,7 +24,8 @@ typedef struct gs_llm_gpu_model gs_llm_gpu_model;
  * the decode graphs), and the shards agree on each greedy token from their
  * vocabulary rows. */
 gs_status gs_llm_gpu_create_shard(const gs_llm_engine_config *config, gs_llm_shard shard,
-                                  gs_comm *comm, int device, gs_llm_gpu_model **out);
+                                  const gs_llm_tp_comm *comm, int device,
+                                  gs_llm_gpu_model **out);
 void gs_llm_gpu_destroy(gs_llm_gpu_model *m);
 
 /* As gs_llm_engine_prefill / gs_llm_engine_decode / gs_llm_engine_logits;

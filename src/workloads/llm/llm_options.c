@@ -115,7 +115,8 @@ static void *gs_llm_options_new(void) {
       {.name = "tp", .kind = GS_OPT_COUNT, .target = &o->tp, .min = 1, .max = 64,
        .metavar = "N",
        .help = "tensor parallelism: each replica splits heads, FFN and vocabulary over N GPUs "
-               "(all-reduce after attention and MLP); replicas = GPUs / N",
+               "(all-reduce after attention and MLP); replicas = GPUs / N; under a launcher "
+               "the shards are N consecutive processes",
        .given = &o->given_tp},
       {.name = "pp", .kind = GS_OPT_COUNT, .target = &o->pp, .min = 1, .max = GS_LLM_MAX_STAGES,
        .metavar = "P",

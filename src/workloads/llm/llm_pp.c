@@ -252,31 +252,120 @@ static gs_status cuda_call(engine_shard *sh, size_t groups) {
   return GS_OK;
 }
 
-/* The header of a call: op, n, then n prompt lengths (a prefill's). */
-#define HEADER_WORDS (2 + GS_LLM_MAX_BATCH)
+/* The header of a call: op, n, next, then n prompt lengths (a prefill's). */
+#define HEADER_WORDS (3 + GS_LLM_MAX_BATCH)
+
+static void header_fill(const gs_llm_engine *e, engine_op op, uint32_t *h) {
+  memset(h, 0, HEADER_WORDS * sizeof *h);
+  h[0] = (uint32_t)op;
+  h[1] = (uint32_t)e->n;
+  h[2] = op == OP_DECODE ? (uint32_t)e->next : 0;
+  for (size_t i = 0; op == OP_PREFILL && i < e->n; i++) h[3 + i] = e->lengths[i];
+}
+
+/* A received header into its call; one this code did not send is a bug. */
+static void header_read(const engine_shard *sh, const uint32_t *h, engine_op *op, size_t *n,
+                        size_t *next, uint32_t *lengths) {
+  *op = (engine_op)h[0];
+  *n = h[1];
+  *next = h[2];
+  if (*n > GS_LLM_MAX_BATCH || *next > *n ||
+      (*op != OP_PREFILL && *op != OP_DECODE && *op != OP_LOGITS && *op != OP_QUIT &&
+       *op != OP_CLOCK))
+    GS_BUG("llm shard %u of stage %u received call %u of %zu sequences", sh->shard.index,
+           sh->stage, h[0], *n);
+  memcpy(lengths, h + 3, *n * sizeof *lengths);
+}
 
 gs_status gs_llm_pp_header_send(engine_shard *sh, engine_op op) {
-  const gs_llm_engine *e = sh->engine;
-  uint32_t h[HEADER_WORDS] = {(uint32_t)op, (uint32_t)e->n};
-  for (size_t i = 0; op == OP_PREFILL && i < e->n; i++) h[2 + i] = e->lengths[i];
+  uint32_t h[HEADER_WORDS];
+  header_fill(sh->engine, op, h);
   const micro_batch mb = {0};
   return transfer(sh, 1, h, HEADER_WORDS, GS_DTYPE_UINT32, &mb, "the call", NULL);
 }
 
-gs_status gs_llm_pp_header_next(engine_shard *sh, engine_op *op, size_t *n, uint32_t *lengths) {
+gs_status gs_llm_pp_header_next(engine_shard *sh, engine_op *op, size_t *n, size_t *next,
+                                uint32_t *lengths) {
   const gs_llm_engine *e = sh->engine;
   uint32_t h[HEADER_WORDS];
   const micro_batch mb = {0};
   GS_TRY(transfer(sh, 0, h, HEADER_WORDS, GS_DTYPE_UINT32, &mb, "the call", NULL));
   if (sh->stage + 1 < e->stages)
     GS_TRY(transfer(sh, 1, h, HEADER_WORDS, GS_DTYPE_UINT32, &mb, "the call", NULL));
-  *op = (engine_op)h[0];
-  *n = h[1];
-  if (*n > GS_LLM_MAX_BATCH || (*op != OP_PREFILL && *op != OP_DECODE && *op != OP_QUIT &&
-                                *op != OP_CLOCK))
-    GS_BUG("llm pipeline stage %u received call %u of %zu sequences", sh->stage, h[0], *n);
-  memcpy(lengths, h + 2, *n * sizeof *lengths);
+  header_read(sh, h, op, n, next, lengths);
   return GS_OK;
+}
+
+/* One message between the first shard and shard `peer` of the first stage
+ * over the job's world; a failure names both. */
+static gs_status call_transfer(engine_shard *sh, int send, uint32_t peer, void *buf, size_t count,
+                               gs_dtype dtype, const char *what) {
+  const gs_llm_engine *e = sh->engine;
+  gs_comm_p2p_op op = {.send = send, .buf = buf, .count = count, .dtype = dtype,
+                       .peer = e->first_rank + (int)peer};
+  gs_status st = gs_comm_p2p(e->control, &op, 1, NULL);
+  if (st == GS_OK) return GS_OK;
+  return gs_error(st, "llm tensor-parallel shard %u, %s %s %s shard %u (rank %d): %s",
+                  sh->shard.index, send ? "sending" : "receiving", what, send ? "to" : "from",
+                  peer, op.peer, gs_last_error());
+}
+
+gs_status gs_llm_pp_call_announce(engine_shard *sh, engine_op op) {
+  const gs_llm_engine *e = sh->engine;
+  uint32_t h[HEADER_WORDS];
+  header_fill(e, op, h);
+  // A prefill's prompts, one after another: the first stage embeds them.
+  int32_t *tokens = NULL;
+  size_t total = 0;
+  if (op == OP_PREFILL) {
+    for (size_t i = 0; i < e->n; i++) total += e->lengths[i];
+    tokens = malloc((total ? total : 1) * sizeof *tokens);
+    if (!tokens) return gs_error(GS_ERR_NOMEM, "cannot gather the prompts of %zu sequences", e->n);
+    for (size_t i = 0, at = 0; i < e->n; at += e->lengths[i], i++)
+      memcpy(tokens + at, e->prompts[i], e->lengths[i] * sizeof *tokens);
+  }
+  gs_status st = GS_OK;
+  for (uint32_t k = 1; k < sh->shard.count && st == GS_OK; k++) {
+    st = call_transfer(sh, 1, k, h, HEADER_WORDS, GS_DTYPE_UINT32, "the call");
+    if (st == GS_OK && op == OP_PREFILL)
+      st = call_transfer(sh, 1, k, tokens, total, GS_DTYPE_INT32, "the prompts");
+  }
+  free(tokens);
+  return st;
+}
+
+gs_status gs_llm_pp_call_receive(engine_shard *sh, engine_op *op, size_t *n, size_t *next,
+                                 uint32_t *lengths, int32_t *prompts) {
+  uint32_t h[HEADER_WORDS];
+  GS_TRY(call_transfer(sh, 0, 0, h, HEADER_WORDS, GS_DTYPE_UINT32, "the call"));
+  header_read(sh, h, op, n, next, lengths);
+  if (*op != OP_PREFILL) return GS_OK;
+  const gs_llm_engine_config *c = &sh->engine->config;
+  size_t total = 0;
+  for (size_t i = 0; i < *n; i++) {
+    if (lengths[i] > c->max_input) GS_BUG("llm prompt of %u tokens announced", lengths[i]);
+    total += lengths[i];
+  }
+  return call_transfer(sh, 0, 0, prompts, total, GS_DTYPE_INT32, "the prompts");
+}
+
+gs_status gs_llm_pp_logits(engine_shard *sh) {
+  gs_llm_engine *e = sh->engine;
+  const size_t count = e->n * e->config.shape.vocab;
+  const int last = sh->stage + 1 == e->stages, first = sh->shard.index == 0;
+  const micro_batch mb = {0};
+  if (sh->stage == 0) GS_TRY(gs_llm_pp_header_send(sh, OP_LOGITS));
+  if (last) {
+    float *whole = first ? malloc(count * sizeof *whole) : NULL;
+    if (first && !whole) return gs_error(GS_ERR_NOMEM, "cannot allocate %zu logits", count);
+    gs_status st = gs_llm_engine_cpu_logits(sh, whole);
+    if (st == GS_OK && first) st = transfer(sh, 1, whole, count, GS_DTYPE_FLOAT, &mb, "logits", NULL);
+    free(whole);
+    GS_TRY(st);
+  }
+  if (sh->stage == 0 && first)
+    GS_TRY(transfer(sh, 0, e->logits_out, count, GS_DTYPE_FLOAT, &mb, "logits", NULL));
+  return gs_comm_p2p_drain(sh->out);
 }
 
 gs_status gs_llm_pp_call(engine_shard *sh) {

@@ -42,11 +42,30 @@ size_t gs_llm_pp_groups(const gs_llm_engine_config *c, size_t n);
  * transfer names the stage and its peer. */
 gs_status gs_llm_pp_call(engine_shard *sh);
 
-/* A replica over processes: stage 0 sends `op` (and for a prefill or
- * decode its n and prompt lengths) to the next stage before the call;
+/* A replica over processes: each shard of stage 0 sends `op` (and for a
+ * prefill or decode its n, the rows of the next decode and the prompt
+ * lengths) to the same shard of the next stage before the call;
  * gs_llm_pp_header_next receives it on a later stage and passes it on. */
 gs_status gs_llm_pp_header_send(engine_shard *sh, engine_op op);
-gs_status gs_llm_pp_header_next(engine_shard *sh, engine_op *op, size_t *n, uint32_t *lengths);
+gs_status gs_llm_pp_header_next(engine_shard *sh, engine_op *op, size_t *n, size_t *next,
+                                uint32_t *lengths);
+
+/* A replica over processes whose stages have tp > 1 shards: the first
+ * shard of the first stage sends call `op` (as the header above, and a
+ * prefill's prompt tokens one after another) to the other shards of the
+ * first stage before it runs it; gs_llm_pp_call_receive receives it there
+ * (`prompts`: room for max_batch x max_input tokens). Bounded by the
+ * world's timeout, as every receive is. */
+gs_status gs_llm_pp_call_announce(engine_shard *sh, engine_op op);
+gs_status gs_llm_pp_call_receive(engine_shard *sh, engine_op *op, size_t *n, size_t *next,
+                                 uint32_t *lengths, int32_t *prompts);
+
+/* A CPU replica over processes with stages: the logits of the last call.
+ * Each shard of the first stage passes the call down its column; the
+ * last stage gathers them over its shards and its first shard sends them
+ * to the first shard of the first stage, which writes them to
+ * e->logits_out. */
+gs_status gs_llm_pp_logits(engine_shard *sh);
 
 /* Frees a shard's CUDA pipeline streams and events (its GPU current);
  * accepts a shard without them. */

@@ -127,8 +127,72 @@ gs_status gs_llm_verify_gpu(const gs_llm_shape *shape, uint64_t seed, const int 
   return gs_llm_verify_replica(&layout, GS_BACKEND_CUDA, devices, out);
 }
 
+/* The replica checked in each pass: the engine made from the pass's
+ * configuration, its shards threads of this process, or (place given)
+ * the first shard of a replica over processes. */
+static gs_status create_checked(const gs_llm_engine_config *gc, gs_backend backend,
+                                const int *devices, const gs_llm_engine_place *place,
+                                gs_llm_engine **out) {
+  if (place) return gs_llm_engine_create_stage(gc, backend, place, out);
+  return gs_llm_engine_create(gc, backend, devices, out);
+}
+
+/* The configuration of pass `pass` (a way of running decode's small
+ * linear layers) of the replica of `layout`. */
+static gs_llm_engine_config pass_config(const gs_llm_engine_config *layout, int pass) {
+  gs_llm_engine_config gc = {.shape = layout->shape,
+                             .seed = layout->seed,
+                             .max_batch = VERIFY_SEQS,
+                             .max_seq = 16,
+                             .max_input = 8,
+                             .decode_graphs = 1,
+                             .overlap_launches = 1,
+                             .decode_gemm = pass,
+                             .tp = layout->tp ? layout->tp : 1,
+                             .pp = layout->pp ? layout->pp : 1,
+                             .micro_batches = layout->micro_batches};
+  memcpy(gc.stage_first, layout->stage_first, sizeof gc.stage_first);
+  return gc;
+}
+
+/* Every way of running small linear layers on CUDA: auto, SIMT, tensor
+ * cores, cuBLAS; the CPU has one. */
+static int last_pass(gs_backend backend) {
+  return backend == GS_BACKEND_CUDA ? GS_LLM_GEMM_CUBLAS : GS_LLM_GEMM_AUTO;
+}
+
+static gs_status verify_with(const gs_llm_engine_config *layout, gs_backend backend,
+                             const int *devices, const gs_llm_engine_place *place,
+                             gs_verification *out);
+
 gs_status gs_llm_verify_replica(const gs_llm_engine_config *layout, gs_backend backend,
                                 const int *devices, gs_verification *out) {
+  return verify_with(layout, backend, devices, NULL, out);
+}
+
+gs_status gs_llm_verify_processes(const gs_llm_engine_config *layout, gs_backend backend,
+                                  const gs_llm_engine_place *place, gs_verification *out) {
+  memset(out, 0, sizeof *out);
+  if (place->stage == 0 && place->shard == 0) {
+    const int device = place->device;
+    return verify_with(layout, backend, &device, place, out);
+  }
+  gs_status status = GS_OK;
+  for (int pass = GS_LLM_GEMM_AUTO; pass <= last_pass(backend) && status == GS_OK; pass++) {
+    const gs_llm_engine_config gc = pass_config(layout, pass);
+    gs_llm_engine *e = NULL;
+    int clock = 0;
+    status = gs_llm_engine_create_stage(&gc, backend, place, &e);
+    if (status == GS_OK) status = gs_llm_engine_follow(e, &clock);
+    if (status == GS_OK && clock) GS_BUG("llm verification: a clock announced");
+    gs_llm_engine_destroy(e);
+  }
+  return status;
+}
+
+static gs_status verify_with(const gs_llm_engine_config *layout, gs_backend backend,
+                             const int *devices, const gs_llm_engine_place *place,
+                             gs_verification *out) {
   memset(out, 0, sizeof *out);
   const gs_llm_shape *shape = &layout->shape;
   const uint64_t seed = layout->seed;
@@ -145,18 +209,10 @@ gs_status gs_llm_verify_replica(const gs_llm_engine_config *layout, gs_backend b
                               .decode_gemm = GS_LLM_GEMM_AUTO};
   compare_state st = {0};
   gs_status status = GS_OK;
-  // Every way of running small linear layers on CUDA: auto, SIMT, tensor
-  // cores, cuBLAS; the CPU has one.
-  const int passes = cuda ? GS_LLM_GEMM_CUBLAS : GS_LLM_GEMM_AUTO;
-  for (int pass = GS_LLM_GEMM_AUTO; pass <= passes && status == GS_OK; pass++) {
-    gs_llm_engine_config gc = cfg;
-    gc.decode_gemm = pass;
-    gc.tp = tp;
-    gc.pp = pp;
-    gc.micro_batches = layout->micro_batches;
-    memcpy(gc.stage_first, layout->stage_first, sizeof gc.stage_first);
+  for (int pass = GS_LLM_GEMM_AUTO; pass <= last_pass(backend) && status == GS_OK; pass++) {
+    const gs_llm_engine_config gc = pass_config(layout, pass);
     gs_llm_engine *gpu = NULL, *ref = NULL;
-    status = gs_llm_engine_create(&gc, backend, devices, &gpu);
+    status = create_checked(&gc, backend, devices, place, &gpu);
     // A fresh reference per pass: each starts from empty caches.
     if (status == GS_OK) status = gs_llm_engine_create(&cfg, GS_BACKEND_CPU, NULL, &ref);
     if (status == GS_OK) status = run_pair(ref, gpu, &cfg, seed, &st);
@@ -173,11 +229,12 @@ gs_status gs_llm_verify_replica(const gs_llm_engine_config *layout, gs_backend b
   if (!cuda) {
     out->status = out->mismatches == 0 ? GS_VERIFY_PASSED : GS_VERIFY_FAILED;
     snprintf(out->detail, sizeof out->detail,
-             "CPU replica of %u pipeline stage%s x %u tensor-parallel shard%s vs the whole model "
+             "CPU replica of %u pipeline stage%s x %u tensor-parallel shard%s%s vs the whole model "
              "on one rank, hidden %llu x %llu layers, vocab %llu: logits of %llu token positions "
              "(prefill and decode), max |diff| %.3g (%s), %llu mismatches; %llu of %llu tokens "
              "decoded again differ",
-             pp, pp == 1 ? "" : "s", tp, tp == 1 ? "" : "s", (unsigned long long)shape->hidden,
+             pp, pp == 1 ? "" : "s", tp, tp == 1 ? "" : "s", place ? " (processes)" : "",
+             (unsigned long long)shape->hidden,
              (unsigned long long)shape->layers, (unsigned long long)shape->vocab,
              (unsigned long long)st.tokens, st.max_err,
              exact ? "bit for bit" : "tolerance 2e-2 x max |logit|",
@@ -193,6 +250,7 @@ gs_status gs_llm_verify_replica(const gs_llm_engine_config *layout, gs_backend b
       "(tolerance %.3g = %.0e x max |logit|), %llu mismatches%s; decoding with each next step "
       "launched ahead: %llu of %llu tokens differ",
       device, pp > 1   ? " (first of a pipelined replica)"
+              : place  ? " (first of a tensor-parallel replica over processes)"
               : tp > 1 ? " (first of a tensor-parallel replica)"
                        : "",
       (unsigned long long)shape->hidden, (unsigned long long)shape->layers,

@@ -30,4 +30,12 @@ gs_status gs_llm_verify_gpu(const gs_llm_shape *shape, uint64_t seed, const int 
 gs_status gs_llm_verify_replica(const gs_llm_engine_config *layout, gs_backend backend,
                                 const int *devices, gs_verification *out);
 
+/* Under a launcher: the same check of a replica whose tp x pp shards are
+ * processes (engine.h, gs_llm_engine_create_stage, at `place`; CPU
+ * backend with stages). Its first shard's process compares and fills *out; the
+ * others follow its calls (*out stays empty). Every shard of the replica
+ * calls it together. */
+gs_status gs_llm_verify_processes(const gs_llm_engine_config *layout, gs_backend backend,
+                                  const gs_llm_engine_place *place, gs_verification *out);
+
 #endif

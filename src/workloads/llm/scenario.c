@@ -55,6 +55,9 @@ typedef struct {
   pthread_mutex_t slots_mutex;
   double *slots;
   uint64_t n_slots;
+  // Under a launcher with tp > 1: this process's stage's shards (a group
+  // of the job's world), else {0}.
+  gs_llm_tp_comm tp;
 } scenario_shared;
 
 typedef struct {
@@ -344,11 +347,17 @@ static gs_status replica_setup(replica *r) {
   // Host lane only: the replica's kernels come from CUPTI where it loads.
   GS_TRY(gs_trace_attach(sh->run->trace, sh->run->trace_measurement, r->rank,
                          sh->run->backend == GS_BACKEND_CUDA ? devices[0] : -1, NULL));
-  // Under a launcher the replica's later stages are the processes after this one.
-  if (sh->run->control && g > 1)
-    return gs_llm_engine_create_stage(&c->engine, sh->run->backend,
-                                      gs_comm_world_rank(sh->run->control, 0), sh->run->process_rank,
-                                      0, &r->engine);
+  // Under a launcher the replica's other shards and stages are the
+  // processes after this one; --inject late names this process's rank.
+  if (sh->run->control && g > 1) {
+    const gs_llm_engine_place place = {.control = gs_comm_world_rank(sh->run->control, 0),
+                                       .tp = sh->tp, .first_rank = sh->run->process_rank,
+                                       .device = devices[0]};
+    GS_TRY(gs_llm_engine_create_stage(&c->engine, sh->run->backend, &place, &r->engine));
+    gs_llm_engine_set_late(r->engine, 0,
+                           gs_fault_late_seconds(&sh->run->faults, sh->run->process_rank));
+    return GS_OK;
+  }
   GS_TRY(gs_llm_engine_create(&c->engine, sh->run->backend, devices, &r->engine));
   // --inject late: ranks are the world's GPUs (CPU ranks), shard j of
   // replica k is rank k g + j.
@@ -486,29 +495,35 @@ static gs_status start_clock_with_processes(scenario_shared *sh, int local) {
   return GS_OK;
 }
 
-/* Under a launcher, the process of a later pipeline stage (part->per
- * ranks per replica): builds its stage and follows the replica's first
- * stage, the process `stage` ranks before it, through warm-up, the clock's
- * start (met with every process: *clock) and the stream, until it quits.
- * Its busy seconds after warm-up and its outcome go into *part. */
+/* Under a launcher, the process of a shard other than a replica's first
+ * (part->per ranks per replica, part->tp shards per stage): builds its
+ * shard and follows the replica's first shard, the process `at` ranks
+ * before it, through warm-up, the clock's start (met with every process:
+ * *clock) and the stream, until it quits. Its stage's busy seconds after
+ * warm-up (a stage's first shard's) and its outcome go into *part. */
 static void follow_stage(scenario_shared *sh, gs_llm_process_part *part, gs_status *clock) {
   const gs_run_config *run = sh->run;
-  const int me = run->process_rank, stage = me % part->per;
+  const int me = run->process_rank, at = me % part->per;
   gs_set_thread_rank(me);
   gs_llm_engine *e = NULL;
-  gs_status st = gs_llm_engine_create_stage(&sh->config->engine, run->backend,
-                                            gs_comm_world_rank(run->control, 0), me - stage,
-                                            (uint32_t)stage, &e);
+  const gs_llm_engine_place place = {.control = gs_comm_world_rank(run->control, 0),
+                                     .tp = sh->tp, .first_rank = me - at,
+                                     .stage = (uint32_t)(at / part->tp),
+                                     .shard = (uint32_t)(at % part->tp),
+                                     .device = run->devices[me]};
+  gs_status st = gs_llm_engine_create_stage(&sh->config->engine, run->backend, &place, &e);
+  if (st == GS_OK) gs_llm_engine_set_late(e, 0, gs_fault_late_seconds(&run->faults, me));
   int at_clock = 0;
   if (st == GS_OK) st = gs_llm_engine_follow(e, &at_clock);
   if (st == GS_OK) gs_llm_engine_reset_seconds(e); /* warm-up is over */
+  if (st == GS_OK && sh->out->arrival) st = gs_llm_engine_record_arrival(e, sh->out->arrival);
   *clock = start_clock_with_processes(sh, 0);
   if (st == GS_OK && *clock == GS_OK && at_clock) st = gs_llm_engine_follow(e, &at_clock);
-  if (e) {
+  if (e && at % part->tp == 0) {
     double busy[GS_LLM_MAX_STAGES], calls = 0.0;
     uint32_t stages = 0;
     gs_llm_engine_stage_seconds(e, busy, &stages, &calls);
-    part->stage_busy = busy[stage];
+    part->stage_busy = busy[place.stage];
   }
   gs_llm_engine_destroy(e);
   part->status = st;
@@ -516,21 +531,45 @@ static void follow_stage(scenario_shared *sh, gs_llm_process_part *part, gs_stat
   gs_set_thread_rank(-1);
 }
 
+/* Under a launcher, one replica of tp shards: every process starts an
+ * arrival recorder on its handle of the job's world (its clock aligned
+ * with process 0's), and out->arrival gets its shard's offset. */
+static gs_status start_arrivals(const gs_run_config *run, uint32_t tp, gs_llm_run_result *out) {
+  gs_comm_arrival_clock clock;
+  GS_TRY(gs_comm_arrival_start(gs_comm_world_rank(run->control, 0), 1, NULL, &clock));
+  out->arrival = gs_arrival_new(tp, 64, clock.clock, clock.alignment);
+  if (!out->arrival) {
+    gs_comm_arrival_stop(gs_comm_world_rank(run->control, 0));
+    return GS_ERR_NOMEM;
+  }
+  if (run->process_rank < (int)tp) {
+    gs_arrival_rank *r = &out->arrival->ranks[run->process_rank];
+    r->offset_seconds = clock.offset_seconds;
+    r->error_seconds = clock.error_seconds;
+  }
+  return GS_OK;
+}
+
 gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run_config *run,
                               gs_llm_run_result *out) {
   memset(out, 0, sizeof *out);
   const int tp = (config->engine.tp ? (int)config->engine.tp : 1) *
                  (config->engine.pp ? (int)config->engine.pp : 1); /* ranks per replica */
-  // The CLI measures whole replicas only and refuses --tp under a launcher.
-  if (run->world_size % tp != 0 || (config->engine.tp > 1 && run->control != NULL))
+  const int shards = config->engine.tp ? (int)config->engine.tp : 1; /* per stage */
+  // The CLI measures whole replicas only, and under a launcher pipelines
+  // on the CPU backend only.
+  if (run->world_size % tp != 0 ||
+      (run->control && config->engine.pp > 1 && run->backend == GS_BACKEND_CUDA))
     GS_BUG("llm scenario: %d ranks%s are not whole replicas of %d", run->world_size,
            run->control ? " under a launcher" : "", tp);
   int world = run->world_size / tp; /* replicas */
   out->world_size = world;
   // Arrival skew at the tensor-parallel all-reduces: one replica, CPU
-  // backend (docs/stragglers.md, "Arrival skew").
-  if (world == 1 && config->engine.tp >= 2 && config->engine.pp <= 1 && !run->control &&
-      run->backend == GS_BACKEND_CPU) {
+  // backend (docs/stragglers.md, "Arrival skew"); under a launcher once
+  // every process started its recorder, below.
+  const int arrivals = world == 1 && config->engine.tp >= 2 && config->engine.pp <= 1 &&
+                       run->backend == GS_BACKEND_CPU;
+  if (arrivals && !run->control) {
     out->arrival = gs_arrival_new(config->engine.tp, 64, "host", "shared");
     if (!out->arrival) return GS_ERR_NOMEM;
   }
@@ -543,7 +582,7 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
   const int head = !mpi || run->process_rank % tp == 0, inside = run->process_rank < run->world_size;
   const int first = mpi ? run->process_rank / tp : 0;
   const int local = mpi ? (head && inside ? 1 : 0) : world;
-  gs_llm_process_part part = {.per = tp};
+  gs_llm_process_part part = {.per = tp, .tp = shards};
   out->replicas = calloc((size_t)world, sizeof *out->replicas);
   scenario_shared *sh = calloc(1, sizeof *sh);
   replica *reps = calloc((size_t)world, sizeof *reps);
@@ -579,6 +618,21 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
     sh->n_slots = config->max_concurrency;
     queues_ready = queues_ready && pthread_mutex_init(&sh->slots_mutex, NULL) == 0;
   }
+  // Under a launcher a stage's shards, consecutive processes, have a group
+  // of their own (every process takes part in the split).
+  gs_llm_tp_groups groups = {0};
+  if (mpi && shards > 1) {
+    status = gs_llm_tp_join(run->control, run->backend, run->devices[run->process_rank],
+                            (uint32_t)shards, run->comm_timeout_seconds, &groups);
+    if (status != GS_OK) goto done;
+    sh->tp = groups.tp;
+  }
+  // Each shard's process records its own arrivals on the job's world,
+  // whose clocks the recorders align (collective over every process).
+  if (mpi && arrivals) {
+    status = start_arrivals(run, config->engine.tp, out);
+    if (status != GS_OK) goto done;
+  }
   // Under a launcher the main thread meets its replica at the barrier too.
   if (!queues_ready || gs_barrier_init(&sh->barrier, mpi ? local + 1 : world) != 0) {
     // Process-wide limits only (mutexes, condition variables); nothing ran.
@@ -611,9 +665,12 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
   else if (mpi)
     clock = start_clock_with_processes(sh, started);
   for (int k = 0; k < started; k++) pthread_join(threads[k], NULL);
+  if (mpi && arrivals) gs_comm_arrival_stop(gs_comm_world_rank(run->control, 0));
   for (int k = first; k < first + started; k++)
     if (sh->end[k] > out->seconds) out->seconds = sh->end[k];
   gs_status gathered = mpi ? gs_llm_scenario_gather(run, &part, out) : GS_OK;
+  if (gathered == GS_OK && mpi && out->arrival)
+    gathered = gs_llm_scenario_gather_arrival(run, out->arrival);
   // A replica's error was recorded on its thread: recorded here with it.
   if (mpi && gathered != GS_OK) gathered = gs_llm_scenario_salvage(run, &part, out, gathered);
   for (int k = 0; k < world; k++) {
@@ -625,6 +682,7 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
     if (out->replicas[k].status != GS_OK)
       status = gs_error(out->replicas[k].status, "replica %d: %s", k, out->replicas[k].error);
   if (status == GS_OK) status = clock != GS_OK ? clock : gathered;
+  gs_llm_tp_leave(&groups, status != GS_OK);
   for (int k = 0; k < world; k++) {
     gs_llm_queue_destroy(&sh->rank_queue[k]);
     replica_free(&reps[k]);

@@ -77,7 +77,8 @@ typedef struct {
   double seconds; /* scenario start to the last sample's end */
   int world_size;
   gs_llm_replica_result *replicas; /* world_size; owned */
-  /* One replica of tp >= 2 shards on the CPU backend in this process: each
+  /* One replica of tp >= 2 shards on the CPU backend (threads of this
+   * process, or processes under a launcher, gathered after the run): each
    * shard's arrival at the collectives of every timed prefill and decode
    * (after warm-up; shard k = rank k), else NULL; owned. */
   struct gs_arrival *arrival;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/arrival.h"
 #include "core/check.h"
 
 /* Under a launcher: every process's replica outcome, fixed size, for the
@@ -18,7 +19,8 @@ typedef struct {
   uint64_t n_requests, forward_passes, generated_tokens;
   uint32_t stages;
   double stage_busy[GS_LLM_MAX_STAGES], pass_seconds;
-  int32_t stage;  /* > 0: a later pipeline stage's process (its busy time at stage_busy[stage]) */
+  int32_t stage;  /* > 0: a following process, its place in the replica (its stage's busy
+                     time, when it is a stage's first shard, at stage_busy[stage / tp]) */
   char error[1024];
 } replica_header;
 
@@ -38,8 +40,8 @@ static void header_of(const gs_run_config *run, const gs_llm_process_part *part,
   const int me = run->process_rank, replica = replica_of(run, part, me);
   if (replica < 0 && me < run->world_size) {
     h->stage = me % part->per;
-    h->stages = (uint32_t)part->per;
-    h->stage_busy[h->stage] = part->stage_busy;
+    h->stages = (uint32_t)(part->per / part->tp);
+    if (h->stage % part->tp == 0) h->stage_busy[h->stage / part->tp] = part->stage_busy;
     h->status = (int32_t)part->status;
     snprintf(h->error, sizeof h->error, "%s", part->error);
     return;
@@ -85,18 +87,37 @@ static gs_status absorb_header(gs_llm_replica_result *r, int k, const replica_he
   return GS_OK;
 }
 
-/* Replica k's later stages into its record: their busy seconds, and a
- * stage that failed while the replica did not. */
-static void absorb_stages(const gs_llm_process_part *part, gs_llm_replica_result *r, int k,
-                          const replica_header *all) {
+/* "rank P" and, for a replica over several ranks, its place: "rank P
+ * (tensor-parallel shard J of T, pipeline stage S of N, replica R of M)",
+ * each part where there is more than one. */
+static void rank_text(const gs_run_config *run, const gs_llm_process_part *part, int p, char *buf,
+                      size_t size) {
+  if (part->per <= 1) {
+    snprintf(buf, size, "rank %d", p);
+    return;
+  }
+  const int at = p % part->per, stages = part->per / part->tp;
+  char shard[64] = "", stage[64] = "";
+  if (part->tp > 1)
+    snprintf(shard, sizeof shard, "tensor-parallel shard %d of %d, ", at % part->tp, part->tp);
+  if (stages > 1) snprintf(stage, sizeof stage, "pipeline stage %d of %d, ", at / part->tp, stages);
+  snprintf(buf, size, "rank %d (%s%sreplica %d of %d)", p, shard, stage, p / part->per,
+           run->world_size / part->per);
+}
+
+/* Replica k's following processes into its record: their stages' busy
+ * seconds, and one that failed while the replica did not. */
+static void absorb_stages(const gs_run_config *run, const gs_llm_process_part *part,
+                          gs_llm_replica_result *r, int k, const replica_header *all) {
   for (int s = 1; s < part->per; s++) {
     const replica_header *h = &all[k * part->per + s];
     if (h->stage != s) continue;
-    r->stage_busy[s] += h->stage_busy[s];
+    r->stage_busy[s / part->tp] += h->stage_busy[s / part->tp];
     if (r->status == GS_OK && h->status != GS_OK) {
+      char who[160];
+      rank_text(run, part, k * part->per + s, who, sizeof who);
       r->status = (gs_status)h->status;
-      snprintf(r->error, sizeof r->error, "pipeline stage %d (rank %d): %s", s,
-               k * part->per + s, h->error);
+      snprintf(r->error, sizeof r->error, "%s: %s", who, h->error);
     }
   }
 }
@@ -134,7 +155,7 @@ gs_status gs_llm_scenario_gather(const gs_run_config *run, const gs_llm_process_
     const replica_header *h = &all[p];
     if (out->seconds < h->end_seconds) out->seconds = h->end_seconds;
     if (k != mine_k) status = absorb_header(r, k, h, recv + (size_t)p * most);
-    absorb_stages(part, r, k, all);
+    absorb_stages(run, part, r, k, all);
   }
   // A broken allgather cannot be cancelled: MPI may still write into its
   // buffers while the survivors exchange their results, so they stay.
@@ -153,18 +174,6 @@ static void stopped_by(gs_llm_replica_result *r, int lost) {
   r->status = GS_ERR_ABORTED;
   snprintf(r->error, sizeof r->error, "stopped after %zu requests because rank %d was lost",
            r->n_requests, lost);
-}
-
-/* "rank P" and, for a replica over several ranks, its place:
- * "rank P (pipeline stage S of N, replica R of M)". */
-static void rank_text(const gs_run_config *run, const gs_llm_process_part *part, int p, char *buf,
-                      size_t size) {
-  if (part->per <= 1) {
-    snprintf(buf, size, "rank %d", p);
-    return;
-  }
-  snprintf(buf, size, "rank %d (pipeline stage %d of %d, replica %d of %d)", p, p % part->per,
-           part->per, p / part->per, run->world_size / part->per);
 }
 
 /* Under a launcher, after the gather broke with `status` (a process was
@@ -226,4 +235,56 @@ gs_status gs_llm_scenario_salvage(const gs_run_config *run, const gs_llm_process
   if (s != GS_OK) return s;
   if (lost < 0) return status;
   return gs_error(GS_ERR_RANK_LOST, "%s on %s lost: %s", who, run->places[lost].host, how);
+}
+
+/* One shard's arrival series, fixed size, for the allgather. */
+typedef struct {
+  uint64_t n;
+  double offset_seconds, error_seconds;
+} arrival_header;
+
+gs_status gs_llm_scenario_gather_arrival(const gs_run_config *run, gs_arrival *a) {
+  gs_comm *control = gs_comm_world_rank(run->control, 0);
+  const int procs = gs_comm_world_size(run->control), me = run->process_rank;
+  const int shards = (int)a->n_ranks, mine = me < shards ? me : -1;
+  arrival_header h = {0};
+  if (mine >= 0)
+    h = (arrival_header){a->ranks[mine].n, a->ranks[mine].offset_seconds,
+                         a->ranks[mine].error_seconds};
+  arrival_header *all = calloc((size_t)procs, sizeof *all);
+  if (!all) return gs_error(GS_ERR_NOMEM, "cannot gather %d arrival series", procs);
+  gs_status status = gs_comm_allgather(control, &h, all, sizeof h, GS_DTYPE_UINT8, NULL);
+  if (status != GS_OK) return status; /* MPI may still write `all`: it stays */
+  uint64_t most = 0;
+  for (int p = 0; p < shards && p < procs; p++)
+    if (all[p].n > most) most = all[p].n;
+  double *send = calloc(2 * most + 1, sizeof *send);
+  double *recv = calloc((size_t)procs * (2 * most + 1), sizeof *recv);
+  if (!send || !recv) {
+    free(all);
+    free(send);
+    free(recv);
+    return gs_error(GS_ERR_NOMEM, "cannot gather %llu arrival times per shard",
+                    (unsigned long long)most);
+  }
+  if (mine >= 0) {
+    memcpy(send, a->ranks[mine].entry, h.n * sizeof *send);
+    memcpy(send + most, a->ranks[mine].exit, h.n * sizeof *send);
+  }
+  status = gs_comm_allgather(control, send, recv, 2 * most + 1, GS_DTYPE_DOUBLE, NULL);
+  if (status != GS_OK) return status; /* the buffers stay, as above */
+  for (int p = 0; p < shards && p < procs && status == GS_OK; p++) {
+    if (p == mine) continue;
+    gs_arrival_rank *r = &a->ranks[p];
+    const double *from = recv + (size_t)p * (2 * most + 1);
+    r->n = 0;
+    r->offset_seconds = all[p].offset_seconds;
+    r->error_seconds = all[p].error_seconds;
+    for (uint64_t i = 0; i < all[p].n && status == GS_OK; i++)
+      status = gs_arrival_append(r, from[i], from[most + i]);
+  }
+  free(all);
+  free(send);
+  free(recv);
+  return status;
 }

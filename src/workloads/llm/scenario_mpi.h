@@ -3,9 +3,9 @@
  * process, so that the document holds every replica wherever it is
  * written; after a lost process the live ones exchange what they
  * completed and the lost rank is named. A replica spans `per` ranks
- * (pipeline stages): its first rank's process runs its scenario, the
- * others follow its calls (engine.h, gs_llm_engine_follow) and contribute
- * their stage's busy time. Called by scenario.c from the main thread. */
+ * (pipeline stages of tensor-parallel shards): its first rank's process
+ * runs its scenario, the others follow its calls (engine.h,
+ * gs_llm_engine_follow) and contribute their stage's busy time. Called by scenario.c from the main thread. */
 #ifndef GS_LLM_SCENARIO_MPI_H
 #define GS_LLM_SCENARIO_MPI_H
 
@@ -13,9 +13,10 @@
 
 /* What this process adds besides a replica it runs. */
 typedef struct {
-  int per;           /* ranks per replica; 1 without pipeline stages */
-  double stage_busy; /* a later stage's process: the seconds its stage computed */
-  gs_status status;  /* a later stage's process: how following its replica ended */
+  int per;           /* ranks per replica (tp x pp); 1 without shards or stages */
+  int tp;            /* shards per pipeline stage (tensor parallelism), >= 1 */
+  double stage_busy; /* a following process: the seconds its stage computed (its first shard) */
+  gs_status status;  /* a following process: how following its replica ended */
   char error[1024];
 } gs_llm_process_part;
 
@@ -24,8 +25,14 @@ typedef struct {
 gs_status gs_llm_scenario_gather(const gs_run_config *run, const gs_llm_process_part *part,
                                  gs_llm_run_result *out);
 
+/* One replica of shards over processes: every shard's arrival series
+ * (its process's a->ranks[shard], its offset and error) to every process,
+ * so that `a` holds every shard's. */
+gs_status gs_llm_scenario_gather_arrival(const gs_run_config *run, struct gs_arrival *a);
+
 /* After the gather broke with `status` (a process was lost): names the
- * lost rank (gs_comm_find_lost; with stages, its stage and replica) and
+ * lost rank (gs_comm_find_lost; with shards or stages, its shard, stage
+ * and replica) and
  * exchanges the live replicas' results point to point, so that the
  * requests every live replica completed are kept. The lost rank's replica
  * says it was lost; one whose result did not arrive says so. Returns
