@@ -108,22 +108,7 @@ kill_case() {
   rm -f "$work/kill.json"
   timeout -s KILL 120 mpirun --oversubscribe -np 4 "$bin" run llm "${stream[@]}" -q "$@" \
     --samples 100000 --timeout 3 -o "$work/kill.json" >"$work/kill.out" 2>&1 &
-  local job=$! pid="" p
-  for _ in $(seq 600); do
-    for p in $(pgrep -f -- "$bin"); do
-      [ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$bin" ] || continue
-      tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$rank" &&
-        grep -q -- "$work" "/proc/$p/cmdline" 2>/dev/null && pid=$p
-    done
-    [ -n "$pid" ] && break
-    sleep 0.1
-  done
-  sleep 6
-  [ -n "$pid" ] || fail "no process of rank $rank"
-  local t0=$SECONDS
-  [ -n "$pid" ] && kill -KILL "$pid"
-  wait "$job"
-  local took=$((SECONDS - t0))
+  kill_rank_of $! "$rank" 6
   echo "kill: SIGKILL to rank $rank ($role) -> mpirun ended after $took s"
   [ "$took" -le 15 ] || fail "the killed shard's job took $took s to end"
   grep -q "rank $rank ($role) on .* lost" "$work/kill.out" ||
