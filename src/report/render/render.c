@@ -88,14 +88,19 @@ static gs_status breakdown_table(gs_render_writer *w, const gs_report_series *s)
 
 /* Request-based rows (llm): throughput from the run time, TTFT and TPOT. */
 static gs_status request_table(gs_render_writer *w, const gs_report_series *s) {
-  size_t shown = 0;
-  for (size_t i = 0; i < s->n_rows; i++) shown += s->rows[i].requests.present;
+  size_t shown = 0, piped = 0;
+  for (size_t i = 0; i < s->n_rows; i++) {
+    shown += s->rows[i].requests.present;
+    piped += s->rows[i].requests.present && s->rows[i].pipeline.present;
+  }
   if (shown == 0) return GS_OK;
   gs_render_block(w, -1, "  ",
                   "Requests: throughput = tokens of ok requests / run seconds (the table's "
                   "n, mean and median are per-request latencies); TTFT and TPOT over ok "
                   "requests that are not cold. Why not N x: the compute/"
-                  "communication/imbalance/host split does not apply to requests");
+                  "communication/imbalance/host split does not apply to requests%s",
+                  piped ? "; a pipeline's bubble, stage imbalance and transfers are in the "
+                          "Pipeline table above" : "");
   static const char *const head[] = {"ranks",     "scenario",  "requests",  "ok",
                                      "tokens",    "run time",     "tokens/s",  "TTFT p50",
                                      "TTFT p99",  "TPOT p50",  "TPOT p99"};
