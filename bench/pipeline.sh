@@ -88,12 +88,15 @@ for r in rows:
     t = sum(x for x in p["stage_transfer"] if x is not None) if p["transfer_source"] else None
     print(f"  pp {p['stages']} m {p['micro_batches']:>2}: bubble {100 * p['bubble']:6.1f}% "
           f"[{100 * (p['bubble_low'] or float('nan')):.1f}, {100 * (p['bubble_high'] or float('nan')):.1f}]"
-          f" vs (p-1)/m {100 * f:6.1f}% ({100 * gap:+.0f}%), transfers "
+          f" vs (p-1)/m {100 * f:6.1f}% ({100 * gap:+.0f}%: {p['bubble_verdict']}), transfers "
           f"{'%.3g ms' % (1e3 * t) if t is not None else 'not separated'} a step, imbalance "
           f"{p['imbalance']:.2f}x, {r['throughput'] / 1e3:.1f} Ksamples/s, {r['verification']}")
     if p["stages"] == 2:
         pp2[p["micro_batches"]] = r["throughput"]
 print(f"largest |bubble - (p-1)/m| / ((p-1)/m): {100 * worst:.0f}% (target <= 15%)")
+verdicts = [r["pipeline"]["bubble_verdict"] for r in rows if r.get("pipeline")]
+print(f"bubble within 15% of (p-1)/m by its interval: {verdicts.count('within 15%')} of "
+      f"{len(verdicts)} ({verdicts.count('inconclusive')} inconclusive)")
 if dp and pp2:
     m, best = max(pp2.items(), key=lambda kv: kv[1])
     print(f"PP 2 (best: m {m}) / DP 2 throughput: {best / dp:.3f}x (target >= 0.9x)")

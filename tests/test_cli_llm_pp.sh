@@ -6,7 +6,10 @@
 # of 2 shards) on 4 ranks, each replica's tokens and logits checked against
 # the whole model on one rank (bit for bit without tensor parallelism); the
 # document's llm.pipeline (stages, their layers, busy and idle seconds, the
-# bubble beside (p-1)/(m+p-1)) and the terminal's stage lines. Under
+# bubble against (p-1)/m with its interval and verdict, the stage imbalance
+# with its interval), the per-call samples behind them (bounded: merged in
+# pairs past 128), the terminal's lines, and the report's pipeline table,
+# why-not sentence and transfers priced by a sendrecv document. Under
 # mpirun (skipped without it) each stage is a process: 2 and 3 stages and
 # 2 replicas of 2 stages, and a stage killed while the job serves ends
 # partial with its rank, stage and replica named.
@@ -36,7 +39,8 @@ expect 2 "option --layouts: measures every --pp itself; not with --pp" -- \
   run llm "${small[@]}" --ranks 2 --pp 2 --layouts
 [ ! -e "$work/odd.json" ] && [ ! -e "$work/small.json" ] || fail "a usage error wrote a document"
 
-expect 0 "" -- run llm "${small[@]}" --ranks 2 --pp 2 -o "$work/pp2.json"
+expect 0 "bubble \(idle / busy\) [0-9.]+% \[[0-9.]+, [0-9.]+\] against \(p-1\)/m 50.0%: (within 15% of|above|below|inconclusive)" \
+  -- run llm "${small[@]}" --ranks 2 --pp 2 -o "$work/pp2.json"
 expect 0 "stage 2 \(layers 4..5\): busy" -- run llm "${small[@]}" --ranks 3 --pp 3 --micro-batches 4 \
   -o "$work/pp3.json"
 expect 0 "" -- run llm "${small[@]}" --ranks 2 --pp 2 --stages 1 --micro-batches 3 -o "$work/bounds.json"
@@ -78,12 +82,81 @@ for name, (stages, micro, firsts, replicas, tp, exact) in cases.items():
     for s in p["per_stage"]:
         assert 0 < s["busy_seconds"] <= p["pass_seconds"] + 1e-9, (name, s)
         assert abs(s["busy_seconds"] + s["idle_seconds"] - p["pass_seconds"]) < 1e-9, s
-        assert abs(s["idle_fraction"] - s["idle_seconds"] / p["pass_seconds"]) < 1e-9, s
+    # One bubble for every workload: the stages' idle over their busy time
+    # against (p-1)/m, with its interval and the verdict from it.
     idle = sum(s["idle_seconds"] for s in p["per_stage"])
-    assert abs(p["bubble_fraction"] - idle / (stages * p["pass_seconds"])) < 1e-9, p
-    assert abs(p["formula_bubble_fraction"] - (stages - 1) / (micro + stages - 1)) < 1e-12, p
+    busy = sum(s["busy_seconds"] for s in p["per_stage"])
+    assert abs(p["bubble"] - idle / busy) < 1e-9 * p["bubble"], p
+    assert abs(p["bubble_formula"] - (stages - 1) / micro) < 1e-12, p
+    assert p["bubble_low"] <= p["bubble"] <= p["bubble_high"], p
+    f, lo, hi = p["bubble_formula"], p["bubble_low"], p["bubble_high"]
+    want = ("within 15%" if lo >= 0.85 * f and hi <= 1.15 * f else "above" if lo > 1.15 * f
+            else "below" if hi < 0.85 * f else "inconclusive")
+    assert p["bubble_verdict"] == want, (want, p)
+    slowest = max(s["busy_seconds"] for s in p["per_stage"])
+    assert abs(p["imbalance"] - slowest / (busy / stages)) < 1e-9, p
+    assert p["imbalance_low"] <= p["imbalance"] <= p["imbalance_high"], p
+    # The per-call samples behind the intervals add up to the totals.
+    samples = [r["pipeline_samples"] for run in m["runs"] for r in run["ranks"]]
+    assert p["sample"] == "calls" and p["samples"] == sum(len(x["seconds"]) for x in samples), p
+    assert abs(sum(sum(x["seconds"]) for x in samples) - p["pass_seconds"]) < 1e-9, p
+    for k, s in enumerate(p["per_stage"]):
+        got = sum(sum(x["stage_busy_seconds"][k]) for x in samples)
+        assert abs(got - s["busy_seconds"]) < 1e-9, (name, k, got, s)
+    for x in samples:
+        assert x["calls_per_sample"] == 1 and len(x["seconds"]) <= 128, x
+        assert all(g == min(micro, q) for g, q in zip(x["micro_batches"], x["sequences"])), x
     ok = sum(q["status"] == "ok" for r in runs for q in r["requests"])
     assert ok == 12, (name, ok)
+PY
+
+# More calls than samples: neighbours merge (2 calls a sample here), and
+# the samples still add up to the totals. The report's bubble, imbalance
+# and their intervals are the terminal's (the same samples, the same
+# function); with a sendrecv document the transfers are priced per sample.
+expect 0 "stage imbalance \(slowest / mean busy\) [0-9.]+x \[[0-9.]+, [0-9.]+\]; 95% intervals over 2 run\(s\)" \
+  -- run llm "${stream[@]}" --samples 100 --runs 2 --ranks 2 --pp 2 -o "$work/long.json"
+"$bin" coll sendrecv --backend cpu --ranks 2 -b 512 -e 64K --stepfactor 4 -n 10 -w 2 \
+  -o "$work/sendrecv.json" >/dev/null 2>&1 || fail "coll sendrecv on the CPU backend"
+"$bin" report -f json "$work/long.json" >"$work/long-report.json" 2>/dev/null || fail "report json"
+"$bin" report -f json "$work/long.json" "$work/sendrecv.json" >"$work/long-apart.json" 2>/dev/null ||
+  fail "report json with sendrecv"
+out=$("$bin" report "$work/long.json" 2>&1)
+grep -qE "^ +2 +2 +2 +- +call +[0-9.]+% \[[0-9.]+, [0-9.]+\] +50\.0% +(within 15%|above|below|inconclusive) +[0-9.]+x \[[0-9.]+, [0-9.]+\] +[0-9.]+ KiB +- +-$" <<<"$out" ||
+  fail "report: no llm pipeline row: $out"
+grep -qE "Why not 2 x \(pipeline, 2 ranks\): the stages wait [0-9.]+% \[[0-9.]+, [0-9.]+\] of their compute time \(the bubble\) against \(p-1\)/m 50\.0%.* the slowest stage computes [0-9.]+x \[[0-9.]+, [0-9.]+\] the mean stage's; the transfers are not separated" <<<"$out" ||
+  fail "report: no llm why-not sentence: $out"
+python3 - "$work" <<'PY' || failures=$((failures + 1))
+import json, os, sys
+w = sys.argv[1]
+d = json.load(open(os.path.join(w, "long.json")))
+m = d["measurements"][0]
+p = m["llm"]["pipeline"]
+samples = [r["pipeline_samples"] for run in m["runs"] for r in run["ranks"]]
+assert len(samples) == 2 and all(x["calls_per_sample"] == 2 for x in samples), [x["calls_per_sample"] for x in samples]
+assert all(65 <= len(x["seconds"]) <= 128 for x in samples), [len(x["seconds"]) for x in samples]
+assert all(c == 2 for x in samples for c in x["calls"][:-1]), samples[0]["calls"]
+assert abs(sum(sum(x["seconds"]) for x in samples) - p["pass_seconds"]) < 1e-9, p
+def row(name):
+    rep = json.load(open(os.path.join(w, name)))
+    return [r for s in rep["series"] for r in s["rows"] if "pipeline" in r][0]["pipeline"]
+r = row("long-report.json")
+assert r["per"] == "call" and r["schedule"] == "-" and r["transfer_source"] is None, r
+for key in ("bubble", "bubble_low", "bubble_high", "bubble_formula", "bubble_verdict", "imbalance",
+            "imbalance_low", "imbalance_high"):
+    assert r[key] == p[key] or abs(r[key] - p[key]) <= 1e-12 * abs(p[key]), (key, r[key], p[key])
+calls = sum(sum(x["calls"]) for x in samples)
+for k, s in enumerate(p["per_stage"]):
+    assert abs(r["stage_busy"][k] - s["busy_seconds"] / calls) < 1e-12, (k, r, s)
+rows = sum(sum(x["rows"]) for x in samples)
+seqs = sum(sum(x["sequences"]) for x in samples)
+assert abs(r["transfer_bytes"] - ((rows * 64 * 4) + 4 * seqs) / calls) < 1e-9, r
+a = row("long-apart.json")
+assert a["transfer_source"].endswith("sendrecv.json") and all(t > 0 for t in a["stage_transfer"]), a
+for k in range(2):
+    assert abs(a["stage_idle"][k] + a["stage_transfer"][k] - r["stage_idle"][k]) < 1e-12, (k, a, r)
+assert abs(a["transfer_seconds"] - sum(a["stage_transfer"])) < 1e-15, a
+assert a["bubble"] < r["bubble"] and a["bubble_low"] <= a["bubble"] <= a["bubble_high"], (a, r)
 PY
 
 # Under a launcher each stage is a process (one rank each): 2 and 3 stages,
@@ -109,6 +182,12 @@ for np, stages, replicas in ((2, 2, 1), (3, 3, 1), (4, 2, 2)):
     assert m["verification"]["status"] == "passed", m["verification"]
     p = m["llm"]["pipeline"]
     assert p["stages"] == stages and all(s["busy_seconds"] > 0 for s in p["per_stage"]), p
+    # Stages over processes: each replica's run is one sample (its totals).
+    assert p["sample"] == "run" and p["samples"] == replicas, p
+    for r in m["runs"][0]["ranks"]:
+        x = r["pipeline_samples"]
+        assert len(x["seconds"]) == 1 and x["rows"] == [None] and x["calls"][0] > 0, x
+    assert p["bubble_formula"] == (stages - 1) / p["micro_batches"] and p["bubble"] > 0, p
     ok = sum(q["status"] == "ok" for r in m["runs"][0]["ranks"] for q in r["requests"])
     assert ok == 12, (np, ok)
 PY

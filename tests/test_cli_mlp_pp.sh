@@ -3,8 +3,9 @@
 # errors, P = 2 and 3 stages under GPipe and 1F1B verified bit for bit
 # against the CPU reference on every rank, data x pipeline parallelism on
 # 4 ranks (2 replicas of 2 stages), --stages boundaries in the document,
-# and the report's per-stage timings (busy, idle, bubble against (p-1)/m,
-# transfers).
+# and the report's per-stage timings (busy, idle, bubble against (p-1)/m
+# with its interval and verdict, the stage imbalance with its interval,
+# transfers, the why-not sentence; text, JSON and CSV).
 set -u
 bin=$1
 . "$(dirname "$0")/cli_lib.sh"
@@ -91,12 +92,14 @@ PY
 # over the boundaries into layers 1 and 2 (widths 32 and 24) both ways,
 # one busy/idle line per stage.
 out=$("$bin" report "$work/pp-1f1b-3.json" 2>&1)
-grep -qE "^ +3 +3 +4 +1f1b +[0-9.]+% \[[0-9.]+, [0-9.]+\] +50\.0% +[0-9.]+x +21 KiB +- +-$" <<<"$out" ||
-  fail "report: no pipeline row with (p-1)/m 50.0% and 21 KiB of transfers: $out"
-[ "$(grep -cE "^ +3 +[012] +[0-9.]+ [um]?s +- +-?[0-9.]+ [um]?s +-?[0-9.]+%" <<<"$out")" = 3 ] ||
+grep -qE "^ +3 +3 +4 +1f1b +step +[0-9.]+% \[[0-9.]+, [0-9.]+\] +50\.0% +(within 15%|above|below|inconclusive) +[0-9.]+x \[[0-9.]+, [0-9.]+\] +21 KiB +- +-$" <<<"$out" ||
+  fail "report: no pipeline row with (p-1)/m 50.0%, a verdict, the imbalance's interval and 21 KiB of transfers: $out"
+[ "$(grep -cE "^ +3 +[012] +step +[0-9.]+ [um]?s +- +-?[0-9.]+ [um]?s +-?[0-9.]+%" <<<"$out")" = 3 ] ||
   fail "report: not one busy/idle line per stage: $out"
+grep -qE "Why not 3 x \(pipeline, 3 ranks\): the stages wait [0-9.]+% \[[0-9.]+, [0-9.]+\] of their compute time \(the bubble\) against \(p-1\)/m 50\.0%, (within 15% of|above|below|inconclusive).* the slowest stage computes [0-9.]+x \[[0-9.]+, [0-9.]+\] the mean stage's; the transfers are not separated" <<<"$out" ||
+  fail "report: no why-not sentence naming the bubble, the imbalance and the transfers: $out"
 out=$("$bin" report "$work/dp-pp.json" 2>&1)
-grep -qE "^ +4 +2 +3 +1f1b +[0-9.]+% \[[0-9.]+, [0-9.]+\] +33\.3% " <<<"$out" || fail "report: DP x PP row: $out"
+grep -qE "^ +4 +2 +3 +1f1b +step +[0-9.]+% \[[0-9.]+, [0-9.]+\] +33\.3% " <<<"$out" || fail "report: DP x PP row: $out"
 "$bin" report "$work/dp-pp.json" --format json >"$work/report.json" 2>&1 || fail "report --format json"
 python3 - "$work/report.json" <<'PY' || failures=$((failures + 1))
 import json, sys
@@ -108,6 +111,24 @@ assert p["stages"] == 2 and p["micro_batches"] == 3 and abs(p["bubble_formula"] 
 assert len(p["stage_busy"]) == 2 and all(t > 0 for t in p["stage_busy"] + p["stage_idle"]), p
 # Replica 0: 26 samples; one boundary, into layer 1 (32 wide), both ways.
 assert p["transfer_bytes"] == 2 * 26 * 32 * 4, p
+assert p["per"] == "step" and p["imbalance_low"] <= p["imbalance"] <= p["imbalance_high"], p
+# The verdict comes from the interval against (p-1)/m +- 15% (core/bubble).
+f, lo, hi = p["bubble_formula"], p["bubble_low"], p["bubble_high"]
+want = ("within 15%" if lo >= 0.85 * f and hi <= 1.15 * f else "above" if lo > 1.15 * f
+        else "below" if hi < 0.85 * f else "inconclusive")
+assert p["bubble_verdict"] == want, (want, p)
+PY
+"$bin" report "$work/dp-pp.json" --format csv >"$work/report.csv" 2>&1 || fail "report --format csv"
+python3 - "$work/report.csv" "$work/report.json" <<'PY' || failures=$((failures + 1))
+import csv, json, sys
+row = list(csv.DictReader(open(sys.argv[1])))[0]
+p = [r for s in json.load(open(sys.argv[2]))["series"] for r in s["rows"] if "pipeline" in r][0]["pipeline"]
+assert row["pipeline_stages"] == "2" and row["pipeline_per"] == "step", row
+assert row["bubble_verdict"] == p["bubble_verdict"], row
+for col, key in (("bubble", "bubble"), ("bubble_low", "bubble_low"), ("bubble_high", "bubble_high"),
+                 ("stage_imbalance", "imbalance"), ("stage_imbalance_low", "imbalance_low"),
+                 ("stage_imbalance_high", "imbalance_high"), ("bubble_formula", "bubble_formula")):
+    assert float(row[col]) == p[key], (col, row[col], p[key])
 PY
 
 # With a coll sendrecv document of the same machine, each stage's transfers
@@ -119,7 +140,7 @@ PY
 "$bin" coll sendrecv --backend cpu --ranks 2 -b 512 -e 4K --stepfactor 2 -n 20 -w 2 \
   -o "$work/sendrecv.json" >/dev/null 2>&1 || fail "coll sendrecv on the CPU backend"
 out=$("$bin" report "$work/pp-1f1b-3.json" "$work/sendrecv.json" 2>&1)
-grep -qE "^ +3 +3 +4 +1f1b +-?[0-9.]+% \[(-?[0-9.]+, -?[0-9.]+|-)\] +50\.0% +[0-9.]+x +21 KiB +[0-9.]+ [um]?s +[^ ]*sendrecv.json" \
+grep -qE "^ +3 +3 +4 +1f1b +step +-?[0-9.]+% \[(-?[0-9.]+, -?[0-9.]+|-)\] +50\.0% +(within 15%|above|below|inconclusive) +[0-9.]+x \[([0-9.]+, [0-9.]+|-)\] +21 KiB +[0-9.]+ [um]?s +[^ ]*sendrecv.json" \
   <<<"$out" || fail "report: the transfers' time from the sendrecv document: $out"
 "$bin" report -f json "$work/pp-1f1b-3.json" >"$work/plain.json" 2>/dev/null || fail "report json"
 "$bin" report -f json "$work/pp-1f1b-3.json" "$work/sendrecv.json" >"$work/apart.json" 2>/dev/null ||
@@ -141,10 +162,10 @@ busy = sum(b["stage_busy"])
 assert abs(b["bubble"] - sum(b["stage_idle"]) / busy) <= 1e-9 * abs(b["bubble"]) + 1e-12, b
 assert abs(a["bubble"] - sum(a["stage_idle"]) / busy) <= 1e-9 * a["bubble"], a
 # On a loaded machine the sendrecv may price the transfers above the waits
-# (idle below 0): no interval then; else the bubble lies inside its own.
+# (idle below 0); the paired interval holds the bubble either way.
 assert a["bubble_low"] <= a["bubble"] <= a["bubble_high"], a
-if b["bubble"] > 0 and b["bubble_low"] is not None:
-    assert b["bubble_low"] <= b["bubble"] <= b["bubble_high"], b
+assert b["bubble_low"] <= b["bubble"] <= b["bubble_high"], b
+assert abs(b["transfer_seconds"] - sum(t)) <= 1e-12 * sum(t), b
 PY
 
 # predict: the pipeline at other stage and micro-batch counts from its

@@ -2,7 +2,9 @@
 # mlp's pipeline (--pp) under mpirun, one CPU rank per process: the stages
 # pass activations and gradients through MPI and verify bit for bit
 # against the CPU reference (2 stages under 1F1B; 2 replicas of 2 stages
-# under GPipe), and a stage killed with SIGKILL while it measures ends the
+# under GPipe), the report's bubble and stage imbalance of the processes'
+# steps with their intervals and verdict, and a stage killed with SIGKILL
+# while it measures ends the
 # job within the timeout plus a few seconds, with a partial document whose
 # failure names the lost rank and its stage. Skips (77) without mpirun.
 set -u
@@ -26,6 +28,26 @@ for name, ranks in (("mpi2.json", 2), ("mpi4.json", 4)):
     for r in m["runs"][0]["ranks"]:
         v = r["verification"]
         assert v["mismatches"] == 0 and "0 parameters after Adam differ bitwise" in v["detail"], v
+PY
+# The report's pipeline of the processes' steps: the bubble against (p-1)/m
+# and the stage imbalance, each with its interval, the verdict from it.
+for name in mpi2 mpi4; do
+  "$bin" report -f json "$work/$name.json" >"$work/$name-report.json" 2>/dev/null ||
+    fail "report -f json $name.json"
+done
+python3 - "$work" <<'PY' || failures=$((failures + 1))
+import json, os, sys
+for name, micro, replicas in (("mpi2", 4, 1), ("mpi4", 3, 2)):
+    rep = json.load(open(os.path.join(sys.argv[1], name + "-report.json")))
+    p = [r for s in rep["series"] for r in s["rows"] if "pipeline" in r][0]["pipeline"]
+    assert p["stages"] == 2 and p["micro_batches"] == micro and p["per"] == "step", p
+    assert abs(p["bubble_formula"] - 1 / micro) < 1e-12, p
+    assert p["bubble_low"] <= p["bubble"] <= p["bubble_high"], p
+    assert p["imbalance_low"] <= p["imbalance"] <= p["imbalance_high"], p
+    f, lo, hi = p["bubble_formula"], p["bubble_low"], p["bubble_high"]
+    want = ("within 15%" if lo >= 0.85 * f and hi <= 1.15 * f else "above" if lo > 1.15 * f
+            else "below" if hi < 0.85 * f else "inconclusive")
+    assert p["bubble_verdict"] == want, (want, p)
 PY
 
 # Rank 1 (stage 1 of replica 0) killed while the job measures.

@@ -316,6 +316,73 @@ void gs_stats_ratio_interval(const gs_stats_group *a, size_t na, const gs_stats_
   side_free(&sb);
 }
 
+/* One group of pairs for the paired bootstrap: its means, population
+ * standard deviations and correlation (for the normal limit). */
+typedef struct {
+  const double *a, *b;
+  size_t n;
+  double ma, mb, sa, sb, rho;
+} boot_pairs;
+
+/* See stats.h. */
+void gs_stats_paired_ratio_interval(const gs_stats_group *a, const gs_stats_group *b,
+                                    size_t n_groups, double *low, double *high) {
+  *low = *high = NAN;
+  boot_pairs *g = malloc((n_groups ? n_groups : 1) * sizeof *g);
+  double *ratios = malloc(GS_STATS_BOOTSTRAP_REPLICATES * sizeof *ratios);
+  size_t n = 0, count = 0;
+  double sum_b = 0.0;
+  for (size_t k = 0; g && k < n_groups; k++) {
+    if (a[k].n != b[k].n)
+      GS_BUG("paired ratio interval: group %zu has %zu and %zu samples", k, a[k].n, b[k].n);
+    if (a[k].n == 0 || !a[k].samples || !b[k].samples) continue;
+    boot_pairs *x = &g[n++];
+    *x = (boot_pairs){a[k].samples, b[k].samples, a[k].n, 0, 0, 0, 0, 0};
+    for (size_t i = 0; i < x->n; i++) x->ma += x->a[i], x->mb += x->b[i];
+    sum_b += x->mb;
+    x->ma /= (double)x->n, x->mb /= (double)x->n;
+    double saa = 0.0, sbb = 0.0, sab = 0.0;
+    for (size_t i = 0; i < x->n; i++) {
+      const double da = x->a[i] - x->ma, db = x->b[i] - x->mb;
+      saa += da * da, sbb += db * db, sab += da * db;
+    }
+    x->sa = sqrt(saa / (double)x->n), x->sb = sqrt(sbb / (double)x->n);
+    x->rho = saa > 0.0 && sbb > 0.0 ? sab / sqrt(saa * sbb) : 0.0;
+    count += x->n;
+  }
+  if (g && ratios && count >= 2 && sum_b > 0.0 && isfinite(sum_b)) {
+    gs_rng rng;
+    gs_rng_seed(&rng, GS_STATS_BOOTSTRAP_SEED, 0);
+    size_t kept = 0;
+    for (size_t r = 0; r < GS_STATS_BOOTSTRAP_REPLICATES; r++) {
+      double sa = 0.0, sb = 0.0;
+      for (size_t k = 0; k < n; k++) {
+        const boot_pairs *x = &g[gs_rng_below(&rng, n)];
+        if (x->n > GS_STATS_BOOTSTRAP_EXACT) {
+          const double m = (double)x->n, z1 = normal_draw(&rng), z2 = normal_draw(&rng);
+          sa += m * x->ma + sqrt(m) * x->sa * z1;
+          sb += m * x->mb +
+                sqrt(m) * x->sb * (x->rho * z1 + sqrt(fmax(0.0, 1.0 - x->rho * x->rho)) * z2);
+        } else {
+          for (size_t i = 0; i < x->n; i++) {
+            const size_t j = (size_t)gs_rng_below(&rng, x->n);
+            sa += x->a[j], sb += x->b[j];
+          }
+        }
+      }
+      // The counts of a replicate's two sides are equal and cancel.
+      if (sb > 0.0 && isfinite(sa)) ratios[kept++] = sa / sb;
+    }
+    if (kept > 0) {
+      gs_stats_sort(ratios, kept);
+      *low = gs_stats_percentile_sorted(ratios, kept, 2.5);
+      *high = gs_stats_percentile_sorted(ratios, kept, 97.5);
+    }
+  }
+  free(ratios);
+  free(g);
+}
+
 /* Appends one warning phrase to buf, separated by "; ", truncating safely. */
 static void append_phrase(char *buf, size_t size, const char *phrase) {
   size_t used = strlen(buf);

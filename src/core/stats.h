@@ -84,6 +84,21 @@ typedef struct {
 void gs_stats_ratio_interval(const gs_stats_group *a, size_t na, const gs_stats_group *b,
                              size_t nb, double *low, double *high);
 
+/* 95% interval of the ratio of means mean(a) / mean(b) of paired samples:
+ * a[g] and b[g] are group g's samples (a run's steps or calls) taken
+ * together, a[g].n == b[g].n (a group with n = 0 is left out). The same
+ * two-level percentile bootstrap as gs_stats_ratio_interval (replicates,
+ * seed, percentiles) except that each draw takes a group, and within it a
+ * sample, for both sides at once, so that what moves a and b together (a
+ * longer call that is both busier and idler) cancels in the ratio. A group
+ * above GS_STATS_BOOTSTRAP_EXACT pairs contributes a draw from the
+ * bivariate normal limit of its resample sums (means, population standard
+ * deviations and correlation of its pairs). Both NaN when there are fewer
+ * than 2 pairs, b's mean is not positive, or memory runs out; a's mean may
+ * be 0 or negative. Thread-safe. */
+void gs_stats_paired_ratio_interval(const gs_stats_group *a, const gs_stats_group *b,
+                                    size_t n_groups, double *low, double *high);
+
 /* Human-readable text of the warning flags, e.g. "noisy (cv 7.2% > 5%)";
  * writes "" when none. */
 void gs_stats_describe_warnings(const gs_stats *s, char *buf, size_t size);

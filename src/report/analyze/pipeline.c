@@ -1,13 +1,16 @@
-/* The pipelines of a report (mlp --pp; docs/report.md, "Pipeline"): the
- * transfers' own time apart from the stages' idle time, from the measured
- * send/recv cost of a coll sendrecv document of the same machine (host and
- * backend) at 2 ranks, so that the bubble is the idle time only; and the
- * bubble's 95% interval (core/stats' bootstrap over runs and steps,
- * docs/statistics.md, "Intervals of ratios"). */
+/* The pipelines of a report (mlp --pp, llm --pp; docs/report.md,
+ * "Pipeline"): the transfers' own time apart from the stages' idle time,
+ * from the measured send/recv cost of a coll sendrecv document of the same
+ * machine (host and backend) at 2 ranks, so that the bubble is the idle
+ * time only; and the bubble, the stage imbalance, their 95% intervals and
+ * the bubble's verdict against (p-1)/m by core/bubble (the paired
+ * bootstrap over runs and samples, docs/statistics.md, "Intervals of
+ * ratios"). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/bubble.h"
 #include "core/coll_model.h"
 #include "core/json.h"
 #include "core/stats.h"
@@ -57,46 +60,91 @@ int gs_report_sendrecv_curve(const gs_report *r, size_t file_of, const char *bac
   return ok;
 }
 
-/* The stage transfers of `p` per step at the curve's cost: each stage's
- * receives (a micro-batch's activations from the stage before and its
- * gradients from the one after), and on the CPU backend its sends too
+/* The measured time of one message of `bytes` on curve `c`: a size below
+ * the smallest measured costs that size's time (the latency floor, an
+ * upper bound); 0 above the largest. */
+static int message_seconds(const gs_coll_curve *c, double bytes, double *t) {
+  if (c->n > 0 && bytes > 0.0 && bytes < c->bytes[0]) bytes = c->bytes[0];
+  return gs_coll_curve_seconds(c, bytes, t);
+}
+
+/* mlp: the stage transfers of `p` per step at the curve's cost: each
+ * stage's receives (a micro-batch's activations from the stage before and
+ * its gradients from the one after), and on the CPU backend its sends too
  * (a host send copies inside the exposed wait; a CUDA send overlaps on
- * its own stream). 0 when a boundary lies outside the measured sizes. */
-static int stage_transfers(gs_report_pipeline *p, const gs_coll_curve *c, int sends) {
+ * its own stream); the same every step. 0 when a boundary lies outside
+ * the measured sizes. */
+static int mlp_transfers(gs_report_pipeline *p, const gs_coll_curve *c, int sends, double *per) {
   double t[GS_REPORT_MAX_STAGES];
   for (int b = 0; b + 1 < p->stages; b++)
     if (!gs_coll_curve_seconds(c, p->boundary_bytes[b], &t[b])) return 0;
   for (int s = 0; s < p->stages; s++) {
-    double per = 0.0;
-    if (s > 0) per += t[s - 1];
-    if (s + 1 < p->stages) per += t[s];
-    p->transfer[s] = (sends ? 2.0 : 1.0) * p->micro * per;
+    double x = 0.0;
+    if (s > 0) x += t[s - 1];
+    if (s + 1 < p->stages) x += t[s];
+    p->transfer[s] = (sends ? 2.0 : 1.0) * p->micro * x;
   }
+  for (size_t i = 0; i < p->n_samples; i++)
+    for (int s = 0; s < p->stages; s++) per[i * p->stages + s] = p->transfer[s];
   return 1;
 }
 
-/* The bubble of `p` from its per-step sums less `transfer` (seconds per
- * step over the stages), with its interval. */
-static void bubble_of(gs_report_pipeline *p, double transfer) {
-  size_t total = 0;
-  for (size_t r = 0; r < p->n_runs; r++) total += p->run_steps[r];
-  double idle = 0.0, busy = 0.0;
-  for (size_t i = 0; i < total; i++) {
-    p->idle_steps[i] -= transfer;
-    idle += p->idle_steps[i];
-    busy += p->busy_steps[i];
-  }
-  if (total > 0 && busy > 0.0) p->bubble = idle / busy;
-  gs_stats_group a[64], b[64];
-  size_t groups = 0, at = 0;
-  for (size_t r = 0; r < p->n_runs; r++) {
-    if (groups < 64) {
-      a[groups] = (gs_stats_group){p->idle_steps + at, p->run_steps[r]};
-      b[groups++] = (gs_stats_group){p->busy_steps + at, p->run_steps[r]};
+/* llm: per sample (a block of calls) and stage, its transfers at the
+ * curve's cost. Link j < P - 1 carries the residual stream from stage j to
+ * j + 1 (the sample's rows over its micro-batches, row_bytes each), link
+ * P - 1 the tokens (4 bytes a sequence) from the last stage back to the
+ * first, one message per micro-batch; a stage receives over the link
+ * before it and, on the CPU backend, its sends copy over the link after
+ * it inside its idle time. 0 when a sample's sizes are unknown or above
+ * the measured sizes. */
+static int llm_transfers(gs_report_pipeline *p, const gs_coll_curve *c, int sends, double *per) {
+  const int P = p->stages;
+  double calls = 0.0, sum[GS_REPORT_MAX_STAGES] = {0};
+  for (size_t i = 0; i < p->n_samples; i++) {
+    const double g = p->sample_groups[i];
+    if (!(g > 0.0)) return 0;
+    double link[GS_REPORT_MAX_STAGES];
+    for (int j = 0; j < P; j++) {
+      const double bytes = j + 1 < P ? p->sample_rows[i] / g * p->row_bytes
+                                     : 4.0 * p->sample_sequences[i] / g;
+      if (!isfinite(bytes) || !message_seconds(c, bytes, &link[j])) return 0;
+      link[j] *= g;
     }
-    at += p->run_steps[r];
+    for (int s = 0; s < P; s++) {
+      const double x = link[(s + P - 1) % P] + (sends ? link[s] : 0.0);
+      per[i * P + s] = x;
+      sum[s] += x;
+    }
+    calls += p->sample_calls[i];
   }
-  gs_stats_ratio_interval(a, groups, b, groups, &p->bubble_low, &p->bubble_high);
+  if (!(calls > 0.0)) return 0;
+  for (int s = 0; s < P; s++) p->transfer[s] = sum[s] / calls;
+  return 1;
+}
+
+/* The bubble and the imbalance of `p` with their intervals by core/bubble,
+ * from its samples less the transfers `per` (per sample and stage; NULL:
+ * none separated). */
+static gs_status bubble_of(gs_report_pipeline *p, const double *per) {
+  const size_t n = p->n_samples * (size_t)p->stages;
+  double *idle = malloc((n ? n : 1) * sizeof *idle);
+  if (!idle) return gs_error(GS_ERR_NOMEM, "out of memory for a pipeline's bubble");
+  for (size_t i = 0; i < n; i++) idle[i] = p->stage_idle[i] - (per ? per[i] : 0.0);
+  const gs_bubble_samples in = {p->stages, p->micro, p->n_runs, p->run_samples, p->stage_busy,
+                                idle};
+  gs_bubble b;
+  gs_status st = gs_bubble_compute(&in, &b);
+  free(idle);
+  if (st != GS_OK) return st;
+  p->bubble = b.bubble;
+  p->bubble_low = b.low;
+  p->bubble_high = b.high;
+  p->bubble_formula = b.formula;
+  p->bubble_verdict = (int)b.verdict;
+  p->imbalance = b.imbalance;
+  p->imbalance_low = b.imbalance_low;
+  p->imbalance_high = b.imbalance_high;
+  return GS_OK;
 }
 
 gs_status gs_report_pipelines(gs_report *r) {
@@ -108,15 +156,21 @@ gs_status gs_report_pipelines(gs_report *r) {
       if (!p->present) continue;
       gs_coll_curve c;
       const char *file = NULL;
-      double transfer = 0.0;
+      double *per = NULL;
       if (gs_report_sendrecv_curve(r, row->file, s->backend, &c, &file)) {
-        if (stage_transfers(p, &c, strcmp(s->backend, "cpu") == 0)) {
+        per = malloc((p->n_samples * (size_t)p->stages + 1) * sizeof *per);
+        const int sends = strcmp(s->backend, "cpu") == 0;
+        if (per && (p->sample_calls ? llm_transfers(p, &c, sends, per)
+                                    : mlp_transfers(p, &c, sends, per)))
           p->transfer_source = file;
-          for (int k = 0; k < p->stages; k++) transfer += p->transfer[k];
-        }
+        else
+          free(per), per = NULL;
+        for (int k = 0; !per && k < p->stages; k++) p->transfer[k] = NAN;
         gs_coll_curve_free(&c);
       }
-      bubble_of(p, transfer);
+      gs_status st = bubble_of(p, per);
+      free(per);
+      if (st != GS_OK) return st;
     }
   }
   return GS_OK;

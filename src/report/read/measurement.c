@@ -306,11 +306,7 @@ void gs_report_row_free(gs_report_row *row) {
   free(row->step_run_n);
   gs_straggler_free(&row->scores);
   free(row->rates.points);
-  free(row->pipeline.run_steps);
-  free(row->pipeline.idle_steps);
-  free(row->pipeline.busy_steps);
-  row->pipeline.run_steps = NULL;
-  row->pipeline.idle_steps = row->pipeline.busy_steps = NULL;
+  gs_report_pipeline_free(&row->pipeline);
   row->rates.points = NULL;
   row->rates.n = 0;
   row->step_run_n = NULL;

@@ -1,15 +1,16 @@
-/* A pipeline's stages in a measurement (mlp --pp): each stage's busy and
- * idle time per step from its ranks' samples, the measured bubble beside
- * the formula (p-1)/m, the stage imbalance, the bytes that cross the
- * stage boundaries, and the per-step sums that the bubble's interval
- * resamples (report/analyze/pipeline.c separates the transfers). Definitions
- * in docs/report.md, "Pipeline". */
+/* A pipeline's stages in a measurement: each stage's busy and idle time per
+ * step from its ranks' samples (mlp --pp) or per call from its replicas'
+ * pipeline_samples (llm --pp), the bytes that cross the stage boundaries,
+ * and the per-sample stage times that the bubble and the imbalance, and
+ * their intervals, come from (report/analyze/pipeline.c separates the
+ * transfers and calls core/bubble). Definitions in docs/report.md,
+ * "Pipeline". */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/check.h"
 #include "core/json.h"
-#include "core/stats.h"
 #include "report/read/read.h"
 
 /* Iteration i of one rank record: busy = device - comm and idle = comm;
@@ -51,9 +52,148 @@ static double boundaries(const cJSON *options, const cJSON *pp, const cJSON *ran
   return total;
 }
 
+/* See read.h. */
+void gs_report_pipeline_free(gs_report_pipeline *p) {
+  free(p->run_samples);
+  free(p->stage_busy);
+  free(p->stage_idle);
+  free(p->sample_calls);
+  free(p->sample_rows);
+  free(p->sample_groups);
+  free(p->sample_sequences);
+  p->run_samples = NULL;
+  p->stage_busy = p->stage_idle = NULL;
+  p->sample_calls = p->sample_rows = p->sample_groups = p->sample_sequences = NULL;
+}
+
+/* Room for n samples of P stages (and the llm members when `llm`). */
+static gs_status samples_alloc(gs_report_pipeline *p, size_t n_runs, size_t n, int P, int llm) {
+  p->run_samples = calloc(n_runs + 1, sizeof *p->run_samples);
+  p->stage_busy = malloc((n + 1) * (size_t)P * sizeof *p->stage_busy);
+  p->stage_idle = malloc((n + 1) * (size_t)P * sizeof *p->stage_idle);
+  int ok = p->run_samples && p->stage_busy && p->stage_idle;
+  if (llm) {
+    p->sample_calls = malloc((n + 1) * sizeof *p->sample_calls);
+    p->sample_rows = malloc((n + 1) * sizeof *p->sample_rows);
+    p->sample_groups = malloc((n + 1) * sizeof *p->sample_groups);
+    p->sample_sequences = malloc((n + 1) * sizeof *p->sample_sequences);
+    ok = ok && p->sample_calls && p->sample_rows && p->sample_groups && p->sample_sequences;
+  }
+  if (!ok) {
+    gs_report_pipeline_free(p);
+    return gs_error(GS_ERR_NOMEM, "out of memory for a pipeline's samples");
+  }
+  return GS_OK;
+}
+
+/* The figures every pipeline has once its `used` samples of `n_runs` runs
+ * are in: its shape, the stages' means per unit (over `units`: steps, or
+ * calls), the bubble and the imbalance without transfers and without
+ * intervals. 0 when a stage has no time. */
+static int finish(gs_report_pipeline *p, size_t n_runs, size_t used, int P, int micro,
+                  int replicas, const char *schedule, const char *unit, double units) {
+  p->n_runs = n_runs;
+  p->n_samples = used;
+  p->stages = P;
+  p->micro = micro;
+  p->replicas = replicas > 0 ? replicas : 1;
+  p->schedule = schedule;
+  p->unit = unit;
+  double busy_sum = 0.0, idle_sum = 0.0, slowest = 0.0;
+  for (int s = 0; s < P; s++) {
+    double b = 0.0, w = 0.0;
+    for (size_t i = 0; i < p->n_samples; i++)
+      b += p->stage_busy[i * P + s], w += p->stage_idle[i * P + s];
+    if (!(units > 0.0) || !(b > 0.0)) return 0;
+    p->busy[s] = b / units;
+    p->idle[s] = w / units;
+    p->transfer[s] = NAN;
+    busy_sum += p->busy[s];
+    idle_sum += p->idle[s];
+    if (p->busy[s] > slowest) slowest = p->busy[s];
+  }
+  p->bubble = idle_sum / busy_sum;
+  p->bubble_low = p->bubble_high = p->imbalance_low = p->imbalance_high = NAN;
+  p->bubble_formula = (P - 1.0) / p->micro;
+  p->imbalance = slowest / (busy_sum / P);
+  return 1;
+}
+
+/* Element i of array member `name` of `o`, or NaN. */
+static double item(const cJSON *o, const char *name, int i) {
+  return gs_json_number_or_nan(cJSON_GetArrayItem(gs_json_member(o, name), i));
+}
+
+/* An llm measurement's pipeline: llm.pipeline's stages and micro-batches,
+ * each run's replicas' pipeline_samples (a replica without them adds
+ * nothing). */
+static gs_status llm_read(const cJSON *doc, const cJSON *m, const cJSON *pl,
+                          gs_report_pipeline *p) {
+  const double stages = gs_json_number_or_nan(gs_json_member(pl, "stages"));
+  const double micro = gs_json_number_or_nan(gs_json_member(pl, "micro_batches"));
+  if (!isfinite(stages) || stages < 2 || stages > GS_REPORT_MAX_STAGES || !isfinite(micro) ||
+      micro < 1)
+    return GS_OK;
+  const int P = (int)stages;
+  const cJSON *runs = gs_json_member(m, "runs");
+  size_t total = 0, n_runs = 0;
+  int replicas = 0;
+  for (const cJSON *run = runs ? runs->child : NULL; run; run = run->next, n_runs++) {
+    const cJSON *ranks = gs_json_member(run, "ranks");
+    if (n_runs == 0) replicas = cJSON_GetArraySize(ranks);
+    for (const cJSON *r = ranks ? ranks->child : NULL; r; r = r->next)
+      total += (size_t)cJSON_GetArraySize(gs_json_member(gs_json_member(r, "pipeline_samples"),
+                                                          "seconds"));
+  }
+  GS_TRY(samples_alloc(p, n_runs, total, P, 1));
+  size_t used = 0, ri = 0;
+  double calls = 0.0;
+  for (const cJSON *run = runs ? runs->child : NULL; run; run = run->next, ri++) {
+    const cJSON *ranks = gs_json_member(run, "ranks");
+    for (const cJSON *r = ranks ? ranks->child : NULL; r; r = r->next) {
+      const cJSON *ps = gs_json_member(r, "pipeline_samples");
+      const cJSON *secs = gs_json_member(ps, "seconds"), *busy = gs_json_member(ps, "stage_busy_seconds");
+      if (cJSON_GetArraySize(busy) != P) continue;
+      const int n = cJSON_GetArraySize(secs);
+      for (int i = 0; i < n && used < total; i++) {
+        const double t = gs_json_number_or_nan(cJSON_GetArrayItem(secs, i));
+        double *b = p->stage_busy + used * P, *w = p->stage_idle + used * P;
+        int whole = isfinite(t);
+        for (int s = 0; whole && s < P; s++) {
+          b[s] = gs_json_number_or_nan(cJSON_GetArrayItem(cJSON_GetArrayItem(busy, s), i));
+          w[s] = t - b[s];
+          whole = isfinite(b[s]);
+        }
+        if (!whole) continue;
+        p->sample_calls[used] = item(ps, "calls", i);
+        p->sample_rows[used] = item(ps, "rows", i);
+        p->sample_groups[used] = item(ps, "micro_batches", i);
+        p->sample_sequences[used] = item(ps, "sequences", i);
+        calls += p->sample_calls[used];
+        used++;
+        p->run_samples[ri]++;
+      }
+    }
+  }
+  if (!finish(p, n_runs, used, P, (int)micro, replicas, "-", "call", calls)) return GS_OK;
+  p->present = 1;
+  const cJSON *options = gs_json_member(gs_json_member(doc, "config"), "workload_options");
+  p->row_bytes = 4.0 * gs_json_number_or_nan(gs_json_member(options, "hidden"));
+  // The residual stream across the P - 1 boundaries and the tokens (4
+  // bytes a sequence) back to the first stage, per call and replica.
+  double rows = 0.0, seqs = 0.0;
+  for (size_t i = 0; i < used; i++) rows += p->sample_rows[i], seqs += p->sample_sequences[i];
+  p->transfer_bytes = ((P - 1) * rows * p->row_bytes + 4.0 * seqs) / calls;
+  for (int s = 0; s < GS_REPORT_MAX_STAGES; s++) p->boundary_bytes[s] = NAN;
+  return GS_OK;
+}
+
 gs_status gs_report_pipeline_read(const cJSON *doc, const cJSON *m, gs_report_row *row) {
   gs_report_pipeline *p = &row->pipeline;
   memset(p, 0, sizeof *p);
+  p->row_bytes = NAN;
+  const cJSON *pl = gs_json_member(gs_json_member(m, "llm"), "pipeline");
+  if (pl) return llm_read(doc, m, pl, p);
   const cJSON *options = gs_json_member(m, "workload_options");
   if (!options) options = gs_json_member(gs_json_member(doc, "config"), "workload_options");
   const cJSON *pp = gs_json_member(options, "pipeline");
@@ -70,13 +210,7 @@ gs_status gs_report_pipeline_read(const cJSON *doc, const cJSON *m, gs_report_ro
     const cJSON *r0 = ranks ? ranks->child : NULL;
     total += (size_t)cJSON_GetArraySize(gs_json_member(r0, "comm_seconds"));
   }
-  p->run_steps = calloc(n_runs + 1, sizeof *p->run_steps);
-  p->idle_steps = malloc((total + 1) * sizeof *p->idle_steps);
-  p->busy_steps = malloc((total + 1) * sizeof *p->busy_steps);
-  if (!p->run_steps || !p->idle_steps || !p->busy_steps)
-    return gs_error(GS_ERR_NOMEM, "out of memory for a pipeline's steps");
-  double busy[GS_REPORT_MAX_STAGES] = {0}, idle[GS_REPORT_MAX_STAGES] = {0},
-         n[GS_REPORT_MAX_STAGES] = {0};
+  GS_TRY(samples_alloc(p, n_runs, total, P, 0));
   int world = 0;
   size_t used = 0, ri = 0;
   for (const cJSON *run = runs ? runs->child : NULL; run; run = run->next, ri++) {
@@ -84,53 +218,32 @@ gs_status gs_report_pipeline_read(const cJSON *doc, const cJSON *m, gs_report_ro
     const int nr = cJSON_GetArraySize(ranks);
     world = nr > world ? nr : world;
     const int steps = cJSON_GetArraySize(gs_json_member(ranks ? ranks->child : NULL, "comm_seconds"));
-    // A step counts when every rank has it; the sums are per replica.
+    // A step counts when every rank has it; the stage times are the mean
+    // over the replicas.
     for (int i = 0; i < steps && used < total; i++) {
-      double sb = 0.0, si = 0.0, b = 0.0, w = 0.0;
+      double b = 0.0, w = 0.0;
       int k = 0, whole = 1;
-      double stage_busy[GS_REPORT_MAX_STAGES] = {0}, stage_idle[GS_REPORT_MAX_STAGES] = {0};
+      double *sb = p->stage_busy + used * P, *si = p->stage_idle + used * P;
+      for (int s = 0; s < P; s++) sb[s] = si[s] = 0.0;
       for (const cJSON *r = ranks->child; r; r = r->next, k++) {
         if (!rank_step(r, i, &b, &w)) {
           whole = 0;
           break;
         }
-        stage_busy[k % P] += b;
-        stage_idle[k % P] += w;
+        sb[k % P] += b;
+        si[k % P] += w;
       }
       if (!whole || k < P) continue;
       const double replicas = (double)(k / P);
-      for (int s = 0; s < P; s++) {
-        busy[s] += stage_busy[s];
-        idle[s] += stage_idle[s];
-        n[s] += replicas;
-        sb += stage_busy[s] / replicas;
-        si += stage_idle[s] / replicas;
-      }
-      p->busy_steps[used] = sb;
-      p->idle_steps[used++] = si;
-      p->run_steps[ri]++;
+      for (int s = 0; s < P; s++) sb[s] /= replicas, si[s] /= replicas;
+      used++;
+      p->run_samples[ri]++;
     }
   }
-  p->n_runs = n_runs;
-  double busy_sum = 0.0, idle_sum = 0.0, slowest = 0.0;
-  for (int s = 0; s < P; s++) {
-    if (n[s] == 0.0) return GS_OK;  // a stage without samples: nothing to say
-    p->busy[s] = busy[s] / n[s];
-    p->idle[s] = idle[s] / n[s];
-    p->transfer[s] = NAN;
-    busy_sum += p->busy[s];
-    idle_sum += p->idle[s];
-    if (p->busy[s] > slowest) slowest = p->busy[s];
-  }
+  if (!finish(p, n_runs, used, P, (int)micro, world / P, gs_json_string_member(pp, "schedule", "?"),
+              "step", (double)used))
+    return GS_OK;
   p->present = 1;
-  p->stages = P;
-  p->micro = (int)micro;
-  p->replicas = world / P > 0 ? world / P : 1;
-  p->schedule = gs_json_string_member(pp, "schedule", "?");
-  p->bubble = busy_sum > 0.0 ? idle_sum / busy_sum : NAN;
-  p->bubble_low = p->bubble_high = NAN;
-  p->bubble_formula = (stages - 1.0) / micro;
-  p->imbalance = busy_sum > 0.0 ? slowest / (busy_sum / P) : NAN;
   for (int s = 0; s < GS_REPORT_MAX_STAGES; s++) p->boundary_bytes[s] = NAN;
   const cJSON *first_run = runs ? runs->child : NULL;
   p->transfer_bytes = boundaries(options, pp, gs_json_member(first_run, "ranks"), P, p->micro,

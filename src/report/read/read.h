@@ -49,11 +49,16 @@ gs_status gs_report_rank_extras(const cJSON *doc, const cJSON *m, const char *fi
 void gs_report_placement_read(const cJSON *doc, const cJSON *m, gs_report_row *row);
 
 /* Fills row->pipeline from measurement `m` of document `doc` when its
- * workload options hold a "pipeline" (present 0 otherwise): the stages'
- * busy and idle time, the bubble without transfers separated and no
- * interval yet (report/analyze/pipeline.c adds both), the boundaries'
- * bytes and the per-step sums. GS_ERR_NOMEM. */
+ * workload options hold a "pipeline" (mlp) or it has llm.pipeline
+ * (present 0 otherwise): the stages' busy and idle time per unit, the
+ * boundaries' bytes and the per-sample stage times; the bubble and the
+ * imbalance without transfers separated, no interval yet
+ * (report/analyze/pipeline.c separates the transfers and computes both).
+ * GS_ERR_NOMEM. */
 gs_status gs_report_pipeline_read(const cJSON *doc, const cJSON *m, gs_report_row *row);
+
+/* Frees what gs_report_pipeline_read allocated (a zeroed one accepted). */
+void gs_report_pipeline_free(gs_report_pipeline *p);
 
 /* Fills row->rates from measurement `m`'s "llm.rates" (present 0 when
  * absent): each rate's figures as recorded, sorted by rate, and the

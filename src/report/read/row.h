@@ -227,37 +227,47 @@ typedef struct {
   const char *task_spec;     /* config.tasks[task].spec or NULL; points into the document */
 } gs_report_placement;
 
-/* A pipeline (mlp --pp; docs/report.md, "Pipeline"): per stage (rank
- * stage = rank % stages), the mean busy time per step (device - comm) and
- * idle time (comm: waiting for transfers, the bubble with them, and for
- * the replicas' gradient sum), over the stage's replicas; with a coll
+/* A pipeline (mlp --pp, llm --pp; docs/report.md, "Pipeline"): per stage
+ * the mean busy time per unit and the idle time (mlp: per step, stage =
+ * rank % stages, busy = device - comm and idle = comm over the stage's
+ * replicas, the comm holding the waits for transfers, the bubble and the
+ * replicas' gradient sum; llm: per prefill or decode call, from its
+ * replicas' pipeline_samples, idle = the calls' time - busy); with a coll
  * sendrecv document of the same machine (report/analyze/pipeline.c) the
  * transfers' own time apart from the idle, so that the bubble is the
- * idle time only. */
+ * idle time only; the bubble and the imbalance by core/bubble. */
 #define GS_REPORT_MAX_STAGES 16
 typedef struct {
   int present;
   int stages, micro, replicas;
-  const char *schedule;      /* points into the document */
+  const char *schedule;      /* points into the document; "-" for llm */
+  const char *unit;          /* "step" (mlp) or "call" (llm): what the stage times are per */
   double busy[GS_REPORT_MAX_STAGES], idle[GS_REPORT_MAX_STAGES];
-  double transfer[GS_REPORT_MAX_STAGES]; /* per step: the stage's exposed transfers at the
+  double transfer[GS_REPORT_MAX_STAGES]; /* per unit: the stage's exposed transfers at the
                                 measured send/recv cost; NaN without a sendrecv document */
-  double boundary_bytes[GS_REPORT_MAX_STAGES]; /* one micro-batch's activations across the
-                                boundary after stage s (s < stages - 1); NaN unknown */
-  double bubble;             /* (sum idle - sum transfer) / sum busy over stages; without
-                                transfers sum idle / sum busy */
-  double bubble_low, bubble_high; /* its 95% interval (bootstrap over runs and steps);
-                                NaN when none */
+  double boundary_bytes[GS_REPORT_MAX_STAGES]; /* mlp: one micro-batch's activations across
+                                the boundary after stage s (s < stages - 1); NaN unknown and
+                                for llm, whose micro-batches vary per call */
+  double bubble;             /* Σ (idle - transfer) / Σ busy over stages (core/bubble.h) */
+  double bubble_low, bubble_high; /* its 95% interval; NaN when none */
   double bubble_formula;     /* (stages - 1) / micro */
+  int bubble_verdict;        /* gs_bubble_verdict: within 15% of the formula, above, below,
+                                inconclusive */
   double imbalance;          /* slowest stage's busy / mean busy */
-  double transfer_bytes;     /* activations + their gradients across the stage boundaries
-                                of a replica per step (bytes); NaN when not known */
+  double imbalance_low, imbalance_high; /* its 95% interval; NaN when none */
+  double transfer_bytes;     /* per unit and replica: mlp activations + their gradients
+                                across the stage boundaries, llm the residual stream across
+                                them and the tokens back (bytes); NaN when not known */
   const char *transfer_source; /* the coll document the transfer cost came from, or NULL;
                                 points into the report's file names */
-  size_t n_runs;
-  size_t *run_steps;         /* steps of each run among idle_steps/busy_steps; owned */
-  double *idle_steps, *busy_steps; /* per step: the stages' idle and busy summed (mean over
-                                the replicas); owned */
+  double row_bytes;          /* llm: bytes of one residual-stream row (hidden x 4); else NaN */
+  size_t n_runs, n_samples;
+  size_t *run_samples;       /* samples of each run (the bootstrap's groups); owned */
+  double *stage_busy, *stage_idle; /* per sample (mlp: a step, mean over the replicas; llm: a
+                                replica's block of calls) and stage, [i * stages + s]; owned */
+  double *sample_calls, *sample_rows, *sample_groups, *sample_sequences; /* llm per sample:
+                                calls, residual rows and micro-batches across a boundary,
+                                sequences (NaN unknown); NULL for mlp; owned */
 } gs_report_pipeline;
 
 /* Cost (with --price): NaN when no price matched. */

@@ -150,7 +150,7 @@ const char *const gs_render_csv_arrival_head =
 void gs_render_csv_arrival(FILE *out, const gs_report_row *row) {
   const gs_report_arrival *a = &row->arrival;
   if (!a->present || a->summary.last_rank < 0) {
-    fputs(",,,,,,,", out);
+    fputs(",,,,,,,,", out);
     return;
   }
   const gs_arrival_summary *s = &a->summary;

@@ -232,8 +232,9 @@ static gs_status csv_measurements(FILE *out, const gs_report *r) {
           "goodput_requests_per_s_low,goodput_requests_per_s_high,goodput_tokens_per_s,"
           "goodput_tokens_per_s_low,goodput_tokens_per_s_high,slo_percentile_met,rates_mode,"
           "rates_measured,max_rate_per_s,max_rate_bracket_low_per_s,max_rate_bracket_high_per_s,"
-          "max_rate_converged,%s,%s\n",
-          identity_head, gs_render_csv_straggler_head, gs_render_csv_arrival_head);
+          "max_rate_converged,%s,%s,%s\n",
+          identity_head, gs_render_csv_straggler_head, gs_render_csv_arrival_head,
+          gs_render_csv_pipeline_head);
   for (size_t i = 0; i < r->n_series; i++) {
     const gs_report_series *s = &r->series[i];
     for (size_t j = 0; j < s->n_rows; j++) {
@@ -282,6 +283,7 @@ static gs_status csv_measurements(FILE *out, const gs_report *r) {
       csv_rates_answer(out, &row->rates);
       gs_render_csv_stragglers(out, row);
       gs_render_csv_arrival(out, row);
+      gs_render_csv_pipeline(out, row);
       fputc('\n', out);
     }
   }

@@ -155,4 +155,14 @@ void gs_render_arrival_json(gs_json_build *b, cJSON *o, const gs_report_row *row
 extern const char *const gs_render_csv_arrival_head;
 void gs_render_csv_arrival(FILE *out, const gs_report_row *row);
 
+/* A pipeline's sections (pipeline.c; docs/report.md, "Pipeline"): the
+ * tables of series `s` (nothing without a pipelined row) with the why-not
+ * sentence of each pipelined row, the row's "pipeline" member of the JSON
+ * report (absent without one), and its CSV columns (their names, and one
+ * row's fields, each led by a comma; empty without one). */
+gs_status gs_render_pipeline_tables(gs_render_writer *w, const gs_report_series *s);
+void gs_render_pipeline_json(gs_json_build *b, cJSON *o, const gs_report_row *row);
+extern const char *const gs_render_csv_pipeline_head;
+void gs_render_csv_pipeline(FILE *out, const gs_report_row *row);
+
 #endif

@@ -143,32 +143,6 @@ static void add_breakdown(gs_json_build *b, cJSON *o, const gs_report_breakdown 
     gs_json_put_null(b, x, "main_loss");
 }
 
-/* A pipeline's figures (only for rows that have one; docs/report.md). */
-static void add_pipeline(gs_json_build *b, cJSON *o, const gs_report_pipeline *p) {
-  if (!p->present) return;
-  cJSON *x = gs_json_put_object(b, o, "pipeline");
-  if (!x) return;
-  gs_json_put_number(b, x, "stages", p->stages);
-  gs_json_put_number(b, x, "micro_batches", p->micro);
-  gs_json_put_string(b, x, "schedule", p->schedule);
-  gs_json_put_number(b, x, "bubble", p->bubble);
-  gs_json_put_number(b, x, "bubble_low", p->bubble_low);
-  gs_json_put_number(b, x, "bubble_high", p->bubble_high);
-  gs_json_put_number(b, x, "bubble_formula", p->bubble_formula);
-  gs_json_put_number(b, x, "imbalance", p->imbalance);
-  gs_json_put_number(b, x, "transfer_bytes", p->transfer_bytes);
-  gs_json_put_string_or_null(b, x, "transfer_source", p->transfer_source);
-  cJSON *busy = gs_json_put_array(b, x, "stage_busy");
-  cJSON *idle = gs_json_put_array(b, x, "stage_idle");
-  cJSON *transfer = gs_json_put_array(b, x, "stage_transfer");
-  for (int k = 0; !b->failed && k < p->stages; k++) {
-    const double tr = p->transfer_source ? p->transfer[k] : NAN;
-    gs_json_append_number(b, busy, p->busy[k]);
-    gs_json_append_number(b, idle, p->idle[k] - (p->transfer_source ? tr : 0.0));
-    gs_json_append_number(b, transfer, tr);
-  }
-}
-
 static cJSON *row_json(gs_json_build *b, const gs_report *r, const gs_report_row *row) {
   cJSON *o = gs_json_check(b, cJSON_CreateObject());
   if (!o) return NULL;
@@ -209,7 +183,7 @@ static cJSON *row_json(gs_json_build *b, const gs_report *r, const gs_report_row
   gs_render_stragglers_json(b, o, row);
   gs_render_arrival_json(b, o, row);
   add_breakdown(b, o, &row->breakdown);
-  add_pipeline(b, o, &row->pipeline);
+  gs_render_pipeline_json(b, o, row);
   if (row->requests.present) {
     cJSON *q = gs_json_put_object(b, o, "requests");
     if (q) {

@@ -86,82 +86,21 @@ static gs_status breakdown_table(gs_render_writer *w, const gs_report_series *s)
   return st == GS_OK ? compute_efficiency_line(w, s) : st;
 }
 
-/* Pipelines (mlp --pp): per row the bubble measured against (p-1)/m with
- * its interval, the stage imbalance, the bytes crossing the stage
- * boundaries and their time, then each stage's busy, transfer and idle
- * time per step (docs/report.md, "Pipeline"). */
-static gs_status pipeline_tables(gs_render_writer *w, const gs_report_series *s) {
-  size_t shown = 0, separated = 0;
-  for (size_t i = 0; i < s->n_rows; i++) {
-    shown += s->rows[i].pipeline.present;
-    separated += s->rows[i].pipeline.present && s->rows[i].pipeline.transfer_source;
-  }
-  if (shown == 0) return GS_OK;
-  gs_render_block(w, -1, "  ",
-                  "Pipeline: bubble = mean stage idle / mean stage busy (device - comm) [95%% "
-                  "interval, bootstrap over runs and steps], beside the formula (p-1)/m; idle = "
-                  "the exposed waits less the transfers' own time, measured by a coll sendrecv "
-                  "document of the same machine at 2 ranks (%s); imbalance = slowest stage's busy / the "
-                  "mean; transfers = activations and their gradients over the stage boundaries "
-                  "per step and replica",
-                  separated == shown ? "one was given"
-                  : separated        ? "given for some rows; the others' bubble holds their "
-                                       "transfers"
-                                     : "none given: the bubble holds the transfers");
-  static const char *const head[] = {"ranks",     "stages",    "micro",          "schedule",
-                                     "bubble",    "(p-1)/m",   "imbalance",      "transfers",
-                                     "transfer time", "transfer cost from"};
-  static const int left[] = {0, 0, 0, 1, 0, 0, 0, 0, 0, 1};
-  gs_render_table t;
-  gs_render_table_init(&t, 10, head, left);
-  static const char *const stage_head[] = {"ranks", "stage", "busy", "transfer", "idle",
-                                           "idle share"};
-  static const int stage_left[] = {0, 0, 0, 0, 0, 0};
-  gs_render_table st;
-  gs_render_table_init(&st, 6, stage_head, stage_left);
-  for (size_t i = 0; i < s->n_rows; i++) {
-    const gs_report_pipeline *p = &s->rows[i].pipeline;
-    if (!p->present) continue;
-    char(*c)[GS_RENDER_CELL] = gs_render_table_row(&t);
-    gs_render_cellf(c[0], "%d", s->rows[i].world_size);
-    gs_render_cellf(c[1], "%d", p->stages);
-    gs_render_cellf(c[2], "%d", p->micro);
-    gs_render_cellf(c[3], "%s", p->schedule);
-    gs_render_ratio(c[4], p->bubble, p->bubble_low, p->bubble_high, 1);
-    gs_render_pct(c[5], p->bubble_formula);
-    gs_render_fixed(c[6], p->imbalance, 2, "x");
-    gs_render_bytes(c[7], p->transfer_bytes);
-    double transfer = p->transfer_source ? 0.0 : NAN;
-    for (int k = 0; p->transfer_source && k < p->stages; k++) transfer += p->transfer[k];
-    gs_render_time(c[8], transfer);
-    gs_render_cellf(c[9], "%s", p->transfer_source ? p->transfer_source : "-");
-    for (int k = 0; k < p->stages; k++) {
-      char(*r)[GS_RENDER_CELL] = gs_render_table_row(&st);
-      const double tr = p->transfer_source ? p->transfer[k] : 0.0;
-      const double idle = p->idle[k] - tr;
-      gs_render_cellf(r[0], "%d", s->rows[i].world_size);
-      gs_render_cellf(r[1], "%d", k);
-      gs_render_time(r[2], p->busy[k]);
-      gs_render_time(r[3], p->transfer_source ? tr : NAN);
-      gs_render_time(r[4], idle);
-      gs_render_pct(r[5], idle / (p->busy[k] + p->idle[k]));
-    }
-  }
-  gs_status status = gs_render_table_done(w, &t, "    ");
-  gs_status stages = gs_render_table_done(w, &st, "    ");
-  return status != GS_OK ? status : stages;
-}
-
 /* Request-based rows (llm): throughput from the run time, TTFT and TPOT. */
 static gs_status request_table(gs_render_writer *w, const gs_report_series *s) {
-  size_t shown = 0;
-  for (size_t i = 0; i < s->n_rows; i++) shown += s->rows[i].requests.present;
+  size_t shown = 0, piped = 0;
+  for (size_t i = 0; i < s->n_rows; i++) {
+    shown += s->rows[i].requests.present;
+    piped += s->rows[i].requests.present && s->rows[i].pipeline.present;
+  }
   if (shown == 0) return GS_OK;
   gs_render_block(w, -1, "  ",
                   "Requests: throughput = tokens of ok requests / run seconds (the table's "
                   "n, mean and median are per-request latencies); TTFT and TPOT over ok "
                   "requests that are not cold. Why not N x: the compute/"
-                  "communication/imbalance/host split does not apply to requests");
+                  "communication/imbalance/host split does not apply to requests%s",
+                  piped ? "; a pipeline's bubble, stage imbalance and transfers are in the "
+                          "Pipeline table above" : "");
   static const char *const head[] = {"ranks",     "scenario",  "requests",  "ok",
                                      "tokens",    "run time",     "tokens/s",  "TTFT p50",
                                      "TTFT p99",  "TPOT p50",  "TPOT p99"};
@@ -401,7 +340,7 @@ static gs_status series_tables(gs_render_writer *w, const gs_report *r, const gs
                     "throughput x 3600 / ($/hour); $/M items = 10^6 / (items/$). '-' where "
                     "no price matched a GPU name (e.g. the CPU backend).");
   if (!coll) st = breakdown_table(w, s);
-  if (!coll && st == GS_OK) st = pipeline_tables(w, s);
+  if (!coll && st == GS_OK) st = gs_render_pipeline_tables(w, s);
   if (st == GS_OK) st = request_table(w, s);
   if (st == GS_OK) st = gs_render_goodput_table(w, s);
   if (st == GS_OK) st = gs_render_rates_table(w, s);

@@ -296,7 +296,7 @@ gs_status gs_llm_summary_compute(const gs_llm_options *o, const gs_llm_run_resul
   gs_llm_scenario_config sc;
   const gs_run_config none = {.world_size = m->world_size, .runs = 1};
   gs_llm_options_scenario(o, &none, &sc);
-  gs_llm_pp_summarize(&sc.engine, runs, n_runs, &out->pipeline);
+  GS_TRY(gs_llm_pp_summarize(&sc.engine, runs, n_runs, &out->pipeline));
   out->weight_bytes_per_second = out->roofline_fraction = out->latency_p90 = NAN;
   double seconds = 0.0;
   outcome_samples total = {0};
@@ -454,7 +454,10 @@ gs_status gs_llm_measurement_annotate(cJSON *mjson, const gs_llm_summary *s,
     int k = 0;
     for (cJSON *jk = jranks ? jranks->child : NULL; jk && k < runs[r].world_size;
          jk = jk->next, k++)
+    {
       append_requests(&b, jk, &runs[r].replicas[k], &s->slo);
+      gs_llm_pp_replica_to_json(&b, jk, &runs[r].replicas[k]);
+    }
   }
   return gs_json_build_status(&b, "the llm members");
 }

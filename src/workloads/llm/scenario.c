@@ -18,6 +18,8 @@
 #include "core/timer.h"
 #include "platform/comm.h"
 #include "platform/trace.h"
+#include "workloads/llm/llm_pp.h"
+#include "workloads/llm/llm_pp_samples.h"
 #include "workloads/llm/scenario_mpi.h"
 
 const char *const gs_llm_scenario_names[] = {"offline", "server", "single-stream", NULL};
@@ -137,6 +139,18 @@ static void slow_down(const replica *r, double began) {
   if (r->slow > 1.0) gs_sleep_seconds((r->slow - 1.0) * (gs_time_seconds() - began));
 }
 
+/* --pp: the call just made, over n sequences whose residual stream is
+ * `rows` rows, into the replica's bounded samples (none in warm-up). */
+static void record_call(replica *r, double rows, size_t n) {
+  gs_llm_pp_samples *s = r->result->pp_samples;
+  if (!s || r->warming) return;
+  double busy[GS_LLM_MAX_STAGES], calls = 0.0;
+  uint32_t stages = 0;
+  gs_llm_engine_stage_seconds(r->engine, busy, &stages, &calls);
+  gs_llm_pp_samples_add(s, calls, busy, rows,
+                        (double)gs_llm_pp_groups(&r->sh->config->engine, n), (double)n);
+}
+
 /* Prefills and decodes the n records in r->batch (their targets in
  * `latency`, see by_output_desc); fills their times and statuses.
  * GS_ERR_INTERRUPTED when SIGINT or SIGTERM cut the batch short after a
@@ -154,8 +168,10 @@ static gs_status generate(replica *r, size_t n, uint64_t prompt_seed) {
     r->lengths[i] = b[i].input_tokens;
     b[i].start = now_since(sh);
   }
-  double pass = gs_time_seconds();
+  double pass = gs_time_seconds(), rows = 0.0;
   GS_TRY(gs_llm_engine_prefill(r->engine, n, r->prompts, r->lengths, r->tokens));
+  for (size_t i = 0; i < n; i++) rows += r->lengths[i];
+  record_call(r, rows, n);
   slow_down(r, pass);
   r->result->forward_passes++;
   double t = now_since(sh);
@@ -198,6 +214,7 @@ static gs_status generate(replica *r, size_t n, uint64_t prompt_seed) {
     if (stopping) next = 0;
     pass = gs_time_seconds();
     GS_TRY(gs_llm_engine_decode(r->engine, active, next, r->tokens));
+    record_call(r, (double)active, active);
     slow_down(r, pass);
     r->result->forward_passes++;
     t = now_since(sh);
@@ -322,6 +339,10 @@ static gs_status warm_up(replica *r) {
   }
   r->result->forward_passes = 0;
   gs_llm_engine_reset_seconds(r->engine);
+  // Per-call samples of a pipeline whose stages are all in this process.
+  if (c->engine.pp > 1 && !sh->run->control && !r->result->pp_samples &&
+      !(r->result->pp_samples = gs_llm_pp_samples_new((uint32_t)c->engine.pp)))
+    return gs_error(GS_ERR_NOMEM, "cannot allocate the pipeline's samples");
   return GS_OK;
 }
 
@@ -703,7 +724,10 @@ void gs_llm_run_result_free(gs_llm_run_result *r) {
   gs_arrival_free(r->arrival);
   r->arrival = NULL;
   if (!r->replicas) return;
-  for (int k = 0; k < r->world_size; k++) free(r->replicas[k].requests);
+  for (int k = 0; k < r->world_size; k++) {
+    free(r->replicas[k].requests);
+    gs_llm_pp_samples_free(r->replicas[k].pp_samples);
+  }
   free(r->replicas);
   r->replicas = NULL;
 }

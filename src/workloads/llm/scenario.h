@@ -71,6 +71,9 @@ typedef struct {
   uint32_t stages;
   double stage_busy[GS_LLM_MAX_STAGES];
   double pass_seconds;
+  /* The same per call, bounded (llm_pp_samples.h); NULL where the stages
+   * are other processes (under a launcher); owned. */
+  struct gs_llm_pp_samples *pp_samples;
 } gs_llm_replica_result;
 
 typedef struct {
