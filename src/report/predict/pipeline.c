@@ -103,14 +103,19 @@ static int measured_of(const gs_report *r, const gs_report_series *s, const gs_r
   for (int b = 0; b + 1 < p->stages; b++) bytes += p->boundary_bytes[b];
   q->bytes_per_sample = p->stages > 1 ? bytes / (p->stages - 1) * p->micro / q->samples : 0.0;
   q->measured_step = row->step.mean;
-  // The interval of the busy time per step over the measured steps.
+  // The interval of the busy time per step (summed over the stages) over
+  // the measured steps.
   q->busy_half = NAN;
-  size_t steps = 0;
-  for (size_t k = 0; p->run_steps && k < p->n_runs; k++) steps += p->run_steps[k];
+  const size_t steps = p->stage_busy ? p->n_samples : 0;
+  double *busy = steps >= 2 ? malloc(steps * sizeof *busy) : NULL;
+  for (size_t i = 0; busy && i < steps; i++) {
+    busy[i] = 0.0;
+    for (int k = 0; k < p->stages; k++) busy[i] += p->stage_busy[i * (size_t)p->stages + k];
+  }
   gs_stats st;
-  if (p->busy_steps && steps >= 2 && gs_stats_compute(p->busy_steps, steps, &st) == GS_OK &&
-      st.mean > 0.0)
+  if (busy && gs_stats_compute(busy, steps, &st) == GS_OK && st.mean > 0.0)
     q->busy_half = (st.ci95_high - st.ci95_low) / 2.0 / st.mean;
+  free(busy);
   q->measured_bubble = p->bubble;
   if (!(q->busy_seconds > 0.0) || !(q->samples > 0.0) || !isfinite(q->bytes_per_sample))
     return 0;
