@@ -336,6 +336,46 @@ static void test_decide(void **state) {
   free2(v);
 }
 
+/* A slow pair whose unit's other pair is not slow but not clearly fine
+ * either (CI's load average of 18: node 2's pair with node 3 at 2.1x
+ * [1.11, 4.95]) is no link: the decision is inconclusive. */
+static void test_weak_neighbour(void **state) {
+  (void)state;
+  gs_pairs_result r[4] = {{.a = 0, .b = 1, .ratio = 1.0, .low = 0.9, .high = 1.1},
+                          {.a = 2, .b = 3, .ratio = 2.1, .low = 1.11, .high = 4.95},
+                          {.a = 0, .b = 2, .ratio = 3.0, .low = 1.5, .high = 5.2, .slow = 1},
+                          {.a = 1, .b = 3, .ratio = 1.0, .low = 0.9, .high = 1.2}};
+  int none[4] = {0, 0, 0, 0};
+  gs_pairs_verdict v[2] = {{.n_units = 4, .n_pairs = 4, .pairs = r, .unit_slow = none},
+                           {.n_units = 4, .n_pairs = 4, .pairs = r, .unit_slow = none}};
+  gs_pairs_decision d;
+  assert_int_equal(gs_pairs_decide(v, NULL, &d), GS_OK);
+  assert_string_equal(d.overall, "inconclusive");
+  assert_int_equal(d.links + d.units, 0);
+  assert_int_equal(d.judged[2], GS_PAIRS_INCONCLUSIVE);
+  assert_int_equal(d.judged[1], GS_PAIRS_FINE);
+  char why[512];
+  const gs_pairs_host host = {.unit = "node", .host = "vm", .ranks = 4, .cpus = 8,
+                              .load_average = NAN};
+  gs_pairs_reason(&d, v, NULL, &host, why, sizeof why);
+  assert_string_equal(why, "4 ranks on 8 CPUs of host vm: nodes 0 and 2, all-reduce 3.00x [1.50, "
+                           "5.20] in the rounds, copy 3.00x [1.50, 5.20] in the rounds: slow, but "
+                           "a node of it has no pair clearly fine beside it");
+  gs_pairs_decision_free(&d);
+  // The confirming round chooses the weak neighbour 2-3 to measure again.
+  int *a = NULL, *b = NULL;
+  size_t n = 0;
+  r[0].reference = 1;
+  assert_int_equal(gs_pairs_confirm_choose(v, &a, &b, &n), GS_OK);
+  assert_int_equal(n, 3);
+  assert_int_equal(a[1], 0);
+  assert_int_equal(b[1], 1); /* the reference */
+  assert_int_equal(a[2], 2);
+  assert_int_equal(b[2], 3); /* the neighbour */
+  free(a);
+  free(b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tournament),
@@ -345,6 +385,7 @@ int main(void) {
       cmocka_unit_test(test_slots),
       cmocka_unit_test(test_confirm_choose),
       cmocka_unit_test(test_decide),
+      cmocka_unit_test(test_weak_neighbour),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -74,7 +74,9 @@ static const char *role(const gs_check_pairs_times *t, const judgement *J, size_
   for (size_t k = 0; k < J->d.n_pairs; k++) {
     if (J->d.alone[k] != i) continue;
     if (k >= t->pairs.n_pairs) return "added";
-    return J->rounds[0].pairs[k].slow || J->rounds[1].pairs[k].slow ? "suspect" : "reference";
+    if (J->rounds[0].pairs[k].slow || J->rounds[1].pairs[k].slow) return "suspect";
+    return J->rounds[0].pairs[k].reference || J->rounds[1].pairs[k].reference ? "reference"
+                                                                              : "neighbour";
   }
   return "reference";
 }

@@ -169,6 +169,11 @@ static long find_pair(const int *pa, const int *pb, size_t n, int a, int b) {
   return -1;
 }
 
+/* 1 when r's interval lies at or below 1 + GS_PAIRS_THRESHOLD. */
+static int clearly_fine(const gs_pairs_result *r) {
+  return isfinite(r->high) && r->high <= 1.0 + GS_PAIRS_THRESHOLD;
+}
+
 /* Appends (a, b) ordered, unless it is there. */
 static void add_pair(int *la, int *lb, size_t *n, int a, int b) {
   if (find_pair(la, lb, *n, a, b) >= 0) return;
@@ -204,6 +209,12 @@ gs_status gs_pairs_confirm_choose(const gs_pairs_verdict v[2], int **a, int **b,
     if (suspect[i]) add_pair(la, lb, &count, p[i].a, p[i].b);
   for (size_t i = 0; count > 0 && i < np; i++)
     if (!suspect[i] && (p[i].reference || q[i].reference)) add_pair(la, lb, &count, p[i].a, p[i].b);
+  // The other pairs of a suspect's units that were not clearly fine: they
+  // decide between the unit and the link.
+  for (size_t i = 0; count > 0 && i < np; i++)
+    if (!suspect[i] && (tainted[p[i].a] || tainted[p[i].b]) &&
+        !(clearly_fine(&p[i]) && clearly_fine(&q[i])))
+      add_pair(la, lb, &count, p[i].a, p[i].b);
   for (size_t i = 0; i < np; i++) {
     for (int end = 0; suspect[i] && end < 2; end++) {
       const int u = end ? p[i].b : p[i].a;
@@ -236,19 +247,41 @@ gs_status gs_pairs_confirm_choose(const gs_pairs_verdict v[2], int **a, int **b,
 
 const char *const gs_pairs_judged_names[] = {"fine", "link", "undecided", "unit", "inconclusive"};
 
-/* A pair's state in one kind. */
-enum { STATE_FINE, STATE_SLOW, STATE_UNCLEAR };
+/* A pair's state in one kind: clearly fine, slow, unclear (slow in the
+ * rounds, neither alone), or weak (not slow, not clearly fine: no
+ * evidence either way). */
+enum { STATE_FINE, STATE_SLOW, STATE_UNCLEAR, STATE_WEAK };
 
 /* The state of a pair measured alone (r): slow, clearly fine, or unclear. */
 static int alone_state(const gs_pairs_result *r) {
   if (r->slow) return STATE_SLOW;
-  return isfinite(r->high) && r->high <= 1.0 + GS_PAIRS_THRESHOLD ? STATE_FINE : STATE_UNCLEAR;
+  return clearly_fine(r) ? STATE_FINE : STATE_UNCLEAR;
+}
+
+/* The state of a pair from the rounds (r, NULL for a pair the confirming
+ * round added) and alone (q, NULL when not measured again). */
+static int pair_state(const gs_pairs_result *r, const gs_pairs_result *q) {
+  if (!r) return alone_state(q);
+  if (r->slow) return q ? alone_state(q) : STATE_SLOW; /* a suspect */
+  if (!q) return clearly_fine(r) ? STATE_FINE : STATE_WEAK;
+  switch (alone_state(q)) {
+    case STATE_FINE: return STATE_FINE;
+    case STATE_SLOW: return clearly_fine(r) ? STATE_WEAK : STATE_SLOW; /* the rounds agree */
+    default: return clearly_fine(r) ? STATE_FINE : STATE_WEAK;
+  }
 }
 
 /* 1 when unit u has a pair other than `except` in state `want`. */
 static int has_state(const gs_pairs_decision *d, const int *state, size_t except, int u, int want) {
   for (size_t j = 0; j < d->n_pairs; j++)
     if (j != except && state[j] == want && (d->a[j] == u || d->b[j] == u)) return 1;
+  return 0;
+}
+
+/* 1 when unit u has a pair other than `except`. */
+static int has_other(const gs_pairs_decision *d, size_t except, int u) {
+  for (size_t j = 0; j < d->n_pairs; j++)
+    if (j != except && (d->a[j] == u || d->b[j] == u)) return 1;
   return 0;
 }
 
@@ -301,14 +334,9 @@ gs_status gs_pairs_decide(const gs_pairs_verdict rounds[2], const gs_pairs_verdi
   }
   for (int k = 0; k < 2; k++)
     for (size_t i = 0; i < n; i++) {
-      int *s = &state[(size_t)k * n + i];
       const int c = out->alone[i];
-      if (i < np && !rounds[k].pairs[i].slow)
-        *s = STATE_FINE;
-      else if (c < 0)
-        *s = STATE_SLOW; /* slow in the rounds, no confirming round */
-      else
-        *s = alone_state(&confirm[k].pairs[c]);
+      state[(size_t)k * n + i] = pair_state(i < np ? &rounds[k].pairs[i] : NULL,
+                                            c >= 0 ? &confirm[k].pairs[c] : NULL);
     }
   for (size_t u = 0; u < out->n_units; u++)
     for (int k = 0; k < 2; k++) {
@@ -326,17 +354,18 @@ gs_status gs_pairs_decide(const gs_pairs_verdict rounds[2], const gs_pairs_verdi
       const int *sk = state + (size_t)k * n, s = sk[i];
       const int a = out->a[i], b = out->b[i];
       gs_pairs_judged j = GS_PAIRS_FINE;
-      if (s == STATE_FINE)
+      if (s == STATE_FINE || s == STATE_WEAK)
         j = GS_PAIRS_FINE;
       else if (out->unit[a] || out->unit[b])
         j = GS_PAIRS_UNIT;
       else if (s == STATE_UNCLEAR)
         j = GS_PAIRS_INCONCLUSIVE;
       else {
+        // A link needs each unit clearly fine with another partner; a unit
+        // with other pairs, none clearly fine, leaves it open.
         const int fa = has_state(out, sk, i, a, STATE_FINE), fb = has_state(out, sk, i, b, STATE_FINE);
-        const int ua = !fa && has_state(out, sk, i, a, STATE_UNCLEAR);
-        const int ub = !fb && has_state(out, sk, i, b, STATE_UNCLEAR);
-        j = fa && fb ? GS_PAIRS_LINK : ua || ub ? GS_PAIRS_INCONCLUSIVE : GS_PAIRS_UNDECIDED;
+        const int oa = !fa && has_other(out, i, a), ob = !fb && has_other(out, i, b);
+        j = fa && fb ? GS_PAIRS_LINK : oa || ob ? GS_PAIRS_INCONCLUSIVE : GS_PAIRS_UNDECIDED;
       }
       // unit > link > undecided > inconclusive > fine
       static const int rank_of[] = {0, 3, 2, 4, 1};
@@ -407,8 +436,8 @@ void gs_pairs_reason(const gs_pairs_decision *d, const gs_pairs_verdict rounds[2
     const gs_pairs_result *q = c >= 0 && confirm ? &confirm[k].pairs[c] : NULL;
     if (r && !r->slow) continue;
     PUT(", %s", kinds[k]);
-    if (r) PUT(" %.2fx [%.2f, %.2f] in the rounds,", r->ratio, r->low, r->high);
-    if (q) PUT(" %.2fx [%.2f, %.2f] alone", q->ratio, q->low, q->high);
+    if (r) PUT(" %.2fx [%.2f, %.2f] in the rounds", r->ratio, r->low, r->high);
+    if (q) PUT("%s %.2fx [%.2f, %.2f] alone", r ? "," : "", q->ratio, q->low, q->high);
   }
   PUT(unclear ? ": neither clearly slow nor clearly fine"
               : ": slow, but a %s of it has no pair clearly fine beside it", host->unit);

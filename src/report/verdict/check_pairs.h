@@ -69,7 +69,9 @@ void gs_pairs_verdict_free(gs_pairs_verdict *v);
 /* The pairs of the confirming round, chosen from the rounds' verdicts of
  * both kinds (v[0], v[1]: the same pairs in the same order): every pair
  * slow in either kind (a suspect), the reference pairs of either kind that
- * are not suspects, and, for each unit of a suspect that has no pair left
+ * are not suspects, the other pairs of a suspect's units that are not
+ * clearly fine in both kinds (interval above 1 + GS_PAIRS_THRESHOLD: its
+ * neighbours), and, for each unit of a suspect that has no pair left
  * that is not a suspect, a pair of it with the lowest unit that is in no
  * suspect and that it was not measured with (none where no such unit
  * exists): what tells that unit from the link. In that order, each pair
@@ -106,15 +108,17 @@ typedef struct {
 /* Decides from the rounds' verdicts of both kinds and the confirming
  * round's (confirm: NULL or both kinds over the pairs of
  * gs_pairs_confirm_choose, in its order, n_units as the rounds'). Per
- * kind, a pair's state is: fine when not slow in the rounds; slow when
- * slow in the rounds and (with a confirming round) slow again alone;
- * fine again when alone its interval's high end is at or below 1 +
- * GS_PAIRS_THRESHOLD; else unclear. A pair the confirming round added has
- * its state from that round alone. Per kind, a unit with 2 or more pairs
- * all slow is named; a slow pair of unnamed units is a link when each of
- * its units has a fine pair besides, inconclusive when a unit without one
- * has an unclear pair, else undecided; an unclear pair of unnamed units is
- * inconclusive. The kinds combine: a unit named by either is named; a
+ * kind, "clearly fine" is an interval whose high end is at or below 1 +
+ * GS_PAIRS_THRESHOLD, and a pair's state is, for a pair slow in the
+ * rounds: slow when (with a confirming round) slow again alone, fine when
+ * clearly fine alone, else unclear; for a pair not slow in the rounds:
+ * fine when clearly fine alone, or in the rounds and not slow alone;
+ * slow when slow alone and not clearly fine in the rounds; else weak (no
+ * evidence either way); for a pair the confirming round added, from that
+ * round alone. Per kind, a unit with 2 or more pairs all slow is named; a
+ * slow pair of unnamed units is a link when each of its units has a fine
+ * pair besides, inconclusive when a unit without one has another pair,
+ * else undecided; an unclear pair of unnamed units is inconclusive. The kinds combine: a unit named by either is named; a
  * pair takes link over undecided over inconclusive over fine, and is
  * "unit" when slow or unclear with a named unit. GS_ERR_USAGE when
  * confirm names a pair outside the units; GS_ERR_NOMEM. *out owned by the
