@@ -353,25 +353,43 @@ static void test_weak_neighbour(void **state) {
   assert_string_equal(d.overall, "inconclusive");
   assert_int_equal(d.links + d.units, 0);
   assert_int_equal(d.judged[2], GS_PAIRS_INCONCLUSIVE);
-  assert_int_equal(d.judged[1], GS_PAIRS_FINE);
+  assert_int_equal(d.judged[1], GS_PAIRS_INCONCLUSIVE); /* 2.1x, not shown: a suspect */
+  assert_int_equal(d.judged[0], GS_PAIRS_FINE);
   char why[512];
   const gs_pairs_host host = {.unit = "node", .host = "vm", .ranks = 4, .cpus = 8,
                               .load_average = NAN};
   gs_pairs_reason(&d, v, NULL, &host, why, sizeof why);
-  assert_string_equal(why, "4 ranks on 8 CPUs of host vm: nodes 0 and 2, all-reduce 3.00x [1.50, "
-                           "5.20] in the rounds, copy 3.00x [1.50, 5.20] in the rounds: slow, but "
-                           "a node of it has no pair clearly fine beside it");
+  assert_string_equal(why, "4 ranks on 8 CPUs of host vm: nodes 2 and 3, all-reduce 2.10x [1.11, "
+                           "4.95] in the rounds, copy 2.10x [1.11, 4.95] in the rounds: neither "
+                           "clearly slow nor clearly fine (and 1 more pair(s))");
+  // Alone, 2-3 clearly fine and 0-2 slow: each of nodes 0 and 2 has a
+  // fine pair besides (0-1, 2-3), so the link is named.
   gs_pairs_decision_free(&d);
-  // The confirming round chooses the weak neighbour 2-3 to measure again.
+  gs_pairs_result alone[4] = {{.a = 2, .b = 3, .ratio = 1.0, .low = 0.95, .high = 1.1},
+                              {.a = 0, .b = 2, .ratio = 3.0, .low = 2.5, .high = 3.4, .slow = 1},
+                              {.a = 0, .b = 1, .ratio = 1.0, .low = 0.9, .high = 1.05}};
+  gs_pairs_verdict w[2] = {{.n_units = 4, .n_pairs = 3, .pairs = alone, .unit_slow = none},
+                           {.n_units = 4, .n_pairs = 3, .pairs = alone, .unit_slow = none}};
+  assert_int_equal(gs_pairs_decide(v, w, &d), GS_OK);
+  assert_string_equal(d.overall, "fail");
+  assert_int_equal(d.links, 1);
+  assert_int_equal(d.judged[2], GS_PAIRS_LINK);
+  assert_int_equal(d.judged[1], GS_PAIRS_FINE);
+  gs_pairs_decision_free(&d);
+  // The confirming round: both suspects (2-3 by its ratio), the reference
+  // 0-1, the neighbour 1-3 once its interval reaches 1.4 (not clearly
+  // fine), and node 2 with node 1, node 2 having no pair but suspects.
   int *a = NULL, *b = NULL;
   size_t n = 0;
   r[0].reference = 1;
+  r[3].high = 1.4; /* 1-3 now not clearly fine: a neighbour of the suspects */
   assert_int_equal(gs_pairs_confirm_choose(v, &a, &b, &n), GS_OK);
-  assert_int_equal(n, 3);
-  assert_int_equal(a[1], 0);
-  assert_int_equal(b[1], 1); /* the reference */
-  assert_int_equal(a[2], 2);
-  assert_int_equal(b[2], 3); /* the neighbour */
+  assert_int_equal(n, 5);
+  assert_int_equal(a[0] * 10 + b[0], 23);
+  assert_int_equal(a[1] * 10 + b[1], 2);
+  assert_int_equal(a[2] * 10 + b[2], 1);  /* the reference */
+  assert_int_equal(a[3] * 10 + b[3], 13); /* the neighbour */
+  assert_int_equal(a[4] * 10 + b[4], 12); /* node 2's pairs are all suspects: added */
   free(a);
   free(b);
 }

@@ -74,7 +74,8 @@ static const char *role(const gs_check_pairs_times *t, const judgement *J, size_
   for (size_t k = 0; k < J->d.n_pairs; k++) {
     if (J->d.alone[k] != i) continue;
     if (k >= t->pairs.n_pairs) return "added";
-    if (J->rounds[0].pairs[k].slow || J->rounds[1].pairs[k].slow) return "suspect";
+    if (gs_pairs_suspect(&J->rounds[0].pairs[k]) || gs_pairs_suspect(&J->rounds[1].pairs[k]))
+      return "suspect";
     return J->rounds[0].pairs[k].reference || J->rounds[1].pairs[k].reference ? "reference"
                                                                               : "neighbour";
   }

@@ -169,6 +169,11 @@ static long find_pair(const int *pa, const int *pb, size_t n, int a, int b) {
   return -1;
 }
 
+/* See check_pairs.h. */
+int gs_pairs_suspect(const gs_pairs_result *r) {
+  return r->slow || r->ratio > 1.0 + GS_PAIRS_THRESHOLD;
+}
+
 /* 1 when r's interval lies at or below 1 + GS_PAIRS_THRESHOLD. */
 static int clearly_fine(const gs_pairs_result *r) {
   return isfinite(r->high) && r->high <= 1.0 + GS_PAIRS_THRESHOLD;
@@ -202,7 +207,7 @@ gs_status gs_pairs_confirm_choose(const gs_pairs_verdict v[2], int **a, int **b,
   const gs_pairs_result *p = v[0].pairs, *q = v[1].pairs;
   size_t count = 0;
   for (size_t i = 0; i < np; i++) {
-    suspect[i] = p[i].slow || q[i].slow;
+    suspect[i] = gs_pairs_suspect(&p[i]) || gs_pairs_suspect(&q[i]);
     if (suspect[i]) tainted[p[i].a] = tainted[p[i].b] = 1;
   }
   for (size_t i = 0; i < np; i++)
@@ -247,8 +252,8 @@ gs_status gs_pairs_confirm_choose(const gs_pairs_verdict v[2], int **a, int **b,
 
 const char *const gs_pairs_judged_names[] = {"fine", "link", "undecided", "unit", "inconclusive"};
 
-/* A pair's state in one kind: clearly fine, slow, unclear (slow in the
- * rounds, neither alone), or weak (not slow, not clearly fine: no
+/* A pair's state in one kind: fine, slow, unclear (a suspect of the
+ * rounds, neither alone), or weak (fine in the rounds, not alone: no
  * evidence either way). */
 enum { STATE_FINE, STATE_SLOW, STATE_UNCLEAR, STATE_WEAK };
 
@@ -262,13 +267,13 @@ static int alone_state(const gs_pairs_result *r) {
  * round added) and alone (q, NULL when not measured again). */
 static int pair_state(const gs_pairs_result *r, const gs_pairs_result *q) {
   if (!r) return alone_state(q);
-  if (r->slow) return q ? alone_state(q) : STATE_SLOW; /* a suspect */
-  if (!q) return clearly_fine(r) ? STATE_FINE : STATE_WEAK;
-  switch (alone_state(q)) {
-    case STATE_FINE: return STATE_FINE;
-    case STATE_SLOW: return clearly_fine(r) ? STATE_WEAK : STATE_SLOW; /* the rounds agree */
-    default: return clearly_fine(r) ? STATE_FINE : STATE_WEAK;
-  }
+  // A suspect: slow, or slower than the threshold without the interval
+  // to show it (then unclear unless measured again).
+  if (gs_pairs_suspect(r)) return q ? alone_state(q) : r->slow ? STATE_SLOW : STATE_UNCLEAR;
+  // Not slow and at or below the threshold in the rounds; alone too, when
+  // measured again (a neighbour, a reference), else no evidence.
+  if (!q || (!q->slow && q->ratio <= 1.0 + GS_PAIRS_THRESHOLD)) return STATE_FINE;
+  return STATE_WEAK;
 }
 
 /* 1 when unit u has a pair other than `except` in state `want`. */
@@ -409,9 +414,10 @@ void gs_pairs_reason(const gs_pairs_decision *d, const gs_pairs_verdict rounds[2
   int unclear = 0;
   for (size_t i = 0; i < d->n_pairs && !unclear; i++) {
     if (d->judged[i] != GS_PAIRS_INCONCLUSIVE) continue;
-    for (int k = 0; k < 2 && d->alone[i] >= 0 && confirm; k++)
-      unclear |= (i >= np || rounds[k].pairs[i].slow) &&
-                 alone_state(&confirm[k].pairs[d->alone[i]]) == STATE_UNCLEAR;
+    for (int k = 0; k < 2; k++) {
+      const gs_pairs_result *q = d->alone[i] >= 0 && confirm ? &confirm[k].pairs[d->alone[i]] : NULL;
+      if (i < np || q) unclear |= pair_state(i < np ? &rounds[k].pairs[i] : NULL, q) == STATE_UNCLEAR;
+    }
     if (unclear || first == d->n_pairs) first = i;
   }
   if (first == d->n_pairs) return;
@@ -434,7 +440,7 @@ void gs_pairs_reason(const gs_pairs_decision *d, const gs_pairs_verdict rounds[2
   for (int k = 0; k < 2; k++) {
     const gs_pairs_result *r = first < np ? &rounds[k].pairs[first] : NULL;
     const gs_pairs_result *q = c >= 0 && confirm ? &confirm[k].pairs[c] : NULL;
-    if (r && !r->slow) continue;
+    if (r && !gs_pairs_suspect(r)) continue;
     PUT(", %s", kinds[k]);
     if (r) PUT(" %.2fx [%.2f, %.2f] in the rounds", r->ratio, r->low, r->high);
     if (q) PUT("%s %.2fx [%.2f, %.2f] alone", r ? "," : "", q->ratio, q->low, q->high);

@@ -66,9 +66,14 @@ gs_status gs_pairs_judge(const gs_pairs_sample *pairs, size_t n, size_t n_units,
 /* Frees what `v` owns and zeroes it; safe on a zeroed struct. */
 void gs_pairs_verdict_free(gs_pairs_verdict *v);
 
+/* 1 when pair r is a suspect: slow, or with its ratio above 1 +
+ * GS_PAIRS_THRESHOLD while its interval is too wide to show it (a pair
+ * 5x slow at [0.5, 54] on a host at a load average of 15 is no pass). */
+int gs_pairs_suspect(const gs_pairs_result *r);
+
 /* The pairs of the confirming round, chosen from the rounds' verdicts of
- * both kinds (v[0], v[1]: the same pairs in the same order): every pair
- * slow in either kind (a suspect), the reference pairs of either kind that
+ * both kinds (v[0], v[1]: the same pairs in the same order): every
+ * suspect of either kind (gs_pairs_suspect), the reference pairs of either kind that
  * are not suspects, the other pairs of a suspect's units that are not
  * clearly fine in both kinds (interval above 1 + GS_PAIRS_THRESHOLD: its
  * neighbours), and, for each unit of a suspect that has no pair left
@@ -109,13 +114,13 @@ typedef struct {
  * round's (confirm: NULL or both kinds over the pairs of
  * gs_pairs_confirm_choose, in its order, n_units as the rounds'). Per
  * kind, "clearly fine" is an interval whose high end is at or below 1 +
- * GS_PAIRS_THRESHOLD, and a pair's state is, for a pair slow in the
- * rounds: slow when (with a confirming round) slow again alone, fine when
- * clearly fine alone, else unclear; for a pair not slow in the rounds:
- * fine when clearly fine alone, or in the rounds and not slow alone;
- * slow when slow alone and not clearly fine in the rounds; else weak (no
- * evidence either way); for a pair the confirming round added, from that
- * round alone. Per kind, a unit with 2 or more pairs all slow is named; a
+ * GS_PAIRS_THRESHOLD, and a pair's state is, for a suspect of the rounds
+ * (gs_pairs_suspect): alone, slow when slow, fine when clearly fine, else
+ * unclear; without a confirming round slow when slow, else unclear; for
+ * any other pair of the rounds (not slow, ratio at or below 1 +
+ * GS_PAIRS_THRESHOLD): fine, unless measured again alone and then slow or
+ * above the threshold (weak: no evidence either way); for a pair the
+ * confirming round added, from that round alone. Per kind, a unit with 2 or more pairs all slow is named; a
  * slow pair of unnamed units is a link when each of its units has a fine
  * pair besides, inconclusive when a unit without one has another pair,
  * else undecided; an unclear pair of unnamed units is inconclusive. The kinds combine: a unit named by either is named; a
