@@ -2,11 +2,13 @@
  * (threads, or one per process under mpirun/srun): every pair in the
  * rounds of the round-robin tournament, a 2-rank all-reduce and a copy
  * each way (over several hosts: every pair of nodes in the rounds of the
- * node bisection, between their leaders), judged by elimination into a
- * slow rank or node, link or nothing, with
- * an action per finding, as text or JSON. Exit 0 nothing named, 5 a rank or
- * link named, 6 a slow pair that cannot be told apart. docs/check.md,
- * "Localization by pairs". */
+ * node bisection, between their leaders), the suspects measured again
+ * alone in a confirming round, judged by elimination into a slow rank or
+ * node, link, nothing or an inconclusive verdict with its reason, with an
+ * action per finding, as text or JSON. Exit 0 nothing named, 5 a rank or
+ * link named, 6 a slow pair that cannot be told apart or an inconclusive
+ * verdict. docs/check.md, "Localization by pairs". */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,83 +32,127 @@ static gs_status reject_positional(void *ctx, const char *arg) {
   return gs_error(GS_ERR_USAGE, "gpuscale check pairs: unexpected argument '%s'", arg);
 }
 
-/* The two kinds' verdicts combined: a rank named by either kind is the
- * rank; a slow pair of unnamed ranks is a link when either kind calls it
- * one, else undecided. */
+/* The verdicts of the rounds and of the confirming round, and the decision. */
 typedef struct {
-  gs_pairs_verdict v[2];
-  int *unit;      /* n_units: named */
-  int *pair_kind; /* n_pairs: 0 fine, 1 link, 2 undecided, 3 explained by a rank */
-  size_t units, links, undecided;
+  gs_pairs_verdict rounds[2], alone[2];
+  gs_pairs_decision d;
+  char reason[512];
 } judgement;
 
-static int fine_elsewhere(const gs_pairs_verdict *v, size_t i, int unit) {
-  for (size_t j = 0; j < v->n_pairs; j++)
-    if (j != i && !v->pairs[j].slow && (v->pairs[j].a == unit || v->pairs[j].b == unit)) return 1;
-  return 0;
+/* Both kinds' verdicts of a set of measured pairs. */
+static gs_status judge_set(const gs_check_pairs_set *set, size_t n_units, gs_pairs_verdict v[2]) {
+  gs_pairs_sample *s = calloc(set->n_pairs ? set->n_pairs : 1, sizeof *s);
+  if (!s) return gs_error(GS_ERR_NOMEM, "check pairs: out of memory");
+  gs_status st = GS_OK;
+  for (int k = 0; k < 2 && st == GS_OK; k++) {
+    for (size_t i = 0; i < set->n_pairs; i++)
+      s[i] = (gs_pairs_sample){set->a[i], set->b[i], set->seconds[k] + i * (size_t)set->iters,
+                               (size_t)set->iters};
+    st = gs_pairs_judge(s, set->n_pairs, n_units, &v[k]);
+  }
+  free(s);
+  return st;
 }
 
-static void combine(judgement *J) {
-  const size_t n = J->v[0].n_units, np = J->v[0].n_pairs;
-  for (size_t u = 0; u < n; u++) {
-    J->unit[u] = J->v[0].unit_slow[u] || J->v[1].unit_slow[u];
-    J->units += (size_t)J->unit[u];
+/* The confirming round's pairs, chosen in every process from the rounds'
+ * times (gs_check_pairs_confirm_fn). */
+static gs_status choose_again(void *ctx, const gs_check_pairs_times *t, gs_check_pairs_list *again) {
+  judgement *J = ctx;
+  GS_TRY(judge_set(&t->pairs, t->n_units, J->rounds));
+  return gs_pairs_confirm_choose(J->rounds, &again->a, &again->b, &again->n);
+}
+
+/* The judged word of pair i: "rank"/"node" for a named unit's. */
+static const char *judged_word(const gs_check_pairs_times *t, const judgement *J, size_t i) {
+  if (J->d.judged[i] == GS_PAIRS_UNIT) return t->nodes ? "node" : "rank";
+  return gs_pairs_judged_names[J->d.judged[i]];
+}
+
+/* What the confirming round measured pair c for. */
+static const char *role(const gs_check_pairs_times *t, const judgement *J, size_t c) {
+  const long i = (long)c; /* find the decision's pair measured as c */
+  for (size_t k = 0; k < J->d.n_pairs; k++) {
+    if (J->d.alone[k] != i) continue;
+    if (k >= t->pairs.n_pairs) return "added";
+    if (gs_pairs_suspect(&J->rounds[0].pairs[k]) || gs_pairs_suspect(&J->rounds[1].pairs[k]))
+      return "suspect";
+    return J->rounds[0].pairs[k].reference || J->rounds[1].pairs[k].reference ? "reference"
+                                                                              : "neighbour";
   }
-  for (size_t i = 0; i < np; i++) {
-    const gs_pairs_result *p = &J->v[0].pairs[i];
-    int kind = 0;
-    for (int k = 0; k < 2; k++) {
-      const gs_pairs_verdict *v = &J->v[k];
-      if (!v->pairs[i].slow) continue;
-      if (J->unit[p->a] || J->unit[p->b])
-        kind = kind ? kind : 3;
-      else if (fine_elsewhere(v, i, p->a) && fine_elsewhere(v, i, p->b))
-        kind = 1;
-      else if (kind != 1)
-        kind = 2;
-    }
-    J->pair_kind[i] = kind;
-    J->links += kind == 1;
-    J->undecided += kind == 2;
+  return "reference";
+}
+
+static void print_cells(FILE *out, const gs_pairs_verdict v[2], size_t i) {
+  for (int k = 0; k < 2; k++) {
+    const gs_pairs_result *p = &v[k].pairs[i];
+    char cell[64];
+    snprintf(cell, sizeof cell, "%.2fx [%.2f, %.2f]%s", p->ratio, p->low, p->high,
+             p->slow ? " slow" : "");
+    fprintf(out, " %-26s", cell);
   }
 }
 
 static void print_text(FILE *out, const gs_check_pairs_times *t, const judgement *J,
                        size_t bytes, double elapsed) {
-  const char *overall = J->units || J->links ? "fail" : J->undecided ? "warn" : "pass";
   const char *unit = t->nodes ? "node" : "rank";
   fprintf(out, "gpuscale check pairs: %s (%zu %ss, %zu rounds of disjoint pairs%s, %zu pairs, "
-          "%zu bytes, %d iterations each) in %.2f s\n", overall, t->n_units, unit, t->rounds,
-          t->nodes ? " by node bisection" : "", t->n_pairs, bytes, t->iters, elapsed);
+          "%zu bytes, %d iterations each) in %.2f s\n", J->d.overall, t->n_units, unit,
+          t->rounds, t->nodes ? " by node bisection" : "", t->pairs.n_pairs, bytes,
+          t->pairs.iters, elapsed);
   for (size_t u = 0; t->nodes && u < t->n_nodes; u++)
     fprintf(out, "  node %zu: %s\n", u, t->host[u]);
+  fprintf(out, "  host %s: %d ranks on %d CPUs", t->busiest_host, t->busiest_ranks,
+          t->busiest_cores);
+  if (isfinite(t->load_average)) fprintf(out, ", load average %.1f", t->load_average);
+  if (t->slots > t->rounds)
+    fprintf(out, ": the rounds in %zu slots, no more ranks at work at once than CPUs", t->slots);
+  fprintf(out, "%s\n", t->pin_refused ? " (a rank could not be pinned to its CPU)" : "");
   fprintf(out, "  pair   %-26s %-26s judged\n", "all-reduce vs best pairs", "copy vs best pairs");
-  for (size_t i = 0; i < t->n_pairs; i++) {
-    char cell[2][64];
-    for (int k = 0; k < 2; k++) {
-      const gs_pairs_result *p = &J->v[k].pairs[i];
-      snprintf(cell[k], sizeof cell[k], "%.2fx [%.2f, %.2f]%s", p->ratio, p->low, p->high,
-               p->slow ? " slow" : "");
+  for (size_t i = 0; i < t->pairs.n_pairs; i++) {
+    fprintf(out, "  %d-%-4d", t->pairs.a[i], t->pairs.b[i]);
+    print_cells(out, J->rounds, i);
+    fprintf(out, " %s\n", J->d.judged[i] == GS_PAIRS_FINE ? "-" : judged_word(t, J, i));
+  }
+  if (t->confirm.n_pairs > 0) {
+    fprintf(out, "  confirming round, each pair alone (%d iterations each):\n", t->confirm.iters);
+    for (size_t c = 0; c < t->confirm.n_pairs; c++) {
+      fprintf(out, "  %d-%-4d", t->confirm.a[c], t->confirm.b[c]);
+      print_cells(out, J->alone, c);
+      fprintf(out, " %s\n", role(t, J, c));
     }
-    static const char *const judged[] = {"-", "link", "undecided", "rank"};
-    fprintf(out, "  %d-%-4d %-26s %-26s %s\n", t->a[i], t->b[i], cell[0], cell[1],
-            t->nodes && J->pair_kind[i] == 3 ? "node" : judged[J->pair_kind[i]]);
   }
   for (size_t u = 0; u < t->n_units; u++)
-    if (J->unit[u])
+    if (J->d.unit[u])
       fprintf(out, "  action: investigate: %s %zu is slow with every partner (%s, not a link)\n",
               unit, u, t->nodes ? "the node" : "its GPU or node");
-  for (size_t i = 0; i < t->n_pairs; i++) {
-    if (J->pair_kind[i] == 1)
+  for (size_t i = 0; i < J->d.n_pairs; i++) {
+    if (J->d.judged[i] == GS_PAIRS_LINK)
       fprintf(out, "  action: investigate: the link between %s %d and %s %d (slow only "
-              "together; each is fine with another partner)\n", unit, t->a[i], unit, t->b[i]);
-    if (J->pair_kind[i] == 2)
+              "together, also alone; each is fine with another partner)\n", unit, J->d.a[i],
+              unit, J->d.b[i]);
+    if (J->d.judged[i] == GS_PAIRS_UNDECIDED)
       fprintf(out, "  action: investigate: %ss %d and %d are slow together; no other pair "
-              "tells the %s from the link\n", unit, t->a[i], t->b[i], unit);
+              "tells the %s from the link\n", unit, J->d.a[i], J->d.b[i], unit);
   }
-  if (!J->units && !J->links && !J->undecided)
-    fprintf(out, "  nothing named: no pair's interval is above %.2fx of the best pairs\n",
-            1.0 + GS_PAIRS_THRESHOLD);
+  if (J->d.inconclusive)
+    fprintf(out, "  inconclusive: %s; rerun on a quieter host or with more -n\n", J->reason);
+  if (!J->d.units && !J->d.links && !J->d.undecided && !J->d.inconclusive)
+    fprintf(out, "  nothing named: no pair's interval is above %.2fx of the best pairs%s\n",
+            1.0 + GS_PAIRS_THRESHOLD, t->confirm.n_pairs ? " alone" : "");
+}
+
+/* One kind's figures of a pair; `raw` its samples (iters). */
+static void put_kind(gs_json_build *b, cJSON *p, int k, const gs_pairs_result *r,
+                     const double *raw, int iters) {
+  cJSON *o = gs_json_put_object(b, p, kind_keys[k]);
+  if (!o) return;
+  gs_json_put_number(b, o, "median_seconds", r->median);
+  gs_json_put_number(b, o, "ratio", r->ratio);
+  gs_json_put_number(b, o, "ratio_low", r->low);
+  gs_json_put_number(b, o, "ratio_high", r->high);
+  gs_json_put_bool(b, o, "slow", r->slow);
+  cJSON *a = gs_json_put_array(b, o, "seconds");
+  for (int i = 0; a && i < iters; i++) gs_json_append_number(b, a, raw[i]);
 }
 
 static gs_status pairs_document(const gs_check_pairs_times *t, const judgement *J, size_t bytes,
@@ -114,59 +160,79 @@ static gs_status pairs_document(const gs_check_pairs_times *t, const judgement *
   gs_json_build build = {0}, *b = &build;
   cJSON *doc = cJSON_CreateObject();
   gs_json_put_string(b, doc, "check", "pairs");
-  gs_json_put_string(b, doc, "overall",
-                     J->units || J->links ? "fail" : J->undecided ? "warn" : "pass");
+  gs_json_put_string(b, doc, "overall", J->d.overall);
+  gs_json_put_string_or_null(b, doc, "reason", J->d.inconclusive ? J->reason : NULL);
   gs_json_put_number(b, doc, "ranks", (double)t->n_ranks);
   gs_json_put_string(b, doc, "schedule", t->nodes ? "node bisection" : "tournament");
   gs_json_put_number(b, doc, "rounds", (double)t->rounds);
+  gs_json_put_number(b, doc, "slots", (double)t->slots);
+  cJSON *host = gs_json_put_object(b, doc, "host");
+  if (host) {
+    gs_json_put_string(b, host, "name", t->busiest_host);
+    gs_json_put_number(b, host, "ranks", t->busiest_ranks);
+    gs_json_put_number(b, host, "cpus", t->busiest_cores);
+    gs_json_put_number(b, host, "load_average", t->load_average);
+    gs_json_put_bool(b, host, "pinned", !t->pin_refused);
+  }
   if (t->nodes) {
-    cJSON *hosts = cJSON_CreateArray();
-    gs_json_put_item(b, doc, "nodes", hosts);
-    for (size_t u = 0; !b->failed && u < t->n_nodes; u++)
-      gs_json_append(b, hosts, cJSON_CreateString(t->host[u]));
+    cJSON *hosts = gs_json_put_array(b, doc, "nodes");
+    for (size_t u = 0; hosts && u < t->n_nodes; u++) gs_json_append_string(b, hosts, t->host[u]);
   }
   gs_json_put_number(b, doc, "bytes", (double)bytes);
-  gs_json_put_number(b, doc, "iterations", t->iters);
+  gs_json_put_number(b, doc, "iterations", t->pairs.iters);
   gs_json_put_number(b, doc, "threshold", 1.0 + GS_PAIRS_THRESHOLD);
   gs_json_put_number(b, doc, "seconds", elapsed);
-  cJSON *pairs = cJSON_CreateArray();
-  gs_json_put_item(b, doc, "pairs", pairs);
-  static const char *const judged[] = {"fine", "link", "undecided", "rank"};
-  for (size_t i = 0; !b->failed && i < t->n_pairs; i++) {
+  cJSON *pairs = gs_json_put_array(b, doc, "pairs");
+  for (size_t i = 0; pairs && !b->failed && i < t->pairs.n_pairs; i++) {
     cJSON *p = cJSON_CreateObject();
     gs_json_append(b, pairs, p);
     if (b->failed) break;
-    gs_json_put_number(b, p, "a", t->a[i]);
-    gs_json_put_number(b, p, "b", t->b[i]);
-    gs_json_put_string(b, p, "judged",
-                       t->nodes && J->pair_kind[i] == 3 ? "node" : judged[J->pair_kind[i]]);
-    for (int k = 0; k < 2; k++) {
-      const gs_pairs_result *r = &J->v[k].pairs[i];
-      cJSON *o = cJSON_CreateObject();
-      gs_json_put_item(b, p, kind_keys[k], o);
-      if (b->failed) break;
-      gs_json_put_number(b, o, "median_seconds", r->median);
-      gs_json_put_number(b, o, "ratio", r->ratio);
-      gs_json_put_number(b, o, "ratio_low", r->low);
-      gs_json_put_number(b, o, "ratio_high", r->high);
-      gs_json_put_bool(b, o, "slow", r->slow);
-    }
+    gs_json_put_number(b, p, "a", t->pairs.a[i]);
+    gs_json_put_number(b, p, "b", t->pairs.b[i]);
+    gs_json_put_string(b, p, "judged", judged_word(t, J, i));
+    for (int k = 0; k < 2; k++)
+      put_kind(b, p, k, &J->rounds[k].pairs[i], t->pairs.seconds[k] + i * (size_t)t->pairs.iters,
+               t->pairs.iters);
   }
-  cJSON *ranks = cJSON_CreateArray(), *links = cJSON_CreateArray();
-  gs_json_put_item(b, doc, t->nodes ? "named_nodes" : "named_ranks", ranks);
-  gs_json_put_item(b, doc, "named_links", links);
-  for (size_t u = 0; !b->failed && u < t->n_units; u++)
-    if (J->unit[u]) gs_json_append(b, ranks, cJSON_CreateNumber((double)u));
-  for (size_t i = 0; !b->failed && i < t->n_pairs; i++)
-    if (J->pair_kind[i] == 1) {
+  cJSON *again = gs_json_put_array(b, doc, "confirm");
+  for (size_t c = 0; again && !b->failed && c < t->confirm.n_pairs; c++) {
+    cJSON *p = cJSON_CreateObject();
+    gs_json_append(b, again, p);
+    if (b->failed) break;
+    gs_json_put_number(b, p, "a", t->confirm.a[c]);
+    gs_json_put_number(b, p, "b", t->confirm.b[c]);
+    gs_json_put_string(b, p, "role", role(t, J, c));
+    for (int k = 0; k < 2; k++)
+      put_kind(b, p, k, &J->alone[k].pairs[c],
+               t->confirm.seconds[k] + c * (size_t)t->confirm.iters, t->confirm.iters);
+  }
+  cJSON *ranks = gs_json_put_array(b, doc, t->nodes ? "named_nodes" : "named_ranks");
+  cJSON *links = gs_json_put_array(b, doc, "named_links");
+  for (size_t u = 0; ranks && u < t->n_units; u++)
+    if (J->d.unit[u]) gs_json_append_number(b, ranks, (double)u);
+  for (size_t i = 0; links && !b->failed && i < J->d.n_pairs; i++)
+    if (J->d.judged[i] == GS_PAIRS_LINK) {
       cJSON *l = cJSON_CreateArray();
       gs_json_append(b, links, l);
       if (b->failed) break;
-      gs_json_append(b, l, cJSON_CreateNumber(t->a[i]));
-      gs_json_append(b, l, cJSON_CreateNumber(t->b[i]));
+      gs_json_append_number(b, l, J->d.a[i]);
+      gs_json_append_number(b, l, J->d.b[i]);
     }
   *out = gs_json_build_finish(b, doc);
   return *out ? GS_OK : gs_error(GS_ERR_NOMEM, "check pairs: out of memory for the document");
+}
+
+/* Judges the measured times into J (the rounds' verdicts are there
+ * already when the confirming round was chosen). */
+static gs_status judge(const gs_check_pairs_times *t, judgement *J) {
+  if (!J->rounds[0].pairs) GS_TRY(judge_set(&t->pairs, t->n_units, J->rounds));
+  if (t->confirm.n_pairs > 0) GS_TRY(judge_set(&t->confirm, t->n_units, J->alone));
+  GS_TRY(gs_pairs_decide(J->rounds, t->confirm.n_pairs > 0 ? J->alone : NULL, &J->d));
+  const gs_pairs_host host = {.unit = t->nodes ? "node" : "rank", .host = t->busiest_host,
+                              .ranks = t->busiest_ranks, .cpus = t->busiest_cores,
+                              .load_average = t->load_average};
+  gs_pairs_reason(&J->d, J->rounds, J->alone, &host, J->reason, sizeof J->reason);
+  return GS_OK;
 }
 
 static void print_help(const gs_option *table) {
@@ -178,8 +244,12 @@ static void print_help(const gs_option *table) {
                "threads, or one per process under mpirun/srun. When the processes run on\n"
                "several hosts, the nodes instead: their leaders meet in the ceil(log2 N) rounds\n"
                "of the node bisection (node u meets u XOR 2^r), and a node slow with every\n"
-               "partner is named. Exit 0 nothing named, 5 a rank, node or link named,\n"
-               "6 undecided. See docs/check.md, \"Localization by pairs\".");
+               "partner is named. A round never runs more ranks at once on a host than it has\n"
+               "CPUs (its pairs then take turns), and the pairs found slow are measured again,\n"
+               "each alone, before anything is named; one neither clearly slow nor clearly fine\n"
+               "then makes the verdict inconclusive, with the reason. Exit 0 nothing named,\n"
+               "5 a rank, node or link named, 6 undecided or inconclusive. See docs/check.md,\n"
+               "\"Localization by pairs\".");
   gs_help_example("gpuscale check pairs --ranks 4 --inject slowpair:rank=1,peer=2,factor=4");
   gs_help_example("mpirun -np 8 gpuscale check pairs --format json -o pairs.json");
   gs_help_options("Options", table);
@@ -228,29 +298,16 @@ gs_status gs_cmd_check_pairs(int argc, char **argv) {
       return gs_error(GS_ERR_USAGE, "option --inject %s: check pairs rehearses slow and slowpair",
                       gs_fault_kind_name(k));
   }
+  judgement J;
+  memset(&J, 0, sizeof J);
   const gs_check_pairs_options o = {.ranks = (int)ranks, .bytes = (size_t)bytes,
                                     .warmup = (int)warmup, .iters = (int)iters,
-                                    .timeout = timeout, .faults = &faults};
+                                    .timeout = timeout, .faults = &faults,
+                                    .confirm = choose_again, .confirm_ctx = &J};
   const double start = gs_time_seconds();
   gs_check_pairs_times t;
   gs_status st = gs_check_pairs_measure(&o, &t);
-  judgement J;
-  memset(&J, 0, sizeof J);
-  for (int k = 0; k < 2 && st == GS_OK; k++) {
-    gs_pairs_sample *s = calloc(t.n_pairs ? t.n_pairs : 1, sizeof *s);
-    if (!s) st = gs_error(GS_ERR_NOMEM, "check pairs: out of memory");
-    for (size_t i = 0; s && i < t.n_pairs; i++)
-      s[i] = (gs_pairs_sample){t.a[i], t.b[i], t.seconds[k] + i * (size_t)t.iters,
-                               (size_t)t.iters};
-    if (st == GS_OK) st = gs_pairs_judge(s, t.n_pairs, t.n_units, &J.v[k]);
-    free(s);
-  }
-  if (st == GS_OK) {
-    J.unit = calloc(t.n_units, sizeof *J.unit);
-    J.pair_kind = calloc(t.n_pairs ? t.n_pairs : 1, sizeof *J.pair_kind);
-    st = J.unit && J.pair_kind ? GS_OK : gs_error(GS_ERR_NOMEM, "check pairs: out of memory");
-  }
-  if (st == GS_OK) combine(&J);
+  if (st == GS_OK) st = judge(&t, &J);
   const double elapsed = gs_time_seconds() - start;
   // Under a launcher every process has the times; process 0 writes.
   if (st == GS_OK && t.process_rank == 0) {
@@ -271,14 +328,18 @@ gs_status gs_cmd_check_pairs(int argc, char **argv) {
   // The verdict's exit code is process 0's alone: another process leaving
   // with 5 first makes the launcher end the job before process 0 wrote.
   const int verdict = st == GS_OK && t.process_rank == 0;
-  if (verdict && (J.units || J.links))
-    st = gs_error(GS_NODE_FAIL, "check pairs: %zu %s(s) and %zu link(s) named", J.units,
-                  t.nodes ? "node" : "rank", J.links);
-  else if (verdict && J.undecided)
-    st = gs_error(GS_NODE_WARN, "check pairs: %zu slow pair(s) undecided", J.undecided);
-  for (int k = 0; k < 2; k++) gs_pairs_verdict_free(&J.v[k]);
-  free(J.unit);
-  free(J.pair_kind);
+  if (verdict && (J.d.units || J.d.links))
+    st = gs_error(GS_NODE_FAIL, "check pairs: %zu %s(s) and %zu link(s) named", J.d.units,
+                  t.nodes ? "node" : "rank", J.d.links);
+  else if (verdict && J.d.undecided)
+    st = gs_error(GS_NODE_WARN, "check pairs: %zu slow pair(s) undecided", J.d.undecided);
+  else if (verdict && J.d.inconclusive)
+    st = gs_error(GS_NODE_WARN, "check pairs: inconclusive: %s", J.reason);
+  for (int k = 0; k < 2; k++) {
+    gs_pairs_verdict_free(&J.rounds[k]);
+    gs_pairs_verdict_free(&J.alone[k]);
+  }
+  gs_pairs_decision_free(&J.d);
   gs_check_pairs_times_free(&t);
   return st;
 }

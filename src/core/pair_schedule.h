@@ -20,4 +20,15 @@ size_t gs_pairs_tournament_rounds(size_t n_units);
 int gs_pairs_bisection_partner(size_t n_nodes, size_t r, size_t u);
 size_t gs_pairs_bisection_rounds(size_t n_nodes);
 
+/* Splits one round's `n` disjoint pairs of ranks (a[i], b[i]) into slots
+ * measured one after another, so that no host runs more of the pairs'
+ * ranks at once than it has cores: host_of[rank] in 0 .. n_hosts-1,
+ * cores[host] its logical cores. Pair i goes into the first slot, in
+ * order, that it fits (an empty slot takes any pair, so a host of fewer
+ * cores than a pair's ranks on it gets one pair per slot); slot[i]
+ * receives its slot. `scratch` holds n x n_hosts ints. Returns the
+ * number of slots (0 when n is 0). */
+size_t gs_pairs_slots(size_t n, const int *a, const int *b, const int *host_of, const int *cores,
+                      size_t n_hosts, int *scratch, size_t *slot);
+
 #endif

@@ -6,31 +6,152 @@
  * (point to point), the rest of the world idle. When the processes run on
  * several hosts, the units are the nodes instead: their leaders (the
  * lowest process of each host) meet in the ceil(log2 N) rounds of the node
- * bisection (node u meets u XOR 2^r). */
+ * bisection (node u meets u XOR 2^r). A round whose pairs would run more
+ * ranks at once on a host than it has cores is measured in slots
+ * (gs_pairs_slots). Then the confirming round: the pairs the caller
+ * chooses, each measured alone. */
+// getloadavg and the CPU affinity calls are outside POSIX: glibc declares
+// them with _GNU_SOURCE, which the project-wide _POSIX_C_SOURCE would hide.
+#define _GNU_SOURCE
 #include "measure/check_pairs.h"
 
+#include <math.h>
+#include <sched.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/check.h"
 #include "core/pair_schedule.h"
 #include "core/timer.h"
 
-/* One rank's part: its comm handle, the job's shape and where its own
- * times go (rounds x 2 kinds x iters, -1 where it sat out). */
+/* How long an idle rank sleeps between looks at the barrier it waits in
+ * (processes; threads sleep on a condition variable): short against a
+ * round's exchanges, long enough that its wake-ups cost the working ranks
+ * next to nothing. */
+#define PAIRS_NAP_SECONDS 0.0005
+
+/* The exchanges to run: pairs of ranks in order of their step (the pairs
+ * of one step run at once and are disjoint), each in a round (one group
+ * split per round: the pairs of a round are disjoint too). */
+typedef struct {
+  size_t n, n_rounds, n_steps;
+  int *ra, *rb;        /* n: the ranks */
+  int *ua, *ub;        /* n: the units they measure for, ua < ub */
+  size_t *round, *step;
+  size_t *slot_a, *slot_b; /* n: the pair's place among ra's (rb's) exchanges */
+  int *cpu_a, *cpu_b;  /* n: the CPU (index into the allowed ones) ra (rb) runs on */
+  int *one_host;       /* n: 1 when ra and rb run on one host (one clock, one set of CPUs) */
+  size_t per;          /* the most exchanges of one rank */
+} plan;
+
+static void plan_free(plan *p) {
+  free(p->ra);
+  free(p->rb);
+  free(p->ua);
+  free(p->ub);
+  free(p->round);
+  free(p->step);
+  free(p->slot_a);
+  free(p->slot_b);
+  free(p->cpu_a);
+  free(p->cpu_b);
+  free(p->one_host);
+  memset(p, 0, sizeof *p);
+}
+
+static gs_status plan_alloc(plan *p, size_t n) {
+  memset(p, 0, sizeof *p);
+  const size_t m = n ? n : 1;
+  p->ra = malloc(m * sizeof *p->ra);
+  p->rb = malloc(m * sizeof *p->rb);
+  p->ua = malloc(m * sizeof *p->ua);
+  p->ub = malloc(m * sizeof *p->ub);
+  p->round = malloc(m * sizeof *p->round);
+  p->step = malloc(m * sizeof *p->step);
+  p->slot_a = malloc(m * sizeof *p->slot_a);
+  p->slot_b = malloc(m * sizeof *p->slot_b);
+  p->cpu_a = malloc(m * sizeof *p->cpu_a);
+  p->cpu_b = malloc(m * sizeof *p->cpu_b);
+  p->one_host = malloc(m * sizeof *p->one_host);
+  if (p->ra && p->rb && p->ua && p->ub && p->round && p->step && p->slot_a && p->slot_b &&
+      p->cpu_a && p->cpu_b && p->one_host)
+    return GS_OK;
+  plan_free(p);
+  return gs_error(GS_ERR_NOMEM, "check pairs: out of memory for %zu pairs", n);
+}
+
+/* The job as the measurement sees it: the world, the units and the hosts
+ * the ranks really run on (for the cores they share and for their clock). */
+typedef struct {
+  gs_comm_job *job;
+  gs_comm_world *world;
+  int local;
+  size_t ranks;
+  int *node_of, *lead; /* ranks: its unit's node; units: the rank measuring for it */
+  int *real_of;        /* ranks: its real host, 0 .. n_real-1 */
+  int *cores;          /* n_real: each real host's logical cores */
+  size_t n_real;
+  double *slow;        /* ranks: the slow factor of each (a node's leader: its node's) */
+  int *cpus;           /* the CPUs this process may run on, in order */
+  int n_cpus;
+  int *pin_refused;    /* set when a rank could not be pinned */
+} world_view;
+
+/* Each pair's place among its ranks' exchanges, the most of one rank, and
+ * the CPU each of its ranks runs on: the pairs of a step on one host take
+ * its allowed CPUs in order (a step never holds more of a host's ranks
+ * than it has CPUs, gs_pairs_slots), so that two ranks at work never share
+ * one while another CPU sleeps. */
+static gs_status plan_places(plan *p, const world_view *w) {
+  size_t *count = calloc(w->ranks, sizeof *count);
+  int *used = calloc(w->n_real + 1, sizeof *used);
+  gs_status st = count && used ? GS_OK : gs_error(GS_ERR_NOMEM, "check pairs: out of memory");
+  p->per = 0;
+  for (size_t i = 0; st == GS_OK && i < p->n; i++) {
+    if (i == 0 || p->step[i] != p->step[i - 1]) memset(used, 0, (w->n_real + 1) * sizeof *used);
+    p->slot_a[i] = count[p->ra[i]]++;
+    p->slot_b[i] = count[p->rb[i]]++;
+    p->cpu_a[i] = used[w->real_of[p->ra[i]]]++;
+    p->cpu_b[i] = used[w->real_of[p->rb[i]]]++;
+    p->one_host[i] = w->real_of[p->ra[i]] == w->real_of[p->rb[i]];
+  }
+  for (size_t k = 0; st == GS_OK && k < w->ranks; k++)
+    if (count[k] > p->per) p->per = count[k];
+  free(count);
+  free(used);
+  return st;
+}
+
+/* One rank's part: its comm handle, the plan and where its own times go
+ * (per x 2 kinds x iters x {start, end}). */
 typedef struct {
   gs_comm *comm;
   const gs_check_pairs_options *o;
-  size_t rounds;
-  const int *partner; /* rounds x ranks: the rank met in round r, -1 out */
-  int ranks;
-  double slow;        /* the slow factor of this rank (its node's, by nodes) */
+  const plan *p;
+  double slow; /* the slow factor of this rank (its node's, by nodes) */
   double *times;
+  const int *cpus; /* the allowed CPUs; the one the thread is pinned to (-1 none) */
+  int n_cpus, pinned, pin_refused;
   gs_status status;
   char error[512];
 } rank_job;
+
+/* Pins the calling rank thread to allowed CPU `index` for its next
+ * exchanges; where the system refuses, the rank runs where the scheduler
+ * puts it, and the measurement says so. */
+static void pin(rank_job *j, int index) {
+  if (index < 0 || index >= j->n_cpus || index == j->pinned) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(j->cpus[index], &set);
+  if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0)
+    j->pinned = index;
+  else
+    j->pin_refused = 1;
+}
 
 /* One exchange of kind 0 (all-reduce) or 1 (copy each way) with `peer`. */
 static gs_status exchange(gs_comm *c, gs_comm_group *g, int kind, int peer, float *send,
@@ -44,52 +165,86 @@ static gs_status exchange(gs_comm *c, gs_comm_group *g, int kind, int peer, floa
   return gs_comm_p2p_drain(c);
 }
 
-/* The rounds are interleaved: every timed iteration goes through every
- * round once, so that a load or drift of the machine falls on every round
- * alike instead of on the pairs of one round. Each round's group is made
- * once, before. */
+/* One exchange of the pair `i` of the plan, with the slowed rank's
+ * stretch; start and end go to t[0], t[1]. */
+static gs_status once(rank_job *j, gs_comm_group *g, int peer, int kind, float *send, float *recv,
+                      size_t count, double *t) {
+  t[0] = gs_time_seconds();
+  GS_TRY(exchange(j->comm, g, kind, peer, send, recv, count));
+  // A slowed rank (--inject slow) is slow with every partner.
+  if (j->slow > 1.0) gs_fault_late_wait((j->slow - 1.0) * (gs_time_seconds() - t[0]));
+  t[1] = gs_time_seconds();
+  return GS_OK;
+}
+
+/* One timed exchange of the pair `i` of the plan, after an untimed one of
+ * the same kind: it brings both ranks together whoever woke first from the
+ * barrier, and it runs each timed exchange on ranks and CPUs that have
+ * just done the same (a rank woken from a step's sleep was seen 10-25%
+ * slower in its first exchange, which named the pairs of the later slot
+ * of each round). Start and end go to t[0], t[1]. */
+static gs_status timed(rank_job *j, gs_comm_group *g, size_t i, int kind, float *send,
+                       float *recv, size_t count, double *t) {
+  const int me = gs_comm_rank(j->comm);
+  const int peer = j->p->ra[i] == me ? j->p->rb[i] : j->p->ra[i];
+  GS_TRY(once(j, g, peer, kind, send, recv, count, t));
+  GS_TRY(once(j, g, peer, kind, send, recv, count, t));
+  const float want = kind == 0 ? (float)(me + peer + 2) : (float)(peer + 1);
+  if (count > 0 && (recv[0] != want || recv[count - 1] != want))
+    return gs_error(GS_ERR_VERIFY, "rank %d: the %s with rank %d delivered %g, not %g", me,
+                    kind == 0 ? "all-reduce" : "copy", peer, (double)recv[0], (double)want);
+  return GS_OK;
+}
+
+/* The steps are interleaved: every timed iteration goes through every
+ * step once, so that a load or drift of the machine falls on every step
+ * alike instead of on the pairs of one. Each round's groups are made once,
+ * before; a rank with no pair in a step waits in the barrier asleep. */
 static void *rank_main(void *arg) {
   rank_job *j = arg;
   const gs_check_pairs_options *o = j->o;
+  const plan *p = j->p;
   const int me = gs_comm_rank(j->comm);
-  const size_t count = o->bytes / sizeof(float), rounds = j->rounds;
-  // A slowed rank (--inject slow) is slow with every partner.
-  const double slow = j->slow;
+  const size_t count = o->bytes / sizeof(float);
   float *send = malloc((count ? count : 1) * sizeof *send);
   float *recv = calloc(count ? count : 1, sizeof *recv);
-  gs_comm_group **groups = calloc(rounds ? rounds : 1, sizeof *groups);
-  gs_status st = send && recv && groups
+  gs_comm_group **groups = calloc(p->n_rounds ? p->n_rounds : 1, sizeof *groups);
+  long *in_step = malloc((p->n_steps ? p->n_steps : 1) * sizeof *in_step);
+  gs_status st = send && recv && groups && in_step
                      ? GS_OK
                      : gs_error(GS_ERR_NOMEM, "cannot allocate %zu bytes", o->bytes);
   for (size_t i = 0; st == GS_OK && i < count; i++) send[i] = (float)(me + 1);
-  for (size_t r = 0; st == GS_OK && r < rounds; r++) {
-    const int peer = j->partner[r * (size_t)j->ranks + (size_t)me];
-    st = gs_comm_group_create(j->comm, peer < 0 ? me : (peer < me ? peer : me), &groups[r]);
-  }
-  for (int i = -o->warmup; i < o->iters && st == GS_OK; i++)
-    for (size_t r = 0; r < rounds && st == GS_OK; r++) {
-      const int peer = j->partner[r * (size_t)j->ranks + (size_t)me];
-      double *t = j->times + r * 2 * (size_t)o->iters;
-      for (int kind = 0; kind < 2 && st == GS_OK; kind++) {
-        if (peer < 0) {
-          if (i >= 0) t[kind * o->iters + i] = -1.0;
-          // The round's barrier: every rank passes each round together.
-          st = gs_comm_barrier(j->comm);
-          continue;
-        }
-        const double t0 = gs_time_seconds();
-        st = exchange(j->comm, groups[r], kind, peer, send, recv, count);
-        if (st == GS_OK && slow > 1.0) gs_fault_late_wait((slow - 1.0) * (gs_time_seconds() - t0));
-        if (st == GS_OK && i >= 0) t[kind * o->iters + i] = gs_time_seconds() - t0;
-        const float want = kind == 0 ? (float)(me + peer + 2) : (float)(peer + 1);
-        if (st == GS_OK && count > 0 && (recv[0] != want || recv[count - 1] != want))
-          st = gs_error(GS_ERR_VERIFY, "rank %d: the %s with rank %d delivered %g, not %g", me,
-                        kind == 0 ? "all-reduce" : "copy", peer, (double)recv[0], (double)want);
-        if (st == GS_OK) st = gs_comm_barrier(j->comm);
+  for (size_t s = 0; st == GS_OK && s < p->n_steps; s++) in_step[s] = -1;
+  for (size_t r = 0; st == GS_OK && r < p->n_rounds; r++) {
+    int color = me;
+    for (size_t i = 0; i < p->n; i++)
+      if (p->round[i] == r && (p->ra[i] == me || p->rb[i] == me)) {
+        color = p->ra[i] < p->rb[i] ? p->ra[i] : p->rb[i];
+        in_step[p->step[i]] = (long)i;
       }
-    }
-  for (size_t r = 0; groups && r < rounds; r++) gs_comm_group_destroy(groups[r]);
+    st = gs_comm_group_create(j->comm, color, &groups[r]);
+  }
+  for (int it = -o->warmup; it < o->iters && st == GS_OK; it++)
+    for (size_t s = 0; s < p->n_steps && st == GS_OK; s++)
+      for (int kind = 0; kind < 2 && st == GS_OK; kind++) {
+        const long i = in_step[s];
+        if (i >= 0) {
+          const size_t slot = p->ra[i] == me ? p->slot_a[i] : p->slot_b[i];
+          // The pair's two CPUs change hands every iteration, so that a CPU
+          // busy with other work slows both of its ranks alike.
+          const int first = p->ra[i] == me, swap = (it & 1) && p->one_host[i];
+          if (kind == 0) pin(j, first != swap ? p->cpu_a[i] : p->cpu_b[i]);
+          double t[2];
+          st = timed(j, groups[p->round[i]], (size_t)i, kind, send, recv, count, t);
+          double *at = j->times + ((slot * 2 + (size_t)kind) * (size_t)o->iters) * 2;
+          if (st == GS_OK && it >= 0) memcpy(at + 2 * it, t, sizeof t);
+        }
+        // The step's barrier: every rank passes each step together.
+        if (st == GS_OK) st = gs_comm_barrier_idle(j->comm, PAIRS_NAP_SECONDS);
+      }
+  for (size_t r = 0; groups && r < p->n_rounds; r++) gs_comm_group_destroy(groups[r]);
   free(groups);
+  free(in_step);
   free(send);
   free(recv);
   j->status = st;
@@ -97,132 +252,22 @@ static void *rank_main(void *arg) {
   return NULL;
 }
 
-/* The partner of unit u in round r of the schedule: the tournament of
- * ranks, or the bisection of nodes. */
-static int unit_partner(int nodes, size_t units, size_t r, size_t u) {
-  return nodes ? gs_pairs_bisection_partner(units, r, u) : gs_pairs_tournament_partner(units, r, u);
-}
-
-/* Builds the pairs of units from every rank's times (all[rank] = rounds x
- * 2 x iters; lead[u] the rank that measured for unit u): a pair's time in
- * an iteration is the longer of its two ranks'. */
-static gs_status collect(const double *all, const int *lead, int iters,
-                         gs_check_pairs_times *out) {
-  const size_t units = out->n_units, rounds = out->rounds, per = rounds * 2 * (size_t)iters;
-  out->iters = iters;
-  out->n_pairs = 0;
-  out->a = malloc(units * units * sizeof *out->a);
-  out->b = malloc(units * units * sizeof *out->b);
-  out->seconds[0] = malloc(units * units * (size_t)iters * sizeof(double));
-  out->seconds[1] = malloc(units * units * (size_t)iters * sizeof(double));
-  if (!out->a || !out->b || !out->seconds[0] || !out->seconds[1])
-    return gs_error(GS_ERR_NOMEM, "check pairs: out of memory for %zu units", units);
-  for (size_t r = 0; r < rounds; r++)
-    for (size_t u = 0; u < units; u++) {
-      const int p = unit_partner(out->nodes, units, r, u);
-      if (p < 0 || (size_t)p < u) continue;
-      const size_t k = out->n_pairs++, ru = (size_t)lead[u], rp = (size_t)lead[p];
-      out->a[k] = (int)u;
-      out->b[k] = p;
-      for (int kind = 0; kind < 2; kind++)
-        for (int i = 0; i < iters; i++) {
-          const double x = all[ru * per + (r * 2 + (size_t)kind) * (size_t)iters + (size_t)i];
-          const double y = all[rp * per + (r * 2 + (size_t)kind) * (size_t)iters + (size_t)i];
-          out->seconds[kind][k * (size_t)iters + (size_t)i] = x > y ? x : y;
-        }
-    }
-  return GS_OK;
-}
-
-static gs_status measure_world(const gs_check_pairs_options *o, gs_comm_job *job, int local,
-                               size_t ranks, gs_check_pairs_times *out);
-
-/* See check_pairs.h. */
-gs_status gs_check_pairs_measure(const gs_check_pairs_options *o, gs_check_pairs_times *out) {
-  memset(out, 0, sizeof *out);
-  gs_comm_job job;
-  gs_comm_job_detect(&job);
-  const int mpi = job.launch == GS_COMM_LAUNCH_MPI;
-  const int local = mpi ? 1 : o->ranks;
-  const size_t ranks = mpi ? (size_t)job.process_count : (size_t)o->ranks;
-  if (ranks < 2)
-    return gs_error(GS_ERR_USAGE, "check pairs: needs 2 or more ranks (--ranks, or mpirun -np)");
-  GS_TRY(gs_fault_check_ranks(o->faults, (int)ranks));
-  GS_TRY(gs_comm_job_start(&job));
-  gs_status st = measure_world(o, &job, local, ranks, out);
-  gs_comm_job_finish(&job);
-  return st;
-}
-
-/* The job's nodes from every process's host name (gathered): host[k] of
- * node k in the order first met, node_of[rank], lead[k] its lowest rank;
- * one node in threads mode. Tests make each process its own host
- * (GPUSCALE_TEST_SEPARATE_HOSTS=1). */
-static gs_status find_nodes(gs_comm_world *world, const gs_comm_job *job, size_t ranks,
-                            gs_check_pairs_times *out, int *node_of, int *lead) {
-  out->n_nodes = 1;
-  memset(node_of, 0, ranks * sizeof *node_of);
-  lead[0] = 0;
-  if (job->launch != GS_COMM_LAUNCH_MPI) return GS_OK;
-  char mine[GS_PAIRS_HOST_MAX];
-  if (gs_comm_separate_hosts())
-    snprintf(mine, sizeof mine, "%.40s-p%d", gs_hostname(), job->process_rank);
-  else
-    snprintf(mine, sizeof mine, "%s", gs_hostname());
-  char(*names)[GS_PAIRS_HOST_MAX] = calloc(ranks, sizeof *names);
-  if (!names) return gs_error(GS_ERR_NOMEM, "check pairs: out of memory");
-  gs_status st = gs_comm_world_allgather(world, mine, sizeof mine, names);
-  out->n_nodes = 0;
-  for (size_t k = 0; st == GS_OK && k < ranks; k++) {
-    size_t n = 0;
-    while (n < out->n_nodes && strcmp(out->host[n], names[k]) != 0) n++;
-    if (n == out->n_nodes) {
-      lead[n] = (int)k;
-      memcpy(out->host[out->n_nodes++], names[k], GS_PAIRS_HOST_MAX);
-    }
-    node_of[k] = (int)n;
-  }
-  free(names);
-  return st;
-}
-
-/* The partners of every rank in every round (rounds x ranks) and the slow
- * factor of each: the tournament of ranks, or, over several nodes, the
- * bisection of the nodes between their leaders (the others sit out; a
- * node is as slow as its slowest rank). */
-static void plan_rounds(const gs_check_pairs_options *o, size_t ranks, const int *node_of,
-                        const int *lead, gs_check_pairs_times *out, int *partner, double *slow) {
-  for (size_t k = 0; k < ranks; k++) slow[k] = gs_fault_slow_factor(o->faults, (int)k);
-  for (size_t k = 0; out->nodes && k < ranks; k++) {
-    const double s = slow[k];
-    if (s > slow[lead[node_of[k]]]) slow[lead[node_of[k]]] = s;
-  }
-  for (size_t r = 0; r < out->rounds; r++)
-    for (size_t k = 0; k < ranks; k++) {
-      int p = -1;
-      if (!out->nodes)
-        p = unit_partner(0, ranks, r, k);
-      else if (lead[node_of[k]] == (int)k) {
-        const int q = unit_partner(1, out->n_units, r, (size_t)node_of[k]);
-        p = q < 0 ? -1 : lead[q];
-      }
-      partner[r * ranks + k] = p;
-    }
-}
-
-/* Runs the rank threads of this process over the planned rounds. */
-static gs_status run_ranks(const gs_check_pairs_options *o, gs_comm_world *world, int local,
-                           size_t ranks, const gs_check_pairs_times *out, const int *partner,
-                           const double *slow, double *all, size_t per) {
-  rank_job *jobs = calloc((size_t)local, sizeof *jobs);
-  pthread_t *threads = calloc((size_t)local, sizeof *threads);
+/* Runs the rank threads of this process over the plan, then gathers every
+ * rank's times into `all` (ranks x per x 2 x iters x 2). */
+static gs_status run_ranks(const gs_check_pairs_options *o, const world_view *w, const plan *p,
+                           double *all) {
+  const size_t per = p->per * 2 * (size_t)o->iters * 2;
+  for (size_t k = 0; k < w->ranks * per; k++) all[k] = NAN;
+  rank_job *jobs = calloc((size_t)w->local, sizeof *jobs);
+  pthread_t *threads = calloc((size_t)w->local, sizeof *threads);
   gs_status st = jobs && threads ? GS_OK : gs_error(GS_ERR_NOMEM, "check pairs: out of memory");
   int started = 0;
-  for (int k = 0; st == GS_OK && k < local; k++) {
-    gs_comm *c = gs_comm_world_rank(world, k);
+  for (int k = 0; st == GS_OK && k < w->local; k++) {
+    gs_comm *c = gs_comm_world_rank(w->world, k);
     const int me = gs_comm_rank(c);
-    jobs[k] = (rank_job){.comm = c, .o = o, .rounds = out->rounds, .partner = partner,
-                         .ranks = (int)ranks, .slow = slow[me], .times = all + (size_t)me * per};
+    jobs[k] = (rank_job){.comm = c, .o = o, .p = p, .slow = w->slow[me],
+                         .times = all + (size_t)me * per, .cpus = w->cpus,
+                         .n_cpus = w->n_cpus, .pinned = -1};
     const int rc = pthread_create(&threads[k], NULL, rank_main, &jobs[k]);
     if (rc != 0)
       st = gs_error_system(rc, "check pairs: cannot start rank thread %d", k);
@@ -232,67 +277,309 @@ static gs_status run_ranks(const gs_check_pairs_options *o, gs_comm_world *world
   for (int k = 0; k < started; k++) pthread_join(threads[k], NULL);
   for (int k = 0; k < started && st == GS_OK; k++)
     if (jobs[k].status != GS_OK) st = gs_error(jobs[k].status, "%s", jobs[k].error);
+  for (int k = 0; k < started; k++) *w->pin_refused |= jobs[k].pin_refused;
   free(jobs);
   free(threads);
-  return st;
-}
-
-/* The measurement in a started job. */
-static gs_status measure_world(const gs_check_pairs_options *o, gs_comm_job *job, int local,
-                               size_t ranks, gs_check_pairs_times *out) {
-  const int mpi = job->launch == GS_COMM_LAUNCH_MPI;
-  gs_comm_world_config wc = {.backend = GS_BACKEND_CPU, .local_ranks = local,
-                             .timeout_seconds = o->timeout, .faults = o->faults};
-  gs_comm_world *world = NULL;
-  GS_TRY(gs_comm_world_create(job, &wc, &world));
-  out->process_rank = job->process_rank;
-  out->n_ranks = ranks;
-  int *node_of = calloc(ranks, sizeof *node_of), *lead = calloc(ranks, sizeof *lead);
-  gs_status st = node_of && lead ? GS_OK : gs_error(GS_ERR_NOMEM, "check pairs: out of memory");
-  out->host = st == GS_OK ? calloc(ranks, sizeof *out->host) : NULL;
-  if (st == GS_OK && !out->host) st = gs_error(GS_ERR_NOMEM, "check pairs: out of memory");
-  if (st == GS_OK) st = find_nodes(world, job, ranks, out, node_of, lead);
-  if (st == GS_OK) {
-    out->nodes = out->n_nodes >= 2;
-    out->n_units = out->nodes ? out->n_nodes : ranks;
-    out->rounds = out->nodes ? gs_pairs_bisection_rounds(out->n_units)
-                             : gs_pairs_tournament_rounds(out->n_units);
-    for (size_t u = 0; !out->nodes && u < ranks; u++) lead[u] = (int)u;
-  }
-  const size_t per = out->rounds * 2 * (size_t)o->iters;
-  double *all = st == GS_OK ? calloc(ranks * per + 1, sizeof *all) : NULL;
-  int *partner = st == GS_OK ? calloc(out->rounds * ranks + 1, sizeof *partner) : NULL;
-  double *slow = st == GS_OK ? calloc(ranks, sizeof *slow) : NULL;
-  if (st == GS_OK && (!all || !partner || !slow))
-    st = gs_error(GS_ERR_NOMEM, "check pairs: out of memory");
-  if (st == GS_OK) plan_rounds(o, ranks, node_of, lead, out, partner, slow);
-  if (st == GS_OK) st = run_ranks(o, world, local, ranks, out, partner, slow, all, per);
-  if (st == GS_OK && mpi) {
+  if (st == GS_OK && w->job->launch == GS_COMM_LAUNCH_MPI) {
     double *mine = malloc((per ? per : 1) * sizeof *mine);
     st = mine ? GS_OK : gs_error(GS_ERR_NOMEM, "check pairs: out of memory");
     if (st == GS_OK) {
-      memcpy(mine, all + (size_t)job->process_rank * per, per * sizeof *mine);
-      st = gs_comm_world_allgather(world, mine, per * sizeof *mine, all);
+      memcpy(mine, all + (size_t)w->job->process_rank * per, per * sizeof *mine);
+      st = gs_comm_world_allgather(w->world, mine, per * sizeof *mine, all);
     }
     free(mine);
   }
-  if (st == GS_OK) st = collect(all, lead, o->iters, out);
-  free(all);
-  free(partner);
-  free(slow);
-  free(node_of);
-  free(lead);
-  gs_comm_world_destroy(world);
   return st;
+}
+
+/* The pairs of the plan with their times from every rank's (all): from
+ * the later start to the later end of the two ranks on one host's clock,
+ * else the longer of their own times. */
+static gs_status collect(const plan *p, int iters, const double *all, gs_check_pairs_set *out) {
+  const size_t per = p->per * 2 * (size_t)iters * 2;
+  memset(out, 0, sizeof *out);
+  out->iters = iters;
+  const size_t m = p->n ? p->n : 1;
+  out->a = malloc(m * sizeof *out->a);
+  out->b = malloc(m * sizeof *out->b);
+  out->seconds[0] = malloc(m * (size_t)iters * sizeof(double));
+  out->seconds[1] = malloc(m * (size_t)iters * sizeof(double));
+  if (!out->a || !out->b || !out->seconds[0] || !out->seconds[1])
+    return gs_error(GS_ERR_NOMEM, "check pairs: out of memory for %zu pairs", p->n);
+  out->n_pairs = p->n;
+  for (size_t i = 0; i < p->n; i++) {
+    out->a[i] = p->ua[i];
+    out->b[i] = p->ub[i];
+    const int one_clock = p->one_host[i];
+    for (int kind = 0; kind < 2; kind++)
+      for (int it = 0; it < iters; it++) {
+        const size_t at = ((size_t)kind * (size_t)iters + (size_t)it) * 2;
+        const double *x = all + (size_t)p->ra[i] * per + p->slot_a[i] * 2 * (size_t)iters * 2 + at;
+        const double *y = all + (size_t)p->rb[i] * per + p->slot_b[i] * 2 * (size_t)iters * 2 + at;
+        const double t = one_clock ? fmax(x[1], y[1]) - fmax(x[0], y[0])
+                                   : fmax(x[1] - x[0], y[1] - y[0]);
+        out->seconds[kind][i * (size_t)iters + (size_t)it] = t;
+      }
+  }
+  return GS_OK;
+}
+
+/* Measures the plan's pairs into *out. */
+static gs_status measure_plan(const gs_check_pairs_options *o, const world_view *w,
+                              const plan *p, gs_check_pairs_set *out) {
+  const size_t per = p->per * 2 * (size_t)o->iters * 2;
+  double *all = calloc(w->ranks * per + 1, sizeof *all);
+  gs_status st = all ? GS_OK : gs_error(GS_ERR_NOMEM, "check pairs: out of memory");
+  if (st == GS_OK) st = run_ranks(o, w, p, all);
+  if (st == GS_OK) st = collect(p, o->iters, all, out);
+  free(all);
+  return st;
+}
+
+/* The partner of unit u in round r of the schedule: the tournament of
+ * ranks, or the bisection of nodes. */
+static int unit_partner(int nodes, size_t units, size_t r, size_t u) {
+  return nodes ? gs_pairs_bisection_partner(units, r, u) : gs_pairs_tournament_partner(units, r, u);
+}
+
+/* The rounds' plan: each round's pairs of units between their measuring
+ * ranks, split into slots on hosts with too few cores for all at once,
+ * in the order of their steps. */
+static gs_status plan_rounds(const world_view *w, gs_check_pairs_times *t, plan *p) {
+  const size_t units = t->n_units, half = units / 2 + 1;
+  GS_TRY(plan_alloc(p, units * t->rounds / 2 + 1));
+  int *scratch = malloc(half * (w->n_real + 1) * sizeof *scratch);
+  int *pair = malloc(4 * half * sizeof *pair); /* a round's ua, ub, ra, rb */
+  size_t *slot = malloc(half * sizeof *slot);
+  gs_status st = scratch && pair && slot ? GS_OK
+                                         : gs_error(GS_ERR_NOMEM, "check pairs: out of memory");
+  int *ua = pair, *ub = pair + half, *ra = pair + 2 * half, *rb = pair + 3 * half;
+  p->n_rounds = t->rounds;
+  for (size_t r = 0; st == GS_OK && r < t->rounds; r++) {
+    size_t n = 0;
+    for (size_t u = 0; u < units; u++) {
+      const int q = unit_partner(t->nodes, units, r, u);
+      if (q < 0 || (size_t)q < u) continue;
+      ua[n] = (int)u;
+      ub[n] = q;
+      ra[n] = w->lead[u];
+      rb[n++] = w->lead[q];
+    }
+    const size_t slots = gs_pairs_slots(n, ra, rb, w->real_of, w->cores, w->n_real, scratch, slot);
+    for (size_t s = 0; s < slots; s++)
+      for (size_t i = 0; i < n; i++) {
+        if (slot[i] != s) continue;
+        p->ua[p->n] = ua[i];
+        p->ub[p->n] = ub[i];
+        p->ra[p->n] = ra[i];
+        p->rb[p->n] = rb[i];
+        p->round[p->n] = r;
+        p->step[p->n++] = p->n_steps + s;
+      }
+    p->n_steps += slots;
+  }
+  t->slots = p->n_steps;
+  free(scratch);
+  free(pair);
+  free(slot);
+  if (st == GS_OK) st = plan_places(p, w);
+  if (st != GS_OK) plan_free(p);
+  return st;
+}
+
+/* The confirming round's plan: each pair of units alone, in its own round
+ * and step. */
+static gs_status plan_alone(const world_view *w, const gs_check_pairs_times *t,
+                            const gs_check_pairs_list *l, plan *p) {
+  GS_TRY(plan_alloc(p, l->n));
+  for (size_t i = 0; i < l->n; i++) {
+    const int a = l->a[i] < l->b[i] ? l->a[i] : l->b[i], b = l->a[i] < l->b[i] ? l->b[i] : l->a[i];
+    if (a < 0 || a == b || (size_t)b >= t->n_units)
+      GS_BUG("a confirming pair (%d, %d) of %zu units", l->a[i], l->b[i], t->n_units);
+    p->ua[i] = a;
+    p->ub[i] = b;
+    p->ra[i] = w->lead[a];
+    p->rb[i] = w->lead[b];
+    p->round[i] = p->step[i] = i;
+  }
+  p->n = p->n_rounds = p->n_steps = l->n;
+  gs_status st = plan_places(p, w);
+  if (st != GS_OK) plan_free(p);
+  return st;
+}
+
+/* What every process tells the others of itself. */
+typedef struct {
+  char name[GS_PAIRS_HOST_MAX]; /* its host as the job sees it */
+  char real[GS_PAIRS_HOST_MAX]; /* the machine's host name */
+  int cores;
+} process_card;
+
+/* The job's nodes and real hosts from every process's card (gathered):
+ * host[k] of node k in the order first met, node_of[rank], lead[k] its
+ * lowest rank; one node in threads mode. Tests make each process its own
+ * host (GPUSCALE_TEST_SEPARATE_HOSTS=1); their real host stays the one
+ * they share, with its cores. */
+static gs_status find_nodes(world_view *w, gs_check_pairs_times *out) {
+  process_card mine = {.cores = w->n_cpus};
+  snprintf(mine.real, sizeof mine.real, "%s", gs_hostname());
+  if (gs_comm_separate_hosts() && w->job->launch == GS_COMM_LAUNCH_MPI)
+    snprintf(mine.name, sizeof mine.name, "%.40s-p%d", gs_hostname(), w->job->process_rank);
+  else
+    snprintf(mine.name, sizeof mine.name, "%s", gs_hostname());
+  const int mpi = w->job->launch == GS_COMM_LAUNCH_MPI;
+  const size_t n_cards = mpi ? w->ranks : 1;
+  process_card *cards = calloc(n_cards, sizeof *cards);
+  int *real_seen = calloc(n_cards, sizeof *real_seen);
+  gs_status st = cards && real_seen ? GS_OK : gs_error(GS_ERR_NOMEM, "check pairs: out of memory");
+  if (st == GS_OK && mpi) st = gs_comm_world_allgather(w->world, &mine, sizeof mine, cards);
+  if (st == GS_OK && !mpi) cards[0] = mine;
+  out->n_nodes = 0;
+  w->n_real = 0;
+  for (size_t k = 0; st == GS_OK && k < w->ranks; k++) {
+    const process_card *c = &cards[mpi ? k : 0];
+    size_t n = 0;
+    while (n < out->n_nodes && strcmp(out->host[n], c->name) != 0) n++;
+    if (n == out->n_nodes) {
+      w->lead[n] = (int)k;
+      memcpy(out->host[out->n_nodes++], c->name, GS_PAIRS_HOST_MAX);
+    }
+    w->node_of[k] = (int)n;
+    size_t h = 0;
+    while (h < w->n_real && strcmp(cards[real_seen[h]].real, c->real) != 0) h++;
+    if (h == w->n_real) {
+      real_seen[w->n_real++] = mpi ? (int)k : 0;
+      w->cores[h] = c->cores;
+    }
+    w->real_of[k] = (int)h;
+  }
+  // The host with the most ranks per core.
+  for (size_t h = 0; st == GS_OK && h < w->n_real; h++) {
+    int ranks = 0;
+    for (size_t k = 0; k < w->ranks; k++) ranks += w->real_of[k] == (int)h;
+    if (h == 0 || (double)ranks / w->cores[h] >
+                      (double)out->busiest_ranks / out->busiest_cores) {
+      out->busiest_ranks = ranks;
+      out->busiest_cores = w->cores[h];
+      snprintf(out->busiest_host, sizeof out->busiest_host, "%s", cards[real_seen[h]].real);
+    }
+  }
+  free(cards);
+  free(real_seen);
+  return st;
+}
+
+/* The slow factor of each rank; by nodes a leader takes its node's
+ * slowest rank's. */
+static void slow_factors(const gs_check_pairs_options *o, const world_view *w, int nodes) {
+  for (size_t k = 0; k < w->ranks; k++) w->slow[k] = gs_fault_slow_factor(o->faults, (int)k);
+  for (size_t k = 0; nodes && k < w->ranks; k++) {
+    double *lead = &w->slow[w->lead[w->node_of[k]]];
+    if (w->slow[k] > *lead) *lead = w->slow[k];
+  }
+}
+
+/* The measurement in a started world: the rounds, then the confirming
+ * round. */
+static gs_status measure_world(const gs_check_pairs_options *o, world_view *w,
+                               gs_check_pairs_times *out) {
+  out->process_rank = w->job->process_rank;
+  out->n_ranks = w->ranks;
+  GS_TRY(find_nodes(w, out));
+  out->nodes = out->n_nodes >= 2;
+  out->n_units = out->nodes ? out->n_nodes : w->ranks;
+  out->rounds = out->nodes ? gs_pairs_bisection_rounds(out->n_units)
+                           : gs_pairs_tournament_rounds(out->n_units);
+  for (size_t u = 0; !out->nodes && u < w->ranks; u++) w->lead[u] = (int)u;
+  slow_factors(o, w, out->nodes);
+  plan p;
+  GS_TRY(plan_rounds(w, out, &p));
+  gs_status st = measure_plan(o, w, &p, &out->pairs);
+  plan_free(&p);
+  gs_check_pairs_list again = {0};
+  if (st == GS_OK && o->confirm) st = o->confirm(o->confirm_ctx, out, &again);
+  if (st == GS_OK && again.n > 0) st = plan_alone(w, out, &again, &p);
+  if (st == GS_OK && again.n > 0) {
+    st = measure_plan(o, w, &p, &out->confirm);
+    plan_free(&p);
+  }
+  free(again.a);
+  free(again.b);
+  return st;
+}
+
+/* The CPUs this process may run on (its affinity mask, which a cpuset or
+ * taskset narrows from the host's logical cores), in order. */
+static gs_status allowed_cpus(world_view *w) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) {
+    CPU_ZERO(&set);
+    for (long c = 0; c < online && c < CPU_SETSIZE; c++) CPU_SET((int)c, &set);
+  }
+  w->cpus = malloc(CPU_SETSIZE * sizeof *w->cpus);
+  if (!w->cpus) return gs_error(GS_ERR_NOMEM, "check pairs: out of memory");
+  w->n_cpus = 0;
+  for (int c = 0; c < CPU_SETSIZE; c++)
+    if (CPU_ISSET(c, &set)) w->cpus[w->n_cpus++] = c;
+  if (w->n_cpus == 0) w->cpus[w->n_cpus++] = 0;
+  return GS_OK;
+}
+
+/* See check_pairs.h. */
+gs_status gs_check_pairs_measure(const gs_check_pairs_options *o, gs_check_pairs_times *out) {
+  memset(out, 0, sizeof *out);
+  double load[1];
+  out->load_average = getloadavg(load, 1) == 1 ? load[0] : NAN;
+  gs_comm_job job;
+  gs_comm_job_detect(&job);
+  const int mpi = job.launch == GS_COMM_LAUNCH_MPI;
+  world_view w = {.job = &job, .local = mpi ? 1 : o->ranks,
+                  .ranks = mpi ? (size_t)job.process_count : (size_t)o->ranks,
+                  .pin_refused = &out->pin_refused};
+  if (w.ranks < 2)
+    return gs_error(GS_ERR_USAGE, "check pairs: needs 2 or more ranks (--ranks, or mpirun -np)");
+  GS_TRY(gs_fault_check_ranks(o->faults, (int)w.ranks));
+  GS_TRY(gs_comm_job_start(&job));
+  gs_comm_world_config wc = {.backend = GS_BACKEND_CPU, .local_ranks = w.local,
+                             .timeout_seconds = o->timeout, .faults = o->faults};
+  gs_status st = gs_comm_world_create(&job, &wc, &w.world);
+  if (st == GS_OK) {
+    w.node_of = calloc(w.ranks, sizeof *w.node_of);
+    w.lead = calloc(w.ranks, sizeof *w.lead);
+    w.real_of = calloc(w.ranks, sizeof *w.real_of);
+    w.cores = calloc(w.ranks, sizeof *w.cores);
+    w.slow = calloc(w.ranks, sizeof *w.slow);
+    out->host = calloc(w.ranks, sizeof *out->host);
+    if (!w.node_of || !w.lead || !w.real_of || !w.cores || !w.slow || !out->host)
+      st = gs_error(GS_ERR_NOMEM, "check pairs: out of memory");
+  }
+  if (st == GS_OK) st = allowed_cpus(&w);
+  if (st == GS_OK) st = measure_world(o, &w, out);
+  free(w.cpus);
+  free(w.node_of);
+  free(w.lead);
+  free(w.real_of);
+  free(w.cores);
+  free(w.slow);
+  gs_comm_world_destroy(w.world);
+  gs_comm_job_finish(&job);
+  return st;
+}
+
+static void set_free(gs_check_pairs_set *s) {
+  free(s->a);
+  free(s->b);
+  free(s->seconds[0]);
+  free(s->seconds[1]);
 }
 
 /* See check_pairs.h. */
 void gs_check_pairs_times_free(gs_check_pairs_times *t) {
   if (!t) return;
-  free(t->a);
-  free(t->b);
-  free(t->seconds[0]);
-  free(t->seconds[1]);
+  set_free(&t->pairs);
+  set_free(&t->confirm);
   free(t->host);
   memset(t, 0, sizeof *t);
 }

@@ -509,6 +509,20 @@ gs_status gs_comm_barrier(gs_comm *c) {
 #endif
 }
 
+gs_status gs_comm_barrier_idle(gs_comm *c, double nap) {
+  GS_TRY(check_usable(c));
+  snprintf(c->op_name, sizeof c->op_name, "barrier");
+  if (c->world->job.launch == GS_COMM_LAUNCH_THREADS) return comm_exchange_barrier(c);
+#ifdef GS_HAVE_MPI
+  MPI_Request request;
+  GS_CHECK_MPI(MPI_Ibarrier(MPI_COMM_WORLD, &request));
+  return comm_mpi_complete_napping(c, &request, 1, nap);
+#else
+  (void)nap;
+  GS_BUG("mpi launch in a build without MPI");
+#endif
+}
+
 /* ---- collectives ---------------------------------------------------------- */
 
 static int is_host(const gs_comm *c) {

@@ -326,6 +326,13 @@ void gs_comm_abort(gs_comm *comm);
  * bounded by the timeout. Not for timed regions. */
 gs_status gs_comm_barrier(gs_comm *comm);
 
+/* gs_comm_barrier for a rank with nothing to do meanwhile: between
+ * processes it sleeps `nap` seconds between polls instead of yielding, so
+ * that on a host whose ranks outnumber its cores it leaves them to the
+ * ranks at work (threads already sleep in their barrier). Leaving it takes
+ * up to `nap` longer. */
+gs_status gs_comm_barrier_idle(gs_comm *comm, double nap);
+
 /* Declares how far this rank has got (e.g. the iteration it is about to
  * enqueue), so that a timeout can name the rank(s) that fell behind. */
 void gs_comm_progress(gs_comm *comm, uint64_t step);

@@ -326,6 +326,11 @@ MPI_Op comm_mpi_op(gs_redop op) {
 }
 
 gs_status comm_mpi_complete(gs_comm *c, MPI_Request *requests, int n) {
+  return comm_mpi_complete_napping(c, requests, n, 0.0);
+}
+
+/* See comm_internal.h. */
+gs_status comm_mpi_complete_napping(gs_comm *c, MPI_Request *requests, int n, double nap) {
   double start = gs_time_seconds();
   for (unsigned spins = 0;; spins++) {
     int done = 0;
@@ -351,7 +356,10 @@ gs_status comm_mpi_complete(gs_comm *c, MPI_Request *requests, int n) {
       return gs_error(GS_ERR_TIMEOUT, "%s did not complete within %.3g s; stalled: %s", c->op_name,
                       c->world->config.timeout_seconds, who);
     }
-    sched_yield();
+    if (nap > 0.0)
+      gs_sleep_seconds(nap);
+    else
+      sched_yield();
   }
 }
 

@@ -101,6 +101,9 @@ struct gs_comm_world {
  * stay active: collective ones cannot be cancelled (the caller ends the
  * job); point-to-point ones go through comm_mpi_complete_p2p. */
 gs_status comm_mpi_complete(gs_comm *comm, MPI_Request *requests, int n);
+/* comm_mpi_complete sleeping `nap` seconds between polls instead of
+ * yielding (0: yield): a waiter that must leave the cores to others. */
+gs_status comm_mpi_complete_napping(gs_comm *comm, MPI_Request *requests, int n, double nap);
 /* Cancels and releases point-to-point requests that were given up, so that
  * a message arriving later (while the survivors of a broken job salvage
  * their results) matches none of them. A receive that had already begun
