@@ -99,14 +99,16 @@ def load(name, nodes=False):
     assert [(a, b) for a, b, r in roles if r == "suspect"] == slow, (slow, roles)
     assert bool(roles) == bool(slow) and all(r != "suspect" for _, _, r in roles[len(slow):])
     # A pair judged inconclusive (the verdict, or one beside a named link)
-    # only with the reason, which says how the host was shared.
+    # only with the reason, which says how the host was shared; a reason
+    # may also speak of a pair of the confirming round alone (a node
+    # bisection's pair with a node found fine).
     if any(p["judged"] == "inconclusive" for p in d["pairs"]) or d["overall"] == "inconclusive":
-        why = d["reason"]
+        assert d["reason"] is not None, d
+    why = d["reason"]
+    if why is not None:
         assert re.search(r"4 ranks (share|on) %d CPUs of host " % cpus, why), why
         assert (" share " in why) == over, why
         assert "neither clearly slow nor clearly fine" in why or "no pair clearly fine" in why, why
-    else:
-        assert d["reason"] is None, d
     return d
 def named(d):
     return (d.get("named_ranks", d.get("named_nodes")), d["named_links"])
