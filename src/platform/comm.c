@@ -496,18 +496,7 @@ gs_status gs_comm_wait_event(gs_comm *c, cudaEvent_t event) {
   return comm_wait_for(c, 1, NULL, event);
 }
 
-gs_status gs_comm_barrier(gs_comm *c) {
-  GS_TRY(check_usable(c));
-  snprintf(c->op_name, sizeof c->op_name, "barrier");
-  if (c->world->job.launch == GS_COMM_LAUNCH_THREADS) return comm_exchange_barrier(c);
-#ifdef GS_HAVE_MPI
-  MPI_Request request;
-  GS_CHECK_MPI(MPI_Ibarrier(MPI_COMM_WORLD, &request));
-  return comm_mpi_complete(c, &request, 1);
-#else
-  GS_BUG("mpi launch in a build without MPI");
-#endif
-}
+gs_status gs_comm_barrier(gs_comm *c) { return gs_comm_barrier_idle(c, 0.0); }
 
 gs_status gs_comm_barrier_idle(gs_comm *c, double nap) {
   GS_TRY(check_usable(c));

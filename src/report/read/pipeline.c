@@ -124,17 +124,25 @@ static double item(const cJSON *o, const char *name, int i) {
   return gs_json_number_or_nan(cJSON_GetArrayItem(gs_json_member(o, name), i));
 }
 
+/* The stages and micro-batches of a pipeline member (llm.pipeline, or
+ * the workload options' pipeline); 0 when it is not a pipeline of 2 to
+ * GS_REPORT_MAX_STAGES stages and 1 or more micro-batches. */
+static int stage_counts(const cJSON *pl, int *stages, int *micro) {
+  const double s = gs_json_number_or_nan(gs_json_member(pl, "stages"));
+  const double m = gs_json_number_or_nan(gs_json_member(pl, "micro_batches"));
+  if (!isfinite(s) || s < 2 || s > GS_REPORT_MAX_STAGES || !isfinite(m) || m < 1) return 0;
+  *stages = (int)s;
+  *micro = (int)m;
+  return 1;
+}
+
 /* An llm measurement's pipeline: llm.pipeline's stages and micro-batches,
  * each run's replicas' pipeline_samples (a replica without them adds
  * nothing). */
 static gs_status llm_read(const cJSON *doc, const cJSON *m, const cJSON *pl,
                           gs_report_pipeline *p) {
-  const double stages = gs_json_number_or_nan(gs_json_member(pl, "stages"));
-  const double micro = gs_json_number_or_nan(gs_json_member(pl, "micro_batches"));
-  if (!isfinite(stages) || stages < 2 || stages > GS_REPORT_MAX_STAGES || !isfinite(micro) ||
-      micro < 1)
-    return GS_OK;
-  const int P = (int)stages;
+  int P = 0, micro = 0;
+  if (!stage_counts(pl, &P, &micro)) return GS_OK;
   const cJSON *runs = gs_json_member(m, "runs");
   size_t total = 0, n_runs = 0;
   int replicas = 0;
@@ -175,7 +183,7 @@ static gs_status llm_read(const cJSON *doc, const cJSON *m, const cJSON *pl,
       }
     }
   }
-  if (!finish(p, n_runs, used, P, (int)micro, replicas, "-", "call", calls)) return GS_OK;
+  if (!finish(p, n_runs, used, P, micro, replicas, "-", "call", calls)) return GS_OK;
   p->present = 1;
   const cJSON *options = gs_json_member(gs_json_member(doc, "config"), "workload_options");
   p->row_bytes = 4.0 * gs_json_number_or_nan(gs_json_member(options, "hidden"));
@@ -197,12 +205,8 @@ gs_status gs_report_pipeline_read(const cJSON *doc, const cJSON *m, gs_report_ro
   const cJSON *options = gs_json_member(m, "workload_options");
   if (!options) options = gs_json_member(gs_json_member(doc, "config"), "workload_options");
   const cJSON *pp = gs_json_member(options, "pipeline");
-  const double stages = gs_json_number_or_nan(gs_json_member(pp, "stages"));
-  const double micro = gs_json_number_or_nan(gs_json_member(pp, "micro_batches"));
-  if (!isfinite(stages) || stages < 2 || stages > GS_REPORT_MAX_STAGES || !isfinite(micro) ||
-      micro < 1)
-    return GS_OK;
-  const int P = (int)stages;
+  int P = 0, micro = 0;
+  if (!stage_counts(pp, &P, &micro)) return GS_OK;
   const cJSON *runs = gs_json_member(m, "runs");
   size_t total = 0, n_runs = 0;
   for (const cJSON *run = runs ? runs->child : NULL; run; run = run->next, n_runs++) {
@@ -240,7 +244,7 @@ gs_status gs_report_pipeline_read(const cJSON *doc, const cJSON *m, gs_report_ro
       p->run_samples[ri]++;
     }
   }
-  if (!finish(p, n_runs, used, P, (int)micro, world / P, gs_json_string_member(pp, "schedule", "?"),
+  if (!finish(p, n_runs, used, P, micro, world / P, gs_json_string_member(pp, "schedule", "?"),
               "step", (double)used))
     return GS_OK;
   p->present = 1;
