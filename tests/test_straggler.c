@@ -9,7 +9,9 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/rng.h"
 #include "core/straggler.h"
@@ -294,6 +296,76 @@ static void test_realistic_noise(void **state) {
   assert_true(named[1] >= JOBS - 1);
 }
 
+/* Where a host's CPU ranks outnumber its cores the threshold is widened,
+ * and a rank that clears 1.04 but not the widened threshold makes the
+ * judgement inconclusive, with the host in the reason; a rank above the
+ * widened threshold is named there too, and judged again at 1.04 the
+ * first is named. Ranks 0-2 take {1, 2, 1, 2} s, rank 3 1.12 times as
+ * long (1.12x [1.12, 1.12]); then rank 3 1.5 times as long. */
+static void test_shared_cores(void **state) {
+  (void)state;
+  const double base = 1.0 + GS_STRAGGLER_THRESHOLD;
+  const double wide = base + GS_STRAGGLER_SHARED_CORES_WIDENING;
+  assert_near(base, gs_straggler_threshold(NULL), 0);
+  const gs_straggler_host shared = {"vm", 1, 4, 2, 7.2};
+  gs_straggler_host h = shared;
+  assert_true(gs_straggler_shared_cores(&h));
+  assert_near(wide, gs_straggler_threshold(&h), 0);
+  h.cpu = 0; /* device ranks: the CPUs only feed them */
+  assert_near(base, gs_straggler_threshold(&h), 0);
+  h = shared;
+  h.ranks = 2; /* as many ranks as cores */
+  assert_near(base, gs_straggler_threshold(&h), 0);
+  h = shared;
+  h.cores = 0; /* cores unknown */
+  assert_false(gs_straggler_shared_cores(&h));
+  char text[256];
+  gs_straggler_host_text(&h, text, sizeof text);
+  assert_string_equal(text, "");
+  gs_straggler_host_text(&shared, text, sizeof text);
+  assert_string_equal(text, "4 ranks share 2 CPUs of host vm (load average 7.2)");
+
+  double t[4][4] = {{1, 2, 1, 2}, {1, 2, 1, 2}, {1, 2, 1, 2}, {1.12, 2.24, 1.12, 2.24}};
+  const double *times[] = {t[0], t[1], t[2], t[3]};
+  const gs_straggler_run run = {4, times};
+  gs_straggler s;
+  assert_int_equal(gs_straggler_compute(&run, 1, 4, &s), GS_OK);
+  assert_near(base, s.threshold, 0);
+  assert_int_equal(s.named, 3);
+  assert_int_equal(s.suspect, -1);
+  gs_straggler_reason(&s, &shared, text, sizeof text);
+  assert_string_equal(text, "");
+  gs_straggler_judge(&s, gs_straggler_threshold(&shared));
+  assert_near(wide, s.threshold, 0);
+  assert_int_equal(s.named, -1);
+  assert_int_equal(s.suspect, 3);
+  assert_false(s.scores[3].straggler);
+  char expected[256];
+  snprintf(expected, sizeof expected,
+           "4 ranks share 2 CPUs of host vm (load average 7.2): rank 3 scored 1.12x [1.12, "
+           "1.12], above 1.04 but not above %.2f: the scheduler's shares of the CPUs can "
+           "explain it",
+           wide);
+  gs_straggler_reason(&s, &shared, text, sizeof text);
+  assert_string_equal(text, expected);
+  char small[16];
+  gs_straggler_reason(&s, &shared, small, sizeof small);
+  assert_string_equal(small, "4 ranks share 2");
+  gs_straggler_judge(&s, base);
+  assert_int_equal(s.named, 3);
+  assert_int_equal(s.suspect, -1);
+  gs_straggler_free(&s);
+  assert_int_equal(s.suspect, -1);
+
+  for (size_t i = 0; i < 4; i++) t[3][i] = 1.5 * t[0][i];
+  assert_int_equal(gs_straggler_compute(&run, 1, 4, &s), GS_OK);
+  gs_straggler_judge(&s, gs_straggler_threshold(&shared));
+  assert_int_equal(s.named, 3);
+  assert_int_equal(s.suspect, -1);
+  assert_true(s.scores[3].straggler);
+  gs_straggler_free(&s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_by_hand),
@@ -303,6 +375,7 @@ int main(void) {
       cmocka_unit_test(test_runs_and_refusals),
       cmocka_unit_test(test_block_and_z),
       cmocka_unit_test(test_realistic_noise),
+      cmocka_unit_test(test_shared_cores),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,8 @@
 #include "core/straggler.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -205,7 +207,6 @@ static void score_rank(const gs_straggler_run *runs, size_t n_runs, size_t n_ran
   const gs_stats_group window = {runs[best_run].times[k] + start, len};
   gs_stats_ratio_interval(s->time_groups, groups, &window, 1, &sc->individual_low,
                           &sc->individual_high);
-  sc->straggler = isfinite(sc->relative_low) && sc->relative_low > 1.0 + GS_STRAGGLER_THRESHOLD;
 }
 
 /* See straggler.h. */
@@ -214,6 +215,7 @@ gs_status gs_straggler_compute(const gs_straggler_run *runs, size_t n_runs, size
   if (out == NULL) GS_BUG("straggler: no output structure");
   memset(out, 0, sizeof *out);
   out->named = -1;
+  out->suspect = -1;
   if (n_ranks < 2) return gs_error(GS_ERR_USAGE, "straggler scores need 2 or more ranks");
   size_t total = 0;
   for (size_t r = 0; r < n_runs; r++) {
@@ -235,14 +237,83 @@ gs_status gs_straggler_compute(const gs_straggler_run *runs, size_t n_runs, size
     return gs_error(GS_ERR_NOMEM, "straggler: out of memory for %zu ranks", n_ranks);
   }
   out->n_ranks = n_ranks;
-  for (size_t k = 0; k < n_ranks; k++) {
-    gs_straggler_score *sc = &out->scores[k];
-    score_rank(runs, n_runs, n_ranks, k, &s, sc);
-    if (sc->straggler && (out->named < 0 || sc->relative > out->scores[out->named].relative))
-      out->named = (int)k;
-  }
+  for (size_t k = 0; k < n_ranks; k++) score_rank(runs, n_runs, n_ranks, k, &s, &out->scores[k]);
   scratch_free(&s);
+  gs_straggler_judge(out, 1.0 + GS_STRAGGLER_THRESHOLD);
   return GS_OK;
+}
+
+/* See straggler.h. */
+int gs_straggler_shared_cores(const gs_straggler_host *h) {
+  return h && h->cpu && h->cores > 0 && h->ranks > h->cores;
+}
+
+/* See straggler.h. */
+double gs_straggler_threshold(const gs_straggler_host *h) {
+  return 1.0 + GS_STRAGGLER_THRESHOLD +
+         (gs_straggler_shared_cores(h) ? GS_STRAGGLER_SHARED_CORES_WIDENING : 0.0);
+}
+
+/* The rank with the largest relative score among those whose low end is
+ * above `threshold`, the lowest on a tie; -1 none. */
+static int largest_above(const gs_straggler *s, double threshold) {
+  int best = -1;
+  for (size_t k = 0; k < s->n_ranks; k++) {
+    const gs_straggler_score *sc = &s->scores[k];
+    if (isfinite(sc->relative_low) && sc->relative_low > threshold &&
+        (best < 0 || sc->relative > s->scores[best].relative))
+      best = (int)k;
+  }
+  return best;
+}
+
+/* See straggler.h. */
+void gs_straggler_judge(gs_straggler *s, double threshold) {
+  if (s == NULL || !(threshold >= 1.0 + GS_STRAGGLER_THRESHOLD))
+    GS_BUG("straggler: a judgement at %g, below 1 + GS_STRAGGLER_THRESHOLD", threshold);
+  s->threshold = threshold;
+  for (size_t k = 0; k < s->n_ranks; k++) {
+    gs_straggler_score *sc = &s->scores[k];
+    sc->straggler = isfinite(sc->relative_low) && sc->relative_low > threshold;
+  }
+  s->named = largest_above(s, threshold);
+  s->suspect = s->named < 0 ? largest_above(s, 1.0 + GS_STRAGGLER_THRESHOLD) : -1;
+}
+
+/* Appends printf-style text to buf (size > 0) at *at, cut to fit. */
+static void put(char *buf, size_t size, size_t *at, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  const int w = vsnprintf(buf + *at, size - *at, fmt, ap);
+  va_end(ap);
+  if (w > 0) *at = *at + (size_t)w >= size ? size - 1 : *at + (size_t)w;
+}
+
+/* See straggler.h. */
+void gs_straggler_host_text(const gs_straggler_host *h, char *buf, size_t size) {
+  if (size == 0) return;
+  buf[0] = '\0';
+  if (!gs_straggler_shared_cores(h)) return;
+  size_t at = 0;
+  put(buf, size, &at, "%d ranks share %d CPUs of host %s", h->ranks, h->cores,
+      h->host ? h->host : "-");
+  if (isfinite(h->load_average)) put(buf, size, &at, " (load average %.1f)", h->load_average);
+}
+
+/* See straggler.h. */
+void gs_straggler_reason(const gs_straggler *s, const gs_straggler_host *h, char *buf,
+                         size_t size) {
+  if (size == 0) return;
+  buf[0] = '\0';
+  if (s->suspect < 0 || (size_t)s->suspect >= s->n_ranks) return;
+  const gs_straggler_score *sc = &s->scores[s->suspect];
+  gs_straggler_host_text(h, buf, size);
+  size_t at = strlen(buf);
+  put(buf, size, &at,
+      "%srank %d scored %.2fx [%.2f, %.2f], above %.2f but not above %.2f: the scheduler's "
+      "shares of the CPUs can explain it",
+      at > 0 ? ": " : "", s->suspect, sc->relative, sc->relative_low, sc->relative_high,
+      1.0 + GS_STRAGGLER_THRESHOLD, s->threshold);
 }
 
 /* See straggler.h. */
@@ -251,4 +322,5 @@ void gs_straggler_free(gs_straggler *s) {
   free(s->scores);
   memset(s, 0, sizeof *s);
   s->named = -1;
+  s->suspect = -1;
 }

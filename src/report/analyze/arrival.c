@@ -12,21 +12,6 @@
 #include "report/analyze/internal.h"
 
 /* See internal.h. */
-/* The most ranks of `row` on one host: its world over the hosts its ranks
- * name (all on one host when none is named). */
-static int ranks_per_host(const gs_report_row *row) {
-  size_t hosts = 0;
-  for (size_t k = 0; k < row->n_ranks; k++) {
-    const char *h = row->ranks[k].host;
-    size_t j = 0;
-    while (h && j < k && !(row->ranks[j].host && strcmp(row->ranks[j].host, h) == 0)) j++;
-    hosts += h && j == k;
-  }
-  if (hosts == 0) hosts = 1;
-  return (int)(((size_t)row->world_size + hosts - 1) / hosts);
-}
-
-/* See internal.h. */
 gs_status gs_report_arrival_read(const cJSON *doc, const cJSON *m, const char *file,
                                  gs_report_row *row) {
   gs_report_arrival *a = &row->arrival;
@@ -42,7 +27,7 @@ gs_status gs_report_arrival_read(const cJSON *doc, const cJSON *m, const char *f
   a->alignment = gs_json_string_member(member, "alignment", NULL);
   const double cores = gs_json_number_member(
       gs_json_member(gs_json_member(doc, "environment"), "cpu"), "logical_cores");
-  a->ranks_per_host = ranks_per_host(row);
+  a->ranks_per_host = gs_report_busiest_host(doc, row, NULL);
   a->cores = isfinite(cores) && cores >= 1.0 && cores < 1e6 ? (int)cores : 0;
   a->summary.floor = gs_arrival_floor(a->clock, a->ranks_per_host, a->cores);
   a->named = gs_arrival_named(&a->summary);

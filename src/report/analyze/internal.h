@@ -31,8 +31,16 @@ void gs_report_set_titles(gs_report *r);
  * with per-iteration times and is a stepped measurement (not requests, not
  * ingested): per iteration each rank's device time (else wall time),
  * less its comm_seconds where recorded. An iteration with a missing or
- * non-positive time of any rank is left out for all. GS_ERR_NOMEM. */
-gs_status gs_report_straggler_read(const cJSON *m, gs_report_row *row);
+ * non-positive time of any rank is left out for all. Judged at the
+ * threshold of row->scores_host (gs_straggler_threshold), filled from
+ * `doc`'s environment and m's backend. GS_ERR_NOMEM. */
+gs_status gs_report_straggler_read(const cJSON *doc, const cJSON *m, gs_report_row *row);
+
+/* The most ranks of `row` on one host: its world over the hosts its ranks
+ * name (all on one host when none is named); *host (when not NULL) the
+ * host name with the most rank records (the first on a tie), else the
+ * document's environment.host, else NULL. Points into the document. */
+int gs_report_busiest_host(const cJSON *doc, const gs_report_row *row, const char **host);
 
 /* The pipelines of `r` (analyze/pipeline.c; docs/report.md, "Pipeline"):
  * for every row with one, each stage's transfer time per step from a coll

@@ -1,8 +1,11 @@
 /* The straggler scores of one measurement (docs/statistics.md, "Straggler
  * scores"): each run's per-rank, per-iteration times of the document lined
- * up by iteration and handed to core/straggler. */
+ * up by iteration and handed to core/straggler, then judged at the
+ * threshold of the busiest host (widened where its CPU ranks outnumber its
+ * cores, docs/stragglers.md). */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/straggler.h"
 #include "core/json.h"
@@ -69,8 +72,48 @@ static int run_read(const cJSON *run, size_t n_ranks, run_times *out, size_t *it
 }
 
 /* See internal.h. */
-gs_status gs_report_straggler_read(const cJSON *m, gs_report_row *row) {
+int gs_report_busiest_host(const cJSON *doc, const gs_report_row *row, const char **host) {
+  size_t hosts = 0, most = 0;
+  const char *busiest = NULL;
+  for (size_t k = 0; k < row->n_ranks; k++) {
+    const char *h = row->ranks[k].host;
+    if (!h) continue;
+    size_t first = 0, same = 0;
+    while (first < k && !(row->ranks[first].host && strcmp(row->ranks[first].host, h) == 0))
+      first++;
+    hosts += first == k;
+    for (size_t j = k; first == k && j < row->n_ranks; j++)
+      same += row->ranks[j].host && strcmp(row->ranks[j].host, h) == 0;
+    if (same > most) {
+      most = same;
+      busiest = h;
+    }
+  }
+  if (host)
+    *host = busiest ? busiest
+                    : gs_json_string_member(gs_json_member(doc, "environment"), "host", NULL);
+  if (hosts == 0) hosts = 1;
+  return (int)(((size_t)row->world_size + hosts - 1) / hosts);
+}
+
+/* The busiest host of `row` as its document `doc` records it, the ranks'
+ * backend from measurement `m`. */
+static gs_straggler_host host_of(const cJSON *doc, const cJSON *m, const gs_report_row *row) {
+  gs_straggler_host h = {.load_average = NAN};
+  h.ranks = gs_report_busiest_host(doc, row, &h.host);
+  h.cpu = strcmp(gs_json_string_member(m, "backend", ""), "cpu") == 0;
+  const cJSON *cpu = gs_json_member(gs_json_member(doc, "environment"), "cpu");
+  const double cores = gs_json_number_member(cpu, "logical_cores");
+  const double load = gs_json_number_member(cpu, "load_average");
+  h.cores = isfinite(cores) && cores >= 1.0 && cores < 1e6 ? (int)cores : 0;
+  h.load_average = isfinite(load) && load >= 0.0 ? load : NAN;
+  return h;
+}
+
+/* See internal.h. */
+gs_status gs_report_straggler_read(const cJSON *doc, const cJSON *m, gs_report_row *row) {
   row->scores_device = -1;
+  row->scores_host = host_of(doc, m, row);
   if (row->n_ranks < 2 || row->requests.present || row->ingested || row->loadgen) return GS_OK;
   const cJSON *runs = cJSON_GetObjectItemCaseSensitive(m, "runs");
   const size_t n_runs = (size_t)cJSON_GetArraySize(runs);
@@ -89,7 +132,10 @@ gs_status gs_report_straggler_read(const cJSON *m, gs_report_row *row) {
   // are the least that has a spread.
   if (st == GS_OK && scored >= 2) {
     st = gs_straggler_compute(in, n_runs, row->n_ranks, &row->scores);
-    if (st == GS_OK) row->scores_clock = clock;
+    if (st == GS_OK) {
+      row->scores_clock = clock;
+      gs_straggler_judge(&row->scores, gs_straggler_threshold(&row->scores_host));
+    }
     // The named rank's GPU: its first device (a rank spans gpus_per_rank).
     const cJSON *devices = cJSON_GetObjectItemCaseSensitive(m, "devices");
     const double dev =

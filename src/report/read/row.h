@@ -328,6 +328,7 @@ typedef struct {
   gs_straggler scores;       /* straggler scores (analyze/straggler.c); n_ranks 0: not scored */
   const char *scores_clock;  /* which times were scored ("device - comm", ...), or NULL */
   int scores_device;         /* CUDA ordinal of the named straggler's (first) GPU; -1 none */
+  gs_straggler_host scores_host; /* the busiest host the scores were judged for */
   gs_report_arrival arrival; /* arrival skew at the collectives */
   gs_report_breakdown breakdown;
   size_t n_hosts;

@@ -5,16 +5,19 @@
  * docs/statistics.md, "Straggler scores". */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "core/straggler.h"
 #include "report/render/internal.h"
 
 /* The rank whose figures stand for the row: the named one, else the one
- * with the largest relative score; -1 when the row was not scored. */
+ * that made the judgement inconclusive, else the one with the largest
+ * relative score; -1 when the row was not scored. */
 static int shown_rank(const gs_report_row *row) {
   const gs_straggler *g = &row->scores;
   if (g->n_ranks < 2) return -1;
   if (g->named >= 0) return g->named;
+  if (g->suspect >= 0) return g->suspect;
   int worst = -1;
   for (size_t k = 0; k < g->n_ranks; k++)
     if (isfinite(g->scores[k].relative) &&
@@ -23,11 +26,17 @@ static int shown_rank(const gs_report_row *row) {
   return worst;
 }
 
-/* "rank 3 (host h1, GPU 3)" of the named straggler, "nobody" else. */
+/* The judgement's word: "named", "inconclusive" or "nobody". */
+static const char *judgement(const gs_straggler *g) {
+  return g->named >= 0 ? "named" : g->suspect >= 0 ? "inconclusive" : "nobody";
+}
+
+/* "rank 3 (host h1, GPU 3)" of the named straggler, "inconclusive" or
+ * "nobody" else. */
 static void named_text(const gs_report_row *row, char *out, size_t size) {
   const int k = row->scores.named;
   if (k < 0) {
-    snprintf(out, size, "nobody");
+    snprintf(out, size, "%s", judgement(&row->scores));
     return;
   }
   const char *host = (size_t)k < row->n_ranks ? row->ranks[k].host : NULL;
@@ -46,15 +55,25 @@ gs_status gs_render_stragglers(gs_render_writer *w, const gs_report_row *row) {
                     "Stragglers: not scored (fewer than 2 iterations with a time of every rank)");
     return GS_OK;
   }
-  char named[160];
+  char named[512], shared[160] = "";
   named_text(row, named, sizeof named);
+  if (g->suspect >= 0) {
+    const size_t at = strlen(named);
+    snprintf(named + at, sizeof named - at, ": ");
+    gs_straggler_reason(g, &row->scores_host, named + at + 2, sizeof named - at - 2);
+  }
+  char hosts[128];
+  gs_straggler_host_text(&row->scores_host, hosts, sizeof hosts);
+  if (hosts[0])
+    snprintf(shared, sizeof shared, ": %.2fx widened by %.2f, as %s", 1.0 + GS_STRAGGLER_THRESHOLD,
+             GS_STRAGGLER_SHARED_CORES_WIDENING, hosts);
   gs_render_block(w, 0, "    ",
                   "Stragglers: %s. Scores of %s times (docs/statistics.md): relative = "
                   "against the median of the other ranks per iteration, individual = against "
                   "the rank's best %d-iteration window; named when the relative score's 95%% "
-                  "interval (simultaneous over the ranks) is above %.2fx",
+                  "interval (simultaneous over the ranks) is above %.2fx%s",
                   named, row->scores_clock ? row->scores_clock : "-", GS_STRAGGLER_WINDOW,
-                  1.0 + GS_STRAGGLER_THRESHOLD);
+                  g->threshold, shared);
   static const char *const head[] = {"rank", "host", "iterations", "relative", "individual",
                                      "straggler"};
   static const int left[] = {0, 1, 0, 0, 0, 1};
@@ -68,7 +87,11 @@ gs_status gs_render_stragglers(gs_render_writer *w, const gs_report_row *row) {
     gs_render_cellf(c[2], "%zu", sc->n);
     gs_render_ratio(c[3], sc->relative, sc->relative_low, sc->relative_high, 0);
     gs_render_ratio(c[4], sc->individual, sc->individual_low, sc->individual_high, 0);
-    gs_render_cellf(c[5], "%s", (int)k == g->named ? "named" : sc->straggler ? "yes" : "-");
+    gs_render_cellf(c[5], "%s",
+                    (int)k == g->named     ? "named"
+                    : (int)k == g->suspect ? "inconclusive"
+                    : sc->straggler        ? "yes"
+                                           : "-");
   }
   return gs_render_table_done(w, &t, "      ");
 }
@@ -78,7 +101,19 @@ gs_status gs_render_coll_stragglers(gs_render_writer *w, const gs_report_series 
   size_t scored = 0;
   for (size_t i = 0; i < s->n_rows; i++) scored += s->rows[i].scores.n_ranks >= 2;
   if (scored == 0) return GS_OK;
-  gs_render_block(w, -1, "  ", "Stragglers per collective (relative score of the slowest rank)");
+  // The busiest host is the document's: one note for the series' rows on
+  // shared cores (the first such row's host).
+  char hosts[128] = "", note[256] = "";
+  for (size_t i = 0; i < s->n_rows && !hosts[0]; i++)
+    if (s->rows[i].scores.n_ranks >= 2)
+      gs_straggler_host_text(&s->rows[i].scores_host, hosts, sizeof hosts);
+  if (hosts[0])
+    snprintf(note, sizeof note,
+             "; named above %.2fx, inconclusive above %.2fx only, as %s (docs/stragglers.md)",
+             1.0 + GS_STRAGGLER_THRESHOLD + GS_STRAGGLER_SHARED_CORES_WIDENING,
+             1.0 + GS_STRAGGLER_THRESHOLD, hosts);
+  gs_render_block(w, -1, "  ", "Stragglers per collective (relative score of the slowest rank)%s",
+                  note);
   static const char *const head[] = {"ranks", "point", "rank", "relative", "individual", "named"};
   static const int left[] = {0, 1, 0, 0, 0, 1};
   gs_render_table t;
@@ -109,8 +144,26 @@ void gs_render_stragglers_json(gs_json_build *b, cJSON *o, const gs_report_row *
   cJSON *x = gs_json_put_object(b, o, "stragglers");
   if (!x) return;
   gs_json_put_string_or_null(b, x, "clock", row->scores_clock);
-  gs_json_put_number(b, x, "threshold", 1.0 + GS_STRAGGLER_THRESHOLD);
+  gs_json_put_number(b, x, "threshold", g->threshold);
   gs_json_put_number(b, x, "window", GS_STRAGGLER_WINDOW);
+  gs_json_put_string(b, x, "judgement", judgement(g));
+  char reason[512];
+  gs_straggler_reason(g, &row->scores_host, reason, sizeof reason);
+  if (reason[0])
+    gs_json_put_string(b, x, "reason", reason);
+  else
+    gs_json_put_null(b, x, "reason");
+  const gs_straggler_host *h = &row->scores_host;
+  if (gs_straggler_shared_cores(h)) {
+    cJSON *c = gs_json_put_object(b, x, "shared_cores");
+    gs_json_put_string_or_null(b, c, "host", h->host);
+    gs_json_put_number(b, c, "ranks", h->ranks);
+    gs_json_put_number(b, c, "cores", h->cores);
+    gs_json_put_number(b, c, "load_average", h->load_average);
+    gs_json_put_number(b, c, "widening", GS_STRAGGLER_SHARED_CORES_WIDENING);
+  } else {
+    gs_json_put_null(b, x, "shared_cores");
+  }
   if (g->named >= 0) {
     gs_json_put_number(b, x, "named", g->named);
     gs_json_put_string_or_null(b, x, "host",
@@ -145,13 +198,13 @@ void gs_render_stragglers_json(gs_json_build *b, cJSON *o, const gs_report_row *
 const char *const gs_render_csv_straggler_head =
     "straggler,straggler_host,straggler_rank,straggler_relative,straggler_relative_low,"
     "straggler_relative_high,straggler_individual,straggler_individual_low,"
-    "straggler_individual_high";
+    "straggler_individual_high,straggler_reason";
 
 /* See internal.h. */
 void gs_render_csv_stragglers(FILE *out, const gs_report_row *row) {
   const int k = shown_rank(row);
   if (k < 0) {
-    fputs(",,,,,,,,,", out);
+    fputs(",,,,,,,,,,", out);
     return;
   }
   const gs_straggler *g = &row->scores;
@@ -159,11 +212,15 @@ void gs_render_csv_stragglers(FILE *out, const gs_report_row *row) {
   if (g->named >= 0)
     fprintf(out, ",%d,", g->named);
   else
-    fputs(",nobody,", out);
+    fprintf(out, ",%s,", judgement(g));
   const char *host = g->named >= 0 ? row->ranks[g->named].host : NULL;
   gs_render_csv_field(out, host);
   fprintf(out, ",%d", k);
   const double v[6] = {sc->relative,   sc->relative_low,   sc->relative_high,
                        sc->individual, sc->individual_low, sc->individual_high};
   for (size_t i = 0; i < 6; i++) gs_render_csv_number(out, v[i]);
+  char reason[512];
+  gs_straggler_reason(g, &row->scores_host, reason, sizeof reason);
+  fputc(',', out);
+  if (reason[0]) gs_render_csv_field(out, reason);
 }
