@@ -13,6 +13,24 @@
 #include "core/json.h"
 #include "core/status.h"
 
+/* A rate is sustained while its load is at most this. The load is 1 plus
+ * the slope of the requests' wait for a batch (start - arrival) against
+ * their arrival time (least squares, each run's times about its own
+ * means): a layout that keeps up makes no request wait longer for coming
+ * later (slope 0, load 1); one that serves mu requests/s while lambda
+ * arrive makes the k-th wait k (1/mu - 1/lambda), a slope of lambda/mu - 1,
+ * so the load is the offered rate over the rate served. Latency targets
+ * alone cannot see it in a short run: a finite stream's queue never grows
+ * past the stream, so every rate, however high, meets a target longer
+ * than the whole stream's service time. */
+#define GS_SLO_LOAD_SUSTAINED 1.10
+
+/* A stream shorter than this many times the layout's slots (requests it serves at once) can hardly show
+ * a rate above what the layout serves: the first `slots` requests start at
+ * once whatever the rate, and the queue that would betray the overload is
+ * the rest of the stream. */
+#define GS_SLO_STREAM_SLOTS 4
+
 typedef enum { GS_SLO_TTFT = 0, GS_SLO_TPOT, GS_SLO_LATENCY, GS_SLO_METRICS } gs_slo_metric;
 
 /* "ttft", "tpot", "latency" (the keys of --slo and of the document). */

@@ -77,6 +77,8 @@ gs_status gs_report_rates_read(const cJSON *m, const char *file, gs_report_row *
   q->present = 1;
   q->search = strcmp(gs_json_string_member(rates, "mode", ""), "search") == 0;
   q->kept_rate = gs_json_number_member(rates, "kept_rate");
+  q->stream = gs_json_number_member(rates, "requests_per_run");
+  q->slots = gs_json_number_member(rates, "slots");
   const cJSON *first_slo = points && points->child ? gs_json_member(points->child, "slo") : NULL;
   gs_slo_from_json(first_slo ? first_slo : gs_json_member(llm, "slo"), &q->slo);
   for (const cJSON *p = points ? points->child : NULL; p; p = p->next) {
@@ -90,6 +92,7 @@ gs_status gs_report_rates_read(const cJSON *m, const char *file, gs_report_row *
     x->tokens_per_second = gs_json_number_member(p, "tokens_per_second");
     const cJSON *ratio = gs_json_member(p, "ratio");
     x->ratio = cJSON_IsNumber(ratio) ? ratio->valuedouble : INFINITY;
+    x->load = gs_json_number_member(p, "load");
     x->met = cJSON_IsTrue(gs_json_member(p, "met"));
     x->status = gs_json_string_member(p, "status", "?");
     goodput_of(gs_json_member(p, "slo"), &q->slo, &x->goodput);

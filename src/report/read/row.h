@@ -199,7 +199,9 @@ typedef struct {
   double achieved_rate;      /* ok requests / run seconds */
   double tokens_per_second;
   double ratio;              /* worst targeted percentile / its target; +inf never done */
-  int met;                   /* ratio <= 1 */
+  double load;               /* offered over served (workloads/llm/llm_rates.h); NaN where not
+                                recorded */
+  int met;                   /* ratio <= 1 and the rate sustained, as recorded */
   const char *status;        /* the runs' status; points into the document */
   gs_slo_goodput goodput;    /* shares, goodput and percentiles (NaN where not recorded;
                                 +inf for a percentile never reached) */
@@ -210,6 +212,8 @@ typedef struct {
   int search;                /* 1: --find-max-rate, 0: --rates */
   gs_slo slo;                /* the targets and percentile the rates were judged at */
   double kept_rate;          /* the rate whose requests the measurement holds */
+  double stream, slots;      /* requests a run and requests the layout serves at once; NaN
+                                where not recorded */
   size_t n;
   gs_report_rate_point *points; /* by rate (ties in the order measured); owned */
   double max_rate;           /* search: its answer; list: the highest rate met; NaN none */
