@@ -39,6 +39,7 @@ static void goodput_of(const cJSON *slo_json, const gs_slo *slo, gs_slo_goodput 
   g->requests_per_second = figure_of(gs_json_member(slo_json, "goodput_requests_per_second"));
   g->tokens_per_second = figure_of(gs_json_member(slo_json, "goodput_tokens_per_second"));
   g->percentile_met = cJSON_IsTrue(gs_json_member(slo_json, "percentile_met"));
+  g->load = gs_json_number_member(slo_json, "load");
 }
 
 /* By rate, ties in the order measured. */
@@ -92,7 +93,6 @@ gs_status gs_report_rates_read(const cJSON *m, const char *file, gs_report_row *
     x->tokens_per_second = gs_json_number_member(p, "tokens_per_second");
     const cJSON *ratio = gs_json_member(p, "ratio");
     x->ratio = cJSON_IsNumber(ratio) ? ratio->valuedouble : INFINITY;
-    x->load = gs_json_number_member(p, "load");
     x->met = cJSON_IsTrue(gs_json_member(p, "met"));
     x->status = gs_json_string_member(p, "status", "?");
     goodput_of(gs_json_member(p, "slo"), &q->slo, &x->goodput);

@@ -199,8 +199,6 @@ typedef struct {
   double achieved_rate;      /* ok requests / run seconds */
   double tokens_per_second;
   double ratio;              /* worst targeted percentile / its target; +inf never done */
-  double load;               /* offered over served (workloads/llm/llm_rates.h); NaN where not
-                                recorded */
   int met;                   /* ratio <= 1 and the rate sustained, as recorded */
   const char *status;        /* the runs' status; points into the document */
   gs_slo_goodput goodput;    /* shares, goodput and percentiles (NaN where not recorded;

@@ -198,7 +198,7 @@ static gs_status csv_rates(FILE *out, const gs_report *r) {
         fprintf(out, ",%d", p->order);
         csv_number(out, p->rate);
         csv_number(out, p->achieved_rate);
-        csv_number(out, p->load);
+        csv_number(out, p->goodput.load);
         csv_number(out, p->tokens_per_second);
         csv_number(out, q->slo.percentile);
         for (int m = 0; m < GS_SLO_METRICS; m++) csv_number(out, g->percentile_value[m]);

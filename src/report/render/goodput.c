@@ -76,7 +76,10 @@ gs_status gs_render_goodput_table(gs_render_writer *w, const gs_report_series *s
     rate_cell(c[7], &g->requests_per_second);
     rate_cell(c[8], &g->tokens_per_second);
     for (int m = 0; m < GS_SLO_METRICS; m++) percentile_cell(c[9 + m], slo, g, m);
-    gs_render_cellf(c[12], "p%g %s", slo->percentile, g->percentile_met ? "met" : "MISSED");
+    gs_render_cellf(c[12], "p%g %s", slo->percentile,
+                    gs_slo_goodput_met(g)   ? "met"
+                    : g->percentile_met     ? "MISSED; not sustained"
+                                            : "MISSED");
   }
   return gs_render_table_done(w, &t, "    ");
 }
@@ -142,7 +145,7 @@ gs_status gs_render_rates_table(gs_render_writer *w, const gs_report_series *s) 
       gs_render_cellf(c[0], "%d", p->order);
       gs_render_rate(c[1], p->rate);
       gs_render_rate(c[2], p->achieved_rate);
-      gs_render_fixed(c[3], p->load, 2, "");
+      gs_render_fixed(c[3], p->goodput.load, 2, "");
       gs_render_rate(c[4], p->tokens_per_second);
       rate_cell(c[5], &p->goodput.requests_per_second);
       share_cell(c[6], &p->goodput.share_all);
@@ -201,7 +204,7 @@ void gs_render_rates_json(gs_json_build *b, cJSON *o, const gs_report_row *row) 
     gs_json_put_number(b, j, "achieved_rate", p->achieved_rate);
     gs_json_put_number(b, j, "tokens_per_second", p->tokens_per_second);
     gs_json_put_number(b, j, "ratio", p->ratio);
-    gs_json_put_number(b, j, "load", p->load);
+    gs_json_put_number(b, j, "load", p->goodput.load);
     gs_json_put_bool(b, j, "met", p->met);
     gs_json_put_string(b, j, "status", p->status);
     gs_slo_goodput_to_json(b, j, &q->slo, &p->goodput);

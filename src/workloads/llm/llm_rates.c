@@ -37,37 +37,6 @@ static double worst_ratio(const gs_slo *slo, const gs_slo_goodput *g, gs_status 
   return worst;
 }
 
-/* The load of `runs` (llm_rates.h): 1 + the least-squares slope of each
- * request's wait for its batch against its arrival, each run's times
- * taken about that run's means; NaN when no arrival times differ. */
-static double load_of(const gs_llm_run_result *runs, size_t n) {
-  double sxy = 0.0, sxx = 0.0;
-  for (size_t r = 0; r < n; r++) {
-    double sum_a = 0.0, sum_w = 0.0, count = 0.0;
-    for (int pass = 0; pass < 2; pass++) {
-      const double mean_a = count > 0.0 ? sum_a / count : 0.0;
-      const double mean_w = count > 0.0 ? sum_w / count : 0.0;
-      for (int k = 0; k < runs[r].world_size; k++) {
-        const gs_llm_replica_result *rep = &runs[r].replicas[k];
-        for (size_t i = 0; i < rep->n_requests; i++) {
-          const gs_llm_request_record *q = &rep->requests[i];
-          if (q->cold || !isfinite(q->arrival) || !isfinite(q->start)) continue;
-          const double wait = q->start - q->arrival;
-          if (pass == 0) {
-            sum_a += q->arrival;
-            sum_w += wait;
-            count += 1.0;
-          } else {
-            sxy += (q->arrival - mean_a) * (wait - mean_w);
-            sxx += (q->arrival - mean_a) * (q->arrival - mean_a);
-          }
-        }
-      }
-    }
-  }
-  return sxx > 0.0 ? 1.0 + sxy / sxx : NAN;
-}
-
 /* Measures `rate`: config->runs runs, their goodput and ratio into the
  * plan's next point; keeps the runs when they are the measurement's best
  * so far (the highest rate met, else the lowest rate measured). */
@@ -106,14 +75,13 @@ static gs_status measure_rate(rates_ctx *c, double rate, double *ratio) {
   p->achieved_rate = seconds > 0.0 ? (double)p->goodput.requests / seconds : NAN;
   p->tokens_per_second = seconds > 0.0 ? tokens / seconds : NAN;
   p->ratio = worst_ratio(&c->o->slo, &p->goodput, status);
-  p->load = load_of(runs, n);
-  const int sustained = !(p->load > GS_SLO_LOAD_SUSTAINED);
+  const int sustained = gs_slo_sustained(&p->goodput);
   const int met = p->ratio <= 1.0 && sustained;
   p->met = met;
   // The search sees a rate not sustained as missed by its load's margin:
   // past the layout's pace the load, like a queue's latency, grows with
   // the rate, which keeps the search's interpolation meaningful.
-  *ratio = sustained ? p->ratio : fmax(p->ratio, p->load / GS_SLO_LOAD_SUSTAINED);
+  *ratio = sustained ? p->ratio : fmax(p->ratio, p->goodput.load / GS_SLO_LOAD_SUSTAINED);
   const int keep = status != GS_OK || !c->kept || (met && (!c->kept_met || rate > plan->kept_rate)) ||
                    (!met && !c->kept_met && rate < plan->kept_rate);
   if (keep) {
@@ -173,7 +141,6 @@ void gs_llm_rates_to_json(gs_json_build *b, cJSON *llm, const gs_llm_rate_plan *
     gs_json_put_number(b, j, "achieved_rate", p->achieved_rate);
     gs_json_put_number(b, j, "tokens_per_second", p->tokens_per_second);
     gs_json_put_number(b, j, "ratio", p->ratio);
-    gs_json_put_number(b, j, "load", p->load);
     gs_json_put_bool(b, j, "met", p->met);
     gs_json_put_string(b, j, "status", gs_status_name(p->status));
     gs_slo_goodput_to_json(b, j, slo, &p->goodput);
@@ -207,7 +174,7 @@ void gs_llm_rates_print(FILE *out, const gs_llm_rate_plan *plan, const gs_slo *s
     fprintf(out,
             "      %10.4g/s: achieved %.4g/s, load %.2f, worst p%g / target %.3f %s; goodput %.4g "
             "requests/s [%.4g, %.4g], %.1f%% met every target\n",
-            p->rate, p->achieved_rate, p->load, slo->percentile, p->ratio, verdict, g->value, g->low,
+            p->rate, p->achieved_rate, p->goodput.load, slo->percentile, p->ratio, verdict, g->value, g->low,
             g->high, 100.0 * p->goodput.share_all.value);
   }
   if (plan->stream < GS_SLO_STREAM_SLOTS * plan->slots)

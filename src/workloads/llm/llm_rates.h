@@ -28,11 +28,8 @@ typedef struct {
   double achieved_rate;    /* requests that are not cold / run seconds */
   double tokens_per_second; /* of ok requests over the run seconds */
   double ratio;            /* worst targeted percentile over its target (<= 1: within them) */
-  double load;             /* offered over served, from the waits (core/slo.h); NaN when no run
-                              has 2 requests that are not cold and started at distinct
-                              arrival times */
-  int met;                 /* ratio <= 1, the load sustained (or unknown) and the runs ok */
-  gs_slo_goodput goodput;  /* against the targets */
+  int met;                 /* ratio <= 1 and the load sustained (core/slo.h) */
+  gs_slo_goodput goodput;  /* against the targets, with the load */
   gs_status status;        /* of its runs */
 } gs_llm_rate_point;
 
