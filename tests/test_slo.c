@@ -148,7 +148,8 @@ static void test_goodput_edges(void **state) {
   assert_float_equal(g.tokens_per_second.value, 0.0, EPS);
   assert_float_equal(g.tokens_per_second.high, 0.0, EPS);
   gs_slo_request many[24];
-  for (size_t i = 0; i < 24; i++) many[i] = (gs_slo_request){1, i == 7 ? 0.5 : 3.0, 0.05, 0, 10, NAN};
+  for (size_t i = 0; i < 24; i++)
+    many[i] = (gs_slo_request){1, i == 7 ? 0.5 : 3.0, 0.05, 0, 10, NAN};
   const size_t one_run[1] = {24};
   assert_int_equal(gs_slo_goodput_compute(&s, many, 24, one_run, 1, 2.0, &g), GS_OK);
   assert_float_equal(g.share_all.value, 1.0 / 24.0, EPS);
@@ -202,7 +203,10 @@ static void test_load(void **state) {
   double sxy = 0.0, sxx = 0.0;
   for (int r = 0; r < 2; r++) {
     double ma = 0.0, mt = 0.0;
-    for (int k = 0; k < 10; k++) ma += q[10 * r + k].arrival / 10.0, mt += q[10 * r + k].ttft / 10.0;
+    for (int k = 0; k < 10; k++) {
+      ma += q[10 * r + k].arrival / 10.0;
+      mt += q[10 * r + k].ttft / 10.0;
+    }
     for (int k = 0; k < 10; k++) {
       sxy += (q[10 * r + k].arrival - ma) * (q[10 * r + k].ttft - mt);
       sxx += (q[10 * r + k].arrival - ma) * (q[10 * r + k].arrival - ma);

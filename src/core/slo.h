@@ -26,10 +26,10 @@
  * than the whole stream's service time. */
 #define GS_SLO_LOAD_SUSTAINED 1.10
 
-/* A stream shorter than this many times the layout's slots (requests it serves at once) can hardly show
- * a rate above what the layout serves: the first `slots` requests start at
- * once whatever the rate, and the queue that would betray the overload is
- * the rest of the stream. */
+/* A stream shorter than this many times the layout's slots (the requests
+ * it serves at once) can hardly show a rate above what the layout serves:
+ * the first `slots` requests start at once whatever the rate, and the
+ * queue that would betray the overload is the rest of the stream. */
 #define GS_SLO_STREAM_SLOTS 4
 
 typedef enum { GS_SLO_TTFT = 0, GS_SLO_TPOT, GS_SLO_LATENCY, GS_SLO_METRICS } gs_slo_metric;
@@ -117,10 +117,11 @@ int gs_slo_goodput_met(const gs_slo_goodput *g);
 
 /* Goodput of requests q[0..n), in runs: run r holds run_sizes[r]
  * consecutive requests (the bootstrap's groups; sum = n), over `seconds`
- * (the runs' time together), and their load (also without targets). The intervals are gs_stats_ratio_interval's
- * two-level bootstrap of the mean of the per-request indicator (met / not
- * met, or tokens of a good request); requests/s and tokens/s scale the
- * mean's interval by requests / seconds. GS_ERR_NOMEM when memory runs
+ * (the runs' time together), and their load (also without targets). The
+ * intervals are gs_stats_ratio_interval's two-level bootstrap of the mean
+ * of the per-request indicator (met / not met, or tokens of a good
+ * request); requests/s and tokens/s scale the mean's interval by
+ * requests / seconds. GS_ERR_NOMEM when memory runs
  * out. With n == 0 every figure is NaN. */
 gs_status gs_slo_goodput_compute(const gs_slo *slo, const gs_slo_request *q, size_t n,
                                  const size_t *run_sizes, size_t n_runs, double seconds,

@@ -126,8 +126,8 @@ gs_status gs_render_rates_table(gs_render_writer *w, const gs_report_series *s) 
     gs_render_block(w, -1, "  ",
                     "Rates of %d rank%s (%s; %s: %s): each rate's runs judged at p%g of every "
                     "target, met when each is within it and the rate was sustained (load, the "
-                    "offered rate over the rate served, at most %.2f); worst/target = the worst of those "
-                    "percentiles over its target; goodput and shares [95%% interval] as above; "
+                    "offered rate over the rate served, at most %.2f); worst/target = the worst "
+                    "of those percentiles over its target; goodput and shares [95%% interval] as above; "
                     "# = order measured; the tables above are of %.4g/s",
                     row->world_size, row->world_size == 1 ? "" : "s",
                     q->search ? "searched by --find-max-rate" : "--rates",

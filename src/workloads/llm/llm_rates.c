@@ -174,8 +174,8 @@ void gs_llm_rates_print(FILE *out, const gs_llm_rate_plan *plan, const gs_slo *s
     fprintf(out,
             "      %10.4g/s: achieved %.4g/s, load %.2f, worst p%g / target %.3f %s; goodput %.4g "
             "requests/s [%.4g, %.4g], %.1f%% met every target\n",
-            p->rate, p->achieved_rate, p->goodput.load, slo->percentile, p->ratio, verdict, g->value, g->low,
-            g->high, 100.0 * p->goodput.share_all.value);
+            p->rate, p->achieved_rate, p->goodput.load, slo->percentile, p->ratio, verdict,
+            g->value, g->low, g->high, 100.0 * p->goodput.share_all.value);
   }
   if (plan->stream < GS_SLO_STREAM_SLOTS * plan->slots)
     fprintf(out,

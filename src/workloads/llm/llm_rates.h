@@ -2,8 +2,9 @@
  * by --rates, or the rates the search of rate_search.c chooses
  * (--find-max-rate). Each rate is --runs scenario runs judged against the
  * latency targets (core/slo) and against the load (a rate served more
- * slowly than it arrived is missed whatever its latencies); the measurement keeps the requests of one
- * rate (the highest that met the targets, else the lowest measured) and
+ * slowly than it arrived is missed whatever its latencies); the
+ * measurement keeps the requests of one rate (the highest that met the
+ * targets, else the lowest measured) and
  * records every rate's figures in "llm.rates" (docs/workloads/llm.md,
  * "Rate sweeps and the highest rate"). */
 #ifndef GS_LLM_RATES_H
@@ -20,7 +21,6 @@
 
 /* The tolerance of the search: the bracket it stops at, relative. */
 #define GS_LLM_RATE_TOLERANCE 0.05
-
 
 /* One measured rate. */
 typedef struct {
@@ -42,7 +42,6 @@ typedef struct {
   uint64_t stream;         /* requests a run */
   uint64_t slots;          /* requests the layout serves at once: replicas x batch */
 } gs_llm_rate_plan;
-
 
 /* Measures the rates of `o` (--rates or the search from --rate) with the
  * scenario `sc` over `config`; the runs of the rate kept are handed to
