@@ -44,6 +44,23 @@ static void why_not(gs_render_writer *w, const gs_report_row *row) {
                   verdict[0] ? ", " : "", verdict, imbalance, transfers);
 }
 
+/* See render.h. */
+int gs_report_series_pipelined(const gs_report *r, size_t series) {
+  const gs_report_series *s = &r->series[series];
+  for (size_t i = 0; i < s->n_rows; i++)
+    if (s->rows[i].pipeline.present) return 1;
+  return 0;
+}
+
+/* See render.h. */
+gs_status gs_report_render_pipeline(FILE *out, const gs_report *r, size_t series,
+                                    gs_report_format format) {
+  gs_render_writer w = {.f = out, .md = format == GS_REPORT_MARKDOWN || format == GS_REPORT_HTML,
+                        .html = format == GS_REPORT_HTML, .series = series};
+  const gs_status st = gs_render_pipeline_tables(&w, &r->series[series]);
+  return st != GS_OK ? st : ferror(out) ? GS_ERR_IO : GS_OK;
+}
+
 /* See internal.h. */
 gs_status gs_render_pipeline_tables(gs_render_writer *w, const gs_report_series *s) {
   size_t shown = 0, separated = 0;
