@@ -15,6 +15,7 @@
 #include "core/stats.h"
 #include "core/status.h"
 #include "core/arrival.h"
+#include "core/bubble.h"
 #include "core/straggler.h"
 
 /* Default rank-mark thresholds: relative deviation of a rank's throughput
@@ -250,13 +251,10 @@ typedef struct {
   double boundary_bytes[GS_REPORT_MAX_STAGES]; /* mlp: one micro-batch's activations across
                                 the boundary after stage s (s < stages - 1); NaN unknown and
                                 for llm, whose micro-batches vary per call */
-  double bubble;             /* Σ (idle - transfer) / Σ busy over stages (core/bubble.h) */
-  double bubble_low, bubble_high; /* its 95% interval; NaN when none */
-  double bubble_formula;     /* (stages - 1) / micro */
-  int bubble_verdict;        /* gs_bubble_verdict: within 15% of the formula, above, below,
-                                inconclusive */
-  double imbalance;          /* slowest stage's busy / mean busy */
-  double imbalance_low, imbalance_high; /* its 95% interval; NaN when none */
+  gs_bubble bubble;          /* Σ (idle - transfer) / Σ busy over stages against (stages -
+                                1) / micro, its interval and verdict, the stage imbalance
+                                (slowest busy / mean busy) and its interval: set by
+                                report/analyze/pipeline.c through gs_bubble_compute */
   double transfer_bytes;     /* per unit and replica: mlp activations + their gradients
                                 across the stage boundaries, llm the residual stream across
                                 them and the tokens back (bytes); NaN when not known */
