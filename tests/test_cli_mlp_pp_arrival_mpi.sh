@@ -142,5 +142,15 @@ assert float(late[0]["wait_share"]) > 0.3, late[0]
 assert all(g["named"] == "nobody" for g in groups(sys.argv[2])), groups(sys.argv[2])
 PY
 
+# A malformed group is an error naming the file, never a guess.
+python3 - "$f" "$work/bad.json" <<'PY' || failures=$((failures + 1))
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["measurements"][0]["arrival_groups"][1]["global_ranks"] = [1]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+expect 1 "bad.json: an arrival group's stage is 1 and its global_ranks has 1 of 2 members" -- \
+  report "$work/bad.json"
+
 [ "$failures" -eq 0 ] || exit 1
 echo "ok"
