@@ -279,15 +279,21 @@ typedef struct {
 } gs_report_cost;
 
 /* The arrival skew at a measurement's collectives (analyze/arrival.c,
- * docs/stragglers.md): its document's summary and the rank named. */
-typedef struct {
+ * docs/stragglers.md): its document's summary and the rank named; for
+ * ranks that meet in groups (mlp's pipeline stages, "arrival_groups"), one
+ * of these per group, whose ranks are the group's members (replicas). */
+typedef struct gs_report_arrival {
   int present;               /* the measurement has an "arrival" member */
   const char *clock;         /* "host" or "device"; points into the document */
   const char *alignment;     /* "shared" or "ping-pong"; points into the document */
   gs_arrival_summary summary; /* its floor set from the two below */
   int ranks_per_host;        /* the most ranks of the measurement on one host */
   int cores;                 /* logical cores of the document's host; 0 unknown */
-  int named;                 /* gs_arrival_named: the late rank, or -1 (nobody) */
+  int named;                 /* gs_arrival_named: the late rank (member), or -1 (nobody) */
+  int stage;                 /* a group's: its stage; -1 the measurement's own */
+  int members[GS_MAX_RANKS]; /* a group's: member k's rank in the measurement */
+  size_t n_groups;           /* the measurement's groups ("arrival_groups"), in order */
+  struct gs_report_arrival *groups; /* n_groups; owned */
 } gs_report_arrival;
 
 /* One measurement (a workload at one world size) of a series: what every
