@@ -29,13 +29,18 @@ typedef struct {
 } gs_arrival_rank;
 
 /* A measurement's arrivals: iteration i is the i-th recorded time of
- * every rank (runs in order). */
+ * every rank (runs in order). When the ranks reach their collectives in
+ * groups (mlp's pipeline: the replicas of each stage sum their gradients
+ * among themselves), `grouped` is set and each group is summarized on its
+ * own, its members in rank order (member k: the group's "rank" k). */
 typedef struct gs_arrival {
   const char *clock;      /* static: "host" (monotonic clock around the call) or "device"
                              (CUDA events on the call's stream, anchored to the host clock) */
   const char *alignment;  /* static: "shared" (one host's clock) or "ping-pong" */
   size_t n_ranks;
   gs_arrival_rank ranks[GS_MAX_RANKS];
+  int grouped;              /* the ranks' collectives run in the groups below */
+  int group[GS_MAX_RANKS];  /* grouped: each rank's group, its pipeline stage (>= 0) */
 } gs_arrival;
 
 /* What the document keeps of every iteration and what the report shows. */
@@ -89,8 +94,10 @@ gs_status gs_arrival_append(gs_arrival_rank *r, double entry, double exit);
  * keeps no arrival times. */
 int gs_arrival_recorded(const gs_arrival *a);
 
-/* Appends every rank's iterations of `from` to `into` (same n_ranks; the
- * alignment error kept is the larger). GS_ERR_NOMEM. */
+/* Appends every rank's iterations of `from` to `into` (same n_ranks and,
+ * when both are grouped, the same groups; the alignment error kept is the
+ * larger; `into` takes `from`'s groups when it has none). GS_ERR_NOMEM,
+ * GS_ERR_USAGE. */
 gs_status gs_arrival_merge(gs_arrival *into, const gs_arrival *from);
 
 /* The summary of `a` (docs/stragglers.md gives each definition). Iterations
@@ -111,6 +118,22 @@ double gs_arrival_threshold(const gs_arrival_summary *s);
  * median lateness and the entry and exit times of the sampled iterations
  * (relative to the earliest entry). NULL when memory runs out. */
 cJSON *gs_arrival_to_json(const gs_arrival *a);
+
+/* Sets the groups of `a`: rank k's collectives run among the ranks of
+ * group[k] (>= 0, e.g. its pipeline stage); NULL: every rank together. */
+void gs_arrival_set_groups(gs_arrival *a, const int *group);
+
+/* Group `g`'s members of a grouped `a` as a record of their own in `view`
+ * (its rank k the k-th member in rank order; it shares a's arrays: never
+ * freed), their global ranks in members[0..view->n_ranks). */
+void gs_arrival_group_view(const gs_arrival *a, int g, gs_arrival *view, int *members);
+
+/* The measurement member "arrival_groups" (docs/result-schema.md) of a
+ * grouped `a`: per group of 2 or more members, in order of its number, an
+ * object as gs_arrival_to_json's of the group's view (its "rank" the
+ * member index) with "stage" (the group) and "global_ranks" (member k's
+ * rank in the measurement). NULL when memory runs out. */
+cJSON *gs_arrival_groups_to_json(const gs_arrival *a);
 
 /* The summary back from a document's "arrival" member (the report's
  * reading): GS_ERR_PARSE naming `source` when a member is missing or of

@@ -441,7 +441,11 @@ gs_status gs_result_add_measurement(cJSON *doc, const gs_measurement *m) {
   add_number_or_null(&b, agg, "speedup", m->aggregate.speedup);
   add_number_or_null(&b, agg, "efficiency", m->aggregate.efficiency);
   add_typed_members(&b, o, m);
-  if (m->arrival) gs_json_put_item(&b, o, "arrival", gs_arrival_to_json(m->arrival));
+  // Ranks that meet in groups (a pipeline's stages) are summarized per group.
+  if (m->arrival && m->arrival->grouped)
+    gs_json_put_item(&b, o, "arrival_groups", gs_arrival_groups_to_json(m->arrival));
+  else if (m->arrival)
+    gs_json_put_item(&b, o, "arrival", gs_arrival_to_json(m->arrival));
   for (const cJSON *item = m->extra ? m->extra->child : NULL; item; item = item->next) {
     gs_json_put_item(&b, o, item->string, cJSON_Duplicate(item, 1));
   }

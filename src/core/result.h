@@ -213,7 +213,8 @@ typedef struct {
   gs_split_record split;
   gs_roofline_record roofline;
   gs_arrival *arrival;            /* each rank's arrival at the collectives of the timed
-                                     iterations (core/arrival.h), "arrival"; owned, may be NULL */
+                                     iterations (core/arrival.h), "arrival" ("arrival_groups"
+                                     when grouped); owned, may be NULL */
   cJSON *extra;                   /* other optional members, copied into the measurement
                                      object as they are after the typed ones (e.g. a plan's
                                      "task"); owned, may be NULL */

@@ -49,10 +49,11 @@ int gs_report_busiest_host(const cJSON *doc, const gs_report_row *row, const cha
  * bubble's 95% interval. Every series of `r` must be placed first. */
 gs_status gs_report_pipelines(gs_report *r);
 /* Fills row->arrival (analyze/arrival.c; docs/stragglers.md, "Arrival
- * skew") from measurement `m`'s "arrival" member, when it has one, with
- * the floor its host's cores set (document `doc`'s environment), and
- * names the late rank by core/arrival's rule. GS_ERR_FORMAT naming `file`
- * when the member is malformed. */
+ * skew") from measurement `m`'s "arrival" member, when it has one, and
+ * row->arrival.groups from its "arrival_groups" (a pipeline's stages),
+ * each with the floor its host's cores set (document `doc`'s
+ * environment), and names the late rank (member) by core/arrival's rule.
+ * GS_ERR_FORMAT naming `file` when a member is malformed. */
 gs_status gs_report_arrival_read(const cJSON *doc, const cJSON *m, const char *file,
                                  gs_report_row *row);
 

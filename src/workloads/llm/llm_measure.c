@@ -270,7 +270,7 @@ gs_status gs_llm_goodput(const gs_slo *slo, const gs_llm_run_result *runs, size_
         const gs_llm_request_record *x = &runs[r].replicas[k].requests[i];
         if (x->cold) continue;
         q[n++] = (gs_slo_request){x->status == GS_LLM_REQ_OK, x->ttft, x->tpot, x->latency,
-                                  (double)x->output_tokens};
+                                  (double)x->output_tokens, x->arrival};
         sizes[r]++;
       }
   }
@@ -350,7 +350,7 @@ static void put_request_slo(gs_json_build *b, cJSON *o, const gs_slo *slo,
   if (!gs_slo_any(slo)) return;
   int met[GS_SLO_METRICS];
   const gs_slo_request r = {q->status == GS_LLM_REQ_OK, q->ttft, q->tpot, q->latency,
-                            (double)q->output_tokens};
+                            (double)q->output_tokens, q->arrival};
   const int all = gs_slo_request_met(slo, &r, met);
   cJSON *j = gs_json_put_object(b, o, "slo");
   for (int m = 0; m < GS_SLO_METRICS; m++)
