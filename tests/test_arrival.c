@@ -217,6 +217,41 @@ static void test_json(void **state) {
   gs_arrival_free(a);
 }
 
+/* Groups: each its own record and summary, with where it sits; the
+ * second group (three_ranks: rank 2 late) reads back its own last rank,
+ * the first (two ranks entering together) names nobody. */
+static void test_groups_json(void **state) {
+  (void)state;
+  gs_arrival_group *g = calloc(2, sizeof *g);
+  assert_non_null(g);
+  g[0] = (gs_arrival_group){.replica = 0, .stage = 1, .first_rank = 3,
+                            .arrival = gs_arrival_new(2, 0, "host", "shared")};
+  g[1] = (gs_arrival_group){.replica = 1, .stage = 0, .first_rank = 6, .arrival = three_ranks()};
+  assert_non_null(g[0].arrival);
+  for (int i = 0; i < 4; i++)
+    for (size_t k = 0; k < 2; k++)
+      assert_int_equal(gs_arrival_append(&g[0].arrival->ranks[k], 10.0 * i, 10.0 * i + 1.0),
+                       GS_OK);
+  cJSON *j = gs_arrival_groups_to_json(g, 2);
+  assert_non_null(j);
+  assert_int_equal(cJSON_GetArraySize(j), 2);
+  const int where[2][3] = {{0, 1, 3}, {1, 0, 6}}, last[2] = {0, 2}, named[2] = {-1, 2};
+  for (int i = 0; i < 2; i++) {
+    const cJSON *o = cJSON_GetArrayItem(j, i);
+    assert_near(where[i][0], cJSON_GetObjectItemCaseSensitive(o, "replica")->valuedouble, 0.0);
+    assert_near(where[i][1], cJSON_GetObjectItemCaseSensitive(o, "stage")->valuedouble, 0.0);
+    assert_near(where[i][2], cJSON_GetObjectItemCaseSensitive(o, "first_rank")->valuedouble, 0.0);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(o, "ranks")), 2 + i);
+    gs_arrival_summary s;
+    assert_int_equal(gs_arrival_summary_from_json(o, "test", &s), GS_OK);
+    assert_int_equal(s.iterations, 4);
+    assert_int_equal(s.last_rank, last[i]);
+    assert_int_equal(gs_arrival_named(&s), named[i]);
+  }
+  cJSON_Delete(j);
+  gs_arrival_groups_free(g, 2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_by_hand),
@@ -225,6 +260,7 @@ int main(void) {
       cmocka_unit_test(test_simulated),
       cmocka_unit_test(test_merge),
       cmocka_unit_test(test_json),
+      cmocka_unit_test(test_groups_json),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

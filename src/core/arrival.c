@@ -282,6 +282,24 @@ cJSON *gs_arrival_to_json(const gs_arrival *a) {
   return gs_json_build_finish(&b, o);
 }
 
+cJSON *gs_arrival_groups_to_json(const gs_arrival_group *groups, size_t n) {
+  gs_json_build b = {0};
+  cJSON *array = gs_json_check(&b, cJSON_CreateArray());
+  for (size_t g = 0; array && g < n; g++) {
+    cJSON *o = gs_json_check(&b, gs_arrival_to_json(groups[g].arrival));
+    gs_json_put_number(&b, o, "replica", groups[g].replica);
+    gs_json_put_number(&b, o, "stage", groups[g].stage);
+    gs_json_put_number(&b, o, "first_rank", groups[g].first_rank);
+    gs_json_append(&b, array, o);
+  }
+  return gs_json_build_finish(&b, array);
+}
+
+void gs_arrival_groups_free(gs_arrival_group *groups, size_t n) {
+  for (size_t g = 0; groups && g < n; g++) gs_arrival_free(groups[g].arrival);
+  free(groups);
+}
+
 /* Number member `name` of `o` (null is NaN); 0 when it is missing or of
  * another type. */
 static int number_or_null(const cJSON *o, const char *name, double *out) {

@@ -38,6 +38,16 @@ typedef struct gs_arrival {
   gs_arrival_rank ranks[GS_MAX_RANKS];
 } gs_arrival;
 
+/* One group of a measurement's ranks that meet at collectives of their
+ * own, summarized on its own (llm: the tensor-parallel shards of one
+ * pipeline stage of one replica; docs/stragglers.md): where it sits, and
+ * its record, whose rank k is the group's k-th member. */
+typedef struct {
+  int replica, stage;   /* llm: the replica and its pipeline stage (0 without --pp) */
+  int first_rank;       /* the measurement rank of the group's member 0 (members consecutive) */
+  gs_arrival *arrival;  /* owned */
+} gs_arrival_group;
+
 /* What the document keeps of every iteration and what the report shows. */
 typedef struct {
   size_t iterations;          /* with a finite entry and exit of every rank */
@@ -111,6 +121,14 @@ double gs_arrival_threshold(const gs_arrival_summary *s);
  * median lateness and the entry and exit times of the sampled iterations
  * (relative to the earliest entry). NULL when memory runs out. */
 cJSON *gs_arrival_to_json(const gs_arrival *a);
+
+/* The measurement member "arrival_groups" (docs/result-schema.md): an
+ * array of groups[0..n), each gs_arrival_to_json's object with its
+ * "replica", "stage" and "first_rank". NULL when memory runs out. */
+cJSON *gs_arrival_groups_to_json(const gs_arrival_group *groups, size_t n);
+
+/* Frees the records of groups[0..n) and the array; accepts NULL. */
+void gs_arrival_groups_free(gs_arrival_group *groups, size_t n);
 
 /* The summary back from a document's "arrival" member (the report's
  * reading): GS_ERR_PARSE naming `source` when a member is missing or of

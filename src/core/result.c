@@ -42,6 +42,9 @@ void gs_measurement_free(gs_measurement *m) {
   m->extra = NULL;
   gs_arrival_free(m->arrival);
   m->arrival = NULL;
+  gs_arrival_groups_free(m->arrival_groups, m->n_arrival_groups);
+  m->arrival_groups = NULL;
+  m->n_arrival_groups = 0;
 }
 
 /* ---- building ------------------------------------------------------------- */
@@ -442,6 +445,9 @@ gs_status gs_result_add_measurement(cJSON *doc, const gs_measurement *m) {
   add_number_or_null(&b, agg, "efficiency", m->aggregate.efficiency);
   add_typed_members(&b, o, m);
   if (m->arrival) gs_json_put_item(&b, o, "arrival", gs_arrival_to_json(m->arrival));
+  if (m->n_arrival_groups)
+    gs_json_put_item(&b, o, "arrival_groups",
+                     gs_arrival_groups_to_json(m->arrival_groups, m->n_arrival_groups));
   for (const cJSON *item = m->extra ? m->extra->child : NULL; item; item = item->next) {
     gs_json_put_item(&b, o, item->string, cJSON_Duplicate(item, 1));
   }

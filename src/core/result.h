@@ -214,6 +214,10 @@ typedef struct {
   gs_roofline_record roofline;
   gs_arrival *arrival;            /* each rank's arrival at the collectives of the timed
                                      iterations (core/arrival.h), "arrival"; owned, may be NULL */
+  gs_arrival_group *arrival_groups; /* instead of `arrival`, where the ranks meet in several
+                                     groups (llm's replicas and stages), one record each:
+                                     "arrival_groups"; n_arrival_groups; owned, may be NULL */
+  size_t n_arrival_groups;
   cJSON *extra;                   /* other optional members, copied into the measurement
                                      object as they are after the typed ones (e.g. a plan's
                                      "task"); owned, may be NULL */

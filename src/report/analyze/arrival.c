@@ -4,6 +4,7 @@
  * rank named by core/arrival's rule, so that a report and the rule can
  * never disagree. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/arrival.h"
@@ -26,13 +27,60 @@ static int ranks_per_host(const gs_report_row *row) {
   return (int)(((size_t)row->world_size + hosts - 1) / hosts);
 }
 
+/* Member `name` of group `g` of `file`'s "arrival_groups": an integer
+ * from 0 to GS_MAX_RANKS - 1, else GS_ERR_FORMAT. */
+static gs_status group_index(const cJSON *g, const char *name, const char *file, int *out) {
+  const double v = gs_json_number_member(g, name);
+  if (!(v >= 0.0 && v < GS_MAX_RANKS) || v != floor(v))
+    return gs_error(GS_ERR_FORMAT, "%s: an arrival group's %s is missing or not a rank's index",
+                    file, name);
+  *out = (int)v;
+  return GS_OK;
+}
+
+/* The groups of "arrival_groups" (`member`, an array) into a->groups,
+ * their floor a->summary.floor's. */
+static gs_status read_groups(const cJSON *member, const char *file, gs_report_arrival *a) {
+  const int n = cJSON_GetArraySize(member);
+  if (n < 1 || n > GS_MAX_RANKS)
+    return gs_error(GS_ERR_FORMAT, "%s: a measurement's arrival_groups holds %d groups", file, n);
+  a->groups = calloc((size_t)n, sizeof *a->groups);
+  if (!a->groups) return gs_error(GS_ERR_NOMEM, "cannot read %d arrival groups", n);
+  const cJSON *g;
+  cJSON_ArrayForEach(g, member) {
+    gs_report_arrival_group *to = &a->groups[a->n_groups];
+    if (!cJSON_IsObject(g))
+      return gs_error(GS_ERR_FORMAT, "%s: an arrival group is %s, not an object", file,
+                      gs_json_type_name(g));
+    GS_TRY(group_index(g, "replica", file, &to->replica));
+    GS_TRY(group_index(g, "stage", file, &to->stage));
+    GS_TRY(group_index(g, "first_rank", file, &to->first_rank));
+    GS_TRY(gs_arrival_summary_from_json(g, file, &to->summary));
+    to->summary.floor = a->summary.floor;
+    to->named = gs_arrival_named(&to->summary);
+    a->n_groups++;
+  }
+  return GS_OK;
+}
+
 /* See internal.h. */
 gs_status gs_report_arrival_read(const cJSON *doc, const cJSON *m, const char *file,
                                  gs_report_row *row) {
   gs_report_arrival *a = &row->arrival;
   a->present = 0;
   a->named = -1;
+  a->n_groups = 0;
+  a->groups = NULL;
   const cJSON *member = gs_json_member(m, "arrival");
+  const cJSON *groups = gs_json_member(m, "arrival_groups");
+  if (groups && !cJSON_IsNull(groups)) {
+    if (!cJSON_IsArray(groups))
+      return gs_error(GS_ERR_FORMAT, "%s: a measurement's arrival_groups is %s, not an array",
+                      file, gs_json_type_name(groups));
+    member = cJSON_GetArrayItem(groups, 0); /* clock and alignment: the groups share them */
+  } else {
+    groups = NULL;
+  }
   if (!member || cJSON_IsNull(member)) return GS_OK;
   if (!cJSON_IsObject(member))
     return gs_error(GS_ERR_FORMAT, "%s: a measurement's arrival is %s, not an object", file,
@@ -46,6 +94,10 @@ gs_status gs_report_arrival_read(const cJSON *doc, const cJSON *m, const char *f
   a->cores = isfinite(cores) && cores >= 1.0 && cores < 1e6 ? (int)cores : 0;
   a->summary.floor = gs_arrival_floor(a->clock, a->ranks_per_host, a->cores);
   a->named = gs_arrival_named(&a->summary);
+  if (groups) {
+    a->named = -1; /* each group names its own */
+    GS_TRY(read_groups(groups, file, a));
+  }
   a->present = 1;
   return GS_OK;
 }

@@ -278,10 +278,22 @@ typedef struct {
   double dollars_per_million;/* 1e6 / items_per_dollar */
 } gs_report_cost;
 
-/* The arrival skew at a measurement's collectives (analyze/arrival.c,
- * docs/stragglers.md): its document's summary and the rank named. */
+/* One group's summary of a measurement's "arrival_groups" (llm: one
+ * replica's tensor-parallel shards of one pipeline stage). */
 typedef struct {
-  int present;               /* the measurement has an "arrival" member */
+  int replica, stage;        /* where the group sits */
+  int first_rank;            /* the measurement rank of its member 0 */
+  gs_arrival_summary summary; /* ranks are the group's members; floor as the measurement's */
+  int named;                 /* gs_arrival_named: the late member, or -1 (nobody) */
+} gs_report_arrival_group;
+
+/* The arrival skew at a measurement's collectives (analyze/arrival.c,
+ * docs/stragglers.md): its document's summary and the rank named, or the
+ * summary of each group. */
+typedef struct {
+  int present;               /* the measurement has an "arrival" or "arrival_groups" member */
+  size_t n_groups;           /* "arrival_groups": its groups (then summary is unused), else 0 */
+  gs_report_arrival_group *groups; /* n_groups; owned */
   const char *clock;         /* "host" or "device"; points into the document */
   const char *alignment;     /* "shared" or "ping-pong"; points into the document */
   gs_arrival_summary summary; /* its floor set from the two below */

@@ -2,8 +2,9 @@
  * docs/report.md, "Arrival skew"): per measurement the rank that arrived
  * last at the collectives and how often, its median lateness with its 95%
  * interval, the share of the time in the collective spent waiting for the
- * last arrival, and the rank named or "nobody"; a table per collective
- * series; a JSON object and CSV columns. */
+ * last arrival, and the rank named or "nobody" (of each group: llm's
+ * replicas and stages); a table per collective series; a JSON object and
+ * CSV columns. */
 #include <math.h>
 #include <stdio.h>
 
@@ -39,18 +40,30 @@ static double last_share(const gs_arrival_summary *s) {
   return (double)s->last_count[s->last_rank] / (double)s->iterations;
 }
 
-/* See internal.h. */
-void gs_render_arrival(gs_render_writer *w, const gs_report_row *row) {
-  const gs_report_arrival *a = &row->arrival;
-  if (!a->present) return;
-  const gs_arrival_summary *s = &a->summary;
-  if (s->last_rank < 0) {
-    gs_render_block(w, 0, "    ", "Arrival at the collectives: no iteration with every rank's "
-                    "times");
+/* "shard 1 (rank 3, host h1)" of group g's named member, "nobody" else:
+ * the host is its replica's (llm's ranks of a measurement are replicas). */
+static void group_named_text(const gs_report_row *row, const gs_report_arrival_group *g,
+                             char *out, size_t size) {
+  if (g->named < 0) {
+    snprintf(out, size, "nobody");
     return;
   }
-  char named[160], late[32], low[32], high[32], threshold[32];
-  named_text(row, named, sizeof named);
+  const char *host = (size_t)g->replica < row->n_ranks ? row->ranks[g->replica].host : NULL;
+  snprintf(out, size, "shard %d (rank %d, host %s)", g->named, g->first_rank + g->named,
+           host ? host : "-");
+}
+
+/* One summary's sentence: `where` opens it ("Arrival at the collectives"
+ * or a group's), `who` names its ranks ("Rank", "Shard"), `named` the
+ * one named. */
+static void render_summary(gs_render_writer *w, const gs_report_arrival *a,
+                           const gs_arrival_summary *s, const char *where, const char *who,
+                           const char *named) {
+  if (s->last_rank < 0) {
+    gs_render_block(w, 0, "    ", "%s: no iteration with every rank's times", where);
+    return;
+  }
+  char late[32], low[32], high[32], threshold[32];
   signed_seconds(s->lateness, late, sizeof late);
   signed_seconds(s->lateness_low, low, sizeof low);
   signed_seconds(s->lateness_high, high, sizeof high);
@@ -61,14 +74,34 @@ void gs_render_arrival(gs_render_writer *w, const gs_report_row *row) {
              "shared a host's %d cores: the scheduler decides who arrives last)",
              a->ranks_per_host, a->cores);
   gs_render_block(w, 0, "    ",
-                  "Arrival at the collectives (%s clock, %s clocks): named %s. Rank %d "
+                  "%s (%s clock, %s clocks): named %s. %s %d "
                   "arrived last in %zu of %zu iterations (%.0f%%), median lateness %s [%s, %s] "
                   "against the others; %.1f%% of the ranks' time in the collective was spent "
                   "waiting for the last arrival. Named when the interval is above %s, the "
                   "largest of noise, %s (docs/stragglers.md)",
-                  a->clock ? a->clock : "-", a->alignment ? a->alignment : "-", named,
-                  s->last_rank, s->last_count[s->last_rank], s->iterations,
+                  where, a->clock ? a->clock : "-", a->alignment ? a->alignment : "-", named,
+                  who, s->last_rank, s->last_count[s->last_rank], s->iterations,
                   100.0 * last_share(s), late, low, high, 100.0 * s->wait_share, threshold, terms);
+}
+
+/* See internal.h. */
+void gs_render_arrival(gs_render_writer *w, const gs_report_row *row) {
+  const gs_report_arrival *a = &row->arrival;
+  if (!a->present) return;
+  char named[160], where[160];
+  if (a->n_groups == 0) {
+    named_text(row, named, sizeof named);
+    render_summary(w, a, &a->summary, "Arrival at the collectives", "Rank", named);
+    return;
+  }
+  for (size_t i = 0; i < a->n_groups; i++) {
+    const gs_report_arrival_group *g = &a->groups[i];
+    group_named_text(row, g, named, sizeof named);
+    snprintf(where, sizeof where, "Replica %d, stage %d (ranks %d-%d): arrival at its "
+             "collectives", g->replica, g->stage, g->first_rank,
+             g->first_rank + (int)g->summary.n_ranks - 1);
+    render_summary(w, a, &g->summary, where, "Shard", named);
+  }
 }
 
 /* See internal.h. */
@@ -104,18 +137,10 @@ gs_status gs_render_coll_arrival(gs_render_writer *w, const gs_report_series *s)
   return gs_render_table_done(w, &t, "    ");
 }
 
-/* See internal.h. */
-void gs_render_arrival_json(gs_json_build *b, cJSON *o, const gs_report_row *row) {
-  const gs_report_arrival *a = &row->arrival;
-  if (!a->present) {
-    gs_json_put_null(b, o, "arrival");
-    return;
-  }
-  const gs_arrival_summary *s = &a->summary;
-  cJSON *x = gs_json_put_object(b, o, "arrival");
-  if (!x) return;
-  gs_json_put_string_or_null(b, x, "clock", a->clock);
-  gs_json_put_string_or_null(b, x, "alignment", a->alignment);
+/* One summary's members into object `x` of the JSON report; `named` the
+ * rank (or member) named, -1 nobody, and its host. */
+static void put_summary(gs_json_build *b, cJSON *x, const gs_arrival_summary *s, int named,
+                        const char *host) {
   gs_json_put_number(b, x, "iterations", (double)s->iterations);
   if (s->last_rank >= 0) {
     gs_json_put_number(b, x, "last_rank", s->last_rank);
@@ -131,13 +156,41 @@ void gs_render_arrival_json(gs_json_build *b, cJSON *o, const gs_report_row *row
   gs_json_put_number(b, x, "threshold_seconds", gs_arrival_threshold(s));
   gs_json_put_number(b, x, "floor_seconds", s->floor);
   gs_json_put_number(b, x, "wait_share", s->wait_share);
-  if (a->named >= 0) {
-    gs_json_put_number(b, x, "named", a->named);
-    gs_json_put_string_or_null(b, x, "host",
-                               (size_t)a->named < row->n_ranks ? row->ranks[a->named].host : NULL);
+  if (named >= 0) {
+    gs_json_put_number(b, x, "named", named);
+    gs_json_put_string_or_null(b, x, "host", host);
   } else {
     gs_json_put_null(b, x, "named");
     gs_json_put_null(b, x, "host");
+  }
+}
+
+/* See internal.h. */
+void gs_render_arrival_json(gs_json_build *b, cJSON *o, const gs_report_row *row) {
+  const gs_report_arrival *a = &row->arrival;
+  if (!a->present) {
+    gs_json_put_null(b, o, "arrival");
+    return;
+  }
+  cJSON *x = gs_json_put_object(b, o, "arrival");
+  if (!x) return;
+  gs_json_put_string_or_null(b, x, "clock", a->clock);
+  gs_json_put_string_or_null(b, x, "alignment", a->alignment);
+  if (a->n_groups == 0) {
+    put_summary(b, x, &a->summary, a->named,
+                (size_t)a->named < row->n_ranks ? row->ranks[a->named].host : NULL);
+    return;
+  }
+  cJSON *groups = gs_json_put_array(b, x, "groups");
+  for (size_t i = 0; groups && i < a->n_groups; i++) {
+    const gs_report_arrival_group *g = &a->groups[i];
+    cJSON *e = gs_json_check(b, cJSON_CreateObject());
+    gs_json_put_number(b, e, "replica", g->replica);
+    gs_json_put_number(b, e, "stage", g->stage);
+    gs_json_put_number(b, e, "first_rank", g->first_rank);
+    put_summary(b, e, &g->summary, g->named,
+                (size_t)g->replica < row->n_ranks ? row->ranks[g->replica].host : NULL);
+    gs_json_append(b, groups, e);
   }
 }
 
@@ -149,7 +202,9 @@ const char *const gs_render_csv_arrival_head =
 /* See internal.h. */
 void gs_render_csv_arrival(FILE *out, const gs_report_row *row) {
   const gs_report_arrival *a = &row->arrival;
-  if (!a->present || a->summary.last_rank < 0) {
+  // A measurement of several groups has a summary per group: the JSON
+  // report's, not one line's.
+  if (!a->present || a->n_groups > 0 || a->summary.last_rank < 0) {
     fputs(",,,,,,,,", out);
     return;
   }

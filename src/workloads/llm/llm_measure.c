@@ -23,6 +23,49 @@ static int counted(const gs_llm_request_record *q) {
   return q->status == GS_LLM_REQ_OK && !q->cold;
 }
 
+/* The shards' arrivals at the tensor-parallel all-reduces, every run's,
+ * per group (replica and stage): one group is the measurement's "arrival",
+ * several its "arrival_groups", each kept where every shard recorded. */
+static gs_status merge_arrivals(const gs_llm_run_result *runs, size_t n_runs,
+                                gs_measurement *m) {
+  size_t n = 0;
+  for (size_t r = 0; r < n_runs; r++)
+    if (runs[r].n_arrivals > n) n = runs[r].n_arrivals;
+  if (n == 0) return GS_OK;
+  m->arrival_groups = calloc(n, sizeof *m->arrival_groups);
+  if (!m->arrival_groups) return gs_error(GS_ERR_NOMEM, "cannot allocate %zu arrival records", n);
+  for (size_t g = 0; g < n; g++) {
+    gs_arrival_group *into = &m->arrival_groups[m->n_arrival_groups];
+    for (size_t r = 0; r < n_runs; r++) {
+      if (g >= runs[r].n_arrivals) continue;
+      const gs_arrival_group *from = &runs[r].arrivals[g];
+      if (!into->arrival) {
+        *into = *from;
+        into->arrival = gs_arrival_new(from->arrival->n_ranks, 64, from->arrival->clock,
+                                       from->arrival->alignment);
+        if (!into->arrival) return GS_ERR_NOMEM;
+        m->n_arrival_groups++; /* freed with the measurement from here on */
+      }
+      GS_TRY(gs_arrival_merge(into->arrival, from->arrival));
+    }
+    if (into->arrival && !gs_arrival_recorded(into->arrival)) {
+      gs_arrival_free(into->arrival);
+      *into = (gs_arrival_group){0};
+      m->n_arrival_groups--;
+    }
+  }
+  if (n == 1 && m->n_arrival_groups == 1) {
+    m->arrival = m->arrival_groups[0].arrival;
+    m->arrival_groups[0].arrival = NULL;
+    m->n_arrival_groups = 0;
+  }
+  if (m->n_arrival_groups == 0) {
+    free(m->arrival_groups);
+    m->arrival_groups = NULL;
+  }
+  return GS_OK;
+}
+
 gs_status gs_llm_measurement_fill(const gs_llm_options *o, const gs_run_config *config,
                                   const gs_llm_run_result *runs, size_t n_runs,
                                   const gs_verification *verification, gs_measurement *m) {
@@ -36,18 +79,7 @@ gs_status gs_llm_measurement_fill(const gs_llm_options *o, const gs_run_config *
     m->devices[k] = config->backend == GS_BACKEND_CUDA ? config->devices[k] : -1;
   m->status = GS_OK;
   m->faults = gs_fault_at(&config->faults, config->world_size);
-  // The shards' arrivals at the tensor-parallel all-reduces, every run's.
-  for (size_t r = 0; r < n_runs; r++) {
-    const gs_arrival *a = runs[r].arrival;
-    if (!a) continue;
-    if (!m->arrival) m->arrival = gs_arrival_new(a->n_ranks, 64, a->clock, a->alignment);
-    if (!m->arrival) return GS_ERR_NOMEM;
-    GS_TRY(gs_arrival_merge(m->arrival, a));
-  }
-  if (m->arrival && !gs_arrival_recorded(m->arrival)) {
-    gs_arrival_free(m->arrival);
-    m->arrival = NULL;
-  }
+  GS_TRY(merge_arrivals(runs, n_runs, m));
 
   gs_llm_scenario_config sc;
   gs_llm_options_scenario(o, config, &sc);

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Arrival skew per tensor-parallel group of llm on the CPU backend, shards
+# as threads (docs/stragglers.md, "llm's tensor-parallel all-reduces"):
+# with 2 replicas of 2 shards, a shard waiting 100 ms before every prefill
+# and decode (--inject late) is named in its own replica's summary, the
+# other replica's names nobody; with --pp 2 each stage's shards are a
+# group, the late shard named in its stage; clean runs name nobody; the
+# CSV leaves a grouped measurement's arrival columns empty. $1 is the
+# gpuscale binary.
+set -u
+bin=$1
+. "$(dirname "$0")/cli_lib.sh"
+. "$(dirname "$0")/llm_arrival_groups.sh"
+launch=()
+
+arrival_case dp_late3 0:0:nobody 1:0:1 -- --ranks 4 --inject late:rank=3,us=$late_us
+arrival_case dp_late0 0:0:0 1:0:nobody -- --ranks 4 --inject late:rank=0,us=$late_us
+arrival_case dp_clean 0:0:nobody 1:0:nobody -- --ranks 4
+arrival_case pp_late2 0:0:nobody 0:1:0 -- --ranks 4 --pp 2 --kv-heads 4 --inject late:rank=2,us=$late_us
+arrival_case pp_clean 0:0:nobody 0:1:nobody -- --ranks 4 --pp 2 --kv-heads 4
+
+"$bin" report --format csv -o "$work/dp.csv" "$work/dp_late3.json" || fail "csv report"
+python3 - "$work/dp.csv" <<'PY' || failures=$((failures + 1))
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert rows and all(r["arrival_named"] == "" for r in rows), [r["arrival_named"] for r in rows]
+PY
+
+[ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
+echo "all llm arrival group checks passed"
