@@ -5,8 +5,8 @@
 # and decode (--inject late) is named in its own replica's summary, the
 # other replica's names nobody; with --pp 2 each stage's shards are a
 # group, the late shard named in its stage; clean runs name nobody; the
-# CSV leaves a grouped measurement's arrival columns empty. $1 is the
-# gpuscale binary.
+# CSV leaves a grouped measurement's arrival columns empty; a malformed
+# group is refused. $1 is the gpuscale binary.
 set -u
 bin=$1
 . "$(dirname "$0")/cli_lib.sh"
@@ -25,6 +25,20 @@ import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 assert rows and all(r["arrival_named"] == "" for r in rows), [r["arrival_named"] for r in rows]
 PY
+
+# A malformed group is refused, naming the file and the member.
+python3 - "$work" <<'PY' || failures=$((failures + 1))
+import json, sys
+work = sys.argv[1]
+doc = json.load(open(f"{work}/dp_late3.json"))
+doc["measurements"][0]["arrival_groups"][1]["replica"] = -1
+json.dump(doc, open(f"{work}/bad_replica.json", "w"))
+doc["measurements"][0]["arrival_groups"] = {}
+json.dump(doc, open(f"{work}/bad_groups.json", "w"))
+PY
+expect 1 "bad_replica.json: an arrival group's replica" -- report "$work/bad_replica.json"
+expect 1 "bad_groups.json: a measurement's arrival_groups is an object" -- report \
+  "$work/bad_groups.json"
 
 [ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "all llm arrival group checks passed"
