@@ -27,14 +27,16 @@ for g, r, (replica, stage, who) in zip(groups, report, expect):
     assert (g["replica"], g["stage"]) == (int(replica), int(stage)), (where, g["replica"], g["stage"])
     assert (r["replica"], r["stage"]) == (g["replica"], g["stage"]), (where, r)
     first = (int(replica) * len({x["stage"] for x in groups}) + int(stage)) * tp
-    assert g["first_rank"] == first == r["first_rank"], (where, g["first_rank"], first)
+    ranks = list(range(first, first + tp))
+    assert g["global_ranks"] == ranks == r["global_ranks"], (where, g["global_ranks"], ranks)
     assert len(g["ranks"]) == tp and g["iterations"] >= 6, (where, len(g["ranks"]), g["iterations"])
     assert len(g["sample"]) <= 64, (where, len(g["sample"]))
     print(f"{where}: {g['iterations']} calls, named {r['named']}, last {g['last_rank']} in "
           f"{r['last_share']:.0%}, lateness {g['lateness_seconds'] * 1e6:.1f} us, threshold "
           f"{r['threshold_seconds'] * 1e6:.1f} us")
     line = next((l for l in text.splitlines()
-                 if f"Replica {replica}, stage {stage} (ranks {first}-{first + tp - 1})" in l), None)
+                 if f"Replica {replica}, stage {stage} (ranks {', '.join(map(str, ranks))})" in l),
+                None)
     assert line, (where, "no sentence in the text report")
     if who == "nobody":
         assert r["named"] is None and "named nobody" in line, (where, r, line)

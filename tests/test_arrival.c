@@ -240,7 +240,10 @@ static void test_groups_json(void **state) {
     const cJSON *o = cJSON_GetArrayItem(j, i);
     assert_near(where[i][0], cJSON_GetObjectItemCaseSensitive(o, "replica")->valuedouble, 0.0);
     assert_near(where[i][1], cJSON_GetObjectItemCaseSensitive(o, "stage")->valuedouble, 0.0);
-    assert_near(where[i][2], cJSON_GetObjectItemCaseSensitive(o, "first_rank")->valuedouble, 0.0);
+    const cJSON *global = cJSON_GetObjectItemCaseSensitive(o, "global_ranks");
+    assert_int_equal(cJSON_GetArraySize(global), 2 + i);
+    for (int k = 0; k < 2 + i; k++)
+      assert_near(where[i][2] + k, cJSON_GetArrayItem(global, k)->valuedouble, 0.0);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(o, "ranks")), 2 + i);
     gs_arrival_summary s;
     assert_int_equal(gs_arrival_summary_from_json(o, "test", &s), GS_OK);

@@ -33,10 +33,15 @@ work = sys.argv[1]
 doc = json.load(open(f"{work}/dp_late3.json"))
 doc["measurements"][0]["arrival_groups"][1]["replica"] = -1
 json.dump(doc, open(f"{work}/bad_replica.json", "w"))
+doc["measurements"][0]["arrival_groups"][1]["replica"] = 1
+doc["measurements"][0]["arrival_groups"][1]["global_ranks"] = [2]
+json.dump(doc, open(f"{work}/bad_members.json", "w"))
 doc["measurements"][0]["arrival_groups"] = {}
 json.dump(doc, open(f"{work}/bad_groups.json", "w"))
 PY
 expect 1 "bad_replica.json: an arrival group's replica" -- report "$work/bad_replica.json"
+expect 1 "bad_members.json: an arrival group's global_ranks is not one rank per member" -- \
+  report "$work/bad_members.json"
 expect 1 "bad_groups.json: a measurement's arrival_groups is an object" -- report \
   "$work/bad_groups.json"
 

@@ -289,7 +289,9 @@ cJSON *gs_arrival_groups_to_json(const gs_arrival_group *groups, size_t n) {
     cJSON *o = gs_json_check(&b, gs_arrival_to_json(groups[g].arrival));
     gs_json_put_number(&b, o, "replica", groups[g].replica);
     gs_json_put_number(&b, o, "stage", groups[g].stage);
-    gs_json_put_number(&b, o, "first_rank", groups[g].first_rank);
+    cJSON *global = gs_json_put_array(&b, o, "global_ranks");
+    for (size_t k = 0; global && k < groups[g].arrival->n_ranks; k++)
+      gs_json_append_number(&b, global, (double)groups[g].first_rank + (double)k);
     gs_json_append(&b, array, o);
   }
   return gs_json_build_finish(&b, array);

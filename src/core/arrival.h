@@ -44,7 +44,8 @@ typedef struct gs_arrival {
  * its record, whose rank k is the group's k-th member. */
 typedef struct {
   int replica, stage;   /* llm: the replica and its pipeline stage (0 without --pp) */
-  int first_rank;       /* the measurement rank of the group's member 0 (members consecutive) */
+  int first_rank;       /* the measurement rank of the group's member 0 (members consecutive:
+                           member k is rank first_rank + k, "global_ranks") */
   gs_arrival *arrival;  /* owned */
 } gs_arrival_group;
 
@@ -124,7 +125,8 @@ cJSON *gs_arrival_to_json(const gs_arrival *a);
 
 /* The measurement member "arrival_groups" (docs/result-schema.md): an
  * array of groups[0..n), each gs_arrival_to_json's object with its
- * "replica", "stage" and "first_rank". NULL when memory runs out. */
+ * "replica", "stage" and "global_ranks" (member k's measurement rank,
+ * first_rank + k). NULL when memory runs out. */
 cJSON *gs_arrival_groups_to_json(const gs_arrival_group *groups, size_t n);
 
 /* Frees the records of groups[0..n) and the array; accepts NULL. */

@@ -38,6 +38,16 @@ static gs_status group_index(const cJSON *g, const char *name, const char *file,
   return GS_OK;
 }
 
+/* Member k of a group's "global_ranks": an integer from 0 to
+ * GS_MAX_RANKS - 1, else GS_ERR_FORMAT. */
+static gs_status rank_at(const cJSON *x, const char *file, int *out) {
+  const double v = cJSON_IsNumber(x) ? x->valuedouble : NAN;
+  if (!(v >= 0.0 && v < GS_MAX_RANKS) || v != floor(v))
+    return gs_error(GS_ERR_FORMAT, "%s: an arrival group's global_ranks holds a non-rank", file);
+  *out = (int)v;
+  return GS_OK;
+}
+
 /* The groups of "arrival_groups" (`member`, an array) into a->groups,
  * their floor a->summary.floor's. */
 static gs_status read_groups(const cJSON *member, const char *file, gs_report_arrival *a) {
@@ -54,8 +64,13 @@ static gs_status read_groups(const cJSON *member, const char *file, gs_report_ar
                       gs_json_type_name(g));
     GS_TRY(group_index(g, "replica", file, &to->replica));
     GS_TRY(group_index(g, "stage", file, &to->stage));
-    GS_TRY(group_index(g, "first_rank", file, &to->first_rank));
     GS_TRY(gs_arrival_summary_from_json(g, file, &to->summary));
+    const cJSON *global = gs_json_member(g, "global_ranks");
+    if (!cJSON_IsArray(global) || (size_t)cJSON_GetArraySize(global) != to->summary.n_ranks)
+      return gs_error(GS_ERR_FORMAT, "%s: an arrival group's global_ranks is not one rank per "
+                      "member", file);
+    for (size_t k = 0; k < to->summary.n_ranks; k++)
+      GS_TRY(rank_at(cJSON_GetArrayItem(global, (int)k), file, &to->members[k]));
     to->summary.floor = a->summary.floor;
     to->named = gs_arrival_named(&to->summary);
     a->n_groups++;

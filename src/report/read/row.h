@@ -282,7 +282,7 @@ typedef struct {
  * replica's tensor-parallel shards of one pipeline stage). */
 typedef struct {
   int replica, stage;        /* where the group sits */
-  int first_rank;            /* the measurement rank of its member 0 */
+  int members[GS_MAX_RANKS]; /* member k's measurement rank ("global_ranks") */
   gs_arrival_summary summary; /* ranks are the group's members; floor as the measurement's */
   int named;                 /* gs_arrival_named: the late member, or -1 (nobody) */
 } gs_report_arrival_group;

@@ -49,7 +49,7 @@ static void group_named_text(const gs_report_row *row, const gs_report_arrival_g
     return;
   }
   const char *host = (size_t)g->replica < row->n_ranks ? row->ranks[g->replica].host : NULL;
-  snprintf(out, size, "shard %d (rank %d, host %s)", g->named, g->first_rank + g->named,
+  snprintf(out, size, "shard %d (rank %d, host %s)", g->named, g->members[g->named],
            host ? host : "-");
 }
 
@@ -88,7 +88,7 @@ static void render_summary(gs_render_writer *w, const gs_report_arrival *a,
 void gs_render_arrival(gs_render_writer *w, const gs_report_row *row) {
   const gs_report_arrival *a = &row->arrival;
   if (!a->present) return;
-  char named[160], where[160];
+  char named[160], where[GS_MAX_RANKS * 8 + 96];
   if (a->n_groups == 0) {
     named_text(row, named, sizeof named);
     render_summary(w, a, &a->summary, "Arrival at the collectives", "Rank", named);
@@ -97,9 +97,11 @@ void gs_render_arrival(gs_render_writer *w, const gs_report_row *row) {
   for (size_t i = 0; i < a->n_groups; i++) {
     const gs_report_arrival_group *g = &a->groups[i];
     group_named_text(row, g, named, sizeof named);
-    snprintf(where, sizeof where, "Replica %d, stage %d (ranks %d-%d): arrival at its "
-             "collectives", g->replica, g->stage, g->first_rank,
-             g->first_rank + (int)g->summary.n_ranks - 1);
+    int at = snprintf(where, sizeof where, "Replica %d, stage %d (ranks", g->replica, g->stage);
+    for (size_t k = 0; k < g->summary.n_ranks && at > 0 && (size_t)at < sizeof where; k++)
+      at += snprintf(where + at, sizeof where - (size_t)at, "%s %d", k ? "," : "", g->members[k]);
+    if (at > 0 && (size_t)at < sizeof where)
+      snprintf(where + at, sizeof where - (size_t)at, "): arrival at its collectives");
     render_summary(w, a, &g->summary, where, "Shard", named);
   }
 }
@@ -187,7 +189,9 @@ void gs_render_arrival_json(gs_json_build *b, cJSON *o, const gs_report_row *row
     cJSON *e = gs_json_check(b, cJSON_CreateObject());
     gs_json_put_number(b, e, "replica", g->replica);
     gs_json_put_number(b, e, "stage", g->stage);
-    gs_json_put_number(b, e, "first_rank", g->first_rank);
+    cJSON *global = gs_json_put_array(b, e, "global_ranks");
+    for (size_t k = 0; global && k < g->summary.n_ranks; k++)
+      gs_json_append_number(b, global, g->members[k]);
     put_summary(b, e, &g->summary, g->named,
                 (size_t)g->replica < row->n_ranks ? row->ranks[g->replica].host : NULL);
     gs_json_append(b, groups, e);
