@@ -3,7 +3,7 @@
 # llama-8b shape on one node of G GPUs, under MLPerf's Llama-3.1-8B presets
 # (conversational: p99 TTFT <= 2 s and TPOT <= 100 ms; interactive: 500 ms
 # and 30 ms):
-#   1. per preset, every layout (G / T replicas of --tp T) in one sweep with
+#   1. per preset, every layout (G / (T x P) replicas of --tp T --pp P) in one sweep with
 #      --find-max-rate: the highest Poisson rate meeting the targets at p99,
 #      with its bracket, the frontier of tokens/s per user against tokens/s
 #      per GPU and the best layout (the terminal's layouts table);
@@ -20,21 +20,18 @@
 # layout. Tens of minutes on 4 GPUs.
 #
 # QUICK=1, for a small GPU budget: GPUS=2 unless set, one preset
-# (interactive unless given), 64 requests a rate, and one dense sweep of 12
-# rates from 0.8x to 1.25x the answer (4.1% apart) for one layout (DENSE_TP,
-# default 1: G replicas). Expected time on 2 x H200, the gpuscale binary
-# already built (GS_BIN): about 1 minute of measuring, from the fifth
-# session's smoke test of the same search (run llm -g 2 --layouts
-# --find-max-rate --samples 64 --slo interactive: both layouts' 16 rates,
-# models built included, in 35 s; searches ended at 355.5/s and 143.8/s)
-# plus the dense sweep's 12 rates at 2.2 s each (that test's time per rate,
-# 35 s / 16) = 26 s, plus the report (1 s). The CPU rehearsal below of the
-# same steps takes 15 s on 2 cores (tiny model). Without GS_BIN the build
-# comes first (1-2 minutes on 16 cores).
+# (interactive unless given), 4 x GPUS x BATCH requests a rate (at least
+# 64), and one dense sweep of 12 rates from 0.8x to 1.25x the answer (4.1%
+# apart) for one layout (DENSE_TP with one stage, default 1: G replicas).
+# Measured on 4 x H200 (session 8, before the load rule): QUICK=1 GPUS=4
+# with both presets, 64 requests a rate, every layout (tp 1, 2, 4; pp 1,
+# 2, 4) searched: 350 s with the binary built. The CPU rehearsal below of
+# the same steps takes about 15 s on 2 cores (tiny model). Without GS_BIN
+# the build comes first (1-2 minutes on 16 cores).
 #
 # Usage: bench/llm-serving.sh [PRESET ...]
 # Env: QUICK (0), GPUS (default: all; 2 with QUICK), BATCH (8), SAMPLES (512
-#      per rate; 64 with QUICK), START (the search's first rate, 16/s),
+#      per rate; with QUICK 4 x GPUS x BATCH, at least 64), START (the search's first rate, 16/s),
 #      DENSE_TP (QUICK: the layout swept densely, 1), GS_BIN (a built
 #      gpuscale: no build), GS_DEPS_PREFIX as for bench/llm-gpu.sh,
 #      REHEARSE=1 (no GPU: the CPU backend with the tiny model, GPUS CPU
@@ -54,7 +51,10 @@ if [ -n "${GS_DEPS_PREFIX:-}" ]; then
 fi
 if [ "$quick" = 1 ]; then
   gpus=${GPUS:-2}
-  samples=${SAMPLES:-64}
+  # At least 4 times the requests the layout of one-GPU replicas serves at
+  # once (GPUs x batch), so that a rate above what it serves shows in its
+  # load (docs/workloads/llm.md, "Rate sweeps and the highest rate").
+  samples=${SAMPLES:-$(( 4 * gpus * ${BATCH:-8} > 64 ? 4 * gpus * ${BATCH:-8} : 64 ))}
   dense_n=12 dense_lo=0.8 dense_hi=1.25
 else
   gpus=${GPUS:-$([ "$rehearse" = 1 ] && echo 2 || nvidia-smi -L | grep -c "^GPU")}
@@ -106,30 +106,31 @@ doc, quick, dense_tp, n, lo, hi = sys.argv[1], sys.argv[2] == "1", int(sys.argv[
     float(sys.argv[5]), float(sys.argv[6])
 for m in json.load(open(doc))["measurements"]:
     tp = m["llm"]["tensor_parallel"]
+    pp = (m["llm"].get("pipeline") or {}).get("stages", 1)
     best = m["llm"]["rates"]["search"]["max_rate"]
-    if best and (not quick or tp == dense_tp):
-        print(tp, ",".join("%.4g" % (best * (lo + (hi - lo) * i / (n - 1))) for i in range(n)))
+    if best and (not quick or (tp, pp) == (dense_tp, 1)):
+        print(tp, pp, ",".join("%.4g" % (best * (lo + (hi - lo) * i / (n - 1))) for i in range(n)))
 PY
-    while read -r tp rates; do
-      echo "== $preset: dense sweep, tp $tp, $dense_n rates from ${dense_lo}x to ${dense_hi}x the search's answer"
-      timeout 1800 "$bin" run llm "${common[@]}" --tp "$tp" --rates "$rates" \
-        --slo "$(slo_of "$preset")" -o "$out/results/dense-$preset-tp$tp.json" | grep -E "^ +[0-9.]+/s:"
-      echo "[t+$(($(date +%s) - t0))s] dense sweep of tp $tp"
+    while read -r tp pp rates; do
+      echo "== $preset: dense sweep, tp $tp pp $pp, $dense_n rates from ${dense_lo}x to ${dense_hi}x the search's answer"
+      timeout 1800 "$bin" run llm "${common[@]}" --tp "$tp" --pp "$pp" --rates "$rates" \
+        --slo "$(slo_of "$preset")" -o "$out/results/dense-$preset-tp$tp-pp$pp.json" | grep -E "^ +[0-9.]+/s:"
+      echo "[t+$(($(date +%s) - t0))s] dense sweep of tp $tp pp $pp"
     done <"$out/results/dense-$preset.plan"
   done
   python3 - "$out/results" "${presets[@]}" <<'PY'
 import glob, json, sys
 d = sys.argv[1]
 for preset in sys.argv[2:]:
-    search = {m["llm"]["tensor_parallel"]: m for m in
-              json.load(open(f"{d}/search-{preset}.json"))["measurements"]}
+    search = {(m["llm"]["tensor_parallel"], (m["llm"].get("pipeline") or {}).get("stages", 1)): m
+              for m in json.load(open(f"{d}/search-{preset}.json"))["measurements"]}
     print(f"\n== {preset}: the search's highest rate against the dense sweep's")
-    for tp, m in sorted(search.items()):
+    for (tp, pp), m in sorted(search.items()):
         s = m["llm"]["rates"]["search"]
-        line = (f"  tp {tp} x {m['world_size'] // tp}: search {s['max_rate']}/s bracket {s['bracket']}"
-                f" in {len(m['llm']['rates']['points'])} rates")
+        line = (f"  tp {tp} pp {pp} x {m['world_size'] // (tp * pp)}: search {s['max_rate']}/s"
+                f" bracket {s['bracket']} in {len(m['llm']['rates']['points'])} rates")
         try:
-            dense = json.load(open(f"{d}/dense-{preset}-tp{tp}.json"))["measurements"][0]
+            dense = json.load(open(f"{d}/dense-{preset}-tp{tp}-pp{pp}.json"))["measurements"][0]
         except OSError:
             print(line + "; no dense sweep"); continue
         pts = sorted(dense["llm"]["rates"]["points"], key=lambda p: p["rate"])

@@ -19,7 +19,8 @@ m = json.load(open(doc_path))["measurements"][0]
 assert "arrival" not in m, "a measurement of several groups has no single arrival"
 groups = m["arrival_groups"]
 rows = [r for s in json.load(open(report_path))["series"] for r in s["rows"]]
-report = rows[0]["arrival"]["groups"]
+assert rows[0]["arrival"] is None, rows[0]["arrival"]
+report = rows[0]["arrival_groups"]
 text = open(text_path).read()
 assert len(groups) == len(expect) == len(report), (len(groups), len(expect), len(report))
 for g, r, (replica, stage, who) in zip(groups, report, expect):
@@ -34,9 +35,9 @@ for g, r, (replica, stage, who) in zip(groups, report, expect):
     print(f"{where}: {g['iterations']} calls, named {r['named']}, last {g['last_rank']} in "
           f"{r['last_share']:.0%}, lateness {g['lateness_seconds'] * 1e6:.1f} us, threshold "
           f"{r['threshold_seconds'] * 1e6:.1f} us")
-    line = next((l for l in text.splitlines()
-                 if f"Replica {replica}, stage {stage} (ranks {', '.join(map(str, ranks))})" in l),
-                None)
+    head = (f"Arrival at the collectives of replica {replica}'s stage {stage} shards "
+            f"(shards 0-{tp - 1} = ranks {', '.join(map(str, ranks))};")
+    line = next((l for l in text.splitlines() if head in l), None)
     assert line, (where, "no sentence in the text report")
     if who == "nobody":
         assert r["named"] is None and "named nobody" in line, (where, r, line)
@@ -44,5 +45,6 @@ for g, r, (replica, stage, who) in zip(groups, report, expect):
         assert r["named"] is None or g["lateness_seconds"] < 2e-3, (where, r, g["lateness_seconds"])
     else:
         assert r["named"] == int(who) and r["last_share"] >= 0.9, (where, r)
+        assert r["named_rank"] == first + int(who), (where, r)
         assert abs(g["lateness_seconds"] - late) <= 0.2 * late, (where, g["lateness_seconds"])
         assert f"named shard {who} (rank {first + int(who)}," in line, (where, line)

@@ -2,7 +2,8 @@
  * hand from the definitions in docs/stragglers.md, "Arrival skew": the last
  * rank and its count, the median lateness and its order-statistic
  * interval, noise, exit spread, clock error, the wait share, the naming rule,
- * merging, and the document member's sample and round trip. */
+ * merging, the document member's sample and round trip, and ranks that
+ * meet in groups (a pipeline's stages), summarized per group. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -217,42 +218,83 @@ static void test_json(void **state) {
   gs_arrival_free(a);
 }
 
-/* Groups: each its own record and summary, with where it sits; the
- * second group (three_ranks: rank 2 late) reads back its own last rank,
- * the first (two ranks entering together) names nobody. */
-static void test_groups_json(void **state) {
+/* Four ranks as two pipeline stages of two replicas (group = rank % 2).
+ * Stage 0 (ranks 0, 2) enters at 10 i, rank 2 (its replica 1) 2 s late;
+ * stage 1 (ranks 1, 3) enters at 10 i + 5, rank 1 (its replica 0) 0.5 s
+ * later; all leave at 10 i + 8. Per group: stage 0's replica 1 is last
+ * every time, 2 s late, waiting 2 of 8 + 6 s; stage 1's replica 0 is last,
+ * 0.5 s late, waiting 0.5 of 3 + 2.5 s. Over the world rank 1 would be
+ * last every time, and rank 2's lateness at its own group not seen. */
+static void test_groups(void **state) {
   (void)state;
-  gs_arrival_group *g = calloc(2, sizeof *g);
-  assert_non_null(g);
-  g[0] = (gs_arrival_group){.replica = 0, .stage = 1, .first_rank = 3,
-                            .arrival = gs_arrival_new(2, 0, "host", "shared")};
-  g[1] = (gs_arrival_group){.replica = 1, .stage = 0, .first_rank = 6, .arrival = three_ranks()};
-  assert_non_null(g[0].arrival);
+  gs_arrival *a = gs_arrival_new(4, 4, "host", "shared");
+  assert_non_null(a);
+  const double at[4] = {0.0, 5.5, 2.0, 5.0};
   for (int i = 0; i < 4; i++)
-    for (size_t k = 0; k < 2; k++)
-      assert_int_equal(gs_arrival_append(&g[0].arrival->ranks[k], 10.0 * i, 10.0 * i + 1.0),
-                       GS_OK);
-  cJSON *j = gs_arrival_groups_to_json(g, 2);
+    for (size_t k = 0; k < 4; k++)
+      assert_int_equal(gs_arrival_append(&a->ranks[k], 10.0 * i + at[k], 10.0 * i + 8.0), GS_OK);
+  gs_arrival_summary s;
+  assert_int_equal(gs_arrival_summarize(a, &s), GS_OK);
+  assert_int_equal(s.last_rank, 1);
+  const int group[4] = {0, 1, 0, 1};
+  gs_arrival_set_groups(a, group);
+  gs_arrival view;
+  int members[GS_MAX_RANKS];
+  gs_arrival_group_view(a, 1, &view, members);
+  assert_int_equal(view.n_ranks, 2);
+  assert_int_equal(members[0], 1);
+  assert_int_equal(members[1], 3);
+  cJSON *j = gs_arrival_groups_to_json(a);
   assert_non_null(j);
   assert_int_equal(cJSON_GetArraySize(j), 2);
-  const int where[2][3] = {{0, 1, 3}, {1, 0, 6}}, last[2] = {0, 2}, named[2] = {-1, 2};
-  for (int i = 0; i < 2; i++) {
-    const cJSON *o = cJSON_GetArrayItem(j, i);
-    assert_near(where[i][0], cJSON_GetObjectItemCaseSensitive(o, "replica")->valuedouble, 0.0);
-    assert_near(where[i][1], cJSON_GetObjectItemCaseSensitive(o, "stage")->valuedouble, 0.0);
+  const double late[2] = {2.0, 0.5}, wait[2] = {2.0 / 14.0, 0.5 / 5.5};
+  const int last[2] = {1, 0};
+  for (int g = 0; g < 2; g++) {
+    const cJSON *o = cJSON_GetArrayItem(j, g);
+    assert_near(g, cJSON_GetObjectItemCaseSensitive(o, "stage")->valuedouble, 0.0);
     const cJSON *global = cJSON_GetObjectItemCaseSensitive(o, "global_ranks");
-    assert_int_equal(cJSON_GetArraySize(global), 2 + i);
-    for (int k = 0; k < 2 + i; k++)
-      assert_near(where[i][2] + k, cJSON_GetArrayItem(global, k)->valuedouble, 0.0);
-    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(o, "ranks")), 2 + i);
-    gs_arrival_summary s;
-    assert_int_equal(gs_arrival_summary_from_json(o, "test", &s), GS_OK);
-    assert_int_equal(s.iterations, 4);
-    assert_int_equal(s.last_rank, last[i]);
-    assert_int_equal(gs_arrival_named(&s), named[i]);
+    assert_int_equal(cJSON_GetArraySize(global), 2);
+    assert_near(g, cJSON_GetArrayItem(global, 0)->valuedouble, 0.0);
+    assert_near(g + 2, cJSON_GetArrayItem(global, 1)->valuedouble, 0.0);
+    gs_arrival_summary back;
+    assert_int_equal(gs_arrival_summary_from_json(o, "test", &back), GS_OK);
+    assert_int_equal(back.n_ranks, 2);
+    assert_int_equal(back.iterations, 4);
+    assert_int_equal(back.last_rank, last[g]);
+    assert_int_equal(back.last_count[last[g]], 4);
+    assert_near(late[g], back.lateness, 1e-12);
+    assert_near(wait[g], back.wait_share, 1e-12);
+    assert_int_equal(gs_arrival_named(&back), last[g]);
   }
   cJSON_Delete(j);
-  gs_arrival_groups_free(g, 2);
+  // Grouped by replica and stage (llm: 2 stages a replica): group 1 is
+  // replica 0's stage 1, written with both and no other change.
+  a->group_stages = 2;
+  j = gs_arrival_groups_to_json(a);
+  assert_non_null(j);
+  for (int g = 0; g < 2; g++) {
+    const cJSON *o = cJSON_GetArrayItem(j, g);
+    assert_near(g, cJSON_GetObjectItemCaseSensitive(o, "stage")->valuedouble, 0.0);
+    assert_near(0, cJSON_GetObjectItemCaseSensitive(o, "replica")->valuedouble, 0.0);
+    assert_near(g + 2,
+                cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "global_ranks"), 1)
+                    ->valuedouble,
+                0.0);
+  }
+  cJSON_Delete(j);
+  a->group_stages = 0;
+  // Merging: an ungrouped record takes the groups; other groups refuse.
+  gs_arrival *b = gs_arrival_new(4, 0, "host", "shared");
+  assert_non_null(b);
+  assert_int_equal(gs_arrival_merge(b, a), GS_OK);
+  assert_int_equal(b->grouped, 1);
+  assert_int_equal(b->group[3], 1);
+  assert_int_equal(b->ranks[2].n, 4);
+  const int other[4] = {0, 0, 1, 1};
+  gs_arrival_set_groups(b, other);
+  assert_int_equal(gs_arrival_merge(b, a), GS_ERR_USAGE);
+  gs_arrival_free(b);
+  gs_arrival_free(a);
 }
 
 int main(void) {
@@ -263,7 +305,7 @@ int main(void) {
       cmocka_unit_test(test_simulated),
       cmocka_unit_test(test_merge),
       cmocka_unit_test(test_json),
-      cmocka_unit_test(test_groups_json),
+      cmocka_unit_test(test_groups),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

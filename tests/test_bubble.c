@@ -1,8 +1,8 @@
 /* Tests of core/bubble and the paired ratio interval of core/stats: the
  * interval against a brute-force enumeration of its bootstrap, closed
  * forms (pairs in a fixed ratio, the normal limit of a long run), the
- * bubble and the stage imbalance of hand-worked samples, and the verdict
- * against (p-1)/m at its bounds. */
+ * bubble and the stage imbalance of hand-worked samples, the verdict
+ * against (p-1)/m at its bounds, and the bubble's JSON members. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -207,6 +207,31 @@ static void test_verdict_bounds(void **state) {
   assert_string_equal(gs_bubble_verdict_name(GS_BUBBLE_UNKNOWN), "-");
 }
 
+/* The one JSON spelling of a bubble (llm's document and the report's rows):
+ * the members in order, NaN as null, the verdict by name or null. */
+static void test_bubble_json(void **state) {
+  (void)state;
+  gs_bubble x = {.bubble = 0.3, .low = 0.29, .high = 0.31, .formula = 0.25,
+                 .verdict = GS_BUBBLE_ABOVE, .imbalance = 1.25, .imbalance_low = NAN,
+                 .imbalance_high = 1.5, .slowest = 1, .samples = 7};
+  gs_json_build b = {0};
+  cJSON *o = cJSON_CreateObject();
+  gs_bubble_to_json(&b, o, &x);
+  assert_false(b.failed);
+  char *text = cJSON_PrintUnformatted(o);
+  assert_string_equal(text, "{\"bubble\":0.3,\"bubble_low\":0.29,\"bubble_high\":0.31,"
+                            "\"bubble_formula\":0.25,\"bubble_verdict\":\"above\","
+                            "\"imbalance\":1.25,\"imbalance_low\":null,\"imbalance_high\":1.5}");
+  free(text);
+  cJSON_Delete(o);
+  x.verdict = GS_BUBBLE_UNKNOWN;
+  o = cJSON_CreateObject();
+  gs_bubble_to_json(&b, o, &x);
+  assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(o, "bubble_verdict")));
+  assert_int_equal(cJSON_GetArraySize(o), 8);
+  cJSON_Delete(o);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_paired_against_enumeration),
@@ -215,6 +240,7 @@ int main(void) {
       cmocka_unit_test(test_bubble_hand_worked),
       cmocka_unit_test(test_bubble_interval_of_sums),
       cmocka_unit_test(test_verdict_bounds),
+      cmocka_unit_test(test_bubble_json),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

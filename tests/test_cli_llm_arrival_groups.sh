@@ -5,7 +5,7 @@
 # and decode (--inject late) is named in its own replica's summary, the
 # other replica's names nobody; with --pp 2 each stage's shards are a
 # group, the late shard named in its stage; clean runs name nobody; the
-# CSV leaves a grouped measurement's arrival columns empty; a malformed
+# CSV gives each group in arrival_stages; a malformed
 # group is refused. $1 is the gpuscale binary.
 set -u
 bin=$1
@@ -24,6 +24,9 @@ python3 - "$work/dp.csv" <<'PY' || failures=$((failures + 1))
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 assert rows and all(r["arrival_named"] == "" for r in rows), [r["arrival_named"] for r in rows]
+stages = rows[0]["arrival_stages"].split(";")
+assert stages[0].startswith("replica=0 stage=0 named=nobody"), stages
+assert stages[1].startswith("replica=1 stage=0 named=1 named_rank=3"), stages
 PY
 
 # A malformed group is refused, naming the file and the member.
@@ -39,8 +42,9 @@ json.dump(doc, open(f"{work}/bad_members.json", "w"))
 doc["measurements"][0]["arrival_groups"] = {}
 json.dump(doc, open(f"{work}/bad_groups.json", "w"))
 PY
-expect 1 "bad_replica.json: an arrival group's replica" -- report "$work/bad_replica.json"
-expect 1 "bad_members.json: an arrival group's global_ranks is not one rank per member" -- \
+expect 1 "bad_replica.json: arrival group of stage 0: its replica is not" -- report \
+  "$work/bad_replica.json"
+expect 1 "bad_members.json: an arrival group's stage is 0 and its global_ranks has 1 of 2" -- \
   report "$work/bad_members.json"
 expect 1 "bad_groups.json: a measurement's arrival_groups is an object" -- report \
   "$work/bad_groups.json"

@@ -3,9 +3,10 @@
 # errors, P = 2 and 3 stages under GPipe and 1F1B verified bit for bit
 # against the CPU reference on every rank, data x pipeline parallelism on
 # 4 ranks (2 replicas of 2 stages), --stages boundaries in the document,
-# and the report's per-stage timings (busy, idle, bubble against (p-1)/m
+# the report's per-stage timings (busy, idle, bubble against (p-1)/m
 # with its interval and verdict, the stage imbalance with its interval,
-# transfers, the why-not sentence; text, JSON and CSV).
+# transfers, the why-not sentence; text, JSON and CSV), and the same block
+# in run's terminal, word for word.
 set -u
 bin=$1
 . "$(dirname "$0")/cli_lib.sh"
@@ -130,6 +131,46 @@ for col, key in (("bubble", "bubble"), ("bubble_low", "bubble_low"), ("bubble_hi
                  ("stage_imbalance_high", "imbalance_high"), ("bubble_formula", "bubble_formula")):
     assert float(row[col]) == p[key], (col, row[col], p[key])
 PY
+
+# The terminal of run (and scale) prints the pipeline block of the document
+# it wrote by the report's own code: word for word the block of `gpuscale
+# report` of that file, its bubble, interval and verdict the report JSON's
+# figures as printed. A run without --pp prints none.
+"$bin" run mlp "${small[@]}" --batch 50 --ranks 4 --pp 2 --micro-batches 3 \
+  -o "$work/term.json" >"$work/term.txt" 2>&1 || fail "run mlp --pp 2 on 4 ranks: $(cat "$work/term.txt")"
+"$bin" report "$work/term.json" >"$work/term-report.txt" 2>&1 || fail "report of the run's document"
+"$bin" report -f json "$work/term.json" >"$work/term-report.json" 2>&1 || fail "report -f json of it"
+python3 - "$work" <<'PY' || failures=$((failures + 1))
+import json, re, sys
+w = sys.argv[1]
+def block(name):
+    lines = open(f"{w}/{name}").read().splitlines()
+    start = [i for i, l in enumerate(lines) if l.startswith("  Pipeline: bubble = ")]
+    assert len(start) == 1, (name, lines)
+    end = next(i for i in range(start[0], len(lines)) if lines[i].startswith("    Why not "))
+    return lines[start[0] - 1:end + 1]
+term, rep = block("term.txt"), block("term-report.txt")
+assert term[0] == "  mlp (as `gpuscale report` gives it for the result file):", term[0]
+assert term[1:] == rep[1:], ("\n".join(term), "\n".join(rep))
+rows = [l for l in term if re.match(r"^ +4 +2 +3 +1f1b +step ", l)]
+assert len(rows) == 1, term
+m = re.match(r"^ +4 +2 +3 +1f1b +step +(-?[0-9.]+)% \[(-?[0-9.]+), (-?[0-9.]+)\] +([0-9.]+)% +"
+             r"(within 15%|above|below|inconclusive) +([0-9.]+)x \[([0-9.]+), ([0-9.]+)\] ", rows[0])
+assert m, rows[0]
+p = [r for s in json.load(open(f"{w}/term-report.json"))["series"] for r in s["rows"]
+     if "pipeline" in r][0]["pipeline"]
+for got, key in zip(m.group(1, 2, 3, 4), ("bubble", "bubble_low", "bubble_high", "bubble_formula")):
+    assert got == f"{100 * p[key]:.1f}", (key, got, p[key])
+assert m.group(4) == "33.3" and m.group(5) == p["bubble_verdict"], (m.groups(), p)
+for got, key in zip(m.group(6, 7, 8), ("imbalance", "imbalance_low", "imbalance_high")):
+    assert got == f"{p[key]:.2f}", (key, got, p[key])
+# The why-not sentence says the same bubble and verdict.
+why = term[-1]
+assert f"the stages wait {m.group(1)}% [{m.group(2)}, {m.group(3)}] of their compute time" in why, why
+PY
+"$bin" run mlp "${small[@]}" --batch 48 --ranks 2 -o "$work/dp.json" >"$work/dp.txt" 2>&1 ||
+  fail "run mlp on 2 ranks: $(cat "$work/dp.txt")"
+! grep -q "Pipeline" "$work/dp.txt" || fail "a run without --pp printed a pipeline: $(cat "$work/dp.txt")"
 
 # With a coll sendrecv document of the same machine, each stage's transfers
 # at the measured cost come apart from its idle time: 12-sample

@@ -81,7 +81,8 @@ static void test_replaced_meanwhile_keeps_newer(void **state) {
 /* A document rewritten as it measures: the stamp of the last commit lets
  * the writer go on over its own file, or over a removed one, but never
  * over a version another process put there since (a writer stopped before
- * it opened its next version, then resumed). */
+ * it opened its next version, then resumed); gs_file_stamp_names says
+ * whether the file at the path is the one committed. */
 static void test_rewrite_keeps_another_writers_version(void **state) {
   fixture *fx = *state;
   char path[512];
@@ -89,16 +90,19 @@ static void test_rewrite_keeps_another_writers_version(void **state) {
   write_text(path, "an earlier run's document\n");
   gs_file_stamp stamp = {0};
   gs_file_out out;
+  assert_false(gs_file_stamp_names(&stamp, path)); /* nothing committed yet */
   assert_int_equal(gs_file_out_reopen(&out, path, NULL, &stamp), GS_OK);
   fputs("first\n", out.f);
   assert_int_equal(gs_file_out_commit(&out), GS_OK);
   assert_true(stamp.known);
+  assert_true(gs_file_stamp_names(&stamp, path));
   assert_int_equal(gs_file_out_reopen(&out, path, NULL, &stamp), GS_OK);
   fputs("second\n", out.f);
   assert_int_equal(gs_file_out_commit(&out), GS_OK);
   assert_file_is(path, "second\n");
 
   assert_int_equal(gs_file_write_atomic(path, "taken over\n", 11, "the test"), GS_OK);
+  assert_false(gs_file_stamp_names(&stamp, path));
   assert_int_equal(gs_file_out_reopen(&out, path, NULL, &stamp), GS_ERR_IO);
   assert_non_null(strstr(gs_last_error(), "another process replaced it since this one last"));
   assert_null(out.f);
@@ -106,6 +110,7 @@ static void test_rewrite_keeps_another_writers_version(void **state) {
   assert_int_equal(count_entries(fx->dir, ""), 1);
 
   assert_int_equal(unlink(path), 0);
+  assert_false(gs_file_stamp_names(&stamp, path));
   assert_int_equal(gs_file_out_reopen(&out, path, NULL, &stamp), GS_OK);
   fputs("third\n", out.f);
   assert_int_equal(gs_file_out_commit(&out), GS_OK);

@@ -53,7 +53,7 @@ static void test_request_met(void **state) {
   gs_slo s;
   assert_int_equal(gs_slo_parse("ttft=1s,tpot=100ms", "--slo", &s), GS_OK);
   int met[GS_SLO_METRICS];
-  gs_slo_request q = {1, 1.0, 0.1, 4.0, 10};
+  gs_slo_request q = {1, 1.0, 0.1, 4.0, 10, NAN};
   assert_int_equal(gs_slo_request_met(&s, &q, met), 1); // bounds are inclusive
   assert_int_equal(met[GS_SLO_TTFT], 1);
   assert_int_equal(met[GS_SLO_TPOT], 1);
@@ -89,10 +89,10 @@ static void test_request_met(void **state) {
 static void test_goodput_hand_case(void **state) {
   (void)state;
   const gs_slo_request q[10] = {
-      {1, 0.2, 0.05, 0.0, 10}, {1, 0.5, 0.08, 0.0, 20}, {1, 0.9, 0.12, 0.0, 30},
-      {1, 1.5, 0.05, 0.0, 40}, {1, 0.3, 0.09, 0.0, 50}, {1, 0.4, 0.10, 0.0, 60},
-      {0, NAN, NAN, NAN, 0},   {1, 2.0, 0.20, 0.0, 80}, {1, 0.1, NAN, 0.0, 1},
-      {1, 0.6, 0.07, 0.0, 100}};
+      {1, 0.2, 0.05, 0.0, 10, NAN}, {1, 0.5, 0.08, 0.0, 20, NAN}, {1, 0.9, 0.12, 0.0, 30, NAN},
+      {1, 1.5, 0.05, 0.0, 40, NAN}, {1, 0.3, 0.09, 0.0, 50, NAN}, {1, 0.4, 0.10, 0.0, 60, NAN},
+      {0, NAN, NAN, NAN, 0, NAN},   {1, 2.0, 0.20, 0.0, 80, NAN}, {1, 0.1, NAN, 0.0, 1, NAN},
+      {1, 0.6, 0.07, 0.0, 100, NAN}};
   gs_slo s;
   assert_int_equal(gs_slo_parse("ttft=1s,tpot=100ms", "--slo", &s), GS_OK);
   const size_t runs[2] = {5, 5};
@@ -134,8 +134,8 @@ static void test_goodput_hand_case(void **state) {
 static void test_goodput_edges(void **state) {
   (void)state;
   const gs_slo_request q[4] = {
-      {1, 3.0, 0.05, 0.0, 10}, {1, 4.0, 0.05, 0.0, 10}, {1, 5.0, 0.05, 0.0, 10},
-      {1, 6.0, 0.05, 0.0, 10}};
+      {1, 3.0, 0.05, 0.0, 10, NAN}, {1, 4.0, 0.05, 0.0, 10, NAN}, {1, 5.0, 0.05, 0.0, 10, NAN},
+      {1, 6.0, 0.05, 0.0, 10, NAN}};
   gs_slo s;
   assert_int_equal(gs_slo_parse("ttft=1s", "--slo", &s), GS_OK);
   const size_t runs[1] = {4};
@@ -148,7 +148,8 @@ static void test_goodput_edges(void **state) {
   assert_float_equal(g.tokens_per_second.value, 0.0, EPS);
   assert_float_equal(g.tokens_per_second.high, 0.0, EPS);
   gs_slo_request many[24];
-  for (size_t i = 0; i < 24; i++) many[i] = (gs_slo_request){1, i == 7 ? 0.5 : 3.0, 0.05, 0, 10};
+  for (size_t i = 0; i < 24; i++)
+    many[i] = (gs_slo_request){1, i == 7 ? 0.5 : 3.0, 0.05, 0, 10, NAN};
   const size_t one_run[1] = {24};
   assert_int_equal(gs_slo_goodput_compute(&s, many, 24, one_run, 1, 2.0, &g), GS_OK);
   assert_float_equal(g.share_all.value, 1.0 / 24.0, EPS);
@@ -172,6 +173,64 @@ static void test_frontier(void **state) {
   for (size_t i = 0; i < 6; i++) assert_int_equal(on[i], want[i]);
 }
 
+/* The load: a layout serving mu = 50 requests/s while lambda = 100 arrive
+ * (arrival k at k / lambda, batch start at k / mu, plus a 10 ms prefill)
+ * has waits growing at lambda / mu - 1 = 1 a second: load 2, the offered
+ * rate over the served one. A second run that keeps up (TTFT alternating
+ * 20 and 30 ms) counts about its own means: its slope is small, and the
+ * pooled slope is sxy / sxx over both runs, checked against the sums
+ * written out here. A request that is not ok is left out; one run of one
+ * request, or arrivals all at once, tell nothing (NaN), and NaN is
+ * sustained. */
+static void test_load(void **state) {
+  (void)state;
+  gs_slo s;
+  assert_int_equal(gs_slo_parse("ttft=100s", "--slo", &s), GS_OK);
+  gs_slo_request q[21];
+  for (int k = 0; k < 10; k++)
+    q[k] = (gs_slo_request){1, k / 50.0 - k / 100.0 + 0.01, 0.001, 1.0, 4, k / 100.0};
+  for (int k = 0; k < 10; k++)
+    q[10 + k] = (gs_slo_request){1, k % 2 ? 0.03 : 0.02, 0.001, 1.0, 4, k / 100.0};
+  q[20] = (gs_slo_request){0, NAN, NAN, NAN, 0, 0.5};  // failed: left out
+  gs_slo_goodput g;
+  const size_t one[1] = {10};
+  assert_int_equal(gs_slo_goodput_compute(&s, q, 10, one, 1, 1.0, &g), GS_OK);
+  assert_float_equal(g.load, 2.0, 1e-12);
+  assert_false(gs_slo_sustained(&g));
+  assert_true(g.percentile_met);
+  assert_false(gs_slo_goodput_met(&g));
+  // Both runs: sxy and sxx of each about its means, summed.
+  double sxy = 0.0, sxx = 0.0;
+  for (int r = 0; r < 2; r++) {
+    double ma = 0.0, mt = 0.0;
+    for (int k = 0; k < 10; k++) {
+      ma += q[10 * r + k].arrival / 10.0;
+      mt += q[10 * r + k].ttft / 10.0;
+    }
+    for (int k = 0; k < 10; k++) {
+      sxy += (q[10 * r + k].arrival - ma) * (q[10 * r + k].ttft - mt);
+      sxx += (q[10 * r + k].arrival - ma) * (q[10 * r + k].arrival - ma);
+    }
+  }
+  const size_t two[2] = {10, 11};
+  assert_int_equal(gs_slo_goodput_compute(&s, q, 21, two, 2, 2.0, &g), GS_OK);
+  assert_float_equal(g.load, 1.0 + sxy / sxx, 1e-12);
+  assert_false(g.percentile_met);  // the failed request never got its first token
+  // The run that keeps up alone: slope (0.005 x 5 / 100) / (82.5 / 100^2) (the alternation
+  // against the centred arrivals), load 1.0303.
+  assert_int_equal(gs_slo_goodput_compute(&s, q + 10, 10, one, 1, 1.0, &g), GS_OK);
+  assert_float_equal(g.load, 1.0 + 2.5 / 82.5, 1e-12);
+  assert_true(gs_slo_sustained(&g) && gs_slo_goodput_met(&g));
+  const size_t single[1] = {1};
+  assert_int_equal(gs_slo_goodput_compute(&s, q, 1, single, 1, 1.0, &g), GS_OK);
+  assert_true(isnan(g.load) && gs_slo_sustained(&g));
+  gs_slo_request at_once[3] = {{1, 0.1, 0.001, 1.0, 4, 0.0}, {1, 0.2, 0.001, 1.0, 4, 0.0},
+                               {1, 0.3, 0.001, 1.0, 4, 0.0}};
+  const size_t three[1] = {3};
+  assert_int_equal(gs_slo_goodput_compute(&s, at_once, 3, three, 1, 1.0, &g), GS_OK);
+  assert_true(isnan(g.load));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_parse_targets),
@@ -179,6 +238,7 @@ int main(void) {
       cmocka_unit_test(test_goodput_hand_case),
       cmocka_unit_test(test_goodput_edges),
       cmocka_unit_test(test_frontier),
+      cmocka_unit_test(test_load),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

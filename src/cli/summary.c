@@ -6,9 +6,11 @@
 #include <string.h>
 
 #include "runner/runner_driver.h"
+#include "core/file.h"
 #include "core/roofline.h"
 #include "core/scaling.h"
 #include "measure/sweep.h"
+#include "report/render/render.h"
 
 /* Measurements of one series a verdict looks at (rank counts x splits). */
 #define GS_SUMMARY_MAX_SERIES_POINTS 256
@@ -424,6 +426,43 @@ static void print_variant(void *ctx, const gs_sweep *sw, const gs_measurement *m
   if (copy) print_group(copy, sw, ms, tm, count);
 }
 
+/* The pipeline sections of the document the sweep wrote, read back and
+ * analysed by the report's own code (report/read/pipeline.c,
+ * report/analyze/pipeline.c, core/bubble.c) and rendered by it
+ * (report/render/pipeline.c), so that the terminal's bubble, interval,
+ * verdict, stages and transfers are those `gpuscale report` gives for the
+ * file: for a workload whose options hold a "pipeline" (mlp --pp), the
+ * member the report reads. llm's pipeline is printed by its driver's own
+ * print hook, from the same core/bubble. Nothing when the file at the
+ * sweep's path is not the one this process wrote (nothing measured and
+ * an older document kept); a document that cannot be read back is a
+ * note, and the error recorded before it stays. */
+static void print_pipelines(FILE *copy, const gs_sweep *sw, const cJSON *opts) {
+  if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(opts, "pipeline")) || !sw->job ||
+      !gs_file_stamp_names(&sw->job->written, sw->path))
+    return;
+  const gs_report_thresholds th = {.moderate = GS_REPORT_MODERATE_DEFAULT,
+                                   .critical = GS_REPORT_CRITICAL_DEFAULT};
+  const char *paths[1] = {sw->path};
+  gs_error_kept kept;
+  gs_error_keep(&kept);
+  gs_report rep;
+  gs_status st = gs_report_load_with(paths, 1, &th, NULL, GS_REPORT_DROP_SAMPLES, &rep);
+  for (size_t i = 0; st == GS_OK && i < rep.n_series; i++) {
+    if (!gs_report_series_pipelined(&rep, i)) continue;
+    FILE *outs[2] = {stdout, copy};
+    for (int k = 0; k < 2 && st == GS_OK; k++) {
+      if (!outs[k]) continue;
+      fprintf(outs[k], "\n  %s (as `gpuscale report` gives it for the result file):\n",
+              rep.series[i].title);
+      st = gs_report_render_pipeline(outs[k], &rep, i, GS_REPORT_TEXT);
+    }
+  }
+  if (st != GS_OK) gs_note("the pipeline of %s is not shown: %s", sw->path, gs_last_error());
+  gs_report_free(&rep);
+  gs_error_restore(&kept);
+}
+
 static void print_sweep_end(void *ctx, const gs_sweep *sw, void *driver_ctx,
                             const gs_measurement *ms, const gs_telemetry *tm, size_t count) {
   FILE *copy = ctx;
@@ -435,6 +474,7 @@ static void print_sweep_end(void *ctx, const gs_sweep *sw, void *driver_ctx,
   // The series label names the scenario of a request-based workload, as
   // the report's does from the same option (the measurement's "scenario").
   cJSON *opts = sw->workload->options_to_json(sw->workload_opts);
+  print_pipelines(copy, sw, opts);
   const cJSON *scenario = cJSON_GetObjectItemCaseSensitive(opts, "scenario");
   const char *label = cJSON_IsString(scenario) ? scenario->valuestring : NULL;
   gs_decision_table_print(stdout, ms, tm, count, sw->env, label);

@@ -47,8 +47,10 @@ void gs_decision_table_print(FILE *out, const gs_measurement *ms, const gs_telem
                              size_t count, const gs_environment *env, const char *scenario);
 
 /* The observer of a sweep that prints each variant's table, telemetry and
- * split gains, then the workload driver's lines and the single-vs-multi
- * table, to stdout and, when `copy` is not NULL, to `copy` too. */
+ * split gains, then the workload driver's lines, a pipeline's block as
+ * `gpuscale report` prints it for the document written (a workload whose
+ * options hold a "pipeline": mlp --pp) and the single-vs-multi table, to
+ * stdout and, when `copy` is not NULL, to `copy` too. */
 gs_sweep_observer gs_summary_observer(FILE *copy);
 
 #endif

@@ -82,6 +82,13 @@ gs_status gs_arrival_merge(gs_arrival *into, const gs_arrival *from) {
   if (into->n_ranks != from->n_ranks)
     return gs_error(GS_ERR_USAGE, "arrival times of %zu and %zu ranks cannot be merged",
                     into->n_ranks, from->n_ranks);
+  if (into->grouped && from->grouped &&
+      memcmp(into->group, from->group, into->n_ranks * sizeof *into->group) != 0)
+    return gs_error(GS_ERR_USAGE, "arrival times of differently grouped ranks cannot be merged");
+  if (!into->grouped && from->grouped) {
+    gs_arrival_set_groups(into, from->group);
+    into->group_stages = from->group_stages;
+  }
   for (size_t k = 0; k < into->n_ranks; k++) {
     gs_arrival_rank *r = &into->ranks[k];
     const gs_arrival_rank *f = &from->ranks[k];
@@ -282,24 +289,47 @@ cJSON *gs_arrival_to_json(const gs_arrival *a) {
   return gs_json_build_finish(&b, o);
 }
 
-cJSON *gs_arrival_groups_to_json(const gs_arrival_group *groups, size_t n) {
-  gs_json_build b = {0};
-  cJSON *array = gs_json_check(&b, cJSON_CreateArray());
-  for (size_t g = 0; array && g < n; g++) {
-    cJSON *o = gs_json_check(&b, gs_arrival_to_json(groups[g].arrival));
-    gs_json_put_number(&b, o, "replica", groups[g].replica);
-    gs_json_put_number(&b, o, "stage", groups[g].stage);
-    cJSON *global = gs_json_put_array(&b, o, "global_ranks");
-    for (size_t k = 0; global && k < groups[g].arrival->n_ranks; k++)
-      gs_json_append_number(&b, global, (double)groups[g].first_rank + (double)k);
-    gs_json_append(&b, array, o);
-  }
-  return gs_json_build_finish(&b, array);
+void gs_arrival_set_groups(gs_arrival *a, const int *group) {
+  a->grouped = group != NULL;
+  for (size_t k = 0; k < GS_MAX_RANKS; k++) a->group[k] = group && k < a->n_ranks ? group[k] : 0;
 }
 
-void gs_arrival_groups_free(gs_arrival_group *groups, size_t n) {
-  for (size_t g = 0; groups && g < n; g++) gs_arrival_free(groups[g].arrival);
-  free(groups);
+void gs_arrival_group_view(const gs_arrival *a, int g, gs_arrival *view, int *members) {
+  memset(view, 0, sizeof *view);
+  view->clock = a->clock;
+  view->alignment = a->alignment;
+  for (size_t k = 0; k < a->n_ranks; k++) {
+    if (a->group[k] != g) continue;
+    members[view->n_ranks] = (int)k;
+    view->ranks[view->n_ranks++] = a->ranks[k];
+  }
+}
+
+cJSON *gs_arrival_groups_to_json(const gs_arrival *a) {
+  gs_json_build b = {0};
+  cJSON *groups = gs_json_check(&b, cJSON_CreateArray());
+  gs_arrival view;
+  int members[GS_MAX_RANKS];
+  // Groups in order of their number: each at its first rank, once.
+  int next = 0;
+  while (groups) {
+    int g = -1;
+    for (size_t k = 0; k < a->n_ranks; k++)
+      if (a->group[k] >= next && (g < 0 || a->group[k] < g)) g = a->group[k];
+    if (g < 0) break;
+    next = g + 1;
+    gs_arrival_group_view(a, g, &view, members);
+    if (view.n_ranks < 2) continue;
+    cJSON *o = gs_json_check(&b, gs_arrival_to_json(&view));
+    if (!o) break;
+    const int per = a->group_stages;
+    gs_json_put_number(&b, o, "stage", per > 0 ? g % per : g);
+    if (per > 0) gs_json_put_number(&b, o, "replica", g / per);
+    cJSON *global = gs_json_put_array(&b, o, "global_ranks");
+    for (size_t k = 0; k < view.n_ranks; k++) gs_json_append_number(&b, global, members[k]);
+    gs_json_append(&b, groups, o);
+  }
+  return gs_json_build_finish(&b, groups);
 }
 
 /* Number member `name` of `o` (null is NaN); 0 when it is missing or of

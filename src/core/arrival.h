@@ -29,25 +29,22 @@ typedef struct {
 } gs_arrival_rank;
 
 /* A measurement's arrivals: iteration i is the i-th recorded time of
- * every rank (runs in order). */
+ * every rank (runs in order). When the ranks reach their collectives in
+ * groups (mlp's pipeline: the replicas of each stage sum their gradients
+ * among themselves), `grouped` is set and each group is summarized on its
+ * own, its members in rank order (member k: the group's "rank" k). */
 typedef struct gs_arrival {
   const char *clock;      /* static: "host" (monotonic clock around the call) or "device"
                              (CUDA events on the call's stream, anchored to the host clock) */
   const char *alignment;  /* static: "shared" (one host's clock) or "ping-pong" */
   size_t n_ranks;
   gs_arrival_rank ranks[GS_MAX_RANKS];
+  int grouped;              /* the ranks' collectives run in the groups below */
+  int group[GS_MAX_RANKS];  /* grouped: each rank's group, its pipeline stage (>= 0) */
+  int group_stages;         /* grouped by replica and stage (llm: a replica's shards of one
+                               stage): group g is stage g % group_stages of replica
+                               g / group_stages; 0: the group number is the stage (mlp) */
 } gs_arrival;
-
-/* One group of a measurement's ranks that meet at collectives of their
- * own, summarized on its own (llm: the tensor-parallel shards of one
- * pipeline stage of one replica; docs/stragglers.md): where it sits, and
- * its record, whose rank k is the group's k-th member. */
-typedef struct {
-  int replica, stage;   /* llm: the replica and its pipeline stage (0 without --pp) */
-  int first_rank;       /* the measurement rank of the group's member 0 (members consecutive:
-                           member k is rank first_rank + k, "global_ranks") */
-  gs_arrival *arrival;  /* owned */
-} gs_arrival_group;
 
 /* What the document keeps of every iteration and what the report shows. */
 typedef struct {
@@ -100,8 +97,10 @@ gs_status gs_arrival_append(gs_arrival_rank *r, double entry, double exit);
  * keeps no arrival times. */
 int gs_arrival_recorded(const gs_arrival *a);
 
-/* Appends every rank's iterations of `from` to `into` (same n_ranks; the
- * alignment error kept is the larger). GS_ERR_NOMEM. */
+/* Appends every rank's iterations of `from` to `into` (same n_ranks and,
+ * when both are grouped, the same groups; the alignment error kept is the
+ * larger; `into` takes `from`'s groups when it has none). GS_ERR_NOMEM,
+ * GS_ERR_USAGE. */
 gs_status gs_arrival_merge(gs_arrival *into, const gs_arrival *from);
 
 /* The summary of `a` (docs/stragglers.md gives each definition). Iterations
@@ -123,14 +122,22 @@ double gs_arrival_threshold(const gs_arrival_summary *s);
  * (relative to the earliest entry). NULL when memory runs out. */
 cJSON *gs_arrival_to_json(const gs_arrival *a);
 
-/* The measurement member "arrival_groups" (docs/result-schema.md): an
- * array of groups[0..n), each gs_arrival_to_json's object with its
- * "replica", "stage" and "global_ranks" (member k's measurement rank,
- * first_rank + k). NULL when memory runs out. */
-cJSON *gs_arrival_groups_to_json(const gs_arrival_group *groups, size_t n);
+/* Sets the groups of `a`: rank k's collectives run among the ranks of
+ * group[k] (>= 0, e.g. its pipeline stage); NULL: every rank together. */
+void gs_arrival_set_groups(gs_arrival *a, const int *group);
 
-/* Frees the records of groups[0..n) and the array; accepts NULL. */
-void gs_arrival_groups_free(gs_arrival_group *groups, size_t n);
+/* Group `g`'s members of a grouped `a` as a record of their own in `view`
+ * (its rank k the k-th member in rank order; it shares a's arrays: never
+ * freed), their global ranks in members[0..view->n_ranks). */
+void gs_arrival_group_view(const gs_arrival *a, int g, gs_arrival *view, int *members);
+
+/* The measurement member "arrival_groups" (docs/result-schema.md) of a
+ * grouped `a`: per group of 2 or more members, in order of its number, an
+ * object as gs_arrival_to_json's of the group's view (its "rank" the
+ * member index) with "stage" (the group, or with group_stages its stage),
+ * "replica" (with group_stages only) and "global_ranks" (member k's rank
+ * in the measurement). NULL when memory runs out. */
+cJSON *gs_arrival_groups_to_json(const gs_arrival *a);
 
 /* The summary back from a document's "arrival" member (the report's
  * reading): GS_ERR_PARSE naming `source` when a member is missing or of

@@ -118,3 +118,18 @@ gs_status gs_bubble_compute(const gs_bubble_samples *in, gs_bubble *out) {
   out->verdict = gs_bubble_verdict_of(out->bubble, out->low, out->high, out->formula);
   return GS_OK;
 }
+
+/* See bubble.h. */
+void gs_bubble_to_json(gs_json_build *b, cJSON *o, const gs_bubble *x) {
+  gs_json_put_number(b, o, "bubble", x->bubble);
+  gs_json_put_number(b, o, "bubble_low", x->low);
+  gs_json_put_number(b, o, "bubble_high", x->high);
+  gs_json_put_number(b, o, "bubble_formula", x->formula);
+  if (x->verdict != GS_BUBBLE_UNKNOWN)
+    gs_json_put_string(b, o, "bubble_verdict", gs_bubble_verdict_name(x->verdict));
+  else
+    gs_json_put_null(b, o, "bubble_verdict");
+  gs_json_put_number(b, o, "imbalance", x->imbalance);
+  gs_json_put_number(b, o, "imbalance_low", x->imbalance_low);
+  gs_json_put_number(b, o, "imbalance_high", x->imbalance_high);
+}

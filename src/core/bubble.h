@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 
+#include "core/json.h"
 #include "core/status.h"
 
 /* How far the measured bubble may lie from (p-1)/m, relative to it, and
@@ -72,5 +73,13 @@ const char *gs_bubble_verdict_name(gs_bubble_verdict v);
  * "inconclusive: the interval straddles (p-1)/m x 1.15"; "" when unknown.
  * Writes at most `size` bytes into buf and returns buf. */
 char *gs_bubble_verdict_text(const gs_bubble *b, char *buf, size_t size);
+
+/* Puts the figures of `x` into object `o` through build `b` (core/json.h;
+ * NaN becomes null), in this order: "bubble", "bubble_low", "bubble_high",
+ * "bubble_formula", "bubble_verdict" (gs_bubble_verdict_name, null when
+ * unknown), "imbalance", "imbalance_low", "imbalance_high". The one
+ * spelling of a bubble in JSON: llm's document (llm.pipeline) and the
+ * report's rows (pipeline) both write it. */
+void gs_bubble_to_json(gs_json_build *b, cJSON *o, const gs_bubble *x);
 
 #endif

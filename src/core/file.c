@@ -295,20 +295,35 @@ gs_status gs_file_out_open(gs_file_out *out, const char *path, const char *what)
   return st;
 }
 
+/* What `path` (links followed) is against the known `stamp`: 1 the file
+ * it recorded, 2 another file, 0 no file; -1 out of memory. */
+static int stamp_state(const gs_file_stamp *stamp, const char *path) {
+  char *target = follow_links(path);
+  if (!target) return -1;
+  struct stat sb;
+  const int found = stat(target, &sb) == 0;
+  free(target);
+  if (!found) return 0;
+  return (unsigned long long)sb.st_dev == stamp->dev &&
+                 (unsigned long long)sb.st_ino == stamp->ino
+             ? 1
+             : 2;
+}
+
+/* See file.h. */
+int gs_file_stamp_names(const gs_file_stamp *stamp, const char *path) {
+  return stamp->known && stamp_state(stamp, path) == 1;
+}
+
 /* See file.h. */
 gs_status gs_file_out_reopen(gs_file_out *out, const char *path, const char *what,
                              gs_file_stamp *stamp) {
   if (!path || !stamp) GS_BUG("gs_file_out_reopen: no path or no stamp");
   if (stamp->known) {
-    char *target = follow_links(path);
-    if (!target) return gs_error(GS_ERR_NOMEM, "%s: out of memory", path);
-    struct stat sb;
+    const int state = stamp_state(stamp, path);
+    if (state < 0) return gs_error(GS_ERR_NOMEM, "%s: out of memory", path);
     // A file removed meanwhile is no newer version: the write goes ahead.
-    const int replaced = stat(target, &sb) == 0 &&
-                         ((unsigned long long)sb.st_dev != stamp->dev ||
-                          (unsigned long long)sb.st_ino != stamp->ino);
-    free(target);
-    if (replaced) {
+    if (state == 2) {
       char subject[512];
       return gs_error(GS_ERR_IO,
                       "%s: another process replaced it since this one last wrote it; its "

@@ -96,6 +96,12 @@ gs_status gs_file_out_open(gs_file_out *out, const char *path, const char *what)
 gs_status gs_file_out_reopen(gs_file_out *out, const char *path, const char *what,
                              gs_file_stamp *stamp);
 
+/* 1 when `path` (a symlink followed) is the file that `stamp` recorded:
+ * this process's last commit through gs_file_out_reopen left it there and
+ * no other file has replaced it since; 0 when the stamp is not known, no
+ * file is there, another is, or memory runs out. */
+int gs_file_stamp_names(const gs_file_stamp *stamp, const char *path);
+
 /* Finishes `out`: flushes, checks that no write failed, fsyncs, closes and
  * renames the temp file over the target, then fsyncs the directory. On any
  * error the temp file is removed and the old file is left as it was;

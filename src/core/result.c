@@ -42,9 +42,6 @@ void gs_measurement_free(gs_measurement *m) {
   m->extra = NULL;
   gs_arrival_free(m->arrival);
   m->arrival = NULL;
-  gs_arrival_groups_free(m->arrival_groups, m->n_arrival_groups);
-  m->arrival_groups = NULL;
-  m->n_arrival_groups = 0;
 }
 
 /* ---- building ------------------------------------------------------------- */
@@ -444,10 +441,11 @@ gs_status gs_result_add_measurement(cJSON *doc, const gs_measurement *m) {
   add_number_or_null(&b, agg, "speedup", m->aggregate.speedup);
   add_number_or_null(&b, agg, "efficiency", m->aggregate.efficiency);
   add_typed_members(&b, o, m);
-  if (m->arrival) gs_json_put_item(&b, o, "arrival", gs_arrival_to_json(m->arrival));
-  if (m->n_arrival_groups)
-    gs_json_put_item(&b, o, "arrival_groups",
-                     gs_arrival_groups_to_json(m->arrival_groups, m->n_arrival_groups));
+  // Ranks that meet in groups (a pipeline's stages) are summarized per group.
+  if (m->arrival && m->arrival->grouped)
+    gs_json_put_item(&b, o, "arrival_groups", gs_arrival_groups_to_json(m->arrival));
+  else if (m->arrival)
+    gs_json_put_item(&b, o, "arrival", gs_arrival_to_json(m->arrival));
   for (const cJSON *item = m->extra ? m->extra->child : NULL; item; item = item->next) {
     gs_json_put_item(&b, o, item->string, cJSON_Duplicate(item, 1));
   }

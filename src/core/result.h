@@ -213,11 +213,8 @@ typedef struct {
   gs_split_record split;
   gs_roofline_record roofline;
   gs_arrival *arrival;            /* each rank's arrival at the collectives of the timed
-                                     iterations (core/arrival.h), "arrival"; owned, may be NULL */
-  gs_arrival_group *arrival_groups; /* instead of `arrival`, where the ranks meet in several
-                                     groups (llm's replicas and stages), one record each:
-                                     "arrival_groups"; n_arrival_groups; owned, may be NULL */
-  size_t n_arrival_groups;
+                                     iterations (core/arrival.h), "arrival" ("arrival_groups"
+                                     when grouped); owned, may be NULL */
   cJSON *extra;                   /* other optional members, copied into the measurement
                                      object as they are after the typed ones (e.g. a plan's
                                      "task"); owned, may be NULL */

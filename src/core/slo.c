@@ -182,6 +182,36 @@ static gs_slo_figure scaled(gs_slo_figure f, double by) {
   return (gs_slo_figure){f.value * by, f.low * by, f.high * by};
 }
 
+/* The load of q[0..n) in runs (GS_SLO_LOAD_SUSTAINED): 1 + the slope of
+ * TTFT against arrival over the ok requests, each run about its means. */
+static double load_of(const gs_slo_request *q, const size_t *run_sizes, size_t n_runs) {
+  double sxy = 0.0, sxx = 0.0;
+  size_t first = 0;
+  for (size_t r = 0; r < n_runs; first += run_sizes[r], r++) {
+    double sum_a = 0.0, sum_t = 0.0, count = 0.0;
+    for (size_t i = first; i < first + run_sizes[r]; i++)
+      if (q[i].ok && isfinite(q[i].arrival) && isfinite(q[i].ttft)) {
+        sum_a += q[i].arrival;
+        sum_t += q[i].ttft;
+        count += 1.0;
+      }
+    if (count < 2.0) continue;
+    const double mean_a = sum_a / count, mean_t = sum_t / count;
+    for (size_t i = first; i < first + run_sizes[r]; i++)
+      if (q[i].ok && isfinite(q[i].arrival) && isfinite(q[i].ttft)) {
+        sxy += (q[i].arrival - mean_a) * (q[i].ttft - mean_t);
+        sxx += (q[i].arrival - mean_a) * (q[i].arrival - mean_a);
+      }
+  }
+  return sxx > 0.0 ? 1.0 + sxy / sxx : NAN;
+}
+
+int gs_slo_sustained(const gs_slo_goodput *g) { return !(g->load > GS_SLO_LOAD_SUSTAINED); }
+
+int gs_slo_goodput_met(const gs_slo_goodput *g) {
+  return g->percentile_met && gs_slo_sustained(g);
+}
+
 gs_status gs_slo_goodput_compute(const gs_slo *slo, const gs_slo_request *q, size_t n,
                                  const size_t *run_sizes, size_t n_runs, double seconds,
                                  gs_slo_goodput *out) {
@@ -194,6 +224,7 @@ gs_status gs_slo_goodput_compute(const gs_slo *slo, const gs_slo_request *q, siz
   out->share_all = out->requests_per_second = out->tokens_per_second = none;
   out->requests = n;
   out->seconds = seconds;
+  out->load = load_of(q, run_sizes, n_runs);
   if (n == 0 || !gs_slo_any(slo)) return GS_OK;
   double *ind = malloc(n * sizeof *ind), *ones = malloc(n * sizeof *ones);
   double *vals = malloc(n * sizeof *vals);
@@ -276,6 +307,7 @@ void gs_slo_goodput_to_json(gs_json_build *b, cJSON *parent, const gs_slo *slo,
   put_figure(b, o, "goodput_requests_per_second", &g->requests_per_second);
   put_figure(b, o, "goodput_tokens_per_second", &g->tokens_per_second);
   gs_json_put_bool(b, o, "percentile_met", g->percentile_met);
+  gs_json_put_number(b, o, "load", g->load);
 }
 
 void gs_slo_from_json(const cJSON *j, gs_slo *out) {
@@ -328,13 +360,19 @@ void gs_slo_goodput_describe(const gs_slo *slo, const gs_slo_goodput *g, char *b
                                pused ? ", " : "", gs_slo_metric_names[m]);
     if (w > 0 && (size_t)w < sizeof pct - pused) pused += (size_t)w;
   }
-  char targets[128];
+  char targets[128], verdict[96];
   gs_slo_describe(slo, targets, sizeof targets);
+  if (!g->percentile_met)
+    snprintf(verdict, sizeof verdict, "TARGETS MISSED");
+  else if (!gs_slo_sustained(g))
+    snprintf(verdict, sizeof verdict, "targets met, but the rate NOT SUSTAINED (load %.2f > %.2f)",
+             g->load, GS_SLO_LOAD_SUSTAINED);
+  else
+    snprintf(verdict, sizeof verdict, "targets met");
   snprintf(buf, size,
            "targets %s (%s): goodput %s, %s; %s of %zu requests met every target (%s); p%g %s: "
            "%s",
-           slo->name, targets, rps, tps, all, g->requests, per, slo->percentile, pct,
-           g->percentile_met ? "targets met" : "TARGETS MISSED");
+           slo->name, targets, rps, tps, all, g->requests, per, slo->percentile, pct, verdict);
 }
 
 void gs_slo_frontier(const double *x, const double *y, size_t n, int *on) {

@@ -13,6 +13,25 @@
 #include "core/json.h"
 #include "core/status.h"
 
+/* A rate is sustained while its load is at most this. The load is 1 plus
+ * the slope of the ok requests' TTFT against their arrival time (least
+ * squares, each run's times about its own means): a TTFT is the wait for
+ * a batch plus a prefill, and a layout that keeps up makes no request wait
+ * longer for coming later (slope 0, load 1); one that serves mu requests/s
+ * while lambda arrive makes the k-th wait k (1/mu - 1/lambda), a slope of
+ * lambda/mu - 1, so the load is the offered rate over the rate served. The
+ * document holds both times, so the report recomputes it. Latency targets
+ * alone cannot see it in a short run: a finite stream's queue never grows
+ * past the stream, so every rate, however high, meets a target longer
+ * than the whole stream's service time. */
+#define GS_SLO_LOAD_SUSTAINED 1.10
+
+/* A stream shorter than this many times the layout's slots (the requests
+ * it serves at once) can hardly show a rate above what the layout serves:
+ * the first `slots` requests start at once whatever the rate, and the
+ * queue that would betray the overload is the rest of the stream. */
+#define GS_SLO_STREAM_SLOTS 4
+
 typedef enum { GS_SLO_TTFT = 0, GS_SLO_TPOT, GS_SLO_LATENCY, GS_SLO_METRICS } gs_slo_metric;
 
 /* "ttft", "tpot", "latency" (the keys of --slo and of the document). */
@@ -61,6 +80,7 @@ typedef struct {
   int ok;
   double ttft, tpot, latency; /* seconds; NaN where not reached */
   double tokens;              /* output tokens */
+  double arrival;             /* seconds since its run's stream began; NaN unknown */
 } gs_slo_request;
 
 /* Whether request `q` met each target (met[m] = -1 where no target is set)
@@ -84,14 +104,24 @@ typedef struct {
   double percentile_value[GS_SLO_METRICS]; /* slo->percentile of each metric (a request
                                               that is not ok counts as infinitely slow) */
   int percentile_met;                      /* every set target met at its percentile */
+  double load;                             /* offered over served (GS_SLO_LOAD_SUSTAINED);
+                                              NaN where no run's arrivals differ */
 } gs_slo_goodput;
+
+/* 1 when the load does not show the rate beyond what was served: at most
+ * GS_SLO_LOAD_SUSTAINED, or not known. */
+int gs_slo_sustained(const gs_slo_goodput *g);
+
+/* 1 when the targets were met at their percentile and the rate sustained. */
+int gs_slo_goodput_met(const gs_slo_goodput *g);
 
 /* Goodput of requests q[0..n), in runs: run r holds run_sizes[r]
  * consecutive requests (the bootstrap's groups; sum = n), over `seconds`
- * (the runs' time together). The intervals are gs_stats_ratio_interval's
- * two-level bootstrap of the mean of the per-request indicator (met / not
- * met, or tokens of a good request); requests/s and tokens/s scale the
- * mean's interval by requests / seconds. GS_ERR_NOMEM when memory runs
+ * (the runs' time together), and their load (also without targets). The
+ * intervals are gs_stats_ratio_interval's two-level bootstrap of the mean
+ * of the per-request indicator (met / not met, or tokens of a good
+ * request); requests/s and tokens/s scale the mean's interval by
+ * requests / seconds. GS_ERR_NOMEM when memory runs
  * out. With n == 0 every figure is NaN. */
 gs_status gs_slo_goodput_compute(const gs_slo *slo, const gs_slo_request *q, size_t n,
                                  const size_t *run_sizes, size_t n_runs, double seconds,

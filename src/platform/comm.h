@@ -259,8 +259,10 @@ void gs_comm_group_mark_arrivals(gs_comm_group *group); /* see gs_comm_group_all
  * gs_comm_wait's timeout, which aborts the world's communicator. In a
  * group marked with gs_comm_group_mark_arrivals, an arrival recorder on
  * the member's handle marks it (and the allgather below) as it marks the
- * world's collectives; unmarked groups (mlp's stage replicas, whose
- * groups reach their all-reduce at different points) are not. */
+ * world's collectives; unmarked groups are not. A marked group's members
+ * are summarized apart from the world's other groups (mlp's stage
+ * replicas reach their all-reduce at different points of the pipeline:
+ * gs_arrival_set_groups). */
 gs_status gs_comm_group_allreduce(gs_comm_group *group, const void *send, void *recv,
                                   size_t count, gs_dtype dtype, gs_redop op, cudaStream_t stream);
 

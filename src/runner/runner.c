@@ -54,6 +54,16 @@ static gs_status allocate_records(gs_measurement *m, const gs_runner_shared *sh,
   return GS_OK;
 }
 
+/* The groups of ranks whose collectives meet apart (workload's
+ * collective_group), set on `a` when every rank is in one. */
+static void arrival_groups(const gs_workload *w, const void *opts, int world, gs_arrival *a) {
+  if (!w->collective_group) return;
+  int group[GS_MAX_RANKS];
+  for (int k = 0; k < world; k++)
+    if ((group[k] = w->collective_group(opts, k, world)) < 0) return;
+  gs_arrival_set_groups(a, group);
+}
+
 gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
                             const gs_run_config *config, gs_measurement *out) {
   memset(out, 0, sizeof *out);
@@ -102,6 +112,7 @@ gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
       status = GS_ERR_NOMEM;
       goto done;
     }
+    arrival_groups(workload, opts, config->world_size, out->arrival);
   }
   sh->mpi = config->control != NULL;
   sh->failed_rank = -1;

@@ -179,6 +179,12 @@ typedef struct gs_workload {
    * share, for messages that name it (e.g. "pipeline stage 1 of 3,
    * replica 0"); writes "" when nothing. Pure; any thread. */
   void (*rank_role)(const void *opts, int rank, int world, char *buf, size_t size);
+  /* Optional (NULL: the world's). The group among which rank `rank` of
+   * `world` reaches its step's collectives (e.g. mlp --pp: its pipeline
+   * stage, whose replicas sum their gradients), or -1 when they span the
+   * world: the runner's arrival times are then summarized per group
+   * (docs/stragglers.md). Pure; any thread. */
+  int (*collective_group)(const void *opts, int rank, int world);
 
   /* Optional (NULL: one problem). How many problem variants the options
    * ask for (e.g. mlp's --batch-sizes; 0 or 1: just the options as given),

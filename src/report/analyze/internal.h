@@ -41,11 +41,11 @@ gs_status gs_report_straggler_read(const cJSON *m, gs_report_row *row);
  * bubble's 95% interval. Every series of `r` must be placed first. */
 gs_status gs_report_pipelines(gs_report *r);
 /* Fills row->arrival (analyze/arrival.c; docs/stragglers.md, "Arrival
- * skew") from measurement `m`'s "arrival" member, or each group of its
- * "arrival_groups", when it has one, with the floor its host's cores set
- * (document `doc`'s environment), and names the late rank (of each group)
- * by core/arrival's rule. GS_ERR_FORMAT naming `file` when the member is
- * malformed. */
+ * skew") from measurement `m`'s "arrival" member, when it has one, and
+ * row->arrival.groups from its "arrival_groups" (a pipeline's stages),
+ * each with the floor its host's cores set (document `doc`'s
+ * environment), and names the late rank (member) by core/arrival's rule.
+ * GS_ERR_FORMAT naming `file` when a member is malformed. */
 gs_status gs_report_arrival_read(const cJSON *doc, const cJSON *m, const char *file,
                                  gs_report_row *row);
 

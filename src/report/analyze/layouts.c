@@ -40,7 +40,7 @@ static void layout_of(const gs_report_row *row, size_t si, size_t ri, gs_report_
   const gs_stats *tpot = &row->requests.tpot;
   l->per_user = tpot->n && tpot->median > 0 ? 1.0 / tpot->median : NAN;
   const int targets = gs_slo_any(&row->requests.slo);
-  l->met = targets ? row->requests.goodput.percentile_met && strcmp(row->status, "ok") == 0 : -1;
+  l->met = targets ? gs_slo_goodput_met(&row->requests.goodput) && strcmp(row->status, "ok") == 0 : -1;
   l->goodput_per_gpu =
       targets ? row->requests.goodput.tokens_per_second.value / (double)row->world_size : NAN;
 }

@@ -132,19 +132,9 @@ static gs_status bubble_of(gs_report_pipeline *p, const double *per) {
   for (size_t i = 0; i < n; i++) idle[i] = p->stage_idle[i] - (per ? per[i] : 0.0);
   const gs_bubble_samples in = {p->stages, p->micro, p->n_runs, p->run_samples, p->stage_busy,
                                 idle};
-  gs_bubble b;
-  gs_status st = gs_bubble_compute(&in, &b);
+  gs_status st = gs_bubble_compute(&in, &p->bubble);
   free(idle);
-  if (st != GS_OK) return st;
-  p->bubble = b.bubble;
-  p->bubble_low = b.low;
-  p->bubble_high = b.high;
-  p->bubble_formula = b.formula;
-  p->bubble_verdict = (int)b.verdict;
-  p->imbalance = b.imbalance;
-  p->imbalance_low = b.imbalance_low;
-  p->imbalance_high = b.imbalance_high;
-  return GS_OK;
+  return st;
 }
 
 gs_status gs_report_pipelines(gs_report *r) {

@@ -95,7 +95,7 @@ static int measured_of(const gs_report *r, const gs_report_series *s, const gs_r
     return 0;
   q->stages = p->stages;
   q->micro = p->micro;
-  q->imbalance = p->imbalance;
+  q->imbalance = p->bubble.imbalance;
   q->busy_seconds = 0.0;
   for (int k = 0; k < p->stages; k++) q->busy_seconds += p->busy[k];
   q->samples = (double)row->items_per_step;
@@ -116,7 +116,7 @@ static int measured_of(const gs_report *r, const gs_report_series *s, const gs_r
   if (busy && gs_stats_compute(busy, steps, &st) == GS_OK && st.mean > 0.0)
     q->busy_half = (st.ci95_high - st.ci95_low) / 2.0 / st.mean;
   free(busy);
-  q->measured_bubble = p->bubble;
+  q->measured_bubble = p->bubble.bubble;
   if (!(q->busy_seconds > 0.0) || !(q->samples > 0.0) || !isfinite(q->bytes_per_sample))
     return 0;
   const char *file = NULL;

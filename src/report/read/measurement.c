@@ -304,8 +304,10 @@ void gs_report_row_free(gs_report_row *row) {
   free(row->hosts);
   free(row->step_samples);
   free(row->step_run_n);
-  free(row->arrival.groups);
   gs_straggler_free(&row->scores);
+  free(row->arrival.groups);
+  row->arrival.groups = NULL;
+  row->arrival.n_groups = 0;
   free(row->rates.points);
   gs_report_pipeline_free(&row->pipeline);
   row->rates.points = NULL;

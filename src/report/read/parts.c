@@ -338,7 +338,8 @@ static gs_status read_goodput(const cJSON *m, const char *file, size_t total,
                                      gs_json_number_member(x, "ttft_seconds"),
                                      gs_json_number_member(x, "tpot_seconds"),
                                      gs_json_number_member(x, "latency_seconds"),
-                                     gs_json_number_member(x, "output_tokens")};
+                                     gs_json_number_member(x, "output_tokens"),
+                                     gs_json_number_member(x, "arrival_seconds")};
         sizes[r]++;
       }
     }

@@ -87,9 +87,10 @@ static gs_status samples_alloc(gs_report_pipeline *p, size_t n_runs, size_t n, i
 }
 
 /* The figures every pipeline has once its `used` samples of `n_runs` runs
- * are in: its shape, the stages' means per unit (over `units`: steps, or
- * calls), the bubble and the imbalance without transfers and without
- * intervals. 0 when a stage has no time. */
+ * are in: its shape and the stages' means per unit (over `units`: steps,
+ * or calls); the bubble and the imbalance come later, from the samples
+ * less the transfers (report/analyze/pipeline.c). 0 when a stage has no
+ * time. */
 static int finish(gs_report_pipeline *p, size_t n_runs, size_t used, int P, int micro,
                   int replicas, const char *schedule, const char *unit, double units) {
   p->n_runs = n_runs;
@@ -99,7 +100,6 @@ static int finish(gs_report_pipeline *p, size_t n_runs, size_t used, int P, int 
   p->replicas = replicas > 0 ? replicas : 1;
   p->schedule = schedule;
   p->unit = unit;
-  double busy_sum = 0.0, idle_sum = 0.0, slowest = 0.0;
   for (int s = 0; s < P; s++) {
     double b = 0.0, w = 0.0;
     for (size_t i = 0; i < p->n_samples; i++)
@@ -108,14 +108,7 @@ static int finish(gs_report_pipeline *p, size_t n_runs, size_t used, int P, int 
     p->busy[s] = b / units;
     p->idle[s] = w / units;
     p->transfer[s] = NAN;
-    busy_sum += p->busy[s];
-    idle_sum += p->idle[s];
-    if (p->busy[s] > slowest) slowest = p->busy[s];
   }
-  p->bubble = idle_sum / busy_sum;
-  p->bubble_low = p->bubble_high = p->imbalance_low = p->imbalance_high = NAN;
-  p->bubble_formula = (P - 1.0) / p->micro;
-  p->imbalance = slowest / (busy_sum / P);
   return 1;
 }
 

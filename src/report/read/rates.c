@@ -39,6 +39,7 @@ static void goodput_of(const cJSON *slo_json, const gs_slo *slo, gs_slo_goodput 
   g->requests_per_second = figure_of(gs_json_member(slo_json, "goodput_requests_per_second"));
   g->tokens_per_second = figure_of(gs_json_member(slo_json, "goodput_tokens_per_second"));
   g->percentile_met = cJSON_IsTrue(gs_json_member(slo_json, "percentile_met"));
+  g->load = gs_json_number_member(slo_json, "load");
 }
 
 /* By rate, ties in the order measured. */
@@ -77,6 +78,8 @@ gs_status gs_report_rates_read(const cJSON *m, const char *file, gs_report_row *
   q->present = 1;
   q->search = strcmp(gs_json_string_member(rates, "mode", ""), "search") == 0;
   q->kept_rate = gs_json_number_member(rates, "kept_rate");
+  q->stream = gs_json_number_member(rates, "requests_per_run");
+  q->slots = gs_json_number_member(rates, "slots");
   const cJSON *first_slo = points && points->child ? gs_json_member(points->child, "slo") : NULL;
   gs_slo_from_json(first_slo ? first_slo : gs_json_member(llm, "slo"), &q->slo);
   for (const cJSON *p = points ? points->child : NULL; p; p = p->next) {

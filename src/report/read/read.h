@@ -51,10 +51,9 @@ void gs_report_placement_read(const cJSON *doc, const cJSON *m, gs_report_row *r
 /* Fills row->pipeline from measurement `m` of document `doc` when its
  * workload options hold a "pipeline" (mlp) or it has llm.pipeline
  * (present 0 otherwise): the stages' busy and idle time per unit, the
- * boundaries' bytes and the per-sample stage times; the bubble and the
- * imbalance without transfers separated, no interval yet
- * (report/analyze/pipeline.c separates the transfers and computes both).
- * GS_ERR_NOMEM. */
+ * boundaries' bytes and the per-sample stage times; not yet the bubble
+ * and the imbalance (report/analyze/pipeline.c separates the transfers
+ * and computes both with their intervals by core/bubble). GS_ERR_NOMEM. */
 gs_status gs_report_pipeline_read(const cJSON *doc, const cJSON *m, gs_report_row *row);
 
 /* Frees what gs_report_pipeline_read allocated (a zeroed one accepted). */

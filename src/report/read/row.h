@@ -15,6 +15,7 @@
 #include "core/stats.h"
 #include "core/status.h"
 #include "core/arrival.h"
+#include "core/bubble.h"
 #include "core/straggler.h"
 
 /* Default rank-mark thresholds: relative deviation of a rank's throughput
@@ -199,7 +200,7 @@ typedef struct {
   double achieved_rate;      /* ok requests / run seconds */
   double tokens_per_second;
   double ratio;              /* worst targeted percentile / its target; +inf never done */
-  int met;                   /* ratio <= 1 */
+  int met;                   /* ratio <= 1 and the rate sustained, as recorded */
   const char *status;        /* the runs' status; points into the document */
   gs_slo_goodput goodput;    /* shares, goodput and percentiles (NaN where not recorded;
                                 +inf for a percentile never reached) */
@@ -210,6 +211,8 @@ typedef struct {
   int search;                /* 1: --find-max-rate, 0: --rates */
   gs_slo slo;                /* the targets and percentile the rates were judged at */
   double kept_rate;          /* the rate whose requests the measurement holds */
+  double stream, slots;      /* requests a run and requests the layout serves at once; NaN
+                                where not recorded */
   size_t n;
   gs_report_rate_point *points; /* by rate (ties in the order measured); owned */
   double max_rate;           /* search: its answer; list: the highest rate met; NaN none */
@@ -248,13 +251,10 @@ typedef struct {
   double boundary_bytes[GS_REPORT_MAX_STAGES]; /* mlp: one micro-batch's activations across
                                 the boundary after stage s (s < stages - 1); NaN unknown and
                                 for llm, whose micro-batches vary per call */
-  double bubble;             /* Σ (idle - transfer) / Σ busy over stages (core/bubble.h) */
-  double bubble_low, bubble_high; /* its 95% interval; NaN when none */
-  double bubble_formula;     /* (stages - 1) / micro */
-  int bubble_verdict;        /* gs_bubble_verdict: within 15% of the formula, above, below,
-                                inconclusive */
-  double imbalance;          /* slowest stage's busy / mean busy */
-  double imbalance_low, imbalance_high; /* its 95% interval; NaN when none */
+  gs_bubble bubble;          /* Σ (idle - transfer) / Σ busy over stages against (stages -
+                                1) / micro, its interval and verdict, the stage imbalance
+                                (slowest busy / mean busy) and its interval: set by
+                                report/analyze/pipeline.c through gs_bubble_compute */
   double transfer_bytes;     /* per unit and replica: mlp activations + their gradients
                                 across the stage boundaries, llm the residual stream across
                                 them and the tokens back (bytes); NaN when not known */
@@ -278,28 +278,23 @@ typedef struct {
   double dollars_per_million;/* 1e6 / items_per_dollar */
 } gs_report_cost;
 
-/* One group's summary of a measurement's "arrival_groups" (llm: one
- * replica's tensor-parallel shards of one pipeline stage). */
-typedef struct {
-  int replica, stage;        /* where the group sits */
-  int members[GS_MAX_RANKS]; /* member k's measurement rank ("global_ranks") */
-  gs_arrival_summary summary; /* ranks are the group's members; floor as the measurement's */
-  int named;                 /* gs_arrival_named: the late member, or -1 (nobody) */
-} gs_report_arrival_group;
-
 /* The arrival skew at a measurement's collectives (analyze/arrival.c,
- * docs/stragglers.md): its document's summary and the rank named, or the
- * summary of each group. */
-typedef struct {
-  int present;               /* the measurement has an "arrival" or "arrival_groups" member */
-  size_t n_groups;           /* "arrival_groups": its groups (then summary is unused), else 0 */
-  gs_report_arrival_group *groups; /* n_groups; owned */
+ * docs/stragglers.md): its document's summary and the rank named; for
+ * ranks that meet in groups (mlp's pipeline stages, "arrival_groups"), one
+ * of these per group, whose ranks are the group's members (replicas). */
+typedef struct gs_report_arrival {
+  int present;               /* the measurement has an "arrival" member */
   const char *clock;         /* "host" or "device"; points into the document */
   const char *alignment;     /* "shared" or "ping-pong"; points into the document */
   gs_arrival_summary summary; /* its floor set from the two below */
   int ranks_per_host;        /* the most ranks of the measurement on one host */
   int cores;                 /* logical cores of the document's host; 0 unknown */
-  int named;                 /* gs_arrival_named: the late rank, or -1 (nobody) */
+  int named;                 /* gs_arrival_named: the late rank (member), or -1 (nobody) */
+  int stage;                 /* a group's: its stage; -1 the measurement's own */
+  int replica;               /* a group of one replica's shards (llm): the replica; else -1 */
+  int members[GS_MAX_RANKS]; /* a group's: member k's rank in the measurement */
+  size_t n_groups;           /* the measurement's groups ("arrival_groups"), in order */
+  struct gs_report_arrival *groups; /* n_groups; owned */
 } gs_report_arrival;
 
 /* One measurement (a workload at one world size) of a series: what every

@@ -2,9 +2,8 @@
  * docs/report.md, "Arrival skew"): per measurement the rank that arrived
  * last at the collectives and how often, its median lateness with its 95%
  * interval, the share of the time in the collective spent waiting for the
- * last arrival, and the rank named or "nobody" (of each group: llm's
- * replicas and stages); a table per collective series; a JSON object and
- * CSV columns. */
+ * last arrival, and the rank named or "nobody"; a table per collective
+ * series; a JSON object and CSV columns. */
 #include <math.h>
 #include <stdio.h>
 
@@ -23,15 +22,34 @@ static void signed_seconds(double seconds, char *out, size_t size) {
   snprintf(out, size, "-%s", magnitude);
 }
 
-/* "rank 3 (host h1)" of the named rank, "nobody" else. */
-static void named_text(const gs_report_row *row, char *out, size_t size) {
-  const int k = row->arrival.named;
+/* The host of rank `k` of the measurement, or NULL. */
+static const char *host_of(const gs_report_row *row, int k) {
+  return k >= 0 && (size_t)k < row->n_ranks ? row->ranks[k].host : NULL;
+}
+
+/* The host of a group's member k: a replica's shards (llm, whose
+ * measurement ranks are its replicas) its replica's, else its rank's. */
+static const char *member_host(const gs_report_row *row, const gs_report_arrival *a, int k) {
+  return host_of(row, a->replica >= 0 ? a->replica : a->members[k]);
+}
+
+/* "rank 3 (host h1)" of the named rank, "replica 1 (rank 3, host h1)" of a
+ * stage group's (mlp: the member is the replica), "shard 1 (rank 3, host
+ * h1)" of a replica's stage (llm), "nobody" else. */
+static void named_text(const gs_report_row *row, const gs_report_arrival *a, char *out,
+                       size_t size) {
+  const int k = a->named;
   if (k < 0) {
     snprintf(out, size, "nobody");
     return;
   }
-  const char *host = (size_t)k < row->n_ranks ? row->ranks[k].host : NULL;
-  snprintf(out, size, "rank %d (host %s)", k, host ? host : "-");
+  const int global = a->stage >= 0 ? a->members[k] : k;
+  const char *host = a->stage >= 0 ? member_host(row, a, k) : host_of(row, global);
+  if (a->stage >= 0)
+    snprintf(out, size, "%s %d (rank %d, host %s)", a->replica >= 0 ? "shard" : "replica", k,
+             global, host ? host : "-");
+  else
+    snprintf(out, size, "rank %d (host %s)", k, host ? host : "-");
 }
 
 /* The share of iterations the last rank arrived last in. */
@@ -40,30 +58,40 @@ static double last_share(const gs_arrival_summary *s) {
   return (double)s->last_count[s->last_rank] / (double)s->iterations;
 }
 
-/* "shard 1 (rank 3, host h1)" of group g's named member, "nobody" else:
- * the host is its replica's (llm's ranks of a measurement are replicas). */
-static void group_named_text(const gs_report_row *row, const gs_report_arrival_group *g,
-                             char *out, size_t size) {
-  if (g->named < 0) {
-    snprintf(out, size, "nobody");
-    return;
+/* The sentence of one summary: the measurement's, or a stage group's
+ * (whose ranks are its replicas). */
+static void arrival_sentence(gs_render_writer *w, const gs_report_row *row,
+                             const gs_report_arrival *a) {
+  const gs_arrival_summary *s = &a->summary;
+  const int group = a->stage >= 0;
+  // A group: "the collectives of stage 1's replicas" and which rank each is.
+  char where[64] = "the collectives", members[GS_MAX_RANKS * 8 + 64] = "", who[48] = "Rank";
+  const char *member = a->replica >= 0 ? "shard" : "replica";
+  if (group && a->replica >= 0) {
+    snprintf(where, sizeof where, "the collectives of replica %d's stage %d shards", a->replica,
+             a->stage);
+    snprintf(who, sizeof who, "Shard %d of replica %d, stage %d", s->last_rank, a->replica,
+             a->stage);
+  } else if (group) {
+    snprintf(where, sizeof where, "the collectives of stage %d's replicas", a->stage);
+    snprintf(who, sizeof who, "Replica %d of stage %d", s->last_rank, a->stage);
   }
-  const char *host = (size_t)g->replica < row->n_ranks ? row->ranks[g->replica].host : NULL;
-  snprintf(out, size, "shard %d (rank %d, host %s)", g->named, g->members[g->named],
-           host ? host : "-");
-}
-
-/* One summary's sentence: `where` opens it ("Arrival at the collectives"
- * or a group's), `who` names its ranks ("Rank", "Shard"), `named` the
- * one named. */
-static void render_summary(gs_render_writer *w, const gs_report_arrival *a,
-                           const gs_arrival_summary *s, const char *where, const char *who,
-                           const char *named) {
+  if (group) {
+    int at = snprintf(members, sizeof members, "%ss 0-%zu = ranks", member, s->n_ranks - 1);
+    for (size_t k = 0; k < s->n_ranks && at > 0 && (size_t)at < sizeof members; k++)
+      at += snprintf(members + at, sizeof members - (size_t)at, "%s %d", k ? "," : "",
+                     a->members[k]);
+    if (at > 0 && (size_t)at < sizeof members) snprintf(members + at, sizeof members - (size_t)at, "; ");
+  } else {
+    snprintf(who, sizeof who, "Rank %d", s->last_rank);
+  }
   if (s->last_rank < 0) {
-    gs_render_block(w, 0, "    ", "%s: no iteration with every rank's times", where);
+    gs_render_block(w, 0, "    ", "Arrival at %s: no iteration with every %s's times", where,
+                    group ? member : "rank");
     return;
   }
-  char late[32], low[32], high[32], threshold[32];
+  char named[160], late[32], low[32], high[32], threshold[32];
+  named_text(row, a, named, sizeof named);
   signed_seconds(s->lateness, late, sizeof late);
   signed_seconds(s->lateness_low, low, sizeof low);
   signed_seconds(s->lateness_high, high, sizeof high);
@@ -74,36 +102,22 @@ static void render_summary(gs_render_writer *w, const gs_report_arrival *a,
              "shared a host's %d cores: the scheduler decides who arrives last)",
              a->ranks_per_host, a->cores);
   gs_render_block(w, 0, "    ",
-                  "%s (%s clock, %s clocks): named %s. %s %d "
+                  "Arrival at %s (%s%s clock, %s clocks): named %s. %s "
                   "arrived last in %zu of %zu iterations (%.0f%%), median lateness %s [%s, %s] "
-                  "against the others; %.1f%% of the ranks' time in the collective was spent "
+                  "against the others; %.1f%% of the %s' time in the collective was spent "
                   "waiting for the last arrival. Named when the interval is above %s, the "
                   "largest of noise, %s (docs/stragglers.md)",
-                  where, a->clock ? a->clock : "-", a->alignment ? a->alignment : "-", named,
-                  who, s->last_rank, s->last_count[s->last_rank], s->iterations,
-                  100.0 * last_share(s), late, low, high, 100.0 * s->wait_share, threshold, terms);
+                  where, members, a->clock ? a->clock : "-", a->alignment ? a->alignment : "-",
+                  named, who, s->last_count[s->last_rank], s->iterations,
+                  100.0 * last_share(s), late, low, high, 100.0 * s->wait_share,
+                  group ? (a->replica >= 0 ? "shards" : "replicas") : "ranks", threshold, terms);
 }
 
 /* See internal.h. */
 void gs_render_arrival(gs_render_writer *w, const gs_report_row *row) {
-  const gs_report_arrival *a = &row->arrival;
-  if (!a->present) return;
-  char named[160], where[GS_MAX_RANKS * 8 + 96];
-  if (a->n_groups == 0) {
-    named_text(row, named, sizeof named);
-    render_summary(w, a, &a->summary, "Arrival at the collectives", "Rank", named);
-    return;
-  }
-  for (size_t i = 0; i < a->n_groups; i++) {
-    const gs_report_arrival_group *g = &a->groups[i];
-    group_named_text(row, g, named, sizeof named);
-    int at = snprintf(where, sizeof where, "Replica %d, stage %d (ranks", g->replica, g->stage);
-    for (size_t k = 0; k < g->summary.n_ranks && at > 0 && (size_t)at < sizeof where; k++)
-      at += snprintf(where + at, sizeof where - (size_t)at, "%s %d", k ? "," : "", g->members[k]);
-    if (at > 0 && (size_t)at < sizeof where)
-      snprintf(where + at, sizeof where - (size_t)at, "): arrival at its collectives");
-    render_summary(w, a, &g->summary, where, "Shard", named);
-  }
+  if (row->arrival.present) arrival_sentence(w, row, &row->arrival);
+  for (size_t g = 0; g < row->arrival.n_groups; g++)
+    arrival_sentence(w, row, &row->arrival.groups[g]);
 }
 
 /* See internal.h. */
@@ -134,15 +148,24 @@ gs_status gs_render_coll_arrival(gs_render_writer *w, const gs_report_series *s)
     gs_render_cellf(c[5], "[%s, %s]", low, high);
     gs_render_time(c[6], gs_arrival_threshold(a));
     gs_render_pct(c[7], a->wait_share);
-    named_text(row, c[8], GS_RENDER_CELL);
+    named_text(row, &row->arrival, c[8], GS_RENDER_CELL);
   }
   return gs_render_table_done(w, &t, "    ");
 }
 
-/* One summary's members into object `x` of the JSON report; `named` the
- * rank (or member) named, -1 nobody, and its host. */
-static void put_summary(gs_json_build *b, cJSON *x, const gs_arrival_summary *s, int named,
-                        const char *host) {
+/* The members of one summary's JSON object `x` (a group's with its stage,
+ * its members' ranks and the named replica's rank). */
+static void arrival_object(gs_json_build *b, cJSON *x, const gs_report_row *row,
+                           const gs_report_arrival *a) {
+  const gs_arrival_summary *s = &a->summary;
+  if (a->stage >= 0) {
+    if (a->replica >= 0) gs_json_put_number(b, x, "replica", a->replica);
+    gs_json_put_number(b, x, "stage", a->stage);
+    cJSON *global = gs_json_put_array(b, x, "global_ranks");
+    for (size_t k = 0; k < s->n_ranks; k++) gs_json_append_number(b, global, a->members[k]);
+  }
+  gs_json_put_string_or_null(b, x, "clock", a->clock);
+  gs_json_put_string_or_null(b, x, "alignment", a->alignment);
   gs_json_put_number(b, x, "iterations", (double)s->iterations);
   if (s->last_rank >= 0) {
     gs_json_put_number(b, x, "last_rank", s->last_rank);
@@ -158,11 +181,15 @@ static void put_summary(gs_json_build *b, cJSON *x, const gs_arrival_summary *s,
   gs_json_put_number(b, x, "threshold_seconds", gs_arrival_threshold(s));
   gs_json_put_number(b, x, "floor_seconds", s->floor);
   gs_json_put_number(b, x, "wait_share", s->wait_share);
-  if (named >= 0) {
-    gs_json_put_number(b, x, "named", named);
-    gs_json_put_string_or_null(b, x, "host", host);
+  const int global = a->named < 0 ? -1 : a->stage >= 0 ? a->members[a->named] : a->named;
+  if (a->named >= 0) {
+    gs_json_put_number(b, x, "named", a->named);
+    if (a->stage >= 0) gs_json_put_number(b, x, "named_rank", global);
+    gs_json_put_string_or_null(b, x, "host",
+                               a->stage >= 0 ? member_host(row, a, a->named) : host_of(row, global));
   } else {
     gs_json_put_null(b, x, "named");
+    if (a->stage >= 0) gs_json_put_null(b, x, "named_rank");
     gs_json_put_null(b, x, "host");
   }
 }
@@ -170,54 +197,72 @@ static void put_summary(gs_json_build *b, cJSON *x, const gs_arrival_summary *s,
 /* See internal.h. */
 void gs_render_arrival_json(gs_json_build *b, cJSON *o, const gs_report_row *row) {
   const gs_report_arrival *a = &row->arrival;
-  if (!a->present) {
+  if (a->present)
+    arrival_object(b, gs_json_put_object(b, o, "arrival"), row, a);
+  else
     gs_json_put_null(b, o, "arrival");
-    return;
-  }
-  cJSON *x = gs_json_put_object(b, o, "arrival");
-  if (!x) return;
-  gs_json_put_string_or_null(b, x, "clock", a->clock);
-  gs_json_put_string_or_null(b, x, "alignment", a->alignment);
   if (a->n_groups == 0) {
-    put_summary(b, x, &a->summary, a->named,
-                (size_t)a->named < row->n_ranks ? row->ranks[a->named].host : NULL);
+    gs_json_put_null(b, o, "arrival_groups");
     return;
   }
-  cJSON *groups = gs_json_put_array(b, x, "groups");
-  for (size_t i = 0; groups && i < a->n_groups; i++) {
-    const gs_report_arrival_group *g = &a->groups[i];
-    cJSON *e = gs_json_check(b, cJSON_CreateObject());
-    gs_json_put_number(b, e, "replica", g->replica);
-    gs_json_put_number(b, e, "stage", g->stage);
-    cJSON *global = gs_json_put_array(b, e, "global_ranks");
-    for (size_t k = 0; global && k < g->summary.n_ranks; k++)
-      gs_json_append_number(b, global, g->members[k]);
-    put_summary(b, e, &g->summary, g->named,
-                (size_t)g->replica < row->n_ranks ? row->ranks[g->replica].host : NULL);
-    gs_json_append(b, groups, e);
+  cJSON *groups = gs_json_put_array(b, o, "arrival_groups");
+  for (size_t g = 0; groups && g < a->n_groups; g++) {
+    cJSON *x = gs_json_check(b, cJSON_CreateObject());
+    arrival_object(b, x, row, &a->groups[g]);
+    gs_json_append(b, groups, x);
   }
 }
 
 /* See internal.h. */
 const char *const gs_render_csv_arrival_head =
     "arrival_named,arrival_last_rank,arrival_last_share,arrival_lateness_s,"
-    "arrival_lateness_low_s,arrival_lateness_high_s,arrival_threshold_s,arrival_wait_share";
+    "arrival_lateness_low_s,arrival_lateness_high_s,arrival_threshold_s,arrival_wait_share,"
+    "arrival_stages";
+
+/* The arrival_stages field: per stage group "stage=S named=R|nobody
+ * named_rank=G last=R last_share=X lateness_s=L lateness_low_s=A
+ * lateness_high_s=B wait_share=W", groups separated by ";" (no comma,
+ * so the field needs no quotes). */
+static void csv_groups(FILE *out, const gs_report_arrival *a) {
+  fputc(',', out);
+  for (size_t g = 0; g < a->n_groups; g++) {
+    const gs_report_arrival *x = &a->groups[g];
+    const gs_arrival_summary *s = &x->summary;
+    fputs(g ? ";" : "", out);
+    if (x->replica >= 0) fprintf(out, "replica=%d ", x->replica);
+    fprintf(out, "stage=%d", x->stage);
+    if (x->named >= 0)
+      fprintf(out, " named=%d named_rank=%d", x->named, x->members[x->named]);
+    else
+      fputs(" named=nobody", out);
+    if (s->last_rank < 0) continue;
+    fprintf(out, " last=%d", s->last_rank);
+    static const char *const names[] = {"last_share", "lateness_s", "lateness_low_s",
+                                        "lateness_high_s", "wait_share"};
+    const double v[5] = {last_share(s), s->lateness, s->lateness_low, s->lateness_high,
+                         s->wait_share};
+    // Exact when read back; empty when not finite, as the other columns.
+    for (size_t i = 0; i < 5; i++) {
+      fprintf(out, " %s=", names[i]);
+      if (isfinite(v[i])) fprintf(out, "%.17g", v[i]);
+    }
+  }
+}
 
 /* See internal.h. */
 void gs_render_csv_arrival(FILE *out, const gs_report_row *row) {
   const gs_report_arrival *a = &row->arrival;
-  // A measurement of several groups has a summary per group: the JSON
-  // report's, not one line's.
-  if (!a->present || a->n_groups > 0 || a->summary.last_rank < 0) {
+  if (!a->present || a->summary.last_rank < 0) {
     fputs(",,,,,,,,", out);
-    return;
+  } else {
+    const gs_arrival_summary *s = &a->summary;
+    if (a->named >= 0)
+      fprintf(out, ",%d,%d", a->named, s->last_rank);
+    else
+      fprintf(out, ",nobody,%d", s->last_rank);
+    const double v[6] = {last_share(s),   s->lateness,                s->lateness_low,
+                         s->lateness_high, gs_arrival_threshold(s), s->wait_share};
+    for (size_t i = 0; i < 6; i++) gs_render_csv_number(out, v[i]);
   }
-  const gs_arrival_summary *s = &a->summary;
-  if (a->named >= 0)
-    fprintf(out, ",%d,%d", a->named, s->last_rank);
-  else
-    fprintf(out, ",nobody,%d", s->last_rank);
-  const double v[6] = {last_share(s),   s->lateness,                s->lateness_low,
-                       s->lateness_high, gs_arrival_threshold(s), s->wait_share};
-  for (size_t i = 0; i < 6; i++) gs_render_csv_number(out, v[i]);
+  csv_groups(out, a);
 }

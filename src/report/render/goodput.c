@@ -76,7 +76,10 @@ gs_status gs_render_goodput_table(gs_render_writer *w, const gs_report_series *s
     rate_cell(c[7], &g->requests_per_second);
     rate_cell(c[8], &g->tokens_per_second);
     for (int m = 0; m < GS_SLO_METRICS; m++) percentile_cell(c[9 + m], slo, g, m);
-    gs_render_cellf(c[12], "p%g %s", slo->percentile, g->percentile_met ? "met" : "MISSED");
+    gs_render_cellf(c[12], "p%g %s", slo->percentile,
+                    gs_slo_goodput_met(g)   ? "met"
+                    : g->percentile_met     ? "MISSED; not sustained"
+                                            : "MISSED");
   }
   return gs_render_table_done(w, &t, "    ");
 }
@@ -122,36 +125,40 @@ gs_status gs_render_rates_table(gs_render_writer *w, const gs_report_series *s) 
     gs_slo_describe(&q->slo, targets, sizeof targets);
     gs_render_block(w, -1, "  ",
                     "Rates of %d rank%s (%s; %s: %s): each rate's runs judged at p%g of every "
-                    "target, met when each is within it; worst/target = the worst of those "
-                    "percentiles over its target; goodput and shares [95%% interval] as above; "
+                    "target, met when each is within it and the rate was sustained (load, the "
+                    "offered rate over the rate served, at most %.2f); worst/target = the worst "
+                    "of those percentiles over its target; goodput and shares [95%% interval] as above; "
                     "# = order measured; the tables above are of %.4g/s",
                     row->world_size, row->world_size == 1 ? "" : "s",
                     q->search ? "searched by --find-max-rate" : "--rates",
-                    q->slo.name, targets, q->slo.percentile, q->kept_rate);
-    static const char *const head[] = {"#",        "rate",        "achieved",   "tokens/s",
-                                       "goodput requests/s", "met all", "met TTFT", "met TPOT",
-                                       "met latency", "pNN TTFT", "pNN TPOT",  "pNN latency",
-                                       "worst/target", "at pNN"};
-    static const int left[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+                    q->slo.name, targets, q->slo.percentile, GS_SLO_LOAD_SUSTAINED, q->kept_rate);
+    static const char *const head[] = {"#",        "rate",        "achieved",   "load",
+                                       "tokens/s", "goodput requests/s", "met all", "met TTFT",
+                                       "met TPOT", "met latency", "pNN TTFT", "pNN TPOT",
+                                       "pNN latency", "worst/target", "at pNN"};
+    static const int left[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
     gs_render_table t;
-    gs_render_table_init(&t, 14, head, left);
+    gs_render_table_init(&t, 15, head, left);
     for (size_t k = 0; k < q->n; k++) {
       const gs_report_rate_point *p = &q->points[k];
       char(*c)[GS_RENDER_CELL] = gs_render_table_row(&t);
       gs_render_cellf(c[0], "%d", p->order);
       gs_render_rate(c[1], p->rate);
       gs_render_rate(c[2], p->achieved_rate);
-      gs_render_rate(c[3], p->tokens_per_second);
-      rate_cell(c[4], &p->goodput.requests_per_second);
-      share_cell(c[5], &p->goodput.share_all);
-      for (int m = 0; m < GS_SLO_METRICS; m++) share_cell(c[6 + m], &p->goodput.share[m]);
-      for (int m = 0; m < GS_SLO_METRICS; m++) percentile_cell(c[9 + m], &q->slo, &p->goodput, m);
+      gs_render_fixed(c[3], p->goodput.load, 2, "");
+      gs_render_rate(c[4], p->tokens_per_second);
+      rate_cell(c[5], &p->goodput.requests_per_second);
+      share_cell(c[6], &p->goodput.share_all);
+      for (int m = 0; m < GS_SLO_METRICS; m++) share_cell(c[7 + m], &p->goodput.share[m]);
+      for (int m = 0; m < GS_SLO_METRICS; m++) percentile_cell(c[10 + m], &q->slo, &p->goodput, m);
       if (isinf(p->ratio))
-        gs_render_cellf(c[12], "never");
+        gs_render_cellf(c[13], "never");
       else
-        gs_render_fixed(c[12], p->ratio, 3, "");
-      gs_render_cellf(c[13], "p%g %s%s%s", q->slo.percentile, p->met ? "met" : "MISSED",
-                      strcmp(p->status, "ok") ? "; " : "", strcmp(p->status, "ok") ? p->status : "");
+        gs_render_fixed(c[13], p->ratio, 3, "");
+      const int ok = strcmp(p->status, "ok") == 0;
+      gs_render_cellf(c[14], "p%g %s%s%s", q->slo.percentile, p->met ? "met" : "MISSED",
+                      ok ? (!p->met && p->ratio <= 1.0 ? "; not sustained" : "") : "; ",
+                      ok ? "" : p->status);
     }
     st = gs_render_table_done(w, &t, "    ");
     rates_answer(q, answer, sizeof answer);
@@ -159,6 +166,12 @@ gs_status gs_render_rates_table(gs_render_writer *w, const gs_report_series *s) 
                     q->search ? "Highest rate meeting the targets"
                               : "Highest rate measured meeting the targets",
                     answer);
+    if (q->stream < GS_SLO_STREAM_SLOTS * q->slots)
+      gs_render_block(w, 0, "  ",
+                      "Note: each run's %.0f requests are %.2g times the %.0f the layout serves "
+                      "at once (replicas x batch): a rate above what it serves shows in the load "
+                      "only once the stream is longer (--samples %.0f or more).",
+                      q->stream, q->stream / q->slots, q->slots, GS_SLO_STREAM_SLOTS * q->slots);
   }
   return st;
 }
@@ -171,6 +184,8 @@ void gs_render_rates_json(gs_json_build *b, cJSON *o, const gs_report_row *row) 
   gs_json_put_string(b, x, "mode", q->search ? "search" : "list");
   gs_json_put_number(b, x, "percentile", q->slo.percentile);
   gs_json_put_number(b, x, "kept_rate", q->kept_rate);
+  gs_json_put_number(b, x, "requests_per_run", q->stream);
+  gs_json_put_number(b, x, "slots", q->slots);
   gs_json_put_number(b, x, "max_rate", q->max_rate);
   cJSON *bracket = gs_json_put_array(b, x, "bracket");
   gs_json_append_number(b, bracket, q->low);
@@ -189,6 +204,7 @@ void gs_render_rates_json(gs_json_build *b, cJSON *o, const gs_report_row *row) 
     gs_json_put_number(b, j, "achieved_rate", p->achieved_rate);
     gs_json_put_number(b, j, "tokens_per_second", p->tokens_per_second);
     gs_json_put_number(b, j, "ratio", p->ratio);
+    gs_json_put_number(b, j, "load", p->goodput.load);
     gs_json_put_bool(b, j, "met", p->met);
     gs_json_put_string(b, j, "status", p->status);
     gs_slo_goodput_to_json(b, j, &q->slo, &p->goodput);

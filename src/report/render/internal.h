@@ -145,11 +145,11 @@ extern const char *const gs_render_csv_straggler_head;
 void gs_render_csv_stragglers(FILE *out, const gs_report_row *row);
 
 /* The arrival skew (arrival.c; docs/stragglers.md, "Arrival skew"): a
- * measurement's sentence, or one per group (nothing without arrival
- * times), the table of a collective series, the row's "arrival" member of
- * the JSON report (null without one; with "groups" for several), and its
- * CSV columns (their names, and one row's fields, each led by a comma;
- * empty without one or with groups). */
+ * measurement's sentence (nothing without an "arrival" member) and one per
+ * stage group ("arrival_groups"), the table of a collective series, the
+ * row's "arrival" and "arrival_groups" members of the JSON report (null
+ * without one), and its CSV columns (their names, and one row's fields,
+ * each led by a comma; empty without one). */
 void gs_render_arrival(gs_render_writer *w, const gs_report_row *row);
 gs_status gs_render_coll_arrival(gs_render_writer *w, const gs_report_series *s);
 void gs_render_arrival_json(gs_json_build *b, cJSON *o, const gs_report_row *row);

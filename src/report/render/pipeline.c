@@ -23,10 +23,10 @@ static double transfer_time(const gs_report_pipeline *p) {
 /* The why-not sentence of one pipelined row. */
 static void why_not(gs_render_writer *w, const gs_report_row *row) {
   const gs_report_pipeline *p = &row->pipeline;
+  const gs_bubble *x = &p->bubble;
   char bubble[64], imbalance[64], transfers[256];
-  gs_scaling_format_ratio(p->bubble, p->bubble_low, p->bubble_high, 100.0, 1, "%", bubble,
-                          sizeof bubble);
-  gs_scaling_format_ratio(p->imbalance, p->imbalance_low, p->imbalance_high, 1.0, 2, "x",
+  gs_scaling_format_ratio(x->bubble, x->low, x->high, 100.0, 1, "%", bubble, sizeof bubble);
+  gs_scaling_format_ratio(x->imbalance, x->imbalance_low, x->imbalance_high, 1.0, 2, "x",
                           imbalance, sizeof imbalance);
   if (p->transfer_source)
     snprintf(transfers, sizeof transfers, "the transfers cost %.3g ms a %s at the send/recv "
@@ -34,16 +34,31 @@ static void why_not(gs_render_writer *w, const gs_report_row *row) {
   else
     snprintf(transfers, sizeof transfers, "the transfers are not separated (no coll sendrecv "
              "document of this machine): the bubble holds them");
-  gs_bubble b = {.bubble = p->bubble, .low = p->bubble_low, .high = p->bubble_high,
-                 .formula = p->bubble_formula, .verdict = (gs_bubble_verdict)p->bubble_verdict};
   char verdict[192];
-  gs_bubble_verdict_text(&b, verdict, sizeof verdict);
+  gs_bubble_verdict_text(x, verdict, sizeof verdict);
   gs_render_block(w, 0, "    ",
                   "Why not %d x (pipeline, %d ranks): the stages wait %s of their compute "
                   "time (the bubble) against (p-1)/m %.1f%%%s%s; the slowest stage computes %s "
                   "the mean stage's; %s.",
-                  row->world_size, row->world_size, bubble, 100.0 * p->bubble_formula,
+                  row->world_size, row->world_size, bubble, 100.0 * x->formula,
                   verdict[0] ? ", " : "", verdict, imbalance, transfers);
+}
+
+/* See render.h. */
+int gs_report_series_pipelined(const gs_report *r, size_t series) {
+  const gs_report_series *s = &r->series[series];
+  for (size_t i = 0; i < s->n_rows; i++)
+    if (s->rows[i].pipeline.present) return 1;
+  return 0;
+}
+
+/* See render.h. */
+gs_status gs_report_render_pipeline(FILE *out, const gs_report *r, size_t series,
+                                    gs_report_format format) {
+  gs_render_writer w = {.f = out, .md = format == GS_REPORT_MARKDOWN || format == GS_REPORT_HTML,
+                        .html = format == GS_REPORT_HTML, .series = series};
+  const gs_status st = gs_render_pipeline_tables(&w, &r->series[series]);
+  return st != GS_OK ? st : ferror(out) ? GS_ERR_IO : GS_OK;
 }
 
 /* See internal.h. */
@@ -90,10 +105,11 @@ gs_status gs_render_pipeline_tables(gs_render_writer *w, const gs_report_series 
     gs_render_cellf(c[2], "%d", p->micro);
     gs_render_cellf(c[3], "%s", p->schedule);
     gs_render_cellf(c[4], "%s", p->unit);
-    gs_render_ratio(c[5], p->bubble, p->bubble_low, p->bubble_high, 1);
-    gs_render_pct(c[6], p->bubble_formula);
-    gs_render_cellf(c[7], "%s", gs_bubble_verdict_name((gs_bubble_verdict)p->bubble_verdict));
-    gs_render_ratio(c[8], p->imbalance, p->imbalance_low, p->imbalance_high, 0);
+    const gs_bubble *x = &p->bubble;
+    gs_render_ratio(c[5], x->bubble, x->low, x->high, 1);
+    gs_render_pct(c[6], x->formula);
+    gs_render_cellf(c[7], "%s", gs_bubble_verdict_name(x->verdict));
+    gs_render_ratio(c[8], x->imbalance, x->imbalance_low, x->imbalance_high, 0);
     gs_render_bytes(c[9], p->transfer_bytes);
     gs_render_time(c[10], transfer_time(p));
     gs_render_cellf(c[11], "%s", p->transfer_source ? p->transfer_source : "-");
@@ -127,18 +143,7 @@ void gs_render_pipeline_json(gs_json_build *b, cJSON *o, const gs_report_row *ro
   gs_json_put_number(b, x, "micro_batches", p->micro);
   gs_json_put_string(b, x, "schedule", p->schedule);
   gs_json_put_string(b, x, "per", p->unit);
-  gs_json_put_number(b, x, "bubble", p->bubble);
-  gs_json_put_number(b, x, "bubble_low", p->bubble_low);
-  gs_json_put_number(b, x, "bubble_high", p->bubble_high);
-  gs_json_put_number(b, x, "bubble_formula", p->bubble_formula);
-  if (p->bubble_verdict != GS_BUBBLE_UNKNOWN)
-    gs_json_put_string(b, x, "bubble_verdict",
-                       gs_bubble_verdict_name((gs_bubble_verdict)p->bubble_verdict));
-  else
-    gs_json_put_null(b, x, "bubble_verdict");
-  gs_json_put_number(b, x, "imbalance", p->imbalance);
-  gs_json_put_number(b, x, "imbalance_low", p->imbalance_low);
-  gs_json_put_number(b, x, "imbalance_high", p->imbalance_high);
+  gs_bubble_to_json(b, x, &p->bubble);
   gs_json_put_number(b, x, "transfer_bytes", p->transfer_bytes);
   gs_json_put_number(b, x, "transfer_seconds", transfer_time(p));
   gs_json_put_string_or_null(b, x, "transfer_source", p->transfer_source);
@@ -168,12 +173,13 @@ void gs_render_csv_pipeline(FILE *out, const gs_report_row *row) {
   }
   fprintf(out, ",%d,%d,", p->stages, p->micro);
   gs_render_csv_field(out, p->unit);
-  const double v[4] = {p->bubble, p->bubble_low, p->bubble_high, p->bubble_formula};
+  const gs_bubble *x = &p->bubble;
+  const double v[4] = {x->bubble, x->low, x->high, x->formula};
   for (int k = 0; k < 4; k++) gs_render_csv_number(out, v[k]);
   fputc(',', out);
-  if (p->bubble_verdict != GS_BUBBLE_UNKNOWN)
-    gs_render_csv_field(out, gs_bubble_verdict_name((gs_bubble_verdict)p->bubble_verdict));
-  const double w[5] = {p->imbalance, p->imbalance_low, p->imbalance_high, p->transfer_bytes,
+  if (x->verdict != GS_BUBBLE_UNKNOWN)
+    gs_render_csv_field(out, gs_bubble_verdict_name(x->verdict));
+  const double w[5] = {x->imbalance, x->imbalance_low, x->imbalance_high, p->transfer_bytes,
                        transfer_time(p)};
   for (int k = 0; k < 5; k++) gs_render_csv_number(out, w[k]);
   fputc(',', out);

@@ -89,6 +89,19 @@ gs_status gs_report_print_json(FILE *out, cJSON *doc);
  * unavailable numbers are null. The caller owns it; NULL when out of memory. */
 cJSON *gs_report_to_json(const gs_report *r);
 
+/* ---- a pipeline (pipeline.c) ---------------------------------------------- */
+
+/* 1 when series `series` of `r` has a pipelined row (mlp --pp, llm --pp). */
+int gs_report_series_pipelined(const gs_report *r, size_t series);
+
+/* Only the pipeline sections of series `series` of `r` (nothing without a
+ * pipelined row), word for word as the report prints them: the bubble
+ * table, the stages' table and each row's why-not sentence, in text,
+ * Markdown or HTML body form; for the terminal of run and scale.
+ * GS_ERR_IO when a write fails, GS_ERR_NOMEM. */
+gs_status gs_report_render_pipeline(FILE *out, const gs_report *r, size_t series,
+                                    gs_report_format format);
+
 /* ---- the machine (machine.c) ---------------------------------------------- */
 
 /* Only the node verdict table of `r` (nothing when it has no info

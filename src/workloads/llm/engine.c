@@ -653,7 +653,7 @@ void gs_llm_engine_stage_seconds(const gs_llm_engine *e, double *busy, uint32_t 
                          : e->shards[st * e->config.tp].busy;
 }
 
-gs_status gs_llm_engine_record_arrival(gs_llm_engine *e, const gs_arrival_group *stages) {
+gs_status gs_llm_engine_record_arrival(gs_llm_engine *e, const gs_llm_arrival_group *stages) {
   for (uint32_t st = 0; st < e->stages; st++)
     if (e->backend != GS_BACKEND_CPU || e->config.tp < 2 || !stages[st].arrival ||
         stages[st].arrival->n_ranks != e->config.tp)

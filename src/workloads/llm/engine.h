@@ -96,6 +96,15 @@ void gs_llm_engine_stage_seconds(const gs_llm_engine *e, double *busy, uint32_t 
                                  double *calls);
 void gs_llm_engine_reset_seconds(gs_llm_engine *e);
 
+/* One run's record of a group of shards that meet at their own
+ * all-reduces: the tensor-parallel shards of one pipeline stage of one
+ * replica (docs/stragglers.md), its rank k the stage's shard k. */
+typedef struct {
+  int replica, stage;
+  int first_rank;       /* the rank of shard 0: (replica x pp + stage) x tp */
+  gs_arrival *arrival;  /* owned by the run's result */
+} gs_llm_arrival_group;
+
 /* Arrival skew at the tensor-parallel collectives (docs/stragglers.md,
  * "Arrival skew"): from now on each prefill and decode call appends each
  * shard's entry at its first collective and exit from its last one, one
@@ -105,7 +114,7 @@ void gs_llm_engine_reset_seconds(gs_llm_engine *e);
  * (the recorders end with the engine), or one shard over processes (its
  * own series; the caller starts the recorder on place.control and stops
  * it); GS_BUG otherwise. Call between calls. */
-gs_status gs_llm_engine_record_arrival(gs_llm_engine *e, const gs_arrival_group *stages);
+gs_status gs_llm_engine_record_arrival(gs_llm_engine *e, const gs_llm_arrival_group *stages);
 
 /* --inject late: shard `shard` waits `seconds` before each prefill and
  * decode call's work (CPU backend), so that it arrives late at the

@@ -14,7 +14,7 @@ void gs_llm_layout_of(const gs_llm_summary *s, gs_llm_layout *out) {
   out->per_gpu = s->total.tokens_per_second / gpus;
   out->per_user = s->total.tpot.n && s->total.tpot.median > 0 ? 1.0 / s->total.tpot.median : NAN;
   const int targets = gs_slo_any(&s->slo);
-  out->met = targets ? s->goodput.percentile_met && s->status == GS_OK : -1;
+  out->met = targets ? gs_slo_goodput_met(&s->goodput) && s->status == GS_OK : -1;
   out->goodput_per_gpu = targets ? s->goodput.tokens_per_second.value / gpus : NAN;
 }
 

@@ -23,45 +23,44 @@ static int counted(const gs_llm_request_record *q) {
   return q->status == GS_LLM_REQ_OK && !q->cold;
 }
 
-/* The shards' arrivals at the tensor-parallel all-reduces, every run's,
- * per group (replica and stage): one group is the measurement's "arrival",
- * several its "arrival_groups", each kept where every shard recorded. */
+/* The shards' arrivals at the tensor-parallel all-reduces, every run's:
+ * one record over the groups' ranks (group g's shard k is rank
+ * g x tp + k), grouped by replica and stage when there are several groups
+ * ("arrival_groups", each summarized on its own), else the measurement's
+ * "arrival"; kept where every shard recorded. */
 static gs_status merge_arrivals(const gs_llm_run_result *runs, size_t n_runs,
                                 gs_measurement *m) {
-  size_t n = 0;
-  for (size_t r = 0; r < n_runs; r++)
-    if (runs[r].n_arrivals > n) n = runs[r].n_arrivals;
-  if (n == 0) return GS_OK;
-  m->arrival_groups = calloc(n, sizeof *m->arrival_groups);
-  if (!m->arrival_groups) return gs_error(GS_ERR_NOMEM, "cannot allocate %zu arrival records", n);
-  for (size_t g = 0; g < n; g++) {
-    gs_arrival_group *into = &m->arrival_groups[m->n_arrival_groups];
-    for (size_t r = 0; r < n_runs; r++) {
-      if (g >= runs[r].n_arrivals) continue;
-      const gs_arrival_group *from = &runs[r].arrivals[g];
-      if (!into->arrival) {
-        *into = *from;
-        into->arrival = gs_arrival_new(from->arrival->n_ranks, 64, from->arrival->clock,
-                                       from->arrival->alignment);
-        if (!into->arrival) return GS_ERR_NOMEM;
-        m->n_arrival_groups++; /* freed with the measurement from here on */
+  const gs_llm_run_result *first = NULL;
+  for (size_t r = 0; r < n_runs && !first; r++)
+    if (runs[r].n_arrivals) first = &runs[r];
+  if (!first) return GS_OK;
+  const size_t n = first->n_arrivals, tp = first->arrivals[0].arrival->n_ranks;
+  if (n * tp > GS_MAX_RANKS) GS_BUG("llm arrival groups: %zu of %zu shards", n, tp);
+  const gs_arrival *a0 = first->arrivals[0].arrival;
+  m->arrival = gs_arrival_new(n * tp, 64, a0->clock, a0->alignment);
+  if (!m->arrival) return GS_ERR_NOMEM;
+  int group[GS_MAX_RANKS];
+  for (size_t r = 0; r < n_runs; r++) {
+    if (runs[r].n_arrivals != n) continue; /* a run that recorded nothing */
+    for (size_t g = 0; g < n; g++) {
+      const gs_arrival *from = runs[r].arrivals[g].arrival;
+      for (size_t k = 0; k < tp; k++) {
+        gs_arrival_rank *into = &m->arrival->ranks[g * tp + k];
+        const gs_arrival_rank *f = &from->ranks[k];
+        for (size_t i = 0; i < f->n; i++) GS_TRY(gs_arrival_append(into, f->entry[i], f->exit[i]));
+        into->offset_seconds = f->offset_seconds;
+        if (f->error_seconds > into->error_seconds) into->error_seconds = f->error_seconds;
+        group[g * tp + k] = (int)g;
       }
-      GS_TRY(gs_arrival_merge(into->arrival, from->arrival));
-    }
-    if (into->arrival && !gs_arrival_recorded(into->arrival)) {
-      gs_arrival_free(into->arrival);
-      *into = (gs_arrival_group){0};
-      m->n_arrival_groups--;
     }
   }
-  if (n == 1 && m->n_arrival_groups == 1) {
-    m->arrival = m->arrival_groups[0].arrival;
-    m->arrival_groups[0].arrival = NULL;
-    m->n_arrival_groups = 0;
+  if (n > 1) {
+    gs_arrival_set_groups(m->arrival, group);
+    m->arrival->group_stages = (int)(n / (size_t)first->world_size);
   }
-  if (m->n_arrival_groups == 0) {
-    free(m->arrival_groups);
-    m->arrival_groups = NULL;
+  if (!gs_arrival_recorded(m->arrival)) {
+    gs_arrival_free(m->arrival);
+    m->arrival = NULL;
   }
   return GS_OK;
 }
@@ -302,7 +301,7 @@ gs_status gs_llm_goodput(const gs_slo *slo, const gs_llm_run_result *runs, size_
         const gs_llm_request_record *x = &runs[r].replicas[k].requests[i];
         if (x->cold) continue;
         q[n++] = (gs_slo_request){x->status == GS_LLM_REQ_OK, x->ttft, x->tpot, x->latency,
-                                  (double)x->output_tokens};
+                                  (double)x->output_tokens, x->arrival};
         sizes[r]++;
       }
   }
@@ -382,7 +381,7 @@ static void put_request_slo(gs_json_build *b, cJSON *o, const gs_slo *slo,
   if (!gs_slo_any(slo)) return;
   int met[GS_SLO_METRICS];
   const gs_slo_request r = {q->status == GS_LLM_REQ_OK, q->ttft, q->tpot, q->latency,
-                            (double)q->output_tokens};
+                            (double)q->output_tokens, q->arrival};
   const int all = gs_slo_request_met(slo, &r, met);
   cJSON *j = gs_json_put_object(b, o, "slo");
   for (int m = 0; m < GS_SLO_METRICS; m++)

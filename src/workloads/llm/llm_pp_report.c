@@ -80,23 +80,12 @@ gs_status gs_llm_pp_summarize(const gs_llm_engine_config *e, const gs_llm_run_re
 
 void gs_llm_pp_to_json(gs_json_build *b, cJSON *l, const gs_llm_pp_summary *p) {
   if (p->stages <= 1) return;
-  const gs_bubble *x = &p->bubble;
   cJSON *pp = gs_json_put_object(b, l, "pipeline");
   gs_json_put_number(b, pp, "stages", p->stages);
   gs_json_put_number(b, pp, "micro_batches", p->micro_batches);
   gs_json_put_number(b, pp, "pass_seconds", p->pass_seconds);
-  gs_json_put_number(b, pp, "bubble", x->bubble);
-  gs_json_put_number(b, pp, "bubble_low", x->low);
-  gs_json_put_number(b, pp, "bubble_high", x->high);
-  gs_json_put_number(b, pp, "bubble_formula", x->formula);
-  if (x->verdict != GS_BUBBLE_UNKNOWN)
-    gs_json_put_string(b, pp, "bubble_verdict", gs_bubble_verdict_name(x->verdict));
-  else
-    gs_json_put_null(b, pp, "bubble_verdict");
-  gs_json_put_number(b, pp, "imbalance", x->imbalance);
-  gs_json_put_number(b, pp, "imbalance_low", x->imbalance_low);
-  gs_json_put_number(b, pp, "imbalance_high", x->imbalance_high);
-  gs_json_put_number(b, pp, "samples", (double)x->samples);
+  gs_bubble_to_json(b, pp, &p->bubble);
+  gs_json_put_number(b, pp, "samples", (double)p->bubble.samples);
   gs_json_put_string(b, pp, "sample", p->per_call ? "calls" : "run");
   cJSON *stages = gs_json_put_array(b, pp, "per_stage");
   for (uint32_t s = 0; !b->failed && s < p->stages; s++) {

@@ -1,8 +1,10 @@
 /* Server rates measured in turn within one llm measurement: a list given
  * by --rates, or the rates the search of rate_search.c chooses
  * (--find-max-rate). Each rate is --runs scenario runs judged against the
- * latency targets (core/slo); the measurement keeps the requests of one
- * rate (the highest that met the targets, else the lowest measured) and
+ * latency targets (core/slo) and against the load (a rate served more
+ * slowly than it arrived is missed whatever its latencies); the
+ * measurement keeps the requests of one rate (the highest that met the
+ * targets, else the lowest measured) and
  * records every rate's figures in "llm.rates" (docs/workloads/llm.md,
  * "Rate sweeps and the highest rate"). */
 #ifndef GS_LLM_RATES_H
@@ -25,8 +27,9 @@ typedef struct {
   double rate;             /* target arrivals per second */
   double achieved_rate;    /* requests that are not cold / run seconds */
   double tokens_per_second; /* of ok requests over the run seconds */
-  double ratio;            /* worst targeted percentile over its target (<= 1: met) */
-  gs_slo_goodput goodput;  /* against the targets */
+  double ratio;            /* worst targeted percentile over its target (<= 1: within them) */
+  int met;                 /* ratio <= 1 and the load sustained (core/slo.h) */
+  gs_slo_goodput goodput;  /* against the targets, with the load */
   gs_status status;        /* of its runs */
 } gs_llm_rate_point;
 
@@ -36,6 +39,8 @@ typedef struct {
   gs_llm_rate_point points[GS_LIST_MAX]; /* in the order measured */
   gs_rate_search_result result;          /* search only */
   double kept_rate;        /* the rate whose requests the measurement holds */
+  uint64_t stream;         /* requests a run */
+  uint64_t slots;          /* requests the layout serves at once: replicas x batch */
 } gs_llm_rate_plan;
 
 /* Measures the rates of `o` (--rates or the search from --rate) with the

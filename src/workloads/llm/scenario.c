@@ -79,7 +79,7 @@ typedef struct {
   int warming;      /* in warm-up: the clock has not started, nothing times out */
   double slow;      /* --inject slow: every forward pass takes this many times its own time */
   double *issued;   /* per taken sample, when it was issued (with a concurrency cap) */
-  const gs_arrival_group *arrival; /* its stages' records of the shards' arrivals, or NULL */
+  const gs_llm_arrival_group *arrival; /* its stages' records of the shards' arrivals, or NULL */
 } replica;
 
 static double now_since(const scenario_shared *sh) {
@@ -564,7 +564,7 @@ static gs_status new_arrivals(int replicas, uint32_t pp, uint32_t tp, const char
   if (!out->arrivals) return gs_error(GS_ERR_NOMEM, "cannot allocate %zu arrival records", n);
   out->n_arrivals = n;
   for (size_t g = 0; g < n; g++) {
-    out->arrivals[g] = (gs_arrival_group){.replica = (int)(g / pp), .stage = (int)(g % pp),
+    out->arrivals[g] = (gs_llm_arrival_group){.replica = (int)(g / pp), .stage = (int)(g % pp),
                                           .first_rank = (int)(g * tp)};
     out->arrivals[g].arrival = gs_arrival_new(tp, 64, clock, alignment);
     if (!out->arrivals[g].arrival) return GS_ERR_NOMEM;
@@ -748,7 +748,8 @@ done:
 }
 
 void gs_llm_run_result_free(gs_llm_run_result *r) {
-  gs_arrival_groups_free(r->arrivals, r->n_arrivals);
+  for (size_t g = 0; r->arrivals && g < r->n_arrivals; g++) gs_arrival_free(r->arrivals[g].arrival);
+  free(r->arrivals);
   r->arrivals = NULL;
   r->n_arrivals = 0;
   if (!r->replicas) return;

@@ -86,7 +86,7 @@ typedef struct {
    * replica and pipeline stage, group replica * pp + stage, each shard's
    * arrival at the collectives of every timed prefill and decode (after
    * warm-up; shard k of the stage = the group's rank k); else NULL; owned. */
-  gs_arrival_group *arrivals;
+  gs_llm_arrival_group *arrivals;
   size_t n_arrivals;
 } gs_llm_run_result;
 

@@ -244,12 +244,12 @@ typedef struct {
 } arrival_header;
 
 /* Process p's series: group p / tp, rank p % tp (every group has tp). */
-static gs_arrival_rank *series_of(gs_arrival_group *groups, int p) {
+static gs_arrival_rank *series_of(gs_llm_arrival_group *groups, int p) {
   const int tp = (int)groups[0].arrival->n_ranks;
   return &groups[p / tp].arrival->ranks[p % tp];
 }
 
-gs_status gs_llm_scenario_gather_arrival(const gs_run_config *run, gs_arrival_group *groups,
+gs_status gs_llm_scenario_gather_arrival(const gs_run_config *run, gs_llm_arrival_group *groups,
                                          size_t n_groups) {
   gs_comm *control = gs_comm_world_rank(run->control, 0);
   const int procs = gs_comm_world_size(run->control), me = run->process_rank;

@@ -29,7 +29,7 @@ gs_status gs_llm_scenario_gather(const gs_run_config *run, const gs_llm_process_
  * groups[p / tp].arrival->ranks[p % tp], its offset and error; every
  * group of tp ranks) to every process, so that each group holds all its
  * shards'. */
-gs_status gs_llm_scenario_gather_arrival(const gs_run_config *run, gs_arrival_group *groups,
+gs_status gs_llm_scenario_gather_arrival(const gs_run_config *run, gs_llm_arrival_group *groups,
                                          size_t n_groups);
 
 /* After the gather broke with `status` (a process was lost): names the

@@ -792,6 +792,7 @@ const gs_workload gs_workload_mlp = {
     .verify = mlp_verify,
     .teardown = mlp_teardown,
     .rank_role = gs_mlp_pp_rank_role, /* pp opens the options */
+    .collective_group = gs_mlp_pp_collective_group,
     .variant_count = mlp_variant_count,
     .variant_select = mlp_variant_select,
 };

@@ -283,10 +283,17 @@ static gs_status exchange(gs_mlp_pp *p, int k) {
 /* Sums `grads` (count floats) over the replicas of this stage, in place:
  * an allreduce over the group of the stage's ranks (one per replica, in
  * replica order), split from the world by the first sum. Every replica's
- * stage rank gets the same bits. */
+ * stage rank gets the same bits. On the CPU backend the group is marked,
+ * so that the runner records each replica's arrival at it (summarized per
+ * stage: gs_mlp_pp_collective_group). */
 static gs_status sum_over_replicas(gs_mlp_pp *p, float *grads) {
   if (p->replicas == 1) return GS_OK;
-  if (!p->replicas_group) GS_TRY(gs_comm_group_create(p->comm, p->stage, &p->replicas_group));
+  if (!p->replicas_group) {
+    GS_TRY(gs_comm_group_create(p->comm, p->stage, &p->replicas_group));
+    // On GPUs the group's arrivals stay unrecorded until a GPU run has
+    // checked the recorder on a group's stream (docs/stragglers.md).
+    if (!p->cuda) gs_comm_group_mark_arrivals(p->replicas_group);
+  }
   return gs_comm_group_allreduce(p->replicas_group, grads, grads, (size_t)p->count,
                                  GS_DTYPE_FLOAT, GS_REDOP_SUM, p->stream);
 }

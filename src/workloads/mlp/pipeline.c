@@ -125,3 +125,10 @@ void gs_mlp_pp_rank_role(const void *options, int rank, int world, char *buf, si
   snprintf(buf, size, "pipeline stage %d of %d, replica %d of %d", gs_mlp_pp_stage_of(rank, stages),
            stages, gs_mlp_pp_replica_of(rank, stages), world / stages);
 }
+
+int gs_mlp_pp_collective_group(const void *options, int rank, int world) {
+  const gs_mlp_pp_options *p = options;
+  const int stages = (int)p->stages;
+  if (stages <= 1 || world / stages < 2) return -1;
+  return gs_mlp_pp_stage_of(rank, stages);
+}

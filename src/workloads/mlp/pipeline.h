@@ -66,6 +66,11 @@ static inline int gs_mlp_pp_replica_of(int rank, int stages) { return rank / sta
  * gs_mlp_pp_options (the first member of mlp's options). */
 void gs_mlp_pp_rank_role(const void *options, int rank, int world, char *buf, size_t size);
 
+/* The workload's collective_group: `rank`'s stage when the pipeline has
+ * 2 or more replicas (the stage's replicas sum their gradients in a group
+ * of their own), else -1 (`options` as gs_mlp_pp_rank_role's). */
+int gs_mlp_pp_collective_group(const void *options, int rank, int world);
+
 /* Micro-batch `j` of `micro` over `rows` samples: its first row and its
  * rows (the first rows % micro micro-batches take one more). */
 void gs_mlp_pp_micro_rows(uint64_t rows, int micro, int j, uint64_t *first, uint64_t *count);
