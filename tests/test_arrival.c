@@ -267,6 +267,22 @@ static void test_groups(void **state) {
     assert_int_equal(gs_arrival_named(&back), last[g]);
   }
   cJSON_Delete(j);
+  // Grouped by replica and stage (llm: 2 stages a replica): group 1 is
+  // replica 0's stage 1, written with both and no other change.
+  a->group_stages = 2;
+  j = gs_arrival_groups_to_json(a);
+  assert_non_null(j);
+  for (int g = 0; g < 2; g++) {
+    const cJSON *o = cJSON_GetArrayItem(j, g);
+    assert_near(g, cJSON_GetObjectItemCaseSensitive(o, "stage")->valuedouble, 0.0);
+    assert_near(0, cJSON_GetObjectItemCaseSensitive(o, "replica")->valuedouble, 0.0);
+    assert_near(g + 2,
+                cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "global_ranks"), 1)
+                    ->valuedouble,
+                0.0);
+  }
+  cJSON_Delete(j);
+  a->group_stages = 0;
   // Merging: an ungrouped record takes the groups; other groups refuse.
   gs_arrival *b = gs_arrival_new(4, 0, "host", "shared");
   assert_non_null(b);

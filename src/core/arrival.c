@@ -85,7 +85,10 @@ gs_status gs_arrival_merge(gs_arrival *into, const gs_arrival *from) {
   if (into->grouped && from->grouped &&
       memcmp(into->group, from->group, into->n_ranks * sizeof *into->group) != 0)
     return gs_error(GS_ERR_USAGE, "arrival times of differently grouped ranks cannot be merged");
-  if (!into->grouped && from->grouped) gs_arrival_set_groups(into, from->group);
+  if (!into->grouped && from->grouped) {
+    gs_arrival_set_groups(into, from->group);
+    into->group_stages = from->group_stages;
+  }
   for (size_t k = 0; k < into->n_ranks; k++) {
     gs_arrival_rank *r = &into->ranks[k];
     const gs_arrival_rank *f = &from->ranks[k];
@@ -319,7 +322,9 @@ cJSON *gs_arrival_groups_to_json(const gs_arrival *a) {
     if (view.n_ranks < 2) continue;
     cJSON *o = gs_json_check(&b, gs_arrival_to_json(&view));
     if (!o) break;
-    gs_json_put_number(&b, o, "stage", g);
+    const int per = a->group_stages;
+    gs_json_put_number(&b, o, "stage", per > 0 ? g % per : g);
+    if (per > 0) gs_json_put_number(&b, o, "replica", g / per);
     cJSON *global = gs_json_put_array(&b, o, "global_ranks");
     for (size_t k = 0; k < view.n_ranks; k++) gs_json_append_number(&b, global, members[k]);
     gs_json_append(&b, groups, o);

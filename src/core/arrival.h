@@ -41,6 +41,9 @@ typedef struct gs_arrival {
   gs_arrival_rank ranks[GS_MAX_RANKS];
   int grouped;              /* the ranks' collectives run in the groups below */
   int group[GS_MAX_RANKS];  /* grouped: each rank's group, its pipeline stage (>= 0) */
+  int group_stages;         /* grouped by replica and stage (llm: a replica's shards of one
+                               stage): group g is stage g % group_stages of replica
+                               g / group_stages; 0: the group number is the stage (mlp) */
 } gs_arrival;
 
 /* What the document keeps of every iteration and what the report shows. */
@@ -131,8 +134,9 @@ void gs_arrival_group_view(const gs_arrival *a, int g, gs_arrival *view, int *me
 /* The measurement member "arrival_groups" (docs/result-schema.md) of a
  * grouped `a`: per group of 2 or more members, in order of its number, an
  * object as gs_arrival_to_json's of the group's view (its "rank" the
- * member index) with "stage" (the group) and "global_ranks" (member k's
- * rank in the measurement). NULL when memory runs out. */
+ * member index) with "stage" (the group, or with group_stages its stage),
+ * "replica" (with group_stages only) and "global_ranks" (member k's rank
+ * in the measurement). NULL when memory runs out. */
 cJSON *gs_arrival_groups_to_json(const gs_arrival *a);
 
 /* The summary back from a document's "arrival" member (the report's

@@ -33,6 +33,7 @@ static gs_status read_summary(const cJSON *doc, const cJSON *member, const char 
 static gs_status read_group(const cJSON *doc, const cJSON *g, const char *file,
                             const gs_report_row *row, gs_report_arrival *a) {
   a->stage = -1;
+  a->replica = -1;
   a->named = -1;
   if (!cJSON_IsObject(g))
     return gs_error(GS_ERR_FORMAT, "%s: an arrival group is %s, not an object", file,
@@ -45,6 +46,15 @@ static gs_status read_group(const cJSON *doc, const cJSON *g, const char *file,
     return gs_error(GS_ERR_FORMAT, "%s: an arrival group's stage is %g and its global_ranks "
                     "has %d of %zu members", file, stage, n, a->summary.n_ranks);
   a->stage = (int)stage;
+  // llm's groups are one replica's shards of a stage: "replica" says which.
+  const cJSON *replica = gs_json_member(g, "replica");
+  if (replica) {
+    const double v = cJSON_IsNumber(replica) ? replica->valuedouble : -1.0;
+    if (!(v >= 0.0 && v < (double)GS_MAX_RANKS) || v != floor(v))
+      return gs_error(GS_ERR_FORMAT, "%s: arrival group of stage %d: its replica is not a "
+                      "replica's index", file, a->stage);
+    a->replica = (int)v;
+  }
   int k = 0;
   for (const cJSON *r = global->child; r; r = r->next, k++) {
     if (!cJSON_IsNumber(r) || !(r->valuedouble >= 0.0 && r->valuedouble < row->world_size))
@@ -62,6 +72,7 @@ gs_status gs_report_arrival_read(const cJSON *doc, const cJSON *m, const char *f
   a->present = 0;
   a->named = -1;
   a->stage = -1;
+  a->replica = -1;
   a->n_groups = 0;
   a->groups = NULL;
   const cJSON *groups = gs_json_member(m, "arrival_groups");

@@ -291,6 +291,7 @@ typedef struct gs_report_arrival {
   int cores;                 /* logical cores of the document's host; 0 unknown */
   int named;                 /* gs_arrival_named: the late rank (member), or -1 (nobody) */
   int stage;                 /* a group's: its stage; -1 the measurement's own */
+  int replica;               /* a group of one replica's shards (llm): the replica; else -1 */
   int members[GS_MAX_RANKS]; /* a group's: member k's rank in the measurement */
   size_t n_groups;           /* the measurement's groups ("arrival_groups"), in order */
   struct gs_report_arrival *groups; /* n_groups; owned */

@@ -27,8 +27,15 @@ static const char *host_of(const gs_report_row *row, int k) {
   return k >= 0 && (size_t)k < row->n_ranks ? row->ranks[k].host : NULL;
 }
 
+/* The host of a group's member k: a replica's shards (llm, whose
+ * measurement ranks are its replicas) its replica's, else its rank's. */
+static const char *member_host(const gs_report_row *row, const gs_report_arrival *a, int k) {
+  return host_of(row, a->replica >= 0 ? a->replica : a->members[k]);
+}
+
 /* "rank 3 (host h1)" of the named rank, "replica 1 (rank 3, host h1)" of a
- * group's (stage groups: the member is the replica), "nobody" else. */
+ * stage group's (mlp: the member is the replica), "shard 1 (rank 3, host
+ * h1)" of a replica's stage (llm), "nobody" else. */
 static void named_text(const gs_report_row *row, const gs_report_arrival *a, char *out,
                        size_t size) {
   const int k = a->named;
@@ -37,9 +44,10 @@ static void named_text(const gs_report_row *row, const gs_report_arrival *a, cha
     return;
   }
   const int global = a->stage >= 0 ? a->members[k] : k;
-  const char *host = host_of(row, global);
+  const char *host = a->stage >= 0 ? member_host(row, a, k) : host_of(row, global);
   if (a->stage >= 0)
-    snprintf(out, size, "replica %d (rank %d, host %s)", k, global, host ? host : "-");
+    snprintf(out, size, "%s %d (rank %d, host %s)", a->replica >= 0 ? "shard" : "replica", k,
+             global, host ? host : "-");
   else
     snprintf(out, size, "rank %d (host %s)", k, host ? host : "-");
 }
@@ -58,10 +66,18 @@ static void arrival_sentence(gs_render_writer *w, const gs_report_row *row,
   const int group = a->stage >= 0;
   // A group: "the collectives of stage 1's replicas" and which rank each is.
   char where[64] = "the collectives", members[GS_MAX_RANKS * 8 + 64] = "", who[48] = "Rank";
-  if (group) {
+  const char *member = a->replica >= 0 ? "shard" : "replica";
+  if (group && a->replica >= 0) {
+    snprintf(where, sizeof where, "the collectives of replica %d's stage %d shards", a->replica,
+             a->stage);
+    snprintf(who, sizeof who, "Shard %d of replica %d, stage %d", s->last_rank, a->replica,
+             a->stage);
+  } else if (group) {
     snprintf(where, sizeof where, "the collectives of stage %d's replicas", a->stage);
     snprintf(who, sizeof who, "Replica %d of stage %d", s->last_rank, a->stage);
-    int at = snprintf(members, sizeof members, "replicas 0-%zu = ranks", s->n_ranks - 1);
+  }
+  if (group) {
+    int at = snprintf(members, sizeof members, "%ss 0-%zu = ranks", member, s->n_ranks - 1);
     for (size_t k = 0; k < s->n_ranks && at > 0 && (size_t)at < sizeof members; k++)
       at += snprintf(members + at, sizeof members - (size_t)at, "%s %d", k ? "," : "",
                      a->members[k]);
@@ -71,7 +87,7 @@ static void arrival_sentence(gs_render_writer *w, const gs_report_row *row,
   }
   if (s->last_rank < 0) {
     gs_render_block(w, 0, "    ", "Arrival at %s: no iteration with every %s's times", where,
-                    group ? "replica" : "rank");
+                    group ? member : "rank");
     return;
   }
   char named[160], late[32], low[32], high[32], threshold[32];
@@ -94,7 +110,7 @@ static void arrival_sentence(gs_render_writer *w, const gs_report_row *row,
                   where, members, a->clock ? a->clock : "-", a->alignment ? a->alignment : "-",
                   named, who, s->last_count[s->last_rank], s->iterations,
                   100.0 * last_share(s), late, low, high, 100.0 * s->wait_share,
-                  group ? "replicas" : "ranks", threshold, terms);
+                  group ? (a->replica >= 0 ? "shards" : "replicas") : "ranks", threshold, terms);
 }
 
 /* See internal.h. */
@@ -143,6 +159,7 @@ static void arrival_object(gs_json_build *b, cJSON *x, const gs_report_row *row,
                            const gs_report_arrival *a) {
   const gs_arrival_summary *s = &a->summary;
   if (a->stage >= 0) {
+    if (a->replica >= 0) gs_json_put_number(b, x, "replica", a->replica);
     gs_json_put_number(b, x, "stage", a->stage);
     cJSON *global = gs_json_put_array(b, x, "global_ranks");
     for (size_t k = 0; k < s->n_ranks; k++) gs_json_append_number(b, global, a->members[k]);
@@ -168,7 +185,8 @@ static void arrival_object(gs_json_build *b, cJSON *x, const gs_report_row *row,
   if (a->named >= 0) {
     gs_json_put_number(b, x, "named", a->named);
     if (a->stage >= 0) gs_json_put_number(b, x, "named_rank", global);
-    gs_json_put_string_or_null(b, x, "host", host_of(row, global));
+    gs_json_put_string_or_null(b, x, "host",
+                               a->stage >= 0 ? member_host(row, a, a->named) : host_of(row, global));
   } else {
     gs_json_put_null(b, x, "named");
     if (a->stage >= 0) gs_json_put_null(b, x, "named_rank");
@@ -210,7 +228,9 @@ static void csv_groups(FILE *out, const gs_report_arrival *a) {
   for (size_t g = 0; g < a->n_groups; g++) {
     const gs_report_arrival *x = &a->groups[g];
     const gs_arrival_summary *s = &x->summary;
-    fprintf(out, "%sstage=%d", g ? ";" : "", x->stage);
+    fputs(g ? ";" : "", out);
+    if (x->replica >= 0) fprintf(out, "replica=%d ", x->replica);
+    fprintf(out, "stage=%d", x->stage);
     if (x->named >= 0)
       fprintf(out, " named=%d named_rank=%d", x->named, x->members[x->named]);
     else

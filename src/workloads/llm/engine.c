@@ -261,7 +261,8 @@ static gs_status run_call_shards(gs_llm_engine *e, engine_op op) {
     size_t n = 0;
     gs_status st = gs_comm_arrival_take(e->shards[k].tp.comm, &entry, &exit, &n);
     if (st == GS_OK && n == 1)
-      st = gs_arrival_append(&e->arrival->ranks[e->shards[k].shard.index], entry, exit);
+      st = gs_arrival_append(
+          &e->arrival[e->shards[k].stage].arrival->ranks[e->shards[k].shard.index], entry, exit);
     if (st != GS_OK) return st;
   }
   // A shard stopped by another's abort reports GS_ERR_ABORTED: the first
@@ -652,22 +653,25 @@ void gs_llm_engine_stage_seconds(const gs_llm_engine *e, double *busy, uint32_t 
                          : e->shards[st * e->config.tp].busy;
 }
 
-gs_status gs_llm_engine_record_arrival(gs_llm_engine *e, gs_arrival *into) {
-  if (e->backend != GS_BACKEND_CPU || e->stages != 1 || e->config.tp < 2 ||
-      into->n_ranks != e->config.tp)
-    GS_BUG("llm arrival times: %u shards of %u stages (%s) for a record of %zu ranks",
-           e->config.tp, e->stages, e->backend == GS_BACKEND_CUDA ? "cuda" : "cpu", into->n_ranks);
+gs_status gs_llm_engine_record_arrival(gs_llm_engine *e, const gs_llm_arrival_group *stages) {
+  for (uint32_t st = 0; st < e->stages; st++)
+    if (e->backend != GS_BACKEND_CPU || e->config.tp < 2 || !stages[st].arrival ||
+        stages[st].arrival->n_ranks != e->config.tp)
+      GS_BUG("llm arrival times: %u shards of stage %u of %u (%s) for a record of %zu ranks",
+             e->config.tp, st, e->stages, e->backend == GS_BACKEND_CUDA ? "cuda" : "cpu",
+             stages[st].arrival ? stages[st].arrival->n_ranks : 0);
   // Between processes the caller started the recorder on the shard's
   // handle, the job's world (collective over its processes).
   for (uint32_t k = 0; !e->remote && k < e->n_shards; k++) {
     gs_comm_arrival_clock clock;
     GS_TRY(gs_comm_arrival_start(e->shards[k].tp.comm, 1, NULL, &clock));
-    gs_arrival_rank *r = &into->ranks[k];
+    gs_arrival *into = stages[e->shards[k].stage].arrival;
+    gs_arrival_rank *r = &into->ranks[e->shards[k].shard.index];
     r->offset_seconds = clock.offset_seconds;
     if (clock.error_seconds > r->error_seconds) r->error_seconds = clock.error_seconds;
-    if (k == 0) into->alignment = clock.alignment;
+    if (e->shards[k].shard.index == 0) into->alignment = clock.alignment;
   }
-  e->arrival = into;
+  e->arrival = stages;
   return GS_OK;
 }
 

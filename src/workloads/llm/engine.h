@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/arrival.h"
 #include "core/status.h"
 #include "workloads/llm/llm_tp.h"
 #include "workloads/llm/model.h"
@@ -50,7 +51,6 @@ typedef struct {
 } gs_llm_engine_config;
 
 typedef struct gs_llm_engine gs_llm_engine;
-struct gs_arrival; /* core/arrival.h */
 
 /* Decoder layers [*begin, *end) of a model built from `c` (the whole model
  * when layer_end is 0). */
@@ -96,15 +96,25 @@ void gs_llm_engine_stage_seconds(const gs_llm_engine *e, double *busy, uint32_t 
                                  double *calls);
 void gs_llm_engine_reset_seconds(gs_llm_engine *e);
 
+/* One run's record of a group of shards that meet at their own
+ * all-reduces: the tensor-parallel shards of one pipeline stage of one
+ * replica (docs/stragglers.md), its rank k the stage's shard k. */
+typedef struct {
+  int replica, stage;
+  int first_rank;       /* the rank of shard 0: (replica x pp + stage) x tp */
+  gs_arrival *arrival;  /* owned by the run's result */
+} gs_llm_arrival_group;
+
 /* Arrival skew at the tensor-parallel collectives (docs/stragglers.md,
- * "Arrival skew"): from now on each prefill and decode call appends every
+ * "Arrival skew"): from now on each prefill and decode call appends each
  * shard's entry at its first collective and exit from its last one, one
- * iteration per call, to into->ranks[shard] (into->n_ranks = tp). CPU
- * backend, one stage of tp >= 2 shards: in this process (the recorders
- * end with the engine), or one shard over processes (its own series; the
- * caller starts the recorder on place.control and stops it); GS_BUG
- * otherwise. Call between calls. */
-gs_status gs_llm_engine_record_arrival(gs_llm_engine *e, struct gs_arrival *into);
+ * iteration per call, to stages[its stage].arrival->ranks[its index in the
+ * stage] (stages: the replica's pp groups, each of tp ranks; they outlive
+ * the engine's calls). CPU backend, tp >= 2: the shards in this process
+ * (the recorders end with the engine), or one shard over processes (its
+ * own series; the caller starts the recorder on place.control and stops
+ * it); GS_BUG otherwise. Call between calls. */
+gs_status gs_llm_engine_record_arrival(gs_llm_engine *e, const gs_llm_arrival_group *stages);
 
 /* --inject late: shard `shard` waits `seconds` before each prefill and
  * decode call's work (CPU backend), so that it arrives late at the

@@ -70,8 +70,9 @@ struct gs_llm_engine {
   _Atomic uint32_t out_of_start;
   _Atomic uint64_t started_calls;
   double call_seconds;    /* prefills and decodes since the last reset */
-  gs_arrival *arrival;    /* the shards' arrivals at each prefill's and decode's
-                             collectives go here (gs_llm_engine_record_arrival), or NULL */
+  const gs_llm_arrival_group *arrival; /* per stage, its shards' arrivals at each prefill's and
+                             decode's collectives go here (gs_llm_engine_record_arrival),
+                             or NULL; the caller's */
   /* The call the shards run. */
   engine_op op;
   size_t n;

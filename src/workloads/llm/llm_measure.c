@@ -23,6 +23,48 @@ static int counted(const gs_llm_request_record *q) {
   return q->status == GS_LLM_REQ_OK && !q->cold;
 }
 
+/* The shards' arrivals at the tensor-parallel all-reduces, every run's:
+ * one record over the groups' ranks (group g's shard k is rank
+ * g x tp + k), grouped by replica and stage when there are several groups
+ * ("arrival_groups", each summarized on its own), else the measurement's
+ * "arrival"; kept where every shard recorded. */
+static gs_status merge_arrivals(const gs_llm_run_result *runs, size_t n_runs,
+                                gs_measurement *m) {
+  const gs_llm_run_result *first = NULL;
+  for (size_t r = 0; r < n_runs && !first; r++)
+    if (runs[r].n_arrivals) first = &runs[r];
+  if (!first) return GS_OK;
+  const size_t n = first->n_arrivals, tp = first->arrivals[0].arrival->n_ranks;
+  if (n * tp > GS_MAX_RANKS) GS_BUG("llm arrival groups: %zu of %zu shards", n, tp);
+  const gs_arrival *a0 = first->arrivals[0].arrival;
+  m->arrival = gs_arrival_new(n * tp, 64, a0->clock, a0->alignment);
+  if (!m->arrival) return GS_ERR_NOMEM;
+  int group[GS_MAX_RANKS];
+  for (size_t r = 0; r < n_runs; r++) {
+    if (runs[r].n_arrivals != n) continue; /* a run that recorded nothing */
+    for (size_t g = 0; g < n; g++) {
+      const gs_arrival *from = runs[r].arrivals[g].arrival;
+      for (size_t k = 0; k < tp; k++) {
+        gs_arrival_rank *into = &m->arrival->ranks[g * tp + k];
+        const gs_arrival_rank *f = &from->ranks[k];
+        for (size_t i = 0; i < f->n; i++) GS_TRY(gs_arrival_append(into, f->entry[i], f->exit[i]));
+        into->offset_seconds = f->offset_seconds;
+        if (f->error_seconds > into->error_seconds) into->error_seconds = f->error_seconds;
+        group[g * tp + k] = (int)g;
+      }
+    }
+  }
+  if (n > 1) {
+    gs_arrival_set_groups(m->arrival, group);
+    m->arrival->group_stages = (int)(n / (size_t)first->world_size);
+  }
+  if (!gs_arrival_recorded(m->arrival)) {
+    gs_arrival_free(m->arrival);
+    m->arrival = NULL;
+  }
+  return GS_OK;
+}
+
 gs_status gs_llm_measurement_fill(const gs_llm_options *o, const gs_run_config *config,
                                   const gs_llm_run_result *runs, size_t n_runs,
                                   const gs_verification *verification, gs_measurement *m) {
@@ -36,18 +78,7 @@ gs_status gs_llm_measurement_fill(const gs_llm_options *o, const gs_run_config *
     m->devices[k] = config->backend == GS_BACKEND_CUDA ? config->devices[k] : -1;
   m->status = GS_OK;
   m->faults = gs_fault_at(&config->faults, config->world_size);
-  // The shards' arrivals at the tensor-parallel all-reduces, every run's.
-  for (size_t r = 0; r < n_runs; r++) {
-    const gs_arrival *a = runs[r].arrival;
-    if (!a) continue;
-    if (!m->arrival) m->arrival = gs_arrival_new(a->n_ranks, 64, a->clock, a->alignment);
-    if (!m->arrival) return GS_ERR_NOMEM;
-    GS_TRY(gs_arrival_merge(m->arrival, a));
-  }
-  if (m->arrival && !gs_arrival_recorded(m->arrival)) {
-    gs_arrival_free(m->arrival);
-    m->arrival = NULL;
-  }
+  GS_TRY(merge_arrivals(runs, n_runs, m));
 
   gs_llm_scenario_config sc;
   gs_llm_options_scenario(o, config, &sc);

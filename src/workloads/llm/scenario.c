@@ -79,7 +79,7 @@ typedef struct {
   int warming;      /* in warm-up: the clock has not started, nothing times out */
   double slow;      /* --inject slow: every forward pass takes this many times its own time */
   double *issued;   /* per taken sample, when it was issued (with a concurrency cap) */
-  gs_arrival *arrival; /* the run's record of the shards' arrivals (one TP replica), or NULL */
+  const gs_llm_arrival_group *arrival; /* its stages' records of the shards' arrivals, or NULL */
 } replica;
 
 static double now_since(const scenario_shared *sh) {
@@ -537,7 +537,9 @@ static void follow_stage(scenario_shared *sh, gs_llm_process_part *part, gs_stat
   int at_clock = 0;
   if (st == GS_OK) st = gs_llm_engine_follow(e, &at_clock);
   if (st == GS_OK) gs_llm_engine_reset_seconds(e); /* warm-up is over */
-  if (st == GS_OK && sh->out->arrival) st = gs_llm_engine_record_arrival(e, sh->out->arrival);
+  if (st == GS_OK && sh->out->arrivals)
+    st = gs_llm_engine_record_arrival(
+        e, &sh->out->arrivals[(size_t)(me / part->per) * (size_t)(part->per / part->tp)]);
   *clock = start_clock_with_processes(sh, 0);
   if (st == GS_OK && *clock == GS_OK && at_clock) st = gs_llm_engine_follow(e, &at_clock);
   if (e && at % part->tp == 0) {
@@ -552,19 +554,40 @@ static void follow_stage(scenario_shared *sh, gs_llm_process_part *part, gs_stat
   gs_set_thread_rank(-1);
 }
 
-/* Under a launcher, one replica of tp shards: every process starts an
- * arrival recorder on its handle of the job's world (its clock aligned
- * with process 0's), and out->arrival gets its shard's offset. */
-static gs_status start_arrivals(const gs_run_config *run, uint32_t tp, gs_llm_run_result *out) {
+/* The run's arrival records: one per replica and stage (group
+ * replica * pp + stage) of tp ranks each, on `clock` aligned by
+ * `alignment`. */
+static gs_status new_arrivals(int replicas, uint32_t pp, uint32_t tp, const char *clock,
+                              const char *alignment, gs_llm_run_result *out) {
+  const size_t n = (size_t)replicas * pp;
+  out->arrivals = calloc(n, sizeof *out->arrivals);
+  if (!out->arrivals) return gs_error(GS_ERR_NOMEM, "cannot allocate %zu arrival records", n);
+  out->n_arrivals = n;
+  for (size_t g = 0; g < n; g++) {
+    out->arrivals[g] = (gs_llm_arrival_group){.replica = (int)(g / pp), .stage = (int)(g % pp),
+                                          .first_rank = (int)(g * tp)};
+    out->arrivals[g].arrival = gs_arrival_new(tp, 64, clock, alignment);
+    if (!out->arrivals[g].arrival) return GS_ERR_NOMEM;
+  }
+  return GS_OK;
+}
+
+/* Under a launcher: every process starts an arrival recorder on its handle
+ * of the job's world (its clock aligned with process 0's), and its
+ * shard's record (group process / tp, rank process % tp) gets its
+ * offset. */
+static gs_status start_arrivals(const gs_run_config *run, int replicas, uint32_t pp, uint32_t tp,
+                                gs_llm_run_result *out) {
   gs_comm_arrival_clock clock;
   GS_TRY(gs_comm_arrival_start(gs_comm_world_rank(run->control, 0), 1, NULL, &clock));
-  out->arrival = gs_arrival_new(tp, 64, clock.clock, clock.alignment);
-  if (!out->arrival) {
+  const gs_status st = new_arrivals(replicas, pp, tp, clock.clock, clock.alignment, out);
+  if (st != GS_OK) {
     gs_comm_arrival_stop(gs_comm_world_rank(run->control, 0));
-    return GS_ERR_NOMEM;
+    return st;
   }
-  if (run->process_rank < (int)tp) {
-    gs_arrival_rank *r = &out->arrival->ranks[run->process_rank];
+  if (run->process_rank < run->world_size) {
+    gs_arrival_rank *r =
+        &out->arrivals[run->process_rank / (int)tp].arrival->ranks[run->process_rank % (int)tp];
     r->offset_seconds = clock.offset_seconds;
     r->error_seconds = clock.error_seconds;
   }
@@ -585,14 +608,18 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
            run->control ? " under a launcher" : "", tp);
   int world = run->world_size / tp; /* replicas */
   out->world_size = world;
-  // Arrival skew at the tensor-parallel all-reduces: one replica, CPU
-  // backend (docs/stragglers.md, "Arrival skew"); under a launcher once
-  // every process started its recorder, below.
-  const int arrivals = world == 1 && config->engine.tp >= 2 && config->engine.pp <= 1 &&
-                       run->backend == GS_BACKEND_CPU;
+  // Arrival skew at the tensor-parallel all-reduces, each replica's
+  // stages on their own, CPU backend (docs/stragglers.md, "Arrival
+  // skew"); under a launcher once every process started its recorder,
+  // below.
+  const uint32_t stages = config->engine.pp ? config->engine.pp : 1;
+  const int arrivals = shards >= 2 && run->backend == GS_BACKEND_CPU;
   if (arrivals && !run->control) {
-    out->arrival = gs_arrival_new(config->engine.tp, 64, "host", "shared");
-    if (!out->arrival) return GS_ERR_NOMEM;
+    const gs_status st = new_arrivals(world, stages, (uint32_t)shards, "host", "shared", out);
+    if (st != GS_OK) {
+      gs_llm_run_result_free(out);
+      return st;
+    }
   }
   // Threads mode runs every replica here; under a launcher (run->control)
   // this process runs the replica of its own rank (with pipeline stages:
@@ -651,7 +678,7 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
   // Each shard's process records its own arrivals on the job's world,
   // whose clocks the recorders align (collective over every process).
   if (mpi && arrivals) {
-    status = start_arrivals(run, config->engine.tp, out);
+    status = start_arrivals(run, world, stages, (uint32_t)shards, out);
     if (status != GS_OK) goto done;
   }
   // Under a launcher the main thread meets its replica at the barrier too.
@@ -669,7 +696,7 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
     reps[k].result = &out->replicas[k];
     const gs_fault_list faults = gs_fault_at(&run->faults, world);
     reps[k].slow = gs_fault_slow_factor(&faults, k);
-    reps[k].arrival = out->arrival;
+    reps[k].arrival = out->arrivals ? &out->arrivals[(size_t)k * stages] : NULL;
   }
   int started = 0;
   for (; started < local; started++) {
@@ -690,8 +717,8 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
   for (int k = first; k < first + started; k++)
     if (sh->end[k] > out->seconds) out->seconds = sh->end[k];
   gs_status gathered = mpi ? gs_llm_scenario_gather(run, &part, out) : GS_OK;
-  if (gathered == GS_OK && mpi && out->arrival)
-    gathered = gs_llm_scenario_gather_arrival(run, out->arrival);
+  if (gathered == GS_OK && mpi && out->arrivals)
+    gathered = gs_llm_scenario_gather_arrival(run, out->arrivals, out->n_arrivals);
   // A replica's error was recorded on its thread: recorded here with it.
   if (mpi && gathered != GS_OK) gathered = gs_llm_scenario_salvage(run, &part, out, gathered);
   for (int k = 0; k < world; k++) {
@@ -721,8 +748,10 @@ done:
 }
 
 void gs_llm_run_result_free(gs_llm_run_result *r) {
-  gs_arrival_free(r->arrival);
-  r->arrival = NULL;
+  for (size_t g = 0; r->arrivals && g < r->n_arrivals; g++) gs_arrival_free(r->arrivals[g].arrival);
+  free(r->arrivals);
+  r->arrivals = NULL;
+  r->n_arrivals = 0;
   if (!r->replicas) return;
   for (int k = 0; k < r->world_size; k++) {
     free(r->replicas[k].requests);

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/arrival.h"
 #include "workloads/run_config.h"
 #include "workloads/llm/engine.h"
 #include "workloads/llm/requests.h"
@@ -80,11 +81,13 @@ typedef struct {
   double seconds; /* scenario start to the last sample's end */
   int world_size;
   gs_llm_replica_result *replicas; /* world_size; owned */
-  /* One replica of tp >= 2 shards on the CPU backend (threads of this
-   * process, or processes under a launcher, gathered after the run): each
-   * shard's arrival at the collectives of every timed prefill and decode
-   * (after warm-up; shard k = rank k), else NULL; owned. */
-  struct gs_arrival *arrival;
+  /* With tp >= 2 shards on the CPU backend (threads of this process, or
+   * processes under a launcher, gathered after the run): one group per
+   * replica and pipeline stage, group replica * pp + stage, each shard's
+   * arrival at the collectives of every timed prefill and decode (after
+   * warm-up; shard k of the stage = the group's rank k); else NULL; owned. */
+  gs_llm_arrival_group *arrivals;
+  size_t n_arrivals;
 } gs_llm_run_result;
 
 /* Runs one scenario over the ranks of `run` (backend, world_size, devices).

@@ -243,14 +243,22 @@ typedef struct {
   double offset_seconds, error_seconds;
 } arrival_header;
 
-gs_status gs_llm_scenario_gather_arrival(const gs_run_config *run, gs_arrival *a) {
+/* Process p's series: group p / tp, rank p % tp (every group has tp). */
+static gs_arrival_rank *series_of(gs_llm_arrival_group *groups, int p) {
+  const int tp = (int)groups[0].arrival->n_ranks;
+  return &groups[p / tp].arrival->ranks[p % tp];
+}
+
+gs_status gs_llm_scenario_gather_arrival(const gs_run_config *run, gs_llm_arrival_group *groups,
+                                         size_t n_groups) {
   gs_comm *control = gs_comm_world_rank(run->control, 0);
   const int procs = gs_comm_world_size(run->control), me = run->process_rank;
-  const int shards = (int)a->n_ranks, mine = me < shards ? me : -1;
+  const int shards = (int)(n_groups * groups[0].arrival->n_ranks), mine = me < shards ? me : -1;
   arrival_header h = {0};
-  if (mine >= 0)
-    h = (arrival_header){a->ranks[mine].n, a->ranks[mine].offset_seconds,
-                         a->ranks[mine].error_seconds};
+  if (mine >= 0) {
+    const gs_arrival_rank *r = series_of(groups, mine);
+    h = (arrival_header){r->n, r->offset_seconds, r->error_seconds};
+  }
   arrival_header *all = calloc((size_t)procs, sizeof *all);
   if (!all) return gs_error(GS_ERR_NOMEM, "cannot gather %d arrival series", procs);
   gs_status status = gs_comm_allgather(control, &h, all, sizeof h, GS_DTYPE_UINT8, NULL);
@@ -268,14 +276,14 @@ gs_status gs_llm_scenario_gather_arrival(const gs_run_config *run, gs_arrival *a
                     (unsigned long long)most);
   }
   if (mine >= 0) {
-    memcpy(send, a->ranks[mine].entry, h.n * sizeof *send);
-    memcpy(send + most, a->ranks[mine].exit, h.n * sizeof *send);
+    memcpy(send, series_of(groups, mine)->entry, h.n * sizeof *send);
+    memcpy(send + most, series_of(groups, mine)->exit, h.n * sizeof *send);
   }
   status = gs_comm_allgather(control, send, recv, 2 * most + 1, GS_DTYPE_DOUBLE, NULL);
   if (status != GS_OK) return status; /* the buffers stay, as above */
   for (int p = 0; p < shards && p < procs && status == GS_OK; p++) {
     if (p == mine) continue;
-    gs_arrival_rank *r = &a->ranks[p];
+    gs_arrival_rank *r = series_of(groups, p);
     const double *from = recv + (size_t)p * (2 * most + 1);
     r->n = 0;
     r->offset_seconds = all[p].offset_seconds;

@@ -25,10 +25,12 @@ typedef struct {
 gs_status gs_llm_scenario_gather(const gs_run_config *run, const gs_llm_process_part *part,
                                  gs_llm_run_result *out);
 
-/* One replica of shards over processes: every shard's arrival series
- * (its process's a->ranks[shard], its offset and error) to every process,
- * so that `a` holds every shard's. */
-gs_status gs_llm_scenario_gather_arrival(const gs_run_config *run, struct gs_arrival *a);
+/* Shards over processes: every shard's arrival series (process p's in
+ * groups[p / tp].arrival->ranks[p % tp], its offset and error; every
+ * group of tp ranks) to every process, so that each group holds all its
+ * shards'. */
+gs_status gs_llm_scenario_gather_arrival(const gs_run_config *run, gs_llm_arrival_group *groups,
+                                         size_t n_groups);
 
 /* After the gather broke with `status` (a process was lost): names the
  * lost rank (gs_comm_find_lost; with shards or stages, its shard, stage
