@@ -195,7 +195,10 @@ static void test_load(void **state) {
   gs_slo_goodput g;
   const size_t one[1] = {10};
   assert_int_equal(gs_slo_goodput_compute(&s, q, 10, one, 1, 1.0, &g), GS_OK);
-  assert_float_equal(g.load, 2.0, 1e-12);
+  assert_float_equal(g.load.value, 2.0, 1e-12);
+  // Every redraw of a queue on one line has the line's slope.
+  assert_float_equal(g.load.low, 2.0, 1e-9);
+  assert_float_equal(g.load.high, 2.0, 1e-9);
   assert_false(gs_slo_sustained(&g));
   assert_true(g.percentile_met);
   assert_false(gs_slo_goodput_met(&g));
@@ -214,21 +217,23 @@ static void test_load(void **state) {
   }
   const size_t two[2] = {10, 11};
   assert_int_equal(gs_slo_goodput_compute(&s, q, 21, two, 2, 2.0, &g), GS_OK);
-  assert_float_equal(g.load, 1.0 + sxy / sxx, 1e-12);
+  assert_float_equal(g.load.value, 1.0 + sxy / sxx, 1e-12);
   assert_false(g.percentile_met);  // the failed request never got its first token
   // The run that keeps up alone: slope (0.005 x 5 / 100) / (82.5 / 100^2) (the alternation
   // against the centred arrivals), load 1.0303.
   assert_int_equal(gs_slo_goodput_compute(&s, q + 10, 10, one, 1, 1.0, &g), GS_OK);
-  assert_float_equal(g.load, 1.0 + 2.5 / 82.5, 1e-12);
+  assert_float_equal(g.load.value, 1.0 + 2.5 / 82.5, 1e-12);
+  // The alternation's redraws scatter the slope around it.
+  assert_true(g.load.low < g.load.value && g.load.value < g.load.high);
   assert_true(gs_slo_sustained(&g) && gs_slo_goodput_met(&g));
   const size_t single[1] = {1};
   assert_int_equal(gs_slo_goodput_compute(&s, q, 1, single, 1, 1.0, &g), GS_OK);
-  assert_true(isnan(g.load) && gs_slo_sustained(&g));
+  assert_true(isnan(g.load.value) && isnan(g.load.low) && gs_slo_sustained(&g));
   gs_slo_request at_once[3] = {{1, 0.1, 0.001, 1.0, 4, 0.0}, {1, 0.2, 0.001, 1.0, 4, 0.0},
                                {1, 0.3, 0.001, 1.0, 4, 0.0}};
   const size_t three[1] = {3};
   assert_int_equal(gs_slo_goodput_compute(&s, at_once, 3, three, 1, 1.0, &g), GS_OK);
-  assert_true(isnan(g.load));
+  assert_true(isnan(g.load.value));
 }
 
 int main(void) {

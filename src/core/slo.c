@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/rng.h"
 #include "core/stats.h"
 
 const char *const gs_slo_metric_names[GS_SLO_METRICS] = {"ttft", "tpot", "latency"};
@@ -182,31 +183,74 @@ static gs_slo_figure scaled(gs_slo_figure f, double by) {
   return (gs_slo_figure){f.value * by, f.low * by, f.high * by};
 }
 
-/* The load of q[0..n) in runs (GS_SLO_LOAD_SUSTAINED): 1 + the slope of
- * TTFT against arrival over the ok requests, each run about its means. */
-static double load_of(const gs_slo_request *q, const size_t *run_sizes, size_t n_runs) {
+/* The load of the requests whose indices are pick[0..n) in runs
+ * (GS_SLO_LOAD_SUSTAINED): 1 + the slope of TTFT against arrival over the
+ * ok requests, each run about its means; run r holds run_sizes[r]
+ * consecutive entries of pick. NaN when no arrival times differ. */
+static double load_of(const gs_slo_request *q, const size_t *pick, const size_t *run_sizes,
+                      size_t n_runs) {
   double sxy = 0.0, sxx = 0.0;
   size_t first = 0;
   for (size_t r = 0; r < n_runs; first += run_sizes[r], r++) {
     double sum_a = 0.0, sum_t = 0.0, count = 0.0;
-    for (size_t i = first; i < first + run_sizes[r]; i++)
-      if (q[i].ok && isfinite(q[i].arrival) && isfinite(q[i].ttft)) {
-        sum_a += q[i].arrival;
-        sum_t += q[i].ttft;
+    for (size_t i = first; i < first + run_sizes[r]; i++) {
+      const gs_slo_request *x = &q[pick[i]];
+      if (x->ok && isfinite(x->arrival) && isfinite(x->ttft)) {
+        sum_a += x->arrival;
+        sum_t += x->ttft;
         count += 1.0;
       }
+    }
     if (count < 2.0) continue;
     const double mean_a = sum_a / count, mean_t = sum_t / count;
-    for (size_t i = first; i < first + run_sizes[r]; i++)
-      if (q[i].ok && isfinite(q[i].arrival) && isfinite(q[i].ttft)) {
-        sxy += (q[i].arrival - mean_a) * (q[i].ttft - mean_t);
-        sxx += (q[i].arrival - mean_a) * (q[i].arrival - mean_a);
+    for (size_t i = first; i < first + run_sizes[r]; i++) {
+      const gs_slo_request *x = &q[pick[i]];
+      if (x->ok && isfinite(x->arrival) && isfinite(x->ttft)) {
+        sxy += (x->arrival - mean_a) * (x->ttft - mean_t);
+        sxx += (x->arrival - mean_a) * (x->arrival - mean_a);
       }
+    }
   }
   return sxx > 0.0 ? 1.0 + sxy / sxx : NAN;
 }
 
-int gs_slo_sustained(const gs_slo_goodput *g) { return !(g->load > GS_SLO_LOAD_SUSTAINED); }
+/* The load and its 95% interval: a percentile bootstrap with the
+ * project's replicates and seed (core/stats.h) that redraws each run's
+ * requests with replacement, keeping the run's size. */
+static gs_status load_with_interval(const gs_slo_request *q, size_t n, const size_t *run_sizes,
+                                    size_t n_runs, gs_slo_figure *out) {
+  *out = (gs_slo_figure){NAN, NAN, NAN};
+  size_t *pick = malloc((n ? n : 1) * sizeof *pick);
+  double *loads = malloc(GS_STATS_BOOTSTRAP_REPLICATES * sizeof *loads);
+  if (!pick || !loads) {
+    free(pick), free(loads);
+    return gs_error(GS_ERR_NOMEM, "cannot allocate the load's bootstrap of %zu requests", n);
+  }
+  for (size_t i = 0; i < n; i++) pick[i] = i;
+  out->value = load_of(q, pick, run_sizes, n_runs);
+  if (isfinite(out->value)) {
+    gs_rng rng;
+    gs_rng_seed(&rng, GS_STATS_BOOTSTRAP_SEED, 0);
+    size_t kept = 0;
+    for (size_t b = 0; b < GS_STATS_BOOTSTRAP_REPLICATES; b++) {
+      size_t first = 0;
+      for (size_t r = 0; r < n_runs; first += run_sizes[r], r++)
+        for (size_t i = first; i < first + run_sizes[r]; i++)
+          pick[i] = first + (size_t)gs_rng_below(&rng, run_sizes[r]);
+      const double v = load_of(q, pick, run_sizes, n_runs);
+      if (isfinite(v)) loads[kept++] = v;
+    }
+    if (kept >= 2) {
+      gs_stats_sort(loads, kept);
+      out->low = gs_stats_percentile_sorted(loads, kept, 2.5);
+      out->high = gs_stats_percentile_sorted(loads, kept, 97.5);
+    }
+  }
+  free(pick), free(loads);
+  return GS_OK;
+}
+
+int gs_slo_sustained(const gs_slo_goodput *g) { return !(g->load.value > GS_SLO_LOAD_SUSTAINED); }
 
 int gs_slo_goodput_met(const gs_slo_goodput *g) {
   return g->percentile_met && gs_slo_sustained(g);
@@ -224,8 +268,8 @@ gs_status gs_slo_goodput_compute(const gs_slo *slo, const gs_slo_request *q, siz
   out->share_all = out->requests_per_second = out->tokens_per_second = none;
   out->requests = n;
   out->seconds = seconds;
-  out->load = load_of(q, run_sizes, n_runs);
-  if (n == 0 || !gs_slo_any(slo)) return GS_OK;
+  const gs_status loaded = load_with_interval(q, n, run_sizes, n_runs, &out->load);
+  if (loaded != GS_OK || n == 0 || !gs_slo_any(slo)) return loaded;
   double *ind = malloc(n * sizeof *ind), *ones = malloc(n * sizeof *ones);
   double *vals = malloc(n * sizeof *vals);
   double *all = malloc(n * sizeof *all), *tokens = malloc(n * sizeof *tokens);
@@ -307,7 +351,7 @@ void gs_slo_goodput_to_json(gs_json_build *b, cJSON *parent, const gs_slo *slo,
   put_figure(b, o, "goodput_requests_per_second", &g->requests_per_second);
   put_figure(b, o, "goodput_tokens_per_second", &g->tokens_per_second);
   gs_json_put_bool(b, o, "percentile_met", g->percentile_met);
-  gs_json_put_number(b, o, "load", g->load);
+  put_figure(b, o, "load", &g->load);
 }
 
 void gs_slo_from_json(const cJSON *j, gs_slo *out) {
@@ -365,8 +409,9 @@ void gs_slo_goodput_describe(const gs_slo *slo, const gs_slo_goodput *g, char *b
   if (!g->percentile_met)
     snprintf(verdict, sizeof verdict, "TARGETS MISSED");
   else if (!gs_slo_sustained(g))
-    snprintf(verdict, sizeof verdict, "targets met, but the rate NOT SUSTAINED (load %.2f > %.2f)",
-             g->load, GS_SLO_LOAD_SUSTAINED);
+    snprintf(verdict, sizeof verdict,
+             "targets met, but the rate NOT SUSTAINED (load %.2f [%.2f, %.2f] > %.2f)",
+             g->load.value, g->load.low, g->load.high, GS_SLO_LOAD_SUSTAINED);
   else
     snprintf(verdict, sizeof verdict, "targets met");
   snprintf(buf, size,

@@ -104,12 +104,14 @@ typedef struct {
   double percentile_value[GS_SLO_METRICS]; /* slo->percentile of each metric (a request
                                               that is not ok counts as infinitely slow) */
   int percentile_met;                      /* every set target met at its percentile */
-  double load;                             /* offered over served (GS_SLO_LOAD_SUSTAINED);
-                                              NaN where no run's arrivals differ */
+  gs_slo_figure load;                      /* offered over served (GS_SLO_LOAD_SUSTAINED)
+                                              with its 95% interval (each run's requests
+                                              redrawn); NaN where no run's arrivals differ */
 } gs_slo_goodput;
 
 /* 1 when the load does not show the rate beyond what was served: at most
- * GS_SLO_LOAD_SUSTAINED, or not known. */
+ * GS_SLO_LOAD_SUSTAINED, or not known. Judged by the load itself, as the
+ * targets are by their percentile; the interval says how firmly. */
 int gs_slo_sustained(const gs_slo_goodput *g);
 
 /* 1 when the targets were met at their percentile and the rate sustained. */

@@ -39,7 +39,8 @@ static void goodput_of(const cJSON *slo_json, const gs_slo *slo, gs_slo_goodput 
   g->requests_per_second = figure_of(gs_json_member(slo_json, "goodput_requests_per_second"));
   g->tokens_per_second = figure_of(gs_json_member(slo_json, "goodput_tokens_per_second"));
   g->percentile_met = cJSON_IsTrue(gs_json_member(slo_json, "percentile_met"));
-  g->load = gs_json_number_member(slo_json, "load");
+  const cJSON *load = gs_json_member(slo_json, "load");
+  g->load = cJSON_IsObject(load) ? figure_of(load) : (gs_slo_figure){NAN, NAN, NAN};
 }
 
 /* By rate, ties in the order measured. */

@@ -178,8 +178,9 @@ static void csv_rates_answer(FILE *out, const gs_report_rates *q) {
  * each share and goodput with its interval, the percentiles (empty when
  * never reached). */
 static gs_status csv_rates(FILE *out, const gs_report *r) {
-  fprintf(out, "%s,order,rate_per_s,achieved_rate_per_s,load,tokens_per_s,percentile,"
-               "percentile_ttft_s,percentile_tpot_s,percentile_latency_s,worst_ratio,met,status,"
+  fprintf(out, "%s,order,rate_per_s,achieved_rate_per_s,load,load_low,load_high,tokens_per_s,"
+               "percentile,percentile_ttft_s,percentile_tpot_s,percentile_latency_s,worst_ratio,"
+               "met,status,"
                "met_share,met_share_low,met_share_high,met_ttft_share,met_ttft_share_low,"
                "met_ttft_share_high,met_tpot_share,met_tpot_share_low,met_tpot_share_high,"
                "met_latency_share,met_latency_share_low,met_latency_share_high,"
@@ -198,7 +199,9 @@ static gs_status csv_rates(FILE *out, const gs_report *r) {
         fprintf(out, ",%d", p->order);
         csv_number(out, p->rate);
         csv_number(out, p->achieved_rate);
-        csv_number(out, p->goodput.load);
+        csv_number(out, p->goodput.load.value);
+        csv_number(out, p->goodput.load.low);
+        csv_number(out, p->goodput.load.high);
         csv_number(out, p->tokens_per_second);
         csv_number(out, q->slo.percentile);
         for (int m = 0; m < GS_SLO_METRICS; m++) csv_number(out, g->percentile_value[m]);

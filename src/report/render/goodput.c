@@ -32,6 +32,16 @@ static void rate_cell(char *cell, const gs_slo_figure *f) {
     gs_render_cellf(cell, "%.3g", f->value);
 }
 
+/* The load with its interval, "1.12 [1.05, 1.20]", or "-". */
+static void load_cell(char *cell, const gs_slo_figure *f) {
+  if (!isfinite(f->value))
+    gs_render_cellf(cell, "-");
+  else if (isfinite(f->low))
+    gs_render_cellf(cell, "%.2f [%.2f, %.2f]", f->value, f->low, f->high);
+  else
+    gs_render_cellf(cell, "%.2f", f->value);
+}
+
 /* A percentile against its target: "93.1 ms" or "never" (requests that
  * did not finish), "-" without a target. */
 static void percentile_cell(char *cell, const gs_slo *slo, const gs_slo_goodput *g, int m) {
@@ -145,7 +155,7 @@ gs_status gs_render_rates_table(gs_render_writer *w, const gs_report_series *s) 
       gs_render_cellf(c[0], "%d", p->order);
       gs_render_rate(c[1], p->rate);
       gs_render_rate(c[2], p->achieved_rate);
-      gs_render_fixed(c[3], p->goodput.load, 2, "");
+      load_cell(c[3], &p->goodput.load);
       gs_render_rate(c[4], p->tokens_per_second);
       rate_cell(c[5], &p->goodput.requests_per_second);
       share_cell(c[6], &p->goodput.share_all);
@@ -204,7 +214,6 @@ void gs_render_rates_json(gs_json_build *b, cJSON *o, const gs_report_row *row) 
     gs_json_put_number(b, j, "achieved_rate", p->achieved_rate);
     gs_json_put_number(b, j, "tokens_per_second", p->tokens_per_second);
     gs_json_put_number(b, j, "ratio", p->ratio);
-    gs_json_put_number(b, j, "load", p->goodput.load);
     gs_json_put_bool(b, j, "met", p->met);
     gs_json_put_string(b, j, "status", p->status);
     gs_slo_goodput_to_json(b, j, &q->slo, &p->goodput);

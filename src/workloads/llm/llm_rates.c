@@ -81,7 +81,7 @@ static gs_status measure_rate(rates_ctx *c, double rate, double *ratio) {
   // The search sees a rate not sustained as missed by its load's margin:
   // past the layout's pace the load, like a queue's latency, grows with
   // the rate, which keeps the search's interpolation meaningful.
-  *ratio = sustained ? p->ratio : fmax(p->ratio, p->goodput.load / GS_SLO_LOAD_SUSTAINED);
+  *ratio = sustained ? p->ratio : fmax(p->ratio, p->goodput.load.value / GS_SLO_LOAD_SUSTAINED);
   const int keep = status != GS_OK || !c->kept || (met && (!c->kept_met || rate > plan->kept_rate)) ||
                    (!met && !c->kept_met && rate < plan->kept_rate);
   if (keep) {
@@ -172,10 +172,11 @@ void gs_llm_rates_print(FILE *out, const gs_llm_rate_plan *plan, const gs_slo *s
                               ? "MISSED (not sustained: the load is above its limit)"
                               : "MISSED";
     fprintf(out,
-            "      %10.4g/s: achieved %.4g/s, load %.2f, worst p%g / target %.3f %s; goodput %.4g "
-            "requests/s [%.4g, %.4g], %.1f%% met every target\n",
-            p->rate, p->achieved_rate, p->goodput.load, slo->percentile, p->ratio, verdict,
-            g->value, g->low, g->high, 100.0 * p->goodput.share_all.value);
+            "      %10.4g/s: achieved %.4g/s, load %.2f [%.2f, %.2f], worst p%g / target %.3f %s; "
+            "goodput %.4g requests/s [%.4g, %.4g], %.1f%% met every target\n",
+            p->rate, p->achieved_rate, p->goodput.load.value, p->goodput.load.low,
+            p->goodput.load.high, slo->percentile, p->ratio, verdict, g->value, g->low, g->high,
+            100.0 * p->goodput.share_all.value);
   }
   if (plan->stream < GS_SLO_STREAM_SLOTS * plan->slots)
     fprintf(out,
