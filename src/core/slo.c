@@ -250,6 +250,17 @@ static gs_status load_with_interval(const gs_slo_request *q, size_t n, const siz
   return GS_OK;
 }
 
+int gs_slo_stream_note(double stream, double slots, char *buf, size_t size) {
+  if (size) buf[0] = '\0';
+  if (!(stream < GS_SLO_STREAM_SLOTS * slots)) return 0;
+  snprintf(buf, size,
+           "each run's %.0f requests are %.2g times the %.0f the layout serves at once (replicas "
+           "x batch): a rate above what it serves shows in the load only once the stream is "
+           "longer (--samples %.0f or more)",
+           stream, stream / slots, slots, GS_SLO_STREAM_SLOTS * slots);
+  return 1;
+}
+
 int gs_slo_sustained(const gs_slo_goodput *g) { return !(g->load.value > GS_SLO_LOAD_SUSTAINED); }
 
 int gs_slo_goodput_met(const gs_slo_goodput *g) {

@@ -32,6 +32,11 @@
  * queue that would betray the overload is the rest of the stream. */
 #define GS_SLO_STREAM_SLOTS 4
 
+/* The note for a run of `stream` requests on a layout serving `slots` at
+ * once, into buf (of `size`): 1 when the stream is under
+ * GS_SLO_STREAM_SLOTS x slots, else 0 and buf "". Both NaN-safe. */
+int gs_slo_stream_note(double stream, double slots, char *buf, size_t size);
+
 typedef enum { GS_SLO_TTFT = 0, GS_SLO_TPOT, GS_SLO_LATENCY, GS_SLO_METRICS } gs_slo_metric;
 
 /* "ttft", "tpot", "latency" (the keys of --slo and of the document). */

@@ -176,12 +176,9 @@ gs_status gs_render_rates_table(gs_render_writer *w, const gs_report_series *s) 
                     q->search ? "Highest rate meeting the targets"
                               : "Highest rate measured meeting the targets",
                     answer);
-    if (q->stream < GS_SLO_STREAM_SLOTS * q->slots)
-      gs_render_block(w, 0, "  ",
-                      "Note: each run's %.0f requests are %.2g times the %.0f the layout serves "
-                      "at once (replicas x batch): a rate above what it serves shows in the load "
-                      "only once the stream is longer (--samples %.0f or more).",
-                      q->stream, q->stream / q->slots, q->slots, GS_SLO_STREAM_SLOTS * q->slots);
+    char note[256];
+    if (gs_slo_stream_note(q->stream, q->slots, note, sizeof note))
+      gs_render_block(w, 0, "  ", "Note: %s.", note);
   }
   return st;
 }

@@ -178,14 +178,9 @@ void gs_llm_rates_print(FILE *out, const gs_llm_rate_plan *plan, const gs_slo *s
             p->goodput.load.high, slo->percentile, p->ratio, verdict, g->value, g->low, g->high,
             100.0 * p->goodput.share_all.value);
   }
-  if (plan->stream < GS_SLO_STREAM_SLOTS * plan->slots)
-    fprintf(out,
-            "    note: each run's %llu requests are %.2g times the %llu the layout serves at once "
-            "(replicas x batch): a rate above what it serves shows in the load only once the "
-            "stream is longer; --samples %llu or more\n",
-            (unsigned long long)plan->stream, (double)plan->stream / (double)plan->slots,
-            (unsigned long long)plan->slots,
-            (unsigned long long)(GS_SLO_STREAM_SLOTS * plan->slots));
+  char note[256];
+  if (gs_slo_stream_note((double)plan->stream, (double)plan->slots, note, sizeof note))
+    fprintf(out, "    note: %s\n", note);
   if (!plan->search) return;
   const gs_rate_search_result *r = &plan->result;
   if (isnan(r->best))
