@@ -24,22 +24,27 @@ static void assert_near(double expected, double actual, double tol) {
   }
 }
 
+/* n_ranks ranks of which the first `recording` take part in 4 iterations
+ * as three_ranks' below do (rank 2 arriving 2 s late), the others with no
+ * time. */
+static gs_arrival *ranks_of(size_t n_ranks, size_t recording) {
+  gs_arrival *a = gs_arrival_new(n_ranks, 2, "host", "shared");
+  assert_non_null(a);
+  for (int i = 0; i < 4; i++)
+    for (size_t k = 0; k < recording; k++)
+      assert_int_equal(gs_arrival_append(&a->ranks[k], 10.0 * i + (k == 2 ? 2.0 : 0.0),
+                                         10.0 * i + 3.0),
+                       GS_OK);
+  return a;
+}
+
 /* Ranks 0 and 1 enter at 10 i, rank 2 at 10 i + 2; all leave at 10 i + 3.
  * Rank 2 is last in all 4 iterations, 2 s late against the median of the
  * others (interval [2, 2], no noise); ranks 0 and 1 are -1 s late (0 less
  * the median of 0 and 2). Per iteration ranks 0 and 1 wait 2 of their 3 s
  * and rank 2 none of its 1 s: 4 / 7 of the time is waiting. Every rank
  * leaves at once: no exit spread. */
-static gs_arrival *three_ranks(void) {
-  gs_arrival *a = gs_arrival_new(3, 2, "host", "shared");
-  assert_non_null(a);
-  for (int i = 0; i < 4; i++)
-    for (size_t k = 0; k < 3; k++)
-      assert_int_equal(gs_arrival_append(&a->ranks[k], 10.0 * i + (k == 2 ? 2.0 : 0.0),
-                                         10.0 * i + 3.0),
-                       GS_OK);
-  return a;
-}
+static gs_arrival *three_ranks(void) { return ranks_of(3, 3); }
 
 static void test_by_hand(void **state) {
   (void)state;
@@ -297,6 +302,35 @@ static void test_groups(void **state) {
   gs_arrival_free(a);
 }
 
+/* A grouped record where one group's rank recorded nothing (a replica
+ * that failed at once) keeps the other group: recorded, and written with
+ * that group alone; an ungrouped one with such a rank is not recorded. */
+static void test_failed_group(void **state) {
+  (void)state;
+  gs_arrival *a = ranks_of(4, 3);
+  assert_int_equal(gs_arrival_append(&a->ranks[3], NAN, NAN), GS_OK);
+  assert_int_equal(gs_arrival_recorded(a), 0);
+  const int group[4] = {0, 1, 0, 1};
+  gs_arrival_set_groups(a, group);
+  assert_int_equal(gs_arrival_recorded(a), 1);
+  cJSON *j = gs_arrival_groups_to_json(a);
+  assert_non_null(j);
+  assert_int_equal(cJSON_GetArraySize(j), 1);
+  const cJSON *o = cJSON_GetArrayItem(j, 0);
+  assert_near(0, cJSON_GetObjectItemCaseSensitive(o, "stage")->valuedouble, 0.0);
+  gs_arrival_summary back;
+  assert_int_equal(gs_arrival_summary_from_json(o, "test", &back), GS_OK);
+  assert_int_equal(back.iterations, 4);
+  assert_int_equal(back.last_rank, 1); /* rank 2, member 1 of group 0 */
+  cJSON_Delete(j);
+  // Neither group whole: nothing recorded.
+  const int apart[4] = {0, 0, 1, 1};
+  gs_arrival_set_groups(a, apart);
+  for (size_t i = 0; i < a->ranks[0].n; i++) a->ranks[0].entry[i] = NAN;
+  assert_int_equal(gs_arrival_recorded(a), 0);
+  gs_arrival_free(a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_by_hand),
@@ -306,6 +340,7 @@ int main(void) {
       cmocka_unit_test(test_merge),
       cmocka_unit_test(test_json),
       cmocka_unit_test(test_groups),
+      cmocka_unit_test(test_failed_group),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -69,13 +69,30 @@ gs_status gs_arrival_append(gs_arrival_rank *r, double entry, double exit) {
   return GS_OK;
 }
 
-int gs_arrival_recorded(const gs_arrival *a) {
+/* 1 when rank r marked at least one collective (a finite entry). */
+static int rank_recorded(const gs_arrival_rank *r) {
+  for (size_t i = 0; i < r->n; i++)
+    if (isfinite(r->entry[i])) return 1;
+  return 0;
+}
+
+/* 1 when every rank of `a` in group g (every rank: g < 0) recorded, and
+ * the group has at least 2 ranks. */
+static int group_recorded(const gs_arrival *a, int g) {
+  size_t members = 0;
   for (size_t k = 0; k < a->n_ranks; k++) {
-    int any = 0;
-    for (size_t i = 0; i < a->ranks[k].n && !any; i++) any = isfinite(a->ranks[k].entry[i]);
-    if (!any) return 0;
+    if (g >= 0 && a->group[k] != g) continue;
+    if (!rank_recorded(&a->ranks[k])) return 0;
+    members++;
   }
-  return 1;
+  return members >= 2;
+}
+
+int gs_arrival_recorded(const gs_arrival *a) {
+  if (!a->grouped) return group_recorded(a, -1);
+  for (size_t k = 0; k < a->n_ranks; k++)
+    if (group_recorded(a, a->group[k])) return 1;
+  return 0;
 }
 
 gs_status gs_arrival_merge(gs_arrival *into, const gs_arrival *from) {
@@ -318,8 +335,10 @@ cJSON *gs_arrival_groups_to_json(const gs_arrival *a) {
       if (a->group[k] >= next && (g < 0 || a->group[k] < g)) g = a->group[k];
     if (g < 0) break;
     next = g + 1;
+    // A group of one rank meets nobody; one with a rank that recorded
+    // nothing (a replica that failed at once) has no times to summarize.
+    if (!group_recorded(a, g)) continue;
     gs_arrival_group_view(a, g, &view, members);
-    if (view.n_ranks < 2) continue;
     cJSON *o = gs_json_check(&b, gs_arrival_to_json(&view));
     if (!o) break;
     const int per = a->group_stages;

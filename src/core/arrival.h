@@ -94,7 +94,9 @@ gs_status gs_arrival_append(gs_arrival_rank *r, double entry, double exit);
 /* 1 when every rank of `a` has at least one finite entry (a collective
  * was marked), else 0: a measurement whose steps had no collective (mlp's
  * pipeline stages talk point to point) or with a rank that failed at once
- * keeps no arrival times. */
+ * keeps no arrival times. A grouped `a` is recorded when one group of 2
+ * or more ranks is, every rank of it: a replica that failed at once loses
+ * its own group's times, not the others'. */
 int gs_arrival_recorded(const gs_arrival *a);
 
 /* Appends every rank's iterations of `from` to `into` (same n_ranks and,
@@ -132,7 +134,8 @@ void gs_arrival_set_groups(gs_arrival *a, const int *group);
 void gs_arrival_group_view(const gs_arrival *a, int g, gs_arrival *view, int *members);
 
 /* The measurement member "arrival_groups" (docs/result-schema.md) of a
- * grouped `a`: per group of 2 or more members, in order of its number, an
+ * grouped `a`: per group of 2 or more members that all recorded
+ * (gs_arrival_recorded), in order of its number, an
  * object as gs_arrival_to_json's of the group's view (its "rank" the
  * member index) with "stage" (the group, or with group_stages its stage),
  * "replica" (with group_stages only) and "global_ranks" (member k's rank

@@ -239,19 +239,13 @@ gs_status gs_straggler_compute(const gs_straggler_run *runs, size_t n_runs, size
   out->n_ranks = n_ranks;
   for (size_t k = 0; k < n_ranks; k++) score_rank(runs, n_runs, n_ranks, k, &s, &out->scores[k]);
   scratch_free(&s);
-  gs_straggler_judge(out, 1.0 + GS_STRAGGLER_THRESHOLD);
+  gs_straggler_judge(out, NULL);
   return GS_OK;
 }
 
 /* See straggler.h. */
 int gs_straggler_shared_cores(const gs_straggler_host *h) {
   return h && h->cpu && h->cores > 0 && h->ranks > h->cores;
-}
-
-/* See straggler.h. */
-double gs_straggler_threshold(const gs_straggler_host *h) {
-  return 1.0 + GS_STRAGGLER_THRESHOLD +
-         (gs_straggler_shared_cores(h) ? GS_STRAGGLER_SHARED_CORES_WIDENING : 0.0);
 }
 
 /* The rank with the largest relative score among those whose low end is
@@ -268,16 +262,17 @@ static int largest_above(const gs_straggler *s, double threshold) {
 }
 
 /* See straggler.h. */
-void gs_straggler_judge(gs_straggler *s, double threshold) {
-  if (s == NULL || !(threshold >= 1.0 + GS_STRAGGLER_THRESHOLD))
-    GS_BUG("straggler: a judgement at %g, below 1 + GS_STRAGGLER_THRESHOLD", threshold);
+void gs_straggler_judge(gs_straggler *s, const gs_straggler_host *h) {
+  const double threshold = 1.0 + GS_STRAGGLER_THRESHOLD;
+  const int may_name = !gs_straggler_shared_cores(h);
   s->threshold = threshold;
   for (size_t k = 0; k < s->n_ranks; k++) {
     gs_straggler_score *sc = &s->scores[k];
-    sc->straggler = isfinite(sc->relative_low) && sc->relative_low > threshold;
+    sc->straggler = may_name && isfinite(sc->relative_low) && sc->relative_low > threshold;
   }
-  s->named = largest_above(s, threshold);
-  s->suspect = s->named < 0 ? largest_above(s, 1.0 + GS_STRAGGLER_THRESHOLD) : -1;
+  const int above = largest_above(s, threshold);
+  s->named = may_name ? above : -1;
+  s->suspect = may_name ? -1 : above;
 }
 
 /* Appends printf-style text to buf (size > 0) at *at, cut to fit. */
@@ -310,10 +305,10 @@ void gs_straggler_reason(const gs_straggler *s, const gs_straggler_host *h, char
   gs_straggler_host_text(h, buf, size);
   size_t at = strlen(buf);
   put(buf, size, &at,
-      "%srank %d scored %.2fx [%.2f, %.2f], above %.2f but not above %.2f: the scheduler's "
-      "shares of the CPUs can explain it",
+      "%srank %d scored %.2fx [%.2f, %.2f], above %.2f, and the scheduler's shares of the "
+      "CPUs can explain it",
       at > 0 ? ": " : "", s->suspect, sc->relative, sc->relative_low, sc->relative_high,
-      1.0 + GS_STRAGGLER_THRESHOLD, s->threshold);
+      s->threshold);
 }
 
 /* See straggler.h. */

@@ -16,12 +16,6 @@
  * interval is above 1 + GS_STRAGGLER_THRESHOLD (4% slower than the median
  * of the others, with 95% confidence over all the ranks at once). */
 #define GS_STRAGGLER_THRESHOLD 0.04
-/* Where a host's CPU ranks outnumber its logical cores, the threshold is
- * widened by GS_STRAGGLER_SHARED_CORES_WIDENING: there the scheduler's
- * shares of the cores decide each rank's time, for a whole run, and clean
- * ranks scored as much above 1 as this (docs/stragglers.md, "Ranks that
- * outnumber the cores", gives the runs it was measured on). */
-#define GS_STRAGGLER_SHARED_CORES_WIDENING 0.15
 /* The individual score's best sustained time is the smallest mean of
  * GS_STRAGGLER_WINDOW consecutive iterations of one run (the whole run when
  * it is shorter). */
@@ -44,7 +38,8 @@ typedef struct {
   double relative_low, relative_high;
   double individual;        /* mean t / best sustained window mean */
   double individual_low, individual_high;
-  int straggler;            /* 1: relative_low > the judgement's threshold */
+  int straggler;            /* 1: relative_low > the judgement's threshold, on a host where
+                               ranks may be named (gs_straggler_judge) */
 } gs_straggler_score;
 
 typedef struct {
@@ -52,10 +47,10 @@ typedef struct {
   gs_straggler_score *scores; /* n_ranks entries; owned */
   double threshold;           /* what a relative score's low end must clear to name a rank */
   int named;                  /* the straggler with the largest relative score; -1 nobody */
-  int suspect;                /* named -1 and a wider threshold than 1 + GS_STRAGGLER_THRESHOLD:
-                                 the rank with the largest relative score whose low end clears
-                                 1 + GS_STRAGGLER_THRESHOLD but not the threshold (the judgement
-                                 is inconclusive); else -1 */
+  int suspect;                /* a judgement that names nobody where a rank's low end clears
+                                 the threshold (its ranks shared the cores): the rank with the
+                                 largest relative score among those (the judgement is
+                                 inconclusive); else -1 */
 } gs_straggler;
 
 /* The host a measurement's judgement is made for: its busiest host and
@@ -69,28 +64,26 @@ typedef struct {
 } gs_straggler_host;
 
 /* Scores the n_ranks (>= 2) ranks of runs[0..n_runs) (runs with fewer than
- * 1 iteration are left out) and judges them at 1 + GS_STRAGGLER_THRESHOLD
- * (gs_straggler_judge). GS_ERR_USAGE for fewer than 2 ranks or a time
- * that is not finite and positive, GS_ERR_NOMEM. On success *out owns its
- * scores (gs_straggler_free). Thread-safe. */
+ * 1 iteration are left out) and judges them for an unknown host
+ * (gs_straggler_judge(out, NULL)). GS_ERR_USAGE for fewer than 2 ranks or
+ * a time that is not finite and positive, GS_ERR_NOMEM. On success *out
+ * owns its scores (gs_straggler_free). Thread-safe. */
 gs_status gs_straggler_compute(const gs_straggler_run *runs, size_t n_runs, size_t n_ranks,
                                gs_straggler *out);
 
 /* 1 when the CPU ranks of h's busiest host outnumber its logical cores
- * (both known): the scheduler's shares can then explain a rank's score. */
+ * (both known): the scheduler's shares of the cores then decide each
+ * rank's time, for a whole run. */
 int gs_straggler_shared_cores(const gs_straggler_host *h);
 
-/* The threshold for a measurement on host h (NULL: unknown): 1 +
- * GS_STRAGGLER_THRESHOLD, plus GS_STRAGGLER_SHARED_CORES_WIDENING where
- * gs_straggler_shared_cores(h). */
-double gs_straggler_threshold(const gs_straggler_host *h);
-
-/* Judges the scores of `s` again at `threshold` (at least 1 +
- * GS_STRAGGLER_THRESHOLD, else a BUG): each rank's `straggler` is its
- * relative low end above it, `named` the straggler with the largest
- * relative score (the lowest rank on a tie), and `suspect` as its comment
- * says. */
-void gs_straggler_judge(gs_straggler *s, double threshold);
+/* Judges the scores of `s` for host h (NULL: unknown) at 1 +
+ * GS_STRAGGLER_THRESHOLD: a rank whose relative low end is above it is a
+ * straggler, `named` the one with the largest relative score (the lowest
+ * rank on a tie). Where gs_straggler_shared_cores(h) nobody is named: a
+ * clean rank there scored as far above 1 as a slowed one (1.33x [1.26]
+ * against 1.41-1.63x; docs/stragglers.md), so the rank that would have
+ * been named is the `suspect` of an inconclusive judgement instead. */
+void gs_straggler_judge(gs_straggler *s, const gs_straggler_host *h);
 
 /* "4 ranks share 2 CPUs of host vm (load average 7.2)" into buf where
  * gs_straggler_shared_cores(h) (the load average where known), else "". */
@@ -98,8 +91,8 @@ void gs_straggler_host_text(const gs_straggler_host *h, char *buf, size_t size);
 
 /* The reason of an inconclusive judgement (s->suspect >= 0) into buf:
  * "4 ranks share 2 CPUs of host vm (load average 7.2): rank 1 scored
- * 1.31x [1.12, 1.50], above 1.04 but not above 1.29, ..."; "" when the
- * judgement is not inconclusive. */
+ * 1.31x [1.12, 1.50], above 1.04, and the scheduler's shares of the CPUs
+ * can explain it"; "" when the judgement is not inconclusive. */
 void gs_straggler_reason(const gs_straggler *s, const gs_straggler_host *h, char *buf,
                          size_t size);
 

@@ -31,9 +31,10 @@ void gs_report_set_titles(gs_report *r);
  * with per-iteration times and is a stepped measurement (not requests, not
  * ingested): per iteration each rank's device time (else wall time),
  * less its comm_seconds where recorded. An iteration with a missing or
- * non-positive time of any rank is left out for all. Judged at the
- * threshold of row->scores_host (gs_straggler_threshold), filled from
- * `doc`'s environment and m's backend. GS_ERR_NOMEM. */
+ * non-positive time of any rank is left out for all. Judged for
+ * row->scores_host (gs_straggler_judge: nobody named where its CPU ranks
+ * share the cores), filled from `doc`'s environment and m's backend.
+ * GS_ERR_NOMEM. */
 gs_status gs_report_straggler_read(const cJSON *doc, const cJSON *m, gs_report_row *row);
 
 /* The most ranks of `row` on one host: its world over the hosts its ranks

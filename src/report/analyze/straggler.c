@@ -1,8 +1,8 @@
 /* The straggler scores of one measurement (docs/statistics.md, "Straggler
  * scores"): each run's per-rank, per-iteration times of the document lined
- * up by iteration and handed to core/straggler, then judged at the
- * threshold of the busiest host (widened where its CPU ranks outnumber its
- * cores, docs/stragglers.md). */
+ * up by iteration and handed to core/straggler, then judged for the
+ * busiest host (nobody named where its CPU ranks outnumber its cores,
+ * docs/stragglers.md). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,7 +134,7 @@ gs_status gs_report_straggler_read(const cJSON *doc, const cJSON *m, gs_report_r
     st = gs_straggler_compute(in, n_runs, row->n_ranks, &row->scores);
     if (st == GS_OK) {
       row->scores_clock = clock;
-      gs_straggler_judge(&row->scores, gs_straggler_threshold(&row->scores_host));
+      gs_straggler_judge(&row->scores, &row->scores_host);
     }
     // The named rank's GPU: its first device (a rank spans gpus_per_rank).
     const cJSON *devices = cJSON_GetObjectItemCaseSensitive(m, "devices");

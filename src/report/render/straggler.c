@@ -55,7 +55,7 @@ gs_status gs_render_stragglers(gs_render_writer *w, const gs_report_row *row) {
                     "Stragglers: not scored (fewer than 2 iterations with a time of every rank)");
     return GS_OK;
   }
-  char named[512], shared[160] = "";
+  char named[512], shared[256] = "";
   named_text(row, named, sizeof named);
   if (g->suspect >= 0) {
     const size_t at = strlen(named);
@@ -65,8 +65,9 @@ gs_status gs_render_stragglers(gs_render_writer *w, const gs_report_row *row) {
   char hosts[128];
   gs_straggler_host_text(&row->scores_host, hosts, sizeof hosts);
   if (hosts[0])
-    snprintf(shared, sizeof shared, ": %.2fx widened by %.2f, as %s", 1.0 + GS_STRAGGLER_THRESHOLD,
-             GS_STRAGGLER_SHARED_CORES_WIDENING, hosts);
+    snprintf(shared, sizeof shared,
+             "; nobody is named here, as %s: the scheduler's shares decide each rank's time",
+             hosts);
   gs_render_block(w, 0, "    ",
                   "Stragglers: %s. Scores of %s times (docs/statistics.md): relative = "
                   "against the median of the other ranks per iteration, individual = against "
@@ -109,8 +110,7 @@ gs_status gs_render_coll_stragglers(gs_render_writer *w, const gs_report_series 
       gs_straggler_host_text(&s->rows[i].scores_host, hosts, sizeof hosts);
   if (hosts[0])
     snprintf(note, sizeof note,
-             "; named above %.2fx, inconclusive above %.2fx only, as %s (docs/stragglers.md)",
-             1.0 + GS_STRAGGLER_THRESHOLD + GS_STRAGGLER_SHARED_CORES_WIDENING,
+             "; nobody named, inconclusive above %.2fx, as %s (docs/stragglers.md)",
              1.0 + GS_STRAGGLER_THRESHOLD, hosts);
   gs_render_block(w, -1, "  ", "Stragglers per collective (relative score of the slowest rank)%s",
                   note);
@@ -160,7 +160,6 @@ void gs_render_stragglers_json(gs_json_build *b, cJSON *o, const gs_report_row *
     gs_json_put_number(b, c, "ranks", h->ranks);
     gs_json_put_number(b, c, "cores", h->cores);
     gs_json_put_number(b, c, "load_average", h->load_average);
-    gs_json_put_number(b, c, "widening", GS_STRAGGLER_SHARED_CORES_WIDENING);
   } else {
     gs_json_put_null(b, x, "shared_cores");
   }
