@@ -202,6 +202,33 @@ static void test_pipeline_interval(void **state) {
   assert_true(isnan(x.step_low) && isnan(x.bubble_high));
 }
 
+/* A fit whose round reaches down to 0 (a run's interval reaching 0)
+ * leaves the throughput unbounded above where nothing else takes time, yet
+ * more replicas of one GPU are faster at every corner: 8 GPUs beat 2 and
+ * the order is decided; across nodes the stage transfers bound it. */
+static void test_unbounded_round_orders(void **state) {
+  (void)state;
+  gs_coll_curve c = sendrecv_curve();
+  gs_predict_machine m = {.gpus_per_node = 8, .sendrecv = &c};
+  gs_predict_model md = truth();
+  md.round_low = 0.0;
+  md.round_high = 0.3;
+  gs_predict_point two, eight;
+  assert_int_equal(gs_predict_point_at_layout(&md, &m, 0, 2, 1, 1, &two), GS_OK);
+  assert_int_equal(gs_predict_point_at_layout(&md, &m, 0, 8, 1, 1, &eight), GS_OK);
+  assert_true(isinf(two.throughput_high) && isinf(eight.throughput_high));
+  assert_true(eight.throughput_low > two.throughput_low);
+  assert_true(gs_predict_point_beats(&eight, &two));
+  assert_false(gs_predict_point_beats(&two, &eight));
+  // One replica of 2 stages on GPUs a node apart: the round's compute may
+  // be 0, its transfers across the network are not.
+  m.gpus_per_node = 1;
+  m.network = (gs_coll_link){.alpha_seconds = 1e-3, .beta_seconds_per_byte = 1e-9};
+  gs_predict_point staged;
+  assert_int_equal(gs_predict_point_at_layout(&md, &m, 0, 2, 1, 2, &staged), GS_OK);
+  assert_true(isfinite(staged.throughput_high) && staged.throughput_high > staged.throughput);
+}
+
 static void test_parse_layout(void **state) {
   (void)state;
   gs_predict_layout l;
@@ -222,6 +249,7 @@ int main(void) {
       cmocka_unit_test(test_fit_across_layouts),
       cmocka_unit_test(test_pipeline_is_not_tensor_parallel),
       cmocka_unit_test(test_pipeline_interval),
+      cmocka_unit_test(test_unbounded_round_orders),
       cmocka_unit_test(test_parse_layout),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

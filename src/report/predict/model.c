@@ -451,14 +451,21 @@ gs_status gs_predict_point_at_layout(const gs_predict_model *model, const gs_pre
     out->pipeline_stages = l.pp;
     out->micro_batches = l.micro;
     out->replicas = gpus / (l.tp * l.pp);
-    // The bounds: the fit's extremes of round and share.
+    // The bounds: the fit's extremes of round and share. A round of no
+    // time (the fit's low end at 0) leaves the throughput unbounded where
+    // nothing else takes time; two predictions are still ordered there as
+    // the round shrinks towards it, so the corner's order is taken at a
+    // round a millionth of the fitted one.
     const double rounds[2] = {model->round_low, model->round_high};
     const double shares[2] = {model->share_low, model->share_high};
     for (int i = 0; i < 4; i++) {
+      const double round = rounds[i / 2];
       gs_predict_point x = *out;
-      request_run_at(model, m, &l, rounds[i / 2], shares[i % 2], &x);
-      if (rounds[i / 2] == 0.0) x.throughput = INFINITY;  // a round of no time: no bound
+      request_run_at(model, m, &l, round > 0.0 ? round : 1e-6 * model->round_seconds,
+                     shares[i % 2], &x);
       out->bound_throughput[i] = x.throughput > 0.0 ? x.throughput : NAN;
+      if (round == 0.0) request_run_at(model, m, &l, 0.0, shares[i % 2], &x);
+      if (round == 0.0 && !(x.step_seconds > 0.0)) x.throughput = INFINITY;
       if (!(x.throughput > 0.0)) continue;
       if (!(x.throughput >= out->throughput_low)) out->throughput_low = x.throughput;
       if (!(x.throughput <= out->throughput_high)) out->throughput_high = x.throughput;
