@@ -114,8 +114,12 @@ static void test_parse(void **state) {
 
 /* Factor 30: pair {1, 2} at least 3 times as slow as pair {0, 3} in both
  * kinds of exchange, by the shortest of 15 (a loaded 2-core machine stretches
- * the median of either pair by time-slicing alone);
- * without the fault, under 3 times. */
+ * the median of either pair by time-slicing alone), and the fault, not the
+ * machine, makes it so: without the fault the ratio of the two pairs is
+ * under a third of the ratio with it. (Not under 3 without the fault: in
+ * the ASan build beside other tests the shortest of 15 of pair {1, 2} took
+ * 2273 us against pair {0, 3}'s 640 us, 3.6 times, with no fault at all;
+ * 24 times with it.) */
 static void test_slow_pair_is_slow(void **state) {
   (void)state;
   gs_fault_list faults = {0};
@@ -126,10 +130,11 @@ static void test_slow_pair_is_slow(void **state) {
     print_message("%s with the fault: pair {1,2} %.1f us, pair {0,3} %.1f us\n",
                   kind ? "all-reduce" : "send/recv", 1e6 * slow, 1e6 * clean);
     assert_true(slow > 3.0 * clean);
+    const double with = slow / clean;
     measure(NULL, kind, &slow, &clean);
     print_message("%s without: pair {1,2} %.1f us, pair {0,3} %.1f us\n",
                   kind ? "all-reduce" : "send/recv", 1e6 * slow, 1e6 * clean);
-    assert_true(slow < 3.0 * clean);
+    assert_true(slow / clean < with / 3.0);
   }
 }
 
