@@ -114,27 +114,29 @@ static void test_parse(void **state) {
 
 /* Factor 30: pair {1, 2} at least 3 times as slow as pair {0, 3} in both
  * kinds of exchange, by the shortest of 15 (a loaded 2-core machine stretches
- * the median of either pair by time-slicing alone), and the fault, not the
- * machine, makes it so: without the fault the ratio of the two pairs is
- * under a third of the ratio with it. (Not under 3 without the fault: in
- * the ASan build beside other tests the shortest of 15 of pair {1, 2} took
- * 2273 us against pair {0, 3}'s 640 us, 3.6 times, with no fault at all;
- * 24 times with it.) */
+ * the median of either pair by time-slicing alone). Without the fault pair
+ * {1, 2} takes under half its time with it (the fault, not the pair, made
+ * the gap; 3.9x or more in 90 runs beside a CPU hog, a leaked fault 1x),
+ * and under 6 times pair {0, 3}'s: time-slicing alone stretched one clean
+ * pair's shortest to 3.55 times the other's beside another test in the
+ * sanitizer build (2273.1 us against 639.9 us), and to 4.37 times beside a
+ * CPU hog, while the fault's gap was 7.2x or more. */
 static void test_slow_pair_is_slow(void **state) {
   (void)state;
   gs_fault_list faults = {0};
   assert_int_equal(gs_fault_parse("slowpair:rank=1,peer=2,factor=30", &faults), GS_OK);
   for (int kind = 0; kind < 2; kind++) {
-    double slow = 0, clean = 0;
+    double slow = 0, clean = 0, faulted = 0;
     measure(&faults, kind, &slow, &clean);
     print_message("%s with the fault: pair {1,2} %.1f us, pair {0,3} %.1f us\n",
                   kind ? "all-reduce" : "send/recv", 1e6 * slow, 1e6 * clean);
     assert_true(slow > 3.0 * clean);
-    const double with = slow / clean;
+    faulted = slow;
     measure(NULL, kind, &slow, &clean);
     print_message("%s without: pair {1,2} %.1f us, pair {0,3} %.1f us\n",
                   kind ? "all-reduce" : "send/recv", 1e6 * slow, 1e6 * clean);
-    assert_true(slow / clean < with / 3.0);
+    assert_true(2.0 * slow < faulted);
+    assert_true(slow < 6.0 * clean);
   }
 }
 
