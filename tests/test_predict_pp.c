@@ -227,6 +227,7 @@ static void test_unbounded_round_orders(void **state) {
   gs_predict_point staged;
   assert_int_equal(gs_predict_point_at_layout(&md, &m, 0, 2, 1, 2, &staged), GS_OK);
   assert_true(isfinite(staged.throughput_high) && staged.throughput_high > staged.throughput);
+  gs_coll_curve_free(&c);
 }
 
 static void test_parse_layout(void **state) {
