@@ -259,10 +259,13 @@ int gs_comm_writer_claimed(const gs_comm_world *w) {
 
 
 /* Seconds the roll call listens for processes that have not answered:
- * the live ones broke at the same lockstep point within a short spread;
- * after a signal only briefly (COMM_SIGNALLED_SECONDS). */
+ * the live ones broke at the same lockstep point within a short spread,
+ * but a loaded host spreads them further (under ASan on 2 cores, with
+ * --timeout 3, 1.5 s was too short: the live peer's word came after it,
+ * two ranks were silent and none was named), so at least 3 s; after a
+ * signal only briefly (COMM_SIGNALLED_SECONDS). */
 static double roll_seconds(const gs_comm_world *w) {
-  return gs_interrupt_signal() ? COMM_SIGNALLED_SECONDS : fmin(5.0, stale_seconds(w));
+  return gs_interrupt_signal() ? COMM_SIGNALLED_SECONDS : fmin(5.0, fmax(3.0, stale_seconds(w)));
 }
 
 #define COMM_ROLL_TAG 0x5a2
