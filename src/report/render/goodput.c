@@ -22,24 +22,32 @@ static void share_cell(char *cell, const gs_slo_figure *f) {
     gs_render_cellf(cell, "%.1f%%", 100.0 * f->value);
 }
 
-/* "12.3 [10.1, 14.0]" with 3 significant digits, or "-". */
-static void rate_cell(char *cell, const gs_slo_figure *f) {
-  if (!isfinite(f->value))
-    gs_render_cellf(cell, "-");
-  else if (isfinite(f->low))
-    gs_render_cellf(cell, "%.3g [%.3g, %.3g]", f->value, f->low, f->high);
+/* One number of a figure: 2 decimals (`fixed`, a load) or 3 significant
+ * digits (a rate). */
+static void figure_number(char *out, size_t size, double x, int fixed) {
+  if (fixed)
+    snprintf(out, size, "%.2f", x);
   else
-    gs_render_cellf(cell, "%.3g", f->value);
+    snprintf(out, size, "%.3g", x);
 }
 
-/* The load with its interval, "1.12 [1.05, 1.20]", or "-". */
-static void load_cell(char *cell, const gs_slo_figure *f) {
-  if (!isfinite(f->value))
+/* A figure with its interval, "12.3 [10.1, 14.0]" (a rate) or "1.12
+ * [1.05, 1.20]" (a load, `fixed`), the value alone without an interval,
+ * or "-". */
+static void figure_cell(char *cell, const gs_slo_figure *f, int fixed) {
+  if (!isfinite(f->value)) {
     gs_render_cellf(cell, "-");
-  else if (isfinite(f->low))
-    gs_render_cellf(cell, "%.2f [%.2f, %.2f]", f->value, f->low, f->high);
-  else
-    gs_render_cellf(cell, "%.2f", f->value);
+    return;
+  }
+  char v[32], lo[32], hi[32];
+  figure_number(v, sizeof v, f->value, fixed);
+  if (!isfinite(f->low)) {
+    gs_render_cellf(cell, "%s", v);
+    return;
+  }
+  figure_number(lo, sizeof lo, f->low, fixed);
+  figure_number(hi, sizeof hi, f->high, fixed);
+  gs_render_cellf(cell, "%s [%s, %s]", v, lo, hi);
 }
 
 /* A percentile against its target: "93.1 ms" or "never" (requests that
@@ -83,8 +91,8 @@ gs_status gs_render_goodput_table(gs_render_writer *w, const gs_report_series *s
     gs_render_cellf(c[2], "%zu", g->requests);
     share_cell(c[3], &g->share_all);
     for (int m = 0; m < GS_SLO_METRICS; m++) share_cell(c[4 + m], &g->share[m]);
-    rate_cell(c[7], &g->requests_per_second);
-    rate_cell(c[8], &g->tokens_per_second);
+    figure_cell(c[7], &g->requests_per_second, 0);
+    figure_cell(c[8], &g->tokens_per_second, 0);
     for (int m = 0; m < GS_SLO_METRICS; m++) percentile_cell(c[9 + m], slo, g, m);
     gs_render_cellf(c[12], "p%g %s", slo->percentile,
                     gs_slo_goodput_met(g)   ? "met"
@@ -155,9 +163,9 @@ gs_status gs_render_rates_table(gs_render_writer *w, const gs_report_series *s) 
       gs_render_cellf(c[0], "%d", p->order);
       gs_render_rate(c[1], p->rate);
       gs_render_rate(c[2], p->achieved_rate);
-      load_cell(c[3], &p->goodput.load);
+      figure_cell(c[3], &p->goodput.load, 1);
       gs_render_rate(c[4], p->tokens_per_second);
-      rate_cell(c[5], &p->goodput.requests_per_second);
+      figure_cell(c[5], &p->goodput.requests_per_second, 0);
       share_cell(c[6], &p->goodput.share_all);
       for (int m = 0; m < GS_SLO_METRICS; m++) share_cell(c[7 + m], &p->goodput.share[m]);
       for (int m = 0; m < GS_SLO_METRICS; m++) percentile_cell(c[10 + m], &q->slo, &p->goodput, m);
