@@ -173,10 +173,11 @@ void gs_llm_rates_print(FILE *out, const gs_llm_rate_plan *plan, const gs_slo *s
                               : "MISSED";
     fprintf(out,
             "      %10.4g/s: achieved %.4g/s, load %.2f [%.2f, %.2f], worst p%g / target %.3f %s; "
-            "goodput %.4g requests/s [%.4g, %.4g], %.1f%% met every target\n",
+            "goodput %.4g requests/s [%.4g, %.4g], %.1f%% [%.1f, %.1f] met every target\n",
             p->rate, p->achieved_rate, p->goodput.load.value, p->goodput.load.low,
             p->goodput.load.high, slo->percentile, p->ratio, verdict, g->value, g->low, g->high,
-            100.0 * p->goodput.share_all.value);
+            100.0 * p->goodput.share_all.value, 100.0 * p->goodput.share_all.low,
+            100.0 * p->goodput.share_all.high);
   }
   char note[256];
   if (gs_slo_stream_note((double)plan->stream, (double)plan->slots, note, sizeof note))
