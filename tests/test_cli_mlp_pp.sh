@@ -118,6 +118,10 @@ f, lo, hi = p["bubble_formula"], p["bubble_low"], p["bubble_high"]
 want = ("within 15%" if lo >= 0.85 * f and hi <= 1.15 * f else "above" if lo > 1.15 * f
         else "below" if hi < 0.85 * f else "inconclusive")
 assert p["bubble_verdict"] == want, (want, p)
+# Stages do different work: each rank is scored against its own stage's
+# other replica only (rank % 2), never against the other stage.
+g = rows[0]["stragglers"]
+assert g["relative_to"] == "stage" and len(g["ranks"]) == 4, g
 PY
 "$bin" report "$work/dp-pp.json" --format csv >"$work/report.csv" 2>&1 || fail "report --format csv"
 python3 - "$work/report.csv" "$work/report.json" <<'PY' || failures=$((failures + 1))

@@ -364,6 +364,53 @@ static void test_shared_cores(void **state) {
   }
 }
 
+/* A pipeline of 2 stages and 2 replicas (stage = rank % 2): stage 1 does 5
+ * times the work of stage 0. Held against every rank, both stage-1 ranks
+ * look 5x slow and one is named; held against its own stage only, every
+ * rank of a clean run scores 1 and nobody is named, while a rank of stage
+ * 0 made 1.5 times slower scores 1.5 against its peer. With one replica
+ * a stage has no peer: no relative score, nobody named, and the
+ * individual score still holds. */
+static void test_peer_groups(void **state) {
+  (void)state;
+  const double fast[] = {1, 2, 1, 2}, slow[] = {5, 10, 5, 10}, slowed[] = {1.5, 3, 1.5, 3};
+  const size_t stage[] = {0, 1, 0, 1};
+  const double *clean[] = {fast, slow, fast, slow};
+  const gs_straggler_run run = {4, clean};
+  gs_straggler s;
+  assert_int_equal(gs_straggler_compute(&run, 1, 4, &s), GS_OK);
+  assert_int_equal(s.named, 1);
+  assert_false(s.grouped);
+  gs_straggler_free(&s);
+  assert_int_equal(gs_straggler_compute_peers(&run, 1, 4, stage, &s), GS_OK);
+  assert_true(s.grouped);
+  assert_int_equal(s.named, -1);
+  for (size_t k = 0; k < 4; k++) assert_near(1.0, s.scores[k].relative, 1e-12);
+  gs_straggler_free(&s);
+
+  const double *one_slow[] = {fast, slow, slowed, slow};
+  const gs_straggler_run run2 = {4, one_slow};
+  assert_int_equal(gs_straggler_compute_peers(&run2, 1, 4, stage, &s), GS_OK);
+  assert_int_equal(s.named, 2);
+  assert_near(1.5, s.scores[2].relative, 1e-12);
+  assert_near(1.0 / 1.5, s.scores[0].relative, 1e-12);
+  assert_near(1.0, s.scores[1].relative, 1e-12);
+  gs_straggler_free(&s);
+
+  const double *alone[] = {fast, slow};
+  const gs_straggler_run run3 = {4, alone};
+  assert_int_equal(gs_straggler_compute_peers(&run3, 1, 2, stage, &s), GS_OK);
+  assert_int_equal(s.named, -1);
+  assert_int_equal(s.suspect, -1);
+  for (size_t k = 0; k < 2; k++) {
+    assert_true(isnan(s.scores[k].relative));
+    assert_true(isnan(s.scores[k].relative_low));
+    assert_false(s.scores[k].straggler);
+    assert_near(1.0, s.scores[k].individual, 1e-12);
+  }
+  gs_straggler_free(&s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_by_hand),
@@ -374,6 +421,7 @@ int main(void) {
       cmocka_unit_test(test_block_and_z),
       cmocka_unit_test(test_realistic_noise),
       cmocka_unit_test(test_shared_cores),
+      cmocka_unit_test(test_peer_groups),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

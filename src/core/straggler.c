@@ -37,12 +37,14 @@ static int scratch_alloc(scratch *s, size_t total, size_t n_runs, size_t n_ranks
   return s->ratios && s->others && s->ratio_groups && s->time_groups;
 }
 
-/* The median of the times of every rank but k in iteration i of `run`. */
-static double others_median(const gs_straggler_run *run, size_t n_ranks, size_t k, size_t i,
-                            double *buf) {
+/* The median of the times of every peer of rank k but k in iteration i of
+ * `run` (peer NULL: every rank is a peer); NaN without one. */
+static double others_median(const gs_straggler_run *run, size_t n_ranks, const size_t *peer,
+                            size_t k, size_t i, double *buf) {
   size_t m = 0;
   for (size_t j = 0; j < n_ranks; j++)
-    if (j != k) buf[m++] = run->times[j][i];
+    if (j != k && (!peer || peer[j] == peer[k])) buf[m++] = run->times[j][i];
+  if (m == 0) return NAN;
   gs_stats_sort(buf, m);
   return gs_stats_percentile_sorted(buf, m, 50.0);
 }
@@ -170,15 +172,15 @@ static double relative_se(const gs_stats_group *groups, size_t n_groups, size_t 
 }
 
 /* Scores rank k into *sc. */
-static void score_rank(const gs_straggler_run *runs, size_t n_runs, size_t n_ranks, size_t k,
-                       scratch *s, gs_straggler_score *sc) {
+static void score_rank(const gs_straggler_run *runs, size_t n_runs, size_t n_ranks,
+                       const size_t *peer, size_t k, scratch *s, gs_straggler_score *sc) {
   size_t at = 0, groups = 0;
   double ratio_sum = 0.0, time_sum = 0.0;
   for (size_t r = 0; r < n_runs; r++) {
     const size_t n = runs[r].n_iters;
     if (n == 0) continue;
     for (size_t i = 0; i < n; i++) {
-      const double q = runs[r].times[k][i] / others_median(&runs[r], n_ranks, k, i, s->others);
+      const double q = runs[r].times[k][i] / others_median(&runs[r], n_ranks, peer, k, i, s->others);
       s->ratios[at + i] = q;
       ratio_sum += q;
       time_sum += runs[r].times[k][i];
@@ -195,7 +197,7 @@ static void score_rank(const gs_straggler_run *runs, size_t n_runs, size_t n_ran
   if (at == 0) return;
   sc->relative = ratio_sum / (double)at;
   // Simultaneous over the ranks (Bonferroni): z of 1 - 0.025 / n_ranks.
-  const double se = relative_se(s->ratio_groups, groups, at);
+  const double se = isfinite(sc->relative) ? relative_se(s->ratio_groups, groups, at) : NAN;
   if (isfinite(se)) {
     const double z = gs_straggler_z(n_ranks);
     sc->relative_low = sc->relative - z * se;
@@ -212,6 +214,12 @@ static void score_rank(const gs_straggler_run *runs, size_t n_runs, size_t n_ran
 /* See straggler.h. */
 gs_status gs_straggler_compute(const gs_straggler_run *runs, size_t n_runs, size_t n_ranks,
                                gs_straggler *out) {
+  return gs_straggler_compute_peers(runs, n_runs, n_ranks, NULL, out);
+}
+
+/* See straggler.h. */
+gs_status gs_straggler_compute_peers(const gs_straggler_run *runs, size_t n_runs, size_t n_ranks,
+                                     const size_t *peer_group, gs_straggler *out) {
   if (out == NULL) GS_BUG("straggler: no output structure");
   memset(out, 0, sizeof *out);
   out->named = -1;
@@ -237,7 +245,9 @@ gs_status gs_straggler_compute(const gs_straggler_run *runs, size_t n_runs, size
     return gs_error(GS_ERR_NOMEM, "straggler: out of memory for %zu ranks", n_ranks);
   }
   out->n_ranks = n_ranks;
-  for (size_t k = 0; k < n_ranks; k++) score_rank(runs, n_runs, n_ranks, k, &s, &out->scores[k]);
+  out->grouped = peer_group != NULL;
+  for (size_t k = 0; k < n_ranks; k++)
+    score_rank(runs, n_runs, n_ranks, peer_group, k, &s, &out->scores[k]);
   scratch_free(&s);
   gs_straggler_judge(out, NULL);
   return GS_OK;

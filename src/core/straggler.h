@@ -47,6 +47,8 @@ typedef struct {
   gs_straggler_score *scores; /* n_ranks entries; owned */
   double threshold;           /* what a relative score's low end must clear to name a rank */
   int named;                  /* the straggler with the largest relative score; -1 nobody */
+  int grouped;                /* 1: each rank was scored against the others of its peer
+                                 group only (gs_straggler_compute_peers) */
   int suspect;                /* a judgement that names nobody where a rank's low end clears
                                  the threshold (its ranks shared the cores): the rank with the
                                  largest relative score among those (the judgement is
@@ -70,6 +72,14 @@ typedef struct {
  * owns its scores (gs_straggler_free). Thread-safe. */
 gs_status gs_straggler_compute(const gs_straggler_run *runs, size_t n_runs, size_t n_ranks,
                                gs_straggler *out);
+
+/* As gs_straggler_compute, where ranks that do different work are not
+ * peers (the stages of a pipeline): rank k's relative score is against the
+ * median of the other ranks j with peer_group[j] == peer_group[k] in the
+ * same iterations, NaN (never named) where it has no such peer; its
+ * individual score is as before. peer_group NULL: every rank one group. */
+gs_status gs_straggler_compute_peers(const gs_straggler_run *runs, size_t n_runs, size_t n_ranks,
+                                     const size_t *peer_group, gs_straggler *out);
 
 /* 1 when the CPU ranks of h's busiest host outnumber its logical cores
  * (both known): the scheduler's shares of the cores then decide each

@@ -175,10 +175,11 @@ static gs_status prepare_document(gs_report *r, size_t fi, prepared_doc *out) {
     if (row->requests.present) row->breakdown.available = 0;
     gs_report_ingest_read(doc, m, row);
     if ((st = gs_report_rank_symmetry(row, &r->thresholds)) != GS_OK) return st;
+    // The pipeline first: its stages decide which ranks are peers in the scores.
+    if ((st = gs_report_pipeline_read(doc, m, row)) != GS_OK) return st;
     if ((st = gs_report_straggler_read(doc, m, row)) != GS_OK) return st;
     if ((st = gs_report_arrival_read(doc, m, file, row)) != GS_OK) return st;
     gs_report_collective_read(doc, m, row);
-    if ((st = gs_report_pipeline_read(doc, m, row)) != GS_OK) return st;
     if ((st = gs_report_rates_read(m, file, row)) != GS_OK) return st;
     gs_report_cost_read(doc, m, &r->prices, row);
   }

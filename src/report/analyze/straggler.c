@@ -2,7 +2,9 @@
  * scores"): each run's per-rank, per-iteration times of the document lined
  * up by iteration and handed to core/straggler, then judged for the
  * busiest host (nobody named where its CPU ranks outnumber its cores,
- * docs/stragglers.md). */
+ * docs/stragglers.md). The stages of an mlp pipeline do different work:
+ * a rank is held only against the ranks of its own stage (rank % stages,
+ * the other replicas), and a stage of one replica has no relative score. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,8 +132,15 @@ gs_status gs_report_straggler_read(const cJSON *doc, const cJSON *m, gs_report_r
   }
   // A rank's first iteration of a run needs its others' too: 2 iterations
   // are the least that has a spread.
+  size_t *stage = NULL;
+  const gs_report_pipeline *pl = &row->pipeline;
+  if (st == GS_OK && pl->stages > 1 && pl->unit && strcmp(pl->unit, "step") == 0) {
+    stage = malloc(row->n_ranks * sizeof *stage);
+    if (!stage) st = gs_error(GS_ERR_NOMEM, "out of memory");
+    for (size_t k = 0; stage && k < row->n_ranks; k++) stage[k] = k % (size_t)pl->stages;
+  }
   if (st == GS_OK && scored >= 2) {
-    st = gs_straggler_compute(in, n_runs, row->n_ranks, &row->scores);
+    st = gs_straggler_compute_peers(in, n_runs, row->n_ranks, stage, &row->scores);
     if (st == GS_OK) {
       row->scores_clock = clock;
       gs_straggler_judge(&row->scores, &row->scores_host);
@@ -150,5 +159,6 @@ gs_status gs_report_straggler_read(const cJSON *doc, const cJSON *m, gs_report_r
   }
   free(held);
   free(in);
+  free(stage);
   return st;
 }

@@ -70,11 +70,12 @@ gs_status gs_render_stragglers(gs_render_writer *w, const gs_report_row *row) {
              hosts);
   gs_render_block(w, 0, "    ",
                   "Stragglers: %s. Scores of %s times (docs/statistics.md): relative = "
-                  "against the median of the other ranks per iteration, individual = against "
+                  "against the median of the other ranks%s per iteration, individual = against "
                   "the rank's best %d-iteration window; named when the relative score's 95%% "
                   "interval (simultaneous over the ranks) is above %.2fx%s",
-                  named, row->scores_clock ? row->scores_clock : "-", GS_STRAGGLER_WINDOW,
-                  g->threshold, shared);
+                  named, row->scores_clock ? row->scores_clock : "-",
+                  g->grouped ? " of its pipeline stage (a stage of one replica has none)" : "",
+                  GS_STRAGGLER_WINDOW, g->threshold, shared);
   static const char *const head[] = {"rank", "host", "iterations", "relative", "individual",
                                      "straggler"};
   static const int left[] = {0, 1, 0, 0, 0, 1};
@@ -146,6 +147,7 @@ void gs_render_stragglers_json(gs_json_build *b, cJSON *o, const gs_report_row *
   gs_json_put_string_or_null(b, x, "clock", row->scores_clock);
   gs_json_put_number(b, x, "threshold", g->threshold);
   gs_json_put_number(b, x, "window", GS_STRAGGLER_WINDOW);
+  gs_json_put_string(b, x, "relative_to", g->grouped ? "stage" : "all");
   gs_json_put_string(b, x, "judgement", judgement(g));
   char reason[512];
   gs_straggler_reason(g, &row->scores_host, reason, sizeof reason);
