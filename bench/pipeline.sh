@@ -44,6 +44,20 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 [ "$ngpu" -ge 2 ] || { echo "pipeline.sh: needs 2 GPUs, found $ngpu" >&2; exit 77; }
 t0=$(date +%s)
 stamp() { echo "[t+$(($(date +%s) - t0))s] $*"; }
+failed=0
+# One gpuscale command, its output into $1; a failure is shown (the tail
+# of its output) and counted, and the bench goes on with the other runs.
+measure() {
+  local txt=$1
+  shift
+  local rc=0
+  "$bin" "$@" >"$txt" 2>&1 || rc=$?
+  [ "$rc" -eq 0 ] && return 0
+  echo "FAILED (exit $rc): gpuscale $*" >&2
+  tail -n 5 "$txt" >&2
+  failed=$((failed + 1))
+  return 1
+}
 
 layers=$width
 for i in 1 2 3 4 5 6 7 8; do layers="$layers,$width"; done  # 8 equal layers
@@ -59,18 +73,19 @@ docs=()
 for p in "${counts[@]}"; do
   for m in 1 2 4 8 16; do
     f="$out/pp$p-1f1b-m$m.json"
-    "$bin" run "${common[@]}" -g "$p" --pp "$p" --micro-batches "$m" --schedule 1f1b \
-      --verify-rows $((16 / p)) -o "$f" >"$out/pp$p-1f1b-m$m.txt"
-    docs+=("$f")
+    measure "$out/pp$p-1f1b-m$m.txt" run "${common[@]}" -g "$p" --pp "$p" --micro-batches "$m" \
+      --schedule 1f1b --verify-rows $((16 / p)) -o "$f" && docs+=("$f")
   done
   stamp "PP $p, m = 1, 2, 4, 8, 16"
 done
-"$bin" run "${common[@]}" -g 2 --verify-rows 8 -o "$out/dp2.json" >"$out/dp2.txt"
+dp=()
+measure "$out/dp2.txt" run "${common[@]}" -g 2 --verify-rows 8 -o "$out/dp2.json" && dp=("$out/dp2.json")
 stamp "DP 2"
+[ "${#docs[@]}" -gt 0 ] || { echo "pipeline.sh: no pipeline run succeeded" >&2; exit 1; }
 
 echo "== bubble (idle less the transfers at the sendrecv cost) against (p-1)/m; PP 2 / DP 2" \
      "(gpuscale $("$bin" --version))"
-"$bin" report -f json "${docs[@]}" "$out/dp2.json" "$out/sendrecv.json" >"$out/report.json"
+"$bin" report -f json "${docs[@]}" "${dp[@]}" "$out/sendrecv.json" >"$out/report.json"
 "$bin" report "${docs[@]}" "$out/sendrecv.json" >"$out/report.txt"
 python3 - "$out/report.json" <<'PY' | tee "$out/summary.txt"
 import json, sys
@@ -106,6 +121,7 @@ stamp "reports"
 echo "== gpuscale against torch.distributed.pipelining (Schedule1F1B, same layers, split, m = 8)"
 if ! python3 -c "import torch.distributed.pipelining" 2>/dev/null; then
   echo "skipped: PyTorch with torch.distributed.pipelining is not installed"
+  [ "$failed" -eq 0 ] || { echo "pipeline.sh: $failed gpuscale runs failed (above)" >&2; exit 1; }
   exit 0
 fi
 torchrun --standalone --nproc_per_node 2 bench/pipeline_vs_torch.py torch --layers "$layers" \
@@ -121,3 +137,4 @@ print(f"pp 2, 1f1b, m 8: gpuscale {ours / 1e3:.1f} Ksamples/s, torch {t / 1e3:.1
       f"ratio {ours / t:.2f}x (target >= 1)")
 PY
 stamp "done"
+[ "$failed" -eq 0 ] || { echo "pipeline.sh: $failed gpuscale runs failed (above)" >&2; exit 1; }
