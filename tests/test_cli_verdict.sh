@@ -114,6 +114,27 @@ fi
 grep -Eq '^ +voxelize +2 .*(suspect|inconclusive)$' "$work/slowbase.scale" ||
   fail "slowbase: the table's recommendation is not suspect: $(cat "$work/slowbase.scale")"
 
+# Other work on the CPUs: as many busy loops as the host has cores run
+# beside a 2-rank sweep, so the ranks need more cores than are left to
+# them. Every run records that other work (host_other_cores), and the
+# verdict is inconclusive, naming it, whatever the speedup came out as
+# (docs/statistics.md, "Other work on the host").
+hogs=()
+for _ in $(seq 1 "$(nproc)"); do
+  (while :; do :; done) &
+  hogs+=($!)
+done
+check busy 1 --ranks 2 --min-time 0.2
+kill "${hogs[@]}" 2>/dev/null
+wait "${hogs[@]}" 2>/dev/null
+grep -Eq '^voxelize: (inconclusive|suspect): .*other work kept up to [0-9.]+ of the host.s [0-9]+ cores busy' \
+  "$work/busy.t" || fail "busy: the other work does not make the verdict inconclusive: $(cat "$work/busy.t")"
+python3 - "$work/busy.json" <<'PY' || fail "busy: runs without host_other_cores >= 0.25"
+import json, sys
+runs = [r for m in json.load(open(sys.argv[1]))["measurements"] for r in m["runs"]]
+assert runs and max(r["host_other_cores"] for r in runs) >= 0.25, [r.get("host_other_cores") for r in runs]
+PY
+
 # An llm sweep: its speedup rests on the request latencies of each run
 # (docs/statistics.md), so its rows and verdict carry an interval, the same
 # in the terminal and the report, and its series names the scenario.

@@ -404,19 +404,22 @@ static void test_point_and_host_from_document(void **state) {
       "{\"world_size\": 4, \"cost\": {\"bytes_per_step\": 1000},"
       " \"telemetry\": {\"ranks\": [{\"sm_clock_mhz\": {\"mean\": 1500},"
       " \"compute_processes\": {\"max\": 1}}, {\"sm_clock_mhz\": {\"mean\": 1700},"
-      " \"compute_processes\": {\"max\": 3}}]}}");
+      " \"compute_processes\": {\"max\": 3}}]},"
+      " \"runs\": [{\"host_other_cores\": 0.4}, {\"host_other_cores\": 1.25}, {}]}");
   assert_non_null(m);
   gs_scaling_point p = {.clock_mhz = NAN};
   gs_scaling_point_add_document(&p, m);
   assert_float_equal(p.clock_mhz, 1600.0, 1e-12);
   assert_int_equal(p.other_processes, 2);
   assert_float_equal(p.rank_bytes, 250.0, 1e-12);
+  assert_float_equal(p.other_cores, 1.25, 0.0);
   cJSON_Delete(m);
   // Nothing recorded: the point stays as it was.
   m = cJSON_Parse("{\"world_size\": 2, \"telemetry\": {\"available\": false}}");
   gs_scaling_point q = {.clock_mhz = NAN};
   gs_scaling_point_add_document(&q, m);
-  assert_true(isnan(q.clock_mhz) && q.other_processes == 0 && q.rank_bytes == 0.0);
+  assert_true(isnan(q.clock_mhz) && q.other_processes == 0 && q.rank_bytes == 0.0 &&
+              q.other_cores == 0.0);
   cJSON_Delete(m);
   cJSON *env = cJSON_Parse(
       "{\"cpu\": {\"l2_cache_bytes\": 2097152}, \"gpus\": [{\"index\": 0, \"l2_cache_bytes\": 1000},"
@@ -429,6 +432,69 @@ static void test_point_and_host_from_document(void **state) {
   assert_float_equal(h.cache_bytes, 2097152.0, 0.0);
   assert_string_equal(h.cache_name, "L2 cache of a CPU core");
   cJSON_Delete(env);
+}
+
+/* Other work on the host's CPUs decides nothing, and so makes a verdict
+ * inconclusive, only for CPU ranks that needed more cores than were left
+ * to them: a clear 1.9x on 2 ranks is "beneficial" on a quiet 2-core host
+ * (also beside 0.9 cores of other work at 1 rank, which leaves it a core)
+ * and on a 16-core host with 1.2 cores of other work, "inconclusive"
+ * (naming the figures) on the 2-core host where other work kept 1.2 cores
+ * busy during the 1-rank runs; where the ranks are GPUs' it stays. A
+ * suspect result names the contention as a likely cause. */
+static void test_other_work_on_the_host(void **state) {
+  (void)state;
+  const double b0[] = {0.100, 0.101, 0.099, 0.100}, b1[] = {0.101, 0.100, 0.100, 0.099};
+  const double p0[] = {0.0526, 0.0530, 0.0522, 0.0526}, p1[] = {0.0527, 0.0525, 0.0526, 0.0528};
+  const gs_stats_group gb[] = {{b0, 4}, {b1, 4}}, gp[] = {{p0, 4}, {p1, 4}};
+  gs_scaling_point pts[] = {{.world_size = 1, .ok = 1, .throughput = 10.0, .runs = gb,
+                             .n_runs = 2, .clock_mhz = NAN},
+                            {.world_size = 2, .ok = 1, .throughput = 19.0, .runs = gp,
+                             .n_runs = 2, .clock_mhz = NAN}};
+  const gs_scaling_host two = {.cores = 2, .load_average = NAN, .cpu_ranks = 1};
+  const gs_scaling_host many = {.cores = 16, .load_average = NAN, .cpu_ranks = 1};
+  const gs_scaling_host gpus = {.cores = 2, .load_average = NAN, .cpu_ranks = 0};
+  gs_scaling_assessment a;
+  gs_scaling_assess(pts, 2, &pts[0], &two, &a);
+  assert_int_equal(a.verdict, GS_VERDICT_BENEFICIAL);
+  pts[0].other_cores = 0.2; /* below GS_SCALING_OTHER_WORK_CORES */
+  gs_scaling_assess(pts, 2, &pts[0], &two, &a);
+  assert_int_equal(a.verdict, GS_VERDICT_BENEFICIAL);
+  pts[0].other_cores = 0.9; /* 1 rank and 0.9 cores fit 2 */
+  gs_scaling_assess(pts, 2, &pts[0], &two, &a);
+  assert_int_equal(a.verdict, GS_VERDICT_BENEFICIAL);
+  pts[0].other_cores = 1.2;
+  gs_scaling_assess(pts, 2, &pts[0], &many, &a);
+  assert_int_equal(a.verdict, GS_VERDICT_BENEFICIAL);
+  gs_scaling_assess(pts, 2, &pts[0], &gpus, &a);
+  assert_int_equal(a.verdict, GS_VERDICT_BENEFICIAL);
+  gs_scaling_assess(pts, 2, &pts[0], &two, &a);
+  assert_int_equal(a.verdict, GS_VERDICT_INCONCLUSIVE);
+  assert_true(a.speedup_low >= GS_SCALING_BENEFICIAL); /* the interval alone would decide */
+  assert_non_null(strstr(a.why, "inconclusive: other work kept up to 1.20 of the host's 2 cores "
+                                "busy during the runs at 1 rank and 0.00 at 2 ranks"));
+  // The same at 2 ranks only, and a single-rank verdict as well.
+  pts[0].other_cores = 0.0;
+  pts[1].other_cores = 0.5;
+  pts[1].throughput = 8.0;
+  const double s0[] = {0.125, 0.126, 0.124, 0.125}, s1[] = {0.126, 0.125, 0.125, 0.124};
+  const gs_stats_group gs[] = {{s0, 4}, {s1, 4}};
+  pts[1].runs = gs;
+  gs_scaling_assess(pts, 2, &pts[0], &two, &a);
+  assert_int_equal(a.verdict, GS_VERDICT_INCONCLUSIVE);
+  pts[1].other_cores = 0.0;
+  gs_scaling_assess(pts, 2, &pts[0], &two, &a);
+  assert_int_equal(a.verdict, GS_VERDICT_SINGLE);
+  // Suspect stays suspect, with the contention among its likely causes.
+  const double q0[] = {0.040, 0.041, 0.039, 0.040}, q1[] = {0.040, 0.040, 0.041, 0.039};
+  const gs_stats_group gq[] = {{q0, 4}, {q1, 4}};
+  pts[1].runs = gq;
+  pts[1].throughput = 25.0;
+  pts[0].other_cores = 1.1;
+  gs_scaling_assess(pts, 2, &pts[0], &two, &a);
+  assert_int_equal(a.verdict, GS_VERDICT_SUSPECT);
+  assert_non_null(strstr(a.why, "likely cause: other work kept up to 1.10 of the host's 2 cores"));
+  assert_null(strstr(a.why, "no cause found"));
 }
 
 static void test_no_verdict(void **state) {
@@ -523,6 +589,7 @@ int main(void) {
       cmocka_unit_test(test_which_measurement),
       cmocka_unit_test(test_suspect_causes_from_data),
       cmocka_unit_test(test_point_and_host_from_document),
+      cmocka_unit_test(test_other_work_on_the_host),
       cmocka_unit_test(test_no_verdict),
       cmocka_unit_test(test_series_name),
   };

@@ -194,14 +194,15 @@ static long series_baseline(const gs_measurement *ms, size_t count, size_t first
 static gs_scaling_host host_of(const gs_environment *env, const gs_measurement *m) {
   gs_scaling_host h = {.cores = env ? env->cpu_logical_cores : 0,
                        .load_average = env ? env->load_average : NAN,
-                       .cpu_ranks = strcmp(m->backend, "cpu") == 0};
+                       .cpu_ranks = gs_scaling_cpu_ranks(m->backend, m->workload)};
   // The cache a rank has to itself, as the report reads it from the
   // document (gs_scaling_host_add_document).
-  if (env && h.cpu_ranks && env->cpu_l2_cache_bytes > 0) {
+  const int cpu = strcmp(m->backend, "cpu") == 0;
+  if (env && cpu && env->cpu_l2_cache_bytes > 0) {
     h.cache_bytes = (double)env->cpu_l2_cache_bytes;
     h.cache_name = "L2 cache of a CPU core";
   }
-  for (size_t g = 0; env && !h.cpu_ranks && g < env->gpu_count; g++)
+  for (size_t g = 0; env && !cpu && g < env->gpu_count; g++)
     if (env->gpus[g].index == m->devices[0] && env->gpus[g].l2_cache_bytes > 0) {
       h.cache_bytes = (double)env->gpus[g].l2_cache_bytes;
       h.cache_name = "GPU's L2 cache";

@@ -263,6 +263,7 @@ static cJSON *run_to_json(gs_json_build *b, const gs_run_record *run) {
   if (run->sequence > 0) gs_json_put_u64(b, o, "sequence", run->sequence - 1);
   if (run->started_unix_seconds > 0.0)
     gs_json_put_number(b, o, "started_unix_seconds", run->started_unix_seconds);
+  if (run->other_cores_known) gs_json_put_number(b, o, "host_other_cores", run->other_cores);
   add_samples(b, o, "step_seconds", run->step_seconds, run->n_steps);
   cJSON *ranks = gs_json_put_array(b, o, "ranks");
   for (size_t k = 0; ranks && run->ranks && k < run->n_ranks; k++) {

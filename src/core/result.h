@@ -141,6 +141,11 @@ typedef struct {
    * shows the order in which its rank counts were measured. */
   double started_unix_seconds;
   uint64_t sequence;
+  /* The cores that other work kept busy on average on the measuring host
+   * while the run was measured (core/host_cpu.h; threads mode, where one
+   * process holds every rank): "host_other_cores" when other_cores_known. */
+  int other_cores_known;
+  double other_cores;
   size_t n_ranks;
   gs_rank_record *ranks;          /* owned */
 } gs_run_record;

@@ -167,6 +167,9 @@ gs_scaling_point gs_scaling_point_of(const gs_measurement *m, gs_stats_group *gr
                         .throughput = m->aggregate.throughput, .faults = (int)m->faults.n,
                         .clock_mhz = NAN};
   if (m->world_size > 0) p.rank_bytes = (double)m->cost.bytes / m->world_size;
+  for (size_t r = 0; r < m->n_runs; r++)
+    if (m->runs[r].other_cores_known && m->runs[r].other_cores > p.other_cores)
+      p.other_cores = m->runs[r].other_cores;
   if (groups) {
     for (size_t r = 0; r < m->n_runs; r++)
       groups[r] = (gs_stats_group){m->runs[r].step_seconds, m->runs[r].n_steps};
@@ -196,9 +199,19 @@ void gs_scaling_point_add_document(gs_scaling_point *p, const cJSON *measurement
   }
   if (n) p->clock_mhz = sum / (double)n;
   if (others >= 0) p->other_processes = others;
+  const cJSON *runs = gs_json_member(measurement, "runs");
+  for (const cJSON *r = cJSON_IsArray(runs) ? runs->child : NULL; r; r = r->next) {
+    const double c = gs_json_number_member(r, "host_other_cores");
+    if (isfinite(c) && c > p->other_cores) p->other_cores = c;
+  }
   const double bytes = gs_json_number_member(gs_json_member(measurement, "cost"), "bytes_per_step");
   const double ranks = gs_json_number_member(measurement, "world_size");
   if (isfinite(bytes) && bytes > 0.0 && isfinite(ranks) && ranks >= 1.0) p->rank_bytes = bytes / ranks;
+}
+
+/* See scaling.h. */
+int gs_scaling_cpu_ranks(const char *backend, const char *workload) {
+  return backend && strcmp(backend, "cpu") == 0 && !(workload && strcmp(workload, "exec") == 0);
 }
 
 /* See scaling.h. */
@@ -273,6 +286,25 @@ static void why_add(gs_scaling_assessment *a, const char *fmt, ...) {
   va_end(ap);
 }
 
+/* 1 when other work contended with the CPU ranks of `p` for the host's
+ * cores (see gs_scaling_assess). */
+static int contended(const gs_scaling_point *p, const gs_scaling_host *host) {
+  return host && host->cpu_ranks && host->cores > 0 &&
+         p->other_cores >= GS_SCALING_OTHER_WORK_CORES &&
+         (double)p->world_size + p->other_cores > (double)host->cores;
+}
+
+/* The contention of the runs at 1 and N ranks, as a reason. */
+static void contention_why(gs_scaling_assessment *a, const gs_scaling_point *base,
+                           const gs_scaling_point *p, const gs_scaling_host *host,
+                           const char *lead) {
+  why_add(a, "%s: other work kept up to %.2f of the host's %d cores busy during the runs at 1 "
+             "rank and %.2f at %d ranks, and with the ranks it needed more cores than there "
+             "are: the scheduler's shares of the CPUs, not the division of the work, decide "
+             "these times; a quieter machine would decide it",
+          lead, base->other_cores, host->cores, p->other_cores, p->world_size);
+}
+
 /* A suspect verdict: how far above 100% and the likely causes found among
  * those checked (docs/report.md, "Suspect results"). */
 static void suspect_causes(gs_scaling_assessment *a, const gs_scaling_point *base,
@@ -328,10 +360,13 @@ static void suspect_causes(gs_scaling_assessment *a, const gs_scaling_point *bas
                "work alone can be",
             host->cache_name ? host->cache_name : "cache", p->world_size, each, cache, one);
   }
+  if (contended(base, host) || contended(p, host))
+    contention_why(a, base, p, host, "likely cause");
   if (strlen(a->why) == before)
     why_add(a, "no cause found among those checked (injected faults, a noisier or drifting "
-               "baseline, CPU ranks against cores, host load, SM clocks, other processes on the "
-               "GPUs, a rank's data against its cache where recorded)");
+               "baseline, CPU ranks against cores, host load, other work on the CPUs, SM "
+               "clocks, other processes on the GPUs, a rank's data against its cache where "
+               "recorded)");
 }
 
 /* An inconclusive verdict: what would decide it. With an interval, the runs
@@ -433,8 +468,14 @@ void gs_scaling_assess(const gs_scaling_point *points, size_t n, const gs_scalin
   }
   out->verdict =
       gs_scaling_verdict(out->speedup, out->speedup_low, out->speedup_high, p->world_size);
-  if (out->verdict == GS_VERDICT_SUSPECT) suspect_causes(out, base, p, host);
-  if (out->verdict == GS_VERDICT_INCONCLUSIVE) inconclusive_why(out);
+  if (out->verdict == GS_VERDICT_SUSPECT) {
+    suspect_causes(out, base, p, host);
+  } else if (contended(base, host) || contended(p, host)) {
+    out->verdict = GS_VERDICT_INCONCLUSIVE;
+    contention_why(out, base, p, host, "inconclusive");
+  } else if (out->verdict == GS_VERDICT_INCONCLUSIVE) {
+    inconclusive_why(out);
+  }
 }
 
 /* See scaling.h. */

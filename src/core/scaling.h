@@ -128,6 +128,16 @@ void gs_scaling_verdict_words(gs_verdict verdict, const char *backend, char *out
 void gs_scaling_format_ratio(double value, double low, double high, double scale, int decimals,
                              const char *unit, char *out, size_t size);
 
+/* Cores of other work on the host (in a run, on average) from which CPU
+ * ranks that need every free core are said to contend with it. */
+#define GS_SCALING_OTHER_WORK_CORES 0.25
+
+/* 1 when a measurement's ranks are gpuscale's own CPU ranks, one busy
+ * thread or process each (the cpu backend), 0 otherwise: GPUs, or a
+ * program under `exec`, whose processes run as many threads as it
+ * chooses. What gs_scaling_host.cpu_ranks holds. */
+int gs_scaling_cpu_ranks(const char *backend, const char *workload);
+
 /* What the verdict rule knows of the host a series was measured on, for
  * naming the likely cause of a suspect result. */
 typedef struct {
@@ -153,13 +163,18 @@ typedef struct {
   /* Most compute processes besides the measuring one seen at once on one
    * of its GPUs during the measurement (telemetry); 0 none or unknown. */
   int other_processes;
+  /* The most cores that other work kept busy on the host during one of its
+   * runs (runs[].host_other_cores, core/host_cpu.h); 0 none or unknown. */
+  double other_cores;
   /* The step's memory traffic per rank (cost.bytes / N), the data a rank
    * works on in a step; 0 unknown. */
   double rank_bytes;
 } gs_scaling_point;
 
 /* A measurement as a point: its world size, status ok, aggregate
- * throughput (what the runner measured), faults and its runs' step
+ * throughput (what the runner measured), faults, the most cores of other
+ * work in one of its runs (as gs_scaling_point_add_document reads them
+ * from its document) and its runs' step
  * samples, which `groups` (n_runs entries, owned by the caller, alive as
  * long as the point) is filled to point at; `groups` may be NULL for a
  * point without samples. */
@@ -170,8 +185,9 @@ gs_scaling_point gs_scaling_point_of(const gs_measurement *m, gs_stats_group *gr
  * and cost it writes) and the report: the mean SM clock over its GPUs
  * (telemetry.ranks[].sm_clock_mhz.mean), the most other compute processes
  * on one GPU (telemetry.ranks[].compute_processes.max, less the measuring
- * process) and the bytes per rank (cost.bytes_per_step / world_size). Members
- * that are missing leave the fields as they were. */
+ * process), the most cores other work kept busy in one of its runs
+ * (runs[].host_other_cores) and the bytes per rank (cost.bytes_per_step /
+ * world_size). Members that are missing leave the fields as they were. */
 void gs_scaling_point_add_document(gs_scaling_point *p, const cJSON *measurement);
 
 /* What a document's "environment" says of the cache each rank has to
@@ -221,7 +237,12 @@ typedef struct {
  * (the last such in order), compared with that baseline: its speedup's
  * interval is gs_stats_ratio_interval of the baseline's step times over
  * the point's, scaled to the speedup, and decides the verdict
- * (gs_scaling_verdict). A suspect verdict names the causes it finds. */
+ * (gs_scaling_verdict). A suspect verdict names the causes it finds. On
+ * CPU ranks (host->cpu_ranks, its cores known), a verdict other than
+ * suspect becomes inconclusive where other work contended for the cores
+ * at 1 or at N ranks: it kept at least GS_SCALING_OTHER_WORK_CORES busy and,
+ * with the ranks, more than the host has (docs/statistics.md, "Other work
+ * on the host"). */
 void gs_scaling_assess(const gs_scaling_point *points, size_t n, const gs_scaling_point *base,
                        const gs_scaling_host *host, gs_scaling_assessment *out);
 

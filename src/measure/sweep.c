@@ -3,6 +3,7 @@
  * one document. */
 #include "measure/sweep.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include "runner/runner.h"
 #include "runner/runner_driver.h"
 #include "core/check.h"
+#include "core/host_cpu.h"
 #include "measure/roofline.h"
 
 /* Adds each measurement's telemetry to its entry of "measurements". */
@@ -136,12 +138,22 @@ static gs_status measure_one(sweep_state *st, const gs_run_config *config, size_
   traced.trace_measurement = (int)index;
   gs_status status = gs_trace_measurement_start(config->trace, (int)index, config->label,
                                                 config->backend, d->driver->trace_host_only);
+  // Other work on the host's CPUs while these runs were measured; under a
+  // launcher this process holds one rank, and the others count as other work.
+  gs_host_cpu_sample cpu_before, cpu_after;
+  gs_host_cpu_read(&cpu_before);
   if (status == GS_OK) status = d->driver->measure(d->ctx, &traced, index, m);
+  gs_host_cpu_read(&cpu_after);
+  const double other_cores = config->control ? NAN : gs_host_cpu_other_cores(&cpu_before, &cpu_after);
   // Every driver's failed measurement names its failure the same way.
   if (m->status != GS_OK && !m->failure.present && m->n_runs > 0) gs_runner_name_failure(m);
   gs_trace_measurement_stop(config->trace);
   gs_telemetry_stop(tm);
-  for (size_t r = 0; r < m->n_runs; r++) m->runs[r].sequence = ++st->runs;
+  for (size_t r = 0; r < m->n_runs; r++) {
+    m->runs[r].sequence = ++st->runs;
+    m->runs[r].other_cores_known = isfinite(other_cores);
+    m->runs[r].other_cores = other_cores;
+  }
   if (round == 0) return status;
   if (status == GS_ERR_USAGE) {
     // Not a measurement (the caller stops the sweep): nothing of it is kept.

@@ -649,12 +649,12 @@ static gs_scaling_point row_point(const gs_report *r, const gs_report_row *row,
 
 /* The host of `row`'s document as core/scaling sees it. */
 static gs_scaling_host row_host(const gs_report *r, const gs_report_row *row,
-                                const char *backend) {
+                                const char *backend, const char *workload) {
   const cJSON *cpu = gs_json_member(gs_json_member(r->docs[row->file], "environment"), "cpu");
   const double cores = gs_json_number_member(cpu, "logical_cores");
   gs_scaling_host h = {.cores = isfinite(cores) && cores > 0 && cores < 1e6 ? (int)cores : 0,
                        .load_average = gs_json_number_member(cpu, "load_average"),
-                       .cpu_ranks = strcmp(backend, "cpu") == 0};
+                       .cpu_ranks = gs_scaling_cpu_ranks(backend, workload)};
   const cJSON *device = cJSON_GetArrayItem(gs_json_member(row_measurement(r, row), "devices"), 0);
   gs_scaling_host_add_document(&h, gs_json_member(r->docs[row->file], "environment"), backend,
                                cJSON_IsNumber(device) ? device->valueint : -1);
@@ -758,7 +758,7 @@ gs_status gs_report_series_analyse(gs_report_series *s, const gs_report *r) {
   }
 
   gs_scaling_assessment a;
-  const gs_scaling_host host = s->n_rows ? row_host(r, &s->rows[0], s->backend)
+  const gs_scaling_host host = s->n_rows ? row_host(r, &s->rows[0], s->backend, s->workload)
                                          : (gs_scaling_host){.load_average = NAN};
   for (size_t i = 0; i < s->n_rows; i++) sp.points[i].ok &= !s->rows[i].ingested;
   gs_scaling_assess(sp.points, s->n_rows, base ? &sp.base : NULL, &host, &a);
