@@ -46,7 +46,8 @@ for name in sys.argv[2:]:
     assert m["parallelism"] == {"gpus_per_rank": tp * pp, "option": "pp"}, (name, m["parallelism"])
     v = m["verification"]
     assert v["status"] == "passed" and v["mismatches"] == 0, (name, v)
-    assert "(first of a pipelined replica over processes) vs CPU reference" in v["detail"], (name, v)
+    want = "(first of a pipelined replica over processes) vs CPU reference"
+    assert want in v["detail"], (name, v)
     assert m["llm"]["tokens_per_second"] > 0, (name, m["llm"]["tokens_per_second"])
     p = m["llm"]["pipeline"]
     assert p["stages"] == pp and all(s["busy_seconds"] > 0 for s in p["per_stage"]), (name, p)

@@ -136,11 +136,11 @@ typedef struct {
 
 /* Under a launcher: shard place->shard of stage place->stage of a replica
  * of config->tp x config->pp processes (more than one; on CUDA with
- * stages place->out and place->in given). The first shard of the first stage is the engine the
- * scenario calls: it sends each call to its stage's other shards first,
- * and each shard of the first stage sends it down its column (the same
- * shard of the later stages); the others serve the calls in
- * gs_llm_engine_follow. Destroying the first shard tells the others to
+ * stages place->out and place->in given). The first shard of the first
+ * stage is the engine the scenario calls: it sends each call to its
+ * stage's other shards first, and each shard of the first stage sends it
+ * down its column (the same shard of the later stages); the others serve
+ * the calls in gs_llm_engine_follow. Destroying the first shard tells the others to
  * quit. */
 gs_status gs_llm_engine_create_stage(const gs_llm_engine_config *config, gs_backend backend,
                                      const gs_llm_engine_place *place, gs_llm_engine **out);
