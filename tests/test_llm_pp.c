@@ -14,6 +14,7 @@
 
 #include "workloads/llm/engine.h"
 #include "workloads/llm/llm_pp.h"
+#include "workloads/llm/llm_tp.h"
 #include "workloads/llm/requests.h"
 
 static void test_split(void **state) {
@@ -55,6 +56,25 @@ static void test_micro(void **state) {
 
 /* Prefill of 3 prompts, then decode steps of 3, 3, 2, 1 sequences on
  * `e`, tokens and logits (vocab each) of every call into the outputs. */
+/* The NCCL links between stage processes: link s (stage s to s + 1) in
+ * world s mod 2, the last of an odd pp in world 2, so that no stage sends
+ * and receives on one communicator. */
+static void test_link_worlds(void **state) {
+  (void)state;
+  const int want2[] = {0, 1}, want3[] = {0, 1, 2}, want4[] = {0, 1, 0, 1},
+            want5[] = {0, 1, 0, 1, 2};
+  for (uint32_t s = 0; s < 2; s++) assert_int_equal(gs_llm_link_world(s, 2), want2[s]);
+  for (uint32_t s = 0; s < 3; s++) assert_int_equal(gs_llm_link_world(s, 3), want3[s]);
+  for (uint32_t s = 0; s < 4; s++) assert_int_equal(gs_llm_link_world(s, 4), want4[s]);
+  for (uint32_t s = 0; s < 5; s++) assert_int_equal(gs_llm_link_world(s, 5), want5[s]);
+  for (uint32_t pp = 2; pp <= 64; pp++)
+    for (uint32_t s = 0; s < pp; s++) {
+      const int out = gs_llm_link_world(s, pp), in = gs_llm_link_world((s + pp - 1) % pp, pp);
+      assert_true(out >= 0 && out < GS_LLM_LINK_WORLDS);
+      assert_int_not_equal(out, in);
+    }
+}
+
 static void run(gs_llm_engine *e, const gs_llm_engine_config *c, int32_t *tokens, float *logits) {
   int32_t storage[3][8];
   const int32_t *prompts[3];
@@ -120,6 +140,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_split),
       cmocka_unit_test(test_micro),
+      cmocka_unit_test(test_link_worlds),
       cmocka_unit_test(test_pipeline_equals_whole_model),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

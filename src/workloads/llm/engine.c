@@ -383,9 +383,10 @@ gs_status gs_llm_engine_create_stage(const gs_llm_engine_config *config, gs_back
   *out = NULL;
   const uint32_t pp = config->pp ? config->pp : 1, tp = config->tp ? config->tp : 1;
   const uint32_t stage = place->stage;
-  // Pipeline transfers between processes are host messages: CPU only.
+  // Between processes the CPU stages send over the job's world, the GPU
+  // stages over their NCCL links.
   if (pp * tp < 2 || stage >= pp || place->shard >= tp || (tp > 1 && !place->tp.comm) ||
-      (backend == GS_BACKEND_CUDA && pp > 1))
+      (backend == GS_BACKEND_CUDA && pp > 1 && (!place->out || !place->in)))
     GS_BUG("llm shard %u of stage %u (tp %u, pp %u, %s) over processes", place->shard, stage, tp,
            pp, backend == GS_BACKEND_CUDA ? "cuda" : "cpu");
   gs_llm_engine *e = calloc(1, sizeof *e);
@@ -413,7 +414,8 @@ gs_status gs_llm_engine_create_stage(const gs_llm_engine_config *config, gs_back
     sh->config.layer_end = config->stage_first[stage + 1];
     // Process first_rank + s tp + j is shard j of stage s: a shard's
     // column is the same shard of every stage.
-    sh->out = sh->in = place->control;
+    sh->out = backend == GS_BACKEND_CUDA ? place->out : place->control;
+    sh->in = backend == GS_BACKEND_CUDA ? place->in : place->control;
     sh->out_peer = place->first_rank + (int)(((stage + 1) % pp) * tp + place->shard);
     sh->in_peer = place->first_rank + (int)(((stage + pp - 1) % pp) * tp + place->shard);
   }

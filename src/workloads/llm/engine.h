@@ -124,20 +124,23 @@ void gs_llm_engine_set_late(gs_llm_engine *e, uint32_t shard, double seconds);
 /* Where one shard of a replica over processes sits (under a launcher, one
  * process per shard): process first_rank + stage x tp + shard. */
 typedef struct {
-  gs_comm *control;  /* the job's world: the calls and the pipeline's transfers */
+  gs_comm *control;  /* the job's world: the calls (and on the CPU backend the
+                        pipeline's transfers) */
   gs_llm_tp_comm tp; /* tp > 1: the collectives of the stage's shards (a group) */
+  gs_comm *out, *in; /* CUDA with stages: the NCCL links to the next stage and from
+                        the one before (gs_llm_process_join; ranks are processes) */
   int first_rank;    /* the replica's first process */
   uint32_t stage, shard;
   int device;        /* CUDA ordinal; unused on the CPU backend */
 } gs_llm_engine_place;
 
 /* Under a launcher: shard place->shard of stage place->stage of a replica
- * of config->tp x config->pp processes (more than one; CUDA without
- * stages only). The first shard of the first stage is the engine the
- * scenario calls: it sends each call to its stage's other shards first,
- * and each shard of the first stage sends it down its column (the same
- * shard of the later stages); the others serve the calls in
- * gs_llm_engine_follow. Destroying the first shard tells the others to
+ * of config->tp x config->pp processes (more than one; on CUDA with
+ * stages place->out and place->in given). The first shard of the first
+ * stage is the engine the scenario calls: it sends each call to its
+ * stage's other shards first, and each shard of the first stage sends it
+ * down its column (the same shard of the later stages); the others serve
+ * the calls in gs_llm_engine_follow. Destroying the first shard tells the others to
  * quit. */
 gs_status gs_llm_engine_create_stage(const gs_llm_engine_config *config, gs_backend backend,
                                      const gs_llm_engine_place *place, gs_llm_engine **out);

@@ -29,7 +29,11 @@ typedef struct {
   gs_llm_tp_comm tp; /* the stage's other shards; tp.comm NULL without tensor parallelism */
   /* Pipeline transfers (NULL without stages): `out` sends to the same
    * shard of the next stage (the last stage: of the first), `in` receives
-   * from the one before; each a world of the two (rank 0 sends). */
+   * from the one before; in one process each a world of the two (rank 0
+   * sends), between processes the job's world (CPU) or an NCCL link of
+   * every process (CUDA, gs_llm_process_join), whose ranks are processes.
+   * Between processes a call's header and the logits go over the job's
+   * world (engine->control) on both backends. */
   gs_comm *out, *in;
   int out_peer, in_peer; /* their ranks in those worlds */
   /* CUDA pipeline: transfer streams and per micro-batch events, made by

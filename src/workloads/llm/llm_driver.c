@@ -85,27 +85,31 @@ static int replicas_verified(const gs_run_config *config, const gs_llm_engine_co
 
 /* Under a launcher, replicas of tp shards x pp stages are checked over
  * their processes (gs_llm_verify_processes); with tp > 1 every process
- * takes part in the split of the job into the stages' groups. */
+ * takes part in the split of the job into the stages' groups, and on
+ * CUDA with stages in the making of the pipeline's links. */
 static gs_status verify_over_processes(const gs_run_config *config,
                                        const gs_llm_engine_config *layout,
                                        gs_verification *verify) {
   const int tp = layout->tp ? (int)layout->tp : 1, per = tp * (layout->pp ? (int)layout->pp : 1);
   const int me = config->process_rank, at = me % per;
-  gs_llm_tp_groups groups = {0};
-  if (tp > 1)
-    GS_TRY(gs_llm_tp_join(config->control, config->backend, config->devices[me], (uint32_t)tp,
-                          config->comm_timeout_seconds, &groups));
+  const uint32_t pp = layout->pp ? layout->pp : 1;
+  gs_llm_process_comms groups = {0};
+  if (tp > 1 || (pp > 1 && config->backend == GS_BACKEND_CUDA))
+    GS_TRY(gs_llm_process_join(config->control, config->backend, config->devices[me],
+                               (uint32_t)tp, pp, config->comm_timeout_seconds, &groups));
   gs_status status = GS_OK;
   if (me < config->world_size) {
     const gs_llm_engine_place place = {.control = gs_comm_world_rank(config->control, 0),
                                        .tp = groups.tp,
+                                       .out = groups.out,
+                                       .in = groups.in,
                                        .first_rank = me - at,
                                        .stage = (uint32_t)(at / tp),
                                        .shard = (uint32_t)(at % tp),
                                        .device = config->devices[me]};
     status = gs_llm_verify_processes(layout, config->backend, &place, &verify[me / per]);
   }
-  gs_llm_tp_leave(&groups, status != GS_OK);
+  gs_llm_process_leave(&groups, status != GS_OK);
   return status;
 }
 
@@ -373,10 +377,6 @@ static gs_status driver_configure(void *opts, const gs_given_options *given,
   if (config->control && o->dispatch == GS_LLM_DISPATCH_DYNAMIC)
     return gs_error(GS_ERR_USAGE, "option --dispatch dynamic: not available under a launcher "
                     "(one process per rank); use --dispatch static, or one process");
-  if (config->control && o->pp > 1 && config->backend == GS_BACKEND_CUDA)
-    return gs_error(GS_ERR_USAGE, "option --pp: under a launcher the stages are processes, on the "
-                    "CPU backend only so far; on GPUs run without the launcher (the stages are "
-                    "threads of one process)");
   GS_TRY(gs_llm_options_for_backend(opts, config->backend));
   return o->layouts ? choose_layouts(opts, config) : GS_OK;
 }

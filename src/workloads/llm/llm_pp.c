@@ -75,17 +75,25 @@ static micro_batch micro_of(const gs_llm_engine *e, size_t groups, size_t j) {
   return mb;
 }
 
+/* Where a transfer goes: a micro-batch's stream or tokens (DATA) over
+ * sh->out and sh->in, device buffers on CUDA; a call's header or the
+ * logits (HOST, host buffers) between processes over the job's world. */
+enum { DATA = 0, HOST = 1 };
+
 /* Sends (to the next stage, over sh->out) or receives (from the stage
  * before, over sh->in) one micro-batch's transfer, on `stream` on CUDA;
- * a failure names both stages. */
-static gs_status transfer(engine_shard *sh, int send, void *buf, size_t count, gs_dtype dtype,
-                          const micro_batch *mb, const char *what, cudaStream_t stream) {
+ * `via` HOST: over the job's world between processes. A failure names
+ * both stages. */
+static gs_status transfer(engine_shard *sh, int via, int send, void *buf, size_t count,
+                          gs_dtype dtype, const micro_batch *mb, const char *what,
+                          cudaStream_t stream) {
   const gs_llm_engine *e = sh->engine;
   const uint32_t peer_stage = (send ? sh->stage + 1 : sh->stage + e->stages - 1) % e->stages;
   gs_comm_p2p_op op = {.send = send, .buf = buf, .count = count, .dtype = dtype,
                        .peer = send ? sh->out_peer : sh->in_peer};
+  gs_comm *comm = via == HOST && e->remote ? e->control : send ? sh->out : sh->in;
   gs_trace_begin(GS_TRACE_COMM, send ? "pp send" : "pp recv", (int64_t)mb->j, stream);
-  gs_status st = gs_comm_p2p(send ? sh->out : sh->in, &op, 1, stream);
+  gs_status st = gs_comm_p2p(comm, &op, 1, stream);
   gs_trace_end();
   if (st == GS_OK) return GS_OK;
   return gs_error(st, "llm pipeline stage %u of %u, %s %s of micro-batch %zu %s stage %u: %s",
@@ -127,7 +135,7 @@ static gs_status cpu_call(engine_shard *sh, size_t groups) {
   for (size_t j = 0; j < groups; j++) {
     const micro_batch mb = micro_of(e, groups, j);
     if (sh->stage > 0)
-      GS_TRY(transfer(sh, 0, sh->hidden, mb.rows * hidden, GS_DTYPE_FLOAT, &mb,
+      GS_TRY(transfer(sh, DATA, 0, sh->hidden, mb.rows * hidden, GS_DTYPE_FLOAT, &mb,
                       "the residual stream", NULL));
     const double began = gs_time_seconds();
     gs_trace_begin(GS_TRACE_COMPUTE, "pp stage", (int64_t)j, NULL);
@@ -136,14 +144,16 @@ static gs_status cpu_call(engine_shard *sh, size_t groups) {
     sh->busy += gs_time_seconds() - began;
     GS_TRY(st);
     if (!last)
-      GS_TRY(transfer(sh, 1, sh->hidden, mb.rows * hidden, GS_DTYPE_FLOAT, &mb,
+      GS_TRY(transfer(sh, DATA, 1, sh->hidden, mb.rows * hidden, GS_DTYPE_FLOAT, &mb,
                       "the residual stream", NULL));
     else
-      GS_TRY(transfer(sh, 1, sh->tokens + mb.first, mb.count, GS_DTYPE_INT32, &mb, "tokens", NULL));
+      GS_TRY(transfer(sh, DATA, 1, sh->tokens + mb.first, mb.count, GS_DTYPE_INT32, &mb,
+                      "tokens", NULL));
   }
   for (size_t j = 0; sh->stage == 0 && j < groups; j++) {
     const micro_batch mb = micro_of(e, groups, j);
-    GS_TRY(transfer(sh, 0, sh->tokens + mb.first, mb.count, GS_DTYPE_INT32, &mb, "tokens", NULL));
+    GS_TRY(transfer(sh, DATA, 0, sh->tokens + mb.first, mb.count, GS_DTYPE_INT32, &mb,
+                    "tokens", NULL));
   }
   return gs_comm_p2p_drain(sh->out);
 }
@@ -212,7 +222,7 @@ static gs_status cuda_call(engine_shard *sh, size_t groups) {
     const micro_batch mb = micro_of(e, groups, j);
     float *h = gs_llm_gpu_stage_hidden(m, mb.row0);
     if (sh->stage > 0) {
-      GS_TRY(transfer(sh, 0, h, mb.rows * hidden, GS_DTYPE_FLOAT, &mb, "the residual stream",
+      GS_TRY(transfer(sh, DATA, 0, h, mb.rows * hidden, GS_DTYPE_FLOAT, &mb, "the residual stream",
                       sh->recv_stream));
       GS_CHECK_CUDA(cudaEventRecord(sh->arrived[j], sh->recv_stream));
       GS_CHECK_CUDA(cudaStreamWaitEvent(cs, sh->arrived[j], 0));
@@ -225,17 +235,17 @@ static gs_status cuda_call(engine_shard *sh, size_t groups) {
     GS_CHECK_CUDA(cudaEventRecord(sh->ready[j], cs));
     GS_CHECK_CUDA(cudaStreamWaitEvent(sh->send_stream, sh->ready[j], 0));
     if (!last)
-      GS_TRY(transfer(sh, 1, h, mb.rows * hidden, GS_DTYPE_FLOAT, &mb, "the residual stream",
+      GS_TRY(transfer(sh, DATA, 1, h, mb.rows * hidden, GS_DTYPE_FLOAT, &mb, "the residual stream",
                       sh->send_stream));
     else
-      GS_TRY(transfer(sh, 1, gs_llm_gpu_stage_tokens(m, mb.first), mb.count, GS_DTYPE_INT32, &mb,
-                      "tokens", sh->send_stream));
+      GS_TRY(transfer(sh, DATA, 1, gs_llm_gpu_stage_tokens(m, mb.first), mb.count,
+                      GS_DTYPE_INT32, &mb, "tokens", sh->send_stream));
   }
   for (size_t j = 0; sh->stage == 0 && j < groups; j++) {
     const micro_batch mb = micro_of(e, groups, j);
     GS_CHECK_CUDA(cudaStreamWaitEvent(sh->recv_stream, sh->ready[j], 0));
-    GS_TRY(transfer(sh, 0, gs_llm_gpu_stage_tokens(m, mb.first), mb.count, GS_DTYPE_INT32, &mb,
-                    "tokens", sh->recv_stream));
+    GS_TRY(transfer(sh, DATA, 0, gs_llm_gpu_stage_tokens(m, mb.first), mb.count,
+                    GS_DTYPE_INT32, &mb, "tokens", sh->recv_stream));
   }
   // The next call starts after every stream below is done: the tokens the
   // first stage received are in place for its next embedding.
@@ -248,8 +258,9 @@ static gs_status cuda_call(engine_shard *sh, size_t groups) {
     GS_CHECK_CUDA(cudaEventElapsedTime(&ms, sh->began[j], sh->ready[j]));
     sh->busy += 1e-3 * ms;
   }
-  if (sh->stage == 0) return gs_llm_gpu_stage_fetch(m, e->n, sh->tokens);
-  return GS_OK;
+  if (sh->stage == 0) GS_TRY(gs_llm_gpu_stage_fetch(m, e->n, sh->tokens));
+  // Between processes the call's header went on over the job's world.
+  return e->remote ? gs_comm_p2p_drain(e->control) : GS_OK;
 }
 
 /* The header of a call: op, n, next, then n prompt lengths (a prefill's). */
@@ -281,7 +292,7 @@ gs_status gs_llm_pp_header_send(engine_shard *sh, engine_op op) {
   uint32_t h[HEADER_WORDS];
   header_fill(sh->engine, op, h);
   const micro_batch mb = {0};
-  return transfer(sh, 1, h, HEADER_WORDS, GS_DTYPE_UINT32, &mb, "the call", NULL);
+  return transfer(sh, HOST, 1, h, HEADER_WORDS, GS_DTYPE_UINT32, &mb, "the call", NULL);
 }
 
 gs_status gs_llm_pp_header_next(engine_shard *sh, engine_op *op, size_t *n, size_t *next,
@@ -289,9 +300,9 @@ gs_status gs_llm_pp_header_next(engine_shard *sh, engine_op *op, size_t *n, size
   const gs_llm_engine *e = sh->engine;
   uint32_t h[HEADER_WORDS];
   const micro_batch mb = {0};
-  GS_TRY(transfer(sh, 0, h, HEADER_WORDS, GS_DTYPE_UINT32, &mb, "the call", NULL));
+  GS_TRY(transfer(sh, HOST, 0, h, HEADER_WORDS, GS_DTYPE_UINT32, &mb, "the call", NULL));
   if (sh->stage + 1 < e->stages)
-    GS_TRY(transfer(sh, 1, h, HEADER_WORDS, GS_DTYPE_UINT32, &mb, "the call", NULL));
+    GS_TRY(transfer(sh, HOST, 1, h, HEADER_WORDS, GS_DTYPE_UINT32, &mb, "the call", NULL));
   header_read(sh, h, op, n, next, lengths);
   return GS_OK;
 }
@@ -356,16 +367,19 @@ gs_status gs_llm_pp_logits(engine_shard *sh) {
   const micro_batch mb = {0};
   if (sh->stage == 0) GS_TRY(gs_llm_pp_header_send(sh, OP_LOGITS));
   if (last) {
+    // Gathered over the stage's shards (a collective on both backends).
     float *whole = first ? malloc(count * sizeof *whole) : NULL;
     if (first && !whole) return gs_error(GS_ERR_NOMEM, "cannot allocate %zu logits", count);
-    gs_status st = gs_llm_engine_cpu_logits(sh, whole);
-    if (st == GS_OK && first) st = transfer(sh, 1, whole, count, GS_DTYPE_FLOAT, &mb, "logits", NULL);
+    gs_status st = sh->gpu ? gs_llm_gpu_logits(sh->gpu, e->n, whole)
+                           : gs_llm_engine_cpu_logits(sh, whole);
+    if (st == GS_OK && first)
+      st = transfer(sh, HOST, 1, whole, count, GS_DTYPE_FLOAT, &mb, "logits", NULL);
     free(whole);
     GS_TRY(st);
   }
   if (sh->stage == 0 && first)
-    GS_TRY(transfer(sh, 0, e->logits_out, count, GS_DTYPE_FLOAT, &mb, "logits", NULL));
-  return gs_comm_p2p_drain(sh->out);
+    GS_TRY(transfer(sh, HOST, 0, e->logits_out, count, GS_DTYPE_FLOAT, &mb, "logits", NULL));
+  return gs_comm_p2p_drain(e->control);
 }
 
 gs_status gs_llm_pp_call(engine_shard *sh) {

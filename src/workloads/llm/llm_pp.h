@@ -60,11 +60,11 @@ gs_status gs_llm_pp_call_announce(engine_shard *sh, engine_op op);
 gs_status gs_llm_pp_call_receive(engine_shard *sh, engine_op *op, size_t *n, size_t *next,
                                  uint32_t *lengths, int32_t *prompts);
 
-/* A CPU replica over processes with stages: the logits of the last call.
- * Each shard of the first stage passes the call down its column; the
- * last stage gathers them over its shards and its first shard sends them
- * to the first shard of the first stage, which writes them to
- * e->logits_out. */
+/* A replica over processes with stages (CPU or CUDA): the logits of the
+ * last call. Each shard of the first stage passes the call down its
+ * column; the last stage gathers them over its shards and its first
+ * shard sends them (host memory, over the job's world) to the first
+ * shard of the first stage, which writes them to e->logits_out. */
 gs_status gs_llm_pp_logits(engine_shard *sh);
 
 /* Frees a shard's CUDA pipeline streams and events (its GPU current);

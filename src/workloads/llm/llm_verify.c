@@ -249,7 +249,8 @@ static gs_status verify_with(const gs_llm_engine_config *layout, gs_backend back
       "token positions (prefill and decode; SIMT, tensor-core and cuBLAS paths), max |diff| %.3g "
       "(tolerance %.3g = %.0e x max |logit|), %llu mismatches%s; decoding with each next step "
       "launched ahead: %llu of %llu tokens differ",
-      device, pp > 1   ? " (first of a pipelined replica)"
+      device, pp > 1 && place ? " (first of a pipelined replica over processes)"
+              : pp > 1 ? " (first of a pipelined replica)"
               : place  ? " (first of a tensor-parallel replica over processes)"
               : tp > 1 ? " (first of a tensor-parallel replica)"
                        : "",

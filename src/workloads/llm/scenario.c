@@ -58,8 +58,10 @@ typedef struct {
   double *slots;
   uint64_t n_slots;
   // Under a launcher with tp > 1: this process's stage's shards (a group
-  // of the job's world), else {0}.
+  // of the job's world), else {0}; on CUDA with stages its NCCL links to
+  // the next and the previous stage, else NULL.
   gs_llm_tp_comm tp;
+  gs_comm *link_out, *link_in;
 } scenario_shared;
 
 typedef struct {
@@ -373,6 +375,7 @@ static gs_status replica_setup(replica *r) {
   if (sh->run->control && g > 1) {
     const gs_llm_engine_place place = {.control = gs_comm_world_rank(sh->run->control, 0),
                                        .tp = sh->tp, .first_rank = sh->run->process_rank,
+                                       .out = sh->link_out, .in = sh->link_in,
                                        .device = devices[0]};
     GS_TRY(gs_llm_engine_create_stage(&c->engine, sh->run->backend, &place, &r->engine));
     gs_llm_engine_set_late(r->engine, 0,
@@ -529,6 +532,7 @@ static void follow_stage(scenario_shared *sh, gs_llm_process_part *part, gs_stat
   gs_llm_engine *e = NULL;
   const gs_llm_engine_place place = {.control = gs_comm_world_rank(run->control, 0),
                                      .tp = sh->tp, .first_rank = me - at,
+                                     .out = sh->link_out, .in = sh->link_in,
                                      .stage = (uint32_t)(at / part->tp),
                                      .shard = (uint32_t)(at % part->tp),
                                      .device = run->devices[me]};
@@ -600,10 +604,8 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
   const int tp = (config->engine.tp ? (int)config->engine.tp : 1) *
                  (config->engine.pp ? (int)config->engine.pp : 1); /* ranks per replica */
   const int shards = config->engine.tp ? (int)config->engine.tp : 1; /* per stage */
-  // The CLI measures whole replicas only, and under a launcher pipelines
-  // on the CPU backend only.
-  if (run->world_size % tp != 0 ||
-      (run->control && config->engine.pp > 1 && run->backend == GS_BACKEND_CUDA))
+  // The CLI measures whole replicas only.
+  if (run->world_size % tp != 0)
     GS_BUG("llm scenario: %d ranks%s are not whole replicas of %d", run->world_size,
            run->control ? " under a launcher" : "", tp);
   int world = run->world_size / tp; /* replicas */
@@ -667,13 +669,15 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
     queues_ready = queues_ready && pthread_mutex_init(&sh->slots_mutex, NULL) == 0;
   }
   // Under a launcher a stage's shards, consecutive processes, have a group
-  // of their own (every process takes part in the split).
-  gs_llm_tp_groups groups = {0};
-  if (mpi && shards > 1) {
-    status = gs_llm_tp_join(run->control, run->backend, run->devices[run->process_rank],
-                            (uint32_t)shards, run->comm_timeout_seconds, &groups);
+  // of their own, and GPU stages their links (every process takes part).
+  gs_llm_process_comms groups = {0};
+  if (mpi && (shards > 1 || (stages > 1 && run->backend == GS_BACKEND_CUDA))) {
+    status = gs_llm_process_join(run->control, run->backend, run->devices[run->process_rank],
+                                 (uint32_t)shards, stages, run->comm_timeout_seconds, &groups);
     if (status != GS_OK) goto done;
     sh->tp = groups.tp;
+    sh->link_out = groups.out;
+    sh->link_in = groups.in;
   }
   // Each shard's process records its own arrivals on the job's world,
   // whose clocks the recorders align (collective over every process).
@@ -730,7 +734,7 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
     if (out->replicas[k].status != GS_OK)
       status = gs_error(out->replicas[k].status, "replica %d: %s", k, out->replicas[k].error);
   if (status == GS_OK) status = clock != GS_OK ? clock : gathered;
-  gs_llm_tp_leave(&groups, status != GS_OK);
+  gs_llm_process_leave(&groups, status != GS_OK);
   for (int k = 0; k < world; k++) {
     gs_llm_queue_destroy(&sh->rank_queue[k]);
     replica_free(&reps[k]);
