@@ -448,7 +448,10 @@ void gs_comm_arrival_slot(gs_comm *comm);
  * "Arrival skew"): `entry` recorded before the slot's first collective
  * with nothing enqueued on that stream between them, `exit` recorded after
  * its last collective, nothing between; either NULL for the recorder's
- * own. Both made on this rank's device with timing enabled, recorded after
+ * own. A lent entry is taken no earlier than the host clock read when the
+ * slot's first collective is called (the stream reached the collective when
+ * its previous work ended or when the call enqueued it, whichever came
+ * later). Both made on this rank's device with timing enabled, recorded after
  * gs_comm_arrival_start and before gs_comm_arrival_take, neither recorded
  * again nor destroyed until that take has returned (one event may be one
  * slot's exit and the next one's entry). Call after gs_comm_arrival_slot,

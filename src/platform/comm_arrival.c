@@ -10,7 +10,10 @@
  *    event whose host time is known within half the time its record and
  *    synchronize took; a caller that records events at those stream
  *    positions anyway lends them to the slot (gs_comm_arrival_lend) and
- *    the recorder records none of its own there;
+ *    the recorder records none of its own there: a lent entry (the end of
+ *    the stream's previous work) is then taken no earlier than the host
+ *    clock read just before the call (its enqueue, when the stream ran
+ *    idle before it);
  *  - processes on other hosts: each host clock offset against process 0's
  *    by a ping-pong over MPI (16 rounds per process, the round with the
  *    smallest round trip kept; error bound half that round trip).
@@ -36,6 +39,7 @@ struct comm_arrival {
   double *entry, *exit;     /* cpu: host seconds per slot */
   cudaEvent_t *events;      /* cuda: entry, exit of each slot */
   cudaEvent_t *lent;        /* cuda: the caller's entry, exit of each slot, NULL: events' */
+  double *called;           /* cuda, lent entry: host seconds just before the first call */
   size_t events_made;
   cudaEvent_t anchor[2];
   int anchor_made;
@@ -53,6 +57,7 @@ void comm_arrival_release(gs_comm *c) {
   for (int e = 0; e < a->anchor_made; e++) cudaEventDestroy(a->anchor[e]);
   free(a->events);
   free(a->lent);
+  free(a->called);
   free(a->marked);
   free(a->entry);
   free(a->exit);
@@ -192,11 +197,13 @@ gs_status gs_comm_arrival_start(gs_comm *c, size_t slots, cudaStream_t stream,
   if (on_device(c)) {
     a->events = calloc(2 * slots, sizeof *a->events);
     a->lent = calloc(2 * slots, sizeof *a->lent);
+    a->called = malloc(slots * sizeof *a->called);
   } else {
     a->entry = malloc(slots * sizeof *a->entry);
     a->exit = malloc(slots * sizeof *a->exit);
   }
-  if (!a->marked || (on_device(c) ? !a->events || !a->lent : !a->entry || !a->exit)) {
+  const int made = on_device(c) ? a->events && a->lent && a->called : a->entry && a->exit;
+  if (!a->marked || !made) {
     comm_arrival_release(c);
     return gs_error(GS_ERR_NOMEM, "cannot allocate %zu arrival slots", slots);
   }
@@ -245,8 +252,13 @@ gs_status comm_arrival_enter(gs_comm *c, cudaStream_t stream) {
     a->entry[s] = gs_time_seconds();
     return GS_OK;
   }
-  // A lent entry was recorded at this stream position by the caller.
-  if (!a->lent[2 * s]) GS_CHECK_CUDA(cudaEventRecord(a->events[2 * s], stream));
+  // The caller recorded the entry at this stream position; the host's
+  // time of the call bounds it from below (take).
+  if (a->lent[2 * s]) {
+    a->called[s] = gs_time_seconds();
+    return GS_OK;
+  }
+  GS_CHECK_CUDA(cudaEventRecord(a->events[2 * s], stream));
   return GS_OK;
 }
 
@@ -281,8 +293,14 @@ gs_status gs_comm_arrival_take(gs_comm *c, double *entry, double *exit, size_t *
     cudaEvent_t out_event = a->lent[2 * s + 1] ? a->lent[2 * s + 1] : a->events[2 * s + 1];
     GS_CHECK_CUDA(cudaEventElapsedTime(&in, a->anchor[0], in_event));
     GS_CHECK_CUDA(cudaEventElapsedTime(&out, a->anchor[0], out_event));
-    entry[s] = a->anchor_host + (double)in * 1e-3 + a->clock.offset_seconds;
-    exit[s] = a->anchor_host + (double)out * 1e-3 + a->clock.offset_seconds;
+    entry[s] = a->anchor_host + (double)in * 1e-3;
+    exit[s] = a->anchor_host + (double)out * 1e-3;
+    // A lent entry marks the end of the stream's previous work; the stream
+    // reached the call no earlier than the host enqueued it, and no later
+    // than its exit (a host time past it is the anchor's error).
+    if (a->lent[2 * s] && a->called[s] > entry[s]) entry[s] = fmin(a->called[s], exit[s]);
+    entry[s] += a->clock.offset_seconds;
+    exit[s] += a->clock.offset_seconds;
   }
   *n = a->used;
   a->used = 0;
