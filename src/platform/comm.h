@@ -420,8 +420,9 @@ int gs_comm_separate_hosts(void);
  * A slot's entry is its first collective's, its exit its last one's; a
  * collective before the first slot is not marked. cuda: CUDA events on the
  * call's stream (when the stream reached the call: the device's arrival),
- * placed on the host clock by an anchor event; cpu: the monotonic clock
- * around the call. Marking allocates nothing. */
+ * the recorder's own or lent by the caller (gs_comm_arrival_lend), placed
+ * on the host clock by an anchor event; cpu: the monotonic clock around
+ * the call. Marking allocates nothing. */
 typedef struct {
   const char *clock;      /* "host" or "device" */
   const char *alignment;  /* "shared" (one host's clock) or "ping-pong" */
@@ -440,6 +441,23 @@ gs_status gs_comm_arrival_start(gs_comm *comm, size_t slots, cudaStream_t stream
 /* Opens the next slot: the collectives from here on are its (GS_BUG past
  * the recorder's slots; nothing without a recorder). */
 void gs_comm_arrival_slot(gs_comm *comm);
+
+/* cuda: lends the open slot events the caller records on the stream of
+ * the slot's collectives anyway, so that the recorder records none of its
+ * own there (coll's per-iteration timing events; docs/stragglers.md,
+ * "Arrival skew"): `entry` recorded before the slot's first collective
+ * with nothing enqueued on that stream between them, `exit` recorded after
+ * its last collective, nothing between; either NULL for the recorder's
+ * own. A lent entry is taken no earlier than the host clock read when the
+ * slot's first collective is called (the stream reached the collective when
+ * its previous work ended or when the call enqueued it, whichever came
+ * later). Both made on this rank's device with timing enabled, recorded after
+ * gs_comm_arrival_start and before gs_comm_arrival_take, neither recorded
+ * again nor destroyed until that take has returned (one event may be one
+ * slot's exit and the next one's entry). Call after gs_comm_arrival_slot,
+ * before the slot's first collective (GS_BUG otherwise, and on the cpu
+ * backend); nothing without a recorder. Rank thread. */
+void gs_comm_arrival_lend(gs_comm *comm, cudaEvent_t entry, cudaEvent_t exit);
 
 /* After the slots' work completed: each opened slot's entry and exit
  * seconds on process 0's clock (NaN for a slot without a collective) into

@@ -8,7 +8,12 @@
  *    (when the stream reached the collective: the rank's arrival on the
  *    device) and after it, placed on the host clock through an anchor
  *    event whose host time is known within half the time its record and
- *    synchronize took;
+ *    synchronize took; a caller that records events at those stream
+ *    positions anyway lends them to the slot (gs_comm_arrival_lend) and
+ *    the recorder records none of its own there: a lent entry (the end of
+ *    the stream's previous work) is then taken no earlier than the host
+ *    clock read just before the call (its enqueue, when the stream ran
+ *    idle before it);
  *  - processes on other hosts: each host clock offset against process 0's
  *    by a ping-pong over MPI (16 rounds per process, the round with the
  *    smallest round trip kept; error bound half that round trip).
@@ -33,6 +38,8 @@ struct comm_arrival {
   unsigned char *marked;    /* per slot: 1 when a collective marked it */
   double *entry, *exit;     /* cpu: host seconds per slot */
   cudaEvent_t *events;      /* cuda: entry, exit of each slot */
+  cudaEvent_t *lent;        /* cuda: the caller's entry, exit of each slot, NULL: events' */
+  double *called;           /* cuda, lent entry: host seconds just before the first call */
   size_t events_made;
   cudaEvent_t anchor[2];
   int anchor_made;
@@ -49,6 +56,8 @@ void comm_arrival_release(gs_comm *c) {
   for (size_t e = 0; e < a->events_made; e++) cudaEventDestroy(a->events[e]);
   for (int e = 0; e < a->anchor_made; e++) cudaEventDestroy(a->anchor[e]);
   free(a->events);
+  free(a->lent);
+  free(a->called);
   free(a->marked);
   free(a->entry);
   free(a->exit);
@@ -187,11 +196,14 @@ gs_status gs_comm_arrival_start(gs_comm *c, size_t slots, cudaStream_t stream,
   a->marked = calloc(slots, 1);
   if (on_device(c)) {
     a->events = calloc(2 * slots, sizeof *a->events);
+    a->lent = calloc(2 * slots, sizeof *a->lent);
+    a->called = malloc(slots * sizeof *a->called);
   } else {
     a->entry = malloc(slots * sizeof *a->entry);
     a->exit = malloc(slots * sizeof *a->exit);
   }
-  if (!a->marked || (on_device(c) ? !a->events : !a->entry || !a->exit)) {
+  const int made = on_device(c) ? a->events && a->lent && a->called : a->entry && a->exit;
+  if (!a->marked || !made) {
     comm_arrival_release(c);
     return gs_error(GS_ERR_NOMEM, "cannot allocate %zu arrival slots", slots);
   }
@@ -214,8 +226,20 @@ void gs_comm_arrival_slot(gs_comm *c) {
   if (a->used == a->slots)
     GS_BUG("rank %d: arrival slot %zu of a recorder of %zu", c->rank, a->used + 1, a->slots);
   a->marked[a->used] = 0;
+  if (a->lent) a->lent[2 * a->used] = a->lent[2 * a->used + 1] = NULL;
   a->used++;
   a->entered = 0;
+}
+
+void gs_comm_arrival_lend(gs_comm *c, cudaEvent_t entry, cudaEvent_t exit) {
+  struct comm_arrival *a = c->arrival;
+  if (!a) return;
+  if (!on_device(c)) GS_BUG("rank %d: CUDA events lent to a cpu arrival recorder", c->rank);
+  if (a->used == 0 || a->entered)
+    GS_BUG("rank %d: events lent to %s", c->rank,
+           a->used == 0 ? "no open arrival slot" : "an arrival slot already entered");
+  a->lent[2 * (a->used - 1)] = entry;
+  a->lent[2 * (a->used - 1) + 1] = exit;
 }
 
 gs_status comm_arrival_enter(gs_comm *c, cudaStream_t stream) {
@@ -226,6 +250,12 @@ gs_status comm_arrival_enter(gs_comm *c, cudaStream_t stream) {
   a->marked[s] = 1;
   if (!on_device(c)) {
     a->entry[s] = gs_time_seconds();
+    return GS_OK;
+  }
+  // The caller recorded the entry at this stream position; the host's
+  // time of the call bounds it from below (take).
+  if (a->lent[2 * s]) {
+    a->called[s] = gs_time_seconds();
     return GS_OK;
   }
   GS_CHECK_CUDA(cudaEventRecord(a->events[2 * s], stream));
@@ -240,8 +270,9 @@ gs_status comm_arrival_leave(gs_comm *c, cudaStream_t stream) {
     a->exit[s] = gs_time_seconds();
     return GS_OK;
   }
-  // A later collective of the slot records it again: the last one's exit.
-  GS_CHECK_CUDA(cudaEventRecord(a->events[2 * s + 1], stream));
+  // A later collective of the slot records it again: the last one's exit;
+  // a lent exit the caller records after the slot's last collective.
+  if (!a->lent[2 * s + 1]) GS_CHECK_CUDA(cudaEventRecord(a->events[2 * s + 1], stream));
   return GS_OK;
 }
 
@@ -258,10 +289,18 @@ gs_status gs_comm_arrival_take(gs_comm *c, double *entry, double *exit, size_t *
       continue;
     }
     float in = 0.0f, out = 0.0f;
-    GS_CHECK_CUDA(cudaEventElapsedTime(&in, a->anchor[0], a->events[2 * s]));
-    GS_CHECK_CUDA(cudaEventElapsedTime(&out, a->anchor[0], a->events[2 * s + 1]));
-    entry[s] = a->anchor_host + (double)in * 1e-3 + a->clock.offset_seconds;
-    exit[s] = a->anchor_host + (double)out * 1e-3 + a->clock.offset_seconds;
+    cudaEvent_t in_event = a->lent[2 * s] ? a->lent[2 * s] : a->events[2 * s];
+    cudaEvent_t out_event = a->lent[2 * s + 1] ? a->lent[2 * s + 1] : a->events[2 * s + 1];
+    GS_CHECK_CUDA(cudaEventElapsedTime(&in, a->anchor[0], in_event));
+    GS_CHECK_CUDA(cudaEventElapsedTime(&out, a->anchor[0], out_event));
+    entry[s] = a->anchor_host + (double)in * 1e-3;
+    exit[s] = a->anchor_host + (double)out * 1e-3;
+    // A lent entry marks the end of the stream's previous work; the stream
+    // reached the call no earlier than the host enqueued it, and no later
+    // than its exit (a host time past it is the anchor's error).
+    if (a->lent[2 * s] && a->called[s] > entry[s]) entry[s] = fmin(a->called[s], exit[s]);
+    entry[s] += a->clock.offset_seconds;
+    exit[s] += a->clock.offset_seconds;
   }
   *n = a->used;
   a->used = 0;

@@ -204,12 +204,18 @@ static gs_status check_point(coll_rank *r, gs_coll_point *p, const coll_buffers 
   return GS_OK;
 }
 
+/* Whether this rank is the late fault's (it arrives late at every call). */
+static int is_late(const coll_rank *r) {
+  const gs_coll_sweep *s = r->shared->sweep;
+  return r->rank == s->late_rank && s->late_us > 0.0;
+}
+
 /* The late fault (--inject late): the late rank's next collective starts
  * late_us after its previous one, on the stream (a spin kernel) or on
  * the host (a precise wait); its peers wait for it inside the collective. */
 static gs_status arrive_late(coll_rank *r) {
   const gs_coll_sweep *s = r->shared->sweep;
-  if (r->rank != s->late_rank || !(s->late_us > 0.0)) return GS_OK;
+  if (!is_late(r)) return GS_OK;
   if (r->cuda)
     GS_CHECK_CUDA(gs_fault_cuda_spin(s->late_us * 1e-6, r->stream));
   else
@@ -261,6 +267,10 @@ static gs_status measure_point(coll_rank *r, gs_coll_point *p, gs_rank_record *r
     GS_TRY(arrive_late(r));
     if (i < traced) gs_trace_begin(GS_TRACE_COMM, gs_coll_op_names[s->op], (int64_t)i, r->stream);
     gs_comm_arrival_slot(r->comm); /* iteration i's entry and exit (nothing without a recorder) */
+    // The timing events are the arrival's too: event i sits just before
+    // the collective unless the late fault's spin lies between, event i + 1
+    // just after it; the recorder then records no event of its own.
+    if (r->cuda) gs_comm_arrival_lend(r->comm, is_late(r) ? NULL : r->events[i], r->events[i + 1]);
     GS_TRY(issue(r, p, &b));
     if (i < traced) gs_trace_end();
     if (r->cuda) {
