@@ -369,6 +369,27 @@ extern "C" gs_status gs_mlp_cuda_get_data(gs_mlp_cuda *g, float *x, float *y) {
   return GS_OK;
 }
 
+extern "C" gs_status gs_mlp_cuda_generate(uint64_t seed, uint64_t n, uint32_t features,
+                                          uint32_t targets, float *x, float *y) {
+  const size_t xb = (size_t)(n * features) * sizeof(float), yb = (size_t)(n * targets) * sizeof(float);
+  float *dx = NULL, *dy = NULL;
+  cudaError_t rc = cudaMalloc((void **)&dx, xb ? xb : 1);
+  if (rc == cudaSuccess) rc = cudaMalloc((void **)&dy, yb ? yb : 1);
+  if (rc == cudaSuccess && n > 0) {
+    gs_mlp_generate_kernel<<<blocks_for(n * ((uint64_t)features + targets)), GS_MLP_THREADS>>>(
+        seed, n, features, targets, dx, dy);
+    rc = cudaGetLastError();
+  }
+  if (rc == cudaSuccess) rc = cudaMemcpy(x, dx, xb, cudaMemcpyDeviceToHost);
+  if (rc == cudaSuccess) rc = cudaMemcpy(y, dy, yb, cudaMemcpyDeviceToHost);
+  if (dx) cudaFree(dx);
+  if (dy) cudaFree(dy);
+  if (rc != cudaSuccess)
+    return gs_error(GS_ERR_CUDA, "mlp: generating the dataset of %llu samples on the device: %s",
+                    (unsigned long long)n, cudaGetErrorString(rc));
+  return GS_OK;
+}
+
 /* ---- GEMMs (column-major cuBLAS on row-major arrays) ------------------------------ */
 
 static cudaDataType_t act_type(const gs_mlp_cuda *g) { return g->bf16 ? CUDA_R_16BF : CUDA_R_32F; }
