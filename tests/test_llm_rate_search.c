@@ -14,7 +14,8 @@
 
 /* A fake server: p99 latency over its target as a function of the rate. */
 typedef struct {
-  int shape;        /* 0: queue L0 / (1 - r / C); 1: L0 (1 + (r / C)^4); 2: step at C */
+  int shape;        /* 0: queue L0 / (1 - r / C); 1: L0 (1 + (r / C)^4); 2: step at C;
+                       3: a layout's pace C: L0 up to C, then the load r / C */
   double capacity;  /* C, requests/s */
   double base;      /* L0 over the target: the ratio at rate 0 */
   size_t calls;
@@ -28,8 +29,10 @@ static gs_status fake_probe(void *ctx, double rate, double *ratio) {
     *ratio = u < 1.0 ? f->base / (1.0 - u) : INFINITY;
   else if (f->shape == 1)
     *ratio = f->base * (1.0 + u * u * u * u);
-  else
+  else if (f->shape == 2)
     *ratio = u <= 1.0 ? 0.5 : 2.0;
+  else
+    *ratio = u <= 1.0 ? f->base : u;
   return GS_OK;
 }
 
@@ -37,7 +40,7 @@ static gs_status fake_probe(void *ctx, double rate, double *ratio) {
 static double threshold(const fake_curve *f) {
   if (f->shape == 0) return f->capacity * (1.0 - f->base);
   if (f->shape == 1) return f->capacity * pow(1.0 / f->base - 1.0, 0.25);
-  return f->capacity;
+  return f->capacity; /* shapes 2 and 3 */
 }
 
 static void check_found(fake_curve *f, double start) {
@@ -90,6 +93,25 @@ static void test_power_curve(void **state) {
   }
 }
 
+/* The shape llm's search met on 2 x H200 (interactive, 4 replicas of
+ * batch 8): the p99 latencies far inside their targets (ratio 0.1-0.4) at
+ * every rate the layout keeps up with, then a rate past its pace missed
+ * for its load, which grows as the rate (ratio = rate / pace). The line
+ * through a flat met side lands near the missed rate; the load's own
+ * proportion finds the pace: within 5% in 8 probes from every start. */
+static void test_pace_curve(void **state) {
+  (void)state;
+  const double paces[] = {2.3, 37.0, 128.0, 900.0};
+  const double bases[] = {0.09, 0.3, 0.8};
+  const double starts[] = {1.0, 16.0, 100.0};
+  for (size_t c = 0; c < 4; c++)
+    for (size_t b = 0; b < 3; b++)
+      for (size_t s = 0; s < 3; s++) {
+        fake_curve f = {3, paces[c], bases[b], 0};
+        check_found(&f, starts[s]);
+      }
+}
+
 /* A step tells nothing but met / missed: the search cannot interpolate;
  * from the planted 37.3 with start 32 bisection closes it within 8. */
 static void test_step_curve(void **state) {
@@ -102,8 +124,8 @@ static void test_step_curve(void **state) {
  * down overloads it (requests that never finish, an infinite ratio, which
  * says nothing of a lower rate): the search spends its 8 probes going
  * down. A floor on the latency (one request alone misses: ratio 2 at every
- * rate below capacity 50): the second probe misses as badly as the first,
- * and the search stops early. */
+ * rate below capacity 50): the second probe, the first rate divided by
+ * its ratio, misses as badly as the first, and the search stops early. */
 static void test_nothing_met(void **state) {
   (void)state;
   fake_curve f = {0, 1e-4, 0.5, 0};
@@ -117,7 +139,8 @@ static void test_nothing_met(void **state) {
   fake_curve g = {0, 50.0, 2.0, 0};
   assert_int_equal(gs_rate_search_run(&spec, fake_probe, &g, &r), GS_OK);
   assert_int_equal(r.n, 2);
-  assert_float_equal(r.rate[1], 0.25, 1e-12);
+  // Down by the first probe's ratio, 2 / (1 - 1 / 50).
+  assert_float_equal(r.rate[1], 1.0 / r.ratio[0], 1e-12);
   assert_true(isnan(r.best));
   assert_true(r.unreachable);
 }
@@ -126,6 +149,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_queue_curves),
       cmocka_unit_test(test_power_curve),
+      cmocka_unit_test(test_pace_curve),
       cmocka_unit_test(test_step_curve),
       cmocka_unit_test(test_nothing_met),
   };

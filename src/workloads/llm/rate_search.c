@@ -11,6 +11,10 @@
  * bracket within the tolerance. */
 #define GS_RATE_SEARCH_BESIDE 0.45
 
+/* Two met rates whose inverse ratios differ by at most this share are a
+ * flat side: the latency did not grow between them. */
+#define GS_RATE_SEARCH_FLAT 0.10
+
 /* Going down without a rate met: a probe whose finite ratio is not below
  * this share of the previous one's shows that waiting is not what misses
  * the targets (the search stops: unreachable). An infinite ratio (requests
@@ -38,15 +42,35 @@ static double clamp(double x, double lo, double hi) {
 /* The next rate outside a bracket: from the two probes on the one side
  * (a and b, b the nearer to the unknown crossing) the extrapolated
  * crossing, its step from b kept within [1.5x, 8x] (`up`) or its inverse;
- * 4x without a second probe. */
+ * without a second probe 4x up, and down 4x, or by b's ratio where it
+ * missed by a finite one. */
 static double outside(int up, int have_a, double ra, double ya, double rb, double yb) {
   double factor = up ? 4.0 : 0.25;
+  // One rate missed by a finite ratio: down by that ratio, where a load
+  // (which grows as the rate) would meet its limit.
+  if (!up && !have_a && yb > 0.0 && yb < 1.0) factor = clamp(yb, 1.0 / 8.0, 1.0 / 1.5);
   if (have_a) {
     const double e = crossing(ra, ya, rb, yb);
     if (isfinite(e) && e > 0.0)
       factor = up ? clamp(e / rb, 1.5, 8.0) : clamp(e / rb, 1.0 / 8.0, 1.0 / 1.5);
   }
   return rb * factor;
+}
+
+/* 1 when what misses the targets is a load (core/slo: a rate above the
+ * layout's pace, whose ratio is the load over its limit and grows in
+ * proportion to the rate) rather than the latency: the two highest met
+ * rates (lo2, lo) have inverse ratios within GS_RATE_SEARCH_FLAT of each
+ * other (the latency did not grow), or the two lowest missed rates (hi,
+ * hi2), both missed by a finite ratio, have ratios in proportion to their
+ * rates within it. NaN rates are missing probes. */
+static int load_bound(double lo, double ylo, double lo2, double ylo2, double hi, double yhi,
+                      double hi2, double yhi2) {
+  if (!isnan(lo) && !isnan(lo2) && fabs(ylo2 - ylo) <= GS_RATE_SEARCH_FLAT * ylo) return 1;
+  if (isnan(hi) || isnan(hi2) || !(yhi > 0.0 && yhi < 1.0) || !(yhi2 > 0.0 && yhi2 < 1.0))
+    return 0;
+  // ratio = 1 / y: in proportion when ratio(hi2) / ratio(hi) = hi2 / hi.
+  return fabs((yhi / yhi2) / (hi2 / hi) - 1.0) <= GS_RATE_SEARCH_FLAT;
 }
 
 gs_status gs_rate_search_run(const gs_rate_search_spec *spec, gs_rate_probe_fn probe, void *ctx,
@@ -93,6 +117,8 @@ gs_status gs_rate_search_run(const gs_rate_search_spec *spec, gs_rate_probe_fn p
       // the queue's, no rate will meet the targets. Stop.
       out->unreachable = 1;
       break;
+    } else if (isnan(lo) && load_bound(NAN, 0.0, NAN, 0.0, hi, yhi, hi2, yhi2)) {
+      rate = hi * yhi * (1.0 - GS_RATE_SEARCH_BESIDE * spec->tolerance);
     } else if (isnan(lo)) {
       rate = outside(0, !isnan(hi2), hi2, yhi2, hi, yhi);
     } else {
@@ -103,6 +129,17 @@ gs_status gs_rate_search_run(const gs_rate_search_spec *spec, gs_rate_probe_fn p
       // fits badly, e.g. a step).
       double e = yhi > 0.0 ? crossing(lo, ylo, hi, yhi)
                  : !isnan(lo2) ? crossing(lo2, ylo2, lo, ylo) : NAN;
+      // A load, not the latency, misses (see load_bound): the missed
+      // rate's ratio says where it reaches 1, hi / ratio(hi). The line
+      // through a flat met side would put it near hi (on 2 x H200, 222/s
+      // for a pace of about 128/s).
+      // With one rate on each side there is no telling, and the ratio's
+      // own estimate goes first too: a queue's latency that missed puts it
+      // below the crossing, where the next probe meets and the line takes over.
+      const int first = isnan(lo2) && isnan(hi2);
+      if ((first || load_bound(lo, ylo, lo2, ylo2, hi, yhi, hi2, yhi2)) && yhi > 0.0 &&
+          hi * yhi >= lo && hi * yhi < hi)
+        e = hi * yhi;
       const double middle = hi > 2.0 * lo ? sqrt(lo * hi) : 0.5 * (lo + hi);
       const double width = hi - lo;
       if (isnan(e) || (width > 0.5 * last_width && !isnan(last_width))) e = middle;
