@@ -21,10 +21,11 @@ typedef struct {
   gs_coll_op op;
   int given_op;
   uint64_t min_bytes, max_bytes, step_factor, step_bytes, check, root;
-  uint64_t arrival;             /* record arrival times (docs/stragglers.md); default 1 */
+  uint64_t arrival;             /* record arrival times (docs/stragglers.md); by default on
+                                   the cpu backend only (given_arrival) */
   int dtype, redop, transport, place;
   const char *inject;           /* delay:rank=R,seconds=S or NULL */
-  int given_step_factor, given_step_bytes, given_redop, given_root;
+  int given_step_factor, given_step_bytes, given_redop, given_root, given_arrival;
   gs_option table[GS_COLL_OPTION_COUNT];
 } gs_coll_options;
 
