@@ -56,7 +56,7 @@ void gs_coll_options_init(gs_coll_options *o) {
   t[n++] = (gs_option){.name = "arrival", .kind = GS_OPT_COUNT,
                        .target = &o->arrival, .min = 0, .max = 1, .metavar = "0|1",
                        .help = "record every rank's entry and exit at each timed collective "
-                               "(arrival skew, docs/stragglers.md; default 1 on the cpu "
+                               "(arrival skew, docs/stragglers.md) (default 1 on the cpu "
                                "backend, 0 on cuda)",
                        .given = &o->given_arrival};
   t[n++] = (gs_option){.name = "datatype", .short_name = 'd', .kind = GS_OPT_CHOICE,
