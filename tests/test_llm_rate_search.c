@@ -93,7 +93,7 @@ static void test_power_curve(void **state) {
   }
 }
 
-/* The shape llm's search met on 2 x H200 (interactive, 4 replicas of
+/* The shape llm's search met on 2 x H200 (interactive, 2 replicas of
  * batch 8): the p99 latencies far inside their targets (ratio 0.1-0.4) at
  * every rate the layout keeps up with, then a rate past its pace missed
  * for its load, which grows as the rate (ratio = rate / pace). The line

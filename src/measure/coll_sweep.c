@@ -310,7 +310,7 @@ static gs_status add_points(cJSON *doc, const coll_op_sweep *op, const char *lau
 /* Whether arrival times are recorded: as asked, else on the cpu backend
  * only. On CUDA the recorder borrows coll's timing events (no event of its
  * own); on 2 x H200 a 1 MiB allreduce then took +1.5% to +6.0% longer in 5
- * of 6 paired runs (-2.1% in one), against 3% between runs without it, so
+ * of 6 paired runs (-2.1% in one), against 4% between runs without it, so
  * a cost under the 1% target is not shown, and a sweep that reports
  * bandwidths beside nccl-tests does not take it by default
  * (docs/stragglers.md). */

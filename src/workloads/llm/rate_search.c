@@ -131,8 +131,8 @@ gs_status gs_rate_search_run(const gs_rate_search_spec *spec, gs_rate_probe_fn p
                  : !isnan(lo2) ? crossing(lo2, ylo2, lo, ylo) : NAN;
       // A load, not the latency, misses (see load_bound): the missed
       // rate's ratio says where it reaches 1, hi / ratio(hi). The line
-      // through a flat met side would put it near hi (on 2 x H200, 222/s
-      // for a pace of about 128/s).
+      // through a flat met side puts it near hi: on 2 x H200 the search
+      // answered 102/s [102, 132] where a dense sweep met 128/s.
       // With one rate on each side there is no telling, and the ratio's
       // own estimate goes first too: a queue's latency that missed puts it
       // below the crossing, where the next probe meets and the line takes over.
