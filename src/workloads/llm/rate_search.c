@@ -57,16 +57,18 @@ static double outside(int up, int have_a, double ra, double ya, double rb, doubl
   return rb * factor;
 }
 
-/* 1 when what misses the targets is a load (core/slo: a rate above the
- * layout's pace, whose ratio is the load over its limit and grows in
- * proportion to the rate) rather than the latency: the two highest met
- * rates (lo2, lo) have inverse ratios within GS_RATE_SEARCH_FLAT of each
- * other (the latency did not grow), or the two lowest missed rates (hi,
- * hi2), both missed by a finite ratio, have ratios in proportion to their
- * rates within it. NaN rates are missing probes. */
-static int load_bound(double lo, double ylo, double lo2, double ylo2, double hi, double yhi,
-                      double hi2, double yhi2) {
-  if (!isnan(lo) && !isnan(lo2) && fabs(ylo2 - ylo) <= GS_RATE_SEARCH_FLAT * ylo) return 1;
+/* What misses the targets is a load (core/slo: a rate above the layout's
+ * pace, whose ratio is the load over its limit and grows in proportion to
+ * the rate) rather than the latency, when the two highest met rates have
+ * inverse ratios within GS_RATE_SEARCH_FLAT of each other (flat: the
+ * latency did not grow), or the two lowest missed rates, both missed by a
+ * finite ratio, have ratios in proportion to their rates within it
+ * (proportional). NaN rates are missing probes. */
+static int flat(double lo, double ylo, double lo2, double ylo2) {
+  return !isnan(lo) && !isnan(lo2) && fabs(ylo2 - ylo) <= GS_RATE_SEARCH_FLAT * ylo;
+}
+
+static int proportional(double hi, double yhi, double hi2, double yhi2) {
   if (isnan(hi) || isnan(hi2) || !(yhi > 0.0 && yhi < 1.0) || !(yhi2 > 0.0 && yhi2 < 1.0))
     return 0;
   // ratio = 1 / y: in proportion when ratio(hi2) / ratio(hi) = hi2 / hi.
@@ -117,7 +119,7 @@ gs_status gs_rate_search_run(const gs_rate_search_spec *spec, gs_rate_probe_fn p
       // the queue's, no rate will meet the targets. Stop.
       out->unreachable = 1;
       break;
-    } else if (isnan(lo) && load_bound(NAN, 0.0, NAN, 0.0, hi, yhi, hi2, yhi2)) {
+    } else if (isnan(lo) && proportional(hi, yhi, hi2, yhi2)) {
       rate = hi * yhi * (1.0 - GS_RATE_SEARCH_BESIDE * spec->tolerance);
     } else if (isnan(lo)) {
       rate = outside(0, !isnan(hi2), hi2, yhi2, hi, yhi);
@@ -129,7 +131,7 @@ gs_status gs_rate_search_run(const gs_rate_search_spec *spec, gs_rate_probe_fn p
       // fits badly, e.g. a step).
       double e = yhi > 0.0 ? crossing(lo, ylo, hi, yhi)
                  : !isnan(lo2) ? crossing(lo2, ylo2, lo, ylo) : NAN;
-      // A load, not the latency, misses (see load_bound): the missed
+      // A load, not the latency, misses (see flat): the missed
       // rate's ratio says where it reaches 1, hi / ratio(hi). The line
       // through a flat met side puts it near hi: on 2 x H200 the search
       // answered 102/s [102, 132] where a dense sweep met 128/s.
@@ -137,7 +139,7 @@ gs_status gs_rate_search_run(const gs_rate_search_spec *spec, gs_rate_probe_fn p
       // own estimate goes first too: a queue's latency that missed puts it
       // below the crossing, where the next probe meets and the line takes over.
       const int first = isnan(lo2) && isnan(hi2);
-      if ((first || load_bound(lo, ylo, lo2, ylo2, hi, yhi, hi2, yhi2)) && yhi > 0.0 &&
+      if ((first || flat(lo, ylo, lo2, ylo2) || proportional(hi, yhi, hi2, yhi2)) && yhi > 0.0 &&
           hi * yhi >= lo && hi * yhi < hi)
         e = hi * yhi;
       const double middle = hi > 2.0 * lo ? sqrt(lo * hi) : 0.5 * (lo + hi);

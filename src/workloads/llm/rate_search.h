@@ -42,7 +42,11 @@ typedef struct {
  * for a queue whose latency grows as 1 / (1 - utilization), reaches 1;
  * the step kept between 1.5x and 8x); then each probe is placed just
  * beside the interpolated crossing, on the side that would close the
- * bracket, or at the bracket's middle when that falls outside it. Stops
+ * bracket, or at the bracket's middle when that falls outside it. Where a
+ * load rather than the latency misses (a flat met side, missed ratios in
+ * proportion to their rates, or the first bracket of one rate a side) the
+ * crossing is the lowest missed rate over its ratio instead, and going
+ * down from one rate missed by a finite ratio divides by it. Stops
  * when the bracket is within spec->tolerance, after spec->max_probes, or
  * early (unreachable) when, with no rate met yet, a lower rate's finite
  * ratio is not below 0.9 of the previous one's: the latency is not the queue's
