@@ -359,9 +359,6 @@ static gs_status driver_configure(void *opts, const gs_given_options *given,
     if (kind == GS_FAULT_LATE && config->backend != GS_BACKEND_CPU)
       return gs_error(GS_ERR_USAGE, "option --inject late: llm simulates it on the CPU backend "
                       "only (the shard waits before each prefill and decode)");
-    if (kind == GS_FAULT_LATE && config->control && o->pp > 1)
-      return gs_error(GS_ERR_USAGE, "option --inject late: not with --pp under a launcher (the "
-                      "later stages' processes follow the first); run the stages as threads");
     if (kind != GS_FAULT_SLOW && kind != GS_FAULT_LATE)
       return gs_error(GS_ERR_USAGE, "option --inject %s: llm simulates only slow (each forward "
                       "pass of the replica takes the factor times its own time) and late (the "
