@@ -43,11 +43,31 @@ assert r["why"] == "the cpu backend has no GPU model", r
 PY
   if [ "${bound[$w]}" = none ]; then
     grep -q "^  roofline:" <<<"$out" && fail "run $w printed a roofline: $out"
+    # llm's own line: the weight stream's rate, and why there is no fraction.
+    grep -qE "^    weight stream [0-9.]+ [kMGT]?B/s per replica at the median TPOT; no peak known: the cpu backend has no GPU memory bandwidth$" <<<"$out" ||
+      fail "run $w: no weight stream line: $out"
   else
     grep -qE "^    1 rank: ${bound[$w]}: [0-9.]+ [kMGT]?(B/s|FLOP/s); no bound known: the cpu backend has no GPU model$" <<<"$out" ||
       fail "run $w: no roofline line: $out"
   fi
 done
+
+# The report reads the member back: its roofline table has the recorded rate.
+out=$("$bin" report "$work/voxelize.json" "$work/mlp.json" 2>&1) || fail "report: $out"
+grep -qE "^      1  memory  [0-9.]+ [kMGT]?B/s +- +- +the cpu backend has no GPU model$" <<<"$out" ||
+  fail "report: no memory roofline row: $out"
+grep -qE "^  ranks  bound  achieved FLOP/s  peak FLOP/s  fraction  model or why not$" <<<"$out" ||
+  fail "report: no flops roofline table: $out"
+# The report's JSON holds what the run document recorded.
+"$bin" report --format json "$work/mlp.json" --out "$work/report.json" >/dev/null 2>&1 ||
+  fail "report --format json"
+python3 - "$work/report.json" "$work/mlp.json" <<'PY' || fail "report json: roofline"
+import json, sys
+rep, doc = (json.load(open(p)) for p in sys.argv[1:3])
+rows = [row for s in rep["series"] for row in s["rows"]]
+got, want = rows[0]["roofline"], doc["measurements"][0]["roofline"]
+assert got == want, (got, want)
+PY
 
 # Two ranks: one line per measurement, the rate of both together.
 out=$("$bin" scale voxelize "${common[@]}" --iters 3 --ranks 2 --points 5K --clouds 2 --grid 16 \

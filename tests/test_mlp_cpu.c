@@ -14,8 +14,10 @@
 
 #include <cmocka.h>
 
+#include "core/options.h"
 #include "workloads/mlp/mlp.h"
 #include "workloads/mlp/mlp_hash.h"
+#include "workloads/workload.h"
 
 static gs_mlp_model model_of(const uint32_t *widths, int n, float dropout) {
   gs_mlp_model m;
@@ -36,6 +38,62 @@ static void test_parameter_counts(void **state) {
   assert_int_equal(gs_mlp_weight_offset(&m, 1), 50 * 256 + 256);
   m = model_of(large, 7, 0.3f);
   assert_int_equal(gs_mlp_param_count(&m), 2021379);
+}
+
+/* The work model of a training step, against the sums done by hand for
+ * 8-16-2 (multiply-adds 128 + 32; 178 parameters; 16 hidden and 18 layer
+ * output values, 26 activation values per sample) and the large preset. */
+static void test_step_work_by_hand(void **state) {
+  (void)state;
+  const uint32_t small[] = {8, 16, 2};
+  gs_mlp_model m = model_of(small, 3, 0.2f);
+  // GEMMs 2 x (2 x 128 + 3 x 32) = 704, bias 2 x 18, dropout 2 x 16, MSE 6 x 2 per
+  // sample; Adam 14 x 178.
+  assert_int_equal(gs_mlp_step_flops(&m, 16), 16 * (704 + 36 + 32 + 12) + 14 * 178);
+  assert_int_equal(gs_mlp_step_flops(&m, 16), 15036);
+  // Without dropout only the backward scale of a hidden value is left.
+  m.dropout = 0.0f;
+  assert_int_equal(gs_mlp_step_flops(&m, 16), 16 * (704 + 36 + 16 + 12) + 14 * 178);
+  // fp32: 3 x 4 bytes per activation value, 4 + 28 + 8 per parameter; bf16:
+  // 3 x 2, and 4 + 28 + 4 + 2 (its weight copy written by Adam).
+  assert_int_equal(gs_mlp_step_bytes(&m, 16, 0), 16 * 12 * 26 + 40 * 178);
+  assert_int_equal(gs_mlp_step_bytes(&m, 16, 0), 12112);
+  assert_int_equal(gs_mlp_step_bytes(&m, 16, 1), 16 * 6 * 26 + 38 * 178);
+  // The large preset at batch 8192 (docs/workloads/mlp.md, "Roofline"):
+  // 6,002,944 GEMM multiply-adds per sample (no input gradient into the 50
+  // inputs), 3331 layer outputs, 3328 hidden values, 3 outputs.
+  const uint32_t large[] = {50, 1024, 1024, 512, 512, 256, 3};
+  m = model_of(large, 7, 0.3f);
+  const uint64_t per_sample = 2 * 6002944ull + 2 * 3331 + 2 * 3328 + 6 * 3;
+  assert_int_equal(per_sample, 12019224);
+  assert_int_equal(gs_mlp_step_flops(&m, 8192), 8192 * per_sample + 14 * 2021379ull);
+  assert_int_equal(gs_mlp_step_flops(&m, 8192), 98489782314ull);
+  assert_int_equal(gs_mlp_step_bytes(&m, 8192, 0), 8192ull * 12 * 3381 + 40 * 2021379ull);
+}
+
+/* The workload's cost is that model with the options' precision and its bound. */
+static void test_cost_per_precision(void **state) {
+  (void)state;
+  const gs_workload *w = gs_workload_find("mlp");
+  assert_non_null(w);
+  static const char *const precisions[] = {"fp32", "tf32", "bf16"};
+  static const gs_bound bounds[] = {GS_BOUND_FP32, GS_BOUND_TF32, GS_BOUND_BF16};
+  for (int p = 0; p < 3; p++) {
+    void *opts = w->options_new();
+    assert_non_null(opts);
+    char *argv[] = {(char *)"--layers", (char *)"8,16,2", (char *)"--dropout",
+                    (char *)"0.2", (char *)"--precision", (char *)precisions[p]};
+    const gs_option *tables[] = {w->options_table(opts), NULL};
+    assert_int_equal(gs_options_parse(tables, "gpuscale run mlp", 6, argv, NULL, NULL), GS_OK);
+    assert_int_equal(w->options_check(opts), GS_OK);
+    gs_cost cost;
+    w->cost(opts, 16, &cost);
+    assert_int_equal(cost.items, 16);
+    assert_int_equal(cost.flops, 15036);
+    assert_int_equal(cost.bytes, p == 2 ? 16 * 6 * 26 + 38 * 178 : 12112);
+    assert_int_equal(cost.bound, bounds[p]);
+    w->options_free(opts);
+  }
 }
 
 static void test_dataset_is_deterministic_and_correlated(void **state) {
@@ -193,6 +251,8 @@ static void test_loss_decreases_on_synthetic_task(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_parameter_counts),
+      cmocka_unit_test(test_step_work_by_hand),
+      cmocka_unit_test(test_cost_per_precision),
       cmocka_unit_test(test_dataset_is_deterministic_and_correlated),
       cmocka_unit_test(test_gradients_match_finite_differences),
       cmocka_unit_test(test_split_batch_sums_to_whole_batch),

@@ -215,6 +215,44 @@ static void test_options(void **unused) {
   gs_workload_resample.options_free(opts);
 }
 
+/* The cost of both timeline workloads against sums done by hand: the
+ * targets' times (4 bytes each) and every stream's samples (D values and a
+ * 4-byte time each) read once, T x width values written once; per target
+ * 3 flops a stream and 3 an output value. */
+static void test_cost_by_hand(void **unused) {
+  (void)unused;
+  void *opts = gs_workload_fuse.options_new();
+  const char *fused[] = {"--streams", "9x5,1x2,40x3", "--targets", "33", "--dtype", "float32",
+                         NULL};
+  assert_int_equal(parse(&gs_workload_fuse, opts, fused), GS_OK);
+  gs_cost cost;
+  gs_workload_fuse.cost(opts, 6, &cost);
+  // 33 x 4 + 9 x (5 x 4 + 4) + 1 x (2 x 4 + 4) + 40 x (3 x 4 + 4) = 1000 read,
+  // 33 x 10 x 4 = 1320 written, per batch element.
+  assert_int_equal(cost.bytes, 6 * (1000 + 1320));
+  assert_int_equal(cost.flops, 6 * 33 * (3 * 3 + 3 * 10));
+  assert_int_equal(cost.items, 6 * 33 * 10);
+  assert_int_equal(cost.bound, GS_BOUND_MEMORY);
+  gs_workload_fuse.options_free(opts);
+  opts = gs_workload_fuse.options_new();
+  const char *half[] = {"--streams", "9x5,1x2,40x3", "--targets", "33", NULL};
+  assert_int_equal(parse(&gs_workload_fuse, opts, half), GS_OK);
+  gs_workload_fuse.cost(opts, 6, &cost);
+  // The default, bfloat16 values: 132 + 9 x 14 + 1 x 8 + 40 x 10 = 666 read, 660 written.
+  assert_int_equal(cost.bytes, 6 * (666 + 660));
+  gs_workload_fuse.options_free(opts);
+  opts = gs_workload_resample.options_new();
+  const char *one[] = {"--samples", "100", "--dims", "8", "--targets", "64", "--dtype", "float32",
+                       NULL};
+  assert_int_equal(parse(&gs_workload_resample, opts, one), GS_OK);
+  gs_workload_resample.cost(opts, 2, &cost);
+  // 64 x 4 + 100 x (8 x 4 + 4) = 3856 read, 64 x 8 x 4 = 2048 written.
+  assert_int_equal(cost.bytes, 2 * (3856 + 2048));
+  assert_int_equal(cost.flops, 2 * 64 * (3 + 3 * 8));
+  assert_int_equal(cost.bound, GS_BOUND_MEMORY);
+  gs_workload_resample.options_free(opts);
+}
+
 /* The CPU backend: setup, step and verify through the vtable, and the same
  * batch element computed alone and inside a larger share agree. */
 static void test_cpu_backend(void **unused) {
@@ -254,6 +292,7 @@ int main(void) {
       cmocka_unit_test(test_locate),      cmocka_unit_test(test_bf16),
       cmocka_unit_test(test_checks),      cmocka_unit_test(test_reference),
       cmocka_unit_test(test_generate),    cmocka_unit_test(test_options),
+      cmocka_unit_test(test_cost_by_hand),
       cmocka_unit_test(test_cpu_backend),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -239,6 +239,36 @@ static gs_status parse_args(const char *const *args, void **opts) {
   return st;
 }
 
+/* The cost per mode at the issue's size (10 M points, one cloud, 128^3),
+ * against the sums done by hand: 12 coordinate bytes and 4 per feature of
+ * every point read once, the grid written once (uint32 per voxel for count
+ * and occupancy, a float per voxel and feature for mean and max). */
+static void test_cost_per_mode(void **state) {
+  (void)state;
+  const gs_workload *w = &gs_workload_voxelize;
+  static const char *const modes[] = {"count", "occupancy", "mean", "max"};
+  static const uint64_t bytes[] = {120000000ull + 8388608ull, 120000000ull + 8388608ull,
+                                   280000000ull + 33554432ull, 280000000ull + 33554432ull};
+  // 6 per point (3 subtractions, 3 divisions), 1 per point and feature, and
+  // mean's division per output value.
+  static const uint64_t flops[] = {60000000ull, 60000000ull, 100000000ull + 8388608ull,
+                                   100000000ull};
+  for (int k = 0; k < 4; k++) {
+    const int features = k >= 2;
+    const char *args[] = {"--points", "10M", "--clouds", "1", "--mode", modes[k],
+                          features ? "--features" : NULL, "4", NULL};
+    void *opts = NULL;
+    assert_int_equal(parse_args(args, &opts), GS_OK);
+    gs_cost cost;
+    w->cost(opts, 1, &cost);
+    assert_int_equal(cost.items, 10000000);
+    assert_int_equal(cost.bytes, bytes[k]);
+    assert_int_equal(cost.flops, flops[k]);
+    assert_int_equal(cost.bound, GS_BOUND_MEMORY);
+    w->options_free(opts);
+  }
+}
+
 static gs_status parse_status(const char *const *args) {
   void *opts = NULL;
   gs_status st = parse_args(args, &opts);
@@ -390,6 +420,7 @@ int main(void) {
       cmocka_unit_test(test_axis_voxel_sizes_and_origin),
       cmocka_unit_test(test_batch_clouds_are_independent),
       cmocka_unit_test(test_options_defaults_and_values),
+      cmocka_unit_test(test_cost_per_mode),
       cmocka_unit_test(test_options_reject_bad_values),
       cmocka_unit_test(test_cpu_backend_through_vtable),
   };

@@ -575,6 +575,21 @@ void gs_report_cost_read(const cJSON *doc, const cJSON *m, const gs_report_price
   }
 }
 
+/* See read.h. */
+void gs_report_roofline_read(const cJSON *m, gs_report_row *row) {
+  gs_report_roofline *rl = &row->roofline;
+  *rl = (gs_report_roofline){.achieved = NAN, .peak = NAN, .fraction = NAN};
+  const cJSON *o = gs_json_member(m, "roofline");
+  if (!cJSON_IsObject(o)) return;
+  rl->present = 1;
+  rl->bound = gs_json_string_member(o, "bound", "-");
+  rl->achieved = gs_json_number_member(o, "achieved_per_second");
+  rl->peak = gs_json_number_member(o, "peak_per_second");
+  rl->fraction = gs_json_number_member(o, "fraction");
+  rl->model = gs_json_string_member(o, "model", NULL);
+  rl->why = gs_json_string_member(o, "why", NULL);
+}
+
 /* See row.h. */
 gs_status gs_report_parse_prices(const char *text, gs_report_prices *out) {
   memset(out, 0, sizeof *out);

@@ -80,6 +80,10 @@ void gs_report_collective_read(const cJSON *doc, const cJSON *m, gs_report_row *
 void gs_report_cost_read(const cJSON *doc, const cJSON *m, const gs_report_prices *prices,
                          gs_report_row *row);
 
+/* Fills row->roofline from measurement `m`'s "roofline" member (present
+ * 0 without one; a number that is null or absent is NaN). */
+void gs_report_roofline_read(const cJSON *m, gs_report_row *row);
+
 /* Fills what an ingested document's tool measured (docs/report.md,
  * "Ingested documents") into `row`, read from measurement `m`: for a
  * LoadGen measurement ("mlperf" object) each rank's loadgen figures, its

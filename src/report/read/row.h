@@ -278,6 +278,20 @@ typedef struct {
   double dollars_per_million;/* 1e6 / items_per_dollar */
 } gs_report_cost;
 
+/* Where the measurement stands against its workload's bound (the
+ * document's "roofline" member, written by run, scale and suite;
+ * docs/result-schema.md): read as recorded, since the peak came from the
+ * GPU models' file of the machine that measured. present 0 without one. */
+typedef struct {
+  int present;
+  const char *bound;         /* "memory", "fp32", "tf32", "bf16"; points into the document */
+  double achieved;           /* bytes/s or flop/s of all the row's devices; NaN unknown */
+  double peak;               /* their summed peak; NaN when not known */
+  double fraction;           /* achieved / peak; NaN when not known */
+  const char *model;         /* the GPU model whose figure was used, or NULL */
+  const char *why;           /* why no peak is known, or NULL; points into the document */
+} gs_report_roofline;
+
 /* The arrival skew at a measurement's collectives (analyze/arrival.c,
  * docs/stragglers.md): its document's summary and the rank named; for
  * ranks that meet in groups (mlp's pipeline stages, "arrival_groups"), one
@@ -351,6 +365,7 @@ typedef struct {
   gs_report_placement placement;
   gs_report_pipeline pipeline;
   gs_report_cost cost;
+  gs_report_roofline roofline;
 } gs_report_row;
 
 /* One price of --price: GPU model key and dollars per GPU-hour. */

@@ -210,6 +210,18 @@ static cJSON *row_json(gs_json_build *b, const gs_report *r, const gs_report_row
   gs_json_put_number(b, o, "price_per_hour", row->cost.price_per_hour);
   gs_json_put_number(b, o, "items_per_dollar", row->cost.items_per_dollar);
   gs_json_put_number(b, o, "dollars_per_million_items", row->cost.dollars_per_million);
+  const gs_report_roofline *rl = &row->roofline;
+  if (rl->present) {
+    cJSON *ro = gs_json_put_object(b, o, "roofline");
+    gs_json_put_string(b, ro, "bound", rl->bound);
+    gs_json_put_number(b, ro, "achieved_per_second", rl->achieved);
+    gs_json_put_number(b, ro, "peak_per_second", rl->peak);
+    gs_json_put_number(b, ro, "fraction", rl->fraction);
+    gs_json_put_string_or_null(b, ro, "model", rl->model);
+    gs_json_put_string_or_null(b, ro, "why", rl->why);
+  } else {
+    gs_json_put_null(b, o, "roofline");
+  }
   if (row->collective.present) {
     cJSON *c = gs_json_put_object(b, o, "collective");
     if (c) {

@@ -49,6 +49,43 @@ static gs_status compute_efficiency_line(gs_render_writer *w, const gs_report_se
   return GS_OK;
 }
 
+/* Where each row stands against its workload's bound, as the document
+ * recorded it (docs/report.md, "Roofline"); nothing when no row has one. */
+static gs_status roofline_table(gs_render_writer *w, const gs_report_series *s) {
+  const gs_report_roofline *first = NULL;
+  for (size_t i = 0; i < s->n_rows && !first; i++)
+    if (s->rows[i].roofline.present) first = &s->rows[i].roofline;
+  if (!first) return GS_OK;
+  const int memory = strcmp(first->bound, "memory") == 0;
+  gs_render_block(w, -1, "  ",
+                  "Roofline: %s per step / median step, against the summed peak of the row's "
+                  "GPUs for the bound (the GPU models' figures; docs/workloads/)",
+                  memory ? "bytes" : "flops");
+  static const char *const head[] = {"ranks", "bound", "achieved", "peak", "fraction",
+                                     "model or why not"};
+  static const char *const math_head[] = {"achieved FLOP/s", "peak FLOP/s"};
+  static const int left[] = {0, 1, 0, 0, 0, 1};
+  gs_render_table t;
+  gs_render_table_init(&t, 6, head, left);
+  if (!memory) {
+    t.head[2] = math_head[0];
+    t.head[3] = math_head[1];
+  }
+  for (size_t i = 0; i < s->n_rows; i++) {
+    const gs_report_roofline *rl = &s->rows[i].roofline;
+    if (!rl->present) continue;
+    char(*c)[GS_RENDER_CELL] = gs_render_table_row(&t);
+    gs_render_cellf(c[0], "%d", s->rows[i].world_size);
+    gs_render_cellf(c[1], "%s", rl->bound);
+    void (*rate)(char *, double) = memory ? gs_render_bandwidth : gs_render_rate;
+    rate(c[2], rl->achieved);
+    rate(c[3], rl->peak);
+    gs_render_pct(c[4], rl->fraction);
+    gs_render_cellf(c[5], "%s", rl->model ? rl->model : rl->why ? rl->why : "-");
+  }
+  return gs_render_table_done(w, &t, "  ");
+}
+
 /* "Why not N x": the step of each row split into its parts (docs/report.md). */
 static gs_status breakdown_table(gs_render_writer *w, const gs_report_series *s) {
   size_t shown = 0;
@@ -339,7 +376,8 @@ static gs_status series_tables(gs_render_writer *w, const gs_report *r, const gs
                     "Cost: $/hour = sum of the prices of the row's GPUs (--price); items/$ = "
                     "throughput x 3600 / ($/hour); $/M items = 10^6 / (items/$). '-' where "
                     "no price matched a GPU name (e.g. the CPU backend).");
-  if (!coll) st = breakdown_table(w, s);
+  if (!coll) st = roofline_table(w, s);
+  if (!coll && st == GS_OK) st = breakdown_table(w, s);
   if (!coll && st == GS_OK) st = gs_render_pipeline_tables(w, s);
   if (st == GS_OK) st = request_table(w, s);
   if (st == GS_OK) st = gs_render_goodput_table(w, s);

@@ -9,6 +9,7 @@
 #include "core/arrival.h"
 #include "core/check.h"
 #include "core/dvec.h"
+#include "core/format.h"
 #include "core/json.h"
 #include "core/timer.h"
 
@@ -349,6 +350,11 @@ gs_status gs_llm_summary_compute(const gs_llm_options *o, const gs_llm_run_resul
     out->weight_stream = 1;
     out->weight_bytes_per_second = (double)out->decode_weight_bytes / tpot->median;
     out->roofline_fraction = finite_or_nan(peak > 0 ? out->weight_bytes_per_second / peak : NAN);
+    // The rate stands alone where no peak was read (docs/workloads/llm.md).
+    if (isnan(out->roofline_fraction))
+      out->peak_why = strcmp(m->backend, "cpu") == 0
+                          ? "the cpu backend has no GPU memory bandwidth"
+                          : "the GPU's memory clock or bus width was not read";
   }
   if (o->scenario == GS_LLM_SERVER) {
     out->server.target_rate = o->rate;
@@ -526,6 +532,12 @@ void gs_llm_measurement_print(FILE *out, const gs_llm_summary *s) {
             "    weight stream %.0f GB/s per replica at the median TPOT = %.1f%% of peak memory "
             "bandwidth\n",
             s->weight_bytes_per_second / 1e9, 100.0 * s->roofline_fraction);
+  else if (s->weight_stream) {
+    char rate[32];
+    gs_format_value(GS_UNIT_BANDWIDTH, s->weight_bytes_per_second, rate, sizeof rate);
+    fprintf(out, "    weight stream %s per replica at the median TPOT; no peak known: %s\n", rate,
+            s->peak_why ? s->peak_why : "no peak bandwidth");
+  }
   if (s->scenario == GS_LLM_SERVER)
     fprintf(out,
             "    server: target %.3g/s, achieved %.3g/s; p99 TTFT %.3f s (bound %.3g), p99 TPOT "

@@ -67,6 +67,7 @@ typedef struct {
   int weight_stream;              /* 1: the two figures below were measured (a TPOT median) */
   double weight_bytes_per_second; /* decode weight bytes / median TPOT, per replica */
   double roofline_fraction;       /* of tp x the first GPU's peak bandwidth; NaN unknown */
+  const char *peak_why;           /* static: why the peak is not known; NULL when it is */
   struct {
     double target_rate, achieved_rate; /* samples/s */
     double ttft_bound, tpot_bound, ttft_p99, tpot_p99; /* seconds */

@@ -254,22 +254,19 @@ static void mlp_variant_select(void *opts, size_t index, char *name, size_t name
 
 static uint64_t mlp_work_units(const void *opts) { return ((const gs_mlp_options *)opts)->batch; }
 
-/* Items: samples. Flops: 2 per multiply-add, 3 GEMMs per layer (forward,
- * input gradient, weight gradient). Bytes: activations written once and
- * read twice in float, plus Adam's 4 reads and 3 writes of every
- * parameter (gradient, moments, weight). */
+/* Items: samples. Flops and bytes: the model of gs_mlp_step_flops and
+ * gs_mlp_step_bytes (mlp.h) over the whole step's samples. */
 static void mlp_cost(const void *opts, uint64_t units, gs_cost *out) {
   gs_mlp_model m;
   model_from_options(opts, &m);
-  uint64_t width_sum = 0;
-  for (int l = 0; l <= m.n_layers; l++) width_sum += m.widths[l];
+  const gs_mlp_precision precision = ((const gs_mlp_options *)opts)->precision;
   out->items = units;
   out->item_unit = "samples";
-  out->flops = 6 * gs_mlp_macs_per_sample(&m) * units;
-  out->bytes = 12 * width_sum * units + 28 * gs_mlp_param_count(&m);
+  out->flops = gs_mlp_step_flops(&m, units);
+  out->bytes = gs_mlp_step_bytes(&m, units, precision == GS_MLP_BF16);
   // The GEMMs' flops bound a step, at the peak of the precision's math.
   static const gs_bound bound_of[] = {GS_BOUND_FP32, GS_BOUND_TF32, GS_BOUND_BF16};
-  out->bound = bound_of[((const gs_mlp_options *)opts)->precision];
+  out->bound = bound_of[precision];
 }
 
 /* ---- one rank ------------------------------------------------------------------ */

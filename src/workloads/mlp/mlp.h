@@ -37,9 +37,26 @@ uint64_t gs_mlp_param_count(const gs_mlp_model *m);
 uint64_t gs_mlp_weight_offset(const gs_mlp_model *m, int layer);
 uint64_t gs_mlp_bias_offset(const gs_mlp_model *m, int layer);
 
-/* Multiply-adds of one sample through the network (forward); a training
- * step costs 3x that (forward, input gradient, weight gradient). */
+/* Multiply-adds of one sample through the network's GEMMs (forward). */
 uint64_t gs_mlp_macs_per_sample(const gs_mlp_model *m);
+
+/* The work of one training step over `rows` samples, the model behind the
+ * cost and its roofline (docs/workloads/mlp.md, "Roofline"). Flops: the
+ * GEMMs (2 per multiply-add: forward, weight gradient, and the input
+ * gradient of every layer but the first), per layer output value the bias
+ * add and the bias gradient's add, per hidden value the backward scale and
+ * with dropout the forward one, per output value the MSE's 6 (difference,
+ * gradient, loss share), per parameter Adam's 14. The same for every
+ * precision: only the peak they run against differs. */
+uint64_t gs_mlp_step_flops(const gs_mlp_model *m, uint64_t rows);
+
+/* Minimum device-memory bytes of that step: every layer's activations
+ * (input and output included) written once and read twice, 4 bytes a
+ * value (2 with `bf16`); per parameter its gradient written (4), Adam's
+ * reads of gradient, moments and weight and writes of moments and weight
+ * (28), the weights read by the forward and input-gradient GEMMs (2 x 4,
+ * or 2 x 2 from the bf16 copy, which Adam also writes: 2). */
+uint64_t gs_mlp_step_bytes(const gs_mlp_model *m, uint64_t rows, int bf16);
 
 /* Initial parameters from the seed only (same on every rank): weights
  * uniform in +-sqrt(3 / fan_in) (variance 1 / fan_in), biases 0. `params`

@@ -30,6 +30,29 @@ uint64_t gs_mlp_macs_per_sample(const gs_mlp_model *m) {
   return macs;
 }
 
+uint64_t gs_mlp_step_flops(const gs_mlp_model *m, uint64_t rows) {
+  const int L = m->n_layers;
+  uint64_t gemm_macs = 0, outputs = 0, hidden = 0;
+  for (int l = 0; l < L; l++) {
+    const uint64_t macs = (uint64_t)m->widths[l] * m->widths[l + 1];
+    gemm_macs += (l > 0 ? 3 : 2) * macs;  // no input gradient into the data
+    outputs += m->widths[l + 1];
+    if (l < L - 1) hidden += m->widths[l + 1];
+  }
+  const uint64_t per_hidden = m->dropout > 0.0f ? 2 : 1;
+  const uint64_t per_sample =
+      2 * gemm_macs + 2 * outputs + per_hidden * hidden + 6 * (uint64_t)m->widths[L];
+  return rows * per_sample + 14 * gs_mlp_param_count(m);
+}
+
+uint64_t gs_mlp_step_bytes(const gs_mlp_model *m, uint64_t rows, int bf16) {
+  const uint64_t elem = bf16 ? 2 : 4;
+  uint64_t values = 0;
+  for (int l = 0; l <= m->n_layers; l++) values += m->widths[l];
+  const uint64_t per_param = 4 + 28 + 2 * elem + (bf16 ? 2 : 0);
+  return rows * 3 * elem * values + per_param * gs_mlp_param_count(m);
+}
+
 void gs_mlp_init_params(const gs_mlp_model *m, uint64_t seed, float *params) {
   for (int l = 0; l < m->n_layers; l++) {
     const uint64_t in = m->widths[l], out = m->widths[l + 1];
