@@ -554,9 +554,6 @@ gs_status gs_check_pairs_measure(const gs_check_pairs_options *o, gs_check_pairs
                                        : "check pairs: needs 2 or more ranks (--ranks, or mpirun -np)");
   if (cuda && (o->n_devices < 1 || (!mpi && o->n_devices != o->ranks)))
     GS_BUG("check pairs on %d GPUs for %d rank threads", o->n_devices, o->ranks);
-  if (cuda && mpi && job.local_count > o->n_devices)
-    return gs_error(GS_ERR_USAGE, "check pairs: %d processes on this host for %d GPUs: run one "
-                    "process per GPU", job.local_count, o->n_devices);
   GS_TRY(gs_fault_check_ranks(o->faults, (int)w.ranks));
   GS_TRY(gs_comm_job_start(&job));
   w.node_of = calloc(w.ranks, sizeof *w.node_of);
