@@ -52,6 +52,7 @@ import json, math, sys
 d = json.load(open(sys.argv[1]))
 m = max(p[k]['median_seconds'] for p in d['pairs'] for k in ('allreduce', 'copy'))
 print(max(100, math.ceil(3e6 * m)))" "$work/clean.json" 2>/dev/null) || us=1000
+echo "late: $us us"
 run slow "$named" "${c[@]}" --inject "slow:rank=$slow,factor=3"
 run late "$named" "${c[@]}" --inject "late:rank=$late,us=$us"
 mpi=1
@@ -105,8 +106,10 @@ for name in sys.argv[5:]:
             need(len(p[k]["seconds"]) == 20 and min(p[k]["seconds"]) > 0, (name, p))
     named = d["named_nodes" if nodes else "named_ranks"]
     fault = None if "clean" in name else late if name == "late" else slow
-    cells = " ".join("%d-%d %.2fx/%.2fx" % (p["a"], p["b"], p["allreduce"]["ratio"],
-                                            p["copy"]["ratio"]) for p in d["pairs"])
+    cells = " ".join("%d-%d %.2fx/%.2fx (%.0f/%.0f us)" % (
+        p["a"], p["b"], p["allreduce"]["ratio"], p["copy"]["ratio"],
+        p["allreduce"]["median_seconds"] * 1e6, p["copy"]["median_seconds"] * 1e6)
+        for p in d["pairs"])
     print("%s: %s, named %r, links %r, %.1f s: %s" % (name, d["overall"], named,
                                                       d["named_links"], d["seconds"], cells))
     if fault is None:
