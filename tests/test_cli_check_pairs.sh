@@ -43,7 +43,7 @@ expect 5 "0 rank.s. and 1 link.s. named|action: investigate: the link between ra
   -- "${c[@]}" --inject slowpair:rank=1,peer=2,factor=30
 if command -v mpirun >/dev/null; then
   need_mpirun
-  mp=(mpirun -np 4 --oversubscribe "$bin" check pairs -n 30 -b 1M)
+  mp=(mpirun -np 4 --oversubscribe "$bin" check pairs --backend cpu -n 30 -b 1M)
   for i in 1 2 3; do
     run mpilink$i "5 6" "${mp[@]}" --inject slowpair:rank=0,peer=3,factor=30
     export GPUSCALE_TEST_SEPARATE_HOSTS=1

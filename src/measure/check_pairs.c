@@ -26,6 +26,7 @@
 #include "core/check.h"
 #include "core/pair_schedule.h"
 #include "core/timer.h"
+#include "measure/check_pairs_rank.h"
 
 /* How long an idle rank sleeps between looks at the barrier it waits in
  * (processes; threads sleep on a condition variable): short against a
@@ -43,7 +44,8 @@ typedef struct {
   size_t *round, *step;
   size_t *slot_a, *slot_b; /* n: the pair's place among ra's (rb's) exchanges */
   int *cpu_a, *cpu_b;  /* n: the CPU (index into the allowed ones) ra (rb) runs on */
-  int *one_host;       /* n: 1 when ra and rb run on one host (one clock, one set of CPUs) */
+  int *one_host;       /* n: 1 when ra and rb are CPU ranks of one host (one clock, one set
+                          of CPUs); 0 for GPU ranks, each timed by its own GPU's events */
   size_t per;          /* the most exchanges of one rank */
 } plan;
 
@@ -94,7 +96,10 @@ typedef struct {
   int *real_of;        /* ranks: its real host, 0 .. n_real-1 */
   int *cores;          /* n_real: each real host's logical cores */
   size_t n_real;
+  int cuda;            /* GPU ranks: one GPU each, NCCL through the comm layer */
+  int *device;         /* ranks: the CUDA ordinal of each (cuda) */
   double *slow;        /* ranks: the slow factor of each (a node's leader: its node's) */
+  double *late;        /* ranks: the late fault's seconds (a node's leader: its node's) */
   int *cpus;           /* the CPUs this process may run on, in order */
   int n_cpus;
   int *pin_refused;    /* set when a rank could not be pinned */
@@ -116,7 +121,7 @@ static gs_status plan_places(plan *p, const world_view *w) {
     p->slot_b[i] = count[p->rb[i]]++;
     p->cpu_a[i] = used[w->real_of[p->ra[i]]]++;
     p->cpu_b[i] = used[w->real_of[p->rb[i]]]++;
-    p->one_host[i] = w->real_of[p->ra[i]] == w->real_of[p->rb[i]];
+    p->one_host[i] = !w->cuda && w->real_of[p->ra[i]] == w->real_of[p->rb[i]];
   }
   for (size_t k = 0; st == GS_OK && k < w->ranks; k++)
     if (count[k] > p->per) p->per = count[k];
@@ -125,13 +130,12 @@ static gs_status plan_places(plan *p, const world_view *w) {
   return st;
 }
 
-/* One rank's part: its comm handle, the plan and where its own times go
- * (per x 2 kinds x iters x {start, end}). */
+/* One rank's part: its exchanges (comm handle, buffers, faults), the plan
+ * and where its own times go (per x 2 kinds x iters x {start, end}). */
 typedef struct {
-  gs_comm *comm;
+  gs_check_pairs_rank x;
   const gs_check_pairs_options *o;
   const plan *p;
-  double slow; /* the slow factor of this rank (its node's, by nodes) */
   double *times;
   const int *cpus; /* the allowed CPUs; the one the thread is pinned to (-1 none) */
   int n_cpus, pinned, pin_refused;
@@ -153,49 +157,6 @@ static void pin(rank_job *j, int index) {
     j->pin_refused = 1;
 }
 
-/* One exchange of kind 0 (all-reduce) or 1 (copy each way) with `peer`. */
-static gs_status exchange(gs_comm *c, gs_comm_group *g, int kind, int peer, float *send,
-                          float *recv, size_t count) {
-  if (kind == 0)
-    return gs_comm_group_allreduce(g, send, recv, count, GS_DTYPE_FLOAT, GS_REDOP_SUM, NULL);
-  gs_comm_p2p_op ops[2] = {
-      {.send = 1, .buf = send, .count = count, .dtype = GS_DTYPE_FLOAT, .peer = peer},
-      {.send = 0, .buf = recv, .count = count, .dtype = GS_DTYPE_FLOAT, .peer = peer}};
-  GS_TRY(gs_comm_p2p(c, ops, 2, NULL));
-  return gs_comm_p2p_drain(c);
-}
-
-/* One exchange of the pair `i` of the plan, with the slowed rank's
- * stretch; start and end go to t[0], t[1]. */
-static gs_status once(rank_job *j, gs_comm_group *g, int peer, int kind, float *send, float *recv,
-                      size_t count, double *t) {
-  t[0] = gs_time_seconds();
-  GS_TRY(exchange(j->comm, g, kind, peer, send, recv, count));
-  // A slowed rank (--inject slow) is slow with every partner.
-  if (j->slow > 1.0) gs_fault_late_wait((j->slow - 1.0) * (gs_time_seconds() - t[0]));
-  t[1] = gs_time_seconds();
-  return GS_OK;
-}
-
-/* One timed exchange of the pair `i` of the plan, after an untimed one of
- * the same kind: it brings both ranks together whoever woke first from the
- * barrier, and it runs each timed exchange on ranks and CPUs that have
- * just done the same (a rank woken from a step's sleep was seen 10-25%
- * slower in its first exchange, which named the pairs of the later slot
- * of each round). Start and end go to t[0], t[1]. */
-static gs_status timed(rank_job *j, gs_comm_group *g, size_t i, int kind, float *send,
-                       float *recv, size_t count, double *t) {
-  const int me = gs_comm_rank(j->comm);
-  const int peer = j->p->ra[i] == me ? j->p->rb[i] : j->p->ra[i];
-  GS_TRY(once(j, g, peer, kind, send, recv, count, t));
-  GS_TRY(once(j, g, peer, kind, send, recv, count, t));
-  const float want = kind == 0 ? (float)(me + peer + 2) : (float)(peer + 1);
-  if (count > 0 && (recv[0] != want || recv[count - 1] != want))
-    return gs_error(GS_ERR_VERIFY, "rank %d: the %s with rank %d delivered %g, not %g", me,
-                    kind == 0 ? "all-reduce" : "copy", peer, (double)recv[0], (double)want);
-  return GS_OK;
-}
-
 /* The steps are interleaved: every timed iteration goes through every
  * step once, so that a load or drift of the machine falls on every step
  * alike instead of on the pairs of one. Each round's groups are made once,
@@ -204,16 +165,12 @@ static void *rank_main(void *arg) {
   rank_job *j = arg;
   const gs_check_pairs_options *o = j->o;
   const plan *p = j->p;
-  const int me = gs_comm_rank(j->comm);
-  const size_t count = o->bytes / sizeof(float);
-  float *send = malloc((count ? count : 1) * sizeof *send);
-  float *recv = calloc(count ? count : 1, sizeof *recv);
+  const int me = gs_comm_rank(j->x.comm), cuda = j->x.cuda;
+  gs_status st = gs_check_pairs_rank_open(&j->x);
   gs_comm_group **groups = calloc(p->n_rounds ? p->n_rounds : 1, sizeof *groups);
   long *in_step = malloc((p->n_steps ? p->n_steps : 1) * sizeof *in_step);
-  gs_status st = send && recv && groups && in_step
-                     ? GS_OK
-                     : gs_error(GS_ERR_NOMEM, "cannot allocate %zu bytes", o->bytes);
-  for (size_t i = 0; st == GS_OK && i < count; i++) send[i] = (float)(me + 1);
+  if (st == GS_OK && (!groups || !in_step))
+    st = gs_error(GS_ERR_NOMEM, "check pairs: out of memory for %zu steps", p->n_steps);
   for (size_t s = 0; st == GS_OK && s < p->n_steps; s++) in_step[s] = -1;
   for (size_t r = 0; st == GS_OK && r < p->n_rounds; r++) {
     int color = me;
@@ -222,7 +179,7 @@ static void *rank_main(void *arg) {
         color = p->ra[i] < p->rb[i] ? p->ra[i] : p->rb[i];
         in_step[p->step[i]] = (long)i;
       }
-    st = gs_comm_group_create(j->comm, color, &groups[r]);
+    st = gs_comm_group_create(j->x.comm, color, &groups[r]);
   }
   for (int it = -o->warmup; it < o->iters && st == GS_OK; it++)
     for (size_t s = 0; s < p->n_steps && st == GS_OK; s++)
@@ -231,22 +188,27 @@ static void *rank_main(void *arg) {
         if (i >= 0) {
           const size_t slot = p->ra[i] == me ? p->slot_a[i] : p->slot_b[i];
           // The pair's two CPUs change hands every iteration, so that a CPU
-          // busy with other work slows both of its ranks alike.
+          // busy with other work slows both of its ranks alike. GPU ranks
+          // are not pinned: their exchanges run on their GPUs.
           const int first = p->ra[i] == me, swap = (it & 1) && p->one_host[i];
-          if (kind == 0) pin(j, first != swap ? p->cpu_a[i] : p->cpu_b[i]);
+          if (kind == 0 && !cuda) pin(j, first != swap ? p->cpu_a[i] : p->cpu_b[i]);
+          const int peer = p->ra[i] == me ? p->rb[i] : p->ra[i];
           double t[2];
-          st = timed(j, groups[p->round[i]], (size_t)i, kind, send, recv, count, t);
+          st = gs_check_pairs_rank_timed(&j->x, groups[p->round[i]], peer, kind, t);
           double *at = j->times + ((slot * 2 + (size_t)kind) * (size_t)o->iters) * 2;
           if (st == GS_OK && it >= 0) memcpy(at + 2 * it, t, sizeof t);
         }
-        // The step's barrier: every rank passes each step together.
-        if (st == GS_OK) st = gs_comm_barrier_idle(j->comm, PAIRS_NAP_SECONDS);
+        // The step's barrier: every rank passes each step together (CPU
+        // ranks without a pair asleep, leaving the CPUs to those at work).
+        if (st == GS_OK) st = gs_comm_barrier_idle(j->x.comm, cuda ? 0.0 : PAIRS_NAP_SECONDS);
       }
   for (size_t r = 0; groups && r < p->n_rounds; r++) gs_comm_group_destroy(groups[r]);
   free(groups);
   free(in_step);
-  free(send);
-  free(recv);
+  // A rank that failed ends its partners' waits instead of leaving them
+  // to the timeout.
+  if (st != GS_OK) gs_comm_abort(j->x.comm);
+  gs_check_pairs_rank_close(&j->x);
   j->status = st;
   if (st != GS_OK) snprintf(j->error, sizeof j->error, "%s", gs_last_error());
   return NULL;
@@ -265,8 +227,10 @@ static gs_status run_ranks(const gs_check_pairs_options *o, const world_view *w,
   for (int k = 0; st == GS_OK && k < w->local; k++) {
     gs_comm *c = gs_comm_world_rank(w->world, k);
     const int me = gs_comm_rank(c);
-    jobs[k] = (rank_job){.comm = c, .o = o, .p = p, .slow = w->slow[me],
-                         .times = all + (size_t)me * per, .cpus = w->cpus,
+    jobs[k] = (rank_job){.x = {.comm = c, .cuda = w->cuda, .device = w->device[me],
+                               .count = o->bytes / sizeof(float), .slow = w->slow[me],
+                               .late = w->late[me]},
+                         .o = o, .p = p, .times = all + (size_t)me * per, .cpus = w->cpus,
                          .n_cpus = w->n_cpus, .pinned = -1};
     const int rc = pthread_create(&threads[k], NULL, rank_main, &jobs[k]);
     if (rc != 0)
@@ -275,8 +239,13 @@ static gs_status run_ranks(const gs_check_pairs_options *o, const world_view *w,
       started++;
   }
   for (int k = 0; k < started; k++) pthread_join(threads[k], NULL);
-  for (int k = 0; k < started && st == GS_OK; k++)
-    if (jobs[k].status != GS_OK) st = gs_error(jobs[k].status, "%s", jobs[k].error);
+  // The first failure that is not another rank's abort is the cause.
+  int cause = -1;
+  for (int k = 0; k < started; k++)
+    if (jobs[k].status != GS_OK &&
+        (cause < 0 || (jobs[cause].status == GS_ERR_ABORTED && jobs[k].status != GS_ERR_ABORTED)))
+      cause = k;
+  if (st == GS_OK && cause >= 0) st = gs_error(jobs[cause].status, "%s", jobs[cause].error);
   for (int k = 0; k < started; k++) *w->pin_refused |= jobs[k].pin_refused;
   free(jobs);
   free(threads);
@@ -343,8 +312,9 @@ static int unit_partner(int nodes, size_t units, size_t r, size_t u) {
 }
 
 /* The rounds' plan: each round's pairs of units between their measuring
- * ranks, split into slots on hosts with too few cores for all at once,
- * in the order of their steps. */
+ * ranks, split into slots on hosts with too few cores for all at once (CPU
+ * ranks; a round's GPU pairs run at once, each on its own two GPUs), in
+ * the order of their steps. */
 static gs_status plan_rounds(const world_view *w, gs_check_pairs_times *t, plan *p) {
   const size_t units = t->n_units, half = units / 2 + 1;
   GS_TRY(plan_alloc(p, units * t->rounds / 2 + 1));
@@ -365,7 +335,9 @@ static gs_status plan_rounds(const world_view *w, gs_check_pairs_times *t, plan 
       ra[n] = w->lead[u];
       rb[n++] = w->lead[q];
     }
-    const size_t slots = gs_pairs_slots(n, ra, rb, w->real_of, w->cores, w->n_real, scratch, slot);
+    size_t slots = n > 0;
+    for (size_t i = 0; w->cuda && i < n; i++) slot[i] = 0;
+    if (!w->cuda) slots = gs_pairs_slots(n, ra, rb, w->real_of, w->cores, w->n_real, scratch, slot);
     for (size_t s = 0; s < slots; s++)
       for (size_t i = 0; i < n; i++) {
         if (slot[i] != s) continue;
@@ -387,8 +359,21 @@ static gs_status plan_rounds(const world_view *w, gs_check_pairs_times *t, plan 
   return st;
 }
 
-/* The confirming round's plan: each pair of units alone, in its own round
- * and step. */
+/* 1 when a pair before pair i of the plan is in round r with a rank of
+ * pair i. */
+static int round_taken(const plan *p, size_t i, size_t r) {
+  for (size_t k = 0; k < i; k++)
+    if (p->round[k] == r && (p->ra[k] == p->ra[i] || p->ra[k] == p->rb[i] ||
+                             p->rb[k] == p->ra[i] || p->rb[k] == p->rb[i]))
+      return 1;
+  return 0;
+}
+
+/* The confirming round's plan: each pair of units alone, in its own
+ * step. CPU ranks: each pair in a round (a group split) of its own. GPU
+ * ranks share the rounds where their pairs are disjoint (each pair into the
+ * first round free of both its ranks): a split of a GPU world makes NCCL
+ * communicators, which takes far longer than the pair's exchanges. */
 static gs_status plan_alone(const world_view *w, const gs_check_pairs_times *t,
                             const gs_check_pairs_list *l, plan *p) {
   GS_TRY(plan_alloc(p, l->n));
@@ -400,9 +385,13 @@ static gs_status plan_alone(const world_view *w, const gs_check_pairs_times *t,
     p->ub[i] = b;
     p->ra[i] = w->lead[a];
     p->rb[i] = w->lead[b];
-    p->round[i] = p->step[i] = i;
+    p->step[i] = i;
+    size_t r = w->cuda ? 0 : i;
+    while (w->cuda && round_taken(p, i, r)) r++;
+    p->round[i] = r;
+    if (r + 1 > p->n_rounds) p->n_rounds = r + 1;
   }
-  p->n = p->n_rounds = p->n_steps = l->n;
+  p->n = p->n_steps = l->n;
   gs_status st = plan_places(p, w);
   if (st != GS_OK) plan_free(p);
   return st;
@@ -413,7 +402,16 @@ typedef struct {
   char name[GS_PAIRS_HOST_MAX]; /* its host as the job sees it */
   char real[GS_PAIRS_HOST_MAX]; /* the machine's host name */
   int cores;
+  int device;                   /* its GPU (cuda; under a launcher) */
+  char pci[GS_PAIRS_PCI_MAX];
 } process_card;
+
+/* The PCI bus id of CUDA device `device` into pci ("?" where CUDA cannot
+ * tell). */
+static void gpu_pci(int device, char pci[GS_PAIRS_PCI_MAX]) {
+  if (cudaDeviceGetPCIBusId(pci, GS_PAIRS_PCI_MAX, device) != cudaSuccess)
+    snprintf(pci, GS_PAIRS_PCI_MAX, "?");
+}
 
 /* The job's nodes and real hosts from every process's card (gathered):
  * host[k] of node k in the order first met, node_of[rank], lead[k] its
@@ -421,13 +419,14 @@ typedef struct {
  * host (GPUSCALE_TEST_SEPARATE_HOSTS=1); their real host stays the one
  * they share, with its cores. */
 static gs_status find_nodes(world_view *w, gs_check_pairs_times *out) {
-  process_card mine = {.cores = w->n_cpus};
+  const int mpi = w->job->launch == GS_COMM_LAUNCH_MPI;
+  process_card mine = {.cores = w->n_cpus, .device = w->device[mpi ? w->job->process_rank : 0]};
   snprintf(mine.real, sizeof mine.real, "%s", gs_hostname());
-  if (gs_comm_separate_hosts() && w->job->launch == GS_COMM_LAUNCH_MPI)
+  if (w->cuda && mpi) gpu_pci(mine.device, mine.pci);
+  if (gs_comm_separate_hosts() && mpi)
     snprintf(mine.name, sizeof mine.name, "%.40s-p%d", gs_hostname(), w->job->process_rank);
   else
     snprintf(mine.name, sizeof mine.name, "%s", gs_hostname());
-  const int mpi = w->job->launch == GS_COMM_LAUNCH_MPI;
   const size_t n_cards = mpi ? w->ranks : 1;
   process_card *cards = calloc(n_cards, sizeof *cards);
   int *real_seen = calloc(n_cards, sizeof *real_seen);
@@ -444,7 +443,14 @@ static gs_status find_nodes(world_view *w, gs_check_pairs_times *out) {
       w->lead[n] = (int)k;
       memcpy(out->host[out->n_nodes++], c->name, GS_PAIRS_HOST_MAX);
     }
-    w->node_of[k] = (int)n;
+    w->node_of[k] = out->node_of[k] = (int)n;
+    if (w->cuda && mpi) {
+      w->device[k] = out->device[k] = c->device;
+      memcpy(out->pci[k], c->pci, GS_PAIRS_PCI_MAX);
+    } else if (w->cuda) {
+      out->device[k] = w->device[k];
+      gpu_pci(w->device[k], out->pci[k]);
+    }
     size_t h = 0;
     while (h < w->n_real && strcmp(cards[real_seen[h]].real, c->real) != 0) h++;
     if (h == w->n_real) {
@@ -469,13 +475,17 @@ static gs_status find_nodes(world_view *w, gs_check_pairs_times *out) {
   return st;
 }
 
-/* The slow factor of each rank; by nodes a leader takes its node's
- * slowest rank's. */
+/* The slow factor and the lateness of each rank; by nodes a leader takes
+ * its node's slowest (latest) rank's. */
 static void slow_factors(const gs_check_pairs_options *o, const world_view *w, int nodes) {
-  for (size_t k = 0; k < w->ranks; k++) w->slow[k] = gs_fault_slow_factor(o->faults, (int)k);
+  for (size_t k = 0; k < w->ranks; k++) {
+    w->slow[k] = gs_fault_slow_factor(o->faults, (int)k);
+    w->late[k] = gs_fault_late_seconds(o->faults, (int)k);
+  }
   for (size_t k = 0; nodes && k < w->ranks; k++) {
-    double *lead = &w->slow[w->lead[w->node_of[k]]];
-    if (w->slow[k] > *lead) *lead = w->slow[k];
+    const int lead = w->lead[w->node_of[k]];
+    if (w->slow[k] > w->slow[lead]) w->slow[lead] = w->slow[k];
+    if (w->late[k] > w->late[lead]) w->late[lead] = w->late[k];
   }
 }
 
@@ -534,27 +544,43 @@ gs_status gs_check_pairs_measure(const gs_check_pairs_options *o, gs_check_pairs
   out->load_average = getloadavg(load, 1) == 1 ? load[0] : NAN;
   gs_comm_job job;
   gs_comm_job_detect(&job);
-  const int mpi = job.launch == GS_COMM_LAUNCH_MPI;
+  const int mpi = job.launch == GS_COMM_LAUNCH_MPI, cuda = o->backend == GS_BACKEND_CUDA;
   world_view w = {.job = &job, .local = mpi ? 1 : o->ranks,
-                  .ranks = mpi ? (size_t)job.process_count : (size_t)o->ranks,
+                  .ranks = mpi ? (size_t)job.process_count : (size_t)o->ranks, .cuda = cuda,
                   .pin_refused = &out->pin_refused};
+  out->cuda = cuda;
   if (w.ranks < 2)
-    return gs_error(GS_ERR_USAGE, "check pairs: needs 2 or more ranks (--ranks, or mpirun -np)");
+    return gs_error(GS_ERR_USAGE, cuda ? "check pairs: needs 2 or more GPUs (--gpus, or mpirun -np)"
+                                       : "check pairs: needs 2 or more ranks (--ranks, or mpirun -np)");
+  if (cuda && (o->n_devices < 1 || (!mpi && o->n_devices != o->ranks)))
+    GS_BUG("check pairs on %d GPUs for %d rank threads", o->n_devices, o->ranks);
   GS_TRY(gs_fault_check_ranks(o->faults, (int)w.ranks));
   GS_TRY(gs_comm_job_start(&job));
-  gs_comm_world_config wc = {.backend = GS_BACKEND_CPU, .local_ranks = w.local,
+  w.node_of = calloc(w.ranks, sizeof *w.node_of);
+  w.lead = calloc(w.ranks, sizeof *w.lead);
+  w.real_of = calloc(w.ranks, sizeof *w.real_of);
+  w.cores = calloc(w.ranks, sizeof *w.cores);
+  w.device = calloc(w.ranks, sizeof *w.device);
+  w.slow = calloc(w.ranks, sizeof *w.slow);
+  w.late = calloc(w.ranks, sizeof *w.late);
+  out->host = calloc(w.ranks, sizeof *out->host);
+  out->node_of = calloc(w.ranks, sizeof *out->node_of);
+  out->device = calloc(w.ranks, sizeof *out->device);
+  out->pci = calloc(w.ranks, sizeof *out->pci);
+  gs_status st = GS_OK;
+  if (!w.node_of || !w.lead || !w.real_of || !w.cores || !w.device || !w.slow || !w.late ||
+      !out->host || !out->node_of || !out->device || !out->pci)
+    st = gs_error(GS_ERR_NOMEM, "check pairs: out of memory");
+  // Each rank's GPU: threads mode, rank k drives devices[k]; under a
+  // launcher this process drives the GPU its local rank picks.
+  const int me = mpi ? job.process_rank : 0;
+  for (size_t k = 0; st == GS_OK && k < w.ranks; k++) w.device[k] = -1;
+  for (int k = 0; st == GS_OK && cuda && k < w.local; k++)
+    w.device[me + k] = o->devices[mpi ? job.local_rank % o->n_devices : k];
+  gs_comm_world_config wc = {.backend = o->backend, .local_ranks = w.local,
+                             .devices = cuda && st == GS_OK ? &w.device[me] : NULL,
                              .timeout_seconds = o->timeout, .faults = o->faults};
-  gs_status st = gs_comm_world_create(&job, &wc, &w.world);
-  if (st == GS_OK) {
-    w.node_of = calloc(w.ranks, sizeof *w.node_of);
-    w.lead = calloc(w.ranks, sizeof *w.lead);
-    w.real_of = calloc(w.ranks, sizeof *w.real_of);
-    w.cores = calloc(w.ranks, sizeof *w.cores);
-    w.slow = calloc(w.ranks, sizeof *w.slow);
-    out->host = calloc(w.ranks, sizeof *out->host);
-    if (!w.node_of || !w.lead || !w.real_of || !w.cores || !w.slow || !out->host)
-      st = gs_error(GS_ERR_NOMEM, "check pairs: out of memory");
-  }
+  if (st == GS_OK) st = gs_comm_world_create(&job, &wc, &w.world);
   if (st == GS_OK) st = allowed_cpus(&w);
   if (st == GS_OK) st = measure_world(o, &w, out);
   free(w.cpus);
@@ -562,7 +588,9 @@ gs_status gs_check_pairs_measure(const gs_check_pairs_options *o, gs_check_pairs
   free(w.lead);
   free(w.real_of);
   free(w.cores);
+  free(w.device);
   free(w.slow);
+  free(w.late);
   gs_comm_world_destroy(w.world);
   gs_comm_job_finish(&job);
   return st;
@@ -581,5 +609,8 @@ void gs_check_pairs_times_free(gs_check_pairs_times *t) {
   set_free(&t->pairs);
   set_free(&t->confirm);
   free(t->host);
+  free(t->node_of);
+  free(t->device);
+  free(t->pci);
   memset(t, 0, sizeof *t);
 }
