@@ -30,7 +30,9 @@
 #
 #   bench/pipeline.sh [GPUSCALE]        (default build/gpuscale)
 # Environment: NGPU (default: the GPUs nvidia-smi lists), WIDTH (2048),
-# BATCH (4096), OUT (results folder, default ./pipeline-bench).
+# BATCH (4096), OUT (results folder, default ./pipeline-bench),
+# RUN_TIMEOUT (seconds each gpuscale run is given, default 90: a run past
+# it counts as failed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-build/gpuscale}
@@ -45,15 +47,22 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 t0=$(date +%s)
 stamp() { echo "[t+$(($(date +%s) - t0))s] $*"; }
 failed=0
-# One gpuscale command, its output into $1; a failure is shown (the tail
-# of its output) and counted, and the bench goes on with the other runs.
+# One gpuscale command, its output into $1, given $RUN_TIMEOUT seconds (then
+# TERM, and KILL 10 s later): a failure or a timeout is shown (the tail of
+# its output) and counted, and the bench goes on with the other runs, so
+# that one run that hangs cannot take the bench's whole time.
+run_timeout=${RUN_TIMEOUT:-90}
 measure() {
   local txt=$1
   shift
   local rc=0
-  "$bin" "$@" >"$txt" 2>&1 || rc=$?
+  timeout -k 10 "$run_timeout" "$bin" "$@" >"$txt" 2>&1 || rc=$?
   [ "$rc" -eq 0 ] && return 0
-  echo "FAILED (exit $rc): gpuscale $*" >&2
+  if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+    echo "FAILED (timed out after $run_timeout s, exit $rc): gpuscale $*" >&2
+  else
+    echo "FAILED (exit $rc): gpuscale $*" >&2
+  fi
   tail -n 5 "$txt" >&2
   failed=$((failed + 1))
   return 1
@@ -64,8 +73,9 @@ for i in 1 2 3 4 5 6 7 8; do layers="$layers,$width"; done  # 8 equal layers
 common=(mlp --backend cuda --layers "$layers" --dropout 0.2 --batch "$batch" --samples $((2 * batch))
         --warmup 2 --iters 10 --runs 1 --no-progress -q --gpu-mode multi)
 
-"$bin" coll sendrecv -g 2 -b 1M -e 64M --stepfactor 2 -n 20 -w 5 -o "$out/sendrecv.json" \
-  >"$out/sendrecv.txt"
+link=()
+measure "$out/sendrecv.txt" coll sendrecv -g 2 -b 1M -e 64M --stepfactor 2 -n 20 -w 5 \
+  -o "$out/sendrecv.json" && link=("$out/sendrecv.json")
 stamp "sendrecv"
 counts=(2)
 [ "$ngpu" -ge 4 ] && counts+=(4)
@@ -85,8 +95,8 @@ stamp "DP 2"
 
 echo "== bubble (idle less the transfers at the sendrecv cost) against (p-1)/m; PP 2 / DP 2" \
      "(gpuscale $("$bin" --version))"
-"$bin" report -f json "${docs[@]}" "${dp[@]}" "$out/sendrecv.json" >"$out/report.json"
-"$bin" report "${docs[@]}" "$out/sendrecv.json" >"$out/report.txt"
+"$bin" report -f json "${docs[@]}" "${dp[@]}" "${link[@]}" >"$out/report.json"
+"$bin" report "${docs[@]}" "${link[@]}" >"$out/report.txt"
 python3 - "$out/report.json" <<'PY' | tee "$out/summary.txt"
 import json, sys
 rep = json.load(open(sys.argv[1]))
@@ -124,7 +134,7 @@ if ! python3 -c "import torch.distributed.pipelining" 2>/dev/null; then
   [ "$failed" -eq 0 ] || { echo "pipeline.sh: $failed gpuscale runs failed (above)" >&2; exit 1; }
   exit 0
 fi
-torchrun --standalone --nproc_per_node 2 bench/pipeline_vs_torch.py torch --layers "$layers" \
+timeout -k 10 "$((2 * run_timeout))" torchrun --standalone --nproc_per_node 2 bench/pipeline_vs_torch.py torch --layers "$layers" \
   --batch "$batch" --micro-batches 8 --schedule 1f1b --dropout 0.2 --warmup 3 --min-time 1 \
   | tail -n 1 >"$out/torch-pp2-1f1b-m8.json"
 python3 - "$out" <<'PY' | tee "$out/vs-torch.txt"

@@ -4,6 +4,9 @@
  * transfers between them (a simulation in which a send completes only when
  * its receiver has posted the receive, as NCCL's do: no schedule may
  * deadlock, and each pair's messages arrive in the order they were sent),
+ * the links between neighbour stages opened before the first step (a
+ * simulation of NCCL's lazy connection: a schedule of one micro-batch
+ * deadlocks without them),
  * the stage split by layer cost and by --stages, the micro-batch split,
  * and the option checks. */
 #include <setjmp.h>
@@ -87,9 +90,9 @@ static void test_orders_are_complete(void **unused) {
 /* One stage's groups of transfers in program order. */
 #define MAX_GROUPS (2 * (2 * MAX_MICRO + 1))
 typedef struct {
-  gs_pp_transfer t[MAX_GROUPS][2];
-  int n[MAX_GROUPS];
-  int done[MAX_GROUPS][2];
+  gs_pp_transfer t[MAX_GROUPS + 1][4];
+  int n[MAX_GROUPS + 1];
+  int done[MAX_GROUPS + 1][4];
   int groups, at;
 } stage_sim;
 
@@ -100,20 +103,22 @@ static int matches(const gs_pp_transfer *a, int a_stage, const gs_pp_transfer *b
 
 /* Runs the stages' groups where a transfer completes only when both sides
  * have it in their current group; returns 1 when every stage finishes.
- * `ungrouped`: each transfer alone, the send before the receive. */
-static int simulate(gs_pp_schedule sch, int P, int M, int ungrouped) {
+ * `ungrouped`: each transfer alone, the send before the receive;
+ * `linked`: the group of gs_pp_link_transfers first. */
+static int simulate(gs_pp_schedule sch, int P, int M, int ungrouped, int linked) {
   static stage_sim sim[MAX_STAGES];
   for (int s = 0; s < P; s++) {
     gs_pp_action order[2 * MAX_MICRO];
     gs_pp_schedule_order(sch, P, s, M, order);
     stage_sim *a = &sim[s];
     memset(a, 0, sizeof *a);
+    if (linked) a->n[a->groups] = gs_pp_link_transfers(s, P, a->t[a->groups]), a->groups++;
     for (int k = 0; k <= 2 * M; k++) {
       gs_pp_transfer t[2];
       const int n = gs_pp_transfers_before(order, 2 * M, k, s, P, t);
       for (int i = 0; ungrouped && i < n; i++) a->t[a->groups][0] = t[i], a->n[a->groups++] = 1;
       if (ungrouped) continue;
-      memcpy(a->t[a->groups], t, sizeof t);
+      memcpy(a->t[a->groups], t, (size_t)n * sizeof *t);
       a->n[a->groups++] = n;
     }
   }
@@ -171,7 +176,8 @@ static void test_transfers_never_deadlock(void **unused) {
   for (int sch = 0; sch < 2; sch++)
     for (int P = 1; P <= MAX_STAGES; P++)
       for (int M = 1; M <= MAX_MICRO; M++) {
-        assert_true(simulate((gs_pp_schedule)sch, P, M, 0));
+        assert_true(simulate((gs_pp_schedule)sch, P, M, 0, 0));
+        assert_true(simulate((gs_pp_schedule)sch, P, M, 0, 1));
         assert_fifo((gs_pp_schedule)sch, P, M);
       }
 }
@@ -183,9 +189,130 @@ static void test_transfers_never_deadlock(void **unused) {
  * something. */
 static void test_simulation_catches_a_deadlock(void **unused) {
   (void)unused;
-  assert_false(simulate(GS_PP_1F1B, 2, 2, 1));
-  assert_false(simulate(GS_PP_1F1B, 4, 8, 1));
-  assert_true(simulate(GS_PP_GPIPE, 4, 8, 1));
+  assert_false(simulate(GS_PP_1F1B, 2, 2, 1, 0));
+  assert_false(simulate(GS_PP_1F1B, 4, 8, 1, 0));
+  assert_true(simulate(GS_PP_GPIPE, 4, 8, 1, 0));
+}
+
+/* Links as NCCL opens them (transport.cc, ncclTransportP2pSetup): the
+ * first group of a rank that sends to (receives from) a peer opens that
+ * direction, and its ncclGroupEnd returns only once the peer has opened
+ * it too, in a group of its own that ends with the same pairwise barrier.
+ * So the groups that open links meet: the groups joined by a link they
+ * both open run together. Returns 1 when every meeting holds at most one
+ * group of each stage (a stage cannot be in two groups at once; with 2
+ * ranks the two sides would also exchange connection data of different
+ * sizes) and the meetings can run in an order that keeps every stage's
+ * program order. `linked`: gs_pp_link_transfers' group first. */
+#define LINK_GROUPS (MAX_GROUPS + 1)
+static int meeting_of(int *parent, int x) {
+  while (parent[x] != x) x = parent[x] = parent[parent[x]];
+  return x;
+}
+
+static int links_open_safely(gs_pp_schedule sch, int P, int M, int linked) {
+  static gs_pp_transfer t[MAX_STAGES][LINK_GROUPS][4];
+  static int n[MAX_STAGES][LINK_GROUPS], parent[MAX_STAGES * LINK_GROUPS];
+  int groups[MAX_STAGES], opener[MAX_STAGES][2][MAX_STAGES]; /* [stage][send][peer] */
+  int opens[MAX_STAGES][LINK_GROUPS];
+  memset(opener, -1, sizeof opener);
+  memset(opens, 0, sizeof opens);
+  for (int s = 0; s < P; s++) {
+    gs_pp_action order[2 * MAX_MICRO];
+    gs_pp_schedule_order(sch, P, s, M, order);
+    groups[s] = 0;
+    if (linked) n[s][groups[s]++] = gs_pp_link_transfers(s, P, t[s][0]);
+    for (int k = 0; k <= 2 * M; k++, groups[s]++)
+      n[s][groups[s]] = gs_pp_transfers_before(order, 2 * M, k, s, P, t[s][groups[s]]);
+    for (int g = 0; g < groups[s]; g++)
+      for (int i = 0; i < n[s][g]; i++) {
+        int *o = &opener[s][t[s][g][i].send][t[s][g][i].peer_stage];
+        if (*o < 0) *o = g, opens[s][g] = 1;
+      }
+  }
+  for (int x = 0; x < MAX_STAGES * LINK_GROUPS; x++) parent[x] = x;
+  for (int s = 0; s < P; s++)
+    for (int q = 0; q < P; q++) {
+      // The direction s -> q: s's sending group meets q's receiving group.
+      assert_true((opener[s][1][q] < 0) == (opener[q][0][s] < 0));
+      if (opener[s][1][q] < 0) continue;
+      const int a = meeting_of(parent, s * LINK_GROUPS + opener[s][1][q]);
+      const int b = meeting_of(parent, q * LINK_GROUPS + opener[q][0][s]);
+      parent[a] = b;
+    }
+  // At most one group of a stage in a meeting.
+  for (int s = 0; s < P; s++)
+    for (int g = 0; g < groups[s]; g++)
+      for (int h = g + 1; opens[s][g] && h < groups[s]; h++)
+        if (opens[s][h] && meeting_of(parent, s * LINK_GROUPS + g) ==
+                               meeting_of(parent, s * LINK_GROUPS + h))
+          return 0;
+  // Meetings in some order: repeatedly run a meeting whose every group is
+  // the next opening group of its stage.
+  int next[MAX_STAGES] = {0}, left = 0;
+  for (int s = 0; s < P; s++)
+    for (int g = 0; g < groups[s]; g++) left += opens[s][g];
+  for (int ran = 1; ran && left > 0;) {
+    ran = 0;
+    for (int s = 0; s < P && !ran; s++) {
+      while (next[s] < groups[s] && !opens[s][next[s]]) next[s]++;
+      if (next[s] == groups[s]) continue;
+      const int m = meeting_of(parent, s * LINK_GROUPS + next[s]);
+      int ready = 1, members = 0;
+      for (int q = 0; q < P; q++)
+        for (int g = 0; g < groups[q]; g++)
+          if (opens[q][g] && meeting_of(parent, q * LINK_GROUPS + g) == m) {
+            members++;
+            int first = next[q];
+            while (first < groups[q] && !opens[q][first]) first++;
+            ready = ready && first == g;
+          }
+      if (!ready) continue;
+      for (int q = 0; q < P; q++)
+        for (int g = 0; g < groups[q]; g++)
+          if (opens[q][g] && meeting_of(parent, q * LINK_GROUPS + g) == m) next[q] = g + 1;
+      left -= members;
+      ran = 1;
+    }
+  }
+  return left == 0;
+}
+
+/* With the links opened first, every schedule's first step opens nothing
+ * more and never deadlocks on a link, whatever P and M. */
+static void test_links_open_before_the_first_step(void **unused) {
+  (void)unused;
+  for (int sch = 0; sch < 2; sch++)
+    for (int P = 1; P <= MAX_STAGES; P++)
+      for (int M = 1; M <= MAX_MICRO; M++) {
+        assert_true(links_open_safely((gs_pp_schedule)sch, P, M, 1));
+        gs_pp_transfer t[4];
+        for (int s = 0; s < P; s++) {
+          const int n = gs_pp_link_transfers(s, P, t);
+          assert_int_equal(n, 2 * ((s > 0) + (s + 1 < P)));
+          for (int i = 0; i < n; i++) {
+            assert_int_equal(t[i].micro, -1);
+            // Upward messages are forward transfers, downward backward ones.
+            const int up = t[i].send == (t[i].peer_stage > s);
+            assert_int_equal(t[i].pass, up ? GS_PP_FORWARD : GS_PP_BACKWARD);
+          }
+        }
+      }
+}
+
+/* Without them, M = 1 (bench/pipeline.sh's first run, which hung on 2
+ * H200s) opens both directions between stage s and s + 1 in s's one group
+ * after F0, and in two groups of s + 1 (before F0, after B0), at every P
+ * and under either schedule. From M = 2 on, each non-last stage runs F1
+ * right after F0 and so opens one direction at a time, as its peer does:
+ * the 1..16 micro-batches of 2..8 stages fail at M = 1 only. */
+static void test_lazy_links_deadlock_at_one_micro_batch(void **unused) {
+  (void)unused;
+  for (int sch = 0; sch < 2; sch++)
+    for (int P = 2; P <= MAX_STAGES; P++)
+      for (int M = 1; M <= MAX_MICRO; M++)
+        assert_int_equal(links_open_safely((gs_pp_schedule)sch, P, M, 0), M > 1);
+  assert_true(links_open_safely(GS_PP_1F1B, 1, 1, 0));
 }
 
 static gs_mlp_model model_of(const uint32_t *w, int n) {
@@ -272,6 +399,8 @@ int main(void) {
       cmocka_unit_test(test_orders_are_complete),
       cmocka_unit_test(test_transfers_never_deadlock),
       cmocka_unit_test(test_simulation_catches_a_deadlock),
+      cmocka_unit_test(test_links_open_before_the_first_step),
+      cmocka_unit_test(test_lazy_links_deadlock_at_one_micro_batch),
       cmocka_unit_test(test_split_balances_layer_cost),
       cmocka_unit_test(test_micro_rows),
       cmocka_unit_test(test_option_checks),

@@ -120,6 +120,31 @@ static gs_status generate_data(gs_mlp_pp *p, uint64_t seed) {
   return GS_OK;
 }
 
+/* Opens the links to the neighbour stages before the first step: a float
+ * each way in one group that each neighbour runs at the same point
+ * (gs_pp_link_transfers says why); on CUDA on the transfer stream, waited
+ * for within the world's timeout. Every rank of the world calls it. */
+static gs_status open_links(gs_mlp_pp *p) {
+  gs_pp_transfer t[4];
+  const int n = gs_pp_link_transfers(p->stage, p->stages, t);
+  if (n == 0) return GS_OK;
+  float *slots = p->cuda ? p->d_link : p->link;
+  gs_comm_p2p_op ops[4];
+  for (int i = 0; i < n; i++)
+    ops[i] = (gs_comm_p2p_op){.send = t[i].send, .buf = slots + i, .count = 1,
+                              .dtype = GS_DTYPE_FLOAT,
+                              .peer = p->rank + (t[i].peer_stage - p->stage)};
+  cudaStream_t on = p->cuda ? p->transfer_stream : p->stream;
+  gs_status st = gs_comm_p2p(p->comm, ops, n, on);
+  if (st == GS_OK && p->cuda) st = gs_comm_wait(p->comm, on);
+  if (st == GS_OK) st = gs_comm_p2p_drain(p->comm);
+  if (st != GS_OK)
+    return gs_error(st, "mlp pipeline stage %d of %d (rank %d, replica %d), opening the links to "
+                    "its neighbour stages: %s",
+                    p->stage, p->stages, p->rank, p->replica, gs_last_error());
+  return GS_OK;
+}
+
 gs_status gs_mlp_pp_create(const gs_mlp_pp_config *c, gs_mlp_pp **out) {
   *out = NULL;
   const gs_mlp_pp_options *o = c->options;
@@ -170,6 +195,7 @@ gs_status gs_mlp_pp_create(const gs_mlp_pp_config *c, gs_mlp_pp **out) {
   if (st == GS_OK && !p->data.x) st = generate_data(p, c->data_seed);
   if (st == GS_OK) st = allocate(p, c->params);
   if (st == GS_OK && p->cuda) st = gs_mlp_pp_cuda_create(p);
+  if (st == GS_OK) st = open_links(p);
   if (st != GS_OK) {
     gs_mlp_pp_free(p);
     return st;

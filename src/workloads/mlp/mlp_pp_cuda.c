@@ -37,7 +37,7 @@ void gs_mlp_pp_cuda_free(gs_mlp_pp *p) {
   if (p->transferred) cudaEventDestroy(p->transferred);
   void *ptrs[] = {p->d_params, p->d_mom1, p->d_mom2, p->d_grads, p->d_x, p->d_y,
                   p->d_loss, p->d_discard, p->d_grad_out, p->d_grad_in, p->d_z, p->d_tmp[0],
-                  p->d_tmp[1], p->d_low};
+                  p->d_tmp[1], p->d_low, p->d_link};
   for (size_t i = 0; i < sizeof ptrs / sizeof *ptrs; i++)
     if (ptrs[i]) cudaFree(ptrs[i]);
   for (int l = 0; l <= GS_MLP_MAX_LAYERS; l++)
@@ -63,6 +63,8 @@ gs_status gs_mlp_pp_cuda_create(gs_mlp_pp *p) {
   GS_TRY(alloc_dev(&p->d_grads, p->count));
   GS_TRY(alloc_dev(&p->d_loss, 1));
   GS_TRY(alloc_dev(&p->d_discard, m->widths[p->lo]));
+  GS_TRY(alloc_dev(&p->d_link, 4));
+  GS_CHECK_CUDA(cudaMemset(p->d_link, 0, 4 * sizeof(float)));
   for (int l = p->lo; l <= p->hi; l++)
     if (l < L) GS_TRY(alloc_act(p, &p->d_act[l], p->rows * m->widths[l]));
   GS_TRY(alloc_act(p, &p->d_grad_out, p->rows * m->widths[p->hi]));

@@ -35,6 +35,7 @@ struct gs_mlp_pp {
   uint64_t steps;
   double loss;                 /* this stage's share of the loss, last step (last stage) */
   float *host_x, *host_y;      /* the dataset generated here (CUDA backend) */
+  float link[4];               /* CPU: the floats that open the links (gs_pp_link_transfers) */
   int cuda;                    /* the CUDA backend: the passes run on the device */
   gs_mlp_precision precision;  /* fp32, tf32 or bf16 (the CUDA GEMMs) */
   /* CUDA backend: the stage's range only (index = offset - begin). */
@@ -44,6 +45,7 @@ struct gs_mlp_pp {
   cublasHandle_t blas;
   int sm_count;
   float *d_params, *d_mom1, *d_mom2, *d_grads, *d_x, *d_y, *d_loss, *d_discard, *d_z;
+  float *d_link;               /* 4: the floats that open the links */
   uint64_t *d_steps;
   /* Activations and their gradients, of `act_bytes` each: float, or
    * bfloat16 under bf16 (as the data-parallel step's bf16 mode); d_low the

@@ -1,6 +1,6 @@
 /* Pipeline schedules of mlp --pp (schedule.h): GPipe and 1F1B orders of
  * one stage's passes, and the grouped point-to-point transfers between
- * them. */
+ * them, and the group that opens the links between neighbour stages. */
 #include "workloads/mlp/schedule.h"
 
 const char *const gs_pp_schedule_names[] = {"gpipe", "1f1b", NULL};
@@ -48,5 +48,22 @@ int gs_pp_transfers_before(const gs_pp_action *order, int n, int k, int stage, i
   int count = 0;
   if (k > 0) count += output_of(order[k - 1], stage, stages, out + count);
   if (k < n) count += input_of(order[k], stage, stages, out + count);
+  return count;
+}
+
+int gs_pp_link_transfers(int stage, int stages, gs_pp_transfer *out) {
+  int count = 0;
+  if (stage > 0) {
+    out[count++] = (gs_pp_transfer){.send = 1, .peer_stage = stage - 1, .pass = GS_PP_BACKWARD,
+                                    .micro = -1};
+    out[count++] = (gs_pp_transfer){.send = 0, .peer_stage = stage - 1, .pass = GS_PP_FORWARD,
+                                    .micro = -1};
+  }
+  if (stage + 1 < stages) {
+    out[count++] = (gs_pp_transfer){.send = 1, .peer_stage = stage + 1, .pass = GS_PP_FORWARD,
+                                    .micro = -1};
+    out[count++] = (gs_pp_transfer){.send = 0, .peer_stage = stage + 1, .pass = GS_PP_BACKWARD,
+                                    .micro = -1};
+  }
   return count;
 }

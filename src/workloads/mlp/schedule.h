@@ -61,4 +61,20 @@ typedef struct {
 int gs_pp_transfers_before(const gs_pp_action *order, int n, int k, int stage, int stages,
                            gs_pp_transfer *out);
 
+/* The group that opens a stage's links before its first step: one element
+ * sent to and one received from each neighbour (stage - 1, stage + 1), the
+ * upward message as a forward transfer and the downward one as a backward
+ * transfer, both of micro-batch -1. Every stage runs it at the same point,
+ * so that each pair of neighbours opens both directions between them in
+ * one group on each side. Why: NCCL opens the link of a direction between
+ * two ranks at the first group that uses it, and that group must meet a
+ * group of the peer that opens the same links (comm.h, gs_comm_p2p). The
+ * steps' own groups do not always: with M = 1 on 2 stages (either
+ * schedule) stage 0 sends F0 and receives B0 in one group while stage 1
+ * receives F0, and sends B0 only after its passes, so the two never meet
+ * (in a world of 2 ranks NCCL 2.28 fails the exchange with "Message
+ * truncated" on one rank and waits forever on the other). Writes at most
+ * 4 transfers into out; returns how many. */
+int gs_pp_link_transfers(int stage, int stages, gs_pp_transfer *out);
+
 #endif
