@@ -32,7 +32,7 @@ typedef enum {
 } gs_arrival_cost_verdict;
 
 typedef struct {
-  size_t block;                /* iterations per block */
+  size_t block;                /* iterations per block (its first one not counted) */
   size_t pairs;                /* quartets of blocks with a positive time without recording */
   double cost, low, high;      /* median relative difference and its 95% interval (0.01: 1%) */
   double on_seconds, off_seconds; /* mean time per iteration with and without recording */
@@ -48,7 +48,9 @@ int gs_arrival_cost_records(uint64_t index);
 
 /* The cost from the per-iteration times step_seconds[0..n) (the slowest
  * rank's time of each iteration, blocks of `block` in order, recording as
- * gs_arrival_cost_records says): n a multiple of 4 * block (GS_BUG
+ * gs_arrival_cost_records says): a block's time is the mean of its
+ * iterations but the first (the ranks' skew leaving the barrier that
+ * begins it); block >= 2 and n a multiple of 4 * block (GS_BUG
  * otherwise). A quartet whose blocks without recording have no positive
  * finite mean is left out; GS_ERR_UNSUPPORTED naming the count when fewer
  * than GS_ARRIVAL_COST_MIN_PAIRS are left, GS_ERR_NOMEM. Thread-safe. */

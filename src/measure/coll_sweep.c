@@ -62,7 +62,7 @@ void gs_coll_options_init(gs_coll_options *o) {
                                "backend, 0 on cuda)",
                        .given = &o->given_arrival};
   t[n++] = (gs_option){.name = "arrival-cost", .kind = GS_OPT_COUNT,
-                       .target = &o->arrival_cost, .min = 1, .max = 1 << 20, .metavar = "ITERS",
+                       .target = &o->arrival_cost, .min = 2, .max = 1 << 20, .metavar = "ITERS",
                        .help = "instead of a sweep, measure what recording arrival times costs: "
                                "blocks of ITERS timed iterations recording and not in turn, "
                                "-n in all (default 24 pairs of 4 blocks); prints the cost with "
