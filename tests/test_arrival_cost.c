@@ -68,9 +68,10 @@ static void test_drift_cancels(void **state) {
 }
 
 /* 16 pairs, two iterations a block, the first of each 1000 s (left out),
- * pair q recording 1 + shift + q/1000 against 1: sorted differences shift + 0.000 .. shift + 0.015; median
- * shift + 0.0075; l = floor(8 - 0.98 * 4) = 4, u = ceil(1 + 8 + 3.92) =
- * 13, so the interval is [shift + 0.003, shift + 0.012]. */
+ * pair q recording 1 + shift + q/1000 against 1: sorted differences
+ * shift + 0.000 .. shift + 0.015; median shift + 0.0075; l = floor(8 -
+ * 0.98 * 4) = 4, u = ceil(1 + 8 + 3.92) = 13, so the interval is
+ * [shift + 0.003, shift + 0.012]. */
 static gs_arrival_cost sixteen_pairs(double shift) {
   double t[128];
   for (size_t b = 0; b < 64; b++) {

@@ -144,7 +144,8 @@ static void print_cost(void *ctx, const gs_coll_cost_result *r) {
          s->backend == GS_BACKEND_CUDA ? "cuda" : "cpu", gs_dtype_names[s->dtype]);
   printf("# %llu B %s: %zu pairs of 4 blocks of %zu iterations, recording in 2 of each "
          "(ABBA or BAAB, Thue-Morse order), warmup %llu\n",
-         (unsigned long long)r->point->shape.bytes, r->point->in_place ? "in-place" : "out-of-place",
+         (unsigned long long)r->point->shape.bytes,
+         r->point->in_place ? "in-place" : "out-of-place",
          c->pairs, c->block, (unsigned long long)s->warmup);
   printf("# per iteration (mean): %.3f us recording, %.3f us not; pairs from %+.2f%% to "
          "%+.2f%%\n", c->on_seconds * 1e6, c->off_seconds * 1e6, c->min * 100.0, c->max * 100.0);

@@ -531,9 +531,9 @@ static gs_status sweep_op(coll_state *st, coll_op_sweep *op, uint64_t *step, int
     // --arrival-cost: the size's cost, printed; its samples mix both kinds
     // of block, so no document keeps them.
     if (st->rq->coll->given_arrival_cost && kept == GS_OK && gs_measure_job_writes(&st->mj)) {
-      gs_status cost = gs_coll_cost_report(&one, op->points + first_point, op->n_points - first_point,
-                                           gs_comm_world_size(st->world), st->launch,
-                                           st->rq->observer);
+      gs_status cost =
+          gs_coll_cost_report(&one, op->points + first_point, op->n_points - first_point,
+                              gs_comm_world_size(st->world), st->launch, st->rq->observer);
       if (status == GS_OK) status = cost;
     }
     op->sweep.n_sizes = i + 1;
