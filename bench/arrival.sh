@@ -3,8 +3,8 @@
 # mode, or one process per GPU under mpirun when MPI=1), with coll's
 # 1 MiB out-of-place allreduce (docs/stragglers.md, "Arrival skew"):
 #   1. the cost of recording arrival times, measured inside one process
-#      and one communicator by `coll --arrival-cost`: PAIRS (default 50)
-#      pairs of 4 blocks of BLOCK (default 100) timed iterations, recording
+#      and one communicator by `coll --arrival-cost`: PAIRS (default 100)
+#      pairs of 4 blocks of BLOCK (default 200) timed iterations, recording
 #      in 2 blocks of each (ABBA or BAAB), the cost the median of the pairs'
 #      relative differences with its 95% distribution-free interval:
 #      target met when the interval lies below 1%, missed when above it,
@@ -30,8 +30,8 @@ rounds=${ROUNDS:-3}
 iters=${ITERS:-2000}
 backend=${BACKEND:-cuda}
 late_us=${LATE_US:-50}
-block=${BLOCK:-100}
-pairs=${PAIRS:-50}
+block=${BLOCK:-200}
+pairs=${PAIRS:-100}
 mkdir -p "$out"
 c=(coll allreduce --backend "$backend" -b 1M -e 1M --place out --check 0 -w 50 -q)
 launch=()
