@@ -302,7 +302,6 @@ static gs_status measure_point(coll_rank *r, gs_coll_point *p, gs_rank_record *r
   const uint64_t traced = s->trace ? gs_trace_steps(s->trace) : 0;
   const uint64_t block = s->cost_block ? s->cost_block : s->iters;
   gs_arrival *arrival = p->m.arrival;
-  gs_trace_step_open(0, 0);
   for (uint64_t k = 0, begin = 0; begin < s->iters; k++, begin += block) {
     const int records = arrival && (!s->cost_block || gs_arrival_cost_records(k));
     // Each rank's recorder, its clock aligned with the others' (collective).
@@ -313,10 +312,11 @@ static gs_status measure_point(coll_rank *r, gs_coll_point *p, gs_rank_record *r
       GS_TRY(gs_comm_barrier(r->comm));
     }
     if (first && k == 0 && r->rank == s->delay_rank) gs_sleep_seconds(s->delay_seconds);
+    if (k == 0) gs_trace_step_open(0, 0);
     GS_TRY(timed_block(r, p, &b, rec, begin, begin + block, traced));
+    if (begin + block == s->iters) gs_trace_step_close();
     if (records) GS_TRY(gs_runner_arrival_collect(r->comm, block, arrival, r->rank, 1));
   }
-  gs_trace_step_close();
   rec->n_samples = (size_t)s->iters;
   if (s->check) GS_TRY(check_point(r, p, &b, &rec->verification));
   return GS_OK;
