@@ -226,7 +226,9 @@ static gs_status arrive_late(coll_rank *r) {
 
 /* Iterations [begin, end) of the timed batch, back to back after event
  * `begin` (cuda) or the clock read here (cpu), into rec's samples; waits
- * until their work is done. */
+ * until their work is done. Event `begin` may be the previous block's
+ * last exit: recorded again only after that block's times were read and
+ * its recorder taken (gs_comm_arrival_lend's contract). */
 static gs_status timed_block(coll_rank *r, const gs_coll_point *p, const coll_buffers *b,
                              gs_rank_record *rec, uint64_t begin, uint64_t end, uint64_t traced) {
   const gs_coll_sweep *s = r->shared->sweep;
