@@ -261,6 +261,24 @@ static void test_sort(void **state) {
   }
 }
 
+/* The median's distribution-free interval: none for no values; [min, max]
+ * for 5 (l = floor(2.5 - 2.19) clamped to 1, u = ceil(5.69) clamped to 5);
+ * for 1..25 in any order l = floor(12.5 - 4.9) = 7, u = ceil(18.4) = 19. */
+static void test_median_interval(void **state) {
+  (void)state;
+  double m = 0.0, lo = 0.0, hi = 0.0;
+  gs_stats_median_interval(NULL, 0, &m, &lo, &hi);
+  assert_true(isnan(m) && isnan(lo) && isnan(hi));
+  double five[] = {5, 1, 4, 2, 3};
+  gs_stats_median_interval(five, 5, &m, &lo, &hi);
+  assert_true(m == 3.0 && lo == 1.0 && hi == 5.0);
+  assert_true(five[0] == 1.0 && five[4] == 5.0); /* sorted in place */
+  double v[25];
+  for (int i = 0; i < 25; i++) v[i] = (double)((i * 7) % 25 + 1);
+  gs_stats_median_interval(v, 25, &m, &lo, &hi);
+  assert_true(m == 13.0 && lo == 7.0 && hi == 19.0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_basic_five),        cmocka_unit_test(test_even_count_median),
@@ -269,7 +287,7 @@ int main(void) {
       cmocka_unit_test(test_outlier_mad_zero),  cmocka_unit_test(test_single_sample),
       cmocka_unit_test(test_rejects_bad_input), cmocka_unit_test(test_variance_large_offset),
       cmocka_unit_test(test_warnings),          cmocka_unit_test(test_cold_start_ratio),
-      cmocka_unit_test(test_sort),
+      cmocka_unit_test(test_sort),              cmocka_unit_test(test_median_interval),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -133,8 +133,35 @@ static void print_op(void *ctx, const gs_coll_op_result *r) {
   fflush(stdout);
 }
 
+/* The observer of --arrival-cost: one size and form's cost, its last
+ * line "cost X% [LOW, HIGH]: under 1%" (or "over 1%", "undecided"). */
+static void print_cost(void *ctx, const gs_coll_cost_result *r) {
+  (void)ctx;
+  const gs_coll_sweep *s = r->sweep;
+  const gs_arrival_cost *c = &r->cost;
+  printf("# gpuscale coll %s --arrival-cost: %d ranks (%s), backend %s, type %s\n",
+         gs_coll_op_names[s->op], r->world_size, r->launch,
+         s->backend == GS_BACKEND_CUDA ? "cuda" : "cpu", gs_dtype_names[s->dtype]);
+  printf("# %llu B %s: %zu pairs of 4 blocks of %zu iterations, recording in 2 of each "
+         "(ABBA or BAAB, Thue-Morse order), warmup %llu\n",
+         (unsigned long long)r->point->shape.bytes,
+         r->point->in_place ? "in-place" : "out-of-place",
+         c->pairs, c->block, (unsigned long long)s->warmup);
+  printf("# per iteration (mean): %.3f us recording, %.3f us not; pairs from %+.2f%% to "
+         "%+.2f%%\n", c->on_seconds * 1e6, c->off_seconds * 1e6, c->min * 100.0, c->max * 100.0);
+  char verdict[32];
+  if (c->verdict == GS_ARRIVAL_COST_UNDECIDED)
+    snprintf(verdict, sizeof verdict, "undecided");
+  else
+    snprintf(verdict, sizeof verdict, "%s %g%%", gs_arrival_cost_verdict_name(c->verdict),
+             c->target * 100.0);
+  printf("cost %+.2f%% [%+.2f%%, %+.2f%%]: %s\n\n", c->cost * 100.0, c->low * 100.0,
+         c->high * 100.0, verdict);
+  fflush(stdout);
+}
+
 gs_coll_observer gs_coll_printer(void) {
-  return (gs_coll_observer){.ctx = NULL, .op_done = print_op};
+  return (gs_coll_observer){.ctx = NULL, .op_done = print_op, .cost_done = print_cost};
 }
 
 /* ---- the command ---------------------------------------------------------------------- */

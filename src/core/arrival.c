@@ -125,23 +125,6 @@ static double median_of(double *v, size_t n) {
   return gs_stats_percentile_sorted(v, n, 50.0);
 }
 
-/* The median of v[0..n) (sorted in place) and its 95% distribution-free
- * interval: the order statistics l = floor(n/2 - 0.98 sqrt(n)) and
- * u = ceil(1 + n/2 + 0.98 sqrt(n)) (1-based, clamped to 1..n). */
-static void median_interval(double *v, size_t n, double *median, double *low, double *high) {
-  *median = median_of(v, n);
-  if (n == 0) {
-    *low = *high = NAN;
-    return;
-  }
-  const double half = 0.5 * (double)n, spread = 0.98 * sqrt((double)n);
-  double l = floor(half - spread), u = ceil(1.0 + half + spread);
-  if (l < 1.0) l = 1.0;
-  if (u > (double)n) u = (double)n;
-  *low = v[(size_t)l - 1];
-  *high = v[(size_t)u - 1];
-}
-
 /* Whether iteration i has a finite entry and exit of every rank. */
 static int complete(const gs_arrival *a, size_t i) {
   for (size_t k = 0; k < a->n_ranks; k++)
@@ -215,7 +198,7 @@ gs_status gs_arrival_summarize(const gs_arrival *a, gs_arrival_summary *out) {
         out->rank_lateness[k] = median_of(d, m);
         continue;
       }
-      median_interval(d, m, &out->lateness, &out->lateness_low, &out->lateness_high);
+      gs_stats_median_interval(d, m, &out->lateness, &out->lateness_low, &out->lateness_high);
       out->rank_lateness[k] = out->lateness;
       for (size_t i = 0; i < m; i++) d[i] = fabs(d[i] - out->lateness);
       out->noise = 1.4826 * median_of(d, m);

@@ -117,6 +117,19 @@ double gs_stats_percentile_sorted(const double *sorted, size_t n, double p) {
   return sorted[lo] + frac * (sorted[lo + 1] - sorted[lo]);
 }
 
+void gs_stats_median_interval(double *v, size_t n, double *median, double *low, double *high) {
+  *median = *low = *high = NAN;
+  if (n == 0) return;
+  gs_stats_sort(v, n);
+  *median = gs_stats_percentile_sorted(v, n, 50.0);
+  const double half = 0.5 * (double)n, spread = 0.98 * sqrt((double)n);
+  double l = floor(half - spread), u = ceil(1.0 + half + spread);
+  if (l < 1.0) l = 1.0;
+  if (u > (double)n) u = (double)n;
+  *low = v[(size_t)l - 1];
+  *high = v[(size_t)u - 1];
+}
+
 /* See stats.h; also 0 when either time is not finite. */
 double gs_stats_cold_start_ratio(double first_seconds, double median_seconds) {
   if (!isfinite(first_seconds) || !isfinite(median_seconds) || median_seconds <= 0.0) return 0.0;

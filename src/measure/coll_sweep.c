@@ -1,6 +1,7 @@
 /* The collective sweep of `gpuscale coll` (see coll_sweep.h): options, the
  * size list, the size-by-size measurement through the job lifecycle, the
- * naming of a lost rank, and the result document with its models. */
+ * naming of a lost rank, and the result document with its models, or with
+ * --arrival-cost each size's cost of recording arrivals (coll_cost.h). */
 #include "measure/coll_sweep.h"
 
 #include <math.h>
@@ -14,6 +15,7 @@
 #include "core/file.h"
 #include "core/interrupt.h"
 #include "core/process.h"
+#include "measure/coll_cost.h"
 #include "measure/job.h"
 #include "platform/topology.h"
 
@@ -59,6 +61,13 @@ void gs_coll_options_init(gs_coll_options *o) {
                                "(arrival skew, docs/stragglers.md) (default 1 on the cpu "
                                "backend, 0 on cuda)",
                        .given = &o->given_arrival};
+  t[n++] = (gs_option){.name = "arrival-cost", .kind = GS_OPT_COUNT,
+                       .target = &o->arrival_cost, .min = 2, .max = 1 << 20, .metavar = "ITERS",
+                       .help = "instead of a sweep, measure what recording arrival times costs: "
+                               "blocks of ITERS timed iterations recording and not in turn, "
+                               "-n in all (default 24 pairs of 4 blocks); prints the cost with "
+                               "its 95% interval and writes no document (docs/stragglers.md)",
+                       .given = &o->given_arrival_cost};
   t[n++] = (gs_option){.name = "datatype", .short_name = 'd', .kind = GS_OPT_CHOICE,
                        .target = &o->dtype, .choices = gs_dtype_names, .metavar = "TYPE",
                        .help = "element type"};
@@ -312,8 +321,8 @@ static gs_status add_points(cJSON *doc, const coll_op_sweep *op, const char *lau
  * own); on 2 x H200 a 1 MiB allreduce then took +1.5% to +6.0% longer in 5
  * of 6 paired runs (-2.1% in one), against 4% between runs without it, so
  * a cost under the 1% target is not shown, and a sweep that reports
- * bandwidths beside nccl-tests does not take it by default
- * (docs/stragglers.md). */
+ * bandwidths beside nccl-tests does not take it by default; --arrival-cost
+ * measures it inside one process (docs/stragglers.md). */
 static int records_arrival(const gs_coll_options *o, gs_backend backend) {
   return o->given_arrival ? o->arrival != 0 : backend != GS_BACKEND_CUDA;
 }
@@ -516,14 +525,23 @@ static gs_status sweep_op(coll_state *st, coll_op_sweep *op, uint64_t *step, int
     // The same "failure" member as the runner's, once the statuses are final.
     for (size_t k = 0; k < n; k++)
       if (pts[k].m.status != GS_OK) gs_runner_name_failure(&pts[k].m);
+    const size_t first_point = op->n_points;
     gs_status kept = append_points(op, pts, n);
     if (kept != GS_OK) status = kept;
+    // --arrival-cost: the size's cost, printed; its samples mix both kinds
+    // of block, so no document keeps them.
+    if (st->rq->coll->given_arrival_cost && kept == GS_OK && gs_measure_job_writes(&st->mj)) {
+      gs_status cost =
+          gs_coll_cost_report(&one, op->points + first_point, op->n_points - first_point,
+                              gs_comm_world_size(st->world), st->launch, st->rq->observer);
+      if (status == GS_OK) status = cost;
+    }
     op->sweep.n_sizes = i + 1;
     st->sizes_done++;
     gs_error_keep_first(status, &first_failure, &first_error);
     // Every process holds every rank's records (gathered to all): process
     // 0 writes, or after a break the live process that takes over.
-    if (gs_measure_job_writes(&st->mj)) {
+    if (!st->rq->coll->given_arrival_cost && gs_measure_job_writes(&st->mj)) {
       fit_models(op);
       gs_status written = write_document(st);
       if (written != GS_OK) return written;
@@ -536,7 +554,7 @@ static gs_status sweep_op(coll_state *st, coll_op_sweep *op, uint64_t *step, int
 
 static void report_op(const coll_state *st, const coll_op_sweep *op) {
   const gs_coll_observer *obs = st->rq->observer;
-  if (!obs || !obs->op_done || !gs_measure_job_writes(&st->mj))
+  if (!obs || !obs->op_done || !gs_measure_job_writes(&st->mj) || st->rq->coll->given_arrival_cost)
     return;
   gs_coll_op_result r = {.sweep = &op->sweep,
                          .points = op->points,
@@ -579,17 +597,19 @@ static gs_status check_sizes_hold_elements(const gs_coll_options *o, const uint6
 static gs_status prepare(coll_state *st) {
   const gs_coll_options *o = st->rq->coll;
   gs_common_options *common = st->rq->common;
+  GS_TRY(gs_coll_cost_configure(o, common));
   if (common->out)
     snprintf(st->path, sizeof st->path, "%s", common->out);
   else
     snprintf(st->path, sizeof st->path, "results/coll-%s.json",
              o->all ? "all" : gs_coll_op_names[o->op]);
-  GS_TRY(gs_file_check_output(st->path, "option --out"));
+  if (!o->given_arrival_cost) GS_TRY(gs_file_check_output(st->path, "option --out"));
   GS_TRY(gs_measure_job_start(&st->mj, common, 1, &st->config));
   st->config.iters = common->iters; /* always a fixed count here */
   st->config.runs = 1;
   st->launch = st->mj.job.launch == GS_COMM_LAUNCH_MPI ? "mpi" : "threads";
   st->transport = gs_transport_names[o->transport];
+  if (o->given_arrival_cost) GS_TRY(gs_coll_cost_check_world(st->config.world_size));
   if (o->root >= (uint64_t)st->config.world_size)
     return gs_error(GS_ERR_USAGE, "option -r/--root: rank %llu of a world of %d ranks",
                     (unsigned long long)o->root, st->config.world_size);
@@ -636,7 +656,9 @@ static gs_status measure_all(coll_state *st) {
                                 .warmup = common->warmup,
                                 .iters = common->iters,
                                 .check = o->check != 0,
-                                .arrival = records_arrival(o, st->config.backend),
+                                .arrival = o->given_arrival_cost ||
+                                           records_arrival(o, st->config.backend),
+                                .cost_block = o->given_arrival_cost ? o->arrival_cost : 0,
                                 .backend = st->config.backend,
                                 .job = &st->mj.job,
                                 .world = st->world,
@@ -667,8 +689,9 @@ gs_status gs_measure_coll(const gs_coll_request *rq) {
   size_t measured = 0, failed = 0;
   document_status(st, &measured, &failed);
   const int stopped = stops_the_sweep(status) && status != GS_ERR_USAGE;
-  if (writer && measured > 0) gs_note("result written to %s", st->path);
-  if (stopped && writer && failed < measured)
+  const int cost = rq->coll->given_arrival_cost; /* no document */
+  if (writer && measured > 0 && !cost) gs_note("result written to %s", st->path);
+  if (stopped && writer && failed < measured && !cost)
     status = gs_error(GS_ERR_PARTIAL, "coll stopped after %zu completed measurements (%s: %s); "
                       "the document holds them", measured - failed, gs_status_name(status),
                       gs_last_error());

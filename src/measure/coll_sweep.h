@@ -7,6 +7,7 @@
 #define GS_MEASURE_COLL_SWEEP_H
 
 #include "runner/coll.h"
+#include "core/arrival_cost.h"
 #include "measure/common.h"
 
 #define GS_COLL_OPTION_COUNT 16
@@ -23,9 +24,12 @@ typedef struct {
   uint64_t min_bytes, max_bytes, step_factor, step_bytes, check, root;
   uint64_t arrival;             /* record arrival times (docs/stragglers.md); by default on
                                    the cpu backend only (given_arrival) */
+  uint64_t arrival_cost;        /* --arrival-cost ITERS: measure the cost of recording in
+                                   blocks of ITERS instead of a sweep (given_arrival_cost) */
   int dtype, redop, transport, place;
   const char *inject;           /* delay:rank=R,seconds=S or NULL */
-  int given_step_factor, given_step_bytes, given_redop, given_root, given_arrival;
+  int given_step_factor, given_step_bytes, given_redop, given_root, given_arrival,
+      given_arrival_cost;
   gs_option table[GS_COLL_OPTION_COUNT];
 } gs_coll_options;
 
@@ -58,11 +62,23 @@ typedef struct {
   gs_coll_fit fits[2];
 } gs_coll_op_result;
 
-/* Who hears of each finished operation (the command, which prints). Called
- * only on the process that writes the document. */
+/* What recording arrival times cost at one size and form (--arrival-cost,
+ * measure/coll_cost.h). */
+typedef struct {
+  const gs_coll_sweep *sweep;   /* op, type, reduction, warmup, iters, cost_block */
+  const gs_coll_point *point;   /* its size and form; its samples mix both kinds of block */
+  int world_size;
+  const char *launch;           /* "threads" or "mpi" */
+  gs_arrival_cost cost;
+} gs_coll_cost_result;
+
+/* Who hears of each finished operation, or with --arrival-cost of each
+ * size and form's cost (the command, which prints). Called only on the
+ * process that writes documents and prints. */
 typedef struct {
   void *ctx;
   void (*op_done)(void *ctx, const gs_coll_op_result *result);
+  void (*cost_done)(void *ctx, const gs_coll_cost_result *result);
 } gs_coll_observer;
 
 typedef struct {

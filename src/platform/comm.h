@@ -430,7 +430,9 @@ int gs_comm_separate_hosts(void);
  * call's stream (when the stream reached the call: the device's arrival),
  * the recorder's own or lent by the caller (gs_comm_arrival_lend), placed
  * on the host clock by an anchor event; cpu: the monotonic clock around
- * the call. Marking allocates nothing. */
+ * the call. Marking allocates nothing. Tests: GPUSCALE_TEST_ARRIVAL_DELAY_US=U
+ * makes every slot's entry wait U us on the host (a slow recorder, which
+ * coll --arrival-cost must detect); a malformed U fails the start. */
 typedef struct {
   const char *clock;      /* "host" or "device" */
   const char *alignment;  /* "shared" (one host's clock) or "ping-pong" */

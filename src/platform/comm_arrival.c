@@ -17,13 +17,18 @@
  *  - processes on other hosts: each host clock offset against process 0's
  *    by a ping-pong over MPI (16 rounds per process, the round with the
  *    smallest round trip kept; error bound half that round trip).
- * Nothing is allocated while slots are marked. */
+ * Nothing is allocated while slots are marked. Tests slow the marking
+ * down: GPUSCALE_TEST_ARRIVAL_DELAY_US=U makes every slot's entry wait U
+ * us on the host, as a recorder that cost U us per collective would
+ * (docs/stragglers.md: coll --arrival-cost must see it). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/check.h"
+#include "core/fault.h"
+#include "core/parse.h"
 #include "core/timer.h"
 #include "platform/comm_internal.h"
 
@@ -45,6 +50,7 @@ struct comm_arrival {
   int anchor_made;
   double anchor_host;       /* host seconds of the kept anchor's record */
   gs_comm_arrival_clock clock;
+  double test_delay;        /* GPUSCALE_TEST_ARRIVAL_DELAY_US, in seconds: waited per entry */
 };
 
 static int on_device(const gs_comm *c) { return c->world->config.backend == GS_BACKEND_CUDA; }
@@ -211,10 +217,14 @@ gs_status gs_comm_arrival_start(gs_comm *c, size_t slots, cudaStream_t stream,
   if (st == GS_OK) st = align_host(c, a);
   a->clock.clock = on_device(c) ? "device" : "host";
   if (st == GS_OK && on_device(c)) st = anchor_device(a, stream);
+  const char *delay = getenv("GPUSCALE_TEST_ARRIVAL_DELAY_US");
+  if (st == GS_OK && delay)
+    st = gs_parse_double(delay, "GPUSCALE_TEST_ARRIVAL_DELAY_US", 0.0, 1e6, &a->test_delay);
   if (st != GS_OK) {
     comm_arrival_release(c);
     return st;
   }
+  a->test_delay *= 1e-6;
   a->used = 0;
   if (clock) *clock = a->clock;
   return GS_OK;
@@ -248,6 +258,7 @@ gs_status comm_arrival_enter(gs_comm *c, cudaStream_t stream) {
   const size_t s = a->used - 1;
   a->entered = 1;
   a->marked[s] = 1;
+  if (a->test_delay > 0.0) gs_fault_late_wait(a->test_delay);
   if (!on_device(c)) {
     a->entry[s] = gs_time_seconds();
     return GS_OK;

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "runner/arrival.h"
+#include "core/arrival_cost.h"
 #include "runner/coll_data.h"
 #include "runner/runner.h"
 #include "core/check.h"
@@ -223,7 +224,54 @@ static gs_status arrive_late(coll_rank *r) {
   return GS_OK;
 }
 
-/* Warmup, the timed batch and the check of one point, into `rec`. */
+/* Iterations [begin, end) of the timed batch, back to back after event
+ * `begin` (cuda) or the clock read here (cpu), into rec's samples; waits
+ * until their work is done. Event `begin` may be the previous block's
+ * last exit: recorded again only after that block's times were read and
+ * its recorder taken (gs_comm_arrival_lend's contract). */
+static gs_status timed_block(coll_rank *r, const gs_coll_point *p, const coll_buffers *b,
+                             gs_rank_record *rec, uint64_t begin, uint64_t end, uint64_t traced) {
+  const gs_coll_sweep *s = r->shared->sweep;
+  double t0 = gs_time_seconds(), previous = t0;
+  if (r->cuda) GS_CHECK_CUDA(cudaEventRecord(r->events[begin], r->stream));
+  for (uint64_t i = begin; i < end; i++) {
+    gs_comm_progress(r->comm, r->step++);
+    GS_TRY(arrive_late(r));
+    if (i < traced) gs_trace_begin(GS_TRACE_COMM, gs_coll_op_names[s->op], (int64_t)i, r->stream);
+    gs_comm_arrival_slot(r->comm); /* iteration i's entry and exit (nothing without a recorder) */
+    // The timing events are the arrival's too: event i sits just before
+    // the collective unless the late fault's spin lies between, event i + 1
+    // just after it; the recorder then records no event of its own.
+    if (r->cuda) gs_comm_arrival_lend(r->comm, is_late(r) ? NULL : r->events[i], r->events[i + 1]);
+    GS_TRY(issue(r, p, b));
+    if (i < traced) gs_trace_end();
+    if (r->cuda) {
+      GS_CHECK_CUDA(cudaEventRecord(r->events[i + 1], r->stream));
+    } else {
+      double now = gs_time_seconds();
+      rec->wall_seconds[i] = now - previous;
+      previous = now;
+    }
+  }
+  GS_TRY(gs_comm_wait(r->comm, r->stream));
+  if (!r->cuda) return GS_OK;
+  // Iterations overlap on the host, so their wall time is only known as
+  // a batch: each sample gets its even share (docs/collectives.md).
+  const double share = (gs_time_seconds() - t0) / (double)(end - begin);
+  for (uint64_t i = begin; i < end; i++) {
+    float ms = 0.0f;
+    GS_CHECK_CUDA(cudaEventElapsedTime(&ms, r->events[i], r->events[i + 1]));
+    rec->device_seconds[i] = (double)ms * 1e-3;
+    rec->wall_seconds[i] = share;
+  }
+  return GS_OK;
+}
+
+/* Warmup, the timed batch and the check of one point, into `rec`. The
+ * batch is one block, or with --arrival-cost (s->cost_block) blocks of
+ * that many iterations, each begun together after a barrier, recording
+ * arrival times in the blocks gs_arrival_cost_records names
+ * (docs/stragglers.md, "Arrival skew"). */
 static gs_status measure_point(coll_rank *r, gs_coll_point *p, gs_rank_record *rec, int first) {
   const gs_coll_sweep *s = r->shared->sweep;
   coll_buffers b = buffers_for(r, p);
@@ -242,11 +290,6 @@ static gs_status measure_point(coll_rank *r, gs_coll_point *p, gs_rank_record *r
   GS_TRY(gs_comm_wait(r->comm, r->stream));
   gs_comm_progress(r->comm, r->step++);
   GS_TRY(gs_comm_barrier(r->comm));
-  // Each rank's recorder, its clock aligned with the others' (collective).
-  gs_arrival *arrival = p->m.arrival;
-  if (arrival)
-    GS_TRY(gs_runner_arrival_begin(r->comm, s->iters, r->stream, arrival, r->rank, r->local == 0));
-  if (first && r->rank == s->delay_rank) gs_sleep_seconds(s->delay_seconds);
 
   rec->wall_seconds = calloc(s->iters, sizeof *rec->wall_seconds);
   if (!rec->wall_seconds)
@@ -259,41 +302,22 @@ static gs_status measure_point(coll_rank *r, gs_coll_point *p, gs_rank_record *r
   // The timed batch is one step of the trace; its first operations are
   // its spans (an event between them is what the timing records anyway).
   const uint64_t traced = s->trace ? gs_trace_steps(s->trace) : 0;
-  gs_trace_step_open(0, 0);
-  double t0 = gs_time_seconds(), previous = t0;
-  if (r->cuda) GS_CHECK_CUDA(cudaEventRecord(r->events[0], r->stream));
-  for (uint64_t i = 0; i < s->iters; i++) {
-    gs_comm_progress(r->comm, r->step++);
-    GS_TRY(arrive_late(r));
-    if (i < traced) gs_trace_begin(GS_TRACE_COMM, gs_coll_op_names[s->op], (int64_t)i, r->stream);
-    gs_comm_arrival_slot(r->comm); /* iteration i's entry and exit (nothing without a recorder) */
-    // The timing events are the arrival's too: event i sits just before
-    // the collective unless the late fault's spin lies between, event i + 1
-    // just after it; the recorder then records no event of its own.
-    if (r->cuda) gs_comm_arrival_lend(r->comm, is_late(r) ? NULL : r->events[i], r->events[i + 1]);
-    GS_TRY(issue(r, p, &b));
-    if (i < traced) gs_trace_end();
-    if (r->cuda) {
-      GS_CHECK_CUDA(cudaEventRecord(r->events[i + 1], r->stream));
-    } else {
-      double now = gs_time_seconds();
-      rec->wall_seconds[i] = now - previous;
-      previous = now;
+  const uint64_t block = s->cost_block ? s->cost_block : s->iters;
+  gs_arrival *arrival = p->m.arrival;
+  for (uint64_t k = 0, begin = 0; begin < s->iters; k++, begin += block) {
+    const int records = arrival && (!s->cost_block || gs_arrival_cost_records(k));
+    // Each rank's recorder, its clock aligned with the others' (collective).
+    if (records)
+      GS_TRY(gs_runner_arrival_begin(r->comm, block, r->stream, arrival, r->rank, r->local == 0));
+    if (s->cost_block) {
+      gs_comm_progress(r->comm, r->step++);
+      GS_TRY(gs_comm_barrier(r->comm));
     }
-  }
-  GS_TRY(gs_comm_wait(r->comm, r->stream));
-  gs_trace_step_close();
-  if (arrival) GS_TRY(gs_runner_arrival_collect(r->comm, s->iters, arrival, r->rank, 1));
-  if (r->cuda) {
-    // Iterations overlap on the host, so their wall time is only known as
-    // a batch: each sample gets its even share (docs/collectives.md).
-    double share = (gs_time_seconds() - t0) / (double)s->iters;
-    for (uint64_t i = 0; i < s->iters; i++) {
-      float ms = 0.0f;
-      GS_CHECK_CUDA(cudaEventElapsedTime(&ms, r->events[i], r->events[i + 1]));
-      rec->device_seconds[i] = (double)ms * 1e-3;
-      rec->wall_seconds[i] = share;
-    }
+    if (first && k == 0 && r->rank == s->delay_rank) gs_sleep_seconds(s->delay_seconds);
+    if (k == 0) gs_trace_step_open(0, 0);
+    GS_TRY(timed_block(r, p, &b, rec, begin, begin + block, traced));
+    if (begin + block == s->iters) gs_trace_step_close();
+    if (records) GS_TRY(gs_runner_arrival_collect(r->comm, block, arrival, r->rank, 1));
   }
   rec->n_samples = (size_t)s->iters;
   if (s->check) GS_TRY(check_point(r, p, &b, &rec->verification));

@@ -24,6 +24,10 @@ typedef struct {
   int check;                  /* verify each size after timing */
   int arrival;                /* record each rank's entry and exit at every timed iteration
                                  (2 or more ranks; runner/arrival.h) */
+  uint64_t cost_block;        /* --arrival-cost: the timed iterations run in blocks of this
+                                 many (iters a multiple of 4 blocks), recording arrival times
+                                 in those gs_arrival_cost_records names (arrival set); 0: one
+                                 batch (core/arrival_cost.h) */
   gs_backend backend;
   const gs_comm_job *job;
   gs_comm_world *world;
