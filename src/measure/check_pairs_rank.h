@@ -16,6 +16,10 @@
 #include "core/status.h"
 #include "platform/comm.h"
 
+/* How many of a slowed CPU rank's last exchanges of a kind estimate its
+ * own work. */
+#define GS_PAIRS_RECENT 9
+
 typedef struct {
   /* Set by the caller before gs_check_pairs_rank_open. */
   gs_comm *comm;
@@ -30,6 +34,10 @@ typedef struct {
   cudaEvent_t start, end;
   unsigned long long *stamp; /* the slow fault's start stamp, device memory */
   int events_made;
+  /* CPU ranks, the slow fault: the times of the rank's last exchanges of
+   * each kind, a ring of GS_PAIRS_RECENT (its own work is their median). */
+  double recent[2][GS_PAIRS_RECENT];
+  size_t n_recent[2];
 } gs_check_pairs_rank;
 
 /* Makes the rank's buffers (send filled with rank + 1) and, on CUDA, sets
@@ -43,8 +51,11 @@ gs_status gs_check_pairs_rank_open(gs_check_pairs_rank *r);
  * 1: a copy each way with global rank `peer`), after an untimed one of the
  * same kind that brings the pair together; the data are checked after
  * it (all-reduce: both ranks' values summed; copy: the peer's). The
- * rank's faults stretch the timed exchange: slow, F times its own time;
- * late (cuda), a spin of the lateness on the stream before it. CPU: t[0]
+ * rank's faults stretch the timed exchange: slow, on CPU ranks F - 1
+ * times its own work after it (the median of its last exchanges of the
+ * kind, at most this one's: not a wait for a partner that was
+ * descheduled), on a GPU's stream F times its time; late (cuda), a spin
+ * of the lateness on the stream before it. CPU: t[0]
  * and t[1] are its start and end on the host's monotonic clock; CUDA:
  * t[0] = 0 and t[1] the time between its events on the rank's stream.
  * A failure (timeout, wrong data) is recorded and returned. */
