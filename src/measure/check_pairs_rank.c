@@ -9,6 +9,7 @@
 
 #include "core/check.h"
 #include "core/fault.h"
+#include "core/stats.h"
 #include "core/timer.h"
 #include "runner/fault_cuda.h"
 
@@ -52,12 +53,9 @@ static double own_work(gs_check_pairs_rank *r, int kind, double seconds) {
   ring[r->n_recent[kind]++ % GS_PAIRS_RECENT] = seconds;
   const size_t n = r->n_recent[kind] < GS_PAIRS_RECENT ? r->n_recent[kind] : GS_PAIRS_RECENT;
   double sorted[GS_PAIRS_RECENT];
-  for (size_t i = 0; i < n; i++) {
-    size_t k = i;
-    for (; k > 0 && sorted[k - 1] > ring[i]; k--) sorted[k] = sorted[k - 1];
-    sorted[k] = ring[i];
-  }
-  const double median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+  memcpy(sorted, ring, n * sizeof *sorted);
+  gs_stats_sort(sorted, n);
+  const double median = gs_stats_percentile_sorted(sorted, n, 50.0);
   return median < seconds ? median : seconds;
 }
 
