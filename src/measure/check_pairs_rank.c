@@ -19,9 +19,14 @@ static gs_status exchange(const gs_check_pairs_rank *r, gs_comm_group *g, int ki
   if (kind == 0)
     return gs_comm_group_allreduce(g, r->send, r->recv, r->count, GS_DTYPE_FLOAT, GS_REDOP_SUM,
                                    r->stream);
+  // On GPUs the copy runs on the pair's own communicator, as the
+  // all-reduce does (gs_comm_group_p2p says why); the host transport
+  // carries any pair alike.
+  const int member = r->cuda ? 1 - gs_comm_group_rank(g) : peer;
   gs_comm_p2p_op ops[2] = {
-      {.send = 1, .buf = r->send, .count = r->count, .dtype = GS_DTYPE_FLOAT, .peer = peer},
-      {.send = 0, .buf = r->recv, .count = r->count, .dtype = GS_DTYPE_FLOAT, .peer = peer}};
+      {.send = 1, .buf = r->send, .count = r->count, .dtype = GS_DTYPE_FLOAT, .peer = member},
+      {.send = 0, .buf = r->recv, .count = r->count, .dtype = GS_DTYPE_FLOAT, .peer = member}};
+  if (r->cuda) return gs_comm_group_p2p(g, ops, 2, r->stream);
   GS_TRY(gs_comm_p2p(r->comm, ops, 2, r->stream));
   return gs_comm_p2p_drain(r->comm);
 }

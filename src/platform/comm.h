@@ -306,6 +306,17 @@ typedef struct {
  * Called from the rank's thread. */
 gs_status gs_comm_p2p(gs_comm *comm, const gs_comm_p2p_op *ops, int n, cudaStream_t stream);
 
+/* ops[0..n) as one group on the group's own communicator, peers given as
+ * member indices (gs_comm_group_rank): cuda only (GS_ERR_UNSUPPORTED on
+ * the cpu backend, whose gs_comm_p2p carries any pair alike). A pair's
+ * copy belongs on the pair's communicator: on the world's of 4 GPUs,
+ * copies each way between GPUs 0-2 and 1-3 (peers at distance world/2)
+ * read 1.5x slower than the other pairs on 4 x H100 and on 4 x H200,
+ * where nccl-tests' 2-GPU sendrecv measured every pair alike
+ * (docs/check.md). Enqueued on `stream`; wait with gs_comm_wait. */
+gs_status gs_comm_group_p2p(gs_comm_group *group, const gs_comm_p2p_op *ops, int n,
+                            cudaStream_t stream);
+
 /* cpu backend under MPI: waits (bounded by the timeout) until every send
  * this rank started has been received, and frees their copies; does
  * nothing otherwise. Called where the peers are known to receive, e.g. at

@@ -187,6 +187,23 @@ gs_status gs_comm_group_allgather(gs_comm_group *g, const void *send, void *recv
   return st;
 }
 
+gs_status gs_comm_group_p2p(gs_comm_group *g, const gs_comm_p2p_op *ops, int n,
+                            cudaStream_t stream) {
+  gs_comm *c = g->comm;
+  GS_TRY(gs_comm_check(c));
+  for (int k = 0; k < n; k++)
+    if (ops[k].peer < 0 || ops[k].peer >= g->size || ops[k].peer == g->index)
+      GS_BUG("group point-to-point peer %d of member %d in a group of %d", ops[k].peer, g->index,
+             g->size);
+  if (!g->nccl)
+    return gs_error(GS_ERR_UNSUPPORTED,
+                    "point-to-point within a group needs the cuda backend (on the cpu backend "
+                    "use gs_comm_p2p with global ranks)");
+  snprintf(c->op_name, sizeof c->op_name, "send/recv with member %d of a group of %d",
+           n > 0 ? ops[n - 1].peer : -1, g->size);
+  return comm_nccl_p2p(c, g->nccl, ops, n, stream);
+}
+
 static gs_status group_allreduce(gs_comm_group *g, const void *send, void *recv, size_t count,
                                  gs_dtype dtype, gs_redop op, cudaStream_t stream) {
   gs_comm *c = g->comm;

@@ -168,6 +168,12 @@ ncclDataType_t comm_nccl_type(gs_dtype dtype);
 ncclRedOp_t comm_nccl_op(gs_redop op);
 gs_status comm_nccl_result(gs_comm *c, ncclResult_t rc, const char *what);
 
+/* ops[0..n) as one ncclSend/ncclRecv group on `nccl` (the world's or a
+ * group's communicator; peers are ranks of that communicator), enqueued
+ * on `stream`; errors recorded on c. */
+gs_status comm_nccl_p2p(gs_comm *c, ncclComm_t nccl, const gs_comm_p2p_op *ops, int n,
+                        cudaStream_t stream);
+
 #ifdef GS_HAVE_MPI
 /* MPI's names of an element type and a reduction (avg: the sum, divided
  * afterwards by comm_host_run) (comm_host.c). */

@@ -13,17 +13,18 @@
 #include "core/json.h"
 #include "report/read/read.h"
 
-/* Iteration i of one rank record: busy = device - comm and idle = comm;
- * 0 when either is missing or not finite. */
-static int rank_step(const cJSON *rank, int i, double *busy, double *idle) {
+/* Iteration i of one rank record: its step time (device, else wall) and
+ * its busy time (the step less its exposed communication); 0 when either
+ * is missing or not finite. */
+static int rank_step(const cJSON *rank, int i, double *step, double *busy) {
   const cJSON *dev = gs_json_member(rank, "device_seconds");
   if (!cJSON_IsArray(dev)) dev = gs_json_member(rank, "wall_seconds");
   const cJSON *comm = gs_json_member(rank, "comm_seconds");
   const double t = gs_json_number_or_nan(cJSON_GetArrayItem(dev, i)),
                w = gs_json_number_or_nan(cJSON_GetArrayItem(comm, i));
   if (!isfinite(t) || !isfinite(w)) return 0;
+  *step = t;
   *busy = t - w;
-  *idle = w;
   return 1;
 }
 
@@ -215,24 +216,32 @@ gs_status gs_report_pipeline_read(const cJSON *doc, const cJSON *m, gs_report_ro
     const int nr = cJSON_GetArraySize(ranks);
     world = nr > world ? nr : world;
     const int steps = cJSON_GetArraySize(gs_json_member(ranks ? ranks->child : NULL, "comm_seconds"));
-    // A step counts when every rank has it; the stage times are the mean
+    // A step counts when every rank has it. The ranks start each step
+    // together (the runner's lockstep), so the pipeline's step lasts as
+    // long as its longest rank, and a stage is idle for that time less
+    // its busy time: its own step window alone would leave out the wait
+    // for the stage before it to finish the step (the last stage's wait
+    // for the first stage's last backward). The stage times are the mean
     // over the replicas.
     for (int i = 0; i < steps && used < total; i++) {
-      double b = 0.0, w = 0.0;
+      double b = 0.0, t = 0.0, longest = 0.0;
       int k = 0, whole = 1;
       double *sb = p->stage_busy + used * P, *si = p->stage_idle + used * P;
       for (int s = 0; s < P; s++) sb[s] = si[s] = 0.0;
       for (const cJSON *r = ranks->child; r; r = r->next, k++) {
-        if (!rank_step(r, i, &b, &w)) {
+        if (!rank_step(r, i, &t, &b)) {
           whole = 0;
           break;
         }
         sb[k % P] += b;
-        si[k % P] += w;
+        longest = t > longest ? t : longest;
       }
       if (!whole || k < P) continue;
       const double replicas = (double)(k / P);
-      for (int s = 0; s < P; s++) sb[s] /= replicas, si[s] /= replicas;
+      for (int s = 0; s < P; s++) {
+        sb[s] /= replicas;
+        si[s] = longest - sb[s];
+      }
       used++;
       p->run_samples[ri]++;
     }

@@ -45,6 +45,38 @@ void gs_mlp_pp_cuda_free(gs_mlp_pp *p) {
   if (p->d_steps) cudaFree(p->d_steps);
 }
 
+/* Runs the stage's forward and backward once for each micro-batch size,
+ * on zeroed inputs and with no transfer, then clears what they wrote, so
+ * that every kernel the steps use is loaded before the first NCCL
+ * transfer. CUDA loads a kernel at its first launch (lazy loading, the
+ * default since CUDA 12.2), and a load may wait on the device: on 2 of 4
+ * H200s a 2-stage run at --micro-batches 1 hung with one stage's thread
+ * inside cuBLAS loading a kernel (cuKernelGetFunction) and the other's
+ * waiting on cuBLAS' lock, while NCCL's transfers of the step waited for
+ * them (docs/workloads/mlp.md, "Pipeline"). */
+static gs_status load_kernels(gs_mlp_pp *p) {
+  const gs_mlp_model *m = &p->model;
+  if (p->stage > 0)
+    GS_CHECK_CUDA(cudaMemsetAsync(p->d_act[p->lo], 0, (size_t)(p->rows * m->widths[p->lo]) *
+                                                          p->act_bytes, p->stream));
+  if (p->stage < p->stages - 1)
+    GS_CHECK_CUDA(cudaMemsetAsync(p->d_grad_out, 0, (size_t)(p->rows * m->widths[p->hi]) *
+                                                        p->act_bytes, p->stream));
+  uint64_t first = 0, rows_first = 0, rows_last = 0;
+  gs_mlp_pp_micro_rows(p->rows, p->micro, 0, &first, &rows_first);
+  gs_mlp_pp_micro_rows(p->rows, p->micro, p->micro - 1, &first, &rows_last);
+  const int sizes = rows_last != rows_first ? 2 : 1;
+  GS_TRY(gs_mlp_pp_cuda_begin_step(p));
+  for (int k = 0; k < sizes; k++) {
+    const int j = k == 0 ? 0 : p->micro - 1;
+    GS_TRY(gs_mlp_pp_cuda_forward(p, j));
+    GS_TRY(gs_mlp_pp_cuda_backward(p, j));
+  }
+  GS_TRY(gs_mlp_pp_cuda_begin_step(p));
+  GS_CHECK_CUDA(cudaStreamSynchronize(p->stream));
+  return GS_OK;
+}
+
 gs_status gs_mlp_pp_cuda_create(gs_mlp_pp *p) {
   const gs_mlp_model *m = &p->model;
   const int L = m->n_layers;
@@ -99,7 +131,7 @@ gs_status gs_mlp_pp_cuda_create(gs_mlp_pp *p) {
     GS_CHECK_CUDA(cudaMemcpy(p->d_y, p->data.y, (size_t)(n * p->data.targets) * sizeof(float),
                              cudaMemcpyHostToDevice));
   }
-  return GS_OK;
+  return load_kernels(p);
 }
 
 /* Row-major C[rows][out] (+)= ... through column-major cuBLAS, as
