@@ -20,13 +20,11 @@
 # minutes: the previous version, which checked the whole 4096-sample
 # batch, did not finish within 170 s on 2 GPUs).
 #
-# Expected time on 4 x H100/H200 (estimated, not yet measured): about 80 s
-# = 11 gpuscale runs of about 5 s each (process, CUDA and NCCL start about
-# 2 s, 2 warmup + 10 timed steps of about 20 ms at P = 2 (824 GFLOP of
-# fp32 GEMMs a step over the stages), the 16-row CPU check about 2 s) +
-# the sendrecv sweep (about 4 s) + one torchrun (about 15 s, most of it
-# importing torch and starting NCCL) + the reports (1 s). On 2 GPUs about
-# 50 s (P = 4 left out).
+# Measured time on 4 x H100 (2026-11-28): 166 s, of which the sendrecv
+# sweep 4 s, the ten pipeline runs 114 s (about 11 s each: process, CUDA,
+# NCCL and cuBLAS start, the stages' kernel-load pass, 2 warmup + 10 timed
+# steps, the 16-row CPU check), DP 2 13 s and torchrun 35 s. On 2 GPUs
+# about half the pipeline runs (P = 4 left out).
 #
 #   bench/pipeline.sh [GPUSCALE]        (default build/gpuscale)
 # Environment: NGPU (default: the GPUs nvidia-smi lists), WIDTH (2048),

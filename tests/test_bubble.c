@@ -142,8 +142,34 @@ static void test_bubble_hand_worked(void **state) {
   assert_float_equal(b.imbalance_low, 4.0 / 3.0, 1e-12);
   assert_float_equal(b.imbalance_high, 4.0 / 3.0, 1e-12);
   assert_int_equal(b.verdict, GS_BUBBLE_ABOVE);
-  char text[160];
-  assert_non_null(strstr(gs_bubble_verdict_text(&b, text, sizeof text), "above (p-1)/m"));
+  // With the imbalance the formula gives (1 + 3 x 1/3) / 4 = 0.5: the
+  // bubble exactly, so the imbalance explains the gap.
+  assert_float_equal(b.expected, 0.5, 1e-15);
+  assert_int_equal(b.expected_verdict, GS_BUBBLE_WITHIN);
+  char text[448];
+  gs_bubble_verdict_text(&b, text, sizeof text);
+  assert_non_null(strstr(text, "above (p-1)/m"));
+  assert_non_null(strstr(text, "(p-1 + (m-1)(imbalance-1))/m = 50.0%, and the bubble is within "
+                               "15% of it: the imbalance explains the gap"));
+  // A short buffer is cut, never overrun.
+  char small[40];
+  assert_int_equal(strlen(gs_bubble_verdict_text(&b, small, sizeof small)), sizeof small - 1);
+}
+
+/* The formula with the imbalance: (p-1)/m when balanced; the slowest
+ * stage paces the m - 1 steady micro-batches otherwise. The P = 2, m = 16
+ * row of bench/pipeline.sh on 4 x H100 (stage busy 11.5 and 12.2 ms a
+ * step, rounded): 9.0% (9.1% from the unrounded times), against (p-1)/m 6.25%. */
+static void test_bubble_expected(void **state) {
+  (void)state;
+  assert_float_equal(gs_bubble_expected(2, 4, 1.0), 0.25, 1e-15);
+  assert_float_equal(gs_bubble_expected(4, 8, 1.0), 3.0 / 8.0, 1e-15);
+  assert_float_equal(gs_bubble_expected(3, 1, 2.0), 2.0, 1e-15); /* one micro-batch: no steady state */
+  const double imbalance = 12.2 / ((11.5 + 12.2) / 2);
+  assert_float_equal(gs_bubble_expected(2, 16, imbalance), (1.0 + 15.0 * (imbalance - 1.0)) / 16,
+                     1e-15);
+  assert_true(fabs(gs_bubble_expected(2, 16, imbalance) - 0.0902) < 0.0005);
+  assert_true(isnan(gs_bubble_expected(2, 4, NAN)));
 }
 
 /* With spread, the intervals are the paired bootstrap of the per-sample
@@ -213,7 +239,8 @@ static void test_bubble_json(void **state) {
   (void)state;
   gs_bubble x = {.bubble = 0.3, .low = 0.29, .high = 0.31, .formula = 0.25,
                  .verdict = GS_BUBBLE_ABOVE, .imbalance = 1.25, .imbalance_low = NAN,
-                 .imbalance_high = 1.5, .slowest = 1, .samples = 7};
+                 .imbalance_high = 1.5, .slowest = 1, .samples = 7, .expected = 0.3125,
+                 .expected_verdict = GS_BUBBLE_WITHIN};
   gs_json_build b = {0};
   cJSON *o = cJSON_CreateObject();
   gs_bubble_to_json(&b, o, &x);
@@ -221,14 +248,15 @@ static void test_bubble_json(void **state) {
   char *text = cJSON_PrintUnformatted(o);
   assert_string_equal(text, "{\"bubble\":0.3,\"bubble_low\":0.29,\"bubble_high\":0.31,"
                             "\"bubble_formula\":0.25,\"bubble_verdict\":\"above\","
-                            "\"imbalance\":1.25,\"imbalance_low\":null,\"imbalance_high\":1.5}");
+                            "\"imbalance\":1.25,\"imbalance_low\":null,\"imbalance_high\":1.5,"
+                            "\"bubble_expected\":0.3125,\"bubble_expected_verdict\":\"within 15%\"}");
   free(text);
   cJSON_Delete(o);
   x.verdict = GS_BUBBLE_UNKNOWN;
   o = cJSON_CreateObject();
   gs_bubble_to_json(&b, o, &x);
   assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(o, "bubble_verdict")));
-  assert_int_equal(cJSON_GetArraySize(o), 8);
+  assert_int_equal(cJSON_GetArraySize(o), 10);
   cJSON_Delete(o);
 }
 
@@ -238,6 +266,7 @@ int main(void) {
       cmocka_unit_test(test_paired_fixed_ratio),
       cmocka_unit_test(test_paired_normal_limit_and_edges),
       cmocka_unit_test(test_bubble_hand_worked),
+      cmocka_unit_test(test_bubble_expected),
       cmocka_unit_test(test_bubble_interval_of_sums),
       cmocka_unit_test(test_verdict_bounds),
       cmocka_unit_test(test_bubble_json),

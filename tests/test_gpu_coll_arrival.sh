@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # coll's arrival times on 2 GPUs borrow its timing events (docs/stragglers.md,
-# "Arrival skew"; gs_comm_arrival_lend), with --arrival 1 (off by default
-# on CUDA), and --arrival 0 or no option records nothing. With 64 MiB
+# "Arrival skew"; gs_comm_arrival_lend), by default as with --arrival 1,
+# and --arrival 0 records nothing. With 64 MiB
 # the GPU runs behind its host, so each rank's entry at iteration i + 1 is
 # its exit at iteration i to the bit (one event), except on a rank made
 # late by --inject late, whose spin kernel lies between them: there the
@@ -14,11 +14,12 @@ bin=$1
 . "$(dirname "$0")/cli_lib.sh"
 need_gpus 2
 export NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-c=(coll allreduce --backend cuda --no-progress -q --place out --check 0 -n 16 -w 2 --arrival 1)
-d=(coll allreduce --backend cuda --no-progress -q --place out --check 0 -n 16 -w 2)
+base=(coll allreduce --backend cuda --no-progress -q --place out --check 0 -n 16 -w 2)
+c=("${base[@]}" --arrival 1)
+d=("${base[@]}" --arrival 0)
 expect 0 "" -- "${c[@]}" -g 2 -b 64M -e 64M -o "$work/clean.json"
 expect 0 "" -- "${c[@]}" -g 2 -b 64M -e 64M --inject late:rank=1,us=50 -o "$work/late.json"
-expect 0 "" -- "${c[@]}" -g 2 -b 1M -e 1M -o "$work/small.json"
+expect 0 "" -- "${base[@]}" -g 2 -b 1M -e 1M -o "$work/small.json"
 expect 0 "" -- "${d[@]}" -g 2 -b 1M -e 1M -o "$work/off.json"
 if command -v mpirun >/dev/null && ! "$bin" info 2>/dev/null | grep -qE "^MPI +none"; then
   timeout 300 mpirun --allow-run-as-root --oversubscribe -np 2 -x NCCL_NVLS_ENABLE -x LD_LIBRARY_PATH \

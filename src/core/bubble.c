@@ -3,6 +3,7 @@
 #include "core/bubble.h"
 
 #include <math.h>
+#include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -57,7 +58,26 @@ char *gs_bubble_verdict_text(const gs_bubble *b, char *buf, size_t size) {
     if (size) buf[0] = '\0';
     break;
   }
+  // Outside the formula's 15%: does the stages' imbalance explain it?
+  const size_t used = strlen(buf);
+  if ((b->verdict == GS_BUBBLE_ABOVE || b->verdict == GS_BUBBLE_BELOW) && isfinite(b->expected) &&
+      used < size) {
+    const char *against = b->expected_verdict == GS_BUBBLE_WITHIN ? "within 15% of it: the "
+                                                                    "imbalance explains the gap"
+                          : b->expected_verdict == GS_BUBBLE_ABOVE ? "above it too"
+                          : b->expected_verdict == GS_BUBBLE_BELOW ? "below it too"
+                                                                    : "inconclusive against it";
+    snprintf(buf + used, size - used,
+             "; with the measured imbalance, (p-1 + (m-1)(imbalance-1))/m = %.1f%%, and the "
+             "bubble is %s",
+             100.0 * b->expected, against);
+  }
   return buf;
+}
+
+/* See bubble.h. */
+double gs_bubble_expected(int stages, int micro, double imbalance) {
+  return (stages - 1.0 + (micro - 1.0) * (imbalance - 1.0)) / micro;
 }
 
 /* See bubble.h. */
@@ -66,7 +86,8 @@ gs_status gs_bubble_compute(const gs_bubble_samples *in, gs_bubble *out) {
   if (P < 2 || in->micro < 1)
     GS_BUG("pipeline bubble of %d stages and %d micro-batches", in->stages, in->micro);
   *out = (gs_bubble){.bubble = NAN, .low = NAN, .high = NAN, .imbalance = NAN,
-                     .imbalance_low = NAN, .imbalance_high = NAN, .slowest = -1};
+                     .imbalance_low = NAN, .imbalance_high = NAN, .slowest = -1,
+                     .expected = NAN};
   out->formula = (P - 1.0) / in->micro;
   size_t n = 0;
   for (size_t r = 0; r < in->n_runs; r++) n += in->run_samples[r];
@@ -116,6 +137,8 @@ gs_status gs_bubble_compute(const gs_bubble_samples *in, gs_bubble *out) {
                                  &out->imbalance_high);
   free(x), free(g);
   out->verdict = gs_bubble_verdict_of(out->bubble, out->low, out->high, out->formula);
+  out->expected = gs_bubble_expected(P, in->micro, out->imbalance);
+  out->expected_verdict = gs_bubble_verdict_of(out->bubble, out->low, out->high, out->expected);
   return GS_OK;
 }
 
@@ -132,4 +155,10 @@ void gs_bubble_to_json(gs_json_build *b, cJSON *o, const gs_bubble *x) {
   gs_json_put_number(b, o, "imbalance", x->imbalance);
   gs_json_put_number(b, o, "imbalance_low", x->imbalance_low);
   gs_json_put_number(b, o, "imbalance_high", x->imbalance_high);
+  gs_json_put_number(b, o, "bubble_expected", x->expected);
+  if (x->expected_verdict != GS_BUBBLE_UNKNOWN)
+    gs_json_put_string(b, o, "bubble_expected_verdict",
+                       gs_bubble_verdict_name(x->expected_verdict));
+  else
+    gs_json_put_null(b, o, "bubble_expected_verdict");
 }

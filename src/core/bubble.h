@@ -45,6 +45,12 @@ typedef struct {
   double bubble, low, high;  /* Σ idle / Σ busy over stages and samples; interval NaN when none */
   double formula;            /* (p - 1) / m */
   gs_bubble_verdict verdict;
+  /* (p-1)/m with the measured stage imbalance (gs_bubble_expected), and the
+   * bubble's verdict against it: where the stages are not balanced, it
+   * tells whether the imbalance explains the bubble's distance from
+   * (p-1)/m. */
+  double expected;
+  gs_bubble_verdict expected_verdict;
   double imbalance, imbalance_low, imbalance_high; /* slowest stage's busy / mean busy */
   int slowest;               /* the stage whose busy time is largest; -1 without samples */
   size_t samples;
@@ -58,6 +64,15 @@ typedef struct {
  * the verdict unknown. GS_ERR_NOMEM when the scratch cannot be allocated;
  * a pipeline of fewer than 2 stages or m < 1 is a caller's BUG. */
 gs_status gs_bubble_compute(const gs_bubble_samples *in, gs_bubble *out);
+
+/* The bubble of `stages` stages and `micro` micro-batches whose slowest
+ * stage computes `imbalance` times the mean stage's: the slowest stage
+ * paces the m - 1 micro-batches of the steady state, so a step lasts
+ * (p + (m - 1) x imbalance) micro-batch times of the mean stage against the
+ * m a stage computes: (p - 1 + (m - 1)(imbalance - 1)) / m, (p-1)/m when
+ * the stages are balanced. predict's step (report/predict/pipeline.c) is
+ * the same model with the transfers added. NaN when imbalance is. */
+double gs_bubble_expected(int stages, int micro, double imbalance);
 
 /* The verdict on a bubble of interval [low, high] against `formula`:
  * within when formula x (1 - 0.15) <= low and high <= formula x 1.15,
@@ -77,7 +92,8 @@ char *gs_bubble_verdict_text(const gs_bubble *b, char *buf, size_t size);
 /* Puts the figures of `x` into object `o` through build `b` (core/json.h;
  * NaN becomes null), in this order: "bubble", "bubble_low", "bubble_high",
  * "bubble_formula", "bubble_verdict" (gs_bubble_verdict_name, null when
- * unknown), "imbalance", "imbalance_low", "imbalance_high". The one
+ * unknown), "imbalance", "imbalance_low", "imbalance_high",
+ * "bubble_expected", "bubble_expected_verdict". The one
  * spelling of a bubble in JSON: llm's document (llm.pipeline) and the
  * report's rows (pipeline) both write it. */
 void gs_bubble_to_json(gs_json_build *b, cJSON *o, const gs_bubble *x);

@@ -22,8 +22,8 @@ typedef struct {
   gs_coll_op op;
   int given_op;
   uint64_t min_bytes, max_bytes, step_factor, step_bytes, check, root;
-  uint64_t arrival;             /* record arrival times (docs/stragglers.md); by default on
-                                   the cpu backend only (given_arrival) */
+  uint64_t arrival;             /* record arrival times (docs/stragglers.md); on by default
+                                   (given_arrival) */
   uint64_t arrival_cost;        /* --arrival-cost ITERS: measure the cost of recording in
                                    blocks of ITERS instead of a sweep (given_arrival_cost) */
   int dtype, redop, transport, place;

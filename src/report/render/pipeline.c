@@ -34,7 +34,7 @@ static void why_not(gs_render_writer *w, const gs_report_row *row) {
   else
     snprintf(transfers, sizeof transfers, "the transfers are not separated (no coll sendrecv "
              "document of this machine): the bubble holds them");
-  char verdict[192];
+  char verdict[448];
   gs_bubble_verdict_text(x, verdict, sizeof verdict);
   gs_render_block(w, 0, "    ",
                   "Why not %d x (pipeline, %d ranks): the stages wait %s of their compute "
@@ -75,8 +75,9 @@ gs_status gs_render_pipeline_tables(gs_render_writer *w, const gs_report_series 
                   "interval, paired bootstrap over runs and samples], held against (p-1)/m: "
                   "within 15%% only when the whole interval is, inconclusive when it straddles "
                   "a bound; busy = device - comm per step (mlp) or a stage's compute per "
-                  "prefill or decode call (llm); idle = the waits less the transfers' own "
-                  "time, measured by a coll sendrecv document of the same machine at 2 ranks "
+                  "prefill or decode call (llm); idle = the step's longest rank less the "
+                  "stage's busy time (mlp) or the call's time less it (llm), less the "
+                  "transfers' own time, measured by a coll sendrecv document of the same machine at 2 ranks "
                   "(%s); imbalance = slowest stage's busy / the mean, with its interval; "
                   "transfers = the bytes over the stage boundaries per step or call and "
                   "replica",

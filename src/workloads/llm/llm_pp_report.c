@@ -125,7 +125,7 @@ void gs_llm_pp_print(FILE *out, const gs_llm_pp_summary *p) {
   for (uint32_t s = 0; s < p->stages; s++)
     fprintf(out, "      stage %u (layers %u..%u): busy %.3f s, idle %.3f s\n", s,
             p->first_layer[s], p->first_layer[s + 1] - 1, p->busy[s], p->pass_seconds - p->busy[s]);
-  char verdict[192], bubble[64], imbalance[64];
+  char verdict[448], bubble[64], imbalance[64];
   gs_bubble_verdict_text(x, verdict, sizeof verdict);
   gs_scaling_format_ratio(x->bubble, x->low, x->high, 100.0, 1, "%", bubble, sizeof bubble);
   gs_scaling_format_ratio(x->imbalance, x->imbalance_low, x->imbalance_high, 1.0, 2, "x",
