@@ -39,7 +39,40 @@ if [ "$gpu_count" -ge 4 ]; then
   expect 0 "" -- run mlp "${args[@]}" -g 4 --pp 2 --micro-batches 4 -o "$work/dp2pp2.json"
   expect 0 "" -- run mlp "${args[@]}" -g 4 --pp 4 --micro-batches 8 -o "$work/pp4.json"
   bounded pp4-m1 -g 4 --pp 4 --micro-batches 1
-  names="$names dp2pp2 pp4 pp4-m1"
+  # The stage groups' arrivals on GPUs (docs/stragglers.md, "mlp's
+  # pipeline stages"): rank 2 (stage 0 of replica 1) 2 ms late at every
+  # step is named as replica 1 in stage 0's group.
+  expect 0 "" -- run mlp "${args[@]}" -g 4 --pp 2 --micro-batches 4 \
+    --inject late:rank=2,us=2000 -o "$work/dp2pp2-late.json"
+  names="$names dp2pp2 pp4 pp4-m1 dp2pp2-late"
+  for name in dp2pp2 dp2pp2-late; do
+    "$bin" report --format json -o "$work/$name.report" "$work/$name.json" ||
+      fail "report of $name failed"
+  done
+  python3 - "$work" <<'PY' || failures=$((failures + 1))
+import json, sys
+work = sys.argv[1]
+# Clean: nobody; rank 2 late: replica 1 in stage 0's group (stage 1's
+# group may name the same replica, which waits for it through the pipe).
+for name, late in (("dp2pp2", None), ("dp2pp2-late", 1)):
+    m = json.load(open(f"{work}/{name}.json"))["measurements"][0]
+    row = json.load(open(f"{work}/{name}.report"))["series"][0]["rows"][0]
+    assert "arrival" not in m, name
+    groups, rgroups = m["arrival_groups"], row["arrival_groups"]
+    assert [g["stage"] for g in groups] == [0, 1], (name, groups)
+    assert [g["global_ranks"] for g in groups] == [[0, 2], [1, 3]], (name, groups)
+    for g, rg in zip(groups, rgroups):
+        assert g["clock"] == "device", (name, g["clock"])
+        print(f"{name} stage {g['stage']}: named {rg['named']}, last {g['last_rank']}, lateness "
+              f"{g['lateness_seconds'] * 1e6:.1f} us, threshold {rg['threshold_seconds'] * 1e6:.1f} us")
+        if late is None:
+            assert rg["named"] is None, (name, rg)
+        elif g["stage"] == 0:
+            assert rg["named"] == late and rg["named_rank"] == 2, (name, rg)
+            assert 1600e-6 <= g["lateness_seconds"] <= 2400e-6, (name, g["lateness_seconds"])
+        else:
+            assert rg["named"] in (None, late), (name, rg)
+PY
 fi
 for name in $names; do
   python3 - "$work/$name.json" <<'PY' || failures=$((failures + 1))

@@ -322,9 +322,7 @@ static gs_status sum_over_replicas(gs_mlp_pp *p, float *grads) {
   if (p->replicas == 1) return GS_OK;
   if (!p->replicas_group) {
     GS_TRY(gs_comm_group_create(p->comm, p->stage, &p->replicas_group));
-    // On GPUs the group's arrivals stay unrecorded until a GPU run has
-    // checked the recorder on a group's stream (docs/stragglers.md).
-    if (!p->cuda) gs_comm_group_mark_arrivals(p->replicas_group);
+    gs_comm_group_mark_arrivals(p->replicas_group);
   }
   return gs_comm_group_allreduce(p->replicas_group, grads, grads, (size_t)p->count,
                                  GS_DTYPE_FLOAT, GS_REDOP_SUM, p->stream);
