@@ -10,7 +10,7 @@
 #     95% interval, from `gpuscale report`) beside (p-1)/m (target: within
 #     15%);
 #  3. mlp PP 2 against DP 2 on 2 GPUs at the same global batch (target: PP
-#     2 at least 0.9x);
+#     2 at least 0.9x), at BATCH and at COMPARE_BATCH;
 #  4. beside it, torch.distributed.pipelining's Schedule1F1B on the same
 #     layers, stage split and m = 8 on 2 GPUs (bench/pipeline_vs_torch.py
 #     torch, under torchrun; skipped with a note without PyTorch >= 2.5).
@@ -20,15 +20,17 @@
 # minutes: the previous version, which checked the whole 4096-sample
 # batch, did not finish within 170 s on 2 GPUs).
 #
-# Measured time on 4 x H100 (2026-11-28): 166 s, of which the sendrecv
-# sweep 4 s, the ten pipeline runs 114 s (about 11 s each: process, CUDA,
-# NCCL and cuBLAS start, the stages' kernel-load pass, 2 warmup + 10 timed
-# steps, the 16-row CPU check), DP 2 13 s and torchrun 35 s. On 2 GPUs
-# about half the pipeline runs (P = 4 left out).
+# Measured time on 4 x H100 (2026-11-28, before the COMPARE_BATCH runs
+# were added): 166 s, of which the sendrecv sweep 4 s, the ten pipeline
+# runs 114 s (about 11 s each: process, CUDA, NCCL and cuBLAS start, the
+# stages' kernel-load pass, 2 warmup + 10 timed steps, the 16-row CPU
+# check), DP 2 13 s and torchrun 35 s; the three COMPARE_BATCH runs add
+# about 40 s (estimated). On 2 GPUs the P = 4 runs are left out.
 #
 #   bench/pipeline.sh [GPUSCALE]        (default build/gpuscale)
 # Environment: NGPU (default: the GPUs nvidia-smi lists), WIDTH (2048),
-# BATCH (4096), OUT (results folder, default ./pipeline-bench),
+# BATCH (4096), COMPARE_BATCH (16384: PP 2 at m = 8 and 16 against DP 2
+# again), OUT (results folder, default ./pipeline-bench),
 # RUN_TIMEOUT (seconds each gpuscale run is given, default 90: a run past
 # it counts as failed).
 set -euo pipefail
@@ -89,13 +91,25 @@ done
 dp=()
 measure "$out/dp2.txt" run "${common[@]}" -g 2 --verify-rows 8 -o "$out/dp2.json" && dp=("$out/dp2.json")
 stamp "DP 2"
+# PP 2 against DP 2 again at a batch whose micro-batches stay large at m =
+# 8 and 16 (1024 rows and more at the default 16384): at BATCH, m = 4 is
+# the best PP 2 and its 25% bubble caps it near 0.8x of DP 2.
+big=${COMPARE_BATCH:-16384}
+large=(mlp --backend cuda --layers "$layers" --dropout 0.2 --batch "$big" --samples $((2 * big))
+       --warmup 2 --iters 10 --runs 1 --no-progress -q --gpu-mode multi)
+measure "$out/dp2-large.txt" run "${large[@]}" -g 2 --verify-rows 8 -o "$out/dp2-large.json"
+for m in 8 16; do
+  measure "$out/pp2-large-m$m.txt" run "${large[@]}" -g 2 --pp 2 --micro-batches "$m" \
+    --schedule 1f1b --verify-rows 8 -o "$out/pp2-large-m$m.json"
+done
+stamp "PP 2 against DP 2 at batch $big"
 [ "${#docs[@]}" -gt 0 ] || { echo "pipeline.sh: no pipeline run succeeded" >&2; exit 1; }
 
 echo "== bubble (idle less the transfers at the sendrecv cost) against (p-1)/m; PP 2 / DP 2" \
      "(gpuscale $("$bin" --version))"
 "$bin" report -f json "${docs[@]}" "${dp[@]}" "${link[@]}" >"$out/report.json"
 "$bin" report "${docs[@]}" "${link[@]}" >"$out/report.txt"
-python3 - "$out/report.json" <<'PY' | tee "$out/summary.txt"
+python3 - "$out/report.json" "$batch" <<'PY' | tee "$out/summary.txt"
 import json, sys
 rep = json.load(open(sys.argv[1]))
 rows = [r for s in rep["series"] for r in s["rows"] if not r.get("collective")]
@@ -111,7 +125,8 @@ for r in rows:
     t = sum(x for x in p["stage_transfer"] if x is not None) if p["transfer_source"] else None
     print(f"  pp {p['stages']} m {p['micro_batches']:>2}: bubble {100 * p['bubble']:6.1f}% "
           f"[{100 * (p['bubble_low'] or float('nan')):.1f}, {100 * (p['bubble_high'] or float('nan')):.1f}]"
-          f" vs (p-1)/m {100 * f:6.1f}% ({100 * gap:+.0f}%: {p['bubble_verdict']}), transfers "
+          f" vs (p-1)/m {100 * f:6.1f}% ({100 * gap:+.0f}%: {p['bubble_verdict']}; with the imbalance "
+          f"{100 * p['bubble_expected']:.1f}%: {p['bubble_expected_verdict']}), transfers "
           f"{'%.3g ms' % (1e3 * t) if t is not None else 'not separated'} a step, imbalance "
           f"{p['imbalance']:.2f}x, {r['throughput'] / 1e3:.1f} Ksamples/s, {r['verification']}")
     if p["stages"] == 2:
@@ -120,9 +135,28 @@ print(f"largest |bubble - (p-1)/m| / ((p-1)/m): {100 * worst:.0f}% (target <= 15
 verdicts = [r["pipeline"]["bubble_verdict"] for r in rows if r.get("pipeline")]
 print(f"bubble within 15% of (p-1)/m by its interval: {verdicts.count('within 15%')} of "
       f"{len(verdicts)} ({verdicts.count('inconclusive')} inconclusive)")
+expected = [r["pipeline"]["bubble_expected_verdict"] for r in rows if r.get("pipeline")]
+print(f"bubble within 15% of the formula with the measured imbalance: "
+      f"{expected.count('within 15%')} of {len(expected)}")
 if dp and pp2:
     m, best = max(pp2.items(), key=lambda kv: kv[1])
-    print(f"PP 2 (best: m {m}) / DP 2 throughput: {best / dp:.3f}x (target >= 0.9x)")
+    print(f"PP 2 (best: m {m}) / DP 2 throughput at batch {sys.argv[2]}: {best / dp:.3f}x (target >= 0.9x)")
+PY
+python3 - "$out" "$big" <<'PY' | tee -a "$out/summary.txt"
+import json, os, sys
+out, big = sys.argv[1], sys.argv[2]
+def rate(name):
+    path = os.path.join(out, name + ".json")
+    if not os.path.exists(path):
+        return None
+    m = json.load(open(path))["measurements"][0]
+    return m["aggregate"]["throughput_items_per_second"], m["verification"]["status"]
+dp = rate("dp2-large")
+for m in (8, 16):
+    pp = rate(f"pp2-large-m{m}")
+    if dp and pp:
+        print(f"PP 2 (m {m}) / DP 2 throughput at batch {big}: {pp[0] / dp[0]:.3f}x (target >= 0.9x; "
+              f"{pp[0] / 1e3:.1f} against {dp[0] / 1e3:.1f} Ksamples/s, checked step {pp[1]}, {dp[1]})")
 PY
 stamp "reports"
 
