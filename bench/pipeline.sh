@@ -5,7 +5,8 @@
 #     of one micro-batch's activations below), which the report uses to
 #     take the transfers' own time out of each stage's idle time;
 #  2. the bubble: mlp --pp P under 1F1B for m = 1, 2, 4, 8, 16 on a model
-#     whose stages are balanced (8 equal layers of WIDTH), at P = 2 and,
+#     whose stages are balanced (8 layers of WIDTH outputs, the first with
+#     1.5 x WIDTH inputs: see `layers` below), at P = 2 and,
 #     with 4+ GPUs, P = 4; the bubble (idle less transfers / busy, with its
 #     95% interval, from `gpuscale report`) beside (p-1)/m (target: within
 #     15%);
@@ -68,8 +69,11 @@ measure() {
   return 1
 }
 
-layers=$width
-for i in 1 2 3 4 5 6 7 8; do layers="$layers,$width"; done  # 8 equal layers
+# 8 layers of WIDTH outputs whose stages cost the same at P = 2 and 4: the
+# first layer has 1.5 x WIDTH inputs, as it computes no input gradient (2
+# GEMMs of 1.5 units against the others' 3 of 1; gs_mlp_pp_layer_cost).
+layers=$((3 * width / 2))
+for i in 1 2 3 4 5 6 7 8; do layers="$layers,$width"; done
 common=(mlp --backend cuda --layers "$layers" --dropout 0.2 --batch "$batch" --samples $((2 * batch))
         --warmup 2 --iters 10 --runs 1 --no-progress -q --gpu-mode multi)
 

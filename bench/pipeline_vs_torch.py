@@ -72,8 +72,9 @@ def summary(files, as_json):
 
 def balanced_split(widths, stages):
     """The first layer of each stage, minimising the most expensive stage
-    (cost = in x out per layer), as gpuscale's split."""
-    cost = [widths[i] * widths[i + 1] for i in range(len(widths) - 1)]
+    (cost = 3 x in x out per layer, 2 x for layer 0, whose input gradient
+    neither side computes), as gpuscale's split."""
+    cost = [(2 if i == 0 else 3) * widths[i] * widths[i + 1] for i in range(len(widths) - 1)]
     L = len(cost)
     prefix = [0]
     for c in cost:

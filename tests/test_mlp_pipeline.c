@@ -325,10 +325,12 @@ static gs_mlp_model model_of(const uint32_t *w, int n) {
 
 static void test_split_balances_layer_cost(void **unused) {
   (void)unused;
-  // medium: layer costs 12800, 32768, 8192, 192 multiply-adds per sample.
+  // medium: layer costs 2 x 12800 (layer 0 computes no input gradient),
+  // 3 x 32768, 3 x 8192 and 3 x 192 multiply-adds per sample of a step.
   const uint32_t medium[] = {50, 256, 128, 64, 3};
   gs_mlp_model m = model_of(medium, 5);
-  assert_int_equal(gs_mlp_pp_layer_cost(&m, 1), 32768);
+  assert_int_equal(gs_mlp_pp_layer_cost(&m, 0), 2 * 12800);
+  assert_int_equal(gs_mlp_pp_layer_cost(&m, 1), 3 * 32768);
   int first[5];
   gs_mlp_pp_split(&m, 2, NULL, first);
   assert_true(first[0] == 0 && first[1] == 1 && first[2] == 4);
@@ -336,17 +338,29 @@ static void test_split_balances_layer_cost(void **unused) {
   assert_true(first[1] == 1 && first[2] == 2 && first[3] == 4);
   gs_mlp_pp_split(&m, 4, NULL, first);
   assert_true(first[1] == 1 && first[2] == 2 && first[3] == 3 && first[4] == 4);
-  // large: 51200, 1048576, 524288, 262144, 131072, 768: the two first
-  // layers (1099776) against the four last (918272).
+  // large: 2 x 51200, then 3 x 1048576, 524288, 262144, 131072, 768: the
+  // two first layers (3248128) against the four last (2754816).
   const uint32_t large[] = {50, 1024, 1024, 512, 512, 256, 3};
   m = model_of(large, 7);
   gs_mlp_pp_split(&m, 2, NULL, first);
   assert_true(first[0] == 0 && first[1] == 2 && first[2] == 6);
-  // Equal layers split evenly.
+  // Equal layers split evenly (the first stage 2/3 of a layer lighter).
   const uint32_t even[] = {64, 64, 64, 64, 64, 64, 64, 64, 64};
   m = model_of(even, 9);
   gs_mlp_pp_split(&m, 4, NULL, first);
   assert_true(first[1] == 2 && first[2] == 4 && first[3] == 6 && first[4] == 8);
+  // A first layer 1.5 times as costly as the others makes equal stages of
+  // equal layer counts: 2 x 1.5 + 3 x 3 = 12 = 4 x 3 at P = 2 (and
+  // 2 x 1.5 + 3 = 6 = 2 x 3 at P = 4): bench/pipeline.sh's model.
+  const uint32_t balanced[] = {96, 64, 64, 64, 64, 64, 64, 64, 64};
+  m = model_of(balanced, 9);
+  uint64_t cost[2] = {0, 0};
+  gs_mlp_pp_split(&m, 2, NULL, first);
+  assert_true(first[1] == 4);
+  for (int l = 0; l < 8; l++) cost[l >= first[1]] += gs_mlp_pp_layer_cost(&m, l);
+  assert_int_equal(cost[0], cost[1]);
+  gs_mlp_pp_split(&m, 4, NULL, first);
+  assert_true(first[1] == 2 && first[2] == 4 && first[3] == 6);
   // --stages boundaries as given.
   gs_u64_list bounds = {.n = 2, .v = {3, 5}};
   gs_mlp_pp_split(&m, 3, &bounds, first);

@@ -75,7 +75,8 @@ void gs_mlp_pp_options_json(gs_json_build *b, cJSON *j, const gs_mlp_pp_options 
 }
 
 uint64_t gs_mlp_pp_layer_cost(const gs_mlp_model *m, int layer) {
-  return (uint64_t)m->widths[layer] * m->widths[layer + 1];
+  const uint64_t gemms = layer == 0 ? 2 : 3;
+  return gemms * m->widths[layer] * m->widths[layer + 1];
 }
 
 void gs_mlp_pp_split(const gs_mlp_model *m, int stages, const gs_u64_list *bounds, int *first) {

@@ -45,8 +45,12 @@ gs_status gs_mlp_pp_options_check(const gs_mlp_pp_options *p, const gs_mlp_model
 void gs_mlp_pp_options_json(gs_json_build *b, cJSON *j, const gs_mlp_pp_options *p,
                             const gs_mlp_model *m);
 
-/* A layer's cost, in multiply-adds per sample of its forward pass (the
- * backward pass costs twice that, for every layer alike). */
+/* A layer's cost, in multiply-adds per sample of a training step: its
+ * forward GEMM, its weight-gradient GEMM and its input-gradient GEMM
+ * (3 x in x out), except layer 0, whose input gradient is never computed
+ * (2 x in x out; gs_mlp_step_flops counts the step the same way). Without
+ * that exception a pipeline's first stage was split as if it cost one
+ * input-gradient GEMM more than it does. */
 uint64_t gs_mlp_pp_layer_cost(const gs_mlp_model *m, int layer);
 
 /* The first layer of each stage into first[0 .. stages] (first[0] = 0,
