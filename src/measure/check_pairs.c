@@ -229,7 +229,7 @@ static gs_status run_ranks(const gs_check_pairs_options *o, const world_view *w,
     const int me = gs_comm_rank(c);
     jobs[k] = (rank_job){.x = {.comm = c, .cuda = w->cuda, .device = w->device[me],
                                .count = o->bytes / sizeof(float), .slow = w->slow[me],
-                               .late = w->late[me]},
+                               .slow_cap = o->timeout / 4.0, .late = w->late[me]},
                          .o = o, .p = p, .times = all + (size_t)me * per, .cpus = w->cpus,
                          .n_cpus = w->n_cpus, .pinned = -1};
     const int rc = pthread_create(&threads[k], NULL, rank_main, &jobs[k]);

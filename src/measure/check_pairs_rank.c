@@ -66,13 +66,21 @@ static double own_work(gs_check_pairs_rank *r, int kind, double seconds) {
 
 /* One exchange with the slowed rank's stretch; start and end go to t[0],
  * t[1]. A slowed rank (--inject slow) is slow with every partner: after
- * the exchange it waits F - 1 times its own work (own_work). */
+ * the exchange it waits F - 1 times its own work (own_work), at most
+ * r->slow_cap (a quarter of the world's timeout): while a kind has had
+ * few exchanges its median is one of them, which may hold a long wait for
+ * the partner on a loaded host, and (F - 1) times that could reach the
+ * partner's timeout; capped, the fault alone never holds a partner that
+ * long. */
 static gs_status cpu_once(gs_check_pairs_rank *r, gs_comm_group *g, int peer, int kind,
                           double *t) {
   t[0] = gs_time_seconds();
   GS_TRY(exchange(r, g, kind, peer));
-  if (r->slow > 1.0)
-    gs_fault_late_wait((r->slow - 1.0) * own_work(r, kind, gs_time_seconds() - t[0]));
+  if (r->slow > 1.0) {
+    double wait = (r->slow - 1.0) * own_work(r, kind, gs_time_seconds() - t[0]);
+    if (r->slow_cap > 0.0 && wait > r->slow_cap) wait = r->slow_cap;
+    gs_fault_late_wait(wait);
+  }
   t[1] = gs_time_seconds();
   return GS_OK;
 }

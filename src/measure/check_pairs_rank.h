@@ -27,6 +27,7 @@ typedef struct {
   int device;   /* CUDA ordinal (cuda) */
   size_t count; /* floats of each exchange */
   double slow;  /* the slow fault's factor (1: none) */
+  double slow_cap; /* CPU: the slow fault's longest wait after one exchange (0: none) */
   double late;  /* the late fault's seconds (0: none; cuda) */
   /* Made by gs_check_pairs_rank_open. */
   float *send, *recv; /* count floats each: host memory (cpu) or the GPU's (cuda) */

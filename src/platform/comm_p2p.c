@@ -255,7 +255,8 @@ gs_status gs_comm_p2p(gs_comm *c, const gs_comm_p2p_op *ops, int n, cudaStream_t
     if (ops[k].peer < 0 || ops[k].peer >= size || ops[k].peer == c->rank)
       GS_BUG("point-to-point peer %d of rank %d in a world of %d", ops[k].peer, c->rank, size);
   snprintf(c->op_name, sizeof c->op_name, "send/recv with rank %d", n > 0 ? ops[n - 1].peer : -1);
-  if (c->world->config.backend == GS_BACKEND_CUDA) return comm_nccl_p2p(c, c->nccl, ops, n, stream);
+  if (c->world->config.backend == GS_BACKEND_CUDA)
+    return comm_nccl_p2p(c, c->nccl, ops, n, stream);
   const int threads = c->world->job.launch == GS_COMM_LAUNCH_THREADS;
   // Sends first: they never wait, so a peer that sends to us at the same
   // time finds its input already there.

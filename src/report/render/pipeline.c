@@ -77,10 +77,10 @@ gs_status gs_render_pipeline_tables(gs_render_writer *w, const gs_report_series 
                   "a bound; busy = device - comm per step (mlp) or a stage's compute per "
                   "prefill or decode call (llm); idle = the step's longest rank less the "
                   "stage's busy time (mlp) or the call's time less it (llm), less the "
-                  "transfers' own time, measured by a coll sendrecv document of the same machine at 2 ranks "
-                  "(%s); imbalance = slowest stage's busy / the mean, with its interval; "
-                  "transfers = the bytes over the stage boundaries per step or call and "
-                  "replica",
+                  "transfers' own time, measured by a coll sendrecv document of the same "
+                  "machine at 2 ranks (%s); imbalance = slowest stage's busy / the mean, "
+                  "with its interval; transfers = the bytes over the stage boundaries per "
+                  "step or call and replica",
                   separated == shown ? "one was given"
                   : separated        ? "given for some rows; the others' bubble holds their "
                                        "transfers"
