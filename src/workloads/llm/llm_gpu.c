@@ -370,9 +370,9 @@ static gs_status add_projection(gs_llm_gpu_model *m, const uint16_t *w, const ui
   const uint64_t hidden = m->config.shape.hidden;
   if (!m->comm) return linear(m, w, x, m->h, rows, hidden, ins, 1);
   GS_TRY(linear(m, w, x, m->part, rows, hidden, ins, 0));
+  GS_TRY(stamp_entry(m));
   // Inside a captured decode graph the range marks the capture only; the
   // replayed all-reduce shows as NCCL kernels (docs/timeline.md).
-  GS_TRY(stamp_entry(m));
   gs_trace_begin(GS_TRACE_COMM, "tp allreduce", -1, m->stream);
   gs_status st = gs_llm_tp_allreduce(m->comm, m->part, rows * hidden, m->stream);
   gs_trace_end();
