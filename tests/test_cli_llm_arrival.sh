@@ -6,7 +6,8 @@
 # every step, its median lateness within 20% of 100 ms (20 ms read 24.4
 # under the full test suite on this loaded 2-core machine); a clean run names
 # nobody (the shards leave each call's start together); a run of 2
-# replicas (tp 1) records nothing. $1 is the gpuscale binary.
+# replicas (tp 1) records nothing, nor does --arrival-times 0 (its config
+# says so). $1 is the gpuscale binary.
 set -u
 bin=$1
 . "$(dirname "$0")/cli_lib.sh"
@@ -18,6 +19,8 @@ expect 0 "" -- "${l[@]}" --tp 2 --inject late:rank=1,us=$late_us -o "$work/late1
 expect 0 "" -- "${l[@]}" --tp 2 --inject late:rank=0,us=$late_us -o "$work/late0.json"
 expect 0 "" -- "${l[@]}" --tp 2 -o "$work/clean.json"
 expect 0 "" -- "${l[@]}" -o "$work/dp.json"
+expect 0 "" -- "${l[@]}" --tp 2 --arrival-times 0 -o "$work/off.json"
+expect 2 "option --arrival-times" -- "${l[@]}" --tp 2 --arrival-times 2
 expect 0 "arrived last" -- report "$work/late1.json"
 for f in "$work"/*.json; do
   case $f in *.report.json) continue ;; esac
@@ -26,10 +29,12 @@ done
 python3 - "$work" "$late_us" <<'PY' || failures=$((failures + 1))
 import json, sys
 work, late_us = sys.argv[1], float(sys.argv[2])
-for name, late in (("late1", 1), ("late0", 0), ("clean", None), ("dp", None)):
+for name, late in (("late1", 1), ("late0", 0), ("clean", None), ("dp", None), ("off", None)):
     doc = json.load(open(f"{work}/{name}.json"))
     m = doc["measurements"][0]
-    if name == "dp":
+    given = doc["config"]["workload_options"].get("arrival_times")
+    assert given == (False if name == "off" else None), (name, given)
+    if name in ("dp", "off"):
         assert "arrival" not in m, m.get("arrival")
         continue
     rows = [r for s in json.load(open(f"{work}/{name}.report.json"))["series"] for r in s["rows"]]

@@ -142,12 +142,13 @@ static gs_status run_op(engine_shard *sh) {
     case OP_CREATE:
       return create_shard(sh);
     case OP_PREFILL:
-      if (sh->late > 0.0) gs_fault_late_wait(sh->late);
+      // On a GPU the late spin lies on the stream (gs_llm_gpu_set_late).
+      if (sh->late > 0.0 && !sh->gpu) gs_fault_late_wait(sh->late);
       if (e->stages > 1) return gs_llm_pp_call(sh);
       if (sh->gpu) return gs_llm_gpu_prefill(sh->gpu, e->n, e->prompts, e->lengths, sh->tokens);
       return cpu_prefill(sh);
     case OP_DECODE:
-      if (sh->late > 0.0) gs_fault_late_wait(sh->late);
+      if (sh->late > 0.0 && !sh->gpu) gs_fault_late_wait(sh->late);
       if (e->stages > 1) return gs_llm_pp_call(sh);
       if (sh->gpu) return gs_llm_gpu_decode(sh->gpu, e->n, e->next, sh->tokens);
       return cpu_decode(sh);
@@ -180,8 +181,9 @@ static void run_shard_op(engine_shard *sh) {
   if (sh->status != GS_OK && sh->in && !sh->engine->remote) gs_comm_abort(sh->in);
 }
 
-/* The shards leave a call's start barrier together (CPU backend, where
- * their arrivals at the all-reduces are recorded): each one out of it
+/* The shards leave a call's start barrier together (CPU backend, and on
+ * CUDA while arrivals are recorded, where a step's launch can set when its
+ * GPU reaches the all-reduces): each one out of it
  * waits, yielding its core, until every shard is out, and the last one
  * out lets them all go. Without it the shard that arrives last and wakes
  * the others (the caller's, shard 0) left the barrier after its wake-up
@@ -189,7 +191,7 @@ static void run_shard_op(engine_shard *sh) {
  * started (loaded 2-core machine), and arrived last at the first
  * all-reduce for that reason alone. */
 static void leave_start_together(gs_llm_engine *e) {
-  if (e->backend != GS_BACKEND_CPU || e->n_shards < 2) return;
+  if ((e->backend != GS_BACKEND_CPU && !e->arrival) || e->n_shards < 2) return;
   const uint64_t call = atomic_load(&e->started_calls);
   if (atomic_fetch_add(&e->out_of_start, 1) + 1 == e->n_shards) {
     atomic_store(&e->out_of_start, 0);
@@ -249,7 +251,9 @@ static gs_status run_call_shards(gs_llm_engine *e, engine_op op) {
   const uint32_t shards = e->n_shards;
   // The shards wait at the barrier: their recorders are the caller's to use.
   const int recorded = e->arrival && (op == OP_PREFILL || op == OP_DECODE);
-  for (uint32_t k = 0; recorded && k < shards; k++) gs_comm_arrival_slot(e->shards[k].tp.comm);
+  const int on_cpu = e->backend == GS_BACKEND_CPU;
+  for (uint32_t k = 0; recorded && on_cpu && k < shards; k++)
+    gs_comm_arrival_slot(e->shards[k].tp.comm);
   if (shards > 1 && gs_barrier_wait(&e->start) != 0)
     GS_BUG("the llm replica's shard threads stopped");
   leave_start_together(e);
@@ -257,12 +261,18 @@ static gs_status run_call_shards(gs_llm_engine *e, engine_op op) {
   if (shards > 1 && gs_barrier_wait(&e->done) != 0)
     GS_BUG("the llm replica's shard threads stopped");
   for (uint32_t k = 0; recorded && k < shards; k++) {
+    engine_shard *sh = &e->shards[k];
+    gs_arrival_rank *r = &e->arrival[sh->stage].arrival->ranks[sh->shard.index];
+    // A GPU stamped each step it finished (llm_gpu.h); a failed call's
+    // steps are left out, as the others' are.
+    if (!on_cpu) {
+      if (sh->status == GS_OK) GS_TRY(gs_llm_gpu_take_arrivals(sh->gpu, r->offset_seconds, r));
+      continue;
+    }
     double entry = NAN, exit = NAN;
     size_t n = 0;
-    gs_status st = gs_comm_arrival_take(e->shards[k].tp.comm, &entry, &exit, &n);
-    if (st == GS_OK && n == 1)
-      st = gs_arrival_append(
-          &e->arrival[e->shards[k].stage].arrival->ranks[e->shards[k].shard.index], entry, exit);
+    gs_status st = gs_comm_arrival_take(sh->tp.comm, &entry, &exit, &n);
+    if (st == GS_OK && n == 1) st = gs_arrival_append(r, entry, exit);
     if (st != GS_OK) return st;
   }
   // A shard stopped by another's abort reports GS_ERR_ABORTED: the first
@@ -655,13 +665,33 @@ void gs_llm_engine_stage_seconds(const gs_llm_engine *e, double *busy, uint32_t 
                          : e->shards[st * e->config.tp].busy;
 }
 
+/* CUDA: each shard's GPU stamps its steps from now on, its clock anchored
+ * on the host's (its error added to the host clock's). */
+static gs_status record_on_gpus(gs_llm_engine *e, const gs_llm_arrival_group *stages) {
+  for (uint32_t k = 0; k < e->n_shards; k++) {
+    engine_shard *sh = &e->shards[k];
+    double error = 0.0;
+    GS_CHECK_CUDA(cudaSetDevice(sh->device));
+    GS_TRY(gs_llm_gpu_record_arrivals(sh->gpu, &error));
+    stages[sh->stage].arrival->ranks[sh->shard.index].error_seconds += error;
+  }
+  GS_CHECK_CUDA(cudaSetDevice(e->shards[0].device));
+  return GS_OK;
+}
+
 gs_status gs_llm_engine_record_arrival(gs_llm_engine *e, const gs_llm_arrival_group *stages) {
+  const int on_cpu = e->backend == GS_BACKEND_CPU;
   for (uint32_t st = 0; st < e->stages; st++)
-    if (e->backend != GS_BACKEND_CPU || e->config.tp < 2 || !stages[st].arrival ||
+    if ((!on_cpu && e->stages > 1) || e->config.tp < 2 || !stages[st].arrival ||
         stages[st].arrival->n_ranks != e->config.tp)
       GS_BUG("llm arrival times: %u shards of stage %u of %u (%s) for a record of %zu ranks",
              e->config.tp, st, e->stages, e->backend == GS_BACKEND_CUDA ? "cuda" : "cpu",
              stages[st].arrival ? stages[st].arrival->n_ranks : 0);
+  if (!on_cpu) {
+    GS_TRY(record_on_gpus(e, stages));
+    e->arrival = stages;
+    return GS_OK;
+  }
   // Between processes the caller started the recorder on the shard's
   // handle, the job's world (collective over its processes).
   for (uint32_t k = 0; !e->remote && k < e->n_shards; k++) {
@@ -678,7 +708,9 @@ gs_status gs_llm_engine_record_arrival(gs_llm_engine *e, const gs_llm_arrival_gr
 }
 
 void gs_llm_engine_set_late(gs_llm_engine *e, uint32_t shard, double seconds) {
-  if (shard < e->n_shards) e->shards[shard].late = seconds;
+  if (shard >= e->n_shards) return;
+  e->shards[shard].late = seconds;
+  if (e->shards[shard].gpu) gs_llm_gpu_set_late(e->shards[shard].gpu, seconds);
 }
 
 void gs_llm_engine_reset_seconds(gs_llm_engine *e) {

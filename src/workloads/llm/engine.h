@@ -110,15 +110,20 @@ typedef struct {
  * shard's entry at its first collective and exit from its last one, one
  * iteration per call, to stages[its stage].arrival->ranks[its index in the
  * stage] (stages: the replica's pp groups, each of tp ranks; they outlive
- * the engine's calls). CPU backend, tp >= 2: the shards in this process
- * (the recorders end with the engine), or one shard over processes (its
- * own series; the caller starts the recorder on place.control and stops
- * it); GS_BUG otherwise. Call between calls. */
+ * the engine's calls). tp >= 2: the shards in this process (the recorders
+ * end with the engine), or one shard over processes (its own series; the
+ * caller starts the recorder on place.control, which aligns the host
+ * clocks and sets the rank's offset, and stops it). CPU backend: the
+ * recorder on each shard's handle; CUDA, one stage only: each shard's GPU
+ * stamps its steps (llm_gpu.h, gs_llm_gpu_record_arrivals; its clock
+ * anchor's error added to the rank's), a decode step launched ahead
+ * appended by the call after it. GS_BUG otherwise. Call between calls. */
 gs_status gs_llm_engine_record_arrival(gs_llm_engine *e, const gs_llm_arrival_group *stages);
 
 /* --inject late: shard `shard` waits `seconds` before each prefill and
- * decode call's work (CPU backend), so that it arrives late at the
- * all-reduces. */
+ * decode call's work (CPU backend; on CUDA its stream spins that long
+ * before each step's forward pass, gs_llm_gpu_set_late), so that it
+ * arrives late at the all-reduces. */
 void gs_llm_engine_set_late(gs_llm_engine *e, uint32_t shard, double seconds);
 
 /* Where one shard of a replica over processes sits (under a launcher, one

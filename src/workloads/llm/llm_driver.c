@@ -356,13 +356,10 @@ static gs_status driver_configure(void *opts, const gs_given_options *given,
                     "--dispatch dynamic to balance requests over unequal GPUs");
   for (size_t i = 0; i < config->faults.n; i++) {
     const gs_fault_kind kind = config->faults.items[i].kind;
-    if (kind == GS_FAULT_LATE && config->backend != GS_BACKEND_CPU)
-      return gs_error(GS_ERR_USAGE, "option --inject late: llm simulates it on the CPU backend "
-                      "only (the shard waits before each prefill and decode)");
     if (kind != GS_FAULT_SLOW && kind != GS_FAULT_LATE)
       return gs_error(GS_ERR_USAGE, "option --inject %s: llm simulates only slow (each forward "
                       "pass of the replica takes the factor times its own time) and late (the "
-                      "rank waits before each prefill and decode)",
+                      "rank waits, on a GPU its stream spins, before each prefill and decode)",
                       gs_fault_kind_name(kind));
   }
   if (config->control && o->max_concurrency)

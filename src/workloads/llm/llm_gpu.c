@@ -11,6 +11,8 @@
 #include "workloads/llm/llm_cpu.h"
 #include "workloads/llm/llm_cuda.h"
 #include "workloads/llm/llm_gemm.h"
+#include "workloads/llm/llm_gpu_stamps.h"
+#include "workloads/llm/llm_stamps_cuda.h"
 
 #define GS_LLM_GEMM_WORKSPACE (32u << 20)
 
@@ -60,6 +62,14 @@ struct gs_llm_gpu_model {
   uint32_t *next_position; /* host copy of decode_positions, to refuse a full cache */
   size_t last_rows_logits; /* rows of `logits` valid */
   cudaGraphExec_t *graphs; /* per decode size 1..max_batch, NULL until first use */
+  /* Arrival stamps (gs_llm_gpu_record_arrivals), NULL when not recorded:
+   * each forward pass stamps its entry at its first collective and its
+   * exit after its last, into slot `stamped` - 1 (counted at launch). */
+  gs_llm_stamper *stamper;
+  uint64_t stamped;
+  int entry_due;     /* the forward being enqueued has not stamped its entry */
+  int ahead_stamped; /* the step launched ahead was counted in `stamped` */
+  double late;   /* --inject late: seconds spun before each call's forward passes */
 };
 
 /* Norms of a step: two per layer and the final one. */
@@ -246,6 +256,15 @@ gs_status gs_llm_gpu_create_shard(const gs_llm_engine_config *config, gs_llm_sha
   return GS_OK;
 }
 
+/* Drops the captured decode graphs: the next steps capture what the
+ * model enqueues now (stamps, a late spin). */
+static void drop_graphs(gs_llm_gpu_model *m) {
+  for (uint32_t i = 0; m->graphs && i <= m->config.max_batch; i++) {
+    if (m->graphs[i]) cudaGraphExecDestroy(m->graphs[i]);
+    m->graphs[i] = NULL;
+  }
+}
+
 void gs_llm_gpu_destroy(gs_llm_gpu_model *m) {
   if (!m) return;
   // A step launched ahead may still run on the buffers freed below.
@@ -254,10 +273,9 @@ void gs_llm_gpu_destroy(gs_llm_gpu_model *m) {
     if (m->tokens_ready[b]) cudaEventDestroy(m->tokens_ready[b]);
     if (m->host_tokens[b]) cudaFreeHost(m->host_tokens[b]);
   }
-  if (m->graphs)
-    for (uint32_t i = 0; i <= m->config.max_batch; i++)
-      if (m->graphs[i]) cudaGraphExecDestroy(m->graphs[i]);
+  drop_graphs(m);
   free(m->graphs);
+  gs_llm_stamper_destroy(m->stamper);
   free(m->next_position);
   gs_llm_gemm_destroy(m->gemm);
   void *device_buffers[] = {m->weights,
@@ -338,6 +356,13 @@ static gs_status mlp_input(gs_llm_gpu_model *m, const uint16_t *w, size_t rows,
   return GS_OK;
 }
 
+/* The forward pass's entry stamp, before its first collective. */
+static gs_status stamp_entry(gs_llm_gpu_model *m) {
+  if (m->entry_due) GS_TRY(gs_llm_stamper_mark(m->stamper, 0, m->stream));
+  m->entry_due = 0;
+  return GS_OK;
+}
+
 /* h += the sum over the shards of w x (rows x hidden): accumulated in
  * place for the whole model; a shard's own product all-reduced first. */
 static gs_status add_projection(gs_llm_gpu_model *m, const uint16_t *w, const uint16_t *x,
@@ -345,6 +370,7 @@ static gs_status add_projection(gs_llm_gpu_model *m, const uint16_t *w, const ui
   const uint64_t hidden = m->config.shape.hidden;
   if (!m->comm) return linear(m, w, x, m->h, rows, hidden, ins, 1);
   GS_TRY(linear(m, w, x, m->part, rows, hidden, ins, 0));
+  GS_TRY(stamp_entry(m));
   // Inside a captured decode graph the range marks the capture only; the
   // replayed all-reduce shows as NCCL kernels (docs/timeline.md).
   gs_trace_begin(GS_TRACE_COMM, "tp allreduce", -1, m->stream);
@@ -423,6 +449,7 @@ static gs_status enqueue_forward(gs_llm_gpu_model *m, size_t rows, const int32_t
   const gs_llm_shape *s = &c->shape;
   const gs_llm_shard_dims *d = &m->dims;
   gs_llm_cuda_queue q = m->queue;
+  m->entry_due = m->stamper && m->comm;
   int r = (int)rows, hidden = (int)s->hidden;
   float eps = (float)s->norm_eps;
   const uint64_t hd = gs_llm_head_dim(s);
@@ -481,7 +508,9 @@ static gs_status enqueue_forward(gs_llm_gpu_model *m, size_t rows, const int32_t
   float *mine = m->offers + 2 * n_out * m->shard.index;
   GS_CHECK_CUDA(gs_llm_cuda_argmax_offer(m->logits, (int)n_out, (int)d->vocab,
                                          (uint32_t)d->vocab_offset, mine, q));
+  GS_TRY(stamp_entry(m)); /* a model of no layers: the all-gather is the first */
   GS_TRY(gs_llm_tp_allgather(m->comm, mine, m->offers, 2 * n_out, GS_DTYPE_FLOAT, m->stream));
+  if (m->stamper) GS_TRY(gs_llm_stamper_mark(m->stamper, 1, m->stream));
   GS_CHECK_CUDA(gs_llm_cuda_pick_offer(m->offers, (int)m->shard.count, (int)n_out, m->tokens, q));
   return GS_OK;
 }
@@ -528,8 +557,10 @@ gs_status gs_llm_gpu_prefill(gs_llm_gpu_model *m, size_t n, const int32_t *const
   GS_CHECK_CUDA(
       cudaMemcpyAsync(m->row_positions, pos, rows * 4, cudaMemcpyHostToDevice, m->stream));
   GS_CHECK_CUDA(cudaMemcpyAsync(m->last_rows, last, n * 4, cudaMemcpyHostToDevice, m->stream));
+  if (m->late > 0.0) GS_CHECK_CUDA(gs_llm_cuda_spin(m->late, m->stream));
   GS_TRY(enqueue_forward(m, rows, m->row_tokens, m->row_slots, m->row_positions, n, m->last_rows,
                          0));
+  m->stamped += m->stamper != NULL;
   // A decode step launched ahead that no decode asked for ran before this
   // prefill on the stream: its cache rows lie past what the new sequences
   // will read before writing, and its tokens are not wanted.
@@ -543,6 +574,7 @@ gs_status gs_llm_gpu_prefill(gs_llm_gpu_model *m, size_t n, const int32_t *const
 }
 
 static gs_status enqueue_decode(gs_llm_gpu_model *m, size_t n) {
+  if (m->late > 0.0) GS_CHECK_CUDA(gs_llm_cuda_spin(m->late, m->stream));
   GS_TRY(enqueue_forward(m, n, m->tokens, m->decode_slots, m->decode_positions, n, NULL, 1));
   GS_CHECK_CUDA(gs_llm_cuda_advance(m->decode_positions, (int)n, m->queue));
   return GS_OK;
@@ -589,6 +621,7 @@ static gs_status launch_step(gs_llm_gpu_model *m, size_t n, int buffer) {
   } else {
     GS_TRY(enqueue_decode(m, n));
   }
+  m->stamped += m->stamper != NULL;
   GS_CHECK_CUDA(cudaMemcpyAsync(m->host_tokens[buffer], m->tokens, n * 4, cudaMemcpyDeviceToHost,
                                 m->stream));
   GS_CHECK_CUDA(cudaEventRecord(m->tokens_ready[buffer], m->stream));
@@ -617,6 +650,7 @@ gs_status gs_llm_gpu_decode(gs_llm_gpu_model *m, size_t n, size_t next, int32_t 
   if (next > 0) {
     GS_TRY(launch_step(m, next, !buffer));
     m->ahead = next;
+    m->ahead_stamped = m->stamper != NULL;
     m->ahead_buffer = !buffer;
   }
   GS_TRY(wait_step(m, buffer));
@@ -669,6 +703,7 @@ gs_status gs_llm_gpu_stage_begin(gs_llm_gpu_model *m, int prefill, size_t n,
   const gs_llm_engine_config *c = &m->config;
   if (m->ahead) GS_BUG("llm pipeline stage with a decode step launched ahead");
   m->last_rows_logits = n;
+  if (m->late > 0.0) GS_CHECK_CUDA(gs_llm_cuda_spin(m->late, m->stream));
   if (!prefill) {
     for (size_t i = 0; i < n; i++)
       if (m->next_position[i]++ >= c->max_seq)
@@ -733,6 +768,30 @@ float *gs_llm_gpu_stage_hidden(gs_llm_gpu_model *m, size_t row0) {
 int32_t *gs_llm_gpu_stage_tokens(gs_llm_gpu_model *m, size_t first) { return m->tokens + first; }
 
 cudaStream_t gs_llm_gpu_stream(const gs_llm_gpu_model *m) { return m->stream; }
+
+/* ---- arrivals and the late fault (engine.c) ----------------------------------- */
+
+void gs_llm_gpu_set_late(gs_llm_gpu_model *m, double seconds) {
+  m->late = seconds;
+  drop_graphs(m);
+}
+
+gs_status gs_llm_gpu_record_arrivals(gs_llm_gpu_model *m, double *error) {
+  if (!m->comm || !first_stage(m) || !last_stage(m) || m->stamper)
+    GS_BUG("llm arrival stamps twice, or on one GPU or a pipeline stage");
+  // The anchor needs an idle stream; graphs captured so far hold no stamps
+  // (nor did a step launched ahead before now).
+  GS_TRY(wait_stream(m));
+  drop_graphs(m);
+  GS_TRY(gs_llm_stamper_create(m->stream, &m->stamper));
+  *error = gs_llm_stamper_anchor(m->stamper)->error;
+  return GS_OK;
+}
+
+gs_status gs_llm_gpu_take_arrivals(gs_llm_gpu_model *m, double offset, gs_arrival_rank *into) {
+  const uint64_t done = m->stamped - (m->ahead && m->ahead_stamped); /* all but one ahead */
+  return gs_llm_stamper_take(m->stamper, done, offset, into);
+}
 
 gs_status gs_llm_gpu_stage_fetch(gs_llm_gpu_model *m, size_t n, int32_t *tokens) {
   GS_CHECK_CUDA(cudaMemcpy(tokens, m->tokens, n * 4, cudaMemcpyDeviceToHost));

@@ -59,4 +59,22 @@ int32_t *gs_llm_gpu_stage_tokens(gs_llm_gpu_model *m, size_t first);
 cudaStream_t gs_llm_gpu_stream(const gs_llm_gpu_model *m);
 gs_status gs_llm_gpu_stage_fetch(gs_llm_gpu_model *m, size_t n, int32_t *tokens);
 
+/* --inject late on CUDA: each prefill and decode step (a pipeline
+ * stage's call) spins `seconds` on the stream before its forward pass
+ * (captured into the decode graphs, which are dropped here to be captured
+ * again). */
+void gs_llm_gpu_set_late(gs_llm_gpu_model *m, double seconds);
+
+/* Arrival skew on CUDA (llm_gpu_stamps.h; a shard of a stage that is the
+ * whole model, with tp > 1): from now on every prefill and decode step
+ * stamps its entry at its first collective and its exit after its last
+ * on the GPU, decode graphs included (captured again). Waits for the
+ * stream; *error is the clock anchor's error in seconds. */
+gs_status gs_llm_gpu_record_arrivals(gs_llm_gpu_model *m, double *error);
+
+/* Appends the steps finished since the last take (all but a decode step
+ * launched ahead: the caller waited for its call) to `into`, on the host
+ * clock plus `offset` seconds. */
+gs_status gs_llm_gpu_take_arrivals(gs_llm_gpu_model *m, double offset, gs_arrival_rank *into);
+
 #endif

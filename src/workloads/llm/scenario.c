@@ -584,7 +584,9 @@ static gs_status start_arrivals(const gs_run_config *run, int replicas, uint32_t
                                 gs_llm_run_result *out) {
   gs_comm_arrival_clock clock;
   GS_TRY(gs_comm_arrival_start(gs_comm_world_rank(run->control, 0), 1, NULL, &clock));
-  const gs_status st = new_arrivals(replicas, pp, tp, clock.clock, clock.alignment, out);
+  // The job's world is on the host; GPUs stamp on their own clocks.
+  const char *on = run->backend == GS_BACKEND_CUDA ? "device" : clock.clock;
+  const gs_status st = new_arrivals(replicas, pp, tp, on, clock.alignment, out);
   if (st != GS_OK) {
     gs_comm_arrival_stop(gs_comm_world_rank(run->control, 0));
     return st;
@@ -611,13 +613,15 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
   int world = run->world_size / tp; /* replicas */
   out->world_size = world;
   // Arrival skew at the tensor-parallel all-reduces, each replica's
-  // stages on their own, CPU backend (docs/stragglers.md, "Arrival
-  // skew"); under a launcher once every process started its recorder,
-  // below.
+  // stages on their own (docs/stragglers.md, "Arrival skew"; on CUDA the
+  // GPUs stamp them, without --pp); under a launcher once every process
+  // started its recorder, below.
   const uint32_t stages = config->engine.pp ? config->engine.pp : 1;
-  const int arrivals = shards >= 2 && run->backend == GS_BACKEND_CPU;
+  const int on_gpus = run->backend == GS_BACKEND_CUDA;
+  const int arrivals = shards >= 2 && config->arrival_times && (!on_gpus || stages == 1);
   if (arrivals && !run->control) {
-    const gs_status st = new_arrivals(world, stages, (uint32_t)shards, "host", "shared", out);
+    const gs_status st =
+        new_arrivals(world, stages, (uint32_t)shards, on_gpus ? "device" : "host", "shared", out);
     if (st != GS_OK) {
       gs_llm_run_result_free(out);
       return st;
