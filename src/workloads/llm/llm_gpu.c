@@ -236,6 +236,7 @@ gs_status gs_llm_gpu_create_shard(const gs_llm_engine_config *config, gs_llm_sha
     status =
         gs_error(GS_ERR_CUDA, "GPU %d: cannot create a stream: %s", device, cudaGetErrorString(rc));
   if (status == GS_OK) status = choose_overlap(m);
+  if (status == GS_OK) status = gs_llm_stamps_load(); /* before any NCCL transfer */
   if (status == GS_OK)
     status = alloc_device(&m->gemm_workspace, GS_LLM_GEMM_WORKSPACE, "cuBLASLt workspace");
   if (status == GS_OK)

@@ -63,6 +63,11 @@ gs_status gs_llm_stamper_create(cudaStream_t stream, gs_llm_stamper **out) {
   return GS_OK;
 }
 
+gs_status gs_llm_stamps_load(void) {
+  GS_CHECK_CUDA(gs_llm_cuda_load_kernels());
+  return GS_OK;
+}
+
 const gs_llm_clock_anchor *gs_llm_stamper_anchor(const gs_llm_stamper *s) { return &s->anchor; }
 
 gs_status gs_llm_stamper_mark(gs_llm_stamper *s, int exit, cudaStream_t stream) {

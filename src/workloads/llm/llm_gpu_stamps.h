@@ -23,6 +23,12 @@ typedef struct gs_llm_stamper gs_llm_stamper;
  * GS_ERR_CUDA, GS_ERR_NOMEM; on failure nothing is left. */
 gs_status gs_llm_stamper_create(cudaStream_t stream, gs_llm_stamper **out);
 
+/* Loads the stamp, clock and late-spin kernels on the current device, as
+ * a shard's set-up does before its first NCCL transfer: CUDA loads a
+ * kernel at its first launch, and a load beside NCCL's spinning transfers
+ * hung mlp's pipeline (docs/workloads/mlp.md, "Transfers"). */
+gs_status gs_llm_stamps_load(void);
+
 /* Frees `s` (after its stream's work is done); accepts NULL. */
 void gs_llm_stamper_destroy(gs_llm_stamper *s);
 

@@ -50,3 +50,11 @@ extern "C" cudaError_t gs_llm_cuda_spin(double seconds, cudaStream_t stream) {
   gs_llm_spin_kernel<<<1, 1, 0, stream>>>((unsigned long long)(seconds * 1e9));
   return cudaGetLastError();
 }
+
+extern "C" cudaError_t gs_llm_cuda_load_kernels(void) {
+  cudaFuncAttributes a;
+  cudaError_t rc = cudaFuncGetAttributes(&a, gs_llm_stamp_kernel);
+  if (rc == cudaSuccess) rc = cudaFuncGetAttributes(&a, gs_llm_clock_kernel);
+  if (rc == cudaSuccess) rc = cudaFuncGetAttributes(&a, gs_llm_spin_kernel);
+  return rc;
+}

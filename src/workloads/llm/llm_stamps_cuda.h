@@ -31,6 +31,10 @@ cudaError_t gs_llm_cuda_clock(unsigned long long *out, cudaStream_t stream);
  * starts that much later on the device. */
 cudaError_t gs_llm_cuda_spin(double seconds, cudaStream_t stream);
 
+/* Loads the three kernels on the current device (CUDA loads a kernel
+ * lazily at its first launch otherwise). */
+cudaError_t gs_llm_cuda_load_kernels(void);
+
 #ifdef __cplusplus
 }
 #endif
