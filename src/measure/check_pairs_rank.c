@@ -11,7 +11,7 @@
 #include "core/fault.h"
 #include "core/stats.h"
 #include "core/timer.h"
-#include "runner/fault_cuda.h"
+#include "platform/fault_cuda.h"
 
 /* One exchange of kind 0 (all-reduce over the pair's group) or 1 (a copy
  * each way with `peer`); on CUDA only enqueued on `stream`. */

@@ -16,7 +16,7 @@
 #include "runner/runner.h"
 #include "core/check.h"
 #include "core/fault.h"
-#include "runner/fault_cuda.h"
+#include "platform/fault_cuda.h"
 #include "core/timer.h"
 
 typedef struct {

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "runner/arrival.h"
-#include "runner/fault_cuda.h"
+#include "platform/fault_cuda.h"
 #include "runner/runner_private.h"
 #include "core/check.h"
 #include "core/interrupt.h"

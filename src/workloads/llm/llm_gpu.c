@@ -11,8 +11,8 @@
 #include "workloads/llm/llm_cpu.h"
 #include "workloads/llm/llm_cuda.h"
 #include "workloads/llm/llm_gemm.h"
+#include "platform/fault_cuda.h"
 #include "workloads/llm/llm_gpu_stamps.h"
-#include "workloads/llm/llm_stamps_cuda.h"
 
 #define GS_LLM_GEMM_WORKSPACE (32u << 20)
 
@@ -558,7 +558,7 @@ gs_status gs_llm_gpu_prefill(gs_llm_gpu_model *m, size_t n, const int32_t *const
   GS_CHECK_CUDA(
       cudaMemcpyAsync(m->row_positions, pos, rows * 4, cudaMemcpyHostToDevice, m->stream));
   GS_CHECK_CUDA(cudaMemcpyAsync(m->last_rows, last, n * 4, cudaMemcpyHostToDevice, m->stream));
-  if (m->late > 0.0) GS_CHECK_CUDA(gs_llm_cuda_spin(m->late, m->stream));
+  if (m->late > 0.0) GS_CHECK_CUDA(gs_fault_cuda_spin(m->late, m->stream));
   GS_TRY(enqueue_forward(m, rows, m->row_tokens, m->row_slots, m->row_positions, n, m->last_rows,
                          0));
   m->stamped += m->stamper != NULL;
@@ -575,7 +575,7 @@ gs_status gs_llm_gpu_prefill(gs_llm_gpu_model *m, size_t n, const int32_t *const
 }
 
 static gs_status enqueue_decode(gs_llm_gpu_model *m, size_t n) {
-  if (m->late > 0.0) GS_CHECK_CUDA(gs_llm_cuda_spin(m->late, m->stream));
+  if (m->late > 0.0) GS_CHECK_CUDA(gs_fault_cuda_spin(m->late, m->stream));
   GS_TRY(enqueue_forward(m, n, m->tokens, m->decode_slots, m->decode_positions, n, NULL, 1));
   GS_CHECK_CUDA(gs_llm_cuda_advance(m->decode_positions, (int)n, m->queue));
   return GS_OK;
@@ -704,7 +704,7 @@ gs_status gs_llm_gpu_stage_begin(gs_llm_gpu_model *m, int prefill, size_t n,
   const gs_llm_engine_config *c = &m->config;
   if (m->ahead) GS_BUG("llm pipeline stage with a decode step launched ahead");
   m->last_rows_logits = n;
-  if (m->late > 0.0) GS_CHECK_CUDA(gs_llm_cuda_spin(m->late, m->stream));
+  if (m->late > 0.0) GS_CHECK_CUDA(gs_fault_cuda_spin(m->late, m->stream));
   if (!prefill) {
     for (size_t i = 0; i < n; i++)
       if (m->next_position[i]++ >= c->max_seq)

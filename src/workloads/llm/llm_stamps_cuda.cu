@@ -1,7 +1,9 @@
-/* The clock kernels of llm's arrival stamps and late fault (see
- * llm_stamps_cuda.h): one thread each, a few instructions besides the
+/* The clock kernels of llm's arrival stamps (see llm_stamps_cuda.h; the
+ * late fault's spin is platform/fault_cuda's): one thread each, a few instructions besides the
  * clock read, so a stamp costs about a kernel launch on the stream. */
 #include "workloads/llm/llm_stamps_cuda.h"
+
+#include "platform/fault_cuda.h"
 
 static __device__ __forceinline__ unsigned long long gs_llm_now(void) {
   unsigned long long t;
@@ -28,11 +30,6 @@ __global__ void gs_llm_clock_kernel(unsigned long long *out) {
   __threadfence_system();
 }
 
-__global__ void gs_llm_spin_kernel(unsigned long long ns) {
-  const unsigned long long until = gs_llm_now() + ns;
-  while (gs_llm_now() < until) {
-  }
-}
 
 extern "C" cudaError_t gs_llm_cuda_stamp(unsigned long long *ring, unsigned slots,
                                          unsigned long long *count, int exit,
@@ -46,15 +43,11 @@ extern "C" cudaError_t gs_llm_cuda_clock(unsigned long long *out, cudaStream_t s
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t gs_llm_cuda_spin(double seconds, cudaStream_t stream) {
-  gs_llm_spin_kernel<<<1, 1, 0, stream>>>((unsigned long long)(seconds * 1e9));
-  return cudaGetLastError();
-}
 
 extern "C" cudaError_t gs_llm_cuda_load_kernels(void) {
   cudaFuncAttributes a;
   cudaError_t rc = cudaFuncGetAttributes(&a, gs_llm_stamp_kernel);
   if (rc == cudaSuccess) rc = cudaFuncGetAttributes(&a, gs_llm_clock_kernel);
-  if (rc == cudaSuccess) rc = cudaFuncGetAttributes(&a, gs_llm_spin_kernel);
+  if (rc == cudaSuccess) rc = gs_fault_cuda_load_kernels();
   return rc;
 }

@@ -1,6 +1,7 @@
-/* The kernels of llm's device-stamped arrivals and of its late fault on
- * CUDA (llm_stamps.h, docs/stragglers.md), each one thread reading the
- * GPU's nanosecond clock (%globaltimer), and their launchers, which
+/* The kernels of llm's device-stamped arrivals on CUDA (llm_stamps.h,
+ * docs/stragglers.md; its late fault spins with platform/fault_cuda),
+ * each one thread reading the GPU's nanosecond clock (%globaltimer), and
+ * their launchers, which
  * enqueue one kernel without the overlap attribute (it starts once the
  * stream's previous work is done, and so does the work after it) and
  * return the launch error. Captured into a CUDA graph they run on every
@@ -27,11 +28,8 @@ cudaError_t gs_llm_cuda_stamp(unsigned long long *ring, unsigned slots, unsigned
 /* Writes the clock into *out (mapped host memory): the anchor's reading. */
 cudaError_t gs_llm_cuda_clock(unsigned long long *out, cudaStream_t stream);
 
-/* Spins `seconds` on the stream (--inject late on CUDA): the work after it
- * starts that much later on the device. */
-cudaError_t gs_llm_cuda_spin(double seconds, cudaStream_t stream);
-
-/* Loads the three kernels on the current device (CUDA loads a kernel
+/* Loads the two kernels above and the late fault's spin
+ * (gs_fault_cuda_load_kernels) on the current device (CUDA loads a kernel
  * lazily at its first launch otherwise). */
 cudaError_t gs_llm_cuda_load_kernels(void);
 

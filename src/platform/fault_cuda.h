@@ -1,5 +1,6 @@
 /* CUDA side of the slow and late faults (the late fault: one spin kernel
- * of a fixed time before the rank's work). The slow fault: two tiny kernels around a step on the
+ * of a fixed time before the rank's work), shared by the runner, check
+ * pairs and llm's shards. The slow fault: two tiny kernels around a step on the
  * rank's stream. The first stamps the GPU clock when the step starts, the
  * second, after the step, spins until factor x the elapsed time has passed
  * since the stamp, so the stream really takes `factor` times as long as the
@@ -24,6 +25,12 @@ cudaError_t gs_fault_cuda_stretch(const unsigned long long *slot, double factor,
 /* Enqueues a spin of `seconds` (the late fault: the rank's next work and
  * collectives start that much later on the device). */
 cudaError_t gs_fault_cuda_spin(double seconds, cudaStream_t stream);
+
+/* Loads the three kernels on the current device (CUDA loads a kernel
+ * lazily at its first launch otherwise): a set-up calls it before its
+ * first NCCL transfer, as a load beside NCCL's spinning transfers hung
+ * mlp's pipeline (docs/workloads/mlp.md, "Transfers"). */
+cudaError_t gs_fault_cuda_load_kernels(void);
 
 #ifdef __cplusplus
 }

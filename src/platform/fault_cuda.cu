@@ -1,7 +1,7 @@
 /* Kernels of the slow fault (a clock stamp before the step and a spin after
  * it) and of the late fault (a spin of fixed length before it), all one
  * thread, reading the GPU's global nanosecond timer. */
-#include "runner/fault_cuda.h"
+#include "platform/fault_cuda.h"
 
 __device__ __forceinline__ unsigned long long gs_fault_now(void) {
   unsigned long long t;
@@ -40,4 +40,12 @@ extern "C" cudaError_t gs_fault_cuda_stretch(const unsigned long long *slot, dou
                                              cudaStream_t stream) {
   gs_fault_stretch_kernel<<<1, 1, 0, stream>>>(slot, factor);
   return cudaGetLastError();
+}
+
+extern "C" cudaError_t gs_fault_cuda_load_kernels(void) {
+  cudaFuncAttributes a;
+  cudaError_t rc = cudaFuncGetAttributes(&a, gs_fault_stamp_kernel);
+  if (rc == cudaSuccess) rc = cudaFuncGetAttributes(&a, gs_fault_stretch_kernel);
+  if (rc == cudaSuccess) rc = cudaFuncGetAttributes(&a, gs_fault_spin_kernel);
+  return rc;
 }
