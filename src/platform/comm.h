@@ -297,12 +297,12 @@ typedef struct {
  * are bounded by the world's timeout, and the error names the peer.
  * cuda: NCCL opens the link of each direction between two ranks in the
  * first group that uses it, and that group's end waits on the host until
- * the peer opens the same direction: the peer's first group with this
- * rank must open the same directions (both, or the same one), or the two
- * ranks deadlock (with 2 ranks NCCL 2.28 fails one side with "Message
- * truncated" and the other waits forever). Open the links first with a
- * group that both ranks run alike (a send and a receive each way), as
- * mlp's pipeline does (gs_pp_link_transfers).
+ * the peer opens the same direction (NCCL's transport.cc): the peer's
+ * first group with this rank should open the same directions (both, or
+ * the same one). Open the links first with a group that both ranks run
+ * alike (a send and a receive each way), as mlp's pipeline does
+ * (gs_pp_link_transfers); no hang of this kind was seen here (the
+ * pipeline's hangs on GPUs were lazy kernel loads: mlp_pp_cuda.c).
  * Called from the rank's thread. */
 gs_status gs_comm_p2p(gs_comm *comm, const gs_comm_p2p_op *ops, int n, cudaStream_t stream);
 

@@ -72,9 +72,10 @@ int gs_pp_transfers_before(const gs_pp_action *order, int n, int k, int stage, i
  * steps' own groups do not always: with M = 1 on 2 stages (either
  * schedule) stage 0 sends F0 and receives B0 in one group while stage 1
  * receives F0, and sends B0 only after its passes, so the two never meet
- * (in a world of 2 ranks NCCL 2.28 fails the exchange with "Message
- * truncated" on one rank and waits forever on the other). Writes at most
- * 4 transfers into out; returns how many. */
+ * (test_mlp_pipeline simulates the opening as transport.cc does it; on
+ * GPUs the hangs seen at M = 1 were lazy kernel loads, which the set-up
+ * group did not prevent: mlp_pp_cuda.c). Writes at most 4 transfers into
+ * out; returns how many. */
 int gs_pp_link_transfers(int stage, int stages, gs_pp_transfer *out);
 
 #endif
