@@ -141,6 +141,7 @@ static gs_status cuda_open(gs_check_pairs_rank *r, const float *fill) {
   GS_CHECK_CUDA(cudaMalloc((void **)&r->send, bytes));
   GS_CHECK_CUDA(cudaMalloc((void **)&r->recv, bytes));
   GS_CHECK_CUDA(cudaMalloc((void **)&r->stamp, sizeof *r->stamp));
+  GS_CHECK_CUDA(gs_fault_cuda_load_kernels()); /* before the first NCCL transfer */
   GS_CHECK_CUDA(cudaMemcpy(r->send, fill, bytes, cudaMemcpyHostToDevice));
   GS_CHECK_CUDA(cudaMemset(r->recv, 0, bytes));
   return GS_OK;

@@ -27,7 +27,8 @@ cudaError_t gs_fault_cuda_stretch(const unsigned long long *slot, double factor,
 cudaError_t gs_fault_cuda_spin(double seconds, cudaStream_t stream);
 
 /* Loads the three kernels on the current device (CUDA loads a kernel
- * lazily at its first launch otherwise): a set-up calls it before its
+ * lazily at its first launch otherwise): every CUDA rank's set-up (the
+ * runner's, coll's, check pairs', llm's shards') calls it before its
  * first NCCL transfer, as a load beside NCCL's spinning transfers hung
  * mlp's pipeline (docs/workloads/mlp.md, "Transfers"). */
 cudaError_t gs_fault_cuda_load_kernels(void);

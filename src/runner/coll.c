@@ -74,6 +74,7 @@ static gs_status rank_allocate(coll_rank *r) {
   GS_CHECK_CUDA(cudaMalloc(&r->recv, r->recv_bytes ? r->recv_bytes : 1));
   GS_CHECK_CUDA(cudaMemset(r->send, 0, r->send_bytes));
   GS_CHECK_CUDA(cudaMemset(r->recv, 0, r->recv_bytes));
+  GS_CHECK_CUDA(gs_fault_cuda_load_kernels()); /* before the first NCCL transfer */
   return GS_OK;
 }
 

@@ -344,6 +344,7 @@ static gs_status rank_setup(gs_rank_job *job) {
     GS_CHECK_CUDA(cudaEventCreate(&job->stop));
     if (job->slow_factor > 1.0)
       GS_CHECK_CUDA(cudaMalloc((void **)&job->fault_slot, sizeof *job->fault_slot));
+    GS_CHECK_CUDA(gs_fault_cuda_load_kernels()); /* before the first NCCL transfer */
   }
   GS_TRY(gs_trace_attach(c->trace, c->trace_measurement, job->rank, ctx->device, ctx->stream));
   gs_trace_begin(GS_TRACE_RUN, "setup", -1, NULL);
