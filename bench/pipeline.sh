@@ -113,8 +113,10 @@ echo "== bubble (idle less the transfers at the sendrecv cost) against (p-1)/m; 
      "(gpuscale $("$bin" --version))"
 "$bin" report -f json "${docs[@]}" "${dp[@]}" "${link[@]}" >"$out/report.json"
 "$bin" report "${docs[@]}" "${link[@]}" >"$out/report.txt"
-python3 - "$out/report.json" "$batch" <<'PY' | tee "$out/summary.txt"
-import json, sys
+python3 - "$out/report.json" "$batch" "$out" <<'PY' | tee "$out/summary.txt"
+import json, os, sys
+sys.path.insert(0, "bench")
+from step_ratio import ratio
 rep = json.load(open(sys.argv[1]))
 rows = [r for s in rep["series"] for r in s["rows"] if not r.get("collective")]
 worst, dp, pp2 = 0.0, None, {}
@@ -144,10 +146,15 @@ print(f"bubble within 15% of the formula with the measured imbalance: "
       f"{expected.count('within 15%')} of {len(expected)}")
 if dp and pp2:
     m, best = max(pp2.items(), key=lambda kv: kv[1])
-    print(f"PP 2 (best: m {m}) / DP 2 throughput at batch {sys.argv[2]}: {best / dp:.3f}x (target >= 0.9x)")
+    r, lo, hi = ratio(os.path.join(sys.argv[3], f"pp2-1f1b-m{m}.json"),
+                      os.path.join(sys.argv[3], "dp2.json"))
+    print(f"PP 2 (best: m {m}) / DP 2 throughput at batch {sys.argv[2]}: {r:.3f}x "
+          f"[{lo:.3f}, {hi:.3f}] (target >= 0.9x)")
 PY
 python3 - "$out" "$big" <<'PY' | tee -a "$out/summary.txt"
 import json, os, sys
+sys.path.insert(0, "bench")
+from step_ratio import ratio
 out, big = sys.argv[1], sys.argv[2]
 def rate(name):
     path = os.path.join(out, name + ".json")
@@ -159,8 +166,9 @@ dp = rate("dp2-large")
 for m in (8, 16):
     pp = rate(f"pp2-large-m{m}")
     if dp and pp:
-        print(f"PP 2 (m {m}) / DP 2 throughput at batch {big}: {pp[0] / dp[0]:.3f}x (target >= 0.9x; "
-              f"{pp[0] / 1e3:.1f} against {dp[0] / 1e3:.1f} Ksamples/s, checked step {pp[1]}, {dp[1]})")
+        r, lo, hi = ratio(os.path.join(out, f"pp2-large-m{m}.json"), os.path.join(out, "dp2-large.json"))
+        print(f"PP 2 (m {m}) / DP 2 throughput at batch {big}: {r:.3f}x [{lo:.3f}, {hi:.3f}] (target >= "
+              f"0.9x; {pp[0] / 1e3:.1f} against {dp[0] / 1e3:.1f} Ksamples/s, checked step {pp[1]}, {dp[1]})")
 PY
 stamp "reports"
 
@@ -176,11 +184,14 @@ timeout -k 10 "$((2 * run_timeout))" torchrun --standalone --nproc_per_node 2 be
 python3 - "$out" <<'PY' | tee "$out/vs-torch.txt"
 import json, os, sys
 out = sys.argv[1]
-g = json.load(open(os.path.join(out, "pp2-1f1b-m8.json")))
-ours = g["measurements"][0]["aggregate"]["throughput_items_per_second"]
-t = json.load(open(os.path.join(out, "torch-pp2-1f1b-m8.json")))["samples_per_s"]
-print(f"pp 2, 1f1b, m 8: gpuscale {ours / 1e3:.1f} Ksamples/s, torch {t / 1e3:.1f} Ksamples/s, "
-      f"ratio {ours / t:.2f}x (target >= 1)")
+sys.path.insert(0, "bench")
+from step_ratio import throughput
+ours, lo, hi = throughput(os.path.join(out, "pp2-1f1b-m8.json"))
+peer = json.load(open(os.path.join(out, "torch-pp2-1f1b-m8.json")))
+t = peer["samples_per_s"]
+print(f"pp 2, 1f1b, m 8: gpuscale {ours / 1e3:.1f} Ksamples/s [{lo / 1e3:.1f}, {hi / 1e3:.1f}], "
+      f"torch {t / 1e3:.1f} Ksamples/s (one window of {peer['steps']} steps), ratio "
+      f"{ours / t:.2f}x [{lo / t:.2f}, {hi / t:.2f}] (gpuscale's spread only; target >= 1)")
 PY
 stamp "done"
 [ "$failed" -eq 0 ] || { echo "pipeline.sh: $failed gpuscale runs failed (above)" >&2; exit 1; }
