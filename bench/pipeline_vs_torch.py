@@ -15,7 +15,9 @@ torch side: the Linear/ReLU/Dropout stack of --layers, stage k holding
 layers [first[k], first[k+1]), one PipelineStage per rank, the schedule's
 step over --micro-batches micro-batches of a --batch batch already on the
 GPU, Adam (lr 1e-3) after each step; warmup steps, then steps for at least
---min-time seconds between CUDA synchronisations.
+--min-time seconds, synchronised every 10 steps: each window of 10 steps
+is timed too ("window_seconds"), so that the ratio to gpuscale carries
+the peer's spread as well (bench/step_ratio.py, ratio_to_windows).
 """
 import argparse
 import json
@@ -133,11 +135,15 @@ def torch_side(args):
     torch.cuda.synchronize()
     dist.barrier()
     steps, start = 0, time.perf_counter()
+    windows, mark = [], start
     while True:
         for _ in range(10):
             step()
         steps += 10
         torch.cuda.synchronize()
+        now = time.perf_counter()
+        windows.append(now - mark)
+        mark = now
         flag = torch.tensor([time.perf_counter() - start >= args.min_time], device=device)
         dist.all_reduce(flag, op=dist.ReduceOp.MIN)
         if flag.item():
@@ -148,6 +154,7 @@ def torch_side(args):
                           "stages": world, "micro_batches": args.micro_batches,
                           "batch": args.batch, "layers": widths, "stage_first_layers": first,
                           "samples_per_s": args.batch * steps / elapsed, "steps": steps,
+                          "window_steps": 10, "window_seconds": windows,
                           "torch": torch.__version__}))
     dist.destroy_process_group()
 

@@ -52,6 +52,21 @@ def ratio(a, b, draws=4000, seed=7):
     return point, got[int(0.025 * draws)], got[int(0.975 * draws) - 1]
 
 
+def ratio_to_windows(a, window_seconds, items_per_window, draws=4000, seed=7):
+    """A's throughput over a peer's timed as consecutive windows of equal
+    work (items_per_window each; their seconds in window_seconds), with
+    the 95% interval of a bootstrap of A's steps and of the peer's
+    windows together."""
+    ra, ia = runs_of(a)
+    rng = random.Random(seed)
+    resample = lambda run: [rng.choice(run) for _ in run]
+    peer = lambda w: items_per_window * len(w) / sum(w)
+    point = (ia / mean_step(ra, lambda run: run)) / peer(window_seconds)
+    got = sorted((ia / mean_step(ra, resample)) / peer(resample(window_seconds))
+                 for _ in range(draws))
+    return point, got[int(0.025 * draws)], got[int(0.975 * draws) - 1]
+
+
 if __name__ == "__main__":
     r, lo, hi = ratio(sys.argv[1], sys.argv[2])
     print(f"{r:.3f}x [{lo:.3f}, {hi:.3f}]")

@@ -51,21 +51,28 @@ static void replica_share(gs_mlp_pp *p, const uint64_t *all_rows, uint64_t cap) 
   }
 }
 
-/* CUDA: at most verify_rows of each rank's share in the verified step, as
- * the data-parallel check (mlp.c), so that the CPU reference of a large
- * batch does not take minutes; the whole share when a replica would then
- * have fewer samples than micro-batches (every rank decides alike). */
+/* CUDA: at most `verify_rows` of each rank's share in the verified step,
+ * as the data-parallel check (mlp.c), so that the CPU reference of a large
+ * batch does not take minutes; raised to ceil(micro / stages) when every
+ * micro-batch would not get a sample of it (2 ranks at --micro-batches 32
+ * with --verify-rows 8: the whole 32768-sample share was checked, and the
+ * reference ran past a minute), the whole share only when a replica has
+ * fewer samples than micro-batches (every rank decides alike). The cap
+ * taken is kept in verify_rows for the verification's note. */
 static void check_share(gs_mlp_pp *p) {
   if (!p->cuda || p->verify_rows == 0) return;
+  const uint64_t least = ((uint64_t)p->micro + (uint64_t)p->stages - 1) / (uint64_t)p->stages;
+  const uint64_t cap = p->verify_rows > least ? p->verify_rows : least;
   for (int d = 0; d < p->world / p->stages; d++) {
     uint64_t n = 0;
     for (int k = 0; k < p->stages; k++) {
       const uint64_t share = p->all_rows[d * p->stages + k];
-      n += share > p->verify_rows ? p->verify_rows : share;
+      n += share > cap ? cap : share;
     }
     if (n < (uint64_t)p->micro) return;
   }
-  replica_share(p, p->all_rows, p->verify_rows);
+  p->verify_rows = cap;
+  replica_share(p, p->all_rows, cap);
 }
 
 static gs_status allocate(gs_mlp_pp *p, const float *params) {
