@@ -29,7 +29,7 @@ l=(run llm "${where[@]}" --layouts --model "${MODEL:-llama-8b}" --scenario offli
    --runs "${RUNS:-5}" --no-progress -q)
 "$bin" "${l[@]}" -o "$out/nvlink.json" >/dev/null
 NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_IB_DISABLE=1 NCCL_DEBUG=INFO \
-  "$bin" "${l[@]}" -o "$out/socket.json" 2>"$out/nccl-socket.log" >/dev/null
+  "$bin" "${l[@]}" -o "$out/socket.json" >"$out/nccl-socket.log" 2>&1
 grep -E "via (NET|P2P|SHM)" "$out/nccl-socket.log" | sed 's/^.*\] //' | sort | uniq -c >"$out/transports-socket.txt" || :
 python3 - "$out" <<'PY' | tee "$out/summary.txt"
 import json, random, sys
