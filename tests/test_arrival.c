@@ -2,8 +2,9 @@
  * hand from the definitions in docs/stragglers.md, "Arrival skew": the last
  * rank and its count, the median lateness and its order-statistic
  * interval, noise, exit spread, clock error, the wait share, the naming rule,
- * merging, the document member's sample and round trip, and ranks that
- * meet in groups (a pipeline's stages), summarized per group. */
+ * merging, the document member's sample and round trip, the host-bound
+ * share, and ranks that meet in groups (a pipeline's stages), summarized
+ * per group. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -223,6 +224,42 @@ static void test_json(void **state) {
   gs_arrival_free(a);
 }
 
+/* The host-bound counts (device clock): the last rank's share of its
+ * checked iterations whose stream waited for its host; merged by adding,
+ * written per rank and as the summary's share, read back; unknown (NaN,
+ * null) where nothing was checked, and in a document written before it. */
+static void test_host_bound(void **state) {
+  (void)state;
+  gs_arrival *a = three_ranks(), *b = three_ranks();
+  gs_arrival_summary s, back;
+  assert_int_equal(gs_arrival_summarize(a, &s), GS_OK);
+  assert_true(isnan(s.host_bound_share));
+  a->ranks[2].host_checked = 4;
+  a->ranks[2].host_bound = 3;
+  b->ranks[2].host_checked = 4;
+  b->ranks[2].host_bound = 4;
+  assert_int_equal(gs_arrival_merge(a, b), GS_OK);
+  assert_int_equal(a->ranks[2].host_checked, 8);
+  assert_int_equal(a->ranks[2].host_bound, 7);
+  assert_int_equal(gs_arrival_summarize(a, &s), GS_OK);
+  assert_int_equal(s.last_rank, 2);
+  assert_near(7.0 / 8.0, s.host_bound_share, 1e-15);
+  cJSON *j = gs_arrival_to_json(a);
+  assert_non_null(j);
+  const cJSON *r2 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "ranks"), 2);
+  assert_near(7.0, cJSON_GetObjectItemCaseSensitive(r2, "host_bound")->valuedouble, 0.0);
+  assert_null(cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "ranks"), 0), "host_checked"));
+  assert_int_equal(gs_arrival_summary_from_json(j, "test", &back), GS_OK);
+  assert_near(7.0 / 8.0, back.host_bound_share, 1e-15);
+  cJSON_DeleteItemFromObject(j, "last_rank_host_bound_share");
+  assert_int_equal(gs_arrival_summary_from_json(j, "test", &back), GS_OK);
+  assert_true(isnan(back.host_bound_share));
+  cJSON_Delete(j);
+  gs_arrival_free(a);
+  gs_arrival_free(b);
+}
+
 /* Four ranks as two pipeline stages of two replicas (group = rank % 2).
  * Stage 0 (ranks 0, 2) enters at 10 i, rank 2 (its replica 1) 2 s late;
  * stage 1 (ranks 1, 3) enters at 10 i + 5, rank 1 (its replica 0) 0.5 s
@@ -339,6 +376,7 @@ int main(void) {
       cmocka_unit_test(test_simulated),
       cmocka_unit_test(test_merge),
       cmocka_unit_test(test_json),
+      cmocka_unit_test(test_host_bound),
       cmocka_unit_test(test_groups),
       cmocka_unit_test(test_failed_group),
   };

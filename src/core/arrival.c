@@ -112,6 +112,8 @@ gs_status gs_arrival_merge(gs_arrival *into, const gs_arrival *from) {
     for (size_t i = 0; i < f->n; i++) GS_TRY(gs_arrival_append(r, f->entry[i], f->exit[i]));
     r->offset_seconds = f->offset_seconds;
     if (f->error_seconds > r->error_seconds) r->error_seconds = f->error_seconds;
+    r->host_checked += f->host_checked;
+    r->host_bound += f->host_bound;
   }
   return GS_OK;
 }
@@ -147,6 +149,7 @@ gs_status gs_arrival_summarize(const gs_arrival *a, gs_arrival_summary *out) {
   out->last_rank = -1;
   out->lateness = out->lateness_low = out->lateness_high = NAN;
   out->noise = out->alignment_error = out->exit_spread = out->wait_share = NAN;
+  out->host_bound_share = NAN;
   for (size_t k = 0; k < GS_MAX_RANKS; k++) out->rank_lateness[k] = NAN;
   size_t n = SIZE_MAX;
   for (size_t k = 0; k < a->n_ranks; k++)
@@ -207,6 +210,9 @@ gs_status gs_arrival_summarize(const gs_arrival *a, gs_arrival_summary *out) {
     for (size_t k = 0; k < a->n_ranks; k++)
       if (k != r && a->ranks[k].error_seconds > worst) worst = a->ranks[k].error_seconds;
     out->alignment_error = a->ranks[r].error_seconds + worst;
+    const gs_arrival_rank *late = &a->ranks[r];
+    if (late->host_checked > 0)
+      out->host_bound_share = (double)late->host_bound / (double)late->host_checked;
   }
   free(kept);
   free(d);
@@ -254,6 +260,7 @@ cJSON *gs_arrival_to_json(const gs_arrival *a) {
   gs_json_put_number(&b, o, "alignment_error_seconds", s.alignment_error);
   gs_json_put_number(&b, o, "exit_spread_seconds", s.exit_spread);
   gs_json_put_number(&b, o, "wait_share", s.wait_share);
+  gs_json_put_number(&b, o, "last_rank_host_bound_share", s.host_bound_share);
   // The sample: at most GS_ARRIVAL_SAMPLE iterations, evenly spread.
   size_t n = SIZE_MAX;
   for (size_t k = 0; k < a->n_ranks; k++)
@@ -277,6 +284,10 @@ cJSON *gs_arrival_to_json(const gs_arrival *a) {
     gs_json_put_number(&b, e, "lateness_seconds", s.rank_lateness[k]);
     gs_json_put_number(&b, e, "offset_seconds", r->offset_seconds);
     gs_json_put_number(&b, e, "error_seconds", r->error_seconds);
+    if (r->host_checked > 0) {
+      gs_json_put_number(&b, e, "host_checked", (double)r->host_checked);
+      gs_json_put_number(&b, e, "host_bound", (double)r->host_bound);
+    }
     cJSON *entry = gs_json_put_array(&b, e, "entry_seconds");
     cJSON *exit = gs_json_put_array(&b, e, "exit_seconds");
     for (size_t j = 0; j < taken; j++) {
@@ -377,6 +388,9 @@ gs_status gs_arrival_summary_from_json(const cJSON *arrival, const char *source,
   out->alignment_error = v[6];
   out->exit_spread = v[7];
   out->wait_share = v[8];
+  // Written since 2026-11-28; older documents do not know it.
+  if (!number_or_null(arrival, "last_rank_host_bound_share", &out->host_bound_share))
+    out->host_bound_share = NAN;
   size_t k = 0;
   for (const cJSON *r = ranks->child; r; r = r->next, k++) {
     double last = NAN;

@@ -26,7 +26,19 @@ typedef struct {
   double *entry, *exit;   /* n each; owned */
   double offset_seconds;  /* added to the rank's own clock to reach the common one (last run) */
   double error_seconds;   /* bound of that alignment's error (largest over the runs) */
+  /* Device clock, where the host's call was timed too (the runner, coll):
+   * iterations checked, and those whose device entry came within
+   * GS_ARRIVAL_HOST_BOUND_SECONDS of the host's call (the stream had run
+   * dry and waited for its host to enqueue the collective). 0 and 0 where
+   * not known (host clock, llm's GPU stamps). */
+  size_t host_checked, host_bound;
 } gs_arrival_rank;
+
+/* How soon after its host's call a device entry counts as the stream
+ * waiting for its host: an idle stream runs an enqueued event 2-10 us
+ * after the call; a stream with work queued reaches it that work's time
+ * later. */
+#define GS_ARRIVAL_HOST_BOUND_SECONDS 50e-6
 
 /* A measurement's arrivals: iteration i is the i-th recorded time of
  * every rank (runs in order). When the ranks reach their collectives in
@@ -61,6 +73,8 @@ typedef struct {
                                  how unevenly the collective itself lets the ranks go */
   double wait_share;          /* sum of waits for the last arrival / sum of time in it */
   double floor;               /* the smallest lateness attributed (gs_arrival_floor); 0 none */
+  double host_bound_share;    /* last_rank's iterations whose device entry waited for its
+                                 host's call (host_bound / host_checked); NaN: not known */
 } gs_arrival_summary;
 
 /* The smallest lateness the rule attributes on the host clock when the

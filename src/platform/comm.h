@@ -483,8 +483,13 @@ void gs_comm_arrival_lend(gs_comm *comm, cudaEvent_t entry, cudaEvent_t exit);
 /* After the slots' work completed: each opened slot's entry and exit
  * seconds on process 0's clock (NaN for a slot without a collective) into
  * entry[0..*n) and exit[0..*n), then no slot is open (the next
- * gs_comm_arrival_slot reuses slot 0). */
-gs_status gs_comm_arrival_take(gs_comm *comm, double *entry, double *exit, size_t *n);
+ * gs_comm_arrival_slot reuses slot 0). cuda: *host_checked (may be NULL)
+ * receives the slots with a collective, *host_bound (may be NULL) those
+ * whose device entry came within GS_ARRIVAL_HOST_BOUND_SECONDS of the
+ * host's call of the slot's first collective (the stream waited for its
+ * host: core/arrival.h); cpu: both 0 (the entry is the host's call). */
+gs_status gs_comm_arrival_take(gs_comm *comm, double *entry, double *exit, size_t *n,
+                               size_t *host_checked, size_t *host_bound);
 
 /* Ends the recorder and frees it; nothing without one. */
 void gs_comm_arrival_stop(gs_comm *comm);

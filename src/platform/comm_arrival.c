@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/arrival.h"
 #include "core/check.h"
 #include "core/fault.h"
 #include "core/parse.h"
@@ -263,12 +264,11 @@ gs_status comm_arrival_enter(gs_comm *c, cudaStream_t stream) {
     a->entry[s] = gs_time_seconds();
     return GS_OK;
   }
-  // The caller recorded the entry at this stream position; the host's
-  // time of the call bounds it from below (take).
-  if (a->lent[2 * s]) {
-    a->called[s] = gs_time_seconds();
-    return GS_OK;
-  }
+  // The host's time of the call: a lent entry (recorded by the caller at
+  // this stream position) is bounded by it from below, and every entry is
+  // held against it to tell a stream that waited for its host (take).
+  a->called[s] = gs_time_seconds();
+  if (a->lent[2 * s]) return GS_OK;
   GS_CHECK_CUDA(cudaEventRecord(a->events[2 * s], stream));
   return GS_OK;
 }
@@ -287,9 +287,13 @@ gs_status comm_arrival_leave(gs_comm *c, cudaStream_t stream) {
   return GS_OK;
 }
 
-gs_status gs_comm_arrival_take(gs_comm *c, double *entry, double *exit, size_t *n) {
+gs_status gs_comm_arrival_take(gs_comm *c, double *entry, double *exit, size_t *n,
+                               size_t *host_checked, size_t *host_bound) {
   struct comm_arrival *a = c->arrival;
+  size_t checked = 0, bound = 0;
   *n = 0;
+  if (host_checked) *host_checked = 0;
+  if (host_bound) *host_bound = 0;
   if (!a) GS_BUG("rank %d: arrival times taken without a recorder", c->rank);
   for (size_t s = 0; s < a->used; s++) {
     entry[s] = exit[s] = NAN;
@@ -306,6 +310,10 @@ gs_status gs_comm_arrival_take(gs_comm *c, double *entry, double *exit, size_t *
     GS_CHECK_CUDA(cudaEventElapsedTime(&out, a->anchor[0], out_event));
     entry[s] = a->anchor_host + (double)in * 1e-3;
     exit[s] = a->anchor_host + (double)out * 1e-3;
+    // Both on this host's clock: a stream that had run dry reached the
+    // call when its host enqueued it (a lent entry may even precede it).
+    checked++;
+    bound += entry[s] - a->called[s] <= GS_ARRIVAL_HOST_BOUND_SECONDS;
     // A lent entry marks the end of the stream's previous work; the stream
     // reached the call no earlier than the host enqueued it, and no later
     // than its exit (a host time past it is the anchor's error).
@@ -314,6 +322,8 @@ gs_status gs_comm_arrival_take(gs_comm *c, double *entry, double *exit, size_t *
     exit[s] += a->clock.offset_seconds;
   }
   *n = a->used;
+  if (host_checked) *host_checked = checked;
+  if (host_bound) *host_bound = bound;
   a->used = 0;
   a->entered = 0;
   return GS_OK;

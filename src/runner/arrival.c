@@ -26,9 +26,13 @@ gs_status gs_runner_arrival_collect(gs_comm *comm, size_t slots, gs_arrival *a, 
     if (stop) gs_comm_arrival_stop(comm);
     return st;
   }
-  size_t n = 0;
-  st = gs_comm_arrival_take(comm, r->entry + r->n, r->exit + r->n, &n);
-  if (st == GS_OK) r->n += n;
+  size_t n = 0, checked = 0, bound = 0;
+  st = gs_comm_arrival_take(comm, r->entry + r->n, r->exit + r->n, &n, &checked, &bound);
+  if (st == GS_OK) {
+    r->n += n;
+    r->host_checked += checked;
+    r->host_bound += bound;
+  }
   if (stop) gs_comm_arrival_stop(comm);
   return st;
 }
@@ -36,8 +40,9 @@ gs_status gs_runner_arrival_collect(gs_comm *comm, size_t slots, gs_arrival *a, 
 gs_status gs_runner_arrival_gather(gs_comm_world *world, int self, gs_arrival *const *arrivals,
                                    size_t n, size_t iters) {
   const int size = gs_comm_world_size(world);
-  // Per arrival: the count, offset and error, then the entries and exits.
-  const size_t per = 3 + 2 * iters, doubles = per * n;
+  // Per arrival: the count, offset, error and the host-bound counts, then
+  // the entries and exits.
+  const size_t head = 5, per = head + 2 * iters, doubles = per * n;
   double *mine = calloc(doubles ? doubles : 1, sizeof *mine);
   double *all = calloc((doubles ? doubles : 1) * (size_t)size, sizeof *all);
   gs_status st = mine && all ? GS_OK : gs_error(GS_ERR_NOMEM, "cannot allocate the arrival gather");
@@ -48,9 +53,11 @@ gs_status gs_runner_arrival_gather(gs_comm_world *world, int self, gs_arrival *c
     at[0] = (double)count;
     at[1] = r ? r->offset_seconds : 0.0;
     at[2] = r ? r->error_seconds : 0.0;
+    at[3] = r ? (double)r->host_checked : 0.0;
+    at[4] = r ? (double)r->host_bound : 0.0;
     for (size_t i = 0; i < count; i++) {
-      at[3 + i] = r->entry[i];
-      at[3 + iters + i] = r->exit[i];
+      at[head + i] = r->entry[i];
+      at[head + iters + i] = r->exit[i];
     }
   }
   if (st == GS_OK) st = gs_comm_world_allgather(world, mine, doubles * sizeof *mine, all);
@@ -62,8 +69,10 @@ gs_status gs_runner_arrival_gather(gs_comm_world *world, int self, gs_arrival *c
       r->n = 0;
       r->offset_seconds = at[1];
       r->error_seconds = at[2];
+      r->host_checked = (size_t)at[3];
+      r->host_bound = (size_t)at[4];
       for (size_t i = 0; st == GS_OK && i < (size_t)at[0]; i++)
-        st = gs_arrival_append(r, at[3 + i], at[3 + iters + i]);
+        st = gs_arrival_append(r, at[head + i], at[head + iters + i]);
     }
   }
   free(mine);

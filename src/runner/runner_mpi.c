@@ -34,8 +34,12 @@ static gs_status absorb(gs_runner_shared *sh) {
     GS_TRY(gs_runner_append_sample(rec, &sh->capacity[k], msg->device_seconds, msg->wall_seconds,
                          c->backend == GS_BACKEND_CUDA, msg->comm_seconds,
                          sh->comm_world != NULL));
-    if (sh->m->arrival)
-      GS_TRY(gs_arrival_append(&sh->m->arrival->ranks[k], msg->arrival_entry, msg->arrival_exit));
+    if (sh->m->arrival) {
+      gs_arrival_rank *r = &sh->m->arrival->ranks[k];
+      GS_TRY(gs_arrival_append(r, msg->arrival_entry, msg->arrival_exit));
+      r->host_checked = (size_t)msg->arrival_host_checked;
+      r->host_bound = (size_t)msg->arrival_host_bound;
+    }
   }
   return GS_OK;
 }

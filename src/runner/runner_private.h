@@ -19,6 +19,7 @@ typedef struct {
   uint64_t steps_completed;
   double device_seconds, wall_seconds, comm_seconds;
   double arrival_entry, arrival_exit; /* the sample's arrival at its collectives (NaN: none) */
+  uint64_t arrival_host_checked, arrival_host_bound; /* the rank's totals so far (arrival.h) */
 } gs_lockstep_msg;
 
 enum {

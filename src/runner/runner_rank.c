@@ -201,6 +201,8 @@ static void note_step(gs_rank_job *job, gs_rank_record *rec, uint32_t kind, doub
   const gs_arrival_rank *ar = a && kind == GS_LOCKSTEP_SAMPLE ? &a->ranks[job->rank] : NULL;
   job->outbox.arrival_entry = ar && ar->n > 0 ? ar->entry[ar->n - 1] : NAN;
   job->outbox.arrival_exit = ar && ar->n > 0 ? ar->exit[ar->n - 1] : NAN;
+  job->outbox.arrival_host_checked = ar ? ar->host_checked : 0;
+  job->outbox.arrival_host_bound = ar ? ar->host_bound : 0;
   job->outbox.flags |= kind;
   job->outbox.device_seconds = dev;
   job->outbox.wall_seconds = wall;

@@ -111,6 +111,22 @@ static void arrival_sentence(gs_render_writer *w, const gs_report_row *row,
                   named, who, s->last_count[s->last_rank], s->iterations,
                   100.0 * last_share(s), late, low, high, 100.0 * s->wait_share,
                   group ? (a->replica >= 0 ? "shards" : "replicas") : "ranks", threshold, terms);
+  // Where the host's calls were timed too: whose the lateness is.
+  const double host = s->host_bound_share;
+  if (!isfinite(host)) return;
+  if (host >= 0.5)
+    gs_render_block(w, 0, "    ",
+                    "%s's stream had run dry and waited for its host to enqueue the collective "
+                    "in %.0f%% of its iterations (its GPU reached it within %.0f us of the "
+                    "host's call): its host's launches made it late (steps too short to hide "
+                    "them, or rank threads of one process taking turns in the CUDA driver), "
+                    "not its GPU",
+                    who, 100.0 * host, GS_ARRIVAL_HOST_BOUND_SECONDS * 1e6);
+  else
+    gs_render_block(w, 0, "    ",
+                    "%s's GPU was still working when its host enqueued the collective in "
+                    "%.0f%% of its iterations: its lateness is the GPU's work before it",
+                    who, 100.0 * (1.0 - host));
 }
 
 /* See internal.h. */
@@ -181,6 +197,7 @@ static void arrival_object(gs_json_build *b, cJSON *x, const gs_report_row *row,
   gs_json_put_number(b, x, "threshold_seconds", gs_arrival_threshold(s));
   gs_json_put_number(b, x, "floor_seconds", s->floor);
   gs_json_put_number(b, x, "wait_share", s->wait_share);
+  gs_json_put_number(b, x, "last_rank_host_bound_share", s->host_bound_share);
   const int global = a->named < 0 ? -1 : a->stage >= 0 ? a->members[a->named] : a->named;
   if (a->named >= 0) {
     gs_json_put_number(b, x, "named", a->named);

@@ -271,7 +271,7 @@ static gs_status run_call_shards(gs_llm_engine *e, engine_op op) {
     }
     double entry = NAN, exit = NAN;
     size_t n = 0;
-    gs_status st = gs_comm_arrival_take(sh->tp.comm, &entry, &exit, &n);
+    gs_status st = gs_comm_arrival_take(sh->tp.comm, &entry, &exit, &n, NULL, NULL);
     if (st == GS_OK && n == 1) st = gs_arrival_append(r, entry, exit);
     if (st != GS_OK) return st;
   }
