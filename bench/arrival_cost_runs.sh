@@ -7,14 +7,15 @@
 #     (default 8) of MODEL (default llama-1b: its short steps make the
 #     stamps' two one-thread kernels a larger share than llama-8b's
 #     would), SAMPLES (default 32) fixed-length requests; the figure per
-#     run is its median TPOT. About 1 min per run with set-up, 8-10 min
-#     for 4 pairs.
+#     run is its median TPOT. Estimated (not timed yet): 20-40 s per
+#     run with set-up, 3-6 min for 4 pairs.
 #   WORKLOAD=mlp: data parallel (-g 2), --preset large at --batch BATCH
 #     (default 8192: a step of a few ms), ITERS (default 500) timed steps
 #     in each of 3 runs; every step's gradient all-reduce is recorded (two
 #     CUDA events per step); the figure per run is the median step of the
 #     measurement (aggregate.step.median, over its runs' step_seconds).
-#     About 15-20 s per run with set-up, 2-3 min for 4 pairs.
+#     Estimated (not timed yet): 10-20 s per run with set-up (3 x 500
+#     steps of a few ms), 2-3 min for 4 pairs.
 # The cost of each pair is the relative difference of its figures (on
 # against off); the cost is the median of the pairs, its interval the
 # lowest and highest pair (with 4 pairs, a 87.5% distribution-free
