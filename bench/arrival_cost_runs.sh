@@ -10,12 +10,12 @@
 #     run is its median TPOT. Estimated (not timed yet): 20-40 s per
 #     run with set-up, 3-6 min for 4 pairs.
 #   WORKLOAD=mlp: data parallel (-g 2), --preset large at --batch BATCH
-#     (default 8192: a step of a few ms), ITERS (default 500) timed steps
-#     in each of 3 runs; every step's gradient all-reduce is recorded (two
-#     CUDA events per step); the figure per run is the median step of the
-#     measurement (aggregate.step.median, over its runs' step_seconds).
-#     Estimated (not timed yet): 10-20 s per run with set-up (3 x 500
-#     steps of a few ms), 2-3 min for 4 pairs.
+#     (default 8192: by its flops an fp32 step of 1-3 ms), ITERS (default
+#     500) timed steps in each of 3 runs; every step's gradient all-reduce
+#     is recorded (two CUDA events per step); the figure per run is the
+#     median step of the measurement (aggregate.step.median, over its
+#     runs' step_seconds). Estimated (not timed yet): 10-20 s per run with
+#     set-up, 2-3 min for 4 pairs.
 # The cost of each pair is the relative difference of its figures (on
 # against off); the cost is the median of the pairs, its interval the
 # lowest and highest pair (with 4 pairs, a 87.5% distribution-free
