@@ -15,7 +15,7 @@
 #      is named, last in nearly every iteration, its median lateness within
 #      20% of 50 us;
 #   3. clean runs name nobody (ROUNDS, default 3, runs of ITERS, default
-#      2000, iterations with --arrival 1).
+#      2000, iterations with --arrival-times 1).
 # usage: bench/arrival.sh [GPUSCALE_BINARY]; results in $OUT (default
 # ./arrival), the tally in $OUT/summary.txt; exit 1 when a target is missed
 # or undecided.
@@ -47,9 +47,9 @@ fi
 # are kept in cost.txt).
 "${launch[@]}" "$bin" "${c[@]}" --arrival-cost "$block" -n $((4 * block * pairs)) >"$out/cost.txt"
 for i in $(seq 1 "$rounds"); do
-  "${launch[@]}" "$bin" "${c[@]}" -n "$iters" --arrival 1 -o "$out/on$i.json" >/dev/null
+  "${launch[@]}" "$bin" "${c[@]}" -n "$iters" --arrival-times 1 -o "$out/on$i.json" >/dev/null
 done
-"${launch[@]}" "$bin" "${c[@]}" -n "${LATE_ITERS:-500}" --arrival 1 --inject late:rank=1,us="$late_us" -o "$out/late.json" \
+"${launch[@]}" "$bin" "${c[@]}" -n "${LATE_ITERS:-500}" --arrival-times 1 --inject late:rank=1,us="$late_us" -o "$out/late.json" \
   >/dev/null
 for f in "$out"/on*.json "$out"/late.json; do
   case $f in *.report.json) continue ;; esac

@@ -10,7 +10,7 @@ bin=$(realpath "$1")  # the runs below work in the scratch directory
 . "$(dirname "$0")/cli_lib.sh"
 
 cpu=(coll allreduce --backend cpu --no-progress -q --ranks 2 -b 8 -e 8 -w 2 --check 0)
-expect 2 "options --arrival-cost and --arrival conflict" -- "${cpu[@]}" --arrival-cost 10 --arrival 1
+expect 2 "options --arrival-cost and --arrival-times conflict" -- "${cpu[@]}" --arrival-cost 10 --arrival-times 1
 expect 2 "option -o/--out: --arrival-cost writes no result document" -- "${cpu[@]}" --arrival-cost 10 --out "$work/x.json"
 expect 2 "option --trace: --arrival-cost writes no result document" -- "${cpu[@]}" --arrival-cost 10 --trace "$work/t.json"
 expect 2 "options -n/--iters 100 and --arrival-cost 10: .*a multiple of 40\), at least 6 pairs \(240 iterations\)" -- "${cpu[@]}" --arrival-cost 10 -n 100

@@ -9,7 +9,8 @@
 # its own (clocks aligned by the ping-pong, each offset within its error
 # bound of the true 0); clean runs name nobody; every report follows the
 # naming rule exactly (with its scheduling floor where 4 ranks share fewer
-# cores); --arrival 0 records nothing; every format shows it.
+# cores); --arrival-times 0 records nothing (config.arrival_times false,
+# recording runs true); every format shows it.
 # Then mlp's gradient all-reduce through the runner, late and clean.
 # $1 is the gpuscale binary.
 set -u
@@ -20,7 +21,7 @@ late_us=100000
 
 expect 0 "" -- "${c[@]}" --ranks 4 --inject late:rank=2,us=$late_us -o "$work/late_threads.json"
 expect 0 "" -- "${c[@]}" --ranks 4 -o "$work/clean_threads.json"
-expect 0 "" -- "${c[@]}" --ranks 2 --arrival 0 -o "$work/off.json"
+expect 0 "" -- "${c[@]}" --ranks 2 --arrival-times 0 -o "$work/off.json"
 if command -v mpirun >/dev/null; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   export OMPI_MCA_rmaps_base_oversubscribe=1 ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
@@ -83,8 +84,9 @@ for path in sorted(glob.glob(work + "/*.report.json")):
     for m, row in zip(doc["measurements"], rows):
         a, ra = m.get("arrival"), row["arrival"]
         if name == "off":
-            assert a is None and ra is None and doc["config"]["coll"]["arrival"] is False, path
+            assert a is None and ra is None and doc["config"]["arrival_times"] is False, path
             continue
+        assert doc["config"]["arrival_times"] is True, path
         # The document: 30 iterations, all sampled, every rank's times.
         assert a["iterations"] == 30 and a["sample"] == list(range(30)), (path, a["iterations"])
         assert a["clock"] == "host", a["clock"]

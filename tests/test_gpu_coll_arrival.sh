@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # coll's arrival times on 2 GPUs borrow its timing events (docs/stragglers.md,
-# "Arrival skew"; gs_comm_arrival_lend), by default as with --arrival 1,
-# and --arrival 0 records nothing. With 64 MiB
+# "Arrival skew"; gs_comm_arrival_lend), by default as with
+# --arrival-times 1, and --arrival-times 0 records nothing. With 64 MiB
 # the GPU runs behind its host, so each rank's entry at iteration i + 1 is
 # its exit at iteration i to the bit (one event), except on a rank made
 # late by --inject late, whose spin kernel lies between them: there the
@@ -15,8 +15,8 @@ bin=$1
 need_gpus 2
 export NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 base=(coll allreduce --backend cuda --no-progress -q --place out --check 0 -n 16 -w 2)
-c=("${base[@]}" --arrival 1)
-d=("${base[@]}" --arrival 0)
+c=("${base[@]}" --arrival-times 1)
+d=("${base[@]}" --arrival-times 0)
 expect 0 "" -- "${c[@]}" -g 2 -b 64M -e 64M -o "$work/clean.json"
 expect 0 "" -- "${c[@]}" -g 2 -b 64M -e 64M --inject late:rank=1,us=50 -o "$work/late.json"
 expect 0 "" -- "${base[@]}" -g 2 -b 1M -e 1M -o "$work/small.json"
@@ -32,7 +32,7 @@ work = sys.argv[1]
 
 def arrival(name):
     doc = json.load(open(f"{work}/{name}.json"))
-    assert doc["config"]["coll"]["arrival"] is True, (name, doc["config"]["coll"])
+    assert doc["config"]["arrival_times"] is True, (name, doc["config"])
     a = doc["measurements"][0]["arrival"]
     assert a["clock"] == "device" and a["iterations"] == 16 and len(a["sample"]) == 16, (name, a)
     return a
@@ -55,7 +55,7 @@ for name in ("clean", "clean_mpi", "late", "small"):
             assert all(g == 0.0 for g in gaps), (name, r["rank"], gaps)
         print(f"{name} rank {r['rank']}: gaps {min(gaps) * 1e6:.2f}-{max(gaps) * 1e6:.2f} us")
 off = json.load(open(f"{work}/off.json"))
-assert off["config"]["coll"]["arrival"] is False and "arrival" not in off["measurements"][0], off["config"]
+assert off["config"]["arrival_times"] is False and "arrival" not in off["measurements"][0], off["config"]
 PY
 [ "$failures" = 0 ] && echo "all GPU arrival checks passed"
 exit $((failures > 0))

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Arrival skew at llm's tensor-parallel collectives on 2 GPUs
-# (docs/stragglers.md, "llm's tensor-parallel all-reduces"): with
-# --arrival-times 1 each shard's GPU stamps its entry at every prefill's
+# (docs/stragglers.md, "llm's tensor-parallel all-reduces"): by default
+# (--arrival-times 1) each shard's GPU stamps its entry at every prefill's
 # and decode step's first collective and its exit from the last one
 # (decode graphs replayed included), on its own clock anchored to the
 # host's. The tiny model, one replica of --tp 2: a clean run names nobody;
 # with shard 1's stream spinning 200 us before each step
 # (--inject late:rank=1,us=200) shard 1 is named, last in at least 90% of
 # the calls, its median lateness within 20% of 200 us; the same with
-# --no-graphs; without the option nothing is recorded (off by default on
-# CUDA). Under mpirun (one process per GPU) where it is present, a follower
+# --no-graphs (given --arrival-times 1); --arrival-times 0 records nothing;
+# with --pp nothing is recorded by default (a stage's GPUs are not stamped)
+# and asking for it is refused. Under mpirun (one process per GPU) where it is present, a follower
 # starts each call when the first shard's message arrives, so a clean run
 # names nobody or that follower by under 2 ms (as on CPU ranks,
 # test_cli_llm_tp_mpi.sh), and the late run's lateness is taken against
@@ -25,19 +26,22 @@ l=(run llm --backend cuda --model tiny --input-min 4 --input-max 16 --output-min
    --samples 32 --batch 4 --runs 1 --no-progress -q --tp 2)
 late=late:rank=1,us=200
 
-expect 0 "" -- "${l[@]}" -g 2 --arrival-times 1 -o "$work/clean.json"
-expect 0 "" -- "${l[@]}" -g 2 --arrival-times 1 --inject $late -o "$work/late.json"
+expect 0 "" -- "${l[@]}" -g 2 -o "$work/clean.json"
+expect 0 "" -- "${l[@]}" -g 2 --inject $late -o "$work/late.json"
 expect 0 "" -- "${l[@]}" -g 2 --arrival-times 1 --inject $late --no-graphs -o "$work/late_nographs.json"
-expect 0 "" -- "${l[@]}" -g 2 -o "$work/off.json"
+expect 0 "" -- "${l[@]}" -g 2 --arrival-times 0 -o "$work/off.json"
 expect 2 "option --arrival-times 1: on CUDA only without --pp" -- run llm --backend cuda \
   --model tiny -g 2 --tp 1 --pp 2 --arrival-times 1
-names="clean late late_nographs off"
+expect 0 "" -- run llm --backend cuda --model tiny --input-min 4 --input-max 16 --output-min 8 \
+  --output-max 16 --samples 8 --batch 4 --runs 1 --no-progress -q -g 2 --tp 1 --pp 2 \
+  -o "$work/pp.json"
+names="clean late late_nographs off pp"
 if command -v mpirun >/dev/null && ! "$bin" info 2>/dev/null | grep -qE "^MPI +none"; then
   for name in clean late; do
     extra=()
     [ "$name" = late ] && extra=(--inject $late)
     timeout -s KILL 300 mpirun --allow-run-as-root --oversubscribe -np 2 -x NCCL_NVLS_ENABLE \
-      -x LD_LIBRARY_PATH "$bin" "${l[@]}" --arrival-times 1 "${extra[@]}" \
+      -x LD_LIBRARY_PATH "$bin" "${l[@]}" "${extra[@]}" \
       -o "$work/${name}_mpi.json" >"$work/${name}_mpi.out" 2>&1 ||
       fail "mpirun $name: $(cat "$work/${name}_mpi.out")"
   done
@@ -58,8 +62,10 @@ for name in names:
     doc = json.load(open(f"{work}/{name}.json"))
     m = doc["measurements"][0]
     assert m["verification"]["status"] == "passed", (name, m["verification"])
-    if name == "off":
-        assert "arrival" not in m and "arrival_times" not in doc["config"]["workload_options"], name
+    assert doc["config"]["arrival_times"] is (name != "off"), (name, doc["config"])
+    assert "arrival_times" not in doc["config"]["workload_options"], name
+    if name in ("off", "pp"):
+        assert "arrival" not in m and "arrival_groups" not in m, name
         continue
     a = m["arrival"]
     ra = json.load(open(f"{work}/{name}.report.json"))["series"][0]["rows"][0]["arrival"]

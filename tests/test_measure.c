@@ -1,7 +1,8 @@
 /* Tests of the measuring layer without a GPU (measure/common.c, job.c,
  * sweep.c): --gpus lists, ranges and duplicates; the resolution of the
  * common options into ranks; the rank counts of a sweep; every workload's
- * driver with its measuring defaults and refusals; the document status
+ * driver with its measuring defaults and refusals; --arrival-times into
+ * the run config and the config block; the document status
  * rule; a sweep on CPU rank threads that writes its document, tells its
  * observer, and writes nothing for a request that cannot be measured; and
  * the order in which a sweep calls a driver's hooks. */
@@ -99,7 +100,45 @@ static void test_common_groups(void **unused) {
                                               : "?";
     assert_string_equal(t->name, want);
   }
-  assert_int_equal(n, 23);
+  assert_int_equal(n, 24);
+}
+
+static void test_arrival_times_option(void **unused) {
+  (void)unused;
+  // --arrival-times: default 1 (recording), 0 into the run config's
+  // no_arrival_times; config.arrival_times only where the command takes it.
+  gs_common_options o;
+  gs_run_config c;
+  gs_common_init(&o, GS_GROUP_MEASURE);
+  const gs_option *t = o.table;
+  while (t->kind != GS_OPT_END && strcmp(t->name, "arrival-times") != 0) t++;
+  assert_int_equal(t->kind, GS_OPT_COUNT);
+  assert_int_equal(t->min, 0);
+  assert_int_equal(t->max, 1);
+  o.backend_choice = GS_BACKEND_CHOICE_CPU;
+  o.ranks = 2;
+  o.given_ranks = 1;
+  assert_int_equal(gs_common_resolve(&o, 0, &c), GS_OK);
+  assert_int_equal(c.no_arrival_times, 0);
+  cJSON *config = gs_common_config_json(&o, &c, NULL, NULL);
+  assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(config, "arrival_times")));
+  cJSON_Delete(config);
+  o.arrival_times = 0;
+  assert_int_equal(gs_common_resolve(&o, 0, &c), GS_OK);
+  assert_int_equal(c.no_arrival_times, 1);
+  config = gs_common_config_json(&o, &c, NULL, NULL);
+  assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(config, "arrival_times")));
+  cJSON_Delete(config);
+  // A command without the group (exec) neither lists nor writes it, and
+  // its configuration records (the default).
+  gs_common_init(&o, GS_GROUP_OUTPUT | GS_GROUP_BACKEND | GS_GROUP_RANKS);
+  for (t = o.table; t->kind != GS_OPT_END; t++) assert_string_not_equal(t->name, "arrival-times");
+  o.backend_choice = GS_BACKEND_CHOICE_CPU;
+  assert_int_equal(gs_common_resolve(&o, 0, &c), GS_OK);
+  assert_int_equal(c.no_arrival_times, 0);
+  config = gs_common_config_json(&o, &c, NULL, NULL);
+  assert_null(cJSON_GetObjectItemCaseSensitive(config, "arrival_times"));
+  cJSON_Delete(config);
 }
 
 static void test_resolve_gpus_options(void **unused) {
@@ -600,6 +639,7 @@ int main(void) {
       cmocka_unit_test(test_gpus_lists_and_ranges),
       cmocka_unit_test(test_gpus_refused),
       cmocka_unit_test(test_common_groups),
+      cmocka_unit_test(test_arrival_times_option),
       cmocka_unit_test(test_resolve_gpus_options),
       cmocka_unit_test(test_resolve_cpu_ranks),
       cmocka_unit_test(test_counts),

@@ -176,6 +176,8 @@ static const gs_option refused[] = {
      .help = "each size and form is one timed batch of -n/--iters iterations"},
     {.name = "seed", .kind = GS_OPT_REFUSED,
      .help = "the input pattern is fixed so that every element can be checked"},
+    {.name = "arrival", .kind = GS_OPT_REFUSED,
+     .help = "is --arrival-times 0|1 now, its name in every measuring command"},
     {.name = "telemetry-interval", .kind = GS_OPT_REFUSED, .help = "coll records no GPU telemetry"},
     {.name = "telemetry-series", .kind = GS_OPT_REFUSED, .help = "coll records no GPU telemetry"},
     {.name = "format", .short_name = 'f', .kind = GS_OPT_REFUSED,
@@ -188,6 +190,8 @@ static const gs_cli_wording wording[] = {
     {"out", "result file (default results/coll-<op>.json)"},
     {"iters", "timed iterations per size and form (default 20)"},
     {"warmup", "untimed iterations before each size and form"},
+    {"arrival-times", "record every rank's entry and exit at each timed collective (arrival "
+                      "skew, docs/stragglers.md); 0 records none (default 1)"},
     {"ranks", "CPU backend, one process: rank threads (default: the core count, at most 8)"},
     {"timeout", "abort the communicators when a wait lasts longer; the sizes measured before "
                 "are kept (0: never)"},
@@ -197,7 +201,7 @@ static const gs_cli_wording wording[] = {
  * (see `refused`). */
 #define COLL_GROUPS                                                                        \
   (GS_GROUP_OUTPUT | GS_GROUP_DEVICES | GS_GROUP_WARMUP | GS_GROUP_ITERS | GS_GROUP_TIMEOUT | \
-   GS_GROUP_TRACE)
+   GS_GROUP_ARRIVAL | GS_GROUP_TRACE)
 
 /* The common options as coll shows them, with nccl-tests' defaults. */
 static void init_common(gs_common_options *common) {

@@ -5,8 +5,8 @@
 
 gs_status gs_coll_cost_configure(const gs_coll_options *o, gs_common_options *common) {
   if (!o->given_arrival_cost) return GS_OK;
-  if (o->given_arrival)
-    return gs_error(GS_ERR_USAGE, "options --arrival-cost and --arrival conflict: the cost "
+  if (common->given_arrival_times)
+    return gs_error(GS_ERR_USAGE, "options --arrival-cost and --arrival-times conflict: the cost "
                     "measurement records arrival times in every other block itself");
   if (common->given_out)
     return gs_error(GS_ERR_USAGE, "option -o/--out: --arrival-cost writes no result document "

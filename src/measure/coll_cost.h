@@ -12,8 +12,8 @@
 #include "measure/coll_sweep.h"
 
 /* Before the job starts: refuses what the cost measurement cannot honour
- * (--out and --trace: no document; --arrival: it alternates recording
- * itself) and sets -n/--iters where not given (GS_ARRIVAL_COST_DEFAULT_PAIRS
+ * (--out and --trace: no document; --arrival-times: it alternates
+ * recording itself) and sets -n/--iters where not given (GS_ARRIVAL_COST_DEFAULT_PAIRS
  * quartets of blocks), else checks that it is whole quartets, at least
  * GS_ARRIVAL_COST_MIN_PAIRS. GS_ERR_USAGE naming the options. Nothing
  * without --arrival-cost. */

@@ -33,7 +33,6 @@ void gs_coll_options_init(gs_coll_options *o) {
   o->max_bytes = 128ull << 20;
   o->step_factor = 2;
   o->check = 1;
-  o->arrival = 1;
   o->dtype = GS_DTYPE_FLOAT;
   o->redop = GS_REDOP_SUM;
   gs_option *t = o->table;
@@ -55,11 +54,6 @@ void gs_coll_options_init(gs_coll_options *o) {
   t[n++] = (gs_option){.name = "check", .short_name = 'c', .kind = GS_OPT_COUNT,
                        .target = &o->check, .min = 0, .max = 1, .metavar = "0|1",
                        .help = "check every result after timing (a wrong element fails the run)"};
-  t[n++] = (gs_option){.name = "arrival", .kind = GS_OPT_COUNT,
-                       .target = &o->arrival, .min = 0, .max = 1, .metavar = "0|1",
-                       .help = "record every rank's entry and exit at each timed collective "
-                               "(arrival skew, docs/stragglers.md) (default 1)",
-                       .given = &o->given_arrival};
   t[n++] = (gs_option){.name = "arrival-cost", .kind = GS_OPT_COUNT,
                        .target = &o->arrival_cost, .min = 2, .max = 1 << 20, .metavar = "ITERS",
                        .help = "instead of a sweep, measure what recording arrival times costs: "
@@ -315,12 +309,12 @@ static gs_status add_points(cJSON *doc, const coll_op_sweep *op, const char *lau
   return GS_OK;
 }
 
-/* Whether arrival times are recorded (default on). On CUDA the
- * recorder borrows coll's timing events (no event of its own) and adds a
- * host clock read per iteration; --arrival-cost measured it inside one
- * process at +0.03% [-0.04%, +0.29%] of a 1 MiB allreduce on 2 of 4 H100s,
- * under the 1% target (docs/stragglers.md). */
-static int records_arrival(const gs_coll_options *o) { return o->arrival != 0; }
+/* Whether arrival times are recorded (the common --arrival-times, default
+ * on). On CUDA the recorder borrows coll's timing events (no event of its
+ * own) and adds a host clock read per iteration; --arrival-cost measured
+ * it inside one process at +0.03% [-0.04%, +0.29%] of a 1 MiB allreduce on
+ * 2 of 4 H100s, under the 1% target (docs/stragglers.md). */
+static int records_arrival(const gs_run_config *config) { return !config->no_arrival_times; }
 
 static cJSON *coll_config_json(const coll_state *st) {
   const gs_coll_options *o = st->rq->coll;
@@ -335,7 +329,6 @@ static cJSON *coll_config_json(const coll_state *st) {
   else
     gs_json_put_number(b, c, "step_factor", (double)o->step_factor);
   gs_json_put_bool(b, c, "check", o->check != 0);
-  gs_json_put_bool(b, c, "arrival", records_arrival(o));
   gs_json_put_string(b, c, "dtype", gs_dtype_names[o->dtype]);
   gs_json_put_string(b, c, "redop", gs_redop_names[o->redop]);
   gs_json_put_number(b, c, "root", (double)o->root);
@@ -652,7 +645,7 @@ static gs_status measure_all(coll_state *st) {
                                 .iters = common->iters,
                                 .check = o->check != 0,
                                 .arrival = o->given_arrival_cost ||
-                                           records_arrival(o),
+                                           records_arrival(&st->config),
                                 .cost_block = o->given_arrival_cost ? o->arrival_cost : 0,
                                 .backend = st->config.backend,
                                 .job = &st->mj.job,

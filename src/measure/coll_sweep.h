@@ -22,14 +22,11 @@ typedef struct {
   gs_coll_op op;
   int given_op;
   uint64_t min_bytes, max_bytes, step_factor, step_bytes, check, root;
-  uint64_t arrival;             /* record arrival times (docs/stragglers.md); on by default
-                                   (given_arrival) */
   uint64_t arrival_cost;        /* --arrival-cost ITERS: measure the cost of recording in
                                    blocks of ITERS instead of a sweep (given_arrival_cost) */
   int dtype, redop, transport, place;
   const char *inject;           /* delay:rank=R,seconds=S or NULL */
-  int given_step_factor, given_step_bytes, given_redop, given_root, given_arrival,
-      given_arrival_cost;
+  int given_step_factor, given_step_bytes, given_redop, given_root, given_arrival_cost;
   gs_option table[GS_COLL_OPTION_COUNT];
 } gs_coll_options;
 

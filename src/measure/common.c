@@ -126,6 +126,17 @@ static size_t add_timeout(gs_common_options *o, unsigned groups, gs_option *t) {
   return 1;
 }
 
+static size_t add_arrival(gs_common_options *o, unsigned groups, gs_option *t) {
+  (void)groups;
+  t[0] = (gs_option){.name = "arrival-times", .kind = GS_OPT_COUNT, .target = &o->arrival_times,
+                     .min = 0, .max = 1, .metavar = "0|1",
+                     .help = "record every rank's entry and exit at each collective of ranks "
+                             "that communicate, for arrival skew (docs/stragglers.md); 0 "
+                             "records none (default 1)",
+                     .given = &o->given_arrival_times};
+  return 1;
+}
+
 static size_t add_trace(gs_common_options *o, unsigned groups, gs_option *t) {
   (void)groups;
   t[0] = (gs_option){.name = "trace", .kind = GS_OPT_STRING, .target = &o->trace,
@@ -188,6 +199,7 @@ static const common_group groups_in_order[] = {
     {GS_GROUP_SCALE | GS_GROUP_SPLIT | GS_GROUP_GPU_MODE, "Scaling", add_scale},
     {GS_GROUP_TELEMETRY, "Telemetry", add_telemetry},
     {GS_GROUP_TIMEOUT, "Waiting for ranks", add_timeout},
+    {GS_GROUP_ARRIVAL, "Stragglers", add_arrival},
     {GS_GROUP_FAULTS, "Faults", add_faults},
     {GS_GROUP_TRACE, "Trace", add_trace},
 };
@@ -202,6 +214,8 @@ void gs_common_init(gs_common_options *o, unsigned groups) {
   o->telemetry_interval = 0.1;
   o->timeout = 120.0;
   o->trace_steps = GS_TRACE_STEPS_DEFAULT;
+  o->arrival_times = 1;
+  o->group_bits = groups;
   size_t n = 0;
   for (size_t g = 0; g < sizeof groups_in_order / sizeof groups_in_order[0]; g++) {
     const common_group *group = &groups_in_order[g];
@@ -386,6 +400,7 @@ gs_status gs_common_resolve(const gs_common_options *o, int default_all, gs_run_
   config->show_progress = !o->no_progress && !o->quiet;
   config->split_proportional = o->split_choice == GS_SPLIT_CHOICE_PROPORTIONAL;
   config->comm_timeout_seconds = o->timeout;
+  config->no_arrival_times = o->arrival_times == 0;
   for (size_t i = 0; i < o->inject.n; i++) GS_TRY(gs_fault_parse(o->inject.v[i], &config->faults));
   GS_TRY(gs_fault_check_launch(&config->faults, o->mpi_processes > 0));
   return gs_fault_check_ranks(&config->faults,
@@ -465,6 +480,10 @@ cJSON *gs_common_config_json(const gs_common_options *o, const gs_run_config *co
   snprintf(seed, sizeof seed, "%llu", (unsigned long long)config->seed);
   gs_json_put_string(b, c, "seed", seed);
   if (config->split_proportional) gs_json_put_string(b, c, "split", "proportional");
+  // The option as given or by default, where the command takes it; whether
+  // a measurement recorded is its own "arrival" member (docs/result-schema.md).
+  if (o->group_bits & GS_GROUP_ARRIVAL)
+    gs_json_put_bool(b, c, "arrival_times", !config->no_arrival_times);
   if (config->faults.n > 0)
     gs_json_put_item(b, c, "inject", gs_fault_list_to_json(&config->faults, GS_MAX_RANKS));
   if (workload) {
@@ -524,7 +543,8 @@ gs_status gs_common_configure(gs_common_options *o, const gs_workload *workload,
   config->warmup = o->warmup;
   const gs_given_options given = {.iters = o->given_iters, .min_time = o->given_min_time,
                                   .runs = o->given_runs, .warmup = o->given_warmup,
-                                  .gpu_mode = o->given_gpu_mode};
+                                  .gpu_mode = o->given_gpu_mode,
+                                  .arrival_times = o->given_arrival_times};
   if (driver->configure) GS_TRY(driver->configure(wopts, &given, config));
   // The split is calibrated and measured by a driver that splits work units.
   if (config->split_proportional && !driver->split)

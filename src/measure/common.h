@@ -48,10 +48,13 @@ typedef struct {
   const char *trace;           /* --trace FILE: the timeline file (docs/timeline.md) */
   uint64_t trace_steps;        /* timed steps traced per run */
   int given_trace_steps;
+  uint64_t arrival_times;      /* --arrival-times 0|1: record arrivals at collectives (default 1) */
+  int given_arrival_times;
   int mpi_processes;           /* set by the caller under mpirun/srun (before
                                   gs_common_resolve): the world is this many processes */
   int given_gpus, given_ngpus, given_ranks, given_iters, given_min_time, given_counts, given_scaling,
       given_backend, given_out, given_warmup, given_runs;
+  unsigned group_bits;         /* the groups the table was composed of (GS_GROUP_*) */
   gs_option table[GS_COMMON_OPTION_COUNT];
   /* The groups the table was composed of, in order: table[begin, end). */
   struct {
@@ -95,12 +98,13 @@ enum {
   GS_GROUP_FAULTS = 1u << 14,   /* --inject */
   GS_GROUP_SPLIT = 1u << 15,    /* --split */
   GS_GROUP_GPU_MODE = 1u << 16, /* --gpu-mode */
+  GS_GROUP_ARRIVAL = 1u << 17,  /* --arrival-times 0|1 (docs/stragglers.md) */
   /* Compositions used by several commands. */
   GS_GROUP_DEVICES = GS_GROUP_BACKEND | GS_GROUP_GPUS | GS_GROUP_RANKS,
   GS_GROUP_TIMING = GS_GROUP_WARMUP | GS_GROUP_ITERS | GS_GROUP_MIN_TIME | GS_GROUP_RUNS,
   /* What a workload's measurement takes (run, scale, suite add to it). */
   GS_GROUP_MEASURE = GS_GROUP_OUTPUT | GS_GROUP_DEVICES | GS_GROUP_TIMING | GS_GROUP_SEED |
-                     GS_GROUP_TELEMETRY | GS_GROUP_TIMEOUT | GS_GROUP_TRACE
+                     GS_GROUP_TELEMETRY | GS_GROUP_TIMEOUT | GS_GROUP_TRACE | GS_GROUP_ARRIVAL
 };
 
 /* Fills defaults and composes the option table of the `groups` (in the

@@ -141,14 +141,16 @@ static gs_status measure_links(gs_suite *s, const gs_suite_observer *observer) {
 
 /* Every collective over the selected ranks into DIR/coll.json, 8 B to
  * 1 GiB on GPUs, to 64 KiB on the CPU backend (a smoke test of the host
- * path), with coll's own defaults and tables. */
+ * path), with coll's own defaults and tables and the suite's
+ * --arrival-times. */
 static gs_status measure_collectives(gs_suite *s, const gs_coll_observer *printer) {
   const gs_run_config *config = &s->config;
   char path[GS_TEXT_LONG], gpus[GS_TEXT_LONG] = "";
   snprintf(path, sizeof path, "%s/coll.json", s->dir);
   gs_common_options common;
-  gs_common_init(&common, 0);
+  gs_common_init(&common, GS_GROUP_ARRIVAL);
   gs_coll_common_defaults(&common);
+  common.arrival_times = s->common->arrival_times;
   common.out = path;
   common.given_out = 1;
   common.no_progress = 1;

@@ -102,9 +102,10 @@ gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
   record_work_units(out, workload, sh, config->world_size);
   status = allocate_records(out, sh, config);
   if (status != GS_OK) goto done;
-  if (workload->communicates && config->world_size >= 2) {
+  if (workload->communicates && config->world_size >= 2 && !config->no_arrival_times) {
     // Each rank's arrival at its collectives (docs/stragglers.md), room
-    // made for a fixed count of timed steps before they start.
+    // made for a fixed count of timed steps before they start; none with
+    // --arrival-times 0.
     out->arrival = gs_arrival_new((size_t)config->world_size, config->runs * config->iters,
                                   config->backend == GS_BACKEND_CUDA ? "device" : "host",
                                   "shared");

@@ -36,6 +36,11 @@ typedef struct {
   const uint64_t *unit_counts;
   int split_proportional;        /* measuring commands: also calibrate and measure a
                                     proportional split next to the even one */
+  /* --arrival-times 0: no rank records its entry and exit at collectives
+   * (docs/stragglers.md). Zero, the default, records them wherever the
+   * workload can: the runner's communicating workloads, llm's shards
+   * (not llm's pipeline stages on GPUs) and coll. */
+  int no_arrival_times;
   gs_fault_list faults;          /* injected faults; those on ranks >= world_size are ignored */
   /* When set, rank 0 waits here once every rank is set up, so that several
    * measurements running at once (a plan) start their steps together. Each

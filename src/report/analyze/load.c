@@ -55,11 +55,15 @@ static int sort_members(cJSON *item) {
 }
 
 /* Canonical text (members sorted by name, no whitespace) of `options`;
- * "null" when absent. Caller frees. */
+ * "null" when absent. Caller frees. Recording arrival times measures the
+ * same work: llm's documents before --arrival-times became a common option
+ * (config.arrival_times) kept it among the workload's options when given
+ * ("arrival_times"), which is left out so that one series spans both. */
 static char *canonical_json(const cJSON *options) {
   if (!options) return strdup("null");
   cJSON *copy = cJSON_Duplicate(options, 1);
   if (!copy) return NULL;
+  if (cJSON_IsObject(copy)) cJSON_DeleteItemFromObjectCaseSensitive(copy, "arrival_times");
   char *text = sort_members(copy) ? cJSON_PrintUnformatted(copy) : NULL;
   cJSON_Delete(copy);
   if (!text) return NULL;

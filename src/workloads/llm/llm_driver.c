@@ -371,6 +371,12 @@ static gs_status driver_configure(void *opts, const gs_given_options *given,
   if (config->control && o->dispatch == GS_LLM_DISPATCH_DYNAMIC)
     return gs_error(GS_ERR_USAGE, "option --dispatch dynamic: not available under a launcher "
                     "(one process per rank); use --dispatch static, or one process");
+  // A pipeline stage's GPUs are not stamped yet: without the option such
+  // a run records nothing, and asking for it is refused.
+  if (given->arrival_times && !config->no_arrival_times && o->pp > 1 &&
+      config->backend != GS_BACKEND_CPU)
+    return gs_error(GS_ERR_USAGE, "option --arrival-times 1: on CUDA only without --pp (a "
+                    "pipeline stage's GPUs are not stamped yet, docs/stragglers.md)");
   GS_TRY(gs_llm_options_for_backend(opts, config->backend));
   return o->layouts ? choose_layouts(opts, config) : GS_OK;
 }

@@ -163,12 +163,6 @@ static void *gs_llm_options_new(void) {
       {.name = "find-max-rate", .kind = GS_OPT_FLAG, .target = &o->find_max_rate,
        .help = "server with --slo: search the highest rate whose --slo-percentile latencies "
                "meet the targets (from --rate; at most 8 rates, within 5%)"},
-      {.name = "arrival-times", .kind = GS_OPT_COUNT, .target = &o->arrival_times, .min = 0,
-       .max = 1, .metavar = "0|1",
-       .help = "with --tp 2 or more: record each shard's entry and exit at the collectives of "
-               "every prefill and decode (arrival skew, docs/stragglers.md) (default 1 on the "
-               "cpu backend, 0 on cuda)",
-       .given = &o->given_arrival_times},
       {.name = "layouts", .kind = GS_OPT_FLAG, .target = &o->layouts,
        .help = "run: measure every layout of the run's G GPUs in one sweep: G / (T x P) "
                "replicas of --tp T --pp P for each T x P that divides G, T splitting the model "
@@ -284,9 +278,6 @@ static gs_status gs_llm_options_check(void *opts) {
 }
 
 gs_status gs_llm_options_for_backend(gs_llm_options *o, gs_backend backend) {
-  if (backend != GS_BACKEND_CPU && o->given_arrival_times && o->arrival_times && o->pp > 1)
-    return gs_error(GS_ERR_USAGE, "option --arrival-times 1: on CUDA only without --pp (a "
-                    "pipeline stage's GPUs are not stamped yet, docs/stragglers.md)");
   if (backend != GS_BACKEND_CPU) return GS_OK;
   if (!o->given_model) {
     o->preset = 2;
@@ -352,8 +343,6 @@ static cJSON *gs_llm_options_to_json(const void *opts) {
   for (size_t i = 0; i < o->rates.n; i++) gs_json_append_number(&b, rates, o->rates.v[i]);
   gs_json_put_bool(&b, j, "find_max_rate", o->find_max_rate);
   gs_json_put_bool(&b, j, "layouts", o->layouts);
-  // Only when given, so that documents without it keep their options.
-  if (o->given_arrival_times) gs_json_put_bool(&b, j, "arrival_times", o->arrival_times != 0);
   return gs_json_build_finish(&b, j);
 }
 
@@ -426,6 +415,5 @@ void gs_llm_options_scenario(const gs_llm_options *o, const gs_run_config *run,
   out->max_concurrency = o->max_concurrency;
   out->timeout = o->timeout;
   out->warmup = run->warmup;
-  out->arrival_times =
-      o->given_arrival_times ? o->arrival_times != 0 : run->backend == GS_BACKEND_CPU;
+  out->arrival_times = !run->no_arrival_times;
 }

@@ -44,8 +44,6 @@ typedef struct {
   gs_double_list rates;  /* --rates: server rates measured in turn */
   int find_max_rate;     /* --find-max-rate: search the highest rate meeting the targets */
   int given_arrival, given_burstiness, given_max_concurrency, given_slo_percentile;
-  uint64_t arrival_times; /* --arrival-times 0|1 (given_arrival_times; default: cpu only) */
-  int given_arrival_times;
   int layouts;           /* --layouts: every tp x pp of the run's ranks */
   gs_u64_list layout_tp; /* the degrees measured (set by the driver's configure) */
   gs_u64_list layout_pp; /* per layout_tp entry: its pipeline stages */

@@ -40,7 +40,8 @@ typedef struct {
                                 A request is issued when it is due and a slot is free: its
                                 arrival is then (the times count from it) */
   uint64_t warmup;           /* untimed batches per replica before the clock */
-  int arrival_times;         /* with tp >= 2: record the shards' arrivals (--arrival-times) */
+  int arrival_times;         /* with tp >= 2: record the shards' arrivals (the run's
+                                --arrival-times; on GPUs only without --pp) */
 } gs_llm_scenario_config;
 
 /* What happened to one sample. Times are seconds; NaN = not reached. */
