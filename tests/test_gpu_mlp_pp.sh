@@ -62,7 +62,8 @@ work = sys.argv[1]
 # Clean on the big shape: nobody. Clean on the small one, whose steps are
 # bound by their hosts' launches, a replica may be named (one of 2 runs on
 # 4 x H200: replica 1, 171 us late in 20 of 20 steps: the rank threads of
-# one process enqueue in turn), so nothing is asserted of it. Rank 2 late:
+# one process enqueue in turn): a replica named there must be found
+# host-bound (its stream waited for its host's call). Rank 2 late:
 # replica 1 in stage 0's group (stage 1's group may name the same replica,
 # which waits for it through the pipe). Its lateness: on the small shape
 # the on-time rank's host enqueues a step more slowly than its GPU runs
@@ -86,12 +87,19 @@ for name, late in (("dp2pp2", None), ("dp2pp2-late", 1), ("dp2pp2-big", None),
         assert g["clock"] == "device", (name, g["clock"])
         print(f"{name} stage {g['stage']}: named {rg['named']}, last {g['last_rank']}, lateness "
               f"{g['lateness_seconds'] * 1e6:.1f} us, threshold {rg['threshold_seconds'] * 1e6:.1f} us")
+        share = g.get("last_rank_host_bound_share")
+        print(f"  last replica's host-bound share {share}")
+        assert share is not None, (name, g)
         if name == "dp2pp2":
+            # Launch-bound steps: a replica named here waited for its host.
+            assert rg["named"] is None or share >= 0.5, (name, g)
             continue
         if late is None:
             assert rg["named"] is None, (name, rg)
         elif g["stage"] == 0:
             assert rg["named"] == late and rg["named_rank"] == 2, (name, rg)
+            # Its GPU was still spinning when its host made the call.
+            assert share < 0.5, (name, g)
             low, high = bounds[name]
             assert low <= g["lateness_seconds"] <= high, (name, g["lateness_seconds"], low, high)
         else:

@@ -372,10 +372,8 @@ static gs_status write_document(coll_state *st) {
   gs_status status = GS_OK;
   cJSON *config = gs_common_config_json(st->rq->common, &st->config, NULL, NULL);
   cJSON *coll = coll_config_json(st);
-  cJSON *nccl_env = gs_comm_nccl_environment_json();
   gs_json_build b = {0};
   gs_json_put_item(&b, config, "coll", coll);
-  gs_json_put_item(&b, config, "nccl_environment", nccl_env ? nccl_env : cJSON_CreateNull());
   if (b.failed) status = gs_error(GS_ERR_NOMEM, "cannot build the config block");
   if (status == GS_OK) {
     status = gs_result_set_config(doc, config);

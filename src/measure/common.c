@@ -486,6 +486,11 @@ cJSON *gs_common_config_json(const gs_common_options *o, const gs_run_config *co
     gs_json_put_bool(b, c, "arrival_times", !config->no_arrival_times);
   if (config->faults.n > 0)
     gs_json_put_item(b, c, "inject", gs_fault_list_to_json(&config->faults, GS_MAX_RANKS));
+  // NCCL's variables choose its transports and algorithms (NCCL_P2P_DISABLE
+  // moves a transfer from NVLink to host memory): every document keeps the
+  // ones it ran with (on the cpu backend they change nothing).
+  cJSON *nccl = gs_comm_nccl_environment_json();
+  gs_json_put_item(b, c, "nccl_environment", nccl ? nccl : cJSON_CreateNull());
   if (workload) {
     gs_json_put_string(b, c, "workload", workload->key);
     cJSON *wo = workload->options_to_json(workload_opts);
