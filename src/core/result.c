@@ -391,6 +391,10 @@ static void add_typed_members(gs_json_build *b, cJSON *o, const gs_measurement *
     gs_json_put_number(b, ro, "fraction", rl->fraction);
     gs_json_put_string_or_null(b, ro, "model", rl->model);
     gs_json_put_string_or_null(b, ro, "why", rl->why);
+    gs_json_put_number(b, ro, "achieved_low_per_second", rl->achieved_low);
+    gs_json_put_number(b, ro, "achieved_high_per_second", rl->achieved_high);
+    gs_json_put_number(b, ro, "fraction_low", rl->fraction_low);
+    gs_json_put_number(b, ro, "fraction_high", rl->fraction_high);
   }
 }
 
