@@ -143,6 +143,26 @@ out=$("$bin" report "$work/few.json" 2>&1) || fail "report few.json: $out"
 grep -qE "^      1  fp32 +[0-9.]+ [kMGT]? +1\.00 T +[0-9.]+% \(too few steps for an interval\)  a model$" <<<"$out" ||
   fail "report: the fraction of three steps does not say they are too few: $out"
 
+# llm's weight stream at the median TPOT has the interval of that median
+# over the requests: decode weight bytes / the TPOT's order statistics.
+out=$("$bin" run llm "${common[@]}" --model tiny --input-min 4 --input-max 10 --output-min 2 \
+      --output-max 5 --samples 12 --out "$work/llm12.json" 2>&1) || fail "run llm: $out"
+python3 - "$work/llm12.json" <<'PY' || fail "llm: the weight stream's interval"
+import json, math, sys
+m = json.load(open(sys.argv[1]))["measurements"][0]
+l = m["llm"]
+tpot = sorted(q["tpot_seconds"] for r in m["runs"] for k in r["ranks"] for q in k["requests"]
+              if q["status"] == "ok" and not q["cold"] and q["tpot_seconds"] is not None)
+n = len(tpot)
+assert n >= 6, n
+lo, hi = math.floor(n / 2 - 0.98 * math.sqrt(n)), math.ceil(1 + n / 2 + 0.98 * math.sqrt(n))
+low, high = tpot[max(lo, 1) - 1], tpot[min(hi, n) - 1]
+close = lambda a, b: abs(a - b) <= 1e-12 * abs(b)
+assert close(l["weight_bytes_per_second_low"], l["decode_weight_bytes"] / high), (l, high)
+assert close(l["weight_bytes_per_second_high"], l["decode_weight_bytes"] / low), (l, low)
+assert l["roofline_fraction_low"] is None and l["roofline_fraction_high"] is None, l
+PY
+
 # Two ranks: one line per measurement, the rate of both together.
 out=$("$bin" scale voxelize "${common[@]}" --iters 3 --ranks 2 --points 5K --clouds 2 --grid 16 \
       --out "$work/scale.json" 2>&1) || fail "scale voxelize: $out"
