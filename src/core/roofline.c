@@ -41,7 +41,8 @@ double gs_roofline_model_peak(const gs_gpu_model *model, gs_bound bound) {
   return model->fig[f].value * scale;
 }
 
-gs_status gs_roofline_step_of(const gs_stats_group *groups, size_t n_groups, gs_roofline_step *out) {
+gs_status gs_roofline_step_of(const gs_stats_group *groups, size_t n_groups,
+                              gs_roofline_step *out) {
   *out = (gs_roofline_step){.median = NAN, .low = NAN, .high = NAN};
   size_t n = 0;
   for (size_t g = 0; g < n_groups; g++) n += groups[g].n;

@@ -37,7 +37,8 @@ typedef struct {
  * order statistics); where the steps are fewer than
  * GS_STATS_MEDIAN_INTERVAL_MIN_N the interval is NaN and too_few 1.
  * GS_ERR_NOMEM when the scratch copy cannot be allocated. Any thread. */
-gs_status gs_roofline_step_of(const gs_stats_group *groups, size_t n_groups, gs_roofline_step *out);
+gs_status gs_roofline_step_of(const gs_stats_group *groups, size_t n_groups,
+                              gs_roofline_step *out);
 
 /* `rate`, measured over step->median, at the ends of the median's
  * interval: *low = rate x median / high, *high = rate x median / low (a

@@ -342,7 +342,8 @@ gs_status gs_llm_summary_compute(const gs_llm_options *o, const gs_llm_run_resul
       status = collect(&runs[r].replicas[k], &total);
   }
   outcome_of(&total, seconds, &out->total);
-  // The TPOT median's interval, for the weight stream's below.
+  // The TPOT median's interval (its median is tpot->median below: the
+  // same samples' type 7 percentile), for the weight stream's.
   gs_roofline_step tpot_median = {.median = NAN, .low = NAN, .high = NAN};
   const gs_stats_group tpots = {total.tpot.v, total.tpot.n};
   if (status == GS_OK) status = gs_roofline_step_of(&tpots, 1, &tpot_median);
@@ -357,8 +358,6 @@ gs_status gs_llm_summary_compute(const gs_llm_options *o, const gs_llm_run_resul
     out->weight_stream = 1;
     out->weight_bytes_per_second = (double)out->decode_weight_bytes / tpot->median;
     out->roofline_fraction = finite_or_nan(peak > 0 ? out->weight_bytes_per_second / peak : NAN);
-    // The same median as tpot->median: both are the type 7 percentile of the samples.
-    tpot_median.median = tpot->median;
     out->tpot_too_few = tpot_median.too_few;
     gs_roofline_rate_interval(out->weight_bytes_per_second, &tpot_median,
                               &out->weight_bytes_per_second_low, &out->weight_bytes_per_second_high);
