@@ -141,9 +141,11 @@ row = list(csv.DictReader(open(sys.argv[1])))[0]
 p = [r for s in json.load(open(sys.argv[2]))["series"] for r in s["rows"] if "pipeline" in r][0]["pipeline"]
 assert row["pipeline_stages"] == "2" and row["pipeline_per"] == "step", row
 assert row["bubble_verdict"] == p["bubble_verdict"], row
+assert row["bubble_expected_verdict"] == (p["bubble_expected_verdict"] or ""), row
 for col, key in (("bubble", "bubble"), ("bubble_low", "bubble_low"), ("bubble_high", "bubble_high"),
                  ("stage_imbalance", "imbalance"), ("stage_imbalance_low", "imbalance_low"),
-                 ("stage_imbalance_high", "imbalance_high"), ("bubble_formula", "bubble_formula")):
+                 ("stage_imbalance_high", "imbalance_high"), ("bubble_formula", "bubble_formula"),
+                 ("bubble_expected", "bubble_expected")):
     assert float(row[col]) == p[key], (col, row[col], p[key])
 PY
 

@@ -4,7 +4,10 @@
 # precision's math), and the document's "roofline" member and the printed
 # line carry the achieved rate, which is the cost per step over the median
 # step; on the cpu backend no peak is known and both say why. llm declares
-# none (its weight stream's fraction is its own line).
+# none (its weight stream's fraction is its own line). The report reads a
+# GPU document's fraction with its 95% interval back into its table, JSON
+# and CSV, computes the interval of a document written without one from
+# its steps, and says when the steps are too few for one.
 set -u
 bin=$1
 . "$(dirname "$0")/cli_lib.sh"
@@ -67,6 +70,97 @@ rep, doc = (json.load(open(p)) for p in sys.argv[1:3])
 rows = [row for s in rep["series"] for row in s["rows"]]
 got, want = rows[0]["roofline"], doc["measurements"][0]["roofline"]
 assert got == want, (got, want)
+PY
+
+# A GPU document (tests/data/report/roofline_h100.json: mlp fp32 on an H100,
+# a copy of docs/results/2026-11-24-h100-session2/mlp-trace/r.json with the
+# "roofline" member its writer now adds, computed from its 40 steps: the
+# median 112.752 us, its order statistics 13 and 28 of 40 the interval).
+data=$(cd "$(dirname "$0")/data/report" && pwd)
+gpu=$data/roofline_h100.json
+out=$("$bin" report "$gpu" 2>&1) || fail "report $gpu: $out"
+grep -qE "^      1  fp32 +367 G +67\.0 T +0\.5% \[0\.5, 0\.6\]  H100 SXM5 80GB$" <<<"$out" ||
+  fail "report: no fp32 roofline row with its interval: $out"
+grep -q "the fraction's 95% interval from the median step's" <<<"$out" ||
+  fail "report: the roofline table does not say where the interval comes from: $out"
+"$bin" report --format json "$gpu" --out "$work/gpu-report.json" >/dev/null 2>&1 ||
+  fail "report --format json $gpu"
+"$bin" report --format csv "$gpu" --out "$work/gpu-report.csv" >/dev/null 2>&1 ||
+  fail "report --format csv $gpu"
+# The same document as written before the intervals were: the report
+# computes them from the steps, to the same figures.
+python3 - "$gpu" "$work/old.json" <<'PY' || fail "an old document"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+for key in ("achieved_low_per_second", "achieved_high_per_second", "fraction_low", "fraction_high"):
+    del doc["measurements"][0]["roofline"][key]
+json.dump(doc, open(sys.argv[2], "w"))
+PY
+"$bin" report --format json "$work/old.json" --out "$work/old-report.json" >/dev/null 2>&1 ||
+  fail "report --format json (old document)"
+python3 - "$gpu" "$work/gpu-report.json" "$work/gpu-report.csv" "$work/old-report.json" <<'PY' ||
+import csv, json, sys
+doc, rep = (json.load(open(p)) for p in sys.argv[1:3])
+want = doc["measurements"][0]["roofline"]
+got = rep["series"][0]["rows"][0]["roofline"]
+assert got == want, (got, want)
+# fraction_low = work / (peak x median_high), fraction_high = work / (peak x median_low).
+steps = sorted(x for r in doc["measurements"][0]["runs"] for x in r["step_seconds"])
+work = doc["measurements"][0]["cost"]["flops_per_step"]
+close = lambda a, b: abs(a - b) <= 1e-12 * abs(b)
+assert close(want["fraction_low"], work / (67e12 * steps[27])), want
+assert close(want["fraction_high"], work / (67e12 * steps[12])), want
+# The CSV keeps its columns and appends the roofline's.
+rows = list(csv.DictReader(open(sys.argv[3])))
+head = list(rows[0].keys())
+new = ["roofline_bound", "roofline_achieved_per_s", "roofline_peak_per_s", "roofline_fraction",
+       "roofline_fraction_low", "roofline_fraction_high"]
+assert head[-len(new):] == new, head
+assert head.index("transfer_source") < head.index("bubble_expected") < head.index("roofline_bound"), head
+row = rows[0]
+assert row["roofline_bound"] == "fp32" and float(row["roofline_peak_per_s"]) == 67e12, row
+for col, key in (("roofline_achieved_per_s", "achieved_per_second"), ("roofline_fraction", "fraction"),
+                 ("roofline_fraction_low", "fraction_low"), ("roofline_fraction_high", "fraction_high")):
+    assert float(row[col]) == want[key], (col, row[col], want[key])
+# An old document: the same interval, from the steps.
+old = json.load(open(sys.argv[4]))["series"][0]["rows"][0]["roofline"]
+for key in ("achieved_low_per_second", "achieved_high_per_second", "fraction_low", "fraction_high"):
+    assert close(old[key], want[key]), (key, old[key], want[key])
+PY
+  fail "report json and csv: roofline intervals"
+
+# Three steps are too few for a 95% interval: the fraction stands alone and
+# says so (the cpu document of mlp above, given a peak).
+python3 - "$work/mlp.json" "$work/few.json" <<'PY' || fail "a document of few steps"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+r = doc["measurements"][0]["roofline"]
+assert r["fraction_low"] is None and r["achieved_low_per_second"] is None, r
+r.update(peak_per_second=1e12, fraction=r["achieved_per_second"] / 1e12, model="a model", why=None)
+json.dump(doc, open(sys.argv[2], "w"))
+PY
+out=$("$bin" report "$work/few.json" 2>&1) || fail "report few.json: $out"
+grep -qE "^      1  fp32 +[0-9.]+ [kMGT]? +1\.00 T +[0-9.]+% \(too few steps for an interval\)  a model$" <<<"$out" ||
+  fail "report: the fraction of three steps does not say they are too few: $out"
+
+# llm's weight stream at the median TPOT has the interval of that median
+# over the requests: decode weight bytes / the TPOT's order statistics.
+out=$("$bin" run llm "${common[@]}" --model tiny --input-min 4 --input-max 10 --output-min 2 \
+      --output-max 5 --samples 12 --out "$work/llm12.json" 2>&1) || fail "run llm: $out"
+python3 - "$work/llm12.json" <<'PY' || fail "llm: the weight stream's interval"
+import json, math, sys
+m = json.load(open(sys.argv[1]))["measurements"][0]
+l = m["llm"]
+tpot = sorted(q["tpot_seconds"] for r in m["runs"] for k in r["ranks"] for q in k["requests"]
+              if q["status"] == "ok" and not q["cold"] and q["tpot_seconds"] is not None)
+n = len(tpot)
+assert n >= 6, n
+lo, hi = math.floor(n / 2 - 0.98 * math.sqrt(n)), math.ceil(1 + n / 2 + 0.98 * math.sqrt(n))
+low, high = tpot[max(lo, 1) - 1], tpot[min(hi, n) - 1]
+close = lambda a, b: abs(a - b) <= 1e-12 * abs(b)
+assert close(l["weight_bytes_per_second_low"], l["decode_weight_bytes"] / high), (l, high)
+assert close(l["weight_bytes_per_second_high"], l["decode_weight_bytes"] / low), (l, low)
+assert l["roofline_fraction_low"] is None and l["roofline_fraction_high"] is None, l
 PY
 
 # Two ranks: one line per measurement, the rate of both together.

@@ -388,7 +388,8 @@ void gs_summary_print_roofline(FILE *out, const gs_measurement *ms, size_t count
   for (size_t i = 0; i < count; i++) bound += ms[i].roofline.bound != GS_BOUND_NONE;
   if (bound == 0) return;
   fprintf(out, "  roofline: %s per step / median step, against the peak of the GPU model "
-               "(data/gpu-models.json; docs/workloads/)\n",
+               "(data/gpu-models.json; docs/workloads/); the fraction's 95%% interval from "
+               "the median step's\n",
           ms[0].roofline.bound == GS_BOUND_MEMORY ? "bytes" : "flops");
   for (size_t i = 0; i < count; i++) {
     if (ms[i].roofline.bound == GS_BOUND_NONE) continue;

@@ -20,7 +20,8 @@ void gs_summary_print(FILE *out, const char *title, const gs_measurement *ms, si
                       const gs_environment *env, const char *samples_note);
 
 /* One line per measurement whose workload declares a bound: what its
- * median step achieved of the bound's peak (core/roofline.h), or why no
+ * median step achieved of the bound's peak with the fraction's 95%
+ * interval (core/roofline.h), or why no
  * peak is known (cpu backend, an unknown GPU model). Nothing when none
  * declares a bound. */
 void gs_summary_print_roofline(FILE *out, const gs_measurement *ms, size_t count);

@@ -95,8 +95,11 @@ typedef struct {
 typedef struct {
   gs_bound bound;                 /* GS_BOUND_NONE: no member */
   double achieved;                /* cost per step / median step; NaN unknown */
+  double achieved_low, achieved_high; /* its 95% interval from the median step's; NaN none */
   double peak;                    /* the devices' summed peak; NaN when not known */
   double fraction;                /* achieved / peak; NaN when not known */
+  double fraction_low, fraction_high; /* its 95% interval; NaN when none */
+  int too_few_steps;              /* 1: a step was timed, too few for an interval */
   char model[GS_TEXT_SHORT];      /* the GPU model whose figure was used; "" none */
   char why[GS_TEXT_LONG];         /* why the peak is not known; "" when it is */
 } gs_roofline_record;

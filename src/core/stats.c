@@ -117,9 +117,9 @@ double gs_stats_percentile_sorted(const double *sorted, size_t n, double p) {
   return sorted[lo] + frac * (sorted[lo + 1] - sorted[lo]);
 }
 
-void gs_stats_median_interval(double *v, size_t n, double *median, double *low, double *high) {
+int gs_stats_median_interval(double *v, size_t n, double *median, double *low, double *high) {
   *median = *low = *high = NAN;
-  if (n == 0) return;
+  if (n == 0) return 0;
   gs_stats_sort(v, n);
   *median = gs_stats_percentile_sorted(v, n, 50.0);
   const double half = 0.5 * (double)n, spread = 0.98 * sqrt((double)n);
@@ -128,6 +128,7 @@ void gs_stats_median_interval(double *v, size_t n, double *median, double *low, 
   if (u > (double)n) u = (double)n;
   *low = v[(size_t)l - 1];
   *high = v[(size_t)u - 1];
+  return n >= GS_STATS_MEDIAN_INTERVAL_MIN_N;
 }
 
 /* See stats.h; also 0 when either time is not finite. */

@@ -50,13 +50,21 @@ void gs_stats_sort(double *v, size_t n);
  * h = (n - 1) p / 100, linear between the order statistics around h). */
 double gs_stats_percentile_sorted(const double *sorted, size_t n, double p);
 
+/* Samples from which gs_stats_median_interval's interval covers the
+ * median with 95% or more: below it the interval is [min, max], which
+ * covers it with 1 - 2^(1-n) only (93.8% at n = 5). */
+#define GS_STATS_MEDIAN_INTERVAL_MIN_N 6
+
 /* The median of v[0..n) (finite; sorted in place) and its 95%
  * distribution-free interval: the order statistics l = floor(n/2 - 0.98
  * sqrt(n)) and u = ceil(1 + n/2 + 0.98 sqrt(n)) (1-based, clamped to
  * 1..n), from the binomial count of values below the median (95% or a
  * little more from n = 6 on; [min, max] below that). All three NaN when
- * n == 0. Used by the arrival lateness and the cost of recording it. */
-void gs_stats_median_interval(double *v, size_t n, double *median, double *low, double *high);
+ * n == 0. Returns 1 when the interval is a 95% one (n >=
+ * GS_STATS_MEDIAN_INTERVAL_MIN_N), 0 when the samples are too few for one.
+ * Used by the arrival lateness and the cost of recording it, and by the
+ * roofline fraction's interval (core/roofline.h). */
+int gs_stats_median_interval(double *v, size_t n, double *median, double *low, double *high);
 
 /* Two-sided 97.5% quantile of Student's t with `dof` degrees of freedom
  * (dof >= 1): exact table up to 30, then a series in 1/dof. */

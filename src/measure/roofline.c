@@ -3,8 +3,10 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/check.h"
 #include "core/roofline.h"
 #include "measure/check.h"
 
@@ -30,8 +32,28 @@ static const char *device_name(const gs_environment *env, int device) {
   return NULL;
 }
 
-void gs_measure_roofline(const gs_measure_peaks *p, const gs_environment *env, gs_measurement *m) {
-  const double step = m->aggregate.step.n > 0 ? m->aggregate.step.median : NAN;
+/* The median step of m's runs and its interval into *out. */
+static gs_status step_of(const gs_measurement *m, gs_roofline_step *out) {
+  *out = (gs_roofline_step){.median = NAN, .low = NAN, .high = NAN};
+  if (m->aggregate.step.n == 0 || m->n_runs == 0) return GS_OK;
+  gs_stats_group *runs = malloc(m->n_runs * sizeof *runs);
+  if (!runs) return gs_error(GS_ERR_NOMEM, "cannot allocate %zu runs' steps", m->n_runs);
+  for (size_t r = 0; r < m->n_runs; r++) {
+    const gs_run_record *run = &m->runs[r];
+    // A failed run has no steps and no array.
+    runs[r] = (gs_stats_group){run->step_seconds, run->step_seconds ? run->n_steps : 0};
+  }
+  gs_status st = gs_roofline_step_of(runs, m->n_runs, out);
+  free(runs);
+  return st;
+}
+
+gs_status gs_measure_roofline(const gs_measure_peaks *p, const gs_environment *env,
+                              gs_measurement *m) {
+  memset(&m->roofline, 0, sizeof m->roofline);
+  if (m->cost.bound == GS_BOUND_NONE) return GS_OK;
+  gs_roofline_step step;
+  GS_TRY(step_of(m, &step));
   char why[GS_TEXT_LONG] = "";
   const char *model = "";
   double peak = 0.0;
@@ -61,5 +83,6 @@ void gs_measure_roofline(const gs_measure_peaks *p, const gs_environment *env, g
       }
     }
   }
-  gs_roofline_compute(&m->cost, step, why[0] ? NAN : peak, model, why, &m->roofline);
+  gs_roofline_compute(&m->cost, &step, why[0] ? NAN : peak, model, why, &m->roofline);
+  return GS_OK;
 }

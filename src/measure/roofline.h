@@ -20,11 +20,14 @@ void gs_measure_peaks_open(gs_measure_peaks *p);
 
 void gs_measure_peaks_close(gs_measure_peaks *p);
 
-/* Fills m->roofline from m's cost, its median step and the summed peak of
- * its devices (env's GPUs by CUDA ordinal, their models by name in p);
- * leaves it without a bound when the cost declares none. On the cpu
- * backend, or where a device's model or figure is not known, the peak is
- * not known and `why` says which. Any thread, after the measurement. */
-void gs_measure_roofline(const gs_measure_peaks *p, const gs_environment *env, gs_measurement *m);
+/* Fills m->roofline from m's cost, its median step over all runs with the
+ * median's 95% interval (gs_roofline_step_of) and the summed peak of its
+ * devices (env's GPUs by CUDA ordinal, their models by name in p); leaves
+ * it without a bound when the cost declares none. On the cpu backend, or
+ * where a device's model or figure is not known, the peak is not known and
+ * `why` says which. GS_ERR_NOMEM when the steps cannot be gathered (the
+ * record is left without a bound). Any thread, after the measurement. */
+gs_status gs_measure_roofline(const gs_measure_peaks *p, const gs_environment *env,
+                              gs_measurement *m);
 
 #endif

@@ -371,7 +371,11 @@ static gs_status sweep_counts(const gs_sweep *sw, const sweep_driver *d,
         // (process 0, or its stand-in once it is lost); every process measures.
         if (!gs_measure_job_writes(sw->job)) continue;
         gs_runner_relate(ms + group, st.done - group);
-        for (size_t k = group; k < st.done; k++) gs_measure_roofline(&d->peaks, sw->env, &ms[k]);
+        gs_status roofline = GS_OK;
+        for (size_t k = group; k < st.done && roofline == GS_OK; k++)
+          roofline = gs_measure_roofline(&d->peaks, sw->env, &ms[k]);
+        gs_error_keep_first(roofline, &first_failure, &first_error);
+        if (roofline != GS_OK) stop = 1;
         // A run stopped before it measured anything never replaces an
         // earlier document with an empty one.
         if (gs_measure_loses_job(status) && !measured_any(ms, st.done) &&

@@ -186,7 +186,7 @@ static gs_status prepare_document(gs_report *r, size_t fi, prepared_doc *out) {
     gs_report_collective_read(doc, m, row);
     if ((st = gs_report_rates_read(m, file, row)) != GS_OK) return st;
     gs_report_cost_read(doc, m, &r->prices, row);
-    gs_report_roofline_read(m, row);
+    if ((st = gs_report_roofline_read(m, row)) != GS_OK) return st;
   }
   if (r->flags & GS_REPORT_DROP_SAMPLES) drop_samples(r->docs[fi]);
   return GS_OK;

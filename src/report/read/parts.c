@@ -9,9 +9,11 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/check.h"
 #include "core/json.h"
 #include "core/parse.h"
 #include "core/coll_model.h"
+#include "core/roofline.h"
 #include "core/stats.h"
 #include "report/read/read.h"
 
@@ -576,11 +578,13 @@ void gs_report_cost_read(const cJSON *doc, const cJSON *m, const gs_report_price
 }
 
 /* See read.h. */
-void gs_report_roofline_read(const cJSON *m, gs_report_row *row) {
+gs_status gs_report_roofline_read(const cJSON *m, gs_report_row *row) {
   gs_report_roofline *rl = &row->roofline;
-  *rl = (gs_report_roofline){.achieved = NAN, .peak = NAN, .fraction = NAN};
+  *rl = (gs_report_roofline){.achieved = NAN, .achieved_low = NAN, .achieved_high = NAN,
+                             .peak = NAN, .fraction = NAN, .fraction_low = NAN,
+                             .fraction_high = NAN};
   const cJSON *o = gs_json_member(m, "roofline");
-  if (!cJSON_IsObject(o)) return;
+  if (!cJSON_IsObject(o)) return GS_OK;
   rl->present = 1;
   rl->bound = gs_json_string_member(o, "bound", "-");
   rl->achieved = gs_json_number_member(o, "achieved_per_second");
@@ -588,6 +592,24 @@ void gs_report_roofline_read(const cJSON *m, gs_report_row *row) {
   rl->fraction = gs_json_number_member(o, "fraction");
   rl->model = gs_json_string_member(o, "model", NULL);
   rl->why = gs_json_string_member(o, "why", NULL);
+  // The median step's interval: from the steps, with what is too few.
+  const gs_stats_group steps = {row->step_samples, row->has_step ? row->step.n : 0};
+  gs_roofline_step step;
+  GS_TRY(gs_roofline_step_of(&steps, 1, &step));
+  if (cJSON_GetObjectItemCaseSensitive(o, "fraction_low")) {
+    // As recorded (null where the writer had no interval).
+    rl->achieved_low = gs_json_number_member(o, "achieved_low_per_second");
+    rl->achieved_high = gs_json_number_member(o, "achieved_high_per_second");
+    rl->fraction_low = gs_json_number_member(o, "fraction_low");
+    rl->fraction_high = gs_json_number_member(o, "fraction_high");
+  } else {
+    // Written before the intervals were: the rates were measured over
+    // this same median (the type 7 percentile of the same steps).
+    gs_roofline_rate_interval(rl->achieved, &step, &rl->achieved_low, &rl->achieved_high);
+    gs_roofline_rate_interval(rl->fraction, &step, &rl->fraction_low, &rl->fraction_high);
+  }
+  rl->too_few_steps = isfinite(rl->fraction) && step.too_few;
+  return GS_OK;
 }
 
 /* See row.h. */

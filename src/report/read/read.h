@@ -81,8 +81,12 @@ void gs_report_cost_read(const cJSON *doc, const cJSON *m, const gs_report_price
                          gs_report_row *row);
 
 /* Fills row->roofline from measurement `m`'s "roofline" member (present
- * 0 without one; a number that is null or absent is NaN). */
-void gs_report_roofline_read(const cJSON *m, gs_report_row *row);
+ * 0 without one; a number that is null or absent is NaN). Where the
+ * member has no "fraction_low" (a document written before the intervals
+ * were), the intervals come from row's step samples (read before) as the
+ * writer computes them (gs_roofline_step_of), none without samples.
+ * GS_ERR_NOMEM when the steps cannot be copied. */
+gs_status gs_report_roofline_read(const cJSON *m, gs_report_row *row);
 
 /* Fills what an ingested document's tool measured (docs/report.md,
  * "Ingested documents") into `row`, read from measurement `m`: for a

@@ -281,13 +281,18 @@ typedef struct {
 /* Where the measurement stands against its workload's bound (the
  * document's "roofline" member, written by run, scale and suite;
  * docs/result-schema.md): read as recorded, since the peak came from the
- * GPU models' file of the machine that measured. present 0 without one. */
+ * GPU models' file of the machine that measured; the intervals of a
+ * document written before they were recorded from the row's steps
+ * (core/roofline.h). present 0 without one. */
 typedef struct {
   int present;
   const char *bound;         /* "memory", "fp32", "tf32", "bf16"; points into the document */
   double achieved;           /* bytes/s or flop/s of all the row's devices; NaN unknown */
+  double achieved_low, achieved_high; /* its 95% interval; NaN when none */
   double peak;               /* their summed peak; NaN when not known */
   double fraction;           /* achieved / peak; NaN when not known */
+  double fraction_low, fraction_high; /* its 95% interval; NaN when none */
+  int too_few_steps;         /* 1: the fraction is known, its steps too few for an interval */
   const char *model;         /* the GPU model whose figure was used, or NULL */
   const char *why;           /* why no peak is known, or NULL; points into the document */
 } gs_report_roofline;

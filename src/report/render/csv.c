@@ -222,6 +222,19 @@ static gs_status csv_rates(FILE *out, const gs_report *r) {
   return GS_OK;
 }
 
+/* The roofline's columns (docs/report.md, "Roofline"), all empty for a row
+ * without the member. */
+static const char roofline_head[] =
+    "roofline_bound,roofline_achieved_per_s,roofline_peak_per_s,roofline_fraction,"
+    "roofline_fraction_low,roofline_fraction_high";
+
+static void csv_roofline(FILE *out, const gs_report_row *row) {
+  const gs_report_roofline *rl = &row->roofline;
+  csv_text(out, rl->present ? rl->bound : NULL);
+  const double v[5] = {rl->achieved, rl->peak, rl->fraction, rl->fraction_low, rl->fraction_high};
+  for (size_t k = 0; k < 5; k++) csv_number(out, rl->present ? v[k] : NAN);
+}
+
 static gs_status csv_measurements(FILE *out, const gs_report *r) {
   fprintf(out,
           "%s,status,verification,step_samples,step_mean_s,step_median_s,step_p99_s,step_cv,"
@@ -236,9 +249,9 @@ static gs_status csv_measurements(FILE *out, const gs_report *r) {
           "goodput_requests_per_s_low,goodput_requests_per_s_high,goodput_tokens_per_s,"
           "goodput_tokens_per_s_low,goodput_tokens_per_s_high,slo_percentile_met,rates_mode,"
           "rates_measured,max_rate_per_s,max_rate_bracket_low_per_s,max_rate_bracket_high_per_s,"
-          "max_rate_converged,%s,%s,%s\n",
+          "max_rate_converged,%s,%s,%s,%s\n",
           identity_head, gs_render_csv_straggler_head, gs_render_csv_arrival_head,
-          gs_render_csv_pipeline_head);
+          gs_render_csv_pipeline_head, roofline_head);
   for (size_t i = 0; i < r->n_series; i++) {
     const gs_report_series *s = &r->series[i];
     for (size_t j = 0; j < s->n_rows; j++) {
@@ -288,6 +301,7 @@ static gs_status csv_measurements(FILE *out, const gs_report *r) {
       gs_render_csv_stragglers(out, row);
       gs_render_csv_arrival(out, row);
       gs_render_csv_pipeline(out, row);
+      csv_roofline(out, row);
       fputc('\n', out);
     }
   }

@@ -215,8 +215,12 @@ static cJSON *row_json(gs_json_build *b, const gs_report *r, const gs_report_row
     cJSON *ro = gs_json_put_object(b, o, "roofline");
     gs_json_put_string(b, ro, "bound", rl->bound);
     gs_json_put_number(b, ro, "achieved_per_second", rl->achieved);
+    gs_json_put_number(b, ro, "achieved_low_per_second", rl->achieved_low);
+    gs_json_put_number(b, ro, "achieved_high_per_second", rl->achieved_high);
     gs_json_put_number(b, ro, "peak_per_second", rl->peak);
     gs_json_put_number(b, ro, "fraction", rl->fraction);
+    gs_json_put_number(b, ro, "fraction_low", rl->fraction_low);
+    gs_json_put_number(b, ro, "fraction_high", rl->fraction_high);
     gs_json_put_string_or_null(b, ro, "model", rl->model);
     gs_json_put_string_or_null(b, ro, "why", rl->why);
   } else {

@@ -163,13 +163,13 @@ void gs_render_pipeline_json(gs_json_build *b, cJSON *o, const gs_report_row *ro
 const char *const gs_render_csv_pipeline_head =
     "pipeline_stages,pipeline_micro_batches,pipeline_per,bubble,bubble_low,bubble_high,"
     "bubble_formula,bubble_verdict,stage_imbalance,stage_imbalance_low,stage_imbalance_high,"
-    "transfer_bytes,transfer_s,transfer_source";
+    "transfer_bytes,transfer_s,transfer_source,bubble_expected,bubble_expected_verdict";
 
 /* See internal.h. */
 void gs_render_csv_pipeline(FILE *out, const gs_report_row *row) {
   const gs_report_pipeline *p = &row->pipeline;
   if (!p->present) {
-    fputs(",,,,,,,,,,,,,,", out);
+    fputs(",,,,,,,,,,,,,,,,", out);
     return;
   }
   fprintf(out, ",%d,%d,", p->stages, p->micro);
@@ -185,4 +185,10 @@ void gs_render_csv_pipeline(FILE *out, const gs_report_row *row) {
   for (int k = 0; k < 5; k++) gs_render_csv_number(out, w[k]);
   fputc(',', out);
   gs_render_csv_field(out, p->transfer_source);
+  // Appended after the transfers (columns keep their places): (p-1)/m with
+  // the measured imbalance, and the bubble's verdict against it.
+  gs_render_csv_number(out, x->expected);
+  fputc(',', out);
+  if (x->expected_verdict != GS_BUBBLE_UNKNOWN)
+    gs_render_csv_field(out, gs_bubble_verdict_name(x->expected_verdict));
 }

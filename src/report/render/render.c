@@ -5,6 +5,7 @@
  * gs_report_render to them, to CSV (csv.c) and to JSON
  * (json.c). Columns are described in docs/report.md. */
 #include "core/format.h"
+#include "core/roofline.h"
 #include "report/analyze/machine.h"
 #include "report/analyze/quantile.h"
 #include "report/render/goodput.h"
@@ -59,7 +60,8 @@ static gs_status roofline_table(gs_render_writer *w, const gs_report_series *s) 
   const int memory = strcmp(first->bound, "memory") == 0;
   gs_render_block(w, -1, "  ",
                   "Roofline: %s per step / median step, against the summed peak of the row's "
-                  "GPUs for the bound (the GPU models' figures; docs/workloads/)",
+                  "GPUs for the bound (the GPU models' figures; docs/workloads/); the fraction's "
+                  "95%% interval from the median step's",
                   memory ? "bytes" : "flops");
   static const char *const head[] = {"ranks", "bound", "achieved", "peak", "fraction",
                                      "model or why not"};
@@ -80,7 +82,10 @@ static gs_status roofline_table(gs_render_writer *w, const gs_report_series *s) 
     void (*rate)(char *, double) = memory ? gs_render_bandwidth : gs_render_rate;
     rate(c[2], rl->achieved);
     rate(c[3], rl->peak);
-    gs_render_pct(c[4], rl->fraction);
+    char fraction[GS_RENDER_CELL];
+    gs_roofline_fraction_text(rl->fraction, rl->fraction_low, rl->fraction_high,
+                              rl->too_few_steps, "steps", fraction, sizeof fraction);
+    gs_render_cellf(c[4], "%s", fraction);
     gs_render_cellf(c[5], "%s", rl->model ? rl->model : rl->why ? rl->why : "-");
   }
   return gs_render_table_done(w, &t, "  ");

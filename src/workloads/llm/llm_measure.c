@@ -11,6 +11,7 @@
 #include "core/dvec.h"
 #include "core/format.h"
 #include "core/json.h"
+#include "core/roofline.h"
 #include "core/timer.h"
 
 #define GS_LLM_NOTE \
@@ -330,6 +331,8 @@ gs_status gs_llm_summary_compute(const gs_llm_options *o, const gs_llm_run_resul
   gs_llm_options_scenario(o, &none, &sc);
   GS_TRY(gs_llm_pp_summarize(&sc.engine, runs, n_runs, &out->pipeline));
   out->weight_bytes_per_second = out->roofline_fraction = out->latency_p90 = NAN;
+  out->weight_bytes_per_second_low = out->weight_bytes_per_second_high = NAN;
+  out->roofline_fraction_low = out->roofline_fraction_high = NAN;
   double seconds = 0.0;
   outcome_samples total = {0};
   gs_status status = GS_OK;
@@ -339,6 +342,11 @@ gs_status gs_llm_summary_compute(const gs_llm_options *o, const gs_llm_run_resul
       status = collect(&runs[r].replicas[k], &total);
   }
   outcome_of(&total, seconds, &out->total);
+  // The TPOT median's interval (its median is tpot->median below: the
+  // same samples' type 7 percentile), for the weight stream's.
+  gs_roofline_step tpot_median = {.median = NAN, .low = NAN, .high = NAN};
+  const gs_stats_group tpots = {total.tpot.v, total.tpot.n};
+  if (status == GS_OK) status = gs_roofline_step_of(&tpots, 1, &tpot_median);
   samples_free(&total);
   GS_TRY(status);
   const gs_stats *ttft = &out->total.ttft, *tpot = &out->total.tpot, *lat = &out->total.latency;
@@ -350,6 +358,11 @@ gs_status gs_llm_summary_compute(const gs_llm_options *o, const gs_llm_run_resul
     out->weight_stream = 1;
     out->weight_bytes_per_second = (double)out->decode_weight_bytes / tpot->median;
     out->roofline_fraction = finite_or_nan(peak > 0 ? out->weight_bytes_per_second / peak : NAN);
+    out->tpot_too_few = tpot_median.too_few;
+    gs_roofline_rate_interval(out->weight_bytes_per_second, &tpot_median,
+                              &out->weight_bytes_per_second_low, &out->weight_bytes_per_second_high);
+    gs_roofline_rate_interval(out->roofline_fraction, &tpot_median, &out->roofline_fraction_low,
+                              &out->roofline_fraction_high);
     // The rate stands alone where no peak was read (docs/workloads/llm.md).
     if (isnan(out->roofline_fraction))
       out->peak_why = strcmp(m->backend, "cpu") == 0
@@ -451,6 +464,10 @@ gs_status gs_llm_measurement_annotate(cJSON *mjson, const gs_llm_summary *s,
   if (s->weight_stream) {
     gs_json_put_number(&b, l, "weight_bytes_per_second", s->weight_bytes_per_second);
     gs_json_put_number(&b, l, "roofline_fraction", s->roofline_fraction);
+    gs_json_put_number(&b, l, "weight_bytes_per_second_low", s->weight_bytes_per_second_low);
+    gs_json_put_number(&b, l, "weight_bytes_per_second_high", s->weight_bytes_per_second_high);
+    gs_json_put_number(&b, l, "roofline_fraction_low", s->roofline_fraction_low);
+    gs_json_put_number(&b, l, "roofline_fraction_high", s->roofline_fraction_high);
   }
   if (s->scenario == GS_LLM_SERVER) {
     cJSON *sv = gs_json_put_object(&b, l, "server");
@@ -527,12 +544,16 @@ void gs_llm_measurement_print(FILE *out, const gs_llm_summary *s) {
           ms_text(stat_or_nan(&t->latency, t->latency.p50), 1, x[4], sizeof x[4]),
           ms_text(stat_or_nan(&t->latency, t->latency.p90), 1, x[5], sizeof x[5]),
           ms_text(stat_or_nan(&t->latency, t->latency.p99), 1, x[6], sizeof x[6]));
-  if (s->weight_stream && isfinite(s->roofline_fraction))
+  if (s->weight_stream && isfinite(s->roofline_fraction)) {
+    char fraction[96];
+    gs_roofline_fraction_text(s->roofline_fraction, s->roofline_fraction_low,
+                              s->roofline_fraction_high, s->tpot_too_few, "requests", fraction,
+                              sizeof fraction);
     fprintf(out,
-            "    weight stream %.0f GB/s per replica at the median TPOT = %.1f%% of peak memory "
+            "    weight stream %.0f GB/s per replica at the median TPOT = %s of peak memory "
             "bandwidth\n",
-            s->weight_bytes_per_second / 1e9, 100.0 * s->roofline_fraction);
-  else if (s->weight_stream) {
+            s->weight_bytes_per_second / 1e9, fraction);
+  } else if (s->weight_stream) {
     char rate[32];
     gs_format_value(GS_UNIT_BANDWIDTH, s->weight_bytes_per_second, rate, sizeof rate);
     fprintf(out, "    weight stream %s per replica at the median TPOT; no peak known: %s\n", rate,

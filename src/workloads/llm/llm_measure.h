@@ -64,9 +64,14 @@ typedef struct {
   gs_llm_dispatch dispatch;
   uint64_t batch;                 /* 1 for single-stream */
   gs_llm_outcome total;           /* tokens_per_second over the run seconds */
-  int weight_stream;              /* 1: the two figures below were measured (a TPOT median) */
+  int weight_stream;              /* 1: the figures below were measured (a TPOT median) */
   double weight_bytes_per_second; /* decode weight bytes / median TPOT, per replica */
   double roofline_fraction;       /* of tp x the first GPU's peak bandwidth; NaN unknown */
+  /* The two above at the ends of the TPOT median's 95% interval
+   * (core/roofline.h, gs_roofline_rate_interval); NaN when there is none. */
+  double weight_bytes_per_second_low, weight_bytes_per_second_high;
+  double roofline_fraction_low, roofline_fraction_high;
+  int tpot_too_few;               /* 1: too few TPOT samples for the interval */
   const char *peak_why;           /* static: why the peak is not known; NULL when it is */
   struct {
     double target_rate, achieved_rate; /* samples/s */
@@ -86,7 +91,8 @@ typedef struct {
 /* Computes the summary of measurement *m (filled by
  * gs_llm_measurement_fill) from its n_runs scenario runs.
  * `peak_bandwidth` (bytes/s of the first GPU, 0 = unknown) gives the
- * roofline fraction. GS_ERR_NOMEM when the samples cannot be gathered. */
+ * roofline fraction, its interval from the TPOT median's. GS_ERR_NOMEM
+ * when the samples cannot be gathered. */
 gs_status gs_llm_summary_compute(const gs_llm_options *o, const gs_llm_run_result *runs,
                                  size_t n_runs, const gs_measurement *m, double peak_bandwidth,
                                  gs_llm_summary *out);
