@@ -7,15 +7,16 @@
 #     (default 8) of MODEL (default llama-1b: its short steps make the
 #     stamps' two one-thread kernels a larger share than llama-8b's
 #     would), SAMPLES (default 32) fixed-length requests; the figure per
-#     run is its median TPOT. Estimated (not timed yet): 20-40 s per
-#     run with set-up, 3-6 min for 4 pairs.
+#     run is its median TPOT. Measured: 60 s for 4 pairs (2 x H200,
+#     2026-11-28).
 #   WORKLOAD=mlp: data parallel (-g 2), --preset large at --batch BATCH
 #     (default 8192: by its flops an fp32 step of 1-3 ms), ITERS (default
 #     500) timed steps in each of 3 runs; every step's gradient all-reduce
 #     is recorded (two CUDA events per step); the figure per run is the
 #     median step of the measurement (aggregate.step.median, over its
-#     runs' step_seconds). Estimated (not timed yet): 10-20 s per run with
-#     set-up, 2-3 min for 4 pairs.
+#     runs' step_seconds). Measured: 53 s for 4 pairs with ITERS=300
+#     (2 x H200, 2026-11-28). On CUDA the runner records only when
+#     asked (its default is off there), so the "on" runs pass 1.
 # The cost of each pair is the relative difference of its figures (on
 # against off); the cost is the median of the pairs, its interval the
 # lowest and highest pair (with 4 pairs, a 87.5% distribution-free

@@ -14,9 +14,11 @@
 #     2 at least 0.9x), at BATCH (the sweep's m) and at COMPARE_BATCH (m =
 #     16 and 32: micro-batches as large as BATCH's at m = 8 and 16, with
 #     half their bubble);
-#  4. beside it, torch.distributed.pipelining's Schedule1F1B on the same
-#     layers, stage split and m = 8 on 2 GPUs (bench/pipeline_vs_torch.py
-#     torch, under torchrun; skipped with a note without PyTorch >= 2.5).
+#  4. beside it, torch.distributed.pipelining's ScheduleGPipe and
+#     Schedule1F1B on the same layers, stage split and m = 8 on 2 GPUs
+#     (bench/pipeline_vs_torch.py torch, under torchrun; skipped with a
+#     note without PyTorch >= 2.5), each against gpuscale's run of the
+#     same schedule (TORCH_SCHEDULES: the schedules, default both).
 # Every gpuscale run verifies its checked step against the CPU reference
 # (fp32; on CUDA the checked step takes --verify-rows samples of each
 # rank's share, 16 per replica, so that the reference costs seconds, not
@@ -183,29 +185,40 @@ for m in (16, 32):
 PY
 stamp "reports"
 
-echo "== gpuscale against torch.distributed.pipelining (Schedule1F1B, same layers, split, m = 8)"
+echo "== gpuscale against torch.distributed.pipelining (ScheduleGPipe and Schedule1F1B, same layers, split, m = 8)"
 if ! python3 -c "import torch.distributed.pipelining" 2>/dev/null; then
   echo "skipped: PyTorch with torch.distributed.pipelining is not installed"
   [ "$failed" -eq 0 ] || { echo "pipeline.sh: $failed gpuscale runs failed (above)" >&2; exit 1; }
   exit 0
 fi
-timeout -k 10 "$((2 * run_timeout))" torchrun --standalone --nproc_per_node 2 bench/pipeline_vs_torch.py torch --layers "$layers" \
-  --batch "$batch" --micro-batches 8 --schedule 1f1b --dropout 0.2 --warmup 3 --min-time 3 \
-  | tail -n 1 >"$out/torch-pp2-1f1b-m8.json"
-python3 - "$out" <<'PY' | tee "$out/vs-torch.txt"
+# 1F1B's gpuscale side is the sweep's m = 8 run; GPipe's is run here.
+measure "$out/pp2-gpipe-m8.txt" run "${common[@]}" -g 2 --pp 2 --micro-batches 8 --schedule gpipe \
+  --verify-rows 8 -o "$out/pp2-gpipe-m8.json" || :
+for schedule in ${TORCH_SCHEDULES:-gpipe 1f1b}; do
+  timeout -k 10 "$((2 * run_timeout))" torchrun --standalone --nproc_per_node 2 bench/pipeline_vs_torch.py \
+    torch --layers "$layers" --batch "$batch" --micro-batches 8 --schedule "$schedule" --dropout 0.2 \
+    --warmup 3 --min-time 3 | tail -n 1 >"$out/torch-pp2-$schedule-m8.json" || :
+done
+python3 - "$out" ${TORCH_SCHEDULES:-gpipe 1f1b} <<'PY' | tee "$out/vs-torch.txt"
 import json, os, sys
 out = sys.argv[1]
 sys.path.insert(0, "bench")
 from step_ratio import ratio_to_windows, throughput
-ours, lo, hi = throughput(os.path.join(out, "pp2-1f1b-m8.json"))
-peer = json.load(open(os.path.join(out, "torch-pp2-1f1b-m8.json")))
-t = peer["samples_per_s"]
-r, rlo, rhi = ratio_to_windows(os.path.join(out, "pp2-1f1b-m8.json"), peer["window_seconds"],
-                               peer["batch"] * peer["window_steps"])
-print(f"pp 2, 1f1b, m 8, batch {peer['batch']}: gpuscale {ours / 1e3:.1f} Ksamples/s "
-      f"[{lo / 1e3:.1f}, {hi / 1e3:.1f}], torch {t / 1e3:.1f} Ksamples/s ({len(peer['window_seconds'])} "
-      f"windows of {peer['window_steps']} steps), ratio {r:.2f}x [{rlo:.2f}, {rhi:.2f}] (both "
-      f"sides' spread; target >= 1)")
+for schedule in sys.argv[2:]:
+    ours_doc = os.path.join(out, f"pp2-{schedule}-m8.json")
+    peer_doc = os.path.join(out, f"torch-pp2-{schedule}-m8.json")
+    try:
+        peer = json.load(open(peer_doc))
+        ours, lo, hi = throughput(ours_doc)
+    except (OSError, ValueError, KeyError) as e:
+        print(f"pp 2, {schedule}, m 8: no comparison ({e})")
+        continue
+    t = peer["samples_per_s"]
+    r, rlo, rhi = ratio_to_windows(ours_doc, peer["window_seconds"], peer["batch"] * peer["window_steps"])
+    print(f"pp 2, {schedule}, m 8, batch {peer['batch']}: gpuscale {ours / 1e3:.1f} Ksamples/s "
+          f"[{lo / 1e3:.1f}, {hi / 1e3:.1f}], torch {t / 1e3:.1f} Ksamples/s "
+          f"({len(peer['window_seconds'])} windows of {peer['window_steps']} steps), ratio {r:.3f}x "
+          f"[{rlo:.3f}, {rhi:.3f}] (both sides' spread; target >= 1)")
 PY
 stamp "done"
 [ "$failed" -eq 0 ] || { echo "pipeline.sh: $failed gpuscale runs failed (above)" >&2; exit 1; }

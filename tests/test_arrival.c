@@ -1,7 +1,8 @@
 /* Tests of the arrival skew (core/arrival) against figures worked out by
  * hand from the definitions in docs/stragglers.md, "Arrival skew": the last
  * rank and its count, the median lateness and its order-statistic
- * interval, noise, exit spread, clock error, the wait share, the naming rule,
+ * interval, noise, exit spread, clock error, the wait share, the period
+ * and the material share, the naming rule,
  * merging, the document member's sample and round trip, the host-bound
  * share, and ranks that meet in groups (a pipeline's stages), summarized
  * per group. */
@@ -69,6 +70,7 @@ static void test_by_hand(void **state) {
   assert_near(0.4, s.alignment_error, 1e-12); /* 0.1 + the largest other, 0.3 */
   assert_near(4.0 / 7.0, s.wait_share, 1e-12);
   assert_near(0.4, gs_arrival_threshold(&s), 1e-12);
+  assert_near(10.0, s.period, 1e-12); /* median entries 10 i */
   assert_int_equal(gs_arrival_named(&s), 2);
   // Ranks outnumbering the host's cores raise the threshold on the host
   // clock only; a lateness of 2 s stays above the floor.
@@ -118,6 +120,33 @@ static void test_interval_and_noise(void **state) {
   assert_near(0.5, s.exit_spread, 1e-12);
   assert_int_equal(gs_arrival_named(&s), -1);
   gs_arrival_free(a);
+}
+
+/* The material share: two ranks with no noise, no clock error and no exit
+ * spread, iterations 1000 s apart (median entries 1000 i + late / 2, so
+ * the period is 1000 s and 1% of it 10 s): rank 1 5 s late every time is
+ * steady but immaterial (nobody); 20 s late, named. Without a period (a
+ * document before it) the term is left out. */
+static void test_material_share(void **state) {
+  (void)state;
+  for (int late = 5; late <= 20; late += 15) {
+    gs_arrival *a = gs_arrival_new(2, 8, "device", "shared");
+    assert_non_null(a);
+    for (int i = 0; i < 8; i++) {
+      assert_int_equal(gs_arrival_append(&a->ranks[0], 1000.0 * i, 1000.0 * i + 30.0), GS_OK);
+      assert_int_equal(gs_arrival_append(&a->ranks[1], 1000.0 * i + late, 1000.0 * i + 30.0),
+                       GS_OK);
+    }
+    gs_arrival_summary s;
+    assert_int_equal(gs_arrival_summarize(a, &s), GS_OK);
+    assert_near(1000.0, s.period, 1e-9);
+    assert_near(10.0, gs_arrival_threshold(&s), 1e-9);
+    assert_int_equal(gs_arrival_named(&s), late == 5 ? -1 : 1);
+    s.period = NAN;
+    assert_near(0.0, gs_arrival_threshold(&s), 0.0);
+    assert_int_equal(gs_arrival_named(&s), 1);
+    gs_arrival_free(a);
+  }
 }
 
 /* An iteration with a missing time of any rank is left out for all. */
@@ -372,6 +401,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_by_hand),
       cmocka_unit_test(test_interval_and_noise),
+      cmocka_unit_test(test_material_share),
       cmocka_unit_test(test_incomplete_iterations),
       cmocka_unit_test(test_simulated),
       cmocka_unit_test(test_merge),

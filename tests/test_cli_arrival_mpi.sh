@@ -104,8 +104,9 @@ for path in sorted(glob.glob(work + "/*.report.json")):
         cores = doc["environment"]["cpu"]["logical_cores"]
         floor = 0.01 if 4 > cores else 0.0  # separate hosts in name only share them too
         assert ra["floor_seconds"] == floor, (path, ra["floor_seconds"], cores)
+        # The material share: 1% of the iteration's period.
         threshold = max(a["noise_seconds"], a["alignment_error_seconds"],
-                        a["exit_spread_seconds"], floor)
+                        a["exit_spread_seconds"], floor, 0.01 * a["period_seconds"])
         assert abs(ra["threshold_seconds"] - threshold) < 1e-12, (ra, threshold)
         expected = a["last_rank"] if a["lateness_low_seconds"] > threshold else None
         assert ra["named"] == expected, (path, ra, a)

@@ -82,8 +82,9 @@ for name in names:
         assert rg["stage"] == g["stage"] and rg["global_ranks"] == g["global_ranks"], rg
         floor = 0.01 if not hosts and 4 > cores else 0.0
         assert rg["floor_seconds"] == floor, (name, rg["floor_seconds"], cores)
+        # The material share: 1% of the iteration's period.
         threshold = max(g["noise_seconds"], g["alignment_error_seconds"],
-                        g["exit_spread_seconds"], floor)
+                        g["exit_spread_seconds"], floor, 0.01 * g["period_seconds"])
         assert abs(rg["threshold_seconds"] - threshold) < 1e-12, (rg, threshold)
         expected = g["last_rank"] if g["lateness_low_seconds"] > threshold else None
         assert rg["named"] == expected, (name, rg, g)

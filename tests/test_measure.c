@@ -141,6 +141,25 @@ static void test_arrival_times_option(void **unused) {
   cJSON_Delete(config);
 }
 
+/* The runner's default on CUDA is off (its cost over 1% of mlp's step,
+ * docs/stragglers.md), on on the cpu backend; given, it is obeyed. */
+static void test_runner_arrival_default(void **unused) {
+  (void)unused;
+  const gs_workload_driver *runner = &gs_runner_driver;
+  assert_non_null(runner->configure);
+  gs_run_config c = {.backend = GS_BACKEND_CUDA};
+  gs_given_options given = {0};
+  assert_int_equal(runner->configure(NULL, &given, &c), GS_OK);
+  assert_int_equal(c.no_arrival_times, 1);
+  c = (gs_run_config){.backend = GS_BACKEND_CPU};
+  assert_int_equal(runner->configure(NULL, &given, &c), GS_OK);
+  assert_int_equal(c.no_arrival_times, 0);
+  given.arrival_times = 1;
+  c = (gs_run_config){.backend = GS_BACKEND_CUDA};
+  assert_int_equal(runner->configure(NULL, &given, &c), GS_OK);
+  assert_int_equal(c.no_arrival_times, 0);
+}
+
 static void test_resolve_gpus_options(void **unused) {
   (void)unused;
   // --gpus and --ngpus: conflicts and malformed lists are usage errors on a
@@ -640,6 +659,7 @@ int main(void) {
       cmocka_unit_test(test_gpus_refused),
       cmocka_unit_test(test_common_groups),
       cmocka_unit_test(test_arrival_times_option),
+      cmocka_unit_test(test_runner_arrival_default),
       cmocka_unit_test(test_resolve_gpus_options),
       cmocka_unit_test(test_resolve_cpu_ranks),
       cmocka_unit_test(test_counts),

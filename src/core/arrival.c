@@ -149,7 +149,7 @@ gs_status gs_arrival_summarize(const gs_arrival *a, gs_arrival_summary *out) {
   out->last_rank = -1;
   out->lateness = out->lateness_low = out->lateness_high = NAN;
   out->noise = out->alignment_error = out->exit_spread = out->wait_share = NAN;
-  out->host_bound_share = NAN;
+  out->host_bound_share = out->period = NAN;
   for (size_t k = 0; k < GS_MAX_RANKS; k++) out->rank_lateness[k] = NAN;
   size_t n = SIZE_MAX;
   for (size_t k = 0; k < a->n_ranks; k++)
@@ -213,6 +213,17 @@ gs_status gs_arrival_summarize(const gs_arrival *a, gs_arrival_summary *out) {
     const gs_arrival_rank *late = &a->ranks[r];
     if (late->host_checked > 0)
       out->host_bound_share = (double)late->host_bound / (double)late->host_checked;
+    // The period: from each kept iteration's median entry to the next's
+    // (a gap between runs is one outlier among many).
+    double previous = NAN;
+    size_t gaps = 0;
+    for (size_t i = 0; i < m; i++) {
+      for (size_t k = 0; k < a->n_ranks; k++) others[k] = a->ranks[k].entry[kept[i]];
+      const double mid = median_of(others, a->n_ranks);
+      if (i > 0) d[gaps++] = mid - previous;
+      previous = mid;
+    }
+    out->period = median_of(d, gaps);
   }
   free(kept);
   free(d);
@@ -231,6 +242,8 @@ double gs_arrival_threshold(const gs_arrival_summary *s) {
   if (isfinite(s->noise) && s->noise > t) t = s->noise;
   if (isfinite(s->alignment_error) && s->alignment_error > t) t = s->alignment_error;
   if (isfinite(s->exit_spread) && s->exit_spread > t) t = s->exit_spread;
+  const double material = GS_ARRIVAL_MATERIAL_SHARE * s->period;
+  if (isfinite(material) && material > t) t = material;
   return t;
 }
 
@@ -261,6 +274,7 @@ cJSON *gs_arrival_to_json(const gs_arrival *a) {
   gs_json_put_number(&b, o, "exit_spread_seconds", s.exit_spread);
   gs_json_put_number(&b, o, "wait_share", s.wait_share);
   gs_json_put_number(&b, o, "last_rank_host_bound_share", s.host_bound_share);
+  gs_json_put_number(&b, o, "period_seconds", s.period);
   // The sample: at most GS_ARRIVAL_SAMPLE iterations, evenly spread.
   size_t n = SIZE_MAX;
   for (size_t k = 0; k < a->n_ranks; k++)
@@ -391,6 +405,7 @@ gs_status gs_arrival_summary_from_json(const cJSON *arrival, const char *source,
   // Written since 2026-11-28; older documents do not know it.
   if (!number_or_null(arrival, "last_rank_host_bound_share", &out->host_bound_share))
     out->host_bound_share = NAN;
+  if (!number_or_null(arrival, "period_seconds", &out->period)) out->period = NAN;
   size_t k = 0;
   for (const cJSON *r = ranks->child; r; r = r->next, k++) {
     double last = NAN;

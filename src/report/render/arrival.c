@@ -96,11 +96,17 @@ static void arrival_sentence(gs_render_writer *w, const gs_report_row *row,
   signed_seconds(s->lateness_low, low, sizeof low);
   signed_seconds(s->lateness_high, high, sizeof high);
   gs_format_seconds(gs_arrival_threshold(s), threshold, sizeof threshold);
-  char terms[200] = "clock error and exit spread";
+  char terms[320], period[48] = "", period_text[32];
+  gs_format_seconds(GS_ARRIVAL_MATERIAL_SHARE * s->period, period_text, sizeof period_text);
+  if (isfinite(s->period))
+    snprintf(period, sizeof period, ", %.0f%% of an iteration (%s)",
+             100.0 * GS_ARRIVAL_MATERIAL_SHARE, period_text);
   if (s->floor > 0.0)
-    snprintf(terms, sizeof terms, "clock error, exit spread and a scheduling period (%d ranks "
+    snprintf(terms, sizeof terms, "clock error, exit spread%s and a scheduling period (%d ranks "
              "shared a host's %d cores: the scheduler decides who arrives last)",
-             a->ranks_per_host, a->cores);
+             period, a->ranks_per_host, a->cores);
+  else
+    snprintf(terms, sizeof terms, "clock error, exit spread%s", period);
   gs_render_block(w, 0, "    ",
                   "Arrival at %s (%s%s clock, %s clocks): named %s. %s "
                   "arrived last in %zu of %zu iterations (%.0f%%), median lateness %s [%s, %s] "
@@ -198,6 +204,7 @@ static void arrival_object(gs_json_build *b, cJSON *x, const gs_report_row *row,
   gs_json_put_number(b, x, "floor_seconds", s->floor);
   gs_json_put_number(b, x, "wait_share", s->wait_share);
   gs_json_put_number(b, x, "last_rank_host_bound_share", s->host_bound_share);
+  gs_json_put_number(b, x, "period_seconds", s->period);
   const int global = a->named < 0 ? -1 : a->stage >= 0 ? a->members[a->named] : a->named;
   if (a->named >= 0) {
     gs_json_put_number(b, x, "named", a->named);
