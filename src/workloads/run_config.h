@@ -37,9 +37,11 @@ typedef struct {
   int split_proportional;        /* measuring commands: also calibrate and measure a
                                     proportional split next to the even one */
   /* --arrival-times 0: no rank records its entry and exit at collectives
-   * (docs/stragglers.md). Zero, the default, records them wherever the
-   * workload can: the runner's communicating workloads, llm's shards
-   * (not llm's pipeline stages on GPUs) and coll. */
+   * (docs/stragglers.md). Zero records them wherever the workload can:
+   * the runner's communicating workloads, llm's shards (not llm's
+   * pipeline stages on GPUs) and coll. The option's default is zero but
+   * for the runner's workloads on CUDA, where the runner driver's
+   * configure hook sets it unless the option was given (their cost). */
   int no_arrival_times;
   gs_fault_list faults;          /* injected faults; those on ranks >= world_size are ignored */
   /* When set, rank 0 waits here once every rank is set up, so that several
