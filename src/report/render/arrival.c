@@ -96,17 +96,23 @@ static void arrival_sentence(gs_render_writer *w, const gs_report_row *row,
   signed_seconds(s->lateness_low, low, sizeof low);
   signed_seconds(s->lateness_high, high, sizeof high);
   gs_format_seconds(gs_arrival_threshold(s), threshold, sizeof threshold);
-  char terms[320], period[48] = "", period_text[32];
+  // "clock error, exit spread, 1% of an iteration (X) and a scheduling
+  // period (...)", the last two where they apply.
+  char terms[320], period[48] = "", period_text[32], floor_text[160] = "";
   gs_format_seconds(GS_ARRIVAL_MATERIAL_SHARE * s->period, period_text, sizeof period_text);
-  if (isfinite(s->period))
-    snprintf(period, sizeof period, ", %.0f%% of an iteration (%s)",
-             100.0 * GS_ARRIVAL_MATERIAL_SHARE, period_text);
   if (s->floor > 0.0)
-    snprintf(terms, sizeof terms, "clock error, exit spread%s and a scheduling period (%d ranks "
-             "shared a host's %d cores: the scheduler decides who arrives last)",
-             period, a->ranks_per_host, a->cores);
+    snprintf(floor_text, sizeof floor_text, "a scheduling period (%d ranks shared a host's %d "
+             "cores: the scheduler decides who arrives last)", a->ranks_per_host, a->cores);
+  if (isfinite(s->period))
+    snprintf(period, sizeof period, "%.0f%% of an iteration (%s)",
+             100.0 * GS_ARRIVAL_MATERIAL_SHARE, period_text);
+  if (period[0] && floor_text[0])
+    snprintf(terms, sizeof terms, "clock error, exit spread, %s and %s", period, floor_text);
+  else if (period[0] || floor_text[0])
+    snprintf(terms, sizeof terms, "clock error, exit spread and %s",
+             period[0] ? period : floor_text);
   else
-    snprintf(terms, sizeof terms, "clock error, exit spread%s", period);
+    snprintf(terms, sizeof terms, "clock error and exit spread");
   gs_render_block(w, 0, "    ",
                   "Arrival at %s (%s%s clock, %s clocks): named %s. %s "
                   "arrived last in %zu of %zu iterations (%.0f%%), median lateness %s [%s, %s] "
