@@ -30,41 +30,36 @@ def mean_step(runs, draw):
     return sum(flat) / len(flat)
 
 
-def throughput(a, draws=4000, seed=7):
+def bootstrap(figure, draws=4000, seed=7):
+    """figure(draw) at draw = the identity (the point) and its 95% interval
+    over `draws` draws that resample every list with replacement."""
+    rng = random.Random(seed)
+    resample = lambda xs: [rng.choice(xs) for _ in xs]
+    got = sorted(figure(resample) for _ in range(draws))
+    return figure(lambda xs: xs), got[int(0.025 * draws)], got[int(0.975 * draws) - 1]
+
+
+def throughput(a):
     """A's items per second over its mean step, with the same bootstrap's
     95% interval: for a peer timed as one window, whose own spread is
     unknown (the ratio to it then carries only this side's)."""
     ra, ia = runs_of(a)
-    rng = random.Random(seed)
-    resample = lambda run: [rng.choice(run) for _ in run]
-    got = sorted(ia / mean_step(ra, resample) for _ in range(draws))
-    return ia / mean_step(ra, lambda run: run), got[int(0.025 * draws)], got[int(0.975 * draws) - 1]
+    return bootstrap(lambda draw: ia / mean_step(ra, draw))
 
 
-def ratio(a, b, draws=4000, seed=7):
+def ratio(a, b):
     (ra, ia), (rb, ib) = runs_of(a), runs_of(b)
-    same = lambda run: run
-    point = (ia / mean_step(ra, same)) / (ib / mean_step(rb, same))
-    rng = random.Random(seed)
-    resample = lambda run: [rng.choice(run) for _ in run]
-    got = sorted((ia / mean_step(ra, resample)) / (ib / mean_step(rb, resample))
-                 for _ in range(draws))
-    return point, got[int(0.025 * draws)], got[int(0.975 * draws) - 1]
+    return bootstrap(lambda draw: (ia / mean_step(ra, draw)) / (ib / mean_step(rb, draw)))
 
 
-def ratio_to_windows(a, window_seconds, items_per_window, draws=4000, seed=7):
+def ratio_to_windows(a, window_seconds, items_per_window):
     """A's throughput over a peer's timed as consecutive windows of equal
     work (items_per_window each; their seconds in window_seconds), with
     the 95% interval of a bootstrap of A's steps and of the peer's
     windows together."""
     ra, ia = runs_of(a)
-    rng = random.Random(seed)
-    resample = lambda run: [rng.choice(run) for _ in run]
     peer = lambda w: items_per_window * len(w) / sum(w)
-    point = (ia / mean_step(ra, lambda run: run)) / peer(window_seconds)
-    got = sorted((ia / mean_step(ra, resample)) / peer(resample(window_seconds))
-                 for _ in range(draws))
-    return point, got[int(0.025 * draws)], got[int(0.975 * draws) - 1]
+    return bootstrap(lambda draw: (ia / mean_step(ra, draw)) / peer(draw(window_seconds)))
 
 
 if __name__ == "__main__":
