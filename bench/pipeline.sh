@@ -36,8 +36,10 @@
 # process, CUDA, NCCL and cuBLAS start, the stages' kernel-load pass, 2
 # warmup + 10 timed steps, the 16-row CPU check), DP 2 11 s, the three
 # COMPARE_BATCH runs 38 s and torchrun 24 s (before its --min-time went
-# from 1 to 3 s, for windows enough to give its spread). On 2 GPUs the
-# P = 4 runs are left out.
+# from 1 to 3 s, for windows enough to give its spread). GPipe's
+# gpuscale run and torchrun, added since, took 34 s together when run by
+# hand in the same way (docs/results/2026-11-28-h200x4-session13, call
+# 6). On 2 GPUs the P = 4 runs are left out.
 #
 #   bench/pipeline.sh [GPUSCALE]        (default build/gpuscale)
 # Environment: NGPU (default: the GPUs nvidia-smi lists), WIDTH (2048),

@@ -48,7 +48,8 @@ if [ "$gpu_count" -ge 4 ]; then
   expect 0 "" -- run mlp "${args[@]}" -g 4 --pp 2 --micro-batches 4 --arrival-times 1 \
     --inject late:rank=2,us=2000 -o "$work/dp2pp2-late.json"
   # The same on a shape whose steps keep the GPUs busier than their hosts
-  # (about 10 ms of GEMMs a step): there the lateness is the injected one.
+  # (about 9 ms of GEMMs a step by their flops): there the lateness is the
+  # injected one.
   big=(--backend cuda --layers 1024,2048,2048,2048,1024,8 --batch 8192 --samples 16384
        --verify-rows 8 --iters 20 --warmup 2 --runs 1 --no-progress -q --gpu-mode multi
        --arrival-times 1)

@@ -82,7 +82,7 @@ typedef struct {
 /* The share of an iteration's period below which a lateness is not worth
  * a name: a rank that costs the others under 1% of each iteration is no
  * straggler, however steady (a GPU-bound clean pipeline on 4 x H200 had
- * one replica 9 us late, every step, in 10 ms steps). */
+ * one replica 9 us late, every step, in steps of about 9 ms). */
 #define GS_ARRIVAL_MATERIAL_SHARE 0.01
 
 /* The smallest lateness the rule attributes on the host clock when the
