@@ -113,12 +113,13 @@ static void test_device_data_matches_host(void **state) {
   free(x), free(y), free(hx), free(hy);
 }
 
-/* One GPU, a few steps, then the verification step against the CPU. */
-static void check_precision(const char *precision, const char *preset) {
-  const char *args[] = {"--preset", preset, "--precision", precision, "--batch", "96",
+/* One GPU, a few steps, then the verification step against the CPU.
+ * `model` is "--preset NAME" or "--layers W,W,...". */
+static void check_precision(const char *precision, const char *model_option, const char *model) {
+  const char *args[] = {model_option, model, "--precision", precision, "--batch", "96",
                         "--samples", "4096", "--verify-rows", "48"};
   void *opts = options_from(args, 10);
-  printf("  %s %s\n", preset, precision);
+  printf("  %s %s\n", model, precision);
   rank_run runs[1];
   run_ranks(opts, 1, 96, 4, runs, 2100000);
   free(runs[0].params);
@@ -127,19 +128,27 @@ static void check_precision(const char *precision, const char *preset) {
 
 static void test_gpu_matches_cpu_fp32(void **state) {
   (void)state;
-  check_precision("fp32", "medium");
-  check_precision("fp32", "large");
+  check_precision("fp32", "--preset", "medium");
+  check_precision("fp32", "--preset", "large");
 }
 
 static void test_gpu_matches_cpu_tf32(void **state) {
   (void)state;
-  check_precision("tf32", "medium");
+  check_precision("tf32", "--preset", "medium");
 }
 
 static void test_gpu_matches_cpu_bf16(void **state) {
   (void)state;
-  check_precision("bf16", "medium");
-  check_precision("bf16", "large");
+  check_precision("bf16", "--preset", "medium");
+  check_precision("bf16", "--preset", "large");
+}
+
+/* Widths that are not multiples of 4 take the elementwise kernels' path
+ * element by element (the presets' hidden widths take 4 at a time). */
+static void test_gpu_matches_cpu_odd_widths(void **state) {
+  (void)state;
+  check_precision("fp32", "--layers", "50,37,18,3");
+  check_precision("bf16", "--layers", "50,37,18,3");
 }
 
 static void test_two_gpus_equal_one_gpu_with_double_batch(void **state) {
@@ -188,6 +197,7 @@ int main(void) {
       cmocka_unit_test(test_gpu_matches_cpu_fp32),
       cmocka_unit_test(test_gpu_matches_cpu_tf32),
       cmocka_unit_test(test_gpu_matches_cpu_bf16),
+      cmocka_unit_test(test_gpu_matches_cpu_odd_widths),
       cmocka_unit_test(test_two_gpus_equal_one_gpu_with_double_batch),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

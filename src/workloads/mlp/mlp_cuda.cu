@@ -63,24 +63,89 @@ __global__ void gs_mlp_gather_kernel(const float *x, uint64_t n, uint32_t F, con
   act0[i] = from_float<T>(x[sample * F + f]);
 }
 
-/* Hidden layer output: act = dropout(relu(z + bias)), z [rows][out]. */
-template <typename T>
-__global__ void gs_mlp_bias_relu_dropout_kernel(const float *z, const float *bias, uint64_t rows,
+/* Elementwise kernels take four consecutive columns of a row per thread
+ * (a quad): 16-byte loads of float and 8-byte loads of bf16 when every
+ * row starts aligned (VEC: the width is a multiple of 4 and the pointers
+ * are aligned), element by element otherwise. */
+#define GS_MLP_QUAD 4u
+
+template <bool VEC>
+__device__ __forceinline__ void load_quad(const float *p, uint32_t n, float v[GS_MLP_QUAD]) {
+  if (VEC) {
+    const float4 q = *reinterpret_cast<const float4 *>(p);
+    v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+  } else {
+    for (uint32_t j = 0; j < GS_MLP_QUAD; j++) v[j] = j < n ? p[j] : 0.0f;
+  }
+}
+
+template <bool VEC>
+__device__ __forceinline__ void load_quad(const __nv_bfloat16 *p, uint32_t n,
+                                          float v[GS_MLP_QUAD]) {
+  if (VEC) {
+    const uint2 q = *reinterpret_cast<const uint2 *>(p);
+    const float2 a = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(&q.x));
+    const float2 b = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(&q.y));
+    v[0] = a.x, v[1] = a.y, v[2] = b.x, v[3] = b.y;
+  } else {
+    for (uint32_t j = 0; j < GS_MLP_QUAD; j++) v[j] = j < n ? __bfloat162float(p[j]) : 0.0f;
+  }
+}
+
+template <bool VEC>
+__device__ __forceinline__ void store_quad(float *p, uint32_t n, const float v[GS_MLP_QUAD]) {
+  if (VEC)
+    *reinterpret_cast<float4 *>(p) = make_float4(v[0], v[1], v[2], v[3]);
+  else
+    for (uint32_t j = 0; j < n; j++) p[j] = v[j];
+}
+
+template <bool VEC>
+__device__ __forceinline__ void store_quad(__nv_bfloat16 *p, uint32_t n,
+                                           const float v[GS_MLP_QUAD]) {
+  if (VEC) {
+    const __nv_bfloat162 a = __floats2bfloat162_rn(v[0], v[1]), b = __floats2bfloat162_rn(v[2], v[3]);
+    uint2 q;
+    q.x = *reinterpret_cast<const uint32_t *>(&a);
+    q.y = *reinterpret_cast<const uint32_t *>(&b);
+    *reinterpret_cast<uint2 *>(p) = q;
+  } else {
+    for (uint32_t j = 0; j < n; j++) p[j] = __float2bfloat16_rn(v[j]);
+  }
+}
+
+/* Hidden layer output: act = dropout(relu(z + bias)), z [rows][out]. A
+ * block is 32 quads x 8 row lanes; each lane walks rows with the grid's
+ * stride. The dropout hash of a row is mixed once per row, its columns
+ * once per element (gs_mlp_keep_in_row), the same bits as gs_mlp_keep. */
+template <typename T, bool VEC>
+__global__ void gs_mlp_bias_relu_dropout_kernel(const float *__restrict__ z,
+                                                const float *__restrict__ bias, uint64_t rows,
                                                 uint32_t out, const uint64_t *steps, uint64_t G,
                                                 uint64_t offset, uint64_t seed, uint32_t layer,
-                                                float dropout, T *act) {
-  const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= rows * out) return;
-  const uint64_t r = i / out;
-  const uint32_t o = (uint32_t)(i % out);
-  float v = z[i] + bias[o];
-  v = v > 0.0f ? v : 0.0f;
-  if (dropout > 0.0f) {
-    const uint64_t step = *steps;
-    v = gs_mlp_keep(seed, step, layer, step * G + offset + r, o, dropout) ? v / (1.0f - dropout)
-                                                                          : 0.0f;
+                                                float dropout, T *__restrict__ act) {
+  const uint32_t c0 = GS_MLP_QUAD * (blockIdx.x * blockDim.x + threadIdx.x);
+  if (c0 >= out) return;
+  const uint32_t n = min(GS_MLP_QUAD, out - c0);
+  float b[GS_MLP_QUAD];
+  for (uint32_t j = 0; j < GS_MLP_QUAD; j++) b[j] = j < n ? bias[c0 + j] : 0.0f;
+  const uint64_t step = *steps;
+  const float scale = dropout > 0.0f ? 1.0f / (1.0f - dropout) : 1.0f;
+  for (uint64_t r = (uint64_t)blockIdx.y * blockDim.y + threadIdx.y; r < rows;
+       r += (uint64_t)gridDim.y * blockDim.y) {
+    const uint64_t i = r * out + c0;
+    float v[GS_MLP_QUAD];
+    load_quad<VEC>(z + i, n, v);
+    const uint64_t row = dropout > 0.0f ? gs_mlp_keep_row(seed, step, layer, step * G + offset + r) : 0;
+#pragma unroll
+    for (uint32_t j = 0; j < GS_MLP_QUAD; j++) {
+      float x = v[j] + b[j];
+      x = x > 0.0f ? x : 0.0f;
+      if (dropout > 0.0f) x = gs_mlp_keep_in_row(row, c0 + j, dropout) ? x * scale : 0.0f;
+      v[j] = x;
+    }
+    store_quad<VEC>(act + i, n, v);
   }
-  act[i] = from_float<T>(v);
 }
 
 /* Column tiles for the kernels that also sum a gradient over the batch
@@ -128,25 +193,50 @@ __global__ void gs_mlp_loss_kernel(const float *z, const float *bias, const floa
   if (threadIdx.x == 0 && part != 0.0f) atomicAdd(loss, part);
 }
 
+/* Column sums of a block's quads (32 x 4 columns, 8 row lanes) meet in
+ * shared memory; one atomicAdd per column and block lands in db. */
+__device__ __forceinline__ void add_quad_sums(const float sum[GS_MLP_QUAD], uint32_t cols,
+                                              float *db) {
+  __shared__ float part[GS_MLP_TILE_ROWS][GS_MLP_TILE_COLS * GS_MLP_QUAD + 1];
+  for (uint32_t j = 0; j < GS_MLP_QUAD; j++) part[threadIdx.y][GS_MLP_QUAD * threadIdx.x + j] = sum[j];
+  __syncthreads();
+  const uint32_t t = threadIdx.y * GS_MLP_TILE_COLS + threadIdx.x;
+  const uint32_t c = blockIdx.x * GS_MLP_TILE_COLS * GS_MLP_QUAD + t;
+  if (t < GS_MLP_TILE_COLS * GS_MLP_QUAD && c < cols) {
+    float total = 0.0f;
+    for (int k = 0; k < GS_MLP_TILE_ROWS; k++) total += part[k][t];
+    if (total != 0.0f) atomicAdd(&db[c], total);
+  }
+}
+
 /* Gradient through the previous hidden layer's ReLU and dropout, da
  * [rows][cols] -> dz: that layer's output act is > 0 exactly where both let
  * the value through (scaled by 1 / (1 - p)). Its bias gradient (column sums
- * of dz) goes to db. */
-template <typename T>
-__global__ void gs_mlp_relu_dropout_grad_kernel(const float *da, const T *act, uint64_t rows,
-                                                uint32_t cols, float scale, T *dz, float *db) {
-  const uint32_t c = blockIdx.x * GS_MLP_TILE_COLS + threadIdx.x;
-  float sum = 0.0f;
-  if (c < cols) {
+ * of dz, as rounded to T) goes to db. Blocks of quads as the forward's. */
+template <typename T, bool VEC>
+__global__ void gs_mlp_relu_dropout_grad_kernel(const float *__restrict__ da,
+                                                const T *__restrict__ act, uint64_t rows,
+                                                uint32_t cols, float scale, T *__restrict__ dz,
+                                                float *db) {
+  const uint32_t c0 = GS_MLP_QUAD * (blockIdx.x * GS_MLP_TILE_COLS + threadIdx.x);
+  const uint32_t n = c0 < cols ? min(GS_MLP_QUAD, cols - c0) : 0;
+  float sum[GS_MLP_QUAD] = {0.0f, 0.0f, 0.0f, 0.0f};
+  if (n > 0) {
     for (uint64_t r = (uint64_t)blockIdx.y * GS_MLP_TILE_ROWS + threadIdx.y; r < rows;
          r += (uint64_t)gridDim.y * GS_MLP_TILE_ROWS) {
-      const uint64_t i = r * cols + c;
-      const T g = from_float<T>(to_float(act[i]) > 0.0f ? da[i] * scale : 0.0f);
-      dz[i] = g;
-      sum += to_float(g);
+      const uint64_t i = r * cols + c0;
+      float d[GS_MLP_QUAD], a[GS_MLP_QUAD];
+      load_quad<VEC>(da + i, n, d);
+      load_quad<VEC>(act + i, n, a);
+#pragma unroll
+      for (uint32_t j = 0; j < GS_MLP_QUAD; j++) {
+        d[j] = to_float(from_float<T>(a[j] > 0.0f ? d[j] * scale : 0.0f));
+        sum[j] += d[j];
+      }
+      store_quad<VEC>(dz + i, n, d);
     }
   }
-  add_column_sums(sum, c, cols, db);
+  add_quad_sums(sum, cols, db);
 }
 
 /* Adam update t = steps + 1 over all parameters; also refreshes the bf16
@@ -210,15 +300,55 @@ static unsigned blocks_for(uint64_t n) {
   return (unsigned)((n + GS_MLP_THREADS - 1) / GS_MLP_THREADS);
 }
 
-/* Grid of the column-sum kernels for rows x cols: every column tile, and
- * enough row lanes for about 4 blocks per multiprocessor. */
-static dim3 tile_grid(const gs_mlp_cuda *g, uint64_t rows, uint32_t cols) {
-  const uint64_t x = (cols + GS_MLP_TILE_COLS - 1) / GS_MLP_TILE_COLS;
+/* Grid of the tiled kernels for rows x cols with `tile_cols` columns a
+ * block: every column tile, and enough row lanes for about `per_sm` blocks
+ * per multiprocessor. */
+static dim3 tile_grid(int sm_count, uint64_t rows, uint32_t cols, uint32_t tile_cols,
+                      unsigned per_sm) {
+  const uint64_t x = (cols + tile_cols - 1) / tile_cols;
   uint64_t y = (rows + GS_MLP_TILE_ROWS - 1) / GS_MLP_TILE_ROWS;
-  const uint64_t want = 4ull * (uint64_t)g->sm_count / x + 1;
+  const uint64_t want = (uint64_t)per_sm * (uint64_t)sm_count / x + 1;
   if (y > want) y = want;
   if (y > 65535) y = 65535;
   return dim3((unsigned)x, (unsigned)y);
+}
+
+/* The column-sum kernels: 32 columns a block, about 4 blocks per SM. */
+static dim3 column_grid(int sm_count, uint64_t rows, uint32_t cols) {
+  return tile_grid(sm_count, rows, cols, GS_MLP_TILE_COLS, 4);
+}
+
+static bool aligned(const void *p, size_t bytes) { return (uintptr_t)p % bytes == 0; }
+
+/* The quad kernels: 32 quads a block, about 8 blocks per SM (a full
+ * multiprocessor of 256-thread blocks, for loads in flight); vector loads
+ * where every quad is aligned. */
+template <typename T>
+static void launch_bias_act(int sm_count, cudaStream_t stream, const float *z, const float *bias,
+                            uint64_t rows, uint32_t out, const uint64_t *steps, uint64_t G,
+                            uint64_t offset, uint64_t seed, uint32_t layer, float dropout, T *act) {
+  const dim3 grid = tile_grid(sm_count, rows, out, GS_MLP_TILE_COLS * GS_MLP_QUAD, 8);
+  const dim3 block(GS_MLP_TILE_COLS, GS_MLP_TILE_ROWS);
+  if (out % GS_MLP_QUAD == 0 && aligned(z, 16) && aligned(act, GS_MLP_QUAD * sizeof(T)))
+    gs_mlp_bias_relu_dropout_kernel<T, true><<<grid, block, 0, stream>>>(
+        z, bias, rows, out, steps, G, offset, seed, layer, dropout, act);
+  else
+    gs_mlp_bias_relu_dropout_kernel<T, false><<<grid, block, 0, stream>>>(
+        z, bias, rows, out, steps, G, offset, seed, layer, dropout, act);
+}
+
+template <typename T>
+static void launch_act_grad(int sm_count, cudaStream_t stream, const float *da, const T *act,
+                            uint64_t rows, uint32_t cols, float scale, T *dz, float *db) {
+  const dim3 grid = tile_grid(sm_count, rows, cols, GS_MLP_TILE_COLS * GS_MLP_QUAD, 8);
+  const dim3 block(GS_MLP_TILE_COLS, GS_MLP_TILE_ROWS);
+  if (cols % GS_MLP_QUAD == 0 && aligned(da, 16) && aligned(act, GS_MLP_QUAD * sizeof(T)) &&
+      aligned(dz, GS_MLP_QUAD * sizeof(T)))
+    gs_mlp_relu_dropout_grad_kernel<T, true><<<grid, block, 0, stream>>>(da, act, rows, cols,
+                                                                         scale, dz, db);
+  else
+    gs_mlp_relu_dropout_grad_kernel<T, false><<<grid, block, 0, stream>>>(da, act, rows, cols,
+                                                                          scale, dz, db);
 }
 
 extern "C" void gs_mlp_cuda_destroy(gs_mlp_cuda *g) {
@@ -429,12 +559,12 @@ template <typename T> static gs_status forward_t(gs_mlp_cuda *g, uint64_t rows) 
                 out));
     const float *bias = g->params + gs_mlp_bias_offset(m, l);
     if (l < L - 1) {
-      gs_mlp_bias_relu_dropout_kernel<T><<<blocks_for(rows * out), GS_MLP_THREADS, 0, g->stream>>>(
-          g->z, bias, rows, out, g->steps, g->G, g->offset, g->c.dropout_seed, (uint32_t)l,
-          m->dropout, (T *)g->act[l + 1]);
+      launch_bias_act<T>(g->sm_count, g->stream, g->z, bias, rows, out, g->steps, g->G, g->offset,
+                         g->c.dropout_seed, (uint32_t)l, m->dropout, (T *)g->act[l + 1]);
     } else {
       gs_mlp_loss_kernel<T>
-          <<<tile_grid(g, rows, out), dim3(GS_MLP_TILE_COLS, GS_MLP_TILE_ROWS), 0, g->stream>>>(
+          <<<column_grid(g->sm_count, rows, out), dim3(GS_MLP_TILE_COLS, GS_MLP_TILE_ROWS), 0,
+             g->stream>>>(
               g->z, bias, g->y, g->c.data_n, out, g->steps, g->G, g->offset, rows, (T *)g->dz,
               g->grads + gs_mlp_bias_offset(m, l), g->loss);
     }
@@ -474,10 +604,8 @@ template <typename T> static gs_status input_grad_t(gs_mlp_cuda *g, int l, uint6
   // dA^T (in x rows) = W^T (in x out) * dZ^T (out x rows), into z as scratch.
   GS_TRY(gemm(g, CUBLAS_OP_N, CUBLAS_OP_N, in, rows, out, weights(g, l), in, g->dz, out, g->z, in));
   const float scale = m->dropout > 0.0f ? 1.0f / (1.0f - m->dropout) : 1.0f;
-  gs_mlp_relu_dropout_grad_kernel<T>
-      <<<tile_grid(g, rows, in), dim3(GS_MLP_TILE_COLS, GS_MLP_TILE_ROWS), 0, g->stream>>>(
-          g->z, (const T *)g->act[l], rows, in, scale, (T *)g->dz_prev,
-          g->grads + gs_mlp_bias_offset(m, l - 1));
+  launch_act_grad<T>(g->sm_count, g->stream, g->z, (const T *)g->act[l], rows, in, scale,
+                     (T *)g->dz_prev, g->grads + gs_mlp_bias_offset(m, l - 1));
   GS_CHECK_CUDA(cudaGetLastError());
   void *t = g->dz;
   g->dz = g->dz_prev;
@@ -516,14 +644,6 @@ __global__ void gs_mlp_column_sums_kernel(const T *dz, uint64_t rows, uint32_t c
   add_column_sums(sum, c, cols, db);
 }
 
-/* The column-sum grid of tile_grid for `sm_count` multiprocessors. */
-static dim3 stage_grid(int sm_count, uint64_t rows, uint32_t cols) {
-  gs_mlp_cuda g;
-  memset(&g, 0, sizeof g);
-  g.sm_count = sm_count;
-  return tile_grid(&g, rows, cols);
-}
-
 static unsigned capped_blocks(uint64_t n) {
   const unsigned blocks = blocks_for(n);
   return blocks > 4096 ? 4096 : (blocks ? blocks : 1);
@@ -538,24 +658,21 @@ template <typename T> static void stage_op_t(const gs_mlp_stage_op *op, cudaStre
           op->x, op->n, op->cols, op->steps, op->G, op->offset, op->rows, (T *)op->out);
       break;
     case GS_MLP_STAGE_BIAS_ACT:
-      gs_mlp_bias_relu_dropout_kernel<T>
-          <<<blocks_for(op->rows * op->cols), GS_MLP_THREADS, 0, stream>>>(
-              (const float *)op->in, op->bias, op->rows, op->cols, op->steps, op->G, op->offset,
-              op->seed, op->layer, op->dropout, (T *)op->out);
+      launch_bias_act<T>(op->sm_count, stream, (const float *)op->in, op->bias, op->rows, op->cols,
+                         op->steps, op->G, op->offset, op->seed, op->layer, op->dropout,
+                         (T *)op->out);
       break;
     case GS_MLP_STAGE_LOSS:
-      gs_mlp_loss_kernel<T><<<stage_grid(op->sm_count, op->rows, op->cols), tile, 0, stream>>>(
+      gs_mlp_loss_kernel<T><<<column_grid(op->sm_count, op->rows, op->cols), tile, 0, stream>>>(
           (const float *)op->in, op->bias, op->x, op->n, op->cols, op->steps, op->G, op->offset,
           op->rows, (T *)op->out, op->db, op->loss);
       break;
     case GS_MLP_STAGE_ACT_GRAD:
-      gs_mlp_relu_dropout_grad_kernel<T>
-          <<<stage_grid(op->sm_count, op->rows, op->cols), tile, 0, stream>>>(
-              (const float *)op->in, (const T *)op->act, op->rows, op->cols, op->scale,
-              (T *)op->out, op->db);
+      launch_act_grad<T>(op->sm_count, stream, (const float *)op->in, (const T *)op->act, op->rows,
+                         op->cols, op->scale, (T *)op->out, op->db);
       break;
     case GS_MLP_STAGE_COLUMN_SUMS:
-      gs_mlp_column_sums_kernel<T><<<stage_grid(op->sm_count, op->rows, op->cols), tile, 0, stream>>>(
+      gs_mlp_column_sums_kernel<T><<<column_grid(op->sm_count, op->rows, op->cols), tile, 0, stream>>>(
           (const T *)op->in, op->rows, op->cols, op->db);
       break;
     case GS_MLP_STAGE_ADAM:

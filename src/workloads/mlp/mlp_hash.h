@@ -53,15 +53,27 @@ GS_MLP_HD float gs_mlp_normal(uint64_t seed, uint64_t stream, uint64_t i, uint64
   return GS_MLP_MUL(GS_MLP_ADD(s, -2.0f), 1.7320508f);
 }
 
+/* The dropout hash's prefix for one row: hidden layer `layer`, the sample
+ * at global batch position `pos` of optimizer step `step`. A kernel mixes
+ * it once per row and only the column per element (gs_mlp_keep_in_row). */
+GS_MLP_HD uint64_t gs_mlp_keep_row(uint64_t seed, uint64_t step, uint32_t layer, uint64_t pos) {
+  return gs_mlp_mix(gs_mlp_mix(seed ^ (step * 0xD1B54A32D192ED03ull),
+                               GS_MLP_STREAM_DROPOUT + 16u * layer),
+                    pos);
+}
+
+/* Dropout decision for element `col` of the row whose prefix is `row`:
+ * non-zero means kept. */
+GS_MLP_HD int gs_mlp_keep_in_row(uint64_t row, uint32_t col, float dropout) {
+  return gs_mlp_uniform(gs_mlp_mix(row, col)) >= dropout;
+}
+
 /* Dropout decision for element `col` of the output of hidden layer `layer`
  * for the sample at global batch position `pos` of optimizer step `step`:
  * non-zero means kept. */
 GS_MLP_HD int gs_mlp_keep(uint64_t seed, uint64_t step, uint32_t layer, uint64_t pos, uint32_t col,
                           float dropout) {
-  const uint64_t bits =
-      gs_mlp_hash(seed ^ (step * 0xD1B54A32D192ED03ull), GS_MLP_STREAM_DROPOUT + 16u * layer, pos,
-                  col);
-  return gs_mlp_uniform(bits) >= dropout;
+  return gs_mlp_keep_in_row(gs_mlp_keep_row(seed, step, layer, pos), col, dropout);
 }
 
 /* One value of the synthetic regression dataset (docs/workloads/mlp.md):
