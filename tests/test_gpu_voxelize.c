@@ -1,10 +1,11 @@
 /* GPU test of the voxelize kernels (both generations: GS_VOXELIZE_KERNELS):
- * every mode, odd and aligned point
- * counts, small non-cubic and 128^3 grids, non-power-of-two voxel sizes,
- * outside and non-finite points, three clouds and split ranks, all run
- * through the workload vtable on device 0 and verified against the CPU
- * reference; and hand-made clouds (one point, all in one voxel, points on
- * slab boundaries, all dropped) through the launcher's binned and atomic
+ * every mode, odd and aligned point counts, steps replayed from a CUDA
+ * graph and (--no-graph) launched kernel by kernel, small non-cubic and
+ * 128^3 grids, non-power-of-two voxel sizes, outside and non-finite
+ * points, three clouds and split ranks, all run through the workload
+ * vtable on device 0 and verified against the CPU reference; and
+ * hand-made clouds (one point, all in one voxel, points on slab
+ * boundaries, all dropped) through the launcher's binned and atomic
  * paths. Skips (exit 77) where no CUDA device is usable. */
 #include <math.h>
 #include <setjmp.h>
@@ -109,6 +110,12 @@ static void run_mode(const char *mode, const char *features) {
                            "--nonfinite", "0.5", features ? "--features" : NULL, features, NULL};
   opts = parse_options(dropped);
   run_case(opts, 0, 3, "all points dropped");
+  gs_workload_voxelize.options_free(opts);
+  // The steps launched kernel by kernel instead of replayed from a graph.
+  const char *launched[] = {"--mode", mode, "--points", "1000002", "--clouds", "3", "--outside",
+                            "0.1", "--no-graph", features ? "--features" : NULL, features, NULL};
+  opts = parse_options(launched);
+  run_case(opts, 0, 3, "--no-graph");
   gs_workload_voxelize.options_free(opts);
 }
 

@@ -35,7 +35,8 @@ typedef struct {
   uint64_t features;
   double outside;
   double nonfinite;
-  gs_option table[10];
+  int no_graph;
+  gs_option table[11];
 } gs_voxelize_options;
 
 /* ---- options ---------------------------------------------------------------- */
@@ -75,6 +76,8 @@ static void *voxelize_options_new(void) {
       {.name = "nonfinite", .kind = GS_OPT_DOUBLE, .target = &o->nonfinite, .dmin = 0.0,
        .dmax = 1.0, .metavar = "FRACTION",
        .help = "fraction of points with a NaN or infinite coordinate"},
+      {.name = "no-graph", .kind = GS_OPT_FLAG, .target = &o->no_graph,
+       .help = "launch the step's kernels every step instead of replaying a CUDA graph of them"},
       {.name = NULL, .kind = GS_OPT_END},
   };
   _Static_assert(sizeof table == sizeof o->table, "option table size");
@@ -189,6 +192,7 @@ static cJSON *voxelize_options_to_json(const void *opts) {
   gs_json_put_number(&b, j, "outside", o->outside);
   gs_json_put_number(&b, j, "nonfinite", o->nonfinite);
   gs_json_put_string(&b, j, "occupancy_type", "uint32");
+  gs_json_put_bool(&b, j, "cuda_graph", !o->no_graph);
   return gs_json_build_finish(&b, j);
 }
 
@@ -266,6 +270,8 @@ typedef struct {
   double *sums;                     /* mean workspace, one cloud */
   unsigned long long *dropped_raw;  /* CUDA: copy of the device's dropped array */
   gs_voxelize_cuda_buffers dev;
+  int use_graph;                    /* CUDA: replay `graph` (captured on the first step) */
+  cudaGraphExec_t graph;
   int stepped;
 } gs_voxelize_state;
 
@@ -290,6 +296,7 @@ static void voxelize_teardown(void *state) {
     (void)free_device(s->dev.counts);
     (void)free_device(s->dev.dropped);
     (void)free_device(s->dev.workspace);
+    if (s->graph != NULL) (void)cudaGraphExecDestroy(s->graph);
     gs_error_restore(&kept);
   }
   free(s->points);
@@ -373,6 +380,7 @@ static gs_status voxelize_setup(const void *opts, const gs_rank_context *ctx, vo
   params_from_options(o, &s->params);
   s->backend = ctx->backend;
   s->stream = ctx->stream;
+  s->use_graph = ctx->backend == GS_BACKEND_CUDA && !o->no_graph;
   s->n = o->points;
   s->clouds = ctx->unit_count;
   s->unit_begin = ctx->unit_begin;
@@ -427,11 +435,33 @@ static gs_status voxelize_setup(const void *opts, const gs_rank_context *ctx, vo
   return GS_OK;
 }
 
-/* The step's work: the kernels enqueued on CUDA, the reference on the CPU. */
+/* Captures the step's kernels on the rank's stream into s->graph. */
+static gs_status capture_step(gs_voxelize_state *s) {
+  cudaGraph_t graph = NULL;
+  GS_CHECK_CUDA(cudaStreamBeginCapture(s->stream, cudaStreamCaptureModeThreadLocal));
+  const cudaError_t enqueued = gs_voxelize_cuda_step(&s->params, &s->dev, s->stream);
+  const cudaError_t end = cudaStreamEndCapture(s->stream, &graph);
+  GS_CHECK_CUDA(enqueued);
+  GS_CHECK_CUDA(end);
+  const cudaError_t made = cudaGraphInstantiate(&s->graph, graph, 0);
+  cudaGraphDestroy(graph);
+  GS_CHECK_CUDA(made);
+  return GS_OK;
+}
+
+/* The step's work: on CUDA its kernels, as one graph launch unless
+ * --no-graph (a step is only a few short kernels, so launching them one by
+ * one from several rank threads leaves the GPU waiting for the host); the
+ * reference on the CPU. */
 static gs_status voxelize_compute(gs_voxelize_state *s) {
   const uint64_t F = s->params.features;
-  if (s->backend == GS_BACKEND_CUDA) {
+  if (s->backend == GS_BACKEND_CUDA && !s->use_graph) {
     GS_CHECK_CUDA(gs_voxelize_cuda_step(&s->params, &s->dev, s->stream));
+    return GS_OK;
+  }
+  if (s->backend == GS_BACKEND_CUDA) {
+    if (s->graph == NULL) GS_TRY(capture_step(s));
+    GS_CHECK_CUDA(cudaGraphLaunch(s->graph, s->stream));
     return GS_OK;
   }
   for (uint64_t c = 0; c < s->clouds; c++)
