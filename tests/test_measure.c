@@ -100,7 +100,36 @@ static void test_common_groups(void **unused) {
                                               : "?";
     assert_string_equal(t->name, want);
   }
-  assert_int_equal(n, 24);
+  assert_int_equal(n, 25);
+}
+
+/* Asserts that `o`'s table has the count option `name` of 0..max. */
+static void assert_count_option(const gs_common_options *o, const char *name, uint64_t max) {
+  const gs_option *t = o->table;
+  while (t->kind != GS_OPT_END && strcmp(t->name, name) != 0) t++;
+  assert_int_equal(t->kind, GS_OPT_COUNT);
+  assert_int_equal(t->min, 0);
+  assert_int_equal(t->max, max);
+}
+
+/* Asserts that `o`'s table does not list the option `name`. */
+static void assert_not_listed(const gs_common_options *o, const char *name) {
+  for (const gs_option *t = o->table; t->kind != GS_OPT_END; t++)
+    assert_string_not_equal(t->name, name);
+}
+
+/* Asserts `is` (cJSON_IsTrue, cJSON_IsNull, ...) of the member `name` of
+ * the config block that `o` and `c` give; with `is` NULL, that it is absent. */
+static void assert_config_member(const gs_common_options *o, const gs_run_config *c,
+                                 const char *name, cJSON_bool (*is)(const cJSON *)) {
+  cJSON *config = gs_common_config_json(o, c, NULL, NULL);
+  assert_non_null(config);
+  const cJSON *member = cJSON_GetObjectItemCaseSensitive(config, name);
+  if (is)
+    assert_true(is(member));
+  else
+    assert_null(member);
+  cJSON_Delete(config);
 }
 
 static void test_arrival_times_option(void **unused) {
@@ -110,40 +139,32 @@ static void test_arrival_times_option(void **unused) {
   gs_common_options o;
   gs_run_config c;
   gs_common_init(&o, GS_GROUP_MEASURE);
-  const gs_option *t = o.table;
-  while (t->kind != GS_OPT_END && strcmp(t->name, "arrival-times") != 0) t++;
-  assert_int_equal(t->kind, GS_OPT_COUNT);
-  assert_int_equal(t->min, 0);
-  assert_int_equal(t->max, 1);
+  assert_count_option(&o, "arrival-times", 1);
   o.backend_choice = GS_BACKEND_CHOICE_CPU;
   o.ranks = 2;
   o.given_ranks = 1;
   assert_int_equal(gs_common_resolve(&o, 0, &c), GS_OK);
   assert_int_equal(c.no_arrival_times, 0);
-  cJSON *config = gs_common_config_json(&o, &c, NULL, NULL);
-  assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(config, "arrival_times")));
-  cJSON_Delete(config);
+  assert_config_member(&o, &c, "arrival_times", cJSON_IsTrue);
   o.arrival_times = 0;
   assert_int_equal(gs_common_resolve(&o, 0, &c), GS_OK);
   assert_int_equal(c.no_arrival_times, 1);
-  config = gs_common_config_json(&o, &c, NULL, NULL);
-  assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(config, "arrival_times")));
-  cJSON_Delete(config);
+  assert_config_member(&o, &c, "arrival_times", cJSON_IsFalse);
   // A command without the group (exec) neither lists nor writes it, and
   // its configuration records (the default).
   gs_common_init(&o, GS_GROUP_OUTPUT | GS_GROUP_BACKEND | GS_GROUP_RANKS);
-  for (t = o.table; t->kind != GS_OPT_END; t++) assert_string_not_equal(t->name, "arrival-times");
+  assert_not_listed(&o, "arrival-times");
   o.backend_choice = GS_BACKEND_CHOICE_CPU;
   assert_int_equal(gs_common_resolve(&o, 0, &c), GS_OK);
   assert_int_equal(c.no_arrival_times, 0);
-  config = gs_common_config_json(&o, &c, NULL, NULL);
-  assert_null(cJSON_GetObjectItemCaseSensitive(config, "arrival_times"));
-  cJSON_Delete(config);
+  assert_config_member(&o, &c, "arrival_times", NULL);
 }
 
-/* The runner's default on CUDA is off (its cost over 1% of mlp's step,
- * docs/stragglers.md), on on the cpu backend; given, it is obeyed. */
-static void test_runner_arrival_default(void **unused) {
+/* The runner's defaults on CUDA: --arrival-times off (its cost over 1% of
+ * mlp's step, docs/stragglers.md) and at most 4 CTAs per collective (its
+ * collectives overlap compute, docs/workloads/mlp.md); on the cpu backend
+ * recording on and NCCL's default. Given, each option is obeyed. */
+static void test_runner_cuda_defaults(void **unused) {
   (void)unused;
   const gs_workload_driver *runner = &gs_runner_driver;
   assert_non_null(runner->configure);
@@ -151,13 +172,53 @@ static void test_runner_arrival_default(void **unused) {
   gs_given_options given = {0};
   assert_int_equal(runner->configure(NULL, &given, &c), GS_OK);
   assert_int_equal(c.no_arrival_times, 1);
+  assert_int_equal(c.nccl_max_ctas, 4);
   c = (gs_run_config){.backend = GS_BACKEND_CPU};
   assert_int_equal(runner->configure(NULL, &given, &c), GS_OK);
   assert_int_equal(c.no_arrival_times, 0);
+  assert_int_equal(c.nccl_max_ctas, 0);
   given.arrival_times = 1;
-  c = (gs_run_config){.backend = GS_BACKEND_CUDA};
+  given.nccl_max_ctas = 1;
+  c = (gs_run_config){.backend = GS_BACKEND_CUDA, .nccl_max_ctas = 16};
   assert_int_equal(runner->configure(NULL, &given, &c), GS_OK);
   assert_int_equal(c.no_arrival_times, 0);
+  assert_int_equal(c.nccl_max_ctas, 16);
+  c = (gs_run_config){.backend = GS_BACKEND_CUDA, .nccl_max_ctas = 0};
+  assert_int_equal(runner->configure(NULL, &given, &c), GS_OK);
+  assert_int_equal(c.nccl_max_ctas, 0);
+}
+
+static void test_nccl_max_ctas_option(void **unused) {
+  (void)unused;
+  // --nccl-max-ctas: 0..GS_COMM_MAX_CTAS, default 0 (NCCL's default) into
+  // the run config; N > 0 on the cpu backend is a usage error naming it;
+  // config.nccl_max_ctas is null there, and absent without the group.
+  gs_common_options o;
+  gs_run_config c;
+  gs_common_init(&o, GS_GROUP_MEASURE);
+  assert_count_option(&o, "nccl-max-ctas", GS_COMM_MAX_CTAS);
+  o.backend_choice = GS_BACKEND_CHOICE_CPU;
+  assert_int_equal(gs_common_resolve(&o, 0, &c), GS_OK);
+  assert_int_equal(c.nccl_max_ctas, 0);
+  assert_config_member(&o, &c, "nccl_max_ctas", cJSON_IsNull);
+  o.nccl_max_ctas = 4;
+  o.given_nccl_max_ctas = 1;
+  assert_int_equal(gs_common_resolve(&o, 0, &c), GS_ERR_USAGE);
+  assert_error_mentions("option --nccl-max-ctas 4 applies to the cuda backend");
+  // What a CUDA measurement's document says: the number, or null for 0.
+  c = (gs_run_config){.backend = GS_BACKEND_CUDA, .nccl_max_ctas = 4};
+  cJSON *config = gs_common_config_json(&o, &c, NULL, NULL);
+  const cJSON *n = cJSON_GetObjectItemCaseSensitive(config, "nccl_max_ctas");
+  assert_true(cJSON_IsNumber(n));
+  assert_int_equal(n->valueint, 4);
+  cJSON_Delete(config);
+  c.nccl_max_ctas = 0;
+  assert_config_member(&o, &c, "nccl_max_ctas", cJSON_IsNull);
+  gs_common_init(&o, GS_GROUP_OUTPUT | GS_GROUP_BACKEND | GS_GROUP_RANKS);
+  assert_not_listed(&o, "nccl-max-ctas");
+  o.backend_choice = GS_BACKEND_CHOICE_CPU;
+  assert_int_equal(gs_common_resolve(&o, 0, &c), GS_OK);
+  assert_config_member(&o, &c, "nccl_max_ctas", NULL);
 }
 
 static void test_resolve_gpus_options(void **unused) {
@@ -659,7 +720,8 @@ int main(void) {
       cmocka_unit_test(test_gpus_refused),
       cmocka_unit_test(test_common_groups),
       cmocka_unit_test(test_arrival_times_option),
-      cmocka_unit_test(test_runner_arrival_default),
+      cmocka_unit_test(test_nccl_max_ctas_option),
+      cmocka_unit_test(test_runner_cuda_defaults),
       cmocka_unit_test(test_resolve_gpus_options),
       cmocka_unit_test(test_resolve_cpu_ranks),
       cmocka_unit_test(test_counts),

@@ -178,6 +178,9 @@ static const gs_option refused[] = {
      .help = "the input pattern is fixed so that every element can be checked"},
     {.name = "arrival", .kind = GS_OPT_REFUSED,
      .help = "is --arrival-times 0|1 now, its name in every measuring command"},
+    {.name = "nccl-max-ctas", .kind = GS_OPT_REFUSED,
+     .help = "coll measures NCCL as it comes, as nccl-tests does; NCCL_MAX_CTAS in the "
+             "environment limits its CTAs (the document's config.nccl_environment keeps it)"},
     {.name = "telemetry-interval", .kind = GS_OPT_REFUSED, .help = "coll records no GPU telemetry"},
     {.name = "telemetry-series", .kind = GS_OPT_REFUSED, .help = "coll records no GPU telemetry"},
     {.name = "format", .short_name = 'f', .kind = GS_OPT_REFUSED,

@@ -106,7 +106,7 @@ static const gs_option refused[] = {
 gs_status gs_cmd_plan(int argc, char **argv) {
   gs_common_options common;
   gs_common_init(&common, GS_GROUP_OUTPUT | GS_GROUP_BACKEND | GS_GROUP_TIMING | GS_GROUP_SEED |
-                              GS_GROUP_TIMEOUT | GS_GROUP_ARRIVAL | GS_GROUP_TRACE);
+                              GS_GROUP_TIMEOUT | GS_GROUP_ARRIVAL | GS_GROUP_NCCL | GS_GROUP_TRACE);
   static const gs_cli_wording wording[] = {{"out", "result file (default results/plan.json)"},
                                            {NULL, NULL}};
   gs_cli_reword_options(common.table, wording);

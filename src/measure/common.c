@@ -137,6 +137,17 @@ static size_t add_arrival(gs_common_options *o, unsigned groups, gs_option *t) {
   return 1;
 }
 
+static size_t add_nccl(gs_common_options *o, unsigned groups, gs_option *t) {
+  (void)groups;
+  t[0] = (gs_option){.name = "nccl-max-ctas", .kind = GS_OPT_COUNT, .target = &o->nccl_max_ctas,
+                     .min = 0, .max = GS_COMM_MAX_CTAS, .metavar = "N",
+                     .help = "cuda: the most CTAs (thread blocks) NCCL gives one collective of "
+                             "the measured ranks; 0 = NCCL's default (default: 4 in run, scale "
+                             "and suite for workloads whose collectives overlap compute, else 0)",
+                     .given = &o->given_nccl_max_ctas};
+  return 1;
+}
+
 static size_t add_trace(gs_common_options *o, unsigned groups, gs_option *t) {
   (void)groups;
   t[0] = (gs_option){.name = "trace", .kind = GS_OPT_STRING, .target = &o->trace,
@@ -200,6 +211,7 @@ static const common_group groups_in_order[] = {
     {GS_GROUP_TELEMETRY, "Telemetry", add_telemetry},
     {GS_GROUP_TIMEOUT, "Waiting for ranks", add_timeout},
     {GS_GROUP_ARRIVAL, "Stragglers", add_arrival},
+    {GS_GROUP_NCCL, "Communication", add_nccl},
     {GS_GROUP_FAULTS, "Faults", add_faults},
     {GS_GROUP_TRACE, "Trace", add_trace},
 };
@@ -401,6 +413,11 @@ gs_status gs_common_resolve(const gs_common_options *o, int default_all, gs_run_
   config->split_proportional = o->split_choice == GS_SPLIT_CHOICE_PROPORTIONAL;
   config->comm_timeout_seconds = o->timeout;
   config->no_arrival_times = o->arrival_times == 0;
+  if (o->given_nccl_max_ctas && o->nccl_max_ctas > 0 && config->backend != GS_BACKEND_CUDA)
+    return gs_error(GS_ERR_USAGE, "option --nccl-max-ctas %llu applies to the cuda backend (NCCL's "
+                    "communicators); the cpu backend has none (0 is accepted)",
+                    (unsigned long long)o->nccl_max_ctas);
+  config->nccl_max_ctas = (int)o->nccl_max_ctas;
   for (size_t i = 0; i < o->inject.n; i++) GS_TRY(gs_fault_parse(o->inject.v[i], &config->faults));
   GS_TRY(gs_fault_check_launch(&config->faults, o->mpi_processes > 0));
   return gs_fault_check_ranks(&config->faults,
@@ -484,6 +501,14 @@ cJSON *gs_common_config_json(const gs_common_options *o, const gs_run_config *co
   // a measurement recorded is its own "arrival" member (docs/result-schema.md).
   if (o->group_bits & GS_GROUP_ARRIVAL)
     gs_json_put_bool(b, c, "arrival_times", !config->no_arrival_times);
+  // What the world's NCCL communicators were created with; null: NCCL's
+  // default, which also covers the cpu backend (no NCCL).
+  if (o->group_bits & GS_GROUP_NCCL) {
+    if (config->backend == GS_BACKEND_CUDA && config->nccl_max_ctas > 0)
+      gs_json_put_number(b, c, "nccl_max_ctas", config->nccl_max_ctas);
+    else
+      gs_json_put_null(b, c, "nccl_max_ctas");
+  }
   if (config->faults.n > 0)
     gs_json_put_item(b, c, "inject", gs_fault_list_to_json(&config->faults, GS_MAX_RANKS));
   // NCCL's variables choose its transports and algorithms (NCCL_P2P_DISABLE
@@ -549,7 +574,8 @@ gs_status gs_common_configure(gs_common_options *o, const gs_workload *workload,
   const gs_given_options given = {.iters = o->given_iters, .min_time = o->given_min_time,
                                   .runs = o->given_runs, .warmup = o->given_warmup,
                                   .gpu_mode = o->given_gpu_mode,
-                                  .arrival_times = o->given_arrival_times};
+                                  .arrival_times = o->given_arrival_times,
+                                  .nccl_max_ctas = o->given_nccl_max_ctas};
   if (driver->configure) GS_TRY(driver->configure(wopts, &given, config));
   // The split is calibrated and measured by a driver that splits work units.
   if (config->split_proportional && !driver->split)

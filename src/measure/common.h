@@ -50,6 +50,9 @@ typedef struct {
   int given_trace_steps;
   uint64_t arrival_times;      /* --arrival-times 0|1: record arrivals at collectives (default 1) */
   int given_arrival_times;
+  uint64_t nccl_max_ctas;      /* --nccl-max-ctas N: NCCL's CTAs per collective (cuda);
+                                  0 = NCCL's default, unless a driver sets one */
+  int given_nccl_max_ctas;
   int mpi_processes;           /* set by the caller under mpirun/srun (before
                                   gs_common_resolve): the world is this many processes */
   int given_gpus, given_ngpus, given_ranks, given_iters, given_min_time, given_counts, given_scaling,
@@ -99,12 +102,14 @@ enum {
   GS_GROUP_SPLIT = 1u << 15,    /* --split */
   GS_GROUP_GPU_MODE = 1u << 16, /* --gpu-mode */
   GS_GROUP_ARRIVAL = 1u << 17,  /* --arrival-times 0|1 (docs/stragglers.md) */
+  GS_GROUP_NCCL = 1u << 18,     /* --nccl-max-ctas N of the workloads' communicators */
   /* Compositions used by several commands. */
   GS_GROUP_DEVICES = GS_GROUP_BACKEND | GS_GROUP_GPUS | GS_GROUP_RANKS,
   GS_GROUP_TIMING = GS_GROUP_WARMUP | GS_GROUP_ITERS | GS_GROUP_MIN_TIME | GS_GROUP_RUNS,
   /* What a workload's measurement takes (run, scale, suite add to it). */
   GS_GROUP_MEASURE = GS_GROUP_OUTPUT | GS_GROUP_DEVICES | GS_GROUP_TIMING | GS_GROUP_SEED |
-                     GS_GROUP_TELEMETRY | GS_GROUP_TIMEOUT | GS_GROUP_TRACE | GS_GROUP_ARRIVAL
+                     GS_GROUP_TELEMETRY | GS_GROUP_TIMEOUT | GS_GROUP_TRACE | GS_GROUP_ARRIVAL |
+                     GS_GROUP_NCCL
 };
 
 /* Fills defaults and composes the option table of the `groups` (in the

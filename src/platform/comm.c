@@ -266,26 +266,115 @@ static gs_status create_progress(gs_comm_world *w) {
   return GS_OK;
 }
 
-static gs_status create_nccl(gs_comm_world *w) {
-  if (w->job.launch == GS_COMM_LAUNCH_THREADS) {
-    ncclComm_t *comms = calloc((size_t)w->local_ranks, sizeof *comms);
-    if (!comms) return gs_error(GS_ERR_NOMEM, "cannot allocate communicators");
-    ncclResult_t rc = ncclCommInitAll(comms, w->local_ranks, w->config.devices);
-    if (rc == ncclSuccess)
-      for (int k = 0; k < w->local_ranks; k++) w->ranks[k].nccl = comms[k];
-    free(comms);
-    if (rc != ncclSuccess)
-      return gs_error(GS_ERR_NCCL, "cannot create the NCCL communicators of %d GPUs: %s",
-                      w->local_ranks, ncclGetErrorString(rc));
-    return GS_OK;
+/* NCCL's settings for the world's communicators: at most `max_ctas` CTAs
+ * per collective, every other field NCCL's default. Groups split from the
+ * world (ncclCommSplit with a NULL config, comm_group.c) inherit these
+ * settings from their parent in NCCL, so they need no config of their own. */
+static ncclConfig_t nccl_world_config(int max_ctas) {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.maxCTAs = max_ctas;
+  return config;
+}
+
+/* Selects every local rank's GPU once, then `caller_device` again; names
+ * the GPU that cannot be selected. */
+static gs_status select_each_device(const gs_comm_world *w, int caller_device) {
+  cudaError_t rc = cudaSuccess;
+  int k = 0;
+  for (; k < w->local_ranks && rc == cudaSuccess; k++) rc = cudaSetDevice(w->config.devices[k]);
+  cudaError_t restore_rc = cudaSetDevice(caller_device);
+  if (rc != cudaSuccess)
+    return gs_error(GS_ERR_CUDA, "cannot select GPU %d for its NCCL communicator: %s",
+                    w->config.devices[k - 1], cudaGetErrorString(rc));
+  if (restore_rc != cudaSuccess)
+    return gs_error(GS_ERR_CUDA, "cannot select GPU %d again: %s", caller_device,
+                    cudaGetErrorString(restore_rc));
+  return GS_OK;
+}
+
+/* Threads mode with a CTA limit: ncclCommInitAll takes no settings, so one
+ * ncclCommInitRankConfig per local rank on its device, all in one NCCL group
+ * (the calls of one group wait for each other at ncclGroupEnd, not inside
+ * the loop). The caller's current device is restored afterwards. On failure
+ * the communicators made so far are aborted and `comms` left all NULL. */
+static gs_status create_nccl_threads_config(gs_comm_world *w, ncclComm_t *comms) {
+  int caller_device = 0;
+  GS_CHECK_CUDA(cudaGetDevice(&caller_device));
+  // A device that failed inside the group would leave the ranks already in
+  // it waiting at ncclGroupEnd for the missing one: every GPU is tried first.
+  GS_TRY(select_each_device(w, caller_device));
+  ncclUniqueId id;
+  GS_CHECK_NCCL(ncclGetUniqueId(&id));
+  ncclConfig_t config = nccl_world_config(w->config.nccl_max_ctas);
+  GS_CHECK_NCCL(ncclGroupStart());
+  cudaError_t device_rc = cudaSuccess;
+  ncclResult_t init_rc = ncclSuccess;
+  int k = 0;
+  for (; k < w->local_ranks; k++) {
+    device_rc = cudaSetDevice(w->config.devices[k]);
+    if (device_rc != cudaSuccess) break;
+    init_rc = ncclCommInitRankConfig(&comms[k], w->local_ranks, id, k, &config);
+    if (init_rc != ncclSuccess) break;
   }
+  // The group is closed even after a failed call, so that NCCL is left out of it.
+  ncclResult_t end_rc = ncclGroupEnd();
+  cudaError_t restore_rc = cudaSetDevice(caller_device);
+  gs_status status = GS_OK;
+  if (device_rc != cudaSuccess)
+    status = gs_error(GS_ERR_CUDA, "cannot select GPU %d for its NCCL communicator: %s",
+                      w->config.devices[k], cudaGetErrorString(device_rc));
+  else if (init_rc != ncclSuccess || end_rc != ncclSuccess)
+    status = gs_error(GS_ERR_NCCL,
+                      "cannot create the NCCL communicators of %d GPUs with at most %d CTAs "
+                      "per collective (ncclCommInitRankConfig): %s",
+                      w->local_ranks, w->config.nccl_max_ctas,
+                      ncclGetErrorString(init_rc != ncclSuccess ? init_rc : end_rc));
+  else if (restore_rc != cudaSuccess)
+    status = gs_error(GS_ERR_CUDA, "cannot select GPU %d again after creating communicators: %s",
+                      caller_device, cudaGetErrorString(restore_rc));
+  if (status != GS_OK)
+    for (int j = 0; j < w->local_ranks; j++) {
+      if (comms[j]) ncclCommAbort(comms[j]);
+      comms[j] = NULL;
+    }
+  return status;
+}
+
+/* Threads mode: the communicators of all local ranks, with NCCL's default
+ * settings (ncclCommInitAll) unless a CTA limit is set. */
+static gs_status create_nccl_threads(gs_comm_world *w) {
+  ncclComm_t *comms = calloc((size_t)w->local_ranks, sizeof *comms);
+  if (!comms) return gs_error(GS_ERR_NOMEM, "cannot allocate communicators");
+  gs_status status = GS_OK;
+  if (w->config.nccl_max_ctas > 0) {
+    status = create_nccl_threads_config(w, comms);
+  } else {
+    ncclResult_t rc = ncclCommInitAll(comms, w->local_ranks, w->config.devices);
+    if (rc != ncclSuccess)
+      status = gs_error(GS_ERR_NCCL, "cannot create the NCCL communicators of %d GPUs: %s",
+                        w->local_ranks, ncclGetErrorString(rc));
+  }
+  if (status == GS_OK)
+    for (int k = 0; k < w->local_ranks; k++) w->ranks[k].nccl = comms[k];
+  free(comms);
+  return status;
+}
+
+static gs_status create_nccl(gs_comm_world *w) {
+  if (w->job.launch == GS_COMM_LAUNCH_THREADS) return create_nccl_threads(w);
 #ifdef GS_HAVE_MPI
   ncclUniqueId id;
   memset(&id, 0, sizeof id);
   if (w->job.process_rank == 0) GS_CHECK_NCCL(ncclGetUniqueId(&id));
   GS_CHECK_MPI(MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD));
   GS_CHECK_CUDA(cudaSetDevice(w->ranks[0].device));
-  GS_CHECK_NCCL(ncclCommInitRank(&w->ranks[0].nccl, w->size, id, w->job.process_rank));
+  if (w->config.nccl_max_ctas > 0) {
+    ncclConfig_t config = nccl_world_config(w->config.nccl_max_ctas);
+    GS_CHECK_NCCL(
+        ncclCommInitRankConfig(&w->ranks[0].nccl, w->size, id, w->job.process_rank, &config));
+  } else {
+    GS_CHECK_NCCL(ncclCommInitRank(&w->ranks[0].nccl, w->size, id, w->job.process_rank));
+  }
   return GS_OK;
 #else
   GS_BUG("mpi launch in a build without MPI");
@@ -299,6 +388,8 @@ gs_status gs_comm_world_create(const gs_comm_job *job, const gs_comm_world_confi
   if (config->local_ranks < 1 || (mpi && config->local_ranks != 1))
     GS_BUG("a communicator world of %d local ranks in %s mode", config->local_ranks,
            mpi ? "mpi" : "threads");
+  if (config->nccl_max_ctas < 0 || config->nccl_max_ctas > GS_COMM_MAX_CTAS)
+    GS_BUG("a communicator world of at most %d CTAs per collective", config->nccl_max_ctas);
   gs_comm_world *w = calloc(1, sizeof *w);
   if (!w) return gs_error(GS_ERR_NOMEM, "cannot allocate a communicator world");
   w->job = *job;

@@ -144,6 +144,10 @@ cJSON *gs_comm_nccl_environment_json(void);
 typedef struct gs_comm_world gs_comm_world;
 typedef struct gs_comm gs_comm;
 
+/* The most CTAs NCCL gives one collective (its channel limit, the range
+ * NCCL accepts for maxCTAs): the largest nccl_max_ctas. */
+#define GS_COMM_MAX_CTAS 64
+
 typedef struct {
   gs_backend backend;     /* cuda: NCCL on device buffers; cpu: host buffers */
   int local_ranks;        /* ranks this process drives: the world size in
@@ -155,13 +159,20 @@ typedef struct {
                                   rank takes F times as long, an all-reduce of
                                   a group holding both waits F - 1 times three
                                   copies of its message (docs/stragglers.md) */
+  int nccl_max_ctas;      /* cuda backend: the most CTAs (thread blocks) NCCL
+                             gives one collective of the world's
+                             communicators, 1..GS_COMM_MAX_CTAS; 0 = NCCL's
+                             own default. NCCL_MAX_CTAS in the environment
+                             overrides it inside NCCL */
 } gs_comm_world_config;
 
 /* Creates the communicators of the ranks this process drives. Threads mode:
- * all ranks' NCCL communicators at once (ncclCommInitAll), or a shared
- * memory exchange on the CPU backend. Mpi mode: one rank per process, the
- * rank is the process rank; the NCCL id is broadcast over MPI, or MPI_COMM_WORLD
- * is used for host buffers. Called from one thread; *out owned by the caller. */
+ * all ranks' NCCL communicators at once (ncclCommInitAll, or one
+ * ncclCommInitRankConfig per rank in a group when nccl_max_ctas is set), or
+ * a shared memory exchange on the CPU backend. Mpi mode: one rank per
+ * process, the rank is the process rank; the NCCL id is broadcast over MPI,
+ * or MPI_COMM_WORLD is used for host buffers. Called from one thread; *out
+ * owned by the caller. */
 gs_status gs_comm_world_create(const gs_comm_job *job, const gs_comm_world_config *config,
                                gs_comm_world **out);
 

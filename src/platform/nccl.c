@@ -24,6 +24,9 @@
   X(ncclGetUniqueId, (ncclUniqueId * id), (id))                                                \
   X(ncclCommInitRank, (ncclComm_t * comm, int nranks, ncclUniqueId id, int rank),              \
     (comm, nranks, id, rank))                                                                  \
+  X(ncclCommInitRankConfig,                                                                    \
+    (ncclComm_t * comm, int nranks, ncclUniqueId id, int rank, ncclConfig_t *config),          \
+    (comm, nranks, id, rank, config))                                                          \
   X(ncclCommInitAll, (ncclComm_t * comms, int ndev, const int *devices), (comms, ndev, devices)) \
   X(ncclCommSplit, (ncclComm_t comm, int color, int key, ncclComm_t *newcomm, ncclConfig_t *config), \
     (comm, color, key, newcomm, config))                                                       \

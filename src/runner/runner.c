@@ -132,7 +132,8 @@ gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
     const int device = config->devices[config->process_rank];
     gs_comm_world_config wc = {.backend = config->backend, .local_ranks = 1, .devices = &device,
                                .timeout_seconds = config->comm_timeout_seconds,
-                               .faults = &config->faults};
+                               .faults = &config->faults,
+                               .nccl_max_ctas = config->nccl_max_ctas};
     status = gs_comm_world_create(&job, &wc, &sh->comm_world);
     if (status != GS_OK) goto done;
   }
@@ -147,7 +148,8 @@ gs_status gs_runner_measure(const gs_workload *workload, const void *opts,
     job.launch = GS_COMM_LAUNCH_THREADS;
     gs_comm_world_config wc = {.backend = config->backend, .local_ranks = config->world_size,
                                .devices = config->devices, .timeout_seconds = config->comm_timeout_seconds,
-                               .faults = &config->faults};
+                               .faults = &config->faults,
+                               .nccl_max_ctas = config->nccl_max_ctas};
     status = gs_comm_world_create(&job, &wc, &sh->comm_world);
     if (status != GS_OK) goto done;
   }

@@ -43,6 +43,13 @@ typedef struct {
    * for the runner's workloads on CUDA, where the runner driver's
    * configure hook sets it unless the option was given (their cost). */
   int no_arrival_times;
+  /* --nccl-max-ctas: the most CTAs (thread blocks) NCCL gives one
+   * collective of the measurement's communicators on CUDA
+   * (gs_comm_world_config), 1..GS_COMM_MAX_CTAS; 0 = NCCL's default. The
+   * option's default is 0 but for the runner's workloads on CUDA, where the
+   * runner driver's configure hook sets 4 unless the option was given (their
+   * collectives overlap compute). */
+  int nccl_max_ctas;
   gs_fault_list faults;          /* injected faults; those on ranks >= world_size are ignored */
   /* When set, rank 0 waits here once every rank is set up, so that several
    * measurements running at once (a plan) start their steps together. Each

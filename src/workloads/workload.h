@@ -50,7 +50,7 @@ typedef struct {
  * hold their defaults), for a driver that has defaults of its own or
  * refuses options that do not apply to it. */
 typedef struct {
-  int iters, min_time, runs, warmup, gpu_mode, arrival_times;
+  int iters, min_time, runs, warmup, gpu_mode, arrival_times, nccl_max_ctas;
 } gs_given_options;
 
 struct gs_workload;

@@ -315,7 +315,8 @@ static gs_status make_world(const gs_llm_engine *e, int count, const int *device
                             gs_comm_world **out) {
   gs_comm_job job = {.launch = GS_COMM_LAUNCH_THREADS, .process_count = 1, .local_count = 1};
   gs_comm_world_config wc = {.backend = e->backend, .local_ranks = count, .devices = devices,
-                             .timeout_seconds = GS_LLM_TP_TIMEOUT_SECONDS};
+                             .timeout_seconds = GS_LLM_TP_TIMEOUT_SECONDS,
+                             .nccl_max_ctas = e->config.nccl_max_ctas};
   return gs_comm_world_create(&job, &wc, out);
 }
 

@@ -39,6 +39,9 @@ typedef struct {
   int overlap_launches; /* CUDA: each kernel may start while its predecessor ends (sm_90+) */
   int decode_gemm;      /* CUDA: gs_llm_decode_gemm, how linear layers of <= 16 rows run */
   uint32_t tp;          /* tensor-parallel shards of the replica (0 or 1: none) */
+  int nccl_max_ctas;    /* CUDA: the most CTAs NCCL gives a collective of the
+                           replica's communicators (gs_run_config's); 0 = NCCL's
+                           default */
   /* Pipeline parallelism (llm_pp.h): stages of the replica (0 or 1: none),
    * each of tp shards, and the micro-batches a call's sequences are cut
    * into (0: one per stage). A stage's model holds decoder layers

@@ -96,7 +96,8 @@ static gs_status verify_over_processes(const gs_run_config *config,
   gs_llm_process_comms groups = {0};
   if (tp > 1 || (pp > 1 && config->backend == GS_BACKEND_CUDA))
     GS_TRY(gs_llm_process_join(config->control, config->backend, config->devices[me],
-                               (uint32_t)tp, pp, config->comm_timeout_seconds, &groups));
+                               (uint32_t)tp, pp, config->comm_timeout_seconds,
+                               config->nccl_max_ctas, &groups));
   gs_status status = GS_OK;
   if (me < config->world_size) {
     const gs_llm_engine_place place = {.control = gs_comm_world_rank(config->control, 0),

@@ -398,6 +398,7 @@ void gs_llm_options_scenario(const gs_llm_options *o, const gs_run_config *run,
   e->overlap_launches = !o->no_overlap;
   e->decode_gemm = o->decode_gemm;
   e->tp = (uint32_t)o->tp;
+  e->nccl_max_ctas = run->nccl_max_ctas;
   e->pp = (uint32_t)o->pp;
   e->micro_batches = (uint32_t)o->micro_batches;
   if (o->pp > 1 && gs_llm_pp_split(e->shape.layers, e->pp, o->stage_bounds.v, o->stage_bounds.n,

@@ -60,10 +60,13 @@ int gs_llm_link_world(uint32_t s, uint32_t pp);
 /* Collective over every process of the job (all call it, those beyond
  * the measured ranks too): the stage groups when tp > 1, the pipeline's
  * links when pp > 1 on CUDA, in `process_rank`'s place (process p is
- * stage (p mod tp x pp) / tp of its replica). *out is filled on success;
- * on failure what was made is freed. */
+ * stage (p mod tp x pp) / tp of its replica). The GPU worlds' NCCL
+ * communicators take at most `nccl_max_ctas` CTAs per collective (0:
+ * NCCL's default). *out is filled on success; on failure what was made is
+ * freed. */
 gs_status gs_llm_process_join(gs_comm_world *control, gs_backend backend, int device, uint32_t tp,
-                              uint32_t pp, double timeout_seconds, gs_llm_process_comms *out);
+                              uint32_t pp, double timeout_seconds, int nccl_max_ctas,
+                              gs_llm_process_comms *out);
 
 /* Frees the group and the GPU worlds after a run that went well; after a
  * failure (a process may be lost) leaves them to the job's end, whose

@@ -677,7 +677,8 @@ gs_status gs_llm_scenario_run(const gs_llm_scenario_config *config, const gs_run
   gs_llm_process_comms groups = {0};
   if (mpi && (shards > 1 || (stages > 1 && run->backend == GS_BACKEND_CUDA))) {
     status = gs_llm_process_join(run->control, run->backend, run->devices[run->process_rank],
-                                 (uint32_t)shards, stages, run->comm_timeout_seconds, &groups);
+                                 (uint32_t)shards, stages, run->comm_timeout_seconds,
+                                 run->nccl_max_ctas, &groups);
     if (status != GS_OK) goto done;
     sh->tp = groups.tp;
     sh->link_out = groups.out;
