@@ -57,7 +57,8 @@ static gs_status runner_measure_hook(void *ctx, const gs_run_config *config, siz
  * gradients on a communication stream while the backward GEMMs run), and
  * NCCL's default takes SMs from those GEMMs. With 4, NVLink still carries
  * mlp's 8 MB of gradients well within the backward pass: its weak scaling
- * on 4 x H200 (--preset large --batch 8192 --counts 1,4, one call) went
+ * on 4 x H200 (--preset large --batch 8192 --counts 1,4, one call, the
+ * limit then set by NCCL_MAX_CTAS, which NCCL applies as maxCTAs) went
  * from 92.0% [90.9, 93.4] efficiency with NCCL's default to 96.6%
  * [95.6, 97.4] with 4 (93.7% with 8, 91.2% with 16; the 1-GPU step 2.30 ms
  * either way). */
