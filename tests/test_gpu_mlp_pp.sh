@@ -64,13 +64,23 @@ if [ "$gpu_count" -ge 4 ]; then
   python3 - "$work" <<'PY' || failures=$((failures + 1))
 import json, sys
 work = sys.argv[1]
-# Clean on the big shape: nobody. Clean on the small one, whose steps are
-# bound by their hosts' launches, a replica may be named (one of 2 runs on
-# 4 x H200: replica 1, 171 us late in 20 of 20 steps: the rank threads of
-# one process enqueue in turn): a replica named there must be found
-# host-bound (its stream waited for its host's call). Rank 2 late:
-# replica 1 in stage 0's group (stage 1's group may name the same replica,
-# which waits for it through the pipe). Its lateness: on the small shape
+# Clean on the big shape: a replica named there trails by far less than
+# the injected 2 ms. On 4 x H200 one replica (either) arrived 84-110 us
+# late in 20 of 20 iterations of 5-6 ms, its GPU still working when its
+# host made the call, in 3 of 6 runs, with the binaries before and after
+# the session-14 changes alike and every GPU at 1980 MHz while busy
+# (docs/results/2026-11-28-h200x4-session14/call5-output.txt): over the 1%
+# of a step the naming takes as material, so named; the cause is not
+# known. So it must be under 10% of the injected lateness. Clean on the
+# small one, whose steps are bound by their hosts' launches, a replica may
+# be named for its host (one of 2 runs on 4 x H200: replica 1, 171 us late
+# in 20 of 20 steps: the rank threads of one process enqueue in turn): a
+# replica named there must be found host-bound (its stream waited for its
+# host's call). That failed on 4 x H200 in session 14: replica 0 named
+# 36 us and 239 us late in steps of about 1 ms with a host-bound share of
+# 0 (call6-ctest.log, call7-ctest.log); not explained, left failing.
+# Rank 2 late: replica 1 in stage 0's group (stage 1's group may name the
+# same replica, which waits for it through the pipe). Its lateness: on the small shape
 # the on-time rank's host enqueues a step more slowly than its GPU runs
 # it, so its stream reaches the all-reduce when its host gets there, while
 # the late rank's host enqueues during its GPU's spin: up to a step's time
@@ -100,7 +110,7 @@ for name, late in (("dp2pp2", None), ("dp2pp2-late", 1), ("dp2pp2-big", None),
             assert rg["named"] is None or share >= 0.5, (name, g)
             continue
         if late is None:
-            assert rg["named"] is None, (name, rg)
+            assert rg["named"] is None or g["lateness_seconds"] < 200e-6, (name, g)
         elif g["stage"] == 0:
             assert rg["named"] == late and rg["named_rank"] == 2, (name, rg)
             # Its GPU was still spinning when its host made the call.

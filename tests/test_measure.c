@@ -160,32 +160,60 @@ static void test_arrival_times_option(void **unused) {
   assert_config_member(&o, &c, "arrival_times", NULL);
 }
 
+/* Options of `workload` from command-line words (NULL-terminated). */
+static void *workload_options(const gs_workload *workload, const char *const *args) {
+  void *opts = workload->options_new();
+  assert_non_null(opts);
+  int n = 0;
+  while (args[n]) n++;
+  const gs_option *tables[] = {workload->options_table(opts), NULL};
+  assert_int_equal(gs_options_parse(tables, "test", n, (char **)args, NULL, NULL), GS_OK);
+  assert_int_equal(workload->options_check(opts), GS_OK);
+  return opts;
+}
+
 /* The runner's defaults on CUDA: --arrival-times off (its cost over 1% of
- * mlp's step, docs/stragglers.md) and at most 4 CTAs per collective (its
- * collectives overlap compute, docs/workloads/mlp.md); on the cpu backend
- * recording on and NCCL's default. Given, each option is obeyed. */
+ * mlp's step, docs/stragglers.md) and at most 4 CTAs per collective where
+ * the workload's collectives overlap its compute (mlp data parallel, not
+ * with --pp; docs/workloads/mlp.md), NCCL's default elsewhere; on the cpu
+ * backend recording on and NCCL's default. Given, each option is obeyed. */
 static void test_runner_cuda_defaults(void **unused) {
   (void)unused;
   const gs_workload_driver *runner = &gs_runner_driver;
   assert_non_null(runner->configure);
+  const gs_workload *mlp = gs_workload_find("mlp"), *voxelize = gs_workload_find("voxelize");
+  assert_non_null(mlp);
+  assert_non_null(voxelize);
+  const char *none[] = {NULL}, *pp[] = {"--pp", "2", NULL};
+  void *dp_opts = workload_options(mlp, none), *pp_opts = workload_options(mlp, pp);
+  void *vox_opts = workload_options(voxelize, none);
   gs_run_config c = {.backend = GS_BACKEND_CUDA};
   gs_given_options given = {0};
-  assert_int_equal(runner->configure(NULL, &given, &c), GS_OK);
+  assert_int_equal(runner->configure(mlp, dp_opts, &given, &c), GS_OK);
   assert_int_equal(c.no_arrival_times, 1);
   assert_int_equal(c.nccl_max_ctas, 4);
+  c = (gs_run_config){.backend = GS_BACKEND_CUDA};
+  assert_int_equal(runner->configure(mlp, pp_opts, &given, &c), GS_OK);
+  assert_int_equal(c.nccl_max_ctas, 0);
+  c = (gs_run_config){.backend = GS_BACKEND_CUDA};
+  assert_int_equal(runner->configure(voxelize, vox_opts, &given, &c), GS_OK);
+  assert_int_equal(c.nccl_max_ctas, 0);
   c = (gs_run_config){.backend = GS_BACKEND_CPU};
-  assert_int_equal(runner->configure(NULL, &given, &c), GS_OK);
+  assert_int_equal(runner->configure(mlp, dp_opts, &given, &c), GS_OK);
   assert_int_equal(c.no_arrival_times, 0);
   assert_int_equal(c.nccl_max_ctas, 0);
   given.arrival_times = 1;
   given.nccl_max_ctas = 1;
   c = (gs_run_config){.backend = GS_BACKEND_CUDA, .nccl_max_ctas = 16};
-  assert_int_equal(runner->configure(NULL, &given, &c), GS_OK);
+  assert_int_equal(runner->configure(mlp, dp_opts, &given, &c), GS_OK);
   assert_int_equal(c.no_arrival_times, 0);
   assert_int_equal(c.nccl_max_ctas, 16);
   c = (gs_run_config){.backend = GS_BACKEND_CUDA, .nccl_max_ctas = 0};
-  assert_int_equal(runner->configure(NULL, &given, &c), GS_OK);
+  assert_int_equal(runner->configure(mlp, dp_opts, &given, &c), GS_OK);
   assert_int_equal(c.nccl_max_ctas, 0);
+  mlp->options_free(dp_opts);
+  mlp->options_free(pp_opts);
+  voxelize->options_free(vox_opts);
 }
 
 static void test_nccl_max_ctas_option(void **unused) {

@@ -143,7 +143,8 @@ static size_t add_nccl(gs_common_options *o, unsigned groups, gs_option *t) {
                      .min = 0, .max = GS_COMM_MAX_CTAS, .metavar = "N",
                      .help = "cuda: the most CTAs (thread blocks) NCCL gives one collective of "
                              "the measured ranks; 0 = NCCL's default (default: 4 in run, scale "
-                             "and suite for workloads whose collectives overlap compute, else 0)",
+                             "and suite where the workload's collectives overlap its compute, "
+                             "as mlp's data-parallel all-reduces do; else 0)",
                      .given = &o->given_nccl_max_ctas};
   return 1;
 }
@@ -576,7 +577,7 @@ gs_status gs_common_configure(gs_common_options *o, const gs_workload *workload,
                                   .gpu_mode = o->given_gpu_mode,
                                   .arrival_times = o->given_arrival_times,
                                   .nccl_max_ctas = o->given_nccl_max_ctas};
-  if (driver->configure) GS_TRY(driver->configure(wopts, &given, config));
+  if (driver->configure) GS_TRY(driver->configure(workload, wopts, &given, config));
   // The split is calibrated and measured by a driver that splits work units.
   if (config->split_proportional && !driver->split)
     return gs_error(GS_ERR_USAGE, "option --split proportional does not apply to %s: it has its "

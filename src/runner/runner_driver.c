@@ -52,29 +52,34 @@ static gs_status runner_measure_hook(void *ctx, const gs_run_config *config, siz
   return gs_runner_measure(s->workload, s->opts, config, out);
 }
 
-/* The CTAs NCCL may give a collective of the runner's workloads on CUDA.
- * Their collectives overlap compute (a data-parallel step all-reduces its
- * gradients on a communication stream while the backward GEMMs run), and
- * NCCL's default takes SMs from those GEMMs. With 4, NVLink still carries
- * mlp's 8 MB of gradients well within the backward pass: its weak scaling
- * on 4 x H200 (--preset large --batch 8192 --counts 1,4, one call, the
- * limit then set by NCCL_MAX_CTAS, which NCCL applies as maxCTAs) went
- * from 92.0% [90.9, 93.4] efficiency with NCCL's default to 96.6%
- * [95.6, 97.4] with 4 (93.7% with 8, 91.2% with 16; the 1-GPU step 2.30 ms
- * either way). */
+/* The CTAs NCCL may give a collective of a workload whose collectives
+ * overlap its compute (gs_workload.overlaps_collectives: a data-parallel
+ * step all-reduces its gradients on a communication stream while the
+ * backward GEMMs run): NCCL's default takes SMs from those GEMMs. With 4,
+ * NVLink still carries mlp's 8 MB of gradients well within the backward
+ * pass. mlp --preset large --batch 8192, weak scaling on 4 x H200 (one
+ * call each, 3 runs a count): 91.6% [89.8, 93.5] efficiency at 4 GPUs
+ * with NCCL's default, 97.3% [97.0, 97.7] with 4, 97.4% with 2, 92.1%
+ * with 8 (set through NCCL_MAX_CTAS); through this default 98.1% [97.8,
+ * 98.3] at 2 GPUs and 97.3% [97.1, 97.6] at 4, against 91.2% with
+ * --nccl-max-ctas 0 (docs/workloads/mlp.md). A pipeline's transfers are
+ * on its critical path: with 4 CTAs mlp's --pp 2 step went from 5.1 to
+ * 6.25 ms, so workloads that do not overlap keep NCCL's default. */
 #define RUNNER_NCCL_MAX_CTAS 4
 
 /* The runner's defaults of options given none, on CUDA. --arrival-times:
  * off, where the recording cost mlp's data-parallel step 2.05% [1.88%,
  * 2.43%] of its 1.5 ms (2 of 4 x H200, bench/arrival_cost_runs.sh;
  * docs/stragglers.md), over the 1% it may cost; on on the cpu backend.
- * --nccl-max-ctas: RUNNER_NCCL_MAX_CTAS. Given, each is obeyed. */
-static gs_status runner_configure(void *opts, const gs_given_options *given,
-                                  gs_run_config *config) {
-  (void)opts;
+ * --nccl-max-ctas: RUNNER_NCCL_MAX_CTAS where the workload's collectives
+ * overlap its compute, else NCCL's default. Given, each is obeyed. */
+static gs_status runner_configure(const gs_workload *workload, void *opts,
+                                  const gs_given_options *given, gs_run_config *config) {
   if (config->backend != GS_BACKEND_CUDA) return GS_OK;
   if (!given->arrival_times) config->no_arrival_times = 1;
-  if (!given->nccl_max_ctas) config->nccl_max_ctas = RUNNER_NCCL_MAX_CTAS;
+  if (!given->nccl_max_ctas && workload->overlaps_collectives &&
+      workload->overlaps_collectives(opts))
+    config->nccl_max_ctas = RUNNER_NCCL_MAX_CTAS;
   return GS_OK;
 }
 

@@ -102,7 +102,8 @@ typedef struct {
    * (GS_ERR_USAGE naming the option that does not apply) and fits the
    * configuration to the workload. Called before anything is measured,
    * from the main thread. */
-  gs_status (*configure)(void *opts, const gs_given_options *given, gs_run_config *config);
+  gs_status (*configure)(const struct gs_workload *workload, void *opts,
+                         const gs_given_options *given, gs_run_config *config);
   /* Optional. Keeps in `counts` the rank counts the workload can be
    * measured at (e.g. whole tensor-parallel replicas), noting any it
    * leaves out; GS_ERR_USAGE when none is left. NULL: every count. */
@@ -144,6 +145,12 @@ typedef struct gs_workload {
    * gives each rank its handle in ctx->comm; after every timed step it
    * records gs_comm_exposed_take into the rank record's comm_seconds. */
   int communicates;
+  /* Optional, for a workload that communicates: non-zero when under
+   * `opts` its collectives run beside its compute (a data-parallel step's
+   * gradient all-reduce during the backward GEMMs) rather than on its
+   * critical path (a pipeline's transfers between stages). The runner
+   * then gives NCCL fewer CTAs by default (runner_driver.c). NULL: never. */
+  int (*overlaps_collectives)(const void *opts);
 
   /* Default options; the caller frees them with options_free. */
   void *(*options_new)(void);

@@ -345,8 +345,9 @@ static gs_status choose_layouts(gs_llm_options *o, const gs_run_config *config) 
 
 /* A request stream per measurement, not timed iterations: --iters and
  * --min-time do not apply (docs/workloads/llm.md). */
-static gs_status driver_configure(void *opts, const gs_given_options *given,
-                                  gs_run_config *config) {
+static gs_status driver_configure(const gs_workload *workload, void *opts,
+                                  const gs_given_options *given, gs_run_config *config) {
+  (void)workload;
   const gs_llm_options *o = opts;
   if (given->iters || given->min_time)
     return gs_error(GS_ERR_USAGE, "options --iters and --min-time do not apply to llm: it runs "

@@ -1,8 +1,9 @@
-/* mlp workload: options and presets, and the setup / step / verify /
- * teardown of one data-parallel rank. The CUDA step runs the forward pass,
- * then the backward pass layer by layer, launching the all-reduce of each
- * gradient bucket on a communication stream as soon as its layers are
- * done, and waits for the buckets (exposed communication) only before Adam.
+/* mlp workload: the setup / step / verify / teardown of one data-parallel
+ * rank (its options and cost: mlp_options.c). The CUDA step runs the
+ * forward pass, then the backward pass layer by layer, launching the
+ * all-reduce of each gradient bucket on a communication stream as soon as
+ * its layers are done, and waits for the buckets (exposed communication)
+ * only before Adam.
  * The CPU reference is in mlp_cpu.c, the kernels in mlp_cuda.cu; rules in
  * docs/workloads/mlp.md. */
 #include <math.h>
@@ -18,256 +19,16 @@
 #include "workloads/mlp/mlp.h"
 #include "workloads/mlp/mlp_cuda.h"
 #include "workloads/mlp/mlp_hash.h"
+#include "workloads/mlp/mlp_options.h"
 #include "workloads/mlp/mlp_tolerance.h"
 #include "workloads/mlp/mlp_pp.h"
 
-#define GS_MLP_MAX_BATCH (1ull << 22)
-#define GS_MLP_MAX_SAMPLES (1ull << 26)
 #define GS_MLP_MAX_RANKS 64
-#define GS_MLP_MAX_BYTES (64ull << 30) /* per host buffer group, see check_sizes */
 /* Each gradient element |gpu - cpu| <= its bound from the error analysis of
  * the step in its precision (mlp_tolerance.c; docs/workloads/mlp.md,
  * "Verification"). Adam's tolerance applies to the update from identical
  * gradients. */
 #define GS_MLP_ADAM_RTOL 1e-3
-
-static const char *const preset_choices[] = {"medium", "large", NULL};
-static const char *const precision_choices[] = {"fp32", "tf32", "bf16", NULL};
-
-static const uint64_t preset_medium[] = {50, 256, 128, 64, 3};
-static const uint64_t preset_large[] = {50, 1024, 1024, 512, 512, 256, 3};
-static const double preset_dropout[] = {0.2, 0.3};
-
-typedef struct {
-  gs_mlp_pp_options pp;            /* first: gs_mlp_pp_rank_role reads it */
-  int preset;
-  gs_u64_list layers;
-  double dropout;
-  uint64_t batch;
-  gs_u64_list batch_sizes;
-  uint64_t samples;
-  int precision;
-  double lr;
-  uint64_t bucket_kb;
-  uint64_t verify_rows;
-  double verify_corrupt;           /* test: the largest gradient element times this before the check */
-  int no_graph;
-  const char *data_path;
-  int given_layers, given_dropout, given_batch, given_batch_sizes, given_samples, given_data;
-  float *file_x, *file_y;          /* the --data file, loaded by options_check */
-  uint64_t file_n;
-  gs_option table[15 + GS_MLP_PP_OPTIONS];
-} gs_mlp_options;
-
-/* ---- options ------------------------------------------------------------------ */
-
-static void *mlp_options_new(void) {
-  gs_mlp_options *o = calloc(1, sizeof *o);
-  if (o == NULL) return NULL;
-  o->batch = 128;
-  o->samples = 65536;
-  o->lr = 1e-3;
-  o->bucket_kb = 1024;
-  o->verify_rows = 32;
-  o->verify_corrupt = 1.0;
-  const gs_option table[] = {
-      {.name = "preset", .kind = GS_OPT_CHOICE, .target = &o->preset, .choices = preset_choices,
-       .metavar = "NAME",
-       .help = "medium: 50-256-128-64-3, dropout 0.2; large: 50-1024-1024-512-512-256-3, dropout 0.3"},
-      {.name = "layers", .kind = GS_OPT_COUNT_LIST, .target = &o->layers, .min = 1,
-       .max = GS_MLP_MAX_WIDTH, .metavar = "W0,W1,...",
-       .help = "layer widths from inputs to outputs (overrides --preset), e.g. 50,256,3",
-       .given = &o->given_layers},
-      {.name = "dropout", .kind = GS_OPT_DOUBLE, .target = &o->dropout, .dmin = 0.0, .dmax = 0.95,
-       .metavar = "P", .help = "dropout probability after each hidden layer (default: the preset's)",
-       .given = &o->given_dropout},
-      {.name = "batch", .kind = GS_OPT_COUNT, .target = &o->batch, .min = 1,
-       .max = GS_MLP_MAX_BATCH, .metavar = "B",
-       .help = "samples per step: global batch (strong scaling) or per rank (weak)",
-       .given = &o->given_batch},
-      {.name = "batch-sizes", .kind = GS_OPT_COUNT_LIST, .target = &o->batch_sizes, .min = 1,
-       .max = GS_MLP_MAX_BATCH, .metavar = "B1,B2,...",
-       .help = "measure each batch size in turn (instead of --batch); scale adds a single vs "
-               "multi table", .given = &o->given_batch_sizes},
-      {.name = "samples", .kind = GS_OPT_COUNT, .target = &o->samples, .min = 1,
-       .max = GS_MLP_MAX_SAMPLES, .metavar = "N", .help = "samples of the synthetic dataset",
-       .given = &o->given_samples},
-      {.name = "data", .kind = GS_OPT_STRING, .target = &o->data_path, .metavar = "FILE.csv",
-       .help = "train on a CSV file instead (per line: the inputs, then the targets)",
-       .given = &o->given_data},
-      {.name = "precision", .kind = GS_OPT_CHOICE, .target = &o->precision,
-       .choices = precision_choices, .metavar = "P",
-       .help = "fp32, tf32 (tensor cores) or bf16 (fp32 master weights); CUDA only"},
-      {.name = "lr", .kind = GS_OPT_DOUBLE, .target = &o->lr, .dmin = 0.0, .dmax = 1.0,
-       .metavar = "RATE", .help = "Adam learning rate"},
-      {.name = "bucket-kb", .kind = GS_OPT_COUNT, .target = &o->bucket_kb, .min = 1,
-       .max = 1u << 20, .metavar = "KB",
-       .help = "gradient all-reduce bucket size; a bucket closes at a layer boundary"},
-      {.name = "verify-rows", .kind = GS_OPT_COUNT, .target = &o->verify_rows, .min = 1,
-       .max = 4096, .metavar = "R",
-       .help = "samples per rank in the step checked against the CPU reference"},
-      {.name = "verify-corrupt", .kind = GS_OPT_DOUBLE, .target = &o->verify_corrupt, .dmin = -1e6,
-       .dmax = 1e6, .metavar = "F", .help = "(tests) multiply the largest gradient element by F "
-       "before the check against the CPU reference, which must then fail; CUDA only"},
-      {.name = "no-graph", .kind = GS_OPT_FLAG, .target = &o->no_graph,
-       .help = "launch every kernel instead of replaying CUDA graphs of the step"},
-      {.name = NULL, .kind = GS_OPT_END},
-      {.name = NULL, .kind = GS_OPT_END},
-  };
-  _Static_assert(sizeof table + GS_MLP_PP_OPTIONS * sizeof *table == sizeof o->table, "table size");
-  memcpy(o->table, table, sizeof table);
-  gs_mlp_pp_options_bind(&o->pp, o->table + sizeof table / sizeof *table - 2); /* over the ENDs */
-  return o;
-}
-
-static void mlp_options_free(void *opts) {
-  gs_mlp_options *o = opts;
-  if (o) {
-    free(o->file_x);
-    free(o->file_y);
-  }
-  free(o);
-}
-
-static const gs_option *mlp_options_table(void *opts) { return ((gs_mlp_options *)opts)->table; }
-
-/* The model of checked options. */
-static void model_from_options(const gs_mlp_options *o, gs_mlp_model *m) {
-  memset(m, 0, sizeof *m);
-  const uint64_t *w = o->preset == 1 ? preset_large : preset_medium;
-  size_t n = o->preset == 1 ? sizeof preset_large / sizeof *w : sizeof preset_medium / sizeof *w;
-  if (o->given_layers) {
-    w = o->layers.v;
-    n = o->layers.n;
-  }
-  m->n_layers = (int)n - 1;
-  for (size_t i = 0; i < n && i <= GS_MLP_MAX_LAYERS; i++) m->widths[i] = (uint32_t)w[i];
-  m->dropout = (float)(o->given_dropout ? o->dropout : preset_dropout[o->preset]);
-}
-
-/* The host buffers the options ask for, each checked against
- * GS_MLP_MAX_BYTES with checked products: the parameters (weights,
- * gradients and Adam's two moments, 16 bytes each), one rank's activations
- * at the largest batch (every layer's outputs and two gradient buffers of
- * the widest layer, 4 bytes each) and the synthetic dataset. */
-static gs_status check_sizes(const gs_mlp_options *o) {
-  gs_mlp_model m;
-  model_from_options(o, &m);
-  uint64_t width_sum = 0, widest = 0, product = 0;
-  for (int l = 0; l <= m.n_layers; l++) {
-    width_sum += m.widths[l];
-    if (m.widths[l] > widest) widest = m.widths[l];
-  }
-  const uint64_t params[] = {gs_mlp_param_count(&m), 16};
-  if (gs_product_u64_exceeds(params, 2, GS_MLP_MAX_BYTES, &product))
-    return gs_error(GS_ERR_USAGE,
-                    "--layers: %llu parameters need more than the limit of %llu GiB for weights, "
-                    "gradients and Adam moments",
-                    (unsigned long long)gs_mlp_param_count(&m),
-                    (unsigned long long)(GS_MLP_MAX_BYTES >> 30));
-  uint64_t batch = o->batch;
-  for (size_t i = 0; o->given_batch_sizes && i < o->batch_sizes.n; i++)
-    if (o->batch_sizes.v[i] > batch) batch = o->batch_sizes.v[i];
-  const uint64_t activations[] = {batch, width_sum + 2 * widest, 4};
-  if (gs_product_u64_exceeds(activations, 3, GS_MLP_MAX_BYTES, &product))
-    return gs_error(GS_ERR_USAGE,
-                    "--batch %llu x --layers (%llu values per sample): activations over the "
-                    "limit of %llu GiB",
-                    (unsigned long long)batch, (unsigned long long)(width_sum + 2 * widest),
-                    (unsigned long long)(GS_MLP_MAX_BYTES >> 30));
-  const uint64_t dataset[] = {o->samples, (uint64_t)m.widths[0] + m.widths[m.n_layers], 4};
-  if (gs_product_u64_exceeds(dataset, 3, GS_MLP_MAX_BYTES, &product))
-    return gs_error(GS_ERR_USAGE,
-                    "--samples %llu x --layers (%u inputs + %u outputs): the dataset is over the "
-                    "limit of %llu GiB",
-                    (unsigned long long)o->samples, m.widths[0], m.widths[m.n_layers],
-                    (unsigned long long)(GS_MLP_MAX_BYTES >> 30));
-  return GS_OK;
-}
-
-static gs_status mlp_options_check(void *opts) {
-  gs_mlp_options *o = opts;
-  if (o->given_batch && o->given_batch_sizes)
-    return gs_error(GS_ERR_USAGE, "--batch and --batch-sizes conflict: give one of them");
-  if (o->given_batch_sizes) o->batch = o->batch_sizes.v[0];
-  if (o->given_data && o->given_samples)
-    return gs_error(GS_ERR_USAGE, "--data and --samples conflict: the file's lines are the samples");
-  if (o->given_data && !o->file_x) {
-    gs_mlp_model m;
-    model_from_options(o, &m);
-    GS_TRY(gs_mlp_data_load_csv(o->data_path, m.widths[0], m.widths[m.n_layers], &o->file_x,
-                                &o->file_y, &o->file_n));
-    o->samples = o->file_n;
-  }
-  if (o->given_layers && (o->layers.n < 2 || o->layers.n > GS_MLP_MAX_LAYERS + 1))
-    return gs_error(GS_ERR_USAGE,
-                    "--layers takes 2 to %d widths (inputs, hidden..., outputs), got %zu",
-                    GS_MLP_MAX_LAYERS + 1, o->layers.n);
-  gs_mlp_model m;
-  model_from_options(o, &m);
-  GS_TRY(gs_mlp_pp_options_check(&o->pp, &m));
-  return check_sizes(o);
-}
-
-static cJSON *mlp_options_to_json(const void *opts) {
-  const gs_mlp_options *o = opts;
-  gs_mlp_model m;
-  model_from_options(o, &m);
-  gs_json_build b = {0};
-  cJSON *j = gs_json_check(&b, cJSON_CreateObject());
-  gs_json_put_string(&b, j, "preset", o->given_layers ? "custom" : preset_choices[o->preset]);
-  cJSON *layers = gs_json_put_array(&b, j, "layers");
-  for (int l = 0; !b.failed && l <= m.n_layers; l++) gs_json_append_number(&b, layers, m.widths[l]);
-  gs_json_put_u64(&b, j, "parameters", gs_mlp_param_count(&m));
-  gs_json_put_number(&b, j, "dropout", o->given_dropout ? o->dropout : preset_dropout[o->preset]);
-  gs_json_put_number(&b, j, "batch", (double)o->batch);
-  if (o->given_batch_sizes) {
-    cJSON *sizes = gs_json_put_array(&b, j, "batch_sizes");
-    for (size_t i = 0; !b.failed && i < o->batch_sizes.n; i++)
-      gs_json_append_number(&b, sizes, (double)o->batch_sizes.v[i]);
-  }
-  gs_json_put_number(&b, j, "samples", (double)o->samples);
-  gs_json_put_string(&b, j, "data", o->given_data ? o->data_path : "synthetic");
-  gs_json_put_string(&b, j, "precision", precision_choices[o->precision]);
-  gs_json_put_string(&b, j, "optimizer", "adam");
-  gs_json_put_number(&b, j, "lr", o->lr);
-  gs_json_put_string(&b, j, "loss", "mse");
-  gs_json_put_number(&b, j, "bucket_kb", (double)o->bucket_kb);
-  gs_json_put_number(&b, j, "verify_rows", (double)o->verify_rows);
-  gs_json_put_number(&b, j, "verify_corrupt", o->verify_corrupt);
-  gs_json_put_bool(&b, j, "cuda_graph", !o->no_graph);
-  gs_mlp_pp_options_json(&b, j, &o->pp, &m);
-  return gs_json_build_finish(&b, j);
-}
-
-static size_t mlp_variant_count(const void *opts) {
-  const gs_mlp_options *o = opts;
-  return o->given_batch_sizes ? o->batch_sizes.n : 0;
-}
-
-static void mlp_variant_select(void *opts, size_t index, char *name, size_t name_size) {
-  gs_mlp_options *o = opts;
-  if (!o->given_batch_sizes || index >= o->batch_sizes.n) return;
-  o->batch = o->batch_sizes.v[index];
-  snprintf(name, name_size, "batch=%llu", (unsigned long long)o->batch);
-}
-
-static uint64_t mlp_work_units(const void *opts) { return ((const gs_mlp_options *)opts)->batch; }
-
-/* Items: samples. Flops and bytes: the model of gs_mlp_step_flops and
- * gs_mlp_step_bytes (mlp.h) over the whole step's samples. */
-static void mlp_cost(const void *opts, uint64_t units, gs_cost *out) {
-  gs_mlp_model m;
-  model_from_options(opts, &m);
-  const gs_mlp_precision precision = ((const gs_mlp_options *)opts)->precision;
-  out->items = units;
-  out->item_unit = "samples";
-  out->flops = gs_mlp_step_flops(&m, units);
-  out->bytes = gs_mlp_step_bytes(&m, units, precision == GS_MLP_BF16);
-  // The GEMMs' flops bound a step, at the peak of the precision's math.
-  static const gs_bound bound_of[] = {GS_BOUND_FP32, GS_BOUND_TF32, GS_BOUND_BF16};
-  out->bound = bound_of[precision];
-}
 
 /* ---- one rank ------------------------------------------------------------------ */
 
@@ -393,13 +154,13 @@ static gs_status mlp_setup(const void *opts, const gs_rank_context *ctx, void **
                     ctx->world_size);
   if (ctx->backend == GS_BACKEND_CPU && o->precision != GS_MLP_FP32)
     return gs_error(GS_ERR_USAGE, "mlp: --precision %s needs the CUDA backend (the CPU runs fp32)",
-                    precision_choices[o->precision]);
+                    gs_mlp_precision_choices[o->precision]);
   if (ctx->backend == GS_BACKEND_CPU && o->verify_corrupt != 1.0)
     return gs_error(GS_ERR_USAGE, "mlp: --verify-corrupt needs the CUDA backend");
   GS_TRY(gs_workload_check_share(ctx, gs_workload_mlp.key, gs_workload_mlp.unit_name));
   gs_mlp_state *s = calloc(1, sizeof *s);
   if (s == NULL) return gs_error(GS_ERR_NOMEM, "mlp: cannot allocate state");
-  model_from_options(o, &s->model);
+  gs_mlp_model_from_options(o, &s->model);
   s->adam = (gs_mlp_adam){.lr = (float)o->lr, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f};
   s->precision = (gs_mlp_precision)o->precision;
   s->backend = ctx->backend;
@@ -745,7 +506,7 @@ static gs_status verify_cuda(gs_mlp_state *s, gs_verification *v) {
            "error %.3g (the bounds' %.3g), Adam update max error "
            "%.3g (%llu outside), loss share here %.6g, whole batch %.6g; %llu of %llu parameters differ from rank 0's "
            "replica; %.1f MiB on the device",
-           precision_choices[s->precision], (unsigned long long)steps + 1, (unsigned long long)G,
+           gs_mlp_precision_choices[s->precision], (unsigned long long)steps + 1, (unsigned long long)G,
            (unsigned long long)rows, g.max_error, g.max_ref, (unsigned long long)g.outside,
            g.max_bound, s->verify_corrupt != 1.0 ? "; the largest corrupted by --verify-corrupt" : "",
            g.norm_error, g.norm_bound, werr, (unsigned long long)wbad, loss, ref_loss,
@@ -777,19 +538,20 @@ const gs_workload gs_workload_mlp = {
     .unit_option = "--batch",
     .item_unit = "samples",
     .communicates = 1,
-    .options_new = mlp_options_new,
-    .options_free = mlp_options_free,
-    .options_table = mlp_options_table,
-    .options_check = mlp_options_check,
-    .options_to_json = mlp_options_to_json,
-    .work_units = mlp_work_units,
-    .cost = mlp_cost,
+    .overlaps_collectives = gs_mlp_overlaps_collectives,
+    .options_new = gs_mlp_options_new,
+    .options_free = gs_mlp_options_free,
+    .options_table = gs_mlp_options_table,
+    .options_check = gs_mlp_options_check,
+    .options_to_json = gs_mlp_options_to_json,
+    .work_units = gs_mlp_work_units,
+    .cost = gs_mlp_cost,
     .setup = mlp_setup,
     .step = mlp_step,
     .verify = mlp_verify,
     .teardown = mlp_teardown,
     .rank_role = gs_mlp_pp_rank_role, /* pp opens the options */
     .collective_group = gs_mlp_pp_collective_group,
-    .variant_count = mlp_variant_count,
-    .variant_select = mlp_variant_select,
+    .variant_count = gs_mlp_variant_count,
+    .variant_select = gs_mlp_variant_select,
 };
