@@ -455,11 +455,11 @@ static gs_status capture_step(gs_voxelize_state *s) {
  * reference on the CPU. */
 static gs_status voxelize_compute(gs_voxelize_state *s) {
   const uint64_t F = s->params.features;
-  if (s->backend == GS_BACKEND_CUDA && !s->use_graph) {
-    GS_CHECK_CUDA(gs_voxelize_cuda_step(&s->params, &s->dev, s->stream));
-    return GS_OK;
-  }
   if (s->backend == GS_BACKEND_CUDA) {
+    if (!s->use_graph) {
+      GS_CHECK_CUDA(gs_voxelize_cuda_step(&s->params, &s->dev, s->stream));
+      return GS_OK;
+    }
     if (s->graph == NULL) GS_TRY(capture_step(s));
     GS_CHECK_CUDA(cudaGraphLaunch(s->graph, s->stream));
     return GS_OK;
