@@ -75,6 +75,17 @@ def fmt(r):
     return "%.3fx [%.3f, %.3f]" % r
 
 
+def fraction_text(roofline):
+    """The roofline fraction with its 95% interval as the document holds
+    them (docs/result-schema.md, "roofline"); no interval where it has none."""
+    f, lo, hi = (roofline.get(k) for k in ("fraction", "fraction_low", "fraction_high"))
+    if f is None:
+        return "no fraction"
+    if lo is None or hi is None:
+        return "%.1f%% (no interval)" % (100 * f)
+    return "%.1f%% [%.1f, %.1f]" % (100 * f, 100 * lo, 100 * hi)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("gpuscale")
@@ -108,12 +119,11 @@ def main():
                 row.update(gpuscale_samples_per_s=tp[0], verified=ours["verified"],
                            flops_per_s=rf.get("achieved_per_second"),
                            fraction=rf.get("fraction"), over_torch=vs)
-                line += "; gpuscale %.3f M/s [%.3f, %.3f], %.1f TFLOP/s (%.1f%% of %s peak), " \
+                line += "; gpuscale %.3f M/s [%.3f, %.3f], %.1f TFLOP/s (%s of %s peak), " \
                         "verified %s; gpuscale/torch %s" % (
                             tp[0] / 1e6, tp[1] / 1e6, tp[2] / 1e6,
-                            (rf.get("achieved_per_second") or 0) / 1e12,
-                            100 * (rf.get("fraction") or 0), rf.get("bound"),
-                            "yes" if ours["verified"] else "NO", fmt(vs))
+                            (rf.get("achieved_per_second") or 0) / 1e12, fraction_text(rf),
+                            rf.get("bound"), "yes" if ours["verified"] else "NO", fmt(vs))
             if ours and old:
                 over_old = ratio(ours["path"], old["path"])
                 row["over_baseline"] = over_old
