@@ -485,13 +485,22 @@ double comm_time_left(const gs_comm *c, double start) {
   return limit - (gs_time_seconds() - start);
 }
 
+int comm_look_due(double *next) {
+  const double now = gs_time_seconds();
+  if (now < *next) return 0;
+  *next = now + COMM_LOOK_SECONDS;
+  return 1;
+}
+
 void gs_comm_progress(gs_comm *c, uint64_t step) {
   atomic_store(&c->world->progress[c->progress_index], step + 1);
   int ignored;
   (void)comm_poll_peers(c, &ignored);
 }
 
-void comm_describe_laggards(const gs_comm *c, uint64_t mine, char *buf, size_t size) {
+/* Names the ranks whose progress is below `mine` into buf ("rank 1, rank 3"
+ * or a sentence saying none was found). */
+static void describe_laggards(const gs_comm *c, uint64_t mine, char *buf, size_t size) {
   const gs_comm_world *w = c->world;
   size_t at = 0;
   buf[0] = '\0';
@@ -508,6 +517,14 @@ void comm_describe_laggards(const gs_comm *c, uint64_t mine, char *buf, size_t s
     else
       snprintf(buf, size, "no rank is behind in its steps; the communication itself stalled");
   }
+}
+
+gs_status comm_stalled(const gs_comm *c, const char *tail) {
+  const uint64_t mine = atomic_load(&c->world->progress[c->progress_index]);
+  char who[GS_TEXT_LONG];
+  describe_laggards(c, mine, who, sizeof who);
+  return gs_error(GS_ERR_TIMEOUT, "%s did not complete within %.3g s; stalled: %s%s", c->op_name,
+                  c->world->config.timeout_seconds, who, tail);
 }
 
 void gs_comm_abort(gs_comm *c) {
@@ -545,12 +562,12 @@ gs_status gs_comm_check(gs_comm *c) {
 static gs_status comm_wait_for(gs_comm *c, int of_event, cudaStream_t stream, cudaEvent_t event) {
   GS_TRY(check_usable(c));
   if (c->world->config.backend != GS_BACKEND_CUDA) return GS_OK;
-  double start = gs_time_seconds();
-  for (unsigned spins = 0;; spins++) {
+  double start = gs_time_seconds(), look = 0.0;
+  for (;;) {
     cudaError_t rc = of_event ? cudaEventQuery(event) : cudaStreamQuery(stream);
     if (rc == cudaSuccess) return GS_OK;
     if (rc != cudaErrorNotReady) GS_CHECK_CUDA(rc);
-    if ((spins & 63) == 0) {
+    if (comm_look_due(&look)) {
       GS_TRY(gs_comm_check(c));
       int peer_signal = 0;
       const int peer = comm_poll_peers(c, &peer_signal);
@@ -565,14 +582,8 @@ static gs_status comm_wait_for(gs_comm *c, int of_event, cudaStream_t stream, cu
                         c->op_name, peer, peer_signal);
       }
       if (comm_time_left(c, start) <= 0.0) {
-        uint64_t mine = atomic_load(&c->world->progress[c->progress_index]);
-        char who[GS_TEXT_LONG];
-        comm_describe_laggards(c, mine, who, sizeof who);
         gs_comm_abort(c);
-        return gs_error(GS_ERR_TIMEOUT,
-                        "%s did not complete within %.3g s; stalled: %s; "
-                        "communicator aborted",
-                        c->op_name, c->world->config.timeout_seconds, who);
+        return comm_stalled(c, "; communicator aborted");
       }
     }
     sched_yield();

@@ -331,30 +331,28 @@ gs_status comm_mpi_complete(gs_comm *c, MPI_Request *requests, int n) {
 
 /* See comm_internal.h. */
 gs_status comm_mpi_complete_napping(gs_comm *c, MPI_Request *requests, int n, double nap) {
-  double start = gs_time_seconds();
-  for (unsigned spins = 0;; spins++) {
+  double start = gs_time_seconds(), look = 0.0;
+  for (;;) {
     int done = 0;
     GS_CHECK_MPI(MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE));
     if (done) return GS_OK;
-    int peer_signal = 0;
-    const int peer = (spins & 255) == 0 ? comm_poll_peers(c, &peer_signal) : -1;
-    if ((spins & 255) == 0 && gs_interrupt_signal() != 0) {
-      c->aborted = 1;
-      return gs_error(GS_ERR_INTERRUPTED, "%s interrupted by signal %d", c->op_name,
-                            gs_interrupt_signal());
-    }
-    if (peer >= 0) {
-      c->aborted = 1;
-      return gs_error(GS_ERR_INTERRUPTED, "%s stopped: rank %d was stopped by signal %d",
-                      c->op_name, peer, peer_signal);
-    }
-    if ((spins & 255) == 0 && comm_time_left(c, start) <= 0.0) {
-      uint64_t mine = atomic_load(&c->world->progress[c->progress_index]);
-      char who[GS_TEXT_LONG];
-      comm_describe_laggards(c, mine, who, sizeof who);
-      c->aborted = 1;
-      return gs_error(GS_ERR_TIMEOUT, "%s did not complete within %.3g s; stalled: %s", c->op_name,
-                      c->world->config.timeout_seconds, who);
+    if (comm_look_due(&look)) {
+      int peer_signal = 0;
+      const int peer = comm_poll_peers(c, &peer_signal);
+      if (gs_interrupt_signal() != 0) {
+        c->aborted = 1;
+        return gs_error(GS_ERR_INTERRUPTED, "%s interrupted by signal %d", c->op_name,
+                        gs_interrupt_signal());
+      }
+      if (peer >= 0) {
+        c->aborted = 1;
+        return gs_error(GS_ERR_INTERRUPTED, "%s stopped: rank %d was stopped by signal %d",
+                        c->op_name, peer, peer_signal);
+      }
+      if (comm_time_left(c, start) <= 0.0) {
+        c->aborted = 1;
+        return comm_stalled(c, "");
+      }
     }
     if (nap > 0.0)
       gs_sleep_seconds(nap);

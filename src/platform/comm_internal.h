@@ -140,13 +140,25 @@ int comm_process_state(const gs_comm_world *world, int process_rank);
  * process got none, or -1; *signal receives that peer's signal. */
 int comm_poll_peers(gs_comm *comm, int *signal);
 
-/* Names the ranks whose progress is below `mine` into buf ("rank 1, rank 3"
- * or a sentence saying none was found). */
-void comm_describe_laggards(const gs_comm *comm, uint64_t mine, char *buf, size_t size);
-
 /* Seconds left before the world's timeout expires from `start`; a huge
  * number when there is no timeout. */
 double comm_time_left(const gs_comm *comm, double start);
+
+/* The error of a wait that outlasted the world's timeout in c's current
+ * operation: names the ranks whose progress is behind, then `tail`. */
+gs_status comm_stalled(const gs_comm *comm, const char *tail);
+
+/* Seconds between two looks of a polling wait at the signal, its peers and
+ * the clock. Counted in time, not in polls: on a loaded machine each yield
+ * between two polls may give the core away for a whole time slice, and 256
+ * of them outlasted the second a launcher leaves between its SIGTERM and
+ * its SIGKILL. */
+#define COMM_LOOK_SECONDS 0.001
+
+/* Whether a polling wait should look at the signal, its peers and the
+ * clock now: the first call, then every COMM_LOOK_SECONDS (*next, which
+ * the caller starts at 0, holds when). */
+int comm_look_due(double *next);
 
 /* What platform does for each collective, one entry per descriptor of
  * core/coll_table.h (comm_coll.c). The threads path of the cpu backend

@@ -467,18 +467,23 @@ static void *replica_main(void *arg) {
   if (status == GS_OK && r->arrival) status = gs_llm_engine_record_arrival(r->engine, r->arrival);
   if (status == GS_OK) status = gs_llm_engine_start_clock(r->engine);
   if (status != GS_OK) gs_barrier_abort(&sh->barrier);
-  // Every replica is ready before the clock starts.
-  if (gs_barrier_wait(&sh->barrier) == 0) {
-    if (r->rank == 0 && !sh->run->control) sh->t0 = gs_time_seconds();
-    if (gs_barrier_wait(&sh->barrier) == 0 && status == GS_OK) status = serve(r);
-  } else if (status == GS_OK) {
-    status = gs_error(GS_ERR_ABORTED, "stopped because another replica failed");
-  }
+  // Every replica is ready before the clock starts; under a launcher the
+  // main thread starts it with the other processes between the two waits.
+  const int ready = gs_barrier_wait(&sh->barrier) == 0;
+  if (ready && r->rank == 0 && !sh->run->control) sh->t0 = gs_time_seconds();
+  const int started = ready && gs_barrier_wait(&sh->barrier) == 0;
+  if (started && status == GS_OK)
+    status = serve(r);
+  else if (status == GS_OK)
+    status = gs_error(GS_ERR_ABORTED, ready ? "stopped before its first request: the clock did "
+                      "not start (a process of the job failed or was lost)"
+                                            : "stopped because another replica failed");
   sh->end[r->rank] = sh->t0 > 0.0 ? now_since(sh) : 0.0; /* 0: the clock never started */
   if (status != GS_OK) {
     snprintf(r->result->error, sizeof r->result->error, "%s", gs_last_error());
-    // Requests never issued because of a stop request did not fail.
-    if (status != GS_ERR_INTERRUPTED) fail_leftovers(r);
+    // Requests never issued because of a stop request, or because the
+    // job broke before its clock started, did not fail.
+    if (status != GS_ERR_INTERRUPTED && (started || !ready)) fail_leftovers(r);
   }
   r->result->status = status;
   gs_trace_abandon(0);
