@@ -19,20 +19,11 @@
 
 #include "platform/comm.h"
 #include "platform/device.h"
+#include "workload_options_fixture.h"
 #include "workloads/mlp/mlp.h"
 #include "workloads/mlp/mlp_cuda.h"
 
 static int device_count;
-
-/* Workload options from command-line words. */
-static void *options_from(const char *const *args, int n) {
-  void *opts = gs_workload_mlp.options_new();
-  assert_non_null(opts);
-  const gs_option *tables[] = {gs_workload_mlp.options_table(opts), NULL};
-  assert_int_equal(gs_options_parse(tables, "test", n, (char **)args, NULL, NULL), GS_OK);
-  assert_int_equal(gs_workload_mlp.options_check(opts), GS_OK);
-  return opts;
-}
 
 typedef struct {
   const void *opts;
@@ -117,8 +108,8 @@ static void test_device_data_matches_host(void **state) {
  * `model` is "--preset NAME" or "--layers W,W,...". */
 static void check_precision(const char *precision, const char *model_option, const char *model) {
   const char *args[] = {model_option, model, "--precision", precision, "--batch", "96",
-                        "--samples", "4096", "--verify-rows", "48"};
-  void *opts = options_from(args, 10);
+                        "--samples", "4096", "--verify-rows", "48", NULL};
+  void *opts = workload_options(&gs_workload_mlp, args);
   printf("  %s %s\n", model, precision);
   rank_run runs[1];
   run_ranks(opts, 1, 96, 4, runs, 2100000);
@@ -159,9 +150,10 @@ static void test_two_gpus_equal_one_gpu_with_double_batch(void **state) {
   }
   enum { B = 64, STEPS = 6 };
   const char *two[] = {"--preset", "medium", "--batch", "64", "--samples", "4096",
-                       "--bucket-kb", "16"};
-  const char *one[] = {"--preset", "medium", "--batch", "128", "--samples", "4096"};
-  void *opts2 = options_from(two, 8), *opts1 = options_from(one, 6);
+                       "--bucket-kb", "16", NULL};
+  const char *one[] = {"--preset", "medium", "--batch", "128", "--samples", "4096", NULL};
+  void *opts2 = workload_options(&gs_workload_mlp, two);
+  void *opts1 = workload_options(&gs_workload_mlp, one);
   const uint64_t count = 54403;
   rank_run dp[2], single[1];
   run_ranks(opts2, 2, B, STEPS, dp, count);

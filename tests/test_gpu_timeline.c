@@ -19,6 +19,7 @@
 #include <cuda_runtime_api.h>
 
 #include "platform/device.h"
+#include "workload_options_fixture.h"
 #include "workloads/timeline/resample.h"
 #include "workloads/timeline/timeline_cuda.h"
 
@@ -28,17 +29,7 @@ static cudaStream_t test_stream;
  * and verify on device 0 for batch elements [begin, begin + count). */
 static void run_case(const gs_workload *w, const char *const *args, uint64_t begin,
                      uint64_t count) {
-  void *opts = w->options_new();
-  assert_non_null(opts);
-  char *argv[32];
-  int argc = 0;
-  while (args[argc] != NULL) {
-    argv[argc] = (char *)args[argc];
-    argc++;
-  }
-  const gs_option *tables[] = {w->options_table(opts), NULL};
-  assert_int_equal(gs_options_parse(tables, "test_gpu_timeline", argc, argv, NULL, NULL), GS_OK);
-  assert_int_equal(w->options_check(opts), GS_OK);
+  void *opts = workload_options(w, args);
   gs_rank_context ctx = {.rank = 0, .world_size = 1, .backend = GS_BACKEND_CUDA, .device = 0,
                          .stream = test_stream, .seed = 99, .unit_begin = begin,
                          .unit_count = count, .unit_total = begin + count};

@@ -21,27 +21,11 @@
 
 #include "core/rng.h"
 #include "platform/device.h"
+#include "workload_options_fixture.h"
 #include "workloads/voxelize/voxelize.h"
 #include "workloads/voxelize/voxelize_cuda.h"
 
 static cudaStream_t test_stream;
-
-/* Parses args (NULL-terminated) into fresh, checked options. */
-static void *parse_options(const char *const *args) {
-  const gs_workload *w = &gs_workload_voxelize;
-  void *opts = w->options_new();
-  assert_non_null(opts);
-  char *argv[32];
-  int argc = 0;
-  while (args[argc] != NULL) {
-    argv[argc] = (char *)args[argc];
-    argc++;
-  }
-  const gs_option *tables[] = {w->options_table(opts), NULL};
-  assert_int_equal(gs_options_parse(tables, "test_gpu_voxelize", argc, argv, NULL, NULL), GS_OK);
-  assert_int_equal(w->options_check(opts), GS_OK);
-  return opts;
-}
 
 /* Runs setup, two steps (each must start from scratch) and verify on device
  * 0 for clouds [begin, begin + count); requires a pass. */
@@ -90,7 +74,7 @@ static void run_mode(const char *mode, const char *features) {
                             "3",          "--outside", "0.1",      "--nonfinite", "0.05",
                             grids[g][0],  grids[g][1], grids[g][2], grids[g][3], grids[g][4],
                             grids[g][5],  features ? "--features" : NULL, features, NULL};
-      void *opts = parse_options(args);
+      void *opts = workload_options(&gs_workload_voxelize, args);
       char label[160];
       snprintf(label, sizeof label, "%s F=%s grid %s points %s", mode, features ? features : "0",
                grids[g][1], points[k]);
@@ -103,18 +87,18 @@ static void run_mode(const char *mode, const char *features) {
   // No dropped points at all, and all points dropped.
   const char *clean[] = {"--mode", mode, "--points", "65537", "--clouds", "3",
                          features ? "--features" : NULL, features, NULL};
-  void *opts = parse_options(clean);
+  void *opts = workload_options(&gs_workload_voxelize, clean);
   run_case(opts, 0, 3, "no dropped points");
   gs_workload_voxelize.options_free(opts);
   const char *dropped[] = {"--mode", mode, "--points", "5001", "--clouds", "3", "--outside", "0.5",
                            "--nonfinite", "0.5", features ? "--features" : NULL, features, NULL};
-  opts = parse_options(dropped);
+  opts = workload_options(&gs_workload_voxelize, dropped);
   run_case(opts, 0, 3, "all points dropped");
   gs_workload_voxelize.options_free(opts);
   // The steps launched kernel by kernel instead of replayed from a graph.
   const char *launched[] = {"--mode", mode, "--points", "1000002", "--clouds", "3", "--outside",
                             "0.1", "--no-graph", features ? "--features" : NULL, features, NULL};
-  opts = parse_options(launched);
+  opts = workload_options(&gs_workload_voxelize, launched);
   run_case(opts, 0, 3, "--no-graph");
   gs_workload_voxelize.options_free(opts);
 }
@@ -153,7 +137,7 @@ static void test_first_generation(void **state) {
                           "--outside", "0.1", "--nonfinite", "0.05", "--grid", "96,64,40",
                           "--voxel-size", "0.1,0.3,0.07", "--origin", "-4.8,-9.6,-1.3",
                           modes[m][1] ? "--features" : NULL, modes[m][1], NULL};
-    void *opts = parse_options(args);
+    void *opts = workload_options(&gs_workload_voxelize, args);
     char label[96];
     snprintf(label, sizeof label, "first generation: %s grid 96,64,40 points 1000002", modes[m][0]);
     run_case(opts, 0, 3, label);
@@ -166,7 +150,7 @@ static void test_max_one_feature_many_clouds(void **state) {
   (void)state;
   const char *args[] = {"--mode", "max", "--features", "1", "--points", "777", "--clouds", "300",
                         "--grid", "8", "--outside", "0.2", NULL};
-  void *opts = parse_options(args);
+  void *opts = workload_options(&gs_workload_voxelize, args);
   run_case(opts, 0, 300, "max, 300 clouds");
   gs_workload_voxelize.options_free(opts);
 }

@@ -21,6 +21,7 @@
 #include "core/result.h"
 #include "measure/sweep.h"
 #include "tmpdir_fixture.h"
+#include "workload_options_fixture.h"
 
 static void test_gpus_lists_and_ranges(void **unused) {
   (void)unused;
@@ -158,18 +159,6 @@ static void test_arrival_times_option(void **unused) {
   assert_int_equal(gs_common_resolve(&o, 0, &c), GS_OK);
   assert_int_equal(c.no_arrival_times, 0);
   assert_config_member(&o, &c, "arrival_times", NULL);
-}
-
-/* Options of `workload` from command-line words (NULL-terminated). */
-static void *workload_options(const gs_workload *workload, const char *const *args) {
-  void *opts = workload->options_new();
-  assert_non_null(opts);
-  int n = 0;
-  while (args[n]) n++;
-  const gs_option *tables[] = {workload->options_table(opts), NULL};
-  assert_int_equal(gs_options_parse(tables, "test", n, (char **)args, NULL, NULL), GS_OK);
-  assert_int_equal(workload->options_check(opts), GS_OK);
-  return opts;
 }
 
 /* The runner's defaults on CUDA: --arrival-times off (its cost over 1% of
@@ -452,10 +441,8 @@ static int sweep_order;
 static gs_status sweep_voxelize(const char *path, const char *clouds, int ranks,
                                 const gs_u64_list *counts, seen *s) {
   const gs_workload *w = gs_workload_find("voxelize");
-  void *opts = w->options_new();
-  char *args[] = {"--points", "2000", "--clouds", (char *)clouds, "--grid", "16"};
-  const gs_option *tables[] = {w->options_table(opts), NULL};
-  assert_int_equal(gs_options_parse(tables, "test", 6, args, NULL, NULL), GS_OK);
+  const char *args[] = {"--points", "2000", "--clouds", clouds, "--grid", "16", NULL};
+  void *opts = workload_options(w, args);
   gs_common_options o;
   gs_run_config c;
   cpu_scale_options(&o, ranks);

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "core/options.h"
+#include "workload_options_fixture.h"
 #include "workloads/mlp/mlp.h"
 #include "workloads/mlp/mlp_hash.h"
 #include "workloads/workload.h"
@@ -79,13 +79,9 @@ static void test_cost_per_precision(void **state) {
   static const char *const precisions[] = {"fp32", "tf32", "bf16"};
   static const gs_bound bounds[] = {GS_BOUND_FP32, GS_BOUND_TF32, GS_BOUND_BF16};
   for (int p = 0; p < 3; p++) {
-    void *opts = w->options_new();
-    assert_non_null(opts);
-    char *argv[] = {(char *)"--layers", (char *)"8,16,2", (char *)"--dropout",
-                    (char *)"0.2", (char *)"--precision", (char *)precisions[p]};
-    const gs_option *tables[] = {w->options_table(opts), NULL};
-    assert_int_equal(gs_options_parse(tables, "gpuscale run mlp", 6, argv, NULL, NULL), GS_OK);
-    assert_int_equal(w->options_check(opts), GS_OK);
+    const char *words[] = {"--layers", "8,16,2", "--dropout", "0.2", "--precision",
+                           precisions[p], NULL};
+    void *opts = workload_options(w, words);
     gs_cost cost;
     w->cost(opts, 16, &cost);
     assert_int_equal(cost.items, 16);

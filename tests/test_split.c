@@ -15,6 +15,7 @@
 #include "bug_fixture.h"
 #include "core/fault.h"
 #include "runner/split.h"
+#include "workload_options_fixture.h"
 #include "workloads/timeline/resample.h"
 
 static void test_even(void **unused) {
@@ -87,14 +88,12 @@ static void test_fault_parse(void **unused) {
   }
 }
 
+/* Checked resample options: `batch` elements of 300 samples, 1024 targets
+ * and 64 float32 values. */
 static void *resample_options(const char *batch) {
-  void *opts = gs_workload_resample.options_new();
-  char *argv[] = {"--batch", (char *)batch, "--samples", "300", "--targets", "1024", "--dims",
-                  "64", "--dtype", "float32"};
-  const gs_option *tables[] = {gs_workload_resample.options_table(opts), NULL};
-  assert_int_equal(gs_options_parse(tables, "test", 10, argv, NULL, NULL), GS_OK);
-  assert_int_equal(gs_workload_resample.options_check(opts), GS_OK);
-  return opts;
+  const char *words[] = {"--batch", batch, "--samples", "300", "--targets", "1024", "--dims",
+                         "64", "--dtype", "float32", NULL};
+  return workload_options(&gs_workload_resample, words);
 }
 
 static gs_run_config cpu_config(int ranks) {

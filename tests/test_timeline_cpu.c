@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "bug_fixture.h"
+#include "workload_options_fixture.h"
 #include "workloads/timeline/resample.h"
 #include "workloads/timeline/timeline.h"
 
@@ -154,19 +155,6 @@ static void test_generate(void **unused) {
   assert_true(memcmp(d0, e0, sizeof d0) != 0);
 }
 
-/* Parses args (NULL-terminated) for w; returns the options_check status. */
-static gs_status parse(const gs_workload *w, void *opts, const char *const *args) {
-  char *argv[32];
-  int argc = 0;
-  while (args[argc] != NULL) {
-    argv[argc] = (char *)args[argc];
-    argc++;
-  }
-  const gs_option *tables[] = {w->options_table(opts), NULL};
-  gs_status st = gs_options_parse(tables, "test", argc, argv, NULL, NULL);
-  return st != GS_OK ? st : w->options_check(opts);
-}
-
 static void test_options(void **unused) {
   (void)unused;
   static const struct {
@@ -184,8 +172,8 @@ static void test_options(void **unused) {
       {{"--streams", "16000000x65536", NULL}, "16 GiB"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    void *opts = gs_workload_fuse.options_new();
-    assert_int_equal(parse(&gs_workload_fuse, opts, bad[i].args), GS_ERR_USAGE);
+    void *opts = NULL;
+    assert_int_equal(workload_options_parse(&gs_workload_fuse, bad[i].args, &opts), GS_ERR_USAGE);
     if (!strstr(gs_last_error(), bad[i].error))
       fail_msg("case %zu: '%s' lacks '%s'", i, gs_last_error(), bad[i].error);
     gs_workload_fuse.options_free(opts);
@@ -200,17 +188,15 @@ static void test_options(void **unused) {
   gs_workload_resample.cost(opts, 32, &unparsed);
   assert_int_equal(unparsed.items, 32ull * 256 * 256);
   gs_workload_resample.options_free(opts);
-  opts = gs_workload_fuse.options_new();
   const char *standard[] = {NULL};
-  assert_int_equal(parse(&gs_workload_fuse, opts, standard), GS_OK);
+  opts = workload_options(&gs_workload_fuse, standard);
   assert_int_equal(gs_workload_fuse.work_units(opts), 4);
   gs_cost cost;
   gs_workload_fuse.cost(opts, 4, &cost);
   assert_int_equal(cost.items, 4 * 50 * 588);
   gs_workload_fuse.options_free(opts);
-  opts = gs_workload_resample.options_new();
   const char *one[] = {"--samples", "1", "--dims", "3", NULL};
-  assert_int_equal(parse(&gs_workload_resample, opts, one), GS_OK);
+  opts = workload_options(&gs_workload_resample, one);
   assert_int_equal(gs_workload_resample.work_units(opts), 32);
   gs_workload_resample.options_free(opts);
 }
@@ -221,10 +207,9 @@ static void test_options(void **unused) {
  * 3 flops a stream and 3 an output value. */
 static void test_cost_by_hand(void **unused) {
   (void)unused;
-  void *opts = gs_workload_fuse.options_new();
   const char *fused[] = {"--streams", "9x5,1x2,40x3", "--targets", "33", "--dtype", "float32",
                          NULL};
-  assert_int_equal(parse(&gs_workload_fuse, opts, fused), GS_OK);
+  void *opts = workload_options(&gs_workload_fuse, fused);
   gs_cost cost;
   gs_workload_fuse.cost(opts, 6, &cost);
   // 33 x 4 + 9 x (5 x 4 + 4) + 1 x (2 x 4 + 4) + 40 x (3 x 4 + 4) = 1000 read,
@@ -234,17 +219,15 @@ static void test_cost_by_hand(void **unused) {
   assert_int_equal(cost.items, 6 * 33 * 10);
   assert_int_equal(cost.bound, GS_BOUND_MEMORY);
   gs_workload_fuse.options_free(opts);
-  opts = gs_workload_fuse.options_new();
   const char *half[] = {"--streams", "9x5,1x2,40x3", "--targets", "33", NULL};
-  assert_int_equal(parse(&gs_workload_fuse, opts, half), GS_OK);
+  opts = workload_options(&gs_workload_fuse, half);
   gs_workload_fuse.cost(opts, 6, &cost);
   // The default, bfloat16 values: 132 + 9 x 14 + 1 x 8 + 40 x 10 = 666 read, 660 written.
   assert_int_equal(cost.bytes, 6 * (666 + 660));
   gs_workload_fuse.options_free(opts);
-  opts = gs_workload_resample.options_new();
   const char *one[] = {"--samples", "100", "--dims", "8", "--targets", "64", "--dtype", "float32",
                        NULL};
-  assert_int_equal(parse(&gs_workload_resample, opts, one), GS_OK);
+  opts = workload_options(&gs_workload_resample, one);
   gs_workload_resample.cost(opts, 2, &cost);
   // 64 x 4 + 100 x (8 x 4 + 4) = 3856 read, 64 x 8 x 4 = 2048 written.
   assert_int_equal(cost.bytes, 2 * (3856 + 2048));
@@ -258,10 +241,9 @@ static void test_cost_by_hand(void **unused) {
 static void test_cpu_backend(void **unused) {
   (void)unused;
   const gs_workload *w = &gs_workload_fuse;
-  void *opts = w->options_new();
   const char *args[] = {"--streams", "9x5,1x2,40x3", "--targets", "33", "--outside", "0.3",
                         "--duplicates", "0.3", "--batch", "6", NULL};
-  assert_int_equal(parse(w, opts, args), GS_OK);
+  void *opts = workload_options(w, args);
   // Two ranks of a strong split of the 6 elements, then rank 1 of a weak
   // split of 12 over 2 ranks (elements past --batch, generated from their index).
   const uint64_t shares[][2] = {{0, 6}, {3, 6}, {6, 12}};

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "bug_fixture.h"
+#include "workload_options_fixture.h"
 #include "workloads/voxelize/voxelize.h"
 
 /* A 3x5x7 grid of unit voxels at the origin. */
@@ -221,24 +222,6 @@ static void test_batch_clouds_are_independent(void **state) {
   free(pts);
 }
 
-/* Parses argv (NULL-terminated) into fresh options; returns the parse or
- * check status. *opts receives the options (free with options_free). */
-static gs_status parse_args(const char *const *args, void **opts) {
-  const gs_workload *w = &gs_workload_voxelize;
-  *opts = w->options_new();
-  assert_non_null(*opts);
-  char *argv[32];
-  int argc = 0;
-  while (args[argc] != NULL) {
-    argv[argc] = (char *)args[argc];
-    argc++;
-  }
-  const gs_option *tables[] = {w->options_table(*opts), NULL};
-  gs_status st = gs_options_parse(tables, "gpuscale run voxelize", argc, argv, NULL, NULL);
-  if (st == GS_OK) st = w->options_check(*opts);
-  return st;
-}
-
 /* The cost per mode at the issue's size (10 M points, one cloud, 128^3),
  * against the sums done by hand: 12 coordinate bytes and 4 per feature of
  * every point read once, the grid written once (uint32 per voxel for count
@@ -257,8 +240,7 @@ static void test_cost_per_mode(void **state) {
     const int features = k >= 2;
     const char *args[] = {"--points", "10M", "--clouds", "1", "--mode", modes[k],
                           features ? "--features" : NULL, "4", NULL};
-    void *opts = NULL;
-    assert_int_equal(parse_args(args, &opts), GS_OK);
+    void *opts = workload_options(w, args);
     gs_cost cost;
     w->cost(opts, 1, &cost);
     assert_int_equal(cost.items, 10000000);
@@ -269,9 +251,10 @@ static void test_cost_per_mode(void **state) {
   }
 }
 
+/* The parse or check status of args (NULL-terminated) as voxelize options. */
 static gs_status parse_status(const char *const *args) {
   void *opts = NULL;
-  gs_status st = parse_args(args, &opts);
+  gs_status st = workload_options_parse(&gs_workload_voxelize, args, &opts);
   gs_workload_voxelize.options_free(opts);
   return st;
 }
@@ -279,9 +262,8 @@ static gs_status parse_status(const char *const *args) {
 static void test_options_defaults_and_values(void **state) {
   (void)state;
   const gs_workload *w = &gs_workload_voxelize;
-  void *opts = NULL;
   const char *none[] = {NULL};
-  assert_int_equal(parse_args(none, &opts), GS_OK);
+  void *opts = workload_options(w, none);
   assert_int_equal(w->work_units(opts), 8);
   gs_cost cost;
   w->cost(opts, 2, &cost);
@@ -300,7 +282,7 @@ static void test_options_defaults_and_values(void **state) {
   const char *args[] = {"--points", "10K", "--clouds=3", "--grid", "3,5,7", "--voxel-size",
                         "0.5,2,0.25", "--origin", "-1,2,10", "--mode", "max", "--features", "2",
                         "--outside", "0.1", "--nonfinite", "0.05", NULL};
-  assert_int_equal(parse_args(args, &opts), GS_OK);
+  opts = workload_options(w, args);
   assert_int_equal(w->work_units(opts), 3);
   w->cost(opts, 3, &cost);
   assert_int_equal(cost.items, 30000);
@@ -380,8 +362,7 @@ static void test_cpu_backend_through_vtable(void **state) {
     const char *args[] = {"--points", "1003", "--clouds", "3", "--grid", "3,5,7",
                           "--outside", "0.1", "--nonfinite", "0.05", modes[m][0], modes[m][1],
                           modes[m][2], modes[m][3], NULL};
-    void *opts = NULL;
-    assert_int_equal(parse_args(args, &opts), GS_OK);
+    void *opts = workload_options(w, args);
     // {begin, count, total}: strong shares of the 3 clouds, and rank 1 of a
     // weak split over 2 ranks (clouds 3..5, past --clouds).
     const uint64_t splits[][3] = {{0, 3, 3}, {1, 2, 3}, {2, 1, 3}, {3, 3, 6}};
