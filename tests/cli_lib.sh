@@ -65,6 +65,20 @@ kill_rank_of() {
   took=$((SECONDS - t0))
 }
 
+# llm_signalled_early FILE: whether the llm document FILE says a replica
+# stopped before its first request: a test's fault came while the job was
+# still starting (a loaded machine), so the test sends it again, later.
+llm_signalled_early() {
+  python3 - "$1" <<'PY'
+import json, sys
+try:
+    ranks = json.load(open(sys.argv[1]))["measurements"][0]["runs"][0]["ranks"]
+except (OSError, ValueError, KeyError, IndexError):
+    sys.exit(1)
+sys.exit(0 if any("before its first request" in (r.get("error") or "") for r in ranks) else 1)
+PY
+}
+
 # expect CODE PATTERN -- ARGS...: exit code and a pattern in stdout+stderr.
 expect() {
   local code=$1 pattern=$2

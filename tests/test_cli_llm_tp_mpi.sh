@@ -101,16 +101,21 @@ PY
 
 # kill RANK ROLE KEPT OPTIONS...: RANK killed while 4 processes serve;
 # the document is partial, its failure names RANK with ROLE, and replica
-# KEPT's requests are kept (-1: one replica, lost).
+# KEPT's requests are kept (-1: one replica, lost). A kill that came while
+# the job was still starting is sent again, later (llm_signalled_early).
 kill_case() {
   local rank=$1 role=$2 kept=$3
   shift 3
-  rm -f "$work/kill.json"
-  timeout -s KILL 120 mpirun --oversubscribe -np 4 "$bin" run llm "${stream[@]}" -q "$@" \
-    --samples 100000 --timeout 3 -o "$work/kill.json" >"$work/kill.out" 2>&1 &
-  kill_rank_of $! "$rank" 6
-  echo "kill: SIGKILL to rank $rank ($role) -> mpirun ended after $took s"
-  [ "$took" -le 15 ] || fail "the killed shard's job took $took s to end"
+  local after
+  for after in 6 12 24; do
+    rm -f "$work/kill.json"
+    timeout -s KILL 120 mpirun --oversubscribe -np 4 "$bin" run llm "${stream[@]}" -q "$@" \
+      --samples 100000 --timeout 3 -o "$work/kill.json" >"$work/kill.out" 2>&1 &
+    kill_rank_of $! "$rank" "$after"
+    echo "kill: SIGKILL to rank $rank ($role) after $after s -> mpirun ended after $took s"
+    [ "$took" -le 15 ] || fail "the killed shard's job took $took s to end"
+    llm_signalled_early "$work/kill.json" || break
+  done
   grep -q "rank $rank ($role) on .* lost" "$work/kill.out" ||
     fail "the error names no role: $(grep error "$work/kill.out")"
   python3 - "$work/kill.json" "rank $rank ($role)" "$kept" <<'PY' || failures=$((failures + 1))

@@ -193,11 +193,7 @@ for how in KILL STOP; do
     fault "llm$how" 3 "$how" 1 run llm --backend cpu --samples "$samples" -q --timeout 3 \
       -o "$work/llm$how.json"
     within "$bound" "llm$how" 1 "$([ $how = KILL ] && echo died || echo 'stopped answering')"
-    python3 - "$work/llm$how.json" <<'PY' && break
-import json, sys
-ranks = json.load(open(sys.argv[1]))["measurements"][0]["runs"][0]["ranks"]
-sys.exit(0 if all("before its first request" not in (r.get("error") or "") for r in ranks) else 1)
-PY
+    llm_signalled_early "$work/llm$how.json" || break
     echo "llm$how: signalled before the job had started; again, twice as late"
     after=$(awk -v a="$after" 'BEGIN { printf "%.1f", 2 * a }')
   done
