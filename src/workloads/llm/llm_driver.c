@@ -127,6 +127,23 @@ static gs_llm_engine_config verification_layout(const gs_llm_engine_config *meas
   return v;
 }
 
+/* Under a launcher, when the replicas' verification broke with `status`
+ * (a wait interrupted by the launcher's signal, timed out, or an MPI
+ * error: most often a process was lost while the job started): the lost
+ * rank (gs_comm_find_lost), or -1 when none is found. *status then names
+ * it. */
+static int lost_in_verification(const gs_run_config *config, gs_status *status) {
+  if (!config->control || (*status != GS_ERR_INTERRUPTED && *status != GS_ERR_TIMEOUT &&
+                           *status != GS_ERR_MPI))
+    return -1;
+  char how[GS_TEXT_LONG] = "";
+  const int lost = gs_comm_find_lost(config->control, how, sizeof how);
+  if (lost < 0) return -1;
+  *status = gs_error(GS_ERR_RANK_LOST, "rank %d on %s lost during the replicas' verification, "
+                     "before the first request: %s", lost, config->places[lost].host, how);
+  return lost;
+}
+
 static gs_status driver_measure(void *ctx, const gs_run_config *config, size_t index,
                                 gs_measurement *out) {
   llm_sweep *d = ctx;
@@ -152,6 +169,7 @@ static gs_status driver_measure(void *ctx, const gs_run_config *config, size_t i
                                        config->devices + (size_t)k * per, &verify[k]);
     if (config->control && status == GS_OK) status = share_verifications(config, per, verify);
   }
+  const int lost = verified && status != GS_OK ? lost_in_verification(config, &status) : -1;
   const gs_llm_options *o = d->opts;
   d->tp[index] = o->tp;
   d->pp[index] = o->pp;
@@ -200,6 +218,12 @@ static gs_status driver_measure(void *ctx, const gs_run_config *config, size_t i
   if (status != GS_OK) {
     out->status = status;
     if (!out->error[0]) snprintf(out->error, sizeof out->error, "%s", gs_last_error());
+    if (lost >= 0) {
+      gs_failure_record *f = &out->failure;
+      *f = (gs_failure_record){.present = 1, .rank = lost, .status = status};
+      snprintf(f->host, sizeof f->host, "%s", config->places[lost].host);
+      snprintf(f->reason, sizeof f->reason, "%s", out->error);
+    }
     return status;
   }
   return filled != GS_OK ? filled : out->status;
