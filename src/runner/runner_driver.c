@@ -61,8 +61,8 @@ static gs_status runner_measure_hook(void *ctx, const gs_run_config *config, siz
  * call each, 3 runs a count): 91.6% [89.8, 93.5] efficiency at 4 GPUs
  * with NCCL's default, 97.3% [97.0, 97.7] with 4, 97.4% [97.1, 97.7]
  * with 2, 92.1% [91.0, 93.0] with 8 (set through NCCL_MAX_CTAS); through this default 98.1% [97.8,
- * 98.3] at 2 GPUs and 97.3% [97.1, 97.6] at 4, against 91.2% with
- * --nccl-max-ctas 0 (docs/workloads/mlp.md). A pipeline's transfers are
+ * 98.3] at 2 GPUs and 97.3% [97.1, 97.6] at 4, against 91.2% [90.7,
+ * 91.8] with --nccl-max-ctas 0 (docs/workloads/mlp.md). A pipeline's transfers are
  * on its critical path: with 4 CTAs mlp's --pp 2 step went from 5.1 to
  * 6.25 ms, so workloads that do not overlap keep NCCL's default. */
 #define RUNNER_NCCL_MAX_CTAS 4

@@ -36,9 +36,15 @@ GS_MLP_HD uint64_t gs_mlp_mix(uint64_t a, uint64_t b) {
   return z ^ (z >> 31);
 }
 
+/* The part of gs_mlp_hash that does not depend on j: a kernel that draws
+ * many j for one i mixes it once. */
+GS_MLP_HD uint64_t gs_mlp_hash_prefix(uint64_t seed, uint64_t stream, uint64_t i) {
+  return gs_mlp_mix(gs_mlp_mix(seed, stream), i);
+}
+
 /* 64 random bits for (seed, stream, i, j). */
 GS_MLP_HD uint64_t gs_mlp_hash(uint64_t seed, uint64_t stream, uint64_t i, uint64_t j) {
-  return gs_mlp_mix(gs_mlp_mix(gs_mlp_mix(seed, stream), i), j);
+  return gs_mlp_mix(gs_mlp_hash_prefix(seed, stream, i), j);
 }
 
 /* Uniform in [0, 1): 24 random bits, exact in float. */
@@ -57,9 +63,8 @@ GS_MLP_HD float gs_mlp_normal(uint64_t seed, uint64_t stream, uint64_t i, uint64
  * at global batch position `pos` of optimizer step `step`. A kernel mixes
  * it once per row and only the column per element (gs_mlp_keep_in_row). */
 GS_MLP_HD uint64_t gs_mlp_keep_row(uint64_t seed, uint64_t step, uint32_t layer, uint64_t pos) {
-  return gs_mlp_mix(gs_mlp_mix(seed ^ (step * 0xD1B54A32D192ED03ull),
-                               GS_MLP_STREAM_DROPOUT + 16u * layer),
-                    pos);
+  return gs_mlp_hash_prefix(seed ^ (step * 0xD1B54A32D192ED03ull),
+                            GS_MLP_STREAM_DROPOUT + 16u * layer, pos);
 }
 
 /* Dropout decision for element `col` of the row whose prefix is `row`:
